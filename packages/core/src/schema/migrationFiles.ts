@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { FerryError } from '../errors';
+
+export interface MigrationFile {
+  /** The folder name, e.g. `0001_outbox`; folders apply in name order. */
+  readonly name: string;
+  readonly sql: string;
+  /** SHA-256 of the SQL text, stored when applied so later edits are detected. */
+  readonly checksum: string;
+}
+
+/**
+ * ferry's own migrations: prisma/migrations at the repository root, found from either
+ * src/schema or dist/schema of @ferry/core. FERRY_MIGRATIONS_DIR overrides it.
+ */
+export function defaultMigrationsDir(): string {
+  return process.env.FERRY_MIGRATIONS_DIR ?? path.resolve(__dirname, '../../../../prisma/migrations');
+}
+
+/** Reads Prisma's folder format: one folder per migration holding `migration.sql`. */
+export function loadMigrationFiles(dir: string = defaultMigrationsDir()): MigrationFile[] {
+  if (!existsSync(dir)) {
+    throw new FerryError('FERRY_MIGRATIONS_NOT_FOUND', `migrations folder not found: ${dir}`, {
+      details: { dir },
+    });
+  }
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(path.join(dir, entry.name, 'migration.sql')))
+    .map((entry) => entry.name)
+    .sort()
+    .map((name) => {
+      const sql = readFileSync(path.join(dir, name, 'migration.sql'), 'utf8');
+      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    });
+}

@@ -1,0 +1,70 @@
+/**
+ * A fresh PostgreSQL database per test file: created from the server at
+ * FERRY_DATABASE_URL, migrated with ferry's migrator, dropped at the end.
+ */
+import { randomBytes } from 'node:crypto';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { Client } from 'pg';
+import { PrismaClient } from '../generated/prisma/client';
+import { fromPrisma, migrate, type SqlExecutor } from '@ferry/core';
+
+export interface TestDatabase {
+  readonly name: string;
+  readonly url: string;
+  readonly prisma: PrismaClient;
+  readonly db: SqlExecutor;
+  /** A new Prisma client on the same database (its own pool), e.g. for a second relay. */
+  newClient(poolOptions?: { max?: number }): PrismaClient;
+  drop(): Promise<void>;
+}
+
+export function serverUrl(): string {
+  return process.env.FERRY_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+export async function adminQuery(text: string, values: unknown[] = []): Promise<void> {
+  const client = new Client({ connectionString: serverUrl() });
+  await client.connect();
+  try {
+    await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+export function prismaFor(url: string, poolOptions: { max?: number } = {}): PrismaClient {
+  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: poolOptions.max ?? 10 }) });
+}
+
+export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const name = `ferry_t_${randomBytes(6).toString('hex')}`;
+  // The name is generated above from hex digits only; identifiers cannot be bound as parameters.
+  await adminQuery(`CREATE DATABASE ${name}`);
+  const url = withDatabase(serverUrl(), name);
+  const clients: PrismaClient[] = [];
+  const newClient = (poolOptions?: { max?: number }) => {
+    const client = prismaFor(url, poolOptions);
+    clients.push(client);
+    return client;
+  };
+  const prisma = newClient();
+  const db = fromPrisma(prisma);
+  if (options.migrate ?? true) await migrate(db);
+  return {
+    name,
+    url,
+    prisma,
+    db,
+    newClient,
+    async drop() {
+      await Promise.all(clients.map((client) => client.$disconnect().catch(() => undefined)));
+      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
