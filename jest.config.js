@@ -18,7 +18,8 @@ const workspaces = {
   '@ferry/examples': 'examples',
 };
 
-const moduleNameMapper = {};
+// The generated Prisma client imports its siblings as `./x.js`; jest resolves them to the .ts files.
+const moduleNameMapper = { '^(\\.{1,2}/.*)\\.js$': '$1' };
 for (const [name, dir] of Object.entries(workspaces)) {
   moduleNameMapper[`^${name}$`] = path.join(__dirname, dir, 'src/index.ts');
 }

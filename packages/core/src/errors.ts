@@ -39,6 +39,13 @@ export const ERROR_CODES = {
     summary: 'a message id was reused with a different payload',
   },
   FERRY_HANDLER_MISSING: { retriable: false, summary: 'no handler is registered for a consumer' },
+  FERRY_NOT_FOUND: { retriable: false, summary: 'no record with that id exists in the selected scope' },
+  FERRY_GLOBAL_SCOPE_REJECTED: {
+    retriable: false,
+    summary: "a global (tenant-less) message was offered but global: 'shared' is not configured",
+  },
+  FERRY_INVALID_PAYLOAD: { retriable: false, summary: 'a handler rejected the stored payload as invalid' },
+  FERRY_UNSUPPORTED_SCHEMA: { retriable: false, summary: 'a handler does not support the message schema' },
   FERRY_WRAPPER_MISUSE: {
     retriable: false,
     summary: 'a handler-context wrapper skipped, repeated or swallowed next()',

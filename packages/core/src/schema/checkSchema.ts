@@ -42,6 +42,7 @@ export async function checkSchema(db: SqlExecutor, options: CheckSchemaOptions =
   }
   if (options.requireAllMigrations ?? true) {
     const [{ present } = { present: false }] = await db.query<{ present: boolean }>(MIGRATIONS_TABLE);
+    if (!present) missing.push('table:ferry_migrations');
     const applied = present
       ? new Set((await db.query<{ name: string }>(APPLIED)).map((r) => r.name))
       : new Set<string>();

@@ -38,6 +38,11 @@ export async function migrate(db: SqlExecutor, options: MigrateOptions = {}): Pr
   const files = loadMigrationFiles(options.migrationsDir);
   const txOptions = { timeoutMs: options.timeoutMs ?? 120_000, maxWaitMs: 10_000 };
   const result: MigrateResult = { applied: [], alreadyApplied: [] };
+  // Always reach the database, so a bad URL fails even when nothing is pending.
+  await db.transaction(async (tx) => {
+    await tx.execute(LOCK);
+    await tx.execute(ENSURE_TABLE);
+  }, txOptions);
   for (const file of files) {
     const applied = await db.transaction(async (tx) => applyOne(tx, file), txOptions);
     (applied ? result.applied : result.alreadyApplied).push(file.name);

@@ -118,7 +118,7 @@ describe('checkSchema', () => {
     expect(error).toBeInstanceOf(FerrySchemaError);
     expect(error).toMatchObject({
       code: 'FERRY_SCHEMA_NOT_READY',
-      missing: ['table:widgets', 'migration:0001_widgets'],
+      missing: ['table:widgets', 'table:ferry_migrations', 'migration:0001_widgets'],
     });
     expect(await tableExists(t, 'ferry_migrations')).toBe(false);
   });

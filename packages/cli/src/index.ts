@@ -1,0 +1,2 @@
+export { runCli } from './cli';
+export type { CliIo } from './command';

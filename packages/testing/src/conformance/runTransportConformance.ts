@@ -1,0 +1,161 @@
+/**
+ * The behaviour every ferry transport shares, run by each transport's own test file:
+ *
+ *   runTransportConformance({ name: 'rabbitmq', features, createTransport, restartBroker });
+ *
+ * Cases and the feature each needs (a case whose feature is absent is not registered):
+ * - every published message is reported sent and accepted exactly once        (always)
+ * - duplicates published on purpose are accepted once                          (always)
+ * - a batch whose acceptance failed is redelivered until it is accepted        (always)
+ * - invalid deliveries are dead-lettered with a reason, none accepted          (deadLetter)
+ * - messages sharing an ordering key arrive in publish order                   (orderingPerKey)
+ * - a message to an unroutable destination is reported not sent               (unroutableDetection)
+ * - nothing is lost or accepted twice across a broker restart mid-stream       (redeliveryAfterRestart)
+ */
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { diffIds, waitUntil } from './assertions';
+import { MemoryAcceptor } from './memoryAcceptor';
+import { conformanceMessages, neverAborted } from './messages';
+import type { AttachedConsumer, TransportConformanceOptions, TransportUnderTest } from './types';
+
+export function runTransportConformance(options: TransportConformanceOptions): void {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const { features } = options;
+
+  describe(`transport conformance: ${options.name}`, () => {
+    let transport: TransportUnderTest;
+    let acceptor: MemoryAcceptor;
+    let consumer: AttachedConsumer | null;
+
+    beforeEach(async () => {
+      transport = await options.createTransport();
+      acceptor = new MemoryAcceptor();
+      consumer = null;
+    });
+
+    afterEach(async () => {
+      acceptor.release();
+      await consumer?.close();
+      await transport.cleanup();
+    });
+
+    async function attach(): Promise<void> {
+      consumer = await transport.attach(acceptor, { consumer: 'conformance' });
+    }
+
+    async function publishAllSent(count: number): Promise<string[]> {
+      const messages = conformanceMessages(count, transport.destination);
+      const outcomes = await transport.publisher.publish(messages, neverAborted());
+      const notSent = outcomes.filter((o) => o.status !== 'sent');
+      expect(notSent).toEqual([]);
+      expect(outcomes.map((o) => o.id)).toEqual(messages.map((m) => m.id));
+      return messages.map((m) => m.id);
+    }
+
+    async function expectAcceptedExactly(expected: readonly string[]): Promise<void> {
+      await waitUntil(
+        `${expected.length} accepted`,
+        () => (diffIds(expected, acceptor.accepted).missing.length === 0 ? true : undefined),
+        timeoutMs,
+      );
+      expect(diffIds(expected, acceptor.accepted)).toEqual({ missing: [], extra: [] });
+    }
+
+    it('reports every published message sent and accepts each exactly once', async () => {
+      await attach();
+      const ids = await publishAllSent(50);
+      await expectAcceptedExactly(ids);
+    });
+
+    it('accepts each message once when duplicates are published on purpose', async () => {
+      await attach();
+      const messages = conformanceMessages(20, transport.destination);
+      await transport.publisher.publish(messages, neverAborted());
+      await transport.publisher.publish(messages.slice(0, 10), neverAborted());
+      await waitUntil(
+        '30 deliveries offered',
+        () => (acceptor.offered.length >= 30 ? true : undefined),
+        timeoutMs,
+      );
+      await expectAcceptedExactly(messages.map((m) => m.id));
+    });
+
+    it('redelivers deliveries whose acceptance failed until they are accepted', async () => {
+      acceptor.failNext(2);
+      await attach();
+      const ids = await publishAllSent(5);
+      await expectAcceptedExactly(ids);
+      expect(acceptor.offered.length).toBeGreaterThan(ids.length);
+    });
+
+    if (features.deadLetter) {
+      it('dead-letters invalid deliveries with a reason and accepts none of them', async () => {
+        await attach();
+        await transport.publishRaw({ body: '{"no":"identity"}' });
+        await transport.publishRaw({ body: '{not json', messageId: 'conformance-unparseable' });
+        await transport.publishRaw({ body: '{"valid":true}', messageId: 'conformance-valid' });
+
+        const dead = await waitUntil(
+          'two dead letters',
+          async () => {
+            const letters = await transport.readDeadLetters();
+            return letters.length >= 2 ? letters : undefined;
+          },
+          timeoutMs,
+        );
+        expect(dead.every((letter) => typeof letter.reason === 'string' && letter.reason.length > 0)).toBe(
+          true,
+        );
+        expect(dead.map((letter) => letter.messageId ?? '(no id)').sort()).toEqual([
+          '(no id)',
+          'conformance-unparseable',
+        ]);
+        await expectAcceptedExactly(['conformance-valid']);
+      });
+    }
+
+    if (features.orderingPerKey) {
+      it('delivers messages sharing an ordering key in publish order', async () => {
+        await attach();
+        const messages = conformanceMessages(30, transport.destination, { orderingKey: 'conformance-key' });
+        const outcomes = await transport.publisher.publish(messages, neverAborted());
+        expect(outcomes.every((o) => o.status === 'sent')).toBe(true);
+        await expectAcceptedExactly(messages.map((m) => m.id));
+        expect(acceptor.accepted).toEqual(messages.map((m) => m.id));
+      });
+    }
+
+    if (features.unroutableDetection) {
+      it('reports a message to an unroutable destination as not sent', async () => {
+        const destination = transport.unroutableDestination;
+        expect(destination).toBeDefined();
+        const [message] = conformanceMessages(1, destination ?? null);
+        const outcomes = await transport.publisher.publish([message!], neverAborted());
+        expect(outcomes).toHaveLength(1);
+        expect(outcomes[0]!.status).not.toBe('sent');
+      });
+    }
+
+    const restartBroker = options.restartBroker;
+    if (features.redeliveryAfterRestart && restartBroker) {
+      it('loses nothing and accepts nothing twice across a broker restart mid-stream', async () => {
+        acceptor.hold();
+        await attach();
+        const before = await publishAllSent(30);
+        await waitUntil('a batch in acceptance', () => (acceptor.held > 0 ? true : undefined), timeoutMs);
+        await restartBroker();
+        acceptor.release();
+        const after = conformanceMessages(20, transport.destination);
+        await waitUntil(
+          'publishing after the restart',
+          async () => {
+            const outcomes = await transport.publisher.publish(after, neverAborted());
+            return outcomes.every((o) => o.status === 'sent') ? true : undefined;
+          },
+          timeoutMs,
+        );
+        await expectAcceptedExactly([...before, ...after.map((m) => m.id)]);
+      });
+    }
+  });
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// Brings a fresh clone to a runnable state, doing only what is missing:
+// dependencies (npm ci), services (scripts/services up), the Prisma client
+// (prisma generate with the offline schema-engine stub), the build (tsc -b) and
+// ferry's migrations on FERRY_DATABASE_URL. Uses only Node's standard library,
+// because it runs before node_modules exists.
+'use strict';
+const { execFileSync } = require('node:child_process');
+const { existsSync, statSync } = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const quiet = process.argv.includes('--quiet');
+
+function step(title, command, args, env = {}) {
+  const started = Date.now();
+  if (!quiet) process.stdout.write(`setup: ${title}\n`);
+  try {
+    execFileSync(command, args, {
+      cwd: root,
+      stdio: quiet ? 'pipe' : 'inherit',
+      env: { ...process.env, ...env },
+    });
+  } catch (error) {
+    if (quiet && error.stdout) process.stdout.write(error.stdout);
+    if (quiet && error.stderr) process.stderr.write(error.stderr);
+    process.stderr.write(`setup: "${title}" failed (${command} ${args.join(' ')})\n`);
+    process.exit(1);
+  }
+  if (!quiet)
+    process.stdout.write(`setup: ${title} done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+}
+
+function dependenciesCurrent() {
+  const marker = path.join(root, 'node_modules/.package-lock.json');
+  if (!existsSync(marker)) return false;
+  return statSync(marker).mtimeMs >= statSync(path.join(root, 'package-lock.json')).mtimeMs;
+}
+
+if (!dependenciesCurrent()) step('install dependencies', 'npm', ['ci', '--no-audit', '--no-fund']);
+step('start services', path.join(root, 'scripts/services'), ['up']);
+step('generate the Prisma client', 'npx', ['prisma', 'generate'], {
+  PRISMA_SCHEMA_ENGINE_BINARY: path.join(root, 'scripts/stub/schema-engine'),
+  PRISMA_HIDE_UPDATE_MESSAGE: '1',
+});
+step('build', 'npx', ['tsc', '-b']);
+step('migrate', 'node', [path.join(root, 'packages/cli/dist/main.js'), 'migrate']);

@@ -1,0 +1,45 @@
+import type { ConfirmChannel, Options } from 'amqplib';
+
+type PublishOptions = Options.Publish;
+import { describeError } from './errors';
+
+/** How one confirmed publish ended. Only `confirmed` means the broker took responsibility. */
+export type ConfirmResult =
+  { readonly status: 'confirmed' } | { readonly status: 'failed'; readonly error: string };
+
+/**
+ * Publishes on a confirm channel and resolves once the broker acked or nacked it, the channel
+ * closed, or `signal` aborted (confirm timeout, shutdown). Never rejects.
+ */
+export function publishWithConfirm(
+  channel: ConfirmChannel,
+  exchange: string,
+  routingKey: string,
+  content: Buffer,
+  options: PublishOptions,
+  signal: AbortSignal,
+): Promise<ConfirmResult> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (result: ConfirmResult) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      resolve(result);
+    };
+    const onAbort = () => settle({ status: 'failed', error: `no confirm: ${describeError(signal.reason)}` });
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      channel.publish(exchange, routingKey, content, options, (error: unknown) => {
+        if (error) settle({ status: 'failed', error: `broker did not confirm: ${describeError(error)}` });
+        else settle({ status: 'confirmed' });
+      });
+    } catch (error) {
+      settle({ status: 'failed', error: `publish failed: ${describeError(error)}` });
+    }
+  });
+}

@@ -1,0 +1,157 @@
+import * as amqp from 'amqplib';
+import type { ChannelModel } from 'amqplib';
+import { abortableDelay, backoffDelay } from './backoff';
+import { closedError, describeError, transportError } from './errors';
+import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
+
+/** Called with every new connection, so channel setup is replayed after each reconnect. */
+export type ConnectionSetup = (connection: ChannelModel) => Promise<void> | void;
+
+/**
+ * One AMQP connection that reconnects with backoff until closed. `connect()` and `close()`
+ * are safe to call any number of times; every wait is cancelled by `close()`.
+ */
+export class RabbitConnection {
+  readonly options: ResolvedConnectionOptions;
+  private readonly setups = new Set<ConnectionSetup>();
+  private readonly closing = new AbortController();
+  private readonly waiters = new Set<(model: ChannelModel) => void>();
+  private model: ChannelModel | null = null;
+  private loop: Promise<void> | null = null;
+  private firstConnect: Promise<void> | null = null;
+  private closePromise: Promise<void> | null = null;
+
+  constructor(options: ConnectionOptions) {
+    this.options = resolveConnectionOptions(options);
+  }
+
+  get current(): ChannelModel | null {
+    return this.model;
+  }
+
+  get closed(): boolean {
+    return this.closing.signal.aborted;
+  }
+
+  /** Starts the connection loop and resolves once connected; rejects with FERRY_CLOSED if closed first. */
+  connect(): Promise<void> {
+    if (this.closed) return Promise.reject(closedError('RabbitMQ connection'));
+    if (!this.firstConnect) {
+      this.firstConnect = this.waitForConnection().then(() => undefined);
+      this.loop = this.run();
+    }
+    return this.firstConnect;
+  }
+
+  /** Registers a setup that runs on the current connection (if any) and on every reconnect. */
+  onConnected(setup: ConnectionSetup): () => void {
+    this.setups.add(setup);
+    if (this.model) void this.runSetup(setup, this.model);
+    return () => this.setups.delete(setup);
+  }
+
+  /** Resolves with a live connection; rejects when closed or when `signal` aborts. */
+  waitForConnection(signal?: AbortSignal): Promise<ChannelModel> {
+    if (this.closed) return Promise.reject(closedError('RabbitMQ connection'));
+    if (this.model) return Promise.resolve(this.model);
+    return new Promise((resolve, reject) => {
+      const cleanup = () => {
+        this.waiters.delete(onModel);
+        this.closing.signal.removeEventListener('abort', onAbort);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const onModel = (model: ChannelModel) => {
+        cleanup();
+        resolve(model);
+      };
+      const onAbort = () => {
+        cleanup();
+        reject(
+          this.closed
+            ? closedError('RabbitMQ connection')
+            : transportError('gave up waiting', signal?.reason),
+        );
+      };
+      this.waiters.add(onModel);
+      this.closing.signal.addEventListener('abort', onAbort, { once: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  close(): Promise<void> {
+    if (!this.closePromise) this.closePromise = this.shutdown();
+    return this.closePromise;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.closing.abort(closedError('RabbitMQ connection'));
+    const model = this.model;
+    this.model = null;
+    if (model) await model.close().catch(() => undefined);
+    await this.loop?.catch(() => undefined);
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.closed) {
+      let model: ChannelModel;
+      try {
+        model = await this.open();
+      } catch (error) {
+        failures += 1;
+        const delay = backoffDelay(failures, this.options.reconnect, this.options.random);
+        this.options.logger.warn({ err: error, delay }, 'ferry.rabbitmq: connect failed; retrying');
+        try {
+          await abortableDelay(delay, this.closing.signal);
+        } catch {
+          return;
+        }
+        continue;
+      }
+      if (this.closed) {
+        await model.close().catch(() => undefined);
+        return;
+      }
+      failures = 0;
+      const lost = new Promise<void>((resolve) => model.once('close', () => resolve()));
+      model.on('error', (error: unknown) => {
+        this.options.logger.warn({ err: error }, 'ferry.rabbitmq: connection error');
+      });
+      this.model = model;
+      for (const waiter of [...this.waiters]) waiter(model);
+      for (const setup of [...this.setups]) void this.runSetup(setup, model);
+      await lost;
+      if (this.model === model) this.model = null;
+      if (!this.closed) this.options.logger.warn('ferry.rabbitmq: connection lost; reconnecting');
+    }
+  }
+
+  private async open(): Promise<ChannelModel> {
+    const url = new URL(this.options.url);
+    url.searchParams.set('heartbeat', String(this.options.heartbeatSeconds));
+    return amqp.connect(url.toString(), {
+      clientProperties: { connection_name: this.options.connectionName },
+    });
+  }
+
+  private async runSetup(setup: ConnectionSetup, model: ChannelModel): Promise<void> {
+    try {
+      await setup(model);
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error },
+        `ferry.rabbitmq: channel setup failed (${describeError(error)}); it runs again after the next reconnect`,
+      );
+    }
+  }
+}
+
+/** Accepts either a shared connection or a URL; a connection made from a URL is owned (closed with its user). */
+export function useConnection(given: RabbitConnection | ConnectionOptions | string): {
+  connection: RabbitConnection;
+  owned: boolean;
+} {
+  if (given instanceof RabbitConnection) return { connection: given, owned: false };
+  const options = typeof given === 'string' ? { url: given } : given;
+  return { connection: new RabbitConnection(options), owned: true };
+}

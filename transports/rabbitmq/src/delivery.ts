@@ -1,0 +1,123 @@
+import type { Message } from 'amqplib';
+import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
+import { REJECT_REASONS, type RejectReason } from './errors';
+
+/** Reads a value out of a delivery: identity or tenant, for messages from other producers. */
+export type DeliveryExtractor = (message: Message) => string | null | undefined;
+
+export interface DecodeOptions {
+  readonly consumer: string;
+  readonly maxPayloadBytes: number;
+  readonly contentTypes: readonly string[];
+  readonly acceptMissingContentType: boolean;
+  readonly identity?: DeliveryExtractor;
+  readonly tenant?: DeliveryExtractor;
+}
+
+export type Decoded =
+  | { readonly ok: true; readonly input: InboxAcceptInput }
+  | {
+      readonly ok: false;
+      readonly reason: RejectReason;
+      readonly detail: string;
+      readonly messageId: string | null;
+    };
+
+/** Headers that describe the transport's own handling and are not passed to the inbox. */
+const TRANSPORT_HEADERS = new Set<string>([
+  'x-death',
+  'x-first-death-exchange',
+  'x-first-death-queue',
+  'x-first-death-reason',
+  FERRY_HEADERS.transportAttempts,
+  FERRY_HEADERS.rejectReason,
+]);
+
+/**
+ * Turns a delivery into an inbox input, or says why it is invalid before acceptance.
+ * Identity: ferry's message-id header, else the AMQP messageId, else the extractor.
+ */
+export function decodeDelivery(message: Message, options: DecodeOptions): Decoded {
+  const headers = message.properties.headers ?? {};
+  const messageId =
+    nonEmpty(headerString(headers[FERRY_HEADERS.messageId])) ??
+    nonEmpty(message.properties.messageId) ??
+    nonEmpty(options.identity?.(message) ?? undefined) ??
+    null;
+  const invalid = (reason: RejectReason, detail: string): Decoded => ({
+    ok: false,
+    reason,
+    detail,
+    messageId,
+  });
+  if (messageId === null) {
+    return invalid(REJECT_REASONS.missingIdentity, 'no x-ferry-message-id header, messageId or extracted id');
+  }
+  if (message.content.length > options.maxPayloadBytes) {
+    return invalid(
+      REJECT_REASONS.payloadTooLarge,
+      `body is ${message.content.length} bytes; the limit is ${options.maxPayloadBytes}`,
+    );
+  }
+  const contentType = message.properties.contentType?.split(';')[0]?.trim().toLowerCase();
+  if (contentType === undefined || contentType === '') {
+    if (!options.acceptMissingContentType) {
+      return invalid(REJECT_REASONS.unsupportedContentType, 'no content type');
+    }
+  } else if (!options.contentTypes.includes(contentType)) {
+    return invalid(REJECT_REASONS.unsupportedContentType, `content type ${contentType} is not accepted`);
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(message.content.toString('utf8'));
+  } catch (error) {
+    return invalid(REJECT_REASONS.unparseableBody, `body is not JSON: ${(error as Error).message}`);
+  }
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    return invalid(REJECT_REASONS.unparseableBody, 'body is JSON but not an object');
+  }
+  const tenantId =
+    nonEmpty(headerString(headers[FERRY_HEADERS.tenantId])) ??
+    nonEmpty(options.tenant?.(message) ?? undefined) ??
+    null;
+  return {
+    ok: true,
+    input: {
+      consumer: options.consumer,
+      messageId,
+      tenantId,
+      payload: payload as Record<string, unknown>,
+      headers: stringHeaders(headers),
+      type:
+        nonEmpty(headerString(headers[FERRY_HEADERS.eventType])) ?? nonEmpty(message.properties.type) ?? null,
+    },
+  };
+}
+
+/** How many times the transport already sent this delivery round the retry queue. */
+export function transportAttempts(message: Message): number {
+  const value = Number(headerString(message.properties.headers?.[FERRY_HEADERS.transportAttempts]) ?? 0);
+  return Number.isInteger(value) && value > 0 ? value : 0;
+}
+
+export function headerString(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
+  return undefined;
+}
+
+function stringHeaders(headers: Readonly<Record<string, unknown>>): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (TRANSPORT_HEADERS.has(name)) continue;
+    const text = headerString(value);
+    if (text !== undefined) result[name] = text;
+  }
+  return result;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value !== undefined && value.length > 0 ? value : undefined;
+}

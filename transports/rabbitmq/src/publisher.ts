@@ -1,0 +1,248 @@
+import { setMaxListeners } from 'node:events';
+import type { ConfirmChannel, Message, Options } from 'amqplib';
+
+type PublishOptions = Options.Publish;
+import {
+  FERRY_HEADERS,
+  FerryConfigError,
+  defaultLogger,
+  type Logger,
+  type OutboxMessage,
+  type PublishOutcome,
+  type Publisher,
+} from '@ferry/core';
+import { publishWithConfirm, type ConfirmResult } from './confirm';
+import { RabbitConnection, useConnection } from './connection';
+import { closedError, describeError } from './errors';
+import { DEFAULTS, integer, type ConnectionOptions } from './options';
+
+export interface Route {
+  readonly exchange: string;
+  /** Default: the event type. */
+  readonly routingKey?: string;
+}
+
+export interface RabbitPublisherOptions {
+  /** A shared RabbitConnection, or options / a URL for a connection this publisher owns. */
+  connection: RabbitConnection | ConnectionOptions | string;
+  /** Route per event type, used when an event names no destination. */
+  routes?: Readonly<Record<string, Route>>;
+  /** Exchange for events with neither a destination nor a route (routing key = type). */
+  defaultExchange?: string;
+  /** A message not confirmed within this many milliseconds is reported retryable. Default 10000. */
+  confirmTimeoutMs?: number;
+  /** AMQP `appId` property. */
+  appId?: string;
+  logger?: Logger;
+}
+
+/**
+ * Where an event goes: its `destination` (`exchange` or `exchange/routingKey`; the routing key
+ * defaults to the type), else the route for its type, else the default exchange. Null: no route.
+ */
+export function resolveRoute(
+  message: Pick<OutboxMessage, 'type' | 'destination'>,
+  routes: Readonly<Record<string, Route>> = {},
+  defaultExchange?: string,
+): { exchange: string; routingKey: string } | null {
+  if (message.destination !== null && message.destination.length > 0) {
+    const slash = message.destination.indexOf('/');
+    if (slash < 0) return { exchange: message.destination, routingKey: message.type };
+    return {
+      exchange: message.destination.slice(0, slash),
+      routingKey: message.destination.slice(slash + 1),
+    };
+  }
+  const route = Object.prototype.hasOwnProperty.call(routes, message.type) ? routes[message.type] : undefined;
+  if (route) return { exchange: route.exchange, routingKey: route.routingKey ?? message.type };
+  if (defaultExchange !== undefined) return { exchange: defaultExchange, routingKey: message.type };
+  return null;
+}
+
+/** The wire format: JSON body, ferry headers (over the event's own), AMQP properties. */
+export function encodeMessage(
+  message: OutboxMessage,
+  appId?: string,
+): { content: Buffer; options: PublishOptions } {
+  const headers: Record<string, string> = { ...message.headers };
+  headers[FERRY_HEADERS.messageId] = message.id;
+  headers[FERRY_HEADERS.eventType] = message.type;
+  const optional: [string, string | null][] = [
+    [FERRY_HEADERS.tenantId, message.tenantId],
+    [FERRY_HEADERS.correlationId, message.correlationId],
+    [FERRY_HEADERS.causationId, message.causationId],
+    [FERRY_HEADERS.traceparent, message.traceparent],
+    [FERRY_HEADERS.tracestate, message.tracestate],
+  ];
+  for (const [name, value] of optional) {
+    if (value !== null) headers[name] = value;
+  }
+  return {
+    content: Buffer.from(JSON.stringify(message.payload), 'utf8'),
+    options: {
+      persistent: true,
+      mandatory: true,
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      messageId: message.id,
+      type: message.type,
+      timestamp: Math.floor(message.createdAt.getTime() / 1000),
+      headers,
+      ...(message.correlationId !== null ? { correlationId: message.correlationId } : {}),
+      ...(appId !== undefined ? { appId } : {}),
+    },
+  };
+}
+
+/**
+ * The outbox relay's Publisher: a confirm channel, `mandatory` publishes. A message is `sent`
+ * only when the broker acked it and did not return it; a nack, a return (unroutable), a
+ * confirm timeout, an abort and a closed channel all report `retryable`. A batch is published
+ * in flight together and its confirms awaited together.
+ */
+export class RabbitPublisher implements Publisher {
+  private readonly connection: RabbitConnection;
+  private readonly ownsConnection: boolean;
+  private readonly confirmTimeoutMs: number;
+  private readonly logger: Logger;
+  private current: ConfirmChannel | null = null;
+  private opening: Promise<ConfirmChannel> | null = null;
+  private closed = false;
+
+  constructor(private readonly options: RabbitPublisherOptions) {
+    const { connection, owned } = useConnection(options.connection);
+    this.connection = connection;
+    this.ownsConnection = owned;
+    this.confirmTimeoutMs = integer(
+      'confirmTimeoutMs',
+      options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs,
+      1,
+    );
+    if (options.defaultExchange !== undefined && typeof options.defaultExchange !== 'string') {
+      throw new FerryConfigError('defaultExchange', 'must be a string');
+    }
+    this.logger = options.logger ?? connection.options.logger ?? defaultLogger('ferry.rabbitmq');
+  }
+
+  /** Connects (safe to call again); publish() also connects lazily. */
+  async connect(): Promise<void> {
+    await this.connection.connect();
+  }
+
+  async publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
+    if (this.closed) return messages.map((m) => retryable(m.id, 'publisher is closed'));
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.confirmTimeoutMs)]);
+    setMaxListeners(messages.length + 10, deadline);
+    const outcomes = new Map<number, PublishOutcome>();
+    const toSend: { index: number; message: OutboxMessage; exchange: string; routingKey: string }[] = [];
+    messages.forEach((message, index) => {
+      const route = resolveRoute(message, this.options.routes, this.options.defaultExchange);
+      if (route) toSend.push({ index, message, ...route });
+      else outcomes.set(index, permanent(message.id, `no route for event type ${message.type}`));
+    });
+    if (toSend.length > 0) {
+      let channel: ConfirmChannel | null = null;
+      try {
+        channel = await this.openChannel(deadline);
+      } catch (error) {
+        for (const item of toSend) outcomes.set(item.index, retryable(item.message.id, describeError(error)));
+      }
+      if (channel) await this.publishOn(channel, toSend, deadline, outcomes);
+    }
+    return messages.map(
+      (message, index) => outcomes.get(index) ?? retryable(message.id, 'no outcome reported'),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const channel = this.current;
+    this.current = null;
+    if (channel) await channel.close().catch(() => undefined);
+    if (this.ownsConnection) await this.connection.close();
+  }
+
+  private async publishOn(
+    channel: ConfirmChannel,
+    items: readonly { index: number; message: OutboxMessage; exchange: string; routingKey: string }[],
+    deadline: AbortSignal,
+    outcomes: Map<number, PublishOutcome>,
+  ): Promise<void> {
+    const returned = new Map<string, string>();
+    const onReturn = (message: Message) => {
+      const id = message.properties.messageId;
+      if (id !== undefined) returned.set(id, `unroutable: ${returnReason(message)}`);
+    };
+    channel.on('return', onReturn);
+    try {
+      const confirms: Promise<ConfirmResult>[] = [];
+      for (const item of items) {
+        const { content, options } = encodeMessage(item.message, this.options.appId);
+        confirms.push(
+          publishWithConfirm(channel, item.exchange, item.routingKey, content, options, deadline),
+        );
+      }
+      const results = await Promise.all(confirms);
+      results.forEach((result, i) => {
+        const item = items[i]!;
+        const returnReason = returned.get(item.message.id);
+        if (result.status === 'failed') outcomes.set(item.index, retryable(item.message.id, result.error));
+        else if (returnReason !== undefined)
+          outcomes.set(item.index, retryable(item.message.id, returnReason));
+        else outcomes.set(item.index, { id: item.message.id, status: 'sent' });
+      });
+      if (results.some((r) => r.status === 'failed')) this.discardChannel(channel);
+    } finally {
+      channel.off('return', onReturn);
+    }
+  }
+
+  /** Confirms still owed on a channel we stopped waiting for must not be trusted: drop it. */
+  private discardChannel(channel: ConfirmChannel): void {
+    if (this.current === channel) this.current = null;
+    channel.close().catch(() => undefined);
+  }
+
+  private openChannel(signal: AbortSignal): Promise<ConfirmChannel> {
+    if (this.current) return Promise.resolve(this.current);
+    if (!this.opening) {
+      this.opening = this.createChannel(signal).finally(() => {
+        this.opening = null;
+      });
+    }
+    return this.opening;
+  }
+
+  private async createChannel(signal: AbortSignal): Promise<ConfirmChannel> {
+    void this.connection.connect().catch(() => undefined);
+    const model = await this.connection.waitForConnection(signal);
+    const channel = await model.createConfirmChannel();
+    channel.on('error', (error: unknown) => {
+      this.logger.warn({ err: error }, 'ferry.rabbitmq: publisher channel error');
+    });
+    channel.once('close', () => {
+      if (this.current === channel) this.current = null;
+    });
+    if (this.closed) {
+      await channel.close().catch(() => undefined);
+      throw closedError('RabbitMQ publisher');
+    }
+    this.current = channel;
+    return channel;
+  }
+}
+
+function retryable(id: string, error: string): PublishOutcome {
+  return { id, status: 'retryable', error };
+}
+
+function permanent(id: string, error: string): PublishOutcome {
+  return { id, status: 'permanent', error };
+}
+
+/** Returned messages carry the broker's reply text, which amqplib's types do not declare. */
+function returnReason(message: Message): string {
+  const fields = message.fields as Message['fields'] & { replyText?: string };
+  return fields.replyText ?? 'returned by broker';
+}

@@ -1,0 +1,76 @@
+import { FERRY_HEADERS } from '@ferry/core';
+import {
+  RabbitConnection,
+  RabbitPublisher,
+  attachRabbitConsumer,
+  declareWorkQueue,
+  deleteWorkQueue,
+} from '@ferry/rabbitmq';
+import { runTransportConformance, type DeadLetter } from '@ferry/testing';
+import { AMQP_URL, closeConnectionsNamed, openTestBroker, uniqueName } from './support/broker';
+
+/** Every connection this file opens carries this name, so restartBroker can close them all. */
+const connectionName = uniqueName('conformance');
+const retryBackoff = { initialMs: 100, maxMs: 200 };
+
+runTransportConformance({
+  name: 'rabbitmq',
+  features: {
+    deadLetter: true,
+    orderingPerKey: true,
+    redeliveryAfterRestart: true,
+    unroutableDetection: true,
+  },
+  // A broker-side close of our own connections: the shared RabbitMQ is not restarted in normal tests.
+  restartBroker: async () => {
+    await closeConnectionsNamed(connectionName);
+  },
+  async createTransport() {
+    const queue = uniqueName('conf');
+    const nowhere = `${queue}.nowhere`;
+    const broker = await openTestBroker();
+    await declareWorkQueue(broker.channel, { queue, maxRetryDelayMs: retryBackoff.maxMs });
+    await broker.channel.assertExchange(nowhere, 'fanout', { durable: false, autoDelete: false });
+    const connection = new RabbitConnection({
+      url: AMQP_URL,
+      connectionName,
+      reconnect: { initialMs: 50, maxMs: 500 },
+    });
+    const publisher = new RabbitPublisher({ connection, confirmTimeoutMs: 5_000 });
+    const deadLetters: DeadLetter[] = [];
+    return {
+      publisher,
+      destination: `/${queue}`,
+      unroutableDestination: nowhere,
+      async attach(acceptor, { consumer }) {
+        const attached = attachRabbitConsumer(acceptor, { connection, queue, consumer, retryBackoff });
+        await attached.ready();
+        return attached;
+      },
+      async publishRaw(message) {
+        broker.channel.sendToQueue(queue, Buffer.from(message.body), {
+          contentType: message.contentType ?? 'application/json',
+          ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
+          headers: { ...message.headers },
+        });
+      },
+      async readDeadLetters() {
+        for (const letter of await broker.drain(`${queue}.dlq`)) {
+          const reason = letter.properties.headers?.[FERRY_HEADERS.rejectReason];
+          deadLetters.push({
+            messageId: letter.properties.messageId ?? null,
+            reason: typeof reason === 'string' ? reason : null,
+          });
+        }
+        return [...deadLetters];
+      },
+      async cleanup() {
+        await publisher.close();
+        await connection.close();
+        await deleteWorkQueue(broker.channel, { queue });
+        await broker.channel.deleteExchange(nowhere);
+        await broker.close();
+      },
+    };
+  },
+});

@@ -1,0 +1,84 @@
+import { FERRY_HEADERS } from '@ferry/core';
+import { decodeDelivery } from '@ferry/rabbitmq';
+import type { Message, MessageProperties } from 'amqplib';
+
+function delivery(body: string, properties: MessageProperties = {}): Message {
+  return {
+    content: Buffer.from(body),
+    fields: { deliveryTag: 1, exchange: '', routingKey: 'q' },
+    properties: { contentType: 'application/json', ...properties },
+  };
+}
+
+const options = {
+  consumer: 'billing',
+  maxPayloadBytes: 64,
+  contentTypes: ['application/json'],
+  acceptMissingContentType: true,
+};
+
+describe('decodeDelivery', () => {
+  it("prefers ferry's message-id header over the AMQP messageId and passes tenant, type and headers on", () => {
+    const decoded = decodeDelivery(
+      delivery('{"a":1}', {
+        messageId: 'amqp',
+        type: 'amqp.type',
+        headers: {
+          [FERRY_HEADERS.messageId]: 'ferry',
+          [FERRY_HEADERS.tenantId]: 'acme',
+          [FERRY_HEADERS.eventType]: 'order.placed',
+          [FERRY_HEADERS.transportAttempts]: 2,
+          'x-death': [{ count: 1 }],
+          other: Buffer.from('b'),
+        },
+      }),
+      options,
+    );
+    expect(decoded).toEqual({
+      ok: true,
+      input: {
+        consumer: 'billing',
+        messageId: 'ferry',
+        tenantId: 'acme',
+        type: 'order.placed',
+        payload: { a: 1 },
+        headers: {
+          [FERRY_HEADERS.messageId]: 'ferry',
+          [FERRY_HEADERS.tenantId]: 'acme',
+          [FERRY_HEADERS.eventType]: 'order.placed',
+          other: 'b',
+        },
+      },
+    });
+  });
+
+  it('uses the extractor only when neither the header nor the messageId carries an identity', () => {
+    const extractor = { ...options, identity: () => 'extracted', tenant: () => 'from-extractor' };
+    expect(decodeDelivery(delivery('{}', { messageId: 'amqp' }), extractor)).toMatchObject({
+      input: { messageId: 'amqp', tenantId: 'from-extractor' },
+    });
+    expect(decodeDelivery(delivery('{}'), extractor)).toMatchObject({ input: { messageId: 'extracted' } });
+  });
+
+  it('names the reason a delivery is invalid before acceptance', () => {
+    const reasons = [
+      decodeDelivery(delivery('{}'), options),
+      decodeDelivery(delivery('{', { messageId: 'm' }), options),
+      decodeDelivery(delivery('"text"', { messageId: 'm' }), options),
+      decodeDelivery(delivery(JSON.stringify({ x: 'y'.repeat(100) }), { messageId: 'm' }), options),
+      decodeDelivery(delivery('{}', { messageId: 'm', contentType: 'text/plain' }), options),
+      decodeDelivery(delivery('{}', { messageId: 'm', contentType: '' }), {
+        ...options,
+        acceptMissingContentType: false,
+      }),
+    ].map((d) => (d.ok ? 'ok' : d.reason));
+    expect(reasons).toEqual([
+      'missing_identity',
+      'unparseable_body',
+      'unparseable_body',
+      'payload_too_large',
+      'unsupported_content_type',
+      'unsupported_content_type',
+    ]);
+  });
+});

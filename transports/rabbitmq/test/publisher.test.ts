@@ -1,0 +1,158 @@
+import { FERRY_HEADERS } from '@ferry/core';
+import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
+import {
+  AMQP_URL,
+  closeConnectionsNamed,
+  openTestBroker,
+  uniqueName,
+  waitFor,
+  type TestBroker,
+} from './support/broker';
+import { neverAborted, outboxMessage, outboxMessages } from './support/messages';
+
+describe('RabbitPublisher', () => {
+  let broker: TestBroker;
+  let exchange: string;
+  let queue: string;
+  let connectionName: string;
+  let connection: RabbitConnection;
+  let publisher: RabbitPublisher;
+
+  beforeEach(async () => {
+    broker = await openTestBroker();
+    exchange = uniqueName('pub_x');
+    queue = uniqueName('pub_q');
+    connectionName = uniqueName('publisher');
+    await broker.channel.assertExchange(exchange, 'topic', { durable: true });
+    await broker.channel.assertQueue(queue, { durable: true });
+    await broker.channel.bindQueue(queue, exchange, 'order.*');
+    connection = new RabbitConnection({
+      url: AMQP_URL,
+      connectionName,
+      reconnect: { initialMs: 50, maxMs: 500 },
+    });
+    publisher = new RabbitPublisher({ connection, defaultExchange: exchange, confirmTimeoutMs: 5_000 });
+  });
+
+  afterEach(async () => {
+    await publisher.close();
+    await publisher.close();
+    await connection.close();
+    await broker.channel.deleteQueue(queue);
+    await broker.channel.deleteExchange(exchange);
+    await broker.close();
+  });
+
+  it('reports sent only for confirmed messages and stamps the wire format', async () => {
+    const messages = outboxMessages(20);
+    const outcomes = await publisher.publish(messages, neverAborted());
+
+    expect(outcomes).toEqual(messages.map((m) => ({ id: m.id, status: 'sent' })));
+    const received = await broker.drain(queue);
+    expect(received.map((r) => r.properties.messageId).sort()).toEqual(messages.map((m) => m.id).sort());
+    const first = messages[0]!;
+    const wire = received.find((r) => r.properties.messageId === first.id)!;
+    expect(JSON.parse(wire.content.toString('utf8'))).toEqual(first.payload);
+    expect(wire.properties).toMatchObject({
+      contentType: 'application/json',
+      deliveryMode: 2,
+      type: first.type,
+      correlationId: first.correlationId,
+      timestamp: Math.floor(first.createdAt.getTime() / 1000),
+    });
+    expect(wire.properties.headers).toMatchObject({
+      'x-app': 'shop',
+      [FERRY_HEADERS.messageId]: first.id,
+      [FERRY_HEADERS.eventType]: first.type,
+      [FERRY_HEADERS.tenantId]: 'tenant-a',
+      [FERRY_HEADERS.correlationId]: first.correlationId,
+      [FERRY_HEADERS.causationId]: first.causationId,
+      [FERRY_HEADERS.traceparent]: first.traceparent,
+      [FERRY_HEADERS.tracestate]: first.tracestate,
+    });
+  });
+
+  it('routes by destination exchange/routingKey before the route table', async () => {
+    const routed = new RabbitPublisher({
+      connection,
+      routes: { 'order.placed': { exchange, routingKey: 'order.x' } },
+    });
+    const byTable = outboxMessage();
+    const byDestination = outboxMessage({ destination: `${exchange}/order.y`, type: 'other.type' });
+    const unrouted = outboxMessage({ type: 'unknown.type' });
+
+    const outcomes = await routed.publish([byTable, byDestination, unrouted], neverAborted());
+
+    expect(outcomes.map((o) => o.status)).toEqual(['sent', 'sent', 'permanent']);
+    const received = await broker.drain(queue);
+    expect(received.map((r) => [r.properties.messageId, r.fields.routingKey])).toEqual([
+      [byTable.id, 'order.x'],
+      [byDestination.id, 'order.y'],
+    ]);
+    await routed.close();
+  });
+
+  it('reports an unroutable message as retryable, not sent, and the rest of its batch as sent', async () => {
+    const routable = outboxMessage();
+    const unroutable = outboxMessage({ type: 'nobody.listens' });
+
+    const outcomes = await publisher.publish([routable, unroutable], neverAborted());
+
+    expect(outcomes[0]).toEqual({ id: routable.id, status: 'sent' });
+    expect(outcomes[1]).toMatchObject({ id: unroutable.id, status: 'retryable' });
+    expect((outcomes[1] as { error: string }).error).toMatch(/unroutable/);
+    expect((await broker.drain(queue)).map((r) => r.properties.messageId)).toEqual([routable.id]);
+  });
+
+  it('reports what a channel closed by the broker did not confirm as not sent, then publishes on a new channel', async () => {
+    const before = outboxMessages(5);
+    const missingExchange = outboxMessage({ destination: uniqueName('missing') });
+    const after = outboxMessages(5);
+
+    const outcomes = await publisher.publish([...before, missingExchange, ...after], neverAborted());
+
+    const statusOf = new Map(outcomes.map((o) => [o.id, o.status]));
+    expect(statusOf.get(missingExchange.id)).toBe('retryable');
+    for (const m of after) expect(statusOf.get(m.id)).toBe('retryable');
+    const sentIds = outcomes.filter((o) => o.status === 'sent').map((o) => o.id);
+    const inQueue = (await broker.drain(queue)).map((r) => r.properties.messageId);
+    expect(inQueue).toEqual(expect.arrayContaining(sentIds));
+
+    const retried = await publisher.publish(after, neverAborted());
+    expect(retried.map((o) => o.status)).toEqual(after.map(() => 'sent'));
+  });
+
+  it('reports every message as retryable when the relay aborts before confirms arrive', async () => {
+    const aborted = new AbortController();
+    aborted.abort(new Error('lease lost'));
+    const messages = outboxMessages(3);
+
+    const outcomes = await publisher.publish(messages, aborted.signal);
+
+    expect(outcomes.map((o) => o.status)).toEqual(['retryable', 'retryable', 'retryable']);
+  });
+
+  it('publishes again after its connection was closed from the broker side', async () => {
+    await publisher.connect();
+    await publisher.connect();
+    expect(await publisher.publish(outboxMessages(2), neverAborted())).toHaveLength(2);
+    expect(await closeConnectionsNamed(connectionName)).toBe(1);
+    await waitFor('the connection to drop', () => (connection.current === null ? true : undefined));
+
+    const messages = outboxMessages(3);
+    const outcomes = await waitFor('a publish after reconnect', async () => {
+      const result = await publisher.publish(messages, neverAborted());
+      return result.every((o) => o.status === 'sent') ? result : undefined;
+    });
+
+    expect(outcomes).toHaveLength(3);
+    const inQueue = (await broker.drain(queue)).map((r) => r.properties.messageId);
+    expect(inQueue).toEqual(expect.arrayContaining(messages.map((m) => m.id)));
+  });
+
+  it('reports messages as retryable once closed', async () => {
+    await publisher.close();
+    const outcomes = await publisher.publish(outboxMessages(1), neverAborted());
+    expect(outcomes[0]).toMatchObject({ status: 'retryable', error: 'publisher is closed' });
+  });
+});

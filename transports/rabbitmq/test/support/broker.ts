@@ -1,0 +1,101 @@
+/** Test-side access to the real RabbitMQ: a raw channel, broker-side connection kills, cleanup. */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import * as amqp from 'amqplib';
+import type { Channel, ChannelModel, GetMessage } from 'amqplib';
+
+const run = promisify(execFile);
+
+export const AMQP_URL = process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+export function uniqueName(prefix: string): string {
+  return `ferry_t_${prefix}_${randomBytes(4).toString('hex')}`;
+}
+
+export interface TestBroker {
+  readonly channel: Channel;
+  /** Every message currently in `queue`, consumed and acked (the queue is emptied). */
+  drain(queue: string): Promise<GetMessage[]>;
+  readyCount(queue: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function openTestBroker(): Promise<TestBroker> {
+  const model: ChannelModel = await amqp.connect(AMQP_URL, {
+    clientProperties: { connection_name: uniqueName('admin') },
+  });
+  const channel = await model.createChannel();
+  return {
+    channel,
+    async drain(queue) {
+      const messages: GetMessage[] = [];
+      for (;;) {
+        const message = await channel.get(queue, { noAck: true });
+        if (message === false) return messages;
+        messages.push(message);
+      }
+    },
+    async readyCount(queue) {
+      return (await channel.checkQueue(queue)).messageCount;
+    },
+    async close() {
+      await model.close().catch(() => undefined);
+    },
+  };
+}
+
+/** Closes, from the broker side, every connection whose connection_name is `name`. Returns how many. */
+export async function closeConnectionsNamed(name: string): Promise<number> {
+  const { stdout } = await run('rabbitmqctl', [
+    'list_connections',
+    'pid',
+    'client_properties',
+    '--quiet',
+    '--no-table-headers',
+  ]);
+  const ours = stdout
+    .split('\n')
+    .filter((line) => line.includes(`{"connection_name","${name}"}`))
+    .map((line) => line.split('\t')[0]!);
+  for (const pid of ours) {
+    await run('rabbitmqctl', ['close_connection', pid, 'ferry test: broker-side close']);
+  }
+  return ours.length;
+}
+
+/** Unacknowledged deliveries of `queue`, as the broker counts them. */
+export async function unackedCount(queue: string): Promise<number> {
+  const { stdout } = await run('rabbitmqctl', [
+    'list_queues',
+    'name',
+    'messages_unacknowledged',
+    '--formatter',
+    'json',
+    '--quiet',
+  ]);
+  const rows = JSON.parse(stdout) as { name: string; messages_unacknowledged: number }[];
+  return rows.find((row) => row.name === queue)?.messages_unacknowledged ?? 0;
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  description: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${description}${last ? `: ${String(last)}` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
