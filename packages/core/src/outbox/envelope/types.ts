@@ -1,0 +1,57 @@
+/** What an application emits. Only `type` and `payload` are required. */
+export interface OutboxEventInput {
+  readonly type: string;
+  /** A JSON object (no functions, undefined, bigint, NaN or Infinity inside). */
+  readonly payload: Readonly<Record<string, unknown>>;
+  readonly destination?: string | null;
+  /** Events sharing a key publish in insertion order, one at a time. */
+  readonly orderingKey?: string | null;
+  readonly tenantId?: string | null;
+  readonly correlationId?: string | null;
+  readonly causationId?: string | null;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly traceparent?: string | null;
+  readonly tracestate?: string | null;
+  /** Overrides the emitter's retry.maxRetries for this event; stored on the row. */
+  readonly maxRetries?: number;
+}
+
+export interface EnvelopeLimits {
+  /** Characters in `type`. Default 255. */
+  readonly maxTypeLength: number;
+  /** UTF-8 bytes of the serialized payload. Default 262,144 (256 KiB). */
+  readonly maxPayloadBytes: number;
+  /** Nesting depth of the payload (the payload object itself is depth 1). Default 32. */
+  readonly maxPayloadDepth: number;
+  /** UTF-8 bytes of all header names and values together. Default 8,192. */
+  readonly maxHeaderBytes: number;
+  /** Number of headers. Default 64. */
+  readonly maxHeaders: number;
+  /** Characters in destination, ordering key, tenant, correlation / causation id. Default 255. */
+  readonly maxIdLength: number;
+}
+
+export const DEFAULT_ENVELOPE_LIMITS: EnvelopeLimits = {
+  maxTypeLength: 255,
+  maxPayloadBytes: 262_144,
+  maxPayloadDepth: 32,
+  maxHeaderBytes: 8_192,
+  maxHeaders: 64,
+  maxIdLength: 255,
+};
+
+/** A validated envelope, ready for INSERT. */
+export interface ValidEnvelope {
+  readonly id: string;
+  readonly type: string;
+  readonly payloadJson: string;
+  readonly destination: string | null;
+  readonly orderingKey: string | null;
+  readonly tenantId: string | null;
+  readonly correlationId: string | null;
+  readonly causationId: string | null;
+  readonly headersJson: string;
+  readonly traceparent: string | null;
+  readonly tracestate: string | null;
+  readonly maxRetries: number;
+}

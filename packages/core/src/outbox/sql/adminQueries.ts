@@ -1,0 +1,85 @@
+import type { SqlExecutor } from '../../sql/executor';
+import { RECORD_COLUMNS, type OutboxRow } from './fragments';
+
+// Scope: $1 is the tenant, or NULL for the operator scope (every row).
+const GET = `SELECT ${RECORD_COLUMNS} FROM outbox_events e
+  WHERE e.id = $2::uuid AND ($1::text IS NULL OR e.tenant_id = $1::text)`;
+
+// Newest first; the cursor ($3 microseconds since epoch, $4 seq) is exclusive, and seq
+// breaks ties between identical created_at values, so pages never overlap or skip.
+const LIST = `SELECT ${RECORD_COLUMNS} FROM outbox_events e
+  WHERE ($1::text IS NULL OR e.tenant_id = $1::text)
+    AND ($2::text IS NULL OR e.status = $2::text)
+    AND ($3::bigint IS NULL OR (e.created_at, e.seq) <
+         (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::bigint))
+    AND ($6::text IS NULL OR e.event_type = $6::text)
+  ORDER BY e.created_at DESC, e.seq DESC
+  LIMIT $5`;
+
+const STATS = `SELECT
+    count(*) FILTER (WHERE status = 'PENDING')::int AS pending,
+    count(*) FILTER (WHERE status = 'PROCESSING')::int AS processing,
+    count(*) FILTER (WHERE status = 'SENT')::int AS sent,
+    count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
+    count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::int AS expired_leases,
+    (extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'PENDING')) * 1000)::bigint::text
+      AS oldest_pending_ms
+  FROM outbox_events WHERE ($1::text IS NULL OR tenant_id = $1::text)`;
+
+const PURGE = `WITH doomed AS (
+    SELECT id FROM outbox_events
+    WHERE status = 'SENT' AND published_at < $2::timestamptz AND ($1::text IS NULL OR tenant_id = $1::text)
+    ORDER BY published_at LIMIT $3
+    FOR UPDATE SKIP LOCKED
+  )
+  DELETE FROM outbox_events e USING doomed WHERE e.id = doomed.id AND e.status = 'SENT'`;
+
+export interface StatsRow {
+  pending: number;
+  processing: number;
+  sent: number;
+  failed: number;
+  expired_leases: number;
+  oldest_pending_ms: string | null;
+}
+
+export async function getEvent(
+  db: SqlExecutor,
+  tenantId: string | null,
+  id: string,
+): Promise<OutboxRow | null> {
+  const [row] = await db.query<OutboxRow>(GET, [tenantId, id]);
+  return row ?? null;
+}
+
+export function listEvents(
+  db: SqlExecutor,
+  args: {
+    tenantId: string | null;
+    status: string | null;
+    type: string | null;
+    after: { us: string; seq: string } | null;
+    limit: number;
+  },
+): Promise<OutboxRow[]> {
+  return db.query<OutboxRow>(LIST, [
+    args.tenantId,
+    args.status,
+    args.after?.us ?? null,
+    args.after?.seq ?? null,
+    args.limit,
+    args.type,
+  ]);
+}
+
+export async function eventStats(db: SqlExecutor, tenantId: string | null): Promise<StatsRow> {
+  const [row] = await db.query<StatsRow>(STATS, [tenantId]);
+  return row as StatsRow;
+}
+
+export function purgeSentEvents(
+  db: SqlExecutor,
+  args: { tenantId: string | null; before: Date; limit: number },
+): Promise<number> {
+  return db.execute(PURGE, [args.tenantId, args.before.toISOString(), args.limit]);
+}

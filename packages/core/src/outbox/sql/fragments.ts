@@ -1,0 +1,111 @@
+import type { OutboxMessage } from '../../contracts';
+import type { OutboxRecord, OutboxStatus } from '../record';
+
+/** Every column a transition returns, qualified by alias `e`. */
+export const RECORD_COLUMNS = `
+  e.id::text AS id, e.seq::text AS seq, e.event_type, e.payload, e.destination, e.ordering_key,
+  e.tenant_id, e.correlation_id, e.causation_id, e.headers, e.traceparent, e.tracestate, e.status,
+  e.retry_count, e.max_retries, e.claim_count, e.next_attempt_at, e.lease_expires_at, e.last_error,
+  e.published_at, e.failed_at, e.skipped_at, e.created_at, e.updated_at,
+  (extract(epoch FROM e.created_at) * 1000000)::bigint::text AS created_us`;
+
+/**
+ * The fence every change of a claimed row goes through: still PROCESSING, under the same
+ * claim token, with an unexpired lease (database clock). `$token` is the parameter holding it.
+ */
+export function claimFence(token: string): string {
+  return `e.status = 'PROCESSING' AND e.claim_token = ${token}::uuid AND e.lease_expires_at > now()`;
+}
+
+/** A duration in ms as an interval: `${msInterval('$3')}`. */
+export function msInterval(param: string): string {
+  return `(${param}::bigint * interval '1 millisecond')`;
+}
+
+export interface OutboxRow {
+  id: string;
+  seq: string;
+  event_type: string;
+  payload: unknown;
+  destination: string | null;
+  ordering_key: string | null;
+  tenant_id: string | null;
+  correlation_id: string | null;
+  causation_id: string | null;
+  headers: unknown;
+  traceparent: string | null;
+  tracestate: string | null;
+  status: string;
+  retry_count: number | bigint | string;
+  max_retries: number | bigint | string;
+  claim_count: number | bigint | string;
+  next_attempt_at: Date | string;
+  lease_expires_at: Date | string | null;
+  last_error: string | null;
+  published_at: Date | string | null;
+  failed_at: Date | string | null;
+  skipped_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  created_us: string;
+}
+
+function json<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+function date(value: Date | string): Date {
+  return value instanceof Date ? value : new Date(value);
+}
+
+function maybeDate(value: Date | string | null): Date | null {
+  return value === null ? null : date(value);
+}
+
+/** Maps a row from either driver (Prisma: bigint / Date; pg: string / Date) to a record. */
+export function toRecord(row: OutboxRow): OutboxRecord {
+  return {
+    id: row.id,
+    type: row.event_type,
+    payload: json(row.payload),
+    status: row.status as OutboxStatus,
+    destination: row.destination,
+    orderingKey: row.ordering_key,
+    tenantId: row.tenant_id,
+    correlationId: row.correlation_id,
+    causationId: row.causation_id,
+    headers: json(row.headers),
+    traceparent: row.traceparent,
+    tracestate: row.tracestate,
+    retryCount: Number(row.retry_count),
+    maxRetries: Number(row.max_retries),
+    claimCount: Number(row.claim_count),
+    nextAttemptAt: date(row.next_attempt_at),
+    leaseExpiresAt: maybeDate(row.lease_expires_at),
+    lastError: row.last_error,
+    publishedAt: maybeDate(row.published_at),
+    failedAt: maybeDate(row.failed_at),
+    skippedAt: maybeDate(row.skipped_at),
+    createdAt: date(row.created_at),
+    updatedAt: date(row.updated_at),
+  };
+}
+
+/** The message handed to a publisher for a claimed row. */
+export function toMessage(row: OutboxRow): OutboxMessage {
+  return {
+    id: row.id,
+    type: row.event_type,
+    payload: json(row.payload),
+    destination: row.destination,
+    orderingKey: row.ordering_key,
+    tenantId: row.tenant_id,
+    correlationId: row.correlation_id,
+    causationId: row.causation_id,
+    headers: json(row.headers),
+    traceparent: row.traceparent,
+    tracestate: row.tracestate,
+    attempt: Number(row.retry_count) + 1,
+    createdAt: date(row.created_at),
+  };
+}

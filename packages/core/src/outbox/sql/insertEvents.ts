@@ -1,0 +1,46 @@
+import type { SqlExecutor } from '../../sql/executor';
+import type { ValidEnvelope } from '../envelope/types';
+
+// Events sharing an ordering key are serialized per key for the rest of the transaction,
+// so `seq` (insertion order) matches commit order across concurrent emitters of one key.
+const LOCK_KEYS = `
+  SELECT pg_advisory_xact_lock(hashtextextended('ferry_outbox:' || k, 0))
+  FROM (SELECT DISTINCT unnest($1::text[]) AS k ORDER BY 1) keys`;
+
+const INSERT = `
+  INSERT INTO outbox_events (id, event_type, payload, destination, ordering_key, tenant_id,
+    correlation_id, causation_id, headers, traceparent, tracestate, max_retries)
+  SELECT v.id::uuid, v.type, v.payload::jsonb, v.destination, v.ordering_key, v.tenant_id,
+    v.correlation_id, v.causation_id, v.headers::jsonb, v.traceparent, v.tracestate, v.max_retries
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+    $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])
+    WITH ORDINALITY AS v(id, type, payload, destination, ordering_key, tenant_id, correlation_id,
+      causation_id, headers, traceparent, tracestate, max_retries, ord)
+  ORDER BY v.ord`;
+
+const NOTIFY = `SELECT pg_notify($1, '')`;
+
+/** Inserts validated envelopes in order and notifies `channel`, all inside `tx`. */
+export async function insertEvents(
+  tx: SqlExecutor,
+  envelopes: readonly ValidEnvelope[],
+  channel: string,
+): Promise<void> {
+  const keys = envelopes.map((e) => e.orderingKey).filter((k): k is string => k !== null);
+  if (keys.length > 0) await tx.execute(LOCK_KEYS, [keys]);
+  await tx.execute(INSERT, [
+    envelopes.map((e) => e.id),
+    envelopes.map((e) => e.type),
+    envelopes.map((e) => e.payloadJson),
+    envelopes.map((e) => e.destination),
+    envelopes.map((e) => e.orderingKey),
+    envelopes.map((e) => e.tenantId),
+    envelopes.map((e) => e.correlationId),
+    envelopes.map((e) => e.causationId),
+    envelopes.map((e) => e.headersJson),
+    envelopes.map((e) => e.traceparent),
+    envelopes.map((e) => e.tracestate),
+    envelopes.map((e) => e.maxRetries),
+  ]);
+  await tx.execute(NOTIFY, [channel]);
+}

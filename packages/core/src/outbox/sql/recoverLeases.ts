@@ -1,0 +1,53 @@
+import type { SqlExecutor } from '../../sql/executor';
+
+/**
+ * Requeues at most $1 rows whose lease expired, without touching retry_count (a lost
+ * lease is not a failed attempt). A row already claimed $2 times in its lifetime is a
+ * suspected poison message (it keeps killing its relay) and becomes FAILED instead.
+ */
+const RECOVER = `
+  WITH expired AS (
+    SELECT id FROM outbox_events
+    WHERE status = 'PROCESSING' AND lease_expires_at <= now()
+    ORDER BY lease_expires_at LIMIT $1
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE outbox_events e SET
+    status = CASE WHEN e.claim_count >= $2::int THEN 'FAILED' ELSE 'PENDING' END,
+    last_error = CASE WHEN e.claim_count >= $2::int
+      THEN 'poison guard: claimed ' || e.claim_count || ' times without completing (limit ' || $2::int || ')'
+      ELSE e.last_error END,
+    failed_at = CASE WHEN e.claim_count >= $2::int THEN now() END,
+    claim_token = NULL, lease_expires_at = NULL, claimed_at = NULL, updated_at = now()
+  FROM expired WHERE e.id = expired.id
+    AND e.status = 'PROCESSING' AND e.lease_expires_at <= now()
+  RETURNING e.id::text AS id, e.status, e.event_type, e.retry_count, e.last_error`;
+
+export interface PoisonedRow {
+  readonly id: string;
+  readonly type: string;
+  readonly retryCount: number;
+  readonly error: string;
+}
+
+export interface RecoveryResult {
+  readonly requeued: number;
+  readonly poisoned: PoisonedRow[];
+}
+
+export async function recoverLeases(
+  db: SqlExecutor,
+  args: { limit: number; maxClaims: number },
+): Promise<RecoveryResult> {
+  const rows = await db.query<{
+    id: string;
+    status: string;
+    event_type: string;
+    retry_count: number | bigint;
+    last_error: string;
+  }>(RECOVER, [args.limit, args.maxClaims]);
+  const poisoned = rows
+    .filter((r) => r.status === 'FAILED')
+    .map((r) => ({ id: r.id, type: r.event_type, retryCount: Number(r.retry_count), error: r.last_error }));
+  return { requeued: rows.length - poisoned.length, poisoned };
+}

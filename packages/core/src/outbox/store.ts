@@ -1,0 +1,30 @@
+import type { SqlExecutor } from '../sql/executor';
+import { dbCall } from './errors';
+import { claimBatch } from './sql/claimBatch';
+import { completeBatch } from './sql/completeBatch';
+import { recoverLeases } from './sql/recoverLeases';
+import { releaseClaims } from './sql/releaseClaims';
+import { renewLease } from './sql/renewLease';
+
+/** The transitions the relay loop runs; bound to an executor by relayStore(). */
+export interface RelayStore {
+  claim: (args: Parameters<typeof claimBatch>[1]) => ReturnType<typeof claimBatch>;
+  complete: (
+    token: string,
+    completions: Parameters<typeof completeBatch>[2],
+  ) => ReturnType<typeof completeBatch>;
+  renew: (token: string, leaseMs: number) => Promise<number>;
+  recover: (args: Parameters<typeof recoverLeases>[1]) => ReturnType<typeof recoverLeases>;
+  release: (token: string, ids: readonly string[]) => Promise<number>;
+}
+
+/** Binds the transitions to `db`; database failures surface as FerryErrors. */
+export function relayStore(db: SqlExecutor): RelayStore {
+  return {
+    claim: (args) => dbCall('claim', () => claimBatch(db, args)),
+    complete: (token, completions) => dbCall('complete', () => completeBatch(db, token, completions)),
+    renew: (token, leaseMs) => dbCall('renew lease', () => renewLease(db, token, leaseMs)),
+    recover: (args) => dbCall('recover leases', () => recoverLeases(db, args)),
+    release: (token, ids) => dbCall('release claims', () => releaseClaims(db, token, ids)),
+  };
+}

@@ -1,0 +1,51 @@
+import { createOutboxAdmin, createRelay, emit, fromPrisma, isFerryError } from '@ferry/core';
+import { InMemoryPublisher } from '@ferry/testing';
+import { createTestDatabase, prismaFor, type TestDatabase } from '../../../../test-support/database';
+import { silent, waitFor } from './helpers';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase({ migrate: false });
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+describe('database errors at the boundary', () => {
+  it('a missing table surfaces as FERRY_SCHEMA_NOT_READY from emit, relay and admin', async () => {
+    const relay = createRelay({ db: t.db, publisher: new InMemoryPublisher(), logger: silent });
+    for (const attempt of [
+      () => emit(t.db, { type: 't', payload: {} }),
+      () => relay.runOnce(),
+      () => createOutboxAdmin(t.db).stats(),
+    ]) {
+      await expect(attempt()).rejects.toMatchObject({
+        code: 'FERRY_SCHEMA_NOT_READY',
+        retriable: false,
+        details: { sqlState: '42P01' },
+      });
+    }
+  });
+
+  it('an unreachable database is FERRY_DATABASE_UNAVAILABLE and retriable; the relay loop keeps going', async () => {
+    const unreachable = prismaFor('postgresql://postgres@127.0.0.1:1/none');
+    try {
+      const error = await createOutboxAdmin(fromPrisma(unreachable))
+        .stats()
+        .catch((e: unknown) => e);
+      expect(isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE')).toBe(true);
+      expect(error).toMatchObject({ retriable: true });
+      const relay = createRelay({
+        db: fromPrisma(unreachable),
+        publisher: new InMemoryPublisher(),
+        logger: silent,
+        options: { errorBackoff: 1 },
+      });
+      relay.start();
+      await waitFor(() => relay.cycles >= 3);
+      await relay.close();
+    } finally {
+      await unreachable.$disconnect();
+    }
+  });
+});

@@ -1,0 +1,46 @@
+import { createRelay, type OutboxOptions, type Publisher, type Relay, type SqlExecutor } from '@ferry/core';
+import pino from 'pino';
+
+export const silent = pino({ level: 'silent' });
+
+/** Polls `check` until it returns true or the deadline passes. */
+export async function waitFor(check: () => Promise<boolean> | boolean, deadlineMs = 20_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > end) throw new Error('condition not met before the deadline');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export function relay(db: SqlExecutor, publisher: Publisher, options: OutboxOptions = {}): Relay {
+  return createRelay({ db, publisher, options, logger: silent });
+}
+
+/** Runs cycles until one claims nothing and nothing is PENDING-due or PROCESSING. */
+export async function drainAll(r: Relay, db: SqlExecutor, deadlineMs = 30_000): Promise<void> {
+  await waitFor(async () => {
+    await r.runOnce();
+    const [row] = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM outbox_events WHERE status IN ('PENDING', 'PROCESSING')`,
+    );
+    return row?.n === 0;
+  }, deadlineMs);
+}
+
+export async function statusOf(db: SqlExecutor, id: string): Promise<Record<string, unknown>> {
+  const [row] = await db.query<Record<string, unknown>>(
+    `SELECT status, retry_count, claim_count, last_error, claim_token::text AS claim_token,
+       extract(epoch FROM next_attempt_at - updated_at)::float8 * 1000 AS gap_ms
+     FROM outbox_events WHERE id = $1::uuid`,
+    [id],
+  );
+  return row ?? {};
+}
+
+/** Makes every lease expired now (database clock), as if the relay holding it had died. */
+export async function expireLeases(db: SqlExecutor): Promise<void> {
+  await db.execute(
+    `UPDATE outbox_events SET lease_expires_at = now() - interval '1 second' WHERE status = 'PROCESSING'`,
+  );
+}
