@@ -1,0 +1,71 @@
+import { FerryConfigError } from '../../errors';
+import { fromPrisma, type PrismaTransactionLike, type SqlExecutor } from '../../sql/executor';
+import { getReceipt } from '../sql/getReceipt';
+import { isUuid, scopeOf } from '../sql/fragments';
+import { listReceipts } from '../sql/listReceipts';
+import { readStats, type InboxStats } from '../sql/stats';
+import type { InboxRecord } from '../types';
+import { decodeCursor, encodeCursor } from './cursor';
+import { InboxScopedAdmin, type InboxListOptions, type InboxPage } from './scoped';
+import { LIST_LIMIT, optionalStatus, requireLimit, requireTenantId } from './validate';
+
+/**
+ * Scope-bound operator API. Bind the scope from authenticated context: forTenant(id) sees
+ * only that tenant's receipts; forGlobal() only intentional global receipts.
+ */
+export class InboxAdmin {
+  private readonly db: SqlExecutor;
+  constructor(client: PrismaTransactionLike) {
+    this.db = fromPrisma(client);
+  }
+
+  forTenant(tenantId: string): InboxScopedAdmin {
+    return new InboxScopedAdmin(this.db, scopeOf(requireTenantId(tenantId)));
+  }
+
+  forGlobal(): InboxScopedAdmin {
+    return new InboxScopedAdmin(this.db, scopeOf(null));
+  }
+}
+
+/**
+ * Cross-tenant operator reads. Construction fails (FERRY_CONFIG_INVALID, option
+ * `privilegedAdmin`) unless `privilegedAdmin: true` is passed explicitly.
+ */
+export class InboxPrivilegedAdmin {
+  private readonly db: SqlExecutor;
+  constructor(client: PrismaTransactionLike, options: { privilegedAdmin?: boolean } = {}) {
+    if (options.privilegedAdmin !== true) {
+      throw new FerryConfigError(
+        'privilegedAdmin',
+        'cross-tenant admin must be enabled explicitly with true',
+      );
+    }
+    this.db = fromPrisma(client);
+  }
+
+  /** Every scope, paged by id. */
+  async list(options: InboxListOptions = {}): Promise<InboxPage> {
+    const status = optionalStatus(options.status);
+    const limit = requireLimit('limit', options.limit, LIST_LIMIT);
+    const filter = `all:${status ?? '*'}`;
+    const after = options.cursor === undefined ? null : decodeCursor(options.cursor, filter);
+    const rows = await listReceipts(this.db, null, status, after, limit + 1);
+    const records = rows.slice(0, limit);
+    const last = records[records.length - 1];
+    return { records, nextCursor: rows.length > limit && last ? encodeCursor(last.id, filter) : null };
+  }
+
+  async get(id: string): Promise<InboxRecord | null> {
+    return isUuid(id) ? getReceipt(this.db, null, id) : null;
+  }
+
+  stats(): Promise<InboxStats> {
+    return readStats(this.db, null);
+  }
+
+  /** Scoped mutations for the record's own scope (requeue, replay, purge). */
+  scopeOf(record: Pick<InboxRecord, 'tenantId'>): InboxScopedAdmin {
+    return new InboxScopedAdmin(this.db, scopeOf(record.tenantId));
+  }
+}

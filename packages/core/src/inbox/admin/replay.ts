@@ -1,0 +1,55 @@
+import type { SqlExecutor } from '../../sql/executor';
+import { InboxNotFoundError, InboxReplayConflictError, InboxStateConflictError } from '../errors';
+import { getReceipt } from '../sql/getReceipt';
+import { findReplay, insertReplay, type ReplayRequest } from '../sql/insertReplay';
+import type { InboxRecord } from '../types';
+
+export type ReplayOutcome =
+  | { readonly kind: 'accepted'; readonly record: InboxRecord }
+  | { readonly kind: 'duplicate'; readonly record: InboxRecord };
+
+function differing(existing: InboxRecord, request: ReplayRequest): string[] {
+  const lineage = existing.replay;
+  const fields: Array<[string, boolean]> = [
+    ['id', lineage?.sourceId === request.sourceId],
+    ['expectedVersion', lineage?.sourceVersion === request.expectedVersion],
+    ['targetConsumer', existing.consumer === request.targetConsumer],
+    ['actor', lineage?.actor === request.actor],
+    ['reason', lineage?.reason === request.reason],
+  ];
+  return fields.filter(([, same]) => !same).map(([name]) => name);
+}
+
+function existingOutcome(existing: InboxRecord, request: ReplayRequest): ReplayOutcome {
+  const changed = differing(existing, request);
+  if (changed.length > 0) throw new InboxReplayConflictError(request.requestId, existing.id, changed);
+  return { kind: 'duplicate', record: existing };
+}
+
+/**
+ * Idempotent by (scope, request id): an existing replay with the same arguments is returned
+ * as `duplicate` (even after the source payload was purged); with other arguments it is a
+ * replay conflict. Otherwise the source must be COMPLETED, at the observed version, with its
+ * payload retained.
+ */
+export async function replayCompleted(db: SqlExecutor, request: ReplayRequest): Promise<ReplayOutcome> {
+  const earlier = await findReplay(db, request.scope, request.requestId);
+  if (earlier) return existingOutcome(earlier, request);
+  const inserted = await insertReplay(db, request);
+  if (inserted) return { kind: 'accepted', record: inserted };
+  const concurrent = await findReplay(db, request.scope, request.requestId);
+  if (concurrent) return existingOutcome(concurrent, request);
+  const source = await getReceipt(db, request.scope, request.sourceId);
+  if (!source) throw new InboxNotFoundError(request.sourceId);
+  const actual = { status: source.status, rowVersion: source.rowVersion };
+  if (source.status !== 'COMPLETED')
+    throw new InboxStateConflictError(source.id, 'replay requires a COMPLETED record', actual);
+  if (source.rowVersion !== request.expectedVersion) {
+    throw new InboxStateConflictError(source.id, `expected version ${request.expectedVersion}`, actual);
+  }
+  throw new InboxStateConflictError(
+    source.id,
+    'the source payload was purged; a new replay needs it',
+    actual,
+  );
+}

@@ -1,0 +1,52 @@
+import { FerryConfigError } from '../errors';
+import { INBOX_WORKER_DEFAULTS, resolveInboxOptions } from './options';
+
+const handlers = { a: async () => undefined, b: async () => undefined };
+
+describe('resolveInboxOptions', () => {
+  it('fills every default from the table', () => {
+    const resolved = resolveInboxOptions({ handlers });
+    expect(resolved.worker).toEqual({ ...INBOX_WORKER_DEFAULTS, consumers: ['a', 'b'] });
+    expect(resolved).toMatchObject({
+      maxPayloadBytes: 262_144,
+      maxPendingMessages: null,
+      global: 'reject',
+      privilegedAdmin: false,
+    });
+  });
+
+  it.each([
+    [{ worker: { concurrency: 101 } }, 'worker.concurrency'],
+    [{ worker: { concurrency: 0 } }, 'worker.concurrency'],
+    [{ worker: { leaseMs: 1000, heartbeatIntervalMs: 500 } }, 'worker.heartbeatIntervalMs'],
+    [{ worker: { retryBaseMs: 10, retryMaxMs: 5 } }, 'worker.retryMaxMs'],
+    [{ worker: { maxAttempts: 1.5 } }, 'worker.maxAttempts'],
+    [{ worker: { consumers: ['missing'] } }, 'worker.consumers'],
+    [{ worker: { pollInterval: 5 } }, 'worker.pollInterval'],
+    [{ maxPayloadBytes: 0 }, 'maxPayloadBytes'],
+    [{ maxPendingMessages: -1 }, 'maxPendingMessages'],
+    [{ global: 'everyone' }, 'global'],
+    [{ handlers: { x: 42 } }, 'handlers.x'],
+  ])('rejects %j naming %s', (input, option) => {
+    const error = (() => {
+      try {
+        resolveInboxOptions({ handlers, ...(input as object) });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(FerryConfigError);
+    expect(error).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option });
+  });
+
+  it('accepts a heartbeat just under half the lease and the concurrency upper bound', () => {
+    expect(
+      resolveInboxOptions({ handlers, worker: { leaseMs: 1000, heartbeatIntervalMs: 499, concurrency: 100 } })
+        .worker,
+    ).toMatchObject({
+      heartbeatIntervalMs: 499,
+      concurrency: 100,
+    });
+  });
+});

@@ -1,0 +1,211 @@
+import type { Logger } from 'pino';
+import { FerryError } from '../errors';
+import { safeEmit } from '../observe/safeEmit';
+import { retryDelayMs, type RandomSource } from './backoff';
+import {
+  InboxInvalidPayloadError,
+  InboxLeaseLostError,
+  InboxPermanentError,
+  InboxUnsupportedSchemaError,
+} from './errors';
+import { runWithWrappers } from './handlerContext';
+import { startHeartbeat } from './heartbeat';
+import type { ResolvedInboxWorkerOptions } from './options';
+import { describeError, MAX_OBSERVED_ERROR_CHARS } from './redact';
+import type { InboxWorkerOps } from './workerOps';
+import type {
+  ClaimedReceipt,
+  InboxEvent,
+  InboxHandler,
+  InboxHandlerContext,
+  InboxHandlerContextWrapper,
+  InboxObserver,
+} from './types';
+
+export type ProcessOutcome = 'completed' | 'retry' | 'dead' | 'lease_lost' | 'unresolved';
+
+export interface ProcessDeps<TTx> {
+  readonly ops: InboxWorkerOps<TTx>;
+  readonly worker: ResolvedInboxWorkerOptions;
+  readonly handlers: Readonly<Record<string, InboxHandler<TTx>>>;
+  readonly wrappers: readonly InboxHandlerContextWrapper<TTx>[];
+  readonly random: RandomSource;
+  readonly observer: InboxObserver | undefined;
+  readonly logger: Logger | undefined;
+}
+
+export function emit(deps: Pick<ProcessDeps<unknown>, 'observer' | 'logger'>, event: InboxEvent): void {
+  safeEmit(deps.observer, event, deps.logger);
+}
+
+export function emitInfrastructure(
+  deps: Pick<ProcessDeps<unknown>, 'observer' | 'logger'>,
+  operation: string,
+  error: unknown,
+): void {
+  deps.logger?.warn({ operation, error: describeError(error) }, 'ferry inbox infrastructure error');
+  emit(deps, {
+    type: 'infrastructure-error',
+    operation,
+    error: describeError(error, MAX_OBSERVED_ERROR_CHARS),
+  });
+}
+
+async function invokeHandler<TTx>(
+  handler: InboxHandler<TTx> | undefined,
+  receipt: ClaimedReceipt,
+  context: InboxHandlerContext<TTx>,
+): Promise<void> {
+  if (handler === undefined)
+    throw new InboxPermanentError(`no handler registered for consumer ${receipt.consumer}`);
+  if (receipt.payload === null) throw new InboxInvalidPayloadError('the payload is no longer stored');
+  if (typeof handler === 'function') return handler(receipt.payload, context);
+  let parsed: unknown = receipt.payload;
+  if (handler.parse) {
+    try {
+      parsed = handler.parse(receipt.payload);
+    } catch (error) {
+      if (error instanceof InboxUnsupportedSchemaError || error instanceof InboxInvalidPayloadError)
+        throw error;
+      throw new InboxInvalidPayloadError(describeError(error), { cause: error });
+    }
+  }
+  return handler.handle(parsed as never, context);
+}
+
+function contextFor<TTx>(receipt: ClaimedReceipt, tx: TTx, signal: AbortSignal): InboxHandlerContext<TTx> {
+  return {
+    tx,
+    receiptId: receipt.id,
+    messageId: receipt.messageId,
+    consumer: receipt.consumer,
+    tenantId: receipt.tenantId,
+    messageType: receipt.messageType,
+    attempt: receipt.attempts,
+    lifetimeAttempts: receipt.lifetimeAttempts,
+    maxAttempts: receipt.maxAttempts,
+    headers: receipt.headers,
+    replay: receipt.replay,
+    signal,
+  };
+}
+
+/**
+ * Runs one claimed receipt: handler and fenced completion in one transaction, heartbeat
+ * while it runs. `signal` (shutdown) aborts the handler's signal too.
+ */
+export async function processReceipt<TTx>(
+  receipt: ClaimedReceipt,
+  deps: ProcessDeps<TTx>,
+  shutdown: AbortSignal,
+): Promise<ProcessOutcome> {
+  const controller = new AbortController();
+  const heartbeat = startHeartbeat({
+    intervalMs: deps.worker.heartbeatIntervalMs,
+    renew: () => deps.ops.renew(receipt),
+    onLost: () => controller.abort(new InboxLeaseLostError(receipt.id)),
+    onError: (error) => emitInfrastructure(deps, 'heartbeat', error),
+  });
+  // Shutdown interruption and the transaction deadline both hand the claim to its lease:
+  // the heartbeat stops, so a handler that ignores its signal cannot hold the receipt forever.
+  const interrupt = (reason: unknown): void => {
+    heartbeat.stop();
+    controller.abort(reason);
+  };
+  const onShutdown = (): void => interrupt(shutdown.reason);
+  shutdown.addEventListener('abort', onShutdown, { once: true });
+  const deadline = setTimeout(
+    () => interrupt(new FerryError('FERRY_TIMEOUT', 'the handler transaction exceeded transactionTimeoutMs')),
+    deps.worker.transactionTimeoutMs,
+  );
+  deadline.unref?.();
+  const started = Date.now();
+  try {
+    await deps.ops.transaction(async (tx) => {
+      const context = contextFor(receipt, tx, controller.signal);
+      const handler = deps.handlers[receipt.consumer];
+      await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
+      if (controller.signal.aborted) throw controller.signal.reason;
+      if (!(await deps.ops.complete(tx, receipt))) throw new InboxLeaseLostError(receipt.id);
+    });
+    emit(deps, completedEvent(receipt, started, false));
+    return 'completed';
+  } catch (error) {
+    return await settleFailure(receipt, error, deps, started);
+  } finally {
+    clearTimeout(deadline);
+    heartbeat.stop();
+    shutdown.removeEventListener('abort', onShutdown);
+  }
+}
+
+function completedEvent(receipt: ClaimedReceipt, started: number, reconciled: boolean): InboxEvent {
+  return {
+    type: 'completed',
+    receiptId: receipt.id,
+    consumer: receipt.consumer,
+    attempt: receipt.attempts,
+    durationMs: Date.now() - started,
+    reconciled,
+  };
+}
+
+function deadReason(error: unknown, receipt: ClaimedReceipt) {
+  if (error instanceof InboxPermanentError) return 'permanent' as const;
+  if (error instanceof InboxInvalidPayloadError) return 'invalid_payload' as const;
+  if (error instanceof InboxUnsupportedSchemaError) return 'unsupported_schema' as const;
+  return receipt.attempts >= receipt.maxAttempts ? ('exhausted' as const) : null;
+}
+
+/**
+ * After a failed transaction, read the receipt first: a lost commit response may hide a
+ * completion. Only a still-owned claim gets a failure transition; if the read itself fails,
+ * recovery is left to the lease.
+ */
+async function settleFailure<TTx>(
+  receipt: ClaimedReceipt,
+  error: unknown,
+  deps: ProcessDeps<TTx>,
+  started: number,
+): Promise<ProcessOutcome> {
+  const base = { receiptId: receipt.id, consumer: receipt.consumer, attempt: receipt.attempts };
+  try {
+    const state = await deps.ops.readClaimState(receipt);
+    if (state === 'completed') {
+      emit(deps, completedEvent(receipt, started, true));
+      return 'completed';
+    }
+    if (state === 'lost') {
+      emit(deps, { type: 'lease-lost', ...base });
+      return 'lease_lost';
+    }
+    const stored = describeError(error);
+    const observed = describeError(error, MAX_OBSERVED_ERROR_CHARS);
+    const reason = deadReason(error, receipt);
+    if (reason !== null) {
+      if (!(await deps.ops.markDead(receipt, stored))) return leaseLost(deps, base);
+      emit(deps, { type: 'dead', ...base, reason, error: observed });
+      return 'dead';
+    }
+    const delayMs = retryDelayMs(
+      receipt.attempts,
+      deps.worker.retryBaseMs,
+      deps.worker.retryMaxMs,
+      deps.random,
+    );
+    if (!(await deps.ops.scheduleRetry(receipt, delayMs, stored))) return leaseLost(deps, base);
+    emit(deps, { type: 'retry', ...base, delayMs, error: observed });
+    return 'retry';
+  } catch (transitionError) {
+    emitInfrastructure(deps, 'settle-failure', transitionError);
+    return 'unresolved';
+  }
+}
+
+function leaseLost<TTx>(
+  deps: ProcessDeps<TTx>,
+  base: { receiptId: string; consumer: string; attempt: number },
+): ProcessOutcome {
+  emit(deps, { type: 'lease-lost', ...base });
+  return 'lease_lost';
+}

@@ -1,0 +1,37 @@
+import { retryCeilingMs, retryDelayMs } from './backoff';
+import { canonicalJson, payloadFingerprint } from './fingerprint';
+import { describeError, redactText } from './redact';
+
+describe('backoff', () => {
+  it('doubles from the base and caps at the maximum', () => {
+    expect([1, 2, 3, 4, 30, 2000].map((a) => retryCeilingMs(a, 1000, 5000))).toEqual([
+      1000, 2000, 4000, 5000, 5000, 5000,
+    ]);
+  });
+  it('applies full jitter within [0, ceiling] using the injected random source', () => {
+    expect(retryDelayMs(3, 1000, 300_000, () => 0)).toBe(0);
+    expect(retryDelayMs(3, 1000, 300_000, () => 0.5)).toBe(2000);
+    expect(retryDelayMs(3, 1000, 300_000, () => 0.999999)).toBeLessThanOrEqual(4000);
+  });
+});
+
+describe('fingerprint', () => {
+  it('is independent of key order and sensitive to values', () => {
+    expect(canonicalJson({ b: 1, a: [{ d: 2, c: 'x' }] })).toBe('{"a":[{"c":"x","d":2}],"b":1}');
+    expect(payloadFingerprint({ a: 1, b: 2 })).toBe(payloadFingerprint({ b: 2, a: 1 }));
+    expect(payloadFingerprint({ a: 1 })).not.toBe(payloadFingerprint({ a: 2 }));
+    expect(payloadFingerprint({ a: 1 })).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('redaction', () => {
+  it('removes credentials, tokens and e-mail addresses and bounds the length', () => {
+    const text = redactText(
+      'postgres://app:pw@db/x password=hunter2 Bearer abc.def token: xyz mail bob@example.com',
+    );
+    expect(text).not.toMatch(/pw@|hunter2|abc\.def|xyz|bob@example/);
+    const long = describeError(new Error('x'.repeat(5000)), 100);
+    expect(long.length).toBe(100);
+    expect(describeError(new TypeError('bad'))).toBe('TypeError: bad');
+  });
+});

@@ -1,0 +1,2 @@
+/** ferry's inbox table name. */
+export { TABLE as INBOX_TABLE } from './sql/fragments';

@@ -1,0 +1,98 @@
+import { type Inbox, type InboxRecord, type InboxScopedAdmin, type RunOnceResult } from '@ferry/core';
+
+/** drainInbox ran out of rounds or time while receipts were still being claimed. */
+export class InboxDrainTimeoutError extends Error {
+  readonly code = 'FERRY_TIMEOUT' as const;
+  constructor(
+    readonly rounds: number,
+    readonly processed: number,
+  ) {
+    super(
+      `drainInbox: work was still being claimed after ${rounds} rounds (${processed} receipts processed)`,
+    );
+    this.name = 'InboxDrainTimeoutError';
+  }
+}
+
+/** waitForInboxRecord did not see the expected state in time; `last` is what it saw. */
+export class InboxRecordWaitTimeoutError extends Error {
+  readonly code = 'FERRY_TIMEOUT' as const;
+  constructor(
+    readonly id: string,
+    readonly expected: string,
+    readonly last: InboxRecord | null,
+  ) {
+    super(
+      `waitForInboxRecord: record ${id} did not reach ${expected}; last seen ${
+        last ? `${last.status} (attempts ${last.attempts}, lastError ${last.lastError ?? 'none'})` : 'nothing'
+      }`,
+    );
+    this.name = 'InboxRecordWaitTimeoutError';
+  }
+}
+
+export interface DrainInboxOptions {
+  /** Upper bound of runOnce() rounds. Default 1,000. */
+  readonly maxRounds?: number;
+  /** Overall deadline in ms. Default 30,000. */
+  readonly timeoutMs?: number;
+}
+
+export interface DrainInboxResult extends Omit<RunOnceResult, 'claimed'> {
+  readonly processed: number;
+  readonly rounds: number;
+}
+
+/**
+ * Runs `inbox.runOnce()` until a round claims nothing (work not yet due, e.g. a scheduled
+ * retry, is left alone). Throws InboxDrainTimeoutError when rounds or time run out.
+ */
+export async function drainInbox(
+  inbox: Pick<Inbox, 'runOnce'>,
+  options: DrainInboxOptions = {},
+): Promise<DrainInboxResult> {
+  const maxRounds = options.maxRounds ?? 1_000;
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  const total = { processed: 0, rounds: 0, completed: 0, retried: 0, dead: 0, leaseLost: 0, unresolved: 0 };
+  while (total.rounds < maxRounds && Date.now() <= deadline) {
+    const round = await inbox.runOnce();
+    total.rounds += 1;
+    if (round.claimed === 0) return total;
+    total.processed += round.claimed;
+    total.completed += round.completed;
+    total.retried += round.retried;
+    total.dead += round.dead;
+    total.leaseLost += round.leaseLost;
+    total.unresolved += round.unresolved;
+  }
+  throw new InboxDrainTimeoutError(total.rounds, total.processed);
+}
+
+export interface WaitForInboxRecordOptions {
+  /** Wait for this status, or for `until` to hold. Default: COMPLETED. */
+  readonly status?: InboxRecord['status'];
+  readonly until?: (record: InboxRecord) => boolean;
+  /** Default 10,000 ms. */
+  readonly timeoutMs?: number;
+  /** Default 25 ms. */
+  readonly intervalMs?: number;
+}
+
+/** Polls a scoped admin's get(id) until the record matches; typed diagnostic error on timeout. */
+export async function waitForInboxRecord(
+  scope: Pick<InboxScopedAdmin, 'get'>,
+  id: string,
+  options: WaitForInboxRecordOptions = {},
+): Promise<InboxRecord> {
+  const status = options.status ?? 'COMPLETED';
+  const matches = options.until ?? ((record: InboxRecord) => record.status === status);
+  const expected = options.until ? 'the expected condition' : status;
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  let last: InboxRecord | null = null;
+  for (;;) {
+    last = await scope.get(id);
+    if (last && matches(last)) return last;
+    if (Date.now() > deadline) throw new InboxRecordWaitTimeoutError(id, expected, last);
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 25));
+  }
+}
