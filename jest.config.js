@@ -22,6 +22,7 @@ const workspaces = {
 const moduleNameMapper = { '^(\\.{1,2}/.*)\\.js$': '$1' };
 for (const [name, dir] of Object.entries(workspaces)) {
   moduleNameMapper[`^${name}$`] = path.join(__dirname, dir, 'src/index.ts');
+  moduleNameMapper[`^${name}/(.+)$`] = path.join(__dirname, dir, 'src/$1');
 }
 
 // p-limit and yocto-queue ship as ES modules only; they are transpiled like our sources.

@@ -10,6 +10,7 @@ export {
 } from './errors';
 export {
   fromPrisma,
+  interactiveTransaction,
   type SqlExecutor,
   type TransactionOptions,
   type PrismaClientLike,

@@ -6,7 +6,7 @@ import {
   declareWorkQueue,
   deleteWorkQueue,
 } from '@ferry/rabbitmq';
-import { runTransportConformance, type DeadLetter } from '@ferry/testing';
+import { runTransportConformance, type DeadLetter } from '@ferry/testing/conformance';
 import { AMQP_URL, closeConnectionsNamed, openTestBroker, uniqueName } from './support/broker';
 
 /** Every connection this file opens carries this name, so restartBroker can close them all. */

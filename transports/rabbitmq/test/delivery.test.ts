@@ -1,13 +1,14 @@
 import { FERRY_HEADERS } from '@ferry/core';
 import { decodeDelivery } from '@ferry/rabbitmq';
-import type { Message, MessageProperties } from 'amqplib';
+import type { Message } from 'amqplib';
 
-function delivery(body: string, properties: MessageProperties = {}): Message {
+/** A delivery as amqplib hands it over; only the fields decodeDelivery reads are filled in. */
+function delivery(body: string, properties: Record<string, unknown> = {}): Message {
   return {
     content: Buffer.from(body),
-    fields: { deliveryTag: 1, exchange: '', routingKey: 'q' },
+    fields: { deliveryTag: 1, exchange: '', routingKey: 'q', redelivered: false },
     properties: { contentType: 'application/json', ...properties },
-  };
+  } as unknown as Message;
 }
 
 const options = {

@@ -29,12 +29,32 @@ export interface PrismaTransactionLike {
   $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
 }
 
-/** The part of a Prisma client ferry uses: raw SQL plus interactive transactions. */
+/**
+ * The part of a Prisma client ferry uses: raw SQL plus interactive transactions. `$transaction`
+ * is typed loosely so every generated client (whose overloads differ by version) fits; ferry
+ * only ever calls its interactive form, through `interactiveTransaction`.
+ */
 export interface PrismaClientLike extends PrismaTransactionLike {
-  $transaction<R>(
-    fn: (tx: never) => Promise<R>,
-    options?: { maxWait?: number; timeout?: number },
-  ): Promise<R>;
+  $transaction: (...args: never[]) => Promise<unknown>;
+}
+
+/** Prisma's interactive `$transaction(fn, { maxWait, timeout })`, the one form ferry uses. */
+type InteractiveTransaction = <R>(
+  fn: (tx: PrismaTransactionLike) => Promise<R>,
+  options: { maxWait?: number; timeout?: number },
+) => Promise<R>;
+
+/** Runs `work` in an interactive transaction of the application's Prisma client. */
+export function interactiveTransaction<R>(
+  client: PrismaClientLike,
+  work: (tx: PrismaTransactionLike) => Promise<R>,
+  options: { maxWaitMs?: number; timeoutMs?: number } = {},
+): Promise<R> {
+  const run = client.$transaction.bind(client) as unknown as InteractiveTransaction;
+  return run(work, {
+    maxWait: options.maxWaitMs ?? 5_000,
+    timeout: options.timeoutMs ?? 10_000,
+  });
 }
 
 function hasTransactions(client: PrismaTransactionLike): client is PrismaClientLike {
@@ -54,10 +74,7 @@ export function fromPrisma(client: PrismaTransactionLike): SqlExecutor {
     },
     async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}) {
       if (!hasTransactions(client)) return work(executor);
-      return client.$transaction((tx: never) => work(fromPrisma(tx as PrismaTransactionLike)), {
-        maxWait: options.maxWaitMs ?? 5_000,
-        timeout: options.timeoutMs ?? 10_000,
-      });
+      return interactiveTransaction(client, (tx) => work(fromPrisma(tx)), options);
     },
   };
   return executor;
