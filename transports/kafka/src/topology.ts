@@ -1,0 +1,72 @@
+import type { Admin } from 'kafkajs';
+import type { KafkaConnection } from './connection';
+import { transportError } from './errors';
+import { integer, nonEmpty } from './options';
+
+export interface TopicSpec {
+  readonly topic: string;
+  /** Default 1. Per-key order holds within a partition, so keys spread over partitions. */
+  readonly partitions?: number;
+  /** Default 1 (a single-node cluster); production clusters want 3. */
+  readonly replicationFactor?: number;
+  /** Topic-level configs, e.g. `{ 'min.insync.replicas': '2' }`. */
+  readonly configs?: Readonly<Record<string, string>>;
+}
+
+async function withAdmin<T>(connection: KafkaConnection, work: (admin: Admin) => Promise<T>): Promise<T> {
+  const admin = connection.kafka.admin();
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/**
+ * Creates the topics that do not exist yet and waits for their leaders; existing topics are
+ * left as they are. Resolves with the names it created.
+ */
+export async function ensureTopics(
+  connection: KafkaConnection,
+  specs: readonly TopicSpec[],
+): Promise<string[]> {
+  const topics = specs.map((spec, index) => ({
+    topic: nonEmpty(`topics[${index}].topic`, spec.topic),
+    numPartitions: integer(`topics[${index}].partitions`, spec.partitions ?? 1, 1),
+    replicationFactor: integer(`topics[${index}].replicationFactor`, spec.replicationFactor ?? 1, 1),
+    configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
+  }));
+  try {
+    return await withAdmin(connection, async (admin) => {
+      const existing = new Set(await admin.listTopics());
+      const missing = topics.filter((topic) => !existing.has(topic.topic));
+      if (missing.length === 0) return [];
+      await admin.createTopics({ topics: missing, waitForLeaders: true });
+      return missing.map((topic) => topic.topic);
+    });
+  } catch (error) {
+    throw transportError('creating Kafka topics failed', error);
+  }
+}
+
+/** Deletes the topics that exist among `topics` (for tests and teardown). */
+export async function deleteTopics(connection: KafkaConnection, topics: readonly string[]): Promise<void> {
+  try {
+    await withAdmin(connection, async (admin) => {
+      const existing = new Set(await admin.listTopics());
+      const present = topics.filter((topic) => existing.has(topic));
+      if (present.length > 0) await admin.deleteTopics({ topics: present });
+    });
+  } catch (error) {
+    throw transportError('deleting Kafka topics failed', error);
+  }
+}
+
+/** Deletes consumer groups (for tests and teardown); a group with live members is left alone. */
+export async function deleteGroups(connection: KafkaConnection, groupIds: readonly string[]): Promise<void> {
+  if (groupIds.length === 0) return;
+  await withAdmin(connection, async (admin) => {
+    await admin.deleteGroups([...groupIds]).catch(() => undefined);
+  });
+}

@@ -1,0 +1,198 @@
+import { FERRY_HEADERS, type OutboxMessage } from '@ferry/core';
+import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
+import { outboxMessage, readBack, testConnection, uniqueName } from './support';
+
+const connection = testConnection();
+const topics: string[] = [];
+const never = new AbortController().signal;
+
+async function topic(prefix: string, partitions = 1, configs: Record<string, string> = {}): Promise<string> {
+  const name = uniqueName(prefix);
+  topics.push(name);
+  await ensureTopics(connection, [{ topic: name, partitions, configs }]);
+  return name;
+}
+
+afterAll(async () => {
+  await deleteTopics(connection, topics);
+});
+
+describe('KafkaPublisher against a real broker', () => {
+  test('delivers every event of many keys over 3 partitions in per-key order, read back by an independent group', async () => {
+    const name = await topic('order', 3);
+    const publisher = new KafkaPublisher(connection, { defaultTopic: name });
+    const keys = Array.from({ length: 24 }, (_, index) => `key-${index}`);
+    const perKey = 12;
+    const messages: OutboxMessage[] = [];
+    for (let seq = 0; seq < perKey; seq += 1) {
+      for (const key of keys) messages.push(outboxMessage({ orderingKey: key, payload: { key, seq } }));
+    }
+    try {
+      for (let start = 0; start < messages.length; start += 48) {
+        const batch = messages.slice(start, start + 48);
+        const outcomes = await publisher.publish(batch, never);
+        expect(outcomes).toEqual(batch.map((message) => ({ id: message.id, status: 'sent' })));
+      }
+    } finally {
+      await publisher.close();
+    }
+
+    const records = await readBack(connection, name, messages.length);
+    const ids = records.map((record) => record.headers[FERRY_HEADERS.messageId]);
+    const expected = messages.map((message) => message.id);
+    expect(expected.filter((id) => !ids.includes(id))).toEqual([]);
+    expect(ids.filter((id) => !expected.includes(id!))).toEqual([]);
+    expect(new Set(records.map((record) => record.partition)).size).toBe(3);
+
+    const seen = new Map<string, { seq: number; partition: number }>();
+    for (const record of records) {
+      const { key, seq } = JSON.parse(record.value!) as { key: string; seq: number };
+      expect(record.key).toBe(key);
+      const previous = seen.get(key);
+      if (previous) {
+        expect(record.partition).toBe(previous.partition);
+        expect(seq).toBe(previous.seq + 1);
+      } else {
+        expect(seq).toBe(0);
+      }
+      seen.set(key, { seq, partition: record.partition });
+    }
+    expect(seen.size).toBe(keys.length);
+  });
+
+  test("carries ferry's headers, the event's own headers and a JSON value; a null ordering key gives a null key", async () => {
+    const name = await topic('headers');
+    const publisher = new KafkaPublisher(connection);
+    const message = outboxMessage({
+      destination: name,
+      type: 'invoice.paid',
+      payload: { amount: 12, currency: 'EUR' },
+      tenantId: 'tenant-a',
+      correlationId: 'corr-1',
+      causationId: 'cause-1',
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: 'vendor=x',
+      headers: { 'x-app': 'billing', [FERRY_HEADERS.messageId]: 'forged' },
+    });
+    try {
+      expect(await publisher.publish([message], never)).toEqual([{ id: message.id, status: 'sent' }]);
+    } finally {
+      await publisher.close();
+    }
+    const [record] = await readBack(connection, name, 1);
+    expect(record!.key).toBeNull();
+    expect(JSON.parse(record!.value!)).toEqual({ amount: 12, currency: 'EUR' });
+    expect(record!.headers).toEqual({
+      'x-app': 'billing',
+      [FERRY_HEADERS.messageId]: message.id,
+      [FERRY_HEADERS.eventType]: 'invoice.paid',
+      [FERRY_HEADERS.tenantId]: 'tenant-a',
+      [FERRY_HEADERS.correlationId]: 'corr-1',
+      [FERRY_HEADERS.causationId]: 'cause-1',
+      [FERRY_HEADERS.traceparent]: message.traceparent,
+      [FERRY_HEADERS.tracestate]: 'vendor=x',
+    });
+  });
+
+  test('routes by event type when the event has no destination, and reports an unroutable event permanent without sending it', async () => {
+    const routed = await topic('routed');
+    const publisher = new KafkaPublisher(connection, { routes: { 'user.created': routed } });
+    const good = outboxMessage({ type: 'user.created' });
+    const unroutable = outboxMessage({ type: 'nobody.knows' });
+    try {
+      const outcomes = await publisher.publish([unroutable, good], never);
+      expect(outcomes[0]).toMatchObject({ id: unroutable.id, status: 'permanent' });
+      expect(outcomes[1]).toEqual({ id: good.id, status: 'sent' });
+    } finally {
+      await publisher.close();
+    }
+    const records = await readBack(connection, routed, 1);
+    expect(records.map((record) => record.headers[FERRY_HEADERS.messageId])).toEqual([good.id]);
+  });
+
+  test('isolates a message the broker rejects as too large: it is permanent, the others of the batch are sent', async () => {
+    const name = await topic('too-large', 1, { 'max.message.bytes': '2000' });
+    const publisher = new KafkaPublisher(connection, { defaultTopic: name });
+    const small = outboxMessage({ payload: { text: 'small' }, orderingKey: 'a' });
+    const large = outboxMessage({ payload: { text: 'x'.repeat(5_000) }, orderingKey: 'b' });
+    const afterLarge = outboxMessage({ payload: { text: 'after' }, orderingKey: 'b' });
+    const other = outboxMessage({ payload: { text: 'other' }, orderingKey: 'c' });
+    try {
+      const outcomes = await publisher.publish([small, large, afterLarge, other], never);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['sent', 'permanent', 'retryable', 'sent']);
+    } finally {
+      await publisher.close();
+    }
+    const records = await readBack(connection, name, 2);
+    expect(records.map((record) => record.headers[FERRY_HEADERS.messageId]).sort()).toEqual(
+      [small.id, other.id].sort(),
+    );
+  });
+
+  test('reports a payload over maxMessageBytes permanent without sending it', async () => {
+    const name = await topic('client-limit');
+    const publisher = new KafkaPublisher(connection, { defaultTopic: name, maxMessageBytes: 100 });
+    const message = outboxMessage({ payload: { text: 'y'.repeat(200) } });
+    try {
+      const [outcome] = await publisher.publish([message], never);
+      expect(outcome).toMatchObject({ id: message.id, status: 'permanent' });
+    } finally {
+      await publisher.close();
+    }
+  });
+
+  test('never reports sent for a topic the broker does not have: the send times out as retryable', async () => {
+    const publisher = new KafkaPublisher(connection, {
+      defaultTopic: uniqueName('missing'),
+      sendTimeoutMs: 1_500,
+    });
+    const message = outboxMessage();
+    try {
+      const [outcome] = await publisher.publish([message], never);
+      expect(outcome).toMatchObject({ id: message.id, status: 'retryable' });
+    } finally {
+      await publisher.close();
+    }
+  });
+
+  test('reports in-flight sends as not sent when the producer disconnects mid-send', async () => {
+    const publisher = new KafkaPublisher(connection, {
+      defaultTopic: uniqueName('missing'),
+      sendTimeoutMs: 60_000,
+    });
+    await publisher.connect();
+    const message = outboxMessage();
+    const publishing = publisher.publish([message], never);
+    await new Promise((resolve) => setImmediate(resolve));
+    await publisher.close();
+    const [outcome] = await publishing;
+    expect(outcome).toMatchObject({ id: message.id, status: 'retryable' });
+  });
+
+  test('reports every message retryable when the relay aborts the publish', async () => {
+    const name = await topic('aborted');
+    const publisher = new KafkaPublisher(connection, { defaultTopic: name });
+    const controller = new AbortController();
+    controller.abort(new Error('lease lost'));
+    const messages = [outboxMessage(), outboxMessage()];
+    try {
+      const outcomes = await publisher.publish(messages, controller.signal);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['retryable', 'retryable']);
+    } finally {
+      await publisher.close();
+    }
+  });
+
+  test('connect() and close() are safe to call twice, and a closed publisher sends nothing', async () => {
+    const name = await topic('lifecycle');
+    const publisher = new KafkaPublisher(connection, { defaultTopic: name });
+    await Promise.all([publisher.connect(), publisher.connect()]);
+    await publisher.connect();
+    await publisher.close();
+    await publisher.close();
+    const message = outboxMessage();
+    expect(await publisher.publish([message], never)).toEqual([
+      { id: message.id, status: 'retryable', error: 'publisher is closed' },
+    ]);
+  });
+});

@@ -1,0 +1,258 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { Pool } from 'pg';
+import type { Consumer, KafkaMessage } from 'kafkajs';
+import {
+  FerryError,
+  type InboxAcceptInput,
+  type InboxAcceptResult,
+  type InboxAcceptor,
+  type OutboxMessage,
+} from '@ferry/core';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { KafkaConnection, type ConnectionOptions } from '../src';
+
+export const silentLogger = pino({ level: 'silent' });
+
+export function brokers(): string[] {
+  return (process.env.FERRY_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+}
+
+export function testConnection(options: Partial<ConnectionOptions> = {}): KafkaConnection {
+  return new KafkaConnection({
+    brokers: brokers(),
+    clientId: 'ferry-kafka-test',
+    kafkaLogLevel: 'nothing',
+    logger: silentLogger,
+    ...options,
+  });
+}
+
+/** A name unique to this run, for topics and groups. */
+export function uniqueName(prefix: string): string {
+  return `ferry-test-${prefix}-${randomBytes(5).toString('hex')}`;
+}
+
+/** Consumer settings that make group joins and rebalances quick on a single node. */
+export const fastGroup = {
+  sessionTimeoutMs: 6_000,
+  heartbeatIntervalMs: 300,
+  rebalanceTimeoutMs: 10_000,
+} as const;
+
+/** Polls `condition` until it holds; fails with `describe()` when the deadline passes. */
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  describe: () => string,
+  deadlineMs = 40_000,
+): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    if (await condition()) return;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${deadlineMs} ms: ${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export function outboxMessage(overrides: Partial<OutboxMessage> = {}): OutboxMessage {
+  return {
+    id: randomUUID(),
+    type: 'order.placed',
+    payload: { n: 1 },
+    destination: null,
+    orderingKey: null,
+    tenantId: null,
+    correlationId: null,
+    causationId: null,
+    headers: {},
+    traceparent: null,
+    tracestate: null,
+    attempt: 1,
+    createdAt: new Date(),
+    ...overrides,
+  };
+}
+
+export interface ReadRecord {
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: string | null;
+  readonly value: string | null;
+  readonly headers: Record<string, string>;
+}
+
+function decode(partition: number, message: KafkaMessage): ReadRecord {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    if (value !== undefined) headers[name] = String(Array.isArray(value) ? value[0] : value);
+  }
+  return {
+    partition,
+    offset: message.offset,
+    key: message.key?.toString('utf8') ?? null,
+    value: message.value?.toString('utf8') ?? null,
+    headers,
+  };
+}
+
+/** Reads `topic` from the beginning with an independent group until `count` records arrived. */
+export async function readBack(
+  connection: KafkaConnection,
+  topic: string,
+  count: number,
+): Promise<ReadRecord[]> {
+  const records: ReadRecord[] = [];
+  const consumer: Consumer = connection.kafka.consumer({
+    groupId: uniqueName('reader'),
+    sessionTimeout: 6_000,
+    heartbeatInterval: 300,
+    maxWaitTimeInMs: 100,
+  });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ partition, message }) => {
+        records.push(decode(partition, message));
+      },
+    });
+    await waitFor(
+      () => records.length >= count,
+      () => `read ${records.length} of ${count} records from ${topic}`,
+    );
+    return records;
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
+/** Committed offsets of `groupId` on `topic`, by partition ('-1' when none). */
+export async function committedOffsets(
+  connection: KafkaConnection,
+  groupId: string,
+  topic: string,
+): Promise<Map<number, string>> {
+  const admin = connection.kafka.admin();
+  await admin.connect();
+  try {
+    const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    return new Map((entry?.partitions ?? []).map((p) => [p.partition, p.offset]));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** End (high-water) offsets of `topic`, by partition. */
+export async function endOffsets(connection: KafkaConnection, topic: string): Promise<Map<number, string>> {
+  const admin = connection.kafka.admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return new Map(offsets.map((p) => [p.partition, p.high]));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * A small inbox acceptor over a real PostgreSQL table: unique (consumer, message_id),
+ * INSERT ... ON CONFLICT DO NOTHING in one transaction, committed before it resolves.
+ * `refuse` makes it throw a retriable FerryError as a database that refuses work would.
+ */
+export class PgTestAcceptor implements InboxAcceptor {
+  readonly maxPayloadBytes = 64 * 1024;
+  refuse = false;
+  calls = 0;
+  refusals = 0;
+  duplicates = 0;
+  /** Runs after a batch committed and before acceptMany resolves (e.g. to crash mid-batch). */
+  afterCommit: (() => Promise<void>) | null = null;
+
+  private constructor(
+    private readonly database: TestDatabase,
+    private readonly pool: Pool,
+  ) {}
+
+  static async create(): Promise<PgTestAcceptor> {
+    const database = await createTestDatabase({ migrate: false });
+    const pool = new Pool({ connectionString: database.url, max: 4 });
+    await pool.query(`CREATE TABLE received (
+      seq bigserial PRIMARY KEY,
+      consumer text NOT NULL,
+      message_id text NOT NULL,
+      tenant_id text,
+      type text,
+      payload jsonb NOT NULL,
+      UNIQUE (consumer, message_id)
+    )`);
+    return new PgTestAcceptor(database, pool);
+  }
+
+  async acceptMany(inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> {
+    this.calls += 1;
+    if (this.refuse) {
+      this.refusals += 1;
+      throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'test database refuses work');
+    }
+    const client = await this.pool.connect();
+    const results: InboxAcceptResult[] = [];
+    try {
+      await client.query('BEGIN');
+      for (const input of inputs) {
+        const inserted = await client.query<{ seq: string }>(
+          `INSERT INTO received (consumer, message_id, tenant_id, type, payload) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (consumer, message_id) DO NOTHING RETURNING seq`,
+          [
+            input.consumer,
+            input.messageId,
+            input.tenantId,
+            input.type ?? null,
+            JSON.stringify(input.payload),
+          ],
+        );
+        const seq = inserted.rows[0]?.seq;
+        if (seq === undefined) this.duplicates += 1;
+        results.push(
+          seq === undefined ? { kind: 'duplicate', id: input.messageId } : { kind: 'accepted', id: seq },
+        );
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'test acceptance failed', { cause: error });
+    } finally {
+      client.release();
+    }
+    if (this.afterCommit) await this.afterCommit();
+    return results;
+  }
+
+  /** Every accepted row, in acceptance order. */
+  async rows(
+    consumer: string,
+  ): Promise<{ consumer: string; messageId: string; payload: Record<string, unknown> }[]> {
+    const result = await this.pool.query<{
+      consumer: string;
+      message_id: string;
+      payload: Record<string, unknown>;
+    }>('SELECT consumer, message_id, payload FROM received WHERE consumer = $1 ORDER BY seq', [consumer]);
+    return result.rows.map((row) => ({
+      consumer: row.consumer,
+      messageId: row.message_id,
+      payload: row.payload,
+    }));
+  }
+
+  async count(consumer: string): Promise<number> {
+    const result = await this.pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM received WHERE consumer = $1',
+      [consumer],
+    );
+    return Number(result.rows[0]?.n ?? 0);
+  }
+
+  async drop(): Promise<void> {
+    await this.pool.end();
+    await this.database.drop();
+  }
+}
