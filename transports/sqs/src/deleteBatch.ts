@@ -1,0 +1,47 @@
+import { DeleteMessageBatchCommand, type Message } from '@aws-sdk/client-sqs';
+import type { SqsConnection } from './connection';
+
+/** Entry codes after which deleting the same receipt handle again cannot succeed. */
+const FINAL_DELETE_CODES = new Set(['ReceiptHandleIsInvalid', 'InvalidParameterValue']);
+
+/**
+ * Deletes messages (at most 10) with DeleteMessageBatch, checking every entry of `Failed`
+ * and retrying those up to `attempts` times in all. Resolves to the number deleted. A
+ * message that could not be deleted becomes visible again and is offered once more; the
+ * inbox reports it as a duplicate, and it is deleted then.
+ */
+export async function deleteMessages(
+  connection: SqsConnection,
+  queueUrl: string,
+  messages: readonly Message[],
+  attempts: number,
+  onFailure: (error: unknown) => void,
+): Promise<number> {
+  let remaining = [...messages];
+  let deleted = 0;
+  for (let attempt = 1; attempt <= attempts && remaining.length > 0; attempt += 1) {
+    try {
+      const output = await connection.client.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: remaining.map((message, index) => ({
+            Id: `x${index}`,
+            ReceiptHandle: message.ReceiptHandle,
+          })),
+        }),
+      );
+      deleted += output.Successful?.length ?? 0;
+      const retry: Message[] = [];
+      for (const failed of output.Failed ?? []) {
+        const message = remaining[Number(failed.Id?.slice(1))];
+        const error = new Error(`DeleteMessageBatch entry failed: ${failed.Code}: ${failed.Message}`);
+        if (!message || FINAL_DELETE_CODES.has(failed.Code ?? '') || attempt === attempts) onFailure(error);
+        else retry.push(message);
+      }
+      remaining = retry;
+    } catch (error) {
+      if (attempt === attempts) onFailure(error);
+    }
+  }
+  return deleted;
+}

@@ -1,0 +1,71 @@
+import { FerryError } from '@ferry/core';
+
+/**
+ * SQS failures are translated here, at the boundary: callers only ever see a FerryError
+ * with code `FERRY_TRANSPORT_ERROR` (retriable), `FERRY_PERMANENT_FAILURE` or `FERRY_CLOSED`.
+ */
+export function transportError(message: string, cause?: unknown): FerryError {
+  return new FerryError('FERRY_TRANSPORT_ERROR', `${message}: ${describeError(cause)}`, { cause });
+}
+
+export function closedError(what: string): FerryError {
+  return new FerryError('FERRY_CLOSED', `${what} is closed`);
+}
+
+/** Why a message was dead-lettered; travels in the `x-ferry-reject-reason` attribute. */
+export const REJECT_REASONS = {
+  missingIdentity: 'missing_identity',
+  unparseableBody: 'unparseable_body',
+  payloadTooLarge: 'payload_too_large',
+  inboxInvalid: 'inbox_invalid',
+  fingerprintConflict: 'fingerprint_conflict',
+} as const;
+
+export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];
+
+/**
+ * Entry codes of a batch's `Failed` list that retrying the same entry cannot fix. Every
+ * other code (throttling, internal errors, codes this table does not know) is retryable:
+ * the outbox's `max_retries` bounds a wrong guess, while a wrong "permanent" would fail an
+ * event that a retry would have delivered.
+ */
+export const PERMANENT_ENTRY_CODES: ReadonlySet<string> = new Set([
+  'InvalidParameterValue',
+  'InvalidAttributeValue',
+  'InvalidAttributeName',
+  'InvalidMessageContents',
+  'MissingParameter',
+  'MessageTooLong',
+  'BatchEntryIdsNotDistinct',
+  'InvalidBatchEntryId',
+  'UnsupportedOperation',
+  'ReceiptHandleIsInvalid',
+]);
+
+/** Whole-request error names after which no entry of the request can succeed on retry. */
+export const PERMANENT_REQUEST_ERRORS: ReadonlySet<string> = new Set([
+  'InvalidAddress',
+  'InvalidSecurity',
+  'UnsupportedOperation',
+]);
+
+export function isPermanentEntryCode(code: string | undefined): boolean {
+  return code !== undefined && PERMANENT_ENTRY_CODES.has(code);
+}
+
+export function errorName(error: unknown): string | undefined {
+  if (error && typeof error === 'object' && 'name' in error && typeof error.name === 'string') {
+    return error.name;
+  }
+  return undefined;
+}
+
+export function isAbortError(error: unknown): boolean {
+  return errorName(error) === 'AbortError';
+}
+
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (error === undefined) return 'unknown error';
+  return String(error);
+}

@@ -1,0 +1,28 @@
+export { SqsConnection } from './connection';
+export { SqsPublisher } from './publisher';
+export { attachSqsConsumer, type AttachConsumerOptions, type SqsConsumer } from './consumer';
+export {
+  declareQueue,
+  deleteQueue,
+  deadLetterQueueName,
+  isFifoQueue,
+  queueArn,
+  type DeclaredQueue,
+  type QueueSpec,
+} from './topology';
+export {
+  DEFAULTS,
+  resolveConnectionOptions,
+  resolveConsumerOptions,
+  resolvePublisherOptions,
+  type ConnectionOptions,
+  type ConsumerOptions,
+  type DeadLetterOptions,
+  type IdentityExtractor,
+  type PublisherOptions,
+  type SqsConsumerEvent,
+} from './options';
+export { backoffDelay, visibilityBackoffSeconds, type BackoffPolicy } from './backoff';
+export { PERMANENT_ENTRY_CODES, REJECT_REASONS, type RejectReason } from './errors';
+export { REJECT_DETAIL_ATTRIBUTE } from './deadLetter';
+export { HEADERS_ATTRIBUTE, identityFromMessageId } from './wire';

@@ -1,0 +1,196 @@
+import { SendMessageBatchCommand, type SendMessageBatchResultEntry } from '@aws-sdk/client-sqs';
+import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
+import type { SqsConnection } from './connection';
+import { PERMANENT_REQUEST_ERRORS, describeError, errorName, isPermanentEntryCode } from './errors';
+import { resolvePublisherOptions, type PublisherOptions, type ResolvedPublisherOptions } from './options';
+import { isFifoQueue } from './topology';
+import { encodeEntry, messageSize } from './wire';
+
+/** SQS accepts at most 10 entries per SendMessageBatch. */
+const MAX_BATCH_ENTRIES = 10;
+
+interface Pending {
+  readonly index: number;
+  readonly message: OutboxMessage;
+  readonly entry: ReturnType<typeof encodeEntry>;
+  readonly size: number;
+}
+
+/**
+ * Outbox publisher over SendMessageBatch. A message is reported `sent` only when it is in
+ * the response's `Successful` list; every `Failed` entry is retryable or permanent by its
+ * code (errors.ts), and anything else (request error, abort, no answer) is retryable.
+ *
+ * Messages are grouped by queue (destination, else `routes[type]`, else `defaultQueue`),
+ * then sent in order in batches of at most 10 entries and `maxBatchBytes`. On a FIFO queue,
+ * once one message of an ordering key was not sent, later messages of that key in the same
+ * call are not attempted (reported retryable), so the key's order holds across retries.
+ */
+export class SqsPublisher implements Publisher {
+  readonly options: ResolvedPublisherOptions;
+  private closed = false;
+
+  constructor(
+    private readonly connection: SqsConnection,
+    options: PublisherOptions = {},
+  ) {
+    this.options = resolvePublisherOptions(options);
+  }
+
+  async publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
+    const outcomes: (PublishOutcome | undefined)[] = new Array(messages.length);
+    if (this.closed || this.connection.isClosed) {
+      return messages.map((m) => ({ id: m.id, status: 'retryable', error: 'SQS publisher is closed' }));
+    }
+    const byQueue = new Map<string, number[]>();
+    messages.forEach((message, index) => {
+      const queue = message.destination ?? this.options.routes[message.type] ?? this.options.defaultQueue;
+      if (queue === null) {
+        outcomes[index] = {
+          id: message.id,
+          status: 'permanent',
+          error: `no destination: the event names none, no route for type ${message.type}, no defaultQueue`,
+        };
+        return;
+      }
+      byQueue.set(queue, [...(byQueue.get(queue) ?? []), index]);
+    });
+    await Promise.all(
+      [...byQueue].map(([queue, indexes]) => this.publishToQueue(queue, indexes, messages, outcomes, signal)),
+    );
+    return messages.map(
+      (message, index) =>
+        outcomes[index] ?? { id: message.id, status: 'retryable', error: 'no confirmation from SQS' },
+    );
+  }
+
+  /** Marks the publisher closed; the connection belongs to the caller and stays open. */
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private async publishToQueue(
+    queue: string,
+    indexes: readonly number[],
+    messages: readonly OutboxMessage[],
+    outcomes: (PublishOutcome | undefined)[],
+    signal: AbortSignal,
+  ): Promise<void> {
+    let queueUrl: string;
+    try {
+      queueUrl = await this.connection.queueUrl(queue, signal);
+    } catch (error) {
+      for (const index of indexes) {
+        outcomes[index] = retryable(
+          messages[index]!,
+          `queue ${queue} could not be resolved: ${describeError(error)}`,
+        );
+      }
+      return;
+    }
+    const fifo = isFifoQueue(queueUrl);
+    const pending: Pending[] = [];
+    for (const index of indexes) {
+      const message = messages[index]!;
+      const entry = encodeEntry(`m${index}`, message, fifo);
+      const size = messageSize(entry.MessageBody, entry.MessageAttributes);
+      if (size > this.options.maxMessageBytes) {
+        outcomes[index] = {
+          id: message.id,
+          status: 'permanent',
+          error: `message is ${size} bytes with its attributes; SQS takes at most ${this.options.maxMessageBytes}`,
+        };
+      } else {
+        pending.push({ index, message, entry, size });
+      }
+    }
+    const failedKeys = new Set<string>();
+    const keyOf = (p: Pending) => (fifo ? (p.entry.MessageGroupId ?? null) : null);
+    while (pending.length > 0) {
+      const batch = this.nextBatch(pending, failedKeys, keyOf, outcomes);
+      if (batch.length === 0) continue;
+      if (signal.aborted) {
+        for (const p of [batch, pending].flat()) outcomes[p.index] = retryable(p.message, 'publish aborted');
+        return;
+      }
+      await this.sendBatch(queueUrl, batch, outcomes, signal);
+      for (const p of batch) {
+        const key = keyOf(p);
+        if (key !== null && outcomes[p.index]?.status !== 'sent') failedKeys.add(key);
+      }
+    }
+  }
+
+  /** Takes the next batch off `pending`: at most 10 entries within maxBatchBytes, skipping failed keys. */
+  private nextBatch(
+    pending: Pending[],
+    failedKeys: ReadonlySet<string>,
+    keyOf: (p: Pending) => string | null,
+    outcomes: (PublishOutcome | undefined)[],
+  ): Pending[] {
+    const batch: Pending[] = [];
+    let bytes = 0;
+    while (pending.length > 0 && batch.length < MAX_BATCH_ENTRIES) {
+      const next = pending[0]!;
+      const key = keyOf(next);
+      if (key !== null && failedKeys.has(key)) {
+        pending.shift();
+        outcomes[next.index] = retryable(
+          next.message,
+          `an earlier message of ordering key ${key} was not sent`,
+        );
+        continue;
+      }
+      if (batch.length > 0 && bytes + next.size > this.options.maxBatchBytes) break;
+      pending.shift();
+      batch.push(next);
+      bytes += next.size;
+    }
+    return batch;
+  }
+
+  private async sendBatch(
+    queueUrl: string,
+    batch: readonly Pending[],
+    outcomes: (PublishOutcome | undefined)[],
+    signal: AbortSignal,
+  ): Promise<void> {
+    let successful: readonly SendMessageBatchResultEntry[];
+    let failed: readonly { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[];
+    try {
+      const output = await this.connection.client.send(
+        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch.map((p) => p.entry) }),
+        { abortSignal: signal },
+      );
+      successful = output.Successful ?? [];
+      failed = output.Failed ?? [];
+    } catch (error) {
+      const name = errorName(error);
+      const permanent = name !== undefined && PERMANENT_REQUEST_ERRORS.has(name);
+      const text = `SendMessageBatch to ${queueUrl} failed: ${name ?? 'Error'}: ${describeError(error)}`;
+      for (const p of batch) {
+        outcomes[p.index] = permanent
+          ? { id: p.message.id, status: 'permanent', error: text }
+          : retryable(p.message, text);
+      }
+      return;
+    }
+    const byEntryId = new Map(batch.map((p) => [p.entry.Id, p]));
+    for (const entry of successful) {
+      const p = entry.Id === undefined ? undefined : byEntryId.get(entry.Id);
+      if (p) outcomes[p.index] = { id: p.message.id, status: 'sent' };
+    }
+    for (const entry of failed) {
+      const p = entry.Id === undefined ? undefined : byEntryId.get(entry.Id);
+      if (!p) continue;
+      const error = `SQS rejected the entry: ${entry.Code ?? 'unknown code'}: ${entry.Message ?? ''}`.trim();
+      outcomes[p.index] = isPermanentEntryCode(entry.Code)
+        ? { id: p.message.id, status: 'permanent', error }
+        : retryable(p.message, error);
+    }
+  }
+}
+
+function retryable(message: OutboxMessage, error: string): PublishOutcome {
+  return { id: message.id, status: 'retryable', error };
+}

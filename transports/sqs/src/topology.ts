@@ -1,0 +1,111 @@
+import {
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  type QueueAttributeName,
+} from '@aws-sdk/client-sqs';
+import { FerryConfigError } from '@ferry/core';
+import type { SqsConnection } from './connection';
+import { errorName, transportError } from './errors';
+
+export interface QueueSpec {
+  /** Queue name; a FIFO queue's name must end in `.fifo`. */
+  readonly name: string;
+  readonly fifo?: boolean;
+  readonly visibilityTimeoutSeconds?: number;
+  /**
+   * Creates `<name>-dlq` (`<base>-dlq.fifo` for FIFO) and a redrive policy moving a message
+   * there after `maxReceiveCount` receives.
+   */
+  readonly deadLetter?: { readonly maxReceiveCount: number };
+}
+
+export interface DeclaredQueue {
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  /** Null when the spec asked for no dead-letter queue. */
+  readonly deadLetterQueueUrl: string | null;
+}
+
+/** The dead-letter queue name declareQueue uses for `name`. */
+export function deadLetterQueueName(name: string): string {
+  return name.endsWith('.fifo') ? `${name.slice(0, -'.fifo'.length)}-dlq.fifo` : `${name}-dlq`;
+}
+
+/** Whether a queue URL or name denotes a FIFO queue (SQS requires the `.fifo` suffix). */
+export function isFifoQueue(nameOrUrl: string): boolean {
+  return nameOrUrl.endsWith('.fifo');
+}
+
+/**
+ * Creates a standard or FIFO queue (and its dead-letter queue with a redrive policy).
+ * Idempotent for identical attributes, as CreateQueue is.
+ */
+export async function declareQueue(connection: SqsConnection, spec: QueueSpec): Promise<DeclaredQueue> {
+  const fifo = spec.fifo ?? isFifoQueue(spec.name);
+  if (fifo !== isFifoQueue(spec.name)) {
+    throw new FerryConfigError('name', 'a FIFO queue name must end in .fifo, and only a FIFO queue name may');
+  }
+  if (
+    spec.deadLetter &&
+    (!Number.isInteger(spec.deadLetter.maxReceiveCount) || spec.deadLetter.maxReceiveCount < 1)
+  ) {
+    throw new FerryConfigError('deadLetter.maxReceiveCount', 'must be an integer >= 1');
+  }
+  const base: Partial<Record<QueueAttributeName, string>> = fifo ? { FifoQueue: 'true' } : {};
+  let deadLetterQueueUrl: string | null = null;
+  const attributes = { ...base };
+  if (spec.visibilityTimeoutSeconds !== undefined) {
+    attributes.VisibilityTimeout = String(spec.visibilityTimeoutSeconds);
+  }
+  if (spec.deadLetter) {
+    deadLetterQueueUrl = await createQueue(connection, deadLetterQueueName(spec.name), base);
+    const deadLetterTargetArn = await queueArn(connection, deadLetterQueueUrl);
+    attributes.RedrivePolicy = JSON.stringify({
+      deadLetterTargetArn,
+      maxReceiveCount: spec.deadLetter.maxReceiveCount,
+    });
+  }
+  const queueUrl = await createQueue(connection, spec.name, attributes);
+  return { queueUrl, queueArn: await queueArn(connection, queueUrl), deadLetterQueueUrl };
+}
+
+/** Deletes a queue; a queue that does not exist counts as deleted. */
+export async function deleteQueue(connection: SqsConnection, queueUrl: string): Promise<void> {
+  try {
+    await connection.client.send(new DeleteQueueCommand({ QueueUrl: queueUrl }));
+  } catch (error) {
+    if (errorName(error) !== 'QueueDoesNotExist')
+      throw transportError(`DeleteQueue ${queueUrl} failed`, error);
+  }
+  connection.forgetQueue(queueUrl);
+}
+
+export async function queueArn(connection: SqsConnection, queueUrl: string): Promise<string> {
+  try {
+    const output = await connection.client.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    const arn = output.Attributes?.QueueArn;
+    if (!arn) throw new Error('no QueueArn attribute');
+    return arn;
+  } catch (error) {
+    throw transportError(`GetQueueAttributes ${queueUrl} failed`, error);
+  }
+}
+
+async function createQueue(
+  connection: SqsConnection,
+  name: string,
+  attributes: Partial<Record<QueueAttributeName, string>>,
+): Promise<string> {
+  try {
+    const output = await connection.client.send(
+      new CreateQueueCommand({ QueueName: name, Attributes: attributes }),
+    );
+    if (!output.QueueUrl) throw new Error('CreateQueue returned no URL');
+    return output.QueueUrl;
+  } catch (error) {
+    throw transportError(`CreateQueue ${name} failed`, error);
+  }
+}

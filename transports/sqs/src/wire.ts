@@ -1,0 +1,160 @@
+import type { Message, MessageAttributeValue, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
+import { REJECT_REASONS, type RejectReason } from './errors';
+import type { IdentityExtractor } from './options';
+
+/**
+ * Wire format. MessageBody = JSON of the payload. Message attributes (all `String`), at most
+ * 8 of SQS's 10, so a dead-letter copy still has room for the reject reason:
+ *   x-ferry-message-id, x-ferry-event-type, x-ferry-tenant-id, x-ferry-correlation-id,
+ *   x-ferry-causation-id, traceparent, tracestate, and x-ferry-headers = JSON of the event's
+ *   own headers (packed into one attribute, since an event may carry any number of them).
+ * Attributes whose value is null or empty are omitted (SQS rejects empty values).
+ */
+export const HEADERS_ATTRIBUTE = 'x-ferry-headers';
+
+export type Attributes = Record<string, MessageAttributeValue>;
+
+export function encodeAttributes(message: OutboxMessage): Attributes {
+  const attributes: Attributes = {};
+  const put = (name: string, value: string | null) => {
+    if (value !== null && value.length > 0) attributes[name] = { DataType: 'String', StringValue: value };
+  };
+  put(FERRY_HEADERS.messageId, message.id);
+  put(FERRY_HEADERS.eventType, message.type);
+  put(FERRY_HEADERS.tenantId, message.tenantId);
+  put(FERRY_HEADERS.correlationId, message.correlationId);
+  put(FERRY_HEADERS.causationId, message.causationId);
+  put(FERRY_HEADERS.traceparent, message.traceparent);
+  put(FERRY_HEADERS.tracestate, message.tracestate);
+  if (Object.keys(message.headers).length > 0) put(HEADERS_ATTRIBUTE, JSON.stringify(message.headers));
+  return attributes;
+}
+
+/** SQS's size of a message: body plus every attribute's name, data type and value, in UTF-8 bytes. */
+export function messageSize(body: string, attributes: Attributes | undefined): number {
+  let size = Buffer.byteLength(body, 'utf8');
+  for (const [name, value] of Object.entries(attributes ?? {})) {
+    size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType ?? '', 'utf8');
+    size += Buffer.byteLength(value.StringValue ?? '', 'utf8') + (value.BinaryValue?.byteLength ?? 0);
+  }
+  return size;
+}
+
+/** The batch entry for one outbox message; FIFO: group = ordering key (else the event id), dedup = event id. */
+export function encodeEntry(
+  entryId: string,
+  message: OutboxMessage,
+  fifo: boolean,
+): SendMessageBatchRequestEntry & { MessageBody: string } {
+  return {
+    Id: entryId,
+    MessageBody: JSON.stringify(message.payload),
+    MessageAttributes: encodeAttributes(message),
+    ...(fifo
+      ? { MessageGroupId: message.orderingKey ?? message.id, MessageDeduplicationId: message.id }
+      : {}),
+  };
+}
+
+export type Decoded =
+  | { readonly ok: true; readonly input: InboxAcceptInput }
+  | {
+      readonly ok: false;
+      readonly reason: RejectReason;
+      readonly detail: string;
+      readonly messageId: string | null;
+    };
+
+export interface DecodeOptions {
+  readonly consumer: string;
+  readonly maxPayloadBytes: number;
+  /** Used when the message has no `x-ferry-message-id` attribute; null: no fallback. */
+  readonly identity: IdentityExtractor;
+}
+
+/** Attributes that describe ferry's own handling and are not passed to the inbox. */
+const TRANSPORT_ATTRIBUTES = new Set<string>([FERRY_HEADERS.rejectReason, FERRY_HEADERS.transportAttempts]);
+
+/** The SQS MessageId: stable across redeliveries of one send, new for every send. */
+export const identityFromMessageId: IdentityExtractor = (message) => message.MessageId ?? null;
+
+/** Turns a received message into an inbox input, or says why it is invalid before acceptance. */
+export function decodeMessage(message: Message, options: DecodeOptions): Decoded {
+  const attributes = message.MessageAttributes ?? {};
+  const messageId =
+    nonEmpty(attributeString(attributes, FERRY_HEADERS.messageId)) ??
+    nonEmpty(options.identity(message)) ??
+    null;
+  const invalid = (reason: RejectReason, detail: string): Decoded => ({
+    ok: false,
+    reason,
+    detail,
+    messageId,
+  });
+  if (messageId === null) {
+    return invalid(REJECT_REASONS.missingIdentity, 'no x-ferry-message-id attribute and no extracted id');
+  }
+  const body = message.Body ?? '';
+  const bytes = Buffer.byteLength(body, 'utf8');
+  if (bytes > options.maxPayloadBytes) {
+    return invalid(
+      REJECT_REASONS.payloadTooLarge,
+      `body is ${bytes} bytes; the limit is ${options.maxPayloadBytes}`,
+    );
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(body);
+  } catch (error) {
+    return invalid(REJECT_REASONS.unparseableBody, `body is not JSON: ${(error as Error).message}`);
+  }
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    return invalid(REJECT_REASONS.unparseableBody, 'body is JSON but not an object');
+  }
+  return {
+    ok: true,
+    input: {
+      consumer: options.consumer,
+      messageId,
+      tenantId: nonEmpty(attributeString(attributes, FERRY_HEADERS.tenantId)) ?? null,
+      payload: payload as Record<string, unknown>,
+      headers: decodeHeaders(attributes),
+      type: nonEmpty(attributeString(attributes, FERRY_HEADERS.eventType)) ?? null,
+    },
+  };
+}
+
+/** The event's own headers (unpacked from x-ferry-headers) plus every other String attribute. */
+function decodeHeaders(attributes: Attributes): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const packed = attributeString(attributes, HEADERS_ATTRIBUTE);
+  if (packed !== undefined) {
+    try {
+      const parsed: unknown = JSON.parse(packed);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+        for (const [name, value] of Object.entries(parsed)) {
+          if (typeof value === 'string') headers[name] = value;
+        }
+      }
+    } catch {
+      headers[HEADERS_ATTRIBUTE] = packed;
+    }
+  }
+  for (const name of Object.keys(attributes)) {
+    if (name === HEADERS_ATTRIBUTE || TRANSPORT_ATTRIBUTES.has(name)) continue;
+    const value = attributeString(attributes, name);
+    if (value !== undefined) headers[name] = value;
+  }
+  return headers;
+}
+
+export function attributeString(attributes: Attributes, name: string): string | undefined {
+  const value = attributes[name];
+  if (!value || value.StringValue === undefined) return undefined;
+  return value.DataType?.startsWith('Binary') ? undefined : value.StringValue;
+}
+
+function nonEmpty(value: string | null | undefined): string | undefined {
+  return value === null || value === undefined || value.length === 0 ? undefined : value;
+}
