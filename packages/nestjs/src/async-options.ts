@@ -1,0 +1,67 @@
+import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency } from '@nestjs/common';
+import { FerryConfigError } from '@ferry/core';
+
+/**
+ * Options that register or resolve providers. In forRootAsync they must sit at the top
+ * level beside imports / inject / useFactory, because Nest builds the module's provider
+ * list before any factory runs. `global` (the inbox's tenant-less scope policy) is here
+ * too: like privilegedAdmin it widens what the module may touch, so it is fixed at
+ * registration rather than computed from runtime configuration.
+ */
+export const REGISTRATION_KEYS = [
+  'prisma',
+  'imports',
+  'inject',
+  'publisher',
+  'privilegedAdmin',
+  'global',
+  'isGlobal',
+  'handlers',
+] as const;
+
+/** The part of forRootAsync every ferry module shares. */
+export interface FerryAsyncBase<TFactoryResult> {
+  /** Modules that export `prisma` and the factory's injected providers. */
+  imports?: ModuleMetadata['imports'];
+  inject?: (InjectionToken | OptionalFactoryDependency)[];
+  useFactory: (...args: never[]) => TFactoryResult | Promise<TFactoryResult>;
+  /** Register the module globally (its services injectable everywhere). Default false. */
+  isGlobal?: boolean;
+}
+
+/** Throws FerryConfigError if a forRootAsync factory returned a registration option. */
+export function assertFactoryResult(moduleName: string, result: unknown): Record<string, unknown> {
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) {
+    throw new FerryConfigError('useFactory', `the ${moduleName}.forRootAsync factory must return an object`);
+  }
+  for (const key of REGISTRATION_KEYS) {
+    if (Object.prototype.hasOwnProperty.call(result, key)) {
+      throw new FerryConfigError(
+        key,
+        `must be a top-level ${moduleName}.forRootAsync option (beside imports, inject and useFactory), not part of the factory result`,
+      );
+    }
+  }
+  return result as Record<string, unknown>;
+}
+
+/** Rejects keys a module does not know, naming the first one. */
+export function assertKnownKeys(options: object, known: ReadonlySet<string>): void {
+  for (const key of Object.keys(options)) {
+    if (!known.has(key)) throw new FerryConfigError(key, 'is not a known option');
+  }
+}
+
+export function requirePrismaToken(moduleName: string, prisma: unknown): InjectionToken {
+  const valid =
+    typeof prisma === 'function' ||
+    typeof prisma === 'symbol' ||
+    (typeof prisma === 'string' && prisma.length > 0);
+  if (!valid) {
+    throw new FerryConfigError(
+      'prisma',
+      `${moduleName} needs the injection token (class, string or symbol) of the application's Prisma client provider`,
+    );
+  }
+  return prisma as InjectionToken;
+}

@@ -1,0 +1,142 @@
+import { Module, type DynamicModule, type InjectionToken, type Provider } from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
+import type { InboxHandler } from '@ferry/core';
+import { assertFactoryResult, requirePrismaToken } from './async-options';
+import { discoverDecoratedHandlers, resolveTokenHandlers } from './handler-discovery';
+import {
+  inboxSettingsOf,
+  type InboxModuleAsyncOptions,
+  type InboxModuleOptions,
+  type InboxRegistration,
+  type InboxSettings,
+} from './inbox.options';
+import { InboxAdminService, InboxPrivilegedAdminService, InboxService } from './inbox.services';
+import { asPrismaClient } from './prisma';
+import { INBOX_MODULE_OPTIONS, INBOX_REGISTRATION } from './tokens';
+
+interface Registration {
+  readonly handlers: Readonly<Record<string, InjectionToken>>;
+  readonly privilegedAdmin: boolean;
+  readonly global: InboxRegistration['global'];
+}
+
+function registrationOf(options: InboxRegistration): Registration {
+  return {
+    handlers: options.handlers ?? {},
+    privilegedAdmin: options.privilegedAdmin ?? false,
+    global: options.global,
+  };
+}
+
+function providers(prisma: InjectionToken, registration: Registration): Provider[] {
+  const list: Provider[] = [
+    { provide: INBOX_REGISTRATION, useValue: registration },
+    {
+      provide: InboxService,
+      useFactory: (
+        client: unknown,
+        settings: InboxSettings<unknown>,
+        reg: Registration,
+        discovery: DiscoveryService,
+        scanner: MetadataScanner,
+        reflector: Reflector,
+        moduleRef: ModuleRef,
+      ) =>
+        new InboxService({
+          client: asPrismaClient(client),
+          // privilegedAdmin and global pass through core's validation like every other option.
+          options: {
+            ...settings,
+            privilegedAdmin: reg.privilegedAdmin,
+            ...(reg.global === undefined ? {} : { global: reg.global }),
+          },
+          findHandlers: () => {
+            const handlers: Record<string, InboxHandler<unknown>> = {};
+            resolveTokenHandlers(moduleRef, reg.handlers, handlers);
+            discoverDecoratedHandlers(discovery, scanner, reflector, handlers);
+            return handlers;
+          },
+        }),
+      inject: [
+        prisma,
+        INBOX_MODULE_OPTIONS,
+        INBOX_REGISTRATION,
+        DiscoveryService,
+        MetadataScanner,
+        Reflector,
+        ModuleRef,
+      ],
+    },
+    {
+      provide: InboxAdminService,
+      useFactory: (client: unknown) => new InboxAdminService(asPrismaClient(client)),
+      inject: [prisma],
+    },
+  ];
+  if (registration.privilegedAdmin === true) {
+    list.push({
+      provide: InboxPrivilegedAdminService,
+      useFactory: (client: unknown) =>
+        new InboxPrivilegedAdminService(asPrismaClient(client), { privilegedAdmin: true }),
+      inject: [prisma],
+    });
+  }
+  return list;
+}
+
+function exportsOf(registration: Registration): InjectionToken[] {
+  return [
+    InboxService,
+    InboxAdminService,
+    ...(registration.privilegedAdmin === true ? [InboxPrivilegedAdminService] : []),
+  ];
+}
+
+/**
+ * The inbox for a Nest application: InboxService (acceptance + worker), InboxAdminService,
+ * and InboxPrivilegedAdminService only when `privilegedAdmin: true`. Handlers come from
+ * @InboxHandler() methods on providers and from `handlers: { consumer: ProviderToken }`.
+ */
+@Module({})
+export class InboxModule {
+  static forRoot<TTx>(options: InboxModuleOptions<TTx>): DynamicModule {
+    const prisma = requirePrismaToken('InboxModule', options.prisma);
+    const registration = registrationOf(options);
+    return {
+      module: InboxModule,
+      global: options.isGlobal ?? false,
+      imports: [DiscoveryModule, ...(options.imports ?? [])],
+      providers: [
+        { provide: INBOX_MODULE_OPTIONS, useValue: inboxSettingsOf(options) },
+        ...providers(prisma, registration),
+      ],
+      exports: exportsOf(registration),
+    };
+  }
+
+  /**
+   * Registration options (prisma, handlers, privilegedAdmin, global, isGlobal, imports, inject)
+   * sit at the top level; the factory returns the rest (worker, limits, handlerContext,
+   * observer, logger). A factory result holding a registration option fails with FerryConfigError.
+   */
+  static forRootAsync<TTx>(options: InboxModuleAsyncOptions<TTx>): DynamicModule {
+    const prisma = requirePrismaToken('InboxModule', options.prisma);
+    const registration = registrationOf(options);
+    const useFactory = options.useFactory as (...args: unknown[]) => unknown;
+    return {
+      module: InboxModule,
+      global: options.isGlobal ?? false,
+      imports: [DiscoveryModule, ...(options.imports ?? [])],
+      providers: [
+        {
+          provide: INBOX_MODULE_OPTIONS,
+          useFactory: async (...args: unknown[]) =>
+            assertFactoryResult('InboxModule', await useFactory(...args)),
+          inject: options.inject ?? [],
+        },
+        ...providers(prisma, registration),
+      ],
+      exports: exportsOf(registration),
+    };
+  }
+}

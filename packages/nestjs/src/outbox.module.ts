@@ -1,0 +1,148 @@
+import { Module, type DynamicModule, type InjectionToken, type Provider } from '@nestjs/common';
+import {
+  FerryConfigError,
+  createEmitter,
+  createOutboxAdmin,
+  createRelay,
+  fromPrisma,
+  type Publisher,
+} from '@ferry/core';
+import { assertFactoryResult, requirePrismaToken } from './async-options';
+import {
+  outboxSettingsOf,
+  resolveOutboxSettings,
+  type OutboxModuleAsyncOptions,
+  type OutboxModuleOptions,
+  type OutboxRegistration,
+  type ResolvedOutboxSettings,
+} from './outbox.options';
+import {
+  OutboxEmitter,
+  OutboxOperatorService,
+  OutboxRelayService,
+  OutboxTenantAdminService,
+} from './outbox.services';
+import { asPrismaClient } from './prisma';
+import { OUTBOX_MODULE_OPTIONS, OUTBOX_PUBLISHER, OUTBOX_RESOLVED } from './tokens';
+
+const EXPORTS = [OutboxEmitter, OutboxOperatorService, OutboxTenantAdminService, OutboxRelayService];
+
+function isPublisherInstance(value: unknown): value is Publisher {
+  return typeof value === 'object' && value !== null && typeof (value as Publisher).publish === 'function';
+}
+
+function publisherProvider(publisher: OutboxRegistration['publisher']): Provider | undefined {
+  if (publisher === undefined) return undefined;
+  if (isPublisherInstance(publisher)) return { provide: OUTBOX_PUBLISHER, useValue: publisher };
+  return { provide: OUTBOX_PUBLISHER, useExisting: publisher as InjectionToken };
+}
+
+function serviceProviders(prisma: InjectionToken, withPublisher: boolean): Provider[] {
+  return [
+    {
+      provide: OUTBOX_RESOLVED,
+      useFactory: (settings: Record<string, unknown>) => resolveOutboxSettings(settings),
+      inject: [OUTBOX_MODULE_OPTIONS],
+    },
+    {
+      provide: OutboxEmitter,
+      useFactory: (resolved: ResolvedOutboxSettings) =>
+        new OutboxEmitter(
+          createEmitter({
+            retry: { maxRetries: resolved.options.retry.maxRetries },
+            limits: resolved.limits,
+            channel: resolved.options.channel,
+            observer: resolved.observer,
+            logger: resolved.logger,
+          }),
+        ),
+      inject: [OUTBOX_RESOLVED],
+    },
+    {
+      provide: OutboxOperatorService,
+      useFactory: (client: unknown) =>
+        new OutboxOperatorService(createOutboxAdmin(fromPrisma(asPrismaClient(client)))),
+      inject: [prisma],
+    },
+    {
+      provide: OutboxTenantAdminService,
+      useFactory: (client: unknown) =>
+        new OutboxTenantAdminService(createOutboxAdmin(fromPrisma(asPrismaClient(client)))),
+      inject: [prisma],
+    },
+    {
+      provide: OutboxRelayService,
+      useFactory: (resolved: ResolvedOutboxSettings, client: unknown, publisher?: Publisher) => {
+        if (!publisher || !resolved.relay.enabled) return new OutboxRelayService(undefined);
+        if (!isPublisherInstance(publisher)) {
+          throw new FerryConfigError(
+            'publisher',
+            'the provider does not implement publish(messages, signal)',
+          );
+        }
+        return new OutboxRelayService(
+          createRelay({
+            db: fromPrisma(asPrismaClient(client)),
+            publisher,
+            listenUrl: resolved.relay.listenUrl,
+            options: resolved.raw,
+            observer: resolved.observer,
+            logger: resolved.logger,
+          }),
+        );
+      },
+      inject: withPublisher ? [OUTBOX_RESOLVED, prisma, OUTBOX_PUBLISHER] : [OUTBOX_RESOLVED, prisma],
+    },
+  ];
+}
+
+/**
+ * The transactional outbox for a Nest application: OutboxEmitter to emit inside the
+ * application's Prisma transactions, the admin services, and a relay (when a publisher is
+ * configured) started on application bootstrap and drained on shutdown.
+ */
+@Module({})
+export class OutboxModule {
+  static forRoot(options: OutboxModuleOptions): DynamicModule {
+    const prisma = requirePrismaToken('OutboxModule', options.prisma);
+    const publisher = publisherProvider(options.publisher);
+    return {
+      module: OutboxModule,
+      global: options.isGlobal ?? false,
+      imports: options.imports ?? [],
+      providers: [
+        { provide: OUTBOX_MODULE_OPTIONS, useValue: outboxSettingsOf(options) },
+        ...(publisher ? [publisher] : []),
+        ...serviceProviders(prisma, publisher !== undefined),
+      ],
+      exports: EXPORTS,
+    };
+  }
+
+  /**
+   * Registration options (prisma, publisher, isGlobal, imports, inject) sit at the top level;
+   * the factory returns the rest. A factory result holding a registration option fails at
+   * module init with FerryConfigError naming it.
+   */
+  static forRootAsync(options: OutboxModuleAsyncOptions): DynamicModule {
+    const prisma = requirePrismaToken('OutboxModule', options.prisma);
+    const publisher = publisherProvider(options.publisher);
+    const useFactory = options.useFactory as (...args: unknown[]) => unknown;
+    return {
+      module: OutboxModule,
+      global: options.isGlobal ?? false,
+      imports: options.imports ?? [],
+      providers: [
+        {
+          provide: OUTBOX_MODULE_OPTIONS,
+          useFactory: async (...args: unknown[]) =>
+            assertFactoryResult('OutboxModule', await useFactory(...args)),
+          inject: options.inject ?? [],
+        },
+        ...(publisher ? [publisher] : []),
+        ...serviceProviders(prisma, publisher !== undefined),
+      ],
+      exports: EXPORTS,
+    };
+  }
+}

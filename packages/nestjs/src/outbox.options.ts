@@ -1,0 +1,109 @@
+import type { InjectionToken, ModuleMetadata } from '@nestjs/common';
+import {
+  FerryConfigError,
+  resolveOutboxOptions,
+  type EnvelopeLimits,
+  type Logger,
+  type OutboxObserver,
+  type OutboxOptions,
+  type Publisher,
+  type ResolvedOutboxOptions,
+} from '@ferry/core';
+import { assertKnownKeys, type FerryAsyncBase } from './async-options';
+
+/** Options that may also come from a forRootAsync factory. */
+export interface OutboxSettings extends OutboxOptions {
+  /** Relay control; the relay exists only when a publisher is configured. */
+  relay?: {
+    /** Default true (when a publisher is configured). */
+    enabled?: boolean;
+    /** Connection string for LISTEN wake-ups; without it the relay only polls. */
+    listenUrl?: string;
+  };
+  /** Envelope size limits checked by emit(). */
+  limits?: Partial<EnvelopeLimits>;
+  observer?: OutboxObserver;
+  logger?: Logger;
+}
+
+/** Registration options: fixed when the module is built (top level in forRootAsync). */
+export interface OutboxRegistration {
+  /** Injection token of the application's Prisma client provider (e.g. PrismaService). */
+  prisma: InjectionToken;
+  /** A Publisher instance or the injection token of a Publisher provider. Without it no relay runs. */
+  publisher?: Publisher | InjectionToken;
+  /** Register the module globally. Default false. */
+  isGlobal?: boolean;
+}
+
+export interface OutboxModuleOptions extends OutboxRegistration, OutboxSettings {
+  /** Modules that export `prisma` (and a publisher token). */
+  imports?: ModuleMetadata['imports'];
+}
+
+export interface OutboxModuleAsyncOptions extends FerryAsyncBase<OutboxSettings>, OutboxRegistration {}
+
+/** OutboxSettings after validation. */
+export interface ResolvedOutboxSettings {
+  readonly options: ResolvedOutboxOptions;
+  readonly raw: OutboxOptions;
+  readonly relay: { readonly enabled: boolean; readonly listenUrl: string | undefined };
+  readonly limits: Partial<EnvelopeLimits> | undefined;
+  readonly observer: OutboxObserver | undefined;
+  readonly logger: Logger | undefined;
+}
+
+const CORE_KEYS = [
+  'retry',
+  'lease',
+  'stuckThreshold',
+  'pollInterval',
+  'batchSize',
+  'recoveryBatchSize',
+  'poisonGuard',
+  'ordering',
+  'shutdownTimeout',
+  'errorBackoff',
+  'channel',
+  'listen',
+] as const satisfies readonly (keyof OutboxOptions)[];
+const SETTINGS_KEYS = new Set<string>([...CORE_KEYS, 'relay', 'limits', 'observer', 'logger']);
+
+function resolveRelay(relay: unknown): ResolvedOutboxSettings['relay'] {
+  if (relay === undefined) return { enabled: true, listenUrl: undefined };
+  if (typeof relay !== 'object' || relay === null) throw new FerryConfigError('relay', 'must be an object');
+  const { enabled, listenUrl, ...rest } = relay as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw new FerryConfigError(`relay.${unknown}`, 'is not a known option');
+  if (enabled !== undefined && typeof enabled !== 'boolean')
+    throw new FerryConfigError('relay.enabled', 'must be a boolean');
+  if (listenUrl !== undefined && (typeof listenUrl !== 'string' || listenUrl.length === 0))
+    throw new FerryConfigError('relay.listenUrl', 'must be a non-empty connection string');
+  return { enabled: enabled ?? true, listenUrl };
+}
+
+/** Validates module settings with core's resolveOutboxOptions; throws FerryConfigError. */
+export function resolveOutboxSettings(settings: Record<string, unknown>): ResolvedOutboxSettings {
+  assertKnownKeys(settings, SETTINGS_KEYS);
+  const raw: OutboxOptions = {};
+  for (const key of CORE_KEYS) {
+    if (settings[key] !== undefined) (raw as Record<string, unknown>)[key] = settings[key];
+  }
+  const s = settings as OutboxSettings;
+  if (s.observer !== undefined && (typeof s.observer !== 'object' || s.observer === null))
+    throw new FerryConfigError('observer', 'must be an object of hook functions');
+  return {
+    options: resolveOutboxOptions(raw),
+    raw,
+    relay: resolveRelay(s.relay),
+    limits: s.limits,
+    observer: s.observer,
+    logger: s.logger,
+  };
+}
+
+/** The non-registration part of forRoot options, as a factory would return it. */
+export function outboxSettingsOf(options: OutboxModuleOptions): OutboxSettings {
+  const { prisma: _p, publisher: _pub, isGlobal: _g, imports: _i, ...settings } = options;
+  return settings;
+}

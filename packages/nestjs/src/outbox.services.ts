@@ -1,0 +1,107 @@
+import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { FerryConfigError } from '@ferry/core';
+import type {
+  AdminResult,
+  CycleResult,
+  Emitter,
+  HealthThresholds,
+  ListQuery,
+  OperatorOutboxAdmin,
+  OutboxAdmin,
+  OutboxEventInput,
+  OutboxHealth,
+  OutboxRecord,
+  OutboxStats,
+  PrismaTransactionLike,
+  Relay,
+  SqlExecutor,
+} from '@ferry/core';
+
+/** Emits outbox events inside the caller's Prisma transaction (`tx` from prisma.$transaction). */
+export class OutboxEmitter implements Emitter {
+  constructor(private readonly emitter: Emitter) {}
+
+  emit(tx: PrismaTransactionLike | SqlExecutor, event: OutboxEventInput): Promise<{ id: string }> {
+    return this.emitter.emit(tx, event);
+  }
+
+  emitMany(
+    tx: PrismaTransactionLike | SqlExecutor,
+    events: readonly OutboxEventInput[],
+  ): Promise<{ ids: string[] }> {
+    return this.emitter.emitMany(tx, events);
+  }
+}
+
+/**
+ * Cross-tenant outbox operator API (retry, markFailed, list, stats, health, purge). Inject it
+ * only into authorized control-plane code; use OutboxTenantAdminService for tenant-bound work.
+ */
+export class OutboxOperatorService implements OperatorOutboxAdmin {
+  constructor(private readonly admin: OperatorOutboxAdmin) {}
+
+  forTenant(tenantId: string): OutboxAdmin {
+    return this.admin.forTenant(tenantId);
+  }
+  retry(id: string): Promise<AdminResult> {
+    return this.admin.retry(id);
+  }
+  retryMany(ids: readonly string[]): Promise<AdminResult[]> {
+    return this.admin.retryMany(ids);
+  }
+  markFailed(id: string, reason: string): Promise<AdminResult> {
+    return this.admin.markFailed(id, reason);
+  }
+  get(id: string): Promise<OutboxRecord | null> {
+    return this.admin.get(id);
+  }
+  list(query?: ListQuery): Promise<{ items: OutboxRecord[]; nextCursor: string | null }> {
+    return this.admin.list(query);
+  }
+  stats(): Promise<OutboxStats> {
+    return this.admin.stats();
+  }
+  health(thresholds?: HealthThresholds): Promise<OutboxHealth> {
+    return this.admin.health(thresholds);
+  }
+  purgeSent(args: { before: Date; limit?: number }): Promise<{ deleted: number }> {
+    return this.admin.purgeSent(args);
+  }
+}
+
+/** Tenant-bound outbox admin: bind the tenant from authenticated context with forTenant(). */
+export class OutboxTenantAdminService {
+  constructor(private readonly admin: OperatorOutboxAdmin) {}
+
+  forTenant(tenantId: string): OutboxAdmin {
+    return this.admin.forTenant(tenantId);
+  }
+}
+
+/**
+ * Owns the relay: started on application bootstrap, drained on module destroy (before a
+ * Prisma module the outbox module imports is destroyed). `relay` is undefined when no
+ * publisher is configured or relay.enabled is false.
+ */
+export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestroy {
+  constructor(readonly relay: Relay | undefined) {}
+
+  /** One relay cycle (tests, explicit control). Throws if no relay is configured. */
+  runOnce(): Promise<CycleResult> {
+    if (!this.relay) {
+      throw new FerryConfigError(
+        'publisher',
+        'no outbox relay is configured (no publisher, or relay.enabled: false)',
+      );
+    }
+    return this.relay.runOnce();
+  }
+
+  onApplicationBootstrap(): void {
+    this.relay?.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.relay?.close();
+  }
+}

@@ -1,0 +1,82 @@
+import 'reflect-metadata';
+import { Module, type DynamicModule, type OnModuleDestroy } from '@nestjs/common';
+import type { OutboxMessage, Publisher, PublishOutcome } from '@ferry/core';
+
+/** Records lifecycle events in order, shared by a test and its providers. */
+export class Events {
+  readonly log: string[] = [];
+}
+
+/** The application's Prisma service as an app would write it: disconnects in onModuleDestroy. */
+export class TestPrismaService implements OnModuleDestroy {
+  constructor(
+    readonly client: {
+      $disconnect(): Promise<void>;
+    },
+    private readonly events: Events,
+  ) {
+    // Expose the client's methods on the service, as `class PrismaService extends PrismaClient` would.
+    return new Proxy(this, {
+      get: (target, key, receiver) => {
+        if (key in target) return Reflect.get(target, key, receiver);
+        const value: unknown = Reflect.get(client, key, client);
+        return typeof value === 'function' ? value.bind(client) : value;
+      },
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.events.log.push('prisma:disconnect');
+    await this.client.$disconnect();
+  }
+}
+
+/** A PrismaModule exporting TestPrismaService for `client`. */
+export function prismaModule(
+  client: { $disconnect(): Promise<void> },
+  events = new Events(),
+  global = false,
+): DynamicModule {
+  @Module({})
+  class PrismaModule {}
+  return {
+    module: PrismaModule,
+    global,
+    providers: [
+      { provide: Events, useValue: events },
+      { provide: TestPrismaService, useFactory: () => new TestPrismaService(client, events) },
+    ],
+    exports: [TestPrismaService, Events],
+  };
+}
+
+/** A broker in memory: every message is confirmed. */
+export class MemoryPublisher implements Publisher {
+  readonly delivered: OutboxMessage[] = [];
+  async publish(messages: readonly OutboxMessage[]): Promise<readonly PublishOutcome[]> {
+    this.delivered.push(...messages);
+    return messages.map((m) => ({ id: m.id, status: 'sent' as const }));
+  }
+}
+
+/** Waits for `check` to return a truthy value, polling; fails after `timeoutMs`. */
+export async function waitFor<T>(
+  check: () => Promise<T> | T,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A promise with its resolve function, to hold a handler until the test releases it. */
+export function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
