@@ -39,9 +39,12 @@ function dependenciesCurrent() {
 
 if (!dependenciesCurrent()) step('install dependencies', 'npm', ['ci', '--no-audit', '--no-fund']);
 step('start services', path.join(root, 'scripts/services'), ['up']);
-step('generate the Prisma client', 'npx', ['prisma', 'generate'], {
-  PRISMA_SCHEMA_ENGINE_BINARY: path.join(root, 'scripts/stub/schema-engine'),
-  PRISMA_HIDE_UPDATE_MESSAGE: '1',
-});
+// ferry's own models (used by the tests) and the demo application's models.
+for (const schema of ['prisma/schema', 'examples/demo/prisma/schema.prisma']) {
+  step(`generate the Prisma client (${schema})`, 'npx', ['prisma', 'generate', '--schema', schema], {
+    PRISMA_SCHEMA_ENGINE_BINARY: path.join(root, 'scripts/stub/schema-engine'),
+    PRISMA_HIDE_UPDATE_MESSAGE: '1',
+  });
+}
 step('build', 'npx', ['tsc', '-b']);
 step('migrate', 'node', [path.join(root, 'packages/cli/dist/main.js'), 'migrate']);

@@ -1,0 +1,39 @@
+import amqp, { type Channel, type ChannelModel } from 'amqplib';
+import { FERRY_HEADERS } from '@ferry/core';
+
+/** Looks at the demo queue's dead-letter queue and removes the demo's topology at the end. */
+export class QueueProbe {
+  private constructor(
+    private readonly connection: ChannelModel,
+    private readonly channel: Channel,
+    private readonly queue: string,
+  ) {}
+
+  static async open(url: string, queue: string): Promise<QueueProbe> {
+    const connection = await amqp.connect(url);
+    return new QueueProbe(connection, await connection.createChannel(), queue);
+  }
+
+  async deadLettered(): Promise<number> {
+    return (await this.channel.checkQueue(`${this.queue}.dlq`)).messageCount;
+  }
+
+  /** Reads (and removes) the dead-lettered copies, counting them by ferry's reject reason header. */
+  async deadLetterReasons(): Promise<Record<string, number>> {
+    const reasons: Record<string, number> = {};
+    for (;;) {
+      const message = await this.channel.get(`${this.queue}.dlq`, { noAck: true });
+      if (message === false) return reasons;
+      const reason = String(message.properties.headers?.[FERRY_HEADERS.rejectReason] ?? 'unknown');
+      reasons[reason] = (reasons[reason] ?? 0) + 1;
+    }
+  }
+
+  async removeTopology(): Promise<void> {
+    for (const queue of [this.queue, `${this.queue}.retry`, `${this.queue}.dlq`])
+      await this.channel.deleteQueue(queue);
+    for (const exchange of [`${this.queue}.retry`, `${this.queue}.dlx`])
+      await this.channel.deleteExchange(exchange);
+    await this.connection.close();
+  }
+}

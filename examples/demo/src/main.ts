@@ -1,0 +1,95 @@
+import type { PrismaClient } from '../generated/prisma/client';
+import { QueueProbe } from './broker';
+import { demoConfig, type DemoConfig } from './config';
+import { freshDatabase } from './database';
+import { startPipeline } from './pipeline';
+import { Progress } from './progress';
+import { TopicReader } from './readback';
+import { disagreements, formatReport, type DemoCounts } from './report';
+import { offerTraffic, type OfferedTraffic } from './traffic';
+
+async function waitFor(check: () => Promise<boolean> | boolean, deadline: number): Promise<boolean> {
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return check();
+}
+
+async function count(prisma: PrismaClient, sql: string): Promise<number> {
+  const [row] = await prisma.$queryRawUnsafe<{ n: number }[]>(sql);
+  return row?.n ?? 0;
+}
+
+export interface DemoResult {
+  readonly counts: DemoCounts;
+  readonly offered: OfferedTraffic;
+  readonly disagreements: readonly string[];
+}
+
+export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoResult> {
+  const started = Date.now();
+  const names = {
+    queue: `ferry.demo.orders.${config.runId}`,
+    topic: `ferry.demo.order-events.${config.runId}`,
+  };
+  process.stdout.write(
+    `ferry demo: RabbitMQ queue ${names.queue} -> inbox -> orders + outbox -> Kafka topic ${names.topic}\n`,
+  );
+  const prisma = await freshDatabase(config.databaseUrl);
+  const pipeline = await startPipeline(config, prisma, names);
+  const reader = new TopicReader(config.kafkaBrokers, names.topic, `ferry-demo-readback-${config.runId}`);
+  await reader.start();
+  const probe = await QueueProbe.open(config.amqpUrl, names.queue);
+  try {
+    const offered = await offerTraffic(config, names.queue);
+    const progress = new Progress('events read back from Kafka', offered.valid);
+    const deadline = started + config.deadlineMs;
+    await waitFor(() => {
+      progress.update(reader.firstSeen.size);
+      return reader.firstSeen.size >= offered.valid;
+    }, deadline);
+    progress.finish();
+    await waitFor(
+      async () => (await probe.deadLettered()) >= offered.invalid,
+      Math.min(deadline, Date.now() + 10_000),
+    );
+    const deadLettered = await probe.deadLettered();
+    const counts: DemoCounts = {
+      offered: offered.offered,
+      accepted: await count(prisma, 'SELECT count(*)::int AS n FROM ferry_inbox_receipts'),
+      duplicatesAbsorbed: pipeline.counts.duplicates,
+      deadLettered,
+      deadLetterReasons: await probe.deadLetterReasons(),
+      ordersWritten: await count(prisma, 'SELECT count(*)::int AS n FROM demo_orders'),
+      eventsOnKafka: reader.firstSeen.size,
+      kafkaDeliveries: reader.deliveries,
+      latenciesMs: reader.latenciesMs,
+    };
+    process.stdout.write(`${formatReport(counts, offered, Date.now() - started)}\n`);
+    const wrong = disagreements(counts, offered);
+    for (const line of wrong) process.stdout.write(`MISMATCH ${line}\n`);
+    process.stdout.write(wrong.length === 0 ? 'ferry demo: every count agrees\n' : 'ferry demo: FAILED\n');
+    return { counts, offered, disagreements: wrong };
+  } finally {
+    await reader.stop();
+    await pipeline.close();
+    await probe.removeTopology();
+    await prisma.$disconnect();
+  }
+}
+
+if (require.main === module) {
+  process.env.FERRY_LOG_LEVEL ??= 'error';
+  runDemo().then(
+    (result) => {
+      process.exitCode = result.disagreements.length === 0 ? 0 : 1;
+    },
+    (error: unknown) => {
+      process.stderr.write(
+        `ferry demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,69 @@
+export interface DemoCounts {
+  readonly offered: number;
+  readonly accepted: number;
+  readonly duplicatesAbsorbed: number;
+  readonly deadLettered: number;
+  readonly deadLetterReasons: Readonly<Record<string, number>>;
+  readonly ordersWritten: number;
+  readonly eventsOnKafka: number;
+  readonly kafkaDeliveries: number;
+  readonly latenciesMs: readonly number[];
+}
+
+export interface Expected {
+  readonly offered: number;
+  readonly valid: number;
+  readonly duplicates: number;
+  readonly invalid: number;
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length) - 1;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))] as number;
+}
+
+/** The lines that disagree with what was offered; empty when the run is correct. */
+export function disagreements(counts: DemoCounts, expected: Expected): string[] {
+  const checks: [string, number, number][] = [
+    ['accepted', counts.accepted, expected.valid],
+    ['duplicates absorbed', counts.duplicatesAbsorbed, expected.duplicates],
+    ['dead-lettered', counts.deadLettered, expected.invalid],
+    ['orders written', counts.ordersWritten, expected.valid],
+    ['events on Kafka', counts.eventsOnKafka, expected.valid],
+  ];
+  return checks
+    .filter(([, actual, wanted]) => actual !== wanted)
+    .map(([name, actual, wanted]) => `${name}: ${actual}, expected ${wanted}`);
+}
+
+export function formatReport(counts: DemoCounts, expected: Expected, elapsedMs: number): string {
+  const row = (name: string, value: number | string, note = '') =>
+    `  ${name.padEnd(22)} ${String(value).padStart(8)}${note ? `   ${note}` : ''}`;
+  return [
+    'ferry demo report',
+    row(
+      'offered',
+      counts.offered,
+      `${expected.valid} orders, ${expected.duplicates} duplicates, ${expected.invalid} invalid`,
+    ),
+    row('accepted', counts.accepted, 'inbox receipts'),
+    row('duplicates absorbed', counts.duplicatesAbsorbed),
+    row(
+      'dead-lettered',
+      counts.deadLettered,
+      `refused before acceptance: ${reasons(counts.deadLetterReasons)}`,
+    ),
+    row('orders written', counts.ordersWritten, 'by the handler, once each'),
+    row('events on Kafka', counts.eventsOnKafka, `distinct; ${counts.kafkaDeliveries} deliveries read back`),
+    row('latency p50', `${percentile(counts.latenciesMs, 50)} ms`, 'RabbitMQ publish to Kafka read-back'),
+    row('latency p99', `${percentile(counts.latenciesMs, 99)} ms`),
+    row('elapsed', `${(elapsedMs / 1000).toFixed(1)} s`),
+  ].join('\n');
+}
+
+function reasons(byReason: Readonly<Record<string, number>>): string {
+  const parts = Object.entries(byReason).map(([reason, n]) => `${reason} ${n}`);
+  return parts.length > 0 ? parts.join(', ') : 'none';
+}
