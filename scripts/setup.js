@@ -31,16 +31,33 @@ function step(title, command, args, env = {}) {
     process.stdout.write(`setup: ${title} done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 
-function dependenciesCurrent() {
-  const marker = path.join(root, 'node_modules/.package-lock.json');
+function dependenciesCurrent(dir = root) {
+  const marker = path.join(dir, 'node_modules/.package-lock.json');
   if (!existsSync(marker)) return false;
-  return statSync(marker).mtimeMs >= statSync(path.join(root, 'package-lock.json')).mtimeMs;
+  return statSync(marker).mtimeMs >= statSync(path.join(dir, 'package-lock.json')).mtimeMs;
 }
 
 if (!dependenciesCurrent()) step('install dependencies', 'npm', ['ci', '--no-audit', '--no-fund']);
+// NestJS 12 in its own folder, for @ferry/nestjs's compatibility test (the workspace uses 11).
+const nest12 = path.join(root, 'packages/nestjs/compat/nest12');
+if (!dependenciesCurrent(nest12)) {
+  step('install NestJS 12 (compatibility test)', 'npm', [
+    'ci',
+    '--prefix',
+    nest12,
+    '--no-audit',
+    '--no-fund',
+  ]);
+}
 step('start services', path.join(root, 'scripts/services'), ['up']);
 // ferry's own models (used by the tests) and the demo application's models.
-for (const schema of ['prisma/schema', 'examples/demo/prisma/schema.prisma']) {
+for (const schema of [
+  'prisma/schema',
+  'examples/demo/prisma/schema.prisma',
+  'examples/rabbitmq-consumer/prisma/schema.prisma',
+  'examples/outbox-to-kafka/prisma/schema.prisma',
+  'examples/sqs/prisma/schema.prisma',
+]) {
   step(`generate the Prisma client (${schema})`, 'npx', ['prisma', 'generate', '--schema', schema], {
     PRISMA_SCHEMA_ENGINE_BINARY: path.join(root, 'scripts/stub/schema-engine'),
     PRISMA_HIDE_UPDATE_MESSAGE: '1',

@@ -68,3 +68,8 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
     },
   };
 }
+
+/** A database URL on the test server with a unique name, for code that creates its own database. */
+export function scratchDatabaseUrl(prefix: string): string {
+  return withDatabase(serverUrl(), `${prefix}_${randomBytes(4).toString('hex')}`);
+}

@@ -69,6 +69,10 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
     process.stdout.write(`${formatReport(counts, offered, Date.now() - started)}\n`);
     const wrong = disagreements(counts, offered);
     for (const line of wrong) process.stdout.write(`MISMATCH ${line}\n`);
+    if (wrong.length > 0) {
+      process.stdout.write(`reader partitions: ${JSON.stringify([...reader.byPartition])}\n`);
+      process.stdout.write(`reader events: ${reader.events.join(' | ')}\n`);
+    }
     process.stdout.write(wrong.length === 0 ? 'ferry demo: every count agrees\n' : 'ferry demo: FAILED\n');
     return { counts, offered, disagreements: wrong };
   } finally {

@@ -6,6 +6,8 @@ export class TopicReader {
   readonly firstSeen = new Map<string, number>();
   latenciesMs: number[] = [];
   deliveries = 0;
+  readonly byPartition = new Map<number, number>();
+  readonly events: string[] = [];
   private readonly consumer: Consumer;
 
   constructor(
@@ -22,11 +24,19 @@ export class TopicReader {
   }
 
   async start(): Promise<void> {
+    const { CRASH, GROUP_JOIN, REBALANCING, STOP } = this.consumer.events;
+    this.consumer.on(CRASH, (e) => this.events.push(`crash: ${String(e.payload.error)}`));
+    this.consumer.on(GROUP_JOIN, (e) =>
+      this.events.push(`join: ${JSON.stringify(e.payload.memberAssignment)}`),
+    );
+    this.consumer.on(REBALANCING, () => this.events.push('rebalancing'));
+    this.consumer.on(STOP, () => this.events.push('stop'));
     await this.consumer.connect();
     await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
     await this.consumer.run({
-      eachMessage: async ({ message }) => {
+      eachMessage: async ({ message, partition }) => {
         this.deliveries += 1;
+        this.byPartition.set(partition, (this.byPartition.get(partition) ?? 0) + 1);
         const id = message.headers?.[FERRY_HEADERS.messageId]?.toString();
         if (!id || this.firstSeen.has(id)) return;
         const now = Date.now();

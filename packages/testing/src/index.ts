@@ -10,3 +10,4 @@ export {
   type DrainInboxResult,
   type WaitForInboxRecordOptions,
 } from './inbox';
+export { recreateDatabase, dropDatabase, findUp, type RecreateDatabaseOptions } from './database';
