@@ -25,3 +25,4 @@ export { defaultLogger, type Logger } from './observe/logger';
 export * from './contracts';
 export * from './outbox';
 export * from './inbox';
+export * from './transport';

@@ -1,6 +1,12 @@
-import { FERRY_HEADERS, safeEmit, type InboxAcceptor, type InboxAcceptResult } from '@ferry/core';
+import {
+  FERRY_HEADERS,
+  abortableDelay,
+  backoffDelay,
+  safeEmit,
+  type InboxAcceptor,
+  type InboxAcceptResult,
+} from '@ferry/core';
 import type { Batch, Consumer, EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
-import { abortableDelay, backoffDelay } from './backoff';
 import { REJECT_REASONS, closedError, describeError, transportError, type RejectReason } from './errors';
 import {
   resolveConsumerOptions,

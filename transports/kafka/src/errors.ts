@@ -1,4 +1,4 @@
-import { FerryError } from '@ferry/core';
+import { FerryError, TRANSPORT_REJECT_REASONS, transportError as sharedTransportError } from '@ferry/core';
 
 /**
  * Broker failures are translated here, at the boundary: callers see a FerryError
@@ -6,21 +6,13 @@ import { FerryError } from '@ferry/core';
  * never a raw kafkajs error.
  */
 export function transportError(message: string, cause?: unknown): FerryError {
-  return new FerryError('FERRY_TRANSPORT_ERROR', `${message}: ${describeError(cause)}`, { cause });
+  return sharedTransportError(message, cause, describeError);
 }
 
-export function closedError(what: string): FerryError {
-  return new FerryError('FERRY_CLOSED', `${what} is closed`);
-}
+export { closedError } from '@ferry/core';
 
 /** Why a message was dead-lettered; travels in the `x-ferry-reject-reason` header. */
-export const REJECT_REASONS = {
-  missingIdentity: 'missing_identity',
-  unparseableBody: 'unparseable_body',
-  payloadTooLarge: 'payload_too_large',
-  inboxInvalid: 'inbox_invalid',
-  fingerprintConflict: 'fingerprint_conflict',
-} as const;
+export const REJECT_REASONS = TRANSPORT_REJECT_REASONS;
 
 export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];
 

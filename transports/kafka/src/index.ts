@@ -11,6 +11,6 @@ export {
   type KafkaConsumerEvent,
   type KafkaLogLevel,
 } from './options';
-export { backoffDelay, type BackoffPolicy } from './backoff';
+export { backoffDelay, type BackoffPolicy } from '@ferry/core';
 export { REJECT_REASONS, PERMANENT_KAFKA_ERRORS, classifyKafkaError, type RejectReason } from './errors';
 export { topicPartitionOffsetIdentity, type IdentityExtractor, type InboundRecord } from './wire';

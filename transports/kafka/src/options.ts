@@ -1,5 +1,12 @@
-import { FerryConfigError, defaultLogger, type Logger } from '@ferry/core';
-import type { BackoffPolicy } from './backoff';
+import {
+  FerryConfigError,
+  defaultLogger,
+  integerOption as integer,
+  nonEmptyOption as nonEmpty,
+  resolveBackoff,
+  type BackoffPolicy,
+  type Logger,
+} from '@ferry/core';
 import type { KafkaConnection } from './connection';
 import type { IdentityExtractor } from './wire';
 
@@ -87,37 +94,6 @@ export function resolveConnectionOptions(options: ConnectionOptions): ResolvedCo
     logger: options.logger ?? defaultLogger('ferry.kafka'),
     kafkaConfig: options.kafkaConfig ?? {},
   };
-}
-
-export function resolveBackoff(
-  name: string,
-  given: Partial<BackoffPolicy> | undefined,
-  defaults: BackoffPolicy,
-): BackoffPolicy {
-  const policy = { ...defaults, ...given };
-  integer(`${name}.initialMs`, policy.initialMs, 1);
-  integer(`${name}.maxMs`, policy.maxMs, policy.initialMs);
-  if (!Number.isFinite(policy.multiplier) || policy.multiplier < 1) {
-    throw new FerryConfigError(`${name}.multiplier`, 'must be a finite number >= 1');
-  }
-  if (policy.jitter !== 'none' && policy.jitter !== 'full') {
-    throw new FerryConfigError(`${name}.jitter`, "must be 'none' or 'full'");
-  }
-  return policy;
-}
-
-export function integer(name: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new FerryConfigError(name, `must be an integer between ${min} and ${max}`);
-  }
-  return value;
-}
-
-export function nonEmpty(name: string, value: string | undefined): string {
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new FerryConfigError(name, 'must be a non-empty string');
-  }
-  return value;
 }
 
 /** What the inbox consumer reports to `onEvent` (through safeEmit: a throwing observer changes nothing). */

@@ -1,8 +1,14 @@
-import type { OutboxMessage, Publisher, PublishOutcome } from '@ferry/core';
+import {
+  integerOption as integer,
+  nonEmptyOption as nonEmpty,
+  type OutboxMessage,
+  type Publisher,
+  type PublishOutcome,
+} from '@ferry/core';
 import type { Producer, TopicMessages } from 'kafkajs';
 import type { KafkaConnection } from './connection';
 import { classifyKafkaError, closedError, describeError, transportError } from './errors';
-import { DEFAULTS, integer, nonEmpty } from './options';
+import { DEFAULTS } from './options';
 import { encodeOutboxMessage, type OutboundRecord, type TopicRouting } from './wire';
 
 export interface PublisherOptions {

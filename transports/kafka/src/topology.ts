@@ -1,7 +1,7 @@
 import type { Admin } from 'kafkajs';
 import type { KafkaConnection } from './connection';
 import { transportError } from './errors';
-import { integer, nonEmpty } from './options';
+import { integerOption as integer, nonEmptyOption as nonEmpty } from '@ferry/core';
 
 export interface TopicSpec {
   readonly topic: string;

@@ -1,4 +1,4 @@
-import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
+import { FERRY_HEADERS, outboxHeaders, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
 import type { IHeaders, KafkaMessage } from 'kafkajs';
 import { REJECT_REASONS, type RejectReason } from './errors';
 
@@ -48,20 +48,7 @@ export function encodeOutboxMessage(
   if (value.length > maxMessageBytes) {
     return { ok: false, error: `payload is ${value.length} bytes, over maxMessageBytes ${maxMessageBytes}` };
   }
-  const headers: Record<string, string> = { ...message.headers };
-  headers[FERRY_HEADERS.messageId] = message.id;
-  headers[FERRY_HEADERS.eventType] = message.type;
-  const optional: [string, string | null][] = [
-    [FERRY_HEADERS.tenantId, message.tenantId],
-    [FERRY_HEADERS.correlationId, message.correlationId],
-    [FERRY_HEADERS.causationId, message.causationId],
-    [FERRY_HEADERS.traceparent, message.traceparent],
-    [FERRY_HEADERS.tracestate, message.tracestate],
-  ];
-  for (const [name, headerValue] of optional) {
-    if (headerValue !== null) headers[name] = headerValue;
-    else delete headers[name];
-  }
+  const headers = outboxHeaders(message, 'remove');
   return { ok: true, record: { id: message.id, topic, key: message.orderingKey, value, headers } };
 }
 

@@ -1,14 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { Pool } from 'pg';
 import type { Consumer, KafkaMessage } from 'kafkajs';
-import {
-  FerryError,
-  type InboxAcceptInput,
-  type InboxAcceptResult,
-  type InboxAcceptor,
-  type OutboxMessage,
-} from '@ferry/core';
+import { FerryError, type InboxAcceptInput, type InboxAcceptResult, type InboxAcceptor } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { KafkaConnection, type ConnectionOptions } from '../src';
 
@@ -54,24 +48,7 @@ export async function waitFor(
   }
 }
 
-export function outboxMessage(overrides: Partial<OutboxMessage> = {}): OutboxMessage {
-  return {
-    id: randomUUID(),
-    type: 'order.placed',
-    payload: { n: 1 },
-    destination: null,
-    orderingKey: null,
-    tenantId: null,
-    correlationId: null,
-    causationId: null,
-    headers: {},
-    traceparent: null,
-    tracestate: null,
-    attempt: 1,
-    createdAt: new Date(),
-    ...overrides,
-  };
-}
+export { testOutboxMessage as outboxMessage } from '../../../test-support/outboxMessages';
 
 export interface ReadRecord {
   readonly partition: number;

@@ -1,6 +1,6 @@
 import * as amqp from 'amqplib';
 import type { ChannelModel } from 'amqplib';
-import { abortableDelay, backoffDelay } from './backoff';
+import { abortableDelay, backoffDelay } from '@ferry/core';
 import { closedError, describeError, transportError } from './errors';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
 

@@ -1,20 +1,19 @@
-import type { ChannelModel, ConfirmChannel, Message, Options } from 'amqplib';
-
-type PublishOptions = Options.Publish;
+import type { ChannelModel, ConfirmChannel, Message } from 'amqplib';
 import {
-  FERRY_HEADERS,
   FerryConfigError,
-  type InboxAcceptInput,
-  type InboxAcceptResult,
+  abortableDelay,
+  backoffDelay,
+  integerOption as integer,
+  nonEmptyOption as nonEmpty,
+  resolveBackoff,
+  type BackoffPolicy,
   type InboxAcceptor,
   type Logger,
 } from '@ferry/core';
-import { abortableDelay, backoffDelay, type BackoffPolicy } from './backoff';
-import { publishWithConfirm } from './confirm';
+import { DeliveryBuffer, DeliverySettler } from './batch';
 import { RabbitConnection, useConnection } from './connection';
-import { decodeDelivery, transportAttempts, type DecodeOptions, type DeliveryExtractor } from './delivery';
-import { REJECT_REASONS, describeError, type RejectReason } from './errors';
-import { DEFAULTS, integer, nonEmpty, resolveBackoff, type ConnectionOptions } from './options';
+import type { DecodeOptions, DeliveryExtractor } from './delivery';
+import { DEFAULTS, type ConnectionOptions } from './options';
 import { declareWorkQueue, workQueueNames, type WorkQueueNames, type WorkQueueTopology } from './topology';
 
 export interface RabbitConsumerOptions extends WorkQueueTopology {
@@ -57,11 +56,6 @@ export interface RabbitConsumer {
   close(): Promise<void>;
 }
 
-interface Entry {
-  readonly message: Message;
-  readonly channel: ConfirmChannel;
-}
-
 /**
  * Attaches an inbox to a RabbitMQ work queue with manual acks. A delivery is acked only after
  * the inbox committed its acceptance (or reported it a duplicate). Invalid deliveries and those
@@ -83,24 +77,19 @@ class ConsumerRuntime implements RabbitConsumer {
   private readonly ownsConnection: boolean;
   private readonly logger: Logger;
   private readonly prefetch: number;
-  private readonly maxBatchSize: number;
-  private readonly maxTransportRetries: number;
   private readonly retryBackoff: BackoffPolicy;
-  private readonly confirmTimeoutMs: number;
-  private readonly decode: DecodeOptions;
   private readonly closing = new AbortController();
-  private readonly buffer: Entry[] = [];
+  private readonly buffer: DeliveryBuffer;
   private channel: ConfirmChannel | null = null;
   private consumerTag: string | null = null;
   private attaching: ChannelModel | null = null;
-  private flushing: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private closePromise: Promise<void> | null = null;
   private readonly readyPromise: Promise<void>;
   private markReady: () => void = () => undefined;
 
   constructor(
-    private readonly inbox: InboxAcceptor,
+    inbox: InboxAcceptor,
     private readonly options: RabbitConsumerOptions,
   ) {
     this.names = workQueueNames(options);
@@ -109,21 +98,21 @@ class ConsumerRuntime implements RabbitConsumer {
     this.ownsConnection = owned;
     this.logger = options.logger ?? connection.options.logger;
     this.prefetch = integer('prefetch', options.prefetch ?? DEFAULTS.prefetch, 1, 65_535);
-    this.maxBatchSize = integer('maxBatchSize', options.maxBatchSize ?? this.prefetch, 1);
-    this.maxTransportRetries = integer(
+    const maxBatchSize = integer('maxBatchSize', options.maxBatchSize ?? this.prefetch, 1);
+    const maxTransportRetries = integer(
       'maxTransportRetries',
       options.maxTransportRetries ?? DEFAULTS.maxTransportRetries,
       0,
     );
     this.retryBackoff = resolveBackoff('retryBackoff', options.retryBackoff, DEFAULTS.retryBackoff);
-    this.confirmTimeoutMs = integer(
+    const confirmTimeoutMs = integer(
       'confirmTimeoutMs',
       options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs,
       1,
     );
     const contentTypes = options.contentTypes ?? DEFAULTS.contentTypes;
     if (contentTypes.length === 0) throw new FerryConfigError('contentTypes', 'must name at least one type');
-    this.decode = {
+    const decode: DecodeOptions = {
       consumer: nonEmpty('consumer', options.consumer),
       maxPayloadBytes: integer('maxPayloadBytes', options.maxPayloadBytes ?? inbox.maxPayloadBytes, 1),
       contentTypes: contentTypes.map((t) => t.toLowerCase()),
@@ -131,6 +120,18 @@ class ConsumerRuntime implements RabbitConsumer {
       ...(options.identity ? { identity: options.identity } : {}),
       ...(options.tenant ? { tenant: options.tenant } : {}),
     };
+    const settler = new DeliverySettler({
+      inbox,
+      names: this.names,
+      decode,
+      maxTransportRetries,
+      retryBackoff: this.retryBackoff,
+      random: options.random,
+      confirmTimeoutMs,
+      closing: this.closing.signal,
+      logger: this.logger,
+    });
+    this.buffer = new DeliveryBuffer(maxBatchSize, (batch) => settler.settle(batch));
     this.readyPromise = new Promise((resolve) => {
       this.markReady = resolve;
     });
@@ -163,7 +164,7 @@ class ConsumerRuntime implements RabbitConsumer {
     this.unsubscribe?.();
     const channel = this.channel;
     if (channel && this.consumerTag !== null) await channel.cancel(this.consumerTag).catch(() => undefined);
-    await this.flushing?.catch(() => undefined);
+    await this.buffer.drained().catch(() => undefined);
     this.channel = null;
     if (channel) await channel.close().catch(() => undefined);
     if (this.ownsConnection) await this.connection.close();
@@ -229,10 +230,7 @@ class ConsumerRuntime implements RabbitConsumer {
     if (this.channel !== channel) return;
     this.channel = null;
     this.consumerTag = null;
-    // Deliveries buffered from this channel cannot be acked any more; the broker redelivers them.
-    for (let i = this.buffer.length - 1; i >= 0; i--) {
-      if (this.buffer[i]!.channel === channel) this.buffer.splice(i, 1);
-    }
+    this.buffer.dropChannel(channel);
     if (this.closing.signal.aborted) return;
     this.logger.warn({ queue: this.names.queue }, 'ferry.rabbitmq: consumer channel closed; re-attaching');
     if (this.connection.current === model) void this.attach(model);
@@ -245,153 +243,5 @@ class ConsumerRuntime implements RabbitConsumer {
       return;
     }
     this.buffer.push({ message, channel });
-    if (!this.flushing) this.flushing = this.flushLoop();
-  }
-
-  /** Deliveries that arrive while a batch is being accepted form the next batch. */
-  private async flushLoop(): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    try {
-      while (this.buffer.length > 0) {
-        const batch = this.buffer.splice(0, this.maxBatchSize);
-        await this.processBatch(batch);
-      }
-    } finally {
-      this.flushing = null;
-    }
-  }
-
-  private async processBatch(batch: readonly Entry[]): Promise<void> {
-    const valid: { entry: Entry; input: InboxAcceptInput }[] = [];
-    const settled: Promise<void>[] = [];
-    for (const entry of batch) {
-      const decoded = decodeDelivery(entry.message, this.decode);
-      if (decoded.ok) valid.push({ entry, input: decoded.input });
-      else settled.push(this.deadLetter(entry, decoded.reason, decoded.detail));
-    }
-    if (valid.length > 0) settled.push(this.acceptAndAck(valid));
-    await Promise.all(settled);
-  }
-
-  private async acceptAndAck(valid: readonly { entry: Entry; input: InboxAcceptInput }[]): Promise<void> {
-    let results: readonly InboxAcceptResult[];
-    try {
-      results = await this.inbox.acceptMany(valid.map((v) => v.input));
-      if (results.length !== valid.length) {
-        throw new Error(`acceptMany returned ${results.length} results for ${valid.length} inputs`);
-      }
-    } catch (error) {
-      this.logger.warn(
-        { err: error, queue: this.names.queue, count: valid.length },
-        'ferry.rabbitmq: acceptance failed; deliveries go through the retry queue',
-      );
-      await Promise.all(valid.map((v) => this.retryLater(v.entry, describeError(error))));
-      return;
-    }
-    await Promise.all(
-      valid.map(({ entry }, i) => {
-        const result = results[i]!;
-        if (result.kind === 'accepted' || result.kind === 'duplicate') {
-          ack(entry);
-          return undefined;
-        }
-        if (result.kind === 'conflict') {
-          return this.deadLetter(entry, REJECT_REASONS.fingerprintConflict, result.reason);
-        }
-        return this.deadLetter(entry, REJECT_REASONS.inboxInvalid, `${result.code}: ${result.reason}`);
-      }),
-    );
-  }
-
-  /** Copies the delivery to the dead-letter exchange with the reason, then acks it. */
-  private async deadLetter(entry: Entry, reason: RejectReason, detail: string): Promise<void> {
-    const { message } = entry;
-    this.logger.warn(
-      { queue: this.names.queue, reason, detail, messageId: message.properties.messageId },
-      `ferry.rabbitmq: dead-lettering a delivery (${reason})`,
-    );
-    const copied = await this.copyTo(entry, this.names.deadLetterExchange, {
-      [FERRY_HEADERS.rejectReason]: reason,
-      'x-ferry-reject-detail': detail.slice(0, 1_000),
-    });
-    if (copied) ack(entry);
-    else nack(entry, false);
-  }
-
-  /** Sends the delivery round the retry queue (TTL = backoff), or dead-letters it after the limit. */
-  private async retryLater(entry: Entry, error: string): Promise<void> {
-    const attempts = transportAttempts(entry.message);
-    if (attempts >= this.maxTransportRetries) {
-      await this.deadLetter(
-        entry,
-        REJECT_REASONS.retriesExhausted,
-        `after ${attempts} transport retries: ${error}`,
-      );
-      return;
-    }
-    const delay = backoffDelay(attempts + 1, this.retryBackoff, this.options.random);
-    const copied = await this.copyTo(
-      entry,
-      this.names.retryExchange,
-      { [FERRY_HEADERS.transportAttempts]: String(attempts + 1) },
-      String(delay),
-    );
-    if (copied) {
-      ack(entry);
-      return;
-    }
-    // The retry copy was not confirmed: keep the delivery and requeue it after the backoff.
-    await abortableDelay(Math.max(delay, 1), this.closing.signal).catch(() => undefined);
-    nack(entry, true);
-  }
-
-  private async copyTo(
-    entry: Entry,
-    exchange: string,
-    extraHeaders: Record<string, string>,
-    expiration?: string,
-  ): Promise<boolean> {
-    const { message, channel } = entry;
-    const { 'x-death': _death, ...headers } = message.properties.headers ?? {};
-    const p = message.properties;
-    const options: PublishOptions = {
-      persistent: true,
-      headers: { ...headers, ...extraHeaders },
-      ...(p.contentType !== undefined ? { contentType: p.contentType } : {}),
-      ...(p.contentEncoding !== undefined ? { contentEncoding: p.contentEncoding } : {}),
-      ...(p.messageId !== undefined ? { messageId: p.messageId } : {}),
-      ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
-      ...(p.type !== undefined ? { type: p.type } : {}),
-      ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
-      ...(p.appId !== undefined ? { appId: p.appId } : {}),
-      ...(expiration !== undefined ? { expiration } : {}),
-    };
-    const signal = AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.confirmTimeoutMs)]);
-    const result = await publishWithConfirm(
-      channel,
-      exchange,
-      message.fields.routingKey,
-      message.content,
-      options,
-      signal,
-    );
-    return result.status === 'confirmed';
-  }
-}
-
-/** Acks on the delivery's own channel; a closed channel means the broker will redeliver. */
-function ack(entry: Entry): void {
-  try {
-    entry.channel.ack(entry.message);
-  } catch {
-    // The channel is gone; the delivery comes back and the inbox absorbs the duplicate.
-  }
-}
-
-function nack(entry: Entry, requeue: boolean): void {
-  try {
-    entry.channel.nack(entry.message, false, requeue);
-  } catch {
-    // As for ack: the broker redelivers what a closed channel left unacknowledged.
   }
 }

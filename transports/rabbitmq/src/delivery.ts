@@ -1,5 +1,11 @@
 import type { Message } from 'amqplib';
-import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
+import {
+  FERRY_HEADERS,
+  nonEmptyValue,
+  parseJsonObjectBody,
+  readFerryHeaders,
+  type InboxAcceptInput,
+} from '@ferry/core';
 import { REJECT_REASONS, type RejectReason } from './errors';
 
 /** Reads a value out of a delivery: identity or tenant, for messages from other producers. */
@@ -39,10 +45,11 @@ const TRANSPORT_HEADERS = new Set<string>([
  */
 export function decodeDelivery(message: Message, options: DecodeOptions): Decoded {
   const headers = message.properties.headers ?? {};
+  const ferry = readFerryHeaders((name) => headerString(headers[name]));
   const messageId =
-    nonEmpty(headerString(headers[FERRY_HEADERS.messageId])) ??
-    nonEmpty(message.properties.messageId) ??
-    nonEmpty(options.identity?.(message) ?? undefined) ??
+    ferry.messageId ??
+    nonEmptyValue(message.properties.messageId) ??
+    nonEmptyValue(options.identity?.(message)) ??
     null;
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
@@ -67,29 +74,18 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   } else if (!options.contentTypes.includes(contentType)) {
     return invalid(REJECT_REASONS.unsupportedContentType, `content type ${contentType} is not accepted`);
   }
-  let payload: unknown;
-  try {
-    payload = JSON.parse(message.content.toString('utf8'));
-  } catch (error) {
-    return invalid(REJECT_REASONS.unparseableBody, `body is not JSON: ${(error as Error).message}`);
-  }
-  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
-    return invalid(REJECT_REASONS.unparseableBody, 'body is JSON but not an object');
-  }
-  const tenantId =
-    nonEmpty(headerString(headers[FERRY_HEADERS.tenantId])) ??
-    nonEmpty(options.tenant?.(message) ?? undefined) ??
-    null;
+  const body = parseJsonObjectBody(message.content.toString('utf8'));
+  if (!body.ok) return invalid(REJECT_REASONS.unparseableBody, body.detail);
+  const tenantId = ferry.tenantId ?? nonEmptyValue(options.tenant?.(message)) ?? null;
   return {
     ok: true,
     input: {
       consumer: options.consumer,
       messageId,
       tenantId,
-      payload: payload as Record<string, unknown>,
+      payload: body.payload,
       headers: stringHeaders(headers),
-      type:
-        nonEmpty(headerString(headers[FERRY_HEADERS.eventType])) ?? nonEmpty(message.properties.type) ?? null,
+      type: ferry.eventType ?? nonEmptyValue(message.properties.type) ?? null,
     },
   };
 }
@@ -116,8 +112,4 @@ function stringHeaders(headers: Readonly<Record<string, unknown>>): Record<strin
     if (text !== undefined) result[name] = text;
   }
   return result;
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value !== undefined && value.length > 0 ? value : undefined;
 }

@@ -17,5 +17,5 @@ export {
   type WorkQueueTopology,
 } from './topology';
 export { REJECT_REASONS, type RejectReason } from './errors';
-export { backoffDelay, type BackoffPolicy } from './backoff';
+export { backoffDelay, type BackoffPolicy } from '@ferry/core';
 export { DEFAULTS, type ConnectionOptions } from './options';

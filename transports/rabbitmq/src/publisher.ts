@@ -3,9 +3,10 @@ import type { ConfirmChannel, Message, Options } from 'amqplib';
 
 type PublishOptions = Options.Publish;
 import {
-  FERRY_HEADERS,
   FerryConfigError,
   defaultLogger,
+  integerOption as integer,
+  outboxHeaders,
   type Logger,
   type OutboxMessage,
   type PublishOutcome,
@@ -14,7 +15,7 @@ import {
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import { RabbitConnection, useConnection } from './connection';
 import { closedError, describeError } from './errors';
-import { DEFAULTS, integer, type ConnectionOptions } from './options';
+import { DEFAULTS, type ConnectionOptions } from './options';
 
 export interface Route {
   readonly exchange: string;
@@ -64,19 +65,8 @@ export function encodeMessage(
   message: OutboxMessage,
   appId?: string,
 ): { content: Buffer; options: PublishOptions } {
-  const headers: Record<string, string> = { ...message.headers };
-  headers[FERRY_HEADERS.messageId] = message.id;
-  headers[FERRY_HEADERS.eventType] = message.type;
-  const optional: [string, string | null][] = [
-    [FERRY_HEADERS.tenantId, message.tenantId],
-    [FERRY_HEADERS.correlationId, message.correlationId],
-    [FERRY_HEADERS.causationId, message.causationId],
-    [FERRY_HEADERS.traceparent, message.traceparent],
-    [FERRY_HEADERS.tracestate, message.tracestate],
-  ];
-  for (const [name, value] of optional) {
-    if (value !== null) headers[name] = value;
-  }
+  // An event header named like an unset ferry header is passed on (kafka removes it).
+  const headers = outboxHeaders(message, 'keep');
   return {
     content: Buffer.from(JSON.stringify(message.payload), 'utf8'),
     options: {

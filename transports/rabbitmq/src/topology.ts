@@ -1,6 +1,7 @@
 import type { Channel } from 'amqplib';
 import { FerryConfigError } from '@ferry/core';
-import { DEFAULTS, integer, nonEmpty } from './options';
+import { integerOption as integer, nonEmptyOption as nonEmpty } from '@ferry/core';
+import { DEFAULTS } from './options';
 
 /** Names of everything that belongs to one work queue. */
 export interface WorkQueueNames {

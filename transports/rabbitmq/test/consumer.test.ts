@@ -19,7 +19,7 @@ import {
   type TestBroker,
 } from './support/broker';
 import { neverAborted, outboxMessage, outboxMessages } from './support/messages';
-import { PgTestAcceptor } from './support/pgAcceptor';
+import { PgTestAcceptor } from '../../../test-support/pgAcceptor';
 
 describe('attachRabbitConsumer', () => {
   let database: TestDatabase;

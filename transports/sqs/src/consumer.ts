@@ -1,6 +1,13 @@
 import { ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
-import { safeEmit, type InboxAcceptInput, type InboxAcceptResult, type InboxAcceptor } from '@ferry/core';
-import { abortableDelay, backoffDelay, visibilityBackoffSeconds } from './backoff';
+import {
+  abortableDelay,
+  backoffDelay,
+  safeEmit,
+  type InboxAcceptInput,
+  type InboxAcceptResult,
+  type InboxAcceptor,
+} from '@ferry/core';
+import { visibilityBackoffSeconds } from './backoff';
 import type { SqsConnection } from './connection';
 import { sendToDeadLetterQueue, type DeadLetterItem } from './deadLetter';
 import { deleteMessages } from './deleteBatch';

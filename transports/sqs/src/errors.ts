@@ -1,25 +1,13 @@
-import { FerryError } from '@ferry/core';
+import { TRANSPORT_REJECT_REASONS } from '@ferry/core';
 
 /**
  * SQS failures are translated here, at the boundary: callers only ever see a FerryError
  * with code `FERRY_TRANSPORT_ERROR` (retriable), `FERRY_PERMANENT_FAILURE` or `FERRY_CLOSED`.
  */
-export function transportError(message: string, cause?: unknown): FerryError {
-  return new FerryError('FERRY_TRANSPORT_ERROR', `${message}: ${describeError(cause)}`, { cause });
-}
-
-export function closedError(what: string): FerryError {
-  return new FerryError('FERRY_CLOSED', `${what} is closed`);
-}
+export { transportError, closedError, describeTransportError as describeError } from '@ferry/core';
 
 /** Why a message was dead-lettered; travels in the `x-ferry-reject-reason` attribute. */
-export const REJECT_REASONS = {
-  missingIdentity: 'missing_identity',
-  unparseableBody: 'unparseable_body',
-  payloadTooLarge: 'payload_too_large',
-  inboxInvalid: 'inbox_invalid',
-  fingerprintConflict: 'fingerprint_conflict',
-} as const;
+export const REJECT_REASONS = TRANSPORT_REJECT_REASONS;
 
 export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];
 
@@ -62,10 +50,4 @@ export function errorName(error: unknown): string | undefined {
 
 export function isAbortError(error: unknown): boolean {
   return errorName(error) === 'AbortError';
-}
-
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (error === undefined) return 'unknown error';
-  return String(error);
 }

@@ -22,7 +22,8 @@ export {
   type PublisherOptions,
   type SqsConsumerEvent,
 } from './options';
-export { backoffDelay, visibilityBackoffSeconds, type BackoffPolicy } from './backoff';
+export { backoffDelay, type BackoffPolicy } from '@ferry/core';
+export { visibilityBackoffSeconds } from './backoff';
 export { PERMANENT_ENTRY_CODES, REJECT_REASONS, type RejectReason } from './errors';
 export { REJECT_DETAIL_ATTRIBUTE } from './deadLetter';
 export { HEADERS_ATTRIBUTE, identityFromMessageId } from './wire';

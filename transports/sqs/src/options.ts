@@ -1,6 +1,13 @@
-import { FerryConfigError, defaultLogger, type Logger } from '@ferry/core';
+import {
+  FerryConfigError,
+  defaultLogger,
+  integerOption as integer,
+  nonEmptyOption as nonEmpty,
+  resolveBackoff,
+  type BackoffPolicy,
+  type Logger,
+} from '@ferry/core';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
-import type { BackoffPolicy } from './backoff';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
 
 /** SQS's classic per-message and per-batch limit; AWS raised both to 1 MiB in 2025. */
@@ -199,35 +206,4 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     logger: options.logger,
     random: options.random ?? Math.random,
   };
-}
-
-export function resolveBackoff(
-  name: string,
-  given: Partial<BackoffPolicy> | undefined,
-  defaults: BackoffPolicy,
-): BackoffPolicy {
-  const policy = { ...defaults, ...given };
-  integer(`${name}.initialMs`, policy.initialMs, 1);
-  integer(`${name}.maxMs`, policy.maxMs, policy.initialMs);
-  if (!Number.isFinite(policy.multiplier) || policy.multiplier < 1) {
-    throw new FerryConfigError(`${name}.multiplier`, 'must be a finite number >= 1');
-  }
-  if (policy.jitter !== 'none' && policy.jitter !== 'full') {
-    throw new FerryConfigError(`${name}.jitter`, "must be 'none' or 'full'");
-  }
-  return policy;
-}
-
-function integer(name: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new FerryConfigError(name, `must be an integer between ${min} and ${max}`);
-  }
-  return value;
-}
-
-function nonEmpty(name: string, value: string | undefined): string {
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new FerryConfigError(name, 'must be a non-empty string');
-  }
-  return value;
 }

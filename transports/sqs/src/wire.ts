@@ -1,5 +1,13 @@
 import type { Message, MessageAttributeValue, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
+import {
+  FERRY_HEADERS,
+  ferryHeaderValues,
+  nonEmptyValue,
+  parseJsonObjectBody,
+  readFerryHeaders,
+  type InboxAcceptInput,
+  type OutboxMessage,
+} from '@ferry/core';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import type { IdentityExtractor } from './options';
 
@@ -20,13 +28,7 @@ export function encodeAttributes(message: OutboxMessage): Attributes {
   const put = (name: string, value: string | null) => {
     if (value !== null && value.length > 0) attributes[name] = { DataType: 'String', StringValue: value };
   };
-  put(FERRY_HEADERS.messageId, message.id);
-  put(FERRY_HEADERS.eventType, message.type);
-  put(FERRY_HEADERS.tenantId, message.tenantId);
-  put(FERRY_HEADERS.correlationId, message.correlationId);
-  put(FERRY_HEADERS.causationId, message.causationId);
-  put(FERRY_HEADERS.traceparent, message.traceparent);
-  put(FERRY_HEADERS.tracestate, message.tracestate);
+  for (const [name, value] of ferryHeaderValues(message)) put(name, value);
   if (Object.keys(message.headers).length > 0) put(HEADERS_ATTRIBUTE, JSON.stringify(message.headers));
   return attributes;
 }
@@ -82,10 +84,8 @@ export const identityFromMessageId: IdentityExtractor = (message) => message.Mes
 /** Turns a received message into an inbox input, or says why it is invalid before acceptance. */
 export function decodeMessage(message: Message, options: DecodeOptions): Decoded {
   const attributes = message.MessageAttributes ?? {};
-  const messageId =
-    nonEmpty(attributeString(attributes, FERRY_HEADERS.messageId)) ??
-    nonEmpty(options.identity(message)) ??
-    null;
+  const ferry = readFerryHeaders((name) => attributeString(attributes, name));
+  const messageId = ferry.messageId ?? nonEmptyValue(options.identity(message)) ?? null;
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
     reason,
@@ -103,24 +103,17 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
       `body is ${bytes} bytes; the limit is ${options.maxPayloadBytes}`,
     );
   }
-  let payload: unknown;
-  try {
-    payload = JSON.parse(body);
-  } catch (error) {
-    return invalid(REJECT_REASONS.unparseableBody, `body is not JSON: ${(error as Error).message}`);
-  }
-  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
-    return invalid(REJECT_REASONS.unparseableBody, 'body is JSON but not an object');
-  }
+  const parsed = parseJsonObjectBody(body);
+  if (!parsed.ok) return invalid(REJECT_REASONS.unparseableBody, parsed.detail);
   return {
     ok: true,
     input: {
       consumer: options.consumer,
       messageId,
-      tenantId: nonEmpty(attributeString(attributes, FERRY_HEADERS.tenantId)) ?? null,
-      payload: payload as Record<string, unknown>,
+      tenantId: ferry.tenantId ?? null,
+      payload: parsed.payload,
       headers: decodeHeaders(attributes),
-      type: nonEmpty(attributeString(attributes, FERRY_HEADERS.eventType)) ?? null,
+      type: ferry.eventType ?? null,
     },
   };
 }
@@ -153,8 +146,4 @@ export function attributeString(attributes: Attributes, name: string): string | 
   const value = attributes[name];
   if (!value || value.StringValue === undefined) return undefined;
   return value.DataType?.startsWith('Binary') ? undefined : value.StringValue;
-}
-
-function nonEmpty(value: string | null | undefined): string | undefined {
-  return value === null || value === undefined || value.length === 0 ? undefined : value;
 }

@@ -10,7 +10,7 @@ import {
   type SqsConsumerEvent,
 } from '@ferry/sqs';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { PgTestAcceptor } from './support/pgAcceptor';
+import { PgTestAcceptor } from '../../../test-support/pgAcceptor';
 import {
   TestQueues,
   neverAborted,
@@ -83,7 +83,7 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     await consumer.ready();
 
     await waitFor('40 deliveries offered and deleted', () =>
-      acceptor.offered.length >= 40 &&
+      acceptor.seen.length >= 40 &&
       events
         .filter((e) => e.kind === 'deleted')
         .reduce((n, e) => n + (e.kind === 'deleted' ? e.count : 0), 0) >= 40
@@ -129,7 +129,7 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     await waitFor('3 stored', async () => ((await acceptor.storedIds()).length >= 3 ? true : undefined));
     await waitFor('deleted', () => (count(events, 'deleted') > 0 ? true : undefined));
     expect((await acceptor.storedIds()).sort()).toEqual(messages.map((m) => m.id).sort());
-    const offeredOf = (id: string) => acceptor.offered.filter((offered) => offered === id).length;
+    const offeredOf = (id: string) => acceptor.seen.filter((offered) => offered === id).length;
     expect(messages.every((m) => offeredOf(m.id) >= 3)).toBe(true);
   });
 
@@ -150,11 +150,11 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
         ? true
         : undefined,
     );
-    expect(bystander.offered).toEqual([]);
+    expect(bystander.seen).toEqual([]);
     acceptor.release();
     await waitFor('deleted', () => (count(slow.events, 'deleted') > 0 ? true : undefined));
     expect(await acceptor.storedIds()).toEqual([message!.id]);
-    expect(bystander.offered).toEqual([]);
+    expect(bystander.seen).toEqual([]);
   });
 
   it('dead-letters invalid messages with their reason, deletes them, and accepts the valid one', async () => {
@@ -211,7 +211,7 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     await consumer.ready();
     const [moved] = await receiveAtLeast(connection, deadLetterQueueUrl!, 1);
     expect(moved!.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue).toBe('poison-1');
-    expect(acceptor.offered).toEqual([]);
+    expect(acceptor.seen).toEqual([]);
   });
 
   it("uses the SQS MessageId as identity for messages without ferry's attribute by default", async () => {
@@ -236,6 +236,6 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     await consumer.close();
     await sendRaw(connection, queueUrl, '{"after":"close"}', { [FERRY_HEADERS.messageId]: 'after-close' });
     expect((await receiveAtLeast(connection, queueUrl, 1)).length).toBe(1);
-    expect(acceptor.offered).toEqual([]);
+    expect(acceptor.seen).toEqual([]);
   }, 10_000);
 });

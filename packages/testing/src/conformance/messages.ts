@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { OutboxMessage } from '@ferry/core';
 
-export function conformanceMessages(
-  count: number,
-  destination: string | null,
-  overrides: Partial<OutboxMessage> = {},
-): OutboxMessage[] {
-  return Array.from({ length: count }, (_, index) => ({
+/** One OutboxMessage as the relay hands it to a publisher: every optional field null; `overrides` win. */
+export function outboxMessageFixture(overrides: Partial<OutboxMessage> = {}): OutboxMessage {
+  return {
     id: randomUUID(),
     type: 'conformance.event',
-    payload: { index },
-    destination,
+    payload: {},
+    destination: null,
     orderingKey: null,
-    tenantId: 'conformance-tenant',
+    tenantId: null,
     correlationId: null,
     causationId: null,
     headers: {},
@@ -21,7 +18,17 @@ export function conformanceMessages(
     attempt: 1,
     createdAt: new Date(),
     ...overrides,
-  }));
+  };
+}
+
+export function conformanceMessages(
+  count: number,
+  destination: string | null,
+  overrides: Partial<OutboxMessage> = {},
+): OutboxMessage[] {
+  return Array.from({ length: count }, (_, index) =>
+    outboxMessageFixture({ payload: { index }, destination, tenantId: 'conformance-tenant', ...overrides }),
+  );
 }
 
 export function neverAborted(): AbortSignal {

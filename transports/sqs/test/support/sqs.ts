@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   DeleteMessageBatchCommand,
   ReceiveMessageCommand,
@@ -7,6 +7,7 @@ import {
   type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
 import type { OutboxMessage } from '@ferry/core';
+import { testOutboxMessage } from '../../../../test-support/outboxMessages';
 import { SqsConnection, declareQueue, deleteQueue, type DeclaredQueue, type QueueSpec } from '@ferry/sqs';
 
 export const SQS_ENDPOINT = process.env.FERRY_SQS_ENDPOINT ?? 'http://127.0.0.1:9324';
@@ -127,22 +128,9 @@ export function outboxMessages(
   destination: string | null,
   overrides: Partial<OutboxMessage> = {},
 ): OutboxMessage[] {
-  return Array.from({ length: count }, (_, index) => ({
-    id: randomUUID(),
-    type: 'order.placed',
-    payload: { index },
-    destination,
-    orderingKey: null,
-    tenantId: 'tenant-a',
-    correlationId: null,
-    causationId: null,
-    headers: {},
-    traceparent: null,
-    tracestate: null,
-    attempt: 1,
-    createdAt: new Date(),
-    ...overrides,
-  }));
+  return Array.from({ length: count }, (_, index) =>
+    testOutboxMessage({ payload: { index }, destination, tenantId: 'tenant-a', ...overrides }),
+  );
 }
 
 export function neverAborted(): AbortSignal {

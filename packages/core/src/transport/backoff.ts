@@ -1,3 +1,6 @@
+import { FerryConfigError } from '../errors';
+import { integerOption } from './optionChecks';
+
 /** Backoff is a pure function of the attempt; the random source is injected for jitter. */
 export interface BackoffPolicy {
   /** Delay before the first retry, in milliseconds. */
@@ -26,9 +29,27 @@ export function backoffDelay(
   return Math.round(Math.min(1, Math.max(0, random())) * capped);
 }
 
+/** `given` over `defaults`, checked; `name` prefixes the option named in a FerryConfigError. */
+export function resolveBackoff(
+  name: string,
+  given: Partial<BackoffPolicy> | undefined,
+  defaults: BackoffPolicy,
+): BackoffPolicy {
+  const policy = { ...defaults, ...given };
+  integerOption(`${name}.initialMs`, policy.initialMs, 1);
+  integerOption(`${name}.maxMs`, policy.maxMs, policy.initialMs);
+  if (!Number.isFinite(policy.multiplier) || policy.multiplier < 1) {
+    throw new FerryConfigError(`${name}.multiplier`, 'must be a finite number >= 1');
+  }
+  if (policy.jitter !== 'none' && policy.jitter !== 'full') {
+    throw new FerryConfigError(`${name}.jitter`, "must be 'none' or 'full'");
+  }
+  return policy;
+}
+
 /**
  * Resolves after `ms`, or rejects with the signal's reason as soon as the signal aborts,
- * so every reconnect wait can be cancelled by close().
+ * so every wait can be cancelled by close().
  */
 export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

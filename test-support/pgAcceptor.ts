@@ -1,9 +1,10 @@
 /**
- * A stand-in InboxAcceptor on a real PostgreSQL table (the consumer tests test the
- * transport, not the inbox): dedup on (consumer, message_id) with ON CONFLICT DO NOTHING,
- * resolving only after its transaction committed. `refuse(true)` makes the database itself
- * refuse the inserts (a trigger raises SQLSTATE 57P03), translated into a retriable
- * FerryError as the inbox does; `hold()` keeps acceptMany waiting (a slow database).
+ * A stand-in InboxAcceptor on a real PostgreSQL table, shared by the transport consumer tests
+ * (they test the transport, not the inbox): dedup on (consumer, message_id) with ON CONFLICT
+ * DO NOTHING, resolving only after its transaction committed. `refuse(true)` makes the
+ * database itself refuse the inserts (a trigger raises SQLSTATE 57P03), translated into a
+ * retriable FerryError as the real inbox does for a database failure; `hold()` keeps
+ * acceptMany waiting (a slow database).
  */
 import {
   FerryError,
@@ -15,8 +16,10 @@ import {
 
 export class PgTestAcceptor implements InboxAcceptor {
   readonly maxPayloadBytes: number;
+  /** Sizes of every acceptMany call, in order (failed calls included). */
+  readonly batches: number[] = [];
   /** Message ids of every acceptMany input, failed calls included. */
-  readonly offered: string[] = [];
+  readonly seen: string[] = [];
   private gate: Promise<void> | null = null;
   private openGate: (() => void) | null = null;
   private waiting = 0;
@@ -59,6 +62,7 @@ export class PgTestAcceptor implements InboxAcceptor {
     await this.db.execute('UPDATE test_switch SET refuse = $1', [on]);
   }
 
+  /** Holds every acceptMany call until `release()`; `held()` counts calls waiting. */
   hold(): void {
     this.gate = new Promise((resolve) => {
       this.openGate = resolve;
@@ -75,7 +79,8 @@ export class PgTestAcceptor implements InboxAcceptor {
   }
 
   async acceptMany(inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> {
-    this.offered.push(...inputs.map((i) => i.messageId));
+    this.batches.push(inputs.length);
+    this.seen.push(...inputs.map((i) => i.messageId));
     if (this.gate) {
       this.waiting += 1;
       await this.gate;
@@ -98,11 +103,15 @@ export class PgTestAcceptor implements InboxAcceptor {
               JSON.stringify(input.headers ?? {}),
             ],
           );
-          results.push(
-            inserted[0]
-              ? { kind: 'accepted', id: inserted[0].id }
-              : { kind: 'duplicate', id: input.messageId },
+          if (inserted[0]) {
+            results.push({ kind: 'accepted', id: inserted[0].id });
+            continue;
+          }
+          const [existing] = await tx.query<{ id: string }>(
+            'SELECT id::text FROM test_inbox WHERE consumer = $1 AND message_id = $2',
+            [input.consumer, input.messageId],
           );
+          results.push({ kind: 'duplicate', id: existing?.id ?? '' });
         }
         return results;
       });

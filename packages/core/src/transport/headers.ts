@@ -1,0 +1,49 @@
+import { FERRY_HEADERS, type OutboxMessage } from '../contracts';
+
+/** ferry's headers for one outbox message, in wire order; null where the message has no value. */
+export function ferryHeaderValues(message: OutboxMessage): readonly (readonly [string, string | null])[] {
+  return [
+    [FERRY_HEADERS.messageId, message.id],
+    [FERRY_HEADERS.eventType, message.type],
+    [FERRY_HEADERS.tenantId, message.tenantId],
+    [FERRY_HEADERS.correlationId, message.correlationId],
+    [FERRY_HEADERS.causationId, message.causationId],
+    [FERRY_HEADERS.traceparent, message.traceparent],
+    [FERRY_HEADERS.tracestate, message.tracestate],
+  ];
+}
+
+/**
+ * The event's own headers overlaid with ferry's, so an event header can never forge ferry's
+ * message id or type. `unset` says what happens to an event header carrying the name of a
+ * ferry header the message has no value for: `remove` drops it, `keep` passes it on.
+ */
+export function outboxHeaders(message: OutboxMessage, unset: 'remove' | 'keep'): Record<string, string> {
+  const headers: Record<string, string> = { ...message.headers };
+  for (const [name, value] of ferryHeaderValues(message)) {
+    if (value !== null) headers[name] = value;
+    else if (unset === 'remove') delete headers[name];
+  }
+  return headers;
+}
+
+/** ferry's headers read off a delivery; an absent or empty value is undefined. */
+export interface FerryHeaderValues {
+  readonly messageId: string | undefined;
+  readonly tenantId: string | undefined;
+  readonly eventType: string | undefined;
+}
+
+/** Reads ferry's identity, tenant and type headers through `get` (a header or attribute lookup). */
+export function readFerryHeaders(get: (name: string) => string | undefined): FerryHeaderValues {
+  return {
+    messageId: nonEmptyValue(get(FERRY_HEADERS.messageId)),
+    tenantId: nonEmptyValue(get(FERRY_HEADERS.tenantId)),
+    eventType: nonEmptyValue(get(FERRY_HEADERS.eventType)),
+  };
+}
+
+/** The value, or undefined when it is null, undefined or empty. */
+export function nonEmptyValue(value: string | null | undefined): string | undefined {
+  return value === null || value === undefined || value.length === 0 ? undefined : value;
+}
