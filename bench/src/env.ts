@@ -1,0 +1,31 @@
+import { randomBytes } from 'node:crypto';
+
+/** Service addresses, with the same defaults and variables as the tests (test-support/env.js). */
+export const SERVICES = {
+  amqpUrl: process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+  kafkaBrokers: (process.env.FERRY_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
+  sqsEndpoint: process.env.FERRY_SQS_ENDPOINT ?? 'http://127.0.0.1:9324',
+} as const;
+
+/** A queue / topic name unique to this run and call. */
+export function uniqueName(prefix: string): string {
+  return `ferry-bench-${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+/** Relay batch size and the baselines' batch size (the same, so both send the same batches). */
+export const BATCH_SIZE = 100;
+
+export function positiveInteger(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
