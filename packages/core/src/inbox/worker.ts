@@ -28,6 +28,8 @@ const COUNTERS: Record<ProcessOutcome, keyof Omit<RunOnceResult, 'claimed'>> = {
  * up to its free concurrency, hands each receipt to processReceipt through p-limit, and
  * polls every pollIntervalMs when there was less work than free slots.
  */
+const SWEEP_EVERY_CLAIMS = 10;
+
 export class InboxWorker<TTx> {
   private state: State = 'idle';
   private readonly limit: LimitFunction;
@@ -36,6 +38,8 @@ export class InboxWorker<TTx> {
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private closing: Promise<void> | undefined;
+  /** Claims since expired, exhausted claims were last swept to DEAD (see claimBatch). */
+  private claimsSinceSweep = 0;
 
   constructor(private readonly deps: ProcessDeps<TTx>) {
     this.limit = pLimit(deps.worker.concurrency);
@@ -56,7 +60,7 @@ export class InboxWorker<TTx> {
   /** Claims one batch (up to the free concurrency), processes it and waits for it. */
   async runOnce(): Promise<RunOnceResult> {
     this.assertOpen();
-    const claimed = await this.claimBatch();
+    const claimed = await this.claimBatch(true);
     const outcomes = await Promise.all(claimed.map((receipt) => this.dispatch(receipt)));
     const result = {
       claimed: claimed.length,
@@ -110,11 +114,23 @@ export class InboxWorker<TTx> {
     return this.deps.worker.concurrency - this.inflight.size;
   }
 
-  private async claimBatch(): Promise<ClaimedReceipt[]> {
+  /**
+   * Claims up to the free slots. The sweep that turns expired claims with no attempts left
+   * into DEAD costs a query, so a busy poll loop runs it every tenth claim (and every idle
+   * poll) instead of before each claim; runOnce() always sweeps.
+   */
+  private async claimBatch(sweep: boolean): Promise<ClaimedReceipt[]> {
     const free = this.free();
     if (free <= 0) return [];
     const { ops } = this.deps;
-    const exhausted = await ops.exhaustExpired(this.deps.worker.concurrency);
+    if (sweep || this.claimsSinceSweep >= SWEEP_EVERY_CLAIMS) await this.sweepExhausted();
+    this.claimsSinceSweep += 1;
+    return ops.claim(free);
+  }
+
+  private async sweepExhausted(): Promise<void> {
+    this.claimsSinceSweep = 0;
+    const exhausted = await this.deps.ops.exhaustExpired(this.deps.worker.concurrency);
     for (const row of exhausted) {
       emit(this.deps, {
         type: 'dead',
@@ -125,7 +141,6 @@ export class InboxWorker<TTx> {
         error: 'attempts exhausted: the last claim expired without completing',
       });
     }
-    return ops.claim(free);
   }
 
   private dispatch(receipt: ClaimedReceipt): Promise<ProcessOutcome> {
@@ -144,12 +159,14 @@ export class InboxWorker<TTx> {
   }
 
   private async poll(): Promise<void> {
+    let full = false;
     while (this.state === 'running') {
       const free = this.free();
-      let full = free <= 0;
+      const idle = !full;
+      full = free <= 0;
       if (!full) {
         try {
-          const claimed = await this.claimBatch();
+          const claimed = await this.claimBatch(idle);
           for (const receipt of claimed) void this.dispatch(receipt);
           full = claimed.length >= free;
         } catch (error) {
