@@ -1,0 +1,145 @@
+/**
+ * A TCP proxy a fault scenario controls, between the application and a server (PostgreSQL).
+ *
+ * Modes:
+ * - `pass`: bytes flow both ways.
+ * - `blackhole`: connections are accepted (new ones too) but every byte is dropped in both
+ *   directions and nothing is ever answered; no FIN or RST is sent, like a silent network.
+ * - `refuse`: the listening socket is closed, so new connections get ECONNREFUSED; existing ones
+ *   are left alone.
+ * `resetAll()` sends RST on every open connection (both sides) without changing the mode.
+ * Leaving `blackhole` resets the connections that lived through it: their streams lost bytes and
+ * can never be in sync again (the client has normally given up on them by then).
+ */
+import net from 'node:net';
+
+export type ProxyMode = 'pass' | 'blackhole' | 'refuse';
+
+interface Pair {
+  readonly client: net.Socket;
+  upstream: net.Socket | undefined;
+  /** True once the pair saw blackhole mode: its streams lost bytes. */
+  damaged: boolean;
+}
+
+export class TcpProxy {
+  private server: net.Server | undefined;
+  private readonly pairs = new Set<Pair>();
+  private currentMode: ProxyMode = 'pass';
+  private listenPort = 0;
+  /** Connections accepted since start (a recovering client opens new ones). */
+  accepted = 0;
+  /** Connections reset by resetAll() or by leaving blackhole. */
+  resets = 0;
+
+  private constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  static async start(target: { host: string; port: number }): Promise<TcpProxy> {
+    const proxy = new TcpProxy(target.host, target.port);
+    await proxy.listen(0);
+    return proxy;
+  }
+
+  get port(): number {
+    return this.listenPort;
+  }
+
+  get mode(): ProxyMode {
+    return this.currentMode;
+  }
+
+  get openConnections(): number {
+    return this.pairs.size;
+  }
+
+  /** Rewrites a connection URL so that it goes through the proxy. */
+  urlFor(url: string): string {
+    const parsed = new URL(url);
+    parsed.hostname = '127.0.0.1';
+    parsed.port = String(this.listenPort);
+    return parsed.toString();
+  }
+
+  async setMode(mode: ProxyMode): Promise<void> {
+    const previous = this.currentMode;
+    if (previous === mode) return;
+    this.currentMode = mode;
+    if (previous === 'refuse') await this.listen(this.listenPort);
+    if (mode === 'blackhole') for (const pair of this.pairs) pair.damaged = true;
+    if (previous === 'blackhole') {
+      for (const pair of [...this.pairs]) if (pair.damaged) this.reset(pair);
+    }
+    if (mode === 'refuse') await this.stopListening();
+  }
+
+  /** RST on every open connection, both towards the client and towards the server. */
+  resetAll(): number {
+    const pairs = [...this.pairs];
+    for (const pair of pairs) this.reset(pair);
+    return pairs.length;
+  }
+
+  async close(): Promise<void> {
+    for (const pair of [...this.pairs]) this.reset(pair);
+    await this.stopListening();
+  }
+
+  private reset(pair: Pair): void {
+    this.pairs.delete(pair);
+    this.resets += 1;
+    pair.client.resetAndDestroy();
+    pair.upstream?.resetAndDestroy();
+  }
+
+  private listen(port: number): Promise<void> {
+    const server = net.createServer((socket) => this.onConnection(socket));
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        this.listenPort = (server.address() as net.AddressInfo).port;
+        resolve();
+      });
+    });
+  }
+
+  private stopListening(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return Promise.resolve();
+    return new Promise((resolve) => server.close(() => resolve()));
+  }
+
+  private onConnection(client: net.Socket): void {
+    this.accepted += 1;
+    const pair: Pair = { client, upstream: undefined, damaged: this.currentMode === 'blackhole' };
+    this.pairs.add(pair);
+    const drop = (): void => {
+      if (this.pairs.delete(pair)) {
+        client.destroy();
+        pair.upstream?.destroy();
+      }
+    };
+    client.on('error', drop);
+    client.on('close', drop);
+    // Bytes are forwarded by hand (not pipe) so that blackhole mode can drop them.
+    client.on('data', (chunk) => {
+      if (this.currentMode === 'blackhole' || pair.damaged) return;
+      pair.upstream?.write(chunk);
+    });
+    if (pair.damaged) return; // accepted during blackhole: never connected, never answered
+    client.pause();
+    const upstream = net.connect(this.targetPort, this.targetHost, () => client.resume());
+    pair.upstream = upstream;
+    upstream.on('data', (chunk) => {
+      if (this.currentMode === 'blackhole' || pair.damaged) return;
+      client.write(chunk);
+    });
+    upstream.on('error', drop);
+    upstream.on('close', drop);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * Shared pieces of the operations fault suite: condition waits with deadlines, the business
+ * table the handlers write to, acceptance with redelivery, and the ledger read back from
+ * PostgreSQL.
+ */
+import { PrismaPg } from '@prisma/adapter-pg';
+import type { PoolConfig } from 'pg';
+import pino from 'pino';
+import { fromPrisma, type Inbox, type InboxAcceptInput, type InboxHandlerContext } from '@ferry/core';
+import { PrismaClient } from '../../generated/prisma/client';
+import type { TestDatabase } from '../../test-support/database';
+import { emptyLedger, reconcile, type Ledger } from '../harness/ledger';
+
+export const quietLogger = pino({ level: 'silent' });
+
+/** Polls `check` until it returns something other than undefined / false, or throws at the deadline. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+  intervalMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      const suffix = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${suffix}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** A Prisma client on PrismaPg with explicit pg pool / driver options. */
+export function prismaWith(connectionString: string, pool: PoolConfig): PrismaClient {
+  return new PrismaClient({ adapter: new PrismaPg({ ...pool, connectionString }) });
+}
+
+/**
+ * Business rows written by handlers inside context.tx. No unique constraint on message_id on
+ * purpose: an effect applied twice shows up as two rows.
+ */
+export async function createBusinessTable(t: TestDatabase): Promise<void> {
+  await t.db.execute(
+    'CREATE TABLE business_rows (id bigserial PRIMARY KEY, message_id text NOT NULL, receipt_id uuid NOT NULL)',
+  );
+}
+
+export async function writeBusinessRow(context: InboxHandlerContext): Promise<void> {
+  await fromPrisma(context.tx).execute(
+    'INSERT INTO business_rows (message_id, receipt_id) VALUES ($1, $2::uuid)',
+    [context.messageId, context.receiptId],
+  );
+}
+
+export function inputs(prefix: string, count: number, consumer = 'orders'): InboxAcceptInput[] {
+  return Array.from({ length: count }, (_, i) => ({
+    consumer,
+    messageId: `${prefix}-${i}`,
+    tenantId: 'acme',
+    payload: { n: i },
+  }));
+}
+
+/** What the offering side saw: every item offered (redeliveries included) and each answer. */
+export interface Offering {
+  offered: number;
+  accepted: number;
+  duplicates: number;
+  /** acceptMany calls that threw (the whole batch counted as not acknowledged). */
+  failedBatches: number;
+  readonly errors: string[];
+}
+
+export function newOffering(): Offering {
+  return { offered: 0, accepted: 0, duplicates: 0, failedBatches: 0, errors: [] };
+}
+
+/**
+ * Delivers one batch like a broker that redelivers until acknowledged: acceptMany is called
+ * again with the same batch after every failure, until it answers or the deadline passes.
+ */
+export async function deliverUntilAcknowledged(
+  inbox: Pick<Inbox, 'acceptMany'>,
+  batch: readonly InboxAcceptInput[],
+  offering: Offering,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    offering.offered += batch.length;
+    try {
+      const results = await inbox.acceptMany(batch);
+      for (const result of results) {
+        if (result.kind === 'accepted') offering.accepted += 1;
+        else if (result.kind === 'duplicate') offering.duplicates += 1;
+        else throw new Error(`unexpected acceptance result ${JSON.stringify(result)}`);
+      }
+      return;
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith('unexpected acceptance result')) throw error;
+      offering.failedBatches += 1;
+      const code = (error as { code?: string }).code ?? (error as Error).name;
+      const retriable = (error as { retriable?: boolean }).retriable;
+      offering.errors.push(`${code}${retriable === true ? ' (retriable)' : ''}`);
+      if (retriable !== true) throw error;
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50)); // broker redelivery delay
+    }
+  }
+}
+
+export async function receiptStatuses(t: TestDatabase): Promise<Map<string, string>> {
+  const rows = await t.db.query<{ message_id: string; status: string }>(
+    'SELECT message_id, status FROM ferry_inbox_receipts',
+  );
+  return new Map(rows.map((row) => [row.message_id, row.status]));
+}
+
+export async function businessMessageIds(t: TestDatabase): Promise<string[]> {
+  const rows = await t.db.query<{ message_id: string }>('SELECT message_id FROM business_rows');
+  return rows.map((row) => row.message_id);
+}
+
+export async function countStatus(t: TestDatabase, status: string): Promise<number> {
+  const [row] = await t.db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM ferry_inbox_receipts WHERE status = $1',
+    [status],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** Waits until no receipt is unfinished (PENDING / RETRYABLE / PROCESSING). */
+export async function waitUntilSettled(t: TestDatabase, timeoutMs = 30_000): Promise<void> {
+  await waitFor(
+    'every receipt COMPLETED or DEAD',
+    async () => {
+      const [row] = await t.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM ferry_inbox_receipts WHERE status NOT IN ('COMPLETED', 'DEAD')",
+      );
+      return Number(row?.n ?? 1) === 0;
+    },
+    timeoutMs,
+    100,
+  );
+}
+
+/** The ledger from the offering side and what PostgreSQL holds (read through an unproxied client). */
+export async function inboxLedger(
+  t: TestDatabase,
+  offeredIds: readonly string[],
+  offering: Offering,
+): Promise<Ledger> {
+  const statuses = await receiptStatuses(t);
+  const effects = await businessMessageIds(t);
+  const stuck = [...statuses.values()].filter((s) => s !== 'COMPLETED' && s !== 'DEAD').length;
+  return {
+    ...emptyLedger(),
+    offered: offering.offered,
+    accepted: statuses.size,
+    duplicatesAbsorbed: offering.duplicates,
+    ...reconcile(offeredIds, effects),
+    stuck,
+  };
+}
