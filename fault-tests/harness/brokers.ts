@@ -1,0 +1,144 @@
+/**
+ * Private Kafka and ElasticMQ brokers for the fault suites, started through `scripts/services` with
+ * their own state folder and ports, so a suite can stop, kill and restart them without touching the
+ * shared brokers other tests use concurrently.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freePorts } from './ports';
+import { waitFor } from './waitFor';
+
+const run = promisify(execFile);
+export const REPO_ROOT = path.resolve(__dirname, '../..');
+const SERVICES = path.join(REPO_ROOT, 'scripts/services');
+
+export type PrivateServiceName = 'kafka' | 'elasticmq';
+
+/** Whether a process exists and is not a zombie. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+export class PrivateBroker {
+  private started = false;
+
+  private constructor(
+    readonly service: PrivateServiceName,
+    readonly dir: string,
+    readonly port: number,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  /** Allocates a state folder and free ports; nothing runs until `start()`. */
+  static async create(service: PrivateServiceName): Promise<PrivateBroker> {
+    const dir = mkdtempSync(path.join(tmpdir(), `ferry-fault-${service}-`));
+    // Reuse the jars the project's own `scripts/services up` fetched, so no Maven run is needed.
+    const shared = path.join(REPO_ROOT, '.services', service, 'libs');
+    if (existsSync(path.join(shared, '.complete'))) {
+      mkdirSync(path.join(dir, service), { recursive: true });
+      symlinkSync(shared, path.join(dir, service, 'libs'));
+    }
+    const env: NodeJS.ProcessEnv = { ...process.env, FERRY_SERVICES_DIR: dir };
+    let port: number;
+    if (service === 'kafka') {
+      const [broker, controller] = await freePorts(29100, 2, { span: 800 });
+      port = broker!;
+      env.FERRY_KAFKA_PORT = String(broker);
+      env.FERRY_KAFKA_CONTROLLER_PORT = String(controller);
+      env.FERRY_KAFKA_HEAP = '-Xms128m -Xmx384m';
+    } else {
+      [port] = (await freePorts(29400, 1, { span: 500 })) as [number];
+      env.FERRY_SQS_PORT = String(port);
+    }
+    return new PrivateBroker(service, dir, port, env);
+  }
+
+  /** `host:port` for kafkajs. */
+  get brokers(): string[] {
+    return [`127.0.0.1:${this.port}`];
+  }
+
+  /** `http://127.0.0.1:port` for the SQS client. */
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  private get pidFile(): string {
+    return path.join(this.dir, this.service, `${this.service}.pid`);
+  }
+
+  /** The broker's pid from the pid file `scripts/services` wrote, or null. */
+  pid(): number | null {
+    try {
+      const pid = Number(readFileSync(this.pidFile, 'utf8').trim().split(/\s+/)[0]);
+      return Number.isInteger(pid) && pid > 0 ? pid : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private async services(action: 'up' | 'down'): Promise<string> {
+    try {
+      const { stdout } = await run(SERVICES, [action, this.service], {
+        env: this.env,
+        cwd: REPO_ROOT,
+        timeout: 150_000,
+      });
+      return stdout;
+    } catch (error) {
+      const e = error as { stdout?: string; stderr?: string; message: string };
+      throw new Error(
+        `scripts/services ${action} ${this.service} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`,
+      );
+    }
+  }
+
+  /** Starts the broker (or finds it running) and waits for its readiness check. */
+  async start(): Promise<void> {
+    const out = await this.services('up');
+    if (!/\b(started|reused)\b/.test(out) || !out.includes(`127.0.0.1:${this.port}`))
+      throw new Error(`unexpected output of scripts/services up ${this.service}: ${out}`);
+    if (out.includes('not started by ferry'))
+      throw new Error(`port ${this.port} answered but is not our private ${this.service}: ${out}`);
+    this.started = true;
+  }
+
+  /** Orderly stop (SIGTERM, then SIGKILL after the script's timeout). */
+  async stop(): Promise<void> {
+    await this.services('down');
+  }
+
+  /** Crash: SIGKILL the broker process and wait until it is gone. */
+  async kill(): Promise<void> {
+    const pid = this.pid();
+    if (pid === null) throw new Error(`${this.service}: no pid file at ${this.pidFile}`);
+    process.kill(pid, 'SIGKILL');
+    await waitFor(`${this.service} pid ${pid} to exit`, () => !processAlive(pid), { timeoutMs: 15_000 });
+  }
+
+  async restart(mode: 'stop' | 'kill' = 'stop'): Promise<void> {
+    if (mode === 'kill') await this.kill();
+    else await this.stop();
+    await this.start();
+  }
+
+  /** Stops the broker if it runs and removes its state folder. */
+  async dispose(): Promise<void> {
+    // `down` kills only the process it recorded (pid and start time checked), never a reused pid.
+    if (this.started) await this.stop().catch(() => undefined);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,39 @@
+import { createServer } from 'node:net';
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => {
+      server.close(() => resolve(true));
+    });
+  });
+}
+
+/**
+ * `count` consecutive free TCP ports on 127.0.0.1 (each also free at `+ offset` when offsets are
+ * given), searched from a random start in [base, base + span) so parallel suites rarely collide.
+ */
+export async function freePorts(
+  base: number,
+  count: number,
+  options: { span?: number; offsets?: readonly number[] } = {},
+): Promise<number[]> {
+  const span = options.span ?? 1000;
+  const offsets = options.offsets ?? [];
+  const start = base + Math.floor(Math.random() * span);
+  for (let i = 0; i < span; i += count) {
+    const first = base + ((start - base + i) % span);
+    const ports = Array.from({ length: count }, (_, k) => first + k);
+    const all = [...ports, ...ports.flatMap((p) => offsets.map((o) => p + o))];
+    let ok = true;
+    for (const port of all) {
+      if (port > 65535 || !(await isFree(port))) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) return ports;
+  }
+  throw new Error(`no ${count} free ports in [${base}, ${base + span})`);
+}

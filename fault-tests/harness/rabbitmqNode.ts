@@ -1,0 +1,138 @@
+/**
+ * A private RabbitMQ node of the machine's installation (own node name, ports, Mnesia and log
+ * folders, no plugins), so a suite can stop or crash it while other tests use the shared node.
+ * Messages and durable queues persist in its Mnesia folder across restarts.
+ */
+import { execFile } from 'node:child_process';
+import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import amqp from 'amqplib';
+import { freePorts } from './ports';
+import { processAlive } from './brokers';
+import { waitFor } from './waitFor';
+
+const run = promisify(execFile);
+
+function rabbitUser(): { uid: number; gid: number } | null {
+  try {
+    const line = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('rabbitmq:'));
+    if (!line) return null;
+    const [, , uid, gid] = line.split(':');
+    return { uid: Number(uid), gid: Number(gid) };
+  } catch {
+    return null;
+  }
+}
+
+export class RabbitNode {
+  private running = false;
+
+  private constructor(
+    readonly nodeName: string,
+    readonly port: number,
+    readonly dir: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  static async create(): Promise<RabbitNode> {
+    // The distribution port is AMQP port + 20000 (RabbitMQ's own convention).
+    const [port] = (await freePorts(25700, 1, { span: 400, offsets: [20000] })) as [number];
+    const dir = mkdtempSync(path.join(tmpdir(), 'ferry-fault-rabbit-'));
+    const nodeName = `ferryfault${port}@localhost`;
+    writeFileSync(path.join(dir, 'enabled_plugins'), '[].\n');
+    // The machine's rabbitmq.conf pins the listener to 5672; our own config file replaces it.
+    writeFileSync(
+      path.join(dir, 'rabbitmq.conf'),
+      `listeners.tcp.local = 127.0.0.1:${port}\nloopback_users.guest = true\n`,
+    );
+    // rabbitmq-server run as root switches to the rabbitmq user, which must own the folders.
+    const owner = process.getuid?.() === 0 ? rabbitUser() : null;
+    chmodSync(dir, 0o755);
+    if (owner) {
+      for (const file of ['', 'enabled_plugins', 'rabbitmq.conf'])
+        chownSync(path.join(dir, file), owner.uid, owner.gid);
+    }
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      RABBITMQ_NODENAME: nodeName,
+      RABBITMQ_NODE_PORT: String(port),
+      RABBITMQ_DIST_PORT: String(port + 20000),
+      RABBITMQ_CONFIG_FILE: path.join(dir, 'rabbitmq.conf'),
+      RABBITMQ_MNESIA_BASE: path.join(dir, 'mnesia'),
+      RABBITMQ_LOG_BASE: path.join(dir, 'log'),
+      RABBITMQ_PID_FILE: path.join(dir, 'pid'),
+      RABBITMQ_ENABLED_PLUGINS_FILE: path.join(dir, 'enabled_plugins'),
+    };
+    return new RabbitNode(nodeName, port, dir, env);
+  }
+
+  get url(): string {
+    return `amqp://guest:guest@127.0.0.1:${this.port}`;
+  }
+
+  /** The Erlang VM's pid (from RABBITMQ_PID_FILE), or null. */
+  pid(): number | null {
+    try {
+      const pid = Number(readFileSync(path.join(this.dir, 'pid'), 'utf8').trim());
+      return Number.isInteger(pid) && pid > 0 ? pid : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private async canConnect(): Promise<boolean> {
+    const connection = await amqp.connect(this.url, { timeout: 2000 });
+    await connection.close();
+    return true;
+  }
+
+  /** Starts the node detached and waits until an AMQP connection succeeds. */
+  async start(): Promise<void> {
+    await run('rabbitmq-server', ['-detached'], { env: this.env, cwd: '/tmp', timeout: 30_000 });
+    this.running = true;
+    await waitFor(`RabbitMQ node ${this.nodeName} to accept AMQP connections`, () => this.canConnect(), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
+  }
+
+  private async waitGone(pid: number | null): Promise<void> {
+    if (pid !== null)
+      await waitFor(`RabbitMQ pid ${pid} to exit`, () => !processAlive(pid), { timeoutMs: 30_000 });
+    await waitFor(`port ${this.port} to close`, async () => !(await this.canConnect().catch(() => false)), {
+      timeoutMs: 30_000,
+    });
+  }
+
+  /** Orderly stop: `rabbitmqctl stop`, then wait for the VM to exit. */
+  async stop(): Promise<void> {
+    const pid = this.pid();
+    await run('rabbitmqctl', ['-n', this.nodeName, 'stop'], { env: this.env, cwd: '/tmp', timeout: 60_000 });
+    await this.waitGone(pid);
+    this.running = false;
+  }
+
+  /** Crash: SIGKILL the Erlang VM (unflushed state is lost exactly as in a power cut of the node). */
+  async kill(): Promise<void> {
+    const pid = this.pid();
+    if (pid === null) throw new Error(`${this.nodeName}: no pid file`);
+    process.kill(pid, 'SIGKILL');
+    await this.waitGone(pid);
+    this.running = false;
+  }
+
+  async restart(mode: 'stop' | 'kill' = 'stop'): Promise<void> {
+    if (mode === 'kill') await this.kill();
+    else await this.stop();
+    await this.start();
+  }
+
+  async dispose(): Promise<void> {
+    if (this.running) await this.stop().catch(() => undefined);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
