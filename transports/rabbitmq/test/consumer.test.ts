@@ -8,10 +8,13 @@ import {
   type RabbitConsumerOptions,
 } from '@ferry/rabbitmq';
 import type { GetMessage } from 'amqplib';
+import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import {
   AMQP_URL,
   closeConnectionsNamed,
+  consumerCount,
+  exchangeExists,
   openTestBroker,
   unackedCount,
   uniqueName,
@@ -266,5 +269,83 @@ describe('attachRabbitConsumer', () => {
     }).toEqual({ missing: [], extra: [] });
     expect(acceptor.seen.length).toBeGreaterThan(expected.length);
     await waitFor('nothing unacked', async () => ((await unackedCount(queue)) === 0 ? true : undefined));
+  });
+
+  /** A logger that records the messages of the warnings it is given. */
+  function recordingLogger(): { logger: pino.Logger; warnings: string[] } {
+    const warnings: string[] = [];
+    const logger = pino(
+      { level: 'warn' },
+      {
+        write(line: string) {
+          warnings.push((JSON.parse(line) as { msg: string }).msg);
+        },
+      },
+    );
+    return { logger, warnings };
+  }
+
+  async function expectStoredOnce(expected: readonly string[]): Promise<void> {
+    await waitFor(`${expected.length} stored`, async () =>
+      (await acceptor.storedIds()).length >= expected.length ? true : undefined,
+    );
+    const stored = await acceptor.storedIds();
+    expect({
+      missing: expected.filter((id) => !stored.includes(id)),
+      extra: stored.filter((id, i) => !expected.includes(id) || stored.indexOf(id) !== i),
+    }).toEqual({ missing: [], extra: [] });
+  }
+
+  it('re-attaches on the same connection after the broker closed its channel, re-declaring the topology', async () => {
+    const { logger, warnings } = recordingLogger();
+    await attach({ logger });
+    const model = connection.current;
+    // The dead-letter copy of the invalid delivery goes to an exchange that no longer exists:
+    // the broker closes the consumer's channel (404), the connection stays up.
+    await broker.channel.deleteExchange(`${queue}.dlx`);
+    rawPublish('{"n":1}', { messageId: 'valid-1', contentType: 'application/json' });
+    rawPublish('{not json', { messageId: 'bad-1', contentType: 'application/json' });
+    rawPublish('{"n":2}', { messageId: 'valid-2', contentType: 'application/json' });
+
+    const dead = await deadLetters(1);
+
+    expect(warnings).toContain('ferry.rabbitmq: consumer channel closed; re-attaching');
+    expect(
+      dead.map((m) => [m.properties.messageId, m.properties.headers?.[FERRY_HEADERS.rejectReason]]),
+    ).toEqual([['bad-1', 'unparseable_body']]);
+    expect(await exchangeExists(`${queue}.dlx`)).toBe(true);
+    const late = outboxMessages(10, { destination: toQueue() });
+    expect((await publisher.publish(late, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
+    await expectStoredOnce(['valid-1', 'valid-2', ...late.map((m) => m.id)]);
+    await waitFor('nothing unacked or ready', async () =>
+      (await unackedCount(queue)) === 0 && (await broker.readyCount(queue)) === 0 ? true : undefined,
+    );
+    expect(await broker.drain(`${queue}.dlq`)).toEqual([]);
+    expect(connection.current).toBe(model);
+    expect(warnings).not.toContain('ferry.rabbitmq: connection lost; reconnecting');
+  });
+
+  it('consumes again on the same connection after the broker cancelled it (work queue deleted)', async () => {
+    const { logger, warnings } = recordingLogger();
+    await attach({ logger });
+    const model = connection.current;
+    const early = outboxMessages(10, { destination: toQueue() });
+    await publisher.publish(early, neverAborted());
+    await expectStoredOnce(early.map((m) => m.id));
+    await waitFor('every early delivery acked', async () =>
+      (await unackedCount(queue)) === 0 ? true : undefined,
+    );
+
+    await broker.channel.deleteQueue(queue);
+
+    await waitFor('the work queue re-declared with its consumer', async () =>
+      (await consumerCount(queue)) === 1 ? true : undefined,
+    );
+    expect(warnings).toContain('ferry.rabbitmq: consumer channel closed; re-attaching');
+    const late = outboxMessages(10, { destination: toQueue() });
+    expect((await publisher.publish(late, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
+    await expectStoredOnce([...early, ...late].map((m) => m.id));
+    await waitFor('nothing unacked', async () => ((await unackedCount(queue)) === 0 ? true : undefined));
+    expect(connection.current).toBe(model);
   });
 });

@@ -8,6 +8,7 @@ import {
   waitFor,
   type TestBroker,
 } from './support/broker';
+import { HoldingProxy } from './support/holdingProxy';
 import { neverAborted, outboxMessage, outboxMessages } from './support/messages';
 
 describe('RabbitPublisher', () => {
@@ -120,6 +121,87 @@ describe('RabbitPublisher', () => {
 
     const retried = await publisher.publish(after, neverAborted());
     expect(retried.map((o) => o.status)).toEqual(after.map(() => 'sent'));
+  });
+
+  it('reports a publish whose channel the broker closed as not sent, keeps the connection and publishes on a new channel', async () => {
+    await publisher.connect();
+    const model = connection.current;
+    const missingExchange = outboxMessage({ destination: uniqueName('missing') });
+
+    const [failed] = await publisher.publish([missingExchange], neverAborted());
+
+    expect(failed).toMatchObject({ id: missingExchange.id, status: 'retryable' });
+    expect((failed as { error: string }).error).toMatch(/channel closed/);
+    const next = outboxMessages(3);
+    const outcomes = await publisher.publish(next, neverAborted());
+    expect(outcomes).toEqual(next.map((m) => ({ id: m.id, status: 'sent' })));
+    expect(connection.current).toBe(model);
+    const inQueue = (await broker.drain(queue)).map((r) => r.properties.messageId);
+    expect(inQueue.sort()).toEqual(next.map((m) => m.id).sort());
+  });
+
+  describe('when the broker does not confirm in time', () => {
+    let proxy: HoldingProxy;
+    let slowConnection: RabbitConnection;
+    let slowPublisher: RabbitPublisher;
+
+    beforeEach(async () => {
+      proxy = await HoldingProxy.start(AMQP_URL);
+      slowConnection = new RabbitConnection({
+        url: proxy.urlFor(AMQP_URL),
+        connectionName: uniqueName('publisher_held'),
+        // No heartbeats: with confirms held back, only the confirm timeout may end the wait.
+        heartbeatSeconds: 0,
+        reconnect: { initialMs: 50, maxMs: 500 },
+      });
+      slowPublisher = new RabbitPublisher({
+        connection: slowConnection,
+        defaultExchange: exchange,
+        confirmTimeoutMs: 500,
+      });
+    });
+
+    afterEach(async () => {
+      proxy.releaseDownstream();
+      await slowPublisher.close();
+      await slowConnection.close();
+      await proxy.close();
+    });
+
+    it('reports the unconfirmed messages as retryable although the broker took them, ignores the late confirms and publishes on', async () => {
+      const warmUp = outboxMessages(1);
+      await waitFor('a first publish to be confirmed', async () => {
+        const [outcome] = await slowPublisher.publish(warmUp, neverAborted());
+        return outcome!.status === 'sent' ? true : undefined;
+      });
+      const model = slowConnection.current;
+      await broker.drain(queue);
+
+      proxy.holdDownstream();
+      const unconfirmed = outboxMessages(3);
+      const outcomes = await slowPublisher.publish(unconfirmed, neverAborted());
+
+      expect(outcomes.map((o) => o.status)).toEqual(['retryable', 'retryable', 'retryable']);
+      for (const outcome of outcomes) expect((outcome as { error: string }).error).toMatch(/no confirm/);
+      // The broker did route them: "not confirmed" means "send again", and the inbox absorbs the copy.
+      await waitFor('the unconfirmed messages to reach the queue', async () =>
+        (await broker.readyCount(queue)) === 3 ? true : undefined,
+      );
+      await waitFor('the confirms to be held back', () => (proxy.heldBytes > 0 ? true : undefined));
+
+      proxy.releaseDownstream();
+      const next = outboxMessages(2);
+      const after = await waitFor('a publish after the confirms flow again', async () => {
+        const result = await slowPublisher.publish(next, neverAborted());
+        return result.every((o) => o.status === 'sent') ? result : undefined;
+      });
+
+      expect(after).toEqual(next.map((m) => ({ id: m.id, status: 'sent' })));
+      expect(slowConnection.current).toBe(model);
+      expect(proxy.accepted).toBe(1);
+      const inQueue = (await broker.drain(queue)).map((r) => r.properties.messageId);
+      expect(inQueue).toEqual(expect.arrayContaining([...unconfirmed, ...next].map((m) => m.id)));
+    });
   });
 
   it('reports every message as retryable when the relay aborts before confirms arrive', async () => {

@@ -99,3 +99,23 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** Consumers attached to `queue` as the broker counts them; undefined while the queue does not exist. */
+export async function consumerCount(queue: string): Promise<number | undefined> {
+  const { stdout } = await run('rabbitmqctl', [
+    'list_queues',
+    'name',
+    'consumers',
+    '--formatter',
+    'json',
+    '--quiet',
+  ]);
+  const rows = JSON.parse(stdout) as { name: string; consumers: number }[];
+  return rows.find((row) => row.name === queue)?.consumers;
+}
+
+/** Whether `exchange` exists (asked through rabbitmqctl, so no channel is closed by a 404). */
+export async function exchangeExists(exchange: string): Promise<boolean> {
+  const { stdout } = await run('rabbitmqctl', ['list_exchanges', 'name', '--formatter', 'json', '--quiet']);
+  return (JSON.parse(stdout) as { name: string }[]).some((row) => row.name === exchange);
+}
