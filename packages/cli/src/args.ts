@@ -4,6 +4,9 @@ export interface ParsedArgs {
   flags: Record<string, string>;
 }
 
+/** Flags that never take a value, so `--json <id>` keeps `<id>` positional. */
+export const BOOLEAN_FLAGS: ReadonlySet<string> = new Set(['json', 'global', 'help']);
+
 /** `--name value` and `--name=value` flags; everything else is positional. */
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const positionals: string[] = [];
@@ -17,10 +20,15 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     const eq = arg.indexOf('=');
     if (eq > 0) {
       flags[arg.slice(2, eq)] = arg.slice(eq + 1);
+      continue;
+    }
+    const name = arg.slice(2);
+    const next = argv[i + 1];
+    if (!BOOLEAN_FLAGS.has(name) && next !== undefined && !next.startsWith('--')) {
+      flags[name] = next;
+      i += 1;
     } else {
-      const next = argv[i + 1];
-      flags[arg.slice(2)] = next !== undefined && !next.startsWith('--') ? next : 'true';
-      if (flags[arg.slice(2)] === next) i += 1;
+      flags[name] = 'true';
     }
   }
   const [command, ...rest] = positionals;

@@ -7,6 +7,7 @@ export interface CliIo {
 }
 
 export interface CommandContext {
+  /** For subcommands (`outbox retry`), `positionals` no longer hold the subcommand name. */
   args: ParsedArgs;
   io: CliIo;
   /** Runs work against the database chosen by --database-url / FERRY_DATABASE_URL / DATABASE_URL. */

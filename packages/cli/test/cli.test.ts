@@ -1,11 +1,6 @@
-import { runCli, type CliIo } from '@ferry/cli';
+import { runCli } from '@ferry/cli';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-
-function captureIo(): CliIo & { lines: string[]; errors: string[] } {
-  const lines: string[] = [];
-  const errors: string[] = [];
-  return { lines, errors, out: (line) => lines.push(line), err: (line) => errors.push(line) };
-}
+import { captureIo } from './io';
 
 describe('ferry CLI', () => {
   let t: TestDatabase;
@@ -48,5 +43,24 @@ describe('ferry CLI', () => {
     const io = captureIo();
     expect(await runCli(['migrate', '--database-url', 'postgresql://postgres@127.0.0.1:1/none'], io)).toBe(1);
     expect(io.errors.join('\n')).toContain('ferry migrate:');
+  });
+
+  it('prints the usage with every command on --help and exits 0', async () => {
+    const io = captureIo();
+    expect(await runCli(['outbox', 'retry', '--help'], io)).toBe(0);
+    const usage = io.lines.join('\n');
+    for (const name of [
+      'migrate',
+      'check',
+      'outbox stats',
+      'outbox list',
+      'outbox retry',
+      'outbox mark-failed',
+      'inbox stats',
+      'inbox list',
+      'inbox requeue',
+    ]) {
+      expect(usage).toContain(`  ${name}`);
+    }
   });
 });
