@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { waitFor } from './waitFor';
 
 const run = promisify(execFile);
 
@@ -276,26 +277,12 @@ export class BoundedFilesystem {
   }
 }
 
-/** Polls `check` until it returns something other than undefined / false, or throws at the deadline. */
-export async function waitUntil<T>(
+/** harness/waitFor with a positional deadline, as the database scenarios call it. */
+export function waitUntil<T>(
   what: string,
-  check: () => Promise<T | undefined | false>,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 30_000,
   intervalMs = 25,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      const suffix = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${suffix}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
+  return waitFor(what, check, { timeoutMs, intervalMs }) as Promise<T>;
 }

@@ -10,31 +10,18 @@ import { fromPrisma, type Inbox, type InboxAcceptInput, type InboxHandlerContext
 import { PrismaClient } from '../../generated/prisma/client';
 import type { TestDatabase } from '../../test-support/database';
 import { emptyLedger, reconcile, type Ledger } from '../harness/ledger';
+import { waitFor as pollUntil } from '../harness/waitFor';
 
 export const quietLogger = pino({ level: 'silent' });
 
-/** Polls `check` until it returns something other than undefined / false, or throws at the deadline. */
-export async function waitFor<T>(
+/** harness/waitFor with a positional deadline, as the operations scenarios call it. */
+export function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 20_000,
   intervalMs = 25,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      const suffix = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${suffix}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
+  return pollUntil(what, check, { timeoutMs, intervalMs }) as Promise<T>;
 }
 
 /** A Prisma client on PrismaPg with explicit pg pool / driver options. */
