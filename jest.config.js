@@ -16,6 +16,8 @@ const workspaces = {
   '@ferry/bench': 'bench',
   '@ferry/scripts': 'scripts',
   '@ferry/examples': 'examples',
+  // Not a workspace: tests of the published tarballs and their READMEs.
+  '@ferry/packaging': 'packaging',
 };
 
 // The generated Prisma client imports its siblings as `./x.js`; jest resolves them to the .ts files.
@@ -25,8 +27,11 @@ for (const [name, dir] of Object.entries(workspaces)) {
   moduleNameMapper[`^${name}/(.+)$`] = path.join(__dirname, dir, 'src/$1');
 }
 
-// p-limit and yocto-queue ship as ES modules only; they are transpiled like our sources.
-const esmOnly = ['p-limit', 'yocto-queue'];
+// @platformatic/kafka (with its helpers) ships as ES modules only; it is transpiled like our
+// sources, by test-support/esmTransform.js.
+const esmOnly = ['@platformatic'];
+const tsJest = ['ts-jest', { tsconfig: path.join(__dirname, 'tsconfig.jest.json') }];
+const esmTransform = [path.join(__dirname, 'test-support/esmTransform.js'), tsJest[1]];
 
 function project(displayName, dir) {
   return {
@@ -37,7 +42,8 @@ function project(displayName, dir) {
     testPathIgnorePatterns: ['/node_modules/', '/dist/'],
     moduleNameMapper,
     transform: {
-      '^.+\\.[tj]s$': ['ts-jest', { tsconfig: path.join(__dirname, 'tsconfig.jest.json') }],
+      [`/node_modules/(${esmOnly.join('|')})/.+\\.js$`]: esmTransform,
+      '^.+\\.[tj]s$': tsJest,
     },
     transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
     setupFiles: [path.join(__dirname, 'test-support/env.js')],
@@ -47,5 +53,8 @@ function project(displayName, dir) {
 module.exports = {
   projects: Object.entries(workspaces).map(([name, dir]) => project(name, dir)),
   testTimeout: 60_000,
+  // A test that fails half-way can leave a poll loop of its own running (the suites close what
+  // they open in afterEach / afterAll where they can); the run must still end and report.
+  forceExit: true,
   reporters: ['default', path.join(__dirname, 'test-support/summary-reporter.js')],
 };

@@ -53,8 +53,19 @@ require.extensions['.ts'] = (module, filename) => {
 };
 
 process.env.FERRY_LOG_LEVEL ??= 'error';
-require('./src/main.ts')
-  .main()
+if (process.env.BENCH_CHILD === 'relay') {
+  // One relay process of the relay-processes-xN scenarios (bench/src/relayChild.ts).
+  require('./src/relayChild.ts')
+    .runRelayChild()
+    .then(() => process.exit(0));
+  return;
+}
+// `node run.js chart [report.json] [out.svg]` (npm run bench:chart) renders a report; otherwise run the bench.
+const run =
+  process.argv[2] === 'chart'
+    ? Promise.resolve().then(() => require('./src/chartMain.ts').chartMain(process.argv.slice(3)))
+    : require('./src/main.ts').main();
+run
   .then(
     (code) => code,
     (error) => {

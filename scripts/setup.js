@@ -37,10 +37,14 @@ function dependenciesCurrent(dir = root) {
   return statSync(marker).mtimeMs >= statSync(path.join(dir, 'package-lock.json')).mtimeMs;
 }
 
-if (!dependenciesCurrent()) step('install dependencies', 'npm', ['ci', '--no-audit', '--no-fund']);
+// `--generate`: only the Prisma clients (npm run generate), after a schema change.
+const generateOnly = process.argv.includes('--generate');
+
+if (!generateOnly && !dependenciesCurrent())
+  step('install dependencies', 'npm', ['ci', '--no-audit', '--no-fund']);
 // NestJS 12 in its own folder, for @ferry/nestjs's compatibility test (the workspace uses 11).
 const nest12 = path.join(root, 'packages/nestjs/compat/nest12');
-if (!dependenciesCurrent(nest12)) {
+if (!generateOnly && !dependenciesCurrent(nest12)) {
   step('install NestJS 12 (compatibility test)', 'npm', [
     'ci',
     '--prefix',
@@ -49,10 +53,10 @@ if (!dependenciesCurrent(nest12)) {
     '--no-fund',
   ]);
 }
-step('start services', path.join(root, 'scripts/services'), ['up']);
+if (!generateOnly) step('start services', path.join(root, 'scripts/services'), ['up']);
 // ferry's own models (used by the tests) and the demo application's models.
 for (const schema of [
-  'prisma/schema',
+  'packages/core/prisma/schema',
   'examples/demo/prisma/schema.prisma',
   'examples/rabbitmq-consumer/prisma/schema.prisma',
   'examples/outbox-to-kafka/prisma/schema.prisma',
@@ -63,5 +67,9 @@ for (const schema of [
     PRISMA_HIDE_UPDATE_MESSAGE: '1',
   });
 }
+if (generateOnly) process.exit(0);
 step('build', 'npx', ['tsc', '-b']);
-step('migrate', 'node', [path.join(root, 'packages/cli/dist/main.js'), 'migrate']);
+// The CLI has no default database: the tests' one, unless FERRY_DATABASE_URL names another.
+step('migrate', 'node', [path.join(root, 'packages/cli/dist/main.js'), 'migrate'], {
+  FERRY_DATABASE_URL: process.env.FERRY_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test',
+});

@@ -4,9 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Client } from 'pg';
+import { Client, type PoolConfig } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 import { fromPrisma, migrate, type SqlExecutor } from '@ferry/core';
+import { dropDatabase } from '@ferry/testing';
 
 export interface TestDatabase {
   readonly name: string;
@@ -14,7 +15,7 @@ export interface TestDatabase {
   readonly prisma: PrismaClient;
   readonly db: SqlExecutor;
   /** A new Prisma client on the same database (its own pool), e.g. for a second relay. */
-  newClient(poolOptions?: { max?: number }): PrismaClient;
+  newClient(poolOptions?: TestPoolOptions): PrismaClient;
   drop(): Promise<void>;
 }
 
@@ -38,8 +39,15 @@ export async function adminQuery(text: string, values: unknown[] = []): Promise<
   }
 }
 
-export function prismaFor(url: string, poolOptions: { max?: number } = {}): PrismaClient {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: poolOptions.max ?? 10 }) });
+/** Pool and driver options of a test's Prisma client (pg's PoolConfig: max, timeouts, ...). */
+export type TestPoolOptions = Omit<PoolConfig, 'connectionString'>;
+
+/**
+ * The one Prisma client factory of the tests and fault suites: PrismaPg on `url` with explicit pg
+ * pool / driver options (default pool size 10).
+ */
+export function prismaFor(url: string, pool: TestPoolOptions = {}): PrismaClient {
+  return new PrismaClient({ adapter: new PrismaPg({ max: 10, ...pool, connectionString: url }) });
 }
 
 export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
@@ -48,7 +56,7 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   await adminQuery(`CREATE DATABASE ${name}`);
   const url = withDatabase(serverUrl(), name);
   const clients: PrismaClient[] = [];
-  const newClient = (poolOptions?: { max?: number }) => {
+  const newClient = (poolOptions?: TestPoolOptions) => {
     const client = prismaFor(url, poolOptions);
     clients.push(client);
     return client;
@@ -64,7 +72,7 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
     newClient,
     async drop() {
       await Promise.all(clients.map((client) => client.$disconnect().catch(() => undefined)));
-      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropDatabase(url);
     },
   };
 }

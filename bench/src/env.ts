@@ -1,3 +1,4 @@
+import { OUTBOX_DEFAULTS } from '@ferry/core';
 import { randomBytes } from 'node:crypto';
 
 /** Service addresses, with the same defaults and variables as the tests (test-support/env.js). */
@@ -11,9 +12,6 @@ export const SERVICES = {
 export function uniqueName(prefix: string): string {
   return `ferry-bench-${prefix}-${randomBytes(4).toString('hex')}`;
 }
-
-/** Relay batch size and the baselines' batch size (the same, so both send the same batches). */
-export const BATCH_SIZE = 100;
 
 export function positiveInteger(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -29,3 +27,9 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
+
+/**
+ * Relay batch size and the baselines' batch size (the same, so both send the same batches): the
+ * relay's default unless `BENCH_BATCH` overrides.
+ */
+export const BATCH_SIZE = positiveInteger('BENCH_BATCH', OUTBOX_DEFAULTS.batchSize.default);

@@ -1,4 +1,10 @@
-import { Inbox, type InboxAcceptInput, type InboxAcceptor, type InboxOptions } from '@ferry/core';
+import {
+  Inbox,
+  type InboxAcceptInput,
+  type InboxAcceptor,
+  type InboxOptions,
+  type TransactionAdapter,
+} from '@ferry/core';
 import type { PrismaClient } from '../../generated/prisma/client';
 
 export const CONSUMER = 'bench';
@@ -6,9 +12,15 @@ export const TENANT = 'bench';
 
 export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
 
-/** An Inbox on `prisma` with a `bench` handler; the worker stays off unless `options.worker` says so. */
-export async function openInbox(prisma: PrismaClient, options: InboxOptions<Tx> = {}): Promise<Inbox<Tx>> {
-  const inbox = new Inbox<Tx>(prisma, { handlers: { [CONSUMER]: async () => undefined }, ...options });
+/**
+ * An Inbox on `client` (the Prisma client, or a transaction adapter) with a `bench` handler; the
+ * worker stays off unless `options.worker` says so.
+ */
+export async function openInbox<TTx = Tx>(
+  client: PrismaClient | TransactionAdapter<TTx>,
+  options: InboxOptions<TTx> = {},
+): Promise<Inbox<TTx>> {
+  const inbox = new Inbox<TTx>(client, { handlers: { [CONSUMER]: async () => undefined }, ...options });
   await inbox.initialize();
   return inbox;
 }

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { emitMany, fromPrisma, type OutboxEventInput, type OutboxMessage, type Relay } from '@ferry/core';
+import {
+  emitMany,
+  fromPg,
+  fromPrisma,
+  type OutboxEventInput,
+  type OutboxMessage,
+  type OutboxObserver,
+  type Relay,
+} from '@ferry/core';
+import { Pool } from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../test-support/database';
 
 export const EVENT_TYPE = 'bench.order.placed';
@@ -32,16 +41,24 @@ export function outboxMessages(n: number, destination: string): OutboxMessage[] 
   }));
 }
 
+/** The executor ferry's side runs on: the test database's Prisma client (default) or `fromPg`. */
+export const EXECUTOR = process.env.BENCH_EXECUTOR === 'pg' ? 'pg' : 'prisma';
+
 /** A fresh database holding the outbox backlog of a relay scenario. */
 export class OutboxBench {
-  private constructor(readonly database: TestDatabase) {}
+  /** The node-postgres pool behind `db` when BENCH_EXECUTOR=pg (10 connections, as Prisma's). */
+  private readonly pool: Pool | undefined;
+
+  private constructor(readonly database: TestDatabase) {
+    this.pool = EXECUTOR === 'pg' ? new Pool({ connectionString: database.url, max: 10 }) : undefined;
+  }
 
   static async open(): Promise<OutboxBench> {
     return new OutboxBench(await createTestDatabase());
   }
 
   get db() {
-    return fromPrisma(this.database.prisma);
+    return this.pool ? fromPg(this.pool) : fromPrisma(this.database.prisma);
   }
 
   /** Empties the outbox, then emits `n` PENDING events in one transaction (emitMany); not timed. */
@@ -52,9 +69,13 @@ export class OutboxBench {
       payload: payload(i),
       destination,
     }));
-    await this.database.prisma.$transaction(async (tx) => {
-      await emitMany(tx, events);
-    });
+    // Not timed; a generous timeout, as emitting thousands of events on a loaded machine takes seconds.
+    await this.database.prisma.$transaction(
+      async (tx) => {
+        await emitMany(tx, events);
+      },
+      { timeout: 300_000, maxWait: 60_000 },
+    );
   }
 
   async countByStatus(status: 'PENDING' | 'PROCESSING' | 'SENT' | 'FAILED'): Promise<number> {
@@ -74,25 +95,50 @@ export class OutboxBench {
   }
 
   async close(): Promise<void> {
+    await this.pool?.end();
     await this.database.drop();
   }
 }
 
 /**
- * Runs `relay.runOnce()` back to back until the backlog is gone: a cycle that claims nothing
- * ends the loop once no row is PENDING or PROCESSING (another relay may hold the last batch).
- * Returns the events this relay reported sent.
+ * Runs a relay the way an application does (`start()`, so pipelined cycles count) until it
+ * reported `n` events sent, then closes it. `make` builds the relay with the observer counting
+ * them. Throws if a retry or failure is reported, or after `deadlineMs`.
  */
-export async function drainRelay(relay: Relay, bench: OutboxBench): Promise<number> {
+export async function drainRunning(
+  make: (observer: OutboxObserver) => Relay,
+  n: number,
+  deadlineMs = 600_000,
+): Promise<number> {
   let sent = 0;
-  for (;;) {
-    const cycle = await relay.runOnce();
-    sent += cycle.sent;
-    if (cycle.failed > 0 || cycle.retried > 0)
-      throw new Error(`relay reported ${cycle.failed} failed and ${cycle.retried} retried events`);
-    if (cycle.claimed > 0) continue;
-    const open = (await bench.countByStatus('PENDING')) + (await bench.countByStatus('PROCESSING'));
-    if (open === 0) return sent;
-    await new Promise((resolve) => setTimeout(resolve, 5));
+  let problem: string | undefined;
+  const relay = make((event) => {
+    if (event.type === 'sent') sent += 1;
+    else if (event.type === 'retry-scheduled') problem ??= `retry scheduled: ${event.error}`;
+    else if (event.type === 'failed') problem ??= `failed: ${event.error}`;
+  });
+  relay.start();
+  try {
+    await waitUntil(() => sent >= n || problem !== undefined, deadlineMs);
+  } finally {
+    await relay.close();
+  }
+  if (problem !== undefined) throw new Error(`relay reported: ${problem}`);
+  return sent;
+}
+
+/**
+ * Polls `check` every `intervalMs` (default 2 ms: an in-memory check) until it holds; throws
+ * after `deadlineMs`.
+ */
+export async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  deadlineMs = 600_000,
+  intervalMs = 2,
+): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('bench: condition not met before the deadline');
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -52,9 +52,17 @@ function extras(result: ScenarioResult): string {
     .join('; ');
 }
 
-/** A fixed-width table: one line per scenario, medians of both sides and their ratio. */
+/** The scenario's targets, e.g. `ratio >= 0.5 met; subject >= 15000 MISSED`. */
+function targets(result: ScenarioResult): string {
+  const sign = result.better === 'higher' ? '>=' : '<=';
+  return result.targets
+    .map((t) => `${t.on} ${sign} ${format(t.bound)} ${t.met ? 'met' : 'MISSED'}`)
+    .join('; ');
+}
+
+/** A fixed-width table: one line per scenario, medians of both sides, their ratio and targets. */
 export function formatTable(report: BenchReport): string {
-  const header = ['scenario', 'n', 'unit', 'baseline', 'subject', 'ratio', 'ok', 'notes'];
+  const header = ['scenario', 'n', 'unit', 'baseline', 'subject', 'ratio', 'ok', 'targets', 'notes'];
   const rows = report.results.map((result) => [
     result.name,
     String(result.n),
@@ -63,9 +71,10 @@ export function formatTable(report: BenchReport): string {
     format(result.subject.median),
     `x${format(result.ratio)}`,
     result.verified ? 'yes' : 'NO',
+    targets(result),
     extras(result),
   ]);
-  for (const failure of report.errors) rows.push([failure.name, '-', '-', '-', '-', '-', 'ERROR', '']);
+  for (const failure of report.errors) rows.push([failure.name, '-', '-', '-', '-', '-', 'ERROR', '', '']);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) =>
     cells

@@ -34,7 +34,35 @@ export interface Scenario {
   readonly subjectLabel: string;
   /** Messages per round when the scenario does not use the run's N (latency scenarios). */
   readonly n?: (runN: number) => number;
+  /** What the project aims for; the table marks each one met or MISSED (the exit code ignores them). */
+  readonly targets?: readonly Target[];
   open(): Promise<ScenarioInstance>;
+}
+
+/**
+ * A goal on the subject's median (`subject`, in the scenario's unit) or on the ratio; reached
+ * when at least the bound (a higher-is-better scenario) or at most it (lower-is-better).
+ */
+export interface Target {
+  readonly on: 'subject' | 'ratio';
+  readonly bound: number;
+}
+
+export interface TargetResult extends Target {
+  readonly met: boolean;
+}
+
+/** Each target of `scenario` checked against the medians and ratio measured. */
+export function checkTargets(
+  scenario: Pick<Scenario, 'better' | 'targets'>,
+  subject: number,
+  ratio: number,
+): TargetResult[] {
+  return (scenario.targets ?? []).map((target) => {
+    const value = target.on === 'subject' ? subject : ratio;
+    const met = scenario.better === 'higher' ? value >= target.bound : value <= target.bound;
+    return { ...target, met };
+  });
 }
 
 export interface BenchOptions {
@@ -66,6 +94,7 @@ export interface ScenarioResult {
   /** The same ratio for each extra figure. */
   readonly extraRatios: Readonly<Record<string, number>>;
   readonly verified: boolean;
+  readonly targets: readonly TargetResult[];
 }
 
 export function median(values: readonly number[]): number {
@@ -140,6 +169,7 @@ export async function runScenario(scenario: Scenario, options: BenchOptions): Pr
     ratio: s.median / b.median,
     extraRatios,
     verified: [...baseline, ...subject].every((sample) => sample.verified),
+    targets: checkTargets(scenario, s.median, s.median / b.median),
   };
 }
 
@@ -162,5 +192,7 @@ export function format(value: number): string {
   if (!Number.isFinite(value)) return String(value);
   if (Math.abs(value) >= 100) return value.toFixed(0);
   if (Math.abs(value) >= 10) return value.toFixed(1);
+  // Two significant digits below 0.01 (a ratio of 0.0046 is not 0.00).
+  if (value !== 0 && Math.abs(value) < 0.01) return value.toPrecision(2);
   return value.toFixed(2);
 }

@@ -1,14 +1,24 @@
 /**
- * The benchmark runner in a tiny mode (20 messages, one round, no warm-up) on three scenarios:
- * checks the report's shape and that every run did its work (every event SENT, every receipt
- * completed). It asserts no timing: on a shared 2-core machine any threshold would be flaky.
+ * The benchmark runner in a tiny mode (20 messages, one round, no warm-up) on six scenarios:
+ * checks the report's shape, that every run did its work (every event SENT, every receipt
+ * completed, every peer message processed) and the chart drawn from it. It asserts no timing:
+ * on a shared 2-core machine any threshold would be flaky.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { renderChart } from '../src/chart';
+import { latestReport } from '../src/chartMain';
 import { formatTable, runBench, writeReport } from '../src/report';
-import type { BenchReport } from '../src/runner';
-import { relayRabbitmq, relayScaling, workerCompletions } from '../src/scenarios';
+import { checkTargets, format, type BenchReport } from '../src/runner';
+import {
+  relayKafkaPlatformatic,
+  relayRabbitmq,
+  relayRabbitmqPeer,
+  relayScaling,
+  workerCompletions,
+  workerCompletionsPg,
+} from '../src/scenarios';
 
 jest.setTimeout(120_000);
 
@@ -18,11 +28,15 @@ describe('bench runner (tiny mode)', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'ferry-bench-'));
-    report = await runBench([relayRabbitmq, workerCompletions, relayScaling(2)], {
-      n: 20,
-      rounds: 1,
-      warmup: false,
-    });
+    const scenarios = [
+      relayRabbitmq,
+      relayRabbitmqPeer,
+      relayKafkaPlatformatic,
+      workerCompletions,
+      workerCompletionsPg,
+      relayScaling(2),
+    ];
+    report = await runBench(scenarios, { n: 20, rounds: 1, warmup: false });
   });
 
   afterAll(() => {
@@ -33,12 +47,15 @@ describe('bench runner (tiny mode)', () => {
     expect(report.errors).toEqual([]);
     expect(report.results.map((result) => result.name)).toEqual([
       'relay-rabbitmq',
+      'relay-rabbitmq-peer',
+      'relay-kafka-platformatic',
       'worker-completions',
+      'worker-completions-pg',
       'relay-scaling-x2',
     ]);
   });
 
-  it('verifies every run: all events SENT, all receipts completed, all deliveries acked', () => {
+  it('verifies every run: all events SENT, all receipts completed, all peer messages processed', () => {
     for (const result of report.results) {
       expect({ name: result.name, verified: result.verified }).toEqual({ name: result.name, verified: true });
       for (const sample of [...result.baseline.samples, ...result.subject.samples]) {
@@ -69,6 +86,34 @@ describe('bench runner (tiny mode)', () => {
       expect(lines.some((line) => line.startsWith(result.name))).toBe(true);
   });
 
+  it("marks the peer scenario's target and reports both sides' first pass", () => {
+    const peer = report.results.find((result) => result.name === 'relay-rabbitmq-peer')!;
+    expect(peer.targets).toEqual([{ on: 'ratio', bound: 3, met: peer.ratio >= 3 }]);
+    expect(Object.keys(peer.extraRatios)).toEqual(['firstPass']);
+    expect(peer.baseline.samples[0]!.extra?.retries).toBeGreaterThanOrEqual(0);
+  });
+
+  it("draws one row of two bars per scenario, with the ratio and the run's date", () => {
+    const svg = renderChart(report);
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    expect(svg).toContain(report.startedAt.slice(0, 10));
+    // A background and two legend squares, then two bars per scenario.
+    expect(svg.match(/<rect /g)).toHaveLength(3 + 2 * report.results.length);
+    for (const result of report.results) {
+      expect(svg).toContain(`>${result.name}</text>`);
+      expect(svg).toContain(`>x${format(result.ratio)}</text>`);
+    }
+  });
+
+  it('escapes labels in the chart', () => {
+    const [first] = report.results;
+    const hostile = { ...report, results: [{ ...first!, name: '<b>&"x"' }] };
+    const svg = renderChart(hostile);
+    expect(svg).not.toContain('<b>');
+    expect(svg).toContain('&#60;b&#62;&#38;&#34;x&#34;');
+  });
+
   it('writes the report as JSON', () => {
     const file = writeReport(report, dir);
     expect(existsSync(file)).toBe(true);
@@ -76,5 +121,29 @@ describe('bench runner (tiny mode)', () => {
     expect(written.options).toEqual({ n: 20, rounds: 1 });
     expect(written.machine.cpus).toBeGreaterThan(0);
     expect(written.results.map((result) => result.name)).toEqual(report.results.map((result) => result.name));
+  });
+
+  it('renders the newest report of a results folder', () => {
+    writeFileSync(path.join(dir, '2000-01-01T00-00-00-000Z.json'), '{}');
+    const newest = writeReport(report, dir);
+    expect(latestReport(dir)).toBe(newest);
+  });
+});
+
+describe('bench number format', () => {
+  it('keeps two significant digits of a small ratio', () => {
+    expect([1234.5, 12.34, 1.234, 0.0046, 0].map(format)).toEqual(['1235', '12.3', '1.23', '0.0046', '0.00']);
+  });
+});
+
+describe('bench targets', () => {
+  it('are met at or beyond the bound, in the direction the scenario counts as better', () => {
+    const targets = [
+      { on: 'subject' as const, bound: 100 },
+      { on: 'ratio' as const, bound: 0.5 },
+    ];
+    expect(checkTargets({ better: 'higher', targets }, 100, 0.4).map((t) => t.met)).toEqual([true, false]);
+    expect(checkTargets({ better: 'lower', targets }, 120, 0.5).map((t) => t.met)).toEqual([false, true]);
+    expect(checkTargets({ better: 'higher' }, 1, 1)).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@
  * - The consumer rejoins its group after the restart and resumes from its committed offsets;
  *   re-reads and the relay's re-publishes are absorbed by the inbox, so every event's business row
  *   is written exactly once and every receipt is COMPLETED.
+ * The scenario runs once per Kafka client (kafkajs, @platformatic/kafka), each on its own broker.
  */
 import { createRelay, type Relay } from '@ferry/core';
 import { emitMany } from '@ferry/core';
@@ -19,24 +20,27 @@ import {
   KafkaPublisher,
   attachKafkaConsumer,
   ensureTopics,
+  type KafkaClientName,
   type KafkaInboxConsumer,
 } from '@ferry/kafka';
 import type { TestDatabase } from '../../test-support/database';
 import { PrivateBroker } from '../harness/brokers';
 import { assertLedger } from '../harness/ledger';
 import { waitFor } from '../harness/waitFor';
-import { bounded, inboxLedger, openDatabase, receiptCounts, settle, startInbox } from './support';
+import { inboxLedger, openDatabase, receiptCounts, settle, startInbox } from './support';
+import { faultSuite } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
 
 const TOPIC = 'fault.kafka.orders';
 const KEYS = 12;
 const TOTAL = 480;
+const CLIENTS: readonly KafkaClientName[] = ['kafkajs', 'platformatic'];
 
-describe('broker-recovery: kafka-restart', () => {
+describe.each(CLIENTS)('broker-recovery: kafka-restart (%s client)', (client) => {
   let broker: PrivateBroker;
   let database: TestDatabase;
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const suite = faultSuite();
 
   beforeAll(async () => {
     broker = await PrivateBroker.create('kafka');
@@ -45,7 +49,6 @@ describe('broker-recovery: kafka-restart', () => {
   });
 
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await bounded(cleanup());
     await database?.drop();
     await broker?.dispose();
   });
@@ -54,6 +57,7 @@ describe('broker-recovery: kafka-restart', () => {
     const consumerName = 'kr_consumer';
     const connection = new KafkaConnection({
       brokers: broker.brokers,
+      client,
       clientId: 'fault-kafka',
       connectionTimeoutMs: 1000,
       requestTimeoutMs: 5000,
@@ -65,8 +69,8 @@ describe('broker-recovery: kafka-restart', () => {
     ]);
 
     const { inbox, counters } = await startInbox(database.prisma, consumerName);
-    cleanups.push(() => inbox.close());
-    const consumer: KafkaInboxConsumer = await attachKafkaConsumer(inbox, {
+    suite.defer(() => inbox.close());
+    const consumer: KafkaInboxConsumer = attachKafkaConsumer(inbox, {
       connection,
       topic: TOPIC,
       groupId: 'fault-kafka-group',
@@ -74,15 +78,15 @@ describe('broker-recovery: kafka-restart', () => {
       sessionTimeoutMs: 10_000,
       heartbeatIntervalMs: 1000,
       maxWaitTimeMs: 500,
-      maxAcceptBatch: 50,
+      maxBatchSize: 50,
       retryBackoff: { initialMs: 200, maxMs: 2000 },
-      restartBackoff: { initialMs: 500, maxMs: 2000 },
+      reconnectBackoff: { initialMs: 500, maxMs: 2000 },
     });
-    cleanups.push(() => consumer.close());
+    suite.defer(() => consumer.close());
     await consumer.ready();
 
-    const publisher = new KafkaPublisher(connection, { sendTimeoutMs: 5000, producerRetries: 2 });
-    cleanups.push(() => publisher.close());
+    const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 5000, producerRetries: 2 });
+    suite.defer(() => publisher.close());
     const sentIds = new Set<string>();
     const relay: Relay = createRelay({
       db: database.db,
@@ -92,9 +96,9 @@ describe('broker-recovery: kafka-restart', () => {
         batchSize: 24,
         retry: { backoff: 'fixed', initialDelay: 300, maxDelay: 300 },
       },
-      observer: { sent: (event) => void sentIds.add(event.id) },
+      observer: (event) => void (event.type === 'sent' && sentIds.add(event.id)),
     });
-    cleanups.push(() => relay.close());
+    suite.defer(() => relay.close());
 
     const seqById = new Map<string, { key: string; seq: number }>();
     const ids: string[] = [];
@@ -145,7 +149,7 @@ describe('broker-recovery: kafka-restart', () => {
     // Read the topic back from the beginning with a fresh group.
     const readBack: { id: string; key: string; seq: number }[] = [];
     const reader = connection.kafka.consumer({ groupId: `fault-kafka-readback-${Date.now()}` });
-    cleanups.push(() => reader.disconnect());
+    suite.defer(() => reader.disconnect());
     await reader.connect();
     await reader.subscribe({ topic: TOPIC, fromBeginning: true });
     await reader.run({

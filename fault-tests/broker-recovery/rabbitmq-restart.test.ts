@@ -25,7 +25,6 @@ import { assertLedger } from '../harness/ledger';
 import { RabbitNode } from '../harness/rabbitmqNode';
 import { waitFor } from '../harness/waitFor';
 import {
-  bounded,
   effectIds,
   inboxLedger,
   messageIds,
@@ -34,6 +33,7 @@ import {
   settle,
   startInbox,
 } from './support';
+import { faultSuite } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
 
@@ -110,7 +110,7 @@ async function queueDepth(url: string, queue: string): Promise<number> {
 describe('broker-recovery: rabbitmq-restart', () => {
   let node: RabbitNode;
   let database: TestDatabase;
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const suite = faultSuite();
 
   beforeAll(async () => {
     node = await RabbitNode.create();
@@ -119,7 +119,6 @@ describe('broker-recovery: rabbitmq-restart', () => {
   });
 
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await bounded(cleanup());
     await database?.drop();
     await node?.dispose();
   });
@@ -128,22 +127,22 @@ describe('broker-recovery: rabbitmq-restart', () => {
     const consumerName = 'rr_consumer';
     const queue = 'fault.rr.consumer';
     const { inbox, counters } = await startInbox(database.prisma, consumerName);
-    cleanups.push(() => inbox.close());
+    suite.defer(() => inbox.close());
     const gated = new GatedAcceptor(inbox);
-    cleanups.push(async () => gated.open());
+    suite.defer(async () => gated.open());
     const connection = new RabbitConnection({
       url: node.url,
       connectionName: 'fault-rr-consumer',
-      reconnect: { initialMs: 100, maxMs: 1000 },
+      reconnectBackoff: { initialMs: 100, maxMs: 1000 },
     });
-    cleanups.push(() => connection.close());
+    suite.defer(() => connection.close());
     const consumer: RabbitConsumer = attachRabbitConsumer(gated, {
       connection,
       queue,
       consumer: consumerName,
       prefetch: 50,
     });
-    cleanups.push(() => consumer.close());
+    suite.defer(() => consumer.close());
     await consumer.ready();
 
     const ids = messageIds(400, 'rr');
@@ -180,21 +179,21 @@ describe('broker-recovery: rabbitmq-restart', () => {
     const consumerName = 'rr_relay';
     const queue = 'fault.rr.relay';
     const { inbox, counters } = await startInbox(database.prisma, consumerName);
-    cleanups.push(() => inbox.close());
+    suite.defer(() => inbox.close());
     const connection = new RabbitConnection({
       url: node.url,
       connectionName: 'fault-rr-relay',
-      reconnect: { initialMs: 100, maxMs: 1000 },
+      reconnectBackoff: { initialMs: 100, maxMs: 1000 },
     });
-    cleanups.push(() => connection.close());
+    suite.defer(() => connection.close());
     // The consumer declares the durable work queue; it is detached while the relay runs so that the
     // queue holds exactly what the broker confirmed.
     const probe: RabbitConsumer = attachRabbitConsumer(inbox, { connection, queue, consumer: consumerName });
     await probe.ready();
     await probe.close();
 
-    const publisher = new RabbitPublisher({ connection, confirmTimeoutMs: 3000 });
-    cleanups.push(() => publisher.close());
+    const publisher = new RabbitPublisher(connection, { confirmTimeoutMs: 3000 });
+    suite.defer(() => publisher.close());
     const sentIds = new Set<string>();
     const relay: Relay = createRelay({
       db: database.db,
@@ -204,9 +203,9 @@ describe('broker-recovery: rabbitmq-restart', () => {
         batchSize: 25,
         retry: { backoff: 'fixed', initialDelay: 200, maxDelay: 200 },
       },
-      observer: { sent: (event) => void sentIds.add(event.id) },
+      observer: (event) => void (event.type === 'sent' && sentIds.add(event.id)),
     });
-    cleanups.push(() => relay.close());
+    suite.defer(() => relay.close());
 
     const total = 600;
     const ids: string[] = [];
@@ -243,7 +242,7 @@ describe('broker-recovery: rabbitmq-restart', () => {
     await relay.close();
     // Every event the relay called SENT must be on the queue (the crash came after its confirm).
     const consumer = attachRabbitConsumer(inbox, { connection, queue, consumer: consumerName });
-    cleanups.push(() => consumer.close());
+    suite.defer(() => consumer.close());
     await consumer.ready();
     await settle(
       'the queue drained into the inbox and every receipt completed',

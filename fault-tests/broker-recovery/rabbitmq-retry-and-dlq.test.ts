@@ -3,8 +3,10 @@
  *
  * Invariants:
  * 1. Transport retries: PostgreSQL refuses every acceptance for one consumer (a trigger on
- *    ferry_inbox_receipts raises for it), so each delivery is copied to the retry queue with a
- *    per-message TTL and comes back to the work queue when it expires. The private RabbitMQ node is
+ *    ferry_inbox_receipts raises for it: SQLSTATE P0001, FERRY_DATABASE_ERROR, an error of unknown
+ *    cause and not an outage, which the consumer would hold unacked instead), so each delivery is
+ *    copied to the retry tier queue of
+ *    its delay (queue TTL) and comes back to the work queue when it expires. The private RabbitMQ node is
  *    stopped while copies sit in the retry queue; they are persistent, survive the restart, keep
  *    their trip count, and after maxTransportRetries trips each message lands in the DLQ exactly
  *    once with reason transport_retries_exhausted. Nothing is stored in the inbox, nothing is lost,
@@ -24,7 +26,6 @@ import { RabbitNode } from '../harness/rabbitmqNode';
 import { waitFor } from '../harness/waitFor';
 import {
   EFFECTS_TABLE,
-  bounded,
   inboxLedger,
   messageIds,
   openDatabase,
@@ -32,6 +33,7 @@ import {
   settle,
   startInbox,
 } from './support';
+import { faultSuite } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
 
@@ -81,7 +83,7 @@ function drain(url: string, queue: string): Promise<{ id: string; reason: string
 describe('broker-recovery: rabbitmq-retry-and-dlq', () => {
   let node: RabbitNode;
   let database: TestDatabase;
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const suite = faultSuite();
 
   beforeAll(async () => {
     node = await RabbitNode.create();
@@ -90,7 +92,6 @@ describe('broker-recovery: rabbitmq-retry-and-dlq', () => {
   });
 
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await bounded(cleanup());
     await database?.drop();
     await node?.dispose();
   });
@@ -109,13 +110,13 @@ describe('broker-recovery: rabbitmq-retry-and-dlq', () => {
        FOR EACH ROW WHEN (NEW.consumer = '${consumerName}') EXECUTE FUNCTION fault_refuse()`,
     );
     const { inbox } = await startInbox(database.prisma, consumerName);
-    cleanups.push(() => inbox.close());
+    suite.defer(() => inbox.close());
     const connection = new RabbitConnection({
       url: node.url,
       connectionName: 'fault-rd-refused',
-      reconnect: { initialMs: 100, maxMs: 1000 },
+      reconnectBackoff: { initialMs: 100, maxMs: 1000 },
     });
-    cleanups.push(() => connection.close());
+    suite.defer(() => connection.close());
     const consumer: RabbitConsumer = attachRabbitConsumer(inbox, {
       connection,
       queue,
@@ -123,13 +124,15 @@ describe('broker-recovery: rabbitmq-retry-and-dlq', () => {
       maxTransportRetries,
       retryBackoff: { initialMs: 2000, maxMs: 2000, multiplier: 1, jitter: 'none' },
     });
-    cleanups.push(() => consumer.close());
+    suite.defer(() => consumer.close());
     await consumer.ready();
+    // One delay tier (2 s): its retry queue is <queue>.retry.2000ms.
+    const retryQueue = consumer.names.retryQueues[0]!;
 
     const ids = messageIds(40, 'rd');
     await publishAll(node.url, queue, ids);
     const inRetry = await waitFor('copies waiting in the retry queue', async () => {
-      const n = await depth(node.url, `${queue}.retry`);
+      const n = await depth(node.url, retryQueue);
       return n >= ids.length / 2 ? n : undefined;
     });
     await node.stop();
@@ -140,11 +143,11 @@ describe('broker-recovery: rabbitmq-retry-and-dlq', () => {
       async () =>
         (await depth(node.url, `${queue}.dlq`)) >= ids.length &&
         (await depth(node.url, queue)) === 0 &&
-        (await depth(node.url, `${queue}.retry`)) === 0,
+        (await depth(node.url, retryQueue)) === 0,
       60_000,
     );
     await consumer.close();
-    const stillQueued = (await depth(node.url, queue)) + (await depth(node.url, `${queue}.retry`));
+    const stillQueued = (await depth(node.url, queue)) + (await depth(node.url, retryQueue));
     const dead = await drain(node.url, `${queue}.dlq`);
     const receipts = await receiptCounts(database.db, consumerName);
     const ledger = {
@@ -174,19 +177,19 @@ describe('broker-recovery: rabbitmq-retry-and-dlq', () => {
         if (attempt <= 2) throw new Error(`fault: transient handler failure (attempt ${attempt})`);
       },
     });
-    cleanups.push(() => inbox.close());
+    suite.defer(() => inbox.close());
     const connection = new RabbitConnection({
       url: node.url,
       connectionName: 'fault-rd-retrying',
-      reconnect: { initialMs: 100, maxMs: 1000 },
+      reconnectBackoff: { initialMs: 100, maxMs: 1000 },
     });
-    cleanups.push(() => connection.close());
+    suite.defer(() => connection.close());
     const consumer: RabbitConsumer = attachRabbitConsumer(inbox, {
       connection,
       queue,
       consumer: consumerName,
     });
-    cleanups.push(() => consumer.close());
+    suite.defer(() => consumer.close());
     await consumer.ready();
 
     const ids = messageIds(60, 'rh');

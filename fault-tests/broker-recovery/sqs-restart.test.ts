@@ -31,8 +31,9 @@ import type { TestDatabase } from '../../test-support/database';
 import { PrivateBroker } from '../harness/brokers';
 import { assertLedger, reconcile, type Ledger } from '../harness/ledger';
 import { waitFor } from '../harness/waitFor';
-import { bounded, effectIds, openDatabase, receiptCounts, settle, startInbox } from './support';
+import { effectIds, openDatabase, receiptCounts, settle, startInbox } from './support';
 import { PhasedPublisher } from './sqsPhases';
+import { faultSuite } from '../harness/scaffold';
 
 jest.setTimeout(120_000);
 
@@ -46,7 +47,7 @@ const CONSUMED_BEFORE_KILL = 50;
 describe('broker-recovery: sqs-restart', () => {
   let broker: PrivateBroker;
   let database: TestDatabase;
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const suite = faultSuite();
 
   beforeAll(async () => {
     broker = await PrivateBroker.create('elasticmq');
@@ -55,7 +56,6 @@ describe('broker-recovery: sqs-restart', () => {
   });
 
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await bounded(cleanup());
     await database?.drop();
     await broker?.dispose();
   });
@@ -73,14 +73,17 @@ describe('broker-recovery: sqs-restart', () => {
       });
     const relayConnection = connect();
     const consumerConnection = connect();
-    cleanups.push(
+    suite.defer(
       () => relayConnection.close(),
       () => consumerConnection.close(),
     );
-    const declared = await declareQueue(relayConnection, { name: QUEUE });
+    const declared = await declareQueue(relayConnection, {
+      name: QUEUE,
+      deadLetter: { maxReceiveCount: 100 },
+    });
 
     const { inbox, counters } = await startInbox(database.prisma, consumerName);
-    cleanups.push(() => inbox.close());
+    suite.defer(() => inbox.close());
     let phase: 'first' | 'down' | 'second' = 'first';
     const consumerSeen = { acceptedBefore: 0, acceptedAfter: 0, errorsWhileDown: 0 };
     const consumer: SqsConsumer = attachSqsConsumer(inbox, {
@@ -89,21 +92,23 @@ describe('broker-recovery: sqs-restart', () => {
       consumer: consumerName,
       waitTimeSeconds: 1,
       visibilityTimeoutSeconds: 30,
-      pollErrorBackoff: { initialMs: 100, maxMs: 1000 },
+      reconnectBackoff: { initialMs: 100, maxMs: 1000 },
       retryBackoff: { initialMs: 1000, maxMs: 2000 },
       observer: (event) => {
-        if (event.kind === 'accepted') {
-          if (phase === 'second') consumerSeen.acceptedAfter += event.messageIds.length;
-          else consumerSeen.acceptedBefore += event.messageIds.length;
+        if (event.type === 'accepted') {
+          if (phase === 'second') consumerSeen.acceptedAfter += event.count;
+          else consumerSeen.acceptedBefore += event.count;
         }
-        if (event.kind === 'error' && phase === 'down') consumerSeen.errorsWhileDown += 1;
+        // A failed poll is `disconnected`; a failed delete or visibility change is `error`.
+        if ((event.type === 'disconnected' || event.type === 'error') && phase === 'down')
+          consumerSeen.errorsWhileDown += 1;
       },
     });
-    cleanups.push(() => consumer.close());
+    suite.defer(() => consumer.close());
     await consumer.ready();
 
     const publisher = new PhasedPublisher(new SqsPublisher(relayConnection));
-    cleanups.push(() => publisher.close());
+    suite.defer(() => publisher.close());
     const relay: Relay = createRelay({
       db: database.db,
       publisher,
@@ -113,7 +118,7 @@ describe('broker-recovery: sqs-restart', () => {
         retry: { backoff: 'fixed', initialDelay: 300, maxDelay: 300 },
       },
     });
-    cleanups.push(() => relay.close());
+    suite.defer(() => relay.close());
 
     const ids: string[] = [];
     for (let i = 0; i < TOTAL; i += 250) {
@@ -142,7 +147,10 @@ describe('broker-recovery: sqs-restart', () => {
     await broker.start();
     // ElasticMQ lost its queues with its memory; real SQS would still have it. Same name, same URL.
     publisher.phase = phase = 'second';
-    const recreated = await declareQueue(relayConnection, { name: QUEUE });
+    const recreated = await declareQueue(relayConnection, {
+      name: QUEUE,
+      deadLetter: { maxReceiveCount: 100 },
+    });
     expect(recreated.queueUrl).toBe(declared.queueUrl);
 
     const outbox = async () =>

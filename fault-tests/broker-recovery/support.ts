@@ -45,11 +45,13 @@ export async function startInbox(
   options: {
     fail?: (messageId: string, attempt: number) => void;
     worker?: InboxOptions<Tx>['worker'];
+    maxPayloadBytes?: number;
   } = {},
 ): Promise<ScenarioInbox> {
   const counters: Counters = { duplicates: 0, retries: 0, dead: 0 };
   const inbox = new Inbox<Tx>(prisma, {
     global: 'shared',
+    ...(options.maxPayloadBytes === undefined ? {} : { maxPayloadBytes: options.maxPayloadBytes }),
     worker: { enabled: true, concurrency: 4, pollIntervalMs: 50, ...options.worker },
     observer: (event: InboxEvent) => {
       if (event.type === 'duplicate') counters.duplicates += 1;
@@ -129,16 +131,4 @@ export async function inboxLedger(
     ...reconcile(offeredIds, await effectIds(db, consumer)),
     stuck,
   };
-}
-
-/** Cleanup step that cannot hang the suite: settles after `ms` whatever happens. */
-export async function bounded(work: Promise<unknown>, ms = 15_000): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    work.catch(() => undefined),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
 }

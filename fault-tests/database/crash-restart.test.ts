@@ -5,6 +5,11 @@
  * recovery; claims abandoned by the crash (handler transactions in flight) are recovered after the
  * lease and processed; the same Prisma client (PrismaPg adapter) keeps working after the restart;
  * every offered message has exactly one business effect and nothing is left unfinished.
+ * Outbox relay: each handler emits one event in its transaction and a relay on the same client
+ * publishes them; the crash hits it with a publish in flight (held by the broker until the server
+ * is down). Every message leaves exactly one committed event, every event ends SENT and reached the
+ * broker at least once (a publish whose SENT died with the server is repeated after the lease and
+ * counted as absorbed), none stuck.
  *
  * Break: `pg_ctl stop -m immediate` (the postmaster and every backend die without a checkpoint,
  * as in a crash) while a producer is accepting batches and the worker holds claims, then `pg_ctl
@@ -18,6 +23,7 @@ import type { Inbox } from '@ferry/core';
 import { assertLedger } from '../harness/ledger';
 import { PrivateCluster, waitUntil } from '../harness/privatePostgres';
 import type { PrismaClient } from '../../generated/prisma/client';
+import { emitHandledEvent, OutboxSide } from './outboxSide';
 import {
   APP_DATABASE,
   Producer,
@@ -36,9 +42,11 @@ describe('PostgreSQL crash and restart', () => {
   let cluster: PrivateCluster | undefined;
   let prisma: PrismaClient | undefined;
   let inbox: Inbox | undefined;
+  const outbox = new OutboxSide();
 
   afterAll(async () => {
     await inbox?.close().catch(() => undefined);
+    await outbox.closeAll();
     await prisma?.$disconnect().catch(() => undefined);
     await cluster?.destroy();
   });
@@ -55,6 +63,7 @@ describe('PostgreSQL crash and restart', () => {
     const stallIds = new Set<string>();
     inbox = makeInbox(prisma, async (_payload, context) => {
       await writeBusinessRow(context);
+      await emitHandledEvent(context);
       if (stallIds.has(context.messageId) && context.lifetimeAttempts === 1) await crashed;
     });
     await inbox.initialize();
@@ -63,7 +72,10 @@ describe('PostgreSQL crash and restart', () => {
     // Before the crash: a first batch fully processed, then stalled claims in flight.
     await producer.offerBatch(50);
     inbox.start();
+    outbox.startRelay(prisma);
     await waitUntil('the first batch completed', async () => (await receiptCounts(prisma!)).completed === 50);
+    // The broker holds the next publish until the server is down: a relay batch in flight.
+    const heldPublish = outbox.holdNextPublish(crashed);
     for (const id of await producer.offerBatch(2)) stallIds.add(id);
     const stalledClaims = await waitUntil('both stalled messages claimed', async () => {
       const rows = await cluster!.query<{ message_id: string; claim_token: string }>(
@@ -82,6 +94,7 @@ describe('PostgreSQL crash and restart', () => {
       while (producing) await producer.offerBatch(10);
     })();
     await waitUntil('traffic during the crash window', async () => producer.acknowledged.size >= 100);
+    await waitUntil('a relay publish held in flight', async () => heldPublish.reached());
 
     const acknowledgedBeforeCrash = new Set(producer.acknowledged);
     await cluster.stop('immediate');
@@ -139,7 +152,12 @@ describe('PostgreSQL crash and restart', () => {
     expect(stalledEffects).toHaveLength(stallIds.size);
     expect(stalledEffects.every((row) => row.attempt >= 2)).toBe(true);
 
+    await waitUntil('every outbox event SENT after recovery', () => outbox.allSent(prisma!), 60_000);
     await inbox.close();
+    await outbox.closeAll();
+    const outboxLedger = await outbox.ledger(prisma, producer.offered);
+    assertLedger(`${SCENARIO}/outbox`, outboxLedger);
+    expect(outboxLedger.accepted).toBe(new Set(producer.offered).size);
     const ledger = await ledgerFrom(prisma, producer);
     process.stdout.write(
       `${SCENARIO}: acknowledged before crash=${acknowledgedBeforeCrash.size}, ` +

@@ -5,7 +5,12 @@
  * tested writes, promoting it loses no receipt acknowledged before that position; claims abandoned
  * on the old primary are recovered on the promoted server after the lease; every message is
  * processed exactly once in the business table of the promoted server, including traffic offered
- * after the failover.
+ * after the failover. Outbox relay: each handler emits one event in its transaction; a relay on the
+ * primary has a publish in flight (held by the broker) when the primary dies, and a new relay on
+ * the promoted server takes over with the same broker. Every message leaves exactly one committed
+ * event on the promoted server, every event ends SENT there and reached the broker at least once
+ * (SENT marks written after the confirmed position may be missing: those events are published
+ * again and counted as absorbed), none stuck.
  *
  * Break: a primary and a streaming standby (`pg_basebackup -R`, its own port). Accept and process
  * on the primary with two handler transactions held open; stop accepting, record
@@ -26,6 +31,7 @@ import type { Inbox } from '@ferry/core';
 import { assertLedger } from '../harness/ledger';
 import { PrivateCluster, waitUntil } from '../harness/privatePostgres';
 import type { PrismaClient } from '../../generated/prisma/client';
+import { emitHandledEvent, OutboxSide } from './outboxSide';
 import {
   APP_DATABASE,
   Producer,
@@ -46,9 +52,11 @@ describe('PostgreSQL standby promotion', () => {
   let standby: PrivateCluster | undefined;
   const clients: PrismaClient[] = [];
   const inboxes: Inbox[] = [];
+  const outbox = new OutboxSide();
 
   afterAll(async () => {
     await Promise.all(inboxes.map((inbox) => inbox.close().catch(() => undefined)));
+    await outbox.closeAll();
     await Promise.all(clients.map((client) => client.$disconnect().catch(() => undefined)));
     await primary?.destroy();
     await standby?.destroy();
@@ -71,6 +79,7 @@ describe('PostgreSQL standby promotion', () => {
       context: Parameters<typeof writeBusinessRow>[0],
     ) => {
       await writeBusinessRow(context);
+      await emitHandledEvent(context);
       if (stallIds.has(context.messageId) && context.lifetimeAttempts === 1) await primaryKilled;
     };
 
@@ -80,6 +89,7 @@ describe('PostgreSQL standby promotion', () => {
     inboxes.push(oldInbox);
     await oldInbox.initialize();
     oldInbox.start();
+    const oldRelay = outbox.startRelay(onPrimary);
     const producer = new Producer(oldInbox, 'failover');
 
     // The tested writes on the primary: processed receipts, receipts accepted while the worker
@@ -99,7 +109,9 @@ describe('PostgreSQL standby promotion', () => {
       );
       return rows.length === stallIds.size ? rows : undefined;
     });
+    const heldPublish = outbox.holdNextPublish(primaryKilled);
     await producer.offerBatch(40);
+    await waitUntil('a relay publish held in flight on the primary', async () => heldPublish.reached());
 
     // Stop acknowledging, take the WAL position after the tested writes, confirm replay.
     const acknowledgedBeforeFailover = new Set(producer.acknowledged);
@@ -118,6 +130,7 @@ describe('PostgreSQL standby promotion', () => {
     await primary.stop('immediate');
     releaseStalled();
     await oldInbox.close().catch(() => undefined);
+    await oldRelay.close().catch(() => undefined);
     await standby.promote();
     await waitUntil('the promoted server to accept writes', async () => {
       const [row] = await standby!.query<{ recovery: boolean }>('SELECT pg_is_in_recovery() AS recovery');
@@ -145,6 +158,7 @@ describe('PostgreSQL standby promotion', () => {
     }
 
     newInbox.start();
+    outbox.startRelay(onPromoted);
     producer.inbox = newInbox;
     await producer.offerBatch(40);
     await waitUntil(
@@ -170,7 +184,16 @@ describe('PostgreSQL standby promotion', () => {
       expect(row.claim_token).not.toBe(before.claim_token);
     }
 
+    await waitUntil(
+      'every outbox event SENT on the promoted server',
+      () => outbox.allSent(onPromoted),
+      60_000,
+    );
     await newInbox.close();
+    await outbox.closeAll();
+    const outboxLedger = await outbox.ledger(onPromoted, producer.offered);
+    assertLedger(`${SCENARIO}/outbox`, outboxLedger);
+    expect(outboxLedger.accepted).toBe(new Set(producer.offered).size);
     const ledger = await ledgerFrom(onPromoted, producer);
     process.stdout.write(
       `${SCENARIO}: replay confirmed at ${lsn}; acknowledged before failover=${acknowledgedBeforeFailover.size}, ` +

@@ -6,6 +6,10 @@
  * receipt goes to a retry, neither completed nor lost. Acceptance keeps working because ferry's
  * inbox table lives in the default tablespace. Once space is freed the retries complete and every
  * message has exactly one business effect.
+ * Outbox relay: each handler emits its event BEFORE the business write, so every 53100 rolls back
+ * an event that was already written in the handler's transaction; a relay runs throughout. No
+ * event of a rolled-back handler is ever visible or published, and after recovery every message
+ * has exactly one committed event, SENT and delivered at least once, none stuck.
  *
  * Break: the business table lives in a tablespace on a 16 MiB tmpfs; a filler table in the same
  * tablespace is grown until PostgreSQL raises 53100 ("could not extend file ...: No space left on
@@ -18,6 +22,7 @@ import type { Inbox, InboxEvent } from '@ferry/core';
 import { assertLedger } from '../harness/ledger';
 import { BoundedFilesystem, PrivateCluster, waitUntil } from '../harness/privatePostgres';
 import type { PrismaClient } from '../../generated/prisma/client';
+import { emitHandledEvent, OutboxSide } from './outboxSide';
 import {
   APP_DATABASE,
   Producer,
@@ -56,9 +61,11 @@ describe('tablespace exhaustion', () => {
   let cluster: PrivateCluster | undefined;
   let prisma: PrismaClient | undefined;
   let inbox: Inbox | undefined;
+  const outbox = new OutboxSide();
 
   afterAll(async () => {
     await inbox?.close().catch(() => undefined);
+    await outbox.closeAll();
     await prisma?.$disconnect().catch(() => undefined);
     await cluster?.destroy();
     await filesystem?.unmount();
@@ -93,6 +100,7 @@ describe('tablespace exhaustion', () => {
       prisma,
       async (_payload, context) => {
         try {
+          await emitHandledEvent(context);
           await writeBusinessRow(context, `${context.messageId}:${'x'.repeat(1_000)}`);
         } catch (error) {
           handlerErrors.push(sqlState(error) ?? String(error));
@@ -106,6 +114,7 @@ describe('tablespace exhaustion', () => {
     );
     await inbox.initialize();
     inbox.start();
+    outbox.startRelay(prisma);
     const producer = new Producer(inbox, 'disk');
 
     // Normal operation first.
@@ -164,6 +173,22 @@ describe('tablespace exhaustion', () => {
               (SELECT count(*)::int FROM ferry_inbox_receipts WHERE status = 'RETRYABLE') AS retryable`,
     );
     expect(consistency!.orphan_effects).toBe(0);
+    // The same for the outbox: no event of a rolled-back handler is visible, none was published.
+    const [escaped] = await prisma.$queryRawUnsafe<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM outbox_events o
+         JOIN ferry_inbox_receipts r ON r.message_id = o.correlation_id
+        WHERE r.status <> 'COMPLETED'`,
+    );
+    expect(escaped!.n).toBe(0);
+    const completedIds = new Set(
+      (
+        await prisma.$queryRawUnsafe<{ message_id: string }[]>(
+          "SELECT message_id FROM ferry_inbox_receipts WHERE status = 'COMPLETED'",
+        )
+      ).map((row) => row.message_id),
+    );
+    const publishedEarly = outbox.broker.delivered.filter((m) => !completedIds.has(m.correlationId ?? ''));
+    expect(publishedEarly).toEqual([]);
     expect(consistency!.completed_without_effect).toBe(0);
     expect(consistency!.retryable).toBeGreaterThan(0);
     expect(events.some((event) => event.type === 'dead')).toBe(false);
@@ -186,7 +211,12 @@ describe('tablespace exhaustion', () => {
       60_000,
     );
 
+    await waitUntil('every outbox event SENT after space was freed', () => outbox.allSent(prisma!), 60_000);
     await inbox.close();
+    await outbox.closeAll();
+    const outboxLedger = await outbox.ledger(prisma, producer.offered);
+    assertLedger(`${SCENARIO}/outbox`, outboxLedger);
+    expect(outboxLedger.accepted).toBe(80);
     const ledger = await ledgerFrom(prisma, producer);
     assertLedger(SCENARIO, ledger);
     expect(ledger.accepted).toBe(80);

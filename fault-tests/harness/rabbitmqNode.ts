@@ -94,8 +94,9 @@ export class RabbitNode {
   async start(): Promise<void> {
     await run('rabbitmq-server', ['-detached'], { env: this.env, cwd: '/tmp', timeout: 30_000 });
     this.running = true;
+    // A node boots in seconds alone; at load 20+ on 2 cores it took over a minute.
     await waitFor(`RabbitMQ node ${this.nodeName} to accept AMQP connections`, () => this.canConnect(), {
-      timeoutMs: 60_000,
+      timeoutMs: 150_000,
       intervalMs: 250,
     });
   }

@@ -47,7 +47,8 @@ export function startFixture(
     stderr,
     exited,
     hasExited: () => done,
-    waitForLine: (what, match, timeoutMs = 30_000) =>
+    // A child transpiles ferry's sources before its first line: 43 s on a loaded 2-core machine.
+    waitForLine: (what, match, timeoutMs = 120_000) =>
       waitFor(
         what,
         () => {

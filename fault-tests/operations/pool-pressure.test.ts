@@ -12,7 +12,7 @@
  * Ledger: lost = 0, appliedTwice = 0, stuck = 0.
  */
 import { Inbox, isFerryError, type InboxEvent } from '@ferry/core';
-import { createTestDatabase, type TestDatabase } from '../../test-support/database';
+import { createTestDatabase, type TestDatabase, prismaFor } from '../../test-support/database';
 import { assertLedger } from '../harness/ledger';
 import {
   createBusinessTable,
@@ -20,28 +20,27 @@ import {
   inboxLedger,
   inputs,
   newOffering,
-  prismaWith,
   quietLogger,
   waitFor,
   waitUntilSettled,
   writeBusinessRow,
 } from './support';
+import { faultSuite } from '../harness/scaffold';
 
 describe('operations: pool-pressure', () => {
   let t: TestDatabase;
-  const cleanups: Array<() => Promise<unknown>> = [];
+  const suite = faultSuite();
   beforeAll(async () => {
     t = await createTestDatabase();
     await createBusinessTable(t);
   });
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     await t?.drop();
   });
 
   it('fails admission and claims while the pool is occupied, then accepts and processes everything once', async () => {
-    const small = prismaWith(t.url, { max: 2, connectionTimeoutMillis: 1_000, idleTimeoutMillis: 10_000 });
-    cleanups.push(() => small.$disconnect());
+    const small = prismaFor(t.url, { max: 2, connectionTimeoutMillis: 1_000, idleTimeoutMillis: 10_000 });
+    suite.defer(() => small.$disconnect());
     const events: InboxEvent[] = [];
     const inbox = new Inbox(small, {
       logger: quietLogger,
@@ -59,7 +58,7 @@ describe('operations: pool-pressure', () => {
         shutdownTimeoutMs: 3_000,
       },
     });
-    cleanups.push(() => inbox.close());
+    suite.defer(() => inbox.close());
     await inbox.initialize();
     const offering = newOffering();
 
@@ -82,7 +81,7 @@ describe('operations: pool-pressure', () => {
         { timeout: 55_000, maxWait: 5_000 },
       ),
     );
-    cleanups.push(async () => {
+    suite.defer(async () => {
       release();
       await Promise.allSettled(holders);
     });

@@ -133,5 +133,5 @@ describe('operations: sigterm-drain', () => {
     assertLedger('sigterm-drain', ledger);
     expect(ledger.accepted).toBe(OTHERS + STALLED.length);
     expect(ledger.effectsApplied).toBe(OTHERS + STALLED.length);
-  });
+  }, 400_000);
 });

@@ -3,11 +3,8 @@
  * table the handlers write to, acceptance with redelivery, and the ledger read back from
  * PostgreSQL.
  */
-import { PrismaPg } from '@prisma/adapter-pg';
-import type { PoolConfig } from 'pg';
 import pino from 'pino';
 import { fromPrisma, type Inbox, type InboxAcceptInput, type InboxHandlerContext } from '@ferry/core';
-import { PrismaClient } from '../../generated/prisma/client';
 import type { TestDatabase } from '../../test-support/database';
 import { emptyLedger, reconcile, type Ledger } from '../harness/ledger';
 import { waitFor as pollUntil } from '../harness/waitFor';
@@ -22,11 +19,6 @@ export function waitFor<T>(
   intervalMs = 25,
 ): Promise<T> {
   return pollUntil(what, check, { timeoutMs, intervalMs }) as Promise<T>;
-}
-
-/** A Prisma client on PrismaPg with explicit pg pool / driver options. */
-export function prismaWith(connectionString: string, pool: PoolConfig): PrismaClient {
-  return new PrismaClient({ adapter: new PrismaPg({ ...pool, connectionString }) });
 }
 
 /**

@@ -20,7 +20,7 @@
  * Ledger: lost = 0, appliedTwice = 0, stuck = 0.
  */
 import { Inbox, isFerryError, type InboxEvent } from '@ferry/core';
-import { createTestDatabase, type TestDatabase } from '../../test-support/database';
+import { createTestDatabase, type TestDatabase, prismaFor } from '../../test-support/database';
 import { assertLedger } from '../harness/ledger';
 import { TcpProxy } from '../harness/tcpProxy';
 import {
@@ -29,12 +29,12 @@ import {
   inboxLedger,
   inputs,
   newOffering,
-  prismaWith,
   quietLogger,
   waitFor,
   waitUntilSettled,
   writeBusinessRow,
 } from './support';
+import { faultSuite } from '../harness/scaffold';
 
 /** Settles `promise` into a value the test can inspect, so a hang shows up as a waitFor timeout. */
 function track<T>(promise: Promise<T>): { settled: () => boolean; outcome: () => unknown } {
@@ -56,7 +56,7 @@ function track<T>(promise: Promise<T>): { settled: () => boolean; outcome: () =>
 describe('operations: tcp-blackhole', () => {
   let t: TestDatabase;
   let proxy: TcpProxy;
-  const cleanups: Array<() => Promise<unknown>> = [];
+  const suite = faultSuite();
   beforeAll(async () => {
     t = await createTestDatabase();
     await createBusinessTable(t);
@@ -64,20 +64,19 @@ describe('operations: tcp-blackhole', () => {
     proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 5432) });
   });
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     await proxy?.close();
     await t?.drop();
   });
 
   it('fails within bounded time during the blackhole and recovers through the same Prisma client', async () => {
-    const prisma = prismaWith(proxy.urlFor(t.url), {
+    const prisma = prismaFor(proxy.urlFor(t.url), {
       max: 6,
       connectionTimeoutMillis: 2_000,
       query_timeout: 3_000,
       statement_timeout: 3_000,
       idleTimeoutMillis: 5_000,
     });
-    cleanups.push(() => prisma.$disconnect());
+    suite.defer(() => prisma.$disconnect());
     const events: InboxEvent[] = [];
     let heldReached = false;
     let heldFailure: unknown;
@@ -112,7 +111,7 @@ describe('operations: tcp-blackhole', () => {
         shutdownTimeoutMs: 3_000,
       },
     });
-    cleanups.push(async () => {
+    suite.defer(async () => {
       releaseHeld();
       await inbox.close();
     });

@@ -17,7 +17,7 @@
  * delivered at least once (repeats after a lost SENT commit are at-least-once delivery and are
  * reported, not failed). Ledger tcp-disconnect/outbox: lost = 0, appliedTwice = 0, stuck = 0.
  */
-import { createTestDatabase, type TestDatabase } from '../../test-support/database';
+import { createTestDatabase, type TestDatabase, prismaFor } from '../../test-support/database';
 import { createRelay, emit, fromPrisma, Inbox, type InboxAcceptInput, type InboxEvent } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { assertLedger, emptyLedger, reconcile } from '../harness/ledger';
@@ -28,12 +28,12 @@ import {
   inboxLedger,
   inputs,
   newOffering,
-  prismaWith,
   quietLogger,
   waitFor,
   waitUntilSettled,
   writeBusinessRow,
 } from './support';
+import { faultSuite } from '../harness/scaffold';
 
 const MESSAGES = 200;
 const BATCH = 10;
@@ -41,7 +41,7 @@ const BATCH = 10;
 describe('operations: tcp-disconnect', () => {
   let t: TestDatabase;
   let proxy: TcpProxy;
-  const cleanups: Array<() => Promise<unknown>> = [];
+  const suite = faultSuite();
   beforeAll(async () => {
     t = await createTestDatabase();
     await createBusinessTable(t);
@@ -49,7 +49,6 @@ describe('operations: tcp-disconnect', () => {
     proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 5432) });
   });
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     await proxy?.close();
     await t?.drop();
   });
@@ -57,7 +56,7 @@ describe('operations: tcp-disconnect', () => {
   it('rolls back cut handler transactions and recovers through the same Prisma client', async () => {
     // The application's client, through the proxy. Timeouts are bounded so a dead connection
     // surfaces as an error instead of a hang (see fault-tests/README.md, "operations").
-    const prisma = prismaWith(proxy.urlFor(t.url), {
+    const prisma = prismaFor(proxy.urlFor(t.url), {
       max: 6,
       connectionTimeoutMillis: 3_000,
       query_timeout: 5_000,
@@ -100,8 +99,8 @@ describe('operations: tcp-disconnect', () => {
         shutdownTimeoutMs: 5_000,
       },
     });
-    cleanups.push(() => prisma.$disconnect());
-    cleanups.push(async () => {
+    suite.defer(() => prisma.$disconnect());
+    suite.defer(async () => {
       heldAfterWrite.release();
       await inbox.close();
     });
@@ -118,7 +117,7 @@ describe('operations: tcp-disconnect', () => {
         retry: { initialDelay: 10, maxDelay: 100, maxRetries: 100 },
       },
     });
-    cleanups.push(() => relay.close());
+    suite.defer(() => relay.close());
     await inbox.initialize();
     inbox.start();
     relay.start();

@@ -11,18 +11,20 @@ KAFKA_LIBS="$KAFKA_DIR/libs"
 KAFKA_PIDFILE="$KAFKA_DIR/kafka.pid"
 KAFKA_LOG="$KAFKA_DIR/kafka.log"
 KAFKA_POM="$FERRY_ROOT/scripts/kafka/pom.xml"
+KAFKA_VERSION_PROPERTY=kafka.version
 KAFKA_VERSION=${FERRY_KAFKA_VERSION:-$(pom_property "$KAFKA_POM" kafka.version)}
+KAFKA_JAR="kafka_2.13-$KAFKA_VERSION.jar"
+KAFKA_JAVA_MIN=17
+KAFKA_ENDPOINT="$HOST:$KAFKA_PORT"
+KAFKA_LABEL=Kafka
+KAFKA_PROCESS=broker
+KAFKA_LIBS_ENV=FERRY_KAFKA_LIBS
 KAFKA_HEAP=${FERRY_KAFKA_HEAP:--Xms256m -Xmx512m}
+# KAFKA_WAIT (readiness deadline) is set in common.sh.
 KAFKA_PENDING_PID=""
 KAFKA_STATE=""
 
 kafka_markers() { echo "kafka.Kafka"; echo "$KAFKA_DIR/server.properties"; }
-
-kafka_owned() {
-  local -a m
-  mapfile -t m < <(kafka_markers)
-  owned_pid "$KAFKA_PIDFILE" "${m[@]}"
-}
 
 kafka_write_config() {
   cat >"$KAFKA_DIR/server.properties" <<EOF
@@ -56,99 +58,34 @@ kafka_java_opts() {
     "-Dlog4j2.configurationFile=$SERVICES_D/kafka-log4j2.properties" "-Dkafka.logs.dir=$KAFKA_DIR"
 }
 
-kafka_begin() {
-  mkdir -p "$KAFKA_DIR"
-  local endpoint="$HOST:$KAFKA_PORT" pid
-  KAFKA_PENDING_PID="" KAFKA_STATE=""
-  if pid=$(kafka_owned); then
-    export FERRY_KAFKA_LIBS=$KAFKA_LIBS
-    if readiness check kafka; then
-      KAFKA_STATE=reused
-      report kafka reused "$RD_VERSION" "$endpoint" "started by ferry (pid $pid); log $KAFKA_LOG"
-      return 0
-    fi
-    # ours and alive but not answering yet (still starting): wait for it in kafka_finish
-    KAFKA_PENDING_PID=$pid KAFKA_STATE=reused
-    return 0
-  fi
-  if FERRY_KAFKA_LIBS="" readiness check kafka; then
-    KAFKA_STATE=reused
-    report kafka reused "$RD_VERSION" "$endpoint" "not started by ferry (left alone by down)"
-    return 0
-  fi
-  rm -f "$KAFKA_PIDFILE"
-  if ! find_java 17; then
-    fail_report kafka "$endpoint" "$KAFKA_LOG" "$JAVA_ERROR"
-    return 1
-  fi
-  if ! fetch_libs kafka "$KAFKA_POM" "$KAFKA_LIBS" kafka.version "$KAFKA_VERSION" "kafka_2.13-$KAFKA_VERSION.jar"; then
-    fail_report kafka "$endpoint" "$KAFKA_DIR/fetch.log" "$FETCH_ERROR"
-    return 1
-  fi
+kafka_launch_args() {
+  kafka_java_opts
+  printf '%s\n' -cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_DIR/server.properties"
+}
+
+# After the fetch: the config (ports from the environment), and the data folder formatted once.
+kafka_prepare() {
   kafka_write_config
+  [[ -f $KAFKA_DIR/data/meta.properties ]] && return 0
+  # Keeps a usable id from an earlier try, else draws one that cannot be read as an option.
+  local id=""
+  [[ -s $KAFKA_DIR/cluster.id ]] && id=$(<"$KAFKA_DIR/cluster.id")
+  if ! id=$(node "$SERVICES_D/clusterId.js" "$id") || [[ -z $id ]]; then
+    PREPARE_ERROR="could not make a Kafka cluster id (node $SERVICES_D/clusterId.js)"
+    return 1
+  fi
+  printf '%s' "$id" >"$KAFKA_DIR/cluster.id"
   local -a opts
   mapfile -t opts < <(kafka_java_opts)
-  if [[ ! -f $KAFKA_DIR/data/meta.properties ]]; then
-    [[ -s $KAFKA_DIR/cluster.id ]] ||
-      node -e 'process.stdout.write(require("crypto").randomBytes(16).toString("base64url"))' >"$KAFKA_DIR/cluster.id"
-    if ! "$JAVA" "${opts[@]}" -cp "$KAFKA_LIBS/*" kafka.tools.StorageTool format \
-      --cluster-id "$(cat "$KAFKA_DIR/cluster.id")" --config "$KAFKA_DIR/server.properties" \
-      </dev/null >>"$KAFKA_LOG" 2>&1 9>&-; then
-      fail_report kafka "$endpoint" "$KAFKA_LOG" "kafka.tools.StorageTool format of $KAFKA_DIR/data failed"
-      return 1
-    fi
-  fi
-  pid=$(launch_detached "$KAFKA_LOG" "$JAVA" "${opts[@]}" -cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_DIR/server.properties")
-  if ! write_pidfile "$KAFKA_PIDFILE" "$pid"; then
-    fail_report kafka "$endpoint" "$KAFKA_LOG" "the broker process (pid $pid) exited immediately"
-    return 1
-  fi
-  KAFKA_PENDING_PID=$pid KAFKA_STATE=started
-}
-
-kafka_finish() {
-  [[ -n $KAFKA_PENDING_PID ]] || return 0
-  local endpoint="$HOST:$KAFKA_PORT" pid=$KAFKA_PENDING_PID
-  KAFKA_PENDING_PID=""
-  export FERRY_KAFKA_LIBS=$KAFKA_LIBS
-  if readiness wait kafka --deadline "$KAFKA_WAIT" --pid "$pid"; then
-    report kafka "$KAFKA_STATE" "$RD_VERSION" "$endpoint" "started by ferry (pid $pid); log $KAFKA_LOG"
-    return 0
-  fi
-  local why=$RD_DETAIL
-  if kafka_owned >/dev/null; then
-    local -a m
-    mapfile -t m < <(kafka_markers)
-    STOP_TIMEOUT=10 stop_owned kafka "$KAFKA_PIDFILE" "${m[@]}"
-    why="$why; the unready broker was stopped"
-  fi
-  rm -f "$KAFKA_PIDFILE"
-  fail_report kafka "$endpoint" "$KAFKA_LOG" "Kafka did not become ready: $why"
-  return 1
-}
-
-kafka_down() {
-  local -a m
-  mapfile -t m < <(kafka_markers)
-  stop_owned kafka "$KAFKA_PIDFILE" "${m[@]}"
-  local state=stopped
-  [[ $STOP_RESULT == stopped* ]] || state=left
-  report kafka "$state" - "$HOST:$KAFKA_PORT" "$STOP_RESULT"
-}
-
-kafka_status() {
-  local endpoint="$HOST:$KAFKA_PORT" pid owner
-  if pid=$(kafka_owned); then
-    export FERRY_KAFKA_LIBS=$KAFKA_LIBS
-    owner="started by ferry (pid $pid); log $KAFKA_LOG"
-  else
-    export FERRY_KAFKA_LIBS=""
-    owner="not started by ferry"
-  fi
-  if readiness check kafka; then
-    report kafka healthy "$RD_VERSION" "$endpoint" "$owner"
-  else
-    report kafka down - "$endpoint" "$RD_DETAIL"
+  if ! "$JAVA" "${opts[@]}" -cp "$KAFKA_LIBS/*" kafka.tools.StorageTool format \
+    "--cluster-id=$id" --config "$KAFKA_DIR/server.properties" \
+    </dev/null >>"$KAFKA_LOG" 2>&1 9>&-; then
+    PREPARE_ERROR="kafka.tools.StorageTool format of $KAFKA_DIR/data failed"
     return 1
   fi
 }
+
+kafka_begin() { jvm_begin kafka; }
+kafka_finish() { jvm_finish kafka; }
+kafka_down() { jvm_down kafka; }
+kafka_status() { jvm_status kafka; }

@@ -268,3 +268,46 @@ test(
   },
   TIMEOUT,
 );
+
+test(
+  'a private Kafka formats its data even when the saved cluster id would read as an option',
+  async () => {
+    // A clean CI run failed once: the id drawn started with '-', and kafka-storage read
+    // `--cluster-id -R10g…` as a missing value. An unusable saved id is drawn again.
+    const state = scratchDir();
+    fs.mkdirSync(path.join(state, 'kafka'));
+    fs.symlinkSync(path.join(STATE, 'kafka', 'libs'), path.join(state, 'kafka', 'libs'));
+    fs.writeFileSync(path.join(state, 'kafka', 'cluster.id'), '-R10gLknIxIrfwcSu4qpwA');
+    const env = {
+      FERRY_SERVICES_DIR: state,
+      FERRY_KAFKA_PORT: String(await freePort()),
+      FERRY_KAFKA_CONTROLLER_PORT: String(await freePort()),
+    };
+    const up = services(['up', 'kafka'], env);
+    try {
+      expect({ code: up.code, out: describeRun(up) }).toMatchObject({ code: 0 });
+      expect(up.lines.kafka.state).toBe('started');
+      const id = fs.readFileSync(path.join(state, 'kafka', 'cluster.id'), 'utf8');
+      expect(id).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
+      expect(fs.readFileSync(path.join(state, 'kafka', 'data', 'meta.properties'), 'utf8')).toContain(
+        `cluster.id=${id}`,
+      );
+    } finally {
+      const down = services(['down', 'kafka'], env);
+      expect({ code: down.code, out: describeRun(down) }).toMatchObject({ code: 0 });
+    }
+  },
+  TIMEOUT,
+);
+
+test('a new cluster id never starts with "-" and keeps a usable one', () => {
+  const { newClusterId, usableClusterId } = require('../services.d/clusterId.js');
+  // first byte 0xF8: base64url's first character is '-'; the second draw is used
+  const draws = [Buffer.alloc(16, 0xf8), Buffer.alloc(16, 0x41)];
+  const id = newClusterId(() => draws.shift());
+  expect(id).toBe(Buffer.alloc(16, 0x41).toString('base64url'));
+  expect(draws).toHaveLength(0);
+  expect(usableClusterId('-R10gLknIxIrfwcSu4qpwA')).toBe(false);
+  expect(usableClusterId('5-R10gLknIxIrfwcSu4qpw')).toBe(true);
+  expect(usableClusterId('')).toBe(false);
+});

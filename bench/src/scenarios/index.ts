@@ -1,32 +1,47 @@
 import type { Scenario } from '../runner';
+import { blockedBacklog } from './blockedBacklog';
 import { e2eLatency } from './e2eLatency';
 import { inboxAcceptRabbitmq } from './inboxAcceptRabbitmq';
-import { relayKafka } from './relayKafka';
+import { relayKafka, relayKafkaPlatformatic } from './relayKafka';
+import { relayProcesses } from './relayProcesses';
 import { relayRabbitmq } from './relayRabbitmq';
+import { relayRabbitmqPeer } from './relayRabbitmqPeer';
 import { relayScaling } from './relayScaling';
 import { relaySqs } from './relaySqs';
-import { workerCompletions } from './workerCompletions';
+import { workerCompletions, workerCompletionsPg } from './workerCompletions';
 
 export {
+  blockedBacklog,
   e2eLatency,
   inboxAcceptRabbitmq,
   relayKafka,
+  relayKafkaPlatformatic,
+  relayProcesses,
   relayRabbitmq,
+  relayRabbitmqPeer,
   relayScaling,
   relaySqs,
   workerCompletions,
+  workerCompletionsPg,
 };
 
 /** Every scenario, in the order `npm run bench` runs them. */
 export function allScenarios(): Scenario[] {
   return [
     relayKafka,
+    relayKafkaPlatformatic,
     relayRabbitmq,
+    relayRabbitmqPeer,
     relaySqs,
     inboxAcceptRabbitmq,
     workerCompletions,
+    workerCompletionsPg,
     e2eLatency,
     relayScaling(2),
     relayScaling(4),
+    relayProcesses(2),
+    relayProcesses(4),
+    relayProcesses(8),
+    blockedBacklog,
   ];
 }

@@ -1,7 +1,7 @@
-import { createRelay, type OutboxMessage, type Publisher, type Relay } from '@ferry/core';
+import { createRelay, type OutboxMessage, type OutboxObserver, type Publisher } from '@ferry/core';
 import { BATCH_SIZE, chunks } from '../env';
-import { drainRelay, OutboxBench, outboxMessages } from '../outbox';
-import { timed, type Scenario } from '../runner';
+import { drainRunning, OutboxBench, outboxMessages } from '../outbox';
+import { timed, type Sample, type Scenario, type Target } from '../runner';
 
 /** One broker as a relay scenario sees it: ferry's publisher and the raw client beside it. */
 export interface RelayBroker {
@@ -20,13 +20,14 @@ export interface RelayScenarioSpec {
   readonly name: string;
   readonly baselineLabel: string;
   readonly subjectLabel: string;
+  readonly targets?: readonly Target[];
   openBroker(): Promise<RelayBroker>;
 }
 
 /**
  * Subject: `n` events emitted (emitMany, one transaction, not timed), then relayed by
- * `createRelay` + the transport's publisher (`runOnce` back to back, batches of BATCH_SIZE)
- * until every event is SENT. Baseline: the raw client sending the same `n` messages in
+ * `createRelay` + the transport's publisher (`start()`, batches of BATCH_SIZE, default
+ * pipelineDepth) until every event is SENT. Baseline: the raw client sending the same `n` messages in
  * batches of BATCH_SIZE, awaiting the broker's acknowledgement of each batch.
  */
 export function relayScenario(spec: RelayScenarioSpec): Scenario {
@@ -36,45 +37,53 @@ export function relayScenario(spec: RelayScenarioSpec): Scenario {
     better: 'higher',
     baselineLabel: spec.baselineLabel,
     subjectLabel: spec.subjectLabel,
+    ...(spec.targets ? { targets: spec.targets } : {}),
     async open() {
-      const bench = await OutboxBench.open();
-      let broker: RelayBroker | undefined;
-      let relay: Relay | undefined;
-      try {
-        broker = await spec.openBroker();
-        relay = createRelay({
-          db: bench.db,
-          publisher: broker.publisher,
-          options: { batchSize: BATCH_SIZE },
-        });
-      } catch (error) {
-        await broker?.close();
-        await bench.close();
-        throw error;
-      }
-      const b = broker;
-      const r = relay;
+      const { bench, broker } = await openRelaySides(spec.openBroker);
       return {
         async baseline(n) {
-          await b.reset?.();
-          const sends = chunks(outboxMessages(n, b.destination), BATCH_SIZE).map((batch) => b.prepare(batch));
+          await broker.reset?.();
+          const sends = chunks(outboxMessages(n, broker.destination), BATCH_SIZE).map((batch) =>
+            broker.prepare(batch),
+          );
           return timed(async () => {
             for (const send of sends) await send();
             return { ops: n, verified: true };
           });
         },
-        async subject(n) {
-          await b.reset?.();
-          await bench.backlog(n, b.destination);
-          const sample = await timed(async () => ({ ops: await drainRelay(r, bench), verified: true }));
-          return { ...sample, verified: sample.ops === n && (await bench.allSent(n)) };
-        },
+        subject: (n) => relayRun(bench, broker, n),
         async close() {
-          await r.close();
-          await b.close();
+          await broker.close();
           await bench.close();
         },
       };
     },
   };
+}
+
+/** A fresh outbox database and the broker; the database is dropped if the broker cannot open. */
+export async function openRelaySides<B extends RelayBroker>(
+  openBroker: () => Promise<B>,
+): Promise<{ bench: OutboxBench; broker: B }> {
+  const bench = await OutboxBench.open();
+  try {
+    return { bench, broker: await openBroker() };
+  } catch (error) {
+    await bench.close();
+    throw error;
+  }
+}
+
+/**
+ * ferry's side of a relay scenario: `n` events emitted (emitMany, one transaction, not timed),
+ * then relayed by `createRelay` + the broker's publisher (`start()`, batches of BATCH_SIZE,
+ * default pipelineDepth) until every event is SENT. Verified when all `n` are SENT.
+ */
+export async function relayRun(bench: OutboxBench, broker: RelayBroker, n: number): Promise<Sample> {
+  await broker.reset?.();
+  await bench.backlog(n, broker.destination);
+  const make = (observer: OutboxObserver) =>
+    createRelay({ db: bench.db, publisher: broker.publisher, options: { batchSize: BATCH_SIZE }, observer });
+  const sample = await timed(async () => ({ ops: await drainRunning(make, n), verified: true }));
+  return { ...sample, verified: sample.ops === n && (await bench.allSent(n)) };
 }

@@ -1,27 +1,35 @@
-import { createRelay, fromPrisma, type Relay } from '@ferry/core';
+import { createRelay, fromPrisma, type OutboxObserver, type Relay } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import type { PrismaClient } from '../../../generated/prisma/client';
 import { BATCH_SIZE } from '../env';
-import { drainRelay, OutboxBench } from '../outbox';
+import { OutboxBench, waitUntil } from '../outbox';
 import { timed, type Scenario } from '../runner';
 
 /** Relays drain `n` events together; every relay has its own Prisma client (pool of 4). */
 async function drainWith(bench: OutboxBench, clients: readonly PrismaClient[], n: number) {
   await bench.backlog(n, 'bench');
   const publishers = clients.map(() => new InMemoryPublisher());
-  const relays: Relay[] = clients.map((client, i) =>
-    createRelay({ db: fromPrisma(client), publisher: publishers[i]!, options: { batchSize: BATCH_SIZE } }),
-  );
-  try {
-    const sample = await timed(async () => {
-      const sent = await Promise.all(relays.map((relay) => drainRelay(relay, bench)));
-      return { ops: sent.reduce((a, b) => a + b, 0), verified: true };
-    });
-    const delivered = publishers.reduce((total, publisher) => total + publisher.delivered.length, 0);
-    return { ...sample, verified: sample.ops === n && delivered === n && (await bench.allSent(n)) };
-  } finally {
-    await Promise.all(relays.map((relay) => relay.close()));
-  }
+  let total = 0;
+  const sample = await timed(async () => {
+    const count: OutboxObserver = (event) => void (event.type === 'sent' && (total += 1));
+    const relays: Relay[] = clients.map((client, i) =>
+      createRelay({
+        db: fromPrisma(client),
+        publisher: publishers[i]!,
+        options: { batchSize: BATCH_SIZE },
+        observer: count,
+      }),
+    );
+    relays.forEach((relay) => relay.start());
+    try {
+      await waitUntil(() => total >= n);
+    } finally {
+      await Promise.all(relays.map((relay) => relay.close()));
+    }
+    return { ops: total, verified: true };
+  });
+  const delivered = publishers.reduce((total, publisher) => total + publisher.delivered.length, 0);
+  return { ...sample, verified: sample.ops === n && delivered === n && (await bench.allSent(n)) };
 }
 
 /**

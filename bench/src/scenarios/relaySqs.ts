@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, type MessageAttributeValue } from '@aws-sdk/client-sqs';
-import { outboxHeaders } from '@ferry/core';
+import { outboxHeaders } from '@ferry/core/transport';
 import { SqsConnection, SqsPublisher, declareQueue, deleteQueue } from '@ferry/sqs';
 import { SERVICES, chunks, uniqueName } from '../env';
 import { relayScenario } from './relay';
@@ -30,7 +30,7 @@ export const relaySqs = relayScenario({
         const requests = chunks(batch, SQS_BATCH).map((group) =>
           group.map((message, i) => {
             const attributes: Record<string, MessageAttributeValue> = {};
-            for (const [name, value] of Object.entries(outboxHeaders(message, 'remove')))
+            for (const [name, value] of Object.entries(outboxHeaders(message)))
               attributes[name] = { DataType: 'String', StringValue: value };
             return {
               Id: `m${i}`,

@@ -1,5 +1,6 @@
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import { FERRY_HEADERS } from '@ferry/core';
+import { deleteWorkQueue } from '@ferry/rabbitmq';
 
 /** Looks at the demo queue's dead-letter queue and removes the demo's topology at the end. */
 export class QueueProbe {
@@ -29,11 +30,9 @@ export class QueueProbe {
     }
   }
 
+  /** The work queue, its dead-letter exchange and queue, and the retry tier queues of the default backoff. */
   async removeTopology(): Promise<void> {
-    for (const queue of [this.queue, `${this.queue}.retry`, `${this.queue}.dlq`])
-      await this.channel.deleteQueue(queue);
-    for (const exchange of [`${this.queue}.retry`, `${this.queue}.dlx`])
-      await this.channel.deleteExchange(exchange);
+    await deleteWorkQueue(this.channel, { queue: this.queue });
     await this.connection.close();
   }
 }

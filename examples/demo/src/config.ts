@@ -10,6 +10,8 @@ export interface DemoConfig {
   readonly kafkaBrokers: readonly string[];
   readonly deadlineMs: number;
   readonly runId: string;
+  /** Port of the demo's /metrics endpoint; 0 (the default) takes any free port. */
+  readonly metricsPort: number;
 }
 
 export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
@@ -27,5 +29,6 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
     kafkaBrokers: (env.FERRY_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
     deadlineMs: Number(env.FERRY_DEMO_DEADLINE_MS ?? 120_000),
     runId: Date.now().toString(36),
+    metricsPort: Number(env.FERRY_DEMO_METRICS_PORT ?? 0),
   };
 }

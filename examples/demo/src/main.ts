@@ -2,6 +2,7 @@ import type { PrismaClient } from '../generated/prisma/client';
 import { QueueProbe } from './broker';
 import { demoConfig, type DemoConfig } from './config';
 import { freshDatabase } from './database';
+import { startMetrics } from './metrics';
 import { startPipeline } from './pipeline';
 import { Progress } from './progress';
 import { TopicReader } from './readback';
@@ -25,6 +26,8 @@ export interface DemoResult {
   readonly counts: DemoCounts;
   readonly offered: OfferedTraffic;
   readonly disagreements: readonly string[];
+  /** The demo's /metrics endpoint and what it answered at the end of the run. */
+  readonly metrics: { readonly url: string; readonly scraped: string };
 }
 
 export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoResult> {
@@ -37,7 +40,9 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
     `ferry demo: RabbitMQ queue ${names.queue} -> inbox -> orders + outbox -> Kafka topic ${names.topic}\n`,
   );
   const prisma = await freshDatabase(config.databaseUrl);
-  const pipeline = await startPipeline(config, prisma, names);
+  const metrics = await startMetrics(prisma, config.metricsPort);
+  process.stdout.write(`ferry demo: metrics on ${metrics.url} while it runs\n`);
+  const pipeline = await startPipeline(config, prisma, names, metrics.metrics);
   const reader = new TopicReader(config.kafkaBrokers, names.topic, `ferry-demo-readback-${config.runId}`);
   await reader.start();
   const probe = await QueueProbe.open(config.amqpUrl, names.queue);
@@ -54,6 +59,15 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
       async () => (await probe.deadLettered()) >= offered.invalid,
       Math.min(deadline, Date.now() + 10_000),
     );
+    // The last events read back may still be marked SENT, and the last completions counted.
+    await waitFor(
+      async () =>
+        (await count(prisma, `SELECT count(*)::int AS n FROM outbox_events WHERE status = 'SENT'`)) >=
+          offered.valid &&
+        (await metrics.counts()).completed >= offered.valid &&
+        (await metrics.counts()).sent >= offered.valid,
+      Math.min(deadline, Date.now() + 10_000),
+    );
     const deadLettered = await probe.deadLettered();
     const counts: DemoCounts = {
       offered: offered.offered,
@@ -65,8 +79,10 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
       eventsOnKafka: reader.firstSeen.size,
       kafkaDeliveries: reader.deliveries,
       latenciesMs: reader.latenciesMs,
+      metrics: await metrics.counts(),
     };
-    process.stdout.write(`${formatReport(counts, offered, Date.now() - started)}\n`);
+    const scraped = await metrics.scrape();
+    process.stdout.write(`${formatReport(counts, offered, Date.now() - started, metrics.url)}\n`);
     const wrong = disagreements(counts, offered);
     for (const line of wrong) process.stdout.write(`MISMATCH ${line}\n`);
     if (wrong.length > 0) {
@@ -74,10 +90,11 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
       process.stdout.write(`reader events: ${reader.events.join(' | ')}\n`);
     }
     process.stdout.write(wrong.length === 0 ? 'ferry demo: every count agrees\n' : 'ferry demo: FAILED\n');
-    return { counts, offered, disagreements: wrong };
+    return { counts, offered, disagreements: wrong, metrics: { url: metrics.url, scraped } };
   } finally {
     await reader.stop();
     await pipeline.close();
+    await metrics.close();
     await probe.removeTopology();
     await prisma.$disconnect();
   }

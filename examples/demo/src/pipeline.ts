@@ -1,4 +1,5 @@
 import {
+  combineObservers,
   createEmitter,
   createRelay,
   fromPrisma,
@@ -7,6 +8,7 @@ import {
   type Relay,
 } from '@ferry/core';
 import { KafkaConnection, KafkaPublisher, ensureTopics } from '@ferry/kafka';
+import type { FerryMetrics } from '@ferry/core/metrics';
 import { attachRabbitConsumer, RabbitConnection, type RabbitConsumer } from '@ferry/rabbitmq';
 import type { PrismaClient } from '../generated/prisma/client';
 import type { DemoConfig } from './config';
@@ -31,21 +33,23 @@ interface OrderMessage {
 /**
  * The application: an inbox consumer on a RabbitMQ queue whose handler writes the order and
  * emits an `order.accepted` event in the same transaction; the relay publishes those events
- * to a Kafka topic, keyed by customer so each customer's events stay in order.
+ * to a Kafka topic, keyed by customer so each customer's events stay in order. Every component
+ * reports to `metrics`.
  */
 export async function startPipeline(
   config: DemoConfig,
   prisma: PrismaClient,
   names: { queue: string; topic: string },
+  metrics: FerryMetrics,
 ): Promise<Pipeline> {
   const emitter = createEmitter();
   const counts = { duplicates: 0 };
   const inbox = new Inbox<Tx>(prisma, {
     maxPayloadBytes: 16 * 1024,
     worker: { enabled: true, concurrency: 8, pollIntervalMs: 50 },
-    observer: (event) => {
+    observer: combineObservers(metrics.inbox, (event) => {
       if (event.type === 'duplicate') counts.duplicates += 1;
-    },
+    }),
     handlers: {
       orders: async (payload, context: InboxHandlerContext<Tx>) => {
         const order = payload as unknown as OrderMessage;
@@ -78,11 +82,12 @@ export async function startPipeline(
     kafkaLogLevel: 'nothing',
   });
   await ensureTopics(kafka, [{ topic: names.topic, partitions: 3 }]);
-  const publisher = new KafkaPublisher(kafka);
+  const publisher = new KafkaPublisher(kafka, { observer: metrics.transport });
   const relay = createRelay({
     db: fromPrisma(prisma),
     publisher,
     listenUrl: config.databaseUrl,
+    observer: metrics.outbox,
     options: { pollInterval: 200, batchSize: 100 },
   });
   relay.start();
@@ -93,6 +98,7 @@ export async function startPipeline(
     queue: names.queue,
     consumer: 'orders',
     prefetch: 100,
+    observer: metrics.transport,
   });
   await consumer.ready();
 

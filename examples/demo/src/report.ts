@@ -1,3 +1,5 @@
+import type { MetricCounts } from './metrics';
+
 export interface DemoCounts {
   readonly offered: number;
   readonly accepted: number;
@@ -8,6 +10,8 @@ export interface DemoCounts {
   readonly eventsOnKafka: number;
   readonly kafkaDeliveries: number;
   readonly latenciesMs: readonly number[];
+  /** What ferry's metrics counted. */
+  readonly metrics: MetricCounts;
 }
 
 export interface Expected {
@@ -32,13 +36,23 @@ export function disagreements(counts: DemoCounts, expected: Expected): string[] 
     ['dead-lettered', counts.deadLettered, expected.invalid],
     ['orders written', counts.ordersWritten, expected.valid],
     ['events on Kafka', counts.eventsOnKafka, expected.valid],
+    ['metrics: inbox accepted', counts.metrics.accepted, expected.valid],
+    ['metrics: inbox duplicates', counts.metrics.duplicates, expected.duplicates],
+    ['metrics: handler completions', counts.metrics.completed, expected.valid],
+    ['metrics: outbox events sent', counts.metrics.sent, expected.valid],
+    ['metrics: dead-lettered', counts.metrics.deadLettered, expected.invalid],
   ];
   return checks
     .filter(([, actual, wanted]) => actual !== wanted)
     .map(([name, actual, wanted]) => `${name}: ${actual}, expected ${wanted}`);
 }
 
-export function formatReport(counts: DemoCounts, expected: Expected, elapsedMs: number): string {
+export function formatReport(
+  counts: DemoCounts,
+  expected: Expected,
+  elapsedMs: number,
+  metricsUrl: string,
+): string {
   const row = (name: string, value: number | string, note = '') =>
     `  ${name.padEnd(22)} ${String(value).padStart(8)}${note ? `   ${note}` : ''}`;
   return [
@@ -60,6 +74,7 @@ export function formatReport(counts: DemoCounts, expected: Expected, elapsedMs: 
     row('latency p50', `${percentile(counts.latenciesMs, 50)} ms`, 'RabbitMQ publish to Kafka read-back'),
     row('latency p99', `${percentile(counts.latenciesMs, 99)} ms`),
     row('elapsed', `${(elapsedMs / 1000).toFixed(1)} s`),
+    `  ${'metrics'.padEnd(22)} ${metricsUrl}   ferry's metrics, checked against the counts above`,
   ].join('\n');
 }
 

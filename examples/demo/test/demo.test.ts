@@ -2,6 +2,7 @@ import { demoConfig } from '../src/config';
 import { runDemo } from '../src/main';
 import { dropDatabase } from '@ferry/testing';
 import { scratchDatabaseUrl } from '../../../test-support/database';
+import { parsePrometheusText } from '../../../test-support/prometheusText';
 
 // A database of this test's own, so a concurrent `npm run demo` or example run cannot clash with it.
 const databaseUrl = scratchDatabaseUrl('ferry_demo_t');
@@ -26,5 +27,34 @@ describe('the main demo', () => {
       payload_too_large: 4,
     });
     expect(result.counts.latenciesMs).toHaveLength(120);
+
+    // What its /metrics endpoint answered at the end, parsed as Prometheus text.
+    expect(result.metrics.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const s = parsePrometheusText(result.metrics.scraped);
+    const acceptances = (outcome: string) =>
+      s.value('ferry_inbox_acceptances_total', { consumer: 'orders', outcome });
+    expect([acceptances('accepted'), acceptances('duplicate')]).toEqual([120, 30]);
+    expect(s.value('ferry_inbox_attempts_total', { consumer: 'orders', outcome: 'completed' })).toBe(120);
+    expect(s.value('ferry_inbox_receipts', { consumer: 'orders', status: 'COMPLETED' })).toBe(120);
+    expect(s.value('ferry_outbox_events', { status: 'SENT' })).toBe(120);
+    expect(
+      s.value('ferry_outbox_publish_outcomes_total', { event_type: 'order.accepted', outcome: 'sent' }),
+    ).toBe(120);
+    const queue = { transport: 'rabbitmq', source: expect.stringMatching(/^ferry\.demo\.orders\./) };
+    const reasons = s
+      .find('ferry_transport_dead_lettered_total')
+      .map((sample) => [sample.labels.reason, sample.value, sample.labels]);
+    expect(reasons.sort()).toEqual([
+      ['missing_identity', 4, { ...queue, reason: 'missing_identity' }],
+      ['payload_too_large', 4, { ...queue, reason: 'payload_too_large' }],
+      ['unparseable_body', 4, { ...queue, reason: 'unparseable_body' }],
+    ]);
+    expect(s.find('ferry_transport_published_total')).toEqual([
+      {
+        name: 'ferry_transport_published_total',
+        labels: { transport: 'kafka', destination: expect.any(String) },
+        value: 120,
+      },
+    ]);
   }, 120_000);
 });

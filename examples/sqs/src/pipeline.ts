@@ -26,7 +26,7 @@ export async function startRoundTrip(config: ExampleConfig, prisma: PrismaClient
   await connection.connect();
   const queue = await declareQueue(connection, { name: config.queue, deadLetter: { maxReceiveCount: 5 } });
 
-  const publisher = new SqsPublisher(connection, { defaultQueue: queue.queueUrl });
+  const publisher = new SqsPublisher(connection, { defaultDestination: queue.queueUrl });
   const relay = createRelay({
     db: fromPrisma(prisma),
     publisher,

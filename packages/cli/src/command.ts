@@ -1,17 +1,20 @@
 import type { SqlExecutor } from '@ferry/core';
-import type { ParsedArgs } from './args';
 
 export interface CliIo {
   out(line: string): void;
   err(line: string): void;
+  /** True when output goes to a terminal: progress bars and the refreshing `top` screen. */
+  readonly isTTY?: boolean;
 }
 
-export interface CommandContext {
-  /** For subcommands (`outbox retry`), `positionals` no longer hold the subcommand name. */
-  args: ParsedArgs;
-  io: CliIo;
-  /** Runs work against the database chosen by --database-url / FERRY_DATABASE_URL / DATABASE_URL. */
+/** What every command gets: output, the environment, and the database. */
+export interface Context {
+  readonly io: CliIo;
+  readonly env: NodeJS.ProcessEnv;
+  /** --json: one JSON document per answer on stdout, errors included. */
+  readonly json: boolean;
+  /** Runs work against --database-url / FERRY_DATABASE_URL / DATABASE_URL. */
   db<T>(work: (executor: SqlExecutor) => Promise<T>): Promise<T>;
+  /** The exit code the command chose (0 unless set). */
+  exitCode: number;
 }
-
-export type Command = (context: CommandContext) => Promise<number>;

@@ -5,30 +5,70 @@ import {
   type OutboxAdmin,
   type SqlExecutor,
 } from '@ferry/core';
-import type { ParsedArgs } from './args';
-import { optionalFlag, UsageError } from './usage';
+import type { Command } from 'commander';
+import { actorOf } from './actor';
+import type { Context } from './command';
+import { UsageError } from './errors';
+import { positiveInt } from './parse';
 
-/** Validated before connecting: --tenant T, else the operator (every tenant) scope. */
-export function outboxScope(args: ParsedArgs): (db: SqlExecutor) => OutboxAdmin {
-  if (args.flags.global !== undefined) throw new UsageError('outbox commands take --tenant, not --global');
-  const tenant = optionalFlag(args, 'tenant');
-  return (db) => {
-    const operator = createOutboxAdmin(db);
-    return tenant === undefined ? operator : operator.forTenant(tenant);
-  };
+export interface ScopeOptions {
+  tenant?: string;
+  global?: boolean;
 }
 
-/**
- * Validated before connecting: exactly one of --tenant T / --global; the CLI never opens the
- * cross-tenant inbox admin. InboxAdmin only needs raw queries, which the pg executor's client has.
- */
-export function inboxScope(args: ParsedArgs): (db: SqlExecutor) => InboxScopedAdmin {
-  const tenant = optionalFlag(args, 'tenant');
-  const global = args.flags.global !== undefined;
-  if ((tenant === undefined) === !global)
+export interface MutationOptions {
+  dryRun?: boolean;
+  actor?: string;
+  reason?: string;
+  batchSize?: number;
+}
+
+export function outboxScoped(command: Command): Command {
+  return command.option('--tenant <id>', "only this tenant's events (default: every tenant)");
+}
+
+export function inboxScoped(command: Command): Command {
+  return command
+    .option('--tenant <id>', "this tenant's receipts")
+    .option('--global', 'the global (tenant-less) receipts');
+}
+
+/** --dry-run, --actor, --reason, --batch-size: every mutating command takes them. */
+export function mutating(command: Command, reasonRequired = false): Command {
+  return command
+    .option('--dry-run', 'show exactly what would change, change nothing (audited as a dry run)')
+    .option('--actor <name>', 'who acts, for the audit trail (default FERRY_ACTOR or cli:<user>@<host>)')
+    .option(
+      '--reason <text>',
+      reasonRequired ? 'why (required), for the audit trail' : 'why, for the audit trail',
+    )
+    .option('--batch-size <n>', 'rows per transaction', positiveInt(1_000), 100);
+}
+
+export function outboxAdmin(options: ScopeOptions, db: SqlExecutor): OutboxAdmin {
+  const operator = createOutboxAdmin(db);
+  return options.tenant === undefined ? operator : operator.forTenant(options.tenant);
+}
+
+export function outboxScopeName(options: ScopeOptions): string {
+  return options.tenant === undefined ? 'operator' : `tenant:${options.tenant}`;
+}
+
+/** Exactly one of --tenant / --global, checked before connecting; there is no cross-tenant inbox access. */
+export function checkInboxScope(options: ScopeOptions): void {
+  if ((options.tenant === undefined) === (options.global !== true)) {
     throw new UsageError('inbox commands need exactly one of --tenant <id> or --global');
-  return (db) => {
-    const admin = new InboxAdmin(db.client);
-    return tenant === undefined ? admin.forGlobal() : admin.forTenant(tenant);
-  };
+  }
+}
+
+export function inboxAdmin(options: ScopeOptions, db: SqlExecutor): InboxScopedAdmin {
+  const admin = new InboxAdmin(db);
+  return options.tenant === undefined ? admin.forGlobal() : admin.forTenant(options.tenant);
+}
+
+export function audit(
+  ctx: Context,
+  options: MutationOptions,
+): { actor: string; reason?: string; dryRun: boolean } {
+  return { actor: actorOf(options.actor, ctx.env), reason: options.reason, dryRun: options.dryRun === true };
 }

@@ -33,34 +33,61 @@ describe('ferry CLI', () => {
     expect(await runCli(['check'], io, { FERRY_DATABASE_URL: t.url })).toBe(0);
   });
 
-  it('exits 2 with usage on an unknown command', async () => {
+  it('without a database URL, a command that needs the database is a usage error; one that does not runs', async () => {
+    const io = captureIo();
+    expect(await runCli(['migrate'], io, {})).toBe(2);
+    expect(io.errors[0]).toBe(
+      'ferry migrate: FERRY_USAGE: no database: pass --database-url URL or set DATABASE_URL (or FERRY_DATABASE_URL)',
+    );
+    expect(await runCli(['schema'], captureIo(), {})).toBe(0);
+  });
+
+  it('exits 2 with FERRY_USAGE on an unknown command', async () => {
     const io = captureIo();
     expect(await runCli(['frobnicate'], io)).toBe(2);
-    expect(io.errors.join('\n')).toContain('usage: ferry');
+    expect(io.errors.join('\n')).toContain("ferry frobnicate: FERRY_USAGE: unknown command 'frobnicate'");
   });
 
   it('reports an unreachable database as a failure, not a crash', async () => {
     const io = captureIo();
     expect(await runCli(['migrate', '--database-url', 'postgresql://postgres@127.0.0.1:1/none'], io)).toBe(1);
-    expect(io.errors.join('\n')).toContain('ferry migrate:');
+    expect(io.errors[0]).toMatch(/^ferry migrate: FERRY_DATABASE_UNAVAILABLE: /);
+    expect(io.errors[1]).toContain('hint: check --database-url');
   });
 
-  it('prints the usage with every command on --help and exits 0', async () => {
-    const io = captureIo();
-    expect(await runCli(['outbox', 'retry', '--help'], io)).toBe(0);
-    const usage = io.lines.join('\n');
-    for (const name of [
-      'migrate',
-      'check',
-      'outbox stats',
-      'outbox list',
-      'outbox retry',
-      'outbox mark-failed',
-      'inbox stats',
-      'inbox list',
-      'inbox requeue',
-    ]) {
-      expect(usage).toContain(`  ${name}`);
+  it('lists every command in the help of its group and exits 0', async () => {
+    const groups: Record<string, string[]> = {
+      '': ['migrate', 'check', 'schema', 'sql', 'outbox', 'inbox', 'audit', 'health', 'top|watch'],
+      outbox: ['stats', 'list', 'show', 'retry', 'mark-failed', 'release', 'purge-sent'],
+      inbox: ['stats', 'list', 'show', 'requeue', 'replay', 'release', 'purge-payloads'],
+      audit: ['list'],
+    };
+    for (const [group, names] of Object.entries(groups)) {
+      const io = captureIo();
+      expect(await runCli([...(group ? [group] : []), '--help'], io)).toBe(0);
+      const usage = io.lines.join('\n');
+      for (const name of names) expect(usage).toMatch(new RegExp(`^  ${name.replace('|', '\\|')} `, 'm'));
     }
+  });
+});
+
+describe('ferry schema and ferry sql', () => {
+  it("prints ferry's Prisma models without a generator or datasource", async () => {
+    const io = captureIo();
+    expect(await runCli(['schema'], io, {})).toBe(0);
+    const text = io.lines.join('\n');
+    for (const model of ['OutboxEvent', 'FerryInboxReceipt', 'FerrySchemaMigration']) {
+      expect(text).toContain(`model ${model} {`);
+    }
+    expect(text).not.toMatch(/^\s*(generator|datasource)\s/m);
+  });
+
+  it('prints the plain SQL without touching a database, and exits 1 on an unknown --after', async () => {
+    const io = captureIo();
+    expect(await runCli(['sql', '--database-url', 'postgresql://postgres@127.0.0.1:1/none'], io)).toBe(0);
+    expect(io.lines.join('\n')).toContain('CREATE TABLE IF NOT EXISTS ferry_schema_migrations');
+    const bad = captureIo();
+    expect(await runCli(['sql', '--after', '9999_nope'], bad)).toBe(1);
+    expect(bad.errors.join('\n')).toContain('FERRY_MIGRATIONS_NOT_FOUND');
   });
 });

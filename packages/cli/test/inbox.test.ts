@@ -13,16 +13,18 @@ describe('ferry inbox commands', () => {
 
   async function cli(...argv: string[]) {
     const io = captureIo();
-    const code = await runCli([...argv, '--database-url', t.url], io);
+    const code = await runCli([...argv, '--database-url', t.url], io, { FERRY_ACTOR: 'ops@test' });
     return { code, ...io };
   }
 
-  async function statusOf(id: string): Promise<string | undefined> {
-    const [row] = await t.db.query<{ status: string }>(
-      'SELECT status FROM ferry_inbox_receipts WHERE id = $1::uuid',
+  async function rowOf(
+    id: string,
+  ): Promise<{ status: string; row_version: number; attempts: number } | undefined> {
+    const [row] = await t.db.query<{ status: string; row_version: number; attempts: number }>(
+      'SELECT status, row_version, attempts FROM ferry_inbox_receipts WHERE id = $1::uuid',
       [id],
     );
-    return row?.status;
+    return row;
   }
 
   async function deadReceipt(tenantId: string | null): Promise<string> {
@@ -32,9 +34,14 @@ describe('ferry inbox commands', () => {
       tenantId,
       payload: { n: 1 },
     });
-    for (let i = 0; i < 50 && (await statusOf(record.id)) !== 'DEAD'; i += 1) await inbox.runOnce();
-    expect(await statusOf(record.id)).toBe('DEAD');
+    for (let i = 0; i < 50 && (await rowOf(record.id))?.status !== 'DEAD'; i += 1) await inbox.runOnce();
+    expect((await rowOf(record.id))?.status).toBe('DEAD');
     return record.id;
+  }
+
+  async function settle(id: string, status: string): Promise<void> {
+    for (let i = 0; i < 50 && (await rowOf(id))?.status !== status; i += 1) await inbox.runOnce();
+    expect((await rowOf(id))?.status).toBe(status);
   }
 
   beforeAll(async () => {
@@ -47,6 +54,7 @@ describe('ferry inbox commands', () => {
           if (fail) throw new InboxPermanentError('handler is broken');
           handled.push(payload);
         },
+        rebuild: async () => {},
       },
       worker: { pollIntervalMs: 20, leaseMs: 2_000, heartbeatIntervalMs: 200, retryBaseMs: 1, retryMaxMs: 1 },
     });
@@ -56,7 +64,7 @@ describe('ferry inbox commands', () => {
     await t.drop();
   });
 
-  it('stats and list DEAD per tenant and for the global scope', async () => {
+  it('stats, list and show per tenant and for the global scope', async () => {
     const acme = await deadReceipt('acme');
     const globalId = await deadReceipt(null);
     await deadReceipt('other');
@@ -65,9 +73,14 @@ describe('ferry inbox commands', () => {
     expect(stats.code).toBe(0);
     expect(stats.lines).toEqual(expect.arrayContaining(['DEAD 1', 'total 1']));
     const globalStats = await cli('inbox', 'stats', '--global', '--json');
-    expect(JSON.parse(globalStats.lines[0]!)).toMatchObject({ counts: { DEAD: 1 }, total: 1 });
+    expect(JSON.parse(globalStats.lines[0]!)).toMatchObject({
+      kind: 'inbox',
+      scope: 'global',
+      counts: { DEAD: 1 },
+      total: 1,
+    });
 
-    const list = await cli('inbox', 'list', '--status', 'DEAD', '--tenant', 'acme');
+    const list = await cli('inbox', 'list', '--status', 'Dead', '--tenant', 'acme');
     expect(list.code).toBe(0);
     expect(list.lines).toHaveLength(1);
     expect(list.lines[0]).toMatch(
@@ -75,93 +88,208 @@ describe('ferry inbox commands', () => {
     );
 
     const global = await cli('inbox', 'list', '--status', 'DEAD', '--global', '--json');
-    const page = JSON.parse(global.lines[0]!) as {
-      records: Array<{ id: string }>;
-      nextCursor: string | null;
-    };
-    expect(page.records.map((r) => r.id)).toEqual([globalId]);
+    const page = JSON.parse(global.lines[0]!) as { items: Array<{ id: string }>; nextCursor: string | null };
+    expect(page.items.map((r) => r.id)).toEqual([globalId]);
     expect(page.nextCursor).toBeNull();
+
+    const shown = await cli('inbox', 'show', acme, '--tenant', 'acme', '--json');
+    expect(JSON.parse(shown.lines[0]!)).toMatchObject({
+      item: { id: acme, status: 'DEAD', consumer: 'work' },
+    });
+    const elsewhere = await cli('inbox', 'show', acme, '--global');
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.errors[0]).toMatch(/^ferry inbox show: FERRY_NOT_FOUND: /);
   });
 
-  it('requeue at the observed version, then the fixed handler completes it; a stale version is a conflict', async () => {
+  it('requeue at the observed version (dry run first), then the fixed handler completes it; a stale version is a conflict', async () => {
     const id = await deadReceipt('requeue-tenant');
-    const list = await cli('inbox', 'list', '--status', 'DEAD', '--tenant', 'requeue-tenant', '--json');
-    const [record] = (JSON.parse(list.lines[0]!) as { records: Array<{ id: string; rowVersion: number }> })
-      .records;
-    expect(record!.id).toBe(id);
+    const version = (await rowOf(id))!.row_version;
 
     const wrongScope = await cli(
       'inbox',
       'requeue',
-      id,
-      '--expected-version',
-      String(record!.rowVersion),
+      `${id}:${version}`,
       '--reason',
       'fixed',
-      '--actor',
-      'ops',
       '--tenant',
       'acme',
     );
     expect(wrongScope.code).toBe(1);
-    expect(wrongScope.errors.join('\n')).toContain('FERRY_NOT_FOUND');
+    expect(wrongScope.lines).toEqual([`${id} not_found`]);
 
-    const requeued = await cli(
+    const dry = await cli(
       'inbox',
       'requeue',
       id,
       '--expected-version',
-      String(record!.rowVersion),
+      String(version),
       '--reason',
-      'handler fixed',
-      '--actor',
-      'ops@example.com',
+      'fixed',
       '--tenant',
       'requeue-tenant',
+      '--dry-run',
+    );
+    expect(dry.code).toBe(0);
+    expect(dry.lines).toEqual([`${id} applied (dry run)`]);
+    expect((await rowOf(id))?.status).toBe('DEAD');
+
+    const requeued = await cli(
+      'inbox',
+      'requeue',
+      `${id}:${version}`,
+      '--reason',
+      'handler fixed',
+      '--tenant',
+      'requeue-tenant',
+      '--json',
     );
     expect(requeued.code).toBe(0);
-    expect(requeued.lines).toEqual([`${id} requeued status=PENDING version=${record!.rowVersion + 1}`]);
+    expect(JSON.parse(requeued.lines[0]!)).toEqual({
+      action: 'inbox requeue',
+      dryRun: false,
+      results: [{ id, outcome: 'applied', status: 'PENDING', rowVersion: version + 1 }],
+      counts: { applied: 1 },
+    });
 
     fail = false;
-    for (let i = 0; i < 50 && (await statusOf(id)) !== 'COMPLETED'; i += 1) await inbox.runOnce();
-    expect(await statusOf(id)).toBe('COMPLETED');
+    await settle(id, 'COMPLETED');
     expect(handled).toHaveLength(1);
 
     const stale = await cli(
       'inbox',
       'requeue',
-      id,
-      '--expected-version',
-      String(record!.rowVersion),
+      `${id}:${version}`,
       '--reason',
       'again',
-      '--actor',
-      'ops',
       '--tenant',
       'requeue-tenant',
     );
     expect(stale.code).toBe(1);
-    expect(stale.errors.join('\n')).toMatch(/^ferry inbox requeue: FERRY_STATE_CONFLICT: /);
+    expect(stale.lines).toEqual([`${id} conflict`]);
+    fail = true;
   });
 
-  it('usage errors exit 2: scope is required and exclusive, flags are validated', async () => {
+  it('requeue --all takes every DEAD receipt of the scope at its listed version, in batches', async () => {
+    const ids = [await deadReceipt('bulk'), await deadReceipt('bulk'), await deadReceipt('bulk')];
+    const done = await cli(
+      'inbox',
+      'requeue',
+      '--all',
+      '--tenant',
+      'bulk',
+      '--reason',
+      'bulk fix',
+      '--batch-size',
+      '2',
+    );
+    expect(done.code).toBe(0);
+    expect(done.lines.map((l) => l.split(' ')[0]).sort()).toEqual([...ids].sort());
+    for (const id of ids) expect((await rowOf(id))?.status).toBe('PENDING');
+    const both = await cli('inbox', 'requeue', ids[0]!, '--all', '--tenant', 'bulk', '--reason', 'r');
+    expect(both.code).toBe(2);
+    const noVersion = await cli('inbox', 'requeue', ids[0]!, '--tenant', 'bulk', '--reason', 'r');
+    expect(noVersion.code).toBe(2);
+    expect(noVersion.errors[0]).toContain('needs the version you observed');
+  });
+
+  it('replay a COMPLETED receipt to another consumer; the same --request-id is a duplicate', async () => {
+    fail = false;
+    const { record } = await inbox.accept({
+      consumer: 'work',
+      messageId: randomUUID(),
+      tenantId: 'rp',
+      payload: { n: 2 },
+    });
+    await settle(record.id, 'COMPLETED');
+    fail = true;
+    const version = (await rowOf(record.id))!.row_version;
+    const requestId = randomUUID();
+    const args = [
+      'inbox',
+      'replay',
+      record.id,
+      '--expected-version',
+      String(version),
+      '--target-consumer',
+      'rebuild',
+      '--reason',
+      'rebuild view',
+      '--request-id',
+      requestId,
+      '--tenant',
+      'rp',
+    ];
+    const first = await cli(...args, '--json');
+    expect(first.code).toBe(0);
+    const answer = JSON.parse(first.lines[0]!) as { results: Array<{ outcome: string; replayId: string }> };
+    expect(answer.results[0]!.outcome).toBe('accepted');
+    expect((await rowOf(answer.results[0]!.replayId))?.status).toBe('PENDING');
+    const again = await cli(...args);
+    expect(again.code).toBe(0);
+    expect(again.lines).toEqual([`${record.id} duplicate`]);
+  });
+
+  it('release gives a dead worker claims back; purge-payloads drops old COMPLETED payloads', async () => {
+    const { record } = await inbox.accept({
+      consumer: 'work',
+      messageId: randomUUID(),
+      tenantId: 'rl',
+      payload: {},
+    });
+    await t.db.execute(
+      `UPDATE ferry_inbox_receipts SET status = 'PROCESSING', claim_token = gen_random_uuid(), attempts = 1,
+         lease_expires_at = now() - interval '1 minute' WHERE id = $1::uuid`,
+      [record.id],
+    );
+    const released = await cli('inbox', 'release', '--tenant', 'rl');
+    expect(released.lines).toEqual([`${record.id} applied`]);
+    expect(await rowOf(record.id)).toMatchObject({ status: 'PENDING', attempts: 0 });
+
+    fail = false;
+    await settle(record.id, 'COMPLETED');
+    fail = true;
+    await t.db.execute(
+      `UPDATE ferry_inbox_receipts SET completed_at = now() - interval '40 days' WHERE id = $1::uuid`,
+      [record.id],
+    );
+    const dry = await cli(
+      'inbox',
+      'purge-payloads',
+      '--before',
+      '30d',
+      '--tenant',
+      'rl',
+      '--dry-run',
+      '--json',
+    );
+    expect(JSON.parse(dry.lines[0]!)).toMatchObject({ dryRun: true, counts: { purged: 1 } });
+    const real = await cli('inbox', 'purge-payloads', '--before', '30d', '--tenant', 'rl');
+    expect(real.code).toBe(0);
+    const [row] = await t.db.query<{ payload: unknown }>(
+      'SELECT payload FROM ferry_inbox_receipts WHERE id = $1::uuid',
+      [record.id],
+    );
+    expect(row?.payload).toBeNull();
+  });
+
+  it('usage errors exit 2: scope is required and exclusive, values are validated', async () => {
     const id = randomUUID();
     const cases: string[][] = [
       ['inbox', 'stats'],
       ['inbox', 'stats', '--tenant', 'a', '--global'],
-      ['inbox', 'list', '--global'],
       ['inbox', 'list', '--status', 'FAILED', '--global'],
-      ['inbox', 'requeue', id, '--reason', 'r', '--actor', 'a', '--global'],
-      ['inbox', 'requeue', id, '--expected-version', 'one', '--reason', 'r', '--actor', 'a', '--global'],
-      ['inbox', 'requeue', id, '--expected-version', '1', '--actor', 'a', '--global'],
-      ['inbox', 'requeue', id, '--expected-version', '1', '--reason', 'r', '--global'],
-      ['inbox', 'requeue', '--expected-version', '1', '--reason', 'r', '--actor', 'a', '--global'],
+      ['inbox', 'requeue', id, '--expected-version', 'one', '--reason', 'r', '--global'],
+      ['inbox', 'requeue', `${id}:1`, '--global'],
+      ['inbox', 'requeue', '--reason', 'r', '--global'],
+      ['inbox', 'replay', id, '--reason', 'r', '--global'],
+      ['inbox', 'release', '--force', '--global'],
+      ['inbox', 'purge-payloads', '--global'],
     ];
     for (const argv of cases) {
       const io = captureIo();
       const code = await runCli([...argv, '--database-url', 'postgresql://postgres@127.0.0.1:1/none'], io);
       expect({ argv, code }).toEqual({ argv, code: 2 });
-      expect(io.errors.join('\n')).toContain('usage: ferry');
+      expect(io.errors.join('\n')).toContain('FERRY_USAGE');
     }
   });
 });

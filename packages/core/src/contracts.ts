@@ -27,14 +27,27 @@ export interface OutboxMessage {
 export type PublishOutcome =
   | { readonly id: string; readonly status: 'sent' }
   | { readonly id: string; readonly status: 'retryable'; readonly error: string }
-  | { readonly id: string; readonly status: 'permanent'; readonly error: string };
+  | { readonly id: string; readonly status: 'permanent'; readonly error: string }
+  /**
+   * The broker could not be reached (connection refused or closed, broker not available,
+   * connection-level timeout): not a verdict on the message. The relay releases it without
+   * spending an attempt, and a cycle of only `unavailable` outcomes opens its circuit.
+   */
+  | { readonly id: string; readonly status: 'unavailable'; readonly error: string };
 
 /**
  * Publishes a batch and reports one outcome per message. A message may be reported
  * `sent` only after the broker confirmed it; a message without an outcome counts as
- * retryable. `signal` aborts when the relay lost its lease or is shutting down.
+ * retryable. `signal` aborts when the relay lost its lease or is shutting down. The running
+ * relay pipelines its batches (`pipelineDepth`), so `publish` may be called again before an
+ * earlier call resolved; batches in flight never share a message or an ordering key.
  */
 export interface Publisher {
+  /**
+   * The messaging system it publishes to, as OpenTelemetry's `messaging.system` names it
+   * (`rabbitmq`, `kafka`, `aws_sqs`): an attribute of the relay's publish spans.
+   */
+  readonly system?: string;
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]>;
   close?(): Promise<void>;
 }
@@ -70,16 +83,40 @@ export type InboxAcceptResult =
   | { readonly kind: 'duplicate'; readonly id: string }
   /** Same identity, different payload fingerprint: reported, never merged. */
   | { readonly kind: 'conflict'; readonly id: string; readonly reason: string }
-  /** Rejected before storage (too large, global not allowed, invalid); never retried. */
-  | { readonly kind: 'invalid'; readonly reason: string; readonly code: string };
+  /**
+   * Rejected before storage (too large, global not allowed, invalid text, too deep …); never
+   * retried. `rejectReason` (set by core's Inbox) is the stable reason a transport writes as
+   * its reject reason (`TRANSPORT_REJECT_REASONS`: invalid_text, headers_too_large,
+   * payload_too_deep, payload_too_large, inbox_invalid).
+   */
+  | {
+      readonly kind: 'invalid';
+      readonly reason: string;
+      readonly code: string;
+      readonly rejectReason?: string;
+    };
+
+/**
+ * Per item of a batch refused at the admission limit (`maxPendingMessages`): the results of
+ * the items that were answered anyway (duplicates, conflicts, invalid input) and `refused`
+ * for each new item, which was not stored and must not be acknowledged. Carried by the
+ * error acceptMany throws (`InboxAdmissionRejectedError.results`), never returned.
+ */
+export type InboxAdmissionResult =
+  | InboxAcceptResult
+  | { readonly kind: 'refused'; readonly code: 'FERRY_ADMISSION_REJECTED'; readonly reason: string };
 
 /**
  * What a transport calls. `acceptMany` returns one result per input, in order, once all
  * accepted rows are committed; it throws (a retriable FerryError) when acceptance as a
- * whole failed (database down, pool exhausted, admission limit): the transport then must
- * not acknowledge any of the batch.
+ * whole failed (database down, pool exhausted) or the admission limit refused a new item:
+ * the transport then must not acknowledge the refused items, and need not acknowledge any.
+ * At the admission limit the error (code FERRY_ADMISSION_REJECTED) carries `results`, one
+ * InboxAdmissionResult per input, so a transport may still acknowledge the duplicates.
  */
 export interface InboxAcceptor {
   acceptMany(inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]>;
   readonly maxPayloadBytes: number;
+  /** Throws FERRY_HANDLER_MISSING when no handler takes `consumer`; transports call it on attach. */
+  assertHandles?(consumer: string): void;
 }

@@ -21,7 +21,14 @@ export const ERROR_CODES = {
     retriable: true,
     summary: 'PostgreSQL could not be reached or refused the work',
   },
-  FERRY_VALIDATION_FAILED: { retriable: false, summary: 'an envelope or input failed validation' },
+  FERRY_DATABASE_ERROR: {
+    retriable: true,
+    summary: 'PostgreSQL failed with an unclassified error (logged with its SQLSTATE)',
+  },
+  FERRY_VALIDATION_FAILED: {
+    retriable: false,
+    summary: 'an envelope or input failed validation (also PostgreSQL SQLSTATE classes 22 and 23)',
+  },
   FERRY_CLOSED: { retriable: false, summary: 'the component was closed and takes no more work' },
   FERRY_TIMEOUT: { retriable: true, summary: 'an operation did not finish within its deadline' },
   FERRY_LEASE_LOST: { retriable: true, summary: 'a claim lease expired or was taken over' },
@@ -51,6 +58,10 @@ export const ERROR_CODES = {
     summary: 'a handler-context wrapper skipped, repeated or swallowed next()',
   },
   FERRY_TRANSPORT_ERROR: { retriable: true, summary: 'a broker connection or channel failed' },
+  FERRY_TRANSACTION_MISUSE: {
+    retriable: false,
+    summary: "a handler ended, released or kept using ferry's handler transaction",
+  },
 } as const satisfies Record<string, { retriable: boolean; summary: string }>;
 
 export type FerryErrorCode = keyof typeof ERROR_CODES;
@@ -84,14 +95,27 @@ export class FerryConfigError extends FerryError {
   }
 }
 
-/** Input failed validation before any SQL ran; `field` names the offending field. */
+/**
+ * Input failed validation before any SQL ran; `field` names the offending field. `rule`
+ * (also `details.rule`), when set, is a stable reason from TRANSPORT_REJECT_REASONS
+ * (`invalid_text`, `headers_too_large`, `payload_too_deep`, `reserved_header`, …).
+ */
 export class FerryValidationError extends FerryError {
   readonly field: string;
   readonly reason: string;
-  constructor(field: string, reason: string, code: FerryErrorCode = 'FERRY_VALIDATION_FAILED') {
-    super(code, `invalid ${field}: ${reason}`, { details: { field, reason } });
+  readonly rule: string | undefined;
+  constructor(
+    field: string,
+    reason: string,
+    code: FerryErrorCode = 'FERRY_VALIDATION_FAILED',
+    rule?: string,
+  ) {
+    super(code, `invalid ${field}: ${reason}`, {
+      details: rule === undefined ? { field, reason } : { field, reason, rule },
+    });
     this.field = field;
     this.reason = reason;
+    this.rule = rule;
   }
 }
 

@@ -1,3 +1,7 @@
+// The application API (`@ferry/core`). Kysely's transaction adapter: `@ferry/core/kysely` (kysely
+// is an optional peer dependency). Helpers for transport authors: `@ferry/core/transport`;
+// Prometheus metrics (needs prom-client): `@ferry/core/metrics`;
+// hooks for ferry's own tests and benchmarks: `@ferry/core/internal/testing` (no stability promise).
 export {
   ERROR_CODES,
   FerryError,
@@ -11,18 +15,34 @@ export {
 export {
   fromPrisma,
   interactiveTransaction,
+  prismaTransactions,
   type SqlExecutor,
+  type TransactionAdapter,
   type TransactionOptions,
   type PrismaClientLike,
+  type PrismaClientOf,
   type PrismaTransactionLike,
 } from './sql/executor';
-export { fromPg } from './sql/fromPg';
+export { fromPg, pgTransactions } from './sql/fromPg';
+export type { ApplicationTransaction, KyselyLike } from './sql/applicationTransaction';
 export { migrate, type MigrateOptions, type MigrateResult } from './schema/migrate';
 export { checkSchema, type CheckSchemaOptions, type RequiredTables } from './schema/checkSchema';
-export { loadMigrationFiles, defaultMigrationsDir, type MigrationFile } from './schema/migrationFiles';
-export { safeEmit } from './observe/safeEmit';
-export { defaultLogger, type Logger } from './observe/logger';
+export {
+  loadMigrationFiles,
+  defaultMigrationsDir,
+  prismaModelsDir,
+  type MigrationFile,
+} from './schema/migrationFiles';
+export { exportSql, exportPrismaModels, type ExportSqlOptions } from './schema/exportSchema';
+export {
+  FERRY_MIGRATIONS_TABLE,
+  DEFAULT_APP_MIGRATIONS_TABLE,
+  LEGACY_MIGRATIONS_TABLE,
+} from './schema/migrationsTable';
+export type { LogFn, Logger } from './observe/logger';
+export { combineObservers } from './observe/combine';
 export * from './contracts';
+export * from './health';
+export { createAuditLog, DEFAULT_ACTOR, type AuditEntry, type AuditLog, type AuditQuery } from './audit';
 export * from './outbox';
 export * from './inbox';
-export * from './transport';

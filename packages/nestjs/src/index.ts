@@ -26,3 +26,4 @@ export type {
 } from './inbox.options';
 export { InboxHandler } from './inbox-handler.decorator';
 export { REGISTRATION_KEYS, type FerryAsyncBase } from './async-options';
+export { FerryHealthIndicator, fromNestLogger, type FerryHealthResult, type HealthProbe } from './health';

@@ -85,7 +85,7 @@ function serviceProviders(prisma: InjectionToken, withPublisher: boolean): Provi
             db: fromPrisma(asPrismaClient(client)),
             publisher,
             listenUrl: resolved.relay.listenUrl,
-            options: resolved.raw,
+            options: resolved.options,
             observer: resolved.observer,
             logger: resolved.logger,
           }),

@@ -1,6 +1,7 @@
 import type { InjectionToken, ModuleMetadata } from '@nestjs/common';
 import {
   FerryConfigError,
+  OUTBOX_OPTION_KEYS,
   resolveOutboxOptions,
   type EnvelopeLimits,
   type Logger,
@@ -22,6 +23,7 @@ export interface OutboxSettings extends OutboxOptions {
   };
   /** Envelope size limits checked by emit(). */
   limits?: Partial<EnvelopeLimits>;
+  /** One function of every OutboxEvent (emit's `inserted` and the relay's); checked by core. */
   observer?: OutboxObserver;
   logger?: Logger;
 }
@@ -45,29 +47,22 @@ export interface OutboxModuleAsyncOptions extends FerryAsyncBase<OutboxSettings>
 
 /** OutboxSettings after validation. */
 export interface ResolvedOutboxSettings {
+  /** Resolved once, here; the relay and the emitter take these as they are. */
   readonly options: ResolvedOutboxOptions;
-  readonly raw: OutboxOptions;
   readonly relay: { readonly enabled: boolean; readonly listenUrl: string | undefined };
   readonly limits: Partial<EnvelopeLimits> | undefined;
   readonly observer: OutboxObserver | undefined;
   readonly logger: Logger | undefined;
 }
 
-const CORE_KEYS = [
-  'retry',
-  'lease',
-  'stuckThreshold',
-  'pollInterval',
-  'batchSize',
-  'recoveryBatchSize',
-  'poisonGuard',
-  'ordering',
-  'shutdownTimeout',
-  'errorBackoff',
-  'channel',
-  'listen',
-] as const satisfies readonly (keyof OutboxOptions)[];
-const SETTINGS_KEYS = new Set<string>([...CORE_KEYS, 'relay', 'limits', 'observer', 'logger']);
+/** Core's option keys (taken from @ferry/core, so a new core option needs no edit here) and the module's own. */
+export const OUTBOX_SETTINGS_KEYS: ReadonlySet<string> = new Set<string>([
+  ...OUTBOX_OPTION_KEYS,
+  'relay',
+  'limits',
+  'observer',
+  'logger',
+]);
 
 function resolveRelay(relay: unknown): ResolvedOutboxSettings['relay'] {
   if (relay === undefined) return { enabled: true, listenUrl: undefined };
@@ -82,19 +77,19 @@ function resolveRelay(relay: unknown): ResolvedOutboxSettings['relay'] {
   return { enabled: enabled ?? true, listenUrl };
 }
 
-/** Validates module settings with core's resolveOutboxOptions; throws FerryConfigError. */
+/**
+ * Validates module settings once, at module init: core's options with core's
+ * resolveOutboxOptions, the module's own here. Throws FerryConfigError.
+ */
 export function resolveOutboxSettings(settings: Record<string, unknown>): ResolvedOutboxSettings {
-  assertKnownKeys(settings, SETTINGS_KEYS);
+  assertKnownKeys(settings, OUTBOX_SETTINGS_KEYS);
   const raw: OutboxOptions = {};
-  for (const key of CORE_KEYS) {
+  for (const key of OUTBOX_OPTION_KEYS) {
     if (settings[key] !== undefined) (raw as Record<string, unknown>)[key] = settings[key];
   }
   const s = settings as OutboxSettings;
-  if (s.observer !== undefined && (typeof s.observer !== 'object' || s.observer === null))
-    throw new FerryConfigError('observer', 'must be an object of hook functions');
   return {
     options: resolveOutboxOptions(raw),
-    raw,
     relay: resolveRelay(s.relay),
     limits: s.limits,
     observer: s.observer,

@@ -2,6 +2,7 @@ import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { FerryConfigError } from '@ferry/core';
 import type {
   AdminResult,
+  AuditOptions,
   CycleResult,
   Emitter,
   HealthThresholds,
@@ -13,7 +14,10 @@ import type {
   OutboxRecord,
   OutboxStats,
   PrismaTransactionLike,
+  PurgeSentArgs,
   Relay,
+  ReleaseArgs,
+  ReleaseResult,
   SqlExecutor,
 } from '@ferry/core';
 
@@ -34,7 +38,8 @@ export class OutboxEmitter implements Emitter {
 }
 
 /**
- * Cross-tenant outbox operator API (retry, markFailed, list, stats, health, purge). Inject it
+ * Cross-tenant outbox operator API (retry, markFailed, release, list, stats, health, purge; the
+ * mutations are audited). Inject it
  * only into authorized control-plane code; use OutboxTenantAdminService for tenant-bound work.
  */
 export class OutboxOperatorService implements OperatorOutboxAdmin {
@@ -43,14 +48,17 @@ export class OutboxOperatorService implements OperatorOutboxAdmin {
   forTenant(tenantId: string): OutboxAdmin {
     return this.admin.forTenant(tenantId);
   }
-  retry(id: string): Promise<AdminResult> {
-    return this.admin.retry(id);
+  retry(id: string, audit?: AuditOptions): Promise<AdminResult> {
+    return this.admin.retry(id, audit);
   }
-  retryMany(ids: readonly string[]): Promise<AdminResult[]> {
-    return this.admin.retryMany(ids);
+  retryMany(ids: readonly string[], audit?: AuditOptions): Promise<AdminResult[]> {
+    return this.admin.retryMany(ids, audit);
   }
-  markFailed(id: string, reason: string): Promise<AdminResult> {
-    return this.admin.markFailed(id, reason);
+  markFailed(id: string, reason: string, audit?: Omit<AuditOptions, 'reason'>): Promise<AdminResult> {
+    return this.admin.markFailed(id, reason, audit);
+  }
+  release(args?: ReleaseArgs): Promise<ReleaseResult> {
+    return this.admin.release(args);
   }
   get(id: string): Promise<OutboxRecord | null> {
     return this.admin.get(id);
@@ -64,7 +72,7 @@ export class OutboxOperatorService implements OperatorOutboxAdmin {
   health(thresholds?: HealthThresholds): Promise<OutboxHealth> {
     return this.admin.health(thresholds);
   }
-  purgeSent(args: { before: Date; limit?: number }): Promise<{ deleted: number }> {
+  purgeSent(args: PurgeSentArgs): Promise<{ deleted: number }> {
     return this.admin.purgeSent(args);
   }
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Module, type DynamicModule, type OnModuleDestroy } from '@nestjs/common';
 import type { OutboxMessage, Publisher, PublishOutcome } from '@ferry/core';
+import { waitUntil } from '@ferry/testing';
 
 /** Records lifecycle events in order, shared by a test and its providers. */
 export class Events {
@@ -59,19 +60,16 @@ export class MemoryPublisher implements Publisher {
   }
 }
 
-/** Waits for `check` to return a truthy value, polling; fails after `timeoutMs`. */
+/** Waits for `check` to return a truthy value (the one wait-until of @ferry/testing). */
 export async function waitFor<T>(
   check: () => Promise<T> | T,
   what: string,
   timeoutMs = 10_000,
 ): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return (await waitUntil(what, async () => (await check()) || undefined, {
+    timeoutMs,
+    intervalMs: 20,
+  })) as NonNullable<T>;
 }
 
 /** A promise with its resolve function, to hold a handler until the test releases it. */

@@ -30,13 +30,32 @@ async function onServer(url: string, work: (client: Client) => Promise<void>): P
 }
 
 /**
+ * Drops database `name`. Connections still closing get `graceMs` to leave on their own first: a
+ * pg pool's end() resolves before its clients' sockets close, and a backend terminated under a
+ * client that is ending makes the pool emit an 'error' nobody listens to (an uncaught exception
+ * in the test process). Whatever is still connected after that is forced off.
+ */
+async function dropNamed(client: Client, name: string, graceMs = 2_000): Promise<void> {
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    const { rows } = await client.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
+      [name],
+    );
+    if ((rows[0]?.n ?? 0) === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+}
+
+/**
  * Drops and recreates the database named in `url`, then applies ferry's migrations and the
  * application's. For tests and demos that must start empty; never point it at real data.
  */
 export async function recreateDatabase(url: string, options: RecreateDatabaseOptions = {}): Promise<void> {
   const name = databaseName(url);
   await onServer(url, async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropNamed(client, name);
     await client.query(`CREATE DATABASE ${name}`);
   });
   const pool = new Pool({ connectionString: url, max: 2 });
@@ -49,12 +68,10 @@ export async function recreateDatabase(url: string, options: RecreateDatabaseOpt
   }
 }
 
-/** Drops the database named in `url` (closing its connections). */
+/** Drops the database named in `url` (closing its connections; see dropNamed). */
 export async function dropDatabase(url: string): Promise<void> {
   const name = databaseName(url);
-  await onServer(url, async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  });
+  await onServer(url, (client) => dropNamed(client, name));
 }
 
 /** The nearest folder at or above `start` that contains `relative` (e.g. an app's `migrations`). */

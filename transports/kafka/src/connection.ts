@@ -1,54 +1,46 @@
-import { Kafka, logLevel, type LogEntry, type KafkaConfig, type logCreator } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Logger } from '@ferry/core';
+import { createDriver } from './client';
+import { KafkajsDriver } from './client/kafkajs';
+import type { KafkaClientDriver } from './client/types';
 import {
+  resolveConnectionOptions,
+  type ConnectionOptions,
+  type ResolvedConnectionOptions,
+} from './connectionOptions';
+
+export {
   resolveConnectionOptions,
   type ConnectionOptions,
   type KafkaLogLevel,
   type ResolvedConnectionOptions,
-} from './options';
-
-const KAFKAJS_LEVELS: Record<KafkaLogLevel, logLevel> = {
-  nothing: logLevel.NOTHING,
-  error: logLevel.ERROR,
-  warn: logLevel.WARN,
-  info: logLevel.INFO,
-  debug: logLevel.DEBUG,
-};
-
-/** kafkajs log lines go to ferry's (pino) logger instead of the console. */
-function pinoLogCreator(logger: Logger): logCreator {
-  return () =>
-    ({ namespace, level, log }: LogEntry) => {
-      const { message, ...fields } = log;
-      const line = { ...fields, namespace };
-      if (level === logLevel.ERROR) logger.error(line, message);
-      else if (level === logLevel.WARN) logger.warn(line, message);
-      else if (level === logLevel.INFO) logger.info(line, message);
-      else logger.debug(line, message);
-    };
-}
+} from './connectionOptions';
 
 /**
- * The shared client configuration of one application: brokers, client id, logging, TLS / SASL.
- * It opens no socket itself; publishers, consumers and the topology helpers each own the
- * kafkajs clients they create from it and close them in their own `close()`.
+ * The shared client configuration of one application: brokers, client id, logging, TLS / SASL,
+ * and which client library runs it (`client`: kafkajs or @platformatic/kafka). It opens no
+ * socket itself; publishers, consumers and the topology helpers each own the clients they
+ * create from it and close them in their own `close()`.
  */
 export class KafkaConnection {
   readonly options: ResolvedConnectionOptions;
-  readonly kafka: Kafka;
+  /** The client library behind ferry's small client interface. */
+  readonly driver: KafkaClientDriver;
+  private kafkajs: KafkajsDriver | null;
 
   constructor(options: ConnectionOptions) {
     this.options = resolveConnectionOptions(options);
-    const config: KafkaConfig = {
-      ...(this.options.kafkaConfig as Partial<KafkaConfig>),
-      brokers: [...this.options.brokers],
-      clientId: this.options.clientId,
-      connectionTimeout: this.options.connectionTimeoutMs,
-      requestTimeout: this.options.requestTimeoutMs,
-      logLevel: KAFKAJS_LEVELS[this.options.kafkaLogLevel],
-      logCreator: pinoLogCreator(this.options.logger),
-    };
-    this.kafka = new Kafka(config);
+    this.driver = createDriver(this.options);
+    this.kafkajs = this.driver instanceof KafkajsDriver ? this.driver : null;
+  }
+
+  /**
+   * A kafkajs client of this configuration, for tooling outside ferry's publisher and consumer
+   * (also when `client` is `'platformatic'`; then it is created on first use).
+   */
+  get kafka(): Kafka {
+    this.kafkajs ??= new KafkajsDriver(this.options);
+    return this.kafkajs.kafka;
   }
 
   get logger(): Logger {

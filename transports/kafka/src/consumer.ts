@@ -1,57 +1,56 @@
+import { type InboxAcceptor } from '@ferry/core';
 import {
-  FERRY_HEADERS,
   abortableDelay,
+  awaitReady,
   backoffDelay,
-  safeEmit,
-  type InboxAcceptor,
-  type InboxAcceptResult,
-} from '@ferry/core';
-import type { Batch, Consumer, EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
-import { REJECT_REASONS, closedError, describeError, transportError, type RejectReason } from './errors';
-import {
-  resolveConsumerOptions,
-  type ConsumerOptions,
-  type KafkaConsumerEvent,
-  type ResolvedConsumerOptions,
-} from './options';
-import { decodeRecord } from './wire';
+  checkAttachable,
+  consumerEmitter,
+  describeCause,
+  type ConsumerEmit,
+  type ReadyOptions,
+} from '@ferry/core/transport';
+import type { ConsumedBatch, ConsumedRecord, DriverConsumer, DriverProducer } from './client/types';
+import { handleChunk, type ChunkContext, type ChunkOutcome, type ChunkStage } from './chunk';
+import { closedError, describeCauses, describeError, transportError } from './errors';
+import { raceAbort } from './race';
+import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options';
 
 export interface KafkaInboxConsumer {
-  /** Resolves once this member joined its group and received an assignment (possibly empty). */
-  ready(): Promise<void>;
-  /** Stops fetching, leaves the group and disconnects; uncommitted work is re-read by the next owner. Safe twice. */
+  /**
+   * Resolves once this member joined its group and received an assignment (possibly empty);
+   * FERRY_TIMEOUT after `timeoutMs` (default 60,000) while the brokers are unreachable (the
+   * consumer keeps trying), FERRY_CLOSED once closed.
+   */
+  ready(options?: ReadyOptions): Promise<void>;
+  /**
+   * Stops fetching, lets the chunk in flight finish and commits it, leaves the group and
+   * disconnects; work not yet accepted is re-read by the next owner. Safe twice; concurrent
+   * calls share one promise.
+   */
   close(): Promise<void>;
 }
-
-interface DeadLetter {
-  readonly message: KafkaMessage;
-  readonly reason: RejectReason;
-  readonly detail: string;
-}
-
-type ChunkOutcome = { readonly done: true } | { readonly done: false; readonly error: unknown };
 
 /**
  * Consumes `topics` as group `groupId` and offers every record to the inbox.
  *
- * Commit rule: records are handled per partition in offset order, in chunks of `maxAcceptBatch`
- * with one `acceptMany` each; a chunk's offsets are committed only after the whole chunk is
- * accepted (or dead-lettered), so a committed offset always has every earlier offset of its
- * partition accepted. A failed chunk is never committed: the partition is paused, the consumer
- * seeks back to the chunk's first offset and resumes after a backoff, as often as it takes.
+ * Commit rule: records are handled per partition in offset order, in chunks of `maxBatchSize`
+ * with one `acceptMany` each (bisected when one record fails it); a chunk's offsets are
+ * committed only after every record of it is accepted, dead-lettered or skipped, so a committed
+ * offset always has every earlier offset of its partition accepted. A chunk that fails
+ * batch-wide is never committed: the partition is paused, the consumer seeks back to the chunk's
+ * first offset and resumes after a backoff, as often as it takes.
  */
-export async function attachKafkaConsumer(
-  inbox: InboxAcceptor,
-  options: ConsumerOptions,
-): Promise<KafkaInboxConsumer> {
+export function attachKafkaConsumer(inbox: InboxAcceptor, options: ConsumerOptions): KafkaInboxConsumer {
+  checkAttachable(inbox, options.consumer);
   const consumer = new InboxConsumer(inbox, resolveConsumerOptions(options));
-  await consumer.start();
+  consumer.start();
   return consumer;
 }
 
-class InboxConsumer implements KafkaInboxConsumer {
-  private readonly producer: Producer;
-  private consumer: Consumer | null = null;
+class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
+  readonly producer: DriverProducer;
+  readonly emit: ConsumerEmit;
+  private consumer: DriverConsumer | null = null;
   private readonly stopping = new AbortController();
   private closing: Promise<void> | null = null;
   private joined!: () => void;
@@ -59,275 +58,244 @@ class InboxConsumer implements KafkaInboxConsumer {
   private readonly failures = new Map<string, number>();
   private readonly resumeTimers = new Set<NodeJS.Timeout>();
   private restarts = 0;
+  private producerConnected: Promise<void> | null = null;
+  private sessions: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly inbox: InboxAcceptor,
-    private readonly options: ResolvedConsumerOptions,
+    readonly inbox: InboxAcceptor,
+    readonly options: ResolvedConsumerOptions,
   ) {
-    this.producer = options.connection.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      retry: { retries: options.deadLetterRetries },
-    });
+    this.producer = options.connection.driver.producer({ retries: options.deadLetterSendRetries });
+    const source = options.topics.join(',');
+    this.emit = consumerEmitter('kafka', source, options.observer, options.logger);
   }
 
-  async start(): Promise<void> {
-    try {
-      await this.producer.connect();
-      await this.startSession();
-    } catch (error) {
-      await this.close();
-      throw transportError('starting the Kafka inbox consumer failed', error);
-    }
+  /** Starts consuming in the background; ready() tells when the group was joined. */
+  start(): void {
+    this.sessions = this.keepSession(null);
   }
 
-  ready(): Promise<void> {
-    return this.joinedOnce;
+  ready(options?: ReadyOptions): Promise<void> {
+    return awaitReady('Kafka inbox consumer', this.joinedOnce, this.stopping.signal, options);
   }
 
-  private emit(event: KafkaConsumerEvent): void {
-    safeEmit(this.options.onEvent, event, this.options.connection.logger);
-  }
-
-  /** One kafkajs consumer from connect to crash; a crash kafkajs does not restart starts a new session. */
+  /** One client consumer from connect to crash; a crash the client does not restart starts a new session. */
   private async startSession(): Promise<void> {
     const { options } = this;
-    const consumer = options.connection.kafka.consumer({
+    const consumer = options.connection.driver.consumer({
       groupId: options.groupId,
-      sessionTimeout: options.sessionTimeoutMs,
-      heartbeatInterval: options.heartbeatIntervalMs,
-      rebalanceTimeout: options.rebalanceTimeoutMs,
-      maxWaitTimeInMs: options.maxWaitTimeMs,
-      allowAutoTopicCreation: false,
-      retry: { restartOnFailure: async () => !this.stopping.signal.aborted },
+      topics: options.topics,
+      fromBeginning: options.fromBeginning,
+      sessionTimeoutMs: options.sessionTimeoutMs,
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+      rebalanceTimeoutMs: options.rebalanceTimeoutMs,
+      maxWaitTimeMs: options.maxWaitTimeMs,
+      partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
+      restartOnFailure: () => !this.stopping.signal.aborted,
     });
     this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, (event) => {
-      this.restarts = 0;
-      this.joined();
-      this.emit({ kind: 'joined', assignment: event.payload.memberAssignment });
-    });
-    consumer.on(consumer.events.CRASH, (event) => {
-      this.emit({
-        kind: 'crashed',
-        error: describeError(event.payload.error),
-        restart: event.payload.restart,
-      });
-      if (!event.payload.restart) void this.restartSession(consumer);
-    });
-    await consumer.connect();
-    await consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning });
     await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
-      eachBatch: (payload) => this.handleBatch(consumer, payload),
+      onJoin: (assignment) => {
+        this.restarts = 0;
+        this.joined();
+        this.emit({ type: 'connected', assignment });
+      },
+      onCrash: (error, restartInMs) => {
+        if (restartInMs !== null) this.disconnected(error, restartInMs);
+        else this.sessions = this.restartSession(consumer, error);
+      },
+      eachBatch: (batch) => this.handleBatch(consumer, batch),
     });
   }
 
-  private async restartSession(crashed: Consumer): Promise<void> {
+  /** The session stopped (`retryInMs` null: for good, the consumer is closing). */
+  private disconnected(error: unknown, retryInMs: number | null): void {
+    this.emit({ type: 'disconnected', error: describeCause(error), retryInMs });
+  }
+
+  /** A crash the client does not restart from: the crashed session ends and a new one starts. */
+  private async restartSession(crashed: DriverConsumer, crash: unknown): Promise<void> {
     await crashed.disconnect().catch(() => undefined);
     if (this.consumer !== crashed) return;
-    while (!this.stopping.signal.aborted) {
-      this.restarts += 1;
+    if (this.stopping.signal.aborted) this.disconnected(crash, null);
+    else await this.keepSession(crash);
+  }
+
+  /**
+   * Connects the dead-letter producer and starts a session, again after every failure with
+   * `reconnectBackoff` between attempts (reported as `disconnected`), until one runs or the
+   * consumer closes. `crash`: the failure that ended the last session (wait first), or null.
+   */
+  private async keepSession(crash: unknown): Promise<void> {
+    let error = crash;
+    for (let attempt = 0; !this.stopping.signal.aborted; attempt += 1) {
       try {
-        await abortableDelay(
-          backoffDelay(this.restarts, this.options.restartBackoff, this.options.random),
-          this.stopping.signal,
-        );
-        await this.startSession();
-        if (this.stopping.signal.aborted) await this.consumer?.disconnect().catch(() => undefined);
+        if (attempt > 0 || crash !== null) {
+          this.restarts += 1;
+          const delay = backoffDelay(this.restarts, this.options.reconnectBackoff, this.options.random);
+          this.disconnected(error, delay);
+          await abortableDelay(delay, this.stopping.signal);
+        }
+        // close() does not wait for a start in flight (a client may retry connecting for long).
+        await raceAbort(this.startOnce(), [this.stopping.signal], 'Kafka consumer start');
         return;
-      } catch (error) {
+      } catch (failure) {
         if (this.stopping.signal.aborted) return;
-        this.options.connection.logger.warn(
-          { err: describeError(error) },
-          'Kafka consumer restart failed; retrying',
-        );
+        error = failure;
+        this.options.logger.warn({ err: describeError(failure) }, 'Kafka consumer start failed; retrying');
         await this.consumer?.disconnect().catch(() => undefined);
       }
     }
   }
 
-  private async handleBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary } = payload;
-    const { topic, partition } = batch;
+  /** Connects the dead-letter producer and runs a session; what finishes after close() is undone. */
+  private async startOnce(): Promise<void> {
+    const undoIfClosed = (client: { disconnect(): Promise<void> } | null) =>
+      this.stopping.signal.aborted ? client?.disconnect().catch(() => undefined) : undefined;
+    await this.connectProducer();
+    await undoIfClosed(this.producer);
+    if (this.stopping.signal.aborted) return;
+    await this.startSession();
+    await undoIfClosed(this.consumer);
+  }
+
+  private connectProducer(): Promise<void> {
+    this.producerConnected ??= this.producer.connect().catch((error: unknown) => {
+      this.producerConnected = null;
+      throw transportError('connecting the dead-letter producer failed', error);
+    });
+    return this.producerConnected;
+  }
+
+  private async handleBatch(consumer: DriverConsumer, batch: ConsumedBatch): Promise<void> {
+    const { topic, partition, records, isRunning, isStale } = batch;
     const partitionKey = `${topic}:${partition}`;
-    for (let start = 0; start < batch.messages.length; start += this.options.maxAcceptBatch) {
+    this.emit({ type: 'received', count: records.length }, topic);
+    for (let start = 0; start < records.length; start += this.options.maxBatchSize) {
       if (!isRunning() || isStale()) return;
-      const chunk = batch.messages.slice(start, start + this.options.maxAcceptBatch);
+      const chunk = records.slice(start, start + this.options.maxBatchSize);
       const first = chunk[0]!;
       const last = chunk[chunk.length - 1]!;
-      const outcome = await this.handleChunk(topic, partition, chunk);
-      if (!outcome.done) {
-        this.retryLater(consumer, topic, partition, first.offset, outcome.error);
+      const outcome = await handleChunk(this, topic, partition, chunk);
+      if (outcome.done === 'partly') {
+        await this.commitBeforeRefused(consumer, batch, chunk, outcome);
         return;
       }
-      // A revoked or stopping partition's work is not committed here: its next owner re-reads
-      // from the last commit and the inbox absorbs the overlap as duplicates.
-      if (!isRunning() || isStale()) return;
-      resolveOffset(last.offset);
-      const offset = commitPosition(batch, last);
-      await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] });
+      if (!outcome.done) {
+        this.retryLater(consumer, { topic, partition, offset: first.offset, count: chunk.length }, outcome);
+        return;
+      }
+      // Finished work is committed while this member still owns the partition, also during
+      // close(): stop() turns isRunning() false but waits for this batch before leaving the group.
+      // A sought partition (isStale) is not committed; a stale generation's commit is refused.
+      if (isStale()) return;
+      const offset = await batch.commitThrough(last);
       this.failures.delete(partitionKey);
-      this.emit({ kind: 'committed', topic, partition, offset, records: chunk.length });
-      await heartbeat();
+      if (outcome.accepted > 0) this.emit({ type: 'accepted', count: outcome.accepted }, topic);
+      this.emit({ type: 'settled', count: chunk.length }, topic);
+      const highWatermark = batch.highWatermark();
+      if (highWatermark !== null) {
+        const lag = BigInt(highWatermark) - BigInt(offset);
+        this.emit({ type: 'lag', partition, lag: lag > 0n ? Number(lag) : 0 }, topic);
+      }
+      if (isRunning()) await batch.heartbeat();
     }
   }
 
-  private async handleChunk(
-    topic: string,
-    partition: number,
-    chunk: readonly KafkaMessage[],
-  ): Promise<ChunkOutcome> {
-    const deadLetters: DeadLetter[] = [];
-    const inputs = [];
-    const inputMessages: KafkaMessage[] = [];
-    for (const message of chunk) {
-      const decoded = decodeRecord(topic, partition, message, {
-        consumer: this.options.consumer,
-        maxPayloadBytes: this.inbox.maxPayloadBytes,
-        identity: this.options.identity,
-      });
-      if (decoded.ok) {
-        inputs.push(decoded.input);
-        inputMessages.push(message);
-      } else {
-        deadLetters.push({ message, reason: decoded.reason, detail: decoded.detail });
-      }
-    }
-    let results: readonly InboxAcceptResult[] = [];
-    if (inputs.length > 0) {
-      try {
-        results = await this.inbox.acceptMany(inputs);
-      } catch (error) {
-        return { done: false, error };
-      }
-      if (results.length !== inputs.length) {
-        return {
-          done: false,
-          error: new Error(`acceptMany returned ${results.length} results for ${inputs.length} inputs`),
-        };
-      }
-    }
-    results.forEach((result, index) => {
-      const message = inputMessages[index]!;
-      if (result.kind === 'invalid') {
-        deadLetters.push({
-          message,
-          reason: REJECT_REASONS.inboxInvalid,
-          detail: `${result.code}: ${result.reason}`,
-        });
-      } else if (result.kind === 'conflict') {
-        deadLetters.push({ message, reason: REJECT_REASONS.fingerprintConflict, detail: result.reason });
-      }
-    });
-    this.emit({
-      kind: 'accepted',
-      topic,
-      partition,
-      accepted: results.filter((result) => result.kind === 'accepted').length,
-      duplicates: results.filter((result) => result.kind === 'duplicate').length,
-      deadLettered: deadLetters.length,
-    });
-    if (deadLetters.length === 0) return { done: true };
-    try {
-      await this.sendDeadLetters(topic, partition, deadLetters);
-      return { done: true };
-    } catch (error) {
-      return { done: false, error: transportError('producing to the dead-letter topic failed', error) };
-    }
-  }
-
-  private async sendDeadLetters(
-    topic: string,
-    partition: number,
-    deadLetters: readonly DeadLetter[],
+  /**
+   * The admission limit refused records of the chunk: the records before the first refused one
+   * are committed (offsets are contiguous per partition) and the partition is sought back to
+   * it, to be read again after the retry backoff. Back-pressure, not a failure: reported as
+   * `acceptance-unavailable` (`count` the refused records); nothing is dead-lettered for it.
+   * The answered records after the first refused one are read again and answered as duplicates.
+   */
+  private async commitBeforeRefused(
+    consumer: DriverConsumer,
+    batch: ConsumedBatch,
+    chunk: readonly ConsumedRecord[],
+    outcome: Extract<ChunkOutcome, { done: 'partly' }>,
   ): Promise<void> {
-    const deadLetterTopic = this.options.deadLetterTopic(topic);
-    await this.producer.send({
-      topic: deadLetterTopic,
-      acks: -1,
-      messages: deadLetters.map(({ message, reason, detail }) => ({
-        key: message.key ?? null,
-        value: message.value ?? null,
-        headers: {
-          ...message.headers,
-          [FERRY_HEADERS.rejectReason]: reason,
-          'x-ferry-reject-detail': detail.slice(0, 1_000),
-          'x-ferry-source-topic': topic,
-          'x-ferry-source-partition': String(partition),
-          'x-ferry-source-offset': message.offset,
-        },
-      })),
-    });
-    for (const letter of deadLetters) {
-      this.emit({
-        kind: 'dead_lettered',
-        topic,
-        partition,
-        offset: letter.message.offset,
-        reason: letter.reason,
-        deadLetterTopic,
-      });
+    const { topic, partition, isStale } = batch;
+    if (isStale()) return;
+    if (outcome.refusedAt > 0) {
+      await batch.commitThrough(chunk[outcome.refusedAt - 1]!);
+      if (outcome.accepted > 0) this.emit({ type: 'accepted', count: outcome.accepted }, topic);
+      this.emit({ type: 'settled', count: outcome.refusedAt }, topic);
     }
+    const offset = chunk[outcome.refusedAt]!.offset;
+    const { attempt, delayMs } = this.nextRetry(topic, partition);
+    const cause = describeCauses(outcome.error);
+    this.options.logger[attempt === 1 ? 'warn' : 'debug'](
+      { topic, partition, offset, attempt, delayMs, refused: outcome.refused },
+      `Kafka ${topic}[${partition}] paused at offset ${offset}: the inbox admission limit refused ` +
+        `${outcome.refused} records (${cause}); seeking back, retry ${attempt} in ${delayMs} ms`,
+    );
+    const count = outcome.refused;
+    this.emit({ type: 'acceptance-unavailable', count, attempt, delayMs, error: cause }, topic);
+    this.seekBack(consumer, { topic, partition, offset }, delayMs);
   }
 
   /** Pause the partition, seek back to the first unaccepted offset, resume after a backoff. */
   private retryLater(
-    consumer: Consumer,
-    topic: string,
-    partition: number,
-    offset: string,
-    error: unknown,
+    consumer: DriverConsumer,
+    position: {
+      readonly topic: string;
+      readonly partition: number;
+      readonly offset: string;
+      readonly count: number;
+    },
+    failure: { readonly stage: ChunkStage; readonly error: unknown },
   ): void {
+    const { topic, partition, offset, count } = position;
+    const { attempt, delayMs } = this.nextRetry(topic, partition);
+    const cause = describeCauses(failure.error);
+    this.options.logger.warn(
+      { topic, partition, offset, attempt, delayMs, stage: failure.stage, err: cause },
+      `Kafka ${topic}[${partition}] paused at offset ${offset}: ${failure.stage} failed (${cause}); ` +
+        `seeking back, retry ${attempt} in ${delayMs} ms`,
+    );
+    this.emit({ type: 'acceptance-failed', count, error: `${failure.stage}: ${cause}`, delayMs }, topic);
+    this.seekBack(consumer, position, delayMs);
+  }
+
+  /** Counts one more retry of the partition; its backoff grows until a chunk is committed whole. */
+  private nextRetry(topic: string, partition: number): { attempt: number; delayMs: number } {
     const partitionKey = `${topic}:${partition}`;
     const attempt = (this.failures.get(partitionKey) ?? 0) + 1;
     this.failures.set(partitionKey, attempt);
-    const delayMs = backoffDelay(attempt, this.options.retryBackoff, this.options.random);
-    this.options.connection.logger.warn(
-      { topic, partition, offset, attempt, delayMs, err: describeError(error) },
-      'inbox acceptance failed; partition paused, will seek back and retry',
-    );
-    this.emit({
-      kind: 'acceptance_failed',
-      topic,
-      partition,
-      offset,
-      attempt,
-      delayMs,
-      error: describeError(error),
-    });
-    consumer.pause([{ topic, partitions: [partition] }]);
-    consumer.seek({ topic, partition, offset });
+    return { attempt, delayMs: backoffDelay(attempt, this.options.retryBackoff, this.options.random) };
+  }
+
+  /** Pauses the partition, seeks it back to `offset` and resumes it after `delayMs`. */
+  private seekBack(
+    consumer: DriverConsumer,
+    position: { readonly topic: string; readonly partition: number; readonly offset: string },
+    delayMs: number,
+  ): void {
+    const { topic, partition, offset } = position;
+    // Closing: no retry here (a timer would outlive close()); the next owner re-reads the chunk.
+    if (this.stopping.signal.aborted) return;
+    consumer.pause(topic, partition);
+    consumer.seek(topic, partition, offset);
     const timer = setTimeout(() => {
       this.resumeTimers.delete(timer);
-      if (!this.stopping.signal.aborted) consumer.resume([{ topic, partitions: [partition] }]);
+      if (!this.stopping.signal.aborted) consumer.resume(topic, partition);
     }, delayMs);
     this.resumeTimers.add(timer);
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.closing ??= (async () => {
       this.stopping.abort(closedError('Kafka inbox consumer'));
       for (const timer of this.resumeTimers) clearTimeout(timer);
       this.resumeTimers.clear();
       await this.consumer?.disconnect().catch((error: unknown) => {
-        this.options.connection.logger.warn(
-          { err: describeError(error) },
-          'Kafka consumer disconnect failed',
-        );
+        this.options.logger.warn({ err: describeError(error) }, 'Kafka consumer disconnect failed');
       });
+      // A session starting when close() came disconnects itself once it runs.
+      await this.sessions;
       await this.producer.disconnect().catch(() => undefined);
     })();
-    await this.closing;
+    return this.closing;
   }
-}
-
-/** Offset to commit after `last`: past any trailing control records when `last` ends the batch. */
-function commitPosition(batch: Batch, last: KafkaMessage): string {
-  const isBatchEnd = batch.messages[batch.messages.length - 1] === last;
-  const position = isBatchEnd ? batch.lastOffset() : last.offset;
-  return (BigInt(position) + 1n).toString();
 }

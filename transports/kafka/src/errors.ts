@@ -1,4 +1,9 @@
-import { FerryError, TRANSPORT_REJECT_REASONS, transportError as sharedTransportError } from '@ferry/core';
+import { FerryError } from '@ferry/core';
+import {
+  isConnectionLevelError,
+  TRANSPORT_REJECT_REASONS,
+  transportError as sharedTransportError,
+} from '@ferry/core/transport';
 
 /**
  * Broker failures are translated here, at the boundary: callers see a FerryError
@@ -9,17 +14,20 @@ export function transportError(message: string, cause?: unknown): FerryError {
   return sharedTransportError(message, cause, describeError);
 }
 
-export { closedError } from '@ferry/core';
+export { closedError } from '@ferry/core/transport';
 
-/** Why a message was dead-lettered; travels in the `x-ferry-reject-reason` header. */
-export const REJECT_REASONS = TRANSPORT_REJECT_REASONS;
+/**
+ * Why a record was dead-lettered (or skipped); travels in the `x-ferry-reject-reason` header.
+ * `tombstone`: a record with a null value (a deletion marker of a compacted topic).
+ */
+export const REJECT_REASONS = { ...TRANSPORT_REJECT_REASONS, tombstone: 'tombstone' } as const;
 
 export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];
 
 /**
- * Kafka error types (protocol error names as kafkajs reports them in `type`) that retrying the
- * same message cannot fix. Every other failure — connection loss, timeouts, leader elections,
- * NOT_ENOUGH_REPLICAS, retries exhausted on a retriable cause — counts as retryable.
+ * Kafka protocol error names that retrying the same message cannot fix, as kafkajs reports them
+ * in `type` and @platformatic/kafka in `apiId`. Every other failure counts as retryable
+ * (connection loss, timeouts, leader elections and NOT_ENOUGH_REPLICAS as unavailable, see below).
  */
 export const PERMANENT_KAFKA_ERRORS: ReadonlySet<string> = new Set([
   'MESSAGE_TOO_LARGE',
@@ -34,36 +42,166 @@ export const PERMANENT_KAFKA_ERRORS: ReadonlySet<string> = new Set([
   'POLICY_VIOLATION',
 ]);
 
+/**
+ * kafkajs errors (by `name`) and protocol types that mean the cluster could not be reached or
+ * cannot take writes: no answer to a request, too few in-sync replicas, no leader (an election),
+ * a broker-side timeout waiting for replicas. None is about the message, so none spends an
+ * attempt (the relay's circuit opens instead).
+ */
+const UNAVAILABLE_NAMES: ReadonlySet<string> = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSRequestTimeoutError',
+]);
+const UNAVAILABLE_TYPES: ReadonlySet<string> = new Set([
+  'BROKER_NOT_AVAILABLE',
+  'NETWORK_EXCEPTION',
+  'REQUEST_TIMED_OUT',
+  'NOT_ENOUGH_REPLICAS',
+  'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
+  'LEADER_NOT_AVAILABLE',
+  'NOT_LEADER_FOR_PARTITION',
+  'NOT_LEADER_OR_FOLLOWER',
+]);
+/**
+ * @platformatic/kafka's connection-level `code`s: NetworkError (refused, closed, "Cannot connect
+ * to any broker" underneath) and TimeoutError (connect and request timeouts; 1.x gives it the
+ * NetworkError code, PLT_KFK_TIMEOUT is listed for a release that gives it its own).
+ */
+const UNAVAILABLE_CODES: ReadonlySet<string> = new Set(['PLT_KFK_NETWORK', 'PLT_KFK_TIMEOUT']);
+
+/** Marks an error (e.g. the producer's disconnect) as connection-level for classifyKafkaError. */
+export function unavailableError(message: string): Error {
+  return Object.assign(new Error(message), { kafkaUnavailable: true });
+}
+
+function isKafkaConnectionLevel(error: object): boolean {
+  const { name, code, kafkaUnavailable } = error as {
+    name?: unknown;
+    code?: unknown;
+    kafkaUnavailable?: unknown;
+  };
+  const type = protocolType(error);
+  return (
+    kafkaUnavailable === true ||
+    (typeof name === 'string' && UNAVAILABLE_NAMES.has(name)) ||
+    (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) ||
+    (type !== null && UNAVAILABLE_TYPES.has(type))
+  );
+}
+
 export interface ErrorClassification {
+  /** Connection-level (broker unreachable, connection lost): the publisher's `unavailable` outcome. */
+  readonly unavailable: boolean;
   readonly retriable: boolean;
   readonly message: string;
   /** The Kafka protocol error type found in the cause chain, if any. */
   readonly kafkaType: string | null;
 }
 
-/** Walks the cause chain (kafkajs wraps the protocol error in KafkaJSNumberOfRetriesExceeded). */
-export function classifyKafkaError(error: unknown): ErrorClassification {
-  let kafkaType: string | null = null;
-  let current: unknown = error;
-  for (let depth = 0; depth < 10 && current !== undefined && current !== null; depth += 1) {
-    const type = (current as { type?: unknown }).type;
-    if (typeof type === 'string' && kafkaType === null) kafkaType = type;
-    if (current instanceof FerryError) {
-      return { retriable: current.retriable, message: describeError(error), kafkaType };
-    }
-    current = (current as { cause?: unknown }).cause;
+/** The protocol error name an error carries: kafkajs's `type`, @platformatic/kafka's `apiId`. */
+function protocolType(error: unknown): string | null {
+  const { type, apiId } = error as { type?: unknown; apiId?: unknown };
+  if (typeof type === 'string') return type;
+  return typeof apiId === 'string' ? apiId : null;
+}
+
+/** Nested errors: `cause` (both clients) and `errors` (@platformatic/kafka's MultipleErrors). */
+function nestedErrors(error: unknown): unknown[] {
+  const { cause, errors } = error as { cause?: unknown; errors?: unknown };
+  const nested = Array.isArray(errors) ? [...(errors as unknown[])] : [];
+  if (cause !== undefined && cause !== null) nested.unshift(cause);
+  return nested;
+}
+
+/** The error and those nested in it, breadth first (bounded: hostile or cyclic chains end). */
+function* nestedTree(error: unknown): Generator<object> {
+  const queue: unknown[] = [error];
+  for (let seen = 0; queue.length > 0 && seen < 50; seen += 1) {
+    const current = queue.shift();
+    if (current === undefined || current === null || typeof current !== 'object') continue;
+    yield current;
+    queue.push(...nestedErrors(current));
   }
-  const retriable = kafkaType === null || !PERMANENT_KAFKA_ERRORS.has(kafkaType);
-  return { retriable, message: describeError(error), kafkaType };
+}
+
+/** Whether a protocol error of one of `types` (kafkajs `type`, @platformatic/kafka `apiId`) is in the error's tree. */
+export function hasKafkaType(error: unknown, types: ReadonlySet<string>): boolean {
+  for (const current of nestedTree(error)) {
+    const type = protocolType(current);
+    if (type !== null && types.has(type)) return true;
+  }
+  return false;
+}
+
+/**
+ * The one place a failure of either client is classified: walks the causes (kafkajs wraps the
+ * protocol error in KafkaJSNumberOfRetriesExceeded, @platformatic/kafka nests it in
+ * MultipleErrors) for a FerryError's verdict or a permanent protocol error, and for a
+ * connection-level failure anywhere in the tree (core's isConnectionLevelError on each error,
+ * so a socket code under a MultipleErrors counts too).
+ */
+export function classifyKafkaError(error: unknown): ErrorClassification {
+  let unavailable = false;
+  for (const current of nestedTree(error)) {
+    if (isConnectionLevelError(current, isKafkaConnectionLevel)) {
+      unavailable = true;
+      break;
+    }
+  }
+  let kafkaType: string | null = null;
+  let permanent = false;
+  for (const current of nestedTree(error)) {
+    const type = protocolType(current);
+    if (type !== null) {
+      kafkaType ??= type;
+      if (PERMANENT_KAFKA_ERRORS.has(type)) permanent = true;
+    }
+    if (current instanceof FerryError) {
+      return { unavailable, retriable: current.retriable, message: describeError(error), kafkaType };
+    }
+  }
+  return { unavailable, retriable: !permanent || unavailable, message: describeError(error), kafkaType };
+}
+
+/** The deepest first message under a MultipleErrors, which names what actually failed. */
+function innermost(error: Error): string | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 10; depth += 1) {
+    const { errors } = current as { errors?: unknown };
+    if (!Array.isArray(errors) || errors.length === 0) break;
+    current = errors[0];
+  }
+  return current === error ? null : describeError(current);
 }
 
 export function describeError(error: unknown): string {
   if (error instanceof Error) {
-    const type = (error as { type?: unknown }).type;
-    return typeof type === 'string' && !error.message.includes(type)
-      ? `${error.message} (${type})`
+    const type = protocolType(error);
+    const detail = innermost(error) ?? type;
+    return detail !== null && !error.message.includes(detail)
+      ? `${error.message} (${detail})`
       : error.message;
   }
   if (error === undefined) return 'unknown error';
   return String(error);
+}
+
+/**
+ * `CODE: message <- cause <- …` down the cause chain (at most 5 levels), for log lines and events
+ * that must name why something failed, not only that it did. A cause already quoted in the
+ * message above it is not repeated.
+ */
+export function describeCauses(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth += 1) {
+    const text = describeError(current);
+    if (!parts.some((part) => part.includes(text))) {
+      parts.push(current instanceof FerryError ? `${current.code}: ${text}` : text);
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return parts.length === 0 ? describeError(error) : parts.join(' <- ');
 }

@@ -1,16 +1,20 @@
-export { KafkaConnection } from './connection';
-export { KafkaPublisher, type PublisherOptions } from './publisher';
-export { attachKafkaConsumer, type KafkaInboxConsumer } from './consumer';
-export { ensureTopics, deleteTopics, deleteGroups, type TopicSpec } from './topology';
 export {
-  DEFAULTS,
+  KafkaConnection,
   resolveConnectionOptions,
-  resolveConsumerOptions,
   type ConnectionOptions,
-  type ConsumerOptions,
-  type KafkaConsumerEvent,
   type KafkaLogLevel,
-} from './options';
-export { backoffDelay, type BackoffPolicy } from '@ferry/core';
+} from './connection';
+export type { KafkaClientName } from './client/types';
+export { KafkaPublisher } from './publisher';
+export {
+  resolvePublisherOptions,
+  type PublisherOptions,
+  type ResolvedPublisherOptions,
+} from './publisherOptions';
+export { attachKafkaConsumer, type KafkaInboxConsumer } from './consumer';
+export { VALUE_DROPPED_HEADER } from './deadLetter';
+export { ensureTopics, deleteTopics, deleteGroups, type TopicSpec } from './topology';
+export { DEFAULTS, resolveConsumerOptions, type ConsumerOptions, type TombstonePolicy } from './options';
+export { backoffDelay, type BackoffPolicy } from '@ferry/core/transport';
 export { REJECT_REASONS, PERMANENT_KAFKA_ERRORS, classifyKafkaError, type RejectReason } from './errors';
 export { topicPartitionOffsetIdentity, type IdentityExtractor, type InboundRecord } from './wire';

@@ -1,38 +1,42 @@
+import { FerryConfigError, type Logger } from '@ferry/core';
 import {
-  FerryConfigError,
-  defaultLogger,
   integerOption as integer,
   nonEmptyOption as nonEmpty,
+  checkTenantSource,
+  knownKeysOption,
+  oneOfOption,
+  received,
   resolveBackoff,
+  type OptionKeys,
   type BackoffPolicy,
-  type Logger,
-} from '@ferry/core';
+  type TenantSource,
+  type TransportConsumerEvent,
+  type TransportObserver,
+} from '@ferry/core/transport';
 import type { KafkaConnection } from './connection';
-import type { IdentityExtractor } from './wire';
+import { CONNECTION_DEFAULTS } from './connectionOptions';
+import type { IdentityExtractor, InboundRecord } from './wire';
 
 /** Every default in one table; the package README quotes it. */
 export const DEFAULTS = {
-  clientId: 'ferry',
-  connectionTimeoutMs: 3_000,
-  requestTimeoutMs: 30_000,
-  kafkaLogLevel: 'error',
+  ...CONNECTION_DEFAULTS,
   publisher: {
-    sendTimeoutMs: 30_000,
+    confirmTimeoutMs: 30_000,
     maxMessageBytes: 1_048_576,
     producerRetries: 5,
   },
   consumer: {
     fromBeginning: true,
-    maxAcceptBatch: 100,
+    tombstones: 'dead-letter',
+    maxBatchSize: 100,
     sessionTimeoutMs: 30_000,
     heartbeatIntervalMs: 3_000,
     rebalanceTimeoutMs: 60_000,
     partitionsConsumedConcurrently: 1,
     maxWaitTimeMs: 5_000,
-    deadLetterRetries: 5,
-    deadLetterSuffix: '.dlq',
+    deadLetter: { topicSuffix: '.dlq', sendRetries: 5 },
     retryBackoff: { initialMs: 500, maxMs: 30_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
-    restartBackoff: {
+    reconnectBackoff: {
       initialMs: 1_000,
       maxMs: 30_000,
       multiplier: 2,
@@ -41,97 +45,15 @@ export const DEFAULTS = {
   },
 } as const;
 
-export type KafkaLogLevel = 'nothing' | 'error' | 'warn' | 'info' | 'debug';
-
-export interface ConnectionOptions {
-  /** `host:port` of one or more brokers. Required. */
-  brokers: readonly string[];
-  clientId?: string;
-  connectionTimeoutMs?: number;
-  requestTimeoutMs?: number;
-  /** Level at which kafkajs's own log lines are passed on to `logger`. */
-  kafkaLogLevel?: KafkaLogLevel;
-  logger?: Logger;
-  /** Passed to kafkajs unchanged (TLS / SASL), e.g. `{ ssl: true, sasl: {...} }`. */
-  kafkaConfig?: Readonly<Record<string, unknown>>;
+/** Where a consumer's rejected records go (the `deadLetter` option). */
+export interface KafkaDeadLetterOptions {
+  readonly topic?: string | ((sourceTopic: string) => string);
+  readonly sendRetries?: number;
 }
 
-export interface ResolvedConnectionOptions {
-  readonly brokers: readonly string[];
-  readonly clientId: string;
-  readonly connectionTimeoutMs: number;
-  readonly requestTimeoutMs: number;
-  readonly kafkaLogLevel: KafkaLogLevel;
-  readonly logger: Logger;
-  readonly kafkaConfig: Readonly<Record<string, unknown>>;
-}
-
-const LOG_LEVELS: readonly KafkaLogLevel[] = ['nothing', 'error', 'warn', 'info', 'debug'];
-
-export function resolveConnectionOptions(options: ConnectionOptions): ResolvedConnectionOptions {
-  if (!Array.isArray(options.brokers) || options.brokers.length === 0) {
-    throw new FerryConfigError('brokers', 'must be a non-empty array of host:port strings');
-  }
-  options.brokers.forEach((broker, index) => {
-    if (typeof broker !== 'string' || !/^[^\s:]+:\d+$/.test(broker)) {
-      throw new FerryConfigError(`brokers[${index}]`, 'must be a host:port string');
-    }
-  });
-  const kafkaLogLevel = options.kafkaLogLevel ?? DEFAULTS.kafkaLogLevel;
-  if (!LOG_LEVELS.includes(kafkaLogLevel)) {
-    throw new FerryConfigError('kafkaLogLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
-  }
-  return {
-    brokers: [...options.brokers],
-    clientId: nonEmpty('clientId', options.clientId ?? DEFAULTS.clientId),
-    connectionTimeoutMs: integer(
-      'connectionTimeoutMs',
-      options.connectionTimeoutMs ?? DEFAULTS.connectionTimeoutMs,
-      1,
-    ),
-    requestTimeoutMs: integer('requestTimeoutMs', options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs, 1),
-    kafkaLogLevel,
-    logger: options.logger ?? defaultLogger('ferry.kafka'),
-    kafkaConfig: options.kafkaConfig ?? {},
-  };
-}
-
-/** What the inbox consumer reports to `onEvent` (through safeEmit: a throwing observer changes nothing). */
-export type KafkaConsumerEvent =
-  | { readonly kind: 'joined'; readonly assignment: Readonly<Record<string, number[]>> }
-  | {
-      readonly kind: 'accepted';
-      readonly topic: string;
-      readonly partition: number;
-      readonly accepted: number;
-      readonly duplicates: number;
-      readonly deadLettered: number;
-    }
-  | {
-      readonly kind: 'committed';
-      readonly topic: string;
-      readonly partition: number;
-      readonly offset: string;
-      readonly records: number;
-    }
-  | {
-      readonly kind: 'dead_lettered';
-      readonly topic: string;
-      readonly partition: number;
-      readonly offset: string;
-      readonly reason: string;
-      readonly deadLetterTopic: string;
-    }
-  | {
-      readonly kind: 'acceptance_failed';
-      readonly topic: string;
-      readonly partition: number;
-      readonly offset: string;
-      readonly attempt: number;
-      readonly delayMs: number;
-      readonly error: string;
-    }
-  | { readonly kind: 'crashed'; readonly error: string; readonly restart: boolean };
+/** What happens to a record with a null value (a tombstone of a compacted topic). */
+export type TombstonePolicy = 'dead-letter' | 'skip';
+const TOMBSTONE_POLICIES: readonly TombstonePolicy[] = ['dead-letter', 'skip'];
 
 export interface ConsumerOptions {
   connection: KafkaConnection;
@@ -142,27 +64,46 @@ export interface ConsumerOptions {
   groupId: string;
   /** The inbox consumer (handler) name every record is accepted for. */
   consumer: string;
-  /** Dead-letter topic, or a function of the source topic. Default `<topic>.dlq`. Must exist. */
-  deadLetterTopic?: string | ((sourceTopic: string) => string);
+  /**
+   * Where rejected records go: `topic`, a name or a function of the source topic (default
+   * `<topic>.dlq`; it must exist), and `sendRetries`, the client's retries of a dead-letter send
+   * before the chunk counts as failed and is retried after a backoff (default 5).
+   */
+  deadLetter?: KafkaDeadLetterOptions;
   /** Identity of records without ferry's `x-ferry-message-id` header; without one they are dead-lettered. */
   identity?: IdentityExtractor;
+  /**
+   * Where a record's tenant comes from: `'header'` (default, `x-ferry-tenant-id`, which any
+   * producer can set), `{ fixed: 'acme' }` (every record; a disagreeing header is dead-lettered
+   * as `tenant_mismatch`), or a function of the record (null = global; a throw is dead-lettered
+   * as `tenant_unresolved`).
+   */
+  tenant?: TenantSource<InboundRecord>;
+  /** A tombstone (null value) is dead-lettered with reason `tombstone`, or committed without one (`skip`). */
+  tombstones?: TombstonePolicy;
   /** Where a group without a committed offset starts. Default true: nothing published before the group existed is skipped. */
   fromBeginning?: boolean;
   /** Records per `acceptMany` call (and per commit). */
-  maxAcceptBatch?: number;
+  maxBatchSize?: number;
   sessionTimeoutMs?: number;
   heartbeatIntervalMs?: number;
   rebalanceTimeoutMs?: number;
   partitionsConsumedConcurrently?: number;
   /** Longest a fetch waits on the broker for new records (also bounds how long close() waits for it). */
   maxWaitTimeMs?: number;
-  /** kafkajs retries of a dead-letter send before the chunk counts as failed (and is retried after a backoff). */
-  deadLetterRetries?: number;
   /** Backoff of a partition whose acceptance failed, by consecutive failure. */
   retryBackoff?: Partial<BackoffPolicy>;
-  /** Backoff between restarts after a crash kafkajs does not restart itself. */
-  restartBackoff?: Partial<BackoffPolicy>;
-  onEvent?: (event: KafkaConsumerEvent) => unknown;
+  /** Backoff between attempts to start (and restart after a crash the client does not restart itself from). */
+  reconnectBackoff?: Partial<BackoffPolicy>;
+  /** Default: the connection's logger. */
+  logger?: Logger;
+  /**
+   * Told what the consumer does (through safeEmit, `transport: 'kafka'`, `source`: the record's
+   * topic): received, accepted and settled (commits), lag (per partition after each commit),
+   * dead-lettered, acceptance-failed (the partition seeks back), connected (with the
+   * assignment), disconnected (a crash, with the wait before the restart).
+   */
+  observer?: TransportObserver<TransportConsumerEvent>;
   /** Random source for jitter. */
   random?: () => number;
 }
@@ -173,39 +114,59 @@ export interface ResolvedConsumerOptions {
   readonly groupId: string;
   readonly consumer: string;
   readonly deadLetterTopic: (sourceTopic: string) => string;
+  readonly deadLetterSendRetries: number;
   readonly identity: IdentityExtractor | null;
+  readonly tenant: TenantSource<InboundRecord>;
+  readonly tombstones: TombstonePolicy;
   readonly fromBeginning: boolean;
-  readonly maxAcceptBatch: number;
+  readonly maxBatchSize: number;
   readonly sessionTimeoutMs: number;
   readonly heartbeatIntervalMs: number;
   readonly rebalanceTimeoutMs: number;
   readonly partitionsConsumedConcurrently: number;
   readonly maxWaitTimeMs: number;
-  readonly deadLetterRetries: number;
   readonly retryBackoff: BackoffPolicy;
-  readonly restartBackoff: BackoffPolicy;
-  readonly onEvent: ((event: KafkaConsumerEvent) => unknown) | undefined;
+  readonly reconnectBackoff: BackoffPolicy;
+  readonly logger: Logger;
+  readonly observer: TransportObserver<TransportConsumerEvent> | undefined;
   readonly random: () => number;
 }
 
+const CONSUMER_KEYS = {
+  connection: true,
+  topic: true,
+  topics: true,
+  groupId: true,
+  consumer: true,
+  deadLetter: true,
+  identity: true,
+  fromBeginning: true,
+  maxBatchSize: true,
+  sessionTimeoutMs: true,
+  heartbeatIntervalMs: true,
+  rebalanceTimeoutMs: true,
+  partitionsConsumedConcurrently: true,
+  maxWaitTimeMs: true,
+  retryBackoff: true,
+  reconnectBackoff: true,
+  logger: true,
+  observer: true,
+  random: true,
+  tenant: true,
+  tombstones: true,
+} as const satisfies OptionKeys<ConsumerOptions>;
+
 export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsumerOptions {
+  knownKeysOption('', options, CONSUMER_KEYS);
   const defaults = DEFAULTS.consumer;
   if (options.connection === undefined || options.connection === null) {
     throw new FerryConfigError('connection', 'a KafkaConnection is required');
   }
   const topics = [...(options.topics ?? []), ...(options.topic === undefined ? [] : [options.topic])];
   if (topics.length === 0) throw new FerryConfigError('topics', 'give `topic` or a non-empty `topics`');
-  topics.forEach((topic, index) => nonEmpty(`topics[${index}]`, topic));
-  const deadLetter = options.deadLetterTopic;
-  const deadLetterTopic =
-    typeof deadLetter === 'function'
-      ? deadLetter
-      : deadLetter === undefined
-        ? (topic: string) => `${topic}${defaults.deadLetterSuffix}`
-        : (
-            (name: string) => () =>
-              name
-          )(nonEmpty('deadLetterTopic', deadLetter));
+  topics.forEach((topic, index) => topicName(`topics[${index}]`, topic));
+  knownKeysOption('deadLetter.', options.deadLetter, ['topic', 'sendRetries']);
+  const deadLetterTopic = resolveDeadLetterTopic(options.deadLetter?.topic);
   const sessionTimeoutMs = integer(
     'sessionTimeoutMs',
     options.sessionTimeoutMs ?? defaults.sessionTimeoutMs,
@@ -217,9 +178,17 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     groupId: nonEmpty('groupId', options.groupId),
     consumer: nonEmpty('consumer', options.consumer),
     deadLetterTopic,
+    deadLetterSendRetries: integer(
+      'deadLetter.sendRetries',
+      options.deadLetter?.sendRetries ?? defaults.deadLetter.sendRetries,
+      1,
+      100,
+    ),
     identity: options.identity ?? null,
+    tenant: checkTenantSource(options.tenant),
+    tombstones: oneOfOption('tombstones', options.tombstones ?? defaults.tombstones, TOMBSTONE_POLICIES),
     fromBeginning: options.fromBeginning ?? defaults.fromBeginning,
-    maxAcceptBatch: integer('maxAcceptBatch', options.maxAcceptBatch ?? defaults.maxAcceptBatch, 1, 10_000),
+    maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? defaults.maxBatchSize, 1, 10_000),
     sessionTimeoutMs,
     heartbeatIntervalMs: integer(
       'heartbeatIntervalMs',
@@ -238,15 +207,32 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
       1,
     ),
     maxWaitTimeMs: integer('maxWaitTimeMs', options.maxWaitTimeMs ?? defaults.maxWaitTimeMs, 0),
-    deadLetterRetries: integer(
-      'deadLetterRetries',
-      options.deadLetterRetries ?? defaults.deadLetterRetries,
-      1,
-      100,
-    ),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, defaults.retryBackoff),
-    restartBackoff: resolveBackoff('restartBackoff', options.restartBackoff, defaults.restartBackoff),
-    onEvent: options.onEvent,
+    reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, defaults.reconnectBackoff),
+    logger: options.logger ?? options.connection.logger,
+    observer: options.observer,
     random: options.random ?? Math.random,
   };
+}
+
+function resolveDeadLetterTopic(option: KafkaDeadLetterOptions['topic']): (sourceTopic: string) => string {
+  if (typeof option === 'function') return option;
+  if (option === undefined) return (topic) => `${topic}${DEFAULTS.consumer.deadLetter.topicSuffix}`;
+  const name = topicName('deadLetter.topic', option);
+  return () => name;
+}
+
+/** Kafka's rule for a topic name: 1 to 249 of `a-z A-Z 0-9 . _ -`, and not `.` or `..`. */
+const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
+
+/** A topic name the brokers can accept (they refuse any other on every try, for ever). */
+function topicName(option: string, value: unknown): string {
+  const name = nonEmpty(option, value);
+  if (!TOPIC_NAME.test(name) || name === '.' || name === '..') {
+    throw new FerryConfigError(
+      option,
+      `must be a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..), got ${received(name)}`,
+    );
+  }
+  return name;
 }

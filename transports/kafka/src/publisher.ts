@@ -1,97 +1,56 @@
-import {
-  integerOption as integer,
-  nonEmptyOption as nonEmpty,
-  type OutboxMessage,
-  type Publisher,
-  type PublishOutcome,
-} from '@ferry/core';
-import type { Producer, TopicMessages } from 'kafkajs';
+import { type Logger, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
+import { observePublish, type PublishReport } from '@ferry/core/transport';
+import type { DriverProducer, ProducedRecord } from './client/types';
 import type { KafkaConnection } from './connection';
-import { classifyKafkaError, closedError, describeError, transportError } from './errors';
-import { DEFAULTS } from './options';
-import { encodeOutboxMessage, type OutboundRecord, type TopicRouting } from './wire';
-
-export interface PublisherOptions {
-  connection: KafkaConnection;
-  /** Topic for events without a destination and without a route. */
-  defaultTopic?: string;
-  /** Topic by event type, for events without a destination. */
-  routes?: Readonly<Record<string, string>>;
-  /** A send not confirmed within this time is reported retryable (not sent). */
-  sendTimeoutMs?: number;
-  /** Larger payloads are reported permanent without being sent. */
-  maxMessageBytes?: number;
-  /**
-   * kafkajs retries per send (metadata, leader moves, connection loss) before it gives up and
-   * the messages are reported retryable. Bounded on purpose: with kafkajs's idempotent default
-   * (unlimited) a send to a missing topic retries forever, even after close().
-   */
-  producerRetries?: number;
-}
-
-interface ResolvedPublisherOptions {
-  readonly routing: TopicRouting;
-  readonly sendTimeoutMs: number;
-  readonly maxMessageBytes: number;
-  readonly producerRetries: number;
-}
-
-function resolvePublisherOptions(options: PublisherOptions): ResolvedPublisherOptions {
-  const routes: Record<string, string> = {};
-  for (const [type, topic] of Object.entries(options.routes ?? {}))
-    routes[type] = nonEmpty(`routes.${type}`, topic);
-  return {
-    routing: {
-      defaultTopic:
-        options.defaultTopic === undefined ? null : nonEmpty('defaultTopic', options.defaultTopic),
-      routes,
-    },
-    sendTimeoutMs: integer('sendTimeoutMs', options.sendTimeoutMs ?? DEFAULTS.publisher.sendTimeoutMs, 1),
-    maxMessageBytes: integer(
-      'maxMessageBytes',
-      options.maxMessageBytes ?? DEFAULTS.publisher.maxMessageBytes,
-      1,
-    ),
-    producerRetries: integer(
-      'producerRetries',
-      options.producerRetries ?? DEFAULTS.publisher.producerRetries,
-      1,
-      100,
-    ),
-  };
-}
+import {
+  classifyKafkaError,
+  closedError,
+  describeError,
+  transportError,
+  unavailableError,
+  type ErrorClassification,
+} from './errors';
+import {
+  resolvePublisherOptions,
+  type PublisherOptions,
+  type ResolvedPublisherOptions,
+} from './publisherOptions';
+import { raceAbort } from './race';
+import { encodeOutboxMessage, topicOf, type OutboundRecord } from './wire';
 
 const retryable = (id: string, error: string): PublishOutcome => ({ id, status: 'retryable', error });
 
+/** Connection-level failures are `unavailable` (no attempt spent); others by retriability. */
+const failureStatus = (failure: ErrorClassification) =>
+  failure.unavailable ? 'unavailable' : failure.retriable ? 'retryable' : 'permanent';
+
 /**
- * Outbox publisher over an idempotent kafkajs producer (acks -1, one request in flight per
+ * Outbox publisher over an idempotent producer (acks -1; with kafkajs one request in flight per
  * broker, so per-key order survives retries). A message is `sent` only once the `sendBatch`
  * carrying it resolved; timeouts, aborts and producer disconnects report it `retryable`.
  */
 export class KafkaPublisher implements Publisher {
+  /** OpenTelemetry's messaging.system of the relay's publish spans. */
+  readonly system = 'kafka';
   private readonly options: ResolvedPublisherOptions;
-  private readonly producer: Producer;
+  private readonly report: PublishReport;
+  private readonly logger: Logger;
+  private readonly producer: DriverProducer;
   private connecting: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
   /** Aborted when the producer disconnects, so every in-flight send is reported not sent. */
   private inFlight = new AbortController();
-  /** kafkajs sends that have not settled yet (they may outlive the outcome we reported). */
+  /** Client sends that have not settled yet (they may outlive the outcome we reported). */
   private readonly unsettled = new Set<Promise<unknown>>();
 
-  constructor(
-    private readonly connection: KafkaConnection,
-    options: Omit<PublisherOptions, 'connection'> = {},
-  ) {
-    this.options = resolvePublisherOptions({ ...options, connection });
-    this.producer = connection.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      retry: { retries: this.options.producerRetries },
-    });
-    this.producer.on(this.producer.events.DISCONNECT, () => {
+  constructor(connection: KafkaConnection, options: PublisherOptions = {}) {
+    this.options = resolvePublisherOptions(options);
+    this.logger = this.options.logger ?? connection.logger;
+    this.report = { transport: 'kafka', observer: this.options.observer, logger: this.logger };
+    this.producer = connection.driver.producer({ retries: this.options.producerRetries });
+    this.producer.onDisconnect(() => {
       this.connecting = null;
-      this.inFlight.abort(new Error('Kafka producer disconnected'));
+      this.inFlight.abort(unavailableError('Kafka producer disconnected'));
       this.inFlight = new AbortController();
     });
   }
@@ -106,7 +65,19 @@ export class KafkaPublisher implements Publisher {
     await this.connecting;
   }
 
-  async publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
+  publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
+    return observePublish(
+      this.report,
+      messages,
+      (message) => topicOf(message, this.options.routing) ?? '',
+      () => this.publishNow(messages, signal),
+    );
+  }
+
+  private async publishNow(
+    messages: readonly OutboxMessage[],
+    signal: AbortSignal,
+  ): Promise<readonly PublishOutcome[]> {
     const outcomes = new Map<string, PublishOutcome>();
     const records: OutboundRecord[] = [];
     for (const message of messages) {
@@ -131,7 +102,7 @@ export class KafkaPublisher implements Publisher {
     } catch (error) {
       const failure = classifyKafkaError(error);
       if (failure.retriable || records.length === 1) {
-        const status = failure.retriable ? 'retryable' : 'permanent';
+        const status = failureStatus(failure);
         return records.map((record) => ({ id: record.id, status, error: failure.message }));
       }
       return this.sendOneByOne(records, signal);
@@ -159,11 +130,7 @@ export class KafkaPublisher implements Publisher {
       } catch (error) {
         const failure = classifyKafkaError(error);
         if (record.key !== null) failedKeys.add(record.key);
-        outcomes.push({
-          id: record.id,
-          status: failure.retriable ? 'retryable' : 'permanent',
-          error: failure.message,
-        });
+        outcomes.push({ id: record.id, status: failureStatus(failure), error: failure.message });
       }
     }
     return outcomes;
@@ -171,27 +138,28 @@ export class KafkaPublisher implements Publisher {
 
   /** One `sendBatch`; rejects on broker error, timeout, abort or producer disconnect. */
   private async send(records: readonly OutboundRecord[], signal: AbortSignal): Promise<void> {
-    const byTopic = new Map<string, TopicMessages>();
+    const byTopic = new Map<string, ProducedRecord[]>();
     for (const record of records) {
       let entry = byTopic.get(record.topic);
       if (!entry) {
-        entry = { topic: record.topic, messages: [] };
+        entry = [];
         byTopic.set(record.topic, entry);
       }
-      entry.messages.push({ key: record.key, value: record.value, headers: record.headers });
+      entry.push({ key: record.key, value: record.value, headers: record.headers });
     }
-    const sending = this.producer.sendBatch({ acks: -1, topicMessages: [...byTopic.values()] });
+    const batches = [...byTopic].map(([topic, topicRecords]) => ({ topic, records: topicRecords }));
+    const sending = this.producer.send(batches);
     const settled = sending.then(
       () => undefined,
       () => undefined,
     );
     this.unsettled.add(settled);
     void settled.then(() => this.unsettled.delete(settled));
-    await raceAbort(sending, [signal, this.inFlight.signal], this.options.sendTimeoutMs);
+    await raceAbort(sending, [signal, this.inFlight.signal], 'send', this.options.confirmTimeoutMs);
   }
 
   /**
-   * Reports in-flight sends retryable at once, lets kafkajs finish them (at most `sendTimeoutMs`,
+   * Reports in-flight sends retryable at once, lets the client finish them (at most `confirmTimeoutMs`,
    * so no retry reconnects a disconnected producer), then disconnects. Safe to call twice.
    */
   async close(): Promise<void> {
@@ -199,48 +167,13 @@ export class KafkaPublisher implements Publisher {
       this.inFlight.abort(new Error('Kafka publisher closed'));
       const connecting = this.connecting;
       if (connecting) await connecting.catch(() => undefined);
-      await settleWithin([...this.unsettled], this.options.sendTimeoutMs);
+      await settleWithin([...this.unsettled], this.options.confirmTimeoutMs);
       await this.producer.disconnect().catch((error: unknown) => {
-        this.connection.logger.warn({ err: describeError(error) }, 'Kafka producer disconnect failed');
+        this.logger.warn({ err: describeError(error) }, 'Kafka producer disconnect failed');
       });
     })();
     await this.closing;
   }
-}
-
-/** Settles with `work`, or rejects as soon as a signal aborts or the deadline passes. */
-function raceAbort(
-  work: Promise<unknown>,
-  signals: readonly AbortSignal[],
-  timeoutMs: number,
-): Promise<void> {
-  work.catch(() => undefined);
-  return new Promise<void>((resolve, reject) => {
-    const cleanups: (() => void)[] = [];
-    const settle = (fn: () => void) => {
-      for (const cleanup of cleanups) cleanup();
-      fn();
-    };
-    const timer = setTimeout(
-      () => settle(() => reject(new Error(`send not confirmed within ${timeoutMs} ms`))),
-      timeoutMs,
-    );
-    cleanups.push(() => clearTimeout(timer));
-    for (const signal of signals) {
-      const onAbort = () =>
-        settle(() => reject(new Error(`send abandoned: ${describeError(signal.reason)}`)));
-      if (signal.aborted) {
-        onAbort();
-        return;
-      }
-      signal.addEventListener('abort', onAbort, { once: true });
-      cleanups.push(() => signal.removeEventListener('abort', onAbort));
-    }
-    work.then(
-      () => settle(resolve),
-      (error: unknown) => settle(() => reject(error)),
-    );
-  });
 }
 
 /** Resolves once every promise settled or `ms` passed, whichever comes first. */

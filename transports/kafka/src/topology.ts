@@ -1,7 +1,7 @@
-import type { Admin } from 'kafkajs';
+import type { DriverAdmin } from './client/types';
 import type { KafkaConnection } from './connection';
 import { transportError } from './errors';
-import { integerOption as integer, nonEmptyOption as nonEmpty } from '@ferry/core';
+import { integerOption as integer, nonEmptyOption as nonEmpty } from '@ferry/core/transport';
 
 export interface TopicSpec {
   readonly topic: string;
@@ -13,9 +13,11 @@ export interface TopicSpec {
   readonly configs?: Readonly<Record<string, string>>;
 }
 
-async function withAdmin<T>(connection: KafkaConnection, work: (admin: Admin) => Promise<T>): Promise<T> {
-  const admin = connection.kafka.admin();
-  await admin.connect();
+async function withAdmin<T>(
+  connection: KafkaConnection,
+  work: (admin: DriverAdmin) => Promise<T>,
+): Promise<T> {
+  const admin = await connection.driver.admin();
   try {
     return await work(admin);
   } finally {
@@ -42,7 +44,7 @@ export async function ensureTopics(
       const existing = new Set(await admin.listTopics());
       const missing = topics.filter((topic) => !existing.has(topic.topic));
       if (missing.length === 0) return [];
-      await admin.createTopics({ topics: missing, waitForLeaders: true });
+      await admin.createTopics(missing);
       return missing.map((topic) => topic.topic);
     });
   } catch (error) {
@@ -56,7 +58,7 @@ export async function deleteTopics(connection: KafkaConnection, topics: readonly
     await withAdmin(connection, async (admin) => {
       const existing = new Set(await admin.listTopics());
       const present = topics.filter((topic) => existing.has(topic));
-      if (present.length > 0) await admin.deleteTopics({ topics: present });
+      if (present.length > 0) await admin.deleteTopics(present);
     });
   } catch (error) {
     throw transportError('deleting Kafka topics failed', error);
@@ -67,6 +69,6 @@ export async function deleteTopics(connection: KafkaConnection, topics: readonly
 export async function deleteGroups(connection: KafkaConnection, groupIds: readonly string[]): Promise<void> {
   if (groupIds.length === 0) return;
   await withAdmin(connection, async (admin) => {
-    await admin.deleteGroups([...groupIds]).catch(() => undefined);
+    await admin.deleteGroups(groupIds).catch(() => undefined);
   });
 }

@@ -1,6 +1,13 @@
-import { FERRY_HEADERS, outboxHeaders, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
-import type { IHeaders, KafkaMessage } from 'kafkajs';
-import { REJECT_REASONS, type RejectReason } from './errors';
+import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
+import {
+  nonEmptyValue,
+  outboxHeaders,
+  parseJsonObjectBytes,
+  resolveTenant,
+  type TenantSource,
+} from '@ferry/core/transport';
+import type { ConsumedRecord, RecordHeaders } from './client/types';
+import { REJECT_REASONS, describeError, type RejectReason } from './errors';
 
 /** One record ready for `sendBatch`. */
 export interface OutboundRecord {
@@ -13,8 +20,14 @@ export interface OutboundRecord {
 
 /** How topics are chosen: the event's destination, else its type's route, else the default. */
 export interface TopicRouting {
-  readonly defaultTopic: string | null;
+  readonly defaultDestination: string | null;
   readonly routes: Readonly<Record<string, string>>;
+}
+
+/** The topic of an event: its destination, else its type's route, else the default; null: none. */
+export function topicOf(message: OutboxMessage, routing: TopicRouting): string | null {
+  const topic = message.destination ?? routing.routes[message.type] ?? routing.defaultDestination;
+  return topic === null || topic === undefined || topic.length === 0 ? null : topic;
 }
 
 export type EncodeResult =
@@ -29,11 +42,11 @@ export function encodeOutboxMessage(
   routing: TopicRouting,
   maxMessageBytes: number,
 ): EncodeResult {
-  const topic = message.destination ?? routing.routes[message.type] ?? routing.defaultTopic;
-  if (topic === null || topic === undefined || topic.length === 0) {
+  const topic = topicOf(message, routing);
+  if (topic === null) {
     return {
       ok: false,
-      error: `no topic for event type ${message.type}: no destination, route or defaultTopic`,
+      error: `no topic for event type ${message.type}: no destination, route or defaultDestination`,
     };
   }
   let value: Buffer;
@@ -48,7 +61,7 @@ export function encodeOutboxMessage(
   if (value.length > maxMessageBytes) {
     return { ok: false, error: `payload is ${value.length} bytes, over maxMessageBytes ${maxMessageBytes}` };
   }
-  const headers = outboxHeaders(message, 'remove');
+  const headers = outboxHeaders(message);
   return { ok: true, record: { id: message.id, topic, key: message.orderingKey, value, headers } };
 }
 
@@ -68,10 +81,16 @@ export type IdentityExtractor = (record: InboundRecord) => string | null;
 export const topicPartitionOffsetIdentity: IdentityExtractor = (record) =>
   `${record.topic}-${record.partition}-${record.offset}`;
 
-export function decodeHeaders(headers: IHeaders | undefined): Record<string, string> {
+/** Headers that describe a transport's own handling: an outside producer's copy is not passed on. */
+const TRANSPORT_HEADERS: ReadonlySet<string> = new Set([
+  FERRY_HEADERS.transportAttempts,
+  FERRY_HEADERS.rejectReason,
+]);
+
+export function decodeHeaders(headers: RecordHeaders | undefined): Record<string, string> {
   const decoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (value === undefined) continue;
+    if (value === undefined || TRANSPORT_HEADERS.has(name)) continue;
     const last = Array.isArray(value) ? value[value.length - 1] : value;
     if (last === undefined) continue;
     decoded[name] = Buffer.isBuffer(last) ? last.toString('utf8') : String(last);
@@ -81,65 +100,91 @@ export function decodeHeaders(headers: IHeaders | undefined): Record<string, str
 
 export type DecodeResult =
   | { readonly ok: true; readonly input: InboxAcceptInput }
-  | { readonly ok: false; readonly reason: RejectReason; readonly detail: string };
+  | {
+      readonly ok: false;
+      readonly reason: RejectReason;
+      readonly detail: string;
+      /** The record's identity where it has one (reported with the dead letter). */
+      readonly messageId: string | null;
+    };
 
 export interface DecodeContext {
   readonly consumer: string;
   readonly maxPayloadBytes: number;
   readonly identity: IdentityExtractor | null;
+  /** Where the tenant comes from; `'header'` when absent. */
+  readonly tenant?: TenantSource<InboundRecord>;
 }
 
-/** Turns a Kafka record into an inbox input, or says why it is invalid before acceptance. */
+/** A record with a null value: a deletion marker on a compacted topic, never an inbox input. */
+export function isTombstone(message: ConsumedRecord): boolean {
+  return message.value === null || message.value === undefined;
+}
+
+/**
+ * Turns a Kafka record into an inbox input, or says why it cannot be one. Never throws: a
+ * record that cannot be decoded is dead-lettered, so it cannot stall its partition.
+ */
 export function decodeRecord(
   topic: string,
   partition: number,
-  message: KafkaMessage,
+  message: ConsumedRecord,
   context: DecodeContext,
 ): DecodeResult {
   const headers = decodeHeaders(message.headers);
   const key = message.key === null || message.key === undefined ? null : message.key.toString('utf8');
   const record: InboundRecord = { topic, partition, offset: message.offset, key, headers };
-  const messageId = headers[FERRY_HEADERS.messageId] ?? context.identity?.(record) ?? null;
-  if (messageId === null || messageId.length === 0) {
-    return {
-      ok: false,
-      reason: REJECT_REASONS.missingIdentity,
-      detail: `no ${FERRY_HEADERS.messageId} header and no identity`,
-    };
-  }
+  const identity = recordIdentity(record, context.identity);
+  const messageId = identity.ok ? identity.messageId : null;
+  const invalid = (reason: RejectReason, detail: string): DecodeResult => ({
+    ok: false,
+    reason,
+    detail,
+    messageId,
+  });
   const value = message.value;
-  if (value === null || value === undefined) {
-    return { ok: false, reason: REJECT_REASONS.unparseableBody, detail: 'record has no value' };
-  }
+  if (value === null || value === undefined)
+    return invalid(REJECT_REASONS.tombstone, 'record has a null value');
+  if (!identity.ok) return invalid(REJECT_REASONS.missingIdentity, identity.detail);
+  const headerTenant = nonEmptyValue(headers[FERRY_HEADERS.tenantId]);
+  const tenant = resolveTenant(context.tenant ?? 'header', record, headerTenant);
+  if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
   if (value.length > context.maxPayloadBytes) {
-    return {
-      ok: false,
-      reason: REJECT_REASONS.payloadTooLarge,
-      detail: `value is ${value.length} bytes, over ${context.maxPayloadBytes}`,
-    };
+    return invalid(
+      REJECT_REASONS.payloadTooLarge,
+      `value is ${value.length} bytes, over ${context.maxPayloadBytes}`,
+    );
   }
-  let payload: unknown;
-  try {
-    payload = JSON.parse(value.toString('utf8'));
-  } catch (error) {
-    return {
-      ok: false,
-      reason: REJECT_REASONS.unparseableBody,
-      detail: error instanceof Error ? error.message : 'invalid JSON',
-    };
-  }
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
-    return { ok: false, reason: REJECT_REASONS.unparseableBody, detail: 'value is not a JSON object' };
-  }
+  const body = parseJsonObjectBytes(value);
+  if (!body.ok) return invalid(REJECT_REASONS.unparseableBody, body.detail);
   return {
     ok: true,
     input: {
       consumer: context.consumer,
-      messageId,
-      tenantId: headers[FERRY_HEADERS.tenantId] ?? null,
-      payload: payload as Record<string, unknown>,
+      messageId: identity.messageId,
+      tenantId: tenant.tenantId,
+      payload: body.payload,
       headers,
       type: headers[FERRY_HEADERS.eventType] ?? null,
     },
   };
+}
+
+type Identity =
+  { readonly ok: true; readonly messageId: string } | { readonly ok: false; readonly detail: string };
+
+/** ferry's message-id header, else the extractor's answer; an extractor that throws gives no identity. */
+function recordIdentity(record: InboundRecord, extractor: IdentityExtractor | null): Identity {
+  const header = nonEmptyValue(record.headers[FERRY_HEADERS.messageId]);
+  if (header !== undefined) return { ok: true, messageId: header };
+  if (extractor === null)
+    return { ok: false, detail: `no ${FERRY_HEADERS.messageId} header and no identity` };
+  let extracted: unknown;
+  try {
+    extracted = extractor(record);
+  } catch (error) {
+    return { ok: false, detail: `the identity extractor threw: ${describeError(error)}` };
+  }
+  if (typeof extracted === 'string' && extracted.length > 0) return { ok: true, messageId: extracted };
+  return { ok: false, detail: `no ${FERRY_HEADERS.messageId} header and the identity extractor gave none` };
 }

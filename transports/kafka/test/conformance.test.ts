@@ -1,12 +1,12 @@
 /**
  * The shared transport conformance suite from @ferry/testing, run against the project's Kafka.
- * Each case gets its own topic, dead-letter topic and consumer group. `redeliveryAfterRestart`
- * is off: the Kafka node is shared with other suites, so restarting it belongs to the fault suite.
+ * Each case gets its own topic, dead-letter topic and consumer group.
  */
 import { FERRY_HEADERS } from '@ferry/core';
 import {
   runTransportConformance,
   type DeadLetter,
+  type TransportContext,
   type TransportUnderTest,
 } from '@ferry/testing/conformance';
 import type { Consumer } from 'kafkajs';
@@ -22,12 +22,16 @@ import { fastGroup, testConnection, uniqueName } from './support';
 
 const connection = testConnection();
 
-async function createTransport(): Promise<TransportUnderTest> {
+async function createTransport({ publisherObserver }: TransportContext): Promise<TransportUnderTest> {
   const topic = uniqueName('conformance');
   const deadLetterTopic = `${topic}.dlq`;
   const groupIds: string[] = [];
   await ensureTopics(connection, [{ topic, partitions: 3 }, { topic: deadLetterTopic }]);
-  const publisher = new KafkaPublisher(connection, { sendTimeoutMs: 5_000, producerRetries: 2 });
+  const publisher = new KafkaPublisher(connection, {
+    confirmTimeoutMs: 5_000,
+    producerRetries: 2,
+    observer: publisherObserver,
+  });
   const raw = connection.kafka.producer({ allowAutoTopicCreation: false });
   await raw.connect();
   const consumers: KafkaInboxConsumer[] = [];
@@ -60,15 +64,17 @@ async function createTransport(): Promise<TransportUnderTest> {
   return {
     publisher,
     destination: topic,
+    source: topic,
     unroutableDestination: uniqueName('no-such-topic'),
-    async attach(acceptor, { consumer }) {
+    async attach(acceptor, { consumer, observer }) {
       const groupId = uniqueName('conformance-group');
       groupIds.push(groupId);
-      const handle = await attachKafkaConsumer(acceptor, {
+      const handle = attachKafkaConsumer(acceptor, {
         connection,
         topic,
         groupId,
         consumer,
+        observer,
         ...fastGroup,
         maxWaitTimeMs: 200,
         retryBackoff: { initialMs: 50, maxMs: 500 },
@@ -97,10 +103,14 @@ async function createTransport(): Promise<TransportUnderTest> {
 
 runTransportConformance({
   name: 'kafka',
+  transport: 'kafka',
   features: {
     deadLetter: true,
     orderingPerKey: true,
-    redeliveryAfterRestart: false,
+    redeliveryAfterRestart: {
+      unsupported:
+        'the Kafka node is shared with other suites, so restarting it belongs to the fault suite (fault-tests/broker-recovery)',
+    },
     unroutableDetection: true,
   },
   createTransport,

@@ -3,10 +3,12 @@
  * → Inbox.acceptMany (ferry's receipts table, migrated by createTestDatabase), with duplicates
  * published on purpose.
  */
-import { INBOX_TABLE, Inbox } from '@ferry/core';
+import { FERRY_HEADERS, INBOX_TABLE, Inbox, isFerryError } from '@ferry/core';
+import { closedPort } from '../../../test-support/closedPort';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import {
   KafkaPublisher,
+  REJECT_REASONS,
   attachKafkaConsumer,
   deleteGroups,
   deleteTopics,
@@ -18,6 +20,7 @@ import {
   endOffsets,
   fastGroup,
   outboxMessage,
+  readBack,
   testConnection,
   uniqueName,
   waitFor,
@@ -33,7 +36,7 @@ let consumer: KafkaInboxConsumer | null = null;
 beforeAll(async () => {
   database = await createTestDatabase();
   await ensureTopics(connection, [{ topic, partitions: 3 }, { topic: `${topic}.dlq` }]);
-  publisher = new KafkaPublisher(connection, { defaultTopic: topic });
+  publisher = new KafkaPublisher(connection, { defaultDestination: topic });
 });
 
 afterAll(async () => {
@@ -46,7 +49,7 @@ afterAll(async () => {
 
 test('stores one inbox receipt per event although duplicates were published, and commits every partition to its end', async () => {
   const inbox = new Inbox(database.prisma);
-  consumer = await attachKafkaConsumer(inbox, {
+  consumer = attachKafkaConsumer(inbox, {
     connection,
     topic,
     groupId,
@@ -82,4 +85,133 @@ test('stores one inbox receipt per event although duplicates were published, and
     missing: messages.map((message) => message.id).filter((id) => !stored.has(id)),
     extra: rows.filter((row) => row.n > 1 || !messages.some((message) => message.id === row.message_id)),
   }).toEqual({ missing: [], extra: [] });
+});
+
+test('with a fixed tenant the real inbox stores every record under it; a record claiming another tenant is dead-lettered, not stored', async () => {
+  const fixedTopic = uniqueName('inbox-fixed');
+  const fixedGroup = uniqueName('inbox-fixed-group');
+  await ensureTopics(connection, [{ topic: fixedTopic }, { topic: `${fixedTopic}.dlq` }]);
+  const raw = connection.kafka.producer({ allowAutoTopicCreation: false });
+  await raw.connect();
+  const fixed = attachKafkaConsumer(new Inbox(database.prisma), {
+    connection,
+    topic: fixedTopic,
+    groupId: fixedGroup,
+    consumer: 'ledger',
+    tenant: { fixed: 'tenant-a' },
+    ...fastGroup,
+    maxWaitTimeMs: 200,
+  });
+  try {
+    await fixed.ready();
+    const headers = (id: string, tenant?: string) => ({
+      [FERRY_HEADERS.messageId]: id,
+      ...(tenant === undefined ? {} : { [FERRY_HEADERS.tenantId]: tenant }),
+    });
+    await raw.send({
+      topic: fixedTopic,
+      messages: [
+        { value: '{"n":1}', headers: headers('plain') },
+        { value: '{"n":2}', headers: headers('forged', 'tenant-b') },
+        { value: '{"n":3}', headers: headers('agreeing', 'tenant-a') },
+      ],
+    });
+    await waitFor(
+      async () => (await committedOffsets(connection, fixedGroup, fixedTopic)).get(0) === '3',
+      () => 'the fixed-tenant group did not commit its 3 records',
+    );
+    const rows = await database.db.query<{ message_id: string; tenant_id: string | null }>(
+      `SELECT message_id, tenant_id FROM ${INBOX_TABLE} WHERE consumer = 'ledger' ORDER BY message_id`,
+    );
+    expect(rows).toEqual([
+      { message_id: 'agreeing', tenant_id: 'tenant-a' },
+      { message_id: 'plain', tenant_id: 'tenant-a' },
+    ]);
+    const [dead] = await readBack(connection, `${fixedTopic}.dlq`, 1);
+    expect(dead!.headers[FERRY_HEADERS.rejectReason]).toBe(REJECT_REASONS.tenantMismatch);
+  } finally {
+    await fixed.close();
+    await raw.disconnect();
+    await deleteGroups(connection, [fixedGroup]);
+    await deleteTopics(connection, [fixedTopic, `${fixedTopic}.dlq`]);
+  }
+});
+
+test('a record whose JSON holds \\u0000 is dead-lettered by reason and the records before and after it in its chunk are stored', async () => {
+  const nulTopic = uniqueName('inbox-nul');
+  const nulGroup = uniqueName('inbox-nul-group');
+  await ensureTopics(connection, [{ topic: nulTopic }, { topic: `${nulTopic}.dlq` }]);
+  const raw = connection.kafka.producer({ allowAutoTopicCreation: false });
+  await raw.connect();
+  const nul = attachKafkaConsumer(new Inbox(database.prisma), {
+    connection,
+    topic: nulTopic,
+    groupId: nulGroup,
+    consumer: 'audit',
+    ...fastGroup,
+    maxWaitTimeMs: 200,
+  });
+  try {
+    await nul.ready();
+    await raw.send({
+      topic: nulTopic,
+      messages: Array.from({ length: 6 }, (_, index) => ({
+        value: index === 2 ? '{"note":"a\\u0000b"}' : `{"n":${index}}`,
+        headers: { [FERRY_HEADERS.messageId]: `m-${index}`, [FERRY_HEADERS.tenantId]: 'tenant-a' },
+      })),
+    });
+    await waitFor(
+      async () => (await committedOffsets(connection, nulGroup, nulTopic)).get(0) === '6',
+      () => 'the group did not commit past the NUL record',
+    );
+    const rows = await database.db.query<{ message_id: string }>(
+      `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = 'audit' ORDER BY message_id`,
+    );
+    expect(rows.map((row) => row.message_id)).toEqual(['m-0', 'm-1', 'm-3', 'm-4', 'm-5']);
+    const [dead] = await readBack(connection, `${nulTopic}.dlq`, 1);
+    expect([dead!.headers['x-ferry-source-offset'], dead!.headers[FERRY_HEADERS.rejectReason]]).toEqual([
+      '2',
+      REJECT_REASONS.invalidText,
+    ]);
+  } finally {
+    await nul.close();
+    await raw.disconnect();
+    await deleteGroups(connection, [nulGroup]);
+    await deleteTopics(connection, [nulTopic, `${nulTopic}.dlq`]);
+  }
+});
+
+test('attaching for a consumer the inbox has no handler for fails with FERRY_HANDLER_MISSING before connecting', async () => {
+  const inbox = new Inbox(database.prisma, { handlers: { orders: async () => undefined } });
+  // No broker answers on these brokers: the check has to come first.
+  const unreachable = testConnection({
+    brokers: [`127.0.0.1:${await closedPort()}`],
+    connectionTimeoutMs: 200,
+  });
+  expect(() =>
+    attachKafkaConsumer(inbox, {
+      connection: unreachable,
+      topic,
+      groupId: uniqueName('inbox-missing-group'),
+      consumer: 'orderz',
+    }),
+  ).toThrow(expect.objectContaining({ code: 'FERRY_HANDLER_MISSING' }));
+});
+
+test('ready() resolves once joined, and rejects with FERRY_CLOSED after close()', async () => {
+  const readyGroup = uniqueName('inbox-ready-group');
+  const member = attachKafkaConsumer(new Inbox(database.prisma), {
+    connection,
+    topic,
+    groupId: readyGroup,
+    consumer: 'billing',
+    ...fastGroup,
+  });
+  try {
+    await expect(member.ready({ timeoutMs: 60_000 })).resolves.toBeUndefined();
+  } finally {
+    await member.close();
+    await deleteGroups(connection, [readyGroup]);
+  }
+  expect(isFerryError(await member.ready().catch((caught: unknown) => caught), 'FERRY_CLOSED')).toBe(true);
 });

@@ -1,5 +1,7 @@
 import { FERRY_HEADERS, type OutboxMessage } from '@ferry/core';
+import type { TransportPublisherEvent } from '@ferry/core/transport';
 import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
+import { closedPort } from '../../../test-support/closedPort';
 import { outboxMessage, readBack, testConnection, uniqueName } from './support';
 
 const connection = testConnection();
@@ -20,7 +22,7 @@ afterAll(async () => {
 describe('KafkaPublisher against a real broker', () => {
   test('delivers every event of many keys over 3 partitions in per-key order, read back by an independent group', async () => {
     const name = await topic('order', 3);
-    const publisher = new KafkaPublisher(connection, { defaultTopic: name });
+    const publisher = new KafkaPublisher(connection, { defaultDestination: name });
     const keys = Array.from({ length: 24 }, (_, index) => `key-${index}`);
     const perKey = 12;
     const messages: OutboxMessage[] = [];
@@ -112,7 +114,7 @@ describe('KafkaPublisher against a real broker', () => {
 
   test('isolates a message the broker rejects as too large: it is permanent, the others of the batch are sent', async () => {
     const name = await topic('too-large', 1, { 'max.message.bytes': '2000' });
-    const publisher = new KafkaPublisher(connection, { defaultTopic: name });
+    const publisher = new KafkaPublisher(connection, { defaultDestination: name });
     const small = outboxMessage({ payload: { text: 'small' }, orderingKey: 'a' });
     const large = outboxMessage({ payload: { text: 'x'.repeat(5_000) }, orderingKey: 'b' });
     const afterLarge = outboxMessage({ payload: { text: 'after' }, orderingKey: 'b' });
@@ -131,7 +133,7 @@ describe('KafkaPublisher against a real broker', () => {
 
   test('reports a payload over maxMessageBytes permanent without sending it', async () => {
     const name = await topic('client-limit');
-    const publisher = new KafkaPublisher(connection, { defaultTopic: name, maxMessageBytes: 100 });
+    const publisher = new KafkaPublisher(connection, { defaultDestination: name, maxMessageBytes: 100 });
     const message = outboxMessage({ payload: { text: 'y'.repeat(200) } });
     try {
       const [outcome] = await publisher.publish([message], never);
@@ -142,9 +144,12 @@ describe('KafkaPublisher against a real broker', () => {
   });
 
   test('never reports sent for a topic the broker does not have: the send times out as retryable', async () => {
+    const events: TransportPublisherEvent[] = [];
+    const missing = uniqueName('missing');
     const publisher = new KafkaPublisher(connection, {
-      defaultTopic: uniqueName('missing'),
-      sendTimeoutMs: 1_500,
+      defaultDestination: missing,
+      confirmTimeoutMs: 1_500,
+      observer: (event) => events.push(event),
     });
     const message = outboxMessage();
     try {
@@ -153,12 +158,42 @@ describe('KafkaPublisher against a real broker', () => {
     } finally {
       await publisher.close();
     }
+    expect(events).toEqual([
+      {
+        type: 'publish-failed',
+        transport: 'kafka',
+        destination: missing,
+        count: 1,
+        outcome: 'retryable',
+        error: expect.any(String),
+      },
+    ]);
+  });
+
+  test('tells its observer what each publish call confirmed, per topic', async () => {
+    const [first, second] = [await topic('observed-a'), await topic('observed-b')];
+    const events: TransportPublisherEvent[] = [];
+    const publisher = new KafkaPublisher(connection, { observer: (event) => events.push(event) });
+    try {
+      const messages = [
+        outboxMessage({ destination: first }),
+        outboxMessage({ destination: second }),
+        outboxMessage({ destination: first }),
+      ];
+      await publisher.publish(messages, never);
+    } finally {
+      await publisher.close();
+    }
+    expect(events.map((event) => event.type === 'published' && [event.destination, event.count])).toEqual([
+      [first, 2],
+      [second, 1],
+    ]);
   });
 
   test('reports in-flight sends as not sent when the producer disconnects mid-send', async () => {
     const publisher = new KafkaPublisher(connection, {
-      defaultTopic: uniqueName('missing'),
-      sendTimeoutMs: 60_000,
+      defaultDestination: uniqueName('missing'),
+      confirmTimeoutMs: 60_000,
     });
     await publisher.connect();
     const message = outboxMessage();
@@ -171,7 +206,7 @@ describe('KafkaPublisher against a real broker', () => {
 
   test('reports every message retryable when the relay aborts the publish', async () => {
     const name = await topic('aborted');
-    const publisher = new KafkaPublisher(connection, { defaultTopic: name });
+    const publisher = new KafkaPublisher(connection, { defaultDestination: name });
     const controller = new AbortController();
     controller.abort(new Error('lease lost'));
     const messages = [outboxMessage(), outboxMessage()];
@@ -185,7 +220,7 @@ describe('KafkaPublisher against a real broker', () => {
 
   test('connect() and close() are safe to call twice, and a closed publisher sends nothing', async () => {
     const name = await topic('lifecycle');
-    const publisher = new KafkaPublisher(connection, { defaultTopic: name });
+    const publisher = new KafkaPublisher(connection, { defaultDestination: name });
     await Promise.all([publisher.connect(), publisher.connect()]);
     await publisher.connect();
     await publisher.close();
@@ -194,5 +229,22 @@ describe('KafkaPublisher against a real broker', () => {
     expect(await publisher.publish([message], never)).toEqual([
       { id: message.id, status: 'retryable', error: 'publisher is closed' },
     ]);
+  });
+});
+
+describe('KafkaPublisher without a reachable broker', () => {
+  test("reports every message 'unavailable' (a connection-level failure, not the message's)", async () => {
+    const unreachable = testConnection({
+      brokers: [`127.0.0.1:${await closedPort()}`],
+      connectionTimeoutMs: 500,
+    });
+    const publisher = new KafkaPublisher(unreachable, { defaultDestination: 'anything', producerRetries: 1 });
+    const messages = [outboxMessage(), outboxMessage()];
+    try {
+      const outcomes = await publisher.publish(messages, never);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['unavailable', 'unavailable']);
+    } finally {
+      await publisher.close();
+    }
   });
 });

@@ -5,8 +5,23 @@ import type { Consumer, KafkaMessage } from 'kafkajs';
 import { FerryError, type InboxAcceptInput, type InboxAcceptResult, type InboxAcceptor } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { KafkaConnection, type ConnectionOptions } from '../src';
+import { kafkaClient } from './clients';
+import { WaitTimeoutError, waitUntil } from '@ferry/testing';
 
 export const silentLogger = pino({ level: 'silent' });
+
+export interface CapturedLogger {
+  readonly logger: pino.Logger;
+  /** Every line at warn or above, parsed. */
+  readonly lines: { readonly level: number; readonly msg: string }[];
+}
+
+/** A pino logger that keeps its warn-and-above lines in memory, for tests that read the log. */
+export function captureLogger(): CapturedLogger {
+  const lines: { level: number; msg: string }[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
 
 export function brokers(): string[] {
   return (process.env.FERRY_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
@@ -15,6 +30,7 @@ export function brokers(): string[] {
 export function testConnection(options: Partial<ConnectionOptions> = {}): KafkaConnection {
   return new KafkaConnection({
     brokers: brokers(),
+    client: kafkaClient(),
     clientId: 'ferry-kafka-test',
     kafkaLogLevel: 'nothing',
     logger: silentLogger,
@@ -34,17 +50,17 @@ export const fastGroup = {
   rebalanceTimeoutMs: 10_000,
 } as const;
 
-/** Polls `condition` until it holds; fails with `describe()` when the deadline passes. */
+/** Waits for `condition` to hold; the message names `describe()` (the one wait-until of @ferry/testing). */
 export async function waitFor(
   condition: () => boolean | Promise<boolean>,
   describe: () => string,
   deadlineMs = 40_000,
 ): Promise<void> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${deadlineMs} ms: ${describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  try {
+    await waitUntil('condition', condition, { timeoutMs: deadlineMs, intervalMs: 50 });
+  } catch (error) {
+    if (!(error instanceof WaitTimeoutError)) throw error;
+    throw new Error(`condition not met within ${deadlineMs} ms: ${describe()}`);
   }
 }
 
@@ -131,14 +147,27 @@ export async function endOffsets(connection: KafkaConnection, topic: string): Pr
   }
 }
 
+export interface AcceptedRow {
+  readonly consumer: string;
+  readonly messageId: string;
+  readonly tenantId: string | null;
+  readonly payload: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+}
+
 /**
  * A small inbox acceptor over a real PostgreSQL table: unique (consumer, message_id),
  * INSERT ... ON CONFLICT DO NOTHING in one transaction, committed before it resolves.
- * `refuse` makes it throw a retriable FerryError as a database that refuses work would.
+ * `refuse` makes it throw a retriable FerryError as a database that refuses work would. Like
+ * ferry's inbox, it reports data PostgreSQL rejects (SQLSTATE classes 22 and 23, e.g. NUL in
+ * jsonb) as the non-retriable FERRY_VALIDATION_FAILED, and everything else as retriable
+ * FERRY_DATABASE_UNAVAILABLE. `failWhen` makes any batch holding a matching input throw a plain
+ * Error, as an acceptor bug would.
  */
 export class PgTestAcceptor implements InboxAcceptor {
   readonly maxPayloadBytes = 64 * 1024;
   refuse = false;
+  failWhen: ((input: InboxAcceptInput) => boolean) | null = null;
   calls = 0;
   refusals = 0;
   duplicates = 0;
@@ -160,6 +189,7 @@ export class PgTestAcceptor implements InboxAcceptor {
       tenant_id text,
       type text,
       payload jsonb NOT NULL,
+      headers jsonb,
       UNIQUE (consumer, message_id)
     )`);
     return new PgTestAcceptor(database, pool);
@@ -169,15 +199,20 @@ export class PgTestAcceptor implements InboxAcceptor {
     this.calls += 1;
     if (this.refuse) {
       this.refusals += 1;
-      throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'test database refuses work');
+      throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'test database refuses work', {
+        cause: new Error('connect ECONNREFUSED 127.0.0.1:1'),
+      });
     }
+    const poisoned = this.failWhen === null ? undefined : inputs.find(this.failWhen);
+    if (poisoned !== undefined) throw new Error(`test acceptor cannot take ${poisoned.messageId}`);
     const client = await this.pool.connect();
     const results: InboxAcceptResult[] = [];
     try {
       await client.query('BEGIN');
       for (const input of inputs) {
         const inserted = await client.query<{ seq: string }>(
-          `INSERT INTO received (consumer, message_id, tenant_id, type, payload) VALUES ($1, $2, $3, $4, $5)
+          `INSERT INTO received (consumer, message_id, tenant_id, type, payload, headers)
+           VALUES ($1, $2, $3, $4, $5, $6)
            ON CONFLICT (consumer, message_id) DO NOTHING RETURNING seq`,
           [
             input.consumer,
@@ -185,6 +220,7 @@ export class PgTestAcceptor implements InboxAcceptor {
             input.tenantId,
             input.type ?? null,
             JSON.stringify(input.payload),
+            input.headers === undefined ? null : JSON.stringify(input.headers),
           ],
         );
         const seq = inserted.rows[0]?.seq;
@@ -196,6 +232,11 @@ export class PgTestAcceptor implements InboxAcceptor {
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
+      const sqlState = (error as { code?: unknown }).code;
+      if (typeof sqlState === 'string' && /^2[23]/.test(sqlState)) {
+        const reason = `PostgreSQL refused the data: ${(error as Error).message} (${sqlState})`;
+        throw new FerryError('FERRY_VALIDATION_FAILED', reason, { cause: error });
+      }
       throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'test acceptance failed', { cause: error });
     } finally {
       client.release();
@@ -205,18 +246,23 @@ export class PgTestAcceptor implements InboxAcceptor {
   }
 
   /** Every accepted row, in acceptance order. */
-  async rows(
-    consumer: string,
-  ): Promise<{ consumer: string; messageId: string; payload: Record<string, unknown> }[]> {
+  async rows(consumer: string): Promise<AcceptedRow[]> {
     const result = await this.pool.query<{
       consumer: string;
       message_id: string;
+      tenant_id: string | null;
       payload: Record<string, unknown>;
-    }>('SELECT consumer, message_id, payload FROM received WHERE consumer = $1 ORDER BY seq', [consumer]);
+      headers: Record<string, string> | null;
+    }>(
+      'SELECT consumer, message_id, tenant_id, payload, headers FROM received WHERE consumer = $1 ORDER BY seq',
+      [consumer],
+    );
     return result.rows.map((row) => ({
       consumer: row.consumer,
       messageId: row.message_id,
+      tenantId: row.tenant_id,
       payload: row.payload,
+      headers: row.headers ?? {},
     }));
   }
 

@@ -8,8 +8,12 @@ import {
   classifyKafkaError,
   resolveConnectionOptions,
   resolveConsumerOptions,
+  resolvePublisherOptions,
   topicPartitionOffsetIdentity,
+  type ConsumerOptions,
 } from '../src';
+import { describeCauses, describeError } from '../src/errors';
+import { MultipleErrors, NetworkError, ProtocolError, TimeoutError } from '@platformatic/kafka';
 import { decodeRecord, encodeOutboxMessage } from '../src/wire';
 import { outboxMessage, silentLogger, testConnection } from './support';
 
@@ -52,13 +56,99 @@ describe('classifyKafkaError', () => {
     expect(classifyKafkaError(new Error('socket hang up')).retriable).toBe(true);
   });
 
+  test('@platformatic/kafka: a protocol error nested in MultipleErrors is classified by its apiId and named', () => {
+    const tooLarge = new MultipleErrors('Producing messages failed.', [
+      new MultipleErrors('produce failed 3 times.', [new ProtocolError('MESSAGE_TOO_LARGE')]),
+    ]);
+    expect(classifyKafkaError(tooLarge)).toMatchObject({ retriable: false, kafkaType: 'MESSAGE_TOO_LARGE' });
+    expect(describeError(tooLarge)).toContain('Producing messages failed.');
+    expect(describeError(tooLarge)).toContain(new ProtocolError('MESSAGE_TOO_LARGE').message);
+    const leaderMoved = new MultipleErrors('Producing messages failed.', [
+      new ProtocolError('NOT_LEADER_OR_FOLLOWER'),
+    ]);
+    expect(classifyKafkaError(leaderMoved)).toMatchObject({
+      retriable: true,
+      kafkaType: 'NOT_LEADER_OR_FOLLOWER',
+    });
+  });
+
+  test('connection failures are unavailable; protocol errors of a message are not', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    const connectionError = Object.assign(new Error('Connection error'), { name: 'KafkaJSConnectionError' });
+    const exhausted = new KafkaJSNumberOfRetriesExceeded(connectionError, { retryCount: 1, retryTime: 10 });
+    expect(classifyKafkaError(refused).unavailable).toBe(true);
+    expect(classifyKafkaError(exhausted).unavailable).toBe(true);
+    expect(classifyKafkaError(protocolError('BROKER_NOT_AVAILABLE', true)).unavailable).toBe(true);
+    // A leader that stays missing through kafkajs's retries is the cluster's fault, not the message's (review11).
+    expect(classifyKafkaError(protocolError('NOT_LEADER_FOR_PARTITION', true)).unavailable).toBe(true);
+    expect(classifyKafkaError(protocolError('MESSAGE_TOO_LARGE', false)).unavailable).toBe(false);
+  });
+
+  test('@platformatic/kafka: connection-level failures nested in MultipleErrors are unavailable', () => {
+    // The shapes a Producer's send rejects with (captured from @platformatic/kafka 1.35).
+    const refused = new MultipleErrors('initProducerId failed 3 times.', [
+      new MultipleErrors('Cannot connect to any broker.', [
+        new NetworkError('Connection to 127.0.0.1:1 failed.', {
+          cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+        }),
+      ]),
+    ]);
+    const dropped = new MultipleErrors('initProducerId failed 3 times.', [
+      new MultipleErrors('listApis failed 3 times.', [new NetworkError('Connection closed')]),
+    ]);
+    const timedOut = new MultipleErrors('Producing messages failed.', [
+      new TimeoutError('Request timed out'),
+    ]);
+    const brokerGone = new MultipleErrors('Producing messages failed.', [
+      new ProtocolError('BROKER_NOT_AVAILABLE'),
+    ]);
+    const networkException = new MultipleErrors('Producing messages failed.', [
+      new ProtocolError('NETWORK_EXCEPTION'),
+    ]);
+    for (const error of [refused, dropped, timedOut, brokerGone, networkException]) {
+      expect(classifyKafkaError(error)).toMatchObject({ unavailable: true, retriable: true });
+    }
+    expect(classifyKafkaError(new NetworkError('Connection closed')).unavailable).toBe(true);
+    expect(describeError(refused)).toContain('Connection to 127.0.0.1:1 failed.');
+  });
+
+  test("@platformatic/kafka: a message's own protocol errors are not unavailable; a leader move is", () => {
+    const tooLarge = new MultipleErrors('Producing messages failed.', [
+      new ProtocolError('MESSAGE_TOO_LARGE'),
+    ]);
+    // A leader election (NOT_LEADER_OR_FOLLOWER) is the cluster's, not the message's: unavailable
+    // (the review's rule, tested above); a corrupt record is the message's and may be retried.
+    const corrupt = new MultipleErrors('Producing messages failed.', [new ProtocolError('CORRUPT_MESSAGE')]);
+    expect(classifyKafkaError(tooLarge)).toMatchObject({ unavailable: false, retriable: false });
+    expect(classifyKafkaError(corrupt)).toMatchObject({
+      unavailable: false,
+      retriable: true,
+      kafkaType: 'CORRUPT_MESSAGE',
+    });
+  });
+
   test('a FerryError keeps its own retriable flag', () => {
     expect(classifyKafkaError(new FerryError('FERRY_PERMANENT_FAILURE', 'no')).retriable).toBe(false);
   });
 });
 
+describe('describeCauses', () => {
+  test('names the code and every cause down the chain, without repeating a cause the message already quotes', () => {
+    const root = new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    const wrapped = new FerryError('FERRY_DATABASE_UNAVAILABLE', 'inbox acceptance failed', { cause: root });
+    expect(describeCauses(wrapped)).toBe(
+      'FERRY_DATABASE_UNAVAILABLE: inbox acceptance failed <- connect ECONNREFUSED 127.0.0.1:5432',
+    );
+    const quoted = new FerryError('FERRY_TRANSPORT_ERROR', `send failed: ${root.message}`, { cause: root });
+    expect(describeCauses(quoted)).toBe(
+      'FERRY_TRANSPORT_ERROR: send failed: connect ECONNREFUSED 127.0.0.1:5432',
+    );
+    expect(describeCauses('plain')).toBe('plain');
+  });
+});
+
 describe('wire format', () => {
-  const routing = { defaultTopic: 'default-topic', routes: { 'a.b': 'routed' } };
+  const routing = { defaultDestination: 'default-topic', routes: { 'a.b': 'routed' } };
 
   test('the destination wins over the route, the route over the default topic', () => {
     const encode = (destination: string | null, type: string) =>
@@ -88,7 +178,6 @@ describe('wire format', () => {
         value: Buffer.from('{"x":1}'),
         offset: '7',
         timestamp: '0',
-        attributes: 0,
         headers: {
           [FERRY_HEADERS.messageId]: Buffer.from('m-1'),
           [FERRY_HEADERS.tenantId]: 'acme',
@@ -150,9 +239,17 @@ describe('options', () => {
     );
     const connection = testConnection();
     expect(() => resolveConsumerOptions({ connection, groupId: 'g', consumer: 'c' })).toThrow(/topics/);
-    expect(() =>
-      resolveConsumerOptions({ connection, topic: 't', groupId: 'g', consumer: 'c', maxAcceptBatch: 0 }),
-    ).toThrow(/maxAcceptBatch/);
+    const consumer = (extra: Partial<ConsumerOptions>) => () =>
+      resolveConsumerOptions({ connection, topic: 't', groupId: 'g', consumer: 'c', ...extra });
+    expect(consumer({ maxBatchSize: 0 })).toThrow(/maxBatchSize/);
+    expect(consumer({ tombstones: 'drop' as unknown as 'skip' })).toThrow(/tombstones/);
+    expect(consumer({ tenant: { fixed: '' } })).toThrow(/tenant\.fixed/);
+    expect(consumer({ deadLetter: { topik: 'x' } as never })).toThrow(
+      /deadLetter\.topik: is not a known option/,
+    );
+    expect(() => resolvePublisherOptions({ defaultTopic: 'x' } as never)).toThrow(
+      /defaultTopic: is not a known option/,
+    );
   });
 
   test('consumer defaults come from the DEFAULTS table and the dead-letter topic defaults to <topic>.dlq', () => {
@@ -162,9 +259,12 @@ describe('options', () => {
       groupId: 'g',
       consumer: 'c',
     });
-    expect(resolved.maxAcceptBatch).toBe(DEFAULTS.consumer.maxAcceptBatch);
+    expect(resolved.maxBatchSize).toBe(DEFAULTS.consumer.maxBatchSize);
     expect(resolved.fromBeginning).toBe(true);
+    expect(resolved.tombstones).toBe('dead-letter');
+    expect(resolved.tenant).toBe('header');
     expect(resolved.deadLetterTopic('orders')).toBe('orders.dlq');
+    expect(resolved.deadLetterSendRetries).toBe(DEFAULTS.consumer.deadLetter.sendRetries);
   });
 });
 

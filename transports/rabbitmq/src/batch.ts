@@ -1,17 +1,26 @@
 import type { ConfirmChannel, Message, Options } from 'amqplib';
 import {
   FERRY_HEADERS,
-  abortableDelay,
-  backoffDelay,
-  type BackoffPolicy,
   type InboxAcceptInput,
   type InboxAcceptResult,
   type InboxAcceptor,
   type Logger,
 } from '@ferry/core';
+import {
+  abortableDelay,
+  acceptHolding,
+  backoffDelay,
+  describeCause,
+  invalidResultReason,
+  type BackoffPolicy,
+  type ConsumerEmit,
+  type TransportConsumerEvent,
+  type TransportObserver,
+} from '@ferry/core/transport';
 import { publishWithConfirm } from './confirm';
-import { decodeDelivery, transportAttempts, type DecodeOptions } from './delivery';
-import { REJECT_REASONS, describeError, type RejectReason } from './errors';
+import { decodeDelivery, type DecodeOptions } from './delivery';
+import { REJECT_REASONS, type RejectReason } from './errors';
+import { tierFor, tierQueueName, trustedTransportAttempts } from './retryTiers';
 import type { WorkQueueNames } from './topology';
 
 type PublishOptions = Options.Publish;
@@ -75,106 +84,237 @@ export interface SettlerOptions {
   /** Aborts when the consumer closes. */
   readonly closing: AbortSignal;
   readonly logger: Logger;
+  /** The consumer's observer: acceptHolding reports an outage to it. */
+  readonly observer: TransportObserver<TransportConsumerEvent> | undefined;
+  /** The same observer, with transport and source filled in. */
+  readonly emit: ConsumerEmit;
+}
+
+/** What one batch came to: deliveries acked, and how many of them the inbox accepted. */
+interface Tally {
+  accepted: number;
+  settled: number;
 }
 
 /**
  * The ack bookkeeping of a batch: a delivery is acked only after the inbox committed its
  * acceptance (or reported a duplicate); invalid ones are copied to the dead-letter exchange,
- * those whose acceptance failed to the retry exchange, and acked once the copy is confirmed.
+ * those whose acceptance failed to a retry tier queue, and acked once the copy is confirmed.
  */
 export class DeliverySettler {
-  constructor(private readonly o: SettlerOptions) {}
+  private readonly retryQueues: ReadonlySet<string>;
+  private readonly lostChannels = new WeakSet<ConfirmChannel>();
+  private readonly holds = new Set<{ channels: ReadonlySet<ConfirmChannel>; lost: AbortController }>();
 
-  /** Decodes, accepts and settles one batch: every delivery ends acked, nacked or sent round again. */
+  constructor(private readonly o: SettlerOptions) {
+    this.retryQueues = new Set(o.names.retryQueues);
+  }
+
+  /** The channel closed: a batch held on it is released, its deliveries are redelivered anyway. */
+  channelClosed(channel: ConfirmChannel): void {
+    this.lostChannels.add(channel);
+    for (const hold of this.holds) {
+      if (hold.channels.has(channel)) hold.lost.abort(new Error('channel closed'));
+    }
+  }
+
+  /** A signal that aborts on close() or once a channel of `entries` is lost; done() forgets it. */
+  private hold(entries: readonly Entry[]): { signal: AbortSignal; done: () => void } {
+    const hold = { channels: new Set(entries.map((e) => e.channel)), lost: new AbortController() };
+    if ([...hold.channels].some((c) => this.lostChannels.has(c)))
+      hold.lost.abort(new Error('channel closed'));
+    this.holds.add(hold);
+    return {
+      signal: AbortSignal.any([this.o.closing, hold.lost.signal]),
+      done: () => this.holds.delete(hold),
+    };
+  }
+
+  /**
+   * Decodes, accepts and settles one batch: every delivery ends acked, nacked or sent round
+   * again. Reports `received`, then `accepted` and `settled` (acks sent) once it is done.
+   */
   async settle(batch: readonly Entry[]): Promise<void> {
+    this.o.emit({ type: 'received', count: batch.length });
+    const tally: Tally = { accepted: 0, settled: 0 };
     const valid: { entry: Entry; input: InboxAcceptInput }[] = [];
     const settled: Promise<void>[] = [];
     for (const entry of batch) {
       const decoded = decodeDelivery(entry.message, this.o.decode);
       if (decoded.ok) valid.push({ entry, input: decoded.input });
-      else settled.push(this.deadLetter(entry, decoded.reason, decoded.detail));
+      else settled.push(this.deadLetter(entry, decoded, tally));
     }
-    if (valid.length > 0) settled.push(this.acceptAndAck(valid));
+    if (valid.length > 0) settled.push(this.acceptAndAck(valid, tally));
     await Promise.all(settled);
+    this.report(tally);
   }
 
-  private async acceptAndAck(valid: readonly { entry: Entry; input: InboxAcceptInput }[]): Promise<void> {
-    let results: readonly InboxAcceptResult[];
+  /** Reports `accepted` and `settled` (acks sent) for what `tally` counted. */
+  private report(tally: Tally): void {
+    if (tally.accepted > 0) this.o.emit({ type: 'accepted', count: tally.accepted });
+    if (tally.settled > 0) this.o.emit({ type: 'settled', count: tally.settled });
+  }
+
+  /**
+   * One acceptMany for the batch, isolated (acceptIsolated): an input that fails alone is
+   * dead-lettered with its reason and its neighbours are acked. A batch-wide failure (database
+   * unavailable, pool exhausted, timeout, closed) is an outage, not the deliveries' fault: the
+   * batch is held unacked and accepted again after the retry backoff until it goes through
+   * (acceptHolding), spending no transport retry; prefetch stops further deliveries meanwhile.
+   * At the admission limit the deliveries the inbox answered anyway (duplicates, invalid) are
+   * acked or dead-lettered at once and only the refused ones are held the same way. close() or
+   * the loss of a batch's channel releases what is still held (nack, requeue). Only the
+   * retriable safety net of acceptIsolated sends the batch round the retry tiers.
+   */
+  private async acceptAndAck(
+    valid: readonly { entry: Entry; input: InboxAcceptInput }[],
+    tally: Tally,
+  ): Promise<void> {
+    const held = this.hold(valid.map((v) => v.entry));
     try {
-      results = await this.o.inbox.acceptMany(valid.map((v) => v.input));
-      if (results.length !== valid.length) {
-        throw new Error(`acceptMany returned ${results.length} results for ${valid.length} inputs`);
-      }
-    } catch (error) {
-      this.o.logger.warn(
-        { err: error, queue: this.o.names.queue, count: valid.length },
-        'ferry.rabbitmq: acceptance failed; deliveries go through the retry queue',
+      const outcome = await acceptHolding(
+        valid.map((v) => v.input),
+        (inputs) => this.o.inbox.acceptMany(inputs),
+        {
+          backoff: this.o.retryBackoff,
+          random: this.o.random,
+          signal: held.signal,
+          transport: 'rabbitmq',
+          source: this.o.names.queue,
+          observer: this.o.observer,
+          logger: this.o.logger,
+        },
+        async (answered) => {
+          // Reported as each part is settled: at the admission limit, before the refused are.
+          const part: Tally = { accepted: 0, settled: 0 };
+          await this.settleAnswered(
+            answered.map(({ index, result }) => ({ ...valid[index]!, result })),
+            part,
+          );
+          this.report(part);
+        },
       );
-      await Promise.all(valid.map((v) => this.retryLater(v.entry, describeError(error))));
-      return;
+      if (outcome.kind === 'released') {
+        for (const index of outcome.pending) nack(valid[index]!.entry, true);
+      } else if (outcome.kind === 'failed') {
+        const pending = outcome.pending.map((index) => valid[index]!);
+        await this.retryBatch(pending, outcome.error, tally);
+      }
+    } finally {
+      held.done();
     }
+  }
+
+  /** Acks the accepted and duplicate deliveries, dead-letters the rejected ones. */
+  private async settleAnswered(
+    answered: readonly { entry: Entry; input: InboxAcceptInput; result: InboxAcceptResult }[],
+    tally: Tally,
+  ): Promise<void> {
     await Promise.all(
-      valid.map(({ entry }, i) => {
-        const result = results[i]!;
+      answered.map(({ entry, input, result }) => {
         if (result.kind === 'accepted' || result.kind === 'duplicate') {
-          ack(entry);
+          if (ack(entry)) {
+            tally.accepted += 1;
+            tally.settled += 1;
+          }
           return undefined;
         }
-        if (result.kind === 'conflict') {
-          return this.deadLetter(entry, REJECT_REASONS.fingerprintConflict, result.reason);
-        }
-        return this.deadLetter(entry, REJECT_REASONS.inboxInvalid, `${result.code}: ${result.reason}`);
+        const rejected =
+          result.kind === 'conflict'
+            ? { reason: REJECT_REASONS.fingerprintConflict, detail: result.reason }
+            : { reason: invalidResultReason(result), detail: `${result.code}: ${result.reason}` };
+        return this.deadLetter(entry, { messageId: input.messageId, ...rejected }, tally);
       }),
     );
   }
 
-  /** Copies the delivery to the dead-letter exchange with the reason, then acks it. */
-  private async deadLetter(entry: Entry, reason: RejectReason, detail: string): Promise<void> {
-    const { message } = entry;
+  /** The retriable safety net of acceptIsolated: the batch goes round the retry tiers. */
+  private async retryBatch(
+    valid: readonly { entry: Entry; input: InboxAcceptInput }[],
+    error: unknown,
+    tally: Tally,
+  ): Promise<void> {
+    const cause = describeCause(error);
     this.o.logger.warn(
-      { queue: this.o.names.queue, reason, detail, messageId: message.properties.messageId },
+      { err: error, queue: this.o.names.queue, count: valid.length },
+      `ferry.rabbitmq: acceptance of the whole batch failed (${cause}); deliveries go round the retry queues`,
+    );
+    const delays = await Promise.all(
+      valid.map(({ entry, input }) => this.retryLater(entry, input.messageId, cause, tally)),
+    );
+    const retried = delays.filter((delay): delay is number => delay !== null);
+    if (retried.length > 0) {
+      this.o.emit({
+        type: 'acceptance-failed',
+        count: retried.length,
+        error: cause,
+        delayMs: Math.max(...retried),
+      });
+    }
+  }
+
+  /**
+   * Copies the delivery to the dead-letter exchange with the reason, then acks it; when the
+   * copy is not confirmed, rejects it to the queue's own dead-letter exchange instead.
+   */
+  private async deadLetter(
+    entry: Entry,
+    rejected: { readonly messageId: string | null; readonly reason: RejectReason; readonly detail: string },
+    tally: Tally,
+  ): Promise<void> {
+    const { message } = entry;
+    const { messageId, reason, detail } = rejected;
+    this.o.logger.warn(
+      { queue: this.o.names.queue, reason, detail, messageId },
       `ferry.rabbitmq: dead-lettering a delivery (${reason})`,
     );
-    const copied = await this.copyTo(entry, this.o.names.deadLetterExchange, {
+    const copied = await this.copyTo(entry, this.o.names.deadLetterExchange, message.fields.routingKey, {
       [FERRY_HEADERS.rejectReason]: reason,
       'x-ferry-reject-detail': detail.slice(0, 1_000),
     });
-    if (copied) ack(entry);
-    else nack(entry, false);
+    const settled = copied ? ack(entry) : nack(entry, false);
+    if (settled) tally.settled += 1;
+    this.o.emit({ type: 'dead-lettered', reason, messageId });
   }
 
-  /** Sends the delivery round the retry queue (TTL = backoff), or dead-letters it after the limit. */
-  private async retryLater(entry: Entry, error: string): Promise<void> {
-    const attempts = transportAttempts(entry.message);
+  /**
+   * Sends the delivery round the retry tier whose delay is the backoff rounded up (published
+   * straight to the tier queue), or dead-letters it after the limit. Only a counter that came
+   * back from a retry tier is trusted (trustedTransportAttempts). Resolves to the delay, or
+   * null when the delivery was dead-lettered.
+   */
+  private async retryLater(
+    entry: Entry,
+    messageId: string,
+    error: string,
+    tally: Tally,
+  ): Promise<number | null> {
+    const attempts = trustedTransportAttempts(entry.message, this.retryQueues);
     if (attempts >= this.o.maxTransportRetries) {
-      await this.deadLetter(
-        entry,
-        REJECT_REASONS.retriesExhausted,
-        `after ${attempts} transport retries: ${error}`,
-      );
-      return;
+      const detail = `after ${attempts} transport retries: ${error}`;
+      await this.deadLetter(entry, { messageId, reason: REJECT_REASONS.retriesExhausted, detail }, tally);
+      return null;
     }
     const delay = backoffDelay(attempts + 1, this.o.retryBackoff, this.o.random);
-    const copied = await this.copyTo(
-      entry,
-      this.o.names.retryExchange,
-      { [FERRY_HEADERS.transportAttempts]: String(attempts + 1) },
-      String(delay),
-    );
+    const tier = tierFor(delay, this.o.names.retryTiersMs);
+    const copied = await this.copyTo(entry, '', tierQueueName(this.o.names.retryQueue, tier), {
+      [FERRY_HEADERS.transportAttempts]: String(attempts + 1),
+    });
     if (copied) {
-      ack(entry);
-      return;
+      if (ack(entry)) tally.settled += 1;
+      return tier;
     }
     // The retry copy was not confirmed: keep the delivery and requeue it after the backoff.
     await abortableDelay(Math.max(delay, 1), this.o.closing).catch(() => undefined);
     nack(entry, true);
+    return delay;
   }
 
   private async copyTo(
     entry: Entry,
     exchange: string,
+    routingKey: string,
     extraHeaders: Record<string, string>,
-    expiration?: string,
   ): Promise<boolean> {
     const { message, channel } = entry;
     const { 'x-death': _death, ...headers } = message.properties.headers ?? {};
@@ -189,34 +329,30 @@ export class DeliverySettler {
       ...(p.type !== undefined ? { type: p.type } : {}),
       ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
       ...(p.appId !== undefined ? { appId: p.appId } : {}),
-      ...(expiration !== undefined ? { expiration } : {}),
     };
     const signal = AbortSignal.any([this.o.closing, AbortSignal.timeout(this.o.confirmTimeoutMs)]);
-    const result = await publishWithConfirm(
-      channel,
-      exchange,
-      message.fields.routingKey,
-      message.content,
-      options,
-      signal,
-    );
+    const result = await publishWithConfirm(channel, exchange, routingKey, message.content, options, signal);
     return result.status === 'confirmed';
   }
 }
 
-/** Acks on the delivery's own channel; a closed channel means the broker will redeliver. */
-function ack(entry: Entry): void {
+/** Acks on the delivery's own channel; false when the channel is gone (the broker will redeliver). */
+function ack(entry: Entry): boolean {
   try {
     entry.channel.ack(entry.message);
+    return true;
   } catch {
     // The channel is gone; the delivery comes back and the inbox absorbs the duplicate.
+    return false;
   }
 }
 
-function nack(entry: Entry, requeue: boolean): void {
+function nack(entry: Entry, requeue: boolean): boolean {
   try {
     entry.channel.nack(entry.message, false, requeue);
+    return true;
   } catch {
     // As for ack: the broker redelivers what a closed channel left unacknowledged.
+    return false;
   }
 }

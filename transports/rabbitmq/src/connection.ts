@@ -1,11 +1,14 @@
 import * as amqp from 'amqplib';
 import type { ChannelModel } from 'amqplib';
-import { abortableDelay, backoffDelay } from '@ferry/core';
+import { abortableDelay, backoffDelay } from '@ferry/core/transport';
 import { closedError, describeError, transportError } from './errors';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
 
 /** Called with every new connection, so channel setup is replayed after each reconnect. */
 export type ConnectionSetup = (connection: ChannelModel) => Promise<void> | void;
+
+/** Told each failed connect attempt and the wait before the next one. */
+export type ConnectRetryListener = (error: unknown, retryInMs: number) => void;
 
 /**
  * One AMQP connection that reconnects with backoff until closed. `connect()` and `close()`
@@ -14,6 +17,7 @@ export type ConnectionSetup = (connection: ChannelModel) => Promise<void> | void
 export class RabbitConnection {
   readonly options: ResolvedConnectionOptions;
   private readonly setups = new Set<ConnectionSetup>();
+  private readonly retryListeners = new Set<ConnectRetryListener>();
   private readonly closing = new AbortController();
   private readonly waiters = new Set<(model: ChannelModel) => void>();
   private model: ChannelModel | null = null;
@@ -48,6 +52,12 @@ export class RabbitConnection {
     this.setups.add(setup);
     if (this.model) void this.runSetup(setup, this.model);
     return () => this.setups.delete(setup);
+  }
+
+  /** Registers a listener for failed connect attempts (consumers report them as `disconnected`). */
+  onConnectRetry(listener: ConnectRetryListener): () => void {
+    this.retryListeners.add(listener);
+    return () => this.retryListeners.delete(listener);
   }
 
   /** Resolves with a live connection; rejects when closed or when `signal` aborts. */
@@ -99,8 +109,9 @@ export class RabbitConnection {
         model = await this.open();
       } catch (error) {
         failures += 1;
-        const delay = backoffDelay(failures, this.options.reconnect, this.options.random);
+        const delay = backoffDelay(failures, this.options.reconnectBackoff, this.options.random);
         this.options.logger.warn({ err: error, delay }, 'ferry.rabbitmq: connect failed; retrying');
+        for (const listener of [...this.retryListeners]) listener(error, delay);
         try {
           await abortableDelay(delay, this.closing.signal);
         } catch {

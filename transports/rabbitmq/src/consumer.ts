@@ -1,58 +1,35 @@
 import type { ChannelModel, ConfirmChannel, Message } from 'amqplib';
+import type { InboxAcceptor, Logger } from '@ferry/core';
 import {
-  FerryConfigError,
   abortableDelay,
+  awaitReady,
+  checkAttachable,
   backoffDelay,
-  integerOption as integer,
-  nonEmptyOption as nonEmpty,
-  resolveBackoff,
-  type BackoffPolicy,
-  type InboxAcceptor,
-  type Logger,
-} from '@ferry/core';
+  consumerEmitter,
+  describeCause,
+  type ConsumerEmit,
+  type ReadyOptions,
+} from '@ferry/core/transport';
 import { DeliveryBuffer, DeliverySettler } from './batch';
 import { RabbitConnection, useConnection } from './connection';
-import type { DecodeOptions, DeliveryExtractor } from './delivery';
-import { DEFAULTS, type ConnectionOptions } from './options';
-import { declareWorkQueue, workQueueNames, type WorkQueueNames, type WorkQueueTopology } from './topology';
-
-export interface RabbitConsumerOptions extends WorkQueueTopology {
-  /** A shared RabbitConnection, or options / a URL for a connection this consumer owns. */
-  connection: RabbitConnection | ConnectionOptions | string;
-  /** The inbox consumer (handler) name deliveries are accepted for. Required. */
-  consumer: string;
-  /** Unacknowledged deliveries the broker may push. Default 50. */
-  prefetch?: number;
-  /** Most deliveries per acceptMany call. Default: prefetch. */
-  maxBatchSize?: number;
-  /** Identity for messages without ferry's header or an AMQP messageId. */
-  identity?: DeliveryExtractor;
-  /** Tenant for messages without ferry's tenant header; default: none (global). */
-  tenant?: DeliveryExtractor;
-  /** Bodies above this are dead-lettered. Default: the acceptor's maxPayloadBytes. */
-  maxPayloadBytes?: number;
-  /** Accepted content types (parameters ignored). Default ['application/json']. */
-  contentTypes?: readonly string[];
-  /** Treat a delivery without content type as JSON. Default true. */
-  acceptMissingContentType?: boolean;
-  /** Trips through the retry queue before a delivery whose acceptance keeps failing is dead-lettered. Default 5. */
-  maxTransportRetries?: number;
-  /** Delay of each trip through the retry queue. Default 1 s doubling to 60 s, no jitter. */
-  retryBackoff?: Partial<BackoffPolicy>;
-  /** Declare the work queue, retry and dead-letter topology on every (re)connect. Default true. */
-  declareTopology?: boolean;
-  /** Deadline for the broker to confirm a copy sent to the retry or dead-letter exchange. Default 10000. */
-  confirmTimeoutMs?: number;
-  logger?: Logger;
-  /** Random source for retry jitter. */
-  random?: () => number;
-}
+import {
+  resolveConsumerOptions,
+  type RabbitConsumerOptions,
+  type ResolvedConsumerOptions,
+} from './consumerOptions';
+import { declareWorkQueue, type WorkQueueNames } from './topology';
 
 export interface RabbitConsumer {
   readonly names: WorkQueueNames;
-  /** Resolves once the consumer is attached for the first time. */
-  ready(): Promise<void>;
-  /** Stops consuming, lets the batch in flight finish (and be acked), closes. Safe twice. */
+  /**
+   * Resolves once the consumer is attached for the first time; FERRY_TIMEOUT after
+   * `timeoutMs` (default 60,000) while the broker is unreachable, FERRY_CLOSED once closed.
+   */
+  ready(options?: ReadyOptions): Promise<void>;
+  /**
+   * Stops consuming, lets the batch in flight finish (and be acked; one held through an outage is
+   * requeued), closes. Safe twice; concurrent calls share one promise.
+   */
   close(): Promise<void>;
 }
 
@@ -60,13 +37,16 @@ export interface RabbitConsumer {
  * Attaches an inbox to a RabbitMQ work queue with manual acks. A delivery is acked only after
  * the inbox committed its acceptance (or reported it a duplicate). Invalid deliveries and those
  * that exhausted their transport retries are copied to the dead-letter exchange with
- * `x-ferry-reject-reason`, then acked; deliveries whose acceptance failed are copied to the
- * retry exchange with a per-message TTL, then acked. A copy is acked away only after the
+ * `x-ferry-reject-reason`, then acked. While acceptance fails batch-wide (an outage) the batch
+ * is held unacked and retried after the retry backoff, spending no transport retry; close()
+ * requeues it. Deliveries whose acceptance failed otherwise (retriable) are copied to the
+ * retry tier queue of their backoff (fixed queue TTL per tier), then acked. A copy is acked away only after the
  * broker confirmed it; if it is not confirmed the delivery is rejected to the queue's own
  * dead-letter exchange (invalid) or left unacked and requeued after the backoff (retry).
  */
 export function attachRabbitConsumer(inbox: InboxAcceptor, options: RabbitConsumerOptions): RabbitConsumer {
-  const consumer = new ConsumerRuntime(inbox, options);
+  checkAttachable(inbox, options.consumer);
+  const consumer = new ConsumerRuntime(inbox, resolveConsumerOptions(options, inbox.maxPayloadBytes));
   consumer.start();
   return consumer;
 }
@@ -76,82 +56,65 @@ class ConsumerRuntime implements RabbitConsumer {
   private readonly connection: RabbitConnection;
   private readonly ownsConnection: boolean;
   private readonly logger: Logger;
+  private readonly emit: ConsumerEmit;
   private readonly prefetch: number;
-  private readonly retryBackoff: BackoffPolicy;
   private readonly closing = new AbortController();
   private readonly buffer: DeliveryBuffer;
+  private readonly settler: DeliverySettler;
   private channel: ConfirmChannel | null = null;
   private consumerTag: string | null = null;
   private attaching: ChannelModel | null = null;
   private unsubscribe: (() => void) | null = null;
+  private channelError: unknown = null;
   private closePromise: Promise<void> | null = null;
   private readonly readyPromise: Promise<void>;
   private markReady: () => void = () => undefined;
 
   constructor(
     inbox: InboxAcceptor,
-    private readonly options: RabbitConsumerOptions,
+    private readonly options: ResolvedConsumerOptions,
   ) {
-    this.names = workQueueNames(options);
+    this.names = options.names;
     const { connection, owned } = useConnection(options.connection);
     this.connection = connection;
     this.ownsConnection = owned;
     this.logger = options.logger ?? connection.options.logger;
-    this.prefetch = integer('prefetch', options.prefetch ?? DEFAULTS.prefetch, 1, 65_535);
-    const maxBatchSize = integer('maxBatchSize', options.maxBatchSize ?? this.prefetch, 1);
-    const maxTransportRetries = integer(
-      'maxTransportRetries',
-      options.maxTransportRetries ?? DEFAULTS.maxTransportRetries,
-      0,
-    );
-    this.retryBackoff = resolveBackoff('retryBackoff', options.retryBackoff, DEFAULTS.retryBackoff);
-    const confirmTimeoutMs = integer(
-      'confirmTimeoutMs',
-      options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs,
-      1,
-    );
-    const contentTypes = options.contentTypes ?? DEFAULTS.contentTypes;
-    if (contentTypes.length === 0) throw new FerryConfigError('contentTypes', 'must name at least one type');
-    const decode: DecodeOptions = {
-      consumer: nonEmpty('consumer', options.consumer),
-      maxPayloadBytes: integer('maxPayloadBytes', options.maxPayloadBytes ?? inbox.maxPayloadBytes, 1),
-      contentTypes: contentTypes.map((t) => t.toLowerCase()),
-      acceptMissingContentType: options.acceptMissingContentType ?? DEFAULTS.acceptMissingContentType,
-      ...(options.identity ? { identity: options.identity } : {}),
-      ...(options.tenant ? { tenant: options.tenant } : {}),
-    };
-    const settler = new DeliverySettler({
+    this.emit = consumerEmitter('rabbitmq', this.names.queue, options.observer, this.logger);
+    this.prefetch = options.prefetch;
+    const settler = (this.settler = new DeliverySettler({
       inbox,
       names: this.names,
-      decode,
-      maxTransportRetries,
-      retryBackoff: this.retryBackoff,
+      decode: options.decode,
+      maxTransportRetries: options.maxTransportRetries,
+      retryBackoff: options.retryBackoff,
       random: options.random,
-      confirmTimeoutMs,
+      confirmTimeoutMs: options.confirmTimeoutMs,
       closing: this.closing.signal,
       logger: this.logger,
-    });
-    this.buffer = new DeliveryBuffer(maxBatchSize, (batch) => settler.settle(batch));
+      observer: options.observer,
+      emit: this.emit,
+    }));
+    this.buffer = new DeliveryBuffer(options.maxBatchSize, (batch) => settler.settle(batch));
     this.readyPromise = new Promise((resolve) => {
       this.markReady = resolve;
     });
   }
 
   start(): void {
-    this.unsubscribe = this.connection.onConnected((model) => this.attach(model));
+    const stopSetup = this.connection.onConnected((model) => this.attach(model));
+    const stopRetries = this.connection.onConnectRetry((error, retryInMs) => {
+      if (!this.closing.signal.aborted)
+        this.emit({ type: 'disconnected', error: describeCause(error), retryInMs });
+    });
+    this.unsubscribe = () => {
+      stopSetup();
+      stopRetries();
+    };
     this.connection.connect().catch(() => undefined);
   }
 
-  ready(): Promise<void> {
-    return Promise.race([
-      this.readyPromise,
-      new Promise<never>((_, reject) => {
-        if (this.closing.signal.aborted) reject(this.closing.signal.reason);
-        this.closing.signal.addEventListener('abort', () => reject(this.closing.signal.reason), {
-          once: true,
-        });
-      }),
-    ]);
+  ready(options?: ReadyOptions): Promise<void> {
+    return awaitReady('RabbitMQ consumer', this.readyPromise, this.closing.signal, options);
   }
 
   close(): Promise<void> {
@@ -183,13 +146,14 @@ class ConsumerRuntime implements RabbitConsumer {
           failures += 1;
           const delay = backoffDelay(
             failures,
-            this.connection.options.reconnect,
+            this.connection.options.reconnectBackoff,
             this.connection.options.random,
           );
           this.logger.warn(
             { err: error, delay, queue: this.names.queue },
             'ferry.rabbitmq: attach failed; retrying',
           );
+          this.emit({ type: 'disconnected', error: describeCause(error), retryInMs: delay });
           await abortableDelay(delay, this.closing.signal).catch(() => undefined);
         }
       }
@@ -201,12 +165,11 @@ class ConsumerRuntime implements RabbitConsumer {
   private async openChannel(model: ChannelModel): Promise<void> {
     const channel = await model.createConfirmChannel();
     channel.on('error', (error: unknown) => {
+      this.channelError = error;
       this.logger.warn({ err: error, queue: this.names.queue }, 'ferry.rabbitmq: consumer channel error');
     });
     try {
-      if (this.options.declareTopology ?? DEFAULTS.declareTopology) {
-        await declareWorkQueue(channel, { ...this.options, maxRetryDelayMs: this.retryBackoff.maxMs });
-      }
+      if (this.options.topology) await declareWorkQueue(channel, this.options.topology);
       await channel.prefetch(this.prefetch);
       if (this.closing.signal.aborted) throw new Error('consumer closed');
       channel.once('close', () => this.onChannelClosed(channel, model));
@@ -223,7 +186,9 @@ class ConsumerRuntime implements RabbitConsumer {
       await channel.close().catch(() => undefined);
       throw error;
     }
+    this.channelError = null;
     this.markReady();
+    this.emit({ type: 'connected' });
   }
 
   private onChannelClosed(channel: ConfirmChannel, model: ChannelModel): void {
@@ -231,8 +196,12 @@ class ConsumerRuntime implements RabbitConsumer {
     this.channel = null;
     this.consumerTag = null;
     this.buffer.dropChannel(channel);
+    this.settler.channelClosed(channel);
     if (this.closing.signal.aborted) return;
     this.logger.warn({ queue: this.names.queue }, 'ferry.rabbitmq: consumer channel closed; re-attaching');
+    // Re-attached at once: on this connection if it lives, else on the next (reconnected at once too).
+    const error = this.channelError === null ? 'channel closed' : describeCause(this.channelError);
+    this.emit({ type: 'disconnected', error, retryInMs: 0 });
     if (this.connection.current === model) void this.attach(model);
   }
 

@@ -1,14 +1,15 @@
 import type { Message } from 'amqplib';
+import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
 import {
-  FERRY_HEADERS,
   nonEmptyValue,
-  parseJsonObjectBody,
+  parseJsonObjectBytes,
   readFerryHeaders,
-  type InboxAcceptInput,
-} from '@ferry/core';
+  resolveTenant,
+  type TenantSource,
+} from '@ferry/core/transport';
 import { REJECT_REASONS, type RejectReason } from './errors';
 
-/** Reads a value out of a delivery: identity or tenant, for messages from other producers. */
+/** Reads a value out of a delivery: the identity of messages from other producers. */
 export type DeliveryExtractor = (message: Message) => string | null | undefined;
 
 export interface DecodeOptions {
@@ -17,7 +18,8 @@ export interface DecodeOptions {
   readonly contentTypes: readonly string[];
   readonly acceptMissingContentType: boolean;
   readonly identity?: DeliveryExtractor;
-  readonly tenant?: DeliveryExtractor;
+  /** Where the tenant comes from (checked once by checkTenantSource). */
+  readonly tenant: TenantSource<Message>;
 }
 
 export type Decoded =
@@ -74,9 +76,11 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   } else if (!options.contentTypes.includes(contentType)) {
     return invalid(REJECT_REASONS.unsupportedContentType, `content type ${contentType} is not accepted`);
   }
-  const body = parseJsonObjectBody(message.content.toString('utf8'));
+  const tenant = resolveTenant(options.tenant, message, ferry.tenantId);
+  if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
+  const body = parseJsonObjectBytes(message.content);
   if (!body.ok) return invalid(REJECT_REASONS.unparseableBody, body.detail);
-  const tenantId = ferry.tenantId ?? nonEmptyValue(options.tenant?.(message)) ?? null;
+  const tenantId = tenant.tenantId;
   return {
     ok: true,
     input: {
@@ -88,12 +92,6 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
       type: ferry.eventType ?? nonEmptyValue(message.properties.type) ?? null,
     },
   };
-}
-
-/** How many times the transport already sent this delivery round the retry queue. */
-export function transportAttempts(message: Message): number {
-  const value = Number(headerString(message.properties.headers?.[FERRY_HEADERS.transportAttempts]) ?? 0);
-  return Number.isInteger(value) && value > 0 ? value : 0;
 }
 
 export function headerString(value: unknown): string | undefined {

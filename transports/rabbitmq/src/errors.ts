@@ -1,10 +1,10 @@
-import { TRANSPORT_REJECT_REASONS } from '@ferry/core';
+import { TRANSPORT_REJECT_REASONS } from '@ferry/core/transport';
 
 /**
  * Broker failures are translated at the boundary: callers only ever see a FerryError with
  * code `FERRY_TRANSPORT_ERROR` (retriable) or `FERRY_CLOSED`.
  */
-export { transportError, closedError, describeTransportError as describeError } from '@ferry/core';
+export { transportError, closedError, describeTransportError as describeError } from '@ferry/core/transport';
 
 /** Why a delivery was dead-lettered; travels in the `x-ferry-reject-reason` header. */
 export const REJECT_REASONS = {

@@ -1,13 +1,18 @@
 export { RabbitConnection, type ConnectionSetup } from './connection';
-export { attachRabbitConsumer, type RabbitConsumer, type RabbitConsumerOptions } from './consumer';
-export { decodeDelivery, type DeliveryExtractor, type Decoded } from './delivery';
+export { attachRabbitConsumer, type RabbitConsumer } from './consumer';
 export {
-  RabbitPublisher,
-  resolveRoute,
-  encodeMessage,
+  resolveConsumerOptions,
+  type RabbitConsumerOptions,
+  type ResolvedConsumerOptions,
+} from './consumerOptions';
+export { decodeDelivery, type DeliveryExtractor, type Decoded } from './delivery';
+export { RabbitPublisher, resolveRoute, encodeMessage } from './publisher';
+export {
+  resolvePublisherOptions,
   type RabbitPublisherOptions,
+  type ResolvedPublisherOptions,
   type Route,
-} from './publisher';
+} from './publisherOptions';
 export {
   declareWorkQueue,
   deleteWorkQueue,
@@ -17,5 +22,6 @@ export {
   type WorkQueueTopology,
 } from './topology';
 export { REJECT_REASONS, type RejectReason } from './errors';
-export { backoffDelay, type BackoffPolicy } from '@ferry/core';
-export { DEFAULTS, type ConnectionOptions } from './options';
+export { retryTiers, tierFor, MAX_RETRY_TIERS } from './retryTiers';
+export { backoffDelay, type BackoffPolicy } from '@ferry/core/transport';
+export { DEFAULTS, resolveConnectionOptions, type ConnectionOptions } from './options';

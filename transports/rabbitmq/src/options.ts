@@ -1,17 +1,18 @@
+import { FerryConfigError, type Logger } from '@ferry/core';
 import {
-  FerryConfigError,
   defaultLogger,
   integerOption as integer,
+  knownKeysOption,
   resolveBackoff,
+  type OptionKeys,
   type BackoffPolicy,
-  type Logger,
-} from '@ferry/core';
+} from '@ferry/core/transport';
 
 /** Every default in one table; the package README quotes it. */
 export const DEFAULTS = {
   connectionName: 'ferry',
   heartbeatSeconds: 10,
-  reconnect: { initialMs: 100, maxMs: 10_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
+  reconnectBackoff: { initialMs: 100, maxMs: 10_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
   prefetch: 50,
   maxTransportRetries: 5,
   retryBackoff: { initialMs: 1_000, maxMs: 60_000, multiplier: 2, jitter: 'none' } satisfies BackoffPolicy,
@@ -27,8 +28,8 @@ export interface ConnectionOptions {
   /** Sent as the `connection_name` client property (shown by `rabbitmqctl list_connections`). */
   connectionName?: string;
   heartbeatSeconds?: number;
-  /** Backoff between reconnect attempts. */
-  reconnect?: Partial<BackoffPolicy>;
+  /** Backoff between reconnect attempts (and a consumer's attempts to open its channel). */
+  reconnectBackoff?: Partial<BackoffPolicy>;
   logger?: Logger;
   /** Random source for reconnect jitter. */
   random?: () => number;
@@ -38,12 +39,24 @@ export interface ResolvedConnectionOptions {
   readonly url: string;
   readonly connectionName: string;
   readonly heartbeatSeconds: number;
-  readonly reconnect: BackoffPolicy;
+  readonly reconnectBackoff: BackoffPolicy;
   readonly logger: Logger;
   readonly random: () => number;
 }
 
+/** Every connection option key; unknown keys are rejected (FERRY_CONFIG_INVALID). The consumer's
+ * and the publisher's tables sit beside their options types. */
+export const CONNECTION_OPTION_KEYS = {
+  url: true,
+  connectionName: true,
+  heartbeatSeconds: true,
+  reconnectBackoff: true,
+  logger: true,
+  random: true,
+} as const satisfies OptionKeys<ConnectionOptions>;
+
 export function resolveConnectionOptions(options: ConnectionOptions): ResolvedConnectionOptions {
+  knownKeysOption('', options, CONNECTION_OPTION_KEYS);
   if (typeof options.url !== 'string' || !/^amqps?:\/\//.test(options.url)) {
     throw new FerryConfigError('url', 'must be an amqp:// or amqps:// URL');
   }
@@ -53,7 +66,7 @@ export function resolveConnectionOptions(options: ConnectionOptions): ResolvedCo
     url: options.url,
     connectionName,
     heartbeatSeconds: integer('heartbeatSeconds', options.heartbeatSeconds ?? DEFAULTS.heartbeatSeconds, 0),
-    reconnect: resolveBackoff('reconnect', options.reconnect, DEFAULTS.reconnect),
+    reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, DEFAULTS.reconnectBackoff),
     logger: options.logger ?? defaultLogger('ferry.rabbitmq'),
     random: options.random ?? Math.random,
   };

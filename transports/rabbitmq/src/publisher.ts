@@ -4,60 +4,47 @@ import type { ConfirmChannel, Message, Options } from 'amqplib';
 type PublishOptions = Options.Publish;
 import {
   FerryConfigError,
-  defaultLogger,
-  integerOption as integer,
-  outboxHeaders,
+  FerryError,
   type Logger,
   type OutboxMessage,
   type PublishOutcome,
   type Publisher,
 } from '@ferry/core';
+import { observePublish, outboxHeaders, type PublishReport } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import { RabbitConnection, useConnection } from './connection';
 import { closedError, describeError } from './errors';
-import { DEFAULTS, type ConnectionOptions } from './options';
-
-export interface Route {
-  readonly exchange: string;
-  /** Default: the event type. */
-  readonly routingKey?: string;
-}
-
-export interface RabbitPublisherOptions {
-  /** A shared RabbitConnection, or options / a URL for a connection this publisher owns. */
-  connection: RabbitConnection | ConnectionOptions | string;
-  /** Route per event type, used when an event names no destination. */
-  routes?: Readonly<Record<string, Route>>;
-  /** Exchange for events with neither a destination nor a route (routing key = type). */
-  defaultExchange?: string;
-  /** A message not confirmed within this many milliseconds is reported retryable. Default 10000. */
-  confirmTimeoutMs?: number;
-  /** AMQP `appId` property. */
-  appId?: string;
-  logger?: Logger;
-}
+import type { ConnectionOptions } from './options';
+import {
+  resolvePublisherOptions,
+  type RabbitPublisherOptions,
+  type ResolvedPublisherOptions,
+  type Route,
+} from './publisherOptions';
 
 /**
  * Where an event goes: its `destination` (`exchange` or `exchange/routingKey`; the routing key
- * defaults to the type), else the route for its type, else the default exchange. Null: no route.
+ * defaults to the type), else the route for its type, else the default destination (written
+ * the same way). Null: no route.
  */
 export function resolveRoute(
   message: Pick<OutboxMessage, 'type' | 'destination'>,
   routes: Readonly<Record<string, Route>> = {},
-  defaultExchange?: string,
+  defaultDestination?: string,
 ): { exchange: string; routingKey: string } | null {
   if (message.destination !== null && message.destination.length > 0) {
-    const slash = message.destination.indexOf('/');
-    if (slash < 0) return { exchange: message.destination, routingKey: message.type };
-    return {
-      exchange: message.destination.slice(0, slash),
-      routingKey: message.destination.slice(slash + 1),
-    };
+    return parseDestination(message.destination, message.type);
   }
   const route = Object.prototype.hasOwnProperty.call(routes, message.type) ? routes[message.type] : undefined;
   if (route) return { exchange: route.exchange, routingKey: route.routingKey ?? message.type };
-  if (defaultExchange !== undefined) return { exchange: defaultExchange, routingKey: message.type };
+  if (defaultDestination !== undefined) return parseDestination(defaultDestination, message.type);
   return null;
+}
+
+function parseDestination(destination: string, type: string): { exchange: string; routingKey: string } {
+  const slash = destination.indexOf('/');
+  if (slash < 0) return { exchange: destination, routingKey: type };
+  return { exchange: destination.slice(0, slash), routingKey: destination.slice(slash + 1) };
 }
 
 /** The wire format: JSON body, ferry headers (over the event's own), AMQP properties. */
@@ -65,8 +52,7 @@ export function encodeMessage(
   message: OutboxMessage,
   appId?: string,
 ): { content: Buffer; options: PublishOptions } {
-  // An event header named like an unset ferry header is passed on (kafka removes it).
-  const headers = outboxHeaders(message, 'keep');
+  const headers = outboxHeaders(message);
   return {
     content: Buffer.from(JSON.stringify(message.payload), 'utf8'),
     options: {
@@ -91,27 +77,39 @@ export function encodeMessage(
  * in flight together and its confirms awaited together.
  */
 export class RabbitPublisher implements Publisher {
+  /** OpenTelemetry's messaging.system of the relay's publish spans. */
+  readonly system = 'rabbitmq';
   private readonly connection: RabbitConnection;
   private readonly ownsConnection: boolean;
-  private readonly confirmTimeoutMs: number;
+  private readonly options: ResolvedPublisherOptions;
   private readonly logger: Logger;
+  private readonly report: PublishReport;
   private current: ConfirmChannel | null = null;
   private opening: Promise<ConfirmChannel> | null = null;
   private closed = false;
 
-  constructor(private readonly options: RabbitPublisherOptions) {
-    const { connection, owned } = useConnection(options.connection);
-    this.connection = connection;
-    this.ownsConnection = owned;
-    this.confirmTimeoutMs = integer(
-      'confirmTimeoutMs',
-      options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs,
-      1,
-    );
-    if (options.defaultExchange !== undefined && typeof options.defaultExchange !== 'string') {
-      throw new FerryConfigError('defaultExchange', 'must be a string');
+  /** `connection`: a shared RabbitConnection, or options / a URL for a connection this publisher owns. */
+  constructor(
+    connection: RabbitConnection | ConnectionOptions | string,
+    options: RabbitPublisherOptions = {},
+  ) {
+    this.options = resolvePublisherOptions(options);
+    if (
+      !(connection instanceof RabbitConnection) &&
+      typeof connection === 'object' &&
+      'connection' in connection
+    ) {
+      // The shape before 0.x aligned the publishers: new RabbitPublisher({ connection, routes }).
+      throw new FerryConfigError(
+        'connection',
+        'goes first now, not among the options: new RabbitPublisher(connection, options)',
+      );
     }
-    this.logger = options.logger ?? connection.options.logger ?? defaultLogger('ferry.rabbitmq');
+    const used = useConnection(connection);
+    this.connection = used.connection;
+    this.ownsConnection = used.owned;
+    this.logger = this.options.logger ?? this.connection.options.logger;
+    this.report = { transport: 'rabbitmq', observer: this.options.observer, logger: this.logger };
   }
 
   /** Connects (safe to call again); publish() also connects lazily. */
@@ -119,14 +117,29 @@ export class RabbitPublisher implements Publisher {
     await this.connection.connect();
   }
 
-  async publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
+  publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
+    return observePublish(
+      this.report,
+      messages,
+      (message) => {
+        const route = resolveRoute(message, this.options.routes, this.options.defaultDestination);
+        return route === null ? '' : route.exchange || route.routingKey;
+      },
+      () => this.publishNow(messages, signal),
+    );
+  }
+
+  private async publishNow(
+    messages: readonly OutboxMessage[],
+    signal: AbortSignal,
+  ): Promise<readonly PublishOutcome[]> {
     if (this.closed) return messages.map((m) => retryable(m.id, 'publisher is closed'));
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.confirmTimeoutMs)]);
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.options.confirmTimeoutMs)]);
     setMaxListeners(messages.length + 10, deadline);
     const outcomes = new Map<number, PublishOutcome>();
     const toSend: { index: number; message: OutboxMessage; exchange: string; routingKey: string }[] = [];
     messages.forEach((message, index) => {
-      const route = resolveRoute(message, this.options.routes, this.options.defaultExchange);
+      const route = resolveRoute(message, this.options.routes, this.options.defaultDestination);
       if (route) toSend.push({ index, message, ...route });
       else outcomes.set(index, permanent(message.id, `no route for event type ${message.type}`));
     });
@@ -135,7 +148,9 @@ export class RabbitPublisher implements Publisher {
       try {
         channel = await this.openChannel(deadline);
       } catch (error) {
-        for (const item of toSend) outcomes.set(item.index, retryable(item.message.id, describeError(error)));
+        // No channel: the connection is down (or the publisher closed, which stays retryable).
+        const report = isClosed(error) ? retryable : unavailable;
+        for (const item of toSend) outcomes.set(item.index, report(item.message.id, describeError(error)));
       }
       if (channel) await this.publishOn(channel, toSend, deadline, outcomes);
     }
@@ -165,6 +180,14 @@ export class RabbitPublisher implements Publisher {
       if (id !== undefined) returned.set(id, `unroutable: ${returnReason(message)}`);
     };
     channel.on('return', onReturn);
+    // A connection lost mid-publish fails the owed confirms synchronously before 'close' is
+    // emitted, so this flag is set before the confirms' results are read.
+    const model = this.connection.current;
+    let connectionLost = false;
+    const onLost = () => {
+      connectionLost = true;
+    };
+    model?.once('close', onLost);
     try {
       const confirms: Promise<ConfirmResult>[] = [];
       for (const item of items) {
@@ -177,7 +200,8 @@ export class RabbitPublisher implements Publisher {
       results.forEach((result, i) => {
         const item = items[i]!;
         const returnReason = returned.get(item.message.id);
-        if (result.status === 'failed') outcomes.set(item.index, retryable(item.message.id, result.error));
+        if (result.status === 'failed')
+          outcomes.set(item.index, (connectionLost ? unavailable : retryable)(item.message.id, result.error));
         else if (returnReason !== undefined)
           outcomes.set(item.index, retryable(item.message.id, returnReason));
         else outcomes.set(item.index, { id: item.message.id, status: 'sent' });
@@ -185,6 +209,7 @@ export class RabbitPublisher implements Publisher {
       if (results.some((r) => r.status === 'failed')) this.discardChannel(channel);
     } finally {
       channel.off('return', onReturn);
+      model?.off('close', onLost);
     }
   }
 
@@ -225,6 +250,15 @@ export class RabbitPublisher implements Publisher {
 
 function retryable(id: string, error: string): PublishOutcome {
   return { id, status: 'retryable', error };
+}
+
+/** The broker could not be reached: released by the relay without spending an attempt. */
+function unavailable(id: string, error: string): PublishOutcome {
+  return { id, status: 'unavailable', error };
+}
+
+function isClosed(error: unknown): boolean {
+  return error instanceof FerryError && error.code === 'FERRY_CLOSED';
 }
 
 function permanent(id: string, error: string): PublishOutcome {

@@ -1,7 +1,8 @@
 import type { Channel } from 'amqplib';
 import { FerryConfigError } from '@ferry/core';
-import { integerOption as integer, nonEmptyOption as nonEmpty } from '@ferry/core';
+import { knownKeysOption, nonEmptyOption as nonEmpty, type OptionKeys } from '@ferry/core/transport';
 import { DEFAULTS } from './options';
+import { checkRetryTiers, retryTiers, tierQueueName } from './retryTiers';
 
 /** Names of everything that belongs to one work queue. */
 export interface WorkQueueNames {
@@ -9,9 +10,12 @@ export interface WorkQueueNames {
   /** Receives what the consumer rejects (invalid, retries exhausted). */
   readonly deadLetterExchange: string;
   readonly deadLetterQueue: string;
-  /** Holds deliveries whose acceptance failed until their TTL sends them back to `queue`. */
-  readonly retryExchange: string;
+  /** Prefix of the retry tier queues: `<retryQueue>.<ms>ms`, one per delay tier. */
   readonly retryQueue: string;
+  /** The retry tier queues, shortest delay first; each holds deliveries for its fixed TTL. */
+  readonly retryQueues: readonly string[];
+  /** The delay (ms) of each tier, in the order of `retryQueues`. */
+  readonly retryTiersMs: readonly number[];
 }
 
 export interface QueueBinding {
@@ -24,28 +28,52 @@ export interface QueueBinding {
 export interface WorkQueueTopology {
   /** The work queue consumers read. Required. */
   queue: string;
-  /** Default `<queue>.dlx`. */
-  deadLetterExchange?: string;
-  /** Default `<queue>.dlq`. */
-  deadLetterQueue?: string;
-  /** Default `<queue>.retry`. */
-  retryExchange?: string;
-  /** Default `<queue>.retry`. */
+  /**
+   * Where rejected deliveries go: the dead-letter exchange (fanout; default `<queue>.dlx`) and
+   * the queue bound to it (default `<queue>.dlq`).
+   */
+  deadLetter?: { readonly exchange?: string; readonly queue?: string };
+  /** Prefix of the retry tier queues. Default `<queue>.retry`. */
   retryQueue?: string;
-  /** Upper bound on any retry delay: the retry queue's `x-message-ttl`. Default 60000. */
-  maxRetryDelayMs?: number;
+  /**
+   * Delay tiers (ms): one retry queue per tier, each with `x-message-ttl` = the tier. Default:
+   * the tiers of the default retry backoff and retry limit (see retryTiers); the consumer
+   * passes the tiers of its own `retryBackoff` and `maxTransportRetries`.
+   */
+  retryTiersMs?: readonly number[];
   /** Exchanges the work queue is bound to. */
   bindings?: readonly QueueBinding[];
 }
 
+const TOPOLOGY_KEYS = {
+  queue: true,
+  deadLetter: true,
+  retryQueue: true,
+  retryTiersMs: true,
+  bindings: true,
+} as const satisfies OptionKeys<WorkQueueTopology>;
+
+/** The topology part of `options` (a consumer's options carry its topology among other keys). */
+export function pickTopology(options: WorkQueueTopology): WorkQueueTopology {
+  const { queue, deadLetter, retryQueue, retryTiersMs, bindings } = options;
+  return { queue, deadLetter, retryQueue, retryTiersMs, bindings };
+}
+
 export function workQueueNames(topology: WorkQueueTopology): WorkQueueNames {
+  knownKeysOption('', topology, TOPOLOGY_KEYS);
   const queue = nonEmpty('queue', topology.queue);
+  knownKeysOption('deadLetter.', topology.deadLetter, ['exchange', 'queue']);
+  const retryQueue = topology.retryQueue ?? `${queue}.retry`;
+  const tiers = checkRetryTiers(
+    topology.retryTiersMs ?? retryTiers(DEFAULTS.retryBackoff, DEFAULTS.maxTransportRetries),
+  );
   return {
     queue,
-    deadLetterExchange: topology.deadLetterExchange ?? `${queue}.dlx`,
-    deadLetterQueue: topology.deadLetterQueue ?? `${queue}.dlq`,
-    retryExchange: topology.retryExchange ?? `${queue}.retry`,
-    retryQueue: topology.retryQueue ?? `${queue}.retry`,
+    deadLetterExchange: nonEmpty('deadLetter.exchange', topology.deadLetter?.exchange ?? `${queue}.dlx`),
+    deadLetterQueue: nonEmpty('deadLetter.queue', topology.deadLetter?.queue ?? `${queue}.dlq`),
+    retryQueue,
+    retryQueues: tiers.map((ms) => tierQueueName(retryQueue, ms)),
+    retryTiersMs: tiers,
   };
 }
 
@@ -53,9 +81,11 @@ export function workQueueNames(topology: WorkQueueTopology): WorkQueueNames {
  * Declares, durably and idempotently, a work queue with:
  * - a dead-letter exchange (fanout) and queue: the work queue's `x-dead-letter-exchange`, so
  *   a broker-side reject lands there too;
- * - a retry exchange (fanout) and queue whose expired messages dead-letter back to the work
- *   queue through the default exchange (per-message `expiration` sets the backoff; the queue's
- *   `x-message-ttl` caps it).
+ * - one retry queue per delay tier (`<retryQueue>.<ms>ms`, `x-message-ttl` = the tier) whose
+ *   expired messages dead-letter back to the work queue through the default exchange. A
+ *   queue-wide TTL expires every message in arrival order, so a tier never holds a short
+ *   delay behind a longer one (per-message TTLs only expire at the head of the queue).
+ *   The consumer publishes a retry straight to its tier queue through the default exchange.
  * Re-running it with the same arguments is a no-op; different arguments on an existing queue
  * fail with PRECONDITION_FAILED from the broker (RabbitMQ does not change queue arguments).
  */
@@ -64,29 +94,23 @@ export async function declareWorkQueue(
   topology: WorkQueueTopology,
 ): Promise<WorkQueueNames> {
   const names = workQueueNames(topology);
-  const maxRetryDelayMs = integer(
-    'maxRetryDelayMs',
-    topology.maxRetryDelayMs ?? DEFAULTS.retryBackoff.maxMs,
-    1,
-    2 ** 32 - 1,
-  );
-  const distinct = new Set([names.queue, names.deadLetterQueue, names.retryQueue]);
-  if (distinct.size !== 3) {
+  const distinct = new Set([names.queue, names.deadLetterQueue, ...names.retryQueues]);
+  if (distinct.size !== 2 + names.retryQueues.length) {
     throw new FerryConfigError('queue', 'the work, dead-letter and retry queues must have distinct names');
   }
   await channel.assertExchange(names.deadLetterExchange, 'fanout', { durable: true });
   await channel.assertQueue(names.deadLetterQueue, { durable: true });
   await channel.bindQueue(names.deadLetterQueue, names.deadLetterExchange, '');
-  await channel.assertExchange(names.retryExchange, 'fanout', { durable: true });
-  await channel.assertQueue(names.retryQueue, {
-    durable: true,
-    arguments: {
-      'x-message-ttl': maxRetryDelayMs,
-      'x-dead-letter-exchange': '',
-      'x-dead-letter-routing-key': names.queue,
-    },
-  });
-  await channel.bindQueue(names.retryQueue, names.retryExchange, '');
+  for (const [i, retryQueue] of names.retryQueues.entries()) {
+    await channel.assertQueue(retryQueue, {
+      durable: true,
+      arguments: {
+        'x-message-ttl': names.retryTiersMs[i]!,
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': names.queue,
+      },
+    });
+  }
   await channel.assertQueue(names.queue, {
     durable: true,
     arguments: { 'x-dead-letter-exchange': names.deadLetterExchange },
@@ -98,12 +122,11 @@ export async function declareWorkQueue(
   return names;
 }
 
-/** Deletes a work queue and its retry / dead-letter companions (tests and teardown). */
+/** Deletes a work queue and its retry tier / dead-letter companions (tests and teardown). */
 export async function deleteWorkQueue(channel: Channel, topology: WorkQueueTopology): Promise<void> {
   const names = workQueueNames(topology);
   await channel.deleteQueue(names.queue);
-  await channel.deleteQueue(names.retryQueue);
+  for (const retryQueue of names.retryQueues) await channel.deleteQueue(retryQueue);
   await channel.deleteQueue(names.deadLetterQueue);
-  await channel.deleteExchange(names.retryExchange);
   await channel.deleteExchange(names.deadLetterExchange);
 }

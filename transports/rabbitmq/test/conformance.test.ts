@@ -12,9 +12,12 @@ import { AMQP_URL, closeConnectionsNamed, openTestBroker, uniqueName } from './s
 /** Every connection this file opens carries this name, so restartBroker can close them all. */
 const connectionName = uniqueName('conformance');
 const retryBackoff = { initialMs: 100, maxMs: 200 };
+/** The retry tiers the consumer derives from retryBackoff and the default retry limit. */
+const retryTiersMs = [100, 200];
 
 runTransportConformance({
   name: 'rabbitmq',
+  transport: 'rabbitmq',
   features: {
     deadLetter: true,
     orderingPerKey: true,
@@ -25,25 +28,35 @@ runTransportConformance({
   restartBroker: async () => {
     await closeConnectionsNamed(connectionName);
   },
-  async createTransport() {
+  async createTransport({ publisherObserver }) {
     const queue = uniqueName('conf');
     const nowhere = `${queue}.nowhere`;
     const broker = await openTestBroker();
-    await declareWorkQueue(broker.channel, { queue, maxRetryDelayMs: retryBackoff.maxMs });
+    await declareWorkQueue(broker.channel, { queue, retryTiersMs });
     await broker.channel.assertExchange(nowhere, 'fanout', { durable: false, autoDelete: false });
     const connection = new RabbitConnection({
       url: AMQP_URL,
       connectionName,
-      reconnect: { initialMs: 50, maxMs: 500 },
+      reconnectBackoff: { initialMs: 50, maxMs: 500 },
     });
-    const publisher = new RabbitPublisher({ connection, confirmTimeoutMs: 5_000 });
+    const publisher = new RabbitPublisher(connection, {
+      confirmTimeoutMs: 5_000,
+      observer: publisherObserver,
+    });
     const deadLetters: DeadLetter[] = [];
     return {
       publisher,
       destination: `/${queue}`,
+      source: queue,
       unroutableDestination: nowhere,
-      async attach(acceptor, { consumer }) {
-        const attached = attachRabbitConsumer(acceptor, { connection, queue, consumer, retryBackoff });
+      async attach(acceptor, { consumer, observer }) {
+        const attached = attachRabbitConsumer(acceptor, {
+          connection,
+          queue,
+          consumer,
+          retryBackoff,
+          observer,
+        });
         await attached.ready();
         return attached;
       },
@@ -67,7 +80,7 @@ runTransportConformance({
       async cleanup() {
         await publisher.close();
         await connection.close();
-        await deleteWorkQueue(broker.channel, { queue });
+        await deleteWorkQueue(broker.channel, { queue, retryTiersMs });
         await broker.channel.deleteExchange(nowhere);
         await broker.close();
       },

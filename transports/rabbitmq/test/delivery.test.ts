@@ -16,6 +16,7 @@ const options = {
   maxPayloadBytes: 64,
   contentTypes: ['application/json'],
   acceptMissingContentType: true,
+  tenant: 'header' as const,
 };
 
 describe('decodeDelivery', () => {
@@ -59,6 +60,16 @@ describe('decodeDelivery', () => {
       input: { messageId: 'amqp', tenantId: 'from-extractor' },
     });
     expect(decodeDelivery(delivery('{}'), extractor)).toMatchObject({ input: { messageId: 'extracted' } });
+  });
+
+  it('refuses a body that is not valid UTF-8 instead of storing replacement characters', () => {
+    const broken = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    const raw = { ...delivery('', { messageId: 'm' }), content: broken } as Message;
+    expect(decodeDelivery(raw, options)).toMatchObject({
+      ok: false,
+      reason: 'unparseable_body',
+      detail: 'body is not valid UTF-8',
+    });
   });
 
   it('names the reason a delivery is invalid before acceptance', () => {

@@ -33,7 +33,7 @@ describe('RabbitMQ round trip into the @ferry/core inbox', () => {
     database = await createTestDatabase();
     broker = await openTestBroker();
     connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('inbox_rt') });
-    publisher = new RabbitPublisher({ connection });
+    publisher = new RabbitPublisher(connection);
   });
 
   afterAll(async () => {

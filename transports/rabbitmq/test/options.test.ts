@@ -8,10 +8,10 @@ describe('option resolution', () => {
     const attempts: [string, () => unknown][] = [
       ['url', () => new RabbitConnection({ url: 'http://nope' })],
       [
-        'reconnect.multiplier',
-        () => new RabbitConnection({ url: 'amqp://x', reconnect: { multiplier: 0.5 } }),
+        'reconnectBackoff.multiplier',
+        () => new RabbitConnection({ url: 'amqp://x', reconnectBackoff: { multiplier: 0.5 } }),
       ],
-      ['confirmTimeoutMs', () => new RabbitPublisher({ connection: 'amqp://x', confirmTimeoutMs: 0 })],
+      ['confirmTimeoutMs', () => new RabbitPublisher('amqp://x', { confirmTimeoutMs: 0 })],
       [
         'prefetch',
         () =>
@@ -22,6 +22,17 @@ describe('option resolution', () => {
         () => attachRabbitConsumer(acceptor, { connection: 'amqp://x', queue: 'q', consumer: '' }),
       ],
       ['queue', () => attachRabbitConsumer(acceptor, { connection: 'amqp://x', queue: '', consumer: 'c' })],
+      [
+        'deadLetter.exhange',
+        () =>
+          attachRabbitConsumer(acceptor, {
+            connection: 'amqp://x',
+            queue: 'q',
+            consumer: 'c',
+            deadLetter: { exhange: 'x' } as never,
+          }),
+      ],
+      ['defaultExchange', () => new RabbitPublisher('amqp://x', { defaultExchange: 'x' } as never)],
     ];
     for (const [option, attempt] of attempts) {
       let thrown: unknown;
@@ -32,6 +43,44 @@ describe('option resolution', () => {
       }
       expect(thrown).toBeInstanceOf(FerryConfigError);
       expect((thrown as FerryConfigError).option).toBe(option);
+    }
+  });
+
+  it('tells a migrating user the option that replaced a retired one, on the connection, consumer and publisher', () => {
+    const retired: [string, RegExp, () => unknown][] = [
+      [
+        'defaultExchange',
+        /renamed to defaultDestination/,
+        () => new RabbitPublisher('amqp://x', { defaultExchange: 'x' } as never),
+      ],
+      [
+        'reconnect',
+        /renamed to reconnectBackoff/,
+        () => new RabbitConnection({ url: 'amqp://x', reconnect: {} } as never),
+      ],
+      [
+        'deadLetterExchange',
+        /renamed to deadLetter\.exchange/,
+        () =>
+          attachRabbitConsumer(acceptor, {
+            connection: 'amqp://x',
+            queue: 'q',
+            consumer: 'c',
+            deadLetterExchange: 'dead',
+          } as never),
+      ],
+      // The publisher took one object before: new RabbitPublisher({ connection, routes }).
+      [
+        'connection',
+        /new RabbitPublisher\(connection, options\)/,
+        () => new RabbitPublisher({ connection: 'amqp://x', routes: {} } as never),
+      ],
+    ];
+    for (const [option, replacement, attempt] of retired) {
+      expect(attempt).toThrow(FerryConfigError);
+      expect(attempt).toThrow(
+        expect.objectContaining({ option, message: expect.stringMatching(replacement) }),
+      );
     }
   });
 

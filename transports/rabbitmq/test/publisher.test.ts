@@ -8,6 +8,7 @@ import {
   waitFor,
   type TestBroker,
 } from './support/broker';
+import { closedPort } from '../../../test-support/closedPort';
 import { HoldingProxy } from './support/holdingProxy';
 import { neverAborted, outboxMessage, outboxMessages } from './support/messages';
 
@@ -30,9 +31,9 @@ describe('RabbitPublisher', () => {
     connection = new RabbitConnection({
       url: AMQP_URL,
       connectionName,
-      reconnect: { initialMs: 50, maxMs: 500 },
+      reconnectBackoff: { initialMs: 50, maxMs: 500 },
     });
-    publisher = new RabbitPublisher({ connection, defaultExchange: exchange, confirmTimeoutMs: 5_000 });
+    publisher = new RabbitPublisher(connection, { defaultDestination: exchange, confirmTimeoutMs: 5_000 });
   });
 
   afterEach(async () => {
@@ -74,8 +75,7 @@ describe('RabbitPublisher', () => {
   });
 
   it('routes by destination exchange/routingKey before the route table', async () => {
-    const routed = new RabbitPublisher({
-      connection,
+    const routed = new RabbitPublisher(connection, {
       routes: { 'order.placed': { exchange, routingKey: 'order.x' } },
     });
     const byTable = outboxMessage();
@@ -152,11 +152,10 @@ describe('RabbitPublisher', () => {
         connectionName: uniqueName('publisher_held'),
         // No heartbeats: with confirms held back, only the confirm timeout may end the wait.
         heartbeatSeconds: 0,
-        reconnect: { initialMs: 50, maxMs: 500 },
+        reconnectBackoff: { initialMs: 50, maxMs: 500 },
       });
-      slowPublisher = new RabbitPublisher({
-        connection: slowConnection,
-        defaultExchange: exchange,
+      slowPublisher = new RabbitPublisher(slowConnection, {
+        defaultDestination: exchange,
         confirmTimeoutMs: 500,
       });
     });
@@ -218,8 +217,11 @@ describe('RabbitPublisher', () => {
     await publisher.connect();
     await publisher.connect();
     expect(await publisher.publish(outboxMessages(2), neverAborted())).toHaveLength(2);
+    const before = connection.current;
+    expect(before).not.toBeNull();
     expect(await closeConnectionsNamed(connectionName)).toBe(1);
-    await waitFor('the connection to drop', () => (connection.current === null ? true : undefined));
+    // Dropped, or already replaced by a reconnect (a null in between can be missed between polls).
+    await waitFor('the connection to drop', () => (connection.current !== before ? true : undefined));
 
     const messages = outboxMessages(3);
     const outcomes = await waitFor('a publish after reconnect', async () => {
@@ -236,5 +238,25 @@ describe('RabbitPublisher', () => {
     await publisher.close();
     const outcomes = await publisher.publish(outboxMessages(1), neverAborted());
     expect(outcomes[0]).toMatchObject({ status: 'retryable', error: 'publisher is closed' });
+  });
+});
+
+describe('RabbitPublisher without a reachable broker', () => {
+  it("reports every message 'unavailable' once it gave up waiting for a connection", async () => {
+    const connection = new RabbitConnection({
+      url: `amqp://guest:guest@127.0.0.1:${await closedPort()}`,
+      reconnectBackoff: { initialMs: 50, maxMs: 200 },
+    });
+    const publisher = new RabbitPublisher(connection, {
+      defaultDestination: 'anything',
+      confirmTimeoutMs: 300,
+    });
+    try {
+      const outcomes = await publisher.publish(outboxMessages(2), neverAborted());
+      expect(outcomes.map((o) => o.status)).toEqual(['unavailable', 'unavailable']);
+    } finally {
+      await publisher.close();
+      await connection.close();
+    }
   });
 });

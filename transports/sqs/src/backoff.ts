@@ -1,4 +1,4 @@
-import { backoffDelay, type BackoffPolicy } from '@ferry/core';
+import { backoffDelay, type BackoffPolicy } from '@ferry/core/transport';
 
 /** SQS's ceiling for a message's visibility timeout: 12 hours. */
 export const MAX_VISIBILITY_SECONDS = 43_200;

@@ -1,45 +1,76 @@
 import { ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import {
-  abortableDelay,
-  backoffDelay,
-  safeEmit,
+  isFerryError,
   type InboxAcceptInput,
   type InboxAcceptResult,
   type InboxAcceptor,
+  type Logger,
 } from '@ferry/core';
+import {
+  abortableDelay,
+  acceptHolding,
+  awaitReady,
+  backoffDelay,
+  checkAttachable,
+  consumerEmitter,
+  describeCause,
+  invalidResultReason,
+  type ConsumerEmit,
+  type HeldAcceptance,
+  type ReadyOptions,
+} from '@ferry/core/transport';
 import { visibilityBackoffSeconds } from './backoff';
 import type { SqsConnection } from './connection';
 import { sendToDeadLetterQueue, type DeadLetterItem } from './deadLetter';
 import { deleteMessages } from './deleteBatch';
 import { REJECT_REASONS, closedError, isAbortError } from './errors';
 import {
+  DEFAULTS,
   resolveConsumerOptions,
   type ConsumerOptions,
   type ResolvedConsumerOptions,
-  type SqsConsumerEvent,
 } from './options';
+import { requireRedrivePolicy } from './topology';
 import { VisibilityExtender, changeVisibility } from './visibility';
 import { decodeMessage, identityFromMessageId } from './wire';
+
+/** A received message the inbox answered. */
+interface Answered {
+  readonly message: Message;
+  readonly input: InboxAcceptInput;
+  readonly result: InboxAcceptResult;
+}
 
 export interface AttachConsumerOptions extends ConsumerOptions {
   readonly connection: SqsConnection;
 }
 
 export interface SqsConsumer {
-  /** Resolves once the queue URL is known and the first long poll is issued. */
-  ready(): Promise<void>;
-  /** Aborts the long poll, lets a batch in acceptance finish (accept, delete), then stops. Safe twice. */
+  /**
+   * Resolves once the queue URL is known (and, in redrive mode, its RedrivePolicy checked) and
+   * the first long poll is issued; rejects with FerryConfigError when the queue has no
+   * RedrivePolicy in redrive mode (the consumer has then stopped); FERRY_TIMEOUT after
+   * `timeoutMs` (default 60,000), FERRY_CLOSED once closed.
+   */
+  ready(options?: ReadyOptions): Promise<void>;
+  /**
+   * Aborts the long poll, lets a batch in acceptance finish (accept, delete; one held through an
+   * outage is made visible again), then stops. Safe twice; concurrent calls share one promise.
+   */
   close(): Promise<void>;
 }
 
 /**
  * Feeds an SQS queue into the inbox. Per received batch (long poll, up to 10 messages):
- * invalid messages are dead-lettered; the rest go to one `acceptMany` while their
- * visibility is renewed; accepted and duplicate ones are deleted after it resolved; when
- * acceptance as a whole failed, none is deleted and each gets a visibility timeout of the
- * retry backoff, so it comes back later.
+ * invalid messages are dead-lettered; the rest go to one isolated `acceptMany`
+ * (acceptIsolated: a message whose acceptance fails alone is dead-lettered, its neighbours
+ * are not) while their visibility is renewed; accepted and duplicate ones are deleted after
+ * it resolved. While acceptance fails batch-wide (an outage) the batch is held invisible and
+ * retried after the retry backoff, with no new receive; when it failed otherwise (retriable),
+ * none is deleted and each gets a visibility timeout of the retry backoff, so it comes back later.
  */
 export function attachSqsConsumer(acceptor: InboxAcceptor, options: AttachConsumerOptions): SqsConsumer {
+  checkAttachable(acceptor, options.consumer);
   const consumer = new PollingConsumer(acceptor, options.connection, resolveConsumerOptions(options));
   consumer.start();
   return consumer;
@@ -48,7 +79,10 @@ export function attachSqsConsumer(acceptor: InboxAcceptor, options: AttachConsum
 class PollingConsumer implements SqsConsumer {
   private readonly stop = new AbortController();
   private loop: Promise<void> = Promise.resolve();
+  private closing: Promise<void> | null = null;
   private queueUrl = '';
+  private readonly logger: Logger;
+  private readonly emit: ConsumerEmit;
   private readonly readyPromise: Promise<void>;
   private markReady: () => void = () => undefined;
   private failReady: (error: unknown) => void = () => undefined;
@@ -58,6 +92,8 @@ class PollingConsumer implements SqsConsumer {
     private readonly connection: SqsConnection,
     private readonly options: ResolvedConsumerOptions,
   ) {
+    this.logger = options.logger ?? connection.logger;
+    this.emit = consumerEmitter('sqs', options.queueUrl, options.observer, this.logger);
     this.readyPromise = new Promise((resolve, reject) => {
       this.markReady = resolve;
       this.failReady = reject;
@@ -66,50 +102,82 @@ class PollingConsumer implements SqsConsumer {
   }
 
   start(): void {
-    this.loop = this.run().catch((error: unknown) => this.emit({ kind: 'error', error }));
+    this.loop = this.run().catch((error: unknown) => this.onFailure(error));
   }
 
-  ready(): Promise<void> {
-    return this.readyPromise;
+  ready(options?: ReadyOptions): Promise<void> {
+    return awaitReady('SQS consumer', this.readyPromise, this.stop.signal, options);
   }
 
-  async close(): Promise<void> {
-    if (!this.stop.signal.aborted) this.stop.abort(closedError('SQS consumer'));
-    this.failReady(closedError('SQS consumer'));
-    await this.loop;
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.stop.abort(closedError('SQS consumer'));
+      this.failReady(closedError('SQS consumer'));
+      await this.loop;
+    })();
+    return this.closing;
   }
 
+  /**
+   * Long polls until closed. `connected` once the first poll is issued and again at the first
+   * answer after failed polls; each failed poll is `disconnected` with the wait before the next
+   * (`retryInMs` null: a configuration error stopped the consumer).
+   */
   private async run(): Promise<void> {
     const signal = this.stop.signal;
     let failures = 0;
+    let started = false;
     while (!signal.aborted) {
       let messages: Message[];
       try {
-        this.queueUrl ||= await this.connection.queueUrl(this.options.queueUrl, signal);
+        this.queueUrl ||= await this.resolveQueue(signal);
         const receiving = this.receive(signal);
         this.markReady();
+        if (!started) this.emit({ type: 'connected' });
+        started = true;
         messages = await receiving;
+        if (failures > 0) this.emit({ type: 'connected' });
         failures = 0;
       } catch (error) {
         if (signal.aborted || isAbortError(error)) break;
-        this.emit({ kind: 'error', error });
+        if (isFerryError(error, 'FERRY_CONFIG_INVALID')) {
+          this.logger.error(
+            { err: error, queue: this.options.queueUrl },
+            `ferry.sqs: consumer stopped: ${error.message}`,
+          );
+          this.emit({ type: 'disconnected', error: describeCause(error), retryInMs: null });
+          this.failReady(error);
+          break;
+        }
         failures += 1;
-        const delay = backoffDelay(failures, this.options.pollErrorBackoff, this.options.random);
+        const delay = backoffDelay(failures, this.options.reconnectBackoff, this.options.random);
+        const cause = describeCause(error);
+        this.logger.warn(
+          { err: error, queue: this.options.queueUrl, attempt: failures, delayMs: delay },
+          `ferry.sqs: polling ${this.options.queueUrl} failed (${cause}); retrying in ${delay} ms`,
+        );
+        this.emit({ type: 'disconnected', error: cause, retryInMs: delay });
         await abortableDelay(delay, signal).catch(() => undefined);
         continue;
       }
-      this.emit({ kind: 'polled', count: messages.length });
       if (messages.length === 0) continue;
-      this.emit({ kind: 'received', count: messages.length });
+      this.emit({ type: 'received', count: messages.length });
       await this.handleBatch(messages);
     }
+  }
+
+  /** The queue's URL, once its RedrivePolicy was checked in redrive mode. */
+  private async resolveQueue(signal: AbortSignal): Promise<string> {
+    const url = await this.connection.queueUrl(this.options.queueUrl, signal);
+    if (this.options.deadLetter.mode === 'redrive') await requireRedrivePolicy(this.connection, url, signal);
+    return url;
   }
 
   private async receive(signal: AbortSignal): Promise<Message[]> {
     const output = await this.connection.client.send(
       new ReceiveMessageCommand({
         QueueUrl: this.queueUrl,
-        MaxNumberOfMessages: this.options.maxMessages,
+        MaxNumberOfMessages: this.options.maxBatchSize,
         WaitTimeSeconds: this.options.waitTimeSeconds,
         VisibilityTimeout: this.options.visibilityTimeoutSeconds,
         MessageAttributeNames: ['All'],
@@ -123,7 +191,6 @@ class PollingConsumer implements SqsConsumer {
   /** One received batch, start to end; not interrupted by close(). */
   private async handleBatch(messages: readonly Message[]): Promise<void> {
     const identity = this.options.identity ?? identityFromMessageId;
-    const toDelete: Message[] = [];
     const invalid: DeadLetterItem[] = [];
     const valid: { message: Message; input: InboxAcceptInput }[] = [];
     for (const message of messages) {
@@ -131,6 +198,7 @@ class PollingConsumer implements SqsConsumer {
         consumer: this.options.consumer,
         maxPayloadBytes: this.acceptor.maxPayloadBytes,
         identity,
+        tenant: this.options.tenant,
       });
       if (decoded.ok) valid.push({ message, input: decoded.input });
       else
@@ -141,30 +209,36 @@ class PollingConsumer implements SqsConsumer {
           detail: decoded.detail,
         });
     }
-    if (valid.length > 0) {
-      const results = await this.accept(
-        valid.map((v) => v.message),
-        valid.map((v) => v.input),
-      );
-      results?.forEach((result, index) => {
-        const { message, input } = valid[index]!;
-        if (result.kind === 'accepted' || result.kind === 'duplicate') toDelete.push(message);
-        else if (result.kind === 'invalid') {
-          invalid.push({
-            message,
-            messageId: input.messageId,
-            reason: REJECT_REASONS.inboxInvalid,
-            detail: `${result.code}: ${result.reason}`,
-          });
-        } else {
-          invalid.push({
-            message,
-            messageId: input.messageId,
-            reason: REJECT_REASONS.fingerprintConflict,
-            detail: result.reason,
-          });
-        }
-      });
+    if (invalid.length > 0) await this.settle([], invalid);
+    if (valid.length > 0) await this.accept(valid);
+  }
+
+  /**
+   * Deletes the accepted and duplicate messages and dead-letters the rejected ones (answered
+   * by the inbox, or `invalid` before it); reports `accepted` and `settled` for what was deleted.
+   */
+  private async settle(answered: readonly Answered[], invalid: DeadLetterItem[] = []): Promise<void> {
+    const accepted = new Set<Message>();
+    const toDelete: Message[] = [];
+    for (const { message, input, result } of answered) {
+      if (result.kind === 'accepted' || result.kind === 'duplicate') {
+        accepted.add(message);
+        toDelete.push(message);
+      } else if (result.kind === 'invalid') {
+        invalid.push({
+          message,
+          messageId: input.messageId,
+          reason: invalidResultReason(result),
+          detail: `${result.code}: ${result.reason}`,
+        });
+      } else {
+        invalid.push({
+          message,
+          messageId: input.messageId,
+          reason: REJECT_REASONS.fingerprintConflict,
+          detail: result.reason,
+        });
+      }
     }
     toDelete.push(...(await this.deadLetter(invalid)));
     const deleted = await deleteMessages(
@@ -174,66 +248,110 @@ class PollingConsumer implements SqsConsumer {
       this.options.deleteAttempts,
       this.onFailure,
     );
-    if (deleted > 0) this.emit({ kind: 'deleted', count: deleted });
+    const acceptedCount = deleted.filter((message) => accepted.has(message)).length;
+    if (acceptedCount > 0) this.emit({ type: 'accepted', count: acceptedCount });
+    if (deleted.length > 0) this.emit({ type: 'settled', count: deleted.length });
   }
 
-  /** acceptMany under a visibility extender; null (and a visibility backoff) when it failed. */
-  private async accept(
-    messages: readonly Message[],
-    inputs: readonly InboxAcceptInput[],
-  ): Promise<readonly InboxAcceptResult[] | null> {
+  /**
+   * acceptMany under a visibility extender, each answer settled as it comes. A batch-wide
+   * failure (an outage) holds the batch: the extender keeps it invisible, no new ReceiveMessage
+   * is issued, and the same batch is tried again after the retry backoff (acceptHolding), so
+   * the outage spends none of its receive count; close() makes it visible again at once. At the
+   * admission limit the messages the inbox answered anyway (duplicates, invalid) are settled at
+   * once and only the refused ones stay held. Any other failure gives each unanswered message
+   * the visibility backoff of its receive count.
+   */
+  private async accept(valid: readonly { message: Message; input: InboxAcceptInput }[]): Promise<void> {
     const seconds = this.options.visibilityTimeoutSeconds;
+    const holding = new Set(valid.map((v) => v.message));
     const extender = new VisibilityExtender(async () => {
-      const changes = messages.map((message) => ({ message, seconds }));
-      const count = await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure);
-      if (count > 0) this.emit({ kind: 'visibility_extended', count });
+      const changes = [...holding].map((message) => ({ message, seconds }));
+      if (changes.length > 0) await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure);
     }, this.options.extendEveryMs);
-    let results: readonly InboxAcceptResult[];
+    let outcome: HeldAcceptance;
     try {
-      results = await this.acceptor.acceptMany(inputs);
-    } catch (error) {
-      await extender.stop();
-      await this.backOff(messages, error);
-      return null;
-    }
-    await extender.stop();
-    if (results.length !== inputs.length) {
-      await this.backOff(
-        messages,
-        new Error(`acceptMany returned ${results.length} results for ${inputs.length} inputs`),
+      outcome = await acceptHolding(
+        valid.map((v) => v.input),
+        (batch) => this.acceptor.acceptMany(batch),
+        {
+          backoff: this.options.retryBackoff,
+          random: this.options.random,
+          signal: this.stop.signal,
+          transport: 'sqs',
+          source: this.options.queueUrl,
+          observer: this.options.observer,
+          logger: this.logger,
+        },
+        async (answered) => {
+          const items = answered.map(({ index, result }) => ({ ...valid[index]!, result }));
+          for (const { message } of items) holding.delete(message);
+          await this.settle(items);
+        },
       );
-      return null;
+    } finally {
+      await extender.stop();
     }
-    this.emit({ kind: 'accepted', messageIds: inputs.map((input) => input.messageId) });
-    return results;
+    if (outcome.kind === 'settled') return;
+    const pending = outcome.pending.map((index) => valid[index]!.message);
+    if (outcome.kind === 'released') await this.release(pending);
+    else await this.backOff(pending, outcome.error);
+  }
+
+  /** close() during an outage: the held messages become visible at once, for the next consumer. */
+  private async release(messages: readonly Message[]): Promise<void> {
+    const changes = messages.map((message) => ({ message, seconds: 0 }));
+    await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure);
   }
 
   /** Not deleted: each message becomes visible again after the backoff of its receive count. */
   private async backOff(messages: readonly Message[], error: unknown): Promise<void> {
     const changes = messages.map((message) => ({ message, seconds: this.retrySeconds(message) }));
     await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure);
+    const cause = describeCause(error);
+    this.logger.warn(
+      { err: error, queue: this.queueUrl, count: messages.length },
+      `ferry.sqs: acceptance of the whole batch failed (${cause}); the messages come back after the retry backoff`,
+    );
     this.emit({
-      kind: 'acceptance_failed',
-      error,
-      visibilitySeconds: Math.max(...changes.map((c) => c.seconds)),
+      type: 'acceptance-failed',
+      count: messages.length,
+      error: cause,
+      delayMs: 1000 * Math.max(...changes.map((c) => c.seconds)),
     });
   }
 
-  /** Queue mode: copies to the dead-letter queue, returned for deletion. Redrive mode: left to the policy. */
+  /**
+   * Queue mode: copies to the dead-letter queue, returned for deletion; each is reported
+   * dead-lettered once SQS confirmed its copy. Redrive mode: left to the policy, and reported
+   * dead-lettered each time it is received invalid (SQS moves it after maxReceiveCount).
+   */
   private async deadLetter(items: readonly DeadLetterItem[]): Promise<Message[]> {
     if (items.length === 0) return [];
     const deadLetter = this.options.deadLetter;
+    for (const { messageId, reason, detail } of items) {
+      this.logger.warn(
+        { queue: this.queueUrl, messageId, reason, detail },
+        `ferry.sqs: invalid message (${reason}); ${deadLetter.mode === 'queue' ? 'dead-lettering it' : 'left to the redrive policy'}`,
+      );
+    }
     if (deadLetter.mode === 'redrive') {
       const changes = items.map((item) => ({
         message: item.message,
         seconds: this.retrySeconds(item.message),
       }));
       await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure);
+      for (const { messageId, reason } of items) this.emit({ type: 'dead-lettered', messageId, reason });
       return [];
     }
-    const sent = await sendToDeadLetterQueue(this.connection, deadLetter.queueUrl, items, this.onFailure);
-    for (const item of sent)
-      this.emit({ kind: 'dead_lettered', messageId: item.messageId, reason: item.reason });
+    const sent = await sendToDeadLetterQueue(
+      this.connection,
+      deadLetter.queueUrl,
+      items,
+      DEFAULTS.maxBatchBytes,
+      this.onFailure,
+    );
+    for (const { messageId, reason } of sent) this.emit({ type: 'dead-lettered', messageId, reason });
     return sent.map((item) => item.message);
   }
 
@@ -242,9 +360,6 @@ class PollingConsumer implements SqsConsumer {
     return visibilityBackoffSeconds(receiveCount, this.options.retryBackoff, this.options.random);
   }
 
-  private readonly onFailure = (error: unknown): void => this.emit({ kind: 'error', error });
-
-  private emit(event: SqsConsumerEvent): void {
-    safeEmit(this.options.observer, event, this.options.logger);
-  }
+  private readonly onFailure = (error: unknown): void =>
+    this.emit({ type: 'error', error: describeCause(error) });
 }

@@ -6,7 +6,7 @@ import {
 import { FERRY_HEADERS } from '@ferry/core';
 import type { SqsConnection } from './connection';
 import { isFifoQueue } from './topology';
-import type { Attributes } from './wire';
+import { messageSize, type Attributes } from './wire';
 
 /** Carries the human-readable detail beside the reason code of `x-ferry-reject-reason`. */
 export const REJECT_DETAIL_ATTRIBUTE = 'x-ferry-reject-detail';
@@ -23,47 +23,88 @@ export interface DeadLetterItem {
 
 /**
  * Sends copies of `items` (at most 10) to the dead-letter queue with the reason as an
- * attribute, keeping the body and up to 8 original attributes (ferry's first). Resolves to
- * the items SQS confirmed, which the caller then deletes from the source queue; the others
- * stay and come back. FIFO dead-letter queues get the original group and MessageId as the
- * deduplication id.
+ * attribute, keeping the body and up to 8 original attributes (ferry's first). The copies go
+ * in SendMessageBatch requests of at most `maxBatchBytes` each (a copy alone over it is sent
+ * without the original attributes). Resolves to the items SQS confirmed, which the caller
+ * then deletes from the source queue; the others stay and come back. FIFO dead-letter queues
+ * get the original group and MessageId as the deduplication id.
  */
 export async function sendToDeadLetterQueue(
   connection: SqsConnection,
   deadLetterQueueUrl: string,
   items: readonly DeadLetterItem[],
+  maxBatchBytes: number,
   onFailure: (error: unknown) => void,
 ): Promise<DeadLetterItem[]> {
-  if (items.length === 0) return [];
   const fifo = isFifoQueue(deadLetterQueueUrl);
-  const entries: SendMessageBatchRequestEntry[] = items.map((item, index) => ({
-    Id: `d${index}`,
-    MessageBody: item.message.Body ?? '',
-    MessageAttributes: {
-      ...copiedAttributes(item.message.MessageAttributes ?? {}),
-      [FERRY_HEADERS.rejectReason]: { DataType: 'String', StringValue: item.reason },
-      [REJECT_DETAIL_ATTRIBUTE]: { DataType: 'String', StringValue: item.detail || item.reason },
+  const entries = items.map((item, index) => deadLetterEntry(item, `d${index}`, fifo, maxBatchBytes));
+  const sent = new Set<string>();
+  for (const chunk of chunksBySize(entries, maxBatchBytes)) {
+    try {
+      const output = await connection.client.send(
+        new SendMessageBatchCommand({ QueueUrl: deadLetterQueueUrl, Entries: chunk }),
+      );
+      for (const failed of output.Failed ?? []) {
+        onFailure(
+          new Error(`dead-letter entry ${failed.Id} was not sent: ${failed.Code}: ${failed.Message}`),
+        );
+      }
+      for (const entry of output.Successful ?? []) if (entry.Id) sent.add(entry.Id);
+    } catch (error) {
+      onFailure(error);
+    }
+  }
+  return items.filter((_, index) => sent.has(`d${index}`));
+}
+
+function deadLetterEntry(
+  item: DeadLetterItem,
+  id: string,
+  fifo: boolean,
+  maxBytes: number,
+): SendMessageBatchRequestEntry & { MessageBody: string } {
+  const reason: Attributes = {
+    [FERRY_HEADERS.rejectReason]: { DataType: 'String', StringValue: item.reason },
+    [REJECT_DETAIL_ATTRIBUTE]: {
+      DataType: 'String',
+      StringValue: (item.detail || item.reason).slice(0, 1_000),
     },
+  };
+  const body = item.message.Body ?? '';
+  const withOriginals = { ...copiedAttributes(item.message.MessageAttributes ?? {}), ...reason };
+  return {
+    Id: id,
+    MessageBody: body,
+    MessageAttributes: messageSize(body, withOriginals) <= maxBytes ? withOriginals : reason,
     ...(fifo
       ? {
           MessageGroupId: item.message.Attributes?.MessageGroupId ?? 'ferry-dead-letter',
           MessageDeduplicationId: item.message.MessageId,
         }
       : {}),
-  }));
-  try {
-    const output = await connection.client.send(
-      new SendMessageBatchCommand({ QueueUrl: deadLetterQueueUrl, Entries: entries }),
-    );
-    for (const failed of output.Failed ?? []) {
-      onFailure(new Error(`dead-letter entry ${failed.Id} was not sent: ${failed.Code}: ${failed.Message}`));
+  };
+}
+
+/** Consecutive groups whose summed message sizes stay within `maxBytes` (an oversize entry goes alone). */
+function chunksBySize<E extends { MessageBody: string; MessageAttributes?: Attributes }>(
+  entries: readonly E[],
+  maxBytes: number,
+): E[][] {
+  const chunks: E[][] = [];
+  let current: E[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    const size = messageSize(entry.MessageBody, entry.MessageAttributes);
+    if (current.length > 0 && bytes + size > maxBytes) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
     }
-    const sent = new Set((output.Successful ?? []).map((entry) => entry.Id));
-    return items.filter((_, index) => sent.has(`d${index}`));
-  } catch (error) {
-    onFailure(error);
-    return [];
+    current.push(entry);
+    bytes += size;
   }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
 }
 
 function copiedAttributes(attributes: Attributes): Attributes {

@@ -6,7 +6,7 @@ const FINAL_DELETE_CODES = new Set(['ReceiptHandleIsInvalid', 'InvalidParameterV
 
 /**
  * Deletes messages (at most 10) with DeleteMessageBatch, checking every entry of `Failed`
- * and retrying those up to `attempts` times in all. Resolves to the number deleted. A
+ * and retrying those up to `attempts` times in all. Resolves to the messages deleted. A
  * message that could not be deleted becomes visible again and is offered once more; the
  * inbox reports it as a duplicate, and it is deleted then.
  */
@@ -16,9 +16,9 @@ export async function deleteMessages(
   messages: readonly Message[],
   attempts: number,
   onFailure: (error: unknown) => void,
-): Promise<number> {
+): Promise<Message[]> {
   let remaining = [...messages];
-  let deleted = 0;
+  const deleted: Message[] = [];
   for (let attempt = 1; attempt <= attempts && remaining.length > 0; attempt += 1) {
     try {
       const output = await connection.client.send(
@@ -30,7 +30,10 @@ export async function deleteMessages(
           })),
         }),
       );
-      deleted += output.Successful?.length ?? 0;
+      for (const entry of output.Successful ?? []) {
+        const message = remaining[Number(entry.Id?.slice(1))];
+        if (message) deleted.push(message);
+      }
       const retry: Message[] = [];
       for (const failed of output.Failed ?? []) {
         const message = remaining[Number(failed.Id?.slice(1))];

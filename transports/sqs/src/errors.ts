@@ -1,10 +1,10 @@
-import { TRANSPORT_REJECT_REASONS } from '@ferry/core';
+import { isConnectionLevelError, TRANSPORT_REJECT_REASONS } from '@ferry/core/transport';
 
 /**
  * SQS failures are translated here, at the boundary: callers only ever see a FerryError
  * with code `FERRY_TRANSPORT_ERROR` (retriable), `FERRY_PERMANENT_FAILURE` or `FERRY_CLOSED`.
  */
-export { transportError, closedError, describeTransportError as describeError } from '@ferry/core';
+export { transportError, closedError, describeTransportError as describeError } from '@ferry/core/transport';
 
 /** Why a message was dead-lettered; travels in the `x-ferry-reject-reason` attribute. */
 export const REJECT_REASONS = TRANSPORT_REJECT_REASONS;
@@ -50,4 +50,18 @@ export function errorName(error: unknown): string | undefined {
 
 export function isAbortError(error: unknown): boolean {
   return errorName(error) === 'AbortError';
+}
+
+/**
+ * Whole-request failures that say the endpoint, not the messages, is in trouble: socket errors,
+ * SDK timeouts, any 5xx answer, and endpoint-level throttling. The publisher reports them
+ * `unavailable` (the relay spends no attempt and may open its circuit).
+ */
+export function isUnavailableRequestError(error: unknown): boolean {
+  return isConnectionLevelError(error, (e) => {
+    const name = errorName(e);
+    if (name === 'TimeoutError' || name === 'ThrottlingException' || name === 'RequestThrottled') return true;
+    const status = (e as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+    return typeof status === 'number' && status >= 500;
+  });
 }

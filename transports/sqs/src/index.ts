@@ -7,6 +7,7 @@ export {
   deadLetterQueueName,
   isFifoQueue,
   queueArn,
+  requireRedrivePolicy,
   type DeclaredQueue,
   type QueueSpec,
 } from './topology';
@@ -20,9 +21,8 @@ export {
   type DeadLetterOptions,
   type IdentityExtractor,
   type PublisherOptions,
-  type SqsConsumerEvent,
 } from './options';
-export { backoffDelay, type BackoffPolicy } from '@ferry/core';
+export { backoffDelay, type BackoffPolicy } from '@ferry/core/transport';
 export { visibilityBackoffSeconds } from './backoff';
 export { PERMANENT_ENTRY_CODES, REJECT_REASONS, type RejectReason } from './errors';
 export { REJECT_DETAIL_ATTRIBUTE } from './deadLetter';

@@ -1,12 +1,18 @@
+import { FerryConfigError, type Logger } from '@ferry/core';
 import {
-  FerryConfigError,
+  checkTenantSource,
   defaultLogger,
   integerOption as integer,
   nonEmptyOption as nonEmpty,
+  knownKeysOption,
   resolveBackoff,
+  type OptionKeys,
   type BackoffPolicy,
-  type Logger,
-} from '@ferry/core';
+  type TenantSource,
+  type TransportConsumerEvent,
+  type TransportObserver,
+  type TransportPublisherEvent,
+} from '@ferry/core/transport';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
 
@@ -20,11 +26,12 @@ export const DEFAULTS = {
   maxAttempts: 3,
   maxBatchBytes: SQS_CLASSIC_LIMIT_BYTES,
   maxMessageBytes: SQS_CLASSIC_LIMIT_BYTES,
-  maxMessages: 10,
+  maxBatchSize: 10,
   waitTimeSeconds: 20,
   visibilityTimeoutSeconds: 30,
   retryBackoff: { initialMs: 1_000, maxMs: 300_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
-  pollErrorBackoff: { initialMs: 100, maxMs: 10_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
+  reconnectBackoff: { initialMs: 100, maxMs: 10_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
+  confirmTimeoutMs: 30_000,
   deleteAttempts: 3,
 } as const;
 
@@ -51,7 +58,17 @@ export interface ResolvedConnectionOptions {
   readonly logger: Logger;
 }
 
+const CONNECTION_KEYS = {
+  endpoint: true,
+  region: true,
+  credentials: true,
+  maxAttempts: true,
+  client: true,
+  logger: true,
+} as const satisfies OptionKeys<ConnectionOptions>;
+
 export function resolveConnectionOptions(options: ConnectionOptions = {}): ResolvedConnectionOptions {
+  knownKeysOption('', options, CONNECTION_KEYS);
   if (options.endpoint !== undefined && !/^https?:\/\//.test(options.endpoint)) {
     throw new FerryConfigError('endpoint', 'must be an http:// or https:// URL');
   }
@@ -69,23 +86,49 @@ export function resolveConnectionOptions(options: ConnectionOptions = {}): Resol
 
 export interface PublisherOptions {
   /** Queue (URL or name) for messages whose destination is null and whose type has no route. */
-  defaultQueue?: string;
+  defaultDestination?: string;
   /** Queue (URL or name) per event type, used when the message names no destination. */
   routes?: Readonly<Record<string, string>>;
   /** Upper bound of one SendMessageBatch request (bodies + attributes). */
   maxBatchBytes?: number;
   /** Upper bound of one message (body + attributes); larger ones are reported permanent. */
   maxMessageBytes?: number;
+  /**
+   * A request not answered within this many ms is abandoned and its messages reported
+   * retryable (not sent). Default 30000.
+   */
+  confirmTimeoutMs?: number;
+  /** Default: the connection's logger. */
+  logger?: Logger;
+  /**
+   * Told how each publish call ended (through safeEmit, `transport: 'sqs'`, `destination`: the
+   * queue as routed, URL or name): `published`, `publish-failed`.
+   */
+  observer?: TransportObserver<TransportPublisherEvent>;
 }
 
 export interface ResolvedPublisherOptions {
-  readonly defaultQueue: string | null;
+  readonly defaultDestination: string | null;
   readonly routes: Readonly<Record<string, string>>;
   readonly maxBatchBytes: number;
   readonly maxMessageBytes: number;
+  readonly confirmTimeoutMs: number;
+  readonly logger: Logger | undefined;
+  readonly observer: TransportObserver<TransportPublisherEvent> | undefined;
 }
 
+const PUBLISHER_KEYS = {
+  defaultDestination: true,
+  routes: true,
+  maxBatchBytes: true,
+  maxMessageBytes: true,
+  confirmTimeoutMs: true,
+  logger: true,
+  observer: true,
+} as const satisfies OptionKeys<PublisherOptions>;
+
 export function resolvePublisherOptions(options: PublisherOptions = {}): ResolvedPublisherOptions {
+  knownKeysOption('', options, PUBLISHER_KEYS);
   const maxBatchBytes = integer(
     'maxBatchBytes',
     options.maxBatchBytes ?? DEFAULTS.maxBatchBytes,
@@ -100,17 +143,27 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
   );
   for (const [type, queue] of Object.entries(options.routes ?? {})) nonEmpty(`routes.${type}`, queue);
   return {
-    defaultQueue: options.defaultQueue === undefined ? null : nonEmpty('defaultQueue', options.defaultQueue),
+    defaultDestination:
+      options.defaultDestination === undefined
+        ? null
+        : nonEmpty('defaultDestination', options.defaultDestination),
     routes: { ...options.routes },
     maxBatchBytes,
     maxMessageBytes,
+    confirmTimeoutMs: integer('confirmTimeoutMs', options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs, 1),
+    logger: options.logger,
+    observer: options.observer,
   };
 }
 
 /** Where invalid messages go: a dead-letter queue ferry sends to, or the queue's redrive policy. */
 export type DeadLetterOptions =
   | { readonly mode: 'queue'; readonly queueUrl: string }
-  /** Leave the message (visible again at once) until the queue's redrive policy moves it. */
+  /**
+   * Leave the message (visible again after the retry backoff) until the queue's redrive policy
+   * moves it. attach checks that the queue has a RedrivePolicy; without one ready() rejects
+   * with FerryConfigError and the consumer stops.
+   */
   | { readonly mode: 'redrive' };
 
 /** Returns the inbox message id of a received message, or null when it has none. */
@@ -121,8 +174,8 @@ export interface ConsumerOptions {
   queueUrl: string;
   /** The inbox consumer (handler) name. Required. */
   consumer: string;
-  /** Messages per ReceiveMessage, 1 to 10. */
-  maxMessages?: number;
+  /** Messages per ReceiveMessage (one batch, one acceptMany), 1 to 10. */
+  maxBatchSize?: number;
   /** Long-poll wait, 0 to 20 s. */
   waitTimeSeconds?: number;
   /** Visibility timeout requested on receive and renewed while a batch is being accepted. */
@@ -131,15 +184,26 @@ export interface ConsumerOptions {
   extendEveryMs?: number;
   /** Visibility given to a batch whose acceptance failed, by its receive count. */
   retryBackoff?: Partial<BackoffPolicy>;
-  /** Wait after a failed ReceiveMessage, by consecutive failures. */
-  pollErrorBackoff?: Partial<BackoffPolicy>;
+  /** Wait after a failed ReceiveMessage (the endpoint unreachable), by consecutive failures. */
+  reconnectBackoff?: Partial<BackoffPolicy>;
   /** Default `{ mode: 'redrive' }`. */
   deadLetter?: DeadLetterOptions;
   /** Default: ferry's `x-ferry-message-id` attribute, else the SQS MessageId. */
   identity?: IdentityExtractor;
+  /**
+   * Where a message's tenant comes from: `'header'` (default; the x-ferry-tenant-id attribute,
+   * which any producer can set), `{ fixed: 'acme' }` (the queue's tenant; an attribute naming
+   * another is dead-lettered as `tenant_mismatch`) or `(message) => string | null`.
+   */
+  tenant?: TenantSource<Message>;
   /** DeleteMessageBatch attempts for entries reported in `Failed`. */
   deleteAttempts?: number;
-  observer?: (event: SqsConsumerEvent) => unknown;
+  /**
+   * Told what the consumer does (through safeEmit, `transport: 'sqs'`, `source`: `queueUrl` as
+   * given): received, accepted, settled (deletes), dead-lettered, acceptance-failed,
+   * acceptance-unavailable / -recovered, connected, disconnected (a failed receive), error.
+   */
+  observer?: TransportObserver<TransportConsumerEvent>;
   logger?: Logger;
   random?: () => number;
 }
@@ -147,33 +211,43 @@ export interface ConsumerOptions {
 export interface ResolvedConsumerOptions {
   readonly queueUrl: string;
   readonly consumer: string;
-  readonly maxMessages: number;
+  readonly maxBatchSize: number;
   readonly waitTimeSeconds: number;
   readonly visibilityTimeoutSeconds: number;
   readonly extendEveryMs: number;
   readonly retryBackoff: BackoffPolicy;
-  readonly pollErrorBackoff: BackoffPolicy;
+  readonly reconnectBackoff: BackoffPolicy;
   readonly deadLetter: DeadLetterOptions;
   readonly identity: IdentityExtractor | null;
+  readonly tenant: TenantSource<Message>;
   readonly deleteAttempts: number;
-  readonly observer: ((event: SqsConsumerEvent) => unknown) | undefined;
+  readonly observer: TransportObserver<TransportConsumerEvent> | undefined;
   readonly logger: Logger | undefined;
   readonly random: () => number;
 }
 
-/** What the consumer reports to `observer`, each through safeEmit. */
-export type SqsConsumerEvent =
-  /** After every ReceiveMessage, empty ones included. */
-  | { readonly kind: 'polled'; readonly count: number }
-  | { readonly kind: 'received'; readonly count: number }
-  | { readonly kind: 'accepted'; readonly messageIds: readonly string[] }
-  | { readonly kind: 'deleted'; readonly count: number }
-  | { readonly kind: 'visibility_extended'; readonly count: number }
-  | { readonly kind: 'acceptance_failed'; readonly error: unknown; readonly visibilitySeconds: number }
-  | { readonly kind: 'dead_lettered'; readonly messageId: string | null; readonly reason: string }
-  | { readonly kind: 'error'; readonly error: unknown };
+const CONSUMER_KEYS = {
+  queueUrl: true,
+  consumer: true,
+  maxBatchSize: true,
+  waitTimeSeconds: true,
+  visibilityTimeoutSeconds: true,
+  extendEveryMs: true,
+  retryBackoff: true,
+  reconnectBackoff: true,
+  deadLetter: true,
+  identity: true,
+  deleteAttempts: true,
+  observer: true,
+  logger: true,
+  random: true,
+  tenant: true,
+  connection: true,
+} as const satisfies OptionKeys<ConsumerOptions & { connection: unknown }>;
 
+/** `connection` is attachSqsConsumer's own key, allowed here because it passes the whole object. */
 export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsumerOptions {
+  knownKeysOption('', options, CONSUMER_KEYS);
   const visibilityTimeoutSeconds = integer(
     'visibilityTimeoutSeconds',
     options.visibilityTimeoutSeconds ?? DEFAULTS.visibilityTimeoutSeconds,
@@ -188,7 +262,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
   return {
     queueUrl: nonEmpty('queueUrl', options.queueUrl),
     consumer: nonEmpty('consumer', options.consumer),
-    maxMessages: integer('maxMessages', options.maxMessages ?? DEFAULTS.maxMessages, 1, 10),
+    maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? DEFAULTS.maxBatchSize, 1, 10),
     waitTimeSeconds: integer('waitTimeSeconds', options.waitTimeSeconds ?? DEFAULTS.waitTimeSeconds, 0, 20),
     visibilityTimeoutSeconds,
     extendEveryMs: integer(
@@ -198,9 +272,10 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
       visibilityTimeoutSeconds * 1000 - 1,
     ),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, DEFAULTS.retryBackoff),
-    pollErrorBackoff: resolveBackoff('pollErrorBackoff', options.pollErrorBackoff, DEFAULTS.pollErrorBackoff),
+    reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, DEFAULTS.reconnectBackoff),
     deadLetter,
     identity: options.identity ?? null,
+    tenant: checkTenantSource(options.tenant),
     deleteAttempts: integer('deleteAttempts', options.deleteAttempts ?? DEFAULTS.deleteAttempts, 1, 10),
     observer: options.observer,
     logger: options.logger,

@@ -1,7 +1,14 @@
 import { SendMessageBatchCommand, type SendMessageBatchResultEntry } from '@aws-sdk/client-sqs';
 import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
+import { observePublish, type PublishReport } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
-import { PERMANENT_REQUEST_ERRORS, describeError, errorName, isPermanentEntryCode } from './errors';
+import {
+  PERMANENT_REQUEST_ERRORS,
+  describeError,
+  errorName,
+  isPermanentEntryCode,
+  isUnavailableRequestError,
+} from './errors';
 import { resolvePublisherOptions, type PublisherOptions, type ResolvedPublisherOptions } from './options';
 import { isFifoQueue } from './topology';
 import { encodeEntry, messageSize } from './wire';
@@ -21,13 +28,16 @@ interface Pending {
  * the response's `Successful` list; every `Failed` entry is retryable or permanent by its
  * code (errors.ts), and anything else (request error, abort, no answer) is retryable.
  *
- * Messages are grouped by queue (destination, else `routes[type]`, else `defaultQueue`),
+ * Messages are grouped by queue (destination, else `routes[type]`, else `defaultDestination`),
  * then sent in order in batches of at most 10 entries and `maxBatchBytes`. On a FIFO queue,
  * once one message of an ordering key was not sent, later messages of that key in the same
  * call are not attempted (reported retryable), so the key's order holds across retries.
  */
 export class SqsPublisher implements Publisher {
+  /** OpenTelemetry's messaging.system of the relay's publish spans. */
+  readonly system = 'aws_sqs';
   readonly options: ResolvedPublisherOptions;
+  private readonly report: PublishReport;
   private closed = false;
 
   constructor(
@@ -35,28 +45,54 @@ export class SqsPublisher implements Publisher {
     options: PublisherOptions = {},
   ) {
     this.options = resolvePublisherOptions(options);
+    this.report = {
+      transport: 'sqs',
+      observer: this.options.observer,
+      logger: this.options.logger ?? connection.logger,
+    };
   }
 
-  async publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
+  publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
+    return observePublish(
+      this.report,
+      messages,
+      (message) => this.queueOf(message) ?? '',
+      () => this.publishNow(messages, signal),
+    );
+  }
+
+  /** The event's destination, else the route of its type, else the default queue. */
+  private queueOf(message: OutboxMessage): string | null {
+    return message.destination ?? this.options.routes[message.type] ?? this.options.defaultDestination;
+  }
+
+  private async publishNow(
+    messages: readonly OutboxMessage[],
+    signal: AbortSignal,
+  ): Promise<readonly PublishOutcome[]> {
     const outcomes: (PublishOutcome | undefined)[] = new Array(messages.length);
     if (this.closed || this.connection.isClosed) {
       return messages.map((m) => ({ id: m.id, status: 'retryable', error: 'SQS publisher is closed' }));
     }
     const byQueue = new Map<string, number[]>();
     messages.forEach((message, index) => {
-      const queue = message.destination ?? this.options.routes[message.type] ?? this.options.defaultQueue;
+      const queue = this.queueOf(message);
       if (queue === null) {
         outcomes[index] = {
           id: message.id,
           status: 'permanent',
-          error: `no destination: the event names none, no route for type ${message.type}, no defaultQueue`,
+          error: `no destination: the event names none, no route for type ${message.type}, no defaultDestination`,
         };
         return;
       }
       byQueue.set(queue, [...(byQueue.get(queue) ?? []), index]);
     });
+    // A request not answered by the deadline is abandoned: its messages are reported retryable.
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.options.confirmTimeoutMs)]);
     await Promise.all(
-      [...byQueue].map(([queue, indexes]) => this.publishToQueue(queue, indexes, messages, outcomes, signal)),
+      [...byQueue].map(([queue, indexes]) =>
+        this.publishToQueue(queue, indexes, messages, outcomes, deadline),
+      ),
     );
     return messages.map(
       (message, index) =>
@@ -80,12 +116,9 @@ export class SqsPublisher implements Publisher {
     try {
       queueUrl = await this.connection.queueUrl(queue, signal);
     } catch (error) {
-      for (const index of indexes) {
-        outcomes[index] = retryable(
-          messages[index]!,
-          `queue ${queue} could not be resolved: ${describeError(error)}`,
-        );
-      }
+      const status = isUnavailableRequestError(error) ? 'unavailable' : 'retryable';
+      const text = `queue ${queue} could not be resolved: ${describeError(error)}`;
+      for (const index of indexes) outcomes[index] = { id: messages[index]!.id, status, error: text };
       return;
     }
     const fifo = isFifoQueue(queueUrl);
@@ -166,13 +199,14 @@ export class SqsPublisher implements Publisher {
       failed = output.Failed ?? [];
     } catch (error) {
       const name = errorName(error);
-      const permanent = name !== undefined && PERMANENT_REQUEST_ERRORS.has(name);
+      const status =
+        name !== undefined && PERMANENT_REQUEST_ERRORS.has(name)
+          ? 'permanent'
+          : isUnavailableRequestError(error)
+            ? 'unavailable'
+            : 'retryable';
       const text = `SendMessageBatch to ${queueUrl} failed: ${name ?? 'Error'}: ${describeError(error)}`;
-      for (const p of batch) {
-        outcomes[p.index] = permanent
-          ? { id: p.message.id, status: 'permanent', error: text }
-          : retryable(p.message, text);
-      }
+      for (const p of batch) outcomes[p.index] = { id: p.message.id, status, error: text };
       return;
     }
     const byEntryId = new Map(batch.map((p) => [p.entry.Id, p]));

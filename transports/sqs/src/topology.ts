@@ -109,3 +109,32 @@ async function createQueue(
     throw transportError(`CreateQueue ${name} failed`, error);
   }
 }
+
+/**
+ * Checks that a queue has a RedrivePolicy (the dead-letter path of `deadLetter: { mode:
+ * 'redrive' }`): without one an invalid message would be received again and again, forever.
+ * FerryConfigError when it has none; a failed lookup is a retriable transport error.
+ */
+export async function requireRedrivePolicy(
+  connection: SqsConnection,
+  queueUrl: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  let policy: string | undefined;
+  try {
+    const output = await connection.client.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }),
+      { abortSignal: signal },
+    );
+    policy = output.Attributes?.RedrivePolicy;
+  } catch (error) {
+    if (errorName(error) === 'AbortError') throw error;
+    throw transportError(`GetQueueAttributes ${queueUrl} failed`, error);
+  }
+  if (policy === undefined || policy.length === 0) {
+    throw new FerryConfigError(
+      'deadLetter',
+      `queue ${queueUrl} has no RedrivePolicy; give it one or use deadLetter: { mode: 'queue', queueUrl }`,
+    );
+  }
+}

@@ -1,13 +1,14 @@
 import type { Message, MessageAttributeValue, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
 import {
-  FERRY_HEADERS,
+  eventHeaders,
   ferryHeaderValues,
   nonEmptyValue,
   parseJsonObjectBody,
   readFerryHeaders,
-  type InboxAcceptInput,
-  type OutboxMessage,
-} from '@ferry/core';
+  resolveTenant,
+  type TenantSource,
+} from '@ferry/core/transport';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import type { IdentityExtractor } from './options';
 
@@ -29,7 +30,8 @@ export function encodeAttributes(message: OutboxMessage): Attributes {
     if (value !== null && value.length > 0) attributes[name] = { DataType: 'String', StringValue: value };
   };
   for (const [name, value] of ferryHeaderValues(message)) put(name, value);
-  if (Object.keys(message.headers).length > 0) put(HEADERS_ATTRIBUTE, JSON.stringify(message.headers));
+  const headers = eventHeaders(message);
+  if (Object.keys(headers).length > 0) put(HEADERS_ATTRIBUTE, JSON.stringify(headers));
   return attributes;
 }
 
@@ -73,6 +75,8 @@ export interface DecodeOptions {
   readonly maxPayloadBytes: number;
   /** Used when the message has no `x-ferry-message-id` attribute; null: no fallback. */
   readonly identity: IdentityExtractor;
+  /** Where the tenant comes from (checked once by checkTenantSource). */
+  readonly tenant: TenantSource<Message>;
 }
 
 /** Attributes that describe ferry's own handling and are not passed to the inbox. */
@@ -103,6 +107,8 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
       `body is ${bytes} bytes; the limit is ${options.maxPayloadBytes}`,
     );
   }
+  const tenant = resolveTenant(options.tenant, message, ferry.tenantId);
+  if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
   const parsed = parseJsonObjectBody(body);
   if (!parsed.ok) return invalid(REJECT_REASONS.unparseableBody, parsed.detail);
   return {
@@ -110,7 +116,7 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
     input: {
       consumer: options.consumer,
       messageId,
-      tenantId: ferry.tenantId ?? null,
+      tenantId: tenant.tenantId,
       payload: parsed.payload,
       headers: decodeHeaders(attributes),
       type: ferry.eventType ?? null,

@@ -32,7 +32,7 @@ describe('option resolution', () => {
   it('fills consumer defaults: 10 messages, 20 s long poll, 30 s visibility renewed every 10 s', () => {
     const options = resolveConsumerOptions({ queueUrl: 'orders', consumer: 'billing' });
     expect(options).toMatchObject({
-      maxMessages: 10,
+      maxBatchSize: 10,
       waitTimeSeconds: 20,
       visibilityTimeoutSeconds: 30,
       extendEveryMs: 10_000,
@@ -41,8 +41,8 @@ describe('option resolution', () => {
   });
 
   it('names the bad option in a FERRY_CONFIG_INVALID error', () => {
-    expect(() => resolveConsumerOptions({ queueUrl: 'q', consumer: 'c', maxMessages: 11 })).toThrow(
-      expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'maxMessages' }),
+    expect(() => resolveConsumerOptions({ queueUrl: 'q', consumer: 'c', maxBatchSize: 11 })).toThrow(
+      expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'maxBatchSize' }),
     );
     expect(() => resolveConsumerOptions({ queueUrl: 'q', consumer: 'c', waitTimeSeconds: 21 })).toThrow(
       FerryConfigError,

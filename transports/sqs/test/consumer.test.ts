@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { FERRY_HEADERS } from '@ferry/core';
+import { FERRY_HEADERS, FerryError, type InboxAcceptInput } from '@ferry/core';
 import {
   REJECT_DETAIL_ATTRIBUTE,
   SqsPublisher,
@@ -7,12 +7,13 @@ import {
   type AttachConsumerOptions,
   type SqsConnection,
   type SqsConsumer,
-  type SqsConsumerEvent,
 } from '@ferry/sqs';
+import type { TransportConsumerEvent, TransportPublisherEvent } from '@ferry/core/transport';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { PgTestAcceptor } from '../../../test-support/pgAcceptor';
 import {
   TestQueues,
+  countRequests,
   neverAborted,
   openConnection,
   outboxMessages,
@@ -54,8 +55,8 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
   function attach(
     acceptor: PgTestAcceptor,
     options: Omit<AttachConsumerOptions, 'connection' | 'consumer'> & { consumer?: string },
-  ): { consumer: SqsConsumer; events: SqsConsumerEvent[] } {
-    const events: SqsConsumerEvent[] = [];
+  ): { consumer: SqsConsumer; events: TransportConsumerEvent[] } {
+    const events: TransportConsumerEvent[] = [];
     const consumer = attachSqsConsumer(acceptor, {
       connection,
       consumer: 'orders',
@@ -68,13 +69,17 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     return { consumer, events };
   }
 
-  const count = (events: SqsConsumerEvent[], kind: SqsConsumerEvent['kind']) =>
-    events.filter((e) => e.kind === kind).length;
+  const count = (events: TransportConsumerEvent[], type: TransportConsumerEvent['type']) =>
+    events.filter((e) => e.type === type).length;
+  /** The summed `count` of the events of one type. */
+  const sum = (events: TransportConsumerEvent[], type: TransportConsumerEvent['type']) =>
+    events.reduce((n, e) => n + (e.type === type && 'count' in e ? e.count : 0), 0);
 
   it('round-trips published events into the inbox once each, duplicates included, and empties the queue', async () => {
     const acceptor = await freshAcceptor();
     const { queueUrl } = await queues.declare({ name: uniqueName('trip') });
-    const publisher = new SqsPublisher(connection);
+    const published: TransportPublisherEvent[] = [];
+    const publisher = new SqsPublisher(connection, { observer: (event) => published.push(event) });
     const messages = outboxMessages(30, queueUrl, { correlationId: 'corr-7', headers: { 'x-app': 'shop' } });
     expect((await publisher.publish(messages, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
     // The relay published 10 of them again (lost confirmation): SQS now holds 40 messages.
@@ -83,13 +88,16 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     await consumer.ready();
 
     await waitFor('40 deliveries offered and deleted', () =>
-      acceptor.seen.length >= 40 &&
-      events
-        .filter((e) => e.kind === 'deleted')
-        .reduce((n, e) => n + (e.kind === 'deleted' ? e.count : 0), 0) >= 40
-        ? true
-        : undefined,
+      acceptor.seen.length >= 40 && sum(events, 'settled') >= 40 ? true : undefined,
     );
+    // Duplicates count as accepted: the inbox answered for them and they were deleted.
+    expect([sum(events, 'received'), sum(events, 'accepted'), sum(events, 'settled')]).toEqual([40, 40, 40]);
+    expect(events[0]).toEqual({ type: 'connected', transport: 'sqs', source: queueUrl });
+    expect(events.every((e) => e.transport === 'sqs' && e.source === queueUrl)).toBe(true);
+    expect(published.map((e) => e.type === 'published' && [e.transport, e.destination, e.count])).toEqual([
+      ['sqs', queueUrl, 30],
+      ['sqs', queueUrl, 10],
+    ]);
     const stored = await acceptor.stored();
     expect(stored.map((row) => row.messageId).sort()).toEqual(messages.map((m) => m.id).sort());
     expect(stored[0]).toMatchObject({ tenantId: 'tenant-a', type: 'order.placed' });
@@ -109,28 +117,117 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     expect(await acceptor.storedIds()).toEqual(messages.map((m) => m.id));
   });
 
-  it('does not delete a batch whose acceptance failed; it comes back after the backoff and is accepted once', async () => {
+  it('holds a batch invisible through a database outage longer than maxReceiveCount x backoff, then accepts each once', async () => {
     const acceptor = await freshAcceptor();
     await acceptor.refuse(true);
+    const { queueUrl, deadLetterQueueUrl } = await queues.declare({
+      name: uniqueName('outage'),
+      deadLetter: { maxReceiveCount: 2 },
+    });
+    const messages = outboxMessages(3, queueUrl);
+    await new SqsPublisher(connection).publish(messages, neverAborted());
+    const { consumer, events } = attach(acceptor, {
+      queueUrl,
+      deadLetter: { mode: 'redrive' },
+      visibilityTimeoutSeconds: 1,
+      extendEveryMs: 300,
+      retryBackoff: { initialMs: 200, maxMs: 400, jitter: 'none' },
+    });
+    await consumer.ready();
+
+    // Past several visibility timeouts and far past 2 receives' worth of retry backoff.
+    const offeredOf = (id: string) => acceptor.seen.filter((offered) => offered === id).length;
+    await waitFor('six refused attempts', () =>
+      acceptor.seen.length > 0 && offeredOf(acceptor.seen[0]!) >= 6 ? true : undefined,
+    );
+    expect(count(events, 'settled')).toBe(0);
+    expect(count(events, 'acceptance-unavailable')).toBeGreaterThanOrEqual(5);
+    expect(events.find((e) => e.type === 'acceptance-unavailable')).toMatchObject({
+      transport: 'sqs',
+      source: queueUrl,
+      count: 3,
+      attempt: 1,
+      error: expect.stringMatching(/^FERRY_DATABASE_UNAVAILABLE: /),
+    });
+
+    await acceptor.refuse(false);
+
+    await waitFor('3 stored and deleted', async () =>
+      (await acceptor.storedIds()).length >= 3 && sum(events, 'settled') >= 3 ? true : undefined,
+    );
+    expect((await acceptor.storedIds()).sort()).toEqual(messages.map((m) => m.id).sort());
+    expect(count(events, 'acceptance-recovered')).toBeGreaterThanOrEqual(1);
+    // Each message was received once: the outage spent none of its receive count.
+    expect(sum(events, 'received')).toBe(3);
+    await consumer.close();
+    expect(await receiveNone(connection, deadLetterQueueUrl!)).toEqual([]);
+    expect(await receiveNone(connection, queueUrl)).toEqual([]);
+  });
+
+  it('makes a batch held through an outage visible again on close(), at once', async () => {
+    const acceptor = await freshAcceptor();
+    await acceptor.refuse(true);
+    const { queueUrl } = await queues.declare({ name: uniqueName('release') });
+    const messages = outboxMessages(2, queueUrl);
+    await new SqsPublisher(connection).publish(messages, neverAborted());
+    const { consumer, events } = attach(acceptor, {
+      queueUrl,
+      visibilityTimeoutSeconds: 60,
+      retryBackoff: { initialMs: 60_000, maxMs: 60_000, jitter: 'none' },
+    });
+    await consumer.ready();
+    await waitFor('acceptance unavailable', () =>
+      count(events, 'acceptance-unavailable') + count(events, 'acceptance-failed') > 0 ? true : undefined,
+    );
+
+    await consumer.close();
+
+    // Retry backoff and visibility timeout are 60 s: only the release on close() returns them this soon.
+    const back = await receiveAtLeast(connection, queueUrl, 2, 5_000);
+    expect(back.map((m) => m.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue).sort()).toEqual(
+      messages.map((m) => m.id).sort(),
+    );
+    expect(await acceptor.storedIds()).toEqual([]);
+  });
+
+  it('gives a batch that fails with a retriable non-outage error the visibility backoff of its receive count', async () => {
+    const acceptor = await freshAcceptor();
     const { queueUrl } = await queues.declare({ name: uniqueName('refuse') });
     const messages = outboxMessages(3, queueUrl);
     await new SqsPublisher(connection).publish(messages, neverAborted());
-    const { consumer, events } = attach(acceptor, { queueUrl });
+    let failing = true;
+    const flaky = {
+      maxPayloadBytes: acceptor.maxPayloadBytes,
+      acceptMany: (inputs: readonly InboxAcceptInput[]) =>
+        failing
+          ? Promise.reject(new FerryError('FERRY_DATABASE_ERROR', 'statement failed, cause unknown'))
+          : acceptor.acceptMany(inputs),
+    };
+    const events: TransportConsumerEvent[] = [];
+    const consumer = attachSqsConsumer(flaky, {
+      connection,
+      consumer: 'orders',
+      queueUrl,
+      waitTimeSeconds: 1,
+      retryBackoff: { initialMs: 1_000, maxMs: 1_000, jitter: 'none' },
+      observer: (event) => events.push(event),
+    });
+    consumers.push(consumer);
     await consumer.ready();
 
-    await waitFor('two refused receives', () => (count(events, 'acceptance_failed') >= 2 ? true : undefined));
-    expect(count(events, 'deleted')).toBe(0);
-    const failure = events.find((e) => e.kind === 'acceptance_failed');
+    await waitFor('two refused receives', () => (count(events, 'acceptance-failed') >= 2 ? true : undefined));
+    expect(count(events, 'settled')).toBe(0);
+    const failure = events.find((e) => e.type === 'acceptance-failed');
     expect(failure).toMatchObject({
-      visibilitySeconds: 1,
-      error: expect.objectContaining({ retriable: true }),
+      transport: 'sqs',
+      source: queueUrl,
+      delayMs: 1_000,
+      error: 'FERRY_DATABASE_ERROR: statement failed, cause unknown',
     });
-    await acceptor.refuse(false);
+    failing = false;
     await waitFor('3 stored', async () => ((await acceptor.storedIds()).length >= 3 ? true : undefined));
-    await waitFor('deleted', () => (count(events, 'deleted') > 0 ? true : undefined));
+    await waitFor('settled', () => (count(events, 'settled') > 0 ? true : undefined));
     expect((await acceptor.storedIds()).sort()).toEqual(messages.map((m) => m.id).sort());
-    const offeredOf = (id: string) => acceptor.seen.filter((offered) => offered === id).length;
-    expect(messages.every((m) => offeredOf(m.id) >= 3)).toBe(true);
   });
 
   it('keeps a batch invisible to a second consumer while a slow acceptance runs past the visibility timeout', async () => {
@@ -142,17 +239,20 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     acceptor.hold();
     const slow = attach(acceptor, { queueUrl, visibilityTimeoutSeconds: 1, extendEveryMs: 300 });
     await waitFor('the batch in acceptance', () => (acceptor.held() > 0 ? true : undefined));
+    // The slow consumer waits in acceptance: from now on it only renews, the second one only polls.
+    const renewals = countRequests(connection, 'ChangeMessageVisibilityBatchCommand');
+    const polls = countRequests(connection, 'ReceiveMessageCommand');
     const second = attach(bystander, { queueUrl, visibilityTimeoutSeconds: 1 });
     await second.consumer.ready();
     // Several visibility timeouts pass while the second consumer keeps polling the queue.
     await waitFor('8 renewals and 3 polls by the second consumer', () =>
-      count(slow.events, 'visibility_extended') >= 8 && count(second.events, 'polled') >= 3
-        ? true
-        : undefined,
+      renewals.count() >= 8 && polls.count() >= 3 ? true : undefined,
     );
+    renewals.stop();
+    polls.stop();
     expect(bystander.seen).toEqual([]);
     acceptor.release();
-    await waitFor('deleted', () => (count(slow.events, 'deleted') > 0 ? true : undefined));
+    await waitFor('settled', () => (count(slow.events, 'settled') > 0 ? true : undefined));
     expect(await acceptor.storedIds()).toEqual([message!.id]);
     expect(bystander.seen).toEqual([]);
   });
@@ -192,9 +292,7 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     await waitFor('valid one stored', async () =>
       (await acceptor.storedIds()).length >= 1 ? true : undefined,
     );
-    await waitFor('4 deleted', () =>
-      events.reduce((n, e) => n + (e.kind === 'deleted' ? e.count : 0), 0) >= 4 ? true : undefined,
-    );
+    await waitFor('4 deleted', () => (sum(events, 'settled') >= 4 ? true : undefined));
     expect(await acceptor.storedIds()).toEqual(['valid-1']);
     await consumer.close();
     expect(await receiveNone(connection, queueUrl)).toEqual([]);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { INBOX_TABLE, Inbox } from '@ferry/core';
-import { SqsPublisher, attachSqsConsumer, type SqsConnection, type SqsConsumerEvent } from '@ferry/sqs';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import { SqsPublisher, attachSqsConsumer, type SqsConnection } from '@ferry/sqs';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import {
   TestQueues,
@@ -37,7 +38,7 @@ describe("SQS consumer feeding @ferry/core's Inbox", () => {
     const messages = outboxMessages(20, queueUrl);
     expect((await publisher.publish(messages, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
     await publisher.publish(messages.slice(0, 5), neverAborted());
-    const events: SqsConsumerEvent[] = [];
+    const events: TransportConsumerEvent[] = [];
     const consumer = attachSqsConsumer(inbox, {
       connection,
       queueUrl,
@@ -48,7 +49,7 @@ describe("SQS consumer feeding @ferry/core's Inbox", () => {
     try {
       await consumer.ready();
       await waitFor('25 deliveries deleted', () =>
-        events.reduce((n, e) => n + (e.kind === 'deleted' ? e.count : 0), 0) >= 25 ? true : undefined,
+        events.reduce((n, e) => n + (e.type === 'settled' ? e.count : 0), 0) >= 25 ? true : undefined,
       );
     } finally {
       await consumer.close();

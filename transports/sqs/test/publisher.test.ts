@@ -1,6 +1,9 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { TransportPublisherEvent } from '@ferry/core/transport';
 import { FERRY_HEADERS } from '@ferry/core';
-import { HEADERS_ATTRIBUTE, SqsPublisher, type SqsConnection } from '@ferry/sqs';
+import { HEADERS_ATTRIBUTE, SqsConnection, SqsPublisher } from '@ferry/sqs';
+import { closedPort } from '../../../test-support/closedPort';
 import {
   TestQueues,
   neverAborted,
@@ -71,7 +74,7 @@ describe('SqsPublisher against the SQS endpoint', () => {
     const { queueUrl: fallbackUrl } = await queues.declare({ name: fallback });
     const publisher = new SqsPublisher(connection, {
       routes: { 'order.placed': orders },
-      defaultQueue: fallback,
+      defaultDestination: fallback,
     });
     const routed = outboxMessages(2, null);
     const other = outboxMessages(1, null, { type: 'invoice.sent' });
@@ -176,5 +179,65 @@ describe('SqsPublisher against the SQS endpoint', () => {
     const outcomes = await publisher.publish(outboxMessages(3, queueUrl), aborted.signal);
     expect(outcomes.map((o) => o.status)).toEqual(['retryable', 'retryable', 'retryable']);
     expect(await receiveNone(connection, queueUrl)).toEqual([]);
+  });
+});
+
+describe('SqsPublisher without a reachable endpoint', () => {
+  it("reports every message 'unavailable' when the endpoint refuses connections", async () => {
+    const connection = new SqsConnection({
+      endpoint: `http://127.0.0.1:${await closedPort()}`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+    });
+    const publisher = new SqsPublisher(connection);
+    try {
+      const outcomes = await publisher.publish(outboxMessages(2, 'some-queue'), neverAborted());
+      expect(outcomes.map((o) => o.status)).toEqual(['unavailable', 'unavailable']);
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
+describe('SqsPublisher against an endpoint that never answers', () => {
+  it('abandons a request not answered within confirmTimeoutMs and reports its messages retryable', async () => {
+    // Accepts connections and reads requests, never answers (a hung endpoint).
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const connection = new SqsConnection({
+      endpoint: `http://127.0.0.1:${port}`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+      maxAttempts: 1,
+    });
+    const events: TransportPublisherEvent[] = [];
+    const publisher = new SqsPublisher(connection, {
+      confirmTimeoutMs: 200,
+      observer: (event) => events.push(event),
+    });
+    try {
+      const queueUrl = `http://127.0.0.1:${port}/000000000000/hung`;
+      const outcomes = await publisher.publish(outboxMessages(2, queueUrl), neverAborted());
+      expect(outcomes.map((o) => o.status)).toEqual(['retryable', 'retryable']);
+      expect(events).toEqual([
+        {
+          type: 'publish-failed',
+          transport: 'sqs',
+          destination: queueUrl,
+          count: 2,
+          outcome: 'retryable',
+          error: expect.any(String),
+        },
+      ]);
+    } finally {
+      await connection.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -1,12 +1,15 @@
 import type { InboxAcceptInput } from '../contracts';
-import { FerryError } from '../errors';
+import { FerryError, FerryValidationError } from '../errors';
+import { translateDbError } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
+import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
 import { payloadFingerprint } from './fingerprint';
 import { countBacklog } from './sql/countBacklog';
 import { findByIdentity, type Identity } from './sql/findByIdentity';
 import { scopeOf } from './sql/fragments';
 import { insertReceipts, type NewReceipt } from './sql/insertReceipts';
 import type { InboxRecord } from './types';
+import { inputFault, type InputFault } from './validateInput';
 
 export interface AcceptSettings {
   readonly maxPayloadBytes: number;
@@ -20,40 +23,25 @@ export type AcceptOutcome =
   | { readonly kind: 'accepted'; readonly record: InboxRecord }
   | { readonly kind: 'duplicate'; readonly record: InboxRecord }
   | { readonly kind: 'conflict'; readonly record: InboxRecord; readonly reason: string }
-  | { readonly kind: 'invalid'; readonly code: string; readonly reason: string };
+  | {
+      readonly kind: 'invalid';
+      readonly code: string;
+      readonly reason: string;
+      /** Stable, from TRANSPORT_REJECT_REASONS: what a transport writes as its reject reason. */
+      readonly rejectReason: TransportRejectReason;
+    };
+
+/** A new identity at the admission limit: not stored, retriable (InboxAdmissionRejectedError). */
+export type Refused = {
+  readonly kind: 'refused';
+  readonly code: 'FERRY_ADMISSION_REJECTED';
+  readonly reason: string;
+};
+
+export type BatchOutcome = AcceptOutcome | Refused;
 
 type Prepared = { readonly index: number; readonly identity: Identity; readonly receipt: NewReceipt };
-type Invalid = { readonly index: number; readonly code: string; readonly reason: string };
-
-const MAX_NAME = 200;
-const MAX_MESSAGE_ID = 255;
-
-function text(value: unknown, max: number): boolean {
-  return typeof value === 'string' && value.length > 0 && value.length <= max;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function validateShape(input: InboxAcceptInput): string | null {
-  if (!isPlainObject(input)) return 'input must be an object';
-  if (!text(input.consumer, MAX_NAME)) return `consumer must be a string of 1..${MAX_NAME} characters`;
-  if (!text(input.messageId, MAX_MESSAGE_ID))
-    return `messageId must be a string of 1..${MAX_MESSAGE_ID} characters`;
-  if (input.tenantId !== null && !text(input.tenantId, MAX_NAME)) {
-    return `tenantId must be null or a string of 1..${MAX_NAME} characters`;
-  }
-  if (!isPlainObject(input.payload)) return 'payload must be a JSON object';
-  if (input.headers !== undefined) {
-    if (!isPlainObject(input.headers)) return 'headers must be an object of strings';
-    if (Object.values(input.headers).some((v) => typeof v !== 'string'))
-      return 'header values must be strings';
-  }
-  if (input.type !== undefined && input.type !== null && !text(input.type, MAX_NAME))
-    return 'type must be a string';
-  return null;
-}
+type Invalid = { readonly index: number } & InputFault;
 
 /** Validates and serializes one input, or says why it is invalid. Pure. */
 export function prepareInput(
@@ -61,16 +49,27 @@ export function prepareInput(
   index: number,
   settings: AcceptSettings,
 ): Prepared | Invalid {
-  const shape = validateShape(input);
-  if (shape !== null) return { index, code: 'FERRY_VALIDATION_FAILED', reason: shape };
+  const fault = inputFault(input);
+  if (fault !== null) return { index, ...fault };
   if (input.tenantId === null && settings.global !== 'shared') {
-    return { index, code: 'FERRY_GLOBAL_SCOPE_REJECTED', reason: "global messages need global: 'shared'" };
+    return {
+      index,
+      code: 'FERRY_GLOBAL_SCOPE_REJECTED',
+      reason: "global messages need global: 'shared'",
+      rejectReason: TRANSPORT_REJECT_REASONS.inboxInvalid,
+    };
   }
   let payloadJson: string;
   try {
     payloadJson = JSON.stringify(input.payload);
   } catch {
-    return { index, code: 'FERRY_VALIDATION_FAILED', reason: 'payload is not serializable JSON' };
+    const reason = 'payload is not serializable JSON';
+    return {
+      index,
+      code: 'FERRY_VALIDATION_FAILED',
+      reason,
+      rejectReason: TRANSPORT_REJECT_REASONS.inboxInvalid,
+    };
   }
   const payloadBytes = Buffer.byteLength(payloadJson, 'utf8');
   if (payloadBytes > settings.maxPayloadBytes) {
@@ -78,6 +77,7 @@ export function prepareInput(
       index,
       code: 'FERRY_PAYLOAD_TOO_LARGE',
       reason: `payload is ${payloadBytes} bytes; the limit is ${settings.maxPayloadBytes}`,
+      rejectReason: TRANSPORT_REJECT_REASONS.payloadTooLarge,
     };
   }
   const identity = { scope: scopeOf(input.tenantId), consumer: input.consumer, messageId: input.messageId };
@@ -106,99 +106,112 @@ function classify(prepared: Prepared, record: InboxRecord, inserted: boolean): A
   return { kind: 'duplicate', record };
 }
 
-async function admit(db: SqlExecutor, settings: AcceptSettings, fresh: readonly Prepared[]): Promise<void> {
-  if (settings.maxPendingMessages === null || fresh.length === 0) return;
+/** The refusal of every new item when the backlog reached maxPendingMessages, or null. */
+async function admit(
+  db: SqlExecutor,
+  settings: AcceptSettings,
+  fresh: readonly Prepared[],
+): Promise<Refused | null> {
+  if (settings.maxPendingMessages === null || fresh.length === 0) return null;
   const backlog = await countBacklog(db, settings.maxPendingMessages);
-  if (backlog >= settings.maxPendingMessages) {
-    throw new FerryError(
-      'FERRY_ADMISSION_REJECTED',
-      `inbox backlog reached maxPendingMessages (${settings.maxPendingMessages})`,
-      {
-        details: { maxPendingMessages: settings.maxPendingMessages },
-      },
-    );
-  }
+  if (backlog < settings.maxPendingMessages) return null;
+  return {
+    kind: 'refused',
+    code: 'FERRY_ADMISSION_REJECTED',
+    reason: `inbox backlog reached maxPendingMessages (${settings.maxPendingMessages})`,
+  };
 }
 
-function databaseFailure(cause: unknown): FerryError {
-  if (cause instanceof FerryError) return cause;
-  return new FerryError(
-    'FERRY_DATABASE_UNAVAILABLE',
-    'inbox acceptance failed; nothing may be acknowledged',
-    { cause },
+function identityKeys(records: readonly InboxRecord[]): Set<string> {
+  return new Set(
+    records.map((r) => keyOf({ scope: scopeOf(r.tenantId), consumer: r.consumer, messageId: r.messageId })),
   );
+}
+
+/** The receipts of `unique` after the insert: read before, inserted, or read back now. */
+async function storedRecords(
+  db: SqlExecutor,
+  settings: AcceptSettings,
+  unique: readonly Prepared[],
+): Promise<{ byKey: Map<string, InboxRecord>; insertedKeys: Set<string>; refusal: Refused | null }> {
+  const existingBefore =
+    settings.maxPendingMessages === null
+      ? []
+      : await findByIdentity(
+          db,
+          unique.map((p) => p.identity),
+        );
+  const known = identityKeys(existingBefore);
+  const fresh = unique.filter((p) => !known.has(keyOf(p.identity)));
+  const refusal = await admit(db, settings, fresh);
+  const inserted =
+    refusal === null
+      ? await insertReceipts(
+          db,
+          fresh.map((p) => p.receipt),
+          settings.maxAttempts,
+        )
+      : [];
+  const insertedKeys = identityKeys(inserted);
+  const missing = refusal === null ? fresh.filter((p) => !insertedKeys.has(keyOf(p.identity))) : [];
+  const found = await findByIdentity(
+    db,
+    missing.map((p) => p.identity),
+  );
+  const byKey = new Map<string, InboxRecord>();
+  for (const record of [...existingBefore, ...found, ...inserted]) {
+    byKey.set(
+      keyOf({ scope: scopeOf(record.tenantId), consumer: record.consumer, messageId: record.messageId }),
+      record,
+    );
+  }
+  return { byKey, insertedKeys, refusal };
 }
 
 /**
  * Accepts a batch: invalid inputs are reported, valid ones are inserted in one statement
  * (identity conflicts skipped), existing receipts are read back and classified as duplicate
- * or fingerprint conflict. At the admission limit, a batch that would add new receipts is
- * refused as a whole (FERRY_ADMISSION_REJECTED); pure duplicates are still answered.
+ * or fingerprint conflict. At the admission limit the new identities are `refused` (nothing
+ * is inserted) while duplicates, conflicts and invalid inputs are still answered.
  */
 export async function acceptBatch(
   db: SqlExecutor,
   inputs: readonly InboxAcceptInput[],
   settings: AcceptSettings,
-): Promise<AcceptOutcome[]> {
-  const outcomes: AcceptOutcome[] = new Array<AcceptOutcome>(inputs.length);
+): Promise<BatchOutcome[]> {
+  if (!Array.isArray(inputs)) throw new FerryValidationError('inputs', 'acceptMany needs an array');
+  const outcomes: BatchOutcome[] = new Array<BatchOutcome>(inputs.length);
   const valid: Prepared[] = [];
   inputs.forEach((input, index) => {
     const prepared = prepareInput(input, index, settings);
     if ('identity' in prepared) valid.push(prepared);
-    else outcomes[index] = { kind: 'invalid', code: prepared.code, reason: prepared.reason };
+    else {
+      const { code, reason, rejectReason } = prepared;
+      outcomes[index] = { kind: 'invalid', code, reason, rejectReason };
+    }
   });
   const first = new Map<string, Prepared>();
   for (const prepared of valid)
     if (!first.has(keyOf(prepared.identity))) first.set(keyOf(prepared.identity), prepared);
   try {
-    const existingBefore =
-      settings.maxPendingMessages === null
-        ? []
-        : await findByIdentity(
-            db,
-            [...first.values()].map((p) => p.identity),
-          );
-    const known = new Set(
-      existingBefore.map((r) =>
-        keyOf({ scope: scopeOf(r.tenantId), consumer: r.consumer, messageId: r.messageId }),
-      ),
-    );
-    const fresh = [...first.values()].filter((p) => !known.has(keyOf(p.identity)));
-    await admit(db, settings, fresh);
-    const inserted = await insertReceipts(
-      db,
-      fresh.map((p) => p.receipt),
-      settings.maxAttempts,
-    );
-    const insertedKeys = new Set(
-      inserted.map((r) =>
-        keyOf({ scope: scopeOf(r.tenantId), consumer: r.consumer, messageId: r.messageId }),
-      ),
-    );
-    const missing = [...first.values()].filter((p) => !insertedKeys.has(keyOf(p.identity)));
-    const existing = [
-      ...existingBefore,
-      ...(await findByIdentity(
-        db,
-        missing.map((p) => p.identity),
-      )),
-    ];
-    const byKey = new Map<string, InboxRecord>();
-    for (const record of [...existing, ...inserted]) {
-      byKey.set(
-        keyOf({ scope: scopeOf(record.tenantId), consumer: record.consumer, messageId: record.messageId }),
-        record,
-      );
-    }
+    const { byKey, insertedKeys, refusal } = await storedRecords(db, settings, [...first.values()]);
     for (const prepared of valid) {
       const key = keyOf(prepared.identity);
       const record = byKey.get(key);
-      if (!record) throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'a receipt vanished during acceptance');
-      const isFirstInsert = insertedKeys.has(key) && first.get(key) === prepared;
-      outcomes[prepared.index] = classify(prepared, record, isFirstInsert);
+      if (record) {
+        outcomes[prepared.index] = classify(
+          prepared,
+          record,
+          insertedKeys.has(key) && first.get(key) === prepared,
+        );
+      } else if (refusal) {
+        outcomes[prepared.index] = refusal;
+      } else {
+        throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'a receipt vanished during acceptance');
+      }
     }
   } catch (cause) {
-    throw databaseFailure(cause);
+    throw translateDbError(cause, 'inbox accept');
   }
   return outcomes;
 }

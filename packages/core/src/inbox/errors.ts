@@ -1,9 +1,24 @@
+import type { InboxAdmissionResult } from '../contracts';
 import { FerryError, type FerryErrorOptions } from '../errors';
 
 /** Thrown by a handler: the receipt becomes DEAD at once, without spending more attempts. */
 export class InboxPermanentError extends FerryError {
   constructor(message: string, options: FerryErrorOptions = {}) {
     super('FERRY_PERMANENT_FAILURE', message, options);
+  }
+}
+
+/**
+ * A global (tenant-less) receipt reached a tenancy context that does not allow it
+ * (createInboxTenancyContext without `global: 'shared'`): DEAD at once, handler not run.
+ */
+export class InboxGlobalScopeRejectedError extends InboxPermanentError {
+  override readonly code = 'FERRY_GLOBAL_SCOPE_REJECTED';
+  constructor(receiptId: string) {
+    super(
+      `global receipt ${receiptId} rejected by the tenancy context; pass global: 'shared' to createInboxTenancyContext to run it with an empty tenant setting`,
+      { details: { receiptId } },
+    );
   }
 }
 
@@ -66,6 +81,24 @@ export class InboxFingerprintConflictError extends FerryError {
   }
 }
 
+/**
+ * The approximate admission limit (maxPendingMessages) refused the new items of a batch.
+ * Retriable. `results` has one entry per input, in order: `refused` for each new item (not
+ * stored), and the ordinary result of every other item (duplicates are still answered).
+ */
+export class InboxAdmissionRejectedError extends FerryError {
+  readonly results: readonly InboxAdmissionResult[];
+  constructor(maxPendingMessages: number, results: readonly InboxAdmissionResult[]) {
+    const refused = results.filter((r) => r.kind === 'refused').length;
+    super(
+      'FERRY_ADMISSION_REJECTED',
+      `inbox backlog reached maxPendingMessages (${maxPendingMessages}); ${refused} new message(s) refused`,
+      { details: { maxPendingMessages, refused } },
+    );
+    this.results = results;
+  }
+}
+
 /** No record with that id exists in the selected scope. */
 export class InboxNotFoundError extends FerryError {
   constructor(id: string) {
@@ -87,6 +120,20 @@ export class InboxWrapperMisuseError extends FerryError {
 export class InboxLeaseLostError extends FerryError {
   constructor(id: string) {
     super('FERRY_LEASE_LOST', `inbox receipt ${id}: claim lost before completion`, { details: { id } });
+  }
+}
+
+/**
+ * The handler ended its own transaction (COMMIT or ROLLBACK on `context.tx`): ferry does not
+ * complete the receipt outside it, so it is retried. What the handler committed stays committed.
+ */
+export class InboxTransactionEndedError extends FerryError {
+  constructor(id: string) {
+    super(
+      'FERRY_TRANSACTION_MISUSE',
+      `inbox receipt ${id}: the handler ended its transaction (COMMIT or ROLLBACK on context.tx); the receipt was not completed`,
+      { details: { id } },
+    );
   }
 }
 

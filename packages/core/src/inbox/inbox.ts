@@ -1,25 +1,34 @@
-import type { InboxAcceptInput, InboxAcceptor, InboxAcceptResult } from '../contracts';
+import type { InboxAcceptInput, InboxAcceptor, InboxAcceptResult, InboxAdmissionResult } from '../contracts';
 import { FerryValidationError } from '../errors';
 import { defaultLogger } from '../observe/logger';
 import { checkSchema } from '../schema/checkSchema';
 import {
-  fromPrisma,
+  isTransactionAdapter,
+  prismaTransactions,
   type PrismaClientLike,
+  type PrismaClientOf,
   type PrismaTransactionLike,
   type SqlExecutor,
+  type TransactionAdapter,
 } from '../sql/executor';
-import { acceptBatch, type AcceptOutcome, type AcceptSettings } from './accept';
-import { InboxFingerprintConflictError } from './errors';
+import { withTranslation } from '../sql/dbErrors';
+import { acceptBatch, type AcceptOutcome, type AcceptSettings, type BatchOutcome } from './accept';
+import { InboxAdmissionRejectedError, InboxFingerprintConflictError } from './errors';
+import { acceptHandled, handlerMissingError, handlesConsumer } from './handlerCheck';
 import { resolveInboxOptions, type InboxOptions, type ResolvedInboxOptions } from './options';
 import { emit } from './process';
 import { REQUIRED_COLUMNS, TABLE } from './sql/fragments';
 import type { InboxRecord } from './types';
+import { startAcceptSpans } from '../tracing';
 import { InboxWorker, type RunOnceResult } from './worker';
 import { sqlWorkerOps, type InboxWorkerOps } from './workerOps';
 
 export type InboxAcceptedReceipt =
   | { readonly kind: 'accepted'; readonly record: InboxRecord }
   | { readonly kind: 'duplicate'; readonly record: InboxRecord };
+
+/** A Prisma client whose interactive transactions hand `TTx` to their callback. */
+export type InboxClient<TTx> = PrismaClientOf<TTx>;
 
 export interface InboxInternals<TTx> {
   /** Replace individual worker transitions (fault injection in tests). */
@@ -28,8 +37,9 @@ export interface InboxInternals<TTx> {
 
 /**
  * The inbox service: acceptance (the transports' InboxAcceptor) and the worker.
- * `client` is the application's Prisma client; handler transactions are its interactive
- * transactions, so `context.tx` is typed TTx (the application's transaction client).
+ * `client` is the application's Prisma client, or a transaction adapter (`pgTransactions(pool)`,
+ * `kyselyTransactions(db)`, `prismaTransactions(prisma, { db })`); handlers run in its
+ * transactions, so `context.tx` is typed TTx (the application's transaction object).
  */
 export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   readonly options: ResolvedInboxOptions<TTx>;
@@ -40,7 +50,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   private readonly emitter: Pick<ResolvedInboxOptions<TTx>, 'observer' | 'logger'>;
 
   constructor(
-    client: PrismaClientLike,
+    client: PrismaClientLike | TransactionAdapter<TTx>,
     options: InboxOptions<TTx> = {},
     internals: InboxInternals<TTx> = {},
   ) {
@@ -48,7 +58,10 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     const logger = resolved.logger ?? defaultLogger('ferry.inbox');
     this.options = { ...resolved, logger };
     this.maxPayloadBytes = resolved.maxPayloadBytes;
-    this.db = fromPrisma(client);
+    const adapter = isTransactionAdapter(client)
+      ? (client as TransactionAdapter<TTx>)
+      : prismaTransactions<TTx>(client as PrismaClientOf<TTx>);
+    this.db = withTranslation(adapter.db, 'inbox');
     this.emitter = { observer: resolved.observer, logger };
     this.settings = {
       maxPayloadBytes: resolved.maxPayloadBytes,
@@ -56,7 +69,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       global: resolved.global,
       maxAttempts: resolved.worker.maxAttempts,
     };
-    const ops = { ...sqlWorkerOps<TTx>(client, this.db, resolved.worker), ...internals.ops };
+    const ops = { ...sqlWorkerOps<TTx>(adapter, this.db, resolved.worker), ...internals.ops };
     this.worker = new InboxWorker<TTx>({
       ops,
       worker: resolved.worker,
@@ -65,6 +78,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       random: resolved.random,
       observer: resolved.observer,
       logger,
+      redact: resolved.redact,
     });
   }
 
@@ -88,33 +102,70 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     const [outcome] = await this.acceptDetailed([input]);
     if (!outcome) throw new FerryValidationError('input', 'missing');
     if (outcome.kind === 'invalid') {
-      throw new FerryValidationError('input', outcome.reason, outcome.code as FerryValidationError['code']);
+      const code = outcome.code as FerryValidationError['code'];
+      throw new FerryValidationError('input', outcome.reason, code, outcome.rejectReason);
     }
     if (outcome.kind === 'conflict') throw new InboxFingerprintConflictError(outcome.record.id);
     return outcome;
   }
 
-  /** The transport contract: one result per input, in order, after the rows are committed. */
+  /**
+   * The transport contract: one result per input, in order, after the rows are committed.
+   * At the admission limit it throws InboxAdmissionRejectedError, whose `results` answer
+   * every item that is not new (duplicates included) and mark the new ones `refused`.
+   */
   async acceptMany(inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> {
     const outcomes = await this.acceptDetailed(inputs);
-    return outcomes.map((outcome): InboxAcceptResult => {
-      if (outcome.kind === 'invalid') return { kind: 'invalid', code: outcome.code, reason: outcome.reason };
-      if (outcome.kind === 'conflict')
-        return { kind: 'conflict', id: outcome.record.id, reason: outcome.reason };
-      return { kind: outcome.kind, id: outcome.record.id };
-    });
+    return outcomes.map((outcome) => toAcceptResult(outcome));
   }
 
   /** Like acceptMany, with full receipts. */
   async acceptDetailed(inputs: readonly InboxAcceptInput[]): Promise<AcceptOutcome[]> {
-    const outcomes = await acceptBatch(this.db, inputs, this.settings);
+    const handlers = Object.keys(this.options.handlers);
+    const spans = startAcceptSpans(inputs);
+    let outcomes: BatchOutcome[];
+    try {
+      outcomes = await acceptHandled(inputs, handlers, (ok) => acceptBatch(this.db, ok, this.settings));
+    } catch (error) {
+      spans.fail(error);
+      throw error;
+    }
+    spans.end(outcomes.map((outcome) => outcome.kind));
+    const answered: AcceptOutcome[] = [];
     for (const outcome of outcomes) {
+      if (outcome.kind === 'refused') continue;
+      answered.push(outcome);
       if (outcome.kind === 'invalid') continue;
       const base = { receiptId: outcome.record.id, consumer: outcome.record.consumer };
       if (outcome.kind === 'accepted') emit(this.emitter, { type: 'accepted', ...base });
       else emit(this.emitter, { type: 'duplicate', ...base, conflict: outcome.kind === 'conflict' });
     }
-    return outcomes;
+    if (answered.length < outcomes.length) {
+      throw new InboxAdmissionRejectedError(
+        this.settings.maxPendingMessages ?? 0,
+        outcomes.map(toAcceptResult),
+      );
+    }
+    return answered;
+  }
+
+  /**
+   * Throws FERRY_HANDLER_MISSING unless this inbox has a handler for `consumer` (an inbox with
+   * no handlers at all accepts for any consumer). Transports call it when attached.
+   */
+  assertHandles(consumer: string): void {
+    const handlers = Object.keys(this.options.handlers);
+    if (!handlesConsumer(handlers, consumer)) throw handlerMissingError(consumer, handlers);
+  }
+
+  /** The worker's lifecycle: 'idle' until started, then 'running', 'closing', 'closed'. */
+  get state(): 'idle' | 'running' | 'closing' | 'closed' {
+    return this.worker.lifecycle;
+  }
+
+  /** When the worker's poll loop last claimed without an error (createHealth's liveness). */
+  get lastCycleAt(): Date | null {
+    return this.worker.lastCycleAt;
   }
 
   /** Claims and processes one batch (up to worker.concurrency receipts). */
@@ -126,4 +177,30 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   close(): Promise<void> {
     return this.worker.close();
   }
+}
+
+function toAcceptResult(outcome: AcceptOutcome): InboxAcceptResult;
+function toAcceptResult(outcome: BatchOutcome): InboxAdmissionResult;
+function toAcceptResult(outcome: BatchOutcome): InboxAdmissionResult {
+  if (outcome.kind === 'refused') return { kind: 'refused', code: outcome.code, reason: outcome.reason };
+  if (outcome.kind === 'invalid') {
+    const { code, reason, rejectReason } = outcome;
+    return { kind: 'invalid', code, reason, rejectReason };
+  }
+  if (outcome.kind === 'conflict') return { kind: 'conflict', id: outcome.record.id, reason: outcome.reason };
+  return { kind: outcome.kind, id: outcome.record.id };
+}
+
+/**
+ * Creates an Inbox whose handlers' `context.tx` is the client's own transaction type, inferred
+ * from `client` (Prisma's generated `Prisma.TransactionClient`) or from the adapter (`PoolClient`
+ * for `pgTransactions`, `Transaction<DB>` for `kyselyTransactions`), with no type argument to
+ * write. `new Inbox(prisma)` keeps the `PrismaTransactionLike` default unless given `Inbox<Tx>`.
+ */
+export function createInbox<TTx = PrismaTransactionLike>(
+  client: InboxClient<TTx> | TransactionAdapter<TTx>,
+  options: InboxOptions<TTx> = {},
+  internals: InboxInternals<TTx> = {},
+): Inbox<TTx> {
+  return new Inbox<TTx>(client, options, internals);
 }

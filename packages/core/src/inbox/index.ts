@@ -1,5 +1,12 @@
-export { Inbox, type InboxAcceptedReceipt, type InboxInternals } from './inbox';
+export {
+  Inbox,
+  createInbox,
+  type InboxAcceptedReceipt,
+  type InboxClient,
+  type InboxInternals,
+} from './inbox';
 export type { AcceptOutcome } from './accept';
+export { INBOX_INPUT_LIMITS } from './validateInput';
 export {
   resolveInboxOptions,
   INBOX_DEFAULTS,
@@ -11,19 +18,16 @@ export {
   type ResolvedInboxOptions,
   type ResolvedInboxWorkerOptions,
 } from './options';
-export {
-  retryCeilingMs as inboxRetryCeilingMs,
-  retryDelayMs as inboxRetryDelayMs,
-  type RandomSource as InboxRandomSource,
-} from './backoff';
-export { canonicalJson, payloadFingerprint } from './fingerprint';
+export { createRedactor, type InboxRedactionOptions, type InboxRedactor } from './redact';
 export {
   InboxPermanentError,
+  InboxGlobalScopeRejectedError,
   InboxInvalidPayloadError,
   InboxUnsupportedSchemaError,
   InboxStateConflictError,
   InboxReplayConflictError,
   InboxFingerprintConflictError,
+  InboxAdmissionRejectedError,
   InboxNotFoundError,
   InboxWrapperMisuseError,
   InboxLeaseLostError,
@@ -37,11 +41,13 @@ export {
   type InboxRequeueInput,
   type InboxReplayInput,
   type InboxPurgeInput,
+  type InboxReleaseInput,
 } from './admin/scoped';
-export type { ReplayOutcome as InboxReplayOutcome } from './admin/replay';
+export type { InboxReplayOutcome } from './admin/replay';
 export type { InboxStats } from './sql/stats';
 export type { RunOnceResult } from './worker';
 export type { InboxWorkerOps } from './workerOps';
 export type { ClaimState } from './sql/readClaimState';
 export { INBOX_TABLE } from './table';
+export { INBOX_CHANNEL } from './wakeup';
 export * from './types';

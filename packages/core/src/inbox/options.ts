@@ -1,13 +1,24 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../observe/logger';
 import { FerryConfigError } from '../errors';
+import { checkLeaseTiming } from '../lease';
+import {
+  booleanOption,
+  functionOption,
+  integerOption,
+  knownKeysOption,
+  oneOfOption,
+  type OptionKeys,
+} from '../optionChecks';
 import type { PrismaTransactionLike } from '../sql/executor';
-import type { RandomSource } from './backoff';
+import type { RandomSource } from '../backoff';
+import { createRedactor, type InboxRedactionOptions, type InboxRedactor } from './redact';
 import type { InboxHandler, InboxHandlerContextWrapper, InboxObserver } from './types';
 
 /** Worker defaults and bounds; docs/inbox.md quotes this table. */
 export const INBOX_WORKER_DEFAULTS = {
   enabled: false,
   concurrency: 4,
+  prefetch: 16,
   pollIntervalMs: 1_000,
   leaseMs: 30_000,
   heartbeatIntervalMs: 5_000,
@@ -31,6 +42,7 @@ type NumericWorkerOption = Exclude<keyof typeof INBOX_WORKER_DEFAULTS, 'enabled'
 /** Inclusive [min, max] bounds of each numeric worker option. */
 export const INBOX_WORKER_BOUNDS: Record<NumericWorkerOption, readonly [number, number]> = {
   concurrency: [1, 100],
+  prefetch: [0, 1_000],
   pollIntervalMs: [1, 3_600_000],
   leaseMs: [100, 86_400_000],
   heartbeatIntervalMs: [10, 43_200_000],
@@ -49,6 +61,8 @@ export type InboxWorkerOptions = Partial<{
   -readonly [K in keyof typeof INBOX_WORKER_DEFAULTS]: K extends 'enabled' ? boolean : number;
 }> & {
   consumers?: readonly string[];
+  /** PostgreSQL URL for a dedicated LISTEN connection: acceptance wakes an idle worker. */
+  listenUrl?: string;
 };
 
 export interface InboxOptions<TTx = PrismaTransactionLike> {
@@ -67,12 +81,16 @@ export interface InboxOptions<TTx = PrismaTransactionLike> {
   logger?: Logger;
   /** Uniform random source for retry jitter. Default Math.random. */
   random?: RandomSource;
+  /** Allow-list and extra keys for the redaction of stored and observed errors. */
+  redact?: InboxRedactionOptions;
 }
 
 export interface ResolvedInboxWorkerOptions {
   readonly enabled: boolean;
   readonly consumers: readonly string[];
   readonly concurrency: number;
+  readonly prefetch: number;
+  readonly listenUrl: string | undefined;
   readonly pollIntervalMs: number;
   readonly leaseMs: number;
   readonly heartbeatIntervalMs: number;
@@ -96,33 +114,26 @@ export interface ResolvedInboxOptions<TTx = PrismaTransactionLike> {
   readonly observer: InboxObserver | undefined;
   readonly logger: Logger | undefined;
   readonly random: RandomSource;
+  readonly redact: InboxRedactor;
 }
 
-const WORKER_KEYS = new Set<string>([...Object.keys(INBOX_WORKER_DEFAULTS), 'consumers']);
-const TOP_KEYS = new Set<string>([
-  'handlers',
-  'worker',
-  'maxPayloadBytes',
-  'maxPendingMessages',
-  'global',
-  'privilegedAdmin',
-  'handlerContext',
-  'observer',
-  'logger',
-  'random',
-]);
+const WORKER_KEYS = [...Object.keys(INBOX_WORKER_DEFAULTS), 'consumers', 'listenUrl'];
+const TOP_KEYS = {
+  handlers: true,
+  worker: true,
+  maxPayloadBytes: true,
+  maxPendingMessages: true,
+  global: true,
+  privilegedAdmin: true,
+  handlerContext: true,
+  observer: true,
+  logger: true,
+  random: true,
+  redact: true,
+} as const satisfies OptionKeys<InboxOptions>;
 
 function integer(option: string, value: unknown, [min, max]: readonly [number, number]): number {
-  if (typeof value !== 'number' || !Number.isInteger(value))
-    throw new FerryConfigError(option, 'must be an integer');
-  if (value < min || value > max) throw new FerryConfigError(option, `must be between ${min} and ${max}`);
-  return value;
-}
-
-function unknownKeys(prefix: string, value: object, known: Set<string>): void {
-  for (const key of Object.keys(value)) {
-    if (!known.has(key)) throw new FerryConfigError(`${prefix}${key}`, 'is not a known option');
-  }
+  return integerOption(option, value, min, max);
 }
 
 function resolveConsumers(value: unknown, handlerNames: readonly string[]): readonly string[] {
@@ -141,7 +152,7 @@ function resolveWorker(
   input: InboxWorkerOptions,
   handlerNames: readonly string[],
 ): ResolvedInboxWorkerOptions {
-  unknownKeys('worker.', input, WORKER_KEYS);
+  knownKeysOption('worker.', input, WORKER_KEYS);
   const numbers = {} as Record<NumericWorkerOption, number>;
   for (const key of Object.keys(INBOX_WORKER_BOUNDS) as NumericWorkerOption[]) {
     numbers[key] = integer(
@@ -150,11 +161,11 @@ function resolveWorker(
       INBOX_WORKER_BOUNDS[key],
     );
   }
-  const enabled = input.enabled ?? INBOX_WORKER_DEFAULTS.enabled;
-  if (typeof enabled !== 'boolean') throw new FerryConfigError('worker.enabled', 'must be a boolean');
-  if (numbers.heartbeatIntervalMs * 2 >= numbers.leaseMs) {
-    throw new FerryConfigError('worker.heartbeatIntervalMs', 'must be less than half of worker.leaseMs');
-  }
+  const enabled = booleanOption('worker.enabled', input.enabled ?? INBOX_WORKER_DEFAULTS.enabled);
+  checkLeaseTiming(
+    { duration: 'worker.leaseMs', interval: 'worker.heartbeatIntervalMs' },
+    { duration: numbers.leaseMs, interval: numbers.heartbeatIntervalMs },
+  );
   if (numbers.retryMaxMs < numbers.retryBaseMs) {
     throw new FerryConfigError('worker.retryMaxMs', 'must be at least worker.retryBaseMs');
   }
@@ -162,7 +173,11 @@ function resolveWorker(
   if (enabled && consumers.length === 0) {
     throw new FerryConfigError('worker.consumers', 'an enabled worker needs at least one registered handler');
   }
-  return { enabled, consumers, ...numbers };
+  const listenUrl = input.listenUrl;
+  if (listenUrl !== undefined && (typeof listenUrl !== 'string' || listenUrl.length === 0)) {
+    throw new FerryConfigError('worker.listenUrl', 'must be a non-empty PostgreSQL connection string');
+  }
+  return { enabled, consumers, listenUrl, ...numbers };
 }
 
 function resolveHandlers<TTx>(handlers: unknown): Readonly<Record<string, InboxHandler<TTx>>> {
@@ -185,7 +200,7 @@ function resolveHandlers<TTx>(handlers: unknown): Readonly<Record<string, InboxH
 export function resolveInboxOptions<TTx = PrismaTransactionLike>(
   input: InboxOptions<TTx> = {},
 ): ResolvedInboxOptions<TTx> {
-  unknownKeys('', input, TOP_KEYS);
+  knownKeysOption('', input, TOP_KEYS);
   const handlers = resolveHandlers<TTx>(input.handlers);
   const worker = resolveWorker(input.worker ?? {}, Object.keys(handlers));
   const maxPayloadBytes = integer(
@@ -197,22 +212,21 @@ export function resolveInboxOptions<TTx = PrismaTransactionLike>(
     input.maxPendingMessages === undefined
       ? null
       : integer('maxPendingMessages', input.maxPendingMessages, [1, 1_000_000_000]);
-  const global = input.global ?? INBOX_DEFAULTS.global;
-  if (global !== 'reject' && global !== 'shared')
-    throw new FerryConfigError('global', "must be 'reject' or 'shared'");
-  const privilegedAdmin = input.privilegedAdmin ?? INBOX_DEFAULTS.privilegedAdmin;
-  if (typeof privilegedAdmin !== 'boolean')
-    throw new FerryConfigError('privilegedAdmin', 'must be a boolean');
+  const global = oneOfOption('global', input.global ?? INBOX_DEFAULTS.global, ['reject', 'shared'] as const);
+  const privilegedAdmin = booleanOption(
+    'privilegedAdmin',
+    input.privilegedAdmin ?? INBOX_DEFAULTS.privilegedAdmin,
+  );
   const wrappers = input.handlerContext === undefined ? [] : [input.handlerContext].flat();
   if (wrappers.some((w) => typeof w !== 'function')) {
     throw new FerryConfigError('handlerContext', 'must be a function or an array of functions');
   }
-  if (input.observer !== undefined && typeof input.observer !== 'function') {
-    throw new FerryConfigError('observer', 'must be a function');
+  functionOption('observer', input.observer);
+  functionOption('random', input.random);
+  if (input.redact !== undefined && (typeof input.redact !== 'object' || input.redact === null)) {
+    throw new FerryConfigError('redact', 'must be an object { allow?, keys? }');
   }
-  if (input.random !== undefined && typeof input.random !== 'function') {
-    throw new FerryConfigError('random', 'must be a function');
-  }
+  const redact = createRedactor(input.redact);
   return {
     handlers,
     worker,
@@ -224,5 +238,6 @@ export function resolveInboxOptions<TTx = PrismaTransactionLike>(
     observer: input.observer,
     logger: input.logger,
     random: input.random ?? Math.random,
+    redact,
   };
 }

@@ -1,17 +1,19 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../observe/logger';
 import { FerryError } from '../errors';
+import { startLease } from '../lease';
 import { safeEmit } from '../observe/safeEmit';
-import { retryDelayMs, type RandomSource } from './backoff';
+import { inboxRetryDelayMs, type RandomSource } from '../backoff';
 import {
   InboxInvalidPayloadError,
   InboxLeaseLostError,
   InboxPermanentError,
+  InboxTransactionEndedError,
   InboxUnsupportedSchemaError,
 } from './errors';
 import { runWithWrappers } from './handlerContext';
-import { startHeartbeat } from './heartbeat';
+import { inSpan, messageScopeOf, runInMessageScope, startProcessSpan } from '../tracing';
 import type { ResolvedInboxWorkerOptions } from './options';
-import { describeError, MAX_OBSERVED_ERROR_CHARS } from './redact';
+import { describeError, MAX_OBSERVED_ERROR_CHARS, type InboxRedactor } from './redact';
 import type { InboxWorkerOps } from './workerOps';
 import type {
   ClaimedReceipt,
@@ -32,22 +34,31 @@ export interface ProcessDeps<TTx> {
   readonly random: RandomSource;
   readonly observer: InboxObserver | undefined;
   readonly logger: Logger | undefined;
+  /** Applied to every error text stored in last_error, logged or observed. */
+  readonly redact: InboxRedactor;
 }
 
 export function emit(deps: Pick<ProcessDeps<unknown>, 'observer' | 'logger'>, event: InboxEvent): void {
+  if (event.type === 'dead') {
+    const { receiptId, consumer, attempt, reason, error } = event;
+    deps.logger?.warn({ receiptId, consumer, attempt, reason, error }, 'inbox receipt DEAD');
+  }
   safeEmit(deps.observer, event, deps.logger);
 }
 
 export function emitInfrastructure(
-  deps: Pick<ProcessDeps<unknown>, 'observer' | 'logger'>,
+  deps: Pick<ProcessDeps<unknown>, 'observer' | 'logger' | 'redact'>,
   operation: string,
   error: unknown,
 ): void {
-  deps.logger?.warn({ operation, error: describeError(error) }, 'ferry inbox infrastructure error');
+  deps.logger?.warn(
+    { operation, error: describeError(error, undefined, deps.redact) },
+    'ferry inbox infrastructure error',
+  );
   emit(deps, {
     type: 'infrastructure-error',
     operation,
-    error: describeError(error, MAX_OBSERVED_ERROR_CHARS),
+    error: describeError(error, MAX_OBSERVED_ERROR_CHARS, deps.redact),
   });
 }
 
@@ -67,7 +78,11 @@ async function invokeHandler<TTx>(
     } catch (error) {
       if (error instanceof InboxUnsupportedSchemaError || error instanceof InboxInvalidPayloadError)
         throw error;
-      throw new InboxInvalidPayloadError(describeError(error), { cause: error });
+      // Redacted when stored, with the application's redactor.
+      throw new InboxInvalidPayloadError(
+        describeError(error, undefined, (text) => text),
+        { cause: error },
+      );
     }
   }
   return handler.handle(parsed as never, context);
@@ -91,25 +106,31 @@ function contextFor<TTx>(receipt: ClaimedReceipt, tx: TTx, signal: AbortSignal):
 }
 
 /**
- * Runs one claimed receipt: handler and fenced completion in one transaction, heartbeat
- * while it runs. `signal` (shutdown) aborts the handler's signal too.
+ * Runs one claimed receipt: handler and fenced completion in one transaction, the lease kit
+ * renewing while it runs. `claimedAt` (performance.now() when the claim was sent) starts
+ * the lease's local clock: once it cannot be proven alive (leaseMs - heartbeatIntervalMs
+ * without a successful renewal) or a renewal finds it taken, the handler's signal aborts
+ * with InboxLeaseLostError. `shutdown` aborts the handler's signal too.
  */
 export async function processReceipt<TTx>(
   receipt: ClaimedReceipt,
   deps: ProcessDeps<TTx>,
   shutdown: AbortSignal,
+  claimedAt: number,
 ): Promise<ProcessOutcome> {
   const controller = new AbortController();
-  const heartbeat = startHeartbeat({
+  const lease = startLease({
+    durationMs: deps.worker.leaseMs,
     intervalMs: deps.worker.heartbeatIntervalMs,
+    claimedAt,
     renew: () => deps.ops.renew(receipt),
     onLost: () => controller.abort(new InboxLeaseLostError(receipt.id)),
     onError: (error) => emitInfrastructure(deps, 'heartbeat', error),
   });
   // Shutdown interruption and the transaction deadline both hand the claim to its lease:
-  // the heartbeat stops, so a handler that ignores its signal cannot hold the receipt forever.
+  // renewals stop, so a handler that ignores its signal cannot hold the receipt forever.
   const interrupt = (reason: unknown): void => {
-    heartbeat.stop();
+    void lease.stop();
     controller.abort(reason);
   };
   const onShutdown = (): void => interrupt(shutdown.reason);
@@ -121,21 +142,31 @@ export async function processReceipt<TTx>(
   deadline.unref?.();
   const started = Date.now();
   try {
-    await deps.ops.transaction(async (tx) => {
-      const context = contextFor(receipt, tx, controller.signal);
-      const handler = deps.handlers[receipt.consumer];
-      await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
-      if (controller.signal.aborted) throw controller.signal.reason;
-      if (!(await deps.ops.complete(tx, receipt))) throw new InboxLeaseLostError(receipt.id);
-    });
+    // The handler runs with its span as the active context and the receipt as the message
+    // scope that emits inherit correlation, causation and trace context from.
+    await inSpan(startProcessSpan(receipt), () =>
+      runInMessageScope(messageScopeOf(receipt.messageId, receipt.headers), () =>
+        deps.ops.transaction(receipt, async (tx) => {
+          const context = contextFor(receipt, tx, controller.signal);
+          const handler = deps.handlers[receipt.consumer];
+          await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
+          if (controller.signal.aborted) throw controller.signal.reason;
+          const completion = await deps.ops.complete(tx, receipt);
+          if (completion === 'transaction_ended') throw new InboxTransactionEndedError(receipt.id);
+          if (completion !== 'completed') throw new InboxLeaseLostError(receipt.id);
+        }),
+      ),
+    );
     emit(deps, completedEvent(receipt, started, false));
     return 'completed';
   } catch (error) {
+    // close() has returned: ferry writes nothing more for this claim; its lease recovers it.
+    if (shutdown.aborted) return 'unresolved';
     return await settleFailure(receipt, error, deps, started);
   } finally {
     clearTimeout(deadline);
-    heartbeat.stop();
     shutdown.removeEventListener('abort', onShutdown);
+    await lease.stop();
   }
 }
 
@@ -179,15 +210,15 @@ async function settleFailure<TTx>(
       emit(deps, { type: 'lease-lost', ...base });
       return 'lease_lost';
     }
-    const stored = describeError(error);
-    const observed = describeError(error, MAX_OBSERVED_ERROR_CHARS);
+    const stored = describeError(error, undefined, deps.redact);
+    const observed = describeError(error, MAX_OBSERVED_ERROR_CHARS, deps.redact);
     const reason = deadReason(error, receipt);
     if (reason !== null) {
       if (!(await deps.ops.markDead(receipt, stored))) return leaseLost(deps, base);
       emit(deps, { type: 'dead', ...base, reason, error: observed });
       return 'dead';
     }
-    const delayMs = retryDelayMs(
+    const delayMs = inboxRetryDelayMs(
       receipt.attempts,
       deps.worker.retryBaseMs,
       deps.worker.retryMaxMs,

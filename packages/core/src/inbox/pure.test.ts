@@ -1,4 +1,4 @@
-import { retryCeilingMs, retryDelayMs } from './backoff';
+import { inboxRetryCeilingMs as retryCeilingMs, inboxRetryDelayMs as retryDelayMs } from '../backoff';
 import { canonicalJson, payloadFingerprint } from './fingerprint';
 import { describeError, redactText } from './redact';
 

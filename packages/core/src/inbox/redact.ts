@@ -1,48 +1,161 @@
-import { isFerryError } from '../errors';
+import { FerryConfigError, isFerryError } from '../errors';
 
 /** Longest error text stored in last_error. */
 export const MAX_STORED_ERROR_CHARS = 2_000;
 /** Longest error text given to an observer. */
 export const MAX_OBSERVED_ERROR_CHARS = 500;
 
-const RULES: ReadonlyArray<readonly [RegExp, string]> = [
-  // Credentials in connection URLs: scheme://user:password@host
-  [/([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+(?::[^\s/@]*)?@/gi, '$1[redacted]@'],
+/** Turns an error message into one that may be stored and observed. */
+export type InboxRedactor = (text: string) => string;
+
+/**
+ * The application's say over redaction (option `redact`; docs/inbox.md, "Redaction").
+ * `allow`: a string names a sensitive key whose values may be kept (e.g. 'token' when the
+ * application's tokens are page cursors); a RegExp marks text that is kept verbatim wherever it
+ * matches (e.g. /order \d{13}/ for order numbers that look like card numbers).
+ * `keys`: more key names whose values are redacted, beside the built-in ones.
+ */
+export interface InboxRedactionOptions {
+  readonly allow?: readonly (string | RegExp)[];
+  readonly keys?: readonly string[];
+}
+
+/** Key names whose values are redacted (case-insensitive, also as part of a longer name). */
+export const SENSITIVE_KEYS: readonly string[] = [
+  'password',
+  'passwd',
+  'passphrase',
+  'pwd',
+  'secret',
+  'token',
+  'api[_-]?key',
+  'access[_-]?key',
+  'private[_-]?key',
+  'authorization',
+  'credentials?',
+  'cookie',
+  'session[_-]?id',
+];
+
+const KEY_NAME = /^[a-z0-9_-]{1,64}$/i;
+/** `key=value`, `key: value`, `key is value`, `key was value`, `key to value`. */
+const KEY_VALUE = String.raw`([a-z0-9_-]*)(["']?\s*[:=]\s*["']?|\s+(?:is|was|to)\s+["']?)[^\s"',;&]+`;
+/** A run of digits with single spaces, dashes or a parenthesised group, not inside a word. */
+const NUMBER_RUN = /(?<![\w.+-])\+?(?:\(\d+\)[ -]?)?\d(?:[ -]?\(?\d\)?)*\d(?![\w.-])/g;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [
+  // Credentials in connection URLs: scheme://user:password@host, up to the authority's last '@'
+  // (an empty user, an unencoded '@' in the password)
+  [/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi, '$1[redacted]@'],
   // Bearer / Basic authorization values
   [/\b(bearer|basic)\s+[a-z0-9._~+/=-]+/gi, '$1 [redacted]'],
-  // key=value or key: value for sensitive keys
-  [
-    /\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|authorization|credentials?)(["']?\s*[:=]\s*["']?)[^\s"',;&]+/gi,
-    '$1$2[redacted]',
-  ],
+  // JSON web tokens
+  [/\beyJ[\w-]+\.[\w-]+\.[\w-]*/g, '[redacted-token]'],
   // e-mail addresses
   [/[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}/gi, '[redacted-email]'],
 ];
 
-/** Removes credentials, tokens and e-mail addresses from a text. */
+/** Card numbers (13–19 digits) and phone numbers (7–15 digits); dates and short numbers stay. */
+function redactNumber(run: string): string {
+  const digits = run.replace(/\D/g, '').length;
+  if (digits >= 13 && digits <= 19 && !run.startsWith('+')) return '[redacted-card]';
+  if (digits >= 7 && digits <= 15 && !ISO_DATE.test(run)) return '[redacted-phone]';
+  return run;
+}
+
+function keyPattern(keys: readonly string[]): RegExp {
+  return new RegExp(`(${keys.join('|')})${KEY_VALUE}`, 'gi');
+}
+
+function checkOptions(options: InboxRedactionOptions): void {
+  const { allow = [], keys = [] } = options;
+  if (
+    !Array.isArray(allow) ||
+    allow.some((a) => !(a instanceof RegExp) && (typeof a !== 'string' || !KEY_NAME.test(a)))
+  )
+    throw new FerryConfigError('redact.allow', 'must be an array of key names or RegExps');
+  if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string' || !KEY_NAME.test(k)))
+    throw new FerryConfigError('redact.keys', 'must be an array of key names (letters, digits, _ and -)');
+}
+
+/** Replaces allowed text with placeholders the rules cannot match, and puts it back after. */
+function shield(text: string, patterns: readonly RegExp[]): { text: string; restore: (t: string) => string } {
+  const kept: string[] = [];
+  let shielded = text;
+  for (const pattern of patterns) {
+    const global = new RegExp(
+      pattern.source,
+      pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`,
+    );
+    shielded = shielded.replace(global, (match) => {
+      kept.push(match);
+      return `\uE000${'\uE002'.repeat(kept.length)}\uE001`;
+    });
+  }
+  const restore = (t: string): string =>
+    t.replace(/\uE000(\uE002+)\uE001/g, (_, marks: string) => kept[marks.length - 1] ?? '');
+  return { text: shielded, restore };
+}
+
+/**
+ * Builds the redactor: URL credentials, authorization values, JSON web tokens, e-mail
+ * addresses, values of sensitive keys (`password is hunter2`), card and phone numbers.
+ * Throws FerryConfigError for a malformed `options`.
+ */
+export function createRedactor(options: InboxRedactionOptions = {}): InboxRedactor {
+  checkOptions(options);
+  const allowedKeys = new Set(
+    (options.allow ?? []).filter((a) => typeof a === 'string').map((a) => a.toLowerCase()),
+  );
+  const patterns = (options.allow ?? []).filter((a): a is RegExp => a instanceof RegExp);
+  const keys = [...SENSITIVE_KEYS, ...(options.keys ?? [])].filter((k) => !allowedKeys.has(k.toLowerCase()));
+  const keyValue = keys.length > 0 ? keyPattern(keys) : null;
+  return (text) => {
+    const shielded = shield(text, patterns);
+    let out = FIXED_RULES.reduce(
+      (acc, [pattern, replacement]) => acc.replace(pattern, replacement),
+      shielded.text,
+    );
+    if (keyValue) out = out.replace(keyValue, '$1$2$3[redacted]');
+    out = out.replace(NUMBER_RUN, redactNumber);
+    return shielded.restore(out);
+  };
+}
+
+const defaultRedactor = createRedactor();
+
+/** Redacts with the built-in rules only. */
 export function redactText(text: string): string {
-  return RULES.reduce((acc, [pattern, replacement]) => acc.replace(pattern, replacement), text);
+  return defaultRedactor(text);
 }
 
 function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
+const IDENTIFIER = /^[\w$.:-]{1,64}$/;
+
+function codeOf(error: Error): string | undefined {
+  const code = isFerryError(error) ? error.code : (error as { code?: unknown }).code;
+  return typeof code === 'string' && IDENTIFIER.test(code) ? code : undefined;
+}
+
 /**
- * A redacted, bounded one-line description of an error: `Name [CODE]: message`.
+ * A redacted, bounded one-line description of an error: `Name [CODE]: message`. The name
+ * and code are kept only when they look like identifiers; the message goes through `redact`.
  * Stacks, causes and payload fragments attached to error objects are never included.
  */
-export function describeError(error: unknown, max: number = MAX_STORED_ERROR_CHARS): string {
-  let text: string;
-  if (error instanceof Error) {
-    const code = isFerryError(error)
-      ? error.code
-      : typeof (error as { code?: unknown }).code === 'string'
-        ? (error as unknown as { code: string }).code
-        : undefined;
-    text = `${error.name}${code ? ` [${code}]` : ''}: ${error.message}`;
-  } else {
-    text = `non-error thrown: ${typeof error === 'string' ? error : typeof error}`;
+export function describeError(
+  error: unknown,
+  max: number = MAX_STORED_ERROR_CHARS,
+  redact: InboxRedactor = defaultRedactor,
+): string {
+  const oneLine = (text: string): string => redact(text.replace(/\s+/g, ' ').trim());
+  if (!(error instanceof Error)) {
+    return truncate(`non-error thrown: ${typeof error === 'string' ? oneLine(error) : typeof error}`, max);
   }
-  return truncate(redactText(text.replace(/\s+/g, ' ').trim()), max);
+  const name = IDENTIFIER.test(error.name) ? error.name : 'Error';
+  const code = codeOf(error);
+  return truncate(`${name}${code ? ` [${code}]` : ''}: ${oneLine(error.message)}`, max);
 }

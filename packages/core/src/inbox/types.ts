@@ -39,6 +39,8 @@ export interface InboxRecord {
   readonly lifetimeAttempts: number;
   readonly maxAttempts: number;
   readonly nextAttemptAt: Date;
+  /** The claim holding a PROCESSING receipt (what admin `release({ claimToken, force })` names). */
+  readonly claimToken: string | null;
   readonly leaseExpiresAt: Date | null;
   readonly rowVersion: number;
   /** Redacted. */
@@ -59,7 +61,10 @@ export interface ClaimedReceipt extends InboxRecord {
 
 /** What a handler receives beside the payload. */
 export interface InboxHandlerContext<TTx = PrismaTransactionLike> {
-  /** The application's Prisma interactive transaction; completion commits with it. */
+  /**
+   * The application's transaction, as its client made it (a Prisma transaction client, a pg
+   * `PoolClient`, a Kysely `Transaction`: see TransactionAdapter); completion commits with it.
+   */
   readonly tx: TTx;
   readonly receiptId: string;
   readonly messageId: string;

@@ -1,7 +1,11 @@
-import pLimit, { type LimitFunction } from 'p-limit';
 import { FerryError } from '../errors';
+import { defaultLogger } from '../observe/logger';
+import type { NotifyListener } from '../wake/notifyListener';
+import { WakeSignal } from '../wake/wakeSignal';
+import { ClaimQueue, type QueuedClaim } from './claimQueue';
+import { concurrencyLimit, type Limit } from './concurrencyLimit';
 import { emit, emitInfrastructure, processReceipt, type ProcessDeps, type ProcessOutcome } from './process';
-import type { ClaimedReceipt } from './types';
+import { inboxListener } from './wakeup';
 
 export interface RunOnceResult {
   readonly claimed: number;
@@ -9,7 +13,10 @@ export interface RunOnceResult {
   readonly retried: number;
   readonly dead: number;
   readonly leaseLost: number;
-  /** Failures whose transition could not be written; the lease recovers them. */
+  /**
+   * Claims left to their lease: a failure transition that could not be written, or work
+   * abandoned when close() ran out of shutdownTimeoutMs.
+   */
   readonly unresolved: number;
 }
 
@@ -23,30 +30,53 @@ const COUNTERS: Record<ProcessOutcome, keyof Omit<RunOnceResult, 'claimed'>> = {
   unresolved: 'unresolved',
 };
 
-/**
- * The inbox worker: a small state machine (idle → running → closing → closed) that claims
- * up to its free concurrency, hands each receipt to processReceipt through p-limit, and
- * polls every pollIntervalMs when there was less work than free slots.
- */
 const SWEEP_EVERY_CLAIMS = 10;
+
+/**
+ * The inbox worker: a small state machine (idle → running → closing → closed). The poll
+ * loop claims up to its free lanes plus worker.prefetch in one statement into a local queue
+ * (ClaimQueue: one renewed lease per claimed batch), starts queued receipts as lanes free up
+ * (processReceipt under its concurrency limit), and claims again once the queue is empty. When a claim
+ * found less than it asked for, it waits pollIntervalMs, or less when acceptance notifies
+ * (worker.listenUrl). close() gives back queued, unstarted claims.
+ */
 
 export class InboxWorker<TTx> {
   private state: State = 'idle';
-  private readonly limit: LimitFunction;
+  private readonly limit: Limit;
   private readonly inflight = new Set<Promise<ProcessOutcome>>();
+  /** runOnce() calls in progress (claim and handlers). */
+  private readonly active = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
   private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly wake = new WakeSignal();
+  private readonly queue: ClaimQueue<TTx>;
+  /** LISTEN connection (worker.listenUrl); it only shortens the poll wait. */
+  readonly listener: NotifyListener | undefined;
+  /** The last claim of the poll loop filled what it asked for: claim again when the queue empties. */
+  private backlog = false;
   private closing: Promise<void> | undefined;
   /** Claims since expired, exhausted claims were last swept to DEAD (see claimBatch). */
   private claimsSinceSweep = 0;
+  /** When the poll loop last claimed without an error (createHealth's liveness). */
+  lastCycleAt: Date | null = null;
 
   constructor(private readonly deps: ProcessDeps<TTx>) {
-    this.limit = pLimit(deps.worker.concurrency);
+    this.limit = concurrencyLimit(deps.worker.concurrency);
+    this.queue = new ClaimQueue(deps);
+    const { listenUrl } = deps.worker;
+    this.listener =
+      listenUrl === undefined
+        ? undefined
+        : inboxListener(listenUrl, () => this.wake.notify(), deps.logger ?? defaultLogger('ferry.inbox'));
   }
 
   get running(): boolean {
     return this.state === 'running';
+  }
+
+  get lifecycle(): State {
+    return this.state;
   }
 
   /** Starts polling. Safe to call twice. */
@@ -54,14 +84,24 @@ export class InboxWorker<TTx> {
     this.assertOpen();
     if (this.state === 'running') return;
     this.state = 'running';
+    this.listener?.start();
     this.loop = this.poll();
   }
 
-  /** Claims one batch (up to the free concurrency), processes it and waits for it. */
+  /**
+   * Claims one batch (up to the free concurrency), processes it and waits for it. close()
+   * waits for a runOnce() in progress; if the shutdown timeout passes first, what it claims
+   * afterwards is not processed (counted `unresolved`: the lease recovers it).
+   */
   async runOnce(): Promise<RunOnceResult> {
     this.assertOpen();
-    const claimed = await this.claimBatch(true);
-    const outcomes = await Promise.all(claimed.map((receipt) => this.dispatch(receipt)));
+    return this.track(this.runBatch());
+  }
+
+  private async runBatch(): Promise<RunOnceResult> {
+    const claimedAt = performance.now();
+    const claimed = (await this.claimBatch(true, this.free())).map((receipt) => ({ receipt, claimedAt }));
+    const outcomes = await Promise.all(claimed.map((claim) => this.dispatch(claim)));
     const result = {
       claimed: claimed.length,
       completed: 0,
@@ -75,8 +115,10 @@ export class InboxWorker<TTx> {
   }
 
   /**
-   * Stops claiming, waits up to shutdownTimeoutMs for running handlers, then aborts their
-   * signals and returns; an interrupted claim is recovered through its lease. Safe to call twice.
+   * Stops claiming and waits, up to shutdownTimeoutMs in all, until no query or handler of
+   * this worker runs: the poll loop, runOnce() calls in progress and their handlers. Then it
+   * aborts the signals of what still runs and returns; that work is abandoned to its lease
+   * (see docs/inbox.md, "Shutdown"). Safe to call twice.
    */
   close(): Promise<void> {
     this.closing ??= this.drain();
@@ -85,23 +127,29 @@ export class InboxWorker<TTx> {
 
   private async drain(): Promise<void> {
     this.state = 'closing';
-    this.wake?.();
-    await this.loop;
-    const drained = Promise.allSettled([...this.inflight]).then(() => true);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), this.deps.worker.shutdownTimeoutMs);
-    });
-    const finished = await Promise.race([drained, timeout]);
-    clearTimeout(timer);
-    if (!finished) {
+    this.wake.close();
+    const listening = this.listener?.close();
+    const drained = await settledWithin(
+      () => [this.loop, ...this.active, ...this.inflight],
+      this.deps.worker.shutdownTimeoutMs,
+    );
+    this.state = 'closed';
+    await listening;
+    if (!drained) {
       this.deps.logger?.warn(
-        { active: this.inflight.size },
-        'ferry inbox shutdown timed out; interrupting handlers',
+        { active: this.inflight.size + this.active.size },
+        'ferry inbox shutdown timed out; interrupting handlers and leaving their claims to the lease',
       );
       this.shutdown.abort(new FerryError('FERRY_CLOSED', 'the inbox worker shut down'));
     }
-    this.state = 'closed';
+  }
+
+  /** Keeps `work` in the set close() waits for until it settles. */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.active.add(work);
+    const forget = (): void => void this.active.delete(work);
+    work.then(forget, forget);
+    return work;
   }
 
   private assertOpen(): void {
@@ -110,22 +158,16 @@ export class InboxWorker<TTx> {
     }
   }
 
-  private free(): number {
-    return this.deps.worker.concurrency - this.inflight.size;
-  }
-
   /**
-   * Claims up to the free slots. The sweep that turns expired claims with no attempts left
+   * Claims up to `limit` receipts. The sweep that turns expired claims with no attempts left
    * into DEAD costs a query, so a busy poll loop runs it every tenth claim (and every idle
    * poll) instead of before each claim; runOnce() always sweeps.
    */
-  private async claimBatch(sweep: boolean): Promise<ClaimedReceipt[]> {
-    const free = this.free();
-    if (free <= 0) return [];
-    const { ops } = this.deps;
+  private async claimBatch(sweep: boolean, limit: number) {
+    if (limit <= 0) return [];
     if (sweep || this.claimsSinceSweep >= SWEEP_EVERY_CLAIMS) await this.sweepExhausted();
     this.claimsSinceSweep += 1;
-    return ops.claim(free);
+    return this.deps.ops.claim(limit);
   }
 
   private async sweepExhausted(): Promise<void> {
@@ -143,51 +185,94 @@ export class InboxWorker<TTx> {
     }
   }
 
-  private dispatch(receipt: ClaimedReceipt): Promise<ProcessOutcome> {
-    const task = this.limit(() =>
-      processReceipt(receipt, this.deps, this.shutdown.signal).catch((error: unknown): ProcessOutcome => {
-        emitInfrastructure(this.deps, 'process', error);
-        return 'unresolved';
-      }),
-    );
+  /**
+   * Runs one claimed receipt under the concurrency limit. Once shutdown interrupted the
+   * worker, a receipt that has not started (its claim returned late, or it queued behind the
+   * limit) is not run: its claim is left to the lease.
+   */
+  private dispatch({ receipt, claimedAt }: QueuedClaim): Promise<ProcessOutcome> {
+    const task = this.limit(async (): Promise<ProcessOutcome> => {
+      if (this.shutdown.signal.aborted) return 'unresolved';
+      return processReceipt(receipt, this.deps, this.shutdown.signal, claimedAt).catch(
+        (error: unknown): ProcessOutcome => {
+          emitInfrastructure(this.deps, 'process', error);
+          return 'unresolved';
+        },
+      );
+    });
     this.inflight.add(task);
     void task.then(() => {
       this.inflight.delete(task);
-      this.wake?.();
+      this.pump();
     });
     return task;
   }
 
-  private async poll(): Promise<void> {
-    let full = false;
-    while (this.state === 'running') {
-      const free = this.free();
-      const idle = !full;
-      full = free <= 0;
-      if (!full) {
-        try {
-          const claimed = await this.claimBatch(idle);
-          for (const receipt of claimed) void this.dispatch(receipt);
-          full = claimed.length >= free;
-        } catch (error) {
-          emitInfrastructure(this.deps, 'claim', error);
-        }
-      }
-      if (this.state !== 'running') break;
-      await this.sleep(full ? undefined : this.deps.worker.pollIntervalMs);
+  /** Starts queued receipts into free lanes; asks for a claim when the queue ran dry. */
+  private pump(): void {
+    while (this.state === 'running' && this.free() > 0) {
+      const next = this.queue.take();
+      if (!next) break;
+      void this.dispatch(next);
     }
+    if (this.claimAgain()) this.wake.notify();
   }
 
-  /** Waits for the poll interval (or, when full, for a free slot); close() wakes it early. */
-  private sleep(ms: number | undefined): Promise<void> {
-    if (ms === undefined && this.free() > 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = ms === undefined ? undefined : setTimeout(done, ms);
-      function done(): void {
-        if (timer) clearTimeout(timer);
-        resolve();
+  private async poll(): Promise<void> {
+    while (this.state === 'running') {
+      const wanted = this.queue.size === 0 ? this.free() + this.deps.worker.prefetch : 0;
+      // Nothing to claim while the queue holds work: the loop is alive all the same (createHealth).
+      if (wanted === 0) this.lastCycleAt = new Date();
+      if (wanted > 0) {
+        try {
+          const claimedAt = performance.now();
+          const claimed = await this.claimBatch(!this.backlog, wanted);
+          this.backlog = claimed.length >= wanted;
+          this.queue.add(claimed, claimedAt);
+          this.lastCycleAt = new Date();
+        } catch (error) {
+          this.backlog = false;
+          emitInfrastructure(this.deps, 'claim', error);
+        }
+        this.pump();
       }
-      this.wake = done;
-    });
+      if (this.state !== 'running') break;
+      // After a full claim, pump() wakes the loop as soon as the queue runs dry.
+      if (!this.claimAgain()) await this.wake.wait(this.deps.worker.pollIntervalMs);
+    }
+    await this.queue.release();
+  }
+
+  private claimAgain(): boolean {
+    return this.backlog && this.queue.size === 0 && this.free() + this.deps.worker.prefetch > 0;
+  }
+
+  private free(): number {
+    return this.deps.worker.concurrency - this.inflight.size;
+  }
+}
+
+/**
+ * Waits until every promise `pending()` lists has settled (re-reading the list, since settled
+ * work may start more), or until `ms` passed. Resolves true when all settled in time.
+ */
+async function settledWithin(
+  pending: () => ReadonlyArray<Promise<unknown> | undefined>,
+  ms: number,
+): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    for (;;) {
+      const open = pending().filter((work): work is Promise<unknown> => work !== undefined);
+      if (open.length === 0) return true;
+      const settled = await Promise.race([Promise.allSettled(open).then(() => true as const), timeout]);
+      if (!settled) return false;
+      if (pending().every((work) => work === undefined || open.includes(work))) return true;
+    }
+  } finally {
+    clearTimeout(timer);
   }
 }

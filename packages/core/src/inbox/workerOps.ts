@@ -1,10 +1,14 @@
-import { fromPrisma, interactiveTransaction, type PrismaClientLike, type SqlExecutor } from '../sql/executor';
+import type { SqlExecutor, TransactionAdapter } from '../sql/executor';
+import { InboxLeaseLostError } from './errors';
+import { beginHandler } from './sql/beginHandler';
 import { claimReceipts } from './sql/claim';
-import { completeReceipt } from './sql/complete';
+import { completeReceipt, type CompletionOutcome } from './sql/complete';
 import { exhaustExpired } from './sql/exhaustExpired';
 import { markDead } from './sql/markDead';
 import { readClaimState, type ClaimState } from './sql/readClaimState';
+import { releaseClaims } from './sql/releaseClaims';
 import { renewLease } from './sql/renewLease';
+import { renewQueued } from './sql/renewQueued';
 import { scheduleRetry } from './sql/scheduleRetry';
 import type { ResolvedInboxWorkerOptions } from './options';
 import type { ClaimedReceipt } from './types';
@@ -14,19 +18,28 @@ export interface InboxWorkerOps<TTx> {
   claim(limit: number): Promise<ClaimedReceipt[]>;
   exhaustExpired(limit: number): Promise<Array<{ id: string; consumer: string; attempts: number }>>;
   renew(receipt: ClaimedReceipt): Promise<boolean>;
-  /** Runs `work` in the application's interactive transaction with the worker's timeouts. */
-  transaction<T>(work: (tx: TTx) => Promise<T>): Promise<T>;
-  complete(tx: TTx, receipt: ClaimedReceipt): Promise<boolean>;
+  /** Renews the leases of queued claims in one statement; resolves the ids still owned. */
+  renewQueued(receipts: readonly ClaimedReceipt[]): Promise<Set<string>>;
+  /** Gives back unstarted claims and the attempt each consumed; resolves the ids released. */
+  release(receipts: readonly ClaimedReceipt[]): Promise<string[]>;
+  /**
+   * Runs `work` in a transaction of the application's client with the worker's timeouts.
+   * Its first statement sets lock_timeout and proves `receipt`'s claim alive; a lost claim
+   * throws InboxLeaseLostError before `work` runs.
+   */
+  transaction<T>(receipt: ClaimedReceipt, work: (tx: TTx) => Promise<T>): Promise<T>;
+  complete(tx: TTx, receipt: ClaimedReceipt): Promise<CompletionOutcome>;
   scheduleRetry(receipt: ClaimedReceipt, delayMs: number, error: string): Promise<boolean>;
   markDead(receipt: ClaimedReceipt, error: string): Promise<boolean>;
   readClaimState(receipt: ClaimedReceipt): Promise<ClaimState>;
 }
 
-const LOCK_TIMEOUT = `SELECT set_config('lock_timeout', $1, true) AS value`;
-
-/** The SQL-backed transitions over the application's Prisma client. */
+/**
+ * The SQL-backed transitions: ferry's own on `db`, the handler's transaction (and the completion
+ * inside it) on the application's client through `adapter`.
+ */
 export function sqlWorkerOps<TTx>(
-  client: PrismaClientLike,
+  adapter: TransactionAdapter<TTx>,
   db: SqlExecutor,
   worker: ResolvedInboxWorkerOptions,
 ): InboxWorkerOps<TTx> {
@@ -34,16 +47,19 @@ export function sqlWorkerOps<TTx>(
     claim: (limit) => claimReceipts(db, worker.consumers, limit, worker.leaseMs),
     exhaustExpired: (limit) => exhaustExpired(db, worker.consumers, limit),
     renew: (r) => renewLease(db, r.id, r.claimToken, worker.leaseMs),
-    transaction: <T>(work: (tx: TTx) => Promise<T>) =>
-      interactiveTransaction(
-        client,
+    renewQueued: (receipts) => renewQueued(db, receipts, worker.leaseMs),
+    release: (receipts) => releaseClaims(db, receipts),
+    transaction: <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>) =>
+      adapter.transaction(
         async (tx) => {
-          await fromPrisma(tx).query(LOCK_TIMEOUT, [`${worker.lockTimeoutMs}ms`]);
-          return work(tx as TTx);
+          if (!(await beginHandler(adapter.bind(tx), r.id, r.claimToken, worker.lockTimeoutMs))) {
+            throw new InboxLeaseLostError(r.id);
+          }
+          return work(tx);
         },
         { timeoutMs: worker.transactionTimeoutMs, maxWaitMs: worker.transactionMaxWaitMs },
       ),
-    complete: (tx, r) => completeReceipt(fromPrisma(tx as never), r.id, r.claimToken),
+    complete: (tx, r) => completeReceipt(adapter.bind(tx), r.id, r.claimToken),
     scheduleRetry: (r, delayMs, error) => scheduleRetry(db, r.id, r.claimToken, delayMs, error),
     markDead: (r, error) => markDead(db, r.id, r.claimToken, error),
     readClaimState: (r) => readClaimState(db, r.id, r.claimToken),

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from './logger';
 
 /**
  * Calls an observer without letting it affect the caller: a throw or a rejected promise

@@ -1,79 +1,28 @@
 import { FerryValidationError } from '../errors';
+import { assertText } from '../validate/text';
 import type { SqlExecutor } from '../sql/executor';
-import type { OutboxRecord, OutboxStatus } from './record';
-import { eventStats, getEvent, listEvents, purgeSentEvents } from './sql/adminQueries';
-import { markEventsFailed, retryEvents, type AdminOutcome } from './sql/adminTransition';
+import type { AuditOptions } from '../audit/audited';
+import { bounded, OutboxActions } from './adminActions';
+import type {
+  AdminResult,
+  HealthThresholds,
+  ListQuery,
+  OperatorOutboxAdmin,
+  OutboxAdmin,
+  OutboxHealth,
+  OutboxStats,
+  PurgeSentArgs,
+  ReleaseArgs,
+  ReleaseResult,
+} from './adminTypes';
+import type { OutboxRecord } from './record';
+import { eventStats, getEvent, listEvents } from './sql/adminQueries';
 import { dbCall } from './errors';
 import { toRecord } from './sql/fragments';
 
-export type { AdminOutcome };
-export interface AdminResult {
-  readonly id: string;
-  readonly outcome: AdminOutcome;
-}
-
-export interface OutboxStats {
-  readonly pending: number;
-  readonly processing: number;
-  readonly sent: number;
-  readonly failed: number;
-  /** PROCESSING rows whose lease already expired (recovery will requeue them). */
-  readonly expiredLeases: number;
-  /** Age of the oldest PENDING row by the database clock; null when none is pending. */
-  readonly oldestPendingAgeMs: number | null;
-}
-
-export interface HealthThresholds {
-  /** Default 300,000 ms. */
-  maxOldestPendingAgeMs?: number;
-  /** Default 0: any FAILED row makes the outbox unhealthy. */
-  maxFailed?: number;
-  /** Default 0. */
-  maxExpiredLeases?: number;
-}
-
-export interface OutboxHealth {
-  readonly healthy: boolean;
-  /** One line per threshold exceeded. */
-  readonly problems: readonly string[];
-  readonly stats: OutboxStats;
-}
-
-export interface ListQuery {
-  status?: OutboxStatus;
-  type?: string;
-  /** Default 50, at most 1,000. */
-  limit?: number;
-  /** The opaque `nextCursor` of the previous page. */
-  cursor?: string;
-}
-
-export interface OutboxAdmin {
-  retry(id: string): Promise<AdminResult>;
-  retryMany(ids: readonly string[]): Promise<AdminResult[]>;
-  markFailed(id: string, reason: string): Promise<AdminResult>;
-  get(id: string): Promise<OutboxRecord | null>;
-  list(query?: ListQuery): Promise<{ items: OutboxRecord[]; nextCursor: string | null }>;
-  stats(): Promise<OutboxStats>;
-  health(thresholds?: HealthThresholds): Promise<OutboxHealth>;
-  /** Deletes at most `limit` (default 1,000, at most 10,000) SENT rows published before `before`. */
-  purgeSent(args: { before: Date; limit?: number }): Promise<{ deleted: number }>;
-}
-
-export interface OperatorOutboxAdmin extends OutboxAdmin {
-  /** The same API, fixed to one tenant: other tenants' rows read as not_found / absent. */
-  forTenant(tenantId: string): OutboxAdmin;
-}
+export type * from './adminTypes';
 
 const STATUSES = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'];
-
-function bounded(field: string, value: number | undefined, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new FerryValidationError(field, `must be an integer between 1 and ${max}`);
-  }
-  return value;
-}
 
 function encodeCursor(us: string, seq: string): string {
   return Buffer.from(JSON.stringify([us, seq])).toString('base64url');
@@ -91,35 +40,40 @@ function decodeCursor(cursor: string): { us: string; seq: string } {
   throw new FerryValidationError('cursor', 'not a cursor returned by list()');
 }
 
-function outcomeOf(map: Map<string, AdminOutcome>, id: string): AdminResult {
-  return { id, outcome: map.get(id.toLowerCase()) ?? 'not_found' };
+function validDate(field: string, value: Date | undefined): Date | null {
+  if (value === undefined) return null;
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
+    throw new FerryValidationError(field, 'must be a valid Date');
+  }
+  return value;
 }
 
 /** One scope: every tenant (`tenantId` null) or a fixed tenant. */
 class ScopedOutboxAdmin implements OutboxAdmin {
+  private readonly actions: OutboxActions;
   constructor(
     private readonly db: SqlExecutor,
     private readonly tenantId: string | null,
-  ) {}
-
-  async retry(id: string): Promise<AdminResult> {
-    return outcomeOf(await dbCall('retry', () => retryEvents(this.db, [id], this.tenantId)), id);
+  ) {
+    this.actions = new OutboxActions(db, tenantId);
   }
 
-  async retryMany(ids: readonly string[]): Promise<AdminResult[]> {
+  async retry(id: string, audit?: AuditOptions): Promise<AdminResult> {
+    const [result] = await this.actions.retry([id], audit);
+    return result as AdminResult;
+  }
+
+  async retryMany(ids: readonly string[], audit?: AuditOptions): Promise<AdminResult[]> {
     bounded('ids.length', ids.length, 1, 1_000);
-    const outcomes = await dbCall('retryMany', () => retryEvents(this.db, ids, this.tenantId));
-    return ids.map((id) => outcomeOf(outcomes, id));
+    return this.actions.retry(ids, audit);
   }
 
-  async markFailed(id: string, reason: string): Promise<AdminResult> {
-    if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 4_000) {
-      throw new FerryValidationError('reason', 'must be a non-empty string of at most 4,000 characters');
-    }
-    return outcomeOf(
-      await dbCall('markFailed', () => markEventsFailed(this.db, [id], this.tenantId, reason)),
-      id,
-    );
+  async markFailed(id: string, reason: string, audit?: Omit<AuditOptions, 'reason'>): Promise<AdminResult> {
+    return this.actions.markFailed(id, reason, audit);
+  }
+
+  async release(args: ReleaseArgs = {}): Promise<ReleaseResult> {
+    return this.actions.release(args);
   }
 
   async get(id: string): Promise<OutboxRecord | null> {
@@ -139,6 +93,8 @@ class ScopedOutboxAdmin implements OutboxAdmin {
         tenantId: this.tenantId,
         status: query.status ?? null,
         type: query.type ?? null,
+        key: query.key ?? null,
+        createdBefore: validDate('createdBefore', query.createdBefore),
         after,
         limit,
       }),
@@ -176,16 +132,8 @@ class ScopedOutboxAdmin implements OutboxAdmin {
     return { healthy: problems.length === 0, problems, stats };
   }
 
-  async purgeSent(args: { before: Date; limit?: number }): Promise<{ deleted: number }> {
-    if (!(args.before instanceof Date) || Number.isNaN(args.before.getTime())) {
-      throw new FerryValidationError('before', 'must be a valid Date');
-    }
-    const limit = bounded('limit', args.limit, 1_000, 10_000);
-    return {
-      deleted: await dbCall('purgeSent', () =>
-        purgeSentEvents(this.db, { tenantId: this.tenantId, before: args.before, limit }),
-      ),
-    };
+  async purgeSent(args: PurgeSentArgs): Promise<{ deleted: number }> {
+    return this.actions.purgeSent(args);
   }
 }
 
@@ -200,6 +148,7 @@ export function createOutboxAdmin(db: SqlExecutor): OperatorOutboxAdmin {
       if (typeof tenantId !== 'string' || tenantId.length === 0) {
         throw new FerryValidationError('tenantId', 'must be a non-empty string');
       }
+      assertText('tenantId', tenantId);
       return new ScopedOutboxAdmin(db, tenantId);
     },
   });

@@ -1,13 +1,21 @@
 import { FerryConfigError, FerryValidationError } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
-import { fromPrisma, type PrismaTransactionLike, type SqlExecutor } from '../sql/executor';
-import { DEFAULT_ENVELOPE_LIMITS, type EnvelopeLimits, type OutboxEventInput } from './envelope/types';
+import { executorFor, type ApplicationTransaction } from '../sql/applicationTransaction';
+import {
+  DEFAULT_ENVELOPE_LIMITS,
+  ENVELOPE_LIMIT_BOUNDS,
+  type EnvelopeLimits,
+  type OutboxEventInput,
+  type ValidEnvelope,
+} from './envelope/types';
 import { validateEnvelope } from './envelope/validate';
 import { OUTBOX_DEFAULT_CHANNEL, resolveOutboxOptions, resolveRetryOptions } from './options';
 import { dbCall } from './errors';
-import type { OutboxObserver } from './observer';
+import type { OutboxObserver } from './events';
+import { observerOption } from './observer';
 import { insertEvents } from './sql/insertEvents';
+import { currentMessageScope, describeEmitted, inheritScope, inSpan, startEmitSpan } from '../tracing';
 
 export interface EmitOptions {
   /** Only maxRetries matters at emit time: it is stored on each row. Default 5. */
@@ -15,31 +23,29 @@ export interface EmitOptions {
   limits?: Partial<EnvelopeLimits>;
   /** Wake-up channel notified in the same transaction. Default 'ferry_outbox'. */
   channel?: string;
-  observer?: Pick<OutboxObserver, 'emitted'>;
+  /** Called with `inserted` after each insert, through safeEmit. */
+  observer?: OutboxObserver;
   logger?: Logger;
 }
 
 export interface Emitter {
-  /** Inserts one event in `tx` (the application's Prisma transaction client, or a SqlExecutor). */
-  emit(tx: PrismaTransactionLike | SqlExecutor, event: OutboxEventInput): Promise<{ id: string }>;
+  /**
+   * Inserts one event in `tx`, the application's open transaction (a Prisma transaction client,
+   * a node-postgres client after BEGIN, a Kysely `Transaction`, a SqlExecutor), committed or
+   * rolled back with it. Given a root client (Prisma client, pg `Pool` or idle client, Kysely
+   * instance), it commits a transaction of its own.
+   */
+  emit(tx: ApplicationTransaction, event: OutboxEventInput): Promise<{ id: string }>;
   /** Validates every event first; inserts none if any is invalid. Ids in input order. */
-  emitMany(
-    tx: PrismaTransactionLike | SqlExecutor,
-    events: readonly OutboxEventInput[],
-  ): Promise<{ ids: string[] }>;
-}
-
-function toExecutor(tx: PrismaTransactionLike | SqlExecutor): SqlExecutor {
-  return typeof (tx as SqlExecutor).query === 'function'
-    ? (tx as SqlExecutor)
-    : fromPrisma(tx as PrismaTransactionLike);
+  emitMany(tx: ApplicationTransaction, events: readonly OutboxEventInput[]): Promise<{ ids: string[] }>;
 }
 
 function resolveLimits(limits: Partial<EnvelopeLimits> = {}): EnvelopeLimits {
   const resolved = { ...DEFAULT_ENVELOPE_LIMITS, ...limits };
   for (const [name, value] of Object.entries(resolved)) {
-    if (!Number.isInteger(value) || value < 1) {
-      throw new FerryConfigError(`limits.${name}`, 'must be a positive integer');
+    const bound = ENVELOPE_LIMIT_BOUNDS[name as keyof EnvelopeLimits];
+    if (!Number.isInteger(value) || value < 1 || value > bound) {
+      throw new FerryConfigError(`limits.${name}`, `must be an integer between 1 and ${bound}`);
     }
   }
   return resolved;
@@ -49,22 +55,49 @@ function resolveLimits(limits: Partial<EnvelopeLimits> = {}): EnvelopeLimits {
 export function createEmitter(options: EmitOptions = {}): Emitter {
   const { maxRetries } = resolveRetryOptions({ maxRetries: options.retry?.maxRetries });
   const limits = resolveLimits(options.limits);
+  const observer = observerOption(options.observer);
   const channel = resolveOutboxOptions({ channel: options.channel ?? OUTBOX_DEFAULT_CHANNEL }).channel;
   let logger = options.logger;
   const emitMany: Emitter['emitMany'] = async (tx, events) => {
     if (!Array.isArray(events) || events.length === 0) {
       throw new FerryValidationError('events', 'emitMany needs a non-empty array');
     }
-    const envelopes = events.map((event) => validateEnvelope(event, limits, maxRetries));
-    await dbCall('emit', () => toExecutor(tx).transaction((db) => insertEvents(db, envelopes, channel)));
-    const ids = envelopes.map((e) => e.id);
-    if (options.observer?.emitted) {
-      logger ??= defaultLogger('ferry.outbox');
-      safeEmit(
-        options.observer.emitted.bind(options.observer),
-        { ids, types: envelopes.map((e) => e.type) },
-        logger,
+    const executor = executorFor(tx);
+    // Inside an inbox handler, events inherit the handled message's correlation, causation
+    // and trace context (tracing/messageScope); the emit span's context, if any, comes first.
+    const scope = currentMessageScope();
+    const span = startEmitSpan(events.length);
+    let envelopes: ValidEnvelope[];
+    try {
+      const trace = span.traceContext();
+      envelopes = events.map((event) =>
+        validateEnvelope(inheritScope(event, scope, trace, limits.maxIdLength), limits, maxRetries),
       );
+    } catch (error) {
+      span.end(error);
+      throw error;
+    }
+    describeEmitted(
+      span,
+      envelopes.map((e) => e.id),
+      envelopes.map((e) => e.type),
+    );
+    let ownTransaction = false;
+    await inSpan(span, () =>
+      dbCall('emit', () =>
+        executor.transaction((db) => {
+          // A new executor means emitMany opened (and, on return, committed) its own transaction.
+          ownTransaction = db !== executor;
+          return insertEvents(db, envelopes, channel);
+        }),
+      ),
+    );
+    const ids = envelopes.map((e) => e.id);
+    if (observer) {
+      logger ??= defaultLogger('ferry.outbox');
+      const types = envelopes.map((e) => e.type);
+      // A copy of ids: what the observer does with its event never changes what emitMany returns.
+      safeEmit(observer, { type: 'inserted', ids: [...ids], types, committed: ownTransaction }, logger);
     }
     return { ids };
   };
@@ -80,16 +113,13 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
 const defaultEmitter = createEmitter();
 
 /** Emits one event with default options (maxRetries 5, default limits, channel 'ferry_outbox'). */
-export function emit(
-  tx: PrismaTransactionLike | SqlExecutor,
-  event: OutboxEventInput,
-): Promise<{ id: string }> {
+export function emit(tx: ApplicationTransaction, event: OutboxEventInput): Promise<{ id: string }> {
   return defaultEmitter.emit(tx, event);
 }
 
 /** Emits several events in one statement with default options. */
 export function emitMany(
-  tx: PrismaTransactionLike | SqlExecutor,
+  tx: ApplicationTransaction,
   events: readonly OutboxEventInput[],
 ): Promise<{ ids: string[] }> {
   return defaultEmitter.emitMany(tx, events);

@@ -1,27 +1,18 @@
-import type { OutboxMessage } from '../contracts';
+import { FerryConfigError } from '../errors';
+import { received } from '../optionChecks';
+import type { OutboxObserver } from './events';
 
 /**
- * Hooks called through safeEmit: a throwing or rejecting observer is logged and ignored,
- * never changing a row's state or stopping the relay.
+ * Checks an outbox `observer` option (createRelay, createEmitter): undefined or a function of
+ * OutboxEvent. An object (the hooks 0.x took before) is refused with the way to migrate.
  */
-export interface OutboxObserver {
-  emitted?(event: { ids: readonly string[]; types: readonly string[] }): unknown;
-  claimed?(event: { claimToken: string; messages: readonly OutboxMessage[] }): unknown;
-  sent?(event: { id: string; type: string; attempt: number }): unknown;
-  retryScheduled?(event: {
-    id: string;
-    type: string;
-    attempt: number;
-    error: string;
-    nextAttemptAt: Date;
-  }): unknown;
-  failed?(event: { id: string; type: string; attempt: number; error: string; reason: FailReason }): unknown;
-  /** The batch's lease was lost (heartbeat said so, or completion found the rows taken): outcomes discarded. */
-  leaseLost?(event: { claimToken: string; ids: readonly string[]; reason: string }): unknown;
-  /** Expired leases were requeued (or failed by the poison guard). */
-  recovered?(event: { requeued: number; poisoned: readonly string[] }): unknown;
-  /** A later event of a key was claimed past a FAILED head (ordering.failedHead = 'skip'). */
-  orderingSkipped?(event: { skippedIds: readonly string[] }): unknown;
+export function observerOption(value: unknown): OutboxObserver | undefined {
+  if (value === undefined || typeof value === 'function') return value as OutboxObserver | undefined;
+  const hooks = typeof value === 'object' && value !== null && !Array.isArray(value);
+  throw new FerryConfigError(
+    'observer',
+    hooks
+      ? `must be a function: observer is now a function of { type } events, see CHANGELOG (got an object of hooks: ${Object.keys(value).join(', ') || 'none'})`
+      : `must be a function of { type } events, got ${received(value)}`,
+  );
 }
-
-export type FailReason = 'permanent' | 'attempts_exhausted' | 'poison_guard';

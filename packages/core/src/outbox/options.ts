@@ -1,10 +1,15 @@
 import { FerryConfigError } from '../errors';
+import type { CircuitOptions } from './circuit';
+import { checkLeaseTiming } from '../lease';
+import { integerOption, knownKeysOption, oneOfOption, received, type OptionKeys } from '../optionChecks';
 
 /** The largest delay a timer (and ferry) accepts: 2^31 - 1 ms. */
 export const MAX_DELAY_BOUND_MS = 2_147_483_647;
 
 export type BackoffStrategy = 'fixed' | 'exponential';
 export type FailedHeadPolicy = 'block' | 'skip';
+/** What a completion does with a sent event: keep it as SENT (default) or delete it. */
+export type OnSent = 'keep' | 'delete';
 
 export interface OutboxOptions {
   retry?: { maxRetries?: number; backoff?: BackoffStrategy; initialDelay?: number; maxDelay?: number };
@@ -13,6 +18,10 @@ export interface OutboxOptions {
   stuckThreshold?: number;
   pollInterval?: number;
   batchSize?: number;
+  /** Claimed batches the running relay keeps in flight at once (claim, publish, complete overlap). */
+  pipelineDepth?: number;
+  /** 'delete': a sent event's row is deleted at completion instead of kept as SENT (see docs/outbox.md). */
+  onSent?: OnSent;
   /** Rows requeued per recovery statement (recovery runs every tenth poll cycle). */
   recoveryBatchSize?: number;
   poisonGuard?: { maxClaims?: number };
@@ -22,7 +31,14 @@ export interface OutboxOptions {
   errorBackoff?: number;
   /** LISTEN/NOTIFY channel for wake-ups. */
   channel?: string;
-  listen?: { reconnectInitialDelay?: number; reconnectMaxDelay?: number };
+  listen?: {
+    reconnectInitialDelay?: number;
+    reconnectMaxDelay?: number;
+    keepaliveInterval?: number;
+    keepaliveTimeout?: number;
+  };
+  /** Broker-outage circuit breaker (see docs/outbox.md). */
+  circuit?: { failureThreshold?: number; openMs?: number; maxOpenMs?: number; probeBatchSize?: number };
 }
 
 export interface ResolvedOutboxOptions {
@@ -39,13 +55,21 @@ export interface ResolvedOutboxOptions {
   };
   readonly pollInterval: number;
   readonly batchSize: number;
+  readonly pipelineDepth: number;
+  readonly onSent: OnSent;
   readonly recoveryBatchSize: number;
   readonly poisonGuard: { readonly maxClaims: number };
   readonly ordering: { readonly failedHead: FailedHeadPolicy };
   readonly shutdownTimeout: number;
   readonly errorBackoff: number;
   readonly channel: string;
-  readonly listen: { readonly reconnectInitialDelay: number; readonly reconnectMaxDelay: number };
+  readonly listen: {
+    readonly reconnectInitialDelay: number;
+    readonly reconnectMaxDelay: number;
+    readonly keepaliveInterval: number;
+    readonly keepaliveTimeout: number;
+  };
+  readonly circuit: CircuitOptions;
   /** Warnings produced while resolving (deprecated options); the relay logs them. */
   readonly warnings: readonly string[];
 }
@@ -65,13 +89,20 @@ export const OUTBOX_DEFAULTS = {
   'lease.heartbeatInterval': { default: 60_000, min: 10, max: MAX_DELAY_BOUND_MS },
   'lease.heartbeatFailureTolerance': { default: 1, min: 1, max: 100 },
   pollInterval: { default: 1_000, min: 10, max: MAX_DELAY_BOUND_MS },
-  batchSize: { default: 100, min: 1, max: 10_000 },
+  batchSize: { default: 500, min: 1, max: 10_000 }, // bench/README.md: relay-kafka at 100 vs 500
+  pipelineDepth: { default: 2, min: 1, max: 8 },
   recoveryBatchSize: { default: 1_000, min: 1, max: 100_000 },
   'poisonGuard.maxClaims': { default: 10, min: 1, max: 1_000_000 },
   shutdownTimeout: { default: 30_000, min: 0, max: MAX_DELAY_BOUND_MS },
   errorBackoff: { default: 1_000, min: 1, max: MAX_DELAY_BOUND_MS },
   'listen.reconnectInitialDelay': { default: 500, min: 1, max: MAX_DELAY_BOUND_MS },
   'listen.reconnectMaxDelay': { default: 30_000, min: 1, max: MAX_DELAY_BOUND_MS },
+  'listen.keepaliveInterval': { default: 30_000, min: 10, max: MAX_DELAY_BOUND_MS },
+  'listen.keepaliveTimeout': { default: 10_000, min: 10, max: MAX_DELAY_BOUND_MS },
+  'circuit.failureThreshold': { default: 1, min: 1, max: 1_000 },
+  'circuit.openMs': { default: 1_000, min: 1, max: MAX_DELAY_BOUND_MS },
+  'circuit.maxOpenMs': { default: 30_000, min: 1, max: MAX_DELAY_BOUND_MS },
+  'circuit.probeBatchSize': { default: 1, min: 1, max: 10_000 },
 } as const satisfies Record<string, IntRule>;
 
 export const OUTBOX_DEFAULT_CHANNEL = 'ferry_outbox';
@@ -81,22 +112,65 @@ type Key = keyof typeof OUTBOX_DEFAULTS;
 
 function int(key: Key, value: unknown): number {
   const rule: IntRule = OUTBOX_DEFAULTS[key];
-  if (value === undefined) return rule.default;
-  if (typeof value !== 'number' || !Number.isInteger(value)) {
-    throw new FerryConfigError(key, `must be an integer, got ${String(value)}`);
-  }
-  if (value < rule.min || value > rule.max) {
-    throw new FerryConfigError(key, `must be between ${rule.min} and ${rule.max}, got ${value}`);
-  }
-  return value;
+  return value === undefined ? rule.default : integerOption(key, value, rule.min, rule.max);
 }
 
 function oneOf<T extends string>(key: string, value: unknown, allowed: readonly T[], fallback: T): T {
-  if (value === undefined) return fallback;
-  if (!allowed.includes(value as T)) {
-    throw new FerryConfigError(key, `must be one of ${allowed.join(', ')}, got ${String(value)}`);
+  return value === undefined ? fallback : oneOfOption(key, value, allowed);
+}
+
+type Group<K extends keyof OutboxOptions> = OptionKeys<NonNullable<OutboxOptions[K]>>;
+
+/** Every key, by level; the compiler checks each table against OutboxOptions. */
+const OPTION_KEYS = {
+  retry: { maxRetries: true, backoff: true, initialDelay: true, maxDelay: true } satisfies Group<'retry'>,
+  lease: {
+    duration: true,
+    heartbeatInterval: true,
+    heartbeatFailureTolerance: true,
+  } satisfies Group<'lease'>,
+  poisonGuard: { maxClaims: true } satisfies Group<'poisonGuard'>,
+  ordering: { failedHead: true } satisfies Group<'ordering'>,
+  listen: {
+    reconnectInitialDelay: true,
+    reconnectMaxDelay: true,
+    keepaliveInterval: true,
+    keepaliveTimeout: true,
+  } satisfies Group<'listen'>,
+  circuit: {
+    failureThreshold: true,
+    openMs: true,
+    maxOpenMs: true,
+    probeBatchSize: true,
+  } satisfies Group<'circuit'>,
+} as const;
+const TOP_LEVEL_KEYS = {
+  ...OPTION_KEYS,
+  stuckThreshold: true,
+  pollInterval: true,
+  batchSize: true,
+  pipelineDepth: true,
+  onSent: true,
+  recoveryBatchSize: true,
+  shutdownTimeout: true,
+  errorBackoff: true,
+  channel: true,
+} as const satisfies Record<keyof OutboxOptions, unknown>;
+
+/**
+ * Every top-level key of OutboxOptions (checked by the compiler). Wrappers such as @ferry/nestjs
+ * take their option list from here, so a new option needs no edit there.
+ */
+export const OUTBOX_OPTION_KEYS: readonly (keyof OutboxOptions)[] = Object.freeze(
+  Object.keys(TOP_LEVEL_KEYS) as (keyof OutboxOptions)[],
+);
+
+/** Rejects unknown keys at the top level and inside each group (`retry.`, `lease.` ...). */
+function checkKnownKeys(options: OutboxOptions): void {
+  knownKeysOption('', options, Object.keys(TOP_LEVEL_KEYS));
+  for (const [group, keys] of Object.entries(OPTION_KEYS)) {
+    knownKeysOption(`${group}.`, (options as Record<string, unknown>)[group], keys);
   }
-  return value as T;
 }
 
 function resolveLease(options: OutboxOptions, warnings: string[]): ResolvedOutboxOptions['lease'] {
@@ -110,15 +184,17 @@ function resolveLease(options: OutboxOptions, warnings: string[]): ResolvedOutbo
   }
   const duration = int('lease.duration', durationInput);
   const heartbeatInterval = int('lease.heartbeatInterval', options.lease?.heartbeatInterval);
-  if (heartbeatInterval * 2 >= duration) {
-    throw new FerryConfigError(
-      'lease.heartbeatInterval',
-      `must be less than half of lease.duration (${duration}), got ${heartbeatInterval}`,
-    );
-  }
   const heartbeatFailureTolerance = int(
     'lease.heartbeatFailureTolerance',
     options.lease?.heartbeatFailureTolerance,
+  );
+  checkLeaseTiming(
+    {
+      duration: 'lease.duration',
+      interval: 'lease.heartbeatInterval',
+      tolerance: 'lease.heartbeatFailureTolerance',
+    },
+    { duration, interval: heartbeatInterval, tolerance: heartbeatFailureTolerance },
   );
   return { duration, heartbeatInterval, heartbeatFailureTolerance };
 }
@@ -138,15 +214,44 @@ export function resolveRetryOptions(retry: OutboxOptions['retry'] = {}): Resolve
   };
 }
 
+function resolveCircuit(circuit: OutboxOptions['circuit'] = {}): CircuitOptions {
+  const openMs = int('circuit.openMs', circuit.openMs);
+  const maxOpenMs = int('circuit.maxOpenMs', circuit.maxOpenMs ?? Math.max(openMs, 30_000));
+  if (maxOpenMs < openMs) {
+    throw new FerryConfigError('circuit.maxOpenMs', `must be at least circuit.openMs (${openMs})`);
+  }
+  return {
+    failureThreshold: int('circuit.failureThreshold', circuit.failureThreshold),
+    openMs,
+    maxOpenMs,
+    probeBatchSize: int('circuit.probeBatchSize', circuit.probeBatchSize),
+  };
+}
+
+/** Every object resolveOutboxOptions returned: resolving one of them again returns it unchanged. */
+const resolvedByCore = new WeakSet<object>();
+
 /**
  * Fills defaults, checks every bound and throws FerryConfigError (FERRY_CONFIG_INVALID)
- * naming the first bad option. Pure: no I/O, no logging.
+ * naming the first bad option. Pure: no I/O, no logging. Given options it returned itself, it
+ * returns them as they are: a wrapper (e.g. @ferry/nestjs) resolves once at startup and hands
+ * the result to createRelay, which neither checks them again nor repeats their warnings.
  */
-export function resolveOutboxOptions(options: OutboxOptions = {}): ResolvedOutboxOptions {
+export function resolveOutboxOptions(
+  options: OutboxOptions | ResolvedOutboxOptions = {},
+): ResolvedOutboxOptions {
+  if (resolvedByCore.has(options)) return options as ResolvedOutboxOptions;
+  const resolved = resolveFresh(options as OutboxOptions);
+  resolvedByCore.add(resolved);
+  return resolved;
+}
+
+function resolveFresh(options: OutboxOptions): ResolvedOutboxOptions {
+  checkKnownKeys(options);
   const warnings: string[] = [];
   const channel = options.channel ?? OUTBOX_DEFAULT_CHANNEL;
-  if (!CHANNEL_PATTERN.test(channel)) {
-    throw new FerryConfigError('channel', 'must match /^[a-z_][a-z0-9_]{0,62}$/');
+  if (typeof channel !== 'string' || !CHANNEL_PATTERN.test(channel)) {
+    throw new FerryConfigError('channel', `must match /^[a-z_][a-z0-9_]{0,62}$/, got ${received(channel)}`);
   }
   const reconnectInitialDelay = int('listen.reconnectInitialDelay', options.listen?.reconnectInitialDelay);
   const reconnectMaxDelay = int('listen.reconnectMaxDelay', options.listen?.reconnectMaxDelay);
@@ -158,6 +263,8 @@ export function resolveOutboxOptions(options: OutboxOptions = {}): ResolvedOutbo
     lease: resolveLease(options, warnings),
     pollInterval: int('pollInterval', options.pollInterval),
     batchSize: int('batchSize', options.batchSize),
+    pipelineDepth: int('pipelineDepth', options.pipelineDepth),
+    onSent: oneOf('onSent', options.onSent, ['keep', 'delete'], 'keep'),
     recoveryBatchSize: int('recoveryBatchSize', options.recoveryBatchSize),
     poisonGuard: { maxClaims: int('poisonGuard.maxClaims', options.poisonGuard?.maxClaims) },
     ordering: {
@@ -166,7 +273,13 @@ export function resolveOutboxOptions(options: OutboxOptions = {}): ResolvedOutbo
     shutdownTimeout: int('shutdownTimeout', options.shutdownTimeout),
     errorBackoff: int('errorBackoff', options.errorBackoff),
     channel,
-    listen: { reconnectInitialDelay, reconnectMaxDelay },
+    listen: {
+      reconnectInitialDelay,
+      reconnectMaxDelay,
+      keepaliveInterval: int('listen.keepaliveInterval', options.listen?.keepaliveInterval),
+      keepaliveTimeout: int('listen.keepaliveTimeout', options.listen?.keepaliveTimeout),
+    },
+    circuit: resolveCircuit(options.circuit),
     warnings,
   };
 }

@@ -1,10 +1,18 @@
 import type { OutboxMessage, Publisher, PublishOutcome } from '../contracts';
-import { FerryError } from '../errors';
-import { retryDelayMs } from './backoff';
-import { Heartbeat } from './heartbeat';
+import { outboxRetryDelayMs } from '../backoff';
+import { startLease } from '../lease';
 import type { ResolvedOutboxOptions } from './options';
 import type { Completion } from './sql/completeBatch';
 import type { RelayStore } from './store';
+import { startPublishSpans } from '../tracing';
+
+/** A claimed batch on its way to the publisher. */
+export interface ClaimedBatch {
+  readonly token: string;
+  readonly messages: OutboxMessage[];
+  /** performance.now() when the claim statement was sent. */
+  readonly claimedAt: number;
+}
 
 export type PublishResult =
   | { readonly kind: 'lost'; readonly reason: string }
@@ -23,7 +31,7 @@ export function toCompletions(
 ): Completion[] {
   const byId = new Map(outcomes.map((o) => [o.id, o]));
   return messages.map((message) => {
-    const delayMs = retryDelayMs(retry, message.attempt);
+    const delayMs = outboxRetryDelayMs(retry, message.attempt);
     const outcome = byId.get(message.id);
     if (outcome?.status === 'sent') return { id: message.id, kind: 'sent', error: null, delayMs };
     if (outcome)
@@ -33,8 +41,11 @@ export function toCompletions(
 }
 
 /**
- * Publishes one claimed batch while a heartbeat renews its lease. If the lease is lost
- * the publisher's signal aborts and whatever it reports is discarded.
+ * Publishes one claimed batch while the lease kit renews its lease. When the lease is lost
+ * (a renewal found it gone, failed heartbeatFailureTolerance times, or could not prove it
+ * alive for duration - heartbeatInterval since the claim was sent) or shutdownTimeout
+ * passes, the publisher's signal aborts, the relay stops waiting for it and whatever it
+ * reports later is discarded.
  */
 export async function publishBatch(args: {
   store: RelayStore;
@@ -43,8 +54,13 @@ export async function publishBatch(args: {
   messages: readonly OutboxMessage[];
   options: ResolvedOutboxOptions;
   shutdown: AbortSignal;
+  /** performance.now() when the claim statement was sent. */
+  claimedAt: number;
+  /** A lease renewal failed or missed its deadline (the lease kit goes on until tolerance or expiry). */
+  onRenewError?: (error: unknown) => void;
 }): Promise<PublishResult> {
   const { options, token } = args;
+  const ids = args.messages.map((m) => m.id);
   const abort = new AbortController();
   let lostReason: string | undefined;
   const onShutdown = () => {
@@ -52,30 +68,35 @@ export async function publishBatch(args: {
     abort.abort(args.shutdown.reason);
   };
   args.shutdown.addEventListener('abort', onShutdown);
-  const heartbeat = new Heartbeat(
-    () => args.store.renew(token, options.lease.duration),
-    { intervalMs: options.lease.heartbeatInterval, tolerance: options.lease.heartbeatFailureTolerance },
-    (reason) => {
-      lostReason ??= reason;
-      abort.abort(new FerryError('FERRY_LEASE_LOST', reason));
+  const lease = startLease({
+    durationMs: options.lease.duration,
+    intervalMs: options.lease.heartbeatInterval,
+    tolerance: options.lease.heartbeatFailureTolerance,
+    claimedAt: args.claimedAt,
+    renew: async () => (await args.store.renew(token, options.lease.duration, ids)) > 0,
+    onError: args.onRenewError,
+    onLost: (loss) => {
+      lostReason ??= loss.message;
+      abort.abort(lease.signal.reason);
     },
-  );
-  heartbeat.start();
+  });
   let outcomes: readonly PublishOutcome[] = [];
   let fallbackError = 'publisher reported no outcome';
-  // Once the signal aborts (lease lost, shutdown timeout) the relay stops waiting for a
-  // publisher that ignores it; its late outcome is discarded either way.
   const aborted = new Promise<readonly PublishOutcome[]>((resolve) =>
     abort.signal.addEventListener('abort', () => resolve([]), { once: true }),
   );
+  // One PRODUCER span per message; the publisher sends each span's traceparent.
+  const spans = startPublishSpans(args.messages, args.publisher.system);
   try {
-    outcomes = await Promise.race([args.publisher.publish(args.messages, abort.signal), aborted]);
+    if (!abort.signal.aborted)
+      outcomes = await Promise.race([args.publisher.publish(spans.messages, abort.signal), aborted]);
   } catch (error) {
     fallbackError = `publish failed: ${describe(error)}`.slice(0, 4_000);
   } finally {
-    await heartbeat.stop();
+    await lease.stop();
     args.shutdown.removeEventListener('abort', onShutdown);
   }
+  spans.end(outcomes, fallbackError, lostReason);
   if (lostReason !== undefined) return { kind: 'lost', reason: lostReason };
   return { kind: 'done', completions: toCompletions(args.messages, outcomes, fallbackError, options.retry) };
 }

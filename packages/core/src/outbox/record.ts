@@ -22,6 +22,8 @@ export interface OutboxRecord {
   readonly claimCount: number;
   /** When the row is next due (database clock). */
   readonly nextAttemptAt: Date;
+  /** The claim holding a PROCESSING row (what `release({ claimToken, force })` names); null otherwise. */
+  readonly claimToken: string | null;
   readonly leaseExpiresAt: Date | null;
   readonly lastError: string | null;
   readonly publishedAt: Date | null;

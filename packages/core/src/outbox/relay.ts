@@ -1,30 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import type { OutboxMessage, Publisher } from '../contracts';
 import { FerryError } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
-import type { SqlExecutor } from '../sql/executor';
-import { reconnectDelayMs } from './backoff';
-import type { OutboxObserver } from './observer';
-import { resolveOutboxOptions, type OutboxOptions, type ResolvedOutboxOptions } from './options';
-import { publishBatch } from './publishBatch';
-import { reportCompletion, type Emit } from './reportCompletion';
+import { reconnectDelayMs } from '../backoff';
+import { CircuitBreaker, type CircuitState } from './circuit';
+import type { OutboxEvent } from './events';
+import { resolveOutboxOptions, type ResolvedOutboxOptions } from './options';
+import { checkRelayConfig, type RelayConfig } from './relayConfig';
+import { publishBatch, type ClaimedBatch } from './publishBatch';
+import { recoverStep } from './recoverStep';
+import { releaseUnavailable } from './releaseUnavailable';
+import { infrastructureError, reportCircuitChange, reportCompletion } from './reportCompletion';
 import { toMessage } from './sql/fragments';
+import { settlesWithin } from './settle';
 import { relayStore, type RelayStore } from './store';
-import { WakeSignal } from './wakeSignal';
-import { NotifyListener } from './wakeup';
+import { WakeSignal } from '../wake/wakeSignal';
+import { NotifyListener } from '../wake/notifyListener';
 
-export interface RelayConfig {
-  db: SqlExecutor;
-  publisher: Publisher;
-  /** Connection string for the dedicated LISTEN connection; without it the relay only polls. */
-  listenUrl?: string;
-  options?: OutboxOptions;
-  observer?: OutboxObserver;
-  logger?: Logger;
-  /** Replaces the SQL transitions (tests, instrumentation). */
-  store?: RelayStore;
-}
+export type { RelayConfig } from './relayConfig';
 
 export interface CycleResult {
   claimed: number;
@@ -35,6 +28,8 @@ export interface CycleResult {
   lost: number;
   /** Claimed rows handed back unpublished because the relay was closing. */
   released: number;
+  /** Claimed rows handed back without spending an attempt: the publisher said the broker was unavailable. */
+  unavailable: number;
   recovered: number;
   poisoned: number;
 }
@@ -44,7 +39,7 @@ export type RelayState = 'idle' | 'running' | 'closing' | 'closed';
 export interface Relay {
   /** One cycle: recovery (every tenth cycle, starting with the first), claim, publish, complete. */
   runOnce(): Promise<CycleResult>;
-  /** Starts the poll loop (and LISTEN when listenUrl is set). Idempotent. */
+  /** Starts the poll loop, pipelined up to options.pipelineDepth (and LISTEN when listenUrl is set). Idempotent. */
   start(): void;
   /** Stops claiming, drains in-flight publishes up to shutdownTimeout, releases unstarted claims. Idempotent. */
   close(): Promise<void>;
@@ -53,8 +48,12 @@ export interface Relay {
   readonly cycles: number;
   /** True while the loop waits for the next poll (or a wake-up). */
   readonly idle: boolean;
+  /** When the poll loop last finished a cycle without an error (createHealth's liveness). */
+  readonly lastCycleAt: Date | null;
   readonly options: ResolvedOutboxOptions;
   readonly listener: NotifyListener | undefined;
+  /** The broker-outage circuit: 'open' while claiming is paused. */
+  readonly circuit: CircuitState;
 }
 
 const emptyResult = (): CycleResult => ({
@@ -64,6 +63,7 @@ const emptyResult = (): CycleResult => ({
   failed: 0,
   lost: 0,
   released: 0,
+  unavailable: 0,
   recovered: 0,
   poisoned: 0,
 });
@@ -78,6 +78,7 @@ class OutboxRelay implements Relay {
   state: RelayState = 'idle';
   cycles = 0;
   idle = false;
+  lastCycleAt: Date | null = null;
   private readonly logger: Logger;
   private readonly store: RelayStore;
   private readonly wake = new WakeSignal();
@@ -87,21 +88,25 @@ class OutboxRelay implements Relay {
   private readonly hardStop = new AbortController();
   private loop: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
-  private readonly emit: Emit;
+  private readonly emit: (event: OutboxEvent) => void;
+  /** Round-robin position of the claim's key scan (see claimBatch). */
+  private laneCursor: string | null = null;
+  /** The next claim starts with the key scan (see claimBatch). */
+  private keyScanFirst = false;
+  private readonly breaker: CircuitBreaker;
+  /** A pipelined cycle's publish or completion failed; the loop backs off before the next claim. */
+  private cycleError: { error: unknown } | undefined;
 
   constructor(private readonly config: RelayConfig) {
+    checkRelayConfig(config);
     this.options = resolveOutboxOptions(config.options);
     const logger = config.logger ?? defaultLogger('ferry.outbox.relay');
     this.logger = logger;
     for (const warning of this.options.warnings) logger.warn({ option: 'stuckThreshold' }, warning);
     this.store = config.store ?? relayStore(config.db);
-    const observer: OutboxObserver = config.observer ?? {};
-    this.emit = (name, event) =>
-      safeEmit(
-        (e: typeof event) => (observer[name] as ((x: unknown) => unknown) | undefined)?.call(observer, e),
-        event,
-        logger,
-      );
+    this.breaker = new CircuitBreaker(this.options.circuit, config.clock);
+    const observer = config.observer;
+    this.emit = (event) => safeEmit(observer, event, logger);
     this.listener = config.listenUrl
       ? new NotifyListener({
           connectionString: config.listenUrl,
@@ -114,42 +119,64 @@ class OutboxRelay implements Relay {
   }
 
   async runOnce(): Promise<CycleResult> {
-    if (this.state === 'closed') throw new FerryError('FERRY_CLOSED', 'the relay is closed');
+    const startedAt = performance.now();
     const result = emptyResult();
-    if (this.cycles++ % 10 === 0) await this.recover(result);
-    if (this.stopping) return result;
-    const token = randomUUID();
-    const claim = await this.store.claim({
-      token,
-      limit: this.options.batchSize,
-      leaseMs: this.options.lease.duration,
-      failedHead: this.options.ordering.failedHead,
-    });
-    if (claim.rows.length === 0) return result;
-    const messages = claim.rows.map(toMessage);
-    result.claimed = messages.length;
-    this.emit('claimed', { claimToken: token, messages });
-    if (claim.skippedIds.length > 0) {
-      this.logger.warn({ ids: claim.skippedIds }, 'ordering: published past FAILED events');
-      this.emit('orderingSkipped', { skippedIds: claim.skippedIds });
-    }
-    if (this.stopping) {
-      result.released = await this.store.release(
-        token,
-        messages.map((m) => m.id),
-      );
-      return result;
-    }
-    await this.publishAndComplete(token, messages, result);
+    const batch = await this.claimStep(result);
+    if (batch) await this.publishAndComplete(batch, result);
+    this.reportCycle(result, startedAt);
     return result;
   }
 
-  private async publishAndComplete(
-    token: string,
-    messages: OutboxMessage[],
-    result: CycleResult,
-  ): Promise<void> {
+  /** The `cycle` event of a cycle that ended without an error. */
+  private reportCycle(result: CycleResult, startedAt: number): void {
+    const { claimed, sent, retried, failed, lost, unavailable, released } = result;
+    const durationMs = performance.now() - startedAt;
+    this.emit({ type: 'cycle', claimed, sent, retried, failed, lost, unavailable, released, durationMs });
+  }
+
+  /** Recovery (every tenth cycle), then the claim; returns the batch to publish, if any. */
+  private async claimStep(result: CycleResult): Promise<ClaimedBatch | undefined> {
+    if (this.state === 'closed') throw new FerryError('FERRY_CLOSED', 'the relay is closed');
+    if (this.cycles++ % 10 === 0) await recoverStep(this.store, this.options, this.emit, this.logger, result);
+    const limit = this.breaker.claimLimit(this.options.batchSize);
+    if (this.stopping || limit === 0) return undefined;
+    const token = randomUUID();
+    this.wake.consume();
+    const claimedAt = performance.now();
+    const claim = await this.store.claim({
+      token,
+      limit,
+      leaseMs: this.options.lease.duration,
+      failedHead: this.options.ordering.failedHead,
+      laneCursor: this.laneCursor,
+      keyScanFirst: this.keyScanFirst,
+    });
+    this.laneCursor = claim.laneCursor ?? null;
+    this.keyScanFirst = claim.keyScanFirst ?? false;
+    if (claim.rows.length === 0) return undefined;
+    const messages = claim.rows.map(toMessage);
+    result.claimed = messages.length;
+    this.emit({
+      type: 'claimed',
+      claimToken: token,
+      ids: messages.map((m) => m.id),
+      types: messages.map((m) => m.type),
+    });
+    if (claim.skippedIds.length > 0) {
+      this.logger.warn({ ids: claim.skippedIds }, 'ordering: published past FAILED events');
+      this.emit({ type: 'ordering-skipped', skippedIds: claim.skippedIds });
+    }
+    if (!this.stopping) return { token, messages, claimedAt };
+    result.released = await this.store.release(
+      token,
+      messages.map((m) => m.id),
+    );
+    return undefined;
+  }
+
+  private async publishAndComplete(batch: ClaimedBatch, result: CycleResult): Promise<void> {
     const { store, options, logger } = this;
+    const { token, messages } = batch;
     const published = await publishBatch({
       store,
       publisher: this.config.publisher,
@@ -157,18 +184,27 @@ class OutboxRelay implements Relay {
       messages,
       options,
       shutdown: this.hardStop.signal,
+      claimedAt: batch.claimedAt,
+      onRenewError: (error) => {
+        logger.warn({ err: error, claimToken: token }, 'outbox lease renewal failed');
+        this.emit(infrastructureError(error, 'renew lease'));
+      },
     });
     if (published.kind === 'lost') {
       result.lost = messages.length;
       logger.warn({ claimToken: token, reason: published.reason }, 'lease lost; outcomes discarded');
-      this.emit('leaseLost', { claimToken: token, ids: messages.map((m) => m.id), reason: published.reason });
+      const ids = messages.map((m) => m.id);
+      this.emit({ type: 'lease-lost', claimToken: token, ids, reason: published.reason });
       return;
     }
-    const completed = await store.complete(token, published.completions);
+    const rest = await releaseUnavailable(store, token, messages, published.completions);
+    result.unavailable = rest.released;
+    const completed = await store.complete(token, rest.completions, options.onSent);
+    reportCircuitChange(this.breaker.record(rest.signal), this.emit, logger);
     reportCompletion({
       token,
-      messages,
-      completions: published.completions,
+      messages: rest.messages,
+      completions: rest.completions,
       completed,
       result,
       emit: this.emit,
@@ -176,47 +212,77 @@ class OutboxRelay implements Relay {
     });
   }
 
-  private async recover(result: CycleResult): Promise<void> {
-    const { requeued, poisoned } = await this.store.recover({
-      limit: this.options.recoveryBatchSize,
-      maxClaims: this.options.poisonGuard.maxClaims,
-    });
-    result.recovered = requeued;
-    result.poisoned = poisoned.length;
-    if (requeued + poisoned.length > 0)
-      this.emit('recovered', { requeued, poisoned: poisoned.map((p) => p.id) });
-    for (const row of poisoned) {
-      this.logger.error({ id: row.id, type: row.type }, row.error);
-      this.emit('failed', {
-        id: row.id,
-        type: row.type,
-        attempt: row.retryCount + 1,
-        error: row.error,
-        reason: 'poison_guard',
-      });
-    }
+  get circuit(): CircuitState {
+    return this.breaker.state;
   }
 
+  /**
+   * The poll loop, pipelined: after a full claim the next one goes out while earlier batches
+   * publish and complete (at most `pipelineDepth` in flight; one unless the circuit is closed).
+   * After a short claim it waits for them, then claims again if any row came back (other relays
+   * may hold the rest of a backlog); only an empty claim idles (wake-ups meanwhile coalesce).
+   */
   private async run(): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
     let failures = 0;
     while (!this.stopping) {
-      let full = false;
+      const depth = this.breaker.state === 'closed' ? this.options.pipelineDepth : 1;
+      if (inFlight.size >= depth) {
+        await Promise.race(inFlight);
+        continue;
+      }
+      let claimed = 0;
       try {
-        full = (await this.runOnce()).claimed >= this.options.batchSize;
+        const failed = this.cycleError; // a pipelined publish or completion failed: back off
+        this.cycleError = undefined;
+        if (failed) throw failed.error;
+        claimed = await this.startCycle(inFlight);
         failures = 0;
+        this.lastCycleAt = new Date();
       } catch (error) {
         const delay = reconnectDelayMs(this.options.errorBackoff, 30_000, failures);
         failures += 1;
-        this.logger.error({ err: error, delayMs: delay }, 'outbox relay cycle failed');
+        this.reportFailure(error, delay);
         await this.wake.wait(delay);
         continue;
       }
-      if (!full) {
-        this.idle = true;
-        await this.wake.wait(this.options.pollInterval);
-        this.idle = false;
-      }
+      if (claimed >= this.options.batchSize) continue;
+      await Promise.all(inFlight);
+      if (claimed > 0) continue;
+      this.idle = true;
+      await this.wake.wait(this.breaker.remainingOpenMs() || this.options.pollInterval);
+      this.idle = false;
     }
+    await Promise.all(inFlight);
+  }
+
+  /** The log line and `infrastructure-error` event of a failed cycle. */
+  private reportFailure(error: unknown, delayMs?: number): void {
+    this.logger.error({ err: error, delayMs }, 'outbox relay cycle failed');
+    this.emit(infrastructureError(error, 'cycle'));
+  }
+
+  /** Claims one batch and leaves its publish and completion in `inFlight`; returns the rows claimed. */
+  private async startCycle(inFlight: Set<Promise<void>>): Promise<number> {
+    const startedAt = performance.now();
+    const result = emptyResult();
+    const batch = await this.claimStep(result);
+    if (!batch) {
+      this.reportCycle(result, startedAt);
+      return 0;
+    }
+    const work: Promise<void> = this.publishAndComplete(batch, result)
+      .then(
+        () => this.reportCycle(result, startedAt),
+        (error: unknown) => {
+          // The loop reports the first failure and backs off; one more meanwhile is reported here.
+          if (this.cycleError) this.reportFailure(error);
+          else this.cycleError = { error };
+        },
+      )
+      .finally(() => inFlight.delete(work));
+    inFlight.add(work);
+    return batch.messages.length;
   }
 
   start(): void {
@@ -231,22 +297,23 @@ class OutboxRelay implements Relay {
     return this.closing;
   }
 
+  /**
+   * Stops claiming and waits up to shutdownTimeout for the cycle in flight. Past that, the
+   * publish is aborted (its outcome discarded, its claim left to lease recovery) and close()
+   * still waits for the statement in flight (claim, completion, recovery) to settle, for at
+   * most lease.duration: it never resolves while a query it knows to be settling still runs.
+   * A statement still hanging after that is abandoned; whatever it does later is fenced.
+   */
   private async drain(): Promise<void> {
     this.state = 'closing';
     this.stopping = true;
     this.wake.close();
     await this.listener?.close();
-    if (this.loop) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), this.options.shutdownTimeout);
-      });
-      const outcome = await Promise.race([this.loop.then(() => 'drained' as const), timeout]);
-      clearTimeout(timer);
-      if (outcome === 'timeout') {
-        this.hardStop.abort(new FerryError('FERRY_TIMEOUT', 'shutdown timeout'));
-        this.logger.warn('outbox relay shutdown timed out; unfinished claims are left to lease recovery');
-      }
+    if (this.loop && !(await settlesWithin(this.loop, this.options.shutdownTimeout))) {
+      this.hardStop.abort(new FerryError('FERRY_TIMEOUT', 'shutdown timeout'));
+      this.logger.warn('outbox relay shutdown timed out; unfinished claims are left to lease recovery');
+      if (!(await settlesWithin(this.loop, this.options.lease.duration)))
+        this.logger.error('outbox relay statement still running lease.duration after shutdown; abandoned');
     }
     this.state = 'closed';
   }

@@ -1,22 +1,31 @@
 import type { OutboxMessage } from '../contracts';
+import { describeError, MAX_OBSERVED_ERROR_CHARS } from '../inbox/redact';
 import type { Logger } from '../observe/logger';
-import type { FailReason, OutboxObserver } from './observer';
-import type { CycleResult } from './relay';
+import type { CircuitTransition } from './circuit';
+import { failedOperation } from './errors';
+import type { FailReason, OutboxEvent } from './events';
 import type { CompletedRow, Completion } from './sql/completeBatch';
 
-export type Emit = <K extends keyof OutboxObserver>(
-  name: K,
-  event: Parameters<NonNullable<OutboxObserver[K]>>[0],
-) => void;
+/**
+ * The counters a completed batch adds to. Declared here, where they are written, so this module
+ * needs nothing from the relay; the relay's CycleResult has these fields among others.
+ */
+export interface CompletionCounts {
+  sent: number;
+  retried: number;
+  failed: number;
+  /** Rows whose outcome was discarded because the claim was lost. */
+  lost: number;
+}
 
-/** Counts a completed batch and calls the observers; rows the fence rejected are lost claims. */
+/** Counts a completed batch and reports each row; rows the fence rejected are lost claims. */
 export function reportCompletion(args: {
   token: string;
   messages: readonly OutboxMessage[];
   completions: readonly Completion[];
   completed: readonly CompletedRow[];
-  result: CycleResult;
-  emit: Emit;
+  result: CompletionCounts;
+  emit: (event: OutboxEvent) => void;
   logger: Logger;
 }): void {
   const { result, emit } = args;
@@ -30,18 +39,22 @@ export function reportCompletion(args: {
       lost.push(message.id);
       continue;
     }
-    const base = { id: message.id, type: message.type, attempt: message.attempt };
+    const base = { id: message.id, eventType: message.type, attempt: message.attempt };
     const error = completion.error ?? '';
     if (row.status === 'SENT') {
       result.sent += 1;
-      emit('sent', base);
+      emit({ type: 'sent', ...base, ageMs: row.age_ms });
     } else if (row.status === 'PENDING') {
       result.retried += 1;
-      emit('retryScheduled', { ...base, error, nextAttemptAt: new Date(row.next_attempt_at) });
+      emit({ type: 'retry-scheduled', ...base, error, nextAttemptAt: new Date(row.next_attempt_at) });
     } else {
       result.failed += 1;
       const reason: FailReason = completion.kind === 'permanent' ? 'permanent' : 'attempts_exhausted';
-      emit('failed', { ...base, error, reason });
+      args.logger.warn(
+        { id: message.id, type: message.type, attempt: message.attempt, reason, error },
+        'outbox event FAILED',
+      );
+      emit({ type: 'failed', ...base, error, reason });
     }
   }
   if (lost.length > 0) {
@@ -50,6 +63,39 @@ export function reportCompletion(args: {
       { claimToken: args.token, ids: lost },
       'claim lost before completion; outcomes discarded',
     );
-    emit('leaseLost', { claimToken: args.token, ids: lost, reason: 'completion fence rejected the rows' });
+    emit({
+      type: 'lease-lost',
+      claimToken: args.token,
+      ids: lost,
+      reason: 'completion fence rejected the rows',
+    });
   }
+}
+
+/** The log line and observer event of a circuit state change (none when `change` is undefined). */
+export function reportCircuitChange(
+  change: CircuitTransition | undefined,
+  emit: (event: OutboxEvent) => void,
+  logger: Logger,
+): void {
+  if (change?.type === 'opened') {
+    const { failures, openMs, error } = change;
+    logger.warn({ failures, openMs, error }, 'broker unavailable: circuit opened, claiming paused');
+    emit({ type: 'circuit-opened', failures, openMs, error });
+  } else if (change?.type === 'closed') {
+    logger.info({ openedForMs: change.openedForMs }, 'broker reachable: circuit closed');
+    emit({ type: 'circuit-closed', openedForMs: change.openedForMs });
+  }
+}
+
+/**
+ * The observer event of a failure the relay caught: the operation the error names (or
+ * `fallback`), and the error as one redacted, bounded line.
+ */
+export function infrastructureError(error: unknown, fallback: string): OutboxEvent {
+  return {
+    type: 'infrastructure-error',
+    operation: failedOperation(error) ?? fallback,
+    error: describeError(error, MAX_OBSERVED_ERROR_CHARS),
+  };
 }

@@ -12,8 +12,10 @@ export interface RelayStore {
   complete: (
     token: string,
     completions: Parameters<typeof completeBatch>[2],
+    onSent?: Parameters<typeof completeBatch>[3],
   ) => ReturnType<typeof completeBatch>;
-  renew: (token: string, leaseMs: number) => Promise<number>;
+  /** `ids`: the rows claimed under `token` (renewal by primary key); without them, by token. */
+  renew: (token: string, leaseMs: number, ids?: readonly string[]) => Promise<number>;
   recover: (args: Parameters<typeof recoverLeases>[1]) => ReturnType<typeof recoverLeases>;
   release: (token: string, ids: readonly string[]) => Promise<number>;
 }
@@ -22,8 +24,9 @@ export interface RelayStore {
 export function relayStore(db: SqlExecutor): RelayStore {
   return {
     claim: (args) => dbCall('claim', () => claimBatch(db, args)),
-    complete: (token, completions) => dbCall('complete', () => completeBatch(db, token, completions)),
-    renew: (token, leaseMs) => dbCall('renew lease', () => renewLease(db, token, leaseMs)),
+    complete: (token, completions, onSent) =>
+      dbCall('complete', () => completeBatch(db, token, completions, onSent)),
+    renew: (token, leaseMs, ids) => dbCall('renew lease', () => renewLease(db, token, leaseMs, ids)),
     recover: (args) => dbCall('recover leases', () => recoverLeases(db, args)),
     release: (token, ids) => dbCall('release claims', () => releaseClaims(db, token, ids)),
   };

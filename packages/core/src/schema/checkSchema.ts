@@ -1,6 +1,8 @@
 import { FerrySchemaError } from '../errors';
+import { dbCall } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { loadMigrationFiles } from './migrationFiles';
+import { migrationsTableFor } from './migrationsTable';
 
 /** Columns a component needs, by table: e.g. `{ outbox_events: ['id', 'status'] }`. */
 export type RequiredTables = Readonly<Record<string, readonly string[]>>;
@@ -9,21 +11,29 @@ export interface CheckSchemaOptions {
   tables?: RequiredTables;
   /** Also require every migration file to be recorded as applied. Default true. */
   requireAllMigrations?: boolean;
+  /** An application's folder to check instead of ferry's own (see MigrateOptions). */
   migrationsDir?: string;
+  /** The table recording `migrationsDir`'s migrations. Default `app_migrations`. */
+  table?: string;
 }
 
 const COLUMNS = `
   SELECT table_name, column_name FROM information_schema.columns
   WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`;
-const MIGRATIONS_TABLE = `SELECT to_regclass('ferry_migrations') IS NOT NULL AS present`;
-const APPLIED = `SELECT name FROM ferry_migrations`;
+const TABLE_PRESENT = `SELECT to_regclass($1) IS NOT NULL AS present`;
 
 /**
  * Verifies, without changing anything, that ferry's schema is in place. Throws
  * FerrySchemaError (code FERRY_SCHEMA_NOT_READY) listing everything missing:
- * `table:<name>`, `column:<table>.<column>`, `migration:<name>`.
+ * `table:<name>`, `column:<table>.<column>`, `migration:<name>`; a database failure is
+ * translated (an unreachable database is FERRY_DATABASE_UNAVAILABLE).
  */
 export async function checkSchema(db: SqlExecutor, options: CheckSchemaOptions = {}): Promise<void> {
+  const missing = await dbCall('check schema', () => findMissing(db, options));
+  if (missing.length > 0) throw new FerrySchemaError(missing);
+}
+
+async function findMissing(db: SqlExecutor, options: CheckSchemaOptions): Promise<string[]> {
   const missing: string[] = [];
   const tables = options.tables ?? {};
   const names = Object.keys(tables);
@@ -41,14 +51,15 @@ export async function checkSchema(db: SqlExecutor, options: CheckSchemaOptions =
     }
   }
   if (options.requireAllMigrations ?? true) {
-    const [{ present } = { present: false }] = await db.query<{ present: boolean }>(MIGRATIONS_TABLE);
-    if (!present) missing.push('table:ferry_migrations');
+    const table = migrationsTableFor(options);
+    const [{ present } = { present: false }] = await db.query<{ present: boolean }>(TABLE_PRESENT, [table]);
+    if (!present) missing.push(`table:${table}`);
     const applied = present
-      ? new Set((await db.query<{ name: string }>(APPLIED)).map((r) => r.name))
+      ? new Set((await db.query<{ name: string }>(`SELECT name FROM ${table}`)).map((r) => r.name))
       : new Set<string>();
     for (const file of loadMigrationFiles(options.migrationsDir)) {
       if (!applied.has(file.name)) missing.push(`migration:${file.name}`);
     }
   }
-  if (missing.length > 0) throw new FerrySchemaError(missing);
+  return missing;
 }

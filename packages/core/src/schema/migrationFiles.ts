@@ -11,12 +11,20 @@ export interface MigrationFile {
   readonly checksum: string;
 }
 
+/** @ferry/core's own folder: `prisma` beside `dist` (and beside `src` in the repository). */
+const PACKAGE_PRISMA_DIR = path.resolve(__dirname, '../../prisma');
+
 /**
- * ferry's own migrations: prisma/migrations at the repository root, found from either
- * src/schema or dist/schema of @ferry/core. FERRY_MIGRATIONS_DIR overrides it.
+ * ferry's own migrations, shipped in @ferry/core at `prisma/migrations` and found relative to
+ * the package (from either src/schema or dist/schema). FERRY_MIGRATIONS_DIR overrides it.
  */
 export function defaultMigrationsDir(): string {
-  return process.env.FERRY_MIGRATIONS_DIR ?? path.resolve(__dirname, '../../../../prisma/migrations');
+  return process.env.FERRY_MIGRATIONS_DIR ?? path.join(PACKAGE_PRISMA_DIR, 'migrations');
+}
+
+/** The folder of ferry's Prisma model files shipped in @ferry/core (`prisma/schema`). */
+export function prismaModelsDir(): string {
+  return path.join(PACKAGE_PRISMA_DIR, 'schema');
 }
 
 /** Reads Prisma's folder format: one folder per migration holding `migration.sql`. */

@@ -4,11 +4,15 @@
  *
  * `fromPrisma` adapts the application's Prisma client (or one of its interactive
  * transaction clients): work passed a transaction joins the caller's transaction.
+ * `TransactionAdapter` (below) is the other half: the application's own transactions.
  */
 export interface TransactionOptions {
-  /** Milliseconds the whole transaction may run (Prisma `timeout`). */
+  /**
+   * Milliseconds the transaction may run: Prisma's `timeout`; on node-postgres and Kysely,
+   * the transaction-local statement_timeout and idle_in_transaction_session_timeout.
+   */
   timeoutMs?: number;
-  /** Milliseconds to wait for a pooled connection (Prisma `maxWait`). */
+  /** Milliseconds to wait for a pooled connection before giving up (Prisma `maxWait`). */
   maxWaitMs?: number;
 }
 
@@ -19,8 +23,34 @@ export interface SqlExecutor {
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** True when this executor is bound to an open transaction. */
   readonly inTransaction: boolean;
-  /** The Prisma client or transaction client behind this executor, handed to user code as-is. */
-  readonly client: PrismaTransactionLike;
+}
+
+/**
+ * How ferry works with an application's database client: its own statements on `db`, and
+ * transactions of the application's client, typed `TTx` (a Prisma transaction client, a pg
+ * `PoolClient`, a Kysely `Transaction`), that ferry's statements join through `bind`. The inbox
+ * runs each handler in `transaction` and completes the receipt on `bind(tx)`, so the handler's
+ * writes and the completion commit or roll back together.
+ *
+ * Adapters: `prismaTransactions(prisma)`, `pgTransactions(pool)`, and `kyselyTransactions(db)`
+ * from `@ferry/core/kysely`.
+ */
+export interface TransactionAdapter<TTx> {
+  /** ferry's statements outside the application's transactions (acceptance, claims, leases). */
+  readonly db: SqlExecutor;
+  /** Runs `work` in a new transaction of the application's client: committed when it resolves. */
+  transaction<T>(work: (tx: TTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /** ferry's executor inside `tx`, a transaction `transaction` opened. */
+  bind(tx: TTx): SqlExecutor;
+}
+
+export function isTransactionAdapter(value: unknown): value is TransactionAdapter<unknown> {
+  const candidate = value as Partial<TransactionAdapter<unknown>> | null;
+  return (
+    typeof candidate?.bind === 'function' &&
+    typeof candidate.transaction === 'function' &&
+    typeof candidate.db === 'object'
+  );
 }
 
 /** The part of a Prisma transaction client ferry uses. */
@@ -57,14 +87,19 @@ export function interactiveTransaction<R>(
   });
 }
 
+/**
+ * A root client opens transactions; a transaction client does not. Prisma 7's transaction
+ * client also carries `$transaction` (it joins the open transaction), so the root is told
+ * apart by `$disconnect`, which only the root client has.
+ */
 function hasTransactions(client: PrismaTransactionLike): client is PrismaClientLike {
-  return typeof (client as Partial<PrismaClientLike>).$transaction === 'function';
+  const candidate = client as Partial<PrismaClientLike> & { $disconnect?: unknown };
+  return typeof candidate.$transaction === 'function' && typeof candidate.$disconnect === 'function';
 }
 
 export function fromPrisma(client: PrismaTransactionLike): SqlExecutor {
   const inTransaction = !hasTransactions(client);
   const executor: SqlExecutor = {
-    client,
     inTransaction,
     async query<T>(text: string, values: readonly unknown[] = []) {
       return client.$queryRawUnsafe<T[]>(text, ...values);
@@ -78,4 +113,26 @@ export function fromPrisma(client: PrismaTransactionLike): SqlExecutor {
     },
   };
   return executor;
+}
+
+/** A Prisma client whose interactive transactions hand `TTx` to their callback. */
+export type PrismaClientOf<TTx> = PrismaClientLike & {
+  $transaction(fn: (tx: TTx) => Promise<unknown>, options?: never): Promise<unknown>;
+};
+
+/**
+ * The transaction adapter of a Prisma client: `TTx` is inferred from the generated client
+ * (`Prisma.TransactionClient`). ferry's own statements run on `options.db` when given (e.g.
+ * `fromPg(pool)`, for prepared statements on node-postgres), else on the client.
+ */
+export function prismaTransactions<TTx = PrismaTransactionLike>(
+  client: PrismaClientOf<TTx>,
+  options: { db?: SqlExecutor } = {},
+): TransactionAdapter<TTx> {
+  return {
+    db: options.db ?? fromPrisma(client),
+    transaction: (work, transactionOptions) =>
+      interactiveTransaction(client, (tx) => work(tx as TTx), transactionOptions),
+    bind: (tx) => fromPrisma(tx as PrismaTransactionLike),
+  };
 }

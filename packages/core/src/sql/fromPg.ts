@@ -1,59 +1,179 @@
-import type { Pool, PoolClient } from 'pg';
-import type { PrismaTransactionLike, SqlExecutor, TransactionOptions } from './executor';
+import { createHash } from 'node:crypto';
+import type { ClientBase, Pool, PoolClient, QueryConfig } from 'pg';
+import { FerryError } from '../errors';
+import type { SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
+import { lendClient } from './lentClient';
+import { limitTransaction, startWithin } from './transactionLimits';
 
 /**
  * An executor over a node-postgres pool, for code that has no Prisma client: the CLI,
- * the migrator in scripts, and ferry's own LISTEN connection. Counts come back as the
- * driver returns them (bigint as string), so cast in SQL (`::int`) where a number is needed.
+ * the migrator in scripts, a relay on its own pool, and ferry's own LISTEN connection. Counts
+ * come back as the driver returns them (bigint as string), so cast in SQL (`::int`) where a
+ * number is needed.
+ *
+ * Parameterized statements run as named prepared statements (parsed once per connection, and
+ * planned generically once PostgreSQL finds that as good): ferry's statements are constant text.
+ * At most PREPARED_MAX distinct texts per process are prepared; later ones, and statements
+ * without parameters (which may hold several commands, e.g. a migration), run unnamed.
  */
 export function fromPg(pool: Pool): SqlExecutor {
   return bind(pool, false);
 }
 
-type Queryable = Pool | PoolClient;
+/**
+ * ferry's executor on one client of the application (a `PoolClient`, a `Client`): inside the
+ * client's open transaction (after its BEGIN) ferry's statements join it; on an idle client
+ * (`getTransactionStatus()` 'I') ferry opens and commits a transaction of its own on it. A client
+ * that cannot tell (pg's native bindings, pg releases without `getTransactionStatus()`) is
+ * taken to be in a transaction.
+ */
+export function fromPgClient(client: ClientBase): SqlExecutor {
+  return bind(client, transactionStatus(client) !== 'I');
+}
+
+/**
+ * The transaction adapter of a node-postgres pool: ferry's statements on `fromPg(pool)`, and
+ * transactions on a connection of the pool that the handler gets as a `PoolClient` (lendClient:
+ * its `release()` and any use after the transaction are refused with FERRY_TRANSACTION_MISUSE).
+ */
+export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
+  return {
+    db: fromPg(pool),
+    transaction: (work, options = {}) => onConnection(pool, work, options),
+    bind: (client) => bind(client, true),
+  };
+}
+
+type Queryable = Pool | ClientBase;
+
+const PREPARED_MAX = 256;
+const statementNames = new Map<string, string>();
+
+/** The statement to send: named (prepared) when it has parameters and the budget allows. */
+function statement(text: string, values: unknown[]): QueryConfig {
+  if (values.length === 0) return { text };
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < PREPARED_MAX) {
+    name = `ferry_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return name === undefined ? { text, values } : { name, text, values };
+}
 
 function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
-  const client: PrismaTransactionLike = {
-    async $queryRawUnsafe<T>(text: string, ...values: unknown[]) {
-      return (await target.query(text, values)).rows as T;
-    },
-    async $executeRawUnsafe(text: string, ...values: unknown[]) {
-      return (await target.query(text, values.length > 0 ? values : undefined)).rowCount ?? 0;
-    },
-  };
+  const run = (text: string, values: readonly unknown[]) => target.query(statement(text, [...values]));
   const executor: SqlExecutor = {
-    client,
     inTransaction,
     async query<T>(text: string, values: readonly unknown[] = []) {
-      return (await target.query(text, [...values])).rows as T[];
+      return (await run(text, values)).rows as T[];
     },
     async execute(text: string, values: readonly unknown[] = []) {
-      return client.$executeRawUnsafe(text, ...values);
+      return (await run(text, values)).rowCount ?? 0;
     },
     async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}) {
-      if (inTransaction || !('connect' in target) || !isPool(target)) return work(executor);
-      const connection = await target.connect();
-      try {
-        await connection.query('BEGIN');
-        if (options.timeoutMs !== undefined) {
-          await connection.query(`SELECT set_config('statement_timeout', $1, true)`, [
-            String(options.timeoutMs),
-          ]);
-        }
-        const result = await work(bind(connection, true));
-        await connection.query('COMMIT');
-        return result;
-      } catch (error) {
-        await connection.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        connection.release();
-      }
+      if (inTransaction) return work(executor);
+      if (isPool(target)) return onConnection(target, (client) => work(bind(client, true)), options);
+      return inBlock(target, () => work(bind(target, true)), options);
     },
   };
   return executor;
 }
 
+/**
+ * A transaction on a connection of `pool`, released afterwards (destroyed if left in a
+ * transaction, lost, or without its prepared statements). While it is checked out, the connection's `error` event (PostgreSQL ended
+ * the session: idle-in-transaction timeout, pg_terminate_backend, a failover) is ferry's to
+ * handle, not an unhandled error that ends the process: the transaction fails at once with it,
+ * even while `work` waits for something else, and the connection is destroyed.
+ */
+function onConnection<T>(
+  pool: Pool,
+  work: (client: PoolClient) => Promise<T>,
+  options: TransactionOptions,
+): Promise<T> {
+  const open = async (inner: (client: PoolClient) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    const connection = watchConnection(client);
+    const lent = lendClient(client);
+    let failure: unknown;
+    try {
+      const transaction = inBlock(client, () => inner(lent.client).finally(lent.end), options);
+      // Once the connection is lost, nothing waits for `work` any more.
+      transaction.catch(() => undefined);
+      return await Promise.race([transaction, connection.lost]);
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      lent.end();
+      connection.stop();
+      const status = transactionStatus(client);
+      client.release(connection.failed() || status === 'T' || status === 'E' || lostStatements(failure));
+    }
+  };
+  return startWithin(options.maxWaitMs, open, work);
+}
+
+/**
+ * SQLSTATE 26000: PostgreSQL no longer has a statement the driver prepared on this connection
+ * (DISCARD ALL or DEALLOCATE behind the driver's back). The driver still takes it for prepared and
+ * would send it unparsed on every later use, so the connection is destroyed, not reused.
+ */
+function lostStatements(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === '26000';
+}
+
+/** Rejects `lost` with the connection's first `error` event until stop(). */
+function watchConnection(client: ClientBase): {
+  lost: Promise<never>;
+  failed(): boolean;
+  stop(): void;
+} {
+  let failed = false;
+  let onError: (error: Error) => void = () => undefined;
+  const lost = new Promise<never>((_, reject) => {
+    onError = (error) => {
+      failed = true;
+      reject(error);
+    };
+  });
+  client.on('error', onError);
+  return { lost, failed: () => failed, stop: () => void client.removeListener('error', onError) };
+}
+
+/**
+ * BEGIN … COMMIT on `client`, ROLLBACK when `work` throws. A COMMIT that PostgreSQL answers
+ * with ROLLBACK (a statement failed and the caller went on) throws: nothing was committed.
+ */
+async function inBlock<T>(
+  client: ClientBase,
+  work: () => Promise<T>,
+  options: TransactionOptions,
+): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    await limitTransaction(bind(client, true), options);
+    const result = await work();
+    const commit = await client.query('COMMIT');
+    if (commit.command !== 'COMMIT') {
+      throw new FerryError(
+        'FERRY_DATABASE_ERROR',
+        'the transaction was aborted by a failed statement and rolled back',
+      );
+    }
+    return result;
+  } catch (error) {
+    if (transactionStatus(client) !== 'I') await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
 function isPool(target: Queryable): target is Pool {
   return typeof (target as Pool).totalCount === 'number';
+}
+
+/** 'I' idle, 'T' in a transaction, 'E' in a failed one; null when the client cannot tell. */
+function transactionStatus(client: ClientBase): string | null {
+  const read = (client as Partial<Pick<ClientBase, 'getTransactionStatus'>>).getTransactionStatus;
+  return typeof read === 'function' ? read.call(client) : null;
 }

@@ -15,3 +15,19 @@ export function parseJsonObjectBody(text: string): JsonBody {
   }
   return { ok: true, payload: payload as Record<string, unknown> };
 }
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Parses a message body given as bytes: it must be valid UTF-8 (never silently turned into
+ * U+FFFD replacement characters) holding a JSON object.
+ */
+export function parseJsonObjectBytes(bytes: Uint8Array): JsonBody {
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    return { ok: false, detail: 'body is not valid UTF-8' };
+  }
+  return parseJsonObjectBody(text);
+}

@@ -2,7 +2,9 @@ import { FerryError } from '../errors';
 
 /**
  * Why a transport dead-lettered a message; travels in the `x-ferry-reject-reason` header
- * (or attribute). Every transport uses these; some add reasons of their own.
+ * (or attribute). Every transport uses these; some add reasons of their own. The input
+ * rules (invalid_text … reserved_header) are also the `rejectReason` of an invalid
+ * acceptance outcome and the `details.rule` of a FerryValidationError from emit or accept.
  */
 export const TRANSPORT_REJECT_REASONS = {
   missingIdentity: 'missing_identity',
@@ -10,7 +12,47 @@ export const TRANSPORT_REJECT_REASONS = {
   payloadTooLarge: 'payload_too_large',
   inboxInvalid: 'inbox_invalid',
   fingerprintConflict: 'fingerprint_conflict',
+  /** Accepting the message alone still failed with an error that is not batch-wide (acceptIsolated). */
+  acceptanceFailed: 'acceptance_failed',
+  /** The consumer's tenant is fixed and the message's tenant header names another one. */
+  tenantMismatch: 'tenant_mismatch',
+  /** The consumer's tenant function threw or returned something other than a string or null. */
+  tenantUnresolved: 'tenant_unresolved',
+  /** A string (payload key or value, id, header) holds NUL or an unpaired UTF-16 surrogate. */
+  invalidText: 'invalid_text',
+  /** More headers, or more header bytes, than the limit. */
+  headersTooLarge: 'headers_too_large',
+  /** The payload nests deeper than the limit. */
+  payloadTooDeep: 'payload_too_deep',
+  /** emit only: a header name ferry writes itself (x-ferry-*, traceparent, tracestate). */
+  reservedHeader: 'reserved_header',
+  /** The inbox has handlers, and none for this message's consumer name. */
+  handlerMissing: 'handler_missing',
 } as const;
+
+export type TransportRejectReason = (typeof TRANSPORT_REJECT_REASONS)[keyof typeof TRANSPORT_REJECT_REASONS];
+
+/** Code of the `invalid` result acceptIsolated gives an input whose acceptance threw something that is not a FerryError. */
+export const ACCEPTANCE_FAILED_CODE = 'acceptance_failed';
+
+const KNOWN_REASONS: ReadonlySet<string> = new Set(Object.values(TRANSPORT_REJECT_REASONS));
+
+/**
+ * The reject reason for an `invalid` acceptance result: its `rejectReason` when it carries a
+ * known one (core's Inbox sets it), else `acceptance_failed` for acceptIsolated's code, else
+ * `inbox_invalid`. Also takes the result's code alone.
+ */
+export function invalidResultReason(
+  result: string | { readonly code: string; readonly rejectReason?: string },
+): TransportRejectReason {
+  const { code, rejectReason } =
+    typeof result === 'string' ? { code: result, rejectReason: undefined } : result;
+  if (rejectReason !== undefined && KNOWN_REASONS.has(rejectReason))
+    return rejectReason as TransportRejectReason;
+  return code === ACCEPTANCE_FAILED_CODE
+    ? TRANSPORT_REJECT_REASONS.acceptanceFailed
+    : TRANSPORT_REJECT_REASONS.inboxInvalid;
+}
 
 /** A broker failure as callers see it: retriable `FERRY_TRANSPORT_ERROR` with the cause attached. */
 export function transportError(
@@ -30,4 +72,48 @@ export function describeTransportError(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (error === undefined) return 'unknown error';
   return String(error);
+}
+
+/**
+ * Why an acceptance or a broker call failed, for observer events and log lines: a FerryError
+ * as `CODE: message` (the code is what a dashboard groups by), anything else by its message.
+ */
+export function describeCause(error: unknown): string {
+  return error instanceof FerryError ? `${error.code}: ${error.message}` : describeTransportError(error);
+}
+
+/** Socket-level error codes: the peer could not be reached or the connection broke. */
+const CONNECTION_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** The same codes as they appear in Node's messages ("connect ECONNREFUSED 127.0.0.1:5672"). */
+const CONNECTION_ERROR_TEXT = new RegExp(`\\b(${[...CONNECTION_ERROR_CODES].join('|')})\\b`);
+
+/**
+ * True when `error` or an error in its cause chain (depth 10) is a socket-level failure
+ * (`code` in the table above, or, for clients that re-wrap errors and drop `code` such as the
+ * AWS SDK across realms, the code in the message) or satisfies `extra` (a transport's own
+ * connection-level test). Publishers report such failures as the `unavailable` outcome.
+ */
+export function isConnectionLevelError(error: unknown, extra?: (error: object) => boolean): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 10 && current !== null && typeof current === 'object'; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
+    const message = (current as { message?: unknown }).message;
+    if (typeof message === 'string' && CONNECTION_ERROR_TEXT.test(message)) return true;
+    if (extra?.(current)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }

@@ -1,4 +1,5 @@
 import { FERRY_HEADERS, type OutboxMessage } from '../contracts';
+import { isReservedHeader } from '../validate/headers';
 
 /** ferry's headers for one outbox message, in wire order; null where the message has no value. */
 export function ferryHeaderValues(message: OutboxMessage): readonly (readonly [string, string | null])[] {
@@ -14,15 +15,23 @@ export function ferryHeaderValues(message: OutboxMessage): readonly (readonly [s
 }
 
 /**
- * The event's own headers overlaid with ferry's, so an event header can never forge ferry's
- * message id or type. `unset` says what happens to an event header carrying the name of a
- * ferry header the message has no value for: `remove` drops it, `keep` passes it on.
+ * The event's own headers without any reserved name (`x-ferry-*`, `traceparent`, `tracestate`,
+ * any case). emit refuses those names, but a row written before that check, by SQL or by another
+ * tool may still carry them; no publisher lets such a header stand in for ferry's own.
  */
-export function outboxHeaders(message: OutboxMessage, unset: 'remove' | 'keep'): Record<string, string> {
-  const headers: Record<string, string> = { ...message.headers };
+export function eventHeaders(message: OutboxMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.headers)) {
+    if (!isReservedHeader(name)) headers[name] = value;
+  }
+  return headers;
+}
+
+/** The event's own headers (eventHeaders) overlaid with ferry's that have a value. */
+export function outboxHeaders(message: OutboxMessage): Record<string, string> {
+  const headers = eventHeaders(message);
   for (const [name, value] of ferryHeaderValues(message)) {
     if (value !== null) headers[name] = value;
-    else if (unset === 'remove') delete headers[name];
   }
   return headers;
 }

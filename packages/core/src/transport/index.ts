@@ -1,11 +1,55 @@
-export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from './backoff';
-export { integerOption, nonEmptyOption } from './optionChecks';
+// Helpers for transport authors (`@ferry/core/transport`): option checks, backoff, headers, error
+// translation, isolated acceptance, tenant resolution, body parsing, attach/ready, logging, and
+// the observer contract every transport's consumer and publisher reports in.
+export type {
+  TransportConsumerEvent,
+  TransportPublisherEvent,
+  TransportEvent,
+  TransportObserver,
+} from './events';
+export { observePublish, type PublishReport } from './publishEvents';
+export { consumerEmitter, type ConsumerEmit, type ConsumerEventBody } from './consumerEvents';
+export { safeEmit } from '../observe/safeEmit';
+export { defaultLogger } from '../observe/logger';
+export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
+export {
+  integerOption,
+  nonEmptyOption,
+  booleanOption,
+  oneOfOption,
+  functionOption,
+  knownKeysOption,
+  received,
+  type OptionKeys,
+} from '../optionChecks';
 export {
   ferryHeaderValues,
+  eventHeaders,
   outboxHeaders,
   readFerryHeaders,
   nonEmptyValue,
   type FerryHeaderValues,
 } from './headers';
-export { TRANSPORT_REJECT_REASONS, transportError, closedError, describeTransportError } from './errors';
-export { parseJsonObjectBody, type JsonBody } from './body';
+export {
+  TRANSPORT_REJECT_REASONS,
+  ACCEPTANCE_FAILED_CODE,
+  invalidResultReason,
+  transportError,
+  closedError,
+  describeTransportError,
+  describeCause,
+  isConnectionLevelError,
+  type TransportRejectReason,
+} from './errors';
+export { acceptIsolated, isBatchWideFailure, invalidFromError, type AcceptManyFn } from './isolate';
+export {
+  acceptHolding,
+  type AnsweredInput,
+  type HoldOptions,
+  type HeldAcceptance,
+  type SettleAnswered,
+} from './hold';
+export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolution } from './tenant';
+export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
+export { awaitReady, checkAttachable, DEFAULT_READY_TIMEOUT_MS, type ReadyOptions } from './attach';
+export { requireOptionalPeer } from '../optionalPeer';

@@ -1,4 +1,11 @@
-import { FerryError, INBOX_DEFAULTS, Inbox, InboxFingerprintConflictError, isFerryError } from '@ferry/core';
+import {
+  FerryError,
+  INBOX_DEFAULTS,
+  Inbox,
+  InboxAdmissionRejectedError,
+  InboxFingerprintConflictError,
+  isFerryError,
+} from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox, message, quietLogger, recorder } from './helpers';
 
@@ -135,6 +142,37 @@ describe('inbox acceptance', () => {
       expect((error as FerryError).retriable).toBe(true);
       expect(await inbox.acceptMany([a])).toEqual([expect.objectContaining({ kind: 'duplicate' })]);
       expect(await inbox.accept(a)).toMatchObject({ kind: 'duplicate' });
+      const [row] = await db.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ferry_inbox_receipts');
+      expect(row?.n).toBe(2);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('at maxPendingMessages answers the duplicates and invalid items of a mixed batch and refuses only its new ones', async () => {
+    const db = await createTestDatabase();
+    try {
+      const { events, observer } = recorder();
+      const inbox = makeInbox(db.prisma, { maxPendingMessages: 2, observer });
+      const a = message();
+      const [stored] = await inbox.acceptMany([a, message()]);
+      const fresh = message();
+      const error = await inbox
+        .acceptMany([fresh, a, message({ payload: 'not an object' })])
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InboxAdmissionRejectedError);
+      expect(error).toMatchObject({ code: 'FERRY_ADMISSION_REJECTED', retriable: true });
+      expect((error as InboxAdmissionRejectedError).results).toEqual([
+        {
+          kind: 'refused',
+          code: 'FERRY_ADMISSION_REJECTED',
+          reason: expect.stringContaining('maxPendingMessages'),
+        },
+        { kind: 'duplicate', id: (stored as { id: string }).id },
+        expect.objectContaining({ kind: 'invalid', code: 'FERRY_VALIDATION_FAILED' }),
+      ]);
+      expect(events.filter((e) => e.type === 'duplicate')).toHaveLength(1);
+      await expect(inbox.accept(fresh)).rejects.toBeInstanceOf(InboxAdmissionRejectedError);
       const [row] = await db.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ferry_inbox_receipts');
       expect(row?.n).toBe(2);
     } finally {

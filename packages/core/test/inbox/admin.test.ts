@@ -267,7 +267,7 @@ describe('inbox admin', () => {
     const tenant = admin.forTenant(scope);
     expect(await tenant.stats()).toMatchObject({ total: 0, oldestPendingAt: null });
     await inbox.accept(message({ consumer: 'work', tenantId: scope }));
-    await inbox.accept(message({ consumer: 'nobody', tenantId: scope }));
+    await inbox.accept(message({ consumer: 'work', tenantId: scope }));
     const stats = await tenant.stats();
     expect(stats.counts).toEqual({ PENDING: 2, PROCESSING: 0, RETRYABLE: 0, COMPLETED: 0, DEAD: 0 });
     expect(stats.total).toBe(2);

@@ -1,7 +1,17 @@
-import { Inbox, type InboxEvent, type InboxOptions, type PrismaClientLike } from '@ferry/core';
+import {
+  fromPrisma,
+  Inbox,
+  type InboxEvent,
+  type InboxHandlerContext,
+  type InboxOptions,
+  type PrismaClientLike,
+  type PrismaTransactionLike,
+  type TransactionAdapter,
+} from '@ferry/core';
 import type { InboxInternals } from '@ferry/core';
 import pino from 'pino';
 import type { TestDatabase } from '../../../../test-support/database';
+import { waitUntil } from '@ferry/testing';
 
 export const quietLogger = pino({ level: 'silent' });
 
@@ -16,16 +26,41 @@ export const FAST_WORKER = {
   retryMaxMs: 1,
 } as const;
 
+/**
+ * Inboxes made by makeInbox: those made inside a test are closed after it, those made in
+ * beforeAll after the file, also when a test failed half-way (close() is safe twice).
+ */
+type Closable = Pick<Inbox, 'close'>;
+const openedInTest: Closable[] = [];
+const openedForFile: Closable[] = [];
+const closeAll = async (inboxes: Closable[]): Promise<void> => {
+  await Promise.allSettled(inboxes.splice(0).map((inbox) => inbox.close()));
+};
+afterEach(() => closeAll(openedInTest));
+afterAll(() => closeAll(openedForFile));
+
+export function makeInbox<TTx>(
+  client: TransactionAdapter<TTx>,
+  options?: InboxOptions<TTx>,
+  internals?: InboxInternals<never>,
+): Inbox<TTx>;
 export function makeInbox(
   client: PrismaClientLike,
-  options: InboxOptions = {},
+  options?: InboxOptions,
+  internals?: InboxInternals<never>,
+): Inbox;
+export function makeInbox<TTx = PrismaTransactionLike>(
+  client: PrismaClientLike | TransactionAdapter<TTx>,
+  options: InboxOptions<TTx> = {},
   internals: InboxInternals<never> = {},
-): Inbox {
-  return new Inbox(
+): Inbox<TTx> {
+  const inbox = new Inbox<TTx>(
     client,
     { logger: quietLogger, ...options, worker: { ...FAST_WORKER, ...options.worker } },
     internals as never,
   );
+  (expect.getState().currentTestName === undefined ? openedForFile : openedInTest).push(inbox);
+  return inbox;
 }
 
 export function recorder(): { events: InboxEvent[]; observer: (event: InboxEvent) => void } {
@@ -33,19 +68,13 @@ export function recorder(): { events: InboxEvent[]; observer: (event: InboxEvent
   return { events, observer: (event) => void events.push(event) };
 }
 
-/** Polls `check` until it returns a value other than undefined / false, or fails at the deadline. */
+/** Waits for `check` to return a value other than undefined / false (the one wait-until of @ferry/testing). */
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined | false>,
   timeoutMs = 15_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return (await waitUntil(what, check, { timeoutMs, intervalMs: 20 })) as T;
 }
 
 /** A latch a test opens to let a stalled handler go on. */
@@ -65,6 +94,14 @@ export async function createBusinessTable(t: TestDatabase): Promise<void> {
   await t.db.execute(
     'CREATE TABLE business_rows (id bigserial PRIMARY KEY, receipt_id uuid NOT NULL, note text)',
   );
+}
+
+/** A business write in the handler transaction (rolled back with it). */
+export async function insertBusiness(context: InboxHandlerContext, note = 'done'): Promise<void> {
+  await fromPrisma(context.tx).execute('INSERT INTO business_rows (receipt_id, note) VALUES ($1::uuid, $2)', [
+    context.receiptId,
+    note,
+  ]);
 }
 
 export async function businessCount(t: TestDatabase, receiptId?: string): Promise<number> {

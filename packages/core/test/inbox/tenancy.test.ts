@@ -85,6 +85,46 @@ describe('inbox tenancy context with PostgreSQL RLS', () => {
     expect(visible).toEqual([]);
   });
 
+  it("makes a global receipt DEAD without running its handler unless the adapter says global: 'shared'", async () => {
+    const seen: Array<string | null> = [];
+    const handler = async (_p: unknown, context: InboxHandlerContext) => {
+      const [row] = await fromPrisma(context.tx).query<{ v: string | null }>(
+        `SELECT current_setting('app.tenant_id', true) AS v`,
+      );
+      seen.push(row?.v ?? null);
+    };
+    const { events, observer } = recorder();
+    const rejecting = makeInbox(t.prisma, {
+      observer,
+      global: 'shared',
+      handlerContext: createInboxTenancyContext(),
+      handlers: { 'global-reject': handler },
+    });
+    const rejected = await rejecting.accept(message({ consumer: 'global-reject', tenantId: null }));
+    expect(await rejecting.runOnce()).toMatchObject({ dead: 1 });
+    expect(seen).toEqual([]);
+    const row = await receiptRow(t, rejected.record.id);
+    expect(row).toMatchObject({ status: 'DEAD', attempts: 1 });
+    expect(row.last_error).toContain('FERRY_GLOBAL_SCOPE_REJECTED');
+    expect(events.find((e) => e.type === 'dead')).toMatchObject({ reason: 'permanent' });
+
+    const sharing = makeInbox(t.prisma, {
+      global: 'shared',
+      handlerContext: createInboxTenancyContext({ global: 'shared' }),
+      handlers: { 'global-shared': handler },
+    });
+    const shared = await sharing.accept(message({ consumer: 'global-shared', tenantId: null }));
+    expect(await sharing.runOnce()).toMatchObject({ completed: 1 });
+    expect(seen).toEqual(['']);
+    expect(await receiptRow(t, shared.record.id)).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it('rejects an unknown global mode at configuration', () => {
+    expect(() => createInboxTenancyContext({ global: 'all' as never })).toThrow(
+      expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'tenancy.global' }),
+    );
+  });
+
   it('rejects a malformed setting name at configuration', () => {
     expect(() => createInboxTenancyContext({ setting: 'no dot; drop' })).toThrow(
       expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'tenancy.setting' }),

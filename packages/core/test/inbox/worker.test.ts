@@ -1,16 +1,16 @@
 import {
-  fromPrisma,
-  inboxRetryCeilingMs,
   InboxInvalidPayloadError,
   InboxPermanentError,
   InboxUnsupportedSchemaError,
   type InboxHandlerContext,
   type PrismaClientLike,
 } from '@ferry/core';
+import { inboxRetryCeilingMs } from '@ferry/core/internal/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import {
   businessCount,
   createBusinessTable,
+  insertBusiness,
   latch,
   makeInbox,
   message,
@@ -18,13 +18,6 @@ import {
   recorder,
   waitFor,
 } from './helpers';
-
-async function insertBusiness(context: InboxHandlerContext, note = 'done'): Promise<void> {
-  await fromPrisma(context.tx).execute('INSERT INTO business_rows (receipt_id, note) VALUES ($1::uuid, $2)', [
-    context.receiptId,
-    note,
-  ]);
-}
 
 describe('inbox worker', () => {
   let t: TestDatabase;

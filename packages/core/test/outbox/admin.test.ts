@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import { createOutboxAdmin, emitMany, relayStore, type OutboxStatus } from '@ferry/core';
+import { createOutboxAdmin, emitMany, type OutboxStatus } from '@ferry/core';
+import { relayStore } from '@ferry/core/internal/testing';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { statusOf, waitFor } from './helpers';

@@ -1,16 +1,12 @@
 import { createRelay, type OutboxOptions, type Publisher, type Relay, type SqlExecutor } from '@ferry/core';
 import pino from 'pino';
+import { waitUntil } from '@ferry/testing';
 
 export const silent = pino({ level: 'silent' });
 
-/** Polls `check` until it returns true or the deadline passes. */
+/** Waits for `check` to return true (the one wait-until of @ferry/testing). */
 export async function waitFor(check: () => Promise<boolean> | boolean, deadlineMs = 20_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > end) throw new Error('condition not met before the deadline');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitUntil('condition', check, { timeoutMs: deadlineMs, intervalMs: 20 });
 }
 
 export function relay(db: SqlExecutor, publisher: Publisher, options: OutboxOptions = {}): Relay {

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createRelay, emitMany, relayStore, type Publisher } from '@ferry/core';
+import { createRelay, emitMany, type Publisher } from '@ferry/core';
+import { relayStore } from '@ferry/core/internal/testing';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { silent, statusOf, waitFor } from './helpers';
@@ -44,12 +45,14 @@ describe('relay lifecycle: heartbeat, observers, shutdown', () => {
       publisher,
       logger: silent,
       options: { lease: { duration: 1_000, heartbeatInterval: 50 } },
-      observer: { leaseLost: (e) => void lost.push(e) },
+      observer: (e) => void (e.type === 'lease-lost' && lost.push(e)),
     });
     expect(await r.runOnce()).toMatchObject({ claimed: 1, lost: 1, sent: 0 });
     expect(seen?.aborted).toBe(true);
     expect(seen?.reason).toMatchObject({ code: 'FERRY_LEASE_LOST' });
-    expect(lost).toHaveLength(1);
+    expect(lost).toEqual([
+      { type: 'lease-lost', claimToken: expect.any(String), ids: [id], reason: expect.any(String) },
+    ]);
     expect(await statusOf(t.db, id!)).toMatchObject({ status: 'PROCESSING' });
   });
 
@@ -144,7 +147,7 @@ describe('relay lifecycle: heartbeat, observers, shutdown', () => {
       db: t.db,
       publisher: new InMemoryPublisher(),
       logger: silent,
-      observer: { claimed: boom, sent: async () => Promise.reject(new Error('async bug')) },
+      observer: (e) => (e.type === 'sent' ? Promise.reject(new Error('async bug')) : boom()),
     });
     expect(await r.runOnce()).toMatchObject({ sent: 1 });
     expect(await statusOf(t.db, id!)).toMatchObject({ status: 'SENT' });
@@ -158,10 +161,8 @@ describe('relay lifecycle: heartbeat, observers, shutdown', () => {
       db: t.db,
       publisher,
       logger: silent,
-      observer: {
-        claimed: () => {
-          closing = r.close();
-        },
+      observer: (e) => {
+        if (e.type === 'claimed') closing = r.close();
       },
     });
     expect(await r.runOnce()).toMatchObject({ claimed: 1, released: 1 });
@@ -191,9 +192,11 @@ describe('relay lifecycle: heartbeat, observers, shutdown', () => {
     await r.close();
 
     const [hung] = await emitN(1);
+    let started = false;
     let aborted = false;
     const hanging: Publisher = {
       async publish(_m, signal) {
+        started = true;
         await waitFor(() => signal.aborted);
         aborted = true;
         return [];
@@ -206,7 +209,9 @@ describe('relay lifecycle: heartbeat, observers, shutdown', () => {
       options: { shutdownTimeout: 100, pollInterval: 50 },
     });
     r2.start();
-    await waitFor(async () => (await statusOf(t.db, hung!)).status === 'PROCESSING');
+    // The publish itself, not just the claim: a close() between the two releases the claim unpublished.
+    await waitFor(() => started);
+    expect(await statusOf(t.db, hung!)).toMatchObject({ status: 'PROCESSING' });
     await r2.close();
     await waitFor(() => aborted);
     expect(r2.state).toBe('closed');

@@ -125,7 +125,7 @@ describe('ordering', () => {
       publisher,
       options: { ordering: { failedHead: 'skip' } },
       logger: silent,
-      observer: { orderingSkipped: (e) => void skipped.push(e) },
+      observer: (e) => void (e.type === 'ordering-skipped' && skipped.push(e)),
     });
     await r.runOnce();
     await r.runOnce();
@@ -135,6 +135,6 @@ describe('ordering', () => {
       [ids[0]],
     );
     expect(head?.skipped).toBe(true);
-    expect(skipped).toEqual([{ skippedIds: [ids[0]] }]);
+    expect(skipped).toEqual([{ type: 'ordering-skipped', skippedIds: [ids[0]] }]);
   });
 });

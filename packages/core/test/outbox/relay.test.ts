@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  createRelay,
-  emitMany,
-  fromPrisma,
-  relayStore,
-  type OutboxMessage,
-  type Publisher,
-} from '@ferry/core';
+import { createRelay, emitMany, fromPrisma, type OutboxMessage, type Publisher } from '@ferry/core';
+import { relayStore } from '@ferry/core/internal/testing';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { drainAll, expireLeases, relay, silent, statusOf } from './helpers';
@@ -146,7 +140,10 @@ describe('relay', () => {
         publisher: new InMemoryPublisher(),
         options: { poisonGuard: { maxClaims: 3 }, batchSize: 1 },
         logger: silent,
-        observer: { recovered: (e) => void observed.push(e), failed: (e) => void failures.push(e) },
+        observer: (e) => {
+          if (e.type === 'recovered') observed.push(e);
+          if (e.type === 'failed') failures.push(e);
+        },
         store: { ...store, claim: async () => ({ rows: [], skippedIds: [] }) },
       });
       const result = await r.runOnce();
@@ -156,8 +153,10 @@ describe('relay', () => {
     }
     const row = await statusOf(t.db, id!);
     expect(row).toMatchObject({ status: 'FAILED', retry_count: 0, claim_count: 3 });
-    expect(failures).toEqual([expect.objectContaining({ id, reason: 'poison_guard' })]);
-    expect(row.last_error).toMatch(/poison guard: claimed 3 times/);
+    expect(failures).toEqual([
+      expect.objectContaining({ type: 'failed', id, eventType: 'test.event', reason: 'poison_guard' }),
+    ]);
+    expect(row.last_error).toMatch(/poison guard: the lease expired 3 times in a row/);
   });
 
   it('runs recovery on the first and every tenth cycle, bounded per statement', async () => {

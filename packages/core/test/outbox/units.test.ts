@@ -1,16 +1,15 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import {
+  createEmitter,
   createRelay,
   FerryConfigError,
   OUTBOX_DEFAULTS,
   resolveOutboxOptions,
-  retryDelayMs,
   type SqlExecutor,
 } from '@ferry/core';
-import { Heartbeat } from '../../src/outbox/heartbeat';
-import { WakeSignal } from '../../src/outbox/wakeSignal';
-import { waitFor } from './helpers';
+import { outboxRetryDelayMs } from '@ferry/core/internal/testing';
+import { WakeSignal } from '../../src/wake/wakeSignal';
 
 describe('resolveOutboxOptions', () => {
   it('fills the spec defaults', () => {
@@ -24,7 +23,7 @@ describe('resolveOutboxOptions', () => {
     expect(o.lease).toEqual({ duration: 300_000, heartbeatInterval: 60_000, heartbeatFailureTolerance: 1 });
     expect(o).toMatchObject({
       pollInterval: 1_000,
-      batchSize: 100,
+      batchSize: 500,
       recoveryBatchSize: 1_000,
       poisonGuard: { maxClaims: 10 },
       ordering: { failedHead: 'block' },
@@ -45,6 +44,10 @@ describe('resolveOutboxOptions', () => {
     ['lease.duration', { lease: { duration: 2_147_483_648 } }],
     ['lease.heartbeatInterval', { lease: { duration: 1_000, heartbeatInterval: 500 } }],
     ['lease.heartbeatFailureTolerance', { lease: { heartbeatFailureTolerance: 0 } }],
+    [
+      'lease.heartbeatFailureTolerance',
+      { lease: { duration: 1_000, heartbeatInterval: 400, heartbeatFailureTolerance: 3 } },
+    ],
     ['stuckThreshold', { stuckThreshold: 1_000, lease: { duration: 2_000, heartbeatInterval: 100 } }],
     ['batchSize', { batchSize: 0 }],
     ['poisonGuard.maxClaims', { poisonGuard: { maxClaims: 0 } }],
@@ -94,23 +97,95 @@ describe('resolveOutboxOptions', () => {
     expect(lines.join('')).toContain('stuckThreshold is deprecated');
   });
 
+  it('takes options it resolved itself as they are: one resolution, one warning', () => {
+    const resolved = resolveOutboxOptions({ stuckThreshold: 120_000, lease: { heartbeatInterval: 30_000 } });
+    expect(resolveOutboxOptions(resolved)).toBe(resolved);
+    const warnings: unknown[] = [];
+    const ignore = () => undefined;
+    const relay = createRelay({
+      db: {} as SqlExecutor,
+      publisher: { publish: async () => [] },
+      logger: {
+        debug: ignore,
+        info: ignore,
+        error: ignore,
+        warn: (...line: unknown[]) => warnings.push(line),
+      },
+      options: resolved,
+    });
+    expect(relay.options).toBe(resolved);
+    expect(warnings).toHaveLength(1);
+    // A copy is not core's own result: it is checked as written (and `warnings` is no option).
+    expect(() => resolveOutboxOptions({ ...resolved })).toThrow(/warnings/);
+  });
+
   it('has a default for every numeric option in one table', () => {
     expect(OUTBOX_DEFAULTS['retry.maxDelay'].max).toBe(2_147_483_647);
   });
 });
 
-describe('retryDelayMs', () => {
+describe('the observer option (createRelay, createEmitter)', () => {
+  const relayWith = (observer: unknown) => () =>
+    createRelay({
+      db: {} as SqlExecutor,
+      publisher: { publish: async () => [] },
+      observer: observer as never,
+    });
+  const emitterWith = (observer: unknown) => () => createEmitter({ observer: observer as never });
+
+  it.each([
+    ['createRelay', relayWith],
+    ['createEmitter', emitterWith],
+  ])('%s refuses the old object of hooks, naming the option and the way to migrate', (_name, make) => {
+    const hooks = { sent: () => undefined, circuitOpened: () => undefined };
+    expect(make(hooks)).toThrow(FerryConfigError);
+    expect(make(hooks)).toThrow(
+      'invalid option observer: must be a function: observer is now a function of { type } events, ' +
+        'see CHANGELOG (got an object of hooks: sent, circuitOpened)',
+    );
+    expect(make({})).toThrow(/observer is now a function of \{ type \} events, see CHANGELOG/);
+  });
+
+  it.each([
+    ['createRelay', relayWith],
+    ['createEmitter', emitterWith],
+  ])('%s refuses a value that is no function, showing what it received', (_name, make) => {
+    for (const [value, shown] of [
+      ['log', '"log" (string)'],
+      [null, 'null'],
+      [[() => undefined], '(array)'],
+    ] as const) {
+      let error: unknown;
+      try {
+        make(value)();
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option: 'observer' });
+      expect((error as Error).message).toContain('must be a function of { type } events, got ');
+      expect((error as Error).message).toContain(shown);
+    }
+  });
+
+  it('takes a function, or nothing', () => {
+    expect(relayWith(() => undefined)).not.toThrow();
+    expect(relayWith(undefined)).not.toThrow();
+    expect(emitterWith(async () => undefined)).not.toThrow();
+  });
+});
+
+describe('outboxRetryDelayMs', () => {
   const retry = resolveOutboxOptions().retry;
   it('follows the spec table for exponential backoff', () => {
-    expect([1, 2, 3, 4].map((n) => retryDelayMs(retry, n))).toEqual([1_000, 2_000, 4_000, 8_000]);
+    expect([1, 2, 3, 4].map((n) => outboxRetryDelayMs(retry, n))).toEqual([1_000, 2_000, 4_000, 8_000]);
   });
   it('caps at maxDelay and never overflows', () => {
-    expect(retryDelayMs({ ...retry, maxDelay: 5_000 }, 10)).toBe(5_000);
-    expect(retryDelayMs(retry, 10_000)).toBe(86_400_000);
-    expect(retryDelayMs({ ...retry, initialDelay: 0 }, 10_000)).toBe(0);
+    expect(outboxRetryDelayMs({ ...retry, maxDelay: 5_000 }, 10)).toBe(5_000);
+    expect(outboxRetryDelayMs(retry, 10_000)).toBe(86_400_000);
+    expect(outboxRetryDelayMs({ ...retry, initialDelay: 0 }, 10_000)).toBe(0);
   });
   it('is constant for fixed backoff', () => {
-    expect([1, 2, 3].map((n) => retryDelayMs({ ...retry, backoff: 'fixed' }, n))).toEqual([
+    expect([1, 2, 3].map((n) => outboxRetryDelayMs({ ...retry, backoff: 'fixed' }, n))).toEqual([
       1_000, 1_000, 1_000,
     ]);
   });
@@ -133,37 +208,5 @@ describe('WakeSignal', () => {
     signal.close();
     expect(await closing).toBe('closed');
     expect(await signal.wait(600_000)).toBe('closed');
-  });
-});
-
-describe('Heartbeat', () => {
-  it('tolerates fewer consecutive failures than the tolerance, then loses the lease', async () => {
-    const results = [new Error('a'), 1, new Error('b'), new Error('c')];
-    let lost: string | undefined;
-    const heartbeat = new Heartbeat(
-      async () => {
-        const next = results.shift() ?? 1;
-        if (next instanceof Error) throw next;
-        return next;
-      },
-      { intervalMs: 5, tolerance: 2 },
-      (reason) => (lost = reason),
-    );
-    heartbeat.start();
-    await waitFor(() => lost !== undefined);
-    expect(lost).toMatch(/failed 2 time\(s\) in a row: c/);
-    expect(results).toEqual([]);
-    await heartbeat.stop();
-  });
-  it('loses the lease at once when no row is held any more', async () => {
-    let lost: string | undefined;
-    const heartbeat = new Heartbeat(
-      async () => 0,
-      { intervalMs: 5, tolerance: 5 },
-      (r) => (lost = r),
-    );
-    heartbeat.start();
-    await waitFor(() => lost !== undefined);
-    expect(lost).toMatch(/no longer held/);
   });
 });

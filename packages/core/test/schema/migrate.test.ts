@@ -21,7 +21,7 @@ async function tableExists(t: TestDatabase, table: string): Promise<boolean> {
 }
 
 async function appliedNames(t: TestDatabase): Promise<string[]> {
-  const rows = await t.db.query<{ name: string }>('SELECT name FROM ferry_migrations ORDER BY name');
+  const rows = await t.db.query<{ name: string }>('SELECT name FROM app_migrations ORDER BY name');
   return rows.map((r) => r.name);
 }
 
@@ -118,9 +118,9 @@ describe('checkSchema', () => {
     expect(error).toBeInstanceOf(FerrySchemaError);
     expect(error).toMatchObject({
       code: 'FERRY_SCHEMA_NOT_READY',
-      missing: ['table:widgets', 'table:ferry_migrations', 'migration:0001_widgets'],
+      missing: ['table:widgets', 'table:app_migrations', 'migration:0001_widgets'],
     });
-    expect(await tableExists(t, 'ferry_migrations')).toBe(false);
+    expect(await tableExists(t, 'app_migrations')).toBe(false);
   });
 
   it('names a missing column', async () => {

@@ -1,3 +1,5 @@
+import { waitUntil as poll } from '../wait';
+
 /** Missing and extra ids, reported separately; `extra` includes ids present more than once. */
 export function diffIds(
   expected: readonly string[],
@@ -13,17 +15,11 @@ export function diffIds(
   return { missing: expected.filter((id) => !seen.has(id)), extra };
 }
 
-/** Polls `check` until it returns something other than undefined, or throws at the deadline. */
+/** Waits for `check` to return something other than undefined, or throws at the deadline. */
 export async function waitUntil<T>(
   description: string,
   check: () => Promise<T | undefined> | T | undefined,
   timeoutMs: number,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`conformance: timed out waiting for ${description}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return (await poll(`conformance: ${description}`, check, { timeoutMs, intervalMs: 50 })) as T;
 }

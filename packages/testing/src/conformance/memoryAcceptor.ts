@@ -1,8 +1,16 @@
-import { FerryError, type InboxAcceptInput, type InboxAcceptResult, type InboxAcceptor } from '@ferry/core';
+import {
+  FerryError,
+  InboxAdmissionRejectedError,
+  type InboxAcceptInput,
+  type InboxAcceptResult,
+  type InboxAcceptor,
+  type InboxAdmissionResult,
+} from '@ferry/core';
 
 /**
  * An in-memory InboxAcceptor with the inbox's contract: dedup on (tenant, consumer, message
- * id), one result per input in order, a retriable FerryError when the whole batch fails.
+ * id), one result per input in order, a retriable FerryError when the whole batch fails, and
+ * (admitAtMost) the admission limit: InboxAdmissionRejectedError refusing only the new inputs.
  * The conformance suite tests the transport, so the acceptor needs no database.
  */
 export class MemoryAcceptor implements InboxAcceptor {
@@ -16,6 +24,7 @@ export class MemoryAcceptor implements InboxAcceptor {
   private gate: Promise<void> | null = null;
   private openGate: (() => void) | null = null;
   private holding = 0;
+  private admissionLimit: number | null = null;
 
   constructor(maxPayloadBytes = 256 * 1024) {
     this.maxPayloadBytes = maxPayloadBytes;
@@ -24,6 +33,15 @@ export class MemoryAcceptor implements InboxAcceptor {
   /** The next `count` acceptMany calls throw a retriable FerryError. */
   failNext(count: number): void {
     this.failuresLeft = count;
+  }
+
+  /**
+   * Like the inbox's maxPendingMessages: once `limit` messages are accepted, a batch with new
+   * inputs throws InboxAdmissionRejectedError, `refused` for those and answered for the rest.
+   * null lifts the limit.
+   */
+  admitAtMost(limit: number | null): void {
+    this.admissionLimit = limit;
   }
 
   /** Holds acceptMany calls until `release()`. */
@@ -53,12 +71,20 @@ export class MemoryAcceptor implements InboxAcceptor {
       this.failuresLeft -= 1;
       throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'conformance acceptor refuses this batch');
     }
-    return inputs.map((input) => {
+    const limit = this.admissionLimit;
+    const results = inputs.map((input): InboxAdmissionResult => {
       const key = JSON.stringify([input.tenantId, input.consumer, input.messageId]);
       if (this.keys.has(key)) return { kind: 'duplicate', id: key };
+      if (limit !== null && this.accepted.length >= limit) {
+        return { kind: 'refused', code: 'FERRY_ADMISSION_REJECTED', reason: 'conformance admission limit' };
+      }
       this.keys.add(key);
       this.accepted.push(input.messageId);
       return { kind: 'accepted', id: key };
     });
+    if (limit !== null && results.some((result) => result.kind === 'refused')) {
+      throw new InboxAdmissionRejectedError(limit, results);
+    }
+    return results as InboxAcceptResult[];
   }
 }

@@ -3,44 +3,63 @@
  *
  *   runTransportConformance({ name: 'rabbitmq', features, createTransport, restartBroker });
  *
- * Cases and the feature each needs (a case whose feature is absent is not registered):
+ * Cases and the feature each needs. A case whose feature the transport lacks is registered as a
+ * passing case titled `skipped: <feature> not supported by <transport>: <reason>` that checks
+ * the features object does declare it unsupported; the summary line counts it as skipped.
  * - every published message is reported sent and accepted exactly once        (always)
  * - duplicates published on purpose are accepted once                          (always)
  * - a batch whose acceptance failed is redelivered until it is accepted        (always)
+ * - at the admission limit a duplicate is settled at once, the refused new
+ *   deliveries come back (never dead-lettered) and are accepted once           (always)
+ * - closing the publisher twice resolves; a publish after close sends nothing  (always)
+ * - closing a consumer twice resolves (one promise); a closed one takes nothing (always)
+ * - the observer hears received, then accepted and settled, with transport and source (always)
+ * - the observer hears a poison delivery dead-lettered with its reason and id    (deadLetter)
  * - invalid deliveries are dead-lettered with a reason, none accepted          (deadLetter)
  * - messages sharing an ordering key arrive in publish order                   (orderingPerKey)
  * - a message to an unroutable destination is reported not sent               (unroutableDetection)
  * - nothing is lost or accepted twice across a broker restart mid-stream       (redeliveryAfterRestart)
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import type { TransportConsumerEvent, TransportPublisherEvent } from '@ferry/core/transport';
+import { registerAdmissionCases } from './admissionCases';
 import { diffIds, waitUntil } from './assertions';
+import { registerLifecycleCases } from './lifecycleCases';
 import { MemoryAcceptor } from './memoryAcceptor';
 import { conformanceMessages, neverAborted } from './messages';
+import { registerObserverCases } from './observerCases';
+import { featureGate } from './unsupported';
 import type { AttachedConsumer, TransportConformanceOptions, TransportUnderTest } from './types';
 
 export function runTransportConformance(options: TransportConformanceOptions): void {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const { features } = options;
+  const supported = featureGate(options);
 
   describe(`transport conformance: ${options.name}`, () => {
     let transport: TransportUnderTest;
     let acceptor: MemoryAcceptor;
-    let consumer: AttachedConsumer | null;
+    const consumers: AttachedConsumer[] = [];
+    const consumerEvents: TransportConsumerEvent[] = [];
+    const publisherEvents: TransportPublisherEvent[] = [];
 
     beforeEach(async () => {
-      transport = await options.createTransport();
+      consumerEvents.length = 0;
+      publisherEvents.length = 0;
+      transport = await options.createTransport({
+        publisherObserver: (event) => publisherEvents.push(event),
+      });
       acceptor = new MemoryAcceptor();
-      consumer = null;
     });
 
     afterEach(async () => {
       acceptor.release();
-      await consumer?.close();
+      await Promise.all(consumers.splice(0).map((consumer) => consumer.close()));
       await transport.cleanup();
     });
 
-    async function attach(): Promise<void> {
-      consumer = await transport.attach(acceptor, { consumer: 'conformance' });
+    async function attach(to: MemoryAcceptor = acceptor): Promise<void> {
+      const observer = (event: TransportConsumerEvent) => consumerEvents.push(event);
+      consumers.push(await transport.attach(to, { consumer: 'conformance', observer }));
     }
 
     async function publishAllSent(count: number): Promise<string[]> {
@@ -88,7 +107,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       expect(acceptor.offered.length).toBeGreaterThan(ids.length);
     });
 
-    if (features.deadLetter) {
+    if (supported('deadLetter')) {
       it('dead-letters invalid deliveries with a reason and accepts none of them', async () => {
         await attach();
         await transport.publishRaw({ body: '{"no":"identity"}' });
@@ -114,7 +133,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       });
     }
 
-    if (features.orderingPerKey) {
+    if (supported('orderingPerKey')) {
       it('delivers messages sharing an ordering key in publish order', async () => {
         await attach();
         const messages = conformanceMessages(30, transport.destination, { orderingKey: 'conformance-key' });
@@ -125,7 +144,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       });
     }
 
-    if (features.unroutableDetection) {
+    if (supported('unroutableDetection')) {
       it('reports a message to an unroutable destination as not sent', async () => {
         const destination = transport.unroutableDestination;
         expect(destination).toBeDefined();
@@ -137,7 +156,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
     }
 
     const restartBroker = options.restartBroker;
-    if (features.redeliveryAfterRestart && restartBroker) {
+    if (supported('redeliveryAfterRestart') && restartBroker) {
       it('loses nothing and accepts nothing twice across a broker restart mid-stream', async () => {
         acceptor.hold();
         await attach();
@@ -157,5 +176,39 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         await expectAcceptedExactly([...before, ...after.map((m) => m.id)]);
       });
     }
+
+    registerObserverCases({
+      timeoutMs,
+      transportName: options.transport,
+      deadLetter: supported('deadLetter'),
+      transport: () => transport,
+      consumerEvents: () => consumerEvents,
+      publisherEvents: () => publisherEvents,
+      attach: () => attach(),
+      publishAllSent,
+    });
+
+    registerAdmissionCases({
+      timeoutMs,
+      deadLetter: supported('deadLetter'),
+      transport: () => transport,
+      acceptor: () => acceptor,
+      consumerEvents: () => consumerEvents,
+      attach: () => attach(),
+      publishAllSent,
+      expectAcceptedExactly,
+    });
+
+    registerLifecycleCases({
+      timeoutMs,
+      transport: () => transport,
+      acceptor: () => acceptor,
+      consumers,
+      attach,
+      publishAllSent,
+      expectAcceptedExactly,
+    });
   });
+
+  supported.registerSkipped();
 }

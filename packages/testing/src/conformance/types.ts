@@ -1,18 +1,28 @@
 import type { InboxAcceptor, Publisher } from '@ferry/core';
+import type {
+  TransportConsumerEvent,
+  TransportObserver,
+  TransportPublisherEvent,
+} from '@ferry/core/transport';
 
 /**
- * What a broker can do. A case that needs an absent feature is not registered at all (no
- * it.skip); the case list below says which feature each case needs.
+ * A feature the transport has (`true`), or lacks, with the reason. A lacking feature's cases
+ * are still registered, as visible passing cases titled
+ * `skipped: <feature> not supported by <transport>: <reason>`, which the summary line counts
+ * as skipped; nothing is left out silently.
  */
+export type FeatureSupport = true | { readonly unsupported: string };
+
+/** What a broker can do; each case of the suite names the feature it needs. */
 export interface ConformanceFeatures {
   /** Invalid deliveries can be read back from a dead-letter destination, with a reason. */
-  readonly deadLetter: boolean;
+  readonly deadLetter: FeatureSupport;
   /** Messages that share an ordering key reach the inbox in publish order. */
-  readonly orderingPerKey: boolean;
+  readonly orderingPerKey: FeatureSupport;
   /** `restartBroker` is given, and deliveries not acked before it come back after it. */
-  readonly redeliveryAfterRestart: boolean;
+  readonly redeliveryAfterRestart: FeatureSupport;
   /** The publisher reports a message to `unroutableDestination` as not sent. */
-  readonly unroutableDetection: boolean;
+  readonly unroutableDetection: FeatureSupport;
 }
 
 /** A message injected past the publisher: other producers' messages, invalid bodies. */
@@ -31,19 +41,43 @@ export interface DeadLetter {
   readonly reason: string | null;
 }
 
+/** What every transport's attach function returns. */
 export interface AttachedConsumer {
+  /** Resolves once consuming; rejects with FERRY_CLOSED after close(). */
+  ready(): Promise<void>;
+  /**
+   * Stops consuming; deliveries not yet accepted stay with the broker. Safe to call twice;
+   * concurrent calls return the same promise.
+   */
   close(): Promise<void>;
+}
+
+/** What the suite hands createTransport. */
+export interface TransportContext {
+  /** The publisher's `observer` option: the suite checks its `published` events. */
+  readonly publisherObserver: TransportObserver<TransportPublisherEvent>;
+}
+
+/** What the suite hands attach. */
+export interface AttachContext {
+  /** The inbox consumer name. */
+  readonly consumer: string;
+  /** The consumer's `observer` option: the suite checks the events against the contract. */
+  readonly observer: TransportObserver<TransportConsumerEvent>;
 }
 
 /** One isolated instance of a transport (its own queue / topic), made fresh for every case. */
 export interface TransportUnderTest {
-  readonly publisher: Publisher;
+  /** close() is required: the suite checks it is safe twice and what publish does after it. */
+  readonly publisher: Publisher & { close(): Promise<void> };
   /** `OutboxMessage.destination` that reaches the consumer attached by `attach`. */
   readonly destination: string | null;
+  /** The `source` of the consumer's events: the queue / topic it reads, as the transport names it. */
+  readonly source: string;
   /** A destination that routes nowhere; required when `features.unroutableDetection`. */
   readonly unroutableDestination?: string;
-  /** Attaches a consumer that feeds `acceptor`; resolves once it consumes. */
-  attach(acceptor: InboxAcceptor, options: { consumer: string }): Promise<AttachedConsumer>;
+  /** Attaches a consumer that feeds `acceptor`, passing the context's options; resolves once it consumes. */
+  attach(acceptor: InboxAcceptor, context: AttachContext): Promise<AttachedConsumer>;
   publishRaw(message: RawMessage): Promise<void>;
   /** Every dead letter seen so far (cumulative across calls). */
   readDeadLetters(): Promise<readonly DeadLetter[]>;
@@ -54,8 +88,11 @@ export interface TransportUnderTest {
 export interface TransportConformanceOptions {
   /** Shown in the describe block, e.g. 'rabbitmq'. */
   readonly name: string;
+  /** The `transport` of its observer events ('rabbitmq', 'kafka', 'sqs', 'memory', …). */
+  readonly transport: string;
   readonly features: ConformanceFeatures;
-  createTransport(): Promise<TransportUnderTest>;
+  /** One fresh instance per case; its publisher takes `context.publisherObserver` as its observer. */
+  createTransport(context: TransportContext): Promise<TransportUnderTest>;
   /** Breaks the transport's broker connections (restart, or a broker-side close). */
   restartBroker?(): Promise<void>;
   /** Deadline for every wait in the suite. Default 30000 ms. */

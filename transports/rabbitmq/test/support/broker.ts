@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, GetMessage } from 'amqplib';
+import { waitUntil } from '@ferry/testing';
 
 const run = promisify(execFile);
 
@@ -78,26 +79,13 @@ export async function unackedCount(queue: string): Promise<number> {
   return rows.find((row) => row.name === queue)?.messages_unacknowledged ?? 0;
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+/** Waits for `check` to return a value other than undefined; a throw counts as "not yet" (the one wait-until of @ferry/testing). */
 export async function waitFor<T>(
   description: string,
   check: () => Promise<T | undefined> | T | undefined,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${description}${last ? `: ${String(last)}` : ''}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return (await waitUntil(description, check, { timeoutMs, intervalMs: 50 })) as T;
 }
 
 /** Consumers attached to `queue` as the broker counts them; undefined while the queue does not exist. */

@@ -9,6 +9,7 @@ import {
 import type { OutboxMessage } from '@ferry/core';
 import { testOutboxMessage } from '../../../../test-support/outboxMessages';
 import { SqsConnection, declareQueue, deleteQueue, type DeclaredQueue, type QueueSpec } from '@ferry/sqs';
+import { waitUntil } from '@ferry/testing';
 
 export const SQS_ENDPOINT = process.env.FERRY_SQS_ENDPOINT ?? 'http://127.0.0.1:9324';
 
@@ -30,7 +31,17 @@ export class TestQueues {
   private readonly urls: string[] = [];
   constructor(readonly connection: SqsConnection) {}
 
+  /**
+   * Declares the queue; unless the spec says otherwise it gets a dead-letter queue with a
+   * generous redrive policy, which the consumer's default `deadLetter: { mode: 'redrive' }`
+   * requires.
+   */
   async declare(spec: QueueSpec): Promise<DeclaredQueue> {
+    return this.declareBare({ deadLetter: { maxReceiveCount: 100 }, ...spec });
+  }
+
+  /** Declares exactly `spec`: no dead-letter queue unless it asks for one. */
+  async declareBare(spec: QueueSpec): Promise<DeclaredQueue> {
     const declared = await declareQueue(this.connection, spec);
     this.urls.push(declared.queueUrl);
     if (declared.deadLetterQueueUrl) this.urls.push(declared.deadLetterQueueUrl);
@@ -137,17 +148,31 @@ export function neverAborted(): AbortSignal {
   return new AbortController().signal;
 }
 
-/** Polls `check` until it returns a value other than undefined; throws at the deadline. */
+/** Waits for `check` to return a value other than undefined (the one wait-until of @ferry/testing). */
 export async function waitFor<T>(
   description: string,
   check: () => Promise<T | undefined> | T | undefined,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${description}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return (await waitUntil(description, check, { timeoutMs, intervalMs: 50 })) as T;
+}
+
+/**
+ * Counts the requests of one SQS command (`ReceiveMessageCommand`, …) that `connection`'s client
+ * sends from now on, through the SDK's own middleware stack; `stop()` removes the counter.
+ */
+export function countRequests(
+  connection: SqsConnection,
+  commandName: string,
+): { count(): number; stop(): void } {
+  const name = `ferry-test-count-${randomBytes(4).toString('hex')}`;
+  let count = 0;
+  connection.client.middlewareStack.add(
+    (next, context) => (args) => {
+      if (context.commandName === commandName) count += 1;
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  return { count: () => count, stop: () => void connection.client.middlewareStack.remove(name) };
 }

@@ -1,5 +1,7 @@
 import { FerryConfigError } from '../../errors';
-import { fromPrisma, type PrismaTransactionLike, type SqlExecutor } from '../../sql/executor';
+import { executorFor, type ApplicationTransaction } from '../../sql/applicationTransaction';
+import type { SqlExecutor } from '../../sql/executor';
+import { withTranslation } from '../../sql/dbErrors';
 import { getReceipt } from '../sql/getReceipt';
 import { isUuid, scopeOf } from '../sql/fragments';
 import { listReceipts } from '../sql/listReceipts';
@@ -15,8 +17,13 @@ import { LIST_LIMIT, optionalStatus, requireLimit, requireTenantId } from './val
  */
 export class InboxAdmin {
   private readonly db: SqlExecutor;
-  constructor(client: PrismaTransactionLike) {
-    this.db = fromPrisma(client);
+  /**
+   * Takes the application's client (Prisma, node-postgres, Kysely) or one of its transactions,
+   * to join it, or any SqlExecutor (the CLI passes a node-postgres one). Each audited action
+   * runs in one transaction with its audit row; in the caller's transaction it joins it.
+   */
+  constructor(client: ApplicationTransaction) {
+    this.db = withTranslation(executorFor(client), 'inbox admin');
   }
 
   forTenant(tenantId: string): InboxScopedAdmin {
@@ -34,14 +41,14 @@ export class InboxAdmin {
  */
 export class InboxPrivilegedAdmin {
   private readonly db: SqlExecutor;
-  constructor(client: PrismaTransactionLike, options: { privilegedAdmin?: boolean } = {}) {
+  constructor(client: ApplicationTransaction, options: { privilegedAdmin?: boolean } = {}) {
     if (options.privilegedAdmin !== true) {
       throw new FerryConfigError(
         'privilegedAdmin',
         'cross-tenant admin must be enabled explicitly with true',
       );
     }
-    this.db = fromPrisma(client);
+    this.db = withTranslation(executorFor(client), 'inbox admin');
   }
 
   /** Every scope, paged by id. */

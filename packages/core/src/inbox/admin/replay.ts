@@ -4,7 +4,7 @@ import { getReceipt } from '../sql/getReceipt';
 import { findReplay, insertReplay, type ReplayRequest } from '../sql/insertReplay';
 import type { InboxRecord } from '../types';
 
-export type ReplayOutcome =
+export type InboxReplayOutcome =
   | { readonly kind: 'accepted'; readonly record: InboxRecord }
   | { readonly kind: 'duplicate'; readonly record: InboxRecord };
 
@@ -20,7 +20,7 @@ function differing(existing: InboxRecord, request: ReplayRequest): string[] {
   return fields.filter(([, same]) => !same).map(([name]) => name);
 }
 
-function existingOutcome(existing: InboxRecord, request: ReplayRequest): ReplayOutcome {
+function existingOutcome(existing: InboxRecord, request: ReplayRequest): InboxReplayOutcome {
   const changed = differing(existing, request);
   if (changed.length > 0) throw new InboxReplayConflictError(request.requestId, existing.id, changed);
   return { kind: 'duplicate', record: existing };
@@ -32,7 +32,7 @@ function existingOutcome(existing: InboxRecord, request: ReplayRequest): ReplayO
  * replay conflict. Otherwise the source must be COMPLETED, at the observed version, with its
  * payload retained.
  */
-export async function replayCompleted(db: SqlExecutor, request: ReplayRequest): Promise<ReplayOutcome> {
+export async function replayCompleted(db: SqlExecutor, request: ReplayRequest): Promise<InboxReplayOutcome> {
   const earlier = await findReplay(db, request.scope, request.requestId);
   if (earlier) return existingOutcome(earlier, request);
   const inserted = await insertReplay(db, request);

@@ -8,7 +8,7 @@ import { requeueDead } from '../sql/requeueDead';
 import { readStats, type InboxStats } from '../sql/stats';
 import type { InboxRecord, InboxStatus } from '../types';
 import { decodeCursor, encodeCursor } from './cursor';
-import { replayCompleted, type ReplayOutcome } from './replay';
+import { replayCompleted, type InboxReplayOutcome } from './replay';
 import {
   LIST_LIMIT,
   optionalStatus,
@@ -19,6 +19,8 @@ import {
   requireVersion,
 } from './validate';
 import { FerryValidationError } from '../../errors';
+import { audited, type AuditOptions } from '../../audit/audited';
+import { releaseStuckReceipts } from '../sql/releaseStuck';
 
 export interface InboxListOptions {
   readonly status?: InboxStatus;
@@ -38,6 +40,8 @@ export interface InboxRequeueInput {
   readonly expectedVersion: number;
   readonly reason: string;
   readonly actor: string;
+  /** Report what would change and roll it back (audited as a dry run). */
+  readonly dryRun?: boolean;
 }
 
 export interface InboxReplayInput {
@@ -47,10 +51,20 @@ export interface InboxReplayInput {
   readonly targetConsumer: string;
   readonly actor: string;
   readonly reason: string;
+  readonly dryRun?: boolean;
 }
 
-export interface InboxPurgeInput {
+export interface InboxPurgeInput extends AuditOptions {
   readonly before: Date;
+  /** 1..10,000, default 100. */
+  readonly limit?: number;
+}
+
+export interface InboxReleaseInput extends AuditOptions {
+  /** Only this claim token's receipts; required with `force`. */
+  readonly claimToken?: string;
+  /** Release the token's receipts before their lease expires (the worker is known dead). */
+  readonly force?: boolean;
   /** 1..10,000, default 100. */
   readonly limit?: number;
 }
@@ -86,23 +100,23 @@ export class InboxScopedAdmin {
     const expectedVersion = requireVersion(input.expectedVersion);
     const reason = requireText('reason', input.reason);
     const actor = requireText('actor', input.actor);
-    const updated = await requeueDead(this.db, this.scope, id, expectedVersion, actor, reason);
-    if (updated) return updated;
-    const current = await getReceipt(this.db, this.scope, id);
-    if (!current) throw new InboxNotFoundError(id);
-    const actual = { status: current.status, rowVersion: current.rowVersion };
-    if (current.status !== 'DEAD')
-      throw new InboxStateConflictError(id, `requeue requires DEAD, found ${current.status}`, actual);
-    throw new InboxStateConflictError(
-      id,
-      `expected version ${expectedVersion}, found ${current.rowVersion}`,
-      actual,
-    );
+    return audited(this.db, {
+      action: 'inbox.requeue',
+      scope: this.scope,
+      ids: [id],
+      arguments: { expectedVersion },
+      options: { actor, reason, dryRun: input.dryRun },
+      run: (tx) => requeueAt(tx, this.scope, id, expectedVersion, actor, reason),
+      summarize: (r) => ({
+        outcome: 'applied',
+        results: [{ id, outcome: 'applied', status: r.status, rowVersion: r.rowVersion }],
+      }),
+    });
   }
 
   /** Creates (or returns, for a repeated request) a PENDING replay of a COMPLETED record. */
-  async replay(input: InboxReplayInput): Promise<ReplayOutcome> {
-    return replayCompleted(this.db, {
+  async replay(input: InboxReplayInput): Promise<InboxReplayOutcome> {
+    const request = {
       scope: this.scope,
       sourceId: requireUuid('id', input.id),
       expectedVersion: requireVersion(input.expectedVersion),
@@ -110,11 +124,55 @@ export class InboxScopedAdmin {
       targetConsumer: requireText('targetConsumer', input.targetConsumer),
       actor: requireText('actor', input.actor),
       reason: requireText('reason', input.reason),
+    };
+    return audited(this.db, {
+      action: 'inbox.replay',
+      scope: this.scope,
+      ids: [request.sourceId],
+      arguments: {
+        expectedVersion: request.expectedVersion,
+        requestId: request.requestId,
+        targetConsumer: request.targetConsumer,
+      },
+      options: { actor: request.actor, reason: request.reason, dryRun: input.dryRun },
+      run: (tx) => replayCompleted(tx, request),
+      summarize: (r) => ({
+        outcome: r.kind === 'accepted' ? 'applied' : 'none',
+        results: [{ id: request.sourceId, outcome: r.kind, replayId: r.record.id }],
+      }),
     });
   }
 
   stats(): Promise<InboxStats> {
     return readStats(this.db, this.scope);
+  }
+
+  /**
+   * Hands claims of a dead worker back: PROCESSING receipts whose lease expired, or with
+   * `force` every receipt of `claimToken`, go to PENDING and get their attempt back.
+   */
+  async release(input: InboxReleaseInput = {}): Promise<{ released: readonly string[] }> {
+    const claimToken = input.claimToken === undefined ? null : requireUuid('claimToken', input.claimToken);
+    const force = input.force ?? false;
+    if (force && claimToken === null) {
+      throw new FerryValidationError('force', 'needs claimToken: only a named dead claim is released early');
+    }
+    const limit = requireLimit('limit', input.limit, PURGE_LIMIT);
+    return audited(this.db, {
+      action: 'inbox.release',
+      scope: this.scope,
+      ids: [],
+      arguments: { claimToken, force, limit },
+      options: input,
+      run: async (tx) => ({
+        released: await releaseStuckReceipts(tx, { scope: this.scope, claimToken, force, limit }),
+      }),
+      summarize: (r) => ({
+        outcome: r.released.length > 0 ? 'applied' : 'none',
+        results: { released: r.released },
+        ids: r.released,
+      }),
+    });
   }
 
   /** Drops payloads of COMPLETED receipts completed before `before`; returns how many. */
@@ -123,6 +181,38 @@ export class InboxScopedAdmin {
       throw new FerryValidationError('before', 'must be a valid Date');
     }
     const limit = requireLimit('limit', input.limit, PURGE_LIMIT);
-    return { purged: await purgeCompleted(this.db, this.scope, input.before, limit) };
+    const before = input.before;
+    return audited(this.db, {
+      action: 'inbox.purge-payloads',
+      scope: this.scope,
+      ids: [],
+      arguments: { before: before.toISOString(), limit },
+      options: input,
+      run: async (tx) => ({ purged: await purgeCompleted(tx, this.scope, before, limit) }),
+      summarize: (r) => ({ outcome: r.purged > 0 ? 'applied' : 'none', results: r }),
+    });
   }
+}
+
+/** DEAD -> PENDING at the observed version, or the error saying why not. */
+async function requeueAt(
+  db: SqlExecutor,
+  scope: string,
+  id: string,
+  expectedVersion: number,
+  actor: string,
+  reason: string,
+): Promise<InboxRecord> {
+  const updated = await requeueDead(db, scope, id, expectedVersion, actor, reason);
+  if (updated) return updated;
+  const current = await getReceipt(db, scope, id);
+  if (!current) throw new InboxNotFoundError(id);
+  const actual = { status: current.status, rowVersion: current.rowVersion };
+  if (current.status !== 'DEAD')
+    throw new InboxStateConflictError(id, `requeue requires DEAD, found ${current.status}`, actual);
+  throw new InboxStateConflictError(
+    id,
+    `expected version ${expectedVersion}, found ${current.rowVersion}`,
+    actual,
+  );
 }

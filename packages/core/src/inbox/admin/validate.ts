@@ -1,4 +1,5 @@
 import { FerryValidationError } from '../../errors';
+import { assertText } from '../../validate/text';
 import { isUuid } from '../sql/fragments';
 import { INBOX_STATUSES, type InboxStatus } from '../types';
 
@@ -15,6 +16,7 @@ export function requireText(field: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim().length === 0 || value.length > MAX_TEXT) {
     throw new FerryValidationError(field, `must be a non-empty string of at most ${MAX_TEXT} characters`);
   }
+  assertText(field, value);
   return value;
 }
 
@@ -49,5 +51,6 @@ export function requireTenantId(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > 200) {
     throw new FerryValidationError('tenantId', 'must be a non-empty string of at most 200 characters');
   }
+  assertText('tenantId', value);
   return value;
 }

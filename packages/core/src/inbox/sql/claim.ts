@@ -6,14 +6,25 @@ import { COLUMNS, TABLE, toClaimed, type ReceiptRow } from './fragments';
  * Claims up to $2 due receipts of the consumers $1 under one new claim token: due PENDING /
  * RETRYABLE rows, and PROCESSING rows whose lease expired (an abandoned claim) that still
  * have budget. The claim consumes an attempt before any handler runs.
+ *
+ * Fairness: due work is taken by due time across all the consumers, earliest first. Each
+ * consumer's earliest due rows come from the (consumer, next_attempt_at) index (the LATERAL
+ * reads at most $2 per consumer), and the earliest $2 of those are claimed, so a backlog on
+ * one consumer delays another only by the work that became due before it. Rows a consumer
+ * read but the outer LIMIT left unclaimed are unlocked when the statement ends.
  */
-const SQL = `
+export const CLAIM_SQL = `
   WITH fresh AS (
-    SELECT id FROM ${TABLE}
-    WHERE consumer = ANY($1::text[]) AND status IN ('PENDING', 'RETRYABLE') AND next_attempt_at <= now()
-    ORDER BY consumer, next_attempt_at
+    SELECT d.id FROM unnest($1::text[]) AS o(consumer)
+    CROSS JOIN LATERAL (
+      SELECT id, next_attempt_at FROM ${TABLE}
+      WHERE consumer = o.consumer AND status IN ('PENDING', 'RETRYABLE') AND next_attempt_at <= now()
+      ORDER BY next_attempt_at
+      LIMIT $2
+      FOR UPDATE SKIP LOCKED
+    ) AS d
+    ORDER BY d.next_attempt_at
     LIMIT $2
-    FOR UPDATE SKIP LOCKED
   ), abandoned AS (
     SELECT id FROM ${TABLE}
     WHERE consumer = ANY($1::text[]) AND status = 'PROCESSING' AND lease_expires_at <= now()
@@ -38,6 +49,6 @@ export async function claimReceipts(
   leaseMs: number,
 ): Promise<ClaimedReceipt[]> {
   if (limit <= 0 || consumers.length === 0) return [];
-  const rows = await db.query<ReceiptRow>(SQL, [consumers, limit, leaseMs]);
+  const rows = await db.query<ReceiptRow>(CLAIM_SQL, [consumers, limit, leaseMs]);
   return rows.map(toClaimed);
 }

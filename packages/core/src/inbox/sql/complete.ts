@@ -1,13 +1,33 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { FENCE, TABLE } from './fragments';
+import { FENCE, HANDLER_CLAIM, TABLE } from './fragments';
 
-/** Written inside the handler transaction; false (lost claim) must roll that transaction back. */
+/**
+ * `lost_claim` and `transaction_ended` must roll the handler transaction back: the fence refused
+ * the row, or the handler ended ferry's transaction itself (HANDLER_CLAIM is gone), so this
+ * statement would commit on its own, apart from the handler's writes.
+ */
+export type CompletionOutcome = 'completed' | 'lost_claim' | 'transaction_ended';
+
+/** Written inside the handler transaction, and only there. */
 const SQL = `
-  UPDATE ${TABLE}
-  SET status = 'COMPLETED', completed_at = now(), lease_expires_at = NULL,
-      row_version = row_version + 1, updated_at = now()
-  WHERE ${FENCE}`;
+  WITH inside AS (
+    SELECT current_setting(${HANDLER_CLAIM}, true) IS NOT DISTINCT FROM $2::uuid::text AS ok
+  ), completed AS (
+    UPDATE ${TABLE}
+    SET status = 'COMPLETED', completed_at = now(), lease_expires_at = NULL,
+        row_version = row_version + 1, updated_at = now()
+    WHERE ${FENCE} AND (SELECT ok FROM inside)
+    RETURNING id
+  )
+  SELECT CASE WHEN NOT (SELECT ok FROM inside) THEN 'transaction_ended'
+              WHEN EXISTS (SELECT 1 FROM completed) THEN 'completed'
+              ELSE 'lost_claim' END AS outcome`;
 
-export async function completeReceipt(tx: SqlExecutor, id: string, claimToken: string): Promise<boolean> {
-  return (await tx.execute(SQL, [id, claimToken])) === 1;
+export async function completeReceipt(
+  tx: SqlExecutor,
+  id: string,
+  claimToken: string,
+): Promise<CompletionOutcome> {
+  const [row] = await tx.query<{ outcome: CompletionOutcome }>(SQL, [id, claimToken]);
+  return row?.outcome ?? 'lost_claim';
 }

@@ -16,9 +16,35 @@ export const REQUIRED_COLUMNS = COLUMNS.split(',').map((column) => column.trim()
 
 /**
  * The fence every transition of a claimed row uses: $1 id, $2 claim token. The row must
- * still be PROCESSING under that token with an unexpired lease (database clock).
+ * still be PROCESSING under that token with an unexpired lease on the database clock.
+ * clock_timestamp(), not now(): completion runs at the end of the handler transaction, and
+ * now() is that transaction's start, before a lease that expired during the handler.
  */
-export const FENCE = `id = $1::uuid AND status = 'PROCESSING' AND claim_token = $2::uuid AND lease_expires_at > now()`;
+export const FENCE = `id = $1::uuid AND status = 'PROCESSING' AND claim_token = $2::uuid AND lease_expires_at > clock_timestamp()`;
+
+/**
+ * A transaction-local setting that holds the claim token of the handler transaction's receipt:
+ * set by its first statement (beginHandler), read by the completion. It vanishes when the
+ * transaction ends, so a completion that finds it missing runs after a COMMIT or ROLLBACK the
+ * handler issued on its own transaction, no longer inside ferry's one.
+ */
+export const HANDLER_CLAIM = `'ferry.inbox_claim'`;
+
+/**
+ * FENCE for many claims in one statement, on table alias `r`: $1 ids and $2 their claim
+ * tokens, pairwise (see claimArrays).
+ */
+export const BATCH_FENCE = `
+  FROM unnest($1::uuid[], $2::uuid[]) AS q(id, token)
+  WHERE r.id = q.id AND r.claim_token = q.token AND r.status = 'PROCESSING'
+    AND r.lease_expires_at > clock_timestamp()`;
+
+/** The $1 ids and $2 claim tokens BATCH_FENCE reads. */
+export function claimArrays(
+  claims: ReadonlyArray<{ readonly id: string; readonly claimToken: string }>,
+): [string[], string[]] {
+  return [claims.map((c) => c.id), claims.map((c) => c.claimToken)];
+}
 
 /** The scope key stored (generated) for a tenant id; matches the table's generated column. */
 export function scopeOf(tenantId: string | null): string {
@@ -80,6 +106,7 @@ export function toRecord(row: ReceiptRow): InboxRecord {
     lifetimeAttempts: Number(row.lifetime_attempts),
     maxAttempts: Number(row.max_attempts),
     nextAttemptAt: date(row.next_attempt_at),
+    claimToken: row.claim_token,
     leaseExpiresAt: maybeDate(row.lease_expires_at),
     rowVersion: Number(row.row_version),
     lastError: row.last_error,

@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../../sql/executor';
 import { COLUMNS, TABLE, toRecord, type ReceiptRow } from './fragments';
 import type { InboxRecord } from '../types';
+import { INBOX_CHANNEL } from '../wakeup';
 
 export interface NewReceipt {
   readonly tenantId: string | null;
@@ -13,15 +14,26 @@ export interface NewReceipt {
   readonly headersJson: string;
 }
 
-/** One statement for the whole batch; rows whose identity exists are skipped, not returned. */
+/**
+ * One statement for the whole batch; rows whose identity exists are skipped, not returned.
+ * Rows are inserted in identity order (scope, consumer, message id; byte order), so two
+ * concurrent batches that share identities take the unique-index locks in the same order
+ * and cannot deadlock (40P01), whatever order their callers gave. When any row is new, the
+ * same statement notifies INBOX_CHANNEL (delivered at commit) to wake LISTENing workers.
+ */
 const SQL = `
+  WITH inserted AS (
   INSERT INTO ${TABLE} (tenant_id, consumer, message_id, message_type, payload, payload_fingerprint,
                         payload_bytes, headers, max_attempts)
   SELECT t, c, m, mt, p::jsonb, f, b, h::jsonb, $9::int
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[])
     AS i(t, c, m, mt, p, f, b, h)
+  ORDER BY coalesce('tenant:' || t, 'global') COLLATE "C", c COLLATE "C", m COLLATE "C"
   ON CONFLICT (scope, consumer, message_id) DO NOTHING
-  RETURNING ${COLUMNS}`;
+  RETURNING ${COLUMNS}
+  )
+  SELECT inserted.* FROM inserted,
+    (SELECT pg_notify('${INBOX_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM inserted)) AS woken`;
 
 export async function insertReceipts(
   db: SqlExecutor,

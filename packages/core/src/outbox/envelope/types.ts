@@ -17,7 +17,7 @@ export interface OutboxEventInput {
 }
 
 export interface EnvelopeLimits {
-  /** Characters in `type`. Default 255. */
+  /** Characters in `type`. Default 255, at most 255 (the schema's CHECK). */
   readonly maxTypeLength: number;
   /** UTF-8 bytes of the serialized payload. Default 262,144 (256 KiB). */
   readonly maxPayloadBytes: number;
@@ -27,9 +27,26 @@ export interface EnvelopeLimits {
   readonly maxHeaderBytes: number;
   /** Number of headers. Default 64. */
   readonly maxHeaders: number;
-  /** Characters in destination, ordering key, tenant, correlation / causation id. Default 255. */
+  /** Characters in destination, ordering key, tenant, correlation / causation id. Default 255, at most 512. */
   readonly maxIdLength: number;
 }
+
+/**
+ * The largest value each limit may be set to; above it, createEmitter throws FerryConfigError.
+ * maxTypeLength: the schema's CHECK (length(event_type) BETWEEN 1 AND 255). maxIdLength:
+ * ordering_key and tenant_id are btree-indexed and an index entry must stay under ~2,700
+ * bytes; 512 characters of up to 4 UTF-8 bytes each stay below it. maxPayloadBytes: 16 MiB,
+ * the inbox's bound too, far below jsonb's 256 MiB. maxPayloadDepth: 256 keeps
+ * JSON.stringify and PostgreSQL's JSON parser well inside their stacks.
+ */
+export const ENVELOPE_LIMIT_BOUNDS: EnvelopeLimits = {
+  maxTypeLength: 255,
+  maxPayloadBytes: 16 * 1024 * 1024,
+  maxPayloadDepth: 256,
+  maxHeaderBytes: 1024 * 1024,
+  maxHeaders: 1_000,
+  maxIdLength: 512,
+};
 
 export const DEFAULT_ENVELOPE_LIMITS: EnvelopeLimits = {
   maxTypeLength: 255,

@@ -13,18 +13,29 @@ const LIST = `SELECT ${RECORD_COLUMNS} FROM outbox_events e
     AND ($3::bigint IS NULL OR (e.created_at, e.seq) <
          (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::bigint))
     AND ($6::text IS NULL OR e.event_type = $6::text)
+    AND ($7::text IS NULL OR e.ordering_key = $7::text)
+    AND ($8::timestamptz IS NULL OR e.created_at < $8::timestamptz)
   ORDER BY e.created_at DESC, e.seq DESC
   LIMIT $5`;
 
-const STATS = `SELECT
+// The counts of StatsRow, over the rows a query selects (one scope, or one tenant's group).
+const STATS_COLUMNS = `
     count(*) FILTER (WHERE status = 'PENDING')::int AS pending,
     count(*) FILTER (WHERE status = 'PROCESSING')::int AS processing,
     count(*) FILTER (WHERE status = 'SENT')::int AS sent,
     count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
     count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::int AS expired_leases,
     (extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'PENDING')) * 1000)::bigint::text
-      AS oldest_pending_ms
+      AS oldest_pending_ms`;
+
+const STATS = `SELECT ${STATS_COLUMNS}
   FROM outbox_events WHERE ($1::text IS NULL OR tenant_id = $1::text)`;
+
+// One row per tenant ('' for rows without one) when $1, else one row for the table; no rows
+// when the table is empty.
+const STATS_BY_TENANT = `SELECT CASE WHEN $1::boolean THEN coalesce(tenant_id, '') ELSE '' END AS tenant,
+    ${STATS_COLUMNS}
+  FROM outbox_events GROUP BY 1`;
 
 const PURGE = `WITH doomed AS (
     SELECT id FROM outbox_events
@@ -58,6 +69,8 @@ export function listEvents(
     tenantId: string | null;
     status: string | null;
     type: string | null;
+    key: string | null;
+    createdBefore: Date | null;
     after: { us: string; seq: string } | null;
     limit: number;
   },
@@ -69,12 +82,22 @@ export function listEvents(
     args.after?.seq ?? null,
     args.limit,
     args.type,
+    args.key,
+    args.createdBefore?.toISOString() ?? null,
   ]);
 }
 
 export async function eventStats(db: SqlExecutor, tenantId: string | null): Promise<StatsRow> {
   const [row] = await db.query<StatsRow>(STATS, [tenantId]);
   return row as StatsRow;
+}
+
+/** StatsRow per tenant (`byTenant`), or one row for every tenant together under tenant ''. */
+export function eventStatsByTenant(
+  db: SqlExecutor,
+  byTenant: boolean,
+): Promise<(StatsRow & { tenant: string })[]> {
+  return db.query<StatsRow & { tenant: string }>(STATS_BY_TENANT, [byTenant]);
 }
 
 export function purgeSentEvents(

@@ -27,10 +27,12 @@ function transition(from: string, set: string): string {
   FROM ids LEFT JOIN target t ON t.id = ids.id LEFT JOIN changed c ON c.id = ids.id`;
 }
 
-// FAILED -> PENDING: due now, fresh attempts; the lifetime claim_count is kept.
+// FAILED -> PENDING: due now, fresh attempts and a fresh poison-guard count (expired_claims);
+// the lifetime claim_count is kept.
 const RETRY = transition(
   'FAILED',
-  `status = 'PENDING', retry_count = 0, next_attempt_at = now(), last_error = NULL, failed_at = NULL,
+  `status = 'PENDING', retry_count = 0, expired_claims = 0, next_attempt_at = now(), last_error = NULL,
+   failed_at = NULL,
    published_at = NULL, skipped_at = NULL`,
 );
 

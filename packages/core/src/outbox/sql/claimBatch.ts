@@ -3,58 +3,229 @@ import type { FailedHeadPolicy } from '../options';
 import { msInterval, RECORD_COLUMNS, type OutboxRow } from './fragments';
 
 /**
- * Claims up to $1 due PENDING rows under one token ($2) and lease ($3 ms), skipping rows
- * other relays hold. A keyed row is claimable only when no earlier row of its key is in a
- * blocking status ($4: PENDING and PROCESSING, plus FAILED under the 'block' policy), so
- * a key has at most one row in flight and publishes in seq order. When $5 is true, FAILED
- * heads that a claimed row overtook are stamped skipped_at.
+ * Statuses of an earlier event that hold back a keyed event, per failed-head policy. Inlined
+ * as literals (trusted constants), so the planner can match the partial ordering index.
  */
-const CLAIM = `
-  WITH candidates AS (
-    SELECT c.id FROM outbox_events c
+const BLOCKING: Record<FailedHeadPolicy, string> = {
+  block: `'PENDING', 'PROCESSING', 'FAILED'`,
+  skip: `'PENDING', 'PROCESSING'`,
+};
+
+/** No event of key `k` is in flight (a retried skipped head must wait for its successor). */
+const noneInFlight = (k: string) =>
+  `NOT EXISTS (SELECT 1 FROM outbox_events p
+    WHERE p.ordering_key IS NOT NULL AND p.ordering_key = ${k} AND p.status = 'PROCESSING')`;
+
+/**
+ * Candidate heads, from three sources whose cost does not grow with the rows a blocked key
+ * holds: (1) the first $4 due rows in due order, keyed ones kept when they head their key; (2) unkeyed
+ * due rows, locked as they are scanned and skipping rows another claim holds (so concurrent
+ * relays on an unkeyed backlog each fill their batch instead of colliding on the same rows); (3) up to $5 keys visited round-robin from the key after $6 (a loose index scan
+ * over the ordering index, one probe per key), each contributing its head when due. Source 3
+ * is what reaches other keys when a long blocked backlog fills the due window.
+ */
+function candidateSources(blocking: string, lanes: boolean): string {
+  const nextKey = (after: string) => `
+    SELECT o.ordering_key AS k FROM outbox_events o
+    WHERE o.ordering_key IS NOT NULL AND o.status IN ('PENDING', 'PROCESSING', 'FAILED')
+      AND o.ordering_key > ${after}
+    ORDER BY o.ordering_key LIMIT 1`;
+  const laneScan = lanes
+    ? `(SELECT first.k, 1 AS n FROM (${nextKey(`coalesce($6::text, '')`)}) first)
+    UNION ALL
+    (SELECT nx.k, l.n + 1 FROM lanes l CROSS JOIN LATERAL (${nextKey('l.k')}) nx WHERE l.n < $5)`
+    : // The fast path: no key scan ($5, $6 unused, typed so the statement still prepares).
+      `SELECT $6::text AS k, $5::int AS n WHERE false`;
+  return `
+  lanes AS (
+    ${laneScan}
+  ), lane_heads AS (
+    SELECT h.id, h.seq, h.next_attempt_at FROM lanes l CROSS JOIN LATERAL (
+      SELECT o.id, o.seq, o.status, o.next_attempt_at FROM outbox_events o
+      WHERE o.ordering_key IS NOT NULL AND o.ordering_key = l.k AND o.status IN (${blocking})
+      ORDER BY o.seq LIMIT 1) h
+    WHERE h.status = 'PENDING' AND h.next_attempt_at <= now() AND ${noneInFlight('l.k')}
+  ), due_window AS (
+    SELECT c.id, c.seq, c.next_attempt_at, c.ordering_key FROM outbox_events c
     WHERE c.status = 'PENDING' AND c.next_attempt_at <= now()
-      AND (c.ordering_key IS NULL OR NOT EXISTS (
+    ORDER BY c.next_attempt_at, c.seq LIMIT $4
+  ), window_heads AS (
+    SELECT w.id, w.seq, w.next_attempt_at FROM due_window w
+    WHERE w.ordering_key IS NOT NULL AND (NOT EXISTS (
         SELECT 1 FROM outbox_events p
-        WHERE p.ordering_key = c.ordering_key AND p.seq < c.seq AND p.status = ANY($4::text[])))
-    ORDER BY c.next_attempt_at, c.seq
-    LIMIT $1
+        WHERE p.ordering_key IS NOT NULL AND p.ordering_key = w.ordering_key AND p.seq < w.seq
+          AND p.status IN (${blocking}))
+      AND ${noneInFlight('w.ordering_key')})
+  ), unkeyed AS (
+    SELECT c.id, c.seq, c.next_attempt_at FROM outbox_events c
+    WHERE c.status = 'PENDING' AND c.ordering_key IS NULL AND c.next_attempt_at <= now()
+    ORDER BY c.next_attempt_at, c.seq LIMIT $1
     FOR UPDATE SKIP LOCKED
-  ), claimed AS (
+  ), pool AS (
+    SELECT id, seq, next_attempt_at FROM window_heads
+    UNION SELECT id, seq, next_attempt_at FROM unkeyed
+    UNION SELECT id, seq, next_attempt_at FROM lane_heads
+  ), candidates AS (
+    SELECT e.id FROM outbox_events e
+    WHERE e.id IN (SELECT id FROM pool ORDER BY next_attempt_at, seq LIMIT $1) AND e.status = 'PENDING'
+    FOR UPDATE SKIP LOCKED
+  )`;
+}
+
+/**
+ * 'skip' only: a candidate overtaking FAILED events of its key is claimed only if every one of
+ * them is still FAILED under a share lock held to commit. An operator retry of such an event
+ * either waits for this claim (and then sees the successor in flight) or made it non-FAILED
+ * first (and the successor is not claimed); so the two never end up in flight together.
+ */
+const SKIP_GUARD = `
+  , preds AS (
+    SELECT c.id AS cid, f.id AS fid FROM candidates c
+    JOIN outbox_events ce ON ce.id = c.id
+    JOIN outbox_events f ON f.ordering_key IS NOT NULL AND f.ordering_key = ce.ordering_key
+      AND f.seq < ce.seq AND f.status = 'FAILED'
+  ), held AS (
+    SELECT f.id FROM outbox_events f WHERE f.id IN (SELECT fid FROM preds) AND f.status = 'FAILED'
+    FOR SHARE
+  ), ready AS (
+    SELECT c.id FROM candidates c WHERE NOT EXISTS (
+      SELECT 1 FROM preds p WHERE p.cid = c.id AND p.fid NOT IN (SELECT id FROM held))
+  )`;
+
+const BLOCK_READY = `, ready AS (SELECT id FROM candidates)`;
+
+const CLAIMED = `
+  , claimed AS (
     UPDATE outbox_events e
     SET status = 'PROCESSING', claim_token = $2::uuid, lease_expires_at = now() + ${msInterval('$3')},
         claimed_at = now(), claim_count = e.claim_count + 1, updated_at = now()
-    FROM candidates WHERE e.id = candidates.id
+    FROM ready WHERE e.id = ready.id
     RETURNING ${RECORD_COLUMNS}
-  ), skipped AS (
+  )`;
+
+// Stamps skipped_at on FAILED events a claimed row overtook (all held by SKIP_GUARD).
+const SKIPPED = `
+  , skipped AS (
     UPDATE outbox_events f SET skipped_at = now(), updated_at = now()
-    FROM claimed
-    WHERE $5::boolean AND f.status = 'FAILED' AND f.skipped_at IS NULL
-      AND f.ordering_key = claimed.ordering_key AND f.seq < claimed.seq::bigint
+    FROM preds p
+    WHERE f.id = p.fid AND f.skipped_at IS NULL AND p.cid IN (SELECT id::uuid FROM claimed)
     RETURNING f.id::text AS id
-  )
-  SELECT claimed.*, (SELECT array_agg(id) FROM skipped) AS skipped_ids
-  FROM claimed ORDER BY claimed.seq::bigint`;
+  )`;
+
+function claimSql(policy: FailedHeadPolicy, lanes: boolean): string {
+  const skip = policy === 'skip';
+  // With the key scan, also how many candidates the due window and unkeyed rows gave on their
+  // own: enough for a full claim means the next claim can start with the cheap statement again.
+  const windowCount = lanes
+    ? `(SELECT count(*) FROM (SELECT id FROM window_heads UNION SELECT id FROM unkeyed) w)::int`
+    : 'NULL::int';
+  return `WITH RECURSIVE ${candidateSources(BLOCKING[policy], lanes)}
+  ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
+  SELECT (SELECT k FROM lanes ORDER BY n DESC LIMIT 1) AS lane_last,
+    (SELECT count(*) FROM lanes)::int AS lane_count, ${windowCount} AS window_count,
+    ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids, claimed.*
+  FROM (SELECT 1) one LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
+}
+
+/** Per policy: the fast statement (due window and unkeyed rows only) and the one with the key scan. */
+const CLAIM: Record<FailedHeadPolicy, { fast: string; lanes: string }> = {
+  block: { fast: claimSql('block', false), lanes: claimSql('block', true) },
+  skip: { fast: claimSql('skip', false), lanes: claimSql('skip', true) },
+};
 
 export interface ClaimResult {
   readonly rows: OutboxRow[];
   /** FAILED heads recorded as skipped by this claim (policy 'skip'). */
   readonly skippedIds: string[];
+  /** Where the next claim's round-robin key scan starts (null: from the first key). */
+  readonly laneCursor?: string | null;
+  /** Pass to the next claim: its due window alone is not expected to fill it (see claimBatch). */
+  readonly keyScanFirst?: boolean;
 }
 
-export async function claimBatch(
-  db: SqlExecutor,
-  args: { token: string; limit: number; leaseMs: number; failedHead: FailedHeadPolicy },
-): Promise<ClaimResult> {
-  const blocking =
-    args.failedHead === 'block' ? ['PENDING', 'PROCESSING', 'FAILED'] : ['PENDING', 'PROCESSING'];
-  const rows = await db.query<OutboxRow & { skipped_ids: string[] | null }>(CLAIM, [
+interface ClaimArgs {
+  token: string;
+  limit: number;
+  leaseMs: number;
+  failedHead: FailedHeadPolicy;
+  laneCursor?: string | null;
+  keyScanFirst?: boolean;
+}
+
+/** One claim statement; `lanes` adds the round-robin key scan from `laneCursor`. */
+interface StepResult {
+  readonly rows: OutboxRow[];
+  readonly skippedIds: string[];
+  readonly laneCursor: string | null;
+  /** Candidates from the due window and unkeyed rows alone (key-scan statement only). */
+  readonly windowCount: number | null;
+}
+
+async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Promise<StepResult> {
+  const statement = CLAIM[args.failedHead];
+  const result = await db.query<
+    Partial<OutboxRow> & {
+      lane_last: string | null;
+      lane_count: number;
+      window_count: number | null;
+      skipped_ids: string[] | null;
+    }
+  >(lanes ? statement.lanes : statement.fast, [
     args.limit,
     args.token,
     args.leaseMs,
-    blocking,
-    args.failedHead === 'skip',
+    args.limit * 2,
+    args.limit,
+    args.laneCursor ?? null,
   ]);
+  const rows = result.filter((row): row is OutboxRow & (typeof result)[number] => row.id != null);
+  const skippedIds = [...new Set(result.flatMap((row) => row.skipped_ids ?? []))];
+  const first = result[0];
+  const more = lanes && first !== undefined && Number(first.lane_count) >= args.limit;
+  return {
+    rows,
+    skippedIds,
+    laneCursor: more ? first.lane_last : lanes ? null : (args.laneCursor ?? null),
+    windowCount: first?.window_count == null ? null : Number(first.window_count),
+  };
+}
+
+/**
+ * Claims up to `limit` due PENDING rows under one token and lease, skipping rows other relays
+ * hold. A keyed row is claimable only when it heads its key (no earlier PENDING or PROCESSING
+ * row, nor FAILED under 'block') and no row of its key is in flight, so a key has at most one
+ * row in flight and publishes in seq order. Under 'skip', FAILED events a claimed row overtook
+ * are stamped skipped_at.
+ *
+ * Every statement's cost is bounded by `limit`, not by the backlog. The first one looks only at
+ * the due window and unkeyed rows (no key scan, the cheap plan an unblocked backlog needs); while
+ * the claim is not full, further statements under the same token visit `limit` keys each,
+ * round-robin from the lane cursor, until the scan has passed the last key twice (so at most two
+ * passes over the keys, usually one). Alone, a claim therefore takes min(limit, claimable) rows.
+ *
+ * When the cheap statement came back short (behind a blocked key it finds nothing on every
+ * claim: its due window holds only the blocked rows) the key scan ran anyway, so the result says
+ * `keyScanFirst` and the next claim starts with the key-scan statement, one statement fewer. That
+ * statement also reads the due window and unkeyed rows and reports how many candidates they gave
+ * on their own; when those would fill the claim, the next claim starts cheap again.
+ */
+export async function claimBatch(db: SqlExecutor, args: ClaimArgs): Promise<ClaimResult> {
+  const rows: OutboxRow[] = [];
   const skipped = new Set<string>();
-  for (const row of rows) for (const id of row.skipped_ids ?? []) skipped.add(id);
-  return { rows, skippedIds: [...skipped] };
+  let cursor = args.laneCursor ?? null;
+  let ends = cursor === null ? 1 : 0;
+  let keyScanFirst = false;
+  for (let statement = 0; rows.length < args.limit && (statement === 0 || ends < 2); statement += 1) {
+    const lanes = statement > 0 || args.keyScanFirst === true;
+    const step = await claimStep(db, { ...args, limit: args.limit - rows.length, laneCursor: cursor }, lanes);
+    rows.push(...step.rows);
+    for (const id of step.skippedIds) skipped.add(id);
+    // Would the cheap statement alone have come back short? Then the next claim starts with the scan.
+    if (statement === 0) keyScanFirst = (lanes ? (step.windowCount ?? 0) : step.rows.length) < args.limit;
+    if (!lanes) continue;
+    cursor = step.laneCursor;
+    if (cursor === null) ends += 1;
+  }
+  rows.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
+  return { rows, skippedIds: [...skipped], laneCursor: cursor, keyScanFirst };
 }

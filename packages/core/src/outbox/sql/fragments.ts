@@ -5,7 +5,8 @@ import type { OutboxRecord, OutboxStatus } from '../record';
 export const RECORD_COLUMNS = `
   e.id::text AS id, e.seq::text AS seq, e.event_type, e.payload, e.destination, e.ordering_key,
   e.tenant_id, e.correlation_id, e.causation_id, e.headers, e.traceparent, e.tracestate, e.status,
-  e.retry_count, e.max_retries, e.claim_count, e.next_attempt_at, e.lease_expires_at, e.last_error,
+  e.retry_count, e.max_retries, e.claim_count, e.next_attempt_at, e.claim_token::text AS claim_token,
+  e.lease_expires_at, e.last_error,
   e.published_at, e.failed_at, e.skipped_at, e.created_at, e.updated_at,
   (extract(epoch FROM e.created_at) * 1000000)::bigint::text AS created_us`;
 
@@ -40,6 +41,7 @@ export interface OutboxRow {
   max_retries: number | bigint | string;
   claim_count: number | bigint | string;
   next_attempt_at: Date | string;
+  claim_token: string | null;
   lease_expires_at: Date | string | null;
   last_error: string | null;
   published_at: Date | string | null;
@@ -81,6 +83,7 @@ export function toRecord(row: OutboxRow): OutboxRecord {
     maxRetries: Number(row.max_retries),
     claimCount: Number(row.claim_count),
     nextAttemptAt: date(row.next_attempt_at),
+    claimToken: row.claim_token ?? null,
     leaseExpiresAt: maybeDate(row.lease_expires_at),
     lastError: row.last_error,
     publishedAt: maybeDate(row.published_at),

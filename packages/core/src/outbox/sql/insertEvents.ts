@@ -3,9 +3,15 @@ import type { ValidEnvelope } from '../envelope/types';
 
 // Events sharing an ordering key are serialized per key for the rest of the transaction,
 // so `seq` (insertion order) matches commit order across concurrent emitters of one key.
+// Locks are taken in ascending lock-id order (the key's hash, not its text, so keys whose
+// hashes collide cannot invert the order): two emitMany calls with the same keys in any
+// order cannot deadlock. Separate emit calls in one transaction lock in call order; an
+// application that emits keys one call at a time in opposite orders in two transactions
+// can still deadlock (PostgreSQL reports 40P01, a retriable FERRY_DATABASE_UNAVAILABLE).
 const LOCK_KEYS = `
-  SELECT pg_advisory_xact_lock(hashtextextended('ferry_outbox:' || k, 0))
-  FROM (SELECT DISTINCT unnest($1::text[]) AS k ORDER BY 1) keys`;
+  SELECT pg_advisory_xact_lock(lock_id)
+  FROM (SELECT DISTINCT hashtextextended('ferry_outbox:' || k, 0) AS lock_id
+        FROM unnest($1::text[]) AS k ORDER BY 1) locks`;
 
 const INSERT = `
   INSERT INTO outbox_events (id, event_type, payload, destination, ordering_key, tenant_id,

@@ -2,8 +2,9 @@ import type { SqlExecutor } from '../../sql/executor';
 
 /**
  * Requeues at most $1 rows whose lease expired, without touching retry_count (a lost
- * lease is not a failed attempt). A row already claimed $2 times in its lifetime is a
- * suspected poison message (it keeps killing its relay) and becomes FAILED instead.
+ * lease is not a failed attempt), and counts the expiry in expired_claims. A row whose
+ * lease has now expired $2 times in a row (no completion in between) is a suspected
+ * poison message (it keeps killing its relay) and becomes FAILED instead.
  */
 const RECOVER = `
   WITH expired AS (
@@ -13,11 +14,13 @@ const RECOVER = `
     FOR UPDATE SKIP LOCKED
   )
   UPDATE outbox_events e SET
-    status = CASE WHEN e.claim_count >= $2::int THEN 'FAILED' ELSE 'PENDING' END,
-    last_error = CASE WHEN e.claim_count >= $2::int
-      THEN 'poison guard: claimed ' || e.claim_count || ' times without completing (limit ' || $2::int || ')'
+    status = CASE WHEN e.expired_claims + 1 >= $2::int THEN 'FAILED' ELSE 'PENDING' END,
+    last_error = CASE WHEN e.expired_claims + 1 >= $2::int
+      THEN 'poison guard: the lease expired ' || e.expired_claims + 1
+        || ' times in a row without a completion (limit ' || $2::int || ')'
       ELSE e.last_error END,
-    failed_at = CASE WHEN e.claim_count >= $2::int THEN now() END,
+    failed_at = CASE WHEN e.expired_claims + 1 >= $2::int THEN now() END,
+    expired_claims = e.expired_claims + 1,
     claim_token = NULL, lease_expires_at = NULL, claimed_at = NULL, updated_at = now()
   FROM expired WHERE e.id = expired.id
     AND e.status = 'PROCESSING' AND e.lease_expires_at <= now()

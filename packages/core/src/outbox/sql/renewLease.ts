@@ -1,11 +1,22 @@
 import type { SqlExecutor } from '../../sql/executor';
 import { claimFence, msInterval } from './fragments';
 
-const RENEW = `
-  UPDATE outbox_events e SET lease_expires_at = now() + ${msInterval('$2')}
-  WHERE e.claim_token = $1::uuid AND ${claimFence('$1')}`;
+const SET = `UPDATE outbox_events e SET lease_expires_at = now() + ${msInterval('$2')}`;
+/** By primary key: the relay knows the ids it claimed. */
+const RENEW_BY_ID = `${SET} WHERE e.id = ANY($3::uuid[]) AND ${claimFence('$1')}`;
+/** By token alone: among the rows in flight (outbox_events_lease_idx covers PROCESSING). */
+const RENEW_BY_TOKEN = `${SET} WHERE ${claimFence('$1')}`;
 
-/** Extends the lease of every row still held under `token`; returns how many it renewed. */
-export function renewLease(db: SqlExecutor, token: string, leaseMs: number): Promise<number> {
-  return db.execute(RENEW, [token, leaseMs]);
+/**
+ * Extends the lease of every row still held under `token` (among `ids` when given, so the
+ * statement goes by primary key); returns how many it renewed.
+ */
+export function renewLease(
+  db: SqlExecutor,
+  token: string,
+  leaseMs: number,
+  ids?: readonly string[],
+): Promise<number> {
+  if (ids) return db.execute(RENEW_BY_ID, [token, leaseMs, ids]);
+  return db.execute(RENEW_BY_TOKEN, [token, leaseMs]);
 }

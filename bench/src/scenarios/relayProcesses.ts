@@ -1,0 +1,72 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { ChildMessage } from '../relayChild';
+import { OutboxBench } from '../outbox';
+import { timed, type Scenario } from '../runner';
+
+const RUN = path.join(__dirname, '..', '..', 'run.js');
+
+/** Waits for the child's next message of `kind`; rejects on an error report or an early exit. */
+function next(child: ChildProcess, kind: ChildMessage['kind']): Promise<ChildMessage> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: ChildMessage) => {
+      if (message.kind === 'error') reject(new Error(`relay process: ${message.error}`));
+      else if (message.kind === kind) resolve(message);
+      else return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    const onExit = (code: number | null) =>
+      reject(new Error(`relay process exited (${code}) before '${kind}'`));
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+/** `processes` relay processes drain the same backlog of `n` events; timed from 'go' to the last 'done'. */
+async function drainWithProcesses(bench: OutboxBench, processes: number, n: number) {
+  await bench.backlog(n, 'bench');
+  const children = Array.from({ length: processes }, () =>
+    fork(RUN, [], {
+      env: { ...process.env, BENCH_CHILD: 'relay', BENCH_CHILD_DB: bench.database.url },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  try {
+    await Promise.all(children.map((child) => next(child, 'ready')));
+    const sample = await timed(async () => {
+      const done = children.map((child) => next(child, 'done'));
+      for (const child of children) child.send('go');
+      const reports = await Promise.all(done);
+      const ops = reports.reduce((total, r) => total + (r.kind === 'done' ? r.sent : 0), 0);
+      return { ops, verified: true };
+    });
+    return { ...sample, verified: sample.ops === n && (await bench.allSent(n)) };
+  } finally {
+    for (const child of children) if (child.exitCode === null) child.kill();
+  }
+}
+
+/**
+ * Relay processes: `processes` separate relay processes (each `start()`, a node-postgres pool of
+ * 4 through fromPg, the in-memory publisher) vs 1 process on the same backlog: claim contention
+ * across processes, with their CPU cost on the same 2 cores included.
+ */
+export function relayProcesses(processes: number): Scenario {
+  return {
+    name: `relay-processes-x${processes}`,
+    unit: 'events/s',
+    better: 'higher',
+    baselineLabel: '1 relay process, in-memory publisher',
+    subjectLabel: `${processes} relay processes, in-memory publisher`,
+    targets: [{ on: 'ratio', bound: 1 }], // more relay processes never drain slower than one
+    async open() {
+      const bench = await OutboxBench.open();
+      return {
+        baseline: (n) => drainWithProcesses(bench, 1, n),
+        subject: (n) => drainWithProcesses(bench, processes, n),
+        close: () => bench.close(),
+      };
+    },
+  };
+}

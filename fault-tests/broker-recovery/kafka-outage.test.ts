@@ -1,0 +1,163 @@
+/**
+ * Scenario kafka-outage.
+ *
+ * Invariant: a broker outage does not spend message retries. A private single-node Kafka broker
+ * is stopped before the relay starts and stays down for longer than maxRetries x initialDelay
+ * (the circuit has to open and fail several half-open probes first). KafkaPublisher reports the
+ * connection failures as `unavailable`, so the relay releases its claims without counting an
+ * attempt and opens its circuit: no event is FAILED and no retry_count moves during the outage.
+ * After the broker is back the circuit closes and every event is SENT and read back from the
+ * topic.
+ * The scenario runs once per Kafka client (kafkajs, @platformatic/kafka), each on its own broker:
+ * both clients' connection failures must be classified `unavailable`.
+ */
+import { createRelay, emitMany, type Relay } from '@ferry/core';
+import { KafkaConnection, KafkaPublisher, ensureTopics, type KafkaClientName } from '@ferry/kafka';
+import type { TestDatabase } from '../../test-support/database';
+import { PrivateBroker } from '../harness/brokers';
+import { assertLedger, emptyLedger, reconcile } from '../harness/ledger';
+import { waitFor } from '../harness/waitFor';
+import { openDatabase, settle } from './support';
+import { faultSuite } from '../harness/scaffold';
+
+jest.setTimeout(180_000);
+
+const TOPIC = 'fault.kafka.outage';
+const KEYS = 6;
+const TOTAL = 120;
+const MAX_RETRIES = 3;
+const INITIAL_DELAY = 200;
+/** Openings of the circuit to wait for: 200 + 400 + 800 ms of open periods > 3 x 200 ms. */
+const OPENINGS = 4;
+const CLIENTS: readonly KafkaClientName[] = ['kafkajs', 'platformatic'];
+
+describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => {
+  let broker: PrivateBroker;
+  let database: TestDatabase;
+  const suite = faultSuite();
+
+  beforeAll(async () => {
+    broker = await PrivateBroker.create('kafka');
+    await broker.start();
+    database = await openDatabase();
+  });
+
+  afterAll(async () => {
+    await database?.drop();
+    await broker?.dispose();
+  });
+
+  it('spends no retry while the broker is down; everything is SENT after it returns', async () => {
+    const connection = new KafkaConnection({
+      brokers: broker.brokers,
+      client,
+      clientId: 'fault-kafka-outage',
+      connectionTimeoutMs: 1000,
+      requestTimeoutMs: 3000,
+      kafkaLogLevel: 'nothing',
+    });
+    await ensureTopics(connection, [{ topic: TOPIC, partitions: 3 }]);
+    const { ids } = await emitMany(
+      database.prisma,
+      Array.from({ length: TOTAL }, (_, n) => ({
+        type: 'fault.kafka.outage',
+        destination: TOPIC,
+        orderingKey: `key-${n % KEYS}`,
+        payload: { n },
+        maxRetries: MAX_RETRIES,
+      })),
+    );
+    await broker.kill();
+
+    const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 3000, producerRetries: 1 });
+    suite.defer(() => publisher.close());
+    let opened = 0;
+    let closed = 0;
+    const relay: Relay = createRelay({
+      db: database.db,
+      publisher,
+      options: {
+        pollInterval: 50,
+        batchSize: 20,
+        retry: {
+          maxRetries: MAX_RETRIES,
+          backoff: 'fixed',
+          initialDelay: INITIAL_DELAY,
+          maxDelay: INITIAL_DELAY,
+        },
+        circuit: { openMs: 200, maxOpenMs: 1000 },
+      },
+      observer: (event) => {
+        if (event.type === 'circuit-opened') opened += 1;
+        if (event.type === 'circuit-closed') closed += 1;
+      },
+    });
+    suite.defer(() => relay.close());
+    relay.start();
+    // Without the circuit the first FAILED row ends the wait (and the test) early.
+    const failedCount = async () =>
+      (
+        await database.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM outbox_events WHERE status = 'FAILED'`,
+        )
+      )[0]!.n;
+    await waitFor(
+      'the circuit opened and failed its probes (or an event FAILED)',
+      async () => (opened >= OPENINGS || (await failedCount()) > 0 ? true : undefined),
+      { timeoutMs: 90_000 },
+    );
+    const [during] = await database.db.query<{ failed: number; retried: number }>(
+      `SELECT count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
+         count(*) FILTER (WHERE retry_count > 0)::int AS retried FROM outbox_events`,
+    );
+
+    await broker.start();
+    const allSent = await settle(
+      'every event SENT',
+      async () => {
+        const rows = await database.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM outbox_events WHERE status = 'SENT'`,
+        );
+        return rows[0]!.n === TOTAL;
+      },
+      90_000,
+    );
+    await relay.close();
+
+    const readBack = new Set<string>();
+    const reader = connection.kafka.consumer({ groupId: `fault-kafka-outage-readback-${Date.now()}` });
+    suite.defer(() => reader.disconnect());
+    await reader.connect();
+    await reader.subscribe({ topic: TOPIC, fromBeginning: true });
+    await reader.run({
+      eachMessage: async ({ message }) => {
+        readBack.add(message.headers?.['x-ferry-message-id']?.toString() ?? '');
+      },
+    });
+    await settle('every event read back', async () => readBack.size >= TOTAL, 30_000);
+    await reader.disconnect();
+
+    const [after] = await database.db.query<{ stuck: number; failed: number; retried: number }>(
+      `SELECT count(*) FILTER (WHERE status <> 'SENT')::int AS stuck,
+         count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
+         count(*) FILTER (WHERE retry_count > 0)::int AS retried FROM outbox_events`,
+    );
+    process.stdout.write(
+      `kafka-outage (${client}): circuit opened ${opened}x, closed ${closed}x; during the outage FAILED ` +
+        `${during!.failed}, retried ${during!.retried}; after: FAILED ${after!.failed}, retried ${after!.retried}\n`,
+    );
+    assertLedger(`kafka-outage (${client})`, {
+      ...emptyLedger(),
+      offered: TOTAL,
+      accepted: ids.length,
+      ...reconcile(ids, readBack),
+      stuck: after!.stuck,
+    });
+    expect({ allSent, during, failedAfter: after!.failed, closed: closed > 0 }).toEqual({
+      allSent: true,
+      during: { failed: 0, retried: 0 },
+      failedAfter: 0,
+      closed: true,
+    });
+  });
+});

@@ -1,0 +1,75 @@
+import { createAuditLog, type AuditEntry } from '@ferry/core';
+import type { Command } from 'commander';
+import { act } from '../act';
+import type { Context } from '../command';
+import { UsageError } from '../errors';
+import { printList } from '../output';
+import { instant, positiveInt, uuid } from '../parse';
+
+interface AuditListOptions {
+  tenant?: string;
+  global?: boolean;
+  operator?: boolean;
+  action?: string;
+  actor?: string;
+  id?: string;
+  since?: Date;
+  limit?: number;
+  cursor?: string;
+}
+
+export function auditLine(e: AuditEntry): string {
+  return [
+    e.id,
+    e.at.toISOString(),
+    e.action,
+    e.dryRun ? 'dry-run' : 'applied-run',
+    `outcome=${e.outcome}`,
+    `actor=${JSON.stringify(e.actor)}`,
+    `scope=${e.scope}`,
+    `reason=${e.reason === null ? '-' : JSON.stringify(e.reason)}`,
+    `ids=${e.ids.length === 0 ? '-' : e.ids.join(',')}`,
+    `results=${JSON.stringify(e.results)}`,
+  ].join(' ');
+}
+
+function scopeOf(o: AuditListOptions): string | undefined {
+  const chosen = [o.tenant !== undefined, o.global === true, o.operator === true].filter(Boolean).length;
+  if (chosen > 1) throw new UsageError('give at most one of --tenant, --global, --operator');
+  if (o.tenant !== undefined) return `tenant:${o.tenant}`;
+  if (o.global === true) return 'global';
+  return o.operator === true ? 'operator' : undefined;
+}
+
+export function registerAudit(program: Command, ctx: Context): void {
+  const group = program.command('audit').description('the operator audit trail (every admin or CLI action)');
+  group
+    .command('list')
+    .description('operator actions, newest first: who, when, scope, what, reason, ids, outcome, dry run')
+    .option('--tenant <id>', "actions on this tenant's rows")
+    .option('--global', 'actions on global inbox receipts')
+    .option('--operator', 'outbox actions across every tenant')
+    .option('--action <name>', 'e.g. outbox.retry, inbox.requeue')
+    .option('--actor <name>', 'only this actor')
+    .option('--id <id>', 'actions that named this record id', uuid)
+    .option('--since <when>', 'ISO timestamp, or an age (24h)', instant)
+    .option('--limit <n>', 'rows per page (default 50)', positiveInt(1_000))
+    .option('--cursor <cursor>', 'continue after the previous page')
+    .action(
+      act<AuditListOptions>(ctx, async (o) => {
+        const scope = scopeOf(o);
+        const page = await ctx.db((db) =>
+          createAuditLog(db).list({
+            scope,
+            action: o.action,
+            actor: o.actor,
+            id: o.id,
+            since: o.since,
+            limit: o.limit,
+            cursor: o.cursor,
+          }),
+        );
+        printList(ctx, 'audit list', page, auditLine);
+      }),
+    );
+}

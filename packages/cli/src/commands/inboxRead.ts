@@ -1,0 +1,71 @@
+import { FerryError, INBOX_STATUSES, type InboxRecord, type InboxStatus } from '@ferry/core';
+import type { Command } from 'commander';
+import { act } from '../act';
+import type { Context } from '../command';
+import { printList, printRecord, printStats } from '../output';
+import { choice, positiveInt, uuid } from '../parse';
+import { checkInboxScope, inboxAdmin, inboxScoped, type ScopeOptions } from '../scope';
+
+export function inboxLine(r: InboxRecord): string {
+  return [
+    r.id,
+    r.status,
+    `version=${r.rowVersion}`,
+    `consumer=${r.consumer}`,
+    `message=${r.messageId}`,
+    `tenant=${r.tenantId ?? '-'}`,
+    `attempts=${r.attempts}/${r.maxAttempts}`,
+    `created=${r.createdAt.toISOString()}`,
+    `error=${r.lastError === null ? '-' : JSON.stringify(r.lastError)}`,
+    ...(r.status !== 'PROCESSING' || r.claimToken === null
+      ? []
+      : [`claim=${r.claimToken}`, `lease=${r.leaseExpiresAt?.toISOString() ?? '-'}`]),
+  ].join(' ');
+}
+
+export function registerInboxRead(group: Command, ctx: Context): void {
+  inboxScoped(
+    group.command('stats').description('receipt counts per status, expired leases, oldest unfinished age'),
+  ).action(
+    act<ScopeOptions>(ctx, async (o) => {
+      checkInboxScope(o);
+      const { stats, scope } = await ctx.db(async (db) => {
+        const admin = inboxAdmin(o, db);
+        return { stats: await admin.stats(), scope: admin.scope };
+      });
+      printStats(ctx, {
+        kind: 'inbox',
+        scope,
+        counts: stats.counts,
+        total: stats.total,
+        expiredLeases: stats.expiredLeases,
+        oldestPendingAgeMs: stats.oldestPendingAgeMs,
+      });
+    }),
+  );
+
+  inboxScoped(group.command('list').description('receipts, filtered by status'))
+    .option('--status <status>', `one of ${INBOX_STATUSES.join(', ')} (any case)`, choice(INBOX_STATUSES))
+    .option('--limit <n>', 'rows per page (default 50)', positiveInt(500))
+    .option('--cursor <cursor>', 'continue after the previous page')
+    .action(
+      act<ScopeOptions & { status?: InboxStatus; limit?: number; cursor?: string }>(ctx, async (o) => {
+        checkInboxScope(o);
+        const page = await ctx.db((db) =>
+          inboxAdmin(o, db).list({ status: o.status, limit: o.limit, cursor: o.cursor }),
+        );
+        printList(ctx, 'inbox list', { items: page.records, nextCursor: page.nextCursor }, inboxLine);
+      }),
+    );
+
+  inboxScoped(
+    group.command('show').description('one receipt with every field').argument('<id>', 'receipt id', uuid),
+  ).action(
+    act<ScopeOptions>(ctx, async (o, [id]) => {
+      checkInboxScope(o);
+      const record = await ctx.db((db) => inboxAdmin(o, db).get(id as string));
+      if (record === null) throw new FerryError('FERRY_NOT_FOUND', `no receipt ${String(id)} in this scope`);
+      printRecord(ctx, record);
+    }),
+  );
+}

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { isFerryError, type InboxScopedAdmin } from '@ferry/core';
+import type { Command } from 'commander';
+import { act } from '../act';
+import { chunks, perBatch, releasing, runPurge, runRelease, type ReleaseOptions } from '../bulk';
+import type { Context } from '../command';
+import { UsageError } from '../errors';
+import { countOutcomes, printActions, type ActionResult } from '../output';
+import { instant, positiveInt, uuid, versionedId, type VersionedId } from '../parse';
+import {
+  audit,
+  checkInboxScope,
+  inboxAdmin,
+  inboxScoped,
+  mutating,
+  type MutationOptions,
+  type ScopeOptions,
+} from '../scope';
+
+type Options = ScopeOptions & MutationOptions;
+
+interface Target {
+  readonly id: string;
+  readonly version: number;
+}
+
+interface RequeueOptions extends Options {
+  expectedVersion?: number;
+  all?: boolean;
+}
+
+/** Per-id outcome of a requeue: applied, not_found or conflict (moved on since listed). */
+async function requeueOne(
+  admin: InboxScopedAdmin,
+  target: Target,
+  a: ReturnType<typeof audit>,
+  reason: string,
+): Promise<ActionResult> {
+  try {
+    const r = await admin.requeue({
+      id: target.id,
+      expectedVersion: target.version,
+      actor: a.actor,
+      reason,
+      dryRun: a.dryRun,
+    });
+    return { id: target.id, outcome: 'applied', status: r.status, rowVersion: r.rowVersion };
+  } catch (error) {
+    if (isFerryError(error, 'FERRY_NOT_FOUND')) return { id: target.id, outcome: 'not_found' };
+    if (isFerryError(error, 'FERRY_STATE_CONFLICT'))
+      return { id: target.id, outcome: 'conflict', detail: error.message };
+    throw error;
+  }
+}
+
+/** DEAD receipts of the scope at their listed versions, a page at a time. */
+async function* deadPages(ctx: Context, o: RequeueOptions): AsyncGenerator<Array<Target>> {
+  let cursor: string | undefined;
+  do {
+    const page = await ctx.db((db) =>
+      inboxAdmin(o, db).list({ status: 'DEAD', limit: Math.min(o.batchSize as number, 500), cursor }),
+    );
+    if (page.records.length > 0) yield page.records.map((r) => ({ id: r.id, version: r.rowVersion }));
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+}
+
+function explicitTargets(targets: VersionedId[], expectedVersion: number | undefined): Array<Target> {
+  if (expectedVersion !== undefined && targets.length !== 1) {
+    throw new UsageError('--expected-version goes with exactly one id; give several as <id>:<version>');
+  }
+  return targets.map((t) => {
+    const version = t.version ?? expectedVersion;
+    if (version === undefined || version === null) {
+      throw new UsageError(`${t.id} needs the version you observed: <id>:<version> or --expected-version N`);
+    }
+    return { id: t.id, version };
+  });
+}
+
+async function requeue(ctx: Context, o: RequeueOptions, targets: VersionedId[]): Promise<number> {
+  checkInboxScope(o);
+  if (targets.length > 0 === (o.all === true))
+    throw new UsageError('give receipt ids, or --all (every DEAD receipt), not both');
+  const reason = o.reason;
+  if (reason === undefined) throw new UsageError('--reason <text> is required');
+  const explicit = explicitTargets(targets, o.expectedVersion);
+  const total =
+    explicit.length > 0 ? explicit.length : (await ctx.db((db) => inboxAdmin(o, db).stats())).counts.DEAD;
+  const batches = explicit.length > 0 ? chunks(explicit, o.batchSize as number) : deadPages(ctx, o);
+  const a = audit(ctx, o);
+  const results = await perBatch(ctx, 'requeue', batches, total, (batch) =>
+    ctx.db(async (db) => {
+      const admin = inboxAdmin(o, db);
+      const out: ActionResult[] = [];
+      for (const target of batch) out.push(await requeueOne(admin, target, a, reason));
+      return out;
+    }),
+  );
+  return printActions(ctx, {
+    action: 'inbox requeue',
+    dryRun: a.dryRun,
+    results,
+    counts: countOutcomes(results),
+  });
+}
+
+export function registerInboxWrite(group: Command, ctx: Context): void {
+  mutating(inboxScoped(group.command('requeue')), true)
+    .description('DEAD -> PENDING at the version you observed (ids) or at the listed versions (--all)')
+    .argument('[ids...]', 'receipt ids, each as <id> or <id>:<version>', versionedId)
+    .option('--expected-version <n>', 'the version observed, for a single id', positiveInt())
+    .option('--all', 'every DEAD receipt in the scope, each at its listed version')
+    .action(
+      act<RequeueOptions>(ctx, (o, [ids]) => requeue(ctx, o, (ids as VersionedId[] | undefined) ?? [])),
+    );
+
+  registerReplay(group, ctx);
+  registerInboxMaintenance(group, ctx);
+}
+
+function registerReplay(group: Command, ctx: Context): void {
+  mutating(inboxScoped(group.command('replay')), true)
+    .description(
+      'a new PENDING copy of a COMPLETED receipt for --target-consumer (idempotent by --request-id)',
+    )
+    .argument('<id>', 'the COMPLETED receipt', uuid)
+    .requiredOption('--expected-version <n>', 'the version observed', positiveInt())
+    .requiredOption('--target-consumer <name>', 'the consumer that handles the copy')
+    .option('--request-id <uuid>', 'makes a repeated replay a duplicate (default: a new one)', uuid)
+    .action(
+      act<Options & { expectedVersion: number; targetConsumer: string; requestId?: string }>(
+        ctx,
+        async (o, [id]) => {
+          checkInboxScope(o);
+          if (o.reason === undefined) throw new UsageError('--reason <text> is required');
+          const a = audit(ctx, o);
+          const outcome = await ctx.db((db) =>
+            inboxAdmin(o, db).replay({
+              id: id as string,
+              expectedVersion: o.expectedVersion,
+              requestId: o.requestId ?? randomUUID(),
+              targetConsumer: o.targetConsumer,
+              actor: a.actor,
+              reason: o.reason as string,
+              dryRun: a.dryRun,
+            }),
+          );
+          const results = [{ id: id as string, outcome: outcome.kind, replayId: outcome.record.id }];
+          return printActions(ctx, {
+            action: 'inbox replay',
+            dryRun: a.dryRun,
+            results,
+            counts: countOutcomes(results),
+          });
+        },
+      ),
+    );
+}
+
+function registerInboxMaintenance(group: Command, ctx: Context): void {
+  releasing(mutating(inboxScoped(group.command('release'))), 'receipts')
+    .description('PROCESSING receipts of a dead worker back to PENDING with their attempt given back')
+    .action(
+      act<Options & ReleaseOptions>(ctx, (o) => {
+        checkInboxScope(o);
+        return runRelease(ctx, 'inbox release', o, async (limit) => {
+          const args = { ...audit(ctx, o), claimToken: o.claimToken, force: o.force, limit };
+          return (await ctx.db((db) => inboxAdmin(o, db).release(args))).released;
+        });
+      }),
+    );
+
+  mutating(inboxScoped(group.command('purge-payloads')))
+    .description(
+      'drops the payloads of COMPLETED receipts completed before --before (identity and fingerprint stay)',
+    )
+    .requiredOption(
+      '--before <when>',
+      'ISO timestamp, or an age (30d = completed more than 30 days ago)',
+      instant,
+    )
+    .action(
+      act<Options & { before: Date }>(ctx, (o) => {
+        checkInboxScope(o);
+        return runPurge(ctx, 'inbox purge-payloads', o, 'purged', async (limit) => {
+          const args = { ...audit(ctx, o), before: o.before, limit };
+          return (await ctx.db((db) => inboxAdmin(o, db).purgeCompletedPayload(args))).purged;
+        });
+      }),
+    );
+}

@@ -1,0 +1,86 @@
+import { FerryError, type OutboxRecord, type OutboxStatus } from '@ferry/core';
+import type { Command } from 'commander';
+import { act } from '../act';
+import type { Context } from '../command';
+import { printList, printRecord, printStats } from '../output';
+import { choice, duration, positiveInt, uuid } from '../parse';
+import { outboxAdmin, outboxScoped, outboxScopeName, type ScopeOptions } from '../scope';
+
+export const OUTBOX_STATUSES: readonly OutboxStatus[] = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'];
+
+export function outboxLine(r: OutboxRecord): string {
+  return [
+    r.id,
+    r.status,
+    r.type,
+    `tenant=${r.tenantId ?? '-'}`,
+    `key=${r.orderingKey ?? '-'}`,
+    `retries=${r.retryCount}/${r.maxRetries}`,
+    `created=${r.createdAt.toISOString()}`,
+    `error=${r.lastError === null ? '-' : JSON.stringify(r.lastError)}`,
+    ...(r.status !== 'PROCESSING' || r.claimToken === null
+      ? []
+      : [`claim=${r.claimToken}`, `lease=${r.leaseExpiresAt?.toISOString() ?? '-'}`]),
+  ].join(' ');
+}
+
+interface ListOptions extends ScopeOptions {
+  status?: OutboxStatus;
+  type?: string;
+  key?: string;
+  olderThan?: number;
+  limit?: number;
+  cursor?: string;
+}
+
+export function registerOutboxRead(group: Command, ctx: Context): void {
+  outboxScoped(
+    group.command('stats').description('counts per status, expired leases, oldest pending age'),
+  ).action(
+    act<ScopeOptions>(ctx, async (options) => {
+      const s = await ctx.db((db) => outboxAdmin(options, db).stats());
+      const counts = { PENDING: s.pending, PROCESSING: s.processing, SENT: s.sent, FAILED: s.failed };
+      printStats(ctx, {
+        kind: 'outbox',
+        scope: outboxScopeName(options),
+        counts,
+        total: s.pending + s.processing + s.sent + s.failed,
+        expiredLeases: s.expiredLeases,
+        oldestPendingAgeMs: s.oldestPendingAgeMs,
+      });
+    }),
+  );
+
+  outboxScoped(group.command('list').description('events, newest first, filtered'))
+    .option('--status <status>', `one of ${OUTBOX_STATUSES.join(', ')} (any case)`, choice(OUTBOX_STATUSES))
+    .option('--type <type>', 'only this event type')
+    .option('--key <key>', 'only this ordering key')
+    .option('--older-than <age>', 'only events created longer ago than this (30s, 15m, 12h, 7d)', duration)
+    .option('--limit <n>', 'rows per page (default 50)', positiveInt(1_000))
+    .option('--cursor <cursor>', 'continue after the previous page')
+    .action(
+      act<ListOptions>(ctx, async (o) => {
+        const page = await ctx.db((db) =>
+          outboxAdmin(o, db).list({
+            status: o.status,
+            type: o.type,
+            key: o.key,
+            createdBefore: o.olderThan === undefined ? undefined : new Date(Date.now() - o.olderThan),
+            limit: o.limit,
+            cursor: o.cursor,
+          }),
+        );
+        printList(ctx, 'outbox list', page, outboxLine);
+      }),
+    );
+
+  outboxScoped(
+    group.command('show').description('one event with every field').argument('<id>', 'event id', uuid),
+  ).action(
+    act<ScopeOptions>(ctx, async (options, [id]) => {
+      const record = await ctx.db((db) => outboxAdmin(options, db).get(id as string));
+      if (record === null) throw new FerryError('FERRY_NOT_FOUND', `no event ${String(id)} in this scope`);
+      printRecord(ctx, record);
+    }),
+  );
+}

@@ -1,0 +1,64 @@
+import { checkSchema, exportPrismaModels, exportSql, migrate } from '@ferry/core';
+import type { Command } from 'commander';
+import { act } from '../act';
+import type { Context } from '../command';
+import { printJson } from '../output';
+
+interface FolderOptions {
+  migrationsDir?: string;
+  table?: string;
+}
+
+function folderOptions(command: Command): Command {
+  return command
+    .option('--migrations-dir <dir>', "an application's migrations folder instead of ferry's")
+    .option('--table <name>', 'the table recording that folder (default app_migrations)');
+}
+
+export function registerSchema(program: Command, ctx: Context): void {
+  folderOptions(
+    program.command('migrate').description("apply ferry's pending migrations (or an application's folder)"),
+  ).action(
+    act<FolderOptions>(ctx, async (o) => {
+      const result = await ctx.db((db) => migrate(db, o));
+      if (ctx.json) return printJson(ctx, result);
+      for (const name of result.applied) ctx.io.out(`applied ${name}`);
+      ctx.io.out(
+        `ferry migrate: ${result.applied.length} applied, ${result.alreadyApplied.length} already applied`,
+      );
+    }),
+  );
+
+  folderOptions(
+    program
+      .command('check')
+      .description("verify ferry's schema (or an application's folder) without changing it"),
+  ).action(
+    act<FolderOptions>(ctx, async (o) => {
+      await ctx.db((db) => checkSchema(db, o));
+      if (ctx.json) printJson(ctx, { ready: true });
+      else ctx.io.out('ferry check: schema is ready');
+    }),
+  );
+
+  program
+    .command('schema')
+    .description("print ferry's Prisma models, for applications that manage their schema with Prisma")
+    .action(
+      act(ctx, async () => {
+        ctx.io.out(exportPrismaModels().trimEnd());
+      }),
+    );
+
+  program
+    .command('sql')
+    .description(
+      "print ferry's migrations as plain SQL (Prisma Migrate, Flyway, Liquibase); no database needed",
+    )
+    .option('--after <migration>', 'only the migrations after this one')
+    .action(
+      act<{ after?: string }>(ctx, async (o) => {
+        ctx.io.out(exportSql({ after: o.after }).trimEnd());
+      }),
+    );
+}

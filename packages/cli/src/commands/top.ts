@@ -1,0 +1,92 @@
+import type { HealthDetails } from '@ferry/core';
+import type { Command } from 'commander';
+import { act } from '../act';
+import type { Context } from '../command';
+import { printJson } from '../output';
+import { duration, positiveInt } from '../parse';
+import { healthOf } from './health';
+
+interface TopOptions {
+  interval: number;
+  iterations?: number;
+}
+
+interface Sample {
+  readonly at: number;
+  readonly sent: number;
+  readonly completed: number;
+}
+
+function age(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '-';
+  return ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 60_000)}m`;
+}
+
+function rate(now: Sample, before: Sample | undefined, key: 'sent' | 'completed'): string {
+  if (!before || now.at <= before.at) return '-';
+  return ((now[key] - before[key]) / ((now.at - before.at) / 1000)).toFixed(1);
+}
+
+function view(d: HealthDetails, now: Sample, before: Sample | undefined): string[] {
+  const o = d.outbox;
+  const i = d.inbox;
+  const outbox = o
+    ? `outbox pending=${o.pending} processing=${o.processing} sent=${o.sent} FAILED=${o.failed} ` +
+      `expired=${o.expiredLeases} sent/s=${rate(now, before, 'sent')} oldest=${age(o.oldestPendingAgeMs)}`
+    : 'outbox unavailable';
+  const inbox = i
+    ? `inbox pending=${i.counts.PENDING + i.counts.RETRYABLE} processing=${i.counts.PROCESSING} ` +
+      `completed=${i.counts.COMPLETED} DEAD=${i.counts.DEAD} expired=${i.expiredLeases} ` +
+      `completed/s=${rate(now, before, 'completed')} oldest=${age(i.oldestPendingAgeMs)}`
+    : 'inbox unavailable';
+  return [`${new Date(now.at).toISOString()} ${d.status}`, outbox, inbox];
+}
+
+/** Waits `ms` or until stopped (Ctrl-C). */
+function pause(ms: number, stop: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    stop.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+async function top(ctx: Context, o: TopOptions): Promise<number> {
+  const stop = new AbortController();
+  const onSigint = (): void => stop.abort();
+  process.once('SIGINT', onSigint);
+  let before: Sample | undefined;
+  try {
+    for (let n = 0; o.iterations === undefined || n < o.iterations; n += 1) {
+      if (n > 0) await pause(o.interval, stop.signal);
+      if (stop.signal.aborted) break;
+      const details = await healthOf(ctx, {});
+      const now = {
+        at: Date.now(),
+        sent: details.outbox?.sent ?? 0,
+        completed: details.inbox?.counts.COMPLETED ?? 0,
+      };
+      if (ctx.json) printJson(ctx, { at: new Date(now.at).toISOString(), ...details });
+      else if (ctx.io.isTTY) ctx.io.out(`\x1b[2J\x1b[H${view(details, now, before).join('\n')}`);
+      else ctx.io.out(view(details, now, before).join(' | '));
+      before = now;
+    }
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+  }
+  return 0;
+}
+
+export function registerTop(program: Command, ctx: Context): void {
+  program
+    .command('top')
+    .alias('watch')
+    .description(
+      'a live view: backlog, send / completion rates, oldest ages, FAILED / DEAD (plain lines when not a TTY)',
+    )
+    .option('--interval <age>', 'refresh period', duration, 2_000)
+    .option('--iterations <n>', 'stop after n refreshes (default: until Ctrl-C)', positiveInt())
+    .action(act<TopOptions>(ctx, (o) => top(ctx, o)));
+}

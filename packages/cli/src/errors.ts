@@ -1,0 +1,60 @@
+import { isFerryError } from '@ferry/core';
+import { CommanderError } from 'commander';
+
+/** A command-line mistake: exit code 2, code FERRY_USAGE. */
+export class UsageError extends Error {
+  readonly code = 'FERRY_USAGE';
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export interface ErrorAnswer {
+  readonly code: string;
+  readonly message: string;
+  readonly hint: string;
+  /** 1 failure, 2 usage. */
+  readonly exitCode: 1 | 2;
+}
+
+/** What an operator does next, by code; one table for every command. */
+const HINTS: Readonly<Record<string, string>> = {
+  FERRY_USAGE: 'see `ferry <command> --help`',
+  FERRY_SCHEMA_NOT_READY: "ferry's tables are missing or behind: run `ferry migrate`",
+  FERRY_DATABASE_UNAVAILABLE:
+    'check --database-url (or FERRY_DATABASE_URL / DATABASE_URL) and that PostgreSQL is up',
+  FERRY_DATABASE_ERROR:
+    'PostgreSQL refused the statement (its message says why; e.g. the database in --database-url must exist)',
+  FERRY_TIMEOUT: 'the database did not answer in time; retry, or check its load',
+  FERRY_VALIDATION_FAILED: 'a value was refused; see `ferry <command> --help`',
+  FERRY_NOT_FOUND: 'check the id and the scope (--tenant / --global)',
+  FERRY_STATE_CONFLICT: 'the record moved on: list it again and act on its current status and version',
+  FERRY_REPLAY_CONFLICT: 'that request id was used with other arguments: use a new --request-id',
+  FERRY_MIGRATION_CHECKSUM_MISMATCH: 'an applied migration was edited: restore the original file',
+  FERRY_MIGRATION_FAILED:
+    'the failing migration was rolled back; fix the cause and run `ferry migrate` again',
+  FERRY_MIGRATIONS_NOT_FOUND: 'check --migrations-dir / --after',
+};
+
+const GENERIC_HINT = 'see the FERRY error table in the @ferry/core README';
+
+/** Every failure as one answer: a FERRY code, a message and a hint. */
+export function answerFor(error: unknown): ErrorAnswer {
+  if (error instanceof UsageError) return usage(error.message);
+  if (error instanceof CommanderError) return usage(error.message.replace(/^error: /, ''));
+  if (isFerryError(error)) {
+    return {
+      code: error.code,
+      message: error.message,
+      hint: HINTS[error.code] ?? GENERIC_HINT,
+      exitCode: 1,
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: 'FERRY_UNEXPECTED', message, hint: GENERIC_HINT, exitCode: 1 };
+}
+
+function usage(message: string): ErrorAnswer {
+  return { code: 'FERRY_USAGE', message, hint: HINTS.FERRY_USAGE as string, exitCode: 2 };
+}

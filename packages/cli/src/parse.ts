@@ -1,0 +1,68 @@
+import { InvalidArgumentError } from 'commander';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A commander argParser for a positive integer at most `max`. */
+export function positiveInt(max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
+      throw new InvalidArgumentError(`must be an integer between 1 and ${max}, got "${value}"`);
+    }
+    return Number(value);
+  };
+}
+
+/** Case-insensitive choice; the value comes back in the canonical (upper) case. */
+export function choice<T extends string>(choices: readonly T[]): (value: string) => T {
+  return (value) => {
+    const found = choices.find((c) => c.toLowerCase() === value.toLowerCase());
+    if (found === undefined) {
+      throw new InvalidArgumentError(`must be one of ${choices.join(', ')} (any case), got "${value}"`);
+    }
+    return found;
+  };
+}
+
+export function uuid(value: string): string {
+  if (!UUID.test(value)) throw new InvalidArgumentError(`must be a UUID, got "${value}"`);
+  return value.toLowerCase();
+}
+
+/** Variadic UUID arguments. */
+export function uuids(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), uuid(value)];
+}
+
+const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `30s`, `15m`, `12h`, `7d` (a duration) as milliseconds. */
+export function duration(value: string): number {
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(value);
+  if (!match) throw new InvalidArgumentError(`must be a duration like 30s, 15m, 12h or 7d, got "${value}"`);
+  return Number(match[1]) * (UNITS[match[2] as string] as number);
+}
+
+/** An ISO timestamp, or a duration meaning that long ago (`7d` = seven days before now). */
+export function instant(value: string): Date {
+  if (/^\d+(ms|s|m|h|d)$/.test(value)) return new Date(Date.now() - duration(value));
+  const parsed = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
+  if (Number.isNaN(parsed.getTime())) {
+    throw new InvalidArgumentError(`must be an ISO timestamp or a duration like 7d, got "${value}"`);
+  }
+  return parsed;
+}
+
+/** `<uuid>` or `<uuid>:<version>` (inbox requeue). */
+export function versionedId(value: string, previous: VersionedId[] | undefined): VersionedId[] {
+  const [id, version, extra] = value.split(':');
+  if (extra !== undefined || (version !== undefined && !/^\d+$/.test(version))) {
+    throw new InvalidArgumentError(`must be <id> or <id>:<version>, got "${value}"`);
+  }
+  const entry = { id: uuid(id as string), version: version === undefined ? null : Number(version) };
+  return [...(previous ?? []), entry];
+}
+
+export interface VersionedId {
+  readonly id: string;
+  readonly version: number | null;
+}

@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import type { Context } from './command';
+import { registerAudit } from './commands/audit';
+import { registerHealth } from './commands/health';
+import { registerInboxRead } from './commands/inboxRead';
+import { registerInboxWrite } from './commands/inboxWrite';
+import { registerOutboxRead } from './commands/outboxRead';
+import { registerOutboxWrite } from './commands/outboxWrite';
+import { registerSchema } from './commands/schema';
+import { registerTop } from './commands/top';
+
+function version(): string {
+  const file = path.join(__dirname, '..', 'package.json');
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
+const FOOTER = `
+The database is --database-url, else FERRY_DATABASE_URL, else DATABASE_URL (no default).
+Outbox commands without --tenant act on every tenant (operator scope); inbox commands need
+--tenant or --global. Mutations take --dry-run, are audited (ferry audit list), and print one
+outcome per id. Exit codes: 0 ok, 1 failure or an outcome other than applied, 2 usage.`;
+
+/** The whole command tree; output and exits go through `ctx` (commander never exits the process). */
+export function buildProgram(ctx: Context, onError: (message: string) => void): Command {
+  const program = new Command('ferry')
+    .description('ferry operator CLI: schema, outbox and inbox operations, audit, health')
+    .version(version(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help for a command')
+    .option('--database-url <url>', 'PostgreSQL connection string')
+    .option('--json', 'one JSON document per answer on stdout, errors included')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => ctx.io.out(text.trimEnd()),
+      writeErr: (text) => ctx.io.err(text.trimEnd()),
+      outputError: (text) => onError(text.trim()),
+    })
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .addHelpText('after', FOOTER);
+  registerSchema(program, ctx);
+  const outbox = program
+    .command('outbox')
+    .description('outbox events: inspect, retry, mark failed, release, purge');
+  registerOutboxRead(outbox, ctx);
+  registerOutboxWrite(outbox, ctx);
+  const inbox = program
+    .command('inbox')
+    .description('inbox receipts: inspect, requeue, replay, release, purge payloads');
+  registerInboxRead(inbox, ctx);
+  registerInboxWrite(inbox, ctx);
+  registerAudit(program, ctx);
+  registerHealth(program, ctx);
+  registerTop(program, ctx);
+  return program;
+}

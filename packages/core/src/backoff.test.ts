@@ -1,0 +1,40 @@
+import {
+  backoffDelay,
+  inboxRetryCeilingMs,
+  inboxRetryDelayMs,
+  outboxRetryDelayMs,
+  reconnectDelayMs,
+} from './backoff';
+
+describe('backoff (one module for outbox, inbox, reconnects and transports)', () => {
+  it('outbox exponential is min(maxDelay, initialDelay * 2^(retryCount - 1)) and fixed is initialDelay', () => {
+    const retry = { backoff: 'exponential', initialDelay: 1_000, maxDelay: 86_400_000 } as const;
+    expect([1, 2, 3, 4].map((n) => outboxRetryDelayMs(retry, n))).toEqual([1_000, 2_000, 4_000, 8_000]);
+    expect(outboxRetryDelayMs({ ...retry, maxDelay: 5_000 }, 4)).toBe(5_000);
+    expect(outboxRetryDelayMs({ ...retry, initialDelay: 0 }, 5_000)).toBe(0);
+    expect([1, 2, 9].map((n) => outboxRetryDelayMs({ ...retry, backoff: 'fixed' }, n))).toEqual([
+      1_000, 1_000, 1_000,
+    ]);
+  });
+
+  it('inbox is capped exponential with full jitter drawn from the injected random source', () => {
+    expect([1, 2, 3, 4, 2_000].map((a) => inboxRetryCeilingMs(a, 1_000, 5_000))).toEqual([
+      1_000, 2_000, 4_000, 5_000, 5_000,
+    ]);
+    expect(inboxRetryDelayMs(3, 1_000, 300_000, () => 0)).toBe(0);
+    expect(inboxRetryDelayMs(3, 1_000, 300_000, () => 0.25)).toBe(1_000);
+    expect(inboxRetryDelayMs(3, 1_000, 300_000, () => 1)).toBe(4_000);
+  });
+
+  it('reconnect delays double from the initial delay up to the cap', () => {
+    expect([0, 1, 2, 10, 5_000].map((f) => reconnectDelayMs(500, 30_000, f))).toEqual([
+      500, 1_000, 2_000, 30_000, 30_000,
+    ]);
+  });
+
+  it('a policy never returns a negative delay or one above its cap, whatever the random source says', () => {
+    const policy = { initialMs: 100, maxMs: 1_000, multiplier: 1.5, jitter: 'full' } as const;
+    expect(backoffDelay(50, policy, () => 7)).toBe(1_000);
+    expect(backoffDelay(2, policy, () => -3)).toBe(0);
+  });
+});

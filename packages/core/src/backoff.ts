@@ -1,0 +1,126 @@
+import { FerryConfigError } from './errors';
+import { integerOption } from './optionChecks';
+
+/**
+ * The one home of ferry's backoff formulas (outbox retries, inbox retries, reconnects,
+ * transports). Every function is pure; jitter takes its random source as an argument.
+ * Components keep their own option names and map them onto a BackoffPolicy here.
+ */
+
+/** A source of uniform random numbers in [0, 1); injected so tests can pin jitter. */
+export type RandomSource = () => number;
+
+export interface BackoffPolicy {
+  /** Delay before the first retry, in milliseconds. */
+  readonly initialMs: number;
+  /** Upper bound of any delay, in milliseconds. */
+  readonly maxMs: number;
+  /** Growth factor per attempt (1 = fixed delay). */
+  readonly multiplier: number;
+  /** `full` draws uniformly from [0, delay]; `none` returns the delay as computed. */
+  readonly jitter: 'none' | 'full';
+}
+
+/** The capped delay before jitter: min(maxMs, initialMs * multiplier^(attempt - 1)). */
+export function backoffCeiling(attempt: number, policy: Omit<BackoffPolicy, 'jitter'>): number {
+  const exponent = Math.max(0, Math.floor(attempt) - 1);
+  // 0 * Infinity is NaN: a zero initial delay stays zero however large the attempt.
+  if (policy.initialMs === 0) return 0;
+  const raw = policy.initialMs * Math.pow(policy.multiplier, exponent);
+  return Math.min(policy.maxMs, Number.isFinite(raw) ? raw : policy.maxMs);
+}
+
+/**
+ * Delay before retry number `attempt` (1-based): the ceiling above, then jittered.
+ * Never negative, never above maxMs.
+ */
+export function backoffDelay(
+  attempt: number,
+  policy: BackoffPolicy,
+  random: RandomSource = Math.random,
+): number {
+  const ceiling = backoffCeiling(attempt, policy);
+  if (policy.jitter === 'none') return Math.round(ceiling);
+  return Math.round(Math.min(1, Math.max(0, random())) * ceiling);
+}
+
+/**
+ * Outbox retry delay after `retryCount` failed attempts (spec 000): exponential
+ * `min(maxDelay, initialDelay * 2^(retryCount - 1))`, or fixed `initialDelay` (also capped).
+ * The caller adds it to the database clock.
+ */
+export function outboxRetryDelayMs(
+  retry: {
+    readonly backoff: 'fixed' | 'exponential';
+    readonly initialDelay: number;
+    readonly maxDelay: number;
+  },
+  retryCount: number,
+): number {
+  return backoffDelay(retryCount, {
+    initialMs: retry.initialDelay,
+    maxMs: retry.maxDelay,
+    multiplier: retry.backoff === 'fixed' ? 1 : 2,
+    jitter: 'none',
+  });
+}
+
+/** Capped exponential delay for reconnects and failed poll cycles: initial * 2^failures. */
+export function reconnectDelayMs(initial: number, max: number, failures: number): number {
+  return backoffDelay(failures + 1, { initialMs: initial, maxMs: max, multiplier: 2, jitter: 'none' });
+}
+
+/** Inbox retry ceiling (spec 002) before jitter: min(max, base * 2^(attempt - 1)). */
+export function inboxRetryCeilingMs(attempt: number, baseMs: number, maxMs: number): number {
+  return backoffCeiling(attempt, { initialMs: baseMs, maxMs, multiplier: 2 });
+}
+
+/** Inbox retry delay: full jitter over inboxRetryCeilingMs; `attempt` is the one that just failed. */
+export function inboxRetryDelayMs(
+  attempt: number,
+  baseMs: number,
+  maxMs: number,
+  random: RandomSource,
+): number {
+  return backoffDelay(attempt, { initialMs: baseMs, maxMs, multiplier: 2, jitter: 'full' }, random);
+}
+
+/** `given` over `defaults`, checked; `name` prefixes the option named in a FerryConfigError. */
+export function resolveBackoff(
+  name: string,
+  given: Partial<BackoffPolicy> | undefined,
+  defaults: BackoffPolicy,
+): BackoffPolicy {
+  const policy = { ...defaults, ...given };
+  integerOption(`${name}.initialMs`, policy.initialMs, 1);
+  integerOption(`${name}.maxMs`, policy.maxMs, policy.initialMs);
+  if (!Number.isFinite(policy.multiplier) || policy.multiplier < 1) {
+    throw new FerryConfigError(`${name}.multiplier`, 'must be a finite number >= 1');
+  }
+  if (policy.jitter !== 'none' && policy.jitter !== 'full') {
+    throw new FerryConfigError(`${name}.jitter`, "must be 'none' or 'full'");
+  }
+  return policy;
+}
+
+/**
+ * Resolves after `ms`, or rejects with the signal's reason as soon as the signal aborts,
+ * so every backoff wait can be cancelled by close().
+ */
+export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

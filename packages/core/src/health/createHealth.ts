@@ -1,0 +1,127 @@
+import { FerryConfigError, FerryError, isFerryError } from '../errors';
+import { readStats } from '../inbox/sql/stats';
+import { createOutboxAdmin } from '../outbox/admin';
+import { checkSchema } from '../schema/checkSchema';
+import { withTranslation } from '../sql/dbErrors';
+import type {
+  FerryHealth,
+  HealthCheck,
+  HealthDetails,
+  HealthOptions,
+  HealthReport,
+  LoopSource,
+} from './types';
+
+const up = (name: string, detail: string): HealthCheck => ({ name, status: 'up', detail });
+const down = (name: string, detail: string): HealthCheck => ({ name, status: 'down', detail });
+
+function report(checks: HealthCheck[]): HealthReport {
+  return { status: checks.every((c) => c.status === 'up') ? 'up' : 'down', checks };
+}
+
+function describe(error: unknown): string {
+  if (isFerryError(error)) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Resolves with `work`'s check, or a down check once `timeoutMs` passes. */
+async function probe(name: string, timeoutMs: number, work: () => Promise<string>): Promise<HealthCheck> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<HealthCheck>((resolve) => {
+    timer = setTimeout(() => resolve(down(name, `no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([work().then((detail) => up(name, detail)), deadline]);
+  } catch (error) {
+    return down(name, describe(error));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function positive(option: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new FerryConfigError(option, 'must be a positive integer');
+  return value;
+}
+
+/**
+ * Health over the relay, the inbox worker and the transports. Liveness reads the loops'
+ * last successful cycle (no database); readiness probes the database, ferry's schema and
+ * each transport, each with a deadline; details adds backlog counts against thresholds.
+ */
+export function createHealth(options: HealthOptions): FerryHealth {
+  const db = withTranslation(options.db, 'health');
+  const maxAge = positive('maxCycleAgeMs', options.maxCycleAgeMs, 60_000);
+  const timeoutMs = positive('checkTimeoutMs', options.checkTimeoutMs, 5_000);
+  const createdAt = Date.now();
+
+  function loop(name: string, source: LoopSource): HealthCheck {
+    if (source.state === 'closing' || source.state === 'closed') return down(name, `state ${source.state}`);
+    const last = source.lastCycleAt?.getTime() ?? null;
+    const age = Date.now() - (last ?? createdAt);
+    if (age <= maxAge) return up(name, last === null ? 'starting' : `last cycle ${age} ms ago`);
+    return down(name, last === null ? `no cycle in ${age} ms` : `last cycle ${age} ms ago (bound ${maxAge})`);
+  }
+
+  async function liveness(): Promise<HealthReport> {
+    const checks: HealthCheck[] = [];
+    if (options.relay) checks.push(loop('relay', options.relay));
+    if (options.inbox) checks.push(loop('inbox worker', options.inbox));
+    return report(checks);
+  }
+
+  async function readiness(): Promise<HealthReport> {
+    const checks = [
+      probe('database', timeoutMs, async () => {
+        await db.query('SELECT 1');
+        return 'reachable';
+      }),
+    ];
+    if (options.checkSchema ?? true) {
+      checks.push(probe('schema', timeoutMs, () => checkSchema(db).then(() => 'ready')));
+    }
+    for (const t of options.transports ?? []) {
+      checks.push(probe(`transport ${t.name}`, timeoutMs, () => t.check().then(() => 'ready')));
+    }
+    return report(await Promise.all(checks));
+  }
+
+  async function details(): Promise<HealthDetails> {
+    const [live, ready] = await Promise.all([liveness(), readiness()]);
+    const checks = [...live.checks, ...ready.checks];
+    if (ready.status === 'down') return { ...report(checks), outbox: null, inbox: null };
+    try {
+      const outbox = await createOutboxAdmin(db).health(options.outboxThresholds);
+      checks.push(
+        outbox.healthy
+          ? up('outbox backlog', 'within thresholds')
+          : down('outbox backlog', outbox.problems.join('; ')),
+      );
+      const inbox = await readStats(db, null);
+      checks.push(inboxBacklog(inbox, options));
+      return { ...report(checks), outbox: outbox.stats, inbox };
+    } catch (error) {
+      if (!(error instanceof FerryError)) throw error;
+      checks.push(down('backlog', describe(error)));
+      return { ...report(checks), outbox: null, inbox: null };
+    }
+  }
+
+  return { liveness, readiness, details };
+}
+
+function inboxBacklog(stats: Awaited<ReturnType<typeof readStats>>, options: HealthOptions): HealthCheck {
+  const maxDead = options.inboxThresholds?.maxDead ?? 0;
+  const maxAge = options.inboxThresholds?.maxOldestPendingAgeMs ?? 300_000;
+  const problems: string[] = [];
+  if (stats.counts.DEAD > maxDead) problems.push(`${stats.counts.DEAD} DEAD receipts (threshold ${maxDead})`);
+  if (stats.oldestPendingAgeMs !== null && stats.oldestPendingAgeMs > maxAge) {
+    problems.push(`oldest unfinished receipt is ${stats.oldestPendingAgeMs} ms old (threshold ${maxAge})`);
+  }
+  if (stats.expiredLeases > 0)
+    problems.push(`${stats.expiredLeases} expired leases (a dead worker? see release)`);
+  return problems.length === 0
+    ? up('inbox backlog', 'within thresholds')
+    : down('inbox backlog', problems.join('; '));
+}

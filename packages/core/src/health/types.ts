@@ -1,0 +1,68 @@
+import type { InboxStats } from '../inbox/sql/stats';
+import type { HealthThresholds, OutboxStats } from '../outbox/adminTypes';
+import type { SqlExecutor } from '../sql/executor';
+
+/** A loop whose liveness is its last successful cycle: the relay, or the Inbox (its worker). */
+export interface LoopSource {
+  /** When the loop last finished a cycle without an error; null before the first. */
+  readonly lastCycleAt: Date | null;
+  /** relay.state / inbox.state: 'closing' and 'closed' are not alive. */
+  readonly state?: string;
+}
+
+/** A broker connection: `check` resolves when it is usable (e.g. `() => consumer.ready()`). */
+export interface TransportProbe {
+  readonly name: string;
+  check(): Promise<unknown>;
+}
+
+export interface InboxThresholds {
+  /** Default 0: any DEAD receipt is reported. */
+  readonly maxDead?: number;
+  /** Default 300,000 ms. */
+  readonly maxOldestPendingAgeMs?: number;
+}
+
+export interface HealthOptions {
+  readonly db: SqlExecutor;
+  readonly relay?: LoopSource;
+  readonly inbox?: LoopSource;
+  readonly transports?: readonly TransportProbe[];
+  /** A running loop must have finished a cycle within this. Default 60,000 ms (above the relay's 30 s error backoff cap). */
+  readonly maxCycleAgeMs?: number;
+  /** Deadline of each readiness probe (database, schema, transport). Default 5,000 ms. */
+  readonly checkTimeoutMs?: number;
+  /** Readiness checks ferry's schema (tables and migrations). Default true. */
+  readonly checkSchema?: boolean;
+  /** Backlog thresholds for details(). */
+  readonly outboxThresholds?: HealthThresholds;
+  readonly inboxThresholds?: InboxThresholds;
+}
+
+export interface HealthCheck {
+  readonly name: string;
+  readonly status: 'up' | 'down';
+  /** Why, for operators: an age, an error code and message, a count over its threshold. */
+  readonly detail: string;
+}
+
+export interface HealthReport {
+  readonly status: 'up' | 'down';
+  readonly checks: readonly HealthCheck[];
+}
+
+export interface HealthDetails extends HealthReport {
+  /** Operator-scope outbox counts (every tenant). */
+  readonly outbox: OutboxStats | null;
+  /** Inbox counts over every scope. */
+  readonly inbox: InboxStats | null;
+}
+
+export interface FerryHealth {
+  /** The loops only (no database): each finished a cycle within maxCycleAgeMs. For liveness probes. */
+  liveness(): Promise<HealthReport>;
+  /** Database reachable, schema in place, every transport probe resolved. For readiness probes. */
+  readiness(): Promise<HealthReport>;
+  /** Liveness + readiness + backlog (FAILED, DEAD, oldest pending ages) against thresholds. */
+  details(): Promise<HealthDetails>;
+}

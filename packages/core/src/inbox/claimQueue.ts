@@ -1,0 +1,133 @@
+import { startLease, type Lease } from '../lease';
+import { emit, emitInfrastructure, type ProcessDeps } from './process';
+import type { ClaimedReceipt } from './types';
+
+/** A claim ready to start, and the local time its lease is proven from (its lease clock). */
+export interface QueuedClaim {
+  readonly receipt: ClaimedReceipt;
+  readonly claimedAt: number;
+}
+
+/** The rows of one claim statement still waiting, under one lease renewed for all of them. */
+interface Batch {
+  readonly rows: Map<string, ClaimedReceipt>;
+  lease: Lease | undefined;
+}
+
+/**
+ * The worker's local queue: receipts claimed ahead of free lanes (worker.prefetch). Every
+ * batch of waiting claims keeps one lease (the lease kit) whose renewal extends all of its
+ * rows in one statement, fenced by claim token; rows a renewal no longer finds owned leave
+ * the queue. A batch whose lease cannot be proven alive is dropped: its rows never start and
+ * are recovered after their lease expires. release() gives unstarted claims back (close()).
+ */
+export class ClaimQueue<TTx> {
+  private readonly batches: Batch[] = [];
+  /** Lease stops not yet settled (a renewal in flight); release() waits for them. */
+  private readonly stopping = new Set<Promise<void>>();
+
+  constructor(private readonly deps: ProcessDeps<TTx>) {}
+
+  get size(): number {
+    return this.batches.reduce((sum, batch) => sum + batch.rows.size, 0);
+  }
+
+  /**
+   * Queues the rows of one claim; `claimedAt` is the local time its statement was sent. They
+   * start earliest due first (the claim statement returns them in no particular order).
+   */
+  add(receipts: readonly ClaimedReceipt[], claimedAt: number): void {
+    if (receipts.length === 0) return;
+    const due = [...receipts].sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
+    const batch: Batch = { rows: new Map(due.map((r) => [r.id, r])), lease: undefined };
+    const { worker } = this.deps;
+    batch.lease = startLease({
+      durationMs: worker.leaseMs,
+      intervalMs: worker.heartbeatIntervalMs,
+      claimedAt,
+      renew: () => this.renew(batch),
+      onLost: () => this.drop(batch),
+      onError: (error) => emitInfrastructure(this.deps, 'queue-heartbeat', error),
+    });
+    this.batches.push(batch);
+  }
+
+  /**
+   * The oldest waiting claim whose lease is still proven alive locally, removed from the
+   * queue; undefined when none is left.
+   */
+  take(now = performance.now()): QueuedClaim | undefined {
+    const { leaseMs, heartbeatIntervalMs } = this.deps.worker;
+    for (;;) {
+      const batch = this.batches[0];
+      if (!batch) return undefined;
+      const lease = batch.lease;
+      if (!lease || lease.lost || now >= lease.provenAt + leaseMs - heartbeatIntervalMs) {
+        this.drop(batch);
+        continue;
+      }
+      const [receipt] = batch.rows.values();
+      if (!receipt) {
+        this.finish(batch);
+        continue;
+      }
+      batch.rows.delete(receipt.id);
+      if (batch.rows.size === 0) this.finish(batch);
+      return { receipt, claimedAt: lease.provenAt };
+    }
+  }
+
+  /**
+   * Stops every batch lease, waits for renewals in flight, and gives the waiting claims back
+   * (their attempt returned); resolves how many were released.
+   */
+  async release(): Promise<number> {
+    const waiting = this.batches.flatMap((batch) => [...batch.rows.values()]);
+    for (const batch of [...this.batches]) this.finish(batch);
+    await Promise.all(this.stopping);
+    if (waiting.length === 0) return 0;
+    try {
+      return (await this.deps.ops.release(waiting)).length;
+    } catch (error) {
+      emitInfrastructure(this.deps, 'release', error);
+      return 0;
+    }
+  }
+
+  private async renew(batch: Batch): Promise<boolean> {
+    const waiting = [...batch.rows.values()];
+    if (waiting.length === 0) return true;
+    const owned = await this.deps.ops.renewQueued(waiting);
+    for (const receipt of waiting) {
+      if (!owned.has(receipt.id) && batch.rows.delete(receipt.id)) this.lost(receipt);
+    }
+    if (batch.rows.size === 0) this.finish(batch);
+    return true;
+  }
+
+  /** The batch's lease can no longer be proven: its rows are not started. */
+  private drop(batch: Batch): void {
+    for (const receipt of batch.rows.values()) this.lost(receipt);
+    batch.rows.clear();
+    this.finish(batch);
+  }
+
+  private finish(batch: Batch): void {
+    const stopped = batch.lease?.stop();
+    if (stopped) {
+      this.stopping.add(stopped);
+      void stopped.then(() => this.stopping.delete(stopped));
+    }
+    const index = this.batches.indexOf(batch);
+    if (index >= 0) this.batches.splice(index, 1);
+  }
+
+  private lost(receipt: ClaimedReceipt): void {
+    emit(this.deps, {
+      type: 'lease-lost',
+      receiptId: receipt.id,
+      consumer: receipt.consumer,
+      attempt: receipt.attempts,
+    });
+  }
+}

@@ -1,0 +1,53 @@
+import type { InboxAcceptInput } from '../contracts';
+import { FerryError } from '../errors';
+import { TRANSPORT_REJECT_REASONS } from '../transport/errors';
+import type { BatchOutcome } from './accept';
+
+/**
+ * Whether an inbox with these handlers takes messages for `consumer`. An inbox without any
+ * handler is an acceptance-only inbox (its workers run elsewhere) and takes every name.
+ */
+export function handlesConsumer(handlerNames: readonly string[], consumer: string): boolean {
+  return handlerNames.length === 0 || handlerNames.includes(consumer);
+}
+
+/** The error a transport raises when attached for a consumer name no handler is registered for. */
+export function handlerMissingError(consumer: string, handlerNames: readonly string[]): FerryError {
+  return new FerryError(
+    'FERRY_HANDLER_MISSING',
+    `no inbox handler is registered for consumer "${consumer}" (handlers: ${handlerNames.join(', ')})`,
+    { details: { consumer, handlers: [...handlerNames] } },
+  );
+}
+
+/**
+ * Accepts the inputs whose consumer has a handler; the others become `invalid` with code
+ * FERRY_HANDLER_MISSING instead of receipts no worker would ever claim. Order is kept.
+ */
+export async function acceptHandled(
+  inputs: readonly InboxAcceptInput[],
+  handlerNames: readonly string[],
+  accept: (inputs: readonly InboxAcceptInput[]) => Promise<BatchOutcome[]>,
+): Promise<BatchOutcome[]> {
+  if (!Array.isArray(inputs)) return accept(inputs); // acceptBatch refuses it with a validation error
+  // An entry that is not an object, or has no string consumer, is left to acceptBatch's own
+  // input validation, which reports it as invalid with its reason.
+  const covered = (input: InboxAcceptInput): boolean =>
+    typeof input !== 'object' ||
+    input === null ||
+    typeof input.consumer !== 'string' ||
+    handlesConsumer(handlerNames, input.consumer);
+  const handled = inputs.filter(covered);
+  if (handled.length === inputs.length) return accept(inputs);
+  const accepted = handled.length === 0 ? [] : await accept(handled);
+  let next = 0;
+  return inputs.map((input): BatchOutcome => {
+    if (covered(input)) return accepted[next++] as BatchOutcome;
+    return {
+      kind: 'invalid',
+      code: 'FERRY_HANDLER_MISSING',
+      reason: handlerMissingError(String(input.consumer), handlerNames).message,
+      rejectReason: TRANSPORT_REJECT_REASONS.handlerMissing,
+    };
+  });
+}

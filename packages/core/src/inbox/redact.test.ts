@@ -1,0 +1,60 @@
+import { FerryError } from '../errors';
+import { createRedactor, describeError, redactText } from './redact';
+
+describe('redaction of error text', () => {
+  it.each([
+    ['password is hunter2', 'hunter2'],
+    ['the password was hunter2, retry', 'hunter2'],
+    ['db_password: "hunter2"', 'hunter2'],
+    ['set secret to s3cr3t-value', 's3cr3t-value'],
+    ['card 4111 1111 1111 1111 declined', '4111 1111 1111 1111'],
+    ['card 4111-1111-1111-1111 declined', '4111-1111-1111-1111'],
+    ['pan 4111111111111111', '4111111111111111'],
+    ['call +1 (555) 123-4567 now', '555) 123-4567'],
+    ['phone 030 1234567', '030 1234567'],
+    ['sms to +447700900123 failed', '447700900123'],
+    ['jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig-nature_x', 'eyJhbGciOiJIUzI1NiJ9'],
+    ['postgres://app:pw@db/x', 'pw@'],
+    ['connect to postgres://:s3cr3t@db/prod failed', 's3cr3t'],
+    ['connect to postgres://app:s3@cr3t@db/prod failed', 'cr3t'],
+    ['DATABASE_URL=postgresql://app:p@ss:w@rd@db:5432/prod', ':w@rd'],
+    ['mail bob@example.com', 'bob@example.com'],
+  ])('removes the secret from %j', (text, secret) => {
+    expect(redactText(text)).not.toContain(secret);
+  });
+
+  it.each([
+    'connect ECONNREFUSED 127.0.0.1:5432',
+    'inbox receipt 12345678-1234-1234-1234-123456789012: claim lost before completion',
+    'payload is 300000 bytes; the limit is 262144',
+    'lease expired at 2026-12-01T04:13:12.000Z (2026-12-01)',
+    'timeout after 10000ms on attempt 3 of 8',
+  ])('keeps operational detail in %j', (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
+  it('stores the name, the code and the redacted message, bounded', () => {
+    const error = Object.assign(new Error('password is hunter2'), { code: 'E_AUTH' });
+    expect(describeError(error)).toBe('Error [E_AUTH]: password is [redacted]');
+    expect(describeError(new FerryError('FERRY_TIMEOUT', 'call 555 123 4567'))).toBe(
+      'FerryError [FERRY_TIMEOUT]: call [redacted-phone]',
+    );
+    const smuggled = Object.assign(new Error('x'), { code: 'hunter2 4111 1111 1111 1111' });
+    expect(describeError(smuggled)).toBe('Error: x');
+    expect(describeError(new Error('x'.repeat(5000)), 100)).toHaveLength(100);
+  });
+
+  it('keeps what the allow-list names: a sensitive key by name, any text by pattern', () => {
+    const redact = createRedactor({ allow: ['token', /order 4\d{15}/] });
+    expect(redact('token: page-2 password: hunter2')).toBe('token: page-2 password: [redacted]');
+    expect(redact('order 4111111111111111 failed, card 4111111111111111')).toBe(
+      'order 4111111111111111 failed, card [redacted-card]',
+    );
+    expect(describeError(new Error('token: page-2'), undefined, redact)).toBe('Error: token: page-2');
+  });
+
+  it('redacts the extra keys an application names', () => {
+    const redact = createRedactor({ keys: ['ssn', 'iban'] });
+    expect(redact('ssn=123-45-6789 iban: DE89370400440532013000')).toBe('ssn=[redacted] iban: [redacted]');
+  });
+});

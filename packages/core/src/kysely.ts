@@ -1,0 +1,3 @@
+// Kysely's transaction adapter (`@ferry/core/kysely`), apart from `@ferry/core` because kysely is
+// an optional peer dependency: only applications that import this entry point need it installed.
+export { fromKysely, kyselyTransactions } from './sql/kysely';

@@ -1,0 +1,2 @@
+export { startLease, type Lease, type LeaseLoss, type LeaseLossReason, type LeaseOptions } from './heartbeat';
+export { checkLeaseTiming } from './timing';

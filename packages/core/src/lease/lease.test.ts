@@ -1,0 +1,126 @@
+import { FerryConfigError } from '../errors';
+import { startLease, type LeaseLoss, type LeaseOptions } from './heartbeat';
+import { checkLeaseTiming } from './timing';
+
+const never = (): Promise<boolean> => new Promise<boolean>(() => undefined);
+
+function lease(overrides: Partial<LeaseOptions> & Pick<LeaseOptions, 'renew'>) {
+  const losses: Array<LeaseLoss & { at: number }> = [];
+  const errors: unknown[] = [];
+  const handle = startLease({
+    durationMs: 1_000,
+    intervalMs: 300,
+    claimedAt: Date.now(),
+    onLost: (loss) => losses.push({ ...loss, at: Date.now() }),
+    onError: (error) => errors.push(error),
+    now: () => Date.now(),
+    ...overrides,
+  });
+  return { handle, losses, errors };
+}
+
+beforeEach(() => jest.useFakeTimers({ now: 0 }));
+afterEach(() => jest.useRealTimers());
+
+describe('lease kit', () => {
+  it('keeps a lease whose renewals succeed, renewing once per interval', async () => {
+    const renew = jest.fn(async () => true);
+    const { handle, losses } = lease({ renew });
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(losses).toEqual([]);
+    expect(renew).toHaveBeenCalledTimes(33);
+    await handle.stop();
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(renew).toHaveBeenCalledTimes(33);
+  });
+
+  it('counts a lease whose renewal hangs forever as lost at duration - interval, and stops in bounded time', async () => {
+    const renew = jest.fn(never);
+    const { handle, losses, errors } = lease({ renew });
+    await jest.advanceTimersByTimeAsync(699);
+    expect(losses).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'expired', at: 700 })]);
+    expect(handle.signal.aborted).toBe(true);
+    expect(errors.length).toBeGreaterThan(0);
+    let stopped = false;
+    void handle.stop().then(() => (stopped = true));
+    await jest.advanceTimersByTimeAsync(300);
+    expect(stopped).toBe(true);
+    const calls = renew.mock.calls.length;
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(renew).toHaveBeenCalledTimes(calls);
+  });
+
+  it('aborts the signal of a renewal that missed its deadline', async () => {
+    const signals: AbortSignal[] = [];
+    const { handle } = lease({
+      renew: (signal) => {
+        signals.push(signal);
+        return never();
+      },
+    });
+    await jest.advanceTimersByTimeAsync(600);
+    expect(signals[0]?.aborted).toBe(true);
+    await handle.stop();
+  });
+
+  it('reports a takeover when a renewal finds the claim gone', async () => {
+    const { losses, handle } = lease({ renew: async () => false });
+    await jest.advanceTimersByTimeAsync(300);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'taken_over', at: 300 })]);
+    await handle.stop();
+  });
+
+  it('loses the lease after `tolerance` consecutive failures, and a success resets the count', async () => {
+    const results = [false, true, false, false];
+    const { losses, handle } = lease({
+      durationMs: 10_000,
+      intervalMs: 100,
+      tolerance: 2,
+      renew: async () => {
+        if (results.shift()) return true;
+        throw new Error('database down');
+      },
+    });
+    await jest.advanceTimersByTimeAsync(300);
+    expect(losses).toEqual([]);
+    await jest.advanceTimersByTimeAsync(100);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'renewal_failed', at: 400 })]);
+    expect(losses[0]?.message).toContain('database down');
+    await handle.stop();
+  });
+
+  it('measures expiry from when the last successful renewal was sent, not when it returned', async () => {
+    let first = true;
+    const { losses, handle } = lease({
+      renew: () => {
+        if (!first) return never();
+        first = false;
+        return new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 250));
+      },
+    });
+    // Renewal sent at 300 returned at 550: the lease is proven from 300, lost at 300 + 700.
+    await jest.advanceTimersByTimeAsync(999);
+    expect(losses).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'expired', at: 1_000 })]);
+    await handle.stop();
+  });
+});
+
+describe('lease timing rule', () => {
+  const names = { duration: 'lease.duration', interval: 'lease.heartbeatInterval', tolerance: 'lease.tol' };
+  it('accepts interval x tolerance below the duration and rejects the rest, naming the option', () => {
+    expect(() => checkLeaseTiming(names, { duration: 1_000, interval: 300, tolerance: 3 })).not.toThrow();
+    expect(() => checkLeaseTiming(names, { duration: 1_000, interval: 300, tolerance: 4 })).toThrow(
+      FerryConfigError,
+    );
+    expect(() => checkLeaseTiming(names, { duration: 1_000, interval: 300, tolerance: 4 })).toThrow(
+      'lease.tol',
+    );
+    expect(() => checkLeaseTiming(names, { duration: 1_000, interval: 500 })).toThrow(
+      'lease.heartbeatInterval',
+    );
+  });
+});

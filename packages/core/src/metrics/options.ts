@@ -1,0 +1,135 @@
+import type { Registry } from 'prom-client';
+import { FerryConfigError } from '../errors';
+import type { Logger } from '../observe/logger';
+import { booleanOption, integerOption, knownKeysOption, received, type OptionKeys } from '../optionChecks';
+import type { SqlExecutor } from '../sql/executor';
+import type { ResolvedStatsOptions } from './stats';
+
+export interface FerryMetricsOptions {
+  /** Where the metrics are registered; default a new prom-client Registry of their own. */
+  registry?: Registry;
+  /** Prefix of every metric name; default 'ferry_'. */
+  prefix?: string;
+  /** Gauges of the outbox and inbox tables, read on scrape. Without it there are none. */
+  stats?: MetricsStatsOptions;
+  /** Label the outbox metrics with the event's `type` (`event_type`); default true. */
+  eventTypeLabel?: boolean;
+  /** Label the stats gauges with the tenant (`tenant`, '' without one); default false. */
+  tenantLabel?: boolean;
+  /** Buckets of every histogram, in seconds; default METRICS_DEFAULT_BUCKETS. */
+  buckets?: readonly number[];
+  /** Where failed stats reads are logged (warn); default pino `ferry.metrics`. */
+  logger?: Logger;
+}
+
+export interface MetricsStatsOptions {
+  /** The database to read (e.g. `fromPrisma(prisma)`). */
+  db: SqlExecutor;
+  /** Read the outbox table; default true. */
+  outbox?: boolean;
+  /** Read the inbox table; default true. */
+  inbox?: boolean;
+  /** A scrape waits at most this long for the read, then reports the last values; default 2,000 ms. */
+  timeoutMs?: number;
+  /** A read is reused by the scrapes within this time; default 5,000 ms (0: read on every scrape). */
+  cacheMs?: number;
+}
+
+/** Seconds, from 1 ms to 5 minutes: handler and publish durations as well as end-to-end latency. */
+export const METRICS_DEFAULT_BUCKETS: readonly number[] = [
+  0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
+];
+
+export const METRICS_STATS_DEFAULTS = { timeoutMs: 2_000, cacheMs: 5_000 } as const;
+
+const KEYS = {
+  registry: true,
+  prefix: true,
+  stats: true,
+  eventTypeLabel: true,
+  tenantLabel: true,
+  buckets: true,
+  logger: true,
+} satisfies OptionKeys<FerryMetricsOptions>;
+const STATS_KEYS = {
+  db: true,
+  outbox: true,
+  inbox: true,
+  timeoutMs: true,
+  cacheMs: true,
+} satisfies OptionKeys<MetricsStatsOptions>;
+
+export interface ResolvedMetricsOptions {
+  readonly registry: Registry | undefined;
+  readonly prefix: string;
+  readonly stats: ResolvedStatsOptions | null;
+  readonly eventTypeLabel: boolean;
+  readonly tenantLabel: boolean;
+  readonly buckets: readonly number[];
+  readonly logger: Logger | undefined;
+}
+
+export function resolveMetricsOptions(options: FerryMetricsOptions): ResolvedMetricsOptions {
+  knownKeysOption('', options, KEYS);
+  const prefix = options.prefix ?? 'ferry_';
+  if (typeof prefix !== 'string' || !/^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(prefix)) {
+    throw new FerryConfigError(
+      'prefix',
+      `must be empty or a Prometheus metric name prefix, got ${received(prefix)}`,
+    );
+  }
+  if (options.registry !== undefined && typeof options.registry?.metrics !== 'function') {
+    throw new FerryConfigError(
+      'registry',
+      `must be a prom-client Registry, got ${received(options.registry)}`,
+    );
+  }
+  return {
+    registry: options.registry,
+    prefix,
+    stats: options.stats === undefined ? null : resolveStats(options.stats),
+    eventTypeLabel: booleanOption('eventTypeLabel', options.eventTypeLabel ?? true),
+    tenantLabel: booleanOption('tenantLabel', options.tenantLabel ?? false),
+    buckets: buckets(options.buckets),
+    logger: options.logger,
+  };
+}
+
+function resolveStats(stats: MetricsStatsOptions): ResolvedStatsOptions {
+  knownKeysOption('stats.', stats, STATS_KEYS);
+  if (typeof stats.db?.query !== 'function') {
+    throw new FerryConfigError(
+      'stats.db',
+      `must be a SqlExecutor (fromPrisma(prisma)), got ${received(stats.db)}`,
+    );
+  }
+  return {
+    db: stats.db,
+    outbox: booleanOption('stats.outbox', stats.outbox ?? true),
+    inbox: booleanOption('stats.inbox', stats.inbox ?? true),
+    timeoutMs: integerOption(
+      'stats.timeoutMs',
+      stats.timeoutMs ?? METRICS_STATS_DEFAULTS.timeoutMs,
+      1,
+      60_000,
+    ),
+    cacheMs: integerOption('stats.cacheMs', stats.cacheMs ?? METRICS_STATS_DEFAULTS.cacheMs, 0, 3_600_000),
+  };
+}
+
+function buckets(value: readonly number[] | undefined): readonly number[] {
+  if (value === undefined) return METRICS_DEFAULT_BUCKETS;
+  const valid =
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every(
+      (b, i) =>
+        typeof b === 'number' && Number.isFinite(b) && b > 0 && (i === 0 || b > (value[i - 1] as number)),
+    );
+  if (!valid)
+    throw new FerryConfigError(
+      'buckets',
+      `must be increasing positive numbers (seconds), got ${received(value)}`,
+    );
+  return [...value];
+}

@@ -1,0 +1,105 @@
+import type { OutboxEvent } from '../outbox/events';
+import type { InfrastructureErrors, MetricFactory } from './factory';
+
+const seconds = (ms: number): number => ms / 1000;
+
+/**
+ * The relay's counters and histograms, fed by its observer events. Labels: the event's `type`
+ * (`event_type`, unless `eventTypeLabel` is false), an outcome or reason from a fixed set, the
+ * relay's operation name (on the shared infrastructure errors counter). Never an id.
+ */
+export function outboxMetrics(
+  make: MetricFactory,
+  eventTypeLabel: boolean,
+  infrastructure: InfrastructureErrors,
+): (event: OutboxEvent) => void {
+  const typeLabel: 'event_type'[] = eventTypeLabel ? ['event_type'] : [];
+  const typed = (eventType: string) => (eventTypeLabel ? { event_type: eventType } : {});
+  const outcomes = make.counter(
+    'outbox_publish_outcomes_total',
+    'Publish attempts by outcome: sent (the broker confirmed, the event is SENT), retry (a retry is scheduled), failed (the event is FAILED)',
+    [...typeLabel, 'outcome'],
+  );
+  const failed = make.counter(
+    'outbox_failed_total',
+    'Events that became FAILED, by reason: permanent, attempts_exhausted, poison_guard',
+    [...typeLabel, 'reason'],
+  );
+  const latency = make.histogram(
+    'outbox_publish_latency_seconds',
+    "From an event's insertion (emit) to the broker's confirmation, per SENT event",
+    typeLabel,
+  );
+  const cycles = make.histogram(
+    'outbox_relay_cycle_duration_seconds',
+    'Relay cycles (claim, publish, complete), empty ones included; _count counts the cycles',
+    [],
+  );
+  const claimed = make.counter('outbox_claimed_total', 'Events claimed by relay cycles', []);
+  const leaseLost = make.counter(
+    'outbox_lease_lost_total',
+    'Claimed events whose lease was lost: their outcomes were discarded and they are published again',
+    [],
+  );
+  const recovered = make.counter(
+    'outbox_recovered_total',
+    'Expired claims requeued by lease recovery (no retry spent)',
+    [],
+  );
+  const skipped = make.counter(
+    'outbox_ordering_skipped_total',
+    'Events claimed past a FAILED head of their ordering key (ordering.failedHead skip)',
+    [],
+  );
+  const circuitOpen = make.gauge(
+    'outbox_relay_circuit_open',
+    '1 while the relay circuit is open (the broker is unavailable, claiming pauses), else 0',
+    [],
+  );
+  const circuitOpened = make.counter(
+    'outbox_relay_circuit_opened_total',
+    'Times the relay circuit opened',
+    [],
+  );
+
+  return (event) => {
+    switch (event.type) {
+      case 'sent':
+        outcomes.inc({ ...typed(event.eventType), outcome: 'sent' });
+        latency.observe(typed(event.eventType), seconds(event.ageMs));
+        return;
+      case 'retry-scheduled':
+        outcomes.inc({ ...typed(event.eventType), outcome: 'retry' });
+        return;
+      case 'failed':
+        outcomes.inc({ ...typed(event.eventType), outcome: 'failed' });
+        failed.inc({ ...typed(event.eventType), reason: event.reason });
+        return;
+      case 'cycle':
+        cycles.observe(seconds(event.durationMs));
+        claimed.inc(event.claimed);
+        return;
+      case 'lease-lost':
+        leaseLost.inc(event.ids.length);
+        return;
+      case 'recovered':
+        recovered.inc(event.requeued);
+        return;
+      case 'ordering-skipped':
+        skipped.inc(event.skippedIds.length);
+        return;
+      case 'circuit-opened':
+        circuitOpen.set(1);
+        circuitOpened.inc();
+        return;
+      case 'circuit-closed':
+        circuitOpen.set(0);
+        return;
+      case 'infrastructure-error':
+        infrastructure.inc({ component: 'outbox', operation: event.operation });
+        return;
+      default:
+        return;
+    }
+  };
+}

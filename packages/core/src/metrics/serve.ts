@@ -1,0 +1,113 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FerryConfigError } from '../errors';
+import { integerOption, knownKeysOption, nonEmptyOption, received, type OptionKeys } from '../optionChecks';
+
+/** What serveMetrics needs of a registry (a prom-client Registry has both). */
+export interface MetricsSource {
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
+
+export interface ServeMetricsOptions {
+  registry: MetricsSource;
+  /** Default 9464; 0 picks a free port (see `port` of the result). */
+  port?: number;
+  /** Default '127.0.0.1' (this host only); '0.0.0.0' for every interface, e.g. in a container. */
+  host?: string;
+  /** Default '/metrics'. */
+  path?: string;
+}
+
+export interface MetricsServer {
+  /** e.g. `http://127.0.0.1:9464/metrics`. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops listening and ends open connections; safe to call twice. */
+  close(): Promise<void>;
+}
+
+const KEYS = { registry: true, port: true, host: true, path: true } satisfies OptionKeys<ServeMetricsOptions>;
+
+/**
+ * A minimal HTTP endpoint for Prometheus: GET (or HEAD) `path` answers the registry's text in
+ * its content type, any other path 404, any other method 405; a failing registry 500.
+ */
+export async function serveMetrics(options: ServeMetricsOptions): Promise<MetricsServer> {
+  knownKeysOption('', options, KEYS);
+  const { registry } = options;
+  if (typeof registry?.metrics !== 'function') {
+    throw new FerryConfigError('registry', `must be a prom-client Registry, got ${received(registry)}`);
+  }
+  const port = integerOption('port', options.port ?? 9464, 0, 65_535);
+  const host = nonEmptyOption('host', options.host ?? '127.0.0.1');
+  const path = nonEmptyOption('path', options.path ?? '/metrics');
+  if (!path.startsWith('/')) throw new FerryConfigError('path', `must start with '/', got ${received(path)}`);
+
+  const server = createServer((request, response) => void answer(registry, path, request, response));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new FerryConfigError('port', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`),
+      ),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  let closed: Promise<void> | null = null;
+  return {
+    url: `http://${urlHost}:${bound}${path}`,
+    port: bound,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
+
+async function answer(
+  registry: MetricsSource,
+  path: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const head = request.method === 'HEAD';
+  if (pathOf(request.url) !== path) return send(response, 404, TEXT, 'not found\n', head);
+  if (request.method !== 'GET' && !head) {
+    response.setHeader('Allow', 'GET, HEAD');
+    return send(response, 405, TEXT, 'method not allowed\n', head);
+  }
+  let body: string;
+  try {
+    body = await registry.metrics();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return send(response, 500, TEXT, `metrics failed: ${message}\n`, head);
+  }
+  send(response, 200, registry.contentType, body, head);
+}
+
+const TEXT = 'text/plain; charset=utf-8';
+
+function pathOf(url: string | undefined): string | null {
+  try {
+    return new URL(url ?? '/', 'http://metrics').pathname;
+  } catch {
+    return null;
+  }
+}
+
+function send(
+  response: ServerResponse,
+  status: number,
+  contentType: string,
+  body: string,
+  head: boolean,
+): void {
+  response.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) });
+  response.end(head ? undefined : body);
+}

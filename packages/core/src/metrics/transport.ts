@@ -1,0 +1,132 @@
+import type { TransportEvent } from '../transport/events';
+import type { MetricFactory } from './factory';
+
+/**
+ * Every transport's consumer and publisher metrics, fed by their observer events. Labels: the
+ * transport's name, the queue / topic it reads (`source`) or writes (`destination`), both
+ * bounded by configuration, a reason or outcome from a fixed set, a Kafka partition number.
+ * Never a message id.
+ */
+export function transportMetrics(make: MetricFactory): (event: TransportEvent) => void {
+  const consumerLabels = ['transport', 'source'] as const;
+  const publisherLabels = ['transport', 'destination'] as const;
+  const received = make.counter(
+    'transport_received_total',
+    'Deliveries received from the broker',
+    consumerLabels,
+  );
+  const accepted = make.counter(
+    'transport_accepted_total',
+    'Deliveries the inbox accepted (new or duplicate), then settled with the broker',
+    consumerLabels,
+  );
+  const deadLettered = make.counter(
+    'transport_dead_lettered_total',
+    'Deliveries sent to the dead-letter destination before acceptance, by reason',
+    [...consumerLabels, 'reason'],
+  );
+  const acceptanceFailures = make.counter(
+    'transport_acceptance_failures_total',
+    'Acceptance attempts of a batch that failed: failed (the deliveries come back), unavailable (the database cannot accept; the consumer holds the batch)',
+    [...consumerLabels, 'kind'],
+  );
+  const settled = make.counter(
+    'transport_settled_total',
+    'Deliveries settled with the broker (acked, committed, deleted)',
+    consumerLabels,
+  );
+  const connected = make.gauge(
+    'transport_connected',
+    '1 while the consumer is connected and subscribed, 0 after it lost its connection',
+    consumerLabels,
+  );
+  const reconnects = make.counter(
+    'transport_reconnects_total',
+    'Times the consumer connected again after it had connected once',
+    consumerLabels,
+  );
+  const errors = make.counter(
+    'transport_consumer_errors_total',
+    'Consumer errors that did not stop it',
+    consumerLabels,
+  );
+  const lag = make.gauge(
+    'transport_consumer_lag',
+    'Records between the consumer and the newest record of a partition (Kafka), after its last batch',
+    [...consumerLabels, 'partition'],
+  );
+  const published = make.counter(
+    'transport_published_total',
+    'Messages the broker confirmed',
+    publisherLabels,
+  );
+  const publishFailures = make.counter(
+    'transport_publish_failures_total',
+    'Messages the broker did not confirm, by what the relay makes of them: retryable, permanent, unavailable',
+    [...publisherLabels, 'outcome'],
+  );
+  const publishDuration = make.histogram(
+    'transport_publish_duration_seconds',
+    'Duration of confirmed publish calls (one per batch the relay hands the publisher)',
+    publisherLabels,
+  );
+  const seen = new Set<string>();
+
+  return (event) => {
+    switch (event.type) {
+      case 'published': {
+        const labels = { transport: event.transport, destination: event.destination };
+        published.inc(labels, event.count);
+        publishDuration.observe(labels, event.durationMs / 1000);
+        return;
+      }
+      case 'publish-failed':
+        publishFailures.inc(
+          { transport: event.transport, destination: event.destination, outcome: event.outcome },
+          event.count,
+        );
+        return;
+      default:
+        break;
+    }
+    const labels = { transport: event.transport, source: event.source };
+    switch (event.type) {
+      case 'received':
+        received.inc(labels, event.count);
+        return;
+      case 'accepted':
+        accepted.inc(labels, event.count);
+        return;
+      case 'dead-lettered':
+        deadLettered.inc({ ...labels, reason: event.reason });
+        return;
+      case 'acceptance-failed':
+        acceptanceFailures.inc({ ...labels, kind: 'failed' });
+        return;
+      case 'acceptance-unavailable':
+        acceptanceFailures.inc({ ...labels, kind: 'unavailable' });
+        return;
+      case 'settled':
+        settled.inc(labels, event.count);
+        return;
+      case 'connected': {
+        const key = JSON.stringify([event.transport, event.source]);
+        if (seen.has(key)) reconnects.inc(labels);
+        seen.add(key);
+        connected.set(labels, 1);
+        return;
+      }
+      case 'disconnected':
+        connected.set(labels, 0);
+        return;
+      case 'lag':
+        lag.set({ ...labels, partition: String(event.partition) }, event.lag);
+        return;
+      case 'error':
+        errors.inc(labels);
+        return;
+      default:
+        return;
+    }
+  };
+}

@@ -1,0 +1,41 @@
+import { FerryConfigError } from './errors';
+import { knownKeysOption } from './optionChecks';
+
+function refusal(prefix: string, value: unknown, keys: readonly string[]): FerryConfigError {
+  try {
+    knownKeysOption(prefix, value, keys);
+  } catch (error) {
+    if (error instanceof FerryConfigError) return error;
+    throw error;
+  }
+  throw new Error('the options were accepted');
+}
+
+describe('knownKeysOption', () => {
+  it('refuses an option name the transports retired with the name that replaced it', () => {
+    const kafka = ['topic', 'maxBatchSize', 'reconnectBackoff', 'deadLetter', 'observer'];
+    expect(refusal('', { maxAcceptBatch: 5 }, kafka).message).toMatch(
+      /^invalid option maxAcceptBatch: .*renamed to maxBatchSize/,
+    );
+    expect(refusal('', { restartBackoff: {} }, kafka).message).toMatch(/renamed to reconnectBackoff/);
+    expect(refusal('', { deadLetterTopic: 'dead' }, kafka).message).toMatch(/renamed to deadLetter\.topic/);
+    expect(refusal('', { onEvent: () => undefined }, kafka).message).toMatch(/renamed to observer/);
+    const publisher = ['defaultDestination', 'confirmTimeoutMs'];
+    expect(refusal('', { sendTimeoutMs: 5 }, publisher).message).toMatch(/renamed to confirmTimeoutMs/);
+    expect(refusal('', { defaultExchange: 'x' }, publisher).message).toMatch(/renamed to defaultDestination/);
+    expect(refusal('', { batchSize: 5 }, ['maxBatchSize']).option).toBe('batchSize');
+    expect(refusal('', { batchSize: 5 }, ['maxBatchSize']).message).toMatch(/renamed to maxBatchSize/);
+  });
+
+  it('names no replacement the options at hand do not have, and keeps listing the known keys', () => {
+    const relay = ['pollInterval', 'batchSize'];
+    const unknown = refusal('', { maxAcceptBatch: 5 }, ['pollInterval']);
+    expect(unknown.message).toBe(
+      'invalid option maxAcceptBatch: is not a known option (known: pollInterval)',
+    );
+    expect(() => knownKeysOption('', { batchSize: 5 }, relay)).not.toThrow();
+    expect(refusal('retry.', { typo: 1 }, ['maxAttempts']).message).toBe(
+      'invalid option retry.typo: is not a known option (known: maxAttempts)',
+    );
+  });
+});

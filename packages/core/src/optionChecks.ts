@@ -1,0 +1,131 @@
+import { FerryConfigError } from './errors';
+
+/**
+ * The one style of option checking for every ferry component (relay, inbox, transports): each
+ * check returns the value it checked or throws FerryConfigError (FERRY_CONFIG_INVALID) naming
+ * the option as the user wrote it and showing the value received, e.g.
+ * `invalid option pollInterval: must be an integer between 10 and 2147483647, got "1000" (string)`.
+ */
+
+/** How a received value is shown in an error: `"1000" (string)`, `1.5 (number)`, `null`. */
+export function received(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return `${clip(safeJson(value))} (array)`;
+  if (typeof value === 'bigint') return `${value}n (bigint)`;
+  return `${clip(typeof value === 'object' ? safeJson(value) : (JSON.stringify(value) ?? String(value)))} (${typeof value})`;
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/**
+ * Every key of an options type, as an object so the compiler checks it is complete:
+ * `const KEYS = { url: true, ... } satisfies OptionKeys<ConnectionOptions>`.
+ */
+export type OptionKeys<T> = { readonly [K in keyof Required<T>]: true };
+
+/**
+ * Option names retired when the transports were given one shape (0.x, see CHANGELOG), with the
+ * option that replaced each: refusing one, knownKeysOption names its replacement.
+ */
+const RENAMED_OPTIONS: Readonly<Record<string, string>> = {
+  onEvent: 'observer',
+  batchSize: 'maxBatchSize',
+  maxAcceptBatch: 'maxBatchSize',
+  maxMessages: 'maxBatchSize',
+  reconnect: 'reconnectBackoff',
+  restartBackoff: 'reconnectBackoff',
+  pollErrorBackoff: 'reconnectBackoff',
+  deadLetterExchange: 'deadLetter.exchange',
+  deadLetterQueue: 'deadLetter.queue',
+  deadLetterTopic: 'deadLetter.topic',
+  deadLetterRetries: 'deadLetter.sendRetries',
+  defaultExchange: 'defaultDestination',
+  defaultTopic: 'defaultDestination',
+  defaultQueue: 'defaultDestination',
+  sendTimeoutMs: 'confirmTimeoutMs',
+};
+
+/** `: renamed to maxBatchSize` when `key` is a retired name whose replacement `known` has, else ''. */
+function renamedHint(prefix: string, key: string, known: readonly string[]): string {
+  const replacement = Object.hasOwn(RENAMED_OPTIONS, key) ? RENAMED_OPTIONS[key] : undefined;
+  if (replacement === undefined || !known.includes(replacement.split('.')[0]!)) return '';
+  return `: renamed to ${prefix}${replacement}`;
+}
+
+/**
+ * Throws for the first key of `value` not in `known`; `prefix` is the parent path (`retry.`). A
+ * retired option name is refused with the name that replaced it.
+ */
+export function knownKeysOption(
+  prefix: string,
+  value: unknown,
+  keys: readonly string[] | Readonly<Record<string, true>>,
+): void {
+  if (value === undefined) return;
+  const known = Array.isArray(keys) ? (keys as readonly string[]) : Object.keys(keys);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new FerryConfigError(
+      prefix.replace(/\.$/, '') || 'options',
+      `must be an object, got ${received(value)}`,
+    );
+  }
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      throw new FerryConfigError(
+        `${prefix}${key}`,
+        `is not a known option${renamedHint(prefix, key, known)} (known: ${known.join(', ')})`,
+      );
+    }
+  }
+}
+
+export function integerOption(
+  name: string,
+  value: unknown,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new FerryConfigError(name, `must be an integer between ${min} and ${max}, got ${received(value)}`);
+  }
+  return value;
+}
+
+export function nonEmptyOption(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new FerryConfigError(name, `must be a non-empty string, got ${received(value)}`);
+  }
+  return value;
+}
+
+export function booleanOption(name: string, value: unknown): boolean {
+  if (typeof value !== 'boolean')
+    throw new FerryConfigError(name, `must be a boolean, got ${received(value)}`);
+  return value;
+}
+
+export function oneOfOption<T extends string>(name: string, value: unknown, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) {
+    throw new FerryConfigError(name, `must be one of ${allowed.join(', ')}, got ${received(value)}`);
+  }
+  return value as T;
+}
+
+/** `undefined` passes (optional callbacks); anything else must be a function. */
+export function functionOption<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw new FerryConfigError(name, `must be a function, got ${received(value)}`);
+  }
+  return value;
+}

@@ -1,0 +1,112 @@
+import { audited, overallOutcome, type AuditOptions } from '../audit/audited';
+import { FerryValidationError } from '../errors';
+import { withTranslation } from '../sql/dbErrors';
+import type { SqlExecutor } from '../sql/executor';
+import { assertText } from '../validate/text';
+import type { AdminResult, PurgeSentArgs, ReleaseArgs, ReleaseResult } from './adminTypes';
+import { purgeSentEvents } from './sql/adminQueries';
+import { markEventsFailed, retryEvents, type AdminOutcome } from './sql/adminTransition';
+import { releaseStuckEvents } from './sql/releaseStuck';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The audited outbox mutations of one scope (`tenantId` null: every tenant). */
+export class OutboxActions {
+  private readonly db: SqlExecutor;
+  private readonly scope: string;
+  constructor(
+    db: SqlExecutor,
+    private readonly tenantId: string | null,
+  ) {
+    this.db = withTranslation(db, 'outbox admin');
+    this.scope = tenantId === null ? 'operator' : `tenant:${tenantId}`;
+  }
+
+  async retry(ids: readonly string[], audit: AuditOptions | undefined): Promise<AdminResult[]> {
+    return this.perId('outbox.retry', ids, audit, (tx) => retryEvents(tx, ids, this.tenantId));
+  }
+
+  async markFailed(id: string, reason: string, audit: AuditOptions | undefined): Promise<AdminResult> {
+    if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 4_000) {
+      throw new FerryValidationError('reason', 'must be a non-empty string of at most 4,000 characters');
+    }
+    assertText('reason', reason);
+    const options = { ...audit, reason };
+    return this.perId('outbox.mark-failed', [id], options, (tx) =>
+      markEventsFailed(tx, [id], this.tenantId, reason),
+    ).then(([result]) => result as AdminResult);
+  }
+
+  async release(args: ReleaseArgs): Promise<ReleaseResult> {
+    const claimToken = args.claimToken ?? null;
+    if (claimToken !== null && !UUID.test(claimToken)) {
+      throw new FerryValidationError('claimToken', 'must be a UUID (a claim token)');
+    }
+    const force = args.force ?? false;
+    if (force && claimToken === null) {
+      throw new FerryValidationError('force', 'needs claimToken: only a named dead claim is released early');
+    }
+    const limit = bounded('limit', args.limit, 1_000, 10_000);
+    return audited(this.db, {
+      action: 'outbox.release',
+      scope: this.scope,
+      ids: [],
+      arguments: { claimToken, force, limit },
+      options: args,
+      run: async (tx) => ({
+        released: await releaseStuckEvents(tx, { tenantId: this.tenantId, claimToken, force, limit }),
+      }),
+      summarize: (r) => ({
+        outcome: r.released.length > 0 ? 'applied' : 'none',
+        results: { released: r.released },
+        ids: r.released,
+      }),
+    });
+  }
+
+  async purgeSent(args: PurgeSentArgs): Promise<{ deleted: number }> {
+    if (!(args.before instanceof Date) || Number.isNaN(args.before.getTime())) {
+      throw new FerryValidationError('before', 'must be a valid Date');
+    }
+    const limit = bounded('limit', args.limit, 1_000, 10_000);
+    const before = args.before;
+    return audited(this.db, {
+      action: 'outbox.purge-sent',
+      scope: this.scope,
+      ids: [],
+      arguments: { before: before.toISOString(), limit },
+      options: args,
+      run: async (tx) => ({
+        deleted: await purgeSentEvents(tx, { tenantId: this.tenantId, before, limit }),
+      }),
+      summarize: (r) => ({ outcome: r.deleted > 0 ? 'applied' : 'none', results: r }),
+    });
+  }
+
+  private perId(
+    action: string,
+    ids: readonly string[],
+    audit: AuditOptions | undefined,
+    run: (tx: SqlExecutor) => Promise<Map<string, AdminOutcome>>,
+  ): Promise<AdminResult[]> {
+    return audited(this.db, {
+      action,
+      scope: this.scope,
+      ids,
+      options: audit,
+      run: async (tx) => {
+        const outcomes = await run(tx);
+        return ids.map((id) => ({ id, outcome: outcomes.get(id.toLowerCase()) ?? 'not_found' }));
+      },
+      summarize: (results) => ({ outcome: overallOutcome(results.map((r) => r.outcome)), results }),
+    });
+  }
+}
+
+export function bounded(field: string, value: number | undefined, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new FerryValidationError(field, `must be an integer between 1 and ${max}`);
+  }
+  return value;
+}

@@ -1,0 +1,93 @@
+import type { AuditOptions } from '../audit/audited';
+import type { OutboxRecord, OutboxStatus } from './record';
+import type { AdminOutcome } from './sql/adminTransition';
+
+export type { AdminOutcome, AuditOptions };
+export interface AdminResult {
+  readonly id: string;
+  readonly outcome: AdminOutcome;
+}
+
+export interface OutboxStats {
+  readonly pending: number;
+  readonly processing: number;
+  readonly sent: number;
+  readonly failed: number;
+  /** PROCESSING rows whose lease already expired (recovery will requeue them). */
+  readonly expiredLeases: number;
+  /** Age of the oldest PENDING row by the database clock; null when none is pending. */
+  readonly oldestPendingAgeMs: number | null;
+}
+
+export interface HealthThresholds {
+  /** Default 300,000 ms. */
+  maxOldestPendingAgeMs?: number;
+  /** Default 0: any FAILED row makes the outbox unhealthy. */
+  maxFailed?: number;
+  /** Default 0. */
+  maxExpiredLeases?: number;
+}
+
+export interface OutboxHealth {
+  readonly healthy: boolean;
+  /** One line per threshold exceeded. */
+  readonly problems: readonly string[];
+  readonly stats: OutboxStats;
+}
+
+export interface ListQuery {
+  status?: OutboxStatus;
+  type?: string;
+  /** Only events of this ordering key. */
+  key?: string;
+  /** Only events created before this time (an age filter: `new Date(Date.now() - age)`). */
+  createdBefore?: Date;
+  /** Default 50, at most 1,000. */
+  limit?: number;
+  /** The opaque `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface OutboxAdmin {
+  /** FAILED -> PENDING; audited (actor, reason) in the same transaction; `dryRun` changes nothing. */
+  retry(id: string, audit?: AuditOptions): Promise<AdminResult>;
+  retryMany(ids: readonly string[], audit?: AuditOptions): Promise<AdminResult[]>;
+  /** PENDING -> FAILED with last_error `reason` (also the audit reason). */
+  markFailed(id: string, reason: string, audit?: Omit<AuditOptions, 'reason'>): Promise<AdminResult>;
+  /**
+   * Hands claims of a dead process back: PROCESSING rows whose lease expired, or with `force`
+   * every row of `claimToken`, go to PENDING without spending a retry. At most `limit` rows.
+   */
+  release(args?: ReleaseArgs): Promise<ReleaseResult>;
+  get(id: string): Promise<OutboxRecord | null>;
+  list(query?: ListQuery): Promise<{ items: OutboxRecord[]; nextCursor: string | null }>;
+  stats(): Promise<OutboxStats>;
+  health(thresholds?: HealthThresholds): Promise<OutboxHealth>;
+  /** Deletes at most `limit` (default 1,000, at most 10,000) SENT rows published before `before`. */
+  purgeSent(args: PurgeSentArgs): Promise<{ deleted: number }>;
+}
+
+export interface OperatorOutboxAdmin extends OutboxAdmin {
+  /** The same API, fixed to one tenant: other tenants' rows read as not_found / absent. */
+  forTenant(tenantId: string): OutboxAdmin;
+}
+
+export interface ReleaseArgs extends AuditOptions {
+  /** Only this claim token's rows; required with `force`. */
+  readonly claimToken?: string;
+  /** Release the token's rows even though their lease has not expired (the process is dead). */
+  readonly force?: boolean;
+  /** Default 1,000, at most 10,000. */
+  readonly limit?: number;
+}
+
+export interface ReleaseResult {
+  /** Ids released (or, on a dry run, that would be). */
+  readonly released: readonly string[];
+}
+
+export interface PurgeSentArgs extends AuditOptions {
+  readonly before: Date;
+  /** Default 1,000, at most 10,000. */
+  readonly limit?: number;
+}

@@ -1,0 +1,84 @@
+import { reconnectDelayMs } from '../backoff';
+
+export type CircuitState = 'closed' | 'open' | 'half-open';
+
+export interface CircuitOptions {
+  /** Consecutive cycles in which every outcome was `unavailable` before the circuit opens. */
+  readonly failureThreshold: number;
+  /** First open period; doubled after each failed probe … */
+  readonly openMs: number;
+  /** … up to this. */
+  readonly maxOpenMs: number;
+  /** Rows a half-open probe cycle may claim. */
+  readonly probeBatchSize: number;
+}
+
+/** What a publish cycle told the breaker about the broker. */
+export type BrokerSignal =
+  | { readonly kind: 'unavailable'; readonly error: string }
+  /** At least one outcome other than `unavailable`: the broker answered. */
+  | { readonly kind: 'reachable' };
+
+export type CircuitTransition =
+  | { readonly type: 'opened'; readonly failures: number; readonly openMs: number; readonly error: string }
+  | { readonly type: 'closed'; readonly openedForMs: number };
+
+/**
+ * The relay's broker-outage circuit breaker, pure (the clock is injected). Closed: claims run
+ * normally. `failureThreshold` consecutive all-unavailable cycles open it: no claims for the
+ * open period (capped exponential, the shared reconnect backoff). When the period has passed
+ * it is half-open: one probe cycle of at most `probeBatchSize` rows; an answer from the broker
+ * closes it, another all-unavailable cycle opens it again for a longer period.
+ */
+export class CircuitBreaker {
+  private failures = 0;
+  /** Openings since the circuit was last closed (drives the backoff). */
+  private openings = 0;
+  private openUntil = 0;
+  private firstOpenedAt = 0;
+  private isOpen = false;
+
+  constructor(
+    private readonly options: CircuitOptions,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get state(): CircuitState {
+    if (!this.isOpen) return 'closed';
+    return this.now() >= this.openUntil ? 'half-open' : 'open';
+  }
+
+  /** Milliseconds until an open circuit turns half-open (0 when not open). */
+  remainingOpenMs(): number {
+    return this.state === 'open' ? Math.max(0, this.openUntil - this.now()) : 0;
+  }
+
+  /** Rows the next claim may take: 0 while open, the probe size half-open, `batchSize` closed. */
+  claimLimit(batchSize: number): number {
+    const state = this.state;
+    if (state === 'open') return 0;
+    return state === 'half-open' ? Math.min(batchSize, this.options.probeBatchSize) : batchSize;
+  }
+
+  /** Records one publish cycle; returns the transition it caused, if any. */
+  record(signal: BrokerSignal): CircuitTransition | undefined {
+    const state = this.state;
+    if (signal.kind === 'reachable') {
+      this.failures = 0;
+      if (state === 'closed') return undefined;
+      const openedForMs = this.now() - this.firstOpenedAt;
+      this.isOpen = false;
+      this.openings = 0;
+      return { type: 'closed', openedForMs };
+    }
+    if (state === 'open') return undefined;
+    this.failures += 1;
+    if (state === 'closed' && this.failures < this.options.failureThreshold) return undefined;
+    const openMs = reconnectDelayMs(this.options.openMs, this.options.maxOpenMs, this.openings);
+    if (state === 'closed') this.firstOpenedAt = this.now();
+    this.openings += 1;
+    this.isOpen = true;
+    this.openUntil = this.now() + openMs;
+    return { type: 'opened', failures: this.failures, openMs, error: signal.error };
+  }
+}

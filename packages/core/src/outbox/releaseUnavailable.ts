@@ -1,0 +1,37 @@
+import type { OutboxMessage } from '../contracts';
+import type { BrokerSignal } from './circuit';
+import type { Completion } from './sql/completeBatch';
+import type { RelayStore } from './store';
+
+/**
+ * Hands the batch's `unavailable` rows back through the fenced release (no attempt spent, the
+ * claim counter restored) and returns what is left to complete, plus what the cycle says about
+ * the broker: unavailable only when every outcome was.
+ */
+export async function releaseUnavailable(
+  store: RelayStore,
+  token: string,
+  messages: readonly OutboxMessage[],
+  all: readonly Completion[],
+): Promise<{
+  released: number;
+  completions: Completion[];
+  messages: OutboxMessage[];
+  signal: BrokerSignal;
+}> {
+  const unavailable = all.filter((c) => c.kind === 'unavailable');
+  const completions = all.filter((c) => c.kind !== 'unavailable');
+  const released =
+    unavailable.length > 0
+      ? await store.release(
+          token,
+          unavailable.map((c) => c.id),
+        )
+      : 0;
+  const ids = new Set(completions.map((c) => c.id));
+  const signal: BrokerSignal =
+    completions.length > 0
+      ? { kind: 'reachable' }
+      : { kind: 'unavailable', error: unavailable[0]?.error ?? 'broker unavailable' };
+  return { released, completions, messages: messages.filter((m) => ids.has(m.id)), signal };
+}

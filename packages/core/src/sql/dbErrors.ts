@@ -1,0 +1,184 @@
+import { FerryError, type FerryErrorCode } from '../errors';
+import { defaultLogger, type Logger } from '../observe/logger';
+import type { SqlExecutor } from './executor';
+
+/**
+ * The one translation of PostgreSQL, node-postgres and Prisma errors into FerryErrors, used by
+ * the outbox, the inbox, both admins, checkSchema() and initialize(). Input problems (SQLSTATE
+ * classes 22 and 23) are non-retriable FERRY_VALIDATION_FAILED, so a transport never retries a
+ * poison message as if the database were down; infrastructure trouble is retriable
+ * FERRY_DATABASE_UNAVAILABLE or FERRY_TIMEOUT; anything unknown is retriable FERRY_DATABASE_ERROR
+ * and logged with its SQLSTATE.
+ */
+interface Translation {
+  readonly code: FerryErrorCode;
+  readonly retriable: boolean;
+}
+
+const UNAVAILABLE: Translation = { code: 'FERRY_DATABASE_UNAVAILABLE', retriable: true };
+const TIMEOUT: Translation = { code: 'FERRY_TIMEOUT', retriable: true };
+const INVALID: Translation = { code: 'FERRY_VALIDATION_FAILED', retriable: false };
+const SCHEMA: Translation = { code: 'FERRY_SCHEMA_NOT_READY', retriable: false };
+const UNKNOWN: Translation = { code: 'FERRY_DATABASE_ERROR', retriable: true };
+
+/** SQLSTATEs (exact, or a two-character class), driver codes and Prisma codes / kinds. */
+const TRANSLATIONS: Readonly<Record<string, Translation>> = {
+  '08': UNAVAILABLE, // connection exception
+  '22': INVALID, // data exception: NUL in jsonb (22P05), bad encoding (22021), bad input syntax
+  '23': INVALID, // integrity constraint violation: CHECK, NOT NULL, UNIQUE, FOREIGN KEY
+  '25P03': UNAVAILABLE, // idle-in-transaction timeout: the session was ended
+  '40': UNAVAILABLE, // transaction rollback: serialization failure, deadlock
+  '53': UNAVAILABLE, // insufficient resources: disk full, out of memory, too many connections
+  '54000': INVALID, // program limit exceeded, e.g. an index row too large for its key
+  '55P03': UNAVAILABLE, // lock not available (lock_timeout)
+  '57014': TIMEOUT, // query canceled (statement_timeout)
+  '57P01': UNAVAILABLE, // admin shutdown
+  '57P02': UNAVAILABLE, // crash shutdown
+  '57P03': UNAVAILABLE, // cannot connect now (starting up, recovery)
+  '57P05': UNAVAILABLE, // idle session timeout
+  '42P01': SCHEMA, // undefined table
+  '42703': SCHEMA, // undefined column
+  '42883': SCHEMA, // undefined function
+  '3F000': SCHEMA, // invalid schema name
+  ECONNREFUSED: UNAVAILABLE,
+  ECONNRESET: UNAVAILABLE,
+  ETIMEDOUT: UNAVAILABLE,
+  EPIPE: UNAVAILABLE,
+  ENOTFOUND: UNAVAILABLE,
+  EAI_AGAIN: UNAVAILABLE,
+  EHOSTUNREACH: UNAVAILABLE,
+  ENETUNREACH: UNAVAILABLE,
+  P1001: UNAVAILABLE, // Prisma: cannot reach database
+  P1002: UNAVAILABLE, // Prisma: database timed out
+  P1008: TIMEOUT, // Prisma: operation timed out
+  P1017: UNAVAILABLE, // Prisma: server closed the connection
+  P2024: UNAVAILABLE, // Prisma: timed out fetching a connection from the pool
+  P2028: TIMEOUT, // Prisma: interactive transaction expired or closed
+  // Prisma driver adapter error kinds
+  DatabaseNotReachable: UNAVAILABLE,
+  ConnectionClosed: UNAVAILABLE,
+  SocketTimeout: UNAVAILABLE,
+  TooManyConnections: UNAVAILABLE,
+  TransactionWriteConflict: UNAVAILABLE,
+  TableDoesNotExist: SCHEMA,
+  ColumnNotFound: SCHEMA,
+};
+
+/** node-postgres raises these without a code; matched on the message. */
+const MESSAGE_TRANSLATIONS: readonly (readonly [RegExp, Translation])[] = [
+  [/Connection terminated/i, UNAVAILABLE],
+  // node-postgres's client-side query_timeout: the server did not answer in time.
+  [/Query read timeout/i, UNAVAILABLE],
+  [/timeout exceeded when trying to connect/i, UNAVAILABLE],
+  [/Client has encountered a connection error/i, UNAVAILABLE],
+  [/Can't reach database server/i, UNAVAILABLE],
+  [/\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)\b/, UNAVAILABLE],
+];
+
+interface Facts {
+  readonly codes: readonly string[];
+  readonly sqlState: string | null;
+  readonly constraint: string | null;
+  readonly column: string | null;
+  readonly table: string | null;
+  readonly message: string;
+}
+
+type Raw = {
+  code?: unknown;
+  message?: unknown;
+  constraint?: unknown;
+  column?: unknown;
+  table?: unknown;
+  cause?: { code?: unknown };
+  meta?: { driverAdapterError?: { cause?: Record<string, unknown> } };
+} | null;
+
+function str(value: unknown): string | null {
+  return typeof value === 'string' && value.length > 0 ? value : null;
+}
+
+/** Five characters, not an errno name (EPIPE) nor a Prisma code (P1001 … P6xxx; P0xxx is PL/pgSQL's). */
+function isSqlState(code: string): boolean {
+  return /^[0-9A-Z]{5}$/.test(code) && !/^E[A-Z]+$/.test(code) && !/^P[1-9]\d{3}$/.test(code);
+}
+
+function factsOf(error: unknown): Facts {
+  const e = error as Raw;
+  const driver = e?.meta?.driverAdapterError?.cause ?? {};
+  const codes = [driver.originalCode, driver.code, driver.kind, e?.code, e?.cause?.code].filter(
+    (c): c is string => typeof c === 'string',
+  );
+  const message =
+    str(driver.originalMessage) ??
+    (error instanceof Error ? (error.message.trim().split('\n').pop() ?? '') : String(error));
+  return {
+    codes,
+    sqlState: codes.find(isSqlState) ?? null,
+    constraint:
+      str(e?.constraint) ?? str(driver.constraint) ?? /constraint "([^"]+)"/.exec(message)?.[1] ?? null,
+    column: str(e?.column) ?? str(driver.column) ?? /column "([^"]+)"/.exec(message)?.[1] ?? null,
+    table: str(e?.table) ?? str(driver.table) ?? /relation "([^"]+)"/.exec(message)?.[1] ?? null,
+    message,
+  };
+}
+
+function translationOf(facts: Facts): Translation {
+  for (const code of facts.codes) {
+    const found = TRANSLATIONS[code] ?? TRANSLATIONS[code.slice(0, 2)];
+    if (found) return found;
+  }
+  if (facts.codes.some((c) => /^P10\d\d$/.test(c))) return UNAVAILABLE;
+  return MESSAGE_TRANSLATIONS.find(([pattern]) => pattern.test(facts.message))?.[1] ?? UNKNOWN;
+}
+
+let logger: Logger | undefined;
+
+/**
+ * Translates a PostgreSQL / driver / Prisma error into a FerryError at the boundary (the
+ * original stays as `cause`); FerryErrors pass through unchanged. `operation` names what
+ * failed, e.g. `outbox emit`. details: operation, sqlState, and constraint / column / table
+ * when PostgreSQL named them.
+ */
+export function translateDbError(error: unknown, operation: string): FerryError {
+  if (error instanceof FerryError) return error;
+  const facts = factsOf(error);
+  const translation = translationOf(facts);
+  const details: Record<string, unknown> = { operation, sqlState: facts.sqlState };
+  if (facts.sqlState === null && facts.codes[0] !== undefined) details.driverCode = facts.codes[0];
+  if (facts.constraint !== null) details.constraint = facts.constraint;
+  if (facts.column !== null) details.column = facts.column;
+  if (facts.table !== null) details.table = facts.table;
+  if (translation === UNKNOWN) {
+    logger ??= defaultLogger('ferry.db');
+    logger.warn({ operation, sqlState: details.sqlState, err: facts.message }, 'unclassified database error');
+  }
+  return new FerryError(translation.code, `${operation} failed: ${facts.message}`, {
+    cause: error,
+    retriable: translation.retriable,
+    details,
+  });
+}
+
+/** Runs one database operation, translating its failure. */
+export async function dbCall<T>(operation: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw translateDbError(error, operation);
+  }
+}
+
+/**
+ * The same executor with every failure translated (`operation` names the component, e.g.
+ * `inbox admin`), for components that hand their executor to many SQL modules.
+ */
+export function withTranslation(db: SqlExecutor, operation: string): SqlExecutor {
+  return {
+    inTransaction: db.inTransaction,
+    query: (text, values) => dbCall(operation, () => db.query(text, values)),
+    execute: (text, values) => dbCall(operation, () => db.execute(text, values)),
+    transaction: (work, options) =>
+      dbCall(operation, () => db.transaction((tx) => work(withTranslation(tx, operation)), options)),
+  };
+}

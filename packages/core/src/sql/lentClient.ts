@@ -1,0 +1,43 @@
+import type { PoolClient } from 'pg';
+import { FerryError } from '../errors';
+
+/**
+ * The PoolClient a transaction's work gets (pgTransactions), standing for the connection ferry
+ * checked out: `release()` is refused (ferry releases it when the transaction ends, so it never
+ * goes back to the pool inside a BEGIN), and after `end()` every method is refused, so work that
+ * keeps the client after returning cannot write outside its transaction, or inside the next one
+ * on that connection. Methods run on the client itself (bound), never through this stand-in.
+ */
+export function lendClient(client: PoolClient): { client: PoolClient; end(): void } {
+  let ended = false;
+  const lent = new Proxy(client, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (property === 'release') return refuse('ferry releases the transaction’s client when it ends');
+      if (typeof value !== 'function') return value;
+      if (ended) return refuseLater('the transaction has ended: its client can no longer be used');
+      return (value as (...args: unknown[]) => unknown).bind(target);
+    },
+  });
+  return { client: lent, end: () => void (ended = true) };
+}
+
+function misuse(reason: string): FerryError {
+  return new FerryError('FERRY_TRANSACTION_MISUSE', reason);
+}
+
+function refuse(reason: string): () => never {
+  return () => {
+    throw misuse(reason);
+  };
+}
+
+/** Rejects like a failed query: through the callback when one is given, else the promise. */
+function refuseLater(reason: string): (...args: unknown[]) => Promise<never> | undefined {
+  return (...args) => {
+    const callback = args.at(-1);
+    if (typeof callback !== 'function') return Promise.reject(misuse(reason));
+    process.nextTick(() => (callback as (error: Error) => void)(misuse(reason)));
+    return undefined;
+  };
+}

@@ -1,0 +1,19 @@
+export {
+  currentMessageScope,
+  inheritScope,
+  messageScopeOf,
+  runInMessageScope,
+  type MessageScope,
+} from './messageScope';
+export {
+  describeEmitted,
+  MESSAGING_ATTRIBUTES,
+  startAcceptSpans,
+  startEmitSpan,
+  startProcessSpan,
+  startPublishSpans,
+  type AcceptSpans,
+  type PublishSpans,
+} from './messaging';
+export { FERRY_TRACER_NAME, inSpan, startSpan, type FerrySpan, type TraceContext } from './span';
+export { formatTraceparent, MAX_TRACESTATE, parseTraceparent, TRACEPARENT_PATTERN } from './w3c';

@@ -1,0 +1,206 @@
+import type { Attributes } from '@opentelemetry/api';
+import type { InboxAcceptInput, OutboxMessage, PublishOutcome } from '../contracts';
+import { FERRY_HEADERS } from '../contracts';
+import { startSpan, type FerrySpan } from './span';
+
+/**
+ * ferry's spans and their attributes, after OpenTelemetry's messaging semantic conventions
+ * (messaging.operation.type create / send / receive / process). Every function is a no-op
+ * when @opentelemetry/api is not installed.
+ */
+export const MESSAGING_ATTRIBUTES = {
+  system: 'messaging.system',
+  destination: 'messaging.destination.name',
+  operationType: 'messaging.operation.type',
+  operationName: 'messaging.operation.name',
+  messageId: 'messaging.message.id',
+  conversationId: 'messaging.message.conversation_id',
+  batchCount: 'messaging.batch.message_count',
+  consumerGroup: 'messaging.consumer.group.name',
+  eventType: 'ferry.event.type',
+  attempt: 'ferry.attempt',
+  receiptId: 'ferry.inbox.receipt_id',
+  outcome: 'ferry.outcome',
+} as const;
+
+const A = MESSAGING_ATTRIBUTES;
+
+function defined(attributes: Record<string, string | number | null | undefined>): Attributes {
+  const result: Attributes = {};
+  for (const [key, value] of Object.entries(attributes))
+    if (value !== null && value !== undefined) result[key] = value;
+  return result;
+}
+
+/** The span of one emit / emitMany call (INTERNAL), child of the active context. */
+export function startEmitSpan(count: number): FerrySpan {
+  return startSpan({
+    name: 'ferry emit',
+    kind: 'internal',
+    fallback: 'active',
+    attributes: defined({ [A.operationType]: 'create', [A.operationName]: 'emit', [A.batchCount]: count }),
+  });
+}
+
+/** Names what the emit span created, once the events are validated. */
+export function describeEmitted(span: FerrySpan, ids: readonly string[], types: readonly string[]): void {
+  span.setAttributes(
+    ids.length === 1 ? { [A.messageId]: ids[0] as string, [A.eventType]: types[0] as string } : {},
+  );
+}
+
+export interface PublishSpans {
+  /** The messages to hand to the publisher: traceparent replaced by each PRODUCER span's. */
+  readonly messages: readonly OutboxMessage[];
+  /**
+   * Ends every span with its message's outcome (`fallbackError` for a message without one);
+   * `lostReason` (the lease was lost, the outcome is discarded) ends them all in error.
+   */
+  end(outcomes: readonly PublishOutcome[], fallbackError: string, lostReason?: string): void;
+}
+
+/**
+ * One PRODUCER span per claimed message, child of the trace context stored on its row (a new
+ * trace when the row has none). `system` is the publisher's messaging system, if it names one.
+ */
+export function startPublishSpans(
+  messages: readonly OutboxMessage[],
+  system: string | undefined,
+): PublishSpans {
+  const spans = messages.map((message) =>
+    startSpan({
+      name: message.destination === null ? 'publish' : `publish ${message.destination}`,
+      kind: 'producer',
+      parent: { traceparent: message.traceparent, tracestate: message.tracestate },
+      fallback: 'root',
+      attributes: defined({
+        [A.system]: system,
+        [A.destination]: message.destination,
+        [A.operationType]: 'send',
+        [A.operationName]: 'publish',
+        [A.messageId]: message.id,
+        [A.conversationId]: message.correlationId,
+        [A.eventType]: message.type,
+        [A.attempt]: message.attempt,
+      }),
+    }),
+  );
+  return {
+    messages: messages.map((message, index) => {
+      const context = spans[index]?.traceContext() ?? null;
+      return context === null ? message : { ...message, traceparent: context.traceparent };
+    }),
+    end(outcomes, fallbackError, lostReason) {
+      const byId = new Map(outcomes.map((o) => [o.id, o]));
+      messages.forEach((message, index) => {
+        const span = spans[index] as FerrySpan;
+        const outcome = byId.get(message.id);
+        if (lostReason !== undefined) {
+          span.setAttributes({ [A.outcome]: 'lost' });
+          span.end(lostReason);
+          return;
+        }
+        span.setAttributes({ [A.outcome]: outcome?.status ?? 'retryable' });
+        if (outcome?.status === 'sent') span.end();
+        else span.end(outcome ? outcome.error : fallbackError);
+      });
+    },
+  };
+}
+
+export interface AcceptSpans {
+  /** Ends each input's span with its outcome kind (`accepted`, `duplicate`, …). */
+  end(kinds: readonly string[]): void;
+  /** Ends every span in error (acceptance as a whole failed). */
+  fail(error: unknown): void;
+}
+
+const ACCEPT_ERRORS = new Set(['invalid', 'conflict', 'refused']);
+
+function header(input: InboxAcceptInput, name: string): string | null {
+  const headers: unknown = (input as { headers?: unknown } | null)?.headers;
+  if (headers === null || typeof headers !== 'object') return null;
+  const value = (headers as Record<string, unknown>)[name];
+  return typeof value === 'string' ? value : null;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * One CONSUMER span per delivery offered to the inbox, child of the delivery's traceparent
+ * header (of the active context when it has none): every transport gets it, as acceptance
+ * is core's. Reads hostile input defensively; validation is acceptance's job.
+ */
+export function startAcceptSpans(inputs: readonly InboxAcceptInput[]): AcceptSpans {
+  const list: readonly InboxAcceptInput[] = Array.isArray(inputs) ? inputs : [];
+  const spans = list.map((input) => {
+    const consumer = text((input as Partial<InboxAcceptInput> | null)?.consumer);
+    return startSpan({
+      name: consumer === undefined ? 'accept' : `accept ${consumer}`,
+      kind: 'consumer',
+      parent: {
+        traceparent: header(input, FERRY_HEADERS.traceparent),
+        tracestate: header(input, FERRY_HEADERS.tracestate),
+      },
+      fallback: 'active',
+      attributes: defined({
+        [A.operationType]: 'receive',
+        [A.operationName]: 'accept',
+        [A.consumerGroup]: consumer,
+        [A.messageId]: text((input as Partial<InboxAcceptInput> | null)?.messageId),
+        [A.conversationId]: header(input, FERRY_HEADERS.correlationId),
+        [A.eventType]: text((input as Partial<InboxAcceptInput> | null)?.type),
+      }),
+    });
+  });
+  return {
+    end(kinds) {
+      spans.forEach((span, index) => {
+        const kind = kinds[index] ?? 'unanswered';
+        span.setAttributes({ [A.outcome]: kind });
+        span.end(ACCEPT_ERRORS.has(kind) || kind === 'unanswered' ? kind : undefined);
+      });
+    },
+    fail(error) {
+      for (const span of spans) span.end(error);
+    },
+  };
+}
+
+/** What the handler span needs to know of a claimed receipt. */
+export interface ProcessedReceipt {
+  readonly id: string;
+  readonly messageId: string;
+  readonly consumer: string;
+  readonly messageType: string | null;
+  readonly attempts: number;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * The CONSUMER span of one handler run (operation `process`), child of the trace context the
+ * receipt was accepted with; the inbox worker makes it the active context while the handler runs.
+ */
+export function startProcessSpan(receipt: ProcessedReceipt): FerrySpan {
+  return startSpan({
+    name: `process ${receipt.consumer}`,
+    kind: 'consumer',
+    parent: {
+      traceparent: receipt.headers[FERRY_HEADERS.traceparent] ?? null,
+      tracestate: receipt.headers[FERRY_HEADERS.tracestate] ?? null,
+    },
+    fallback: 'root',
+    attributes: defined({
+      [A.operationType]: 'process',
+      [A.operationName]: 'process',
+      [A.consumerGroup]: receipt.consumer,
+      [A.messageId]: receipt.messageId,
+      [A.conversationId]: receipt.headers[FERRY_HEADERS.correlationId],
+      [A.eventType]: receipt.messageType,
+      [A.receiptId]: receipt.id,
+      [A.attempt]: receipt.attempts,
+    }),
+  });
+}

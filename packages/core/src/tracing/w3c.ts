@@ -1,0 +1,37 @@
+/**
+ * W3C trace context (https://www.w3.org/TR/trace-context/) as ferry stores and forwards it:
+ * the `traceparent` and `tracestate` columns of an outbox row and headers of a delivery.
+ * Pure; no OpenTelemetry needed.
+ */
+
+/** The shape emit accepts for a traceparent (any version, lower-case hex). */
+export const TRACEPARENT_PATTERN = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** The longest tracestate emit stores. */
+export const MAX_TRACESTATE = 512;
+
+export interface ParsedTraceparent {
+  readonly traceId: string;
+  readonly spanId: string;
+  /** The trace flags (bit 0: sampled). */
+  readonly traceFlags: number;
+}
+
+const ALL_ZERO = /^0+$/;
+
+/**
+ * The trace and parent span a traceparent names, or null when it is absent or unusable as a
+ * parent: wrong shape, version `ff`, or an all-zero trace or span id.
+ */
+export function parseTraceparent(value: string | null | undefined): ParsedTraceparent | null {
+  if (typeof value !== 'string' || !TRACEPARENT_PATTERN.test(value)) return null;
+  const [version, traceId, spanId, flags] = value.split('-') as [string, string, string, string];
+  if (version === 'ff' || ALL_ZERO.test(traceId) || ALL_ZERO.test(spanId)) return null;
+  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16) };
+}
+
+/** A version-00 traceparent. */
+export function formatTraceparent(context: ParsedTraceparent): string {
+  const flags = (context.traceFlags & 0xff).toString(16).padStart(2, '0');
+  return `00-${context.traceId}-${context.spanId}-${flags}`;
+}

@@ -1,0 +1,147 @@
+import { abortableDelay, backoffDelay, type BackoffPolicy, type RandomSource } from '../backoff';
+import type { InboxAcceptInput, InboxAcceptResult } from '../contracts';
+import type { Logger } from '../observe/logger';
+import { consumerEmitter } from './consumerEvents';
+import { describeCause } from './errors';
+import type { TransportConsumerEvent, TransportObserver } from './events';
+import { InboxAdmissionRejectedError } from '../inbox/errors';
+import { acceptIsolated, isBatchWideFailure, type AcceptManyFn } from './isolate';
+
+export interface HoldOptions {
+  /** Wait before retry n of a batch whose acceptance failed batch-wide: backoffDelay(n). */
+  readonly backoff: BackoffPolicy;
+  readonly random?: RandomSource | undefined;
+  /** Ends the hold (close(), a lost channel): the batch is released, nothing is counted. */
+  readonly signal: AbortSignal;
+  /** The consumer that holds the batch: `transport` and `source` of its events and log lines. */
+  readonly transport: string;
+  readonly source: string;
+  /**
+   * Told `acceptance-unavailable` at each batch-wide failure, before its wait (`attempt` 1: the
+   * outage began; at the admission limit `count` is the refused inputs still held), and
+   * `acceptance-recovered` once acceptance answers again.
+   */
+  readonly observer?: TransportObserver<TransportConsumerEvent> | undefined;
+  /** Logs the same: warn when the outage begins, debug for each further attempt, info at recovery. */
+  readonly logger?: Logger | undefined;
+}
+
+/** One input's answer, by its index in the batch given to acceptHolding. */
+export interface AnsweredInput {
+  readonly index: number;
+  readonly result: InboxAcceptResult;
+}
+
+export type HeldAcceptance =
+  /** Every input was answered and handed to `settle`. */
+  | { readonly kind: 'settled' }
+  /**
+   * The signal aborted while acceptance was unavailable (or the limit refused some inputs):
+   * hand the inputs at `pending` (indices, never given to `settle`) back to the broker.
+   */
+  | { readonly kind: 'released'; readonly error: unknown; readonly pending: readonly number[] }
+  /**
+   * The retriable safety net of acceptIsolated threw (not batch-wide): the inputs at
+   * `pending` were not answered and go round the transport's own retry.
+   */
+  | { readonly kind: 'failed'; readonly error: unknown; readonly pending: readonly number[] };
+
+/** Settles answered inputs (ack, delete, dead-letter) before acceptHolding goes on. */
+export type SettleAnswered = (answered: readonly AnsweredInput[]) => Promise<void>;
+
+/**
+ * acceptIsolated, held through an outage: a batch-wide failure (isBatchWideFailure: database
+ * unavailable, pool exhausted, timeout, closed) is never the messages' fault, so instead of
+ * returning it to the transport (which would spend a retry or a receive) the same batch is
+ * tried again after the backoff, for as long as it takes, until `signal` aborts.
+ * At the admission limit (InboxAdmissionRejectedError) the inputs the inbox answered anyway
+ * (duplicates, invalid ones) are handed to `settle` at once and only the refused ones are
+ * held and tried again after the backoff: admission is back-pressure, it spends no attempt.
+ * Every input is handed to `settle` exactly once, unless the result names it `pending`.
+ * The outage and the recovery are reported here, so every transport reports them alike.
+ */
+export async function acceptHolding(
+  inputs: readonly InboxAcceptInput[],
+  acceptMany: AcceptManyFn,
+  options: HoldOptions,
+  settle: SettleAnswered,
+): Promise<HeldAcceptance> {
+  const report = holdReport(options);
+  let pending = inputs.map((_, index) => index);
+  let failures = 0;
+  for (;;) {
+    let error: unknown;
+    let results: InboxAcceptResult[] | undefined;
+    try {
+      results = await acceptIsolated(
+        pending.map((index) => inputs[index]!),
+        acceptMany,
+      );
+    } catch (thrown) {
+      if (!isBatchWideFailure(thrown)) {
+        if (failures > 0) report.recovered(failures, pending.length);
+        return { kind: 'failed', error: thrown, pending };
+      }
+      error = thrown;
+    }
+    if (results) {
+      if (failures > 0) report.recovered(failures, pending.length);
+      // Outside the try: a throw of `settle` is the transport's, never an acceptance failure.
+      const answers = results.map((result, i) => ({ index: pending[i]!, result }));
+      await settle(answers);
+      return { kind: 'settled' };
+    }
+    const answered = admissionAnswers(error, pending);
+    if (answered) {
+      await settle(answered);
+      const settled = new Set(answered.map((a) => a.index));
+      pending = pending.filter((index) => !settled.has(index));
+      if (pending.length === 0) return { kind: 'settled' };
+    }
+    if (options.signal.aborted) return { kind: 'released', error, pending };
+    failures += 1;
+    const delayMs = Math.max(1, backoffDelay(failures, options.backoff, options.random));
+    report.unavailable(error, failures, delayMs, pending.length);
+    try {
+      await abortableDelay(delayMs, options.signal);
+    } catch {
+      return { kind: 'released', error, pending };
+    }
+  }
+}
+
+/**
+ * The answered inputs of a batch refused at the admission limit (every result but `refused`),
+ * by index; null for any other failure, or when the results do not match the batch.
+ */
+function admissionAnswers(error: unknown, pending: readonly number[]): AnsweredInput[] | null {
+  if (!(error instanceof InboxAdmissionRejectedError)) return null;
+  if (error.results.length !== pending.length) return null;
+  const answered: AnsweredInput[] = [];
+  error.results.forEach((result, i) => {
+    if (result.kind !== 'refused') answered.push({ index: pending[i]!, result });
+  });
+  return answered;
+}
+
+function holdReport(options: HoldOptions) {
+  const { transport, source, observer, logger } = options;
+  const emit = consumerEmitter(transport, source, observer, logger);
+  return {
+    unavailable(error: unknown, attempt: number, delayMs: number, count: number): void {
+      const cause = describeCause(error);
+      logger?.[attempt === 1 ? 'warn' : 'debug'](
+        { err: error, source, count, attempt, delayMs },
+        `ferry.${transport}: acceptance unavailable (${cause}); holding ${count} deliveries of ${source}, retry ${attempt} in ${delayMs} ms`,
+      );
+      emit({ type: 'acceptance-unavailable', count, attempt, delayMs, error: cause });
+    },
+    recovered(failures: number, count: number): void {
+      logger?.info(
+        { source, count, failures },
+        `ferry.${transport}: acceptance available again after ${failures} failed attempts`,
+      );
+      emit({ type: 'acceptance-recovered', count, failures });
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
+import { pathSegment, textFault } from './text';
+
+/** Why a value cannot travel as JSON through PostgreSQL unchanged. */
+export interface JsonFault {
+  /** Where, e.g. `payload.lines[2].sku`. */
+  readonly path: string;
+  readonly reason: string;
+  /** invalid_text, payload_too_deep, or inbox_invalid (not JSON at all). */
+  readonly rule: TransportRejectReason;
+}
+
+/** An object literal or Object.create(null): no class instance, array or boxed value. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'container' {
+  if (value === null || typeof value === 'boolean') return null;
+  if (typeof value === 'string') {
+    const fault = textFault(value);
+    return fault === null ? null : { reason: fault, rule: TRANSPORT_REJECT_REASONS.invalidText };
+  }
+  if (typeof value === 'number') {
+    return Number.isFinite(value) ? null : { reason: 'numbers must be finite', rule: 'inbox_invalid' };
+  }
+  if (value instanceof Date) return null;
+  if (typeof value !== 'object') return { reason: `${typeof value} is not JSON`, rule: 'inbox_invalid' };
+  if (!Array.isArray(value) && !isPlainObject(value)) {
+    return { reason: 'only plain objects, arrays and Dates are allowed', rule: 'inbox_invalid' };
+  }
+  return 'container';
+}
+
+/**
+ * Walks a JSON value without recursion (so no input can exhaust the stack) and returns the
+ * first fault: a value JSON cannot carry, a string or object key holding invalid text, or
+ * an object / array nested deeper than `maxDepth` (the value itself is depth 1). Dates pass
+ * (they serialize as strings).
+ */
+export function jsonFault(value: unknown, maxDepth: number, root = 'payload'): JsonFault | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: 1 }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const fault = scalarFault(item.value);
+    if (fault === null) continue;
+    if (fault !== 'container') return { path: item.path, ...fault };
+    if (item.depth > maxDepth) {
+      return { path: item.path, reason: `nesting deeper than ${maxDepth}`, rule: 'payload_too_deep' };
+    }
+    const depth = item.depth + 1;
+    if (Array.isArray(item.value)) {
+      const list = item.value as unknown[];
+      for (let i = list.length - 1; i >= 0; i -= 1)
+        stack.push({ value: list[i], path: `${item.path}[${i}]`, depth });
+      continue;
+    }
+    const entries = Object.entries(item.value as Record<string, unknown>);
+    for (let i = entries.length - 1; i >= 0; i -= 1) {
+      const [key, child] = entries[i] as [string, unknown];
+      const path = `${item.path}.${pathSegment(key)}`;
+      const keyFault = textFault(key);
+      if (keyFault !== null)
+        return { path, reason: `key ${keyFault}`, rule: TRANSPORT_REJECT_REASONS.invalidText };
+      stack.push({ value: child, path, depth });
+    }
+  }
+  return null;
+}

@@ -1,0 +1,33 @@
+import { FerryValidationError } from '../errors';
+
+/**
+ * Text that PostgreSQL cannot store faithfully: NUL is refused by text (22021) and jsonb
+ * (22P05) alike, and an unpaired UTF-16 surrogate is either refused (a jsonb `\ud800` escape)
+ * or silently replaced by U+FFFD on the way to a text column. emit and acceptance refuse both
+ * before any SQL runs (reason `invalid_text`).
+ */
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Why `value` cannot be stored as text, or null when it can. */
+export function textFault(value: string): string | null {
+  if (value.includes('\u0000')) return 'contains a NUL character';
+  if (UNPAIRED_SURROGATE.test(value)) return 'contains an unpaired UTF-16 surrogate';
+  return null;
+}
+
+const MAX_SEGMENT = 64;
+
+/**
+ * A key as it may appear in an error's field path: NUL and unpaired surrogates escaped (so
+ * the path itself is valid text for logs, headers and SQS attributes), cut to 64 characters.
+ */
+export function pathSegment(key: string): string {
+  const safe = textFault(key) === null ? key : JSON.stringify(key).slice(1, -1);
+  return safe.length > MAX_SEGMENT ? `${safe.slice(0, MAX_SEGMENT)}…` : safe;
+}
+
+/** Throws FerryValidationError (rule `invalid_text`) naming `field` when `value` cannot be stored as text. */
+export function assertText(field: string, value: string): void {
+  const fault = textFault(value);
+  if (fault !== null) throw new FerryValidationError(field, fault, 'FERRY_VALIDATION_FAILED', 'invalid_text');
+}

@@ -1,0 +1,149 @@
+import { Client } from 'pg';
+import type { Logger } from '../observe/logger';
+import { reconnectDelayMs } from '../backoff';
+
+export interface ListenerOptions {
+  connectionString: string;
+  /** A validated identifier (LISTEN cannot take a parameter). */
+  channel: string;
+  reconnectInitialDelay: number;
+  reconnectMaxDelay: number;
+  /** Every keepaliveInterval ms the connection must answer `SELECT 1` within keepaliveTimeout ms. */
+  keepaliveInterval: number;
+  keepaliveTimeout: number;
+  onNotify: () => void;
+  logger: Logger;
+}
+
+/**
+ * LISTEN on a dedicated connection. On error or disconnect it reconnects with capped
+ * exponential back-off and calls onNotify once after every (re)connect, since
+ * notifications sent while disconnected are lost. A connection that dies silently (no
+ * FIN, no RST) is found by a keepalive query with a deadline, then dropped and replaced;
+ * connecting has the same deadline. Polling never depends on it.
+ */
+export class NotifyListener {
+  private client: Client | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private closed = false;
+  private keepalive: NodeJS.Timeout | undefined;
+  private probing = false;
+  /** Successful connects so far (1 after the first, 2 after a reconnect, ...). */
+  connects = 0;
+  /** Notifications received so far. */
+  notifications = 0;
+
+  constructor(private readonly options: ListenerOptions) {}
+
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
+
+  start(): void {
+    void this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const client = new Client({
+      connectionString: this.options.connectionString,
+      connectionTimeoutMillis: this.options.keepaliveTimeout,
+    });
+    client.on('notification', () => {
+      this.notifications += 1;
+      this.options.onNotify();
+    });
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${this.options.channel}"`);
+    } catch (error) {
+      this.lost(client, error);
+      return;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.failures = 0;
+    this.connects += 1;
+    clearInterval(this.keepalive);
+    this.keepalive = setInterval(() => void this.probe(client), this.options.keepaliveInterval);
+    this.keepalive.unref?.();
+    this.options.onNotify();
+  }
+
+  /** Drops the connection unless it answers `SELECT 1` within keepaliveTimeout. */
+  private async probe(client: Client): Promise<void> {
+    if (this.probing || this.client !== client) return;
+    this.probing = true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = this.options.keepaliveTimeout;
+    const silent = new Promise<Error>((resolve) => {
+      timer = setTimeout(
+        () => resolve(new Error(`LISTEN connection did not answer its keepalive within ${timeout} ms`)),
+        timeout,
+      );
+    });
+    const answer = client.query('SELECT 1').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const failure = await Promise.race([answer, silent]);
+    clearTimeout(timer);
+    this.probing = false;
+    if (failure !== undefined && this.client === client) this.lost(client, failure);
+  }
+
+  private lost(client: Client, error: unknown): void {
+    if (this.client === client) {
+      this.client = undefined;
+      clearInterval(this.keepalive);
+    }
+    client.removeAllListeners('end');
+    client.removeAllListeners('error');
+    client.on('error', () => undefined);
+    void client.end().catch(() => undefined);
+    destroySocket(client);
+    if (this.closed || this.timer) return;
+    const delay = reconnectDelayMs(
+      this.options.reconnectInitialDelay,
+      this.options.reconnectMaxDelay,
+      this.failures,
+    );
+    this.failures += 1;
+    this.options.logger.warn(
+      { err: error, delayMs: delay },
+      `ferry LISTEN connection (channel ${this.options.channel}) lost; reconnecting`,
+    );
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.connect();
+    }, delay);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.keepalive);
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * end() on a silently dead connection waits for a server that never answers; destroying the
+ * socket frees it at once. pg keeps the socket as `connection.stream` (not public API).
+ */
+function destroySocket(client: Client): void {
+  const internal = client as unknown as { connection?: { stream?: { destroy?: () => void } } };
+  internal.connection?.stream?.destroy?.();
+}

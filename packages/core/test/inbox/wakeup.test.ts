@@ -1,0 +1,58 @@
+import { Client } from 'pg';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { makeInbox, message, receiptRow, waitFor } from './helpers';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+describe('inbox worker wake-up on acceptance (worker.listenUrl)', () => {
+  it('runs a receipt accepted while the worker is idle without waiting for its poll interval', async () => {
+    const ran: string[] = [];
+    const inbox = makeInbox(t.prisma, {
+      // An hour: only a notification (or the connect wake-up) can make the worker poll again.
+      worker: { pollIntervalMs: 3_600_000, listenUrl: t.url },
+      handlers: { woken: async (_p, context) => void ran.push(context.receiptId) },
+    });
+    inbox.start();
+    try {
+      // The first receipt may be found by the poll that follows the LISTEN connect; the second
+      // can only be found because its acceptance notified the idle worker.
+      for (let i = 0; i < 2; i += 1) {
+        const { record } = await inbox.accept(message({ consumer: 'woken' }));
+        await waitFor(`receipt ${i + 1} to complete`, async () => {
+          const row = await receiptRow(t, record.id);
+          return row.status === 'COMPLETED';
+        });
+        expect(ran).toContain(record.id);
+      }
+    } finally {
+      await inbox.close();
+    }
+  }, 60_000);
+
+  it('notifies ferry_inbox when acceptance stores a new receipt, not for a duplicate', async () => {
+    const inbox = makeInbox(t.prisma, { handlers: { quiet: async () => undefined } });
+    const input = message({ consumer: 'quiet' });
+    const listener = new Client({ connectionString: t.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => heard.push(n.channel));
+    try {
+      await listener.query('LISTEN ferry_inbox');
+      await inbox.accept(input);
+      await waitFor('the acceptance notification', async () => heard.length > 0);
+      expect(heard).toEqual(['ferry_inbox']);
+      await inbox.accept(input); // a duplicate stores nothing
+      await listener.query('SELECT 1'); // notifications sent before this answer have arrived
+      expect(heard).toEqual(['ferry_inbox']);
+    } finally {
+      await listener.end();
+      await inbox.close();
+    }
+  });
+});

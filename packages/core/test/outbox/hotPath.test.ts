@@ -1,0 +1,150 @@
+/**
+ * The relay's lighter hot path: leases renewed by primary key (fenced on the token), and
+ * onSent 'delete' (a sent event's row deleted at completion, under the same fence).
+ */
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { createOutboxAdmin, emitMany, type SqlExecutor } from '@ferry/core';
+import { relayStore } from '@ferry/core/internal/testing';
+import { InMemoryPublisher } from '@ferry/testing';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { expireLeases, relay, statusOf } from './helpers';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+beforeEach(async () => {
+  await t.db.execute('DELETE FROM outbox_events');
+});
+
+async function emitN(n: number): Promise<string[]> {
+  return (
+    await emitMany(
+      t.db,
+      Array.from({ length: n }, (_, i) => ({ type: 'hot.path', payload: { i } })),
+    )
+  ).ids;
+}
+
+const sent = (id: string) => ({ id, kind: 'sent' as const, error: null, delayMs: 0 });
+
+describe('relay hot path', () => {
+  it('renews by primary key only the rows the token holds', async () => {
+    await emitN(4);
+    const store = relayStore(t.db);
+    const a = randomUUID();
+    const b = randomUUID();
+    const claimA = await store.claim({ token: a, limit: 2, leaseMs: 60_000, failedHead: 'block' });
+    const claimB = await store.claim({ token: b, limit: 2, leaseMs: 60_000, failedHead: 'block' });
+    const idsA = claimA.rows.map((r) => r.id);
+    const idsB = claimB.rows.map((r) => r.id);
+    expect(await store.renew(a, 60_000, idsB)).toBe(0);
+    expect(await store.renew(a, 60_000, [...idsA, ...idsB])).toBe(2);
+    expect(await store.renew(a, 60_000)).toBe(2);
+    await expireLeases(t.db);
+    expect(await store.renew(a, 60_000, idsA)).toBe(0);
+  });
+
+  it("onSent 'delete' deletes sent events and keeps failures for their retry", async () => {
+    const ids = await emitN(3);
+    const failing = ids[1]!;
+    const publisher = new InMemoryPublisher({
+      decide: (m) => (m.id === failing ? { retryable: 'broker said no' } : 'sent'),
+    });
+    const result = await relay(t.db, publisher, { onSent: 'delete' }).runOnce();
+    expect(result).toMatchObject({ claimed: 3, sent: 2, retried: 1 });
+    const rows = await t.db.query<{ id: string }>(`SELECT id::text AS id FROM outbox_events`);
+    expect(rows.map((r) => r.id)).toEqual([failing]);
+    expect(await statusOf(t.db, failing)).toMatchObject({ status: 'PENDING', retry_count: 1 });
+    expect(publisher.delivered.map((m) => m.id).sort()).toEqual([ids[0], ids[2]].sort());
+  });
+
+  it("onSent 'delete' never deletes a row whose lease expired", async () => {
+    const [id] = await emitN(1);
+    const store = relayStore(t.db);
+    const token = randomUUID();
+    await store.claim({ token, limit: 1, leaseMs: 60_000, failedHead: 'block' });
+    await expireLeases(t.db);
+    expect(await store.complete(token, [sent(id!)], 'delete')).toEqual([]);
+    expect(await statusOf(t.db, id!)).toMatchObject({ status: 'PROCESSING', claim_token: token });
+    expect(await store.recover({ limit: 10, maxClaims: 10 })).toEqual({ requeued: 1, poisoned: [] });
+    const fresh = randomUUID();
+    await store.claim({ token: fresh, limit: 1, leaseMs: 60_000, failedHead: 'block' });
+    expect(await store.complete(fresh, [sent(id!)], 'delete')).toEqual([
+      expect.objectContaining({ id, status: 'SENT' }),
+    ]);
+    expect(await statusOf(t.db, id!)).toEqual({});
+  });
+
+  it('a claim skips rows another claim holds and still fills its batch', async () => {
+    await emitN(30);
+    const other = new Client({ connectionString: t.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      // Another relay's claim in progress: the 10 oldest due rows locked, not yet updated.
+      await other.query(`SELECT id FROM outbox_events ORDER BY next_attempt_at, seq LIMIT 10 FOR UPDATE`);
+      const claim = await relayStore(t.db).claim({
+        token: randomUUID(),
+        limit: 10,
+        leaseMs: 60_000,
+        failedHead: 'block',
+      });
+      expect(claim.rows).toHaveLength(10);
+    } finally {
+      await other.query('ROLLBACK');
+      await other.end();
+    }
+  });
+
+  it('behind a blocked key the next claim starts with the key scan, and starts cheap again once the window fills', async () => {
+    const hot = await emitMany(
+      t.db,
+      Array.from({ length: 100 }, (_, i) => ({ type: 'hot', payload: { i }, orderingKey: 'hot' })),
+    );
+    await createOutboxAdmin(t.db).markFailed(hot.ids[0]!, 'blocked head');
+    await emitMany(
+      t.db,
+      Array.from({ length: 30 }, (_, i) => ({ type: 'other', payload: { i }, orderingKey: `k${i}` })),
+    );
+    const statements: string[] = [];
+    const counted: SqlExecutor = {
+      ...t.db,
+      query: (text, values) => {
+        statements.push(text);
+        return t.db.query(text, values);
+      },
+    };
+    const cheap = (text: string) => text.includes('WHERE false');
+    const claim = (keyScanFirst: boolean) =>
+      relayStore(counted).claim({
+        token: randomUUID(),
+        limit: 10,
+        leaseMs: 60_000,
+        failedHead: 'block',
+        keyScanFirst,
+      });
+
+    const first = await claim(false);
+    expect(first.rows).toHaveLength(10);
+    expect(statements.filter(cheap)).toHaveLength(1); // the cheap statement found only blocked rows
+    expect(first.keyScanFirst).toBe(true);
+
+    statements.length = 0;
+    const second = await claim(true);
+    expect(second.rows).toHaveLength(10);
+    expect(statements.length).toBeGreaterThan(0);
+    expect(statements.filter(cheap)).toEqual([]);
+    expect(second.keyScanFirst).toBe(true);
+
+    await t.db.execute(`DELETE FROM outbox_events WHERE ordering_key = 'hot'`);
+    await emitN(30);
+    const third = await claim(true);
+    expect(third.rows).toHaveLength(10);
+    expect(third.keyScanFirst).toBe(false);
+  });
+});

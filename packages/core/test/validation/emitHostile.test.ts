@@ -1,0 +1,130 @@
+import {
+  createEmitter,
+  emit,
+  emitMany,
+  FerryConfigError,
+  FerryValidationError,
+  type OutboxEventInput,
+} from '@ferry/core';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+async function count(): Promise<number> {
+  const [row] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_events');
+  return row?.n ?? -1;
+}
+
+const NUL = 'a\u0000b';
+const LONE_HIGH = 'a\ud800b';
+const LONE_LOW = '\udc00';
+const ok = { type: 't', payload: {} };
+
+describe('emit refuses what PostgreSQL would reject or silently alter', () => {
+  const hostile: Array<[string, Partial<OutboxEventInput> & Record<string, unknown>, string, string]> = [
+    ['NUL in a payload string', { payload: { s: NUL } }, 'payload.s', 'invalid_text'],
+    [
+      'NUL in a nested payload key',
+      { payload: { a: [{ [NUL]: 1 }] } },
+      'payload.a[0].a\\u0000b',
+      'invalid_text',
+    ],
+    ['a lone high surrogate in a payload string', { payload: { s: LONE_HIGH } }, 'payload.s', 'invalid_text'],
+    [
+      'a lone low surrogate in a payload key',
+      { payload: { [LONE_LOW]: 1 } },
+      'payload.\\udc00',
+      'invalid_text',
+    ],
+    ['a lone surrogate in the type', { type: LONE_HIGH }, 'type', 'invalid_text'],
+    ['NUL in the type', { type: NUL }, 'type', 'invalid_text'],
+    ['NUL in the ordering key', { orderingKey: NUL }, 'orderingKey', 'invalid_text'],
+    ['a lone surrogate in the destination', { destination: LONE_LOW }, 'destination', 'invalid_text'],
+    ['NUL in the tenant', { tenantId: NUL }, 'tenantId', 'invalid_text'],
+    ['NUL in the correlation id', { correlationId: NUL }, 'correlationId', 'invalid_text'],
+    ['a lone surrogate in the causation id', { causationId: LONE_HIGH }, 'causationId', 'invalid_text'],
+    ['NUL in the tracestate', { tracestate: `k=${NUL}` }, 'tracestate', 'invalid_text'],
+    ['NUL in a header value', { headers: { a: NUL } }, 'headers.a', 'invalid_text'],
+    [
+      'a lone surrogate in a header name',
+      { headers: { [LONE_HIGH]: 'v' } },
+      'headers.a\\ud800b',
+      'invalid_text',
+    ],
+    [
+      'a reserved x-ferry-* header',
+      { headers: { 'x-ferry-tenant-id': 'victim' } },
+      'headers.x-ferry-tenant-id',
+      'reserved_header',
+    ],
+    [
+      'a reserved header in another case',
+      { headers: { 'X-Ferry-Message-Id': 'forged' } },
+      'headers.X-Ferry-Message-Id',
+      'reserved_header',
+    ],
+    [
+      'traceparent as a plain header',
+      { headers: { traceparent: '00-0-0-00' } },
+      'headers.traceparent',
+      'reserved_header',
+    ],
+    [
+      'tracestate as a plain header',
+      { headers: { TraceState: 'k=v' } },
+      'headers.TraceState',
+      'reserved_header',
+    ],
+  ];
+
+  it.each(hostile)(
+    'rejects %s with a validation error before any SQL',
+    async (_name, overrides, field, rule) => {
+      const before = await count();
+      const error = await emitMany(t.db, [ok, { ...ok, ...overrides } as OutboxEventInput]).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(FerryValidationError);
+      expect(error).toMatchObject({
+        code: 'FERRY_VALIDATION_FAILED',
+        retriable: false,
+        field,
+        details: { rule },
+      });
+      expect(await count()).toBe(before);
+    },
+  );
+
+  it('keeps well-formed astral characters and escapes exactly', async () => {
+    const event = {
+      type: 'order.🚚',
+      payload: { '😀': ['\ud83d\ude00', 'é', '\\u0000', '\t\n'] },
+      orderingKey: 'ключ-🔑',
+      headers: { 'x-app-émoji': '🎉' },
+    };
+    const { id } = await emit(t.db, event);
+    const [row] = await t.db.query<Record<string, unknown>>(
+      `SELECT event_type AS type, payload, ordering_key AS "orderingKey", headers FROM outbox_events WHERE id = $1::uuid`,
+      [id],
+    );
+    expect(row).toEqual(event);
+  });
+
+  it('refuses limits above the schema bounds as configuration errors', () => {
+    for (const [name, value] of [
+      ['maxTypeLength', 256],
+      ['maxIdLength', 100_000],
+      ['maxPayloadDepth', 100_000],
+    ] as const) {
+      expect(() => createEmitter({ limits: { [name]: value } })).toThrow(FerryConfigError);
+      expect(() => createEmitter({ limits: { [name]: value } })).toThrow(`limits.${name}`);
+    }
+    expect(() => createEmitter({ limits: { maxTypeLength: 255 } })).not.toThrow();
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * TransactionOptions on the adapters that have none of their own (node-postgres, Kysely):
+ * maxWaitMs gives up on a pool with no free connection (and a transaction that starts late
+ * never runs its work), timeoutMs becomes transaction-local PostgreSQL timeouts, and a COMMIT
+ * that PostgreSQL answers with ROLLBACK is not reported as success.
+ */
+import { Kysely, PostgresDialect } from 'kysely';
+import { Pool, type PoolClient } from 'pg';
+import { fromPg, pgTransactions, type SqlExecutor, type TransactionAdapter } from '@ferry/core';
+import { kyselyTransactions } from '@ferry/core/kysely';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { waitFor } from '../inbox/helpers';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+interface Subject {
+  /** The adapter on a pool of exactly one connection, that pool, and how to close them. */
+  adapter: TransactionAdapter<unknown>;
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+const subjects: Record<string, () => Subject> = {
+  'node-postgres': () => {
+    const pool = new Pool({ connectionString: t.url, max: 1 });
+    return { adapter: pgTransactions(pool) as TransactionAdapter<unknown>, pool, close: () => pool.end() };
+  },
+  Kysely: () => {
+    const pool = new Pool({ connectionString: t.url, max: 1 });
+    const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      adapter: kyselyTransactions(db) as TransactionAdapter<unknown>,
+      pool,
+      close: () => db.destroy(),
+    };
+  },
+};
+
+async function settings(db: SqlExecutor): Promise<{ statement: string; idle: string }> {
+  const [row] = await db.query<{ statement: string; idle: string }>(
+    `SELECT current_setting('statement_timeout') AS statement,
+            current_setting('idle_in_transaction_session_timeout') AS idle`,
+  );
+  return row!;
+}
+
+describe.each(Object.keys(subjects))('transactions on %s', (name) => {
+  let subject: Subject;
+  beforeEach(() => {
+    subject = subjects[name]!();
+  });
+  afterEach(() => subject.close());
+
+  it('gives up after maxWaitMs while the pool has no free connection, and never runs the late work', async () => {
+    const held: PoolClient = await subject.pool.connect();
+    let ran = false;
+    const attempt = subject.adapter.transaction(
+      async () => {
+        ran = true;
+      },
+      { maxWaitMs: 50 },
+    );
+    await expect(attempt).rejects.toMatchObject({ code: 'FERRY_DATABASE_UNAVAILABLE', retriable: true });
+    held.release();
+    // The abandoned transaction gets the connection now, rolls back at once and gives it back.
+    await waitFor('the late transaction to hand the connection back', async () =>
+      subject.pool.waitingCount === 0 && subject.pool.idleCount === 1 ? true : undefined,
+    );
+    expect(ran).toBe(false);
+    expect(await subject.adapter.db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+
+  it('applies timeoutMs as transaction-local statement and idle timeouts', async () => {
+    const before = await settings(subject.adapter.db);
+    const inside = await subject.adapter.transaction((tx) => settings(subject.adapter.bind(tx)), {
+      timeoutMs: 1234,
+    });
+    expect(inside).toEqual({ statement: '1234ms', idle: '1234ms' });
+    // The pool's one connection is back to its session settings.
+    expect(await settings(subject.adapter.db)).toEqual(before);
+  });
+
+  it('rolls back and rethrows when the work fails', async () => {
+    await subject.adapter.db.execute('CREATE TABLE IF NOT EXISTS tx_probe (name text)');
+    await expect(
+      subject.adapter.transaction(async (tx) => {
+        await subject.adapter.bind(tx).execute('INSERT INTO tx_probe VALUES ($1)', [name]);
+        throw new Error('work failed');
+      }),
+    ).rejects.toThrow('work failed');
+    expect(await subject.adapter.db.query('SELECT name FROM tx_probe WHERE name = $1', [name])).toEqual([]);
+  });
+});
+
+describe('pgTransactions on a connection whose prepared statements were dropped', () => {
+  let pool: Pool;
+  beforeEach(() => {
+    pool = new Pool({ connectionString: t.url, max: 1 });
+  });
+  afterEach(() => pool.end());
+
+  it.each(['DISCARD ALL', 'DEALLOCATE ALL'])(
+    'replaces the connection after %s behind the driver: one transaction fails, the next one runs',
+    async (reset) => {
+      const adapter = pgTransactions(pool);
+      const prepared = () =>
+        adapter.transaction((client) => adapter.bind(client).query('SELECT $1::int AS seven', [7]));
+      expect(await prepared()).toEqual([{ seven: 7 }]);
+      const application = await pool.connect();
+      await application.query(reset);
+      application.release();
+      await expect(prepared()).rejects.toMatchObject({ code: '26000' });
+      expect(await prepared()).toEqual([{ seven: 7 }]);
+    },
+  );
+});
+
+describe('fromPg transactions', () => {
+  let pool: Pool;
+  beforeEach(() => {
+    pool = new Pool({ connectionString: t.url, max: 1 });
+  });
+  afterEach(() => pool.end());
+
+  it('reports a COMMIT that PostgreSQL answered with ROLLBACK (a failed statement was swallowed) as a failure', async () => {
+    const db = fromPg(pool);
+    await db.execute('CREATE TABLE IF NOT EXISTS swallowed (n int)');
+    const outcome = db.transaction(async (tx) => {
+      await tx.execute('INSERT INTO swallowed VALUES ($1)', [1]);
+      await tx.query('SELECT 1 / 0').catch(() => undefined);
+    });
+    await expect(outcome).rejects.toMatchObject({ code: 'FERRY_DATABASE_ERROR' });
+    expect(await db.query('SELECT n FROM swallowed')).toEqual([]);
+    expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+});

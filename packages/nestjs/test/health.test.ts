@@ -1,0 +1,66 @@
+import 'reflect-metadata';
+import type { LoggerService } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { FerryHealthIndicator, fromNestLogger, OutboxModule, OutboxRelayService } from '../src';
+import { MemoryPublisher, prismaModule, TestPrismaService, waitFor } from './fixtures';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+describe('FerryHealthIndicator', () => {
+  it('reports the relay live while the module runs and down once it is closed', async () => {
+    const app = await Test.createTestingModule({
+      imports: [
+        OutboxModule.forRoot({
+          prisma: TestPrismaService,
+          imports: [prismaModule(t.newClient())],
+          publisher: new MemoryPublisher(),
+          pollInterval: 20,
+        }),
+      ],
+    }).compile();
+    await app.init();
+    const relay = app.get(OutboxRelayService);
+    const indicator = FerryHealthIndicator.create({ db: t.db, relay });
+    await waitFor(() => relay.relay?.lastCycleAt, 'a relay cycle');
+    expect(await indicator.isHealthy('ferry', 'liveness')).toEqual({
+      ferry: { status: 'up', checks: [expect.objectContaining({ name: 'relay', status: 'up' })] },
+    });
+    expect((await indicator.isHealthy('db'))['db']?.status).toBe('up');
+    await app.close();
+    expect((await indicator.isHealthy('ferry', 'liveness'))['ferry']?.status).toBe('down');
+  });
+});
+
+describe('fromNestLogger', () => {
+  it("passes ferry's log lines to Nest's LoggerService with the fields", () => {
+    const calls: Array<[string, unknown[]]> = [];
+    const record =
+      (method: string) =>
+      (...args: unknown[]): void =>
+        void calls.push([method, args]);
+    const nest: LoggerService = {
+      log: record('log'),
+      warn: record('warn'),
+      error: record('error'),
+      debug: record('debug'),
+    };
+    const logger = fromNestLogger(nest);
+    logger.warn({ id: 'e1', err: new Error('boom') }, 'outbox event FAILED');
+    logger.info('relay started');
+    logger.error({ code: 'X' }, 'failed');
+    logger.debug({ n: 1 });
+    expect(calls).toEqual([
+      ['warn', ['outbox event FAILED {"id":"e1","err":"Error: boom"}', 'ferry']],
+      ['log', ['relay started', 'ferry']],
+      ['error', ['failed {"code":"X"}', 'ferry']],
+      ['debug', ['{"n":1}', 'ferry']],
+    ]);
+  });
+});

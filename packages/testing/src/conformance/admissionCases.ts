@@ -1,0 +1,72 @@
+import { expect, it } from '@jest/globals';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import { diffIds, waitUntil } from './assertions';
+import type { MemoryAcceptor } from './memoryAcceptor';
+import { conformanceMessages, neverAborted } from './messages';
+import type { TransportUnderTest } from './types';
+
+/** What the admission case needs from the suite (read at run time, after beforeEach). */
+export interface AdmissionContext {
+  readonly timeoutMs: number;
+  readonly deadLetter: boolean;
+  transport(): TransportUnderTest;
+  acceptor(): MemoryAcceptor;
+  consumerEvents(): readonly TransportConsumerEvent[];
+  attach(): Promise<void>;
+  publishAllSent(count: number): Promise<string[]>;
+  expectAcceptedExactly(ids: readonly string[]): Promise<void>;
+}
+
+function settledCount(events: readonly TransportConsumerEvent[]): number {
+  return events.reduce((sum, event) => (event.type === 'settled' ? sum + event.count : sum), 0);
+}
+
+/**
+ * The admission limit is back-pressure: a batch refused at it still settles the duplicates
+ * the inbox answered, the refused deliveries come back (reported acceptance-unavailable, never
+ * dead-lettered, never acceptance-failed) and are accepted once the limit lets them in.
+ */
+export function registerAdmissionCases(context: AdmissionContext): void {
+  it('at the admission limit settles a duplicate at once and takes the refused deliveries later', async () => {
+    const transport = context.transport();
+    const acceptor = context.acceptor();
+    await context.attach();
+    const backlog = await context.publishAllSent(2);
+    await context.expectAcceptedExactly(backlog);
+    await waitUntil(
+      'the backlog settled',
+      () => (settledCount(context.consumerEvents()) >= 2 ? true : undefined),
+      context.timeoutMs,
+    );
+    acceptor.admitAtMost(2);
+
+    // One publish, the duplicate first: the consumer sees it in the batch (or ahead of) the new ones.
+    const duplicate = conformanceMessages(1, transport.destination, { id: backlog[0]! });
+    const fresh = conformanceMessages(2, transport.destination);
+    const outcomes = await transport.publisher.publish([...duplicate, ...fresh], neverAborted());
+    expect(outcomes.map((o) => o.status)).toEqual(['sent', 'sent', 'sent']);
+
+    await waitUntil(
+      'the duplicate settled while the new deliveries are refused',
+      () => (settledCount(context.consumerEvents()) >= 3 ? true : undefined),
+      context.timeoutMs,
+    );
+    const refused = fresh.map((m) => m.id);
+    expect(diffIds(backlog, acceptor.accepted)).toEqual({ missing: [], extra: [] });
+    // A transport may take its batches one at a time: a later refused delivery can wait
+    // behind a held one, so only one of them is sure to be offered again before the lift.
+    await waitUntil(
+      'a refused delivery offered again',
+      () => (refused.some((id) => acceptor.offered.filter((o) => o === id).length >= 2) ? true : undefined),
+      context.timeoutMs,
+    );
+    expect(diffIds(backlog, acceptor.accepted)).toEqual({ missing: [], extra: [] });
+    expect(context.consumerEvents().some((e) => e.type === 'acceptance-unavailable')).toBe(true);
+
+    acceptor.admitAtMost(null);
+    await context.expectAcceptedExactly([...backlog, ...refused]);
+    const events = context.consumerEvents();
+    expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
+    if (context.deadLetter) expect(await transport.readDeadLetters()).toEqual([]);
+  });
+}

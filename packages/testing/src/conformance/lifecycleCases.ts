@@ -1,0 +1,73 @@
+import { expect, it } from '@jest/globals';
+import type { PublishOutcome } from '@ferry/core';
+import { diffIds, waitUntil } from './assertions';
+import { MemoryAcceptor } from './memoryAcceptor';
+import { conformanceMessages, neverAborted } from './messages';
+import type { AttachedConsumer, TransportUnderTest } from './types';
+
+/** What the lifecycle cases need from the suite (read at run time, after beforeEach). */
+export interface LifecycleContext {
+  readonly timeoutMs: number;
+  transport(): TransportUnderTest;
+  acceptor(): MemoryAcceptor;
+  /** Every consumer attached in the current case; the suite closes them after it. */
+  readonly consumers: readonly AttachedConsumer[];
+  attach(to?: MemoryAcceptor): Promise<void>;
+  publishAllSent(count: number): Promise<string[]>;
+  expectAcceptedExactly(ids: readonly string[]): Promise<void>;
+}
+
+/** A publish settles with outcomes, or rejects; either is recorded. */
+async function settle(
+  publishing: Promise<readonly PublishOutcome[]>,
+): Promise<{ outcomes: readonly PublishOutcome[] } | { error: unknown }> {
+  return publishing.then(
+    (outcomes) => ({ outcomes }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+/**
+ * close() twice, and what a closed publisher or consumer does. A publish after close must
+ * report every message not sent, or reject with a FerryError coded FERRY_CLOSED; a closed
+ * consumer takes no more deliveries, so the next consumer gets them.
+ */
+export function registerLifecycleCases(context: LifecycleContext): void {
+  it('resolves close() of the publisher twice, and a publish after close reports nothing sent', async () => {
+    const transport = context.transport();
+    await Promise.all([transport.publisher.close(), transport.publisher.close()]);
+    await transport.publisher.close();
+    const messages = conformanceMessages(3, transport.destination);
+    const result = await settle(transport.publisher.publish(messages, neverAborted()));
+    if ('error' in result) {
+      expect(result.error).toMatchObject({ code: 'FERRY_CLOSED' });
+    } else {
+      expect(result.outcomes.map((o) => o.id)).toEqual(messages.map((m) => m.id));
+      expect(result.outcomes.filter((o) => o.status === 'sent')).toEqual([]);
+    }
+  });
+
+  it('resolves close() of a consumer twice with one promise; a closed consumer takes no deliveries, the next one gets them', async () => {
+    const first = context.acceptor();
+    await context.attach();
+    const before = await context.publishAllSent(5);
+    await context.expectAcceptedExactly(before);
+    const closing = context.consumers[context.consumers.length - 1]!;
+    const closed = closing.close();
+    expect(closing.close()).toBe(closed);
+    await closed;
+    await closing.close();
+    await expect(closing.ready()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
+    const offeredAtClose = first.offered.length;
+
+    const after = await context.publishAllSent(5);
+    const next = new MemoryAcceptor();
+    await context.attach(next);
+    await waitUntil(
+      'the next consumer accepting what was published after close',
+      () => (diffIds(after, next.accepted).missing.length === 0 ? true : undefined),
+      context.timeoutMs,
+    );
+    expect(first.offered.length).toBe(offeredAtClose);
+  });
+}

@@ -1,0 +1,83 @@
+import { expect, it } from '@jest/globals';
+import type { TransportConsumerEvent, TransportPublisherEvent } from '@ferry/core/transport';
+import { waitUntil } from './assertions';
+import type { TransportUnderTest } from './types';
+
+/** What the observer cases need from the suite (read at run time, after beforeEach). */
+export interface ObserverContext {
+  readonly timeoutMs: number;
+  /** The `transport` every event must carry. */
+  readonly transportName: string;
+  /** Whether the transport can dead-letter (features.deadLetter). */
+  readonly deadLetter: boolean;
+  transport(): TransportUnderTest;
+  /** Events of the consumers attached in the current case, in order. */
+  consumerEvents(): readonly TransportConsumerEvent[];
+  /** Events of the current case's publisher, in order. */
+  publisherEvents(): readonly TransportPublisherEvent[];
+  attach(): Promise<void>;
+  publishAllSent(count: number): Promise<string[]>;
+}
+
+/** The summed `count` of the events of one type. */
+function sum(events: readonly TransportConsumerEvent[], type: TransportConsumerEvent['type']): number {
+  return events.reduce(
+    (total, event) => total + (event.type === type && 'count' in event ? event.count : 0),
+    0,
+  );
+}
+
+/**
+ * Every transport's consumer and publisher report to their `observer` in the one event shape of
+ * @ferry/core/transport, with their transport's name and the queue / topic they read.
+ */
+export function registerObserverCases(context: ObserverContext): void {
+  it('reports received, then accepted and settled, for delivered messages, with its transport and source', async () => {
+    await context.attach();
+    const ids = await context.publishAllSent(5);
+    const events = await waitUntil(
+      'five accepted and settled reported',
+      () => {
+        const seen = context.consumerEvents();
+        return sum(seen, 'accepted') >= ids.length && sum(seen, 'settled') >= ids.length ? seen : undefined;
+      },
+      context.timeoutMs,
+    );
+    const types = events.map((event) => event.type);
+    expect(types.indexOf('received')).toBeGreaterThanOrEqual(0);
+    expect(types.indexOf('received')).toBeLessThan(types.indexOf('accepted'));
+    expect(types.indexOf('received')).toBeLessThan(types.indexOf('settled'));
+    expect(sum(events, 'accepted')).toBe(ids.length);
+    expect(sum(events, 'received')).toBeGreaterThanOrEqual(ids.length);
+    const { source } = context.transport();
+    const strangers = events.filter(
+      (event) => event.transport !== context.transportName || event.source !== source,
+    );
+    expect(strangers).toEqual([]);
+    const published = context.publisherEvents();
+    expect(published.every((event) => event.transport === context.transportName)).toBe(true);
+    expect(
+      published.reduce((total, event) => total + (event.type === 'published' ? event.count : 0), 0),
+    ).toBe(ids.length);
+  });
+
+  if (context.deadLetter) {
+    it('reports a poison delivery dead-lettered with its reason and id', async () => {
+      await context.attach();
+      await context.transport().publishRaw({ body: '{not json', messageId: 'conformance-poison' });
+      const dead = await waitUntil(
+        'a dead-lettered event',
+        () => context.consumerEvents().find((event) => event.type === 'dead-lettered'),
+        context.timeoutMs,
+      );
+      expect(dead).toEqual({
+        type: 'dead-lettered',
+        transport: context.transportName,
+        source: context.transport().source,
+        messageId: 'conformance-poison',
+        reason: expect.stringMatching(/^[a-z_]+$/),
+      });
+      expect(sum(context.consumerEvents(), 'accepted')).toBe(0);
+    });
+  }
+}

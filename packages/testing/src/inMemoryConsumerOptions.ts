@@ -1,0 +1,91 @@
+import { FerryConfigError, type Logger } from '@ferry/core';
+import {
+  checkTenantSource,
+  functionOption,
+  integerOption as integer,
+  knownKeysOption,
+  nonEmptyOption as nonEmpty,
+  resolveBackoff,
+  type BackoffPolicy,
+  type OptionKeys,
+  type TenantSource,
+  type TransportConsumerEvent,
+  type TransportObserver,
+} from '@ferry/core/transport';
+import { InMemoryBroker, type InMemoryDelivery } from './inMemoryBroker';
+
+export interface InMemoryConsumerOptions {
+  readonly broker: InMemoryBroker;
+  readonly queue: string;
+  /** The inbox consumer (handler) name deliveries are accepted for. */
+  readonly consumer: string;
+  /** Deliveries per `acceptMany` call. Default 10. */
+  readonly maxBatchSize?: number;
+  /** Wait before a batch whose acceptance failed is taken again. Default 50 ms doubling to 1 s, full jitter. */
+  readonly retryBackoff?: Partial<BackoffPolicy>;
+  /** Identity of deliveries with neither ferry's header nor a native `messageId`. */
+  readonly identity?: (delivery: InMemoryDelivery) => string | null | undefined;
+  /** Where a delivery's tenant comes from, as on every transport (default `'header'`). */
+  readonly tenant?: TenantSource<InMemoryDelivery>;
+  /** Where a throwing observer is logged. Default: none. */
+  readonly logger?: Logger;
+  /**
+   * Told what the consumer does (through safeEmit, `transport: 'memory'`, `source`: the queue),
+   * as every ferry transport does: connected, received, accepted, settled, dead-lettered,
+   * acceptance-failed.
+   */
+  readonly observer?: TransportObserver<TransportConsumerEvent>;
+  /** Random source for retry jitter. */
+  readonly random?: () => number;
+}
+
+/** Every option key; unknown keys are rejected (FERRY_CONFIG_INVALID), as on every transport. */
+const KEYS = {
+  broker: true,
+  queue: true,
+  consumer: true,
+  maxBatchSize: true,
+  retryBackoff: true,
+  identity: true,
+  tenant: true,
+  logger: true,
+  observer: true,
+  random: true,
+} as const satisfies OptionKeys<InMemoryConsumerOptions>;
+
+export interface ResolvedInMemoryConsumerOptions {
+  readonly broker: InMemoryBroker;
+  readonly queue: string;
+  readonly consumer: string;
+  readonly maxBatchSize: number;
+  readonly retryBackoff: BackoffPolicy;
+  readonly identity: InMemoryConsumerOptions['identity'];
+  readonly tenant: TenantSource<InMemoryDelivery>;
+  readonly logger: Logger | undefined;
+  readonly observer: TransportObserver<TransportConsumerEvent> | undefined;
+  readonly random: (() => number) | undefined;
+}
+
+const DEFAULT_RETRY: BackoffPolicy = { initialMs: 50, maxMs: 1_000, multiplier: 2, jitter: 'full' };
+
+/** Checks the options once (unknown keys, names, bounds) and fills the defaults. */
+export function resolveInMemoryConsumerOptions(
+  options: InMemoryConsumerOptions,
+): ResolvedInMemoryConsumerOptions {
+  knownKeysOption('', options, KEYS);
+  if (!(options.broker instanceof InMemoryBroker)) {
+    throw new FerryConfigError('broker', 'must be an InMemoryBroker');
+  }
+  return {
+    broker: options.broker,
+    queue: nonEmpty('queue', options.queue),
+    consumer: nonEmpty('consumer', options.consumer),
+    maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? 10, 1),
+    retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, DEFAULT_RETRY),
+    identity: functionOption('identity', options.identity),
+    tenant: checkTenantSource(options.tenant),
+    logger: options.logger,
+    observer: functionOption('observer', options.observer),
+    random: functionOption('random', options.random),
+  };
+}

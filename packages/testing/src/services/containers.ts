@@ -1,0 +1,112 @@
+import { createServer } from 'node:net';
+import { FerryError } from '@ferry/core';
+import { elasticMqConfig, kafkaEnvironment, SERVICE_IMAGES, type FerryService } from './images';
+import type { ServiceEndpoints } from './native';
+
+/** The part of testcontainers (an optional peer dependency) this module uses. */
+interface StartedContainer {
+  getHost(): string;
+  getMappedPort(port: number): number;
+  stop(): Promise<unknown>;
+}
+interface ContainerBuilder {
+  withEnvironment(env: Record<string, string>): ContainerBuilder;
+  withExposedPorts(...ports: (number | { container: number; host: number })[]): ContainerBuilder;
+  withWaitStrategy(strategy: unknown): ContainerBuilder;
+  withCopyContentToContainer(files: { content: string; target: string }[]): ContainerBuilder;
+  withCommand(command: string[]): ContainerBuilder;
+  start(): Promise<StartedContainer>;
+}
+export interface TestcontainersModule {
+  GenericContainer: new (image: string) => ContainerBuilder;
+  Wait: { forLogMessage(message: RegExp, times?: number): unknown };
+}
+
+/** testcontainers if it is installed, else null. */
+export function loadTestcontainers(): TestcontainersModule | null {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('testcontainers') as TestcontainersModule;
+  } catch {
+    return null;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function startOne(
+  tc: TestcontainersModule,
+  service: FerryService,
+): Promise<[StartedContainer, Partial<ServiceEndpoints>]> {
+  const { GenericContainer, Wait } = tc;
+  const image = new GenericContainer(SERVICE_IMAGES[service]);
+  if (service === 'postgres') {
+    const c = await image
+      .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust', POSTGRES_DB: 'test' })
+      .withExposedPorts(5432)
+      .withWaitStrategy(Wait.forLogMessage(/ready to accept connections/, 2))
+      .start();
+    return [c, { databaseUrl: `postgresql://postgres@${c.getHost()}:${c.getMappedPort(5432)}/test` }];
+  }
+  if (service === 'rabbitmq') {
+    const c = await image
+      .withExposedPorts(5672)
+      .withWaitStrategy(Wait.forLogMessage(/Server startup complete/))
+      .start();
+    return [c, { amqpUrl: `amqp://guest:guest@${c.getHost()}:${c.getMappedPort(5672)}` }];
+  }
+  // Kafka and ElasticMQ put their own address in what they return (metadata, queue URLs), so
+  // they listen on the same free port inside and outside the container.
+  const port = await freePort();
+  if (service === 'kafka') {
+    const c = await image
+      .withEnvironment(kafkaEnvironment(port))
+      .withExposedPorts({ container: port, host: port })
+      .withWaitStrategy(Wait.forLogMessage(/Kafka Server started/))
+      .start();
+    return [c, { kafkaBrokers: [`127.0.0.1:${port}`] }];
+  }
+  const c = await image
+    .withCopyContentToContainer([{ content: elasticMqConfig(port), target: '/opt/ferry-elasticmq.conf' }])
+    .withCommand(['-Dconfig.file=/opt/ferry-elasticmq.conf'])
+    .withExposedPorts({ container: port, host: port })
+    .withWaitStrategy(Wait.forLogMessage(/started/i))
+    .start();
+  return [c, { sqsEndpoint: `http://127.0.0.1:${port}` }];
+}
+
+/** Starts each service in its own container; stop() removes them all. */
+export async function startContainers(
+  tc: TestcontainersModule,
+  services: readonly FerryService[],
+): Promise<{ endpoints: Partial<ServiceEndpoints>; stop(): Promise<void> }> {
+  const started: StartedContainer[] = [];
+  const stop = async () => {
+    await Promise.allSettled(started.map((c) => c.stop()));
+  };
+  let endpoints: Partial<ServiceEndpoints> = {};
+  try {
+    for (const service of services) {
+      const [container, found] = await startOne(tc, service);
+      started.push(container);
+      endpoints = { ...endpoints, ...found };
+    }
+  } catch (cause) {
+    await stop();
+    throw new FerryError(
+      'FERRY_TRANSPORT_ERROR',
+      `starting the service containers failed: ${String(cause)}`,
+      { cause },
+    );
+  }
+  return { endpoints, stop };
+}

@@ -1,0 +1,64 @@
+/**
+ * The one wait-until of ferry's tests (and of applications' tests): polls a probe until it
+ * yields a value, or fails at a deadline. Every test helper that waits delegates here.
+ */
+export interface WaitOptions {
+  /** Deadline in milliseconds (default 30,000). */
+  readonly timeoutMs?: number;
+  /** Pause between polls in milliseconds (default 25). */
+  readonly intervalMs?: number;
+}
+
+export class WaitTimeoutError extends Error {
+  constructor(
+    what: string,
+    readonly timeoutMs: number,
+    /** The probe's last answer, or the error it last threw. */
+    readonly last: unknown,
+  ) {
+    super(`timed out after ${timeoutMs} ms waiting for ${what}; last value: ${describeValue(last)}`);
+    this.name = 'WaitTimeoutError';
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (value instanceof Error) return `${value.name}: ${value.message}`;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Resolves with the first value `probe` returns that is not undefined, null or false (0 and ''
+ * count as values). A probe that throws counts as "not yet" (a broker refuses connections while
+ * it restarts); the last error is reported on timeout. A number for `options` is the timeout.
+ */
+export async function waitUntil<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  options: WaitOptions | number = {},
+): Promise<Exclude<T, undefined | null | false>> {
+  const { timeoutMs = 30_000, intervalMs = 25 } =
+    typeof options === 'number' ? { timeoutMs: options } : options;
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== null && value !== false) {
+        return value as Exclude<T, undefined | null | false>;
+      }
+      last = value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() >= deadline) throw new WaitTimeoutError(what, timeoutMs, last);
+    await pause(intervalMs);
+  }
+}

@@ -1,0 +1,193 @@
+import { Kafka, logLevel, type Consumer, type KafkaConfig, type LogEntry, type logCreator } from 'kafkajs';
+import type { Logger } from '@ferry/core';
+import { kafkajsLogMethod } from '../logLevels';
+import { waitForLeaders } from './leaders';
+import type { KafkaLogLevel, ResolvedConnectionOptions } from '../connectionOptions';
+import type {
+  ConsumedRecord,
+  DriverAdmin,
+  DriverConsumer,
+  DriverConsumerOptions,
+  DriverProducer,
+  DriverProducerOptions,
+  KafkaClientDriver,
+  SessionHandlers,
+  TopicRecords,
+} from './types';
+
+const KAFKAJS_LEVELS: Record<KafkaLogLevel, logLevel> = {
+  nothing: logLevel.NOTHING,
+  error: logLevel.ERROR,
+  warn: logLevel.WARN,
+  info: logLevel.INFO,
+  debug: logLevel.DEBUG,
+};
+
+/**
+ * kafkajs's wait before it restarts a crashed consumer (its default, set explicitly so that
+ * ferry can report it): a crash whose error carries its own `retryTime` waits that instead.
+ */
+const KAFKAJS_RESTART_MS = 300;
+
+/** kafkajs log lines go to ferry's logger instead of the console, recoverable ones lowered (logLevels.ts). */
+function ferryLogCreator(logger: Logger): logCreator {
+  return () => (entry: LogEntry) => {
+    const { message, ...fields } = entry.log;
+    logger[kafkajsLogMethod(entry)]({ ...fields, namespace: entry.namespace }, message);
+  };
+}
+
+/** The kafkajs client behind ferry's client interface (the default). */
+export class KafkajsDriver implements KafkaClientDriver {
+  readonly name = 'kafkajs';
+  readonly kafka: Kafka;
+
+  constructor(options: ResolvedConnectionOptions) {
+    const config: KafkaConfig = {
+      ...(options.kafkaConfig as Partial<KafkaConfig>),
+      brokers: [...options.brokers],
+      clientId: options.clientId,
+      connectionTimeout: options.connectionTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      logLevel: KAFKAJS_LEVELS[options.kafkaLogLevel],
+      logCreator: ferryLogCreator(options.logger),
+    };
+    this.kafka = new Kafka(config);
+  }
+
+  producer(options: DriverProducerOptions): DriverProducer {
+    const producer = this.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      retry: { retries: options.retries },
+    });
+    return {
+      connect: () => producer.connect(),
+      disconnect: () => producer.disconnect(),
+      onDisconnect: (listener) => void producer.on(producer.events.DISCONNECT, listener),
+      send: async (batches: readonly TopicRecords[]) => {
+        const topicMessages = batches.map(({ topic, records }) => ({
+          topic,
+          messages: records.map(({ key, value, headers }) => ({ key, value, headers })),
+        }));
+        await producer.sendBatch({ acks: -1, topicMessages });
+      },
+    };
+  }
+
+  consumer(options: DriverConsumerOptions): DriverConsumer {
+    return new KafkajsConsumer(this.kafka, options);
+  }
+
+  async admin(): Promise<DriverAdmin> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    return {
+      listTopics: () => admin.listTopics(),
+      createTopics: async (topics) => {
+        await admin.createTopics({
+          topics: topics.map((topic) => ({ ...topic, configEntries: [...topic.configEntries] })),
+          waitForLeaders: false,
+        });
+        const names = topics.map((topic) => topic.topic);
+        await waitForLeaders(async () => {
+          const metadata = await admin.fetchTopicMetadata({ topics: names });
+          return (
+            metadata.topics.length === names.length &&
+            metadata.topics.every(
+              ({ partitions }) => partitions.length > 0 && partitions.every(({ leader }) => leader >= 0),
+            )
+          );
+        });
+      },
+      deleteTopics: (topics) => admin.deleteTopics({ topics: [...topics] }),
+      deleteGroups: async (groupIds) => {
+        await admin.deleteGroups([...groupIds]);
+      },
+      disconnect: () => admin.disconnect(),
+    };
+  }
+}
+
+class KafkajsConsumer implements DriverConsumer {
+  private readonly consumer: Consumer;
+
+  constructor(
+    kafka: Kafka,
+    private readonly options: DriverConsumerOptions,
+  ) {
+    this.consumer = kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: options.sessionTimeoutMs,
+      heartbeatInterval: options.heartbeatIntervalMs,
+      rebalanceTimeout: options.rebalanceTimeoutMs,
+      maxWaitTimeInMs: options.maxWaitTimeMs,
+      allowAutoTopicCreation: false,
+      retry: {
+        initialRetryTime: KAFKAJS_RESTART_MS,
+        restartOnFailure: async () => options.restartOnFailure(),
+      },
+    });
+  }
+
+  async run(handlers: SessionHandlers): Promise<void> {
+    const { consumer, options } = this;
+    consumer.on(consumer.events.GROUP_JOIN, (event) => handlers.onJoin(event.payload.memberAssignment));
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      const retryTime = (payload.error as { retryTime?: unknown }).retryTime;
+      const restartInMs = typeof retryTime === 'number' && retryTime > 0 ? retryTime : KAFKAJS_RESTART_MS;
+      handlers.onCrash(payload.error, payload.restart ? restartInMs : null);
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
+      eachBatch: async ({
+        batch,
+        resolveOffset,
+        heartbeat,
+        isRunning,
+        isStale,
+        commitOffsetsIfNecessary,
+      }) => {
+        const { topic, partition } = batch;
+        await handlers.eachBatch({
+          topic,
+          partition,
+          records: batch.messages,
+          isRunning,
+          isStale,
+          heartbeat,
+          highWatermark: () => batch.highWatermark,
+          commitThrough: async (last: ConsumedRecord) => {
+            resolveOffset(last.offset);
+            const isBatchEnd = batch.messages[batch.messages.length - 1] === last;
+            const position = isBatchEnd ? batch.lastOffset() : last.offset;
+            const offset = (BigInt(position) + 1n).toString();
+            await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] });
+            return offset;
+          },
+        });
+      },
+    });
+  }
+
+  pause(topic: string, partition: number): void {
+    this.consumer.pause([{ topic, partitions: [partition] }]);
+  }
+
+  resume(topic: string, partition: number): void {
+    this.consumer.resume([{ topic, partitions: [partition] }]);
+  }
+
+  seek(topic: string, partition: number, offset: string): void {
+    this.consumer.seek({ topic, partition, offset });
+  }
+
+  disconnect(): Promise<void> {
+    return this.consumer.disconnect();
+  }
+}

@@ -1,0 +1,144 @@
+import { requireOptionalPeer } from '@ferry/core/transport';
+import type { ResolvedConnectionOptions } from '../connectionOptions';
+import { waitForLeaders } from './leaders';
+import { PlatformaticConsumer } from './platformaticConsumer';
+import type { PlatformaticBase, PlatformaticKafka } from './platformaticTypes';
+import type {
+  DriverAdmin,
+  DriverConsumer,
+  DriverConsumerOptions,
+  DriverProducer,
+  DriverProducerOptions,
+  KafkaClientDriver,
+  ProducedRecord,
+  RecordHeaders,
+  TopicCreation,
+  TopicRecords,
+} from './types';
+
+let loaded: PlatformaticKafka | null = null;
+
+/**
+ * @platformatic/kafka is an ES module, which Node 20.19+ loads with `require`. It is loaded only
+ * when a connection asks for this client, so kafkajs users never load it.
+ */
+export function platformaticKafka(): PlatformaticKafka {
+  loaded ??= requireOptionalPeer<PlatformaticKafka>(
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    () => require('@platformatic/kafka'),
+    'client',
+    "'platformatic' needs the optional peer dependency @platformatic/kafka 1.x: npm install @platformatic/kafka@^1.35.0",
+  );
+  return loaded;
+}
+
+const MIN_IDEMPOTENT_RETRIES = 2;
+
+/** @platformatic/kafka 1.x behind ferry's client interface. */
+export class PlatformaticDriver implements KafkaClientDriver {
+  readonly name = 'platformatic';
+  private readonly base: PlatformaticBase;
+
+  constructor(options: ResolvedConnectionOptions) {
+    this.base = {
+      ...options.kafkaConfig,
+      clientId: options.clientId,
+      bootstrapBrokers: [...options.brokers],
+      connectTimeout: options.connectionTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      timeout: options.requestTimeoutMs,
+    };
+  }
+
+  producer(options: DriverProducerOptions): DriverProducer {
+    const { Producer } = platformaticKafka();
+    const producer = new Producer({
+      ...this.base,
+      idempotent: true,
+      acks: -1,
+      // An idempotent producer given 0 or 1 retries retries forever (even to a missing topic,
+      // even after close); 2 is the fewest that stays bounded.
+      retries: Math.max(MIN_IDEMPOTENT_RETRIES, options.retries),
+      autocreateTopics: false,
+    });
+    return {
+      // The client connects on first use; asking for the brokers' API versions connects now.
+      connect: async () => {
+        await producer.listApis();
+      },
+      disconnect: () => producer.close(),
+      onDisconnect: (listener) => void producer.on('client:broker:disconnect', listener),
+      send: async (batches: readonly TopicRecords[]) => {
+        const messages = batches.flatMap(({ topic, records }) =>
+          records.map((record) => toPlatformaticMessage(topic, record)),
+        );
+        await producer.send({ messages, acks: -1, idempotent: true, autocreateTopics: false });
+      },
+    };
+  }
+
+  consumer(options: DriverConsumerOptions): DriverConsumer {
+    return new PlatformaticConsumer(platformaticKafka(), this.base, options);
+  }
+
+  async admin(): Promise<DriverAdmin> {
+    const { Admin } = platformaticKafka();
+    const admin = new Admin({ ...this.base });
+    try {
+      await admin.listApis();
+    } catch (error) {
+      await admin.close().catch(() => undefined);
+      throw error;
+    }
+    return {
+      listTopics: () => admin.listTopics(),
+      createTopics: async (topics: readonly TopicCreation[]) => {
+        for (const topic of topics) {
+          await admin.createTopics({
+            topics: [topic.topic],
+            partitions: topic.numPartitions,
+            replicas: topic.replicationFactor,
+            configs: [...topic.configEntries],
+          });
+        }
+        const names = topics.map((topic) => topic.topic);
+        await waitForLeaders(() => haveLeaders(admin, names));
+      },
+      deleteTopics: (topics) => admin.deleteTopics({ topics: [...topics] }),
+      deleteGroups: (groups) => admin.deleteGroups({ groups: [...groups] }),
+      disconnect: () => admin.close(),
+    };
+  }
+}
+
+type PlatformaticAdmin = InstanceType<PlatformaticKafka['Admin']>;
+
+/** True once every partition of `topics` has a leader in fresh metadata. */
+async function haveLeaders(admin: PlatformaticAdmin, topics: readonly string[]): Promise<boolean> {
+  const metadata = await admin.metadata({ topics: [...topics], forceUpdate: true });
+  return topics.every((topic) => {
+    const partitions = metadata.topics.get(topic)?.partitions ?? [];
+    return partitions.length > 0 && partitions.every((partition) => partition.leader >= 0);
+  });
+}
+
+const asBuffer = (value: Buffer | string): Buffer => (Buffer.isBuffer(value) ? value : Buffer.from(value));
+
+/** One header value per name (the last of repeated ones): the client keeps headers in a map. */
+function toHeaders(headers: RecordHeaders): Map<Buffer, Buffer> {
+  const out = new Map<Buffer, Buffer>();
+  for (const [name, value] of Object.entries(headers)) {
+    const last = Array.isArray(value) ? value[value.length - 1] : value;
+    if (last !== undefined) out.set(Buffer.from(name), asBuffer(last));
+  }
+  return out;
+}
+
+function toPlatformaticMessage(topic: string, record: ProducedRecord) {
+  return {
+    topic,
+    key: record.key === null ? undefined : asBuffer(record.key),
+    value: record.value === null ? undefined : asBuffer(record.value),
+    headers: toHeaders(record.headers),
+  };
+}

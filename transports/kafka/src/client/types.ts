@@ -1,0 +1,123 @@
+/**
+ * The small internal client interface ferry's Kafka transport runs on. Two implementations:
+ * kafkajs (`./kafkajs`) and @platformatic/kafka 1.x (`./platformatic`). Everything above this
+ * interface (publisher, consumer, dead letters, topology) is the same for both.
+ */
+
+/** Which Kafka client library a connection uses. */
+export type KafkaClientName = 'kafkajs' | 'platformatic';
+
+export type RecordHeaders = { [name: string]: Buffer | string | (Buffer | string)[] | undefined };
+
+/** A consumed record, as both clients hand it over (kafkajs's KafkaMessage has this shape). */
+export interface ConsumedRecord {
+  readonly offset: string;
+  readonly key?: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers?: RecordHeaders;
+  readonly timestamp: string;
+}
+
+/** A record to produce. */
+export interface ProducedRecord {
+  readonly key: Buffer | string | null;
+  readonly value: Buffer | string | null;
+  readonly headers: RecordHeaders;
+}
+
+export interface TopicRecords {
+  readonly topic: string;
+  readonly records: readonly ProducedRecord[];
+}
+
+export interface DriverProducerOptions {
+  /** Client retries per send before the send fails. */
+  readonly retries: number;
+}
+
+/** An idempotent producer: every send waits for all in-sync replicas (acks -1). */
+export interface DriverProducer {
+  connect(): Promise<void>;
+  send(batches: readonly TopicRecords[]): Promise<void>;
+  disconnect(): Promise<void>;
+  /** Called when the producer lost its connection (in-flight sends count as not sent). */
+  onDisconnect(listener: () => void): void;
+}
+
+/** One fetched run of records of one partition, in offset order. */
+export interface ConsumedBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: readonly ConsumedRecord[];
+  /** False once the session is stopping. */
+  isRunning(): boolean;
+  /** True once the partition was sought or this member's generation changed. */
+  isStale(): boolean;
+  heartbeat(): Promise<void>;
+  /** The partition's high watermark (the offset after its newest record) as last fetched, if the client knows it. */
+  highWatermark(): string | null;
+  /**
+   * Commits this partition through `last` (past trailing control records when `last` ends the
+   * batch) for this member's generation; resolves with the committed offset (the next to read).
+   */
+  commitThrough(last: ConsumedRecord): Promise<string>;
+}
+
+export interface SessionHandlers {
+  readonly eachBatch: (batch: ConsumedBatch) => Promise<void>;
+  readonly onJoin: (assignment: Readonly<Record<string, number[]>>) => void;
+  /**
+   * The session failed. `restartInMs`: the client restarts itself after that many ms; null: it
+   * stopped, and the caller starts a new session.
+   */
+  readonly onCrash: (error: unknown, restartInMs: number | null) => void;
+}
+
+export interface DriverConsumerOptions {
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  readonly fromBeginning: boolean;
+  readonly sessionTimeoutMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly rebalanceTimeoutMs: number;
+  readonly maxWaitTimeMs: number;
+  readonly partitionsConsumedConcurrently: number;
+  /** Asked before the client restarts itself after a failure. */
+  readonly restartOnFailure: () => boolean;
+}
+
+/** One consumer group member from connect to disconnect. */
+export interface DriverConsumer {
+  /** Connects, subscribes and starts delivering batches; resolves once running. */
+  run(handlers: SessionHandlers): Promise<void>;
+  pause(topic: string, partition: number): void;
+  resume(topic: string, partition: number): void;
+  /** The next batch of the partition starts at `offset`. */
+  seek(topic: string, partition: number, offset: string): void;
+  /** Lets the batch in flight finish, leaves the group, closes the sockets. */
+  disconnect(): Promise<void>;
+}
+
+export interface TopicCreation {
+  readonly topic: string;
+  readonly numPartitions: number;
+  readonly replicationFactor: number;
+  readonly configEntries: readonly { readonly name: string; readonly value: string }[];
+}
+
+export interface DriverAdmin {
+  listTopics(): Promise<string[]>;
+  /** Creates the topics and waits until they have leaders. */
+  createTopics(topics: readonly TopicCreation[]): Promise<void>;
+  deleteTopics(topics: readonly string[]): Promise<void>;
+  deleteGroups(groupIds: readonly string[]): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
+export interface KafkaClientDriver {
+  readonly name: KafkaClientName;
+  producer(options: DriverProducerOptions): DriverProducer;
+  consumer(options: DriverConsumerOptions): DriverConsumer;
+  /** A connected admin client. */
+  admin(): Promise<DriverAdmin>;
+}

@@ -1,0 +1,100 @@
+import { FERRY_HEADERS, type Logger } from '@ferry/core';
+import type { ConsumerEmit } from '@ferry/core/transport';
+import type { ConsumedRecord, DriverProducer, ProducedRecord } from './client/types';
+import { classifyKafkaError, type RejectReason } from './errors';
+
+/** A record ferry will not accept, and why. */
+export interface DeadLetter {
+  readonly message: ConsumedRecord;
+  /** The record's identity, where it has one. */
+  readonly messageId: string | null;
+  readonly reason: RejectReason;
+  readonly detail: string;
+}
+
+/** Set on a dead letter sent without the source record's value and headers, with the reason. */
+export const VALUE_DROPPED_HEADER = 'x-ferry-dead-letter-value-dropped';
+
+interface Report {
+  readonly emit: ConsumerEmit;
+  readonly logger: Logger;
+}
+
+interface Source {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+/**
+ * Produces rejected records to the dead-letter topic with `acks: -1`: same key, value and headers,
+ * plus the reason, a detail and where the record came from. Resolves only once the broker took
+ * every record; the caller commits after that. When the topic refuses the batch permanently (e.g.
+ * MESSAGE_TOO_LARGE), the records go one at a time, and one it refuses even alone goes with its
+ * key and ferry's headers only (without the key too when the topic refuses that), so a record the
+ * dead-letter topic cannot hold never stalls its partition. A retriable failure is thrown: the chunk is retried.
+ */
+export async function sendDeadLetters(
+  producer: DriverProducer,
+  deadLetterTopic: string,
+  source: Source,
+  deadLetters: readonly DeadLetter[],
+  report: Report,
+): Promise<void> {
+  const records = deadLetters.map((letter) => deadLetterRecord(source, letter));
+  try {
+    await producer.send([{ topic: deadLetterTopic, records: records.map((record) => record.message) }]);
+  } catch (error) {
+    if (classifyKafkaError(error).retriable) throw error;
+    for (const record of records) await sendAlone(producer, deadLetterTopic, record);
+  }
+  const { topic, partition } = source;
+  for (const { message, messageId, reason, detail } of deadLetters) {
+    const offset = message.offset;
+    report.logger.warn(
+      { topic, partition, offset, reason, deadLetterTopic },
+      `Kafka ${topic}[${partition}] offset ${offset} dead-lettered to ${deadLetterTopic}: ${reason} (${detail.slice(0, 300)})`,
+    );
+    report.emit({ type: 'dead-lettered', reason, messageId }, topic);
+  }
+}
+
+async function sendAlone(producer: DriverProducer, topic: string, record: DeadLetterRecord): Promise<void> {
+  try {
+    await producer.send([{ topic, records: [record.message] }]);
+  } catch (error) {
+    const classified = classifyKafkaError(error);
+    if (classified.retriable) throw error;
+    const headers = { ...record.ferryHeaders, [VALUE_DROPPED_HEADER]: classified.message.slice(0, 300) };
+    try {
+      await producer.send([{ topic, records: [{ key: record.message.key, value: null, headers }] }]);
+    } catch (keyError) {
+      // The key alone is too much for the topic (a hostile producer chose it): ferry's headers only.
+      if (classifyKafkaError(keyError).retriable || record.message.key === null) throw keyError;
+      await producer.send([{ topic, records: [{ key: null, value: null, headers }] }]);
+    }
+  }
+}
+
+interface DeadLetterRecord {
+  readonly message: ProducedRecord;
+  /** The headers ferry adds, without the source record's own. */
+  readonly ferryHeaders: Readonly<Record<string, string>>;
+}
+
+function deadLetterRecord(source: Source, { message, reason, detail }: DeadLetter): DeadLetterRecord {
+  const ferryHeaders = {
+    [FERRY_HEADERS.rejectReason]: reason,
+    'x-ferry-reject-detail': detail.slice(0, 1_000),
+    'x-ferry-source-topic': source.topic,
+    'x-ferry-source-partition': String(source.partition),
+    'x-ferry-source-offset': message.offset,
+  };
+  return {
+    message: {
+      key: message.key ?? null,
+      value: message.value ?? null,
+      headers: { ...message.headers, ...ferryHeaders },
+    },
+    ferryHeaders,
+  };
+}

@@ -1,0 +1,89 @@
+import type { Logger } from '@ferry/core';
+import {
+  integerOption as integer,
+  nonEmptyOption as nonEmpty,
+  knownKeysOption,
+  type OptionKeys,
+  type TransportObserver,
+  type TransportPublisherEvent,
+} from '@ferry/core/transport';
+import { DEFAULTS } from './options';
+import type { TopicRouting } from './wire';
+
+export interface PublisherOptions {
+  /** Topic for events without a destination and without a route. */
+  defaultDestination?: string;
+  /** Topic by event type, for events without a destination. */
+  routes?: Readonly<Record<string, string>>;
+  /** A send not confirmed within this many ms is reported retryable (not sent). Default 30000. */
+  confirmTimeoutMs?: number;
+  /** Larger payloads are reported permanent without being sent. */
+  maxMessageBytes?: number;
+  /**
+   * Client retries per send (metadata, leader moves, connection loss) before it gives up and
+   * the messages are reported retryable. Bounded on purpose: with kafkajs's idempotent default
+   * (unlimited) a send to a missing topic retries forever, even after close().
+   */
+  producerRetries?: number;
+  /** Default: the connection's logger. */
+  logger?: Logger;
+  /**
+   * Told how each publish call ended (through safeEmit, `transport: 'kafka'`, `destination`:
+   * the topic): `published`, `publish-failed`.
+   */
+  observer?: TransportObserver<TransportPublisherEvent>;
+}
+
+export interface ResolvedPublisherOptions {
+  readonly routing: TopicRouting;
+  readonly confirmTimeoutMs: number;
+  readonly maxMessageBytes: number;
+  readonly producerRetries: number;
+  readonly logger: Logger | undefined;
+  readonly observer: TransportObserver<TransportPublisherEvent> | undefined;
+}
+
+export const PUBLISHER_OPTION_KEYS = {
+  defaultDestination: true,
+  routes: true,
+  confirmTimeoutMs: true,
+  maxMessageBytes: true,
+  producerRetries: true,
+  logger: true,
+  observer: true,
+} as const satisfies OptionKeys<PublisherOptions>;
+
+/** Checks a publisher's options and fills the defaults; throws FerryConfigError naming the option. */
+export function resolvePublisherOptions(options: PublisherOptions = {}): ResolvedPublisherOptions {
+  knownKeysOption('', options, PUBLISHER_OPTION_KEYS);
+  const routes: Record<string, string> = {};
+  for (const [type, topic] of Object.entries(options.routes ?? {}))
+    routes[type] = nonEmpty(`routes.${type}`, topic);
+  return {
+    routing: {
+      defaultDestination:
+        options.defaultDestination === undefined
+          ? null
+          : nonEmpty('defaultDestination', options.defaultDestination),
+      routes,
+    },
+    confirmTimeoutMs: integer(
+      'confirmTimeoutMs',
+      options.confirmTimeoutMs ?? DEFAULTS.publisher.confirmTimeoutMs,
+      1,
+    ),
+    maxMessageBytes: integer(
+      'maxMessageBytes',
+      options.maxMessageBytes ?? DEFAULTS.publisher.maxMessageBytes,
+      1,
+    ),
+    producerRetries: integer(
+      'producerRetries',
+      options.producerRetries ?? DEFAULTS.publisher.producerRetries,
+      1,
+      100,
+    ),
+    logger: options.logger,
+    observer: options.observer,
+  };
+}

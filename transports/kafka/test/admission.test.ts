@@ -1,0 +1,103 @@
+/**
+ * The inbox's admission limit (maxPendingMessages) against the real inbox and Kafka (issue 12):
+ * a chunk refused at the limit commits its duplicate (the records before the first refused one)
+ * at once and seeks back to the refused records, which are accepted exactly once when the
+ * backlog drains; nothing is dead-lettered. platformatic/admission.test.ts runs it on
+ * @platformatic/kafka.
+ */
+import { INBOX_TABLE, Inbox } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import {
+  KafkaPublisher,
+  attachKafkaConsumer,
+  deleteGroups,
+  deleteTopics,
+  ensureTopics,
+  type KafkaInboxConsumer,
+} from '../src';
+import {
+  committedOffsets,
+  endOffsets,
+  fastGroup,
+  outboxMessage,
+  testConnection,
+  uniqueName,
+  waitFor,
+} from './support';
+
+const connection = testConnection();
+const topic = uniqueName('admission');
+const groupId = uniqueName('admission-group');
+let database: TestDatabase;
+let publisher: KafkaPublisher;
+let consumer: KafkaInboxConsumer | null = null;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await ensureTopics(connection, [{ topic, partitions: 1 }, { topic: `${topic}.dlq` }]);
+  publisher = new KafkaPublisher(connection, { defaultDestination: topic });
+});
+
+afterAll(async () => {
+  await consumer?.close();
+  await publisher.close();
+  await deleteGroups(connection, [groupId]);
+  await deleteTopics(connection, [topic, `${topic}.dlq`]);
+  await database.drop();
+});
+
+async function storedIds(): Promise<string[]> {
+  const rows = await database.db.query<{ message_id: string }>(
+    `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = 'billing' ORDER BY message_id`,
+  );
+  return rows.map((row) => row.message_id);
+}
+
+async function committed(): Promise<string | undefined> {
+  return (await committedOffsets(connection, groupId, topic)).get(0);
+}
+
+test('commits the duplicate ahead of refused records at once and accepts the refused ones once the backlog drains', async () => {
+  const events: TransportConsumerEvent[] = [];
+  const inbox = new Inbox(database.prisma, { maxPendingMessages: 2 });
+  consumer = attachKafkaConsumer(inbox, {
+    connection,
+    topic,
+    groupId,
+    consumer: 'billing',
+    ...fastGroup,
+    maxWaitTimeMs: 200,
+    retryBackoff: { initialMs: 50, maxMs: 100 },
+    observer: (event) => events.push(event),
+  });
+  await consumer.ready();
+  const backlog = [outboxMessage({ tenantId: 'tenant-a' }), outboxMessage({ tenantId: 'tenant-a' })];
+  await publisher.publish(backlog, new AbortController().signal);
+  let last: string | undefined;
+  await waitFor(
+    async () => (last = await committed()) === '2',
+    () => `the backlog was not committed (offset ${String(last)})`,
+  );
+
+  const fresh = [outboxMessage({ tenantId: 'tenant-a' }), outboxMessage({ tenantId: 'tenant-a' })];
+  const outcomes = await publisher.publish([backlog[0]!, ...fresh], new AbortController().signal);
+  expect(outcomes.map((o) => o.status)).toEqual(['sent', 'sent', 'sent']);
+  await waitFor(
+    async () => (last = await committed()) === '3' && events.some((e) => e.type === 'acceptance-unavailable'),
+    () =>
+      `the duplicate (offset 2) was not committed while the new records are refused (offset ${String(last)})`,
+  );
+  expect(await storedIds()).toEqual(backlog.map((m) => m.id).sort());
+
+  // The backlog drains: the worker would finish these receipts.
+  await database.db.query(
+    `UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now() WHERE consumer = 'billing'`,
+  );
+  await waitFor(
+    async () => (last = await committed()) === (await endOffsets(connection, topic)).get(0),
+    () => `the partition was not committed to its end (offset ${String(last)})`,
+  );
+  expect(await storedIds()).toEqual([...backlog, ...fresh].map((m) => m.id).sort());
+  expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
+});

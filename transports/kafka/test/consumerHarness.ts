@@ -1,0 +1,124 @@
+import type { Producer } from 'kafkajs';
+import {
+  attachKafkaConsumer,
+  deleteGroups,
+  deleteTopics,
+  ensureTopics,
+  type ConsumerOptions,
+  type KafkaConnection,
+  type KafkaInboxConsumer,
+} from '../src';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import {
+  PgTestAcceptor,
+  committedOffsets,
+  endOffsets,
+  fastGroup,
+  testConnection,
+  uniqueName,
+  waitFor,
+} from './support';
+
+export interface StartedConsumer {
+  readonly handle: KafkaInboxConsumer;
+  readonly groupId: string;
+  readonly events: TransportConsumerEvent[];
+}
+
+/**
+ * Real Kafka + a PgTestAcceptor for consumer tests: creates topics (each with its `.dlq`) and
+ * groups with unique names, and removes all of them in `close()`.
+ */
+export class ConsumerHarness {
+  readonly connection: KafkaConnection = testConnection();
+  private readonly topics: string[] = [];
+  private readonly groups: string[] = [];
+  private readonly running: KafkaInboxConsumer[] = [];
+
+  private constructor(
+    readonly acceptor: PgTestAcceptor,
+    /** A plain kafkajs producer, for records ferry's publisher would never write. */
+    readonly raw: Producer,
+  ) {}
+
+  static async create(): Promise<ConsumerHarness> {
+    const acceptor = await PgTestAcceptor.create();
+    const raw = testConnection().kafka.producer({ allowAutoTopicCreation: false });
+    await raw.connect();
+    return new ConsumerHarness(acceptor, raw);
+  }
+
+  /** A source topic with `partitions` partitions and its dead-letter topic `<name>.dlq`. */
+  async topicPair(prefix: string, partitions = 1): Promise<string> {
+    const name = uniqueName(prefix);
+    this.topics.push(name, `${name}.dlq`);
+    await ensureTopics(this.connection, [{ topic: name, partitions }, { topic: `${name}.dlq` }]);
+    return name;
+  }
+
+  /** Attaches a consumer in a new group (or `extra.groupId`) and waits until it joined. */
+  async start(
+    topic: string,
+    consumer: string,
+    extra: Partial<ConsumerOptions> = {},
+  ): Promise<StartedConsumer> {
+    const events: TransportConsumerEvent[] = [];
+    const groupId = extra.groupId ?? uniqueName('group');
+    if (!this.groups.includes(groupId)) this.groups.push(groupId);
+    const handle = attachKafkaConsumer(this.acceptor, {
+      connection: this.connection,
+      topic,
+      groupId,
+      consumer,
+      ...fastGroup,
+      maxWaitTimeMs: 200,
+      retryBackoff: { initialMs: 50, maxMs: 200 },
+      observer: (event) => events.push(event),
+      ...extra,
+    });
+    this.running.push(handle);
+    await handle.ready();
+    return { handle, groupId, events };
+  }
+
+  /** Waits until the group committed every partition of `topic` up to its end offset. */
+  /** True once the group committed every partition of `topic` up to its end offset. */
+  async fullyCommitted(groupId: string, topic: string): Promise<boolean> {
+    const [committed, end] = await Promise.all([
+      committedOffsets(this.connection, groupId, topic),
+      endOffsets(this.connection, topic),
+    ]);
+    return [...end].every(([partition, high]) => committed.get(partition) === high);
+  }
+
+  async waitFullyCommitted(groupId: string, topic: string): Promise<void> {
+    await waitFor(
+      () => this.fullyCommitted(groupId, topic),
+      () => `group ${groupId} did not commit ${topic} to its end offsets`,
+    );
+  }
+
+  /** Deletes `topic` in close(), for topics a test creates itself. */
+  ownTopic(topic: string): void {
+    this.topics.push(topic);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.running.map((consumer) => consumer.close()));
+    await this.raw.disconnect();
+    await deleteGroups(this.connection, this.groups);
+    await deleteTopics(this.connection, this.topics);
+    await this.acceptor.drop();
+  }
+}
+
+/** The summed `count` of the events of one type (`accepted`: new and duplicate records). */
+export function eventSum(
+  events: readonly TransportConsumerEvent[],
+  type: TransportConsumerEvent['type'],
+): number {
+  return events.reduce(
+    (total, event) => total + (event.type === type && 'count' in event ? event.count : 0),
+    0,
+  );
+}

@@ -1,0 +1,244 @@
+/**
+ * Records that ferry cannot turn into an inbox input, from producers ferry does not control, on
+ * single-partition topics: each is dead-lettered (or skipped) with its reason and committed, and
+ * the records behind it are accepted; none stalls its partition.
+ */
+import { FERRY_HEADERS } from '@ferry/core';
+import { REJECT_REASONS, VALUE_DROPPED_HEADER, ensureTopics } from '../src';
+import { ConsumerHarness, eventSum } from './consumerHarness';
+import { captureLogger, readBack, testConnection } from './support';
+
+let harness: ConsumerHarness;
+
+beforeAll(async () => {
+  harness = await ConsumerHarness.create();
+});
+
+afterEach(() => {
+  harness.acceptor.failWhen = null;
+});
+
+afterAll(async () => {
+  await harness.close();
+});
+
+const id = (value: string) => ({ [FERRY_HEADERS.messageId]: value });
+
+describe('attachKafkaConsumer with hostile input', () => {
+  test('dead-letters a tombstone with reason tombstone, with or without an identity, and accepts the records behind it', async () => {
+    const topic = await harness.topicPair('tombstone');
+    await harness.raw.send({
+      topic,
+      messages: [
+        { key: 'gone', value: null },
+        { key: 'gone-too', value: null, headers: id('t-2') },
+        { value: '{"n":3}', headers: id('m-3') },
+      ],
+    });
+    const { groupId } = await harness.start(topic, 'tombstone');
+
+    await harness.waitFullyCommitted(groupId, topic);
+    expect((await harness.acceptor.rows('tombstone')).map((row) => row.messageId)).toEqual(['m-3']);
+    const dead = await readBack(harness.connection, `${topic}.dlq`, 2);
+    expect(
+      dead.map((record) => [record.key, record.value, record.headers[FERRY_HEADERS.rejectReason]]),
+    ).toEqual([
+      ['gone', null, REJECT_REASONS.tombstone],
+      ['gone-too', null, REJECT_REASONS.tombstone],
+    ]);
+  });
+
+  test("with tombstones: 'skip' a tombstone is committed without a dead letter, counted settled but not accepted", async () => {
+    const topic = await harness.topicPair('tombstone-skip');
+    await harness.raw.send({
+      topic,
+      messages: [
+        { key: 'gone', value: null },
+        { value: '{"n":2}', headers: id('m-2') },
+      ],
+    });
+    const { groupId, events } = await harness.start(topic, 'tombstone-skip', { tombstones: 'skip' });
+
+    await harness.waitFullyCommitted(groupId, topic);
+    expect((await harness.acceptor.rows('tombstone-skip')).map((row) => row.messageId)).toEqual(['m-2']);
+    expect([eventSum(events, 'received'), eventSum(events, 'accepted'), eventSum(events, 'settled')]).toEqual(
+      [2, 1, 2],
+    );
+    expect(events.filter((event) => event.type === 'dead-lettered')).toEqual([]);
+  });
+
+  test('dead-letters a value that is not valid UTF-8 instead of accepting it with replacement characters', async () => {
+    const topic = await harness.topicPair('utf8');
+    const broken = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    await harness.raw.send({
+      topic,
+      messages: [
+        { value: broken, headers: id('bad-utf8') },
+        { value: '{"name":"ok"}', headers: id('good') },
+      ],
+    });
+    const { groupId } = await harness.start(topic, 'utf8');
+
+    await harness.waitFullyCommitted(groupId, topic);
+    expect((await harness.acceptor.rows('utf8')).map((row) => row.messageId)).toEqual(['good']);
+    const [dead] = await readBack(harness.connection, `${topic}.dlq`, 1);
+    expect(dead!.headers[FERRY_HEADERS.rejectReason]).toBe(REJECT_REASONS.unparseableBody);
+    expect(dead!.headers['x-ferry-reject-detail']).toContain('UTF-8');
+  });
+
+  test('dead-letters a record whose identity extractor throws, instead of crashing the consumer on it', async () => {
+    const topic = await harness.topicPair('identity-throws');
+    await harness.raw.send({
+      topic,
+      messages: [
+        { key: 'boom', value: '{"n":1}' },
+        { key: 'fine', value: '{"n":2}' },
+      ],
+    });
+    const { groupId } = await harness.start(topic, 'identity-throws', {
+      identity: (record) => {
+        if (record.key === 'boom') throw new Error('cannot read this key');
+        return `id-${record.key}`;
+      },
+    });
+
+    await harness.waitFullyCommitted(groupId, topic);
+    expect((await harness.acceptor.rows('identity-throws')).map((row) => row.messageId)).toEqual(['id-fine']);
+    const [dead] = await readBack(harness.connection, `${topic}.dlq`, 1);
+    expect(dead!.headers[FERRY_HEADERS.rejectReason]).toBe(REJECT_REASONS.missingIdentity);
+    expect(dead!.headers['x-ferry-reject-detail']).toContain('cannot read this key');
+  });
+
+  test("does not pass an outside producer's x-ferry-transport-attempts or x-ferry-reject-reason to the inbox", async () => {
+    const topic = await harness.topicPair('attempts');
+    await harness.raw.send({
+      topic,
+      messages: [
+        {
+          value: '{"n":1}',
+          headers: {
+            ...id('forged'),
+            [FERRY_HEADERS.transportAttempts]: '99',
+            [FERRY_HEADERS.rejectReason]: 'inbox_invalid',
+            'x-app': 'kept',
+          },
+        },
+      ],
+    });
+    const { groupId } = await harness.start(topic, 'attempts');
+
+    await harness.waitFullyCommitted(groupId, topic);
+    const [row] = await harness.acceptor.rows('attempts');
+    expect(row!.headers).toEqual({ [FERRY_HEADERS.messageId]: 'forged', 'x-app': 'kept' });
+  });
+
+  test('a record PostgreSQL refuses (NUL in its JSON) is isolated and dead-lettered; its neighbours in the same chunk are accepted, nothing is retried, dead letters keep source order', async () => {
+    const topic = await harness.topicPair('nul');
+    await harness.raw.send({
+      topic,
+      messages: Array.from({ length: 10 }, (_, index) => ({
+        value: index === 3 ? '{"text":"a\\u0000b"}' : index === 6 ? 'not json' : `{"n":${index}}`,
+        headers: id(`m-${index}`),
+      })),
+    });
+    const { logger, lines } = captureLogger();
+    const { groupId, events } = await harness.start(topic, 'nul', {
+      maxBatchSize: 10,
+      connection: testConnection({ logger }),
+    });
+
+    await harness.waitFullyCommitted(groupId, topic);
+    const accepted = (await harness.acceptor.rows('nul')).map((row) => row.messageId);
+    expect(accepted).toEqual(['m-0', 'm-1', 'm-2', 'm-4', 'm-5', 'm-7', 'm-8', 'm-9']);
+    const dead = await readBack(harness.connection, `${topic}.dlq`, 2);
+    expect(
+      dead.map((record) => [
+        record.headers['x-ferry-source-offset'],
+        record.headers[FERRY_HEADERS.rejectReason],
+      ]),
+    ).toEqual([
+      ['3', REJECT_REASONS.inboxInvalid],
+      ['6', REJECT_REASONS.unparseableBody],
+    ]);
+    expect(dead[0]!.headers['x-ferry-reject-detail']).toContain('FERRY_VALIDATION_FAILED');
+    expect(events.filter((event) => event.type === 'acceptance-failed')).toEqual([]);
+    expect(events.filter((event) => event.type === 'dead-lettered')).toEqual([
+      {
+        type: 'dead-lettered',
+        transport: 'kafka',
+        source: topic,
+        reason: REJECT_REASONS.inboxInvalid,
+        messageId: 'm-3',
+      },
+      {
+        type: 'dead-lettered',
+        transport: 'kafka',
+        source: topic,
+        reason: REJECT_REASONS.unparseableBody,
+        messageId: 'm-6',
+      },
+    ]);
+    const logged = lines.find((line) => line.msg.includes(`${topic}[0] offset 3 dead-lettered`));
+    expect(logged?.msg).toContain('inbox_invalid (FERRY_VALIDATION_FAILED: PostgreSQL refused the data');
+  });
+
+  test('a record whose acceptance throws an unknown error alone is dead-lettered as acceptance_failed; the partition moves on', async () => {
+    const topic = await harness.topicPair('unknown-error');
+    harness.acceptor.failWhen = (input) => input.messageId === 'm-5';
+    await harness.raw.send({
+      topic,
+      messages: Array.from({ length: 8 }, (_, index) => ({
+        value: `{"n":${index}}`,
+        headers: id(`m-${index}`),
+      })),
+    });
+    const { groupId } = await harness.start(topic, 'unknown-error', { maxBatchSize: 4 });
+
+    await harness.waitFullyCommitted(groupId, topic);
+    expect((await harness.acceptor.rows('unknown-error')).map((row) => row.messageId)).toEqual([
+      'm-0',
+      'm-1',
+      'm-2',
+      'm-3',
+      'm-4',
+      'm-6',
+      'm-7',
+    ]);
+    const [dead] = await readBack(harness.connection, `${topic}.dlq`, 1);
+    expect(dead!.headers[FERRY_HEADERS.rejectReason]).toBe(REJECT_REASONS.acceptanceFailed);
+    expect(dead!.headers['x-ferry-reject-detail']).toContain('test acceptor cannot take m-5');
+  });
+
+  test('a record too large for its dead-letter topic is dead-lettered without its value, not retried forever', async () => {
+    const topic = await harness.topicPair('dlq-small');
+    const deadLetterTopic = `${topic}.small-dlq`;
+    harness.ownTopic(deadLetterTopic);
+    await ensureTopics(harness.connection, [
+      { topic: deadLetterTopic, configs: { 'max.message.bytes': '2048' } },
+    ]);
+    await harness.raw.send({
+      topic,
+      messages: [
+        { key: 'big', value: 'not json '.repeat(1_000), headers: id('big') },
+        { key: 'small', value: 'not json either', headers: id('small') },
+        { value: '{"n":3}', headers: id('fine') },
+      ],
+    });
+    const { groupId } = await harness.start(topic, 'dlq-small', { deadLetter: { topic: deadLetterTopic } });
+
+    await harness.waitFullyCommitted(groupId, topic);
+    expect((await harness.acceptor.rows('dlq-small')).map((row) => row.messageId)).toEqual(['fine']);
+    const dead = await readBack(harness.connection, deadLetterTopic, 2);
+    expect(
+      dead.map((record) => [
+        record.key,
+        record.value,
+        record.headers[FERRY_HEADERS.rejectReason],
+        record.headers[VALUE_DROPPED_HEADER],
+      ]),
+    ).toEqual([
+      ['big', null, REJECT_REASONS.unparseableBody, expect.stringContaining('MESSAGE_TOO_LARGE')],
+      ['small', 'not json either', REJECT_REASONS.unparseableBody, undefined],
+    ]);
+  });
+});

@@ -1,0 +1,3 @@
+// ../outbox-relay.test.ts on @platformatic/kafka (see ../clients.ts); './use' must stay the first import.
+import './use';
+import '../outbox-relay.test';

@@ -1,0 +1,3 @@
+import { useKafkaClient } from '../clients';
+
+useKafkaClient('platformatic');

@@ -1,0 +1,159 @@
+import type { Message } from 'amqplib';
+import { FerryConfigError, type Logger } from '@ferry/core';
+import {
+  checkTenantSource,
+  integerOption as integer,
+  knownKeysOption,
+  nonEmptyOption as nonEmpty,
+  resolveBackoff,
+  type BackoffPolicy,
+  type OptionKeys,
+  type TenantSource,
+  type TransportConsumerEvent,
+  type TransportObserver,
+} from '@ferry/core/transport';
+import type { RabbitConnection } from './connection';
+import type { DecodeOptions, DeliveryExtractor } from './delivery';
+import { DEFAULTS, type ConnectionOptions } from './options';
+import { retryTiers } from './retryTiers';
+import { pickTopology, workQueueNames, type WorkQueueNames, type WorkQueueTopology } from './topology';
+
+export interface RabbitConsumerOptions extends WorkQueueTopology {
+  /** A shared RabbitConnection, or options / a URL for a connection this consumer owns. */
+  connection: RabbitConnection | ConnectionOptions | string;
+  /** The inbox consumer (handler) name deliveries are accepted for. Required. */
+  consumer: string;
+  /** Unacknowledged deliveries the broker may push. Default 50. */
+  prefetch?: number;
+  /** Most deliveries per acceptMany call. Default: prefetch. */
+  maxBatchSize?: number;
+  /** Identity for messages without ferry's header or an AMQP messageId. */
+  identity?: DeliveryExtractor;
+  /**
+   * Where a delivery's tenant comes from: `'header'` (default; x-ferry-tenant-id, which any
+   * producer can set), `{ fixed: 'acme' }` (the queue's tenant; a header naming another is
+   * dead-lettered as `tenant_mismatch`) or `(message) => string | null`.
+   */
+  tenant?: TenantSource<Message>;
+  /** Bodies above this are dead-lettered. Default: the acceptor's maxPayloadBytes. */
+  maxPayloadBytes?: number;
+  /** Accepted content types (parameters ignored). Default ['application/json']. */
+  contentTypes?: readonly string[];
+  /** Treat a delivery without content type as JSON. Default true. */
+  acceptMissingContentType?: boolean;
+  /**
+   * Trips through the retry queues before a delivery whose acceptance keeps failing is
+   * dead-lettered. Default 5. An outage (acceptance failing batch-wide: database unavailable,
+   * pool exhausted, admission, timeout) spends none: the batch is held unacked and retried.
+   */
+  maxTransportRetries?: number;
+  /**
+   * Delay of each trip, rounded up to a retry tier (see retryTiers), and between the attempts
+   * of a batch held through an outage. Default 1 s doubling to 60 s, no jitter.
+   */
+  retryBackoff?: Partial<BackoffPolicy>;
+  /** Declare the work queue, retry and dead-letter topology on every (re)connect. Default true. */
+  declareTopology?: boolean;
+  /** Deadline for the broker to confirm a copy sent to the retry or dead-letter exchange. Default 10000. */
+  confirmTimeoutMs?: number;
+  logger?: Logger;
+  /**
+   * Told what the consumer does (through safeEmit, `transport: 'rabbitmq'`, `source`: the work
+   * queue): received, accepted, settled (acks), dead-lettered, acceptance-failed (the retry
+   * tiers), acceptance-unavailable / -recovered (an outage), connected, disconnected.
+   */
+  observer?: TransportObserver<TransportConsumerEvent>;
+  /** Random source for retry jitter. */
+  random?: () => number;
+}
+
+/** Every consumer option key; unknown keys are rejected (FERRY_CONFIG_INVALID). */
+export const CONSUMER_OPTION_KEYS = {
+  connection: true,
+  consumer: true,
+  prefetch: true,
+  maxBatchSize: true,
+  identity: true,
+  tenant: true,
+  maxPayloadBytes: true,
+  contentTypes: true,
+  acceptMissingContentType: true,
+  maxTransportRetries: true,
+  retryBackoff: true,
+  declareTopology: true,
+  confirmTimeoutMs: true,
+  logger: true,
+  observer: true,
+  random: true,
+  queue: true,
+  deadLetter: true,
+  retryQueue: true,
+  retryTiersMs: true,
+  bindings: true,
+} as const satisfies OptionKeys<RabbitConsumerOptions>;
+
+/** A consumer's options, checked once, with every default filled in. */
+export interface ResolvedConsumerOptions {
+  readonly connection: RabbitConsumerOptions['connection'];
+  readonly names: WorkQueueNames;
+  /** The topology to declare on every (re)connect; null when `declareTopology` is false. */
+  readonly topology: WorkQueueTopology | null;
+  readonly prefetch: number;
+  readonly maxBatchSize: number;
+  readonly decode: DecodeOptions;
+  readonly maxTransportRetries: number;
+  readonly retryBackoff: BackoffPolicy;
+  readonly confirmTimeoutMs: number;
+  readonly logger: Logger | undefined;
+  readonly observer: TransportObserver<TransportConsumerEvent> | undefined;
+  readonly random: (() => number) | undefined;
+}
+
+/**
+ * Checks a consumer's options (unknown keys, bounds, names) and fills the defaults;
+ * `maxPayloadBytes` defaults to the acceptor's. Throws FerryConfigError naming the option.
+ */
+export function resolveConsumerOptions(
+  options: RabbitConsumerOptions,
+  acceptorMaxPayloadBytes: number,
+): ResolvedConsumerOptions {
+  knownKeysOption('', options, CONSUMER_OPTION_KEYS);
+  const maxTransportRetries = integer(
+    'maxTransportRetries',
+    options.maxTransportRetries ?? DEFAULTS.maxTransportRetries,
+    0,
+  );
+  const retryBackoff = resolveBackoff('retryBackoff', options.retryBackoff, DEFAULTS.retryBackoff);
+  const topology: WorkQueueTopology = {
+    ...pickTopology(options),
+    retryTiersMs: options.retryTiersMs ?? retryTiers(retryBackoff, maxTransportRetries),
+  };
+  const names = workQueueNames(topology);
+  const prefetch = integer('prefetch', options.prefetch ?? DEFAULTS.prefetch, 1, 65_535);
+  const contentTypes = options.contentTypes ?? DEFAULTS.contentTypes;
+  if (contentTypes.length === 0) throw new FerryConfigError('contentTypes', 'must name at least one type');
+  return {
+    connection: options.connection,
+    names,
+    topology:
+      (options.declareTopology ?? DEFAULTS.declareTopology)
+        ? { ...topology, retryTiersMs: names.retryTiersMs }
+        : null,
+    prefetch,
+    maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? prefetch, 1),
+    decode: {
+      consumer: nonEmpty('consumer', options.consumer),
+      maxPayloadBytes: integer('maxPayloadBytes', options.maxPayloadBytes ?? acceptorMaxPayloadBytes, 1),
+      contentTypes: contentTypes.map((t) => t.toLowerCase()),
+      acceptMissingContentType: options.acceptMissingContentType ?? DEFAULTS.acceptMissingContentType,
+      ...(options.identity ? { identity: options.identity } : {}),
+      tenant: checkTenantSource(options.tenant),
+    },
+    maxTransportRetries,
+    retryBackoff,
+    confirmTimeoutMs: integer('confirmTimeoutMs', options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs, 1),
+    logger: options.logger,
+    observer: options.observer,
+    random: options.random,
+  };
+}

@@ -1,0 +1,72 @@
+import type { Logger } from '@ferry/core';
+import {
+  integerOption as integer,
+  knownKeysOption,
+  type OptionKeys,
+  type TransportObserver,
+  type TransportPublisherEvent,
+} from '@ferry/core/transport';
+import { FerryConfigError } from '@ferry/core';
+import { DEFAULTS } from './options';
+
+export interface Route {
+  readonly exchange: string;
+  /** Default: the event type. */
+  readonly routingKey?: string;
+}
+
+export interface RabbitPublisherOptions {
+  /** Route per event type, used when an event names no destination. */
+  routes?: Readonly<Record<string, Route>>;
+  /**
+   * Where events with neither a destination nor a route go, written like a destination:
+   * `exchange` (routing key = the type) or `exchange/routingKey`.
+   */
+  defaultDestination?: string;
+  /** A message not confirmed within this many milliseconds is reported retryable. Default 10000. */
+  confirmTimeoutMs?: number;
+  /** AMQP `appId` property. */
+  appId?: string;
+  logger?: Logger;
+  /**
+   * Told how each publish call ended (through safeEmit, `transport: 'rabbitmq'`, `destination`:
+   * the exchange, or the queue for the default exchange): `published`, `publish-failed`.
+   */
+  observer?: TransportObserver<TransportPublisherEvent>;
+}
+
+/** Every publisher option key; unknown keys are rejected (FERRY_CONFIG_INVALID). */
+export const PUBLISHER_OPTION_KEYS = {
+  routes: true,
+  defaultDestination: true,
+  confirmTimeoutMs: true,
+  appId: true,
+  logger: true,
+  observer: true,
+} as const satisfies OptionKeys<RabbitPublisherOptions>;
+
+/** A publisher's options, checked once, with every default filled in. */
+export interface ResolvedPublisherOptions {
+  readonly routes: Readonly<Record<string, Route>>;
+  readonly defaultDestination: string | undefined;
+  readonly confirmTimeoutMs: number;
+  readonly appId: string | undefined;
+  readonly logger: Logger | undefined;
+  readonly observer: TransportObserver<TransportPublisherEvent> | undefined;
+}
+
+/** Checks a publisher's options and fills the defaults; throws FerryConfigError naming the option. */
+export function resolvePublisherOptions(options: RabbitPublisherOptions = {}): ResolvedPublisherOptions {
+  knownKeysOption('', options, PUBLISHER_OPTION_KEYS);
+  if (options.defaultDestination !== undefined && typeof options.defaultDestination !== 'string') {
+    throw new FerryConfigError('defaultDestination', 'must be a string');
+  }
+  return {
+    routes: options.routes ?? {},
+    defaultDestination: options.defaultDestination,
+    confirmTimeoutMs: integer('confirmTimeoutMs', options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs, 1),
+    appId: options.appId,
+    logger: options.logger,
+    observer: options.observer,
+  };
+}

@@ -1,0 +1,94 @@
+import type { InboxAcceptor } from '@ferry/core';
+import {
+  RabbitConnection,
+  RabbitPublisher,
+  attachRabbitConsumer,
+  deleteWorkQueue,
+  type RabbitConsumer,
+  type RabbitConsumerOptions,
+  type RabbitPublisherOptions,
+} from '@ferry/rabbitmq';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { PgTestAcceptor } from '../../../../test-support/pgAcceptor';
+import { AMQP_URL, openTestBroker, uniqueName, type TestBroker } from './broker';
+
+/** What a consumer test works with; the fields are replaced before each test. */
+export interface ConsumerFixture {
+  database: TestDatabase;
+  broker: TestBroker;
+  acceptor: PgTestAcceptor;
+  /** The work queue, unique to the test. */
+  queue: string;
+  /** The connection_name of `connection`, for broker-side closes. */
+  connectionName: string;
+  connection: RabbitConnection;
+  publisher: RabbitPublisher;
+  /** The consumer `attach` made in this test, if any; closed after it. */
+  consumer: RabbitConsumer | null;
+  /** Attaches a consumer on the work queue (`inbox` default: the PgTestAcceptor) and waits until ready. */
+  attach(options?: Partial<RabbitConsumerOptions> & { inbox?: InboxAcceptor }): Promise<RabbitConsumer>;
+}
+
+/**
+ * Registers the hooks of a RabbitMQ consumer test file: a database and a raw broker channel
+ * per file; per test a fresh PgTestAcceptor, work queue, connection and publisher, and
+ * afterwards the consumer, publisher and connection closed and the queue's topology deleted.
+ */
+export function useConsumerFixture(
+  defaults: () => Partial<RabbitConsumerOptions> = () => ({}),
+  publisherOptions: () => Omit<RabbitPublisherOptions, 'connection'> = () => ({}),
+): ConsumerFixture {
+  const fixture = { consumer: null } as ConsumerFixture;
+
+  beforeAll(async () => {
+    fixture.database = await createTestDatabase({ migrate: false });
+    fixture.broker = await openTestBroker();
+  });
+
+  afterAll(async () => {
+    await fixture.broker.close();
+    await fixture.database.drop();
+  });
+
+  beforeEach(async () => {
+    await fixture.database.db.execute('DROP TABLE IF EXISTS test_inbox');
+    fixture.acceptor = await PgTestAcceptor.create(fixture.database.db);
+    await fixture.acceptor.refuse(false);
+    fixture.queue = uniqueName('work');
+    fixture.connectionName = uniqueName('consumer');
+    fixture.connection = new RabbitConnection({
+      url: AMQP_URL,
+      connectionName: fixture.connectionName,
+      reconnectBackoff: { initialMs: 50, maxMs: 500 },
+    });
+    fixture.publisher = new RabbitPublisher(fixture.connection, publisherOptions());
+    fixture.consumer = null;
+  });
+
+  afterEach(async () => {
+    fixture.acceptor.release();
+    await fixture.consumer?.close();
+    await fixture.publisher.close();
+    await fixture.connection.close();
+    await deleteWorkQueue(fixture.broker.channel, {
+      queue: fixture.queue,
+      retryTiersMs: fixture.consumer?.names.retryTiersMs ?? [100, 200],
+    });
+  });
+
+  fixture.attach = async (options = {}) => {
+    const { inbox = fixture.acceptor, ...rest } = options;
+    const consumer = attachRabbitConsumer(inbox, {
+      connection: fixture.connection,
+      queue: fixture.queue,
+      consumer: 'billing',
+      retryBackoff: { initialMs: 100, maxMs: 200 },
+      ...defaults(),
+      ...rest,
+    });
+    fixture.consumer = consumer;
+    await consumer.ready();
+    return consumer;
+  };
+  return fixture;
+}
