@@ -42,6 +42,12 @@ export class KafkaPublisher implements Publisher {
   private inFlight = new AbortController();
   /** Client sends that have not settled yet (they may outlive the outcome we reported). */
   private readonly unsettled = new Set<Promise<unknown>>();
+  /**
+   * Sends reported not sent while the client may still deliver them (it retries a request across
+   * a broker restart). The relay claims those rows again; no newer send starts before these
+   * settled, or the old records would land after the ones that follow them.
+   */
+  private readonly abandoned = new Set<Promise<void>>();
 
   constructor(connection: KafkaConnection, options: PublisherOptions = {}) {
     this.options = resolvePublisherOptions(options);
@@ -148,6 +154,8 @@ export class KafkaPublisher implements Publisher {
       entry.push({ key: record.key, value: record.value, headers: record.headers });
     }
     const batches = [...byTopic].map(([topic, topicRecords]) => ({ topic, records: topicRecords }));
+    const signals = [signal, this.inFlight.signal];
+    await this.afterAbandoned(signals);
     const sending = this.producer.send(batches);
     const settled = sending.then(
       () => undefined,
@@ -155,7 +163,28 @@ export class KafkaPublisher implements Publisher {
     );
     this.unsettled.add(settled);
     void settled.then(() => this.unsettled.delete(settled));
-    await raceAbort(sending, [signal, this.inFlight.signal], 'send', this.options.confirmTimeoutMs);
+    try {
+      await raceAbort(sending, signals, 'send', this.options.confirmTimeoutMs);
+    } catch (error) {
+      this.abandoned.add(settled);
+      void settled.then(() => this.abandoned.delete(settled));
+      throw error;
+    }
+  }
+
+  /**
+   * Waits (at most `confirmTimeoutMs`) for the sends given up earlier that the client has not
+   * settled; past that, nothing is sent and the messages are `unavailable` (no attempt spent).
+   */
+  private async afterAbandoned(signals: readonly AbortSignal[]): Promise<void> {
+    if (this.abandoned.size === 0) return;
+    try {
+      await raceAbort(Promise.all(this.abandoned), signals, 'an earlier send', this.options.confirmTimeoutMs);
+    } catch (error) {
+      throw unavailableError(
+        `not sent: the Kafka client may still deliver an earlier send of these keys (${describeError(error)})`,
+      );
+    }
   }
 
   /**

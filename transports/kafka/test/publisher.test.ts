@@ -204,6 +204,48 @@ describe('KafkaPublisher against a real broker', () => {
     expect(outcome).toMatchObject({ id: message.id, status: 'retryable' });
   });
 
+  test('a send given up at its confirm timeout that lands later is never overtaken by a newer send', async () => {
+    // The client keeps retrying a send ferry reported not sent (a broker restart does this); the
+    // relay claims the same rows again. A newer send must wait for the old one, or the old one
+    // lands after events that follow it (kafka-restart fault scenario: "key-0: 10 after 21").
+    const name = await topic('late-send');
+    const local = testConnection();
+    const makeProducer = local.driver.producer.bind(local.driver);
+    let release: (() => void) | null = null;
+    jest.spyOn(local.driver, 'producer').mockImplementation((options) => {
+      const real = makeProducer(options);
+      let held = true;
+      return {
+        connect: () => real.connect(),
+        disconnect: () => real.disconnect(),
+        onDisconnect: (listener) => real.onDisconnect(listener),
+        send: async (batches) => {
+          if (held) {
+            held = false;
+            await new Promise<void>((resolve) => (release = resolve));
+          }
+          await real.send(batches);
+        },
+      };
+    });
+    const publisher = new KafkaPublisher(local, { defaultDestination: name, confirmTimeoutMs: 1_500 });
+    const head = outboxMessage({ orderingKey: 'k', payload: { seq: 0 } });
+    const next = outboxMessage({ orderingKey: 'k', payload: { seq: 1 } });
+    try {
+      const [given] = await publisher.publish([head], never);
+      expect(given?.status).not.toBe('sent');
+      const again = publisher.publish([head, next], never);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release!();
+      expect((await again).map((outcome) => outcome.status)).toEqual(['sent', 'sent']);
+    } finally {
+      await publisher.close();
+    }
+    const records = await readBack(connection, name, 3);
+    const seqs = records.map((record) => (JSON.parse(record.value!) as { seq: number }).seq);
+    expect(seqs).toEqual([0, 0, 1]);
+  });
+
   test('reports every message retryable when the relay aborts the publish', async () => {
     const name = await topic('aborted');
     const publisher = new KafkaPublisher(connection, { defaultDestination: name });
