@@ -7,7 +7,8 @@
  * `shipment.requested` with the handler's tx (no tracing or causation code in the handler); a
  * second relay publishes that to Kafka, where the same inbox accepts and handles it. Every span
  * of the chain (emit, publish, accept, process, on both legs) has the upstream span's trace id
- * and the parent the W3C context says; the second event carries the first one's correlation id
+ * and the parent the W3C context says, and each consumer span names the broker that delivered
+ * its message (`messaging.system`); the second event carries the first one's correlation id
  * and the first message id as causation. Shared PostgreSQL, RabbitMQ and Kafka; unique names.
  */
 import { context, SpanKind, trace } from '@opentelemetry/api';
@@ -263,4 +264,8 @@ it('follows one message RabbitMQ -> inbox -> handler -> outbox -> Kafka -> inbox
     'messaging.destination.name': topic,
     'messaging.message.conversation_id': 'checkout-42',
   });
+  // The consumer side names the broker that delivered each message, on accept and on process.
+  expect(
+    [acceptOrder, processOrder, acceptShipment, processShipment].map((s) => s.attributes['messaging.system']),
+  ).toEqual(['rabbitmq', 'rabbitmq', 'kafka', 'kafka']);
 });

@@ -3,10 +3,12 @@ import { QueueProbe } from './broker';
 import { demoConfig, type DemoConfig } from './config';
 import { freshDatabase } from './database';
 import { startMetrics } from './metrics';
-import { startPipeline } from './pipeline';
+import { CONSUMERS, startPipeline } from './pipeline';
 import { Progress } from './progress';
 import { TopicReader } from './readback';
-import { disagreements, formatReport, type DemoCounts } from './report';
+import { disagreements, formatReport, formatTraces, type DemoCounts } from './report';
+import { orderTraces, type OrderTrace } from './traces';
+import { startTracing } from './tracing';
 import { offerTraffic, type OfferedTraffic } from './traffic';
 
 async function waitFor(check: () => Promise<boolean> | boolean, deadline: number): Promise<boolean> {
@@ -28,6 +30,8 @@ export interface DemoResult {
   readonly disagreements: readonly string[];
   /** The demo's /metrics endpoint and what it answered at the end of the run. */
   readonly metrics: { readonly url: string; readonly scraped: string };
+  /** Each order's trace id, and the steps of its path missing from that trace (none when correct). */
+  readonly traces: readonly OrderTrace[];
 }
 
 export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoResult> {
@@ -35,10 +39,12 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
   const names = {
     queue: `ferry.demo.orders.${config.runId}`,
     topic: `ferry.demo.order-events.${config.runId}`,
+    downstreamGroup: `ferry-demo-downstream-${config.runId}`,
   };
   process.stdout.write(
-    `ferry demo: RabbitMQ queue ${names.queue} -> inbox -> orders + outbox -> Kafka topic ${names.topic}\n`,
+    `ferry demo: RabbitMQ queue ${names.queue} -> inbox -> orders + outbox -> Kafka topic ${names.topic} -> inbox\n`,
   );
+  const tracing = startTracing();
   const prisma = await freshDatabase(config.databaseUrl);
   const metrics = await startMetrics(prisma, config.metricsPort);
   process.stdout.write(`ferry demo: metrics on ${metrics.url} while it runs\n`);
@@ -47,7 +53,9 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
   await reader.start();
   const probe = await QueueProbe.open(config.amqpUrl, names.queue);
   try {
-    const offered = await offerTraffic(config, names.queue);
+    const offered = await offerTraffic(config, names.queue, tracing.tracer);
+    const traceNames = { orders: CONSUMERS.orders, downstream: CONSUMERS.downstream, topic: names.topic };
+    const traces = () => orderTraces(tracing.spans(), offered.orders, traceNames);
     const progress = new Progress('events read back from Kafka', offered.valid);
     const deadline = started + config.deadlineMs;
     await waitFor(() => {
@@ -68,10 +76,19 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
         (await metrics.counts()).sent >= offered.valid,
       Math.min(deadline, Date.now() + 10_000),
     );
+    // The downstream consumer's last acceptances and handlers may still be running.
+    await waitFor(
+      () => traces().every((t) => t.missing.length === 0),
+      Math.min(deadline, Date.now() + 10_000),
+    );
+    const traced = traces();
     const deadLettered = await probe.deadLettered();
     const counts: DemoCounts = {
       offered: offered.offered,
-      accepted: await count(prisma, 'SELECT count(*)::int AS n FROM ferry_inbox_receipts'),
+      accepted: await count(
+        prisma,
+        `SELECT count(*)::int AS n FROM ferry_inbox_receipts WHERE consumer = '${CONSUMERS.orders}'`,
+      ),
       duplicatesAbsorbed: pipeline.counts.duplicates,
       deadLettered,
       deadLetterReasons: await probe.deadLetterReasons(),
@@ -80,8 +97,11 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
       kafkaDeliveries: reader.deliveries,
       latenciesMs: reader.latenciesMs,
       metrics: await metrics.counts(),
+      tracesComplete: traced.filter((t) => t.missing.length === 0).length,
+      distinctTraces: new Set(traced.map((t) => t.traceId)).size,
     };
     const scraped = await metrics.scrape();
+    process.stdout.write(`${formatTraces(traced)}\n`);
     process.stdout.write(`${formatReport(counts, offered, Date.now() - started, metrics.url)}\n`);
     const wrong = disagreements(counts, offered);
     for (const line of wrong) process.stdout.write(`MISMATCH ${line}\n`);
@@ -90,13 +110,14 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
       process.stdout.write(`reader events: ${reader.events.join(' | ')}\n`);
     }
     process.stdout.write(wrong.length === 0 ? 'ferry demo: every count agrees\n' : 'ferry demo: FAILED\n');
-    return { counts, offered, disagreements: wrong, metrics: { url: metrics.url, scraped } };
+    return { counts, offered, disagreements: wrong, metrics: { url: metrics.url, scraped }, traces: traced };
   } finally {
     await reader.stop();
     await pipeline.close();
     await metrics.close();
     await probe.removeTopology();
     await prisma.$disconnect();
+    await tracing.shutdown();
   }
 }
 

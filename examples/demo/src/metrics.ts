@@ -1,6 +1,7 @@
 import { fromPrisma } from '@ferry/core';
 import { createFerryMetrics, serveMetrics, type FerryMetrics } from '@ferry/core/metrics';
 import type { PrismaClient } from '../generated/prisma/client';
+import { CONSUMERS } from './pipeline';
 
 export interface DemoMetrics {
   readonly metrics: FerryMetrics;
@@ -13,6 +14,7 @@ export interface DemoMetrics {
   close(): Promise<void>;
 }
 
+/** Of the `orders` consumer (the downstream consumer of the Kafka topic is not counted here). */
 export interface MetricCounts {
   readonly accepted: number;
   readonly duplicates: number;
@@ -25,6 +27,7 @@ export interface MetricCounts {
 
 /** ferry's metrics for the pipeline, with the outbox and inbox tables read on scrape, served on `port` (0: any free port). */
 export async function startMetrics(prisma: PrismaClient, port: number): Promise<DemoMetrics> {
+  const consumer = CONSUMERS.orders;
   const metrics = createFerryMetrics({ stats: { db: fromPrisma(prisma) } });
   const server = await serveMetrics({ registry: metrics.registry, port });
   // One counter's series, without collecting the others (the stats gauges read the database).
@@ -44,9 +47,9 @@ export async function startMetrics(prisma: PrismaClient, port: number): Promise<
     },
     async counts() {
       return {
-        accepted: await sum('ferry_inbox_acceptances_total', { outcome: 'accepted' }),
-        duplicates: await sum('ferry_inbox_acceptances_total', { outcome: 'duplicate' }),
-        completed: await sum('ferry_inbox_attempts_total', { outcome: 'completed' }),
+        accepted: await sum('ferry_inbox_acceptances_total', { consumer, outcome: 'accepted' }),
+        duplicates: await sum('ferry_inbox_acceptances_total', { consumer, outcome: 'duplicate' }),
+        completed: await sum('ferry_inbox_attempts_total', { consumer, outcome: 'completed' }),
         sent: await sum('ferry_outbox_publish_outcomes_total', { outcome: 'sent' }),
         deadLettered: await sum('ferry_transport_dead_lettered_total', { transport: 'rabbitmq' }),
       };

@@ -7,7 +7,13 @@ import {
   type InboxHandlerContext,
   type Relay,
 } from '@ferry/core';
-import { KafkaConnection, KafkaPublisher, ensureTopics } from '@ferry/kafka';
+import {
+  attachKafkaConsumer,
+  ensureTopics,
+  KafkaConnection,
+  KafkaPublisher,
+  type KafkaInboxConsumer,
+} from '@ferry/kafka';
 import type { FerryMetrics } from '@ferry/core/metrics';
 import { attachRabbitConsumer, RabbitConnection, type RabbitConsumer } from '@ferry/rabbitmq';
 import type { PrismaClient } from '../generated/prisma/client';
@@ -15,9 +21,14 @@ import type { DemoConfig } from './config';
 
 type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
 
+/** The inbox consumer names: orders from RabbitMQ, their events from Kafka downstream. */
+export const CONSUMERS = { orders: 'orders', downstream: 'order-events' } as const;
+
 export interface Pipeline {
   readonly inbox: Inbox<Tx>;
   readonly consumer: RabbitConsumer;
+  /** The downstream service's consumer of the Kafka topic. */
+  readonly downstream: KafkaInboxConsumer;
   readonly relay: Relay;
   readonly counts: { duplicates: number };
   close(): Promise<void>;
@@ -33,13 +44,15 @@ interface OrderMessage {
 /**
  * The application: an inbox consumer on a RabbitMQ queue whose handler writes the order and
  * emits an `order.accepted` event in the same transaction; the relay publishes those events
- * to a Kafka topic, keyed by customer so each customer's events stay in order. Every component
- * reports to `metrics`.
+ * to a Kafka topic, keyed by customer so each customer's events stay in order. A downstream
+ * service's inbox consumer (here in the same inbox) accepts those events from Kafka. Every
+ * component reports to `metrics`; with the OpenTelemetry SDK registered (see tracing.ts) each
+ * order's path is one trace.
  */
 export async function startPipeline(
   config: DemoConfig,
   prisma: PrismaClient,
-  names: { queue: string; topic: string },
+  names: { queue: string; topic: string; downstreamGroup: string },
   metrics: FerryMetrics,
 ): Promise<Pipeline> {
   const emitter = createEmitter();
@@ -48,10 +61,10 @@ export async function startPipeline(
     maxPayloadBytes: 16 * 1024,
     worker: { enabled: true, concurrency: 8, pollIntervalMs: 50 },
     observer: combineObservers(metrics.inbox, (event) => {
-      if (event.type === 'duplicate') counts.duplicates += 1;
+      if (event.type === 'duplicate' && event.consumer === CONSUMERS.orders) counts.duplicates += 1;
     }),
     handlers: {
-      orders: async (payload, context: InboxHandlerContext<Tx>) => {
+      [CONSUMERS.orders]: async (payload, context: InboxHandlerContext<Tx>) => {
         const order = payload as unknown as OrderMessage;
         await context.tx.order.create({
           data: {
@@ -70,6 +83,8 @@ export async function startPipeline(
           causationId: context.messageId,
         });
       },
+      // The downstream service: it only takes note of each event (its own work would go here).
+      [CONSUMERS.downstream]: async () => undefined,
     },
   });
   await inbox.initialize();
@@ -96,19 +111,29 @@ export async function startPipeline(
   const consumer = attachRabbitConsumer(inbox, {
     connection: rabbit,
     queue: names.queue,
-    consumer: 'orders',
+    consumer: CONSUMERS.orders,
     prefetch: 100,
     observer: metrics.transport,
   });
   await consumer.ready();
+  const downstream = attachKafkaConsumer(inbox, {
+    connection: kafka,
+    topic: names.topic,
+    groupId: names.downstreamGroup,
+    consumer: CONSUMERS.downstream,
+    maxWaitTimeMs: 200,
+  });
+  await downstream.ready();
 
   return {
     inbox,
     consumer,
+    downstream,
     relay,
     counts,
     async close() {
       await consumer.close();
+      await downstream.close();
       await rabbit.close();
       await inbox.close();
       await relay.close();

@@ -1,4 +1,5 @@
 import type { MetricCounts } from './metrics';
+import { ORDER_PATH, type OrderTrace } from './traces';
 
 export interface DemoCounts {
   readonly offered: number;
@@ -12,6 +13,10 @@ export interface DemoCounts {
   readonly latenciesMs: readonly number[];
   /** What ferry's metrics counted. */
   readonly metrics: MetricCounts;
+  /** Orders whose whole path is in their one trace. */
+  readonly tracesComplete: number;
+  /** Distinct trace ids among the orders. */
+  readonly distinctTraces: number;
 }
 
 export interface Expected {
@@ -41,6 +46,8 @@ export function disagreements(counts: DemoCounts, expected: Expected): string[] 
     ['metrics: handler completions', counts.metrics.completed, expected.valid],
     ['metrics: outbox events sent', counts.metrics.sent, expected.valid],
     ['metrics: dead-lettered', counts.metrics.deadLettered, expected.invalid],
+    ["traces holding an order's whole path", counts.tracesComplete, expected.valid],
+    ['distinct trace ids', counts.distinctTraces, expected.valid],
   ];
   return checks
     .filter(([, actual, wanted]) => actual !== wanted)
@@ -73,8 +80,20 @@ export function formatReport(
     row('events on Kafka', counts.eventsOnKafka, `distinct; ${counts.kafkaDeliveries} deliveries read back`),
     row('latency p50', `${percentile(counts.latenciesMs, 50)} ms`, 'RabbitMQ publish to Kafka read-back'),
     row('latency p99', `${percentile(counts.latenciesMs, 99)} ms`),
+    row('traces', counts.tracesComplete, 'one per order, each holding its whole path (listed above)'),
     row('elapsed', `${(elapsedMs / 1000).toFixed(1)} s`),
     `  ${'metrics'.padEnd(22)} ${metricsUrl}   ferry's metrics, checked against the counts above`,
+  ].join('\n');
+}
+
+/** One line per order: its id and its trace id; an incomplete trace names the steps it lacks. */
+export function formatTraces(traces: readonly OrderTrace[]): string {
+  return [
+    `ferry demo traces: order id -> trace id (${ORDER_PATH.join(' -> ')})`,
+    ...traces.map(
+      (t) =>
+        `  order ${t.orderId}  trace ${t.traceId}${t.missing.length > 0 ? `  MISSING ${t.missing.join(', ')}` : ''}`,
+    ),
   ].join('\n');
 }
 

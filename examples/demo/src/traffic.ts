@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
+import { SpanKind, type Tracer } from '@opentelemetry/api';
 import { FERRY_HEADERS } from '@ferry/core';
 import type { DemoConfig } from './config';
+import type { PlacedOrder } from './traces';
+import { traceparentOf } from './tracing';
 
 export interface OfferedTraffic {
   readonly offered: number;
   readonly valid: number;
   readonly duplicates: number;
   readonly invalid: number;
+  /** Each valid order and the trace its checkout span started. */
+  readonly orders: readonly PlacedOrder[];
 }
 
 interface Delivery {
@@ -15,8 +20,17 @@ interface Delivery {
   readonly options: amqp.Options.Publish;
 }
 
-function order(config: DemoConfig, index: number): Delivery {
+/**
+ * One order, placed inside a span of the checkout service that sends it: the delivery carries
+ * that span's `traceparent`, so everything ferry does with the order joins one trace.
+ */
+function order(config: DemoConfig, index: number, tracer: Tracer): Delivery & PlacedOrder {
   const id = randomUUID();
+  const span = tracer.startSpan('place order', {
+    kind: SpanKind.PRODUCER,
+    attributes: { 'messaging.system': 'rabbitmq', 'messaging.message.id': id },
+  });
+  span.end();
   const payload = {
     orderId: id,
     customerId: `customer-${index % config.customers}`,
@@ -24,12 +38,14 @@ function order(config: DemoConfig, index: number): Delivery {
     offeredAt: new Date().toISOString(),
   };
   return {
+    orderId: id,
+    traceId: span.spanContext().traceId,
     body: Buffer.from(JSON.stringify(payload)),
     options: {
       messageId: id,
       contentType: 'application/json',
       persistent: true,
-      headers: { [FERRY_HEADERS.tenantId]: config.tenant },
+      headers: { [FERRY_HEADERS.tenantId]: config.tenant, [FERRY_HEADERS.traceparent]: traceparentOf(span) },
     },
   };
 }
@@ -57,11 +73,15 @@ function invalid(config: DemoConfig, index: number): Delivery {
 }
 
 /** Publishes the burst (valid orders, deliberate duplicates of some, invalid ones) with confirms. */
-export async function offerTraffic(config: DemoConfig, queue: string): Promise<OfferedTraffic> {
+export async function offerTraffic(
+  config: DemoConfig,
+  queue: string,
+  tracer: Tracer,
+): Promise<OfferedTraffic> {
   const connection = await amqp.connect(config.amqpUrl);
   try {
     const channel = await connection.createConfirmChannel();
-    const orders = Array.from({ length: config.orders }, (_, i) => order(config, i));
+    const orders = Array.from({ length: config.orders }, (_, i) => order(config, i, tracer));
     const burst: Delivery[] = [...orders];
     for (let i = 0; i < config.duplicates; i += 1) burst.push(orders[(i * 7) % orders.length] as Delivery);
     for (let i = 0; i < config.invalid; i += 1) burst.push(invalid(config, i));
@@ -73,6 +93,7 @@ export async function offerTraffic(config: DemoConfig, queue: string): Promise<O
       valid: config.orders,
       duplicates: config.duplicates,
       invalid: config.invalid,
+      orders: orders.map(({ orderId, traceId }) => ({ orderId, traceId })),
     };
   } finally {
     await connection.close();

@@ -9,7 +9,7 @@ const databaseUrl = scratchDatabaseUrl('ferry_demo_t');
 afterAll(() => dropDatabase(databaseUrl));
 
 describe('the main demo', () => {
-  it('accepts every order once, dead-letters the invalid ones and relays one event per order to Kafka', async () => {
+  it('accepts every order once, dead-letters the invalid ones, relays one event per order to Kafka, one trace per order', async () => {
     const config = { ...demoConfig(), databaseUrl, orders: 120, duplicates: 30, deadlineMs: 90_000 };
     const result = await runDemo(config);
     expect(result.disagreements).toEqual([]);
@@ -27,6 +27,14 @@ describe('the main demo', () => {
       payload_too_large: 4,
     });
     expect(result.counts.latenciesMs).toHaveLength(120);
+
+    // One trace per order, holding its whole path: RabbitMQ accept -> handler -> emit -> Kafka
+    // publish -> Kafka accept -> downstream handler (checked span by span in src/traces.ts).
+    expect(result.traces).toHaveLength(120);
+    expect(result.traces.filter((t) => t.missing.length > 0)).toEqual([]);
+    expect(result.traces.every((t) => /^[0-9a-f]{32}$/.test(t.traceId))).toBe(true);
+    expect(new Set(result.traces.map((t) => t.traceId)).size).toBe(120);
+    expect(result.counts).toMatchObject({ tracesComplete: 120, distinctTraces: 120 });
 
     // What its /metrics endpoint answered at the end, parsed as Prometheus text.
     expect(result.metrics.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);

@@ -76,6 +76,12 @@ export interface InboxAcceptInput {
   readonly headers?: Readonly<Record<string, string>>;
   /** Message type, if the producer sent one. */
   readonly type?: string | null;
+  /**
+   * The messaging system that delivered it, as OpenTelemetry's `messaging.system` names it
+   * (`rabbitmq`, `kafka`, `aws_sqs`). Every ferry transport fills it; stored on the receipt and
+   * set on the `accept` and `process` spans. Omit it for a message that came some other way.
+   */
+  readonly system?: string | null;
 }
 
 export type InboxAcceptResult =

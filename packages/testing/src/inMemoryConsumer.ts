@@ -149,6 +149,9 @@ async function offer(
   return failure;
 }
 
+/** The `system` this consumer names on every delivery (OpenTelemetry's `messaging.system`). */
+const MEMORY_SYSTEM = 'memory';
+
 function decode(
   item: Unacked,
   options: ResolvedInMemoryConsumerOptions,
@@ -176,5 +179,6 @@ function decode(
     type: ferry.eventType ?? null,
     payload: body.payload,
     headers: delivery.headers,
+    system: MEMORY_SYSTEM,
   };
 }

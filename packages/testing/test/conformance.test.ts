@@ -12,6 +12,7 @@ let current: InMemoryBroker | null = null;
 runTransportConformance({
   name: 'in-memory',
   transport: 'memory',
+  system: 'memory',
   features: {
     deadLetter: true,
     orderingPerKey: true,

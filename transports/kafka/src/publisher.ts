@@ -16,7 +16,7 @@ import {
   type ResolvedPublisherOptions,
 } from './publisherOptions';
 import { raceAbort } from './race';
-import { encodeOutboxMessage, topicOf, type OutboundRecord } from './wire';
+import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from './wire';
 
 const retryable = (id: string, error: string): PublishOutcome => ({ id, status: 'retryable', error });
 
@@ -31,7 +31,7 @@ const failureStatus = (failure: ErrorClassification) =>
  */
 export class KafkaPublisher implements Publisher {
   /** OpenTelemetry's messaging.system of the relay's publish spans. */
-  readonly system = 'kafka';
+  readonly system = KAFKA_SYSTEM;
   private readonly options: ResolvedPublisherOptions;
   private readonly report: PublishReport;
   private readonly logger: Logger;

@@ -9,6 +9,9 @@ import {
 import type { ConsumedRecord, RecordHeaders } from './client/types';
 import { REJECT_REASONS, describeError, type RejectReason } from './errors';
 
+/** OpenTelemetry's `messaging.system` of Kafka: named by the publisher and on every record consumed. */
+export const KAFKA_SYSTEM = 'kafka';
+
 /** One record ready for `sendBatch`. */
 export interface OutboundRecord {
   readonly id: string;
@@ -166,6 +169,7 @@ export function decodeRecord(
       payload: body.payload,
       headers,
       type: headers[FERRY_HEADERS.eventType] ?? null,
+      system: KAFKA_SYSTEM,
     },
   };
 }

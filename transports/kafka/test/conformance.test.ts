@@ -104,6 +104,7 @@ async function createTransport({ publisherObserver }: TransportContext): Promise
 runTransportConformance({
   name: 'kafka',
   transport: 'kafka',
+  system: 'kafka',
   features: {
     deadLetter: true,
     orderingPerKey: true,

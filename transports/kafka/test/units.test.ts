@@ -193,6 +193,7 @@ describe('wire format', () => {
         messageId: 'm-1',
         tenantId: 'acme',
         type: 'e',
+        system: 'kafka',
         payload: { x: 1 },
         headers: {
           [FERRY_HEADERS.messageId]: 'm-1',

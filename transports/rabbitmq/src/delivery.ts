@@ -9,6 +9,9 @@ import {
 } from '@ferry/core/transport';
 import { REJECT_REASONS, type RejectReason } from './errors';
 
+/** OpenTelemetry's `messaging.system` of RabbitMQ: named by the publisher and on every delivery. */
+export const RABBITMQ_SYSTEM = 'rabbitmq';
+
 /** Reads a value out of a delivery: the identity of messages from other producers. */
 export type DeliveryExtractor = (message: Message) => string | null | undefined;
 
@@ -90,6 +93,7 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
       payload: body.payload,
       headers: stringHeaders(headers),
       type: ferry.eventType ?? nonEmptyValue(message.properties.type) ?? null,
+      system: RABBITMQ_SYSTEM,
     },
   };
 }

@@ -13,6 +13,7 @@ import {
 import { observePublish, outboxHeaders, type PublishReport } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import { RabbitConnection, useConnection } from './connection';
+import { RABBITMQ_SYSTEM } from './delivery';
 import { closedError, describeError } from './errors';
 import type { ConnectionOptions } from './options';
 import {
@@ -78,7 +79,7 @@ export function encodeMessage(
  */
 export class RabbitPublisher implements Publisher {
   /** OpenTelemetry's messaging.system of the relay's publish spans. */
-  readonly system = 'rabbitmq';
+  readonly system = RABBITMQ_SYSTEM;
   private readonly connection: RabbitConnection;
   private readonly ownsConnection: boolean;
   private readonly options: ResolvedPublisherOptions;

@@ -18,6 +18,7 @@ const retryTiersMs = [100, 200];
 runTransportConformance({
   name: 'rabbitmq',
   transport: 'rabbitmq',
+  system: 'rabbitmq',
   features: {
     deadLetter: true,
     orderingPerKey: true,

@@ -43,6 +43,7 @@ describe('decodeDelivery', () => {
         messageId: 'ferry',
         tenantId: 'acme',
         type: 'order.placed',
+        system: 'rabbitmq',
         payload: { a: 1 },
         headers: {
           [FERRY_HEADERS.messageId]: 'ferry',

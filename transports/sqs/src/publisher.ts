@@ -11,7 +11,7 @@ import {
 } from './errors';
 import { resolvePublisherOptions, type PublisherOptions, type ResolvedPublisherOptions } from './options';
 import { isFifoQueue } from './topology';
-import { encodeEntry, messageSize } from './wire';
+import { encodeEntry, messageSize, SQS_SYSTEM } from './wire';
 
 /** SQS accepts at most 10 entries per SendMessageBatch. */
 const MAX_BATCH_ENTRIES = 10;
@@ -35,7 +35,7 @@ interface Pending {
  */
 export class SqsPublisher implements Publisher {
   /** OpenTelemetry's messaging.system of the relay's publish spans. */
-  readonly system = 'aws_sqs';
+  readonly system = SQS_SYSTEM;
   readonly options: ResolvedPublisherOptions;
   private readonly report: PublishReport;
   private closed = false;

@@ -12,6 +12,9 @@ import {
 import { REJECT_REASONS, type RejectReason } from './errors';
 import type { IdentityExtractor } from './options';
 
+/** OpenTelemetry's `messaging.system` of Amazon SQS: named by the publisher and on every message received. */
+export const SQS_SYSTEM = 'aws_sqs';
+
 /**
  * Wire format. MessageBody = JSON of the payload. Message attributes (all `String`), at most
  * 8 of SQS's 10, so a dead-letter copy still has room for the reject reason:
@@ -120,6 +123,7 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
       payload: parsed.payload,
       headers: decodeHeaders(attributes),
       type: ferry.eventType ?? null,
+      system: SQS_SYSTEM,
     },
   };
 }

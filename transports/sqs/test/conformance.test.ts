@@ -7,6 +7,7 @@ import { drainOnce, openConnection, sendRaw, uniqueName } from './support/sqs';
 runTransportConformance({
   name: 'sqs',
   transport: 'sqs',
+  system: 'aws_sqs',
   features: {
     deadLetter: true,
     orderingPerKey: {

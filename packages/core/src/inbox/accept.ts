@@ -86,6 +86,7 @@ export function prepareInput(
     consumer: input.consumer,
     messageId: input.messageId,
     messageType: input.type ?? null,
+    system: input.system ?? null,
     payloadJson,
     fingerprint: payloadFingerprint(JSON.parse(payloadJson)),
     payloadBytes,

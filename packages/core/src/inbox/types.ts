@@ -29,6 +29,11 @@ export interface InboxRecord {
   readonly consumer: string;
   readonly messageId: string;
   readonly messageType: string | null;
+  /**
+   * The messaging system that delivered it (OpenTelemetry's `messaging.system`: `rabbitmq`,
+   * `kafka`, `aws_sqs`), as the transport named it; null when none was named.
+   */
+  readonly system: string | null;
   /** null after purgeCompletedPayload(). */
   readonly payload: Readonly<Record<string, unknown>> | null;
   readonly payloadFingerprint: string;

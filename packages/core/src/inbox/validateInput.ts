@@ -48,6 +48,8 @@ function shapeFault(input: InboxAcceptInput): InputFault | null {
   if (!isPlainObject(input.payload)) return invalid('payload must be a JSON object');
   if (input.type !== undefined && input.type !== null && !text(input.type, MAX_NAME))
     return invalid('type must be a string');
+  if (input.system !== undefined && input.system !== null && !text(input.system, MAX_NAME))
+    return invalid(`system must be null or a string of 1..${MAX_NAME} characters`);
   return null;
 }
 
@@ -57,6 +59,7 @@ function identityTextFault(input: InboxAcceptInput): InputFault | null {
     messageId: input.messageId,
     tenantId: input.tenantId,
     type: input.type,
+    system: input.system,
   };
   for (const [field, value] of Object.entries(fields)) {
     const fault = typeof value === 'string' ? textFault(value) : null;

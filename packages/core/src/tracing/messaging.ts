@@ -146,6 +146,7 @@ export function startAcceptSpans(inputs: readonly InboxAcceptInput[]): AcceptSpa
       },
       fallback: 'active',
       attributes: defined({
+        [A.system]: text((input as Partial<InboxAcceptInput> | null)?.system),
         [A.operationType]: 'receive',
         [A.operationName]: 'accept',
         [A.consumerGroup]: consumer,
@@ -175,6 +176,8 @@ export interface ProcessedReceipt {
   readonly messageId: string;
   readonly consumer: string;
   readonly messageType: string | null;
+  /** The messaging system that delivered it, stored on acceptance. */
+  readonly system: string | null;
   readonly attempts: number;
   readonly headers: Readonly<Record<string, string>>;
 }
@@ -193,6 +196,7 @@ export function startProcessSpan(receipt: ProcessedReceipt): FerrySpan {
     },
     fallback: 'root',
     attributes: defined({
+      [A.system]: receipt.system,
       [A.operationType]: 'process',
       [A.operationName]: 'process',
       [A.consumerGroup]: receipt.consumer,

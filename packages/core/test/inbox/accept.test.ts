@@ -38,7 +38,7 @@ describe('inbox acceptance', () => {
 
   it('returns the stored receipt with identity, fingerprint and a fresh cycle', async () => {
     const inbox = makeInbox(t.prisma);
-    const input = { ...message(), headers: { traceparent: 'x' }, type: 'order.created' };
+    const input = { ...message(), headers: { traceparent: 'x' }, type: 'order.created', system: 'kafka' };
     const result = await inbox.accept(input);
     expect(result.kind).toBe('accepted');
     expect(result.record).toMatchObject({
@@ -52,10 +52,41 @@ describe('inbox acceptance', () => {
       rowVersion: 1,
       headers: { traceparent: 'x' },
       messageType: 'order.created',
+      system: 'kafka',
       payload: input.payload,
       replay: null,
     });
     expect(result.record.payloadFingerprint).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('stores the messaging system that delivered a message, null when none is named, and refuses a malformed one', async () => {
+    const inbox = makeInbox(t.prisma);
+    const results = await inbox.acceptMany([
+      message({ system: 'aws_sqs' }),
+      message(),
+      message({ system: null }),
+      message({ system: '' }),
+      message({ system: 's'.repeat(201) }),
+      message({ system: 'rabbit\u0000mq' }),
+      message({ system: 42 }),
+    ]);
+    expect(results.map((r) => r.kind)).toEqual([
+      'accepted',
+      'accepted',
+      'accepted',
+      'invalid',
+      'invalid',
+      'invalid',
+      'invalid',
+    ]);
+    expect(results.slice(3)).toEqual(
+      Array.from({ length: 4 }, () => expect.objectContaining({ code: 'FERRY_VALIDATION_FAILED' })),
+    );
+    const stored = await t.db.query<{ messaging_system: string | null }>(
+      'SELECT messaging_system FROM ferry_inbox_receipts WHERE id = ANY($1::uuid[]) ORDER BY created_at, id',
+      [results.slice(0, 3).map((r) => (r as { id: string }).id)],
+    );
+    expect(stored.map((r) => r.messaging_system).sort()).toEqual(['aws_sqs', null, null]);
   });
 
   it('reports a reused message id with a different payload as a conflict and keeps the original', async () => {

@@ -36,7 +36,7 @@ describe('inbox admin', () => {
   });
 
   async function recordIn(status: 'PENDING' | 'DEAD' | 'COMPLETED', tenantId: string | null = 'acme') {
-    const { record } = await inbox.accept(message({ consumer: 'work', tenantId }));
+    const { record } = await inbox.accept(message({ consumer: 'work', tenantId, system: 'rabbitmq' }));
     if (status === 'PENDING') return record;
     fail = status === 'DEAD';
     for (let i = 0; i < 50 && (await receiptRow(t, record.id)).status === 'PENDING'; i += 1)
@@ -165,6 +165,7 @@ describe('inbox admin', () => {
       payload: source.payload,
       payloadFingerprint: source.payloadFingerprint,
       tenantId: 'acme',
+      system: 'rabbitmq',
       replay: {
         sourceId: source.id,
         sourceVersion: source.rowVersion,

@@ -93,6 +93,25 @@ describe('tracing and causation through core (OpenTelemetry SDK, in-memory expor
     });
   });
 
+  it('names the messaging system that delivered the message on its accept and process spans', async () => {
+    const inbox = makeInbox(t.prisma, { handlers: { orders: async () => undefined } });
+    const delivered = message({ system: 'rabbitmq' });
+    const unnamed = message();
+    await inbox.acceptMany([delivered, unnamed]);
+    expect(await inbox.runOnce()).toMatchObject({ completed: 2 });
+    await inbox.close();
+    const spans = (name: string, messageId: string) =>
+      tracing.spans().filter((s) => s.name === name && s.attributes['messaging.message.id'] === messageId);
+    for (const name of ['accept orders', 'process orders']) {
+      expect(spans(name, delivered.messageId).map((s) => s.attributes['messaging.system'])).toEqual([
+        'rabbitmq',
+      ]);
+      const [other] = spans(name, unnamed.messageId);
+      expect(other).toBeDefined();
+      expect(other!.attributes).not.toHaveProperty('messaging.system');
+    }
+  });
+
   it('works for a custom emitter and emitMany too; explicit values win; the conversation starts at the message id', async () => {
     const emitter = createEmitter();
     const { emitted, messageId } = await handle({}, async (context) => {

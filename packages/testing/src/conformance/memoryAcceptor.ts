@@ -19,6 +19,8 @@ export class MemoryAcceptor implements InboxAcceptor {
   readonly accepted: string[] = [];
   /** Every input offered, failed batches included. */
   readonly offered: string[] = [];
+  /** The `system` of every input offered, in the same order as `offered` (undefined: not named). */
+  readonly systems: (string | null | undefined)[] = [];
   private readonly keys = new Set<string>();
   private failuresLeft = 0;
   private gate: Promise<void> | null = null;
@@ -62,6 +64,7 @@ export class MemoryAcceptor implements InboxAcceptor {
 
   async acceptMany(inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> {
     this.offered.push(...inputs.map((input) => input.messageId));
+    this.systems.push(...inputs.map((input) => input.system));
     if (this.gate) {
       this.holding += 1;
       await this.gate;

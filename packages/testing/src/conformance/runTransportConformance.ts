@@ -7,6 +7,7 @@
  * passing case titled `skipped: <feature> not supported by <transport>: <reason>` that checks
  * the features object does declare it unsupported; the summary line counts it as skipped.
  * - every published message is reported sent and accepted exactly once        (always)
+ * - every delivery offered names the transport's messaging system             (always)
  * - duplicates published on purpose are accepted once                          (always)
  * - a batch whose acceptance failed is redelivered until it is accepted        (always)
  * - at the admission limit a duplicate is settled at once, the refused new
@@ -84,6 +85,14 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       await attach();
       const ids = await publishAllSent(50);
       await expectAcceptedExactly(ids);
+    });
+
+    it('names its messaging system on every delivery it offers the inbox', async () => {
+      await attach();
+      const ids = await publishAllSent(3);
+      await expectAcceptedExactly(ids);
+      expect(acceptor.systems).toHaveLength(acceptor.offered.length);
+      expect(new Set(acceptor.systems)).toEqual(new Set([options.system]));
     });
 
     it('accepts each message once when duplicates are published on purpose', async () => {

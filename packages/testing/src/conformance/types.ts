@@ -90,6 +90,11 @@ export interface TransportConformanceOptions {
   readonly name: string;
   /** The `transport` of its observer events ('rabbitmq', 'kafka', 'sqs', 'memory', …). */
   readonly transport: string;
+  /**
+   * OpenTelemetry's `messaging.system` of the broker (`rabbitmq`, `kafka`, `aws_sqs`): the
+   * consumer must name it as `system` on every delivery it offers the inbox.
+   */
+  readonly system: string;
   readonly features: ConformanceFeatures;
   /** One fresh instance per case; its publisher takes `context.publisherObserver` as its observer. */
   createTransport(context: TransportContext): Promise<TransportUnderTest>;

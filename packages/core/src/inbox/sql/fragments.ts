@@ -5,7 +5,7 @@ export const TABLE = 'ferry_inbox_receipts';
 
 /** Every column a record is read with; every statement returning rows uses it. */
 export const COLUMNS = `
-  id, tenant_id, consumer, message_id, message_type, payload, payload_fingerprint, headers,
+  id, tenant_id, consumer, message_id, message_type, messaging_system, payload, payload_fingerprint, headers,
   status, attempts, lifetime_attempts, max_attempts, next_attempt_at, claim_token,
   lease_expires_at, row_version, last_error, requeue_history, replay_source_id,
   replay_source_version, replay_request_id, replay_actor, replay_reason, replay_requested_at,
@@ -57,6 +57,7 @@ export interface ReceiptRow {
   consumer: string;
   message_id: string;
   message_type: string | null;
+  messaging_system: string | null;
   payload: Record<string, unknown> | null;
   payload_fingerprint: string;
   headers: Record<string, string> | null;
@@ -98,6 +99,7 @@ export function toRecord(row: ReceiptRow): InboxRecord {
     consumer: row.consumer,
     messageId: row.message_id,
     messageType: row.message_type,
+    system: row.messaging_system,
     payload: row.payload,
     payloadFingerprint: row.payload_fingerprint,
     headers: row.headers ?? {},

@@ -8,6 +8,7 @@ export interface NewReceipt {
   readonly consumer: string;
   readonly messageId: string;
   readonly messageType: string | null;
+  readonly system: string | null;
   readonly payloadJson: string;
   readonly fingerprint: string;
   readonly payloadBytes: number;
@@ -23,11 +24,12 @@ export interface NewReceipt {
  */
 const SQL = `
   WITH inserted AS (
-  INSERT INTO ${TABLE} (tenant_id, consumer, message_id, message_type, payload, payload_fingerprint,
-                        payload_bytes, headers, max_attempts)
-  SELECT t, c, m, mt, p::jsonb, f, b, h::jsonb, $9::int
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[])
-    AS i(t, c, m, mt, p, f, b, h)
+  INSERT INTO ${TABLE} (tenant_id, consumer, message_id, message_type, messaging_system, payload,
+                        payload_fingerprint, payload_bytes, headers, max_attempts)
+  SELECT t, c, m, mt, ms, p::jsonb, f, b, h::jsonb, $10::int
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+              $8::int[], $9::text[])
+    AS i(t, c, m, mt, ms, p, f, b, h)
   ORDER BY coalesce('tenant:' || t, 'global') COLLATE "C", c COLLATE "C", m COLLATE "C"
   ON CONFLICT (scope, consumer, message_id) DO NOTHING
   RETURNING ${COLUMNS}
@@ -46,6 +48,7 @@ export async function insertReceipts(
     receipts.map((r) => r.consumer),
     receipts.map((r) => r.messageId),
     receipts.map((r) => r.messageType),
+    receipts.map((r) => r.system),
     receipts.map((r) => r.payloadJson),
     receipts.map((r) => r.fingerprint),
     receipts.map((r) => r.payloadBytes),

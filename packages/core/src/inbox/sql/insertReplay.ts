@@ -18,10 +18,11 @@ export interface ReplayRequest {
  * source does not qualify or the request id already exists in the scope.
  */
 const SQL = `
-  INSERT INTO ${TABLE} (tenant_id, consumer, message_id, message_type, payload, payload_fingerprint,
-    payload_bytes, headers, max_attempts, replay_source_id, replay_source_version, replay_request_id,
-    replay_actor, replay_reason, replay_requested_at)
-  SELECT s.tenant_id, $5::text, 'replay:' || $4::text, s.message_type, s.payload, s.payload_fingerprint,
+  INSERT INTO ${TABLE} (tenant_id, consumer, message_id, message_type, messaging_system, payload,
+    payload_fingerprint, payload_bytes, headers, max_attempts, replay_source_id, replay_source_version,
+    replay_request_id, replay_actor, replay_reason, replay_requested_at)
+  SELECT s.tenant_id, $5::text, 'replay:' || $4::text, s.message_type, s.messaging_system, s.payload,
+    s.payload_fingerprint,
     s.payload_bytes, s.headers, s.max_attempts, s.id, s.row_version, $4::uuid, $6::text, $7::text, now()
   FROM ${TABLE} s
   WHERE s.id = $1::uuid AND s.scope = $2 AND s.status = 'COMPLETED' AND s.row_version = $3::int
