@@ -33,7 +33,11 @@ export type InboxClient<TTx> = PrismaClientOf<TTx>;
 export interface InboxInternals<TTx> {
   /** Replace individual worker transitions (fault injection in tests). */
   readonly ops?: Partial<InboxWorkerOps<TTx>>;
+  /** How long accepted receipts may wait for an enabled worker nobody started before the warning (30 s). */
+  readonly idleWorkerWarningMs?: number;
 }
+
+const IDLE_WORKER_WARNING_MS = 30_000;
 
 /**
  * The inbox service: acceptance (the transports' InboxAcceptor) and the worker.
@@ -48,6 +52,9 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   private readonly worker: InboxWorker<TTx>;
   private readonly settings: AcceptSettings;
   private readonly emitter: Pick<ResolvedInboxOptions<TTx>, 'observer' | 'logger'>;
+  private readonly idleWorkerWarningMs: number;
+  /** Armed by the first acceptance while an enabled worker was never started; fires at most once. */
+  private idleWorkerCheck: NodeJS.Timeout | 'done' | null = null;
 
   constructor(
     client: PrismaClientLike | TransactionAdapter<TTx>,
@@ -69,6 +76,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       global: resolved.global,
       maxAttempts: resolved.worker.maxAttempts,
     };
+    this.idleWorkerWarningMs = internals.idleWorkerWarningMs ?? IDLE_WORKER_WARNING_MS;
     const ops = { ...sqlWorkerOps<TTx>(adapter, this.db, resolved.worker), ...internals.ops };
     this.worker = new InboxWorker<TTx>({
       ops,
@@ -140,6 +148,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       if (outcome.kind === 'accepted') emit(this.emitter, { type: 'accepted', ...base });
       else emit(this.emitter, { type: 'duplicate', ...base, conflict: outcome.kind === 'conflict' });
     }
+    if (outcomes.some((outcome) => outcome.kind === 'accepted')) this.checkWorkerStarted();
     if (answered.length < outcomes.length) {
       throw new InboxAdmissionRejectedError(
         this.settings.maxPendingMessages ?? 0,
@@ -147,6 +156,28 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       );
     }
     return answered;
+  }
+
+  /**
+   * worker.enabled means "poll once initialize() ran"; an application that accepts but never
+   * calls initialize() (nor start()) processes nothing, silently. Said once, at warn, when
+   * receipts were accepted and the worker is still idle `idleWorkerWarningMs` later.
+   */
+  private checkWorkerStarted(): void {
+    if (this.idleWorkerCheck !== null || !this.options.worker.enabled) return;
+    if (this.worker.lifecycle !== 'idle') {
+      this.idleWorkerCheck = 'done';
+      return;
+    }
+    this.idleWorkerCheck = setTimeout(() => {
+      this.idleWorkerCheck = 'done';
+      if (this.worker.lifecycle !== 'idle') return;
+      this.emitter.logger?.warn(
+        { consumers: Object.keys(this.options.handlers) },
+        'inbox: worker.enabled is set but initialize() was never called: accepted receipts wait unprocessed until initialize() or start() runs',
+      );
+    }, this.idleWorkerWarningMs);
+    this.idleWorkerCheck.unref();
   }
 
   /**
@@ -175,6 +206,8 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
 
   /** Stops the worker, draining within worker.shutdownTimeoutMs. Safe to call twice. */
   close(): Promise<void> {
+    if (this.idleWorkerCheck !== null && this.idleWorkerCheck !== 'done') clearTimeout(this.idleWorkerCheck);
+    this.idleWorkerCheck = 'done';
     return this.worker.close();
   }
 }

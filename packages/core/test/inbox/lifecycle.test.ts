@@ -46,6 +46,38 @@ describe('inbox initialize() and concurrent replays', () => {
     await expect(inbox.runOnce()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
   });
 
+  it('warns once when worker.enabled is set, receipts are accepted, and initialize() never ran', async () => {
+    const warnings: string[] = [];
+    const ignore = () => undefined;
+    const logger = {
+      debug: ignore,
+      info: ignore,
+      error: ignore,
+      warn: (...args: unknown[]) => void warnings.push(args.map((arg) => JSON.stringify(arg)).join(' ')),
+    };
+    const forgotten = makeInbox(
+      t.prisma,
+      { logger, worker: { enabled: true }, handlers: { 'c-forgot': async () => undefined } },
+      { idleWorkerWarningMs: 50 },
+    );
+    await forgotten.accept(message({ consumer: 'c-forgot' }));
+    await forgotten.accept(message({ consumer: 'c-forgot' }));
+    await waitFor('the idle-worker warning', async () => warnings.length > 0);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(warnings).toEqual([expect.stringMatching(/initialize\(\) was never called/)]);
+
+    // Initialized in time (or started explicitly): no warning.
+    const started = makeInbox(
+      t.prisma,
+      { logger, worker: { enabled: true }, handlers: { 'c-started': async () => undefined } },
+      { idleWorkerWarningMs: 50 },
+    );
+    await started.accept(message({ consumer: 'c-started' }));
+    await started.initialize();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(warnings).toHaveLength(1);
+  });
+
   it('creates one replay when the same request is sent concurrently from several clients, and one per distinct request', async () => {
     const inbox = makeInbox(t.prisma, { handlers: { 'c-src': async () => undefined } });
     const { record } = await inbox.accept(message({ consumer: 'c-src' }));
