@@ -186,6 +186,47 @@ describe('createFerryMetrics observers', () => {
     expect(s.value('ferry_transport_publish_duration_seconds_count', invoices)).toBe(1);
   });
 
+  it('counts a reconnect only after a disconnect: not a Kafka rebalance, not a second consumer of the source', async () => {
+    const metrics = createFerryMetrics();
+    const events = { transport: 'kafka', source: 'events' };
+    // One member joins, then rejoins twice as the group rebalances; its connection never dropped.
+    metrics.transport({ type: 'connected', ...events, assignment: { events: [0, 1] } });
+    metrics.transport({ type: 'connected', ...events, assignment: { events: [0] } });
+    metrics.transport({ type: 'connected', ...events, assignment: { events: [0, 1] } });
+    // Two RabbitMQ consumers of one queue in one process, each connecting once.
+    const orders = { transport: 'rabbitmq', source: 'orders' };
+    metrics.transport({ type: 'connected', ...orders });
+    metrics.transport({ type: 'connected', ...orders });
+    let s = await read(metrics);
+    expect(s.value('ferry_transport_reconnects_total', events) ?? 0).toBe(0);
+    expect(s.value('ferry_transport_reconnects_total', orders) ?? 0).toBe(0);
+
+    metrics.transport({ type: 'disconnected', ...orders, error: 'closed', retryInMs: 100 });
+    metrics.transport({ type: 'disconnected', ...orders, error: 'closed', retryInMs: 200 });
+    metrics.transport({ type: 'connected', ...orders });
+    s = await read(metrics);
+    expect(s.value('ferry_transport_reconnects_total', orders)).toBe(1);
+  });
+
+  it('drops the lag of the partitions a rebalance took from the consumer', async () => {
+    const metrics = createFerryMetrics();
+    const kafka = { transport: 'kafka' };
+    metrics.transport({ type: 'connected', ...kafka, source: 'a,b', assignment: { a: [0, 1], b: [0] } });
+    metrics.transport({ type: 'lag', ...kafka, source: 'a', partition: 0, lag: 5 });
+    metrics.transport({ type: 'lag', ...kafka, source: 'a', partition: 1, lag: 7 });
+    metrics.transport({ type: 'lag', ...kafka, source: 'b', partition: 0, lag: 9 });
+    metrics.transport({ type: 'lag', ...kafka, source: 'other', partition: 3, lag: 11 });
+    // Another member joined: this one keeps a[1] only (b is gone from its assignment).
+    metrics.transport({ type: 'connected', ...kafka, source: 'a,b', assignment: { a: [1] } });
+    const lags = (await read(metrics))
+      .find('ferry_transport_consumer_lag', {})
+      .map((sample) => [sample.labels.source, sample.labels.partition, sample.value]);
+    expect(lags.sort()).toEqual([
+      ['a', '1', 7],
+      ['other', '3', 11],
+    ]);
+  });
+
   it('puts no id into any label, whatever the events carried', async () => {
     const metrics = createFerryMetrics();
     for (const event of outboxEvents) metrics.outbox(event);

@@ -1,3 +1,4 @@
+import type { Gauge } from 'prom-client';
 import type { TransportEvent } from '../transport/events';
 import type { MetricFactory } from './factory';
 
@@ -42,7 +43,7 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
   );
   const reconnects = make.counter(
     'transport_reconnects_total',
-    'Times the consumer connected again after it had connected once',
+    'Times the consumer connected again after it had lost its connection (a Kafka rebalance is not one)',
     consumerLabels,
   );
   const errors = make.counter(
@@ -70,7 +71,9 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
     'Duration of confirmed publish calls (one per batch the relay hands the publisher)',
     publisherLabels,
   );
-  const seen = new Set<string>();
+  const partitionLags = new PartitionLags(lag);
+  // Consumers that reported `disconnected` and not yet `connected` again.
+  const down = new Set<string>();
 
   return (event) => {
     switch (event.type) {
@@ -109,18 +112,17 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
       case 'settled':
         settled.inc(labels, event.count);
         return;
-      case 'connected': {
-        const key = JSON.stringify([event.transport, event.source]);
-        if (seen.has(key)) reconnects.inc(labels);
-        seen.add(key);
+      case 'connected':
+        if (down.delete(JSON.stringify([event.transport, event.source]))) reconnects.inc(labels);
         connected.set(labels, 1);
+        if (event.assignment) partitionLags.keepAssigned(event.transport, event.source, event.assignment);
         return;
-      }
       case 'disconnected':
+        down.add(JSON.stringify([event.transport, event.source]));
         connected.set(labels, 0);
         return;
       case 'lag':
-        lag.set({ ...labels, partition: String(event.partition) }, event.lag);
+        partitionLags.set(labels, event.partition, event.lag);
         return;
       case 'error':
         errors.inc(labels);
@@ -129,4 +131,40 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
         return;
     }
   };
+}
+
+type LagLabels = { transport: string; source: string; partition: string };
+
+/**
+ * The lag series, each forgotten once a (re)join no longer assigns its partition to this
+ * consumer: after a rebalance the partition's lag is another member's to report.
+ */
+class PartitionLags {
+  private readonly series = new Map<string, LagLabels>();
+
+  constructor(private readonly gauge: Gauge<keyof LagLabels>) {}
+
+  set(labels: { transport: string; source: string }, partition: number, lag: number): void {
+    const series = { ...labels, partition: String(partition) };
+    this.series.set(JSON.stringify(series), series);
+    this.gauge.set(series, lag);
+  }
+
+  /**
+   * `source` of a Kafka consumer's `connected` is its topics joined by ',' (a character no
+   * topic name has); `assignment` lists the partitions of each topic it now owns.
+   */
+  keepAssigned(
+    transport: string,
+    source: string,
+    assignment: Readonly<Record<string, readonly number[]>>,
+  ): void {
+    const topics = new Set([...source.split(','), ...Object.keys(assignment)]);
+    for (const [key, series] of this.series) {
+      if (series.transport !== transport || !topics.has(series.source)) continue;
+      if (assignment[series.source]?.includes(Number(series.partition))) continue;
+      this.gauge.remove(series);
+      this.series.delete(key);
+    }
+  }
 }
