@@ -1,5 +1,6 @@
 import type { InboxEvent } from '../inbox/types';
 import type { InfrastructureErrors, MetricFactory } from './factory';
+import { observeMs } from './values';
 
 /**
  * The inbox's counters and histograms, fed by its observer events. Labels: the consumer name
@@ -41,7 +42,7 @@ export function inboxMetrics(
         return;
       case 'completed':
         attempts.inc({ consumer: event.consumer, outcome: 'completed' });
-        duration.observe({ consumer: event.consumer }, event.durationMs / 1000);
+        observeMs(duration, { consumer: event.consumer }, event.durationMs);
         return;
       case 'retry':
         attempts.inc({ consumer: event.consumer, outcome: 'retry' });

@@ -227,6 +227,47 @@ describe('createFerryMetrics observers', () => {
     ]);
   });
 
+  it('never throws and keeps the rest of an event when one of its numbers is NaN, infinite or negative', async () => {
+    const metrics = createFerryMetrics();
+    const hostile = [Number.NaN, Number.POSITIVE_INFINITY, -5];
+    for (const bad of hostile) {
+      const cycle = { claimed: 1, sent: 0, retried: 0, failed: 0, lost: 0, unavailable: 0, released: 0 };
+      expect(() => metrics.outbox({ type: 'cycle', ...cycle, durationMs: bad })).not.toThrow();
+      expect(() =>
+        metrics.outbox({ type: 'sent', id: ids[0]!, eventType: 't', attempt: 1, ageMs: bad }),
+      ).not.toThrow();
+      expect(() =>
+        metrics.transport({
+          type: 'published',
+          transport: 'kafka',
+          destination: 'd',
+          count: bad,
+          durationMs: 1,
+        }),
+      ).not.toThrow();
+      expect(() =>
+        metrics.transport({ type: 'received', transport: 'kafka', source: 's', count: bad }),
+      ).not.toThrow();
+      expect(() =>
+        metrics.transport({ type: 'lag', transport: 'kafka', source: 's', partition: 0, lag: bad }),
+      ).not.toThrow();
+    }
+    const s = await read(metrics);
+    // Each cycle's claimed events are counted even though its duration was unusable.
+    expect(s.value('ferry_outbox_claimed_total')).toBe(3);
+    expect(s.value('ferry_outbox_publish_outcomes_total', { event_type: 't', outcome: 'sent' })).toBe(3);
+    // No negative or non-finite sample: a histogram sum never goes down, a counter never moves.
+    expect(
+      s.value('ferry_outbox_publish_latency_seconds_sum', { event_type: 't' }) ?? 0,
+    ).toBeGreaterThanOrEqual(0);
+    expect(s.value('ferry_outbox_relay_cycle_duration_seconds_sum') ?? 0).toBeGreaterThanOrEqual(0);
+    expect(
+      s.value('ferry_transport_publish_duration_seconds_count', { transport: 'kafka', destination: 'd' }),
+    ).toBe(3);
+    expect(s.value('ferry_transport_received_total', { transport: 'kafka', source: 's' }) ?? 0).toBe(0);
+    expect(s.samples.filter((sample) => !Number.isFinite(sample.value) || sample.value < 0)).toEqual([]);
+  });
+
   it('puts no id into any label, whatever the events carried', async () => {
     const metrics = createFerryMetrics();
     for (const event of outboxEvents) metrics.outbox(event);

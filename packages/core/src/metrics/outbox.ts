@@ -1,7 +1,6 @@
 import type { OutboxEvent } from '../outbox/events';
 import type { InfrastructureErrors, MetricFactory } from './factory';
-
-const seconds = (ms: number): number => ms / 1000;
+import { count, observeMs } from './values';
 
 /**
  * The relay's counters and histograms, fed by its observer events. Labels: the event's `type`
@@ -66,7 +65,7 @@ export function outboxMetrics(
     switch (event.type) {
       case 'sent':
         outcomes.inc({ ...typed(event.eventType), outcome: 'sent' });
-        latency.observe(typed(event.eventType), seconds(event.ageMs));
+        observeMs(latency, typed(event.eventType), event.ageMs);
         return;
       case 'retry-scheduled':
         outcomes.inc({ ...typed(event.eventType), outcome: 'retry' });
@@ -76,14 +75,14 @@ export function outboxMetrics(
         failed.inc({ ...typed(event.eventType), reason: event.reason });
         return;
       case 'cycle':
-        cycles.observe(seconds(event.durationMs));
-        claimed.inc(event.claimed);
+        observeMs(cycles, {}, event.durationMs);
+        claimed.inc(count(event.claimed));
         return;
       case 'lease-lost':
         leaseLost.inc(event.ids.length);
         return;
       case 'recovered':
-        recovered.inc(event.requeued);
+        recovered.inc(count(event.requeued));
         return;
       case 'ordering-skipped':
         skipped.inc(event.skippedIds.length);

@@ -1,6 +1,7 @@
 import type { Gauge } from 'prom-client';
 import type { TransportEvent } from '../transport/events';
 import type { MetricFactory } from './factory';
+import { count, observeMs, usable } from './values';
 
 /**
  * Every transport's consumer and publisher metrics, fed by their observer events. Labels: the
@@ -79,14 +80,14 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
     switch (event.type) {
       case 'published': {
         const labels = { transport: event.transport, destination: event.destination };
-        published.inc(labels, event.count);
-        publishDuration.observe(labels, event.durationMs / 1000);
+        published.inc(labels, count(event.count));
+        observeMs(publishDuration, labels, event.durationMs);
         return;
       }
       case 'publish-failed':
         publishFailures.inc(
           { transport: event.transport, destination: event.destination, outcome: event.outcome },
-          event.count,
+          count(event.count),
         );
         return;
       default:
@@ -95,10 +96,10 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
     const labels = { transport: event.transport, source: event.source };
     switch (event.type) {
       case 'received':
-        received.inc(labels, event.count);
+        received.inc(labels, count(event.count));
         return;
       case 'accepted':
-        accepted.inc(labels, event.count);
+        accepted.inc(labels, count(event.count));
         return;
       case 'dead-lettered':
         deadLettered.inc({ ...labels, reason: event.reason });
@@ -110,7 +111,7 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
         acceptanceFailures.inc({ ...labels, kind: 'unavailable' });
         return;
       case 'settled':
-        settled.inc(labels, event.count);
+        settled.inc(labels, count(event.count));
         return;
       case 'connected':
         if (down.delete(JSON.stringify([event.transport, event.source]))) reconnects.inc(labels);
@@ -146,8 +147,10 @@ class PartitionLags {
 
   set(labels: { transport: string; source: string }, partition: number, lag: number): void {
     const series = { ...labels, partition: String(partition) };
+    const value = usable(lag);
+    if (value === null) return;
     this.series.set(JSON.stringify(series), series);
-    this.gauge.set(series, lag);
+    this.gauge.set(series, value);
   }
 
   /**
