@@ -3,8 +3,10 @@
  * HTTP: deliveries received, accepted and settled per topic, and the consumer lag of every
  * partition, which is 0 once the group committed to the end offsets; no message id in a label.
  */
+import { combineObservers } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { createFerryMetrics, serveMetrics } from '@ferry/core/metrics';
-import { scrape, type Scrape } from '../../../test-support/prometheusText';
+import { parsePrometheusText, scrape, type Scrape } from '../../../test-support/prometheusText';
 import { KafkaPublisher } from '../src';
 import { ConsumerHarness } from './consumerHarness';
 import { outboxMessage, testConnection, uniqueName, waitFor } from './support';
@@ -63,4 +65,48 @@ it('counts the deliveries of the topic and reports each partition lag, 0 once al
   } finally {
     await server.close();
   }
+});
+
+it('counts no reconnect for a rebalance and drops the lag of the partition another member took', async () => {
+  const metrics = createFerryMetrics();
+  const events: TransportConsumerEvent[] = [];
+  const topic = await harness.topicPair('rebalance', 2);
+  const messages = Array.from({ length: 10 }, (_, index) =>
+    outboxMessage({ destination: topic, orderingKey: `k${index % 4}`, payload: { index } }),
+  );
+  const outcomes = await publisher.publish(messages, new AbortController().signal);
+  expect(outcomes.filter((outcome) => outcome.status !== 'sent')).toEqual([]);
+  const groupId = uniqueName('group');
+  const observer = combineObservers(metrics.transport, (event: TransportConsumerEvent) => {
+    events.push(event);
+  });
+  await harness.start(topic, 'metrics', { groupId, observer });
+  await harness.waitFullyCommitted(groupId, topic);
+  const labels = { transport: 'kafka', source: topic };
+  const lagPartitions = async () =>
+    parsePrometheusText(await metrics.registry.metrics())
+      .find('ferry_transport_consumer_lag', labels)
+      .map((lag) => lag.labels.partition)
+      .sort();
+  await waitFor(
+    async () => (await lagPartitions()).length === 2,
+    () => 'the lone member did not report the lag of both partitions',
+  );
+
+  // A second member joins the group: the first one is left with one partition.
+  await harness.start(topic, 'metrics', { groupId });
+  let owned: readonly number[] | undefined;
+  await waitFor(
+    () => {
+      const joins = events.filter((e) => e.type === 'connected' && e.assignment !== undefined);
+      const last = joins[joins.length - 1];
+      owned = last?.type === 'connected' ? last.assignment?.[topic] : undefined;
+      return joins.length >= 2 && owned?.length === 1;
+    },
+    () => 'the first member was not reassigned one partition',
+  );
+  expect(events.filter((e) => e.type === 'disconnected')).toEqual([]);
+  const s = parsePrometheusText(await metrics.registry.metrics());
+  expect(s.value('ferry_transport_reconnects_total', { transport: 'kafka', source: topic }) ?? 0).toBe(0);
+  expect(await lagPartitions()).toEqual(owned!.map(String));
 });
