@@ -265,9 +265,10 @@ class PollingConsumer implements SqsConsumer {
   private async accept(valid: readonly { message: Message; input: InboxAcceptInput }[]): Promise<void> {
     const seconds = this.options.visibilityTimeoutSeconds;
     const holding = new Set(valid.map((v) => v.message));
-    const extender = new VisibilityExtender(async () => {
+    const extender = new VisibilityExtender(async (signal) => {
       const changes = [...holding].map((message) => ({ message, seconds }));
-      if (changes.length > 0) await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure);
+      if (changes.length > 0)
+        await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, signal);
     }, this.options.extendEveryMs);
     let outcome: HeldAcceptance;
     try {
@@ -298,10 +299,15 @@ class PollingConsumer implements SqsConsumer {
     else await this.backOff(pending, outcome.error);
   }
 
-  /** close() during an outage: the held messages become visible at once, for the next consumer. */
+  /**
+   * close() during an outage: the held messages become visible at once, for the next consumer.
+   * Given up after the visibility timeout, when SQS shows them again anyway: an SQS that does not
+   * answer never holds close() longer.
+   */
   private async release(messages: readonly Message[]): Promise<void> {
     const changes = messages.map((message) => ({ message, seconds: 0 }));
-    await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure);
+    const deadline = AbortSignal.timeout(this.options.visibilityTimeoutSeconds * 1000);
+    await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, deadline);
   }
 
   /** Not deleted: each message becomes visible again after the backoff of its receive count. */

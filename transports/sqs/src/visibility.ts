@@ -9,13 +9,15 @@ export interface VisibilityChange {
 /**
  * Sets the visibility timeout of each message (at most 10, one batch). Resolves to the
  * number of messages changed; entries in `Failed` (typically a receipt handle gone stale
- * because the message was received again elsewhere) are reported through `onFailure`.
+ * because the message was received again elsewhere) are reported through `onFailure`, and so
+ * is a request that `signal` aborted (a deadline: SQS did not answer in time).
  */
 export async function changeVisibility(
   connection: SqsConnection,
   queueUrl: string,
   changes: readonly VisibilityChange[],
   onFailure: (error: unknown) => void,
+  signal?: AbortSignal,
 ): Promise<number> {
   if (changes.length === 0) return 0;
   try {
@@ -28,6 +30,7 @@ export async function changeVisibility(
           VisibilityTimeout: change.seconds,
         })),
       }),
+      signal ? { abortSignal: signal } : {},
     );
     for (const failed of output.Failed ?? []) {
       onFailure(
@@ -43,25 +46,32 @@ export async function changeVisibility(
 
 /**
  * Keeps a batch invisible while it is being accepted: every `everyMs` it renews the
- * visibility timeout to `seconds`, so a slow database never lets another consumer receive
- * the batch. stop() cancels the timer and waits for a renewal in flight.
+ * visibility timeout, so a slow database never lets another consumer receive the batch. A
+ * renewal gets `everyMs` to answer (its signal then aborts) and a tick while one is in flight
+ * is skipped, so an SQS that stops answering neither piles renewals up nor holds stop() for
+ * longer than that. stop() cancels the timer and waits for a renewal in flight.
  */
 export class VisibilityExtender {
   private timer: NodeJS.Timeout | null = null;
-  private inFlight: Promise<unknown> = Promise.resolve();
+  private inFlight: Promise<unknown> | null = null;
 
   constructor(
-    private readonly renew: () => Promise<unknown>,
+    private readonly renew: (signal: AbortSignal) => Promise<unknown>,
     everyMs: number,
   ) {
     this.timer = setInterval(() => {
-      this.inFlight = this.inFlight.then(this.renew, this.renew);
+      if (this.inFlight) return;
+      this.inFlight = this.renew(AbortSignal.timeout(everyMs))
+        .catch(() => undefined)
+        .finally(() => {
+          this.inFlight = null;
+        });
     }, everyMs);
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.inFlight.catch(() => undefined);
+    await this.inFlight;
   }
 }

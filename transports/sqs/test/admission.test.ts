@@ -2,13 +2,17 @@
  * The inbox's admission limit (maxPendingMessages) against the real inbox and ElasticMQ
  * (issue 12): a batch refused at the limit deletes its duplicate at once and holds only the new
  * messages, which are accepted exactly once when the backlog drains; nothing is dead-lettered.
+ * A held batch whose SQS stops answering (a TCP blackhole: bytes dropped, no FIN, no RST) still
+ * lets close() return, bounded by the visibility timeout, and loses nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { INBOX_TABLE, Inbox } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
-import { SqsPublisher, attachSqsConsumer, type SqsConnection } from '@ferry/sqs';
+import { SqsConnection, SqsPublisher, attachSqsConsumer } from '@ferry/sqs';
+import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import {
+  SQS_ENDPOINT,
   TestQueues,
   neverAborted,
   openConnection,
@@ -22,22 +26,27 @@ describe('SQS consumer at the inbox admission limit', () => {
   let database: TestDatabase;
   let connection: SqsConnection;
   let queues: TestQueues;
+  let proxy: TcpProxy;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     connection = openConnection();
     queues = new TestQueues(connection);
+    const endpoint = new URL(SQS_ENDPOINT);
+    proxy = await TcpProxy.start({ host: endpoint.hostname, port: Number(endpoint.port) });
   });
 
   afterAll(async () => {
+    await proxy.close();
     await queues.cleanup();
     await connection.close();
     await database.drop();
   });
 
-  async function storedIds(): Promise<string[]> {
+  async function storedIds(consumer = 'billing'): Promise<string[]> {
     const rows = await database.db.query<{ message_id: string }>(
-      `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = 'billing' ORDER BY message_id`,
+      `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = $1 ORDER BY message_id`,
+      [consumer],
     );
     return rows.map((row) => row.message_id);
   }
@@ -95,5 +104,90 @@ describe('SQS consumer at the inbox admission limit', () => {
     }
     expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
     expect(await receiveNone(connection, queueUrl)).toEqual([]);
+  });
+
+  it('close() returns while a held batch cannot reach SQS, and the held messages come back', async () => {
+    const inbox = new Inbox(database.prisma, { maxPendingMessages: 1 });
+    await inbox.initialize();
+    // The backlog is the whole inbox's: what an earlier case left is finished first.
+    await database.db.query(`UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now()`);
+    const { queueUrl } = await queues.declare({ name: uniqueName('hold-blackhole') });
+    const publisher = new SqsPublisher(connection);
+    // Through the proxy: the SDK sends each request to the host of its QueueUrl.
+    const proxied = new SqsConnection({
+      endpoint: proxy.urlFor(SQS_ENDPOINT).replace(/\/$/, ''),
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+      maxAttempts: 1,
+    });
+    const events: TransportConsumerEvent[] = [];
+    const consumer = attachSqsConsumer(inbox, {
+      connection: proxied,
+      queueUrl: proxy.urlFor(queueUrl),
+      consumer: 'shipping',
+      waitTimeSeconds: 1,
+      visibilityTimeoutSeconds: 2,
+      extendEveryMs: 100,
+      retryBackoff: { initialMs: 50, maxMs: 100 },
+      observer: (event) => events.push(event),
+    });
+    let closed = false;
+    try {
+      await consumer.ready();
+      const backlog = outboxMessages(1, queueUrl);
+      await publisher.publish(backlog, neverAborted());
+      await waitFor('the backlog accepted (the limit reached)', () =>
+        events.some((e) => e.type === 'settled') ? true : undefined,
+      );
+      const fresh = outboxMessages(2, queueUrl);
+      await publisher.publish(fresh, neverAborted());
+      await waitFor('the new messages held at the limit', () =>
+        events.some((e) => e.type === 'acceptance-unavailable') ? true : undefined,
+      );
+
+      await proxy.setMode('blackhole');
+      // Renewals go into the blackhole, each unanswered.
+      const renewedBefore = proxy.accepted;
+      await waitFor('renewals sent into the blackhole', () =>
+        proxy.accepted > renewedBefore ||
+        events.filter((e) => e.type === 'acceptance-unavailable').length > 10
+          ? true
+          : undefined,
+      );
+      void consumer.close().then(() => {
+        closed = true;
+      });
+      await waitFor(
+        'close() returned although SQS does not answer',
+        () => (closed ? true : undefined),
+        15_000,
+      );
+      expect(await storedIds('shipping')).toEqual(backlog.map((m) => m.id));
+
+      await proxy.setMode('pass');
+      await database.db.query(
+        `UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now() WHERE consumer = 'shipping'`,
+      );
+      const next = attachSqsConsumer(inbox, {
+        connection,
+        queueUrl,
+        consumer: 'shipping',
+        waitTimeSeconds: 1,
+        retryBackoff: { initialMs: 50, maxMs: 100 },
+      });
+      try {
+        await waitFor('the held messages accepted after the blackhole', async () =>
+          (await storedIds('shipping')).length === 3 ? true : undefined,
+        );
+      } finally {
+        await next.close();
+      }
+      expect(await storedIds('shipping')).toEqual([...backlog, ...fresh].map((m) => m.id).sort());
+      expect(await receiveNone(connection, queueUrl)).toEqual([]);
+    } finally {
+      await proxy.setMode('pass');
+      if (!closed) await consumer.close();
+      await proxied.close();
+    }
   });
 });
