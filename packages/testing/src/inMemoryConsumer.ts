@@ -55,7 +55,8 @@ export function attachInMemoryConsumer(
   const emit = consumerEmitter('memory', options.queue, options.observer, options.logger);
   emit({ type: 'connected' });
   const loop = (async () => {
-    for (let failures = 0; !stop.signal.aborted;) {
+    // failures: consecutive failed offers; refusals: those of them the admission limit refused.
+    for (let failures = 0, refusals = 0; !stop.signal.aborted;) {
       const taken = options.broker.take(options.queue, options.maxBatchSize);
       if (taken.length === 0) {
         await options.broker.waitForWork(options.queue, IDLE_WAIT_MS, stop.signal);
@@ -64,7 +65,13 @@ export function attachInMemoryConsumer(
       emit({ type: 'received', count: taken.length });
       const failure = await offer(acceptor, options, taken, emit);
       failures = failure === null ? 0 : failures + 1;
-      if (failure === null) continue;
+      if (failure === null) {
+        // The admission limit lets the refused deliveries in again: the hold is over.
+        if (refusals > 0) emit({ type: 'acceptance-recovered', count: taken.length, failures: refusals });
+        refusals = 0;
+        continue;
+      }
+      if (failure.refused) refusals += 1;
       const delayMs = backoffDelay(failures, options.retryBackoff, options.random);
       const { count, error } = failure;
       // Refused at the admission limit: back-pressure, reported like an outage, not a failure.

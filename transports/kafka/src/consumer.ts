@@ -56,6 +56,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   private joined!: () => void;
   private readonly joinedOnce = new Promise<void>((resolve) => (this.joined = resolve));
   private readonly failures = new Map<string, number>();
+  /** Admission refusals of each partition since it last committed a whole chunk. */
+  private readonly refusals = new Map<string, number>();
   private readonly resumeTimers = new Set<NodeJS.Timeout>();
   private restarts = 0;
   private producerConnected: Promise<void> | null = null;
@@ -191,6 +193,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       if (isStale()) return;
       const offset = await batch.commitThrough(last);
       this.failures.delete(partitionKey);
+      this.recovered(partitionKey, topic, chunk.length);
       if (outcome.accepted > 0) this.emit({ type: 'accepted', count: outcome.accepted }, topic);
       this.emit({ type: 'settled', count: chunk.length }, topic);
       const highWatermark = batch.highWatermark();
@@ -223,6 +226,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       this.emit({ type: 'settled', count: outcome.refusedAt }, topic);
     }
     const offset = chunk[outcome.refusedAt]!.offset;
+    const partitionKey = `${topic}:${partition}`;
+    this.refusals.set(partitionKey, (this.refusals.get(partitionKey) ?? 0) + 1);
     const { attempt, delayMs } = this.nextRetry(topic, partition);
     const cause = describeCauses(outcome.error);
     this.options.logger[attempt === 1 ? 'warn' : 'debug'](
@@ -233,6 +238,21 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     const count = outcome.refused;
     this.emit({ type: 'acceptance-unavailable', count, attempt, delayMs, error: cause }, topic);
     this.seekBack(consumer, { topic, partition, offset }, delayMs);
+  }
+
+  /**
+   * A chunk of a partition the admission limit had refused went through whole: the hold is over
+   * (`acceptance-recovered`, as acceptHolding reports it for the other transports).
+   */
+  private recovered(partitionKey: string, topic: string, count: number): void {
+    const failures = this.refusals.get(partitionKey);
+    if (failures === undefined) return;
+    this.refusals.delete(partitionKey);
+    this.options.logger.info(
+      { topic, partitionKey, count, failures },
+      `Kafka ${partitionKey}: the inbox accepts again after ${failures} refused attempts`,
+    );
+    this.emit({ type: 'acceptance-recovered', count, failures }, topic);
   }
 
   /** Pause the partition, seek back to the first unaccepted offset, resume after a backoff. */

@@ -24,7 +24,8 @@ function settledCount(events: readonly TransportConsumerEvent[]): number {
 /**
  * The admission limit is back-pressure: a batch refused at it still settles the duplicates
  * the inbox answered, the refused deliveries come back (reported acceptance-unavailable, never
- * dead-lettered, never acceptance-failed) and are accepted once the limit lets them in.
+ * dead-lettered, never acceptance-failed) and are accepted once the limit lets them in,
+ * reported acceptance-recovered.
  */
 export function registerAdmissionCases(context: AdmissionContext): void {
   it('at the admission limit settles a duplicate at once and takes the refused deliveries later', async () => {
@@ -65,6 +66,16 @@ export function registerAdmissionCases(context: AdmissionContext): void {
 
     acceptor.admitAtMost(null);
     await context.expectAcceptedExactly([...backlog, ...refused]);
+    // An observer that tracks the hold (unavailable, then recovered) sees it end.
+    await waitUntil(
+      'acceptance-recovered after the last acceptance-unavailable',
+      () => {
+        const types = context.consumerEvents().map((e) => e.type);
+        const last = types.lastIndexOf('acceptance-unavailable');
+        return types.slice(last + 1).includes('acceptance-recovered') ? true : undefined;
+      },
+      context.timeoutMs,
+    );
     const events = context.consumerEvents();
     expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
     if (context.deadLetter) expect(await transport.readDeadLetters()).toEqual([]);
