@@ -186,13 +186,17 @@ describe('createFerryMetrics observers', () => {
     expect(s.value('ferry_transport_publish_duration_seconds_count', invoices)).toBe(1);
   });
 
-  it('counts a reconnect only after a disconnect: not a Kafka rebalance, not a second consumer of the source', async () => {
+  it('counts a reconnect only after a connection was lost: not a Kafka rebalance, a second consumer of the source or a first connection', async () => {
     const metrics = createFerryMetrics();
     const events = { transport: 'kafka', source: 'events' };
     // One member joins, then rejoins twice as the group rebalances; its connection never dropped.
     metrics.transport({ type: 'connected', ...events, assignment: { events: [0, 1] } });
     metrics.transport({ type: 'connected', ...events, assignment: { events: [0] } });
     metrics.transport({ type: 'connected', ...events, assignment: { events: [0, 1] } });
+    // An SQS consumer whose first polls failed: its first connection is no reconnect.
+    const queue = { transport: 'sqs', source: 'q' };
+    metrics.transport({ type: 'disconnected', ...queue, error: 'ECONNREFUSED', retryInMs: 100 });
+    metrics.transport({ type: 'connected', ...queue });
     // Two RabbitMQ consumers of one queue in one process, each connecting once.
     const orders = { transport: 'rabbitmq', source: 'orders' };
     metrics.transport({ type: 'connected', ...orders });
@@ -200,6 +204,7 @@ describe('createFerryMetrics observers', () => {
     let s = await read(metrics);
     expect(s.value('ferry_transport_reconnects_total', events) ?? 0).toBe(0);
     expect(s.value('ferry_transport_reconnects_total', orders) ?? 0).toBe(0);
+    expect(s.value('ferry_transport_reconnects_total', queue) ?? 0).toBe(0);
 
     metrics.transport({ type: 'disconnected', ...orders, error: 'closed', retryInMs: 100 });
     metrics.transport({ type: 'disconnected', ...orders, error: 'closed', retryInMs: 200 });

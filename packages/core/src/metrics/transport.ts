@@ -73,7 +73,8 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
     publisherLabels,
   );
   const partitionLags = new PartitionLags(lag);
-  // Consumers that reported `disconnected` and not yet `connected` again.
+  // Consumers that connected once, and those of them that lost the connection since.
+  const seen = new Set<string>();
   const down = new Set<string>();
 
   return (event) => {
@@ -113,15 +114,20 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
       case 'settled':
         settled.inc(labels, count(event.count));
         return;
-      case 'connected':
-        if (down.delete(JSON.stringify([event.transport, event.source]))) reconnects.inc(labels);
+      case 'connected': {
+        const key = JSON.stringify([event.transport, event.source]);
+        if (down.delete(key)) reconnects.inc(labels);
+        seen.add(key);
         connected.set(labels, 1);
         if (event.assignment) partitionLags.keepAssigned(event.transport, event.source, event.assignment);
         return;
-      case 'disconnected':
-        down.add(JSON.stringify([event.transport, event.source]));
+      }
+      case 'disconnected': {
+        const key = JSON.stringify([event.transport, event.source]);
+        if (seen.has(key)) down.add(key);
         connected.set(labels, 0);
         return;
+      }
       case 'lag':
         partitionLags.set(labels, event.partition, event.lag);
         return;
