@@ -299,7 +299,18 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     consumer.seek(topic, partition, offset);
     const timer = setTimeout(() => {
       this.resumeTimers.delete(timer);
-      if (!this.stopping.signal.aborted) consumer.resume(topic, partition);
+      if (this.stopping.signal.aborted || this.consumer !== consumer) return;
+      try {
+        consumer.resume(topic, partition);
+      } catch (error) {
+        // The session ended meanwhile (kafkajs disconnects a crashed consumer before it restarts
+        // and throws at resume until then): the restarted session reads the partition from its
+        // committed offset, unpaused. A throw here would be uncaught and end the process.
+        this.options.logger.debug(
+          { topic, partition, err: describeError(error) },
+          'Kafka partition not resumed: its session ended; the next session reads it from the committed offset',
+        );
+      }
     }, delayMs);
     this.resumeTimers.add(timer);
   }

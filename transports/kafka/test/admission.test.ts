@@ -101,3 +101,55 @@ test('commits the duplicate ahead of refused records at once and accepts the ref
   expect(await storedIds()).toEqual([...backlog, ...fresh].map((m) => m.id).sort());
   expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
 });
+
+test('a session that ends while a refused partition waits for its retry does not crash the process', async () => {
+  // The backlog is the whole inbox's: what the case above left is finished first.
+  await database.db.query(`UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now()`);
+  const crashTopic = uniqueName('admission-crash');
+  const crashGroup = uniqueName('admission-crash-group');
+  await ensureTopics(connection, [{ topic: crashTopic, partitions: 1 }, { topic: `${crashTopic}.dlq` }]);
+  const events: TransportConsumerEvent[] = [];
+  const inbox = new Inbox(database.prisma, { maxPendingMessages: 1 });
+  const retryMs = 1_500;
+  const held = attachKafkaConsumer(inbox, {
+    connection,
+    topic: crashTopic,
+    groupId: crashGroup,
+    consumer: 'shipping',
+    ...fastGroup,
+    maxWaitTimeMs: 200,
+    retryBackoff: { initialMs: retryMs, maxMs: retryMs, jitter: 'none' },
+    observer: (event) => events.push(event),
+  });
+  try {
+    await held.ready();
+    const signal = new AbortController().signal;
+    await publisher.publish([outboxMessage({ destination: crashTopic, tenantId: 'tenant-a' })], signal);
+    await waitFor(
+      () => events.some((e) => e.type === 'accepted'),
+      () => 'the first record (the limit) was not accepted',
+    );
+    await publisher.publish([outboxMessage({ destination: crashTopic, tenantId: 'tenant-a' })], signal);
+    await waitFor(
+      () => events.some((e) => e.type === 'acceptance-unavailable'),
+      () => 'the second record was not refused at the limit',
+    );
+    // The session ends as kafkajs ends a crashed one before its restart delay: disconnected. The
+    // partition's resume timer is still pending.
+    const session = (held as unknown as { consumer: { disconnect(): Promise<void> } }).consumer;
+    await session.disconnect();
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => void uncaught.push(error);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, retryMs * 2));
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+    }
+    expect(uncaught).toEqual([]);
+  } finally {
+    await held.close();
+    await deleteGroups(connection, [crashGroup]);
+    await deleteTopics(connection, [crashTopic, `${crashTopic}.dlq`]);
+  }
+});
