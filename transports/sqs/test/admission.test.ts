@@ -51,6 +51,37 @@ describe('SQS consumer at the inbox admission limit', () => {
     return rows.map((row) => row.message_id);
   }
 
+  /** Every receipt finished: the backlog that counts toward maxPendingMessages drains. */
+  async function finishBacklog(): Promise<void> {
+    await database.db.query(`UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now()`);
+  }
+
+  /** A connection through the proxy (the SDK sends each request to the host of its QueueUrl). */
+  function proxiedConnection(): SqsConnection {
+    return new SqsConnection({
+      endpoint: proxy.urlFor(SQS_ENDPOINT).replace(/\/$/, ''),
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+      maxAttempts: 1,
+    });
+  }
+
+  /** With maxPendingMessages 1: one message accepted, then `count` new ones held at the limit. */
+  async function holdAtLimit(queueUrl: string, events: readonly TransportConsumerEvent[], count: number) {
+    const publisher = new SqsPublisher(connection);
+    const backlog = outboxMessages(1, queueUrl);
+    await publisher.publish(backlog, neverAborted());
+    await waitFor('the backlog accepted (the limit reached)', () =>
+      events.some((e) => e.type === 'accepted') ? true : undefined,
+    );
+    const fresh = outboxMessages(count, queueUrl);
+    await publisher.publish(fresh, neverAborted());
+    await waitFor('the new messages held at the limit', () =>
+      events.some((e) => e.type === 'acceptance-unavailable') ? true : undefined,
+    );
+    return { backlog, fresh };
+  }
+
   it('deletes the duplicate of a refused batch at once and accepts the refused messages once the backlog drains', async () => {
     const inbox = new Inbox(database.prisma, { maxPendingMessages: 2 });
     await inbox.initialize();
@@ -110,16 +141,9 @@ describe('SQS consumer at the inbox admission limit', () => {
     const inbox = new Inbox(database.prisma, { maxPendingMessages: 1 });
     await inbox.initialize();
     // The backlog is the whole inbox's: what an earlier case left is finished first.
-    await database.db.query(`UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now()`);
+    await finishBacklog();
     const { queueUrl } = await queues.declare({ name: uniqueName('hold-blackhole') });
-    const publisher = new SqsPublisher(connection);
-    // Through the proxy: the SDK sends each request to the host of its QueueUrl.
-    const proxied = new SqsConnection({
-      endpoint: proxy.urlFor(SQS_ENDPOINT).replace(/\/$/, ''),
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
-      maxAttempts: 1,
-    });
+    const proxied = proxiedConnection();
     const events: TransportConsumerEvent[] = [];
     const consumer = attachSqsConsumer(inbox, {
       connection: proxied,
@@ -134,16 +158,7 @@ describe('SQS consumer at the inbox admission limit', () => {
     let closed = false;
     try {
       await consumer.ready();
-      const backlog = outboxMessages(1, queueUrl);
-      await publisher.publish(backlog, neverAborted());
-      await waitFor('the backlog accepted (the limit reached)', () =>
-        events.some((e) => e.type === 'settled') ? true : undefined,
-      );
-      const fresh = outboxMessages(2, queueUrl);
-      await publisher.publish(fresh, neverAborted());
-      await waitFor('the new messages held at the limit', () =>
-        events.some((e) => e.type === 'acceptance-unavailable') ? true : undefined,
-      );
+      const { backlog, fresh } = await holdAtLimit(queueUrl, events, 2);
 
       await proxy.setMode('blackhole');
       // Renewals go into the blackhole, each unanswered.
@@ -165,9 +180,7 @@ describe('SQS consumer at the inbox admission limit', () => {
       expect(await storedIds('shipping')).toEqual(backlog.map((m) => m.id));
 
       await proxy.setMode('pass');
-      await database.db.query(
-        `UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now() WHERE consumer = 'shipping'`,
-      );
+      await finishBacklog();
       const next = attachSqsConsumer(inbox, {
         connection,
         queueUrl,
@@ -187,6 +200,59 @@ describe('SQS consumer at the inbox admission limit', () => {
     } finally {
       await proxy.setMode('pass');
       if (!closed) await consumer.close();
+      await proxied.close();
+    }
+  });
+  it('a held message whose visibility lapses is taken by a second consumer and accepted once', async () => {
+    const inbox = new Inbox(database.prisma, { maxPendingMessages: 1 });
+    await finishBacklog();
+    const { queueUrl } = await queues.declare({ name: uniqueName('hold-lapse') });
+    // The first consumer reaches SQS through the proxy, so its renewals can be made to fail.
+    const proxied = proxiedConnection();
+    const first: TransportConsumerEvent[] = [];
+    const second: TransportConsumerEvent[] = [];
+    const options = {
+      consumer: 'returns',
+      waitTimeSeconds: 1,
+      visibilityTimeoutSeconds: 1,
+      extendEveryMs: 300,
+      retryBackoff: { initialMs: 50, maxMs: 100 },
+    };
+    const a = attachSqsConsumer(inbox, {
+      ...options,
+      connection: proxied,
+      queueUrl: proxy.urlFor(queueUrl),
+      observer: (event) => first.push(event),
+    });
+    let b: ReturnType<typeof attachSqsConsumer> | undefined;
+    try {
+      await a.ready();
+      const { backlog, fresh } = await holdAtLimit(queueUrl, first, 1);
+      // Its renewals now go unanswered: the message becomes visible and the second consumer
+      // holds it too.
+      await proxy.setMode('blackhole');
+      b = attachSqsConsumer(inbox, { ...options, connection, queueUrl, observer: (e) => second.push(e) });
+      await waitFor('the lapsed message held by the second consumer as well', () =>
+        second.some((e) => e.type === 'acceptance-unavailable') ? true : undefined,
+      );
+      await proxy.setMode('pass');
+      await finishBacklog();
+      await waitFor('both holds over', () =>
+        [first, second].every((events) => events.some((e) => e.type === 'acceptance-recovered'))
+          ? true
+          : undefined,
+      );
+      expect(await storedIds('returns')).toEqual([...backlog, ...fresh].map((m) => m.id).sort());
+      const rows = await database.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${INBOX_TABLE} WHERE consumer = 'returns'`,
+      );
+      expect(rows[0]?.n).toBe(2);
+      await waitFor('the queue empty', async () =>
+        (await receiveNone(connection, queueUrl)).length === 0 ? true : undefined,
+      );
+    } finally {
+      await proxy.setMode('pass');
+      await Promise.all([a.close(), b?.close()]);
       await proxied.close();
     }
   });
