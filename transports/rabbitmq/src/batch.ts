@@ -132,9 +132,17 @@ export class DeliverySettler {
 
   /**
    * Decodes, accepts and settles one batch: every delivery ends acked, nacked or sent round
-   * again. Reports `received`, then `accepted` and `settled` (acks sent) once it is done.
+   * again. Reports `received`, then `accepted` and `settled` (acks sent) once it is done. After
+   * close() a batch is nacked with requeue instead, unreported.
    */
   async settle(batch: readonly Entry[]): Promise<void> {
+    // Buffered behind the batch in flight when close() came: back to the queue untouched (nack,
+    // requeue), as a held batch is; offering it would cost close() one more acceptance attempt
+    // per batch, each as slow as the database, during an outage.
+    if (this.o.closing.aborted) {
+      for (const entry of batch) nack(entry, true);
+      return;
+    }
     this.o.emit({ type: 'received', count: batch.length });
     const tally: Tally = { accepted: 0, settled: 0 };
     const valid: { entry: Entry; input: InboxAcceptInput }[] = [];

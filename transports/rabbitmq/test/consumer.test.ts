@@ -195,6 +195,34 @@ describe('attachRabbitConsumer', () => {
     expect(await f.broker.readyCount(`${f.queue}.dlq`)).toBe(0);
   });
 
+  it('on close() during an outage requeues the batches buffered behind the held one without offering them', async () => {
+    await f.acceptor.refuse(true);
+    await attach({ prefetch: 4, maxBatchSize: 1 });
+    const messages = outboxMessages(4, { destination: toQueue() });
+    await f.publisher.publish(messages, neverAborted());
+    await waitFor('one batch held, three buffered behind it', async () =>
+      messages.some((m) => f.acceptor.seen.filter((id) => id === m.id).length >= 2) &&
+      (await unackedCount(f.queue)) === 4
+        ? true
+        : undefined,
+    );
+    // A slow database: each offer would wait for it (here until released).
+    f.acceptor.hold();
+    const offered = f.acceptor.batches.length;
+    const closing = f.consumer!.close();
+    await waitFor('the offer in flight, if any, waiting', () =>
+      f.acceptor.batches.length - offered <= 1 ? true : undefined,
+    );
+    f.acceptor.release();
+    await closing;
+    // At most the held batch's offer in flight when close() came; none for the buffered batches.
+    expect(f.acceptor.batches.length - offered).toBeLessThanOrEqual(1);
+    await waitFor('all four back in the work queue', async () =>
+      (await f.broker.readyCount(f.queue)) === 4 ? true : undefined,
+    );
+    expect(await f.broker.readyCount(`${f.queue}.dlq`)).toBe(0);
+  });
+
   it('sends deliveries whose acceptance keeps failing with a retriable non-outage error round the retry tier queues, then dead-letters them', async () => {
     await attach({
       maxTransportRetries: 2,
