@@ -47,5 +47,6 @@ export function createFerryMetrics(options: FerryMetricsOptions = {}): FerryMetr
       resolved.logger ?? defaultLogger('ferry.metrics'),
     );
   }
+  make.register();
   return metrics;
 }

@@ -1,10 +1,14 @@
-import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Metric, Registry } from 'prom-client';
 import { FerryConfigError } from '../errors';
 import type { Prom } from './promClient';
 
 type Collect = () => Promise<void> | void;
 
-/** Makes ferry's metrics on one registry, each name prefixed, every histogram with the same buckets. */
+/**
+ * Makes ferry's metrics, each name prefixed, every histogram with the same buckets. Nothing is
+ * registered until `register()`, which first checks every name against the registry, so a
+ * clash registers none of them (never half a set).
+ */
 export interface MetricFactory {
   counter<L extends string>(
     name: string,
@@ -14,6 +18,8 @@ export interface MetricFactory {
   ): Counter<L>;
   gauge<L extends string>(name: string, help: string, labelNames: readonly L[], collect?: Collect): Gauge<L>;
   histogram<L extends string>(name: string, help: string, labelNames: readonly L[]): Histogram<L>;
+  /** Registers every metric made so far on the registry; FerryConfigError if one name is taken. */
+  register(): void;
 }
 
 export function metricFactory(
@@ -22,24 +28,50 @@ export function metricFactory(
   prefix: string,
   buckets: readonly number[],
 ): MetricFactory {
-  const named = (name: string): string => {
-    const full = `${prefix}${name}`;
-    if (registry.getSingleMetric(full)) {
-      throw new FerryConfigError(
-        'registry',
-        `already holds a metric named ${full}: give each createFerryMetrics its own registry or prefix`,
-      );
-    }
-    return full;
+  const made: { readonly name: string; readonly metric: Metric }[] = [];
+  const keep = <M extends Metric>(metric: M, name: string): M => {
+    made.push({ name: `${prefix}${name}`, metric });
+    return metric;
   };
-  const registers = [registry];
+  const registers: Registry[] = [];
   return {
     counter: (name, help, labelNames, collect) =>
-      new prom.Counter({ name: named(name), help, labelNames, registers, ...(collect ? { collect } : {}) }),
+      keep(
+        new prom.Counter({
+          name: `${prefix}${name}`,
+          help,
+          labelNames,
+          registers,
+          ...(collect ? { collect } : {}),
+        }),
+        name,
+      ),
     gauge: (name, help, labelNames, collect) =>
-      new prom.Gauge({ name: named(name), help, labelNames, registers, ...(collect ? { collect } : {}) }),
+      keep(
+        new prom.Gauge({
+          name: `${prefix}${name}`,
+          help,
+          labelNames,
+          registers,
+          ...(collect ? { collect } : {}),
+        }),
+        name,
+      ),
     histogram: (name, help, labelNames) =>
-      new prom.Histogram({ name: named(name), help, labelNames, registers, buckets: [...buckets] }),
+      keep(
+        new prom.Histogram({ name: `${prefix}${name}`, help, labelNames, registers, buckets: [...buckets] }),
+        name,
+      ),
+    register() {
+      const taken = made.find(({ name }) => registry.getSingleMetric(name) !== undefined);
+      if (taken) {
+        throw new FerryConfigError(
+          'registry',
+          `already holds a metric named ${taken.name}: give each createFerryMetrics its own registry or prefix`,
+        );
+      }
+      for (const { metric } of made) registry.registerMetric(metric);
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Registry } from 'prom-client';
+import { Counter, Registry } from 'prom-client';
 import { parsePrometheusText, type Scrape } from '../../../../test-support/prometheusText';
 import type { InboxEvent } from '../inbox/types';
 import type { OutboxEvent } from '../outbox/events';
@@ -299,6 +299,20 @@ describe('createFerryMetrics observers', () => {
     expect(() => createFerryMetrics({ registry })).toThrow(
       expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'registry' }),
     );
+    expect(() => createFerryMetrics({ registry, prefix: 'second_' })).not.toThrow();
+  });
+
+  it('registers nothing when a name further down the list is taken (no half-registered set)', async () => {
+    const registry = new Registry();
+    const taken = new Counter({
+      name: 'ferry_transport_received_total',
+      help: 'the application',
+      registers: [registry],
+    });
+    expect(() => createFerryMetrics({ registry })).toThrow(
+      expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'registry' }),
+    );
+    expect(registry.getMetricsAsArray()).toEqual([taken]);
     expect(() => createFerryMetrics({ registry, prefix: 'second_' })).not.toThrow();
   });
 

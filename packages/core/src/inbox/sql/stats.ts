@@ -14,12 +14,12 @@ export interface InboxStats {
 }
 
 const COUNTS = `
-  SELECT status, count(*)::int AS n FROM ${TABLE}
+  SELECT status, count(*)::float8 AS n FROM ${TABLE}
   WHERE ($1::text IS NULL OR scope = $1) GROUP BY status`;
 const OLDEST = `
   SELECT min(created_at) AS oldest,
          (extract(epoch FROM now() - min(created_at)) * 1000)::float8 AS age_ms,
-         count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::int AS expired
+         count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired
   FROM ${TABLE}
   WHERE ($1::text IS NULL OR scope = $1) AND status IN ('PENDING', 'RETRYABLE', 'PROCESSING')`;
 
@@ -57,9 +57,9 @@ export interface InboxGroupStats {
 
 const BY_CONSUMER = `
   SELECT consumer, CASE WHEN $1::boolean THEN coalesce(tenant_id, '') ELSE '' END AS tenant, status,
-         count(*)::int AS n,
+         count(*)::float8 AS n,
          (extract(epoch FROM now() - min(created_at)) * 1000)::float8 AS oldest_ms,
-         count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::int AS expired
+         count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired
   FROM ${TABLE} GROUP BY 1, 2, 3`;
 
 const UNFINISHED: ReadonlySet<InboxStatus> = new Set(['PENDING', 'RETRYABLE', 'PROCESSING']);

@@ -20,11 +20,11 @@ const LIST = `SELECT ${RECORD_COLUMNS} FROM outbox_events e
 
 // The counts of StatsRow, over the rows a query selects (one scope, or one tenant's group).
 const STATS_COLUMNS = `
-    count(*) FILTER (WHERE status = 'PENDING')::int AS pending,
-    count(*) FILTER (WHERE status = 'PROCESSING')::int AS processing,
-    count(*) FILTER (WHERE status = 'SENT')::int AS sent,
-    count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
-    count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::int AS expired_leases,
+    count(*) FILTER (WHERE status = 'PENDING')::float8 AS pending,
+    count(*) FILTER (WHERE status = 'PROCESSING')::float8 AS processing,
+    count(*) FILTER (WHERE status = 'SENT')::float8 AS sent,
+    count(*) FILTER (WHERE status = 'FAILED')::float8 AS failed,
+    count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired_leases,
     (extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'PENDING')) * 1000)::bigint::text
       AS oldest_pending_ms`;
 
