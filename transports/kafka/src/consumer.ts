@@ -12,7 +12,6 @@ import {
 import type { ConsumedBatch, ConsumedRecord, DriverConsumer, DriverProducer } from './client/types';
 import { handleChunk, type ChunkContext, type ChunkOutcome, type ChunkStage } from './chunk';
 import { closedError, describeCauses, describeError, transportError } from './errors';
-import { raceAbort } from './race';
 import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options';
 
 export interface KafkaInboxConsumer {
@@ -67,7 +66,10 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     readonly inbox: InboxAcceptor,
     readonly options: ResolvedConsumerOptions,
   ) {
-    this.producer = options.connection.driver.producer({ retries: options.deadLetterSendRetries });
+    this.producer = options.connection.driver.producer({
+      retries: options.deadLetterSendRetries,
+      signal: this.stopping.signal,
+    });
     const source = options.topics.join(',');
     this.emit = consumerEmitter('kafka', source, options.observer, options.logger);
   }
@@ -94,6 +96,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       maxWaitTimeMs: options.maxWaitTimeMs,
       partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
       restartOnFailure: () => !this.stopping.signal.aborted,
+      signal: this.stopping.signal,
     });
     this.consumer = consumer;
     await consumer.run({
@@ -127,6 +130,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
    * Connects the dead-letter producer and starts a session, again after every failure with
    * `reconnectBackoff` between attempts (reported as `disconnected`), until one runs or the
    * consumer closes. `crash`: the failure that ended the last session (wait first), or null.
+   * Settles only once nothing of a start is in flight, so close() can wait for it.
    */
   private async keepSession(crash: unknown): Promise<void> {
     let error = crash;
@@ -138,8 +142,9 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
           this.disconnected(error, delay);
           await abortableDelay(delay, this.stopping.signal);
         }
-        // close() does not wait for a start in flight (a client may retry connecting for long).
-        await raceAbort(this.startOnce(), [this.stopping.signal], 'Kafka consumer start');
+        // One try per start (the clients do not retry it themselves): this loop's backoff is the
+        // retry. close() fails a start in flight at once and waits for it to settle.
+        await this.startOnce();
         return;
       } catch (failure) {
         if (this.stopping.signal.aborted) return;
@@ -315,16 +320,23 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     this.resumeTimers.add(timer);
   }
 
+  private async disconnectConsumer(consumer: DriverConsumer | null): Promise<void> {
+    await consumer?.disconnect().catch((error: unknown) => {
+      this.options.logger.warn({ err: describeError(error) }, 'Kafka consumer disconnect failed');
+    });
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.stopping.abort(closedError('Kafka inbox consumer'));
       for (const timer of this.resumeTimers) clearTimeout(timer);
       this.resumeTimers.clear();
-      await this.consumer?.disconnect().catch((error: unknown) => {
-        this.options.logger.warn({ err: describeError(error) }, 'Kafka consumer disconnect failed');
-      });
-      // A session starting when close() came disconnects itself once it runs.
+      const running = this.consumer;
+      await this.disconnectConsumer(running);
+      // A start in flight fails at once (the clients watch the stopping signal); once it
+      // settled, the session it created, if any, is disconnected too.
       await this.sessions;
+      if (this.consumer !== running) await this.disconnectConsumer(this.consumer);
       await this.producer.disconnect().catch(() => undefined);
     })();
     return this.closing;

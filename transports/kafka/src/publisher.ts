@@ -38,6 +38,8 @@ export class KafkaPublisher implements Publisher {
   private readonly producer: DriverProducer;
   private connecting: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
+  /** Aborted by close(): a connect in flight fails at once and nothing reconnects. */
+  private readonly stopping = new AbortController();
   /** Aborted when the producer disconnects, so every in-flight send is reported not sent. */
   private inFlight = new AbortController();
   /** Client sends that have not settled yet (they may outlive the outcome we reported). */
@@ -53,7 +55,10 @@ export class KafkaPublisher implements Publisher {
     this.options = resolvePublisherOptions(options);
     this.logger = this.options.logger ?? connection.logger;
     this.report = { transport: 'kafka', observer: this.options.observer, logger: this.logger };
-    this.producer = connection.driver.producer({ retries: this.options.producerRetries });
+    this.producer = connection.driver.producer({
+      retries: this.options.producerRetries,
+      signal: this.stopping.signal,
+    });
     this.producer.onDisconnect(() => {
       this.connecting = null;
       this.inFlight.abort(unavailableError('Kafka producer disconnected'));
@@ -188,12 +193,15 @@ export class KafkaPublisher implements Publisher {
   }
 
   /**
-   * Reports in-flight sends retryable at once, lets the client finish them (at most `confirmTimeoutMs`,
-   * so no retry reconnects a disconnected producer), then disconnects. Safe to call twice.
+   * Reports in-flight sends retryable at once, fails a connect in flight (the client's retries
+   * of it end too) and waits for it to settle, lets the client finish the sends (at most
+   * `confirmTimeoutMs`, so no retry reconnects a disconnected producer), then disconnects.
+   * Safe to call twice.
    */
   async close(): Promise<void> {
     this.closing ??= (async () => {
       this.inFlight.abort(new Error('Kafka publisher closed'));
+      this.stopping.abort(closedError('KafkaPublisher'));
       const connecting = this.connecting;
       if (connecting) await connecting.catch(() => undefined);
       await settleWithin([...this.unsettled], this.options.confirmTimeoutMs);

@@ -1,4 +1,5 @@
 import { MultipleErrors, ProtocolError, consumerFetchesChannel } from '@platformatic/kafka';
+import { retryDelayUntilClosed } from '../src/client/platformatic';
 import { COORDINATOR_NOT_READY, PlatformaticConsumer } from '../src/client/platformaticConsumer';
 import type { PlatformaticBase, PlatformaticKafka } from '../src/client/platformaticTypes';
 import type { DriverConsumerOptions, SessionHandlers } from '../src/client/types';
@@ -37,6 +38,7 @@ const base: PlatformaticBase = {
   connectTimeout: 1000,
   requestTimeout: 1000,
   timeout: 1000,
+  retryDelay: retryDelayUntilClosed(undefined),
 };
 const options: DriverConsumerOptions = {
   groupId: 'group',
@@ -48,6 +50,7 @@ const options: DriverConsumerOptions = {
   maxWaitTimeMs: 500,
   partitionsConsumedConcurrently: 1,
   restartOnFailure: () => true,
+  signal: new AbortController().signal,
 };
 
 function recordingHandlers(): { handlers: SessionHandlers; crashes: [unknown, number | null][] } {
@@ -83,5 +86,28 @@ describe('PlatformaticConsumer joining its group', () => {
     const { handlers, crashes } = recordingHandlers();
     await expect(new PlatformaticConsumer(kafka, base, options).run(handlers)).rejects.toBe(error);
     expect(crashes).toEqual([]);
+  });
+});
+
+describe("the client's wait before it retries an operation", () => {
+  // An operation that fails after close() (its connection closed under it) schedules a retry the
+  // client's close() no longer cancels; at 0 ms it ends at once instead of keeping close() of a
+  // consumer closed mid-join waiting for it (about 5 s with the client's default 1 s, measured).
+  const rest = ['op', 1, 3, new Error('failed')] as const;
+
+  test('is 0 once the client is closed, whatever was configured', () => {
+    expect(retryDelayUntilClosed(250)({ closed: true }, ...rest)).toBe(0);
+    expect(retryDelayUntilClosed(() => 250)({ closed: true }, ...rest)).toBe(0);
+  });
+
+  test("is the configured wait, or the client's default 1,000 ms, while it is open", () => {
+    expect(retryDelayUntilClosed(250)({ closed: false }, ...rest)).toBe(250);
+    expect(
+      retryDelayUntilClosed((_client: object, _op: string, attempt: number) => attempt * 7)(
+        { closed: false },
+        ...rest,
+      ),
+    ).toBe(7);
+    expect(retryDelayUntilClosed(undefined)({ closed: false }, ...rest)).toBe(1_000);
   });
 });

@@ -1,6 +1,8 @@
 import { Kafka, logLevel, type Consumer, type KafkaConfig, type LogEntry, type logCreator } from 'kafkajs';
 import type { Logger } from '@ferry/core';
 import { kafkajsLogMethod } from '../logLevels';
+import { KafkajsGate } from './kafkajsGate';
+import { KafkajsProducer } from './kafkajsProducer';
 import { waitForLeaders } from './leaders';
 import type { KafkaLogLevel, ResolvedConnectionOptions } from '../connectionOptions';
 import type {
@@ -12,7 +14,6 @@ import type {
   DriverProducerOptions,
   KafkaClientDriver,
   SessionHandlers,
-  TopicRecords,
 } from './types';
 
 const KAFKAJS_LEVELS: Record<KafkaLogLevel, logLevel> = {
@@ -41,9 +42,12 @@ function ferryLogCreator(logger: Logger): logCreator {
 export class KafkajsDriver implements KafkaClientDriver {
   readonly name = 'kafkajs';
   readonly kafka: Kafka;
+  private readonly config: KafkaConfig;
+  private readonly brokers: readonly string[];
 
   constructor(options: ResolvedConnectionOptions) {
-    const config: KafkaConfig = {
+    this.brokers = options.brokers;
+    this.config = {
       ...(options.kafkaConfig as Partial<KafkaConfig>),
       brokers: [...options.brokers],
       clientId: options.clientId,
@@ -52,32 +56,23 @@ export class KafkajsDriver implements KafkaClientDriver {
       logLevel: KAFKAJS_LEVELS[options.kafkaLogLevel],
       logCreator: ferryLogCreator(options.logger),
     };
-    this.kafka = new Kafka(config);
+    this.kafka = new Kafka(this.config);
+  }
+
+  /** A kafkajs client of its own for one producer or consumer, reaching the brokers through a gate. */
+  private gated(signal: AbortSignal): { kafka: Kafka; gate: KafkajsGate } {
+    const gate = new KafkajsGate(this.brokers, signal, this.config.socketFactory);
+    return { kafka: new Kafka(gate.config(this.config)), gate };
   }
 
   producer(options: DriverProducerOptions): DriverProducer {
-    const producer = this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      retry: { retries: options.retries },
-    });
-    return {
-      connect: () => producer.connect(),
-      disconnect: () => producer.disconnect(),
-      onDisconnect: (listener) => void producer.on(producer.events.DISCONNECT, listener),
-      send: async (batches: readonly TopicRecords[]) => {
-        const topicMessages = batches.map(({ topic, records }) => ({
-          topic,
-          messages: records.map(({ key, value, headers }) => ({ key, value, headers })),
-        }));
-        await producer.sendBatch({ acks: -1, topicMessages });
-      },
-    };
+    const { kafka, gate } = this.gated(options.signal);
+    return new KafkajsProducer(kafka, gate, options);
   }
 
   consumer(options: DriverConsumerOptions): DriverConsumer {
-    return new KafkajsConsumer(this.kafka, options);
+    const { kafka, gate } = this.gated(options.signal);
+    return new KafkajsConsumer(kafka, gate, options);
   }
 
   async admin(): Promise<DriverAdmin> {
@@ -115,6 +110,7 @@ class KafkajsConsumer implements DriverConsumer {
 
   constructor(
     kafka: Kafka,
+    private readonly gate: KafkajsGate,
     private readonly options: DriverConsumerOptions,
   ) {
     this.consumer = kafka.consumer({
@@ -132,13 +128,18 @@ class KafkajsConsumer implements DriverConsumer {
   }
 
   async run(handlers: SessionHandlers): Promise<void> {
-    const { consumer, options } = this;
+    const { consumer } = this;
     consumer.on(consumer.events.GROUP_JOIN, (event) => handlers.onJoin(event.payload.memberAssignment));
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       const retryTime = (payload.error as { retryTime?: unknown }).retryTime;
       const restartInMs = typeof retryTime === 'number' && retryTime > 0 ? retryTime : KAFKAJS_RESTART_MS;
       handlers.onCrash(payload.error, payload.restart ? restartInMs : null);
     });
+    await this.gate.connecting(() => this.connectAndRun(handlers));
+  }
+
+  private async connectAndRun(handlers: SessionHandlers): Promise<void> {
+    const { consumer, options } = this;
     await consumer.connect();
     await consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning });
     await consumer.run({

@@ -1,5 +1,6 @@
 import { requireOptionalPeer } from '@ferry/core/transport';
 import type { ResolvedConnectionOptions } from '../connectionOptions';
+import { closedOnAbort } from './closedOnAbort';
 import { waitForLeaders } from './leaders';
 import { PlatformaticConsumer } from './platformaticConsumer';
 import type { PlatformaticBase, PlatformaticKafka } from './platformaticTypes';
@@ -34,6 +35,23 @@ export function platformaticKafka(): PlatformaticKafka {
 
 const MIN_IDEMPOTENT_RETRIES = 2;
 
+/** The client's own default wait between retries of an operation. */
+const CLIENT_RETRY_DELAY_MS = 1_000;
+
+/**
+ * The client's wait before it retries an operation, 0 once the client is closed. The client
+ * cancels the retries waiting when close() comes, but an operation that fails after close()
+ * (its connection closed under it) schedules a new one; at 0 ms those retries end at once,
+ * instead of a timer keeping the process up and the client working after ferry's close().
+ */
+export function retryDelayUntilClosed(given: unknown): PlatformaticBase['retryDelay'] {
+  return (client, ...rest) => {
+    if ((client as { readonly closed?: unknown }).closed === true) return 0;
+    if (typeof given === 'function') return (given as PlatformaticBase['retryDelay'])(client, ...rest);
+    return typeof given === 'number' ? given : CLIENT_RETRY_DELAY_MS;
+  };
+}
+
 /** @platformatic/kafka 1.x behind ferry's client interface. */
 export class PlatformaticDriver implements KafkaClientDriver {
   readonly name = 'platformatic';
@@ -47,6 +65,7 @@ export class PlatformaticDriver implements KafkaClientDriver {
       connectTimeout: options.connectionTimeoutMs,
       requestTimeout: options.requestTimeoutMs,
       timeout: options.requestTimeoutMs,
+      retryDelay: retryDelayUntilClosed(options.kafkaConfig.retryDelay),
     };
   }
 
@@ -64,7 +83,11 @@ export class PlatformaticDriver implements KafkaClientDriver {
     return {
       // The client connects on first use; asking for the brokers' API versions connects now.
       connect: async () => {
-        await producer.listApis();
+        await closedOnAbort(
+          options.signal,
+          () => producer.close(),
+          () => producer.listApis(),
+        );
       },
       disconnect: () => producer.close(),
       onDisconnect: (listener) => void producer.on('client:broker:disconnect', listener),

@@ -1,5 +1,6 @@
 import type { Message } from '@platformatic/kafka';
 import { hasKafkaType } from '../errors';
+import { closedOnAbort } from './closedOnAbort';
 import { PartitionGate } from './partitionGate';
 import type { PlatformaticBase, PlatformaticKafka } from './platformaticTypes';
 import type {
@@ -102,7 +103,11 @@ export class PlatformaticConsumer implements DriverConsumer {
     });
     let stream: MessagesStream;
     try {
-      stream = await this.joinAndConsume();
+      stream = await closedOnAbort(
+        this.options.signal,
+        () => this.consumer.close(),
+        () => this.joinAndConsume(),
+      );
     } catch (error) {
       if (!hasKafkaType(error, COORDINATOR_NOT_READY)) throw error;
       // kafkajs joins in the background of run() and a failed join crashes into a restart; the

@@ -1,4 +1,5 @@
 import type * as PlatformaticModule from '@platformatic/kafka';
+import type { RetryDelayGetter } from '@platformatic/kafka';
 
 /** The @platformatic/kafka module's shape (loaded lazily by platformatic.ts). */
 export type PlatformaticKafka = typeof PlatformaticModule;
@@ -10,4 +11,5 @@ export interface PlatformaticBase {
   readonly connectTimeout: number;
   readonly requestTimeout: number;
   readonly timeout: number;
+  readonly retryDelay: RetryDelayGetter;
 }

@@ -33,10 +33,17 @@ export interface TopicRecords {
 export interface DriverProducerOptions {
   /** Client retries per send before the send fails. */
   readonly retries: number;
+  /** Aborted when the owner closes: a connect in flight fails at once, nothing reconnects. */
+  readonly signal: AbortSignal;
 }
 
 /** An idempotent producer: every send waits for all in-sync replicas (acks -1). */
 export interface DriverProducer {
+  /**
+   * One try to connect, without the client's own connect retries where the client allows it
+   * (the caller's backoff retries). Rejects at once when the signal aborts; once it settled,
+   * nothing of the try is left running.
+   */
   connect(): Promise<void>;
   send(batches: readonly TopicRecords[]): Promise<void>;
   disconnect(): Promise<void>;
@@ -84,11 +91,16 @@ export interface DriverConsumerOptions {
   readonly partitionsConsumedConcurrently: number;
   /** Asked before the client restarts itself after a failure. */
   readonly restartOnFailure: () => boolean;
+  /** Aborted when the owner closes: a run() still connecting fails at once, nothing reconnects. */
+  readonly signal: AbortSignal;
 }
 
 /** One consumer group member from connect to disconnect. */
 export interface DriverConsumer {
-  /** Connects, subscribes and starts delivering batches; resolves once running. */
+  /**
+   * Connects, subscribes and starts delivering batches; resolves once running. Like
+   * DriverProducer.connect: one try, failed at once when the signal aborts.
+   */
   run(handlers: SessionHandlers): Promise<void>;
   pause(topic: string, partition: number): void;
   resume(topic: string, partition: number): void;

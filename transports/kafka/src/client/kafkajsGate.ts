@@ -1,0 +1,122 @@
+import { connect as tcpConnect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import {
+  KafkaJSConnectionError,
+  type ISocketFactory,
+  type ISocketFactoryArgs,
+  type KafkaConfig,
+} from 'kafkajs';
+
+/** kafkajs's own keep-alive on broker sockets (its default socket factory's). */
+const KEEP_ALIVE_MS = 60_000;
+
+/** Broker sockets as kafkajs opens them when the application passes no socketFactory. */
+const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
+  const socket = ssl
+    ? tlsConnect({ host, port, ...(isIP(host) ? {} : { servername: host }), ...ssl }, onConnect)
+    : tcpConnect({ host, port }, onConnect);
+  socket.setKeepAlive(true, KEEP_ALIVE_MS);
+  return socket;
+};
+
+/**
+ * How one kafkajs producer or consumer reaches its brokers, held by ferry so that connect
+ * retries are ferry's (its reconnect backoff, cancelled by close()) and close() leaves nothing
+ * of the client running:
+ *
+ * - during `connecting()`, a failed connect is not retried by kafkajs: after the first failure
+ *   kafkajs asks for a new seed broker and gets none, which it gives up on at once (a
+ *   non-retriable error) instead of waiting on its own retry timers;
+ * - when `signal` aborts (the owner is closing) during a connect, the connect's sockets are
+ *   destroyed and no new one is opened, so it fails now and nothing of it retries. Sockets of a
+ *   running client are left alone (a closing consumer still commits and leaves its group over
+ *   them; its owner disconnects it).
+ *
+ * Outside `connecting()` kafkajs keeps its own retries, so a running client rides out a broker
+ * restart as before. Seed brokers are handed out one at a time, in turn.
+ */
+export class KafkajsGate {
+  private attempt: ConnectAttempt | null = null;
+  private turn = 0;
+
+  constructor(
+    private readonly brokers: readonly string[],
+    private readonly signal: AbortSignal,
+    private readonly factory: ISocketFactory = plainSocketFactory,
+  ) {}
+
+  /** `config` with its brokers and sockets going through this gate. */
+  config(config: KafkaConfig): KafkaConfig {
+    return {
+      ...config,
+      brokers: () => this.seedBrokers(),
+      socketFactory: (args: ISocketFactoryArgs) => this.openSocket(args),
+    };
+  }
+
+  /**
+   * Runs a connect of the client: no kafkajs retries of it, failed at once when the signal
+   * aborts. A connect kafkajs gave up on for want of a seed broker rejects with the connection
+   * failure it had (a KafkaJSConnectionError, as kafkajs's own retries would end in).
+   */
+  async connecting<T>(connect: () => Promise<T>): Promise<T> {
+    const attempt: ConnectAttempt = { builds: 0, sockets: new Set<Socket>(), broker: null, failure: null };
+    // With an error: kafkajs fails a connection's requests on 'error', not on 'close'.
+    const abort = () => {
+      for (const socket of attempt.sockets) socket.destroy(new Error('the client is closing'));
+    };
+    this.attempt = attempt;
+    this.signal.addEventListener('abort', abort, { once: true });
+    try {
+      if (this.signal.aborted) throw this.signal.reason;
+      return await connect();
+    } catch (error) {
+      if (attempt.builds < 2) throw error;
+      const reason = this.signal.aborted
+        ? 'the client is closing'
+        : (attempt.failure?.message ?? 'no answer');
+      throw new KafkaJSConnectionError(`Connection error: ${reason}`, { broker: attempt.broker ?? '' });
+    } finally {
+      this.signal.removeEventListener('abort', abort);
+      if (this.attempt === attempt) this.attempt = null;
+    }
+  }
+
+  private seedBrokers(): string[] {
+    const attempt = this.attempt;
+    if (attempt) attempt.builds += 1;
+    // Closing, or kafkajs asks for another seed after the first one of this connect failed: none.
+    if (this.refusing() || (attempt !== null && attempt.builds > 1)) return [];
+    const broker = this.brokers[this.turn % this.brokers.length]!;
+    this.turn += 1;
+    if (attempt) attempt.broker = broker;
+    return [broker];
+  }
+
+  /** No new connection for a connect in flight once the owner is closing. */
+  private refusing(): boolean {
+    return this.attempt !== null && this.signal.aborted;
+  }
+
+  private openSocket(args: ISocketFactoryArgs): Socket {
+    if (this.refusing()) throw new Error('the client is closing');
+    const socket = this.factory(args);
+    const attempt = this.attempt;
+    if (attempt) {
+      attempt.sockets.add(socket);
+      socket.once('error', (error: Error) => (attempt.failure ??= error));
+      socket.once('close', () => attempt.sockets.delete(socket));
+    }
+    return socket;
+  }
+}
+
+interface ConnectAttempt {
+  /** Seed brokers kafkajs asked for during this connect. */
+  builds: number;
+  readonly sockets: Set<Socket>;
+  /** The seed broker handed out last. */
+  broker: string | null;
+  /** The first socket error of this connect. */
+  failure: Error | null;
+}
