@@ -1,7 +1,12 @@
 import type { DriverAdmin } from './client/types';
 import type { KafkaConnection } from './connection';
 import { transportError } from './errors';
-import { integerOption as integer, nonEmptyOption as nonEmpty } from '@ferry/core/transport';
+import {
+  integerOption as integer,
+  knownKeysOption,
+  nonEmptyOption as nonEmpty,
+  type OptionKeys,
+} from '@ferry/core/transport';
 
 export interface TopicSpec {
   readonly topic: string;
@@ -12,6 +17,13 @@ export interface TopicSpec {
   /** Topic-level configs, e.g. `{ 'min.insync.replicas': '2' }`. */
   readonly configs?: Readonly<Record<string, string>>;
 }
+
+const TOPIC_SPEC_KEYS = {
+  topic: true,
+  partitions: true,
+  replicationFactor: true,
+  configs: true,
+} as const satisfies OptionKeys<TopicSpec>;
 
 async function withAdmin<T>(
   connection: KafkaConnection,
@@ -27,18 +39,22 @@ async function withAdmin<T>(
 
 /**
  * Creates the topics that do not exist yet and waits for their leaders; existing topics are
- * left as they are. Resolves with the names it created.
+ * left as they are. Resolves with the names it created. Specs are checked first: a key it does
+ * not know is a FerryConfigError naming it (`topics[i].numPartitions`).
  */
 export async function ensureTopics(
   connection: KafkaConnection,
   specs: readonly TopicSpec[],
 ): Promise<string[]> {
-  const topics = specs.map((spec, index) => ({
-    topic: nonEmpty(`topics[${index}].topic`, spec.topic),
-    numPartitions: integer(`topics[${index}].partitions`, spec.partitions ?? 1, 1),
-    replicationFactor: integer(`topics[${index}].replicationFactor`, spec.replicationFactor ?? 1, 1),
-    configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
-  }));
+  const topics = specs.map((spec, index) => {
+    knownKeysOption(`topics[${index}].`, spec, TOPIC_SPEC_KEYS);
+    return {
+      topic: nonEmpty(`topics[${index}].topic`, spec.topic),
+      numPartitions: integer(`topics[${index}].partitions`, spec.partitions ?? 1, 1),
+      replicationFactor: integer(`topics[${index}].replicationFactor`, spec.replicationFactor ?? 1, 1),
+      configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
+    };
+  });
   try {
     return await withAdmin(connection, async (admin) => {
       const existing = new Set(await admin.listTopics());

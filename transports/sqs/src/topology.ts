@@ -5,6 +5,7 @@ import {
   type QueueAttributeName,
 } from '@aws-sdk/client-sqs';
 import { FerryConfigError } from '@ferry/core';
+import { knownKeysOption, type OptionKeys } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { errorName, transportError } from './errors';
 
@@ -19,6 +20,13 @@ export interface QueueSpec {
    */
   readonly deadLetter?: { readonly maxReceiveCount: number };
 }
+
+const QUEUE_SPEC_KEYS = {
+  name: true,
+  fifo: true,
+  visibilityTimeoutSeconds: true,
+  deadLetter: true,
+} as const satisfies OptionKeys<QueueSpec>;
 
 export interface DeclaredQueue {
   readonly queueUrl: string;
@@ -39,9 +47,12 @@ export function isFifoQueue(nameOrUrl: string): boolean {
 
 /**
  * Creates a standard or FIFO queue (and its dead-letter queue with a redrive policy).
- * Idempotent for identical attributes, as CreateQueue is.
+ * Idempotent for identical attributes, as CreateQueue is. The spec is checked first: a key it
+ * does not know is a FerryConfigError naming it, and nothing is created.
  */
 export async function declareQueue(connection: SqsConnection, spec: QueueSpec): Promise<DeclaredQueue> {
+  knownKeysOption('', spec, QUEUE_SPEC_KEYS);
+  knownKeysOption('deadLetter.', spec.deadLetter, ['maxReceiveCount']);
   const fifo = spec.fifo ?? isFifoQueue(spec.name);
   if (fifo !== isFifoQueue(spec.name)) {
     throw new FerryConfigError('name', 'a FIFO queue name must end in .fifo, and only a FIFO queue name may');
