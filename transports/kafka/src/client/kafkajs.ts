@@ -188,7 +188,11 @@ class KafkajsConsumer implements DriverConsumer {
     this.consumer.seek({ topic, partition, offset });
   }
 
-  disconnect(): Promise<void> {
-    return this.consumer.disconnect();
+  async disconnect(): Promise<void> {
+    try {
+      await this.consumer.disconnect();
+    } finally {
+      await this.gate.release();
+    }
   }
 }

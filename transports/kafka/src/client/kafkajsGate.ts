@@ -32,12 +32,18 @@ const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
  *   running client are left alone (a closing consumer still commits and leaves its group over
  *   them; its owner disconnects it).
  *
+ * `release()`, once the client disconnected, closes what is left of its sockets.
+ *
  * Outside `connecting()` kafkajs keeps its own retries, so a running client rides out a broker
  * restart as before. Seed brokers are handed out one at a time, in turn.
  */
 export class KafkajsGate {
   private attempt: ConnectAttempt | null = null;
   private turn = 0;
+  /** Every socket of the client not closed yet. */
+  private readonly open = new Set<Socket>();
+  /** Set by release(): the client disconnected for good. */
+  private released = false;
 
   constructor(
     private readonly brokers: readonly string[],
@@ -82,6 +88,20 @@ export class KafkajsGate {
     }
   }
 
+  /**
+   * After the client disconnected: closes the sockets it only ended (kafkajs ends a socket and
+   * leaves it to the broker to close it, then logs that it disconnected) and resolves once all
+   * are closed; no connection opens after it. Nothing of the client outlives its owner's close().
+   */
+  async release(): Promise<void> {
+    this.released = true;
+    const closing = [...this.open].map(
+      (socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())),
+    );
+    for (const socket of this.open) socket.destroy();
+    await Promise.all(closing);
+  }
+
   private seedBrokers(): string[] {
     const attempt = this.attempt;
     if (attempt) attempt.builds += 1;
@@ -93,14 +113,16 @@ export class KafkajsGate {
     return [broker];
   }
 
-  /** No new connection for a connect in flight once the owner is closing. */
+  /** No new connection: for a connect in flight once the owner is closing, or after release(). */
   private refusing(): boolean {
-    return this.attempt !== null && this.signal.aborted;
+    return this.released || (this.attempt !== null && this.signal.aborted);
   }
 
   private openSocket(args: ISocketFactoryArgs): Socket {
     if (this.refusing()) throw new Error('the client is closing');
     const socket = this.factory(args);
+    this.open.add(socket);
+    socket.once('close', () => this.open.delete(socket));
     const attempt = this.attempt;
     if (attempt) {
       attempt.sockets.add(socket);

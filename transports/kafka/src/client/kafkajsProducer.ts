@@ -42,8 +42,12 @@ export class KafkajsProducer implements DriverProducer {
     }
   }
 
-  disconnect(): Promise<void> {
-    return this.producer.disconnect();
+  async disconnect(): Promise<void> {
+    try {
+      await this.producer.disconnect();
+    } finally {
+      await this.gate.release();
+    }
   }
 
   onDisconnect(listener: () => void): void {
