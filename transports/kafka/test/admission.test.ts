@@ -7,48 +7,22 @@
  */
 import { INBOX_TABLE, Inbox } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import {
-  KafkaPublisher,
-  attachKafkaConsumer,
-  deleteGroups,
-  deleteTopics,
-  ensureTopics,
-  type KafkaInboxConsumer,
-} from '../src';
+import { attachKafkaConsumer, deleteGroups, deleteTopics, ensureTopics } from '../src';
 import {
   committedOffsets,
   endOffsets,
   fastGroup,
+  InboxTopic,
   outboxMessage,
-  testConnection,
   uniqueName,
   waitFor,
 } from './support';
 
-const connection = testConnection();
-const topic = uniqueName('admission');
-const groupId = uniqueName('admission-group');
-let database: TestDatabase;
-let publisher: KafkaPublisher;
-let consumer: KafkaInboxConsumer | null = null;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  await ensureTopics(connection, [{ topic, partitions: 1 }, { topic: `${topic}.dlq` }]);
-  publisher = new KafkaPublisher(connection, { defaultDestination: topic });
-});
-
-afterAll(async () => {
-  await consumer?.close();
-  await publisher.close();
-  await deleteGroups(connection, [groupId]);
-  await deleteTopics(connection, [topic, `${topic}.dlq`]);
-  await database.drop();
-});
+const setup = new InboxTopic('admission', 1);
+const { connection, topic, groupId } = setup;
 
 async function storedIds(): Promise<string[]> {
-  const rows = await database.db.query<{ message_id: string }>(
+  const rows = await setup.database.db.query<{ message_id: string }>(
     `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = 'billing' ORDER BY message_id`,
   );
   return rows.map((row) => row.message_id);
@@ -60,8 +34,8 @@ async function committed(): Promise<string | undefined> {
 
 test('commits the duplicate ahead of refused records at once and accepts the refused ones once the backlog drains', async () => {
   const events: TransportConsumerEvent[] = [];
-  const inbox = new Inbox(database.prisma, { maxPendingMessages: 2 });
-  consumer = attachKafkaConsumer(inbox, {
+  const inbox = new Inbox(setup.database.prisma, { maxPendingMessages: 2 });
+  const consumer = attachKafkaConsumer(inbox, {
     connection,
     topic,
     groupId,
@@ -71,9 +45,10 @@ test('commits the duplicate ahead of refused records at once and accepts the ref
     retryBackoff: { initialMs: 50, maxMs: 100 },
     observer: (event) => events.push(event),
   });
+  setup.attached = consumer;
   await consumer.ready();
   const backlog = [outboxMessage({ tenantId: 'tenant-a' }), outboxMessage({ tenantId: 'tenant-a' })];
-  await publisher.publish(backlog, new AbortController().signal);
+  await setup.publisher.publish(backlog, new AbortController().signal);
   let last: string | undefined;
   await waitFor(
     async () => (last = await committed()) === '2',
@@ -81,7 +56,7 @@ test('commits the duplicate ahead of refused records at once and accepts the ref
   );
 
   const fresh = [outboxMessage({ tenantId: 'tenant-a' }), outboxMessage({ tenantId: 'tenant-a' })];
-  const outcomes = await publisher.publish([backlog[0]!, ...fresh], new AbortController().signal);
+  const outcomes = await setup.publisher.publish([backlog[0]!, ...fresh], new AbortController().signal);
   expect(outcomes.map((o) => o.status)).toEqual(['sent', 'sent', 'sent']);
   await waitFor(
     async () => (last = await committed()) === '3' && events.some((e) => e.type === 'acceptance-unavailable'),
@@ -91,7 +66,7 @@ test('commits the duplicate ahead of refused records at once and accepts the ref
   expect(await storedIds()).toEqual(backlog.map((m) => m.id).sort());
 
   // The backlog drains: the worker would finish these receipts.
-  await database.db.query(
+  await setup.database.db.query(
     `UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now() WHERE consumer = 'billing'`,
   );
   await waitFor(
@@ -104,12 +79,12 @@ test('commits the duplicate ahead of refused records at once and accepts the ref
 
 test('a session that ends while a refused partition waits for its retry does not crash the process', async () => {
   // The backlog is the whole inbox's: what the case above left is finished first.
-  await database.db.query(`UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now()`);
+  await setup.database.db.query(`UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now()`);
   const crashTopic = uniqueName('admission-crash');
   const crashGroup = uniqueName('admission-crash-group');
   await ensureTopics(connection, [{ topic: crashTopic, partitions: 1 }, { topic: `${crashTopic}.dlq` }]);
   const events: TransportConsumerEvent[] = [];
-  const inbox = new Inbox(database.prisma, { maxPendingMessages: 1 });
+  const inbox = new Inbox(setup.database.prisma, { maxPendingMessages: 1 });
   const retryMs = 1_500;
   const held = attachKafkaConsumer(inbox, {
     connection,
@@ -124,12 +99,12 @@ test('a session that ends while a refused partition waits for its retry does not
   try {
     await held.ready();
     const signal = new AbortController().signal;
-    await publisher.publish([outboxMessage({ destination: crashTopic, tenantId: 'tenant-a' })], signal);
+    await setup.publisher.publish([outboxMessage({ destination: crashTopic, tenantId: 'tenant-a' })], signal);
     await waitFor(
       () => events.some((e) => e.type === 'accepted'),
       () => 'the first record (the limit) was not accepted',
     );
-    await publisher.publish([outboxMessage({ destination: crashTopic, tenantId: 'tenant-a' })], signal);
+    await setup.publisher.publish([outboxMessage({ destination: crashTopic, tenantId: 'tenant-a' })], signal);
     await waitFor(
       () => events.some((e) => e.type === 'acceptance-unavailable'),
       () => 'the second record was not refused at the limit',

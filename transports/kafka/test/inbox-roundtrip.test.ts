@@ -5,20 +5,12 @@
  */
 import { FERRY_HEADERS, INBOX_TABLE, Inbox, isFerryError } from '@ferry/core';
 import { closedPort } from '../../../test-support/closedPort';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import {
-  KafkaPublisher,
-  REJECT_REASONS,
-  attachKafkaConsumer,
-  deleteGroups,
-  deleteTopics,
-  ensureTopics,
-  type KafkaInboxConsumer,
-} from '../src';
+import { REJECT_REASONS, attachKafkaConsumer, deleteGroups, deleteTopics, ensureTopics } from '../src';
 import {
   committedOffsets,
   endOffsets,
   fastGroup,
+  InboxTopic,
   outboxMessage,
   readBack,
   testConnection,
@@ -26,30 +18,12 @@ import {
   waitFor,
 } from './support';
 
-const connection = testConnection();
-const topic = uniqueName('inbox-rt');
-const groupId = uniqueName('inbox-rt-group');
-let database: TestDatabase;
-let publisher: KafkaPublisher;
-let consumer: KafkaInboxConsumer | null = null;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  await ensureTopics(connection, [{ topic, partitions: 3 }, { topic: `${topic}.dlq` }]);
-  publisher = new KafkaPublisher(connection, { defaultDestination: topic });
-});
-
-afterAll(async () => {
-  await consumer?.close();
-  await publisher.close();
-  await deleteGroups(connection, [groupId]);
-  await deleteTopics(connection, [topic, `${topic}.dlq`]);
-  await database.drop();
-});
+const setup = new InboxTopic('inbox-rt', 3);
+const { connection, topic, groupId } = setup;
 
 test('stores one inbox receipt per event although duplicates were published, and commits every partition to its end', async () => {
-  const inbox = new Inbox(database.prisma);
-  consumer = attachKafkaConsumer(inbox, {
+  const inbox = new Inbox(setup.database.prisma);
+  const consumer = attachKafkaConsumer(inbox, {
     connection,
     topic,
     groupId,
@@ -57,13 +31,14 @@ test('stores one inbox receipt per event although duplicates were published, and
     ...fastGroup,
     maxWaitTimeMs: 200,
   });
+  setup.attached = consumer;
   await consumer.ready();
   const messages = Array.from({ length: 40 }, (_, index) =>
     outboxMessage({ tenantId: 'tenant-a', orderingKey: `k${index % 8}`, payload: { index } }),
   );
   const outcomes = [
-    ...(await publisher.publish(messages, new AbortController().signal)),
-    ...(await publisher.publish(messages.slice(0, 15), new AbortController().signal)),
+    ...(await setup.publisher.publish(messages, new AbortController().signal)),
+    ...(await setup.publisher.publish(messages.slice(0, 15), new AbortController().signal)),
   ];
   expect(outcomes.filter((outcome) => outcome.status !== 'sent')).toEqual([]);
 
@@ -77,7 +52,7 @@ test('stores one inbox receipt per event although duplicates were published, and
     },
     () => 'the group did not commit to the end offsets',
   );
-  const rows = await database.db.query<{ message_id: string; n: number }>(
+  const rows = await setup.database.db.query<{ message_id: string; n: number }>(
     `SELECT message_id, count(*)::int AS n FROM ${INBOX_TABLE} WHERE consumer = 'billing' GROUP BY message_id`,
   );
   const stored = new Map(rows.map((row) => [row.message_id, row.n]));
@@ -93,7 +68,7 @@ test('with a fixed tenant the real inbox stores every record under it; a record 
   await ensureTopics(connection, [{ topic: fixedTopic }, { topic: `${fixedTopic}.dlq` }]);
   const raw = connection.kafka.producer({ allowAutoTopicCreation: false });
   await raw.connect();
-  const fixed = attachKafkaConsumer(new Inbox(database.prisma), {
+  const fixed = attachKafkaConsumer(new Inbox(setup.database.prisma), {
     connection,
     topic: fixedTopic,
     groupId: fixedGroup,
@@ -120,7 +95,7 @@ test('with a fixed tenant the real inbox stores every record under it; a record 
       async () => (await committedOffsets(connection, fixedGroup, fixedTopic)).get(0) === '3',
       () => 'the fixed-tenant group did not commit its 3 records',
     );
-    const rows = await database.db.query<{ message_id: string; tenant_id: string | null }>(
+    const rows = await setup.database.db.query<{ message_id: string; tenant_id: string | null }>(
       `SELECT message_id, tenant_id FROM ${INBOX_TABLE} WHERE consumer = 'ledger' ORDER BY message_id`,
     );
     expect(rows).toEqual([
@@ -143,7 +118,7 @@ test('a record whose JSON holds \\u0000 is dead-lettered by reason and the recor
   await ensureTopics(connection, [{ topic: nulTopic }, { topic: `${nulTopic}.dlq` }]);
   const raw = connection.kafka.producer({ allowAutoTopicCreation: false });
   await raw.connect();
-  const nul = attachKafkaConsumer(new Inbox(database.prisma), {
+  const nul = attachKafkaConsumer(new Inbox(setup.database.prisma), {
     connection,
     topic: nulTopic,
     groupId: nulGroup,
@@ -164,7 +139,7 @@ test('a record whose JSON holds \\u0000 is dead-lettered by reason and the recor
       async () => (await committedOffsets(connection, nulGroup, nulTopic)).get(0) === '6',
       () => 'the group did not commit past the NUL record',
     );
-    const rows = await database.db.query<{ message_id: string }>(
+    const rows = await setup.database.db.query<{ message_id: string }>(
       `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = 'audit' ORDER BY message_id`,
     );
     expect(rows.map((row) => row.message_id)).toEqual(['m-0', 'm-1', 'm-3', 'm-4', 'm-5']);
@@ -182,7 +157,7 @@ test('a record whose JSON holds \\u0000 is dead-lettered by reason and the recor
 });
 
 test('attaching for a consumer the inbox has no handler for fails with FERRY_HANDLER_MISSING before connecting', async () => {
-  const inbox = new Inbox(database.prisma, { handlers: { orders: async () => undefined } });
+  const inbox = new Inbox(setup.database.prisma, { handlers: { orders: async () => undefined } });
   // No broker answers on these brokers: the check has to come first.
   const unreachable = testConnection({
     brokers: [`127.0.0.1:${await closedPort()}`],
@@ -200,7 +175,7 @@ test('attaching for a consumer the inbox has no handler for fails with FERRY_HAN
 
 test('ready() resolves once joined, and rejects with FERRY_CLOSED after close()', async () => {
   const readyGroup = uniqueName('inbox-ready-group');
-  const member = attachKafkaConsumer(new Inbox(database.prisma), {
+  const member = attachKafkaConsumer(new Inbox(setup.database.prisma), {
     connection,
     topic,
     groupId: readyGroup,

@@ -4,7 +4,15 @@ import { Pool } from 'pg';
 import type { Consumer, KafkaMessage } from 'kafkajs';
 import { FerryError, type InboxAcceptInput, type InboxAcceptResult, type InboxAcceptor } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { KafkaConnection, type ConnectionOptions } from '../src';
+import {
+  KafkaConnection,
+  KafkaPublisher,
+  deleteGroups,
+  deleteTopics,
+  ensureTopics,
+  type ConnectionOptions,
+  type KafkaInboxConsumer,
+} from '../src';
 import { kafkaClient } from './clients';
 import { WaitTimeoutError, waitUntil } from '@ferry/testing';
 
@@ -36,6 +44,41 @@ export function testConnection(options: Partial<ConnectionOptions> = {}): KafkaC
     logger: silentLogger,
     ...options,
   });
+}
+
+/**
+ * What the tests against the real inbox share: a migrated database, a topic of `partitions`
+ * partitions with its `.dlq`, a publisher to it and the consumer a test attaches (`attached`),
+ * set up in beforeAll and removed in afterAll (consumer closed, group and topics deleted).
+ */
+export class InboxTopic {
+  readonly connection = testConnection();
+  readonly topic: string;
+  readonly groupId: string;
+  database!: TestDatabase;
+  publisher!: KafkaPublisher;
+  /** The consumer the test attached, closed in afterAll. */
+  attached: KafkaInboxConsumer | null = null;
+
+  constructor(prefix: string, partitions: number) {
+    this.topic = uniqueName(prefix);
+    this.groupId = uniqueName(`${prefix}-group`);
+    beforeAll(async () => {
+      this.database = await createTestDatabase();
+      await ensureTopics(this.connection, [
+        { topic: this.topic, partitions },
+        { topic: `${this.topic}.dlq` },
+      ]);
+      this.publisher = new KafkaPublisher(this.connection, { defaultDestination: this.topic });
+    });
+    afterAll(async () => {
+      await this.attached?.close();
+      await this.publisher.close();
+      await deleteGroups(this.connection, [this.groupId]);
+      await deleteTopics(this.connection, [this.topic, `${this.topic}.dlq`]);
+      await this.database.drop();
+    });
+  }
 }
 
 /** A name unique to this run, for topics and groups. */
