@@ -5,50 +5,16 @@
  */
 import { Inbox, INBOX_TABLE } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
-import {
-  RabbitConnection,
-  RabbitPublisher,
-  attachRabbitConsumer,
-  deleteWorkQueue,
-  type RabbitConsumer,
-} from '@ferry/rabbitmq';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import {
-  AMQP_URL,
-  openTestBroker,
-  unackedCount,
-  uniqueName,
-  waitFor,
-  type TestBroker,
-} from './support/broker';
+import { attachRabbitConsumer } from '@ferry/rabbitmq';
+import { InboxQueue, unackedCount, waitFor } from './support/broker';
 import { neverAborted, outboxMessages } from './support/messages';
 
 describe('RabbitMQ at the inbox admission limit', () => {
-  let database: TestDatabase;
-  let broker: TestBroker;
-  let connection: RabbitConnection;
-  let publisher: RabbitPublisher;
-  let consumer: RabbitConsumer | undefined;
-  const queue = uniqueName('admission');
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    broker = await openTestBroker();
-    connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('admission') });
-    publisher = new RabbitPublisher(connection);
-  });
-
-  afterAll(async () => {
-    await consumer?.close();
-    await publisher.close();
-    await connection.close();
-    await deleteWorkQueue(broker.channel, { queue });
-    await broker.close();
-    await database.drop();
-  });
+  const setup = new InboxQueue('admission');
+  const { queue } = setup;
 
   async function storedIds(): Promise<string[]> {
-    const rows = await database.db.query<{ message_id: string }>(
+    const rows = await setup.database.db.query<{ message_id: string }>(
       `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = 'billing' ORDER BY message_id`,
     );
     return rows.map((row) => row.message_id);
@@ -56,26 +22,27 @@ describe('RabbitMQ at the inbox admission limit', () => {
 
   it('acks the duplicate of a refused batch at once and accepts the refused deliveries once the backlog drains', async () => {
     const events: TransportConsumerEvent[] = [];
-    const inbox = new Inbox(database.prisma, { maxPendingMessages: 2 });
-    consumer = attachRabbitConsumer(inbox, {
-      connection,
+    const inbox = new Inbox(setup.database.prisma, { maxPendingMessages: 2 });
+    const consumer = attachRabbitConsumer(inbox, {
+      connection: setup.connection,
       queue,
       consumer: 'billing',
       retryBackoff: { initialMs: 50, maxMs: 100 },
       observer: (event) => events.push(event),
     });
+    setup.attached = consumer;
     await consumer.ready();
     const backlog = outboxMessages(2, { destination: `/${queue}` });
-    await publisher.publish(backlog, neverAborted());
+    await setup.publisher.publish(backlog, neverAborted());
     await waitFor('the backlog accepted (the limit reached)', async () =>
       (await storedIds()).length === 2 && (await unackedCount(queue)) === 0 ? true : undefined,
     );
 
     const fresh = outboxMessages(2, { destination: `/${queue}` });
-    const outcomes = await publisher.publish([backlog[0]!, ...fresh], neverAborted());
+    const outcomes = await setup.publisher.publish([backlog[0]!, ...fresh], neverAborted());
     expect(outcomes.map((o) => o.status)).toEqual(['sent', 'sent', 'sent']);
     await waitFor('the duplicate acked, the new deliveries held', async () =>
-      (await broker.readyCount(queue)) === 0 &&
+      (await setup.broker.readyCount(queue)) === 0 &&
       (await unackedCount(queue)) === 2 &&
       events.some((e) => e.type === 'acceptance-unavailable')
         ? true
@@ -84,14 +51,14 @@ describe('RabbitMQ at the inbox admission limit', () => {
     expect(await storedIds()).toEqual(backlog.map((m) => m.id).sort());
 
     // The backlog drains: the worker would finish these receipts.
-    await database.db.query(
+    await setup.database.db.query(
       `UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now() WHERE consumer = 'billing'`,
     );
     await waitFor('every delivery acked', async () =>
-      (await broker.readyCount(queue)) === 0 && (await unackedCount(queue)) === 0 ? true : undefined,
+      (await setup.broker.readyCount(queue)) === 0 && (await unackedCount(queue)) === 0 ? true : undefined,
     );
     expect(await storedIds()).toEqual([...backlog, ...fresh].map((m) => m.id).sort());
-    expect(await broker.readyCount(`${queue}.dlq`)).toBe(0);
+    expect(await setup.broker.readyCount(`${queue}.dlq`)).toBe(0);
     expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
   });
 });

@@ -5,6 +5,8 @@ import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { waitUntil } from '@ferry/testing';
+import { RabbitConnection, RabbitPublisher, deleteWorkQueue, type RabbitConsumer } from '@ferry/rabbitmq';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
 const run = promisify(execFile);
 
@@ -106,4 +108,37 @@ export async function consumerCount(queue: string): Promise<number | undefined> 
 export async function exchangeExists(exchange: string): Promise<boolean> {
   const { stdout } = await run('rabbitmqctl', ['list_exchanges', 'name', '--formatter', 'json', '--quiet']);
   return (JSON.parse(stdout) as { name: string }[]).some((row) => row.name === exchange);
+}
+
+/**
+ * What the tests against the real inbox share: a migrated database, a broker channel, a
+ * connection with a publisher, a work queue named from `prefix` and the consumer a test attaches
+ * (`attached`), set up in beforeAll and removed in afterAll (queue and its topology deleted).
+ */
+export class InboxQueue {
+  readonly queue: string;
+  database!: TestDatabase;
+  broker!: TestBroker;
+  connection!: RabbitConnection;
+  publisher!: RabbitPublisher;
+  /** The consumer the test attached, closed in afterAll. */
+  attached: RabbitConsumer | null = null;
+
+  constructor(prefix: string) {
+    this.queue = uniqueName(prefix);
+    beforeAll(async () => {
+      this.database = await createTestDatabase();
+      this.broker = await openTestBroker();
+      this.connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName(prefix) });
+      this.publisher = new RabbitPublisher(this.connection);
+    });
+    afterAll(async () => {
+      await this.attached?.close();
+      await this.publisher.close();
+      await this.connection.close();
+      await deleteWorkQueue(this.broker.channel, { queue: this.queue });
+      await this.broker.close();
+      await this.database.drop();
+    });
+  }
 }
