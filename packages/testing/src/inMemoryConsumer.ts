@@ -1,17 +1,14 @@
-import {
-  InboxAdmissionRejectedError,
-  type InboxAcceptInput,
-  type InboxAcceptor,
-  type InboxAdmissionResult,
-} from '@ferry/core';
+import type { InboxAcceptInput, InboxAcceptor } from '@ferry/core';
 import {
   TRANSPORT_REJECT_REASONS,
   abortableDelay,
+  acceptHolding,
   awaitReady,
   backoffDelay,
   checkAttachable,
   consumerEmitter,
   describeCause,
+  invalidResultReason,
   nonEmptyValue,
   parseJsonObjectBody,
   readFerryHeaders,
@@ -37,13 +34,15 @@ export interface InMemoryConsumer {
 const IDLE_WAIT_MS = 100;
 
 /**
- * Feeds an in-memory queue into an inbox with the contract of ferry's transports: a delivery is
- * acked only after `acceptMany` answered for it; invalid deliveries (no identity, a body that
- * is not a JSON object, too large, or rejected by the inbox) are dead-lettered with their
- * reason; when acceptance as a whole fails, the batch goes back to the head of the queue and is
- * taken again after a backoff (`acceptance-failed`). At the inbox's admission limit the answered
- * deliveries are settled and only the refused ones go back, after the same backoff, reported as
- * back-pressure (`acceptance-unavailable`), never dead-lettered for it.
+ * Feeds an in-memory queue into an inbox with the contract of ferry's transports, through the
+ * same acceptance as theirs (acceptHolding of @ferry/core/transport): a delivery is acked only
+ * after `acceptMany` answered for it; invalid deliveries (no identity, a body that is not a JSON
+ * object, too large, rejected by the inbox, or one whose acceptance alone fails while its
+ * neighbours' succeeds) are dead-lettered with their reason; while acceptance fails batch-wide
+ * (database unavailable, closed) or the admission limit refuses deliveries, those are held and
+ * offered again after the backoff (`acceptance-unavailable`, then `acceptance-recovered`),
+ * spending no attempt; any other failure of the whole batch sends it back to the head of the
+ * queue, taken again after the backoff (`acceptance-failed`).
  */
 export function attachInMemoryConsumer(
   acceptor: InboxAcceptor,
@@ -55,28 +54,21 @@ export function attachInMemoryConsumer(
   const emit = consumerEmitter('memory', options.queue, options.observer, options.logger);
   emit({ type: 'connected' });
   const loop = (async () => {
-    // failures: consecutive failed offers; refusals: those of them the admission limit refused.
-    for (let failures = 0, refusals = 0; !stop.signal.aborted;) {
+    for (let failures = 0; !stop.signal.aborted;) {
       const taken = options.broker.take(options.queue, options.maxBatchSize);
       if (taken.length === 0) {
         await options.broker.waitForWork(options.queue, IDLE_WAIT_MS, stop.signal);
         continue;
       }
       emit({ type: 'received', count: taken.length });
-      const failure = await offer(acceptor, options, taken, emit);
-      failures = failure === null ? 0 : failures + 1;
+      const failure = await offer(acceptor, options, taken, emit, stop.signal);
       if (failure === null) {
-        // The admission limit lets the refused deliveries in again: the hold is over.
-        if (refusals > 0) emit({ type: 'acceptance-recovered', count: taken.length, failures: refusals });
-        refusals = 0;
+        failures = 0;
         continue;
       }
-      if (failure.refused) refusals += 1;
+      failures += 1;
       const delayMs = backoffDelay(failures, options.retryBackoff, options.random);
-      const { count, error } = failure;
-      // Refused at the admission limit: back-pressure, reported like an outage, not a failure.
-      if (failure.refused) emit({ type: 'acceptance-unavailable', count, attempt: failures, delayMs, error });
-      else emit({ type: 'acceptance-failed', count, error, delayMs });
+      emit({ type: 'acceptance-failed', count: failure.count, error: failure.error, delayMs });
       await abortableDelay(delayMs, stop.signal).catch(() => undefined);
     }
   })();
@@ -94,17 +86,20 @@ export function attachInMemoryConsumer(
 }
 
 /**
- * One batch: dead-letters the invalid, offers the rest, and reports what became of them; null,
- * or the nacked deliveries' count and the cause when acceptance as a whole failed.
+ * One batch: dead-letters the undecodable, offers the rest (held through an outage or the
+ * admission limit until `signal` aborts), settles each answer; null, or the count and cause of
+ * the deliveries that went back to the queue because acceptance failed for the whole batch.
  */
 async function offer(
   acceptor: InboxAcceptor,
   options: ResolvedInMemoryConsumerOptions,
   taken: readonly Unacked[],
   emit: ConsumerEmit,
-): Promise<{ readonly count: number; readonly error: string; readonly refused: boolean } | null> {
+  signal: AbortSignal,
+): Promise<{ readonly count: number; readonly error: string } | null> {
   const { broker } = options;
   let settled = 0;
+  let accepted = 0;
   const deadLetter = (item: Unacked, messageId: string | null, reason: string, detail: string) => {
     broker.deadLetter(item, reason, detail);
     settled += 1;
@@ -116,44 +111,46 @@ async function offer(
     if ('reason' in decoded) deadLetter(item, decoded.messageId, decoded.reason, decoded.detail);
     else valid.push({ item, input: decoded });
   }
-  let accepted = 0;
-  let failure: { count: number; error: string; refused: boolean } | null = null;
-  if (valid.length > 0) {
-    let results: readonly InboxAdmissionResult[];
-    try {
-      results = await acceptor.acceptMany(valid.map((entry) => entry.input));
-    } catch (error) {
-      failure = { count: valid.length, error: describeCause(error), refused: false };
-      // At the admission limit the answered deliveries are settled; only the refused go back.
-      const admission = error instanceof InboxAdmissionRejectedError ? error.results : [];
-      if (admission.length !== valid.length) {
-        broker.nack(valid.map((entry) => entry.item));
-        if (settled > 0) emit({ type: 'settled', count: settled });
-        return failure;
-      }
-      results = admission;
-      const refused = valid.filter((_, index) => admission[index]!.kind === 'refused');
-      broker.nack(refused.map((entry) => entry.item));
-      failure = { ...failure, count: refused.length, refused: true };
-    }
-    valid.forEach(({ item, input }, index) => {
-      const result = results[index];
-      if (result?.kind === 'refused') return;
-      if (result?.kind === 'accepted' || result?.kind === 'duplicate') {
-        broker.ack([item]);
-        accepted += 1;
-        settled += 1;
-      } else if (result?.kind === 'conflict') {
-        deadLetter(item, input.messageId, TRANSPORT_REJECT_REASONS.fingerprintConflict, result.reason);
-      } else {
-        const reason = result?.rejectReason ?? TRANSPORT_REJECT_REASONS.inboxInvalid;
-        deadLetter(item, input.messageId, reason, result?.reason ?? 'no result for this delivery');
-      }
-    });
+  const report = () => {
+    if (accepted > 0) emit({ type: 'accepted', count: accepted });
+    if (settled > 0) emit({ type: 'settled', count: settled });
+  };
+  if (valid.length === 0) {
+    report();
+    return null;
   }
-  if (accepted > 0) emit({ type: 'accepted', count: accepted });
-  if (settled > 0) emit({ type: 'settled', count: settled });
-  return failure;
+  const held = await acceptHolding(
+    valid.map((entry) => entry.input),
+    (inputs) => acceptor.acceptMany(inputs),
+    {
+      backoff: options.retryBackoff,
+      random: options.random,
+      signal,
+      transport: 'memory',
+      source: options.queue,
+      observer: options.observer,
+      logger: options.logger,
+    },
+    async (answered) => {
+      for (const { index, result } of answered) {
+        const { item, input } = valid[index]!;
+        if (result.kind === 'accepted' || result.kind === 'duplicate') {
+          broker.ack([item]);
+          accepted += 1;
+          settled += 1;
+        } else if (result.kind === 'conflict') {
+          deadLetter(item, input.messageId, TRANSPORT_REJECT_REASONS.fingerprintConflict, result.reason);
+        } else {
+          deadLetter(item, input.messageId, invalidResultReason(result), result.reason);
+        }
+      }
+    },
+  );
+  report();
+  if (held.kind === 'settled') return null;
+  broker.nack(held.pending.map((index) => valid[index]!.item));
+  // Released by close(): back to the queue, nothing to report.
+  return held.kind === 'failed' ? { count: held.pending.length, error: describeCause(held.error) } : null;
 }
 
 /** The `system` this consumer names on every delivery (OpenTelemetry's `messaging.system`). */

@@ -27,6 +27,7 @@ export class MemoryAcceptor implements InboxAcceptor {
   private openGate: (() => void) | null = null;
   private holding = 0;
   private admissionLimit: number | null = null;
+  private readonly poisoned = new Set<string>();
 
   constructor(maxPayloadBytes = 256 * 1024) {
     this.maxPayloadBytes = maxPayloadBytes;
@@ -44,6 +45,14 @@ export class MemoryAcceptor implements InboxAcceptor {
    */
   admitAtMost(limit: number | null): void {
     this.admissionLimit = limit;
+  }
+
+  /**
+   * Every acceptMany call whose batch holds `messageId` throws a plain (non-FerryError) error,
+   * as a database error caused by one row's data does: only that input is at fault.
+   */
+  poison(messageId: string): void {
+    this.poisoned.add(messageId);
   }
 
   /** Holds acceptMany calls until `release()`. */
@@ -70,6 +79,8 @@ export class MemoryAcceptor implements InboxAcceptor {
       await this.gate;
       this.holding -= 1;
     }
+    const poison = inputs.find((input) => this.poisoned.has(input.messageId));
+    if (poison) throw new Error(`conformance acceptor cannot store ${poison.messageId}`);
     if (this.failuresLeft > 0) {
       this.failuresLeft -= 1;
       throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'conformance acceptor refuses this batch');

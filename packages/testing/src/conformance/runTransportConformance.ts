@@ -142,6 +142,31 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       });
     }
 
+    if (supported('deadLetter')) {
+      it('dead-letters a delivery whose acceptance alone fails, and accepts its neighbours', async () => {
+        acceptor.poison('conformance-poison');
+        await attach();
+        await transport.publishRaw({ body: '{"n":1}', messageId: 'conformance-before' });
+        await transport.publishRaw({ body: '{"n":2}', messageId: 'conformance-poison' });
+        await transport.publishRaw({ body: '{"n":3}', messageId: 'conformance-after' });
+
+        const dead = await waitUntil(
+          'the poison delivery dead-lettered',
+          async () => {
+            const letters = await transport.readDeadLetters();
+            return letters.length >= 1 ? letters : undefined;
+          },
+          timeoutMs,
+        );
+        expect(dead.map((letter) => letter.messageId)).toEqual(['conformance-poison']);
+        expect(dead[0]!.reason).toEqual(expect.stringMatching(/./));
+        await expectAcceptedExactly(['conformance-before', 'conformance-after']);
+        expect(
+          consumerEvents.filter((event) => event.type === 'dead-lettered').map((event) => event.messageId),
+        ).toEqual(['conformance-poison']);
+      });
+    }
+
     if (supported('orderingPerKey')) {
       it('delivers messages sharing an ordering key in publish order', async () => {
         await attach();
