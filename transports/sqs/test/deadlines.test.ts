@@ -6,10 +6,10 @@
  * exactly once and none is lost. Real inbox, real ElasticMQ, the fault harness's TCP proxy.
  */
 import type { Message } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { INBOX_TABLE, Inbox, type InboxAcceptor } from '@ferry/core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { Inbox, type InboxAcceptor } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
-import { SqsConnection, SqsPublisher, attachSqsConsumer, type SqsConsumer } from '@ferry/sqs';
+import { SqsPublisher, attachSqsConsumer, type SqsConnection, type SqsConsumer } from '@ferry/sqs';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import {
@@ -19,9 +19,11 @@ import {
   openConnection,
   outboxMessages,
   drainOnce,
+  proxiedConnection,
   receiveAtLeast,
   receiveNone,
   sendRaw,
+  storedIds,
   uniqueName,
   waitFor,
 } from './support/sqs';
@@ -53,25 +55,38 @@ describe('SQS consumer when SQS stops answering', () => {
     await database.drop();
   });
 
-  /** A connection through the proxy (the SDK sends each request to the host of its QueueUrl). */
-  function proxiedConnection(): SqsConnection {
-    return new SqsConnection({
-      endpoint: proxy.urlFor(SQS_ENDPOINT).replace(/\/$/, ''),
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
-      maxAttempts: 1,
-    });
-  }
-
   const fast = { waitTimeSeconds: 1, visibilityTimeoutSeconds: 2, extendEveryMs: 300 };
 
-  async function rows(consumer: string): Promise<string[]> {
-    const found = await database.db.query<{ message_id: string }>(
-      `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = $1 ORDER BY message_id`,
-      [consumer],
-    );
-    return found.map((row) => row.message_id);
+  /** Consumers attached through the proxy in the current case; afterEach lets SQS answer and closes them. */
+  const attached: { consumer: SqsConsumer; connection: SqsConnection }[] = [];
+  afterEach(async () => {
+    await proxy.setMode('pass');
+    for (const { consumer, connection: proxied } of attached.splice(0)) {
+      await consumer.close();
+      await proxied.close();
+    }
+  });
+
+  /** A consumer that reaches `queueUrl` through the proxy, with its events. */
+  function attachThroughProxy(
+    acceptor: InboxAcceptor,
+    queueUrl: string,
+    options: Omit<Parameters<typeof attachSqsConsumer>[1], 'connection' | 'queueUrl' | 'observer'>,
+  ): { consumer: SqsConsumer; events: TransportConsumerEvent[] } {
+    const proxied = proxiedConnection(proxy);
+    const events: TransportConsumerEvent[] = [];
+    const consumer = attachSqsConsumer(acceptor, {
+      ...fast,
+      ...options,
+      connection: proxied,
+      queueUrl: proxy.urlFor(queueUrl),
+      observer: (event) => events.push(event),
+    });
+    attached.push({ consumer, connection: proxied });
+    return { consumer, events };
   }
+
+  const rows = (consumer: string) => storedIds(database.db, consumer);
 
   /** close() must resolve although SQS does not answer; the proxy lets it through afterwards either way. */
   async function expectCloses(consumer: SqsConsumer): Promise<void> {
@@ -137,26 +152,14 @@ describe('SQS consumer when SQS stops answering', () => {
         return results;
       },
     };
-    const proxied = proxiedConnection();
-    const events: TransportConsumerEvent[] = [];
-    const consumer = attachSqsConsumer(acceptor, {
-      connection: proxied,
-      queueUrl: proxy.urlFor(queueUrl),
+    const { consumer } = attachThroughProxy(acceptor, queueUrl, {
       consumer: 'deletes',
-      ...fast,
-      observer: (event) => events.push(event),
     });
-    try {
-      await waitFor('SQS gone after the acceptance', () => (proxy.mode === 'blackhole' ? true : undefined));
-      await expectCloses(consumer);
-      const ids = messages.map((m) => m.id).sort();
-      await drain(queueUrl, 'deletes', (seen) => settled(seen) >= messages.length);
-      expect(await rows('deletes')).toEqual(ids);
-    } finally {
-      await proxy.setMode('pass');
-      await consumer.close();
-      await proxied.close();
-    }
+    await waitFor('SQS gone after the acceptance', () => (proxy.mode === 'blackhole' ? true : undefined));
+    await expectCloses(consumer);
+    const ids = messages.map((m) => m.id).sort();
+    await drain(queueUrl, 'deletes', (seen) => settled(seen) >= messages.length);
+    expect(await rows('deletes')).toEqual(ids);
   });
 
   it('goes on while the dead-letter queue does not answer, and keeps the invalid message until its copy is confirmed', async () => {
@@ -165,13 +168,8 @@ describe('SQS consumer when SQS stops answering', () => {
     await sendRaw(connection, queueUrl, '{not json');
     const messages = outboxMessages(2, queueUrl);
     await new SqsPublisher(connection).publish(messages, neverAborted());
-    const proxied = proxiedConnection();
-    const events: TransportConsumerEvent[] = [];
-    const consumer = attachSqsConsumer(inbox, {
-      connection: proxied,
-      queueUrl: proxy.urlFor(queueUrl),
+    const { consumer, events } = attachThroughProxy(inbox, queueUrl, {
       consumer: 'poison',
-      ...fast,
       deadLetter: { mode: 'queue', queueUrl: proxy.urlFor(deadLetterUrl) },
       // SQS stops answering as the invalid message is found, before its copy is sent.
       identity: (message) => {
@@ -179,28 +177,21 @@ describe('SQS consumer when SQS stops answering', () => {
         return message.MessageId ?? null;
       },
       retryBackoff: { initialMs: 50, maxMs: 100 },
-      observer: (event) => events.push(event),
     });
-    try {
-      await waitFor(
-        'the valid messages accepted while the dead-letter queue does not answer',
-        async () => ((await rows('poison')).length === messages.length ? true : undefined),
-        CLOSE_DEADLINE_MS,
-      );
-      await expectCloses(consumer);
-      expect(events.filter((e) => e.type === 'dead-lettered')).toEqual([]);
-      // The original stayed in the queue: it comes back and is dead-lettered now that SQS answers.
-      await drain(queueUrl, 'poison', (seen) => seen.some((e) => e.type === 'dead-lettered'), {
-        deadLetter: { mode: 'queue', queueUrl: deadLetterUrl },
-      });
-      const copies = await receiveAtLeast(connection, deadLetterUrl, 1);
-      expect(new Set(copies.map((m) => m.Body))).toEqual(new Set(['{not json']));
-      expect(await rows('poison')).toEqual(messages.map((m) => m.id).sort());
-    } finally {
-      await proxy.setMode('pass');
-      await consumer.close();
-      await proxied.close();
-    }
+    await waitFor(
+      'the valid messages accepted while the dead-letter queue does not answer',
+      async () => ((await rows('poison')).length === messages.length ? true : undefined),
+      CLOSE_DEADLINE_MS,
+    );
+    await expectCloses(consumer);
+    expect(events.filter((e) => e.type === 'dead-lettered')).toEqual([]);
+    // The original stayed in the queue: it comes back and is dead-lettered now that SQS answers.
+    await drain(queueUrl, 'poison', (seen) => seen.some((e) => e.type === 'dead-lettered'), {
+      deadLetter: { mode: 'queue', queueUrl: deadLetterUrl },
+    });
+    const copies = await receiveAtLeast(connection, deadLetterUrl, 1);
+    expect(new Set(copies.map((m) => m.Body))).toEqual(new Set(['{not json']));
+    expect(await rows('poison')).toEqual(messages.map((m) => m.id).sort());
   });
 
   it('close() returns while the retry visibility of a failed batch goes unanswered; the batch comes back and is accepted once', async () => {
@@ -215,27 +206,17 @@ describe('SQS consumer when SQS stops answering', () => {
         throw new Error('the handler table is locked');
       },
     };
-    const proxied = proxiedConnection();
-    const consumer = attachSqsConsumer(acceptor, {
-      connection: proxied,
-      queueUrl: proxy.urlFor(queueUrl),
+    const { consumer } = attachThroughProxy(acceptor, queueUrl, {
       consumer: 'backoff',
-      ...fast,
       retryBackoff: { initialMs: 60_000, maxMs: 60_000, jitter: 'none' },
     });
-    try {
-      await waitFor('SQS gone after the failed acceptance', () =>
-        proxy.mode === 'blackhole' ? true : undefined,
-      );
-      await expectCloses(consumer);
-      // The retry visibility never reached SQS: the batch is back after the visibility timeout.
-      await drain(queueUrl, 'backoff', (seen) => settled(seen) >= messages.length);
-      expect(await rows('backoff')).toEqual(messages.map((m) => m.id).sort());
-    } finally {
-      await proxy.setMode('pass');
-      await consumer.close();
-      await proxied.close();
-    }
+    await waitFor('SQS gone after the failed acceptance', () =>
+      proxy.mode === 'blackhole' ? true : undefined,
+    );
+    await expectCloses(consumer);
+    // The retry visibility never reached SQS: the batch is back after the visibility timeout.
+    await drain(queueUrl, 'backoff', (seen) => settled(seen) >= messages.length);
+    expect(await rows('backoff')).toEqual(messages.map((m) => m.id).sort());
   });
 
   it('close() returns while the redrive visibility of an invalid message goes unanswered; it stays for the redrive policy', async () => {
@@ -244,71 +225,47 @@ describe('SQS consumer when SQS stops answering', () => {
       deadLetter: { maxReceiveCount: 2 },
     });
     await sendRaw(connection, queueUrl, '{"no":"identity"}');
-    const proxied = proxiedConnection();
-    const events: TransportConsumerEvent[] = [];
-    const consumer = attachSqsConsumer(inbox, {
-      connection: proxied,
-      queueUrl: proxy.urlFor(queueUrl),
+    const { consumer } = attachThroughProxy(inbox, queueUrl, {
       consumer: 'redrive',
-      ...fast,
       // The message has no identity; SQS stops answering as it is found invalid.
       identity: () => {
         void proxy.setMode('blackhole');
         return null;
       },
-      observer: (event) => events.push(event),
     });
-    try {
-      await waitFor('SQS gone at the invalid message', () => (proxy.mode === 'blackhole' ? true : undefined));
-      await expectCloses(consumer);
-      // Not deleted: received again until the redrive policy moves it to the dead-letter queue.
-      const moved: Message[] = [];
-      await drain(queueUrl, 'redrive', async () => {
-        moved.push(...(await drainOnce(connection, deadLetterQueueUrl!)));
-        return moved.length > 0;
-      });
-      expect(moved.map((m) => m.Body)).toEqual(['{"no":"identity"}']);
-      expect(await rows('redrive')).toEqual([]);
-    } finally {
-      await proxy.setMode('pass');
-      await consumer.close();
-      await proxied.close();
-    }
+    await waitFor('SQS gone at the invalid message', () => (proxy.mode === 'blackhole' ? true : undefined));
+    await expectCloses(consumer);
+    // Not deleted: received again until the redrive policy moves it to the dead-letter queue.
+    const moved: Message[] = [];
+    await drain(queueUrl, 'redrive', async () => {
+      moved.push(...(await drainOnce(connection, deadLetterQueueUrl!)));
+      return moved.length > 0;
+    });
+    expect(moved.map((m) => m.Body)).toEqual(['{"no":"identity"}']);
+    expect(await rows('redrive')).toEqual([]);
   });
 
   it('reports a long poll SQS does not answer as disconnected and polls again', async () => {
     const { queueUrl } = await queues.declare({ name: uniqueName('dl-poll') });
-    const proxied = proxiedConnection();
-    const events: TransportConsumerEvent[] = [];
-    const consumer = attachSqsConsumer(inbox, {
-      connection: proxied,
-      queueUrl: proxy.urlFor(queueUrl),
+    const { consumer, events } = attachThroughProxy(inbox, queueUrl, {
       consumer: 'poll',
-      ...fast,
       reconnectBackoff: { initialMs: 50, maxMs: 100 },
-      observer: (event) => events.push(event),
     });
-    try {
-      await consumer.ready();
-      await proxy.setMode('blackhole');
-      await waitFor(
-        'an unanswered poll reported',
-        () => (events.some((e) => e.type === 'disconnected') ? true : undefined),
-        CLOSE_DEADLINE_MS,
-      );
-      await proxy.setMode('pass');
-      const messages = outboxMessages(2, queueUrl);
-      await new SqsPublisher(connection).publish(messages, neverAborted());
-      await waitFor(
-        'the same consumer accepts again',
-        async () => ((await rows('poll')).length === messages.length ? true : undefined),
-        CLOSE_DEADLINE_MS,
-      );
-      expect(events.filter((e) => e.type === 'connected').length).toBeGreaterThanOrEqual(2);
-    } finally {
-      await proxy.setMode('pass');
-      await consumer.close();
-      await proxied.close();
-    }
+    await consumer.ready();
+    await proxy.setMode('blackhole');
+    await waitFor(
+      'an unanswered poll reported',
+      () => (events.some((e) => e.type === 'disconnected') ? true : undefined),
+      CLOSE_DEADLINE_MS,
+    );
+    await proxy.setMode('pass');
+    const messages = outboxMessages(2, queueUrl);
+    await new SqsPublisher(connection).publish(messages, neverAborted());
+    await waitFor(
+      'the same consumer accepts again',
+      async () => ((await rows('poll')).length === messages.length ? true : undefined),
+      CLOSE_DEADLINE_MS,
+    );
+    expect(events.filter((e) => e.type === 'connected').length).toBeGreaterThanOrEqual(2);
   });
 });
