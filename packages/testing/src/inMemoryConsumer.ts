@@ -87,6 +87,7 @@ export function attachInMemoryConsumer(
       closing ??= (async () => {
         stop.abort();
         await loop;
+        emit.closed();
       })();
       return closing;
     },

@@ -15,7 +15,7 @@ import {
   consumerEmitter,
   describeCause,
   invalidResultReason,
-  type ConsumerEmit,
+  type ConsumerEmitter,
   type HeldAcceptance,
   type ReadyOptions,
 } from '@ferry/core/transport';
@@ -83,7 +83,7 @@ class PollingConsumer implements SqsConsumer {
   private closing: Promise<void> | null = null;
   private queueUrl = '';
   private readonly logger: Logger;
-  private readonly emit: ConsumerEmit;
+  private readonly emit: ConsumerEmitter;
   private readonly readyPromise: Promise<void>;
   private markReady: () => void = () => undefined;
   private failReady: (error: unknown) => void = () => undefined;
@@ -115,6 +115,7 @@ class PollingConsumer implements SqsConsumer {
       this.stop.abort(closedError('SQS consumer'));
       this.failReady(closedError('SQS consumer'));
       await this.loop;
+      this.emit.closed();
     })();
     return this.closing;
   }
