@@ -79,6 +79,7 @@ export function attachInMemoryConsumer(
       closing ??= (async () => {
         stop.abort();
         await loop;
+        emit.closed();
       })();
       return closing;
     },

@@ -6,7 +6,7 @@ import {
   checkAttachable,
   consumerEmitter,
   describeCause,
-  type ConsumerEmit,
+  type ConsumerEmitter,
   type ReadyOptions,
 } from '@ferry/core/transport';
 import type { ConsumedBatch, ConsumedRecord, DriverConsumer, DriverProducer } from './client/types';
@@ -48,7 +48,7 @@ export function attachKafkaConsumer(inbox: InboxAcceptor, options: ConsumerOptio
 
 class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   readonly producer: DriverProducer;
-  readonly emit: ConsumerEmit;
+  readonly emit: ConsumerEmitter;
   private consumer: DriverConsumer | null = null;
   private readonly stopping = new AbortController();
   private closing: Promise<void> | null = null;
@@ -338,6 +338,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       await this.sessions;
       if (this.consumer !== running) await this.disconnectConsumer(this.consumer);
       await this.producer.disconnect().catch(() => undefined);
+      this.emit.closed();
     })();
     return this.closing;
   }

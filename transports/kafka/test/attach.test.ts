@@ -40,6 +40,8 @@ test('keeps trying to start against unreachable brokers, reports each try as dis
         type: 'disconnected',
         transport: 'kafka',
         source: 'never-created',
+        instance: expect.any(String),
+        reason: 'lost',
         error: expect.stringContaining('FERRY_TRANSPORT_ERROR'),
         retryInMs: 20,
       },

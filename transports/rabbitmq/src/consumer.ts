@@ -7,7 +7,7 @@ import {
   backoffDelay,
   consumerEmitter,
   describeCause,
-  type ConsumerEmit,
+  type ConsumerEmitter,
   type ReadyOptions,
 } from '@ferry/core/transport';
 import { DeliveryBuffer, DeliverySettler } from './batch';
@@ -56,7 +56,7 @@ class ConsumerRuntime implements RabbitConsumer {
   private readonly connection: RabbitConnection;
   private readonly ownsConnection: boolean;
   private readonly logger: Logger;
-  private readonly emit: ConsumerEmit;
+  private readonly emit: ConsumerEmitter;
   private readonly prefetch: number;
   private readonly closing = new AbortController();
   private readonly buffer: DeliveryBuffer;
@@ -131,6 +131,7 @@ class ConsumerRuntime implements RabbitConsumer {
     this.channel = null;
     if (channel) await channel.close().catch(() => undefined);
     if (this.ownsConnection) await this.connection.close();
+    this.emit.closed();
   }
 
   /** Opens a channel on `model`, declares the topology and consumes; retries with backoff while `model` lives. */

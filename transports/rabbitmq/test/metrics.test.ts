@@ -1,7 +1,7 @@
 /**
  * @ferry/core/metrics fed by a real RabbitMQ consumer and publisher (observer: metrics.transport),
  * scraped over HTTP: deliveries received, accepted, settled and dead-lettered by reason, messages
- * published, the connection and its reconnects, per queue; no message id in a label.
+ * published, the connected consumers and their reconnects, per queue; no message id in a label.
  */
 import { createFerryMetrics, serveMetrics, type FerryMetrics, type MetricsServer } from '@ferry/core/metrics';
 import { scrape, type Scrape } from '../../../test-support/prometheusText';
@@ -75,5 +75,24 @@ describe('transport metrics from RabbitMQ', () => {
       (scraped) => scraped.value('ferry_transport_reconnects_total', labels()) === 1,
     );
     expect(s.value('ferry_transport_connected', labels())).toBe(1);
+  });
+
+  it('counts each consumer of the queue while it is connected, and none once closed', async () => {
+    const first = await f.attach();
+    const second = await f.attach();
+    try {
+      await scrapeUntil(
+        'two consumers connected',
+        (s) => s.value('ferry_transport_connected', labels()) === 2,
+      );
+      await first.close();
+      expect((await scrape(server.url)).value('ferry_transport_connected', labels())).toBe(1);
+      await second.close();
+      const s = await scrape(server.url);
+      expect(s.value('ferry_transport_connected', labels())).toBe(0);
+      expect(s.find('ferry_transport_reconnects_total')).toEqual([]);
+    } finally {
+      await first.close();
+    }
   });
 });

@@ -32,7 +32,12 @@ describe('RabbitMQ observer events', () => {
     await waitFor('five accepted and settled', () =>
       sum('accepted') === 5 && sum('settled') === 5 ? true : undefined,
     );
-    expect(events[0]).toEqual({ type: 'connected', transport: 'rabbitmq', source: f.queue });
+    expect(events[0]).toEqual({
+      type: 'connected',
+      transport: 'rabbitmq',
+      source: f.queue,
+      instance: expect.any(String),
+    });
     expect(sum('received')).toBe(5);
     const types = events.map((e) => e.type);
     expect(types.indexOf('received')).toBeLessThan(types.indexOf('accepted'));

@@ -1,7 +1,13 @@
 import { GetQueueUrlCommand, ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '@ferry/core';
+import { requestDeadline } from './deadline';
 import { closedError, transportError } from './errors';
-import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
+import {
+  SETUP_TIMEOUT_MS,
+  resolveConnectionOptions,
+  type ConnectionOptions,
+  type ResolvedConnectionOptions,
+} from './options';
 
 /**
  * One SQS client shared by publishers, consumers and topology helpers, plus a cache of
@@ -35,7 +41,7 @@ export class SqsConnection {
   async connect(): Promise<void> {
     if (this.closed) throw closedError('SQS connection');
     this.connecting ??= this.client
-      .send(new ListQueuesCommand({ MaxResults: 1 }))
+      .send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal: requestDeadline(SETUP_TIMEOUT_MS) })
       .then(() => undefined)
       .catch((error: unknown) => {
         this.connecting = null;
@@ -46,14 +52,17 @@ export class SqsConnection {
 
   /**
    * The URL of a queue given by URL or name. Names are resolved with GetQueueUrl once and
-   * cached; a failed lookup is not cached, so a queue created later is found.
+   * cached; a failed lookup is not cached, so a queue created later is found. The lookup ends
+   * with `signal`, and after SETUP_TIMEOUT_MS at the latest.
    */
   async queueUrl(nameOrUrl: string, signal?: AbortSignal): Promise<string> {
     if (/^https?:\/\//.test(nameOrUrl)) return nameOrUrl;
     let url = this.urls.get(nameOrUrl);
     if (!url) {
       url = this.client
-        .send(new GetQueueUrlCommand({ QueueName: nameOrUrl }), { abortSignal: signal })
+        .send(new GetQueueUrlCommand({ QueueName: nameOrUrl }), {
+          abortSignal: requestDeadline(SETUP_TIMEOUT_MS, signal),
+        })
         .then((output) => {
           if (!output.QueueUrl) throw new Error(`GetQueueUrl returned no URL for ${nameOrUrl}`);
           return output.QueueUrl;

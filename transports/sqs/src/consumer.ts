@@ -15,15 +15,16 @@ import {
   consumerEmitter,
   describeCause,
   invalidResultReason,
-  type ConsumerEmit,
+  type ConsumerEmitter,
   type HeldAcceptance,
   type ReadyOptions,
 } from '@ferry/core/transport';
 import { visibilityBackoffSeconds } from './backoff';
 import type { SqsConnection } from './connection';
 import { sendToDeadLetterQueue, type DeadLetterItem } from './deadLetter';
+import { requestDeadline } from './deadline';
 import { deleteMessages } from './deleteBatch';
-import { REJECT_REASONS, closedError, isAbortError } from './errors';
+import { REJECT_REASONS, closedError } from './errors';
 import {
   DEFAULTS,
   resolveConsumerOptions,
@@ -82,7 +83,7 @@ class PollingConsumer implements SqsConsumer {
   private closing: Promise<void> | null = null;
   private queueUrl = '';
   private readonly logger: Logger;
-  private readonly emit: ConsumerEmit;
+  private readonly emit: ConsumerEmitter;
   private readonly readyPromise: Promise<void>;
   private markReady: () => void = () => undefined;
   private failReady: (error: unknown) => void = () => undefined;
@@ -114,6 +115,7 @@ class PollingConsumer implements SqsConsumer {
       this.stop.abort(closedError('SQS consumer'));
       this.failReady(closedError('SQS consumer'));
       await this.loop;
+      this.emit.closed();
     })();
     return this.closing;
   }
@@ -121,7 +123,8 @@ class PollingConsumer implements SqsConsumer {
   /**
    * Long polls until closed. `connected` once the first poll is issued and again at the first
    * answer after failed polls; each failed poll is `disconnected` with the wait before the next
-   * (`retryInMs` null: a configuration error stopped the consumer).
+   * (`retryInMs` null: a configuration error stopped the consumer). A poll SQS does not answer
+   * within the long-poll wait plus the visibility timeout is a failed poll too.
    */
   private async run(): Promise<void> {
     const signal = this.stop.signal;
@@ -139,7 +142,7 @@ class PollingConsumer implements SqsConsumer {
         if (failures > 0) this.emit({ type: 'connected' });
         failures = 0;
       } catch (error) {
-        if (signal.aborted || isAbortError(error)) break;
+        if (signal.aborted) break;
         if (isFerryError(error, 'FERRY_CONFIG_INVALID')) {
           this.logger.error(
             { err: error, queue: this.options.queueUrl },
@@ -183,7 +186,12 @@ class PollingConsumer implements SqsConsumer {
         MessageAttributeNames: ['All'],
         MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId'],
       }),
-      { abortSignal: signal },
+      {
+        abortSignal: requestDeadline(
+          (this.options.waitTimeSeconds + this.options.visibilityTimeoutSeconds) * 1000,
+          signal,
+        ),
+      },
     );
     return output.Messages ?? [];
   }
@@ -247,6 +255,7 @@ class PollingConsumer implements SqsConsumer {
       toDelete,
       this.options.deleteAttempts,
       this.onFailure,
+      this.settleDeadline(),
     );
     const acceptedCount = deleted.filter((message) => accepted.has(message)).length;
     if (acceptedCount > 0) this.emit({ type: 'accepted', count: acceptedCount });
@@ -300,20 +309,31 @@ class PollingConsumer implements SqsConsumer {
   }
 
   /**
+   * The deadline of one step that settles a received batch with SQS (its dead-letter copies,
+   * its deletes, a visibility change): the visibility timeout, after which SQS shows the
+   * messages again anyway. Not ended by close(): the batch in hand finishes, within this bound.
+   * A step that runs out changes nothing for good: a message not deleted comes back and the
+   * inbox answers it as a duplicate; one whose dead-letter copy was not confirmed is not
+   * deleted and comes back to be dead-lettered again.
+   */
+  private settleDeadline(): AbortSignal {
+    return requestDeadline(this.options.visibilityTimeoutSeconds * 1000);
+  }
+
+  /**
    * close() during an outage: the held messages become visible at once, for the next consumer.
    * Given up after the visibility timeout, when SQS shows them again anyway: an SQS that does not
    * answer never holds close() longer.
    */
   private async release(messages: readonly Message[]): Promise<void> {
     const changes = messages.map((message) => ({ message, seconds: 0 }));
-    const deadline = AbortSignal.timeout(this.options.visibilityTimeoutSeconds * 1000);
-    await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, deadline);
+    await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, this.settleDeadline());
   }
 
   /** Not deleted: each message becomes visible again after the backoff of its receive count. */
   private async backOff(messages: readonly Message[], error: unknown): Promise<void> {
     const changes = messages.map((message) => ({ message, seconds: this.retrySeconds(message) }));
-    await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure);
+    await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, this.settleDeadline());
     const cause = describeCause(error);
     this.logger.warn(
       { err: error, queue: this.queueUrl, count: messages.length },
@@ -346,7 +366,7 @@ class PollingConsumer implements SqsConsumer {
         message: item.message,
         seconds: this.retrySeconds(item.message),
       }));
-      await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure);
+      await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, this.settleDeadline());
       for (const { messageId, reason } of items) this.emit({ type: 'dead-lettered', messageId, reason });
       return [];
     }
@@ -356,6 +376,7 @@ class PollingConsumer implements SqsConsumer {
       items,
       DEFAULTS.maxBatchBytes,
       this.onFailure,
+      this.settleDeadline(),
     );
     for (const { messageId, reason } of sent) this.emit({ type: 'dead-lettered', messageId, reason });
     return sent.map((item) => item.message);

@@ -27,7 +27,9 @@ export interface DeadLetterItem {
  * in SendMessageBatch requests of at most `maxBatchBytes` each (a copy alone over it is sent
  * without the original attributes). Resolves to the items SQS confirmed, which the caller
  * then deletes from the source queue; the others stay and come back. FIFO dead-letter queues
- * get the original group and MessageId as the deduplication id.
+ * get the original group and MessageId as the deduplication id. `signal` is the deadline of
+ * all requests together: a copy SQS did not confirm by then counts as not sent (its original
+ * stays; SQS may still have taken the copy, so the dead-letter queue may hold it twice).
  */
 export async function sendToDeadLetterQueue(
   connection: SqsConnection,
@@ -35,6 +37,7 @@ export async function sendToDeadLetterQueue(
   items: readonly DeadLetterItem[],
   maxBatchBytes: number,
   onFailure: (error: unknown) => void,
+  signal: AbortSignal,
 ): Promise<DeadLetterItem[]> {
   const fifo = isFifoQueue(deadLetterQueueUrl);
   const entries = items.map((item, index) => deadLetterEntry(item, `d${index}`, fifo, maxBatchBytes));
@@ -43,6 +46,7 @@ export async function sendToDeadLetterQueue(
     try {
       const output = await connection.client.send(
         new SendMessageBatchCommand({ QueueUrl: deadLetterQueueUrl, Entries: chunk }),
+        { abortSignal: signal },
       );
       for (const failed of output.Failed ?? []) {
         onFailure(
@@ -52,6 +56,7 @@ export async function sendToDeadLetterQueue(
       for (const entry of output.Successful ?? []) if (entry.Id) sent.add(entry.Id);
     } catch (error) {
       onFailure(error);
+      if (signal.aborted) break;
     }
   }
   return items.filter((_, index) => sent.has(`d${index}`));

@@ -8,7 +8,8 @@ const FINAL_DELETE_CODES = new Set(['ReceiptHandleIsInvalid', 'InvalidParameterV
  * Deletes messages (at most 10) with DeleteMessageBatch, checking every entry of `Failed`
  * and retrying those up to `attempts` times in all. Resolves to the messages deleted. A
  * message that could not be deleted becomes visible again and is offered once more; the
- * inbox reports it as a duplicate, and it is deleted then.
+ * inbox reports it as a duplicate, and it is deleted then. `signal` is the deadline of all
+ * attempts together: once it aborted (SQS did not answer) no attempt follows.
  */
 export async function deleteMessages(
   connection: SqsConnection,
@@ -16,6 +17,7 @@ export async function deleteMessages(
   messages: readonly Message[],
   attempts: number,
   onFailure: (error: unknown) => void,
+  signal: AbortSignal,
 ): Promise<Message[]> {
   let remaining = [...messages];
   const deleted: Message[] = [];
@@ -29,6 +31,7 @@ export async function deleteMessages(
             ReceiptHandle: message.ReceiptHandle,
           })),
         }),
+        { abortSignal: signal },
       );
       for (const entry of output.Successful ?? []) {
         const message = remaining[Number(entry.Id?.slice(1))];
@@ -43,7 +46,10 @@ export async function deleteMessages(
       }
       remaining = retry;
     } catch (error) {
-      if (attempt === attempts) onFailure(error);
+      if (attempt === attempts || signal.aborted) {
+        onFailure(error);
+        break;
+      }
     }
   }
   return deleted;

@@ -48,10 +48,6 @@ export function errorName(error: unknown): string | undefined {
   return undefined;
 }
 
-export function isAbortError(error: unknown): boolean {
-  return errorName(error) === 'AbortError';
-}
-
 /**
  * Whole-request failures that say the endpoint, not the messages, is in trouble: socket errors,
  * SDK timeouts, any 5xx answer, and endpoint-level throttling. The publisher reports them

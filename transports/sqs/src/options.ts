@@ -35,6 +35,12 @@ export const DEFAULTS = {
   deleteAttempts: 3,
 } as const;
 
+/**
+ * Deadline of a request no option bounds: connect(), the topology helpers and a queue-name
+ * lookup made without a caller's deadline. The publisher's default confirmTimeoutMs.
+ */
+export const SETUP_TIMEOUT_MS = DEFAULTS.confirmTimeoutMs;
+
 export interface ConnectionOptions {
   /** SQS endpoint, e.g. http://127.0.0.1:9324 for ElasticMQ; AWS's regional endpoint when omitted. */
   endpoint?: string;

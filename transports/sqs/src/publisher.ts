@@ -2,6 +2,7 @@ import { SendMessageBatchCommand, type SendMessageBatchResultEntry } from '@aws-
 import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
 import { observePublish, type PublishReport } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
+import { requestDeadline } from './deadline';
 import {
   PERMANENT_REQUEST_ERRORS,
   describeError,
@@ -88,7 +89,7 @@ export class SqsPublisher implements Publisher {
       byQueue.set(queue, [...(byQueue.get(queue) ?? []), index]);
     });
     // A request not answered by the deadline is abandoned: its messages are reported retryable.
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.options.confirmTimeoutMs)]);
+    const deadline = requestDeadline(this.options.confirmTimeoutMs, signal);
     await Promise.all(
       [...byQueue].map(([queue, indexes]) =>
         this.publishToQueue(queue, indexes, messages, outcomes, deadline),

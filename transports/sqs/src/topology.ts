@@ -7,7 +7,9 @@ import {
 import { FerryConfigError } from '@ferry/core';
 import { knownKeysOption, type OptionKeys } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
+import { requestDeadline } from './deadline';
 import { errorName, transportError } from './errors';
+import { SETUP_TIMEOUT_MS } from './options';
 
 export interface QueueSpec {
   /** Queue name; a FIFO queue's name must end in `.fifo`. */
@@ -84,7 +86,9 @@ export async function declareQueue(connection: SqsConnection, spec: QueueSpec): 
 /** Deletes a queue; a queue that does not exist counts as deleted. */
 export async function deleteQueue(connection: SqsConnection, queueUrl: string): Promise<void> {
   try {
-    await connection.client.send(new DeleteQueueCommand({ QueueUrl: queueUrl }));
+    await connection.client.send(new DeleteQueueCommand({ QueueUrl: queueUrl }), {
+      abortSignal: requestDeadline(SETUP_TIMEOUT_MS),
+    });
   } catch (error) {
     if (errorName(error) !== 'QueueDoesNotExist')
       throw transportError(`DeleteQueue ${queueUrl} failed`, error);
@@ -96,6 +100,7 @@ export async function queueArn(connection: SqsConnection, queueUrl: string): Pro
   try {
     const output = await connection.client.send(
       new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS) },
     );
     const arn = output.Attributes?.QueueArn;
     if (!arn) throw new Error('no QueueArn attribute');
@@ -113,6 +118,7 @@ async function createQueue(
   try {
     const output = await connection.client.send(
       new CreateQueueCommand({ QueueName: name, Attributes: attributes }),
+      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS) },
     );
     if (!output.QueueUrl) throw new Error('CreateQueue returned no URL');
     return output.QueueUrl;
@@ -124,7 +130,8 @@ async function createQueue(
 /**
  * Checks that a queue has a RedrivePolicy (the dead-letter path of `deadLetter: { mode:
  * 'redrive' }`): without one an invalid message would be received again and again, forever.
- * FerryConfigError when it has none; a failed lookup is a retriable transport error.
+ * FerryConfigError when it has none; a failed lookup is a retriable transport error. The lookup
+ * ends with `signal`, and after SETUP_TIMEOUT_MS at the latest.
  */
 export async function requireRedrivePolicy(
   connection: SqsConnection,
@@ -135,7 +142,7 @@ export async function requireRedrivePolicy(
   try {
     const output = await connection.client.send(
       new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }),
-      { abortSignal: signal },
+      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS, signal) },
     );
     policy = output.Attributes?.RedrivePolicy;
   } catch (error) {

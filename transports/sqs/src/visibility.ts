@@ -1,5 +1,6 @@
 import { ChangeMessageVisibilityBatchCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SqsConnection } from './connection';
+import { requestDeadline } from './deadline';
 
 export interface VisibilityChange {
   readonly message: Message;
@@ -10,14 +11,15 @@ export interface VisibilityChange {
  * Sets the visibility timeout of each message (at most 10, one batch). Resolves to the
  * number of messages changed; entries in `Failed` (typically a receipt handle gone stale
  * because the message was received again elsewhere) are reported through `onFailure`, and so
- * is a request that `signal` aborted (a deadline: SQS did not answer in time).
+ * is a request that `signal` (its deadline) aborted: SQS did not answer in time. A change that
+ * did not land leaves the message's visibility as it was: it comes back when that runs out.
  */
 export async function changeVisibility(
   connection: SqsConnection,
   queueUrl: string,
   changes: readonly VisibilityChange[],
   onFailure: (error: unknown) => void,
-  signal?: AbortSignal,
+  signal: AbortSignal,
 ): Promise<number> {
   if (changes.length === 0) return 0;
   try {
@@ -30,7 +32,7 @@ export async function changeVisibility(
           VisibilityTimeout: change.seconds,
         })),
       }),
-      signal ? { abortSignal: signal } : {},
+      { abortSignal: signal },
     );
     for (const failed of output.Failed ?? []) {
       onFailure(
@@ -61,7 +63,7 @@ export class VisibilityExtender {
   ) {
     this.timer = setInterval(() => {
       if (this.inFlight) return;
-      this.inFlight = this.renew(AbortSignal.timeout(everyMs))
+      this.inFlight = this.renew(requestDeadline(everyMs))
         .catch(() => undefined)
         .finally(() => {
           this.inFlight = null;

@@ -17,7 +17,9 @@ import {
   neverAborted,
   openConnection,
   outboxMessages,
+  proxiedConnection as proxiedThrough,
   receiveNone,
+  storedIds as storedIdsOf,
   uniqueName,
   waitFor,
 } from './support/sqs';
@@ -43,28 +45,14 @@ describe('SQS consumer at the inbox admission limit', () => {
     await database.drop();
   });
 
-  async function storedIds(consumer = 'billing'): Promise<string[]> {
-    const rows = await database.db.query<{ message_id: string }>(
-      `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = $1 ORDER BY message_id`,
-      [consumer],
-    );
-    return rows.map((row) => row.message_id);
-  }
+  const storedIds = (consumer = 'billing') => storedIdsOf(database.db, consumer);
 
   /** Every receipt finished: the backlog that counts toward maxPendingMessages drains. */
   async function finishBacklog(): Promise<void> {
     await database.db.query(`UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now()`);
   }
 
-  /** A connection through the proxy (the SDK sends each request to the host of its QueueUrl). */
-  function proxiedConnection(): SqsConnection {
-    return new SqsConnection({
-      endpoint: proxy.urlFor(SQS_ENDPOINT).replace(/\/$/, ''),
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
-      maxAttempts: 1,
-    });
-  }
+  const proxiedConnection = () => proxiedThrough(proxy);
 
   /** With maxPendingMessages 1: one message accepted, then `count` new ones held at the limit. */
   async function holdAtLimit(queueUrl: string, events: readonly TransportConsumerEvent[], count: number) {

@@ -92,7 +92,12 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     );
     // Duplicates count as accepted: the inbox answered for them and they were deleted.
     expect([sum(events, 'received'), sum(events, 'accepted'), sum(events, 'settled')]).toEqual([40, 40, 40]);
-    expect(events[0]).toEqual({ type: 'connected', transport: 'sqs', source: queueUrl });
+    expect(events[0]).toEqual({
+      type: 'connected',
+      transport: 'sqs',
+      source: queueUrl,
+      instance: expect.any(String),
+    });
     expect(events.every((e) => e.transport === 'sqs' && e.source === queueUrl)).toBe(true);
     expect(published.map((e) => e.type === 'published' && [e.transport, e.destination, e.count])).toEqual([
       ['sqs', queueUrl, 30],

@@ -74,7 +74,7 @@ const inboxEvents: InboxEvent[] = [
 ];
 
 const transportEvents: TransportEvent[] = [
-  { type: 'connected', transport: 'rabbitmq', source: 'orders' },
+  { type: 'connected', transport: 'rabbitmq', source: 'orders', instance: 'c1' },
   { type: 'received', transport: 'rabbitmq', source: 'orders', count: 5 },
   { type: 'accepted', transport: 'rabbitmq', source: 'orders', count: 4 },
   { type: 'settled', transport: 'rabbitmq', source: 'orders', count: 4 },
@@ -94,8 +94,16 @@ const transportEvents: TransportEvent[] = [
     delayMs: 100,
     error: 'down',
   },
-  { type: 'disconnected', transport: 'rabbitmq', source: 'orders', error: 'closed', retryInMs: 100 },
-  { type: 'connected', transport: 'rabbitmq', source: 'orders' },
+  {
+    type: 'disconnected',
+    transport: 'rabbitmq',
+    source: 'orders',
+    instance: 'c1',
+    reason: 'lost',
+    error: 'channel closed',
+    retryInMs: 100,
+  },
+  { type: 'connected', transport: 'rabbitmq', source: 'orders', instance: 'c1' },
   { type: 'lag', transport: 'kafka', source: 'events', partition: 2, lag: 17 },
   { type: 'lag', transport: 'kafka', source: 'events', partition: 2, lag: 3 },
   { type: 'published', transport: 'kafka', destination: 'invoices', count: 10, durationMs: 8 },
@@ -188,34 +196,77 @@ describe('createFerryMetrics observers', () => {
 
   it('counts a reconnect only after a connection was lost: not a Kafka rebalance, a second consumer of the source or a first connection', async () => {
     const metrics = createFerryMetrics();
-    const events = { transport: 'kafka', source: 'events' };
+    const events = { transport: 'kafka', source: 'events', instance: 'k1' };
     // One member joins, then rejoins twice as the group rebalances; its connection never dropped.
     metrics.transport({ type: 'connected', ...events, assignment: { events: [0, 1] } });
     metrics.transport({ type: 'connected', ...events, assignment: { events: [0] } });
     metrics.transport({ type: 'connected', ...events, assignment: { events: [0, 1] } });
     // An SQS consumer whose first polls failed: its first connection is no reconnect.
-    const queue = { transport: 'sqs', source: 'q' };
-    metrics.transport({ type: 'disconnected', ...queue, error: 'ECONNREFUSED', retryInMs: 100 });
+    const queue = { transport: 'sqs', source: 'q', instance: 's1' };
+    metrics.transport({
+      type: 'disconnected',
+      ...queue,
+      reason: 'lost',
+      error: 'ECONNREFUSED',
+      retryInMs: 100,
+    });
     metrics.transport({ type: 'connected', ...queue });
     // Two RabbitMQ consumers of one queue in one process, each connecting once.
     const orders = { transport: 'rabbitmq', source: 'orders' };
-    metrics.transport({ type: 'connected', ...orders });
-    metrics.transport({ type: 'connected', ...orders });
+    metrics.transport({ type: 'connected', ...orders, instance: 'r1' });
+    metrics.transport({ type: 'connected', ...orders, instance: 'r2' });
     let s = await read(metrics);
-    expect(s.value('ferry_transport_reconnects_total', events) ?? 0).toBe(0);
+    expect(s.value('ferry_transport_reconnects_total', { transport: 'kafka', source: 'events' }) ?? 0).toBe(
+      0,
+    );
     expect(s.value('ferry_transport_reconnects_total', orders) ?? 0).toBe(0);
-    expect(s.value('ferry_transport_reconnects_total', queue) ?? 0).toBe(0);
+    expect(s.value('ferry_transport_reconnects_total', { transport: 'sqs', source: 'q' }) ?? 0).toBe(0);
 
-    metrics.transport({ type: 'disconnected', ...orders, error: 'closed', retryInMs: 100 });
-    metrics.transport({ type: 'disconnected', ...orders, error: 'closed', retryInMs: 200 });
-    metrics.transport({ type: 'connected', ...orders });
+    // One of them loses its channel twice before it is back: one reconnect.
+    const lost = { reason: 'lost', error: 'channel closed' } as const;
+    metrics.transport({ type: 'disconnected', ...orders, instance: 'r1', ...lost, retryInMs: 100 });
+    metrics.transport({ type: 'disconnected', ...orders, instance: 'r1', ...lost, retryInMs: 200 });
+    metrics.transport({ type: 'connected', ...orders, instance: 'r1' });
     s = await read(metrics);
+    expect(s.value('ferry_transport_reconnects_total', orders)).toBe(1);
+  });
+
+  it('counts the consumers connected per source: one disconnect leaves the other counted, close() takes each off', async () => {
+    const metrics = createFerryMetrics();
+    const orders = { transport: 'rabbitmq', source: 'orders' };
+    const closed = {
+      type: 'disconnected',
+      ...orders,
+      reason: 'closed',
+      error: 'consumer closed',
+      retryInMs: null,
+    } as const;
+    metrics.transport({ type: 'connected', ...orders, instance: 'r1' });
+    metrics.transport({ type: 'connected', ...orders, instance: 'r2' });
+    metrics.transport({ type: 'connected', ...orders, instance: 'r2' });
+    expect((await read(metrics)).value('ferry_transport_connected', orders)).toBe(2);
+
+    metrics.transport({
+      type: 'disconnected',
+      ...orders,
+      instance: 'r1',
+      reason: 'lost',
+      error: 'e',
+      retryInMs: 100,
+    });
+    expect((await read(metrics)).value('ferry_transport_connected', orders)).toBe(1);
+    metrics.transport({ type: 'connected', ...orders, instance: 'r1' });
+    metrics.transport({ ...closed, instance: 'r2' });
+    expect((await read(metrics)).value('ferry_transport_connected', orders)).toBe(1);
+    metrics.transport({ ...closed, instance: 'r1' });
+    const s = await read(metrics);
+    expect(s.value('ferry_transport_connected', orders)).toBe(0);
     expect(s.value('ferry_transport_reconnects_total', orders)).toBe(1);
   });
 
   it('drops the lag of the partitions a rebalance took from the consumer', async () => {
     const metrics = createFerryMetrics();
-    const kafka = { transport: 'kafka' };
+    const kafka = { transport: 'kafka', instance: 'k1' };
     metrics.transport({ type: 'connected', ...kafka, source: 'a,b', assignment: { a: [0, 1], b: [0] } });
     metrics.transport({ type: 'lag', ...kafka, source: 'a', partition: 0, lag: 5 });
     metrics.transport({ type: 'lag', ...kafka, source: 'a', partition: 1, lag: 7 });

@@ -39,7 +39,7 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
   );
   const connected = make.gauge(
     'transport_connected',
-    '1 while the consumer is connected and subscribed, 0 after it lost its connection',
+    'Consumers of the source connected and subscribed in this process (0 once each lost its connection or was closed)',
     consumerLabels,
   );
   const reconnects = make.counter(
@@ -73,9 +73,7 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
     publisherLabels,
   );
   const partitionLags = new PartitionLags(lag);
-  // Consumers that connected once, and those of them that lost the connection since.
-  const seen = new Set<string>();
-  const down = new Set<string>();
+  const connections = new Connections(connected, reconnects);
 
   return (event) => {
     switch (event.type) {
@@ -114,20 +112,13 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
       case 'settled':
         settled.inc(labels, count(event.count));
         return;
-      case 'connected': {
-        const key = JSON.stringify([event.transport, event.source]);
-        if (down.delete(key)) reconnects.inc(labels);
-        seen.add(key);
-        connected.set(labels, 1);
+      case 'connected':
+        connections.up(labels, event.instance);
         if (event.assignment) partitionLags.keepAssigned(event.transport, event.source, event.assignment);
         return;
-      }
-      case 'disconnected': {
-        const key = JSON.stringify([event.transport, event.source]);
-        if (seen.has(key)) down.add(key);
-        connected.set(labels, 0);
+      case 'disconnected':
+        connections.down(labels, event.instance, event.reason === 'closed' || event.retryInMs === null);
         return;
-      }
       case 'lag':
         partitionLags.set(labels, event.partition, event.lag);
         return;
@@ -138,6 +129,53 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
         return;
     }
   };
+}
+
+type SourceLabels = { transport: string; source: string };
+
+/**
+ * The connected gauge counts the consumers (by `instance`) up per transport and source, so one
+ * consumer's disconnect leaves another of the same source counted. A reconnect is a `connected`
+ * of an instance that lost its connection after it had connected; a consumer that stopped for
+ * good (closed, or `retryInMs` null) is forgotten.
+ */
+class Connections {
+  private readonly upBySource = new Map<string, Set<string>>();
+  private readonly seen = new Set<string>();
+  private readonly lost = new Set<string>();
+
+  constructor(
+    private readonly gauge: Gauge<keyof SourceLabels>,
+    private readonly reconnects: { inc(labels: SourceLabels): void },
+  ) {}
+
+  up(labels: SourceLabels, instance: string): void {
+    if (this.lost.delete(instance)) this.reconnects.inc(labels);
+    this.seen.add(instance);
+    this.instances(labels).add(instance);
+    this.gauge.set(labels, this.instances(labels).size);
+  }
+
+  down(labels: SourceLabels, instance: string, stopped: boolean): void {
+    this.instances(labels).delete(instance);
+    this.gauge.set(labels, this.instances(labels).size);
+    if (stopped) {
+      this.seen.delete(instance);
+      this.lost.delete(instance);
+    } else if (this.seen.has(instance)) {
+      this.lost.add(instance);
+    }
+  }
+
+  private instances(labels: SourceLabels): Set<string> {
+    const key = JSON.stringify([labels.transport, labels.source]);
+    let set = this.upBySource.get(key);
+    if (!set) {
+      set = new Set();
+      this.upBySource.set(key, set);
+    }
+    return set;
+  }
 }
 
 type LagLabels = { transport: string; source: string; partition: string };

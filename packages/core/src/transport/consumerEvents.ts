@@ -1,27 +1,73 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import type { TransportConsumerEvent, TransportObserver } from './events';
 
-type WithoutOrigin<E> = E extends unknown ? Omit<E, 'transport' | 'source'> : never;
+/** What the emitter fills in: where an event comes from; which consumer, and why a disconnect. */
+type WithoutOrigin<E> = E extends { type: 'connected' | 'disconnected' }
+  ? Omit<E, 'transport' | 'source' | 'instance' | 'reason'>
+  : E extends unknown
+    ? Omit<E, 'transport' | 'source'>
+    : never;
 
-/** A consumer event as a transport writes it: the emitter adds `transport` and `source`. */
+/**
+ * A consumer event as a transport writes it: the emitter adds `transport`, `source` and, to
+ * the connection events, `instance`; a `disconnected` it is handed is `reason: 'lost'`.
+ */
 export type ConsumerEventBody = WithoutOrigin<TransportConsumerEvent>;
 
 /** Emits one event; `source` overrides the consumer's own (a Kafka consumer reads several topics). */
 export type ConsumerEmit = (event: ConsumerEventBody, source?: string) => void;
 
+/** A consumer's emitter, which remembers whether the consumer is connected. */
+export type ConsumerEmitter = ConsumerEmit & {
+  /**
+   * Called once the consumer's close() ended it: a consumer still connected reports one
+   * `disconnected` of `reason: 'closed'`; one already disconnected reports nothing. Safe twice.
+   */
+  readonly closed: () => void;
+};
+
 /**
  * The one way a consumer reports to its observer: every event gets the transport's name and
- * the queue / topic it came from, and goes through safeEmit (a throwing observer is logged
- * and changes nothing).
+ * the queue / topic it came from, connection events the consumer's `instance`, and each goes
+ * through safeEmit (a throwing observer is logged and changes nothing).
  */
 export function consumerEmitter(
   transport: string,
   source: string,
   observer: TransportObserver<TransportConsumerEvent> | undefined,
   logger?: Logger,
-): ConsumerEmit {
-  if (!observer) return () => undefined;
-  return (event, from = source) =>
-    safeEmit(observer, { ...event, transport, source: from } as TransportConsumerEvent, logger);
+): ConsumerEmitter {
+  const instance = randomUUID();
+  // The source of the consumer's last `connected`, null while it is not connected.
+  let connectedFrom: string | null = null;
+  const emit: ConsumerEmit = (event, from = source) => {
+    let full: TransportConsumerEvent;
+    if (event.type === 'connected') {
+      connectedFrom = from;
+      full = { ...event, transport, source: from, instance };
+    } else if (event.type === 'disconnected') {
+      connectedFrom = null;
+      full = { ...event, transport, source: from, instance, reason: 'lost' };
+    } else {
+      full = { ...event, transport, source: from } as TransportConsumerEvent;
+    }
+    if (observer) safeEmit(observer, full, logger);
+  };
+  const closed = () => {
+    if (connectedFrom === null) return;
+    const event: TransportConsumerEvent = {
+      type: 'disconnected',
+      transport,
+      source: connectedFrom,
+      instance,
+      reason: 'closed',
+      error: 'consumer closed',
+      retryInMs: null,
+    };
+    connectedFrom = null;
+    if (observer) safeEmit(observer, event, logger);
+  };
+  return Object.assign(emit, { closed });
 }

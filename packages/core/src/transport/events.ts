@@ -5,6 +5,11 @@
  * 'memory' | a third party's name); `source` is the queue / topic a consumer reads,
  * `destination` the exchange / topic / queue a publisher writes. Bounded: no payloads.
  * Called through safeEmit.
+ *
+ * Connection state: `connected` and `disconnected` carry `instance`, which tells apart the
+ * consumers of one process that read the same source (a metrics observer counts connected
+ * consumers by it). A consumer's connection events alternate from its first `connected`;
+ * `close()` of a consumer that is connected ends with one `disconnected` of `reason: 'closed'`.
  */
 export type TransportConsumerEvent =
   /** Deliveries arrived from the broker (before acceptance). */
@@ -55,13 +60,22 @@ export type TransportConsumerEvent =
       readonly type: 'connected';
       readonly transport: string;
       readonly source: string;
+      /** This consumer, unique within the process (an opaque id). */
+      readonly instance: string;
       readonly assignment?: Readonly<Record<string, readonly number[]>>;
     }
-  /** The connection or subscription was lost; the consumer reconnects after `retryInMs` (null: it stops). */
+  /**
+   * Consuming stopped. `reason` 'lost': the connection or subscription was lost, and the
+   * consumer reconnects after `retryInMs` (null: it stops). 'closed': its close() ended it
+   * (`retryInMs` null).
+   */
   | {
       readonly type: 'disconnected';
       readonly transport: string;
       readonly source: string;
+      /** This consumer, unique within the process (an opaque id). */
+      readonly instance: string;
+      readonly reason: 'lost' | 'closed';
       readonly error: string;
       readonly retryInMs: number | null;
     }

@@ -8,7 +8,12 @@ export type {
   TransportObserver,
 } from './events';
 export { observePublish, type PublishReport } from './publishEvents';
-export { consumerEmitter, type ConsumerEmit, type ConsumerEventBody } from './consumerEvents';
+export {
+  consumerEmitter,
+  type ConsumerEmit,
+  type ConsumerEmitter,
+  type ConsumerEventBody,
+} from './consumerEvents';
 export { safeEmit } from '../observe/safeEmit';
 export { defaultLogger } from '../observe/logger';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';

@@ -1,7 +1,7 @@
 import { expect, it } from '@jest/globals';
 import type { TransportConsumerEvent, TransportPublisherEvent } from '@ferry/core/transport';
 import { waitUntil } from './assertions';
-import type { TransportUnderTest } from './types';
+import type { AttachedConsumer, TransportUnderTest } from './types';
 
 /** What the observer cases need from the suite (read at run time, after beforeEach). */
 export interface ObserverContext {
@@ -16,6 +16,8 @@ export interface ObserverContext {
   /** Events of the current case's publisher, in order. */
   publisherEvents(): readonly TransportPublisherEvent[];
   attach(): Promise<void>;
+  /** The consumers attached in the current case, in order. */
+  readonly consumers: readonly AttachedConsumer[];
   publishAllSent(count: number): Promise<string[]>;
 }
 
@@ -59,6 +61,56 @@ export function registerObserverCases(context: ObserverContext): void {
     expect(
       published.reduce((total, event) => total + (event.type === 'published' ? event.count : 0), 0),
     ).toBe(ids.length);
+  });
+
+  it('reports each consumer connected with its own instance, and one disconnected (closed) when its close() ends it', async () => {
+    const { source } = context.transport();
+    const instances = () => [
+      ...new Set(context.consumerEvents().flatMap((e) => (e.type === 'connected' ? [e.instance] : []))),
+    ];
+    const connection = (instance: string) =>
+      context
+        .consumerEvents()
+        .filter((e) => (e.type === 'connected' || e.type === 'disconnected') && e.instance === instance);
+    const closedOf = (instance: string) =>
+      connection(instance).filter((e) => e.type === 'disconnected' && e.reason === 'closed');
+    await context.attach();
+    const [first] = await waitUntil(
+      'the first consumer connected',
+      () => (instances().length === 1 ? instances() : undefined),
+      context.timeoutMs,
+    );
+    await context.attach();
+    const second = await waitUntil(
+      'the second consumer connected, with another instance',
+      () => instances().find((instance) => instance !== first),
+      context.timeoutMs,
+    );
+    const [a, b] = context.consumers.slice(-2);
+    await a!.close();
+    await a!.close();
+    expect(closedOf(first!)).toEqual([
+      {
+        type: 'disconnected',
+        transport: context.transportName,
+        source,
+        instance: first,
+        reason: 'closed',
+        error: expect.any(String),
+        retryInMs: null,
+      },
+    ]);
+    expect(closedOf(second)).toEqual([]);
+    // The other consumer is still connected (a rebalance may have connected it again).
+    await waitUntil(
+      'the second consumer connected after the first closed',
+      () => (connection(second).at(-1)?.type === 'connected' ? true : undefined),
+      context.timeoutMs,
+    );
+    await b!.close();
+    expect(closedOf(second)).toHaveLength(1);
+    for (const instance of [first!, second])
+      expect(connection(instance).at(-1)).toEqual(closedOf(instance)[0]);
   });
 
   if (context.deadLetter) {

@@ -15,6 +15,8 @@
  * - closing the publisher twice resolves; a publish after close sends nothing  (always)
  * - closing a consumer twice resolves (one promise); a closed one takes nothing (always)
  * - the observer hears received, then accepted and settled, with transport and source (always)
+ * - each consumer's connection events carry its own instance; close() of a connected one
+ *   reports one disconnected with reason 'closed', the other consumer stays connected (always)
  * - the observer hears a poison delivery dead-lettered with its reason and id    (deadLetter)
  * - invalid deliveries are dead-lettered with a reason, none accepted          (deadLetter)
  * - messages sharing an ordering key arrive in publish order                   (orderingPerKey)
@@ -219,6 +221,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       consumerEvents: () => consumerEvents,
       publisherEvents: () => publisherEvents,
       attach: () => attach(),
+      consumers,
       publishAllSent,
     });
 

@@ -6,7 +6,7 @@ import {
   type Message,
   type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
-import type { OutboxMessage } from '@ferry/core';
+import { INBOX_TABLE, type OutboxMessage, type SqlExecutor } from '@ferry/core';
 import { testOutboxMessage } from '../../../../test-support/outboxMessages';
 import { SqsConnection, declareQueue, deleteQueue, type DeclaredQueue, type QueueSpec } from '@ferry/sqs';
 import { waitUntil } from '@ferry/testing';
@@ -19,6 +19,29 @@ export function openConnection(): SqsConnection {
     region: 'us-east-1',
     credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
   });
+}
+
+/**
+ * A connection through `proxy` (the fault harness's TCP proxy): with the endpoint rewritten, the
+ * SDK sends each request of a queue URL rewritten by `proxy.urlFor` through it. One attempt per
+ * request, so a failure shows at once.
+ */
+export function proxiedConnection(proxy: { urlFor(url: string): string }): SqsConnection {
+  return new SqsConnection({
+    endpoint: proxy.urlFor(SQS_ENDPOINT).replace(/\/$/, ''),
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+    maxAttempts: 1,
+  });
+}
+
+/** The message ids the inbox stored for `consumer`, sorted. */
+export async function storedIds(db: SqlExecutor, consumer: string): Promise<string[]> {
+  const rows = await db.query<{ message_id: string }>(
+    `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = $1 ORDER BY message_id`,
+    [consumer],
+  );
+  return rows.map((row) => row.message_id);
 }
 
 /** Unique per run and per call, so parallel test files never share a queue. */
