@@ -147,4 +147,49 @@ describe('relay hot path', () => {
     expect(third.rows).toHaveLength(10);
     expect(third.keyScanFirst).toBe(false);
   });
+
+  it.each(['block', 'skip'] as const)(
+    "behind a blocked key one key-scan statement fills the claim from the other keys ('%s')",
+    async (failedHead) => {
+      // 'hot' sorts before every other key, so the key scan meets it first.
+      const hot = await emitMany(
+        t.db,
+        Array.from({ length: 50 }, (_, i) => ({ type: 'hot', payload: { i }, orderingKey: 'hot' })),
+      );
+      await createOutboxAdmin(t.db).markFailed(hot.ids[0]!, 'blocked head');
+      // Under 'skip' the key is blocked by its event in flight instead.
+      if (failedHead === 'skip') {
+        await t.db.execute(
+          `UPDATE outbox_events SET status = 'PROCESSING', claim_token = gen_random_uuid(), failed_at = NULL,
+             lease_expires_at = now() + interval '1 minute', claimed_at = now() WHERE id = $1::uuid`,
+          [hot.ids[1]],
+        );
+      }
+      await emitMany(
+        t.db,
+        Array.from({ length: 30 }, (_, i) => ({ type: 'other', payload: { i }, orderingKey: `k${i}` })),
+      );
+      const statements: string[] = [];
+      const counted: SqlExecutor = {
+        ...t.db,
+        query: (text, values) => {
+          statements.push(text);
+          return t.db.query(text, values);
+        },
+      };
+      const claim = await relayStore(counted).claim({
+        token: randomUUID(),
+        limit: 10,
+        leaseMs: 60_000,
+        failedHead,
+        keyScanFirst: true,
+      });
+      // Keys in index order: hot, k0, k1, k10, k11, ... k17 (the tenth claimable one).
+      const visited = ['k0', 'k1', ...Array.from({ length: 8 }, (_, i) => `k1${i}`)];
+      expect(claim.rows.map((r) => r.ordering_key)).toEqual(visited);
+      expect(statements).toHaveLength(1);
+      // The scan stopped once it had met enough claimable keys: the next claim continues after them.
+      expect(claim.laneCursor).toBe('k17');
+    },
+  );
 });

@@ -17,45 +17,80 @@ const noneInFlight = (k: string) =>
     WHERE p.ordering_key IS NOT NULL AND p.ordering_key = ${k} AND p.status = 'PROCESSING')`;
 
 /**
- * Candidate heads, from three sources whose cost does not grow with the rows a blocked key
- * holds: (1) the first $4 due rows in due order, keyed ones kept when they head their key; (2) unkeyed
- * due rows, locked as they are scanned and skipping rows another claim holds (so concurrent
- * relays on an unkeyed backlog each fill their batch instead of colliding on the same rows); (3) up to $5 keys visited round-robin from the key after $6 (a loose index scan
- * over the ordering index, one probe per key), each contributing its head when due. Source 3
- * is what reaches other keys when a long blocked backlog fills the due window.
+ * Whether a key's first unfinished event (its first entry in the ordering index) is a head to
+ * claim, as far as the scan can tell: PENDING and due. Only steers how far the key scan goes
+ * (see lanes); under 'skip' a FAILED first entry may still have a head behind it, which is
+ * claimed but not counted, so the scan goes on a little further than it needs to.
  */
-function candidateSources(blocking: string, lanes: boolean): string {
+const laneMayYield = (e: string) => `${e}.status = 'PENDING' AND ${e}.next_attempt_at <= now()`;
+
+/**
+ * The heads the key scan found. Under 'block' a key's first index entry is its head (the index
+ * holds exactly the blocking statuses), so the scan's own probe is all it takes; under 'skip'
+ * a FAILED first entry costs one more probe for the first PENDING or PROCESSING event.
+ */
+const LANE_HEADS: Record<FailedHeadPolicy, string> = {
+  block: `
+    SELECT l.id, l.seq, l.next_attempt_at FROM lanes l
+    WHERE l.status = 'PENDING' AND l.next_attempt_at <= now() AND ${noneInFlight('l.k')}`,
+  skip: `
+    SELECT h.id, h.seq, h.next_attempt_at FROM lanes l CROSS JOIN LATERAL (
+      SELECT l.id, l.seq, l.status, l.next_attempt_at WHERE l.status <> 'FAILED'
+      UNION ALL
+      (SELECT o.id, o.seq, o.status, o.next_attempt_at FROM outbox_events o
+        WHERE l.status = 'FAILED' AND o.ordering_key IS NOT NULL AND o.ordering_key = l.k
+          AND o.status IN (${BLOCKING.skip})
+        ORDER BY o.seq LIMIT 1)) h
+    WHERE h.status = 'PENDING' AND h.next_attempt_at <= now() AND ${noneInFlight('l.k')}`,
+};
+
+/**
+ * Candidate heads, from three sources whose cost does not grow with the rows a blocked key
+ * holds: (1) the first $4 due rows in due order, of each key only the earliest (a later one
+ * has a PENDING event before it), kept when it heads its key; (2) unkeyed due rows, locked as
+ * they are scanned and skipping rows another claim holds (so concurrent relays on an unkeyed
+ * backlog each fill their batch instead of colliding on the same rows); (3) keys visited
+ * round-robin from the key after $6, a loose index scan over the ordering index whose one probe
+ * per key returns the key's first unfinished event. Source 3 stops once it met $1 keys that may
+ * yield a head, or after $5 keys; it is what reaches other keys when a long blocked backlog
+ * fills the due window.
+ */
+function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
+  const blocking = BLOCKING[policy];
   const nextKey = (after: string) => `
-    SELECT o.ordering_key AS k FROM outbox_events o
+    SELECT o.ordering_key AS k, o.id, o.seq, o.status, o.next_attempt_at FROM outbox_events o
     WHERE o.ordering_key IS NOT NULL AND o.status IN ('PENDING', 'PROCESSING', 'FAILED')
       AND o.ordering_key > ${after}
-    ORDER BY o.ordering_key LIMIT 1`;
+    ORDER BY o.ordering_key, o.seq LIMIT 1`;
+  const yields = (e: string) => `(CASE WHEN ${laneMayYield(e)} THEN 1 ELSE 0 END)`;
   const laneScan = lanes
-    ? `(SELECT first.k, 1 AS n FROM (${nextKey(`coalesce($6::text, '')`)}) first)
+    ? `(SELECT first.*, 1 AS n, ${yields('first')} AS found
+      FROM (${nextKey(`coalesce($6::text, '')`)}) first)
     UNION ALL
-    (SELECT nx.k, l.n + 1 FROM lanes l CROSS JOIN LATERAL (${nextKey('l.k')}) nx WHERE l.n < $5)`
+    (SELECT nx.*, l.n + 1, l.found + ${yields('nx')} FROM lanes l
+      CROSS JOIN LATERAL (${nextKey('l.k')}) nx
+      WHERE l.n < $5 AND l.found < $1)`
     : // The fast path: no key scan ($5, $6 unused, typed so the statement still prepares).
-      `SELECT $6::text AS k, $5::int AS n WHERE false`;
+      `SELECT $6::text AS k, NULL::uuid AS id, NULL::bigint AS seq, NULL::text AS status,
+        NULL::timestamptz AS next_attempt_at, $5::int AS n, 0 AS found WHERE false`;
   return `
   lanes AS (
     ${laneScan}
-  ), lane_heads AS (
-    SELECT h.id, h.seq, h.next_attempt_at FROM lanes l CROSS JOIN LATERAL (
-      SELECT o.id, o.seq, o.status, o.next_attempt_at FROM outbox_events o
-      WHERE o.ordering_key IS NOT NULL AND o.ordering_key = l.k AND o.status IN (${blocking})
-      ORDER BY o.seq LIMIT 1) h
-    WHERE h.status = 'PENDING' AND h.next_attempt_at <= now() AND ${noneInFlight('l.k')}
+  ), lane_heads AS (${LANE_HEADS[policy]}
   ), due_window AS (
     SELECT c.id, c.seq, c.next_attempt_at, c.ordering_key FROM outbox_events c
     WHERE c.status = 'PENDING' AND c.next_attempt_at <= now()
     ORDER BY c.next_attempt_at, c.seq LIMIT $4
+  ), window_firsts AS (
+    SELECT DISTINCT ON (w.ordering_key) w.id, w.seq, w.next_attempt_at, w.ordering_key FROM due_window w
+    WHERE w.ordering_key IS NOT NULL ORDER BY w.ordering_key, w.seq
   ), window_heads AS (
-    SELECT w.id, w.seq, w.next_attempt_at FROM due_window w
-    WHERE w.ordering_key IS NOT NULL AND (NOT EXISTS (
+    SELECT w.id, w.seq, w.next_attempt_at FROM window_firsts w
+    WHERE NOT EXISTS (
         SELECT 1 FROM outbox_events p
         WHERE p.ordering_key IS NOT NULL AND p.ordering_key = w.ordering_key AND p.seq < w.seq
           AND p.status IN (${blocking}))
-      AND ${noneInFlight('w.ordering_key')})
+      AND ${noneInFlight('w.ordering_key')}
   ), unkeyed AS (
     SELECT c.id, c.seq, c.next_attempt_at FROM outbox_events c
     WHERE c.status = 'PENDING' AND c.ordering_key IS NULL AND c.next_attempt_at <= now()
@@ -119,12 +154,14 @@ function claimSql(policy: FailedHeadPolicy, lanes: boolean): string {
   const windowCount = lanes
     ? `(SELECT count(*) FROM (SELECT id FROM window_heads UNION SELECT id FROM unkeyed) w)::int`
     : 'NULL::int';
-  return `WITH RECURSIVE ${candidateSources(BLOCKING[policy], lanes)}
+  return `WITH RECURSIVE ${candidateSources(policy, lanes)}
   ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
-  SELECT (SELECT k FROM lanes ORDER BY n DESC LIMIT 1) AS lane_last,
-    (SELECT count(*) FROM lanes)::int AS lane_count, ${windowCount} AS window_count,
+  SELECT last.k AS lane_last, coalesce(last.n >= $5 OR last.found >= $1, false) AS lane_more,
+    ${windowCount} AS window_count,
     ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids, claimed.*
-  FROM (SELECT 1) one LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
+  FROM (SELECT 1) one
+  LEFT JOIN (SELECT k, n, found FROM lanes ORDER BY n DESC LIMIT 1) last ON true
+  LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
 }
 
 /** Per policy: the fast statement (due window and unkeyed rows only) and the one with the key scan. */
@@ -166,7 +203,7 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
   const result = await db.query<
     Partial<OutboxRow> & {
       lane_last: string | null;
-      lane_count: number;
+      lane_more: boolean | null;
       window_count: number | null;
       skipped_ids: string[] | null;
     }
@@ -175,13 +212,13 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
     args.token,
     args.leaseMs,
     args.limit * 2,
-    args.limit,
+    args.limit * 2,
     args.laneCursor ?? null,
   ]);
   const rows = result.filter((row): row is OutboxRow & (typeof result)[number] => row.id != null);
   const skippedIds = [...new Set(result.flatMap((row) => row.skipped_ids ?? []))];
   const first = result[0];
-  const more = lanes && first !== undefined && Number(first.lane_count) >= args.limit;
+  const more = lanes && first?.lane_more === true;
   return {
     rows,
     skippedIds,
@@ -199,9 +236,12 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
  *
  * Every statement's cost is bounded by `limit`, not by the backlog. The first one looks only at
  * the due window and unkeyed rows (no key scan, the cheap plan an unblocked backlog needs); while
- * the claim is not full, further statements under the same token visit `limit` keys each,
- * round-robin from the lane cursor, until the scan has passed the last key twice (so at most two
- * passes over the keys, usually one). Alone, a claim therefore takes min(limit, claimable) rows.
+ * the claim is not full, further statements under the same token scan keys round-robin from the
+ * lane cursor, each until it met as many keys with a claimable first event as rows are missing
+ * (or 2 × that many keys), until the scan has passed the last key twice (so at most two passes
+ * over the keys, usually one). Alone, a claim therefore takes min(limit, claimable) rows. A key
+ * costs the scan one index probe (under 'skip' two when its first event is FAILED), so a blocked
+ * key costs what any other key does, however many rows it holds.
  *
  * When the cheap statement came back short (behind a blocked key it finds nothing on every
  * claim: its due window holds only the blocked rows) the key scan ran anyway, so the result says
