@@ -1,83 +1,20 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { FailedHeadPolicy } from '../options';
 import { msInterval, RECORD_COLUMNS, type OutboxRow } from './fragments';
-
-/**
- * Statuses of an earlier event that hold back a keyed event, per failed-head policy. Inlined
- * as literals (trusted constants), so the planner can match the partial ordering index.
- */
-const BLOCKING: Record<FailedHeadPolicy, string> = {
-  block: `'PENDING', 'PROCESSING', 'FAILED'`,
-  skip: `'PENDING', 'PROCESSING'`,
-};
-
-/** No event of key `k` is in flight (a retried skipped head must wait for its successor). */
-const noneInFlight = (k: string) =>
-  `NOT EXISTS (SELECT 1 FROM outbox_events p
-    WHERE p.ordering_key IS NOT NULL AND p.ordering_key = ${k} AND p.status = 'PROCESSING')`;
-
-/**
- * Whether a key's first unfinished event (its first entry in the ordering index) is a head to
- * claim, as far as the scan can tell: PENDING and due. Only steers how far the key scan goes
- * (see lanes); under 'skip' a FAILED first entry may still have a head behind it, which is
- * claimed but not counted, so the scan goes on a little further than it needs to.
- */
-const laneMayYield = (e: string) => `${e}.status = 'PENDING' AND ${e}.next_attempt_at <= now()`;
-
-/**
- * The heads the key scan found. Under 'block' a key's first index entry is its head (the index
- * holds exactly the blocking statuses), so the scan's own probe is all it takes; under 'skip'
- * a FAILED first entry costs one more probe for the first PENDING or PROCESSING event.
- */
-const LANE_HEADS: Record<FailedHeadPolicy, string> = {
-  block: `
-    SELECT l.id, l.seq, l.next_attempt_at FROM lanes l
-    WHERE l.status = 'PENDING' AND l.next_attempt_at <= now() AND ${noneInFlight('l.k')}`,
-  skip: `
-    SELECT h.id, h.seq, h.next_attempt_at FROM lanes l CROSS JOIN LATERAL (
-      SELECT l.id, l.seq, l.status, l.next_attempt_at WHERE l.status <> 'FAILED'
-      UNION ALL
-      (SELECT o.id, o.seq, o.status, o.next_attempt_at FROM outbox_events o
-        WHERE l.status = 'FAILED' AND o.ordering_key IS NOT NULL AND o.ordering_key = l.k
-          AND o.status IN (${BLOCKING.skip})
-        ORDER BY o.seq LIMIT 1)) h
-    WHERE h.status = 'PENDING' AND h.next_attempt_at <= now() AND ${noneInFlight('l.k')}`,
-};
+import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './keyScan';
 
 /**
  * Candidate heads, from three sources whose cost does not grow with the rows a blocked key
  * holds: (1) the first $4 due rows in due order, of each key only the earliest (a later one
  * has a PENDING event before it), kept when it heads its key; (2) unkeyed due rows, locked as
  * they are scanned and skipping rows another claim holds (so concurrent relays on an unkeyed
- * backlog each fill their batch instead of colliding on the same rows); (3) keys visited
- * round-robin from the key after $6, a loose index scan over the ordering index whose one probe
- * per key returns the key's first unfinished event. Source 3 stops once it met $1 keys that may
- * yield a head, or after $5 keys; it is what reaches other keys when a long blocked backlog
- * fills the due window.
+ * backlog each fill their batch instead of colliding on the same rows); (3) the key scan
+ * (keyScan: keys round-robin from the cursor $6, one index probe each, at most $5), which is
+ * what reaches other keys when a long blocked backlog fills the due window.
  */
 function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
   const blocking = BLOCKING[policy];
-  const nextKey = (after: string) => `
-    SELECT o.ordering_key AS k, o.id, o.seq, o.status, o.next_attempt_at FROM outbox_events o
-    WHERE o.ordering_key IS NOT NULL AND o.status IN ('PENDING', 'PROCESSING', 'FAILED')
-      AND o.ordering_key > ${after}
-    ORDER BY o.ordering_key, o.seq LIMIT 1`;
-  const yields = (e: string) => `(CASE WHEN ${laneMayYield(e)} THEN 1 ELSE 0 END)`;
-  const laneScan = lanes
-    ? `(SELECT first.*, 1 AS n, ${yields('first')} AS found
-      FROM (${nextKey(`coalesce($6::text, '')`)}) first)
-    UNION ALL
-    (SELECT nx.*, l.n + 1, l.found + ${yields('nx')} FROM lanes l
-      CROSS JOIN LATERAL (${nextKey('l.k')}) nx
-      WHERE l.n < $5 AND l.found < $1)`
-    : // The fast path: no key scan ($5, $6 unused, typed so the statement still prepares).
-      `SELECT $6::text AS k, NULL::uuid AS id, NULL::bigint AS seq, NULL::text AS status,
-        NULL::timestamptz AS next_attempt_at, $5::int AS n, 0 AS found WHERE false`;
-  return `
-  lanes AS (
-    ${laneScan}
-  ), lane_heads AS (${LANE_HEADS[policy]}
-  ), due_window AS (
+  return `${keyScan(policy, lanes)}, due_window AS (
     SELECT c.id, c.seq, c.next_attempt_at, c.ordering_key FROM outbox_events c
     WHERE c.status = 'PENDING' AND c.next_attempt_at <= now()
     ORDER BY c.next_attempt_at, c.seq LIMIT $4
@@ -156,11 +93,10 @@ function claimSql(policy: FailedHeadPolicy, lanes: boolean): string {
     : 'NULL::int';
   return `WITH RECURSIVE ${candidateSources(policy, lanes)}
   ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
-  SELECT last.k AS lane_last, coalesce(last.n >= $5 OR last.found >= $1, false) AS lane_more,
-    ${windowCount} AS window_count,
+  SELECT ${LANE_STATE}, ${windowCount} AS window_count,
     ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids, claimed.*
   FROM (SELECT 1) one
-  LEFT JOIN (SELECT k, n, found FROM lanes ORDER BY n DESC LIMIT 1) last ON true
+  ${LANE_LAST_JOIN}
   LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
 }
 
@@ -194,6 +130,8 @@ interface StepResult {
   readonly rows: OutboxRow[];
   readonly skippedIds: string[];
   readonly laneCursor: string | null;
+  /** The key scan went past the last key (and wrapped round to the first). */
+  readonly wrapped: boolean;
   /** Candidates from the due window and unkeyed rows alone (key-scan statement only). */
   readonly windowCount: number | null;
 }
@@ -204,6 +142,7 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
     Partial<OutboxRow> & {
       lane_last: string | null;
       lane_more: boolean | null;
+      lane_wrapped: boolean | null;
       window_count: number | null;
       skipped_ids: string[] | null;
     }
@@ -223,6 +162,7 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
     rows,
     skippedIds,
     laneCursor: more ? first.lane_last : lanes ? null : (args.laneCursor ?? null),
+    wrapped: first?.lane_wrapped === true,
     windowCount: first?.window_count == null ? null : Number(first.window_count),
   };
 }
@@ -237,11 +177,13 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
  * Every statement's cost is bounded by `limit`, not by the backlog. The first one looks only at
  * the due window and unkeyed rows (no key scan, the cheap plan an unblocked backlog needs); while
  * the claim is not full, further statements under the same token scan keys round-robin from the
- * lane cursor, each until it met as many keys with a claimable first event as rows are missing
- * (or 2 × that many keys), until the scan has passed the last key twice (so at most two passes
- * over the keys, usually one). Alone, a claim therefore takes min(limit, claimable) rows. A key
- * costs the scan one index probe (under 'skip' two when its first event is FAILED), so a blocked
- * key costs what any other key does, however many rows it holds.
+ * lane cursor (keyScan), each until it met as many keys with a claimable first event as rows are
+ * missing, or visited twice that many keys, or came back round to where it started. The claim
+ * stops once a scan came back round, or the scan passed the last key twice (so at most two
+ * passes over the keys, usually one statement). Alone, a claim therefore takes
+ * min(limit, claimable) rows. A key costs the scan one index probe (under 'skip' two when its
+ * first event is FAILED), so a blocked key costs what any other key does, however many rows it
+ * holds.
  *
  * When the cheap statement came back short (behind a blocked key it finds nothing on every
  * claim: its due window holds only the blocked rows) the key scan ran anyway, so the result says
@@ -253,9 +195,15 @@ export async function claimBatch(db: SqlExecutor, args: ClaimArgs): Promise<Clai
   const rows: OutboxRow[] = [];
   const skipped = new Set<string>();
   let cursor = args.laneCursor ?? null;
+  // Times the scan went past the last key (from no cursor it starts as good as past it).
   let ends = cursor === null ? 1 : 0;
+  let round = false; // a scan came back round to where it started
   let keyScanFirst = false;
-  for (let statement = 0; rows.length < args.limit && (statement === 0 || ends < 2); statement += 1) {
+  for (
+    let statement = 0;
+    rows.length < args.limit && (statement === 0 || (!round && ends < 2));
+    statement += 1
+  ) {
     const lanes = statement > 0 || args.keyScanFirst === true;
     const step = await claimStep(db, { ...args, limit: args.limit - rows.length, laneCursor: cursor }, lanes);
     rows.push(...step.rows);
@@ -264,7 +212,8 @@ export async function claimBatch(db: SqlExecutor, args: ClaimArgs): Promise<Clai
     if (statement === 0) keyScanFirst = (lanes ? (step.windowCount ?? 0) : step.rows.length) < args.limit;
     if (!lanes) continue;
     cursor = step.laneCursor;
-    if (cursor === null) ends += 1;
+    round = cursor === null;
+    if (step.wrapped) ends += 1;
   }
   rows.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
   return { rows, skippedIds: [...skipped], laneCursor: cursor, keyScanFirst };
