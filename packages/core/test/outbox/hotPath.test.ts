@@ -32,6 +32,42 @@ async function emitN(n: number): Promise<string[]> {
 
 const sent = (id: string) => ({ id, kind: 'sent' as const, error: null, delayMs: 0 });
 
+/** The executor `db` that records every statement it runs in `statements`. */
+function countingStatements(): { db: SqlExecutor; statements: string[] } {
+  const statements: string[] = [];
+  const db: SqlExecutor = {
+    ...t.db,
+    query: (text, values) => {
+      statements.push(text);
+      return t.db.query(text, values);
+    },
+  };
+  return { db, statements };
+}
+
+/**
+ * 50 events of key 'hot' (sorting before every other key), blocked: under 'block' by a FAILED
+ * head, under 'skip' by an event in flight. Then one event each of keys k0 ... k(others - 1).
+ */
+async function blockedKeyAndOthers(failedHead: 'block' | 'skip', others: number): Promise<void> {
+  const hot = await emitMany(
+    t.db,
+    Array.from({ length: 50 }, (_, i) => ({ type: 'hot', payload: { i }, orderingKey: 'hot' })),
+  );
+  await createOutboxAdmin(t.db).markFailed(hot.ids[0]!, 'blocked head');
+  if (failedHead === 'skip') {
+    await t.db.execute(
+      `UPDATE outbox_events SET status = 'PROCESSING', claim_token = gen_random_uuid(), failed_at = NULL,
+         lease_expires_at = now() + interval '1 minute', claimed_at = now() WHERE id = $1::uuid`,
+      [hot.ids[1]],
+    );
+  }
+  await emitMany(
+    t.db,
+    Array.from({ length: others }, (_, i) => ({ type: 'other', payload: { i }, orderingKey: `k${i}` })),
+  );
+}
+
 describe('relay hot path', () => {
   it('renews by primary key only the rows the token holds', async () => {
     await emitN(4);
@@ -111,14 +147,7 @@ describe('relay hot path', () => {
       t.db,
       Array.from({ length: 30 }, (_, i) => ({ type: 'other', payload: { i }, orderingKey: `k${i}` })),
     );
-    const statements: string[] = [];
-    const counted: SqlExecutor = {
-      ...t.db,
-      query: (text, values) => {
-        statements.push(text);
-        return t.db.query(text, values);
-      },
-    };
+    const { db: counted, statements } = countingStatements();
     const cheap = (text: string) => text.includes('WHERE false');
     const claim = (keyScanFirst: boolean) =>
       relayStore(counted).claim({
@@ -147,4 +176,53 @@ describe('relay hot path', () => {
     expect(third.rows).toHaveLength(10);
     expect(third.keyScanFirst).toBe(false);
   });
+
+  it.each(['block', 'skip'] as const)(
+    "behind a blocked key one key-scan statement fills the claim from the other keys ('%s')",
+    async (failedHead) => {
+      await blockedKeyAndOthers(failedHead, 30);
+      const { db, statements } = countingStatements();
+      const claim = await relayStore(db).claim({
+        token: randomUUID(),
+        limit: 10,
+        leaseMs: 60_000,
+        failedHead,
+        keyScanFirst: true,
+      });
+      // Keys in index order: hot, k0, k1, k10, k11, ... k17 (the tenth claimable one).
+      const visited = ['k0', 'k1', ...Array.from({ length: 8 }, (_, i) => `k1${i}`)];
+      expect(claim.rows.map((r) => r.ordering_key)).toEqual(visited);
+      expect(statements).toHaveLength(1);
+      // The scan stopped once it had met enough claimable keys: the next claim continues after them.
+      expect(claim.laneCursor).toBe('k17');
+    },
+  );
+
+  it.each(['block', 'skip'] as const)(
+    "the key scan wraps round past the last key within one statement ('%s')",
+    async (failedHead) => {
+      await blockedKeyAndOthers(failedHead, 10); // keys in index order: hot, k0 ... k9
+      const { db, statements } = countingStatements();
+      const claim = (limit: number) =>
+        relayStore(db).claim({
+          token: randomUUID(),
+          limit,
+          leaseMs: 60_000,
+          failedHead,
+          keyScanFirst: true,
+          laneCursor: 'k7',
+        });
+      const first = await claim(5);
+      expect(first.rows.map((r) => r.ordering_key)).toEqual(['k0', 'k1', 'k2', 'k8', 'k9']);
+      expect(first.laneCursor).toBe('k2');
+      expect(statements).toHaveLength(1);
+
+      // Not enough claimable keys: one statement comes back round to the cursor and the claim stops.
+      statements.length = 0;
+      const rest = await claim(20);
+      expect(rest.rows.map((r) => r.ordering_key)).toEqual(['k3', 'k4', 'k5', 'k6', 'k7']);
+      expect(rest.laneCursor).toBeNull();
+      expect(statements).toHaveLength(1);
+    },
+  );
 });

@@ -1,61 +1,33 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { FailedHeadPolicy } from '../options';
 import { msInterval, RECORD_COLUMNS, type OutboxRow } from './fragments';
-
-/**
- * Statuses of an earlier event that hold back a keyed event, per failed-head policy. Inlined
- * as literals (trusted constants), so the planner can match the partial ordering index.
- */
-const BLOCKING: Record<FailedHeadPolicy, string> = {
-  block: `'PENDING', 'PROCESSING', 'FAILED'`,
-  skip: `'PENDING', 'PROCESSING'`,
-};
-
-/** No event of key `k` is in flight (a retried skipped head must wait for its successor). */
-const noneInFlight = (k: string) =>
-  `NOT EXISTS (SELECT 1 FROM outbox_events p
-    WHERE p.ordering_key IS NOT NULL AND p.ordering_key = ${k} AND p.status = 'PROCESSING')`;
+import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './keyScan';
 
 /**
  * Candidate heads, from three sources whose cost does not grow with the rows a blocked key
- * holds: (1) the first $4 due rows in due order, keyed ones kept when they head their key; (2) unkeyed
- * due rows, locked as they are scanned and skipping rows another claim holds (so concurrent
- * relays on an unkeyed backlog each fill their batch instead of colliding on the same rows); (3) up to $5 keys visited round-robin from the key after $6 (a loose index scan
- * over the ordering index, one probe per key), each contributing its head when due. Source 3
- * is what reaches other keys when a long blocked backlog fills the due window.
+ * holds: (1) the first $4 due rows in due order, of each key only the earliest (a later one
+ * has a PENDING event before it), kept when it heads its key; (2) unkeyed due rows, locked as
+ * they are scanned and skipping rows another claim holds (so concurrent relays on an unkeyed
+ * backlog each fill their batch instead of colliding on the same rows); (3) the key scan
+ * (keyScan: keys round-robin from the cursor $6, one index probe each, at most $5), which is
+ * what reaches other keys when a long blocked backlog fills the due window.
  */
-function candidateSources(blocking: string, lanes: boolean): string {
-  const nextKey = (after: string) => `
-    SELECT o.ordering_key AS k FROM outbox_events o
-    WHERE o.ordering_key IS NOT NULL AND o.status IN ('PENDING', 'PROCESSING', 'FAILED')
-      AND o.ordering_key > ${after}
-    ORDER BY o.ordering_key LIMIT 1`;
-  const laneScan = lanes
-    ? `(SELECT first.k, 1 AS n FROM (${nextKey(`coalesce($6::text, '')`)}) first)
-    UNION ALL
-    (SELECT nx.k, l.n + 1 FROM lanes l CROSS JOIN LATERAL (${nextKey('l.k')}) nx WHERE l.n < $5)`
-    : // The fast path: no key scan ($5, $6 unused, typed so the statement still prepares).
-      `SELECT $6::text AS k, $5::int AS n WHERE false`;
-  return `
-  lanes AS (
-    ${laneScan}
-  ), lane_heads AS (
-    SELECT h.id, h.seq, h.next_attempt_at FROM lanes l CROSS JOIN LATERAL (
-      SELECT o.id, o.seq, o.status, o.next_attempt_at FROM outbox_events o
-      WHERE o.ordering_key IS NOT NULL AND o.ordering_key = l.k AND o.status IN (${blocking})
-      ORDER BY o.seq LIMIT 1) h
-    WHERE h.status = 'PENDING' AND h.next_attempt_at <= now() AND ${noneInFlight('l.k')}
-  ), due_window AS (
+function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
+  const blocking = BLOCKING[policy];
+  return `${keyScan(policy, lanes)}, due_window AS (
     SELECT c.id, c.seq, c.next_attempt_at, c.ordering_key FROM outbox_events c
     WHERE c.status = 'PENDING' AND c.next_attempt_at <= now()
     ORDER BY c.next_attempt_at, c.seq LIMIT $4
+  ), window_firsts AS (
+    SELECT DISTINCT ON (w.ordering_key) w.id, w.seq, w.next_attempt_at, w.ordering_key FROM due_window w
+    WHERE w.ordering_key IS NOT NULL ORDER BY w.ordering_key, w.seq
   ), window_heads AS (
-    SELECT w.id, w.seq, w.next_attempt_at FROM due_window w
-    WHERE w.ordering_key IS NOT NULL AND (NOT EXISTS (
+    SELECT w.id, w.seq, w.next_attempt_at FROM window_firsts w
+    WHERE NOT EXISTS (
         SELECT 1 FROM outbox_events p
         WHERE p.ordering_key IS NOT NULL AND p.ordering_key = w.ordering_key AND p.seq < w.seq
           AND p.status IN (${blocking}))
-      AND ${noneInFlight('w.ordering_key')})
+      AND ${noneInFlight('w.ordering_key')}
   ), unkeyed AS (
     SELECT c.id, c.seq, c.next_attempt_at FROM outbox_events c
     WHERE c.status = 'PENDING' AND c.ordering_key IS NULL AND c.next_attempt_at <= now()
@@ -119,12 +91,13 @@ function claimSql(policy: FailedHeadPolicy, lanes: boolean): string {
   const windowCount = lanes
     ? `(SELECT count(*) FROM (SELECT id FROM window_heads UNION SELECT id FROM unkeyed) w)::int`
     : 'NULL::int';
-  return `WITH RECURSIVE ${candidateSources(BLOCKING[policy], lanes)}
+  return `WITH RECURSIVE ${candidateSources(policy, lanes)}
   ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
-  SELECT (SELECT k FROM lanes ORDER BY n DESC LIMIT 1) AS lane_last,
-    (SELECT count(*) FROM lanes)::int AS lane_count, ${windowCount} AS window_count,
+  SELECT ${LANE_STATE}, ${windowCount} AS window_count,
     ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids, claimed.*
-  FROM (SELECT 1) one LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
+  FROM (SELECT 1) one
+  ${LANE_LAST_JOIN}
+  LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
 }
 
 /** Per policy: the fast statement (due window and unkeyed rows only) and the one with the key scan. */
@@ -157,6 +130,8 @@ interface StepResult {
   readonly rows: OutboxRow[];
   readonly skippedIds: string[];
   readonly laneCursor: string | null;
+  /** The key scan went past the last key (and wrapped round to the first). */
+  readonly wrapped: boolean;
   /** Candidates from the due window and unkeyed rows alone (key-scan statement only). */
   readonly windowCount: number | null;
 }
@@ -166,7 +141,8 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
   const result = await db.query<
     Partial<OutboxRow> & {
       lane_last: string | null;
-      lane_count: number;
+      lane_more: boolean | null;
+      lane_wrapped: boolean | null;
       window_count: number | null;
       skipped_ids: string[] | null;
     }
@@ -175,17 +151,18 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
     args.token,
     args.leaseMs,
     args.limit * 2,
-    args.limit,
+    args.limit * 2,
     args.laneCursor ?? null,
   ]);
   const rows = result.filter((row): row is OutboxRow & (typeof result)[number] => row.id != null);
   const skippedIds = [...new Set(result.flatMap((row) => row.skipped_ids ?? []))];
   const first = result[0];
-  const more = lanes && first !== undefined && Number(first.lane_count) >= args.limit;
+  const more = lanes && first?.lane_more === true;
   return {
     rows,
     skippedIds,
     laneCursor: more ? first.lane_last : lanes ? null : (args.laneCursor ?? null),
+    wrapped: first?.lane_wrapped === true,
     windowCount: first?.window_count == null ? null : Number(first.window_count),
   };
 }
@@ -199,9 +176,14 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
  *
  * Every statement's cost is bounded by `limit`, not by the backlog. The first one looks only at
  * the due window and unkeyed rows (no key scan, the cheap plan an unblocked backlog needs); while
- * the claim is not full, further statements under the same token visit `limit` keys each,
- * round-robin from the lane cursor, until the scan has passed the last key twice (so at most two
- * passes over the keys, usually one). Alone, a claim therefore takes min(limit, claimable) rows.
+ * the claim is not full, further statements under the same token scan keys round-robin from the
+ * lane cursor (keyScan), each until it met as many keys with a claimable first event as rows are
+ * missing, or visited twice that many keys, or came back round to where it started. The claim
+ * stops once a scan came back round, or the scan passed the last key twice (so at most two
+ * passes over the keys, usually one statement). Alone, a claim therefore takes
+ * min(limit, claimable) rows. A key costs the scan one index probe (under 'skip' two when its
+ * first event is FAILED), so a blocked key costs what any other key does, however many rows it
+ * holds.
  *
  * When the cheap statement came back short (behind a blocked key it finds nothing on every
  * claim: its due window holds only the blocked rows) the key scan ran anyway, so the result says
@@ -213,9 +195,15 @@ export async function claimBatch(db: SqlExecutor, args: ClaimArgs): Promise<Clai
   const rows: OutboxRow[] = [];
   const skipped = new Set<string>();
   let cursor = args.laneCursor ?? null;
+  // Times the scan went past the last key (from no cursor it starts as good as past it).
   let ends = cursor === null ? 1 : 0;
+  let round = false; // a scan came back round to where it started
   let keyScanFirst = false;
-  for (let statement = 0; rows.length < args.limit && (statement === 0 || ends < 2); statement += 1) {
+  for (
+    let statement = 0;
+    rows.length < args.limit && (statement === 0 || (!round && ends < 2));
+    statement += 1
+  ) {
     const lanes = statement > 0 || args.keyScanFirst === true;
     const step = await claimStep(db, { ...args, limit: args.limit - rows.length, laneCursor: cursor }, lanes);
     rows.push(...step.rows);
@@ -224,7 +212,8 @@ export async function claimBatch(db: SqlExecutor, args: ClaimArgs): Promise<Clai
     if (statement === 0) keyScanFirst = (lanes ? (step.windowCount ?? 0) : step.rows.length) < args.limit;
     if (!lanes) continue;
     cursor = step.laneCursor;
-    if (cursor === null) ends += 1;
+    round = cursor === null;
+    if (step.wrapped) ends += 1;
   }
   rows.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
   return { rows, skippedIds: [...skipped], laneCursor: cursor, keyScanFirst };
