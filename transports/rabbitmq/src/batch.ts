@@ -31,19 +31,33 @@ export interface Entry {
   readonly channel: ConfirmChannel;
 }
 
-/** Buffers deliveries; those that arrive while a batch is being settled form the next batch. */
+/**
+ * Buffers deliveries and settles them in batches of at most `maxBatchSize`, up to
+ * `maxInFlight` batches at once: deliveries that arrive while every slot is busy form the
+ * next batch when one frees. RabbitMQ takes acks in any order and each delivery is acked on
+ * its own channel, so the batches settle independently of one another.
+ */
 export class DeliveryBuffer {
   private readonly entries: Entry[] = [];
-  private flushing: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private scheduled = false;
+  private idle: (() => void)[] = [];
 
   constructor(
     private readonly maxBatchSize: number,
+    private readonly maxInFlight: number,
     private readonly settle: (batch: readonly Entry[]) => Promise<void>,
   ) {}
 
   push(entry: Entry): void {
     this.entries.push(entry);
-    if (!this.flushing) this.flushing = this.flushLoop();
+    // One tick first, so the deliveries of one read from the socket go as one batch.
+    if (this.scheduled || this.inFlight.size >= this.maxInFlight) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.launch();
+    });
   }
 
   /** Deliveries buffered from a closed channel cannot be acked any more; the broker redelivers them. */
@@ -51,23 +65,38 @@ export class DeliveryBuffer {
     for (let i = this.entries.length - 1; i >= 0; i--) {
       if (this.entries[i]!.channel === channel) this.entries.splice(i, 1);
     }
+    this.wakeIdle();
   }
 
-  /** Settles when the batch in flight and everything buffered behind it are settled. */
+  /** Resolves when every batch in flight and everything buffered behind them are settled. */
   drained(): Promise<void> {
-    return this.flushing ?? Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
   }
 
-  private async flushLoop(): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    try {
-      while (this.entries.length > 0) {
-        const batch = this.entries.splice(0, this.maxBatchSize);
-        await this.settle(batch);
-      }
-    } finally {
-      this.flushing = null;
+  private isIdle(): boolean {
+    return this.inFlight.size === 0 && this.entries.length === 0 && !this.scheduled;
+  }
+
+  private wakeIdle(): void {
+    if (!this.isIdle()) return;
+    const waiting = this.idle;
+    this.idle = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  /** Starts batches from the buffer while a slot is free. */
+  private launch(): void {
+    while (this.entries.length > 0 && this.inFlight.size < this.maxInFlight) {
+      const batch = this.entries.splice(0, this.maxBatchSize);
+      const run: Promise<void> = this.settle(batch).finally(() => {
+        this.inFlight.delete(run);
+        this.launch();
+        this.wakeIdle();
+      });
+      this.inFlight.add(run);
     }
+    this.wakeIdle();
   }
 }
 

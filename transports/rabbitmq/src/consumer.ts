@@ -27,8 +27,8 @@ export interface RabbitConsumer {
    */
   ready(options?: ReadyOptions): Promise<void>;
   /**
-   * Stops consuming, lets the batch in flight finish (and be acked; one held through an outage is
-   * requeued), closes. Safe twice; concurrent calls share one promise.
+   * Stops consuming, lets the batches in flight finish (and be acked; those held through an
+   * outage are requeued), closes. Safe twice; concurrent calls share one promise.
    */
   close(): Promise<void>;
 }
@@ -94,7 +94,9 @@ class ConsumerRuntime implements RabbitConsumer {
       observer: options.observer,
       emit: this.emit,
     }));
-    this.buffer = new DeliveryBuffer(options.maxBatchSize, (batch) => settler.settle(batch));
+    this.buffer = new DeliveryBuffer(options.maxBatchSize, options.maxBatchesInFlight, (batch) =>
+      settler.settle(batch),
+    );
     this.readyPromise = new Promise((resolve) => {
       this.markReady = resolve;
     });

@@ -27,6 +27,13 @@ export interface RabbitConsumerOptions extends WorkQueueTopology {
   prefetch?: number;
   /** Most deliveries per acceptMany call. Default: prefetch. */
   maxBatchSize?: number;
+  /**
+   * Batches whose acceptMany may run at once. Deliveries that arrive while every batch is
+   * being accepted wait for the next free one. Each delivery is still acked only after its own
+   * batch committed; the inbox guarantees no processing order, so batches may commit in any
+   * order. Default 2.
+   */
+  maxBatchesInFlight?: number;
   /** Identity for messages without ferry's header or an AMQP messageId. */
   identity?: DeliveryExtractor;
   /**
@@ -73,6 +80,7 @@ export const CONSUMER_OPTION_KEYS = {
   consumer: true,
   prefetch: true,
   maxBatchSize: true,
+  maxBatchesInFlight: true,
   identity: true,
   tenant: true,
   maxPayloadBytes: true,
@@ -100,6 +108,7 @@ export interface ResolvedConsumerOptions {
   readonly topology: WorkQueueTopology | null;
   readonly prefetch: number;
   readonly maxBatchSize: number;
+  readonly maxBatchesInFlight: number;
   readonly decode: DecodeOptions;
   readonly maxTransportRetries: number;
   readonly retryBackoff: BackoffPolicy;
@@ -141,6 +150,12 @@ export function resolveConsumerOptions(
         : null,
     prefetch,
     maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? prefetch, 1),
+    maxBatchesInFlight: integer(
+      'maxBatchesInFlight',
+      options.maxBatchesInFlight ?? DEFAULTS.maxBatchesInFlight,
+      1,
+      1_000,
+    ),
     decode: {
       consumer: nonEmpty('consumer', options.consumer),
       maxPayloadBytes: integer('maxPayloadBytes', options.maxPayloadBytes ?? acceptorMaxPayloadBytes, 1),

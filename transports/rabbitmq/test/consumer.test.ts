@@ -65,7 +65,8 @@ describe('attachRabbitConsumer', () => {
 
   it('accepts deliveries that arrived together through one acceptMany call', async () => {
     f.acceptor.hold();
-    await attach({ maxBatchSize: 50 });
+    // One batch in flight: the deliveries that arrive meanwhile wait and form the next one.
+    await attach({ maxBatchSize: 50, maxBatchesInFlight: 1 });
     await f.publisher.publish([outboxMessage({ destination: toQueue() })], neverAborted());
     await waitFor('the first batch to be held', () => (f.acceptor.held() === 1 ? true : undefined));
     await f.publisher.publish(outboxMessages(20, { destination: toQueue() }), neverAborted());
@@ -314,17 +315,6 @@ describe('attachRabbitConsumer', () => {
     return { logger, warnings };
   }
 
-  async function expectStoredOnce(expected: readonly string[]): Promise<void> {
-    await waitFor(`${expected.length} stored`, async () =>
-      (await f.acceptor.storedIds()).length >= expected.length ? true : undefined,
-    );
-    const stored = await f.acceptor.storedIds();
-    expect({
-      missing: expected.filter((id) => !stored.includes(id)),
-      extra: stored.filter((id, i) => !expected.includes(id) || stored.indexOf(id) !== i),
-    }).toEqual({ missing: [], extra: [] });
-  }
-
   it('re-attaches on the same connection after the broker closed its channel, re-declaring the topology', async () => {
     const { logger, warnings } = recordingLogger();
     await attach({ logger });
@@ -345,7 +335,7 @@ describe('attachRabbitConsumer', () => {
     expect(await exchangeExists(`${f.queue}.dlx`)).toBe(true);
     const late = outboxMessages(10, { destination: toQueue() });
     expect((await f.publisher.publish(late, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
-    await expectStoredOnce(['valid-1', 'valid-2', ...late.map((m) => m.id)]);
+    await f.expectStoredOnce(['valid-1', 'valid-2', ...late.map((m) => m.id)]);
     await waitFor('nothing unacked or ready', async () =>
       (await unackedCount(f.queue)) === 0 && (await f.broker.readyCount(f.queue)) === 0 ? true : undefined,
     );
@@ -360,7 +350,7 @@ describe('attachRabbitConsumer', () => {
     const model = f.connection.current;
     const early = outboxMessages(10, { destination: toQueue() });
     await f.publisher.publish(early, neverAborted());
-    await expectStoredOnce(early.map((m) => m.id));
+    await f.expectStoredOnce(early.map((m) => m.id));
     await waitFor('every early delivery acked', async () =>
       (await unackedCount(f.queue)) === 0 ? true : undefined,
     );
@@ -373,7 +363,7 @@ describe('attachRabbitConsumer', () => {
     expect(warnings).toContain('ferry.rabbitmq: consumer channel closed; re-attaching');
     const late = outboxMessages(10, { destination: toQueue() });
     expect((await f.publisher.publish(late, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
-    await expectStoredOnce([...early, ...late].map((m) => m.id));
+    await f.expectStoredOnce([...early, ...late].map((m) => m.id));
     await waitFor('nothing unacked', async () => ((await unackedCount(f.queue)) === 0 ? true : undefined));
     expect(f.connection.current).toBe(model);
   });

@@ -18,6 +18,16 @@ describe('option resolution', () => {
           attachRabbitConsumer(acceptor, { connection: 'amqp://x', queue: 'q', consumer: 'c', prefetch: 0 }),
       ],
       [
+        'maxBatchesInFlight',
+        () =>
+          attachRabbitConsumer(acceptor, {
+            connection: 'amqp://x',
+            queue: 'q',
+            consumer: 'c',
+            maxBatchesInFlight: 0,
+          }),
+      ],
+      [
         'consumer',
         () => attachRabbitConsumer(acceptor, { connection: 'amqp://x', queue: 'q', consumer: '' }),
       ],

@@ -4,7 +4,6 @@ import { translateDbError } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
 import { payloadFingerprint } from './fingerprint';
-import { countBacklog } from './sql/countBacklog';
 import { findByIdentity, type Identity } from './sql/findByIdentity';
 import { scopeOf } from './sql/fragments';
 import { insertReceipts, type NewReceipt } from './sql/insertReceipts';
@@ -107,66 +106,51 @@ function classify(prepared: Prepared, record: InboxRecord, inserted: boolean): A
   return { kind: 'duplicate', record };
 }
 
-/** The refusal of every new item when the backlog reached maxPendingMessages, or null. */
-async function admit(
-  db: SqlExecutor,
-  settings: AcceptSettings,
-  fresh: readonly Prepared[],
-): Promise<Refused | null> {
-  if (settings.maxPendingMessages === null || fresh.length === 0) return null;
-  const backlog = await countBacklog(db, settings.maxPendingMessages);
-  if (backlog < settings.maxPendingMessages) return null;
-  return {
-    kind: 'refused',
-    code: 'FERRY_ADMISSION_REJECTED',
-    reason: `inbox backlog reached maxPendingMessages (${settings.maxPendingMessages})`,
-  };
-}
-
 function identityKeys(records: readonly InboxRecord[]): Set<string> {
   return new Set(
     records.map((r) => keyOf({ scope: scopeOf(r.tenantId), consumer: r.consumer, messageId: r.messageId })),
   );
 }
 
-/** The receipts of `unique` after the insert: read before, inserted, or read back now. */
+function refusal(maxPendingMessages: number | null): Refused {
+  return {
+    kind: 'refused',
+    code: 'FERRY_ADMISSION_REJECTED',
+    reason: `inbox backlog reached maxPendingMessages (${maxPendingMessages})`,
+  };
+}
+
+/**
+ * The receipts of `unique` after the insert: found or inserted by the one insert statement
+ * (which also checks admission), or, for an identity a concurrent batch committed meanwhile,
+ * read back by a second statement.
+ */
 async function storedRecords(
   db: SqlExecutor,
   settings: AcceptSettings,
   unique: readonly Prepared[],
 ): Promise<{ byKey: Map<string, InboxRecord>; insertedKeys: Set<string>; refusal: Refused | null }> {
-  const existingBefore =
-    settings.maxPendingMessages === null
-      ? []
-      : await findByIdentity(
-          db,
-          unique.map((p) => p.identity),
-        );
-  const known = identityKeys(existingBefore);
-  const fresh = unique.filter((p) => !known.has(keyOf(p.identity)));
-  const refusal = await admit(db, settings, fresh);
-  const inserted =
-    refusal === null
-      ? await insertReceipts(
-          db,
-          fresh.map((p) => p.receipt),
-          settings.maxAttempts,
-        )
-      : [];
+  const { admitted, inserted, existing } = await insertReceipts(
+    db,
+    unique.map((p) => p.receipt),
+    settings.maxAttempts,
+    settings.maxPendingMessages,
+  );
   const insertedKeys = identityKeys(inserted);
-  const missing = refusal === null ? fresh.filter((p) => !insertedKeys.has(keyOf(p.identity))) : [];
+  const known = identityKeys([...existing, ...inserted]);
+  const missing = admitted ? unique.filter((p) => !known.has(keyOf(p.identity))) : [];
   const found = await findByIdentity(
     db,
     missing.map((p) => p.identity),
   );
   const byKey = new Map<string, InboxRecord>();
-  for (const record of [...existingBefore, ...found, ...inserted]) {
+  for (const record of [...existing, ...found, ...inserted]) {
     byKey.set(
       keyOf({ scope: scopeOf(record.tenantId), consumer: record.consumer, messageId: record.messageId }),
       record,
     );
   }
-  return { byKey, insertedKeys, refusal };
+  return { byKey, insertedKeys, refusal: admitted ? null : refusal(settings.maxPendingMessages) };
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   InboxAdmissionRejectedError,
   InboxFingerprintConflictError,
   isFerryError,
+  type PrismaClientLike,
 } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox, message, quietLogger, recorder } from './helpers';
@@ -206,6 +207,41 @@ describe('inbox acceptance', () => {
       await expect(inbox.accept(fresh)).rejects.toBeInstanceOf(InboxAdmissionRejectedError);
       const [row] = await db.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ferry_inbox_receipts');
       expect(row?.n).toBe(2);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('checks admission, inserts and reads back the duplicates of a batch in one statement', async () => {
+    const db = await createTestDatabase();
+    try {
+      const statements: string[] = [];
+      const counting: PrismaClientLike = {
+        $queryRawUnsafe: <T>(sql: string, ...values: unknown[]) => {
+          statements.push(sql);
+          return db.prisma.$queryRawUnsafe<T>(sql, ...values);
+        },
+        $executeRawUnsafe: (sql: string, ...values: unknown[]) => {
+          statements.push(sql);
+          return db.prisma.$executeRawUnsafe(sql, ...values);
+        },
+        $transaction: db.prisma.$transaction.bind(db.prisma) as PrismaClientLike['$transaction'],
+      };
+      const inbox = makeInbox(counting, { maxPendingMessages: 3 });
+      const a = message();
+      const roundTrips = async (run: () => Promise<unknown>): Promise<number> => {
+        statements.length = 0;
+        await run().catch(() => undefined);
+        return statements.length;
+      };
+
+      expect(await roundTrips(() => inbox.acceptMany([a, message()]))).toBe(1);
+      // A duplicate beside a new message, admitted (2 unfinished < 3).
+      expect(await roundTrips(() => inbox.acceptMany([a, message()]))).toBe(1);
+      // At the limit (3 unfinished): the new one refused, the duplicate still answered.
+      expect(await roundTrips(() => inbox.acceptMany([message(), a]))).toBe(1);
+      const [row] = await db.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ferry_inbox_receipts');
+      expect(row?.n).toBe(3);
     } finally {
       await db.drop();
     }

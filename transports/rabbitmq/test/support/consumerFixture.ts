@@ -10,7 +10,7 @@ import {
 } from '@ferry/rabbitmq';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { PgTestAcceptor } from '../../../../test-support/pgAcceptor';
-import { AMQP_URL, openTestBroker, uniqueName, type TestBroker } from './broker';
+import { AMQP_URL, openTestBroker, uniqueName, waitFor, type TestBroker } from './broker';
 
 /** What a consumer test works with; the fields are replaced before each test. */
 export interface ConsumerFixture {
@@ -27,6 +27,8 @@ export interface ConsumerFixture {
   consumer: RabbitConsumer | null;
   /** Attaches a consumer on the work queue (`inbox` default: the PgTestAcceptor) and waits until ready. */
   attach(options?: Partial<RabbitConsumerOptions> & { inbox?: InboxAcceptor }): Promise<RabbitConsumer>;
+  /** Waits until the acceptor stored `expected.length` ids, then expects exactly those, each once. */
+  expectStoredOnce(expected: readonly string[]): Promise<void>;
 }
 
 /**
@@ -89,6 +91,16 @@ export function useConsumerFixture(
     fixture.consumer = consumer;
     await consumer.ready();
     return consumer;
+  };
+  fixture.expectStoredOnce = async (expected) => {
+    await waitFor(`${expected.length} stored`, async () =>
+      (await fixture.acceptor.storedIds()).length >= expected.length ? true : undefined,
+    );
+    const stored = await fixture.acceptor.storedIds();
+    expect({
+      missing: expected.filter((id) => !stored.includes(id)),
+      extra: stored.filter((id, i) => !expected.includes(id) || stored.indexOf(id) !== i),
+    }).toEqual({ missing: [], extra: [] });
   };
   return fixture;
 }

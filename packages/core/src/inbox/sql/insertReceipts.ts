@@ -15,35 +15,76 @@ export interface NewReceipt {
   readonly headersJson: string;
 }
 
+/** What one insert statement found: whether the batch was admitted, the rows it wrote and read. */
+export interface InsertResult {
+  /** False when the backlog had reached the admission limit: nothing was inserted. */
+  readonly admitted: boolean;
+  /** Receipts this statement inserted. */
+  readonly inserted: InboxRecord[];
+  /** Receipts of the batch's identities that existed before the statement (its snapshot). */
+  readonly existing: InboxRecord[];
+}
+
 /**
- * One statement for the whole batch; rows whose identity exists are skipped, not returned.
- * Rows are inserted in identity order (scope, consumer, message id; byte order), so two
- * concurrent batches that share identities take the unique-index locks in the same order
- * and cannot deadlock (40P01), whatever order their callers gave. When any row is new, the
- * same statement notifies INBOX_CHANNEL (delivered at commit) to wake LISTENing workers.
+ * One statement and one round trip for the whole batch:
+ * - `gate`: the admission check, the unfinished receipts counted up to $11 (maxPendingMessages;
+ *   NULL: no limit, nothing counted); at the limit nothing is inserted;
+ * - `inserted`: the new rows; identities that exist are skipped (ON CONFLICT DO NOTHING), so
+ *   one committed by a concurrent batch after this statement's snapshot is in neither list.
+ *   Rows are inserted in identity order (scope, consumer, message id; byte order), so two
+ *   concurrent batches that share identities take the unique-index locks in the same order and
+ *   cannot deadlock (40P01), whatever order their callers gave;
+ * - `existing`: the receipts the batch's identities already had (duplicates, conflicts), read
+ *   from the statement's snapshot (it does not see `inserted`), only when some row was not
+ *   inserted: a batch of new messages costs no lookups;
+ * - when any row is new, INBOX_CHANNEL is notified (delivered at commit) to wake LISTENing workers.
+ * The result always has the gate's row; `fresh` is null there when no receipt came with it.
  */
 const SQL = `
-  WITH inserted AS (
-  INSERT INTO ${TABLE} (tenant_id, consumer, message_id, message_type, messaging_system, payload,
-                        payload_fingerprint, payload_bytes, headers, max_attempts)
-  SELECT t, c, m, mt, ms, p::jsonb, f, b, h::jsonb, $10::int
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-              $8::int[], $9::text[])
-    AS i(t, c, m, mt, ms, p, f, b, h)
-  ORDER BY coalesce('tenant:' || t, 'global') COLLATE "C", c COLLATE "C", m COLLATE "C"
-  ON CONFLICT (scope, consumer, message_id) DO NOTHING
-  RETURNING ${COLUMNS}
+  WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                         $7::text[], $8::int[], $9::text[]) AS i(t, c, m, mt, ms, p, f, b, h)
+  ),
+  gate AS (
+    SELECT $11::int IS NULL OR (
+      SELECT count(*) FROM (
+        SELECT 1 FROM ${TABLE} WHERE status IN ('PENDING', 'RETRYABLE', 'PROCESSING') LIMIT $11::int
+      ) AS backlog
+    ) < $11::int AS admitted
+  ),
+  inserted AS (
+    INSERT INTO ${TABLE} (tenant_id, consumer, message_id, message_type, messaging_system, payload,
+                          payload_fingerprint, payload_bytes, headers, max_attempts)
+    SELECT t, c, m, mt, ms, p::jsonb, f, b, h::jsonb, $10::int
+    FROM input
+    WHERE (SELECT admitted FROM gate)
+    ORDER BY coalesce('tenant:' || t, 'global') COLLATE "C", c COLLATE "C", m COLLATE "C"
+    ON CONFLICT (scope, consumer, message_id) DO NOTHING
+    RETURNING ${COLUMNS}
+  ),
+  existing AS (
+    SELECT ${COLUMNS} FROM ${TABLE}
+    WHERE (SELECT count(*) FROM inserted) < cardinality($3::text[])
+      AND (scope, consumer, message_id) IN (SELECT coalesce('tenant:' || t, 'global'), c, m FROM input)
   )
-  SELECT inserted.* FROM inserted,
-    (SELECT pg_notify('${INBOX_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM inserted)) AS woken`;
+  SELECT gate.admitted, found.*,
+    (SELECT pg_notify('${INBOX_CHANNEL}', '')::text WHERE EXISTS (SELECT 1 FROM inserted)) AS woken
+  FROM gate LEFT JOIN (
+    SELECT true AS fresh, inserted.* FROM inserted
+    UNION ALL
+    SELECT false AS fresh, existing.* FROM existing
+  ) AS found ON true`;
+
+type Row = { admitted: boolean; fresh: boolean | null } & ReceiptRow;
 
 export async function insertReceipts(
   db: SqlExecutor,
   receipts: readonly NewReceipt[],
   maxAttempts: number,
-): Promise<InboxRecord[]> {
-  if (receipts.length === 0) return [];
-  const rows = await db.query<ReceiptRow>(SQL, [
+  maxPendingMessages: number | null,
+): Promise<InsertResult> {
+  if (receipts.length === 0) return { admitted: true, inserted: [], existing: [] };
+  const rows = await db.query<Row>(SQL, [
     receipts.map((r) => r.tenantId),
     receipts.map((r) => r.consumer),
     receipts.map((r) => r.messageId),
@@ -54,6 +95,11 @@ export async function insertReceipts(
     receipts.map((r) => r.payloadBytes),
     receipts.map((r) => r.headersJson),
     maxAttempts,
+    maxPendingMessages,
   ]);
-  return rows.map(toRecord);
+  return {
+    admitted: rows[0]?.admitted ?? true,
+    inserted: rows.filter((row) => row.fresh === true).map(toRecord),
+    existing: rows.filter((row) => row.fresh === false).map(toRecord),
+  };
 }
