@@ -295,6 +295,7 @@ export const e2eLatencyBrokers: Scenario = {
       },
     });
     let reader: KafkaReader | undefined;
+    let channel: Channel | undefined;
     const pool = EXECUTOR === 'pg' ? new Pool({ connectionString: database.url, max: 10 }) : undefined;
     const close = async () => {
       await Promise.allSettled([reader?.close(), publisher.close(), rabbit.close(), pool?.end()]);
@@ -309,6 +310,7 @@ export const e2eLatencyBrokers: Scenario = {
       await ensureTopics(kafka, [{ topic, partitions: 1 }]);
       await publisher.connect();
       reader = await KafkaReader.open(kafka, topic);
+      channel = await connection.createChannel();
     } catch (error) {
       await close();
       throw error;
@@ -318,7 +320,7 @@ export const e2eLatencyBrokers: Scenario = {
       topic,
       kafka,
       rabbit,
-      channel: await connection.createChannel(),
+      channel,
       reader,
       hops,
     };
