@@ -1,7 +1,7 @@
 /**
- * The benchmark runner in a tiny mode (20 messages, one round, no warm-up) on six scenarios:
+ * The benchmark runner in a tiny mode (20 messages, one round, no warm-up) on seven scenarios:
  * checks the report's shape, that every run did its work (every event SENT, every receipt
- * completed, every peer message processed) and the chart drawn from it. It asserts no timing:
+ * completed, every peer message processed, every end-to-end probe read once from Kafka) and the chart drawn from it. It asserts no timing:
  * on a shared 2-core machine any threshold would be flaky.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { latestReport } from '../src/chartMain';
 import { formatTable, runBench, writeReport } from '../src/report';
 import { checkTargets, format, type BenchReport } from '../src/runner';
 import {
+  e2eLatencyBrokers,
   relayKafkaPlatformatic,
   relayRabbitmq,
   relayRabbitmqPeer,
@@ -35,6 +36,7 @@ describe('bench runner (tiny mode)', () => {
       workerCompletions,
       workerCompletionsPg,
       relayScaling(2),
+      e2eLatencyBrokers,
     ];
     report = await runBench(scenarios, { n: 20, rounds: 1, warmup: false });
   });
@@ -52,6 +54,7 @@ describe('bench runner (tiny mode)', () => {
       'worker-completions',
       'worker-completions-pg',
       'relay-scaling-x2',
+      'e2e-latency-brokers',
     ]);
   });
 
@@ -91,6 +94,15 @@ describe('bench runner (tiny mode)', () => {
     expect(peer.targets).toEqual([{ on: 'ratio', bound: 3, met: peer.ratio >= 3 }]);
     expect(Object.keys(peer.extraRatios)).toEqual(['firstPass']);
     expect(peer.baseline.samples[0]!.extra?.retries).toBeGreaterThanOrEqual(0);
+  });
+
+  it("marks the end-to-end target on the p50 (lower is better) and reports both sides' p99", () => {
+    const e2e = report.results.find((result) => result.name === 'e2e-latency-brokers')!;
+    expect(e2e.better).toBe('lower');
+    expect(e2e.targets).toEqual([{ on: 'subject', bound: 15, met: e2e.subject.median <= 15 }]);
+    for (const side of [e2e.baseline, e2e.subject]) {
+      expect(side.extra.p99).toBeGreaterThanOrEqual(side.median);
+    }
   });
 
   it("draws one row of two bars per scenario, with the ratio and the run's date", () => {

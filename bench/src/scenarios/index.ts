@@ -1,5 +1,6 @@
 import type { Scenario } from '../runner';
 import { blockedBacklog } from './blockedBacklog';
+import { e2eLatencyBrokers } from './e2eBrokers';
 import { e2eLatency } from './e2eLatency';
 import { inboxAcceptRabbitmq } from './inboxAcceptRabbitmq';
 import { relayKafka, relayKafkaPlatformatic } from './relayKafka';
@@ -13,6 +14,7 @@ import { workerCompletions, workerCompletionsPg } from './workerCompletions';
 export {
   blockedBacklog,
   e2eLatency,
+  e2eLatencyBrokers,
   inboxAcceptRabbitmq,
   relayKafka,
   relayKafkaPlatformatic,
@@ -37,6 +39,7 @@ export function allScenarios(): Scenario[] {
     workerCompletions,
     workerCompletionsPg,
     e2eLatency,
+    e2eLatencyBrokers,
     relayScaling(2),
     relayScaling(4),
     relayProcesses(2),
