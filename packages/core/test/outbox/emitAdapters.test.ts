@@ -56,6 +56,34 @@ async function withClient<T>(work: (client: PoolClient) => Promise<T>): Promise<
 }
 
 describe('emit on a node-postgres client', () => {
+  it('costs one statement per call in the application’s transaction (two with ordering keys: the key locks)', async () => {
+    await withClient(async (client) => {
+      const sent: string[] = [];
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
+        sent.push(String(text));
+        return query(...args);
+      };
+      try {
+        await query('BEGIN');
+        const { run, input } = events(3);
+        await emitMany(client, input);
+        expect(sent).toHaveLength(1);
+        sent.length = 0;
+        await emitMany(
+          client,
+          input.map((event, i) => ({ ...event, orderingKey: `key-${i}` })),
+        );
+        expect(sent).toHaveLength(2);
+        await query('COMMIT');
+        expect(await committed(run)).toBe(6);
+      } finally {
+        (client as unknown as { query: unknown }).query = query;
+      }
+    });
+  });
+
   it('joins the application’s transaction (after its BEGIN): invisible until COMMIT, then committed', async () => {
     const { run, input } = events(3);
     await withClient(async (client) => {

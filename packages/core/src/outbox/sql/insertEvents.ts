@@ -13,18 +13,22 @@ const LOCK_KEYS = `
   FROM (SELECT DISTINCT hashtextextended('ferry_outbox:' || k, 0) AS lock_id
         FROM unnest($1::text[]) AS k ORDER BY 1) locks`;
 
-const INSERT = `
-  INSERT INTO outbox_events (id, event_type, payload, destination, ordering_key, tenant_id,
-    correlation_id, causation_id, headers, traceparent, tracestate, max_retries)
-  SELECT v.id::uuid, v.type, v.payload::jsonb, v.destination, v.ordering_key, v.tenant_id,
-    v.correlation_id, v.causation_id, v.headers::jsonb, v.traceparent, v.tracestate, v.max_retries
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-    $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])
-    WITH ORDINALITY AS v(id, type, payload, destination, ordering_key, tenant_id, correlation_id,
-      causation_id, headers, traceparent, tracestate, max_retries, ord)
-  ORDER BY v.ord`;
-
-const NOTIFY = `SELECT pg_notify($1, '')`;
+// The insert and the relay's wake-up in one statement (one round trip per emit without keys).
+// pg_notify is cast to text: some drivers cannot read a void column.
+const INSERT_AND_NOTIFY = `
+  WITH inserted AS (
+    INSERT INTO outbox_events (id, event_type, payload, destination, ordering_key, tenant_id,
+      correlation_id, causation_id, headers, traceparent, tracestate, max_retries)
+    SELECT v.id::uuid, v.type, v.payload::jsonb, v.destination, v.ordering_key, v.tenant_id,
+      v.correlation_id, v.causation_id, v.headers::jsonb, v.traceparent, v.tracestate, v.max_retries
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+      $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])
+      WITH ORDINALITY AS v(id, type, payload, destination, ordering_key, tenant_id, correlation_id,
+        causation_id, headers, traceparent, tracestate, max_retries, ord)
+    ORDER BY v.ord
+    RETURNING 1
+  )
+  SELECT pg_notify($13, '')::text AS woken FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row`;
 
 /** Inserts validated envelopes in order and notifies `channel`, all inside `tx`. */
 export async function insertEvents(
@@ -34,7 +38,7 @@ export async function insertEvents(
 ): Promise<void> {
   const keys = envelopes.map((e) => e.orderingKey).filter((k): k is string => k !== null);
   if (keys.length > 0) await tx.execute(LOCK_KEYS, [keys]);
-  await tx.execute(INSERT, [
+  await tx.query(INSERT_AND_NOTIFY, [
     envelopes.map((e) => e.id),
     envelopes.map((e) => e.type),
     envelopes.map((e) => e.payloadJson),
@@ -47,6 +51,6 @@ export async function insertEvents(
     envelopes.map((e) => e.traceparent),
     envelopes.map((e) => e.tracestate),
     envelopes.map((e) => e.maxRetries),
+    channel,
   ]);
-  await tx.execute(NOTIFY, [channel]);
 }
