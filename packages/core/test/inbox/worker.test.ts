@@ -253,6 +253,7 @@ describe('inbox worker', () => {
     const renewedPastFirstLease = latch();
     const tookOver = latch();
     let signal: AbortSignal | undefined;
+    let secondStarted = false;
     const inbox = makeInbox(t.prisma, {
       observer,
       worker: { leaseMs: 400, heartbeatIntervalMs: 50 },
@@ -263,6 +264,7 @@ describe('inbox worker', () => {
         },
         'c-hb2': async (_p, context) => {
           signal = context.signal;
+          secondStarted = true;
           await tookOver.promise;
         },
       },
@@ -287,7 +289,9 @@ describe('inbox worker', () => {
 
     const second = await inbox.accept(message({ consumer: 'c-hb2' }));
     const run2 = inbox.runOnce();
-    await waitFor('claimed', async () => (await receiptRow(t, second.record.id)).status === 'PROCESSING');
+    // Taken over once its handler runs: a claim taken over before the handler starts is found
+    // lost by the claim check, and that handler (and its signal) never runs.
+    await waitFor('the second handler running', async () => secondStarted);
     await t.db.execute(
       `UPDATE ferry_inbox_receipts SET claim_token = gen_random_uuid() WHERE id = $1::uuid`,
       [second.record.id],
