@@ -3,6 +3,7 @@ import type { Logger } from '@ferry/core';
 import { kafkajsLogMethod } from '../logLevels';
 import { KafkajsGate } from './kafkajsGate';
 import { KafkajsProducer } from './kafkajsProducer';
+import { SeedRotation } from './seedRotation';
 import { waitForLeaders } from './leaders';
 import type { KafkaLogLevel, ResolvedConnectionOptions } from '../connectionOptions';
 import type {
@@ -43,10 +44,10 @@ export class KafkajsDriver implements KafkaClientDriver {
   readonly name = 'kafkajs';
   readonly kafka: Kafka;
   private readonly config: KafkaConfig;
-  private readonly brokers: readonly string[];
+  private readonly seeds: SeedRotation;
 
   constructor(options: ResolvedConnectionOptions) {
-    this.brokers = options.brokers;
+    this.seeds = new SeedRotation(options.brokers);
     this.config = {
       ...(options.kafkaConfig as Partial<KafkaConfig>),
       brokers: [...options.brokers],
@@ -61,7 +62,7 @@ export class KafkajsDriver implements KafkaClientDriver {
 
   /** A kafkajs client of its own for one producer or consumer, reaching the brokers through a gate. */
   private gated(signal: AbortSignal): { kafka: Kafka; gate: KafkajsGate } {
-    const gate = new KafkajsGate(this.brokers, signal, this.config.socketFactory);
+    const gate = new KafkajsGate(this.seeds, signal, this.config.socketFactory);
     return { kafka: new Kafka(gate.config(this.config)), gate };
   }
 

@@ -6,6 +6,7 @@ import {
   type ISocketFactoryArgs,
   type KafkaConfig,
 } from 'kafkajs';
+import type { SeedRotation } from './seedRotation';
 
 /** kafkajs's own keep-alive on broker sockets (its default socket factory's). */
 const KEEP_ALIVE_MS = 60_000;
@@ -35,18 +36,17 @@ const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
  * `release()`, once the client disconnected, closes what is left of its sockets.
  *
  * Outside `connecting()` kafkajs keeps its own retries, so a running client rides out a broker
- * restart as before. Seed brokers are handed out one at a time, in turn.
+ * restart as before. Seed brokers are handed out one at a time, in turn (SeedRotation).
  */
 export class KafkajsGate {
   private attempt: ConnectAttempt | null = null;
-  private turn = 0;
   /** Every socket of the client not closed yet. */
   private readonly open = new Set<Socket>();
   /** Set by release(): the client disconnected for good. */
   private released = false;
 
   constructor(
-    private readonly brokers: readonly string[],
+    private readonly seeds: SeedRotation,
     private readonly signal: AbortSignal,
     private readonly factory: ISocketFactory = plainSocketFactory,
   ) {}
@@ -107,8 +107,7 @@ export class KafkajsGate {
     if (attempt) attempt.builds += 1;
     // Closing, or kafkajs asks for another seed after the first one of this connect failed: none.
     if (this.refusing() || (attempt !== null && attempt.builds > 1)) return [];
-    const broker = this.brokers[this.turn % this.brokers.length]!;
-    this.turn += 1;
+    const broker = this.seeds.next();
     if (attempt) attempt.broker = broker;
     return [broker];
   }
