@@ -76,9 +76,20 @@ export class KafkajsDriver implements KafkaClientDriver {
     return new KafkajsConsumer(kafka, gate, options);
   }
 
+  /**
+   * An admin client of its own for the topology helpers, closed entirely by its disconnect()
+   * (nothing of it runs once they resolve). Nothing cancels it: its connect is kafkajs's, retries
+   * included.
+   */
   async admin(): Promise<DriverAdmin> {
-    const admin = this.kafka.admin();
-    await admin.connect();
+    const { kafka, gate } = this.gated(new AbortController().signal);
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+    } catch (error) {
+      await gate.disconnect(admin).catch(() => undefined);
+      throw error;
+    }
     return {
       listTopics: () => admin.listTopics(),
       createTopics: async (topics) => {
@@ -101,7 +112,7 @@ export class KafkajsDriver implements KafkaClientDriver {
       deleteGroups: async (groupIds) => {
         await admin.deleteGroups([...groupIds]);
       },
-      disconnect: () => admin.disconnect(),
+      disconnect: () => gate.disconnect(admin),
     };
   }
 }
@@ -189,11 +200,7 @@ class KafkajsConsumer implements DriverConsumer {
     this.consumer.seek({ topic, partition, offset });
   }
 
-  async disconnect(): Promise<void> {
-    try {
-      await this.consumer.disconnect();
-    } finally {
-      await this.gate.release();
-    }
+  disconnect(): Promise<void> {
+    return this.gate.disconnect(this.consumer);
   }
 }

@@ -102,6 +102,15 @@ export class KafkajsGate {
     await Promise.all(closing);
   }
 
+  /** Disconnects `client`, the gate's, then closes what is left of its sockets (release()). */
+  async disconnect(client: { disconnect(): Promise<void> }): Promise<void> {
+    try {
+      await client.disconnect();
+    } finally {
+      await this.release();
+    }
+  }
+
   private seedBrokers(): string[] {
     const attempt = this.attempt;
     if (attempt) attempt.builds += 1;
