@@ -36,7 +36,7 @@ const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
  * `release()`, once the client disconnected, closes what is left of its sockets.
  *
  * Outside `connecting()` kafkajs keeps its own retries, so a running client rides out a broker
- * restart as before. Seed brokers are handed out one at a time, in turn (SeedRotation).
+ * restart as before. Seed brokers are handed out one at a time: the one that answered last (SeedRotation).
  */
 export class KafkajsGate {
   private attempt: ConnectAttempt | null = null;
@@ -44,6 +44,8 @@ export class KafkajsGate {
   private readonly open = new Set<Socket>();
   /** Set by release(): the client disconnected for good. */
   private released = false;
+  /** The seed broker handed out last. */
+  private seed: string | null = null;
 
   constructor(
     private readonly seeds: SeedRotation,
@@ -114,9 +116,13 @@ export class KafkajsGate {
   private seedBrokers(): string[] {
     const attempt = this.attempt;
     if (attempt) attempt.builds += 1;
-    // Closing, or kafkajs asks for another seed after the first one of this connect failed: none.
-    if (this.refusing() || (attempt !== null && attempt.builds > 1)) return [];
-    const broker = this.seeds.next();
+    if (this.refusing()) return [];
+    // kafkajs asks for another seed only when a connect to its seed failed.
+    if (this.seed !== null) this.seeds.failed(this.seed);
+    // ... which, during connecting(), is the end of the connect: no second seed.
+    if (attempt !== null && attempt.builds > 1) return [];
+    const broker = this.seeds.current();
+    this.seed = broker;
     if (attempt) attempt.broker = broker;
     return [broker];
   }
