@@ -68,7 +68,13 @@ export class KafkajsGate {
    * failure it had (a KafkaJSConnectionError, as kafkajs's own retries would end in).
    */
   async connecting<T>(connect: () => Promise<T>): Promise<T> {
-    const attempt: ConnectAttempt = { builds: 0, sockets: new Set<Socket>(), broker: null, failure: null };
+    const attempt: ConnectAttempt = {
+      builds: 0,
+      sockets: new Set<Socket>(),
+      broker: null,
+      failure: null,
+      connected: false,
+    };
     // With an error: kafkajs fails a connection's requests on 'error', not on 'close'.
     const abort = () => {
       for (const socket of attempt.sockets) socket.destroy(new Error('the client is closing'));
@@ -80,10 +86,9 @@ export class KafkajsGate {
       return await connect();
     } catch (error) {
       if (attempt.builds < 2) throw error;
-      const reason = this.signal.aborted
-        ? 'the client is closing'
-        : (attempt.failure?.message ?? 'no answer');
-      throw new KafkaJSConnectionError(`Connection error: ${reason}`, { broker: attempt.broker ?? '' });
+      throw new KafkaJSConnectionError(`Connection error: ${this.failureOf(attempt)}`, {
+        broker: attempt.broker ?? '',
+      });
     } finally {
       this.signal.removeEventListener('abort', abort);
       if (this.attempt === attempt) this.attempt = null;
@@ -132,12 +137,26 @@ export class KafkajsGate {
     return this.released || (this.attempt !== null && this.signal.aborted);
   }
 
+  /** Why a connect kafkajs gave up on failed, as far as its sockets tell. */
+  private failureOf(attempt: ConnectAttempt): string {
+    if (this.signal.aborted) return 'the client is closing';
+    if (attempt.failure) return attempt.failure.message;
+    // kafkajs does not pass on the error of a request on a connected socket (e.g. a SASL handshake
+    // the listener refuses) when it asks for another seed; its log at level 'error' names it.
+    if (attempt.connected) return 'the broker failed the first requests (TLS or SASL settings?)';
+    return 'no answer';
+  }
+
   private openSocket(args: ISocketFactoryArgs): Socket {
     if (this.refusing()) throw new Error('the client is closing');
-    const socket = this.factory(args);
+    const attempt = this.attempt;
+    const onConnect = () => {
+      if (attempt) attempt.connected = true;
+      args.onConnect();
+    };
+    const socket = this.factory({ ...args, onConnect });
     this.open.add(socket);
     socket.once('close', () => this.open.delete(socket));
-    const attempt = this.attempt;
     if (attempt) {
       attempt.sockets.add(socket);
       socket.once('error', (error: Error) => (attempt.failure ??= error));
@@ -155,4 +174,6 @@ interface ConnectAttempt {
   broker: string | null;
   /** The first socket error of this connect. */
   failure: Error | null;
+  /** A socket of this connect connected (and its TLS handshake completed). */
+  connected: boolean;
 }
