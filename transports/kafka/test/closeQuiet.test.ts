@@ -214,4 +214,20 @@ describe('close() leaves nothing running', () => {
       await deleteTopics(testConnection(), [topic, `${topic}.dlq`]);
     }
   });
+
+  // The topology helpers' admin client is closed when they resolve, as a consumer is by close().
+  test('ensureTopics and deleteTopics leave nothing running once they resolve', async () => {
+    const log = recordingLogger();
+    const connection = await connectionTo(log, 'reachable');
+    const topic = uniqueName('quiet-topology');
+    const baseline = await settledResources();
+    await expectQuietAfterClose(
+      async () => {
+        await ensureTopics(connection, [{ topic }]);
+        await deleteTopics(connection, [topic]);
+      },
+      baseline,
+      log,
+    );
+  });
 });

@@ -3,6 +3,7 @@ import type { Logger } from '@ferry/core';
 import { kafkajsLogMethod } from '../logLevels';
 import { KafkajsGate } from './kafkajsGate';
 import { KafkajsProducer } from './kafkajsProducer';
+import { SeedRotation } from './seedRotation';
 import { waitForLeaders } from './leaders';
 import type { KafkaLogLevel, ResolvedConnectionOptions } from '../connectionOptions';
 import type {
@@ -43,10 +44,10 @@ export class KafkajsDriver implements KafkaClientDriver {
   readonly name = 'kafkajs';
   readonly kafka: Kafka;
   private readonly config: KafkaConfig;
-  private readonly brokers: readonly string[];
+  private readonly seeds: SeedRotation;
 
   constructor(options: ResolvedConnectionOptions) {
-    this.brokers = options.brokers;
+    this.seeds = new SeedRotation(options.brokers);
     this.config = {
       ...(options.kafkaConfig as Partial<KafkaConfig>),
       brokers: [...options.brokers],
@@ -61,7 +62,7 @@ export class KafkajsDriver implements KafkaClientDriver {
 
   /** A kafkajs client of its own for one producer or consumer, reaching the brokers through a gate. */
   private gated(signal: AbortSignal): { kafka: Kafka; gate: KafkajsGate } {
-    const gate = new KafkajsGate(this.brokers, signal, this.config.socketFactory);
+    const gate = new KafkajsGate(this.seeds, signal, this.config.socketFactory);
     return { kafka: new Kafka(gate.config(this.config)), gate };
   }
 
@@ -75,9 +76,20 @@ export class KafkajsDriver implements KafkaClientDriver {
     return new KafkajsConsumer(kafka, gate, options);
   }
 
+  /**
+   * An admin client of its own for the topology helpers, closed entirely by its disconnect()
+   * (nothing of it runs once they resolve). Nothing cancels it: its connect is kafkajs's, retries
+   * included.
+   */
   async admin(): Promise<DriverAdmin> {
-    const admin = this.kafka.admin();
-    await admin.connect();
+    const { kafka, gate } = this.gated(new AbortController().signal);
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+    } catch (error) {
+      await gate.disconnect(admin).catch(() => undefined);
+      throw error;
+    }
     return {
       listTopics: () => admin.listTopics(),
       createTopics: async (topics) => {
@@ -100,7 +112,7 @@ export class KafkajsDriver implements KafkaClientDriver {
       deleteGroups: async (groupIds) => {
         await admin.deleteGroups([...groupIds]);
       },
-      disconnect: () => admin.disconnect(),
+      disconnect: () => gate.disconnect(admin),
     };
   }
 }
@@ -188,11 +200,7 @@ class KafkajsConsumer implements DriverConsumer {
     this.consumer.seek({ topic, partition, offset });
   }
 
-  async disconnect(): Promise<void> {
-    try {
-      await this.consumer.disconnect();
-    } finally {
-      await this.gate.release();
-    }
+  disconnect(): Promise<void> {
+    return this.gate.disconnect(this.consumer);
   }
 }

@@ -6,6 +6,7 @@ import {
   type ISocketFactoryArgs,
   type KafkaConfig,
 } from 'kafkajs';
+import type { SeedRotation } from './seedRotation';
 
 /** kafkajs's own keep-alive on broker sockets (its default socket factory's). */
 const KEEP_ALIVE_MS = 60_000;
@@ -35,18 +36,19 @@ const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
  * `release()`, once the client disconnected, closes what is left of its sockets.
  *
  * Outside `connecting()` kafkajs keeps its own retries, so a running client rides out a broker
- * restart as before. Seed brokers are handed out one at a time, in turn.
+ * restart as before. Seed brokers are handed out one at a time: the one that answered last (SeedRotation).
  */
 export class KafkajsGate {
   private attempt: ConnectAttempt | null = null;
-  private turn = 0;
   /** Every socket of the client not closed yet. */
   private readonly open = new Set<Socket>();
   /** Set by release(): the client disconnected for good. */
   private released = false;
+  /** The seed broker handed out last. */
+  private seed: string | null = null;
 
   constructor(
-    private readonly brokers: readonly string[],
+    private readonly seeds: SeedRotation,
     private readonly signal: AbortSignal,
     private readonly factory: ISocketFactory = plainSocketFactory,
   ) {}
@@ -66,7 +68,13 @@ export class KafkajsGate {
    * failure it had (a KafkaJSConnectionError, as kafkajs's own retries would end in).
    */
   async connecting<T>(connect: () => Promise<T>): Promise<T> {
-    const attempt: ConnectAttempt = { builds: 0, sockets: new Set<Socket>(), broker: null, failure: null };
+    const attempt: ConnectAttempt = {
+      builds: 0,
+      sockets: new Set<Socket>(),
+      broker: null,
+      failure: null,
+      connected: false,
+    };
     // With an error: kafkajs fails a connection's requests on 'error', not on 'close'.
     const abort = () => {
       for (const socket of attempt.sockets) socket.destroy(new Error('the client is closing'));
@@ -78,10 +86,9 @@ export class KafkajsGate {
       return await connect();
     } catch (error) {
       if (attempt.builds < 2) throw error;
-      const reason = this.signal.aborted
-        ? 'the client is closing'
-        : (attempt.failure?.message ?? 'no answer');
-      throw new KafkaJSConnectionError(`Connection error: ${reason}`, { broker: attempt.broker ?? '' });
+      throw new KafkaJSConnectionError(`Connection error: ${this.failureOf(attempt)}`, {
+        broker: attempt.broker ?? '',
+      });
     } finally {
       this.signal.removeEventListener('abort', abort);
       if (this.attempt === attempt) this.attempt = null;
@@ -102,13 +109,25 @@ export class KafkajsGate {
     await Promise.all(closing);
   }
 
+  /** Disconnects `client`, the gate's, then closes what is left of its sockets (release()). */
+  async disconnect(client: { disconnect(): Promise<void> }): Promise<void> {
+    try {
+      await client.disconnect();
+    } finally {
+      await this.release();
+    }
+  }
+
   private seedBrokers(): string[] {
     const attempt = this.attempt;
     if (attempt) attempt.builds += 1;
-    // Closing, or kafkajs asks for another seed after the first one of this connect failed: none.
-    if (this.refusing() || (attempt !== null && attempt.builds > 1)) return [];
-    const broker = this.brokers[this.turn % this.brokers.length]!;
-    this.turn += 1;
+    if (this.refusing()) return [];
+    // kafkajs asks for another seed only when a connect to its seed failed.
+    if (this.seed !== null) this.seeds.failed(this.seed);
+    // ... which, during connecting(), is the end of the connect: no second seed.
+    if (attempt !== null && attempt.builds > 1) return [];
+    const broker = this.seeds.current();
+    this.seed = broker;
     if (attempt) attempt.broker = broker;
     return [broker];
   }
@@ -118,12 +137,26 @@ export class KafkajsGate {
     return this.released || (this.attempt !== null && this.signal.aborted);
   }
 
+  /** Why a connect kafkajs gave up on failed, as far as its sockets tell. */
+  private failureOf(attempt: ConnectAttempt): string {
+    if (this.signal.aborted) return 'the client is closing';
+    if (attempt.failure) return attempt.failure.message;
+    // kafkajs does not pass on the error of a request on a connected socket (e.g. a SASL handshake
+    // the listener refuses) when it asks for another seed; its log at level 'error' names it.
+    if (attempt.connected) return 'the broker failed the first requests (TLS or SASL settings?)';
+    return 'no answer';
+  }
+
   private openSocket(args: ISocketFactoryArgs): Socket {
     if (this.refusing()) throw new Error('the client is closing');
-    const socket = this.factory(args);
+    const attempt = this.attempt;
+    const onConnect = () => {
+      if (attempt) attempt.connected = true;
+      args.onConnect();
+    };
+    const socket = this.factory({ ...args, onConnect });
     this.open.add(socket);
     socket.once('close', () => this.open.delete(socket));
-    const attempt = this.attempt;
     if (attempt) {
       attempt.sockets.add(socket);
       socket.once('error', (error: Error) => (attempt.failure ??= error));
@@ -141,4 +174,6 @@ interface ConnectAttempt {
   broker: string | null;
   /** The first socket error of this connect. */
   failure: Error | null;
+  /** A socket of this connect connected (and its TLS handshake completed). */
+  connected: boolean;
 }

@@ -42,12 +42,8 @@ export class KafkajsProducer implements DriverProducer {
     }
   }
 
-  async disconnect(): Promise<void> {
-    try {
-      await this.producer.disconnect();
-    } finally {
-      await this.gate.release();
-    }
+  disconnect(): Promise<void> {
+    return this.gate.disconnect(this.producer);
   }
 
   onDisconnect(listener: () => void): void {

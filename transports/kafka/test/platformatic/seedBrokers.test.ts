@@ -1,0 +1,3 @@
+// ../seedBrokers.test.ts on @platformatic/kafka (see ../clients.ts); './use' must stay the first import.
+import './use';
+import '../seedBrokers.test';
