@@ -72,6 +72,7 @@ describe('acceptIsolated', () => {
     ['FERRY_ADMISSION_REJECTED'],
     ['FERRY_CLOSED'],
     ['FERRY_TIMEOUT'],
+    ['FERRY_SCHEMA_NOT_READY'],
   ] as const)('rethrows a batch-wide %s without bisecting', async (code) => {
     const failure = new FerryError(code, 'whole batch');
     const { calls, acceptMany } = fakeAcceptor(new Map([['d', failure]]));

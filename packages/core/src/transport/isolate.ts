@@ -7,9 +7,15 @@ export type AcceptManyFn = (inputs: readonly InboxAcceptInput[]) => Promise<read
 
 /**
  * Failures that are about the batch, never about one input: they are rethrown so the
- * transport retries the whole batch. FERRY_CLOSED always; the others only when retriable
- * (a non-retriable FERRY_DATABASE_UNAVAILABLE means PostgreSQL refused this data).
+ * transport retries the whole batch. FERRY_CLOSED and FERRY_SCHEMA_NOT_READY always (a table or
+ * column the running ferry needs is missing, e.g. an upgrade deployed before `ferry migrate`:
+ * no message is at fault, and each is accepted once the migration ran); the others only when
+ * retriable (a non-retriable FERRY_DATABASE_UNAVAILABLE means PostgreSQL refused this data).
  */
+const ALWAYS_BATCH_WIDE: ReadonlySet<FerryErrorCode> = new Set<FerryErrorCode>([
+  'FERRY_CLOSED',
+  'FERRY_SCHEMA_NOT_READY',
+]);
 const BATCH_WIDE: ReadonlySet<FerryErrorCode> = new Set<FerryErrorCode>([
   'FERRY_DATABASE_UNAVAILABLE',
   'FERRY_ADMISSION_REJECTED',
@@ -18,7 +24,7 @@ const BATCH_WIDE: ReadonlySet<FerryErrorCode> = new Set<FerryErrorCode>([
 
 export function isBatchWideFailure(error: unknown): boolean {
   if (!(error instanceof FerryError)) return false;
-  if (error.code === 'FERRY_CLOSED') return true;
+  if (ALWAYS_BATCH_WIDE.has(error.code)) return true;
   return BATCH_WIDE.has(error.code) && error.retriable;
 }
 
