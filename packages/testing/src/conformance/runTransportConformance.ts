@@ -35,6 +35,14 @@ import { featureGate } from './unsupported';
 import type { AttachedConsumer, TransportConformanceOptions, TransportUnderTest } from './types';
 
 export function runTransportConformance(options: TransportConformanceOptions): void {
+  // Checked here: without it the case naming the system would compare against undefined and
+  // pass for a transport that names none.
+  const system: unknown = options.system;
+  if (typeof system !== 'string' || system.trim() === '') {
+    throw new Error(
+      `transport conformance (${options.name}): system (the broker's OpenTelemetry messaging.system) must be a non-empty string`,
+    );
+  }
   const timeoutMs = options.timeoutMs ?? 30_000;
   const supported = featureGate(options);
 
