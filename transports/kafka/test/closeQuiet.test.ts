@@ -130,25 +130,24 @@ describe('close() leaves nothing running', () => {
     await expectConnectingStopped(() => consumer.close(), baseline, log);
   });
 
-  // @platformatic/kafka's idempotent producer retries its connect at least twice (fewer
-  // retries make it retry for ever), so only kafkajs's starts are one connect each.
-  (kafkaClient() === 'kafkajs' ? test : test.skip)(
-    "a failed start is one connect: the consumer's reconnectBackoff retries it, not the client",
-    async () => {
-      const log = recordingLogger();
-      const connection = await connectionTo(log, 'unreachable');
-      const baseline = await settledResources();
-      const { consumer, events } = attach(log, connection, 'never-created');
-      const failedStarts = () => events.filter((event) => event.type === 'disconnected').length;
-      await waitFor(
-        () => failedStarts() >= 3,
-        () => `${events.length} events`,
-      );
-      // Each start connects the dead-letter producer once; one more may be under way.
-      expect(connects.count()).toBeLessThanOrEqual(failedStarts() + 1);
-      await expectConnectingStopped(() => consumer.close(), baseline, log);
-    },
-  );
+  // kafkajs: a start is one connect. @platformatic/kafka's clients retry a connect on their own
+  // (its idempotent producer at least twice: fewer retries make it retry for ever), about 5
+  // connects per start measured; bounded all the same, by ferry's backoff between starts.
+  const connectsPerStart = kafkaClient() === 'kafkajs' ? 1 : 8;
+  test("a failed start is a bounded number of connects: the consumer's reconnectBackoff retries it, not the client", async () => {
+    const log = recordingLogger();
+    const connection = await connectionTo(log, 'unreachable');
+    const baseline = await settledResources();
+    const { consumer, events } = attach(log, connection, 'never-created');
+    const failedStarts = () => events.filter((event) => event.type === 'disconnected').length;
+    await waitFor(
+      () => failedStarts() >= 3,
+      () => `${events.length} events`,
+    );
+    // Each start connects the dead-letter producer; one more start may be under way.
+    expect(connects.count()).toBeLessThanOrEqual(connectsPerStart * (failedStarts() + 1));
+    await expectConnectingStopped(() => consumer.close(), baseline, log);
+  });
 
   test('a publisher closed mid-connect to unreachable brokers reports the message not sent', async () => {
     const log = recordingLogger();
