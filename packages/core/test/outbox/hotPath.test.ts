@@ -225,4 +225,34 @@ describe('relay hot path', () => {
       expect(statements).toHaveLength(1);
     },
   );
+
+  it.each(['block', 'skip'] as const)(
+    "behind a blocked key a keyed head older than a steady unkeyed stream is claimed ('%s')",
+    async (failedHead) => {
+      // 'hot' fills the due window (2 x limit rows) with blocked rows; k0's event is older than
+      // every unkeyed event emitted below, so a claim taking unkeyed rows must not pass it by.
+      await blockedKeyAndOthers(failedHead, 1);
+      const store = relayStore(t.db);
+      let laneCursor: string | null | undefined;
+      let keyScanFirst: boolean | undefined;
+      const claimedKeys: (string | null)[] = [];
+      for (let i = 0; i < 5 && !claimedKeys.includes('k0'); i += 1) {
+        await emitN(10);
+        const claim = await store.claim({
+          token: randomUUID(),
+          limit: 10,
+          leaseMs: 60_000,
+          failedHead,
+          laneCursor,
+          keyScanFirst,
+        });
+        ({ laneCursor, keyScanFirst } = claim);
+        claimedKeys.push(...claim.rows.map((r) => r.ordering_key));
+        await t.db.execute(`DELETE FROM outbox_events WHERE id = ANY($1::uuid[])`, [
+          claim.rows.map((r) => r.id),
+        ]);
+      }
+      expect(claimedKeys).toContain('k0');
+    },
+  );
 });
