@@ -255,4 +255,50 @@ describe('relay hot path', () => {
       expect(claimedKeys).toContain('k0');
     },
   );
+
+  it.each(['block', 'skip'] as const)(
+    "more than 2 x limit blocked keys: one claim reaches the claimable key sorting last from any cursor ('%s')",
+    async (failedHead) => {
+      // Keys b00 ... b24, each with a blocked head and a PENDING event behind it; then zz, claimable.
+      const admin = createOutboxAdmin(t.db);
+      for (let i = 0; i < 25; i += 1) {
+        const key = `b${String(i).padStart(2, '0')}`;
+        const { ids } = await emitMany(t.db, [
+          { type: 'blocked', payload: {}, orderingKey: key },
+          { type: 'blocked', payload: {}, orderingKey: key },
+        ]);
+        if (failedHead === 'block') await admin.markFailed(ids[0]!, 'blocked head');
+        else
+          await t.db.execute(
+            `UPDATE outbox_events SET status = 'PROCESSING', claim_token = gen_random_uuid(), lease_expires_at = now() + interval '1 minute', claimed_at = now() WHERE id = $1::uuid`,
+            [ids[0]],
+          );
+      }
+      const [zz] = (await emitMany(t.db, [{ type: 'last', payload: {}, orderingKey: 'zz' }])).ids;
+      for (const limit of [1, 4]) {
+        for (const laneCursor of [null, 'a', 'b07', 'b24', 'zz', 'zzz']) {
+          for (const keyScanFirst of [false, true]) {
+            const claim = await relayStore(t.db).claim({
+              token: randomUUID(),
+              limit,
+              leaseMs: 60_000,
+              failedHead,
+              laneCursor,
+              keyScanFirst,
+            });
+            expect([limit, laneCursor, keyScanFirst, claim.rows.map((r) => r.id)]).toEqual([
+              limit,
+              laneCursor,
+              keyScanFirst,
+              [zz],
+            ]);
+            await t.db.execute(
+              `UPDATE outbox_events SET status = 'PENDING', claim_token = NULL, lease_expires_at = NULL WHERE id = $1::uuid`,
+              [zz],
+            );
+          }
+        }
+      }
+    },
+  );
 });
