@@ -301,4 +301,31 @@ describe('relay hot path', () => {
       }
     },
   );
+
+  it.each(['block', 'skip'] as const)(
+    "a head another claim holds does not take a claimable key's place in the claim ('%s')",
+    async (failedHead) => {
+      await emitMany(
+        t.db,
+        ['a', 'b', 'c'].map((orderingKey) => ({ type: 'keyed', payload: {}, orderingKey })),
+      );
+      const other = new Client({ connectionString: t.url });
+      await other.connect();
+      try {
+        await other.query('BEGIN');
+        // Another relay's claim in progress: key a's head locked, not yet updated.
+        await other.query(`SELECT id FROM outbox_events WHERE ordering_key = 'a' FOR UPDATE`);
+        const claim = await relayStore(t.db).claim({
+          token: randomUUID(),
+          limit: 2,
+          leaseMs: 60_000,
+          failedHead,
+        });
+        expect(claim.rows.map((r) => r.ordering_key)).toEqual(['b', 'c']);
+      } finally {
+        await other.query('ROLLBACK');
+        await other.end();
+      }
+    },
+  );
 });

@@ -19,7 +19,8 @@ const inWindow = (r: string) =>
  * they are scanned and skipping rows another claim holds (so concurrent relays on an unkeyed
  * backlog each fill their batch instead of colliding on the same rows); (3) the key scan
  * (keyScan: keys round-robin from the cursor $6, one index probe each, at most $5), which is
- * what reaches other keys when a long blocked backlog fills the due window.
+ * what reaches other keys when a long blocked backlog fills the due window. The limit applies
+ * after locking (a candidate another claim holds is skipped without taking a place).
  */
 function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
   const blocking = BLOCKING[policy];
@@ -51,7 +52,8 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     UNION SELECT id, seq, next_attempt_at FROM lane_heads
   ), candidates AS (
     SELECT e.id FROM outbox_events e
-    WHERE e.id IN (SELECT id FROM pool ORDER BY next_attempt_at, seq LIMIT $1) AND e.status = 'PENDING'
+    WHERE e.id IN (SELECT id FROM pool) AND e.status = 'PENDING'
+    ORDER BY e.next_attempt_at, e.seq LIMIT $1
     FOR UPDATE SKIP LOCKED
   )`;
 }
