@@ -225,4 +225,107 @@ describe('relay hot path', () => {
       expect(statements).toHaveLength(1);
     },
   );
+
+  it.each(['block', 'skip'] as const)(
+    "behind a blocked key a keyed head older than a steady unkeyed stream is claimed ('%s')",
+    async (failedHead) => {
+      // 'hot' fills the due window (2 x limit rows) with blocked rows; k0's event is older than
+      // every unkeyed event emitted below, so a claim taking unkeyed rows must not pass it by.
+      await blockedKeyAndOthers(failedHead, 1);
+      const store = relayStore(t.db);
+      let laneCursor: string | null | undefined;
+      let keyScanFirst: boolean | undefined;
+      const claimedKeys: (string | null)[] = [];
+      for (let i = 0; i < 5 && !claimedKeys.includes('k0'); i += 1) {
+        await emitN(10);
+        const claim = await store.claim({
+          token: randomUUID(),
+          limit: 10,
+          leaseMs: 60_000,
+          failedHead,
+          laneCursor,
+          keyScanFirst,
+        });
+        ({ laneCursor, keyScanFirst } = claim);
+        claimedKeys.push(...claim.rows.map((r) => r.ordering_key));
+        await t.db.execute(`DELETE FROM outbox_events WHERE id = ANY($1::uuid[])`, [
+          claim.rows.map((r) => r.id),
+        ]);
+      }
+      expect(claimedKeys).toContain('k0');
+    },
+  );
+
+  it.each(['block', 'skip'] as const)(
+    "more than 2 x limit blocked keys: one claim reaches the claimable key sorting last from any cursor ('%s')",
+    async (failedHead) => {
+      // Keys b00 ... b24, each with a blocked head and a PENDING event behind it; then zz, claimable.
+      const admin = createOutboxAdmin(t.db);
+      for (let i = 0; i < 25; i += 1) {
+        const key = `b${String(i).padStart(2, '0')}`;
+        const { ids } = await emitMany(t.db, [
+          { type: 'blocked', payload: {}, orderingKey: key },
+          { type: 'blocked', payload: {}, orderingKey: key },
+        ]);
+        if (failedHead === 'block') await admin.markFailed(ids[0]!, 'blocked head');
+        else
+          await t.db.execute(
+            `UPDATE outbox_events SET status = 'PROCESSING', claim_token = gen_random_uuid(), lease_expires_at = now() + interval '1 minute', claimed_at = now() WHERE id = $1::uuid`,
+            [ids[0]],
+          );
+      }
+      const [zz] = (await emitMany(t.db, [{ type: 'last', payload: {}, orderingKey: 'zz' }])).ids;
+      for (const limit of [1, 4]) {
+        for (const laneCursor of [null, 'a', 'b07', 'b24', 'zz', 'zzz']) {
+          for (const keyScanFirst of [false, true]) {
+            const claim = await relayStore(t.db).claim({
+              token: randomUUID(),
+              limit,
+              leaseMs: 60_000,
+              failedHead,
+              laneCursor,
+              keyScanFirst,
+            });
+            expect([limit, laneCursor, keyScanFirst, claim.rows.map((r) => r.id)]).toEqual([
+              limit,
+              laneCursor,
+              keyScanFirst,
+              [zz],
+            ]);
+            await t.db.execute(
+              `UPDATE outbox_events SET status = 'PENDING', claim_token = NULL, lease_expires_at = NULL WHERE id = $1::uuid`,
+              [zz],
+            );
+          }
+        }
+      }
+    },
+  );
+
+  it.each(['block', 'skip'] as const)(
+    "a head another claim holds does not take a claimable key's place in the claim ('%s')",
+    async (failedHead) => {
+      await emitMany(
+        t.db,
+        ['a', 'b', 'c'].map((orderingKey) => ({ type: 'keyed', payload: {}, orderingKey })),
+      );
+      const other = new Client({ connectionString: t.url });
+      await other.connect();
+      try {
+        await other.query('BEGIN');
+        // Another relay's claim in progress: key a's head locked, not yet updated.
+        await other.query(`SELECT id FROM outbox_events WHERE ordering_key = 'a' FOR UPDATE`);
+        const claim = await relayStore(t.db).claim({
+          token: randomUUID(),
+          limit: 2,
+          leaseMs: 60_000,
+          failedHead,
+        });
+        expect(claim.rows.map((r) => r.ordering_key)).toEqual(['b', 'c']);
+      } finally {
+        await other.query('ROLLBACK');
+        await other.end();
+      }
+    },
+  );
 });

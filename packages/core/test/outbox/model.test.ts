@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 const relay = fc.nat({ max: RELAYS * 4 });
-const key = fc.constantFrom<string | null>('a', 'b', null);
+const key = fc.constantFrom<string | null>('a', 'b', 'c', 'd', 'e', null);
 const kinds = fc.array(
   fc.constantFrom('sent' as const, 'sent' as const, 'retryable' as const, 'permanent' as const),
   {

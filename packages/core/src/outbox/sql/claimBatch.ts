@@ -4,13 +4,23 @@ import { msInterval, RECORD_COLUMNS, type OutboxRow } from './fragments';
 import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './keyScan';
 
 /**
+ * Row `r` sorts no later than the due window's last row, or the window holds every due row. A
+ * keyed head that is due that early is in the window; one due later may be anywhere, so without
+ * the key scan only rows this early are candidates (a steady unkeyed stream would otherwise fill
+ * every claim while an older keyed head behind a window of blocked rows waits for ever).
+ */
+const inWindow = (r: string) =>
+  `NOT EXISTS (SELECT 1 FROM window_edge x WHERE (${r}.next_attempt_at, ${r}.seq) > (x.next_attempt_at, x.seq))`;
+
+/**
  * Candidate heads, from three sources whose cost does not grow with the rows a blocked key
  * holds: (1) the first $4 due rows in due order, of each key only the earliest (a later one
  * has a PENDING event before it), kept when it heads its key; (2) unkeyed due rows, locked as
  * they are scanned and skipping rows another claim holds (so concurrent relays on an unkeyed
  * backlog each fill their batch instead of colliding on the same rows); (3) the key scan
  * (keyScan: keys round-robin from the cursor $6, one index probe each, at most $5), which is
- * what reaches other keys when a long blocked backlog fills the due window.
+ * what reaches other keys when a long blocked backlog fills the due window. The limit applies
+ * after locking (a candidate another claim holds is skipped without taking a place).
  */
 function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
   const blocking = BLOCKING[policy];
@@ -18,6 +28,8 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     SELECT c.id, c.seq, c.next_attempt_at, c.ordering_key FROM outbox_events c
     WHERE c.status = 'PENDING' AND c.next_attempt_at <= now()
     ORDER BY c.next_attempt_at, c.seq LIMIT $4
+  ), window_edge AS (
+    SELECT w.next_attempt_at, w.seq FROM due_window w ORDER BY w.next_attempt_at, w.seq OFFSET $4 - 1 LIMIT 1
   ), window_firsts AS (
     SELECT DISTINCT ON (w.ordering_key) w.id, w.seq, w.next_attempt_at, w.ordering_key FROM due_window w
     WHERE w.ordering_key IS NOT NULL ORDER BY w.ordering_key, w.seq
@@ -31,6 +43,7 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
   ), unkeyed AS (
     SELECT c.id, c.seq, c.next_attempt_at FROM outbox_events c
     WHERE c.status = 'PENDING' AND c.ordering_key IS NULL AND c.next_attempt_at <= now()
+      ${lanes ? '' : `AND ${inWindow('c')}`}
     ORDER BY c.next_attempt_at, c.seq LIMIT $1
     FOR UPDATE SKIP LOCKED
   ), pool AS (
@@ -39,7 +52,8 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     UNION SELECT id, seq, next_attempt_at FROM lane_heads
   ), candidates AS (
     SELECT e.id FROM outbox_events e
-    WHERE e.id IN (SELECT id FROM pool ORDER BY next_attempt_at, seq LIMIT $1) AND e.status = 'PENDING'
+    WHERE e.id IN (SELECT id FROM pool) AND e.status = 'PENDING'
+    ORDER BY e.next_attempt_at, e.seq LIMIT $1
     FOR UPDATE SKIP LOCKED
   )`;
 }
@@ -89,7 +103,8 @@ function claimSql(policy: FailedHeadPolicy, lanes: boolean): string {
   // With the key scan, also how many candidates the due window and unkeyed rows gave on their
   // own: enough for a full claim means the next claim can start with the cheap statement again.
   const windowCount = lanes
-    ? `(SELECT count(*) FROM (SELECT id FROM window_heads UNION SELECT id FROM unkeyed) w)::int`
+    ? `(SELECT count(*) FROM (SELECT id FROM window_heads
+        UNION SELECT u.id FROM unkeyed u WHERE ${inWindow('u')}) w)::int`
     : 'NULL::int';
   return `WITH RECURSIVE ${candidateSources(policy, lanes)}
   ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
