@@ -15,6 +15,22 @@ export default tseslint.config(
     },
   },
   {
+    // Library code waits with deadlineSignal (packages/core/src/deadline.ts): Node 20 drops a
+    // timeout signal combined by AbortSignal.any() at the next garbage collection.
+    files: ['packages/*/src/**/*.ts', 'transports/*/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'AbortSignal',
+          property: 'timeout',
+          message: 'use deadlineSignal from @ferry/core/transport',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.cjs'],
     languageOptions: {
       sourceType: 'commonjs',

@@ -10,6 +10,7 @@ import {
   abortableDelay,
   acceptHolding,
   backoffDelay,
+  deadlineSignal,
   describeCause,
   invalidResultReason,
   type BackoffPolicy,
@@ -367,7 +368,7 @@ export class DeliverySettler {
       ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
       ...(p.appId !== undefined ? { appId: p.appId } : {}),
     };
-    const signal = AbortSignal.any([this.o.closing, AbortSignal.timeout(this.o.confirmTimeoutMs)]);
+    const signal = deadlineSignal(this.o.confirmTimeoutMs, this.o.closing);
     const result = await publishWithConfirm(channel, exchange, routingKey, message.content, options, signal);
     return result.status === 'confirmed';
   }

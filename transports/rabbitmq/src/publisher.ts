@@ -10,7 +10,7 @@ import {
   type PublishOutcome,
   type Publisher,
 } from '@ferry/core';
-import { observePublish, outboxHeaders, type PublishReport } from '@ferry/core/transport';
+import { deadlineSignal, observePublish, outboxHeaders, type PublishReport } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
@@ -135,7 +135,7 @@ export class RabbitPublisher implements Publisher {
     signal: AbortSignal,
   ): Promise<readonly PublishOutcome[]> {
     if (this.closed) return messages.map((m) => retryable(m.id, 'publisher is closed'));
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.options.confirmTimeoutMs)]);
+    const deadline = deadlineSignal(this.options.confirmTimeoutMs, signal);
     setMaxListeners(messages.length + 10, deadline);
     const outcomes = new Map<number, PublishOutcome>();
     const toSend: { index: number; message: OutboxMessage; exchange: string; routingKey: string }[] = [];

@@ -1,3 +1,5 @@
+import { deadlineSignal } from '@ferry/core/transport';
+
 /**
  * The abort signal of one SQS request, the one way every request the transport makes gets a
  * deadline: the SDK has none of its own, and an SQS behind a network that drops packets never
@@ -6,6 +8,5 @@
  * it is its own: a message not deleted or not moved stays in the queue and comes back.
  */
 export function requestDeadline(ms: number, stop?: AbortSignal): AbortSignal {
-  const timeout = AbortSignal.timeout(ms);
-  return stop ? AbortSignal.any([stop, timeout]) : timeout;
+  return stop ? deadlineSignal(ms, stop) : deadlineSignal(ms);
 }

@@ -17,6 +17,7 @@ export {
 export { safeEmit } from '../observe/safeEmit';
 export { defaultLogger } from '../observe/logger';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
+export { deadlineSignal } from '../deadline';
 export {
   integerOption,
   nonEmptyOption,

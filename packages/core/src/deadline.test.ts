@@ -1,0 +1,43 @@
+import { describe, expect, it } from '@jest/globals';
+import { abortedWithin, collectGarbageSoon } from '../../../test-support/deadlines';
+import { deadlineSignal } from './deadline';
+
+describe('deadlineSignal', () => {
+  it('aborts after its deadline with a TimeoutError, across a garbage collection', async () => {
+    const stop = new AbortController();
+    const signal = deadlineSignal(100, stop.signal);
+    const aborted = abortedWithin(signal, 2_000);
+    await collectGarbageSoon();
+    expect(await aborted).toBe(true);
+    expect((signal.reason as DOMException).name).toBe('TimeoutError');
+    expect(stop.signal.aborted).toBe(false);
+  });
+
+  it('aborts after its deadline with several stops or none, across a garbage collection', async () => {
+    const signals = [
+      deadlineSignal(100),
+      deadlineSignal(100, new AbortController().signal, new AbortController().signal),
+    ];
+    const aborted = signals.map((signal) => abortedWithin(signal, 2_000));
+    await collectGarbageSoon();
+    expect(await Promise.all(aborted)).toEqual([true, true]);
+  });
+
+  it('aborts at once with the reason of the first stop that aborts', () => {
+    const first = new AbortController();
+    const second = new AbortController();
+    const signal = deadlineSignal(60_000, first.signal, second.signal);
+    expect(signal.aborted).toBe(false);
+    second.abort(new Error('closed'));
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toEqual(new Error('closed'));
+  });
+
+  it('is aborted from the start when a stop already is', () => {
+    const stop = new AbortController();
+    stop.abort(new Error('gone'));
+    const signal = deadlineSignal(60_000, stop.signal);
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toEqual(new Error('gone'));
+  });
+});
