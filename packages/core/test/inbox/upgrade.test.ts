@@ -1,4 +1,5 @@
-import { FERRY_HEADERS, migrate, type TransportConsumerEvent } from '@ferry/core';
+import { FERRY_HEADERS, migrate } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { InMemoryBroker, attachInMemoryConsumer, waitUntil } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox, receiptRow } from './helpers';
