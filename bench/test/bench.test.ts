@@ -1,5 +1,5 @@
 /**
- * The benchmark runner in a tiny mode (20 messages, one round, no warm-up) on seven scenarios:
+ * The benchmark runner in a tiny mode (20 messages, one round, no warm-up) on eight scenarios:
  * checks the report's shape, that every run did its work (every event SENT, every receipt
  * completed, every peer message processed, every end-to-end probe read once from Kafka) and the chart drawn from it. It asserts no timing:
  * on a shared 2-core machine any threshold would be flaky.
@@ -13,6 +13,7 @@ import { formatTable, runBench, writeReport } from '../src/report';
 import { checkTargets, format, type BenchReport } from '../src/runner';
 import {
   e2eLatencyBrokers,
+  relayKafkaCeiling,
   relayKafkaPlatformatic,
   relayRabbitmq,
   relayRabbitmqPeer,
@@ -33,6 +34,7 @@ describe('bench runner (tiny mode)', () => {
       relayRabbitmq,
       relayRabbitmqPeer,
       relayKafkaPlatformatic,
+      relayKafkaCeiling,
       workerCompletions,
       workerCompletionsPg,
       relayScaling(2),
@@ -51,6 +53,7 @@ describe('bench runner (tiny mode)', () => {
       'relay-rabbitmq',
       'relay-rabbitmq-peer',
       'relay-kafka-platformatic',
+      'relay-kafka-ceiling',
       'worker-completions',
       'worker-completions-pg',
       'relay-scaling-x2',

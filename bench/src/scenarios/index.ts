@@ -4,6 +4,7 @@ import { e2eLatencyBrokers } from './e2eBrokers';
 import { e2eLatency } from './e2eLatency';
 import { inboxAcceptRabbitmq } from './inboxAcceptRabbitmq';
 import { relayKafka, relayKafkaPlatformatic } from './relayKafka';
+import { relayKafkaCeiling } from './relayKafkaCeiling';
 import { relayProcesses } from './relayProcesses';
 import { relayRabbitmq } from './relayRabbitmq';
 import { relayRabbitmqPeer } from './relayRabbitmqPeer';
@@ -17,6 +18,7 @@ export {
   e2eLatencyBrokers,
   inboxAcceptRabbitmq,
   relayKafka,
+  relayKafkaCeiling,
   relayKafkaPlatformatic,
   relayProcesses,
   relayRabbitmq,
@@ -32,6 +34,7 @@ export function allScenarios(): Scenario[] {
   return [
     relayKafka,
     relayKafkaPlatformatic,
+    relayKafkaCeiling,
     relayRabbitmq,
     relayRabbitmqPeer,
     relaySqs,
