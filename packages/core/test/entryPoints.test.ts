@@ -98,6 +98,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'checkTenantSource',
     'closedError',
     'consumerEmitter',
+    'deadlineSignal',
     'defaultLogger',
     'describeCause',
     'describeTransportError',
