@@ -165,15 +165,31 @@ export function classifyKafkaError(error: unknown): ErrorClassification {
   return { unavailable, retriable: !permanent || unavailable, message: describeError(error), kafkaType };
 }
 
-/** The deepest first message under a MultipleErrors, which names what actually failed. */
+/**
+ * What actually failed under a MultipleErrors: its first error, followed down through nested
+ * MultipleErrors, then that error's cause chain ("Connection to … failed. <- SASL mechanism
+ * plain not supported."), at most 10 levels in all. Null when `error` holds no nested errors.
+ */
 function innermost(error: Error): string | null {
   let current: unknown = error;
-  for (let depth = 0; depth < 10; depth += 1) {
+  let depth = 0;
+  for (; depth < 10; depth += 1) {
     const { errors } = current as { errors?: unknown };
     if (!Array.isArray(errors) || errors.length === 0) break;
     current = errors[0];
   }
-  return current === error ? null : describeError(current);
+  if (current === error) return null;
+  const parts = [describeError(current)];
+  for (let cause = causeOf(current); cause !== undefined && depth < 10; depth += 1) {
+    const text = describeError(cause);
+    if (!parts.some((part) => part.includes(text))) parts.push(text);
+    cause = causeOf(cause);
+  }
+  return parts.join(' <- ');
+}
+
+function causeOf(error: unknown): unknown {
+  return error !== null && typeof error === 'object' ? (error as { cause?: unknown }).cause : undefined;
 }
 
 export function describeError(error: unknown): string {

@@ -132,6 +132,19 @@ describe('classifyKafkaError', () => {
   });
 });
 
+describe('describeError', () => {
+  test('@platformatic/kafka: names the cause under the first nested error (a SASL refusal under a connection failure)', () => {
+    const refusal = new Error('SASL mechanism plain not supported.');
+    const connection = new NetworkError('Connection to 127.0.0.1:9092 failed.', { cause: refusal });
+    const failure = new MultipleErrors('listApis failed 6 times.', [
+      new MultipleErrors('Cannot connect to any broker.', [connection]),
+    ]);
+    expect(describeError(failure)).toBe(
+      'listApis failed 6 times. (Connection to 127.0.0.1:9092 failed. <- SASL mechanism plain not supported.)',
+    );
+  });
+});
+
 describe('describeCauses', () => {
   test('names the code and every cause down the chain, without repeating a cause the message already quotes', () => {
     const root = new Error('connect ECONNREFUSED 127.0.0.1:5432');
