@@ -214,6 +214,8 @@ class ConsumerRuntime implements RabbitConsumer {
       if (this.channel === channel) void channel.close().catch(() => undefined);
       return;
     }
-    this.buffer.push({ message, channel });
+    const entry = { message, channel };
+    this.settler.received(entry);
+    this.buffer.push(entry);
   }
 }
