@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { COLUMNS, TABLE, toRecord, type ReceiptRow } from './fragments';
-import type { InboxRecord } from '../types';
+import { TABLE, type ReceiptRow, type ReceiptShape } from './fragments';
+import type { ReceiptKey } from '../types';
 import { INBOX_CHANNEL } from '../wakeup';
 
 export interface NewReceipt {
@@ -16,13 +16,13 @@ export interface NewReceipt {
 }
 
 /** What one insert statement found: whether the batch was admitted, the rows it wrote and read. */
-export interface InsertResult {
+export interface InsertResult<R extends ReceiptKey> {
   /** False when the backlog had reached the admission limit: nothing was inserted. */
   readonly admitted: boolean;
   /** Receipts this statement inserted. */
-  readonly inserted: InboxRecord[];
+  readonly inserted: R[];
   /** Receipts of the batch's identities that existed before the statement (its snapshot). */
-  readonly existing: InboxRecord[];
+  readonly existing: R[];
 }
 
 /**
@@ -39,8 +39,9 @@ export interface InsertResult {
  *   inserted: a batch of new messages costs no lookups;
  * - when any row is new, INBOX_CHANNEL is notified (delivered at commit) to wake LISTENing workers.
  * The result always has the gate's row; `fresh` is null there when no receipt came with it.
+ * Receipts are read back with `columns` (a ReceiptShape's).
  */
-const SQL = `
+const sql = (columns: string) => `
   WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                          $7::text[], $8::int[], $9::text[]) AS i(t, c, m, mt, ms, p, f, b, h)
@@ -60,10 +61,10 @@ const SQL = `
     WHERE (SELECT admitted FROM gate)
     ORDER BY coalesce('tenant:' || t, 'global') COLLATE "C", c COLLATE "C", m COLLATE "C"
     ON CONFLICT (scope, consumer, message_id) DO NOTHING
-    RETURNING ${COLUMNS}
+    RETURNING ${columns}
   ),
   existing AS (
-    SELECT ${COLUMNS} FROM ${TABLE}
+    SELECT ${columns} FROM ${TABLE}
     WHERE (SELECT count(*) FROM inserted) < cardinality($3::text[])
       AND (scope, consumer, message_id) IN (SELECT coalesce('tenant:' || t, 'global'), c, m FROM input)
   )
@@ -77,14 +78,14 @@ const SQL = `
 
 type Row = { admitted: boolean; fresh: boolean | null } & ReceiptRow;
 
-export async function insertReceipts(
+export async function insertReceipts<R extends ReceiptKey>(
   db: SqlExecutor,
   receipts: readonly NewReceipt[],
-  maxAttempts: number,
-  maxPendingMessages: number | null,
-): Promise<InsertResult> {
+  limits: { readonly maxAttempts: number; readonly maxPendingMessages: number | null },
+  shape: ReceiptShape<R>,
+): Promise<InsertResult<R>> {
   if (receipts.length === 0) return { admitted: true, inserted: [], existing: [] };
-  const rows = await db.query<Row>(SQL, [
+  const rows = await db.query<Row>(sql(shape.columns), [
     receipts.map((r) => r.tenantId),
     receipts.map((r) => r.consumer),
     receipts.map((r) => r.messageId),
@@ -94,12 +95,12 @@ export async function insertReceipts(
     receipts.map((r) => r.fingerprint),
     receipts.map((r) => r.payloadBytes),
     receipts.map((r) => r.headersJson),
-    maxAttempts,
-    maxPendingMessages,
+    limits.maxAttempts,
+    limits.maxPendingMessages,
   ]);
   return {
     admitted: rows[0]?.admitted ?? true,
-    inserted: rows.filter((row) => row.fresh === true).map(toRecord),
-    existing: rows.filter((row) => row.fresh === false).map(toRecord),
+    inserted: rows.filter((row) => row.fresh === true).map(shape.read),
+    existing: rows.filter((row) => row.fresh === false).map(shape.read),
   };
 }
