@@ -10,7 +10,8 @@ import {
   type ConsumerEmitter,
   type ReadyOptions,
 } from '@ferry/core/transport';
-import { DeliveryBuffer, DeliverySettler } from './batch';
+import { DeliverySettler } from './batch';
+import { DeliveryBuffer } from './buffer';
 import { RabbitConnection, useConnection } from './connection';
 import {
   resolveConsumerOptions,
