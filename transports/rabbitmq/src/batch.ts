@@ -1,4 +1,4 @@
-import type { ConfirmChannel, Message, Options } from 'amqplib';
+import type { ConfirmChannel, Options } from 'amqplib';
 import {
   FERRY_HEADERS,
   type InboxAcceptInput,
@@ -18,6 +18,7 @@ import {
   type TransportConsumerEvent,
   type TransportObserver,
 } from '@ferry/core/transport';
+import { ChannelAcks, type Delivery } from './acks';
 import { publishWithConfirm } from './confirm';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
@@ -27,79 +28,7 @@ import type { WorkQueueNames } from './topology';
 type PublishOptions = Options.Publish;
 
 /** A delivery and the channel it arrived on (the only channel that can ack it). */
-export interface Entry {
-  readonly message: Message;
-  readonly channel: ConfirmChannel;
-}
-
-/**
- * Buffers deliveries and settles them in batches of at most `maxBatchSize`, up to
- * `maxInFlight` batches at once: deliveries that arrive while every slot is busy form the
- * next batch when one frees. RabbitMQ takes acks in any order and each delivery is acked on
- * its own channel, so the batches settle independently of one another.
- */
-export class DeliveryBuffer {
-  private readonly entries: Entry[] = [];
-  private readonly inFlight = new Set<Promise<void>>();
-  private scheduled = false;
-  private idle: (() => void)[] = [];
-
-  constructor(
-    private readonly maxBatchSize: number,
-    private readonly maxInFlight: number,
-    private readonly settle: (batch: readonly Entry[]) => Promise<void>,
-  ) {}
-
-  push(entry: Entry): void {
-    this.entries.push(entry);
-    // One tick first, so the deliveries of one read from the socket go as one batch.
-    if (this.scheduled || this.inFlight.size >= this.maxInFlight) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.launch();
-    });
-  }
-
-  /** Deliveries buffered from a closed channel cannot be acked any more; the broker redelivers them. */
-  dropChannel(channel: ConfirmChannel): void {
-    for (let i = this.entries.length - 1; i >= 0; i--) {
-      if (this.entries[i]!.channel === channel) this.entries.splice(i, 1);
-    }
-    this.wakeIdle();
-  }
-
-  /** Resolves when every batch in flight and everything buffered behind them are settled. */
-  drained(): Promise<void> {
-    if (this.isIdle()) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
-  }
-
-  private isIdle(): boolean {
-    return this.inFlight.size === 0 && this.entries.length === 0 && !this.scheduled;
-  }
-
-  private wakeIdle(): void {
-    if (!this.isIdle()) return;
-    const waiting = this.idle;
-    this.idle = [];
-    for (const resolve of waiting) resolve();
-  }
-
-  /** Starts batches from the buffer while a slot is free. */
-  private launch(): void {
-    while (this.entries.length > 0 && this.inFlight.size < this.maxInFlight) {
-      const batch = this.entries.splice(0, this.maxBatchSize);
-      const run: Promise<void> = this.settle(batch).finally(() => {
-        this.inFlight.delete(run);
-        this.launch();
-        this.wakeIdle();
-      });
-      this.inFlight.add(run);
-    }
-    this.wakeIdle();
-  }
-}
+export type Entry = Delivery<ConfirmChannel>;
 
 export interface SettlerOptions {
   readonly inbox: InboxAcceptor;
@@ -133,6 +62,7 @@ interface Tally {
  */
 export class DeliverySettler {
   private readonly retryQueues: ReadonlySet<string>;
+  private readonly acks = new ChannelAcks<ConfirmChannel>();
   private readonly lostChannels = new WeakSet<ConfirmChannel>();
   private readonly holds = new Set<{ channels: ReadonlySet<ConfirmChannel>; lost: AbortController }>();
 
@@ -140,8 +70,14 @@ export class DeliverySettler {
     this.retryQueues = new Set(o.names.retryQueues);
   }
 
+  /** Registers a delivery as it arrives, before it is buffered (see ChannelAcks). */
+  received(entry: Entry): void {
+    this.acks.received(entry);
+  }
+
   /** The channel closed: a batch held on it is released, its deliveries are redelivered anyway. */
   channelClosed(channel: ConfirmChannel): void {
+    this.acks.forget(channel);
     this.lostChannels.add(channel);
     for (const hold of this.holds) {
       if (hold.channels.has(channel)) hold.lost.abort(new Error('channel closed'));
@@ -170,7 +106,7 @@ export class DeliverySettler {
     // requeue), as a held batch is; offering it would cost close() one more acceptance attempt
     // per batch, each as slow as the database, during an outage.
     if (this.o.closing.aborted) {
-      for (const entry of batch) nack(entry, true);
+      for (const entry of batch) this.acks.nack(entry, true);
       return;
     }
     this.o.emit({ type: 'received', count: batch.length });
@@ -233,7 +169,7 @@ export class DeliverySettler {
         },
       );
       if (outcome.kind === 'released') {
-        for (const index of outcome.pending) nack(valid[index]!.entry, true);
+        for (const index of outcome.pending) this.acks.nack(valid[index]!.entry, true);
       } else if (outcome.kind === 'failed') {
         const pending = outcome.pending.map((index) => valid[index]!);
         await this.retryBatch(pending, outcome.error, tally);
@@ -243,27 +179,31 @@ export class DeliverySettler {
     }
   }
 
-  /** Acks the accepted and duplicate deliveries, dead-letters the rejected ones. */
+  /**
+   * Acks the accepted and duplicate deliveries (together: one frame for a run of them, see
+   * ChannelAcks), dead-letters the rejected ones.
+   */
   private async settleAnswered(
     answered: readonly { entry: Entry; input: InboxAcceptInput; result: InboxAcceptResult }[],
     tally: Tally,
   ): Promise<void> {
-    await Promise.all(
-      answered.map(({ entry, input, result }) => {
-        if (result.kind === 'accepted' || result.kind === 'duplicate') {
-          if (ack(entry)) {
-            tally.accepted += 1;
-            tally.settled += 1;
-          }
-          return undefined;
-        }
-        const rejected =
-          result.kind === 'conflict'
-            ? { reason: REJECT_REASONS.fingerprintConflict, detail: result.reason }
-            : { reason: invalidResultReason(result), detail: `${result.code}: ${result.reason}` };
-        return this.deadLetter(entry, { messageId: input.messageId, ...rejected }, tally);
-      }),
-    );
+    const stored: Entry[] = [];
+    const rejected: Promise<void>[] = [];
+    for (const { entry, input, result } of answered) {
+      if (result.kind === 'accepted' || result.kind === 'duplicate') {
+        stored.push(entry);
+        continue;
+      }
+      const reason =
+        result.kind === 'conflict'
+          ? { reason: REJECT_REASONS.fingerprintConflict, detail: result.reason }
+          : { reason: invalidResultReason(result), detail: `${result.code}: ${result.reason}` };
+      rejected.push(this.deadLetter(entry, { messageId: input.messageId, ...reason }, tally));
+    }
+    const acked = this.acks.ack(stored).length;
+    tally.accepted += acked;
+    tally.settled += acked;
+    await Promise.all(rejected);
   }
 
   /** The retriable safety net of acceptIsolated: the batch goes round the retry tiers. */
@@ -310,7 +250,7 @@ export class DeliverySettler {
       [FERRY_HEADERS.rejectReason]: reason,
       'x-ferry-reject-detail': detail.slice(0, 1_000),
     });
-    const settled = copied ? ack(entry) : nack(entry, false);
+    const settled = copied ? this.ack(entry) : this.acks.nack(entry, false);
     if (settled) tally.settled += 1;
     this.o.emit({ type: 'dead-lettered', reason, messageId });
   }
@@ -339,13 +279,18 @@ export class DeliverySettler {
       [FERRY_HEADERS.transportAttempts]: String(attempts + 1),
     });
     if (copied) {
-      if (ack(entry)) tally.settled += 1;
+      if (this.ack(entry)) tally.settled += 1;
       return tier;
     }
     // The retry copy was not confirmed: keep the delivery and requeue it after the backoff.
     await abortableDelay(Math.max(delay, 1), this.o.closing).catch(() => undefined);
-    nack(entry, true);
+    this.acks.nack(entry, true);
     return delay;
+  }
+
+  /** Acks one delivery on its own channel; false when the channel is gone (the broker redelivers it). */
+  private ack(entry: Entry): boolean {
+    return this.acks.ack([entry]).length === 1;
   }
 
   private async copyTo(
@@ -371,26 +316,5 @@ export class DeliverySettler {
     const signal = deadlineSignal(this.o.confirmTimeoutMs, this.o.closing);
     const result = await publishWithConfirm(channel, exchange, routingKey, message.content, options, signal);
     return result.status === 'confirmed';
-  }
-}
-
-/** Acks on the delivery's own channel; false when the channel is gone (the broker will redeliver). */
-function ack(entry: Entry): boolean {
-  try {
-    entry.channel.ack(entry.message);
-    return true;
-  } catch {
-    // The channel is gone; the delivery comes back and the inbox absorbs the duplicate.
-    return false;
-  }
-}
-
-function nack(entry: Entry, requeue: boolean): boolean {
-  try {
-    entry.channel.nack(entry.message, false, requeue);
-    return true;
-  } catch {
-    // As for ack: the broker redelivers what a closed channel left unacknowledged.
-    return false;
   }
 }

@@ -10,7 +10,8 @@ import {
   type ConsumerEmitter,
   type ReadyOptions,
 } from '@ferry/core/transport';
-import { DeliveryBuffer, DeliverySettler } from './batch';
+import { DeliverySettler } from './batch';
+import { DeliveryBuffer } from './buffer';
 import { RabbitConnection, useConnection } from './connection';
 import {
   resolveConsumerOptions,
@@ -214,6 +215,8 @@ class ConsumerRuntime implements RabbitConsumer {
       if (this.channel === channel) void channel.close().catch(() => undefined);
       return;
     }
-    this.buffer.push({ message, channel });
+    const entry = { message, channel };
+    this.settler.received(entry);
+    this.buffer.push(entry);
   }
 }

@@ -31,7 +31,9 @@ export interface RabbitConsumerOptions extends WorkQueueTopology {
    * Batches whose acceptMany may run at once. Deliveries that arrive while every batch is
    * being accepted wait for the next free one. Each delivery is still acked only after its own
    * batch committed; the inbox guarantees no processing order, so batches may commit in any
-   * order. Default 2.
+   * order. Default 1 when maxBatchSize is prefetch or more (the default: one batch can take
+   * every delivery the broker may push, and a second would only split them into smaller
+   * batches), else 2.
    */
   maxBatchesInFlight?: number;
   /** Identity for messages without ferry's header or an AMQP messageId. */
@@ -141,6 +143,7 @@ export function resolveConsumerOptions(
   const prefetch = integer('prefetch', options.prefetch ?? DEFAULTS.prefetch, 1, 65_535);
   const contentTypes = options.contentTypes ?? DEFAULTS.contentTypes;
   if (contentTypes.length === 0) throw new FerryConfigError('contentTypes', 'must name at least one type');
+  const maxBatchSize = integer('maxBatchSize', options.maxBatchSize ?? prefetch, 1);
   return {
     connection: options.connection,
     names,
@@ -149,10 +152,10 @@ export function resolveConsumerOptions(
         ? { ...topology, retryTiersMs: names.retryTiersMs }
         : null,
     prefetch,
-    maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? prefetch, 1),
+    maxBatchSize,
     maxBatchesInFlight: integer(
       'maxBatchesInFlight',
-      options.maxBatchesInFlight ?? DEFAULTS.maxBatchesInFlight,
+      options.maxBatchesInFlight ?? (maxBatchSize >= prefetch ? 1 : DEFAULTS.maxBatchesInFlight),
       1,
       1_000,
     ),

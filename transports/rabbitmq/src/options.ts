@@ -14,6 +14,7 @@ export const DEFAULTS = {
   heartbeatSeconds: 10,
   reconnectBackoff: { initialMs: 100, maxMs: 10_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
   prefetch: 50,
+  /** When maxBatchSize is below prefetch; 1 when one batch can take the whole prefetch window. */
   maxBatchesInFlight: 2,
   maxTransportRetries: 5,
   retryBackoff: { initialMs: 1_000, maxMs: 60_000, multiplier: 2, jitter: 'none' } satisfies BackoffPolicy,

@@ -1,5 +1,10 @@
 import { FerryConfigError } from '@ferry/core';
-import { RabbitConnection, RabbitPublisher, attachRabbitConsumer } from '@ferry/rabbitmq';
+import {
+  RabbitConnection,
+  RabbitPublisher,
+  attachRabbitConsumer,
+  resolveConsumerOptions,
+} from '@ferry/rabbitmq';
 
 const acceptor = { maxPayloadBytes: 1024, acceptMany: async () => [] };
 
@@ -92,6 +97,18 @@ describe('option resolution', () => {
         expect.objectContaining({ option, message: expect.stringMatching(replacement) }),
       );
     }
+  });
+
+  it('keeps one batch in flight by default when a batch can take the whole prefetch window, else two', () => {
+    const inFlight = (options: { prefetch?: number; maxBatchSize?: number; maxBatchesInFlight?: number }) =>
+      resolveConsumerOptions({ connection: 'amqp://x', queue: 'q', consumer: 'c', ...options }, 1024)
+        .maxBatchesInFlight;
+
+    expect(inFlight({})).toBe(1);
+    expect(inFlight({ prefetch: 100 })).toBe(1);
+    expect(inFlight({ prefetch: 100, maxBatchSize: 200 })).toBe(1);
+    expect(inFlight({ prefetch: 100, maxBatchSize: 20 })).toBe(2);
+    expect(inFlight({ prefetch: 100, maxBatchesInFlight: 3 })).toBe(3);
   });
 
   it('closes a connection that never connected, twice, without error', async () => {

@@ -5,9 +5,9 @@ import type { SqlExecutor } from '../sql/executor';
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
 import { payloadFingerprint } from './fingerprint';
 import { findByIdentity, type Identity } from './sql/findByIdentity';
-import { scopeOf } from './sql/fragments';
+import { scopeOf, type ReceiptShape } from './sql/fragments';
 import { insertReceipts, type NewReceipt } from './sql/insertReceipts';
-import type { InboxRecord } from './types';
+import type { InboxRecord, ReceiptKey } from './types';
 import { inputFault, type InputFault } from './validateInput';
 
 export interface AcceptSettings {
@@ -17,11 +17,14 @@ export interface AcceptSettings {
   readonly maxAttempts: number;
 }
 
-/** Per-input outcome with the full receipt (richer than the transport contract). */
-export type AcceptOutcome =
-  | { readonly kind: 'accepted'; readonly record: InboxRecord }
-  | { readonly kind: 'duplicate'; readonly record: InboxRecord }
-  | { readonly kind: 'conflict'; readonly record: InboxRecord; readonly reason: string }
+/**
+ * Per-input outcome with the receipt (richer than the transport contract): the full receipt,
+ * or only its key when read with RECEIPT_KEYS.
+ */
+export type AcceptOutcome<R extends ReceiptKey = InboxRecord> =
+  | { readonly kind: 'accepted'; readonly record: R }
+  | { readonly kind: 'duplicate'; readonly record: R }
+  | { readonly kind: 'conflict'; readonly record: R; readonly reason: string }
   | {
       readonly kind: 'invalid';
       readonly code: string;
@@ -37,9 +40,15 @@ export type Refused = {
   readonly reason: string;
 };
 
-export type BatchOutcome = AcceptOutcome | Refused;
+export type BatchOutcome<R extends ReceiptKey = InboxRecord> = AcceptOutcome<R> | Refused;
 
-type Prepared = { readonly index: number; readonly identity: Identity; readonly receipt: NewReceipt };
+type Prepared = {
+  readonly index: number;
+  readonly identity: Identity;
+  /** keyOf(identity), computed once. */
+  readonly key: string;
+  readonly receipt: NewReceipt;
+};
 type Invalid = { readonly index: number } & InputFault;
 
 /** Validates and serializes one input, or says why it is invalid. Pure. */
@@ -80,6 +89,7 @@ export function prepareInput(
     };
   }
   const identity = { scope: scopeOf(input.tenantId), consumer: input.consumer, messageId: input.messageId };
+  const key = keyOf(identity.scope, identity.consumer, identity.messageId);
   const receipt: NewReceipt = {
     tenantId: input.tenantId,
     consumer: input.consumer,
@@ -91,25 +101,27 @@ export function prepareInput(
     payloadBytes,
     headersJson: JSON.stringify(input.headers ?? {}),
   };
-  return { index, identity, receipt };
+  return { index, identity, key, receipt };
 }
 
-function keyOf(identity: Identity): string {
-  return JSON.stringify([identity.scope, identity.consumer, identity.messageId]);
+/**
+ * One string per identity. NUL cannot occur in any part (validation refuses it in input text,
+ * PostgreSQL text cannot hold it), so joining on it is unambiguous.
+ */
+function keyOf(scope: string, consumer: string, messageId: string): string {
+  return `${scope}\u0000${consumer}\u0000${messageId}`;
 }
 
-function classify(prepared: Prepared, record: InboxRecord, inserted: boolean): AcceptOutcome {
+function recordKey(record: ReceiptKey): string {
+  return keyOf(scopeOf(record.tenantId), record.consumer, record.messageId);
+}
+
+function classify<R extends ReceiptKey>(prepared: Prepared, record: R, inserted: boolean): AcceptOutcome<R> {
   if (inserted) return { kind: 'accepted', record };
   if (record.payloadFingerprint !== prepared.receipt.fingerprint) {
     return { kind: 'conflict', record, reason: 'message id reused with a different payload fingerprint' };
   }
   return { kind: 'duplicate', record };
-}
-
-function identityKeys(records: readonly InboxRecord[]): Set<string> {
-  return new Set(
-    records.map((r) => keyOf({ scope: scopeOf(r.tenantId), consumer: r.consumer, messageId: r.messageId })),
-  );
 }
 
 function refusal(maxPendingMessages: number | null): Refused {
@@ -125,31 +137,33 @@ function refusal(maxPendingMessages: number | null): Refused {
  * (which also checks admission), or, for an identity a concurrent batch committed meanwhile,
  * read back by a second statement.
  */
-async function storedRecords(
+async function storedRecords<R extends ReceiptKey>(
   db: SqlExecutor,
   settings: AcceptSettings,
   unique: readonly Prepared[],
-): Promise<{ byKey: Map<string, InboxRecord>; insertedKeys: Set<string>; refusal: Refused | null }> {
+  shape: ReceiptShape<R>,
+): Promise<{ byKey: Map<string, R>; insertedKeys: Set<string>; refusal: Refused | null }> {
   const { admitted, inserted, existing } = await insertReceipts(
     db,
     unique.map((p) => p.receipt),
-    settings.maxAttempts,
-    settings.maxPendingMessages,
+    settings,
+    shape,
   );
-  const insertedKeys = identityKeys(inserted);
-  const known = identityKeys([...existing, ...inserted]);
-  const missing = admitted ? unique.filter((p) => !known.has(keyOf(p.identity))) : [];
+  const byKey = new Map<string, R>();
+  for (const record of existing) byKey.set(recordKey(record), record);
+  const insertedKeys = new Set<string>();
+  for (const record of inserted) {
+    const key = recordKey(record);
+    insertedKeys.add(key);
+    byKey.set(key, record);
+  }
+  const missing = admitted ? unique.filter((p) => !byKey.has(p.key)) : [];
   const found = await findByIdentity(
     db,
     missing.map((p) => p.identity),
+    shape,
   );
-  const byKey = new Map<string, InboxRecord>();
-  for (const record of [...existing, ...found, ...inserted]) {
-    byKey.set(
-      keyOf({ scope: scopeOf(record.tenantId), consumer: record.consumer, messageId: record.messageId }),
-      record,
-    );
-  }
+  for (const record of found) byKey.set(recordKey(record), record);
   return { byKey, insertedKeys, refusal: admitted ? null : refusal(settings.maxPendingMessages) };
 }
 
@@ -159,13 +173,14 @@ async function storedRecords(
  * or fingerprint conflict. At the admission limit the new identities are `refused` (nothing
  * is inserted) while duplicates, conflicts and invalid inputs are still answered.
  */
-export async function acceptBatch(
+export async function acceptBatch<R extends ReceiptKey>(
   db: SqlExecutor,
   inputs: readonly InboxAcceptInput[],
   settings: AcceptSettings,
-): Promise<BatchOutcome[]> {
+  shape: ReceiptShape<R>,
+): Promise<BatchOutcome<R>[]> {
   if (!Array.isArray(inputs)) throw new FerryValidationError('inputs', 'acceptMany needs an array');
-  const outcomes: BatchOutcome[] = new Array<BatchOutcome>(inputs.length);
+  const outcomes: BatchOutcome<R>[] = new Array<BatchOutcome<R>>(inputs.length);
   const valid: Prepared[] = [];
   inputs.forEach((input, index) => {
     const prepared = prepareInput(input, index, settings);
@@ -176,12 +191,11 @@ export async function acceptBatch(
     }
   });
   const first = new Map<string, Prepared>();
-  for (const prepared of valid)
-    if (!first.has(keyOf(prepared.identity))) first.set(keyOf(prepared.identity), prepared);
+  for (const prepared of valid) if (!first.has(prepared.key)) first.set(prepared.key, prepared);
   try {
-    const { byKey, insertedKeys, refusal } = await storedRecords(db, settings, [...first.values()]);
+    const { byKey, insertedKeys, refusal } = await storedRecords(db, settings, [...first.values()], shape);
     for (const prepared of valid) {
-      const key = keyOf(prepared.identity);
+      const key = prepared.key;
       const record = byKey.get(key);
       if (record) {
         outcomes[prepared.index] = classify(

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Canonical JSON: object keys sorted by code point at every depth, no whitespace,
@@ -19,7 +19,7 @@ export function canonicalJson(value: unknown): string {
   return `{${members.join(',')}}`;
 }
 
-/** SHA-256 (hex) of the canonical JSON of a payload. */
+/** SHA-256 (hex) of the canonical JSON of a payload (one-shot crypto.hash: no Hash object per payload). */
 export function payloadFingerprint(payload: unknown): string {
-  return createHash('sha256').update(canonicalJson(payload)).digest('hex');
+  return hash('sha256', canonicalJson(payload), 'hex');
 }

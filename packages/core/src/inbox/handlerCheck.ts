@@ -2,6 +2,7 @@ import type { InboxAcceptInput } from '../contracts';
 import { FerryError } from '../errors';
 import { TRANSPORT_REJECT_REASONS } from '../transport/errors';
 import type { BatchOutcome } from './accept';
+import type { ReceiptKey } from './types';
 
 /**
  * Whether an inbox with these handlers takes messages for `consumer`. An inbox without any
@@ -24,11 +25,11 @@ export function handlerMissingError(consumer: string, handlerNames: readonly str
  * Accepts the inputs whose consumer has a handler; the others become `invalid` with code
  * FERRY_HANDLER_MISSING instead of receipts no worker would ever claim. Order is kept.
  */
-export async function acceptHandled(
+export async function acceptHandled<R extends ReceiptKey>(
   inputs: readonly InboxAcceptInput[],
   handlerNames: readonly string[],
-  accept: (inputs: readonly InboxAcceptInput[]) => Promise<BatchOutcome[]>,
-): Promise<BatchOutcome[]> {
+  accept: (inputs: readonly InboxAcceptInput[]) => Promise<BatchOutcome<R>[]>,
+): Promise<BatchOutcome<R>[]> {
   if (!Array.isArray(inputs)) return accept(inputs); // acceptBatch refuses it with a validation error
   // An entry that is not an object, or has no string consumer, is left to acceptBatch's own
   // input validation, which reports it as invalid with its reason.
@@ -41,8 +42,8 @@ export async function acceptHandled(
   if (handled.length === inputs.length) return accept(inputs);
   const accepted = handled.length === 0 ? [] : await accept(handled);
   let next = 0;
-  return inputs.map((input): BatchOutcome => {
-    if (covered(input)) return accepted[next++] as BatchOutcome;
+  return inputs.map((input): BatchOutcome<R> => {
+    if (covered(input)) return accepted[next++] as BatchOutcome<R>;
     return {
       kind: 'invalid',
       code: 'FERRY_HANDLER_MISSING',

@@ -17,8 +17,8 @@ import { InboxAdmissionRejectedError, InboxFingerprintConflictError } from './er
 import { acceptHandled, handlerMissingError, handlesConsumer } from './handlerCheck';
 import { resolveInboxOptions, type InboxOptions, type ResolvedInboxOptions } from './options';
 import { emit } from './process';
-import { REQUIRED_COLUMNS, TABLE } from './sql/fragments';
-import type { InboxRecord } from './types';
+import { FULL_RECEIPTS, RECEIPT_KEYS, REQUIRED_COLUMNS, TABLE, type ReceiptShape } from './sql/fragments';
+import type { InboxRecord, ReceiptKey } from './types';
 import { startAcceptSpans } from '../tracing';
 import { InboxWorker, type RunOnceResult } from './worker';
 import { sqlWorkerOps, type InboxWorkerOps } from './workerOps';
@@ -121,25 +121,35 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
    * The transport contract: one result per input, in order, after the rows are committed.
    * At the admission limit it throws InboxAdmissionRejectedError, whose `results` answer
    * every item that is not new (duplicates included) and mark the new ones `refused`.
+   * Reads back only each receipt's key (RECEIPT_KEYS): the results carry ids, not receipts.
    */
   async acceptMany(inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> {
-    const outcomes = await this.acceptDetailed(inputs);
+    const outcomes = await this.acceptAs(inputs, RECEIPT_KEYS);
     return outcomes.map((outcome) => toAcceptResult(outcome));
   }
 
   /** Like acceptMany, with full receipts. */
-  async acceptDetailed(inputs: readonly InboxAcceptInput[]): Promise<AcceptOutcome[]> {
+  acceptDetailed(inputs: readonly InboxAcceptInput[]): Promise<AcceptOutcome[]> {
+    return this.acceptAs(inputs, FULL_RECEIPTS);
+  }
+
+  private async acceptAs<R extends ReceiptKey>(
+    inputs: readonly InboxAcceptInput[],
+    shape: ReceiptShape<R>,
+  ): Promise<AcceptOutcome<R>[]> {
     const handlers = Object.keys(this.options.handlers);
     const spans = startAcceptSpans(inputs);
-    let outcomes: BatchOutcome[];
+    let outcomes: BatchOutcome<R>[];
     try {
-      outcomes = await acceptHandled(inputs, handlers, (ok) => acceptBatch(this.db, ok, this.settings));
+      outcomes = await acceptHandled(inputs, handlers, (ok) =>
+        acceptBatch(this.db, ok, this.settings, shape),
+      );
     } catch (error) {
       spans.fail(error);
       throw error;
     }
     spans.end(outcomes.map((outcome) => outcome.kind));
-    const answered: AcceptOutcome[] = [];
+    const answered: AcceptOutcome<R>[] = [];
     for (const outcome of outcomes) {
       if (outcome.kind === 'refused') continue;
       answered.push(outcome);
@@ -152,7 +162,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     if (answered.length < outcomes.length) {
       throw new InboxAdmissionRejectedError(
         this.settings.maxPendingMessages ?? 0,
-        outcomes.map(toAcceptResult),
+        outcomes.map((outcome) => toAcceptResult(outcome)),
       );
     }
     return answered;
@@ -212,9 +222,9 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   }
 }
 
-function toAcceptResult(outcome: AcceptOutcome): InboxAcceptResult;
-function toAcceptResult(outcome: BatchOutcome): InboxAdmissionResult;
-function toAcceptResult(outcome: BatchOutcome): InboxAdmissionResult {
+function toAcceptResult(outcome: AcceptOutcome<ReceiptKey>): InboxAcceptResult;
+function toAcceptResult(outcome: BatchOutcome<ReceiptKey>): InboxAdmissionResult;
+function toAcceptResult(outcome: BatchOutcome<ReceiptKey>): InboxAdmissionResult {
   if (outcome.kind === 'refused') return { kind: 'refused', code: outcome.code, reason: outcome.reason };
   if (outcome.kind === 'invalid') {
     const { code, reason, rejectReason } = outcome;

@@ -22,6 +22,12 @@ describe('fingerprint', () => {
     expect(payloadFingerprint({ a: 1 })).not.toBe(payloadFingerprint({ a: 2 }));
     expect(payloadFingerprint({ a: 1 })).toMatch(/^[0-9a-f]{64}$/);
   });
+
+  it('is the SHA-256 hex of the canonical JSON, as stored by earlier versions', () => {
+    expect(payloadFingerprint({ b: 2, a: 1 })).toBe(
+      '43258cff783fe7036d8a43033f830adfc60ec037382473548ac742b888292777',
+    );
+  });
 });
 
 describe('redaction', () => {

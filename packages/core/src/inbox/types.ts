@@ -59,6 +59,12 @@ export interface InboxRecord {
   readonly payloadPurgedAt: Date | null;
 }
 
+/** What acceptance needs to know of a stored receipt: its identity, id and payload fingerprint. */
+export type ReceiptKey = Pick<
+  InboxRecord,
+  'id' | 'tenantId' | 'consumer' | 'messageId' | 'payloadFingerprint'
+>;
+
 /** A claimed receipt as the worker sees it (adds the claim token). */
 export interface ClaimedReceipt extends InboxRecord {
   readonly claimToken: string;

@@ -1,4 +1,4 @@
-import type { ClaimedReceipt, InboxRecord, InboxRequeueEntry, InboxStatus } from '../types';
+import type { ClaimedReceipt, InboxRecord, InboxRequeueEntry, InboxStatus, ReceiptKey } from '../types';
 
 /** ferry's inbox table. */
 export const TABLE = 'ferry_inbox_receipts';
@@ -131,6 +131,36 @@ export function toRecord(row: ReceiptRow): InboxRecord {
     payloadPurgedAt: maybeDate(row.payload_purged_at),
   };
 }
+
+/** The columns of a ReceiptKey: what acceptMany reads back, no payload or headers. */
+export const KEY_COLUMNS = 'id, tenant_id, consumer, message_id, payload_fingerprint';
+
+export type ReceiptKeyRow = Pick<
+  ReceiptRow,
+  'id' | 'tenant_id' | 'consumer' | 'message_id' | 'payload_fingerprint'
+>;
+
+export function toReceiptKey(row: ReceiptKeyRow): ReceiptKey {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    consumer: row.consumer,
+    messageId: row.message_id,
+    payloadFingerprint: row.payload_fingerprint,
+  };
+}
+
+/** How a statement reads receipts back: the columns it returns and the row mapper. */
+export interface ReceiptShape<R extends ReceiptKey> {
+  readonly columns: string;
+  readonly read: (row: ReceiptRow) => R;
+}
+
+/** Whole receipts (accept, acceptDetailed). */
+export const FULL_RECEIPTS: ReceiptShape<InboxRecord> = { columns: COLUMNS, read: toRecord };
+
+/** Identity, id and fingerprint only (acceptMany: its results carry ids). */
+export const RECEIPT_KEYS: ReceiptShape<ReceiptKey> = { columns: KEY_COLUMNS, read: toReceiptKey };
 
 export function toClaimed(row: ReceiptRow): ClaimedReceipt {
   return { ...toRecord(row), claimToken: row.claim_token ?? '' };

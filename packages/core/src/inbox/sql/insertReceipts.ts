@@ -1,8 +1,9 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { COLUMNS, TABLE, toRecord, type ReceiptRow } from './fragments';
-import type { InboxRecord } from '../types';
+import { TABLE, type ReceiptRow, type ReceiptShape } from './fragments';
+import type { ReceiptKey } from '../types';
 import { INBOX_CHANNEL } from '../wakeup';
 
+/** A receipt to insert; `payloadJson` and `headersJson` are JSON.stringify output. */
 export interface NewReceipt {
   readonly tenantId: string | null;
   readonly consumer: string;
@@ -16,18 +17,20 @@ export interface NewReceipt {
 }
 
 /** What one insert statement found: whether the batch was admitted, the rows it wrote and read. */
-export interface InsertResult {
+export interface InsertResult<R extends ReceiptKey> {
   /** False when the backlog had reached the admission limit: nothing was inserted. */
   readonly admitted: boolean;
   /** Receipts this statement inserted. */
-  readonly inserted: InboxRecord[];
+  readonly inserted: R[];
   /** Receipts of the batch's identities that existed before the statement (its snapshot). */
-  readonly existing: InboxRecord[];
+  readonly existing: R[];
 }
 
 /**
  * One statement and one round trip for the whole batch:
- * - `gate`: the admission check, the unfinished receipts counted up to $11 (maxPendingMessages;
+ * - `input`: the receipts, $1 one JSON array of objects (inputJson), payload and headers
+ *   embedded as JSON values: one parameter to encode instead of nine text arrays to escape;
+ * - `gate`: the admission check, the unfinished receipts counted up to $3 (maxPendingMessages;
  *   NULL: no limit, nothing counted); at the limit nothing is inserted;
  * - `inserted`: the new rows; identities that exist are skipped (ON CONFLICT DO NOTHING), so
  *   one committed by a concurrent batch after this statement's snapshot is in neither list.
@@ -39,32 +42,33 @@ export interface InsertResult {
  *   inserted: a batch of new messages costs no lookups;
  * - when any row is new, INBOX_CHANNEL is notified (delivered at commit) to wake LISTENing workers.
  * The result always has the gate's row; `fresh` is null there when no receipt came with it.
+ * Receipts are read back with `columns` (a ReceiptShape's).
  */
-const SQL = `
+const sql = (columns: string) => `
   WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                         $7::text[], $8::int[], $9::text[]) AS i(t, c, m, mt, ms, p, f, b, h)
+    SELECT * FROM jsonb_to_recordset($1::jsonb)
+      AS i(t text, c text, m text, mt text, ms text, p jsonb, f text, b int, h jsonb)
   ),
   gate AS (
-    SELECT $11::int IS NULL OR (
+    SELECT $3::int IS NULL OR (
       SELECT count(*) FROM (
-        SELECT 1 FROM ${TABLE} WHERE status IN ('PENDING', 'RETRYABLE', 'PROCESSING') LIMIT $11::int
+        SELECT 1 FROM ${TABLE} WHERE status IN ('PENDING', 'RETRYABLE', 'PROCESSING') LIMIT $3::int
       ) AS backlog
-    ) < $11::int AS admitted
+    ) < $3::int AS admitted
   ),
   inserted AS (
     INSERT INTO ${TABLE} (tenant_id, consumer, message_id, message_type, messaging_system, payload,
                           payload_fingerprint, payload_bytes, headers, max_attempts)
-    SELECT t, c, m, mt, ms, p::jsonb, f, b, h::jsonb, $10::int
+    SELECT t, c, m, mt, ms, p, f, b, h, $2::int
     FROM input
     WHERE (SELECT admitted FROM gate)
     ORDER BY coalesce('tenant:' || t, 'global') COLLATE "C", c COLLATE "C", m COLLATE "C"
     ON CONFLICT (scope, consumer, message_id) DO NOTHING
-    RETURNING ${COLUMNS}
+    RETURNING ${columns}
   ),
   existing AS (
-    SELECT ${COLUMNS} FROM ${TABLE}
-    WHERE (SELECT count(*) FROM inserted) < cardinality($3::text[])
+    SELECT ${columns} FROM ${TABLE}
+    WHERE (SELECT count(*) FROM inserted) < (SELECT count(*) FROM input)
       AND (scope, consumer, message_id) IN (SELECT coalesce('tenant:' || t, 'global'), c, m FROM input)
   )
   SELECT gate.admitted, found.*,
@@ -77,29 +81,32 @@ const SQL = `
 
 type Row = { admitted: boolean; fresh: boolean | null } & ReceiptRow;
 
-export async function insertReceipts(
+export async function insertReceipts<R extends ReceiptKey>(
   db: SqlExecutor,
   receipts: readonly NewReceipt[],
-  maxAttempts: number,
-  maxPendingMessages: number | null,
-): Promise<InsertResult> {
+  limits: { readonly maxAttempts: number; readonly maxPendingMessages: number | null },
+  shape: ReceiptShape<R>,
+): Promise<InsertResult<R>> {
   if (receipts.length === 0) return { admitted: true, inserted: [], existing: [] };
-  const rows = await db.query<Row>(SQL, [
-    receipts.map((r) => r.tenantId),
-    receipts.map((r) => r.consumer),
-    receipts.map((r) => r.messageId),
-    receipts.map((r) => r.messageType),
-    receipts.map((r) => r.system),
-    receipts.map((r) => r.payloadJson),
-    receipts.map((r) => r.fingerprint),
-    receipts.map((r) => r.payloadBytes),
-    receipts.map((r) => r.headersJson),
-    maxAttempts,
-    maxPendingMessages,
+  const rows = await db.query<Row>(sql(shape.columns), [
+    inputJson(receipts),
+    limits.maxAttempts,
+    limits.maxPendingMessages,
   ]);
   return {
     admitted: rows[0]?.admitted ?? true,
-    inserted: rows.filter((row) => row.fresh === true).map(toRecord),
-    existing: rows.filter((row) => row.fresh === false).map(toRecord),
+    inserted: rows.filter((row) => row.fresh === true).map(shape.read),
+    existing: rows.filter((row) => row.fresh === false).map(shape.read),
   };
+}
+
+/** The $1 of the statement: a JSON array with one object per receipt (see `input`). */
+function inputJson(receipts: readonly NewReceipt[]): string {
+  const text = (value: string | null) => JSON.stringify(value);
+  const rows = receipts.map(
+    (r) =>
+      `{"t":${text(r.tenantId)},"c":${text(r.consumer)},"m":${text(r.messageId)},"mt":${text(r.messageType)},` +
+      `"ms":${text(r.system)},"p":${r.payloadJson},"f":${text(r.fingerprint)},"b":${r.payloadBytes},"h":${r.headersJson}}`,
+  );
+  return `[${rows.join(',')}]`;
 }

@@ -1,0 +1,94 @@
+/**
+ * A batch is acked with one frame (basic.ack with `multiple`) when it starts at the channel's
+ * oldest unsettled delivery, and a multiple ack never covers a delivery still in acceptance
+ * (real RabbitMQ and PostgreSQL).
+ */
+import type { InboxAcceptor } from '@ferry/core';
+import type { Channel, Message } from 'amqplib';
+import { unackedCount, waitFor } from './support/broker';
+import { useConsumerFixture } from './support/consumerFixture';
+import { neverAborted, outboxMessage, outboxMessages } from './support/messages';
+
+describe('attachRabbitConsumer acks', () => {
+  const f = useConsumerFixture(() => ({ prefetch: 50, maxBatchSize: 50 }));
+  let frames: { tag: number; multiple: boolean }[] = [];
+  let spy: jest.SpyInstance;
+
+  beforeEach(() => {
+    frames = [];
+    // amqplib's channel class, which the consumer's confirm channel extends.
+    const prototype = Object.getPrototypeOf(f.broker.channel) as Channel;
+    const ack = prototype.ack;
+    spy = jest.spyOn(prototype, 'ack').mockImplementation(function (
+      this: Channel,
+      message: Message,
+      allUpTo?: boolean,
+    ) {
+      frames.push({ tag: message.fields.deliveryTag, multiple: allUpTo === true });
+      return ack.call(this, message, allUpTo);
+    });
+  });
+
+  afterEach(() => spy.mockRestore());
+
+  function toQueue() {
+    return `/${f.queue}`;
+  }
+
+  it('acks each batch with one frame', async () => {
+    f.acceptor.hold();
+    await f.attach({ maxBatchesInFlight: 1 });
+    await f.publisher.publish(outboxMessages(20, { destination: toQueue() }), neverAborted());
+    await waitFor('all twenty delivered, none acked', async () =>
+      (await f.broker.readyCount(f.queue)) === 0 && (await unackedCount(f.queue)) === 20 ? true : undefined,
+    );
+
+    f.acceptor.release();
+
+    await waitFor('every delivery acked', async () =>
+      (await f.acceptor.storedIds()).length === 20 && (await unackedCount(f.queue)) === 0 ? true : undefined,
+    );
+    // One batch in flight at a time, so each starts at the oldest unacked delivery.
+    let last = 0;
+    const expected = f.acceptor.batches.map((size) => {
+      last += size;
+      return { tag: last, multiple: size > 1 };
+    });
+    expect(f.acceptor.batches.length).toBeGreaterThan(0);
+    expect(frames).toEqual(expected);
+  });
+
+  it('acks a newer batch that commits first one delivery at a time, leaving the older one unacked', async () => {
+    const first = outboxMessage({ destination: toQueue() });
+    let releaseOlder!: () => void;
+    const older = new Promise<void>((resolve) => (releaseOlder = resolve));
+    let holding = 0;
+    const inbox: InboxAcceptor = {
+      maxPayloadBytes: f.acceptor.maxPayloadBytes,
+      acceptMany: async (inputs) => {
+        if (inputs.some((input) => input.messageId === first.id)) {
+          holding += 1;
+          await older;
+        }
+        return f.acceptor.acceptMany(inputs);
+      },
+    };
+    await f.attach({ inbox, maxBatchesInFlight: 2 });
+    await f.publisher.publish([first], neverAborted());
+    await waitFor('the older batch to be held', () => (holding === 1 ? true : undefined));
+
+    await f.publisher.publish(outboxMessages(3, { destination: toQueue() }), neverAborted());
+    await waitFor('the newer deliveries acked, the older one not', async () =>
+      (await f.broker.readyCount(f.queue)) === 0 && (await unackedCount(f.queue)) === 1 ? true : undefined,
+    );
+    expect(frames).toHaveLength(3);
+    expect(frames.every((frame) => !frame.multiple)).toBe(true);
+
+    releaseOlder();
+    await waitFor('every delivery acked', async () =>
+      (await unackedCount(f.queue)) === 0 ? true : undefined,
+    );
+    expect(frames[3]).toEqual({ tag: 1, multiple: false });
+    expect(await f.acceptor.storedIds()).toHaveLength(4);
+  });
+});
