@@ -249,16 +249,15 @@ export class InboxWorker<TTx> {
   }
 
   /**
-   * How many receipts the next claim asks for: the free lanes plus worker.prefetch, less what
-   * the queue still holds. Nothing until the queue is down to its refill mark, a quarter of
-   * prefetch (at most one per lane): the next claim then runs while the last queued receipts do,
-   * so lanes do not wait for it.
+   * How many receipts the next claim asks for: the free lanes plus worker.prefetch, once the
+   * queue is down to its refill mark (a quarter of prefetch, at most one per lane), else none.
+   * The next claim then runs while the last queued receipts do, so lanes do not wait for it,
+   * and claims keep their size (the queue holds at most prefetch plus the mark).
    */
   private wanted(): number {
     const { prefetch, concurrency } = this.deps.worker;
-    const queued = this.queue.size;
-    if (queued > Math.min(concurrency, Math.floor(prefetch / 4))) return 0;
-    return this.free() + prefetch - queued;
+    if (this.queue.size > Math.min(concurrency, Math.floor(prefetch / 4))) return 0;
+    return this.free() + prefetch;
   }
 
   private free(): number {
