@@ -1,5 +1,6 @@
 import type { Logger } from '../observe/logger';
 import { FerryError } from '../errors';
+import { LazyAbort } from '../lazyAbort';
 import { startLease } from '../lease';
 import { safeEmit } from '../observe/safeEmit';
 import { inboxRetryDelayMs, type RandomSource } from '../backoff';
@@ -88,7 +89,7 @@ async function invokeHandler<TTx>(
   return handler.handle(parsed as never, context);
 }
 
-function contextFor<TTx>(receipt: ClaimedReceipt, tx: TTx, signal: AbortSignal): InboxHandlerContext<TTx> {
+function contextFor<TTx>(receipt: ClaimedReceipt, tx: TTx, abort: LazyAbort): InboxHandlerContext<TTx> {
   return {
     tx,
     receiptId: receipt.id,
@@ -101,7 +102,9 @@ function contextFor<TTx>(receipt: ClaimedReceipt, tx: TTx, signal: AbortSignal):
     maxAttempts: receipt.maxAttempts,
     headers: receipt.headers,
     replay: receipt.replay,
-    signal,
+    get signal() {
+      return abort.signal;
+    },
   };
 }
 
@@ -118,20 +121,20 @@ export async function processReceipt<TTx>(
   shutdown: AbortSignal,
   claimedAt: number,
 ): Promise<ProcessOutcome> {
-  const controller = new AbortController();
+  const abort = new LazyAbort();
   const lease = startLease({
     durationMs: deps.worker.leaseMs,
     intervalMs: deps.worker.heartbeatIntervalMs,
     claimedAt,
     renew: () => deps.ops.renew(receipt),
-    onLost: () => controller.abort(new InboxLeaseLostError(receipt.id)),
+    onLost: () => abort.abort(new InboxLeaseLostError(receipt.id)),
     onError: (error) => emitInfrastructure(deps, 'heartbeat', error),
   });
   // Shutdown interruption and the transaction deadline both hand the claim to its lease:
   // renewals stop, so a handler that ignores its signal cannot hold the receipt forever.
   const interrupt = (reason: unknown): void => {
     void lease.stop();
-    controller.abort(reason);
+    abort.abort(reason);
   };
   const onShutdown = (): void => interrupt(shutdown.reason);
   shutdown.addEventListener('abort', onShutdown, { once: true });
@@ -147,10 +150,10 @@ export async function processReceipt<TTx>(
     await inSpan(startProcessSpan(receipt), () =>
       runInMessageScope(messageScopeOf(receipt.messageId, receipt.headers), () =>
         deps.ops.transaction(receipt, async (tx) => {
-          const context = contextFor(receipt, tx, controller.signal);
+          const context = contextFor(receipt, tx, abort);
           const handler = deps.handlers[receipt.consumer];
           await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
-          if (controller.signal.aborted) throw controller.signal.reason;
+          if (abort.isAborted) throw abort.reason;
           const completion = await deps.ops.complete(tx, receipt);
           if (completion === 'transaction_ended') throw new InboxTransactionEndedError(receipt.id);
           if (completion !== 'completed') throw new InboxLeaseLostError(receipt.id);

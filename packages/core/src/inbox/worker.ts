@@ -36,9 +36,10 @@ const SWEEP_EVERY_CLAIMS = 10;
  * The inbox worker: a small state machine (idle → running → closing → closed). The poll
  * loop claims up to its free lanes plus worker.prefetch in one statement into a local queue
  * (ClaimQueue: one renewed lease per claimed batch), starts queued receipts as lanes free up
- * (processReceipt under its concurrency limit), and claims again once the queue is empty. When a claim
- * found less than it asked for, it waits pollIntervalMs, or less when acceptance notifies
- * (worker.listenUrl). close() gives back queued, unstarted claims.
+ * (processReceipt under its concurrency limit), and claims again once the queue is down to its
+ * refill mark (see wanted()). When a claim found less than it asked for, it waits
+ * pollIntervalMs, or less when acceptance notifies (worker.listenUrl). close() gives back
+ * queued, unstarted claims.
  */
 
 export class InboxWorker<TTx> {
@@ -220,7 +221,7 @@ export class InboxWorker<TTx> {
 
   private async poll(): Promise<void> {
     while (this.state === 'running') {
-      const wanted = this.queue.size === 0 ? this.free() + this.deps.worker.prefetch : 0;
+      const wanted = this.wanted();
       // Nothing to claim while the queue holds work: the loop is alive all the same (createHealth).
       if (wanted === 0) this.lastCycleAt = new Date();
       if (wanted > 0) {
@@ -244,7 +245,19 @@ export class InboxWorker<TTx> {
   }
 
   private claimAgain(): boolean {
-    return this.backlog && this.queue.size === 0 && this.free() + this.deps.worker.prefetch > 0;
+    return this.backlog && this.wanted() > 0;
+  }
+
+  /**
+   * How many receipts the next claim asks for: the free lanes plus worker.prefetch, once the
+   * queue is down to its refill mark (a quarter of prefetch, at most one per lane), else none.
+   * The next claim then runs while the last queued receipts do, so lanes do not wait for it,
+   * and claims keep their size (the queue holds at most prefetch plus the mark).
+   */
+  private wanted(): number {
+    const { prefetch, concurrency } = this.deps.worker;
+    if (this.queue.size > Math.min(concurrency, Math.floor(prefetch / 4))) return 0;
+    return this.free() + prefetch;
   }
 
   private free(): number {

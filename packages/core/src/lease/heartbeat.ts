@@ -1,4 +1,5 @@
 import { FerryError } from '../errors';
+import { LazyAbort } from '../lazyAbort';
 
 /**
  * The one lease kit, used by the outbox relay and the inbox worker.
@@ -73,7 +74,7 @@ function renewWithin(renew: LeaseOptions['renew'], deadlineMs: number): Promise<
 
 export function startLease(options: LeaseOptions): Lease {
   const now = options.now ?? (() => performance.now());
-  const lostSignal = new AbortController();
+  const lostSignal = new LazyAbort();
   let provenAt = options.claimedAt;
   let failures = 0;
   let stopped = false;
@@ -95,16 +96,11 @@ export function startLease(options: LeaseOptions): Lease {
     lostSignal.abort(new FerryError('FERRY_LEASE_LOST', message, { details: { reason } }));
     options.onLost(lost);
   };
+  const expire = (): void =>
+    lose('expired', `lease not renewed for ${options.durationMs - options.intervalMs} ms; counted as lost`);
   const armExpiry = (): void => {
     clearTimeout(expiryTimer);
-    expiryTimer = setTimeout(
-      () =>
-        lose(
-          'expired',
-          `lease not renewed for ${options.durationMs - options.intervalMs} ms; counted as lost`,
-        ),
-      Math.max(0, expiresAt() - now()),
-    );
+    expiryTimer = setTimeout(expire, Math.max(0, expiresAt() - now()));
     expiryTimer.unref?.();
   };
   const settle = (started: number, settled: Settled): void => {
@@ -130,6 +126,9 @@ export function startLease(options: LeaseOptions): Lease {
   const beat = (): void => {
     if (stopped) return;
     const started = now();
+    if (started >= expiresAt()) return expire();
+    // The expiry timer is armed by the first beat: most claims end before it, with one timer.
+    if (expiryTimer === undefined) armExpiry();
     const deadline = Math.max(1, Math.min(options.intervalMs, expiresAt() - started));
     inflight = renewWithin(options.renew, deadline).then((settled) => {
       inflight = undefined;
@@ -142,10 +141,12 @@ export function startLease(options: LeaseOptions): Lease {
     beatTimer.unref?.();
   };
 
-  armExpiry();
-  schedule(options.claimedAt + options.intervalMs);
+  // One timer until the first beat (or the expiry, if that comes first; beat() then loses it).
+  schedule(options.claimedAt + Math.min(options.intervalMs, options.durationMs - options.intervalMs));
   return {
-    signal: lostSignal.signal,
+    get signal() {
+      return lostSignal.signal;
+    },
     get lost() {
       return lost;
     },

@@ -52,6 +52,29 @@ describe('lease kit', () => {
     expect(renew).toHaveBeenCalledTimes(calls);
   });
 
+  it('counts a lease lost at duration - interval when that comes before the first renewal, without renewing', async () => {
+    const renew = jest.fn(async () => true);
+    const { handle, losses } = lease({ renew, durationMs: 1_000, intervalMs: 600 });
+    await jest.advanceTimersByTimeAsync(399);
+    expect(losses).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'expired', at: 400 })]);
+    expect(handle.signal.aborted).toBe(true);
+    expect(renew).not.toHaveBeenCalled();
+  });
+
+  it('gives a signal read before the loss the abort, and one read after it born aborted', async () => {
+    const early = lease({ renew: never });
+    const signal = early.handle.signal;
+    const late = lease({ renew: never });
+    await jest.advanceTimersByTimeAsync(700);
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toMatchObject({ code: 'FERRY_LEASE_LOST' });
+    expect(late.handle.signal.aborted).toBe(true);
+    expect(late.handle.signal.reason).toMatchObject({ code: 'FERRY_LEASE_LOST' });
+    await Promise.all([early.handle.stop(), late.handle.stop()]);
+  });
+
   it('aborts the signal of a renewal that missed its deadline', async () => {
     const signals: AbortSignal[] = [];
     const { handle } = lease({

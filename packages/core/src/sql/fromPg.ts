@@ -41,6 +41,7 @@ export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
     db: fromPg(pool),
     transaction: (work, options = {}) => onConnection(pool, work, options),
     bind: (client) => bind(client, true),
+    limitsAsSettings: true,
   };
 }
 

@@ -6,9 +6,22 @@ import type { SqlExecutor, TransactionOptions } from './executor';
  * Kysely); Prisma applies its own `timeout` and `maxWait`.
  */
 
-const LIMIT = `
-  SELECT set_config('statement_timeout', $1, true) AS statement_timeout,
-         set_config('idle_in_transaction_session_timeout', $1, true) AS idle_timeout`;
+/**
+ * The select list that sets `timeoutMs` (parameter `$n`, e.g. '5000ms') as transaction-local
+ * settings; a caller whose own first statement can carry it (see
+ * TransactionAdapter.limitsAsSettings) saves the round trip of LIMIT.
+ */
+export function limitSettings(parameter: number): string {
+  return `set_config('statement_timeout', $${parameter}, true) AS statement_timeout,
+         set_config('idle_in_transaction_session_timeout', $${parameter}, true) AS idle_timeout`;
+}
+
+const LIMIT = `SELECT ${limitSettings(1)}`;
+
+/** TransactionOptions.timeoutMs as the value limitSettings' parameter takes. */
+export function limitValue(timeoutMs: number): string {
+  return `${timeoutMs}ms`;
+}
 
 /**
  * `timeoutMs` as transaction-local settings, the first statement of the transaction: no
@@ -16,7 +29,7 @@ const LIMIT = `
  * left idle in the transaction (so a stuck caller cannot hold its locks past the deadline).
  */
 export async function limitTransaction(tx: SqlExecutor, options: TransactionOptions): Promise<void> {
-  if (options.timeoutMs !== undefined) await tx.query(LIMIT, [`${options.timeoutMs}ms`]);
+  if (options.timeoutMs !== undefined) await tx.query(LIMIT, [limitValue(options.timeoutMs)]);
 }
 
 /**

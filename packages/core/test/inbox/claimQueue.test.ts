@@ -144,6 +144,45 @@ describe('inbox worker claim queue (worker.prefetch)', () => {
     expect(recorded.every((r) => r.claims.some((c) => c.got > 0))).toBe(true);
   }, 180_000);
 
+  it('claims the next batch while the last queued receipt still waits, so a lane never waits for a claim', async () => {
+    const { claims, claim } = recordedClaim('refill', 60_000);
+    let runs = 0;
+    let claimsSeenByFourth = 0;
+    const inbox = makeInbox(
+      t.prisma,
+      {
+        worker: { concurrency: 1, prefetch: 4, leaseMs: 60_000, heartbeatIntervalMs: 1_000 },
+        handlers: {
+          refill: async () => {
+            runs += 1;
+            // The fourth of five claimed: one receipt is still queued, the refill mark of prefetch 4.
+            if (runs !== 4) return;
+            claimsSeenByFourth = await waitFor(
+              'the next claim',
+              async () => claims.length >= 2 && claims.length,
+              5_000,
+            ).catch(() => claims.length);
+          },
+        },
+      },
+      { ops: { claim } },
+    );
+    for (let i = 0; i < 8; i += 1) await inbox.accept(message({ consumer: 'refill' }));
+    inbox.start();
+    await waitFor('every receipt completed', async () => {
+      const [row] = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ferry_inbox_receipts WHERE consumer = 'refill' AND status = 'COMPLETED'`,
+      );
+      return row?.n === 8;
+    });
+    await inbox.close();
+    expect(claimsSeenByFourth).toBe(2);
+    expect(claims.slice(0, 2)).toEqual([
+      { asked: 5, got: 5 },
+      { asked: 4, got: 3 },
+    ]);
+  }, 60_000);
+
   it("renews a queued receipt's lease while it waits, so it outlives its first lease and completes on its first attempt", async () => {
     const gate = latch();
     const started: string[] = [];
