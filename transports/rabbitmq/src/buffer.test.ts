@@ -63,4 +63,28 @@ describe('DeliveryBuffer', () => {
 
     expect(batches).toEqual([[1, 2], [3]]);
   });
+
+  it('starts a batch within a share of turns however long a stream of one delivery per turn lasts', async () => {
+    const { buffer, batches } = heldBuffer(8, 1);
+    let pushed = 0;
+    while (batches.length === 0 && pushed < 40) {
+      buffer.push(entry((pushed += 1)));
+      await turn();
+    }
+
+    // Waiting stops once the buffer holds a share (8 / 1): the stream does not starve the slot.
+    expect(batches).toEqual([[1, 2, 3, 4, 5, 6, 7, 8]]);
+  });
+
+  it('drains a delivery that arrived just before (close) asked, without a timer', async () => {
+    const settled: number[] = [];
+    const buffer = new DeliveryBuffer(10, 1, (batch) => {
+      settled.push(...batch.map((e) => e.message.fields.deliveryTag));
+      return Promise.resolve();
+    });
+    buffer.push(entry(1));
+    await buffer.drained();
+
+    expect(settled).toEqual([1]);
+  });
 });

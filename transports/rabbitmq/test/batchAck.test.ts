@@ -91,4 +91,47 @@ describe('attachRabbitConsumer acks', () => {
     expect(frames[3]).toEqual({ tag: 1, multiple: false });
     expect(await f.acceptor.storedIds()).toHaveLength(4);
   });
+
+  it('never covers an older batch still in acceptance while a newer one acks and dead-letters', async () => {
+    const first = outboxMessage({ destination: toQueue() });
+    let releaseOlder!: () => void;
+    const older = new Promise<void>((resolve) => (releaseOlder = resolve));
+    let holding = 0;
+    const inbox: InboxAcceptor = {
+      maxPayloadBytes: f.acceptor.maxPayloadBytes,
+      acceptMany: async (inputs) => {
+        if (inputs.some((input) => input.messageId === first.id)) {
+          holding += 1;
+          await older;
+        }
+        return f.acceptor.acceptMany(inputs);
+      },
+    };
+    await f.attach({ inbox, maxBatchesInFlight: 2 });
+    await f.publisher.publish([first], neverAborted());
+    await waitFor('the older batch to be held', () => (holding === 1 ? true : undefined));
+
+    const raw = (id: string, body: string) =>
+      f.broker.channel.sendToQueue(f.queue, Buffer.from(body), {
+        messageId: id,
+        contentType: 'application/json',
+      });
+    raw(`${first.id}-a`, '{"n":1}');
+    raw(`${first.id}-bad`, 'not json');
+    raw(`${first.id}-c`, '{"n":3}');
+    raw(`${first.id}-d`, '{"n":4}');
+    const letters = await waitFor('the newer deliveries settled, the older one not', async () => {
+      const settled = (await f.broker.readyCount(f.queue)) === 0 && (await unackedCount(f.queue)) === 1;
+      return settled ? f.broker.drain(`${f.queue}.dlq`) : undefined;
+    });
+    expect(letters.map((m) => m.properties.messageId as string)).toEqual([`${first.id}-bad`]);
+    expect(frames.some((frame) => frame.tag === 1 || frame.multiple)).toBe(false);
+
+    releaseOlder();
+    await waitFor('every delivery acked', async () =>
+      (await unackedCount(f.queue)) === 0 ? true : undefined,
+    );
+    expect(frames[frames.length - 1]).toEqual({ tag: 1, multiple: false });
+    expect(await f.acceptor.storedIds()).toHaveLength(4);
+  });
 });

@@ -9,6 +9,7 @@ import { scopeOf, type ReceiptShape } from './sql/fragments';
 import { insertReceipts, type NewReceipt } from './sql/insertReceipts';
 import type { InboxRecord, ReceiptKey } from './types';
 import { inputFault, type InputFault } from './validateInput';
+import { serializedTextFault } from '../validate/json';
 
 export interface AcceptSettings {
   readonly maxPayloadBytes: number;
@@ -77,6 +78,15 @@ export function prepareInput(
       code: 'FERRY_VALIDATION_FAILED',
       reason,
       rejectReason: TRANSPORT_REJECT_REASONS.inboxInvalid,
+    };
+  }
+  const serializedFault = serializedTextFault(payloadJson);
+  if (serializedFault !== null) {
+    return {
+      index,
+      code: 'FERRY_VALIDATION_FAILED',
+      reason: `payload ${serializedFault}`,
+      rejectReason: TRANSPORT_REJECT_REASONS.invalidText,
     };
   }
   const payloadBytes = Buffer.byteLength(payloadJson, 'utf8');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { inboxRetryCeilingMs as retryCeilingMs, inboxRetryDelayMs as retryDelayMs } from '../backoff';
 import { canonicalJson, payloadFingerprint } from './fingerprint';
 import { describeError, redactText } from './redact';
@@ -21,6 +22,19 @@ describe('fingerprint', () => {
     expect(payloadFingerprint({ a: 1, b: 2 })).toBe(payloadFingerprint({ b: 2, a: 1 }));
     expect(payloadFingerprint({ a: 1 })).not.toBe(payloadFingerprint({ a: 2 }));
     expect(payloadFingerprint({ a: 1 })).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('hashes non-ASCII text as the Hash object of earlier versions did (UTF-8), so stored receipts still deduplicate', () => {
+    const payloads = [
+      { s: 'héllo ✓ 🚀 \u200f\u202e עברית', tiny: 5e-324 },
+      JSON.parse('{"n":9007199254740993}') as unknown,
+      JSON.parse('{"__proto__":{"x":"\\u0000"},"k":"\\ud800"}') as unknown,
+      { big: 'x'.repeat(100_000), emoji: '🚀'.repeat(1_000) },
+    ];
+    for (const payload of payloads) {
+      const before = createHash('sha256').update(canonicalJson(payload)).digest('hex');
+      expect(payloadFingerprint(payload)).toBe(before);
+    }
   });
 
   it('is the SHA-256 hex of the canonical JSON, as stored by earlier versions', () => {

@@ -68,3 +68,19 @@ export function jsonFault(value: unknown, maxDepth: number, root = 'payload'): J
   }
   return null;
 }
+
+/**
+ * A `\u0000` or unpaired-surrogate escape in JSON.stringify output, not itself escaped (preceded
+ * by an even run of backslashes). JSON.stringify writes NUL and an unpaired surrogate as such
+ * escapes (a surrogate pair as is), and PostgreSQL's json and jsonb refuse both (22P05, 22P02).
+ */
+const REFUSED_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f])/i;
+
+/**
+ * Why JSON text written by JSON.stringify cannot be stored, or null. jsonFault walks the value
+ * before it is serialized; a Date is written by its own toJSON, which can return anything.
+ */
+export function serializedTextFault(json: string): string | null {
+  if (!json.includes('\\u') || !REFUSED_ESCAPE.test(json)) return null;
+  return 'serializes to a NUL character or an unpaired UTF-16 surrogate';
+}

@@ -19,6 +19,9 @@ function nested(levels: number): Record<string, unknown> {
 const NUL = 'a\u0000b';
 const LONE = 'x\udfffy';
 
+/** A Date passes the payload walk as a Date; what it serializes to is up to its toJSON. */
+const dateSaying = (json: unknown): Date => Object.assign(new Date(0), { toJSON: () => json });
+
 describe('acceptance refuses hostile input per message, never as a database failure', () => {
   const hostile: Array<[string, Record<string, unknown>, string]> = [
     ['NUL in a payload string', { payload: { s: NUL } }, 'invalid_text'],
@@ -50,6 +53,9 @@ describe('acceptance refuses hostile input per message, never as a database fail
       'payload_too_deep',
     ],
     ['a payload nested far too deep', { payload: nested(100_000) }, 'payload_too_deep'],
+    ['a Date that serializes with NUL', { payload: { at: dateSaying(NUL) } }, 'invalid_text'],
+    ['a Date that serializes with a lone surrogate', { payload: { at: [dateSaying(LONE)] } }, 'invalid_text'],
+    ['a Date that serializes to a NUL key', { payload: { at: dateSaying({ [NUL]: 1 }) } }, 'invalid_text'],
   ];
 
   it.each(hostile)(

@@ -25,6 +25,8 @@ const NUL = 'a\u0000b';
 const LONE_HIGH = 'a\ud800b';
 const LONE_LOW = '\udc00';
 const ok = { type: 't', payload: {} };
+/** A Date passes the payload walk as a Date; what it serializes to is up to its toJSON. */
+const dateSaying = (json: unknown): Date => Object.assign(new Date(0), { toJSON: () => json });
 
 describe('emit refuses what PostgreSQL would reject or silently alter', () => {
   const hostile: Array<[string, Partial<OutboxEventInput> & Record<string, unknown>, string, string]> = [
@@ -40,6 +42,13 @@ describe('emit refuses what PostgreSQL would reject or silently alter', () => {
       'a lone low surrogate in a payload key',
       { payload: { [LONE_LOW]: 1 } },
       'payload.\\udc00',
+      'invalid_text',
+    ],
+    ['a Date that serializes with NUL', { payload: { at: dateSaying(NUL) } }, 'payload', 'invalid_text'],
+    [
+      'a Date that serializes to a lone surrogate key',
+      { payload: { at: [dateSaying({ [LONE_LOW]: 1 })] } },
+      'payload',
       'invalid_text',
     ],
     ['a lone surrogate in the type', { type: LONE_HIGH }, 'type', 'invalid_text'],

@@ -12,7 +12,7 @@ import {
   isFerryError,
   type OutboxEventInput,
 } from '@ferry/core';
-import { jsonFault } from '../../src/validate/json';
+import { jsonFault, serializedTextFault } from '../../src/validate/json';
 import { textFault } from '../../src/validate/text';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox } from '../inbox/helpers';
@@ -82,6 +82,15 @@ describe('text and JSON validation (pure)', () => {
       fc.property(hostileString(24), (s) => {
         const survives = Buffer.from(s, 'utf8').toString('utf8') === s && !s.includes('\u0000');
         expect(textFault(s) === null).toBe(survives);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('JSON.stringify of a string is refused by serializedTextFault exactly when textFault refuses the string', () => {
+    fc.assert(
+      fc.property(hostileString(24), (s) => {
+        expect(serializedTextFault(JSON.stringify({ [s]: [s] })) === null).toBe(textFault(s) === null);
       }),
       { numRuns: 2_000 },
     );

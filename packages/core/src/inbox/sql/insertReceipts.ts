@@ -30,6 +30,7 @@ export interface InsertResult<R extends ReceiptKey> {
  * One statement and one round trip for the whole batch:
  * - `input`: the receipts, $1 one JSON array of objects (inputJson), payload and headers
  *   embedded as JSON values: one parameter to encode instead of nine text arrays to escape;
+ *   read as jsonb (parsed once), or as json above JSONB_MAX_CHARS (see there);
  * - `gate`: the admission check, the unfinished receipts counted up to $3 (maxPendingMessages;
  *   NULL: no limit, nothing counted); at the limit nothing is inserted;
  * - `inserted`: the new rows; identities that exist are skipped (ON CONFLICT DO NOTHING), so
@@ -44,9 +45,9 @@ export interface InsertResult<R extends ReceiptKey> {
  * The result always has the gate's row; `fresh` is null there when no receipt came with it.
  * Receipts are read back with `columns` (a ReceiptShape's).
  */
-const sql = (columns: string) => `
+const sql = (columns: string, input: 'json' | 'jsonb') => `
   WITH input AS (
-    SELECT * FROM jsonb_to_recordset($1::jsonb)
+    SELECT * FROM ${input}_to_recordset($1::${input})
       AS i(t text, c text, m text, mt text, ms text, p jsonb, f text, b int, h jsonb)
   ),
   gate AS (
@@ -79,6 +80,15 @@ const sql = (columns: string) => `
     SELECT false AS fresh, existing.* FROM existing
   ) AS found ON true`;
 
+/**
+ * The longest $1 read as jsonb. One jsonb array holds at most 268,435,455 bytes of elements
+ * (PostgreSQL's JENTRY_OFFLENMASK; beyond it the statement fails with 54000 and so would a batch
+ * of valid receipts), and jsonb takes at most 6 bytes per character of JSON text (a one-digit
+ * number); a longer $1 is read as json, only scanned, each payload and headers value becoming
+ * jsonb on its own (as when each was a text array element), which costs a little more CPU.
+ */
+const JSONB_MAX_CHARS = 32 * 1024 * 1024;
+
 type Row = { admitted: boolean; fresh: boolean | null } & ReceiptRow;
 
 export async function insertReceipts<R extends ReceiptKey>(
@@ -88,8 +98,9 @@ export async function insertReceipts<R extends ReceiptKey>(
   shape: ReceiptShape<R>,
 ): Promise<InsertResult<R>> {
   if (receipts.length === 0) return { admitted: true, inserted: [], existing: [] };
-  const rows = await db.query<Row>(sql(shape.columns), [
-    inputJson(receipts),
+  const input = inputJson(receipts);
+  const rows = await db.query<Row>(sql(shape.columns, input.length > JSONB_MAX_CHARS ? 'json' : 'jsonb'), [
+    input,
     limits.maxAttempts,
     limits.maxPendingMessages,
   ]);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { FerryValidationError } from '../../errors';
 import { TRANSPORT_REJECT_REASONS } from '../../transport/errors';
 import { headersFault } from '../../validate/headers';
-import { isPlainObject, jsonFault, type JsonFault } from '../../validate/json';
+import { isPlainObject, jsonFault, serializedTextFault, type JsonFault } from '../../validate/json';
 import { assertText } from '../../validate/text';
 import { MAX_TRACESTATE, TRACEPARENT_PATTERN } from '../../tracing/w3c';
 import { OUTBOX_DEFAULTS } from '../options';
@@ -38,6 +38,8 @@ function validatePayload(payload: unknown, limits: EnvelopeLimits): string {
   if (!isPlainObject(payload)) fail('payload', 'must be a JSON object');
   failOn(jsonFault(payload, limits.maxPayloadDepth));
   const json = JSON.stringify(payload);
+  const serialized = serializedTextFault(json);
+  if (serialized !== null) fail('payload', serialized, TRANSPORT_REJECT_REASONS.invalidText);
   if (Buffer.byteLength(json) > limits.maxPayloadBytes) {
     fail('payload', `larger than ${limits.maxPayloadBytes} bytes`, TRANSPORT_REJECT_REASONS.payloadTooLarge);
   }
