@@ -199,3 +199,31 @@ describe.each(flavours)('%s handler transaction limits', (_label, flavour) => {
     expect(await poolSettings()).toEqual({ lock: '0', statement: '0', idle: '0' });
   });
 });
+
+describe("a node-postgres pool with the application's own timeouts", () => {
+  it('gives the handler the worker limits and the next user of the connection its own again', async () => {
+    const own = new Pool({
+      connectionString: t.url,
+      max: 1,
+      options: '-c statement_timeout=4321 -c lock_timeout=1234 -c idle_in_transaction_session_timeout=5678',
+    });
+    try {
+      let seen: Record<string, string> = {};
+      const inbox = makeInbox(pgTransactions(own), {
+        worker: WORKER,
+        handlers: {
+          'pg-own-settings': async (_p, context) => {
+            seen = (await context.tx.query<Record<string, string>>(SETTINGS)).rows[0] ?? {};
+          },
+        },
+      });
+      await inbox.accept(message({ consumer: 'pg-own-settings' }));
+      expect(await inbox.runOnce()).toMatchObject({ completed: 1 });
+      expect(seen).toEqual({ lock: '100ms', statement: '400ms', idle: '400ms' });
+      const after = (await own.query<Record<string, string>>(SETTINGS)).rows[0];
+      expect(after).toEqual({ lock: '1234ms', statement: '4321ms', idle: '5678ms' });
+    } finally {
+      await own.end();
+    }
+  });
+});
