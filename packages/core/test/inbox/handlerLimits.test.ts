@@ -168,6 +168,52 @@ describe.each(flavours)('%s handler transaction limits', (_label, flavour) => {
     expect(await poolSettings()).toEqual({ lock: '0', statement: '0', idle: '0' });
   });
 
+  it('keeps the limits across a handler savepoint rolled back, and completes', async () => {
+    const seen: string[] = [];
+    const inbox = makeInbox(flavour.adapter(), {
+      worker: WORKER,
+      handlers: {
+        [`${flavour.name}-savepoint`]: async (_p, context) => {
+          await flavour.run(context.tx, 'SAVEPOINT probe');
+          await flavour.run(context.tx, "SELECT set_config('statement_timeout', '0', true)");
+          await flavour.run(context.tx, 'ROLLBACK TO SAVEPOINT probe');
+          await flavour.run(context.tx, INSERT, [context.receiptId, 'savepoint']);
+          await flavour.run(
+            context.tx,
+            "INSERT INTO business_rows (receipt_id, note) SELECT $1::uuid, current_setting('statement_timeout')",
+            [context.receiptId],
+          );
+          seen.push('ran');
+        },
+      },
+    });
+    const { record } = await inbox.accept(message({ consumer: `${flavour.name}-savepoint` }));
+    expect(await inbox.runOnce()).toMatchObject({ completed: 1 });
+    expect(seen).toEqual(['ran']);
+    const notes = await t.db.query<{ note: string }>(
+      'SELECT note FROM business_rows WHERE receipt_id = $1::uuid ORDER BY id',
+      [record.id],
+    );
+    expect(notes.map((row) => row.note)).toEqual(['savepoint', '400ms']);
+    expect(await poolSettings()).toEqual({ lock: '0', statement: '0', idle: '0' });
+  });
+
+  it('does not complete a handler that ends the transaction with its own ROLLBACK; the pooled connection keeps no limit', async () => {
+    const inbox = makeInbox(flavour.adapter(), {
+      worker: WORKER,
+      handlers: {
+        [`${flavour.name}-rollback`]: async (_p, context) => {
+          await flavour.run(context.tx, INSERT, [context.receiptId, 'rolled back']);
+          await flavour.run(context.tx, 'ROLLBACK');
+        },
+      },
+    });
+    const { record } = await inbox.accept(message({ consumer: `${flavour.name}-rollback` }));
+    expect(await inbox.runOnce()).toMatchObject({ completed: 0, retried: 1 });
+    expect(await businessCount(t, record.id)).toBe(0);
+    expect(await poolSettings()).toEqual({ lock: '0', statement: '0', idle: '0' });
+  });
+
   it('gives a lost claim a clean end: the handler never runs and the pooled connection keeps no limit', async () => {
     let ran = false;
     const inbox = makeInbox(flavour.adapter(), {
