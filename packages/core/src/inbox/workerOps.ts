@@ -43,7 +43,6 @@ export function sqlWorkerOps<TTx>(
   db: SqlExecutor,
   worker: ResolvedInboxWorkerOptions,
 ): InboxWorkerOps<TTx> {
-  const limitsInClaimCheck = adapter.limitsAsSettings === true;
   return {
     claim: (limit) => claimReceipts(db, worker.consumers, limit, worker.leaseMs),
     exhaustExpired: (limit) => exhaustExpired(db, worker.consumers, limit),
@@ -53,20 +52,12 @@ export function sqlWorkerOps<TTx>(
     transaction: <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>) =>
       adapter.transaction(
         async (tx) => {
-          const owned = await beginHandler(
-            adapter.bind(tx),
-            r.id,
-            r.claimToken,
-            worker.lockTimeoutMs,
-            limitsInClaimCheck ? worker.transactionTimeoutMs : undefined,
-          );
-          if (!owned) throw new InboxLeaseLostError(r.id);
+          if (!(await beginHandler(adapter.bind(tx), r.id, r.claimToken, worker.lockTimeoutMs))) {
+            throw new InboxLeaseLostError(r.id);
+          }
           return work(tx);
         },
-        // The claim check sets the time limits itself where the adapter would spend a statement on them.
-        limitsInClaimCheck
-          ? { maxWaitMs: worker.transactionMaxWaitMs }
-          : { timeoutMs: worker.transactionTimeoutMs, maxWaitMs: worker.transactionMaxWaitMs },
+        { timeoutMs: worker.transactionTimeoutMs, maxWaitMs: worker.transactionMaxWaitMs },
       ),
     complete: (tx, r) => completeReceipt(adapter.bind(tx), r.id, r.claimToken),
     scheduleRetry: (r, delayMs, error) => scheduleRetry(db, r.id, r.claimToken, delayMs, error),

@@ -75,6 +75,49 @@ describe('lease kit', () => {
     await Promise.all([early.handle.stop(), late.handle.stop()]);
   });
 
+  it('counts a lease whose renewals fail at once (database unreachable) as lost at duration - interval', async () => {
+    const renew = jest.fn(async (): Promise<boolean> => {
+      throw new Error('ECONNREFUSED');
+    });
+    const { handle, losses, errors } = lease({ renew });
+    await jest.advanceTimersByTimeAsync(699);
+    expect(losses).toEqual([]);
+    expect(errors).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'expired', at: 700 })]);
+    expect(handle.signal.aborted).toBe(true);
+  });
+
+  it('leaves no timer behind when stopped during the first interval, and never renews', async () => {
+    const renew = jest.fn(async () => true);
+    const { handle, losses } = lease({ renew });
+    await jest.advanceTimersByTimeAsync(299);
+    await handle.stop();
+    expect(jest.getTimerCount()).toBe(0);
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(renew).not.toHaveBeenCalled();
+    expect(losses).toEqual([]);
+    expect(handle.signal.aborted).toBe(false);
+  });
+
+  it('loses at once, without renewing, a lease whose claim was sent longer than duration - interval ago', async () => {
+    const renew = jest.fn(async () => true);
+    const { losses } = lease({ renew, claimedAt: -800 });
+    await jest.advanceTimersByTimeAsync(0);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'expired', at: 0 })]);
+    expect(renew).not.toHaveBeenCalled();
+  });
+
+  it('bounds the first renewal of an interval close to half the duration by the local expiry', async () => {
+    const renew = jest.fn(never);
+    const { losses } = lease({ renew, intervalMs: 499 });
+    await jest.advanceTimersByTimeAsync(500);
+    expect(renew).toHaveBeenCalledTimes(1);
+    expect(losses).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'expired', at: 501 })]);
+  });
+
   it('aborts the signal of a renewal that missed its deadline', async () => {
     const signals: AbortSignal[] = [];
     const { handle } = lease({

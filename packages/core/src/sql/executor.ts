@@ -42,13 +42,6 @@ export interface TransactionAdapter<TTx> {
   transaction<T>(work: (tx: TTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** ferry's executor inside `tx`, a transaction `transaction` opened. */
   bind(tx: TTx): SqlExecutor;
-  /**
-   * True when `transaction` applies `timeoutMs` only as transaction-local settings, in a first
-   * statement of its own (transactionLimits: node-postgres, Kysely). A caller may then leave
-   * `timeoutMs` out and set them in its own first statement instead (limitSettings), one round
-   * trip fewer; the inbox worker's claim check does. Prisma applies its own `timeout`.
-   */
-  readonly limitsAsSettings?: boolean;
 }
 
 export function isTransactionAdapter(value: unknown): value is TransactionAdapter<unknown> {

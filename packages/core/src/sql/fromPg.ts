@@ -3,7 +3,7 @@ import type { ClientBase, Pool, PoolClient, QueryConfig } from 'pg';
 import { FerryError } from '../errors';
 import type { SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
-import { limitTransaction, startWithin } from './transactionLimits';
+import { beginLimited, startWithin } from './transactionLimits';
 
 /**
  * An executor over a node-postgres pool, for code that has no Prisma client: the CLI,
@@ -41,7 +41,6 @@ export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
     db: fromPg(pool),
     transaction: (work, options = {}) => onConnection(pool, work, options),
     bind: (client) => bind(client, true),
-    limitsAsSettings: true,
   };
 }
 
@@ -151,9 +150,8 @@ async function inBlock<T>(
   work: () => Promise<T>,
   options: TransactionOptions,
 ): Promise<T> {
-  await client.query('BEGIN');
   try {
-    await limitTransaction(bind(client, true), options);
+    await client.query(beginLimited(options));
     const result = await work();
     const commit = await client.query('COMMIT');
     if (commit.command !== 'COMMIT') {

@@ -40,7 +40,6 @@ export function kyselyTransactions<DB>(db: Kysely<DB>): TransactionAdapter<Trans
     db: fromKysely(db),
     transaction: (work, options = {}) => openTransaction(db, work, options),
     bind: (trx) => fromKysely(trx),
-    limitsAsSettings: true,
   };
 }
 

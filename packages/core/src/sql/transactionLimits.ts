@@ -6,22 +6,9 @@ import type { SqlExecutor, TransactionOptions } from './executor';
  * Kysely); Prisma applies its own `timeout` and `maxWait`.
  */
 
-/**
- * The select list that sets `timeoutMs` (parameter `$n`, e.g. '5000ms') as transaction-local
- * settings; a caller whose own first statement can carry it (see
- * TransactionAdapter.limitsAsSettings) saves the round trip of LIMIT.
- */
-export function limitSettings(parameter: number): string {
-  return `set_config('statement_timeout', $${parameter}, true) AS statement_timeout,
-         set_config('idle_in_transaction_session_timeout', $${parameter}, true) AS idle_timeout`;
-}
-
-const LIMIT = `SELECT ${limitSettings(1)}`;
-
-/** TransactionOptions.timeoutMs as the value limitSettings' parameter takes. */
-export function limitValue(timeoutMs: number): string {
-  return `${timeoutMs}ms`;
-}
+const LIMIT = `
+  SELECT set_config('statement_timeout', $1, true) AS statement_timeout,
+         set_config('idle_in_transaction_session_timeout', $1, true) AS idle_timeout`;
 
 /**
  * `timeoutMs` as transaction-local settings, the first statement of the transaction: no
@@ -29,7 +16,22 @@ export function limitValue(timeoutMs: number): string {
  * left idle in the transaction (so a stuck caller cannot hold its locks past the deadline).
  */
 export async function limitTransaction(tx: SqlExecutor, options: TransactionOptions): Promise<void> {
-  if (options.timeoutMs !== undefined) await tx.query(LIMIT, [limitValue(options.timeoutMs)]);
+  if (options.timeoutMs !== undefined) await tx.query(LIMIT, [`${options.timeoutMs}ms`]);
+}
+
+/**
+ * BEGIN and limitTransaction's settings in one simple-protocol string, one round trip, for a
+ * client that sends its own BEGIN (node-postgres). Set before the first statement, the limits
+ * bound it too: a setting made inside a statement does not bound that statement (a claim check
+ * waiting behind a lock on its table would wait for as long as the lock is held). `timeoutMs`
+ * is a finite number, inlined: its text holds no quote.
+ */
+export function beginLimited(options: TransactionOptions): string {
+  const { timeoutMs } = options;
+  if (timeoutMs === undefined) return 'BEGIN';
+  if (!Number.isFinite(timeoutMs))
+    throw new RangeError(`timeoutMs must be a finite number, got ${timeoutMs}`);
+  return `BEGIN; ${LIMIT.replaceAll('$1', `'${timeoutMs}ms'`).trim()}`;
 }
 
 /**
