@@ -11,13 +11,13 @@
  * The scenario runs once per Kafka client (kafkajs, @platformatic/kafka), each on its own broker:
  * both clients' connection failures must be classified `unavailable`.
  */
-import { createRelay, emitMany, type Relay } from '@ferry/core';
+import { emitMany } from '@ferry/core';
 import { KafkaConnection, KafkaPublisher, ensureTopics, type KafkaClientName } from '@ferry/kafka';
 import type { TestDatabase } from '../../test-support/database';
 import { PrivateBroker } from '../harness/brokers';
 import { assertLedger, emptyLedger, reconcile } from '../harness/ledger';
 import { waitFor } from '../harness/waitFor';
-import { openDatabase, settle } from './support';
+import { openDatabase, settle, startCircuitRelay } from './support';
 import { faultSuite } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
@@ -71,29 +71,10 @@ describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => 
 
     const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 3000, producerRetries: 1 });
     suite.defer(() => publisher.close());
-    let opened = 0;
-    let closed = 0;
-    const relay: Relay = createRelay({
-      db: database.db,
-      publisher,
-      options: {
-        pollInterval: 50,
-        batchSize: 20,
-        retry: {
-          maxRetries: MAX_RETRIES,
-          backoff: 'fixed',
-          initialDelay: INITIAL_DELAY,
-          maxDelay: INITIAL_DELAY,
-        },
-        circuit: { openMs: 200, maxOpenMs: 1000 },
-      },
-      observer: (event) => {
-        if (event.type === 'circuit-opened') opened += 1;
-        if (event.type === 'circuit-closed') closed += 1;
-      },
+    const { relay, circuit } = startCircuitRelay(suite, database.db, publisher, {
+      maxRetries: MAX_RETRIES,
+      initialDelay: INITIAL_DELAY,
     });
-    suite.defer(() => relay.close());
-    relay.start();
     // Without the circuit the first FAILED row ends the wait (and the test) early.
     const failedCount = async () =>
       (
@@ -103,7 +84,7 @@ describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => 
       )[0]!.n;
     await waitFor(
       'the circuit opened and failed its probes (or an event FAILED)',
-      async () => (opened >= OPENINGS || (await failedCount()) > 0 ? true : undefined),
+      async () => (circuit().opened >= OPENINGS || (await failedCount()) > 0 ? true : undefined),
       { timeoutMs: 90_000 },
     );
     const [during] = await database.db.query<{ failed: number; retried: number }>(
@@ -143,7 +124,7 @@ describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => 
          count(*) FILTER (WHERE retry_count > 0)::int AS retried FROM outbox_events`,
     );
     process.stdout.write(
-      `kafka-outage (${client}): circuit opened ${opened}x, closed ${closed}x; during the outage FAILED ` +
+      `kafka-outage (${client}): circuit opened ${circuit().opened}x, closed ${circuit().closed}x; during the outage FAILED ` +
         `${during!.failed}, retried ${during!.retried}; after: FAILED ${after!.failed}, retried ${after!.retried}\n`,
     );
     assertLedger(`kafka-outage (${client})`, {
@@ -153,7 +134,7 @@ describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => 
       ...reconcile(ids, readBack),
       stuck: after!.stuck,
     });
-    expect({ allSent, during, failedAfter: after!.failed, closed: closed > 0 }).toEqual({
+    expect({ allSent, during, failedAfter: after!.failed, closed: circuit().closed > 0 }).toEqual({
       allSent: true,
       during: { failed: 0, retried: 0 },
       failedAfter: 0,

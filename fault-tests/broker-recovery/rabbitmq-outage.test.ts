@@ -8,13 +8,13 @@
  * is back the circuit closes, every event is SENT and every event is on the queue.
  */
 import amqp from 'amqplib';
-import { createRelay, emitMany, type Relay } from '@ferry/core';
+import { emitMany } from '@ferry/core';
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
 import type { TestDatabase } from '../../test-support/database';
 import { assertLedger, emptyLedger, reconcile } from '../harness/ledger';
 import { RabbitNode } from '../harness/rabbitmqNode';
 import { waitFor } from '../harness/waitFor';
-import { openDatabase, settle } from './support';
+import { openDatabase, settle, startCircuitRelay } from './support';
 import { faultSuite } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
@@ -82,29 +82,10 @@ describe('broker-recovery: rabbitmq-outage', () => {
     suite.defer(() => connection.close());
     const publisher = new RabbitPublisher(connection, { confirmTimeoutMs: 1000 });
     suite.defer(() => publisher.close());
-    let opened = 0;
-    let closed = 0;
-    const relay: Relay = createRelay({
-      db: database.db,
-      publisher,
-      options: {
-        pollInterval: 50,
-        batchSize: 20,
-        retry: {
-          maxRetries: MAX_RETRIES,
-          backoff: 'fixed',
-          initialDelay: INITIAL_DELAY,
-          maxDelay: INITIAL_DELAY,
-        },
-        circuit: { openMs: 200, maxOpenMs: 1000 },
-      },
-      observer: (event) => {
-        if (event.type === 'circuit-opened') opened += 1;
-        if (event.type === 'circuit-closed') closed += 1;
-      },
+    const { relay, circuit } = startCircuitRelay(suite, database.db, publisher, {
+      maxRetries: MAX_RETRIES,
+      initialDelay: INITIAL_DELAY,
     });
-    suite.defer(() => relay.close());
-    relay.start();
     const counts = async () =>
       (
         await database.db.query<{ failed: number; retried: number; sent: number; stuck: number }>(
@@ -117,7 +98,7 @@ describe('broker-recovery: rabbitmq-outage', () => {
     // Without the circuit the first FAILED row ends the wait (and the test) early.
     await waitFor(
       'the circuit opened and failed its probes (or an event FAILED)',
-      async () => (opened >= OPENINGS || (await counts()).failed > 0 ? true : undefined),
+      async () => (circuit().opened >= OPENINGS || (await counts()).failed > 0 ? true : undefined),
       { timeoutMs: 90_000 },
     );
     const during = await counts();
@@ -128,7 +109,7 @@ describe('broker-recovery: rabbitmq-outage', () => {
     const queued = await readQueue(node.url);
     const after = await counts();
     process.stdout.write(
-      `rabbitmq-outage: circuit opened ${opened}x, closed ${closed}x; during the outage FAILED ` +
+      `rabbitmq-outage: circuit opened ${circuit().opened}x, closed ${circuit().closed}x; during the outage FAILED ` +
         `${during.failed}, retried ${during.retried}; after: FAILED ${after.failed}, retried ${after.retried}\n`,
     );
     assertLedger('rabbitmq-outage', {
@@ -142,7 +123,7 @@ describe('broker-recovery: rabbitmq-outage', () => {
       allSent,
       failedDuring: during.failed,
       retriedDuring: during.retried,
-      closed: closed > 0,
+      closed: circuit().closed > 0,
     }).toEqual({
       allSent: true,
       failedDuring: 0,

@@ -3,10 +3,20 @@
  * whose handler writes one business row per message in `context.tx`, and the ledger arithmetic.
  */
 import { randomUUID } from 'node:crypto';
-import { Inbox, INBOX_TABLE, type InboxEvent, type InboxOptions, type SqlExecutor } from '@ferry/core';
+import {
+  createRelay,
+  Inbox,
+  INBOX_TABLE,
+  type InboxEvent,
+  type InboxOptions,
+  type Publisher,
+  type Relay,
+  type SqlExecutor,
+} from '@ferry/core';
 import type { PrismaClient } from '../../generated/prisma/client';
 import { createTestDatabase, type TestDatabase } from '../../test-support/database';
 import { reconcile, type Ledger } from '../harness/ledger';
+import type { FaultSuite } from '../harness/scaffold';
 import { waitFor } from '../harness/waitFor';
 
 export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
@@ -131,4 +141,47 @@ export async function inboxLedger(
     ...reconcile(offeredIds, await effectIds(db, consumer)),
     stuck,
   };
+}
+
+/** Times the circuit of a relay started by startCircuitRelay opened and closed, so far. */
+export interface CircuitCount {
+  readonly opened: number;
+  readonly closed: number;
+}
+
+/**
+ * The outage scenarios' relay, started: polls every 50 ms in batches of 20, a fixed retry delay
+ * of `initialDelay` up to `maxRetries` attempts, and a circuit that opens for 200 ms to 1 s;
+ * `circuit()` reads how often it opened and closed. Closed by the suite's cleanup.
+ */
+export function startCircuitRelay(
+  suite: FaultSuite,
+  db: SqlExecutor,
+  publisher: Publisher,
+  retry: { readonly maxRetries: number; readonly initialDelay: number },
+): { relay: Relay; circuit: () => CircuitCount } {
+  let opened = 0;
+  let closed = 0;
+  const relay = createRelay({
+    db,
+    publisher,
+    options: {
+      pollInterval: 50,
+      batchSize: 20,
+      retry: {
+        maxRetries: retry.maxRetries,
+        backoff: 'fixed',
+        initialDelay: retry.initialDelay,
+        maxDelay: retry.initialDelay,
+      },
+      circuit: { openMs: 200, maxOpenMs: 1000 },
+    },
+    observer: (event) => {
+      if (event.type === 'circuit-opened') opened += 1;
+      if (event.type === 'circuit-closed') closed += 1;
+    },
+  });
+  suite.defer(() => relay.close());
+  relay.start();
+  return { relay, circuit: () => ({ opened, closed }) };
 }
