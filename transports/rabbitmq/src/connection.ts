@@ -140,8 +140,10 @@ export class RabbitConnection {
   private async open(): Promise<ChannelModel> {
     const url = new URL(this.options.url);
     url.searchParams.set('heartbeat', String(this.options.heartbeatSeconds));
+    // `timeout` bounds the TCP connect and the AMQP handshake (amqplib clears it once open).
     return amqp.connect(url.toString(), {
       clientProperties: { connection_name: this.options.connectionName },
+      timeout: this.options.connectTimeoutMs,
     });
   }
 

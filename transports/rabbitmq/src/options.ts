@@ -12,6 +12,7 @@ import {
 export const DEFAULTS = {
   connectionName: 'ferry',
   heartbeatSeconds: 10,
+  connectTimeoutMs: 10_000,
   reconnectBackoff: { initialMs: 100, maxMs: 10_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
   prefetch: 50,
   /** When maxBatchSize is below prefetch; 1 when one batch can take the whole prefetch window. */
@@ -30,6 +31,12 @@ export interface ConnectionOptions {
   /** Sent as the `connection_name` client property (shown by `rabbitmqctl list_connections`). */
   connectionName?: string;
   heartbeatSeconds?: number;
+  /**
+   * Deadline of one connect attempt, TCP connect and AMQP handshake together (a peer that accepts
+   * and never answers: a node still booting, a dropped network); the attempt then fails and the
+   * connection retries after its backoff.
+   */
+  connectTimeoutMs?: number;
   /** Backoff between reconnect attempts (and a consumer's attempts to open its channel). */
   reconnectBackoff?: Partial<BackoffPolicy>;
   logger?: Logger;
@@ -41,6 +48,7 @@ export interface ResolvedConnectionOptions {
   readonly url: string;
   readonly connectionName: string;
   readonly heartbeatSeconds: number;
+  readonly connectTimeoutMs: number;
   readonly reconnectBackoff: BackoffPolicy;
   readonly logger: Logger;
   readonly random: () => number;
@@ -52,6 +60,7 @@ export const CONNECTION_OPTION_KEYS = {
   url: true,
   connectionName: true,
   heartbeatSeconds: true,
+  connectTimeoutMs: true,
   reconnectBackoff: true,
   logger: true,
   random: true,
@@ -68,6 +77,12 @@ export function resolveConnectionOptions(options: ConnectionOptions): ResolvedCo
     url: options.url,
     connectionName,
     heartbeatSeconds: integer('heartbeatSeconds', options.heartbeatSeconds ?? DEFAULTS.heartbeatSeconds, 0),
+    connectTimeoutMs: integer(
+      'connectTimeoutMs',
+      options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+      1,
+      2_147_483_647,
+    ),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, DEFAULTS.reconnectBackoff),
     logger: options.logger ?? defaultLogger('ferry.rabbitmq'),
     random: options.random ?? Math.random,

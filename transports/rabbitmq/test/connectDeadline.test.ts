@@ -1,0 +1,55 @@
+/**
+ * A connect attempt has a deadline: a peer that accepts the TCP connection and never answers the
+ * AMQP handshake (a node still booting, a proxy into a dropped network) fails the attempt after
+ * `connectTimeoutMs`, and the connection loop tries again instead of waiting for ever.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { RabbitConnection } from '../src';
+import pino from 'pino';
+
+let server: Server;
+const sockets = new Set<Socket>();
+let port = 0;
+
+beforeAll(async () => {
+  // Accepts every connection and never writes a byte.
+  server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as { port: number }).port;
+});
+
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+it('gives up a handshake the peer never answers after connectTimeoutMs and tries again', async () => {
+  const connection = new RabbitConnection({
+    url: `amqp://guest:guest@127.0.0.1:${port}`,
+    connectTimeoutMs: 300,
+    reconnectBackoff: { initialMs: 10, maxMs: 20 },
+    logger: pino({ level: 'silent' }),
+  });
+  const failures: unknown[] = [];
+  connection.onConnectRetry((error) => failures.push(error));
+  void connection.connect().catch(() => undefined);
+  try {
+    const deadline = Date.now() + 10_000;
+    while (failures.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(failures.length).toBeGreaterThanOrEqual(2);
+    expect(String(failures[0])).toMatch(/ETIMEDOUT/);
+  } finally {
+    await connection.close();
+  }
+});
+
+it('rejects a connectTimeoutMs that is not a positive integer', () => {
+  for (const connectTimeoutMs of [0, -1, 1.5, Number.NaN])
+    expect(() => new RabbitConnection({ url: 'amqp://localhost', connectTimeoutMs })).toThrow(
+      /connectTimeoutMs/,
+    );
+});
