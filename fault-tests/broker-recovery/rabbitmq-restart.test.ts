@@ -195,6 +195,8 @@ describe('broker-recovery: rabbitmq-restart', () => {
     const publisher = new RabbitPublisher(connection, { confirmTimeoutMs: 3000 });
     suite.defer(() => publisher.close());
     const sentIds = new Set<string>();
+    // Printed when not every event got SENT: why the relay's last attempts did not succeed.
+    let lastOther = 'none';
     const relay: Relay = createRelay({
       db: database.db,
       publisher,
@@ -203,7 +205,10 @@ describe('broker-recovery: rabbitmq-restart', () => {
         batchSize: 25,
         retry: { backoff: 'fixed', initialDelay: 200, maxDelay: 200 },
       },
-      observer: (event) => void (event.type === 'sent' && sentIds.add(event.id)),
+      observer: (event) => {
+        if (event.type === 'sent') sentIds.add(event.id);
+        else lastOther = JSON.stringify(event).slice(0, 500);
+      },
     });
     suite.defer(() => relay.close());
 
@@ -239,6 +244,13 @@ describe('broker-recovery: rabbitmq-restart', () => {
       },
       60_000,
     );
+    if (!allSent) {
+      const depth = await queueDepth(node.url, queue).catch((error: unknown) => String(error));
+      console.log(
+        `rabbitmq-restart/relay: not all SENT (${sentIds.size}/${total}); queue depth ${depth}; ` +
+          `the relay's last other event: ${lastOther}`,
+      );
+    }
     await relay.close();
     // Every event the relay called SENT must be on the queue (the crash came after its confirm).
     const consumer = attachRabbitConsumer(inbox, { connection, queue, consumer: consumerName });
