@@ -3,7 +3,7 @@
  * oldest unsettled delivery, and a multiple ack never covers a delivery still in acceptance
  * (real RabbitMQ and PostgreSQL).
  */
-import type { InboxAcceptor } from '@ferry/core';
+import type { InboxAcceptor, OutboxMessage } from '@ferry/core';
 import type { Channel, Message } from 'amqplib';
 import { unackedCount, waitFor } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
@@ -58,7 +58,11 @@ describe('attachRabbitConsumer acks', () => {
     expect(frames).toEqual(expected);
   });
 
-  it('acks a newer batch that commits first one delivery at a time, leaving the older one unacked', async () => {
+  /**
+   * Attaches with two batches in flight and publishes one message whose batch is held in
+   * acceptance; resolves once it is held, with that message and the function that lets it go on.
+   */
+  async function holdOlderBatch(): Promise<{ first: OutboxMessage; releaseOlder: () => void }> {
     const first = outboxMessage({ destination: toQueue() });
     let releaseOlder!: () => void;
     const older = new Promise<void>((resolve) => (releaseOlder = resolve));
@@ -76,6 +80,11 @@ describe('attachRabbitConsumer acks', () => {
     await f.attach({ inbox, maxBatchesInFlight: 2 });
     await f.publisher.publish([first], neverAborted());
     await waitFor('the older batch to be held', () => (holding === 1 ? true : undefined));
+    return { first, releaseOlder };
+  }
+
+  it('acks a newer batch that commits first one delivery at a time, leaving the older one unacked', async () => {
+    const { releaseOlder } = await holdOlderBatch();
 
     await f.publisher.publish(outboxMessages(3, { destination: toQueue() }), neverAborted());
     await waitFor('the newer deliveries acked, the older one not', async () =>
@@ -93,23 +102,7 @@ describe('attachRabbitConsumer acks', () => {
   });
 
   it('never covers an older batch still in acceptance while a newer one acks and dead-letters', async () => {
-    const first = outboxMessage({ destination: toQueue() });
-    let releaseOlder!: () => void;
-    const older = new Promise<void>((resolve) => (releaseOlder = resolve));
-    let holding = 0;
-    const inbox: InboxAcceptor = {
-      maxPayloadBytes: f.acceptor.maxPayloadBytes,
-      acceptMany: async (inputs) => {
-        if (inputs.some((input) => input.messageId === first.id)) {
-          holding += 1;
-          await older;
-        }
-        return f.acceptor.acceptMany(inputs);
-      },
-    };
-    await f.attach({ inbox, maxBatchesInFlight: 2 });
-    await f.publisher.publish([first], neverAborted());
-    await waitFor('the older batch to be held', () => (holding === 1 ? true : undefined));
+    const { first, releaseOlder } = await holdOlderBatch();
 
     const raw = (id: string, body: string) =>
       f.broker.channel.sendToQueue(f.queue, Buffer.from(body), {
