@@ -8,9 +8,15 @@ import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './k
  * keyed head that is due that early is in the window; one due later may be anywhere, so without
  * the key scan only rows this early are candidates (a steady unkeyed stream would otherwise fill
  * every claim while an older keyed head behind a window of blocked rows waits for ever).
+ *
+ * The edge is one row (the window's last, or past every due row when the window is not full),
+ * compared as two scalar subqueries: the planner evaluates them once per statement and the
+ * comparison becomes the unkeyed scan's index condition, so the scan stops at the edge. As a
+ * per-row NOT EXISTS it did not: with the window's rows locked by concurrent claims (skipped)
+ * the scan walked the whole backlog, re-sorting the window per row when statistics were stale.
  */
 const inWindow = (r: string) =>
-  `NOT EXISTS (SELECT 1 FROM window_edge x WHERE (${r}.next_attempt_at, ${r}.seq) > (x.next_attempt_at, x.seq))`;
+  `(${r}.next_attempt_at, ${r}.seq) <= ((SELECT x.at FROM window_edge x), (SELECT x.seq FROM window_edge x))`;
 
 /**
  * Candidate heads, from three sources whose cost does not grow with the rows a blocked key
@@ -21,6 +27,10 @@ const inWindow = (r: string) =>
  * (keyScan: keys round-robin from the cursor $6, one index probe each, at most $5), which is
  * what reaches other keys when a long blocked backlog fills the due window. The limit applies
  * after locking (a candidate another claim holds is skipped without taking a place).
+ *
+ * Candidates and the claimed rows are looked up by primary key (`id = ANY (ARRAY(...))`, an
+ * index probe per id), never by joining the pool against the table: the planner chose a
+ * sequential scan of the whole table for that join, a cost that grew with the backlog.
  */
 function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
   const blocking = BLOCKING[policy];
@@ -29,7 +39,11 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     WHERE c.status = 'PENDING' AND c.next_attempt_at <= now()
     ORDER BY c.next_attempt_at, c.seq LIMIT $4
   ), window_edge AS (
-    SELECT w.next_attempt_at, w.seq FROM due_window w ORDER BY w.next_attempt_at, w.seq OFFSET $4 - 1 LIMIT 1
+    SELECT coalesce(e.next_attempt_at, 'infinity'::timestamptz) AS at,
+           coalesce(e.seq, 9223372036854775807::bigint) AS seq
+    FROM (SELECT 1) one LEFT JOIN (
+      SELECT w.next_attempt_at, w.seq FROM due_window w ORDER BY w.next_attempt_at, w.seq OFFSET $4 - 1 LIMIT 1
+    ) e ON true
   ), window_firsts AS (
     SELECT DISTINCT ON (w.ordering_key) w.id, w.seq, w.next_attempt_at, w.ordering_key FROM due_window w
     WHERE w.ordering_key IS NOT NULL ORDER BY w.ordering_key, w.seq
@@ -47,12 +61,12 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     ORDER BY c.next_attempt_at, c.seq LIMIT $1
     FOR UPDATE SKIP LOCKED
   ), pool AS (
-    SELECT id, seq, next_attempt_at FROM window_heads
-    UNION SELECT id, seq, next_attempt_at FROM unkeyed
-    UNION SELECT id, seq, next_attempt_at FROM lane_heads
+    SELECT id FROM window_heads
+    UNION ALL SELECT id FROM unkeyed
+    UNION ALL SELECT id FROM lane_heads
   ), candidates AS (
     SELECT e.id FROM outbox_events e
-    WHERE e.id IN (SELECT id FROM pool) AND e.status = 'PENDING'
+    WHERE e.id = ANY (ARRAY(SELECT id FROM pool)) AND e.status = 'PENDING'
     ORDER BY e.next_attempt_at, e.seq LIMIT $1
     FOR UPDATE SKIP LOCKED
   )`;
@@ -85,7 +99,7 @@ const CLAIMED = `
     UPDATE outbox_events e
     SET status = 'PROCESSING', claim_token = $2::uuid, lease_expires_at = now() + ${msInterval('$3')},
         claimed_at = now(), claim_count = e.claim_count + 1, updated_at = now()
-    FROM ready WHERE e.id = ready.id
+    WHERE e.id = ANY (ARRAY(SELECT id FROM ready))
     RETURNING ${RECORD_COLUMNS}
   )`;
 

@@ -1,0 +1,120 @@
+/**
+ * A claim's work is bounded by its batch and due window, not by the backlog. Several relays on
+ * one backlog claim at once: while one claim statement runs, the rows at the front of the due
+ * order are locked by it, and the others skip them. A claim must then stop at the due window's
+ * edge (and leave the rest to the key-scan statement, which takes the next unlocked rows),
+ * instead of walking every row of the backlog and checking each against the window's edge.
+ *
+ * "Work" is counted from EXPLAIN ANALYZE: the rows every plan node produced and filtered out,
+ * times its loops. Row counts, not timings: the same plan gives the same figure on any machine.
+ */
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { emitMany, type SqlExecutor } from '@ferry/core';
+import { relayStore } from '@ferry/core/internal/testing';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+
+const LIMIT = 100;
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+interface PlanNode {
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Join Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+/** Rows produced and discarded by every node of a plan, times their loops. */
+function work(node: PlanNode): number {
+  const perLoop =
+    (node['Actual Rows'] ?? 0) +
+    (node['Rows Removed by Filter'] ?? 0) +
+    (node['Rows Removed by Join Filter'] ?? 0) +
+    (node['Rows Removed by Index Recheck'] ?? 0);
+  const own = perLoop * (node['Actual Loops'] ?? 1);
+  return own + (node.Plans ?? []).reduce((total, child) => total + work(child), 0);
+}
+
+/**
+ * An executor that, before each statement, runs it once under EXPLAIN ANALYZE in a transaction
+ * it rolls back, and adds that plan's work to `total`; then runs it for real.
+ */
+function measuring(client: Client): { db: SqlExecutor; total: () => number } {
+  let total = 0;
+  const db: SqlExecutor = {
+    ...t.db,
+    query: async <T>(text: string, values?: readonly unknown[]) => {
+      await client.query('BEGIN');
+      try {
+        const explained = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
+          values as unknown[],
+        );
+        total += work(explained.rows[0]!['QUERY PLAN'][0].Plan);
+      } finally {
+        await client.query('ROLLBACK');
+      }
+      return t.db.query<T>(text, values);
+    },
+  };
+  return { db, total: () => total };
+}
+
+/**
+ * `backlog` unkeyed PENDING events (statistics fresh), the first 2 x LIMIT of them in due order
+ * locked by another session, as a concurrent claim statement holds them; one claim of LIMIT
+ * rows. Returns the claim's work and the rows it claimed.
+ */
+async function claimBehindLockedWindow(backlog: number): Promise<{ work: number; claimed: number }> {
+  await t.db.execute('DELETE FROM outbox_events');
+  for (let done = 0; done < backlog; done += 5_000) {
+    const n = Math.min(5_000, backlog - done);
+    await emitMany(
+      t.db,
+      Array.from({ length: n }, (_, i) => ({ type: 'claim.cost', payload: { i: done + i } })),
+    );
+  }
+  await t.db.execute('ANALYZE outbox_events');
+  const holder = new Client({ connectionString: t.url });
+  const explainer = new Client({ connectionString: t.url });
+  await Promise.all([holder.connect(), explainer.connect()]);
+  try {
+    await holder.query('BEGIN');
+    await holder.query(
+      `SELECT id FROM outbox_events WHERE status = 'PENDING'
+       ORDER BY next_attempt_at, seq LIMIT $1 FOR UPDATE`,
+      [LIMIT * 2],
+    );
+    const measured = measuring(explainer);
+    const claim = await relayStore(measured.db).claim({
+      token: randomUUID(),
+      limit: LIMIT,
+      leaseMs: 60_000,
+      failedHead: 'block',
+    });
+    await holder.query('ROLLBACK');
+    return { work: measured.total(), claimed: claim.rows.length };
+  } finally {
+    await Promise.all([holder.end(), explainer.end()]);
+  }
+}
+
+describe('claim cost while other claims hold the front of the backlog', () => {
+  it('claims a full batch past the held rows, with work that does not grow with the backlog', async () => {
+    const small = await claimBehindLockedWindow(2_000);
+    const large = await claimBehindLockedWindow(20_000);
+    expect(small.claimed).toBe(LIMIT);
+    expect(large.claimed).toBe(LIMIT);
+    // Ten times the backlog: the same work, give or take a B-tree level (not ten times more).
+    expect(large.work).toBeLessThan(small.work * 1.5);
+  }, 120_000);
+});
