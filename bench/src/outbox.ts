@@ -86,6 +86,14 @@ export class OutboxBench {
     return row?.n ?? 0;
   }
 
+  /** Events still to relay: PENDING or PROCESSING. */
+  async countOpen(): Promise<number> {
+    const [row] = await this.database.prisma.$queryRawUnsafe<{ n: number }[]>(
+      "SELECT count(*)::int AS n FROM outbox_events WHERE status IN ('PENDING', 'PROCESSING')",
+    );
+    return row?.n ?? 0;
+  }
+
   /** True when all `n` events are SENT and none is left in any other state. */
   async allSent(n: number): Promise<boolean> {
     const [row] = await this.database.prisma.$queryRawUnsafe<{ sent: number; total: number }[]>(
