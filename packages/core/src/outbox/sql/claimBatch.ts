@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { FailedHeadPolicy } from '../options';
-import { msInterval, RECORD_COLUMNS, type OutboxRow } from './fragments';
+import { CLAIMED_COLUMNS, msInterval, type ClaimedRow } from './fragments';
 import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './keyScan';
 
 /**
@@ -100,7 +100,7 @@ const CLAIMED = `
     SET status = 'PROCESSING', claim_token = $2::uuid, lease_expires_at = now() + ${msInterval('$3')},
         claimed_at = now(), claim_count = e.claim_count + 1, updated_at = now()
     WHERE e.id = ANY (ARRAY(SELECT id FROM ready))
-    RETURNING ${RECORD_COLUMNS}
+    RETURNING ${CLAIMED_COLUMNS}
   )`;
 
 // Stamps skipped_at on FAILED events a claimed row overtook (all held by SKIP_GUARD).
@@ -136,7 +136,7 @@ const CLAIM: Record<FailedHeadPolicy, { fast: string; lanes: string }> = {
 };
 
 export interface ClaimResult {
-  readonly rows: OutboxRow[];
+  readonly rows: ClaimedRow[];
   /** FAILED heads recorded as skipped by this claim (policy 'skip'). */
   readonly skippedIds: string[];
   /** Where the next claim's round-robin key scan starts (null: from the first key). */
@@ -156,7 +156,7 @@ interface ClaimArgs {
 
 /** One claim statement; `lanes` adds the round-robin key scan from `laneCursor`. */
 interface StepResult {
-  readonly rows: OutboxRow[];
+  readonly rows: ClaimedRow[];
   readonly skippedIds: string[];
   readonly laneCursor: string | null;
   /** The key scan went past the last key (and wrapped round to the first). */
@@ -168,7 +168,7 @@ interface StepResult {
 async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Promise<StepResult> {
   const statement = CLAIM[args.failedHead];
   const result = await db.query<
-    Partial<OutboxRow> & {
+    Partial<ClaimedRow> & {
       lane_last: string | null;
       lane_more: boolean | null;
       lane_wrapped: boolean | null;
@@ -183,7 +183,7 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
     args.limit * 2,
     args.laneCursor ?? null,
   ]);
-  const rows = result.filter((row): row is OutboxRow & (typeof result)[number] => row.id != null);
+  const rows = result.filter((row): row is ClaimedRow & (typeof result)[number] => row.id != null);
   const skippedIds = [...new Set(result.flatMap((row) => row.skipped_ids ?? []))];
   const first = result[0];
   const more = lanes && first?.lane_more === true;
@@ -221,7 +221,7 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
  * on their own; when those would fill the claim, the next claim starts cheap again.
  */
 export async function claimBatch(db: SqlExecutor, args: ClaimArgs): Promise<ClaimResult> {
-  const rows: OutboxRow[] = [];
+  const rows: ClaimedRow[] = [];
   const skipped = new Set<string>();
   let cursor = args.laneCursor ?? null;
   // Times the scan went past the last key (from no cursor it starts as good as past it).

@@ -11,6 +11,16 @@ export const RECORD_COLUMNS = `
   (extract(epoch FROM e.created_at) * 1000000)::bigint::text AS created_us`;
 
 /**
+ * The columns a claim returns: what the publisher's message needs (toMessage) and the seq the
+ * claim sorts by. Fewer than RECORD_COLUMNS: every claimed row crosses the wire and is parsed
+ * by the driver, so status, lease and bookkeeping columns the relay never reads are left out.
+ */
+export const CLAIMED_COLUMNS = `
+  e.id::text AS id, e.seq::text AS seq, e.event_type, e.payload, e.destination, e.ordering_key,
+  e.tenant_id, e.correlation_id, e.causation_id, e.headers, e.traceparent, e.tracestate,
+  e.retry_count, e.created_at`;
+
+/**
  * The fence every change of a claimed row goes through: still PROCESSING, under the same
  * claim token, with an unexpired lease (database clock). `$token` is the parameter holding it.
  */
@@ -51,6 +61,25 @@ export interface OutboxRow {
   updated_at: Date | string;
   created_us: string;
 }
+
+/** A claimed row: the CLAIMED_COLUMNS. */
+export type ClaimedRow = Pick<
+  OutboxRow,
+  | 'id'
+  | 'seq'
+  | 'event_type'
+  | 'payload'
+  | 'destination'
+  | 'ordering_key'
+  | 'tenant_id'
+  | 'correlation_id'
+  | 'causation_id'
+  | 'headers'
+  | 'traceparent'
+  | 'tracestate'
+  | 'retry_count'
+  | 'created_at'
+>;
 
 function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
@@ -95,7 +124,7 @@ export function toRecord(row: OutboxRow): OutboxRecord {
 }
 
 /** The message handed to a publisher for a claimed row. */
-export function toMessage(row: OutboxRow): OutboxMessage {
+export function toMessage(row: ClaimedRow): OutboxMessage {
   return {
     id: row.id,
     type: row.event_type,
