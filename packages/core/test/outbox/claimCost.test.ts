@@ -48,11 +48,13 @@ function work(node: PlanNode): number {
  * An executor that, before each statement, runs it once under EXPLAIN ANALYZE in a transaction
  * it rolls back, and adds that plan's work to `total`; then runs it for real.
  */
-function measuring(client: Client): { db: SqlExecutor; total: () => number } {
+function measuring(client: Client): { db: SqlExecutor; total: () => number; statements: () => number } {
   let total = 0;
+  let statements = 0;
   const db: SqlExecutor = {
     ...t.db,
     query: async <T>(text: string, values?: readonly unknown[]) => {
+      statements += 1;
       await client.query('BEGIN');
       try {
         const explained = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
@@ -66,15 +68,16 @@ function measuring(client: Client): { db: SqlExecutor; total: () => number } {
       return t.db.query<T>(text, values);
     },
   };
-  return { db, total: () => total };
+  return { db, total: () => total, statements: () => statements };
 }
 
 /**
  * `backlog` unkeyed PENDING events (statistics fresh), the first 2 x LIMIT of them in due order
  * locked by another session, as a concurrent claim statement holds them; one claim of LIMIT
- * rows. Returns the claim's work and the rows it claimed.
+ * rows. Returns the claim's work, the rows it claimed, the statements it took and whether it
+ * asks the next claim to start with the key scan.
  */
-async function claimBehindLockedWindow(backlog: number): Promise<{ work: number; claimed: number }> {
+async function claimBehindLockedWindow(backlog: number) {
   await t.db.execute('DELETE FROM outbox_events');
   for (let done = 0; done < backlog; done += 5_000) {
     const n = Math.min(5_000, backlog - done);
@@ -102,7 +105,12 @@ async function claimBehindLockedWindow(backlog: number): Promise<{ work: number;
       failedHead: 'block',
     });
     await holder.query('ROLLBACK');
-    return { work: measured.total(), claimed: claim.rows.length };
+    return {
+      work: measured.total(),
+      claimed: claim.rows.length,
+      statements: measured.statements(),
+      keyScanFirst: claim.keyScanFirst,
+    };
   } finally {
     await Promise.all([holder.end(), explainer.end()]);
   }
@@ -117,4 +125,13 @@ describe('claim cost while other claims hold the front of the backlog', () => {
     // Ten times the backlog: the same work, give or take a B-tree level (not ten times more).
     expect(large.work).toBeLessThan(small.work * 1.5);
   }, 120_000);
+
+  it('fills its batch in one statement when the held rows have no ordering key', async () => {
+    // No keyed event is due before the held window's edge, so nothing the window protects can be
+    // overtaken: the cheap statement takes the unlocked rows past it. Two statements (the cheap
+    // one coming back empty, then the key scan) and a key scan first on every later claim were
+    // what 8 relays on an unkeyed backlog paid on every claim.
+    const claim = await claimBehindLockedWindow(2_000);
+    expect([claim.claimed, claim.statements, claim.keyScanFirst]).toEqual([LIMIT, 1, false]);
+  }, 60_000);
 });

@@ -9,7 +9,12 @@ import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './k
  * the key scan only rows this early are candidates (a steady unkeyed stream would otherwise fill
  * every claim while an older keyed head behind a window of blocked rows waits for ever).
  *
- * The edge is one row (the window's last, or past every due row when the window is not full),
+ * Only a keyed row can be overtaken that way, so a window without one has no edge: then every
+ * keyed row is due after the whole window, and the unkeyed rows past it (typically those beyond
+ * the rows concurrent claims hold) are taken in due order, as the key-scan statement takes them.
+ *
+ * The edge is one row (the window's last, or past every due row when the window is not full or
+ * holds no keyed row),
  * compared as two scalar subqueries: the planner evaluates them once per statement and the
  * comparison becomes the unkeyed scan's index condition, so the scan stops at the edge. As a
  * per-row NOT EXISTS it did not: with the window's rows locked by concurrent claims (skipped)
@@ -42,7 +47,9 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     SELECT coalesce(e.next_attempt_at, 'infinity'::timestamptz) AS at,
            coalesce(e.seq, 9223372036854775807::bigint) AS seq
     FROM (SELECT 1) one LEFT JOIN (
-      SELECT w.next_attempt_at, w.seq FROM due_window w ORDER BY w.next_attempt_at, w.seq OFFSET $4 - 1 LIMIT 1
+      SELECT w.next_attempt_at, w.seq FROM due_window w
+      WHERE EXISTS (SELECT 1 FROM due_window k WHERE k.ordering_key IS NOT NULL)
+      ORDER BY w.next_attempt_at, w.seq OFFSET $4 - 1 LIMIT 1
     ) e ON true
   ), window_firsts AS (
     SELECT DISTINCT ON (w.ordering_key) w.id, w.seq, w.next_attempt_at, w.ordering_key FROM due_window w
