@@ -24,6 +24,15 @@ const inWindow = (r: string) =>
   `(${r}.next_attempt_at, ${r}.seq) <= ((SELECT x.at FROM window_edge x), (SELECT x.seq FROM window_edge x))`;
 
 /**
+ * 'PENDING' as a sub-select (evaluated once), not a literal: with `status = 'PENDING'` the planner
+ * may read the candidates off the due index (its predicate), in due order, with the pool's ids as a
+ * filter, and with statistics that take PENDING rows to be rare (analyzed before a burst) it did,
+ * walking the whole backlog whenever the pool was short. Unable to prove the partial indexes'
+ * predicates, it has only the primary key to look the ids up by.
+ */
+const NOT_A_CONSTANT_PENDING = `(SELECT 'PENDING'::text)`;
+
+/**
  * Candidate heads, from three sources whose cost does not grow with the rows a blocked key
  * holds: (1) the first $4 due rows in due order, of each key only the earliest (a later one
  * has a PENDING event before it), kept when it heads its key; (2) unkeyed due rows, locked as
@@ -73,7 +82,7 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     UNION ALL SELECT id FROM lane_heads
   ), candidates AS (
     SELECT e.id FROM outbox_events e
-    WHERE e.id = ANY (ARRAY(SELECT id FROM pool)) AND e.status = 'PENDING'
+    WHERE e.id = ANY (ARRAY(SELECT id FROM pool)) AND e.status = ${NOT_A_CONSTANT_PENDING}
     ORDER BY e.next_attempt_at, e.seq LIMIT $1
     FOR UPDATE SKIP LOCKED
   )`;
