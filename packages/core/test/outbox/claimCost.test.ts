@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { emitMany, type SqlExecutor } from '@ferry/core';
+import { emitMany, type FailedHeadPolicy, type SqlExecutor } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
@@ -153,4 +153,91 @@ describe('claim cost while other claims hold the front of the backlog', () => {
     expect(large.claimed).toBe(LIMIT);
     expect(large.work).toBeLessThan(small.work * 1.5);
   }, 120_000);
+});
+
+/**
+ * Statistics gathered before a keyed burst: 'unkeyed' when the table held only unkeyed PENDING
+ * events (then sent and gone), 'sent' when it held only SENT ones. Either way the planner takes
+ * every ordering_key to be NULL, so it expects the ordering index to be empty.
+ */
+type KeyedStatistics = 'unkeyed' | 'sent';
+
+async function analyzeBefore(statistics: KeyedStatistics): Promise<void> {
+  await t.db.execute('TRUNCATE outbox_events');
+  await t.db.execute(
+    `INSERT INTO outbox_events (id, event_type, payload, max_retries, status, published_at)
+     SELECT gen_random_uuid(), 'claim.cost', '{}', 5, $1, CASE WHEN $1 = 'SENT' THEN now() END
+     FROM generate_series(1, 2000)`,
+    [statistics === 'sent' ? 'SENT' : 'PENDING'],
+  );
+  await t.db.execute('ANALYZE outbox_events');
+  if (statistics === 'unkeyed') await t.db.execute('TRUNCATE outbox_events');
+}
+
+/**
+ * A keyed backlog of `backlog` events under stale statistics, one claim of LIMIT rows.
+ * 'blocked': a FAILED head holds back key k-blocked, whose `backlog / 2` events are due first
+ * (they fill the due window, so the key-scan statement runs), and the other half spreads over 500
+ * keys due later. 'interleaved': the backlog spread over 1,000 keys in due order, so the due
+ * window holds the first events of some hundred keys, each checked for an earlier event.
+ */
+async function claimKeyedBacklog(
+  backlog: number,
+  statistics: KeyedStatistics,
+  shape: 'blocked' | 'interleaved',
+  failedHead: FailedHeadPolicy,
+) {
+  await analyzeBefore(statistics);
+  if (shape === 'blocked') {
+    await t.db.execute(
+      `INSERT INTO outbox_events (id, event_type, payload, max_retries, ordering_key, status, failed_at)
+       VALUES (gen_random_uuid(), 'claim.cost', '{}', 5, 'k-blocked', 'FAILED', now())`,
+    );
+  }
+  await t.db.execute(
+    `INSERT INTO outbox_events (id, event_type, payload, max_retries, ordering_key, next_attempt_at)
+     SELECT gen_random_uuid(), 'claim.cost', '{}', 5,
+       CASE WHEN $2 = 'interleaved' THEN 'k' || (g % 1000)
+            WHEN g <= $1 / 2 THEN 'k-blocked' ELSE 'k' || (g % 500) END,
+       now() - interval '1 hour' + g * interval '1 ms'
+     FROM generate_series(1, $1::int) g`,
+    [backlog, shape],
+  );
+  const explainer = new Client({ connectionString: t.url });
+  await explainer.connect();
+  try {
+    const measured = measuring(explainer);
+    const claim = await relayStore(measured.db).claim({
+      token: randomUUID(),
+      limit: LIMIT,
+      leaseMs: 60_000,
+      failedHead,
+    });
+    return { work: measured.total(), claimed: claim.rows.length };
+  } finally {
+    await explainer.end();
+  }
+}
+
+describe('claim cost on a keyed backlog with statistics from before it', () => {
+  const cases: [KeyedStatistics, 'blocked' | 'interleaved', FailedHeadPolicy][] = [
+    ['unkeyed', 'blocked', 'block'],
+    ['unkeyed', 'blocked', 'skip'],
+    ['sent', 'blocked', 'block'],
+    ['sent', 'blocked', 'skip'],
+    ['sent', 'interleaved', 'block'],
+    ['sent', 'interleaved', 'skip'],
+    ['unkeyed', 'interleaved', 'skip'],
+  ];
+  it.each(cases)(
+    'statistics %s, %s keys, failedHead %s',
+    async (statistics, shape, failedHead) => {
+      const small = await claimKeyedBacklog(2_000, statistics, shape, failedHead);
+      const large = await claimKeyedBacklog(20_000, statistics, shape, failedHead);
+      expect(small.claimed).toBe(LIMIT);
+      expect(large.claimed).toBe(LIMIT);
+      expect(large.work).toBeLessThan(small.work * 1.5);
+    },
+    120_000,
+  );
 });

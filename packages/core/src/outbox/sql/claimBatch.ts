@@ -33,6 +33,13 @@ const inWindow = (r: string) =>
 const NOT_A_CONSTANT_PENDING = `(SELECT 'PENDING'::text)`;
 
 /**
+ * 'FAILED' the same way, beside a literal IN the ordering index's predicate: of the partial
+ * indexes only that one is provable, so the FAILED events before a candidate are read off its own
+ * key's entries, not by walking every FAILED event (the FAILED index) per candidate.
+ */
+const NOT_A_CONSTANT_FAILED = `(SELECT 'FAILED'::text)`;
+
+/**
  * Candidate heads, from three sources whose cost does not grow with the rows a blocked key
  * holds: (1) the first $4 due rows in due order, of each key only the earliest (a later one
  * has a PENDING event before it), kept when it heads its key; (2) unkeyed due rows, locked as
@@ -41,6 +48,12 @@ const NOT_A_CONSTANT_PENDING = `(SELECT 'PENDING'::text)`;
  * (keyScan: keys round-robin from the cursor $6, one index probe each, at most $5), which is
  * what reaches other keys when a long blocked backlog fills the due window. The limit applies
  * after locking (a candidate another claim holds is skipped without taking a place).
+ *
+ * A window row heads its key when it is the first of its key's events in a blocking status (it
+ * is PENDING, blocking itself, so its key has a first): asked per row as a subquery, ORDER BY ...
+ * LIMIT 1, that only the ordering index answers cheaply. As NOT EXISTS an earlier blocking event
+ * it became an anti-join, and with statistics that take ordering_key to be NULL (analyzed before
+ * a keyed burst) the planner read the whole ordering index once per window row.
  *
  * Candidates and the claimed rows are looked up by primary key (`id = ANY (ARRAY(...))`, an
  * index probe per id), never by joining the pool against the table: the planner chose a
@@ -65,10 +78,10 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     WHERE w.ordering_key IS NOT NULL ORDER BY w.ordering_key, w.seq
   ), window_heads AS (
     SELECT w.id, w.seq, w.next_attempt_at FROM window_firsts w
-    WHERE NOT EXISTS (
-        SELECT 1 FROM outbox_events p
-        WHERE p.ordering_key IS NOT NULL AND p.ordering_key = w.ordering_key AND p.seq < w.seq
-          AND p.status IN (${blocking}))
+    WHERE w.seq = (
+        SELECT p.seq FROM outbox_events p
+        WHERE p.ordering_key = w.ordering_key AND p.status IN (${blocking})
+        ORDER BY p.ordering_key, p.seq LIMIT 1)
       AND ${noneInFlight('w.ordering_key')}
   ), unkeyed AS (
     SELECT c.id, c.seq, c.next_attempt_at FROM outbox_events c
@@ -93,13 +106,21 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
  * them is still FAILED under a share lock held to commit. An operator retry of such an event
  * either waits for this claim (and then sees the successor in flight) or made it non-FAILED
  * first (and the successor is not claimed); so the two never end up in flight together.
+ *
+ * The FAILED events are looked up per candidate (by primary key, then its key's ordering-index
+ * entries before it; OFFSET 0 keeps the planner from flattening the lateral into a join). As a
+ * join, with statistics from before a keyed burst, the planner started from the FAILED event and
+ * walked every later event of the table by seq to find the candidates among them.
  */
 const SKIP_GUARD = `
   , preds AS (
-    SELECT c.id AS cid, f.id AS fid FROM candidates c
-    JOIN outbox_events ce ON ce.id = c.id
-    JOIN outbox_events f ON f.ordering_key IS NOT NULL AND f.ordering_key = ce.ordering_key
-      AND f.seq < ce.seq AND f.status = 'FAILED'
+    SELECT ce.id AS cid, f.id AS fid FROM outbox_events ce
+    CROSS JOIN LATERAL (
+      SELECT f.id FROM outbox_events f
+      WHERE f.ordering_key = ce.ordering_key AND f.seq < ce.seq
+        AND f.status IN (${BLOCKING.block}) AND f.status = ${NOT_A_CONSTANT_FAILED}
+      OFFSET 0) f
+    WHERE ce.id = ANY (ARRAY(SELECT id FROM candidates))
   ), held AS (
     SELECT f.id FROM outbox_events f WHERE f.id IN (SELECT fid FROM preds) AND f.status = 'FAILED'
     FOR SHARE

@@ -14,11 +14,19 @@ export const noneInFlight = (k: string) =>
   `NOT EXISTS (SELECT 1 FROM outbox_events p
     WHERE p.ordering_key IS NOT NULL AND p.ordering_key = ${k} AND p.status = 'PROCESSING')`;
 
-/** The first unfinished event (first ordering-index entry) of the first key meeting `where`. */
+/**
+ * The first unfinished event (first ordering-index entry) of the first key meeting `where`, a
+ * comparison on o.ordering_key (which implies the index's IS NOT NULL, so it is not spelled out).
+ * Spelled out, with statistics from before any keyed event (ordering_key all NULL) it made the
+ * planner expect no row at all, so LIMIT 1 saved nothing on the index scan and a sequential scan
+ * and sort looked cheaper: every step of the key scan read the whole table. Without it the
+ * comparison alone (a parameter: a default fraction of the rows) sets the estimate, and reading
+ * the index in order up to the first row is the cheap plan.
+ */
 const firstOfKey = (where: string, wrapped: string) => `
     (SELECT o.ordering_key AS k, o.id, o.seq, o.status, o.next_attempt_at, ${wrapped} AS wrapped
       FROM outbox_events o
-      WHERE o.ordering_key IS NOT NULL AND o.status IN ('PENDING', 'PROCESSING', 'FAILED') AND ${where}
+      WHERE o.status IN ('PENDING', 'PROCESSING', 'FAILED') AND ${where}
       ORDER BY o.ordering_key, o.seq LIMIT 1)`;
 
 /**
