@@ -159,16 +159,32 @@ export class InboxWorker<TTx> {
     }
   }
 
-  /**
-   * Claims up to `limit` receipts. The sweep that turns expired claims with no attempts left
-   * into DEAD costs a query, so a busy poll loop runs it every tenth claim (and every idle
-   * poll) instead of before each claim; runOnce() always sweeps.
-   */
+  /** Claims up to `limit` receipts; runOnce() sweeps exhausted claims first (see sweepDue). */
   private async claimBatch(sweep: boolean, limit: number) {
     if (limit <= 0) return [];
-    if (sweep || this.claimsSinceSweep >= SWEEP_EVERY_CLAIMS) await this.sweepExhausted();
+    if (sweep) await this.sweepExhausted();
     this.claimsSinceSweep += 1;
     return this.deps.ops.claim(limit);
+  }
+
+  /**
+   * The sweep that turns expired claims with no attempts left into DEAD costs a query, so a
+   * busy poll loop runs it every tenth claim (and after every idle poll) instead of with each
+   * claim. The poll loop runs it after the claim's receipts have started: the rows it sweeps
+   * are ones no claim can take (no attempt left), so the order does not matter to the claim,
+   * and a worker woken by an acceptance starts the handler one round trip sooner.
+   */
+  private sweepDue(idle: boolean): boolean {
+    return idle || this.claimsSinceSweep >= SWEEP_EVERY_CLAIMS;
+  }
+
+  /** The poll loop's sweep; a failure is reported as the claim's was (the loop goes on). */
+  private async sweepAfterClaim(): Promise<void> {
+    try {
+      await this.sweepExhausted();
+    } catch (error) {
+      emitInfrastructure(this.deps, 'claim', error);
+    }
   }
 
   private async sweepExhausted(): Promise<void> {
@@ -225,17 +241,20 @@ export class InboxWorker<TTx> {
       // Nothing to claim while the queue holds work: the loop is alive all the same (createHealth).
       if (wanted === 0) this.lastCycleAt = new Date();
       if (wanted > 0) {
+        let sweep = this.sweepDue(!this.backlog);
         try {
           const claimedAt = performance.now();
-          const claimed = await this.claimBatch(!this.backlog, wanted);
+          const claimed = await this.claimBatch(false, wanted);
           this.backlog = claimed.length >= wanted;
           this.queue.add(claimed, claimedAt);
           this.lastCycleAt = new Date();
         } catch (error) {
           this.backlog = false;
+          sweep = false; // the database just failed the claim: one error per poll, not two
           emitInfrastructure(this.deps, 'claim', error);
         }
         this.pump();
+        if (sweep) await this.sweepAfterClaim();
       }
       if (this.state !== 'running') break;
       // After a full claim, pump() wakes the loop as soon as the queue runs dry.

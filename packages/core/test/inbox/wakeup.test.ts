@@ -1,4 +1,5 @@
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
+import { pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox, message, receiptRow, waitFor } from './helpers';
 
@@ -32,6 +33,54 @@ describe('inbox worker wake-up on acceptance (worker.listenUrl)', () => {
       }
     } finally {
       await inbox.close();
+    }
+  }, 60_000);
+
+  it('a woken worker claims first: the sweep of exhausted claims runs beside the handler, not before the claim', async () => {
+    // The statements of every pooled connection, in the order they were sent.
+    const sent: string[] = [];
+    const pool = new Pool({ connectionString: t.url, max: 4 });
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const config = args[0] as string | { text?: string };
+        sent.push((typeof config === 'string' ? config : (config.text ?? '')).replace(/\s+/g, ' ').trim());
+        return query(...args);
+      };
+    });
+    const kind = (text: string) =>
+      /^WITH fresh AS/.test(text)
+        ? 'claim'
+        : /SET status = 'DEAD'.*attempts >= max_attempts/.test(text)
+          ? 'sweep'
+          : /^BEGIN/.test(text)
+            ? 'begin'
+            : undefined;
+    const ran: string[] = [];
+    const inbox = makeInbox(pgTransactions(pool), {
+      worker: { pollIntervalMs: 3_600_000, listenUrl: t.url },
+      handlers: { first: async (_p, context) => void ran.push(context.receiptId) },
+    });
+    inbox.start();
+    try {
+      // Wait until the worker idles (its first polls done), then wake it with one receipt.
+      await waitFor('the first idle poll', async () => sent.some((text) => kind(text) === 'claim'));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const from = sent.length;
+      const { record } = await inbox.accept(message({ consumer: 'first' }));
+      await waitFor('the woken receipt to run', async () => ran.includes(record.id));
+      await waitFor('the sweep', async () => sent.slice(from).some((text) => kind(text) === 'sweep'));
+      const order = sent
+        .slice(from)
+        .map(kind)
+        .filter((k) => k !== undefined);
+      // On a wake-up an acceptance is waiting: the claim goes out first, and the sweep (a
+      // housekeeping query on another connection) runs while the handler's transaction begins.
+      expect(order[0]).toBe('claim');
+      expect(order).toContain('begin');
+    } finally {
+      await inbox.close();
+      await pool.end();
     }
   }, 60_000);
 
