@@ -64,7 +64,10 @@ describe('inbox worker wake-up on acceptance (worker.listenUrl)', () => {
     inbox.start();
     try {
       // Wait until the worker idles (its first polls done), then wake it with one receipt.
-      await waitFor('the first idle poll', async () => sent.some((text) => kind(text) === 'claim'));
+      await waitFor('the first idle poll, its claim and its sweep', async () => {
+        const kinds = sent.map(kind);
+        return kinds.includes('claim') && kinds.includes('sweep');
+      });
       await new Promise((resolve) => setTimeout(resolve, 300));
       const from = sent.length;
       const { record } = await inbox.accept(message({ consumer: 'first' }));
