@@ -6,12 +6,12 @@
  */
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Kysely, PostgresDialect, type Generated } from 'kysely';
-import { Pool, type PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 import { pgTransactions, prismaTransactions, type TransactionAdapter } from '@ferry/core';
 import { kyselyTransactions } from '@ferry/core/kysely';
 import { PrismaClient } from '../../../../generated/prisma/client';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { createBusinessTable, makeInbox, message } from './helpers';
+import { createBusinessTable, makeInbox, message, recordingPool } from './helpers';
 
 interface Database {
   business_rows: { id: Generated<string>; receipt_id: string; note: string | null };
@@ -30,23 +30,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.drop();
 });
-
-/** A pool whose connections record the text of every statement they send, per connection. */
-function recordingPool(): { pool: Pool; statements: Map<PoolClient, string[]> } {
-  const pool = new Pool({ connectionString: t.url, max: 4 });
-  const statements = new Map<PoolClient, string[]>();
-  pool.on('connect', (client) => {
-    const sent: string[] = [];
-    statements.set(client, sent);
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as { query: unknown }).query = (...args: unknown[]) => {
-      const config = args[0] as string | { text?: string };
-      sent.push((typeof config === 'string' ? config : (config.text ?? '')).replace(/\s+/g, ' ').trim());
-      return query(...args);
-    };
-  });
-  return { pool, statements };
-}
 
 /** The statements of the transaction that ran the handler's write, from BEGIN to COMMIT. */
 function handlerTransaction(statements: Map<PoolClient, string[]>): string[] {
@@ -99,7 +82,7 @@ function expectFiveRoundTrips(sent: string[], begin: string | RegExp = 'BEGIN'):
 
 describe('the handler transaction, statement by statement', () => {
   it('node-postgres: BEGIN carries the time limits, no statement of their own', async () => {
-    const { pool, statements } = recordingPool();
+    const { pool, statements } = recordingPool(t);
     try {
       const seen = await runOne(
         pgTransactions(pool),
@@ -118,7 +101,7 @@ describe('the handler transaction, statement by statement', () => {
   });
 
   it('Kysely: the time limits in a statement after BEGIN, before the claim check', async () => {
-    const { pool, statements } = recordingPool();
+    const { pool, statements } = recordingPool(t);
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     try {
       const seen = await runOne(
@@ -143,7 +126,7 @@ describe('the handler transaction, statement by statement', () => {
   });
 
   it('Prisma: its own timeout, and the same five round trips', async () => {
-    const { pool, statements } = recordingPool();
+    const { pool, statements } = recordingPool(t);
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     try {
       const seen = await runOne<PrismaTx>(

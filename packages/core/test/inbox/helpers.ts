@@ -9,6 +9,7 @@ import {
   type TransactionAdapter,
 } from '@ferry/core';
 import type { InboxInternals } from '@ferry/core';
+import { Pool, type PoolClient } from 'pg';
 import pino from 'pino';
 import type { TestDatabase } from '../../../../test-support/database';
 import { waitUntil } from '@ferry/testing';
@@ -131,4 +132,32 @@ export function message(overrides: Record<string, unknown> = {}) {
     payload: { n: sequence } as Record<string, unknown>,
     ...overrides,
   };
+}
+
+/**
+ * A pool (4 connections) on `t` whose connections record the text of every statement they send
+ * (whitespace collapsed): per connection in `statements`, and across connections in send order
+ * in `sent`.
+ */
+export function recordingPool(t: TestDatabase): {
+  pool: Pool;
+  statements: Map<PoolClient, string[]>;
+  sent: string[];
+} {
+  const pool = new Pool({ connectionString: t.url, max: 4 });
+  const statements = new Map<PoolClient, string[]>();
+  const sent: string[] = [];
+  pool.on('connect', (client) => {
+    const own: string[] = [];
+    statements.set(client, own);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as { query: unknown }).query = (...args: unknown[]) => {
+      const config = args[0] as string | { text?: string };
+      const text = (typeof config === 'string' ? config : (config.text ?? '')).replace(/\s+/g, ' ').trim();
+      own.push(text);
+      sent.push(text);
+      return query(...args);
+    };
+  });
+  return { pool, statements, sent };
 }

@@ -1,7 +1,7 @@
-import { Client, Pool } from 'pg';
+import { Client } from 'pg';
 import { pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { makeInbox, message, receiptRow, waitFor } from './helpers';
+import { makeInbox, message, receiptRow, recordingPool, waitFor } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -38,16 +38,7 @@ describe('inbox worker wake-up on acceptance (worker.listenUrl)', () => {
 
   it('a woken worker claims first: the sweep of exhausted claims runs beside the handler, not before the claim', async () => {
     // The statements of every pooled connection, in the order they were sent.
-    const sent: string[] = [];
-    const pool = new Pool({ connectionString: t.url, max: 4 });
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const config = args[0] as string | { text?: string };
-        sent.push((typeof config === 'string' ? config : (config.text ?? '')).replace(/\s+/g, ' ').trim());
-        return query(...args);
-      };
-    });
+    const { pool, sent } = recordingPool(t);
     const kind = (text: string) =>
       /^WITH fresh AS/.test(text)
         ? 'claim'
