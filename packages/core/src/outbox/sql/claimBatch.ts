@@ -16,9 +16,9 @@ import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './k
  * The edge is one row (the window's last, or past every due row when the window is not full or
  * holds no keyed row), compared as two scalar subqueries: the planner evaluates them once per
  * statement and the comparison becomes the unkeyed scan's index condition, so the scan stops at
- * the edge. As a
- * per-row NOT EXISTS it did not: with the window's rows locked by concurrent claims (skipped)
- * the scan walked the whole backlog, re-sorting the window per row when statistics were stale.
+ * the edge. As a per-row NOT EXISTS it did not: with the window's rows locked by concurrent
+ * claims (skipped) the scan walked the whole backlog, re-sorting the window per row when
+ * statistics were stale.
  */
 const inWindow = (r: string) =>
   `(${r}.next_attempt_at, ${r}.seq) <= ((SELECT x.at FROM window_edge x), (SELECT x.seq FROM window_edge x))`;
