@@ -15,7 +15,7 @@ export interface TestDatabase {
   readonly prisma: PrismaClient;
   readonly db: SqlExecutor;
   /** A new Prisma client on the same database (its own pool), e.g. for a second relay. */
-  newClient(poolOptions?: TestPoolOptions): PrismaClient;
+  newClient(poolOptions?: TestPoolOptions, adapterOptions?: TestAdapterOptions): PrismaClient;
   drop(): Promise<void>;
 }
 
@@ -42,22 +42,35 @@ export async function adminQuery(text: string, values: unknown[] = []): Promise<
 /** Pool and driver options of a test's Prisma client (pg's PoolConfig: max, timeouts, ...). */
 export type TestPoolOptions = Omit<PoolConfig, 'connectionString'>;
 
+/** PrismaPg's own options (e.g. `statementNameGenerator`). */
+export type TestAdapterOptions = ConstructorParameters<typeof PrismaPg>[1];
+
 /**
  * The one Prisma client factory of the tests and fault suites: PrismaPg on `url` with explicit pg
- * pool / driver options (default pool size 10).
+ * pool / driver options (default pool size 10) and the adapter's own options.
  */
-export function prismaFor(url: string, pool: TestPoolOptions = {}): PrismaClient {
-  return new PrismaClient({ adapter: new PrismaPg({ max: 10, ...pool, connectionString: url }) });
+export function prismaFor(
+  url: string,
+  pool: TestPoolOptions = {},
+  adapter?: TestAdapterOptions,
+): PrismaClient {
+  return new PrismaClient({ adapter: new PrismaPg({ max: 10, ...pool, connectionString: url }, adapter) });
 }
 
-export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+/**
+ * `adapter`: PrismaPg's options for every Prisma client of the database (`prisma` and
+ * `newClient()`), e.g. `{ statementNameGenerator: ferryStatementNames }`.
+ */
+export async function createTestDatabase(
+  options: { migrate?: boolean; adapter?: TestAdapterOptions } = {},
+): Promise<TestDatabase> {
   const name = `ferry_t_${randomBytes(6).toString('hex')}`;
   // The name is generated above from hex digits only; identifiers cannot be bound as parameters.
   await adminQuery(`CREATE DATABASE ${name}`);
   const url = withDatabase(serverUrl(), name);
   const clients: PrismaClient[] = [];
-  const newClient = (poolOptions?: TestPoolOptions) => {
-    const client = prismaFor(url, poolOptions);
+  const newClient = (poolOptions?: TestPoolOptions, adapterOptions = options.adapter) => {
+    const client = prismaFor(url, poolOptions, adapterOptions);
     clients.push(client);
     return client;
   };

@@ -1,5 +1,6 @@
-import { OUTBOX_DEFAULTS } from '@ferry/core';
 import { randomBytes } from 'node:crypto';
+import { OUTBOX_DEFAULTS, ferryStatementNames } from '@ferry/core';
+import { createTestDatabase, type TestDatabase } from '../../test-support/database';
 
 /** Service addresses, with the same defaults and variables as the tests (test-support/env.js). */
 export const SERVICES = {
@@ -33,3 +34,19 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
  * relay's default unless `BENCH_BATCH` overrides.
  */
 export const BATCH_SIZE = positiveInteger('BENCH_BATCH', OUTBOX_DEFAULTS.batchSize.default);
+
+/**
+ * The bench's Prisma clients are built as packages/core/README.md recommends ("Prepared
+ * statements on Prisma"): PrismaPg with `statementNameGenerator: ferryStatementNames`, so ferry's
+ * own statements are prepared and the application's (the baselines') are not. BENCH_PRISMA_NAMES=0
+ * builds them without it.
+ */
+export const PRISMA_NAMES = process.env.BENCH_PRISMA_NAMES !== '0';
+
+/** How ferry's statements run on the bench's Prisma clients, for the scenario labels. */
+export const PRISMA_LABEL = PRISMA_NAMES ? 'Prisma, ferry statements prepared' : 'Prisma, unnamed statements';
+
+/** A fresh migrated database whose Prisma clients are built as PRISMA_NAMES says. */
+export function benchDatabase(): Promise<TestDatabase> {
+  return createTestDatabase(PRISMA_NAMES ? { adapter: { statementNameGenerator: ferryStatementNames } } : {});
+}

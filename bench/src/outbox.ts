@@ -9,7 +9,8 @@ import {
   type Relay,
 } from '@ferry/core';
 import { Pool } from 'pg';
-import { createTestDatabase, type TestDatabase } from '../../test-support/database';
+import type { TestDatabase } from '../../test-support/database';
+import { benchDatabase } from './env';
 
 export const EVENT_TYPE = 'bench.order.placed';
 
@@ -54,7 +55,7 @@ export class OutboxBench {
   }
 
   static async open(): Promise<OutboxBench> {
-    return new OutboxBench(await createTestDatabase());
+    return new OutboxBench(await benchDatabase());
   }
 
   get db() {

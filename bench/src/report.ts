@@ -1,6 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { PRISMA_LABEL } from './env';
+import { EXECUTOR } from './outbox';
 import {
   format,
   runScenario,
@@ -36,7 +38,11 @@ export async function runBench(scenarios: readonly Scenario[], options: BenchOpt
       node: process.version,
       platform: `${os.platform()} ${os.release()}`,
     },
-    options: { n: options.n, rounds: options.rounds },
+    options: {
+      n: options.n,
+      rounds: options.rounds,
+      statements: EXECUTOR === 'pg' ? 'node-postgres' : PRISMA_LABEL,
+    },
     results,
     errors,
   };

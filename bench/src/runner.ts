@@ -182,7 +182,12 @@ export interface BenchReport {
     readonly node: string;
     readonly platform: string;
   };
-  readonly options: { readonly n: number; readonly rounds: number };
+  readonly options: {
+    readonly n: number;
+    readonly rounds: number;
+    /** Where ferry's statements run: Prisma with them prepared or unnamed (BENCH_PRISMA_NAMES), or node-postgres. */
+    readonly statements?: string;
+  };
   readonly results: readonly ScenarioResult[];
   /** Scenarios that threw, with the error; the others still ran. */
   readonly errors: readonly { readonly name: string; readonly error: string }[];

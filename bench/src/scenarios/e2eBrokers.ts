@@ -24,8 +24,8 @@ import {
   deleteWorkQueue,
 } from '@ferry/rabbitmq';
 import { Client, Pool } from 'pg';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { SERVICES, positiveInteger, uniqueName } from '../env';
+import type { TestDatabase } from '../../../test-support/database';
+import { PRISMA_LABEL, SERVICES, benchDatabase, positiveInteger, uniqueName } from '../env';
 import { CONSUMER, TENANT, openInbox } from '../inbox';
 import { KafkaReader } from '../kafkaReader';
 import { EVENT_TYPE, EXECUTOR, outboxMessages, payload } from '../outbox';
@@ -272,12 +272,12 @@ export const e2eLatencyBrokers: Scenario = {
   unit: 'ms p50',
   better: 'lower',
   baselineLabel: 'amqplib consume → kafkajs idempotent send (acks -1)',
-  subjectLabel: `RabbitMQ → Inbox → handler emit → relay → KafkaPublisher (wake-ups on, ${EXECUTOR === 'pg' ? 'node-postgres' : 'Prisma'})`,
+  subjectLabel: `RabbitMQ → Inbox → handler emit → relay → KafkaPublisher (wake-ups on, ${EXECUTOR === 'pg' ? 'node-postgres' : PRISMA_LABEL})`,
   n: (runN) => Math.min(runN, positiveInteger('BENCH_LATENCY_N', 100)),
   // Issue 13: single-message end-to-end p50 under 15 ms through RabbitMQ and Kafka.
   targets: [{ on: 'subject', bound: 15 }],
   async open() {
-    const database = await createTestDatabase();
+    const database = await benchDatabase();
     const topic = uniqueName('e2e');
     const queues = { subject: uniqueName('e2e-ferry'), baseline: uniqueName('e2e-raw') };
     const kafka = new KafkaConnection({

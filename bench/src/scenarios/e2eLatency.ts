@@ -1,7 +1,7 @@
 import { createRelay, emit, fromPrisma, type Relay } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { positiveInteger } from '../env';
+import type { TestDatabase } from '../../../test-support/database';
+import { benchDatabase, positiveInteger } from '../env';
 import { EVENT_TYPE, payload } from '../outbox';
 import { quantile, type Sample, type Scenario } from '../runner';
 
@@ -77,7 +77,7 @@ export const e2eLatency: Scenario = {
   subjectLabel: `wake-up on (LISTEN/NOTIFY, same polling)`,
   n: (runN) => Math.min(runN, positiveInteger('BENCH_LATENCY_N', 100)),
   async open() {
-    const database = await createTestDatabase();
+    const database = await benchDatabase();
     return {
       baseline: (n) => measure(database, false, n),
       subject: (n) => measure(database, true, n),

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { FERRY_HEADERS } from '@ferry/core';
 import { RabbitConnection, attachRabbitConsumer, declareWorkQueue, deleteWorkQueue } from '@ferry/rabbitmq';
-import { createTestDatabase } from '../../../test-support/database';
-import { SERVICES, uniqueName } from '../env';
+import { SERVICES, benchDatabase, uniqueName } from '../env';
 import { CONSUMER, TENANT, countRows, countingAcceptor, openInbox } from '../inbox';
 import { payload } from '../outbox';
 import { timed, type Scenario } from '../runner';
@@ -23,7 +22,7 @@ export const inboxAcceptRabbitmq: Scenario = {
   baselineLabel: `amqplib consume + ack, prefetch ${PREFETCH}`,
   subjectLabel: `attachRabbitConsumer + Inbox, prefetch ${PREFETCH}`,
   async open() {
-    const database = await createTestDatabase();
+    const database = await benchDatabase();
     const queue = uniqueName('accept');
     const raw = await amqp.connect(SERVICES.amqpUrl);
     const admin = await raw.createConfirmChannel();

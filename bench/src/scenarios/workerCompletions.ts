@@ -6,8 +6,8 @@ import {
   type TransactionAdapter,
 } from '@ferry/core';
 import { Pool, type PoolClient } from 'pg';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { chunks, positiveInteger } from '../env';
+import type { TestDatabase } from '../../../test-support/database';
+import { PRISMA_LABEL, benchDatabase, chunks, positiveInteger } from '../env';
 import { CONSUMER, TENANT, countRows, openInbox, type Tx } from '../inbox';
 import { payload } from '../outbox';
 import { timed, type Sample, type Scenario, type ScenarioInstance } from '../runner';
@@ -38,7 +38,7 @@ class WorkerBench {
   ) {}
 
   static async open(): Promise<WorkerBench> {
-    const database = await createTestDatabase();
+    const database = await benchDatabase();
     await database.prisma.$executeRawUnsafe(
       'CREATE TABLE bench_rows (message_id text PRIMARY KEY, amount_cents integer NOT NULL)',
     );
@@ -127,7 +127,7 @@ export const workerCompletions: Scenario = {
   unit: 'completions/s',
   better: 'higher',
   baselineLabel: `insert per message in its own transaction, concurrency ${CONCURRENCY * WORKERS}`,
-  subjectLabel: `${WORKERS === 1 ? 'inbox worker' : `${WORKERS} inbox workers`}, concurrency ${CONCURRENCY}`,
+  subjectLabel: `${WORKERS === 1 ? 'inbox worker' : `${WORKERS} inbox workers`} on ${PRISMA_LABEL}, concurrency ${CONCURRENCY}`,
   async open(): Promise<ScenarioInstance> {
     const bench = await WorkerBench.open();
     const clients =
@@ -168,7 +168,7 @@ export const workerCompletionsPg: Scenario = {
   name: 'worker-completions-pg',
   unit: 'completions/s',
   better: 'higher',
-  baselineLabel: `inbox worker on Prisma, concurrency ${CONCURRENCY}`,
+  baselineLabel: `inbox worker on ${PRISMA_LABEL}, concurrency ${CONCURRENCY}`,
   subjectLabel: `inbox worker on pgTransactions(pool), concurrency ${CONCURRENCY}`,
   async open(): Promise<ScenarioInstance> {
     const bench = await WorkerBench.open();

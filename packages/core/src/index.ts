@@ -24,6 +24,7 @@ export {
   type PrismaTransactionLike,
 } from './sql/executor';
 export { fromPg, pgTransactions } from './sql/fromPg';
+export { ferryStatementNames, type NamedQuery } from './sql/statementNames';
 export type { ApplicationTransaction, KyselyLike } from './sql/applicationTransaction';
 export { migrate, type MigrateOptions, type MigrateResult } from './schema/migrate';
 export { checkSchema, type CheckSchemaOptions, type RequiredTables } from './schema/checkSchema';

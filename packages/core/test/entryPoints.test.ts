@@ -70,6 +70,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'emitMany',
     'exportPrismaModels',
     'exportSql',
+    'ferryStatementNames',
     'fromPg',
     'fromPrisma',
     'interactiveTransaction',

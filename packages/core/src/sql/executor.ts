@@ -6,6 +6,8 @@
  * transaction clients): work passed a transaction joins the caller's transaction.
  * `TransactionAdapter` (below) is the other half: the application's own transactions.
  */
+import { preparedName } from './statementNames';
+
 export interface TransactionOptions {
   /**
    * Milliseconds the transaction may run: Prisma's `timeout`; on node-postgres and Kysely,
@@ -97,14 +99,21 @@ function hasTransactions(client: PrismaTransactionLike): client is PrismaClientL
   return typeof candidate.$transaction === 'function' && typeof candidate.$disconnect === 'function';
 }
 
+/**
+ * ferry's executor on a Prisma client or transaction client. Each parameterized text it sends is
+ * registered under its prepared name (statementNames.ts), so a client built with
+ * `new PrismaPg(pool, { statementNameGenerator: ferryStatementNames })` prepares it.
+ */
 export function fromPrisma(client: PrismaTransactionLike): SqlExecutor {
   const inTransaction = !hasTransactions(client);
   const executor: SqlExecutor = {
     inTransaction,
     async query<T>(text: string, values: readonly unknown[] = []) {
+      if (values.length > 0) preparedName(text);
       return client.$queryRawUnsafe<T[]>(text, ...values);
     },
     async execute(text: string, values: readonly unknown[] = []) {
+      if (values.length > 0) preparedName(text);
       return client.$executeRawUnsafe(text, ...values);
     },
     async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}) {

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { ClientBase, Pool, PoolClient, QueryConfig } from 'pg';
 import { FerryError } from '../errors';
 import type { SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
+import { preparedName } from './statementNames';
 import { beginLimited, startWithin } from './transactionLimits';
 
 /**
@@ -13,8 +13,8 @@ import { beginLimited, startWithin } from './transactionLimits';
  *
  * Parameterized statements run as named prepared statements (parsed once per connection, and
  * planned generically once PostgreSQL finds that as good): ferry's statements are constant text.
- * At most PREPARED_MAX distinct texts per process are prepared; later ones, and statements
- * without parameters (which may hold several commands, e.g. a migration), run unnamed.
+ * Names come from statementNames.ts (at most 256 distinct texts per process); later texts, and
+ * statements without parameters (which may hold several commands, e.g. a migration), run unnamed.
  */
 export function fromPg(pool: Pool): SqlExecutor {
   return bind(pool, false);
@@ -46,17 +46,10 @@ export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
 
 type Queryable = Pool | ClientBase;
 
-const PREPARED_MAX = 256;
-const statementNames = new Map<string, string>();
-
 /** The statement to send: named (prepared) when it has parameters and the budget allows. */
 function statement(text: string, values: unknown[]): QueryConfig {
   if (values.length === 0) return { text };
-  let name = statementNames.get(text);
-  if (name === undefined && statementNames.size < PREPARED_MAX) {
-    name = `ferry_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
-    statementNames.set(text, name);
-  }
+  const name = preparedName(text);
   return name === undefined ? { text, values } : { name, text, values };
 }
 

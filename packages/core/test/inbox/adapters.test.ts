@@ -8,6 +8,7 @@ import { Pool } from 'pg';
 import {
   createInboxTenancyContext,
   emit,
+  ferryStatementNames,
   fromPg,
   pgTransactions,
   prismaTransactions,
@@ -178,6 +179,16 @@ type PrismaTx = Parameters<Parameters<TestDatabase['prisma']['$transaction']>[0]
 
 describeAdapter<PrismaTx>('Prisma', {
   open: (db) => ({ adapter: prismaTransactions(db.prisma), close: async () => undefined }),
+  write: async (tx, receiptId, note) => void (await tx.$executeRawUnsafe(INSERT, receiptId, note)),
+  expectOwn: (tx) => expect(typeof tx.$executeRaw).toBe('function'),
+  end: async (tx, command) => void (await tx.$executeRawUnsafe(command)),
+});
+
+describeAdapter<PrismaTx>('Prisma, with ferry’s statements prepared (ferryStatementNames)', {
+  open: (db) => ({
+    adapter: prismaTransactions(db.newClient({ max: 4 }, { statementNameGenerator: ferryStatementNames })),
+    close: async () => undefined,
+  }),
   write: async (tx, receiptId, note) => void (await tx.$executeRawUnsafe(INSERT, receiptId, note)),
   expectOwn: (tx) => expect(typeof tx.$executeRaw).toBe('function'),
   end: async (tx, command) => void (await tx.$executeRawUnsafe(command)),
