@@ -11,6 +11,7 @@ import {
   invalidResultReason,
   nonEmptyValue,
   parseJsonObjectBody,
+  putStorableHeader,
   readFerryHeaders,
   resolveTenant,
   type ConsumerEmit,
@@ -183,7 +184,14 @@ function decode(
     tenantId: tenant.tenantId,
     type: ferry.eventType ?? null,
     payload: body.payload,
-    headers: delivery.headers,
+    headers: storableHeaders(delivery.headers),
     system: MEMORY_SYSTEM,
   };
+}
+
+/** The delivery's headers whose name and value are storable text, as every transport passes them. */
+function storableHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) putStorableHeader(result, name, value);
+  return result;
 }

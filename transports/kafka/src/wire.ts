@@ -1,8 +1,9 @@
 import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
 import {
-  nonEmptyValue,
   outboxHeaders,
   parseJsonObjectBytes,
+  putStorableHeader,
+  readFerryHeaders,
   resolveTenant,
   type TenantSource,
 } from '@ferry/core/transport';
@@ -90,15 +91,29 @@ const TRANSPORT_HEADERS: ReadonlySet<string> = new Set([
   FERRY_HEADERS.rejectReason,
 ]);
 
+/** The last value of a repeated header. */
+function lastValue(value: RecordHeaders[string]): Buffer | string | undefined {
+  return Array.isArray(value) ? value[value.length - 1] : value;
+}
+
+/**
+ * The record's headers passed on to the inbox: the last value of each, when its name and value
+ * are storable text (putStorableHeader), without the transport's own.
+ */
 export function decodeHeaders(headers: RecordHeaders | undefined): Record<string, string> {
   const decoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (value === undefined || TRANSPORT_HEADERS.has(name)) continue;
-    const last = Array.isArray(value) ? value[value.length - 1] : value;
-    if (last === undefined) continue;
-    decoded[name] = Buffer.isBuffer(last) ? last.toString('utf8') : String(last);
+    if (TRANSPORT_HEADERS.has(name)) continue;
+    const last = lastValue(value);
+    if (last !== undefined) putStorableHeader(decoded, name, last);
   }
   return decoded;
+}
+
+/** One of ferry's own headers as text, bytes decoded as UTF-8 as they are (identity, tenant, type). */
+function ferryHeader(headers: RecordHeaders | undefined, name: string): string | undefined {
+  const last = lastValue(headers?.[name]);
+  return Buffer.isBuffer(last) ? last.toString('utf8') : last;
 }
 
 export type DecodeResult =
@@ -135,9 +150,10 @@ export function decodeRecord(
   context: DecodeContext,
 ): DecodeResult {
   const headers = decodeHeaders(message.headers);
+  const ferry = readFerryHeaders((name) => ferryHeader(message.headers, name));
   const key = message.key === null || message.key === undefined ? null : message.key.toString('utf8');
   const record: InboundRecord = { topic, partition, offset: message.offset, key, headers };
-  const identity = recordIdentity(record, context.identity);
+  const identity = recordIdentity(record, ferry.messageId, context.identity);
   const messageId = identity.ok ? identity.messageId : null;
   const invalid = (reason: RejectReason, detail: string): DecodeResult => ({
     ok: false,
@@ -149,8 +165,7 @@ export function decodeRecord(
   if (value === null || value === undefined)
     return invalid(REJECT_REASONS.tombstone, 'record has a null value');
   if (!identity.ok) return invalid(REJECT_REASONS.missingIdentity, identity.detail);
-  const headerTenant = nonEmptyValue(headers[FERRY_HEADERS.tenantId]);
-  const tenant = resolveTenant(context.tenant ?? 'header', record, headerTenant);
+  const tenant = resolveTenant(context.tenant ?? 'header', record, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
   if (value.length > context.maxPayloadBytes) {
     return invalid(
@@ -168,7 +183,7 @@ export function decodeRecord(
       tenantId: tenant.tenantId,
       payload: body.payload,
       headers,
-      type: headers[FERRY_HEADERS.eventType] ?? null,
+      type: ferry.eventType ?? null,
       system: KAFKA_SYSTEM,
     },
   };
@@ -178,8 +193,11 @@ type Identity =
   { readonly ok: true; readonly messageId: string } | { readonly ok: false; readonly detail: string };
 
 /** ferry's message-id header, else the extractor's answer; an extractor that throws gives no identity. */
-function recordIdentity(record: InboundRecord, extractor: IdentityExtractor | null): Identity {
-  const header = nonEmptyValue(record.headers[FERRY_HEADERS.messageId]);
+function recordIdentity(
+  record: InboundRecord,
+  header: string | undefined,
+  extractor: IdentityExtractor | null,
+): Identity {
   if (header !== undefined) return { ok: true, messageId: header };
   if (extractor === null)
     return { ok: false, detail: `no ${FERRY_HEADERS.messageId} header and no identity` };

@@ -132,6 +132,38 @@ describe('attachKafkaConsumer with hostile input', () => {
     expect(row!.headers).toEqual({ [FERRY_HEADERS.messageId]: 'forged', 'x-app': 'kept' });
   });
 
+  test('a header that is not storable text (NUL, invalid UTF-8, a NUL in its name) is left out; its record and neighbours are accepted, an identity with NUL is still dead-lettered', async () => {
+    const topic = await harness.topicPair('bad-headers');
+    const good = { 'x-app': 'kept', 'x-emoji': '🚀' };
+    await harness.raw.send({
+      topic,
+      messages: [
+        { value: '{"n":0}', headers: { ...id('m-0'), ...good } },
+        { value: '{"n":1}', headers: { ...id('m-1'), ...good, 'x-bin': Buffer.from([0x01, 0x00, 0x02]) } },
+        {
+          value: '{"n":2}',
+          headers: { ...id('m-2'), ...good, 'x-latin1': Buffer.from([0x63, 0x61, 0x66, 0xe9]) },
+        },
+        { value: '{"n":3}', headers: { ...id('m-3'), ...good, 'x-\u0000name': 'value' } },
+        { value: '{"n":4}', headers: { ...id('m-4\u0000'), ...good } },
+        { value: '{"n":5}', headers: { ...id('m-5'), ...good } },
+      ],
+    });
+    const { groupId } = await harness.start(topic, 'bad-headers', { maxBatchSize: 10 });
+
+    await harness.waitFullyCommitted(groupId, topic);
+    const rows = await harness.acceptor.rows('bad-headers');
+    expect(rows.map((row) => [row.messageId, row.headers])).toEqual(
+      ['m-0', 'm-1', 'm-2', 'm-3', 'm-5'].map((messageId) => [
+        messageId,
+        { [FERRY_HEADERS.messageId]: messageId, ...good },
+      ]),
+    );
+    const [dead] = await readBack(harness.connection, `${topic}.dlq`, 1);
+    expect(dead!.headers[FERRY_HEADERS.rejectReason]).toBe(REJECT_REASONS.inboxInvalid);
+    expect(dead!.headers['x-ferry-reject-detail']).toContain('FERRY_VALIDATION_FAILED');
+  });
+
   test('a record PostgreSQL refuses (NUL in its JSON) is isolated and dead-lettered; its neighbours in the same chunk are accepted, nothing is retried, dead letters keep source order', async () => {
     const topic = await harness.topicPair('nul');
     await harness.raw.send({

@@ -217,6 +217,35 @@ describe('wire format', () => {
     });
   });
 
+  test("ferry's identity is read apart from the headers passed on: a message id with NUL stays the identity (the inbox refuses it), never the extractor's", () => {
+    const decoded = decodeRecord(
+      't',
+      1,
+      {
+        key: null,
+        value: Buffer.from('{}'),
+        offset: '4',
+        timestamp: '0',
+        headers: {
+          [FERRY_HEADERS.messageId]: Buffer.from('m\u0000'),
+          [FERRY_HEADERS.eventType]: '',
+          'x-bin': Buffer.from([0x00]),
+          'x-app': Buffer.from('kept'),
+        },
+      },
+      { consumer: 'c', maxPayloadBytes: 100, identity: topicPartitionOffsetIdentity },
+    );
+    expect(decoded).toMatchObject({
+      ok: true,
+      input: {
+        messageId: 'm\u0000',
+        type: null,
+        headers: { [FERRY_HEADERS.eventType]: '', 'x-app': 'kept' },
+      },
+    });
+    expect(decoded.ok && decoded.input.headers).toEqual({ [FERRY_HEADERS.eventType]: '', 'x-app': 'kept' });
+  });
+
   test('a record without identity is invalid unless an extractor gives one', () => {
     const message = {
       key: null,

@@ -3,6 +3,7 @@ import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
 import {
   nonEmptyValue,
   parseJsonObjectBytes,
+  putStorableHeader,
   readFerryHeaders,
   resolveTenant,
   type TenantSource,
@@ -98,6 +99,11 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   };
 }
 
+/**
+ * A header value as text, or undefined when it is not one (a table, array, timestamp, decimal):
+ * bytes decoded as UTF-8 as they are. Reads ferry's own headers; the inbox input's headers are
+ * checked further (stringHeaders).
+ */
 export function headerString(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (Buffer.isBuffer(value)) return value.toString('utf8');
@@ -106,12 +112,13 @@ export function headerString(value: unknown): string | undefined {
   return undefined;
 }
 
+/** The delivery's headers that are storable text, without the transport's own (putStorableHeader). */
 function stringHeaders(headers: Readonly<Record<string, unknown>>): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (TRANSPORT_HEADERS.has(name)) continue;
-    const text = headerString(value);
-    if (text !== undefined) result[name] = text;
+    const text = Buffer.isBuffer(value) ? value : headerString(value);
+    if (text !== undefined) putStorableHeader(result, name, text);
   }
   return result;
 }

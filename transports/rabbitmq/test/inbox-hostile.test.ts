@@ -8,21 +8,40 @@ import { attachRabbitConsumer } from '@ferry/rabbitmq';
 import type { GetMessage, Options } from 'amqplib';
 import { InboxQueue, unackedCount, uniqueName, waitFor } from './support/broker';
 
+/** Attaches a 'billing' consumer of the real Inbox to the setup's queue; `run` prefixes this test's ids. */
+async function attachBilling(setup: InboxQueue): Promise<{ run: string; id: (name: string) => string }> {
+  const inbox = new Inbox(setup.database.prisma, { global: 'shared' });
+  const consumer = attachRabbitConsumer(inbox, {
+    connection: setup.connection,
+    queue: setup.queue,
+    consumer: 'billing',
+  });
+  setup.attached = consumer;
+  await consumer.ready();
+  const run = uniqueName('h');
+  return { run, id: (name) => `${run}-${name}` };
+}
+
+/** Waits until every delivery is settled and at least `dead` dead letters arrived; returns them. */
+async function settled(setup: InboxQueue, dead: number): Promise<GetMessage[]> {
+  const letters: GetMessage[] = [];
+  await waitFor('every delivery settled', async () => {
+    letters.push(...(await setup.broker.drain(`${setup.queue}.dlq`)));
+    return letters.length >= dead &&
+      (await setup.broker.readyCount(setup.queue)) === 0 &&
+      (await unackedCount(setup.queue)) === 0
+      ? true
+      : undefined;
+  });
+  return letters;
+}
+
 describe('RabbitMQ hostile deliveries into the @ferry/core inbox', () => {
   const setup = new InboxQueue('inbox-hostile');
   const { queue } = setup;
 
   it('accepts the valid neighbours and dead-letters NUL and lone surrogates by reason', async () => {
-    const inbox = new Inbox(setup.database.prisma, { global: 'shared' });
-    const consumer = attachRabbitConsumer(inbox, {
-      connection: setup.connection,
-      queue,
-      consumer: 'billing',
-    });
-    setup.attached = consumer;
-    await consumer.ready();
-    const run = uniqueName('h');
-    const id = (name: string) => `${run}-${name}`;
+    const { run, id } = await attachBilling(setup);
     const sent: Array<[string, Buffer | string, Options.Publish['headers']?]> = [
       [id('good-1'), '{"n":1}'],
       [
@@ -49,17 +68,8 @@ describe('RabbitMQ hostile deliveries into the @ferry/core inbox', () => {
       [id('bad-utf8'), 'unparseable_body'],
       [id('nul-escape'), 'invalid_text'],
       [id('lone-surrogate'), 'invalid_text'],
-      [id('nul-header'), 'invalid_text'],
     ]);
-    const letters: GetMessage[] = [];
-    await waitFor('every delivery settled', async () => {
-      letters.push(...(await setup.broker.drain(`${queue}.dlq`)));
-      return letters.length >= expectedDead.size &&
-        (await setup.broker.readyCount(queue)) === 0 &&
-        (await unackedCount(queue)) === 0
-        ? true
-        : undefined;
-    });
+    const letters = await settled(setup, expectedDead.size);
     expect(
       new Map(
         letters.map((m) => [
@@ -86,5 +96,51 @@ describe('RabbitMQ hostile deliveries into the @ferry/core inbox', () => {
       headers: { 'x-\u200f': '🚀' },
     });
     expect(stored.get(id('long'))?.payload).toEqual({ s: '€'.repeat(60_000) });
+    expect(stored.get(id('nul-header'))?.headers).toEqual({});
+  });
+});
+
+describe('RabbitMQ deliveries with headers that are not storable text, into the @ferry/core inbox', () => {
+  const setup = new InboxQueue('inbox-bad-headers');
+  const { queue } = setup;
+
+  it('leaves out every header whose name or value is not storable text, accepts its delivery and the neighbours, and still dead-letters an identity with NUL', async () => {
+    const { run, id } = await attachBilling(setup);
+    const good = { 'x-app': 'kept', 'x-bytes': Buffer.from('Zürich'), 'x-count': 3 };
+    const goodStored = { 'x-app': 'kept', 'x-bytes': 'Zürich', 'x-count': '3' };
+    const sent: Array<[string, Options.Publish['headers']]> = [
+      [id('good-1'), good],
+      [id('binary-nul'), { ...good, 'x-bin': Buffer.from([0x01, 0x00, 0x02]) }],
+      [id('bad-utf8'), { ...good, 'x-latin1': Buffer.from([0x63, 0x61, 0x66, 0xe9]) }],
+      [id('string-nul'), { ...good, 'x-text': 'a\u0000b' }],
+      [id('name-nul'), { ...good, 'x-\u0000name': 'value' }],
+      [id('good-2'), good],
+    ];
+    for (const [messageId, headers] of sent) {
+      setup.broker.channel.sendToQueue(queue, Buffer.from('{"n":1}'), {
+        messageId,
+        contentType: 'application/json',
+        headers,
+      });
+    }
+    setup.broker.channel.sendToQueue(queue, Buffer.from('{"n":1}'), {
+      messageId: id('identity-nul'),
+      contentType: 'application/json',
+      headers: { ...good, [FERRY_HEADERS.messageId]: Buffer.from(`${id('identity-nul')}\u0000`) },
+    });
+    const letters = await settled(setup, 1);
+    expect(
+      letters.map((m) => [
+        m.properties.messageId as string,
+        m.properties.headers?.[FERRY_HEADERS.rejectReason],
+      ]),
+    ).toEqual([[id('identity-nul'), 'invalid_text']]);
+    const rows = await setup.database.db.query<{ message_id: string; headers: unknown }>(
+      `SELECT message_id, headers FROM ${INBOX_TABLE} WHERE message_id LIKE $1`,
+      [`${run}-%`],
+    );
+    expect(new Map(rows.map((row) => [row.message_id, row.headers]))).toEqual(
+      new Map(sent.map(([messageId]) => [messageId, goodStored])),
+    );
   });
 });

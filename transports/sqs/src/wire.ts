@@ -5,6 +5,7 @@ import {
   ferryHeaderValues,
   nonEmptyValue,
   parseJsonObjectBody,
+  putStorableHeader,
   readFerryHeaders,
   resolveTenant,
   type TenantSource,
@@ -128,7 +129,10 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
   };
 }
 
-/** The event's own headers (unpacked from x-ferry-headers) plus every other String attribute. */
+/**
+ * The event's own headers (unpacked from x-ferry-headers) plus every other String attribute,
+ * each when its name and value are storable text (putStorableHeader).
+ */
 function decodeHeaders(attributes: Attributes): Record<string, string> {
   const headers: Record<string, string> = {};
   const packed = attributeString(attributes, HEADERS_ATTRIBUTE);
@@ -137,17 +141,17 @@ function decodeHeaders(attributes: Attributes): Record<string, string> {
       const parsed: unknown = JSON.parse(packed);
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
         for (const [name, value] of Object.entries(parsed)) {
-          if (typeof value === 'string') headers[name] = value;
+          if (typeof value === 'string') putStorableHeader(headers, name, value);
         }
       }
     } catch {
-      headers[HEADERS_ATTRIBUTE] = packed;
+      putStorableHeader(headers, HEADERS_ATTRIBUTE, packed);
     }
   }
   for (const name of Object.keys(attributes)) {
     if (name === HEADERS_ATTRIBUTE || TRANSPORT_ATTRIBUTES.has(name)) continue;
     const value = attributeString(attributes, name);
-    if (value !== undefined) headers[name] = value;
+    if (value !== undefined) putStorableHeader(headers, name, value);
   }
   return headers;
 }

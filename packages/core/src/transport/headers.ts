@@ -1,5 +1,6 @@
 import { FERRY_HEADERS, type OutboxMessage } from '../contracts';
 import { isReservedHeader } from '../validate/headers';
+import { textFault } from '../validate/text';
 
 /** ferry's headers for one outbox message, in wire order; null where the message has no value. */
 export function ferryHeaderValues(message: OutboxMessage): readonly (readonly [string, string | null])[] {
@@ -55,4 +56,39 @@ export function readFerryHeaders(get: (name: string) => string | undefined): Fer
 /** The value, or undefined when it is null, undefined or empty. */
 export function nonEmptyValue(value: string | null | undefined): string | undefined {
   return value === null || value === undefined || value.length === 0 ? undefined : value;
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A delivery header's name or value as text PostgreSQL stores faithfully, or undefined when it
+ * is not: bytes that are not valid UTF-8, or text with NUL or an unpaired surrogate (textFault).
+ */
+export function storableHeaderText(value: string | Uint8Array): string | undefined {
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else {
+    try {
+      text = STRICT_UTF8.decode(value);
+    } catch {
+      return undefined;
+    }
+  }
+  return textFault(text) === null ? text : undefined;
+}
+
+/**
+ * Puts one delivery header into the inbox input's `headers` when its name and value are both
+ * storable text (storableHeaderText). Every transport passes headers through here: a header that
+ * is not text (binary, invalid UTF-8, NUL, a lone surrogate) is left out, and its message is
+ * accepted without it. ferry's own identity, tenant and type are read apart (readFerryHeaders).
+ */
+export function putStorableHeader(
+  headers: Record<string, string>,
+  name: string | Uint8Array,
+  value: string | Uint8Array,
+): void {
+  const key = storableHeaderText(name);
+  const text = storableHeaderText(value);
+  if (key !== undefined && key.length > 0 && text !== undefined) headers[key] = text;
 }

@@ -34,6 +34,8 @@ export {
   outboxHeaders,
   readFerryHeaders,
   nonEmptyValue,
+  storableHeaderText,
+  putStorableHeader,
   type FerryHeaderValues,
 } from './headers';
 export {

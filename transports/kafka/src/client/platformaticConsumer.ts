@@ -1,4 +1,5 @@
 import type { Message } from '@platformatic/kafka';
+import { storableHeaderText } from '@ferry/core/transport';
 import { hasKafkaType } from '../errors';
 import { closedOnAbort } from './closedOnAbort';
 import { PartitionGate } from './partitionGate';
@@ -231,7 +232,9 @@ function groupByPartition(messages: readonly Message[]): Map<string, Message[]> 
 function toRecord(message: Message): ConsumedRecord {
   const headers: Record<string, Buffer> = {};
   for (const [name, value] of message.headers ?? new Map<Buffer, Buffer>()) {
-    headers[name.toString('utf8')] = value;
+    // A name that is not valid UTF-8 is left out here, where its bytes still are (see decodeHeaders).
+    const text = storableHeaderText(name);
+    if (text !== undefined) headers[text] = value;
   }
   return {
     offset: message.offset.toString(),

@@ -1,0 +1,40 @@
+import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
+import { InMemoryBroker, attachInMemoryConsumer, waitUntil } from '@ferry/testing';
+import { MemoryAcceptor } from '@ferry/testing/conformance';
+
+/** A MemoryAcceptor that keeps every input it was offered. */
+class RecordingAcceptor extends MemoryAcceptor {
+  readonly inputs: InboxAcceptInput[] = [];
+  override acceptMany(inputs: readonly InboxAcceptInput[]) {
+    this.inputs.push(...inputs);
+    return super.acceptMany(inputs);
+  }
+}
+
+describe('attachInMemoryConsumer', () => {
+  test('leaves out a header whose name or value is not storable text and accepts its delivery and the neighbours', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    const good = { 'x-app': 'kept' };
+    const sent: Array<[string, Record<string, string>]> = [
+      ['good-1', good],
+      ['value-nul', { ...good, 'x-bin': 'a\u0000b' }],
+      ['value-lone', { ...good, 'x-lone': '\ud800' }],
+      ['name-nul', { ...good, 'x-\u0000name': 'value' }],
+      ['good-2', good],
+    ];
+    for (const [id, headers] of sent) {
+      broker.send('q', { body: Buffer.from('{}'), headers: { [FERRY_HEADERS.messageId]: id, ...headers } });
+    }
+    const acceptor = new RecordingAcceptor();
+    const consumer = attachInMemoryConsumer(acceptor, { broker, queue: 'q', consumer: 'c' });
+    try {
+      await waitUntil('every delivery accepted', () => acceptor.accepted.length === sent.length);
+    } finally {
+      await consumer.close();
+    }
+    expect(acceptor.inputs.map((input) => [input.messageId, input.headers])).toEqual(
+      sent.map(([id]) => [id, { [FERRY_HEADERS.messageId]: id, ...good }]),
+    );
+  });
+});
