@@ -175,7 +175,27 @@ async function analyzeBefore(statistics: KeyedStatistics): Promise<void> {
 }
 
 /**
- * A keyed backlog of `backlog` events under stale statistics, one claim of LIMIT rows.
+ * Rows that pile up beside a backlog without adding to what a claim can take: `failed` FAILED
+ * events, the first of each backlog key (so under 'skip' every head in the due window overtakes
+ * one and the skip guard runs), the rest on keys of their own that sort after every backlog key
+ * (`z...`, never reached by the key scan); `inFlight` PROCESSING events other relays' claims hold
+ * under a live lease, on keys of their own (`p...`, every other one unkeyed).
+ */
+interface Grown {
+  readonly failed?: number;
+  readonly inFlight?: number;
+}
+
+/**
+ * Statistics for a claim: those of KeyedStatistics (gathered before everything), 'fresh' (with
+ * everything in place) or 'before' (with the backlog in place, while the grown rows were still
+ * SENT: they failed or were claimed since, so the planner takes FAILED and PROCESSING rows to
+ * be rare).
+ */
+type ClaimStatistics = KeyedStatistics | 'fresh' | 'before';
+
+/**
+ * A keyed backlog of `backlog` events, one claim of LIMIT rows.
  * 'blocked': a FAILED head holds back key k-blocked, whose `backlog / 2` events are due first
  * (they fill the due window, so the key-scan statement runs), and the other half spreads over 500
  * keys due later. 'interleaved': the backlog spread over 1,000 keys in due order, so the due
@@ -183,11 +203,25 @@ async function analyzeBefore(statistics: KeyedStatistics): Promise<void> {
  */
 async function claimKeyedBacklog(
   backlog: number,
-  statistics: KeyedStatistics,
+  statistics: ClaimStatistics,
   shape: 'blocked' | 'interleaved',
   failedHead: FailedHeadPolicy,
+  grown: Grown = {},
 ) {
-  await analyzeBefore(statistics);
+  if (statistics === 'unkeyed' || statistics === 'sent') await analyzeBefore(statistics);
+  else await t.db.execute('TRUNCATE outbox_events');
+  // Inserted SENT, made FAILED / PROCESSING after the 'before' analysis.
+  const later = statistics === 'before';
+  await t.db.execute(
+    `INSERT INTO outbox_events
+       (id, event_type, payload, max_retries, ordering_key, status, failed_at, published_at)
+     SELECT gen_random_uuid(), 'claim.cost.failed', '{}', 5,
+       CASE WHEN g < $2 THEN 'k' || g ELSE 'z' || g END,
+       CASE WHEN $3 THEN 'SENT' ELSE 'FAILED' END,
+       CASE WHEN $3 THEN NULL ELSE now() END, CASE WHEN $3 THEN now() END
+     FROM generate_series(0, $1::int - 1) g`,
+    [grown.failed ?? 0, shape === 'interleaved' ? 1000 : 500, later],
+  );
   if (shape === 'blocked') {
     await t.db.execute(
       `INSERT INTO outbox_events (id, event_type, payload, max_retries, ordering_key, status, failed_at)
@@ -203,6 +237,28 @@ async function claimKeyedBacklog(
      FROM generate_series(1, $1::int) g`,
     [backlog, shape],
   );
+  await t.db.execute(
+    `INSERT INTO outbox_events (id, event_type, payload, max_retries, ordering_key, status,
+       claim_token, lease_expires_at, claimed_at, published_at)
+     SELECT gen_random_uuid(), 'claim.cost.in-flight', '{}', 5,
+       CASE WHEN g % 2 = 0 THEN 'p' || g END, CASE WHEN $2 THEN 'SENT' ELSE 'PROCESSING' END,
+       CASE WHEN NOT $2 THEN gen_random_uuid() END, CASE WHEN NOT $2 THEN now() + interval '1 hour' END,
+       CASE WHEN NOT $2 THEN now() END, CASE WHEN $2 THEN now() END
+     FROM generate_series(1, $1::int) g`,
+    [grown.inFlight ?? 0, later],
+  );
+  if (statistics === 'fresh' || later) await t.db.execute('ANALYZE outbox_events');
+  if (later) {
+    await t.db.execute(
+      `UPDATE outbox_events SET status = 'FAILED', failed_at = now(), published_at = NULL
+       WHERE event_type = 'claim.cost.failed'`,
+    );
+    await t.db.execute(
+      `UPDATE outbox_events SET status = 'PROCESSING', published_at = NULL, claim_token = gen_random_uuid(),
+         lease_expires_at = now() + interval '1 hour', claimed_at = now()
+       WHERE event_type = 'claim.cost.in-flight'`,
+    );
+  }
   const explainer = new Client({ connectionString: t.url });
   await explainer.connect();
   try {
@@ -213,7 +269,7 @@ async function claimKeyedBacklog(
       leaseMs: 60_000,
       failedHead,
     });
-    return { work: measured.total(), claimed: claim.rows.length };
+    return { work: measured.total(), claimed: claim.rows.length, skipped: claim.skippedIds.length };
   } finally {
     await explainer.end();
   }
@@ -234,6 +290,51 @@ describe('claim cost on a keyed backlog with statistics from before it', () => {
     async (statistics, shape, failedHead) => {
       const small = await claimKeyedBacklog(2_000, statistics, shape, failedHead);
       const large = await claimKeyedBacklog(20_000, statistics, shape, failedHead);
+      expect(small.claimed).toBe(LIMIT);
+      expect(large.claimed).toBe(LIMIT);
+      expect(large.work).toBeLessThan(small.work * 1.5);
+    },
+    120_000,
+  );
+});
+
+/**
+ * FAILED events and rows in flight elsewhere in the table are no part of a claim's work: the skip
+ * guard reads the FAILED events its candidates overtake (by primary key and their keys' ordering
+ * entries), and "no event of this key in flight" is one probe per candidate key, whatever the
+ * rest of the table holds.
+ */
+describe('claim cost as FAILED events and rows in flight pile up', () => {
+  const statistics: ClaimStatistics[] = ['fresh', 'before', 'sent', 'unkeyed'];
+
+  it.each(statistics)(
+    'FAILED heads, failedHead skip, statistics %s',
+    async (stats) => {
+      const small = await claimKeyedBacklog(2_000, stats, 'interleaved', 'skip', { failed: 2_000 });
+      const large = await claimKeyedBacklog(2_000, stats, 'interleaved', 'skip', { failed: 20_000 });
+      // Every claimed row overtook its key's FAILED head.
+      expect([small.claimed, small.skipped]).toEqual([LIMIT, LIMIT]);
+      expect([large.claimed, large.skipped]).toEqual([LIMIT, LIMIT]);
+      expect(large.work).toBeLessThan(small.work * 1.5);
+    },
+    120_000,
+  );
+
+  const inFlight: [ClaimStatistics, 'blocked' | 'interleaved', FailedHeadPolicy][] = statistics.flatMap(
+    (stats) =>
+      (['blocked', 'interleaved'] as const).flatMap((shape) =>
+        (['block', 'skip'] as const).map((policy): [ClaimStatistics, typeof shape, FailedHeadPolicy] => [
+          stats,
+          shape,
+          policy,
+        ]),
+      ),
+  );
+  it.each(inFlight)(
+    'rows in flight, statistics %s, %s keys, failedHead %s',
+    async (stats, shape, failedHead) => {
+      const small = await claimKeyedBacklog(2_000, stats, shape, failedHead, { inFlight: 2_000 });
+      const large = await claimKeyedBacklog(2_000, stats, shape, failedHead, { inFlight: 20_000 });
       expect(small.claimed).toBe(LIMIT);
       expect(large.claimed).toBe(LIMIT);
       expect(large.work).toBeLessThan(small.work * 1.5);

@@ -111,6 +111,11 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
  * entries before it; OFFSET 0 keeps the planner from flattening the lateral into a join). As a
  * join, with statistics from before a keyed burst, the planner started from the FAILED event and
  * walked every later event of the table by seq to find the candidates among them.
+ *
+ * They are share-locked by primary key too (`id = ANY (ARRAY(...))`, 'FAILED' not a constant):
+ * as `id IN (...) AND status = 'FAILED'`, with statistics that take FAILED events to be rare
+ * (analyzed before they failed), the planner read the whole FAILED index and matched every
+ * FAILED event of the table against the overtaken ones.
  */
 const SKIP_GUARD = `
   , preds AS (
@@ -122,7 +127,8 @@ const SKIP_GUARD = `
       OFFSET 0) f
     WHERE ce.id = ANY (ARRAY(SELECT id FROM candidates))
   ), held AS (
-    SELECT f.id FROM outbox_events f WHERE f.id IN (SELECT fid FROM preds) AND f.status = 'FAILED'
+    SELECT f.id FROM outbox_events f
+    WHERE f.id = ANY (ARRAY(SELECT fid FROM preds)) AND f.status = ${NOT_A_CONSTANT_FAILED}
     FOR SHARE
   ), ready AS (
     SELECT c.id FROM candidates c WHERE NOT EXISTS (
