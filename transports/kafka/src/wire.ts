@@ -5,6 +5,7 @@ import {
   putStorableHeader,
   readFerryHeaders,
   resolveTenant,
+  type FerryHeaderValues,
   type TenantSource,
 } from '@ferry/core/transport';
 import type { ConsumedRecord, RecordHeaders } from './client/types';
@@ -110,12 +111,6 @@ export function decodeHeaders(headers: RecordHeaders | undefined): Record<string
   return decoded;
 }
 
-/** One of ferry's own headers as text, bytes decoded as UTF-8 as they are (identity, tenant, type). */
-function ferryHeader(headers: RecordHeaders | undefined, name: string): string | undefined {
-  const last = lastValue(headers?.[name]);
-  return Buffer.isBuffer(last) ? last.toString('utf8') : last;
-}
-
 export type DecodeResult =
   | { readonly ok: true; readonly input: InboxAcceptInput }
   | {
@@ -150,10 +145,10 @@ export function decodeRecord(
   context: DecodeContext,
 ): DecodeResult {
   const headers = decodeHeaders(message.headers);
-  const ferry = readFerryHeaders((name) => ferryHeader(message.headers, name));
+  const ferry = readFerryHeaders((name) => lastValue(message.headers?.[name]));
   const key = message.key === null || message.key === undefined ? null : message.key.toString('utf8');
   const record: InboundRecord = { topic, partition, offset: message.offset, key, headers };
-  const identity = recordIdentity(record, ferry.messageId, context.identity);
+  const identity = recordIdentity(record, ferry, context.identity);
   const messageId = identity.ok ? identity.messageId : null;
   const invalid = (reason: RejectReason, detail: string): DecodeResult => ({
     ok: false,
@@ -164,6 +159,7 @@ export function decodeRecord(
   const value = message.value;
   if (value === null || value === undefined)
     return invalid(REJECT_REASONS.tombstone, 'record has a null value');
+  if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
   if (!identity.ok) return invalid(REJECT_REASONS.missingIdentity, identity.detail);
   const tenant = resolveTenant(context.tenant ?? 'header', record, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
@@ -192,13 +188,19 @@ export function decodeRecord(
 type Identity =
   { readonly ok: true; readonly messageId: string } | { readonly ok: false; readonly detail: string };
 
-/** ferry's message-id header, else the extractor's answer; an extractor that throws gives no identity. */
+/**
+ * ferry's message-id header, else the extractor's answer; an extractor that throws gives no
+ * identity. A record whose ferry headers have a fault has none beyond its header's: the extractor
+ * must not stand in for a message-id header that was not UTF-8.
+ */
 function recordIdentity(
   record: InboundRecord,
-  header: string | undefined,
+  ferry: FerryHeaderValues,
   extractor: IdentityExtractor | null,
 ): Identity {
+  const header = ferry.messageId;
   if (header !== undefined) return { ok: true, messageId: header };
+  if (ferry.fault !== null) return { ok: false, detail: ferry.fault };
   if (extractor === null)
     return { ok: false, detail: `no ${FERRY_HEADERS.messageId} header and no identity` };
   let extracted: unknown;

@@ -164,6 +164,67 @@ describe('attachKafkaConsumer with hostile input', () => {
     expect(dead!.headers['x-ferry-reject-detail']).toContain('FERRY_VALIDATION_FAILED');
   });
 
+  test('message ids whose bytes are not UTF-8 (ff 61, fe 61) are each dead-lettered as invalid_text naming the header, never deduplicated as one lossy id; the neighbour is accepted', async () => {
+    const topic = await harness.topicPair('id-bytes');
+    await harness.raw.send({
+      topic,
+      messages: [
+        { key: 'ff', value: '{"n":1}', headers: { [FERRY_HEADERS.messageId]: Buffer.from([0xff, 0x61]) } },
+        { key: 'fe', value: '{"n":2}', headers: { [FERRY_HEADERS.messageId]: Buffer.from([0xfe, 0x61]) } },
+        { key: 'ok', value: '{"n":3}', headers: { [FERRY_HEADERS.messageId]: Buffer.from('ok-é') } },
+      ],
+    });
+    const { groupId, events } = await harness.start(topic, 'id-bytes', { maxBatchSize: 10 });
+
+    await harness.waitFullyCommitted(groupId, topic);
+    expect((await harness.acceptor.rows('id-bytes')).map((row) => row.messageId)).toEqual(['ok-é']);
+    const dead = await readBack(harness.connection, `${topic}.dlq`, 2);
+    expect(
+      dead.map((record) => [
+        record.key,
+        record.headers[FERRY_HEADERS.rejectReason],
+        record.headers['x-ferry-reject-detail'],
+      ]),
+    ).toEqual([
+      ['ff', REJECT_REASONS.invalidText, expect.stringContaining(FERRY_HEADERS.messageId)],
+      ['fe', REJECT_REASONS.invalidText, expect.stringContaining(FERRY_HEADERS.messageId)],
+    ]);
+    expect(events.filter((event) => event.type === 'dead-lettered').map((event) => event.messageId)).toEqual([
+      null,
+      null,
+    ]);
+  });
+
+  test('tenants whose bytes differ only where they are not UTF-8 are each dead-lettered as invalid_text, never put in one lossy tenant scope; the neighbour is accepted', async () => {
+    const topic = await harness.topicPair('tenant-bytes');
+    const tenant = (last: number) => Buffer.concat([Buffer.from('acme-'), Buffer.from([last])]);
+    await harness.raw.send({
+      topic,
+      messages: [
+        { value: '{"n":1}', headers: { ...id('t-ff'), [FERRY_HEADERS.tenantId]: tenant(0xff) } },
+        { value: '{"n":2}', headers: { ...id('t-fe'), [FERRY_HEADERS.tenantId]: tenant(0xfe) } },
+        { value: '{"n":3}', headers: { ...id('t-ok'), [FERRY_HEADERS.tenantId]: Buffer.from('acme-ü') } },
+      ],
+    });
+    const { groupId } = await harness.start(topic, 'tenant-bytes', { maxBatchSize: 10 });
+
+    await harness.waitFullyCommitted(groupId, topic);
+    expect((await harness.acceptor.rows('tenant-bytes')).map((row) => [row.messageId, row.tenantId])).toEqual(
+      [['t-ok', 'acme-ü']],
+    );
+    const dead = await readBack(harness.connection, `${topic}.dlq`, 2);
+    expect(
+      dead.map((record) => [
+        record.headers[FERRY_HEADERS.messageId],
+        record.headers[FERRY_HEADERS.rejectReason],
+        record.headers['x-ferry-reject-detail'],
+      ]),
+    ).toEqual([
+      ['t-ff', REJECT_REASONS.invalidText, expect.stringContaining(FERRY_HEADERS.tenantId)],
+      ['t-fe', REJECT_REASONS.invalidText, expect.stringContaining(FERRY_HEADERS.tenantId)],
+    ]);
+  });
+
   test('a record PostgreSQL refuses (NUL in its JSON) is isolated and dead-lettered; its neighbours in the same chunk are accepted, nothing is retried, dead letters keep source order', async () => {
     const topic = await harness.topicPair('nul');
     await harness.raw.send({

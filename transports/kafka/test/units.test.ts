@@ -246,6 +246,41 @@ describe('wire format', () => {
     expect(decoded.ok && decoded.input.headers).toEqual({ [FERRY_HEADERS.eventType]: '', 'x-app': 'kept' });
   });
 
+  test("a ferry identity, tenant or type header whose bytes are not UTF-8 is invalid_text naming it, never the extractor's id in its place; UTF-8 bytes decode", () => {
+    const notUtf8 = Buffer.from([0xff, 0x61]);
+    const record = (headers: Record<string, Buffer | string>) =>
+      decodeRecord(
+        't',
+        0,
+        { key: null, value: Buffer.from('{}'), offset: '5', timestamp: '0', headers },
+        { consumer: 'c', maxPayloadBytes: 100, identity: topicPartitionOffsetIdentity },
+      );
+    expect(record({ [FERRY_HEADERS.messageId]: notUtf8 })).toEqual({
+      ok: false,
+      reason: REJECT_REASONS.invalidText,
+      detail: `the ${FERRY_HEADERS.messageId} header is bytes that are not valid UTF-8`,
+      messageId: null,
+    });
+    expect(record({ [FERRY_HEADERS.messageId]: 'm', [FERRY_HEADERS.tenantId]: notUtf8 })).toEqual({
+      ok: false,
+      reason: REJECT_REASONS.invalidText,
+      detail: `the ${FERRY_HEADERS.tenantId} header is bytes that are not valid UTF-8`,
+      messageId: 'm',
+    });
+    expect(record({ [FERRY_HEADERS.messageId]: 'm', [FERRY_HEADERS.eventType]: notUtf8 })).toMatchObject({
+      ok: false,
+      reason: REJECT_REASONS.invalidText,
+      detail: expect.stringContaining(FERRY_HEADERS.eventType),
+    });
+    expect(
+      record({
+        [FERRY_HEADERS.messageId]: Buffer.from('m-é'),
+        [FERRY_HEADERS.tenantId]: Buffer.from('zürich'),
+        [FERRY_HEADERS.eventType]: Buffer.from('order.placed'),
+      }),
+    ).toMatchObject({ ok: true, input: { messageId: 'm-é', tenantId: 'zürich', type: 'order.placed' } });
+  });
+
   test('a record without identity is invalid unless an extractor gives one', () => {
     const message = {
       key: null,

@@ -51,7 +51,12 @@ const TRANSPORT_HEADERS = new Set<string>([
  */
 export function decodeDelivery(message: Message, options: DecodeOptions): Decoded {
   const headers = message.properties.headers ?? {};
-  const ferry = readFerryHeaders((name) => headerString(headers[name]));
+  const ferry = readFerryHeaders((name) => headerValue(headers[name]));
+  if (ferry.fault !== null) {
+    // Never the AMQP messageId or the extractor in place of a message-id header that is not UTF-8.
+    const reported = ferry.messageId ?? null;
+    return { ok: false, reason: REJECT_REASONS.invalidText, detail: ferry.fault, messageId: reported };
+  }
   const messageId =
     ferry.messageId ??
     nonEmptyValue(message.properties.messageId) ??
@@ -100,16 +105,22 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
 }
 
 /**
- * A header value as text, or undefined when it is not one (a table, array, timestamp, decimal):
- * bytes decoded as UTF-8 as they are. Reads ferry's own headers; the inbox input's headers are
- * checked further (stringHeaders).
+ * A header value as text, or undefined when it is not one (bytes, a table, array, timestamp,
+ * decimal). amqplib has already decoded a long string (`S`) as UTF-8; it cannot be checked here.
  */
 export function headerString(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
-  if (Buffer.isBuffer(value)) return value.toString('utf8');
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
     return String(value);
   return undefined;
+}
+
+/**
+ * A header value as text or as its bytes (a byte array, `x`), undefined otherwise. Bytes are
+ * decoded by the reader, strictly (readFerryHeaders, putStorableHeader), never lossily here.
+ */
+function headerValue(value: unknown): string | Buffer | undefined {
+  return Buffer.isBuffer(value) ? value : headerString(value);
 }
 
 /** The delivery's headers that are storable text, without the transport's own (putStorableHeader). */
@@ -117,7 +128,7 @@ function stringHeaders(headers: Readonly<Record<string, unknown>>): Record<strin
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (TRANSPORT_HEADERS.has(name)) continue;
-    const text = Buffer.isBuffer(value) ? value : headerString(value);
+    const text = headerValue(value);
     if (text !== undefined) putStorableHeader(result, name, text);
   }
   return result;

@@ -73,6 +73,41 @@ describe('decodeDelivery', () => {
     });
   });
 
+  it('dead-letters a ferry identity, tenant or type header whose bytes are not UTF-8 as invalid_text naming it, never the AMQP messageId or the extractor in its place; UTF-8 bytes decode', () => {
+    const notUtf8 = Buffer.from([0xff, 0x61]);
+    const withHeaders = (headers: Record<string, unknown>) =>
+      decodeDelivery(delivery('{}', { messageId: 'amqp', headers }), {
+        ...options,
+        identity: () => 'extracted',
+      });
+    expect(withHeaders({ [FERRY_HEADERS.messageId]: notUtf8 })).toEqual({
+      ok: false,
+      reason: 'invalid_text',
+      detail: `the ${FERRY_HEADERS.messageId} header is bytes that are not valid UTF-8`,
+      messageId: null,
+    });
+    expect(withHeaders({ [FERRY_HEADERS.messageId]: 'm', [FERRY_HEADERS.tenantId]: notUtf8 })).toEqual({
+      ok: false,
+      reason: 'invalid_text',
+      detail: `the ${FERRY_HEADERS.tenantId} header is bytes that are not valid UTF-8`,
+      messageId: 'm',
+    });
+    expect(withHeaders({ [FERRY_HEADERS.eventType]: notUtf8 })).toMatchObject({
+      ok: false,
+      reason: 'invalid_text',
+      detail: expect.stringContaining(FERRY_HEADERS.eventType),
+    });
+    const utf8 = withHeaders({
+      [FERRY_HEADERS.messageId]: Buffer.from('m-é'),
+      [FERRY_HEADERS.tenantId]: Buffer.from('zürich'),
+      [FERRY_HEADERS.eventType]: Buffer.from('order.placed'),
+    });
+    expect(utf8).toMatchObject({
+      ok: true,
+      input: { messageId: 'm-é', tenantId: 'zürich', type: 'order.placed' },
+    });
+  });
+
   it('names the reason a delivery is invalid before acceptance', () => {
     const reasons = [
       decodeDelivery(delivery('{}'), options),

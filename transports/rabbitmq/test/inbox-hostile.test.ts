@@ -144,3 +144,85 @@ describe('RabbitMQ deliveries with headers that are not storable text, into the 
     );
   });
 });
+
+describe('RabbitMQ deliveries whose ferry identity or tenant bytes are not UTF-8, into the @ferry/core inbox', () => {
+  const setup = new InboxQueue('inbox-identity-bytes');
+  const { queue } = setup;
+
+  /** Sends `{"n":1}` with these headers; `x-case` names the delivery in its dead letter. */
+  function send(name: string, headers: Options.Publish['headers'], messageId?: string): void {
+    setup.broker.channel.sendToQueue(queue, Buffer.from('{"n":1}'), {
+      contentType: 'application/json',
+      headers: { 'x-case': name, ...headers },
+      ...(messageId === undefined ? {} : { messageId }),
+    });
+  }
+
+  /**
+   * Once every delivery is settled (dead letters are confirmed before their ack): the dead
+   * letters as [x-case, reject reason, reject detail], in case order.
+   */
+  async function deadLetters(neighbour: string): Promise<Array<[unknown, unknown, unknown]>> {
+    await waitFor('the neighbour accepted', async () => {
+      const found = await setup.database.db.query(`SELECT 1 FROM ${INBOX_TABLE} WHERE message_id = $1`, [
+        neighbour,
+      ]);
+      return found.length > 0 ? true : undefined;
+    });
+    const letters = await settled(setup, 0);
+    letters.push(...(await setup.broker.drain(`${queue}.dlq`)));
+    return letters
+      .map((m): [unknown, unknown, unknown] => [
+        m.properties.headers?.['x-case'],
+        m.properties.headers?.[FERRY_HEADERS.rejectReason],
+        m.properties.headers?.['x-ferry-reject-detail'],
+      ])
+      .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  }
+
+  it('dead-letters each message id whose bytes are not UTF-8 (ff 61, fe 61) as invalid_text, never one lossy id that loses the second as a duplicate; the neighbour is accepted', async () => {
+    const { run, id } = await attachBilling(setup);
+    const suffix = Buffer.from(`-${run}`);
+    send(
+      'fe',
+      { [FERRY_HEADERS.messageId]: Buffer.concat([Buffer.from([0xfe, 0x61]), suffix]) },
+      id('amqp-fe'),
+    );
+    send(
+      'ff',
+      { [FERRY_HEADERS.messageId]: Buffer.concat([Buffer.from([0xff, 0x61]), suffix]) },
+      id('amqp-ff'),
+    );
+    send('ok', { [FERRY_HEADERS.messageId]: Buffer.from(id('ok-é')) });
+
+    const naming = expect.stringContaining(FERRY_HEADERS.messageId);
+    expect(await deadLetters(id('ok-é'))).toEqual([
+      ['fe', 'invalid_text', naming],
+      ['ff', 'invalid_text', naming],
+    ]);
+    const rows = await setup.database.db.query<{ message_id: string }>(
+      `SELECT message_id FROM ${INBOX_TABLE} WHERE message_id LIKE $1`,
+      [`%${run}%`],
+    );
+    expect(rows.map((row) => row.message_id)).toEqual([id('ok-é')]);
+  });
+
+  it('dead-letters each tenant whose bytes differ only where they are not UTF-8 as invalid_text, never one lossy tenant scope; the neighbour is accepted', async () => {
+    const { run, id } = await attachBilling(setup);
+    const tenant = (last: number) => Buffer.concat([Buffer.from(`${run}-`), Buffer.from([last])]);
+    send('fe', { [FERRY_HEADERS.messageId]: id('t-fe'), [FERRY_HEADERS.tenantId]: tenant(0xfe) });
+    send('ff', { [FERRY_HEADERS.messageId]: id('t-ff'), [FERRY_HEADERS.tenantId]: tenant(0xff) });
+    send('ok', { [FERRY_HEADERS.messageId]: id('t-ok'), [FERRY_HEADERS.tenantId]: Buffer.from(`${run}-ü`) });
+
+    const naming = expect.stringContaining(FERRY_HEADERS.tenantId);
+    expect(await deadLetters(id('t-ok'))).toEqual([
+      ['fe', 'invalid_text', naming],
+      ['ff', 'invalid_text', naming],
+    ]);
+    const rows = await setup.database.db.query<{ message_id: string; tenant_id: string | null }>(
+      `SELECT message_id, tenant_id FROM ${INBOX_TABLE} WHERE message_id LIKE $1`,
+      [`${run}-%`],
+    );
+    expect(rows.map((row) => [row.message_id, row.tenant_id])).toEqual([[id('t-ok'), `${run}-ü`]]);
+  });
+});

@@ -42,15 +42,36 @@ export interface FerryHeaderValues {
   readonly messageId: string | undefined;
   readonly tenantId: string | undefined;
   readonly eventType: string | undefined;
+  /**
+   * Why the delivery must be dead-lettered as `invalid_text`, naming the header (one of the three
+   * arrived as bytes that are not UTF-8, so its value is undefined), or null.
+   */
+  readonly fault: string | null;
 }
 
-/** Reads ferry's identity, tenant and type headers through `get` (a header or attribute lookup). */
-export function readFerryHeaders(get: (name: string) => string | undefined): FerryHeaderValues {
-  return {
-    messageId: nonEmptyValue(get(FERRY_HEADERS.messageId)),
-    tenantId: nonEmptyValue(get(FERRY_HEADERS.tenantId)),
-    eventType: nonEmptyValue(get(FERRY_HEADERS.eventType)),
+/**
+ * Reads ferry's identity, tenant and type headers through `get` (a header or attribute lookup).
+ * A value that arrives as bytes is decoded as strict UTF-8 (strictUtf8Text): bytes that are not
+ * are never decoded lossily, since two ids or tenants that differ only in invalid bytes would
+ * become one (a message lost as a duplicate, two tenants in one scope). Such a header reads as
+ * undefined and `fault` names it; the transport dead-letters the delivery as `invalid_text`.
+ * Text a client library already decoded is taken as it is.
+ */
+export function readFerryHeaders(get: (name: string) => string | Uint8Array | undefined): FerryHeaderValues {
+  const faults: string[] = [];
+  const read = (name: string): string | undefined => {
+    const value = get(name);
+    if (value === undefined || typeof value === 'string') return nonEmptyValue(value);
+    const text = strictUtf8Text(value);
+    if (text === undefined) faults.push(`the ${name} header is bytes that are not valid UTF-8`);
+    return nonEmptyValue(text);
   };
+  const values = {
+    messageId: read(FERRY_HEADERS.messageId),
+    tenantId: read(FERRY_HEADERS.tenantId),
+    eventType: read(FERRY_HEADERS.eventType),
+  };
+  return { ...values, fault: faults.length === 0 ? null : faults.join('; ') };
 }
 
 /** The value, or undefined when it is null, undefined or empty. */
@@ -65,16 +86,17 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * is not: bytes that are not valid UTF-8, or text with NUL or an unpaired surrogate (textFault).
  */
 export function storableHeaderText(value: string | Uint8Array): string | undefined {
-  let text: string;
-  if (typeof value === 'string') text = value;
-  else {
-    try {
-      text = STRICT_UTF8.decode(value);
-    } catch {
-      return undefined;
-    }
+  const text = typeof value === 'string' ? value : strictUtf8Text(value);
+  return text !== undefined && textFault(text) === null ? text : undefined;
+}
+
+/** Bytes decoded as UTF-8, or undefined when they are not valid UTF-8 (never U+FFFD in their place). */
+function strictUtf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return undefined;
   }
-  return textFault(text) === null ? text : undefined;
 }
 
 /**

@@ -51,6 +51,21 @@ describe('transport helpers', () => {
       messageId: 'm-1',
       tenantId: undefined,
       eventType: undefined,
+      fault: null,
+    });
+  });
+
+  it('decodes ferry header bytes as strict UTF-8: bytes that are not read as undefined with a fault naming each header', () => {
+    const bytes: Record<string, Uint8Array> = {
+      [FERRY_HEADERS.messageId]: Buffer.from('m-é'),
+      [FERRY_HEADERS.tenantId]: new Uint8Array([0x61, 0xff]),
+      [FERRY_HEADERS.eventType]: new Uint8Array([0xfe, 0x61]),
+    };
+    expect(readFerryHeaders((name) => bytes[name])).toEqual({
+      messageId: 'm-é',
+      tenantId: undefined,
+      eventType: undefined,
+      fault: `the ${FERRY_HEADERS.tenantId} header is bytes that are not valid UTF-8; the ${FERRY_HEADERS.eventType} header is bytes that are not valid UTF-8`,
     });
   });
 });
