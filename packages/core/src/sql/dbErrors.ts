@@ -1,6 +1,7 @@
 import { FerryError, type FerryErrorCode } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
 import type { SqlExecutor } from './executor';
+import { driverCause, errorCodes, sqlStateOf } from './sqlState';
 
 /**
  * The one translation of PostgreSQL, node-postgres and Prisma errors into FerryErrors, used by
@@ -85,36 +86,26 @@ interface Facts {
 }
 
 type Raw = {
-  code?: unknown;
   message?: unknown;
   constraint?: unknown;
   column?: unknown;
   table?: unknown;
-  cause?: { code?: unknown };
-  meta?: { driverAdapterError?: { cause?: Record<string, unknown> } };
 } | null;
 
 function str(value: unknown): string | null {
   return typeof value === 'string' && value.length > 0 ? value : null;
 }
 
-/** Five characters, not an errno name (EPIPE) nor a Prisma code (P1001 … P6xxx; P0xxx is PL/pgSQL's). */
-function isSqlState(code: string): boolean {
-  return /^[0-9A-Z]{5}$/.test(code) && !/^E[A-Z]+$/.test(code) && !/^P[1-9]\d{3}$/.test(code);
-}
-
 function factsOf(error: unknown): Facts {
   const e = error as Raw;
-  const driver = e?.meta?.driverAdapterError?.cause ?? {};
-  const codes = [driver.originalCode, driver.code, driver.kind, e?.code, e?.cause?.code].filter(
-    (c): c is string => typeof c === 'string',
-  );
+  const driver = driverCause(error);
+  const codes = errorCodes(error);
   const message =
     str(driver.originalMessage) ??
     (error instanceof Error ? (error.message.trim().split('\n').pop() ?? '') : String(error));
   return {
     codes,
-    sqlState: codes.find(isSqlState) ?? null,
+    sqlState: sqlStateOf(error),
     constraint:
       str(e?.constraint) ?? str(driver.constraint) ?? /constraint "([^"]+)"/.exec(message)?.[1] ?? null,
     column: str(e?.column) ?? str(driver.column) ?? /column "([^"]+)"/.exec(message)?.[1] ?? null,

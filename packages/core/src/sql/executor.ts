@@ -6,7 +6,8 @@
  * transaction clients): work passed a transaction joins the caller's transaction.
  * `TransactionAdapter` (below) is the other half: the application's own transactions.
  */
-import { preparedName } from './statementNames';
+import { sqlStateOf } from './sqlState';
+import { preparedLost, preparedName } from './statementNames';
 
 export interface TransactionOptions {
   /**
@@ -100,6 +101,20 @@ function hasTransactions(client: PrismaTransactionLike): client is PrismaClientL
 }
 
 /**
+ * Runs `send` with `text` registered under its prepared name (when it has parameters); a statement
+ * PostgreSQL lost behind the driver (SQLSTATE 26000) gives the text a new name (preparedLost).
+ */
+async function named<T>(text: string, values: readonly unknown[], send: () => Promise<T>): Promise<T> {
+  const name = values.length > 0 ? preparedName(text) : undefined;
+  try {
+    return await send();
+  } catch (error) {
+    if (name !== undefined && sqlStateOf(error) === '26000') preparedLost(name);
+    throw error;
+  }
+}
+
+/**
  * ferry's executor on a Prisma client or transaction client. Each parameterized text it sends is
  * registered under its prepared name (statementNames.ts), so a client built with
  * `new PrismaPg(pool, { statementNameGenerator: ferryStatementNames })` prepares it.
@@ -109,12 +124,10 @@ export function fromPrisma(client: PrismaTransactionLike): SqlExecutor {
   const executor: SqlExecutor = {
     inTransaction,
     async query<T>(text: string, values: readonly unknown[] = []) {
-      if (values.length > 0) preparedName(text);
-      return client.$queryRawUnsafe<T[]>(text, ...values);
+      return named(text, values, () => client.$queryRawUnsafe<T[]>(text, ...values));
     },
     async execute(text: string, values: readonly unknown[] = []) {
-      if (values.length > 0) preparedName(text);
-      return client.$executeRawUnsafe(text, ...values);
+      return named(text, values, () => client.$executeRawUnsafe(text, ...values));
     },
     async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}) {
       if (!hasTransactions(client)) return work(executor);

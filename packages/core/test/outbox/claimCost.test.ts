@@ -5,14 +5,16 @@
  * edge (and leave the rest to the key-scan statement, which takes the next unlocked rows),
  * instead of walking every row of the backlog and checking each against the window's edge.
  *
- * "Work" is counted from EXPLAIN ANALYZE: the rows every plan node produced and filtered out,
- * times its loops. Row counts, not timings: the same plan gives the same figure on any machine.
+ * "Work" is counted from EXPLAIN ANALYZE (planWork). Each case is measured on the plans of
+ * unnamed statements (custom: planned with the values) and again on the generic plan a named
+ * statement (fromPg, or Prisma with ferryStatementNames) may switch to after five executions.
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { emitMany, type FailedHeadPolicy, type SqlExecutor } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { planWork, type PlanKind } from '../planWork';
 
 const LIMIT = 100;
 
@@ -26,47 +28,21 @@ afterAll(async () => {
   await t.drop();
 });
 
-interface PlanNode {
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Join Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  Plans?: PlanNode[];
-}
-
-/** Rows produced and discarded by every node of a plan, times their loops. */
-function work(node: PlanNode): number {
-  const perLoop =
-    (node['Actual Rows'] ?? 0) +
-    (node['Rows Removed by Filter'] ?? 0) +
-    (node['Rows Removed by Join Filter'] ?? 0) +
-    (node['Rows Removed by Index Recheck'] ?? 0);
-  const own = perLoop * (node['Actual Loops'] ?? 1);
-  return own + (node.Plans ?? []).reduce((total, child) => total + work(child), 0);
-}
-
 /**
- * An executor that, before each statement, runs it once under EXPLAIN ANALYZE in a transaction
- * it rolls back, and adds that plan's work to `total`; then runs it for real.
+ * An executor that, before each statement, measures its `plan`'s work (planWork, in a transaction
+ * rolled back) and adds it to `total`; then runs it for real.
  */
-function measuring(client: Client): { db: SqlExecutor; total: () => number; statements: () => number } {
+function measuring(
+  client: Client,
+  plan: PlanKind,
+): { db: SqlExecutor; total: () => number; statements: () => number } {
   let total = 0;
   let statements = 0;
   const db: SqlExecutor = {
     ...t.db,
-    query: async <T>(text: string, values?: readonly unknown[]) => {
+    query: async <T>(text: string, values: readonly unknown[] = []) => {
       statements += 1;
-      await client.query('BEGIN');
-      try {
-        const explained = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-          `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
-          values as unknown[],
-        );
-        total += work(explained.rows[0]!['QUERY PLAN'][0].Plan);
-      } finally {
-        await client.query('ROLLBACK');
-      }
+      total += await planWork(client, text, values, plan);
       return t.db.query<T>(text, values);
     },
   };
@@ -81,7 +57,11 @@ function measuring(client: Client): { db: SqlExecutor; total: () => number; stat
  * analyzed when the table held only SENT events, before the backlog arrived (as after a burst,
  * until autovacuum analyzes again): the planner then takes PENDING rows to be rare.
  */
-async function claimBehindLockedWindow(backlog: number, statistics: 'fresh' | 'stale' = 'fresh') {
+async function claimBehindLockedWindow(
+  backlog: number,
+  statistics: 'fresh' | 'stale' = 'fresh',
+  plan: PlanKind = 'custom',
+) {
   await t.db.execute('TRUNCATE outbox_events');
   if (statistics === 'stale') {
     await t.db.execute(
@@ -108,7 +88,7 @@ async function claimBehindLockedWindow(backlog: number, statistics: 'fresh' | 's
        ORDER BY next_attempt_at, seq LIMIT $1 FOR UPDATE`,
       [LIMIT * 2],
     );
-    const measured = measuring(explainer);
+    const measured = measuring(explainer, plan);
     const claim = await relayStore(measured.db).claim({
       token: randomUUID(),
       limit: LIMIT,
@@ -127,10 +107,12 @@ async function claimBehindLockedWindow(backlog: number, statistics: 'fresh' | 's
   }
 }
 
-describe('claim cost while other claims hold the front of the backlog', () => {
+const PLANS: PlanKind[] = ['custom', 'generic'];
+
+describe.each(PLANS)('claim cost while other claims hold the front of the backlog (%s plans)', (plan) => {
   it('claims a full batch past the held rows, with work that does not grow with the backlog', async () => {
-    const small = await claimBehindLockedWindow(2_000);
-    const large = await claimBehindLockedWindow(20_000);
+    const small = await claimBehindLockedWindow(2_000, 'fresh', plan);
+    const large = await claimBehindLockedWindow(20_000, 'fresh', plan);
     expect(small.claimed).toBe(LIMIT);
     expect(large.claimed).toBe(LIMIT);
     // Ten times the backlog: the same work, give or take a B-tree level (not ten times more).
@@ -142,13 +124,13 @@ describe('claim cost while other claims hold the front of the backlog', () => {
     // overtaken: the cheap statement takes the unlocked rows past it. Two statements (the cheap
     // one coming back empty, then the key scan) and a key scan first on every later claim were
     // what 8 relays on an unkeyed backlog paid on every claim.
-    const claim = await claimBehindLockedWindow(2_000);
+    const claim = await claimBehindLockedWindow(2_000, 'fresh', plan);
     expect([claim.claimed, claim.statements, claim.keyScanFirst]).toEqual([LIMIT, 1, false]);
   }, 60_000);
 
   it('does not walk the backlog when statistics predate it', async () => {
-    const small = await claimBehindLockedWindow(2_000, 'stale');
-    const large = await claimBehindLockedWindow(20_000, 'stale');
+    const small = await claimBehindLockedWindow(2_000, 'stale', plan);
+    const large = await claimBehindLockedWindow(20_000, 'stale', plan);
     expect(small.claimed).toBe(LIMIT);
     expect(large.claimed).toBe(LIMIT);
     expect(large.work).toBeLessThan(small.work * 1.5);
@@ -206,6 +188,7 @@ async function claimKeyedBacklog(
   statistics: ClaimStatistics,
   shape: 'blocked' | 'interleaved',
   failedHead: FailedHeadPolicy,
+  plan: PlanKind,
   grown: Grown = {},
 ) {
   if (statistics === 'unkeyed' || statistics === 'sent') await analyzeBefore(statistics);
@@ -262,7 +245,7 @@ async function claimKeyedBacklog(
   const explainer = new Client({ connectionString: t.url });
   await explainer.connect();
   try {
-    const measured = measuring(explainer);
+    const measured = measuring(explainer, plan);
     const claim = await relayStore(measured.db).claim({
       token: randomUUID(),
       limit: LIMIT,
@@ -275,7 +258,7 @@ async function claimKeyedBacklog(
   }
 }
 
-describe('claim cost on a keyed backlog with statistics from before it', () => {
+describe.each(PLANS)('claim cost on a keyed backlog with statistics from before it (%s plans)', (plan) => {
   const cases: [KeyedStatistics, 'blocked' | 'interleaved', FailedHeadPolicy][] = [
     ['unkeyed', 'blocked', 'block'],
     ['unkeyed', 'blocked', 'skip'],
@@ -288,8 +271,8 @@ describe('claim cost on a keyed backlog with statistics from before it', () => {
   it.each(cases)(
     'statistics %s, %s keys, failedHead %s',
     async (statistics, shape, failedHead) => {
-      const small = await claimKeyedBacklog(2_000, statistics, shape, failedHead);
-      const large = await claimKeyedBacklog(20_000, statistics, shape, failedHead);
+      const small = await claimKeyedBacklog(2_000, statistics, shape, failedHead, plan);
+      const large = await claimKeyedBacklog(20_000, statistics, shape, failedHead, plan);
       expect(small.claimed).toBe(LIMIT);
       expect(large.claimed).toBe(LIMIT);
       expect(large.work).toBeLessThan(small.work * 1.5);
@@ -304,14 +287,16 @@ describe('claim cost on a keyed backlog with statistics from before it', () => {
  * entries), and "no event of this key in flight" is one probe per candidate key, whatever the
  * rest of the table holds.
  */
-describe('claim cost as FAILED events and rows in flight pile up', () => {
+describe.each(PLANS)('claim cost as FAILED events and rows in flight pile up (%s plans)', (plan) => {
   const statistics: ClaimStatistics[] = ['fresh', 'before', 'sent', 'unkeyed'];
 
   it.each(statistics)(
     'FAILED heads, failedHead skip, statistics %s',
     async (stats) => {
-      const small = await claimKeyedBacklog(2_000, stats, 'interleaved', 'skip', { failed: 2_000 });
-      const large = await claimKeyedBacklog(2_000, stats, 'interleaved', 'skip', { failed: 20_000 });
+      const small = await claimKeyedBacklog(2_000, stats, 'interleaved', 'skip', plan, { failed: 2_000 });
+      const large = await claimKeyedBacklog(2_000, stats, 'interleaved', 'skip', plan, {
+        failed: 20_000,
+      });
       // Every claimed row overtook its key's FAILED head.
       expect([small.claimed, small.skipped]).toEqual([LIMIT, LIMIT]);
       expect([large.claimed, large.skipped]).toEqual([LIMIT, LIMIT]);
@@ -333,8 +318,10 @@ describe('claim cost as FAILED events and rows in flight pile up', () => {
   it.each(inFlight)(
     'rows in flight, statistics %s, %s keys, failedHead %s',
     async (stats, shape, failedHead) => {
-      const small = await claimKeyedBacklog(2_000, stats, shape, failedHead, { inFlight: 2_000 });
-      const large = await claimKeyedBacklog(2_000, stats, shape, failedHead, { inFlight: 20_000 });
+      const small = await claimKeyedBacklog(2_000, stats, shape, failedHead, plan, { inFlight: 2_000 });
+      const large = await claimKeyedBacklog(2_000, stats, shape, failedHead, plan, {
+        inFlight: 20_000,
+      });
       expect(small.claimed).toBe(LIMIT);
       expect(large.claimed).toBe(LIMIT);
       expect(large.work).toBeLessThan(small.work * 1.5);

@@ -3,7 +3,7 @@
  * ferry's own parameterized statements run as named prepared statements, parsed once per
  * connection; the application's own queries stay unnamed.
  */
-import { createRelay, emitMany, ferryStatementNames, fromPrisma } from '@ferry/core';
+import { createRelay, emit, emitMany, ferryStatementNames, fromPrisma } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import type { PrismaClient } from '../../../../generated/prisma/client';
@@ -69,5 +69,32 @@ describe('ferryStatementNames', () => {
     const plain = t.newClient({ max: 1 });
     expect(await drain(plain, 5)).toBe(5);
     expect(await prepared(plain)).toEqual([]);
+  });
+});
+
+describe('a connection whose prepared statements meet a change', () => {
+  // ferry's statements name their columns (no `*` over its tables), so a column a later migration
+  // adds does not change a prepared statement's result ("cached plan must not change result type").
+  it('runs on after a column is added to outbox_events (a migration during a rolling upgrade)', async () => {
+    const client = t.newClient({ max: 1 }, { statementNameGenerator: ferryStatementNames });
+    expect(await drain(client, 20)).toBe(20);
+    await t.db.execute('ALTER TABLE outbox_events ADD COLUMN added_later text');
+    try {
+      expect(await drain(client, 20)).toBe(20);
+    } finally {
+      await t.db.execute('ALTER TABLE outbox_events DROP COLUMN added_later');
+    }
+  });
+
+  it('recovers after DEALLOCATE ALL behind the driver: one statement fails, later ones run', async () => {
+    const client = t.newClient({ max: 1 }, { statementNameGenerator: ferryStatementNames });
+    expect(await drain(client, 5)).toBe(5);
+    await client.$executeRawUnsafe('DEALLOCATE ALL');
+    // The driver still takes ferry's statements for prepared on this connection: the first fails.
+    await expect(emit(fromPrisma(client), { type: 'named', payload: {} })).rejects.toThrow(/does not exist/);
+    // Every text has a new name now, prepared afresh.
+    await emit(fromPrisma(client), { type: 'named', payload: {} });
+    expect(await drain(client, 5)).toBe(6);
+    expect((await prepared(client)).length).toBeGreaterThanOrEqual(3);
   });
 });

@@ -12,6 +12,11 @@ import { COLUMNS, TABLE, toClaimed, type ReceiptRow } from './fragments';
  * reads at most $2 per consumer), and the earliest $2 of those are claimed, so a backlog on
  * one consumer delays another only by the work that became due before it. Rows a consumer
  * read but the outer LIMIT left unclaimed are unlocked when the statement ends.
+ *
+ * The claimed rows are looked up by primary key (`id = ANY (ARRAY(...))`, an index probe per
+ * id), never by joining `due` against the table: with statistics from before the rows arrived
+ * the planner hash-joined it against a sequential scan of the whole table, completed history
+ * included, a cost that grew with the table (as the outbox claim found, claimBatch.ts).
  */
 export const CLAIM_SQL = `
   WITH fresh AS (
@@ -39,7 +44,7 @@ export const CLAIM_SQL = `
       lease_expires_at = now() + $3::int * interval '1 millisecond',
       attempts = r.attempts + 1, lifetime_attempts = r.lifetime_attempts + 1,
       row_version = r.row_version + 1, updated_at = now()
-  FROM due WHERE r.id = due.id
+  WHERE r.id = ANY (ARRAY(SELECT id FROM due))
   RETURNING ${COLUMNS.replace(/(^|,)\s*/g, '$1 r.')}`;
 
 export async function claimReceipts(
