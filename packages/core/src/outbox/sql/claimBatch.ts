@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { FailedHeadPolicy } from '../options';
-import { CLAIMED_COLUMNS, msInterval, type ClaimedRow } from './fragments';
+import { CLAIMED_COLUMNS, msInterval, opaqueStatus, type ClaimedRow } from './fragments';
 import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './keyScan';
 
 /**
@@ -30,14 +30,14 @@ const inWindow = (r: string) =>
  * walking the whole backlog whenever the pool was short. Unable to prove the partial indexes'
  * predicates, it has only the primary key to look the ids up by.
  */
-const NOT_A_CONSTANT_PENDING = `(SELECT 'PENDING'::text)`;
+const NOT_A_CONSTANT_PENDING = opaqueStatus('PENDING');
 
 /**
  * 'FAILED' the same way, beside a literal IN the ordering index's predicate: of the partial
  * indexes only that one is provable, so the FAILED events before a candidate are read off its own
  * key's entries, not by walking every FAILED event (the FAILED index) per candidate.
  */
-const NOT_A_CONSTANT_FAILED = `(SELECT 'FAILED'::text)`;
+const NOT_A_CONSTANT_FAILED = opaqueStatus('FAILED');
 
 /**
  * Candidate heads, from three sources whose cost does not grow with the rows a blocked key

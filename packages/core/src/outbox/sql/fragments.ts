@@ -21,11 +21,27 @@ export const CLAIMED_COLUMNS = `
   e.retry_count, e.created_at`;
 
 /**
+ * A status as a sub-select (evaluated once) instead of a literal: equal to it, but not a constant
+ * the planner can prove a partial index's predicate (`WHERE status = ...`) with. A statement that
+ * knows its rows' ids compares status this way so that the primary key is its only way in; with
+ * the literal, under statistics that take the status to be rare, the planner read every row of
+ * the status off the partial index and matched the ids against them.
+ */
+export function opaqueStatus(status: OutboxStatus): string {
+  return `(SELECT '${status}'::text)`;
+}
+
+/**
  * The fence every change of a claimed row goes through: still PROCESSING, under the same
  * claim token, with an unexpired lease (database clock). `$token` is the parameter holding it.
+ * `byId`: for a statement that names its rows by id (joined to its input): the status is opaque
+ * (opaqueStatus), so the rows are looked up by primary key, one probe per input row. With
+ * 'PROCESSING' literal, a completion read every claim's rows off the lease index, and under a
+ * generic plan with statistics of an empty table it rescanned its whole input for each of them.
  */
-export function claimFence(token: string): string {
-  return `e.status = 'PROCESSING' AND e.claim_token = ${token}::uuid AND e.lease_expires_at > now()`;
+export function claimFence(token: string, options: { byId?: boolean } = {}): string {
+  const status = options.byId === true ? opaqueStatus('PROCESSING') : `'PROCESSING'`;
+  return `e.status = ${status} AND e.claim_token = ${token}::uuid AND e.lease_expires_at > now()`;
 }
 
 /** A duration in ms as an interval: `${msInterval('$3')}`. */
