@@ -68,3 +68,49 @@ test('relays every emitted event to Kafka and marks it SENT, keeping per-key ord
   }
   expect(new Set(records.map((record) => record.partition)).size).toBe(3);
 });
+
+test('a started relay (pipelined cycles) puts every event it marked SENT into the topic', async () => {
+  const pipelined = uniqueName('relay-pipelined');
+  await ensureTopics(connection, [{ topic: pipelined, partitions: 3 }]);
+  const pipelinedPublisher = new KafkaPublisher(connection);
+  const events: OutboxEventInput[] = Array.from({ length: 400 }, (_, index) => ({
+    type: 'order.created',
+    destination: pipelined,
+    payload: { index },
+  }));
+  const { ids } = await emitMany(database.db, events);
+  const started = createRelay({
+    db: database.db,
+    publisher: pipelinedPublisher,
+    logger: silentLogger,
+    options: { batchSize: 50, pipelineDepth: 2 },
+  });
+  try {
+    started.start();
+    await waitFor(
+      async () => {
+        const rows = await database.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM outbox_events WHERE id = ANY($1::uuid[]) AND status = 'SENT'`,
+          [ids],
+        );
+        return rows[0]?.n === ids.length;
+      },
+      () => 'pipelined events not yet SENT',
+    );
+  } finally {
+    await started.close();
+    await pipelinedPublisher.close();
+  }
+  const retried = await database.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM outbox_events WHERE id = ANY($1::uuid[]) AND retry_count > 0`,
+    [ids],
+  );
+  const records = await readBack(connection, pipelined, ids.length).finally(() =>
+    deleteTopics(connection, [pipelined]),
+  );
+  const received = new Set(records.map((record) => record.headers[FERRY_HEADERS.messageId]));
+  expect({ missing: ids.filter((id) => !received.has(id)).length, retried: retried[0]?.n }).toEqual({
+    missing: 0,
+    retried: 0,
+  });
+});

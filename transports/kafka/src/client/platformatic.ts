@@ -80,6 +80,12 @@ export class PlatformaticDriver implements KafkaClientDriver {
       retries: Math.max(MIN_IDEMPOTENT_RETRIES, options.retries),
       autocreateTopics: false,
     });
+    // The client numbers an idempotent send's records from each partition's sequence when the
+    // send starts and moves the sequence on only when the broker answered: two sends in flight
+    // at once get the same numbers, and the broker refuses the later one or, when it has the
+    // size of one of the partition's last five batches, acknowledges it as a duplicate and drops
+    // its records. So one send at a time, in the order they were asked for (per-key order).
+    let previous: Promise<unknown> = Promise.resolve();
     return {
       // The client connects on first use; asking for the brokers' API versions connects now.
       connect: async () => {
@@ -91,11 +97,15 @@ export class PlatformaticDriver implements KafkaClientDriver {
       },
       disconnect: () => producer.close(),
       onDisconnect: (listener) => void producer.on('client:broker:disconnect', listener),
-      send: async (batches: readonly TopicRecords[]) => {
+      send: (batches: readonly TopicRecords[]) => {
         const messages = batches.flatMap(({ topic, records }) =>
           records.map((record) => toPlatformaticMessage(topic, record)),
         );
-        await producer.send({ messages, acks: -1, idempotent: true, autocreateTopics: false });
+        const sending = previous.then(() =>
+          producer.send({ messages, acks: -1, idempotent: true, autocreateTopics: false }),
+        );
+        previous = sending.catch(() => undefined);
+        return sending.then(() => undefined);
       },
     };
   }
