@@ -5,20 +5,22 @@
  * - `pass`: bytes flow both ways.
  * - `blackhole`: connections are accepted (new ones too) but every byte is dropped in both
  *   directions and nothing is ever answered; no FIN or RST is sent, like a silent network.
+ * - `mute`: the client's bytes reach the server (new connections too), but nothing the server
+ *   sends comes back: a request is carried out and its answer lost.
  * - `refuse`: the listening socket is closed, so new connections get ECONNREFUSED; existing ones
  *   are left alone.
  * `resetAll()` sends RST on every open connection (both sides) without changing the mode.
- * Leaving `blackhole` resets the connections that lived through it: their streams lost bytes and
+ * Leaving `blackhole` or `mute` resets the connections that lived through it: their streams lost bytes and
  * can never be in sync again (the client has normally given up on them by then).
  */
 import net from 'node:net';
 
-export type ProxyMode = 'pass' | 'blackhole' | 'refuse';
+export type ProxyMode = 'pass' | 'blackhole' | 'mute' | 'refuse';
 
 interface Pair {
   readonly client: net.Socket;
   upstream: net.Socket | undefined;
-  /** True once the pair saw blackhole mode: its streams lost bytes. */
+  /** True once the pair saw blackhole or mute mode: its streams lost bytes. */
   damaged: boolean;
 }
 
@@ -68,8 +70,8 @@ export class TcpProxy {
     if (previous === mode) return;
     this.currentMode = mode;
     if (previous === 'refuse') await this.listen(this.listenPort);
-    if (mode === 'blackhole') for (const pair of this.pairs) pair.damaged = true;
-    if (previous === 'blackhole') {
+    if (lossy(mode)) for (const pair of this.pairs) pair.damaged = true;
+    if (lossy(previous)) {
       for (const pair of [...this.pairs]) if (pair.damaged) this.reset(pair);
     }
     if (mode === 'refuse') await this.stopListening();
@@ -116,7 +118,7 @@ export class TcpProxy {
 
   private onConnection(client: net.Socket): void {
     this.accepted += 1;
-    const pair: Pair = { client, upstream: undefined, damaged: this.currentMode === 'blackhole' };
+    const pair: Pair = { client, upstream: undefined, damaged: lossy(this.currentMode) };
     this.pairs.add(pair);
     const drop = (): void => {
       if (this.pairs.delete(pair)) {
@@ -128,18 +130,23 @@ export class TcpProxy {
     client.on('close', drop);
     // Bytes are forwarded by hand (not pipe) so that blackhole mode can drop them.
     client.on('data', (chunk) => {
-      if (this.currentMode === 'blackhole' || pair.damaged) return;
+      if (this.currentMode !== 'mute' && (this.currentMode === 'blackhole' || pair.damaged)) return;
       pair.upstream?.write(chunk);
     });
-    if (pair.damaged) return; // accepted during blackhole: never connected, never answered
+    if (this.currentMode === 'blackhole') return; // accepted during blackhole: never connected, never answered
     client.pause();
     const upstream = net.connect(this.targetPort, this.targetHost, () => client.resume());
     pair.upstream = upstream;
     upstream.on('data', (chunk) => {
-      if (this.currentMode === 'blackhole' || pair.damaged) return;
+      if (lossy(this.currentMode) || pair.damaged) return;
       client.write(chunk);
     });
     upstream.on('error', drop);
     upstream.on('close', drop);
   }
+}
+
+/** Modes in which bytes are lost: a connection that lived through one is never in sync again. */
+function lossy(mode: ProxyMode): boolean {
+  return mode === 'blackhole' || mode === 'mute';
 }

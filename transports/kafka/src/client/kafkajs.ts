@@ -3,6 +3,7 @@ import type { Logger } from '@ferry/core';
 import { kafkajsLogMethod } from '../logLevels';
 import { KafkajsGate } from './kafkajsGate';
 import { KafkajsProducer } from './kafkajsProducer';
+import { SequencedSends } from './sequencedSends';
 import { SeedRotation } from './seedRotation';
 import { waitForLeaders } from './leaders';
 import type { KafkaLogLevel, ResolvedConnectionOptions } from '../connectionOptions';
@@ -67,8 +68,10 @@ export class KafkajsDriver implements KafkaClientDriver {
   }
 
   producer(options: DriverProducerOptions): DriverProducer {
-    const { kafka, gate } = this.gated(options.signal);
-    return new KafkajsProducer(kafka, gate, options);
+    return new SequencedSends(() => {
+      const { kafka, gate } = this.gated(options.signal);
+      return new KafkajsProducer(kafka, gate, options);
+    });
   }
 
   consumer(options: DriverConsumerOptions): DriverConsumer {

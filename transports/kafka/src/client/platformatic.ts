@@ -3,6 +3,7 @@ import type { ResolvedConnectionOptions } from '../connectionOptions';
 import { closedOnAbort } from './closedOnAbort';
 import { waitForLeaders } from './leaders';
 import { PlatformaticConsumer } from './platformaticConsumer';
+import { SequencedSends } from './sequencedSends';
 import type { PlatformaticBase, PlatformaticKafka } from './platformaticTypes';
 import type {
   DriverAdmin,
@@ -70,6 +71,10 @@ export class PlatformaticDriver implements KafkaClientDriver {
   }
 
   producer(options: DriverProducerOptions): DriverProducer {
+    return new SequencedSends(() => this.clientProducer(options));
+  }
+
+  private clientProducer(options: DriverProducerOptions): DriverProducer {
     const { Producer } = platformaticKafka();
     const producer = new Producer({
       ...this.base,
@@ -80,12 +85,6 @@ export class PlatformaticDriver implements KafkaClientDriver {
       retries: Math.max(MIN_IDEMPOTENT_RETRIES, options.retries),
       autocreateTopics: false,
     });
-    // The client numbers an idempotent send's records from each partition's sequence when the
-    // send starts and moves the sequence on only when the broker answered: two sends in flight
-    // at once get the same numbers, and the broker refuses the later one or, when it has the
-    // size of one of the partition's last five batches, acknowledges it as a duplicate and drops
-    // its records. So one send at a time, in the order they were asked for (per-key order).
-    let previous: Promise<unknown> = Promise.resolve();
     return {
       // The client connects on first use; asking for the brokers' API versions connects now.
       connect: async () => {
@@ -97,15 +96,11 @@ export class PlatformaticDriver implements KafkaClientDriver {
       },
       disconnect: () => producer.close(),
       onDisconnect: (listener) => void producer.on('client:broker:disconnect', listener),
-      send: (batches: readonly TopicRecords[]) => {
+      send: async (batches: readonly TopicRecords[]) => {
         const messages = batches.flatMap(({ topic, records }) =>
           records.map((record) => toPlatformaticMessage(topic, record)),
         );
-        const sending = previous.then(() =>
-          producer.send({ messages, acks: -1, idempotent: true, autocreateTopics: false }),
-        );
-        previous = sending.catch(() => undefined);
-        return sending.then(() => undefined);
+        await producer.send({ messages, acks: -1, idempotent: true, autocreateTopics: false });
       },
     };
   }

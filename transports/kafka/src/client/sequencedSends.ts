@@ -1,0 +1,84 @@
+import type { DriverProducer, TopicRecords } from './types';
+
+/**
+ * The sends of an idempotent producer, kept safe from the producer's own record numbering.
+ *
+ * An idempotent producer numbers each partition's records, and the broker drops a batch whose
+ * numbers match one of the partition's last five batches, acknowledging it as a duplicate. Two
+ * ways a batch gets numbers that are not its own:
+ *
+ * - **Two sends in flight.** @platformatic/kafka numbers a send when it starts and moves the
+ *   numbering on only when the broker answered, so two sends at once are numbered alike: the
+ *   broker refuses the later one (OUT_OF_ORDER_SEQUENCE_NUMBER) or drops it. So one send at a
+ *   time, in the order asked (which keeps per-key order).
+ * - **A send that failed after the broker wrote it** (its answer lost, a timeout): both clients
+ *   give its numbers back, and the next send of as many records gets them and is dropped. So
+ *   after a failed send the next one goes out on a new producer (a new producer id, numbered
+ *   afresh): the failed batch may then be written twice, never a later one lost.
+ */
+export class SequencedSends implements DriverProducer {
+  private current: DriverProducer;
+  private readonly listeners: (() => void)[] = [];
+  private tail: Promise<unknown> = Promise.resolve();
+  /** The current producer's last send failed: the next send starts a new producer. */
+  private spent = false;
+  /** A new producer that has not connected yet. */
+  private unconnected = false;
+  private closed = false;
+
+  /** `create` makes a new client producer, not connected. */
+  constructor(private readonly create: () => DriverProducer) {
+    this.current = this.adopt(create());
+  }
+
+  connect(): Promise<void> {
+    return this.current.connect();
+  }
+
+  send(batches: readonly TopicRecords[]): Promise<void> {
+    const turn = this.tail.then(() => this.sendNow(batches));
+    this.tail = turn.catch(() => undefined);
+    return turn;
+  }
+
+  disconnect(): Promise<void> {
+    this.closed = true;
+    return this.current.disconnect();
+  }
+
+  onDisconnect(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  private async sendNow(batches: readonly TopicRecords[]): Promise<void> {
+    if (this.closed) throw new Error('the Kafka producer is closed');
+    if (this.spent) await this.renew();
+    if (this.unconnected) {
+      await this.current.connect();
+      this.unconnected = false;
+    }
+    try {
+      await this.current.send(batches);
+    } catch (error) {
+      this.spent = true;
+      throw error;
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const old = this.current;
+    this.current = this.adopt(this.create());
+    this.spent = false;
+    this.unconnected = true;
+    await old.disconnect().catch(() => undefined);
+  }
+
+  /** Disconnects of `producer` reach the listeners while it is the current one (not once replaced). */
+  private adopt(producer: DriverProducer): DriverProducer {
+    producer.onDisconnect(() => {
+      if (producer !== this.current) return;
+      for (const listener of this.listeners) listener();
+    });
+    return producer;
+  }
+}

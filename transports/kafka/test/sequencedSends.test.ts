@@ -1,0 +1,133 @@
+/** SequencedSends over fake client producers (pure logic; the real brokers: lostAnswer and concurrentPublish). */
+import { SequencedSends } from '../src/client/sequencedSends';
+import type { DriverProducer, TopicRecords } from '../src/client/types';
+
+interface FakeProducer extends DriverProducer {
+  readonly id: number;
+  readonly log: string[];
+  fail: boolean;
+  dropConnection(): void;
+}
+
+function fakes() {
+  const made: FakeProducer[] = [];
+  const log: string[] = [];
+  const pending: (() => void)[] = [];
+  const create = (): DriverProducer => {
+    const id = made.length + 1;
+    const listeners: (() => void)[] = [];
+    const producer: FakeProducer = {
+      id,
+      log,
+      fail: false,
+      connect: () => {
+        log.push(`${id} connect`);
+        return Promise.resolve();
+      },
+      disconnect: () => {
+        log.push(`${id} disconnect`);
+        for (const listener of listeners) listener();
+        return Promise.resolve();
+      },
+      onDisconnect: (listener) => void listeners.push(listener),
+      send: (batches: readonly TopicRecords[]) => {
+        const name = batches[0]!.topic;
+        log.push(`${id} start ${name}`);
+        return new Promise<void>((resolve, reject) => {
+          pending.push(() => {
+            log.push(`${id} end ${name}`);
+            if (producer.fail) reject(new Error(`${name} failed`));
+            else resolve();
+          });
+        });
+      },
+      dropConnection: () => {
+        for (const listener of listeners) listener();
+      },
+    };
+    made.push(producer);
+    return producer;
+  };
+  /** Settles the oldest send in flight, after the microtasks that start the next ones. */
+  const settleNext = async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    pending.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { made, log, create, settleNext };
+}
+
+const batch = (topic: string): TopicRecords[] => [{ topic, records: [] }];
+
+describe('SequencedSends', () => {
+  test('starts a send only once the one before it settled, in the order they were asked for', async () => {
+    const { log, create, settleNext } = fakes();
+    const sends = new SequencedSends(create);
+    const all = Promise.all([sends.send(batch('a')), sends.send(batch('b')), sends.send(batch('c'))]);
+    await settleNext();
+    await settleNext();
+    await settleNext();
+    await all;
+    expect(log).toEqual(['1 start a', '1 end a', '1 start b', '1 end b', '1 start c', '1 end c']);
+  });
+
+  test('after a failed send, sends the next one on a new producer, connected first; the old one is disconnected', async () => {
+    const { made, log, create, settleNext } = fakes();
+    const sends = new SequencedSends(create);
+    made[0]!.fail = true;
+    const failed = sends.send(batch('a')).catch((error: Error) => error.message);
+    const next = sends.send(batch('b'));
+    await settleNext();
+    expect(await failed).toBe('a failed');
+    await settleNext();
+    await next;
+    expect(log).toEqual(['1 start a', '1 end a', '1 disconnect', '2 connect', '2 start b', '2 end b']);
+    expect(made).toHaveLength(2);
+  });
+
+  test('a failed send does not stop the ones queued behind it', async () => {
+    const { made, create, settleNext } = fakes();
+    const sends = new SequencedSends(create);
+    made[0]!.fail = true;
+    const outcomes = [sends.send(batch('a')), sends.send(batch('b'))].map((send) =>
+      send.then(
+        () => 'sent',
+        () => 'failed',
+      ),
+    );
+    await settleNext();
+    await settleNext();
+    expect(await Promise.all(outcomes)).toEqual(['failed', 'sent']);
+  });
+
+  test("tells its listeners of the current producer's disconnects only, not of one it replaced", async () => {
+    const { made, create, settleNext } = fakes();
+    const sends = new SequencedSends(create);
+    let disconnects = 0;
+    sends.onDisconnect(() => void (disconnects += 1));
+    made[0]!.fail = true;
+    const failed = sends.send(batch('a')).catch(() => undefined);
+    const next = sends.send(batch('b'));
+    await settleNext();
+    await failed;
+    await settleNext();
+    await next;
+    expect(disconnects).toBe(0); // producer 1 was disconnected by the replacement
+    made[0]!.dropConnection();
+    expect(disconnects).toBe(0);
+    made[1]!.dropConnection();
+    expect(disconnects).toBe(1);
+  });
+
+  test('once disconnected, sends fail at once and no new producer is made', async () => {
+    const { made, create, settleNext } = fakes();
+    const sends = new SequencedSends(create);
+    made[0]!.fail = true;
+    const failed = sends.send(batch('a')).catch(() => undefined);
+    await settleNext();
+    await failed;
+    await sends.disconnect();
+    await expect(sends.send(batch('b'))).rejects.toThrow('the Kafka producer is closed');
+    expect(made).toHaveLength(1);
+  });
+});
