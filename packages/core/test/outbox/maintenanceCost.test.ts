@@ -194,8 +194,41 @@ async function ownClaim(
   );
   const token = await tokenOf('cost.own');
   const ids = await idsOf('cost.own');
-  return measure(plan, (db) =>
+  const { work, result } = await measure(plan, (db) =>
     action === 'release' ? relayStore(db).release(token, ids) : relayStore(db).renew(token, 60_000, ids),
+  );
+  return { work, done: result };
+}
+
+/** How a batch of ids is measured: `scale` of the rest of the table, `size` ids. */
+type BatchRun = (
+  scale: number,
+  size: number,
+  statistics: Statistics,
+) => Promise<{ work: number; done: number }>;
+
+/** A statement given ids: flat beside 1 or 10 times the rest of the table, linear in its ids. */
+function batchCases(plan: PlanKind, run: BatchRun): void {
+  it.each(byIdStatistics(plan))(
+    'takes the same work for its 100 rows beside 1 or 10 times the rest of the table (statistics %s)',
+    async (statistics) => {
+      const small = await run(SMALL, 100, statistics);
+      const large = await run(LARGE, 100, statistics);
+      expect([small.done, large.done]).toEqual([100, 100]);
+      expectFlat(small, large);
+    },
+    60_000,
+  );
+
+  it.each(STATISTICS)(
+    'takes about five times the work for 500 rows as for 100 (statistics %s)',
+    async (statistics) => {
+      const small = await run(SMALL, 100, statistics);
+      const large = await run(SMALL, 500, statistics);
+      expect([small.done, large.done]).toEqual([100, 500]);
+      expectLinear(small, large);
+    },
+    60_000,
   );
 }
 
@@ -223,27 +256,7 @@ describe.each(PLANS)('relay maintenance cost (%s plans)', (plan) => {
   );
 
   describe.each(['release', 'renew'] as const)('%s of a claim by id', (action) => {
-    it.each(byIdStatistics(plan))(
-      'takes the same work for its 500 rows beside 1 or 10 other claims and their history (statistics %s)',
-      async (statistics) => {
-        const small = await ownClaim(SMALL, 500, statistics, plan, action);
-        const large = await ownClaim(LARGE, 500, statistics, plan, action);
-        expect([small.result, large.result]).toEqual([500, 500]);
-        expectFlat(small, large);
-      },
-      60_000,
-    );
-
-    it.each(STATISTICS)(
-      'takes about five times the work for 500 rows as for 100 (statistics %s)',
-      async (statistics) => {
-        const small = await ownClaim(SMALL, 100, statistics, plan, action);
-        const large = await ownClaim(SMALL, 500, statistics, plan, action);
-        expect([small.result, large.result]).toEqual([100, 500]);
-        expectLinear(small, large);
-      },
-      60_000,
-    );
+    batchCases(plan, (scale, size, statistics) => ownClaim(scale, size, statistics, plan, action));
   });
 });
 
@@ -272,7 +285,7 @@ async function transition(
   const { work, result } = await measure(plan, (db) =>
     action === 'retry' ? retryEvents(db, ids, null) : markEventsFailed(db, ids, null, 'cost'),
   );
-  return { work, applied: [...result.values()].filter((outcome) => outcome === 'applied').length };
+  return { work, done: [...result.values()].filter((outcome) => outcome === 'applied').length };
 }
 
 /** A purge of 100 SENT rows published before yesterday, beside the table at `scale`. */
@@ -305,27 +318,7 @@ describe.each(PLANS)('operator statement cost (%s plans)', (plan) => {
   );
 
   describe.each(['retry', 'mark-failed'] as const)('%s', (action) => {
-    it.each(byIdStatistics(plan))(
-      'takes the same work for its 100 rows beside 1 or 10 times the rest of the table (statistics %s)',
-      async (statistics) => {
-        const small = await transition(SMALL, 100, statistics, plan, action);
-        const large = await transition(LARGE, 100, statistics, plan, action);
-        expect([small.applied, large.applied]).toEqual([100, 100]);
-        expectFlat(small, large);
-      },
-      60_000,
-    );
-
-    it.each(STATISTICS)(
-      'takes about five times the work for 500 rows as for 100 (statistics %s)',
-      async (statistics) => {
-        const small = await transition(SMALL, 100, statistics, plan, action);
-        const large = await transition(SMALL, 500, statistics, plan, action);
-        expect([small.applied, large.applied]).toEqual([100, 500]);
-        expectLinear(small, large);
-      },
-      60_000,
-    );
+    batchCases(plan, (scale, size, statistics) => transition(scale, size, statistics, plan, action));
   });
 
   it.each(limitStatistics(plan, false))(
