@@ -305,6 +305,20 @@ async function tenantList(scale: number, statistics: Statistics, plan: PlanKind)
   return measure(plan, (db) => listEvents(db, { ...args, limit: 50 }));
 }
 
+/**
+ * The page after the newest of 100 older rows (the cursor), the rest of the table at `scale` newer
+ * than the cursor: every row of the earlier pages.
+ */
+async function laterPage(scale: number, statistics: Statistics, plan: PlanKind) {
+  await populate([{ tag: 'cost.page', count: 100, becomes: 'SENT' }, ...surroundings(scale)], statistics);
+  const [after] = await t.db.query<{ us: string; seq: string }>(
+    `SELECT (extract(epoch FROM created_at) * 1000000)::bigint::text AS us, seq::text AS seq
+     FROM outbox_events WHERE event_type = 'cost.page' ORDER BY seq DESC LIMIT 1`,
+  );
+  const args = { tenantId: null, status: null, type: null, key: null, createdBefore: null, after: after! };
+  return measure(plan, (db) => listEvents(db, { ...args, limit: 50 }));
+}
+
 describe.each(PLANS)('operator statement cost (%s plans)', (plan) => {
   it.each(STATISTICS)(
     'releases 50 stuck claims with the same work beside 1 or 10 live claims and their history (statistics %s)',
@@ -338,6 +352,20 @@ describe.each(PLANS)('operator statement cost (%s plans)', (plan) => {
       const small = await tenantList(SMALL, statistics, plan);
       const large = await tenantList(LARGE, statistics, plan);
       expect([small.result.length, large.result.length]).toEqual([50, 50]);
+      expectFlat(small, large);
+    },
+    60_000,
+  );
+
+  it.each(STATISTICS)(
+    'lists the page after a cursor with the same work beside 1 or 10 times the rows of earlier pages (statistics %s)',
+    async (statistics) => {
+      const small = await laterPage(SMALL, statistics, plan);
+      const large = await laterPage(LARGE, statistics, plan);
+      const types = (page: { result: { event_type: string }[] }) =>
+        new Set(page.result.map((r) => r.event_type));
+      expect([small.result.length, large.result.length]).toEqual([50, 50]);
+      expect([types(small), types(large)]).toEqual([new Set(['cost.page']), new Set(['cost.page'])]);
       expectFlat(small, large);
     },
     60_000,
