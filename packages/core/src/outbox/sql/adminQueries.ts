@@ -7,22 +7,27 @@ const GET = `SELECT ${RECORD_COLUMNS} FROM outbox_events e
 
 // Newest first; the cursor ($3 microseconds since epoch, $4 seq) is exclusive, and seq
 // breaks ties between identical created_at values, so pages never overlap or skip.
-// `scope` selects the rows of $1: a tenant's list names its tenant outright, so the tenant index
-// answers it under any plan. With `($1 IS NULL OR e.tenant_id = $1)` a generic plan (a named
-// statement's, from its sixth execution) could not use that index: it walked every tenant's rows
-// newer than the page (test/outbox/maintenanceCost.test.ts).
-const list = (scope: string) => `SELECT ${RECORD_COLUMNS} FROM outbox_events e
-  WHERE ${scope}
+// The tenant ($1) and the cursor are written in only when given, one text per combination: as
+// `($1 IS NULL OR e.tenant_id = $1)` and `($3 IS NULL OR (created_at, seq) < ...)`, a generic
+// plan (a named statement's, from its sixth execution) could use neither as an index condition,
+// so a tenant's page walked every other tenant's newer rows and a page after a cursor walked
+// every row of the pages before it (test/outbox/maintenanceCost.test.ts).
+const CURSOR = `(e.created_at, e.seq) <
+  (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::bigint)`;
+const list = (tenant: boolean, cursor: boolean) => `SELECT ${RECORD_COLUMNS} FROM outbox_events e
+  WHERE ${tenant ? 'e.tenant_id = $1::text' : '$1::text IS NULL'}
     AND ($2::text IS NULL OR e.status = $2::text)
-    AND ($3::bigint IS NULL OR (e.created_at, e.seq) <
-         (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::bigint))
+    AND ${cursor ? CURSOR : '$3::bigint IS NULL AND $4::bigint IS NULL'}
     AND ($6::text IS NULL OR e.event_type = $6::text)
     AND ($7::text IS NULL OR e.ordering_key = $7::text)
     AND ($8::timestamptz IS NULL OR e.created_at < $8::timestamptz)
   ORDER BY e.created_at DESC, e.seq DESC
   LIMIT $5`;
-const LIST_TENANT = list('e.tenant_id = $1::text');
-const LIST_ALL = list('$1::text IS NULL');
+/** LIST[tenant ? 1 : 0][cursor ? 1 : 0]. */
+const LIST = [
+  [list(false, false), list(false, true)],
+  [list(true, false), list(true, true)],
+] as const;
 
 // The counts of StatsRow, over the rows a query selects (one scope, or one tenant's group).
 const STATS_COLUMNS = `
@@ -86,7 +91,8 @@ export function listEvents(
     limit: number;
   },
 ): Promise<OutboxRow[]> {
-  return db.query<OutboxRow>(args.tenantId === null ? LIST_ALL : LIST_TENANT, [
+  const text = LIST[args.tenantId === null ? 0 : 1][args.after === null ? 0 : 1];
+  return db.query<OutboxRow>(text, [
     args.tenantId,
     args.status,
     args.after?.us ?? null,
