@@ -34,7 +34,8 @@ type Statistics = 'pending' | 'none';
 
 /**
  * What a group of rows becomes after the analysis: EXPIRED is PROCESSING under a lease that ran
- * out a minute ago, PROCESSING one that runs for another hour. SENT rows were published two days ago.
+ * out a minute ago (a millisecond apart from claim to claim), PROCESSING one that runs for
+ * another hour. SENT rows were published two days ago.
  */
 type Becomes = 'PENDING' | 'PROCESSING' | 'EXPIRED' | 'SENT' | 'FAILED';
 
@@ -75,7 +76,7 @@ const BECOME = `
     status = CASE g.becomes WHEN 'EXPIRED' THEN 'PROCESSING' ELSE g.becomes END,
     claim_token = CASE WHEN g.claimed THEN md5(g.tag || e.seq % g.claims)::uuid END,
     lease_expires_at = CASE g.becomes WHEN 'PROCESSING' THEN now() + interval '1 hour'
-      WHEN 'EXPIRED' THEN now() - interval '1 minute' END,
+      WHEN 'EXPIRED' THEN now() - interval '1 minute' - e.seq % g.claims * interval '1 ms' END,
     claimed_at = CASE WHEN g.claimed THEN now() END,
     claim_count = CASE WHEN g.claimed THEN 1 ELSE 0 END,
     published_at = CASE g.becomes WHEN 'SENT' THEN now() - interval '2 days' END,
