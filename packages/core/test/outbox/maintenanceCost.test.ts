@@ -172,53 +172,41 @@ const byIdStatistics = (plan: PlanKind): Statistics[] => (plan === 'generic' ? S
 const limitStatistics = (plan: PlanKind, noneOnGeneric: boolean): Statistics[] =>
   plan === 'generic' && noneOnGeneric ? STATISTICS : ['pending'];
 
-/** Recovery (every tenth relay cycle, on every relay) of `expired` rows, at most 100. */
-async function recovery(scale: number, expired: number, statistics: Statistics, plan: PlanKind) {
-  await populate(
-    [...surroundings(scale), { tag: 'cost.expired', count: expired, becomes: 'EXPIRED', claims: expired }],
-    statistics,
-  );
-  return measure(plan, (db) => relayStore(db).recover({ limit: 100, maxClaims: 5 }));
+/** A statement's work, and how many rows it changed or returned. */
+interface Measurement {
+  readonly work: number;
+  readonly done: number;
 }
 
-/** Release (or renewal) of `size` rows of one claim, by id. */
-async function ownClaim(
-  scale: number,
-  size: number,
-  statistics: Statistics,
-  plan: PlanKind,
-  action: 'release' | 'renew',
-) {
-  await populate(
-    [...surroundings(scale), { tag: 'cost.own', count: size, becomes: 'PROCESSING' }],
-    statistics,
-  );
-  const token = await tokenOf('cost.own');
-  const ids = await idsOf('cost.own');
-  const { work, result } = await measure(plan, (db) =>
-    action === 'release' ? relayStore(db).release(token, ids) : relayStore(db).renew(token, 60_000, ids),
-  );
-  return { work, done: result };
-}
-
-/** How a batch of ids is measured: `scale` of the rest of the table, `size` ids. */
-type BatchRun = (
-  scale: number,
-  size: number,
-  statistics: Statistics,
-) => Promise<{ work: number; done: number }>;
-
-/** A statement given ids: flat beside 1 or 10 times the rest of the table, linear in its ids. */
-function batchCases(plan: PlanKind, run: BatchRun): void {
-  it.each(byIdStatistics(plan))(
-    'takes the same work for its 100 rows beside 1 or 10 times the rest of the table (statistics %s)',
-    async (statistics) => {
-      const small = await run(SMALL, 100, statistics);
-      const large = await run(LARGE, 100, statistics);
-      expect([small.done, large.done]).toEqual([100, 100]);
+/** `run` at the small and at the large population: `done` rows each time, with the same work. */
+function flatCase(
+  name: string,
+  statistics: readonly Statistics[],
+  done: number,
+  run: (large: boolean, statistics: Statistics) => Promise<Measurement>,
+): void {
+  it.each(statistics)(
+    `${name} (statistics %s)`,
+    async (stats) => {
+      const small = await run(false, stats);
+      const large = await run(true, stats);
+      expect([small.done, large.done]).toEqual([done, done]);
       expectFlat(small, large);
     },
     60_000,
+  );
+}
+
+/** How a batch of ids is measured: `scale` of the rest of the table, `size` ids. */
+type BatchRun = (scale: number, size: number, statistics: Statistics) => Promise<Measurement>;
+
+/** A statement given ids: flat beside 1 or 10 times the rest of the table, linear in its ids. */
+function batchCases(plan: PlanKind, run: BatchRun): void {
+  flatCase(
+    'takes the same work for its 100 rows beside 1 or 10 times the rest of the table',
+    byIdStatistics(plan),
+    100,
+    (large, statistics) => run(large ? LARGE : SMALL, 100, statistics),
   );
 
   it.each(STATISTICS)(
@@ -233,27 +221,54 @@ function batchCases(plan: PlanKind, run: BatchRun): void {
   );
 }
 
+/** Recovery (every tenth relay cycle, on every relay) of `expired` rows, at most 100. */
+async function recovery(
+  scale: number,
+  expired: number,
+  statistics: Statistics,
+  plan: PlanKind,
+): Promise<Measurement> {
+  await populate(
+    [...surroundings(scale), { tag: 'cost.expired', count: expired, becomes: 'EXPIRED', claims: expired }],
+    statistics,
+  );
+  const { work, result } = await measure(plan, (db) => relayStore(db).recover({ limit: 100, maxClaims: 5 }));
+  return { work, done: result.requeued };
+}
+
+/** Release (or renewal) of `size` rows of one claim, by id. */
+async function ownClaim(
+  scale: number,
+  size: number,
+  statistics: Statistics,
+  plan: PlanKind,
+  action: 'release' | 'renew',
+): Promise<Measurement> {
+  await populate(
+    [...surroundings(scale), { tag: 'cost.own', count: size, becomes: 'PROCESSING' }],
+    statistics,
+  );
+  const token = await tokenOf('cost.own');
+  const ids = await idsOf('cost.own');
+  const { work, result } = await measure(plan, (db) =>
+    action === 'release' ? relayStore(db).release(token, ids) : relayStore(db).renew(token, 60_000, ids),
+  );
+  return { work, done: result };
+}
+
 describe.each(PLANS)('relay maintenance cost (%s plans)', (plan) => {
-  it.each(STATISTICS)(
-    'recovers 50 expired leases with the same work beside 1 or 10 other claims and their history (statistics %s)',
-    async (statistics) => {
-      const small = await recovery(SMALL, 50, statistics, plan);
-      const large = await recovery(LARGE, 50, statistics, plan);
-      expect([small.result.requeued, large.result.requeued]).toEqual([50, 50]);
-      expectFlat(small, large);
-    },
-    60_000,
+  flatCase(
+    'recovers 50 expired leases with the same work beside 1 or 10 other claims and their history',
+    STATISTICS,
+    50,
+    (large, statistics) => recovery(large ? LARGE : SMALL, 50, statistics, plan),
   );
 
-  it.each(limitStatistics(plan, true))(
-    'recovers its 100 rows with the same work whether 200 or 2,000 leases expired (statistics %s)',
-    async (statistics) => {
-      const small = await recovery(SMALL, 200, statistics, plan);
-      const large = await recovery(SMALL, 2_000, statistics, plan);
-      expect([small.result.requeued, large.result.requeued]).toEqual([100, 100]);
-      expectFlat(small, large);
-    },
-    60_000,
+  flatCase(
+    'recovers its 100 rows with the same work whether 200 or 2,000 leases expired',
+    limitStatistics(plan, true),
+    100,
+    (large, statistics) => recovery(SMALL, large ? 2_000 : 200, statistics, plan),
   );
 
   describe.each(['release', 'renew'] as const)('%s of a claim by id', (action) => {
@@ -262,14 +277,15 @@ describe.each(PLANS)('relay maintenance cost (%s plans)', (plan) => {
 });
 
 /** The operator's release of the expired claims (not forced), beside the table at `scale`. */
-async function stuckRelease(scale: number, statistics: Statistics, plan: PlanKind) {
+async function stuckRelease(scale: number, statistics: Statistics, plan: PlanKind): Promise<Measurement> {
   await populate(
     [...surroundings(scale), { tag: 'cost.expired', count: 50, becomes: 'EXPIRED', claims: 50 }],
     statistics,
   );
-  return measure(plan, (db) =>
+  const { work, result } = await measure(plan, (db) =>
     releaseStuckEvents(db, { tenantId: null, claimToken: null, force: false, limit: 1_000 }),
   );
+  return { work, done: result.length };
 }
 
 /** Retry of `size` FAILED rows (or mark-failed of `size` PENDING ones), beside the table at `scale`. */
@@ -279,7 +295,7 @@ async function transition(
   statistics: Statistics,
   plan: PlanKind,
   action: 'retry' | 'mark-failed',
-) {
+): Promise<Measurement> {
   const becomes = action === 'retry' ? 'FAILED' : 'PENDING';
   await populate([...surroundings(scale), { tag: 'cost.target', count: size, becomes }], statistics);
   const ids = await idsOf('cost.target');
@@ -290,87 +306,89 @@ async function transition(
 }
 
 /** A purge of 100 SENT rows published before yesterday, beside the table at `scale`. */
-async function purge(scale: number, statistics: Statistics, plan: PlanKind) {
+async function purge(scale: number, statistics: Statistics, plan: PlanKind): Promise<Measurement> {
   await populate(surroundings(scale), statistics);
   const before = new Date(Date.now() - 24 * 3_600_000);
-  return measure(plan, (db) => purgeSentEvents(db, { tenantId: null, before, limit: 100 }));
+  const { work, result } = await measure(plan, (db) =>
+    purgeSentEvents(db, { tenantId: null, before, limit: 100 }),
+  );
+  return { work, done: result };
 }
 
-/** The first page (50) of tenant a's 100 rows, listed beside newer rows of no tenant at `scale`. */
-async function tenantList(scale: number, statistics: Statistics, plan: PlanKind) {
+/**
+ * A page of 50 rows (`tenant` a's first page, or the page after `after`), counted in `done` when
+ * of the group `tag`.
+ */
+async function page(
+  plan: PlanKind,
+  tag: string,
+  tenantId: string | null,
+  after: { us: string; seq: string } | null,
+): Promise<Measurement> {
+  const args = { tenantId, status: null, type: null, key: null, createdBefore: null, after, limit: 50 };
+  const { work, result } = await measure(plan, (db) => listEvents(db, args));
+  return { work, done: result.filter((row) => row.event_type === tag).length };
+}
+
+/** The first page of tenant a's 100 rows, listed beside newer rows of no tenant at `scale`. */
+async function tenantList(scale: number, statistics: Statistics, plan: PlanKind): Promise<Measurement> {
   await populate(
     [{ tag: 'cost.tenant', count: 100, becomes: 'SENT', tenant: 'a' }, ...surroundings(scale)],
     statistics,
   );
-  const args = { tenantId: 'a', status: null, type: null, key: null, createdBefore: null, after: null };
-  return measure(plan, (db) => listEvents(db, { ...args, limit: 50 }));
+  return page(plan, 'cost.tenant', 'a', null);
 }
 
 /**
  * The page after the newest of 100 older rows (the cursor), the rest of the table at `scale` newer
  * than the cursor: every row of the earlier pages.
  */
-async function laterPage(scale: number, statistics: Statistics, plan: PlanKind) {
+async function laterPage(scale: number, statistics: Statistics, plan: PlanKind): Promise<Measurement> {
   await populate([{ tag: 'cost.page', count: 100, becomes: 'SENT' }, ...surroundings(scale)], statistics);
   const [after] = await t.db.query<{ us: string; seq: string }>(
     `SELECT (extract(epoch FROM created_at) * 1000000)::bigint::text AS us, seq::text AS seq
      FROM outbox_events WHERE event_type = 'cost.page' ORDER BY seq DESC LIMIT 1`,
   );
-  const args = { tenantId: null, status: null, type: null, key: null, createdBefore: null, after: after! };
-  return measure(plan, (db) => listEvents(db, { ...args, limit: 50 }));
+  return page(plan, 'cost.page', null, after!);
 }
 
 describe.each(PLANS)('operator statement cost (%s plans)', (plan) => {
-  it.each(STATISTICS)(
-    'releases 50 stuck claims with the same work beside 1 or 10 live claims and their history (statistics %s)',
-    async (statistics) => {
-      const small = await stuckRelease(SMALL, statistics, plan);
-      const large = await stuckRelease(LARGE, statistics, plan);
-      expect([small.result.length, large.result.length]).toEqual([50, 50]);
-      expectFlat(small, large);
-    },
-    60_000,
+  const scaled =
+    (run: (scale: number, statistics: Statistics, plan: PlanKind) => Promise<Measurement>) =>
+    (large: boolean, statistics: Statistics) =>
+      run(large ? LARGE : SMALL, statistics, plan);
+
+  flatCase(
+    'releases 50 stuck claims with the same work beside 1 or 10 live claims and their history',
+    STATISTICS,
+    50,
+    scaled(stuckRelease),
   );
 
   describe.each(['retry', 'mark-failed'] as const)('%s', (action) => {
     batchCases(plan, (scale, size, statistics) => transition(scale, size, statistics, plan, action));
   });
 
-  it.each(limitStatistics(plan, false))(
-    'purges 100 SENT rows with the same work whether 500 or 5,000 are old enough (statistics %s)',
-    async (statistics) => {
-      const small = await purge(SMALL, statistics, plan);
-      const large = await purge(LARGE, statistics, plan);
-      expect([small.result, large.result]).toEqual([100, 100]);
-      expectFlat(small, large);
-    },
-    60_000,
+  flatCase(
+    'purges 100 SENT rows with the same work whether 500 or 5,000 are old enough',
+    limitStatistics(plan, false),
+    100,
+    scaled(purge),
   );
 
-  it.each(STATISTICS)(
-    "lists a tenant's first page with the same work beside 1 or 10 times newer rows of no tenant (statistics %s)",
-    async (statistics) => {
-      const small = await tenantList(SMALL, statistics, plan);
-      const large = await tenantList(LARGE, statistics, plan);
-      expect([small.result.length, large.result.length]).toEqual([50, 50]);
-      expectFlat(small, large);
-    },
-    60_000,
+  flatCase(
+    "lists a tenant's first page with the same work beside 1 or 10 times newer rows of no tenant",
+    STATISTICS,
+    50,
+    scaled(tenantList),
   );
 
   // Without statistics a generic plan takes the cursor's bound to keep a third of the table and
   // scans it all, sorting for the page: bounded by the table, gone with the first analysis.
-  it.each(plan === 'custom' ? STATISTICS : (['pending'] as const))(
-    'lists the page after a cursor with the same work beside 1 or 10 times the rows of earlier pages (statistics %s)',
-    async (statistics) => {
-      const small = await laterPage(SMALL, statistics, plan);
-      const large = await laterPage(LARGE, statistics, plan);
-      const types = (page: { result: { event_type: string }[] }) =>
-        new Set(page.result.map((r) => r.event_type));
-      expect([small.result.length, large.result.length]).toEqual([50, 50]);
-      expect([types(small), types(large)]).toEqual([new Set(['cost.page']), new Set(['cost.page'])]);
-      expectFlat(small, large);
-    },
-    60_000,
+  flatCase(
+    'lists the page after a cursor with the same work beside 1 or 10 times the rows of earlier pages',
+    plan === 'custom' ? STATISTICS : ['pending'],
+    50,
+    scaled(laterPage),
   );
 });
