@@ -1,4 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
+import type { OutboxStatus } from '../record';
+import { opaqueStatus } from './fragments';
 
 export type AdminOutcome = 'applied' | 'not_found' | 'conflict' | 'lost_claim';
 
@@ -7,8 +9,14 @@ export type AdminOutcome = 'applied' | 'not_found' | 'conflict' | 'lost_claim';
  * computed in SQL: not_found (missing or outside the tenant $2), applied, lost_claim
  * (the statement saw the source status but a concurrent transition won), conflict.
  * PROCESSING rows are never a source, so an active publish is never cancelled.
+ *
+ * The UPDATE compares the source status opaque (opaqueStatus), so it finds its targets by primary
+ * key: with the literal, under statistics that take the status to be rare (analyzed before the
+ * rows failed), the planner read every row of that status off its partial index and joined the
+ * targets to them, so retrying 100 events beside 2,000 FAILED ones cost 423,401 rows of work
+ * under a generic plan (test/outbox/maintenanceCost.test.ts).
  */
-function transition(from: string, set: string): string {
+function transition(from: OutboxStatus, set: string): string {
   return `
   WITH ids AS (SELECT DISTINCT unnest($1::uuid[]) AS id),
   target AS (
@@ -16,7 +24,7 @@ function transition(from: string, set: string): string {
     WHERE ($2::text IS NULL OR e.tenant_id = $2::text)
   ), changed AS (
     UPDATE outbox_events e SET ${set}, updated_at = now()
-    FROM target t WHERE e.id = t.id AND e.status = '${from}'
+    FROM target t WHERE e.id = t.id AND e.status = ${opaqueStatus(from)}
     RETURNING e.id
   )
   SELECT ids.id::text AS id, CASE

@@ -1,10 +1,17 @@
 import type { SqlExecutor } from '../../sql/executor';
+import { opaqueStatus } from './fragments';
 
 /**
  * Requeues at most $1 rows whose lease expired, without touching retry_count (a lost
  * lease is not a failed attempt), and counts the expiry in expired_claims. A row whose
  * lease has now expired $2 times in a row (no completion in between) is a suspected
  * poison message (it keeps killing its relay) and becomes FAILED instead.
+ *
+ * The UPDATE re-checks the lease with the status opaque (opaqueStatus), so it finds the selected
+ * rows by primary key. With 'PROCESSING' literal, under statistics that take PROCESSING rows to be
+ * rare (analyzed before the claims), the planner read every expired row off the lease index and
+ * rescanned the selected rows for each: 100 recovered among 2,000 expired leases cost 402,400
+ * rows of work (test/outbox/maintenanceCost.test.ts), on every relay, every tenth cycle.
  */
 const RECOVER = `
   WITH expired AS (
@@ -23,7 +30,7 @@ const RECOVER = `
     expired_claims = e.expired_claims + 1,
     claim_token = NULL, lease_expires_at = NULL, claimed_at = NULL, updated_at = now()
   FROM expired WHERE e.id = expired.id
-    AND e.status = 'PROCESSING' AND e.lease_expires_at <= now()
+    AND e.status = ${opaqueStatus('PROCESSING')} AND e.lease_expires_at <= now()
   RETURNING e.id::text AS id, e.status, e.event_type, e.retry_count, e.last_error`;
 
 export interface PoisonedRow {

@@ -1,0 +1,41 @@
+/**
+ * An executor that counts the work of every statement run through it (planWork), for tests that
+ * bound a statement's cost by row counts rather than time.
+ */
+import type { Client } from 'pg';
+import type { SqlExecutor } from '@ferry/core';
+import { planWork, type PlanKind } from './planWork';
+
+export interface Measured {
+  /** `base`, except that each statement's work is measured first. */
+  readonly db: SqlExecutor;
+  /** The work of every statement run so far. */
+  total(): number;
+  /** How many statements ran. */
+  statements(): number;
+}
+
+/**
+ * Before each statement (query or execute), measures its `plan`'s work on `client` (planWork, in
+ * a transaction rolled back) and adds it to the total; then runs it for real on `base`.
+ */
+export function measuring(base: SqlExecutor, client: Client, plan: PlanKind): Measured {
+  let total = 0;
+  let statements = 0;
+  const measure = async (text: string, values: readonly unknown[]): Promise<void> => {
+    statements += 1;
+    total += await planWork(client, text, values, plan);
+  };
+  const db: SqlExecutor = {
+    ...base,
+    query: async <T>(text: string, values: readonly unknown[] = []) => {
+      await measure(text, values);
+      return base.query<T>(text, values);
+    },
+    execute: async (text: string, values: readonly unknown[] = []) => {
+      await measure(text, values);
+      return base.execute(text, values);
+    },
+  };
+  return { db, total: () => total, statements: () => statements };
+}
