@@ -34,6 +34,8 @@ const CLAIM_ROWS = 500;
 /** The batch a batch statement is measured with, and the larger one its linearity is checked on. */
 const BATCH = 100;
 const LARGE_BATCH = 500;
+/** Claimed rows whose lease expired with no attempt left (exhaustExpired's and releaseStuck's). */
+const EXHAUSTED = 20;
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -73,6 +75,11 @@ const SCALES = {
 } as const satisfies Record<string, Scale>;
 type ScaleName = keyof typeof SCALES;
 
+/** The rows a seed holds in flight: other claims', ours and the exhausted ones. */
+function inFlight(scale: Scale): number {
+  return (scale.claims + 1) * CLAIM_ROWS + EXHAUSTED;
+}
+
 /** 'pending': analyzed while every row was still PENDING (as after a burst); 'none': never analyzed. */
 type Statistics = 'pending' | 'none';
 
@@ -98,7 +105,7 @@ async function seed(scale: Scale, statistics: Statistics): Promise<Seed> {
     ['dead', scale.history / 10],
     ['inflight', scale.claims * CLAIM_ROWS],
     ['own', CLAIM_ROWS],
-    ['exhausted', 20],
+    ['exhausted', EXHAUSTED],
   ];
   const insert = (role: string, rows: number) =>
     t.db.execute(
@@ -165,6 +172,11 @@ interface Case {
   readonly send: (db: SqlExecutor, seed: Seed, size: number) => Promise<unknown>;
   /** Its own batch: measured again with LARGE_BATCH rows. */
   readonly batch?: true;
+  /**
+   * Reads the rows in flight of its scope, at most once each: what it looks for (an expired
+   * lease, a claim token) has no index of its own beside other claims' live leases.
+   */
+  readonly readsInFlight?: true;
 }
 
 const first = (seed: Seed): Claim => seed.own[0]!;
@@ -192,10 +204,12 @@ const CASES: readonly Case[] = [
   { name: 'exhaustExpired', send: (db) => exhaustExpired(db, CONSUMERS, 10) },
   {
     name: 'releaseStuck (expired leases)',
+    readsInFlight: true,
     send: (db) => releaseStuckReceipts(db, { scope: SCOPE, claimToken: null, force: false, limit: 10 }),
   },
   {
     name: 'releaseStuck (forced, one claim token)',
+    readsInFlight: true,
     send: (db, s) =>
       releaseStuckReceipts(db, { scope: SCOPE, claimToken: first(s).claimToken, force: true, limit: 10 }),
   },
@@ -280,16 +294,30 @@ describe.each(['pending', 'none'] as const)('statistics %s', (statistics) => {
         for (const [name, value] of Object.entries(work)) figures.set(`${scale} ${plan} ${name}`, value);
       }
     }
+    // FERRY_COST_FIGURES=1 prints every figure (for a report).
+    if (process.env.FERRY_COST_FIGURES) console.log(statistics, Object.fromEntries(figures));
   }, 120_000);
 
   describe.each(PLANS)('%s plans', (plan) => {
-    it.each(CASES.map((c) => [c.name]))(
+    it.each(CASES.filter((c) => c.readsInFlight !== true).map((c) => [c.name]))(
       '%s: the same work beside ten times the history and thirteen times the rows in flight',
       (name) => {
         const base = figure('base', plan, name);
         expect(base).toBeGreaterThan(0);
         expect(figure('history', plan, name)).toBeLessThan(base * 1.5);
         expect(figure('claims', plan, name)).toBeLessThan(base * 1.5);
+      },
+    );
+
+    it.each(CASES.filter((c) => c.readsInFlight === true).map((c) => [c.name]))(
+      '%s: the same work beside ten times the history, each row in flight read at most once',
+      (name) => {
+        const base = figure('base', plan, name);
+        expect(base).toBeGreaterThan(0);
+        expect(figure('history', plan, name)).toBeLessThan(base * 1.5);
+        for (const scale of ['base', 'claims'] as const) {
+          expect(figure(scale, plan, name)).toBeLessThan(inFlight(SCALES[scale]) * 1.5);
+        }
       },
     );
 
@@ -309,7 +337,9 @@ describe.each(['pending', 'none'] as const)('statistics %s', (statistics) => {
     const [a, b, c, d, e] = last.own as [Claim, Claim, Claim, Claim, Claim];
     expect(
       await t.db.transaction(async (tx) =>
-        (await beginHandler(tx, a.id, a.claimToken, 1_000)) ? completeReceipt(tx, a.id, a.claimToken) : 'not begun',
+        (await beginHandler(tx, a.id, a.claimToken, 1_000))
+          ? completeReceipt(tx, a.id, a.claimToken)
+          : 'not begun',
       ),
     ).toBe('completed');
     expect(await renewLease(t.db, b.id, b.claimToken, 60_000)).toBe(true);
@@ -320,15 +350,22 @@ describe.each(['pending', 'none'] as const)('statistics %s', (statistics) => {
     expect((await renewQueued(t.db, queued, 60_000)).size).toBe(BATCH);
     expect(await releaseClaims(t.db, queued)).toHaveLength(BATCH);
     expect(await exhaustExpired(t.db, CONSUMERS, 10)).toHaveLength(10);
-    // The other ten exhausted rows, still PROCESSING with their leases expired.
+    // Of the other ten exhausted rows, still PROCESSING with their leases expired, its limit.
     expect(
-      await releaseStuckReceipts(t.db, { scope: SCOPE, claimToken: null, force: false, limit: 10 }),
-    ).toHaveLength(10);
+      await releaseStuckReceipts(t.db, { scope: SCOPE, claimToken: null, force: false, limit: 5 }),
+    ).toHaveLength(5);
     const forced = last.own[200]!;
     expect(
-      await releaseStuckReceipts(t.db, { scope: SCOPE, claimToken: forced.claimToken, force: true, limit: 10 }),
+      await releaseStuckReceipts(t.db, {
+        scope: SCOPE,
+        claimToken: forced.claimToken,
+        force: true,
+        limit: 10,
+      }),
     ).toEqual([forced.id]);
-    expect(await requeueDead(t.db, SCOPE, last.dead.id, last.dead.version, 'operator', 'cost')).not.toBeNull();
+    expect(
+      await requeueDead(t.db, SCOPE, last.dead.id, last.dead.version, 'operator', 'cost'),
+    ).not.toBeNull();
     expect(await purgeCompleted(t.db, SCOPE, new Date(), 100)).toBe(100);
     const accepted = await insertReceipts(
       t.db,
