@@ -1,3 +1,4 @@
+import { opaqueStatus } from '../../outbox/sql/fragments';
 import type { ClaimedReceipt, InboxRecord, InboxRequeueEntry, InboxStatus, ReceiptKey } from '../types';
 
 /** ferry's inbox table. */
@@ -19,8 +20,13 @@ export const REQUIRED_COLUMNS = COLUMNS.split(',').map((column) => column.trim()
  * still be PROCESSING under that token with an unexpired lease on the database clock.
  * clock_timestamp(), not now(): completion runs at the end of the handler transaction, and
  * now() is that transaction's start, before a lease that expired during the handler.
+ *
+ * The status is compared through opaqueStatus (the outbox's fragment): the primary key is then
+ * the statement's only way to the row. With 'PROCESSING' literal, and statistics from before the
+ * rows were claimed (PROCESSING taken for rare), the planner read the whole lease index, every
+ * row every claim holds in flight, and matched the id against each (test/inbox/maintenanceCost).
  */
-export const FENCE = `id = $1::uuid AND status = 'PROCESSING' AND claim_token = $2::uuid AND lease_expires_at > clock_timestamp()`;
+export const FENCE = `id = $1::uuid AND status = ${opaqueStatus('PROCESSING')} AND claim_token = $2::uuid AND lease_expires_at > clock_timestamp()`;
 
 /**
  * A transaction-local setting that holds the claim token of the handler transaction's receipt:
@@ -31,12 +37,31 @@ export const FENCE = `id = $1::uuid AND status = 'PROCESSING' AND claim_token = 
 export const HANDLER_CLAIM = `'ferry.inbox_claim'`;
 
 /**
- * FENCE for many claims in one statement, on table alias `r`: $1 ids and $2 their claim
- * tokens, pairwise (see claimArrays).
+ * FENCE for many claims in one UPDATE of TABLE aliased `r`: $1 ids and $2 their claim tokens,
+ * pairwise (see claimArrays). The statement reads
+ *   WITH ${BATCH_OWNED} UPDATE ${TABLE} AS r SET ... WHERE ${BATCH_FENCE}
+ * BATCH_OWNED locks the rows each (id, token) pair still owns, one primary-key probe per pair:
+ * the locking sub-select cannot be flattened into a join, so the planner has no other way in.
+ * BATCH_FENCE then updates them by primary key (`= ANY`, no join) and re-checks status and
+ * lease; the token cannot have changed, the row being locked since it was matched. As a join of
+ * the pairs to the table, the statement read every claim's rows off the lease index (status
+ * literal) or hash-joined the pairs against a sequential scan of the whole table, and a generic
+ * plan rescanned the pairs for each row in flight: 100 renewals beside 7,000 rows of other
+ * claims cost 1,407,120 rows of work (test/inbox/maintenanceCost.test.ts).
  */
+export const BATCH_OWNED = `
+  owned AS (
+    SELECT o.id FROM unnest($1::uuid[], $2::uuid[]) AS q(id, token)
+    CROSS JOIN LATERAL (
+      SELECT f.id FROM ${TABLE} AS f
+      WHERE f.id = q.id AND f.claim_token = q.token AND f.status = ${opaqueStatus('PROCESSING')}
+        AND f.lease_expires_at > clock_timestamp()
+      FOR NO KEY UPDATE
+    ) AS o
+  )`;
+
 export const BATCH_FENCE = `
-  FROM unnest($1::uuid[], $2::uuid[]) AS q(id, token)
-  WHERE r.id = q.id AND r.claim_token = q.token AND r.status = 'PROCESSING'
+  r.id = ANY (ARRAY(SELECT id FROM owned)) AND r.status = ${opaqueStatus('PROCESSING')}
     AND r.lease_expires_at > clock_timestamp()`;
 
 /** The $1 ids and $2 claim tokens BATCH_FENCE reads. */

@@ -32,7 +32,11 @@ export interface InsertResult<R extends ReceiptKey> {
  *   embedded as JSON values: one parameter to encode instead of nine text arrays to escape;
  *   read as jsonb (parsed once), or as json above JSONB_MAX_CHARS (see there);
  * - `gate`: the admission check, the unfinished receipts counted up to $3 (maxPendingMessages;
- *   NULL: no limit, nothing counted); at the limit nothing is inserted;
+ *   NULL: no limit, nothing counted); at the limit nothing is inserted. Counted in created_at
+ *   order, which only the backlog index (its partial index) gives: unordered, and with
+ *   statistics from a burst (every row PENDING), the planner counted with a sequential scan,
+ *   which reads the COMPLETED history stored before the backlog (2,000 more rows of work for
+ *   each 2,000 receipts of history; test/inbox/maintenanceCost.test.ts);
  * - `inserted`: the new rows; identities that exist are skipped (ON CONFLICT DO NOTHING), so
  *   one committed by a concurrent batch after this statement's snapshot is in neither list.
  *   Rows are inserted in identity order (scope, consumer, message id; byte order), so two
@@ -40,7 +44,10 @@ export interface InsertResult<R extends ReceiptKey> {
  *   cannot deadlock (40P01), whatever order their callers gave;
  * - `existing`: the receipts the batch's identities already had (duplicates, conflicts), read
  *   from the statement's snapshot (it does not see `inserted`), only when some row was not
- *   inserted: a batch of new messages costs no lookups;
+ *   inserted: a batch of new messages costs no lookups. One identity-index probe per distinct
+ *   identity of the batch: the LATERAL sub-select with its LIMIT (an identity is unique) is not
+ *   flattened into a join, which the planner hash-joined against a sequential scan of the whole
+ *   table while it took the table for small (or had no statistics);
  * - when any row is new, INBOX_CHANNEL is notified (delivered at commit) to wake LISTENing workers.
  * The result always has the gate's row; `fresh` is null there when no receipt came with it.
  * Receipts are read back with `columns` (a ReceiptShape's).
@@ -53,7 +60,8 @@ const sql = (columns: string, input: 'json' | 'jsonb') => `
   gate AS (
     SELECT $3::int IS NULL OR (
       SELECT count(*) FROM (
-        SELECT 1 FROM ${TABLE} WHERE status IN ('PENDING', 'RETRYABLE', 'PROCESSING') LIMIT $3::int
+        SELECT 1 FROM ${TABLE} WHERE status IN ('PENDING', 'RETRYABLE', 'PROCESSING')
+        ORDER BY created_at LIMIT $3::int
       ) AS backlog
     ) < $3::int AS admitted
   ),
@@ -68,9 +76,13 @@ const sql = (columns: string, input: 'json' | 'jsonb') => `
     RETURNING ${columns}
   ),
   existing AS (
-    SELECT ${columns} FROM ${TABLE}
+    SELECT receipt.* FROM (SELECT DISTINCT coalesce('tenant:' || t, 'global') AS s, c, m FROM input) AS i
+    CROSS JOIN LATERAL (
+      SELECT ${columns} FROM ${TABLE}
+      WHERE scope = i.s AND consumer = i.c AND message_id = i.m
+      LIMIT 1
+    ) AS receipt
     WHERE (SELECT count(*) FROM inserted) < (SELECT count(*) FROM input)
-      AND (scope, consumer, message_id) IN (SELECT coalesce('tenant:' || t, 'global'), c, m FROM input)
   )
   SELECT gate.admitted, found.*,
     (SELECT pg_notify('${INBOX_CHANNEL}', '')::text WHERE EXISTS (SELECT 1 FROM inserted)) AS woken

@@ -1,18 +1,20 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { BATCH_FENCE, claimArrays, TABLE } from './fragments';
+import { BATCH_FENCE, BATCH_OWNED, claimArrays, TABLE } from './fragments';
 
 /**
  * Gives back claims that never started a handler (the worker's local queue at close()):
  * fenced like FENCE per ($1 id, $2 token) pair, the row becomes due again at its old due
  * time, and the attempt its claim consumed is returned (attempts and lifetime_attempts - 1;
  * PENDING when that leaves no attempt in the cycle, else RETRYABLE). Returns the ids released.
+ * The rows are reached by primary key only (see BATCH_OWNED).
  */
 const SQL = `
+  WITH ${BATCH_OWNED}
   UPDATE ${TABLE} AS r
   SET status = CASE WHEN r.attempts > 1 THEN 'RETRYABLE' ELSE 'PENDING' END,
       attempts = greatest(r.attempts - 1, 0), lifetime_attempts = greatest(r.lifetime_attempts - 1, 0),
       lease_expires_at = NULL, row_version = r.row_version + 1, updated_at = now()
-  ${BATCH_FENCE}
+  WHERE ${BATCH_FENCE}
   RETURNING r.id`;
 
 export async function releaseClaims(

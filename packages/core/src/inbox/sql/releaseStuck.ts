@@ -1,4 +1,5 @@
 import type { SqlExecutor } from '../../sql/executor';
+import { opaqueStatus } from '../../outbox/sql/fragments';
 import { TABLE } from './fragments';
 
 /**
@@ -7,19 +8,27 @@ import { TABLE } from './fragments';
  * now, and the attempt their claim consumed is given back (a dead worker is not a failed
  * attempt; lifetime_attempts keeps the history). Fenced: the UPDATE re-checks status and token,
  * and bumping row_version makes a worker that still holds a forced claim fail its completion.
+ *
+ * The rows are chosen once (`= ANY (ARRAY(...))`, an InitPlan) and updated by primary key, the
+ * re-checked status opaque (opaqueStatus) so the lease index is no way in. As `id IN (...)`,
+ * with statistics from before the rows were claimed, the planner read every row in flight off
+ * the lease index and ran the sub-select again for each (a semi-join): 330,000 rows of work
+ * beside 7,000 rows in flight, and more than $4 rows released, the rows it had just updated
+ * being skipped by the sub-select's next run (test/inbox/maintenanceCost.test.ts). The forced
+ * release by claim token still reads the scope's PROCESSING rows: no index holds claim tokens.
  */
 const SQL = `
   UPDATE ${TABLE} r
   SET status = 'PENDING', attempts = greatest(r.attempts - 1, 0), next_attempt_at = now(),
       claim_token = NULL, lease_expires_at = NULL, row_version = r.row_version + 1, updated_at = now()
-  WHERE r.id IN (
+  WHERE r.id = ANY (ARRAY(
     SELECT id FROM ${TABLE}
     WHERE scope = $1 AND status = 'PROCESSING'
       AND ($2::uuid IS NULL OR claim_token = $2::uuid)
       AND ($3::boolean OR lease_expires_at <= now())
     ORDER BY lease_expires_at, id LIMIT $4
     FOR UPDATE SKIP LOCKED
-  ) AND r.status = 'PROCESSING' AND ($2::uuid IS NULL OR r.claim_token = $2::uuid)
+  )) AND r.status = ${opaqueStatus('PROCESSING')} AND ($2::uuid IS NULL OR r.claim_token = $2::uuid)
   RETURNING r.id::text AS id`;
 
 export async function releaseStuckReceipts(
