@@ -7,33 +7,51 @@
  * through and drops every answer (`mute`). kafkajs only: it lets the application open the
  * broker sockets (`socketFactory`); @platformatic/kafka connects to the addresses the brokers
  * advertise, which a proxy cannot stand between.
+ *
+ * The next send after such a failure goes out on a new producer (SequencedSends); the last two
+ * cases are that new producer's connect refused (the broker down) and the publisher closed
+ * while it connects.
  */
 import { connect } from 'node:net';
 import { FERRY_HEADERS, type OutboxMessage } from '@ferry/core';
 import { KafkaConnection, KafkaPublisher, deleteTopics, ensureTopics } from '../src';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
-import { brokers, outboxMessage, readBack, silentLogger, testConnection, uniqueName } from './support';
+import {
+  brokers,
+  outboxMessage,
+  readBack,
+  silentLogger,
+  testConnection,
+  uniqueName,
+  waitFor,
+} from './support';
 
 const admin = testConnection();
 const never = new AbortController().signal;
 let proxy: TcpProxy;
 const topic = uniqueName('lost-answer');
+const renewalTopic = uniqueName('lost-answer-renewal');
 
 beforeAll(async () => {
   const [host, port] = brokers()[0]!.split(':');
   proxy = await TcpProxy.start({ host: host!, port: Number(port) });
-  await ensureTopics(admin, [{ topic, partitions: 1 }]);
+  await ensureTopics(admin, [
+    { topic, partitions: 1 },
+    { topic: renewalTopic, partitions: 1 },
+  ]);
 });
 
 afterAll(async () => {
   await proxy.close();
-  await deleteTopics(admin, [topic]);
+  await deleteTopics(admin, [topic, renewalTopic]);
 });
 
-const batch = (label: string): OutboxMessage[] =>
-  Array.from({ length: 10 }, (_, index) => outboxMessage({ payload: { label, index } }));
+afterEach(async () => {
+  await proxy.setMode('pass');
+});
 
-test('after a send whose answer was lost, the next send of as many records is not dropped as its duplicate', async () => {
+/** A publisher whose every broker socket goes through the proxy, whatever address the metadata gives. */
+function proxiedPublisher(destination = topic): KafkaPublisher {
   const connection = new KafkaConnection({
     brokers: brokers(),
     client: 'kafkajs',
@@ -42,13 +60,22 @@ test('after a send whose answer was lost, the next send of as many records is no
     logger: silentLogger,
     connectionTimeoutMs: 1_000,
     requestTimeoutMs: 1_500,
-    // Every broker socket goes through the proxy, whatever address the metadata gives.
     kafkaConfig: {
       socketFactory: ({ onConnect }: { onConnect: () => void }) =>
         connect(proxy.port, '127.0.0.1', onConnect),
     },
   });
-  const publisher = new KafkaPublisher(connection, { defaultDestination: topic, producerRetries: 1 });
+  return new KafkaPublisher(connection, { defaultDestination: destination, producerRetries: 1 });
+}
+
+const statuses = async (publisher: KafkaPublisher, messages: OutboxMessage[]): Promise<Set<string>> =>
+  new Set((await publisher.publish(messages, never)).map((outcome) => outcome.status));
+
+const batch = (label: string): OutboxMessage[] =>
+  Array.from({ length: 10 }, (_, index) => outboxMessage({ payload: { label, index } }));
+
+test('after a send whose answer was lost, the next send of as many records is not dropped as its duplicate', async () => {
+  const publisher = proxiedPublisher();
   const [first, unanswered, next] = [batch('first'), batch('unanswered'), batch('next')];
   try {
     const sent = async (messages: OutboxMessage[]) =>
@@ -72,4 +99,61 @@ test('after a send whose answer was lost, the next send of as many records is no
     unanswered: unanswered.filter((message) => !read.has(message.id)).length,
     next: next.filter((message) => !read.has(message.id)).length,
   }).toEqual({ first: 0, unanswered: 0, next: 0 });
+}, 90_000);
+
+test('a new producer that cannot connect (broker refusing) leaves the batch unavailable; once the broker is back, every batch is in the topic and no connection is left open', async () => {
+  const publisher = proxiedPublisher(renewalTopic);
+  const [first, unanswered, refused, next] = [
+    batch('r-first'),
+    batch('r-unanswered'),
+    batch('r-refused'),
+    batch('r-next'),
+  ];
+  try {
+    expect(await statuses(publisher, first)).toEqual(new Set(['sent']));
+    await proxy.setMode('mute');
+    expect(await statuses(publisher, unanswered)).toEqual(new Set(['unavailable']));
+    // The next send starts a new producer, whose connect is refused: no attempt spent.
+    await proxy.setMode('refuse');
+    expect(await statuses(publisher, refused)).toEqual(new Set(['unavailable']));
+    await proxy.setMode('pass');
+    const [again, after] = await Promise.all([statuses(publisher, refused), statuses(publisher, next)]);
+    expect({ again, after }).toEqual({ again: new Set(['sent']), after: new Set(['sent']) });
+  } finally {
+    await publisher.close();
+  }
+  await waitFor(
+    () => proxy.openConnections === 0,
+    () => `${proxy.openConnections} connections open after close()`,
+  );
+  const records = await readBack(admin, renewalTopic, 40);
+  const read = new Set(records.map((record) => record.headers[FERRY_HEADERS.messageId]));
+  const missing = (messages: OutboxMessage[]) => messages.filter((message) => !read.has(message.id)).length;
+  expect([first, unanswered, refused, next].map(missing)).toEqual([0, 0, 0, 0]);
+}, 90_000);
+
+test('close() while the new producer connects: the publish is not sent, the connect ends, nothing reconnects', async () => {
+  const publisher = proxiedPublisher(renewalTopic);
+  expect(await statuses(publisher, batch('c-first'))).toEqual(new Set(['sent']));
+  await proxy.setMode('mute');
+  expect(await statuses(publisher, batch('c-unanswered'))).toEqual(new Set(['unavailable']));
+  // The broker now takes connections and never answers: the new producer's connect hangs.
+  await proxy.setMode('blackhole');
+  const accepted = proxy.accepted;
+  const publishing = publisher.publish(batch('c-pending'), never);
+  await waitFor(
+    () => proxy.accepted > accepted,
+    () => 'the new producer did not connect',
+  );
+  await publisher.close();
+  expect(new Set((await publishing).map((outcome) => outcome.status))).toEqual(new Set(['retryable']));
+  await proxy.setMode('pass');
+  await waitFor(
+    () => proxy.openConnections === 0,
+    () => `${proxy.openConnections} connections open after close()`,
+  );
+  const afterClose = proxy.accepted;
+  // A reconnect after close() would open a connection; a publish after close() sends nothing.
+  expect(await statuses(publisher, batch('c-late'))).toEqual(new Set(['retryable']));
+  expect(proxy.accepted).toBe(afterClose);
 }, 90_000);

@@ -11,10 +11,12 @@ import type { DriverProducer, TopicRecords } from './types';
  *   numbering on only when the broker answered, so two sends at once are numbered alike: the
  *   broker refuses the later one (OUT_OF_ORDER_SEQUENCE_NUMBER) or drops it. So one send at a
  *   time, in the order asked (which keeps per-key order).
- * - **A send that failed after the broker wrote it** (its answer lost, a timeout): both clients
+ * - **A send that failed after the broker wrote it** (its answer lost, a timeout) **or wrote it in
+ *   part** (the request's other topic refused a record, e.g. MESSAGE_TOO_LARGE): both clients
  *   give its numbers back, and the next send of as many records gets them and is dropped. So
- *   after a failed send the next one goes out on a new producer (a new producer id, numbered
- *   afresh): the failed batch may then be written twice, never a later one lost.
+ *   after any failed send, a permanent one too, the next one goes out on a new producer (a new
+ *   producer id, numbered afresh): the failed batch may then be written twice, never a later
+ *   one lost (lostAnswer.test.ts, partlyWritten.test.ts).
  */
 export class SequencedSends implements DriverProducer {
   private current: DriverProducer;
