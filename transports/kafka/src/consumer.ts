@@ -69,6 +69,11 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     this.producer = options.connection.driver.producer({
       retries: options.deadLetterSendRetries,
       signal: this.stopping.signal,
+      replaced: (cause) =>
+        options.logger.info(
+          { err: describeError(cause) },
+          'Kafka dead-letter producer replaced after a failed send',
+        ),
     });
     const source = options.topics.join(',');
     this.emit = consumerEmitter('kafka', source, options.observer, options.logger);

@@ -58,6 +58,8 @@ export class KafkaPublisher implements Publisher {
     this.producer = connection.driver.producer({
       retries: this.options.producerRetries,
       signal: this.stopping.signal,
+      replaced: (cause) =>
+        this.logger.info({ err: describeError(cause) }, 'Kafka producer replaced after a failed send'),
     });
     this.producer.onDisconnect(() => {
       this.connecting = null;

@@ -1,11 +1,13 @@
 /** SequencedSends over fake client producers (pure logic; the real brokers: lostAnswer and concurrentPublish). */
-import { SequencedSends } from '../src/client/sequencedSends';
+import { REPLACED_DISCONNECT_MS, SequencedSends } from '../src/client/sequencedSends';
 import type { DriverProducer, TopicRecords } from '../src/client/types';
 
 interface FakeProducer extends DriverProducer {
   readonly id: number;
   readonly log: string[];
   fail: boolean;
+  /** disconnect() never settles (a socket close hanging on a silent network). */
+  hangs: boolean;
   dropConnection(): void;
 }
 
@@ -20,6 +22,7 @@ function fakes() {
       id,
       log,
       fail: false,
+      hangs: false,
       connect: () => {
         log.push(`${id} connect`);
         return Promise.resolve();
@@ -27,7 +30,7 @@ function fakes() {
       disconnect: () => {
         log.push(`${id} disconnect`);
         for (const listener of listeners) listener();
-        return Promise.resolve();
+        return producer.hangs ? new Promise<void>(() => undefined) : Promise.resolve();
       },
       onDisconnect: (listener) => void listeners.push(listener),
       send: (batches: readonly TopicRecords[]) => {
@@ -129,5 +132,40 @@ describe('SequencedSends', () => {
     await sends.disconnect();
     await expect(sends.send(batch('b'))).rejects.toThrow('the Kafka producer is closed');
     expect(made).toHaveLength(1);
+  });
+
+  test('tells its owner when a new producer takes over, with the failure that retired the old one', async () => {
+    const { made, create, settleNext } = fakes();
+    const causes: unknown[] = [];
+    const sends = new SequencedSends(create, (cause) => causes.push(cause));
+    made[0]!.fail = true;
+    const failed = sends.send(batch('a')).catch(() => undefined);
+    const next = sends.send(batch('b'));
+    await settleNext();
+    await failed;
+    await settleNext();
+    await next;
+    expect(causes.map((cause) => (cause as Error).message)).toEqual(['a failed']);
+  });
+
+  test('does not let a replaced producer whose disconnect hangs hold the next send for longer than its bound', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const { made, log, create, settleNext } = fakes();
+      const sends = new SequencedSends(create);
+      made[0]!.fail = true;
+      made[0]!.hangs = true;
+      const failed = sends.send(batch('a')).catch(() => undefined);
+      const next = sends.send(batch('b'));
+      await settleNext();
+      await failed;
+      expect(log).not.toContain('2 start b');
+      jest.advanceTimersByTime(REPLACED_DISCONNECT_MS);
+      await settleNext();
+      expect(log.slice(-3)).toEqual(['2 connect', '2 start b', '2 end b']);
+      await next;
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

@@ -11,10 +11,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { emitMany, type FailedHeadPolicy, type SqlExecutor } from '@ferry/core';
+import { emitMany, type FailedHeadPolicy } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { planWork, type PlanKind } from '../planWork';
+import { measuring } from '../measuring';
+import type { PlanKind } from '../planWork';
 
 const LIMIT = 100;
 
@@ -27,27 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.drop();
 });
-
-/**
- * An executor that, before each statement, measures its `plan`'s work (planWork, in a transaction
- * rolled back) and adds it to `total`; then runs it for real.
- */
-function measuring(
-  client: Client,
-  plan: PlanKind,
-): { db: SqlExecutor; total: () => number; statements: () => number } {
-  let total = 0;
-  let statements = 0;
-  const db: SqlExecutor = {
-    ...t.db,
-    query: async <T>(text: string, values: readonly unknown[] = []) => {
-      statements += 1;
-      total += await planWork(client, text, values, plan);
-      return t.db.query<T>(text, values);
-    },
-  };
-  return { db, total: () => total, statements: () => statements };
-}
 
 /**
  * `backlog` unkeyed PENDING events, the first 2 x LIMIT of them in due order locked by another
@@ -88,7 +68,7 @@ async function claimBehindLockedWindow(
        ORDER BY next_attempt_at, seq LIMIT $1 FOR UPDATE`,
       [LIMIT * 2],
     );
-    const measured = measuring(explainer, plan);
+    const measured = measuring(t.db, explainer, plan);
     const claim = await relayStore(measured.db).claim({
       token: randomUUID(),
       limit: LIMIT,
@@ -245,7 +225,7 @@ async function claimKeyedBacklog(
   const explainer = new Client({ connectionString: t.url });
   await explainer.connect();
   try {
-    const measured = measuring(explainer, plan);
+    const measured = measuring(t.db, explainer, plan);
     const claim = await relayStore(measured.db).claim({
       token: randomUUID(),
       limit: LIMIT,
@@ -376,7 +356,7 @@ async function completionOf(
   const explainer = new Client({ connectionString: t.url });
   await explainer.connect();
   try {
-    const measured = measuring(explainer, plan);
+    const measured = measuring(t.db, explainer, plan);
     const rows = claims[0]!.rows.slice(0, size);
     const completed = await relayStore(measured.db).complete(
       tokens[0]!,

@@ -71,7 +71,7 @@ export class KafkajsDriver implements KafkaClientDriver {
     return new SequencedSends(() => {
       const { kafka, gate } = this.gated(options.signal);
       return new KafkajsProducer(kafka, gate, options);
-    });
+    }, options.replaced);
   }
 
   consumer(options: DriverConsumerOptions): DriverConsumer {

@@ -71,7 +71,7 @@ export class PlatformaticDriver implements KafkaClientDriver {
   }
 
   producer(options: DriverProducerOptions): DriverProducer {
-    return new SequencedSends(() => this.clientProducer(options));
+    return new SequencedSends(() => this.clientProducer(options), options.replaced);
   }
 
   private clientProducer(options: DriverProducerOptions): DriverProducer {

@@ -1,6 +1,12 @@
 import type { DriverProducer, TopicRecords } from './types';
 
 /**
+ * How long a new producer waits for the one it replaces to disconnect: a socket close that hangs
+ * on a silent network must not hold every later send.
+ */
+export const REPLACED_DISCONNECT_MS = 5_000;
+
+/**
  * The sends of an idempotent producer, kept safe from the producer's own record numbering.
  *
  * An idempotent producer numbers each partition's records, and the broker drops a batch whose
@@ -22,14 +28,20 @@ export class SequencedSends implements DriverProducer {
   private current: DriverProducer;
   private readonly listeners: (() => void)[] = [];
   private tail: Promise<unknown> = Promise.resolve();
-  /** The current producer's last send failed: the next send starts a new producer. */
-  private spent = false;
+  /** Why the current producer's last send failed; the next send starts a new producer. */
+  private spent: { readonly cause: unknown } | null = null;
   /** A new producer that has not connected yet. */
   private unconnected = false;
   private closed = false;
 
-  /** `create` makes a new client producer, not connected. */
-  constructor(private readonly create: () => DriverProducer) {
+  /**
+   * `create` makes a new client producer, not connected; `replaced` is told each time a new one
+   * takes over, with the failure that retired the old one (for the owner's log).
+   */
+  constructor(
+    private readonly create: () => DriverProducer,
+    private readonly replaced: (cause: unknown) => void = () => undefined,
+  ) {
     this.current = this.adopt(create());
   }
 
@@ -54,7 +66,7 @@ export class SequencedSends implements DriverProducer {
 
   private async sendNow(batches: readonly TopicRecords[]): Promise<void> {
     if (this.closed) throw new Error('the Kafka producer is closed');
-    if (this.spent) await this.renew();
+    if (this.spent) await this.renew(this.spent.cause);
     if (this.unconnected) {
       await this.current.connect();
       this.unconnected = false;
@@ -62,17 +74,25 @@ export class SequencedSends implements DriverProducer {
     try {
       await this.current.send(batches);
     } catch (error) {
-      this.spent = true;
+      this.spent = { cause: error };
       throw error;
     }
   }
 
-  private async renew(): Promise<void> {
+  private async renew(cause: unknown): Promise<void> {
     const old = this.current;
     this.current = this.adopt(this.create());
-    this.spent = false;
+    this.spent = null;
     this.unconnected = true;
-    await old.disconnect().catch(() => undefined);
+    this.replaced(cause);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      old.disconnect().catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, REPLACED_DISCONNECT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Disconnects of `producer` reach the listeners while it is the current one (not once replaced). */

@@ -35,6 +35,8 @@ export interface DriverProducerOptions {
   readonly retries: number;
   /** Aborted when the owner closes: a connect in flight fails at once, nothing reconnects. */
   readonly signal: AbortSignal;
+  /** Told when a new client producer takes over after a failed send (SequencedSends). */
+  readonly replaced?: (cause: unknown) => void;
 }
 
 /** An idempotent producer: every send waits for all in-sync replicas (acks -1). */
