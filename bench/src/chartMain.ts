@@ -21,8 +21,11 @@ export function latestReport(dir: string): string {
  * bench/results) to docs/bench-chart.svg, the chart the root README shows.
  */
 export function chartMain(args: readonly string[]): number {
-  const source = args[0] ?? latestReport(process.env.BENCH_RESULTS_DIR ?? RESULTS);
-  const target = args[1] ?? COMMITTED;
+  // Paths given are read from where npm was run (the root, for `npm run bench:chart`), not bench/.
+  const given = (arg: string | undefined) =>
+    arg === undefined ? undefined : path.resolve(process.env.INIT_CWD ?? process.cwd(), arg);
+  const source = given(args[0]) ?? latestReport(process.env.BENCH_RESULTS_DIR ?? RESULTS);
+  const target = given(args[1]) ?? COMMITTED;
   const report = JSON.parse(readFileSync(source, 'utf8')) as BenchReport;
   mkdirSync(path.dirname(target), { recursive: true });
   writeFileSync(target, renderChart(report));
