@@ -114,7 +114,10 @@ export class KafkaPublisher implements Publisher {
       return records.map((record) => ({ id: record.id, status: 'sent' }));
     } catch (error) {
       const failure = classifyKafkaError(error);
-      if (failure.retriable || records.length === 1) {
+      // Unavailable: nothing of the batch can go (the cluster). Retryable with one topic: the
+      // topic's (e.g. not there yet). Otherwise some messages may be to blame, not all.
+      const topics = new Set(records.map((record) => record.topic));
+      if (failure.unavailable || records.length === 1 || (failure.retriable && topics.size === 1)) {
         const status = failureStatus(failure);
         return records.map((record) => ({ id: record.id, status, error: failure.message }));
       }
@@ -123,18 +126,33 @@ export class KafkaPublisher implements Publisher {
   }
 
   /**
-   * After a permanent batch failure, finds the offending messages by sending one at a time, in
-   * order; once a key had a failure its later messages are not sent, so per-key order holds.
+   * After a batch failure that may be some messages' own (permanent, or retryable with several
+   * topics, e.g. one the broker does not have), finds the offending messages by sending one at a
+   * time, in order, so that they do not fail their neighbours. Once a key had a failure its later
+   * messages are not sent, so per-key order holds; once a topic failed retryably, its later
+   * messages are not tried (each try would wait for the client to give up on the topic again);
+   * once the cluster is unavailable, nothing more is tried.
    */
   private async sendOneByOne(
     records: readonly OutboundRecord[],
     signal: AbortSignal,
   ): Promise<PublishOutcome[]> {
     const failedKeys = new Set<string>();
+    const failedTopics = new Set<string>();
+    let unavailable: string | null = null;
     const outcomes: PublishOutcome[] = [];
     for (const record of records) {
+      if (unavailable !== null) {
+        outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
+        continue;
+      }
       if (record.key !== null && failedKeys.has(record.key)) {
         outcomes.push(retryable(record.id, 'an earlier message with the same key was not sent'));
+        continue;
+      }
+      if (failedTopics.has(record.topic)) {
+        if (record.key !== null) failedKeys.add(record.key);
+        outcomes.push(retryable(record.id, `an earlier message to topic ${record.topic} was not sent`));
         continue;
       }
       try {
@@ -143,6 +161,8 @@ export class KafkaPublisher implements Publisher {
       } catch (error) {
         const failure = classifyKafkaError(error);
         if (record.key !== null) failedKeys.add(record.key);
+        if (failure.unavailable) unavailable = failure.message;
+        else if (failure.retriable) failedTopics.add(record.topic);
         outcomes.push({ id: record.id, status: failureStatus(failure), error: failure.message });
       }
     }

@@ -131,6 +131,33 @@ describe('KafkaPublisher against a real broker', () => {
     );
   });
 
+  test('isolates the messages of a topic the broker does not have: they are retryable, the others of the batch are sent', async () => {
+    const name = await topic('beside-missing');
+    const missing = uniqueName('missing');
+    const publisher = new KafkaPublisher(connection, { defaultDestination: name, confirmTimeoutMs: 20_000 });
+    const first = outboxMessage({ payload: { n: 1 }, orderingKey: 'a' });
+    const lost = outboxMessage({ payload: { n: 2 }, orderingKey: 'b', destination: missing });
+    const afterLost = outboxMessage({ payload: { n: 3 }, orderingKey: 'b' });
+    const lostToo = outboxMessage({ payload: { n: 4 }, orderingKey: 'c', destination: missing });
+    const last = outboxMessage({ payload: { n: 5 }, orderingKey: 'd' });
+    try {
+      const outcomes = await publisher.publish([first, lost, afterLost, lostToo, last], never);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual([
+        'sent',
+        'retryable',
+        'retryable', // same key as a message not sent: held back for per-key order
+        'retryable',
+        'sent',
+      ]);
+    } finally {
+      await publisher.close();
+    }
+    const records = await readBack(connection, name, 2);
+    expect(records.map((record) => record.headers[FERRY_HEADERS.messageId]).sort()).toEqual(
+      [first.id, last.id].sort(),
+    );
+  });
+
   test('reports a payload over maxMessageBytes permanent without sending it', async () => {
     const name = await topic('client-limit');
     const publisher = new KafkaPublisher(connection, { defaultDestination: name, maxMessageBytes: 100 });
