@@ -86,6 +86,13 @@ export class RabbitPublisher implements Publisher {
   private readonly logger: Logger;
   private readonly report: PublishReport;
   private current: ConfirmChannel | null = null;
+  /**
+   * Exchanges seen to exist. A publish to an exchange that does not exist makes the broker close
+   * the channel, and every message published after it on that channel is lost with it: one
+   * mistyped destination would spend the attempts of the rest of every batch it is in. So a
+   * batch's exchanges not seen yet are checked first (a passive declare on a channel of its own).
+   */
+  private readonly knownExchanges = new Set<string>();
   private opening: Promise<ConfirmChannel> | null = null;
   private closed = false;
 
@@ -138,7 +145,7 @@ export class RabbitPublisher implements Publisher {
     const deadline = deadlineSignal(this.options.confirmTimeoutMs, signal);
     setMaxListeners(messages.length + 10, deadline);
     const outcomes = new Map<number, PublishOutcome>();
-    const toSend: { index: number; message: OutboxMessage; exchange: string; routingKey: string }[] = [];
+    const toSend: SendItem[] = [];
     messages.forEach((message, index) => {
       const route = resolveRoute(message, this.options.routes, this.options.defaultDestination);
       if (route) toSend.push({ index, message, ...route });
@@ -153,7 +160,10 @@ export class RabbitPublisher implements Publisher {
         const report = isClosed(error) ? retryable : unavailable;
         for (const item of toSend) outcomes.set(item.index, report(item.message.id, describeError(error)));
       }
-      if (channel) await this.publishOn(channel, toSend, deadline, outcomes);
+      if (channel) {
+        const checked = await this.holdBackMissing(toSend, outcomes, deadline);
+        if (checked.length > 0) await this.publishOn(channel, checked, deadline, outcomes);
+      }
     }
     return messages.map(
       (message, index) => outcomes.get(index) ?? retryable(message.id, 'no outcome reported'),
@@ -171,7 +181,7 @@ export class RabbitPublisher implements Publisher {
 
   private async publishOn(
     channel: ConfirmChannel,
-    items: readonly { index: number; message: OutboxMessage; exchange: string; routingKey: string }[],
+    items: readonly SendItem[],
     deadline: AbortSignal,
     outcomes: Map<number, PublishOutcome>,
   ): Promise<void> {
@@ -207,11 +217,83 @@ export class RabbitPublisher implements Publisher {
           outcomes.set(item.index, retryable(item.message.id, returnReason));
         else outcomes.set(item.index, { id: item.message.id, status: 'sent' });
       });
-      if (results.some((r) => r.status === 'failed')) this.discardChannel(channel);
+      if (results.some((r) => r.status === 'failed')) {
+        this.discardChannel(channel);
+        this.knownExchanges.clear(); // one may have been deleted since: check again
+      }
     } finally {
       channel.off('return', onReturn);
       model?.off('close', onLost);
     }
+  }
+
+  /**
+   * `items` without the messages to exchanges that do not exist, nor the later messages of their
+   * keys (per-key order); those are reported retryable in `outcomes`.
+   */
+  private async holdBackMissing(
+    items: readonly SendItem[],
+    outcomes: Map<number, PublishOutcome>,
+    deadline: AbortSignal,
+  ): Promise<readonly SendItem[]> {
+    const missing = await this.missingExchanges(items, deadline);
+    if (missing.size === 0) return items;
+    const heldKeys = new Set<string>();
+    return items.filter((item) => {
+      const key = item.message.orderingKey ?? null;
+      const reason = missing.get(item.exchange);
+      if (reason === undefined && (key === null || !heldKeys.has(key))) return true;
+      if (key !== null) heldKeys.add(key);
+      outcomes.set(
+        item.index,
+        retryable(item.message.id, reason ?? 'an earlier message with the same key was not sent'),
+      );
+      return false;
+    });
+  }
+
+  /**
+   * The exchanges of `items` that do not exist, with the reason to report. Each exchange not seen
+   * yet is declared passively on a channel of its own (the broker closes it when the exchange is
+   * missing); the default exchange always exists. A check that cannot be made (the connection
+   * lost) holds nothing back: the publish itself then reports what the connection allows.
+   */
+  private async missingExchanges(
+    items: readonly SendItem[],
+    deadline: AbortSignal,
+  ): Promise<Map<string, string>> {
+    const missing = new Map<string, string>();
+    const unseen = [...new Set(items.map((item) => item.exchange))].filter(
+      (exchange) => exchange !== '' && !this.knownExchanges.has(exchange),
+    );
+    if (unseen.length === 0) return missing;
+    const model = this.connection.current;
+    if (!model) return missing;
+    // Bounded by the publish's deadline: past it the publish goes ahead and reports it.
+    const expired = new Promise<never>((_, reject) => {
+      const fail = () => reject(new Error('publish deadline passed during the exchange check'));
+      if (deadline.aborted) fail();
+      else deadline.addEventListener('abort', fail, { once: true });
+    });
+    expired.catch(() => undefined);
+    try {
+      for (const exchange of unseen) {
+        const channel = await Promise.race([model.createChannel(), expired]);
+        channel.on('error', () => undefined); // the broker's 404 closes it; reported below
+        try {
+          await Promise.race([channel.checkExchange(exchange), expired]);
+          this.knownExchanges.add(exchange);
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== NOT_FOUND) throw error;
+          missing.set(exchange, `exchange ${exchange} does not exist (${describeError(error)})`);
+        } finally {
+          await channel.close().catch(() => undefined);
+        }
+      }
+    } catch {
+      // Not checked: the publish goes ahead and reports what the broker does.
+    }
+    return missing;
   }
 
   /** Confirms still owed on a channel we stopped waiting for must not be trusted: drop it. */
@@ -248,6 +330,17 @@ export class RabbitPublisher implements Publisher {
     return channel;
   }
 }
+
+/** A message of a batch with its route and its place in the batch. */
+interface SendItem {
+  readonly index: number;
+  readonly message: OutboxMessage;
+  readonly exchange: string;
+  readonly routingKey: string;
+}
+
+/** AMQP's reply code for a missing exchange. */
+const NOT_FOUND = 404;
 
 function retryable(id: string, error: string): PublishOutcome {
   return { id, status: 'retryable', error };

@@ -105,9 +105,36 @@ describe('RabbitPublisher', () => {
     expect((await broker.drain(queue)).map((r) => r.properties.messageId)).toEqual([routable.id]);
   });
 
-  it('reports what a channel closed by the broker did not confirm as not sent, then publishes on a new channel', async () => {
+  it('holds back the messages to an exchange that does not exist, and sends the rest of their batch', async () => {
     const before = outboxMessages(5);
-    const missingExchange = outboxMessage({ destination: uniqueName('missing') });
+    const missing = uniqueName('missing');
+    const toMissing = outboxMessage({ destination: missing, orderingKey: 'k' });
+    const sameKeyAfter = outboxMessage({ orderingKey: 'k' });
+    const after = outboxMessages(5);
+
+    const outcomes = await publisher.publish([...before, toMissing, sameKeyAfter, ...after], neverAborted());
+
+    const statusOf = new Map(outcomes.map((o) => [o.id, o.status]));
+    expect(statusOf.get(toMissing.id)).toBe('retryable');
+    expect(outcomes.find((o) => o.id === toMissing.id)).toMatchObject({
+      error: expect.stringMatching(/does not exist/),
+    });
+    expect(statusOf.get(sameKeyAfter.id)).toBe('retryable'); // per-key order: not before its key's earlier message
+    expect([...before, ...after].map((m) => statusOf.get(m.id))).toEqual(
+      [...before, ...after].map(() => 'sent'),
+    );
+    const inQueue = (await broker.drain(queue)).map((r) => r.properties.messageId);
+    expect(inQueue.sort()).toEqual([...before, ...after].map((m) => m.id).sort());
+  });
+
+  it('reports what a channel closed by the broker did not confirm as not sent, then publishes on a new channel', async () => {
+    // An exchange the publisher has seen, deleted since: only the broker can tell, by closing the channel.
+    const deleted = uniqueName('deleted');
+    await broker.channel.assertExchange(deleted, 'topic', { durable: false });
+    await publisher.publish([outboxMessage({ destination: deleted })], neverAborted());
+    await broker.channel.deleteExchange(deleted);
+    const before = outboxMessages(5);
+    const missingExchange = outboxMessage({ destination: deleted });
     const after = outboxMessages(5);
 
     const outcomes = await publisher.publish([...before, missingExchange, ...after], neverAborted());
@@ -123,7 +150,7 @@ describe('RabbitPublisher', () => {
     expect(retried.map((o) => o.status)).toEqual(after.map(() => 'sent'));
   });
 
-  it('reports a publish whose channel the broker closed as not sent, keeps the connection and publishes on a new channel', async () => {
+  it('reports a message to an exchange that does not exist as not sent, keeps the connection and publishes on', async () => {
     await publisher.connect();
     const model = connection.current;
     const missingExchange = outboxMessage({ destination: uniqueName('missing') });
@@ -131,7 +158,7 @@ describe('RabbitPublisher', () => {
     const [failed] = await publisher.publish([missingExchange], neverAborted());
 
     expect(failed).toMatchObject({ id: missingExchange.id, status: 'retryable' });
-    expect((failed as { error: string }).error).toMatch(/channel closed/);
+    expect((failed as { error: string }).error).toMatch(/does not exist/);
     const next = outboxMessages(3);
     const outcomes = await publisher.publish(next, neverAborted());
     expect(outcomes).toEqual(next.map((m) => ({ id: m.id, status: 'sent' })));
