@@ -62,6 +62,20 @@ function fakes() {
 
 const batch = (topic: string): TopicRecords[] => [{ topic, records: [] }];
 
+/** Send 'a' fails on the first producer, then send 'b' goes out; both settled. */
+async function failThenSend(
+  sends: SequencedSends,
+  { made, settleNext }: Pick<ReturnType<typeof fakes>, 'made' | 'settleNext'>,
+): Promise<void> {
+  made[0]!.fail = true;
+  const failed = sends.send(batch('a')).catch(() => undefined);
+  const next = sends.send(batch('b'));
+  await settleNext();
+  await failed;
+  await settleNext();
+  await next;
+}
+
 describe('SequencedSends', () => {
   test('starts a send only once the one before it settled, in the order they were asked for', async () => {
     const { log, create, settleNext } = fakes();
@@ -108,13 +122,7 @@ describe('SequencedSends', () => {
     const sends = new SequencedSends(create);
     let disconnects = 0;
     sends.onDisconnect(() => void (disconnects += 1));
-    made[0]!.fail = true;
-    const failed = sends.send(batch('a')).catch(() => undefined);
-    const next = sends.send(batch('b'));
-    await settleNext();
-    await failed;
-    await settleNext();
-    await next;
+    await failThenSend(sends, { made, settleNext });
     expect(disconnects).toBe(0); // producer 1 was disconnected by the replacement
     made[0]!.dropConnection();
     expect(disconnects).toBe(0);
@@ -138,13 +146,7 @@ describe('SequencedSends', () => {
     const { made, create, settleNext } = fakes();
     const causes: unknown[] = [];
     const sends = new SequencedSends(create, (cause) => causes.push(cause));
-    made[0]!.fail = true;
-    const failed = sends.send(batch('a')).catch(() => undefined);
-    const next = sends.send(batch('b'));
-    await settleNext();
-    await failed;
-    await settleNext();
-    await next;
+    await failThenSend(sends, { made, settleNext });
     expect(causes.map((cause) => (cause as Error).message)).toEqual(['a failed']);
   });
 

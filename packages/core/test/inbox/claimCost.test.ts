@@ -7,16 +7,15 @@
  */
 import { Client } from 'pg';
 import { CLAIM_SQL } from '../../src/inbox/sql/claim';
-import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import type { TestDatabase } from '../../../../test-support/database';
+import { costDatabase } from '../costDatabase';
 import { planWork, type PlanKind } from '../planWork';
 
 const LIMIT = 100;
 
 let t: TestDatabase;
 beforeAll(async () => {
-  t = await createTestDatabase();
-  // Statistics change only when a test analyzes.
-  await t.db.execute('ALTER TABLE ferry_inbox_receipts SET (autovacuum_enabled = false)');
+  t = await costDatabase('ferry_inbox_receipts');
 });
 afterAll(() => t.drop());
 

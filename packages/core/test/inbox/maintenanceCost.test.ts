@@ -24,7 +24,8 @@ import { renewLease } from '../../src/inbox/sql/renewLease';
 import { renewQueued } from '../../src/inbox/sql/renewQueued';
 import { requeueDead } from '../../src/inbox/sql/requeueDead';
 import { scheduleRetry } from '../../src/inbox/sql/scheduleRetry';
-import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import type { TestDatabase } from '../../../../test-support/database';
+import { costDatabase } from '../costDatabase';
 import { planWork, type PlanKind } from '../planWork';
 
 const SCOPE = 'tenant:acme';
@@ -39,9 +40,7 @@ const EXHAUSTED = 20;
 
 let t: TestDatabase;
 beforeAll(async () => {
-  t = await createTestDatabase();
-  // Statistics change only when a test analyzes.
-  await t.db.execute('ALTER TABLE ferry_inbox_receipts SET (autovacuum_enabled = false)');
+  t = await costDatabase('ferry_inbox_receipts');
 });
 afterAll(() => t.drop());
 

@@ -13,7 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { emitMany, type FailedHeadPolicy } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
-import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import type { TestDatabase } from '../../../../test-support/database';
+import { costDatabase } from '../costDatabase';
 import { measuring } from '../measuring';
 import type { PlanKind } from '../planWork';
 
@@ -21,9 +22,7 @@ const LIMIT = 100;
 
 let t: TestDatabase;
 beforeAll(async () => {
-  t = await createTestDatabase();
-  // Statistics change only when a test analyzes (the stale case must stay stale).
-  await t.db.execute('ALTER TABLE outbox_events SET (autovacuum_enabled = false)');
+  t = await costDatabase('outbox_events');
 });
 afterAll(async () => {
   await t.drop();

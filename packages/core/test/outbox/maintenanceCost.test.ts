@@ -13,7 +13,8 @@
 import { Client } from 'pg';
 import type { SqlExecutor } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
-import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import type { TestDatabase } from '../../../../test-support/database';
+import { costDatabase } from '../costDatabase';
 import { listEvents, purgeSentEvents } from '../../src/outbox/sql/adminQueries';
 import { markEventsFailed, retryEvents } from '../../src/outbox/sql/adminTransition';
 import { releaseStuckEvents } from '../../src/outbox/sql/releaseStuck';
@@ -22,9 +23,7 @@ import type { PlanKind } from '../planWork';
 
 let t: TestDatabase;
 beforeAll(async () => {
-  t = await createTestDatabase();
-  // Statistics change only when a case analyzes (what a case arranges must stay as arranged).
-  await t.db.execute('ALTER TABLE outbox_events SET (autovacuum_enabled = false)');
+  t = await costDatabase('outbox_events');
 });
 afterAll(async () => {
   await t.drop();
