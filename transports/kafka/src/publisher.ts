@@ -16,6 +16,7 @@ import {
   type ResolvedPublisherOptions,
 } from './publisherOptions';
 import { raceAbort } from './race';
+import { TopicPresence } from './topicPresence';
 import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from './wire';
 
 const retryable = (id: string, error: string): PublishOutcome => ({ id, status: 'retryable', error });
@@ -50,11 +51,14 @@ export class KafkaPublisher implements Publisher {
    * settled, or the old records would land after the ones that follow them.
    */
   private readonly abandoned = new Set<Promise<void>>();
+  /** Topics a send failed on, checked before the next send to them (topicPresence.ts). */
+  private readonly topics: TopicPresence;
 
   constructor(connection: KafkaConnection, options: PublisherOptions = {}) {
     this.options = resolvePublisherOptions(options);
     this.logger = this.options.logger ?? connection.logger;
     this.report = { transport: 'kafka', observer: this.options.observer, logger: this.logger };
+    this.topics = new TopicPresence(connection, this.options.confirmTimeoutMs);
     this.producer = connection.driver.producer({
       retries: this.options.producerRetries,
       signal: this.stopping.signal,
@@ -108,21 +112,56 @@ export class KafkaPublisher implements Publisher {
     if (this.closing) return records.map((record) => retryable(record.id, 'publisher is closed'));
     if (signal.aborted)
       return records.map((record) => retryable(record.id, 'publish aborted before sending'));
+    const topics = new Set(records.map((record) => record.topic));
     try {
       await this.connect();
+      const missing = await this.topics.missing(topics, [signal, this.inFlight.signal]);
+      if (missing.size > 0) return await this.sendPresent(records, missing, signal);
       await this.send(records, signal);
+      this.topics.present(topics);
       return records.map((record) => ({ id: record.id, status: 'sent' }));
     } catch (error) {
       const failure = classifyKafkaError(error);
       // Unavailable: nothing of the batch can go (the cluster). Retryable with one topic: the
       // topic's (e.g. not there yet). Otherwise some messages may be to blame, not all.
-      const topics = new Set(records.map((record) => record.topic));
       if (failure.unavailable || records.length === 1 || (failure.retriable && topics.size === 1)) {
+        if (failure.retriable && !failure.unavailable && topics.size === 1)
+          this.topics.suspect(records[0]!.topic);
         const status = failureStatus(failure);
         return records.map((record) => ({ id: record.id, status, error: failure.message }));
       }
       return this.sendOneByOne(records, signal);
     }
+  }
+
+  /**
+   * Sends the messages to topics the cluster has; those to a `missing` topic are `retryable`
+   * without a send, and so are the later messages of their keys, so per-key order holds.
+   */
+  private async sendPresent(
+    records: readonly OutboundRecord[],
+    missing: ReadonlySet<string>,
+    signal: AbortSignal,
+  ): Promise<PublishOutcome[]> {
+    const heldKeys = new Set<string>();
+    const held = new Map<string, PublishOutcome>();
+    const rest: OutboundRecord[] = [];
+    for (const record of records) {
+      const reason = missing.has(record.topic)
+        ? `topic ${record.topic} does not exist in the Kafka cluster`
+        : record.key !== null && heldKeys.has(record.key)
+          ? 'an earlier message with the same key was not sent'
+          : null;
+      if (reason === null) {
+        rest.push(record);
+        continue;
+      }
+      if (record.key !== null) heldKeys.add(record.key);
+      held.set(record.id, retryable(record.id, reason));
+    }
+    const sent = rest.length > 0 ? await this.sendAll(rest, signal) : [];
+    const outcomes = new Map(sent.map((outcome) => [outcome.id, outcome]));
+    return records.map((record) => held.get(record.id) ?? outcomes.get(record.id)!);
   }
 
   /**
@@ -157,12 +196,16 @@ export class KafkaPublisher implements Publisher {
       }
       try {
         await this.send([record], signal);
+        this.topics.present([record.topic]);
         outcomes.push({ id: record.id, status: 'sent' });
       } catch (error) {
         const failure = classifyKafkaError(error);
         if (record.key !== null) failedKeys.add(record.key);
         if (failure.unavailable) unavailable = failure.message;
-        else if (failure.retriable) failedTopics.add(record.topic);
+        else if (failure.retriable) {
+          failedTopics.add(record.topic);
+          this.topics.suspect(record.topic);
+        }
         outcomes.push({ id: record.id, status: failureStatus(failure), error: failure.message });
       }
     }
@@ -227,6 +270,7 @@ export class KafkaPublisher implements Publisher {
       const connecting = this.connecting;
       if (connecting) await connecting.catch(() => undefined);
       await settleWithin([...this.unsettled], this.options.confirmTimeoutMs);
+      await this.topics.close();
       await this.producer.disconnect().catch((error: unknown) => {
         this.logger.warn({ err: describeError(error) }, 'Kafka producer disconnect failed');
       });

@@ -19,6 +19,56 @@ afterAll(async () => {
   await deleteTopics(connection, topics);
 });
 
+/** A connection whose producers record the topics of every send they are handed. */
+function recordingSends(): { connection: ReturnType<typeof testConnection>; sentTopics: string[][] } {
+  const local = testConnection();
+  const sentTopics: string[][] = [];
+  const makeProducer = local.driver.producer.bind(local.driver);
+  jest.spyOn(local.driver, 'producer').mockImplementation((options) => {
+    const real = makeProducer(options);
+    return {
+      connect: () => real.connect(),
+      disconnect: () => real.disconnect(),
+      onDisconnect: (listener) => real.onDisconnect(listener),
+      send: (batches) => {
+        sentTopics.push(batches.map((batch) => batch.topic));
+        return real.send(batches);
+      },
+    };
+  });
+  return { connection: local, sentTopics };
+}
+
+/**
+ * A connection whose producers settle a send only when they disconnect (it fails then);
+ * `sending` resolves once one was handed a send.
+ */
+function heldSends(): { connection: ReturnType<typeof testConnection>; sending: Promise<void> } {
+  const local = testConnection();
+  let started!: () => void;
+  const sending = new Promise<void>((resolve) => (started = resolve));
+  const makeProducer = local.driver.producer.bind(local.driver);
+  jest.spyOn(local.driver, 'producer').mockImplementation((options) => {
+    const real = makeProducer(options);
+    const disconnected = new AbortController();
+    return {
+      connect: () => real.connect(),
+      disconnect: () => {
+        disconnected.abort(new Error('producer disconnected'));
+        return real.disconnect();
+      },
+      onDisconnect: (listener) => real.onDisconnect(listener),
+      send: () => {
+        started();
+        return new Promise<void>((_, reject) =>
+          disconnected.signal.addEventListener('abort', () => reject(disconnected.signal.reason as Error)),
+        );
+      },
+    };
+  });
+  return { connection: local, sending };
+}
+
 describe('KafkaPublisher against a real broker', () => {
   test('delivers every event of many keys over 3 partitions in per-key order, read back by an independent group', async () => {
     const name = await topic('order', 3);
@@ -158,6 +208,66 @@ describe('KafkaPublisher against a real broker', () => {
     );
   });
 
+  test('hands the client a message to a topic the cluster does not have once: later publishes do not wait for the client to give up on it', async () => {
+    // A send to a missing topic holds the producer (one request at a time) until the client gives
+    // up on the topic, so every other send waits with it: a mistyped destination emitted steadily
+    // would slow the whole relay to one batch per give-up.
+    const name = await topic('present');
+    const missing = uniqueName('missing');
+    const { connection: local, sentTopics } = recordingSends();
+    const publisher = new KafkaPublisher(local, { defaultDestination: name, confirmTimeoutMs: 20_000 });
+    const ids: string[] = [];
+    let sendsOfFirstPublish = 0;
+    try {
+      for (let round = 0; round < 3; round += 1) {
+        const good = outboxMessage({ payload: { round } });
+        const bad = outboxMessage({ payload: { round }, destination: missing, orderingKey: `k${round}` });
+        const sameKey = outboxMessage({ payload: { round }, orderingKey: `k${round}` });
+        const outcomes = await publisher.publish([bad, good, sameKey], never);
+        expect(outcomes.map((outcome) => outcome.status)).toEqual(['retryable', 'sent', 'retryable']);
+        expect(outcomes[2]).toMatchObject({ error: 'an earlier message with the same key was not sent' });
+        if (round === 0) sendsOfFirstPublish = sentTopics.length;
+        else
+          expect(outcomes[0]).toMatchObject({
+            error: `topic ${missing} does not exist in the Kafka cluster`,
+          });
+        ids.push(good.id);
+      }
+    } finally {
+      await publisher.close();
+    }
+    expect(sentTopics.slice(0, sendsOfFirstPublish).flat()).toContain(missing);
+    expect(sentTopics.slice(sendsOfFirstPublish).flat()).not.toContain(missing);
+    const records = await readBack(connection, name, 3);
+    expect(records.map((record) => record.headers[FERRY_HEADERS.messageId])).toEqual(ids);
+  });
+
+  test('sends to a topic created after a publish found it missing, and checks a topic deleted later after its first failure', async () => {
+    const later = uniqueName('later');
+    const notThere = `topic ${later} does not exist in the Kafka cluster`;
+    const publisher = new KafkaPublisher(connection, { defaultDestination: later, confirmTimeoutMs: 20_000 });
+    const status = async () => (await publisher.publish([outboxMessage()], never))[0];
+    try {
+      expect(await status()).toMatchObject({
+        status: 'retryable',
+        error: expect.not.stringContaining(notThere),
+      });
+      expect(await status()).toMatchObject({ status: 'retryable', error: notThere });
+      topics.push(later);
+      await ensureTopics(connection, [{ topic: later, partitions: 1 }]);
+      expect(await status()).toMatchObject({ status: 'sent' });
+      expect(await status()).toMatchObject({ status: 'sent' });
+      await deleteTopics(connection, [later]);
+      expect(await status()).toMatchObject({
+        status: 'retryable',
+        error: expect.not.stringContaining(notThere),
+      });
+      expect(await status()).toMatchObject({ status: 'retryable', error: notThere });
+    } finally {
+      await publisher.close();
+    }
+  });
+
   test('reports a payload over maxMessageBytes permanent without sending it', async () => {
     const name = await topic('client-limit');
     const publisher = new KafkaPublisher(connection, { defaultDestination: name, maxMessageBytes: 100 });
@@ -170,7 +280,7 @@ describe('KafkaPublisher against a real broker', () => {
     }
   });
 
-  test('never reports sent for a topic the broker does not have: the send times out as retryable', async () => {
+  test('never reports sent for a topic the broker does not have: retryable, and its observer is told', async () => {
     const events: TransportPublisherEvent[] = [];
     const missing = uniqueName('missing');
     const publisher = new KafkaPublisher(connection, {
@@ -218,17 +328,23 @@ describe('KafkaPublisher against a real broker', () => {
   });
 
   test('reports in-flight sends as not sent when the producer disconnects mid-send', async () => {
-    const publisher = new KafkaPublisher(connection, {
-      defaultDestination: uniqueName('missing'),
-      confirmTimeoutMs: 60_000,
-    });
+    const name = await topic('mid-send');
+    const { connection: local, sending } = heldSends();
+    // close() lets the client finish a send for at most confirmTimeoutMs; this one never does.
+    const publisher = new KafkaPublisher(local, { defaultDestination: name, confirmTimeoutMs: 2_000 });
     await publisher.connect();
     const message = outboxMessage();
     const publishing = publisher.publish([message], never);
-    await new Promise((resolve) => setImmediate(resolve));
-    await publisher.close();
+    await sending;
+    const closing = publisher.close();
     const [outcome] = await publishing;
-    expect(outcome).toMatchObject({ id: message.id, status: 'retryable' });
+    // Told at close, not at the confirm timeout.
+    expect(outcome).toMatchObject({
+      id: message.id,
+      status: 'retryable',
+      error: expect.stringContaining('abandoned'),
+    });
+    await closing;
   });
 
   test('a send given up at its confirm timeout that lands later is never overtaken by a newer send', async () => {

@@ -1,0 +1,87 @@
+import type { DriverAdmin } from './client/types';
+import type { KafkaConnection } from './connection';
+import { raceAbort } from './race';
+
+/**
+ * Topics a send failed on, checked before the next send to them. A send to a topic the broker
+ * does not have waits until the client gives up on it (seconds, on the client's retries), and the
+ * producer sends one request at a time, so every other send waits too: one mistyped destination
+ * emitted steadily would slow the whole relay to a batch per give-up. A metadata answer takes one
+ * round trip, so a missing topic costs that wait once, not once per publish.
+ *
+ * A topic is suspect after a send to it failed retryably (not for a cluster that is unavailable)
+ * and stops being suspect once the cluster lists it or a send to it succeeds. Other topics are
+ * never checked, so a healthy publisher makes no metadata requests and opens no admin client. A
+ * check that fails or misses its deadline says nothing: the caller sends as before, and the admin
+ * client is replaced before the next check.
+ */
+export class TopicPresence {
+  private readonly suspects = new Set<string>();
+  private admin: Promise<DriverAdmin> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly connection: KafkaConnection,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** A send to `topic` failed retryably: check it before the next send to it. */
+  suspect(topic: string): void {
+    this.suspects.add(topic);
+  }
+
+  /** Sends to `topics` succeeded. */
+  present(topics: Iterable<string>): void {
+    for (const topic of topics) this.suspects.delete(topic);
+  }
+
+  /**
+   * The suspect topics of `topics` the cluster does not have; empty when none is suspect, or when
+   * the check failed, timed out or was aborted by one of `signals`.
+   */
+  async missing(topics: ReadonlySet<string>, signals: readonly AbortSignal[]): Promise<Set<string>> {
+    const suspects = [...topics].filter((topic) => this.suspects.has(topic));
+    if (suspects.length === 0 || this.closed) return new Set();
+    const admin = this.connected();
+    let listed: string[] = [];
+    const listing = admin.then((client) => client.listTopics()).then((names) => (listed = names));
+    try {
+      await raceAbort(listing, signals, 'topic check', this.timeoutMs);
+    } catch {
+      this.drop(admin);
+      return new Set();
+    }
+    const existing = new Set(listed);
+    this.present(suspects.filter((topic) => existing.has(topic)));
+    return new Set(suspects.filter((topic) => !existing.has(topic)));
+  }
+
+  /** Disconnects the admin client, if one was made; nothing is checked afterwards. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const admin = this.admin;
+    this.admin = null;
+    if (admin) await disconnect(admin);
+  }
+
+  private connected(): Promise<DriverAdmin> {
+    this.admin ??= this.connection.driver.admin();
+    const admin = this.admin;
+    admin.catch(() => this.drop(admin));
+    return admin;
+  }
+
+  /** Forgets `admin` (if still current) and disconnects it once it connected, in the background. */
+  private drop(admin: Promise<DriverAdmin>): void {
+    if (this.admin === admin) this.admin = null;
+    void disconnect(admin);
+  }
+}
+
+async function disconnect(admin: Promise<DriverAdmin>): Promise<void> {
+  try {
+    await (await admin).disconnect();
+  } catch {
+    // Not connected, or already gone: nothing to close.
+  }
+}
