@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { makeInbox, message, receiptRow, recordingPool, waitFor } from './helpers';
+import { latch, makeInbox, message, receiptRow, recordingPool, waitFor } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -75,6 +75,52 @@ describe('inbox worker wake-up on acceptance (worker.listenUrl)', () => {
     } finally {
       await inbox.close();
       await pool.end();
+    }
+  }, 60_000);
+
+  it('keeps a notification that came while the queue was full: the worker claims it once its queue drains', async () => {
+    const gate = latch();
+    const ran: string[] = [];
+    const inbox = makeInbox(t.prisma, {
+      // One lane, prefetch 4 (refill mark 1); an hour between polls: only wake-ups make it claim.
+      worker: { concurrency: 1, prefetch: 4, pollIntervalMs: 3_600_000, listenUrl: t.url },
+      handlers: {
+        full: async (_p, context) => {
+          ran.push(context.receiptId);
+          await gate.promise;
+        },
+      },
+    });
+    // The worker's LISTEN connection (internal): how many notifications it has heard.
+    const listener = () =>
+      (inbox as unknown as { worker: { listener: { connects: number; notifications: number } } }).worker
+        .listener;
+    const first = [];
+    for (let i = 0; i < 3; i += 1) first.push((await inbox.accept(message({ consumer: 'full' }))).record.id);
+    inbox.start();
+    try {
+      // The claim asked for 5 and got 3: one runs (held by the gate), two wait in the queue.
+      await waitFor('the first handler to start and the LISTEN connection', async () => {
+        return ran.length === 1 && listener().connects >= 1;
+      });
+      const heard = listener().notifications;
+      const { record } = await inbox.accept(message({ consumer: 'full' }));
+      // Heard while the queue holds more than its refill mark: nothing to claim yet.
+      await waitFor('the worker to hear the acceptance', async () => listener().notifications > heard);
+      gate.open();
+      await waitFor('the first three to complete', async () => {
+        const rows = await Promise.all(first.map((id) => receiptRow(t, id)));
+        return rows.every((row) => row.status === 'COMPLETED');
+      });
+      await waitFor(
+        'the receipt announced while the queue was full to complete',
+        async () => (await receiptRow(t, record.id)).status === 'COMPLETED',
+        10_000,
+      );
+      expect(ran).toContain(record.id);
+    } finally {
+      gate.open();
+      await inbox.close();
     }
   }, 60_000);
 
