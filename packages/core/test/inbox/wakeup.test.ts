@@ -124,6 +124,65 @@ describe('inbox worker wake-up on acceptance (worker.listenUrl)', () => {
     }
   }, 60_000);
 
+  it('recovers its LISTEN connection after PostgreSQL ends it: an acceptance after the reconnect wakes the idle worker', async () => {
+    const ran: string[] = [];
+    const inbox = makeInbox(t.prisma, {
+      worker: { pollIntervalMs: 3_600_000, listenUrl: t.url },
+      handlers: { relisten: async (_p, context) => void ran.push(context.receiptId) },
+    });
+    const listener = () =>
+      (inbox as unknown as { worker: { listener: { connects: number; connected: boolean } } }).worker
+        .listener;
+    inbox.start();
+    try {
+      await waitFor('the LISTEN connection', async () => listener().connected);
+      const killed = await t.db.query<{ ended: boolean }>(
+        `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+         WHERE datname = current_database() AND query = 'LISTEN "ferry_inbox"' AND pid <> pg_backend_pid()`,
+      );
+      expect(killed).toEqual([{ ended: true }]);
+      await waitFor(
+        'the LISTEN connection to come back',
+        async () => listener().connects >= 2 && listener().connected,
+      );
+      // The reconnect's own wake-up may run a poll first; either way, this receipt is only found by
+      // a notification on the new connection (or that poll, when it comes after the commit).
+      const { record } = await inbox.accept(message({ consumer: 'relisten' }));
+      await waitFor(
+        'the receipt to complete',
+        async () => (await receiptRow(t, record.id)).status === 'COMPLETED',
+      );
+      expect(ran).toEqual([record.id]);
+    } finally {
+      await inbox.close();
+    }
+  }, 60_000);
+
+  it('polls at pollIntervalMs when its LISTEN connection cannot be made', async () => {
+    const ran: string[] = [];
+    const inbox = makeInbox(t.prisma, {
+      // Nothing listens on port 1: every connect fails and the listener backs off.
+      worker: { pollIntervalMs: 50, listenUrl: 'postgres://postgres@127.0.0.1:1/test' },
+      handlers: { unheard: async (_p, context) => void ran.push(context.receiptId) },
+    });
+    const listener = () =>
+      (inbox as unknown as { worker: { listener: { connects: number } } }).worker.listener;
+    inbox.start();
+    try {
+      // The second is accepted while the worker idles: only a poll can find it.
+      for (let i = 0; i < 2; i += 1) {
+        const { record } = await inbox.accept(message({ consumer: 'unheard' }));
+        await waitFor(`receipt ${i + 1} to complete`, async () => {
+          return (await receiptRow(t, record.id)).status === 'COMPLETED';
+        });
+        expect(ran).toContain(record.id);
+      }
+      expect(listener().connects).toBe(0);
+    } finally {
+      await inbox.close();
+    }
+  }, 60_000);
+
   it('notifies ferry_inbox when acceptance stores a new receipt, not for a duplicate', async () => {
     const inbox = makeInbox(t.prisma, { handlers: { quiet: async () => undefined } });
     const input = message({ consumer: 'quiet' });
