@@ -47,7 +47,7 @@ describe('a handler transaction that finds no pooled connection (node-postgres)'
         },
       },
     });
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 2; i += 1) ids.push((await inbox.accept(message({ consumer: 'starved' }))).record.id);
     expect(await inbox.runOnce()).toMatchObject({ claimed: 2, completed: 1, retried: 1 });
     expect(ran).toHaveLength(1);

@@ -95,7 +95,7 @@ describe('inbox worker wake-up on acceptance (worker.listenUrl)', () => {
     const listener = () =>
       (inbox as unknown as { worker: { listener: { connects: number; notifications: number } } }).worker
         .listener;
-    const first = [];
+    const first: string[] = [];
     for (let i = 0; i < 3; i += 1) first.push((await inbox.accept(message({ consumer: 'full' }))).record.id);
     inbox.start();
     try {
