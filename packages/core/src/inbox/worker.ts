@@ -54,7 +54,10 @@ export class InboxWorker<TTx> {
   private readonly queue: ClaimQueue<TTx>;
   /** LISTEN connection (worker.listenUrl); it only shortens the poll wait. */
   readonly listener: NotifyListener | undefined;
-  /** The last claim of the poll loop filled what it asked for: claim again when the queue empties. */
+  /**
+   * Claim again as soon as the queue is down to its refill mark: the last claim of the poll loop
+   * filled what it asked for, or a wake-up came while the queue was above the mark (waitForWork).
+   */
   private backlog = false;
   private closing: Promise<void> | undefined;
   /** Claims since expired, exhausted claims were last swept to DEAD (see claimBatch). */
@@ -258,9 +261,20 @@ export class InboxWorker<TTx> {
       }
       if (this.state !== 'running') break;
       // After a full claim, pump() wakes the loop as soon as the queue runs dry.
-      if (!this.claimAgain()) await this.wake.wait(this.deps.worker.pollIntervalMs);
+      if (!this.claimAgain()) await this.waitForWork();
     }
     await this.queue.release();
+  }
+
+  /**
+   * Waits pollIntervalMs, or less when acceptance notifies. A wake-up (a notification, or the
+   * poll interval passing) that finds the queue above its refill mark is kept as a backlog: the
+   * claim it asked for runs once the queue is down to the mark (pump()), not a poll interval
+   * later, when the lanes may long have run dry.
+   */
+  private async waitForWork(): Promise<void> {
+    const reason = await this.wake.wait(this.deps.worker.pollIntervalMs);
+    if (reason !== 'closed' && this.wanted() === 0) this.backlog = true;
   }
 
   private claimAgain(): boolean {

@@ -24,8 +24,8 @@ export interface InboxWorkerOps<TTx> {
   release(receipts: readonly ClaimedReceipt[]): Promise<string[]>;
   /**
    * Runs `work` in a transaction of the application's client with the worker's timeouts.
-   * Its first statement sets lock_timeout and proves `receipt`'s claim alive; a lost claim
-   * throws InboxLeaseLostError before `work` runs.
+   * Its first statement sets lock_timeout and statement_timeout and proves `receipt`'s claim
+   * alive; a lost claim throws InboxLeaseLostError before `work` runs.
    */
   transaction<T>(receipt: ClaimedReceipt, work: (tx: TTx) => Promise<T>): Promise<T>;
   complete(tx: TTx, receipt: ClaimedReceipt): Promise<CompletionOutcome>;
@@ -52,7 +52,7 @@ export function sqlWorkerOps<TTx>(
     transaction: <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>) =>
       adapter.transaction(
         async (tx) => {
-          if (!(await beginHandler(adapter.bind(tx), r.id, r.claimToken, worker.lockTimeoutMs))) {
+          if (!(await beginHandler(adapter.bind(tx), r, worker))) {
             throw new InboxLeaseLostError(r.id);
           }
           return work(tx);

@@ -280,6 +280,48 @@ describe('inbox worker claim queue (worker.prefetch)', () => {
     }
   }, 60_000);
 
+  it('runs at most `concurrency` handlers at once with a queue, also while runOnce() runs beside the poll loop', async () => {
+    const total = 24;
+    let running = 0;
+    let most = 0;
+    let started = 0;
+    const inbox = makeInbox(t.prisma, {
+      worker: { concurrency: 2, prefetch: 8, leaseMs: 60_000, heartbeatIntervalMs: 1_000 },
+      handlers: {
+        lanes: async (_p, context) => {
+          running += 1;
+          started += 1;
+          most = Math.max(most, running);
+          // Overlap: wait for a neighbour (or for the last receipt to have started).
+          await waitFor('a neighbour', async () => running >= 2 || started >= total, 5_000).catch(
+            () => undefined,
+          );
+          await insertBusiness(context, 'lanes');
+          running -= 1;
+        },
+      },
+    });
+    const accepted = await inbox.acceptMany(
+      Array.from({ length: total }, () => message({ consumer: 'lanes' })),
+    );
+    expect(accepted.every((result) => result.kind === 'accepted')).toBe(true);
+    inbox.start();
+    const beside = [inbox.runOnce(), inbox.runOnce()];
+    await waitFor('every receipt completed', async () => {
+      const [row] = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ferry_inbox_receipts WHERE consumer = 'lanes' AND status = 'COMPLETED'`,
+      );
+      return row?.n === total;
+    });
+    await Promise.all(beside);
+    await inbox.close();
+    expect(most).toBe(2);
+    const [counts] = await t.db.query<{ rows: number; receipts: number }>(
+      `SELECT count(*)::int AS rows, count(DISTINCT receipt_id)::int AS receipts FROM business_rows WHERE note = 'lanes'`,
+    );
+    expect(counts).toEqual({ rows: total, receipts: total });
+  }, 60_000);
+
   it('releases a claim only under its own claim token', async () => {
     const inbox = makeInbox(t.prisma, { handlers: { fenced: async () => undefined } });
     const { record } = await inbox.accept(message({ consumer: 'fenced' }));

@@ -8,6 +8,7 @@ import {
   makeInbox,
   message,
   receiptRow,
+  waitFor,
 } from './helpers';
 
 function aborted(context: InboxHandlerContext): Promise<unknown> {
@@ -106,6 +107,54 @@ describe('inbox handler transaction bounds', () => {
     const row = await receiptRow(t, record.id);
     expect(row.status).not.toBe('COMPLETED');
     expect(await businessCount(t, record.id)).toBe(0);
+  });
+
+  it('ends a Prisma handler statement that outlasts transactionTimeoutMs: its locks go with it, the receipt is retried', async () => {
+    // The row stays locked by `holder` until the test ends: the handler's statement waits on it
+    // (lockTimeoutMs far above the transaction's limit), so only transactionTimeoutMs can end it.
+    const holder = new Client({ connectionString: t.url });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT * FROM lock_target WHERE id = 1 FOR UPDATE');
+    let first: unknown;
+    try {
+      const inbox = makeInbox(t.prisma, {
+        worker: {
+          transactionTimeoutMs: 300,
+          lockTimeoutMs: 600_000,
+          leaseMs: 120_000,
+          heartbeatIntervalMs: 1_000,
+        },
+        handlers: {
+          'c-long-statement': async (_p, context) => {
+            await insertBusiness(context);
+            await fromPrisma(context.tx).execute('UPDATE lock_target SET n = n + 1 WHERE id = 1');
+          },
+        },
+      });
+      const { record } = await inbox.accept(message({ consumer: 'c-long-statement' }));
+      void inbox.runOnce().then(
+        (result) => (first = result),
+        (error: unknown) => (first = error),
+      );
+      await waitFor(
+        'the handler transaction to end while the row is still locked',
+        async () => first,
+        10_000,
+      );
+      expect(first).toMatchObject({ retried: 1, completed: 0 });
+      const row = await receiptRow(t, record.id);
+      expect(row.status).toBe('RETRYABLE');
+      expect(row.last_error).toContain('statement timeout');
+      expect(await businessCount(t, record.id)).toBe(0);
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    const [{ v } = { v: '' }] = await t.prisma.$queryRawUnsafe<Array<{ v: string }>>(
+      `SELECT current_setting('statement_timeout') AS v`,
+    );
+    expect(v).toBe('0');
   });
 
   it('refuses a wrapper that starts the handler after the signal aborted: the handler never runs', async () => {

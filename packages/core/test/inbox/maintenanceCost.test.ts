@@ -37,6 +37,8 @@ const BATCH = 100;
 const LARGE_BATCH = 500;
 /** Claimed rows whose lease expired with no attempt left (exhaustExpired's and releaseStuck's). */
 const EXHAUSTED = 20;
+/** The handler transaction's limits beginHandler sets. */
+const LIMITS = { lockTimeoutMs: 1_000, transactionTimeoutMs: 10_000 };
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -183,7 +185,7 @@ const first = (seed: Seed): Claim => seed.own[0]!;
 const CASES: readonly Case[] = [
   {
     name: 'beginHandler',
-    send: (db, s) => beginHandler(db, first(s).id, first(s).claimToken, 1_000),
+    send: (db, s) => beginHandler(db, first(s), LIMITS),
   },
   // The explainer's session holds the handler claim setting (see measure).
   { name: 'completeReceipt', send: (db, s) => completeReceipt(db, first(s).id, first(s).claimToken) },
@@ -336,9 +338,7 @@ describe.each(['pending', 'none'] as const)('statistics %s', (statistics) => {
     const [a, b, c, d, e] = last.own as [Claim, Claim, Claim, Claim, Claim];
     expect(
       await t.db.transaction(async (tx) =>
-        (await beginHandler(tx, a.id, a.claimToken, 1_000))
-          ? completeReceipt(tx, a.id, a.claimToken)
-          : 'not begun',
+        (await beginHandler(tx, a, LIMITS)) ? completeReceipt(tx, a.id, a.claimToken) : 'not begun',
       ),
     ).toBe('completed');
     expect(await renewLease(t.db, b.id, b.claimToken, 60_000)).toBe(true);

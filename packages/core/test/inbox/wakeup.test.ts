@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { makeInbox, message, receiptRow, recordingPool, waitFor } from './helpers';
+import { latch, makeInbox, message, receiptRow, recordingPool, waitFor } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -75,6 +75,111 @@ describe('inbox worker wake-up on acceptance (worker.listenUrl)', () => {
     } finally {
       await inbox.close();
       await pool.end();
+    }
+  }, 60_000);
+
+  it('keeps a notification that came while the queue was full: the worker claims it once its queue drains', async () => {
+    const gate = latch();
+    const ran: string[] = [];
+    const inbox = makeInbox(t.prisma, {
+      // One lane, prefetch 4 (refill mark 1); an hour between polls: only wake-ups make it claim.
+      worker: { concurrency: 1, prefetch: 4, pollIntervalMs: 3_600_000, listenUrl: t.url },
+      handlers: {
+        full: async (_p, context) => {
+          ran.push(context.receiptId);
+          await gate.promise;
+        },
+      },
+    });
+    // The worker's LISTEN connection (internal): how many notifications it has heard.
+    const listener = () =>
+      (inbox as unknown as { worker: { listener: { connects: number; notifications: number } } }).worker
+        .listener;
+    const first: string[] = [];
+    for (let i = 0; i < 3; i += 1) first.push((await inbox.accept(message({ consumer: 'full' }))).record.id);
+    inbox.start();
+    try {
+      // The claim asked for 5 and got 3: one runs (held by the gate), two wait in the queue.
+      await waitFor('the first handler to start and the LISTEN connection', async () => {
+        return ran.length === 1 && listener().connects >= 1;
+      });
+      const heard = listener().notifications;
+      const { record } = await inbox.accept(message({ consumer: 'full' }));
+      // Heard while the queue holds more than its refill mark: nothing to claim yet.
+      await waitFor('the worker to hear the acceptance', async () => listener().notifications > heard);
+      gate.open();
+      await waitFor('the first three to complete', async () => {
+        const rows = await Promise.all(first.map((id) => receiptRow(t, id)));
+        return rows.every((row) => row.status === 'COMPLETED');
+      });
+      await waitFor(
+        'the receipt announced while the queue was full to complete',
+        async () => (await receiptRow(t, record.id)).status === 'COMPLETED',
+        10_000,
+      );
+      expect(ran).toContain(record.id);
+    } finally {
+      gate.open();
+      await inbox.close();
+    }
+  }, 60_000);
+
+  it('recovers its LISTEN connection after PostgreSQL ends it: an acceptance after the reconnect wakes the idle worker', async () => {
+    const ran: string[] = [];
+    const inbox = makeInbox(t.prisma, {
+      worker: { pollIntervalMs: 3_600_000, listenUrl: t.url },
+      handlers: { relisten: async (_p, context) => void ran.push(context.receiptId) },
+    });
+    const listener = () =>
+      (inbox as unknown as { worker: { listener: { connects: number; connected: boolean } } }).worker
+        .listener;
+    inbox.start();
+    try {
+      await waitFor('the LISTEN connection', async () => listener().connected);
+      const killed = await t.db.query<{ ended: boolean }>(
+        `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+         WHERE datname = current_database() AND query = 'LISTEN "ferry_inbox"' AND pid <> pg_backend_pid()`,
+      );
+      expect(killed).toEqual([{ ended: true }]);
+      await waitFor(
+        'the LISTEN connection to come back',
+        async () => listener().connects >= 2 && listener().connected,
+      );
+      // The reconnect's own wake-up may run a poll first; either way, this receipt is only found by
+      // a notification on the new connection (or that poll, when it comes after the commit).
+      const { record } = await inbox.accept(message({ consumer: 'relisten' }));
+      await waitFor(
+        'the receipt to complete',
+        async () => (await receiptRow(t, record.id)).status === 'COMPLETED',
+      );
+      expect(ran).toEqual([record.id]);
+    } finally {
+      await inbox.close();
+    }
+  }, 60_000);
+
+  it('polls at pollIntervalMs when its LISTEN connection cannot be made', async () => {
+    const ran: string[] = [];
+    const inbox = makeInbox(t.prisma, {
+      // Nothing listens on port 1: every connect fails and the listener backs off.
+      worker: { pollIntervalMs: 50, listenUrl: 'postgres://postgres@127.0.0.1:1/test' },
+      handlers: { unheard: async (_p, context) => void ran.push(context.receiptId) },
+    });
+    const listener = () =>
+      (inbox as unknown as { worker: { listener: { connects: number } } }).worker.listener;
+    inbox.start();
+    try {
+      // The second is accepted while the worker idles: only a poll can find it.
+      for (let i = 0; i < 2; i += 1) {
+        const { record } = await inbox.accept(message({ consumer: 'unheard' }));
+        await waitFor(`receipt ${i + 1} to complete`, async () => {
+          return (await receiptRow(t, record.id)).status === 'COMPLETED';
+        });
+        expect(ran).toContain(record.id);
+      }
+      expect(listener().connects).toBe(0);
+    } finally {
+      await inbox.close();
     }
   }, 60_000);
 

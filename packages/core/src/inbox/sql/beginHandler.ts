@@ -2,22 +2,33 @@ import type { SqlExecutor } from '../../sql/executor';
 import { FENCE, HANDLER_CLAIM, TABLE } from './fragments';
 
 /**
- * The first statement of every handler transaction, one round trip: sets lock_timeout for
- * this transaction ($3, e.g. '1000ms') and HANDLER_CLAIM, and proves the claim alive on the
- * database clock ($1 id, $2 claim token). A claim that waited in the worker's local queue is
- * started only if this read still finds it owned and unexpired.
+ * The first statement of every handler transaction, one round trip: sets, for this transaction,
+ * lock_timeout ($3, e.g. '1000ms'), statement_timeout ($4, worker.transactionTimeoutMs) and
+ * HANDLER_CLAIM, and proves the claim alive on the database clock ($1 id, $2 claim token). A claim
+ * that waited in the worker's local queue is started only if this read still finds it owned and
+ * unexpired.
+ *
+ * statement_timeout bounds every later statement of the transaction on every adapter. node-postgres
+ * and Kysely set it before this statement too (transactionLimits.ts); Prisma's own `timeout` cannot
+ * end a statement in progress (it rolls back once the connection is free), so without it a
+ * handler statement waiting on a lock held its transaction, and its locks, past the deadline.
  */
 const SQL = `
   SELECT set_config('lock_timeout', $3, true) AS lock_timeout,
+         set_config('statement_timeout', $4, true) AS statement_timeout,
          set_config(${HANDLER_CLAIM}, $2::uuid::text, true) AS claim,
          EXISTS (SELECT 1 FROM ${TABLE} WHERE ${FENCE}) AS owned`;
 
 export async function beginHandler(
   tx: SqlExecutor,
-  id: string,
-  claimToken: string,
-  lockTimeoutMs: number,
+  claim: { readonly id: string; readonly claimToken: string },
+  limits: { readonly lockTimeoutMs: number; readonly transactionTimeoutMs: number },
 ): Promise<boolean> {
-  const [row] = await tx.query<{ owned: boolean }>(SQL, [id, claimToken, `${lockTimeoutMs}ms`]);
+  const [row] = await tx.query<{ owned: boolean }>(SQL, [
+    claim.id,
+    claim.claimToken,
+    `${limits.lockTimeoutMs}ms`,
+    `${limits.transactionTimeoutMs}ms`,
+  ]);
   return row?.owned === true;
 }
