@@ -142,6 +142,7 @@ class OutboxRelay implements Relay {
     if (this.stopping || limit === 0) return undefined;
     const token = randomUUID();
     this.wake.consume();
+    const circuitEpoch = this.breaker.epoch;
     const claimedAt = performance.now();
     const claim = await this.store.claim({
       token,
@@ -166,7 +167,7 @@ class OutboxRelay implements Relay {
       this.logger.warn({ ids: claim.skippedIds }, 'ordering: published past FAILED events');
       this.emit({ type: 'ordering-skipped', skippedIds: claim.skippedIds });
     }
-    if (!this.stopping) return { token, messages, claimedAt };
+    if (!this.stopping) return { token, messages, claimedAt, circuitEpoch };
     result.released = await this.store.release(
       token,
       messages.map((m) => m.id),
@@ -200,7 +201,7 @@ class OutboxRelay implements Relay {
     const rest = await releaseUnavailable(store, token, messages, published.completions);
     result.unavailable = rest.released;
     const completed = await store.complete(token, rest.completions, options.onSent);
-    reportCircuitChange(this.breaker.record(rest.signal), this.emit, logger);
+    reportCircuitChange(this.breaker.record(rest.signal, batch.circuitEpoch), this.emit, logger);
     reportCompletion({
       token,
       messages: rest.messages,

@@ -64,7 +64,11 @@ class CheckingPublisher implements Publisher {
   readonly callsAfter: { closedAt: number | null } = { closedAt: null };
   publishedAfterClose = 0;
 
-  constructor(private readonly decide: (m: OutboxMessage, call: number) => Decision) {}
+  constructor(
+    private readonly decide: (m: OutboxMessage, call: number) => Decision,
+    /** The first publish waits (with a deadline) until a second one is in flight. */
+    private readonly awaitSecond = false,
+  ) {}
 
   async publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
     const call = (this.calls += 1);
@@ -82,6 +86,7 @@ class CheckingPublisher implements Publisher {
     signal: AbortSignal,
     call: number,
   ): Promise<readonly PublishOutcome[]> {
+    if (this.awaitSecond && call === 1) await waitFor(() => this.calls >= 2);
     if (this.callsAfter.closedAt !== null) this.publishedAfterClose += 1;
     const earlier = await t.db.query<{ id: string; n: number }>(
       `SELECT m.id::text AS id, count(p.id)::int AS n
@@ -156,7 +161,7 @@ describe('pipelined relay under a hostile publisher', () => {
       if (n === 1 && i % 3 === 0) return 'retryable';
       if (n <= 2 && i % 4 === 1) return 'unavailable';
       return 'sent';
-    });
+    }, true);
     const events: OutboxEvent[] = [];
     const r = relayWith(publisher, {}, { events });
     r.start();
@@ -281,5 +286,63 @@ describe('pipelined relay under a hostile publisher', () => {
     expect(publisher.calls).toBe(calls);
     expect(publisher.publishedAfterClose).toBe(0);
     expect(publisher.violations).toEqual([]);
+  });
+});
+
+describe('pipelined relay and the circuit breaker', () => {
+  it('does not count a batch claimed before the circuit opened as a failed half-open probe', async () => {
+    await emitMany(
+      t.db,
+      Array.from({ length: 20 }, (_, i) => ({ type: 'down', payload: { i } })),
+    );
+    let now = 1_000_000;
+    const gates: (() => void)[] = [];
+    const sizes: number[] = [];
+    let brokerUp = false;
+    const publisher: Publisher = {
+      async publish(messages) {
+        sizes.push(messages.length);
+        if (sizes.length <= 3) await new Promise<void>((resolve) => gates.push(resolve));
+        return messages.map((m) =>
+          brokerUp
+            ? { id: m.id, status: 'sent' as const }
+            : { id: m.id, status: 'unavailable' as const, error: 'ECONNREFUSED' },
+        );
+      },
+    };
+    const events: OutboxEvent[] = [];
+    const r = createRelay({
+      db: t.db,
+      publisher,
+      logger: silent,
+      clock: () => now,
+      observer: (e) => void events.push(e),
+      options: {
+        batchSize: 5,
+        pipelineDepth: 2,
+        pollInterval: 20,
+        circuit: { failureThreshold: 1, openMs: 100, maxOpenMs: 10_000, probeBatchSize: 1 },
+      },
+    });
+    r.start();
+    try {
+      await waitFor(() => gates.length === 2);
+      gates[0]!();
+      await waitFor(() => r.circuit === 'open');
+      // The open period passes while the second batch (claimed before the opening) is still out.
+      now += 150;
+      gates[1]!();
+      const openings = () => events.filter((e) => e.type === 'circuit-opened').length;
+      await waitFor(() => gates.length >= 3 || openings() >= 2);
+      // One opening; the batch that was already out when it opened is no probe.
+      expect(events.flatMap((e) => (e.type === 'circuit-opened' ? [e.openMs] : []))).toEqual([100]);
+      // The first claim after the opening is the probe: probeBatchSize rows.
+      expect(sizes[2]).toBe(1);
+      brokerUp = true;
+      gates[2]?.();
+      await waitFor(async () => (await countWhere('SENT')) === 20);
+    } finally {
+      await r.close();
+    }
   });
 });
