@@ -47,7 +47,7 @@ async function countWhere(status: string): Promise<number> {
   return row?.n ?? 0;
 }
 
-type Decision = 'sent' | 'retryable' | 'unavailable' | 'throw' | 'hang';
+type Decision = 'sent' | 'retryable' | 'permanent' | 'unavailable' | 'throw' | 'hang';
 
 /**
  * A publisher that, before deciding, checks that every earlier event of each message's key is
@@ -68,6 +68,8 @@ class CheckingPublisher implements Publisher {
     private readonly decide: (m: OutboxMessage, call: number) => Decision,
     /** The first publish waits (with a deadline) until a second one is in flight. */
     private readonly awaitSecond = false,
+    /** What an earlier event of the key may be in (failedHead 'skip': FAILED too). */
+    private readonly confirmed: readonly string[] = ['SENT'],
   ) {}
 
   async publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
@@ -91,9 +93,9 @@ class CheckingPublisher implements Publisher {
     const earlier = await t.db.query<{ id: string; n: number }>(
       `SELECT m.id::text AS id, count(p.id)::int AS n
        FROM outbox_events m JOIN outbox_events p
-         ON p.ordering_key = m.ordering_key AND p.seq < m.seq AND p.status <> 'SENT'
+         ON p.ordering_key = m.ordering_key AND p.seq < m.seq AND p.status <> ALL($2::text[])
        WHERE m.id = ANY($1::uuid[]) GROUP BY m.id`,
-      [messages.map((m) => m.id)],
+      [messages.map((m) => m.id), this.confirmed],
     );
     for (const row of earlier) if (row.n > 0) this.violations.push(`${row.id}: ${row.n} earlier not SENT`);
     const outcomes: PublishOutcome[] = [];
@@ -150,31 +152,81 @@ async function expectSentReportsTrue(events: OutboxEvent[]): Promise<void> {
 }
 
 describe('pipelined relay under a hostile publisher', () => {
-  it('keeps each key in order across batches in flight while outcomes are retryable, unavailable or thrown', async () => {
-    const ids = await emitKeyed(60);
-    const seenAttempts = new Map<string, number>();
-    const publisher = new CheckingPublisher((m, call) => {
-      const n = (seenAttempts.get(m.id) ?? 0) + 1;
-      seenAttempts.set(m.id, n);
-      const i = ids.indexOf(m.id);
-      if (n === 1 && i % 7 === 3 && call % 5 === 0) return 'throw';
-      if (n === 1 && i % 3 === 0) return 'retryable';
-      if (n <= 2 && i % 4 === 1) return 'unavailable';
-      return 'sent';
-    }, true);
-    const events: OutboxEvent[] = [];
-    const r = relayWith(publisher, {}, { events });
-    r.start();
-    try {
-      await waitFor(async () => (await countWhere('SENT')) === 60, 30_000);
-    } finally {
-      await r.close();
-    }
-    expect(publisher.violations).toEqual([]);
-    expect(publisher.maxInFlight).toBeGreaterThan(1);
-    expect(events.some((e) => e.type === 'retry-scheduled')).toBe(true);
-    await expectSentReportsTrue(events);
-  });
+  it.each(['keep', 'delete'] as const)(
+    'keeps each key in order across batches in flight while outcomes are retryable, unavailable or thrown (onSent %s)',
+    async (onSent) => {
+      const ids = await emitKeyed(60);
+      const seenAttempts = new Map<string, number>();
+      const publisher = new CheckingPublisher((m, call) => {
+        const n = (seenAttempts.get(m.id) ?? 0) + 1;
+        seenAttempts.set(m.id, n);
+        const i = ids.indexOf(m.id);
+        if (n === 1 && i % 7 === 3 && call % 5 === 0) return 'throw';
+        if (n === 1 && i % 3 === 0) return 'retryable';
+        if (n <= 2 && i % 4 === 1) return 'unavailable';
+        return 'sent';
+      }, true);
+      const events: OutboxEvent[] = [];
+      const r = relayWith(publisher, { onSent }, { events });
+      r.start();
+      try {
+        await waitFor(async () => {
+          const [row] = await t.db.query<{ sent: number; rest: number }>(
+            `SELECT count(*) FILTER (WHERE status = 'SENT')::int AS sent,
+             count(*) FILTER (WHERE status <> 'SENT')::int AS rest FROM outbox_events`,
+          );
+          return row?.rest === 0 && row.sent === (onSent === 'keep' ? 60 : 0);
+        }, 30_000);
+      } finally {
+        await r.close();
+      }
+      expect(publisher.violations).toEqual([]);
+      expect(publisher.maxInFlight).toBeGreaterThan(1);
+      expect(events.some((e) => e.type === 'retry-scheduled')).toBe(true);
+      expect(new Set(publisher.delivered).size).toBe(60);
+      await expectSentReportsTrue(events);
+    },
+  );
+
+  it.each(['block', 'skip'] as const)(
+    'publishes past a FAILED head only under failedHead skip, never while it is in flight (%s)',
+    async (failedHead) => {
+      const ids = await emitKeyed(40);
+      const permanent = new Set(ids.filter((_, i) => i % 9 === 2));
+      const publisher = new CheckingPublisher(
+        (m) => (permanent.has(m.id) ? 'permanent' : 'sent'),
+        true,
+        failedHead === 'skip' ? ['SENT', 'FAILED'] : ['SENT'],
+      );
+      const r = relayWith(publisher, { ordering: { failedHead } });
+      r.start();
+      // Under 'block' each key behind a FAILED event stays PENDING for good.
+      const blocked = failedHead === 'block' ? 'PENDING' : 'none';
+      const [expected] = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM outbox_events e WHERE EXISTS (
+           SELECT 1 FROM outbox_events f WHERE f.ordering_key = e.ordering_key AND f.seq < e.seq
+             AND f.id = ANY($1::uuid[]))`,
+        [[...permanent]],
+      );
+      const stuck = failedHead === 'block' ? expected!.n : 0;
+      try {
+        await waitFor(async () => {
+          const [row] = await t.db.query<{ failed: number; pending: number; processing: number }>(
+            `SELECT count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
+               count(*) FILTER (WHERE status = $1)::int AS pending,
+               count(*) FILTER (WHERE status = 'PROCESSING')::int AS processing FROM outbox_events`,
+            [blocked],
+          );
+          const failed = failedHead === 'block' ? row!.failed >= 1 : row!.failed === permanent.size;
+          return failed && row!.pending === stuck && row!.processing === 0 && r.idle;
+        }, 30_000);
+      } finally {
+        await r.close();
+      }
+      expect(publisher.violations).toEqual([]);
+      expect(publisher.maxInFlight).toBeGreaterThan(1);
+    },
+  );
 
   it('loses nothing and reports no false sent when a completion fails after the publish, batches in flight', async () => {
     await emitKeyed(30);
