@@ -255,6 +255,10 @@ class OutboxRelay implements Relay {
       this.idle = false;
     }
     await Promise.all(inFlight);
+    // A failure the loop did not get round to (close() came first) is still reported, once.
+    const failed = this.cycleError;
+    this.cycleError = undefined;
+    if (failed) this.reportFailure(failed.error);
   }
 
   /** The log line and `infrastructure-error` event of a failed cycle. */

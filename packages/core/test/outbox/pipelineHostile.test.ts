@@ -398,3 +398,42 @@ describe('pipelined relay and the circuit breaker', () => {
     }
   });
 });
+
+describe('pipelined relay closing', () => {
+  it('reports a completion that fails while close() drains the batches in flight', async () => {
+    await emitMany(
+      t.db,
+      Array.from({ length: 4 }, (_, i) => ({ type: 'closing', payload: { i } })),
+    );
+    const store = relayStore(t.db);
+    const failing = {
+      ...store,
+      complete: async () => {
+        throw new Error('connection terminated during close');
+      },
+    };
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let calls = 0;
+    const publisher: Publisher = {
+      async publish(messages) {
+        calls += 1;
+        await gate;
+        return messages.map((m) => ({ id: m.id, status: 'sent' as const }));
+      },
+    };
+    const events: OutboxEvent[] = [];
+    const r = relayWith(publisher, {}, { store: failing, events });
+    r.start();
+    await waitFor(() => calls === 2);
+    const closed = r.close();
+    open();
+    await closed;
+    // Both batches (3 rows and 1) were published and their completion failed: two failures.
+    expect(calls).toBe(2);
+    const failures = events.filter((e) => e.type === 'infrastructure-error');
+    expect(failures).toHaveLength(2);
+    for (const failure of failures)
+      expect(failure).toMatchObject({ error: expect.stringContaining('terminated') });
+  });
+});
