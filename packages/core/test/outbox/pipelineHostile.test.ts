@@ -14,6 +14,7 @@ import {
   type PublishOutcome,
 } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
+import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { silent, waitFor } from './helpers';
 
@@ -435,5 +436,47 @@ describe('pipelined relay closing', () => {
     expect(failures).toHaveLength(2);
     for (const failure of failures)
       expect(failure).toMatchObject({ error: expect.stringContaining('terminated') });
+  });
+});
+
+describe('pipelined relay backing off', () => {
+  it('backs off longer after each failed completion, a successful claim in between notwithstanding', async () => {
+    await emitMany(
+      t.db,
+      Array.from({ length: 60 }, (_, i) => ({ type: 'backoff', payload: { i } })),
+    );
+    const store = relayStore(t.db);
+    const failing = {
+      ...store,
+      complete: async () => {
+        throw new Error('permission denied for table outbox_events');
+      },
+    };
+    const delays: number[] = [];
+    const logger = pino(
+      { level: 'error' },
+      {
+        write: (line: string) => {
+          const entry = JSON.parse(line) as { msg?: string; delayMs?: number };
+          if (entry.msg === 'outbox relay cycle failed' && entry.delayMs !== undefined)
+            delays.push(entry.delayMs);
+        },
+      },
+    );
+    const r = createRelay({
+      db: t.db,
+      publisher: new CheckingPublisher(() => 'sent'),
+      store: failing,
+      logger,
+      options: { batchSize: 3, pipelineDepth: 2, pollInterval: 20, errorBackoff: 20 },
+    });
+    r.start();
+    try {
+      await waitFor(() => delays.length >= 4);
+    } finally {
+      await r.close();
+    }
+    // Every cycle failed: the wait doubles each time, as it does while claims fail.
+    expect(delays.slice(0, 4)).toEqual([20, 40, 80, 160]);
   });
 });
