@@ -189,6 +189,28 @@ describe('pipelined relay under a hostile publisher', () => {
     },
   );
 
+  it('keeps each key in order with three pipelined relays on one table', async () => {
+    const ids = await emitKeyed(90);
+    const seenAttempts = new Map<string, number>();
+    const publisher = new CheckingPublisher((m) => {
+      const n = (seenAttempts.get(m.id) ?? 0) + 1;
+      seenAttempts.set(m.id, n);
+      const i = ids.indexOf(m.id);
+      if (n === 1 && i % 3 === 0) return 'retryable';
+      if (n === 1 && i % 4 === 1) return 'unavailable';
+      return 'sent';
+    }, true);
+    const relays = [0, 1, 2].map(() => relayWith(publisher, { batchSize: 2 }));
+    for (const r of relays) r.start();
+    try {
+      await waitFor(async () => (await countWhere('SENT')) === 90, 30_000);
+    } finally {
+      await Promise.all(relays.map((r) => r.close()));
+    }
+    expect(publisher.violations).toEqual([]);
+    expect(publisher.maxInFlight).toBeGreaterThan(1);
+  });
+
   it.each(['block', 'skip'] as const)(
     'publishes past a FAILED head only under failedHead skip, never while it is in flight (%s)',
     async (failedHead) => {
