@@ -37,6 +37,8 @@ export class CircuitBreaker {
   private openUntil = 0;
   private firstOpenedAt = 0;
   private isOpen = false;
+  /** Transitions so far (opened or closed): a cycle claimed before the latest one is stale. */
+  private transitions = 0;
 
   constructor(
     private readonly options: CircuitOptions,
@@ -60,8 +62,19 @@ export class CircuitBreaker {
     return state === 'half-open' ? Math.min(batchSize, this.options.probeBatchSize) : batchSize;
   }
 
-  /** Records one publish cycle; returns the transition it caused, if any. */
-  record(signal: BrokerSignal): CircuitTransition | undefined {
+  /** Pass to record() with the cycle's outcome: taken when the cycle claims. */
+  get epoch(): number {
+    return this.transitions;
+  }
+
+  /**
+   * Records one publish cycle claimed at `epoch` (default: now); returns the transition it
+   * caused, if any. An all-unavailable cycle claimed before the latest transition says nothing
+   * new (with pipelined cycles, one claimed before the circuit opened is no failed probe, and
+   * one claimed before it closed no new failure): ignored. An answer from the broker is news
+   * whenever the cycle was claimed.
+   */
+  record(signal: BrokerSignal, epoch: number = this.transitions): CircuitTransition | undefined {
     const state = this.state;
     if (signal.kind === 'reachable') {
       this.failures = 0;
@@ -69,15 +82,17 @@ export class CircuitBreaker {
       const openedForMs = this.now() - this.firstOpenedAt;
       this.isOpen = false;
       this.openings = 0;
+      this.transitions += 1;
       return { type: 'closed', openedForMs };
     }
-    if (state === 'open') return undefined;
+    if (state === 'open' || epoch < this.transitions) return undefined;
     this.failures += 1;
     if (state === 'closed' && this.failures < this.options.failureThreshold) return undefined;
     const openMs = reconnectDelayMs(this.options.openMs, this.options.maxOpenMs, this.openings);
     if (state === 'closed') this.firstOpenedAt = this.now();
     this.openings += 1;
     this.isOpen = true;
+    this.transitions += 1;
     this.openUntil = this.now() + openMs;
     return { type: 'opened', failures: this.failures, openMs, error: signal.error };
   }

@@ -12,6 +12,8 @@ export interface ClaimedBatch {
   readonly messages: OutboxMessage[];
   /** performance.now() when the claim statement was sent. */
   readonly claimedAt: number;
+  /** The circuit breaker's epoch when the batch was claimed (see CircuitBreaker.record). */
+  readonly circuitEpoch: number;
 }
 
 export type PublishResult =

@@ -96,6 +96,8 @@ class OutboxRelay implements Relay {
   private readonly breaker: CircuitBreaker;
   /** A pipelined cycle's publish or completion failed; the loop backs off before the next claim. */
   private cycleError: { error: unknown } | undefined;
+  /** Failed cycles since one last finished without an error (drives the loop's back-off). */
+  private failures = 0;
 
   constructor(private readonly config: RelayConfig) {
     checkRelayConfig(config);
@@ -142,6 +144,7 @@ class OutboxRelay implements Relay {
     if (this.stopping || limit === 0) return undefined;
     const token = randomUUID();
     this.wake.consume();
+    const circuitEpoch = this.breaker.epoch;
     const claimedAt = performance.now();
     const claim = await this.store.claim({
       token,
@@ -166,7 +169,7 @@ class OutboxRelay implements Relay {
       this.logger.warn({ ids: claim.skippedIds }, 'ordering: published past FAILED events');
       this.emit({ type: 'ordering-skipped', skippedIds: claim.skippedIds });
     }
-    if (!this.stopping) return { token, messages, claimedAt };
+    if (!this.stopping) return { token, messages, claimedAt, circuitEpoch };
     result.released = await this.store.release(
       token,
       messages.map((m) => m.id),
@@ -200,7 +203,7 @@ class OutboxRelay implements Relay {
     const rest = await releaseUnavailable(store, token, messages, published.completions);
     result.unavailable = rest.released;
     const completed = await store.complete(token, rest.completions, options.onSent);
-    reportCircuitChange(this.breaker.record(rest.signal), this.emit, logger);
+    reportCircuitChange(this.breaker.record(rest.signal, batch.circuitEpoch), this.emit, logger);
     reportCompletion({
       token,
       messages: rest.messages,
@@ -224,7 +227,6 @@ class OutboxRelay implements Relay {
    */
   private async run(): Promise<void> {
     const inFlight = new Set<Promise<void>>();
-    let failures = 0;
     while (!this.stopping) {
       const depth = this.breaker.state === 'closed' ? this.options.pipelineDepth : 1;
       if (inFlight.size >= depth) {
@@ -237,11 +239,11 @@ class OutboxRelay implements Relay {
         this.cycleError = undefined;
         if (failed) throw failed.error;
         claimed = await this.startCycle(inFlight);
-        failures = 0;
-        this.lastCycleAt = new Date();
+        // A cycle that claimed rows has finished only once they are completed (startCycle).
+        if (claimed === 0) this.cycleSucceeded();
       } catch (error) {
-        const delay = reconnectDelayMs(this.options.errorBackoff, 30_000, failures);
-        failures += 1;
+        const delay = reconnectDelayMs(this.options.errorBackoff, 30_000, this.failures);
+        this.failures += 1;
         this.reportFailure(error, delay);
         await this.wake.wait(delay);
         continue;
@@ -254,6 +256,16 @@ class OutboxRelay implements Relay {
       this.idle = false;
     }
     await Promise.all(inFlight);
+    // A failure the loop did not get round to (close() came first) is still reported, once.
+    const failed = this.cycleError;
+    this.cycleError = undefined;
+    if (failed) this.reportFailure(failed.error);
+  }
+
+  /** A cycle finished without an error: liveness, and the back-off starts over. */
+  private cycleSucceeded(): void {
+    this.failures = 0;
+    this.lastCycleAt = new Date();
   }
 
   /** The log line and `infrastructure-error` event of a failed cycle. */
@@ -273,7 +285,10 @@ class OutboxRelay implements Relay {
     }
     const work: Promise<void> = this.publishAndComplete(batch, result)
       .then(
-        () => this.reportCycle(result, startedAt),
+        () => {
+          this.cycleSucceeded();
+          this.reportCycle(result, startedAt);
+        },
         (error: unknown) => {
           // The loop reports the first failure and backs off; one more meanwhile is reported here.
           if (this.cycleError) this.reportFailure(error);

@@ -36,6 +36,22 @@ describe('CircuitBreaker (pure, injected clock)', () => {
     expect(periods).toEqual([100, 200, 300, 300]);
   });
 
+  it('ignores an all-unavailable cycle claimed before the latest transition, not an answer', () => {
+    let now = 0;
+    const breaker = new CircuitBreaker({ ...options, failureThreshold: 1 }, () => now);
+    const before = breaker.epoch;
+    expect(breaker.record(down, before)).toMatchObject({ type: 'opened', openMs: 100 });
+    now += 100;
+    // Half-open: a second cycle claimed before the opening is no failed probe.
+    expect(breaker.record(down, before)).toBeUndefined();
+    expect(breaker.state).toBe('half-open');
+    expect(breaker.record({ kind: 'reachable' }, before)).toEqual({ type: 'closed', openedForMs: 100 });
+    // Closed again: an outage report claimed before it closed is no new failure.
+    expect(breaker.record(down, before)).toBeUndefined();
+    expect(breaker.state).toBe('closed');
+    expect(breaker.record(down, breaker.epoch)).toMatchObject({ type: 'opened' });
+  });
+
   it('a reachable cycle resets the failure count while closed', () => {
     const breaker = new CircuitBreaker(options, () => 0);
     breaker.record(down);
