@@ -61,12 +61,15 @@ describe('outbox lease liveness', () => {
         }),
     };
     const seenByA = { sent: 0, leaseLost: 0 };
+    let claimedByA!: () => void;
+    const aClaimed = new Promise<void>((resolve) => (claimedByA = resolve));
     const a = createRelay({
       db: t.db,
       publisher: slow,
       store: { ...relayStore(t.db), renew: () => new Promise<number>(() => undefined) },
       options: { lease: { duration: 1_500, heartbeatInterval: 300 } },
       observer: (e) => {
+        if (e.type === 'claimed') claimedByA();
         if (e.type === 'sent') seenByA.sent += 1;
         if (e.type === 'lease-lost') seenByA.leaseLost += 1;
       },
@@ -75,6 +78,8 @@ describe('outbox lease liveness', () => {
     const cycleA = a.runOnce();
     let doneA: Awaited<typeof cycleA> | undefined;
     void cycleA.then((r) => (doneA = r));
+    // B starts only once A holds the event: on a loaded machine B's first claim could come first.
+    await aClaimed;
 
     let publishedByB: number | undefined;
     const b = relay(t.db, {
