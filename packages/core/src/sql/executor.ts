@@ -12,7 +12,8 @@ import { preparedLost, preparedName } from './statementNames';
 export interface TransactionOptions {
   /**
    * Milliseconds the transaction may run: Prisma's `timeout`; on node-postgres and Kysely,
-   * the transaction-local statement_timeout and idle_in_transaction_session_timeout.
+   * the transaction-local statement_timeout and idle_in_transaction_session_timeout, and on
+   * node-postgres the whole transaction too (its connection closed past the deadline, fromPg.ts).
    */
   timeoutMs?: number;
   /** Milliseconds to wait for a pooled connection before giving up (Prisma `maxWait`). */

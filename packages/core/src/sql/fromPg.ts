@@ -78,6 +78,13 @@ function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
  * the session: idle-in-transaction timeout, pg_terminate_backend, a failover) is ferry's to
  * handle, not an unhandled error that ends the process: the transaction fails at once with it,
  * even while `work` waits for something else, and the connection is destroyed.
+ *
+ * `timeoutMs` bounds the whole transaction, as Prisma's `timeout` does: the settings beginLimited
+ * sends bound each statement and each pause, but not a caller that keeps the transaction busy with
+ * short statements. If it has not asked to commit by then (plus DEADLINE_GRACE_MS, so that a
+ * statement PostgreSQL's own limit cancels fails with PostgreSQL's error, not this one), the
+ * transaction fails with FERRY_TIMEOUT and the connection is closed, so PostgreSQL rolls it back
+ * and its locks go with it; `work`'s later statements are refused (lendClient).
  */
 function onConnection<T>(
   pool: Pool,
@@ -88,20 +95,29 @@ function onConnection<T>(
     const client = await pool.connect();
     const connection = watchConnection(client);
     const lent = lendClient(client);
+    const progress = { committing: false };
+    const deadline = transactionDeadline(options.timeoutMs, progress);
     let failure: unknown;
     try {
-      const transaction = inBlock(client, () => inner(lent.client).finally(lent.end), options);
-      // Once the connection is lost, nothing waits for `work` any more.
+      const transaction = inBlock(client, () => inner(lent.client).finally(lent.end), options, progress);
+      // Once the connection is lost or the deadline passed, nothing waits for `work` any more.
       transaction.catch(() => undefined);
-      return await Promise.race([transaction, connection.lost]);
+      return await Promise.race([transaction, connection.lost, deadline.passed]);
     } catch (error) {
       failure = error;
       throw error;
     } finally {
+      deadline.clear();
       lent.end();
       connection.stop();
       const status = transactionStatus(client);
-      client.release(connection.failed() || status === 'T' || status === 'E' || lostStatements(failure));
+      client.release(
+        deadline.expired() ||
+          connection.failed() ||
+          status === 'T' ||
+          status === 'E' ||
+          lostStatements(failure),
+      );
     }
   };
   return startWithin(options.maxWaitMs, open, work);
@@ -114,6 +130,38 @@ function onConnection<T>(
  */
 function lostStatements(error: unknown): boolean {
   return (error as { code?: unknown } | undefined)?.code === '26000';
+}
+
+/** How long past `timeoutMs` the whole-transaction deadline waits: at most 1 s, at most timeoutMs. */
+const DEADLINE_GRACE_MS = 1_000;
+
+/**
+ * Rejects `passed` with FERRY_TIMEOUT once `timeoutMs` (and its grace) passed, unless the transaction is
+ * committing by then (the outcome is PostgreSQL's to give); never settles without a timeoutMs.
+ */
+function transactionDeadline(
+  timeoutMs: number | undefined,
+  progress: { readonly committing: boolean },
+): { passed: Promise<never>; expired(): boolean; clear(): void } {
+  let expired = false;
+  let timer: NodeJS.Timeout | undefined;
+  const passed = new Promise<never>((_, reject) => {
+    if (timeoutMs === undefined) return;
+    timer = setTimeout(
+      () => {
+        if (progress.committing) return;
+        expired = true;
+        reject(
+          new FerryError('FERRY_TIMEOUT', `the transaction did not finish within ${timeoutMs} ms`, {
+            details: { timeoutMs },
+          }),
+        );
+      },
+      timeoutMs + Math.min(timeoutMs, DEADLINE_GRACE_MS),
+    );
+  });
+  passed.catch(() => undefined);
+  return { passed, expired: () => expired, clear: () => clearTimeout(timer) };
 }
 
 /** Rejects `lost` with the connection's first `error` event until stop(). */
@@ -142,10 +190,12 @@ async function inBlock<T>(
   client: ClientBase,
   work: () => Promise<T>,
   options: TransactionOptions,
+  progress: { committing: boolean } = { committing: false },
 ): Promise<T> {
   try {
     await client.query(beginLimited(options));
     const result = await work();
+    progress.committing = true;
     const commit = await client.query('COMMIT');
     if (commit.command !== 'COMMIT') {
       throw new FerryError(

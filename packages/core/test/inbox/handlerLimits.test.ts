@@ -31,6 +31,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await kysely.destroy();
+  // Kysely ends the pool only if it ever used it (not when its tests are filtered out).
+  if (!pool.ended) await pool.end();
   await t.drop();
 });
 
@@ -271,5 +273,55 @@ describe("a node-postgres pool with the application's own timeouts", () => {
     } finally {
       await own.end();
     }
+  });
+});
+
+describe('node-postgres handler transaction deadline', () => {
+  it('ends a transaction its handler keeps busy past transactionTimeoutMs (the signal ignored): its locks go, the receipt is retried', async () => {
+    // Each statement is short and no pause is long, so neither statement_timeout nor
+    // idle_in_transaction_session_timeout ends it: only a deadline on the whole transaction does.
+    let stop = false;
+    const inbox = makeInbox(pgTransactions(pool), {
+      worker: WORKER,
+      handlers: {
+        'pg-busy': async (_p, context) => {
+          await context.tx.query(INSERT, [context.receiptId, 'busy']);
+          await context.tx.query('SELECT * FROM lock_target WHERE id = 1 FOR UPDATE');
+          while (!stop) await context.tx.query('SELECT pg_sleep(0.02)');
+        },
+      },
+    });
+    const { record } = await inbox.accept(message({ consumer: 'pg-busy' }));
+    let first: unknown;
+    void inbox.runOnce().then(
+      (result) => (first = result),
+      (error: unknown) => (first = error),
+    );
+    const probe = new Client({ connectionString: t.url });
+    await probe.connect();
+    try {
+      await waitFor('the handler transaction to end', async () => first, 25 * WORKER.transactionTimeoutMs);
+      expect(first).toMatchObject({ retried: 1, completed: 0 });
+      expect(String((await receiptRow(t, record.id)).last_error)).toContain('FERRY_TIMEOUT');
+      expect(await businessCount(t, record.id)).toBe(0);
+      // The connection is closed, not waited for: PostgreSQL lets the row go once the backend
+      // notices, after the statement it is running.
+      const lockable = async (): Promise<boolean> => {
+        await probe.query('BEGIN');
+        try {
+          await probe.query('SELECT * FROM lock_target WHERE id = 1 FOR UPDATE NOWAIT');
+          return true;
+        } catch {
+          return false;
+        } finally {
+          await probe.query('ROLLBACK');
+        }
+      };
+      await waitFor('the row lock to be released', lockable, 10 * WORKER.transactionTimeoutMs);
+    } finally {
+      stop = true;
+      await probe.end();
+    }
+    expect(await poolSettings()).toEqual({ lock: '0', statement: '0', idle: '0' });
   });
 });
