@@ -277,6 +277,26 @@ describe("a node-postgres pool with the application's own timeouts", () => {
 });
 
 describe('node-postgres handler transaction deadline', () => {
+  it('ends a handler left idle past transactionTimeoutMs (an awaited call, its signal ignored) without an unhandled connection error', async () => {
+    // PostgreSQL ending an idle-in-transaction session sends FATAL to a client with no query
+    // running: node-postgres emits it as an 'error' event, which ends the process when nobody
+    // listens. ferry holds the connection of a pgTransactions handler (README: Kysely users
+    // give their pool the listener; handlerConnection.test.ts).
+    const inbox = makeInbox(pgTransactions(pool), {
+      worker: WORKER,
+      handlers: {
+        'pg-idle': async (_p, context) => {
+          await context.tx.query(INSERT, [context.receiptId, 'idle']);
+          await new Promise((resolve) => setTimeout(resolve, 4 * WORKER.transactionTimeoutMs));
+        },
+      },
+    });
+    const { record } = await inbox.accept(message({ consumer: 'pg-idle' }));
+    expect(await inbox.runOnce()).toMatchObject({ completed: 0, retried: 1 });
+    expect(await businessCount(t, record.id)).toBe(0);
+    expect(await poolSettings()).toEqual({ lock: '0', statement: '0', idle: '0' });
+  });
+
   it('ends a transaction its handler keeps busy past transactionTimeoutMs (the signal ignored): its locks go, the receipt is retried', async () => {
     // Each statement is short and no pause is long, so neither statement_timeout nor
     // idle_in_transaction_session_timeout ends it: only a deadline on the whole transaction does.
