@@ -15,7 +15,7 @@ import {
   type PublisherOptions,
   type ResolvedPublisherOptions,
 } from './publisherOptions';
-import { raceAbort } from './race';
+import { raceAbort, throwIfAborted } from './race';
 import { TopicPresence } from './topicPresence';
 import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from './wire';
 
@@ -226,6 +226,9 @@ export class KafkaPublisher implements Publisher {
     const batches = [...byTopic].map(([topic, topicRecords]) => ({ topic, records: topicRecords }));
     const signals = [signal, this.inFlight.signal];
     await this.afterAbandoned(signals);
+    // A publish aborted, or the publisher closed, while it waited (an earlier send, a topic
+    // check): the records are not handed to the producer, whose send would outlive the outcome.
+    throwIfAborted([...signals, this.stopping.signal], 'send');
     const sending = this.producer.send(batches);
     const settled = sending.then(
       () => undefined,

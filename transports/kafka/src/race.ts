@@ -26,10 +26,7 @@ export function raceAbort(
       cleanups.push(() => clearTimeout(timer));
     }
     for (const signal of signals) {
-      const onAbort = () =>
-        settle(() =>
-          reject(new Error(`${what} abandoned: ${describeError(signal.reason)}`, { cause: signal.reason })),
-        );
+      const onAbort = () => settle(() => reject(abandonedError(what, signal)));
       if (signal.aborted) {
         onAbort();
         return;
@@ -42,4 +39,17 @@ export function raceAbort(
       (error: unknown) => settle(() => reject(error)),
     );
   });
+}
+
+/**
+ * Throws what raceAbort would reject with when one of `signals` already aborted: for callers that
+ * must not start `what` at all then (work started and raced would go on unobserved).
+ */
+export function throwIfAborted(signals: readonly AbortSignal[], what: string): void {
+  const aborted = signals.find((signal) => signal.aborted);
+  if (aborted) throw abandonedError(what, aborted);
+}
+
+function abandonedError(what: string, signal: AbortSignal): Error {
+  return new Error(`${what} abandoned: ${describeError(signal.reason)}`, { cause: signal.reason });
 }

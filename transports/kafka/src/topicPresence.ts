@@ -17,7 +17,9 @@ import { raceAbort } from './race';
  */
 export class TopicPresence {
   private readonly suspects = new Set<string>();
-  private admin: Promise<DriverAdmin> | null = null;
+  private admin: CheckAdmin | null = null;
+  /** Admin clients given up on (a check that failed or missed its deadline), still closing. */
+  private readonly dropping = new Set<Promise<void>>();
   private closed = false;
 
   constructor(
@@ -44,7 +46,7 @@ export class TopicPresence {
     if (suspects.length === 0 || this.closed) return new Set();
     const admin = this.connected();
     let listed: string[] = [];
-    const listing = admin.then((client) => client.listTopics()).then((names) => (listed = names));
+    const listing = admin.client.then((client) => client.listTopics()).then((names) => (listed = names));
     try {
       await raceAbort(listing, signals, 'topic check', this.timeoutMs);
     } catch {
@@ -56,26 +58,40 @@ export class TopicPresence {
     return new Set(suspects.filter((topic) => !existing.has(topic)));
   }
 
-  /** Disconnects the admin client, if one was made; nothing is checked afterwards. */
+  /**
+   * Disconnects the admin clients, the current one and those given up on (a connect in flight
+   * fails at once); nothing of them runs once it resolves, and nothing is checked afterwards.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    const admin = this.admin;
-    this.admin = null;
-    if (admin) await disconnect(admin);
+    if (this.admin) this.drop(this.admin);
+    await Promise.all(this.dropping);
   }
 
-  private connected(): Promise<DriverAdmin> {
-    this.admin ??= this.connection.driver.admin();
-    const admin = this.admin;
-    admin.catch(() => this.drop(admin));
+  private connected(): CheckAdmin {
+    if (this.admin) return this.admin;
+    const stop = new AbortController();
+    const admin: CheckAdmin = { client: this.connection.driver.admin(stop.signal), stop };
+    this.admin = admin;
+    admin.client.catch(() => this.drop(admin));
     return admin;
   }
 
-  /** Forgets `admin` (if still current) and disconnects it once it connected, in the background. */
-  private drop(admin: Promise<DriverAdmin>): void {
-    if (this.admin === admin) this.admin = null;
-    void disconnect(admin);
+  /** Forgets `admin` (if still current), fails its connect if in flight, and disconnects it. */
+  private drop(admin: CheckAdmin): void {
+    if (this.admin !== admin) return;
+    this.admin = null;
+    admin.stop.abort(new Error('the topic check was given up'));
+    const closing = disconnect(admin.client);
+    this.dropping.add(closing);
+    void closing.then(() => this.dropping.delete(closing));
   }
+}
+
+/** An admin client of the check, and what fails its connect. */
+interface CheckAdmin {
+  readonly client: Promise<DriverAdmin>;
+  readonly stop: AbortController;
 }
 
 async function disconnect(admin: Promise<DriverAdmin>): Promise<void> {

@@ -80,15 +80,15 @@ export class KafkajsDriver implements KafkaClientDriver {
   }
 
   /**
-   * An admin client of its own for the topology helpers, closed entirely by its disconnect()
-   * (nothing of it runs once they resolve). Nothing cancels it: its connect is kafkajs's, retries
-   * included.
+   * An admin client of its own, closed entirely by its disconnect() (nothing of it runs once it
+   * resolves). Without `signal` (the topology helpers) its connect is kafkajs's, retries
+   * included; with one (the publisher's topic check) it goes through the gate like a producer's.
    */
-  async admin(): Promise<DriverAdmin> {
-    const { kafka, gate } = this.gated(new AbortController().signal);
+  async admin(signal?: AbortSignal): Promise<DriverAdmin> {
+    const { kafka, gate } = this.gated(signal ?? new AbortController().signal);
     const admin = kafka.admin();
     try {
-      await admin.connect();
+      await (signal ? gate.connecting(() => admin.connect()) : admin.connect());
     } catch (error) {
       await gate.disconnect(admin).catch(() => undefined);
       throw error;

@@ -109,11 +109,18 @@ export class PlatformaticDriver implements KafkaClientDriver {
     return new PlatformaticConsumer(platformaticKafka(), this.base, options);
   }
 
-  async admin(): Promise<DriverAdmin> {
+  async admin(signal?: AbortSignal): Promise<DriverAdmin> {
     const { Admin } = platformaticKafka();
     const admin = new Admin({ ...this.base });
     try {
-      await admin.listApis();
+      // The client connects on first use; asking for the brokers' API versions connects now.
+      if (signal)
+        await closedOnAbort(
+          signal,
+          () => admin.close(),
+          () => admin.listApis(),
+        );
+      else await admin.listApis();
     } catch (error) {
       await admin.close().catch(() => undefined);
       throw error;

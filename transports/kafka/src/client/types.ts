@@ -132,6 +132,10 @@ export interface KafkaClientDriver {
   readonly name: KafkaClientName;
   producer(options: DriverProducerOptions): DriverProducer;
   consumer(options: DriverConsumerOptions): DriverConsumer;
-  /** A connected admin client. */
-  admin(): Promise<DriverAdmin>;
+  /**
+   * A connected admin client. With `signal`, its connect is like DriverProducer.connect: one
+   * try, failed at once when the signal aborts, nothing of it left running once it settled.
+   * Without, the client's own connect retries apply.
+   */
+  admin(signal?: AbortSignal): Promise<DriverAdmin>;
 }

@@ -1,0 +1,138 @@
+/**
+ * The check of a suspect topic (topicPresence.ts) while the cluster does not answer it: the
+ * publisher closed, or the publish aborted, while the check waits. Here the check's admin client
+ * is pointed at a proxy that accepts connections and never answers (blackhole), while the
+ * producer talks to the real broker, so the check hangs as it would behind a silent network.
+ */
+import { type OutboxMessage } from '@ferry/core';
+import { KafkaPublisher } from '../src';
+import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
+import { brokers, outboxMessage, testConnection, uniqueName, waitFor } from './support';
+
+let silent: TcpProxy;
+const never = new AbortController().signal;
+
+beforeAll(async () => {
+  const [host, port] = brokers()[0]!.split(':');
+  silent = await TcpProxy.start({ host: host!, port: Number(port) });
+  await silent.setMode('blackhole');
+});
+
+afterAll(async () => {
+  await silent.close();
+});
+
+/**
+ * A publisher to a topic the cluster does not have, made suspect by a first publish; its check's
+ * admin client reaches only the silent proxy. `sends` counts the sends handed to its producer.
+ */
+async function suspectPublisher(
+  confirmTimeoutMs = 60_000,
+): Promise<{ publisher: KafkaPublisher; sends: () => number; adminsSettled: () => boolean }> {
+  const local = testConnection();
+  // Long client timeouts: an admin client left running is still connecting when the test looks.
+  const unanswered = testConnection({
+    brokers: [`127.0.0.1:${silent.port}`],
+    connectionTimeoutMs: 120_000,
+    requestTimeoutMs: 120_000,
+  });
+  const admins: { settled: boolean }[] = [];
+  jest.spyOn(local.driver, 'admin').mockImplementation((signal) => {
+    const made = unanswered.driver.admin(signal);
+    const admin = { settled: false };
+    admins.push(admin);
+    void made.then(
+      (client) => client.disconnect().finally(() => (admin.settled = true)),
+      () => (admin.settled = true),
+    );
+    return made;
+  });
+  let sends = 0;
+  const makeProducer = local.driver.producer.bind(local.driver);
+  jest.spyOn(local.driver, 'producer').mockImplementation((options) => {
+    const real = makeProducer(options);
+    return {
+      connect: () => real.connect(),
+      disconnect: () => real.disconnect(),
+      onDisconnect: (listener) => real.onDisconnect(listener),
+      send: (batches) => {
+        sends += 1;
+        return real.send(batches);
+      },
+    };
+  });
+  const publisher = new KafkaPublisher(local, {
+    defaultDestination: uniqueName('missing'),
+    confirmTimeoutMs,
+  });
+  const [first] = await publisher.publish([outboxMessage()], never);
+  expect(first).toMatchObject({ status: 'retryable' });
+  return { publisher, sends: () => sends, adminsSettled: () => admins.every((admin) => admin.settled) };
+}
+
+/** Starts a publish and resolves once its check holds a connection to the silent proxy. */
+async function checking(
+  publisher: KafkaPublisher,
+  signal: AbortSignal,
+): Promise<{ message: OutboxMessage; publishing: ReturnType<KafkaPublisher['publish']> }> {
+  const accepted = silent.accepted;
+  const message = outboxMessage();
+  const publishing = publisher.publish([message], signal);
+  await waitFor(
+    () => silent.accepted > accepted,
+    () => 'the topic check never connected to the silent proxy',
+  );
+  return { message, publishing };
+}
+
+describe('KafkaPublisher: the check of a suspect topic when the cluster does not answer it', () => {
+  test('close() during the check: the message is not handed to the producer, and no admin client is left connecting', async () => {
+    const { publisher, sends, adminsSettled } = await suspectPublisher();
+    const { message, publishing } = await checking(publisher, never);
+    const sendsBeforeClose = sends();
+    await publisher.close();
+    // Nothing of the check runs once close() resolved (its connect failed at once, not retried).
+    expect(adminsSettled()).toBe(true);
+    const [outcome] = await publishing;
+    expect(outcome).toMatchObject({ id: message.id, status: 'retryable' });
+    expect(sends()).toBe(sendsBeforeClose);
+    await waitFor(
+      () => silent.openConnections === 0,
+      () => `${silent.openConnections} connection(s) of the check still open after close()`,
+      10_000,
+    );
+  });
+
+  test('a check that misses its deadline leaves no admin client connecting: the next check opens one of its own', async () => {
+    // The check's deadline is confirmTimeoutMs; past it the message goes to the client as before.
+    const { publisher } = await suspectPublisher(1_000);
+    try {
+      const { message, publishing } = await checking(publisher, never);
+      const [outcome] = await publishing;
+      // retryable, or unavailable where the first publish's give-up outlived the deadline too.
+      expect(outcome).toMatchObject({ id: message.id, status: expect.not.stringMatching(/^sent$/) });
+      await waitFor(
+        () => silent.openConnections === 0,
+        () => `${silent.openConnections} connection(s) of a check given up on still open`,
+        10_000,
+      );
+    } finally {
+      await publisher.close();
+    }
+  });
+
+  test('a publish aborted during the check is not handed to the producer', async () => {
+    const { publisher, sends } = await suspectPublisher();
+    try {
+      const abort = new AbortController();
+      const { message, publishing } = await checking(publisher, abort.signal);
+      const sendsBeforeAbort = sends();
+      abort.abort(new Error('relay shutting down'));
+      const [outcome] = await publishing;
+      expect(outcome).toMatchObject({ id: message.id, status: 'retryable' });
+      expect(sends()).toBe(sendsBeforeAbort);
+    } finally {
+      await publisher.close();
+    }
+  });
+});
