@@ -73,7 +73,12 @@ const UNAVAILABLE_CODES: ReadonlySet<string> = new Set(['PLT_KFK_NETWORK', 'PLT_
 
 /** Marks an error (e.g. the producer's disconnect) as connection-level for classifyKafkaError. */
 export function unavailableError(message: string): Error {
-  return Object.assign(new Error(message), { kafkaUnavailable: true });
+  return markUnavailable(new Error(message));
+}
+
+/** `error`, marked connection-level for classifyKafkaError (the publisher's `unavailable`). */
+export function markUnavailable<E extends Error>(error: E): E {
+  return Object.assign(error, { kafkaUnavailable: true });
 }
 
 function isKafkaConnectionLevel(error: object): boolean {

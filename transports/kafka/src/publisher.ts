@@ -6,6 +6,7 @@ import {
   classifyKafkaError,
   closedError,
   describeError,
+  markUnavailable,
   transportError,
   unavailableError,
   type ErrorClassification,
@@ -77,7 +78,10 @@ export class KafkaPublisher implements Publisher {
     if (this.closing) throw closedError('KafkaPublisher');
     this.connecting ??= this.producer.connect().catch((error: unknown) => {
       this.connecting = null;
-      throw transportError('connecting the Kafka producer failed', error);
+      // Whatever the client says (a refused or silent broker, kafkajs's "Broker not connected"
+      // after a silent one, TLS or SASL settings the listener refuses), the cluster could not be
+      // reached: no message's fault, so no attempt is spent and the relay's circuit opens.
+      throw markUnavailable(transportError('connecting the Kafka producer failed', error));
     });
     await this.connecting;
   }

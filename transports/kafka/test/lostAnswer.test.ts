@@ -51,7 +51,7 @@ afterEach(async () => {
 });
 
 /** A publisher whose every broker socket goes through the proxy, whatever address the metadata gives. */
-function proxiedPublisher(destination = topic): KafkaPublisher {
+function proxiedPublisher(destination = topic, confirmTimeoutMs?: number): KafkaPublisher {
   const connection = new KafkaConnection({
     brokers: brokers(),
     client: 'kafkajs',
@@ -65,7 +65,11 @@ function proxiedPublisher(destination = topic): KafkaPublisher {
         connect(proxy.port, '127.0.0.1', onConnect),
     },
   });
-  return new KafkaPublisher(connection, { defaultDestination: destination, producerRetries: 1 });
+  return new KafkaPublisher(connection, {
+    defaultDestination: destination,
+    producerRetries: 1,
+    ...(confirmTimeoutMs === undefined ? {} : { confirmTimeoutMs }),
+  });
 }
 
 const statuses = async (publisher: KafkaPublisher, messages: OutboxMessage[]): Promise<Set<string>> =>
@@ -157,3 +161,31 @@ test('close() while the new producer connects: the publish is not sent, the conn
   expect(await statuses(publisher, batch('c-late'))).toEqual(new Set(['retryable']));
   expect(proxy.accepted).toBe(afterClose);
 }, 90_000);
+
+test('a broker that stops answering (blackhole) spends no attempt after the first timeout: its reconnects are unavailable', async () => {
+  // The first publish times out, which may mean written (retryable, an attempt spent). The
+  // producer then disconnects, and every reconnect fails ("Broker not connected" from kafkajs):
+  // a cluster that cannot be reached, which must not spend the events' attempts one by one
+  // until they are FAILED.
+  const publisher = proxiedPublisher(topic, 3_000);
+  const during: string[] = [];
+  try {
+    expect(await statuses(publisher, batch('before'))).toEqual(new Set(['sent']));
+    await proxy.setMode('blackhole');
+    await publisher.publish(batch('first timeout'), never);
+    for (let round = 0; round < 4; round += 1) {
+      for (const outcome of await publisher.publish(batch(`blackhole ${round}`), never)) {
+        during.push(`${outcome.status}${'error' in outcome ? `: ${outcome.error}` : ''}`);
+      }
+    }
+    await proxy.setMode('pass');
+    await waitFor(
+      async () => (await statuses(publisher, batch('after'))).has('sent'),
+      () => 'the broker to take sends again',
+      30_000,
+    );
+  } finally {
+    await publisher.close();
+  }
+  expect(during.filter((line) => !line.startsWith('unavailable'))).toEqual([]);
+}, 120_000);
