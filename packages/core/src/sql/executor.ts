@@ -14,6 +14,7 @@ export interface TransactionOptions {
    * Milliseconds the transaction may run: Prisma's `timeout`; on node-postgres and Kysely,
    * the transaction-local statement_timeout and idle_in_transaction_session_timeout, and on
    * node-postgres the whole transaction too (its connection closed past the deadline, fromPg.ts).
+   * An integer from 0 (no limit) to 2,147,483,647 (PostgreSQL's maximum), else FERRY_CONFIG_INVALID.
    */
   timeoutMs?: number;
   /** Milliseconds to wait for a pooled connection before giving up (Prisma `maxWait`). */

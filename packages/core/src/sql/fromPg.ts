@@ -3,7 +3,7 @@ import { FerryError } from '../errors';
 import type { SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
 import { preparedName } from './statementNames';
-import { beginLimited, startWithin } from './transactionLimits';
+import { beginLimited, checkedTimeout, MAX_TIMEOUT_MS, startWithin } from './transactionLimits';
 
 /**
  * An executor over a node-postgres pool, for code that has no Prisma client: the CLI,
@@ -91,12 +91,19 @@ function onConnection<T>(
   work: (client: PoolClient) => Promise<T>,
   options: TransactionOptions,
 ): Promise<T> {
+  let timeoutMs: number | undefined;
+  try {
+    // Checked before a connection is taken (a refused value never holds one).
+    timeoutMs = checkedTimeout(options.timeoutMs);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const open = async (inner: (client: PoolClient) => Promise<T>): Promise<T> => {
     const client = await pool.connect();
     const connection = watchConnection(client);
     const lent = lendClient(client);
     const progress = { committing: false };
-    const deadline = transactionDeadline(options.timeoutMs, progress);
+    const deadline = transactionDeadline(timeoutMs, progress);
     let failure: unknown;
     try {
       const transaction = inBlock(client, () => inner(lent.client).finally(lent.end), options, progress);
@@ -157,7 +164,8 @@ function transactionDeadline(
           }),
         );
       },
-      timeoutMs + Math.min(timeoutMs, DEADLINE_GRACE_MS),
+      // Past MAX_TIMEOUT_MS a Node timer fires at once.
+      Math.min(timeoutMs + Math.min(timeoutMs, DEADLINE_GRACE_MS), MAX_TIMEOUT_MS),
     );
   });
   passed.catch(() => undefined);

@@ -1,4 +1,5 @@
 import { FerryError } from '../errors';
+import { integerOption } from '../optionChecks';
 import type { SqlExecutor, TransactionOptions } from './executor';
 
 /**
@@ -16,7 +17,21 @@ const LIMIT = `
  * left idle in the transaction (so a stuck caller cannot hold its locks past the deadline).
  */
 export async function limitTransaction(tx: SqlExecutor, options: TransactionOptions): Promise<void> {
-  if (options.timeoutMs !== undefined) await tx.query(LIMIT, [`${options.timeoutMs}ms`]);
+  const timeoutMs = checkedTimeout(options.timeoutMs);
+  if (timeoutMs !== undefined) await tx.query(LIMIT, [`${timeoutMs}ms`]);
+}
+
+/** The longest statement_timeout PostgreSQL holds, which is also the longest delay of a Node timer. */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * `timeoutMs` as the settings can hold it: an integer from 0 to MAX_TIMEOUT_MS, else
+ * FERRY_CONFIG_INVALID. 0 is PostgreSQL's "no limit": no settings and no deadline (undefined).
+ */
+export function checkedTimeout(timeoutMs: number | undefined): number | undefined {
+  if (timeoutMs === undefined) return undefined;
+  const checked = integerOption('timeoutMs', timeoutMs, 0, MAX_TIMEOUT_MS);
+  return checked === 0 ? undefined : checked;
 }
 
 /**
@@ -24,13 +39,11 @@ export async function limitTransaction(tx: SqlExecutor, options: TransactionOpti
  * client that sends its own BEGIN (node-postgres). Set before the first statement, the limits
  * bound it too: a setting made inside a statement does not bound that statement (a claim check
  * waiting behind a lock on its table would wait for as long as the lock is held). `timeoutMs`
- * is a finite number, inlined: its text holds no quote.
+ * is an integer (checkedTimeout), inlined: its text holds no quote.
  */
 export function beginLimited(options: TransactionOptions): string {
-  const { timeoutMs } = options;
+  const timeoutMs = checkedTimeout(options.timeoutMs);
   if (timeoutMs === undefined) return 'BEGIN';
-  if (!Number.isFinite(timeoutMs))
-    throw new RangeError(`timeoutMs must be a finite number, got ${timeoutMs}`);
   return `BEGIN; ${LIMIT.replaceAll('$1', `'${timeoutMs}ms'`).trim()}`;
 }
 

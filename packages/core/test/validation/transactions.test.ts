@@ -86,6 +86,35 @@ describe.each(Object.keys(subjects))('transactions on %s', (name) => {
     expect(await settings(subject.adapter.db)).toEqual(before);
   });
 
+  it('takes the largest timeoutMs PostgreSQL holds as a deadline that far away', async () => {
+    // 2^31 - 1 ms (about 24.8 days) is statement_timeout's maximum; the whole-transaction
+    // deadline must not overflow Node's timer (which then fires at once).
+    const inside = await subject.adapter.transaction((tx) => settings(subject.adapter.bind(tx)), {
+      timeoutMs: 2_147_483_647,
+    });
+    expect(inside).toEqual({ statement: '2147483647ms', idle: '2147483647ms' });
+  });
+
+  it('takes timeoutMs 0 as PostgreSQL does: no limit, no deadline', async () => {
+    const inside = await subject.adapter.transaction((tx) => settings(subject.adapter.bind(tx)), {
+      timeoutMs: 0,
+    });
+    expect(inside).toEqual({ statement: '0', idle: '0' });
+  });
+
+  it.each([-1, 1.5, 2_147_483_648])('refuses timeoutMs %p before running the work', async (timeoutMs) => {
+    let ran = false;
+    await expect(
+      subject.adapter.transaction(
+        async () => {
+          ran = true;
+        },
+        { timeoutMs },
+      ),
+    ).rejects.toMatchObject({ code: 'FERRY_CONFIG_INVALID' });
+    expect(ran).toBe(false);
+  });
+
   it('rolls back and rethrows when the work fails', async () => {
     await subject.adapter.db.execute('CREATE TABLE IF NOT EXISTS tx_probe (name text)');
     await expect(
