@@ -1,4 +1,5 @@
 import { FerryConfigError, isFerryError } from '../errors';
+import { storableText } from '../validate/text';
 
 /** Longest error text stored in last_error. */
 export const MAX_STORED_ERROR_CHARS = 2_000;
@@ -151,11 +152,36 @@ export function describeError(
   max: number = MAX_STORED_ERROR_CHARS,
   redact: InboxRedactor = defaultRedactor,
 ): string {
-  const oneLine = (text: string): string => redact(text.replace(/\s+/g, ' ').trim());
-  if (!(error instanceof Error)) {
-    return truncate(`non-error thrown: ${typeof error === 'string' ? oneLine(error) : typeof error}`, max);
+  const oneLine = (text: string): string => redact(bounded(text, max).replace(/\s+/g, ' ').trim());
+  try {
+    if (!(error instanceof Error)) {
+      return storable(`non-error thrown: ${typeof error === 'string' ? oneLine(error) : typeof error}`, max);
+    }
+    const name = IDENTIFIER.test(error.name) ? error.name : 'Error';
+    const code = codeOf(error);
+    const message: unknown = error.message;
+    const text = typeof message === 'string' ? oneLine(message) : typeof message;
+    return storable(`${name}${code ? ` [${code}]` : ''}: ${text}`, max);
+  } catch {
+    // An error whose properties throw when read (a Proxy, a throwing getter).
+    return 'Error: (its name or message could not be read)';
   }
-  const name = IDENTIFIER.test(error.name) ? error.name : 'Error';
-  const code = codeOf(error);
-  return truncate(`${name}${code ? ` [${code}]` : ''}: ${oneLine(error.message)}`, max);
+}
+
+/**
+ * The part of `text` describeError reads: the rules run over at most 4 × `max` characters (the
+ * description keeps `max`), so an error of many megabytes cannot hold the event loop, cut after
+ * the last whitespace (if any) so that no secret is left half-matched at the end.
+ */
+function bounded(text: string, max: number): string {
+  const limit = Math.max(4 * max, 256);
+  if (text.length <= limit) return text;
+  const head = text.slice(0, limit);
+  const space = head.search(/\s\S*$/);
+  return `${space > 0 ? head.slice(0, space) : head} …`;
+}
+
+/** Truncated to `max` and storable (NUL and unpaired surrogates replaced: PostgreSQL refuses NUL). */
+function storable(text: string, max: number): string {
+  return storableText(truncate(text, max));
 }

@@ -6,6 +6,7 @@ import type { Completion } from './sql/completeBatch';
 import type { RelayStore } from './store';
 import { startPublishSpans } from '../tracing';
 import { refuseForeignRows } from './foreignRows';
+import { storableText } from '../validate/text';
 
 /** A claimed batch on its way to the publisher. */
 export interface ClaimedBatch {
@@ -25,6 +26,14 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * A publisher's error text as last_error stores it: at most 4,000 characters, NUL and unpaired
+ * surrogates replaced (one NUL would fail the completion of the whole batch).
+ */
+function errorText(error: unknown): string {
+  return storableText((typeof error === 'string' ? error : String(error)).slice(0, 4_000));
+}
+
 /** Turns the publisher's outcomes into completions; a message without an outcome is retryable. */
 export function toCompletions(
   messages: readonly OutboxMessage[],
@@ -37,9 +46,8 @@ export function toCompletions(
     const delayMs = outboxRetryDelayMs(retry, message.attempt);
     const outcome = byId.get(message.id);
     if (outcome?.status === 'sent') return { id: message.id, kind: 'sent', error: null, delayMs };
-    if (outcome)
-      return { id: message.id, kind: outcome.status, error: outcome.error.slice(0, 4_000), delayMs };
-    return { id: message.id, kind: 'retryable', error: fallbackError, delayMs };
+    if (outcome) return { id: message.id, kind: outcome.status, error: errorText(outcome.error), delayMs };
+    return { id: message.id, kind: 'retryable', error: errorText(fallbackError), delayMs };
   });
 }
 

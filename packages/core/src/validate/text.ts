@@ -15,6 +15,16 @@ export function textFault(value: string): string | null {
   return null;
 }
 
+/**
+ * `value` as text PostgreSQL stores unchanged (for error texts ferry stores, e.g. last_error):
+ * NUL, which PostgreSQL refuses (a statement storing it would fail), and unpaired surrogates,
+ * which it would turn into U+FFFD itself, are replaced with U+FFFD.
+ */
+export function storableText(value: string): string {
+  if (textFault(value) === null) return value;
+  return value.replaceAll('\u0000', '\ufffd').replace(new RegExp(UNPAIRED_SURROGATE.source, 'g'), '\ufffd');
+}
+
 const MAX_SEGMENT = 64;
 
 /**
