@@ -7,7 +7,7 @@
 import { type OutboxMessage } from '@ferry/core';
 import { KafkaPublisher } from '../src';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
-import { brokers, outboxMessage, testConnection, uniqueName, waitFor } from './support';
+import { brokers, outboxMessage, testConnection, uniqueName, waitFor, watchSends } from './support';
 
 let silent: TcpProxy;
 const never = new AbortController().signal;
@@ -29,7 +29,7 @@ afterAll(async () => {
 async function suspectPublisher(
   confirmTimeoutMs = 60_000,
 ): Promise<{ publisher: KafkaPublisher; sends: () => number; adminsSettled: () => boolean }> {
-  const local = testConnection();
+  const { connection: local, sent } = watchSends();
   // Long client timeouts: an admin client left running is still connecting when the test looks.
   const unanswered = testConnection({
     brokers: [`127.0.0.1:${silent.port}`],
@@ -47,27 +47,13 @@ async function suspectPublisher(
     );
     return made;
   });
-  let sends = 0;
-  const makeProducer = local.driver.producer.bind(local.driver);
-  jest.spyOn(local.driver, 'producer').mockImplementation((options) => {
-    const real = makeProducer(options);
-    return {
-      connect: () => real.connect(),
-      disconnect: () => real.disconnect(),
-      onDisconnect: (listener) => real.onDisconnect(listener),
-      send: (batches) => {
-        sends += 1;
-        return real.send(batches);
-      },
-    };
-  });
   const publisher = new KafkaPublisher(local, {
     defaultDestination: uniqueName('missing'),
     confirmTimeoutMs,
   });
   const [first] = await publisher.publish([outboxMessage()], never);
   expect(first).toMatchObject({ status: 'retryable' });
-  return { publisher, sends: () => sends, adminsSettled: () => admins.every((admin) => admin.settled) };
+  return { publisher, sends: () => sent.length, adminsSettled: () => admins.every((admin) => admin.settled) };
 }
 
 /** Starts a publish and resolves once its check holds a connection to the silent proxy. */

@@ -130,7 +130,13 @@ export interface DriverAdmin {
 
 export interface KafkaClientDriver {
   readonly name: KafkaClientName;
+  /** A producer that sends one request at a time, over a succession of client producers (SequencedSends). */
   producer(options: DriverProducerOptions): DriverProducer;
+  /**
+   * One client producer, its sends not sequenced: what `producer()` hands each send to (and the
+   * seam where tests watch or hold the sends that reach the client).
+   */
+  clientProducer(options: DriverProducerOptions): DriverProducer;
   consumer(options: DriverConsumerOptions): DriverConsumer;
   /**
    * A connected admin client. With `signal`, its connect is like DriverProducer.connect: one
