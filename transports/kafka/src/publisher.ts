@@ -233,7 +233,10 @@ export class KafkaPublisher implements Publisher {
     // A publish aborted, or the publisher closed, while it waited (an earlier send, a topic
     // check): the records are not handed to the producer, whose send would outlive the outcome.
     throwIfAborted([...signals, this.stopping.signal], 'send');
-    const sending = this.producer.send(batches);
+    // Given up (reported not sent) while still queued behind another send: never handed to the
+    // client (SequencedSends), or it would land after its own retry.
+    const givenUp = new AbortController();
+    const sending = this.producer.send(batches, givenUp.signal);
     const settled = sending.then(
       () => undefined,
       () => undefined,
@@ -243,6 +246,7 @@ export class KafkaPublisher implements Publisher {
     try {
       await raceAbort(sending, signals, 'send', this.options.confirmTimeoutMs);
     } catch (error) {
+      givenUp.abort(error);
       this.abandoned.add(settled);
       void settled.then(() => this.abandoned.delete(settled));
       throw error;

@@ -49,8 +49,8 @@ export class SequencedSends implements DriverProducer {
     return this.current.connect();
   }
 
-  send(batches: readonly TopicRecords[]): Promise<void> {
-    const turn = this.tail.then(() => this.sendNow(batches));
+  send(batches: readonly TopicRecords[], givenUp?: AbortSignal): Promise<void> {
+    const turn = this.tail.then(() => this.sendNow(batches, givenUp));
     this.tail = turn.catch(() => undefined);
     return turn;
   }
@@ -64,13 +64,19 @@ export class SequencedSends implements DriverProducer {
     this.listeners.push(listener);
   }
 
-  private async sendNow(batches: readonly TopicRecords[]): Promise<void> {
+  /**
+   * A send given up while it waited its turn (or its producer's renewal or connect) is not handed
+   * to the client: its caller reported it not sent and sends it again. Nothing was sent, so the
+   * producer is not spent.
+   */
+  private async sendNow(batches: readonly TopicRecords[], givenUp: AbortSignal | undefined): Promise<void> {
     if (this.closed) throw new Error('the Kafka producer is closed');
     if (this.spent) await this.renew(this.spent.cause);
     if (this.unconnected) {
       await this.current.connect();
       this.unconnected = false;
     }
+    throwIfGivenUp(givenUp);
     try {
       await this.current.send(batches);
     } catch (error) {
@@ -103,4 +109,9 @@ export class SequencedSends implements DriverProducer {
     });
     return producer;
   }
+}
+
+function throwIfGivenUp(givenUp: AbortSignal | undefined): void {
+  if (givenUp?.aborted)
+    throw new Error('the send was given up before it reached the Kafka client', { cause: givenUp.reason });
 }

@@ -47,7 +47,12 @@ export interface DriverProducer {
    * nothing of the try is left running.
    */
   connect(): Promise<void>;
-  send(batches: readonly TopicRecords[]): Promise<void>;
+  /**
+   * Sends the batches. `givenUp` aborts when the caller gave the send up (reported it not sent):
+   * a send still waiting to be handed to the client then fails without reaching it; one the
+   * client has already goes on (the client may write it).
+   */
+  send(batches: readonly TopicRecords[], givenUp?: AbortSignal): Promise<void>;
   disconnect(): Promise<void>;
   /** Called when the producer lost its connection (in-flight sends count as not sent). */
   onDisconnect(listener: () => void): void;
