@@ -122,7 +122,7 @@ describe('SequencedSends', () => {
     const sends = new SequencedSends(create);
     const givenUp = new AbortController();
     const first = sends.send(batch('a'));
-    const queued = sends.send(batch('b'), givenUp.signal);
+    const queued = sends.send(batch('b'), { givenUp: givenUp.signal, handed: () => undefined });
     const next = sends.send(batch('c'));
     givenUp.abort(new Error('publish aborted'));
     await settleNext();
@@ -139,7 +139,7 @@ describe('SequencedSends', () => {
     const sends = new SequencedSends(create, () => givenUp.abort(new Error('confirm timeout')));
     made[0]!.fail = true;
     const failed = sends.send(batch('a')).catch(() => undefined);
-    const queued = sends.send(batch('b'), givenUp.signal);
+    const queued = sends.send(batch('b'), { givenUp: givenUp.signal, handed: () => undefined });
     const next = sends.send(batch('c'));
     await settleNext();
     expect(log).toEqual(['1 start a', '1 end a', '1 disconnect', '2 connect', '2 start c']);

@@ -62,6 +62,8 @@ export interface WatchedSends {
   readonly connection: KafkaConnection;
   /** The topics of each send handed to a client producer, in the order they were handed. */
   readonly sent: (readonly string[])[];
+  /** How many sends handed to a client producer have not settled yet. */
+  unsettled(): number;
   /** Holds the next send handed to a client producer (holds taken earlier come first). */
   hold(): HeldSend;
 }
@@ -74,6 +76,7 @@ export interface WatchedSends {
 export function watchSends(options: Partial<ConnectionOptions> = {}): WatchedSends {
   const connection = testConnection(options);
   const sent: string[][] = [];
+  let unsettled = 0;
   const holds: { handed: () => void; released: Promise<void> }[] = [];
   const makeProducer = connection.driver.clientProducer.bind(connection.driver);
   jest.spyOn(connection.driver, 'clientProducer').mockImplementation((producerOptions) => {
@@ -92,12 +95,17 @@ export function watchSends(options: Partial<ConnectionOptions> = {}): WatchedSen
       onDisconnect: (listener) => real.onDisconnect(listener),
       send: async (batches) => {
         sent.push(batches.map((batch) => batch.topic));
-        const held = holds.shift();
-        if (held) {
-          held.handed();
-          await Promise.race([held.released, dropped]);
+        unsettled += 1;
+        try {
+          const held = holds.shift();
+          if (held) {
+            held.handed();
+            await Promise.race([held.released, dropped]);
+          }
+          await real.send(batches);
+        } finally {
+          unsettled -= 1;
         }
-        await real.send(batches);
       },
     };
   });
@@ -108,7 +116,7 @@ export function watchSends(options: Partial<ConnectionOptions> = {}): WatchedSen
     holds.push({ handed, released: new Promise<void>((resolve) => (release = resolve)) });
     return { handed: handedPromise, release };
   };
-  return { connection, sent, hold };
+  return { connection, sent, unsettled: () => unsettled, hold };
 }
 
 /**

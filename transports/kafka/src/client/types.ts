@@ -39,6 +39,17 @@ export interface DriverProducerOptions {
   readonly replaced?: (cause: unknown) => void;
 }
 
+/** A send waiting its turn to be handed to the client (SequencedSends: one send at a time). */
+export interface SendTurn {
+  /**
+   * Aborted when the caller gave the send up (reported it not sent): a send still waiting then
+   * fails without reaching the client; one the client has already goes on (it may be written).
+   */
+  readonly givenUp: AbortSignal;
+  /** Called as the send is handed to the client: from then on it may be written. */
+  readonly handed: () => void;
+}
+
 /** An idempotent producer: every send waits for all in-sync replicas (acks -1). */
 export interface DriverProducer {
   /**
@@ -47,12 +58,8 @@ export interface DriverProducer {
    * nothing of the try is left running.
    */
   connect(): Promise<void>;
-  /**
-   * Sends the batches. `givenUp` aborts when the caller gave the send up (reported it not sent):
-   * a send still waiting to be handed to the client then fails without reaching it; one the
-   * client has already goes on (the client may write it).
-   */
-  send(batches: readonly TopicRecords[], givenUp?: AbortSignal): Promise<void>;
+  /** Sends the batches; `turn`: what the caller tells and learns of a send waiting its turn. */
+  send(batches: readonly TopicRecords[], turn?: SendTurn): Promise<void>;
   disconnect(): Promise<void>;
   /** Called when the producer lost its connection (in-flight sends count as not sent). */
   onDisconnect(listener: () => void): void;
