@@ -11,7 +11,7 @@ import { brokers, outboxMessage, testConnection, uniqueName, waitFor, watchSends
 
 let silent: TcpProxy;
 const never = new AbortController().signal;
-const admin = testConnection();
+const topology = testConnection();
 /** A topic the cluster has. */
 const present = uniqueName('present');
 
@@ -19,12 +19,12 @@ beforeAll(async () => {
   const [host, port] = brokers()[0]!.split(':');
   silent = await TcpProxy.start({ host: host!, port: Number(port) });
   await silent.setMode('blackhole');
-  await ensureTopics(admin, [{ topic: present, partitions: 1 }]);
+  await ensureTopics(topology, [{ topic: present, partitions: 1 }]);
 });
 
 afterAll(async () => {
   await silent.close();
-  await deleteTopics(admin, [present]);
+  await deleteTopics(topology, [present]);
 });
 
 /**
