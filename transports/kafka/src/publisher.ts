@@ -16,7 +16,7 @@ import {
   type PublisherOptions,
   type ResolvedPublisherOptions,
 } from './publisherOptions';
-import { raceAbort, throwIfAborted } from './race';
+import { deadlineIn, passed, raceAbort, throwIfAborted, type Deadline } from './race';
 import { TopicPresence } from './topicPresence';
 import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from './wire';
 
@@ -59,7 +59,7 @@ export class KafkaPublisher implements Publisher {
     this.options = resolvePublisherOptions(options);
     this.logger = this.options.logger ?? connection.logger;
     this.report = { transport: 'kafka', observer: this.options.observer, logger: this.logger };
-    this.topics = new TopicPresence(connection, this.options.confirmTimeoutMs);
+    this.topics = new TopicPresence(connection);
     this.producer = connection.driver.producer({
       retries: this.options.producerRetries,
       signal: this.stopping.signal,
@@ -112,16 +112,26 @@ export class KafkaPublisher implements Publisher {
     return messages.map((message) => outcomes.get(message.id) ?? retryable(message.id, 'no outcome'));
   }
 
-  private async sendAll(records: readonly OutboundRecord[], signal: AbortSignal): Promise<PublishOutcome[]> {
+  /**
+   * Sends `records` by one deadline (`given`, else confirmTimeoutMs from the producer's connect):
+   * the check of their suspect topics, the wait for sends given up earlier and the send share it,
+   * so a silent cluster costs the publish confirmTimeoutMs, not a check's and then a send's.
+   */
+  private async sendAll(
+    records: readonly OutboundRecord[],
+    signal: AbortSignal,
+    given?: Deadline,
+  ): Promise<PublishOutcome[]> {
     if (this.closing) return records.map((record) => retryable(record.id, 'publisher is closed'));
     if (signal.aborted)
       return records.map((record) => retryable(record.id, 'publish aborted before sending'));
     const topics = new Set(records.map((record) => record.topic));
     try {
       await this.connect();
-      const missing = await this.topics.missing(topics, [signal, this.inFlight.signal]);
-      if (missing.size > 0) return await this.sendPresent(records, missing, signal);
-      await this.send(records, signal);
+      const deadline = given ?? deadlineIn(this.options.confirmTimeoutMs);
+      const missing = await this.topics.missing(topics, [signal, this.inFlight.signal], deadline);
+      if (missing.size > 0) return await this.sendPresent(records, missing, signal, deadline);
+      await this.send(records, signal, deadline);
       this.topics.present(topics);
       return records.map((record) => ({ id: record.id, status: 'sent' }));
     } catch (error) {
@@ -146,6 +156,7 @@ export class KafkaPublisher implements Publisher {
     records: readonly OutboundRecord[],
     missing: ReadonlySet<string>,
     signal: AbortSignal,
+    deadline: Deadline,
   ): Promise<PublishOutcome[]> {
     const heldKeys = new Set<string>();
     const held = new Map<string, PublishOutcome>();
@@ -163,7 +174,7 @@ export class KafkaPublisher implements Publisher {
       if (record.key !== null) heldKeys.add(record.key);
       held.set(record.id, retryable(record.id, reason));
     }
-    const sent = rest.length > 0 ? await this.sendAll(rest, signal) : [];
+    const sent = rest.length > 0 ? await this.sendAll(rest, signal, deadline) : [];
     const outcomes = new Map(sent.map((outcome) => [outcome.id, outcome]));
     return records.map((record) => held.get(record.id) ?? outcomes.get(record.id)!);
   }
@@ -199,7 +210,7 @@ export class KafkaPublisher implements Publisher {
         continue;
       }
       try {
-        await this.send([record], signal);
+        await this.send([record], signal, deadlineIn(this.options.confirmTimeoutMs));
         this.topics.present([record.topic]);
         outcomes.push({ id: record.id, status: 'sent' });
       } catch (error) {
@@ -216,8 +227,12 @@ export class KafkaPublisher implements Publisher {
     return outcomes;
   }
 
-  /** One `sendBatch`; rejects on broker error, timeout, abort or producer disconnect. */
-  private async send(records: readonly OutboundRecord[], signal: AbortSignal): Promise<void> {
+  /** One `sendBatch`; rejects on broker error, `deadline`, abort or producer disconnect. */
+  private async send(
+    records: readonly OutboundRecord[],
+    signal: AbortSignal,
+    deadline: Deadline,
+  ): Promise<void> {
     const byTopic = new Map<string, ProducedRecord[]>();
     for (const record of records) {
       let entry = byTopic.get(record.topic);
@@ -229,11 +244,16 @@ export class KafkaPublisher implements Publisher {
     }
     const batches = [...byTopic].map(([topic, topicRecords]) => ({ topic, records: topicRecords }));
     const signals = [signal, this.inFlight.signal];
-    await this.afterAbandoned(signals);
+    await this.afterAbandoned(signals, deadline);
     // A publish aborted, or the publisher closed, while it waited (an earlier send, a topic
     // check): the records are not handed to the producer, whose send would outlive the outcome.
     throwIfAborted([...signals, this.stopping.signal], 'send');
-    const sending = this.producer.send(batches);
+    if (passed(deadline)) throw notTaken(deadline);
+    // Given up (reported not sent) before the producer took it (behind an earlier send or a new
+    // producer's connect): never handed to the client, or it would land after its own retry.
+    const givenUp = new AbortController();
+    let handed = false;
+    const sending = this.producer.send(batches, { givenUp: givenUp.signal, handed: () => (handed = true) });
     const settled = sending.then(
       () => undefined,
       () => undefined,
@@ -241,8 +261,10 @@ export class KafkaPublisher implements Publisher {
     this.unsettled.add(settled);
     void settled.then(() => this.unsettled.delete(settled));
     try {
-      await raceAbort(sending, signals, 'send', this.options.confirmTimeoutMs);
+      await raceAbort(sending, signals, 'send', deadline);
     } catch (error) {
+      givenUp.abort(error);
+      if (!handed) throw passed(deadline) ? notTaken(deadline) : error;
       this.abandoned.add(settled);
       void settled.then(() => this.abandoned.delete(settled));
       throw error;
@@ -250,13 +272,13 @@ export class KafkaPublisher implements Publisher {
   }
 
   /**
-   * Waits (at most `confirmTimeoutMs`) for the sends given up earlier that the client has not
+   * Waits (until the send's `deadline`) for the sends given up earlier that the client has not
    * settled; past that, nothing is sent and the messages are `unavailable` (no attempt spent).
    */
-  private async afterAbandoned(signals: readonly AbortSignal[]): Promise<void> {
+  private async afterAbandoned(signals: readonly AbortSignal[], deadline: Deadline): Promise<void> {
     if (this.abandoned.size === 0) return;
     try {
-      await raceAbort(Promise.all(this.abandoned), signals, 'an earlier send', this.options.confirmTimeoutMs);
+      await raceAbort(Promise.all(this.abandoned), signals, 'an earlier send', deadline);
     } catch (error) {
       throw unavailableError(
         `not sent: the Kafka client may still deliver an earlier send of these keys (${describeError(error)})`,
@@ -284,6 +306,15 @@ export class KafkaPublisher implements Publisher {
     })();
     await this.closing;
   }
+}
+
+/**
+ * The deadline passed before the producer took the send (a topic check the cluster did not
+ * answer, an earlier send, a new producer's connect): nothing of the messages was tried, so no
+ * attempt is spent.
+ */
+function notTaken(deadline: Deadline): Error {
+  return unavailableError(`not sent: the Kafka producer did not take the send within ${deadline.ms} ms`);
 }
 
 /** Resolves once every promise settled or `ms` passed, whichever comes first. */

@@ -1,15 +1,35 @@
 import { describeError } from './errors';
 
 /**
+ * When a publish must be done by (epoch ms), and the budget it was set from (`ms`, named in the
+ * error of whatever misses it). The waits of one publish (a topic check, earlier sends, its own
+ * send) share one, so together they last at most `ms`.
+ */
+export interface Deadline {
+  readonly at: number;
+  readonly ms: number;
+}
+
+/** A deadline `ms` from now. */
+export function deadlineIn(ms: number): Deadline {
+  return { at: Date.now() + ms, ms };
+}
+
+/** True once `deadline` has come: nothing more is started for it. */
+export function passed(deadline: Deadline): boolean {
+  return Date.now() >= deadline.at;
+}
+
+/**
  * Settles with `work`, or rejects as soon as a signal aborts (`<what> abandoned: <reason>`) or
- * `timeoutMs` passes (`<what> not confirmed within <ms> ms`). `work` goes on unobserved, so
+ * `deadline` passes (`<what> not confirmed within <ms> ms`). `work` goes on unobserved, so
  * whoever started it must make sure it is undone when it finishes late.
  */
 export function raceAbort(
   work: Promise<unknown>,
   signals: readonly AbortSignal[],
   what: string,
-  timeoutMs?: number,
+  deadline?: Deadline,
 ): Promise<void> {
   work.catch(() => undefined);
   return new Promise<void>((resolve, reject) => {
@@ -18,10 +38,10 @@ export function raceAbort(
       for (const cleanup of cleanups) cleanup();
       fn();
     };
-    if (timeoutMs !== undefined) {
+    if (deadline !== undefined) {
       const timer = setTimeout(
-        () => settle(() => reject(new Error(`${what} not confirmed within ${timeoutMs} ms`))),
-        timeoutMs,
+        () => settle(() => reject(new Error(`${what} not confirmed within ${deadline.ms} ms`))),
+        Math.max(0, deadline.at - Date.now()),
       );
       cleanups.push(() => clearTimeout(timer));
     }

@@ -1,6 +1,6 @@
 import type { DriverAdmin } from './client/types';
 import type { KafkaConnection } from './connection';
-import { raceAbort } from './race';
+import { raceAbort, type Deadline } from './race';
 
 /**
  * Topics a send failed on, checked before the next send to them. A send to a topic the broker
@@ -12,8 +12,9 @@ import { raceAbort } from './race';
  * A topic is suspect after a send to it failed retryably (not for a cluster that is unavailable)
  * and stops being suspect once the cluster lists it or a send to it succeeds. Other topics are
  * never checked, so a healthy publisher makes no metadata requests and opens no admin client. A
- * check that fails or misses its deadline says nothing: the caller sends as before, and the admin
- * client is replaced before the next check.
+ * check that fails or misses its deadline says nothing: the caller sends as before, by the same
+ * deadline (so after a check that spent it, nothing is sent), and the admin client is replaced
+ * before the next check.
  */
 export class TopicPresence {
   private readonly suspects = new Set<string>();
@@ -22,10 +23,7 @@ export class TopicPresence {
   private readonly dropping = new Set<Promise<void>>();
   private closed = false;
 
-  constructor(
-    private readonly connection: KafkaConnection,
-    private readonly timeoutMs: number,
-  ) {}
+  constructor(private readonly connection: KafkaConnection) {}
 
   /** A send to `topic` failed retryably: check it before the next send to it. */
   suspect(topic: string): void {
@@ -39,16 +37,21 @@ export class TopicPresence {
 
   /**
    * The suspect topics of `topics` the cluster does not have; empty when none is suspect, or when
-   * the check failed, timed out or was aborted by one of `signals`.
+   * the check failed, missed `deadline` (the publish's, shared with its send) or was aborted by
+   * one of `signals`.
    */
-  async missing(topics: ReadonlySet<string>, signals: readonly AbortSignal[]): Promise<Set<string>> {
+  async missing(
+    topics: ReadonlySet<string>,
+    signals: readonly AbortSignal[],
+    deadline: Deadline,
+  ): Promise<Set<string>> {
     const suspects = [...topics].filter((topic) => this.suspects.has(topic));
     if (suspects.length === 0 || this.closed) return new Set();
     const admin = this.connected();
     let listed: string[] = [];
     const listing = admin.client.then((client) => client.listTopics()).then((names) => (listed = names));
     try {
-      await raceAbort(listing, signals, 'topic check', this.timeoutMs);
+      await raceAbort(listing, signals, 'topic check', deadline);
     } catch {
       this.drop(admin);
       return new Set();

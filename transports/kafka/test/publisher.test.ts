@@ -2,7 +2,7 @@ import { FERRY_HEADERS, type OutboxMessage } from '@ferry/core';
 import type { TransportPublisherEvent } from '@ferry/core/transport';
 import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
 import { closedPort } from '../../../test-support/closedPort';
-import { outboxMessage, readBack, testConnection, uniqueName } from './support';
+import { outboxMessage, readBack, testConnection, uniqueName, watchSends } from './support';
 
 const connection = testConnection();
 const topics: string[] = [];
@@ -18,56 +18,6 @@ async function topic(prefix: string, partitions = 1, configs: Record<string, str
 afterAll(async () => {
   await deleteTopics(connection, topics);
 });
-
-/** A connection whose producers record the topics of every send they are handed. */
-function recordingSends(): { connection: ReturnType<typeof testConnection>; sentTopics: string[][] } {
-  const local = testConnection();
-  const sentTopics: string[][] = [];
-  const makeProducer = local.driver.producer.bind(local.driver);
-  jest.spyOn(local.driver, 'producer').mockImplementation((options) => {
-    const real = makeProducer(options);
-    return {
-      connect: () => real.connect(),
-      disconnect: () => real.disconnect(),
-      onDisconnect: (listener) => real.onDisconnect(listener),
-      send: (batches) => {
-        sentTopics.push(batches.map((batch) => batch.topic));
-        return real.send(batches);
-      },
-    };
-  });
-  return { connection: local, sentTopics };
-}
-
-/**
- * A connection whose producers settle a send only when they disconnect (it fails then);
- * `sending` resolves once one was handed a send.
- */
-function heldSends(): { connection: ReturnType<typeof testConnection>; sending: Promise<void> } {
-  const local = testConnection();
-  let started!: () => void;
-  const sending = new Promise<void>((resolve) => (started = resolve));
-  const makeProducer = local.driver.producer.bind(local.driver);
-  jest.spyOn(local.driver, 'producer').mockImplementation((options) => {
-    const real = makeProducer(options);
-    const disconnected = new AbortController();
-    return {
-      connect: () => real.connect(),
-      disconnect: () => {
-        disconnected.abort(new Error('producer disconnected'));
-        return real.disconnect();
-      },
-      onDisconnect: (listener) => real.onDisconnect(listener),
-      send: () => {
-        started();
-        return new Promise<void>((_, reject) =>
-          disconnected.signal.addEventListener('abort', () => reject(disconnected.signal.reason as Error)),
-        );
-      },
-    };
-  });
-  return { connection: local, sending };
-}
 
 describe('KafkaPublisher against a real broker', () => {
   test('delivers every event of many keys over 3 partitions in per-key order, read back by an independent group', async () => {
@@ -214,7 +164,7 @@ describe('KafkaPublisher against a real broker', () => {
     // would slow the whole relay to one batch per give-up.
     const name = await topic('present');
     const missing = uniqueName('missing');
-    const { connection: local, sentTopics } = recordingSends();
+    const { connection: local, sent } = watchSends();
     const publisher = new KafkaPublisher(local, { defaultDestination: name, confirmTimeoutMs: 20_000 });
     const ids: string[] = [];
     let sendsOfFirstPublish = 0;
@@ -226,7 +176,7 @@ describe('KafkaPublisher against a real broker', () => {
         const outcomes = await publisher.publish([bad, good, sameKey], never);
         expect(outcomes.map((outcome) => outcome.status)).toEqual(['retryable', 'sent', 'retryable']);
         expect(outcomes[2]).toMatchObject({ error: 'an earlier message with the same key was not sent' });
-        if (round === 0) sendsOfFirstPublish = sentTopics.length;
+        if (round === 0) sendsOfFirstPublish = sent.length;
         else
           expect(outcomes[0]).toMatchObject({
             error: `topic ${missing} does not exist in the Kafka cluster`,
@@ -236,8 +186,8 @@ describe('KafkaPublisher against a real broker', () => {
     } finally {
       await publisher.close();
     }
-    expect(sentTopics.slice(0, sendsOfFirstPublish).flat()).toContain(missing);
-    expect(sentTopics.slice(sendsOfFirstPublish).flat()).not.toContain(missing);
+    expect(sent.slice(0, sendsOfFirstPublish).flat()).toContain(missing);
+    expect(sent.slice(sendsOfFirstPublish).flat()).not.toContain(missing);
     const records = await readBack(connection, name, 3);
     expect(records.map((record) => record.headers[FERRY_HEADERS.messageId])).toEqual(ids);
   });
@@ -329,13 +279,15 @@ describe('KafkaPublisher against a real broker', () => {
 
   test('reports in-flight sends as not sent when the producer disconnects mid-send', async () => {
     const name = await topic('mid-send');
-    const { connection: local, sending } = heldSends();
-    // close() lets the client finish a send for at most confirmTimeoutMs; this one never does.
+    const { connection: local, hold } = watchSends();
+    // Never released: close() lets the client finish a send for at most confirmTimeoutMs, then
+    // disconnects the producer, which fails the held send.
+    const held = hold();
     const publisher = new KafkaPublisher(local, { defaultDestination: name, confirmTimeoutMs: 2_000 });
     await publisher.connect();
     const message = outboxMessage();
     const publishing = publisher.publish([message], never);
-    await sending;
+    await held.handed;
     const closing = publisher.close();
     const [outcome] = await publishing;
     // Told at close, not at the confirm timeout.
@@ -352,25 +304,8 @@ describe('KafkaPublisher against a real broker', () => {
     // relay claims the same rows again. A newer send must wait for the old one, or the old one
     // lands after events that follow it (kafka-restart fault scenario: "key-0: 10 after 21").
     const name = await topic('late-send');
-    const local = testConnection();
-    const makeProducer = local.driver.producer.bind(local.driver);
-    let release: (() => void) | null = null;
-    jest.spyOn(local.driver, 'producer').mockImplementation((options) => {
-      const real = makeProducer(options);
-      let held = true;
-      return {
-        connect: () => real.connect(),
-        disconnect: () => real.disconnect(),
-        onDisconnect: (listener) => real.onDisconnect(listener),
-        send: async (batches) => {
-          if (held) {
-            held = false;
-            await new Promise<void>((resolve) => (release = resolve));
-          }
-          await real.send(batches);
-        },
-      };
-    });
+    const { connection: local, hold } = watchSends();
+    const held = hold();
     const publisher = new KafkaPublisher(local, { defaultDestination: name, confirmTimeoutMs: 1_500 });
     const head = outboxMessage({ orderingKey: 'k', payload: { seq: 0 } });
     const next = outboxMessage({ orderingKey: 'k', payload: { seq: 1 } });
@@ -379,7 +314,7 @@ describe('KafkaPublisher against a real broker', () => {
       expect(given?.status).not.toBe('sent');
       const again = publisher.publish([head, next], never);
       await new Promise((resolve) => setTimeout(resolve, 300));
-      release!();
+      held.release();
       expect((await again).map((outcome) => outcome.status)).toEqual(['sent', 'sent']);
     } finally {
       await publisher.close();

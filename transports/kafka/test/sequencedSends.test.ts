@@ -117,6 +117,37 @@ describe('SequencedSends', () => {
     expect(await Promise.all(outcomes)).toEqual(['failed', 'sent']);
   });
 
+  test('never hands the client a send given up while it waited its turn, and keeps the producer', async () => {
+    const { made, log, create, settleNext } = fakes();
+    const sends = new SequencedSends(create);
+    const givenUp = new AbortController();
+    const first = sends.send(batch('a'));
+    const queued = sends.send(batch('b'), { givenUp: givenUp.signal, handed: () => undefined });
+    const next = sends.send(batch('c'));
+    givenUp.abort(new Error('publish aborted'));
+    await settleNext();
+    expect(log).toEqual(['1 start a', '1 end a', '1 start c']);
+    await settleNext();
+    await Promise.all([first, next]);
+    await expect(queued).rejects.toThrow('the send was given up before it reached the Kafka client');
+    expect(made).toHaveLength(1);
+  });
+
+  test('never hands the client a send given up while a new producer took over for it', async () => {
+    const { made, log, create, settleNext } = fakes();
+    const givenUp = new AbortController();
+    const sends = new SequencedSends(create, () => givenUp.abort(new Error('confirm timeout')));
+    made[0]!.fail = true;
+    const failed = sends.send(batch('a')).catch(() => undefined);
+    const queued = sends.send(batch('b'), { givenUp: givenUp.signal, handed: () => undefined });
+    const next = sends.send(batch('c'));
+    await settleNext();
+    expect(log).toEqual(['1 start a', '1 end a', '1 disconnect', '2 connect', '2 start c']);
+    await settleNext();
+    await Promise.all([failed, next]);
+    await expect(queued).rejects.toThrow('the send was given up before it reached the Kafka client');
+  });
+
   test("tells its listeners of the current producer's disconnects only, not of one it replaced", async () => {
     const { made, create, settleNext } = fakes();
     const sends = new SequencedSends(create);

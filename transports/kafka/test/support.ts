@@ -46,6 +46,79 @@ export function testConnection(options: Partial<ConnectionOptions> = {}): KafkaC
   });
 }
 
+/** A send held on its way to the client (WatchedSends.hold()). */
+export interface HeldSend {
+  /** Resolves once the held send was handed to a client producer. */
+  readonly handed: Promise<void>;
+  /**
+   * Lets the held send go on to the client. Until then it is not sent, and it fails when its
+   * client producer disconnects, as a send in flight does.
+   */
+  release(): void;
+}
+
+/** The sends that reach the client producers of `connection` (watchSends). */
+export interface WatchedSends {
+  readonly connection: KafkaConnection;
+  /** The topics of each send handed to a client producer, in the order they were handed. */
+  readonly sent: (readonly string[])[];
+  /** How many sends handed to a client producer have not settled yet. */
+  unsettled(): number;
+  /** Holds the next send handed to a client producer (holds taken earlier come first). */
+  hold(): HeldSend;
+}
+
+/**
+ * A test connection whose client producers (below SequencedSends' queue: a send they are handed
+ * goes to the broker) record each send and hold those asked for: the one place a test wraps the
+ * driver's producers.
+ */
+export function watchSends(options: Partial<ConnectionOptions> = {}): WatchedSends {
+  const connection = testConnection(options);
+  const sent: string[][] = [];
+  let unsettled = 0;
+  const holds: { handed: () => void; released: Promise<void> }[] = [];
+  const makeProducer = connection.driver.clientProducer.bind(connection.driver);
+  jest.spyOn(connection.driver, 'clientProducer').mockImplementation((producerOptions) => {
+    const real = makeProducer(producerOptions);
+    const disconnected = new AbortController();
+    const dropped = new Promise<never>((_, reject) =>
+      disconnected.signal.addEventListener('abort', () => reject(disconnected.signal.reason as Error)),
+    );
+    dropped.catch(() => undefined);
+    return {
+      connect: () => real.connect(),
+      disconnect: () => {
+        disconnected.abort(new Error('producer disconnected'));
+        return real.disconnect();
+      },
+      onDisconnect: (listener) => real.onDisconnect(listener),
+      send: async (batches) => {
+        sent.push(batches.map((batch) => batch.topic));
+        unsettled += 1;
+        try {
+          const held = holds.shift();
+          if (held) {
+            held.handed();
+            await Promise.race([held.released, dropped]);
+          }
+          await real.send(batches);
+        } finally {
+          unsettled -= 1;
+        }
+      },
+    };
+  });
+  const hold = (): HeldSend => {
+    let handed!: () => void;
+    let release!: () => void;
+    const handedPromise = new Promise<void>((resolve) => (handed = resolve));
+    holds.push({ handed, released: new Promise<void>((resolve) => (release = resolve)) });
+    return { handed: handedPromise, release };
+  };
+  return { connection, sent, unsettled: () => unsettled, hold };
+}
+
 /**
  * What the tests against the real inbox share: a migrated database, a topic of `partitions`
  * partitions with its `.dlq`, a publisher to it and the consumer a test attaches (`attached`),

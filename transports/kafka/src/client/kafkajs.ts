@@ -68,10 +68,12 @@ export class KafkajsDriver implements KafkaClientDriver {
   }
 
   producer(options: DriverProducerOptions): DriverProducer {
-    return new SequencedSends(() => {
-      const { kafka, gate } = this.gated(options.signal);
-      return new KafkajsProducer(kafka, gate, options);
-    }, options.replaced);
+    return new SequencedSends(() => this.clientProducer(options), options.replaced);
+  }
+
+  clientProducer(options: DriverProducerOptions): DriverProducer {
+    const { kafka, gate } = this.gated(options.signal);
+    return new KafkajsProducer(kafka, gate, options);
   }
 
   consumer(options: DriverConsumerOptions): DriverConsumer {

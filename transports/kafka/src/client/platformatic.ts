@@ -74,7 +74,7 @@ export class PlatformaticDriver implements KafkaClientDriver {
     return new SequencedSends(() => this.clientProducer(options), options.replaced);
   }
 
-  private clientProducer(options: DriverProducerOptions): DriverProducer {
+  clientProducer(options: DriverProducerOptions): DriverProducer {
     const { Producer } = platformaticKafka();
     const producer = new Producer({
       ...this.base,

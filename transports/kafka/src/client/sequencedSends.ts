@@ -1,4 +1,4 @@
-import type { DriverProducer, TopicRecords } from './types';
+import type { DriverProducer, SendTurn, TopicRecords } from './types';
 
 /**
  * How long a new producer waits for the one it replaces to disconnect: a socket close that hangs
@@ -49,10 +49,10 @@ export class SequencedSends implements DriverProducer {
     return this.current.connect();
   }
 
-  send(batches: readonly TopicRecords[]): Promise<void> {
-    const turn = this.tail.then(() => this.sendNow(batches));
-    this.tail = turn.catch(() => undefined);
-    return turn;
+  send(batches: readonly TopicRecords[], turn?: SendTurn): Promise<void> {
+    const sending = this.tail.then(() => this.sendNow(batches, turn));
+    this.tail = sending.catch(() => undefined);
+    return sending;
   }
 
   disconnect(): Promise<void> {
@@ -64,13 +64,23 @@ export class SequencedSends implements DriverProducer {
     this.listeners.push(listener);
   }
 
-  private async sendNow(batches: readonly TopicRecords[]): Promise<void> {
+  /**
+   * A send given up while it waited its turn (or its producer's renewal or connect) is not handed
+   * to the client: its caller reported it not sent and sends it again. Nothing was sent, so the
+   * producer is not spent.
+   */
+  private async sendNow(batches: readonly TopicRecords[], turn: SendTurn | undefined): Promise<void> {
     if (this.closed) throw new Error('the Kafka producer is closed');
     if (this.spent) await this.renew(this.spent.cause);
     if (this.unconnected) {
       await this.current.connect();
       this.unconnected = false;
     }
+    if (turn?.givenUp.aborted)
+      throw new Error('the send was given up before it reached the Kafka client', {
+        cause: turn.givenUp.reason,
+      });
+    turn?.handed();
     try {
       await this.current.send(batches);
     } catch (error) {

@@ -48,6 +48,17 @@ export interface DriverProducerOptions {
   readonly replaced?: (cause: unknown) => void;
 }
 
+/** A send waiting its turn to be handed to the client (SequencedSends: one send at a time). */
+export interface SendTurn {
+  /**
+   * Aborted when the caller gave the send up (reported it not sent): a send still waiting then
+   * fails without reaching the client; one the client has already goes on (it may be written).
+   */
+  readonly givenUp: AbortSignal;
+  /** Called as the send is handed to the client: from then on it may be written. */
+  readonly handed: () => void;
+}
+
 /** An idempotent producer: every send waits for all in-sync replicas (acks -1). */
 export interface DriverProducer {
   /**
@@ -56,7 +67,8 @@ export interface DriverProducer {
    * nothing of the try is left running.
    */
   connect(): Promise<void>;
-  send(batches: readonly TopicRecords[]): Promise<void>;
+  /** Sends the batches; `turn`: what the caller tells and learns of a send waiting its turn. */
+  send(batches: readonly TopicRecords[], turn?: SendTurn): Promise<void>;
   disconnect(): Promise<void>;
   /** Called when the producer lost its connection (in-flight sends count as not sent). */
   onDisconnect(listener: () => void): void;
@@ -139,7 +151,13 @@ export interface DriverAdmin {
 
 export interface KafkaClientDriver {
   readonly name: KafkaClientName;
+  /** A producer that sends one request at a time, over a succession of client producers (SequencedSends). */
   producer(options: DriverProducerOptions): DriverProducer;
+  /**
+   * One client producer, its sends not sequenced: what `producer()` hands each send to (and the
+   * seam where tests watch or hold the sends that reach the client).
+   */
+  clientProducer(options: DriverProducerOptions): DriverProducer;
   consumer(options: DriverConsumerOptions): DriverConsumer;
   /**
    * A connected admin client. With `signal`, its connect is like DriverProducer.connect: one
