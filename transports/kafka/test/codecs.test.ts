@@ -5,6 +5,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
+import { MultipleErrors, UnsupportedCompressionError } from '@platformatic/kafka';
 import { decodeBatch, UNDECODABLE_BATCH, UndecodableBatchError } from '../src/codecs/decoders';
 import { isXerialFramed, unframeSnappy } from '../src/codecs/xerial';
 import { registerKafkajsCodecs } from '../src/client/kafkajsCodecs';
@@ -83,6 +84,9 @@ describe('decodeBatch', () => {
     const wrapped = Object.assign(new Error('fetch failed 4 times.'), { errors: [inner] });
     expect(undecodableBatch(new Error('outer', { cause: wrapped }))).toBe(inner);
     expect(undecodableBatch(new Error('Connection closed'))).toBeNull();
+    // @platformatic/kafka's own, for a codec id Kafka does not define (or zstd on Node 20 untouched).
+    const unsupported = new UnsupportedCompressionError('Unsupported compression algorithm with bitmask 5');
+    expect(undecodableBatch(new MultipleErrors('fetch failed', [unsupported]))).toBe(unsupported);
   });
 });
 
