@@ -1,54 +1,88 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { brokers } from './support';
 
-/** Kafka's compression.type values, as the Java client names them. */
-export type JavaCodec = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../../..');
+const SOURCE = path.join(__dirname, 'java', 'ForeignProducer.java');
 
-/** The deadline of one run of the Java producer (the source launcher compiles it first). */
-const JAVA_TIMEOUT_MS = 90_000;
-
-/**
- * The kafka-clients jars of the project's Kafka, where scripts/services put them:
- * FERRY_KAFKA_LIBS, else <FERRY_SERVICES_DIR or <repo>/.services>/kafka/libs.
- */
-export function kafkaLibs(): string {
-  const services = process.env.FERRY_SERVICES_DIR ?? path.resolve(__dirname, '../../../.services');
-  const libs = process.env.FERRY_KAFKA_LIBS ?? path.join(services, 'kafka', 'libs');
-  if (!existsSync(libs)) {
-    throw new Error(`no Kafka jars at ${libs}: run scripts/services up kafka, or set FERRY_KAFKA_LIBS`);
-  }
-  return libs;
+/** A record for the Java client; null stands for a null key, value or header value. */
+export interface ForeignRecord {
+  /**
+   * 'commit' and 'abort' send the record in a transaction of its own and end it so; 'batched'
+   * records go out at the end, after the others, together in one record batch (compressed as
+   * one). Default 'plain'.
+   */
+  readonly mode?: 'plain' | 'commit' | 'abort' | 'batched';
+  readonly key?: string | null;
+  readonly value: string | null;
+  /** In order; a name may repeat. */
+  readonly headers?: readonly (readonly [string, string | null])[];
 }
 
 /**
- * Produces with the real Java client (test/java/CompressedProducer.java, run with the source
- * launcher): for each codec, `count` records to partition 0 of `topic` in one batch compressed
- * with it, message ids `<codec>-<i>`, tenant header `tenant`. Resolves once the producer flushed
- * and exited; rejects on a non-zero exit or after JAVA_TIMEOUT_MS (the process is killed).
+ * The jars of the official Java client (kafka-clients and its codecs), as scripts/services fetches
+ * them for the broker: FERRY_KAFKA_LIBS, else .services/kafka/libs, downloaded from Maven Central
+ * there when a broker started elsewhere left none.
  */
-export function produceWithJava(
-  topic: string,
-  tenant: string,
-  count: number,
-  codecs: readonly JavaCodec[],
-): Promise<void> {
-  const source = path.join(__dirname, 'java', 'CompressedProducer.java');
-  const args = [
-    '-cp',
-    `${kafkaLibs()}${path.sep}*`,
-    source,
-    brokers().join(','),
-    topic,
-    tenant,
-    String(count),
-    ...codecs,
-  ];
-  return new Promise((resolve, reject) => {
-    execFile('java', args, { timeout: JAVA_TIMEOUT_MS, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`java CompressedProducer failed (${error.message}): ${stderr || stdout}`));
-      else resolve();
-    });
+async function clientLibs(): Promise<string> {
+  const libs = process.env.FERRY_KAFKA_LIBS ?? path.join(ROOT, '.services', 'kafka', 'libs');
+  if (existsSync(path.join(libs, '.complete'))) return libs;
+  const tmp = `${libs}.tmp.${process.pid}`;
+  await rm(tmp, { recursive: true, force: true });
+  const pom = path.join(ROOT, 'scripts', 'kafka', 'pom.xml');
+  await run(
+    'mvn',
+    [
+      '-B',
+      '-q',
+      '-f',
+      pom,
+      'dependency:copy-dependencies',
+      '-DincludeScope=runtime',
+      `-DoutputDirectory=${tmp}`,
+    ],
+    {
+      timeout: 300_000,
+    },
+  );
+  await rename(tmp, libs).catch(async (error: unknown) => {
+    await rm(tmp, { recursive: true, force: true });
+    if (!existsSync(libs)) throw error;
   });
+  return libs;
+}
+
+function field(text: string | null | undefined): string {
+  if (text === null || text === undefined) return '\\N';
+  if (/[\t\n\r]/.test(text) || text === '\\N') throw new Error(`not a plain field: ${JSON.stringify(text)}`);
+  return text;
+}
+
+/**
+ * Produces `records`, in order, to partition 0 of `topic` with the Java client (kafka-clients, run
+ * with Java's source launcher), compressed with `compression`. Resolves once every record was acknowledged.
+ */
+export async function produceWithJava(
+  topic: string,
+  records: readonly ForeignRecord[],
+  compression: 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd' = 'none',
+): Promise<void> {
+  const libs = await clientLibs();
+  const lines = records.map((record) =>
+    [
+      record.mode ?? 'plain',
+      field(record.key),
+      field(record.value),
+      ...(record.headers ?? []).map(([name, value]) => `${field(name)}=${field(value)}`),
+    ].join('\t'),
+  );
+  const child = run('java', ['-cp', path.join(libs, '*'), SOURCE, brokers().join(','), topic, compression], {
+    timeout: 120_000,
+  });
+  child.child.stdin?.end(`${lines.join('\n')}\n`);
+  await child;
 }
