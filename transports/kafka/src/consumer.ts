@@ -12,7 +12,7 @@ import {
 } from '@ferry/core/transport';
 import type { ConsumedBatch, ConsumedRecord, DriverConsumer, DriverProducer } from './client/types';
 import { handleChunk, type ChunkContext, type ChunkOutcome, type ChunkStage } from './chunk';
-import { closedError, describeCauses, describeError, transportError } from './errors';
+import { closedError, describeCauses, describeError, transportError, undecodableBatch } from './errors';
 import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options';
 
 export interface KafkaInboxConsumer {
@@ -62,6 +62,12 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   private readonly refusals = new Map<string, number>();
   private readonly resumeTimers = new Set<NodeJS.Timeout>();
   private restarts = 0;
+  /**
+   * Sessions ended by a record batch the client could not decompress. Not reset by a rejoin:
+   * the batch is still there after it, so each new session waits longer (up to
+   * `reconnectBackoff.maxMs`) instead of crashing on it again at the first backoff step.
+   */
+  private undecodableCrashes = 0;
   private producerConnected: Promise<void> | null = null;
   private sessions: Promise<void> = Promise.resolve();
 
@@ -103,7 +109,9 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       rebalanceTimeoutMs: options.rebalanceTimeoutMs,
       maxWaitTimeMs: options.maxWaitTimeMs,
       partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
-      restartOnFailure: () => !this.stopping.signal.aborted,
+      // A batch the client cannot decompress fails every fetch of it: the client's own quick
+      // restarts would crash on it again, so ferry's session loop waits its growing backoff.
+      restartOnFailure: (error) => !this.stopping.signal.aborted && undecodableBatch(error) === null,
       signal: this.stopping.signal,
     });
     this.consumer = consumer;
@@ -137,6 +145,32 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   }
 
   /**
+   * The wait before the next session after `error` (`reconnectBackoff`, counted per kind of
+   * failure); a batch the client cannot decompress is logged as such (error).
+   */
+  private restartDelay(error: unknown): number {
+    const { options } = this;
+    const undecodable = undecodableBatch(error);
+    if (undecodable === null) {
+      this.restarts += 1;
+      return backoffDelay(this.restarts, options.reconnectBackoff, options.random);
+    }
+    this.undecodableCrashes += 1;
+    const delay = backoffDelay(this.undecodableCrashes, options.reconnectBackoff, options.random);
+    options.logger.error(
+      {
+        err: describeError(error),
+        topics: options.topics,
+        attempt: this.undecodableCrashes,
+        retryInMs: delay,
+      },
+      `Kafka consumer of ${options.topics.join(',')} cannot read a fetched record batch (${describeError(undecodable)}); ` +
+        `the partition holding it cannot advance past it (nothing is skipped): new session in ${delay} ms`,
+    );
+    return delay;
+  }
+
+  /**
    * Connects the dead-letter producer and starts a session, again after every failure with
    * `reconnectBackoff` between attempts (reported as `disconnected`), until one runs or the
    * consumer closes. `crash`: the failure that ended the last session (wait first), or null.
@@ -147,9 +181,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     for (let attempt = 0; !this.stopping.signal.aborted; attempt += 1) {
       try {
         if (attempt > 0 || crash !== null) {
-          this.restarts += 1;
-          const delay = backoffDelay(this.restarts, this.options.reconnectBackoff, this.options.random);
-          this.disconnected(error, delay);
+          const delay = this.restartDelay(error);
+          this.disconnected(undecodableBatch(error) ?? error, delay);
           await abortableDelay(delay, this.stopping.signal);
         }
         // One try per start (the clients do not retry it themselves): this loop's backoff is the

@@ -1,4 +1,6 @@
 import { FerryError } from '@ferry/core';
+import { UndecodableBatchError } from './codecs/decoders';
+import { UNSUPPORTED_COMPRESSION } from './client/platformaticCodecs';
 import {
   isConnectionLevelError,
   TRANSPORT_REJECT_REASONS,
@@ -129,6 +131,19 @@ function* nestedTree(error: unknown): Generator<object> {
     yield current;
     queue.push(...nestedErrors(current));
   }
+}
+
+/**
+ * The record batch a client could not decompress, if one is among the causes of `error`:
+ * ferry's UndecodableBatchError (both clients decode through ferry's codecs) or
+ * @platformatic/kafka's own UnsupportedCompressionError. Null otherwise.
+ */
+export function undecodableBatch(error: unknown): Error | null {
+  for (const current of nestedTree(error)) {
+    if (current instanceof UndecodableBatchError) return current;
+    if ((current as { code?: unknown }).code === UNSUPPORTED_COMPRESSION) return current as Error;
+  }
+  return null;
 }
 
 /** Whether a protocol error of one of `types` (kafkajs `type`, @platformatic/kafka `apiId`) is in the error's tree. */

@@ -18,3 +18,4 @@ export { DEFAULTS, resolveConsumerOptions, type ConsumerOptions, type TombstoneP
 export { backoffDelay, type BackoffPolicy } from '@ferry/core/transport';
 export { REJECT_REASONS, PERMANENT_KAFKA_ERRORS, classifyKafkaError, type RejectReason } from './errors';
 export { topicPartitionOffsetIdentity, type IdentityExtractor, type InboundRecord } from './wire';
+export { UNDECODABLE_BATCH, UndecodableBatchError } from './codecs/decoders';

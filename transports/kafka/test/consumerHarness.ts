@@ -11,12 +11,11 @@ import {
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import {
   PgTestAcceptor,
-  committedOffsets,
-  endOffsets,
   fastGroup,
+  fullyCommitted,
   testConnection,
   uniqueName,
-  waitFor,
+  waitFullyCommitted,
 } from './support';
 
 export interface StartedConsumer {
@@ -81,21 +80,14 @@ export class ConsumerHarness {
     return { handle, groupId, events };
   }
 
-  /** Waits until the group committed every partition of `topic` up to its end offset. */
   /** True once the group committed every partition of `topic` up to its end offset. */
-  async fullyCommitted(groupId: string, topic: string): Promise<boolean> {
-    const [committed, end] = await Promise.all([
-      committedOffsets(this.connection, groupId, topic),
-      endOffsets(this.connection, topic),
-    ]);
-    return [...end].every(([partition, high]) => committed.get(partition) === high);
+  fullyCommitted(groupId: string, topic: string): Promise<boolean> {
+    return fullyCommitted(this.connection, groupId, topic);
   }
 
-  async waitFullyCommitted(groupId: string, topic: string): Promise<void> {
-    await waitFor(
-      () => this.fullyCommitted(groupId, topic),
-      () => `group ${groupId} did not commit ${topic} to its end offsets`,
-    );
+  /** Waits until the group committed every partition of `topic` up to its end offset. */
+  waitFullyCommitted(groupId: string, topic: string): Promise<void> {
+    return waitFullyCommitted(this.connection, groupId, topic);
   }
 
   /** Deletes `topic` in close(), for topics a test creates itself. */

@@ -11,8 +11,12 @@ const SOURCE = path.join(__dirname, 'java', 'ForeignProducer.java');
 
 /** A record for the Java client; null stands for a null key, value or header value. */
 export interface ForeignRecord {
-  /** 'commit' and 'abort' send the record in a transaction of its own and end it so. Default 'plain'. */
-  readonly mode?: 'plain' | 'commit' | 'abort';
+  /**
+   * 'commit' and 'abort' send the record in a transaction of its own and end it so; 'batched'
+   * records go out at the end, after the others, together in one record batch (compressed as
+   * one). Default 'plain'.
+   */
+  readonly mode?: 'plain' | 'commit' | 'abort' | 'batched';
   readonly key?: string | null;
   readonly value: string | null;
   /** In order; a name may repeat. */

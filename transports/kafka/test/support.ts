@@ -252,6 +252,33 @@ export async function committedOffsets(
 }
 
 /** End (high-water) offsets of `topic`, by partition. */
+/** True once `groupId` committed every partition of `topic` up to its end offset. */
+export async function fullyCommitted(
+  connection: KafkaConnection,
+  groupId: string,
+  topic: string,
+): Promise<boolean> {
+  const [committed, end] = await Promise.all([
+    committedOffsets(connection, groupId, topic),
+    endOffsets(connection, topic),
+  ]);
+  return [...end].every(([partition, high]) => committed.get(partition) === high);
+}
+
+/** Waits until `groupId` committed every partition of `topic` up to its end offset. */
+export async function waitFullyCommitted(
+  connection: KafkaConnection,
+  groupId: string,
+  topic: string,
+  deadlineMs?: number,
+): Promise<void> {
+  await waitFor(
+    () => fullyCommitted(connection, groupId, topic),
+    () => `group ${groupId} did not commit ${topic} to its end offsets`,
+    deadlineMs,
+  );
+}
+
 export async function endOffsets(connection: KafkaConnection, topic: string): Promise<Map<number, string>> {
   const admin = connection.kafka.admin();
   await admin.connect();

@@ -1,6 +1,7 @@
 import { Kafka, logLevel, type Consumer, type KafkaConfig, type LogEntry, type logCreator } from 'kafkajs';
 import type { Logger } from '@ferry/core';
 import { kafkajsLogMethod } from '../logLevels';
+import { registerKafkajsCodecs } from './kafkajsCodecs';
 import { KafkajsGate } from './kafkajsGate';
 import { KafkajsProducer } from './kafkajsProducer';
 import { SequencedSends } from './sequencedSends';
@@ -48,6 +49,7 @@ export class KafkajsDriver implements KafkaClientDriver {
   private readonly seeds: SeedRotation;
 
   constructor(options: ResolvedConnectionOptions) {
+    registerKafkajsCodecs();
     this.seeds = new SeedRotation(options.brokers);
     this.config = {
       ...(options.kafkaConfig as Partial<KafkaConfig>),
@@ -139,7 +141,7 @@ class KafkajsConsumer implements DriverConsumer {
       allowAutoTopicCreation: false,
       retry: {
         initialRetryTime: KAFKAJS_RESTART_MS,
-        restartOnFailure: async () => options.restartOnFailure(),
+        restartOnFailure: async (error) => options.restartOnFailure(error),
       },
     });
   }

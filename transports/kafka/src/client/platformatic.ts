@@ -2,6 +2,7 @@ import { requireOptionalPeer } from '@ferry/core/transport';
 import type { ResolvedConnectionOptions } from '../connectionOptions';
 import { closedOnAbort } from './closedOnAbort';
 import { waitForLeaders } from './leaders';
+import { decoratePlatformaticCodecs } from './platformaticCodecs';
 import { PlatformaticConsumer } from './platformaticConsumer';
 import { SequencedSends } from './sequencedSends';
 import type { PlatformaticBase, PlatformaticKafka } from './platformaticTypes';
@@ -25,12 +26,15 @@ let loaded: PlatformaticKafka | null = null;
  * when a connection asks for this client, so kafkajs users never load it.
  */
 export function platformaticKafka(): PlatformaticKafka {
-  loaded ??= requireOptionalPeer<PlatformaticKafka>(
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    () => require('@platformatic/kafka'),
-    'client',
-    "'platformatic' needs the optional peer dependency @platformatic/kafka 1.x: npm install @platformatic/kafka@^1.35.0",
-  );
+  if (loaded === null) {
+    loaded = requireOptionalPeer<PlatformaticKafka>(
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      () => require('@platformatic/kafka'),
+      'client',
+      "'platformatic' needs the optional peer dependency @platformatic/kafka 1.x: npm install @platformatic/kafka@^1.35.0",
+    );
+    decoratePlatformaticCodecs(loaded);
+  }
   return loaded;
 }
 

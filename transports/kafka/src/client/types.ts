@@ -113,7 +113,7 @@ export interface DriverConsumerOptions {
   readonly maxWaitTimeMs: number;
   readonly partitionsConsumedConcurrently: number;
   /** Asked before the client restarts itself after a failure. */
-  readonly restartOnFailure: () => boolean;
+  readonly restartOnFailure: (error: unknown) => boolean;
   /** Aborted when the owner closes: a run() still connecting fails at once, nothing reconnects. */
   readonly signal: AbortSignal;
 }

@@ -1,15 +1,20 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * Test support: produces records with the official Java client (a client ferry did not write).
  * Arguments: bootstrap servers, topic, compression type. Standard input: one record per line,
- * tab-separated: mode (plain, commit or abort: the last two in a transaction of their own), key,
+ * tab-separated: mode (plain, commit or abort: the last two in a transaction of their own;
+ * batched: sent at the end, all in one record batch, after the other modes' records), key,
  * value, then header name=value pairs. "\N" stands for null (key, value or a header value); a
  * header name may repeat.
  */
@@ -19,6 +24,11 @@ public class ForeignProducer {
   }
 
   private static KafkaProducer<byte[], byte[]> producer(String servers, String compression, String transactionalId) {
+    return producer(servers, compression, transactionalId, null);
+  }
+
+  private static KafkaProducer<byte[], byte[]> producer(
+      String servers, String compression, String transactionalId, String lingerMs) {
     Properties props = new Properties();
     props.put("bootstrap.servers", servers);
     props.put("key.serializer", ByteArraySerializer.class.getName());
@@ -28,6 +38,7 @@ public class ForeignProducer {
     props.put("delivery.timeout.ms", "30000");
     props.put("max.block.ms", "30000");
     if (transactionalId != null) props.put("transactional.id", transactionalId);
+    if (lingerMs != null) props.put("linger.ms", lingerMs);
     return new KafkaProducer<>(props);
   }
 
@@ -40,6 +51,10 @@ public class ForeignProducer {
         KafkaProducer<byte[], byte[]> transactional =
             producer(servers, compression, "ferry-test-" + topic)) {
       boolean initialized = false;
+      // Batched records wait in a producer of their own (a long linger) until the end, then go out
+      // as one record batch per request.
+      KafkaProducer<byte[], byte[]> batcher = null;
+      List<Future<RecordMetadata>> batched = new ArrayList<>();
       String line;
       while ((line = in.readLine()) != null) {
         if (line.isEmpty()) continue;
@@ -54,6 +69,11 @@ public class ForeignProducer {
           plain.send(record).get();
           continue;
         }
+        if (fields[0].equals("batched")) {
+          if (batcher == null) batcher = producer(servers, compression, null, "5000");
+          batched.add(batcher.send(record));
+          continue;
+        }
         if (!initialized) {
           transactional.initTransactions();
           initialized = true;
@@ -62,6 +82,11 @@ public class ForeignProducer {
         transactional.send(record).get();
         if (fields[0].equals("commit")) transactional.commitTransaction();
         else transactional.abortTransaction();
+      }
+      if (batcher != null) {
+        batcher.flush();
+        for (Future<RecordMetadata> sent : batched) sent.get();
+        batcher.close();
       }
     }
   }

@@ -1,0 +1,3 @@
+// ../compressed.test.ts on @platformatic/kafka (see ../clients.ts); './use' must stay the first import.
+import './use';
+import '../compressed.test';
