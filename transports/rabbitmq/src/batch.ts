@@ -20,6 +20,7 @@ import {
 } from '@ferry/core/transport';
 import { ChannelAcks, type Delivery } from './acks';
 import { publishWithConfirm } from './confirm';
+import { copyHeaders } from './copyHeaders';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { tierFor, tierQueueName, trustedTransportAttempts } from './retryTiers';
@@ -300,11 +301,10 @@ export class DeliverySettler {
     extraHeaders: Record<string, string>,
   ): Promise<boolean> {
     const { message, channel } = entry;
-    const { 'x-death': _death, ...headers } = message.properties.headers ?? {};
     const p = message.properties;
     const options: PublishOptions = {
       persistent: true,
-      headers: { ...headers, ...extraHeaders },
+      headers: copyHeaders(p.headers ?? {}, extraHeaders),
       ...(p.contentType !== undefined ? { contentType: p.contentType } : {}),
       ...(p.contentEncoding !== undefined ? { contentEncoding: p.contentEncoding } : {}),
       ...(p.messageId !== undefined ? { messageId: p.messageId } : {}),

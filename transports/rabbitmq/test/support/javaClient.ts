@@ -5,6 +5,7 @@
  * then test/java/*.java files are run with the source launcher (`java -cp "<jars>/*" X.java`).
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -33,17 +34,27 @@ function run(command: string, args: readonly string[], timeoutMs: number): Promi
   });
 }
 
+let fetched: Promise<string> | null = null;
+
 /**
- * The folder holding the client's jars, fetched with Maven (-B -q) on the first call. Two jest
- * workers may fetch at once: each writes its own temporary folder and renames it into place; the
- * second rename finds the folder there and keeps it.
+ * The folder holding the client's jars, fetched with Maven (-B -q) on the first call (once per
+ * process). Two jest workers may fetch at once: each writes its own temporary folder and renames
+ * it into place; the second rename finds the folder there and keeps it.
  */
-export async function javaClientJars(): Promise<string> {
+export function javaClientJars(): Promise<string> {
+  fetched ??= fetchJars().catch((error: unknown) => {
+    fetched = null;
+    throw error;
+  });
+  return fetched;
+}
+
+async function fetchJars(): Promise<string> {
   const version = clientVersion();
   const jars = path.join(ROOT, '.services', 'java-clients', `amqp-client-${version}`);
   const jar = `amqp-client-${version}.jar`;
   if (existsSync(path.join(jars, '.complete')) && existsSync(path.join(jars, jar))) return jars;
-  const tmp = `${jars}.tmp.${process.pid}`;
+  const tmp = `${jars}.tmp.${process.pid}.${randomBytes(4).toString('hex')}`;
   rmSync(tmp, { recursive: true, force: true });
   try {
     await run(
