@@ -9,7 +9,7 @@ import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { attachRabbitConsumer } from '@ferry/rabbitmq';
 import type { GetMessage } from 'amqplib';
 import { AMQP_URL, InboxQueue, unackedCount, uniqueName, waitFor } from './support/broker';
-import { runJava } from './support/javaClient';
+import { javaClientJars, runJava } from './support/javaClient';
 
 /** How one case must end: stored with these columns (and `x-h` header), or dead-lettered. */
 type Outcome =
@@ -138,6 +138,7 @@ function expectedOutcomes(run: string, seed: number): Record<string, Outcome> {
     // Bodies.
     ...dead('unparseable_body', 'b-empty', 'b-not-utf8', 'b-array', 'b-string', 'b-null', 'b-not-json'),
     ...dead('payload_too_large', 'b-too-large'),
+    ...dead('unparseable_body', 'b-dead-every-type'),
     ...dead('headers_too_large', 'b-huge-headers'),
     ...dead('unparseable_body', 'b-after-huge'),
   ]);
@@ -153,6 +154,9 @@ interface StoredRow {
 describe('RabbitMQ deliveries published by the Java client, into the @ferry/core inbox', () => {
   const setup = new InboxQueue('java-client');
   const { queue } = setup;
+
+  // The first run on a machine downloads the client with Maven (javaClientJars has its deadline).
+  beforeAll(() => javaClientJars(), 330_000);
 
   it('accepts or dead-letters by reason every field-table type and property the Java client sends, never drops its channel, and accepts a neighbour after them', async () => {
     const inbox = new Inbox(setup.database.prisma, { global: 'shared' });

@@ -193,6 +193,37 @@ public class Publisher {
     send("b-not-json", headers(), json(), "{not json".getBytes(StandardCharsets.UTF_8), false);
     String pad = "{\"p\":\"" + "x".repeat(maxPayloadBytes) + "\"}";
     send("b-too-large", headers(), json(), pad.getBytes(StandardCharsets.UTF_8), false);
+    // Dead-lettered with every header type and property: its copy must encode them all again.
+    Map<String, Object> every = headers();
+    every.put("x-string", "Zürich");
+    every.put("x-bytes", new byte[] {0x01, (byte) 0xff, 0x00});
+    every.put("x-integer", Integer.MIN_VALUE);
+    every.put("x-long-max", Long.MAX_VALUE);
+    every.put("x-long-min", Long.MIN_VALUE);
+    every.put("x-short", (short) -7);
+    every.put("x-byte", (byte) -128);
+    every.put("x-float", 1.5f);
+    every.put("x-double", -2.25d);
+    every.put("x-decimal", new BigDecimal("-21474.83648"));
+    every.put("x-date", new Date(-1_000L));
+    every.put("x-date-far", new Date(Long.MAX_VALUE));
+    every.put("x-map", map("a", 1, "b", map("c", Arrays.asList(new BigDecimal("1.5"), new Date(0L), null))));
+    every.put("x-list", Arrays.asList(true, (byte) 1, "two", new byte[] {3}));
+    every.put("x-boolean", false);
+    every.put("x-null", null);
+    AMQP.BasicProperties.Builder all = json()
+        .contentEncoding("UTF-8")
+        .deliveryMode(1)
+        .priority(255)
+        .correlationId("c".repeat(255))
+        .replyTo("replies")
+        .expiration("600000")
+        .messageId("")
+        .timestamp(new Date(-1_000L))
+        .type("t".repeat(255))
+        .userId("guest")
+        .appId("a".repeat(255));
+    send("b-dead-every-type", every, all, "{not json".getBytes(StandardCharsets.UTF_8), false);
     // Headers beyond what amqplib can encode in a copy (its 64 KiB scratch buffer), then a
     // delivery dead-lettered after it, whose copy must be confirmed as itself.
     Map<String, Object> huge = headers();
