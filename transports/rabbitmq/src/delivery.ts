@@ -10,7 +10,7 @@ import {
 } from '@ferry/core/transport';
 import { DROPPED_HEADERS } from './copyHeaders';
 import { REJECT_REASONS, type RejectReason } from './errors';
-import { ferryHeaderValue, plainHeaderValue } from './headerValue';
+import { LOSSY, ferryHeaderValue, maybeLossy, plainHeaderValue } from './headerValue';
 
 /** OpenTelemetry's `messaging.system` of RabbitMQ: named by the publisher and on every delivery. */
 export const RABBITMQ_SYSTEM = 'rabbitmq';
@@ -60,17 +60,17 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
     const reported = ferry.messageId ?? null;
     return { ok: false, reason: REJECT_REASONS.invalidText, detail: ferry.fault, messageId: reported };
   }
-  const messageId =
-    ferry.messageId ??
-    nonEmptyValue(message.properties.messageId) ??
-    nonEmptyValue(options.identity?.(message)) ??
-    null;
+  const amqpMessageId = nonEmptyValue(message.properties.messageId);
+  const messageId = ferry.messageId ?? amqpMessageId ?? nonEmptyValue(options.identity?.(message)) ?? null;
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
     reason,
     detail,
     messageId,
   });
+  if (messageId === amqpMessageId && amqpMessageId !== undefined && maybeLossy(amqpMessageId)) {
+    return invalid(REJECT_REASONS.invalidText, `the AMQP messageId holds ${LOSSY}`);
+  }
   if (messageId === null) {
     return invalid(REJECT_REASONS.missingIdentity, 'no x-ferry-message-id header, messageId or extracted id');
   }

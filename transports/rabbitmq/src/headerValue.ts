@@ -42,6 +42,17 @@ function readHeader(value: unknown): HeaderReading {
   };
 }
 
+/** Why text holding U+FFFD cannot be an identity or tenant. */
+export const LOSSY = 'U+FFFD: amqplib decodes bytes that are not UTF-8 to it';
+
+/**
+ * Whether text amqplib decoded (a long string, a short string property such as `messageId`) may
+ * have lost bytes: it holds U+FFFD, which amqplib puts where the bytes were not UTF-8.
+ */
+export function maybeLossy(text: string): boolean {
+  return text.includes('\uFFFD');
+}
+
 /**
  * An application header as text, or as bytes (decoded strictly by putStorableHeader); undefined
  * when it is left out: void, and what is not text or not exact (a table, array, decimal,
@@ -77,9 +88,7 @@ export function ferryHeaderValue(value: unknown): string | Buffer | UnreadableHe
     case 'integer':
       return read.text;
     case 'string':
-      return read.text.includes('\uFFFD')
-        ? { unreadable: 'a long string holding U+FFFD: amqplib decodes bytes that are not UTF-8 to it' }
-        : read.text;
+      return maybeLossy(read.text) ? { unreadable: `a long string holding ${LOSSY}` } : read.text;
     case 'scalar':
     case 'other':
       return { unreadable: read.what };

@@ -141,6 +141,12 @@ describe('decodeDelivery', () => {
       );
     expect(read(-42)).toMatchObject({ ok: true, input: { messageId: '-42' } });
     expect(read(9_007_199_254_740_991)).toMatchObject({ ok: true, input: { messageId: '9007199254740991' } });
+    // The AMQP messageId, a short string amqplib decodes as lossily, is refused likewise.
+    expect(decodeDelivery(delivery('{}', { messageId: 'id-\uFFFD' }), options)).toMatchObject({
+      ok: false,
+      reason: 'invalid_text',
+      detail: 'the AMQP messageId holds U+FFFD: amqplib decodes bytes that are not UTF-8 to it',
+    });
     // Void (null) and empty are absent: the AMQP messageId stands in.
     expect(read(null)).toMatchObject({ ok: true, input: { messageId: 'amqp' } });
     expect(read('')).toMatchObject({ ok: true, input: { messageId: 'amqp' } });
