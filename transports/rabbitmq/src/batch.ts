@@ -1,4 +1,4 @@
-import type { ConfirmChannel, Options } from 'amqplib';
+import type { ConfirmChannel } from 'amqplib';
 import {
   FERRY_HEADERS,
   type InboxAcceptInput,
@@ -20,13 +20,11 @@ import {
 } from '@ferry/core/transport';
 import { ChannelAcks, type Delivery } from './acks';
 import { publishWithConfirm } from './confirm';
-import { copyHeaders } from './copyHeaders';
+import { copyOptions } from './copyOptions';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { tierFor, tierQueueName, trustedTransportAttempts } from './retryTiers';
 import type { WorkQueueNames } from './topology';
-
-type PublishOptions = Options.Publish;
 
 /** A delivery and the channel it arrived on (the only channel that can ack it). */
 export type Entry = Delivery<ConfirmChannel>;
@@ -301,18 +299,7 @@ export class DeliverySettler {
     extraHeaders: Record<string, string>,
   ): Promise<boolean> {
     const { message, channel } = entry;
-    const p = message.properties;
-    const options: PublishOptions = {
-      persistent: true,
-      headers: copyHeaders(p.headers ?? {}, extraHeaders),
-      ...(p.contentType !== undefined ? { contentType: p.contentType } : {}),
-      ...(p.contentEncoding !== undefined ? { contentEncoding: p.contentEncoding } : {}),
-      ...(p.messageId !== undefined ? { messageId: p.messageId } : {}),
-      ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
-      ...(p.type !== undefined ? { type: p.type } : {}),
-      ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
-      ...(p.appId !== undefined ? { appId: p.appId } : {}),
-    };
+    const options = copyOptions(message.properties, extraHeaders);
     const signal = deadlineSignal(this.o.confirmTimeoutMs, this.o.closing);
     const result = await publishWithConfirm(channel, exchange, routingKey, message.content, options, signal);
     return result.status === 'confirmed';

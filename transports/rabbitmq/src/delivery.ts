@@ -8,7 +8,7 @@ import {
   resolveTenant,
   type TenantSource,
 } from '@ferry/core/transport';
-import { DROPPED_HEADERS } from './copyHeaders';
+import { DROPPED_HEADERS } from './copyOptions';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { LOSSY, ferryHeaderValue, maybeLossy, plainHeaderValue } from './headerValue';
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { DROPPED_HEADERS, MAX_COPY_HEADER_BYTES, copyHeaders, tableBytes } from './copyHeaders';
+import type { MessageProperties } from 'amqplib';
+import { DROPPED_HEADERS, MAX_COPY_HEADER_BYTES, copyHeaders, copyOptions, tableBytes } from './copyOptions';
 
 /** amqplib's own table encoder, into a buffer the size of its scratch buffer (lib/defs.js). */
 const codec = createRequire(__filename)('amqplib/lib/codec') as {
@@ -62,5 +63,37 @@ describe('copyHeaders', () => {
     expect(headers['x-ferry-reject-reason']).toBe('headers_too_large');
     expect(String(headers[DROPPED_HEADERS]).length).toBeLessThanOrEqual(1_000);
     expect(encodedBytes(headers)).toBeLessThanOrEqual(MAX_COPY_HEADER_BYTES);
+  });
+});
+
+describe('copyOptions', () => {
+  const properties = (fields: Partial<MessageProperties>): MessageProperties =>
+    ({ headers: { 'x-death': [], h: 1 }, ...fields }) as MessageProperties;
+
+  it("keeps the delivery's content type, encoding, ids, type, timestamp and app id, persistent, with copyHeaders", () => {
+    const kept = {
+      contentType: 'application/json; charset=utf-8',
+      contentEncoding: 'UTF-8',
+      messageId: 'm'.repeat(255),
+      correlationId: 'c',
+      type: 't',
+      timestamp: 18_446_744_073_709_552_000,
+      appId: 'a',
+    };
+    const dropped = { priority: 9, expiration: '1000', userId: 'guest', replyTo: 'r', deliveryMode: 1 };
+    expect(copyOptions(properties({ ...kept, ...dropped }), { 'x-ferry-reject-reason': 'r' })).toEqual({
+      persistent: true,
+      headers: { h: 1, 'x-ferry-reject-reason': 'r' },
+      ...kept,
+    });
+  });
+
+  it('leaves out a short string amqplib would refuse: over 255 UTF-8 bytes once decoded to U+FFFD', () => {
+    const lossy = '\uFFFD'.repeat(100);
+    const options = copyOptions(
+      properties({ messageId: lossy, correlationId: lossy, type: lossy, appId: lossy, contentType: lossy }),
+      {},
+    );
+    expect(options).toEqual({ persistent: true, headers: { h: 1 } });
   });
 });

@@ -1,13 +1,18 @@
+import type { MessageProperties, Options } from 'amqplib';
+
 /**
- * The headers of a copy the consumer publishes (to the dead-letter exchange or a retry tier):
- * the delivery's own without `x-death`, overlaid with ferry's, always encodable by amqplib.
+ * The publish options of a copy the consumer publishes (to the dead-letter exchange or a retry
+ * tier): the delivery's properties and headers (without `x-death`, overlaid with ferry's),
+ * always encodable by amqplib. amqplib throws inside ConfirmChannel.publish when it cannot
+ * encode them, after it queued the confirm callback, and every later confirm on that channel is
+ * then credited to the publish before it (a copy reported unconfirmed, its delivery
+ * dead-lettered twice); so nothing here may be what amqplib refuses.
  *
- * amqplib encodes a header table into one 64 KiB scratch buffer (lib/defs.js); a larger table
- * throws inside ConfirmChannel.publish after the confirm callback was queued, and every later
- * confirm on that channel is then credited to the publish before it (a copy reported
- * unconfirmed, its delivery dead-lettered twice). Another client can send a larger table (up to
- * the frame size, 128 KiB): its largest headers are left out of the copy, named in
- * `x-ferry-dropped-headers`, so the copy still carries ferry's reason.
+ * Headers: amqplib encodes a table into one 64 KiB scratch buffer (lib/defs.js); another client
+ * can send a larger one (up to the frame size, 128 KiB): its largest headers are left out of the
+ * copy, named in `x-ferry-dropped-headers`, so the copy still carries ferry's reason.
+ * Short-string properties: amqplib refuses one over 255 UTF-8 bytes; a delivery's can be that
+ * long once amqplib decoded bytes that were not UTF-8 to U+FFFD (3 bytes each): left out.
  */
 
 /** What amqplib can encode of one header table: its scratch buffer. */
@@ -64,4 +69,28 @@ export function copyHeaders(
   }
   headers[DROPPED_HEADERS] = Buffer.from(dropped.join(', ')).subarray(0, 1_000).toString();
   return headers;
+}
+
+/** The short strings amqplib refuses over 255 UTF-8 bytes; undefined when it would. */
+function shortString(value: string | undefined): string | undefined {
+  return value !== undefined && Buffer.byteLength(value) <= 255 ? value : undefined;
+}
+
+/** The copy's publish options: persistent, the delivery's properties ferry keeps, copyHeaders. */
+export function copyOptions(
+  properties: MessageProperties,
+  ferry: Readonly<Record<string, string>>,
+): Options.Publish {
+  const p = properties;
+  const kept: Options.Publish = {
+    contentType: shortString(p.contentType as string | undefined),
+    contentEncoding: shortString(p.contentEncoding as string | undefined),
+    messageId: shortString(p.messageId as string | undefined),
+    correlationId: shortString(p.correlationId as string | undefined),
+    type: shortString(p.type as string | undefined),
+    timestamp: p.timestamp as number | undefined,
+    appId: shortString(p.appId as string | undefined),
+  };
+  const present = Object.entries(kept).filter(([, value]) => value !== undefined);
+  return { persistent: true, headers: copyHeaders(p.headers ?? {}, ferry), ...Object.fromEntries(present) };
 }
