@@ -20,11 +20,16 @@ import {
 } from '@ferry/core/transport';
 import { ChannelAcks, type Delivery } from './acks';
 import { publishWithConfirm } from './confirm';
-import { copyOptions } from './copyOptions';
+import { copyOptions, shortString } from './copyOptions';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { tierFor, tierQueueName, trustedTransportAttempts } from './retryTiers';
 import type { WorkQueueNames } from './topology';
+
+/** The delivery's routing key for its dead-letter copy, or '' when amqplib could not encode it (shortString). */
+function copyRoutingKey(message: Entry['message']): string {
+  return shortString(message.fields.routingKey) ?? '';
+}
 
 /** A delivery and the channel it arrived on (the only channel that can ack it). */
 export type Entry = Delivery<ConfirmChannel>;
@@ -245,7 +250,7 @@ export class DeliverySettler {
       { queue: this.o.names.queue, reason, detail, messageId },
       `ferry.rabbitmq: dead-lettering a delivery (${reason})`,
     );
-    const copied = await this.copyTo(entry, this.o.names.deadLetterExchange, message.fields.routingKey, {
+    const copied = await this.copyTo(entry, this.o.names.deadLetterExchange, copyRoutingKey(message), {
       [FERRY_HEADERS.rejectReason]: reason,
       'x-ferry-reject-detail': detail.slice(0, 1_000),
     });

@@ -1,6 +1,13 @@
 import { createRequire } from 'node:module';
 import type { MessageProperties } from 'amqplib';
-import { DROPPED_HEADERS, MAX_COPY_HEADER_BYTES, copyHeaders, copyOptions, tableBytes } from './copyOptions';
+import {
+  DROPPED_HEADERS,
+  MAX_COPY_HEADER_BYTES,
+  copyHeaders,
+  copyOptions,
+  shortString,
+  tableBytes,
+} from './copyOptions';
 
 /** amqplib's own table encoder, into a buffer the size of its scratch buffer (lib/defs.js). */
 const codec = createRequire(__filename)('amqplib/lib/codec') as {
@@ -95,5 +102,8 @@ describe('copyOptions', () => {
       {},
     );
     expect(options).toEqual({ persistent: true, headers: { h: 1 } });
+    // The routing key of a dead-letter copy likewise (batch.ts: '' instead).
+    expect(shortString(lossy)).toBeUndefined();
+    expect(shortString('k'.repeat(255))).toBe('k'.repeat(255));
   });
 });

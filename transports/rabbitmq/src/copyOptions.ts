@@ -71,8 +71,11 @@ export function copyHeaders(
   return headers;
 }
 
-/** The short strings amqplib refuses over 255 UTF-8 bytes; undefined when it would. */
-function shortString(value: string | undefined): string | undefined {
+/**
+ * A short string (a property, the routing key) as amqplib can encode it again: undefined when
+ * it is over 255 UTF-8 bytes (amqplib refuses it).
+ */
+export function shortString(value: string | undefined): string | undefined {
   return value !== undefined && Buffer.byteLength(value) <= 255 ? value : undefined;
 }
 
