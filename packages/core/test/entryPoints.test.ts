@@ -92,6 +92,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'abortableDelay',
     'acceptHolding',
     'acceptIsolated',
+    'AttachAttempts',
     'awaitReady',
     'backoffDelay',
     'booleanOption',

@@ -1,5 +1,6 @@
 import { type InboxAcceptor } from '@ferry/core';
 import {
+  AttachAttempts,
   abortableDelay,
   awaitReady,
   backoffDelay,
@@ -51,6 +52,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   readonly emit: ConsumerEmitter;
   private consumer: DriverConsumer | null = null;
   private readonly stopping = new AbortController();
+  /** Failed sessions since the last join, named by ready()'s timeout. */
+  private readonly attempts = new AttachAttempts();
   private closing: Promise<void> | null = null;
   private joined!: () => void;
   private readonly joinedOnce = new Promise<void>((resolve) => (this.joined = resolve));
@@ -85,7 +88,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   }
 
   ready(options?: ReadyOptions): Promise<void> {
-    return awaitReady('Kafka inbox consumer', this.joinedOnce, this.stopping.signal, options);
+    return awaitReady('Kafka inbox consumer', this.joinedOnce, this.stopping.signal, options, this.attempts);
   }
 
   /** One client consumer from connect to crash; a crash the client does not restart starts a new session. */
@@ -107,6 +110,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     await consumer.run({
       onJoin: (assignment) => {
         this.restarts = 0;
+        this.attempts.attached();
         this.joined();
         this.emit({ type: 'connected', assignment });
       },
@@ -120,6 +124,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
 
   /** The session stopped (`retryInMs` null: for good, the consumer is closing). */
   private disconnected(error: unknown, retryInMs: number | null): void {
+    this.attempts.failed(error);
     this.emit({ type: 'disconnected', error: describeCause(error), retryInMs });
   }
 

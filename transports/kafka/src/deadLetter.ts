@@ -2,6 +2,7 @@ import { FERRY_HEADERS, type Logger } from '@ferry/core';
 import type { ConsumerEmit } from '@ferry/core/transport';
 import type { ConsumedRecord, DriverProducer, ProducedRecord } from './client/types';
 import { classifyKafkaError, type RejectReason } from './errors';
+import { producibleHeaders } from './recordHeaders';
 
 /** A record ferry will not accept, and why. */
 export interface DeadLetter {
@@ -93,7 +94,7 @@ function deadLetterRecord(source: Source, { message, reason, detail }: DeadLette
     message: {
       key: message.key ?? null,
       value: message.value ?? null,
-      headers: { ...message.headers, ...ferryHeaders },
+      headers: { ...producibleHeaders(message.headers), ...ferryHeaders },
     },
     ferryHeaders,
   };

@@ -8,8 +8,9 @@ import {
   type FerryHeaderValues,
   type TenantSource,
 } from '@ferry/core/transport';
-import type { ConsumedRecord, RecordHeaders } from './client/types';
+import type { ConsumedHeaders, ConsumedRecord } from './client/types';
 import { REJECT_REASONS, describeError, type RejectReason } from './errors';
+import { ambiguousFerryHeader, lastHeaderValue } from './recordHeaders';
 
 /** OpenTelemetry's `messaging.system` of Kafka: named by the publisher and on every record consumed. */
 export const KAFKA_SYSTEM = 'kafka';
@@ -92,20 +93,15 @@ const TRANSPORT_HEADERS: ReadonlySet<string> = new Set([
   FERRY_HEADERS.rejectReason,
 ]);
 
-/** The last value of a repeated header. */
-function lastValue(value: RecordHeaders[string]): Buffer | string | undefined {
-  return Array.isArray(value) ? value[value.length - 1] : value;
-}
-
 /**
  * The record's headers passed on to the inbox: the last value of each, when its name and value
  * are storable text (putStorableHeader), without the transport's own.
  */
-export function decodeHeaders(headers: RecordHeaders | undefined): Record<string, string> {
+export function decodeHeaders(headers: ConsumedHeaders | undefined): Record<string, string> {
   const decoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (TRANSPORT_HEADERS.has(name)) continue;
-    const last = lastValue(value);
+    const last = lastHeaderValue(value);
     if (last !== undefined) putStorableHeader(decoded, name, last);
   }
   return decoded;
@@ -145,7 +141,10 @@ export function decodeRecord(
   context: DecodeContext,
 ): DecodeResult {
   const headers = decodeHeaders(message.headers);
-  const ferry = readFerryHeaders((name) => lastValue(message.headers?.[name]));
+  const ambiguous = ambiguousFerryHeader(message.headers);
+  const ferry = readFerryHeaders((name) =>
+    ambiguous === null ? lastHeaderValue(message.headers?.[name]) : undefined,
+  );
   const key = message.key === null || message.key === undefined ? null : message.key.toString('utf8');
   const record: InboundRecord = { topic, partition, offset: message.offset, key, headers };
   const identity = recordIdentity(record, ferry, context.identity);
@@ -159,6 +158,7 @@ export function decodeRecord(
   const value = message.value;
   if (value === null || value === undefined)
     return invalid(REJECT_REASONS.tombstone, 'record has a null value');
+  if (ambiguous !== null) return invalid(REJECT_REASONS.ambiguousHeader, ambiguous);
   if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
   if (!identity.ok) return invalid(REJECT_REASONS.missingIdentity, identity.detail);
   const tenant = resolveTenant(context.tenant ?? 'header', record, ferry.tenantId);

@@ -47,7 +47,11 @@ test('keeps trying to start against unreachable brokers, reports each try as dis
       },
       expect.objectContaining({ type: 'disconnected', retryInMs: 40 }),
     ]);
-    await expect(consumer.ready({ timeoutMs: 50 })).rejects.toMatchObject({ code: 'FERRY_TIMEOUT' });
+    // The timeout names the last failed session, so a caller of ready() learns why.
+    await expect(consumer.ready({ timeoutMs: 50 })).rejects.toMatchObject({
+      code: 'FERRY_TIMEOUT',
+      message: expect.stringContaining('the last attempt failed: FERRY_TRANSPORT_ERROR'),
+    });
   } finally {
     const closing = consumer.close();
     expect(consumer.close()).toBe(closing);

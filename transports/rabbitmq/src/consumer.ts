@@ -1,6 +1,8 @@
 import type { ChannelModel, ConfirmChannel, Message } from 'amqplib';
 import type { InboxAcceptor, Logger } from '@ferry/core';
+import { FerryError } from '@ferry/core';
 import {
+  AttachAttempts,
   abortableDelay,
   awaitReady,
   checkAttachable,
@@ -18,13 +20,17 @@ import {
   type RabbitConsumerOptions,
   type ResolvedConsumerOptions,
 } from './consumerOptions';
+import { isRefusal } from './errors';
 import { declareWorkQueue, type WorkQueueNames } from './topology';
 
 export interface RabbitConsumer {
   readonly names: WorkQueueNames;
   /**
    * Resolves once the consumer is attached for the first time; FERRY_TIMEOUT after
-   * `timeoutMs` (default 60,000) while the broker is unreachable, FERRY_CLOSED once closed.
+   * `timeoutMs` (default 60,000) while the broker is unreachable (naming the last failure),
+   * FERRY_CLOSED once closed, and FERRY_PERMANENT_FAILURE at once when the broker refuses the
+   * consumer (403 ACCESS_REFUSED, 406 PRECONDITION_FAILED: e.g. an existing queue declared with
+   * other arguments, 530 NOT_ALLOWED). The consumer keeps trying to attach after either.
    */
   ready(options?: ReadyOptions): Promise<void>;
   /**
@@ -60,6 +66,7 @@ class ConsumerRuntime implements RabbitConsumer {
   private readonly emit: ConsumerEmitter;
   private readonly prefetch: number;
   private readonly closing = new AbortController();
+  private readonly attempts = new AttachAttempts();
   private readonly buffer: DeliveryBuffer;
   private readonly settler: DeliverySettler;
   private channel: ConfirmChannel | null = null;
@@ -106,8 +113,9 @@ class ConsumerRuntime implements RabbitConsumer {
   start(): void {
     const stopSetup = this.connection.onConnected((model) => this.attach(model));
     const stopRetries = this.connection.onConnectRetry((error, retryInMs) => {
-      if (!this.closing.signal.aborted)
-        this.emit({ type: 'disconnected', error: describeCause(error), retryInMs });
+      if (this.closing.signal.aborted) return;
+      this.noteFailure(error);
+      this.emit({ type: 'disconnected', error: describeCause(error), retryInMs });
     });
     this.unsubscribe = () => {
       stopSetup();
@@ -117,7 +125,7 @@ class ConsumerRuntime implements RabbitConsumer {
   }
 
   ready(options?: ReadyOptions): Promise<void> {
-    return awaitReady('RabbitMQ consumer', this.readyPromise, this.closing.signal, options);
+    return awaitReady('RabbitMQ consumer', this.readyPromise, this.closing.signal, options, this.attempts);
   }
 
   close(): Promise<void> {
@@ -153,6 +161,7 @@ class ConsumerRuntime implements RabbitConsumer {
             this.connection.options.reconnectBackoff,
             this.connection.options.random,
           );
+          this.noteFailure(error);
           this.logger.warn(
             { err: error, delay, queue: this.names.queue },
             'ferry.rabbitmq: attach failed; retrying',
@@ -191,8 +200,25 @@ class ConsumerRuntime implements RabbitConsumer {
       throw error;
     }
     this.channelError = null;
+    this.attempts.attached();
     this.markReady();
     this.emit({ type: 'connected' });
+  }
+
+  /** Records a failed connect or attach for ready(); a refusal only an operator can fix rejects it at once. */
+  private noteFailure(error: unknown): void {
+    if (!isRefusal(error)) return this.attempts.failed(error);
+    const hint = /PRECONDITION/i.test(String((error as { message?: unknown }).message))
+      ? ' (an existing queue or exchange has other arguments than this consumer declares: pass' +
+        ' declareTopology: false to consume a queue as it was declared, see the README)'
+      : '';
+    this.attempts.refused(
+      new FerryError(
+        'FERRY_PERMANENT_FAILURE',
+        `RabbitMQ refused consumer of queue ${this.names.queue}: ${describeCause(error)}${hint}`,
+        { cause: error, details: { queue: this.names.queue } },
+      ),
+    );
   }
 
   private onChannelClosed(channel: ConfirmChannel, model: ChannelModel): void {

@@ -9,6 +9,7 @@ import {
 import {
   abortableDelay,
   acceptHolding,
+  AttachAttempts,
   awaitReady,
   backoffDelay,
   checkAttachable,
@@ -84,6 +85,8 @@ class PollingConsumer implements SqsConsumer {
   private queueUrl = '';
   private readonly logger: Logger;
   private readonly emit: ConsumerEmitter;
+  /** Failed polls since the last answer, named by ready()'s timeout. */
+  private readonly attempts = new AttachAttempts();
   private readonly readyPromise: Promise<void>;
   private markReady: () => void = () => undefined;
   private failReady: (error: unknown) => void = () => undefined;
@@ -107,7 +110,7 @@ class PollingConsumer implements SqsConsumer {
   }
 
   ready(options?: ReadyOptions): Promise<void> {
-    return awaitReady('SQS consumer', this.readyPromise, this.stop.signal, options);
+    return awaitReady('SQS consumer', this.readyPromise, this.stop.signal, options, this.attempts);
   }
 
   close(): Promise<void> {
@@ -139,6 +142,7 @@ class PollingConsumer implements SqsConsumer {
         if (!started) this.emit({ type: 'connected' });
         started = true;
         messages = await receiving;
+        this.attempts.attached();
         if (failures > 0) this.emit({ type: 'connected' });
         failures = 0;
       } catch (error) {
@@ -153,6 +157,7 @@ class PollingConsumer implements SqsConsumer {
           break;
         }
         failures += 1;
+        this.attempts.failed(error);
         const delay = backoffDelay(failures, this.options.reconnectBackoff, this.options.random);
         const cause = describeCause(error);
         this.logger.warn(

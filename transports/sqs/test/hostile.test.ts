@@ -183,7 +183,11 @@ describe('SQS consumer under hostile input', () => {
     await waitFor('two failed polls', () =>
       events.filter((e) => e.type === 'disconnected').length >= 2 ? true : undefined,
     );
-    await expect(consumer.ready({ timeoutMs: 1 })).rejects.toMatchObject({ code: 'FERRY_TIMEOUT' });
+    // The timeout names the last failed poll, so a caller of ready() learns why.
+    await expect(consumer.ready({ timeoutMs: 1 })).rejects.toMatchObject({
+      code: 'FERRY_TIMEOUT',
+      message: expect.stringMatching(/the last attempt failed: .*does not exist/),
+    });
     await consumer.close();
     const failed = events.filter((e) => e.type === 'disconnected');
     const warned = lines.filter((line) => line.msg.includes(missing));

@@ -5,6 +5,7 @@ import type { ResolvedOutboxOptions } from './options';
 import type { Completion } from './sql/completeBatch';
 import type { RelayStore } from './store';
 import { startPublishSpans } from '../tracing';
+import { refuseForeignRows } from './foreignRows';
 
 /** A claimed batch on its way to the publisher. */
 export interface ClaimedBatch {
@@ -87,10 +88,12 @@ export async function publishBatch(args: {
   const aborted = new Promise<readonly PublishOutcome[]>((resolve) =>
     abort.signal.addEventListener('abort', () => resolve([]), { once: true }),
   );
+  // Rows emit() would not write are FAILED alone; the publisher never sees them.
+  const { publishable, refused } = refuseForeignRows(args.messages);
   // One PRODUCER span per message; the publisher sends each span's traceparent.
-  const spans = startPublishSpans(args.messages, args.publisher.system);
+  const spans = startPublishSpans(publishable, args.publisher.system);
   try {
-    if (!abort.signal.aborted)
+    if (!abort.signal.aborted && publishable.length > 0)
       outcomes = await Promise.race([args.publisher.publish(spans.messages, abort.signal), aborted]);
   } catch (error) {
     fallbackError = `publish failed: ${describe(error)}`.slice(0, 4_000);
@@ -100,5 +103,8 @@ export async function publishBatch(args: {
   }
   spans.end(outcomes, fallbackError, lostReason);
   if (lostReason !== undefined) return { kind: 'lost', reason: lostReason };
-  return { kind: 'done', completions: toCompletions(args.messages, outcomes, fallbackError, options.retry) };
+  return {
+    kind: 'done',
+    completions: toCompletions(args.messages, [...refused, ...outcomes], fallbackError, options.retry),
+  };
 }

@@ -1,7 +1,7 @@
 import type { InboxAcceptor } from '../contracts';
 import { FerryError } from '../errors';
 import { integerOption, knownKeysOption } from '../optionChecks';
-import { closedError } from './errors';
+import { closedError, describeCause } from './errors';
 
 export interface ReadyOptions {
   /** How long ready() waits for the consumer to attach. Default 60,000 ms. */
@@ -20,15 +20,69 @@ export function checkAttachable(acceptor: InboxAcceptor, consumer: string): void
 }
 
 /**
+ * What a consumer's attempts to attach have met so far, for ready(): the last failure (named in
+ * ready()'s FERRY_TIMEOUT, and its cause) and a refusal, a failure retrying cannot fix without an
+ * operator (the broker refused the consumer's topology or its permissions), which ready() reports
+ * at once instead of after its whole timeout. The consumer keeps trying to attach either way.
+ */
+export class AttachAttempts {
+  private lastFailure: unknown = undefined;
+  private refusal: FerryError | null = null;
+  private readonly listeners = new Set<(refusal: FerryError) => void>();
+
+  /** An attempt failed; the consumer retries. */
+  failed(error: unknown): void {
+    this.lastFailure = error;
+  }
+
+  /** An attempt failed in a way only an operator can fix; the consumer still retries. */
+  refused(refusal: FerryError): void {
+    this.lastFailure = refusal;
+    this.refusal = refusal;
+    for (const listener of this.listeners) listener(refusal);
+  }
+
+  /** The consumer attached: earlier failures no longer describe it. */
+  attached(): void {
+    this.lastFailure = undefined;
+    this.refusal = null;
+  }
+
+  get last(): unknown {
+    return this.lastFailure;
+  }
+
+  /**
+   * Calls `listener` once with the refusal: on the next microtask when there is one already
+   * (never inside this call), else when one comes. The result stops listening.
+   */
+  onRefusal(listener: (refusal: FerryError) => void): () => void {
+    const current = this.refusal;
+    if (current !== null) {
+      queueMicrotask(() => listener(current));
+      return () => undefined;
+    }
+    const once = (refusal: FerryError) => {
+      this.listeners.delete(once);
+      listener(refusal);
+    };
+    this.listeners.add(once);
+    return () => this.listeners.delete(once);
+  }
+}
+
+/**
  * ready() of every transport's consumer: resolves when `ready` does; rejects with FERRY_CLOSED
- * once `closed` aborts and with FERRY_TIMEOUT (retriable) after `timeoutMs`, e.g. while the
- * broker is unreachable. The consumer keeps trying to attach after a timeout.
+ * once `closed` aborts, with the refusal of `attempts` as soon as there is one, and with
+ * FERRY_TIMEOUT (retriable; naming the last failed attempt, its cause) after `timeoutMs`, e.g.
+ * while the broker is unreachable. The consumer keeps trying to attach after either.
  */
 export function awaitReady(
   what: string,
   ready: Promise<void>,
   closed: AbortSignal,
   options: ReadyOptions = {},
+  attempts?: AttachAttempts,
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     // Inside the executor, so a bad option rejects like every other ready() failure.
@@ -41,20 +95,15 @@ export function awaitReady(
     );
     const onClosed = () => finish(() => reject(closedError(what)));
     const timer = setTimeout(
-      () =>
-        finish(() =>
-          reject(
-            new FerryError('FERRY_TIMEOUT', `${what} was not ready within ${timeoutMs} ms`, {
-              details: { timeoutMs },
-            }),
-          ),
-        ),
+      () => finish(() => reject(timedOut(what, timeoutMs, attempts?.last))),
       timeoutMs,
     );
     timer.unref();
+    const stopRefusals = attempts?.onRefusal((refusal) => finish(() => reject(refusal)));
     function finish(settle: () => void): void {
       clearTimeout(timer);
       closed.removeEventListener('abort', onClosed);
+      stopRefusals?.();
       settle();
     }
     if (closed.aborted) return onClosed();
@@ -63,5 +112,13 @@ export function awaitReady(
       () => finish(resolve),
       (error: unknown) => finish(() => reject(error)),
     );
+  });
+}
+
+function timedOut(what: string, timeoutMs: number, lastFailure: unknown): FerryError {
+  const last = lastFailure === undefined ? '' : `; the last attempt failed: ${describeCause(lastFailure)}`;
+  return new FerryError('FERRY_TIMEOUT', `${what} was not ready within ${timeoutMs} ms${last}`, {
+    details: { timeoutMs },
+    ...(lastFailure === undefined ? {} : { cause: lastFailure }),
   });
 }

@@ -20,6 +20,11 @@ export const TRANSPORT_REJECT_REASONS = {
   tenantUnresolved: 'tenant_unresolved',
   /** A string (payload key or value, id, header) holds NUL or an unpaired UTF-16 surrogate. */
   invalidText: 'invalid_text',
+  /**
+   * A header ferry reads (x-ferry-message-id, x-ferry-tenant-id, x-ferry-event-type) carried more
+   * than once with different values (Kafka allows a name to repeat): no value is chosen.
+   */
+  ambiguousHeader: 'ambiguous_header',
   /** More headers, or more header bytes, than the limit. */
   headersTooLarge: 'headers_too_large',
   /** The payload nests deeper than the limit. */

@@ -6,6 +6,7 @@ import { PartitionGate } from './partitionGate';
 import type { PlatformaticBase, PlatformaticKafka } from './platformaticTypes';
 import type {
   ConsumedBatch,
+  ConsumedHeaders,
   ConsumedRecord,
   DriverConsumer,
   DriverConsumerOptions,
@@ -230,11 +231,15 @@ function groupByPartition(messages: readonly Message[]): Map<string, Message[]> 
 }
 
 function toRecord(message: Message): ConsumedRecord {
-  const headers: Record<string, Buffer> = {};
+  const headers: ConsumedHeaders = {};
   for (const [name, value] of message.headers ?? new Map<Buffer, Buffer>()) {
     // A name that is not valid UTF-8 is left out here, where its bytes still are (see decodeHeaders).
     const text = storableHeaderText(name);
-    if (text !== undefined) headers[text] = value;
+    if (text === undefined) continue;
+    // A name given more than once keeps every value, in order, as kafkajs hands them over.
+    const before = headers[text];
+    if (before === undefined) headers[text] = value ?? null;
+    else headers[text] = [...(Array.isArray(before) ? before : [before]), value ?? null];
   }
   return {
     offset: message.offset.toString(),

@@ -7,14 +7,23 @@
 /** Which Kafka client library a connection uses. */
 export type KafkaClientName = 'kafkajs' | 'platformatic';
 
+/** Headers to produce: a value per name, or several for a name given more than once. */
 export type RecordHeaders = { [name: string]: Buffer | string | (Buffer | string)[] | undefined };
+
+/**
+ * Headers as consumed: a name another producer gave more than once holds every value in order,
+ * and a value may be null (Kafka allows it; the Java client's `headers.add(name, null)`).
+ */
+export type ConsumedHeaders = {
+  [name: string]: Buffer | string | null | (Buffer | string | null)[] | undefined;
+};
 
 /** A consumed record, as both clients hand it over (kafkajs's KafkaMessage has this shape). */
 export interface ConsumedRecord {
   readonly offset: string;
   readonly key?: Buffer | null;
   readonly value: Buffer | null;
-  readonly headers?: RecordHeaders;
+  readonly headers?: ConsumedHeaders;
   readonly timestamp: string;
 }
 

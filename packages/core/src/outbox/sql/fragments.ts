@@ -3,8 +3,9 @@ import type { OutboxRecord, OutboxStatus } from '../record';
 
 /** Every column a transition returns, qualified by alias `e`. */
 export const RECORD_COLUMNS = `
-  e.id::text AS id, e.seq::text AS seq, e.event_type, e.payload, e.destination, e.ordering_key,
-  e.tenant_id, e.correlation_id, e.causation_id, e.headers, e.traceparent, e.tracestate, e.status,
+  e.id::text AS id, e.seq::text AS seq, e.event_type, e.payload::text AS payload, e.destination,
+  e.ordering_key, e.tenant_id, e.correlation_id, e.causation_id, e.headers::text AS headers,
+  e.traceparent, e.tracestate, e.status,
   e.retry_count, e.max_retries, e.claim_count, e.next_attempt_at, e.claim_token::text AS claim_token,
   e.lease_expires_at, e.last_error,
   e.published_at, e.failed_at, e.skipped_at, e.created_at, e.updated_at,
@@ -16,9 +17,9 @@ export const RECORD_COLUMNS = `
  * by the driver, so status, lease and bookkeeping columns the relay never reads are left out.
  */
 export const CLAIMED_COLUMNS = `
-  e.id::text AS id, e.seq::text AS seq, e.event_type, e.payload, e.destination, e.ordering_key,
-  e.tenant_id, e.correlation_id, e.causation_id, e.headers, e.traceparent, e.tracestate,
-  e.retry_count, e.created_at`;
+  e.id::text AS id, e.seq::text AS seq, e.event_type, e.payload::text AS payload, e.destination,
+  e.ordering_key, e.tenant_id, e.correlation_id, e.causation_id, e.headers::text AS headers,
+  e.traceparent, e.tracestate, e.retry_count, e.created_at`;
 
 /**
  * A status as a sub-select (evaluated once) instead of a literal: equal to it, but not a constant
@@ -97,6 +98,10 @@ export type ClaimedRow = Pick<
   | 'created_at'
 >;
 
+/**
+ * A jsonb column, selected as text (`::text`) so that every driver hands over the same thing:
+ * parsing a value a driver had already parsed would read a JSON string payload as JSON text.
+ */
 function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }

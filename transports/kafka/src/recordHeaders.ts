@@ -1,0 +1,51 @@
+import { FERRY_HEADERS } from '@ferry/core';
+import type { ConsumedHeaders, RecordHeaders } from './client/types';
+
+type ConsumedValue = ConsumedHeaders[string];
+
+/**
+ * The values of one consumed header, in order. Kafka lets a name repeat and lets a value be null
+ * (the Java client's `headers.add(name, null)`); a null value counts as no value.
+ */
+export function headerValues(value: ConsumedValue): (Buffer | string)[] {
+  const values = Array.isArray(value) ? value : [value];
+  return values.filter((one): one is Buffer | string => one !== null && one !== undefined);
+}
+
+/** The last value of a header, or undefined when it has none. */
+export function lastHeaderValue(value: ConsumedValue): Buffer | string | undefined {
+  const values = headerValues(value);
+  return values[values.length - 1];
+}
+
+/** The headers whose value ferry reads: one identity, tenant and type per record. */
+const READ_HEADERS = [FERRY_HEADERS.messageId, FERRY_HEADERS.tenantId, FERRY_HEADERS.eventType];
+
+/**
+ * Why a record's ferry headers are ambiguous (one of them given more than once with different
+ * values), or null. Taking any one of them would let a producer that adds a second tenant or id
+ * header choose what ferry reads, and readers of the same record (Java's `lastHeader`, a proxy that
+ * checks the first) disagree.
+ */
+export function ambiguousFerryHeader(headers: ConsumedHeaders | undefined): string | null {
+  for (const name of READ_HEADERS) {
+    const values = headerValues(headers?.[name]).map((value) => Buffer.from(value).toString('hex'));
+    const distinct = new Set(values).size;
+    if (distinct > 1)
+      return `the ${name} header appears ${values.length} times with ${distinct} different values`;
+  }
+  return null;
+}
+
+/**
+ * A consumed record's headers as a producer can send them again (to a dead-letter topic): values
+ * that are null are left out, since kafkajs cannot encode them and a send would throw on them.
+ */
+export function producibleHeaders(headers: ConsumedHeaders | undefined): RecordHeaders {
+  const out: RecordHeaders = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const values = headerValues(value);
+    if (values.length > 0) out[name] = values.length === 1 ? values[0] : values;
+  }
+  return out;
+}

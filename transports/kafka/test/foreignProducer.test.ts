@@ -1,0 +1,137 @@
+/**
+ * Records written by the official Java client (kafka-clients), a producer ferry did not write,
+ * with what it allows and kafkajs's producer does not: header values that are null, a header name
+ * given twice, records in an aborted transaction. Each record is accepted, dead-lettered with its
+ * reason or never seen (aborted), and the record behind it is accepted: none stalls its partition.
+ */
+import { FERRY_HEADERS } from '@ferry/core';
+import { REJECT_REASONS } from '../src';
+import { ConsumerHarness } from './consumerHarness';
+import { produceWithJava, type ForeignRecord } from './javaProducer';
+import { readBack } from './support';
+
+let harness: ConsumerHarness;
+
+beforeAll(async () => {
+  harness = await ConsumerHarness.create();
+});
+
+afterAll(async () => {
+  await harness.close();
+});
+
+const ID = FERRY_HEADERS.messageId;
+const TENANT = FERRY_HEADERS.tenantId;
+const neighbour: ForeignRecord = { value: '{"n":"last"}', headers: [[ID, 'last']] };
+
+async function consume(prefix: string, records: readonly ForeignRecord[]): Promise<string> {
+  const topic = await harness.topicPair(prefix);
+  await produceWithJava(topic, [...records, neighbour]);
+  const { groupId } = await harness.start(topic, prefix);
+  await harness.waitFullyCommitted(groupId, topic);
+  return topic;
+}
+
+describe('attachKafkaConsumer with records from the Java client', () => {
+  test('a record with a null header value that must be dead-lettered reaches the dead-letter topic with its other headers, and its partition moves on', async () => {
+    const topic = await consume('null-header-dead', [
+      {
+        key: 'k',
+        value: '{"n":1}',
+        headers: [
+          ['x-empty', null],
+          ['x-kept', 'yes'],
+        ],
+      },
+    ]);
+
+    expect((await harness.acceptor.rows('null-header-dead')).map((row) => row.messageId)).toEqual(['last']);
+    const [dead] = await readBack(harness.connection, `${topic}.dlq`, 1);
+    expect([dead?.key, dead?.headers[FERRY_HEADERS.rejectReason], dead?.headers['x-kept']]).toEqual([
+      'k',
+      REJECT_REASONS.missingIdentity,
+      'yes',
+    ]);
+  });
+
+  test('a header whose value is null is absent: a null tenant header gives no tenant, a null message id header no identity', async () => {
+    const topic = await consume('null-header', [
+      {
+        value: '{"n":1}',
+        headers: [
+          [ID, 'a'],
+          [TENANT, null],
+          ['x-empty', null],
+        ],
+      },
+      {
+        value: '{"n":2}',
+        headers: [
+          [ID, null],
+          [TENANT, 'acme'],
+        ],
+      },
+    ]);
+
+    const rows = await harness.acceptor.rows('null-header');
+    expect(rows.map((row) => [row.messageId, row.tenantId, row.headers])).toEqual([
+      ['a', null, { [ID]: 'a' }],
+      ['last', null, { [ID]: 'last' }],
+    ]);
+    const [dead] = await readBack(harness.connection, `${topic}.dlq`, 1);
+    expect(dead?.headers[FERRY_HEADERS.rejectReason]).toBe(REJECT_REASONS.missingIdentity);
+  });
+
+  test('a ferry header given twice with different values is ambiguous and dead-lettered, never read as one of them; given twice alike it is accepted', async () => {
+    const topic = await consume('twice', [
+      {
+        value: '{"n":1}',
+        headers: [
+          [ID, 'tenant-twice'],
+          [TENANT, 'acme'],
+          [TENANT, 'globex'],
+        ],
+      },
+      {
+        value: '{"n":2}',
+        headers: [
+          [ID, 'id-twice'],
+          [ID, 'id-other'],
+        ],
+      },
+      {
+        value: '{"n":3}',
+        headers: [
+          [ID, 'alike'],
+          [TENANT, 'acme'],
+          [TENANT, 'acme'],
+        ],
+      },
+    ]);
+
+    const rows = await harness.acceptor.rows('twice');
+    expect(rows.map((row) => [row.messageId, row.tenantId])).toEqual([
+      ['alike', 'acme'],
+      ['last', null],
+    ]);
+    const dead = await readBack(harness.connection, `${topic}.dlq`, 2);
+    expect(dead.map((record) => [record.value, record.headers[FERRY_HEADERS.rejectReason]])).toEqual([
+      ['{"n":1}', REJECT_REASONS.ambiguousHeader],
+      ['{"n":2}', REJECT_REASONS.ambiguousHeader],
+    ]);
+  });
+
+  test('a record of an aborted transaction is never accepted; committed ones are', async () => {
+    await consume('transactions', [
+      { mode: 'commit', value: '{"n":1}', headers: [[ID, 'committed']] },
+      { mode: 'abort', value: '{"n":2}', headers: [[ID, 'aborted']] },
+      { mode: 'commit', value: '{"n":3}', headers: [[ID, 'committed-after']] },
+    ]);
+
+    expect((await harness.acceptor.rows('transactions')).map((row) => row.messageId)).toEqual([
+      'committed',
+      'committed-after',
+      'last',
+    ]);
+  });
+});

@@ -1,0 +1,2 @@
+import './use';
+import '../foreignProducer.test';
