@@ -60,5 +60,11 @@ export {
 } from './hold';
 export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolution } from './tenant';
 export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
-export { AttachAttempts, awaitReady, checkAttachable, DEFAULT_READY_TIMEOUT_MS, type ReadyOptions } from './attach';
+export {
+  AttachAttempts,
+  awaitReady,
+  checkAttachable,
+  DEFAULT_READY_TIMEOUT_MS,
+  type ReadyOptions,
+} from './attach';
 export { requireOptionalPeer } from '../optionalPeer';
