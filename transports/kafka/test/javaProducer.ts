@@ -1,12 +1,7 @@
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { REPOSITORY_ROOT, mavenJars, runJavaSource } from '../../../test-support/javaClients';
 import { brokers } from './support';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../../..');
 const SOURCE = path.join(__dirname, 'java', 'ForeignProducer.java');
 
 /** A record for the Java client; null stands for a null key, value or header value. */
@@ -28,32 +23,9 @@ export interface ForeignRecord {
  * them for the broker: FERRY_KAFKA_LIBS, else .services/kafka/libs, downloaded from Maven Central
  * there when a broker started elsewhere left none.
  */
-async function clientLibs(): Promise<string> {
-  const libs = process.env.FERRY_KAFKA_LIBS ?? path.join(ROOT, '.services', 'kafka', 'libs');
-  if (existsSync(path.join(libs, '.complete'))) return libs;
-  const tmp = `${libs}.tmp.${process.pid}`;
-  await rm(tmp, { recursive: true, force: true });
-  const pom = path.join(ROOT, 'scripts', 'kafka', 'pom.xml');
-  await run(
-    'mvn',
-    [
-      '-B',
-      '-q',
-      '-f',
-      pom,
-      'dependency:copy-dependencies',
-      '-DincludeScope=runtime',
-      `-DoutputDirectory=${tmp}`,
-    ],
-    {
-      timeout: 300_000,
-    },
-  );
-  await rename(tmp, libs).catch(async (error: unknown) => {
-    await rm(tmp, { recursive: true, force: true });
-    if (!existsSync(libs)) throw error;
-  });
-  return libs;
+function clientLibs(): Promise<string> {
+  const libs = process.env.FERRY_KAFKA_LIBS ?? path.join(REPOSITORY_ROOT, '.services', 'kafka', 'libs');
+  return mavenJars(path.join(REPOSITORY_ROOT, 'scripts', 'kafka', 'pom.xml'), libs);
 }
 
 function field(text: string | null | undefined): string {
@@ -80,9 +52,7 @@ export async function produceWithJava(
       ...(record.headers ?? []).map(([name, value]) => `${field(name)}=${field(value)}`),
     ].join('\t'),
   );
-  const child = run('java', ['-cp', path.join(libs, '*'), SOURCE, brokers().join(','), topic, compression], {
-    timeout: 120_000,
+  await runJavaSource(libs, SOURCE, [brokers().join(','), topic, compression], {
+    input: `${lines.join('\n')}\n`,
   });
-  child.child.stdin?.end(`${lines.join('\n')}\n`);
-  await child;
 }

@@ -1,4 +1,4 @@
-import type { ConfirmChannel, Options } from 'amqplib';
+import type { ConfirmChannel } from 'amqplib';
 import {
   FERRY_HEADERS,
   type InboxAcceptInput,
@@ -20,12 +20,16 @@ import {
 } from '@ferry/core/transport';
 import { ChannelAcks, type Delivery } from './acks';
 import { publishWithConfirm } from './confirm';
+import { copyOptions, shortString } from './copyOptions';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { tierFor, tierQueueName, trustedTransportAttempts } from './retryTiers';
 import type { WorkQueueNames } from './topology';
 
-type PublishOptions = Options.Publish;
+/** The delivery's routing key for its dead-letter copy, or '' when amqplib could not encode it (shortString). */
+function copyRoutingKey(message: Entry['message']): string {
+  return shortString(message.fields.routingKey) ?? '';
+}
 
 /** A delivery and the channel it arrived on (the only channel that can ack it). */
 export type Entry = Delivery<ConfirmChannel>;
@@ -246,7 +250,7 @@ export class DeliverySettler {
       { queue: this.o.names.queue, reason, detail, messageId },
       `ferry.rabbitmq: dead-lettering a delivery (${reason})`,
     );
-    const copied = await this.copyTo(entry, this.o.names.deadLetterExchange, message.fields.routingKey, {
+    const copied = await this.copyTo(entry, this.o.names.deadLetterExchange, copyRoutingKey(message), {
       [FERRY_HEADERS.rejectReason]: reason,
       'x-ferry-reject-detail': detail.slice(0, 1_000),
     });
@@ -300,19 +304,7 @@ export class DeliverySettler {
     extraHeaders: Record<string, string>,
   ): Promise<boolean> {
     const { message, channel } = entry;
-    const { 'x-death': _death, ...headers } = message.properties.headers ?? {};
-    const p = message.properties;
-    const options: PublishOptions = {
-      persistent: true,
-      headers: { ...headers, ...extraHeaders },
-      ...(p.contentType !== undefined ? { contentType: p.contentType } : {}),
-      ...(p.contentEncoding !== undefined ? { contentEncoding: p.contentEncoding } : {}),
-      ...(p.messageId !== undefined ? { messageId: p.messageId } : {}),
-      ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
-      ...(p.type !== undefined ? { type: p.type } : {}),
-      ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
-      ...(p.appId !== undefined ? { appId: p.appId } : {}),
-    };
+    const options = copyOptions(message.properties, extraHeaders);
     const signal = deadlineSignal(this.o.confirmTimeoutMs, this.o.closing);
     const result = await publishWithConfirm(channel, exchange, routingKey, message.content, options, signal);
     return result.status === 'confirmed';

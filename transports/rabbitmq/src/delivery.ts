@@ -8,7 +8,9 @@ import {
   resolveTenant,
   type TenantSource,
 } from '@ferry/core/transport';
+import { DROPPED_HEADERS } from './copyOptions';
 import { REJECT_REASONS, type RejectReason } from './errors';
+import { LOSSY, ferryHeaderValue, maybeLossy, plainHeaderValue } from './headerValue';
 
 /** OpenTelemetry's `messaging.system` of RabbitMQ: named by the publisher and on every delivery. */
 export const RABBITMQ_SYSTEM = 'rabbitmq';
@@ -43,6 +45,7 @@ const TRANSPORT_HEADERS = new Set<string>([
   'x-first-death-reason',
   FERRY_HEADERS.transportAttempts,
   FERRY_HEADERS.rejectReason,
+  DROPPED_HEADERS,
 ]);
 
 /**
@@ -51,23 +54,23 @@ const TRANSPORT_HEADERS = new Set<string>([
  */
 export function decodeDelivery(message: Message, options: DecodeOptions): Decoded {
   const headers = message.properties.headers ?? {};
-  const ferry = readFerryHeaders((name) => headerValue(headers[name]));
+  const ferry = readFerryHeaders((name) => ferryHeaderValue(headers[name]));
   if (ferry.fault !== null) {
-    // Never the AMQP messageId or the extractor in place of a message-id header that is not UTF-8.
+    // Never the AMQP messageId or the extractor in place of a message-id header that is not text.
     const reported = ferry.messageId ?? null;
     return { ok: false, reason: REJECT_REASONS.invalidText, detail: ferry.fault, messageId: reported };
   }
-  const messageId =
-    ferry.messageId ??
-    nonEmptyValue(message.properties.messageId) ??
-    nonEmptyValue(options.identity?.(message)) ??
-    null;
+  const amqpMessageId = nonEmptyValue(message.properties.messageId);
+  const messageId = ferry.messageId ?? amqpMessageId ?? nonEmptyValue(options.identity?.(message)) ?? null;
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
     reason,
     detail,
     messageId,
   });
+  if (messageId === amqpMessageId && amqpMessageId !== undefined && maybeLossy(amqpMessageId)) {
+    return invalid(REJECT_REASONS.invalidText, `the AMQP messageId holds ${LOSSY}`);
+  }
   if (messageId === null) {
     return invalid(REJECT_REASONS.missingIdentity, 'no x-ferry-message-id header, messageId or extracted id');
   }
@@ -88,7 +91,12 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   const tenant = resolveTenant(options.tenant, message, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
   const body = parseJsonObjectBytes(message.content);
-  if (!body.ok) return invalid(REJECT_REASONS.unparseableBody, body.detail);
+  if (!body.ok) {
+    // ferry reads the body as it arrived: a compressed one (gzip) says so in the detail.
+    const encoding = nonEmptyValue(message.properties.contentEncoding);
+    const detail = encoding === undefined ? body.detail : `${body.detail} (content encoding ${encoding})`;
+    return invalid(REJECT_REASONS.unparseableBody, detail);
+  }
   const tenantId = tenant.tenantId;
   return {
     ok: true,
@@ -104,31 +112,12 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   };
 }
 
-/**
- * A header value as text, or undefined when it is not one (bytes, a table, array, timestamp,
- * decimal). amqplib has already decoded a long string (`S`) as UTF-8; it cannot be checked here.
- */
-export function headerString(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
-    return String(value);
-  return undefined;
-}
-
-/**
- * A header value as text or as its bytes (a byte array, `x`), undefined otherwise. Bytes are
- * decoded by the reader, strictly (readFerryHeaders, putStorableHeader), never lossily here.
- */
-function headerValue(value: unknown): string | Buffer | undefined {
-  return Buffer.isBuffer(value) ? value : headerString(value);
-}
-
 /** The delivery's headers that are storable text, without the transport's own (putStorableHeader). */
 function stringHeaders(headers: Readonly<Record<string, unknown>>): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (TRANSPORT_HEADERS.has(name)) continue;
-    const text = headerValue(value);
+    const text = plainHeaderValue(value);
     if (text !== undefined) putStorableHeader(result, name, text);
   }
   return result;

@@ -1,7 +1,7 @@
 import type { Message } from 'amqplib';
 import { FERRY_HEADERS, FerryConfigError } from '@ferry/core';
 import { backoffDelay, type BackoffPolicy } from '@ferry/core/transport';
-import { headerString } from './delivery';
+import { headerText } from './headerValue';
 
 /** More tiers than this means more retry queues than anyone wants to operate. */
 export const MAX_RETRY_TIERS = 32;
@@ -62,6 +62,6 @@ export function trustedTransportAttempts(message: Message, retryQueues: Readonly
   if (latest === null || typeof latest !== 'object') return 0;
   const { queue, reason } = latest as { queue?: unknown; reason?: unknown };
   if (reason !== 'expired' || typeof queue !== 'string' || !retryQueues.has(queue)) return 0;
-  const value = Number(headerString(message.properties.headers?.[FERRY_HEADERS.transportAttempts]) ?? 0);
+  const value = Number(headerText(message.properties.headers?.[FERRY_HEADERS.transportAttempts]) ?? 0);
   return Number.isInteger(value) && value > 0 ? value : 0;
 }

@@ -37,6 +37,14 @@ export function outboxHeaders(message: OutboxMessage): Record<string, string> {
   return headers;
 }
 
+/**
+ * A header a transport received but cannot read as text (a nested table, a boolean, a number
+ * that is not an exact integer, ...): `unreadable` says what it is, e.g. "a field table, not text".
+ */
+export interface UnreadableHeader {
+  readonly unreadable: string;
+}
+
 /** ferry's headers read off a delivery; an absent or empty value is undefined. */
 export interface FerryHeaderValues {
   readonly messageId: string | undefined;
@@ -44,7 +52,8 @@ export interface FerryHeaderValues {
   readonly eventType: string | undefined;
   /**
    * Why the delivery must be dead-lettered as `invalid_text`, naming the header (one of the three
-   * arrived as bytes that are not UTF-8, so its value is undefined), or null.
+   * arrived as bytes that are not UTF-8, or as a value the transport cannot read as text, so its
+   * value is undefined), or null.
    */
   readonly fault: string | null;
 }
@@ -55,13 +64,20 @@ export interface FerryHeaderValues {
  * are never decoded lossily, since two ids or tenants that differ only in invalid bytes would
  * become one (a message lost as a duplicate, two tenants in one scope). Such a header reads as
  * undefined and `fault` names it; the transport dead-letters the delivery as `invalid_text`.
- * Text a client library already decoded is taken as it is.
+ * So does a header `get` reports unreadable (UnreadableHeader): present, so never replaced by a
+ * fallback, and not text. Text a client library already decoded is taken as it is.
  */
-export function readFerryHeaders(get: (name: string) => string | Uint8Array | undefined): FerryHeaderValues {
+export function readFerryHeaders(
+  get: (name: string) => string | Uint8Array | UnreadableHeader | undefined,
+): FerryHeaderValues {
   const faults: string[] = [];
   const read = (name: string): string | undefined => {
     const value = get(name);
     if (value === undefined || typeof value === 'string') return nonEmptyValue(value);
+    if ('unreadable' in value) {
+      faults.push(`the ${name} header is ${value.unreadable}`);
+      return undefined;
+    }
     const text = strictUtf8Text(value);
     if (text === undefined) faults.push(`the ${name} header is bytes that are not valid UTF-8`);
     return nonEmptyValue(text);

@@ -37,6 +37,7 @@ export {
   storableHeaderText,
   putStorableHeader,
   type FerryHeaderValues,
+  type UnreadableHeader,
 } from './headers';
 export {
   TRANSPORT_REJECT_REASONS,

@@ -1,7 +1,7 @@
 import { FERRY_HEADERS, type OutboxMessage } from '../contracts';
 import { FerryConfigError } from '../errors';
 import { backoffDelay, resolveBackoff } from '../backoff';
-import { outboxHeaders, readFerryHeaders } from './headers';
+import { outboxHeaders, readFerryHeaders, type UnreadableHeader } from './headers';
 import { integerOption, nonEmptyOption } from '../optionChecks';
 
 const message: OutboxMessage = {
@@ -66,6 +66,19 @@ describe('transport helpers', () => {
       tenantId: undefined,
       eventType: undefined,
       fault: `the ${FERRY_HEADERS.tenantId} header is bytes that are not valid UTF-8; the ${FERRY_HEADERS.eventType} header is bytes that are not valid UTF-8`,
+    });
+  });
+
+  it('reads a ferry header the transport reports unreadable as undefined with a fault naming it, never as absent', () => {
+    const values: Record<string, string | UnreadableHeader> = {
+      [FERRY_HEADERS.messageId]: { unreadable: 'a field table, not text' },
+      [FERRY_HEADERS.tenantId]: 'acme',
+    };
+    expect(readFerryHeaders((name) => values[name])).toEqual({
+      messageId: undefined,
+      tenantId: 'acme',
+      eventType: undefined,
+      fault: `the ${FERRY_HEADERS.messageId} header is a field table, not text`,
     });
   });
 });

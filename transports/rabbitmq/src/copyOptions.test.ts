@@ -1,0 +1,109 @@
+import { createRequire } from 'node:module';
+import type { MessageProperties } from 'amqplib';
+import {
+  DROPPED_HEADERS,
+  MAX_COPY_HEADER_BYTES,
+  copyHeaders,
+  copyOptions,
+  shortString,
+  tableBytes,
+} from './copyOptions';
+
+/** amqplib's own table encoder, into a buffer the size of its scratch buffer (lib/defs.js). */
+const codec = createRequire(__filename)('amqplib/lib/codec') as {
+  encodeTable(buffer: Buffer, table: Readonly<Record<string, unknown>>, offset: number): number;
+};
+const encodedBytes = (table: Readonly<Record<string, unknown>>): number =>
+  codec.encodeTable(Buffer.alloc(MAX_COPY_HEADER_BYTES), table, 0);
+
+/** Every field-table type as amqplib decodes it. */
+const everyType = {
+  text: 'Zürich',
+  bytes: Buffer.from([1, 2, 3]),
+  integer: -7,
+  long: 1_234_567_890_123,
+  fraction: 2.25,
+  boolean: true,
+  void: null,
+  decimal: { '!': 'decimal', value: { places: 2, digits: 4_294_967_295 } },
+  timestamp: { '!': 'timestamp', value: 1_700_000_000 },
+  table: { a: 1, b: 'two', c: { d: [1, 'x', null] } },
+  array: [1, 'two', 2.5, null, { e: Buffer.from('f') }],
+};
+
+describe('copyHeaders', () => {
+  it("keeps the delivery's headers but x-death, with ferry's over them, and bounds amqplib's encoding from above", () => {
+    const headers = copyHeaders(
+      { ...everyType, 'x-death': [{ count: 1 }], 'x-ferry-reject-reason': 'old' },
+      {
+        'x-ferry-reject-reason': 'unparseable_body',
+      },
+    );
+    expect(headers).toEqual({ ...everyType, 'x-ferry-reject-reason': 'unparseable_body' });
+    expect(tableBytes(headers)).toBeGreaterThanOrEqual(encodedBytes(headers));
+  });
+
+  it("leaves the largest headers out of a table amqplib cannot encode, names them, and keeps the rest and ferry's", () => {
+    const original = {
+      ...everyType,
+      'x-huge': 'H'.repeat(70_000),
+      'x-big': Buffer.alloc(40_000),
+      'x-small': 's',
+    };
+    expect(() => encodedBytes({ ...original, 'x-ferry-reject-reason': 'headers_too_large' })).toThrow(
+      /out of range/,
+    );
+    const headers = copyHeaders(original, { 'x-ferry-reject-reason': 'headers_too_large' });
+    expect(headers).toEqual({
+      ...everyType,
+      'x-big': Buffer.alloc(40_000),
+      'x-small': 's',
+      'x-ferry-reject-reason': 'headers_too_large',
+      [DROPPED_HEADERS]: 'x-huge',
+    });
+    expect(encodedBytes(headers)).toBeLessThanOrEqual(MAX_COPY_HEADER_BYTES);
+  });
+
+  it('leaves out as many of many small headers as it takes', () => {
+    const original = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`h${i}`, i]));
+    const headers = copyHeaders(original, { 'x-ferry-reject-reason': 'headers_too_large' });
+    expect(headers['x-ferry-reject-reason']).toBe('headers_too_large');
+    expect(String(headers[DROPPED_HEADERS]).length).toBeLessThanOrEqual(1_000);
+    expect(encodedBytes(headers)).toBeLessThanOrEqual(MAX_COPY_HEADER_BYTES);
+  });
+});
+
+describe('copyOptions', () => {
+  const properties = (fields: Partial<MessageProperties>): MessageProperties =>
+    ({ headers: { 'x-death': [], h: 1 }, ...fields }) as MessageProperties;
+
+  it("keeps the delivery's content type, encoding, ids, type, timestamp and app id, persistent, with copyHeaders", () => {
+    const kept = {
+      contentType: 'application/json; charset=utf-8',
+      contentEncoding: 'UTF-8',
+      messageId: 'm'.repeat(255),
+      correlationId: 'c',
+      type: 't',
+      timestamp: 18_446_744_073_709_552_000,
+      appId: 'a',
+    };
+    const dropped = { priority: 9, expiration: '1000', userId: 'guest', replyTo: 'r', deliveryMode: 1 };
+    expect(copyOptions(properties({ ...kept, ...dropped }), { 'x-ferry-reject-reason': 'r' })).toEqual({
+      persistent: true,
+      headers: { h: 1, 'x-ferry-reject-reason': 'r' },
+      ...kept,
+    });
+  });
+
+  it('leaves out a short string amqplib would refuse: over 255 UTF-8 bytes once decoded to U+FFFD', () => {
+    const lossy = '\uFFFD'.repeat(100);
+    const options = copyOptions(
+      properties({ messageId: lossy, correlationId: lossy, type: lossy, appId: lossy, contentType: lossy }),
+      {},
+    );
+    expect(options).toEqual({ persistent: true, headers: { h: 1 } });
+    // The routing key of a dead-letter copy likewise (batch.ts: '' instead).
+    expect(shortString(lossy)).toBeUndefined();
+    expect(shortString('k'.repeat(255))).toBe('k'.repeat(255));
+  });
+});

@@ -1,0 +1,99 @@
+import type { MessageProperties, Options } from 'amqplib';
+
+/**
+ * The publish options of a copy the consumer publishes (to the dead-letter exchange or a retry
+ * tier): the delivery's properties and headers (without `x-death`, overlaid with ferry's),
+ * always encodable by amqplib. amqplib throws inside ConfirmChannel.publish when it cannot
+ * encode them, after it queued the confirm callback, and every later confirm on that channel is
+ * then credited to the publish before it (a copy reported unconfirmed, its delivery
+ * dead-lettered twice); so nothing here may be what amqplib refuses.
+ *
+ * Headers: amqplib encodes a table into one 64 KiB scratch buffer (lib/defs.js); another client
+ * can send a larger one (up to the frame size, 128 KiB): its largest headers are left out of the
+ * copy, named in `x-ferry-dropped-headers`, so the copy still carries ferry's reason.
+ * Short-string properties: amqplib refuses one over 255 UTF-8 bytes; a delivery's can be that
+ * long once amqplib decoded bytes that were not UTF-8 to U+FFFD (3 bytes each): left out.
+ */
+
+/** What amqplib can encode of one header table: its scratch buffer. */
+export const MAX_COPY_HEADER_BYTES = 65_536;
+
+/** Names the headers left out of a copy because the table was too large for amqplib. */
+export const DROPPED_HEADERS = 'x-ferry-dropped-headers';
+
+/** An upper bound of the bytes amqplib writes for one field value (lib/codec.js). */
+function fieldBytes(value: unknown): number {
+  if (value === null) return 1;
+  if (typeof value === 'string') return 5 + Buffer.byteLength(value);
+  if (Buffer.isBuffer(value)) return 5 + value.length;
+  if (typeof value === 'boolean') return 2;
+  if (Array.isArray(value))
+    return 5 + value.reduce((sum: number, item: unknown) => sum + fieldBytes(item), 0);
+  if (typeof value === 'object' && value !== undefined && !('!' in value)) {
+    return 1 + tableBytes(value as Readonly<Record<string, unknown>>);
+  }
+  return 9;
+}
+
+/** An upper bound of the bytes amqplib writes for a header table (its length prefix included). */
+export function tableBytes(table: Readonly<Record<string, unknown>>): number {
+  let bytes = 4;
+  for (const [name, value] of Object.entries(table)) {
+    if (value !== undefined) bytes += 1 + Buffer.byteLength(name) + fieldBytes(value);
+  }
+  return bytes;
+}
+
+/** Room kept for DROPPED_HEADERS itself: its name and up to 1,000 bytes of names. */
+const DROPPED_RESERVE = 1 + DROPPED_HEADERS.length + 5 + 1_000;
+
+/** The copy's headers: the delivery's without `x-death`, ferry's over them, within MAX_COPY_HEADER_BYTES. */
+export function copyHeaders(
+  original: Readonly<Record<string, unknown>>,
+  ferry: Readonly<Record<string, string>>,
+): Record<string, unknown> {
+  const { 'x-death': _death, ...own } = original;
+  const headers: Record<string, unknown> = { ...own, ...ferry };
+  let bytes = tableBytes(headers);
+  if (bytes <= MAX_COPY_HEADER_BYTES) return headers;
+  const largest = Object.keys(own)
+    .filter((name) => !(name in ferry))
+    .map((name) => ({ name, bytes: 1 + Buffer.byteLength(name) + fieldBytes(own[name]) }))
+    .sort((a, b) => b.bytes - a.bytes);
+  const dropped: string[] = [];
+  for (const entry of largest) {
+    if (bytes + DROPPED_RESERVE <= MAX_COPY_HEADER_BYTES) break;
+    delete headers[entry.name];
+    dropped.push(entry.name);
+    bytes -= entry.bytes;
+  }
+  headers[DROPPED_HEADERS] = Buffer.from(dropped.join(', ')).subarray(0, 1_000).toString();
+  return headers;
+}
+
+/**
+ * A short string (a property, the routing key) as amqplib can encode it again: undefined when
+ * it is over 255 UTF-8 bytes (amqplib refuses it).
+ */
+export function shortString(value: string | undefined): string | undefined {
+  return value !== undefined && Buffer.byteLength(value) <= 255 ? value : undefined;
+}
+
+/** The copy's publish options: persistent, the delivery's properties ferry keeps, copyHeaders. */
+export function copyOptions(
+  properties: MessageProperties,
+  ferry: Readonly<Record<string, string>>,
+): Options.Publish {
+  const p = properties;
+  const kept: Options.Publish = {
+    contentType: shortString(p.contentType as string | undefined),
+    contentEncoding: shortString(p.contentEncoding as string | undefined),
+    messageId: shortString(p.messageId as string | undefined),
+    correlationId: shortString(p.correlationId as string | undefined),
+    type: shortString(p.type as string | undefined),
+    timestamp: p.timestamp as number | undefined,
+    appId: shortString(p.appId as string | undefined),
+  };
+  const present = Object.entries(kept).filter(([, value]) => value !== undefined);
+  return { persistent: true, headers: copyHeaders(p.headers ?? {}, ferry), ...Object.fromEntries(present) };
+}
