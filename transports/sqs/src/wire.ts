@@ -92,14 +92,17 @@ export const identityFromMessageId: IdentityExtractor = (message) => message.Mes
 /** Turns a received message into an inbox input, or says why it is invalid before acceptance. */
 export function decodeMessage(message: Message, options: DecodeOptions): Decoded {
   const attributes = message.MessageAttributes ?? {};
-  const ferry = readFerryHeaders((name) => attributeString(attributes, name));
-  const messageId = ferry.messageId ?? nonEmptyValue(options.identity(message)) ?? null;
+  const ferry = readFerryHeaders((name) => ferryAttribute(attributes, name));
+  // A ferry attribute that is present but unreadable is never replaced by the extracted id.
+  const messageId =
+    ferry.messageId ?? (ferry.fault === null ? nonEmptyValue(options.identity(message)) : undefined) ?? null;
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
     reason,
     detail,
     messageId,
   });
+  if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
   if (messageId === null) {
     return invalid(REJECT_REASONS.missingIdentity, 'no x-ferry-message-id attribute and no extracted id');
   }
@@ -154,6 +157,19 @@ function decodeHeaders(attributes: Attributes): Record<string, string> {
     if (value !== undefined) putStorableHeader(headers, name, value);
   }
   return headers;
+}
+
+/**
+ * One of ferry's own attributes, whatever its type: a String or Number (and custom `.x` types)
+ * value as its text, a Binary one as its bytes, which readFerryHeaders reads as strict UTF-8 (as
+ * the Kafka and RabbitMQ consumers read bytes). Ignoring a Binary one would take the SQS
+ * MessageId as the identity and no tenant (the global scope) for what the producer named.
+ */
+function ferryAttribute(attributes: Attributes, name: string): string | Uint8Array | undefined {
+  const value = attributes[name];
+  if (!value) return undefined;
+  if (value.DataType?.startsWith('Binary')) return value.BinaryValue;
+  return value.StringValue;
 }
 
 export function attributeString(attributes: Attributes, name: string): string | undefined {
