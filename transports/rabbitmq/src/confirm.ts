@@ -10,6 +10,11 @@ export type ConfirmResult =
 /**
  * Publishes on a confirm channel and resolves once the broker acked or nacked it, the channel
  * closed, or `signal` aborted (confirm timeout, shutdown). Never rejects.
+ *
+ * When amqplib throws (it cannot encode the publish), it has already queued the confirm
+ * callback, and every later confirm on the channel would be credited to the publish before it:
+ * `onThrown` is then called synchronously with the error, and the caller must publish nothing
+ * more on the channel and discard it.
  */
 export function publishWithConfirm(
   channel: ConfirmChannel,
@@ -18,6 +23,7 @@ export function publishWithConfirm(
   content: Buffer,
   options: PublishOptions,
   signal: AbortSignal,
+  onThrown?: (error: unknown) => void,
 ): Promise<ConfirmResult> {
   return new Promise((resolve) => {
     let settled = false;
@@ -40,6 +46,7 @@ export function publishWithConfirm(
       });
     } catch (error) {
       settle({ status: 'failed', error: `publish failed: ${describeError(error)}` });
+      onThrown?.(error);
     }
   });
 }

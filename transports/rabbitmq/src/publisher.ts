@@ -12,6 +12,7 @@ import {
 } from '@ferry/core';
 import { deadlineSignal, observePublish, outboxHeaders, type PublishReport } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
+import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
 import { closedError, describeError } from './errors';
@@ -48,12 +49,32 @@ function parseDestination(destination: string, type: string): { exchange: string
   return { exchange: destination.slice(0, slash), routingKey: destination.slice(slash + 1) };
 }
 
-/** The wire format: JSON body, ferry headers (over the event's own), AMQP properties. */
+/**
+ * Why an exchange or routing key cannot be published (an AMQP short string holds at most 255
+ * bytes, and amqplib throws on a longer one), or null.
+ */
+function overlongRoute(route: { exchange: string; routingKey: string }): string | null {
+  for (const [what, value] of [
+    ['exchange', route.exchange],
+    ['routing key', route.routingKey],
+  ] as const) {
+    const bytes = Buffer.byteLength(value);
+    if (bytes > 255) return `the ${what} is ${bytes} bytes; AMQP allows 255 bytes`;
+  }
+  return null;
+}
+
+/**
+ * The wire format: JSON body, ferry headers (over the event's own), AMQP properties. `type` and
+ * `correlationId` are AMQP short strings (255 bytes at most); a longer one (emit allows 255
+ * characters of type and 512 of ids) is left out of the properties: the ferry headers carry it.
+ */
 export function encodeMessage(
   message: OutboxMessage,
   appId?: string,
 ): { content: Buffer; options: PublishOptions } {
   const headers = outboxHeaders(message);
+  const correlationId = shortString(message.correlationId ?? undefined);
   return {
     content: Buffer.from(JSON.stringify(message.payload), 'utf8'),
     options: {
@@ -62,10 +83,10 @@ export function encodeMessage(
       contentType: 'application/json',
       contentEncoding: 'utf-8',
       messageId: message.id,
-      type: message.type,
+      ...(shortString(message.type) !== undefined ? { type: message.type } : {}),
       timestamp: Math.floor(message.createdAt.getTime() / 1000),
       headers,
-      ...(message.correlationId !== null ? { correlationId: message.correlationId } : {}),
+      ...(correlationId !== undefined ? { correlationId } : {}),
       ...(appId !== undefined ? { appId } : {}),
     },
   };
@@ -148,8 +169,12 @@ export class RabbitPublisher implements Publisher {
     const toSend: SendItem[] = [];
     messages.forEach((message, index) => {
       const route = resolveRoute(message, this.options.routes, this.options.defaultDestination);
-      if (route) toSend.push({ index, message, ...route });
-      else outcomes.set(index, permanent(message.id, `no route for event type ${message.type}`));
+      if (!route) outcomes.set(index, permanent(message.id, `no route for event type ${message.type}`));
+      else {
+        const tooLong = overlongRoute(route);
+        if (tooLong === null) toSend.push({ index, message, ...route });
+        else outcomes.set(index, permanent(message.id, tooLong));
+      }
     });
     if (toSend.length > 0) {
       let channel: ConfirmChannel | null = null;
@@ -201,17 +226,36 @@ export class RabbitPublisher implements Publisher {
     model?.once('close', onLost);
     try {
       const confirms: Promise<ConfirmResult>[] = [];
+      let threw = false;
+      let unencodable = false;
       for (const item of items) {
         const { content, options } = encodeMessage(item.message, this.options.appId);
         confirms.push(
-          publishWithConfirm(channel, item.exchange, item.routingKey, content, options, deadline),
+          publishWithConfirm(channel, item.exchange, item.routingKey, content, options, deadline, (error) => {
+            threw = true;
+            // amqplib throws IllegalOperationError on a channel that closed: not the message's fault.
+            unencodable = (error as { name?: unknown } | null)?.name !== 'IllegalOperationError';
+          }),
+        );
+        // amqplib queued the confirm callback of the publish that threw: no confirm after it on
+        // this channel can be credited to the right message, so nothing more goes on it.
+        if (threw) break;
+      }
+      for (const item of items.slice(confirms.length)) {
+        outcomes.set(
+          item.index,
+          retryable(item.message.id, 'not published: an earlier publish in the batch failed'),
         );
       }
       const results = await Promise.all(confirms);
+      if (threw) this.discardChannel(channel);
       results.forEach((result, i) => {
         const item = items[i]!;
         const returnReason = returned.get(item.message.id);
-        if (result.status === 'failed')
+        // The publish amqplib could not encode (the last one, when one threw) never will be.
+        if (unencodable && i === results.length - 1 && result.status === 'failed')
+          outcomes.set(item.index, permanent(item.message.id, result.error));
+        else if (result.status === 'failed')
           outcomes.set(item.index, (connectionLost ? unavailable : retryable)(item.message.id, result.error));
         else if (returnReason !== undefined)
           outcomes.set(item.index, retryable(item.message.id, returnReason));
