@@ -12,7 +12,7 @@ import {
 } from './errors';
 import { resolvePublisherOptions, type PublisherOptions, type ResolvedPublisherOptions } from './options';
 import { isFifoQueue } from './topology';
-import { encodeEntry, messageSize, SQS_SYSTEM } from './wire';
+import { attributeTextFault, encodeEntry, messageSize, SQS_SYSTEM } from './wire';
 
 /** SQS accepts at most 10 entries per SendMessageBatch. */
 const MAX_BATCH_ENTRIES = 10;
@@ -128,7 +128,10 @@ export class SqsPublisher implements Publisher {
       const message = messages[index]!;
       const entry = encodeEntry(`m${index}`, message, fifo);
       const size = messageSize(entry.MessageBody, entry.MessageAttributes);
-      if (size > this.options.maxMessageBytes) {
+      const textFault = attributeTextFault(entry.MessageAttributes);
+      if (textFault !== null) {
+        outcomes[index] = { id: message.id, status: 'permanent', error: textFault };
+      } else if (size > this.options.maxMessageBytes) {
         outcomes[index] = {
           id: message.id,
           status: 'permanent',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Message, MessageAttributeValue, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
 import {
@@ -28,6 +29,43 @@ export const HEADERS_ATTRIBUTE = 'x-ferry-headers';
 
 export type Attributes = Record<string, MessageAttributeValue>;
 
+/**
+ * JSON that SQS takes as a body or attribute value: SQS refuses U+FFFE and U+FFFF (ElasticMQ
+ * refuses the whole request), which JSON.stringify leaves as they are; they are written as
+ * `\ufffe` / `\uffff` escapes instead, which parse back to the same value.
+ */
+export function sqsJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\ufffe\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
+}
+
+/** Characters SQS does not take in a body or attribute value (its allowed set is #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF). */
+const NOT_SQS_TEXT = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
+
+/** The first attribute whose value SQS would refuse, and why, or null. */
+export function attributeTextFault(attributes: Attributes | undefined): string | null {
+  for (const [name, value] of Object.entries(attributes ?? {})) {
+    const match = value.StringValue === undefined ? null : NOT_SQS_TEXT.exec(value.StringValue);
+    if (match) {
+      const code = match[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+      return `attribute ${name} holds U+${code}, which SQS does not take`;
+    }
+  }
+  return null;
+}
+
+/** What SQS takes as a FIFO MessageGroupId: 1 to 128 ASCII letters, digits and punctuation. */
+const GROUP_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * The FIFO MessageGroupId of an ordering key: the key itself when SQS takes it, else
+ * `ferry-key-` and the key's SHA-256 (base64url), the same for every event of that key, so an
+ * ordering key with spaces, another script or over 128 characters keeps its order.
+ */
+export function messageGroupId(orderingKey: string): string {
+  if (GROUP_ID.test(orderingKey)) return orderingKey;
+  return `ferry-key-${createHash('sha256').update(orderingKey).digest('base64url')}`;
+}
+
 export function encodeAttributes(message: OutboxMessage): Attributes {
   const attributes: Attributes = {};
   const put = (name: string, value: string | null) => {
@@ -35,7 +73,7 @@ export function encodeAttributes(message: OutboxMessage): Attributes {
   };
   for (const [name, value] of ferryHeaderValues(message)) put(name, value);
   const headers = eventHeaders(message);
-  if (Object.keys(headers).length > 0) put(HEADERS_ATTRIBUTE, JSON.stringify(headers));
+  if (Object.keys(headers).length > 0) put(HEADERS_ATTRIBUTE, sqsJson(headers));
   return attributes;
 }
 
@@ -49,7 +87,10 @@ export function messageSize(body: string, attributes: Attributes | undefined): n
   return size;
 }
 
-/** The batch entry for one outbox message; FIFO: group = ordering key (else the event id), dedup = event id. */
+/**
+ * The batch entry for one outbox message; FIFO: group = messageGroupId of the ordering key (else
+ * of the event id), dedup = event id.
+ */
 export function encodeEntry(
   entryId: string,
   message: OutboxMessage,
@@ -57,10 +98,13 @@ export function encodeEntry(
 ): SendMessageBatchRequestEntry & { MessageBody: string } {
   return {
     Id: entryId,
-    MessageBody: JSON.stringify(message.payload),
+    MessageBody: sqsJson(message.payload),
     MessageAttributes: encodeAttributes(message),
     ...(fifo
-      ? { MessageGroupId: message.orderingKey ?? message.id, MessageDeduplicationId: message.id }
+      ? {
+          MessageGroupId: messageGroupId(message.orderingKey ?? message.id),
+          MessageDeduplicationId: message.id,
+        }
       : {}),
   };
 }
