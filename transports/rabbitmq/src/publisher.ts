@@ -64,6 +64,15 @@ function overlongRoute(route: { exchange: string; routingKey: string }): string 
   return null;
 }
 
+/** Why a header name cannot be published (a field-table key is a short string too), or null. */
+function overlongHeaderName(message: OutboxMessage): string | null {
+  for (const name of Object.keys(message.headers)) {
+    const bytes = Buffer.byteLength(name);
+    if (bytes > 255) return `header name ${name.slice(0, 40)}… is ${bytes} bytes; AMQP allows 255 bytes`;
+  }
+  return null;
+}
+
 /**
  * The wire format: JSON body, ferry headers (over the event's own), AMQP properties. `type` and
  * `correlationId` are AMQP short strings (255 bytes at most); a longer one (emit allows 255
@@ -171,7 +180,7 @@ export class RabbitPublisher implements Publisher {
       const route = resolveRoute(message, this.options.routes, this.options.defaultDestination);
       if (!route) outcomes.set(index, permanent(message.id, `no route for event type ${message.type}`));
       else {
-        const tooLong = overlongRoute(route);
+        const tooLong = overlongRoute(route) ?? overlongHeaderName(message);
         if (tooLong === null) toSend.push({ index, message, ...route });
         else outcomes.set(index, permanent(message.id, tooLong));
       }

@@ -51,15 +51,26 @@ describe('RabbitPublisher with AMQP short strings over 255 bytes', () => {
       outboxMessage({ destination: `/${target}`, correlationId: longCorrelation }),
       outboxMessage({ destination: `/${'q'.repeat(300)}` }),
       outboxMessage({ destination: `/${target}` }),
+      outboxMessage({ destination: `/${target}`, headers: { [`x-${'n'.repeat(300)}`]: 'v' } }),
+      outboxMessage({ destination: `/${target}` }),
     ];
 
     const outcomes = await publisher.publish(messages, neverAborted());
 
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(['sent', 'sent', 'sent', 'permanent', 'sent']);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'sent',
+      'sent',
+      'sent',
+      'permanent',
+      'sent',
+      'permanent',
+      'sent',
+    ]);
+    expect(outcomes[5]).toMatchObject({ error: expect.stringContaining('header name') });
     expect(outcomes[3]).toMatchObject({ error: expect.stringContaining('255 bytes') });
     const received = await broker.drain(target);
     const byId = new Map(received.map((message) => [message.properties.messageId as string, message]));
-    expect([...byId.keys()].sort()).toEqual([0, 1, 2, 4].map((i) => messages[i]!.id).sort());
+    expect([...byId.keys()].sort()).toEqual([0, 1, 2, 4, 6].map((i) => messages[i]!.id).sort());
     const typed = byId.get(messages[1]!.id)!;
     expect([typed.properties.type, typed.properties.headers?.[FERRY_HEADERS.eventType]]).toEqual([
       undefined,
