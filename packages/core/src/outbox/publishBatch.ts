@@ -6,7 +6,7 @@ import type { Completion } from './sql/completeBatch';
 import type { RelayStore } from './store';
 import { startPublishSpans } from '../tracing';
 import { refuseForeignRows } from './foreignRows';
-import { storableText } from '../validate/text';
+import { checkOutcomes, errorText } from './publisherOutcomes';
 
 /** A claimed batch on its way to the publisher. */
 export interface ClaimedBatch {
@@ -27,27 +27,27 @@ function describe(error: unknown): string {
 }
 
 /**
- * A publisher's error text as last_error stores it: at most 4,000 characters, NUL and unpaired
- * surrogates replaced (one NUL would fail the completion of the whole batch).
+ * Turns the publisher's answer into completions. It is checked (checkOutcomes): a message
+ * without a valid outcome is retryable, with what the publisher did wrong as its error.
  */
-function errorText(error: unknown): string {
-  return storableText((typeof error === 'string' ? error : String(error)).slice(0, 4_000));
-}
-
-/** Turns the publisher's outcomes into completions; a message without an outcome is retryable. */
 export function toCompletions(
   messages: readonly OutboxMessage[],
-  outcomes: readonly PublishOutcome[],
+  answer: unknown,
   fallbackError: string,
   retry: ResolvedOutboxOptions['retry'],
+  /** Outcomes ferry decided itself (rows it refused); they take precedence. */
+  decided: readonly PublishOutcome[] = [],
 ): Completion[] {
-  const byId = new Map(outcomes.map((o) => [o.id, o]));
+  const { byId, problem } = checkOutcomes(answer);
+  const own = new Map(decided.map((outcome) => [outcome.id, outcome]));
   return messages.map((message) => {
     const delayMs = outboxRetryDelayMs(retry, message.attempt);
-    const outcome = byId.get(message.id);
+    const outcome = own.get(message.id) ?? byId.get(message.id);
     if (outcome?.status === 'sent') return { id: message.id, kind: 'sent', error: null, delayMs };
-    if (outcome) return { id: message.id, kind: outcome.status, error: errorText(outcome.error), delayMs };
-    return { id: message.id, kind: 'retryable', error: errorText(fallbackError), delayMs };
+    if (outcome?.status === 'invalid')
+      return { id: message.id, kind: 'retryable', error: outcome.error, delayMs };
+    if (outcome) return { id: message.id, kind: outcome.status, error: outcome.error, delayMs };
+    return { id: message.id, kind: 'retryable', error: errorText(problem ?? fallbackError), delayMs };
   });
 }
 
@@ -91,7 +91,7 @@ export async function publishBatch(args: {
       abort.abort(lease.signal.reason);
     },
   });
-  let outcomes: readonly PublishOutcome[] = [];
+  let answer: unknown = [];
   let fallbackError = 'publisher reported no outcome';
   const aborted = new Promise<readonly PublishOutcome[]>((resolve) =>
     abort.signal.addEventListener('abort', () => resolve([]), { once: true }),
@@ -102,17 +102,24 @@ export async function publishBatch(args: {
   const spans = startPublishSpans(publishable, args.publisher.system);
   try {
     if (!abort.signal.aborted && publishable.length > 0)
-      outcomes = await Promise.race([args.publisher.publish(spans.messages, abort.signal), aborted]);
+      answer = await Promise.race([args.publisher.publish(spans.messages, abort.signal), aborted]);
   } catch (error) {
     fallbackError = `publish failed: ${describe(error)}`.slice(0, 4_000);
   } finally {
     await lease.stop();
     args.shutdown.removeEventListener('abort', onShutdown);
   }
-  spans.end(outcomes, fallbackError, lostReason);
+  const completions = toCompletions(args.messages, answer, fallbackError, options.retry, refused);
+  spans.end(
+    completions.map((c): PublishOutcome =>
+      c.kind === 'sent' ? { id: c.id, status: 'sent' } : { id: c.id, status: c.kind, error: c.error ?? '' },
+    ),
+    fallbackError,
+    lostReason,
+  );
   if (lostReason !== undefined) return { kind: 'lost', reason: lostReason };
   return {
     kind: 'done',
-    completions: toCompletions(args.messages, [...refused, ...outcomes], fallbackError, options.retry),
+    completions,
   };
 }

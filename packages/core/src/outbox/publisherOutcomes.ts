@@ -1,0 +1,66 @@
+import type { PublishOutcome } from '../contracts';
+import { storableText } from '../validate/text';
+
+const STATUSES: ReadonlySet<string> = new Set(['sent', 'retryable', 'permanent', 'unavailable']);
+
+/** What a value is, for a message about it: 'a string', 'undefined', 'null', 'an object'. */
+function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** Error text as last_error stores it: at most 4,000 characters, storable (NUL would fail the batch). */
+export function errorText(error: unknown): string {
+  let text: string;
+  if (typeof error === 'string') text = error;
+  else if (error === undefined || error === null) text = 'publisher gave no error';
+  else if (error instanceof Error) text = error.message;
+  else {
+    try {
+      text = JSON.stringify(error) ?? kindOf(error);
+    } catch {
+      text = kindOf(error);
+    }
+  }
+  return storableText(text.slice(0, 4_000));
+}
+
+export type CheckedOutcome =
+  PublishOutcome | { readonly id: string; readonly status: 'invalid'; readonly error: string };
+
+/**
+ * A publisher's answer, checked: the Publisher contract is public, so what an application's
+ * publisher returns is never trusted. `byId` holds each message's one outcome; an entry that is
+ * not an outcome is left out (its message has none: retryable), a status ferry does not know and
+ * two different outcomes for one message are `invalid` (retryable, never sent). `problem` says
+ * why there are none at all when the answer is not an array.
+ */
+export function checkOutcomes(answer: unknown): {
+  byId: Map<string, CheckedOutcome>;
+  problem: string | null;
+} {
+  const byId = new Map<string, CheckedOutcome>();
+  if (!Array.isArray(answer)) {
+    return { byId, problem: `publisher returned ${kindOf(answer)}, not an array of outcomes` };
+  }
+  for (const entry of answer as unknown[]) {
+    if (entry === null || typeof entry !== 'object') continue;
+    const { id, status, error } = entry as { id?: unknown; status?: unknown; error?: unknown };
+    if (typeof id !== 'string') continue;
+    const outcome: CheckedOutcome =
+      typeof status === 'string' && STATUSES.has(status)
+        ? ({ id, status, ...(status === 'sent' ? {} : { error: errorText(error) }) } as PublishOutcome)
+        : {
+            id,
+            status: 'invalid',
+            error: `publisher reported no outcome (status ${JSON.stringify(status)} is not one)`,
+          };
+    const earlier = byId.get(id);
+    if (earlier !== undefined && earlier.status !== outcome.status) {
+      const error = `publisher reported conflicting outcomes (${earlier.status}, ${outcome.status})`;
+      byId.set(id, { id, status: 'invalid', error });
+    } else if (earlier === undefined) byId.set(id, outcome);
+  }
+  return { byId, problem: null };
+}
