@@ -3,6 +3,11 @@ import { AttachAttempts, awaitReady } from '@ferry/core/transport';
 
 const never = new Promise<void>(() => undefined);
 const refusal = () => new FerryError('FERRY_PERMANENT_FAILURE', 'refused: 403 (ACCESS-REFUSED)');
+/** What ready() rejects with when nothing attaches within 1 ms. */
+const timedOut = (attempts: AttachAttempts): Promise<unknown> =>
+  awaitReady('c', never, new AbortController().signal, { timeoutMs: 1 }, attempts).catch(
+    (rejection: unknown) => rejection,
+  );
 
 describe('awaitReady with AttachAttempts', () => {
   test('a refusal recorded before ready() rejects it at once with the refusal', async () => {
@@ -35,13 +40,7 @@ describe('awaitReady with AttachAttempts', () => {
     const attempts = new AttachAttempts();
     const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     attempts.failed(cause);
-    const error = await awaitReady(
-      'c',
-      never,
-      new AbortController().signal,
-      { timeoutMs: 1 },
-      attempts,
-    ).catch((rejection: unknown) => rejection);
+    const error = await timedOut(attempts);
     expect(error).toMatchObject({ code: 'FERRY_TIMEOUT', cause });
     expect((error as Error).message).toMatch(
       /^c was not ready within 1 ms; the last attempt failed: .*ECONNREFUSED/,
@@ -61,13 +60,7 @@ describe('awaitReady with AttachAttempts', () => {
     attempts.refused(refusal());
     const cause = new Error('NOT_FOUND - no queue');
     attempts.failed(cause);
-    const error = await awaitReady(
-      'c',
-      never,
-      new AbortController().signal,
-      { timeoutMs: 1 },
-      attempts,
-    ).catch((rejection: unknown) => rejection);
+    const error = await timedOut(attempts);
     expect(error).toMatchObject({ code: 'FERRY_TIMEOUT', cause });
   });
 
