@@ -36,6 +36,19 @@ export function topicOf(message: OutboxMessage, routing: TopicRouting): string |
   return topic === null || topic === undefined || topic.length === 0 ? null : topic;
 }
 
+/**
+ * Kafka's own topics. A produce to one is refused (kafkajs: INVALID_TOPIC_EXCEPTION), and
+ * @platformatic/kafka 1.x throws a TypeError out of its network callback for one (an
+ * uncaught exception that ends the process), so an event routed to one is `permanent` before
+ * any client sees it.
+ */
+const KAFKA_INTERNAL_TOPICS: ReadonlySet<string> = new Set([
+  '__consumer_offsets',
+  '__transaction_state',
+  '__share_group_state',
+  '__cluster_metadata',
+]);
+
 export type EncodeResult =
   { readonly ok: true; readonly record: OutboundRecord } | { readonly ok: false; readonly error: string };
 
@@ -54,6 +67,9 @@ export function encodeOutboxMessage(
       ok: false,
       error: `no topic for event type ${message.type}: no destination, route or defaultDestination`,
     };
+  }
+  if (KAFKA_INTERNAL_TOPICS.has(topic)) {
+    return { ok: false, error: `topic ${topic} is internal to Kafka: no event is published to it` };
   }
   let value: Buffer;
   try {

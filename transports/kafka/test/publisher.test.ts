@@ -230,6 +230,25 @@ describe('KafkaPublisher against a real broker', () => {
     }
   });
 
+  test("an event routed to one of Kafka's own topics is permanent without reaching the client; its neighbours are sent", async () => {
+    // @platformatic/kafka 1.x throws out of its network callback for __consumer_offsets (an
+    // uncaught exception: the process ends), kafkajs answers INVALID_TOPIC_EXCEPTION.
+    const name = await topic('internal-neighbour');
+    const publisher = new KafkaPublisher(connection, { defaultDestination: name });
+    const messages = [
+      outboxMessage({ destination: '__consumer_offsets' }),
+      outboxMessage({ destination: '__transaction_state' }),
+      outboxMessage(),
+    ];
+    try {
+      const outcomes = await publisher.publish(messages, never);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['permanent', 'permanent', 'sent']);
+      expect(outcomes[0]).toMatchObject({ error: expect.stringContaining('internal to Kafka') });
+    } finally {
+      await publisher.close();
+    }
+  });
+
   test('never reports sent for a topic the broker does not have: retryable, and its observer is told', async () => {
     const events: TransportPublisherEvent[] = [];
     const missing = uniqueName('missing');

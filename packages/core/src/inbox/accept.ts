@@ -52,12 +52,29 @@ type Prepared = {
 };
 type Invalid = { readonly index: number } & InputFault;
 
-/** Validates and serializes one input, or says why it is invalid. Pure. */
+/**
+ * Validates and serializes one input, or says why it is invalid. Pure. An input whose value
+ * throws as it is read (a getter, a Proxy trap) is invalid alone, never the batch's error.
+ */
 export function prepareInput(
   input: InboxAcceptInput,
   index: number,
   settings: AcceptSettings,
 ): Prepared | Invalid {
+  try {
+    return readInput(input, index, settings);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : typeof error;
+    return {
+      index,
+      code: 'FERRY_VALIDATION_FAILED',
+      reason: `input could not be read: ${detail}`.slice(0, 300),
+      rejectReason: TRANSPORT_REJECT_REASONS.inboxInvalid,
+    };
+  }
+}
+
+function readInput(input: InboxAcceptInput, index: number, settings: AcceptSettings): Prepared | Invalid {
   const fault = inputFault(input);
   if (fault !== null) return { index, ...fault };
   if (input.tenantId === null && settings.global !== 'shared') {

@@ -42,7 +42,23 @@ function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'containe
  */
 export function jsonFault(value: unknown, maxDepth: number, root = 'payload'): JsonFault | null {
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: 1 }];
+  let path = root;
+  try {
+    return walk(stack, maxDepth, (at) => (path = at));
+  } catch (error) {
+    // A getter or a Proxy trap that throws: the application's value cannot be read as JSON.
+    const reason = `could not be read: ${error instanceof Error ? error.message : typeof error}`;
+    return { path, reason: reason.slice(0, 200), rule: 'inbox_invalid' };
+  }
+}
+
+function walk(
+  stack: Array<{ value: unknown; path: string; depth: number }>,
+  maxDepth: number,
+  visiting: (path: string) => void,
+): JsonFault | null {
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    visiting(item.path);
     const fault = scalarFault(item.value);
     if (fault === null) continue;
     if (fault !== 'container') return { path: item.path, ...fault };

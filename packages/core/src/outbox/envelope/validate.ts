@@ -57,9 +57,24 @@ function validateMaxRetries(value: unknown, fallback: number): number {
 
 /**
  * Validates a whole envelope before any SQL runs. Throws FerryValidationError naming the
- * field and the reason (code FERRY_PAYLOAD_TOO_LARGE for an oversized payload).
+ * field and the reason (code FERRY_PAYLOAD_TOO_LARGE for an oversized payload), also when the
+ * application's value throws as it is read (a getter, a Proxy trap): never that raw error.
  */
 export function validateEnvelope(
+  event: OutboxEventInput,
+  limits: EnvelopeLimits,
+  defaultMaxRetries: number,
+): ValidEnvelope {
+  try {
+    return readEnvelope(event, limits, defaultMaxRetries);
+  } catch (error) {
+    if (error instanceof FerryValidationError) throw error;
+    const detail = error instanceof Error ? error.message : typeof error;
+    return fail('event', `could not be read: ${detail}`.slice(0, 300));
+  }
+}
+
+function readEnvelope(
   event: OutboxEventInput,
   limits: EnvelopeLimits,
   defaultMaxRetries: number,
