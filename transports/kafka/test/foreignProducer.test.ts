@@ -119,6 +119,11 @@ describe('attachKafkaConsumer with records from the Java client', () => {
       ['{"n":1}', REJECT_REASONS.ambiguousHeader],
       ['{"n":2}', REJECT_REASONS.ambiguousHeader],
     ]);
+    // The copy keeps every value: one kept alone would read as unambiguous (replayed, it chose).
+    expect([dead[0]?.headerValues[TENANT], dead[1]?.headerValues[ID]]).toEqual([
+      ['acme', 'globex'],
+      ['id-twice', 'id-other'],
+    ]);
   });
 
   test('a record of an aborted transaction is never accepted; committed ones are', async () => {

@@ -188,12 +188,17 @@ export interface ReadRecord {
   readonly key: string | null;
   readonly value: string | null;
   readonly headers: Record<string, string>;
+  /** Every value of each header, in order (a name may repeat). */
+  readonly headerValues: Record<string, string[]>;
 }
 
 function decode(partition: number, message: KafkaMessage): ReadRecord {
   const headers: Record<string, string> = {};
+  const headerValues: Record<string, string[]> = {};
   for (const [name, value] of Object.entries(message.headers ?? {})) {
-    if (value !== undefined) headers[name] = String(Array.isArray(value) ? value[0] : value);
+    if (value === undefined) continue;
+    headerValues[name] = (Array.isArray(value) ? value : [value]).map(String);
+    headers[name] = headerValues[name][0]!;
   }
   return {
     partition,
@@ -201,6 +206,7 @@ function decode(partition: number, message: KafkaMessage): ReadRecord {
     key: message.key?.toString('utf8') ?? null,
     value: message.value?.toString('utf8') ?? null,
     headers,
+    headerValues,
   };
 }
 

@@ -250,10 +250,12 @@ export class RabbitPublisher implements Publisher {
         // this channel can be credited to the right message, so nothing more goes on it.
         if (threw) break;
       }
+      // Never put on the wire, through no fault of theirs: released without spending an attempt
+      // (a retryable outcome spent one for each such event ahead of them, until FAILED).
       for (const item of items.slice(confirms.length)) {
         outcomes.set(
           item.index,
-          retryable(item.message.id, 'not published: an earlier publish in the batch failed'),
+          unavailable(item.message.id, 'not published: an earlier publish in the batch failed'),
         );
       }
       const results = await Promise.all(confirms);

@@ -6,7 +6,7 @@ import {
 import { FERRY_HEADERS } from '@ferry/core';
 import type { SqsConnection } from './connection';
 import { isFifoQueue } from './topology';
-import { messageSize, type Attributes } from './wire';
+import { messageSize, sqsText, type Attributes } from './wire';
 
 /** Carries the human-readable detail beside the reason code of `x-ferry-reject-reason`. */
 export const REJECT_DETAIL_ATTRIBUTE = 'x-ferry-reject-detail';
@@ -69,10 +69,11 @@ function deadLetterEntry(
   maxBytes: number,
 ): SendMessageBatchRequestEntry & { MessageBody: string } {
   const reason: Attributes = {
-    [FERRY_HEADERS.rejectReason]: { DataType: 'String', StringValue: item.reason },
+    [FERRY_HEADERS.rejectReason]: { DataType: 'String', StringValue: sqsText(item.reason) },
+    // The detail may quote decoded text SQS refuses (U+FFFF): one such copy failed the request.
     [REJECT_DETAIL_ATTRIBUTE]: {
       DataType: 'String',
-      StringValue: (item.detail || item.reason).slice(0, 1_000),
+      StringValue: sqsText((item.detail || item.reason).slice(0, 1_000)),
     },
   };
   const body = item.message.Body ?? '';

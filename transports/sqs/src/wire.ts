@@ -41,6 +41,15 @@ export function sqsJson(value: unknown): string {
 /** Characters SQS does not take in a body or attribute value (its allowed set is #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF). */
 const NOT_SQS_TEXT = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
 
+/**
+ * `value` with every character SQS does not take (NOT_SQS_TEXT, unpaired surrogates too)
+ * replaced with U+FFFD: for text ferry writes itself, e.g. a dead-letter copy's reject detail,
+ * which quotes decoded JSON (`\uffff` on the wire is ASCII, decoded it is not).
+ */
+export function sqsText(value: string): string {
+  return value.replace(new RegExp(NOT_SQS_TEXT.source, 'gu'), '\ufffd');
+}
+
 /** The first attribute whose value SQS would refuse, and why, or null. */
 export function attributeTextFault(attributes: Attributes | undefined): string | null {
   for (const [name, value] of Object.entries(attributes ?? {})) {

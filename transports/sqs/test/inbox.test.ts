@@ -8,6 +8,7 @@ import {
   neverAborted,
   openConnection,
   outboxMessages,
+  receiveAtLeast,
   receiveNone,
   sendRaw,
   uniqueName,
@@ -114,5 +115,30 @@ describe("SQS consumer feeding @ferry/core's Inbox", () => {
       ),
     );
     expect(await receiveNone(connection, deadUrl)).toEqual([]);
+  });
+
+  // A body SQS took as ASCII may decode to text SQS refuses (`\uffff`), which the inbox's reason
+  // quotes: the copy's reject detail held U+FFFF and ElasticMQ refused the whole dead-letter
+  // request, so that message and every other invalid one of its batch came back for ever.
+  it('dead-letters a message whose reject detail quotes U+FFFF, and the invalid neighbours of its batch', async () => {
+    const inbox = new Inbox(database.prisma);
+    await inbox.initialize();
+    const { queueUrl } = await queues.declare({ name: uniqueName('dl-text') });
+    const { queueUrl: deadUrl } = await queues.declareBare({ name: uniqueName('dl-text-dead') });
+    const run = uniqueName('t');
+    const bodies = [String.raw`{"k\uffff":"\u0000"}`, String.raw`{"k\ud800":"\u0000"}`, 'not json'];
+    for (const [i, body] of bodies.entries())
+      await sendRaw(connection, queueUrl, body, { [FERRY_HEADERS.messageId]: `${run}-${i}` });
+    await consumeUntilSettled(
+      inbox,
+      { queueUrl, consumer: 'dl-text', deadLetter: { mode: 'queue', queueUrl: deadUrl } },
+      bodies.length,
+    );
+    const dead = await receiveAtLeast(connection, deadUrl, bodies.length);
+    expect(dead.map((m) => m.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue).sort()).toEqual(
+      bodies.map((_, i) => `${run}-${i}`),
+    );
+    const details = dead.map((m) => m.MessageAttributes?.['x-ferry-reject-detail']?.StringValue ?? '');
+    expect(details.filter((detail) => /[\ufffe\uffff]/.test(detail))).toEqual([]);
   });
 });

@@ -170,15 +170,17 @@ export function describeError(
 
 /**
  * The part of `text` describeError reads: the rules run over at most 4 × `max` characters (the
- * description keeps `max`), so an error of many megabytes cannot hold the event loop, cut after
- * the last whitespace (if any) so that no secret is left half-matched at the end.
+ * description keeps `max`), so an error of many megabytes cannot hold the event loop, cut at
+ * the last whitespace so that no secret is left half-matched at the end. Without whitespace
+ * nothing is kept: a cut inside the one token could leave a secret half there, which its rule
+ * no longer matches (a URL's password without the '@' after it).
  */
 function bounded(text: string, max: number): string {
   const limit = Math.max(4 * max, 256);
   if (text.length <= limit) return text;
   const head = text.slice(0, limit);
   const space = head.search(/\s\S*$/);
-  return `${space > 0 ? head.slice(0, space) : head} …`;
+  return `${space > 0 ? head.slice(0, space) : ''} …`;
 }
 
 /** Truncated to `max` and storable (NUL and unpaired surrogates replaced: PostgreSQL refuses NUL). */

@@ -28,22 +28,30 @@ export function checkAttachable(acceptor: InboxAcceptor, consumer: string): void
 export class AttachAttempts {
   private lastFailure: unknown = undefined;
   private refusal: FerryError | null = null;
+  /** ready() resolves once the consumer attached the first time: refusals after it reject none. */
+  private attachedOnce = false;
   private readonly listeners = new Set<(refusal: FerryError) => void>();
 
-  /** An attempt failed; the consumer retries. */
+  /** An attempt failed; the consumer retries. A refusal before it no longer describes it. */
   failed(error: unknown): void {
     this.lastFailure = error;
+    this.refusal = null;
   }
 
-  /** An attempt failed in a way only an operator can fix; the consumer still retries. */
+  /**
+   * An attempt failed in a way only an operator can fix; the consumer still retries. Once the
+   * consumer attached, a refusal (met re-attaching) is only the last failure.
+   */
   refused(refusal: FerryError): void {
     this.lastFailure = refusal;
+    if (this.attachedOnce) return;
     this.refusal = refusal;
     for (const listener of this.listeners) listener(refusal);
   }
 
   /** The consumer attached: earlier failures no longer describe it. */
   attached(): void {
+    this.attachedOnce = true;
     this.lastFailure = undefined;
     this.refusal = null;
   }

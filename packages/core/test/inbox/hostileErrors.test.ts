@@ -21,6 +21,9 @@ const THROWN: Record<string, () => unknown> = {
   'lone-surrogate': () => new Error('lone \ud800 surrogate'),
   huge: () => new Error(`password=hunter2 ${'x'.repeat(20_000_000)}`),
   'huge-digits': () => new Error(`${'1'.repeat(5_000_000)}x`),
+  // No whitespace before the bound of 4 x 2,000 characters, which falls inside the URL's password:
+  // cut there, the URL rule (up to '@') no longer matched and 'user:hunter2secr' was stored.
+  'secret-at-bound': () => new Error(`token=${'a'.repeat(7_970)};amqp://user:hunter2secret@host/vhost`),
   'null-prototype': () => Object.create(null) as unknown,
   'throwing-accessors': () =>
     new Proxy(new Error('proxy'), {
@@ -65,4 +68,5 @@ test('every hostile thrown value is recorded and its receipt goes DEAD after its
   expect(byConsumer.get('nul-string')?.last_error).toBe('non-error thrown: thrown \ufffd string');
   expect(byConsumer.get('lone-surrogate')?.last_error).toBe('Error: lone \ufffd surrogate');
   expect(byConsumer.get('huge')?.last_error).toBe('Error: password=[redacted] …');
+  expect(byConsumer.get('secret-at-bound')?.last_error).not.toMatch(/user|hunter/);
 });

@@ -163,12 +163,17 @@ async function haveLeaders(admin: PlatformaticAdmin, topics: readonly string[]):
 
 const asBuffer = (value: Buffer | string): Buffer => (Buffer.isBuffer(value) ? value : Buffer.from(value));
 
-/** One header value per name (the last of repeated ones): the client keeps headers in a map. */
+/**
+ * Every value of every header, in order. The client keeps headers in a map keyed by Buffer, which
+ * compares by identity: a name given more than once gets a key of its own per value (a dead-letter
+ * copy of a record with a repeated header keeps all of them, as kafkajs's producer does).
+ */
 function toHeaders(headers: RecordHeaders): Map<Buffer, Buffer> {
   const out = new Map<Buffer, Buffer>();
   for (const [name, value] of Object.entries(headers)) {
-    const last = Array.isArray(value) ? value[value.length - 1] : value;
-    if (last !== undefined) out.set(Buffer.from(name), asBuffer(last));
+    for (const one of Array.isArray(value) ? value : [value]) {
+      if (one !== undefined) out.set(Buffer.from(name), asBuffer(one));
+    }
   }
   return out;
 }
