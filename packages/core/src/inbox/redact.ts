@@ -170,17 +170,20 @@ export function describeError(
 
 /**
  * The part of `text` describeError reads: the rules run over at most 4 × `max` characters (the
- * description keeps `max`), so an error of many megabytes cannot hold the event loop, cut at
- * the last whitespace so that no secret is left half-matched at the end. Without whitespace
- * nothing is kept: a cut inside the one token could leave a secret half there, which its rule
- * no longer matches (a URL's password without the '@' after it).
+ * description keeps `max`), so an error of many megabytes cannot hold the event loop. The cut
+ * must not leave a secret half there, which its rule would no longer match (a URL's password
+ * without the '@' after it): it goes back to the last whitespace, else to the last character
+ * that cannot be inside a word, number or token (a `;`, `:`, `/`, `=`, …), and a URL left open
+ * at the end is dropped. Text that is one run of word characters is cut as it is.
  */
 function bounded(text: string, max: number): string {
   const limit = Math.max(4 * max, 256);
   if (text.length <= limit) return text;
   const head = text.slice(0, limit);
   const space = head.search(/\s\S*$/);
-  return `${space > 0 ? head.slice(0, space) : ''} …`;
+  const delimiter = head.search(/[^\w.-][\w.-]*$/);
+  const cut = space > 0 ? space : delimiter > 0 ? delimiter + 1 : limit;
+  return `${head.slice(0, cut).replace(/[a-z][a-z0-9+.-]*:\/\/\S*$/i, '')} …`;
 }
 
 /** Truncated to `max` and storable (NUL and unpaired surrogates replaced: PostgreSQL refuses NUL). */
