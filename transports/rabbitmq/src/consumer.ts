@@ -2,6 +2,7 @@ import type { ChannelModel, ConfirmChannel, Message } from 'amqplib';
 import type { InboxAcceptor, Logger } from '@ferry/core';
 import { FerryError } from '@ferry/core';
 import {
+  guardLogger,
   AttachAttempts,
   abortableDelay,
   awaitReady,
@@ -86,7 +87,7 @@ class ConsumerRuntime implements RabbitConsumer {
     const { connection, owned } = useConnection(options.connection);
     this.connection = connection;
     this.ownsConnection = owned;
-    this.logger = options.logger ?? connection.options.logger;
+    this.logger = guardLogger(options.logger ?? connection.options.logger);
     this.emit = consumerEmitter('rabbitmq', this.names.queue, options.observer, this.logger);
     this.prefetch = options.prefetch;
     const settler = (this.settler = new DeliverySettler({

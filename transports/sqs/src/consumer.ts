@@ -7,6 +7,7 @@ import {
   type Logger,
 } from '@ferry/core';
 import {
+  guardLogger,
   abortableDelay,
   acceptHolding,
   AttachAttempts,
@@ -96,7 +97,7 @@ class PollingConsumer implements SqsConsumer {
     private readonly connection: SqsConnection,
     private readonly options: ResolvedConsumerOptions,
   ) {
-    this.logger = options.logger ?? connection.logger;
+    this.logger = guardLogger(options.logger ?? connection.logger);
     this.emit = consumerEmitter('sqs', options.queueUrl, options.observer, this.logger);
     this.readyPromise = new Promise((resolve, reject) => {
       this.markReady = resolve;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { FerryError } from '../errors';
-import { defaultLogger, type Logger } from '../observe/logger';
+import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { reconnectDelayMs } from '../backoff';
 import { CircuitBreaker, type CircuitState } from './circuit';
@@ -102,7 +102,7 @@ class OutboxRelay implements Relay {
   constructor(private readonly config: RelayConfig) {
     checkRelayConfig(config);
     this.options = resolveOutboxOptions(config.options);
-    const logger = config.logger ?? defaultLogger('ferry.outbox.relay');
+    const logger = guardLogger(config.logger ?? defaultLogger('ferry.outbox.relay'));
     this.logger = logger;
     for (const warning of this.options.warnings) logger.warn({ option: 'stuckThreshold' }, warning);
     this.store = config.store ?? relayStore(config.db);
