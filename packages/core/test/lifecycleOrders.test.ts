@@ -147,33 +147,42 @@ describe('relay: any order of start, runOnce and close', () => {
   it('publishes every row exactly once whatever the order of start, runOnce and close calls (property)', async () => {
     type Step = 'start' | 'runOnce' | 'close';
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.constantFrom<Step>('start', 'runOnce', 'close'), { maxLength: 6 }), async (steps) => {
-        await t.db.execute('DELETE FROM outbox_events');
-        const { ids } = await emitMany(
-          t.db,
-          Array.from({ length: 3 }, (_, n) => ({ type: 'order.placed', payload: { n } })),
-        );
-        const publisher = new InMemoryPublisher();
-        const r = makeRelay(publisher, { shutdownTimeout: 5_000 });
-        const calls: Array<Promise<unknown>> = [];
-        for (const step of steps) {
-          if (step === 'close') calls.push(r.close());
-          else if (step === 'runOnce') calls.push(r.runOnce().catch((error: unknown) => assertClosed(error)));
-          else calls.push(Promise.resolve().then(() => r.start()).catch((error: unknown) => assertClosed(error)));
-        }
-        await Promise.all(calls);
-        // Whatever happened, a fresh relay finishes the work; nothing was published twice.
-        await r.close();
-        const rest = makeRelay(publisher);
-        rest.start();
-        await waitFor('every row SENT', async () => {
-          const statuses = await Promise.all(ids.map((id) => statusOf(t.db, id)));
-          return statuses.every((row) => row.status === 'SENT');
-        });
-        await rest.close();
-        const published = publisher.delivered.map((m) => m.id).sort();
-        expect(published).toEqual([...ids].sort());
-      }),
+      fc.asyncProperty(
+        fc.array(fc.constantFrom<Step>('start', 'runOnce', 'close'), { maxLength: 6 }),
+        async (steps) => {
+          await t.db.execute('DELETE FROM outbox_events');
+          const { ids } = await emitMany(
+            t.db,
+            Array.from({ length: 3 }, (_, n) => ({ type: 'order.placed', payload: { n } })),
+          );
+          const publisher = new InMemoryPublisher();
+          const r = makeRelay(publisher, { shutdownTimeout: 5_000 });
+          const calls: Array<Promise<unknown>> = [];
+          for (const step of steps) {
+            if (step === 'close') calls.push(r.close());
+            else if (step === 'runOnce')
+              calls.push(r.runOnce().catch((error: unknown) => assertClosed(error)));
+            else
+              calls.push(
+                Promise.resolve()
+                  .then(() => r.start())
+                  .catch((error: unknown) => assertClosed(error)),
+              );
+          }
+          await Promise.all(calls);
+          // Whatever happened, a fresh relay finishes the work; nothing was published twice.
+          await r.close();
+          const rest = makeRelay(publisher);
+          rest.start();
+          await waitFor('every row SENT', async () => {
+            const statuses = await Promise.all(ids.map((id) => statusOf(t.db, id)));
+            return statuses.every((row) => row.status === 'SENT');
+          });
+          await rest.close();
+          const published = publisher.delivered.map((m) => m.id).sort();
+          expect(published).toEqual([...ids].sort());
+        },
+      ),
       { numRuns: 12 },
     );
   }, 60_000);
@@ -218,7 +227,12 @@ describe('LISTEN wake-ups closed while connecting', () => {
 
   it('relay and worker close() right after start() leave no LISTEN connection on the database', async () => {
     for (let i = 0; i < 5; i += 1) {
-      const r = createRelay({ db: t.db, publisher: new InMemoryPublisher(), logger: silent, listenUrl: t.url });
+      const r = createRelay({
+        db: t.db,
+        publisher: new InMemoryPublisher(),
+        logger: silent,
+        listenUrl: t.url,
+      });
       const inbox = makeInbox(t.prisma, { worker: { listenUrl: t.url } });
       r.start();
       inbox.start();
@@ -230,7 +244,10 @@ describe('LISTEN wake-ups closed while connecting', () => {
 
 describe('inbox worker: any order of initialize, start, runOnce and close', () => {
   it('start(), runOnce() and initialize() after close() fail FERRY_CLOSED; close() twice concurrently resolves both', async () => {
-    const inbox = makeInbox(t.prisma, { worker: { enabled: true }, handlers: { orders: async () => undefined } });
+    const inbox = makeInbox(t.prisma, {
+      worker: { enabled: true },
+      handlers: { orders: async () => undefined },
+    });
     await inbox.initialize();
     const [a, b] = [inbox.close(), inbox.close()];
     await expect(Promise.all([a, b])).resolves.toEqual([undefined, undefined]);
@@ -266,7 +283,10 @@ describe('inbox worker: any order of initialize, start, runOnce and close', () =
   });
 
   it('close() during initialize() ends closed with no poll loop, whichever wins', async () => {
-    const inbox = makeInbox(t.prisma, { worker: { enabled: true }, handlers: { orders: async () => undefined } });
+    const inbox = makeInbox(t.prisma, {
+      worker: { enabled: true },
+      handlers: { orders: async () => undefined },
+    });
     const init = inbox.initialize().then(
       () => 'started',
       (error: unknown) => (error instanceof FerryError ? error.code : error),

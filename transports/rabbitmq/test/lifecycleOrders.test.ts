@@ -35,7 +35,11 @@ describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => 
   it('close() at once after attach, before ready() resolved: ready() fails FERRY_CLOSED or resolved, no connection is left', async () => {
     const before = openSocketsTo(AMQP_PORT);
     for (let i = 0; i < 5; i += 1) {
-      const consumer = attachRabbitConsumer(f.acceptor, { connection: AMQP_URL, queue: f.queue, consumer: 'billing' });
+      const consumer = attachRabbitConsumer(f.acceptor, {
+        connection: AMQP_URL,
+        queue: f.queue,
+        consumer: 'billing',
+      });
       const ready = outcome(consumer.ready());
       // Each step of the attach in turn: connecting, opening the channel, declaring, consuming.
       for (let turn = 0; turn < i * 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
@@ -111,7 +115,11 @@ describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => 
       expect(outcomes.map((o) => o.id)).toEqual(messages.map((m) => m.id));
       const sent = new Set(outcomes.filter((o) => o.status === 'sent').map((o) => o.id));
       expect(new Set(outcomes.map((o) => o.status))).toEqual(
-        new Set(outcomes.map((o) => o.status).filter((status) => ['sent', 'retryable', 'unavailable'].includes(status))),
+        new Set(
+          outcomes
+            .map((o) => o.status)
+            .filter((status) => ['sent', 'retryable', 'unavailable'].includes(status)),
+        ),
       );
       const queued = (await f.broker.drain(f.queue)).map((m) => String(m.properties.messageId));
       expect([...sent].filter((id) => !queued.includes(id))).toEqual([]);
