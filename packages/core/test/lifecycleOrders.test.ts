@@ -188,6 +188,29 @@ describe('relay: any order of start, runOnce and close', () => {
   }, 60_000);
 });
 
+describe('relay: emit during close()', () => {
+  it('a row emitted while the relay closes stays PENDING, untouched, and the next relay sends it once', async () => {
+    const { publisher, release } = gatedPublisher();
+    await emitMany(t.db, [{ type: 'order.placed', payload: { n: 0 } }]);
+    const r = makeRelay(publisher, { shutdownTimeout: 10_000 });
+    r.start();
+    await waitFor('the first publish to start', async () => publisher.attempts.length === 1);
+    const closing = r.close();
+    const { ids } = await emitMany(t.db, [{ type: 'order.placed', payload: { n: 1 } }]);
+    release();
+    await closing;
+    expect(await statusOf(t.db, ids[0]!)).toMatchObject({
+      status: 'PENDING',
+      retry_count: 0,
+      claim_count: 0,
+    });
+    const next = makeRelay(publisher);
+    expect(await next.runOnce()).toMatchObject({ claimed: 1, sent: 1 });
+    await next.close();
+    expect(publisher.delivered.filter((m) => m.id === ids[0])).toHaveLength(1);
+  });
+});
+
 function assertClosed(error: unknown): void {
   if (!(error instanceof FerryError) || error.code !== 'FERRY_CLOSED') throw error;
 }
@@ -223,6 +246,29 @@ describe('LISTEN wake-ups closed while connecting', () => {
     } finally {
       await server.stop();
     }
+  });
+
+  it('relay and worker close() while their LISTEN connection waits to reconnect leave none, and reconnect no more', async () => {
+    const listen = { reconnectInitialDelay: 60_000, reconnectMaxDelay: 60_000 };
+    const r = createRelay({
+      db: t.db,
+      publisher: new InMemoryPublisher(),
+      logger: silent,
+      listenUrl: t.url,
+      options: { pollInterval: 20, listen },
+    });
+    const inbox = makeInbox(t.prisma, { worker: { listenUrl: t.url } });
+    r.start();
+    inbox.start();
+    await waitFor('both LISTEN connections', async () => (await listenConnections()) === 2);
+    await t.db.execute(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
+    );
+    await waitFor('both listeners to notice', async () => !r.listener?.connected);
+    await Promise.all([r.close(), inbox.close()]);
+    expect(await listenConnections()).toBe(0);
+    expect(r.listener?.connects).toBe(1);
   });
 
   it('relay and worker close() right after start() leave no LISTEN connection on the database', async () => {
