@@ -9,7 +9,7 @@
 import { FERRY_HEADERS, FerryError } from '@ferry/core';
 import { KafkaPublisher, attachKafkaConsumer } from '../src';
 import { ConsumerHarness } from './consumerHarness';
-import { committedOffsets, fastGroup, outboxMessage, readBack, uniqueName, waitFor } from './support';
+import { committedOffsets, fastGroup, outboxMessage, readBack, uniqueName } from './support';
 
 let harness: ConsumerHarness;
 const unhandled: unknown[] = [];
