@@ -9,26 +9,21 @@ import { createRelay, emitMany, FerryError, type Publisher, type Relay } from '@
 import { InMemoryPublisher } from '@ferry/testing';
 import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 import { latch, makeInbox, message, receiptRow, waitFor } from './inbox/helpers';
 import { silent, statusOf } from './outbox/helpers';
 
 let t: TestDatabase;
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+failOnUnhandledRejections();
 beforeAll(async () => {
-  process.on('unhandledRejection', onUnhandled);
   t = await createTestDatabase();
 });
 afterAll(async () => {
-  process.off('unhandledRejection', onUnhandled);
   await t.drop();
 });
 beforeEach(async () => {
   await t.db.execute('DELETE FROM outbox_events');
   await t.db.execute('DELETE FROM ferry_inbox_receipts');
-});
-afterEach(() => {
-  expect(unhandled).toEqual([]);
 });
 
 /** Connections to the test database other than the Prisma pool's (LISTEN connections). */

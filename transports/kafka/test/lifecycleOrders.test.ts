@@ -6,33 +6,22 @@
  * unhandled, nothing accepted is left uncommitted, and nothing is reported sent unconfirmed.
  * (closeQuiet.test.ts proves that close() mid-connect leaves no socket or timer.)
  */
-import { FERRY_HEADERS, FerryError } from '@ferry/core';
+import { FERRY_HEADERS } from '@ferry/core';
 import { KafkaPublisher, attachKafkaConsumer } from '../src';
+import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
 import { ConsumerHarness } from './consumerHarness';
 import { committedOffsets, fastGroup, outboxMessage, readBack, uniqueName } from './support';
 
 let harness: ConsumerHarness;
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
 const never = new AbortController().signal;
 
+failOnUnhandledRejections();
 beforeAll(async () => {
-  process.on('unhandledRejection', onUnhandled);
   harness = await ConsumerHarness.create();
 });
 afterAll(async () => {
-  process.off('unhandledRejection', onUnhandled);
   await harness.close();
 });
-afterEach(() => expect(unhandled.splice(0)).toEqual([]));
-
-/** How a ready() call ended: 'ready', or the code of the FerryError it rejected with. */
-function outcome(ready: Promise<void>): Promise<string> {
-  return ready.then(
-    () => 'ready',
-    (error: unknown) => (error instanceof FerryError ? error.code : `untyped: ${String(error)}`),
-  );
-}
 
 test('ready() and close() in every order: close() twice at once, ready() after close(), close() before ready() resolved', async () => {
   const topic = await harness.topicPair('orders');

@@ -5,8 +5,8 @@
  * FerryError, nothing hangs, no connection of this process to the broker is left open, no
  * rejection goes unhandled, and no delivery is lost or reported sent unconfirmed.
  */
-import { FerryError } from '@ferry/core';
 import { RabbitPublisher, attachRabbitConsumer } from '@ferry/rabbitmq';
+import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
 import { openSocketsTo } from '../../../test-support/openSockets';
 import { AMQP_URL, unackedCount, waitFor } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
@@ -14,19 +14,7 @@ import { neverAborted, outboxMessages } from './support/messages';
 
 const AMQP_PORT = Number(new URL(AMQP_URL).port || 5672);
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-beforeAll(() => process.on('unhandledRejection', onUnhandled));
-afterAll(() => process.off('unhandledRejection', onUnhandled));
-afterEach(() => expect(unhandled.splice(0)).toEqual([]));
-
-/** How a ready() call ended: 'ready', or the code of the FerryError it rejected with. */
-function outcome(ready: Promise<void>): Promise<string> {
-  return ready.then(
-    () => 'ready',
-    (error: unknown) => (error instanceof FerryError ? error.code : `untyped: ${String(error)}`),
-  );
-}
+failOnUnhandledRejections();
 
 describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => {
   const f = useConsumerFixture(() => ({ prefetch: 10 }));

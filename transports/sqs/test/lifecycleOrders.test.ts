@@ -6,10 +6,11 @@
  * accepted is left in the queue, and nothing is reported sent that SQS did not take.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { FERRY_HEADERS, FerryError } from '@ferry/core';
+import { FERRY_HEADERS } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { SqsPublisher, attachSqsConsumer, type SqsConnection, type SqsConsumer } from '@ferry/sqs';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
 import { PgTestAcceptor } from '../../../test-support/pgAcceptor';
 import {
   TestQueues,
@@ -23,16 +24,7 @@ import {
   waitFor,
 } from './support/sqs';
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-
-/** How a ready() call ended: 'ready', or the code of the FerryError it rejected with. */
-function outcome(ready: Promise<void>): Promise<string> {
-  return ready.then(
-    () => 'ready',
-    (error: unknown) => (error instanceof FerryError ? error.code : `untyped: ${String(error)}`),
-  );
-}
+failOnUnhandledRejections();
 
 describe('SQS consumer and publisher: any order of lifecycle calls', () => {
   let database: TestDatabase;
@@ -41,17 +33,14 @@ describe('SQS consumer and publisher: any order of lifecycle calls', () => {
   const consumers: SqsConsumer[] = [];
 
   beforeAll(async () => {
-    process.on('unhandledRejection', onUnhandled);
     database = await createTestDatabase({ migrate: false });
     connection = openConnection();
     queues = new TestQueues(connection);
   });
   afterEach(async () => {
     await Promise.all(consumers.splice(0).map((c) => c.close()));
-    expect(unhandled.splice(0)).toEqual([]);
   });
   afterAll(async () => {
-    process.off('unhandledRejection', onUnhandled);
     await queues.cleanup();
     await connection.close();
     await database.drop();
