@@ -74,6 +74,18 @@ describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => 
     expect(stored.length).toBeGreaterThan(0);
   });
 
+  it('the shared connection closed under a running consumer: close() still resolves, ready() after it fails FERRY_CLOSED, nothing is left', async () => {
+    const before = openSocketsTo(AMQP_PORT);
+    const consumer = await f.attach();
+    await f.publisher.close();
+    await f.connection.close();
+    await Promise.all([consumer.close(), consumer.close()]);
+    expect(await outcome(consumer.ready())).toBe('FERRY_CLOSED');
+    await waitFor('the shared connection closed', async () =>
+      openSocketsTo(AMQP_PORT) <= before ? true : undefined,
+    );
+  });
+
   it('publish() after close() and close() twice: every message retryable, none sent, no connection left', async () => {
     await f.attach(); // declares the work queue
     await f.consumer?.close();
