@@ -5,7 +5,7 @@
  * FerryError, nothing hangs, no connection of this process to the broker is left open, no
  * rejection goes unhandled, and no delivery is lost or reported sent unconfirmed.
  */
-import { RabbitPublisher, attachRabbitConsumer } from '@ferry/rabbitmq';
+import { RabbitConnection, RabbitPublisher, attachRabbitConsumer } from '@ferry/rabbitmq';
 import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
 import { openSocketsTo } from '../../../test-support/openSockets';
 import { AMQP_URL, unackedCount, waitFor } from './support/broker';
@@ -84,6 +84,29 @@ describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => 
     await waitFor('the shared connection closed', async () =>
       openSocketsTo(AMQP_PORT) <= before ? true : undefined,
     );
+  });
+
+  it('attached to a shared connection already closed: ready() fails FERRY_CLOSED at once, close() resolves', async () => {
+    await f.publisher.close();
+    await f.connection.close();
+    const consumer = attachRabbitConsumer(f.acceptor, {
+      connection: f.connection,
+      queue: f.queue,
+      consumer: 'billing',
+    });
+    expect(await outcome(consumer.ready({ timeoutMs: 10_000 }))).toBe('FERRY_CLOSED');
+    await consumer.close();
+
+    // Closed while the consumer's first connect is under way.
+    const connecting = new RabbitConnection({ url: AMQP_URL });
+    const early = attachRabbitConsumer(f.acceptor, {
+      connection: connecting,
+      queue: f.queue,
+      consumer: 'billing',
+    });
+    await connecting.close();
+    expect(await outcome(early.ready({ timeoutMs: 10_000 }))).toBe('FERRY_CLOSED');
+    await early.close();
   });
 
   it('publish() after close() and close() twice: every message retryable, none sent, no connection left', async () => {

@@ -141,6 +141,16 @@ describe('SQS consumer and publisher: any order of lifecycle calls', () => {
     ).toBeLessThanOrEqual(failures);
   }, 20_000);
 
+  it('attached to a connection already closed: ready() fails FERRY_CLOSED at once, close() resolves', async () => {
+    const acceptor = await freshAcceptor();
+    const { queueUrl } = await queues.declare({ name: uniqueName('late') });
+    const own = openConnection();
+    await own.close();
+    const { consumer } = attach(acceptor, queueUrl, own);
+    expect(await outcome(consumer.ready({ timeoutMs: 10_000 }))).toBe('FERRY_CLOSED');
+    await consumer.close();
+  }, 20_000);
+
   it('publish() after close() is retryable; close() twice; close() during publish() keeps what SQS took sent', async () => {
     const { queueUrl } = await queues.declare({ name: uniqueName('published') });
     const closed = new SqsPublisher(connection);
