@@ -361,6 +361,35 @@ describe('inbox worker: any order of initialize, start, runOnce and close', () =
     expect(await receiptRow(t, record.id)).toMatchObject({ status: 'PROCESSING', attempts: 1 });
   });
 
+  it('close() of a running worker whose handler never returns resolves, runs nothing more and gives queued claims back', async () => {
+    const started = latch();
+    let calls = 0;
+    const inbox = makeInbox(t.prisma, {
+      worker: { shutdownTimeoutMs: 100, concurrency: 1 },
+      handlers: {
+        orders: () => {
+          calls += 1;
+          started.open();
+          return new Promise<void>(() => undefined);
+        },
+      },
+    });
+    const { record } = await inbox.accept(message());
+    inbox.start();
+    await started.promise;
+    const second = await inbox.accept(message());
+    await inbox.close();
+    expect(inbox.state).toBe('closed');
+    expect(calls).toBe(1);
+    expect(await receiptRow(t, record.id)).toMatchObject({ status: 'PROCESSING', attempts: 1 });
+    // The receipt claimed ahead into the queue is given back with its attempt (the release may
+    // end just after close(), whose whole wait the hung handler used up).
+    await waitFor('the queued claim to be released', async () => {
+      const row = await receiptRow(t, second.record.id);
+      return row.status === 'PENDING' && row.attempts === 0;
+    });
+  });
+
   it('runOnce() concurrent with start() and a second runOnce() runs each receipt once', async () => {
     const ran: string[] = [];
     const inbox = makeInbox(t.prisma, {
