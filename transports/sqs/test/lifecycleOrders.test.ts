@@ -5,15 +5,13 @@
  * with a typed FerryError, nothing hangs or keeps polling, no rejection goes unhandled, nothing
  * accepted is left in the queue, and nothing is reported sent that SQS did not take.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { FERRY_HEADERS } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { SqsPublisher, attachSqsConsumer, type SqsConnection, type SqsConsumer } from '@ferry/sqs';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
-import { PgTestAcceptor } from '../../../test-support/pgAcceptor';
+import type { PgTestAcceptor } from '../../../test-support/pgAcceptor';
 import {
-  TestQueues,
   neverAborted,
   openConnection,
   outboxMessages,
@@ -23,39 +21,19 @@ import {
   uniqueName,
   waitFor,
 } from './support/sqs';
+import { useSqsConsumerFixture } from './support/consumerFixture';
 
 failOnUnhandledRejections();
 
 describe('SQS consumer and publisher: any order of lifecycle calls', () => {
-  let database: TestDatabase;
-  let connection: SqsConnection;
-  let queues: TestQueues;
-  const consumers: SqsConsumer[] = [];
-
-  beforeAll(async () => {
-    database = await createTestDatabase({ migrate: false });
-    connection = openConnection();
-    queues = new TestQueues(connection);
-  });
-  afterEach(async () => {
-    await Promise.all(consumers.splice(0).map((c) => c.close()));
-  });
-  afterAll(async () => {
-    await queues.cleanup();
-    await connection.close();
-    await database.drop();
-  });
-
-  async function freshAcceptor(): Promise<PgTestAcceptor> {
-    await database.db.execute('DROP TABLE IF EXISTS test_inbox');
-    await database.db.execute('DROP TABLE IF EXISTS test_switch');
-    return PgTestAcceptor.create(database.db);
-  }
+  const f = useSqsConsumerFixture();
+  const { consumers } = f;
+  const freshAcceptor = (): Promise<PgTestAcceptor> => f.freshAcceptor();
 
   function attach(
     acceptor: PgTestAcceptor,
     queueUrl: string,
-    on: SqsConnection = connection,
+    on: SqsConnection = f.connection,
   ): { consumer: SqsConsumer; events: TransportConsumerEvent[] } {
     const events: TransportConsumerEvent[] = [];
     const consumer = attachSqsConsumer(acceptor, {
@@ -72,7 +50,7 @@ describe('SQS consumer and publisher: any order of lifecycle calls', () => {
 
   it('ready() and close() in every order: before ready() resolved, twice at once, ready() after close()', async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl } = await queues.declare({ name: uniqueName('orders') });
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('orders') });
     const early = attach(acceptor, queueUrl).consumer;
     const ready = outcome(early.ready());
     await Promise.all([early.close(), early.close()]);
@@ -85,19 +63,19 @@ describe('SQS consumer and publisher: any order of lifecycle calls', () => {
     expect(both.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
     await expect(late.close()).resolves.toBeUndefined();
     expect(await outcome(late.ready())).toBe('FERRY_CLOSED');
-    await sendRaw(connection, queueUrl, '{"after":"close"}', { [FERRY_HEADERS.messageId]: 'after-close' });
-    expect(await receiveAtLeast(connection, queueUrl, 1)).toHaveLength(1);
+    await sendRaw(f.connection, queueUrl, '{"after":"close"}', { [FERRY_HEADERS.messageId]: 'after-close' });
+    expect(await receiveAtLeast(f.connection, queueUrl, 1)).toHaveLength(1);
     expect(acceptor.seen).toEqual([]);
   }, 20_000);
 
   it('close() while a batch is being accepted waits for it and deletes what was accepted', async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl } = await queues.declare({ name: uniqueName('held') });
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('held') });
     acceptor.hold();
     const { consumer } = attach(acceptor, queueUrl);
     await consumer.ready();
     for (const n of [1, 2, 3]) {
-      await sendRaw(connection, queueUrl, `{"n":${n}}`, { [FERRY_HEADERS.messageId]: `held-${n}` });
+      await sendRaw(f.connection, queueUrl, `{"n":${n}}`, { [FERRY_HEADERS.messageId]: `held-${n}` });
     }
     await waitFor('acceptance to start', () => (acceptor.held() > 0 ? true : undefined));
     const order: string[] = [];
@@ -110,16 +88,16 @@ describe('SQS consumer and publisher: any order of lifecycle calls', () => {
     const stored = await acceptor.storedIds();
     expect(stored.length).toBeGreaterThan(0);
     // What was accepted was deleted; what was not is offered again, to the next consumer.
-    const left = (await receiveAtLeast(connection, queueUrl, 3 - stored.length)).map(
+    const left = (await receiveAtLeast(f.connection, queueUrl, 3 - stored.length)).map(
       (m) => m.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue,
     );
     expect(left.filter((id) => id !== undefined && stored.includes(id))).toEqual([]);
-    expect(await receiveNone(connection, queueUrl)).toEqual([]);
+    expect(await receiveNone(f.connection, queueUrl)).toEqual([]);
   }, 20_000);
 
   it('stops polling, typed, when its connection is closed under it; close() still resolves', async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl } = await queues.declare({ name: uniqueName('gone') });
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('gone') });
     const own = openConnection();
     const { consumer, events } = attach(acceptor, queueUrl, own);
     await consumer.ready();
@@ -143,7 +121,7 @@ describe('SQS consumer and publisher: any order of lifecycle calls', () => {
 
   it('attached to a connection already closed: ready() fails FERRY_CLOSED at once, close() resolves', async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl } = await queues.declare({ name: uniqueName('late') });
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('late') });
     const own = openConnection();
     await own.close();
     const { consumer } = attach(acceptor, queueUrl, own);
@@ -152,13 +130,13 @@ describe('SQS consumer and publisher: any order of lifecycle calls', () => {
   }, 20_000);
 
   it('publish() after close() is retryable; close() twice; close() during publish() keeps what SQS took sent', async () => {
-    const { queueUrl } = await queues.declare({ name: uniqueName('published') });
-    const closed = new SqsPublisher(connection);
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('published') });
+    const closed = new SqsPublisher(f.connection);
     await Promise.all([closed.close(), closed.close()]);
     const after = await closed.publish(outboxMessages(2, queueUrl), neverAborted());
     expect(after.map((o) => o.status)).toEqual(['retryable', 'retryable']);
 
-    const publisher = new SqsPublisher(connection);
+    const publisher = new SqsPublisher(f.connection);
     const messages = outboxMessages(15, queueUrl);
     const publishing = publisher.publish(messages, neverAborted());
     await Promise.all([publisher.close(), publisher.close()]);
@@ -168,7 +146,7 @@ describe('SQS consumer and publisher: any order of lifecycle calls', () => {
       outcomes.map((o) => o.status).filter((s) => !['sent', 'retryable', 'unavailable'].includes(s)),
     ).toEqual([]);
     const sent = outcomes.filter((o) => o.status === 'sent').map((o) => o.id);
-    const received = (await receiveAtLeast(connection, queueUrl, sent.length)).map(
+    const received = (await receiveAtLeast(f.connection, queueUrl, sent.length)).map(
       (m) => m.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue,
     );
     expect(sent.filter((id) => !received.includes(id))).toEqual([]);
