@@ -138,7 +138,8 @@ export async function processReceipt<TTx>(
   };
   // Shutdown also stops waiting for the transaction: a handler that never returns (and ignores
   // its signal) cannot hold runOnce() or its lane past close(). The deadline does not: the
-  // transaction's own timeout ends it with PostgreSQL's precise error.
+  // transaction's own timeout ends it with PostgreSQL's precise error. One promise per receipt,
+  // not per worker: racing a long-lived promise would keep a reaction per receipt until close().
   let stopWaiting: ((reason: unknown) => void) | undefined;
   const interrupted = new Promise<never>((_resolve, reject) => (stopWaiting = reject));
   interrupted.catch(() => undefined);
