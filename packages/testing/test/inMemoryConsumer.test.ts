@@ -1,6 +1,7 @@
 import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
 import { InMemoryBroker, attachInMemoryConsumer, waitUntil } from '@ferry/testing';
 import { MemoryAcceptor } from '@ferry/testing/conformance';
+import { collectUnhandled, throwingLogger } from '../../../test-support/throwingLogger';
 
 /** A MemoryAcceptor that keeps every input it was offered. */
 class RecordingAcceptor extends MemoryAcceptor {
@@ -36,5 +37,34 @@ describe('attachInMemoryConsumer', () => {
     expect(acceptor.inputs.map((input) => [input.messageId, input.headers])).toEqual(
       sent.map(([id]) => [id, { [FERRY_HEADERS.messageId]: id, ...good }]),
     );
+  });
+
+  test('with a logger that throws, deliveries held while acceptance is unavailable are still accepted', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    for (const id of ['held-1', 'held-2']) {
+      broker.send('q', { body: Buffer.from('{}'), headers: { [FERRY_HEADERS.messageId]: id } });
+    }
+    const acceptor = new RecordingAcceptor();
+    acceptor.failNext(2);
+    const { logger, calls } = throwingLogger();
+    const unhandled = collectUnhandled();
+    const consumer = attachInMemoryConsumer(acceptor, {
+      broker,
+      queue: 'q',
+      consumer: 'c',
+      logger,
+      retryBackoff: { initialMs: 1, maxMs: 5 },
+    });
+    try {
+      await waitUntil('both deliveries accepted', () => acceptor.accepted.length === 2);
+    } finally {
+      await consumer.close();
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled.stop()).toEqual([]);
+    // The lines were attempted (held, then recovered) and lost; the deliveries were not.
+    expect(calls()).toBeGreaterThanOrEqual(2);
+    expect(acceptor.accepted).toEqual(['held-1', 'held-2']);
   });
 });
