@@ -31,3 +31,22 @@ test('guarding a guarded logger returns it', () => {
   const guarded = guardLogger({ debug: () => {}, info: () => {}, warn: () => {}, error: () => {} });
   expect(guardLogger(guarded)).toBe(guarded);
 });
+
+test('a guarded logger whose method returns a rejected promise (an async adapter) loses the line, not the process', async () => {
+  const reasons: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void reasons.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const asyncWarn = async (): Promise<void> => {
+      throw new Error('remote sink gone');
+    };
+    const guarded = guardLogger({ debug: () => {}, info: () => {}, warn: asyncWarn, error: () => {} });
+    guarded.warn({ a: 1 }, 'lost');
+    // Two macrotask turns: Node reports an unhandled rejection after the microtask queue drains.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+  expect(reasons).toEqual([]);
+});
