@@ -4,7 +4,10 @@ import { Test } from '@nestjs/testing';
 import { guardLogger } from '@ferry/core/transport';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { FerryHealthIndicator, fromNestLogger, OutboxModule, OutboxRelayService } from '../src';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 import { MemoryPublisher, prismaModule, TestPrismaService, waitFor } from './fixtures';
+
+failOnUnhandledRejections();
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -66,23 +69,15 @@ describe('fromNestLogger', () => {
   });
 
   it('an async LoggerService whose call rejects loses the line, not the process (as ferry guards it)', async () => {
-    const reasons: unknown[] = [];
-    const onUnhandled = (reason: unknown): void => void reasons.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    try {
-      const gone = async (): Promise<void> => {
-        throw new Error('remote sink gone');
-      };
-      const nest: LoggerService = { log: gone, warn: gone, error: gone };
-      const logger = guardLogger(fromNestLogger(nest));
-      logger.warn({ id: 'e1' }, 'outbox event FAILED');
-      logger.info('relay started');
-      // Node reports an unhandled rejection once the microtask queue has drained.
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setImmediate(resolve));
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-    }
-    expect(reasons).toEqual([]);
+    const gone = async (): Promise<void> => {
+      throw new Error('remote sink gone');
+    };
+    const nest: LoggerService = { log: gone, warn: gone, error: gone };
+    const logger = guardLogger(fromNestLogger(nest));
+    logger.warn({ id: 'e1' }, 'outbox event FAILED');
+    logger.info('relay started');
+    // Node reports an unhandled rejection once the microtask queue has drained.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
   });
 });

@@ -1,4 +1,7 @@
+import { failOnUnhandledRejections } from '../../../../test-support/lifecycle';
 import { guardLogger, type Logger } from './logger';
+
+failOnUnhandledRejections();
 
 test('a guarded logger passes each line on, called on the logger itself, and swallows what it throws', () => {
   const lines: unknown[][] = [];
@@ -33,20 +36,12 @@ test('guarding a guarded logger returns it', () => {
 });
 
 test('a guarded logger whose method returns a rejected promise (an async adapter) loses the line, not the process', async () => {
-  const reasons: unknown[] = [];
-  const onUnhandled = (reason: unknown): void => void reasons.push(reason);
-  process.on('unhandledRejection', onUnhandled);
-  try {
-    const asyncWarn = async (): Promise<void> => {
-      throw new Error('remote sink gone');
-    };
-    const guarded = guardLogger({ debug: () => {}, info: () => {}, warn: asyncWarn, error: () => {} });
-    guarded.warn({ a: 1 }, 'lost');
-    // Two macrotask turns: Node reports an unhandled rejection after the microtask queue drains.
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setImmediate(resolve));
-  } finally {
-    process.off('unhandledRejection', onUnhandled);
-  }
-  expect(reasons).toEqual([]);
+  const asyncWarn = async (): Promise<void> => {
+    throw new Error('remote sink gone');
+  };
+  const guarded = guardLogger({ debug: () => {}, info: () => {}, warn: asyncWarn, error: () => {} });
+  guarded.warn({ a: 1 }, 'lost');
+  // Node reports an unhandled rejection once the microtask queue has drained.
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
 });
