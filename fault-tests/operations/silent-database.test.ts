@@ -1,0 +1,209 @@
+/**
+ * Scenario: PostgreSQL goes silent and the application set NO driver timeouts.
+ *
+ * The application's client is what most applications build: Prisma on `@prisma/adapter-pg` with a
+ * default pg pool, or a plain `pg.Pool` (`pgTransactions`, `fromPg`), without `query_timeout`,
+ * `statement_timeout` or `connectionTimeoutMillis`. On such a pool pg waits for an answer, and for
+ * a new connection, forever.
+ *
+ * Breaks: the inbox worker and an outbox relay run on that client through the TCP proxy. The
+ * proxy turns into a blackhole and a batch is offered. Then the proxy passes again for new
+ * connections but keeps the connections that lived through the blackhole half-open: silent for
+ * good, no FIN, no RST (`setMode('pass', { keepDamaged: true })`), so nothing the driver does
+ * ever ends a statement sent on one of them.
+ *
+ * Invariant: every wait ferry owns has a deadline of its own (inbox `statementTimeoutMs`, relay
+ * `statementTimeout`): acceptance during the blackhole fails typed and retriable (FERRY_TIMEOUT or
+ * FERRY_DATABASE_UNAVAILABLE), with nothing stored; after the heal the worker and the relay resume
+ * on new connections although statements they sent on the half-open ones never answer; the
+ * refused batch is redelivered; every message completes once and every event is SENT; close()
+ * returns. Ledger: lost = 0, appliedTwice = 0, stuck = 0.
+ */
+import pg from 'pg';
+import {
+  createRelay,
+  emit,
+  fromPg,
+  fromPrisma,
+  Inbox,
+  isFerryError,
+  pgTransactions,
+  type InboxHandlerContext,
+  type SqlExecutor,
+} from '@ferry/core';
+import { InMemoryPublisher } from '@ferry/testing';
+import { createTestDatabase, type TestDatabase, prismaFor } from '../../test-support/database';
+import { assertLedger } from '../harness/ledger';
+import { faultSuite } from '../harness/scaffold';
+import { TcpProxy } from '../harness/tcpProxy';
+import {
+  createBusinessTable,
+  deliverUntilAcknowledged,
+  inboxLedger,
+  inputs,
+  newOffering,
+  quietLogger,
+  waitFor,
+  waitUntilSettled,
+  writeBusinessRow,
+} from './support';
+
+/** Settles `promise` into a value the test can inspect, so a hang shows up as a waitFor timeout. */
+function track<T>(promise: Promise<T>): { settled: () => boolean; outcome: () => { value?: T; error?: unknown } } {
+  let result: { value?: T; error?: unknown } | undefined;
+  promise.then(
+    (value) => void (result = { value }),
+    (error: unknown) => void (result = { error }),
+  );
+  return { settled: () => result !== undefined, outcome: () => result ?? {} };
+}
+
+/** ferry's own bounds (no driver timeouts anywhere). */
+const STATEMENT_TIMEOUT_MS = 1_500;
+
+type Kind = 'prisma' | 'pg';
+
+/** The application's client on `url`, built with no driver timeout at all. */
+function applicationClient(kind: Kind, url: string) {
+  if (kind === 'prisma') {
+    const prisma = prismaFor(url);
+    return {
+      db: fromPrisma(prisma),
+      inbox: (handle: (context: InboxHandlerContext) => Promise<void>) =>
+        new Inbox(prisma, inboxOptions(handle)),
+      end: () => prisma.$disconnect(),
+    };
+  }
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  pool.on('error', () => undefined); // a reset idle connection is the proxy's doing, not the test's
+  return {
+    db: fromPg(pool),
+    inbox: (handle: (context: InboxHandlerContext<pg.PoolClient>) => Promise<void>) =>
+      new Inbox(pgTransactions(pool), inboxOptions(handle)),
+    end: () => pool.end(),
+  };
+}
+
+function inboxOptions<TTx>(handle: (context: InboxHandlerContext<TTx>) => Promise<void>) {
+  return {
+    logger: quietLogger,
+    statementTimeoutMs: STATEMENT_TIMEOUT_MS,
+    handlers: { orders: (_payload: unknown, context: InboxHandlerContext<TTx>) => handle(context) },
+    worker: {
+      concurrency: 2,
+      pollIntervalMs: 50,
+      leaseMs: 3_000,
+      heartbeatIntervalMs: 300,
+      transactionTimeoutMs: 4_000,
+      transactionMaxWaitMs: 1_500,
+      retryBaseMs: 10,
+      retryMaxMs: 100,
+      shutdownTimeoutMs: 2_000,
+    },
+  };
+}
+
+async function businessWrite(kind: Kind, context: InboxHandlerContext<unknown>): Promise<void> {
+  if (kind === 'prisma') return writeBusinessRow(context as InboxHandlerContext);
+  await (context.tx as pg.PoolClient).query(
+    'INSERT INTO business_rows (message_id, receipt_id) VALUES ($1, $2::uuid)',
+    [context.messageId, context.receiptId],
+  );
+}
+
+async function unsent(t: TestDatabase): Promise<number> {
+  const [row] = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'");
+  return Number(row?.n ?? 1);
+}
+
+async function emitEvents(db: SqlExecutor, prefix: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i += 1) {
+    await emit(db, { type: 'silent.tick', payload: { n: i }, correlationId: `${prefix}-${i}` });
+  }
+}
+
+describe.each<Kind>(['prisma', 'pg'])('operations: silent-database (%s, no driver timeouts)', (kind) => {
+  let t: TestDatabase;
+  let proxy: TcpProxy;
+  const suite = faultSuite();
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await createBusinessTable(t);
+    const server = new URL(t.url);
+    proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 5432) });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await t?.drop();
+  });
+
+  it('bounds acceptance in the blackhole and resumes past half-open connections', async () => {
+    const client = applicationClient(kind, proxy.urlFor(t.url));
+    suite.defer(() => client.end());
+    suite.defer(() => proxy.resetAll()); // ends the half-open connections before the pool is ended
+    const inbox = client.inbox((context) => businessWrite(kind, context as InboxHandlerContext<unknown>));
+    suite.defer(() => inbox.close());
+    const publisher = new InMemoryPublisher();
+    const relay = createRelay({
+      db: client.db,
+      publisher,
+      logger: quietLogger,
+      options: {
+        pollInterval: 50,
+        lease: { duration: 3_000, heartbeatInterval: 500 },
+        shutdownTimeout: 1_000,
+        errorBackoff: 50,
+        statementTimeout: STATEMENT_TIMEOUT_MS,
+      },
+    });
+    suite.defer(() => relay.close());
+    await inbox.initialize();
+    inbox.start();
+    relay.start();
+    const offering = newOffering();
+
+    const before = inputs(`sd-${kind}-before`, 10);
+    await deliverUntilAcknowledged(inbox, before, offering);
+    await emitEvents(t.db, `${kind}-before`, 5);
+    await waitUntilSettled(t);
+    await waitFor('the first events SENT', async () => (await unsent(t)) === 0);
+
+    // Blackhole: acceptance goes nowhere; events are emitted meanwhile (the server itself is up).
+    await proxy.setMode('blackhole');
+    const during = inputs(`sd-${kind}-during`, 10);
+    offering.offered += during.length;
+    const acceptance = track(inbox.acceptMany(during));
+    await waitFor('acceptance during the blackhole to fail', () => acceptance.settled(), 30_000);
+    const { error } = acceptance.outcome();
+    expect(isFerryError(error, 'FERRY_TIMEOUT') || isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE')).toBe(true);
+    expect((error as { retriable: boolean }).retriable).toBe(true);
+    offering.failedBatches += 1;
+    await emitEvents(t.db, `${kind}-during`, 5);
+    const [stored] = await t.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM ferry_inbox_receipts WHERE message_id LIKE $1',
+      [`sd-${kind}-during-%`],
+    );
+    expect(stored?.n).toBe(0);
+
+    // Heal for new connections; the ones that lived through the blackhole stay silent for good.
+    await proxy.setMode('pass', { keepDamaged: true });
+    expect(proxy.damagedConnections).toBeGreaterThan(0);
+    await deliverUntilAcknowledged(inbox, during, offering, 30_000);
+    await waitUntilSettled(t, 30_000);
+    await waitFor('every event SENT after the heal', async () => (await unsent(t)) === 0, 30_000);
+
+    const closed = track(Promise.all([inbox.close(), relay.close()]));
+    await waitFor('inbox and relay closed', () => closed.settled(), 30_000);
+    expect(closed.outcome().error).toBeUndefined();
+
+    const offeredIds = [...before, ...during].map((input) => input.messageId);
+    process.stdout.write(
+      `silent-database/${kind}: acceptError=${(error as Error).message} proxyConnections=${proxy.accepted} ` +
+        `halfOpen=${proxy.damagedConnections} published=${publisher.delivered.length}\n`,
+    );
+    const ledger = await inboxLedger(t, offeredIds, offering);
+    assertLedger(`silent-database/${kind}`, ledger);
+    expect(ledger.effectsApplied).toBe(offeredIds.length);
+    expect(new Set(publisher.delivered.map((m) => m.correlationId)).size).toBe(10);
+  });
+});
