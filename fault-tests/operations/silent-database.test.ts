@@ -18,9 +18,16 @@
  * on new connections although statements they sent on the half-open ones never answer; the
  * refused batch is redelivered; every message completes once and every event is SENT; close()
  * returns. Ledger: lost = 0, appliedTwice = 0, stuck = 0.
+ *
+ * The same through a RabbitMQ consumer (`attachRabbitConsumer`, the shared RabbitMQ on 5672, a
+ * unique queue): deliveries that arrive during the blackhole are held (`acceptance-unavailable`,
+ * a typed retriable error), none is dead-lettered or stored, and after the heal the consumer
+ * recovers by itself (`acceptance-recovered`) and every message is applied once.
  */
+import amqp from 'amqplib';
 import pg from 'pg';
 import {
+  FERRY_HEADERS,
   createRelay,
   emit,
   fromPg,
@@ -31,7 +38,9 @@ import {
   type InboxHandlerContext,
   type SqlExecutor,
 } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { InMemoryPublisher } from '@ferry/testing';
+import { RabbitConnection, attachRabbitConsumer, deleteWorkQueue } from '@ferry/rabbitmq';
 import { createTestDatabase, type TestDatabase, prismaFor } from '../../test-support/database';
 import { assertLedger } from '../harness/ledger';
 import { faultSuite } from '../harness/scaffold';
@@ -49,7 +58,10 @@ import {
 } from './support';
 
 /** Settles `promise` into a value the test can inspect, so a hang shows up as a waitFor timeout. */
-function track<T>(promise: Promise<T>): { settled: () => boolean; outcome: () => { value?: T; error?: unknown } } {
+function track<T>(promise: Promise<T>): {
+  settled: () => boolean;
+  outcome: () => { value?: T; error?: unknown };
+} {
   let result: { value?: T; error?: unknown } | undefined;
   promise.then(
     (value) => void (result = { value }),
@@ -112,7 +124,9 @@ async function businessWrite(kind: Kind, context: InboxHandlerContext<unknown>):
 }
 
 async function unsent(t: TestDatabase): Promise<number> {
-  const [row] = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'");
+  const [row] = await t.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'",
+  );
   return Number(row?.n ?? 1);
 }
 
@@ -175,7 +189,9 @@ describe.each<Kind>(['prisma', 'pg'])('operations: silent-database (%s, no drive
     const acceptance = track(inbox.acceptMany(during));
     await waitFor('acceptance during the blackhole to fail', () => acceptance.settled(), 30_000);
     const { error } = acceptance.outcome();
-    expect(isFerryError(error, 'FERRY_TIMEOUT') || isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE')).toBe(true);
+    expect(isFerryError(error, 'FERRY_TIMEOUT') || isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE')).toBe(
+      true,
+    );
     expect((error as { retriable: boolean }).retriable).toBe(true);
     offering.failedBatches += 1;
     await emitEvents(t.db, `${kind}-during`, 5);
@@ -206,4 +222,140 @@ describe.each<Kind>(['prisma', 'pg'])('operations: silent-database (%s, no drive
     expect(ledger.effectsApplied).toBe(offeredIds.length);
     expect(new Set(publisher.delivered.map((m) => m.correlationId)).size).toBe(10);
   });
+
+  it('closes the worker and the relay while the blackhole lasts', async () => {
+    await proxy.setMode('pass');
+    const client = applicationClient(kind, proxy.urlFor(t.url));
+    suite.defer(() => client.end());
+    const inbox = client.inbox((context) => businessWrite(kind, context as InboxHandlerContext<unknown>));
+    const relay = createRelay({
+      db: client.db,
+      publisher: new InMemoryPublisher(),
+      logger: quietLogger,
+      options: { pollInterval: 50, shutdownTimeout: 1_000, statementTimeout: STATEMENT_TIMEOUT_MS },
+    });
+    suite.defer(
+      () => inbox.close(),
+      () => relay.close(),
+    );
+    await inbox.initialize();
+    inbox.start();
+    relay.start();
+    await waitFor('a relay cycle', () => relay.lastCycleAt !== null);
+    await proxy.setMode('blackhole');
+    await emitEvents(t.db, `${kind}-close`, 1);
+    const closed = track(Promise.all([inbox.close(), relay.close()]));
+    await waitFor('inbox and relay closed in the blackhole', () => closed.settled(), 30_000);
+    expect(closed.outcome().error).toBeUndefined();
+    expect(relay.state).toBe('closed');
+    await proxy.setMode('pass');
+  });
 });
+
+const AMQP_URL = process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+describe('operations: silent-database (RabbitMQ consumer, prisma, no driver timeouts)', () => {
+  let t: TestDatabase;
+  let proxy: TcpProxy;
+  let admin: amqp.ChannelModel;
+  let channel: amqp.ConfirmChannel;
+  const suite = faultSuite();
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await createBusinessTable(t);
+    const server = new URL(t.url);
+    proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 5432) });
+    admin = await amqp.connect(AMQP_URL);
+    channel = await admin.createConfirmChannel();
+  });
+  afterAll(async () => {
+    await admin?.close().catch(() => undefined);
+    await proxy?.close();
+    await t?.drop();
+  });
+
+  async function publish(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      channel.sendToQueue(queue, Buffer.from(JSON.stringify({ id })), {
+        persistent: true,
+        contentType: 'application/json',
+        headers: { [FERRY_HEADERS.messageId]: id },
+      });
+    }
+    await channel.waitForConfirms();
+  }
+  const queue = `fault.silent.${Date.now().toString(36)}`;
+
+  it('holds deliveries in the blackhole with a typed error and recovers after a half-open heal', async () => {
+    const client = applicationClient('prisma', proxy.urlFor(t.url));
+    suite.defer(() => client.end());
+    suite.defer(() => proxy.resetAll());
+    const inbox = client.inbox((context) => businessWrite('prisma', context as InboxHandlerContext<unknown>));
+    suite.defer(() => inbox.close());
+    await inbox.initialize();
+    inbox.start();
+    const events: TransportConsumerEvent[] = [];
+    const connection = new RabbitConnection({ url: AMQP_URL, connectionName: 'fault-silent-database' });
+    suite.defer(() => connection.close());
+    const consumer = attachRabbitConsumer(inbox, {
+      connection,
+      queue,
+      consumer: 'orders',
+      tenant: { fixed: 'acme' },
+      retryBackoff: { initialMs: 100, maxMs: 400 },
+      logger: quietLogger,
+      observer: (event) => void events.push(event),
+    });
+    suite.defer(async () => {
+      await consumer.close();
+      await deleteWorkQueue(channel, { queue, retryTiersMs: consumer.names.retryTiersMs });
+    });
+    await consumer.ready();
+    const before = Array.from({ length: 5 }, (_, i) => `sd-rabbit-before-${i}`);
+    await publish(before);
+    await waitUntilSettled(t);
+    await waitFor('the first receipts', async () => (await receipts(t)) === before.length);
+
+    await proxy.setMode('blackhole');
+    const during = Array.from({ length: 5 }, (_, i) => `sd-rabbit-during-${i}`);
+    await publish(during);
+    const held = await waitFor(
+      'deliveries held during the blackhole',
+      () => events.find((event) => event.type === 'acceptance-unavailable'),
+      30_000,
+    );
+    expect(held.type === 'acceptance-unavailable' && held.error).toMatch(
+      /^FERRY_(TIMEOUT|DATABASE_UNAVAILABLE): /,
+    );
+    expect(await receipts(t)).toBe(before.length);
+    process.stdout.write(`silent-database/rabbitmq: held=${JSON.stringify(held)}\n`);
+
+    await proxy.setMode('pass', { keepDamaged: true });
+    await waitFor(
+      'acceptance recovered',
+      () => events.some((event) => event.type === 'acceptance-recovered'),
+      30_000,
+    );
+    await waitFor(
+      'every delivery accepted',
+      async () => (await receipts(t)) === before.length + during.length,
+      30_000,
+    );
+    await waitUntilSettled(t, 30_000);
+    const closed = track(Promise.all([consumer.close(), inbox.close()]));
+    await waitFor('consumer and inbox closed', () => closed.settled(), 30_000);
+
+    expect(
+      events.filter((event) => event.type === 'dead-lettered' || event.type === 'acceptance-failed'),
+    ).toEqual([]);
+    const offering = { ...newOffering(), offered: before.length + during.length };
+    const ledger = await inboxLedger(t, [...before, ...during], offering);
+    assertLedger('silent-database/rabbitmq', ledger);
+    expect(ledger.effectsApplied).toBe(before.length + during.length);
+  });
+});
+
+async function receipts(t: TestDatabase): Promise<number> {
+  const [row] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ferry_inbox_receipts');
+  return Number(row?.n ?? 0);
+}

@@ -28,10 +28,12 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
         );
       };
       signal.addEventListener('abort', giveUp, { once: true });
-      send({ signal }).then(resolve, reject).finally(() => {
-        signal.removeEventListener('abort', giveUp);
-        done.abort();
-      });
+      send({ signal })
+        .then(resolve, reject)
+        .finally(() => {
+          signal.removeEventListener('abort', giveUp);
+          done.abort();
+        });
     });
   };
   return {

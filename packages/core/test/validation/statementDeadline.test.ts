@@ -39,7 +39,11 @@ async function whileLocked<T>(table: string, work: () => Promise<T>): Promise<T>
   }
 }
 
-const settle = <T>(work: Promise<T>) => work.then(() => undefined, (error: unknown) => error);
+const settle = <T>(work: Promise<T>) =>
+  work.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 
 describe('statement deadlines', () => {
   it('fails an acceptance past statementTimeoutMs with a retriable FERRY_TIMEOUT (Prisma)', async () => {
