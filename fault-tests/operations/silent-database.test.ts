@@ -35,48 +35,55 @@ import {
   Inbox,
   isFerryError,
   pgTransactions,
+  prismaTransactions,
   type InboxHandlerContext,
   type SqlExecutor,
 } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { InMemoryPublisher } from '@ferry/testing';
 import { RabbitConnection, attachRabbitConsumer, deleteWorkQueue } from '@ferry/rabbitmq';
-import { createTestDatabase, type TestDatabase, prismaFor } from '../../test-support/database';
+import { type TestDatabase, prismaFor, prismaOnPool } from '../../test-support/database';
 import { assertLedger } from '../harness/ledger';
 import { faultSuite } from '../harness/scaffold';
-import { TcpProxy } from '../harness/tcpProxy';
 import {
-  createBusinessTable,
   deliverUntilAcknowledged,
   inboxLedger,
   inputs,
   newOffering,
+  proxiedDatabase,
   quietLogger,
+  track,
   waitFor,
   waitUntilSettled,
   writeBusinessRow,
 } from './support';
 
-/** Settles `promise` into a value the test can inspect, so a hang shows up as a waitFor timeout. */
-function track<T>(promise: Promise<T>): {
-  settled: () => boolean;
-  outcome: () => { value?: T; error?: unknown };
-} {
-  let result: { value?: T; error?: unknown } | undefined;
-  promise.then(
-    (value) => void (result = { value }),
-    (error: unknown) => void (result = { error }),
-  );
-  return { settled: () => result !== undefined, outcome: () => result ?? {} };
-}
-
 /** ferry's own bounds (no driver timeouts anywhere). */
 const STATEMENT_TIMEOUT_MS = 1_500;
 
-type Kind = 'prisma' | 'pg';
+/**
+ * `prisma`: PrismaPg with its own default pool. `prisma-on-pool`: the package README's recipe, a
+ * pg pool shared by PrismaPg and ferry's own statements (`prismaTransactions(prisma, { db:
+ * fromPg(pool) })`), so ferry can give its connections up. `pg`: a plain pg pool.
+ */
+type Kind = 'prisma' | 'prisma-on-pool' | 'pg';
 
 /** The application's client on `url`, built with no driver timeout at all. */
 function applicationClient(kind: Kind, url: string) {
+  if (kind === 'prisma-on-pool') {
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    pool.on('error', () => undefined);
+    const prisma = prismaOnPool(pool);
+    return {
+      db: fromPg(pool),
+      inbox: (handle: (context: InboxHandlerContext) => Promise<void>) =>
+        new Inbox(prismaTransactions(prisma, { db: fromPg(pool) }), inboxOptions(handle)),
+      end: async () => {
+        await prisma.$disconnect();
+        await pool.end();
+      },
+    };
+  }
   if (kind === 'prisma') {
     const prisma = prismaFor(url);
     return {
@@ -116,7 +123,7 @@ function inboxOptions<TTx>(handle: (context: InboxHandlerContext<TTx>) => Promis
 }
 
 async function businessWrite(kind: Kind, context: InboxHandlerContext<unknown>): Promise<void> {
-  if (kind === 'prisma') return writeBusinessRow(context as InboxHandlerContext);
+  if (kind !== 'pg') return writeBusinessRow(context as InboxHandlerContext);
   await (context.tx as pg.PoolClient).query(
     'INSERT INTO business_rows (message_id, receipt_id) VALUES ($1, $2::uuid)',
     [context.messageId, context.receiptId],
@@ -136,142 +143,130 @@ async function emitEvents(db: SqlExecutor, prefix: string, count: number): Promi
   }
 }
 
-describe.each<Kind>(['prisma', 'pg'])('operations: silent-database (%s, no driver timeouts)', (kind) => {
-  let t: TestDatabase;
-  let proxy: TcpProxy;
-  const suite = faultSuite();
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    await createBusinessTable(t);
-    const server = new URL(t.url);
-    proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 5432) });
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await t?.drop();
-  });
+describe.each<Kind>(['prisma', 'prisma-on-pool', 'pg'])(
+  'operations: silent-database (%s, no driver timeouts)',
+  (kind) => {
+    const suite = faultSuite();
+    const fixture = proxiedDatabase();
 
-  it('bounds acceptance in the blackhole and resumes past half-open connections', async () => {
-    const client = applicationClient(kind, proxy.urlFor(t.url));
-    suite.defer(() => client.end());
-    suite.defer(() => proxy.resetAll()); // ends the half-open connections before the pool is ended
-    const inbox = client.inbox((context) => businessWrite(kind, context as InboxHandlerContext<unknown>));
-    suite.defer(() => inbox.close());
-    const publisher = new InMemoryPublisher();
-    const relay = createRelay({
-      db: client.db,
-      publisher,
-      logger: quietLogger,
-      options: {
-        pollInterval: 50,
-        lease: { duration: 3_000, heartbeatInterval: 500 },
-        shutdownTimeout: 1_000,
-        errorBackoff: 50,
-        statementTimeout: STATEMENT_TIMEOUT_MS,
-      },
+    it('bounds acceptance in the blackhole and resumes past half-open connections', async () => {
+      const { t, proxy } = fixture;
+      const client = applicationClient(kind, proxy.urlFor(t.url));
+      suite.defer(() => client.end());
+      suite.defer(() => proxy.resetAll()); // ends the half-open connections before the pool is ended
+      const inbox = client.inbox((context) => businessWrite(kind, context as InboxHandlerContext<unknown>));
+      suite.defer(() => inbox.close());
+      const publisher = new InMemoryPublisher();
+      const relay = createRelay({
+        db: client.db,
+        publisher,
+        logger: quietLogger,
+        options: {
+          pollInterval: 50,
+          lease: { duration: 3_000, heartbeatInterval: 500 },
+          shutdownTimeout: 1_000,
+          errorBackoff: 50,
+          statementTimeout: STATEMENT_TIMEOUT_MS,
+        },
+      });
+      suite.defer(() => relay.close());
+      await inbox.initialize();
+      inbox.start();
+      relay.start();
+      const offering = newOffering();
+
+      const before = inputs(`sd-${kind}-before`, 10);
+      await deliverUntilAcknowledged(inbox, before, offering);
+      await emitEvents(t.db, `${kind}-before`, 5);
+      await waitUntilSettled(t);
+      await waitFor('the first events SENT', async () => (await unsent(t)) === 0);
+
+      // Blackhole: acceptance goes nowhere; events are emitted meanwhile (the server itself is up).
+      await proxy.setMode('blackhole');
+      const during = inputs(`sd-${kind}-during`, 10);
+      offering.offered += during.length;
+      const acceptance = track(inbox.acceptMany(during));
+      await waitFor('acceptance during the blackhole to fail', () => acceptance.settled(), 30_000);
+      const { error } = acceptance.outcome();
+      expect(isFerryError(error, 'FERRY_TIMEOUT') || isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE')).toBe(
+        true,
+      );
+      expect((error as { retriable: boolean }).retriable).toBe(true);
+      offering.failedBatches += 1;
+      await emitEvents(t.db, `${kind}-during`, 5);
+      const [stored] = await t.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM ferry_inbox_receipts WHERE message_id LIKE $1',
+        [`sd-${kind}-during-%`],
+      );
+      expect(stored?.n).toBe(0);
+
+      // Heal for new connections; the ones that lived through the blackhole stay silent for good.
+      await proxy.setMode('pass', { keepDamaged: true });
+      expect(proxy.damagedConnections).toBeGreaterThan(0);
+      await deliverUntilAcknowledged(inbox, during, offering, 30_000);
+      await waitUntilSettled(t, 30_000);
+      await waitFor('every event SENT after the heal', async () => (await unsent(t)) === 0, 30_000);
+
+      const closed = track(Promise.all([inbox.close(), relay.close()]));
+      await waitFor('inbox and relay closed', () => closed.settled(), 30_000);
+      expect(closed.outcome().error).toBeUndefined();
+
+      const offeredIds = [...before, ...during].map((input) => input.messageId);
+      process.stdout.write(
+        `silent-database/${kind}: acceptError=${(error as Error).message} proxyConnections=${proxy.accepted} ` +
+          `halfOpen=${proxy.damagedConnections} published=${publisher.delivered.length}\n`,
+      );
+      const ledger = await inboxLedger(t, offeredIds, offering);
+      assertLedger(`silent-database/${kind}`, ledger);
+      expect(ledger.effectsApplied).toBe(offeredIds.length);
+      expect(new Set(publisher.delivered.map((m) => m.correlationId)).size).toBe(10);
     });
-    suite.defer(() => relay.close());
-    await inbox.initialize();
-    inbox.start();
-    relay.start();
-    const offering = newOffering();
 
-    const before = inputs(`sd-${kind}-before`, 10);
-    await deliverUntilAcknowledged(inbox, before, offering);
-    await emitEvents(t.db, `${kind}-before`, 5);
-    await waitUntilSettled(t);
-    await waitFor('the first events SENT', async () => (await unsent(t)) === 0);
-
-    // Blackhole: acceptance goes nowhere; events are emitted meanwhile (the server itself is up).
-    await proxy.setMode('blackhole');
-    const during = inputs(`sd-${kind}-during`, 10);
-    offering.offered += during.length;
-    const acceptance = track(inbox.acceptMany(during));
-    await waitFor('acceptance during the blackhole to fail', () => acceptance.settled(), 30_000);
-    const { error } = acceptance.outcome();
-    expect(isFerryError(error, 'FERRY_TIMEOUT') || isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE')).toBe(
-      true,
-    );
-    expect((error as { retriable: boolean }).retriable).toBe(true);
-    offering.failedBatches += 1;
-    await emitEvents(t.db, `${kind}-during`, 5);
-    const [stored] = await t.db.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM ferry_inbox_receipts WHERE message_id LIKE $1',
-      [`sd-${kind}-during-%`],
-    );
-    expect(stored?.n).toBe(0);
-
-    // Heal for new connections; the ones that lived through the blackhole stay silent for good.
-    await proxy.setMode('pass', { keepDamaged: true });
-    expect(proxy.damagedConnections).toBeGreaterThan(0);
-    await deliverUntilAcknowledged(inbox, during, offering, 30_000);
-    await waitUntilSettled(t, 30_000);
-    await waitFor('every event SENT after the heal', async () => (await unsent(t)) === 0, 30_000);
-
-    const closed = track(Promise.all([inbox.close(), relay.close()]));
-    await waitFor('inbox and relay closed', () => closed.settled(), 30_000);
-    expect(closed.outcome().error).toBeUndefined();
-
-    const offeredIds = [...before, ...during].map((input) => input.messageId);
-    process.stdout.write(
-      `silent-database/${kind}: acceptError=${(error as Error).message} proxyConnections=${proxy.accepted} ` +
-        `halfOpen=${proxy.damagedConnections} published=${publisher.delivered.length}\n`,
-    );
-    const ledger = await inboxLedger(t, offeredIds, offering);
-    assertLedger(`silent-database/${kind}`, ledger);
-    expect(ledger.effectsApplied).toBe(offeredIds.length);
-    expect(new Set(publisher.delivered.map((m) => m.correlationId)).size).toBe(10);
-  });
-
-  it('closes the worker and the relay while the blackhole lasts', async () => {
-    await proxy.setMode('pass');
-    const client = applicationClient(kind, proxy.urlFor(t.url));
-    suite.defer(() => client.end());
-    const inbox = client.inbox((context) => businessWrite(kind, context as InboxHandlerContext<unknown>));
-    const relay = createRelay({
-      db: client.db,
-      publisher: new InMemoryPublisher(),
-      logger: quietLogger,
-      options: { pollInterval: 50, shutdownTimeout: 1_000, statementTimeout: STATEMENT_TIMEOUT_MS },
+    it('closes the worker and the relay while the blackhole lasts', async () => {
+      const { t, proxy } = fixture;
+      await proxy.setMode('pass');
+      const client = applicationClient(kind, proxy.urlFor(t.url));
+      suite.defer(() => client.end());
+      const inbox = client.inbox((context) => businessWrite(kind, context as InboxHandlerContext<unknown>));
+      const relay = createRelay({
+        db: client.db,
+        publisher: new InMemoryPublisher(),
+        logger: quietLogger,
+        options: { pollInterval: 50, shutdownTimeout: 1_000, statementTimeout: STATEMENT_TIMEOUT_MS },
+      });
+      suite.defer(
+        () => inbox.close(),
+        () => relay.close(),
+      );
+      await inbox.initialize();
+      inbox.start();
+      relay.start();
+      await waitFor('a relay cycle', () => relay.lastCycleAt !== null);
+      await proxy.setMode('blackhole');
+      await emitEvents(t.db, `${kind}-close`, 1);
+      await waitFor('a relay statement sent into the blackhole', () => !relay.idle);
+      const closed = track(Promise.all([inbox.close(), relay.close()]));
+      await waitFor('inbox and relay closed in the blackhole', () => closed.settled(), 30_000);
+      expect(closed.outcome().error).toBeUndefined();
+      expect(relay.state).toBe('closed');
+      await proxy.setMode('pass');
     });
-    suite.defer(
-      () => inbox.close(),
-      () => relay.close(),
-    );
-    await inbox.initialize();
-    inbox.start();
-    relay.start();
-    await waitFor('a relay cycle', () => relay.lastCycleAt !== null);
-    await proxy.setMode('blackhole');
-    await emitEvents(t.db, `${kind}-close`, 1);
-    const closed = track(Promise.all([inbox.close(), relay.close()]));
-    await waitFor('inbox and relay closed in the blackhole', () => closed.settled(), 30_000);
-    expect(closed.outcome().error).toBeUndefined();
-    expect(relay.state).toBe('closed');
-    await proxy.setMode('pass');
-  });
-});
+  },
+);
 
 const AMQP_URL = process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 describe('operations: silent-database (RabbitMQ consumer, prisma, no driver timeouts)', () => {
-  let t: TestDatabase;
-  let proxy: TcpProxy;
   let admin: amqp.ChannelModel;
   let channel: amqp.ConfirmChannel;
   const suite = faultSuite();
+  const fixture = proxiedDatabase();
   beforeAll(async () => {
-    t = await createTestDatabase();
-    await createBusinessTable(t);
-    const server = new URL(t.url);
-    proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 5432) });
     admin = await amqp.connect(AMQP_URL);
     channel = await admin.createConfirmChannel();
   });
   afterAll(async () => {
     await admin?.close().catch(() => undefined);
-    await proxy?.close();
-    await t?.drop();
   });
 
   async function publish(ids: readonly string[]): Promise<void> {
@@ -287,6 +282,7 @@ describe('operations: silent-database (RabbitMQ consumer, prisma, no driver time
   const queue = `fault.silent.${Date.now().toString(36)}`;
 
   it('holds deliveries in the blackhole with a typed error and recovers after a half-open heal', async () => {
+    const { t, proxy } = fixture;
     const client = applicationClient('prisma', proxy.urlFor(t.url));
     suite.defer(() => client.end());
     suite.defer(() => proxy.resetAll());
