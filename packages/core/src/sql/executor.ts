@@ -24,7 +24,9 @@ export interface TransactionOptions {
 /**
  * How one statement may be given up. `signal` aborts when ferry stops waiting for it
  * (statementDeadline.ts): an executor that owns the connection (fromPg on a pool) then destroys
- * it instead of returning it to the pool in an unknown state; others ignore it.
+ * it instead of returning it to the pool in an unknown state; others ignore it. It also aborts
+ * once the statement has settled (that clears its deadline), so an executor stops listening to it
+ * when its statement settles.
  */
 export interface StatementOptions {
   readonly signal?: AbortSignal;

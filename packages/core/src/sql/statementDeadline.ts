@@ -28,12 +28,21 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
         );
       };
       signal.addEventListener('abort', giveUp, { once: true });
-      send({ signal })
-        .then(resolve, reject)
-        .finally(() => {
-          signal.removeEventListener('abort', giveUp);
-          done.abort();
-        });
+      // Settled: the deadline's timer is cleared (through `done`) before the caller hears of it.
+      const settle = (): void => {
+        signal.removeEventListener('abort', giveUp);
+        done.abort();
+      };
+      send({ signal }).then(
+        (value) => {
+          settle();
+          resolve(value);
+        },
+        (error: unknown) => {
+          settle();
+          reject(error);
+        },
+      );
     });
   };
   return {
