@@ -1,12 +1,12 @@
 /**
  * Official Java clients for tests that publish what the Node.js clients cannot: a pom's runtime
  * jars fetched from Maven Central once, as scripts/services fetches Kafka's
- * (`mvn -B -q dependency:copy-dependencies`), then a .java file run with the source launcher
- * (`java -cp "<jars>/*" X.java`).
+ * (`mvn -B -q dependency:copy-dependencies`), then a .java file compiled once (`javac`, into
+ * .services/java-classes/<hash of the source and the jars' folder>) and run from there.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** The repository's root: .services/ (git-ignored) lives there. */
@@ -29,46 +29,46 @@ function run(command: string, args: readonly string[], timeoutMs: number, input?
   });
 }
 
-const fetches = new Map<string, Promise<string>>();
+const builds = new Map<string, Promise<string>>();
 
 /**
- * `dir`, holding the runtime jars of `pom` (its marker `.complete`, and `jar` when named),
- * fetched with Maven within `timeoutMs` when they are not: once per process and folder. Two processes (jest
- * workers) may fetch at once: each writes its own temporary folder and renames it into place;
- * the second rename finds the folder there and keeps it.
+ * `dir`, built by `build` (into a folder it is given) unless it holds the marker `.complete` and
+ * passes `done`: once per process and folder. Two processes (jest workers) may build at once:
+ * each builds its own temporary folder and renames it into place; the second rename finds the
+ * folder there and keeps it (never removed: a broker may run from it).
  */
-export function mavenJars(pom: string, dir: string, jar?: string, timeoutMs = 300_000): Promise<string> {
-  let fetch = fetches.get(dir);
-  if (fetch === undefined) {
-    fetch = fetchJars(pom, dir, jar, timeoutMs).catch((error: unknown) => {
-      fetches.delete(dir);
+function builtOnce(
+  dir: string,
+  done: (folder: string) => boolean,
+  build: (folder: string) => Promise<void>,
+): Promise<string> {
+  let built = builds.get(dir);
+  if (built === undefined) {
+    built = buildInto(dir, done, build).catch((error: unknown) => {
+      builds.delete(dir);
       throw error;
     });
-    fetches.set(dir, fetch);
+    builds.set(dir, built);
   }
-  return fetch;
+  return built;
 }
 
-async function fetchJars(
-  pom: string,
+async function buildInto(
   dir: string,
-  jar: string | undefined,
-  timeoutMs: number,
+  done: (folder: string) => boolean,
+  build: (folder: string) => Promise<void>,
 ): Promise<string> {
-  const has = (folder: string) => existsSync(path.join(folder, jar ?? '.'));
-  if (existsSync(path.join(dir, '.complete')) && has(dir)) return dir;
+  if (existsSync(path.join(dir, '.complete')) && done(dir)) return dir;
   const tmp = `${dir}.tmp.${process.pid}.${randomBytes(4).toString('hex')}`;
   rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
   try {
-    const args = ['-B', '-q', '-Dstyle.color=never', '-f', pom, 'dependency:copy-dependencies'];
-    await run('mvn', [...args, '-DincludeScope=runtime', `-DoutputDirectory=${tmp}`], timeoutMs);
-    if (!has(tmp)) throw new Error(`Maven did not produce ${jar} from ${pom}`);
+    await build(tmp);
     writeFileSync(path.join(tmp, '.complete'), '');
     try {
       renameSync(tmp, dir);
     } catch (error) {
-      // Another process renamed its folder into place first (never removed: a broker may run from it).
-      if (!has(dir)) throw error;
+      if (!done(dir)) throw error;
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -76,17 +76,53 @@ async function fetchJars(
   return dir;
 }
 
-/** Runs the Java source file `source` with `jars/*` on its class path; resolves to its stdout. */
-export function runJavaSource(
+/**
+ * `dir`, holding the runtime jars of `pom` (and `jar` when named), fetched with Maven within
+ * `timeoutMs` when it does not yet.
+ */
+export function mavenJars(pom: string, dir: string, jar?: string, timeoutMs = 300_000): Promise<string> {
+  const has = (folder: string) => existsSync(path.join(folder, jar ?? '.'));
+  return builtOnce(dir, has, async (tmp) => {
+    const args = ['-B', '-q', '-Dstyle.color=never', '-f', pom, 'dependency:copy-dependencies'];
+    await run('mvn', [...args, '-DincludeScope=runtime', `-DoutputDirectory=${tmp}`], timeoutMs);
+    if (!has(tmp)) throw new Error(`Maven did not produce ${jar} from ${pom}`);
+  });
+}
+
+function jdkTool(name: 'java' | 'javac'): string {
+  return process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', name) : name;
+}
+
+/**
+ * The folder holding `source` compiled against `jars/*`, compiled once per content: the source
+ * launcher would compile it again in every run, seconds of CPU each.
+ */
+function compiled(jars: string, source: string): Promise<string> {
+  const hash = createHash('sha256').update(readFileSync(source)).update(jars).digest('hex').slice(0, 16);
+  const name = `${path.basename(source, '.java')}-${hash}`;
+  const dir = path.join(REPOSITORY_ROOT, '.services', 'java-classes', name);
+  return builtOnce(
+    dir,
+    () => true,
+    (tmp) =>
+      run(jdkTool('javac'), ['-nowarn', '-cp', path.join(jars, '*'), '-d', tmp, source], 120_000).then(
+        () => undefined,
+      ),
+  );
+}
+
+/** Runs the Java source file `source` (its public class named as the file) with `jars/*` on its class path; resolves to its stdout. */
+export async function runJavaSource(
   jars: string,
   source: string,
   args: readonly string[],
   options: { readonly timeoutMs?: number; readonly input?: string } = {},
 ): Promise<string> {
-  const java = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
+  const classes = await compiled(jars, source);
+  const classPath = [classes, path.join(jars, '*')].join(path.delimiter);
   return run(
-    java,
-    ['-cp', path.join(jars, '*'), source, ...args],
+    jdkTool('java'),
+    ['-cp', classPath, path.basename(source, '.java'), ...args],
     options.timeoutMs ?? 120_000,
     options.input,
   );

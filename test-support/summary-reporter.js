@@ -17,6 +17,19 @@ function declaredSkipped(results) {
   return count;
 }
 
+// The slowest test files, so a run's time can be read without re-running it (the whole
+// `npm test` must stay well under 30 minutes).
+function slowestFiles(results, count) {
+  const root = path.join(__dirname, '..');
+  return results.testResults
+    .map((file) => ({
+      file: path.relative(root, file.testFilePath),
+      seconds: Math.round((file.perfStats.end - file.perfStats.start) / 100) / 10,
+    }))
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, count);
+}
+
 class SummaryReporter {
   onRunComplete(_contexts, results) {
     const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
@@ -28,8 +41,11 @@ class SummaryReporter {
       suites: results.numTotalTestSuites,
       failedSuites: results.numFailedTestSuites,
       success: results.success,
+      slowest: slowestFiles(results, 40),
     };
     writeFileSync(path.join(__dirname, '..', '.jest-results.json'), JSON.stringify(summary, null, 2));
+    const listed = summary.slowest.slice(0, 10).map((f) => `  ${f.seconds} s  ${f.file}`);
+    process.stdout.write(`\nslowest test files:\n${listed.join('\n')}\n`);
     const skipped = summary.skipped > 0 ? `, ${summary.skipped} skipped` : '';
     process.stdout.write(`\n${summary.passed} passed, ${summary.failed} failed${skipped}\n`);
   }

@@ -107,6 +107,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'eventHeaders',
     'ferryHeaderValues',
     'functionOption',
+    'guardLogger',
     'integerOption',
     'invalidFromError',
     'invalidResultReason',

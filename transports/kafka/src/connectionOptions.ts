@@ -1,5 +1,6 @@
 import { FerryConfigError, type Logger } from '@ferry/core';
 import {
+  guardLogger,
   defaultLogger,
   integerOption as integer,
   knownKeysOption,
@@ -100,7 +101,7 @@ export function resolveConnectionOptions(options: ConnectionOptions): ResolvedCo
       options.kafkaLogLevel ?? CONNECTION_DEFAULTS.kafkaLogLevel,
       LOG_LEVELS,
     ),
-    logger: options.logger ?? defaultLogger('ferry.kafka'),
+    logger: guardLogger(options.logger ?? defaultLogger('ferry.kafka')),
     kafkaConfig: options.kafkaConfig ?? {},
   };
 }

@@ -179,12 +179,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   private async keepSession(crash: unknown): Promise<void> {
     let error = crash;
     for (let attempt = 0; !this.stopping.signal.aborted; attempt += 1) {
+      if (attempt > 0 || crash !== null) await this.waitBeforeSession(error);
       try {
-        if (attempt > 0 || crash !== null) {
-          const delay = this.restartDelay(error);
-          this.disconnected(undecodableBatch(error) ?? error, delay);
-          await abortableDelay(delay, this.stopping.signal);
-        }
         // One try per start (the clients do not retry it themselves): this loop's backoff is the
         // retry. close() fails a start in flight at once and waits for it to settle.
         await this.startOnce();
@@ -196,6 +192,23 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
         await this.consumer?.disconnect().catch(() => undefined);
       }
     }
+  }
+
+  /**
+   * The wait before the next session, reported as `disconnected`. Nothing skips it: a throw
+   * while it is worked out would make the session loop retry at once, forever, without giving
+   * the event loop a turn (the wait falls back to `reconnectBackoff.maxMs`).
+   */
+  private async waitBeforeSession(error: unknown): Promise<void> {
+    let delay = this.options.reconnectBackoff.maxMs;
+    try {
+      delay = this.restartDelay(error);
+      this.disconnected(undecodableBatch(error) ?? error, delay);
+    } catch {
+      // Reported or not, the wait below happens.
+    }
+    // Cut short by close(): the session loop sees the consumer stopping and ends.
+    await abortableDelay(delay, this.stopping.signal).catch(() => undefined);
   }
 
   /** Connects the dead-letter producer and runs a session; what finishes after close() is undone. */

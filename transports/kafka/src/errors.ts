@@ -1,5 +1,5 @@
 import { FerryError } from '@ferry/core';
-import { UndecodableBatchError } from './codecs/decoders';
+import { UNDECODABLE_BATCH, UndecodableBatchError } from './codecs/decoders';
 import { UNSUPPORTED_COMPRESSION } from './client/platformaticCodecs';
 import {
   isConnectionLevelError,
@@ -136,11 +136,14 @@ function* nestedTree(error: unknown): Generator<object> {
 /**
  * The record batch a client could not decompress, if one is among the causes of `error`:
  * ferry's UndecodableBatchError (both clients decode through ferry's codecs) or
- * @platformatic/kafka's own UnsupportedCompressionError. Null otherwise.
+ * @platformatic/kafka's own UnsupportedCompressionError. Null otherwise. kafkajs's retrier
+ * rethrows a non-retriable error as a KafkaJSNonRetriableError that keeps its message but, as
+ * its cause, the error's own cause: the message tells then.
  */
 export function undecodableBatch(error: unknown): Error | null {
   for (const current of nestedTree(error)) {
     if (current instanceof UndecodableBatchError) return current;
+    if (current instanceof Error && current.message.startsWith(`${UNDECODABLE_BATCH} (`)) return current;
     if ((current as { code?: unknown }).code === UNSUPPORTED_COMPRESSION) return current as Error;
   }
   return null;

@@ -1,5 +1,6 @@
 import { FerryConfigError, type Logger } from '@ferry/core';
 import {
+  guardLogger,
   integerOption as integer,
   nonEmptyOption as nonEmpty,
   checkTenantSource,
@@ -209,7 +210,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     maxWaitTimeMs: integer('maxWaitTimeMs', options.maxWaitTimeMs ?? defaults.maxWaitTimeMs, 0),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, defaults.retryBackoff),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, defaults.reconnectBackoff),
-    logger: options.logger ?? options.connection.logger,
+    logger: guardLogger(options.logger ?? options.connection.logger),
     observer: options.observer,
     random: options.random ?? Math.random,
   };

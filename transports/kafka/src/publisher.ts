@@ -1,5 +1,5 @@
 import { type Logger, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
-import { observePublish, type PublishReport } from '@ferry/core/transport';
+import { guardLogger, observePublish, type PublishReport } from '@ferry/core/transport';
 import type { DriverProducer, ProducedRecord } from './client/types';
 import type { KafkaConnection } from './connection';
 import {
@@ -57,7 +57,7 @@ export class KafkaPublisher implements Publisher {
 
   constructor(connection: KafkaConnection, options: PublisherOptions = {}) {
     this.options = resolvePublisherOptions(options);
-    this.logger = this.options.logger ?? connection.logger;
+    this.logger = guardLogger(this.options.logger ?? connection.logger);
     this.report = { transport: 'kafka', observer: this.options.observer, logger: this.logger };
     this.topics = new TopicPresence(connection);
     this.producer = connection.driver.producer({

@@ -18,7 +18,7 @@ import {
 import { registerKafkajsCodecs } from '../src/client/kafkajsCodecs';
 import { platformaticKafka } from '../src/client/platformatic';
 import { kafkaClient } from './clients';
-import { produceWithJava, type ForeignRecord } from './javaProducer';
+import { produceWithJava, type Codec, type ForeignRecord } from './javaProducer';
 import {
   captureLogger,
   fastGroup,
@@ -32,7 +32,6 @@ import {
 const setup = new InboxTopic('codecs', 1);
 const { connection, topic, groupId } = setup;
 
-type Codec = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
 const CODECS: readonly Codec[] = ['gzip', 'snappy', 'lz4', 'zstd', 'none'];
 const PER_CODEC = 3;
 
@@ -40,6 +39,7 @@ const PER_CODEC = 3;
 function records(codec: Codec): ForeignRecord[] {
   return Array.from({ length: PER_CODEC }, (_, index) => ({
     mode: 'batched',
+    codec,
     key: `${codec}-${index}`,
     value: JSON.stringify({ codec, n: index }),
     headers: [
@@ -49,9 +49,9 @@ function records(codec: Codec): ForeignRecord[] {
   }));
 }
 
-/** Produces each codec's records with the Java client, one run (and batch) per codec, in order. */
+/** Produces each codec's records with the Java client in one run, one batch per codec, in order. */
 async function produceCompressed(topic: string, codecs: readonly Codec[]): Promise<void> {
-  for (const codec of codecs) await produceWithJava(topic, records(codec), codec);
+  await produceWithJava(topic, codecs.flatMap(records));
 }
 
 test('stores every record of batches compressed with gzip, snappy, lz4, zstd and none by the Java client, and the record after them', async () => {

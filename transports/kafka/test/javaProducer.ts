@@ -4,6 +4,9 @@ import { brokers } from './support';
 
 const SOURCE = path.join(__dirname, 'java', 'ForeignProducer.java');
 
+/** The compression codecs Kafka defines. */
+export type Codec = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
+
 /** A record for the Java client; null stands for a null key, value or header value. */
 export interface ForeignRecord {
   /**
@@ -12,6 +15,11 @@ export interface ForeignRecord {
    * one). Default 'plain'.
    */
   readonly mode?: 'plain' | 'commit' | 'abort' | 'batched';
+  /**
+   * For 'batched' records: the codec of their batch, instead of the run's. Each codec's records
+   * form a batch of their own, sent in the order the codecs first appear.
+   */
+  readonly codec?: Codec;
   readonly key?: string | null;
   readonly value: string | null;
   /** In order; a name may repeat. */
@@ -34,6 +42,13 @@ function field(text: string | null | undefined): string {
   return text;
 }
 
+function modeField(record: ForeignRecord): string {
+  if (record.codec === undefined) return record.mode ?? 'plain';
+  if (record.mode !== 'batched')
+    throw new Error(`a codec is for batched records, not ${record.mode ?? 'plain'}`);
+  return `batched:${record.codec}`;
+}
+
 /**
  * Produces `records`, in order, to partition 0 of `topic` with the Java client (kafka-clients, run
  * with Java's source launcher), compressed with `compression`. Resolves once every record was acknowledged.
@@ -41,12 +56,12 @@ function field(text: string | null | undefined): string {
 export async function produceWithJava(
   topic: string,
   records: readonly ForeignRecord[],
-  compression: 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd' = 'none',
+  compression: Codec = 'none',
 ): Promise<void> {
   const libs = await clientLibs();
   const lines = records.map((record) =>
     [
-      record.mode ?? 'plain',
+      modeField(record),
       field(record.key),
       field(record.value),
       ...(record.headers ?? []).map(([name, value]) => `${field(name)}=${field(value)}`),

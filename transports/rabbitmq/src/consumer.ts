@@ -2,6 +2,7 @@ import type { ChannelModel, ConfirmChannel, Message } from 'amqplib';
 import type { InboxAcceptor, Logger } from '@ferry/core';
 import { FerryError } from '@ferry/core';
 import {
+  guardLogger,
   AttachAttempts,
   abortableDelay,
   awaitReady,
@@ -28,7 +29,8 @@ export interface RabbitConsumer {
   /**
    * Resolves once the consumer is attached for the first time; FERRY_TIMEOUT after
    * `timeoutMs` (default 60,000) while the broker is unreachable (naming the last failure),
-   * FERRY_CLOSED once closed, and FERRY_PERMANENT_FAILURE at once when the broker refuses the
+   * FERRY_CLOSED once closed (also at once when its shared connection was closed before it
+   * attached), and FERRY_PERMANENT_FAILURE at once when the broker refuses the
    * consumer (403 ACCESS_REFUSED, 406 PRECONDITION_FAILED: e.g. an existing queue declared with
    * other arguments, 530 NOT_ALLOWED). The consumer keeps trying to attach after either.
    */
@@ -86,7 +88,7 @@ class ConsumerRuntime implements RabbitConsumer {
     const { connection, owned } = useConnection(options.connection);
     this.connection = connection;
     this.ownsConnection = owned;
-    this.logger = options.logger ?? connection.options.logger;
+    this.logger = guardLogger(options.logger ?? connection.options.logger);
     this.emit = consumerEmitter('rabbitmq', this.names.queue, options.observer, this.logger);
     this.prefetch = options.prefetch;
     const settler = (this.settler = new DeliverySettler({
@@ -121,7 +123,12 @@ class ConsumerRuntime implements RabbitConsumer {
       stopSetup();
       stopRetries();
     };
-    this.connection.connect().catch(() => undefined);
+    this.connection.connect().catch((error: unknown) => {
+      // The shared connection was closed before the consumer attached: it never will.
+      if (this.closing.signal.aborted || !(error instanceof FerryError) || error.code !== 'FERRY_CLOSED')
+        return;
+      this.attempts.refused(error);
+    });
   }
 
   ready(options?: ReadyOptions): Promise<void> {

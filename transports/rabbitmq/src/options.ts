@@ -1,5 +1,6 @@
 import { FerryConfigError, type Logger } from '@ferry/core';
 import {
+  guardLogger,
   defaultLogger,
   integerOption as integer,
   knownKeysOption,
@@ -84,7 +85,7 @@ export function resolveConnectionOptions(options: ConnectionOptions): ResolvedCo
       2_147_483_647,
     ),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, DEFAULTS.reconnectBackoff),
-    logger: options.logger ?? defaultLogger('ferry.rabbitmq'),
+    logger: guardLogger(options.logger ?? defaultLogger('ferry.rabbitmq')),
     random: options.random ?? Math.random,
   };
 }

@@ -10,7 +10,13 @@ import {
   type PublishOutcome,
   type Publisher,
 } from '@ferry/core';
-import { deadlineSignal, observePublish, outboxHeaders, type PublishReport } from '@ferry/core/transport';
+import {
+  guardLogger,
+  deadlineSignal,
+  observePublish,
+  outboxHeaders,
+  type PublishReport,
+} from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
@@ -146,7 +152,7 @@ export class RabbitPublisher implements Publisher {
     const used = useConnection(connection);
     this.connection = used.connection;
     this.ownsConnection = used.owned;
-    this.logger = this.options.logger ?? this.connection.options.logger;
+    this.logger = guardLogger(this.options.logger ?? this.connection.options.logger);
     this.report = { transport: 'rabbitmq', observer: this.options.observer, logger: this.logger };
   }
 

@@ -7,6 +7,7 @@ import {
   type Logger,
 } from '@ferry/core';
 import {
+  guardLogger,
   abortableDelay,
   acceptHolding,
   AttachAttempts,
@@ -96,7 +97,7 @@ class PollingConsumer implements SqsConsumer {
     private readonly connection: SqsConnection,
     private readonly options: ResolvedConsumerOptions,
   ) {
-    this.logger = options.logger ?? connection.logger;
+    this.logger = guardLogger(options.logger ?? connection.logger);
     this.emit = consumerEmitter('sqs', options.queueUrl, options.observer, this.logger);
     this.readyPromise = new Promise((resolve, reject) => {
       this.markReady = resolve;
@@ -147,13 +148,15 @@ class PollingConsumer implements SqsConsumer {
         failures = 0;
       } catch (error) {
         if (signal.aborted) break;
-        if (isFerryError(error, 'FERRY_CONFIG_INVALID')) {
+        // A configuration error, or the connection closed under the consumer: no retry can help.
+        const final = this.connection.isClosed ? closedError('SQS connection') : error;
+        if (isFerryError(final, 'FERRY_CONFIG_INVALID') || isFerryError(final, 'FERRY_CLOSED')) {
           this.logger.error(
-            { err: error, queue: this.options.queueUrl },
-            `ferry.sqs: consumer stopped: ${error.message}`,
+            { err: final, queue: this.options.queueUrl },
+            `ferry.sqs: consumer stopped: ${final.message}`,
           );
-          this.emit({ type: 'disconnected', error: describeCause(error), retryInMs: null });
-          this.failReady(error);
+          this.emit({ type: 'disconnected', error: describeCause(final), retryInMs: null });
+          this.failReady(final);
           break;
         }
         failures += 1;

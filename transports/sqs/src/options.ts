@@ -1,5 +1,6 @@
 import { FerryConfigError, type Logger } from '@ferry/core';
 import {
+  guardLogger,
   checkTenantSource,
   defaultLogger,
   integerOption as integer,
@@ -86,7 +87,7 @@ export function resolveConnectionOptions(options: ConnectionOptions = {}): Resol
     credentials: options.credentials,
     maxAttempts: integer('maxAttempts', options.maxAttempts ?? DEFAULTS.maxAttempts, 1, 20),
     client: options.client,
-    logger: options.logger ?? defaultLogger('ferry.sqs'),
+    logger: guardLogger(options.logger ?? defaultLogger('ferry.sqs')),
   };
 }
 

@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, type SendMessageBatchResultEntry } from '@aws-sdk/client-sqs';
 import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
-import { observePublish, type PublishReport } from '@ferry/core/transport';
+import { guardLogger, observePublish, type PublishReport } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
 import {
@@ -49,7 +49,7 @@ export class SqsPublisher implements Publisher {
     this.report = {
       transport: 'sqs',
       observer: this.options.observer,
-      logger: this.options.logger ?? connection.logger,
+      logger: guardLogger(this.options.logger ?? connection.logger),
     };
   }
 

@@ -1,21 +1,17 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { FERRY_HEADERS, FerryError, type InboxAcceptInput } from '@ferry/core';
 import {
   REJECT_DETAIL_ATTRIBUTE,
   SqsPublisher,
   attachSqsConsumer,
   type AttachConsumerOptions,
-  type SqsConnection,
   type SqsConsumer,
 } from '@ferry/sqs';
 import type { TransportConsumerEvent, TransportPublisherEvent } from '@ferry/core/transport';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { PgTestAcceptor } from '../../../test-support/pgAcceptor';
 import {
-  TestQueues,
   countRequests,
   neverAborted,
-  openConnection,
   outboxMessages,
   receiveAtLeast,
   receiveNone,
@@ -23,34 +19,12 @@ import {
   uniqueName,
   waitFor,
 } from './support/sqs';
+import { useSqsConsumerFixture } from './support/consumerFixture';
 
 describe('SQS consumer feeding a PostgreSQL inbox', () => {
-  let database: TestDatabase;
-  let connection: SqsConnection;
-  let queues: TestQueues;
-  const consumers: SqsConsumer[] = [];
-
-  beforeAll(async () => {
-    database = await createTestDatabase({ migrate: false });
-    connection = openConnection();
-    queues = new TestQueues(connection);
-  });
-
-  afterEach(async () => {
-    await Promise.all(consumers.splice(0).map((c) => c.close()));
-  });
-
-  afterAll(async () => {
-    await queues.cleanup();
-    await connection.close();
-    await database.drop();
-  });
-
-  async function freshAcceptor(): Promise<PgTestAcceptor> {
-    await database.db.execute('DROP TABLE IF EXISTS test_inbox');
-    await database.db.execute('DROP TABLE IF EXISTS test_switch');
-    return PgTestAcceptor.create(database.db);
-  }
+  const f = useSqsConsumerFixture();
+  const { consumers } = f;
+  const freshAcceptor = (): Promise<PgTestAcceptor> => f.freshAcceptor();
 
   function attach(
     acceptor: PgTestAcceptor,
@@ -58,7 +32,7 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
   ): { consumer: SqsConsumer; events: TransportConsumerEvent[] } {
     const events: TransportConsumerEvent[] = [];
     const consumer = attachSqsConsumer(acceptor, {
-      connection,
+      connection: f.connection,
       consumer: 'orders',
       waitTimeSeconds: 1,
       retryBackoff: { initialMs: 1_000, maxMs: 1_000, jitter: 'none' },
@@ -77,9 +51,9 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
 
   it('round-trips published events into the inbox once each, duplicates included, and empties the queue', async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl } = await queues.declare({ name: uniqueName('trip') });
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('trip') });
     const published: TransportPublisherEvent[] = [];
-    const publisher = new SqsPublisher(connection, { observer: (event) => published.push(event) });
+    const publisher = new SqsPublisher(f.connection, { observer: (event) => published.push(event) });
     const messages = outboxMessages(30, queueUrl, { correlationId: 'corr-7', headers: { 'x-app': 'shop' } });
     expect((await publisher.publish(messages, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
     // The relay published 10 of them again (lost confirmation): SQS now holds 40 messages.
@@ -108,14 +82,14 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     expect(stored[0]).toMatchObject({ tenantId: 'tenant-a', type: 'order.placed' });
     expect(stored[0]!.headers).toMatchObject({ 'x-app': 'shop', [FERRY_HEADERS.correlationId]: 'corr-7' });
     await consumer.close();
-    expect(await receiveNone(connection, queueUrl)).toEqual([]);
+    expect(await receiveNone(f.connection, queueUrl)).toEqual([]);
   });
 
   it('accepts FIFO messages of one group in publish order', async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl } = await queues.declare({ name: `${uniqueName('order')}.fifo` });
+    const { queueUrl } = await f.queues.declare({ name: `${uniqueName('order')}.fifo` });
     const messages = outboxMessages(25, queueUrl, { orderingKey: 'customer-9' });
-    await new SqsPublisher(connection).publish(messages, neverAborted());
+    await new SqsPublisher(f.connection).publish(messages, neverAborted());
     const { consumer } = attach(acceptor, { queueUrl });
     await consumer.ready();
     await waitFor('25 stored', async () => ((await acceptor.storedIds()).length >= 25 ? true : undefined));
@@ -125,12 +99,12 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
   it('holds a batch invisible through a database outage longer than maxReceiveCount x backoff, then accepts each once', async () => {
     const acceptor = await freshAcceptor();
     await acceptor.refuse(true);
-    const { queueUrl, deadLetterQueueUrl } = await queues.declare({
+    const { queueUrl, deadLetterQueueUrl } = await f.queues.declare({
       name: uniqueName('outage'),
       deadLetter: { maxReceiveCount: 2 },
     });
     const messages = outboxMessages(3, queueUrl);
-    await new SqsPublisher(connection).publish(messages, neverAborted());
+    await new SqsPublisher(f.connection).publish(messages, neverAborted());
     const { consumer, events } = attach(acceptor, {
       queueUrl,
       deadLetter: { mode: 'redrive' },
@@ -165,16 +139,16 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     // Each message was received once: the outage spent none of its receive count.
     expect(sum(events, 'received')).toBe(3);
     await consumer.close();
-    expect(await receiveNone(connection, deadLetterQueueUrl!)).toEqual([]);
-    expect(await receiveNone(connection, queueUrl)).toEqual([]);
+    expect(await receiveNone(f.connection, deadLetterQueueUrl!)).toEqual([]);
+    expect(await receiveNone(f.connection, queueUrl)).toEqual([]);
   });
 
   it('makes a batch held through an outage visible again on close(), at once', async () => {
     const acceptor = await freshAcceptor();
     await acceptor.refuse(true);
-    const { queueUrl } = await queues.declare({ name: uniqueName('release') });
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('release') });
     const messages = outboxMessages(2, queueUrl);
-    await new SqsPublisher(connection).publish(messages, neverAborted());
+    await new SqsPublisher(f.connection).publish(messages, neverAborted());
     const { consumer, events } = attach(acceptor, {
       queueUrl,
       visibilityTimeoutSeconds: 60,
@@ -188,7 +162,7 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     await consumer.close();
 
     // Retry backoff and visibility timeout are 60 s: only the release on close() returns them this soon.
-    const back = await receiveAtLeast(connection, queueUrl, 2, 5_000);
+    const back = await receiveAtLeast(f.connection, queueUrl, 2, 5_000);
     expect(back.map((m) => m.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue).sort()).toEqual(
       messages.map((m) => m.id).sort(),
     );
@@ -197,9 +171,9 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
 
   it('gives a batch that fails with a retriable non-outage error the visibility backoff of its receive count', async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl } = await queues.declare({ name: uniqueName('refuse') });
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('refuse') });
     const messages = outboxMessages(3, queueUrl);
-    await new SqsPublisher(connection).publish(messages, neverAborted());
+    await new SqsPublisher(f.connection).publish(messages, neverAborted());
     let failing = true;
     const flaky = {
       maxPayloadBytes: acceptor.maxPayloadBytes,
@@ -210,7 +184,7 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     };
     const events: TransportConsumerEvent[] = [];
     const consumer = attachSqsConsumer(flaky, {
-      connection,
+      connection: f.connection,
       consumer: 'orders',
       queueUrl,
       waitTimeSeconds: 1,
@@ -237,16 +211,16 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
 
   it('keeps a batch invisible to a second consumer while a slow acceptance runs past the visibility timeout', async () => {
     const acceptor = await freshAcceptor();
-    const bystander = await PgTestAcceptor.create(database.db);
-    const { queueUrl } = await queues.declare({ name: uniqueName('slow') });
+    const bystander = await PgTestAcceptor.create(f.database.db);
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('slow') });
     const [message] = outboxMessages(1, queueUrl);
-    await new SqsPublisher(connection).publish([message!], neverAborted());
+    await new SqsPublisher(f.connection).publish([message!], neverAborted());
     acceptor.hold();
     const slow = attach(acceptor, { queueUrl, visibilityTimeoutSeconds: 1, extendEveryMs: 300 });
     await waitFor('the batch in acceptance', () => (acceptor.held() > 0 ? true : undefined));
     // The slow consumer waits in acceptance: from now on it only renews, the second one only polls.
-    const renewals = countRequests(connection, 'ChangeMessageVisibilityBatchCommand');
-    const polls = countRequests(connection, 'ReceiveMessageCommand');
+    const renewals = countRequests(f.connection, 'ChangeMessageVisibilityBatchCommand');
+    const polls = countRequests(f.connection, 'ReceiveMessageCommand');
     const second = attach(bystander, { queueUrl, visibilityTimeoutSeconds: 1 });
     await second.consumer.ready();
     // Several visibility timeouts pass while the second consumer keeps polling the queue.
@@ -264,14 +238,14 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
 
   it('dead-letters invalid messages with their reason, deletes them, and accepts the valid one', async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl } = await queues.declare({ name: uniqueName('dead') });
-    const { queueUrl: deadUrl } = await queues.declare({ name: uniqueName('dead-target') });
-    await sendRaw(connection, queueUrl, '{"no":"identity"}');
-    await sendRaw(connection, queueUrl, '{not json', { [FERRY_HEADERS.messageId]: 'unparseable-1' });
-    await sendRaw(connection, queueUrl, JSON.stringify({ blob: 'z'.repeat(5_000) }), {
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('dead') });
+    const { queueUrl: deadUrl } = await f.queues.declare({ name: uniqueName('dead-target') });
+    await sendRaw(f.connection, queueUrl, '{"no":"identity"}');
+    await sendRaw(f.connection, queueUrl, '{not json', { [FERRY_HEADERS.messageId]: 'unparseable-1' });
+    await sendRaw(f.connection, queueUrl, JSON.stringify({ blob: 'z'.repeat(5_000) }), {
       [FERRY_HEADERS.messageId]: 'big-1',
     });
-    await sendRaw(connection, queueUrl, '{"valid":true}', { [FERRY_HEADERS.messageId]: 'valid-1' });
+    await sendRaw(f.connection, queueUrl, '{"valid":true}', { [FERRY_HEADERS.messageId]: 'valid-1' });
     const { consumer, events } = attach(acceptor, {
       queueUrl,
       identity: () => null,
@@ -279,7 +253,7 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     });
     await consumer.ready();
 
-    const dead = await receiveAtLeast(connection, deadUrl, 3);
+    const dead = await receiveAtLeast(f.connection, deadUrl, 3);
     const reasons = Object.fromEntries(
       dead.map((m) => [
         m.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue ?? '(no id)',
@@ -300,27 +274,27 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
     await waitFor('4 deleted', () => (sum(events, 'settled') >= 4 ? true : undefined));
     expect(await acceptor.storedIds()).toEqual(['valid-1']);
     await consumer.close();
-    expect(await receiveNone(connection, queueUrl)).toEqual([]);
+    expect(await receiveNone(f.connection, queueUrl)).toEqual([]);
   });
 
   it("leaves invalid messages to the queue's redrive policy when configured so", async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl, deadLetterQueueUrl } = await queues.declare({
+    const { queueUrl, deadLetterQueueUrl } = await f.queues.declare({
       name: uniqueName('redrive'),
       deadLetter: { maxReceiveCount: 2 },
     });
-    await sendRaw(connection, queueUrl, 'not json at all', { [FERRY_HEADERS.messageId]: 'poison-1' });
+    await sendRaw(f.connection, queueUrl, 'not json at all', { [FERRY_HEADERS.messageId]: 'poison-1' });
     const { consumer } = attach(acceptor, { queueUrl, deadLetter: { mode: 'redrive' } });
     await consumer.ready();
-    const [moved] = await receiveAtLeast(connection, deadLetterQueueUrl!, 1);
+    const [moved] = await receiveAtLeast(f.connection, deadLetterQueueUrl!, 1);
     expect(moved!.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue).toBe('poison-1');
     expect(acceptor.seen).toEqual([]);
   });
 
   it("uses the SQS MessageId as identity for messages without ferry's attribute by default", async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl } = await queues.declare({ name: uniqueName('foreign') });
-    await sendRaw(connection, queueUrl, '{"from":"elsewhere"}');
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('foreign') });
+    await sendRaw(f.connection, queueUrl, '{"from":"elsewhere"}');
     const { consumer } = attach(acceptor, { queueUrl });
     await consumer.ready();
     const [stored] = await waitFor('stored', async () => {
@@ -332,13 +306,13 @@ describe('SQS consumer feeding a PostgreSQL inbox', () => {
 
   it('ends a 20 s long poll on close() and is safe to close twice', async () => {
     const acceptor = await freshAcceptor();
-    const { queueUrl } = await queues.declare({ name: uniqueName('close') });
+    const { queueUrl } = await f.queues.declare({ name: uniqueName('close') });
     const { consumer } = attach(acceptor, { queueUrl, waitTimeSeconds: 20 });
     await consumer.ready();
     await consumer.close();
     await consumer.close();
-    await sendRaw(connection, queueUrl, '{"after":"close"}', { [FERRY_HEADERS.messageId]: 'after-close' });
-    expect((await receiveAtLeast(connection, queueUrl, 1)).length).toBe(1);
+    await sendRaw(f.connection, queueUrl, '{"after":"close"}', { [FERRY_HEADERS.messageId]: 'after-close' });
+    expect((await receiveAtLeast(f.connection, queueUrl, 1)).length).toBe(1);
     expect(acceptor.seen).toEqual([]);
   }, 10_000);
 });

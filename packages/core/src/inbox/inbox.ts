@@ -1,6 +1,6 @@
 import type { InboxAcceptInput, InboxAcceptor, InboxAcceptResult, InboxAdmissionResult } from '../contracts';
 import { FerryValidationError } from '../errors';
-import { defaultLogger } from '../observe/logger';
+import { defaultLogger, guardLogger } from '../observe/logger';
 import { checkSchema } from '../schema/checkSchema';
 import {
   isTransactionAdapter,
@@ -63,7 +63,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     internals: InboxInternals<TTx> = {},
   ) {
     const resolved = resolveInboxOptions(options);
-    const logger = resolved.logger ?? defaultLogger('ferry.inbox');
+    const logger = guardLogger(resolved.logger ?? defaultLogger('ferry.inbox'));
     this.options = { ...resolved, logger };
     this.maxPayloadBytes = resolved.maxPayloadBytes;
     const adapter = isTransactionAdapter(client)

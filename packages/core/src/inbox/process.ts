@@ -136,7 +136,17 @@ export async function processReceipt<TTx>(
     void lease.stop();
     abort.abort(reason);
   };
-  const onShutdown = (): void => interrupt(shutdown.reason);
+  // Shutdown also stops waiting for the transaction: a handler that never returns (and ignores
+  // its signal) cannot hold runOnce() or its lane past close(). The deadline does not: the
+  // transaction's own timeout ends it with PostgreSQL's precise error. One promise per receipt,
+  // not per worker: racing a long-lived promise would keep a reaction per receipt until close().
+  let stopWaiting: ((reason: unknown) => void) | undefined;
+  const interrupted = new Promise<never>((_resolve, reject) => (stopWaiting = reject));
+  interrupted.catch(() => undefined);
+  const onShutdown = (): void => {
+    interrupt(shutdown.reason);
+    stopWaiting?.(shutdown.reason);
+  };
   shutdown.addEventListener('abort', onShutdown, { once: true });
   const deadline = setTimeout(
     () => interrupt(new FerryError('FERRY_TIMEOUT', 'the handler transaction exceeded transactionTimeoutMs')),
@@ -147,7 +157,7 @@ export async function processReceipt<TTx>(
   try {
     // The handler runs with its span as the active context and the receipt as the message
     // scope that emits inherit correlation, causation and trace context from.
-    await inSpan(startProcessSpan(receipt), () =>
+    const transaction = inSpan(startProcessSpan(receipt), () =>
       runInMessageScope(messageScopeOf(receipt.messageId, receipt.headers), () =>
         deps.ops.transaction(receipt, async (tx) => {
           const context = contextFor(receipt, tx, abort);
@@ -160,6 +170,7 @@ export async function processReceipt<TTx>(
         }),
       ),
     );
+    await Promise.race([transaction, interrupted]);
     emit(deps, completedEvent(receipt, started, false));
     return 'completed';
   } catch (error) {

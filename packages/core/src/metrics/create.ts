@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { InboxEvent } from '../inbox/types';
-import { defaultLogger } from '../observe/logger';
+import { defaultLogger, guardLogger } from '../observe/logger';
 import type { OutboxEvent } from '../outbox/events';
 import type { TransportEvent } from '../transport/events';
 import { infrastructureErrors, metricFactory } from './factory';
@@ -44,7 +44,7 @@ export function createFerryMetrics(options: FerryMetricsOptions = {}): FerryMetr
       make,
       resolved.stats,
       resolved.tenantLabel,
-      resolved.logger ?? defaultLogger('ferry.metrics'),
+      guardLogger(resolved.logger ?? defaultLogger('ferry.metrics')),
     );
   }
   make.register();

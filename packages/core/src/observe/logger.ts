@@ -20,5 +20,35 @@ export interface Logger {
 
 /** ferry's default logger: pino at FERRY_LOG_LEVEL (default `warn`) on stderr. */
 export function defaultLogger(name: string): Logger {
-  return pino({ name, level: process.env.FERRY_LOG_LEVEL ?? 'warn' }, pino.destination(2));
+  return guardLogger(pino({ name, level: process.env.FERRY_LOG_LEVEL ?? 'warn' }, pino.destination(2)));
+}
+
+const guarded = new WeakSet<Logger>();
+
+/**
+ * `logger` as every ferry component keeps it: a call that throws (a destination that broke, an
+ * adapter with a bug, a method missing) costs its line and nothing else. Without it, a throw
+ * from a log line escaped into ferry's work: a relay cycle or an acceptance rejected after its
+ * commit, a consumer's reconnect loop ended. Each method is looked up at call time and called
+ * on `logger` itself (pino's methods need their `this`). Guarding a guarded logger returns it.
+ */
+export function guardLogger(logger: Logger): Logger {
+  if (guarded.has(logger)) return logger;
+  const method =
+    (level: keyof Logger): LogFn =>
+    (...args: [object, string?] | [string]): void => {
+      try {
+        (logger[level] as (...line: unknown[]) => void).apply(logger, args);
+      } catch {
+        // The application's logger failed: its line is lost; ferry's work goes on.
+      }
+    };
+  const safe: Logger = {
+    debug: method('debug'),
+    info: method('info'),
+    warn: method('warn'),
+    error: method('error'),
+  };
+  guarded.add(safe);
+  return safe;
 }

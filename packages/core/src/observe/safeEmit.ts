@@ -1,4 +1,4 @@
-import type { Logger } from './logger';
+import { guardLogger, type Logger } from './logger';
 
 /**
  * Calls an observer without letting it affect the caller: a throw or a rejected promise
@@ -18,5 +18,9 @@ export function safeEmit<E>(observer: ((event: E) => unknown) | undefined, event
 }
 
 function report(error: unknown, logger?: Logger): void {
-  logger?.warn({ err: error }, 'ferry observer threw; the event is dropped and processing goes on');
+  if (logger === undefined) return;
+  guardLogger(logger).warn(
+    { err: error },
+    'ferry observer threw; the event is dropped and processing goes on',
+  );
 }

@@ -1,15 +1,5 @@
 import type { OutboxMessage, PublishOutcome } from '../contracts';
-
-/** What a JSON value is, for a reason: 'a JSON string', 'null', 'an array'. */
-function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a JSON ${typeof value}`;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isPlainObject, kindOf } from '../validate/json';
 
 /**
  * Why a claimed row cannot be published, or null. emit() writes only a JSON object as payload and
@@ -20,9 +10,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export function foreignRowFault(message: OutboxMessage): string | null {
   const payload: unknown = message.payload;
-  if (!isObject(payload)) return `payload is ${kindOf(payload)}, not a JSON object`;
+  if (!isPlainObject(payload)) return `payload is ${kindOf(payload)}, not a JSON object`;
   const headers: unknown = message.headers;
-  if (!isObject(headers)) return `headers is ${kindOf(headers)}, not a JSON object of strings`;
+  if (!isPlainObject(headers)) return `headers is ${kindOf(headers)}, not a JSON object of strings`;
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value !== 'string')
       return `headers: ${JSON.stringify(name)} is ${kindOf(value)}, not a string`;

@@ -1,14 +1,8 @@
 import type { PublishOutcome } from '../contracts';
+import { kindOf } from '../validate/json';
 import { storableText } from '../validate/text';
 
 const STATUSES: ReadonlySet<string> = new Set(['sent', 'retryable', 'permanent', 'unavailable']);
-
-/** What a value is, for a message about it: 'a string', 'undefined', 'null', 'an object'. */
-function kindOf(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
 
 /** Error text as last_error stores it: at most 4,000 characters, storable (NUL would fail the batch). */
 export function errorText(error: unknown): string {

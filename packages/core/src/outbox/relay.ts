@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { FerryError } from '../errors';
-import { defaultLogger, type Logger } from '../observe/logger';
+import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { reconnectDelayMs } from '../backoff';
 import { CircuitBreaker, type CircuitState } from './circuit';
@@ -38,11 +38,20 @@ export interface CycleResult {
 export type RelayState = 'idle' | 'running' | 'closing' | 'closed';
 
 export interface Relay {
-  /** One cycle: recovery (every tenth cycle, starting with the first), claim, publish, complete. */
+  /**
+   * One cycle: recovery (every tenth cycle, starting with the first), claim, publish, complete.
+   * close() waits for it; throws FERRY_CLOSED once close() was called.
+   */
   runOnce(): Promise<CycleResult>;
-  /** Starts the poll loop, pipelined up to options.pipelineDepth (and LISTEN when listenUrl is set). Idempotent. */
+  /**
+   * Starts the poll loop, pipelined up to options.pipelineDepth (and LISTEN when listenUrl is set).
+   * Idempotent; throws FERRY_CLOSED once close() was called.
+   */
   start(): void;
-  /** Stops claiming, drains in-flight publishes up to shutdownTimeout, releases unstarted claims. Idempotent. */
+  /**
+   * Stops claiming, drains in-flight publishes (the loop's and runOnce()'s) up to shutdownTimeout,
+   * releases unstarted claims. Idempotent.
+   */
   close(): Promise<void>;
   readonly state: RelayState;
   /** Cycles run so far. */
@@ -88,6 +97,8 @@ class OutboxRelay implements Relay {
   /** Aborts in-flight publishes once shutdownTimeout has passed. */
   private readonly hardStop = new AbortController();
   private loop: Promise<void> | undefined;
+  /** runOnce() cycles in progress; close() waits for them as for the loop. */
+  private readonly active = new Set<Promise<CycleResult>>();
   private closing: Promise<void> | undefined;
   private readonly emit: (event: OutboxEvent) => void;
   /** Round-robin position of the claim's key scan (see claimBatch). */
@@ -103,7 +114,7 @@ class OutboxRelay implements Relay {
   constructor(private readonly config: RelayConfig) {
     checkRelayConfig(config);
     this.options = resolveOutboxOptions(config.options);
-    const logger = config.logger ?? defaultLogger('ferry.outbox.relay');
+    const logger = guardLogger(config.logger ?? defaultLogger('ferry.outbox.relay'));
     this.logger = logger;
     for (const warning of this.options.warnings) logger.warn({ option: 'stuckThreshold' }, warning);
     this.store = config.store ?? relayStore(withStatementDeadline(config.db, this.options.statementTimeout));
@@ -121,7 +132,20 @@ class OutboxRelay implements Relay {
       : undefined;
   }
 
-  async runOnce(): Promise<CycleResult> {
+  /**
+   * One cycle outside the poll loop; close() waits for it as for the loop's. Throws
+   * FERRY_CLOSED once close() was called.
+   */
+  runOnce(): Promise<CycleResult> {
+    if (this.stopping) return Promise.reject(new FerryError('FERRY_CLOSED', 'the relay is closed'));
+    const cycle = this.cycle();
+    this.active.add(cycle);
+    const forget = (): void => void this.active.delete(cycle);
+    cycle.then(forget, forget);
+    return cycle;
+  }
+
+  private async cycle(): Promise<CycleResult> {
     const startedAt = performance.now();
     const result = emptyResult();
     const batch = await this.claimStep(result);
@@ -302,6 +326,7 @@ class OutboxRelay implements Relay {
   }
 
   start(): void {
+    if (this.stopping) throw new FerryError('FERRY_CLOSED', 'the relay is closed');
     if (this.loop || this.state !== 'idle') return;
     this.state = 'running';
     this.listener?.start();
@@ -325,10 +350,11 @@ class OutboxRelay implements Relay {
     this.stopping = true;
     this.wake.close();
     await this.listener?.close();
-    if (this.loop && !(await settlesWithin(this.loop, this.options.shutdownTimeout))) {
+    const work = Promise.allSettled([this.loop, ...this.active]);
+    if (!(await settlesWithin(work, this.options.shutdownTimeout))) {
       this.hardStop.abort(new FerryError('FERRY_TIMEOUT', 'shutdown timeout'));
       this.logger.warn('outbox relay shutdown timed out; unfinished claims are left to lease recovery');
-      if (!(await settlesWithin(this.loop, this.options.lease.duration)))
+      if (!(await settlesWithin(work, this.options.lease.duration)))
         this.logger.error('outbox relay statement still running lease.duration after shutdown; abandoned');
     }
     this.state = 'closed';

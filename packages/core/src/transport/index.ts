@@ -15,7 +15,7 @@ export {
   type ConsumerEventBody,
 } from './consumerEvents';
 export { safeEmit } from '../observe/safeEmit';
-export { defaultLogger } from '../observe/logger';
+export { defaultLogger, guardLogger } from '../observe/logger';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
 export { deadlineSignal } from '../deadline';
 export {

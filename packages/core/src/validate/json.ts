@@ -17,6 +17,13 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return proto === Object.prototype || proto === null;
 }
 
+/** What a value is, for a message about it: 'a string', 'a number', 'null', 'undefined', 'an array', 'an object'. */
+export function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
 function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'container' {
   if (value === null || typeof value === 'boolean') return null;
   if (typeof value === 'string') {

@@ -44,12 +44,23 @@ export class NotifyListener {
     void this.connect();
   }
 
-  private async connect(): Promise<void> {
-    if (this.closed) return;
+  /** The connect attempt in progress (its client not yet listening); close() ends it. */
+  private connecting: { client: Client; attempt: Promise<void> } | undefined;
+
+  private connect(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     const client = new Client({
       connectionString: this.options.connectionString,
       connectionTimeoutMillis: this.options.keepaliveTimeout,
     });
+    const attempt = this.listen(client).finally(() => {
+      if (this.connecting?.client === client) this.connecting = undefined;
+    });
+    this.connecting = { client, attempt };
+    return attempt;
+  }
+
+  private async listen(client: Client): Promise<void> {
     client.on('notification', () => {
       this.notifications += 1;
       this.options.onNotify();
@@ -125,11 +136,17 @@ export class NotifyListener {
     }, delay);
   }
 
+  /** Ends the connection, a connect attempt in progress included: none is left open when it resolves. */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.keepalive);
     clearTimeout(this.timer);
     this.timer = undefined;
+    const connecting = this.connecting;
+    if (connecting) {
+      destroySocket(connecting.client);
+      await connecting.attempt;
+    }
     const client = this.client;
     this.client = undefined;
     if (client) {

@@ -38,6 +38,12 @@ export class UndecodableBatchError extends Error {
   override readonly name = 'UndecodableBatchError';
   /** A codec name, or `codec <id>` for an id Kafka does not define. */
   readonly codec: string;
+  /**
+   * Read by kafkajs's retrier: the same bytes fail the same way on every fetch, so the client
+   * does not fetch them again five times over (about 12 s) before it crashes; ferry's session
+   * loop alone waits, with its growing backoff.
+   */
+  readonly retriable = false;
 
   constructor(codec: string, cause?: unknown) {
     const detail = cause instanceof Error ? `: ${cause.message}` : '';

@@ -2,7 +2,9 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -14,7 +16,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * Test support: produces records with the official Java client (a client ferry did not write).
  * Arguments: bootstrap servers, topic, compression type. Standard input: one record per line,
  * tab-separated: mode (plain, commit or abort: the last two in a transaction of their own;
- * batched: sent at the end, all in one record batch, after the other modes' records), key,
+ * batched: sent at the end, after the other modes' records, all in one record batch; batched:CODEC:
+ * the same, in a batch of its own per codec compressed with CODEC, the codecs in the order they
+ * first appear), key,
  * value, then header name=value pairs. "\N" stands for null (key, value or a header value); a
  * header name may repeat.
  */
@@ -51,10 +55,10 @@ public class ForeignProducer {
         KafkaProducer<byte[], byte[]> transactional =
             producer(servers, compression, "ferry-test-" + topic)) {
       boolean initialized = false;
-      // Batched records wait in a producer of their own (a long linger) until the end, then go out
-      // as one record batch per request.
-      KafkaProducer<byte[], byte[]> batcher = null;
-      List<Future<RecordMetadata>> batched = new ArrayList<>();
+      // Batched records wait in a producer of their own per codec (a long linger) until the end,
+      // then go out as one record batch per request.
+      Map<String, KafkaProducer<byte[], byte[]>> batchers = new LinkedHashMap<>();
+      Map<String, List<Future<RecordMetadata>>> batched = new LinkedHashMap<>();
       String line;
       while ((line = in.readLine()) != null) {
         if (line.isEmpty()) continue;
@@ -69,9 +73,11 @@ public class ForeignProducer {
           plain.send(record).get();
           continue;
         }
-        if (fields[0].equals("batched")) {
-          if (batcher == null) batcher = producer(servers, compression, null, "5000");
-          batched.add(batcher.send(record));
+        if (fields[0].equals("batched") || fields[0].startsWith("batched:")) {
+          String codec = fields[0].equals("batched") ? compression : fields[0].substring(8);
+          KafkaProducer<byte[], byte[]> batcher =
+              batchers.computeIfAbsent(codec, c -> producer(servers, c, null, "5000"));
+          batched.computeIfAbsent(codec, c -> new ArrayList<>()).add(batcher.send(record));
           continue;
         }
         if (!initialized) {
@@ -83,10 +89,10 @@ public class ForeignProducer {
         if (fields[0].equals("commit")) transactional.commitTransaction();
         else transactional.abortTransaction();
       }
-      if (batcher != null) {
-        batcher.flush();
-        for (Future<RecordMetadata> sent : batched) sent.get();
-        batcher.close();
+      for (Map.Entry<String, KafkaProducer<byte[], byte[]>> entry : batchers.entrySet()) {
+        entry.getValue().flush();
+        for (Future<RecordMetadata> sent : batched.get(entry.getKey())) sent.get();
+        entry.getValue().close();
       }
     }
   }

@@ -1,0 +1,45 @@
+/**
+ * Counts this process's open TCP connections to `port` (Linux: the socket inodes among
+ * /proc/self/fd matched against /proc/net/tcp and tcp6), so a test can prove that a close()
+ * left no broker connection behind, whatever other processes on the machine hold.
+ */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+
+function ownSocketInodes(): Set<string> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
+      if (match?.[1]) inodes.add(match[1]);
+    } catch {
+      // the descriptor closed while listing
+    }
+  }
+  return inodes;
+}
+
+/** States counted as open: every state but TIME_WAIT (06) and CLOSE (07). */
+const CLOSED_STATES = new Set(['06', '07']);
+
+export function openSocketsTo(port: number): number {
+  const inodes = ownSocketInodes();
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let count = 0;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const remote = fields[2];
+      const state = fields[3];
+      const inode = fields[9];
+      if (!remote || !state || !inode) continue;
+      if (remote.endsWith(`:${hexPort}`) && !CLOSED_STATES.has(state) && inodes.has(inode)) count += 1;
+    }
+  }
+  return count;
+}

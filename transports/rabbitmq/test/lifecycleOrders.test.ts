@@ -1,0 +1,151 @@
+/**
+ * Hostile orders of lifecycle calls on the RabbitMQ consumer and publisher: ready() and close()
+ * in every order, close() twice at once, close() before attach, close() while a batch is being
+ * accepted, publish() after and during close(). Each call works or fails with a typed
+ * FerryError, nothing hangs, no connection of this process to the broker is left open, no
+ * rejection goes unhandled, and no delivery is lost or reported sent unconfirmed.
+ */
+import { RabbitConnection, RabbitPublisher, attachRabbitConsumer } from '@ferry/rabbitmq';
+import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
+import { openSocketsTo } from '../../../test-support/openSockets';
+import { AMQP_URL, unackedCount, waitFor } from './support/broker';
+import { useConsumerFixture } from './support/consumerFixture';
+import { neverAborted, outboxMessages } from './support/messages';
+
+const AMQP_PORT = Number(new URL(AMQP_URL).port || 5672);
+
+failOnUnhandledRejections();
+
+describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => {
+  const f = useConsumerFixture(() => ({ prefetch: 10 }));
+  const toQueue = (): string => `/${f.queue}`;
+
+  it('close() at once after attach, before ready() resolved: ready() fails FERRY_CLOSED or resolved, no connection is left', async () => {
+    const before = openSocketsTo(AMQP_PORT);
+    for (let i = 0; i < 5; i += 1) {
+      const consumer = attachRabbitConsumer(f.acceptor, {
+        connection: AMQP_URL,
+        queue: f.queue,
+        consumer: 'billing',
+      });
+      const ready = outcome(consumer.ready());
+      // Each step of the attach in turn: connecting, opening the channel, declaring, consuming.
+      for (let turn = 0; turn < i * 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+      const [a, b] = [consumer.close(), consumer.close()];
+      await Promise.all([a, b]);
+      expect(['ready', 'FERRY_CLOSED']).toContain(await ready);
+      expect(await outcome(consumer.ready())).toBe('FERRY_CLOSED');
+    }
+    await waitFor('every consumer connection closed', async () =>
+      openSocketsTo(AMQP_PORT) <= before ? true : undefined,
+    );
+  });
+
+  it('ready() after close(), close() twice concurrently, close() after close(): typed and idempotent', async () => {
+    const consumer = await f.attach();
+    await expect(consumer.ready()).resolves.toBeUndefined();
+    const both = await Promise.allSettled([consumer.close(), consumer.close()]);
+    expect(both.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+    await expect(consumer.close()).resolves.toBeUndefined();
+    expect(await outcome(consumer.ready())).toBe('FERRY_CLOSED');
+  });
+
+  it('close() while a batch is being accepted waits for it and acks what was accepted; nothing is lost', async () => {
+    f.acceptor.hold();
+    const consumer = await f.attach();
+    const messages = outboxMessages(3, { destination: toQueue() });
+    await f.publisher.publish(messages, neverAborted());
+    await waitFor('acceptance to start', async () => (f.acceptor.held() > 0 ? true : undefined));
+    const order: string[] = [];
+    const closing = consumer.close().then(() => order.push('closed'));
+    await waitFor('the consumer to stop consuming', async () =>
+      (await f.broker.channel.checkQueue(f.queue)).consumerCount === 0 ? true : undefined,
+    );
+    order.push('released');
+    f.acceptor.release();
+    await closing;
+    expect(order).toEqual(['released', 'closed']);
+    // The batch in acceptance was acked (never requeued as well); deliveries still buffered went back.
+    expect(await unackedCount(f.queue)).toBe(0);
+    const stored = await f.acceptor.storedIds();
+    const requeued = (await f.broker.drain(f.queue)).map((m) => String(m.properties.messageId));
+    expect(stored.filter((id) => requeued.includes(id))).toEqual([]);
+    expect([...stored, ...requeued].sort()).toEqual(messages.map((m) => m.id).sort());
+    expect(stored.length).toBeGreaterThan(0);
+  });
+
+  it('the shared connection closed under a running consumer: close() still resolves, ready() after it fails FERRY_CLOSED, nothing is left', async () => {
+    const before = openSocketsTo(AMQP_PORT);
+    const consumer = await f.attach();
+    await f.publisher.close();
+    await f.connection.close();
+    await Promise.all([consumer.close(), consumer.close()]);
+    expect(await outcome(consumer.ready())).toBe('FERRY_CLOSED');
+    await waitFor('the shared connection closed', async () =>
+      openSocketsTo(AMQP_PORT) <= before ? true : undefined,
+    );
+  });
+
+  it('attached to a shared connection already closed: ready() fails FERRY_CLOSED at once, close() resolves', async () => {
+    await f.publisher.close();
+    await f.connection.close();
+    const consumer = attachRabbitConsumer(f.acceptor, {
+      connection: f.connection,
+      queue: f.queue,
+      consumer: 'billing',
+    });
+    expect(await outcome(consumer.ready({ timeoutMs: 10_000 }))).toBe('FERRY_CLOSED');
+    await consumer.close();
+
+    // Closed while the consumer's first connect is under way.
+    const connecting = new RabbitConnection({ url: AMQP_URL });
+    const early = attachRabbitConsumer(f.acceptor, {
+      connection: connecting,
+      queue: f.queue,
+      consumer: 'billing',
+    });
+    await connecting.close();
+    expect(await outcome(early.ready({ timeoutMs: 10_000 }))).toBe('FERRY_CLOSED');
+    await early.close();
+  });
+
+  it('publish() after close() and close() twice: every message retryable, none sent, no connection left', async () => {
+    await f.attach(); // declares the work queue
+    await f.consumer?.close();
+    const before = openSocketsTo(AMQP_PORT);
+    const publisher = new RabbitPublisher(AMQP_URL);
+    await publisher.connect();
+    await Promise.all([publisher.close(), publisher.close()]);
+    const outcomes = await publisher.publish(outboxMessages(2, { destination: toQueue() }), neverAborted());
+    expect(outcomes.map((o) => o.status)).toEqual(['retryable', 'retryable']);
+    expect(await f.broker.readyCount(f.queue)).toBe(0);
+    await waitFor('the publisher connection closed', async () =>
+      openSocketsTo(AMQP_PORT) <= before ? true : undefined,
+    );
+  });
+
+  it('close() during publish(): publish() resolves with an outcome per message, and each one reported sent is in the queue', async () => {
+    await f.attach(); // declares the work queue
+    await f.consumer?.close();
+    for (let turns = 0; turns < 6; turns += 1) {
+      const publisher = new RabbitPublisher(AMQP_URL);
+      await publisher.connect();
+      const messages = outboxMessages(50, { destination: toQueue() });
+      const publishing = publisher.publish(messages, neverAborted());
+      for (let turn = 0; turn < turns * 2; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+      await Promise.all([publisher.close(), publisher.close()]);
+      const outcomes = await publishing;
+      expect(outcomes.map((o) => o.id)).toEqual(messages.map((m) => m.id));
+      const sent = new Set(outcomes.filter((o) => o.status === 'sent').map((o) => o.id));
+      expect(new Set(outcomes.map((o) => o.status))).toEqual(
+        new Set(
+          outcomes
+            .map((o) => o.status)
+            .filter((status) => ['sent', 'retryable', 'unavailable'].includes(status)),
+        ),
+      );
+      const queued = (await f.broker.drain(f.queue)).map((m) => String(m.properties.messageId));
+      expect([...sent].filter((id) => !queued.includes(id))).toEqual([]);
+    }
+  });
+});
