@@ -7,17 +7,24 @@
  * a new connection, forever.
  *
  * Breaks: the inbox worker and an outbox relay run on that client through the TCP proxy. The
- * proxy turns into a blackhole and a batch is offered. Then the proxy passes again for new
- * connections but keeps the connections that lived through the blackhole half-open: silent for
- * good, no FIN, no RST (`setMode('pass', { keepDamaged: true })`), so nothing the driver does
- * ever ends a statement sent on one of them.
+ * proxy turns into a blackhole and a batch is offered. Then the proxy passes again. On the plain
+ * pg pool it keeps the connections that lived through the blackhole half-open: silent for good,
+ * no FIN, no RST (`setMode('pass', { keepDamaged: true })`), so nothing the driver does ever ends
+ * a statement sent on one of them. On Prisma it resets them (the proxy's default heal): a Prisma
+ * pool cannot be told to give a connection up, so with no driver timeouts each half-open
+ * connection that catches a statement is lost to the pool for good, and a pool that held all its
+ * connections through the silence has none left (package README, "When PostgreSQL goes silent").
  *
  * Invariant: every wait ferry owns has a deadline of its own (inbox `statementTimeoutMs`, relay
  * `statementTimeout`): acceptance during the blackhole fails typed and retriable (FERRY_TIMEOUT or
  * FERRY_DATABASE_UNAVAILABLE), with nothing stored; after the heal the worker and the relay resume
- * on new connections although statements they sent on the half-open ones never answer; the
- * refused batch is redelivered; every message completes once and every event is SENT; close()
- * returns. Ledger: lost = 0, appliedTwice = 0, stuck = 0.
+ * on new connections (on pg although statements they sent on the half-open ones never answer:
+ * ferry destroys those connections); the refused batch is redelivered; every message completes
+ * once and every event is SENT; close() returns. Ledger: lost = 0, appliedTwice = 0, stuck = 0.
+ *
+ * An RST on a pg connection while a bounded statement waits on it fails the statement typed
+ * (FERRY_DATABASE_UNAVAILABLE), never as an unhandled connection error, and the connection leaves
+ * the pool.
  *
  * The same through a RabbitMQ consumer (`attachRabbitConsumer`, the shared RabbitMQ on 5672, a
  * unique queue): deliveries that arrive during the blackhole are held (`acceptance-unavailable`,
@@ -200,9 +207,10 @@ describe.each<Kind>(['prisma', 'prisma-on-pool', 'pg'])(
       );
       expect(stored?.n).toBe(0);
 
-      // Heal for new connections; the ones that lived through the blackhole stay silent for good.
-      await proxy.setMode('pass', { keepDamaged: true });
-      expect(proxy.damagedConnections).toBeGreaterThan(0);
+      // Heal. On pg the connections that lived through the blackhole stay silent for good.
+      const halfOpen = kind === 'pg';
+      await proxy.setMode('pass', { keepDamaged: halfOpen });
+      if (halfOpen) expect(proxy.damagedConnections).toBeGreaterThan(0);
       await deliverUntilAcknowledged(inbox, during, offering, 30_000);
       await waitUntilSettled(t, 30_000);
       await waitFor('every event SENT after the heal', async () => (await unsent(t)) === 0, 30_000);
@@ -254,6 +262,29 @@ describe.each<Kind>(['prisma', 'prisma-on-pool', 'pg'])(
   },
 );
 
+describe('operations: silent-database (pg, a reset under a bounded statement)', () => {
+  const suite = faultSuite();
+  const fixture = proxiedDatabase();
+
+  it('fails typed, with no unhandled connection error, when the connection is reset mid-statement', async () => {
+    const { t, proxy } = fixture;
+    const pool = new pg.Pool({ connectionString: proxy.urlFor(t.url), max: 1 });
+    pool.on('error', () => undefined);
+    suite.defer(() => pool.end());
+    const inbox = new Inbox(pgTransactions(pool), { logger: quietLogger, statementTimeoutMs: 60_000 });
+    await inbox.acceptMany(inputs('sd-reset-before', 1)); // the pool's one connection, established
+    await proxy.setMode('blackhole');
+    const acceptance = track(inbox.acceptMany(inputs('sd-reset', 2)));
+    await waitFor('the statement on the checked-out connection', () => pool.idleCount === 0);
+    await proxy.setMode('pass', { keepDamaged: true });
+    proxy.resetAll(); // RST while the statement waits: pg reports it as the connection's error event
+    await waitFor('the acceptance to fail', () => acceptance.settled(), 30_000);
+    const { error } = acceptance.outcome();
+    expect(isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE')).toBe(true);
+    expect(pool.totalCount).toBe(0);
+  });
+});
+
 const AMQP_URL = process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 describe('operations: silent-database (RabbitMQ consumer, prisma, no driver timeouts)', () => {
@@ -281,7 +312,7 @@ describe('operations: silent-database (RabbitMQ consumer, prisma, no driver time
   }
   const queue = `fault.silent.${Date.now().toString(36)}`;
 
-  it('holds deliveries in the blackhole with a typed error and recovers after a half-open heal', async () => {
+  it('holds deliveries in the blackhole with a typed error and recovers after it', async () => {
     const { t, proxy } = fixture;
     const client = applicationClient('prisma', proxy.urlFor(t.url));
     suite.defer(() => client.end());
@@ -326,7 +357,7 @@ describe('operations: silent-database (RabbitMQ consumer, prisma, no driver time
     expect(await receipts(t)).toBe(before.length);
     process.stdout.write(`silent-database/rabbitmq: held=${JSON.stringify(held)}\n`);
 
-    await proxy.setMode('pass', { keepDamaged: true });
+    await proxy.setMode('pass');
     await waitFor(
       'acceptance recovered',
       () => events.some((event) => event.type === 'acceptance-recovered'),

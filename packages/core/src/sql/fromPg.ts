@@ -79,7 +79,9 @@ function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
 /**
  * One statement on a connection of `pool` that ferry may give up on (`signal`): the connection is
  * then destroyed, not returned to the pool (its answer may still come, or never), and the pool
- * opens a new one when it needs it. A connection that comes too late is handed straight back.
+ * opens a new one when it needs it. A connection that comes too late is handed straight back. As
+ * pool.query does, the connection's `error` event (reset, terminated) is handled while it is
+ * checked out, and a connection whose statement failed is destroyed.
  */
 async function onPooledClient(pool: Pool, config: QueryConfig, signal: AbortSignal): Promise<QueryResult> {
   const client = await pool.connect();
@@ -87,17 +89,24 @@ async function onPooledClient(pool: Pool, config: QueryConfig, signal: AbortSign
     client.release();
     throw signal.reason;
   }
+  const connection = watchConnection(client);
   let destroyed = false;
   const destroy = (): void => {
     destroyed = true;
     client.release(new Error('ferry stopped waiting for a statement on this connection'));
   };
   signal.addEventListener('abort', destroy, { once: true });
+  let failed = false;
   try {
-    return await client.query(config);
+    return await Promise.race([client.query(config), connection.lost]);
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     signal.removeEventListener('abort', destroy);
-    if (!destroyed) client.release();
+    connection.stop();
+    // As pool.query does: a connection whose statement failed is not reused.
+    if (!destroyed) client.release(failed || connection.failed());
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { Pool, type PoolClient } from 'pg';
 import { createRelay, emit, fromPg, Inbox, isFerryError, pgTransactions } from '@ferry/core';
-import { InMemoryPublisher } from '@ferry/testing';
+import { InMemoryPublisher, waitUntil } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { quietLogger } from '../inbox/helpers';
 
@@ -63,6 +63,32 @@ describe('statement deadlines', () => {
       return { error, connections: pool.totalCount };
     });
     expect(isFerryError(outcome.error, 'FERRY_TIMEOUT')).toBe(true);
+    expect(outcome.connections).toBe(0);
+  });
+
+  it('fails typed and gives the connection up when the backend of a bounded statement is terminated', async () => {
+    const inbox = new Inbox(pgTransactions(pool), { logger: quietLogger, statementTimeoutMs: 60_000 });
+    const input = { consumer: 'orders', messageId: 'deadline-terminated', tenantId: 'acme', payload: {} };
+    const outcome = await whileLocked('ferry_inbox_receipts', async () => {
+      const acceptance = settle(inbox.acceptMany([input]));
+      await waitUntil(
+        'the acceptance waiting on the lock',
+        async () => {
+          const rows = await t.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          );
+          return rows[0]?.n === 1 ? true : undefined;
+        },
+        { timeoutMs: 10_000, intervalMs: 20 },
+      );
+      await t.db.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      return { error: await acceptance, connections: pool.totalCount };
+    });
+    expect(isFerryError(outcome.error, 'FERRY_DATABASE_UNAVAILABLE')).toBe(true);
     expect(outcome.connections).toBe(0);
   });
 
