@@ -36,6 +36,22 @@ const backoff = { initialMs: 1, maxMs: 2, multiplier: 2, jitter: 'none' } as con
 const who = { transport: 'test', source: 'q' } as const;
 
 describe('acceptHolding', () => {
+  it('holds and settles as usual when the logger it was handed throws on every line', async () => {
+    const { acceptMany } = flaky(2, new FerryError('FERRY_DATABASE_UNAVAILABLE', 'down'));
+    const fail = (): void => {
+      throw new Error('the log destination is gone');
+    };
+    const options: HoldOptions = {
+      backoff,
+      signal: new AbortController().signal,
+      ...who,
+      logger: { debug: fail, info: fail, warn: fail, error: fail },
+    };
+    const settled = settlements();
+    const held = await acceptHolding([input('a')], acceptMany, options, settled.settle);
+    expect([held, settled.calls.length]).toEqual([{ kind: 'settled' }, 1]);
+  });
+
   it('retries the same batch through a batch-wide outage and reports unavailable, then recovered', async () => {
     const { acceptMany, calls } = flaky(5, new FerryError('FERRY_DATABASE_UNAVAILABLE', 'down'));
     const events: TransportConsumerEvent[] = [];

@@ -1,6 +1,6 @@
 import { abortableDelay, backoffDelay, type BackoffPolicy, type RandomSource } from '../backoff';
 import type { InboxAcceptInput, InboxAcceptResult } from '../contracts';
-import type { Logger } from '../observe/logger';
+import { guardLogger, type Logger } from '../observe/logger';
 import { consumerEmitter } from './consumerEvents';
 import { describeCause } from './errors';
 import type { TransportConsumerEvent, TransportObserver } from './events';
@@ -125,7 +125,9 @@ function admissionAnswers(error: unknown, pending: readonly number[]): AnsweredI
 }
 
 function holdReport(options: HoldOptions) {
-  const { transport, source, observer, logger } = options;
+  const { transport, source, observer } = options;
+  // A third-party transport may hand over the application's logger as it came.
+  const logger = options.logger === undefined ? undefined : guardLogger(options.logger);
   const emit = consumerEmitter(transport, source, observer, logger);
   return {
     unavailable(error: unknown, attempt: number, delayMs: number, count: number): void {
