@@ -72,11 +72,19 @@ export function closedError(what: string): FerryError {
   return new FerryError('FERRY_CLOSED', `${what} is closed`);
 }
 
-/** An error's message (or its string form) for logs and error messages. */
+/**
+ * An error's message (or its string form) for logs and error messages. Never throws: an
+ * application function may throw anything, also a value whose reading throws (a Proxy, a
+ * throwing getter or toString).
+ */
 export function describeTransportError(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (error === undefined) return 'unknown error';
-  return String(error);
+  try {
+    if (error instanceof Error) return String(error.message);
+    if (error === undefined) return 'unknown error';
+    return String(error);
+  } catch {
+    return 'a thrown value that could not be read';
+  }
 }
 
 /**
