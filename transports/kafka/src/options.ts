@@ -1,5 +1,6 @@
 import { FerryConfigError, type Logger } from '@ferry/core';
 import {
+  describeTransportError,
   guardLogger,
   integerOption as integer,
   nonEmptyOption as nonEmpty,
@@ -216,8 +217,24 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
   };
 }
 
+/**
+ * The dead-letter topic of a source topic. A function's answer is checked on every call: one
+ * that throws (anything) or is no topic name (a number, a Promise: it must answer synchronously)
+ * fails the dead-letter send with a FerryConfigError naming `deadLetter.topic`, so the partition
+ * is held and retried after its backoff, the records neither committed nor sent elsewhere.
+ */
 function resolveDeadLetterTopic(option: KafkaDeadLetterOptions['topic']): (sourceTopic: string) => string {
-  if (typeof option === 'function') return option;
+  if (typeof option === 'function') {
+    return (sourceTopic) => {
+      let answer: unknown;
+      try {
+        answer = option(sourceTopic);
+      } catch (error) {
+        throw new FerryConfigError('deadLetter.topic', `the function threw: ${describeTransportError(error)}`);
+      }
+      return topicName('deadLetter.topic', answer);
+    };
+  }
   if (option === undefined) return (topic) => `${topic}${DEFAULTS.consumer.deadLetter.topicSuffix}`;
   const name = topicName('deadLetter.topic', option);
   return () => name;

@@ -7,7 +7,7 @@
 import { FERRY_HEADERS } from '@ferry/core';
 import { REJECT_REASONS } from '../src';
 import { ConsumerHarness } from './consumerHarness';
-import { readBack } from './support';
+import { readBack, waitFor } from './support';
 
 let harness: ConsumerHarness;
 
@@ -76,9 +76,40 @@ describe('attachKafkaConsumer with hostile application functions', () => {
       'id-good-2',
     ]);
     const dead = await readBack(harness.connection, `${topic}.dlq`, kinds.length + 1);
-    expect(Object.fromEntries(dead.map((record) => [record.key, record.headers[FERRY_HEADERS.rejectReason]]))).toEqual({
+    expect(
+      Object.fromEntries(dead.map((record) => [record.key, record.headers[FERRY_HEADERS.rejectReason]])),
+    ).toEqual({
       ...Object.fromEntries(kinds.map((kind) => [kind, REJECT_REASONS.missingIdentity])),
       'tenant-proxy': REJECT_REASONS.tenantUnresolved,
     });
   });
+
+  test.each([
+    ['a number', () => 42],
+    ['a Promise', () => Promise.resolve('x.dlq')],
+    [
+      'a thrown Proxy',
+      () => {
+        throw hostileProxy();
+      },
+    ],
+  ])(
+    'holds the record whose dead-letter topic function answers %s, naming deadLetter.topic',
+    async (_name, topicOf) => {
+      const topic = await harness.topicPair('dlq-fn');
+      await harness.raw.send({ topic, messages: [{ key: 'no-identity', value: '{"n":1}' }] });
+      const { groupId, events } = await harness.start(topic, 'dlq-fn', {
+        deadLetter: { topic: topicOf as () => string },
+      });
+
+      await waitFor(
+        () => events.some((event) => event.type === 'acceptance-failed'),
+        () => `no acceptance-failed event: ${JSON.stringify(events)}`,
+      );
+      const failed = events.find((event) => event.type === 'acceptance-failed');
+      expect(failed).toMatchObject({ error: expect.stringContaining('deadLetter.topic') });
+      // Neither committed nor dead-lettered elsewhere: the record is held, not lost.
+      expect(await harness.fullyCommitted(groupId, topic)).toBe(false);
+    },
+  );
 });

@@ -92,7 +92,12 @@ export function describeTransportError(error: unknown): string {
  * as `CODE: message` (the code is what a dashboard groups by), anything else by its message.
  */
 export function describeCause(error: unknown): string {
-  return error instanceof FerryError ? `${error.code}: ${error.message}` : describeTransportError(error);
+  try {
+    if (error instanceof FerryError) return `${error.code}: ${error.message}`;
+  } catch {
+    // A thrown value whose prototype cannot be read (a Proxy): described below.
+  }
+  return describeTransportError(error);
 }
 
 /** Socket-level error codes: the peer could not be reached or the connection broke. */
