@@ -5,6 +5,7 @@ import {
   integerOption as integer,
   nonEmptyOption as nonEmpty,
   checkTenantSource,
+  functionOption,
   knownKeysOption,
   oneOfOption,
   received,
@@ -186,7 +187,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
       1,
       100,
     ),
-    identity: options.identity ?? null,
+    identity: functionOption('identity', options.identity) ?? null,
     tenant: checkTenantSource(options.tenant),
     tombstones: oneOfOption('tombstones', options.tombstones ?? defaults.tombstones, TOMBSTONE_POLICIES),
     fromBeginning: options.fromBeginning ?? defaults.fromBeginning,
@@ -213,7 +214,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, defaults.reconnectBackoff),
     logger: guardLogger(options.logger ?? options.connection.logger),
     observer: options.observer,
-    random: options.random ?? Math.random,
+    random: functionOption('random', options.random) ?? Math.random,
   };
 }
 

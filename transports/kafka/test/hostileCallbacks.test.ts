@@ -4,8 +4,8 @@
  * with its reason, or is reported as the configuration fault it is; never a crashed consumer or
  * a record committed without being stored or dead-lettered.
  */
-import { FERRY_HEADERS } from '@ferry/core';
-import { REJECT_REASONS } from '../src';
+import { FERRY_HEADERS, FerryConfigError } from '@ferry/core';
+import { REJECT_REASONS, resolveConsumerOptions, type ConsumerOptions } from '../src';
 import { ConsumerHarness } from './consumerHarness';
 import { readBack, waitFor } from './support';
 
@@ -112,4 +112,20 @@ describe('attachKafkaConsumer with hostile application functions', () => {
       expect(await harness.fullyCommitted(groupId, topic)).toBe(false);
     },
   );
+
+  test.each([
+    ['identity', 'offset'],
+    ['random', 0.5],
+  ])('refuses a %s that is not a function when the consumer attaches', (option, value) => {
+    const options = {
+      connection: harness.connection,
+      topic: 't',
+      groupId: 'g',
+      consumer: 'c',
+      [option]: value,
+    };
+    const attempt = () => resolveConsumerOptions(options as unknown as ConsumerOptions);
+    expect(attempt).toThrow(FerryConfigError);
+    expect(attempt).toThrow(expect.objectContaining({ option }));
+  });
 });

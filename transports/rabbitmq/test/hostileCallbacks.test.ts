@@ -3,9 +3,9 @@
  * anything, return the wrong type or a Promise: each costs the one delivery concerned a dead
  * letter with its reason, never the batch, the channel or the process.
  */
-import { FERRY_HEADERS } from '@ferry/core';
+import { FERRY_HEADERS, FerryConfigError } from '@ferry/core';
 import type { GetMessage, Message } from 'amqplib';
-import { declareWorkQueue } from '@ferry/rabbitmq';
+import { declareWorkQueue, resolveConsumerOptions, type RabbitConsumerOptions } from '@ferry/rabbitmq';
 import { unackedCount, waitFor } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 
@@ -102,5 +102,15 @@ describe('RabbitMQ consumer with hostile application functions', () => {
     );
     expect(dead.get('promise')?.properties.headers?.[FERRY_HEADERS.rejectReason]).toBe('tenant_unresolved');
     await fixture.expectStoredOnce(['good-1']);
+  });
+
+  it.each([
+    ['identity', 'messageId'],
+    ['random', 0.5],
+  ])('refuses a %s that is not a function when the consumer attaches', (option, value) => {
+    const options = { connection: 'amqp://x', queue: 'q', consumer: 'c', [option]: value };
+    const attempt = () => resolveConsumerOptions(options as unknown as RabbitConsumerOptions, 1_000);
+    expect(attempt).toThrow(FerryConfigError);
+    expect(attempt).toThrow(expect.objectContaining({ option }));
   });
 });

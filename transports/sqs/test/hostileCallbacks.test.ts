@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Message } from '@aws-sdk/client-sqs';
-import { FERRY_HEADERS } from '@ferry/core';
-import { REJECT_DETAIL_ATTRIBUTE, attachSqsConsumer } from '@ferry/sqs';
+import { FERRY_HEADERS, FerryConfigError } from '@ferry/core';
+import { REJECT_DETAIL_ATTRIBUTE, attachSqsConsumer, resolveConsumerOptions } from '@ferry/sqs';
 import { receiveAtLeast, sendRaw, uniqueName, waitFor } from './support/sqs';
 import { useSqsConsumerFixture } from './support/consumerFixture';
 
@@ -81,5 +81,16 @@ describe('SQS consumer with hostile application functions', () => {
     expect(attribute(thrown!, REJECT_DETAIL_ATTRIBUTE)).toContain('extractor bug');
     await waitFor('two stored', async () => ((await acceptor.storedIds()).length >= 2 ? true : undefined));
     expect((await acceptor.storedIds()).sort()).toEqual(['good-1', 'good-2']);
+  });
+
+  it.each([
+    ['identity', 'MessageId'],
+    ['random', 0.5],
+  ])('refuses a %s that is not a function when the consumer attaches', (option, value) => {
+    const options = { queueUrl: 'http://q', consumer: 'c', [option]: value };
+    const attempt = () =>
+      resolveConsumerOptions(options as unknown as Parameters<typeof resolveConsumerOptions>[0]);
+    expect(attempt).toThrow(FerryConfigError);
+    expect(attempt).toThrow(expect.objectContaining({ option }));
   });
 });
