@@ -26,7 +26,11 @@ const HOSTILE_RANDOM: Record<string, () => number> = {
 describe('backoffDelay with a hostile random source', () => {
   it.each(Object.entries(HOSTILE_RANDOM))('%s: a finite delay within [0, ceiling]', (_name, random) => {
     for (const attempt of [1, 3, 10]) {
-      const delay = backoffDelay(attempt, { initialMs: 100, maxMs: 1_000, multiplier: 2, jitter: 'full' }, random);
+      const delay = backoffDelay(
+        attempt,
+        { initialMs: 100, maxMs: 1_000, multiplier: 2, jitter: 'full' },
+        random,
+      );
       expect(Number.isFinite(delay)).toBe(true);
       expect(delay).toBeGreaterThanOrEqual(0);
       expect(delay).toBeLessThanOrEqual(Math.min(1_000, 100 * 2 ** (attempt - 1)));
@@ -70,7 +74,10 @@ describe('inbox worker with a hostile random source', () => {
         'SELECT status, last_error FROM ferry_inbox_receipts WHERE id = $1',
         [id],
       );
-      expect(row).toMatchObject({ status: 'RETRYABLE', last_error: expect.stringContaining('first attempt fails') });
+      expect(row).toMatchObject({
+        status: 'RETRYABLE',
+        last_error: expect.stringContaining('first attempt fails'),
+      });
       await waitFor('completed on its retry', async () => {
         await inbox.runOnce();
         const rows = await t.db.query<{ status: string }>(
@@ -80,6 +87,70 @@ describe('inbox worker with a hostile random source', () => {
         return rows[0]?.status === 'COMPLETED' ? true : undefined;
       });
       expect(calls).toBe(2);
+    },
+  );
+});
+
+describe('inbox worker with a hostile handler-context wrapper', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+
+  const trapped = () =>
+    new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+        getPrototypeOf() {
+          throw new Error('trap');
+        },
+      },
+    );
+  const WRAPPERS: Record<string, () => Promise<void>> = {
+    'throws a Proxy': () => Promise.reject(trapped()),
+    'never settles': () => new Promise<void>(() => undefined),
+    'returns a number': () => 42 as unknown as Promise<void>,
+  };
+
+  it.each(Object.keys(WRAPPERS))(
+    'a wrapper that %s: the receipt is retried with its error recorded',
+    async (name) => {
+      let ran = 0;
+      const inbox = makeInbox(t.prisma, {
+        handlers: {
+          [`w-${name.replace(/\W/g, '-')}`]: async () => {
+            ran += 1;
+          },
+        },
+        handlerContext: () => WRAPPERS[name]!(),
+        worker: { transactionTimeoutMs: 1_000 },
+      });
+      await inbox.initialize();
+      const consumer = `w-${name.replace(/\W/g, '-')}`;
+      const { record } = await inbox.accept({ consumer, messageId: 'm', tenantId: 't1', payload: { n: 1 } });
+
+      await waitFor('retryable', async () => {
+        await inbox.runOnce();
+        const rows = await t.db.query<{ status: string; last_error: string | null }>(
+          'SELECT status, last_error FROM ferry_inbox_receipts WHERE id = $1',
+          [record.id],
+        );
+        return rows[0]?.status === 'RETRYABLE' || rows[0]?.status === 'DEAD' ? rows[0] : undefined;
+      });
+      const [row] = await t.db.query<{ last_error: string | null }>(
+        'SELECT last_error FROM ferry_inbox_receipts WHERE id = $1',
+        [record.id],
+      );
+      expect(row?.last_error).toEqual(
+      name === 'never settles' ? expect.stringContaining('FERRY_TIMEOUT') : expect.any(String),
+    );
+      expect(ran).toBe(0);
     },
   );
 });
