@@ -231,7 +231,10 @@ function resolveDeadLetterTopic(option: KafkaDeadLetterOptions['topic']): (sourc
       try {
         answer = option(sourceTopic);
       } catch (error) {
-        throw new FerryConfigError('deadLetter.topic', `the function threw: ${describeTransportError(error)}`);
+        throw new FerryConfigError(
+          'deadLetter.topic',
+          `the function threw: ${describeTransportError(error)}`,
+        );
       }
       return topicName('deadLetter.topic', answer);
     };

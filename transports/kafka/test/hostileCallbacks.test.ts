@@ -99,7 +99,7 @@ describe('attachKafkaConsumer with hostile application functions', () => {
       const topic = await harness.topicPair('dlq-fn');
       await harness.raw.send({ topic, messages: [{ key: 'no-identity', value: '{"n":1}' }] });
       const { groupId, events } = await harness.start(topic, 'dlq-fn', {
-        deadLetter: { topic: topicOf as () => string },
+        deadLetter: { topic: topicOf as unknown as () => string },
       });
 
       await waitFor(

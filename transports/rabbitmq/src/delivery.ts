@@ -79,7 +79,10 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   }
   if (messageId === null) {
     const why = extracted?.ok === false ? `; ${extracted.detail}` : '';
-    return invalid(REJECT_REASONS.missingIdentity, `no x-ferry-message-id header, messageId or extracted id${why}`);
+    return invalid(
+      REJECT_REASONS.missingIdentity,
+      `no x-ferry-message-id header, messageId or extracted id${why}`,
+    );
   }
   if (message.content.length > options.maxPayloadBytes) {
     return invalid(

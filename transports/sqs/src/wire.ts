@@ -5,7 +5,6 @@ import {
   eventHeaders,
   extractIdentity,
   ferryHeaderValues,
-  nonEmptyValue,
   parseJsonObjectBody,
   putStorableHeader,
   readFerryHeaders,
@@ -161,7 +160,10 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
   if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
   if (messageId === null) {
     const why = extracted?.ok === false ? `; ${extracted.detail}` : '';
-    return invalid(REJECT_REASONS.missingIdentity, `no x-ferry-message-id attribute and no extracted id${why}`);
+    return invalid(
+      REJECT_REASONS.missingIdentity,
+      `no x-ferry-message-id attribute and no extracted id${why}`,
+    );
   }
   const body = message.Body ?? '';
   const bytes = Buffer.byteLength(body, 'utf8');

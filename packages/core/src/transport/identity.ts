@@ -2,8 +2,7 @@ import { describeTransportError } from './errors';
 
 /** What a consumer's identity extractor answered for one message. */
 export type ExtractedIdentity =
-  | { readonly ok: true; readonly messageId: string }
-  | { readonly ok: false; readonly detail: string };
+  { readonly ok: true; readonly messageId: string } | { readonly ok: false; readonly detail: string };
 
 /**
  * Calls the application's identity extractor for one message. It runs inside the consumer's

@@ -148,8 +148,8 @@ describe('inbox worker with a hostile handler-context wrapper', () => {
         [record.id],
       );
       expect(row?.last_error).toEqual(
-      name === 'never settles' ? expect.stringContaining('FERRY_TIMEOUT') : expect.any(String),
-    );
+        name === 'never settles' ? expect.stringContaining('FERRY_TIMEOUT') : expect.any(String),
+      );
       expect(ran).toBe(0);
     },
   );
