@@ -3,10 +3,15 @@
  * anything, return the wrong type or a Promise: each costs the one delivery concerned a dead
  * letter with its reason, never the batch, the channel or the process.
  */
-import { FERRY_HEADERS, FerryConfigError } from '@ferry/core';
+import { FERRY_HEADERS, FerryConfigError, INBOX_TABLE, Inbox } from '@ferry/core';
 import type { GetMessage, Message } from 'amqplib';
-import { declareWorkQueue, resolveConsumerOptions, type RabbitConsumerOptions } from '@ferry/rabbitmq';
-import { unackedCount, waitFor } from './support/broker';
+import {
+  attachRabbitConsumer,
+  declareWorkQueue,
+  resolveConsumerOptions,
+  type RabbitConsumerOptions,
+} from '@ferry/rabbitmq';
+import { InboxQueue, unackedCount, uniqueName, waitFor } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 
 /** A value whose every property read, prototype lookup and conversion throws. */
@@ -112,5 +117,48 @@ describe('RabbitMQ consumer with hostile application functions', () => {
     const attempt = () => resolveConsumerOptions(options as unknown as RabbitConsumerOptions, 1_000);
     expect(attempt).toThrow(FerryConfigError);
     expect(attempt).toThrow(expect.objectContaining({ option }));
+  });
+});
+
+describe('RabbitMQ consumer of the @ferry/core inbox with an identity function answering ids it cannot store', () => {
+  const setup = new InboxQueue('callbacks-inbox');
+
+  it('dead-letters a delivery whose identity is huge or holds NUL, and accepts its neighbours', async () => {
+    const inbox = new Inbox(setup.database.prisma, { global: 'shared' });
+    const run = uniqueName('cb');
+    setup.attached = attachRabbitConsumer(inbox, {
+      connection: setup.connection,
+      queue: setup.queue,
+      consumer: 'billing',
+      identity: (message) => {
+        const kind = kindOf(message);
+        if (kind === 'huge') return 'x'.repeat(1_000_000);
+        if (kind === 'nul') return 'a\u0000b';
+        return `${run}-${kind}`;
+      },
+    });
+    await setup.attached.ready();
+    for (const kind of ['good-1', 'huge', 'nul', 'good-2']) {
+      setup.broker.channel.sendToQueue(setup.queue, Buffer.from('{}'), {
+        contentType: 'application/json',
+        headers: { 'x-kind': kind },
+      });
+    }
+
+    const letters: GetMessage[] = [];
+    await waitFor('every delivery settled', async () => {
+      letters.push(...(await setup.broker.drain(`${setup.queue}.dlq`)));
+      return letters.length >= 2 && (await unackedCount(setup.queue)) === 0 ? true : undefined;
+    });
+    expect(
+      Object.fromEntries(letters.map((m) => [kindOf(m), m.properties.headers?.[FERRY_HEADERS.rejectReason]])),
+    ).toEqual({
+      huge: expect.any(String),
+      nul: 'invalid_text',
+    });
+    const rows = await setup.database.db.query<{ message_id: string }>(
+      `SELECT message_id FROM ${INBOX_TABLE} ORDER BY message_id`,
+    );
+    expect(rows.map((r) => r.message_id)).toEqual([`${run}-good-1`, `${run}-good-2`]);
   });
 });
