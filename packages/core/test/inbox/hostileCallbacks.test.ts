@@ -153,4 +153,21 @@ describe('inbox worker with a hostile handler-context wrapper', () => {
       expect(ran).toBe(0);
     },
   );
+
+  it('a handler that never settles and ignores its signal: the lane is freed and the receipt retried with FERRY_TIMEOUT', async () => {
+    const inbox = makeInbox(t.prisma, {
+      handlers: { hung: () => new Promise<void>(() => undefined) },
+      worker: { transactionTimeoutMs: 1_000 },
+    });
+    await inbox.initialize();
+    const { record } = await inbox.accept({ consumer: 'hung', messageId: 'm', tenantId: 't1', payload: {} });
+
+    // runOnce() returns: before, it waited for the handler for ever.
+    await inbox.runOnce();
+    const [row] = await t.db.query<{ status: string; last_error: string | null }>(
+      'SELECT status, last_error FROM ferry_inbox_receipts WHERE id = $1',
+      [record.id],
+    );
+    expect(row).toMatchObject({ status: 'RETRYABLE', last_error: expect.stringContaining('FERRY_TIMEOUT') });
+  });
 });
