@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Client, type PoolConfig } from 'pg';
+import { Client, type Pool, type PoolConfig } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 import { fromPrisma, migrate, type SqlExecutor } from '@ferry/core';
 import { dropDatabase } from '@ferry/testing';
@@ -55,6 +55,11 @@ export function prismaFor(
   adapter?: TestAdapterOptions,
 ): PrismaClient {
   return new PrismaClient({ adapter: new PrismaPg({ max: 10, ...pool, connectionString: url }, adapter) });
+}
+
+/** A Prisma client on a pg pool the caller built and ends (e.g. one shared with ferry's `fromPg`). */
+export function prismaOnPool(pool: Pool, adapter?: TestAdapterOptions): PrismaClient {
+  return new PrismaClient({ adapter: new PrismaPg(pool, adapter) });
 }
 
 /**

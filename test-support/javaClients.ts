@@ -2,11 +2,20 @@
  * Official Java clients for tests that publish what the Node.js clients cannot: a pom's runtime
  * jars fetched from Maven Central once, as scripts/services fetches Kafka's
  * (`mvn -B -q dependency:copy-dependencies`), then a .java file compiled once (`javac`, into
- * .services/java-classes/<hash of the source and the jars' folder>) and run from there.
+ * .services/java-classes/<hash of the source and the jars' folder and files>) and run from there.
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 
 /** The repository's root: .services/ (git-ignored) lives there. */
@@ -94,11 +103,31 @@ function jdkTool(name: 'java' | 'javac'): string {
 }
 
 /**
- * The folder holding `source` compiled against `jars/*`, compiled once per content: the source
- * launcher would compile it again in every run, seconds of CPU each.
+ * What the jars of `jars` are: each one's name, size and modification time. A folder refetched
+ * in place (scripts/services does so with a new Kafka client) no longer matches.
+ */
+function jarsIdentity(jars: string): string {
+  return readdirSync(jars)
+    .filter((name) => name.endsWith('.jar'))
+    .sort()
+    .map((name) => {
+      const { size, mtimeMs } = statSync(path.join(jars, name));
+      return `${name}\t${size}\t${mtimeMs}`;
+    })
+    .join('\n');
+}
+
+/**
+ * The folder holding `source` compiled against `jars/*`, compiled once per content of both: the
+ * source launcher would compile it again in every run, seconds of CPU each.
  */
 function compiled(jars: string, source: string): Promise<string> {
-  const hash = createHash('sha256').update(readFileSync(source)).update(jars).digest('hex').slice(0, 16);
+  const hash = createHash('sha256')
+    .update(readFileSync(source))
+    .update(jars)
+    .update(jarsIdentity(jars))
+    .digest('hex')
+    .slice(0, 16);
   const name = `${path.basename(source, '.java')}-${hash}`;
   const dir = path.join(REPOSITORY_ROOT, '.services', 'java-classes', name);
   return builtOnce(

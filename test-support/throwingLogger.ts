@@ -12,16 +12,3 @@ export function throwingLogger(): { readonly logger: Logger; readonly calls: () 
   };
   return { logger: { debug: log, info: log, warn: log, error: log }, calls: () => calls };
 }
-
-/** Collects the process's unhandled rejections from now until `stop()`, which returns them. */
-export function collectUnhandled(): { readonly stop: () => unknown[] } {
-  const reasons: unknown[] = [];
-  const onUnhandled = (reason: unknown): void => void reasons.push(reason);
-  process.on('unhandledRejection', onUnhandled);
-  return {
-    stop: () => {
-      process.off('unhandledRejection', onUnhandled);
-      return reasons;
-    },
-  };
-}

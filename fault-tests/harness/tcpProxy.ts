@@ -11,7 +11,10 @@
  *   are left alone.
  * `resetAll()` sends RST on every open connection (both sides) without changing the mode.
  * Leaving `blackhole` or `mute` resets the connections that lived through it: their streams lost bytes and
- * can never be in sync again (the client has normally given up on them by then).
+ * can never be in sync again (the client has normally given up on them by then). With
+ * `{ keepDamaged: true }` they are not reset but stay silent for good (bytes dropped both ways, no
+ * FIN, no RST): half-open connections, as a peer that lost its state leaves them, while new
+ * connections pass.
  */
 import net from 'node:net';
 
@@ -53,6 +56,11 @@ export class TcpProxy {
     return this.currentMode;
   }
 
+  /** Open connections that lived through blackhole or mute and were kept (silent for good). */
+  get damagedConnections(): number {
+    return [...this.pairs].filter((pair) => pair.damaged).length;
+  }
+
   get openConnections(): number {
     return this.pairs.size;
   }
@@ -65,13 +73,13 @@ export class TcpProxy {
     return parsed.toString();
   }
 
-  async setMode(mode: ProxyMode): Promise<void> {
+  async setMode(mode: ProxyMode, options: { keepDamaged?: boolean } = {}): Promise<void> {
     const previous = this.currentMode;
     if (previous === mode) return;
     this.currentMode = mode;
     if (previous === 'refuse') await this.listen(this.listenPort);
     if (lossy(mode)) for (const pair of this.pairs) pair.damaged = true;
-    if (lossy(previous)) {
+    if (lossy(previous) && options.keepDamaged !== true) {
       for (const pair of [...this.pairs]) if (pair.damaged) this.reset(pair);
     }
     if (mode === 'refuse') await this.stopListening();

@@ -5,7 +5,8 @@
  */
 import pino from 'pino';
 import { fromPrisma, type Inbox, type InboxAcceptInput, type InboxHandlerContext } from '@ferry/core';
-import type { TestDatabase } from '../../test-support/database';
+import { createTestDatabase, type TestDatabase } from '../../test-support/database';
+import { TcpProxy } from '../harness/tcpProxy';
 import { emptyLedger, reconcile, type Ledger } from '../harness/ledger';
 import { waitFor as pollUntil } from '../harness/waitFor';
 
@@ -19,6 +20,39 @@ export function waitFor<T>(
   intervalMs = 25,
 ): Promise<T> {
   return pollUntil(what, check, { timeoutMs, intervalMs }) as Promise<T>;
+}
+
+/**
+ * A fresh database with the business table and a TCP proxy in front of its server, made in
+ * beforeAll and removed in afterAll (the proxy first). Call it after `faultSuite()`, so the
+ * scenario's resources are closed before; read `t` and `proxy` inside the tests.
+ */
+export function proxiedDatabase(): { readonly t: TestDatabase; readonly proxy: TcpProxy } {
+  const fixture = {} as { t: TestDatabase; proxy: TcpProxy };
+  beforeAll(async () => {
+    fixture.t = await createTestDatabase();
+    await createBusinessTable(fixture.t);
+    const server = new URL(fixture.t.url);
+    fixture.proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 5432) });
+  });
+  afterAll(async () => {
+    await fixture.proxy?.close();
+    await fixture.t?.drop();
+  });
+  return fixture;
+}
+
+/** Settles `promise` into a value the test can inspect, so a hang shows up as a waitFor timeout. */
+export function track<T>(promise: Promise<T>): {
+  settled: () => boolean;
+  outcome: () => { value?: T; error?: unknown };
+} {
+  let result: { value?: T; error?: unknown } | undefined;
+  promise.then(
+    (value) => void (result = { value }),
+    (error: unknown) => void (result = { error }),
+  );
+  return { settled: () => result !== undefined, outcome: () => result ?? {} };
 }
 
 /**

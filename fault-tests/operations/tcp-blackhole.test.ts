@@ -20,11 +20,11 @@
  * Ledger: lost = 0, appliedTwice = 0, stuck = 0.
  */
 import { Inbox, isFerryError, type InboxEvent } from '@ferry/core';
-import { createTestDatabase, type TestDatabase, prismaFor } from '../../test-support/database';
+import { prismaFor } from '../../test-support/database';
 import { assertLedger } from '../harness/ledger';
-import { TcpProxy } from '../harness/tcpProxy';
 import {
-  createBusinessTable,
+  proxiedDatabase,
+  track,
   deliverUntilAcknowledged,
   inboxLedger,
   inputs,
@@ -36,39 +36,12 @@ import {
 } from './support';
 import { faultSuite } from '../harness/scaffold';
 
-/** Settles `promise` into a value the test can inspect, so a hang shows up as a waitFor timeout. */
-function track<T>(promise: Promise<T>): { settled: () => boolean; outcome: () => unknown } {
-  let done = false;
-  let result: unknown;
-  promise.then(
-    (value) => {
-      done = true;
-      result = { value };
-    },
-    (error: unknown) => {
-      done = true;
-      result = { error };
-    },
-  );
-  return { settled: () => done, outcome: () => result };
-}
-
 describe('operations: tcp-blackhole', () => {
-  let t: TestDatabase;
-  let proxy: TcpProxy;
   const suite = faultSuite();
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    await createBusinessTable(t);
-    const server = new URL(t.url);
-    proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 5432) });
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await t?.drop();
-  });
+  const fixture = proxiedDatabase();
 
   it('fails within bounded time during the blackhole and recovers through the same Prisma client', async () => {
+    const { t, proxy } = fixture;
     const prisma = prismaFor(proxy.urlFor(t.url), {
       max: 6,
       connectionTimeoutMillis: 2_000,

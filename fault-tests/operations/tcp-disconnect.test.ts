@@ -17,13 +17,12 @@
  * delivered at least once (repeats after a lost SENT commit are at-least-once delivery and are
  * reported, not failed). Ledger tcp-disconnect/outbox: lost = 0, appliedTwice = 0, stuck = 0.
  */
-import { createTestDatabase, type TestDatabase, prismaFor } from '../../test-support/database';
+import { prismaFor } from '../../test-support/database';
 import { createRelay, emit, fromPrisma, Inbox, type InboxAcceptInput, type InboxEvent } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { assertLedger, emptyLedger, reconcile } from '../harness/ledger';
-import { TcpProxy } from '../harness/tcpProxy';
 import {
-  createBusinessTable,
+  proxiedDatabase,
   deliverUntilAcknowledged,
   inboxLedger,
   inputs,
@@ -39,21 +38,11 @@ const MESSAGES = 200;
 const BATCH = 10;
 
 describe('operations: tcp-disconnect', () => {
-  let t: TestDatabase;
-  let proxy: TcpProxy;
   const suite = faultSuite();
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    await createBusinessTable(t);
-    const server = new URL(t.url);
-    proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 5432) });
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await t?.drop();
-  });
+  const fixture = proxiedDatabase();
 
   it('rolls back cut handler transactions and recovers through the same Prisma client', async () => {
+    const { t, proxy } = fixture;
     // The application's client, through the proxy. Timeouts are bounded so a dead connection
     // surfaces as an error instead of a hang (see fault-tests/README.md, "operations").
     const prisma = prismaFor(proxy.urlFor(t.url), {

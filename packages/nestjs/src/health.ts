@@ -63,10 +63,14 @@ function text(fields: object | string, message?: string): string {
   return `${message ?? ''} ${JSON.stringify(shown)}`.trim();
 }
 
-/** Adapts Nest's LoggerService to ferry's `logger` option (fields become a JSON suffix). */
+/**
+ * Adapts Nest's LoggerService to ferry's `logger` option (fields become a JSON suffix). What
+ * Nest's method returns is passed back, so that ferry's guard (guardLogger) handles the
+ * rejection of an async LoggerService instead of leaving it unhandled.
+ */
 export function fromNestLogger(nest: LoggerService, context = 'ferry'): Logger {
   const at = (write: (message: string, context: string) => unknown): LogFn =>
-    ((fields: object | string, message?: string) => void write(text(fields, message), context)) as LogFn;
+    ((fields: object | string, message?: string) => write(text(fields, message), context)) as LogFn;
   return {
     error: at((m, c) => nest.error(m, c)),
     warn: at((m, c) => nest.warn(m, c)),

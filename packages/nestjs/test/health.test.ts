@@ -1,9 +1,13 @@
 import 'reflect-metadata';
 import type { LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { guardLogger } from '@ferry/core/transport';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { FerryHealthIndicator, fromNestLogger, OutboxModule, OutboxRelayService } from '../src';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 import { MemoryPublisher, prismaModule, TestPrismaService, waitFor } from './fixtures';
+
+failOnUnhandledRejections();
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -62,5 +66,18 @@ describe('fromNestLogger', () => {
       ['error', ['failed {"code":"X"}', 'ferry']],
       ['debug', ['{"n":1}', 'ferry']],
     ]);
+  });
+
+  it('an async LoggerService whose call rejects loses the line, not the process (as ferry guards it)', async () => {
+    const gone = async (): Promise<void> => {
+      throw new Error('remote sink gone');
+    };
+    const nest: LoggerService = { log: gone, warn: gone, error: gone };
+    const logger = guardLogger(fromNestLogger(nest));
+    logger.warn({ id: 'e1' }, 'outbox event FAILED');
+    logger.info('relay started');
+    // Node reports an unhandled rejection once the microtask queue has drained.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
   });
 });

@@ -2,6 +2,7 @@ import { FerryConfigError, type Logger } from '@ferry/core';
 import {
   checkTenantSource,
   functionOption,
+  guardLogger,
   integerOption as integer,
   knownKeysOption,
   nonEmptyOption as nonEmpty,
@@ -84,7 +85,7 @@ export function resolveInMemoryConsumerOptions(
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, DEFAULT_RETRY),
     identity: functionOption('identity', options.identity),
     tenant: checkTenantSource(options.tenant),
-    logger: options.logger,
+    logger: options.logger && guardLogger(options.logger),
     observer: functionOption('observer', options.observer),
     random: functionOption('random', options.random),
   };

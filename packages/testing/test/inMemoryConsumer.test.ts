@@ -1,6 +1,8 @@
 import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
 import { InMemoryBroker, attachInMemoryConsumer, waitUntil } from '@ferry/testing';
 import { MemoryAcceptor } from '@ferry/testing/conformance';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
+import { throwingLogger } from '../../../test-support/throwingLogger';
 
 /** A MemoryAcceptor that keeps every input it was offered. */
 class RecordingAcceptor extends MemoryAcceptor {
@@ -10,6 +12,8 @@ class RecordingAcceptor extends MemoryAcceptor {
     return super.acceptMany(inputs);
   }
 }
+
+failOnUnhandledRejections();
 
 describe('attachInMemoryConsumer', () => {
   test('leaves out a header whose name or value is not storable text and accepts its delivery and the neighbours', async () => {
@@ -36,5 +40,31 @@ describe('attachInMemoryConsumer', () => {
     expect(acceptor.inputs.map((input) => [input.messageId, input.headers])).toEqual(
       sent.map(([id]) => [id, { [FERRY_HEADERS.messageId]: id, ...good }]),
     );
+  });
+
+  test('with a logger that throws, deliveries held while acceptance is unavailable are still accepted', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    for (const id of ['held-1', 'held-2']) {
+      broker.send('q', { body: Buffer.from('{}'), headers: { [FERRY_HEADERS.messageId]: id } });
+    }
+    const acceptor = new RecordingAcceptor();
+    acceptor.failNext(2);
+    const { logger, calls } = throwingLogger();
+    const consumer = attachInMemoryConsumer(acceptor, {
+      broker,
+      queue: 'q',
+      consumer: 'c',
+      logger,
+      retryBackoff: { initialMs: 1, maxMs: 5 },
+    });
+    try {
+      await waitUntil('both deliveries accepted', () => acceptor.accepted.length === 2);
+    } finally {
+      await consumer.close();
+    }
+    // The lines were attempted (held, then recovered) and lost; the deliveries were not.
+    expect(calls()).toBeGreaterThanOrEqual(2);
+    expect(acceptor.accepted).toEqual(['held-1', 'held-2']);
   });
 });

@@ -12,6 +12,7 @@ import {
   type TransactionAdapter,
 } from '../sql/executor';
 import { withTranslation } from '../sql/dbErrors';
+import { withStatementDeadline } from '../sql/statementDeadline';
 import { acceptBatch, type AcceptOutcome, type AcceptSettings, type BatchOutcome } from './accept';
 import { InboxAdmissionRejectedError, InboxFingerprintConflictError } from './errors';
 import { acceptHandled, handlerMissingError, handlesConsumer } from './handlerCheck';
@@ -68,7 +69,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     const adapter = isTransactionAdapter(client)
       ? (client as TransactionAdapter<TTx>)
       : prismaTransactions<TTx>(client as PrismaClientOf<TTx>);
-    this.db = withTranslation(adapter.db, 'inbox');
+    this.db = withTranslation(withStatementDeadline(adapter.db, resolved.statementTimeoutMs), 'inbox');
     this.emitter = { observer: resolved.observer, logger };
     this.settings = {
       maxPayloadBytes: resolved.maxPayloadBytes,

@@ -33,6 +33,7 @@ export const INBOX_WORKER_DEFAULTS = {
 
 export const INBOX_DEFAULTS = {
   maxPayloadBytes: 262_144,
+  statementTimeoutMs: 30_000,
   global: 'reject',
   privilegedAdmin: false,
 } as const;
@@ -57,6 +58,8 @@ export const INBOX_WORKER_BOUNDS: Record<NumericWorkerOption, readonly [number, 
 
 export const MAX_PAYLOAD_BYTES_BOUNDS = [1, 16 * 1024 * 1024] as const;
 
+export const STATEMENT_TIMEOUT_BOUNDS = [100, 3_600_000] as const;
+
 export type InboxWorkerOptions = Partial<{
   -readonly [K in keyof typeof INBOX_WORKER_DEFAULTS]: K extends 'enabled' ? boolean : number;
 }> & {
@@ -71,6 +74,12 @@ export interface InboxOptions<TTx = PrismaTransactionLike> {
   worker?: InboxWorkerOptions;
   maxPayloadBytes?: number;
   maxPendingMessages?: number;
+  /**
+   * How long ferry waits for the answer to each of its own statements outside a handler
+   * transaction (acceptance, claims, lease renewals, retries): past it the statement fails with a
+   * retriable FERRY_TIMEOUT, whatever the driver's timeouts. Default 30,000 ms.
+   */
+  statementTimeoutMs?: number;
   /** 'reject' (default): tenant-less messages are invalid. 'shared': accepted as global scope. */
   global?: 'reject' | 'shared';
   /** Enables InboxPrivilegedAdmin (cross-tenant). Default false. */
@@ -108,6 +117,7 @@ export interface ResolvedInboxOptions<TTx = PrismaTransactionLike> {
   readonly worker: ResolvedInboxWorkerOptions;
   readonly maxPayloadBytes: number;
   readonly maxPendingMessages: number | null;
+  readonly statementTimeoutMs: number;
   readonly global: 'reject' | 'shared';
   readonly privilegedAdmin: boolean;
   readonly wrappers: readonly InboxHandlerContextWrapper<TTx>[];
@@ -123,6 +133,7 @@ const TOP_KEYS = {
   worker: true,
   maxPayloadBytes: true,
   maxPendingMessages: true,
+  statementTimeoutMs: true,
   global: true,
   privilegedAdmin: true,
   handlerContext: true,
@@ -212,6 +223,11 @@ export function resolveInboxOptions<TTx = PrismaTransactionLike>(
     input.maxPendingMessages === undefined
       ? null
       : integer('maxPendingMessages', input.maxPendingMessages, [1, 1_000_000_000]);
+  const statementTimeoutMs = integer(
+    'statementTimeoutMs',
+    input.statementTimeoutMs ?? INBOX_DEFAULTS.statementTimeoutMs,
+    STATEMENT_TIMEOUT_BOUNDS,
+  );
   const global = oneOfOption('global', input.global ?? INBOX_DEFAULTS.global, ['reject', 'shared'] as const);
   const privilegedAdmin = booleanOption(
     'privilegedAdmin',
@@ -232,6 +248,7 @@ export function resolveInboxOptions<TTx = PrismaTransactionLike>(
     worker,
     maxPayloadBytes,
     maxPendingMessages,
+    statementTimeoutMs,
     global,
     privilegedAdmin,
     wrappers: wrappers as InboxHandlerContextWrapper<TTx>[],

@@ -27,9 +27,9 @@ const guarded = new WeakSet<Logger>();
 
 /**
  * `logger` as every ferry component keeps it: a call that throws (a destination that broke, an
- * adapter with a bug, a method missing) costs its line and nothing else. Without it, a throw
- * from a log line escaped into ferry's work: a relay cycle or an acceptance rejected after its
- * commit, a consumer's reconnect loop ended. Each method is looked up at call time and called
+ * adapter with a bug, a method missing) or an async method that rejects costs its line and
+ * nothing else. Without it, a throw from a log line escaped into ferry's work: a relay cycle or
+ * an acceptance rejected after its commit, a consumer's reconnect loop ended. Each method is looked up at call time and called
  * on `logger` itself (pino's methods need their `this`). Guarding a guarded logger returns it.
  */
 export function guardLogger(logger: Logger): Logger {
@@ -38,7 +38,10 @@ export function guardLogger(logger: Logger): Logger {
     (level: keyof Logger): LogFn =>
     (...args: [object, string?] | [string]): void => {
       try {
-        (logger[level] as (...line: unknown[]) => void).apply(logger, args);
+        const result: unknown = (logger[level] as (...line: unknown[]) => unknown).apply(logger, args);
+        // An async adapter's rejection would otherwise be unhandled, which ends a Node process.
+        if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function')
+          (result as PromiseLike<unknown>).then(undefined, () => undefined);
       } catch {
         // The application's logger failed: its line is lost; ferry's work goes on.
       }

@@ -27,6 +27,12 @@ export interface OutboxOptions {
   poisonGuard?: { maxClaims?: number };
   ordering?: { failedHead?: FailedHeadPolicy };
   shutdownTimeout?: number;
+  /**
+   * How long the relay waits for the answer to each of its statements (claim, completion, lease
+   * renewal, recovery, release): past it the statement fails with a retriable FERRY_TIMEOUT and the
+   * cycle backs off, whatever the driver's timeouts. Default 30,000 ms.
+   */
+  statementTimeout?: number;
   /** Back-off after a failed poll cycle (database down), doubled up to 30 s. */
   errorBackoff?: number;
   /** LISTEN/NOTIFY channel for wake-ups. */
@@ -61,6 +67,7 @@ export interface ResolvedOutboxOptions {
   readonly poisonGuard: { readonly maxClaims: number };
   readonly ordering: { readonly failedHead: FailedHeadPolicy };
   readonly shutdownTimeout: number;
+  readonly statementTimeout: number;
   readonly errorBackoff: number;
   readonly channel: string;
   readonly listen: {
@@ -94,6 +101,7 @@ export const OUTBOX_DEFAULTS = {
   recoveryBatchSize: { default: 1_000, min: 1, max: 100_000 },
   'poisonGuard.maxClaims': { default: 10, min: 1, max: 1_000_000 },
   shutdownTimeout: { default: 30_000, min: 0, max: MAX_DELAY_BOUND_MS },
+  statementTimeout: { default: 30_000, min: 100, max: 3_600_000 },
   errorBackoff: { default: 1_000, min: 1, max: MAX_DELAY_BOUND_MS },
   'listen.reconnectInitialDelay': { default: 500, min: 1, max: MAX_DELAY_BOUND_MS },
   'listen.reconnectMaxDelay': { default: 30_000, min: 1, max: MAX_DELAY_BOUND_MS },
@@ -153,6 +161,7 @@ const TOP_LEVEL_KEYS = {
   onSent: true,
   recoveryBatchSize: true,
   shutdownTimeout: true,
+  statementTimeout: true,
   errorBackoff: true,
   channel: true,
 } as const satisfies Record<keyof OutboxOptions, unknown>;
@@ -271,6 +280,7 @@ function resolveFresh(options: OutboxOptions): ResolvedOutboxOptions {
       failedHead: oneOf('ordering.failedHead', options.ordering?.failedHead, ['block', 'skip'], 'block'),
     },
     shutdownTimeout: int('shutdownTimeout', options.shutdownTimeout),
+    statementTimeout: int('statementTimeout', options.statementTimeout),
     errorBackoff: int('errorBackoff', options.errorBackoff),
     channel,
     listen: {

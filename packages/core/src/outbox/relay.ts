@@ -13,6 +13,7 @@ import { releaseUnavailable } from './releaseUnavailable';
 import { infrastructureError, reportCircuitChange, reportCompletion } from './reportCompletion';
 import { toMessage } from './sql/fragments';
 import { settlesWithin } from './settle';
+import { withStatementDeadline } from '../sql/statementDeadline';
 import { relayStore, type RelayStore } from './store';
 import { WakeSignal } from '../wake/wakeSignal';
 import { NotifyListener } from '../wake/notifyListener';
@@ -116,7 +117,7 @@ class OutboxRelay implements Relay {
     const logger = guardLogger(config.logger ?? defaultLogger('ferry.outbox.relay'));
     this.logger = logger;
     for (const warning of this.options.warnings) logger.warn({ option: 'stuckThreshold' }, warning);
-    this.store = config.store ?? relayStore(config.db);
+    this.store = config.store ?? relayStore(withStatementDeadline(config.db, this.options.statementTimeout));
     this.breaker = new CircuitBreaker(this.options.circuit, config.clock);
     const observer = config.observer;
     this.emit = (event) => safeEmit(observer, event, logger);

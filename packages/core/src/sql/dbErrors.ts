@@ -167,8 +167,8 @@ export async function dbCall<T>(operation: string, work: () => Promise<T>): Prom
 export function withTranslation(db: SqlExecutor, operation: string): SqlExecutor {
   return {
     inTransaction: db.inTransaction,
-    query: (text, values) => dbCall(operation, () => db.query(text, values)),
-    execute: (text, values) => dbCall(operation, () => db.execute(text, values)),
+    query: (text, values, options) => dbCall(operation, () => db.query(text, values, options)),
+    execute: (text, values, options) => dbCall(operation, () => db.execute(text, values, options)),
     transaction: (work, options) =>
       dbCall(operation, () => db.transaction((tx) => work(withTranslation(tx, operation)), options)),
   };

@@ -21,9 +21,24 @@ export interface TransactionOptions {
   maxWaitMs?: number;
 }
 
+/**
+ * How one statement may be given up. `signal` aborts when ferry stops waiting for it
+ * (statementDeadline.ts): an executor that owns the connection (fromPg on a pool) then destroys
+ * it instead of returning it to the pool in an unknown state; others ignore it. It also aborts
+ * once the statement has settled (that clears its deadline), so an executor stops listening to it
+ * when its statement settles.
+ */
+export interface StatementOptions {
+  readonly signal?: AbortSignal;
+}
+
 export interface SqlExecutor {
-  query<T = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<T[]>;
-  execute(text: string, values?: readonly unknown[]): Promise<number>;
+  query<T = Record<string, unknown>>(
+    text: string,
+    values?: readonly unknown[],
+    options?: StatementOptions,
+  ): Promise<T[]>;
+  execute(text: string, values?: readonly unknown[], options?: StatementOptions): Promise<number>;
   /** Runs `work` in a new transaction; on an executor that already is one, joins it. */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** True when this executor is bound to an open transaction. */

@@ -1,6 +1,6 @@
-import type { ClientBase, Pool, PoolClient, QueryConfig } from 'pg';
+import type { ClientBase, Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
 import { FerryError } from '../errors';
-import type { SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
+import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
 import { preparedName } from './statementNames';
 import { beginLimited, checkedTimeout, MAX_TIMEOUT_MS, startWithin } from './transactionLimits';
@@ -54,14 +54,18 @@ function statement(text: string, values: unknown[]): QueryConfig {
 }
 
 function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
-  const run = (text: string, values: readonly unknown[]) => target.query(statement(text, [...values]));
+  const run = (text: string, values: readonly unknown[], options: StatementOptions | undefined) => {
+    const config = statement(text, [...values]);
+    if (options?.signal && isPool(target)) return onPooledClient(target, config, options.signal);
+    return target.query(config);
+  };
   const executor: SqlExecutor = {
     inTransaction,
-    async query<T>(text: string, values: readonly unknown[] = []) {
-      return (await run(text, values)).rows as T[];
+    async query<T>(text: string, values: readonly unknown[] = [], options?: StatementOptions) {
+      return (await run(text, values, options)).rows as T[];
     },
-    async execute(text: string, values: readonly unknown[] = []) {
-      return (await run(text, values)).rowCount ?? 0;
+    async execute(text: string, values: readonly unknown[] = [], options?: StatementOptions) {
+      return (await run(text, values, options)).rowCount ?? 0;
     },
     async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}) {
       if (inTransaction) return work(executor);
@@ -70,6 +74,40 @@ function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
     },
   };
   return executor;
+}
+
+/**
+ * One statement on a connection of `pool` that ferry may give up on (`signal`): the connection is
+ * then destroyed, not returned to the pool (its answer may still come, or never), and the pool
+ * opens a new one when it needs it. A connection that comes too late is handed straight back. As
+ * pool.query does, the connection's `error` event (reset, terminated) is handled while it is
+ * checked out, and a connection whose statement failed is destroyed.
+ */
+async function onPooledClient(pool: Pool, config: QueryConfig, signal: AbortSignal): Promise<QueryResult> {
+  const client = await pool.connect();
+  if (signal.aborted) {
+    client.release();
+    throw signal.reason;
+  }
+  const connection = watchConnection(client);
+  let destroyed = false;
+  const destroy = (): void => {
+    destroyed = true;
+    client.release(new Error('ferry stopped waiting for a statement on this connection'));
+  };
+  signal.addEventListener('abort', destroy, { once: true });
+  let failed = false;
+  try {
+    return await Promise.race([client.query(config), connection.lost]);
+  } catch (error) {
+    failed = true;
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', destroy);
+    connection.stop();
+    // As pool.query does: a connection whose statement failed is not reused.
+    if (!destroyed) client.release(failed || connection.failed());
+  }
 }
 
 /**

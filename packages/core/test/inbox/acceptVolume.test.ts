@@ -17,7 +17,9 @@ describe('inbox acceptance of a large batch', () => {
   });
 
   it('accepts a batch of payloads at maxPayloadBytes whose total passes 256 MiB', async () => {
-    const inbox = makeInbox(t.prisma);
+    // Over 256 MiB in one acceptance statement: longer than the default statementTimeoutMs (30 s)
+    // on a busy machine, which is what the option is there to raise.
+    const inbox = makeInbox(t.prisma, { statementTimeoutMs: 600_000 });
     const filler = 'x'.repeat(INBOX_DEFAULTS.maxPayloadBytes - 100);
     const inputs = Array.from({ length: 1_040 }, (_, i) => message({ payload: { i, filler } }));
     // Text that is valid but escaped in JSON, stored as given on either way of reading $1.
@@ -39,5 +41,6 @@ describe('inbox acceptance of a large batch', () => {
     );
     expect(stored?.message_type).toBe('ty"pe\\');
     expect(Object.entries(stored?.headers ?? {}).sort()).toEqual(Object.entries(headers).sort());
-  });
+    // Half a gigabyte of JSON through one statement: 20-40 s here, more when the machine is busy.
+  }, 180_000);
 });

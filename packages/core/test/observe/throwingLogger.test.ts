@@ -13,7 +13,8 @@ import {
   type PublishOutcome,
 } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { collectUnhandled, throwingLogger } from '../../../../test-support/throwingLogger';
+import { failOnUnhandledRejections } from '../../../../test-support/lifecycle';
+import { throwingLogger } from '../../../../test-support/throwingLogger';
 import { makeInbox, waitFor } from '../inbox/helpers';
 
 let t: TestDatabase;
@@ -24,10 +25,7 @@ afterAll(async () => {
   await t.drop();
 });
 
-let unhandled: ReturnType<typeof collectUnhandled>;
-beforeEach(() => {
-  unhandled = collectUnhandled();
-});
+failOnUnhandledRejections();
 
 test('inbox: with a logger that throws, a permanent failure still goes DEAD, a throwing observer is still contained, and nothing rejects', async () => {
   const { logger, calls } = throwingLogger();
@@ -59,7 +57,6 @@ test('inbox: with a logger that throws, a permanent failure still goes DEAD, a t
   await new Promise((resolve) => setImmediate(resolve));
 
   expect(calls()).toBeGreaterThan(0);
-  expect(unhandled.stop()).toEqual([]);
 });
 
 class RefusingPublisher implements Publisher {
@@ -98,5 +95,4 @@ test('relay: with a logger that throws, a FAILED transition and its neighbours c
   const byId = new Map(rows.map((row) => [row.id, row.status]));
   expect([result.sent, result.failed, ids.map((id) => byId.get(id))]).toEqual([1, 1, ['FAILED', 'SENT']]);
   expect(calls()).toBeGreaterThan(0);
-  expect(unhandled.stop()).toEqual([]);
 });

@@ -1,0 +1,53 @@
+/**
+ * test-support/javaClients.ts compiles a Java source once and keeps its classes. The jars it was
+ * compiled against can change under the same folder (scripts/services fetches a new Kafka client
+ * into .services/kafka/libs in place): classes compiled against the old jars must not be run
+ * against the new ones.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { REPOSITORY_ROOT, runJavaSource } from '../../../test-support/javaClients';
+
+const javac = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'javac') : 'javac';
+const jarTool = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'jar') : 'jar';
+
+/** `jars/<name>`, a jar holding class `Lib` whose `version()` is `body` (its return type included). */
+function libraryJar(work: string, jars: string, name: string, body: string): void {
+  const src = path.join(work, name);
+  mkdirSync(src, { recursive: true });
+  writeFileSync(path.join(src, 'Lib.java'), `public class Lib { public static ${body} }\n`);
+  execFileSync(javac, ['-d', src, path.join(src, 'Lib.java')], { timeout: 60_000 });
+  execFileSync(jarTool, ['cf', path.join(jars, name), '-C', src, 'Lib.class'], { timeout: 60_000 });
+}
+
+let work: string;
+beforeAll(() => {
+  work = mkdtempSync(path.join(tmpdir(), 'ferry-java-cache-'));
+});
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+  const classes = path.join(REPOSITORY_ROOT, '.services', 'java-classes');
+  for (const entry of readdirSync(classes)) {
+    if (entry.startsWith('CacheProbe-')) rmSync(path.join(classes, entry), { recursive: true, force: true });
+  }
+});
+
+test('a source is compiled again when the jars in its folder changed', async () => {
+  const jars = path.join(work, 'libs');
+  mkdirSync(jars);
+  const source = path.join(work, 'CacheProbe.java');
+  // println compiles against either Lib; the bytecode names version()'s return type.
+  writeFileSync(
+    source,
+    'public class CacheProbe { public static void main(String[] a) { System.out.println(Lib.version()); } }\n',
+  );
+  libraryJar(work, jars, 'lib-1.jar', 'int version() { return 1; }');
+  expect((await runJavaSource(jars, source, [])).trim()).toBe('1');
+
+  // The folder refetched in place with a newer library, as scripts/services does.
+  rmSync(path.join(jars, 'lib-1.jar'));
+  libraryJar(work, jars, 'lib-2.jar', 'String version() { return "two"; }');
+  expect((await runJavaSource(jars, source, [])).trim()).toBe('two');
+}, 120_000);
