@@ -41,7 +41,23 @@ export function backoffDelay(
 ): number {
   const ceiling = backoffCeiling(attempt, policy);
   if (policy.jitter === 'none') return Math.round(ceiling);
-  return Math.round(Math.min(1, Math.max(0, random())) * ceiling);
+  return Math.round(draw(random) * ceiling);
+}
+
+/**
+ * One draw of an application's random source, clamped to [0, 1]. A source that throws or
+ * answers something other than a finite number (NaN, a Promise) yields 1, the full ceiling:
+ * a delay computed from it stays finite (never a NaN timer, which fires at once and makes a
+ * retry loop hot) and a throw never escapes into the retry it was timing.
+ */
+function draw(random: RandomSource): number {
+  let value: unknown;
+  try {
+    value = random();
+  } catch {
+    return 1;
+  }
+  return typeof value === 'number' && !Number.isNaN(value) ? Math.min(1, Math.max(0, value)) : 1;
 }
 
 /**

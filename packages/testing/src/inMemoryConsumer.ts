@@ -9,6 +9,7 @@ import {
   consumerEmitter,
   describeCause,
   invalidResultReason,
+  extractIdentity,
   nonEmptyValue,
   parseJsonObjectBody,
   putStorableHeader,
@@ -165,10 +166,14 @@ function decode(
 ): InboxAcceptInput | { messageId: string | null; reason: string; detail: string } {
   const { delivery } = item;
   const ferry = readFerryHeaders((name) => delivery.headers[name]);
-  const messageId =
-    ferry.messageId ?? nonEmptyValue(delivery.messageId) ?? nonEmptyValue(options.identity?.(delivery));
+  const ownId = ferry.messageId ?? nonEmptyValue(delivery.messageId);
+  // As the transports do: what the extractor does costs this delivery alone.
+  const extracted =
+    ownId === undefined && options.identity ? extractIdentity(options.identity, delivery) : null;
+  const messageId = ownId ?? (extracted?.ok ? extracted.messageId : undefined);
   if (messageId === undefined) {
-    return { messageId: null, reason: TRANSPORT_REJECT_REASONS.missingIdentity, detail: 'no message id' };
+    const detail = extracted?.ok === false ? `no message id; ${extracted.detail}` : 'no message id';
+    return { messageId: null, reason: TRANSPORT_REJECT_REASONS.missingIdentity, detail };
   }
   if (delivery.body.length > maxPayloadBytes) {
     const detail = `${delivery.body.length} bytes`;

@@ -2,6 +2,7 @@ import { FerryError } from '@ferry/core';
 import { UNDECODABLE_BATCH, UndecodableBatchError } from './codecs/decoders';
 import { UNSUPPORTED_COMPRESSION } from './client/platformaticCodecs';
 import {
+  describeTransportError,
   isConnectionLevelError,
   TRANSPORT_REJECT_REASONS,
   transportError as sharedTransportError,
@@ -216,15 +217,18 @@ function causeOf(error: unknown): unknown {
 }
 
 export function describeError(error: unknown): string {
-  if (error instanceof Error) {
-    const type = protocolType(error);
-    const detail = innermost(error) ?? type;
-    return detail !== null && !error.message.includes(detail)
-      ? `${error.message} (${detail})`
-      : error.message;
+  try {
+    if (error instanceof Error) {
+      const type = protocolType(error);
+      const detail = innermost(error) ?? type;
+      return detail !== null && !error.message.includes(detail)
+        ? `${error.message} (${detail})`
+        : error.message;
+    }
+  } catch {
+    // An error whose properties throw when read: described as any other thrown value.
   }
-  if (error === undefined) return 'unknown error';
-  return String(error);
+  return describeTransportError(error);
 }
 
 /**

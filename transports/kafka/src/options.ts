@@ -1,9 +1,11 @@
 import { FerryConfigError, type Logger } from '@ferry/core';
 import {
+  describeTransportError,
   guardLogger,
   integerOption as integer,
   nonEmptyOption as nonEmpty,
   checkTenantSource,
+  functionOption,
   knownKeysOption,
   oneOfOption,
   received,
@@ -185,7 +187,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
       1,
       100,
     ),
-    identity: options.identity ?? null,
+    identity: functionOption('identity', options.identity) ?? null,
     tenant: checkTenantSource(options.tenant),
     tombstones: oneOfOption('tombstones', options.tombstones ?? defaults.tombstones, TOMBSTONE_POLICIES),
     fromBeginning: options.fromBeginning ?? defaults.fromBeginning,
@@ -212,12 +214,31 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, defaults.reconnectBackoff),
     logger: guardLogger(options.logger ?? options.connection.logger),
     observer: options.observer,
-    random: options.random ?? Math.random,
+    random: functionOption('random', options.random) ?? Math.random,
   };
 }
 
+/**
+ * The dead-letter topic of a source topic. A function's answer is checked on every call: one
+ * that throws (anything) or is no topic name (a number, a Promise: it must answer synchronously)
+ * fails the dead-letter send with a FerryConfigError naming `deadLetter.topic`, so the partition
+ * is held and retried after its backoff, the records neither committed nor sent elsewhere.
+ */
 function resolveDeadLetterTopic(option: KafkaDeadLetterOptions['topic']): (sourceTopic: string) => string {
-  if (typeof option === 'function') return option;
+  if (typeof option === 'function') {
+    return (sourceTopic) => {
+      let answer: unknown;
+      try {
+        answer = option(sourceTopic);
+      } catch (error) {
+        throw new FerryConfigError(
+          'deadLetter.topic',
+          `the function threw: ${describeTransportError(error)}`,
+        );
+      }
+      return topicName('deadLetter.topic', answer);
+    };
+  }
   if (option === undefined) return (topic) => `${topic}${DEFAULTS.consumer.deadLetter.topicSuffix}`;
   const name = topicName('deadLetter.topic', option);
   return () => name;

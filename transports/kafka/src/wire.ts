@@ -1,5 +1,6 @@
 import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
 import {
+  extractIdentity,
   outboxHeaders,
   parseJsonObjectBytes,
   putStorableHeader,
@@ -9,7 +10,7 @@ import {
   type TenantSource,
 } from '@ferry/core/transport';
 import type { ConsumedHeaders, ConsumedRecord } from './client/types';
-import { REJECT_REASONS, describeError, type RejectReason } from './errors';
+import { REJECT_REASONS, type RejectReason } from './errors';
 import { ambiguousFerryHeader, lastHeaderValue } from './recordHeaders';
 
 /** OpenTelemetry's `messaging.system` of Kafka: named by the publisher and on every record consumed. */
@@ -219,12 +220,8 @@ function recordIdentity(
   if (ferry.fault !== null) return { ok: false, detail: ferry.fault };
   if (extractor === null)
     return { ok: false, detail: `no ${FERRY_HEADERS.messageId} header and no identity` };
-  let extracted: unknown;
-  try {
-    extracted = extractor(record);
-  } catch (error) {
-    return { ok: false, detail: `the identity extractor threw: ${describeError(error)}` };
-  }
-  if (typeof extracted === 'string' && extracted.length > 0) return { ok: true, messageId: extracted };
-  return { ok: false, detail: `no ${FERRY_HEADERS.messageId} header and the identity extractor gave none` };
+  const extracted = extractIdentity(extractor, record);
+  return extracted.ok
+    ? extracted
+    : { ok: false, detail: `no ${FERRY_HEADERS.messageId} header and ${extracted.detail}` };
 }

@@ -2,6 +2,7 @@ import type { Message } from 'amqplib';
 import { FerryConfigError, type Logger } from '@ferry/core';
 import {
   checkTenantSource,
+  functionOption,
   integerOption as integer,
   knownKeysOption,
   nonEmptyOption as nonEmpty,
@@ -164,7 +165,7 @@ export function resolveConsumerOptions(
       maxPayloadBytes: integer('maxPayloadBytes', options.maxPayloadBytes ?? acceptorMaxPayloadBytes, 1),
       contentTypes: contentTypes.map((t) => t.toLowerCase()),
       acceptMissingContentType: options.acceptMissingContentType ?? DEFAULTS.acceptMissingContentType,
-      ...(options.identity ? { identity: options.identity } : {}),
+      ...(options.identity ? { identity: functionOption('identity', options.identity) } : {}),
       tenant: checkTenantSource(options.tenant),
     },
     maxTransportRetries,
@@ -172,6 +173,6 @@ export function resolveConsumerOptions(
     confirmTimeoutMs: integer('confirmTimeoutMs', options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs, 1),
     logger: options.logger,
     observer: options.observer,
-    random: options.random,
+    random: functionOption('random', options.random),
   };
 }

@@ -1,6 +1,7 @@
 import type { Message } from 'amqplib';
 import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
 import {
+  extractIdentity,
   nonEmptyValue,
   parseJsonObjectBytes,
   putStorableHeader,
@@ -61,7 +62,12 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
     return { ok: false, reason: REJECT_REASONS.invalidText, detail: ferry.fault, messageId: reported };
   }
   const amqpMessageId = nonEmptyValue(message.properties.messageId);
-  const messageId = ferry.messageId ?? amqpMessageId ?? nonEmptyValue(options.identity?.(message)) ?? null;
+  // The extractor runs only for a delivery with neither id; what it does costs this delivery alone.
+  const extracted =
+    ferry.messageId === undefined && amqpMessageId === undefined && options.identity
+      ? extractIdentity(options.identity, message)
+      : null;
+  const messageId = ferry.messageId ?? amqpMessageId ?? (extracted?.ok ? extracted.messageId : null);
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
     reason,
@@ -72,7 +78,11 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
     return invalid(REJECT_REASONS.invalidText, `the AMQP messageId holds ${LOSSY}`);
   }
   if (messageId === null) {
-    return invalid(REJECT_REASONS.missingIdentity, 'no x-ferry-message-id header, messageId or extracted id');
+    const why = extracted?.ok === false ? `; ${extracted.detail}` : '';
+    return invalid(
+      REJECT_REASONS.missingIdentity,
+      `no x-ferry-message-id header, messageId or extracted id${why}`,
+    );
   }
   if (message.content.length > options.maxPayloadBytes) {
     return invalid(

@@ -1,5 +1,6 @@
 import { FerryConfigError, type Logger } from '@ferry/core';
 import {
+  functionOption,
   guardLogger,
   defaultLogger,
   integerOption as integer,
@@ -86,6 +87,6 @@ export function resolveConnectionOptions(options: ConnectionOptions): ResolvedCo
     ),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, DEFAULTS.reconnectBackoff),
     logger: guardLogger(options.logger ?? defaultLogger('ferry.rabbitmq')),
-    random: options.random ?? Math.random,
+    random: functionOption('random', options.random) ?? Math.random,
   };
 }

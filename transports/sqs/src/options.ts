@@ -2,6 +2,7 @@ import { FerryConfigError, type Logger } from '@ferry/core';
 import {
   guardLogger,
   checkTenantSource,
+  functionOption,
   defaultLogger,
   integerOption as integer,
   nonEmptyOption as nonEmpty,
@@ -281,11 +282,11 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, DEFAULTS.retryBackoff),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, DEFAULTS.reconnectBackoff),
     deadLetter,
-    identity: options.identity ?? null,
+    identity: functionOption('identity', options.identity) ?? null,
     tenant: checkTenantSource(options.tenant),
     deleteAttempts: integer('deleteAttempts', options.deleteAttempts ?? DEFAULTS.deleteAttempts, 1, 10),
     observer: options.observer,
     logger: options.logger,
-    random: options.random ?? Math.random,
+    random: functionOption('random', options.random) ?? Math.random,
   };
 }

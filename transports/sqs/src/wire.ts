@@ -3,8 +3,8 @@ import type { Message, MessageAttributeValue, SendMessageBatchRequestEntry } fro
 import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
 import {
   eventHeaders,
+  extractIdentity,
   ferryHeaderValues,
-  nonEmptyValue,
   parseJsonObjectBody,
   putStorableHeader,
   readFerryHeaders,
@@ -146,9 +146,11 @@ export const identityFromMessageId: IdentityExtractor = (message) => message.Mes
 export function decodeMessage(message: Message, options: DecodeOptions): Decoded {
   const attributes = message.MessageAttributes ?? {};
   const ferry = readFerryHeaders((name) => ferryAttribute(attributes, name));
-  // A ferry attribute that is present but unreadable is never replaced by the extracted id.
-  const messageId =
-    ferry.messageId ?? (ferry.fault === null ? nonEmptyValue(options.identity(message)) : undefined) ?? null;
+  // A ferry attribute that is present but unreadable is never replaced by the extracted id; the
+  // extractor runs only without one, and what it does costs this message alone (extractIdentity).
+  const extracted =
+    ferry.messageId === undefined && ferry.fault === null ? extractIdentity(options.identity, message) : null;
+  const messageId = ferry.messageId ?? (extracted?.ok ? extracted.messageId : null);
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
     reason,
@@ -157,7 +159,11 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
   });
   if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
   if (messageId === null) {
-    return invalid(REJECT_REASONS.missingIdentity, 'no x-ferry-message-id attribute and no extracted id');
+    const why = extracted?.ok === false ? `; ${extracted.detail}` : '';
+    return invalid(
+      REJECT_REASONS.missingIdentity,
+      `no x-ferry-message-id attribute and no extracted id${why}`,
+    );
   }
   const body = message.Body ?? '';
   const bytes = Buffer.byteLength(body, 'utf8');

@@ -137,8 +137,9 @@ export async function processReceipt<TTx>(
     abort.abort(reason);
   };
   // Shutdown also stops waiting for the transaction: a handler that never returns (and ignores
-  // its signal) cannot hold runOnce() or its lane past close(). The deadline does not: the
-  // transaction's own timeout ends it with PostgreSQL's precise error. One promise per receipt,
+  // its signal) cannot hold runOnce() or its lane past close(). The deadline does so only a
+  // heartbeat interval later (below), leaving the transaction's own timeout the time to end it
+  // with PostgreSQL's precise error. One promise per receipt,
   // not per worker: racing a long-lived promise would keep a reaction per receipt until close().
   let stopWaiting: ((reason: unknown) => void) | undefined;
   const interrupted = new Promise<never>((_resolve, reject) => (stopWaiting = reject));
@@ -148,10 +149,17 @@ export async function processReceipt<TTx>(
     stopWaiting?.(shutdown.reason);
   };
   shutdown.addEventListener('abort', onShutdown, { once: true });
-  const deadline = setTimeout(
-    () => interrupt(new FerryError('FERRY_TIMEOUT', 'the handler transaction exceeded transactionTimeoutMs')),
-    deps.worker.transactionTimeoutMs,
-  );
+  // Past the deadline, waiting ends one heartbeat interval later (the transaction's own error
+  // comes first when it can): a handler or wrapper whose promise never settles, ignoring its
+  // signal, must not hold runOnce() or its lane for ever. The receipt is still leased then
+  // (heartbeat < lease / 2), so its failure is recorded; the transaction can no longer complete.
+  let giveUp: ReturnType<typeof setTimeout> | undefined;
+  const deadline = setTimeout(() => {
+    const timeout = new FerryError('FERRY_TIMEOUT', 'the handler transaction exceeded transactionTimeoutMs');
+    interrupt(timeout);
+    giveUp = setTimeout(() => stopWaiting?.(timeout), deps.worker.heartbeatIntervalMs);
+    giveUp.unref?.();
+  }, deps.worker.transactionTimeoutMs);
   deadline.unref?.();
   const started = Date.now();
   try {
@@ -179,6 +187,7 @@ export async function processReceipt<TTx>(
     return await settleFailure(receipt, error, deps, started);
   } finally {
     clearTimeout(deadline);
+    clearTimeout(giveUp);
     shutdown.removeEventListener('abort', onShutdown);
     await lease.stop();
   }

@@ -1,4 +1,5 @@
 import type { OutboxMessage, Publisher, PublishOutcome } from '../contracts';
+import { FerryError } from '../errors';
 import { outboxRetryDelayMs } from '../backoff';
 import { startLease } from '../lease';
 import type { ResolvedOutboxOptions } from './options';
@@ -96,6 +97,14 @@ export async function publishBatch(args: {
   const aborted = new Promise<readonly PublishOutcome[]>((resolve) =>
     abort.signal.addEventListener('abort', () => resolve([]), { once: true }),
   );
+  // A publisher whose publish() never settles, ignoring its signal, while the lease renews fine
+  // cannot hold the relay for ever: past one lease duration the batch is retryable (a retry
+  // spent, so FAILED in the end), whatever the publisher reports later discarded.
+  const unanswered = setTimeout(() => {
+    fallbackError = `publisher did not answer within lease.duration (${options.lease.duration} ms)`;
+    abort.abort(new FerryError('FERRY_TIMEOUT', fallbackError));
+  }, options.lease.duration);
+  unanswered.unref?.();
   // Rows emit() would not write are FAILED alone; the publisher never sees them.
   const { publishable, refused } = refuseForeignRows(args.messages);
   // One PRODUCER span per message; the publisher sends each span's traceparent.
@@ -106,6 +115,7 @@ export async function publishBatch(args: {
   } catch (error) {
     fallbackError = `publish failed: ${describe(error)}`.slice(0, 4_000);
   } finally {
+    clearTimeout(unanswered);
     await lease.stop();
     args.shutdown.removeEventListener('abort', onShutdown);
   }

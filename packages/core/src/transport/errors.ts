@@ -72,11 +72,19 @@ export function closedError(what: string): FerryError {
   return new FerryError('FERRY_CLOSED', `${what} is closed`);
 }
 
-/** An error's message (or its string form) for logs and error messages. */
+/**
+ * An error's message (or its string form) for logs and error messages. Never throws: an
+ * application function may throw anything, also a value whose reading throws (a Proxy, a
+ * throwing getter or toString).
+ */
 export function describeTransportError(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (error === undefined) return 'unknown error';
-  return String(error);
+  try {
+    if (error instanceof Error) return String(error.message);
+    if (error === undefined) return 'unknown error';
+    return String(error);
+  } catch {
+    return 'a thrown value that could not be read';
+  }
 }
 
 /**
@@ -84,7 +92,12 @@ export function describeTransportError(error: unknown): string {
  * as `CODE: message` (the code is what a dashboard groups by), anything else by its message.
  */
 export function describeCause(error: unknown): string {
-  return error instanceof FerryError ? `${error.code}: ${error.message}` : describeTransportError(error);
+  try {
+    if (error instanceof FerryError) return `${error.code}: ${error.message}`;
+  } catch {
+    // A thrown value whose prototype cannot be read (a Proxy): described below.
+  }
+  return describeTransportError(error);
 }
 
 /** Socket-level error codes: the peer could not be reached or the connection broke. */

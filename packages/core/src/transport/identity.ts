@@ -1,0 +1,38 @@
+import { describeTransportError } from './errors';
+
+/** What a consumer's identity extractor answered for one message. */
+export type ExtractedIdentity =
+  { readonly ok: true; readonly messageId: string } | { readonly ok: false; readonly detail: string };
+
+/**
+ * Calls the application's identity extractor for one message. It runs inside the consumer's
+ * batch, so whatever it does costs that message alone: a throw (of anything, even a value that
+ * throws when read) or an answer that is not a non-empty string (a number, an object, a Promise:
+ * the extractor is synchronous and never awaited) is no identity, and `detail` says why; the
+ * transport dead-letters the message as `missing_identity`.
+ */
+export function extractIdentity<M>(
+  extractor: (message: M) => string | null | undefined,
+  message: M,
+): ExtractedIdentity {
+  let value: unknown;
+  try {
+    value = extractor(message);
+  } catch (error) {
+    return { ok: false, detail: `the identity extractor threw: ${describeTransportError(error)}` };
+  }
+  if (typeof value === 'string' && value.length > 0) return { ok: true, messageId: value };
+  if (value === null || value === undefined || value === '') {
+    return { ok: false, detail: 'the identity extractor gave none' };
+  }
+  return { ok: false, detail: `the identity extractor returned ${kindOf(value)}, not a string` };
+}
+
+function kindOf(value: unknown): string {
+  try {
+    if (value instanceof Promise) return 'a Promise (it must answer synchronously)';
+  } catch {
+    // A Proxy whose prototype cannot be read: named by its typeof below.
+  }
+  return `a ${typeof value}`;
+}
