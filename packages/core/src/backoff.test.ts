@@ -37,4 +37,15 @@ describe('backoff (one module for outbox, inbox, reconnects and transports)', ()
     expect(backoffDelay(50, policy, () => 7)).toBe(1_000);
     expect(backoffDelay(2, policy, () => -3)).toBe(0);
   });
+
+  it('an async random source that rejects yields the full ceiling and leaves no unhandled rejection', async () => {
+    const policy = { initialMs: 100, maxMs: 1_000, multiplier: 2, jitter: 'full' } as const;
+    const rejecting = (async () => {
+      throw new Error('entropy unavailable');
+    }) as unknown as () => number;
+    expect(backoffDelay(1, policy, rejecting)).toBe(100);
+    // Jest fails the test on an unhandled rejection, reported once the microtasks have drained.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+  });
 });

@@ -128,4 +128,23 @@ describe('attachKafkaConsumer with hostile application functions', () => {
     expect(attempt).toThrow(FerryConfigError);
     expect(attempt).toThrow(expect.objectContaining({ option }));
   });
+
+  test('a dead-letter topic function that is async and rejects is refused, leaving no unhandled rejection', async () => {
+    const options = {
+      connection: harness.connection,
+      topic: 't',
+      groupId: 'g',
+      consumer: 'c',
+      deadLetter: {
+        topic: (async () => {
+          throw new Error('topic lookup failed');
+        }) as unknown as () => string,
+      },
+    };
+    const { deadLetterTopic } = resolveConsumerOptions(options as unknown as ConsumerOptions);
+    expect(() => deadLetterTopic('orders')).toThrow(expect.objectContaining({ option: 'deadLetter.topic' }));
+    // Jest fails the test on an unhandled rejection, reported once the microtasks have drained.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+  });
 });

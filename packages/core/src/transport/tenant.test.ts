@@ -35,4 +35,14 @@ describe('tenant source', () => {
     expect(() => checkTenantSource({ fixed: '' })).toThrow(FerryConfigError);
     expect(() => checkTenantSource('topic' as never)).toThrow("must be 'header'");
   });
+
+  it('an async function that rejects is tenant_unresolved and leaves no unhandled rejection', async () => {
+    const rejecting = (async () => {
+      throw new Error('tenant lookup failed');
+    }) as unknown as (m: object) => string;
+    expect(resolveTenant(rejecting, {}, undefined)).toMatchObject({ ok: false, reason: 'tenant_unresolved' });
+    // Jest fails the test on an unhandled rejection, reported once the microtasks have drained.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+  });
 });
