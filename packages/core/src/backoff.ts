@@ -1,5 +1,6 @@
 import { FerryConfigError } from './errors';
 import { integerOption } from './optionChecks';
+import { discardAnswer } from './unreadAnswer';
 
 /**
  * The one home of ferry's backoff formulas (outbox retries, inbox retries, reconnects,
@@ -57,7 +58,9 @@ function draw(random: RandomSource): number {
   } catch {
     return 1;
   }
-  return typeof value === 'number' && !Number.isNaN(value) ? Math.min(1, Math.max(0, value)) : 1;
+  if (typeof value === 'number' && !Number.isNaN(value)) return Math.min(1, Math.max(0, value));
+  discardAnswer(value);
+  return 1;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { FerryConfigError, type Logger } from '@ferry/core';
 import {
   describeTransportError,
+  discardAnswer,
   guardLogger,
   integerOption as integer,
   nonEmptyOption as nonEmpty,
@@ -236,6 +237,7 @@ function resolveDeadLetterTopic(option: KafkaDeadLetterOptions['topic']): (sourc
           `the function threw: ${describeTransportError(error)}`,
         );
       }
+      discardAnswer(answer);
       return topicName('deadLetter.topic', answer);
     };
   }

@@ -1,3 +1,4 @@
+import { discardAnswer } from '../unreadAnswer';
 import { describeTransportError } from './errors';
 
 /** What a consumer's identity extractor answered for one message. */
@@ -22,6 +23,7 @@ export function extractIdentity<M>(
     return { ok: false, detail: `the identity extractor threw: ${describeTransportError(error)}` };
   }
   if (typeof value === 'string' && value.length > 0) return { ok: true, messageId: value };
+  discardAnswer(value);
   if (value === null || value === undefined || value === '') {
     return { ok: false, detail: 'the identity extractor gave none' };
   }

@@ -1,4 +1,5 @@
 import { FerryConfigError } from '../errors';
+import { discardAnswer } from '../unreadAnswer';
 import { describeTransportError } from './errors';
 import { nonEmptyValue } from './headers';
 
@@ -61,6 +62,7 @@ function fromFunction<M>(source: (message: M) => string | null, message: M): Ten
   }
   if (value === null || value === undefined) return { ok: true, tenantId: null };
   if (typeof value !== 'string') {
+    discardAnswer(value);
     return { ok: false, reason: 'tenant_unresolved', detail: `tenant function returned a ${typeof value}` };
   }
   return { ok: true, tenantId: nonEmptyValue(value) ?? null };
