@@ -5,29 +5,9 @@
  */
 import { InMemoryBroker, attachInMemoryConsumer, waitUntil } from '@ferry/testing';
 import { MemoryAcceptor } from '@ferry/testing/conformance';
+import { HOSTILE_ANSWERS, hostileProxy } from '../../../test-support/hostileAnswers';
 
-/** A value whose every property read, prototype lookup and conversion throws. */
-function hostileProxy(): object {
-  const trap = () => {
-    throw new Error('trapped');
-  };
-  return new Proxy({}, { get: trap, getPrototypeOf: trap, has: trap, ownKeys: trap });
-}
-
-const BEHAVIOUR: Record<string, () => unknown> = {
-  'throws-error': () => {
-    throw new Error('extractor bug');
-  },
-  'throws-string': () => {
-    throw 'a string';
-  },
-  'throws-proxy': () => {
-    throw hostileProxy();
-  },
-  number: () => 42,
-  object: () => ({ id: 'x' }),
-  promise: () => Promise.resolve('from-a-promise'),
-};
+const BEHAVIOUR = HOSTILE_ANSWERS;
 
 describe('attachInMemoryConsumer with hostile application functions', () => {
   test('dead-letters a delivery whose identity or tenant function throws anything or answers the wrong type, and accepts its neighbours', async () => {

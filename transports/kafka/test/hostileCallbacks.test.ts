@@ -8,6 +8,7 @@ import { FERRY_HEADERS, FerryConfigError } from '@ferry/core';
 import { REJECT_REASONS, resolveConsumerOptions, type ConsumerOptions } from '../src';
 import { ConsumerHarness } from './consumerHarness';
 import { readBack, waitFor } from './support';
+import { HOSTILE_ANSWERS, hostileProxy } from '../../../test-support/hostileAnswers';
 
 let harness: ConsumerHarness;
 
@@ -19,32 +20,7 @@ afterAll(async () => {
   await harness.close();
 });
 
-/** A value whose every property read, prototype lookup and conversion throws. */
-function hostileProxy(): object {
-  const trap = () => {
-    throw new Error('trapped');
-  };
-  return new Proxy({}, { get: trap, getPrototypeOf: trap, has: trap, ownKeys: trap });
-}
-
-const BEHAVIOUR: Record<string, () => unknown> = {
-  'throws-error': () => {
-    throw new Error('extractor bug');
-  },
-  'throws-string': () => {
-    throw 'a string';
-  },
-  'throws-null': () => {
-    throw null;
-  },
-  'throws-proxy': () => {
-    throw hostileProxy();
-  },
-  number: () => 42,
-  object: () => ({ id: 'x' }),
-  promise: () => Promise.resolve('from-a-promise'),
-  'never-settles': () => new Promise(() => undefined),
-};
+const BEHAVIOUR = HOSTILE_ANSWERS;
 
 describe('attachKafkaConsumer with hostile application functions', () => {
   test('dead-letters a record whose identity or tenant function throws anything or answers the wrong type, and accepts its neighbours', async () => {

@@ -13,34 +13,9 @@ import {
 } from '@ferry/rabbitmq';
 import { InboxQueue, unackedCount, uniqueName, waitFor } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
+import { HOSTILE_ANSWERS } from '../../../test-support/hostileAnswers';
 
-/** A value whose every property read, prototype lookup and conversion throws. */
-function hostileProxy(): object {
-  const trap = () => {
-    throw new Error('trapped');
-  };
-  return new Proxy({}, { get: trap, getPrototypeOf: trap, has: trap, ownKeys: trap });
-}
-
-/** What an identity or tenant function does for a delivery, by its x-kind header. */
-const BEHAVIOUR: Record<string, () => unknown> = {
-  'throws-error': () => {
-    throw new Error('extractor bug');
-  },
-  'throws-string': () => {
-    throw 'a string';
-  },
-  'throws-null': () => {
-    throw null;
-  },
-  'throws-proxy': () => {
-    throw hostileProxy();
-  },
-  number: () => 42,
-  object: () => ({ id: 'x' }),
-  promise: () => Promise.resolve('from-a-promise'),
-  'never-settles': () => new Promise(() => undefined),
-};
+const BEHAVIOUR = HOSTILE_ANSWERS;
 
 function kindOf(message: Message | GetMessage | undefined): string {
   return String(message?.properties.headers?.['x-kind']);

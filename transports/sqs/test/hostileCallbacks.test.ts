@@ -9,33 +9,9 @@ import { FERRY_HEADERS, FerryConfigError } from '@ferry/core';
 import { REJECT_DETAIL_ATTRIBUTE, attachSqsConsumer, resolveConsumerOptions } from '@ferry/sqs';
 import { receiveAtLeast, sendRaw, uniqueName, waitFor } from './support/sqs';
 import { useSqsConsumerFixture } from './support/consumerFixture';
+import { HOSTILE_ANSWERS, hostileProxy } from '../../../test-support/hostileAnswers';
 
-/** A value whose every property read, prototype lookup and conversion throws. */
-function hostileProxy(): object {
-  const trap = () => {
-    throw new Error('trapped');
-  };
-  return new Proxy({}, { get: trap, getPrototypeOf: trap, has: trap, ownKeys: trap });
-}
-
-const BEHAVIOUR: Record<string, () => unknown> = {
-  'throws-error': () => {
-    throw new Error('extractor bug');
-  },
-  'throws-string': () => {
-    throw 'a string';
-  },
-  'throws-null': () => {
-    throw null;
-  },
-  'throws-proxy': () => {
-    throw hostileProxy();
-  },
-  number: () => 42,
-  object: () => ({ id: 'x' }),
-  promise: () => Promise.resolve('from-a-promise'),
-  'never-settles': () => new Promise(() => undefined),
-};
+const BEHAVIOUR = HOSTILE_ANSWERS;
 
 const attribute = (message: Message, name: string): string | undefined =>
   message.MessageAttributes?.[name]?.StringValue;
