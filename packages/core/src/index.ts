@@ -42,6 +42,13 @@ export {
 } from './schema/migrationsTable';
 export type { LogFn, Logger } from './observe/logger';
 export { combineObservers } from './observe/combine';
+export {
+  createRedactor,
+  type InboxRedactionOptions,
+  type InboxRedactor,
+  type RedactionOptions,
+  type Redactor,
+} from './redact/redact';
 export * from './contracts';
 export * from './health';
 export { createAuditLog, DEFAULT_ACTOR, type AuditEntry, type AuditLog, type AuditQuery } from './audit';

@@ -11,7 +11,7 @@ import {
 } from '../optionChecks';
 import type { PrismaTransactionLike } from '../sql/executor';
 import type { RandomSource } from '../backoff';
-import { createRedactor, type InboxRedactionOptions, type InboxRedactor } from './redact';
+import { redactOption, type RedactionOptions, type Redactor } from '../redact/redact';
 import type { InboxHandler, InboxHandlerContextWrapper, InboxObserver } from './types';
 
 /** Worker defaults and bounds; docs/inbox.md quotes this table. */
@@ -91,7 +91,7 @@ export interface InboxOptions<TTx = PrismaTransactionLike> {
   /** Uniform random source for retry jitter. Default Math.random. */
   random?: RandomSource;
   /** Allow-list and extra keys for the redaction of stored and observed errors. */
-  redact?: InboxRedactionOptions;
+  redact?: RedactionOptions;
 }
 
 export interface ResolvedInboxWorkerOptions {
@@ -124,7 +124,7 @@ export interface ResolvedInboxOptions<TTx = PrismaTransactionLike> {
   readonly observer: InboxObserver | undefined;
   readonly logger: Logger | undefined;
   readonly random: RandomSource;
-  readonly redact: InboxRedactor;
+  readonly redact: Redactor;
 }
 
 const WORKER_KEYS = [...Object.keys(INBOX_WORKER_DEFAULTS), 'consumers', 'listenUrl'];
@@ -239,10 +239,7 @@ export function resolveInboxOptions<TTx = PrismaTransactionLike>(
   }
   functionOption('observer', input.observer);
   functionOption('random', input.random);
-  if (input.redact !== undefined && (typeof input.redact !== 'object' || input.redact === null)) {
-    throw new FerryConfigError('redact', 'must be an object { allow?, keys? }');
-  }
-  const redact = createRedactor(input.redact);
+  const redact = redactOption(input.redact);
   return {
     handlers,
     worker,

@@ -14,7 +14,7 @@ import {
 import { runWithWrappers } from './handlerContext';
 import { inSpan, messageScopeOf, runInMessageScope, startProcessSpan } from '../tracing';
 import type { ResolvedInboxWorkerOptions } from './options';
-import { describeError, MAX_OBSERVED_ERROR_CHARS, type InboxRedactor } from './redact';
+import { describeError, MAX_OBSERVED_ERROR_CHARS, type Redactor } from '../redact/redact';
 import type { InboxWorkerOps } from './workerOps';
 import type {
   ClaimedReceipt,
@@ -36,7 +36,7 @@ export interface ProcessDeps<TTx> {
   readonly observer: InboxObserver | undefined;
   readonly logger: Logger | undefined;
   /** Applied to every error text stored in last_error, logged or observed. */
-  readonly redact: InboxRedactor;
+  readonly redact: Redactor;
 }
 
 export function emit(deps: Pick<ProcessDeps<unknown>, 'observer' | 'logger'>, event: InboxEvent): void {

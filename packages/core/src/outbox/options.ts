@@ -2,6 +2,7 @@ import { FerryConfigError } from '../errors';
 import type { CircuitOptions } from './circuit';
 import { checkLeaseTiming } from '../lease';
 import { integerOption, knownKeysOption, oneOfOption, received, type OptionKeys } from '../optionChecks';
+import { redactOption, type RedactionOptions, type Redactor } from '../redact/redact';
 
 /** The largest delay a timer (and ferry) accepts: 2^31 - 1 ms. */
 export const MAX_DELAY_BOUND_MS = 2_147_483_647;
@@ -45,6 +46,11 @@ export interface OutboxOptions {
   };
   /** Broker-outage circuit breaker (see docs/outbox.md). */
   circuit?: { failureThreshold?: number; openMs?: number; maxOpenMs?: number; probeBatchSize?: number };
+  /**
+   * Allow-list and extra keys for the redaction of the publisher's error texts before they are
+   * stored (last_error), observed and logged: the inbox's option, same shape and defaults.
+   */
+  redact?: RedactionOptions;
 }
 
 export interface ResolvedOutboxOptions {
@@ -77,6 +83,8 @@ export interface ResolvedOutboxOptions {
     readonly keepaliveTimeout: number;
   };
   readonly circuit: CircuitOptions;
+  /** Applied to every error text the relay stores, observes or logs. */
+  readonly redact: Redactor;
   /** Warnings produced while resolving (deprecated options); the relay logs them. */
   readonly warnings: readonly string[];
 }
@@ -164,6 +172,7 @@ const TOP_LEVEL_KEYS = {
   statementTimeout: true,
   errorBackoff: true,
   channel: true,
+  redact: true,
 } as const satisfies Record<keyof OutboxOptions, unknown>;
 
 /**
@@ -290,6 +299,7 @@ function resolveFresh(options: OutboxOptions): ResolvedOutboxOptions {
       keepaliveTimeout: int('listen.keepaliveTimeout', options.listen?.keepaliveTimeout),
     },
     circuit: resolveCircuit(options.circuit),
+    redact: redactOption(options.redact),
     warnings,
   };
 }

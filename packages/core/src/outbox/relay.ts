@@ -10,7 +10,7 @@ import { checkRelayConfig, type RelayConfig } from './relayConfig';
 import { publishBatch, type ClaimedBatch } from './publishBatch';
 import { recoverStep } from './recoverStep';
 import { releaseUnavailable } from './releaseUnavailable';
-import { infrastructureError, reportCircuitChange, reportCompletion } from './reportCompletion';
+import { reportCircuitChange, reportCompletion, reportInfrastructureError } from './reportCompletion';
 import { toMessage } from './sql/fragments';
 import { settlesWithin } from './settle';
 import { withStatementDeadline } from '../sql/statementDeadline';
@@ -213,10 +213,11 @@ class OutboxRelay implements Relay {
       options,
       shutdown: this.hardStop.signal,
       claimedAt: batch.claimedAt,
-      onRenewError: (error) => {
-        logger.warn({ err: error, claimToken: token }, 'outbox lease renewal failed');
-        this.emit(infrastructureError(error, 'renew lease'));
-      },
+      onRenewError: (error) =>
+        reportInfrastructureError(
+          { error, fallback: 'renew lease', redact: options.redact, emit: this.emit, logger },
+          { level: 'warn', message: 'outbox lease renewal failed', fields: { claimToken: token } },
+        ),
     });
     if (published.kind === 'lost') {
       result.lost = messages.length;
@@ -295,8 +296,11 @@ class OutboxRelay implements Relay {
 
   /** The log line and `infrastructure-error` event of a failed cycle. */
   private reportFailure(error: unknown, delayMs?: number): void {
-    this.logger.error({ err: error, delayMs }, 'outbox relay cycle failed');
-    this.emit(infrastructureError(error, 'cycle'));
+    const { emit, logger } = this;
+    reportInfrastructureError(
+      { error, fallback: 'cycle', redact: this.options.redact, emit, logger },
+      { level: 'error', message: 'outbox relay cycle failed', fields: { delayMs } },
+    );
   }
 
   /** Claims one batch and leaves its publish and completion in `inFlight`; returns the rows claimed. */

@@ -5,6 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import {
+  createOutboxAdmin,
   createRelay,
   emitMany,
   type OutboxEvent,
@@ -97,7 +98,7 @@ describe('outbox error redaction', () => {
       'channel closed: amqp://[redacted]@broker:5672/vh; password=[redacted]',
     );
     expect(stored.get(ids[1] as string)).toBe(
-      'SQS refused body {"card":"[redacted-card]"}; Authorization: Bearer [redacted]',
+      'SQS refused body {"card":"[redacted-card]"}; Authorization: [redacted] [redacted]',
     );
     const observed = events.filter((e) => e.type === 'retry-scheduled' || e.type === 'failed');
     expect(observed).toHaveLength(2);
@@ -168,7 +169,10 @@ describe('outbox error redaction', () => {
     const { ids } = await emitMany(t.db, [
       {
         type: 'allowed',
-        payload: { status: 'permanent', error: 'order 9000000000001 refused, card 4111111111111111, token: page-2' },
+        payload: {
+          status: 'permanent',
+          error: 'order 9000000000001 refused, card 4111111111111111, token: page-2',
+        },
       },
     ]);
     const { relay } = run(new LeakyPublisher(), { redact: { allow: ['token', /order 9\d{12}/] } });
@@ -177,6 +181,20 @@ describe('outbox error redaction', () => {
     expect((await lastErrors()).get(ids[0] as string)).toBe(
       'order 9000000000001 refused, card [redacted-card], token: page-2',
     );
+  });
+
+  it("redacts an operator's markFailed reason with the built-in rules, in last_error and the audit", async () => {
+    const { ids } = await emitMany(t.db, [{ type: 'given-up', payload: {} }]);
+    const id = ids[0] as string;
+    const reason = 'broker amqp://app:s3cret@broker keeps refusing; password is hunter2';
+    expect(await createOutboxAdmin(t.db).markFailed(id, reason)).toMatchObject({ outcome: 'applied' });
+    const redacted = 'broker amqp://[redacted]@broker keeps refusing; password is [redacted]';
+    expect((await lastErrors()).get(id)).toBe(redacted);
+    const audited = await t.db.query<{ reason: string }>(
+      `SELECT reason FROM ferry_operator_audit WHERE action = 'outbox.mark-failed' AND $1::text = ANY (ids)`,
+      [id],
+    );
+    expect(audited).toEqual([{ reason: redacted }]);
   });
 
   it('rejects a malformed redact option when the relay is created', () => {

@@ -1,5 +1,8 @@
 import { FerryConfigError, isFerryError } from '../errors';
+import { knownKeysOption, type OptionKeys } from '../optionChecks';
 import { storableText } from '../validate/text';
+import { isSafeAllowPattern, withinBudget } from './allowPatterns';
+import { URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT } from './urlCredentials';
 
 /** Longest error text stored in last_error. */
 export const MAX_STORED_ERROR_CHARS = 2_000;
@@ -7,19 +10,26 @@ export const MAX_STORED_ERROR_CHARS = 2_000;
 export const MAX_OBSERVED_ERROR_CHARS = 500;
 
 /** Turns an error message into one that may be stored and observed. */
-export type InboxRedactor = (text: string) => string;
+export type Redactor = (text: string) => string;
 
 /**
- * The application's say over redaction (option `redact`; docs/inbox.md, "Redaction").
- * `allow`: a string names a sensitive key whose values may be kept (e.g. 'token' when the
- * application's tokens are page cursors); a RegExp marks text that is kept verbatim wherever it
- * matches (e.g. /order \d{13}/ for order numbers that look like card numbers).
- * `keys`: more key names whose values are redacted, beside the built-in ones.
+ * The application's say over redaction: option `redact` of the inbox and of the relay, one
+ * shape for both (docs/inbox.md, "Redaction"). `allow`: a string names a sensitive key whose
+ * values may be kept (e.g. 'token' when the application's tokens are page cursors); a RegExp
+ * marks text that is kept verbatim wherever it matches (e.g. /order \d{13}/ for order numbers
+ * that look like card numbers); one with nested quantifiers is refused, and all of them together
+ * get ALLOW_PATTERNS_BUDGET_MS per text. `keys`: more key names whose values are redacted,
+ * beside the built-in ones.
  */
-export interface InboxRedactionOptions {
+export interface RedactionOptions {
   readonly allow?: readonly (string | RegExp)[];
   readonly keys?: readonly string[];
 }
+
+/** The inbox's name for Redactor, kept. */
+export type InboxRedactor = Redactor;
+/** The inbox's name for RedactionOptions, kept. */
+export type InboxRedactionOptions = RedactionOptions;
 
 /** Key names whose values are redacted (case-insensitive, also as part of a longer name). */
 export const SENSITIVE_KEYS: readonly string[] = [
@@ -46,9 +56,7 @@ const NUMBER_RUN = /(?<![\w.+-])\+?(?:\(\d+\)[ -]?)?\d(?:[ -]?\(?\d\)?)*\d(?![\w
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [
-  // Credentials in connection URLs: scheme://user:password@host, up to the authority's last '@'
-  // (an empty user, an unencoded '@' in the password)
-  [/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi, '$1[redacted]@'],
+  [URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT],
   // Bearer / Basic authorization values
   [/\b(bearer|basic)\s+[a-z0-9._~+/=-]+/gi, '$1 [redacted]'],
   // JSON web tokens
@@ -69,34 +77,56 @@ function keyPattern(keys: readonly string[]): RegExp {
   return new RegExp(`(${keys.join('|')})${KEY_VALUE}`, 'gi');
 }
 
-function checkOptions(options: InboxRedactionOptions): void {
+function checkOptions(options: RedactionOptions): void {
   const { allow = [], keys = [] } = options;
   if (
     !Array.isArray(allow) ||
     allow.some((a) => !(a instanceof RegExp) && (typeof a !== 'string' || !KEY_NAME.test(a)))
   )
     throw new FerryConfigError('redact.allow', 'must be an array of key names or RegExps');
+  const unsafe = allow.find((a) => a instanceof RegExp && !isSafeAllowPattern(a));
+  if (unsafe !== undefined)
+    throw new FerryConfigError(
+      'redact.allow',
+      `${String(unsafe)} nests quantifiers (or has more than 25): it could hold the event loop for minutes on one error text`,
+    );
   if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string' || !KEY_NAME.test(k)))
     throw new FerryConfigError('redact.keys', 'must be an array of key names (letters, digits, _ and -)');
 }
 
-/** Replaces allowed text with placeholders the rules cannot match, and puts it back after. */
-function shield(text: string, patterns: readonly RegExp[]): { text: string; restore: (t: string) => string } {
+interface Shielded {
+  readonly text: string;
+  readonly restore: (t: string) => string;
+}
+
+const UNSHIELDED = (text: string): Shielded => ({ text, restore: (t) => t });
+
+/**
+ * Replaces allowed text with placeholders the rules cannot match, and puts it back after. The
+ * patterns run within ALLOW_PATTERNS_BUDGET_MS; past it none of them keeps anything.
+ */
+function shield(text: string, patterns: readonly RegExp[]): Shielded {
+  if (patterns.length === 0) return UNSHIELDED(text);
   const kept: string[] = [];
-  let shielded = text;
-  for (const pattern of patterns) {
-    const global = new RegExp(
-      pattern.source,
-      pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`,
-    );
-    shielded = shielded.replace(global, (match) => {
-      kept.push(match);
-      return `\uE000${'\uE002'.repeat(kept.length)}\uE001`;
-    });
-  }
+  const shielded = withinBudget(() =>
+    patterns.reduce(
+      (acc, pattern) =>
+        acc.replace(pattern, (match) => {
+          kept.push(match);
+          return `\uE000${'\uE002'.repeat(kept.length)}\uE001`;
+        }),
+      text,
+    ),
+  );
+  if (shielded === undefined) return UNSHIELDED(text);
   const restore = (t: string): string =>
     t.replace(/\uE000(\uE002+)\uE001/g, (_, marks: string) => kept[marks.length - 1] ?? '');
   return { text: shielded, restore };
+}
+
+/** `pattern` as a global RegExp (String.replace then replaces every match). */
+function globalPattern(pattern: RegExp): RegExp {
+  return new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`);
 }
 
 /**
@@ -104,12 +134,12 @@ function shield(text: string, patterns: readonly RegExp[]): { text: string; rest
  * addresses, values of sensitive keys (`password is hunter2`), card and phone numbers.
  * Throws FerryConfigError for a malformed `options`.
  */
-export function createRedactor(options: InboxRedactionOptions = {}): InboxRedactor {
+export function createRedactor(options: RedactionOptions = {}): Redactor {
   checkOptions(options);
   const allowedKeys = new Set(
     (options.allow ?? []).filter((a) => typeof a === 'string').map((a) => a.toLowerCase()),
   );
-  const patterns = (options.allow ?? []).filter((a): a is RegExp => a instanceof RegExp);
+  const patterns = (options.allow ?? []).filter((a): a is RegExp => a instanceof RegExp).map(globalPattern);
   const keys = [...SENSITIVE_KEYS, ...(options.keys ?? [])].filter((k) => !allowedKeys.has(k.toLowerCase()));
   const keyValue = keys.length > 0 ? keyPattern(keys) : null;
   return (text) => {
@@ -125,6 +155,19 @@ export function createRedactor(options: InboxRedactionOptions = {}): InboxRedact
 }
 
 const defaultRedactor = createRedactor();
+
+const REDACTION_KEYS = { allow: true, keys: true } as const satisfies OptionKeys<RedactionOptions>;
+
+/**
+ * The `redact` option of the inbox and the relay, resolved: undefined is the built-in rules;
+ * anything but an object { allow?, keys? } throws FerryConfigError naming `redact` (or the
+ * member: `redact.allow`, `redact.keys`).
+ */
+export function redactOption(value: unknown): Redactor {
+  if (value === undefined) return defaultRedactor;
+  knownKeysOption('redact.', value, REDACTION_KEYS);
+  return createRedactor(value as RedactionOptions);
+}
 
 /** Redacts with the built-in rules only. */
 export function redactText(text: string): string {
@@ -150,9 +193,9 @@ function codeOf(error: Error): string | undefined {
 export function describeError(
   error: unknown,
   max: number = MAX_STORED_ERROR_CHARS,
-  redact: InboxRedactor = defaultRedactor,
+  redact: Redactor = defaultRedactor,
 ): string {
-  const oneLine = (text: string): string => redact(bounded(text, max).replace(/\s+/g, ' ').trim());
+  const oneLine = (text: string): string => redactBounded(text, max, redact);
   try {
     if (!(error instanceof Error)) {
       return storable(`non-error thrown: ${typeof error === 'string' ? oneLine(error) : typeof error}`, max);
@@ -169,7 +212,20 @@ export function describeError(
 }
 
 /**
- * The part of `text` describeError reads: the rules run over at most 4 × `max` characters (the
+ * `text` (an error text a publisher or broker gave, not an error object) as one redacted line of
+ * at most `max` characters that PostgreSQL can store: what describeError makes of a message.
+ */
+export function redactLine(text: string, max: number, redact: Redactor = defaultRedactor): string {
+  return storable(redactBounded(text, max, redact), max);
+}
+
+/** The rules over the part of `text` that `max` lets them read, as one line. */
+function redactBounded(text: string, max: number, redact: Redactor): string {
+  return redact(bounded(text, max).replace(/\s+/g, ' ').trim());
+}
+
+/**
+ * The part of `text` describeError and redactLine read: the rules run over at most 4 × `max` characters (the
  * description keeps `max`), so an error of many megabytes cannot hold the event loop. The cut
  * must not leave a secret half there, which its rule would no longer match (a URL's password
  * without the '@' after it): it goes back to the last whitespace, else to the last character
