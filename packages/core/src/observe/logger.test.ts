@@ -1,17 +1,10 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
+import { writtenLog } from '../../../../test-support/writtenLog';
 import { guardLogger } from './logger';
 
-/** Every line pino writes through the guard, as written (its `err` serializer included). */
+/** Every line pino writes through the guard, as written. */
 function captured(): { logger: ReturnType<typeof guardLogger>; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  return { logger: guardLogger(pino({ level: 'debug' }, stream)), text: () => chunks.join('') };
+  const { logger, text } = writtenLog();
+  return { logger: guardLogger(logger), text };
 }
 
 describe('guardLogger and credentials in URLs', () => {

@@ -3,7 +3,6 @@
  * header, an SQS body). The relay stores it as last_error and reports it to observers and the
  * logger: all of them get it redacted, with the inbox's rules and the same `redact` option.
  */
-import { Writable } from 'node:stream';
 import {
   createOutboxAdmin,
   createRelay,
@@ -14,8 +13,9 @@ import {
   type PublishOutcome,
   type SqlExecutor,
 } from '@ferry/core';
-import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { writtenLog } from '../../../../test-support/writtenLog';
+import { waitFor } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -29,18 +29,6 @@ beforeEach(async () => {
 });
 
 const SECRETS = /s3cret|hunter2|4111|abc\.def\.ghi|555 123 4567/;
-
-/** Every line pino would write, as written (its `err` serializer included). */
-function capturedLogger(): { logger: pino.Logger; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), text: () => chunks.join('') };
-}
 
 function recorder(): { events: OutboxEvent[]; observer: (event: OutboxEvent) => void } {
   const events: OutboxEvent[] = [];
@@ -65,7 +53,7 @@ async function lastErrors(): Promise<Map<string, string | null>> {
 }
 
 function run(publisher: Publisher, options: OutboxOptions = {}, db: SqlExecutor = t.db) {
-  const { logger, text } = capturedLogger();
+  const { logger, text } = writtenLog();
   const { events, observer } = recorder();
   const relay = createRelay({ db, publisher, options, observer, logger });
   return { relay, events, logged: text };
@@ -158,7 +146,7 @@ describe('outbox error redaction', () => {
     };
     const { relay, events, logged } = run(new LeakyPublisher(), {}, failing);
     relay.start();
-    await waitForEvent(events, 'infrastructure-error');
+    await waitFor(() => events.some((e) => e.type === 'infrastructure-error'));
     await relay.close();
     expect(JSON.stringify(events)).not.toMatch(SECRETS);
     expect(logged()).toContain('outbox relay cycle failed');
@@ -208,8 +196,3 @@ describe('outbox error redaction', () => {
     );
   });
 });
-
-async function waitForEvent(events: OutboxEvent[], type: OutboxEvent['type']): Promise<void> {
-  const { waitUntil } = await import('@ferry/testing');
-  await waitUntil(type, () => events.some((e) => e.type === type), { timeoutMs: 20_000, intervalMs: 20 });
-}
