@@ -62,7 +62,8 @@ const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [
   // JSON web tokens
   [/\beyJ[\w-]+\.[\w-]+\.[\w-]*/g, '[redacted-token]'],
   // e-mail addresses
-  [/[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}/gi, '[redacted-email]'],
+  // (only from the start of a run of local-part characters: linear, see URL_CREDENTIALS)
+  [/(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}/gi, '[redacted-email]'],
 ];
 
 /** Card numbers (13–19 digits) and phone numbers (7–15 digits); dates and short numbers stay. */
@@ -239,7 +240,23 @@ function bounded(text: string, max: number): string {
   const space = head.search(/\s\S*$/);
   const delimiter = head.search(/[^\w.-][\w.-]*$/);
   const cut = space > 0 ? space : delimiter > 0 ? delimiter + 1 : limit;
-  return `${head.slice(0, cut).replace(/[a-z][a-z0-9+.-]*:\/\/\S*$/i, '')} …`;
+  return `${withoutOpenUrl(head.slice(0, cut))} …`;
+}
+
+/**
+ * `text` without a URL left open at its end (scheme://… up to the end with no whitespace):
+ * its authority may have been cut before the '@' that ends the credentials. Found from the last
+ * token's first `://` (a linear scan; a RegExp starting with the scheme would be quadratic).
+ */
+function withoutOpenUrl(text: string): string {
+  let tokenStart = text.length;
+  while (tokenStart > 0 && !/\s/.test(text.charAt(tokenStart - 1))) tokenStart -= 1;
+  const separator = text.indexOf('://', tokenStart);
+  if (separator < 0) return text;
+  let start = separator;
+  while (start > tokenStart && /[a-z0-9+.-]/i.test(text.charAt(start - 1))) start -= 1;
+  while (start < separator && !/[a-z]/i.test(text.charAt(start))) start += 1;
+  return start < separator ? text.slice(0, start) : text;
 }
 
 /** Truncated to `max` and storable (NUL and unpaired surrogates replaced: PostgreSQL refuses NUL). */
