@@ -1,8 +1,9 @@
 /**
- * `redact.allow` takes the application's RegExps, and JavaScript cannot interrupt a RegExp: a
- * catastrophic one (nested quantifiers, overlapping alternatives) against a long error text
- * would hold the event loop for minutes while a worker or relay redacts an error. ferry refuses
- * the nested quantifiers at configuration and bounds the time the others may take.
+ * Redaction must take bounded time: JavaScript cannot interrupt a RegExp, and a worker or relay
+ * redacting an error holds the event loop meanwhile. `redact.allow` takes the application's
+ * RegExps: a catastrophic one (nested quantifiers, overlapping alternatives) against a long
+ * error text would hold it for minutes, so ferry refuses the nested quantifiers at
+ * configuration and bounds the time the others may take. The built-in rules must be linear.
  *
  * Each case runs in a child process with a kill timeout, so a redaction that hangs fails its
  * test instead of freezing the run.
