@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
-import { limitTransaction, startWithin } from './transactionLimits';
+import { checkedTimeout, limitTransaction, startWithin, transactionDeadline } from './transactionLimits';
 
 /**
  * Kysely (an optional peer dependency, loaded only by `@ferry/core/kysely` and by an emit given a
@@ -43,16 +43,39 @@ export function kyselyTransactions<DB>(db: Kysely<DB>): TransactionAdapter<Trans
   };
 }
 
-/** `db.transaction().execute` with TransactionOptions applied (transactionLimits). */
+/**
+ * `db.transaction().execute` with TransactionOptions applied (transactionLimits). Kysely keeps the
+ * connection to itself, so the whole-transaction deadline (and `options.signal`) ends the
+ * transaction by abandoning `work`: the callback Kysely awaits fails at once, Kysely rolls back and
+ * hands the connection back to the pool (a connection PostgreSQL already ended is dropped by the
+ * pool), and the Transaction then refuses the work's later statements itself. A statement still
+ * running on the connection holds the rollback back until it ends (statement_timeout bounds it).
+ */
 function openTransaction<DB, T>(
   db: Kysely<DB>,
   work: (trx: Transaction<DB>) => Promise<T>,
   options: TransactionOptions,
 ): Promise<T> {
+  try {
+    // Checked before a connection is taken (a refused value never holds one).
+    checkedTimeout(options.timeoutMs);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const open = (inner: (trx: Transaction<DB>) => Promise<T>) =>
     db.transaction().execute(async (trx) => {
-      await limitTransaction(fromKysely(trx), options);
-      return inner(trx);
+      const deadline = transactionDeadline(options, { committing: false });
+      try {
+        const running = (async () => {
+          await limitTransaction(fromKysely(trx), options);
+          return inner(trx);
+        })();
+        // Once the deadline passed, nothing waits for `work` any more.
+        running.catch(() => undefined);
+        return await Promise.race([running, deadline.ended]);
+      } finally {
+        deadline.clear();
+      }
     });
   return startWithin(options.maxWaitMs, open, work);
 }
