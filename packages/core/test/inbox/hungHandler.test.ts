@@ -101,32 +101,27 @@ describe.each(ADAPTERS)('hung handlers on %s', (_name, factory) => {
     const subject = factory(t);
     const wake = latch();
     const late: Array<Promise<unknown>> = [];
-    const hung = makeInbox(subject.adapter, {
-      statementTimeoutMs: STATEMENT_TIMEOUT_MS,
-      worker: { ...WORKER, consumers: ['hung'] },
-      handlers: {
-        hung: async (_payload, context) => {
-          await subject.write(context.tx, context.receiptId, 'before the hang');
-          await wake.promise;
-          const write = subject.write(context.tx, context.receiptId, 'after waking up');
-          late.push(
-            write.then(
-              () => 'written',
-              (error: unknown) => error,
-            ),
-          );
-          await write;
-        },
-      },
+    /** An inbox that handles (and claims) only `consumer`, on the subject's pool. */
+    const inboxFor = (consumer: string, handle: (tx: unknown, receiptId: string) => Promise<void>) =>
+      makeInbox(subject.adapter, {
+        statementTimeoutMs: STATEMENT_TIMEOUT_MS,
+        worker: { ...WORKER, consumers: [consumer] },
+        handlers: { [consumer]: async (_payload, context) => handle(context.tx, context.receiptId) },
+      });
+    const hung = inboxFor('hung', async (tx, receiptId) => {
+      await subject.write(tx, receiptId, 'before the hang');
+      await wake.promise;
+      const write = subject.write(tx, receiptId, 'after waking up');
+      late.push(
+        write.then(
+          () => 'written',
+          (error: unknown) => error,
+        ),
+      );
+      await write;
     });
-    const normal = makeInbox(subject.adapter, {
-      statementTimeoutMs: STATEMENT_TIMEOUT_MS,
-      worker: { ...WORKER, consumers: ['normal'] },
-      handlers: {
-        normal: async (_payload, context) => {
-          await subject.write(context.tx, context.receiptId, 'normal');
-        },
-      },
+    const normal = inboxFor('normal', async (tx, receiptId) => {
+      await subject.write(tx, receiptId, 'normal');
     });
     try {
       const hungIds: string[] = [];
@@ -159,6 +154,43 @@ describe.each(ADAPTERS)('hung handlers on %s', (_name, factory) => {
     }
   });
 });
+
+describe.each(ADAPTERS)(
+  'a handler that keeps its transaction busy past the deadline on %s',
+  (_name, factory) => {
+    it('commits none of its writes, not even those it sends while the transaction is being ended', async () => {
+      const subject = factory(t);
+      let writes = 0;
+      let stopped: unknown;
+      const inbox = makeInbox(subject.adapter, {
+        worker: { ...WORKER, consumers: ['busy'] },
+        handlers: {
+          busy: async (_payload, context) => {
+            // Ignores its signal; short writes, so no statement and no pause reaches the timeouts.
+            try {
+              for (;;) {
+                await subject.write(context.tx, context.receiptId, `write ${writes}`);
+                writes += 1;
+              }
+            } catch (error) {
+              stopped = error;
+              throw error;
+            }
+          },
+        },
+      });
+      try {
+        const { record } = await inbox.accept(message({ consumer: 'busy' }));
+        expect(await inbox.runOnce()).toMatchObject({ claimed: 1, completed: 0, retried: 1 });
+        await waitFor('the handler to be stopped by a refused write', async () => stopped !== undefined);
+      expect(writes).toBeGreaterThan(0);
+        expect(await businessCount(t, record.id)).toBe(0);
+      } finally {
+        await subject.end();
+      }
+    });
+  },
+);
 
 // Prisma cannot be told that ferry gave up: its own `timeout` (transactionTimeoutMs) ends the transaction.
 describe.each(ADAPTERS.filter(([name]) => !name.startsWith('prisma')))(
