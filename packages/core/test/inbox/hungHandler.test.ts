@@ -183,7 +183,7 @@ describe.each(ADAPTERS)(
         const { record } = await inbox.accept(message({ consumer: 'busy' }));
         expect(await inbox.runOnce()).toMatchObject({ claimed: 1, completed: 0, retried: 1 });
         await waitFor('the handler to be stopped by a refused write', async () => stopped !== undefined);
-      expect(writes).toBeGreaterThan(0);
+        expect(writes).toBeGreaterThan(0);
         expect(await businessCount(t, record.id)).toBe(0);
       } finally {
         await subject.end();
