@@ -9,9 +9,10 @@ export const ALLOW_PATTERNS_BUDGET_MS = 100;
 
 /**
  * Whether `pattern` may be an allow pattern: no nested quantifiers (star height 1, as `(a+)+`
- * has 2) and at most 25 quantifiers, checked by safe-regex2. This refuses the classic
- * catastrophic patterns at configuration; the time budget bounds the rest (an exponential
- * alternation such as `(a|a)*` has star height 1).
+ * has 2) and at most 25 quantifiers, checked by safe-regex2, which also refuses what its parser
+ * cannot read (a lookbehind; an allow pattern needs none: the text it matches is kept as a
+ * whole). This refuses the classic catastrophic patterns at configuration; the time budget
+ * bounds the rest (an exponential alternation such as `(a|a)*` has star height 1).
  */
 export function isSafeAllowPattern(pattern: RegExp): boolean {
   return safeRegex(pattern);

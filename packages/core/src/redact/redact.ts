@@ -89,7 +89,7 @@ function checkOptions(options: RedactionOptions): void {
   if (unsafe !== undefined)
     throw new FerryConfigError(
       'redact.allow',
-      `${String(unsafe)} nests quantifiers (or has more than 25): it could hold the event loop for minutes on one error text`,
+      `${String(unsafe)} is refused: it nests quantifiers, has more than 25, or uses syntax the check cannot read (a lookbehind: write /order \\d{13}/, not /(?<=order )\\d{13}/); a catastrophic pattern could hold the event loop for minutes on one error text`,
     );
   if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string' || !KEY_NAME.test(k)))
     throw new FerryConfigError('redact.keys', 'must be an array of key names (letters, digits, _ and -)');
