@@ -49,10 +49,19 @@ export const SENSITIVE_KEYS: readonly string[] = [
 ];
 
 const KEY_NAME = /^[a-z0-9_-]{1,64}$/i;
-/** `key=value`, `key: value`, `key is value`, `key was value`, `key to value`. */
-const KEY_VALUE = String.raw`([a-z0-9_-]*)(["']?\s*[:=]\s*["']?|\s+(?:is|was|to)\s+["']?)[^\s"',;&]+`;
-/** A run of digits with single spaces, dashes or a parenthesised group, not inside a word. */
-const NUMBER_RUN = /(?<![\w.+-])\+?(?:\(\d+\)[ -]?)?\d(?:[ -]?\(?\d\)?)*\d(?![\w.-])/g;
+/**
+ * `key=value`, `key: value`, `key is value`, `key was value`, `key to value`; the key may go on
+ * for up to 64 more name characters (`password_hash`): bounded, so that a key named again and
+ * again in one long word is not followed to the word's end from each place.
+ */
+const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(["']?\s*[:=]\s*["']?|\s+(?:is|was|to)\s+["']?)[^\s"',;&]+`;
+/**
+ * A run of digits with single spaces, dashes or a parenthesised group, not inside a word. It
+ * starts only where a run can start: not inside a word, and not after a digit and a space (a run
+ * tried from there was tried from its start already; trying every digit of `1 1 1 …` again to
+ * the end was quadratic).
+ */
+const NUMBER_RUN = /(?<![\w.+-])(?<![\d)] )\+?(?:\(\d+\)[ -]?)?\d(?:[ -]?\(?\d\)?)*\d(?![\w.-])/g;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [

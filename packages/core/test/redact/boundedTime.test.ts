@@ -90,4 +90,18 @@ describe('the built-in rules on a long run of word characters', () => {
       redacted: `${word.unit.repeat(word.times)} amqp://[redacted]@broker [redacted-email]`,
     });
   }, 60_000);
+
+  // A number run was tried from every digit after a space, to the run's end; a sensitive key's
+  // name was followed to the end of its word from every place the key appeared in it.
+  it('redact 200,000 characters of single digits and spaces in bounded time', async () => {
+    const digits = { unit: '1 ', times: 100_000 };
+    const outcome = await redactInChild(null, 'x call 555 123 4567', digits);
+    expect(outcome).toEqual({ redacted: `${digits.unit.repeat(digits.times)}x call [redacted-phone]` });
+  }, 60_000);
+
+  it('redact 200,000 characters of a key name repeated in one word in bounded time', async () => {
+    const keys = { unit: 'password', times: 25_000 };
+    const outcome = await redactInChild(null, ' password is hunter2', keys);
+    expect(outcome).toEqual({ redacted: `${keys.unit.repeat(keys.times)} password is [redacted]` });
+  }, 60_000);
 });
