@@ -1,11 +1,7 @@
 import { FerryValidationError } from '../errors';
 import type { SqlExecutor } from '../sql/executor';
 import { withTranslation } from '../sql/dbErrors';
-import {
-  statementTimeoutOption,
-  withDeadlines,
-  type StatementTimeoutOptions,
-} from '../sql/statementDeadline';
+import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import { listAuditRows, type AuditRow } from './sql';
 
 export interface AuditEntry {
@@ -90,7 +86,7 @@ function cursorOf(value: string | undefined): string | null {
  * `statementTimeoutMs` (default 30,000) bounds each read, as on the admins.
  */
 export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutOptions = {}): AuditLog {
-  const timeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
+  const timeoutMs = adminStatementTimeout(options);
   const db = withTranslation(withDeadlines(executor, timeoutMs), 'audit');
   return {
     async list(query: AuditQuery = {}) {

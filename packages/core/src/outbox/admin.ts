@@ -1,11 +1,7 @@
 import { FerryValidationError } from '../errors';
 import { assertText } from '../validate/text';
 import type { SqlExecutor } from '../sql/executor';
-import {
-  statementTimeoutOption,
-  withDeadlines,
-  type StatementTimeoutOptions,
-} from '../sql/statementDeadline';
+import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import type { AuditOptions } from '../audit/audited';
 import { bounded, OutboxActions } from './adminActions';
 import type {
@@ -151,7 +147,7 @@ export function createOutboxAdmin(
   client: SqlExecutor,
   options: StatementTimeoutOptions = {},
 ): OperatorOutboxAdmin {
-  const db = withDeadlines(client, statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs));
+  const db = withDeadlines(client, adminStatementTimeout(options));
   const operator = new ScopedOutboxAdmin(db, null);
   return Object.assign(operator, {
     forTenant(tenantId: string): OutboxAdmin {

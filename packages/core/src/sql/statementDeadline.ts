@@ -1,6 +1,6 @@
 import { deadlineSignal } from '../deadline';
 import { FerryError } from '../errors';
-import { integerOption } from '../optionChecks';
+import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { settlesWithin } from '../outbox/settle';
 import type { SqlExecutor, StatementOptions, TransactionOptions } from './executor';
 import { checkedTimeout, DEADLINE_GRACE_MS, limitTransaction, MAX_TIMEOUT_MS } from './transactionLimits';
@@ -21,6 +21,14 @@ export interface StatementTimeoutOptions {
    * 3,600,000. An admin given the caller's open transaction leaves its limits to the caller.
    */
   statementTimeoutMs?: number;
+}
+
+const KEYS = { statementTimeoutMs: true } as const satisfies OptionKeys<StatementTimeoutOptions>;
+
+/** An admin's deadline from its `options`: unknown keys refused (a relay-style `statementTimeout`). */
+export function adminStatementTimeout(options: StatementTimeoutOptions | undefined): number {
+  knownKeysOption('', options, KEYS);
+  return statementTimeoutOption('statementTimeoutMs', options?.statementTimeoutMs);
 }
 
 /** `value` checked against STATEMENT_TIMEOUT_BOUNDS (FERRY_CONFIG_INVALID naming `field`), or the default. */

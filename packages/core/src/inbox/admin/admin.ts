@@ -3,6 +3,7 @@ import { executorFor, type ApplicationTransaction } from '../../sql/applicationT
 import type { SqlExecutor } from '../../sql/executor';
 import { withTranslation } from '../../sql/dbErrors';
 import {
+  adminStatementTimeout,
   statementTimeoutOption,
   withDeadlines,
   type StatementTimeoutOptions,
@@ -30,7 +31,7 @@ export class InboxAdmin {
    * opens; in the caller's transaction the limits are the caller's.
    */
   constructor(client: ApplicationTransaction, options: StatementTimeoutOptions = {}) {
-    this.db = adminExecutor(client, options);
+    this.db = adminExecutor(client, adminStatementTimeout(options));
   }
 
   forTenant(tenantId: string): InboxScopedAdmin {
@@ -58,7 +59,7 @@ export class InboxPrivilegedAdmin {
         'cross-tenant admin must be enabled explicitly with true',
       );
     }
-    this.db = adminExecutor(client, options);
+    this.db = adminExecutor(client, statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs));
   }
 
   /** Every scope, paged by id. */
@@ -87,7 +88,6 @@ export class InboxPrivilegedAdmin {
   }
 }
 
-function adminExecutor(client: ApplicationTransaction, options: StatementTimeoutOptions): SqlExecutor {
-  const timeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
+function adminExecutor(client: ApplicationTransaction, timeoutMs: number): SqlExecutor {
   return withTranslation(withDeadlines(executorFor(client), timeoutMs), 'inbox admin');
 }
