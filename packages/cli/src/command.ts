@@ -13,6 +13,11 @@ export interface Context {
   readonly env: NodeJS.ProcessEnv;
   /** --json: one JSON document per answer on stdout, errors included. */
   readonly json: boolean;
+  /**
+   * --statement-timeout, else FERRY_STATEMENT_TIMEOUT, else 30 s: the deadline of each statement
+   * and admin transaction (read once the command line is parsed).
+   */
+  statementTimeoutMs(): number;
   /** Runs work against --database-url / FERRY_DATABASE_URL / DATABASE_URL. */
   db<T>(work: (executor: SqlExecutor) => Promise<T>): Promise<T>;
   /** The exit code the command chose (0 unless set). */

@@ -26,6 +26,7 @@ export {
 export { fromPg, pgTransactions } from './sql/fromPg';
 export { ferryStatementNames, type NamedQuery } from './sql/statementNames';
 export type { ApplicationTransaction, KyselyLike } from './sql/applicationTransaction';
+export type { StatementTimeoutOptions } from './sql/statementDeadline';
 export { migrate, type MigrateOptions, type MigrateResult } from './schema/migrate';
 export { checkSchema, type CheckSchemaOptions, type RequiredTables } from './schema/checkSchema';
 export {

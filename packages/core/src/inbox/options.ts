@@ -10,6 +10,7 @@ import {
   type OptionKeys,
 } from '../optionChecks';
 import type { PrismaTransactionLike } from '../sql/executor';
+import { STATEMENT_TIMEOUT_BOUNDS, STATEMENT_TIMEOUT_DEFAULT_MS } from '../sql/statementDeadline';
 import type { RandomSource } from '../backoff';
 import { redactOption, type RedactionOptions, type Redactor } from '../redact/redact';
 import type { InboxHandler, InboxHandlerContextWrapper, InboxObserver } from './types';
@@ -33,7 +34,7 @@ export const INBOX_WORKER_DEFAULTS = {
 
 export const INBOX_DEFAULTS = {
   maxPayloadBytes: 262_144,
-  statementTimeoutMs: 30_000,
+  statementTimeoutMs: STATEMENT_TIMEOUT_DEFAULT_MS,
   global: 'reject',
   privilegedAdmin: false,
 } as const;
@@ -57,8 +58,6 @@ export const INBOX_WORKER_BOUNDS: Record<NumericWorkerOption, readonly [number, 
 };
 
 export const MAX_PAYLOAD_BYTES_BOUNDS = [1, 16 * 1024 * 1024] as const;
-
-export const STATEMENT_TIMEOUT_BOUNDS = [100, 3_600_000] as const;
 
 export type InboxWorkerOptions = Partial<{
   -readonly [K in keyof typeof INBOX_WORKER_DEFAULTS]: K extends 'enabled' ? boolean : number;

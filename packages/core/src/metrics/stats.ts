@@ -5,6 +5,7 @@ import type { Logger } from '../observe/logger';
 import { eventStatsByTenant, type StatsRow } from '../outbox/sql/adminQueries';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
+import { withDeadlines } from '../sql/statementDeadline';
 import { CachedRead, type ReadFailure } from './cachedRead';
 import type { MetricFactory } from './factory';
 
@@ -14,6 +15,7 @@ export interface ResolvedStatsOptions {
   readonly inbox: boolean;
   readonly timeoutMs: number;
   readonly cacheMs: number;
+  readonly statementTimeoutMs: number;
 }
 
 type Source = 'outbox' | 'inbox';
@@ -22,7 +24,8 @@ const OUTBOX_STATUSES = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'] as const;
 /**
  * Gauges of the outbox and inbox tables, read on scrape (prom-client `collect`) through one
  * CachedRead per table: a slow or hung database costs a scrape at most `timeoutMs`, reports the
- * last values and counts a `stats_scrape_errors_total`.
+ * last values and counts a `stats_scrape_errors_total`; the read itself is given up after
+ * `statementTimeoutMs`, so a read hung on a silent connection does not block the next ones.
  */
 export function statsMetrics(
   make: MetricFactory,
@@ -30,7 +33,7 @@ export function statsMetrics(
   tenantLabel: boolean,
   logger: Logger,
 ): void {
-  const db = withTranslation(options.db, 'metrics stats');
+  const db = withTranslation(withDeadlines(options.db, options.statementTimeoutMs), 'metrics stats');
   const reads: CachedRead<unknown>[] = [];
   const errors = make.counter(
     'stats_scrape_errors_total',

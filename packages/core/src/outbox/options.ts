@@ -3,6 +3,7 @@ import type { CircuitOptions } from './circuit';
 import { checkLeaseTiming } from '../lease';
 import { integerOption, knownKeysOption, oneOfOption, received, type OptionKeys } from '../optionChecks';
 import { redactOption, type RedactionOptions, type Redactor } from '../redact/redact';
+import { STATEMENT_TIMEOUT_BOUNDS, STATEMENT_TIMEOUT_DEFAULT_MS } from '../sql/statementDeadline';
 
 /** The largest delay a timer (and ferry) accepts: 2^31 - 1 ms. */
 export const MAX_DELAY_BOUND_MS = 2_147_483_647;
@@ -109,7 +110,11 @@ export const OUTBOX_DEFAULTS = {
   recoveryBatchSize: { default: 1_000, min: 1, max: 100_000 },
   'poisonGuard.maxClaims': { default: 10, min: 1, max: 1_000_000 },
   shutdownTimeout: { default: 30_000, min: 0, max: MAX_DELAY_BOUND_MS },
-  statementTimeout: { default: 30_000, min: 100, max: 3_600_000 },
+  statementTimeout: {
+    default: STATEMENT_TIMEOUT_DEFAULT_MS,
+    min: STATEMENT_TIMEOUT_BOUNDS[0],
+    max: STATEMENT_TIMEOUT_BOUNDS[1],
+  },
   errorBackoff: { default: 1_000, min: 1, max: MAX_DELAY_BOUND_MS },
   'listen.reconnectInitialDelay': { default: 500, min: 1, max: MAX_DELAY_BOUND_MS },
   'listen.reconnectMaxDelay': { default: 30_000, min: 1, max: MAX_DELAY_BOUND_MS },

@@ -47,8 +47,11 @@ export function beginLimited(options: TransactionOptions): string {
   return `BEGIN; ${LIMIT.replaceAll('$1', `'${timeoutMs}ms'`).trim()}`;
 }
 
-/** How long past `timeoutMs` the whole-transaction deadline waits: at most 1 s, at most timeoutMs. */
-const DEADLINE_GRACE_MS = 1_000;
+/**
+ * How long past `timeoutMs` a whole-transaction deadline waits (at most 1 s, at most timeoutMs):
+ * here, and withDeadlines' (statementDeadline.ts) after it.
+ */
+export const DEADLINE_GRACE_MS = 1_000;
 
 /** Where a transaction stands, for its deadline: once it asked to commit, the outcome is PostgreSQL's. */
 export interface TransactionProgress {
