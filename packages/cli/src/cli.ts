@@ -27,11 +27,11 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
  */
 const QUERY_TIMEOUT_GRACE_MS = 2_000;
 
-/** --statement-timeout (parsed by commander), else FERRY_STATEMENT_TIMEOUT, else the default. */
-function statementTimeoutOf(flag: unknown, env: NodeJS.ProcessEnv): number {
+/** --statement-timeout (parsed by commander), else FERRY_STATEMENT_TIMEOUT, else `fallbackMs`. */
+function statementTimeoutOf(flag: unknown, env: NodeJS.ProcessEnv, fallbackMs: number): number {
   if (typeof flag === 'number') return flag;
   const value = env.FERRY_STATEMENT_TIMEOUT;
-  if (value === undefined || value === '') return DEFAULT_STATEMENT_TIMEOUT_MS;
+  if (value === undefined || value === '') return fallbackMs;
   try {
     return statementTimeout(value);
   } catch (error) {
@@ -56,19 +56,19 @@ const consoleIo: CliIo = {
  */
 function lazyDatabase(
   url: string | undefined,
-  timeoutMs: () => number,
+  timeoutMs: (fallbackMs?: number) => number,
 ): { db: Context['db']; close(): Promise<void> } {
   let pool: Pool | undefined;
   let executor: SqlExecutor | undefined;
   return {
-    db: (work) => {
+    db: (work, defaults) => {
       if (url === undefined) {
         throw new UsageError(
           'no database: pass --database-url URL or set DATABASE_URL (or FERRY_DATABASE_URL)',
         );
       }
       if (!pool) {
-        const statementMs = timeoutMs();
+        const statementMs = timeoutMs(defaults?.statementTimeoutMs);
         pool = new Pool({
           connectionString: url,
           max: 2,
@@ -105,7 +105,8 @@ export async function runCli(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
   // Called once the command line is parsed (by a command's action), when `program` exists.
-  const timeoutMs = (): number => statementTimeoutOf(program.opts().statementTimeout, env);
+  const timeoutMs = (fallbackMs = DEFAULT_STATEMENT_TIMEOUT_MS): number =>
+    statementTimeoutOf(program.opts().statementTimeout, env, fallbackMs);
   const database = lazyDatabase(databaseUrl(argv, env), timeoutMs);
   const ctx: Context = {
     io,

@@ -20,7 +20,7 @@ function version(): string {
 const FOOTER = `
 The database is --database-url, else FERRY_DATABASE_URL, else DATABASE_URL (no default).
 Each statement and admin transaction has a deadline (--statement-timeout, else
-FERRY_STATEMENT_TIMEOUT, else 30s): past it the command fails with FERRY_TIMEOUT.
+FERRY_STATEMENT_TIMEOUT, else 30s; 1h for migrate): past it the command fails with FERRY_TIMEOUT.
 Outbox commands without --tenant act on every tenant (operator scope); inbox commands need
 --tenant or --global. Mutations take --dry-run, are audited (ferry audit list), and print one
 outcome per id. Exit codes: 0 ok, 1 failure or an outcome other than applied, 2 usage.`;
@@ -35,7 +35,7 @@ export function buildProgram(ctx: Context, onError: (message: string) => void): 
     .option('--json', 'one JSON document per answer on stdout, errors included')
     .option(
       '--statement-timeout <age>',
-      'deadline of each statement and admin transaction (default FERRY_STATEMENT_TIMEOUT, else 30s)',
+      'deadline of each statement and admin transaction (default FERRY_STATEMENT_TIMEOUT, else 30s; 1h for migrate)',
       statementTimeout,
     )
     .exitOverride()
