@@ -82,20 +82,27 @@ async function measure(plan: PlanKind, run: (db: SqlExecutor) => Promise<unknown
   }
 }
 
-const CASES: ReadonlyArray<[string, (db: SqlExecutor) => Promise<unknown>]> = [
-  ["the operator's stats", (db) => eventStats(db, null, EXACT)],
-  ["tenant a's stats", (db) => eventStats(db, 'a', EXACT)],
-  ['the metrics read (one row)', (db) => eventStatsByTenant(db, false, EXACT)],
-  ['the metrics read (by tenant)', (db) => eventStatsByTenant(db, true, EXACT)],
+/**
+ * [name, run, measured without statistics too]. Without statistics (a table autovacuum has not
+ * analyzed yet) the planner takes SENT rows for 0.5% of the table and may read a bitmap of
+ * outbox_events_sent_idx, every SENT entry once, LIMIT or not; and a tenant's purge reads its
+ * doomed rows twice: bounded by the SENT index, and gone with the first analysis.
+ */
+const CASES: ReadonlyArray<[string, (db: SqlExecutor) => Promise<unknown>, boolean]> = [
+  ["the operator's stats", (db) => eventStats(db, null, EXACT), false],
+  ["tenant a's stats", (db) => eventStats(db, 'a', EXACT), true],
+  ['the metrics read (one row)', (db) => eventStatsByTenant(db, false, EXACT), false],
+  ['the metrics read (by tenant)', (db) => eventStatsByTenant(db, true, EXACT), false],
   [
     "tenant a's purge of 100 SENT rows",
     (db) => purgeSentEvents(db, { tenantId: 'a', before: new Date(Date.now() - 86_400_000), limit: 100 }),
+    false,
   ],
 ];
 
 describe.each(['custom', 'generic'] as const)('outbox stats and purge cost (%s plans)', (plan) => {
   describe.each(['current', 'none'] as const)('statistics %s', (statistics) => {
-    it.each(CASES)(
+    it.each(CASES.filter(([, , none]) => statistics === 'current' || none))(
       '%s: the same work beside 2,000 or 20,000 SENT rows of other tenants',
       async (_name, run) => {
         await populate(SMALL, statistics);
@@ -114,7 +121,13 @@ describe('what the stats report', () => {
   it('counts SENT rows exactly up to the limit, and estimates them beyond it', async () => {
     await populate(SMALL, 'current');
     const exact = await eventStats(t.db, 'a', 10_000);
-    expect(exact).toMatchObject({ pending: 40, processing: 10, failed: 20, sent: 300, sent_estimated: false });
+    expect(exact).toMatchObject({
+      pending: 40,
+      processing: 10,
+      failed: 20,
+      sent: 300,
+      sent_estimated: false,
+    });
     const whole = await eventStats(t.db, null, EXACT);
     expect(whole).toMatchObject({ pending: 200, processing: 50, failed: 100, expired_leases: 25 });
     expect(whole.sent_estimated).toBe(true);
