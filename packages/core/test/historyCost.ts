@@ -3,6 +3,8 @@
  * work must not grow with a table's history (SENT rows, COMPLETED receipts) of other tenants.
  */
 import type { SqlExecutor } from '@ferry/core';
+import { waitUntil } from '@ferry/testing';
+import type { CostTable } from './costDatabase';
 import type { PlanKind } from './planWork';
 
 /** 'current': analyzed after the rows reached their state; 'none': never analyzed. */
@@ -48,4 +50,21 @@ export function historyCostCases(
       );
     });
   });
+}
+
+/**
+ * Waits until PostgreSQL's statistics system counts `table`'s rows as they are: a backend reports
+ * what it wrote within about a second of going idle, sometimes later, and the estimates read it.
+ */
+export async function liveRowsReported(db: SqlExecutor, table: CostTable): Promise<void> {
+  await waitUntil(
+    `${table}'s live rows reported`,
+    async () => {
+      const [row] = await db.query<{ reported: boolean }>(
+        `SELECT pg_stat_get_live_tuples('${table}'::regclass) = (SELECT count(*) FROM ${table}) AS reported`,
+      );
+      return row?.reported === true;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
 }

@@ -17,7 +17,14 @@ import { purgeSentEvents } from '../../src/outbox/sql/adminQueries';
 import { eventStats, eventStatsByTenant } from '../../src/outbox/sql/stats';
 import { measureWork } from '../measuring';
 import type { PlanKind } from '../planWork';
-import { EXACT, historyCostCases, SMALL, type HistoryCase, type HistoryStatistics } from '../historyCost';
+import {
+  EXACT,
+  historyCostCases,
+  liveRowsReported,
+  SMALL,
+  type HistoryCase,
+  type HistoryStatistics,
+} from '../historyCost';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -104,6 +111,7 @@ describe('what the stats report', () => {
       sent: 300,
       sent_estimated: false,
     });
+    await liveRowsReported(t.db, 'outbox_events');
     const whole = await eventStats(t.db, null, EXACT);
     expect(whole).toMatchObject({ pending: 200, processing: 50, failed: 100, expired_leases: 25 });
     expect(whole.sent_estimated).toBe(true);
@@ -114,6 +122,13 @@ describe('what the stats report', () => {
     const byTenant = await eventStatsByTenant(t.db, true, 10_000);
     expect(byTenant.find((row) => row.tenant === 'a')).toMatchObject({ sent: 300, pending: 40 });
     expect(byTenant.filter((row) => row.tenant.startsWith('t'))).toHaveLength(10);
+    // Beyond the limit: one row's SENT is the estimate; no tenant's SENT is counted.
+    const [table] = await eventStatsByTenant(t.db, false, EXACT);
+    expect(table).toMatchObject({ tenant: '', pending: 200, sent_estimated: true });
+    expect(table!.sent).toBeGreaterThan(1_500);
+    const tenants = await eventStatsByTenant(t.db, true, EXACT);
+    expect(tenants.map((row) => row.sent)).toEqual(tenants.map(() => null));
+    expect(tenants.find((row) => row.tenant === 'a')).toMatchObject({ pending: 40, failed: 20 });
   });
 
   it("purges only the tenant's SENT rows published before the cutoff, oldest first", async () => {
