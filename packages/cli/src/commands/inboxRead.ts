@@ -40,6 +40,7 @@ export function registerInboxRead(group: Command, ctx: Context): void {
         total: stats.total,
         expiredLeases: stats.expiredLeases,
         oldestPendingAgeMs: stats.oldestPendingAgeMs,
+        estimated: stats.completedEstimated ? ['COMPLETED'] : [],
       });
     }),
   );

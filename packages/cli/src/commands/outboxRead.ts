@@ -47,6 +47,7 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
         total: s.pending + s.processing + s.sent + s.failed,
         expiredLeases: s.expiredLeases,
         oldestPendingAgeMs: s.oldestPendingAgeMs,
+        estimated: s.sentEstimated ? ['SENT'] : [],
       });
     }),
   );

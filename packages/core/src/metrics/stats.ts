@@ -2,7 +2,7 @@ import type { Gauge } from 'prom-client';
 import { readStatsByConsumer, type InboxGroupStats } from '../inbox/sql/stats';
 import { INBOX_STATUSES } from '../inbox/types';
 import type { Logger } from '../observe/logger';
-import { eventStatsByTenant, type StatsRow } from '../outbox/sql/adminQueries';
+import { eventStatsByTenant, type TenantStatsRow } from '../outbox/sql/stats';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { withDeadlines } from '../sql/statementDeadline';
@@ -85,7 +85,7 @@ function collected<L extends string, R>(
 function outboxGauges(
   make: MetricFactory,
   tenantLabel: boolean,
-  read: () => Promise<(StatsRow & { tenant: string })[] | null>,
+  read: () => Promise<TenantStatsRow[] | null>,
 ): void {
   const tenant = (row: { tenant: string }) => (tenantLabel ? { tenant: row.tenant } : {});
   const labels: 'tenant'[] = tenantLabel ? ['tenant'] : [];
@@ -102,12 +102,15 @@ function outboxGauges(
         failed: 0,
         expired_leases: 0,
         oldest_pending_ms: null,
+        sent_estimated: false,
       },
     ];
   };
   collected(make, 'outbox_events', 'Outbox events by status', [...labels, 'status'], rows, (gauge, row) => {
     for (const status of OUTBOX_STATUSES) {
-      gauge.set({ ...tenant(row), status }, row[status.toLowerCase() as Lowercase<typeof status>]);
+      // null: SENT rows beyond the exact limit, not counted per tenant (no series).
+      const value = row[status.toLowerCase() as Lowercase<typeof status>];
+      if (value !== null) gauge.set({ ...tenant(row), status }, Number(value));
     }
   });
   collected(
@@ -144,7 +147,11 @@ function inboxGauges(
     [...labels, 'status'],
     rows,
     (gauge, row) => {
-      for (const status of INBOX_STATUSES) gauge.set({ ...labelsOf(row), status }, row.counts[status]);
+      for (const status of INBOX_STATUSES) {
+        // null: COMPLETED receipts beyond the exact limit, not counted per group (no series).
+        const value = row.counts[status];
+        if (value !== null) gauge.set({ ...labelsOf(row), status }, value);
+      }
     },
   );
   collected(

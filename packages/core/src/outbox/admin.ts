@@ -17,7 +17,8 @@ import type {
   ReleaseResult,
 } from './adminTypes';
 import type { OutboxRecord } from './record';
-import { eventStats, getEvent, listEvents } from './sql/adminQueries';
+import { getEvent, listEvents } from './sql/adminQueries';
+import { eventStats } from './sql/stats';
 import { dbCall } from './errors';
 import { toRecord } from './sql/fragments';
 
@@ -113,6 +114,7 @@ class ScopedOutboxAdmin implements OutboxAdmin {
       pending: row.pending,
       processing: row.processing,
       sent: row.sent,
+      sentEstimated: row.sent_estimated,
       failed: row.failed,
       expiredLeases: row.expired_leases,
       oldestPendingAgeMs: row.oldest_pending_ms === null ? null : Number(row.oldest_pending_ms),

@@ -14,7 +14,7 @@ import { Client } from 'pg';
 import { emitMany, type FailedHeadPolicy } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import type { TestDatabase } from '../../../../test-support/database';
-import { costDatabase } from '../costDatabase';
+import { costDatabase, emptyTable } from '../costDatabase';
 import { measuring } from '../measuring';
 import type { PlanKind } from '../planWork';
 
@@ -325,14 +325,7 @@ async function completionOf(
   plan: PlanKind,
   statistics: 'pending' | 'none',
 ): Promise<{ work: number; completed: number }> {
-  await t.db.execute('TRUNCATE outbox_events');
-  if (statistics === 'none') {
-    // No column statistics and an unknown row count, as before autovacuum's first analysis.
-    await t.db.execute(`DELETE FROM pg_statistic WHERE starelid = 'outbox_events'::regclass`);
-    await t.db.execute(
-      `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = 'outbox_events'::regclass`,
-    );
-  }
+  await emptyTable(t.db, 'outbox_events', statistics === 'none');
   // The history a table keeps (SENT rows): a completion reads none of it.
   await t.db.execute(
     `INSERT INTO outbox_events (id, event_type, payload, max_retries, status, published_at)
