@@ -3,6 +3,7 @@ import { FerryError } from '../errors';
 import { LazyAbort } from '../lazyAbort';
 import { startLease } from '../lease';
 import { safeEmit } from '../observe/safeEmit';
+import { isAbandonedNotEnded } from '../sql/transactionLimits';
 import { inboxRetryDelayMs, type RandomSource } from '../backoff';
 import {
   InboxInvalidPayloadError,
@@ -190,6 +191,10 @@ export async function processReceipt<TTx>(
         ),
       ),
     );
+    // Reported also after the worker stopped waiting (close() may have returned): its connection is still held.
+    transaction.catch((error: unknown) => {
+      if (isAbandonedNotEnded(error)) emitInfrastructure(deps, 'abandon-transaction', error);
+    });
     await Promise.race([transaction, interrupted]);
     emit(deps, completedEvent(receipt, started, false));
     return 'completed';

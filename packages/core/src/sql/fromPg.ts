@@ -165,7 +165,7 @@ function onConnection<T>(
       );
     }
   };
-  return startWithin(options.maxWaitMs, open, work);
+  return startWithin(options, open, work);
 }
 
 /**

@@ -1,6 +1,15 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import { settlesWithin } from '../outbox/settle';
 import type { SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
-import { checkedTimeout, limitTransaction, startWithin, transactionDeadline } from './transactionLimits';
+import { withStatementDeadline } from './statementDeadline';
+import {
+  ABANDONED_END_MS,
+  abandonedNotEnded,
+  checkedTimeout,
+  limitTransaction,
+  startWithin,
+  transactionDeadline,
+} from './transactionLimits';
 
 /**
  * Kysely (an optional peer dependency, loaded only by `@ferry/core/kysely` and by an emit given a
@@ -47,12 +56,16 @@ export function kyselyTransactions<DB>(db: Kysely<DB>): TransactionAdapter<Trans
  * `db.transaction().execute` with TransactionOptions applied (transactionLimits). Kysely keeps the
  * connection to itself, so the whole-transaction deadline (and `options.signal`) ends the
  * transaction by abandoning `work`: ferry first takes the transaction's connection for itself
- * (holdConnection, once no statement of `work` runs on it: statement_timeout bounds one that
- * does), then the callback Kysely awaits fails, so Kysely rolls back and hands the connection back
- * to the pool (one PostgreSQL already ended is dropped by the pool). Only then does ferry let go,
- * and the statements `work` sent meanwhile are refused by the Transaction, which is rolled back by
- * then; without the hold, one sent while the ROLLBACK was in flight ran after it, outside the
- * transaction, and committed.
+ * (holdConnection, once no statement of `work` runs on it: a statement still running is cancelled,
+ * cancelStatement), then the callback Kysely awaits fails, so Kysely rolls back and hands the
+ * connection back to the pool (one PostgreSQL already ended is dropped by the pool). Only then does
+ * ferry let go, and the statements `work` sent meanwhile are refused by the Transaction, which is
+ * rolled back by then; without the hold, one sent while the ROLLBACK was in flight ran after it,
+ * outside the transaction, and committed. An abandoned transaction fails with the deadline's
+ * error (or the signal's reason), or with FERRY_TIMEOUT when it has not ended within
+ * ABANDONED_END_MS (a silent connection: its ROLLBACK never answered); ferry keeps its hold then,
+ * and the connection stays checked out until the driver gives up on it (the pool's query_timeout).
+ * A signal aborted before the start runs nothing.
  */
 function openTransaction<DB, T>(
   db: Kysely<DB>,
@@ -65,30 +78,76 @@ function openTransaction<DB, T>(
   } catch (error) {
     return Promise.reject(error);
   }
-  const open = (inner: (trx: Transaction<DB>) => Promise<T>) => {
+  const open = (inner: (trx: Transaction<DB>) => Promise<T>): Promise<T> => {
     let letGo: (() => void) | undefined;
+    let given: { readonly reason: unknown } | undefined;
+    let abandon: () => void = () => undefined;
+    const abandoned = new Promise<void>((resolve) => (abandon = resolve));
     const transaction = db.transaction().execute(async (trx) => {
       const deadline = transactionDeadline(options, { committing: false });
+      let pid: number | undefined;
       try {
         const running = (async () => {
-          await limitTransaction(fromKysely(trx), options);
+          pid = await limitTransaction(fromKysely(trx), options);
+          // Ended during the first statement: the work never starts.
+          if (deadline.expired()) return deadline.ended;
           return inner(trx);
         })();
         // Once the transaction is abandoned, nothing waits for `work` any more.
         running.catch(() => undefined);
-        const abandoned = deadline.ended.catch(async (reason: unknown) => {
-          letGo = await holdConnection(trx);
+        const ending = deadline.ended.catch(async (reason: unknown) => {
+          given = { reason };
+          abandon();
+          letGo = await takeConnection(db, trx, pid);
           throw reason;
         });
-        return await Promise.race([running, abandoned]);
+        return await Promise.race([running, ending]);
       } finally {
         deadline.clear();
       }
     });
-    return transaction.finally(() => letGo?.());
+    // Abandoned, it fails with the reason, also when Kysely's ROLLBACK failed (the connection is then dropped).
+    const ended = transaction
+      .finally(() => letGo?.())
+      .catch((error: unknown) => {
+        throw given ? given.reason : error;
+      });
+    return Promise.race([ended, abandoned.then(() => endedWithin(ended))]);
   };
-  return startWithin(options.maxWaitMs, open, work);
+  return startWithin(options, open, work);
 }
+
+/** An abandoned `transaction`, or FERRY_TIMEOUT once it has not ended within ABANDONED_END_MS. */
+async function endedWithin<T>(transaction: Promise<T>): Promise<T> {
+  if (await settlesWithin(transaction, ABANDONED_END_MS)) return transaction;
+  throw abandonedNotEnded();
+}
+
+/**
+ * holdConnection, and the statement `work` runs on the connection cancelled (pid: the
+ * transaction's backend) rather than waited for: the hold then comes once it failed. The cancel
+ * is sent on another connection of the pool, bounded by ABANDONED_END_MS; one that cannot be sent
+ * leaves the statement to its statement_timeout.
+ */
+async function takeConnection<DB>(
+  db: Kysely<DB>,
+  trx: Transaction<DB>,
+  pid: number | undefined,
+): Promise<() => void> {
+  const holding = holdConnection(trx);
+  const idle = await Promise.race([
+    holding.then(() => true),
+    new Promise<false>((r) => setImmediate(r, false)),
+  ]);
+  if (!idle && pid !== undefined) {
+    await withStatementDeadline(fromKysely(db), ABANDONED_END_MS)
+      .query(CANCEL, [pid])
+      .catch(() => undefined);
+  }
+  return holding;
+}
+
+const CANCEL = 'SELECT pg_cancel_backend($1::int) AS cancelled';
 
 /**
  * Takes `trx`'s connection for ferry alone: Kysely runs a transaction's statements one at a time

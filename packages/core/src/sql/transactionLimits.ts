@@ -7,18 +7,47 @@ import type { SqlExecutor, TransactionOptions } from './executor';
  * Kysely); Prisma applies its own `timeout` and `maxWait`.
  */
 
+/**
+ * How soon PostgreSQL notices, during a long statement, that the client closed the connection:
+ * the transaction-local client_connection_check_interval (PostgreSQL 14+). Without it a backend
+ * whose connection ferry closed (fromPg, when the caller gives up on the transaction) runs its
+ * statement on, holding the transaction's locks, until it next writes to the client. Set only
+ * where the server has the setting and can honour it (Linux: elsewhere PostgreSQL 14 refuses any
+ * value but 0), so the statement never fails for it; elsewhere the column is null.
+ */
+export const CONNECTION_CHECK_INTERVAL = '1s';
+export const CONNECTION_CHECK = `
+  CASE WHEN current_setting('client_connection_check_interval', true) IS NOT NULL
+        AND version() ILIKE '%linux%'
+       THEN set_config('client_connection_check_interval', '${CONNECTION_CHECK_INTERVAL}', true) END`;
+
+/** The settings, and the backend's pid (for cancelStatement, when the transaction is given up). */
 const LIMIT = `
   SELECT set_config('statement_timeout', $1, true) AS statement_timeout,
-         set_config('idle_in_transaction_session_timeout', $1, true) AS idle_timeout`;
+         set_config('idle_in_transaction_session_timeout', $1, true) AS idle_timeout,
+         ${CONNECTION_CHECK.trim()} AS connection_check,
+         pg_backend_pid() AS pid`;
+
+const BACKEND = 'SELECT pg_backend_pid() AS pid';
 
 /**
  * `timeoutMs` as transaction-local settings, the first statement of the transaction: no
  * statement and no pause between statements may last longer, and PostgreSQL ends a session
  * left idle in the transaction (so a stuck caller cannot hold its locks past the deadline).
+ * Resolves the transaction's backend pid when the transaction can be given up (a timeout or a
+ * signal), else sends nothing.
  */
-export async function limitTransaction(tx: SqlExecutor, options: TransactionOptions): Promise<void> {
+export async function limitTransaction(
+  tx: SqlExecutor,
+  options: TransactionOptions,
+): Promise<number | undefined> {
   const timeoutMs = checkedTimeout(options.timeoutMs);
-  if (timeoutMs !== undefined) await tx.query(LIMIT, [`${timeoutMs}ms`]);
+  if (timeoutMs === undefined && options.signal === undefined) return undefined;
+  const [row] =
+    timeoutMs === undefined
+      ? await tx.query<{ pid: number }>(BACKEND)
+      : await tx.query<{ pid: number }>(LIMIT, [`${timeoutMs}ms`]);
+  return row?.pid;
 }
 
 /** The longest statement_timeout PostgreSQL holds, which is also the longest delay of a Node timer. */
@@ -52,6 +81,28 @@ export function beginLimited(options: TransactionOptions): string {
  * here, and withDeadlines' (statementDeadline.ts) after it.
  */
 export const DEADLINE_GRACE_MS = 1_000;
+
+/**
+ * How long an adapter that cannot close the transaction's connection (Kysely) waits, once the
+ * transaction is given up, for it to end: the cancel of a running statement, the statement's end,
+ * the ROLLBACK's answer. Past it the transaction fails with FERRY_TIMEOUT and the connection is
+ * left to the driver (kysely.ts).
+ */
+export const ABANDONED_END_MS = 5_000;
+
+/** The error of a transaction given up on that has not ended within ABANDONED_END_MS. */
+export function abandonedNotEnded(): FerryError {
+  return new FerryError(
+    'FERRY_TIMEOUT',
+    `an abandoned transaction did not roll back within ${ABANDONED_END_MS} ms: its connection stays checked out until the driver gives up on it (the pool's query_timeout)`,
+    { details: { abandonedEndMs: ABANDONED_END_MS } },
+  );
+}
+
+/** Whether `error` is abandonedNotEnded()'s: the caller may no longer be waiting, so it is reported. */
+export function isAbandonedNotEnded(error: unknown): boolean {
+  return error instanceof FerryError && error.details.abandonedEndMs === ABANDONED_END_MS;
+}
 
 /** Where a transaction stands, for its deadline: once it asked to commit, the outcome is PostgreSQL's. */
 export interface TransactionProgress {
@@ -111,13 +162,15 @@ export function transactionDeadline(
 /**
  * Opens a transaction with `open`, giving up when it has not started within `maxWaitMs` (no
  * pooled connection): rejects with a retriable FERRY_DATABASE_UNAVAILABLE, and a transaction
- * that starts later throws at once, so it rolls back and hands its connection back.
+ * that starts later throws at once, so it rolls back and hands its connection back. A `signal`
+ * aborted already rejects with its reason: no connection is taken, nothing runs.
  */
 export function startWithin<TTx, T>(
-  maxWaitMs: number | undefined,
+  { maxWaitMs, signal }: TransactionOptions,
   open: (work: (tx: TTx) => Promise<T>) => Promise<T>,
   work: (tx: TTx) => Promise<T>,
 ): Promise<T> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
   if (maxWaitMs === undefined) return open(work);
   const late = () =>
     new FerryError('FERRY_DATABASE_UNAVAILABLE', `no connection for a transaction within ${maxWaitMs} ms`, {

@@ -2,7 +2,8 @@
  * TransactionOptions on the adapters that have none of their own (node-postgres, Kysely):
  * maxWaitMs gives up on a pool with no free connection (and a transaction that starts late
  * never runs its work), timeoutMs becomes transaction-local PostgreSQL timeouts, and a COMMIT
- * that PostgreSQL answers with ROLLBACK is not reported as success.
+ * that PostgreSQL answers with ROLLBACK is not reported as success; a signal aborted before the
+ * start runs nothing.
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
@@ -84,6 +85,38 @@ describe.each(Object.keys(subjects))('transactions on %s', (name) => {
     expect(inside).toEqual({ statement: '1234ms', idle: '1234ms' });
     // The pool's one connection is back to its session settings.
     expect(await settings(subject.adapter.db)).toEqual(before);
+  });
+
+  it('asks PostgreSQL to notice a closed connection within a second, even during a statement', async () => {
+    const read = (tx: unknown) =>
+      subject.adapter
+        .bind(tx)
+        .query<{ interval: string }>(
+          `SELECT current_setting('client_connection_check_interval') AS interval`,
+        );
+    expect(await subject.adapter.transaction(read, { timeoutMs: 1234 })).toEqual([{ interval: '1s' }]);
+    expect(
+      await subject.adapter.db.query(
+        `SELECT current_setting('client_connection_check_interval') AS interval`,
+      ),
+    ).toEqual([{ interval: '0' }]);
+  });
+
+  it('runs nothing, and takes no connection, when its signal was aborted before the start', async () => {
+    const controller = new AbortController();
+    const reason = new Error('given up before the start');
+    controller.abort(reason);
+    let ran = false;
+    const attempt = subject.adapter.transaction(
+      async () => {
+        ran = true;
+      },
+      { signal: controller.signal, timeoutMs: 5_000 },
+    );
+    await expect(attempt).rejects.toBe(reason);
+    // The pool is new (beforeEach): it never opened a connection.
+    expect(subject.pool.totalCount).toBe(0);
+    expect(ran).toBe(false);
   });
 
   it('takes the largest timeoutMs PostgreSQL holds as a deadline that far away', async () => {

@@ -1,4 +1,5 @@
 import type { SqlExecutor } from '../../sql/executor';
+import { CONNECTION_CHECK } from '../../sql/transactionLimits';
 import { FENCE, HANDLER_CLAIM, TABLE } from './fragments';
 
 /**
@@ -12,11 +13,15 @@ import { FENCE, HANDLER_CLAIM, TABLE } from './fragments';
  * and Kysely set it before this statement too (transactionLimits.ts); Prisma's own `timeout` cannot
  * end a statement in progress (it rolls back once the connection is free), so without it a
  * handler statement waiting on a lock held its transaction, and its locks, past the deadline.
+ * CONNECTION_CHECK makes the backend notice within a second that the connection was closed (the
+ * worker gave up on the transaction, or the process ended) instead of running a long handler
+ * statement on, with its locks, until its end.
  */
 const SQL = `
   SELECT set_config('lock_timeout', $3, true) AS lock_timeout,
          set_config('statement_timeout', $4, true) AS statement_timeout,
          set_config(${HANDLER_CLAIM}, $2::uuid::text, true) AS claim,
+         ${CONNECTION_CHECK.trim()} AS connection_check,
          EXISTS (SELECT 1 FROM ${TABLE} WHERE ${FENCE}) AS owned`;
 
 export async function beginHandler(
