@@ -231,7 +231,9 @@ function deadReason(error: unknown, receipt: ClaimedReceipt) {
 /**
  * After a failed transaction, read the receipt first: a lost commit response may hide a
  * completion. Only a still-owned claim gets a failure transition; if the read itself fails,
- * recovery is left to the lease.
+ * recovery is left to the lease. A failure transition that finds the claim gone reads the receipt
+ * again: a COMMIT still in flight when the worker gave up holds the row's lock, so the read found
+ * the claim owned, and the transition waited for that lock and found the receipt COMPLETED.
  */
 async function settleFailure<TTx>(
   receipt: ClaimedReceipt,
@@ -242,19 +244,12 @@ async function settleFailure<TTx>(
   const base = { receiptId: receipt.id, consumer: receipt.consumer, attempt: receipt.attempts };
   try {
     const state = await deps.ops.readClaimState(receipt);
-    if (state === 'completed') {
-      emit(deps, completedEvent(receipt, started, true));
-      return 'completed';
-    }
-    if (state === 'lost') {
-      emit(deps, { type: 'lease-lost', ...base });
-      return 'lease_lost';
-    }
+    if (state !== 'owned') return reconciled(state, receipt, deps, started);
     const stored = describeError(error, undefined, deps.redact);
     const observed = describeError(error, MAX_OBSERVED_ERROR_CHARS, deps.redact);
     const reason = deadReason(error, receipt);
     if (reason !== null) {
-      if (!(await deps.ops.markDead(receipt, stored))) return leaseLost(deps, base);
+      if (!(await deps.ops.markDead(receipt, stored))) return await notOwned(receipt, deps, started);
       emit(deps, { type: 'dead', ...base, reason, error: observed });
       return 'dead';
     }
@@ -264,7 +259,8 @@ async function settleFailure<TTx>(
       deps.worker.retryMaxMs,
       deps.random,
     );
-    if (!(await deps.ops.scheduleRetry(receipt, delayMs, stored))) return leaseLost(deps, base);
+    if (!(await deps.ops.scheduleRetry(receipt, delayMs, stored)))
+      return await notOwned(receipt, deps, started);
     emit(deps, { type: 'retry', ...base, delayMs, error: observed });
     return 'retry';
   } catch (transitionError) {
@@ -273,10 +269,31 @@ async function settleFailure<TTx>(
   }
 }
 
-function leaseLost<TTx>(
+/** A failure transition found the claim gone: completed meanwhile (its COMMIT was in flight), or lost. */
+async function notOwned<TTx>(
+  receipt: ClaimedReceipt,
   deps: ProcessDeps<TTx>,
-  base: { receiptId: string; consumer: string; attempt: number },
+  started: number,
+): Promise<ProcessOutcome> {
+  const state = await deps.ops.readClaimState(receipt);
+  return reconciled(state === 'owned' ? 'lost' : state, receipt, deps, started);
+}
+
+function reconciled<TTx>(
+  state: 'completed' | 'lost',
+  receipt: ClaimedReceipt,
+  deps: ProcessDeps<TTx>,
+  started: number,
 ): ProcessOutcome {
-  emit(deps, { type: 'lease-lost', ...base });
+  if (state === 'completed') {
+    emit(deps, completedEvent(receipt, started, true));
+    return 'completed';
+  }
+  emit(deps, {
+    type: 'lease-lost',
+    receiptId: receipt.id,
+    consumer: receipt.consumer,
+    attempt: receipt.attempts,
+  });
   return 'lease_lost';
 }
