@@ -9,6 +9,7 @@ import {
   limitTransaction,
   startWithin,
   transactionDeadline,
+  type TransactionBackend,
 } from './transactionLimits';
 
 /**
@@ -85,10 +86,10 @@ function openTransaction<DB, T>(
     const abandoned = new Promise<void>((resolve) => (abandon = resolve));
     const transaction = db.transaction().execute(async (trx) => {
       const deadline = transactionDeadline(options, { committing: false });
-      let pid: number | undefined;
+      let backend: TransactionBackend | undefined;
       try {
         const running = (async () => {
-          pid = await limitTransaction(fromKysely(trx), options);
+          backend = await limitTransaction(fromKysely(trx), options);
           // Ended during the first statement: the work never starts.
           if (deadline.expired()) return deadline.ended;
           return inner(trx);
@@ -98,10 +99,19 @@ function openTransaction<DB, T>(
         const ending = deadline.ended.catch(async (reason: unknown) => {
           given = { reason };
           abandon();
-          letGo = await takeConnection(db, trx, pid);
+          letGo = await takeConnection(db, trx, backend);
           throw reason;
         });
-        return await Promise.race([running, ending]);
+        // Once abandoned, only `ending` settles the callback: work that finishes meanwhile (while
+        // ferry waits for the hold or the cancel) must not commit.
+        const outcome = running.then(
+          (value) => (deadline.expired() ? ending : value),
+          (error: unknown) => {
+            if (deadline.expired()) return ending;
+            throw error;
+          },
+        );
+        return await Promise.race([outcome, ending]);
       } finally {
         deadline.clear();
       }
@@ -124,30 +134,44 @@ async function endedWithin<T>(transaction: Promise<T>): Promise<T> {
 }
 
 /**
- * holdConnection, and the statement `work` runs on the connection cancelled (pid: the
- * transaction's backend) rather than waited for: the hold then comes once it failed. The cancel
- * is sent on another connection of the pool, bounded by ABANDONED_END_MS; one that cannot be sent
- * leaves the statement to its statement_timeout.
+ * holdConnection, and the statement `work` runs on the connection cancelled (`backend`, as the
+ * first statement read it) rather than waited for: the hold then comes once it failed. The cancel
+ * is sent on another connection of the pool, bounded by ABANDONED_END_MS; while it cannot be sent
+ * the statement is left to its statement_timeout.
  */
 async function takeConnection<DB>(
   db: Kysely<DB>,
   trx: Transaction<DB>,
-  pid: number | undefined,
+  backend: TransactionBackend | undefined,
 ): Promise<() => void> {
   const holding = holdConnection(trx);
   const idle = await Promise.race([
     holding.then(() => true),
     new Promise<false>((r) => setImmediate(r, false)),
   ]);
-  if (!idle && pid !== undefined) {
-    await withStatementDeadline(fromKysely(db), ABANDONED_END_MS)
-      .query(CANCEL, [pid])
-      .catch(() => undefined);
+  if (!idle && backend !== undefined) {
+    const cancel = withStatementDeadline(fromKysely(db), ABANDONED_END_MS).query(CANCEL, [
+      backend.pid,
+      backend.startedUs,
+    ]);
+    // A statement that ends first (the pool had no connection for the cancel yet) is not waited
+    // for twice: the cancel, sent late, reaches this transaction (its ROLLBACK then fails, and
+    // Kysely drops the connection) or nothing.
+    await Promise.race([cancel.catch(() => undefined), holding]);
   }
   return holding;
 }
 
-const CANCEL = 'SELECT pg_cancel_backend($1::int) AS cancelled';
+/**
+ * Cancels the statement of the transaction that started at $2 on backend $1, and nothing else: a
+ * cancel sent late (it waited for a pooled connection) finds that transaction ended and the
+ * backend, if it still exists, in another transaction, or finds itself on that very connection.
+ */
+const CANCEL = `
+  SELECT pg_cancel_backend(pid) AS cancelled
+  FROM pg_stat_activity
+  WHERE pid = $1::int AND pid <> pg_backend_pid()
+    AND (extract(epoch FROM xact_start) * 1000000)::bigint = $2::bigint`;
 
 /**
  * Takes `trx`'s connection for ferry alone: Kysely runs a transaction's statements one at a time

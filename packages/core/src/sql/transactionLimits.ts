@@ -21,33 +21,43 @@ export const CONNECTION_CHECK = `
         AND version() ILIKE '%linux%'
        THEN set_config('client_connection_check_interval', '${CONNECTION_CHECK_INTERVAL}', true) END`;
 
-/** The settings, and the backend's pid (for cancelStatement, when the transaction is given up). */
+/**
+ * The transaction's backend, as the first statement reads it: its pid, and its transaction's
+ * start (microseconds since the epoch, as text: pg_stat_activity.xact_start), so that a cancel of
+ * a statement of this transaction (kysely.ts) cannot reach a later transaction of that backend.
+ */
+export interface TransactionBackend {
+  readonly pid: number;
+  readonly startedUs: string;
+}
+
+const BACKEND = `pg_backend_pid() AS pid, (extract(epoch FROM now()) * 1000000)::bigint::text AS "startedUs"`;
+
+/** The settings, and the transaction's backend. */
 const LIMIT = `
   SELECT set_config('statement_timeout', $1, true) AS statement_timeout,
          set_config('idle_in_transaction_session_timeout', $1, true) AS idle_timeout,
          ${CONNECTION_CHECK.trim()} AS connection_check,
-         pg_backend_pid() AS pid`;
-
-const BACKEND = 'SELECT pg_backend_pid() AS pid';
+         ${BACKEND}`;
 
 /**
  * `timeoutMs` as transaction-local settings, the first statement of the transaction: no
  * statement and no pause between statements may last longer, and PostgreSQL ends a session
  * left idle in the transaction (so a stuck caller cannot hold its locks past the deadline).
- * Resolves the transaction's backend pid when the transaction can be given up (a timeout or a
+ * Resolves the transaction's backend when the transaction can be given up (a timeout or a
  * signal), else sends nothing.
  */
 export async function limitTransaction(
   tx: SqlExecutor,
   options: TransactionOptions,
-): Promise<number | undefined> {
+): Promise<TransactionBackend | undefined> {
   const timeoutMs = checkedTimeout(options.timeoutMs);
   if (timeoutMs === undefined && options.signal === undefined) return undefined;
   const [row] =
     timeoutMs === undefined
-      ? await tx.query<{ pid: number }>(BACKEND)
-      : await tx.query<{ pid: number }>(LIMIT, [`${timeoutMs}ms`]);
-  return row?.pid;
+      ? await tx.query<TransactionBackend>(`SELECT ${BACKEND}`)
+      : await tx.query<TransactionBackend>(LIMIT, [`${timeoutMs}ms`]);
+  return row;
 }
 
 /** The longest statement_timeout PostgreSQL holds, which is also the longest delay of a Node timer. */

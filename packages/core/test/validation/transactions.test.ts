@@ -5,7 +5,7 @@
  * that PostgreSQL answers with ROLLBACK is not reported as success; a signal aborted before the
  * start runs nothing.
  */
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
 import { fromPg, pgTransactions, type SqlExecutor, type TransactionAdapter } from '@ferry/core';
 import { kyselyTransactions } from '@ferry/core/kysely';
@@ -200,5 +200,58 @@ describe('fromPg transactions', () => {
     await expect(outcome).rejects.toMatchObject({ code: 'FERRY_DATABASE_ERROR' });
     expect(await db.query('SELECT n FROM swallowed')).toEqual([]);
     expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+});
+
+describe('kyselyTransactions given up during a statement, on a pool with no free connection', () => {
+  it('commits nothing of it, and cancels no statement of a later transaction on that backend when its cancel is sent late', async () => {
+    const pool = new Pool({ connectionString: t.url, max: 2 });
+    pool.on('connect', (client) => client.on('error', () => undefined));
+    const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
+    const adapter = kyselyTransactions(db);
+    const sleep = (tx: Transaction<Record<string, never>>, seconds: number) =>
+      sql.raw(`SELECT pg_sleep(${seconds})`).execute(tx);
+    const sleeping = (seconds: number) =>
+      waitFor(`pg_sleep(${seconds}) to run`, async () => {
+        const [row] = await t.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1`,
+          [`%pg_sleep(${seconds}%`],
+        );
+        return row!.n > 0;
+      });
+    const held = await pool.connect();
+    let released = false;
+    try {
+      const controller = new AbortController();
+      await t.db.execute('CREATE TABLE IF NOT EXISTS tx_probe (name text)');
+      const first = adapter.transaction(
+        async (tx) => {
+          await sql`INSERT INTO tx_probe VALUES ('given up')`.execute(tx);
+          await sleep(tx, 2);
+        },
+        { signal: controller.signal },
+      );
+      first.catch(() => undefined);
+      await sleeping(2);
+      // Queued for a connection before the cancel: it gets the first one's connection after its rollback.
+      const later = adapter.transaction(async (tx) => {
+        await sleep(tx, 3);
+        return 'slept';
+      });
+      await waitFor('the later transaction to wait for a connection', async () => pool.waitingCount === 1);
+      const reason = new Error('given up');
+      controller.abort(reason);
+      // Its work ended after it was given up: nothing of it commits.
+      await expect(first).rejects.toBe(reason);
+      expect(await t.db.query(`SELECT name FROM tx_probe WHERE name = 'given up'`)).toEqual([]);
+      await sleeping(3);
+      // The first transaction's cancel gets a connection only now, while the later one sleeps on that backend.
+      held.release();
+      released = true;
+      await expect(later).resolves.toBe('slept');
+    } finally {
+      if (!released) held.release();
+      await db.destroy();
+    }
   });
 });
