@@ -23,9 +23,11 @@ export interface TransactionOptions {
    * Aborts when the caller gives up on the transaction (the inbox worker: a heartbeat interval
    * past `transactionTimeoutMs`, or close() past `shutdownTimeoutMs`): on node-postgres the
    * transaction fails with the signal's reason and its connection is closed, even while it
-   * commits (its outcome is then unknown); on Kysely the transaction's work is abandoned, so
-   * Kysely rolls it back and releases the connection. Prisma cannot be told: its own `timeout`
-   * ends the transaction.
+   * commits (its outcome is then unknown); on Kysely the transaction's work is abandoned (a
+   * statement still running is cancelled), so Kysely rolls it back and releases the connection,
+   * and the transaction fails with FERRY_TIMEOUT when that has not happened within 5 s
+   * (ABANDONED_END_MS). Aborted already, the transaction takes no connection and runs nothing.
+   * Prisma cannot be told: its own `timeout` ends the transaction.
    */
   signal?: AbortSignal;
 }
