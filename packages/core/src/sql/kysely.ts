@@ -166,12 +166,16 @@ async function takeConnection<DB>(
  * Cancels the statement of the transaction that started at $2 on backend $1, and nothing else: a
  * cancel sent late (it waited for a pooled connection) finds that transaction ended and the
  * backend, if it still exists, in another transaction, or finds itself on that very connection.
+ * pg_cancel_backend is called in the select list of the one row pg_stat_get_activity($1) returns,
+ * never in a WHERE clause, where the planner may run it before `pid = $1`.
  */
 const CANCEL = `
-  SELECT pg_cancel_backend(pid) AS cancelled
-  FROM pg_stat_activity
-  WHERE pid = $1::int AND pid <> pg_backend_pid()
-    AND (extract(epoch FROM xact_start) * 1000000)::bigint = $2::bigint`;
+  SELECT coalesce((
+    SELECT pg_cancel_backend(a.pid)
+    FROM pg_stat_get_activity($1::int) a
+    WHERE a.pid = $1::int AND a.pid <> pg_backend_pid()
+      AND (extract(epoch FROM a.xact_start) * 1000000)::bigint = $2::bigint
+  ), false) AS cancelled`;
 
 /**
  * Takes `trx`'s connection for ferry alone: Kysely runs a transaction's statements one at a time
