@@ -30,6 +30,19 @@ export interface TransactionOptions {
  */
 export interface StatementOptions {
   readonly signal?: AbortSignal;
+  /**
+   * Told the process id of the PostgreSQL backend the statement is about to be sent to, by an
+   * executor that gives that connection up with the statement (fromPg on a pool): whoever gave the
+   * statement up may end that backend (pg_terminate_backend) to be sure it no longer runs.
+   */
+  readonly onBackend?: (pid: number) => void;
+  /**
+   * Called when the statement's deadline gives it up (withStatementDeadline), with `ended`: true
+   * once the statement can no longer take effect (PostgreSQL answered it, or it was never sent),
+   * false once it failed without PostgreSQL's answer (the connection was lost or destroyed: it may
+   * still run, and commit, on the server).
+   */
+  readonly onAbandoned?: (ended: Promise<boolean>) => void;
 }
 
 export interface SqlExecutor {

@@ -56,7 +56,7 @@ function statement(text: string, values: unknown[]): QueryConfig {
 function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
   const run = (text: string, values: readonly unknown[], options: StatementOptions | undefined) => {
     const config = statement(text, [...values]);
-    if (options?.signal && isPool(target)) return onPooledClient(target, config, options.signal);
+    if (options?.signal && isPool(target)) return onPooledClient(target, config, options.signal, options.onBackend);
     return target.query(config);
   };
   const executor: SqlExecutor = {
@@ -81,14 +81,22 @@ function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
  * then destroyed, not returned to the pool (its answer may still come, or never), and the pool
  * opens a new one when it needs it. A connection that comes too late is handed straight back. As
  * pool.query does, the connection's `error` event (reset, terminated) is handled while it is
- * checked out, and a connection whose statement failed is destroyed.
+ * checked out, and a connection whose statement failed is destroyed. `onBackend` is told the
+ * connection's backend process id before the statement is sent (StatementOptions).
  */
-async function onPooledClient(pool: Pool, config: QueryConfig, signal: AbortSignal): Promise<QueryResult> {
+async function onPooledClient(
+  pool: Pool,
+  config: QueryConfig,
+  signal: AbortSignal,
+  onBackend?: (pid: number) => void,
+): Promise<QueryResult> {
   const client = await pool.connect();
   if (signal.aborted) {
     client.release();
     throw signal.reason;
   }
+  const pid = (client as { processID?: unknown }).processID;
+  if (onBackend && typeof pid === 'number') onBackend(pid);
   const connection = watchConnection(client);
   let destroyed = false;
   const destroy = (): void => {

@@ -1,6 +1,7 @@
 import { deadlineSignal } from '../deadline';
 import { FerryError } from '../errors';
 import type { SqlExecutor, StatementOptions } from './executor';
+import { sqlStateOf } from './sqlState';
 
 /**
  * ferry's own statements on `db` (acceptance, claims, leases, completions: each outside the
@@ -17,9 +18,12 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
     const done = new AbortController();
     const stops = caller?.signal ? [done.signal, caller.signal] : [done.signal];
     const signal = deadlineSignal(timeoutMs, ...stops);
+    const options: StatementOptions = { ...caller, signal };
     return new Promise<T>((resolve, reject) => {
+      let sent: Promise<T> | undefined;
       const giveUp = (): void => {
         if (done.signal.aborted) return;
+        if (sent && caller?.onAbandoned) caller.onAbandoned(statementEnded(sent, signal));
         if (caller?.signal?.aborted) return reject(caller.signal.reason);
         reject(
           new FerryError('FERRY_TIMEOUT', `the database did not answer a statement within ${timeoutMs} ms`, {
@@ -33,7 +37,8 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
         signal.removeEventListener('abort', giveUp);
         done.abort();
       };
-      send({ signal }).then(
+      sent = send(options);
+      sent.then(
         (value) => {
           settle();
           resolve(value);
@@ -51,4 +56,24 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
     execute: (text, values, options) => bounded((statement) => db.execute(text, values, statement), options),
     transaction: (work, options) => db.transaction(work, options),
   };
+}
+
+/**
+ * Whether a statement given up on can no longer take effect, once its driver call settles: true
+ * when PostgreSQL answered (a result, which node-postgres and Prisma hand over only after the
+ * statement's implicit commit, or an error carrying a SQLSTATE outside class 08) or when the
+ * executor never sent it (it failed with `signal`'s own reason); false otherwise (a connection
+ * lost or destroyed: the server may still run it).
+ */
+function statementEnded(sent: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
+  return sent.then(
+    () => true,
+    (error: unknown) => error === signal.reason || answeredByServer(error),
+  );
+}
+
+/** The error is PostgreSQL's answer to the statement (not a lost connection's). */
+export function answeredByServer(error: unknown): boolean {
+  const state = sqlStateOf(error) ?? (error as { details?: { sqlState?: unknown } }).details?.sqlState;
+  return typeof state === 'string' && !state.startsWith('08');
 }

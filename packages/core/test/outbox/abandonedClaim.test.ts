@@ -182,6 +182,33 @@ describe.each<Kind>(['pg', 'prisma'])('a claim the relay gave up on (%s)', (kind
   });
 });
 
+describe('a claim the relay gave up on that still waits on the server (pg)', () => {
+  it('ends its backend, so it cannot commit after its rows were handed back', async () => {
+    const { relay, publisher } = relayOn('pg');
+    await cyclesUntil(relay, 1);
+    await emitEvents(2);
+    await whileHeld(CLAIM_LOCK, async () => {
+      expect(isFerryError(await failure(relay.runOnce()), 'FERRY_TIMEOUT')).toBe(true);
+      // The claim given up on still waits, holding its rows; the next cycle ends its backend.
+      // (Its own claim then waits too, and is given up on in turn.)
+      await failure(relay.runOnce());
+    });
+    await waitFor(async () => {
+      const [row] = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+      );
+      return row?.n === 0;
+    });
+    await relay.runOnce();
+    await relay.close();
+    expect(publisher.delivered).toHaveLength(2);
+    for (const row of await rows()) {
+      expect(row).toMatchObject({ status: 'SENT', claim_count: 1, expired_claims: 0, retry_count: 0 });
+    }
+  });
+});
+
 describe.each<Kind>(['pg', 'prisma'])('a completion the relay gave up on (%s)', (kind) => {
   it('lands fenced when PostgreSQL carries it out late', async () => {
     const { relay, publisher } = relayOn(kind);
@@ -216,10 +243,10 @@ describe.each<Kind>(['pg', 'prisma'])('a completion the relay gave up on (%s)', 
 
     await relay.runOnce();
     await relay.close();
-    // At least once: published twice, the first completion lost with its backend.
+    // At least once: published twice (two claims counted), the first completion lost with its backend.
     expect(publisher.delivered).toHaveLength(4);
     for (const row of await rows()) {
-      expect(row).toMatchObject({ status: 'SENT', claim_count: 1, expired_claims: 0, retry_count: 0 });
+      expect(row).toMatchObject({ status: 'SENT', claim_count: 2, expired_claims: 0, retry_count: 0 });
     }
   });
 });
