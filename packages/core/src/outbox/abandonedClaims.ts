@@ -60,7 +60,10 @@ export class AbandonedClaims {
     };
     const failed = (error: unknown): void => {
       // Given up on: over once the late answer says so. Failed: over if PostgreSQL answered.
-      const entry = this.add(token, { ended: ended === undefined && answeredByServer(error), published: false });
+      const entry = this.add(token, {
+        ended: ended === undefined && answeredByServer(error),
+        published: false,
+      });
       entry.pid = backend?.pid;
       entry.sentAt = backend?.sentAt;
       void ended?.then((over) => {
@@ -83,7 +86,10 @@ export class AbandonedClaims {
     const oldest = this.dropped.keys().next().value;
     if (this.dropped.size > MAX_KEPT && oldest !== undefined) {
       this.dropped.delete(oldest);
-      this.logger.error({ claimToken: oldest }, 'too many claims given up on; the oldest is left to lease recovery');
+      this.logger.error(
+        { claimToken: oldest },
+        'too many claims given up on; the oldest is left to lease recovery',
+      );
     }
     return entry;
   }

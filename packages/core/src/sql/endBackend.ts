@@ -25,6 +25,10 @@ export async function endBackend(
   sentAgoMs: number,
   waitMs: number,
 ): Promise<boolean> {
-  const [row] = await db.query<{ gone: boolean }>(END_BACKEND, [pid, Math.max(0, Math.floor(sentAgoMs)), waitMs]);
+  const [row] = await db.query<{ gone: boolean }>(END_BACKEND, [
+    pid,
+    Math.max(0, Math.floor(sentAgoMs)),
+    waitMs,
+  ]);
   return row?.gone === true;
 }

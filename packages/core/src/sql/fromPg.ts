@@ -56,7 +56,8 @@ function statement(text: string, values: unknown[]): QueryConfig {
 function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
   const run = (text: string, values: readonly unknown[], options: StatementOptions | undefined) => {
     const config = statement(text, [...values]);
-    if (options?.signal && isPool(target)) return onPooledClient(target, config, options.signal, options.onBackend);
+    if (options?.signal && isPool(target))
+      return onPooledClient(target, config, options.signal, options.onBackend);
     return target.query(config);
   };
   const executor: SqlExecutor = {

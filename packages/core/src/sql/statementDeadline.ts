@@ -10,7 +10,8 @@ import { sqlStateOf } from './sqlState';
  * and a half-open connection (a peer that went silent, no FIN, no RST) stays open for good; past
  * the deadline ferry stops waiting and the statement fails with a retriable FERRY_TIMEOUT. Its
  * signal aborts then, so an executor that owns the connection destroys it (fromPg); on Prisma the
- * connection stays the driver's until the driver gives up on it (see the package README).
+ * connection stays the driver's until the driver gives up on it (see the package README). The
+ * caller's `onAbandoned` then learns when the statement can no longer take effect (statementEnded).
  * Transactions are not bounded here: they carry their own limits (`timeoutMs`, `maxWaitMs`).
  */
 export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlExecutor {
@@ -20,10 +21,10 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
     const signal = deadlineSignal(timeoutMs, ...stops);
     const options: StatementOptions = { ...caller, signal };
     return new Promise<T>((resolve, reject) => {
-      let sent: Promise<T> | undefined;
+      const sent = send(options);
       const giveUp = (): void => {
         if (done.signal.aborted) return;
-        if (sent && caller?.onAbandoned) caller.onAbandoned(statementEnded(sent, signal));
+        caller?.onAbandoned?.(statementEnded(sent, signal));
         if (caller?.signal?.aborted) return reject(caller.signal.reason);
         reject(
           new FerryError('FERRY_TIMEOUT', `the database did not answer a statement within ${timeoutMs} ms`, {
@@ -37,7 +38,6 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
         signal.removeEventListener('abort', giveUp);
         done.abort();
       };
-      sent = send(options);
       sent.then(
         (value) => {
           settle();

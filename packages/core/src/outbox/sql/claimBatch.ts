@@ -220,14 +220,11 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
       window_count: number | null;
       skipped_ids: string[] | null;
     }
-  >(lanes ? statement.lanes : statement.fast, [
-    args.limit,
-    args.token,
-    args.leaseMs,
-    args.limit * 2,
-    args.limit * 2,
-    args.laneCursor ?? null,
-  ], args.statement);
+  >(
+    lanes ? statement.lanes : statement.fast,
+    [args.limit, args.token, args.leaseMs, args.limit * 2, args.limit * 2, args.laneCursor ?? null],
+    args.statement,
+  );
   const rows = result.filter((row): row is ClaimedRow & (typeof result)[number] => row.id != null);
   const skippedIds = [...new Set(result.flatMap((row) => row.skipped_ids ?? []))];
   const first = result[0];
