@@ -1,6 +1,6 @@
 import type { Logger } from '../observe/logger';
 import type { StatementOptions } from '../sql/executor';
-import { answeredByServer } from '../sql/statementDeadline';
+import { answeredByServer } from '../sql/sqlState';
 import type { RelayStore } from './store';
 
 /** Tokens kept at most; past it the oldest is left to lease recovery (and logged). */
@@ -54,22 +54,27 @@ export class AbandonedClaims {
   claiming(token: string): { statement: StatementOptions; failed: (error: unknown) => void } {
     let backend: { pid: number; sentAt: number } | undefined;
     let ended: Promise<boolean> | undefined;
+    let entry: Dropped | undefined;
     const statement: StatementOptions = {
-      onBackend: (pid) => void (backend = { pid, sentAt: performance.now() }),
+      // The backend of a statement given up on unanswered (fromPg); reported when it was given up.
+      onBackend: (given) => {
+        backend = given;
+        if (entry) Object.assign(entry, given);
+      },
       onAbandoned: (late) => void (ended = late),
     };
     const failed = (error: unknown): void => {
       // Given up on: over once the late answer says so. Failed: over if PostgreSQL answered.
-      const entry = this.add(token, {
+      const dropped = this.add(token, {
         ended: ended === undefined && answeredByServer(error),
         published: false,
       });
-      entry.pid = backend?.pid;
-      entry.sentAt = backend?.sentAt;
+      Object.assign(dropped, backend);
+      entry = dropped;
       void ended?.then((over) => {
         if (!over) return;
-        entry.ended = true;
-        entry.due = true;
+        dropped.ended = true;
+        dropped.due = true;
       });
     };
     return { statement, failed };

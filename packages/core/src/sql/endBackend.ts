@@ -7,13 +7,18 @@ import type { SqlExecutor } from './executor';
  *
  * Only a backend started at least $2 ms ago (when the statement to end was sent) is ended: a
  * backend that took over the process id after the one to end exited is left alone.
+ *
+ * pg_terminate_backend is called in the select list of the one row pg_stat_get_activity($1)
+ * returns, never in a WHERE clause: there the planner orders the conditions by cost, and it put
+ * the call before `pid = $1`, ending every session of the server (every database) it came to.
  */
 const END_BACKEND = `
-  SELECT NOT EXISTS (
-    SELECT 1 FROM pg_stat_activity a
-    WHERE a.pid = $1::int AND a.backend_start <= now() - ($2::bigint * interval '1 millisecond')
-      AND NOT pg_terminate_backend(a.pid, $3::bigint)
-  ) AS gone`;
+  SELECT coalesce((
+    SELECT pg_terminate_backend(a.pid, $3::bigint)
+    FROM pg_stat_get_activity($1::int) a
+    WHERE a.pid = $1::int AND a.pid <> pg_backend_pid()
+      AND a.backend_start <= now() - ($2::bigint * interval '1 millisecond')
+  ), true) AS gone`;
 
 /**
  * True once the backend `pid` no longer runs. False when it did not exit within `waitMs`; fails

@@ -31,11 +31,12 @@ export interface TransactionOptions {
 export interface StatementOptions {
   readonly signal?: AbortSignal;
   /**
-   * Told the process id of the PostgreSQL backend the statement is about to be sent to, by an
-   * executor that gives that connection up with the statement (fromPg on a pool): whoever gave the
-   * statement up may end that backend (pg_terminate_backend) to be sure it no longer runs.
+   * Told, by an executor that gives a connection up with its statement (fromPg on a pool), the
+   * backend that may still run a statement PostgreSQL did not answer (its deadline passed, or the
+   * connection failed under it): its process id, and `sentAt`, performance.now() when the statement
+   * was sent. Whoever dropped the statement may end that backend to be sure it no longer runs.
    */
-  readonly onBackend?: (pid: number) => void;
+  readonly onBackend?: (backend: { pid: number; sentAt: number }) => void;
   /**
    * Called when the statement's deadline gives it up (withStatementDeadline), with `ended`: true
    * once the statement can no longer take effect (PostgreSQL answered it, or it was never sent),

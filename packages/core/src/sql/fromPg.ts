@@ -2,6 +2,7 @@ import type { ClientBase, Pool, PoolClient, QueryConfig, QueryResult } from 'pg'
 import { FerryError } from '../errors';
 import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
+import { answeredByServer } from './sqlState';
 import { preparedName } from './statementNames';
 import { beginLimited, checkedTimeout, MAX_TIMEOUT_MS, startWithin } from './transactionLimits';
 
@@ -83,13 +84,13 @@ function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
  * opens a new one when it needs it. A connection that comes too late is handed straight back. As
  * pool.query does, the connection's `error` event (reset, terminated) is handled while it is
  * checked out, and a connection whose statement failed is destroyed. `onBackend` is told the
- * connection's backend process id before the statement is sent (StatementOptions).
+ * backend of a connection given up with its statement unanswered (StatementOptions).
  */
 async function onPooledClient(
   pool: Pool,
   config: QueryConfig,
   signal: AbortSignal,
-  onBackend?: (pid: number) => void,
+  onBackend?: (backend: { pid: number; sentAt: number }) => void,
 ): Promise<QueryResult> {
   const client = await pool.connect();
   if (signal.aborted) {
@@ -97,11 +98,15 @@ async function onPooledClient(
     throw signal.reason;
   }
   const pid = (client as { processID?: unknown }).processID;
-  if (onBackend && typeof pid === 'number') onBackend(pid);
+  const sentAt = performance.now();
+  const unanswered = (): void => {
+    if (onBackend && typeof pid === 'number') onBackend({ pid, sentAt });
+  };
   const connection = watchConnection(client);
   let destroyed = false;
   const destroy = (): void => {
     destroyed = true;
+    unanswered();
     client.release(new Error('ferry stopped waiting for a statement on this connection'));
   };
   signal.addEventListener('abort', destroy, { once: true });
@@ -110,10 +115,14 @@ async function onPooledClient(
     return await Promise.race([client.query(config), connection.lost]);
   } catch (error) {
     failed = true;
+    if (!destroyed && !answeredByServer(error)) unanswered();
     throw error;
   } finally {
     signal.removeEventListener('abort', destroy);
     connection.stop();
+    // A connection being destroyed may still report its backend's end (ferry may end that backend:
+    // outbox/abandonedClaims.ts); nobody listens to it any more, so that is not an unhandled error.
+    if (destroyed || failed || connection.failed()) client.on('error', () => undefined);
     // As pool.query does: a connection whose statement failed is not reused.
     if (!destroyed) client.release(failed || connection.failed());
   }

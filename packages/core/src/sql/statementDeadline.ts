@@ -1,7 +1,7 @@
 import { deadlineSignal } from '../deadline';
 import { FerryError } from '../errors';
 import type { SqlExecutor, StatementOptions } from './executor';
-import { sqlStateOf } from './sqlState';
+import { answeredByServer } from './sqlState';
 
 /**
  * ferry's own statements on `db` (acceptance, claims, leases, completions: each outside the
@@ -70,10 +70,4 @@ function statementEnded(sent: Promise<unknown>, signal: AbortSignal): Promise<bo
     () => true,
     (error: unknown) => error === signal.reason || answeredByServer(error),
   );
-}
-
-/** The error is PostgreSQL's answer to the statement (not a lost connection's). */
-export function answeredByServer(error: unknown): boolean {
-  const state = sqlStateOf(error) ?? (error as { details?: { sqlState?: unknown } }).details?.sqlState;
-  return typeof state === 'string' && !state.startsWith('08');
 }

@@ -112,7 +112,7 @@ function relayOn(kind: Kind, maxClaims = 10) {
     logger: silent,
     observer: (event) => void events.push(event),
     options: {
-      statementTimeout: 300,
+      statementTimeout: 1_000,
       lease: { duration: 60_000, heartbeatInterval: 10_000 },
       poisonGuard: { maxClaims },
     },
