@@ -93,6 +93,15 @@ async function rows(): Promise<Row[]> {
   );
 }
 
+/** Sessions of this database waiting on an advisory lock (a transition the test holds). */
+async function advisoryWaiters(): Promise<number> {
+  const [row] = await t.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+  );
+  return row?.n ?? 0;
+}
+
 async function emitEvents(count: number): Promise<void> {
   for (let i = 0; i < count; i += 1) await emit(t.db, { type: 'abandoned.tick', payload: { n: i } });
 }
@@ -193,13 +202,7 @@ describe('a claim the relay gave up on that still waits on the server (pg)', () 
       // (Its own claim then waits too, and is given up on in turn.)
       await failure(relay.runOnce());
     });
-    await waitFor(async () => {
-      const [row] = await t.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
-      );
-      return row?.n === 0;
-    });
+    await waitFor(async () => (await advisoryWaiters()) === 0);
     await relay.runOnce();
     await relay.close();
     expect(publisher.delivered).toHaveLength(2);
@@ -214,7 +217,11 @@ describe.each<Kind>(['pg', 'prisma'])('a completion the relay gave up on (%s)', 
     const { relay, publisher } = relayOn(kind);
     await cyclesUntil(relay, 1);
     await emitEvents(2);
-    const error = await whileHeld(COMPLETE_LOCK, () => failure(relay.runOnce()));
+    const error = await whileHeld(COMPLETE_LOCK, async () => {
+      const given = await failure(relay.runOnce());
+      await waitFor(async () => (await advisoryWaiters()) > 0); // the completion reached the server
+      return given;
+    });
     expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
     await waitFor(async () => (await rows()).every((row) => row.status === 'SENT'));
     await relay.runOnce();
@@ -231,11 +238,14 @@ describe.each<Kind>(['pg', 'prisma'])('a completion the relay gave up on (%s)', 
     await emitEvents(2);
     const error = await whileHeld(COMPLETE_LOCK, async () => {
       const given = await failure(relay.runOnce());
-      // The completion never lands: its backend ends while it waits.
-      await t.db.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
-      );
+      // The completion never lands: its backend ends while it waits (once it got that far).
+      await waitFor(async () => {
+        const ended = await t.db.query<{ ended: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+        );
+        return ended.some((row) => row.ended);
+      });
       return given;
     });
     expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
