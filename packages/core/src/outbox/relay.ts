@@ -353,7 +353,8 @@ class OutboxRelay implements Relay {
     this.state = 'closing';
     this.stopping = true;
     this.wake.close();
-    await this.listener?.close();
+    // Bounded (a LISTEN connection that went silent is destroyed); runs beside the drain.
+    const listening = this.listener?.close();
     const work = Promise.allSettled([this.loop, ...this.active]);
     if (!(await settlesWithin(work, this.options.shutdownTimeout))) {
       this.hardStop.abort(new FerryError('FERRY_TIMEOUT', 'shutdown timeout'));
@@ -361,6 +362,7 @@ class OutboxRelay implements Relay {
       if (!(await settlesWithin(work, this.options.lease.duration)))
         this.logger.error('outbox relay statement still running lease.duration after shutdown; abandoned');
     }
+    await listening;
     this.state = 'closed';
   }
 }
