@@ -1,6 +1,9 @@
 import {
+  createAuditLog,
+  createOutboxAdmin,
   createRelay,
   FerryConfigError,
+  InboxAdmin,
   resolveInboxOptions,
   resolveOutboxOptions,
   type SqlExecutor,
@@ -56,6 +59,13 @@ describe('every options object is checked the same way', () => {
       'clientID',
     ],
     ['SQS publisher', () => sqsPublisher({ defaultQueu: 'q' } as never), 'defaultQueu'],
+    [
+      'createOutboxAdmin, the relay-style statementTimeout',
+      () => createOutboxAdmin(db, { statementTimeout: 500 } as never),
+      'statementTimeout',
+    ],
+    ['InboxAdmin', () => new InboxAdmin(db, { statementTimeout: 500 } as never), 'statementTimeout'],
+    ['createAuditLog', () => createAuditLog(db, { timeoutMs: 500 } as never), 'timeoutMs'],
   ])('%s is rejected as not a known option', (_what, work, option) => {
     const error = configError(work);
     expect(error).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option });
@@ -89,6 +99,11 @@ describe('every options object is checked the same way', () => {
       'requestTimeoutMs',
     ],
     ['SQS maxBatchBytes', () => sqsPublisher({ maxBatchBytes: '1000' as never }), 'maxBatchBytes'],
+    [
+      'createOutboxAdmin statementTimeoutMs',
+      () => createOutboxAdmin(db, { statementTimeoutMs: '1000' as never }),
+      'statementTimeoutMs',
+    ],
   ])('%s given as a string shows the value as received', (_what, work, option) => {
     const error = configError(work);
     expect(error).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option });

@@ -8,7 +8,8 @@
  * attempt and opens its circuit: no event is FAILED and no retry_count moves during the outage.
  * After the broker is back the circuit closes and every event is SENT and read back from the
  * topic.
- * The scenario runs once per Kafka client (kafkajs, @platformatic/kafka), each on its own broker:
+ * The scenario runs once per Kafka client (kafkajs, @platformatic/kafka), one after the other on
+ * the file's one private broker (each client on its own topic and groups; a broker start is ~15 s):
  * both clients' connection failures must be classified `unavailable`.
  */
 import { emitMany } from '@ferry/core';
@@ -22,7 +23,7 @@ import { faultSuite } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
 
-const TOPIC = 'fault.kafka.outage';
+const BASE_TOPIC = 'fault.kafka.outage';
 const KEYS = 6;
 const TOTAL = 120;
 const MAX_RETRIES = 3;
@@ -31,20 +32,26 @@ const INITIAL_DELAY = 200;
 const OPENINGS = 4;
 const CLIENTS: readonly KafkaClientName[] = ['kafkajs', 'platformatic'];
 
+let broker: PrivateBroker;
+beforeAll(async () => {
+  broker = await PrivateBroker.create('kafka');
+  await broker.start();
+});
+afterAll(async () => {
+  await broker?.dispose();
+});
+
 describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => {
-  let broker: PrivateBroker;
+  const TOPIC = `${BASE_TOPIC}.${client}`;
   let database: TestDatabase;
   const suite = faultSuite();
 
   beforeAll(async () => {
-    broker = await PrivateBroker.create('kafka');
-    await broker.start();
     database = await openDatabase();
   });
 
   afterAll(async () => {
     await database?.drop();
-    await broker?.dispose();
   });
 
   it('spends no retry while the broker is down; everything is SENT after it returns', async () => {

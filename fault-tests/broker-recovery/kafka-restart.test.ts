@@ -11,7 +11,8 @@
  * - The consumer rejoins its group after the restart and resumes from its committed offsets;
  *   re-reads and the relay's re-publishes are absorbed by the inbox, so every event's business row
  *   is written exactly once and every receipt is COMPLETED.
- * The scenario runs once per Kafka client (kafkajs, @platformatic/kafka), each on its own broker.
+ * The scenario runs once per Kafka client (kafkajs, @platformatic/kafka), one after the other on
+ * the file's one private broker (each client on its own topic and groups; a broker start is ~15 s).
  */
 import { createRelay, type Relay } from '@ferry/core';
 import { emitMany } from '@ferry/core';
@@ -32,25 +33,31 @@ import { faultSuite } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
 
-const TOPIC = 'fault.kafka.orders';
+const BASE_TOPIC = 'fault.kafka.orders';
 const KEYS = 12;
 const TOTAL = 480;
 const CLIENTS: readonly KafkaClientName[] = ['kafkajs', 'platformatic'];
 
+let broker: PrivateBroker;
+beforeAll(async () => {
+  broker = await PrivateBroker.create('kafka');
+  await broker.start();
+});
+afterAll(async () => {
+  await broker?.dispose();
+});
+
 describe.each(CLIENTS)('broker-recovery: kafka-restart (%s client)', (client) => {
-  let broker: PrivateBroker;
+  const TOPIC = `${BASE_TOPIC}.${client}`;
   let database: TestDatabase;
   const suite = faultSuite();
 
   beforeAll(async () => {
-    broker = await PrivateBroker.create('kafka');
-    await broker.start();
     database = await openDatabase();
   });
 
   afterAll(async () => {
     await database?.drop();
-    await broker?.dispose();
   });
 
   it('relays and consumes across a broker kill: all SENT events on the topic in key order, applied once', async () => {
@@ -73,7 +80,7 @@ describe.each(CLIENTS)('broker-recovery: kafka-restart (%s client)', (client) =>
     const consumer: KafkaInboxConsumer = attachKafkaConsumer(inbox, {
       connection,
       topic: TOPIC,
-      groupId: 'fault-kafka-group',
+      groupId: `fault-kafka-group-${client}`,
       consumer: consumerName,
       sessionTimeoutMs: 10_000,
       heartbeatIntervalMs: 1000,

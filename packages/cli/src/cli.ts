@@ -1,8 +1,9 @@
-import { CommanderError } from 'commander';
+import { CommanderError, InvalidArgumentError } from 'commander';
 import { fromPg, type SqlExecutor } from '@ferry/core';
 import { Pool } from 'pg';
 import type { CliIo, Context } from './command';
 import { answerFor, UsageError } from './errors';
+import { statementTimeout } from './parse';
 import { buildProgram } from './program';
 
 /**
@@ -15,25 +16,66 @@ export function databaseUrl(argv: readonly string[], env: NodeJS.ProcessEnv): st
   return flag ?? env.FERRY_DATABASE_URL ?? env.DATABASE_URL;
 }
 
+/** The statement deadline when neither --statement-timeout nor FERRY_STATEMENT_TIMEOUT is given. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+
+/**
+ * How much later than the statement deadline the pool's client-side `query_timeout` fires: ferry's
+ * own deadlines (a statement's, an admin transaction's, which ends up to 1 s past it) answer
+ * first with FERRY_TIMEOUT; `query_timeout` ends what ferry does not bound itself (migrate, check,
+ * audit list) when the server goes silent.
+ */
+const QUERY_TIMEOUT_GRACE_MS = 2_000;
+
+/** --statement-timeout (parsed by commander), else FERRY_STATEMENT_TIMEOUT, else `fallbackMs`. */
+function statementTimeoutOf(flag: unknown, env: NodeJS.ProcessEnv, fallbackMs: number): number {
+  if (typeof flag === 'number') return flag;
+  const value = env.FERRY_STATEMENT_TIMEOUT;
+  if (value === undefined || value === '') return fallbackMs;
+  try {
+    return statementTimeout(value);
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) {
+      throw new UsageError(`FERRY_STATEMENT_TIMEOUT ${error.message}`);
+    }
+    throw error;
+  }
+}
+
 const consoleIo: CliIo = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   isTTY: process.stdout.isTTY === true,
 };
 
-/** One pool per invocation, opened on first use and closed when the command ends. */
-function lazyDatabase(url: string | undefined): { db: Context['db']; close(): Promise<void> } {
+/**
+ * One pool per invocation, opened on first use and closed when the command ends. Besides ferry's
+ * own deadlines, its connections carry the statement deadline as `statement_timeout` (the server
+ * ends a statement that runs or waits on a lock too long) and, a little later, `query_timeout`
+ * (the client stops waiting for a server that went silent).
+ */
+function lazyDatabase(
+  url: string | undefined,
+  timeoutMs: (fallbackMs?: number) => number,
+): { db: Context['db']; close(): Promise<void> } {
   let pool: Pool | undefined;
   let executor: SqlExecutor | undefined;
   return {
-    db: (work) => {
+    db: (work, defaults) => {
       if (url === undefined) {
         throw new UsageError(
           'no database: pass --database-url URL or set DATABASE_URL (or FERRY_DATABASE_URL)',
         );
       }
       if (!pool) {
-        pool = new Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 10_000 });
+        const statementMs = timeoutMs(defaults?.statementTimeoutMs);
+        pool = new Pool({
+          connectionString: url,
+          max: 2,
+          connectionTimeoutMillis: 10_000,
+          statement_timeout: statementMs,
+          query_timeout: statementMs + QUERY_TIMEOUT_GRACE_MS,
+        });
         // An idle client's error (a database restart during `top`) surfaces on the next query instead.
         pool.on('error', () => undefined);
       }
@@ -62,8 +104,18 @@ export async function runCli(
   io: CliIo = consoleIo,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
-  const database = lazyDatabase(databaseUrl(argv, env));
-  const ctx: Context = { io, env, json: argv.includes('--json'), db: database.db, exitCode: 0 };
+  // Called once the command line is parsed (by a command's action), when `program` exists.
+  const timeoutMs = (fallbackMs = DEFAULT_STATEMENT_TIMEOUT_MS): number =>
+    statementTimeoutOf(program.opts().statementTimeout, env, fallbackMs);
+  const database = lazyDatabase(databaseUrl(argv, env), timeoutMs);
+  const ctx: Context = {
+    io,
+    env,
+    json: argv.includes('--json'),
+    statementTimeoutMs: timeoutMs,
+    db: database.db,
+    exitCode: 0,
+  };
   let parseError = '';
   const program = buildProgram(ctx, (message) => {
     parseError = message;

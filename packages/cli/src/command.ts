@@ -13,8 +13,20 @@ export interface Context {
   readonly env: NodeJS.ProcessEnv;
   /** --json: one JSON document per answer on stdout, errors included. */
   readonly json: boolean;
-  /** Runs work against --database-url / FERRY_DATABASE_URL / DATABASE_URL. */
-  db<T>(work: (executor: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * --statement-timeout, else FERRY_STATEMENT_TIMEOUT, else `fallbackMs` (30 s): the deadline of
+   * each statement and admin transaction (read once the command line is parsed).
+   */
+  statementTimeoutMs(fallbackMs?: number): number;
+  /**
+   * Runs work against --database-url / FERRY_DATABASE_URL / DATABASE_URL. `defaults` of the first
+   * call apply to the invocation's connections when no --statement-timeout or
+   * FERRY_STATEMENT_TIMEOUT is given (`migrate`'s longer deadline).
+   */
+  db<T>(
+    work: (executor: SqlExecutor) => Promise<T>,
+    defaults?: { readonly statementTimeoutMs: number },
+  ): Promise<T>;
   /** The exit code the command chose (0 unless set). */
   exitCode: number;
 }

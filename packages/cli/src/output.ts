@@ -33,6 +33,8 @@ export interface StatsAnswer {
   readonly total: number;
   readonly expiredLeases: number;
   readonly oldestPendingAgeMs: number | null;
+  /** Statuses whose count is PostgreSQL's estimate (SENT / COMPLETED beyond 10,000 rows). */
+  readonly estimated: readonly string[];
 }
 
 export function printStats(ctx: Context, stats: StatsAnswer): void {
@@ -41,6 +43,7 @@ export function printStats(ctx: Context, stats: StatsAnswer): void {
   ctx.io.out(`total ${stats.total}`);
   ctx.io.out(`expiredLeases ${stats.expiredLeases}`);
   ctx.io.out(`oldestPendingAgeMs ${stats.oldestPendingAgeMs ?? '-'}`);
+  if (stats.estimated.length > 0) ctx.io.out(`estimated ${stats.estimated.join(' ')}`);
 }
 
 export interface ActionResult {

@@ -42,6 +42,15 @@ export function duration(value: string): number {
   return Number(match[1]) * (UNITS[match[2] as string] as number);
 }
 
+/** `--statement-timeout` / FERRY_STATEMENT_TIMEOUT: a duration from 100ms to 1h (ferry's statement deadline bounds). */
+export function statementTimeout(value: string): number {
+  const ms = duration(value);
+  if (ms < 100 || ms > 3_600_000) {
+    throw new InvalidArgumentError(`must be a duration from 100ms to 1h, got "${value}"`);
+  }
+  return ms;
+}
+
 /** An ISO timestamp, or a duration meaning that long ago (`7d` = seven days before now). */
 export function instant(value: string): Date {
   if (/^\d+(ms|s|m|h|d)$/.test(value)) return new Date(Date.now() - duration(value));

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import type { Context } from './command';
+import { statementTimeout } from './parse';
 import { registerAudit } from './commands/audit';
 import { registerHealth } from './commands/health';
 import { registerInboxRead } from './commands/inboxRead';
@@ -18,6 +19,8 @@ function version(): string {
 
 const FOOTER = `
 The database is --database-url, else FERRY_DATABASE_URL, else DATABASE_URL (no default).
+Each statement and admin transaction has a deadline (--statement-timeout, else
+FERRY_STATEMENT_TIMEOUT, else 30s; 1h for migrate): past it the command fails with FERRY_TIMEOUT.
 Outbox commands without --tenant act on every tenant (operator scope); inbox commands need
 --tenant or --global. Mutations take --dry-run, are audited (ferry audit list), and print one
 outcome per id. Exit codes: 0 ok, 1 failure or an outcome other than applied, 2 usage.`;
@@ -30,6 +33,11 @@ export function buildProgram(ctx: Context, onError: (message: string) => void): 
     .helpOption('-h, --help', 'show help for a command')
     .option('--database-url <url>', 'PostgreSQL connection string')
     .option('--json', 'one JSON document per answer on stdout, errors included')
+    .option(
+      '--statement-timeout <age>',
+      'deadline of each statement and admin transaction (default FERRY_STATEMENT_TIMEOUT, else 30s; 1h for migrate)',
+      statementTimeout,
+    )
     .exitOverride()
     .configureOutput({
       writeOut: (text) => ctx.io.out(text.trimEnd()),

@@ -45,8 +45,8 @@ export function mutating(command: Command, reasonRequired = false): Command {
     .option('--batch-size <n>', 'rows per transaction', positiveInt(1_000), 100);
 }
 
-export function outboxAdmin(options: ScopeOptions, db: SqlExecutor): OutboxAdmin {
-  const operator = createOutboxAdmin(db);
+export function outboxAdmin(ctx: Context, options: ScopeOptions, db: SqlExecutor): OutboxAdmin {
+  const operator = createOutboxAdmin(db, { statementTimeoutMs: ctx.statementTimeoutMs() });
   return options.tenant === undefined ? operator : operator.forTenant(options.tenant);
 }
 
@@ -61,8 +61,8 @@ export function checkInboxScope(options: ScopeOptions): void {
   }
 }
 
-export function inboxAdmin(options: ScopeOptions, db: SqlExecutor): InboxScopedAdmin {
-  const admin = new InboxAdmin(db);
+export function inboxAdmin(ctx: Context, options: ScopeOptions, db: SqlExecutor): InboxScopedAdmin {
+  const admin = new InboxAdmin(db, { statementTimeoutMs: ctx.statementTimeoutMs() });
   return options.tenant === undefined ? admin.forGlobal() : admin.forTenant(options.tenant);
 }
 

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { runCli } from '@ferry/cli';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { captureIo } from './io';
@@ -26,6 +29,50 @@ describe('ferry CLI', () => {
 
     const after = captureIo();
     expect(await runCli(['check', '--database-url', t.url], after)).toBe(0);
+  });
+
+  it('gives migrate the longest deadline by default (an index build, the migration lock), and a shorter one only when asked', async () => {
+    // A migration that fails unless its session's statement_timeout is the one expected.
+    const expecting = (timeout: string) => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'ferry-cli-mig-'));
+      mkdirSync(path.join(dir, '0001_expect'));
+      writeFileSync(
+        path.join(dir, '0001_expect', 'migration.sql'),
+        `DO $$ BEGIN IF current_setting('statement_timeout') <> '${timeout}' THEN
+           RAISE EXCEPTION 'statement_timeout is %', current_setting('statement_timeout'); END IF; END $$;`,
+      );
+      return dir;
+    };
+    const table = (name: string) => ['--table', name];
+    const byDefault = captureIo();
+    const code = await runCli(
+      ['migrate', '--migrations-dir', expecting('1h'), ...table('cli_mig_default'), '--database-url', t.url],
+      byDefault,
+    );
+    expect({ code, errors: byDefault.errors }).toEqual({ code: 0, errors: [] });
+    // A global option before the command, and the environment, still choose the deadline.
+    const flag = captureIo();
+    expect(
+      await runCli(
+        [
+          '--statement-timeout',
+          '5s',
+          'migrate',
+          '--migrations-dir',
+          expecting('5s'),
+          ...table('cli_mig_flag'),
+        ],
+        flag,
+        { FERRY_DATABASE_URL: t.url },
+      ),
+    ).toBe(0);
+    const fromEnv = captureIo();
+    expect(
+      await runCli(['migrate', '--migrations-dir', expecting('7s'), ...table('cli_mig_env')], fromEnv, {
+        FERRY_DATABASE_URL: t.url,
+        FERRY_STATEMENT_TIMEOUT: '7s',
+      }),
+    ).toBe(0);
   });
 
   it('takes the database from FERRY_DATABASE_URL', async () => {

@@ -65,12 +65,26 @@ describe('ferry CLI conventions (issue 14)', () => {
       ['inbox', 'requeue', 'not-a-uuid', '--expected-version', '1', '--global'],
       ['outbox', 'show', 'nope'],
       ['inbox', 'show', 'nope', '--global'],
+      ['outbox', 'stats', '--statement-timeout', '30'],
+      ['outbox', 'stats', '--statement-timeout', '50ms'],
+      ['outbox', 'stats', '--statement-timeout', '2h'],
     ];
     for (const argv of cases) {
       const result = await run(argv);
       expect({ argv, code: result.code }).toEqual({ argv, code: 2 });
       expect(result.err).toContain('FERRY_USAGE');
     }
+  });
+
+  it('a malformed FERRY_STATEMENT_TIMEOUT is a usage error naming it, before the database', async () => {
+    const io = captureIo();
+    const code = await runCli(['outbox', 'stats', '--database-url', NOWHERE], io, {
+      FERRY_STATEMENT_TIMEOUT: 'soon',
+    });
+    expect(code).toBe(2);
+    expect(io.errors[0]).toBe(
+      'ferry outbox stats: FERRY_USAGE: FERRY_STATEMENT_TIMEOUT must be a duration like 30s, 15m, 12h or 7d, got "soon"',
+    );
   });
 
   it('--json answers errors as JSON with a code and a hint', async () => {

@@ -253,7 +253,9 @@ describe('ferry outbox commands', () => {
       [1, 2, 3].map((n) => ({ type: 'old', payload: { n }, tenantId: 'purge' })),
     );
     await t.db.execute(
-      `UPDATE outbox_events SET status = 'SENT', published_at = now() - interval '10 days' WHERE id = ANY($1::uuid[])`,
+      // Created before they were published, as every row is (a tenant's purge relies on it).
+      `UPDATE outbox_events SET status = 'SENT', created_at = now() - interval '11 days',
+         published_at = now() - interval '10 days' WHERE id = ANY($1::uuid[])`,
       [ids],
     );
     const dry = await cli(

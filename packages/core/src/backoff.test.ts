@@ -35,7 +35,9 @@ describe('backoff (one module for outbox, inbox, reconnects and transports)', ()
   it('a policy never returns a negative delay or one above its cap, whatever the random source says', () => {
     const policy = { initialMs: 100, maxMs: 1_000, multiplier: 1.5, jitter: 'full' } as const;
     expect(backoffDelay(50, policy, () => 7)).toBe(1_000);
-    expect(backoffDelay(2, policy, () => -3)).toBe(0);
+    // Outside [0, 1) is a hostile answer: the full ceiling, not the 0 ms of a hot retry loop.
+    expect(backoffDelay(2, policy, () => -3)).toBe(150);
+    expect(backoffDelay(2, policy, () => -Infinity)).toBe(150);
   });
 
   it('an async random source that rejects yields the full ceiling and leaves no unhandled rejection', async () => {

@@ -46,10 +46,11 @@ export function backoffDelay(
 }
 
 /**
- * One draw of an application's random source, clamped to [0, 1]. A source that throws or
- * answers something other than a finite number (NaN, a Promise) yields 1, the full ceiling:
- * a delay computed from it stays finite (never a NaN timer, which fires at once and makes a
- * retry loop hot) and a throw never escapes into the retry it was timing.
+ * One draw of an application's random source, in [0, 1). A source that throws or answers
+ * anything else (NaN, ±Infinity, a number below 0 or from 1 up, a Promise) yields 1, the full
+ * ceiling: a delay computed from it stays finite (never a NaN timer, which fires at once) and is
+ * never the 0 ms that a negative answer clamped to 0 gave every retry (a hot retry loop), and a
+ * throw never escapes into the retry it was timing.
  */
 function draw(random: RandomSource): number {
   let value: unknown;
@@ -58,7 +59,8 @@ function draw(random: RandomSource): number {
   } catch {
     return 1;
   }
-  if (typeof value === 'number' && !Number.isNaN(value)) return Math.min(1, Math.max(0, value));
+  // `+ 0` turns -0 into 0, so the delay is never -0.
+  if (typeof value === 'number' && value >= 0 && value < 1) return value + 0;
   discardAnswer(value);
   return 1;
 }

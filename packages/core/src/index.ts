@@ -26,6 +26,7 @@ export {
 export { fromPg, pgTransactions } from './sql/fromPg';
 export { ferryStatementNames, type NamedQuery } from './sql/statementNames';
 export type { ApplicationTransaction, KyselyLike } from './sql/applicationTransaction';
+export type { StatementTimeoutOptions } from './sql/statementDeadline';
 export { migrate, type MigrateOptions, type MigrateResult } from './schema/migrate';
 export { checkSchema, type CheckSchemaOptions, type RequiredTables } from './schema/checkSchema';
 export {
@@ -42,6 +43,13 @@ export {
 } from './schema/migrationsTable';
 export type { LogFn, Logger } from './observe/logger';
 export { combineObservers } from './observe/combine';
+export {
+  createRedactor,
+  type InboxRedactionOptions,
+  type InboxRedactor,
+  type RedactionOptions,
+  type Redactor,
+} from './redact/redact';
 export * from './contracts';
 export * from './health';
 export { createAuditLog, DEFAULT_ACTOR, type AuditEntry, type AuditLog, type AuditQuery } from './audit';

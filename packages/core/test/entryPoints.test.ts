@@ -131,6 +131,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'resolveTenant',
     'safeEmit',
     'storableHeaderText',
+    'stripUrlCredentials',
     'transportError',
   ],
   '@ferry/core/metrics': [

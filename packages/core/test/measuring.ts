@@ -2,7 +2,7 @@
  * An executor that counts the work of every statement run through it (planWork), for tests that
  * bound a statement's cost by row counts rather than time.
  */
-import type { Client } from 'pg';
+import { Client } from 'pg';
 import type { SqlExecutor } from '@ferry/core';
 import { planWork, type PlanKind } from './planWork';
 
@@ -38,4 +38,25 @@ export function measuring(base: SqlExecutor, client: Client, plan: PlanKind): Me
     },
   };
   return { db, total: () => total, statements: () => statements };
+}
+
+/**
+ * Runs `run` on an executor over `base` that measures the work of its statements under `plan`,
+ * explained from a new session on `url`: it plans with the table's size and statistics as arranged.
+ */
+export async function measureWork<T>(
+  url: string,
+  base: SqlExecutor,
+  plan: PlanKind,
+  run: (db: SqlExecutor) => Promise<T>,
+): Promise<{ work: number; result: T }> {
+  const explainer = new Client({ connectionString: url });
+  await explainer.connect();
+  try {
+    const measured = measuring(base, explainer, plan);
+    const result = await run(measured.db);
+    return { work: measured.total(), result };
+  } finally {
+    await explainer.end();
+  }
 }

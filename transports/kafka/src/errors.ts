@@ -4,6 +4,7 @@ import { UNSUPPORTED_COMPRESSION } from './client/platformaticCodecs';
 import {
   describeTransportError,
   isConnectionLevelError,
+  stripUrlCredentials,
   TRANSPORT_REJECT_REASONS,
   transportError as sharedTransportError,
 } from '@ferry/core/transport';
@@ -221,9 +222,9 @@ export function describeError(error: unknown): string {
     if (error instanceof Error) {
       const type = protocolType(error);
       const detail = innermost(error) ?? type;
-      return detail !== null && !error.message.includes(detail)
-        ? `${error.message} (${detail})`
-        : error.message;
+      const message =
+        detail !== null && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message;
+      return stripUrlCredentials(message);
     }
   } catch {
     // An error whose properties throw when read: described as any other thrown value.

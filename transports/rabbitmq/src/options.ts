@@ -73,6 +73,11 @@ export function resolveConnectionOptions(options: ConnectionOptions): ResolvedCo
   if (typeof options.url !== 'string' || !/^amqps?:\/\//.test(options.url)) {
     throw new FerryConfigError('url', 'must be an amqp:// or amqps:// URL');
   }
+  // Checked here, once: the connection loop would otherwise meet the parser's error on every
+  // attempt, and that error carries the whole URL, password included.
+  if (!URL.canParse(options.url)) {
+    throw new FerryConfigError('url', 'must be an amqp:// or amqps:// URL that parses (it does not)');
+  }
   const connectionName = options.connectionName ?? DEFAULTS.connectionName;
   if (connectionName.length === 0) throw new FerryConfigError('connectionName', 'must not be empty');
   return {

@@ -59,7 +59,7 @@ export function registerAudit(program: Command, ctx: Context): void {
       act<AuditListOptions>(ctx, async (o) => {
         const scope = scopeOf(o);
         const page = await ctx.db((db) =>
-          createAuditLog(db).list({
+          createAuditLog(db, { statementTimeoutMs: ctx.statementTimeoutMs() }).list({
             scope,
             action: o.action,
             actor: o.actor,

@@ -30,7 +30,7 @@ export function registerInboxRead(group: Command, ctx: Context): void {
     act<ScopeOptions>(ctx, async (o) => {
       checkInboxScope(o);
       const { stats, scope } = await ctx.db(async (db) => {
-        const admin = inboxAdmin(o, db);
+        const admin = inboxAdmin(ctx, o, db);
         return { stats: await admin.stats(), scope: admin.scope };
       });
       printStats(ctx, {
@@ -40,6 +40,7 @@ export function registerInboxRead(group: Command, ctx: Context): void {
         total: stats.total,
         expiredLeases: stats.expiredLeases,
         oldestPendingAgeMs: stats.oldestPendingAgeMs,
+        estimated: stats.completedEstimated ? ['COMPLETED'] : [],
       });
     }),
   );
@@ -52,7 +53,7 @@ export function registerInboxRead(group: Command, ctx: Context): void {
       act<ScopeOptions & { status?: InboxStatus; limit?: number; cursor?: string }>(ctx, async (o) => {
         checkInboxScope(o);
         const page = await ctx.db((db) =>
-          inboxAdmin(o, db).list({ status: o.status, limit: o.limit, cursor: o.cursor }),
+          inboxAdmin(ctx, o, db).list({ status: o.status, limit: o.limit, cursor: o.cursor }),
         );
         printList(ctx, 'inbox list', { items: page.records, nextCursor: page.nextCursor }, inboxLine);
       }),
@@ -63,7 +64,7 @@ export function registerInboxRead(group: Command, ctx: Context): void {
   ).action(
     act<ScopeOptions>(ctx, async (o, [id]) => {
       checkInboxScope(o);
-      const record = await ctx.db((db) => inboxAdmin(o, db).get(id as string));
+      const record = await ctx.db((db) => inboxAdmin(ctx, o, db).get(id as string));
       if (record === null) throw new FerryError('FERRY_NOT_FOUND', `no receipt ${String(id)} in this scope`);
       printRecord(ctx, record);
     }),

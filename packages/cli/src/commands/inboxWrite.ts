@@ -58,7 +58,7 @@ async function* deadPages(ctx: Context, o: RequeueOptions): AsyncGenerator<Array
   let cursor: string | undefined;
   do {
     const page = await ctx.db((db) =>
-      inboxAdmin(o, db).list({ status: 'DEAD', limit: Math.min(o.batchSize as number, 500), cursor }),
+      inboxAdmin(ctx, o, db).list({ status: 'DEAD', limit: Math.min(o.batchSize as number, 500), cursor }),
     );
     if (page.records.length > 0) yield page.records.map((r) => ({ id: r.id, version: r.rowVersion }));
     cursor = page.nextCursor ?? undefined;
@@ -86,12 +86,14 @@ async function requeue(ctx: Context, o: RequeueOptions, targets: VersionedId[]):
   if (reason === undefined) throw new UsageError('--reason <text> is required');
   const explicit = explicitTargets(targets, o.expectedVersion);
   const total =
-    explicit.length > 0 ? explicit.length : (await ctx.db((db) => inboxAdmin(o, db).stats())).counts.DEAD;
+    explicit.length > 0
+      ? explicit.length
+      : (await ctx.db((db) => inboxAdmin(ctx, o, db).stats())).counts.DEAD;
   const batches = explicit.length > 0 ? chunks(explicit, o.batchSize as number) : deadPages(ctx, o);
   const a = audit(ctx, o);
   const results = await perBatch(ctx, 'requeue', batches, total, (batch) =>
     ctx.db(async (db) => {
-      const admin = inboxAdmin(o, db);
+      const admin = inboxAdmin(ctx, o, db);
       const out: ActionResult[] = [];
       for (const target of batch) out.push(await requeueOne(admin, target, a, reason));
       return out;
@@ -136,7 +138,7 @@ function registerReplay(group: Command, ctx: Context): void {
           if (o.reason === undefined) throw new UsageError('--reason <text> is required');
           const a = audit(ctx, o);
           const outcome = await ctx.db((db) =>
-            inboxAdmin(o, db).replay({
+            inboxAdmin(ctx, o, db).replay({
               id: id as string,
               expectedVersion: o.expectedVersion,
               requestId: o.requestId ?? randomUUID(),
@@ -166,7 +168,7 @@ function registerInboxMaintenance(group: Command, ctx: Context): void {
         checkInboxScope(o);
         return runRelease(ctx, 'inbox release', o, async (limit) => {
           const args = { ...audit(ctx, o), claimToken: o.claimToken, force: o.force, limit };
-          return (await ctx.db((db) => inboxAdmin(o, db).release(args))).released;
+          return (await ctx.db((db) => inboxAdmin(ctx, o, db).release(args))).released;
         });
       }),
     );
@@ -185,7 +187,7 @@ function registerInboxMaintenance(group: Command, ctx: Context): void {
         checkInboxScope(o);
         return runPurge(ctx, 'inbox purge-payloads', o, 'purged', async (limit) => {
           const args = { ...audit(ctx, o), before: o.before, limit };
-          return (await ctx.db((db) => inboxAdmin(o, db).purgeCompletedPayload(args))).purged;
+          return (await ctx.db((db) => inboxAdmin(ctx, o, db).purgeCompletedPayload(args))).purged;
         });
       }),
     );

@@ -38,7 +38,7 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
     group.command('stats').description('counts per status, expired leases, oldest pending age'),
   ).action(
     act<ScopeOptions>(ctx, async (options) => {
-      const s = await ctx.db((db) => outboxAdmin(options, db).stats());
+      const s = await ctx.db((db) => outboxAdmin(ctx, options, db).stats());
       const counts = { PENDING: s.pending, PROCESSING: s.processing, SENT: s.sent, FAILED: s.failed };
       printStats(ctx, {
         kind: 'outbox',
@@ -47,6 +47,7 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
         total: s.pending + s.processing + s.sent + s.failed,
         expiredLeases: s.expiredLeases,
         oldestPendingAgeMs: s.oldestPendingAgeMs,
+        estimated: s.sentEstimated ? ['SENT'] : [],
       });
     }),
   );
@@ -61,7 +62,7 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
     .action(
       act<ListOptions>(ctx, async (o) => {
         const page = await ctx.db((db) =>
-          outboxAdmin(o, db).list({
+          outboxAdmin(ctx, o, db).list({
             status: o.status,
             type: o.type,
             key: o.key,
@@ -78,7 +79,7 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
     group.command('show').description('one event with every field').argument('<id>', 'event id', uuid),
   ).action(
     act<ScopeOptions>(ctx, async (options, [id]) => {
-      const record = await ctx.db((db) => outboxAdmin(options, db).get(id as string));
+      const record = await ctx.db((db) => outboxAdmin(ctx, options, db).get(id as string));
       if (record === null) throw new FerryError('FERRY_NOT_FOUND', `no event ${String(id)} in this scope`);
       printRecord(ctx, record);
     }),

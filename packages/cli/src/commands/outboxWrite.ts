@@ -30,7 +30,7 @@ async function* failedPages(ctx: Context, o: RetryOptions): AsyncGenerator<strin
   const createdBefore = o.olderThan === undefined ? undefined : new Date(Date.now() - o.olderThan);
   do {
     const page = await ctx.db((db) =>
-      outboxAdmin(o, db).list({
+      outboxAdmin(ctx, o, db).list({
         status: 'FAILED' as OutboxStatus,
         type: o.type,
         key: o.key,
@@ -50,10 +50,10 @@ async function retry(ctx: Context, o: RetryOptions, ids: string[]): Promise<numb
     throw new UsageError('give event ids, or a filter (--all, --type, --key, --older-than), not both');
   }
   const batchSize = o.batchSize as number;
-  const total = ids.length > 0 ? ids.length : (await ctx.db((db) => outboxAdmin(o, db).stats())).failed;
+  const total = ids.length > 0 ? ids.length : (await ctx.db((db) => outboxAdmin(ctx, o, db).stats())).failed;
   const batches = ids.length > 0 ? chunks(ids, batchSize) : failedPages(ctx, o);
   const results = await perBatch(ctx, 'retry', batches, total, (batch) =>
-    ctx.db((db) => outboxAdmin(o, db).retryMany(batch, audit(ctx, o))),
+    ctx.db((db) => outboxAdmin(ctx, o, db).retryMany(batch, audit(ctx, o))),
   );
   return printActions(ctx, {
     action: 'outbox retry',
@@ -83,7 +83,7 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
         const list = ids as string[];
         const results = await perBatch(ctx, 'mark-failed', chunks(list, 1), list.length, (batch) =>
           ctx.db(async (db) => [
-            await outboxAdmin(o, db).markFailed(batch[0] as string, reason, audit(ctx, o)),
+            await outboxAdmin(ctx, o, db).markFailed(batch[0] as string, reason, audit(ctx, o)),
           ]),
         );
         return printActions(ctx, {
@@ -107,7 +107,7 @@ function registerOutboxMaintenance(group: Command, ctx: Context): void {
       act<Options & ReleaseOptions>(ctx, (o) =>
         runRelease(ctx, 'outbox release', o, async (limit) => {
           const args = { ...audit(ctx, o), claimToken: o.claimToken, force: o.force, limit };
-          return (await ctx.db((db) => outboxAdmin(o, db).release(args))).released;
+          return (await ctx.db((db) => outboxAdmin(ctx, o, db).release(args))).released;
         }),
       ),
     );
@@ -123,7 +123,7 @@ function registerOutboxMaintenance(group: Command, ctx: Context): void {
       act<Options & { before: Date }>(ctx, (o) =>
         runPurge(ctx, 'outbox purge-sent', o, 'deleted', async (limit) => {
           const args = { ...audit(ctx, o), before: o.before, limit };
-          return (await ctx.db((db) => outboxAdmin(o, db).purgeSent(args))).deleted;
+          return (await ctx.db((db) => outboxAdmin(ctx, o, db).purgeSent(args))).deleted;
         }),
       ),
     );

@@ -2,6 +2,7 @@ import { checkSchema, exportPrismaModels, exportSql, migrate } from '@ferry/core
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
+import { MIGRATE_STATEMENT_TIMEOUT_MS } from '../timeouts';
 import { printJson } from '../output';
 
 interface FolderOptions {
@@ -20,7 +21,11 @@ export function registerSchema(program: Command, ctx: Context): void {
     program.command('migrate').description("apply ferry's pending migrations (or an application's folder)"),
   ).action(
     act<FolderOptions>(ctx, async (o) => {
-      const result = await ctx.db((db) => migrate(db, o));
+      // Each migration's transaction gets the deadline too (ferry's library default is 2 min).
+      const timeoutMs = ctx.statementTimeoutMs(MIGRATE_STATEMENT_TIMEOUT_MS);
+      const result = await ctx.db((db) => migrate(db, { ...o, timeoutMs }), {
+        statementTimeoutMs: timeoutMs,
+      });
       if (ctx.json) return printJson(ctx, result);
       for (const name of result.applied) ctx.io.out(`applied ${name}`);
       ctx.io.out(

@@ -1,6 +1,7 @@
 import { FerryValidationError } from '../errors';
 import type { SqlExecutor } from '../sql/executor';
 import { withTranslation } from '../sql/dbErrors';
+import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import { listAuditRows, type AuditRow } from './sql';
 
 export interface AuditEntry {
@@ -80,9 +81,13 @@ function cursorOf(value: string | undefined): string | null {
   return value;
 }
 
-/** Reads the operator audit trail (ferry_operator_audit). Operator-level: give it to operators only. */
-export function createAuditLog(executor: SqlExecutor): AuditLog {
-  const db = withTranslation(executor, 'audit');
+/**
+ * Reads the operator audit trail (ferry_operator_audit). Operator-level: give it to operators only.
+ * `statementTimeoutMs` (default 30,000) bounds each read, as on the admins.
+ */
+export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutOptions = {}): AuditLog {
+  const timeoutMs = adminStatementTimeout(options);
+  const db = withTranslation(withDeadlines(executor, timeoutMs), 'audit');
   return {
     async list(query: AuditQuery = {}) {
       if (query.since !== undefined && Number.isNaN(query.since.getTime())) {

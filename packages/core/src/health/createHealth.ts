@@ -3,6 +3,7 @@ import { readStats } from '../inbox/sql/stats';
 import { createOutboxAdmin } from '../outbox/admin';
 import { checkSchema } from '../schema/checkSchema';
 import { withTranslation } from '../sql/dbErrors';
+import { withDeadlines } from '../sql/statementDeadline';
 import type {
   FerryHealth,
   HealthCheck,
@@ -51,9 +52,12 @@ function positive(option: string, value: number | undefined, fallback: number): 
  * each transport, each with a deadline; details adds backlog counts against thresholds.
  */
 export function createHealth(options: HealthOptions): FerryHealth {
-  const db = withTranslation(options.db, 'health');
   const maxAge = positive('maxCycleAgeMs', options.maxCycleAgeMs, 60_000);
   const timeoutMs = positive('checkTimeoutMs', options.checkTimeoutMs, 5_000);
+  // A probe that gives up gives its statement up too (on fromPg its connection is destroyed), so
+  // probes of a silent database do not hold the pool's connections for good; details' reads
+  // have the same deadline.
+  const db = withTranslation(withDeadlines(options.db, timeoutMs), 'health');
   const createdAt = Date.now();
 
   function loop(name: string, source: LoopSource): HealthCheck {

@@ -30,7 +30,11 @@ export interface HealthOptions {
   readonly transports?: readonly TransportProbe[];
   /** A running loop must have finished a cycle within this. Default 60,000 ms (above the relay's 30 s error backoff cap). */
   readonly maxCycleAgeMs?: number;
-  /** Deadline of each readiness probe (database, schema, transport). Default 5,000 ms. */
+  /**
+   * Deadline of each readiness probe (database, schema, transport), and of each statement health
+   * sends (details' backlog reads too): one that misses it is given up, on fromPg with its
+   * connection. Default 5,000 ms.
+   */
   readonly checkTimeoutMs?: number;
   /** Readiness checks ferry's schema (tables and migrations). Default true. */
   readonly checkSchema?: boolean;

@@ -18,7 +18,6 @@ export {
   type ResolvedInboxOptions,
   type ResolvedInboxWorkerOptions,
 } from './options';
-export { createRedactor, type InboxRedactionOptions, type InboxRedactor } from './redact';
 export {
   InboxPermanentError,
   InboxGlobalScopeRejectedError,

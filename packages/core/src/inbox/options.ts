@@ -10,8 +10,9 @@ import {
   type OptionKeys,
 } from '../optionChecks';
 import type { PrismaTransactionLike } from '../sql/executor';
+import { STATEMENT_TIMEOUT_BOUNDS, STATEMENT_TIMEOUT_DEFAULT_MS } from '../sql/statementDeadline';
 import type { RandomSource } from '../backoff';
-import { createRedactor, type InboxRedactionOptions, type InboxRedactor } from './redact';
+import { redactOption, type RedactionOptions, type Redactor } from '../redact/redact';
 import type { InboxHandler, InboxHandlerContextWrapper, InboxObserver } from './types';
 
 /** Worker defaults and bounds; docs/inbox.md quotes this table. */
@@ -33,7 +34,7 @@ export const INBOX_WORKER_DEFAULTS = {
 
 export const INBOX_DEFAULTS = {
   maxPayloadBytes: 262_144,
-  statementTimeoutMs: 30_000,
+  statementTimeoutMs: STATEMENT_TIMEOUT_DEFAULT_MS,
   global: 'reject',
   privilegedAdmin: false,
 } as const;
@@ -57,8 +58,6 @@ export const INBOX_WORKER_BOUNDS: Record<NumericWorkerOption, readonly [number, 
 };
 
 export const MAX_PAYLOAD_BYTES_BOUNDS = [1, 16 * 1024 * 1024] as const;
-
-export const STATEMENT_TIMEOUT_BOUNDS = [100, 3_600_000] as const;
 
 export type InboxWorkerOptions = Partial<{
   -readonly [K in keyof typeof INBOX_WORKER_DEFAULTS]: K extends 'enabled' ? boolean : number;
@@ -91,7 +90,7 @@ export interface InboxOptions<TTx = PrismaTransactionLike> {
   /** Uniform random source for retry jitter. Default Math.random. */
   random?: RandomSource;
   /** Allow-list and extra keys for the redaction of stored and observed errors. */
-  redact?: InboxRedactionOptions;
+  redact?: RedactionOptions;
 }
 
 export interface ResolvedInboxWorkerOptions {
@@ -124,7 +123,7 @@ export interface ResolvedInboxOptions<TTx = PrismaTransactionLike> {
   readonly observer: InboxObserver | undefined;
   readonly logger: Logger | undefined;
   readonly random: RandomSource;
-  readonly redact: InboxRedactor;
+  readonly redact: Redactor;
 }
 
 const WORKER_KEYS = [...Object.keys(INBOX_WORKER_DEFAULTS), 'consumers', 'listenUrl'];
@@ -239,10 +238,7 @@ export function resolveInboxOptions<TTx = PrismaTransactionLike>(
   }
   functionOption('observer', input.observer);
   functionOption('random', input.random);
-  if (input.redact !== undefined && (typeof input.redact !== 'object' || input.redact === null)) {
-    throw new FerryConfigError('redact', 'must be an object { allow?, keys? }');
-  }
-  const redact = createRedactor(input.redact);
+  const redact = redactOption(input.redact);
   return {
     handlers,
     worker,

@@ -14,7 +14,7 @@ import {
 import { runWithWrappers } from './handlerContext';
 import { inSpan, messageScopeOf, runInMessageScope, startProcessSpan } from '../tracing';
 import type { ResolvedInboxWorkerOptions } from './options';
-import { describeError, MAX_OBSERVED_ERROR_CHARS, type InboxRedactor } from './redact';
+import { describeError, MAX_OBSERVED_ERROR_CHARS, type Redactor } from '../redact/redact';
 import type { InboxWorkerOps } from './workerOps';
 import type {
   ClaimedReceipt,
@@ -36,7 +36,7 @@ export interface ProcessDeps<TTx> {
   readonly observer: InboxObserver | undefined;
   readonly logger: Logger | undefined;
   /** Applied to every error text stored in last_error, logged or observed. */
-  readonly redact: InboxRedactor;
+  readonly redact: Redactor;
 }
 
 export function emit(deps: Pick<ProcessDeps<unknown>, 'observer' | 'logger'>, event: InboxEvent): void {
@@ -141,8 +141,16 @@ export async function processReceipt<TTx>(
   // heartbeat interval later (below), leaving the transaction's own timeout the time to end it
   // with PostgreSQL's precise error. One promise per receipt,
   // not per worker: racing a long-lived promise would keep a reaction per receipt until close().
+  // Stopping to wait also tells the adapter (the transaction's signal), which then ends the
+  // transaction for real where it can reach the connection: its pooled connection comes back.
+  const abandon = new AbortController();
   let stopWaiting: ((reason: unknown) => void) | undefined;
-  const interrupted = new Promise<never>((_resolve, reject) => (stopWaiting = reject));
+  const interrupted = new Promise<never>((_resolve, reject) => {
+    stopWaiting = (reason) => {
+      abandon.abort(reason);
+      reject(reason);
+    };
+  });
   interrupted.catch(() => undefined);
   const onShutdown = (): void => {
     interrupt(shutdown.reason);
@@ -167,15 +175,19 @@ export async function processReceipt<TTx>(
     // scope that emits inherit correlation, causation and trace context from.
     const transaction = inSpan(startProcessSpan(receipt), () =>
       runInMessageScope(messageScopeOf(receipt.messageId, receipt.headers), () =>
-        deps.ops.transaction(receipt, async (tx) => {
-          const context = contextFor(receipt, tx, abort);
-          const handler = deps.handlers[receipt.consumer];
-          await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
-          if (abort.isAborted) throw abort.reason;
-          const completion = await deps.ops.complete(tx, receipt);
-          if (completion === 'transaction_ended') throw new InboxTransactionEndedError(receipt.id);
-          if (completion !== 'completed') throw new InboxLeaseLostError(receipt.id);
-        }),
+        deps.ops.transaction(
+          receipt,
+          async (tx) => {
+            const context = contextFor(receipt, tx, abort);
+            const handler = deps.handlers[receipt.consumer];
+            await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
+            if (abort.isAborted) throw abort.reason;
+            const completion = await deps.ops.complete(tx, receipt);
+            if (completion === 'transaction_ended') throw new InboxTransactionEndedError(receipt.id);
+            if (completion !== 'completed') throw new InboxLeaseLostError(receipt.id);
+          },
+          abandon.signal,
+        ),
       ),
     );
     await Promise.race([transaction, interrupted]);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { inboxRetryCeilingMs as retryCeilingMs, inboxRetryDelayMs as retryDelayMs } from '../backoff';
 import { canonicalJson, payloadFingerprint } from './fingerprint';
-import { describeError, redactText } from './redact';
+import { describeError, redactText } from '../redact/redact';
 
 describe('backoff', () => {
   it('doubles from the base and caps at the maximum', () => {

@@ -121,8 +121,11 @@ export class InboxWorker<TTx> {
   /**
    * Stops claiming and waits, up to shutdownTimeoutMs in all, until no query or handler of
    * this worker runs: the poll loop, runOnce() calls in progress and their handlers. Then it
-   * aborts the signals of what still runs and returns; that work is abandoned to its lease
-   * (see docs/inbox.md, "Shutdown"). Safe to call twice.
+   * aborts the signals of what still runs; that work is abandoned to its lease (see
+   * docs/inbox.md, "Shutdown"). It returns once the poll loop has ended, which gives back the
+   * queued, unstarted claims: the loop's last statements (a claim in flight, the release) each
+   * have their statement deadline (statementTimeoutMs), so close() may take that much longer than
+   * shutdownTimeoutMs when the database does not answer. Safe to call twice.
    */
   close(): Promise<void> {
     this.closing ??= this.drain();
@@ -138,7 +141,6 @@ export class InboxWorker<TTx> {
       this.deps.worker.shutdownTimeoutMs,
     );
     this.state = 'closed';
-    await listening;
     if (!drained) {
       this.deps.logger?.warn(
         { active: this.inflight.size + this.active.size },
@@ -146,6 +148,10 @@ export class InboxWorker<TTx> {
       );
       this.shutdown.abort(new FerryError('FERRY_CLOSED', 'the inbox worker shut down'));
     }
+    // Bounded (a LISTEN connection that went silent is destroyed), and never before the abort.
+    await listening;
+    // The poll loop never rejects (its failures are reported); it ends with the release.
+    await this.loop;
   }
 
   /** Keeps `work` in the set close() waits for until it settles. */
@@ -257,7 +263,8 @@ export class InboxWorker<TTx> {
           emitInfrastructure(this.deps, 'claim', error);
         }
         this.pump();
-        if (sweep) await this.sweepAfterClaim();
+        // Not once closing: close() waits for the loop, whose last statement is the release.
+        if (sweep && this.state === 'running') await this.sweepAfterClaim();
       }
       if (this.state !== 'running') break;
       // After a full claim, pump() wakes the loop as soon as the queue runs dry.

@@ -25,9 +25,10 @@ export interface InboxWorkerOps<TTx> {
   /**
    * Runs `work` in a transaction of the application's client with the worker's timeouts.
    * Its first statement sets lock_timeout and statement_timeout and proves `receipt`'s claim
-   * alive; a lost claim throws InboxLeaseLostError before `work` runs.
+   * alive; a lost claim throws InboxLeaseLostError before `work` runs. `abandoned` aborts when
+   * the worker stops waiting for the transaction (TransactionOptions.signal).
    */
-  transaction<T>(receipt: ClaimedReceipt, work: (tx: TTx) => Promise<T>): Promise<T>;
+  transaction<T>(receipt: ClaimedReceipt, work: (tx: TTx) => Promise<T>, abandoned?: AbortSignal): Promise<T>;
   complete(tx: TTx, receipt: ClaimedReceipt): Promise<CompletionOutcome>;
   scheduleRetry(receipt: ClaimedReceipt, delayMs: number, error: string): Promise<boolean>;
   markDead(receipt: ClaimedReceipt, error: string): Promise<boolean>;
@@ -49,7 +50,7 @@ export function sqlWorkerOps<TTx>(
     renew: (r) => renewLease(db, r.id, r.claimToken, worker.leaseMs),
     renewQueued: (receipts) => renewQueued(db, receipts, worker.leaseMs),
     release: (receipts) => releaseClaims(db, receipts),
-    transaction: <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>) =>
+    transaction: <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>, abandoned?: AbortSignal) =>
       adapter.transaction(
         async (tx) => {
           if (!(await beginHandler(adapter.bind(tx), r, worker))) {
@@ -57,7 +58,7 @@ export function sqlWorkerOps<TTx>(
           }
           return work(tx);
         },
-        { timeoutMs: worker.transactionTimeoutMs, maxWaitMs: worker.transactionMaxWaitMs },
+        { timeoutMs: worker.transactionTimeoutMs, maxWaitMs: worker.transactionMaxWaitMs, signal: abandoned },
       ),
     complete: (tx, r) => completeReceipt(adapter.bind(tx), r.id, r.claimToken),
     scheduleRetry: (r, delayMs, error) => scheduleRetry(db, r.id, r.claimToken, delayMs, error),

@@ -3,6 +3,7 @@ import { FerryConfigError } from '../errors';
 import type { Logger } from '../observe/logger';
 import { booleanOption, integerOption, knownKeysOption, received, type OptionKeys } from '../optionChecks';
 import type { SqlExecutor } from '../sql/executor';
+import { statementTimeoutOption } from '../sql/statementDeadline';
 import type { ResolvedStatsOptions } from './stats';
 
 export interface FerryMetricsOptions {
@@ -33,6 +34,12 @@ export interface MetricsStatsOptions {
   timeoutMs?: number;
   /** A read is reused by the scrapes within this time; default 5,000 ms (0: read on every scrape). */
   cacheMs?: number;
+  /**
+   * The read itself is given up after this (on fromPg its connection is destroyed), so a read
+   * stuck on a silent connection does not keep every later read from starting; a slower read
+   * still ends as the last value when it finishes within it. Default 30,000 ms, 100 to 3,600,000.
+   */
+  statementTimeoutMs?: number;
 }
 
 /** Seconds, from 1 ms to 5 minutes: handler and publish durations as well as end-to-end latency. */
@@ -57,6 +64,7 @@ const STATS_KEYS = {
   inbox: true,
   timeoutMs: true,
   cacheMs: true,
+  statementTimeoutMs: true,
 } satisfies OptionKeys<MetricsStatsOptions>;
 
 export interface ResolvedMetricsOptions {
@@ -114,6 +122,7 @@ function resolveStats(stats: MetricsStatsOptions): ResolvedStatsOptions {
       60_000,
     ),
     cacheMs: integerOption('stats.cacheMs', stats.cacheMs ?? METRICS_STATS_DEFAULTS.cacheMs, 0, 3_600_000),
+    statementTimeoutMs: statementTimeoutOption('stats.statementTimeoutMs', stats.statementTimeoutMs),
   };
 }
 

@@ -2,9 +2,10 @@ import type { Gauge } from 'prom-client';
 import { readStatsByConsumer, type InboxGroupStats } from '../inbox/sql/stats';
 import { INBOX_STATUSES } from '../inbox/types';
 import type { Logger } from '../observe/logger';
-import { eventStatsByTenant, type StatsRow } from '../outbox/sql/adminQueries';
+import { eventStatsByTenant, type TenantStatsRow } from '../outbox/sql/stats';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
+import { withDeadlines } from '../sql/statementDeadline';
 import { CachedRead, type ReadFailure } from './cachedRead';
 import type { MetricFactory } from './factory';
 
@@ -14,6 +15,7 @@ export interface ResolvedStatsOptions {
   readonly inbox: boolean;
   readonly timeoutMs: number;
   readonly cacheMs: number;
+  readonly statementTimeoutMs: number;
 }
 
 type Source = 'outbox' | 'inbox';
@@ -22,7 +24,8 @@ const OUTBOX_STATUSES = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'] as const;
 /**
  * Gauges of the outbox and inbox tables, read on scrape (prom-client `collect`) through one
  * CachedRead per table: a slow or hung database costs a scrape at most `timeoutMs`, reports the
- * last values and counts a `stats_scrape_errors_total`.
+ * last values and counts a `stats_scrape_errors_total`; the read itself is given up after
+ * `statementTimeoutMs`, so a read hung on a silent connection does not block the next ones.
  */
 export function statsMetrics(
   make: MetricFactory,
@@ -30,7 +33,7 @@ export function statsMetrics(
   tenantLabel: boolean,
   logger: Logger,
 ): void {
-  const db = withTranslation(options.db, 'metrics stats');
+  const db = withTranslation(withDeadlines(options.db, options.statementTimeoutMs), 'metrics stats');
   const reads: CachedRead<unknown>[] = [];
   const errors = make.counter(
     'stats_scrape_errors_total',
@@ -82,7 +85,7 @@ function collected<L extends string, R>(
 function outboxGauges(
   make: MetricFactory,
   tenantLabel: boolean,
-  read: () => Promise<(StatsRow & { tenant: string })[] | null>,
+  read: () => Promise<TenantStatsRow[] | null>,
 ): void {
   const tenant = (row: { tenant: string }) => (tenantLabel ? { tenant: row.tenant } : {});
   const labels: 'tenant'[] = tenantLabel ? ['tenant'] : [];
@@ -99,12 +102,15 @@ function outboxGauges(
         failed: 0,
         expired_leases: 0,
         oldest_pending_ms: null,
+        sent_estimated: false,
       },
     ];
   };
   collected(make, 'outbox_events', 'Outbox events by status', [...labels, 'status'], rows, (gauge, row) => {
     for (const status of OUTBOX_STATUSES) {
-      gauge.set({ ...tenant(row), status }, row[status.toLowerCase() as Lowercase<typeof status>]);
+      // null: SENT rows beyond the exact limit, not counted per tenant (no series).
+      const value = row[status.toLowerCase() as Lowercase<typeof status>];
+      if (value !== null) gauge.set({ ...tenant(row), status }, Number(value));
     }
   });
   collected(
@@ -141,7 +147,11 @@ function inboxGauges(
     [...labels, 'status'],
     rows,
     (gauge, row) => {
-      for (const status of INBOX_STATUSES) gauge.set({ ...labelsOf(row), status }, row.counts[status]);
+      for (const status of INBOX_STATUSES) {
+        // null: COMPLETED receipts beyond the exact limit, not counted per group (no series).
+        const value = row.counts[status];
+        if (value !== null) gauge.set({ ...labelsOf(row), status }, value);
+      }
     },
   );
   collected(

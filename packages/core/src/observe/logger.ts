@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { hasUrlCredentials, stripUrlCredentials } from '../redact/urlCredentials';
 
 /** One log method, as pino declares it: fields first, then the message; or the message alone. */
 export interface LogFn {
@@ -25,8 +26,40 @@ export function defaultLogger(name: string): Logger {
 
 const guarded = new WeakSet<Logger>();
 
+/** How deep into a line's fields credentials are looked for (fields, an error, its cause, …). */
+const MAX_DEPTH = 5;
+
+/** Whether `value` holds, within MAX_DEPTH, a string with a URL's user or password. */
+function carriesCredentials(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return hasUrlCredentials(value);
+  if (value === null || typeof value !== 'object' || depth >= MAX_DEPTH) return false;
+  // An error's message, stack and cause are own properties that are not enumerable.
+  const keys = value instanceof Error ? Object.getOwnPropertyNames(value) : Object.keys(value);
+  return keys.some((key) => carriesCredentials((value as Record<string, unknown>)[key], depth + 1));
+}
+
 /**
- * `logger` as every ferry component keeps it: a call that throws (a destination that broke, an
+ * `value` without URL credentials: a string stripped; an object (an error, with its prototype,
+ * so a logger still serializes it as one) copied with its fields stripped, only where it
+ * carries any. Everything else is passed on as it is, the same object.
+ */
+function withoutCredentials(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return stripUrlCredentials(value);
+  if (!carriesCredentials(value, depth)) return value;
+  if (Array.isArray(value)) return value.map((item: unknown) => withoutCredentials(item, depth + 1));
+  const copy: object = Object.create(Object.getPrototypeOf(value) as object | null) as object;
+  for (const [key, field] of Object.entries(Object.getOwnPropertyDescriptors(value))) {
+    const cleaned =
+      'value' in field ? { ...field, value: withoutCredentials(field.value, depth + 1) } : field;
+    Object.defineProperty(copy, key, cleaned);
+  }
+  return copy;
+}
+
+/**
+ * `logger` as every ferry component keeps it. No line carries a URL's user and password
+ * (`amqp://[redacted]@host`): a broker's or driver's error may quote its connection string
+ * (Node's URL parser keeps the whole input on its error). A call that throws (a destination that broke, an
  * adapter with a bug, a method missing) or an async method that rejects costs its line and
  * nothing else. Without it, a throw from a log line escaped into ferry's work: a relay cycle or
  * an acceptance rejected after its commit, a consumer's reconnect loop ended. Each method is looked up at call time and called
@@ -38,7 +71,8 @@ export function guardLogger(logger: Logger): Logger {
     (level: keyof Logger): LogFn =>
     (...args: [object, string?] | [string]): void => {
       try {
-        const result: unknown = (logger[level] as (...line: unknown[]) => unknown).apply(logger, args);
+        const line = args.map((arg) => withoutCredentials(arg));
+        const result: unknown = (logger[level] as (...line: unknown[]) => unknown).apply(logger, line);
         // An async adapter's rejection would otherwise be unhandled, which ends a Node process.
         if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function')
           (result as PromiseLike<unknown>).then(undefined, () => undefined);

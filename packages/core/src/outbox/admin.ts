@@ -1,6 +1,7 @@
 import { FerryValidationError } from '../errors';
 import { assertText } from '../validate/text';
 import type { SqlExecutor } from '../sql/executor';
+import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import type { AuditOptions } from '../audit/audited';
 import { bounded, OutboxActions } from './adminActions';
 import type {
@@ -16,7 +17,8 @@ import type {
   ReleaseResult,
 } from './adminTypes';
 import type { OutboxRecord } from './record';
-import { eventStats, getEvent, listEvents } from './sql/adminQueries';
+import { getEvent, listEvents } from './sql/adminQueries';
+import { eventStats } from './sql/stats';
 import { dbCall } from './errors';
 import { toRecord } from './sql/fragments';
 
@@ -112,6 +114,7 @@ class ScopedOutboxAdmin implements OutboxAdmin {
       pending: row.pending,
       processing: row.processing,
       sent: row.sent,
+      sentEstimated: row.sent_estimated,
       failed: row.failed,
       expiredLeases: row.expired_leases,
       oldestPendingAgeMs: row.oldest_pending_ms === null ? null : Number(row.oldest_pending_ms),
@@ -139,9 +142,14 @@ class ScopedOutboxAdmin implements OutboxAdmin {
 
 /**
  * The operator-scoped admin (every tenant) with forTenant() for a fixed tenant scope.
- * Give application code only the tenant scope.
+ * Give application code only the tenant scope. `statementTimeoutMs` (default 30,000) bounds each
+ * statement and each audited transaction (withDeadlines), unless `db` is the caller's transaction.
  */
-export function createOutboxAdmin(db: SqlExecutor): OperatorOutboxAdmin {
+export function createOutboxAdmin(
+  client: SqlExecutor,
+  options: StatementTimeoutOptions = {},
+): OperatorOutboxAdmin {
+  const db = withDeadlines(client, adminStatementTimeout(options));
   const operator = new ScopedOutboxAdmin(db, null);
   return Object.assign(operator, {
     forTenant(tenantId: string): OutboxAdmin {

@@ -3,6 +3,7 @@ import { FerryValidationError } from '../errors';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { assertText } from '../validate/text';
+import { redactText } from '../redact/redact';
 import type { AdminResult, PurgeSentArgs, ReleaseArgs, ReleaseResult } from './adminTypes';
 import { purgeSentEvents } from './sql/adminQueries';
 import { markEventsFailed, retryEvents, type AdminOutcome } from './sql/adminTransition';
@@ -31,9 +32,12 @@ export class OutboxActions {
       throw new FerryValidationError('reason', 'must be a non-empty string of at most 4,000 characters');
     }
     assertText('reason', reason);
-    const options = { ...audit, reason };
+    // Stored as last_error, which is redacted wherever it is written: an operator may paste the
+    // broker's error. The admin has no redact option; the built-in rules apply.
+    const redacted = redactText(reason);
+    const options = { ...audit, reason: redacted };
     return this.perId('outbox.mark-failed', [id], options, (tx) =>
-      markEventsFailed(tx, [id], this.tenantId, reason),
+      markEventsFailed(tx, [id], this.tenantId, redacted),
     ).then(([result]) => result as AdminResult);
   }
 

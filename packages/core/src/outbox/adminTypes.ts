@@ -11,7 +11,12 @@ export interface AdminResult {
 export interface OutboxStats {
   readonly pending: number;
   readonly processing: number;
+  /**
+   * Exact up to 10,000 (HISTORY_EXACT_LIMIT) SENT rows in the scope; beyond it PostgreSQL's
+   * estimate (`sentEstimated`), so that stats never read the whole SENT history.
+   */
   readonly sent: number;
+  readonly sentEstimated: boolean;
   readonly failed: number;
   /** PROCESSING rows whose lease already expired (recovery will requeue them). */
   readonly expiredLeases: number;

@@ -2,6 +2,8 @@ import { FerryConfigError } from '../errors';
 import type { CircuitOptions } from './circuit';
 import { checkLeaseTiming } from '../lease';
 import { integerOption, knownKeysOption, oneOfOption, received, type OptionKeys } from '../optionChecks';
+import { redactOption, type RedactionOptions, type Redactor } from '../redact/redact';
+import { STATEMENT_TIMEOUT_BOUNDS, STATEMENT_TIMEOUT_DEFAULT_MS } from '../sql/statementDeadline';
 
 /** The largest delay a timer (and ferry) accepts: 2^31 - 1 ms. */
 export const MAX_DELAY_BOUND_MS = 2_147_483_647;
@@ -47,6 +49,11 @@ export interface OutboxOptions {
   };
   /** Broker-outage circuit breaker (see docs/outbox.md). */
   circuit?: { failureThreshold?: number; openMs?: number; maxOpenMs?: number; probeBatchSize?: number };
+  /**
+   * Allow-list and extra keys for the redaction of the publisher's error texts before they are
+   * stored (last_error), observed and logged: the inbox's option, same shape and defaults.
+   */
+  redact?: RedactionOptions;
 }
 
 export interface ResolvedOutboxOptions {
@@ -79,6 +86,8 @@ export interface ResolvedOutboxOptions {
     readonly keepaliveTimeout: number;
   };
   readonly circuit: CircuitOptions;
+  /** Applied to every error text the relay stores, observes or logs. */
+  readonly redact: Redactor;
   /** Warnings produced while resolving (deprecated options); the relay logs them. */
   readonly warnings: readonly string[];
 }
@@ -103,7 +112,11 @@ export const OUTBOX_DEFAULTS = {
   recoveryBatchSize: { default: 1_000, min: 1, max: 100_000 },
   'poisonGuard.maxClaims': { default: 10, min: 1, max: 1_000_000 },
   shutdownTimeout: { default: 30_000, min: 0, max: MAX_DELAY_BOUND_MS },
-  statementTimeout: { default: 30_000, min: 100, max: 3_600_000 },
+  statementTimeout: {
+    default: STATEMENT_TIMEOUT_DEFAULT_MS,
+    min: STATEMENT_TIMEOUT_BOUNDS[0],
+    max: STATEMENT_TIMEOUT_BOUNDS[1],
+  },
   errorBackoff: { default: 1_000, min: 1, max: MAX_DELAY_BOUND_MS },
   'listen.reconnectInitialDelay': { default: 500, min: 1, max: MAX_DELAY_BOUND_MS },
   'listen.reconnectMaxDelay': { default: 30_000, min: 1, max: MAX_DELAY_BOUND_MS },
@@ -166,6 +179,7 @@ const TOP_LEVEL_KEYS = {
   statementTimeout: true,
   errorBackoff: true,
   channel: true,
+  redact: true,
 } as const satisfies Record<keyof OutboxOptions, unknown>;
 
 /**
@@ -292,6 +306,7 @@ function resolveFresh(options: OutboxOptions): ResolvedOutboxOptions {
       keepaliveTimeout: int('listen.keepaliveTimeout', options.listen?.keepaliveTimeout),
     },
     circuit: resolveCircuit(options.circuit),
+    redact: redactOption(options.redact),
     warnings,
   };
 }

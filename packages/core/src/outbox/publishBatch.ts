@@ -8,6 +8,10 @@ import type { RelayStore } from './store';
 import { startPublishSpans } from '../tracing';
 import { refuseForeignRows } from './foreignRows';
 import { checkOutcomes, errorText } from './publisherOutcomes';
+import { redactLine } from '../redact/redact';
+
+/** Longest error text the relay stores in last_error (and reports with the row). */
+export const MAX_OUTBOX_ERROR_CHARS = 4_000;
 
 /** A claimed batch on its way to the publisher. */
 export interface ClaimedBatch {
@@ -29,26 +33,36 @@ function describe(error: unknown): string {
 
 /**
  * Turns the publisher's answer into completions. It is checked (checkOutcomes): a message
- * without a valid outcome is retryable, with what the publisher did wrong as its error.
+ * without a valid outcome is retryable, with what the publisher did wrong as its error. Every
+ * error is redacted and bounded here, before it is stored, observed, logged or traced.
  */
 export function toCompletions(
   messages: readonly OutboxMessage[],
   answer: unknown,
   fallbackError: string,
-  retry: ResolvedOutboxOptions['retry'],
+  options: Pick<ResolvedOutboxOptions, 'retry' | 'redact'>,
   /** Outcomes ferry decided itself (rows it refused); they take precedence. */
   decided: readonly PublishOutcome[] = [],
 ): Completion[] {
   const { byId, problem } = checkOutcomes(answer);
   const own = new Map(decided.map((outcome) => [outcome.id, outcome]));
+  const redacted = new Map<string, string>();
+  const stored = (text: string): string => {
+    let line = redacted.get(text);
+    if (line === undefined) {
+      line = redactLine(text, MAX_OUTBOX_ERROR_CHARS, options.redact);
+      redacted.set(text, line);
+    }
+    return line;
+  };
   return messages.map((message) => {
-    const delayMs = outboxRetryDelayMs(retry, message.attempt);
+    const delayMs = outboxRetryDelayMs(options.retry, message.attempt);
     const outcome = own.get(message.id) ?? byId.get(message.id);
     if (outcome?.status === 'sent') return { id: message.id, kind: 'sent', error: null, delayMs };
     if (outcome?.status === 'invalid')
-      return { id: message.id, kind: 'retryable', error: outcome.error, delayMs };
-    if (outcome) return { id: message.id, kind: outcome.status, error: outcome.error, delayMs };
-    return { id: message.id, kind: 'retryable', error: errorText(problem ?? fallbackError), delayMs };
+      return { id: message.id, kind: 'retryable', error: stored(outcome.error), delayMs };
+    if (outcome) return { id: message.id, kind: outcome.status, error: stored(outcome.error), delayMs };
+    return { id: message.id, kind: 'retryable', error: stored(errorText(problem ?? fallbackError)), delayMs };
   });
 }
 
@@ -113,21 +127,24 @@ export async function publishBatch(args: {
     if (!abort.signal.aborted && publishable.length > 0)
       answer = await Promise.race([args.publisher.publish(spans.messages, abort.signal), aborted]);
   } catch (error) {
-    fallbackError = `publish failed: ${describe(error)}`.slice(0, 4_000);
+    fallbackError = `publish failed: ${describe(error)}`;
   } finally {
     clearTimeout(unanswered);
     await lease.stop();
     args.shutdown.removeEventListener('abort', onShutdown);
   }
-  const completions = toCompletions(args.messages, answer, fallbackError, options.retry, refused);
+  const completions = toCompletions(args.messages, answer, fallbackError, options, refused);
+  // The loss names the renewal's error, which may quote the database's connection.
+  const lost =
+    lostReason === undefined ? undefined : redactLine(lostReason, MAX_OUTBOX_ERROR_CHARS, options.redact);
   spans.end(
     completions.map((c): PublishOutcome =>
       c.kind === 'sent' ? { id: c.id, status: 'sent' } : { id: c.id, status: c.kind, error: c.error ?? '' },
     ),
-    fallbackError,
-    lostReason,
+    redactLine(fallbackError, MAX_OUTBOX_ERROR_CHARS, options.redact),
+    lost,
   );
-  if (lostReason !== undefined) return { kind: 'lost', reason: lostReason };
+  if (lost !== undefined) return { kind: 'lost', reason: lost };
   return {
     kind: 'done',
     completions,

@@ -1,23 +1,21 @@
 import type { PublishOutcome } from '../contracts';
 import { kindOf } from '../validate/json';
-import { storableText } from '../validate/text';
 
 const STATUSES: ReadonlySet<string> = new Set(['sent', 'retryable', 'permanent', 'unavailable']);
 
-/** Error text as last_error stores it: at most 4,000 characters, storable (NUL would fail the batch). */
+/**
+ * The text of what a publisher gave as an outcome's error, as it gave it: toCompletions redacts
+ * and bounds it (redactLine) before it is stored, observed or logged.
+ */
 export function errorText(error: unknown): string {
-  let text: string;
-  if (typeof error === 'string') text = error;
-  else if (error === undefined || error === null) text = 'publisher gave no error';
-  else if (error instanceof Error) text = error.message;
-  else {
-    try {
-      text = JSON.stringify(error) ?? kindOf(error);
-    } catch {
-      text = kindOf(error);
-    }
+  if (typeof error === 'string') return error;
+  if (error === undefined || error === null) return 'publisher gave no error';
+  if (error instanceof Error) return error.message;
+  try {
+    return JSON.stringify(error) ?? kindOf(error);
+  } catch {
+    return kindOf(error);
   }
-  return storableText(text.slice(0, 4_000));
 }
 
 export type CheckedOutcome =

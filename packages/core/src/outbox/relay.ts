@@ -11,7 +11,7 @@ import { checkRelayConfig, type RelayConfig } from './relayConfig';
 import { publishBatch, type ClaimedBatch } from './publishBatch';
 import { recoverStep } from './recoverStep';
 import { releaseUnavailable } from './releaseUnavailable';
-import { infrastructureError, reportCircuitChange, reportCompletion } from './reportCompletion';
+import { reportCircuitChange, reportCompletion, reportInfrastructureError } from './reportCompletion';
 import type { ClaimResult } from './sql/claimBatch';
 import { toMessage } from './sql/fragments';
 import { settlesWithin } from './settle';
@@ -247,10 +247,11 @@ class OutboxRelay implements Relay {
       options,
       shutdown: this.hardStop.signal,
       claimedAt: batch.claimedAt,
-      onRenewError: (error) => {
-        logger.warn({ err: error, claimToken: token }, 'outbox lease renewal failed');
-        this.emit(infrastructureError(error, 'renew lease'));
-      },
+      onRenewError: (error) =>
+        reportInfrastructureError(
+          { error, fallback: 'renew lease', redact: options.redact, emit: this.emit, logger },
+          { level: 'warn', message: 'outbox lease renewal failed', fields: { claimToken: token } },
+        ),
     });
     if (published.kind === 'lost') {
       result.lost = messages.length;
@@ -331,8 +332,11 @@ class OutboxRelay implements Relay {
 
   /** The log line and `infrastructure-error` event of a failed cycle. */
   private reportFailure(error: unknown, delayMs?: number): void {
-    this.logger.error({ err: error, delayMs }, 'outbox relay cycle failed');
-    this.emit(infrastructureError(error, 'cycle'));
+    const { emit, logger } = this;
+    reportInfrastructureError(
+      { error, fallback: 'cycle', redact: this.options.redact, emit, logger },
+      { level: 'error', message: 'outbox relay cycle failed', fields: { delayMs } },
+    );
   }
 
   /** Claims one batch and leaves its publish and completion in `inFlight`; returns the rows claimed. */
@@ -385,7 +389,8 @@ class OutboxRelay implements Relay {
     this.state = 'closing';
     this.stopping = true;
     this.wake.close();
-    await this.listener?.close();
+    // Bounded (a LISTEN connection that went silent is destroyed); runs beside the drain.
+    const listening = this.listener?.close();
     const work = Promise.allSettled([this.loop, ...this.active]);
     if (!(await settlesWithin(work, this.options.shutdownTimeout))) {
       this.hardStop.abort(new FerryError('FERRY_TIMEOUT', 'shutdown timeout'));
@@ -393,6 +398,7 @@ class OutboxRelay implements Relay {
       if (!(await settlesWithin(work, this.options.lease.duration)))
         this.logger.error('outbox relay statement still running lease.duration after shutdown; abandoned');
     }
+    await listening;
     this.state = 'closed';
   }
 }

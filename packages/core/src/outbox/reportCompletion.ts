@@ -1,5 +1,5 @@
 import type { OutboxMessage } from '../contracts';
-import { describeError, MAX_OBSERVED_ERROR_CHARS } from '../inbox/redact';
+import { describeError, MAX_OBSERVED_ERROR_CHARS, type Redactor } from '../redact/redact';
 import type { Logger } from '../observe/logger';
 import type { CircuitTransition } from './circuit';
 import { failedOperation } from './errors';
@@ -89,13 +89,26 @@ export function reportCircuitChange(
 }
 
 /**
- * The observer event of a failure the relay caught: the operation the error names (or
- * `fallback`), and the error as one redacted, bounded line.
+ * The log line and observer event of a failure the relay caught: the operation the error names
+ * (or `fallback`), and the error as one line redacted with `redact` (the relay's option) and
+ * bounded, in both. The error object itself is not logged: its message, stack and fields may
+ * quote a connection string.
  */
-export function infrastructureError(error: unknown, fallback: string): OutboxEvent {
-  return {
+export function reportInfrastructureError(
+  args: {
+    error: unknown;
+    fallback: string;
+    redact: Redactor;
+    emit: (event: OutboxEvent) => void;
+    logger: Logger;
+  },
+  line: { level: 'warn' | 'error'; message: string; fields: object },
+): void {
+  const { error, redact } = args;
+  args.logger[line.level]({ ...line.fields, error: describeError(error, undefined, redact) }, line.message);
+  args.emit({
     type: 'infrastructure-error',
-    operation: failedOperation(error) ?? fallback,
-    error: describeError(error, MAX_OBSERVED_ERROR_CHARS),
-  };
+    operation: failedOperation(error) ?? args.fallback,
+    error: describeError(error, MAX_OBSERVED_ERROR_CHARS, redact),
+  });
 }

@@ -4,7 +4,7 @@ import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOpti
 import { lendClient } from './lentClient';
 import { answeredByServer } from './sqlState';
 import { preparedName } from './statementNames';
-import { beginLimited, checkedTimeout, MAX_TIMEOUT_MS, startWithin } from './transactionLimits';
+import { beginLimited, checkedTimeout, startWithin, transactionDeadline } from './transactionLimits';
 
 /**
  * An executor over a node-postgres pool, for code that has no Prisma client: the CLI,
@@ -140,17 +140,17 @@ async function onPooledClient(
  * short statements. If it has not asked to commit by then (plus DEADLINE_GRACE_MS, so that a
  * statement PostgreSQL's own limit cancels fails with PostgreSQL's error, not this one), the
  * transaction fails with FERRY_TIMEOUT and the connection is closed, so PostgreSQL rolls it back
- * and its locks go with it; `work`'s later statements are refused (lendClient).
+ * and its locks go with it; `work`'s later statements are refused (lendClient). An aborted
+ * `options.signal` (the caller gave up on the transaction) does the same at once.
  */
 function onConnection<T>(
   pool: Pool,
   work: (client: PoolClient) => Promise<T>,
   options: TransactionOptions,
 ): Promise<T> {
-  let timeoutMs: number | undefined;
   try {
     // Checked before a connection is taken (a refused value never holds one).
-    timeoutMs = checkedTimeout(options.timeoutMs);
+    checkedTimeout(options.timeoutMs);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -159,13 +159,13 @@ function onConnection<T>(
     const connection = watchConnection(client);
     const lent = lendClient(client);
     const progress = { committing: false };
-    const deadline = transactionDeadline(timeoutMs, progress);
+    const deadline = transactionDeadline(options, progress);
     let failure: unknown;
     try {
       const transaction = inBlock(client, () => inner(lent.client).finally(lent.end), options, progress);
       // Once the connection is lost or the deadline passed, nothing waits for `work` any more.
       transaction.catch(() => undefined);
-      return await Promise.race([transaction, connection.lost, deadline.passed]);
+      return await Promise.race([transaction, connection.lost, deadline.ended]);
     } catch (error) {
       failure = error;
       throw error;
@@ -193,39 +193,6 @@ function onConnection<T>(
  */
 function lostStatements(error: unknown): boolean {
   return (error as { code?: unknown } | undefined)?.code === '26000';
-}
-
-/** How long past `timeoutMs` the whole-transaction deadline waits: at most 1 s, at most timeoutMs. */
-const DEADLINE_GRACE_MS = 1_000;
-
-/**
- * Rejects `passed` with FERRY_TIMEOUT once `timeoutMs` (and its grace) passed, unless the transaction is
- * committing by then (the outcome is PostgreSQL's to give); never settles without a timeoutMs.
- */
-function transactionDeadline(
-  timeoutMs: number | undefined,
-  progress: { readonly committing: boolean },
-): { passed: Promise<never>; expired(): boolean; clear(): void } {
-  let expired = false;
-  let timer: NodeJS.Timeout | undefined;
-  const passed = new Promise<never>((_, reject) => {
-    if (timeoutMs === undefined) return;
-    timer = setTimeout(
-      () => {
-        if (progress.committing) return;
-        expired = true;
-        reject(
-          new FerryError('FERRY_TIMEOUT', `the transaction did not finish within ${timeoutMs} ms`, {
-            details: { timeoutMs },
-          }),
-        );
-      },
-      // Past MAX_TIMEOUT_MS a Node timer fires at once.
-      Math.min(timeoutMs + Math.min(timeoutMs, DEADLINE_GRACE_MS), MAX_TIMEOUT_MS),
-    );
-  });
-  passed.catch(() => undefined);
-  return { passed, expired: () => expired, clear: () => clearTimeout(timer) };
 }
 
 /** Rejects `lost` with the connection's first `error` event until stop(). */

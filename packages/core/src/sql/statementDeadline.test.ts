@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { isFerryError } from '../errors';
-import type { SqlExecutor, StatementOptions } from './executor';
-import { withStatementDeadline } from './statementDeadline';
+import type { SqlExecutor, StatementOptions, TransactionOptions } from './executor';
+import { statementTimeoutOption, withDeadlines, withStatementDeadline } from './statementDeadline';
 
 /** An executor whose statements never answer (or answer `rows`), recording each statement's signal. */
 function fakeExecutor(rows?: unknown[]): { db: SqlExecutor; signals: AbortSignal[] } {
@@ -99,5 +99,70 @@ describe('withStatementDeadline', () => {
       const reset = Object.assign(new Error('server closed the connection'), { code: '08006' });
       expect(await abandoned(() => Promise.reject(reset))).toBe(false);
     });
+  });
+});
+
+describe('withDeadlines', () => {
+  /** fakeExecutor (answering `rows`, or never) whose transactions record the options they were opened with. */
+  function recording(options: { inTransaction?: boolean; rows?: unknown[] } = {}) {
+    const { db } = fakeExecutor(options.rows);
+    const opened: (TransactionOptions | undefined)[] = [];
+    const executor: SqlExecutor = {
+      ...db,
+      inTransaction: options.inTransaction ?? false,
+      transaction: (work, transactionOptions) => {
+        opened.push(transactionOptions);
+        return work(executor);
+      },
+    };
+    return { executor, opened };
+  }
+
+  it('fails a statement outside a transaction that gets no answer with FERRY_TIMEOUT', async () => {
+    const error = await withDeadlines(recording().executor, 20)
+      .query('SELECT 1')
+      .catch((e: unknown) => e);
+    expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
+  });
+
+  it('opens transactions with the deadline as timeout and max wait, unless the caller gives its own', async () => {
+    const { executor, opened } = recording({ rows: [] });
+    const bounded = withDeadlines(executor, 60_000);
+    expect(await bounded.transaction(async () => 'done')).toBe('done');
+    await bounded.transaction(async () => undefined, { timeoutMs: 5_000 });
+    expect(opened).toEqual([
+      { timeoutMs: 60_000, maxWaitMs: 60_000 },
+      { timeoutMs: 5_000, maxWaitMs: 60_000 },
+    ]);
+  });
+
+  it('fails a transaction that never settles with a retriable FERRY_TIMEOUT', async () => {
+    const error = await withDeadlines(recording().executor, 20)
+      .transaction(() => new Promise<never>(() => undefined))
+      .catch((e: unknown) => e);
+    expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
+    expect((error as { retriable: boolean }).retriable).toBe(true);
+  });
+
+  it("leaves the caller's open transaction, and its limits, to the caller", () => {
+    const { executor } = recording({ inTransaction: true });
+    expect(withDeadlines(executor, 20)).toBe(executor);
+  });
+});
+
+describe('statementTimeoutOption', () => {
+  it('defaults to 30 s and refuses values outside 100 ms to 1 h, naming the option', () => {
+    expect(statementTimeoutOption('statementTimeoutMs', undefined)).toBe(30_000);
+    expect(statementTimeoutOption('statementTimeoutMs', 100)).toBe(100);
+    for (const bad of [99, 3_600_001, 1.5, Number.NaN]) {
+      let error: unknown;
+      try {
+        statementTimeoutOption('stats.statementTimeoutMs', bad);
+      } catch (e) {
+        error = e;
+      }
+      expect(isFerryError(error, 'FERRY_CONFIG_INVALID')).toBe(true);
+      expect((error as Error).message).toMatch(/stats\.statementTimeoutMs/);
+    }
   });
 });

@@ -1,7 +1,86 @@
 import { deadlineSignal } from '../deadline';
 import { FerryError } from '../errors';
-import type { SqlExecutor, StatementOptions } from './executor';
+import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
+import { settlesWithin } from '../outbox/settle';
+import type { SqlExecutor, StatementOptions, TransactionOptions } from './executor';
 import { answeredByServer } from './sqlState';
+import { checkedTimeout, DEADLINE_GRACE_MS, limitTransaction, MAX_TIMEOUT_MS } from './transactionLimits';
+
+/**
+ * Default and bounds of every statement deadline option: the inbox's and the admins'
+ * `statementTimeoutMs`, the metrics' `stats.statementTimeoutMs`, the relay's `statementTimeout`.
+ */
+export const STATEMENT_TIMEOUT_DEFAULT_MS = 30_000;
+export const STATEMENT_TIMEOUT_BOUNDS = [100, 3_600_000] as const;
+
+/** The option of the admin constructors (outbox, inbox, privileged inbox). */
+export interface StatementTimeoutOptions {
+  /**
+   * Deadline of each statement the admin sends outside a transaction, and of each transaction it
+   * opens (an audited action): past it the call fails with a retriable FERRY_TIMEOUT (or
+   * FERRY_DATABASE_UNAVAILABLE when no connection came in time). Default 30,000 ms, 100 to
+   * 3,600,000. An admin given the caller's open transaction leaves its limits to the caller.
+   */
+  statementTimeoutMs?: number;
+}
+
+const KEYS = { statementTimeoutMs: true } as const satisfies OptionKeys<StatementTimeoutOptions>;
+
+/** An admin's deadline from its `options`: unknown keys refused (a relay-style `statementTimeout`). */
+export function adminStatementTimeout(options: StatementTimeoutOptions | undefined): number {
+  knownKeysOption('', options, KEYS);
+  return statementTimeoutOption('statementTimeoutMs', options?.statementTimeoutMs);
+}
+
+/** `value` checked against STATEMENT_TIMEOUT_BOUNDS (FERRY_CONFIG_INVALID naming `field`), or the default. */
+export function statementTimeoutOption(field: string, value: number | undefined): number {
+  const [min, max] = STATEMENT_TIMEOUT_BOUNDS;
+  return integerOption(field, value ?? STATEMENT_TIMEOUT_DEFAULT_MS, min, max);
+}
+
+/**
+ * `db` with every wait ferry owns on it bounded by `timeoutMs`, for callers of short statements
+ * and short transactions (the admins, health, the metrics stats read). Each statement outside a
+ * transaction as withStatementDeadline. Each transaction `db` opens gets `timeoutMs` as its
+ * `timeoutMs` and `maxWaitMs` unless the caller gives its own, and its first statement sets them
+ * as PostgreSQL's transaction-local limits (limitTransaction; Prisma sets none of its own), so a
+ * statement waiting on a lock ends with PostgreSQL's 57014. A transaction that still has not
+ * settled once max wait, timeout and twice the grace have passed (a silent server) fails with a
+ * retriable FERRY_TIMEOUT: fromPg has closed its connection by then, so PostgreSQL rolls it back;
+ * on Prisma the connection stays the driver's (package README), and a COMMIT already sent may still
+ * land. On an executor bound to the caller's open transaction nothing changes: that transaction,
+ * and its limits, are the caller's.
+ */
+export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
+  if (db.inTransaction) return db;
+  const bounded = withStatementDeadline(db, timeoutMs);
+  return {
+    inTransaction: false,
+    query: bounded.query,
+    execute: bounded.execute,
+    transaction: (work, options) => {
+      const limits = { timeoutMs, maxWaitMs: timeoutMs, ...options };
+      const run = db.transaction(async (tx) => {
+        await limitTransaction(tx, limits);
+        return work(tx);
+      }, limits);
+      return settledWithin(run, limits);
+    },
+  };
+}
+
+/** `run`, or FERRY_TIMEOUT once `limits` (max wait + timeout + twice the grace) have passed. */
+async function settledWithin<T>(run: Promise<T>, limits: TransactionOptions): Promise<T> {
+  const timeoutMs = checkedTimeout(limits.timeoutMs);
+  if (timeoutMs === undefined) return run;
+  const grace = Math.min(timeoutMs, DEADLINE_GRACE_MS);
+  const ms = Math.min((limits.maxWaitMs ?? 0) + timeoutMs + 2 * grace, MAX_TIMEOUT_MS);
+  run.catch(() => undefined); // past the deadline nothing waits for it
+  if (await settlesWithin(run, ms)) return run;
+  throw new FerryError('FERRY_TIMEOUT', `the transaction did not finish within ${ms} ms`, {
+    details: { timeoutMs: ms },
+  });
+}
 
 /**
  * ferry's own statements on `db` (acceptance, claims, leases, completions: each outside the

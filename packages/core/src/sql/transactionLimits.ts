@@ -48,6 +48,67 @@ export function beginLimited(options: TransactionOptions): string {
 }
 
 /**
+ * How long past `timeoutMs` a whole-transaction deadline waits (at most 1 s, at most timeoutMs):
+ * here, and withDeadlines' (statementDeadline.ts) after it.
+ */
+export const DEADLINE_GRACE_MS = 1_000;
+
+/** Where a transaction stands, for its deadline: once it asked to commit, the outcome is PostgreSQL's. */
+export interface TransactionProgress {
+  committing: boolean;
+}
+
+/**
+ * When an adapter that holds the transaction's connection (node-postgres, Kysely) ends the
+ * transaction while its work is still running: `ended` rejects
+ * - with FERRY_TIMEOUT once `timeoutMs` (and its grace, so that a statement PostgreSQL's own limit
+ *   cancels fails with PostgreSQL's error) passed, unless the transaction is committing by then;
+ * - with the signal's reason once `options.signal` aborts (the caller gave up on the transaction),
+ *   committing or not: the outcome of a commit in flight is then unknown to the caller.
+ * The adapter then closes or rolls back the connection. Never settles without either.
+ */
+export function transactionDeadline(
+  options: TransactionOptions,
+  progress: Readonly<TransactionProgress>,
+): { ended: Promise<never>; expired(): boolean; clear(): void } {
+  const timeoutMs = checkedTimeout(options.timeoutMs);
+  const { signal } = options;
+  let expired = false;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const ended = new Promise<never>((_, reject) => {
+    const end = (reason: unknown): void => {
+      expired = true;
+      reject(reason);
+    };
+    if (signal?.aborted) return end(signal.reason);
+    if (signal) {
+      onAbort = () => end(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    if (timeoutMs === undefined) return;
+    timer = setTimeout(
+      () => {
+        if (progress.committing) return;
+        end(
+          new FerryError('FERRY_TIMEOUT', `the transaction did not finish within ${timeoutMs} ms`, {
+            details: { timeoutMs },
+          }),
+        );
+      },
+      // Past MAX_TIMEOUT_MS a Node timer fires at once.
+      Math.min(timeoutMs + Math.min(timeoutMs, DEADLINE_GRACE_MS), MAX_TIMEOUT_MS),
+    );
+  });
+  ended.catch(() => undefined);
+  const clear = (): void => {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+  };
+  return { ended, expired: () => expired, clear };
+}
+
+/**
  * Opens a transaction with `open`, giving up when it has not started within `maxWaitMs` (no
  * pooled connection): rejects with a retriable FERRY_DATABASE_UNAVAILABLE, and a transaction
  * that starts later throws at once, so it rolls back and hands its connection back.

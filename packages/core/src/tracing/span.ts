@@ -1,4 +1,5 @@
 import type { Attributes, Context, Span } from '@opentelemetry/api';
+import { redactLine } from '../redact/redact';
 import { otel, type Otel } from './otel';
 import { formatTraceparent, parseTraceparent } from './w3c';
 
@@ -30,7 +31,11 @@ export interface FerrySpan {
   setAttributes(attributes: Attributes): void;
   /** Runs `fn` with this span as the active context. */
   run<T>(fn: () => T): T;
-  /** Ends the span, ERROR with `error` (an Error is recorded as an exception) when given. */
+  /**
+   * Ends the span, ERROR with `error` when given. An Error is recorded as an exception, its
+   * message redacted by the built-in rules (its stack's frames kept, the message line replaced);
+   * a string is used as it is (callers pass text they redacted, or ferry's own).
+   */
   end(error?: unknown): void;
 }
 
@@ -53,6 +58,20 @@ function parentContext(api: Otel, start: SpanStart): Context {
 }
 
 const KINDS = { internal: 'INTERNAL', producer: 'PRODUCER', consumer: 'CONSUMER' } as const;
+
+const MAX_STATUS_CHARS = 1_000;
+
+/**
+ * What a span records of an Error: its name, `message` (redacted), and the frames of its stack
+ * under that message (the stack's own first lines repeat the unredacted message).
+ */
+function redactedException(error: Error, message: string): { name: string; message: string; stack?: string } {
+  const name = String(error.name);
+  const lines = typeof error.stack === 'string' ? error.stack.split('\n') : [];
+  const firstFrame = lines.findIndex((line) => /^\s+at /.test(line));
+  if (firstFrame < 0) return { name, message };
+  return { name, message, stack: [`${name}: ${message}`, ...lines.slice(firstFrame)].join('\n') };
+}
 
 /** Starts a span (not yet active; see `run`). Never throws: a tracing failure is a no-op span. */
 export function startSpan(start: SpanStart): FerrySpan {
@@ -90,9 +109,10 @@ export function startSpan(start: SpanStart): FerrySpan {
     },
     end(error) {
       if (error !== undefined) {
-        if (error instanceof Error) span.recordException(error);
-        const message = error instanceof Error ? error.message : String(error);
-        span.setStatus({ code: api.SpanStatusCode.ERROR, message: message.slice(0, 1_000) });
+        const message =
+          error instanceof Error ? redactLine(String(error.message), MAX_STATUS_CHARS) : String(error);
+        if (error instanceof Error) span.recordException(redactedException(error, message));
+        span.setStatus({ code: api.SpanStatusCode.ERROR, message: message.slice(0, MAX_STATUS_CHARS) });
       }
       span.end();
     },

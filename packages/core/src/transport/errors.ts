@@ -1,4 +1,5 @@
 import { FerryError } from '../errors';
+import { stripUrlCredentials } from '../redact/urlCredentials';
 
 /**
  * Why a transport dead-lettered a message; travels in the `x-ferry-reject-reason` header
@@ -73,15 +74,15 @@ export function closedError(what: string): FerryError {
 }
 
 /**
- * An error's message (or its string form) for logs and error messages. Never throws: an
- * application function may throw anything, also a value whose reading throws (a Proxy, a
- * throwing getter or toString).
+ * An error's message (or its string form) for logs, events and error messages, without the user
+ * and password of a URL it quotes. Never throws: an application function may throw anything,
+ * also a value whose reading throws (a Proxy, a throwing getter or toString).
  */
 export function describeTransportError(error: unknown): string {
   try {
-    if (error instanceof Error) return String(error.message);
+    if (error instanceof Error) return stripUrlCredentials(String(error.message));
     if (error === undefined) return 'unknown error';
-    return String(error);
+    return stripUrlCredentials(String(error));
   } catch {
     return 'a thrown value that could not be read';
   }

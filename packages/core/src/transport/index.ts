@@ -16,6 +16,7 @@ export {
 } from './consumerEvents';
 export { safeEmit } from '../observe/safeEmit';
 export { defaultLogger, guardLogger } from '../observe/logger';
+export { stripUrlCredentials } from '../redact/urlCredentials';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
 export { deadlineSignal } from '../deadline';
 export { discardAnswer } from '../unreadAnswer';

@@ -1,9 +1,10 @@
 /**
  * The random source an application hands ferry (inbox `random`, every transport's `random`) is
  * called for retry and reconnect jitter. Whatever it does (throws anything, returns NaN, a
- * number outside [0, 1), a Promise), the delay stays a finite number within the policy, and a
- * failed handler's receipt is scheduled for its retry with its error recorded, never left
- * PROCESSING until its lease runs out.
+ * number outside [0, 1) such as -Infinity, a Promise), the delay is the policy's full ceiling:
+ * finite, never NaN, and never the zero delay of a hot retry loop; and a failed handler's receipt
+ * is scheduled for its retry with its error recorded, never left PROCESSING until its lease runs
+ * out.
  */
 import { backoffDelay } from '../../src/backoff';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -12,7 +13,10 @@ import { makeInbox, waitFor } from './helpers';
 const HOSTILE_RANDOM: Record<string, () => number> = {
   nan: () => NaN,
   infinite: () => Infinity,
+  'minus-infinite': () => -Infinity,
   negative: () => -3,
+  'just-below-zero': () => -Number.MIN_VALUE,
+  one: () => 1,
   'above-one': () => 7,
   promise: () => Promise.resolve(0.5) as unknown as number,
   'throws-error': () => {
@@ -24,17 +28,20 @@ const HOSTILE_RANDOM: Record<string, () => number> = {
 };
 
 describe('backoffDelay with a hostile random source', () => {
-  it.each(Object.entries(HOSTILE_RANDOM))('%s: a finite delay within [0, ceiling]', (_name, random) => {
+  it.each(Object.entries(HOSTILE_RANDOM))('%s: the full ceiling, never 0 nor NaN', (_name, random) => {
     for (const attempt of [1, 3, 10]) {
       const delay = backoffDelay(
         attempt,
         { initialMs: 100, maxMs: 1_000, multiplier: 2, jitter: 'full' },
         random,
       );
-      expect(Number.isFinite(delay)).toBe(true);
-      expect(delay).toBeGreaterThanOrEqual(0);
-      expect(delay).toBeLessThanOrEqual(Math.min(1_000, 100 * 2 ** (attempt - 1)));
+      expect(delay).toBe(Math.min(1_000, 100 * 2 ** (attempt - 1)));
     }
+  });
+
+  it.each([0, -0, 0.5, 1 - Number.EPSILON])('a draw of %d, within [0, 1), is used as it is', (value) => {
+    const policy = { initialMs: 1_000, maxMs: 1_000, multiplier: 2, jitter: 'full' } as const;
+    expect(backoffDelay(1, policy, () => value)).toBe(Math.round(value * 1_000) + 0);
   });
 });
 

@@ -25,7 +25,7 @@ import { renewQueued } from '../../src/inbox/sql/renewQueued';
 import { requeueDead } from '../../src/inbox/sql/requeueDead';
 import { scheduleRetry } from '../../src/inbox/sql/scheduleRetry';
 import type { TestDatabase } from '../../../../test-support/database';
-import { costDatabase } from '../costDatabase';
+import { costDatabase, emptyTable } from '../costDatabase';
 import { planWork, type PlanKind } from '../planWork';
 
 const SCOPE = 'tenant:acme';
@@ -93,14 +93,7 @@ type Statistics = 'pending' | 'none';
  * the history first.
  */
 async function seed(scale: Scale, statistics: Statistics): Promise<Seed> {
-  await t.db.execute('TRUNCATE ferry_inbox_receipts');
-  if (statistics === 'none') {
-    // No column statistics and an unknown row count, as before autovacuum's first analysis.
-    await t.db.execute(`DELETE FROM pg_statistic WHERE starelid = 'ferry_inbox_receipts'::regclass`);
-    await t.db.execute(
-      `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = 'ferry_inbox_receipts'::regclass`,
-    );
-  }
+  await emptyTable(t.db, 'ferry_inbox_receipts', statistics === 'none');
   const roles: Array<[string, number]> = [
     ['history', scale.history],
     ['dead', scale.history / 10],

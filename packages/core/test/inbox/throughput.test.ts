@@ -25,7 +25,10 @@ describe('inbox throughput', () => {
     const workers = Array.from({ length: 4 }, () =>
       makeInbox(t.newClient({ max: 6 }), {
         handlers: { bulk: handler },
-        worker: { concurrency: 4, pollIntervalMs: 50 },
+        // Leases long enough that no lane renews during a handler: FAST_WORKER's 200 ms
+        // heartbeat had every busy lane renew once per handler on a loaded machine, a statement
+        // per message that slowed the run the more the machine was loaded (80 s in one CI run).
+        worker: { concurrency: 4, pollIntervalMs: 50, leaseMs: 10_000, heartbeatIntervalMs: 2_000 },
       }),
     );
     const acceptStart = Date.now();

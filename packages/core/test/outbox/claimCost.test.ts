@@ -14,7 +14,7 @@ import { Client } from 'pg';
 import { emitMany, type FailedHeadPolicy } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import type { TestDatabase } from '../../../../test-support/database';
-import { costDatabase } from '../costDatabase';
+import { costDatabase, emptyTable } from '../costDatabase';
 import { measuring } from '../measuring';
 import type { PlanKind } from '../planWork';
 
@@ -49,13 +49,13 @@ async function claimBehindLockedWindow(
     );
     await t.db.execute('ANALYZE outbox_events');
   }
-  for (let done = 0; done < backlog; done += 5_000) {
-    const n = Math.min(5_000, backlog - done);
-    await emitMany(
-      t.db,
-      Array.from({ length: n }, (_, i) => ({ type: 'claim.cost', payload: { i: done + i } })),
-    );
-  }
+  // As emitMany writes unkeyed events (one statement: one due time, seq in insertion order).
+  await t.db.execute(
+    `INSERT INTO outbox_events (id, event_type, payload, max_retries)
+     SELECT gen_random_uuid(), 'claim.cost', jsonb_build_object('i', g), 5
+     FROM generate_series(0, $1::int - 1) g`,
+    [backlog],
+  );
   if (statistics === 'fresh') await t.db.execute('ANALYZE outbox_events');
   const holder = new Client({ connectionString: t.url });
   const explainer = new Client({ connectionString: t.url });
@@ -325,14 +325,7 @@ async function completionOf(
   plan: PlanKind,
   statistics: 'pending' | 'none',
 ): Promise<{ work: number; completed: number }> {
-  await t.db.execute('TRUNCATE outbox_events');
-  if (statistics === 'none') {
-    // No column statistics and an unknown row count, as before autovacuum's first analysis.
-    await t.db.execute(`DELETE FROM pg_statistic WHERE starelid = 'outbox_events'::regclass`);
-    await t.db.execute(
-      `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = 'outbox_events'::regclass`,
-    );
-  }
+  await emptyTable(t.db, 'outbox_events', statistics === 'none');
   // The history a table keeps (SENT rows): a completion reads none of it.
   await t.db.execute(
     `INSERT INTO outbox_events (id, event_type, payload, max_retries, status, published_at)

@@ -10,15 +10,14 @@
  * executions, with statistics gathered while every row was still PENDING (before the rows were
  * claimed, sent or failed, as after a burst) and with none at all (a new database).
  */
-import { Client } from 'pg';
 import type { SqlExecutor } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import type { TestDatabase } from '../../../../test-support/database';
-import { costDatabase } from '../costDatabase';
+import { costDatabase, emptyTable } from '../costDatabase';
 import { listEvents, purgeSentEvents } from '../../src/outbox/sql/adminQueries';
 import { markEventsFailed, retryEvents } from '../../src/outbox/sql/adminTransition';
 import { releaseStuckEvents } from '../../src/outbox/sql/releaseStuck';
-import { measuring } from '../measuring';
+import { measureWork } from '../measuring';
 import type { PlanKind } from '../planWork';
 
 let t: TestDatabase;
@@ -87,14 +86,7 @@ const BECOME = `
 
 /** A table of `groups` under `statistics`. */
 async function populate(groups: readonly Group[], statistics: Statistics): Promise<void> {
-  await t.db.execute('TRUNCATE outbox_events');
-  if (statistics === 'none') {
-    // No column statistics and an unknown row count, as before autovacuum's first analysis.
-    await t.db.execute(`DELETE FROM pg_statistic WHERE starelid = 'outbox_events'::regclass`);
-    await t.db.execute(
-      `UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = 'outbox_events'::regclass`,
-    );
-  }
+  await emptyTable(t.db, 'outbox_events', statistics === 'none');
   await t.db.execute(INSERT, [
     groups.map((g) => g.tag),
     groups.map((g) => g.count),
@@ -126,20 +118,11 @@ async function tokenOf(tag: string): Promise<string> {
 }
 
 /** Runs `run` on an executor that measures the work of its statements under `plan`. */
-async function measure<T>(
+function measure<T>(
   plan: PlanKind,
   run: (db: SqlExecutor) => Promise<T>,
 ): Promise<{ work: number; result: T }> {
-  // A new session per measurement: it plans with the table's size and statistics as arranged.
-  const explainer = new Client({ connectionString: t.url });
-  await explainer.connect();
-  try {
-    const measured = measuring(t.db, explainer, plan);
-    const result = await run(measured.db);
-    return { work: measured.total(), result };
-  } finally {
-    await explainer.end();
-  }
+  return measureWork(t.url, t.db, plan, run);
 }
 
 /** Ten times the rest of the table: the same work, give or take a B-tree level. */

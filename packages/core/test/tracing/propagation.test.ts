@@ -165,6 +165,24 @@ describe('tracing and causation through core (OpenTelemetry SDK, in-memory expor
     });
   });
 
+  it("a failing handler's span holds its error redacted, in the status and the exception event", async () => {
+    const inbox = makeInbox(t.prisma, {
+      handlers: {
+        leaky: async () => {
+          throw new Error('connect to amqp://app:s3cret@broker failed; password is hunter2');
+        },
+      },
+    });
+    await inbox.accept(message({ consumer: 'leaky' }));
+    expect(await inbox.runOnce()).toMatchObject({ retried: 1 });
+    await inbox.close();
+    const span = tracing.only('process leaky');
+    const redacted = 'connect to amqp://[redacted]@broker failed; password is [redacted]';
+    expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: redacted });
+    expect(span.events.map((e) => e.attributes?.['exception.message'])).toEqual([redacted]);
+    expect(JSON.stringify(span.events)).not.toMatch(/s3cret|hunter2/);
+  });
+
   it('the relay publishes each message in a PRODUCER span under its row’s trace and sends that span’s context', async () => {
     const { id } = await emit(t.db, { type: 'order.created', payload: {}, destination: 'orders.exchange' });
     const rejected = (await emit(t.db, { type: 'order.rejected', payload: {} })).id;

@@ -7,7 +7,16 @@
  * timeout is set anywhere); the silent network is fault-tests/operations/silent-database.test.ts.
  */
 import { Pool, type PoolClient } from 'pg';
-import { createRelay, emit, fromPg, Inbox, isFerryError, pgTransactions } from '@ferry/core';
+import {
+  createOutboxAdmin,
+  createRelay,
+  emit,
+  fromPg,
+  Inbox,
+  InboxAdmin,
+  isFerryError,
+  pgTransactions,
+} from '@ferry/core';
 import { InMemoryPublisher, waitUntil } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { quietLogger } from '../inbox/helpers';
@@ -107,5 +116,33 @@ describe('statement deadlines', () => {
     await relay.runOnce();
     await relay.close();
     expect(publisher.delivered.map((m) => m.type)).toEqual(['deadline.tick']);
+  });
+
+  it('fails an admin read (its pg connection destroyed) and an audited admin transaction past statementTimeoutMs', async () => {
+    await emit(t.db, { type: 'deadline.admin', payload: {}, tenantId: 'acme' });
+    const admin = createOutboxAdmin(fromPg(pool), { statementTimeoutMs: 300 });
+    const outcome = await whileLocked('outbox_events', async () => {
+      const read = await settle(admin.stats());
+      const connections = pool.totalCount; // still inside the lock: a kept connection would still wait
+      const purge = await settle(admin.purgeSent({ before: new Date() }));
+      return { read, connections, purge };
+    });
+    expect(isFerryError(outcome.read, 'FERRY_TIMEOUT')).toBe(true);
+    expect(outcome.connections).toBe(0);
+    expect(isFerryError(outcome.purge, 'FERRY_TIMEOUT')).toBe(true);
+    expect((await admin.stats()).pending).toBeGreaterThan(0);
+  });
+
+  it('fails an inbox admin requeue (an audited transaction) past statementTimeoutMs on Prisma', async () => {
+    const admin = new InboxAdmin(t.prisma, { statementTimeoutMs: 300 }).forTenant('acme');
+    const requeue = {
+      id: '00000000-0000-4000-8000-000000000000',
+      expectedVersion: 1,
+      reason: 'r',
+      actor: 'a',
+    };
+    const error = await whileLocked('ferry_inbox_receipts', () => settle(admin.requeue(requeue)));
+    expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
+    expect((error as { retriable: boolean }).retriable).toBe(true);
   });
 });

@@ -2,6 +2,12 @@ import { FerryConfigError } from '../../errors';
 import { executorFor, type ApplicationTransaction } from '../../sql/applicationTransaction';
 import type { SqlExecutor } from '../../sql/executor';
 import { withTranslation } from '../../sql/dbErrors';
+import {
+  adminStatementTimeout,
+  statementTimeoutOption,
+  withDeadlines,
+  type StatementTimeoutOptions,
+} from '../../sql/statementDeadline';
 import { getReceipt } from '../sql/getReceipt';
 import { isUuid, scopeOf } from '../sql/fragments';
 import { listReceipts } from '../sql/listReceipts';
@@ -21,9 +27,11 @@ export class InboxAdmin {
    * Takes the application's client (Prisma, node-postgres, Kysely) or one of its transactions,
    * to join it, or any SqlExecutor (the CLI passes a node-postgres one). Each audited action
    * runs in one transaction with its audit row; in the caller's transaction it joins it.
+   * `statementTimeoutMs` (default 30,000) bounds each statement and each transaction the admin
+   * opens; in the caller's transaction the limits are the caller's.
    */
-  constructor(client: ApplicationTransaction) {
-    this.db = withTranslation(executorFor(client), 'inbox admin');
+  constructor(client: ApplicationTransaction, options: StatementTimeoutOptions = {}) {
+    this.db = adminExecutor(client, adminStatementTimeout(options));
   }
 
   forTenant(tenantId: string): InboxScopedAdmin {
@@ -41,14 +49,17 @@ export class InboxAdmin {
  */
 export class InboxPrivilegedAdmin {
   private readonly db: SqlExecutor;
-  constructor(client: ApplicationTransaction, options: { privilegedAdmin?: boolean } = {}) {
+  constructor(
+    client: ApplicationTransaction,
+    options: StatementTimeoutOptions & { privilegedAdmin?: boolean } = {},
+  ) {
     if (options.privilegedAdmin !== true) {
       throw new FerryConfigError(
         'privilegedAdmin',
         'cross-tenant admin must be enabled explicitly with true',
       );
     }
-    this.db = withTranslation(executorFor(client), 'inbox admin');
+    this.db = adminExecutor(client, statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs));
   }
 
   /** Every scope, paged by id. */
@@ -75,4 +86,8 @@ export class InboxPrivilegedAdmin {
   scopeOf(record: Pick<InboxRecord, 'tenantId'>): InboxScopedAdmin {
     return new InboxScopedAdmin(this.db, scopeOf(record.tenantId));
   }
+}
+
+function adminExecutor(client: ApplicationTransaction, timeoutMs: number): SqlExecutor {
+  return withTranslation(withDeadlines(executorFor(client), timeoutMs), 'inbox admin');
 }

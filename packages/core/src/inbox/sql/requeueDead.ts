@@ -1,10 +1,13 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { InboxRecord } from '../types';
+import { opaqueStatus } from '../../outbox/sql/fragments';
 import { COLUMNS, TABLE, toRecord, type ReceiptRow } from './fragments';
 
 /**
  * DEAD → PENDING at the observed version: the retry-cycle budget resets, identity, payload,
  * claim token, lifetime attempts and last error stay, and the requeue is appended to history.
+ * DEAD is opaque (opaqueStatus): the row is found by primary key, not among every DEAD receipt of
+ * ferry_inbox_receipts_dead (test/inbox/maintenanceCost.test.ts).
  */
 const SQL = `
   UPDATE ${TABLE}
@@ -13,7 +16,7 @@ const SQL = `
         'at', now(), 'actor', $4::text, 'reason', $5::text, 'fromVersion', row_version,
         'attemptsInCycle', attempts, 'lastError', last_error)),
       row_version = row_version + 1, updated_at = now()
-  WHERE id = $1::uuid AND scope = $2 AND status = 'DEAD' AND row_version = $3::int
+  WHERE id = $1::uuid AND scope = $2 AND status = ${opaqueStatus('DEAD')} AND row_version = $3::int
   RETURNING ${COLUMNS}`;
 
 export async function requeueDead(

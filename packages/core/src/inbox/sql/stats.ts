@@ -1,10 +1,17 @@
 import type { SqlExecutor } from '../../sql/executor';
+import { countUpTo, estimateHistory, HISTORY_EXACT_LIMIT } from '../../sql/historyCount';
 import { INBOX_STATUSES, type InboxStatus } from '../types';
 import { TABLE } from './fragments';
 
 export interface InboxStats {
+  /**
+   * Receipts per status. COMPLETED is exact up to 10,000 (HISTORY_EXACT_LIMIT) in the scope and
+   * PostgreSQL's estimate beyond it (`completedEstimated`); the other statuses are always exact.
+   */
   readonly counts: Readonly<Record<InboxStatus, number>>;
   readonly total: number;
+  /** `counts.COMPLETED` (and so `total`) is an estimate. */
+  readonly completedEstimated: boolean;
   /** Creation time of the oldest PENDING / RETRYABLE / PROCESSING receipt. */
   readonly oldestPendingAt: Date | null;
   /** Its age on the database clock, in milliseconds. */
@@ -13,34 +20,72 @@ export interface InboxStats {
   readonly expiredLeases: number;
 }
 
+/**
+ * Every receipt but the COMPLETED history, one arm per status so that each reads a partial index
+ * (PENDING / RETRYABLE: ferry_inbox_receipts_due, PROCESSING: ferry_inbox_receipts_leases, DEAD:
+ * ferry_inbox_receipts_dead), or a scope's range of ferry_inbox_receipts_admin; $1 the scope.
+ */
+const UNFINISHED_STATUSES = ['PENDING', 'RETRYABLE', 'PROCESSING', 'DEAD'] as const;
+const open = (scoped: boolean) =>
+  UNFINISHED_STATUSES.map(
+    (status) => `SELECT consumer, tenant_id, status, lease_expires_at, created_at FROM ${TABLE}
+    WHERE status = '${status}' AND ${scoped ? 'scope = $1::text' : '$1::text IS NULL'}`,
+  ).join('\n  UNION ALL ');
+
 const COUNTS = `
-  SELECT status, count(*)::float8 AS n FROM ${TABLE}
-  WHERE ($1::text IS NULL OR scope = $1) GROUP BY status`;
-const OLDEST = `
-  SELECT min(created_at) AS oldest,
-         (extract(epoch FROM now() - min(created_at)) * 1000)::float8 AS age_ms,
-         count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired
-  FROM ${TABLE}
-  WHERE ($1::text IS NULL OR scope = $1) AND status IN ('PENDING', 'RETRYABLE', 'PROCESSING')`;
+    ${UNFINISHED_STATUSES.map((s) => `count(*) FILTER (WHERE status = '${s}')::float8 AS "${s}"`).join(',\n    ')},
+    min(created_at) FILTER (WHERE status <> 'DEAD') AS oldest,
+    (extract(epoch FROM now() - min(created_at) FILTER (WHERE status <> 'DEAD')) * 1000)::float8 AS age_ms,
+    count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired`;
+
+const STATS = [false, true].map((scoped) => `SELECT ${COUNTS} FROM (${open(scoped)}) u`);
+
+// A scope's COMPLETED receipts through ferry_inbox_receipts_admin (scope, status, id), in its
+// order: a generic plan otherwise took a bitmap of the scope's every receipt, or a sequential scan.
+const SCOPE_COMPLETED = `SELECT 1 FROM ${TABLE} WHERE scope = $1::text AND status = 'COMPLETED'
+  ORDER BY scope, status, id`;
+const COMPLETED = `SELECT consumer, tenant_id FROM ${TABLE} WHERE status = 'COMPLETED'`;
+
+type OpenCounts = Record<Exclude<InboxStatus, 'COMPLETED'>, number> & {
+  oldest: Date | null;
+  age_ms: number | null;
+  expired: number;
+};
 
 function zeroCounts(): Record<InboxStatus, number> {
   return Object.fromEntries(INBOX_STATUSES.map((s) => [s, 0])) as Record<InboxStatus, number>;
 }
 
-export async function readStats(db: SqlExecutor, scope: string | null): Promise<InboxStats> {
-  const rows = await db.query<{ status: InboxStatus; n: number }>(COUNTS, [scope]);
+/** One scope's receipts (every scope's when `scope` is null); see InboxStats. */
+export async function readStats(
+  db: SqlExecutor,
+  scope: string | null,
+  exactLimit: number = HISTORY_EXACT_LIMIT,
+): Promise<InboxStats> {
+  const [row] = await db.query<OpenCounts>(STATS[scope === null ? 0 : 1]!, [scope]);
   const counts = zeroCounts();
-  for (const row of rows) counts[row.status] = Number(row.n);
-  const [oldest] = await db.query<{ oldest: Date | null; age_ms: number | null; expired: number }>(OLDEST, [
-    scope,
-  ]);
+  for (const status of UNFINISHED_STATUSES) counts[status] = Number(row?.[status] ?? 0);
+  const open = Object.values(counts).reduce((a, b) => a + b, 0);
+  const completed =
+    scope === null
+      ? await countUpTo(db, COMPLETED, [], exactLimit)
+      : await countUpTo(db, SCOPE_COMPLETED, [scope], exactLimit);
+  counts.COMPLETED =
+    completed ??
+    (await estimateHistory(db, {
+      table: TABLE,
+      scope: scope === null ? null : { column: 'scope', value: scope },
+      unfinished: open,
+      limit: exactLimit,
+    }));
   return {
     counts,
-    total: Object.values(counts).reduce((a, b) => a + b, 0),
-    oldestPendingAt: oldest?.oldest ? new Date(oldest.oldest) : null,
+    total: open + counts.COMPLETED,
+    completedEstimated: completed === null,
+    oldestPendingAt: row?.oldest ? new Date(row.oldest) : null,
     oldestPendingAgeMs:
-      oldest?.age_ms === null || oldest?.age_ms === undefined ? null : Math.round(Number(oldest.age_ms)),
-    expiredLeases: Number(oldest?.expired ?? 0),
+      row?.age_ms === null || row?.age_ms === undefined ? null : Math.round(Number(row.age_ms)),
+    expiredLeases: Number(row?.expired ?? 0),
   };
 }
 
@@ -49,58 +94,65 @@ export interface InboxGroupStats {
   readonly consumer: string;
   /** '' for global receipts, or when not grouped by tenant. */
   readonly tenant: string;
-  readonly counts: Readonly<Record<InboxStatus, number>>;
+  /**
+   * COMPLETED is null when the table holds more than the exact limit of them (they are not
+   * counted per group then); the other statuses are exact.
+   */
+  readonly counts: Readonly<Record<InboxStatus, number | null>>;
   /** Age of the oldest PENDING / RETRYABLE / PROCESSING receipt on the database clock; null when none. */
   readonly oldestUnfinishedAgeMs: number | null;
   readonly expiredLeases: number;
 }
 
-const BY_CONSUMER = `
-  SELECT consumer, CASE WHEN $1::boolean THEN coalesce(tenant_id, '') ELSE '' END AS tenant, status,
-         count(*)::float8 AS n,
-         (extract(epoch FROM now() - min(created_at)) * 1000)::float8 AS oldest_ms,
-         count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired
-  FROM ${TABLE} GROUP BY 1, 2, 3`;
+const GROUP = `consumer, CASE WHEN $2::boolean THEN coalesce(tenant_id, '') ELSE '' END AS tenant`;
+const BY_CONSUMER = `SELECT ${GROUP}, ${COUNTS} FROM (${open(false)}) u GROUP BY 1, 2`;
+// COMPLETED receipts by group, reading at most $3 of them (the caller asks for the limit + 1).
+const COMPLETED_BY_CONSUMER = `SELECT ${GROUP}, count(*)::float8 AS n
+  FROM (${COMPLETED} LIMIT $3::bigint) c WHERE $1::text IS NULL GROUP BY 1, 2`;
 
-const UNFINISHED: ReadonlySet<InboxStatus> = new Set(['PENDING', 'RETRYABLE', 'PROCESSING']);
-
-/** Every scope's receipts per consumer (and per tenant when `byTenant`); one query. */
-export async function readStatsByConsumer(db: SqlExecutor, byTenant: boolean): Promise<InboxGroupStats[]> {
-  const rows = await db.query<{
-    consumer: string;
-    tenant: string;
-    status: InboxStatus;
-    n: number;
-    oldest_ms: number;
-    expired: number;
-  }>(BY_CONSUMER, [byTenant]);
-  const groups = new Map<string, GroupAccumulator>();
-  for (const row of rows) {
-    const key = JSON.stringify([row.consumer, row.tenant]);
-    const group = groups.get(key) ?? {
-      consumer: row.consumer,
-      tenant: row.tenant,
-      counts: zeroCounts(),
-      oldest: null,
-      expired: 0,
+/**
+ * Every scope's receipts per consumer (and per tenant when `byTenant`): the open statuses exactly,
+ * COMPLETED exactly while the table holds at most `exactLimit` of them, else null.
+ */
+export async function readStatsByConsumer(
+  db: SqlExecutor,
+  byTenant: boolean,
+  exactLimit: number = HISTORY_EXACT_LIMIT,
+): Promise<InboxGroupStats[]> {
+  const open = await db.query<OpenCounts & { consumer: string; tenant: string }>(BY_CONSUMER, [
+    null,
+    byTenant,
+  ]);
+  const completed = await db.query<{ consumer: string; tenant: string; n: number }>(COMPLETED_BY_CONSUMER, [
+    null,
+    byTenant,
+    exactLimit + 1,
+  ]);
+  const exact = completed.reduce((n, row) => n + Number(row.n), 0) <= exactLimit;
+  const groups = new Map<string, InboxGroupStats & { counts: Record<InboxStatus, number | null> }>();
+  const group = (consumer: string, tenant: string) => {
+    const key = JSON.stringify([consumer, tenant]);
+    const found = groups.get(key);
+    if (found) return found;
+    const created = {
+      consumer,
+      tenant,
+      counts: { ...zeroCounts(), COMPLETED: exact ? 0 : null },
+      oldestUnfinishedAgeMs: null,
+      expiredLeases: 0,
     };
-    groups.set(key, group);
-    group.counts[row.status] = Number(row.n);
-    group.expired += Number(row.expired);
-    if (UNFINISHED.has(row.status))
-      group.oldest = Math.max(group.oldest ?? 0, Math.round(Number(row.oldest_ms)));
+    groups.set(key, created);
+    return created;
+  };
+  for (const row of open) {
+    const g = group(row.consumer, row.tenant);
+    for (const status of UNFINISHED_STATUSES) g.counts[status] = Number(row[status]);
+    groups.set(JSON.stringify([row.consumer, row.tenant]), {
+      ...g,
+      oldestUnfinishedAgeMs: row.age_ms === null ? null : Math.round(Number(row.age_ms)),
+      expiredLeases: Number(row.expired),
+    });
   }
-  return [...groups.values()].map(({ oldest, expired, ...group }) => ({
-    ...group,
-    oldestUnfinishedAgeMs: oldest,
-    expiredLeases: expired,
-  }));
-}
-
-interface GroupAccumulator {
-  readonly consumer: string;
-  readonly tenant: string;
-  readonly counts: Record<InboxStatus, number>;
-  oldest: number | null;
-  expired: number;
+  if (exact) for (const row of completed) group(row.consumer, row.tenant).counts.COMPLETED = Number(row.n);
+  return [...groups.values()];
 }

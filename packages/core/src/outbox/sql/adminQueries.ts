@@ -29,46 +29,38 @@ const LIST = [
   [list(true, false), list(true, true)],
 ] as const;
 
-// The counts of StatsRow, over the rows a query selects (one scope, or one tenant's group).
-const STATS_COLUMNS = `
-    count(*) FILTER (WHERE status = 'PENDING')::float8 AS pending,
-    count(*) FILTER (WHERE status = 'PROCESSING')::float8 AS processing,
-    count(*) FILTER (WHERE status = 'SENT')::float8 AS sent,
-    count(*) FILTER (WHERE status = 'FAILED')::float8 AS failed,
-    count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired_leases,
-    (extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'PENDING')) * 1000)::bigint::text
-      AS oldest_pending_ms`;
-
-const STATS = `SELECT ${STATS_COLUMNS}
-  FROM outbox_events WHERE ($1::text IS NULL OR tenant_id = $1::text)`;
-
-// One row per tenant ('' for rows without one) when $1, else one row for the table; no rows
-// when the table is empty.
-const STATS_BY_TENANT = `SELECT CASE WHEN $1::boolean THEN coalesce(tenant_id, '') ELSE '' END AS tenant,
-    ${STATS_COLUMNS}
-  FROM outbox_events GROUP BY 1`;
-
-// The DELETE re-checks SENT opaque (opaqueStatus), so it finds the doomed rows by primary key:
-// with 'SENT' literal, under statistics that take SENT rows to be rare (analyzed before they were
+// The DELETE finds the doomed rows by primary key (`id = ANY (ARRAY(...))`, an InitPlan) and
+// re-checks SENT opaque (opaqueStatus): joined to them under statistics that know SENT rows are
+// most of the table, it hashed them against every SENT row (test/outbox/statsCost.test.ts); with
+// 'SENT' literal, under statistics that take SENT rows to be rare (analyzed before they were
 // sent), the planner read the whole SENT history off its index and rescanned the doomed rows for
 // each: a purge of 100 beside 10,000 old SENT rows cost 2,010,300 rows of work
 // (test/outbox/maintenanceCost.test.ts).
-const PURGE = `WITH doomed AS (
+//
+// A tenant's purge reads the tenant's own rows through its listing index
+// (outbox_events_tenant_created_idx), oldest first: outbox_events_sent_idx holds every tenant's
+// SENT rows by publish time, and read with the tenant as a filter it took every other tenant's
+// older SENT rows first (test/outbox/statsCost.test.ts). A row is created before it is published
+// (both on the database clock), so `created_at < before` bounds the read to rows old enough; what
+// it reads besides its doomed rows is the tenant's own older unfinished rows. SENT is opaque there,
+// so that the planner cannot AND the tenant's entries with every SENT entry of
+// outbox_events_sent_idx (a bitmap reads all of them, LIMIT or not). No SENT index
+// leading with the tenant: the relay's every completion would write an entry into it.
+const purge = (tenant: boolean) => `WITH doomed AS (
     SELECT id FROM outbox_events
-    WHERE status = 'SENT' AND published_at < $2::timestamptz AND ($1::text IS NULL OR tenant_id = $1::text)
-    ORDER BY published_at LIMIT $3
+    WHERE status = ${tenant ? opaqueStatus('SENT') : `'SENT'`} AND published_at < $2::timestamptz AND ${
+      tenant
+        ? `tenant_id = $1::text AND created_at < $2::timestamptz
+    ORDER BY tenant_id, created_at, seq`
+        : `$1::text IS NULL
+    ORDER BY published_at`
+    } LIMIT $3
     FOR UPDATE SKIP LOCKED
   )
-  DELETE FROM outbox_events e USING doomed WHERE e.id = doomed.id AND e.status = ${opaqueStatus('SENT')}`;
-
-export interface StatsRow {
-  pending: number;
-  processing: number;
-  sent: number;
-  failed: number;
-  expired_leases: number;
-  oldest_pending_ms: string | null;
-}
+  DELETE FROM outbox_events e
+  WHERE e.id = ANY (ARRAY(SELECT id FROM doomed)) AND e.status = ${opaqueStatus('SENT')}`;
+const PURGE = purge(false);
+const TENANT_PURGE = purge(true);
 
 export async function getEvent(
   db: SqlExecutor,
@@ -104,22 +96,13 @@ export function listEvents(
   ]);
 }
 
-export async function eventStats(db: SqlExecutor, tenantId: string | null): Promise<StatsRow> {
-  const [row] = await db.query<StatsRow>(STATS, [tenantId]);
-  return row as StatsRow;
-}
-
-/** StatsRow per tenant (`byTenant`), or one row for every tenant together under tenant ''. */
-export function eventStatsByTenant(
-  db: SqlExecutor,
-  byTenant: boolean,
-): Promise<(StatsRow & { tenant: string })[]> {
-  return db.query<StatsRow & { tenant: string }>(STATS_BY_TENANT, [byTenant]);
-}
-
 export function purgeSentEvents(
   db: SqlExecutor,
   args: { tenantId: string | null; before: Date; limit: number },
 ): Promise<number> {
-  return db.execute(PURGE, [args.tenantId, args.before.toISOString(), args.limit]);
+  return db.execute(args.tenantId === null ? PURGE : TENANT_PURGE, [
+    args.tenantId,
+    args.before.toISOString(),
+    args.limit,
+  ]);
 }

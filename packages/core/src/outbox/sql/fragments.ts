@@ -1,5 +1,6 @@
 import type { OutboxMessage } from '../../contracts';
 import type { OutboxRecord, OutboxStatus } from '../record';
+import type { InboxStatus } from '../../inbox/types';
 
 /** Every column a transition returns, qualified by alias `e`. */
 export const RECORD_COLUMNS = `
@@ -28,7 +29,7 @@ export const CLAIMED_COLUMNS = `
  * the literal, under statistics that take the status to be rare, the planner read every row of
  * the status off the partial index and matched the ids against them.
  */
-export function opaqueStatus(status: OutboxStatus): string {
+export function opaqueStatus(status: OutboxStatus | InboxStatus): string {
   return `(SELECT '${status}'::text)`;
 }
 

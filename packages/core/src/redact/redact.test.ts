@@ -53,6 +53,27 @@ describe('redaction of error text', () => {
     expect(describeError(new Error('token: page-2'), undefined, redact)).toBe('Error: token: page-2');
   });
 
+  it('refuses at configuration an allow pattern its check cannot vouch for, saying why', () => {
+    for (const pattern of [/^(a+)+$/, /(\w+\s?)*$/, /(?<=order )\d{13}/]) {
+      expect(() => createRedactor({ allow: [pattern] })).toThrow(
+        expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'redact.allow' }),
+      );
+    }
+    expect(() => createRedactor({ allow: [/(?<=order )\d{13}/] })).toThrow(/lookbehind: write \/order/);
+    expect(createRedactor({ allow: [/\p{Lu}{3}-\d+/u] })('ref ABC-4111111111111111')).toBe(
+      'ref ABC-4111111111111111',
+    );
+  });
+
+  it('keeps a URL scheme and host, and takes only the credentials, wherever the URL stands', () => {
+    expect(redactText('x1.amqp://u:pw@h 1redis://:pw@h (postgres://a:b@db/x)')).toBe(
+      'x1.amqp://[redacted]@h 1redis://[redacted]@h (postgres://[redacted]@db/x)',
+    );
+    expect(redactText('http://host/path?next=a@b.example.com')).toBe(
+      'http://host/path?next=[redacted-email]',
+    );
+  });
+
   it('redacts the extra keys an application names', () => {
     const redact = createRedactor({ keys: ['ssn', 'iban'] });
     expect(redact('ssn=123-45-6789 iban: DE89370400440532013000')).toBe('ssn=[redacted] iban: [redacted]');

@@ -1,0 +1,274 @@
+import { FerryConfigError, isFerryError } from '../errors';
+import { knownKeysOption, type OptionKeys } from '../optionChecks';
+import { storableText } from '../validate/text';
+import { isSafeAllowPattern, withinBudget } from './allowPatterns';
+import { URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT } from './urlCredentials';
+
+/** Longest error text stored in last_error. */
+export const MAX_STORED_ERROR_CHARS = 2_000;
+/** Longest error text given to an observer. */
+export const MAX_OBSERVED_ERROR_CHARS = 500;
+
+/** Turns an error message into one that may be stored and observed. */
+export type Redactor = (text: string) => string;
+
+/**
+ * The application's say over redaction: option `redact` of the inbox and of the relay, one
+ * shape for both (docs/inbox.md, "Redaction"). `allow`: a string names a sensitive key whose
+ * values may be kept (e.g. 'token' when the application's tokens are page cursors); a RegExp
+ * marks text that is kept verbatim wherever it matches (e.g. /order \d{13}/ for order numbers
+ * that look like card numbers); one with nested quantifiers is refused, and all of them together
+ * get ALLOW_PATTERNS_BUDGET_MS per text. `keys`: more key names whose values are redacted,
+ * beside the built-in ones.
+ */
+export interface RedactionOptions {
+  readonly allow?: readonly (string | RegExp)[];
+  readonly keys?: readonly string[];
+}
+
+/** The inbox's name for Redactor, kept. */
+export type InboxRedactor = Redactor;
+/** The inbox's name for RedactionOptions, kept. */
+export type InboxRedactionOptions = RedactionOptions;
+
+/** Key names whose values are redacted (case-insensitive, also as part of a longer name). */
+export const SENSITIVE_KEYS: readonly string[] = [
+  'password',
+  'passwd',
+  'passphrase',
+  'pwd',
+  'secret',
+  'token',
+  'api[_-]?key',
+  'access[_-]?key',
+  'private[_-]?key',
+  'authorization',
+  'credentials?',
+  'cookie',
+  'session[_-]?id',
+];
+
+const KEY_NAME = /^[a-z0-9_-]{1,64}$/i;
+/**
+ * `key=value`, `key: value`, `key is value`, `key was value`, `key to value`; the key may go on
+ * for up to 64 more name characters (`password_hash`): bounded, so that a key named again and
+ * again in one long word is not followed to the word's end from each place.
+ */
+const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(["']?\s*[:=]\s*["']?|\s+(?:is|was|to)\s+["']?)[^\s"',;&]+`;
+/**
+ * A run of digits with single spaces, dashes or a parenthesised group, not inside a word. It
+ * starts only where a run can start: not inside a word, and not after a digit and a space (a run
+ * tried from there was tried from its start already; trying every digit of `1 1 1 …` again to
+ * the end was quadratic).
+ */
+const NUMBER_RUN = /(?<![\w.+-])(?<![\d)] )\+?(?:\(\d+\)[ -]?)?\d(?:[ -]?\(?\d\)?)*\d(?![\w.-])/g;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [
+  [URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT],
+  // Bearer / Basic authorization values
+  [/\b(bearer|basic)\s+[a-z0-9._~+/=-]+/gi, '$1 [redacted]'],
+  // JSON web tokens
+  [/\beyJ[\w-]+\.[\w-]+\.[\w-]*/g, '[redacted-token]'],
+  // e-mail addresses
+  // (only from the start of a run of local-part characters: linear, see URL_CREDENTIALS)
+  [/(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}/gi, '[redacted-email]'],
+];
+
+/** Card numbers (13–19 digits) and phone numbers (7–15 digits); dates and short numbers stay. */
+function redactNumber(run: string): string {
+  const digits = run.replace(/\D/g, '').length;
+  if (digits >= 13 && digits <= 19 && !run.startsWith('+')) return '[redacted-card]';
+  if (digits >= 7 && digits <= 15 && !ISO_DATE.test(run)) return '[redacted-phone]';
+  return run;
+}
+
+function keyPattern(keys: readonly string[]): RegExp {
+  return new RegExp(`(${keys.join('|')})${KEY_VALUE}`, 'gi');
+}
+
+function checkOptions(options: RedactionOptions): void {
+  const { allow = [], keys = [] } = options;
+  if (
+    !Array.isArray(allow) ||
+    allow.some((a) => !(a instanceof RegExp) && (typeof a !== 'string' || !KEY_NAME.test(a)))
+  )
+    throw new FerryConfigError('redact.allow', 'must be an array of key names or RegExps');
+  const unsafe = allow.find((a) => a instanceof RegExp && !isSafeAllowPattern(a));
+  if (unsafe !== undefined)
+    throw new FerryConfigError(
+      'redact.allow',
+      `${String(unsafe)} is refused: it nests quantifiers, has more than 25, or uses syntax the check cannot read (a lookbehind: write /order \\d{13}/, not /(?<=order )\\d{13}/); a catastrophic pattern could hold the event loop for minutes on one error text`,
+    );
+  if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string' || !KEY_NAME.test(k)))
+    throw new FerryConfigError('redact.keys', 'must be an array of key names (letters, digits, _ and -)');
+}
+
+interface Shielded {
+  readonly text: string;
+  readonly restore: (t: string) => string;
+}
+
+const UNSHIELDED = (text: string): Shielded => ({ text, restore: (t) => t });
+
+/**
+ * Replaces allowed text with placeholders the rules cannot match, and puts it back after. The
+ * patterns run within ALLOW_PATTERNS_BUDGET_MS; past it none of them keeps anything.
+ */
+function shield(text: string, patterns: readonly RegExp[]): Shielded {
+  if (patterns.length === 0) return UNSHIELDED(text);
+  const kept: string[] = [];
+  const shielded = withinBudget(() =>
+    patterns.reduce(
+      (acc, pattern) =>
+        acc.replace(pattern, (match) => {
+          kept.push(match);
+          return `\uE000${'\uE002'.repeat(kept.length)}\uE001`;
+        }),
+      text,
+    ),
+  );
+  if (shielded === undefined) return UNSHIELDED(text);
+  const restore = (t: string): string =>
+    t.replace(/\uE000(\uE002+)\uE001/g, (_, marks: string) => kept[marks.length - 1] ?? '');
+  return { text: shielded, restore };
+}
+
+/** `pattern` as a global RegExp (String.replace then replaces every match). */
+function globalPattern(pattern: RegExp): RegExp {
+  return new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`);
+}
+
+/**
+ * Builds the redactor: URL credentials, authorization values, JSON web tokens, e-mail
+ * addresses, values of sensitive keys (`password is hunter2`), card and phone numbers.
+ * Throws FerryConfigError for a malformed `options`.
+ */
+export function createRedactor(options: RedactionOptions = {}): Redactor {
+  checkOptions(options);
+  const allowedKeys = new Set(
+    (options.allow ?? []).filter((a) => typeof a === 'string').map((a) => a.toLowerCase()),
+  );
+  const patterns = (options.allow ?? []).filter((a): a is RegExp => a instanceof RegExp).map(globalPattern);
+  const keys = [...SENSITIVE_KEYS, ...(options.keys ?? [])].filter((k) => !allowedKeys.has(k.toLowerCase()));
+  const keyValue = keys.length > 0 ? keyPattern(keys) : null;
+  return (text) => {
+    const shielded = shield(text, patterns);
+    let out = FIXED_RULES.reduce(
+      (acc, [pattern, replacement]) => acc.replace(pattern, replacement),
+      shielded.text,
+    );
+    if (keyValue) out = out.replace(keyValue, '$1$2$3[redacted]');
+    out = out.replace(NUMBER_RUN, redactNumber);
+    return shielded.restore(out);
+  };
+}
+
+const defaultRedactor = createRedactor();
+
+const REDACTION_KEYS = { allow: true, keys: true } as const satisfies OptionKeys<RedactionOptions>;
+
+/**
+ * The `redact` option of the inbox and the relay, resolved: undefined is the built-in rules;
+ * anything but an object { allow?, keys? } throws FerryConfigError naming `redact` (or the
+ * member: `redact.allow`, `redact.keys`).
+ */
+export function redactOption(value: unknown): Redactor {
+  if (value === undefined) return defaultRedactor;
+  knownKeysOption('redact.', value, REDACTION_KEYS);
+  return createRedactor(value as RedactionOptions);
+}
+
+/** Redacts with the built-in rules only. */
+export function redactText(text: string): string {
+  return defaultRedactor(text);
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+const IDENTIFIER = /^[\w$.:-]{1,64}$/;
+
+function codeOf(error: Error): string | undefined {
+  const code = isFerryError(error) ? error.code : (error as { code?: unknown }).code;
+  return typeof code === 'string' && IDENTIFIER.test(code) ? code : undefined;
+}
+
+/**
+ * A redacted, bounded one-line description of an error: `Name [CODE]: message`. The name
+ * and code are kept only when they look like identifiers; the message goes through `redact`.
+ * Stacks, causes and payload fragments attached to error objects are never included.
+ */
+export function describeError(
+  error: unknown,
+  max: number = MAX_STORED_ERROR_CHARS,
+  redact: Redactor = defaultRedactor,
+): string {
+  const oneLine = (text: string): string => redactBounded(text, max, redact);
+  try {
+    if (!(error instanceof Error)) {
+      return storable(`non-error thrown: ${typeof error === 'string' ? oneLine(error) : typeof error}`, max);
+    }
+    const name = IDENTIFIER.test(error.name) ? error.name : 'Error';
+    const code = codeOf(error);
+    const message: unknown = error.message;
+    const text = typeof message === 'string' ? oneLine(message) : typeof message;
+    return storable(`${name}${code ? ` [${code}]` : ''}: ${text}`, max);
+  } catch {
+    // An error whose properties throw when read (a Proxy, a throwing getter).
+    return 'Error: (its name or message could not be read)';
+  }
+}
+
+/**
+ * `text` (an error text a publisher or broker gave, not an error object) as one redacted line of
+ * at most `max` characters that PostgreSQL can store: what describeError makes of a message.
+ */
+export function redactLine(text: string, max: number, redact: Redactor = defaultRedactor): string {
+  return storable(redactBounded(text, max, redact), max);
+}
+
+/** The rules over the part of `text` that `max` lets them read, as one line. */
+function redactBounded(text: string, max: number, redact: Redactor): string {
+  return redact(bounded(text, max).replace(/\s+/g, ' ').trim());
+}
+
+/**
+ * The part of `text` describeError and redactLine read: the rules run over at most 4 × `max` characters (the
+ * description keeps `max`), so an error of many megabytes cannot hold the event loop. The cut
+ * must not leave a secret half there, which its rule would no longer match (a URL's password
+ * without the '@' after it): it goes back to the last whitespace, else to the last character
+ * that cannot be inside a word, number or token (a `;`, `:`, `/`, `=`, …), and a URL left open
+ * at the end is dropped. Text that is one run of word characters is cut as it is.
+ */
+function bounded(text: string, max: number): string {
+  const limit = Math.max(4 * max, 256);
+  if (text.length <= limit) return text;
+  const head = text.slice(0, limit);
+  const space = head.search(/\s\S*$/);
+  const delimiter = head.search(/[^\w.-][\w.-]*$/);
+  const cut = space > 0 ? space : delimiter > 0 ? delimiter + 1 : limit;
+  return `${withoutOpenUrl(head.slice(0, cut))} …`;
+}
+
+/**
+ * `text` without a URL left open at its end (scheme://… up to the end with no whitespace):
+ * its authority may have been cut before the '@' that ends the credentials. Found from the last
+ * token's first `://` (a linear scan; a RegExp starting with the scheme would be quadratic).
+ */
+function withoutOpenUrl(text: string): string {
+  let tokenStart = text.length;
+  while (tokenStart > 0 && !/\s/.test(text.charAt(tokenStart - 1))) tokenStart -= 1;
+  const separator = text.indexOf('://', tokenStart);
+  if (separator < 0) return text;
+  let start = separator;
+  while (start > tokenStart && /[a-z0-9+.-]/i.test(text.charAt(start - 1))) start -= 1;
+  while (start < separator && !/[a-z]/i.test(text.charAt(start))) start += 1;
+  return start < separator ? text.slice(0, start) : text;
+}
+
+/** Truncated to `max` and storable (NUL and unpaired surrogates replaced: PostgreSQL refuses NUL). */
+function storable(text: string, max: number): string {
+  return storableText(truncate(text, max));
+}

@@ -1,0 +1,24 @@
+/**
+ * Credentials in connection URLs: scheme://user:password@host, up to the authority's last '@'
+ * (an empty user, an unencoded '@' in the password). The redactor's first rule; log lines get
+ * it alone (observe/logger.ts), whatever they carry.
+ *
+ * Anchored on the `://` (after a scheme character), never on the scheme: a pattern that begins
+ * with the scheme is tried from every position of a long word, to its end (quadratic: seconds
+ * for 16,000 characters, what the relay reads of an error).
+ */
+export const URL_CREDENTIALS = /(?<=[a-z0-9+.-]):\/\/[^\s/?#]*@/gi;
+export const URL_CREDENTIALS_REPLACEMENT = '://[redacted]@';
+
+/** `text` without the user and password of any URL in it (`amqp://[redacted]@host`). */
+export function stripUrlCredentials(text: string): string {
+  return text.replace(URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT);
+}
+
+/** Whether `text` holds a URL with a user or password. */
+export function hasUrlCredentials(text: string): boolean {
+  URL_CREDENTIALS.lastIndex = 0;
+  const found = URL_CREDENTIALS.test(text);
+  URL_CREDENTIALS.lastIndex = 0;
+  return found;
+}

@@ -1,0 +1,107 @@
+/**
+ * Redaction must take bounded time: JavaScript cannot interrupt a RegExp, and a worker or relay
+ * redacting an error holds the event loop meanwhile. `redact.allow` takes the application's
+ * RegExps: a catastrophic one (nested quantifiers, overlapping alternatives) against a long
+ * error text would hold it for minutes, so ferry refuses the nested quantifiers at
+ * configuration and bounds the time the others may take. The built-in rules must be linear.
+ *
+ * Each case runs in a child process with a kill timeout, so a redaction that hangs fails its
+ * test instead of freezing the run.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const CORE = path.join(__dirname, '../../src/index.ts');
+const REGISTER_TS = path.join(__dirname, '../outbox/fixtures/register-ts.js');
+/** The guard against a hang: far beyond what these redactions take, far below "minutes". */
+const KILL_AFTER_MS = 20_000;
+
+type Outcome =
+  | { readonly redacted: string }
+  | { readonly code: string; readonly option: string }
+  | { readonly killed: true };
+
+/** Builds a redactor for `pattern` (none: the built-in rules) in a child process and redacts `text` with it. */
+function redactInChild(
+  pattern: RegExp | null,
+  text: string,
+  repeated = { unit: '', times: 0 },
+): Promise<Outcome> {
+  const script = `
+    const { createRedactor } = require(${JSON.stringify(CORE)});
+    const [source, flags, given, unit, times] = JSON.parse(process.argv[1]);
+    const text = unit.repeat(times) + given;
+    let answer;
+    try {
+      const redact = createRedactor(source === null ? {} : { allow: [new RegExp(source, flags)] });
+      answer = { redacted: redact(text) };
+    } catch (error) {
+      answer = { code: error.code, option: error.option };
+    }
+    process.stdout.write(JSON.stringify(answer));`;
+  const child = spawn(
+    process.execPath,
+    [
+      '-r',
+      REGISTER_TS,
+      '-e',
+      script,
+      JSON.stringify([pattern?.source ?? null, pattern?.flags ?? '', text, repeated.unit, repeated.times]),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
+    child.once('exit', (_code, signal) => {
+      clearTimeout(kill);
+      resolve(signal === 'SIGKILL' ? { killed: true } : (JSON.parse(output) as Outcome));
+    });
+  });
+}
+
+describe('catastrophic redact.allow patterns', () => {
+  it('refuses a pattern with nested quantifiers at configuration, naming redact.allow', async () => {
+    const outcome = await redactInChild(/^(a+)+$/, `${'a'.repeat(60)}! password is hunter2`);
+    expect(outcome).toEqual({ code: 'FERRY_CONFIG_INVALID', option: 'redact.allow' });
+  }, 60_000);
+
+  it('redacts in bounded time with an exponential pattern the configuration check lets through', async () => {
+    // (a|a)* has no nested quantifier but backtracks 2^n ways on a run of n a's that fails.
+    const outcome = await redactInChild(/^(a|a)*$/, `${'a'.repeat(60)}! password is hunter2`);
+    expect(outcome).toEqual({ redacted: `${'a'.repeat(60)}! password is [redacted]` });
+  }, 60_000);
+
+  it('still keeps what a well-behaved pattern matches', async () => {
+    const outcome = await redactInChild(/order 9\d{12}/, 'order 9000000000001 failed, card 4111111111111111');
+    expect(outcome).toEqual({ redacted: 'order 9000000000001 failed, card [redacted-card]' });
+  }, 60_000);
+});
+
+describe('the built-in rules on a long run of word characters', () => {
+  // A scheme or an e-mail's local part was tried from every position of a run, to the run's end:
+  // quadratic, about a second for 16,000 characters (what the relay reads of a 4,000-character
+  // error) and far longer for a text given to createRedactor() directly.
+  it('redact 200,000 characters of one word, and the secrets after it, in bounded time', async () => {
+    const word = { unit: 'x1.', times: 66_667 };
+    const outcome = await redactInChild(null, ' amqp://app:s3cret@broker bob@example.com', word);
+    expect(outcome).toEqual({
+      redacted: `${word.unit.repeat(word.times)} amqp://[redacted]@broker [redacted-email]`,
+    });
+  }, 60_000);
+
+  // A number run was tried from every digit after a space, to the run's end; a sensitive key's
+  // name was followed to the end of its word from every place the key appeared in it.
+  it('redact 200,000 characters of single digits and spaces in bounded time', async () => {
+    const digits = { unit: '1 ', times: 100_000 };
+    const outcome = await redactInChild(null, 'x call 555 123 4567', digits);
+    expect(outcome).toEqual({ redacted: `${digits.unit.repeat(digits.times)}x call [redacted-phone]` });
+  }, 60_000);
+
+  it('redact 200,000 characters of a key name repeated in one word in bounded time', async () => {
+    const keys = { unit: 'password', times: 25_000 };
+    const outcome = await redactInChild(null, ' password is hunter2', keys);
+    expect(outcome).toEqual({ redacted: `${keys.unit.repeat(keys.times)} password is [redacted]` });
+  }, 60_000);
+});
