@@ -2,7 +2,9 @@ import { deadlineSignal } from '../deadline';
 import { FerryError } from '../errors';
 import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { settlesWithin } from '../outbox/settle';
+import { commitOutcome, writtenTransactionId } from './commitOutcome';
 import type { SqlExecutor, StatementOptions, TransactionOptions } from './executor';
+import { sqlStateOf } from './sqlState';
 import { checkedTimeout, DEADLINE_GRACE_MS, limitTransaction, MAX_TIMEOUT_MS } from './transactionLimits';
 
 /**
@@ -44,11 +46,17 @@ export function statementTimeoutOption(field: string, value: number | undefined)
  * `timeoutMs` and `maxWaitMs` unless the caller gives its own, and its first statement sets them
  * as PostgreSQL's transaction-local limits (limitTransaction; Prisma sets none of its own), so a
  * statement waiting on a lock ends with PostgreSQL's 57014. A transaction that still has not
- * settled once max wait, timeout and twice the grace have passed (a silent server) fails with a
- * retriable FERRY_TIMEOUT: fromPg has closed its connection by then, so PostgreSQL rolls it back;
- * on Prisma the connection stays the driver's (package README), and a COMMIT already sent may still
- * land. On an executor bound to the caller's open transaction nothing changes: that transaction,
- * and its limits, are the caller's.
+ * settled once max wait, timeout and twice the grace have passed (a silent server) is given up:
+ * its TransactionOptions.signal aborts, so fromPg closes its connection (committing or not; on
+ * Prisma the connection stays the driver's, package README), and
+ * - before its COMMIT was sent, it fails with a retriable FERRY_TIMEOUT (PostgreSQL rolls it back);
+ * - once its COMMIT was sent, the outcome is PostgreSQL's: it is asked on another connection
+ *   (commitOutcome, at most `timeoutMs`): committed → the work's result, as if the answer had
+ *   come; aborted → FERRY_TIMEOUT (retriable, `details.outcome: 'not_applied'`); no answer →
+ *   FERRY_OUTCOME_UNKNOWN (not retriable, `details.outcome: 'unknown'`): the change may have been
+ *   applied, so look before acting again. A transaction that wrote nothing returns its result.
+ * On an executor bound to the caller's open transaction nothing changes: that transaction, and
+ * its limits, are the caller's.
  */
 export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
   if (db.inTransaction) return db;
@@ -57,28 +65,70 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
     inTransaction: false,
     query: bounded.query,
     execute: bounded.execute,
-    transaction: (work, options) => {
+    async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const limits = { timeoutMs, maxWaitMs: timeoutMs, ...options };
-      const run = db.transaction(async (tx) => {
-        await limitTransaction(tx, limits);
-        return work(tx);
-      }, limits);
-      return settledWithin(run, limits);
+      const giveUp = new AbortController();
+      const signal = options?.signal ? AbortSignal.any([options.signal, giveUp.signal]) : giveUp.signal;
+      let sent: { xid: string | null; result: T } | undefined;
+      const run = db.transaction(
+        async (tx) => {
+          await limitTransaction(tx, limits);
+          const result = await work(tx);
+          // The last statement: what follows is the COMMIT.
+          sent = { xid: await writtenTransactionId(tx), result };
+          return result;
+        },
+        { ...limits, signal },
+      );
+      try {
+        return await settledWithin(run, limits, giveUp);
+      } catch (error) {
+        if (sent === undefined) throw error;
+        return lostCommit(bounded, sent, error, timeoutMs);
+      }
     },
   };
 }
 
-/** `run`, or FERRY_TIMEOUT once `limits` (max wait + timeout + twice the grace) have passed. */
-async function settledWithin<T>(run: Promise<T>, limits: TransactionOptions): Promise<T> {
+/**
+ * A transaction that failed after its COMMIT was sent (no answer in time, or its connection lost):
+ * its result if PostgreSQL committed it (or it wrote nothing), `error` if PostgreSQL aborted it or
+ * answered with an error of its own, else FERRY_OUTCOME_UNKNOWN.
+ */
+async function lostCommit<T>(
+  db: SqlExecutor,
+  sent: { xid: string | null; result: T },
+  error: unknown,
+  timeoutMs: number,
+): Promise<T> {
+  if (sent.xid === null) return sent.result;
+  const outcome = await commitOutcome(db, sent.xid, timeoutMs);
+  if (outcome === 'committed') return sent.result;
+  if (outcome === 'aborted' || sqlStateOf(error) !== null) throw error;
+  throw new FerryError(
+    'FERRY_OUTCOME_UNKNOWN',
+    'the database did not answer a COMMIT, nor say afterwards whether it was applied: the change may ' +
+      'have been applied; look before acting again',
+    { cause: error, details: { outcome: 'unknown', timeoutMs } },
+  );
+}
+
+/**
+ * `run`, or FERRY_TIMEOUT once `limits` (max wait + timeout + twice the grace) have passed; then
+ * `giveUp` aborts (the transaction's signal: fromPg closes its connection, committing or not).
+ */
+async function settledWithin<T>(run: Promise<T>, limits: TransactionOptions, giveUp: AbortController): Promise<T> {
   const timeoutMs = checkedTimeout(limits.timeoutMs);
   if (timeoutMs === undefined) return run;
   const grace = Math.min(timeoutMs, DEADLINE_GRACE_MS);
   const ms = Math.min((limits.maxWaitMs ?? 0) + timeoutMs + 2 * grace, MAX_TIMEOUT_MS);
   run.catch(() => undefined); // past the deadline nothing waits for it
   if (await settlesWithin(run, ms)) return run;
-  throw new FerryError('FERRY_TIMEOUT', `the transaction did not finish within ${ms} ms`, {
+  const timeout = new FerryError('FERRY_TIMEOUT', `the transaction did not finish within ${ms} ms`, {
     details: { timeoutMs: ms },
   });
+  giveUp.abort(timeout);
+  throw timeout;
 }
 
 /**
