@@ -19,7 +19,9 @@ export interface StatementTimeoutOptions {
   /**
    * Deadline of each statement the admin sends outside a transaction, and of each transaction it
    * opens (an audited action): past it the call fails with a retriable FERRY_TIMEOUT (or
-   * FERRY_DATABASE_UNAVAILABLE when no connection came in time). Default 30,000 ms, 100 to
+   * FERRY_DATABASE_UNAVAILABLE when no connection came in time), or, when a change's COMMIT was
+   * sent and PostgreSQL cannot say afterwards whether it landed, with FERRY_OUTCOME_UNKNOWN (not
+   * retriable: list before acting again). Default 30,000 ms, 100 to
    * 3,600,000. An admin given the caller's open transaction leaves its limits to the caller.
    */
   statementTimeoutMs?: number;
@@ -48,13 +50,13 @@ export function statementTimeoutOption(field: string, value: number | undefined)
  * statement waiting on a lock ends with PostgreSQL's 57014. A transaction that still has not
  * settled once max wait, timeout and twice the grace have passed (a silent server) is given up:
  * its TransactionOptions.signal aborts, so fromPg closes its connection (committing or not; on
- * Prisma the connection stays the driver's, package README), and
- * - before its COMMIT was sent, it fails with a retriable FERRY_TIMEOUT (PostgreSQL rolls it back);
- * - once its COMMIT was sent, the outcome is PostgreSQL's: it is asked on another connection
- *   (commitOutcome, at most `timeoutMs`): committed → the work's result, as if the answer had
- *   come; aborted → FERRY_TIMEOUT (retriable, `details.outcome: 'not_applied'`); no answer →
- *   FERRY_OUTCOME_UNKNOWN (not retriable, `details.outcome: 'unknown'`): the change may have been
- *   applied, so look before acting again. A transaction that wrote nothing returns its result.
+ * Prisma the connection stays the driver's, package README). It fails with a retriable
+ * FERRY_TIMEOUT if its COMMIT was not sent yet (PostgreSQL rolls it back). Once the COMMIT was
+ * sent, a failure without PostgreSQL's own answer (the deadline, a lost connection) leaves the
+ * outcome to PostgreSQL, asked on another connection (lostCommit): committed → the work's result,
+ * as if the answer had come; rolled back → the failure as it came; no answer →
+ * FERRY_OUTCOME_UNKNOWN (not retriable, `details.outcome: 'unknown'`): the change may have been
+ * applied, look before acting again.
  * On an executor bound to the caller's open transaction nothing changes: that transaction, and
  * its limits, are the caller's.
  */
@@ -92,8 +94,8 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
 
 /**
  * A transaction that failed after its COMMIT was sent (no answer in time, or its connection lost):
- * its result if PostgreSQL committed it (or it wrote nothing), `error` if PostgreSQL aborted it or
- * answered with an error of its own, else FERRY_OUTCOME_UNKNOWN.
+ * its result if PostgreSQL committed it (or it wrote nothing), `error` if PostgreSQL says it was
+ * rolled back or refused the COMMIT itself, else FERRY_OUTCOME_UNKNOWN.
  */
 async function lostCommit<T>(
   db: SqlExecutor,
@@ -104,7 +106,7 @@ async function lostCommit<T>(
   if (sent.xid === null) return sent.result;
   const outcome = await commitOutcome(db, sent.xid, timeoutMs);
   if (outcome === 'committed') return sent.result;
-  if (outcome === 'aborted' || sqlStateOf(error) !== null) throw error;
+  if (outcome === 'aborted' || refusedByPostgres(error)) throw error;
   throw new FerryError(
     'FERRY_OUTCOME_UNKNOWN',
     'the database did not answer a COMMIT, nor say afterwards whether it was applied: the change may ' +
@@ -114,10 +116,23 @@ async function lostCommit<T>(
 }
 
 /**
+ * PostgreSQL answered the COMMIT with an error of its own (a deferred constraint, a serialization
+ * failure): not committed. A connection exception (class 08) or a shutdown (57P) is no such answer.
+ */
+function refusedByPostgres(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  return state !== null && !state.startsWith('08') && !state.startsWith('57P');
+}
+
+/**
  * `run`, or FERRY_TIMEOUT once `limits` (max wait + timeout + twice the grace) have passed; then
  * `giveUp` aborts (the transaction's signal: fromPg closes its connection, committing or not).
  */
-async function settledWithin<T>(run: Promise<T>, limits: TransactionOptions, giveUp: AbortController): Promise<T> {
+async function settledWithin<T>(
+  run: Promise<T>,
+  limits: TransactionOptions,
+  giveUp: AbortController,
+): Promise<T> {
   const timeoutMs = checkedTimeout(limits.timeoutMs);
   if (timeoutMs === undefined) return run;
   const grace = Math.min(timeoutMs, DEADLINE_GRACE_MS);

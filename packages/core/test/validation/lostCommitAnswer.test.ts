@@ -8,16 +8,12 @@
  * and no `error` audit row is written beside the committed one.
  */
 import pg from 'pg';
-import {
-  createOutboxAdmin,
-  emit,
-  FerryError,
-  fromPg,
-  isFerryError,
-  type SqlExecutor,
-} from '@ferry/core';
+import { createOutboxAdmin, emit, FerryError, fromPg, isFerryError, type SqlExecutor } from '@ferry/core';
 import { audited } from '../../src/audit/audited';
-import { commitSwallowingProxy, type CommitSwallowingProxy } from '../../../../test-support/commitSwallowingProxy';
+import {
+  commitSwallowingProxy,
+  type CommitSwallowingProxy,
+} from '../../../../test-support/commitSwallowingProxy';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
 const APPLICATION = 'ferry-lost-commit';
@@ -51,7 +47,9 @@ async function failedEvent(tenantId: string): Promise<string> {
 }
 
 async function statusOf(id: string): Promise<string | undefined> {
-  const [row] = await t.db.query<{ status: string }>('SELECT status FROM outbox_events WHERE id = $1::uuid', [id]);
+  const [row] = await t.db.query<{ status: string }>('SELECT status FROM outbox_events WHERE id = $1::uuid', [
+    id,
+  ]);
   return row?.status;
 }
 
@@ -65,7 +63,7 @@ async function auditOutcomes(tenantId: string): Promise<string[]> {
 
 /** True once no session of the pool is left on the server; false if one is still there after 10 s. */
 async function sessionsEnd(): Promise<boolean> {
-  for (const until = Date.now() + 10_000; Date.now() < until; ) {
+  for (const until = Date.now() + 10_000; Date.now() < until;) {
     const [row] = await t.db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
       [APPLICATION],

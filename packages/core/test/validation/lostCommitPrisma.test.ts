@@ -4,7 +4,10 @@
  * FERRY_OUTCOME_UNKNOWN (no `error` audit row) when it cannot.
  */
 import { createOutboxAdmin, emit, fromPrisma, isFerryError } from '@ferry/core';
-import { commitSwallowingProxy, type CommitSwallowingProxy } from '../../../../test-support/commitSwallowingProxy';
+import {
+  commitSwallowingProxy,
+  type CommitSwallowingProxy,
+} from '../../../../test-support/commitSwallowingProxy';
 import { createTestDatabase, prismaFor, type TestDatabase } from '../../../../test-support/database';
 
 let t: TestDatabase;
@@ -35,7 +38,9 @@ async function failedEvent(tenantId: string): Promise<string> {
 }
 
 async function state(id: string, tenantId: string): Promise<{ status?: string; audit: string[] }> {
-  const [row] = await t.db.query<{ status: string }>('SELECT status FROM outbox_events WHERE id = $1::uuid', [id]);
+  const [row] = await t.db.query<{ status: string }>('SELECT status FROM outbox_events WHERE id = $1::uuid', [
+    id,
+  ]);
   const audit = await t.db.query<{ outcome: string }>(
     `SELECT outcome FROM ferry_operator_audit WHERE action = 'outbox.retry' AND scope = $1 ORDER BY id`,
     [`tenant:${tenantId}`],
