@@ -5,22 +5,14 @@ import type { SqlExecutor } from './executor';
 /**
  * What became of a transaction whose COMMIT was sent and whose answer never came back, asked of
  * PostgreSQL itself: `txid_status` (PostgreSQL 10+) is made for exactly this. The transaction's
- * id is read as its last statement before the COMMIT (an id exists once it wrote something).
+ * id is read with its first statement (limitAndIdentify, transactionLimits.ts).
  */
-
-const TRANSACTION_ID = 'SELECT txid_current_if_assigned()::text AS xid';
 
 // 'committed', 'aborted', 'in progress', or NULL for an id too old to tell.
 const STATUS = 'SELECT txid_status($1::bigint) AS status';
 
 /** Between two questions while the transaction is still in progress. */
 const ASK_AGAIN_MS = 50;
-
-/** The id of `tx`'s transaction, or null when it has written nothing (its COMMIT changes nothing). */
-export async function writtenTransactionId(tx: SqlExecutor): Promise<string | null> {
-  const [row] = await tx.query<{ xid: string | null }>(TRANSACTION_ID);
-  return row?.xid ?? null;
-}
 
 export type CommitOutcome = 'committed' | 'aborted' | 'unknown';
 

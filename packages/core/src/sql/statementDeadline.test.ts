@@ -82,7 +82,7 @@ describe('withDeadlines', () => {
   });
 
   it('opens transactions with the deadline as timeout and max wait, unless the caller gives its own', async () => {
-    const { executor, opened } = recording({ rows: [] });
+    const { executor, opened } = recording({ rows: [{ xid: '1' }] });
     const bounded = withDeadlines(executor, 60_000);
     expect(await bounded.transaction(async () => 'done')).toBe('done');
     await bounded.transaction(async () => undefined, { timeoutMs: 5_000 });

@@ -2,10 +2,10 @@ import { deadlineSignal } from '../deadline';
 import { FerryError } from '../errors';
 import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { settlesWithin } from '../outbox/settle';
-import { commitOutcome, writtenTransactionId } from './commitOutcome';
+import { commitOutcome } from './commitOutcome';
 import type { SqlExecutor, StatementOptions, TransactionOptions } from './executor';
 import { sqlStateOf } from './sqlState';
-import { checkedTimeout, DEADLINE_GRACE_MS, limitTransaction, MAX_TIMEOUT_MS } from './transactionLimits';
+import { checkedTimeout, DEADLINE_GRACE_MS, limitAndIdentify, MAX_TIMEOUT_MS } from './transactionLimits';
 
 /**
  * Default and bounds of every statement deadline option: the inbox's and the admins'
@@ -46,8 +46,9 @@ export function statementTimeoutOption(field: string, value: number | undefined)
  * and short transactions (the admins, health, the metrics stats read). Each statement outside a
  * transaction as withStatementDeadline. Each transaction `db` opens gets `timeoutMs` as its
  * `timeoutMs` and `maxWaitMs` unless the caller gives its own, and its first statement sets them
- * as PostgreSQL's transaction-local limits (limitTransaction; Prisma sets none of its own), so a
- * statement waiting on a lock ends with PostgreSQL's 57014. A transaction that still has not
+ * as PostgreSQL's transaction-local limits (Prisma sets none of its own), so a statement waiting
+ * on a lock ends with PostgreSQL's 57014, and reads the transaction's id (limitAndIdentify: these
+ * transactions are for changes, the audited admin actions). A transaction that still has not
  * settled once max wait, timeout and twice the grace have passed (a silent server) is given up:
  * its TransactionOptions.signal aborts, so fromPg closes its connection (committing or not; on
  * Prisma the connection stays the driver's, package README). It fails with a retriable
@@ -71,13 +72,12 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
       const limits = { timeoutMs, maxWaitMs: timeoutMs, ...options };
       const giveUp = new AbortController();
       const signal = options?.signal ? AbortSignal.any([options.signal, giveUp.signal]) : giveUp.signal;
-      let sent: { xid: string | null; result: T } | undefined;
+      let sent: { xid: string; result: T } | undefined;
       const run = db.transaction(
         async (tx) => {
-          await limitTransaction(tx, limits);
+          const xid = await limitAndIdentify(tx, limits);
           const result = await work(tx);
-          // The last statement: what follows is the COMMIT.
-          sent = { xid: await writtenTransactionId(tx), result };
+          sent = { xid, result }; // what follows is the COMMIT
           return result;
         },
         { ...limits, signal },
@@ -94,16 +94,15 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
 
 /**
  * A transaction that failed after its COMMIT was sent (no answer in time, or its connection lost):
- * its result if PostgreSQL committed it (or it wrote nothing), `error` if PostgreSQL says it was
+ * its result if PostgreSQL committed it, `error` if PostgreSQL says it was
  * rolled back or refused the COMMIT itself, else FERRY_OUTCOME_UNKNOWN.
  */
 async function lostCommit<T>(
   db: SqlExecutor,
-  sent: { xid: string | null; result: T },
+  sent: { xid: string; result: T },
   error: unknown,
   timeoutMs: number,
 ): Promise<T> {
-  if (sent.xid === null) return sent.result;
   const outcome = await commitOutcome(db, sent.xid, timeoutMs);
   if (outcome === 'committed') return sent.result;
   if (outcome === 'aborted' || refusedByPostgres(error)) throw error;
