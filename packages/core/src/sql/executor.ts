@@ -21,7 +21,8 @@ export interface TransactionOptions {
   maxWaitMs?: number;
   /**
    * Aborts when the caller gives up on the transaction (the inbox worker: a heartbeat interval
-   * past `transactionTimeoutMs`, or close() past `shutdownTimeoutMs`): on node-postgres the
+   * past `transactionTimeoutMs`, or close() past `shutdownTimeoutMs`; withDeadlines past its
+   * whole-transaction deadline): on node-postgres the
    * transaction fails with the signal's reason and its connection is closed, even while it
    * commits (its outcome is then unknown); on Kysely the transaction's work is abandoned, so
    * Kysely rolls it back and releases the connection. Prisma cannot be told: its own `timeout`

@@ -126,22 +126,26 @@ describe('withDeadlines', () => {
   });
 
   it('opens transactions with the deadline as timeout and max wait, unless the caller gives its own', async () => {
-    const { executor, opened } = recording({ rows: [] });
+    const { executor, opened } = recording({ rows: [{ xid: '1' }] });
     const bounded = withDeadlines(executor, 60_000);
     expect(await bounded.transaction(async () => 'done')).toBe('done');
     await bounded.transaction(async () => undefined, { timeoutMs: 5_000 });
-    expect(opened).toEqual([
+    expect(opened.map((o) => ({ timeoutMs: o?.timeoutMs, maxWaitMs: o?.maxWaitMs }))).toEqual([
       { timeoutMs: 60_000, maxWaitMs: 60_000 },
       { timeoutMs: 5_000, maxWaitMs: 60_000 },
     ]);
+    expect(opened.every((o) => o?.signal?.aborted === false)).toBe(true);
   });
 
-  it('fails a transaction that never settles with a retriable FERRY_TIMEOUT', async () => {
-    const error = await withDeadlines(recording().executor, 20)
+  it('fails a transaction that never settles with a retriable FERRY_TIMEOUT and aborts its signal', async () => {
+    const { executor, opened } = recording();
+    const error = await withDeadlines(executor, 20)
       .transaction(() => new Promise<never>(() => undefined))
       .catch((e: unknown) => e);
     expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
     expect((error as { retriable: boolean }).retriable).toBe(true);
+    // The adapter is told (fromPg closes the connection), whatever the transaction was doing.
+    expect(opened[0]?.signal?.aborted).toBe(true);
   });
 
   it("leaves the caller's open transaction, and its limits, to the caller", () => {
