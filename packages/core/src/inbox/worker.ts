@@ -141,7 +141,6 @@ export class InboxWorker<TTx> {
       this.deps.worker.shutdownTimeoutMs,
     );
     this.state = 'closed';
-    await listening;
     if (!drained) {
       this.deps.logger?.warn(
         { active: this.inflight.size + this.active.size },
@@ -149,6 +148,8 @@ export class InboxWorker<TTx> {
       );
       this.shutdown.abort(new FerryError('FERRY_CLOSED', 'the inbox worker shut down'));
     }
+    // Bounded (a LISTEN connection that went silent is destroyed), and never before the abort.
+    await listening;
     // The poll loop never rejects (its failures are reported); it ends with the release.
     await this.loop;
   }

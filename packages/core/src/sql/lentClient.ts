@@ -1,22 +1,34 @@
 import type { PoolClient } from 'pg';
 import { FerryError } from '../errors';
 
+const ENDED = 'the transaction has ended: its client can no longer be used';
+
 /**
  * The PoolClient a transaction's work gets (pgTransactions), standing for the connection ferry
  * checked out: `release()` is refused (ferry releases it when the transaction ends, so it never
  * goes back to the pool inside a BEGIN), and after `end()` every method is refused, so work that
  * keeps the client after returning cannot write outside its transaction, or inside the next one
- * on that connection. Methods run on the client itself (bound), never through this stand-in.
+ * on that connection. That holds for a method read during the transaction and kept (a repository
+ * built with `client.query.bind(client)`): each one handed out checks, at every call, that the
+ * transaction is still open. Methods run on the client itself, never through this stand-in.
  */
 export function lendClient(client: PoolClient): { client: PoolClient; end(): void } {
   let ended = false;
+  const handedOut = new Map<PropertyKey, (...args: unknown[]) => unknown>();
+  const refused = refuseLater(ENDED);
   const lent = new Proxy(client, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
       if (property === 'release') return refuse('ferry releases the transaction’s client when it ends');
       if (typeof value !== 'function') return value;
-      if (ended) return refuseLater('the transaction has ended: its client can no longer be used');
-      return (value as (...args: unknown[]) => unknown).bind(target);
+      if (ended) return refused;
+      let method = handedOut.get(property);
+      if (!method) {
+        const own = value as (...args: unknown[]) => unknown;
+        method = (...args: unknown[]) => (ended ? refused(...args) : own.apply(target, args));
+        handedOut.set(property, method);
+      }
+      return method;
     },
   });
   return { client: lent, end: () => void (ended = true) };

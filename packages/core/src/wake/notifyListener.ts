@@ -15,6 +15,9 @@ export interface ListenerOptions {
   logger: Logger;
 }
 
+/** The longest wait for the server's answer to Terminate when closing. */
+const END_WAIT_MS = 1_000;
+
 /**
  * LISTEN on a dedicated connection. On error or disconnect it reconnects with capped
  * exponential back-off and calls onNotify once after every (re)connect, since
@@ -35,6 +38,15 @@ export class NotifyListener {
   notifications = 0;
 
   constructor(private readonly options: ListenerOptions) {}
+
+  /**
+   * How long closing waits for the server to end the connection: a live server answers
+   * Terminate at once; the Terminate has been sent by then, so destroying the socket after it
+   * costs nothing.
+   */
+  private get endWaitMs(): number {
+    return Math.min(this.options.keepaliveTimeout, END_WAIT_MS);
+  }
 
   get connected(): boolean {
     return this.client !== undefined;
@@ -75,7 +87,7 @@ export class NotifyListener {
       return;
     }
     if (this.closed) {
-      await client.end().catch(() => undefined);
+      await endWithin(client, this.endWaitMs);
       return;
     }
     this.client = client;
@@ -151,9 +163,24 @@ export class NotifyListener {
     this.client = undefined;
     if (client) {
       client.removeAllListeners('end');
-      await client.end().catch(() => undefined);
+      await endWithin(client, this.endWaitMs);
     }
   }
+}
+
+/**
+ * Ends the connection, waiting at most `ms` for the server: end() sends Terminate and waits for
+ * the server's FIN, which a connection that went silent (a network blackhole) never sends. Past
+ * `ms` the socket is destroyed; PostgreSQL ends the session when it notices.
+ */
+async function endWithin(client: Client, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([client.end().catch(() => undefined), late]);
+  clearTimeout(timer);
+  destroySocket(client);
 }
 
 /**

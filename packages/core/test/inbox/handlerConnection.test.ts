@@ -121,6 +121,30 @@ describe('the PoolClient of a node-postgres handler', () => {
     expect(await businessCount(t, record.id)).toBe(1);
   });
 
+  it('refuses a method the handler read during its transaction and called after it (a repository built with query.bind)', async () => {
+    let kept: PoolClient['query'] | undefined;
+    const inbox = inboxOf('pg-kept-method', async (context) => {
+      kept = context.tx.query.bind(context.tx);
+      await kept(INSERT, [context.receiptId, 'inside']);
+    });
+    const { record } = await inbox.accept(message({ consumer: 'pg-kept-method' }));
+    expect(await inbox.runOnce()).toMatchObject({ completed: 1 });
+    const late = await (kept!(INSERT, [record.id, 'after the commit']) as Promise<unknown>).catch(
+      (e: unknown) => e,
+    );
+    expect(late).toMatchObject({ code: 'FERRY_TRANSACTION_MISUSE' });
+    // The callback form is refused through its callback.
+    const viaCallback = await new Promise((resolve) => {
+      (kept as unknown as (text: string, values: unknown[], cb: (e: unknown) => void) => void)(
+        INSERT,
+        [record.id, 'after the commit, callback'],
+        resolve,
+      );
+    });
+    expect(viaCallback).toMatchObject({ code: 'FERRY_TRANSACTION_MISUSE' });
+    expect(await businessCount(t, record.id)).toBe(1);
+  });
+
   it('refuses release() in the handler: the connection never goes back to the pool inside the transaction', async () => {
     let refused: unknown;
     const inbox = inboxOf('pg-released', async (context) => {

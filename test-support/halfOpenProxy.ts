@@ -1,0 +1,44 @@
+import net from 'node:net';
+
+/**
+ * A TCP proxy to PostgreSQL that can go silent like a network blackhole: after `silence()` it
+ * drops every byte both ways and never ends the client's socket, also when the client sends its
+ * FIN (a Node server answers a FIN with its own by default; this one keeps the half-open socket,
+ * so a client waiting for the server's FIN waits for ever). fault-tests' TcpProxy answers FINs.
+ */
+export interface HalfOpenProxy {
+  /** `url` with its host and port replaced by the proxy's. */
+  url(url: string): string;
+  silence(): void;
+  close(): void;
+}
+
+export async function halfOpenProxy(target: URL): Promise<HalfOpenProxy> {
+  let silent = false;
+  const sockets: net.Socket[] = [];
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.push(client, upstream);
+    client.on('data', (chunk) => void (silent || upstream.write(chunk)));
+    upstream.on('data', (chunk) => void (silent || client.write(chunk)));
+    client.on('error', () => undefined);
+    upstream.on('error', () => undefined);
+    upstream.on('close', () => void (silent || client.destroy()));
+    client.on('close', () => void (silent || upstream.destroy()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    url: (url) => {
+      const parsed = new URL(url);
+      parsed.hostname = '127.0.0.1';
+      parsed.port = String(port);
+      return parsed.toString();
+    },
+    silence: () => void (silent = true),
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+}
