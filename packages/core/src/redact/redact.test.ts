@@ -53,6 +53,18 @@ describe('redaction of error text', () => {
     expect(describeError(new Error('token: page-2'), undefined, redact)).toBe('Error: token: page-2');
   });
 
+  it('an allowed key name keeps only that exact key (any case), not the longer names holding it', () => {
+    const redact = createRedactor({ allow: ['token'] });
+    expect(redact('page token: cursor-2; refresh_token=RT_SECRET x-amz-security-token:ST_SECRET')).toBe(
+      'page token: cursor-2; refresh_token=[redacted] x-amz-security-token:[redacted]',
+    );
+    expect(redact('Token=page-3 TOKEN: page-4')).toBe('Token=page-3 TOKEN: page-4');
+    expect(createRedactor({ allow: ['password'] })('db_password=hunter2 password=hunter3')).toBe(
+      'db_password=[redacted] password=hunter3',
+    );
+    expect(createRedactor({ allow: ['api_key'] })('api_key=k1 apikey=k2')).toBe('api_key=k1 apikey=[redacted]');
+  });
+
   it('refuses at configuration an allow pattern its check cannot vouch for, saying why', () => {
     for (const pattern of [/^(a+)+$/, /(\w+\s?)*$/, /(?<=order )\d{13}/]) {
       expect(() => createRedactor({ allow: [pattern] })).toThrow(

@@ -85,6 +85,17 @@ function redactNumber(run: string): string {
   return run;
 }
 
+/**
+ * The whole key name a key rule match starts in, lower-cased: the name characters before `at`
+ * (at most 64: bounded, so that each match reads a constant stretch back) and `name`. An allowed
+ * key name keeps only that exact key: allow: ['token'] keeps `token: page-2`, not refresh_token.
+ */
+function fullKeyName(text: string, at: number, name: string): string {
+  let start = at;
+  while (start > 0 && at - start <= 64 && /[a-z0-9_-]/i.test(text.charAt(start - 1))) start -= 1;
+  return (text.slice(start, at) + name).toLowerCase();
+}
+
 function keyPattern(keys: readonly string[]): RegExp {
   return new RegExp(`(${keys.join('|')})${KEY_VALUE}`, 'gi');
 }
@@ -152,15 +163,20 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     (options.allow ?? []).filter((a) => typeof a === 'string').map((a) => a.toLowerCase()),
   );
   const patterns = (options.allow ?? []).filter((a): a is RegExp => a instanceof RegExp).map(globalPattern);
-  const keys = [...SENSITIVE_KEYS, ...(options.keys ?? [])].filter((k) => !allowedKeys.has(k.toLowerCase()));
-  const keyValue = keys.length > 0 ? keyPattern(keys) : null;
+  const keyValue = keyPattern([...SENSITIVE_KEYS, ...(options.keys ?? [])]);
   return (text) => {
     const shielded = shield(text, patterns);
     let out = FIXED_RULES.reduce(
       (acc, [pattern, replacement]) => acc.replace(pattern, replacement),
       shielded.text,
     );
-    if (keyValue) out = out.replace(keyValue, '$1$2$3[redacted]');
+    out = out.replace(
+      keyValue,
+      (match: string, key: string, rest: string, separator: string, at: number, all: string) =>
+        allowedKeys.size > 0 && allowedKeys.has(fullKeyName(all, at, key + rest))
+          ? match
+          : `${key}${rest}${separator}[redacted]`,
+    );
     out = out.replace(NUMBER_RUN, redactNumber);
     return shielded.restore(out);
   };
