@@ -24,6 +24,51 @@ describe('redaction of error text', () => {
   });
 
   it.each([
+    // escaped JSON: a JSON body quoted in a JSON string or an error message
+    [JSON.stringify(JSON.stringify({ password: 'hunter2', token: 'tok123' })), /hunter2|tok123/],
+    // quoted values with spaces (passphrases)
+    ['{"password":"correct horse battery staple"}', /horse|battery|staple/],
+    ["password: 'correct horse battery staple'", /horse|battery|staple/],
+    ['the password is "correct horse battery staple"', /horse|battery|staple/],
+    // Authorization schemes other than Bearer / Basic: the rest of the header value
+    ['Authorization: Token ghp_SECRETabcdef0123', /ghp_SECRET/],
+    ['authorization: ApiKey SECRETKEY123==', /SECRETKEY123/],
+    [
+      'Authorization: Digest username="bob", nonce="n1", response="6629fae49393a05397450978507c4ef1"',
+      /6629fae4/,
+    ],
+    // URL passwords with an unencoded / ? #
+    ['connect postgres://app:ab/cd@db:5432/x failed', /ab\/cd/],
+    ['connect postgres://app:ab?cd@db:5432/x failed', /ab\?cd/],
+    ['connect postgres://app:ab#cd@db:5432/x failed', /ab#cd/],
+    // PEM private keys
+    [
+      'bad key -----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7 -----END PRIVATE KEY----- x',
+      /MIIEvQIBADAN/,
+    ],
+    ['bad key -----BEGIN RSA PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEF', /MIIEvQIBADAN/],
+  ])('removes the secret from %j (other notations)', (text, secret) => {
+    expect(redactText(text)).not.toMatch(secret);
+  });
+
+  it('keeps the text around the new shapes', () => {
+    expect(redactText('{"password":"a b c","user":"bob"}')).toBe('{"password":"[redacted]","user":"bob"}');
+    expect(redactText('{\\"password\\":\\"hunter2\\",\\"user\\":1}')).toBe(
+      '{\\"password\\":\\"[redacted]\\",\\"user\\":1}',
+    );
+    expect(redactText('Authorization: Token abc123; retry')).toBe('Authorization: [redacted]; retry');
+    expect(redactText('connect postgres://app:ab/cd@db:5432/x failed')).toBe(
+      'connect postgres://[redacted]@db:5432/x failed',
+    );
+    expect(redactText('GET http://host:8080/path?next=a@b.example.com')).toBe(
+      'GET http://host:8080/path?next=[redacted-email]',
+    );
+    expect(
+      redactText('key -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY----- rejected'),
+    ).toBe('key [redacted-private-key] rejected');
+  });
+
+  it.each([
     'connect ECONNREFUSED 127.0.0.1:5432',
     'inbox receipt 12345678-1234-1234-1234-123456789012: claim lost before completion',
     'payload is 300000 bytes; the limit is 262144',
@@ -62,7 +107,9 @@ describe('redaction of error text', () => {
     expect(createRedactor({ allow: ['password'] })('db_password=hunter2 password=hunter3')).toBe(
       'db_password=[redacted] password=hunter3',
     );
-    expect(createRedactor({ allow: ['api_key'] })('api_key=k1 apikey=k2')).toBe('api_key=k1 apikey=[redacted]');
+    expect(createRedactor({ allow: ['api_key'] })('api_key=k1 apikey=k2')).toBe(
+      'api_key=k1 apikey=[redacted]',
+    );
   });
 
   it('refuses at configuration an allow pattern its check cannot vouch for, saying why', () => {

@@ -50,11 +50,15 @@ export const SENSITIVE_KEYS: readonly string[] = [
 
 const KEY_NAME = /^[a-z0-9_-]{1,64}$/i;
 /**
- * `key=value`, `key: value`, `key is value`, `key was value`, `key to value`; the key may go on
- * for up to 64 more name characters (`password_hash`): bounded, so that a key named again and
- * again in one long word is not followed to the word's end from each place.
+ * `key=value`, `key: value`, `key => value`, `key is value`, `key was value`, `key to value`,
+ * also quoted (`"key":"value"`) and escaped (`\"key\":\"value\"`, JSON in a JSON string); the key
+ * may go on for up to 64 more name characters (`password_hash`): bounded, so that a key named
+ * again and again in one long word is not followed to the word's end from each place. A quoted
+ * value is redacted whole, spaces included (a passphrase), up to 256 characters to its closing
+ * quote; else the value is the run of characters up to a space, quote, `,`, `;` or `&`.
+ * Groups: the name's rest, the separator, the quote of a quoted value, the opening of another.
  */
-const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(["']?\s*[:=]\s*["']?|\s+(?:is|was|to)\s+["']?)[^\s"',;&]+`;
+const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(\\?["']?\s*(?:=>|[:=])\s*|\s+(?:is|was|to)\s+)(?:(\\?["'])[^"'\\\n]{1,256}\4|(\\?["']?)[^\s"',;&]+)`;
 /**
  * A run of digits with single spaces, dashes or a parenthesised group, not inside a word. It
  * starts only where a run can start: not inside a word, and not where a run could go on (after a
@@ -66,8 +70,25 @@ const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(["']?\s*[:=]\s*["']?|\s+(?:is|wa
 const NUMBER_RUN = /(?<![\w.+-])(?<![\d)][ -]?\(?)\+?(?:\(\d+\)[ -]?)?\d(?:[ -]?\(?\d\)?)*\d(?![\w.-])/g;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
+/** One parameter of an authorization value: `abc123`, `nonce="n1"` (a quoted part bounded). */
+const AUTH_PARAM = String.raw`(?:"[^"]{0,256}"|[^\s"';&,])+`;
+
 const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [
   [URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT],
+  // PEM private keys, to their END line (or the end of a cut text)
+  [
+    /-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----(?:[^-]|-(?!----END ))*(?:-----END [A-Z ]{0,20}PRIVATE KEY-----)?/g,
+    '[redacted-private-key]',
+  ],
+  // Authorization values of other schemes (Token, ApiKey, Digest, …): the scheme and the rest
+  // of the value, comma-separated parameters included
+  [
+    new RegExp(
+      String.raw`(authorization\\?["']?\s*[:=]\s*\\?["']?)(?!bearer\b|basic\b)[a-z][\w-]*\s+${AUTH_PARAM}(?:,\s*${AUTH_PARAM})*`,
+      'gi',
+    ),
+    '$1[redacted]',
+  ],
   // Bearer / Basic authorization values
   [/\b(bearer|basic)\s+[a-z0-9._~+/=-]+/gi, '$1 [redacted]'],
   // JSON web tokens
@@ -170,13 +191,21 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
       (acc, [pattern, replacement]) => acc.replace(pattern, replacement),
       shielded.text,
     );
-    out = out.replace(
-      keyValue,
-      (match: string, key: string, rest: string, separator: string, at: number, all: string) =>
-        allowedKeys.size > 0 && allowedKeys.has(fullKeyName(all, at, key + rest))
-          ? match
-          : `${key}${rest}${separator}[redacted]`,
-    );
+    out = out.replace(keyValue, (match: string, ...groups: unknown[]) => {
+      const [key, rest, separator, quote, opening, at, all] = groups as [
+        string,
+        string,
+        string,
+        string | undefined,
+        string | undefined,
+        number,
+        string,
+      ];
+      if (allowedKeys.size > 0 && allowedKeys.has(fullKeyName(all, at, key + rest))) return match;
+      return quote === undefined
+        ? `${key}${rest}${separator}${opening ?? ''}[redacted]`
+        : `${key}${rest}${separator}${quote}[redacted]${quote}`;
+    });
     out = out.replace(NUMBER_RUN, redactNumber);
     return shielded.restore(out);
   };
