@@ -146,6 +146,22 @@ interface Shielded {
 const UNSHIELDED = (text: string): Shielded => ({ text, restore: (t) => t });
 
 /**
+ * A kept match's placeholder: its index in 8 hexadecimal digits written as private-use
+ * characters (U+E010–U+E01F) between U+E000 and U+E001, which no rule matches. Fixed width:
+ * placeholders that grew with the index cost n²/2 characters for n matches.
+ */
+function placeholder(index: number): string {
+  const hex = index.toString(16).padStart(8, '0');
+  return `\uE000${[...hex].map((d) => String.fromCharCode(0xe010 + parseInt(d, 16))).join('')}\uE001`;
+}
+
+const PLACEHOLDER = /\uE000([\uE010-\uE01F]{8})\uE001/g;
+
+function placeholderIndex(digits: string): number {
+  return [...digits].reduce((n, d) => n * 16 + (d.charCodeAt(0) - 0xe010), 0);
+}
+
+/**
  * Replaces allowed text with placeholders the rules cannot match, and puts it back after. The
  * patterns run within ALLOW_PATTERNS_BUDGET_MS; past it none of them keeps anything.
  */
@@ -157,14 +173,14 @@ function shield(text: string, patterns: readonly RegExp[]): Shielded {
       (acc, pattern) =>
         acc.replace(pattern, (match) => {
           kept.push(match);
-          return `\uE000${'\uE002'.repeat(kept.length)}\uE001`;
+          return placeholder(kept.length - 1);
         }),
       text,
     ),
   );
   if (shielded === undefined) return UNSHIELDED(text);
   const restore = (t: string): string =>
-    t.replace(/\uE000(\uE002+)\uE001/g, (_, marks: string) => kept[marks.length - 1] ?? '');
+    t.replace(PLACEHOLDER, (_, digits: string) => kept[placeholderIndex(digits)] ?? '');
   return { text: shielded, restore };
 }
 
