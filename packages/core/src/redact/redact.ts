@@ -253,6 +253,12 @@ function truncate(text: string, max: number): string {
 
 const IDENTIFIER = /^[\w$.:-]{1,64}$/;
 
+/** An error's name when it looks like an identifier, else 'Error' (a name may quote a secret). */
+export function errorName(error: Error): string {
+  const name: unknown = error.name;
+  return typeof name === 'string' && IDENTIFIER.test(name) ? name : 'Error';
+}
+
 function codeOf(error: Error): string | undefined {
   const code = isFerryError(error) ? error.code : (error as { code?: unknown }).code;
   return typeof code === 'string' && IDENTIFIER.test(code) ? code : undefined;
@@ -273,7 +279,7 @@ export function describeError(
     if (!(error instanceof Error)) {
       return storable(`non-error thrown: ${typeof error === 'string' ? oneLine(error) : typeof error}`, max);
     }
-    const name = IDENTIFIER.test(error.name) ? error.name : 'Error';
+    const name = errorName(error);
     const code = codeOf(error);
     const message: unknown = error.message;
     const text = typeof message === 'string' ? oneLine(message) : typeof message;
