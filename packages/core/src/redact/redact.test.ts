@@ -89,6 +89,21 @@ describe('redaction of error text', () => {
     expect(describeError(new Error('x'.repeat(5000)), 100)).toHaveLength(100);
   });
 
+  it('drops a name or a code that the rules would redact (a secret shaped like an identifier)', () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+    expect(describeError(Object.assign(new Error('rejected'), { code: jwt }))).toBe('Error: rejected');
+    expect(describeError(Object.assign(new Error('rejected'), { name: 'password:hunter2' }))).toBe(
+      'Error: rejected',
+    );
+    const pin = createRedactor({ keys: ['pin'] });
+    expect(describeError(Object.assign(new Error('x'), { code: 'pin=8F3K2Q' }), undefined, pin)).toBe(
+      'Error: x',
+    );
+    expect(describeError(Object.assign(new Error('x'), { name: 'TypeError', code: 'ECONNRESET' }))).toBe(
+      'TypeError [ECONNRESET]: x',
+    );
+  });
+
   it('keeps what the allow-list names: a sensitive key by name, any text by pattern', () => {
     const redact = createRedactor({ allow: ['token', /order 4\d{15}/] });
     expect(redact('token: page-2 password: hunter2')).toBe('token: page-2 password: [redacted]');

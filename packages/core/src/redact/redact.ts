@@ -253,15 +253,26 @@ function truncate(text: string, max: number): string {
 
 const IDENTIFIER = /^[\w$.:-]{1,64}$/;
 
-/** An error's name when it looks like an identifier, else 'Error' (a name may quote a secret). */
-export function errorName(error: Error): string {
-  const name: unknown = error.name;
-  return typeof name === 'string' && IDENTIFIER.test(name) ? name : 'Error';
+/** Letters and underscores only (`TypeError`, `ECONNRESET`): no rule can match such a word. */
+const PLAIN_WORD = /^[a-z_]{1,64}$/i;
+
+/**
+ * `value` when it is an identifier (letters, digits, `_ $ . : -`, at most 64) the rules leave as
+ * it is; undefined for anything else (a name or code may be a secret shaped like an identifier:
+ * `password:hunter2`, a JSON web token).
+ */
+function shownIdentifier(value: unknown, redact: Redactor): string | undefined {
+  if (typeof value !== 'string' || !IDENTIFIER.test(value)) return undefined;
+  return PLAIN_WORD.test(value) || redact(value) === value ? value : undefined;
 }
 
-function codeOf(error: Error): string | undefined {
-  const code = isFerryError(error) ? error.code : (error as { code?: unknown }).code;
-  return typeof code === 'string' && IDENTIFIER.test(code) ? code : undefined;
+/** An error's name when it is an identifier the rules leave as it is, else 'Error'. */
+export function errorName(error: Error, redact: Redactor = defaultRedactor): string {
+  return shownIdentifier(error.name, redact) ?? 'Error';
+}
+
+function codeOf(error: Error, redact: Redactor): string | undefined {
+  return shownIdentifier(isFerryError(error) ? error.code : (error as { code?: unknown }).code, redact);
 }
 
 /**
@@ -279,8 +290,8 @@ export function describeError(
     if (!(error instanceof Error)) {
       return storable(`non-error thrown: ${typeof error === 'string' ? oneLine(error) : typeof error}`, max);
     }
-    const name = errorName(error);
-    const code = codeOf(error);
+    const name = errorName(error, redact);
+    const code = codeOf(error, redact);
     const message: unknown = error.message;
     const text = typeof message === 'string' ? oneLine(message) : typeof message;
     return storable(`${name}${code ? ` [${code}]` : ''}: ${text}`, max);

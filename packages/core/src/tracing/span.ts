@@ -67,8 +67,12 @@ const MAX_STATUS_CHARS = 1_000;
  * What a span records of an Error: its name, `message` (redacted), and the frames of its stack
  * under that message (the stack's own first lines repeat the unredacted message).
  */
-function redactedException(error: Error, message: string): { name: string; message: string; stack?: string } {
-  const name = errorName(error);
+function redactedException(
+  error: Error,
+  message: string,
+  redact: Redactor | undefined,
+): { name: string; message: string; stack?: string } {
+  const name = errorName(error, redact);
   const stack: unknown = error.stack;
   const lines = typeof stack === 'string' ? stack.split('\n') : [];
   const firstFrame = lines.findIndex((line) => /^\s+at /.test(line));
@@ -82,7 +86,7 @@ function endInError(api: Otel, span: Span, error: unknown, redact: Redactor | un
   try {
     if (error instanceof Error) {
       message = redactLine(String(error.message), MAX_STATUS_CHARS, redact);
-      span.recordException(redactedException(error, message));
+      span.recordException(redactedException(error, message, redact));
     } else message = typeof error === 'string' ? error : describeError(error, MAX_STATUS_CHARS, redact);
   } catch {
     message = describeError(error, MAX_STATUS_CHARS, redact);
