@@ -104,6 +104,11 @@ describe('redaction of error text', () => {
     );
   });
 
+  it('an allow pattern with the sticky flag y keeps what it matches anywhere in the text', () => {
+    const text = 'refused: order 9000000000001';
+    expect(createRedactor({ allow: [/order 9\d{12}/y] })(text)).toBe(text);
+  });
+
   it('keeps what the allow-list names: a sensitive key by name, any text by pattern', () => {
     const redact = createRedactor({ allow: ['token', /order 4\d{15}/] });
     expect(redact('token: page-2 password: hunter2')).toBe('token: page-2 password: [redacted]');

@@ -184,9 +184,12 @@ function shield(text: string, patterns: readonly RegExp[]): Shielded {
   return { text: shielded, restore };
 }
 
-/** `pattern` as a global RegExp (String.replace then replaces every match). */
+/**
+ * `pattern` as a global RegExp (String.replace then replaces every match), not sticky: with `y`
+ * it would match only at the start and right after each match, keeping nothing in between.
+ */
 function globalPattern(pattern: RegExp): RegExp {
-  return new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`);
+  return new RegExp(pattern.source, `${pattern.flags.replace(/[gy]/g, '')}g`);
 }
 
 /**
