@@ -51,6 +51,17 @@ describe('redaction of error text', () => {
     expect(redactText(text)).not.toMatch(secret);
   });
 
+  it('redacts a card number glued to a word or a dash when it passes the Luhn check', () => {
+    for (const text of ['pan_4111111111111111', 'card-4111111111111111', 'card4111111111111111']) {
+      expect(redactText(`declined ${text}`)).not.toContain('4111111111111111');
+    }
+    expect(redactText('declined pan_5555555555554444;')).toBe('declined pan_[redacted-card];');
+    // A timestamp or an id glued to its name is not a card number.
+    expect(redactText('ts-1733140800000 id_1733140800001 v1.2.3')).toBe(
+      'ts-1733140800000 id_1733140800001 v1.2.3',
+    );
+  });
+
   it('keeps the text around the new shapes', () => {
     expect(redactText('{"password":"a b c","user":"bob"}')).toBe('{"password":"[redacted]","user":"bob"}');
     expect(redactText('{\\"password\\":\\"hunter2\\",\\"user\\":1}')).toBe(

@@ -69,6 +69,12 @@ const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(\\?["']?\s*(?:=>|[:=])\s*|\s+(?:
  */
 const NUMBER_RUN = /(?<![\w.+-])(?<![\d)][ -]?\(?)\+?(?:\(\d+\)[ -]?)?\d(?:[ -]?\(?\d\)?)*\d(?![\w.-])/g;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+/**
+ * 13–19 digits glued to a word or a dash (`pan_4111…`, `card-4111…`), which NUMBER_RUN leaves:
+ * a card number when it passes the Luhn check (a timestamp or an id mostly does not). Starts
+ * only at a run's first digit and reads at most 19: linear.
+ */
+const GLUED_DIGITS = /(?<=[a-z_-])(?<!\d)\d{13,19}(?![\w])/gi;
 
 /** One parameter of an authorization value: `abc123`, `nonce="n1"` (a quoted part bounded). */
 const AUTH_PARAM = String.raw`(?:"[^"]{0,256}"|[^\s"';&,])+`;
@@ -97,6 +103,17 @@ const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [
   // (only from the start of a run of local-part characters: linear, see URL_CREDENTIALS)
   [/(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}/gi, '[redacted-email]'],
 ];
+
+/** Whether `digits` pass the Luhn check card numbers carry. */
+function passesLuhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = digits.length - 1, double = false; i >= 0; i -= 1, double = !double) {
+    let n = digits.charCodeAt(i) - 48;
+    if (double) n = n * 2 > 9 ? n * 2 - 9 : n * 2;
+    sum += n;
+  }
+  return sum % 10 === 0;
+}
 
 /** Card numbers (13–19 digits) and phone numbers (7–15 digits); dates and short numbers stay. */
 function redactNumber(run: string): string {
@@ -226,6 +243,7 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
         : `${key}${rest}${separator}${quote}[redacted]${quote}`;
     });
     out = out.replace(NUMBER_RUN, redactNumber);
+    out = out.replace(GLUED_DIGITS, (digits) => (passesLuhn(digits) ? '[redacted-card]' : digits));
     return shielded.restore(out);
   };
 }
