@@ -62,6 +62,16 @@ describe('redaction of error text', () => {
     );
   });
 
+  it('redacts the text of an XML element named by a sensitive key', () => {
+    expect(redactText('SOAP fault: <password>hunter2</password> <user>bob</user>')).toBe(
+      'SOAP fault: <password>[redacted]</password> <user>bob</user>',
+    );
+    expect(redactText('<ns:ApiKey>k 1</ns:ApiKey>')).toBe('<ns:ApiKey>[redacted]</ns:ApiKey>');
+    expect(
+      createRedactor({ allow: ['token'] })('<token>page-2</token><refresh_token>x</refresh_token>'),
+    ).toBe('<token>page-2</token><refresh_token>[redacted]</refresh_token>');
+  });
+
   it('keeps the text around the new shapes', () => {
     expect(redactText('{"password":"a b c","user":"bob"}')).toBe('{"password":"[redacted]","user":"bob"}');
     expect(redactText('{\\"password\\":\\"hunter2\\",\\"user\\":1}')).toBe(

@@ -60,6 +60,12 @@ const KEY_NAME = /^[a-z0-9_-]{1,64}$/i;
  */
 const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(\\?["']?\s*(?:=>|[:=])\s*|\s+(?:is|was|to)\s+)(?:(\\?["'])[^"'\\\n]{1,256}\4|(\\?["']?)[^\s"',;&]+)`;
 /**
+ * An XML element with text only (`<password>hunter2</password>`): its text is redacted when its
+ * name holds a sensitive key (the key rule needs a `:` or `=`). A name of at most 64 characters
+ * and a text of at most 256 from each '<': linear.
+ */
+const XML_ELEMENT = /<([a-z][\w:.-]{0,63})>[^<]{1,256}<\/\1>/gi;
+/**
  * A run of digits with single spaces, dashes or a parenthesised group, not inside a word. It
  * starts only where a run can start: not inside a word, and not where a run could go on (after a
  * digit or a ')', then an optional space or dash, then an optional '('): a run tried from there
@@ -220,7 +226,13 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     (options.allow ?? []).filter((a) => typeof a === 'string').map((a) => a.toLowerCase()),
   );
   const patterns = (options.allow ?? []).filter((a): a is RegExp => a instanceof RegExp).map(globalPattern);
-  const keyValue = keyPattern([...SENSITIVE_KEYS, ...(options.keys ?? [])]);
+  const keys = [...SENSITIVE_KEYS, ...(options.keys ?? [])];
+  const keyValue = keyPattern(keys);
+  const sensitiveName = new RegExp(`(?:${keys.join('|')})`, 'i');
+  const element = (match: string, name: string): string =>
+    sensitiveName.test(name) && !allowedKeys.has(name.toLowerCase())
+      ? `<${name}>[redacted]</${name}>`
+      : match;
   return (text) => {
     const shielded = shield(text, patterns);
     let out = FIXED_RULES.reduce(
@@ -242,6 +254,7 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
         ? `${key}${rest}${separator}${opening ?? ''}[redacted]`
         : `${key}${rest}${separator}${quote}[redacted]${quote}`;
     });
+    out = out.replace(XML_ELEMENT, element);
     out = out.replace(NUMBER_RUN, redactNumber);
     out = out.replace(GLUED_DIGITS, (digits) => (passesLuhn(digits) ? '[redacted-card]' : digits));
     return shielded.restore(out);

@@ -128,6 +128,7 @@ describe('the built-in rules on a long run of word characters', () => {
     ['x://a:b/', 50_000],
     ['-----BEGIN PRIVATE KEY----- a', 7_000],
     ['x_11111111111111111111', 9_000],
+    ['<password>a', 16_000],
   ])(
     'redact a long text of %j repeated in bounded time',
     async (unit, times) => {
