@@ -27,6 +27,7 @@ const HINTS: Readonly<Record<string, string>> = {
   FERRY_DATABASE_ERROR:
     'PostgreSQL refused the statement (its message says why; e.g. the database in --database-url must exist)',
   FERRY_TIMEOUT: 'the database did not answer in time; retry, or check its load',
+  FERRY_OUTCOME_UNKNOWN: 'the change may have been applied: list before acting again',
   FERRY_VALIDATION_FAILED: 'a value was refused; see `ferry <command> --help`',
   FERRY_NOT_FOUND: 'check the id and the scope (--tenant / --global)',
   FERRY_STATE_CONFLICT: 'the record moved on: list it again and act on its current status and version',

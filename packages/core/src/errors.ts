@@ -31,6 +31,11 @@ export const ERROR_CODES = {
   },
   FERRY_CLOSED: { retriable: false, summary: 'the component was closed and takes no more work' },
   FERRY_TIMEOUT: { retriable: true, summary: 'an operation did not finish within its deadline' },
+  FERRY_OUTCOME_UNKNOWN: {
+    retriable: false,
+    summary:
+      'a COMMIT was sent and its answer lost: the change may have been applied; look before acting again',
+  },
   FERRY_LEASE_LOST: { retriable: true, summary: 'a claim lease expired or was taken over' },
   FERRY_PUBLISH_FAILED: { retriable: true, summary: 'a broker did not confirm a message' },
   FERRY_PERMANENT_FAILURE: { retriable: false, summary: 'a failure that retrying cannot fix' },

@@ -22,8 +22,12 @@ function age(ms: number | null | undefined): string {
   return ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 60_000)}m`;
 }
 
+/**
+ * The growth of a count per second since the last refresh; '-' on the first, and when the count
+ * went down (a purge of SENT / COMPLETED rows between two refreshes is not a negative rate).
+ */
 function rate(now: Sample, before: Sample | undefined, key: 'sent' | 'completed'): string {
-  if (!before || now.at <= before.at) return '-';
+  if (!before || now.at <= before.at || now[key] < before[key]) return '-';
   return ((now[key] - before[key]) / ((now.at - before.at) / 1000)).toFixed(1);
 }
 

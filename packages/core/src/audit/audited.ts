@@ -65,7 +65,8 @@ export function overallOutcome(outcomes: readonly string[]): string {
  * caller's transaction when `db` is one). A dry run runs the change inside a savepoint and
  * rolls it back, so the reported outcome is exactly what would happen; its audit row stays.
  * When ferry owns the transaction and the action fails, the failure is audited afterwards
- * (outcome `error`) and the error rethrown.
+ * (outcome `error`) and the error rethrown; not when its outcome is unknown (FERRY_OUTCOME_UNKNOWN:
+ * its COMMIT was sent and may have landed, audit row included).
  */
 export async function audited<T>(db: SqlExecutor, action: AuditedAction<T>): Promise<T> {
   const { actor, reason, dryRun } = resolveAudit(action.options);
@@ -103,8 +104,16 @@ async function inSavepoint<T>(tx: SqlExecutor, work: () => Promise<T>): Promise<
   }
 }
 
+/**
+ * No failure row: the database cannot take it, or (FERRY_OUTCOME_UNKNOWN) the action's own
+ * transaction may have committed with its audit row, which an `error` row would contradict.
+ */
 function isUnreachable(error: unknown): boolean {
-  return isFerryError(error, 'FERRY_SCHEMA_NOT_READY') || isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE');
+  return (
+    isFerryError(error, 'FERRY_SCHEMA_NOT_READY') ||
+    isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE') ||
+    isFerryError(error, 'FERRY_OUTCOME_UNKNOWN')
+  );
 }
 
 function failureEntry(base: Omit<AuditInsert, 'outcome' | 'results'>, error: unknown): AuditInsert {

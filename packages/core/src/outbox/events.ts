@@ -93,8 +93,8 @@ export type OutboxEvent =
   /**
    * A database call failed and the relay caught it: the running loop backs off and goes on; a
    * failed lease renewal counts towards lease.heartbeatFailureTolerance. `operation`: 'claim',
-   * 'complete', 'release claims', 'recover leases', 'renew lease', or 'cycle' for an error that
-   * names none. `error`: one redacted line, at most 500 characters. What runOnce() throws to its
+   * 'complete', 'release claims', 'release abandoned claims', 'recover leases', 'renew lease', or
+   * 'cycle' for an error that names none ('end backend' is logged, not reported: abandonedClaims.ts). `error`: one redacted line, at most 500 characters. What runOnce() throws to its
    * caller is not reported here.
    */
   | { readonly type: 'infrastructure-error'; readonly operation: string; readonly error: string };

@@ -32,7 +32,9 @@ export interface OutboxOptions {
   /**
    * How long the relay waits for the answer to each of its statements (claim, completion, lease
    * renewal, recovery, release): past it the statement fails with a retriable FERRY_TIMEOUT and the
-   * cycle backs off, whatever the driver's timeouts. Default 30,000 ms.
+   * cycle backs off, whatever the driver's timeouts. Rows a claim given up on leases late are
+   * handed back on the next cycle, counting nothing (README, "When PostgreSQL goes silent").
+   * Default 30,000 ms.
    */
   statementTimeout?: number;
   /** Back-off after a failed poll cycle (database down), doubled up to 30 s. */

@@ -3,6 +3,7 @@ import { FerryError } from '../errors';
 import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { reconnectDelayMs } from '../backoff';
+import { AbandonedClaims } from './abandonedClaims';
 import { CircuitBreaker, type CircuitState } from './circuit';
 import type { OutboxEvent } from './events';
 import { resolveOutboxOptions, type ResolvedOutboxOptions } from './options';
@@ -11,6 +12,7 @@ import { publishBatch, type ClaimedBatch } from './publishBatch';
 import { recoverStep } from './recoverStep';
 import { releaseUnavailable } from './releaseUnavailable';
 import { reportCircuitChange, reportCompletion, reportInfrastructureError } from './reportCompletion';
+import type { ClaimResult } from './sql/claimBatch';
 import { toMessage } from './sql/fragments';
 import { settlesWithin } from './settle';
 import { withStatementDeadline } from '../sql/statementDeadline';
@@ -106,6 +108,8 @@ class OutboxRelay implements Relay {
   /** The next claim starts with the key scan (see claimBatch). */
   private keyScanFirst = false;
   private readonly breaker: CircuitBreaker;
+  /** Claims dropped while PostgreSQL may still hold rows under their tokens. */
+  private readonly abandoned: AbandonedClaims;
   /** A pipelined cycle's publish or completion failed; the loop backs off before the next claim. */
   private cycleError: { error: unknown } | undefined;
   /** Failed cycles since one last finished without an error (drives the loop's back-off). */
@@ -119,6 +123,7 @@ class OutboxRelay implements Relay {
     for (const warning of this.options.warnings) logger.warn({ option: 'stuckThreshold' }, warning);
     this.store = config.store ?? relayStore(withStatementDeadline(config.db, this.options.statementTimeout));
     this.breaker = new CircuitBreaker(this.options.circuit, config.clock);
+    this.abandoned = new AbandonedClaims(logger, Math.max(1, Math.floor(this.options.statementTimeout / 2)));
     const observer = config.observer;
     this.emit = (event) => safeEmit(observer, event, logger);
     this.listener = config.listenUrl
@@ -161,24 +166,22 @@ class OutboxRelay implements Relay {
     this.emit({ type: 'cycle', claimed, sent, retried, failed, lost, unavailable, released, durationMs });
   }
 
-  /** Recovery (every tenth cycle), then the claim; returns the batch to publish, if any. */
+  /**
+   * The rows of claims dropped earlier handed back (abandonedClaims.ts; before recovery, which
+   * would count them), recovery (every tenth cycle), then the claim; returns the batch to publish.
+   */
   private async claimStep(result: CycleResult): Promise<ClaimedBatch | undefined> {
     if (this.state === 'closed') throw new FerryError('FERRY_CLOSED', 'the relay is closed');
-    if (this.cycles++ % 10 === 0) await recoverStep(this.store, this.options, this.emit, this.logger, result);
+    const recovering = this.cycles++ % 10 === 0;
+    if (this.abandoned.pending) await this.abandoned.settle(this.store, recovering);
+    if (recovering) await recoverStep(this.store, this.options, this.emit, this.logger, result);
     const limit = this.breaker.claimLimit(this.options.batchSize);
     if (this.stopping || limit === 0) return undefined;
     const token = randomUUID();
     this.wake.consume();
     const circuitEpoch = this.breaker.epoch;
     const claimedAt = performance.now();
-    const claim = await this.store.claim({
-      token,
-      limit,
-      leaseMs: this.options.lease.duration,
-      failedHead: this.options.ordering.failedHead,
-      laneCursor: this.laneCursor,
-      keyScanFirst: this.keyScanFirst,
-    });
+    const claim = await this.claim(token, limit);
     this.laneCursor = claim.laneCursor ?? null;
     this.keyScanFirst = claim.keyScanFirst ?? false;
     if (claim.rows.length === 0) return undefined;
@@ -195,11 +198,42 @@ class OutboxRelay implements Relay {
       this.emit({ type: 'ordering-skipped', skippedIds: claim.skippedIds });
     }
     if (!this.stopping) return { token, messages, claimedAt, circuitEpoch };
-    result.released = await this.store.release(
-      token,
-      messages.map((m) => m.id),
+    result.released = await this.dropOnFailure(token, false, () =>
+      this.store.release(
+        token,
+        messages.map((m) => m.id),
+      ),
     );
     return undefined;
+  }
+
+  /** The claim statement(s) under `token`; a claim that fails is dropped (abandonedClaims.ts). */
+  private async claim(token: string, limit: number): Promise<ClaimResult> {
+    const claiming = this.abandoned.claiming(token);
+    try {
+      return await this.store.claim({
+        token,
+        limit,
+        leaseMs: this.options.lease.duration,
+        failedHead: this.options.ordering.failedHead,
+        laneCursor: this.laneCursor,
+        keyScanFirst: this.keyScanFirst,
+        statement: claiming.statement,
+      });
+    } catch (error) {
+      claiming.failed(error);
+      throw error;
+    }
+  }
+
+  /** Runs a statement on a claim's rows; if it fails, the relay drops the claim and hands its rows back. */
+  private async dropOnFailure<T>(token: string, published: boolean, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      this.abandoned.drop(token, published);
+      throw error;
+    }
   }
 
   private async publishAndComplete(batch: ClaimedBatch, result: CycleResult): Promise<void> {
@@ -226,9 +260,11 @@ class OutboxRelay implements Relay {
       this.emit({ type: 'lease-lost', claimToken: token, ids, reason: published.reason });
       return;
     }
-    const rest = await releaseUnavailable(store, token, messages, published.completions);
+    const { rest, completed } = await this.dropOnFailure(token, true, async () => {
+      const rest = await releaseUnavailable(store, token, messages, published.completions);
+      return { rest, completed: await store.complete(token, rest.completions, options.onSent) };
+    });
     result.unavailable = rest.released;
-    const completed = await store.complete(token, rest.completions, options.onSent);
     reportCircuitChange(this.breaker.record(rest.signal, batch.circuitEpoch), this.emit, logger);
     reportCompletion({
       token,

@@ -2,7 +2,9 @@ import type { SqlExecutor } from '../sql/executor';
 import { dbCall } from './errors';
 import { claimBatch } from './sql/claimBatch';
 import { completeBatch } from './sql/completeBatch';
+import { endBackend } from '../sql/endBackend';
 import { recoverLeases } from './sql/recoverLeases';
+import { releaseAbandoned } from './sql/releaseAbandoned';
 import { releaseClaims } from './sql/releaseClaims';
 import { renewLease } from './sql/renewLease';
 
@@ -18,6 +20,10 @@ export interface RelayStore {
   renew: (token: string, leaseMs: number, ids?: readonly string[]) => Promise<number>;
   recover: (args: Parameters<typeof recoverLeases>[1]) => ReturnType<typeof recoverLeases>;
   release: (token: string, ids: readonly string[]) => Promise<number>;
+  /** Hands back the rows of claims the relay dropped (abandonedClaims.ts), counting nothing. */
+  releaseAbandoned: (unpublished: readonly string[], published: readonly string[]) => Promise<number>;
+  /** Ends the backend of a claim statement given up on; true once it is gone (sql/endBackend.ts). */
+  endBackend: (pid: number, sentAgoMs: number, waitMs: number) => Promise<boolean>;
 }
 
 /** Binds the transitions to `db`; database failures surface as FerryErrors. */
@@ -29,5 +35,9 @@ export function relayStore(db: SqlExecutor): RelayStore {
     renew: (token, leaseMs, ids) => dbCall('renew lease', () => renewLease(db, token, leaseMs, ids)),
     recover: (args) => dbCall('recover leases', () => recoverLeases(db, args)),
     release: (token, ids) => dbCall('release claims', () => releaseClaims(db, token, ids)),
+    releaseAbandoned: (unpublished, published) =>
+      dbCall('release abandoned claims', () => releaseAbandoned(db, unpublished, published)),
+    endBackend: (pid, sentAgoMs, waitMs) =>
+      dbCall('end backend', () => endBackend(db, pid, sentAgoMs, waitMs)),
   };
 }

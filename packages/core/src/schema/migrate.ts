@@ -1,6 +1,9 @@
+import { backoffDelay } from '../backoff';
 import { FerryError } from '../errors';
+import { integerOption } from '../optionChecks';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
+import { sqlStateOf } from '../sql/sqlState';
 import { loadMigrationFiles, type MigrationFile } from './migrationFiles';
 import { ensureMigrationsTable, migrationsTableFor } from './migrationsTable';
 
@@ -17,9 +20,23 @@ export interface MigrateOptions {
   migrationsDir?: string;
   /** The table recording `migrationsDir`'s migrations. Default `app_migrations`. */
   table?: string;
-  /** Deadline for each migration's transaction. Default 120,000 ms. */
+  /**
+   * Deadline for each migration: its transaction, and its tries when it waits for a lock
+   * (`lockTimeoutMs`). Default 120,000 ms.
+   */
   timeoutMs?: number;
+  /**
+   * How long one try of a migration waits for a lock another session holds (PostgreSQL's
+   * `lock_timeout` for the migration's statements). While DDL waits for its lock, every later
+   * writer of that table queues behind it: a wait past this rolls the try back (the queue goes
+   * on), and the migration is tried again after a back-off until `timeoutMs`. Default 2,000 ms.
+   */
+  lockTimeoutMs?: number;
 }
+
+const LOCK_TIMEOUT_DEFAULT_MS = 2_000;
+/** SQLSTATE lock_not_available: lock_timeout passed. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 export interface MigrateResult {
   /** Migrations this call applied, in order. */
@@ -45,14 +62,69 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
     await tx.execute(LOCK);
     await ensureMigrationsTable(tx, table, files);
   }, txOptions);
+  const lockTimeoutMs = integerOption(
+    'lockTimeoutMs',
+    options.lockTimeoutMs ?? LOCK_TIMEOUT_DEFAULT_MS,
+    1,
+    3_600_000,
+  );
   for (const file of files) {
-    const applied = await db.transaction(async (tx) => applyOne(tx, table, file), txOptions);
+    const applied = await triedUntil(txOptions.timeoutMs, file, () =>
+      db.transaction(async (tx) => applyOne(tx, table, file, lockTimeoutMs), txOptions),
+    );
     (applied ? result.applied : result.alreadyApplied).push(file.name);
   }
   return result;
 }
 
-async function applyOne(tx: SqlExecutor, table: string, file: MigrationFile): Promise<boolean> {
+/**
+ * Runs `attempt` again while it fails waiting for a lock (lock_timeout), after a capped
+ * exponential back-off with jitter, until `budgetMs` would pass: then the migration fails, rolled
+ * back, naming the lock.
+ */
+async function triedUntil<T>(budgetMs: number, file: MigrationFile, attempt: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  for (let failures = 0; ; failures += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!waitedForLock(error)) throw error;
+      const delay = backoffDelay(failures + 1, {
+        initialMs: 100,
+        maxMs: 5_000,
+        multiplier: 2,
+        jitter: 'full',
+      });
+      if (Date.now() - started + delay >= budgetMs) {
+        throw new FerryError(
+          'FERRY_MIGRATION_FAILED',
+          `migration ${file.name} failed and was rolled back: it could not take a lock other sessions ` +
+            `hold (tried ${failures + 1} times within ${budgetMs} ms; long transactions on its tables)`,
+          { cause: error, details: { migration: file.name } },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+/** Whether the failure, or a cause of it (the migration's FerryError, its translation), is lock_timeout's. */
+function waitedForLock(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 5; depth += 1) {
+    if (sqlStateOf(e) === LOCK_NOT_AVAILABLE) return true;
+    if (e instanceof FerryError && e.details?.sqlState === LOCK_NOT_AVAILABLE) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+async function applyOne(
+  tx: SqlExecutor,
+  table: string,
+  file: MigrationFile,
+  lockTimeoutMs: number,
+): Promise<boolean> {
+  // Concurrent migrators wait for each other here, under the transaction's own deadline only.
   await tx.execute(LOCK);
   const rows = await tx.query<{ checksum: string }>(`SELECT checksum FROM ${table} WHERE name = $1`, [
     file.name,
@@ -69,6 +141,7 @@ async function applyOne(tx: SqlExecutor, table: string, file: MigrationFile): Pr
     return false;
   }
   try {
+    await tx.query(`SELECT set_config('lock_timeout', $1, true)`, [`${lockTimeoutMs}ms`]);
     await tx.execute(file.sql);
   } catch (cause) {
     throw new FerryError(

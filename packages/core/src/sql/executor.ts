@@ -21,7 +21,8 @@ export interface TransactionOptions {
   maxWaitMs?: number;
   /**
    * Aborts when the caller gives up on the transaction (the inbox worker: a heartbeat interval
-   * past `transactionTimeoutMs`, or close() past `shutdownTimeoutMs`): on node-postgres the
+   * past `transactionTimeoutMs`, or close() past `shutdownTimeoutMs`; withDeadlines past its
+   * whole-transaction deadline): on node-postgres the
    * transaction fails with the signal's reason and its connection is closed, even while it
    * commits (its outcome is then unknown); on Kysely the transaction's work is abandoned, so
    * Kysely rolls it back and releases the connection. Prisma cannot be told: its own `timeout`
@@ -39,6 +40,20 @@ export interface TransactionOptions {
  */
 export interface StatementOptions {
   readonly signal?: AbortSignal;
+  /**
+   * Told, by an executor that gives a connection up with its statement (fromPg on a pool), the
+   * backend that may still run a statement PostgreSQL did not answer (its deadline passed, or the
+   * connection failed under it): its process id, and `sentAt`, performance.now() when the statement
+   * was sent. Whoever dropped the statement may end that backend to be sure it no longer runs.
+   */
+  readonly onBackend?: (backend: { pid: number; sentAt: number }) => void;
+  /**
+   * Called when the statement's deadline gives it up (withStatementDeadline), with `ended`: true
+   * once the statement can no longer take effect (PostgreSQL answered it, or it was never sent),
+   * false once it failed without PostgreSQL's answer (the connection was lost or destroyed: it may
+   * still run, and commit, on the server).
+   */
+  readonly onAbandoned?: (ended: Promise<boolean>) => void;
 }
 
 export interface SqlExecutor {

@@ -2,6 +2,7 @@ import type { ClientBase, Pool, PoolClient, QueryConfig, QueryResult } from 'pg'
 import { FerryError } from '../errors';
 import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
+import { answeredByServer } from './sqlState';
 import { preparedName } from './statementNames';
 import { beginLimited, checkedTimeout, startWithin, transactionDeadline } from './transactionLimits';
 
@@ -56,7 +57,8 @@ function statement(text: string, values: unknown[]): QueryConfig {
 function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
   const run = (text: string, values: readonly unknown[], options: StatementOptions | undefined) => {
     const config = statement(text, [...values]);
-    if (options?.signal && isPool(target)) return onPooledClient(target, config, options.signal);
+    if (options?.signal && isPool(target))
+      return onPooledClient(target, config, options.signal, options.onBackend);
     return target.query(config);
   };
   const executor: SqlExecutor = {
@@ -81,18 +83,30 @@ function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
  * then destroyed, not returned to the pool (its answer may still come, or never), and the pool
  * opens a new one when it needs it. A connection that comes too late is handed straight back. As
  * pool.query does, the connection's `error` event (reset, terminated) is handled while it is
- * checked out, and a connection whose statement failed is destroyed.
+ * checked out, and a connection whose statement failed is destroyed. `onBackend` is told the
+ * backend of a connection given up with its statement unanswered (StatementOptions).
  */
-async function onPooledClient(pool: Pool, config: QueryConfig, signal: AbortSignal): Promise<QueryResult> {
+async function onPooledClient(
+  pool: Pool,
+  config: QueryConfig,
+  signal: AbortSignal,
+  onBackend?: (backend: { pid: number; sentAt: number }) => void,
+): Promise<QueryResult> {
   const client = await pool.connect();
   if (signal.aborted) {
     client.release();
     throw signal.reason;
   }
+  const pid = (client as { processID?: unknown }).processID;
+  const sentAt = performance.now();
+  const unanswered = (): void => {
+    if (onBackend && typeof pid === 'number') onBackend({ pid, sentAt });
+  };
   const connection = watchConnection(client);
   let destroyed = false;
   const destroy = (): void => {
     destroyed = true;
+    unanswered();
     client.release(new Error('ferry stopped waiting for a statement on this connection'));
   };
   signal.addEventListener('abort', destroy, { once: true });
@@ -101,10 +115,14 @@ async function onPooledClient(pool: Pool, config: QueryConfig, signal: AbortSign
     return await Promise.race([client.query(config), connection.lost]);
   } catch (error) {
     failed = true;
+    if (!destroyed && !answeredByServer(error)) unanswered();
     throw error;
   } finally {
     signal.removeEventListener('abort', destroy);
     connection.stop();
+    // A connection being destroyed may still report its backend's end (ferry may end that backend:
+    // outbox/abandonedClaims.ts); nobody listens to it any more, so that is not an unhandled error.
+    if (destroyed || failed || connection.failed()) client.on('error', () => undefined);
     // As pool.query does: a connection whose statement failed is not reused.
     if (!destroyed) client.release(failed || connection.failed());
   }

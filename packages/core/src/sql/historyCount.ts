@@ -28,12 +28,14 @@ export async function countUpTo(
 }
 
 // The table's live rows as the statistics system last counted them (kept current as transactions
-// commit, within about a second), or the planner's row count when that is larger (never analyzed
-// and no activity since a restart: 0). $2 a column, $3 a value: the share of the table's rows
-// holding it, from pg_stats (its most common values, else an even share of the rest); null
-// without statistics.
+// commit, within about a second; a purge lowers it at once), else, when it has counted none (no
+// activity since a restart), the planner's row count (lowered only by VACUUM / ANALYZE, so never
+// preferred: it kept a purged table at its old size). $2 a column, $3 a value: the share of the
+// table's rows holding it, from pg_stats (its most common values, else an even share of the
+// rest); null without statistics.
 const ESTIMATE = `
-  SELECT greatest(pg_stat_get_live_tuples(c.oid), c.reltuples, 0)::float8 AS live,
+  SELECT (CASE WHEN pg_stat_get_live_tuples(c.oid) > 0 THEN pg_stat_get_live_tuples(c.oid)
+               ELSE greatest(c.reltuples, 0) END)::float8 AS live,
     (SELECT coalesce(
        (SELECT m.f FROM unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS m(v, f) WHERE m.v = $3),
        (1 - s.null_frac - coalesce((SELECT sum(f) FROM unnest(s.most_common_freqs) AS f), 0))

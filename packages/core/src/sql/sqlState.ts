@@ -31,3 +31,14 @@ function isSqlState(code: string): boolean {
 export function sqlStateOf(error: unknown): string | null {
   return errorCodes(error).find(isSqlState) ?? null;
 }
+
+/**
+ * The error is PostgreSQL's answer to the statement (a SQLSTATE outside class 08, also as a
+ * FerryError's details.sqlState): the statement is over. Otherwise (a lost or destroyed connection)
+ * the server may still be running it.
+ */
+export function answeredByServer(error: unknown): boolean {
+  const state =
+    sqlStateOf(error) ?? (error as { details?: { sqlState?: unknown } } | null)?.details?.sqlState;
+  return typeof state === 'string' && !state.startsWith('08');
+}

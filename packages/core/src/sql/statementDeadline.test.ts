@@ -56,6 +56,50 @@ describe('withStatementDeadline', () => {
     expect(await bounded.transaction((tx) => tx.query('SELECT 2 AS n'))).toEqual([{ n: 2 }]);
     expect(bounded.inTransaction).toBe(false);
   });
+
+  describe('tells the caller when a statement it gave up on can no longer take effect', () => {
+    /** A statement that settles, after the deadline passed, as `late` says (with the signal it got). */
+    async function abandoned(late: (signal: AbortSignal) => Promise<unknown>): Promise<boolean> {
+      let settle!: () => void;
+      const gate = new Promise<void>((resolve) => (settle = resolve));
+      const send = <T>(options?: StatementOptions): Promise<T> =>
+        gate.then(() => late(options!.signal!)) as Promise<T>;
+      const db: SqlExecutor = {
+        inTransaction: false,
+        query: <T>(_text: string, _values?: readonly unknown[], options?: StatementOptions) =>
+          send<T[]>(options),
+        execute: (_text, _values, options) => send<number>(options),
+        transaction: (work) => work(db),
+      };
+      let ended: Promise<boolean> | undefined;
+      const error = await withStatementDeadline(db, 20)
+        .query('SELECT 1', [], { onAbandoned: (late) => void (ended = late) })
+        .catch((e: unknown) => e);
+      expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
+      settle();
+      return ended!;
+    }
+
+    it('true once PostgreSQL answered it late', async () => {
+      expect(await abandoned(async () => [{ n: 1 }])).toBe(true);
+    });
+
+    it('true when PostgreSQL answered it with an error', async () => {
+      const canceled = Object.assign(new Error('canceling statement'), { code: '57014' });
+      expect(await abandoned(() => Promise.reject(canceled))).toBe(true);
+    });
+
+    it('true when the executor never sent it', async () => {
+      expect(await abandoned((signal) => Promise.reject(signal.reason))).toBe(true);
+    });
+
+    it('false when its connection was lost: the server may still run it', async () => {
+      const lost = new Error('Connection terminated unexpectedly');
+      expect(await abandoned(() => Promise.reject(lost))).toBe(false);
+      const reset = Object.assign(new Error('server closed the connection'), { code: '08006' });
+      expect(await abandoned(() => Promise.reject(reset))).toBe(false);
+    });
+  });
 });
 
 describe('withDeadlines', () => {
@@ -82,22 +126,26 @@ describe('withDeadlines', () => {
   });
 
   it('opens transactions with the deadline as timeout and max wait, unless the caller gives its own', async () => {
-    const { executor, opened } = recording({ rows: [] });
+    const { executor, opened } = recording({ rows: [{ xid: '1' }] });
     const bounded = withDeadlines(executor, 60_000);
     expect(await bounded.transaction(async () => 'done')).toBe('done');
     await bounded.transaction(async () => undefined, { timeoutMs: 5_000 });
-    expect(opened).toEqual([
+    expect(opened.map((o) => ({ timeoutMs: o?.timeoutMs, maxWaitMs: o?.maxWaitMs }))).toEqual([
       { timeoutMs: 60_000, maxWaitMs: 60_000 },
       { timeoutMs: 5_000, maxWaitMs: 60_000 },
     ]);
+    expect(opened.every((o) => o?.signal?.aborted === false)).toBe(true);
   });
 
-  it('fails a transaction that never settles with a retriable FERRY_TIMEOUT', async () => {
-    const error = await withDeadlines(recording().executor, 20)
+  it('fails a transaction that never settles with a retriable FERRY_TIMEOUT and aborts its signal', async () => {
+    const { executor, opened } = recording();
+    const error = await withDeadlines(executor, 20)
       .transaction(() => new Promise<never>(() => undefined))
       .catch((e: unknown) => e);
     expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
     expect((error as { retriable: boolean }).retriable).toBe(true);
+    // The adapter is told (fromPg closes the connection), whatever the transaction was doing.
+    expect(opened[0]?.signal?.aborted).toBe(true);
   });
 
   it("leaves the caller's open transaction, and its limits, to the caller", () => {

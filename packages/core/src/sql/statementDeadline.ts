@@ -2,8 +2,10 @@ import { deadlineSignal } from '../deadline';
 import { FerryError } from '../errors';
 import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { settlesWithin } from '../outbox/settle';
+import { commitOutcome } from './commitOutcome';
 import type { SqlExecutor, StatementOptions, TransactionOptions } from './executor';
-import { checkedTimeout, DEADLINE_GRACE_MS, limitTransaction, MAX_TIMEOUT_MS } from './transactionLimits';
+import { answeredByServer, sqlStateOf } from './sqlState';
+import { checkedTimeout, DEADLINE_GRACE_MS, limitAndIdentify, MAX_TIMEOUT_MS } from './transactionLimits';
 
 /**
  * Default and bounds of every statement deadline option: the inbox's and the admins'
@@ -17,7 +19,9 @@ export interface StatementTimeoutOptions {
   /**
    * Deadline of each statement the admin sends outside a transaction, and of each transaction it
    * opens (an audited action): past it the call fails with a retriable FERRY_TIMEOUT (or
-   * FERRY_DATABASE_UNAVAILABLE when no connection came in time). Default 30,000 ms, 100 to
+   * FERRY_DATABASE_UNAVAILABLE when no connection came in time), or, when a change's COMMIT was
+   * sent and PostgreSQL cannot say afterwards whether it landed, with FERRY_OUTCOME_UNKNOWN (not
+   * retriable: list before acting again). Default 30,000 ms, 100 to
    * 3,600,000. An admin given the caller's open transaction leaves its limits to the caller.
    */
   statementTimeoutMs?: number;
@@ -42,13 +46,20 @@ export function statementTimeoutOption(field: string, value: number | undefined)
  * and short transactions (the admins, health, the metrics stats read). Each statement outside a
  * transaction as withStatementDeadline. Each transaction `db` opens gets `timeoutMs` as its
  * `timeoutMs` and `maxWaitMs` unless the caller gives its own, and its first statement sets them
- * as PostgreSQL's transaction-local limits (limitTransaction; Prisma sets none of its own), so a
- * statement waiting on a lock ends with PostgreSQL's 57014. A transaction that still has not
- * settled once max wait, timeout and twice the grace have passed (a silent server) fails with a
- * retriable FERRY_TIMEOUT: fromPg has closed its connection by then, so PostgreSQL rolls it back;
- * on Prisma the connection stays the driver's (package README), and a COMMIT already sent may still
- * land. On an executor bound to the caller's open transaction nothing changes: that transaction,
- * and its limits, are the caller's.
+ * as PostgreSQL's transaction-local limits (Prisma sets none of its own), so a statement waiting
+ * on a lock ends with PostgreSQL's 57014, and reads the transaction's id (limitAndIdentify: these
+ * transactions are for changes, the audited admin actions). A transaction that still has not
+ * settled once max wait, timeout and twice the grace have passed (a silent server) is given up:
+ * its TransactionOptions.signal aborts, so fromPg closes its connection (committing or not; on
+ * Prisma the connection stays the driver's, package README). It fails with a retriable
+ * FERRY_TIMEOUT if its COMMIT was not sent yet (PostgreSQL rolls it back). Once the COMMIT was
+ * sent, a failure without PostgreSQL's own answer (the deadline, a lost connection) leaves the
+ * outcome to PostgreSQL, asked on another connection (lostCommit): committed → the work's result,
+ * as if the answer had come; rolled back → the failure as it came; no answer →
+ * FERRY_OUTCOME_UNKNOWN (not retriable, `details.outcome: 'unknown'`): the change may have been
+ * applied, look before acting again.
+ * On an executor bound to the caller's open transaction nothing changes: that transaction, and
+ * its limits, are the caller's.
  */
 export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
   if (db.inTransaction) return db;
@@ -57,28 +68,81 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
     inTransaction: false,
     query: bounded.query,
     execute: bounded.execute,
-    transaction: (work, options) => {
+    async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const limits = { timeoutMs, maxWaitMs: timeoutMs, ...options };
-      const run = db.transaction(async (tx) => {
-        await limitTransaction(tx, limits);
-        return work(tx);
-      }, limits);
-      return settledWithin(run, limits);
+      const giveUp = new AbortController();
+      const signal = options?.signal ? AbortSignal.any([options.signal, giveUp.signal]) : giveUp.signal;
+      let sent: { xid: string; result: T } | undefined;
+      const run = db.transaction(
+        async (tx) => {
+          const xid = await limitAndIdentify(tx, limits);
+          const result = await work(tx);
+          sent = { xid, result }; // what follows is the COMMIT
+          return result;
+        },
+        { ...limits, signal },
+      );
+      try {
+        return await settledWithin(run, limits, giveUp);
+      } catch (error) {
+        if (sent === undefined) throw error;
+        return lostCommit(bounded, sent, error, timeoutMs);
+      }
     },
   };
 }
 
-/** `run`, or FERRY_TIMEOUT once `limits` (max wait + timeout + twice the grace) have passed. */
-async function settledWithin<T>(run: Promise<T>, limits: TransactionOptions): Promise<T> {
+/**
+ * A transaction that failed after its COMMIT was sent (no answer in time, or its connection lost):
+ * its result if PostgreSQL committed it, `error` if PostgreSQL says it was
+ * rolled back or refused the COMMIT itself, else FERRY_OUTCOME_UNKNOWN.
+ */
+async function lostCommit<T>(
+  db: SqlExecutor,
+  sent: { xid: string; result: T },
+  error: unknown,
+  timeoutMs: number,
+): Promise<T> {
+  const outcome = await commitOutcome(db, sent.xid, timeoutMs);
+  if (outcome === 'committed') return sent.result;
+  if (outcome === 'aborted' || refusedByPostgres(error)) throw error;
+  throw new FerryError(
+    'FERRY_OUTCOME_UNKNOWN',
+    'the database did not answer a COMMIT, nor say afterwards whether it was applied: the change may ' +
+      'have been applied; look before acting again',
+    { cause: error, details: { outcome: 'unknown', timeoutMs } },
+  );
+}
+
+/**
+ * PostgreSQL answered the COMMIT with an error of its own (a deferred constraint, a serialization
+ * failure): not committed. A connection exception (class 08) or a shutdown (57P) is no such answer.
+ */
+function refusedByPostgres(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  return state !== null && !state.startsWith('08') && !state.startsWith('57P');
+}
+
+/**
+ * `run`, or FERRY_TIMEOUT once `limits` (max wait + timeout + twice the grace) have passed; then
+ * `giveUp` aborts (the transaction's signal: fromPg closes its connection, committing or not).
+ */
+async function settledWithin<T>(
+  run: Promise<T>,
+  limits: TransactionOptions,
+  giveUp: AbortController,
+): Promise<T> {
   const timeoutMs = checkedTimeout(limits.timeoutMs);
   if (timeoutMs === undefined) return run;
   const grace = Math.min(timeoutMs, DEADLINE_GRACE_MS);
   const ms = Math.min((limits.maxWaitMs ?? 0) + timeoutMs + 2 * grace, MAX_TIMEOUT_MS);
   run.catch(() => undefined); // past the deadline nothing waits for it
   if (await settlesWithin(run, ms)) return run;
-  throw new FerryError('FERRY_TIMEOUT', `the transaction did not finish within ${ms} ms`, {
+  const timeout = new FerryError('FERRY_TIMEOUT', `the transaction did not finish within ${ms} ms`, {
     details: { timeoutMs: ms },
   });
+  giveUp.abort(timeout);
+  throw timeout;
 }
 
 /**
@@ -88,7 +152,8 @@ async function settledWithin<T>(run: Promise<T>, limits: TransactionOptions): Pr
  * and a half-open connection (a peer that went silent, no FIN, no RST) stays open for good; past
  * the deadline ferry stops waiting and the statement fails with a retriable FERRY_TIMEOUT. Its
  * signal aborts then, so an executor that owns the connection destroys it (fromPg); on Prisma the
- * connection stays the driver's until the driver gives up on it (see the package README).
+ * connection stays the driver's until the driver gives up on it (see the package README). The
+ * caller's `onAbandoned` then learns when the statement can no longer take effect (statementEnded).
  * Transactions are not bounded here: they carry their own limits (`timeoutMs`, `maxWaitMs`).
  */
 export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlExecutor {
@@ -96,9 +161,12 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
     const done = new AbortController();
     const stops = caller?.signal ? [done.signal, caller.signal] : [done.signal];
     const signal = deadlineSignal(timeoutMs, ...stops);
+    const options: StatementOptions = { ...caller, signal };
     return new Promise<T>((resolve, reject) => {
+      const sent = send(options);
       const giveUp = (): void => {
         if (done.signal.aborted) return;
+        caller?.onAbandoned?.(statementEnded(sent, signal));
         if (caller?.signal?.aborted) return reject(caller.signal.reason);
         reject(
           new FerryError('FERRY_TIMEOUT', `the database did not answer a statement within ${timeoutMs} ms`, {
@@ -112,7 +180,7 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
         signal.removeEventListener('abort', giveUp);
         done.abort();
       };
-      send({ signal }).then(
+      sent.then(
         (value) => {
           settle();
           resolve(value);
@@ -130,4 +198,18 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
     execute: (text, values, options) => bounded((statement) => db.execute(text, values, statement), options),
     transaction: (work, options) => db.transaction(work, options),
   };
+}
+
+/**
+ * Whether a statement given up on can no longer take effect, once its driver call settles: true
+ * when PostgreSQL answered (a result, which node-postgres and Prisma hand over only after the
+ * statement's implicit commit, or an error carrying a SQLSTATE outside class 08) or when the
+ * executor never sent it (it failed with `signal`'s own reason); false otherwise (a connection
+ * lost or destroyed: the server may still run it).
+ */
+function statementEnded(sent: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
+  return sent.then(
+    () => true,
+    (error: unknown) => error === signal.reason || answeredByServer(error),
+  );
 }

@@ -21,6 +21,24 @@ export async function limitTransaction(tx: SqlExecutor, options: TransactionOpti
   if (timeoutMs !== undefined) await tx.query(LIMIT, [`${timeoutMs}ms`]);
 }
 
+// txid_current() assigns the transaction its id now if it has none yet.
+const IDENTIFY = 'SELECT txid_current()::text AS xid';
+const LIMIT_AND_IDENTIFY = `${LIMIT}, txid_current()::text AS xid`;
+
+/**
+ * limitTransaction and the transaction's id in one round trip, for a transaction that changes
+ * something (withDeadlines': the outcome of a COMMIT whose answer was lost is asked by this id,
+ * commitOutcome.ts). A transaction that would have written nothing pays for an id all the same.
+ */
+export async function limitAndIdentify(tx: SqlExecutor, options: TransactionOptions): Promise<string> {
+  const timeoutMs = checkedTimeout(options.timeoutMs);
+  const [row] =
+    timeoutMs === undefined
+      ? await tx.query<{ xid: string }>(IDENTIFY)
+      : await tx.query<{ xid: string }>(LIMIT_AND_IDENTIFY, [`${timeoutMs}ms`]);
+  return (row as { xid: string }).xid;
+}
+
 /** The longest statement_timeout PostgreSQL holds, which is also the longest delay of a Node timer. */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
 

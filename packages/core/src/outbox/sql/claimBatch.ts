@@ -1,4 +1,4 @@
-import type { SqlExecutor } from '../../sql/executor';
+import type { SqlExecutor, StatementOptions } from '../../sql/executor';
 import type { FailedHeadPolicy } from '../options';
 import { CLAIMED_COLUMNS, msInterval, opaqueStatus, type ClaimedRow } from './fragments';
 import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './keyScan';
@@ -195,6 +195,8 @@ interface ClaimArgs {
   failedHead: FailedHeadPolicy;
   laneCursor?: string | null;
   keyScanFirst?: boolean;
+  /** Passed with each of the claim's statements (the relay tracks a claim it gives up on). */
+  statement?: StatementOptions;
 }
 
 /** One claim statement; `lanes` adds the round-robin key scan from `laneCursor`. */
@@ -218,14 +220,11 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
       window_count: number | null;
       skipped_ids: string[] | null;
     }
-  >(lanes ? statement.lanes : statement.fast, [
-    args.limit,
-    args.token,
-    args.leaseMs,
-    args.limit * 2,
-    args.limit * 2,
-    args.laneCursor ?? null,
-  ]);
+  >(
+    lanes ? statement.lanes : statement.fast,
+    [args.limit, args.token, args.leaseMs, args.limit * 2, args.limit * 2, args.laneCursor ?? null],
+    args.statement,
+  );
   const rows = result.filter((row): row is ClaimedRow & (typeof result)[number] => row.id != null);
   const skippedIds = [...new Set(result.flatMap((row) => row.skipped_ids ?? []))];
   const first = result[0];

@@ -1,0 +1,75 @@
+import net from 'node:net';
+
+/** The simple-protocol COMMIT node-postgres and Prisma's pg adapter send. */
+const COMMIT = Buffer.concat([Buffer.from('Q'), Buffer.from([0, 0, 0, 11]), Buffer.from('COMMIT\0')]);
+
+export interface CommitSwallowingProxy {
+  readonly port: number;
+  /** `url` with its host and port replaced by the proxy's. */
+  url(url: string): string;
+  /**
+   * The next COMMIT any connection sends is forwarded, and every answer after it on that
+   * connection dropped (PostgreSQL commits; the client never hears so). `everything`: from then
+   * on every connection, old and new, goes silent both ways until heal() (a network partition
+   * right after the COMMIT left). `dropCommit`: the COMMIT itself never reaches PostgreSQL either
+   * (the transaction stays open until its session ends, then rolls back).
+   */
+  arm(options?: { everything?: boolean; dropCommit?: boolean }): void;
+  /** A COMMIT was forwarded and its answer dropped. */
+  swallowed(): boolean;
+  /** Ends the partition `arm({ everything: true })` started (the swallowing connection stays silent). */
+  heal(): void;
+  close(): void;
+}
+
+/** A TCP proxy to PostgreSQL at 127.0.0.1:5432 that loses the answer of a COMMIT once armed. */
+export async function commitSwallowingProxy(): Promise<CommitSwallowingProxy> {
+  let armed: { everything: boolean; dropCommit: boolean } | undefined;
+  let swallowed = false;
+  let partitioned = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(5432, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    let silent = false;
+    client.on('data', (chunk) => {
+      if (partitioned) return;
+      if (armed && chunk.includes(COMMIT)) {
+        const { everything, dropCommit } = armed;
+        partitioned = everything;
+        armed = undefined;
+        silent = true;
+        swallowed = true;
+        if (dropCommit) return;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (!silent && !partitioned) client.write(chunk);
+    });
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    url: (url) => {
+      const parsed = new URL(url);
+      parsed.host = `127.0.0.1:${port}`;
+      return parsed.toString();
+    },
+    arm: (options = {}) =>
+      void (armed = { everything: options.everything ?? false, dropCommit: options.dropCommit ?? false }),
+    swallowed: () => swallowed,
+    heal: () => void (partitioned = false),
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+}
