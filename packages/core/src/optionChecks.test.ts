@@ -1,5 +1,5 @@
 import { FerryConfigError } from './errors';
-import { knownKeysOption } from './optionChecks';
+import { knownKeysOption, received } from './optionChecks';
 
 function refusal(prefix: string, value: unknown, keys: readonly string[]): FerryConfigError {
   try {
@@ -37,5 +37,15 @@ describe('knownKeysOption', () => {
     expect(refusal('retry.', { typo: 1 }, ['maxAttempts']).message).toBe(
       'invalid option retry.typo: is not a known option (known: maxAttempts)',
     );
+  });
+});
+
+describe('how a refused value is quoted', () => {
+  // createRelay({ db: process.env.DATABASE_URL }): the refusal is logged at start-up.
+  it('a connection string is quoted without its credentials, even one clipped before its host', () => {
+    expect(received('postgresql://app:s3cret@db.internal:5432/orders')).toBe(
+      '"postgresql://[redacted]@db.internal:5432/orders" (string)',
+    );
+    expect(received({ url: `amqp://app:s3cret@${'h'.repeat(80)}` })).not.toContain('s3cret');
   });
 });

@@ -1,4 +1,5 @@
 import { FerryConfigError } from './errors';
+import { stripUrlCredentials } from './redact/urlCredentials';
 
 /**
  * The one style of option checking for every ferry component (relay, inbox, transports): each
@@ -7,7 +8,11 @@ import { FerryConfigError } from './errors';
  * `invalid option pollInterval: must be an integer between 10 and 2147483647, got "1000" (string)`.
  */
 
-/** How a received value is shown in an error: `"1000" (string)`, `1.5 (number)`, `null`. */
+/**
+ * How a received value is shown in an error: `"1000" (string)`, `1.5 (number)`, `null`. A URL's
+ * credentials are taken out before it is clipped (a connection string given as an option, e.g.
+ * `db: process.env.DATABASE_URL`, is refused in an error logged at start-up).
+ */
 export function received(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'function') return 'a function';
@@ -24,7 +29,8 @@ function safeJson(value: unknown): string {
   }
 }
 
-function clip(text: string): string {
+function clip(quoted: string): string {
+  const text = stripUrlCredentials(quoted);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 

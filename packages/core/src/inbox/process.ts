@@ -174,22 +174,25 @@ export async function processReceipt<TTx>(
   try {
     // The handler runs with its span as the active context and the receipt as the message
     // scope that emits inherit correlation, causation and trace context from.
-    const transaction = inSpan(startProcessSpan(receipt), () =>
-      runInMessageScope(messageScopeOf(receipt.messageId, receipt.headers), () =>
-        deps.ops.transaction(
-          receipt,
-          async (tx) => {
-            const context = contextFor(receipt, tx, abort);
-            const handler = deps.handlers[receipt.consumer];
-            await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
-            if (abort.isAborted) throw abort.reason;
-            const completion = await deps.ops.complete(tx, receipt);
-            if (completion === 'transaction_ended') throw new InboxTransactionEndedError(receipt.id);
-            if (completion !== 'completed') throw new InboxLeaseLostError(receipt.id);
-          },
-          abandon.signal,
+    const transaction = inSpan(
+      startProcessSpan(receipt),
+      () =>
+        runInMessageScope(messageScopeOf(receipt.messageId, receipt.headers), () =>
+          deps.ops.transaction(
+            receipt,
+            async (tx) => {
+              const context = contextFor(receipt, tx, abort);
+              const handler = deps.handlers[receipt.consumer];
+              await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
+              if (abort.isAborted) throw abort.reason;
+              const completion = await deps.ops.complete(tx, receipt);
+              if (completion === 'transaction_ended') throw new InboxTransactionEndedError(receipt.id);
+              if (completion !== 'completed') throw new InboxLeaseLostError(receipt.id);
+            },
+            abandon.signal,
+          ),
         ),
-      ),
+      deps.redact,
     );
     // Reported also after the worker stopped waiting (close() may have returned): its connection is still held.
     transaction.catch((error: unknown) => {
@@ -221,10 +224,15 @@ function completedEvent(receipt: ClaimedReceipt, started: number, reconciled: bo
   };
 }
 
+/** Why a failure is final, if it is; a thrown value whose prototype cannot be read (a hostile Proxy) is not a ferry error. */
 function deadReason(error: unknown, receipt: ClaimedReceipt) {
-  if (error instanceof InboxPermanentError) return 'permanent' as const;
-  if (error instanceof InboxInvalidPayloadError) return 'invalid_payload' as const;
-  if (error instanceof InboxUnsupportedSchemaError) return 'unsupported_schema' as const;
+  try {
+    if (error instanceof InboxPermanentError) return 'permanent' as const;
+    if (error instanceof InboxInvalidPayloadError) return 'invalid_payload' as const;
+    if (error instanceof InboxUnsupportedSchemaError) return 'unsupported_schema' as const;
+  } catch {
+    // Read as any other failure: retried until its attempts run out.
+  }
   return receipt.attempts >= receipt.maxAttempts ? ('exhausted' as const) : null;
 }
 

@@ -42,3 +42,37 @@ describe('guardLogger and credentials in URLs', () => {
     expect((seen[0]?.[0] as { err: unknown }).err).toBe(err);
   });
 });
+
+describe('guardLogger and what a logger writes of an object', () => {
+  // pino writes what JSON.stringify and its err serializer make of a field: a URL object's href,
+  // any object's toJSON, an error's whole cause chain.
+  it('a URL object in a field', () => {
+    const { logger, text } = captured();
+    logger.warn({ url: new URL('amqp://app:s3cret@broker:5672/vh') }, 'connect failed');
+    expect(text()).toContain('connect failed');
+    expect(text()).toContain('amqp://[redacted]@broker:5672/vh');
+    expect(text()).not.toContain('s3cret');
+  });
+
+  it('an object whose toJSON gives the URL', () => {
+    const { logger, text } = captured();
+    const config = { toJSON: () => ({ url: 'postgresql://app:s3cret@db/x' }) };
+    logger.warn({ config, at: new Date(0) }, 'pool failed');
+    expect(text()).toContain('pool failed');
+    expect(text()).toContain('1970-01-01T00:00:00.000Z');
+    expect(text()).not.toContain('s3cret');
+  });
+
+  it('an error whose cause chain is more than four causes deep, and a cyclic one', () => {
+    const { logger, text } = captured();
+    let error = new Error('connect amqp://app:s3cret@broker failed');
+    for (let i = 0; i < 8; i += 1) error = new Error(`wrapped ${i}`, { cause: error });
+    logger.error({ err: error }, 'cycle failed');
+    const a = new Error('a amqp://app:s3cret@h') as Error & { cause?: unknown };
+    a.cause = new Error('b', { cause: a });
+    logger.error({ err: a }, 'cyclic');
+    expect(text()).toContain('cycle failed');
+    expect(text()).toContain('cyclic');
+    expect(text()).not.toContain('s3cret');
+  });
+});

@@ -28,29 +28,74 @@ const guarded = new WeakSet<Logger>();
 
 /** How deep into a line's fields credentials are looked for (fields, an error, its cause, …). */
 const MAX_DEPTH = 5;
+/** How many causes of an error are followed beside MAX_DEPTH (a logger's err serializer follows them all). */
+const MAX_CAUSES = 32;
 
-/** Whether `value` holds, within MAX_DEPTH, a string with a URL's user or password. */
-function carriesCredentials(value: unknown, depth: number): boolean {
+/**
+ * What a logger writes of an object in place of its fields, when that differs: a URL object's
+ * href (its toJSON), any other object's toJSON() (what JSON.stringify writes). Errors are
+ * serialized from their fields; `undefined` when the fields are what is written.
+ */
+function written(value: object): { readonly value: unknown } | undefined {
+  if (value instanceof URL) return { value: value.href };
+  if (value instanceof Error) return undefined;
+  const toJSON: unknown = (value as { toJSON?: unknown }).toJSON;
+  return typeof toJSON === 'function'
+    ? { value: (toJSON as (key: string) => unknown).call(value, '') }
+    : undefined;
+}
+
+/** The depth and the causes left for a field `key` of `value`: an error's cause costs no depth. */
+function below(value: object, key: string, depth: number, causes: number): [number, number] {
+  return key === 'cause' && value instanceof Error && causes < MAX_CAUSES
+    ? [depth, causes + 1]
+    : [depth + 1, causes];
+}
+
+/** Whether `value` holds, within MAX_DEPTH (and MAX_CAUSES), a string with a URL's user or password. */
+function carriesCredentials(value: unknown, depth: number, causes: number): boolean {
   if (typeof value === 'string') return hasUrlCredentials(value);
   if (value === null || typeof value !== 'object' || depth >= MAX_DEPTH) return false;
+  const shown = written(value);
+  if (shown !== undefined) return carriesCredentials(shown.value, depth + 1, causes);
   // An error's message, stack and cause are own properties that are not enumerable.
   const keys = value instanceof Error ? Object.getOwnPropertyNames(value) : Object.keys(value);
-  return keys.some((key) => carriesCredentials((value as Record<string, unknown>)[key], depth + 1));
+  return keys.some((key) =>
+    carriesCredentials((value as Record<string, unknown>)[key], ...below(value, key, depth, causes)),
+  );
 }
 
 /**
- * `value` without URL credentials: a string stripped; an object (an error, with its prototype,
- * so a logger still serializes it as one) copied with its fields stripped, only where it
- * carries any. Everything else is passed on as it is, the same object.
+ * `value` without URL credentials: a string stripped; a URL object or an object with toJSON
+ * replaced by what a logger would write of it, stripped; an object (an error, with its prototype,
+ * so a logger still serializes it as one) copied with its fields stripped, only where it carries
+ * any. Everything else is passed on as it is, the same object.
  */
-function withoutCredentials(value: unknown, depth = 0): unknown {
+function withoutCredentials(
+  value: unknown,
+  depth = 0,
+  causes = 0,
+  copies: Map<object, object> = new Map(),
+): unknown {
   if (typeof value === 'string') return stripUrlCredentials(value);
-  if (!carriesCredentials(value, depth)) return value;
-  if (Array.isArray(value)) return value.map((item: unknown) => withoutCredentials(item, depth + 1));
+  // A cycle (an error that is its cause's cause) is copied as a cycle of copies.
+  const copied = value !== null && typeof value === 'object' ? copies.get(value) : undefined;
+  if (copied !== undefined) return copied;
+  if (!carriesCredentials(value, depth, causes)) return value;
+  const shown = written(value as object);
+  if (shown !== undefined) return withoutCredentials(shown.value, depth + 1, causes, copies);
+  if (Array.isArray(value))
+    return value.map((item: unknown) => withoutCredentials(item, depth + 1, causes, copies));
   const copy: object = Object.create(Object.getPrototypeOf(value) as object | null) as object;
+  copies.set(value as object, copy);
   for (const [key, field] of Object.entries(Object.getOwnPropertyDescriptors(value))) {
     const cleaned =
-      'value' in field ? { ...field, value: withoutCredentials(field.value, depth + 1) } : field;
+      'value' in field
+        ? {
+            ...field,
+            value: withoutCredentials(field.value, ...below(value as object, key, depth, causes), copies),
+          }
+        : field;
     Object.defineProperty(copy, key, cleaned);
   }
   return copy;

@@ -8,7 +8,7 @@ import type { RelayStore } from './store';
 import { startPublishSpans } from '../tracing';
 import { refuseForeignRows } from './foreignRows';
 import { checkOutcomes, errorText } from './publisherOutcomes';
-import { redactLine } from '../redact/redact';
+import { describeError, redactLine } from '../redact/redact';
 
 /** Longest error text the relay stores in last_error (and reports with the row). */
 export const MAX_OUTBOX_ERROR_CHARS = 4_000;
@@ -27,8 +27,13 @@ export type PublishResult =
   | { readonly kind: 'lost'; readonly reason: string }
   | { readonly kind: 'done'; readonly completions: Completion[] };
 
+/** What publish() threw, as text; one that cannot be read gets describeError's guarded line. */
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  try {
+    return error instanceof Error ? errorText(error) : String(error);
+  } catch {
+    return describeError(error);
+  }
 }
 
 /**
@@ -141,7 +146,7 @@ export async function publishBatch(args: {
     completions.map((c): PublishOutcome =>
       c.kind === 'sent' ? { id: c.id, status: 'sent' } : { id: c.id, status: c.kind, error: c.error ?? '' },
     ),
-    redactLine(fallbackError, MAX_OUTBOX_ERROR_CHARS, options.redact),
+    () => redactLine(fallbackError, MAX_OUTBOX_ERROR_CHARS, options.redact),
     lost,
   );
   if (lost !== undefined) return { kind: 'lost', reason: lost };

@@ -1,20 +1,30 @@
 import type { PublishOutcome } from '../contracts';
 import { kindOf } from '../validate/json';
+import { describeError } from '../redact/redact';
 
 const STATUSES: ReadonlySet<string> = new Set(['sent', 'retryable', 'permanent', 'unavailable']);
 
 /**
  * The text of what a publisher gave as an outcome's error, as it gave it: toCompletions redacts
- * and bounds it (redactLine) before it is stored, observed or logged.
+ * and bounds it (redactLine) before it is stored, observed or logged. An error that cannot be
+ * read (a throwing `message` getter, a hostile Proxy) is described by describeError's guard: the
+ * publisher answered, and the batch must still complete.
  */
 export function errorText(error: unknown): string {
-  if (typeof error === 'string') return error;
-  if (error === undefined || error === null) return 'publisher gave no error';
-  if (error instanceof Error) return error.message;
+  try {
+    if (typeof error === 'string') return error;
+    if (error === undefined || error === null) return 'publisher gave no error';
+    if (error instanceof Error) {
+      const message: unknown = error.message;
+      return typeof message === 'string' ? message : kindOf(message);
+    }
+  } catch {
+    return describeError(error);
+  }
   try {
     return JSON.stringify(error) ?? kindOf(error);
   } catch {
-    return kindOf(error);
+    return describeError(error);
   }
 }
 

@@ -24,6 +24,72 @@ describe('redaction of error text', () => {
   });
 
   it.each([
+    // escaped JSON: a JSON body quoted in a JSON string or an error message
+    [JSON.stringify(JSON.stringify({ password: 'hunter2', token: 'tok123' })), /hunter2|tok123/],
+    // quoted values with spaces (passphrases)
+    ['{"password":"correct horse battery staple"}', /horse|battery|staple/],
+    ["password: 'correct horse battery staple'", /horse|battery|staple/],
+    ['the password is "correct horse battery staple"', /horse|battery|staple/],
+    // Authorization schemes other than Bearer / Basic: the rest of the header value
+    ['Authorization: Token ghp_SECRETabcdef0123', /ghp_SECRET/],
+    ['authorization: ApiKey SECRETKEY123==', /SECRETKEY123/],
+    [
+      'Authorization: Digest username="bob", nonce="n1", response="6629fae49393a05397450978507c4ef1"',
+      /6629fae4/,
+    ],
+    // URL passwords with an unencoded / ? #
+    ['connect postgres://app:ab/cd@db:5432/x failed', /ab\/cd/],
+    ['connect postgres://app:ab?cd@db:5432/x failed', /ab\?cd/],
+    ['connect postgres://app:ab#cd@db:5432/x failed', /ab#cd/],
+    // PEM private keys
+    [
+      'bad key -----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7 -----END PRIVATE KEY----- x',
+      /MIIEvQIBADAN/,
+    ],
+    ['bad key -----BEGIN RSA PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEF', /MIIEvQIBADAN/],
+  ])('removes the secret from %j (other notations)', (text, secret) => {
+    expect(redactText(text)).not.toMatch(secret);
+  });
+
+  it('redacts a card number glued to a word or a dash when it passes the Luhn check', () => {
+    for (const text of ['pan_4111111111111111', 'card-4111111111111111', 'card4111111111111111']) {
+      expect(redactText(`declined ${text}`)).not.toContain('4111111111111111');
+    }
+    expect(redactText('declined pan_5555555555554444;')).toBe('declined pan_[redacted-card];');
+    // A timestamp or an id glued to its name is not a card number.
+    expect(redactText('ts-1733140800000 id_1733140800001 v1.2.3')).toBe(
+      'ts-1733140800000 id_1733140800001 v1.2.3',
+    );
+  });
+
+  it('redacts the text of an XML element named by a sensitive key', () => {
+    expect(redactText('SOAP fault: <password>hunter2</password> <user>bob</user>')).toBe(
+      'SOAP fault: <password>[redacted]</password> <user>bob</user>',
+    );
+    expect(redactText('<ns:ApiKey>k 1</ns:ApiKey>')).toBe('<ns:ApiKey>[redacted]</ns:ApiKey>');
+    expect(
+      createRedactor({ allow: ['token'] })('<token>page-2</token><refresh_token>x</refresh_token>'),
+    ).toBe('<token>page-2</token><refresh_token>[redacted]</refresh_token>');
+  });
+
+  it('keeps the text around the new shapes', () => {
+    expect(redactText('{"password":"a b c","user":"bob"}')).toBe('{"password":"[redacted]","user":"bob"}');
+    expect(redactText('{\\"password\\":\\"hunter2\\",\\"user\\":1}')).toBe(
+      '{\\"password\\":\\"[redacted]\\",\\"user\\":1}',
+    );
+    expect(redactText('Authorization: Token abc123; retry')).toBe('Authorization: [redacted]; retry');
+    expect(redactText('connect postgres://app:ab/cd@db:5432/x failed')).toBe(
+      'connect postgres://[redacted]@db:5432/x failed',
+    );
+    expect(redactText('GET http://host:8080/path?next=a@b.example.com')).toBe(
+      'GET http://host:8080/path?next=[redacted-email]',
+    );
+    expect(
+      redactText('key -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY----- rejected'),
+    ).toBe('key [redacted-private-key] rejected');
+  });
+
+  it.each([
     'connect ECONNREFUSED 127.0.0.1:5432',
     'inbox receipt 12345678-1234-1234-1234-123456789012: claim lost before completion',
     'payload is 300000 bytes; the limit is 262144',
@@ -44,6 +110,26 @@ describe('redaction of error text', () => {
     expect(describeError(new Error('x'.repeat(5000)), 100)).toHaveLength(100);
   });
 
+  it('drops a name or a code that the rules would redact (a secret shaped like an identifier)', () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+    expect(describeError(Object.assign(new Error('rejected'), { code: jwt }))).toBe('Error: rejected');
+    expect(describeError(Object.assign(new Error('rejected'), { name: 'password:hunter2' }))).toBe(
+      'Error: rejected',
+    );
+    const pin = createRedactor({ keys: ['pin'] });
+    expect(describeError(Object.assign(new Error('x'), { code: 'pin=8F3K2Q' }), undefined, pin)).toBe(
+      'Error: x',
+    );
+    expect(describeError(Object.assign(new Error('x'), { name: 'TypeError', code: 'ECONNRESET' }))).toBe(
+      'TypeError [ECONNRESET]: x',
+    );
+  });
+
+  it('an allow pattern with the sticky flag y keeps what it matches anywhere in the text', () => {
+    const text = 'refused: order 9000000000001';
+    expect(createRedactor({ allow: [/order 9\d{12}/y] })(text)).toBe(text);
+  });
+
   it('keeps what the allow-list names: a sensitive key by name, any text by pattern', () => {
     const redact = createRedactor({ allow: ['token', /order 4\d{15}/] });
     expect(redact('token: page-2 password: hunter2')).toBe('token: page-2 password: [redacted]');
@@ -51,6 +137,20 @@ describe('redaction of error text', () => {
       'order 4111111111111111 failed, card [redacted-card]',
     );
     expect(describeError(new Error('token: page-2'), undefined, redact)).toBe('Error: token: page-2');
+  });
+
+  it('an allowed key name keeps only that exact key (any case), not the longer names holding it', () => {
+    const redact = createRedactor({ allow: ['token'] });
+    expect(redact('page token: cursor-2; refresh_token=RT_SECRET x-amz-security-token:ST_SECRET')).toBe(
+      'page token: cursor-2; refresh_token=[redacted] x-amz-security-token:[redacted]',
+    );
+    expect(redact('Token=page-3 TOKEN: page-4')).toBe('Token=page-3 TOKEN: page-4');
+    expect(createRedactor({ allow: ['password'] })('db_password=hunter2 password=hunter3')).toBe(
+      'db_password=[redacted] password=hunter3',
+    );
+    expect(createRedactor({ allow: ['api_key'] })('api_key=k1 apikey=k2')).toBe(
+      'api_key=k1 apikey=[redacted]',
+    );
   });
 
   it('refuses at configuration an allow pattern its check cannot vouch for, saying why', () => {

@@ -50,22 +50,57 @@ export const SENSITIVE_KEYS: readonly string[] = [
 
 const KEY_NAME = /^[a-z0-9_-]{1,64}$/i;
 /**
- * `key=value`, `key: value`, `key is value`, `key was value`, `key to value`; the key may go on
- * for up to 64 more name characters (`password_hash`): bounded, so that a key named again and
- * again in one long word is not followed to the word's end from each place.
+ * `key=value`, `key: value`, `key => value`, `key is value`, `key was value`, `key to value`,
+ * also quoted (`"key":"value"`) and escaped (`\"key\":\"value\"`, JSON in a JSON string); the key
+ * may go on for up to 64 more name characters (`password_hash`): bounded, so that a key named
+ * again and again in one long word is not followed to the word's end from each place. A quoted
+ * value is redacted whole, spaces included (a passphrase), up to 256 characters to its closing
+ * quote; else the value is the run of characters up to a space, quote, `,`, `;` or `&`.
+ * Groups: the name's rest, the separator, the quote of a quoted value, the opening of another.
  */
-const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(["']?\s*[:=]\s*["']?|\s+(?:is|was|to)\s+["']?)[^\s"',;&]+`;
+const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(\\?["']?\s*(?:=>|[:=])\s*|\s+(?:is|was|to)\s+)(?:(\\?["'])[^"'\\\n]{1,256}\4|(\\?["']?)[^\s"',;&]+)`;
+/**
+ * An XML element with text only (`<password>hunter2</password>`): its text is redacted when its
+ * name holds a sensitive key (the key rule needs a `:` or `=`). A name of at most 64 characters
+ * and a text of at most 256 from each '<': linear.
+ */
+const XML_ELEMENT = /<([a-z][\w:.-]{0,63})>[^<]{1,256}<\/\1>/gi;
 /**
  * A run of digits with single spaces, dashes or a parenthesised group, not inside a word. It
- * starts only where a run can start: not inside a word, and not after a digit and a space (a run
- * tried from there was tried from its start already; trying every digit of `1 1 1 …` again to
- * the end was quadratic).
+ * starts only where a run can start: not inside a word, and not where a run could go on (after a
+ * digit or a ')', then an optional space or dash, then an optional '('): a run tried from there
+ * was tried from its start already, and trying every digit of `1 1 1 …`, `(1(1(1…`, `1-1)1-1)…`
+ * again to the end was quadratic. Each place is thus read by a constant number of tries: linear
+ * (boundedTime.test.ts).
  */
-const NUMBER_RUN = /(?<![\w.+-])(?<![\d)] )\+?(?:\(\d+\)[ -]?)?\d(?:[ -]?\(?\d\)?)*\d(?![\w.-])/g;
+const NUMBER_RUN = /(?<![\w.+-])(?<![\d)][ -]?\(?)\+?(?:\(\d+\)[ -]?)?\d(?:[ -]?\(?\d\)?)*\d(?![\w.-])/g;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+/**
+ * 13–19 digits glued to a word or a dash (`pan_4111…`, `card-4111…`), which NUMBER_RUN leaves:
+ * a card number when it passes the Luhn check (a timestamp or an id mostly does not). Starts
+ * only at a run's first digit and reads at most 19: linear.
+ */
+const GLUED_DIGITS = /(?<=[a-z_-])(?<!\d)\d{13,19}(?![\w])/gi;
+
+/** One parameter of an authorization value: `abc123`, `nonce="n1"` (a quoted part bounded). */
+const AUTH_PARAM = String.raw`(?:"[^"]{0,256}"|[^\s"';&,])+`;
 
 const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [
   [URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT],
+  // PEM private keys, to their END line (or the end of a cut text)
+  [
+    /-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----(?:[^-]|-(?!----END ))*(?:-----END [A-Z ]{0,20}PRIVATE KEY-----)?/g,
+    '[redacted-private-key]',
+  ],
+  // Authorization values of other schemes (Token, ApiKey, Digest, …): the scheme and the rest
+  // of the value, comma-separated parameters included
+  [
+    new RegExp(
+      String.raw`(authorization\\?["']?\s*[:=]\s*\\?["']?)(?!bearer\b|basic\b)[a-z][\w-]*\s+${AUTH_PARAM}(?:,\s*${AUTH_PARAM})*`,
+      'gi',
+    ),
+    '$1[redacted]',
+  ],
   // Bearer / Basic authorization values
   [/\b(bearer|basic)\s+[a-z0-9._~+/=-]+/gi, '$1 [redacted]'],
   // JSON web tokens
@@ -75,12 +110,34 @@ const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}/gi, '[redacted-email]'],
 ];
 
+/** Whether `digits` pass the Luhn check card numbers carry. */
+function passesLuhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = digits.length - 1, double = false; i >= 0; i -= 1, double = !double) {
+    let n = digits.charCodeAt(i) - 48;
+    if (double) n = n * 2 > 9 ? n * 2 - 9 : n * 2;
+    sum += n;
+  }
+  return sum % 10 === 0;
+}
+
 /** Card numbers (13–19 digits) and phone numbers (7–15 digits); dates and short numbers stay. */
 function redactNumber(run: string): string {
   const digits = run.replace(/\D/g, '').length;
   if (digits >= 13 && digits <= 19 && !run.startsWith('+')) return '[redacted-card]';
   if (digits >= 7 && digits <= 15 && !ISO_DATE.test(run)) return '[redacted-phone]';
   return run;
+}
+
+/**
+ * The whole key name a key rule match starts in, lower-cased: the name characters before `at`
+ * (at most 64: bounded, so that each match reads a constant stretch back) and `name`. An allowed
+ * key name keeps only that exact key: allow: ['token'] keeps `token: page-2`, not refresh_token.
+ */
+function fullKeyName(text: string, at: number, name: string): string {
+  let start = at;
+  while (start > 0 && at - start <= 64 && /[a-z0-9_-]/i.test(text.charAt(start - 1))) start -= 1;
+  return (text.slice(start, at) + name).toLowerCase();
 }
 
 function keyPattern(keys: readonly string[]): RegExp {
@@ -112,6 +169,22 @@ interface Shielded {
 const UNSHIELDED = (text: string): Shielded => ({ text, restore: (t) => t });
 
 /**
+ * A kept match's placeholder: its index in 8 hexadecimal digits written as private-use
+ * characters (U+E010–U+E01F) between U+E000 and U+E001, which no rule matches. Fixed width:
+ * placeholders that grew with the index cost n²/2 characters for n matches.
+ */
+function placeholder(index: number): string {
+  const hex = index.toString(16).padStart(8, '0');
+  return `\uE000${[...hex].map((d) => String.fromCharCode(0xe010 + parseInt(d, 16))).join('')}\uE001`;
+}
+
+const PLACEHOLDER = /\uE000([\uE010-\uE01F]{8})\uE001/g;
+
+function placeholderIndex(digits: string): number {
+  return [...digits].reduce((n, d) => n * 16 + (d.charCodeAt(0) - 0xe010), 0);
+}
+
+/**
  * Replaces allowed text with placeholders the rules cannot match, and puts it back after. The
  * patterns run within ALLOW_PATTERNS_BUDGET_MS; past it none of them keeps anything.
  */
@@ -123,20 +196,23 @@ function shield(text: string, patterns: readonly RegExp[]): Shielded {
       (acc, pattern) =>
         acc.replace(pattern, (match) => {
           kept.push(match);
-          return `\uE000${'\uE002'.repeat(kept.length)}\uE001`;
+          return placeholder(kept.length - 1);
         }),
       text,
     ),
   );
   if (shielded === undefined) return UNSHIELDED(text);
   const restore = (t: string): string =>
-    t.replace(/\uE000(\uE002+)\uE001/g, (_, marks: string) => kept[marks.length - 1] ?? '');
+    t.replace(PLACEHOLDER, (_, digits: string) => kept[placeholderIndex(digits)] ?? '');
   return { text: shielded, restore };
 }
 
-/** `pattern` as a global RegExp (String.replace then replaces every match). */
+/**
+ * `pattern` as a global RegExp (String.replace then replaces every match), not sticky: with `y`
+ * it would match only at the start and right after each match, keeping nothing in between.
+ */
 function globalPattern(pattern: RegExp): RegExp {
-  return new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`);
+  return new RegExp(pattern.source, `${pattern.flags.replace(/[gy]/g, '')}g`);
 }
 
 /**
@@ -150,16 +226,37 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     (options.allow ?? []).filter((a) => typeof a === 'string').map((a) => a.toLowerCase()),
   );
   const patterns = (options.allow ?? []).filter((a): a is RegExp => a instanceof RegExp).map(globalPattern);
-  const keys = [...SENSITIVE_KEYS, ...(options.keys ?? [])].filter((k) => !allowedKeys.has(k.toLowerCase()));
-  const keyValue = keys.length > 0 ? keyPattern(keys) : null;
+  const keys = [...SENSITIVE_KEYS, ...(options.keys ?? [])];
+  const keyValue = keyPattern(keys);
+  const sensitiveName = new RegExp(`(?:${keys.join('|')})`, 'i');
+  const element = (match: string, name: string): string =>
+    sensitiveName.test(name) && !allowedKeys.has(name.toLowerCase())
+      ? `<${name}>[redacted]</${name}>`
+      : match;
   return (text) => {
     const shielded = shield(text, patterns);
     let out = FIXED_RULES.reduce(
       (acc, [pattern, replacement]) => acc.replace(pattern, replacement),
       shielded.text,
     );
-    if (keyValue) out = out.replace(keyValue, '$1$2$3[redacted]');
+    out = out.replace(keyValue, (match: string, ...groups: unknown[]) => {
+      const [key, rest, separator, quote, opening, at, all] = groups as [
+        string,
+        string,
+        string,
+        string | undefined,
+        string | undefined,
+        number,
+        string,
+      ];
+      if (allowedKeys.size > 0 && allowedKeys.has(fullKeyName(all, at, key + rest))) return match;
+      return quote === undefined
+        ? `${key}${rest}${separator}${opening ?? ''}[redacted]`
+        : `${key}${rest}${separator}${quote}[redacted]${quote}`;
+    });
+    out = out.replace(XML_ELEMENT, element);
     out = out.replace(NUMBER_RUN, redactNumber);
+    out = out.replace(GLUED_DIGITS, (digits) => (passesLuhn(digits) ? '[redacted-card]' : digits));
     return shielded.restore(out);
   };
 }
@@ -190,9 +287,26 @@ function truncate(text: string, max: number): string {
 
 const IDENTIFIER = /^[\w$.:-]{1,64}$/;
 
-function codeOf(error: Error): string | undefined {
-  const code = isFerryError(error) ? error.code : (error as { code?: unknown }).code;
-  return typeof code === 'string' && IDENTIFIER.test(code) ? code : undefined;
+/** Letters and underscores only (`TypeError`, `ECONNRESET`): no rule can match such a word. */
+const PLAIN_WORD = /^[a-z_]{1,64}$/i;
+
+/**
+ * `value` when it is an identifier (letters, digits, `_ $ . : -`, at most 64) the rules leave as
+ * it is; undefined for anything else (a name or code may be a secret shaped like an identifier:
+ * `password:hunter2`, a JSON web token).
+ */
+function shownIdentifier(value: unknown, redact: Redactor): string | undefined {
+  if (typeof value !== 'string' || !IDENTIFIER.test(value)) return undefined;
+  return PLAIN_WORD.test(value) || redact(value) === value ? value : undefined;
+}
+
+/** An error's name when it is an identifier the rules leave as it is, else 'Error'. */
+export function errorName(error: Error, redact: Redactor = defaultRedactor): string {
+  return shownIdentifier(error.name, redact) ?? 'Error';
+}
+
+function codeOf(error: Error, redact: Redactor): string | undefined {
+  return shownIdentifier(isFerryError(error) ? error.code : (error as { code?: unknown }).code, redact);
 }
 
 /**
@@ -210,8 +324,8 @@ export function describeError(
     if (!(error instanceof Error)) {
       return storable(`non-error thrown: ${typeof error === 'string' ? oneLine(error) : typeof error}`, max);
     }
-    const name = IDENTIFIER.test(error.name) ? error.name : 'Error';
-    const code = codeOf(error);
+    const name = errorName(error, redact);
+    const code = codeOf(error, redact);
     const message: unknown = error.message;
     const text = typeof message === 'string' ? oneLine(message) : typeof message;
     return storable(`${name}${code ? ` [${code}]` : ''}: ${text}`, max);

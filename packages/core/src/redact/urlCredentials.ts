@@ -1,13 +1,16 @@
 /**
  * Credentials in connection URLs: scheme://user:password@host, up to the authority's last '@'
- * (an empty user, an unencoded '@' in the password). The redactor's first rule; log lines get
- * it alone (observe/logger.ts), whatever they carry.
+ * (an empty user, an unencoded '@' in the password), or a password with an unencoded '/', '?' or
+ * '#' (generated base64 passwords): `user:` then anything but whitespace, '@' and ':' up to an
+ * '@', unless what follows the ':' is a port and a path (`http://host:8080/p?next=a@b.com`).
+ * The redactor's first rule; log lines get it alone (observe/logger.ts), whatever they carry.
  *
  * Anchored on the `://` (after a scheme character), never on the scheme: a pattern that begins
  * with the scheme is tried from every position of a long word, to its end (quadratic: seconds
  * for 16,000 characters, what the relay reads of an error).
  */
-export const URL_CREDENTIALS = /(?<=[a-z0-9+.-]):\/\/[^\s/?#]*@/gi;
+export const URL_CREDENTIALS =
+  /(?<=[a-z0-9+.-]):\/\/(?:[^\s/?#]*|[^\s/?#@:]*:(?!\d*(?:[/?#\s]|$))[^\s@:]*)@/gi;
 export const URL_CREDENTIALS_REPLACEMENT = '://[redacted]@';
 
 /** `text` without the user and password of any URL in it (`amqp://[redacted]@host`). */

@@ -1,5 +1,6 @@
 import { FerryError, type FerryErrorCode } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
+import { MAX_STORED_ERROR_CHARS, redactLine } from '../redact/redact';
 import type { SqlExecutor } from './executor';
 import { driverCause, errorCodes, sqlStateOf } from './sqlState';
 
@@ -142,7 +143,9 @@ export function translateDbError(error: unknown, operation: string): FerryError 
   if (facts.table !== null) details.table = facts.table;
   if (translation === UNKNOWN) {
     logger ??= defaultLogger('ferry.db');
-    logger.warn({ operation, sqlState: details.sqlState, err: facts.message }, 'unclassified database error');
+    // The driver's message may quote a row's values: redacted like every error text ferry logs.
+    const err = redactLine(facts.message, MAX_STORED_ERROR_CHARS);
+    logger.warn({ operation, sqlState: details.sqlState, err }, 'unclassified database error');
   }
   return new FerryError(translation.code, `${operation} failed: ${facts.message}`, {
     cause: error,

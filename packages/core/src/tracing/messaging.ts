@@ -53,10 +53,11 @@ export interface PublishSpans {
   /** The messages to hand to the publisher: traceparent replaced by each PRODUCER span's. */
   readonly messages: readonly OutboxMessage[];
   /**
-   * Ends every span with its message's outcome (`fallbackError` for a message without one);
-   * `lostReason` (the lease was lost, the outcome is discarded) ends them all in error.
+   * Ends every span with its message's outcome (`fallbackError()` for a message without one:
+   * called only then, so that a batch all sent redacts nothing); `lostReason` (the lease was
+   * lost, the outcome is discarded) ends them all in error.
    */
-  end(outcomes: readonly PublishOutcome[], fallbackError: string, lostReason?: string): void;
+  end(outcomes: readonly PublishOutcome[], fallbackError: () => string, lostReason?: string): void;
 }
 
 /**
@@ -102,7 +103,7 @@ export function startPublishSpans(
         }
         span.setAttributes({ [A.outcome]: outcome?.status ?? 'retryable' });
         if (outcome?.status === 'sent') span.end();
-        else span.end(outcome ? outcome.error : fallbackError);
+        else span.end(outcome ? outcome.error : fallbackError());
       });
     },
   };

@@ -1,5 +1,5 @@
 import type { Attributes, Context, Span } from '@opentelemetry/api';
-import { redactLine } from '../redact/redact';
+import { describeError, errorName, redactLine, type Redactor } from '../redact/redact';
 import { otel, type Otel } from './otel';
 import { formatTraceparent, parseTraceparent } from './w3c';
 
@@ -33,10 +33,12 @@ export interface FerrySpan {
   run<T>(fn: () => T): T;
   /**
    * Ends the span, ERROR with `error` when given. An Error is recorded as an exception, its
-   * message redacted by the built-in rules (its stack's frames kept, the message line replaced);
-   * a string is used as it is (callers pass text they redacted, or ferry's own).
+   * message redacted by `redact` (the built-in rules by default; its stack's frames kept, the
+   * message line replaced) and its name kept only when it looks like an identifier; a string is
+   * used as it is (callers pass text they redacted, or ferry's own: inSpan redacts a thrown one).
+   * Never throws: an error that cannot be read ends the span with describeError's line.
    */
-  end(error?: unknown): void;
+  end(error?: unknown, redact?: Redactor): void;
 }
 
 const NOOP_SPAN: FerrySpan = {
@@ -65,12 +67,31 @@ const MAX_STATUS_CHARS = 1_000;
  * What a span records of an Error: its name, `message` (redacted), and the frames of its stack
  * under that message (the stack's own first lines repeat the unredacted message).
  */
-function redactedException(error: Error, message: string): { name: string; message: string; stack?: string } {
-  const name = String(error.name);
-  const lines = typeof error.stack === 'string' ? error.stack.split('\n') : [];
+function redactedException(
+  error: Error,
+  message: string,
+  redact: Redactor | undefined,
+): { name: string; message: string; stack?: string } {
+  const name = errorName(error, redact);
+  const stack: unknown = error.stack;
+  const lines = typeof stack === 'string' ? stack.split('\n') : [];
   const firstFrame = lines.findIndex((line) => /^\s+at /.test(line));
   if (firstFrame < 0) return { name, message };
   return { name, message, stack: [`${name}: ${message}`, ...lines.slice(firstFrame)].join('\n') };
+}
+
+/** Sets the span's ERROR status (and exception) for `error`; what cannot be read is described. */
+function endInError(api: Otel, span: Span, error: unknown, redact: Redactor | undefined): void {
+  let message: string;
+  try {
+    if (error instanceof Error) {
+      message = redactLine(String(error.message), MAX_STATUS_CHARS, redact);
+      span.recordException(redactedException(error, message, redact));
+    } else message = typeof error === 'string' ? error : describeError(error, MAX_STATUS_CHARS, redact);
+  } catch {
+    message = describeError(error, MAX_STATUS_CHARS, redact);
+  }
+  span.setStatus({ code: api.SpanStatusCode.ERROR, message: message.slice(0, MAX_STATUS_CHARS) });
 }
 
 /** Starts a span (not yet active; see `run`). Never throws: a tracing failure is a no-op span. */
@@ -107,26 +128,31 @@ export function startSpan(start: SpanStart): FerrySpan {
     run(fn) {
       return api.context.with(active, fn);
     },
-    end(error) {
-      if (error !== undefined) {
-        const message =
-          error instanceof Error ? redactLine(String(error.message), MAX_STATUS_CHARS) : String(error);
-        if (error instanceof Error) span.recordException(redactedException(error, message));
-        span.setStatus({ code: api.SpanStatusCode.ERROR, message: message.slice(0, MAX_STATUS_CHARS) });
+    end(error, redact) {
+      try {
+        if (error !== undefined) endInError(api, span, error, redact);
+      } finally {
+        span.end();
       }
-      span.end();
     },
   };
 }
 
-/** Runs `fn` inside `span` (active) and ends it with fn's outcome. */
-export async function inSpan<T>(span: FerrySpan, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` inside `span` (active) and ends it with fn's outcome; what fn throws is redacted by
+ * `redact` (the component's, e.g. the inbox's `redact` option), a thrown string too.
+ */
+export async function inSpan<T>(span: FerrySpan, fn: () => Promise<T>, redact?: Redactor): Promise<T> {
   try {
     const result = await span.run(fn);
     span.end();
     return result;
   } catch (error) {
-    span.end(error);
+    try {
+      span.end(typeof error === 'string' ? redactLine(error, MAX_STATUS_CHARS, redact) : error, redact);
+    } catch {
+      // Tracing never replaces the error fn threw.
+    }
     throw error;
   }
 }

@@ -3,6 +3,7 @@
  * onSent 'delete' (a sent event's row deleted at completion, under the same fence).
  */
 import { randomUUID } from 'node:crypto';
+import vm from 'node:vm';
 import { Client } from 'pg';
 import { createOutboxAdmin, emitMany, type SqlExecutor } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
@@ -69,6 +70,21 @@ async function blockedKeyAndOthers(failedHead: 'block' | 'skip', others: number)
 }
 
 describe('relay hot path', () => {
+  // A batch that was all sent stores, observes and traces no error: it redacts none. With a
+  // redact.allow RegExp each redaction is a node:vm call (a watchdog thread); counted, not timed.
+  it('a batch that was all sent runs no redaction (no allow-pattern vm call)', async () => {
+    await emitN(2);
+    const r = relay(t.db, new InMemoryPublisher(), { redact: { allow: [/order 9\d{12}/] } });
+    const runs = jest.spyOn(vm.Script.prototype, 'runInContext');
+    try {
+      await expect(r.runOnce()).resolves.toMatchObject({ sent: 2 });
+      expect(runs).not.toHaveBeenCalled();
+    } finally {
+      runs.mockRestore();
+      await r.close();
+    }
+  });
+
   it('renews by primary key only the rows the token holds', async () => {
     await emitN(4);
     const store = relayStore(t.db);

@@ -99,6 +99,47 @@ describe('the built-in rules on a long run of word characters', () => {
     expect(outcome).toEqual({ redacted: `${digits.unit.repeat(digits.times)}x call [redacted-phone]` });
   }, 60_000);
 
+  // A number run was tried again from every digit after a '(' or a ')' (`(1(1(1…`, `1-1)1-1)…`,
+  // ` (1 (1…`), to the run's end: quadratic, 0.7 s for 16,000 characters, over 20 s for 200,000.
+  it.each([
+    ['(1', 100_000],
+    ['1(', 100_000],
+    ['1-1)', 50_000],
+    [' (1', 66_667],
+    ['(1)', 66_667],
+  ])(
+    'redact 200,000 characters of %j repeated in bounded time',
+    async (unit, times) => {
+      const outcome = await redactInChild(null, 'x call 555 123 4567', { unit, times });
+      expect(outcome).toMatchObject({ redacted: expect.stringMatching(/x call \[redacted-phone\]$/) });
+    },
+    60_000,
+  );
+
+  // The shapes added for quoted and escaped values, Authorization schemes, URL passwords with
+  // '/', and PEM keys: each repeated so that a rule tried from every repetition to the end would
+  // read the rest of the text again.
+  it.each([
+    ['"password":"', 16_000],
+    ['\\"password\\":\\"', 12_000],
+    ["password: 'a ", 16_000],
+    ['authorization: token a,', 9_000],
+    ['Authorization: Digest a="', 8_000],
+    ['x://a:b/', 50_000],
+    ['-----BEGIN PRIVATE KEY----- a', 7_000],
+    ['x_11111111111111111111', 9_000],
+    ['<password>a', 16_000],
+  ])(
+    'redact a long text of %j repeated in bounded time',
+    async (unit, times) => {
+      const outcome = await redactInChild(null, ' x call 555 123 4567', { unit, times });
+      expect(outcome).toMatchObject({
+        redacted: expect.stringMatching(/(\[redacted-phone\]|\[redacted-private-key\])$/),
+      });
+    },
+    60_000,
+  );
+
   it('redact 200,000 characters of a key name repeated in one word in bounded time', async () => {
     const keys = { unit: 'password', times: 25_000 };
     const outcome = await redactInChild(null, ' password is hunter2', keys);
