@@ -129,7 +129,13 @@ export function abandonedNotEnded(): FerryError {
 
 /** Whether `error` is abandonedNotEnded()'s: the caller may no longer be waiting, so it is reported. */
 export function isAbandonedNotEnded(error: unknown): boolean {
-  return error instanceof FerryError && error.details.abandonedEndMs === ABANDONED_END_MS;
+  // `error` may be what a handler threw: a Proxy whose getPrototypeOf trap throws makes
+  // instanceof throw, and this runs in a rejection handler (a throw there is unhandled).
+  try {
+    return error instanceof FerryError && error.details.abandonedEndMs === ABANDONED_END_MS;
+  } catch {
+    return false;
+  }
 }
 
 /** Where a transaction stands, for its deadline: once it asked to commit, the outcome is PostgreSQL's. */
