@@ -51,6 +51,29 @@ describe('redaction of error text', () => {
     expect(redactText(text)).not.toMatch(secret);
   });
 
+  it('redacts a quoted value whole however long it is, or to the end of its line when it does not close', () => {
+    const passphrase = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    for (const text of [
+      `password="${passphrase}" next=1`,
+      `passphrase: '${passphrase}' ok`,
+      `{"apiKey": "${passphrase}"}`,
+      `secret="${'a b '.repeat(100)}"`,
+      // another quote or an escape inside, or a text cut before the closing quote
+      `password: "it's ${passphrase}"`,
+      `password="a\\b ${passphrase}"`,
+      `token: "${passphrase}`,
+      `<password>${passphrase}</password>`,
+      `Authorization: Digest username="bob", response="${passphrase}"`,
+    ]) {
+      const redacted = redactText(text);
+      expect(redacted).toContain('[redacted]');
+      expect(redacted).not.toMatch(/word\d|a b a b/);
+    }
+    // A closed quoted value leaves the rest of the line; an unclosed one stops at the line's end.
+    expect(redactText(`password="${passphrase}" next=1`)).toBe('password="[redacted]" next=1');
+    expect(redactText(`token: "open ended\nnext line`)).toBe('token: "[redacted]\nnext line');
+  });
+
   it('redacts a card number glued to a word or a dash when it passes the Luhn check', () => {
     for (const text of ['pan_4111111111111111', 'card-4111111111111111', 'card4111111111111111']) {
       expect(redactText(`declined ${text}`)).not.toContain('4111111111111111');
