@@ -197,6 +197,23 @@ describe('redaction of error text', () => {
     );
   });
 
+  it('takes a database or broker URL password that starts with digits and holds a /, which reads like a port and a path', () => {
+    for (const [text, secret] of [
+      ['connect postgres://app:123/abc@db:5432/x failed', '123/abc'],
+      ['postgresql://app:8/Xy+z=@db/prod', '8/Xy'],
+      ['amqps://u:9/x@broker:5671', '9/x'],
+      ['redis://:42/secret@h:6379', '42/secret'],
+      ['mongodb+srv://u:7/7@cluster0.example.net/db', '7/7'],
+    ] as const) {
+      expect(redactText(text)).not.toContain(secret);
+    }
+    expect(redactText('connect postgres://app:123/abc@db:5432/x failed')).toBe(
+      'connect postgres://[redacted]@db:5432/x failed',
+    );
+    // An HTTP URL with a port and an '@' in its path keeps its host and port.
+    expect(redactText('GET http://host:8080/path@x failed')).toBe('GET http://host:8080/path@x failed');
+  });
+
   it('redacts the extra keys an application names', () => {
     const redact = createRedactor({ keys: ['ssn', 'iban'] });
     expect(redact('ssn=123-45-6789 iban: DE89370400440532013000')).toBe('ssn=[redacted] iban: [redacted]');

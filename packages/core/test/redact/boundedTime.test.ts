@@ -136,6 +136,10 @@ describe('the built-in rules on a long run of word characters', () => {
     ['password: "x\'', 14_000],
     ["token='a\\", 16_000],
     ['<password>a b ', 12_000],
+    // A database URL's password read past a port-like start: to the next '@' or ':' only
+    ['postgres://a:1/', 14_000],
+    ['postgres://a:', 16_000],
+    ['redis://:1/x', 16_000],
   ])(
     'redact a long text of %j repeated in bounded time',
     async (unit, times) => {
