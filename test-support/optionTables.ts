@@ -28,6 +28,9 @@ export async function configErrorOf(call: () => unknown): Promise<FerryConfigErr
     if (error instanceof FerryConfigError) return error;
     throw error;
   }
+  // Accepted: a consumer or connection it made is closed, so the failing row leaves nothing open.
+  const close = (outcome as { close?: unknown } | null | undefined)?.close;
+  if (typeof close === 'function') await (close as () => Promise<void>).call(outcome);
   throw new Error(`expected a FerryConfigError, got ${String(outcome)}`);
 }
 
