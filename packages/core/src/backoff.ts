@@ -1,5 +1,5 @@
 import { FerryConfigError } from './errors';
-import { integerOption } from './optionChecks';
+import { integerOption, knownKeysOption, oneOfOption, received, type OptionKeys } from './optionChecks';
 import { discardAnswer } from './unreadAnswer';
 
 /**
@@ -106,21 +106,33 @@ export function inboxRetryDelayMs(
   return backoffDelay(attempt, { initialMs: baseMs, maxMs, multiplier: 2, jitter: 'full' }, random);
 }
 
-/** `given` over `defaults`, checked; `name` prefixes the option named in a FerryConfigError. */
+const POLICY_KEYS = {
+  initialMs: true,
+  maxMs: true,
+  multiplier: true,
+  jitter: true,
+} as const satisfies OptionKeys<BackoffPolicy>;
+
+/**
+ * `given` over `defaults`, checked; `name` prefixes the option named in a FerryConfigError. An
+ * unknown key (`reconnectBackoff: { initialMS }`) is refused, not ignored.
+ */
 export function resolveBackoff(
   name: string,
   given: Partial<BackoffPolicy> | undefined,
   defaults: BackoffPolicy,
 ): BackoffPolicy {
+  knownKeysOption(`${name}.`, given, POLICY_KEYS);
   const policy = { ...defaults, ...given };
   integerOption(`${name}.initialMs`, policy.initialMs, 1);
   integerOption(`${name}.maxMs`, policy.maxMs, policy.initialMs);
-  if (!Number.isFinite(policy.multiplier) || policy.multiplier < 1) {
-    throw new FerryConfigError(`${name}.multiplier`, 'must be a finite number >= 1');
+  if (typeof policy.multiplier !== 'number' || !Number.isFinite(policy.multiplier) || policy.multiplier < 1) {
+    throw new FerryConfigError(
+      `${name}.multiplier`,
+      `must be a finite number >= 1, got ${received(policy.multiplier)}`,
+    );
   }
-  if (policy.jitter !== 'none' && policy.jitter !== 'full') {
-    throw new FerryConfigError(`${name}.jitter`, "must be 'none' or 'full'");
-  }
+  oneOfOption(`${name}.jitter`, policy.jitter, ['none', 'full'] as const);
   return policy;
 }
 

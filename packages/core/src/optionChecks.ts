@@ -18,6 +18,8 @@ export function received(value: unknown): string {
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return `${clip(safeJson(value))} (array)`;
   if (typeof value === 'bigint') return `${value}n (bigint)`;
+  // JSON has no NaN or Infinity (JSON.stringify(NaN) is "null"): shown as JavaScript writes them.
+  if (typeof value === 'number' && !Number.isFinite(value)) return `${value} (number)`;
   return `${clip(typeof value === 'object' ? safeJson(value) : (JSON.stringify(value) ?? String(value)))} (${typeof value})`;
 }
 

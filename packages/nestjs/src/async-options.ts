@@ -1,5 +1,6 @@
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency } from '@nestjs/common';
 import { FerryConfigError } from '@ferry/core';
+import { booleanOption, knownKeysOption, received } from '@ferry/core/transport';
 
 /**
  * Options that register or resolve providers. In forRootAsync they must sit at the top
@@ -45,11 +46,22 @@ export function assertFactoryResult(moduleName: string, result: unknown): Record
   return result as Record<string, unknown>;
 }
 
-/** Rejects keys a module does not know, naming the first one. */
-export function assertKnownKeys(options: object, known: ReadonlySet<string>): void {
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new FerryConfigError(key, 'is not a known option');
+/**
+ * The registration options both forRoot and forRootAsync check when called (the module's
+ * settings are checked at module init): unknown top-level keys of forRootAsync (`known`; forRoot's
+ * go to the settings), and isGlobal a boolean, useFactory a function.
+ */
+export function checkRegistration(options: object, known?: Readonly<Record<string, true>>): void {
+  if (known !== undefined) {
+    knownKeysOption('', options, known);
+    if (typeof (options as { useFactory?: unknown }).useFactory !== 'function') {
+      throw new FerryConfigError(
+        'useFactory',
+        `must be a function, got ${received((options as { useFactory?: unknown }).useFactory)}`,
+      );
+    }
   }
+  booleanOption('isGlobal', (options as { isGlobal?: unknown }).isGlobal ?? false);
 }
 
 export function requirePrismaToken(moduleName: string, prisma: unknown): InjectionToken {

@@ -1,7 +1,8 @@
 import { Module, type DynamicModule, type InjectionToken, type Provider } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
 import type { InboxHandler } from '@ferry/core';
-import { assertFactoryResult, requirePrismaToken } from './async-options';
+import { booleanOption, knownKeysOption, oneOfOption, type OptionKeys } from '@ferry/core/transport';
+import { assertFactoryResult, checkRegistration, requirePrismaToken } from './async-options';
 import { discoverDecoratedHandlers, resolveTokenHandlers } from './handler-discovery';
 import {
   inboxSettingsOf,
@@ -20,13 +21,30 @@ interface Registration {
   readonly global: InboxRegistration['global'];
 }
 
+/** Checked when forRoot / forRootAsync is called: these decide which providers register. */
 function registrationOf(options: InboxRegistration): Registration {
+  knownKeysOption('handlers.', options.handlers, Object.keys(options.handlers ?? {}));
   return {
     handlers: options.handlers ?? {},
-    privilegedAdmin: options.privilegedAdmin ?? false,
-    global: options.global,
+    privilegedAdmin: booleanOption('privilegedAdmin', options.privilegedAdmin ?? false),
+    global:
+      options.global === undefined
+        ? undefined
+        : oneOfOption('global', options.global, ['reject', 'shared'] as const),
   };
 }
+
+/** forRootAsync's own keys: the settings come from useFactory. */
+const ASYNC_KEYS = {
+  imports: true,
+  inject: true,
+  useFactory: true,
+  isGlobal: true,
+  prisma: true,
+  handlers: true,
+  privilegedAdmin: true,
+  global: true,
+} as const satisfies OptionKeys<InboxModuleAsyncOptions<unknown>>;
 
 function providers(prisma: InjectionToken, registration: Registration): Provider[] {
   const list: Provider[] = [
@@ -100,6 +118,7 @@ function exportsOf(registration: Registration): InjectionToken[] {
 @Module({})
 export class InboxModule {
   static forRoot<TTx>(options: InboxModuleOptions<TTx>): DynamicModule {
+    checkRegistration(options);
     const prisma = requirePrismaToken('InboxModule', options.prisma);
     const registration = registrationOf(options);
     return {
@@ -120,6 +139,7 @@ export class InboxModule {
    * observer, logger). A factory result holding a registration option fails with FerryConfigError.
    */
   static forRootAsync<TTx>(options: InboxModuleAsyncOptions<TTx>): DynamicModule {
+    checkRegistration(options, ASYNC_KEYS);
     const prisma = requirePrismaToken('InboxModule', options.prisma);
     const registration = registrationOf(options);
     const useFactory = options.useFactory as (...args: unknown[]) => unknown;

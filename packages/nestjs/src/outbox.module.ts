@@ -7,7 +7,8 @@ import {
   fromPrisma,
   type Publisher,
 } from '@ferry/core';
-import { assertFactoryResult, requirePrismaToken } from './async-options';
+import type { OptionKeys } from '@ferry/core/transport';
+import { assertFactoryResult, checkRegistration, requirePrismaToken } from './async-options';
 import {
   outboxSettingsOf,
   resolveOutboxSettings,
@@ -101,9 +102,20 @@ function serviceProviders(prisma: InjectionToken, withPublisher: boolean): Provi
  * application's Prisma transactions, the admin services, and a relay (when a publisher is
  * configured) started on application bootstrap and drained on shutdown.
  */
+/** forRootAsync's own keys: the settings come from useFactory. */
+const ASYNC_KEYS = {
+  imports: true,
+  inject: true,
+  useFactory: true,
+  isGlobal: true,
+  prisma: true,
+  publisher: true,
+} as const satisfies OptionKeys<OutboxModuleAsyncOptions>;
+
 @Module({})
 export class OutboxModule {
   static forRoot(options: OutboxModuleOptions): DynamicModule {
+    checkRegistration(options);
     const prisma = requirePrismaToken('OutboxModule', options.prisma);
     const publisher = publisherProvider(options.publisher);
     return {
@@ -125,6 +137,7 @@ export class OutboxModule {
    * module init with FerryConfigError naming it.
    */
   static forRootAsync(options: OutboxModuleAsyncOptions): DynamicModule {
+    checkRegistration(options, ASYNC_KEYS);
     const prisma = requirePrismaToken('OutboxModule', options.prisma);
     const publisher = publisherProvider(options.publisher);
     const useFactory = options.useFactory as (...args: unknown[]) => unknown;

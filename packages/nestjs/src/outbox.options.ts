@@ -1,6 +1,5 @@
 import type { InjectionToken, ModuleMetadata } from '@nestjs/common';
 import {
-  FerryConfigError,
   OUTBOX_OPTION_KEYS,
   resolveOutboxOptions,
   type EnvelopeLimits,
@@ -10,7 +9,8 @@ import {
   type Publisher,
   type ResolvedOutboxOptions,
 } from '@ferry/core';
-import { assertKnownKeys, type FerryAsyncBase } from './async-options';
+import { booleanOption, knownKeysOption, nonEmptyOption, type OptionKeys } from '@ferry/core/transport';
+import type { FerryAsyncBase } from './async-options';
 
 /** Options that may also come from a forRootAsync factory. */
 export interface OutboxSettings extends OutboxOptions {
@@ -64,17 +64,17 @@ export const OUTBOX_SETTINGS_KEYS: ReadonlySet<string> = new Set<string>([
   'logger',
 ]);
 
-function resolveRelay(relay: unknown): ResolvedOutboxSettings['relay'] {
-  if (relay === undefined) return { enabled: true, listenUrl: undefined };
-  if (typeof relay !== 'object' || relay === null) throw new FerryConfigError('relay', 'must be an object');
-  const { enabled, listenUrl, ...rest } = relay as Record<string, unknown>;
-  const unknown = Object.keys(rest)[0];
-  if (unknown !== undefined) throw new FerryConfigError(`relay.${unknown}`, 'is not a known option');
-  if (enabled !== undefined && typeof enabled !== 'boolean')
-    throw new FerryConfigError('relay.enabled', 'must be a boolean');
-  if (listenUrl !== undefined && (typeof listenUrl !== 'string' || listenUrl.length === 0))
-    throw new FerryConfigError('relay.listenUrl', 'must be a non-empty connection string');
-  return { enabled: enabled ?? true, listenUrl };
+const RELAY_KEYS = { enabled: true, listenUrl: true } as const satisfies OptionKeys<
+  NonNullable<OutboxSettings['relay']>
+>;
+
+function resolveRelay(relay: OutboxSettings['relay']): ResolvedOutboxSettings['relay'] {
+  knownKeysOption('relay.', relay, RELAY_KEYS);
+  return {
+    enabled: booleanOption('relay.enabled', relay?.enabled ?? true),
+    listenUrl:
+      relay?.listenUrl === undefined ? undefined : nonEmptyOption('relay.listenUrl', relay.listenUrl),
+  };
 }
 
 /**
@@ -82,7 +82,7 @@ function resolveRelay(relay: unknown): ResolvedOutboxSettings['relay'] {
  * resolveOutboxOptions, the module's own here. Throws FerryConfigError.
  */
 export function resolveOutboxSettings(settings: Record<string, unknown>): ResolvedOutboxSettings {
-  assertKnownKeys(settings, OUTBOX_SETTINGS_KEYS);
+  knownKeysOption('', settings, [...OUTBOX_SETTINGS_KEYS]);
   const raw: OutboxOptions = {};
   for (const key of OUTBOX_OPTION_KEYS) {
     if (settings[key] !== undefined) (raw as Record<string, unknown>)[key] = settings[key];

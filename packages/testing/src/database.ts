@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Pool } from 'pg';
 import { FerryConfigError, fromPg, migrate } from '@ferry/core';
+import { knownKeysOption, received, type OptionKeys } from '@ferry/core/transport';
 
 export interface RecreateDatabaseOptions {
   /** The application's own migration folders, applied after ferry's, in this order. */
@@ -53,6 +54,11 @@ async function dropNamed(client: Client, name: string, graceMs = 2_000): Promise
  * application's. For tests and demos that must start empty; never point it at real data.
  */
 export async function recreateDatabase(url: string, options: RecreateDatabaseOptions = {}): Promise<void> {
+  knownKeysOption('', options, { migrationsDirs: true } satisfies OptionKeys<RecreateDatabaseOptions>);
+  const dirs: unknown = options.migrationsDirs ?? [];
+  if (!Array.isArray(dirs) || dirs.some((dir) => typeof dir !== 'string' || dir.length === 0)) {
+    throw new FerryConfigError('migrationsDirs', `must be an array of folder paths, got ${received(dirs)}`);
+  }
   const name = databaseName(url);
   await onServer(url, async (client) => {
     await dropNamed(client, name);

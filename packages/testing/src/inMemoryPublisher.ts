@@ -1,6 +1,9 @@
 import type { OutboxMessage, Publisher, PublishOutcome } from '@ferry/core';
 import {
+  functionOption,
+  knownKeysOption,
   observePublish,
+  type OptionKeys,
   type PublishReport,
   type TransportObserver,
   type TransportPublisherEvent,
@@ -30,6 +33,8 @@ export interface InMemoryPublisherOptions {
  * Aborting the signal before a decision makes the remaining messages unreported (retryable).
  * After `close()` (safe twice) every message is reported retryable, as ferry's transports do.
  */
+const KEYS = { decide: true, observer: true } as const satisfies OptionKeys<InMemoryPublisherOptions>;
+
 export class InMemoryPublisher implements Publisher {
   readonly attempts: OutboxMessage[] = [];
   readonly delivered: OutboxMessage[] = [];
@@ -38,8 +43,9 @@ export class InMemoryPublisher implements Publisher {
   private closed = false;
 
   constructor(options: InMemoryPublisherOptions = {}) {
-    this.decide = options.decide ?? (() => 'sent');
-    this.report = { transport: 'memory', observer: options.observer };
+    knownKeysOption('', options, KEYS);
+    this.decide = functionOption('decide', options.decide) ?? (() => 'sent');
+    this.report = { transport: 'memory', observer: functionOption('observer', options.observer) };
   }
 
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {

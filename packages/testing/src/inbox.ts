@@ -1,4 +1,17 @@
-import { type Inbox, type InboxRecord, type InboxScopedAdmin, type RunOnceResult } from '@ferry/core';
+import {
+  INBOX_STATUSES,
+  type Inbox,
+  type InboxRecord,
+  type InboxScopedAdmin,
+  type RunOnceResult,
+} from '@ferry/core';
+import {
+  functionOption,
+  integerOption,
+  knownKeysOption,
+  oneOfOption,
+  type OptionKeys,
+} from '@ferry/core/transport';
 
 /** drainInbox ran out of rounds or time while receipts were still being claimed. */
 export class InboxDrainTimeoutError extends Error {
@@ -47,12 +60,15 @@ export interface DrainInboxResult extends Omit<RunOnceResult, 'claimed'> {
  * Runs `inbox.runOnce()` until a round claims nothing (work not yet due, e.g. a scheduled
  * retry, is left alone). Throws InboxDrainTimeoutError when rounds or time run out.
  */
+const DRAIN_KEYS = { maxRounds: true, timeoutMs: true } as const satisfies OptionKeys<DrainInboxOptions>;
+
 export async function drainInbox(
   inbox: Pick<Inbox, 'runOnce'>,
   options: DrainInboxOptions = {},
 ): Promise<DrainInboxResult> {
-  const maxRounds = options.maxRounds ?? 1_000;
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  knownKeysOption('', options, DRAIN_KEYS);
+  const maxRounds = integerOption('maxRounds', options.maxRounds ?? 1_000, 1);
+  const deadline = Date.now() + integerOption('timeoutMs', options.timeoutMs ?? 30_000, 0);
   const total = { processed: 0, rounds: 0, completed: 0, retried: 0, dead: 0, leaseLost: 0, unresolved: 0 };
   while (total.rounds < maxRounds && Date.now() <= deadline) {
     const round = await inbox.runOnce();
@@ -78,21 +94,31 @@ export interface WaitForInboxRecordOptions {
   readonly intervalMs?: number;
 }
 
+const WAIT_KEYS = {
+  status: true,
+  until: true,
+  timeoutMs: true,
+  intervalMs: true,
+} as const satisfies OptionKeys<WaitForInboxRecordOptions>;
+
 /** Polls a scoped admin's get(id) until the record matches; typed diagnostic error on timeout. */
 export async function waitForInboxRecord(
   scope: Pick<InboxScopedAdmin, 'get'>,
   id: string,
   options: WaitForInboxRecordOptions = {},
 ): Promise<InboxRecord> {
-  const status = options.status ?? 'COMPLETED';
-  const matches = options.until ?? ((record: InboxRecord) => record.status === status);
-  const expected = options.until ? 'the expected condition' : status;
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  knownKeysOption('', options, WAIT_KEYS);
+  const status = oneOfOption('status', options.status ?? 'COMPLETED', INBOX_STATUSES);
+  const until = functionOption('until', options.until);
+  const matches = until ?? ((record: InboxRecord) => record.status === status);
+  const expected = until ? 'the expected condition' : status;
+  const deadline = Date.now() + integerOption('timeoutMs', options.timeoutMs ?? 10_000, 0);
+  const intervalMs = integerOption('intervalMs', options.intervalMs ?? 25, 1);
   let last: InboxRecord | null = null;
   for (;;) {
     last = await scope.get(id);
     if (last && matches(last)) return last;
     if (Date.now() > deadline) throw new InboxRecordWaitTimeoutError(id, expected, last);
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 25));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

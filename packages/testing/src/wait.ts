@@ -1,3 +1,4 @@
+import { integerOption, knownKeysOption, type OptionKeys } from '@ferry/core/transport';
 /**
  * The one wait-until of ferry's tests (and of applications' tests): polls a probe until it
  * yields a value, or fails at a deadline. Every test helper that waits delegates here.
@@ -44,8 +45,10 @@ export async function waitUntil<T>(
   probe: () => T | Promise<T>,
   options: WaitOptions | number = {},
 ): Promise<Exclude<T, undefined | null | false>> {
-  const { timeoutMs = 30_000, intervalMs = 25 } =
-    typeof options === 'number' ? { timeoutMs: options } : options;
+  const given = typeof options === 'number' ? { timeoutMs: options } : options;
+  knownKeysOption('', given, { timeoutMs: true, intervalMs: true } satisfies OptionKeys<WaitOptions>);
+  const timeoutMs = integerOption('timeoutMs', given.timeoutMs ?? 30_000, 0);
+  const intervalMs = integerOption('intervalMs', given.intervalMs ?? 25, 1);
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -6,6 +6,7 @@ import {
   knownKeysOption,
   nonEmptyOption as nonEmpty,
   oneOfOption,
+  received,
   type OptionKeys,
 } from '@ferry/core/transport';
 import type { KafkaClientName } from './client/types';
@@ -75,11 +76,14 @@ const CLIENTS: readonly KafkaClientName[] = ['kafkajs', 'platformatic'];
 export function resolveConnectionOptions(options: ConnectionOptions): ResolvedConnectionOptions {
   knownKeysOption('', options, CONNECTION_KEYS);
   if (!Array.isArray(options.brokers) || options.brokers.length === 0) {
-    throw new FerryConfigError('brokers', 'must be a non-empty array of host:port strings');
+    throw new FerryConfigError(
+      'brokers',
+      `must be a non-empty array of host:port strings, got ${received(options.brokers)}`,
+    );
   }
   options.brokers.forEach((broker, index) => {
     if (typeof broker !== 'string' || !/^[^\s:]+:\d+$/.test(broker)) {
-      throw new FerryConfigError(`brokers[${index}]`, 'must be a host:port string');
+      throw new FerryConfigError(`brokers[${index}]`, `must be a host:port string, got ${received(broker)}`);
     }
   });
   return {
@@ -102,6 +106,15 @@ export function resolveConnectionOptions(options: ConnectionOptions): ResolvedCo
       LOG_LEVELS,
     ),
     logger: guardLogger(options.logger ?? defaultLogger('ferry.kafka')),
-    kafkaConfig: options.kafkaConfig ?? {},
+    kafkaConfig: kafkaConfigOption(options.kafkaConfig),
   };
+}
+
+/** Passed to the client as it is; only its shape is ferry's to check. */
+function kafkaConfigOption(value: unknown): Readonly<Record<string, unknown>> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new FerryConfigError('kafkaConfig', `must be an object, got ${received(value)}`);
+  }
+  return value as Readonly<Record<string, unknown>>;
 }

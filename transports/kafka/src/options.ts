@@ -5,6 +5,7 @@ import {
   guardLogger,
   integerOption as integer,
   nonEmptyOption as nonEmpty,
+  booleanOption,
   checkTenantSource,
   functionOption,
   knownKeysOption,
@@ -163,8 +164,12 @@ const CONSUMER_KEYS = {
 export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsumerOptions {
   knownKeysOption('', options, CONSUMER_KEYS);
   const defaults = DEFAULTS.consumer;
-  if (options.connection === undefined || options.connection === null) {
-    throw new FerryConfigError('connection', 'a KafkaConnection is required');
+  // By shape, not instanceof: a second copy of the package makes connections of its own class.
+  if (typeof (options.connection as Partial<KafkaConnection> | undefined)?.driver?.producer !== 'function') {
+    throw new FerryConfigError(
+      'connection',
+      `must be a KafkaConnection, got ${received(options.connection)}`,
+    );
   }
   const topics = [...(options.topics ?? []), ...(options.topic === undefined ? [] : [options.topic])];
   if (topics.length === 0) throw new FerryConfigError('topics', 'give `topic` or a non-empty `topics`');
@@ -191,7 +196,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     identity: functionOption('identity', options.identity) ?? null,
     tenant: checkTenantSource(options.tenant),
     tombstones: oneOfOption('tombstones', options.tombstones ?? defaults.tombstones, TOMBSTONE_POLICIES),
-    fromBeginning: options.fromBeginning ?? defaults.fromBeginning,
+    fromBeginning: booleanOption('fromBeginning', options.fromBeginning ?? defaults.fromBeginning),
     maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? defaults.maxBatchSize, 1, 10_000),
     sessionTimeoutMs,
     heartbeatIntervalMs: integer(
@@ -214,7 +219,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, defaults.retryBackoff),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, defaults.reconnectBackoff),
     logger: guardLogger(options.logger ?? options.connection.logger),
-    observer: options.observer,
+    observer: functionOption('observer', options.observer),
     random: functionOption('random', options.random) ?? Math.random,
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '@ferry/core';
 import {
+  functionOption,
   integerOption as integer,
   nonEmptyOption as nonEmpty,
   knownKeysOption,
@@ -84,6 +85,6 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
       100,
     ),
     logger: options.logger,
-    observer: options.observer,
+    observer: functionOption('observer', options.observer),
   };
 }

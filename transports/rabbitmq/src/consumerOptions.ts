@@ -1,6 +1,7 @@
 import type { Message } from 'amqplib';
 import { FerryConfigError, type Logger } from '@ferry/core';
 import {
+  booleanOption,
   checkTenantSource,
   functionOption,
   integerOption as integer,
@@ -8,14 +9,15 @@ import {
   nonEmptyOption as nonEmpty,
   resolveBackoff,
   type BackoffPolicy,
+  received,
   type OptionKeys,
   type TenantSource,
   type TransportConsumerEvent,
   type TransportObserver,
 } from '@ferry/core/transport';
-import type { RabbitConnection } from './connection';
+import { RabbitConnection } from './connection';
 import type { DecodeOptions, DeliveryExtractor } from './delivery';
-import { DEFAULTS, type ConnectionOptions } from './options';
+import { DEFAULTS, resolveConnectionOptions, type ConnectionOptions } from './options';
 import { retryTiers } from './retryTiers';
 import { pickTopology, workQueueNames, type WorkQueueNames, type WorkQueueTopology } from './topology';
 
@@ -130,6 +132,7 @@ export function resolveConsumerOptions(
   acceptorMaxPayloadBytes: number,
 ): ResolvedConsumerOptions {
   knownKeysOption('', options, CONSUMER_OPTION_KEYS);
+  checkConnection(options.connection);
   const maxTransportRetries = integer(
     'maxTransportRetries',
     options.maxTransportRetries ?? DEFAULTS.maxTransportRetries,
@@ -143,15 +146,20 @@ export function resolveConsumerOptions(
   const names = workQueueNames(topology);
   const prefetch = integer('prefetch', options.prefetch ?? DEFAULTS.prefetch, 1, 65_535);
   const contentTypes = options.contentTypes ?? DEFAULTS.contentTypes;
+  if (!Array.isArray(contentTypes) || contentTypes.some((t) => typeof t !== 'string' || t.length === 0)) {
+    throw new FerryConfigError(
+      'contentTypes',
+      `must be an array of content types, got ${received(contentTypes)}`,
+    );
+  }
   if (contentTypes.length === 0) throw new FerryConfigError('contentTypes', 'must name at least one type');
   const maxBatchSize = integer('maxBatchSize', options.maxBatchSize ?? prefetch, 1);
   return {
     connection: options.connection,
     names,
-    topology:
-      (options.declareTopology ?? DEFAULTS.declareTopology)
-        ? { ...topology, retryTiersMs: names.retryTiersMs }
-        : null,
+    topology: booleanOption('declareTopology', options.declareTopology ?? DEFAULTS.declareTopology)
+      ? { ...topology, retryTiersMs: names.retryTiersMs }
+      : null,
     prefetch,
     maxBatchSize,
     maxBatchesInFlight: integer(
@@ -164,7 +172,10 @@ export function resolveConsumerOptions(
       consumer: nonEmpty('consumer', options.consumer),
       maxPayloadBytes: integer('maxPayloadBytes', options.maxPayloadBytes ?? acceptorMaxPayloadBytes, 1),
       contentTypes: contentTypes.map((t) => t.toLowerCase()),
-      acceptMissingContentType: options.acceptMissingContentType ?? DEFAULTS.acceptMissingContentType,
+      acceptMissingContentType: booleanOption(
+        'acceptMissingContentType',
+        options.acceptMissingContentType ?? DEFAULTS.acceptMissingContentType,
+      ),
       ...(options.identity ? { identity: functionOption('identity', options.identity) } : {}),
       tenant: checkTenantSource(options.tenant),
     },
@@ -172,7 +183,23 @@ export function resolveConsumerOptions(
     retryBackoff,
     confirmTimeoutMs: integer('confirmTimeoutMs', options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs, 1),
     logger: options.logger,
-    observer: options.observer,
+    observer: functionOption('observer', options.observer),
     random: functionOption('random', options.random),
   };
+}
+
+/**
+ * The consumer's own connection (a URL or options) checked here, before anything connects, with
+ * its options named under `connection.`; a shared RabbitConnection was checked when made.
+ */
+function checkConnection(connection: RabbitConsumerOptions['connection']): void {
+  if (connection instanceof RabbitConnection) return;
+  if (typeof connection === 'string') resolveConnectionOptions({ url: connection }, 'connection.');
+  else if (typeof connection === 'object' && connection !== null && !Array.isArray(connection))
+    resolveConnectionOptions(connection, 'connection.');
+  else
+    throw new FerryConfigError(
+      'connection',
+      `must be a RabbitConnection, connection options or an amqp:// URL, got ${received(connection)}`,
+    );
 }

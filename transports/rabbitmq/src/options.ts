@@ -5,6 +5,8 @@ import {
   defaultLogger,
   integerOption as integer,
   knownKeysOption,
+  nonEmptyOption as nonEmpty,
+  received,
   resolveBackoff,
   type OptionKeys,
   type BackoffPolicy,
@@ -68,30 +70,47 @@ export const CONNECTION_OPTION_KEYS = {
   random: true,
 } as const satisfies OptionKeys<ConnectionOptions>;
 
-export function resolveConnectionOptions(options: ConnectionOptions): ResolvedConnectionOptions {
-  knownKeysOption('', options, CONNECTION_OPTION_KEYS);
+/**
+ * Checks a connection's options and fills the defaults; throws FerryConfigError naming the option
+ * under `prefix` (`connection.` for a consumer's own connection).
+ */
+export function resolveConnectionOptions(options: ConnectionOptions, prefix = ''): ResolvedConnectionOptions {
+  knownKeysOption(prefix, options, CONNECTION_OPTION_KEYS);
   if (typeof options.url !== 'string' || !/^amqps?:\/\//.test(options.url)) {
-    throw new FerryConfigError('url', 'must be an amqp:// or amqps:// URL');
+    // received() takes a URL's credentials out.
+    throw new FerryConfigError(
+      `${prefix}url`,
+      `must be an amqp:// or amqps:// URL, got ${received(options.url)}`,
+    );
   }
   // Checked here, once: the connection loop would otherwise meet the parser's error on every
   // attempt, and that error carries the whole URL, password included.
   if (!URL.canParse(options.url)) {
-    throw new FerryConfigError('url', 'must be an amqp:// or amqps:// URL that parses (it does not)');
+    throw new FerryConfigError(
+      `${prefix}url`,
+      'must be an amqp:// or amqps:// URL that parses (it does not)',
+    );
   }
-  const connectionName = options.connectionName ?? DEFAULTS.connectionName;
-  if (connectionName.length === 0) throw new FerryConfigError('connectionName', 'must not be empty');
   return {
     url: options.url,
-    connectionName,
-    heartbeatSeconds: integer('heartbeatSeconds', options.heartbeatSeconds ?? DEFAULTS.heartbeatSeconds, 0),
+    connectionName: nonEmpty(`${prefix}connectionName`, options.connectionName ?? DEFAULTS.connectionName),
+    heartbeatSeconds: integer(
+      `${prefix}heartbeatSeconds`,
+      options.heartbeatSeconds ?? DEFAULTS.heartbeatSeconds,
+      0,
+    ),
     connectTimeoutMs: integer(
-      'connectTimeoutMs',
+      `${prefix}connectTimeoutMs`,
       options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
       1,
       2_147_483_647,
     ),
-    reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, DEFAULTS.reconnectBackoff),
+    reconnectBackoff: resolveBackoff(
+      `${prefix}reconnectBackoff`,
+      options.reconnectBackoff,
+      DEFAULTS.reconnectBackoff,
+    ),
     logger: guardLogger(options.logger ?? defaultLogger('ferry.rabbitmq')),
-    random: functionOption('random', options.random) ?? Math.random,
+    random: functionOption(`${prefix}random`, options.random) ?? Math.random,
   };
 }

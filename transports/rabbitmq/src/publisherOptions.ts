@@ -1,7 +1,9 @@
 import type { Logger } from '@ferry/core';
 import {
+  functionOption,
   integerOption as integer,
   knownKeysOption,
+  received,
   type OptionKeys,
   type TransportObserver,
   type TransportPublisherEvent,
@@ -59,14 +61,40 @@ export interface ResolvedPublisherOptions {
 export function resolvePublisherOptions(options: RabbitPublisherOptions = {}): ResolvedPublisherOptions {
   knownKeysOption('', options, PUBLISHER_OPTION_KEYS);
   if (options.defaultDestination !== undefined && typeof options.defaultDestination !== 'string') {
-    throw new FerryConfigError('defaultDestination', 'must be a string');
+    throw new FerryConfigError(
+      'defaultDestination',
+      `must be a string, got ${received(options.defaultDestination)}`,
+    );
   }
   return {
-    routes: options.routes ?? {},
+    routes: checkRoutes(options.routes),
     defaultDestination: options.defaultDestination,
     confirmTimeoutMs: integer('confirmTimeoutMs', options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs, 1),
     appId: options.appId,
     logger: options.logger,
-    observer: options.observer,
+    observer: functionOption('observer', options.observer),
   };
+}
+
+const ROUTE_KEYS = { exchange: true, routingKey: true } as const satisfies OptionKeys<Route>;
+
+/** Each route `{ exchange, routingKey? }`, named `routes.<type>.<key>` (the exchange may be '', AMQP's default). */
+function checkRoutes(routes: RabbitPublisherOptions['routes']): Readonly<Record<string, Route>> {
+  knownKeysOption('routes.', routes, Object.keys(routes ?? {}));
+  for (const [type, route] of Object.entries(routes ?? {})) {
+    knownKeysOption(`routes.${type}.`, route, ROUTE_KEYS);
+    if (typeof route?.exchange !== 'string') {
+      throw new FerryConfigError(
+        `routes.${type}.exchange`,
+        `must be a string, got ${received(route?.exchange)}`,
+      );
+    }
+    if (route.routingKey !== undefined && typeof route.routingKey !== 'string') {
+      throw new FerryConfigError(
+        `routes.${type}.routingKey`,
+        `must be a string, got ${received(route.routingKey)}`,
+      );
+    }
+  }
+  return routes ?? {};
 }

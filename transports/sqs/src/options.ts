@@ -7,6 +7,8 @@ import {
   integerOption as integer,
   nonEmptyOption as nonEmpty,
   knownKeysOption,
+  oneOfOption,
+  received,
   resolveBackoff,
   type OptionKeys,
   type BackoffPolicy,
@@ -75,13 +77,29 @@ const CONNECTION_KEYS = {
   logger: true,
 } as const satisfies OptionKeys<ConnectionOptions>;
 
+const CREDENTIAL_KEYS = {
+  accessKeyId: true,
+  secretAccessKey: true,
+  sessionToken: true,
+} as const satisfies OptionKeys<NonNullable<ConnectionOptions['credentials']>>;
+
 export function resolveConnectionOptions(options: ConnectionOptions = {}): ResolvedConnectionOptions {
   knownKeysOption('', options, CONNECTION_KEYS);
-  if (options.endpoint !== undefined && !/^https?:\/\//.test(options.endpoint)) {
-    throw new FerryConfigError('endpoint', 'must be an http:// or https:// URL');
+  if (
+    options.endpoint !== undefined &&
+    (typeof options.endpoint !== 'string' || !/^https?:\/\//.test(options.endpoint))
+  ) {
+    throw new FerryConfigError(
+      'endpoint',
+      `must be an http:// or https:// URL, got ${received(options.endpoint)}`,
+    );
   }
-  const region = options.region ?? process.env.AWS_REGION ?? DEFAULTS.region;
-  if (region.length === 0) throw new FerryConfigError('region', 'must not be empty');
+  const region = nonEmpty('region', options.region ?? process.env.AWS_REGION ?? DEFAULTS.region);
+  // Only the keys: a credential's value is never shown.
+  knownKeysOption('credentials.', options.credentials, CREDENTIAL_KEYS);
+  if (options.client !== undefined && typeof options.client?.send !== 'function') {
+    throw new FerryConfigError('client', `must be an SQSClient, got ${received(options.client)}`);
+  }
   return {
     endpoint: options.endpoint,
     region,
@@ -160,7 +178,7 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
     maxMessageBytes,
     confirmTimeoutMs: integer('confirmTimeoutMs', options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs, 1),
     logger: options.logger,
-    observer: options.observer,
+    observer: functionOption('observer', options.observer),
   };
 }
 
@@ -262,11 +280,11 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     1,
     MAX_VISIBILITY_SECONDS,
   );
+  checkConnection((options as { connection?: unknown }).connection);
   const deadLetter = options.deadLetter ?? { mode: 'redrive' };
+  knownKeysOption('deadLetter.', deadLetter, deadLetter.mode === 'queue' ? ['mode', 'queueUrl'] : ['mode']);
+  oneOfOption('deadLetter.mode', deadLetter.mode, ['queue', 'redrive'] as const);
   if (deadLetter.mode === 'queue') nonEmpty('deadLetter.queueUrl', deadLetter.queueUrl);
-  else if (deadLetter.mode !== 'redrive') {
-    throw new FerryConfigError('deadLetter.mode', "must be 'queue' or 'redrive'");
-  }
   return {
     queueUrl: nonEmpty('queueUrl', options.queueUrl),
     consumer: nonEmpty('consumer', options.consumer),
@@ -285,8 +303,20 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     identity: functionOption('identity', options.identity) ?? null,
     tenant: checkTenantSource(options.tenant),
     deleteAttempts: integer('deleteAttempts', options.deleteAttempts ?? DEFAULTS.deleteAttempts, 1, 10),
-    observer: options.observer,
+    observer: functionOption('observer', options.observer),
     logger: options.logger,
     random: functionOption('random', options.random) ?? Math.random,
   };
+}
+
+/**
+ * attachSqsConsumer's connection, by shape (a second copy of the package makes connections of
+ * its own class); resolveConsumerOptions called on its own has none to check.
+ */
+function checkConnection(connection: unknown): void {
+  if (connection === undefined) return;
+  const shape = connection as { connect?: unknown; queueUrl?: unknown } | null;
+  if (typeof shape?.connect !== 'function' || typeof shape.queueUrl !== 'function') {
+    throw new FerryConfigError('connection', `must be an SqsConnection, got ${received(connection)}`);
+  }
 }

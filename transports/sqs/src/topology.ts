@@ -5,7 +5,14 @@ import {
   type QueueAttributeName,
 } from '@aws-sdk/client-sqs';
 import { FerryConfigError } from '@ferry/core';
-import { knownKeysOption, type OptionKeys } from '@ferry/core/transport';
+import {
+  booleanOption,
+  integerOption,
+  knownKeysOption,
+  nonEmptyOption,
+  type OptionKeys,
+} from '@ferry/core/transport';
+import { MAX_VISIBILITY_SECONDS } from './backoff';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
 import { errorName, transportError } from './errors';
@@ -55,15 +62,14 @@ export function isFifoQueue(nameOrUrl: string): boolean {
 export async function declareQueue(connection: SqsConnection, spec: QueueSpec): Promise<DeclaredQueue> {
   knownKeysOption('', spec, QUEUE_SPEC_KEYS);
   knownKeysOption('deadLetter.', spec.deadLetter, ['maxReceiveCount']);
-  const fifo = spec.fifo ?? isFifoQueue(spec.name);
+  nonEmptyOption('name', spec.name);
+  const fifo = booleanOption('fifo', spec.fifo ?? isFifoQueue(spec.name));
   if (fifo !== isFifoQueue(spec.name)) {
     throw new FerryConfigError('name', 'a FIFO queue name must end in .fifo, and only a FIFO queue name may');
   }
-  if (
-    spec.deadLetter &&
-    (!Number.isInteger(spec.deadLetter.maxReceiveCount) || spec.deadLetter.maxReceiveCount < 1)
-  ) {
-    throw new FerryConfigError('deadLetter.maxReceiveCount', 'must be an integer >= 1');
+  if (spec.deadLetter) integerOption('deadLetter.maxReceiveCount', spec.deadLetter.maxReceiveCount, 1);
+  if (spec.visibilityTimeoutSeconds !== undefined) {
+    integerOption('visibilityTimeoutSeconds', spec.visibilityTimeoutSeconds, 0, MAX_VISIBILITY_SECONDS);
   }
   const base: Partial<Record<QueueAttributeName, string>> = fifo ? { FifoQueue: 'true' } : {};
   let deadLetterQueueUrl: string | null = null;

@@ -1,9 +1,10 @@
-import { FerryConfigError, FerryError, isFerryError } from '../errors';
+import { FerryError, isFerryError } from '../errors';
 import { readStats } from '../inbox/sql/stats';
 import { createOutboxAdmin } from '../outbox/admin';
 import { checkSchema } from '../schema/checkSchema';
 import { withTranslation } from '../sql/dbErrors';
 import { withDeadlines } from '../sql/statementDeadline';
+import { resolveHealthOptions } from './options';
 import type {
   FerryHealth,
   HealthCheck,
@@ -40,20 +41,13 @@ async function probe(name: string, timeoutMs: number, work: () => Promise<string
   }
 }
 
-function positive(option: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new FerryConfigError(option, 'must be a positive integer');
-  return value;
-}
-
 /**
  * Health over the relay, the inbox worker and the transports. Liveness reads the loops'
  * last successful cycle (no database); readiness probes the database, ferry's schema and
  * each transport, each with a deadline; details adds backlog counts against thresholds.
  */
 export function createHealth(options: HealthOptions): FerryHealth {
-  const maxAge = positive('maxCycleAgeMs', options.maxCycleAgeMs, 60_000);
-  const timeoutMs = positive('checkTimeoutMs', options.checkTimeoutMs, 5_000);
+  const { maxCycleAgeMs: maxAge, checkTimeoutMs: timeoutMs } = resolveHealthOptions(options);
   // A probe that gives up gives its statement up too (on fromPg its connection is destroyed), so
   // probes of a silent database do not hold the pool's connections for good; details' reads
   // have the same deadline.

@@ -1,4 +1,5 @@
 import { FerryConfigError } from '../errors';
+import { knownKeysOption, oneOfOption, received, type OptionKeys } from '../optionChecks';
 import { InboxGlobalScopeRejectedError } from './errors';
 import { executorFor, type ApplicationTransaction } from '../sql/applicationTransaction';
 import type { PrismaTransactionLike } from '../sql/executor';
@@ -15,6 +16,8 @@ export interface InboxTenancyOptions {
   readonly global?: 'reject' | 'shared';
 }
 
+const KEYS = { setting: true, global: true } as const satisfies OptionKeys<InboxTenancyOptions>;
+
 export const DEFAULT_TENANT_SETTING = 'app.tenant_id';
 const SETTING = /^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$/i;
 
@@ -30,12 +33,14 @@ const SET = `SELECT set_config($1, $2, true) AS value`;
 export function createInboxTenancyContext<TTx extends ApplicationTransaction = PrismaTransactionLike>(
   options: InboxTenancyOptions = {},
 ): InboxHandlerContextWrapper<TTx> {
+  knownKeysOption('tenancy.', options, KEYS);
   const setting = options.setting ?? DEFAULT_TENANT_SETTING;
-  if (!SETTING.test(setting))
-    throw new FerryConfigError('tenancy.setting', 'must look like `namespace.name`');
-  const global = options.global ?? 'reject';
-  if (global !== 'reject' && global !== 'shared')
-    throw new FerryConfigError('tenancy.global', "must be 'reject' or 'shared'");
+  if (typeof setting !== 'string' || !SETTING.test(setting))
+    throw new FerryConfigError(
+      'tenancy.setting',
+      `must look like \`namespace.name\`, got ${received(setting)}`,
+    );
+  const global = oneOfOption('tenancy.global', options.global ?? 'reject', ['reject', 'shared'] as const);
   return async (context, next) => {
     if (context.tenantId === null && global === 'reject')
       throw new InboxGlobalScopeRejectedError(context.receiptId);

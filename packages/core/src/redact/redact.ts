@@ -1,5 +1,5 @@
 import { FerryConfigError, isFerryError } from '../errors';
-import { knownKeysOption, type OptionKeys } from '../optionChecks';
+import { knownKeysOption, received, type OptionKeys } from '../optionChecks';
 import { storableText } from '../validate/text';
 import { isSafeAllowPattern, withinBudget } from './allowPatterns';
 import { URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT } from './urlCredentials';
@@ -149,13 +149,20 @@ function keyPattern(keys: readonly string[]): RegExp {
   return new RegExp(`(${keys.join('|')})${KEY_VALUE}`, 'gi');
 }
 
+const REDACTION_KEYS = { allow: true, keys: true } as const satisfies OptionKeys<RedactionOptions>;
+
+/** The option's own path `redact.` (the inbox's and relay's option), also for createRedactor. */
 function checkOptions(options: RedactionOptions): void {
+  knownKeysOption('redact.', options, REDACTION_KEYS);
   const { allow = [], keys = [] } = options;
   if (
     !Array.isArray(allow) ||
     allow.some((a) => !(a instanceof RegExp) && (typeof a !== 'string' || !KEY_NAME.test(a)))
   )
-    throw new FerryConfigError('redact.allow', 'must be an array of key names or RegExps');
+    throw new FerryConfigError(
+      'redact.allow',
+      `must be an array of key names or RegExps, got ${received(allow)}`,
+    );
   const unsafe = allow.find((a) => a instanceof RegExp && !isSafeAllowPattern(a));
   if (unsafe !== undefined)
     throw new FerryConfigError(
@@ -163,7 +170,10 @@ function checkOptions(options: RedactionOptions): void {
       `${String(unsafe)} is refused: it nests quantifiers, has more than 25, or uses syntax the check cannot read (a lookbehind: write /order \\d{13}/, not /(?<=order )\\d{13}/); a catastrophic pattern could hold the event loop for minutes on one error text`,
     );
   if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string' || !KEY_NAME.test(k)))
-    throw new FerryConfigError('redact.keys', 'must be an array of key names (letters, digits, _ and -)');
+    throw new FerryConfigError(
+      'redact.keys',
+      `must be an array of key names (letters, digits, _ and -), got ${received(keys)}`,
+    );
 }
 
 interface Shielded {
@@ -268,8 +278,6 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
 
 const defaultRedactor = createRedactor();
 
-const REDACTION_KEYS = { allow: true, keys: true } as const satisfies OptionKeys<RedactionOptions>;
-
 /**
  * The `redact` option of the inbox and the relay, resolved: undefined is the built-in rules;
  * anything but an object { allow?, keys? } throws FerryConfigError naming `redact` (or the
@@ -277,7 +285,6 @@ const REDACTION_KEYS = { allow: true, keys: true } as const satisfies OptionKeys
  */
 export function redactOption(value: unknown): Redactor {
   if (value === undefined) return defaultRedactor;
-  knownKeysOption('redact.', value, REDACTION_KEYS);
   return createRedactor(value as RedactionOptions);
 }
 

@@ -1,4 +1,5 @@
 import { FerrySchemaError } from '../errors';
+import { booleanOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { dbCall } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { loadMigrationFiles } from './migrationFiles';
@@ -17,6 +18,13 @@ export interface CheckSchemaOptions {
   table?: string;
 }
 
+const KEYS = {
+  tables: true,
+  requireAllMigrations: true,
+  migrationsDir: true,
+  table: true,
+} as const satisfies OptionKeys<CheckSchemaOptions>;
+
 const COLUMNS = `
   SELECT table_name, column_name FROM information_schema.columns
   WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`;
@@ -29,6 +37,10 @@ const TABLE_PRESENT = `SELECT to_regclass($1) IS NOT NULL AS present`;
  * translated (an unreachable database is FERRY_DATABASE_UNAVAILABLE).
  */
 export async function checkSchema(db: SqlExecutor, options: CheckSchemaOptions = {}): Promise<void> {
+  // Every option checked before the database is reached.
+  knownKeysOption('', options, KEYS);
+  booleanOption('requireAllMigrations', options.requireAllMigrations ?? true);
+  migrationsTableFor(options);
   const missing = await dbCall('check schema', () => findMissing(db, options));
   if (missing.length > 0) throw new FerrySchemaError(missing);
 }

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { FerryError } from '../errors';
+import { knownKeysOption, nonEmptyOption, type OptionKeys } from '../optionChecks';
 import { loadMigrationFiles, prismaModelsDir } from './migrationFiles';
 import { createTableSql, FERRY_MIGRATIONS_TABLE } from './migrationsTable';
 
@@ -9,6 +10,8 @@ export interface ExportSqlOptions {
   after?: string;
 }
 
+const KEYS = { after: true } as const satisfies OptionKeys<ExportSqlOptions>;
+
 /**
  * ferry's migrations as one plain SQL script for Prisma Migrate, Flyway, Liquibase and the like.
  * Each migration is followed by the row that records it in ferry_schema_migrations, so
@@ -16,8 +19,9 @@ export interface ExportSqlOptions {
  * opens no transaction of its own: the tool that applies it decides.
  */
 export function exportSql(options: ExportSqlOptions = {}): string {
+  knownKeysOption('', options, KEYS);
+  const after = options.after === undefined ? undefined : nonEmptyOption('after', options.after);
   const all = loadMigrationFiles();
-  const { after } = options;
   if (after !== undefined && !all.some((file) => file.name === after)) {
     throw new FerryError('FERRY_MIGRATIONS_NOT_FOUND', `no ferry migration named ${after}`, {
       details: { after },

@@ -1,9 +1,10 @@
 import { backoffDelay } from '../backoff';
 import { FerryError } from '../errors';
-import { integerOption } from '../optionChecks';
+import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { sqlStateOf } from '../sql/sqlState';
+import { MAX_TIMEOUT_MS } from '../sql/transactionLimits';
 import { loadMigrationFiles, type MigrationFile } from './migrationFiles';
 import { ensureMigrationsTable, migrationsTableFor } from './migrationsTable';
 
@@ -34,6 +35,13 @@ export interface MigrateOptions {
   lockTimeoutMs?: number;
 }
 
+const KEYS = {
+  migrationsDir: true,
+  table: true,
+  timeoutMs: true,
+  lockTimeoutMs: true,
+} as const satisfies OptionKeys<MigrateOptions>;
+
 const LOCK_TIMEOUT_DEFAULT_MS = 2_000;
 /** SQLSTATE lock_not_available: lock_timeout passed. */
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -52,22 +60,25 @@ export interface MigrateResult {
  * Other database failures are translated (an unreachable database is FERRY_DATABASE_UNAVAILABLE).
  */
 export async function migrate(target: SqlExecutor, options: MigrateOptions = {}): Promise<MigrateResult> {
+  // Every option checked before the database is reached.
+  knownKeysOption('', options, KEYS);
   const db = withTranslation(target, 'migrate');
   const table = migrationsTableFor(options);
-  const files = loadMigrationFiles(options.migrationsDir);
-  const txOptions = { timeoutMs: options.timeoutMs ?? 120_000, maxWaitMs: 10_000 };
-  const result: MigrateResult = { applied: [], alreadyApplied: [] };
-  // Always reach the database, so a bad URL fails even when nothing is pending.
-  await db.transaction(async (tx) => {
-    await tx.execute(LOCK);
-    await ensureMigrationsTable(tx, table, files);
-  }, txOptions);
+  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 120_000, 1, MAX_TIMEOUT_MS);
   const lockTimeoutMs = integerOption(
     'lockTimeoutMs',
     options.lockTimeoutMs ?? LOCK_TIMEOUT_DEFAULT_MS,
     1,
     3_600_000,
   );
+  const files = loadMigrationFiles(options.migrationsDir);
+  const txOptions = { timeoutMs, maxWaitMs: 10_000 };
+  const result: MigrateResult = { applied: [], alreadyApplied: [] };
+  // Always reach the database, so a bad URL fails even when nothing is pending.
+  await db.transaction(async (tx) => {
+    await tx.execute(LOCK);
+    await ensureMigrationsTable(tx, table, files);
+  }, txOptions);
   for (const file of files) {
     const applied = await triedUntil(txOptions.timeoutMs, file, () =>
       db.transaction(async (tx) => applyOne(tx, table, file, lockTimeoutMs), txOptions),

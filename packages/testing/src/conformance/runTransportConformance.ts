@@ -24,7 +24,14 @@
  * - nothing is lost or accepted twice across a broker restart mid-stream       (redeliveryAfterRestart)
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { TransportConsumerEvent, TransportPublisherEvent } from '@ferry/core/transport';
+import {
+  functionOption,
+  integerOption,
+  knownKeysOption,
+  type OptionKeys,
+  type TransportConsumerEvent,
+  type TransportPublisherEvent,
+} from '@ferry/core/transport';
 import { registerAdmissionCases } from './admissionCases';
 import { diffIds, waitUntil } from './assertions';
 import { registerLifecycleCases } from './lifecycleCases';
@@ -32,9 +39,35 @@ import { MemoryAcceptor } from './memoryAcceptor';
 import { conformanceMessages, neverAborted } from './messages';
 import { registerObserverCases } from './observerCases';
 import { featureGate } from './unsupported';
-import type { AttachedConsumer, TransportConformanceOptions, TransportUnderTest } from './types';
+import type {
+  AttachedConsumer,
+  ConformanceFeatures,
+  TransportConformanceOptions,
+  TransportUnderTest,
+} from './types';
+
+const KEYS = {
+  name: true,
+  transport: true,
+  system: true,
+  features: true,
+  createTransport: true,
+  restartBroker: true,
+  timeoutMs: true,
+} as const satisfies OptionKeys<TransportConformanceOptions>;
+const FEATURE_KEYS = {
+  deadLetter: true,
+  orderingPerKey: true,
+  redeliveryAfterRestart: true,
+  unroutableDetection: true,
+} as const satisfies OptionKeys<ConformanceFeatures>;
 
 export function runTransportConformance(options: TransportConformanceOptions): void {
+  // A misspelt feature or option would otherwise be skipped or defaulted without a word.
+  knownKeysOption('', options, KEYS);
+  knownKeysOption('features.', options.features, FEATURE_KEYS);
+  functionOption('createTransport', options.createTransport);
+  functionOption('restartBroker', options.restartBroker);
   // Checked here: without it the case naming the system would compare against undefined and
   // pass for a transport that names none.
   const system: unknown = options.system;
@@ -43,7 +76,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       `transport conformance (${options.name}): system (the broker's OpenTelemetry messaging.system) must be a non-empty string`,
     );
   }
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 30_000, 1);
   const supported = featureGate(options);
 
   describe(`transport conformance: ${options.name}`, () => {

@@ -2,6 +2,7 @@ import { FerryConfigError } from '../../errors';
 import { executorFor, type ApplicationTransaction } from '../../sql/applicationTransaction';
 import type { SqlExecutor } from '../../sql/executor';
 import { withTranslation } from '../../sql/dbErrors';
+import { knownKeysOption, received, type OptionKeys } from '../../optionChecks';
 import {
   adminStatementTimeout,
   statementTimeoutOption,
@@ -43,20 +44,25 @@ export class InboxAdmin {
   }
 }
 
+type PrivilegedAdminOptions = StatementTimeoutOptions & { privilegedAdmin?: boolean };
+const PRIVILEGED_KEYS = {
+  statementTimeoutMs: true,
+  privilegedAdmin: true,
+} as const satisfies OptionKeys<PrivilegedAdminOptions>;
+
 /**
  * Cross-tenant operator reads. Construction fails (FERRY_CONFIG_INVALID, option
  * `privilegedAdmin`) unless `privilegedAdmin: true` is passed explicitly.
  */
 export class InboxPrivilegedAdmin {
   private readonly db: SqlExecutor;
-  constructor(
-    client: ApplicationTransaction,
-    options: StatementTimeoutOptions & { privilegedAdmin?: boolean } = {},
-  ) {
+  constructor(client: ApplicationTransaction, options: PrivilegedAdminOptions = {}) {
+    // A misspelt key (`statementTimeoutMS`) is refused: ignored, it would leave the default deadline.
+    knownKeysOption('', options, PRIVILEGED_KEYS);
     if (options.privilegedAdmin !== true) {
       throw new FerryConfigError(
         'privilegedAdmin',
-        'cross-tenant admin must be enabled explicitly with true',
+        `cross-tenant admin must be enabled explicitly with true, got ${received(options.privilegedAdmin)}`,
       );
     }
     this.db = adminExecutor(client, statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs));

@@ -1,0 +1,111 @@
+import {
+  KafkaConnection,
+  KafkaPublisher,
+  attachKafkaConsumer,
+  ensureTopics,
+  type ConsumerOptions,
+} from '@ferry/kafka';
+import { describeOptionTable, misspelt, wrongType } from '../../../test-support/optionTables';
+
+/**
+ * Every public entry point of @ferry/kafka that takes an options object, with a misspelt key and
+ * a wrongly typed value: each is refused with FERRY_CONFIG_INVALID naming the option's path,
+ * synchronously, before connecting (nothing here connects: the connection is never opened).
+ */
+const brokers = ['127.0.0.1:1'];
+const connection = new KafkaConnection({ brokers });
+const acceptor = { maxPayloadBytes: 1024, acceptMany: async () => [] };
+const consumer = (extra: Record<string, unknown>) =>
+  attachKafkaConsumer(acceptor, {
+    connection,
+    topic: 't',
+    groupId: 'g',
+    consumer: 'c',
+    ...extra,
+  } as ConsumerOptions);
+
+describe('a misspelt option key is refused, naming its path', () => {
+  describeOptionTable([
+    misspelt('KafkaConnection', 'clientID', () => new KafkaConnection({ brokers, clientID: 'x' } as never)),
+    misspelt(
+      'KafkaPublisher',
+      'confirmTimeout',
+      () => new KafkaPublisher(connection, { confirmTimeout: 5 } as never),
+    ),
+    misspelt('attachKafkaConsumer', 'groupID', () => consumer({ groupID: 'g' })),
+    misspelt('attachKafkaConsumer deadLetter', 'deadLetter.topics', () =>
+      consumer({ deadLetter: { topics: 'd' } }),
+    ),
+    misspelt('attachKafkaConsumer retryBackoff', 'retryBackoff.maxMS', () =>
+      consumer({ retryBackoff: { maxMS: 5 } }),
+    ),
+    misspelt('attachKafkaConsumer reconnectBackoff', 'reconnectBackoff.initialMS', () =>
+      consumer({ reconnectBackoff: { initialMS: 5 } }),
+    ),
+    misspelt('ensureTopics', 'topics[0].numPartitions', () =>
+      ensureTopics(connection, [{ topic: 't', numPartitions: 3 } as never]),
+    ),
+  ]);
+});
+
+describe('a wrongly typed option value is refused, naming its path and showing the value', () => {
+  describeOptionTable([
+    wrongType(
+      'KafkaConnection',
+      'requestTimeoutMs',
+      '"50" (string)',
+      () => new KafkaConnection({ brokers, requestTimeoutMs: '50' as never }),
+    ),
+    wrongType(
+      'KafkaConnection',
+      'brokers',
+      '"127.0.0.1:9092" (string)',
+      () => new KafkaConnection({ brokers: '127.0.0.1:9092' as never }),
+    ),
+    wrongType(
+      'KafkaConnection',
+      'brokers[0]',
+      '9092 (number)',
+      () => new KafkaConnection({ brokers: [9092 as never] }),
+    ),
+    wrongType(
+      'KafkaConnection',
+      'kafkaConfig',
+      '"x" (string)',
+      () => new KafkaConnection({ brokers, kafkaConfig: 'x' as never }),
+    ),
+    wrongType(
+      'KafkaPublisher',
+      'producerRetries',
+      'NaN (number)',
+      () => new KafkaPublisher(connection, { producerRetries: Number.NaN }),
+    ),
+    wrongType(
+      'KafkaPublisher',
+      'observer',
+      '"log" (string)',
+      () => new KafkaPublisher(connection, { observer: 'log' as never }),
+    ),
+    wrongType('attachKafkaConsumer', 'maxBatchSize', '"50" (string)', () => consumer({ maxBatchSize: '50' })),
+    wrongType('attachKafkaConsumer', 'sessionTimeoutMs', '-1 (number)', () =>
+      consumer({ sessionTimeoutMs: -1 }),
+    ),
+    wrongType('attachKafkaConsumer', 'fromBeginning', '"yes" (string)', () =>
+      consumer({ fromBeginning: 'yes' }),
+    ),
+    wrongType('attachKafkaConsumer', 'observer', '"log" (string)', () => consumer({ observer: 'log' })),
+    wrongType('attachKafkaConsumer', 'identity', '"id" (string)', () => consumer({ identity: 'id' })),
+    wrongType('attachKafkaConsumer', 'connection', '"127.0.0.1:9092" (string)', () =>
+      consumer({ connection: '127.0.0.1:9092' }),
+    ),
+    wrongType('attachKafkaConsumer deadLetter', 'deadLetter.sendRetries', '"3" (string)', () =>
+      consumer({ deadLetter: { sendRetries: '3' } }),
+    ),
+    wrongType('attachKafkaConsumer retryBackoff', 'retryBackoff.jitter', '"half" (string)', () =>
+      consumer({ retryBackoff: { jitter: 'half' } }),
+    ),
+    wrongType('ensureTopics', 'topics[0].partitions', '"3" (string)', () =>
+      ensureTopics(connection, [{ topic: 't', partitions: '3' as never }]),
+    ),
+  ]);
+});
