@@ -2,6 +2,7 @@ import { FerryConfigError, FerryValidationError } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { executorFor, type ApplicationTransaction } from '../sql/applicationTransaction';
+import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
 import {
   DEFAULT_ENVELOPE_LIMITS,
   ENVELOPE_LIMIT_BOUNDS,
@@ -26,6 +27,17 @@ export interface EmitOptions {
   /** Called with `inserted` after each insert, through safeEmit. */
   observer?: OutboxObserver;
   logger?: Logger;
+  /**
+   * Deadline of the transaction emit opens when given a root client (a Prisma client, a pg `Pool`
+   * or idle client, a Kysely instance, a root SqlExecutor), as the admins' option: past it the
+   * call fails with a retriable FERRY_TIMEOUT (or FERRY_DATABASE_UNAVAILABLE when no connection
+   * came in time), nothing inserted, or, when its COMMIT was sent and PostgreSQL cannot say
+   * afterwards whether it landed, with FERRY_OUTCOME_UNKNOWN (not retriable: the events may have
+   * been inserted, and emitting them again would duplicate them). A COMMIT whose answer was lost
+   * but that PostgreSQL says landed returns the ids. Default 30,000 ms, 100 to 3,600,000. In the
+   * application's open transaction the limits stay the application's.
+   */
+  statementTimeoutMs?: number;
 }
 
 export interface Emitter {
@@ -57,12 +69,14 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
   const limits = resolveLimits(options.limits);
   const observer = observerOption(options.observer);
   const channel = resolveOutboxOptions({ channel: options.channel ?? OUTBOX_DEFAULT_CHANNEL }).channel;
+  const statementTimeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
   let logger = options.logger;
   const emitMany: Emitter['emitMany'] = async (tx, events) => {
     if (!Array.isArray(events) || events.length === 0) {
       throw new FerryValidationError('events', 'emitMany needs a non-empty array');
     }
-    const executor = executorFor(tx);
+    // A root client's own transaction gets the deadline; the application's stays as it is.
+    const executor = withDeadlines(executorFor(tx), statementTimeoutMs);
     // Inside an inbox handler, events inherit the handled message's correlation, causation
     // and trace context (tracing/messageScope); the emit span's context, if any, comes first.
     const scope = currentMessageScope();
@@ -112,7 +126,10 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
 
 const defaultEmitter = createEmitter();
 
-/** Emits one event with default options (maxRetries 5, default limits, channel 'ferry_outbox'). */
+/**
+ * Emits one event with default options (maxRetries 5, default limits, channel 'ferry_outbox',
+ * statementTimeoutMs 30,000 on a root client).
+ */
 export function emit(tx: ApplicationTransaction, event: OutboxEventInput): Promise<{ id: string }> {
   return defaultEmitter.emit(tx, event);
 }
