@@ -1,6 +1,7 @@
 import { FerrySchemaError } from '../errors';
 import { dbCall } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
+import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
 import { loadMigrationFiles } from './migrationFiles';
 import { migrationsTableFor } from './migrationsTable';
 
@@ -15,6 +16,13 @@ export interface CheckSchemaOptions {
   migrationsDir?: string;
   /** The table recording `migrationsDir`'s migrations. Default `app_migrations`. */
   table?: string;
+  /**
+   * Deadline of each statement the check sends (outside the caller's transaction), as the admins'
+   * option: past it the check fails with a retriable FERRY_TIMEOUT (or FERRY_DATABASE_UNAVAILABLE),
+   * instead of waiting for ever on a database that went silent. Default 30,000 ms, 100 to
+   * 3,600,000.
+   */
+  statementTimeoutMs?: number;
 }
 
 const COLUMNS = `
@@ -29,6 +37,15 @@ const TABLE_PRESENT = `SELECT to_regclass($1) IS NOT NULL AS present`;
  * translated (an unreachable database is FERRY_DATABASE_UNAVAILABLE).
  */
 export async function checkSchema(db: SqlExecutor, options: CheckSchemaOptions = {}): Promise<void> {
+  const timeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
+  await verifySchema(withDeadlines(db, timeoutMs), options);
+}
+
+/**
+ * checkSchema on `db` as it is, for components whose executor already bounds its statements (the
+ * inbox's `statementTimeoutMs`, health's `checkTimeoutMs`).
+ */
+export async function verifySchema(db: SqlExecutor, options: CheckSchemaOptions = {}): Promise<void> {
   const missing = await dbCall('check schema', () => findMissing(db, options));
   if (missing.length > 0) throw new FerrySchemaError(missing);
 }

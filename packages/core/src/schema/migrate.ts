@@ -4,6 +4,8 @@ import { integerOption } from '../optionChecks';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { sqlStateOf } from '../sql/sqlState';
+import { withDeadlines } from '../sql/statementDeadline';
+import { checkedTimeout } from '../sql/transactionLimits';
 import { loadMigrationFiles, type MigrationFile } from './migrationFiles';
 import { ensureMigrationsTable, migrationsTableFor } from './migrationsTable';
 
@@ -21,8 +23,12 @@ export interface MigrateOptions {
   /** The table recording `migrationsDir`'s migrations. Default `app_migrations`. */
   table?: string;
   /**
-   * Deadline for each migration: its transaction, and its tries when it waits for a lock
-   * (`lockTimeoutMs`). Default 120,000 ms.
+   * Deadline for each migration: its transaction, COMMIT included, and its tries when it waits for
+   * a lock (`lockTimeoutMs`). Default 120,000 ms; 0 for none. A transaction that has not ended
+   * within it (a database gone silent) fails with a retriable FERRY_TIMEOUT; one whose COMMIT was
+   * sent and whose answer was lost asks PostgreSQL whether it landed (committed: migrate goes on;
+   * no answer: FERRY_OUTCOME_UNKNOWN, run migrate again once the database answers: it skips what
+   * was applied).
    */
   timeoutMs?: number;
   /**
@@ -35,6 +41,8 @@ export interface MigrateOptions {
 }
 
 const LOCK_TIMEOUT_DEFAULT_MS = 2_000;
+/** The longest wait for a pooled connection for one migration's transaction. */
+const MAX_WAIT_MS = 10_000;
 /** SQLSTATE lock_not_available: lock_timeout passed. */
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -52,10 +60,14 @@ export interface MigrateResult {
  * Other database failures are translated (an unreachable database is FERRY_DATABASE_UNAVAILABLE).
  */
 export async function migrate(target: SqlExecutor, options: MigrateOptions = {}): Promise<MigrateResult> {
-  const db = withTranslation(target, 'migrate');
+  // Each transaction as a whole within its deadline, COMMIT included: one whose COMMIT answer was
+  // lost asks PostgreSQL whether it landed (withDeadlines). 0: no limit, as PostgreSQL's. The wait
+  // for a connection is part of the deadline, at most 10 s.
+  const limited = checkedTimeout(options.timeoutMs ?? 120_000);
+  const txOptions = { timeoutMs: limited ?? 0, maxWaitMs: Math.min(limited ?? MAX_WAIT_MS, MAX_WAIT_MS) };
+  const db = withTranslation(limited === undefined ? target : withDeadlines(target, limited), 'migrate');
   const table = migrationsTableFor(options);
   const files = loadMigrationFiles(options.migrationsDir);
-  const txOptions = { timeoutMs: options.timeoutMs ?? 120_000, maxWaitMs: 10_000 };
   const result: MigrateResult = { applied: [], alreadyApplied: [] };
   // Always reach the database, so a bad URL fails even when nothing is pending.
   await db.transaction(async (tx) => {
