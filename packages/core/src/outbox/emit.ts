@@ -1,4 +1,4 @@
-import { FerryConfigError, FerryValidationError } from '../errors';
+import { FerryConfigError, FerryError, FerryValidationError, isFerryError } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { executorFor, type ApplicationTransaction } from '../sql/applicationTransaction';
@@ -33,7 +33,8 @@ export interface EmitOptions {
    * call fails with a retriable FERRY_TIMEOUT (or FERRY_DATABASE_UNAVAILABLE when no connection
    * came in time), nothing inserted, or, when its COMMIT was sent and PostgreSQL cannot say
    * afterwards whether it landed, with FERRY_OUTCOME_UNKNOWN (not retriable: the events may have
-   * been inserted, and emitting them again would duplicate them). A COMMIT whose answer was lost
+   * been inserted, and emitting them again would duplicate them; `details.ids` names them, to
+   * look for before emitting again). A COMMIT whose answer was lost
    * but that PostgreSQL says landed returns the ids. Default 30,000 ms, 100 to 3,600,000. In the
    * application's open transaction the limits stay the application's.
    */
@@ -61,6 +62,18 @@ function resolveLimits(limits: Partial<EnvelopeLimits> = {}): EnvelopeLimits {
     }
   }
   return resolved;
+}
+
+/**
+ * FERRY_OUTCOME_UNKNOWN (emit's own COMMIT answer lost, PostgreSQL not telling) with the events'
+ * ids in `details.ids`, so the caller can look for them before emitting again; others as they are.
+ */
+function withEventIds(error: unknown, ids: readonly string[]): unknown {
+  if (!isFerryError(error, 'FERRY_OUTCOME_UNKNOWN')) return error;
+  return new FerryError('FERRY_OUTCOME_UNKNOWN', `${error.message} (the events: details.ids)`, {
+    cause: error.cause,
+    details: { ...error.details, ids: [...ids] },
+  });
 }
 
 /** Resolves emit options once (throws FerryConfigError) and returns bound emit functions. */
@@ -96,6 +109,7 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
       envelopes.map((e) => e.id),
       envelopes.map((e) => e.type),
     );
+    const ids = envelopes.map((e) => e.id);
     let ownTransaction = false;
     await inSpan(span, () =>
       dbCall('emit', () =>
@@ -104,9 +118,10 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
           ownTransaction = db !== executor;
           return insertEvents(db, envelopes, channel);
         }),
-      ),
+      ).catch((error: unknown) => {
+        throw withEventIds(error, ids);
+      }),
     );
-    const ids = envelopes.map((e) => e.id);
     if (observer) {
       logger ??= defaultLogger('ferry.outbox');
       const types = envelopes.map((e) => e.type);

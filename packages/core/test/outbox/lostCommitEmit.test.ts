@@ -93,9 +93,17 @@ describe.each(Object.keys(clients))('emit on %s, its COMMIT answer lost', (name)
     const { error } = outcome as { error: unknown };
     expect(isFerryError(error, 'FERRY_OUTCOME_UNKNOWN')).toBe(true);
     expect(error).toMatchObject({ retriable: false, details: { outcome: 'unknown' } });
+    const { ids } = (error as { details: { ids: string[] } }).details;
+    expect(ids).toHaveLength(2);
     proxy.heal();
-    // It was committed: a retry on a retriable error would have written them twice.
+    // It was committed: a retry on a retriable error would have written them twice. The error
+    // names the events, to look for before emitting again.
     expect(await rowsOf(run)).toBe(2);
+    const found = await t.db.query<{ id: string }>(
+      `SELECT id::text AS id FROM outbox_events WHERE id = ANY($1::uuid[]) ORDER BY id`,
+      [ids],
+    );
+    expect(found.map((row) => row.id)).toEqual([...ids].sort());
   });
 
   it('fails retriable, nothing written, when the COMMIT never reached PostgreSQL', async () => {
