@@ -3,8 +3,11 @@
  * SqlExecutor) open a transaction of their own: it has a deadline (`statementTimeoutMs`, as the
  * admins'), so a database that went silent (a network blackhole: no byte, no FIN, no RST, and no
  * driver timeout anywhere) fails the call with a retriable FERRY_TIMEOUT instead of holding it for
- * good (FERRY_DATABASE_UNAVAILABLE when the transaction could not even start). Each client first holds a connection through the proxy, then the proxy goes silent. The
- * test's own bounded wait (HANG_MS) tells a hang from an answer: on main each call hung.
+ * good. Each client first holds a connection through the proxy, then the proxy goes silent: the
+ * call fails FERRY_TIMEOUT or, when its BEGIN went unanswered, FERRY_DATABASE_UNAVAILABLE; or the
+ * proxy goes silent in the middle of the transaction (at its INSERT): FERRY_TIMEOUT. The test's
+ * own bounded wait (HANG_MS) tells a hang from an answer: on main the calls hung (but Prisma's
+ * unanswered BEGIN, which Prisma's own maxWait ended).
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -93,6 +96,27 @@ describe.each(Object.keys(clients))('emit on %s when PostgreSQL goes silent', (n
     // The transaction never reached its COMMIT: nothing of it was written.
     const [row] = await t.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM outbox_events WHERE event_type = 'silent.emit'`,
+    );
+    expect(row?.n).toBe(0);
+  });
+});
+
+describe.each(Object.keys(clients))('emit on %s when PostgreSQL goes silent mid-transaction', (name) => {
+  it('emitMany fails with a retriable FERRY_TIMEOUT once its transaction cannot have finished', async () => {
+    const client = clients[name]!();
+    const emitter = createEmitter({ statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+    // Connected, BEGIN and the transaction's limits answered: the INSERT is the first thing lost.
+    proxy.silenceOn('INSERT INTO outbox_events');
+    const outcome = await outcomeWithin(
+      emitter.emitMany(client, [{ type: 'silent.mid', payload: {} }]),
+      HANG_MS,
+    );
+    expect(outcome).not.toBe('hung');
+    const { error } = outcome as { error: unknown };
+    expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
+    expect(error).toMatchObject({ retriable: true });
+    const [row] = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM outbox_events WHERE event_type = 'silent.mid'`,
     );
     expect(row?.n).toBe(0);
   });
