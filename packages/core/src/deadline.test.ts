@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { abortedWithin, collectGarbageSoon } from '../../../test-support/deadlines';
-import { deadlineSignal } from './deadline';
+import { clearableDeadline, deadlineSignal } from './deadline';
 
 describe('deadlineSignal', () => {
   it('aborts after its deadline with a TimeoutError, across a garbage collection', async () => {
@@ -39,5 +39,36 @@ describe('deadlineSignal', () => {
     const signal = deadlineSignal(60_000, stop.signal);
     expect(signal.aborted).toBe(true);
     expect(signal.reason).toEqual(new Error('gone'));
+  });
+});
+
+describe('clearableDeadline', () => {
+  it('aborts after its deadline with a TimeoutError, across a garbage collection', async () => {
+    const stop = new AbortController();
+    const deadlines = [clearableDeadline(100, stop.signal), clearableDeadline(100)];
+    const aborted = deadlines.map((deadline) => abortedWithin(deadline.signal, 2_000));
+    await collectGarbageSoon();
+    expect(await Promise.all(aborted)).toEqual([true, true]);
+    for (const deadline of deadlines)
+      expect((deadline.signal.reason as DOMException).name).toBe('TimeoutError');
+    expect(stop.signal.aborted).toBe(false);
+  });
+
+  it('aborts at once with the reason of its stop, or from the start when the stop already aborted', () => {
+    const stop = new AbortController();
+    const deadline = clearableDeadline(60_000, stop.signal);
+    expect(deadline.signal.aborted).toBe(false);
+    stop.abort(new Error('closed'));
+    expect(deadline.signal.reason).toEqual(new Error('closed'));
+    expect(clearableDeadline(60_000, stop.signal).signal.reason).toEqual(new Error('closed'));
+  });
+
+  it('never aborts once cleared, neither at its deadline nor when its stop aborts', async () => {
+    const stop = new AbortController();
+    const deadline = clearableDeadline(50, stop.signal);
+    deadline.clear();
+    expect(await abortedWithin(deadline.signal, 300)).toBe(false);
+    stop.abort(new Error('closed'));
+    expect(deadline.signal.aborted).toBe(false);
   });
 });

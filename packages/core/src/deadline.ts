@@ -22,3 +22,42 @@ export function deadlineSignal(ms: number, ...stops: readonly AbortSignal[]): Ab
   else signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   return signal;
 }
+
+/** A deadline for one wait that usually ends first: see clearableDeadline. */
+export interface ClearableDeadline {
+  /** Aborts `ms` after it was made (a TimeoutError), or at once when `stop` aborts (its reason). */
+  readonly signal: AbortSignal;
+  /** The wait ended: the timer stops and `stop` is let go; the signal never aborts after this. */
+  clear(): void;
+}
+
+/**
+ * deadlineSignal for a wait that is over far more often than it times out (one per statement):
+ * one controller and one timer, no combined signal, and nothing built when it is cleared. Aborting
+ * a controller only to stop its timer builds a DOMException with a stack trace each time (about
+ * a tenth of a millisecond of CPU here, per statement).
+ */
+export function clearableDeadline(ms: number, stop?: AbortSignal): ClearableDeadline {
+  const controller = new AbortController();
+  if (stop?.aborted) {
+    controller.abort(stop.reason);
+    return { signal: controller.signal, clear: () => undefined };
+  }
+  const onStop = (): void => {
+    clearTimeout(timer);
+    controller.abort(stop?.reason);
+  };
+  const timer = setTimeout(() => {
+    stop?.removeEventListener('abort', onStop);
+    controller.abort(new DOMException(`The operation was aborted due to timeout (${ms} ms)`, 'TimeoutError'));
+  }, ms);
+  timer.unref();
+  stop?.addEventListener('abort', onStop, { once: true });
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      stop?.removeEventListener('abort', onStop);
+    },
+  };
+}

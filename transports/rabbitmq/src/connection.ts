@@ -1,5 +1,6 @@
 import * as amqp from 'amqplib';
 import type { ChannelModel } from 'amqplib';
+import type { Logger } from '@ferry/core';
 import { abortableDelay, backoffDelay } from '@ferry/core/transport';
 import { closedError, describeError, transportError } from './errors';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
@@ -141,10 +142,14 @@ export class RabbitConnection {
     const url = new URL(this.options.url);
     url.searchParams.set('heartbeat', String(this.options.heartbeatSeconds));
     // `timeout` bounds the TCP connect and the AMQP handshake (amqplib clears it once open).
-    return amqp.connect(url.toString(), {
-      clientProperties: { connection_name: this.options.connectionName },
-      timeout: this.options.connectTimeoutMs,
-    });
+    return amqp
+      .connect(url.toString(), {
+        clientProperties: { connection_name: this.options.connectionName },
+        timeout: this.options.connectTimeoutMs,
+      })
+      .catch((error: unknown) => {
+        throw openRefused(error, url);
+      });
   }
 
   private async runSetup(setup: ConnectionSetup, model: ChannelModel): Promise<void> {
@@ -159,12 +164,45 @@ export class RabbitConnection {
   }
 }
 
+/**
+ * amqplib's error when the broker closes the connection in answer to connection.open: it drops the
+ * broker's reply code and text there, so ferry cannot tell the causes apart. RabbitMQ does this
+ * when the virtual host does not exist, is down (while the broker restarts), has reached its
+ * connection limit, or the user may not use it. Some of these pass on their own, so the connection
+ * keeps trying; the error names the virtual host and the causes instead of amqplib's frame name.
+ */
+function openRefused(error: unknown, url: URL): unknown {
+  const message = error instanceof Error ? error.message : '';
+  if (!message.startsWith('Expected ConnectionOpenOk; got <ConnectionClose')) return error;
+  const vhost = url.pathname.length > 1 ? decodedPath(url.pathname.slice(1)) : '/';
+  return new Error(
+    `the broker closed the connection when asked to open virtual host '${vhost}' (amqplib does not pass ` +
+      'on its reason: the virtual host does not exist, is down while the broker restarts, has reached its ' +
+      `connection limit, or the user may not use it); ${message}`,
+    { cause: error },
+  );
+}
+
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 /** Accepts either a shared connection or a URL; a connection made from a URL is owned (closed with its user). */
-export function useConnection(given: RabbitConnection | ConnectionOptions | string): {
+export function useConnection(
+  given: RabbitConnection | ConnectionOptions | string,
+  logger?: Logger,
+): {
   connection: RabbitConnection;
   owned: boolean;
 } {
   if (given instanceof RabbitConnection) return { connection: given, owned: false };
   const options = typeof given === 'string' ? { url: given } : given;
-  return { connection: new RabbitConnection(options), owned: true };
+  // A connection the component owns logs where the component does (its connect failures and
+  // losses), unless its own options name a logger.
+  const withLogger = logger !== undefined && options.logger === undefined ? { ...options, logger } : options;
+  return { connection: new RabbitConnection(withLogger), owned: true };
 }

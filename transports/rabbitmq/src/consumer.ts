@@ -85,7 +85,7 @@ class ConsumerRuntime implements RabbitConsumer {
     private readonly options: ResolvedConsumerOptions,
   ) {
     this.names = options.names;
-    const { connection, owned } = useConnection(options.connection);
+    const { connection, owned } = useConnection(options.connection, options.logger);
     this.connection = connection;
     this.ownsConnection = owned;
     this.logger = guardLogger(options.logger ?? connection.options.logger);

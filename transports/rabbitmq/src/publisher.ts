@@ -149,7 +149,7 @@ export class RabbitPublisher implements Publisher {
         'goes first now, not among the options: new RabbitPublisher(connection, options)',
       );
     }
-    const used = useConnection(connection);
+    const used = useConnection(connection, this.options.logger);
     this.connection = used.connection;
     this.ownsConnection = used.owned;
     this.logger = guardLogger(this.options.logger ?? this.connection.options.logger);

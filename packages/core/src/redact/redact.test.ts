@@ -51,6 +51,29 @@ describe('redaction of error text', () => {
     expect(redactText(text)).not.toMatch(secret);
   });
 
+  it('redacts a quoted value whole however long it is, or to the end of its line when it does not close', () => {
+    const passphrase = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    for (const text of [
+      `password="${passphrase}" next=1`,
+      `passphrase: '${passphrase}' ok`,
+      `{"apiKey": "${passphrase}"}`,
+      `secret="${'a b '.repeat(100)}"`,
+      // another quote or an escape inside, or a text cut before the closing quote
+      `password: "it's ${passphrase}"`,
+      `password="a\\b ${passphrase}"`,
+      `token: "${passphrase}`,
+      `<password>${passphrase}</password>`,
+      `Authorization: Digest username="bob", response="${passphrase}"`,
+    ]) {
+      const redacted = redactText(text);
+      expect(redacted).toContain('[redacted]');
+      expect(redacted).not.toMatch(/word\d|a b a b/);
+    }
+    // A closed quoted value leaves the rest of the line; an unclosed one stops at the line's end.
+    expect(redactText(`password="${passphrase}" next=1`)).toBe('password="[redacted]" next=1');
+    expect(redactText(`token: "open ended\nnext line`)).toBe('token: "[redacted]\nnext line');
+  });
+
   it('redacts a card number glued to a word or a dash when it passes the Luhn check', () => {
     for (const text of ['pan_4111111111111111', 'card-4111111111111111', 'card4111111111111111']) {
       expect(redactText(`declined ${text}`)).not.toContain('4111111111111111');
@@ -172,6 +195,23 @@ describe('redaction of error text', () => {
     expect(redactText('http://host/path?next=a@b.example.com')).toBe(
       'http://host/path?next=[redacted-email]',
     );
+  });
+
+  it('takes a database or broker URL password that starts with digits and holds a /, which reads like a port and a path', () => {
+    for (const [text, secret] of [
+      ['connect postgres://app:123/abc@db:5432/x failed', '123/abc'],
+      ['postgresql://app:8/Xy+z=@db/prod', '8/Xy'],
+      ['amqps://u:9/x@broker:5671', '9/x'],
+      ['redis://:42/secret@h:6379', '42/secret'],
+      ['mongodb+srv://u:7/7@cluster0.example.net/db', '7/7'],
+    ] as const) {
+      expect(redactText(text)).not.toContain(secret);
+    }
+    expect(redactText('connect postgres://app:123/abc@db:5432/x failed')).toBe(
+      'connect postgres://[redacted]@db:5432/x failed',
+    );
+    // An HTTP URL with a port and an '@' in its path keeps its host and port.
+    expect(redactText('GET http://host:8080/path@x failed')).toBe('GET http://host:8080/path@x failed');
   });
 
   it('redacts the extra keys an application names', () => {

@@ -54,17 +54,22 @@ const KEY_NAME = /^[a-z0-9_-]{1,64}$/i;
  * also quoted (`"key":"value"`) and escaped (`\"key\":\"value\"`, JSON in a JSON string); the key
  * may go on for up to 64 more name characters (`password_hash`): bounded, so that a key named
  * again and again in one long word is not followed to the word's end from each place. A quoted
- * value is redacted whole, spaces included (a passphrase), up to 256 characters to its closing
- * quote; else the value is the run of characters up to a space, quote, `,`, `;` or `&`.
- * Groups: the name's rest, the separator, the quote of a quoted value, the opening of another.
+ * value is redacted whole, spaces included (a passphrase), however long, to its closing quote; one
+ * that does not close before another quote, a backslash or the line's end (a text cut short, an
+ * escape inside) is redacted to the end of its line: a bound here left all but a long passphrase's
+ * first word in the text. Each scan of a quoted value stops at the next quote, backslash or newline,
+ * so the scans from different quotes do not overlap: linear (boundedTime.test.ts). Else the value
+ * is the run of characters up to a space, quote, `,`, `;` or `&`.
+ * Groups: the name's rest, the separator, the quote of a closed quoted value, the quote of an
+ * unclosed one, the opening of another.
  */
-const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(\\?["']?\s*(?:=>|[:=])\s*|\s+(?:is|was|to)\s+)(?:(\\?["'])[^"'\\\n]{1,256}\4|(\\?["']?)[^\s"',;&]+)`;
+const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(\\?["']?\s*(?:=>|[:=])\s*|\s+(?:is|was|to)\s+)(?:(\\?["'])[^"'\\\n]+\4|(\\?["'])[^\n]*|(\\?["']?)[^\s"',;&]+)`;
 /**
  * An XML element with text only (`<password>hunter2</password>`): its text is redacted when its
  * name holds a sensitive key (the key rule needs a `:` or `=`). A name of at most 64 characters
- * and a text of at most 256 from each '<': linear.
+ * and the text up to the next '<' from each '<' (the scans do not overlap): linear.
  */
-const XML_ELEMENT = /<([a-z][\w:.-]{0,63})>[^<]{1,256}<\/\1>/gi;
+const XML_ELEMENT = /<([a-z][\w:.-]{0,63})>[^<]+<\/\1>/gi;
 /**
  * A run of digits with single spaces, dashes or a parenthesised group, not inside a word. It
  * starts only where a run can start: not inside a word, and not where a run could go on (after a
@@ -82,8 +87,8 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
  */
 const GLUED_DIGITS = /(?<=[a-z_-])(?<!\d)\d{13,19}(?![\w])/gi;
 
-/** One parameter of an authorization value: `abc123`, `nonce="n1"` (a quoted part bounded). */
-const AUTH_PARAM = String.raw`(?:"[^"]{0,256}"|[^\s"';&,])+`;
+/** One parameter of an authorization value: `abc123`, `nonce="n1"` (a quoted part to its closing quote). */
+const AUTH_PARAM = String.raw`(?:"[^"]*"|[^\s"';&,])+`;
 
 const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [
   [URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT],
@@ -240,19 +245,19 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
       shielded.text,
     );
     out = out.replace(keyValue, (match: string, ...groups: unknown[]) => {
-      const [key, rest, separator, quote, opening, at, all] = groups as [
+      const [key, rest, separator, quote, unclosed, opening, at, all] = groups as [
         string,
         string,
         string,
+        string | undefined,
         string | undefined,
         string | undefined,
         number,
         string,
       ];
       if (allowedKeys.size > 0 && allowedKeys.has(fullKeyName(all, at, key + rest))) return match;
-      return quote === undefined
-        ? `${key}${rest}${separator}${opening ?? ''}[redacted]`
-        : `${key}${rest}${separator}${quote}[redacted]${quote}`;
+      if (quote !== undefined) return `${key}${rest}${separator}${quote}[redacted]${quote}`;
+      return `${key}${rest}${separator}${unclosed ?? opening ?? ''}[redacted]`;
     });
     out = out.replace(XML_ELEMENT, element);
     out = out.replace(NUMBER_RUN, redactNumber);

@@ -1,4 +1,4 @@
-import { deadlineSignal } from '../deadline';
+import { clearableDeadline } from '../deadline';
 import { FerryError } from '../errors';
 import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { settlesWithin } from '../outbox/settle';
@@ -158,14 +158,12 @@ async function settledWithin<T>(
  */
 export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlExecutor {
   const bounded = <T>(send: (options: StatementOptions) => Promise<T>, caller?: StatementOptions) => {
-    const done = new AbortController();
-    const stops = caller?.signal ? [done.signal, caller.signal] : [done.signal];
-    const signal = deadlineSignal(timeoutMs, ...stops);
+    const deadline = clearableDeadline(timeoutMs, caller?.signal);
+    const signal = deadline.signal;
     const options: StatementOptions = { ...caller, signal };
     return new Promise<T>((resolve, reject) => {
       const sent = send(options);
       const giveUp = (): void => {
-        if (done.signal.aborted) return;
         caller?.onAbandoned?.(statementEnded(sent, signal));
         if (caller?.signal?.aborted) return reject(caller.signal.reason);
         reject(
@@ -175,10 +173,10 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
         );
       };
       signal.addEventListener('abort', giveUp, { once: true });
-      // Settled: the deadline's timer is cleared (through `done`) before the caller hears of it.
+      // Settled: the deadline's timer is cleared before the caller hears of it.
       const settle = (): void => {
         signal.removeEventListener('abort', giveUp);
-        done.abort();
+        deadline.clear();
       };
       sent.then(
         (value) => {

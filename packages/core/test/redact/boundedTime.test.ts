@@ -131,10 +131,20 @@ describe('the built-in rules on a long run of word characters', () => {
     ['-----BEGIN PRIVATE KEY----- a', 7_000],
     ['x_11111111111111111111', 9_000],
     ['<password>a', 16_000],
+    // A quoted value scanned to its closing quote however long (a passphrase), or to the line's end
+    ['password="a b ', 14_000],
+    ['password: "x\'', 14_000],
+    ["token='a\\", 16_000],
+    ['<password>a b ', 12_000],
+    // A database URL's password read past a port-like start: to the next '@' or ':' only
+    ['postgres://a:1/', 14_000],
+    ['postgres://a:', 16_000],
+    ['redis://:1/x', 16_000],
   ])(
     'redact a long text of %j repeated in bounded time',
     async (unit, times) => {
-      const outcome = await redactInChild(null, ' x call 555 123 4567', { unit, times });
+      // On a line of its own: a quoted value that never closes is redacted to the end of its line.
+      const outcome = await redactInChild(null, '\n x call 555 123 4567', { unit, times });
       expect(outcome).toMatchObject({
         redacted: expect.stringMatching(/(\[redacted-phone\]|\[redacted-private-key\])$/),
       });

@@ -142,3 +142,14 @@ export class InboxQueue {
     });
   }
 }
+
+/** Creates virtual host `name` on the broker, with every permission for guest. */
+export async function addVhost(name: string): Promise<void> {
+  await run('rabbitmqctl', ['add_vhost', name]);
+  await run('rabbitmqctl', ['set_permissions', '-p', name, 'guest', '.*', '.*', '.*']);
+}
+
+/** Deletes virtual host `name` (nothing when it does not exist). */
+export async function deleteVhost(name: string): Promise<void> {
+  await run('rabbitmqctl', ['delete_vhost', name]).catch(() => undefined);
+}

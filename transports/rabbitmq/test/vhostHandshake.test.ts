@@ -1,0 +1,80 @@
+/**
+ * A broker that closes the connection when it is asked to open the virtual host (RabbitMQ does so
+ * for a virtual host that does not exist, one that is down while the broker restarts, or one at its
+ * connection limit). amqplib drops the broker's reply there ("Expected ConnectionOpenOk; got
+ * <ConnectionClose channel:0>"), so ferry cannot tell these apart: the consumer keeps trying (a
+ * virtual host that is down comes back), ready() names the virtual host and the likely causes in its
+ * FERRY_TIMEOUT, and the consumer attaches once the virtual host exists. A consumer that owns its
+ * connection (a URL) logs the connect failures with its own logger.
+ */
+import { FerryError } from '@ferry/core';
+import { RabbitPublisher, attachRabbitConsumer, type RabbitConsumer } from '@ferry/rabbitmq';
+import { waitUntil } from '@ferry/testing';
+import { writtenLog } from '../../../test-support/writtenLog';
+import { AMQP_URL, addVhost, deleteVhost, uniqueName } from './support/broker';
+import { useConsumerFixture } from './support/consumerFixture';
+
+const fixture = useConsumerFixture();
+
+function vhostUrl(vhost: string): string {
+  const url = new URL(AMQP_URL);
+  url.pathname = `/${encodeURIComponent(vhost)}`;
+  return url.toString();
+}
+
+async function readyError(consumer: RabbitConsumer, timeoutMs: number): Promise<unknown> {
+  return consumer.ready({ timeoutMs }).then(
+    () => new Error('ready() resolved'),
+    (rejection: unknown) => rejection,
+  );
+}
+
+describe('attachRabbitConsumer to a virtual host the broker does not open', () => {
+  const vhost = uniqueName('ferry-vhost');
+
+  afterAll(async () => {
+    await deleteVhost(vhost);
+  });
+
+  test('keeps trying, says which virtual host and why in ready(), logs with its own logger, and attaches once the virtual host exists', async () => {
+    const log = writtenLog();
+    fixture.consumer = attachRabbitConsumer(fixture.acceptor, {
+      connection: vhostUrl(vhost),
+      queue: fixture.queue,
+      consumer: 'billing',
+      logger: log.logger,
+    });
+
+    const error = await readyError(fixture.consumer, 1_500);
+    expect(error).toBeInstanceOf(FerryError);
+    expect([(error as FerryError).code, (error as FerryError).retriable]).toEqual(['FERRY_TIMEOUT', true]);
+    expect((error as FerryError).message).toContain(`virtual host '${vhost}'`);
+    expect((error as FerryError).message).toMatch(/does not exist|is down/);
+    // The connection the consumer made from its URL logs where the consumer does.
+    expect(log.text()).toContain('connect failed');
+    expect(log.text()).toContain(`virtual host '${vhost}'`);
+
+    await addVhost(vhost);
+    await expect(fixture.consumer.ready({ timeoutMs: 30_000 })).resolves.toBeUndefined();
+  });
+
+  test('a publisher that owns its connection logs its connect failures with its own logger', async () => {
+    const log = writtenLog();
+    const publisher = new RabbitPublisher(vhostUrl(uniqueName('ferry-vhost-missing')), {
+      logger: log.logger,
+    });
+    try {
+      void publisher.connect().catch(() => undefined);
+      await waitUntil(
+        'the connect failure logged',
+        () => log.text().includes('connect failed') || undefined,
+        {
+          timeoutMs: 10_000,
+        },
+      );
+      expect(log.text()).toContain('virtual host');
+    } finally {
+      await publisher.close();
+    }
+  });
+});
