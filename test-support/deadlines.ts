@@ -24,3 +24,21 @@ export function abortedWithin(signal: AbortSignal, ms: number): Promise<boolean>
     });
   });
 }
+
+/** What `work` settled with: `{ value }`, `{ error }`, or 'hung' when it has not settled within `ms`. */
+export async function outcomeWithin<T>(
+  work: Promise<T>,
+  ms: number,
+): Promise<{ value: T } | { error: unknown } | 'hung'> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), ms)));
+  const settled = work.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  try {
+    return await Promise.race([settled, hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -10,16 +10,26 @@ export interface HalfOpenProxy {
   /** `url` with its host and port replaced by the proxy's. */
   url(url: string): string;
   silence(): void;
+  /**
+   * Goes silent (as silence()) when a client next sends bytes holding `marker` (e.g. the text of a
+   * statement, sent with its Parse or Query message); those bytes are dropped too. For a silence
+   * that begins in the middle of a transaction.
+   */
+  silenceOn(marker: string): void;
   close(): void;
 }
 
 export async function halfOpenProxy(target: URL): Promise<HalfOpenProxy> {
   let silent = false;
+  let marker: Buffer | undefined;
   const sockets: net.Socket[] = [];
   const server = net.createServer({ allowHalfOpen: true }, (client) => {
     const upstream = net.connect(Number(target.port || 5432), target.hostname);
     sockets.push(client, upstream);
-    client.on('data', (chunk) => void (silent || upstream.write(chunk)));
+    client.on('data', (chunk: Buffer) => {
+      if (marker !== undefined && chunk.includes(marker)) silent = true;
+      if (!silent) upstream.write(chunk);
+    });
     upstream.on('data', (chunk) => void (silent || client.write(chunk)));
     client.on('error', () => undefined);
     upstream.on('error', () => undefined);
@@ -36,6 +46,7 @@ export async function halfOpenProxy(target: URL): Promise<HalfOpenProxy> {
       return parsed.toString();
     },
     silence: () => void (silent = true),
+    silenceOn: (text) => void (marker = Buffer.from(text)),
     close: () => {
       for (const socket of sockets) socket.destroy();
       server.close();

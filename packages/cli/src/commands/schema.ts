@@ -40,7 +40,7 @@ export function registerSchema(program: Command, ctx: Context): void {
       .description("verify ferry's schema (or an application's folder) without changing it"),
   ).action(
     act<FolderOptions>(ctx, async (o) => {
-      await ctx.db((db) => checkSchema(db, o));
+      await ctx.db((db) => checkSchema(db, { ...o, statementTimeoutMs: ctx.statementTimeoutMs() }));
       if (ctx.json) printJson(ctx, { ready: true });
       else ctx.io.out('ferry check: schema is ready');
     }),

@@ -1,7 +1,7 @@
 import { FerryError, isFerryError } from '../errors';
 import { readStats } from '../inbox/sql/stats';
 import { createOutboxAdmin } from '../outbox/admin';
-import { checkSchema } from '../schema/checkSchema';
+import { verifySchema } from '../schema/checkSchema';
 import { withTranslation } from '../sql/dbErrors';
 import { withDeadlines } from '../sql/statementDeadline';
 import { resolveHealthOptions } from './options';
@@ -77,7 +77,7 @@ export function createHealth(options: HealthOptions): FerryHealth {
       }),
     ];
     if (options.checkSchema ?? true) {
-      checks.push(probe('schema', timeoutMs, () => checkSchema(db).then(() => 'ready')));
+      checks.push(probe('schema', timeoutMs, () => verifySchema(db).then(() => 'ready')));
     }
     for (const t of options.transports ?? []) {
       checks.push(probe(`transport ${t.name}`, timeoutMs, () => t.check().then(() => 'ready')));

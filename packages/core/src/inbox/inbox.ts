@@ -1,7 +1,7 @@
 import type { InboxAcceptInput, InboxAcceptor, InboxAcceptResult, InboxAdmissionResult } from '../contracts';
 import { FerryValidationError } from '../errors';
 import { defaultLogger, guardLogger } from '../observe/logger';
-import { checkSchema } from '../schema/checkSchema';
+import { verifySchema } from '../schema/checkSchema';
 import {
   isTransactionAdapter,
   prismaTransactions,
@@ -93,7 +93,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
 
   /** Checks the schema (FERRY_SCHEMA_NOT_READY if missing; never migrates) and starts an enabled worker. */
   async initialize(): Promise<void> {
-    await checkSchema(this.db, { tables: { [TABLE]: REQUIRED_COLUMNS }, requireAllMigrations: false });
+    await verifySchema(this.db, { tables: { [TABLE]: REQUIRED_COLUMNS }, requireAllMigrations: false });
     if (this.options.worker.enabled) this.worker.start();
   }
 

@@ -1,7 +1,8 @@
-import { FerryConfigError, FerryValidationError } from '../errors';
+import { FerryConfigError, FerryError, FerryValidationError, isFerryError } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { executorFor, type ApplicationTransaction } from '../sql/applicationTransaction';
+import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
 import {
   DEFAULT_ENVELOPE_LIMITS,
   ENVELOPE_LIMIT_BOUNDS,
@@ -26,6 +27,18 @@ export interface EmitOptions {
   /** Called with `inserted` after each insert, through safeEmit. */
   observer?: OutboxObserver;
   logger?: Logger;
+  /**
+   * Deadline of the transaction emit opens when given a root client (a Prisma client, a pg `Pool`
+   * or idle client, a Kysely instance, a root SqlExecutor), as the admins' option: past it the
+   * call fails with a retriable FERRY_TIMEOUT (or FERRY_DATABASE_UNAVAILABLE when no connection
+   * came in time), nothing inserted, or, when its COMMIT was sent and PostgreSQL cannot say
+   * afterwards whether it landed, with FERRY_OUTCOME_UNKNOWN (not retriable: the events may have
+   * been inserted, and emitting them again would duplicate them; `details.ids` names them, to
+   * look for before emitting again). A COMMIT whose answer was lost
+   * but that PostgreSQL says landed returns the ids. Default 30,000 ms, 100 to 3,600,000. In the
+   * application's open transaction the limits stay the application's.
+   */
+  statementTimeoutMs?: number;
 }
 
 export interface Emitter {
@@ -51,18 +64,32 @@ function resolveLimits(limits: Partial<EnvelopeLimits> = {}): EnvelopeLimits {
   return resolved;
 }
 
+/**
+ * FERRY_OUTCOME_UNKNOWN (emit's own COMMIT answer lost, PostgreSQL not telling) with the events'
+ * ids in `details.ids`, so the caller can look for them before emitting again; others as they are.
+ */
+function withEventIds(error: unknown, ids: readonly string[]): unknown {
+  if (!isFerryError(error, 'FERRY_OUTCOME_UNKNOWN')) return error;
+  return new FerryError('FERRY_OUTCOME_UNKNOWN', `${error.message} (the events: details.ids)`, {
+    cause: error.cause,
+    details: { ...error.details, ids: [...ids] },
+  });
+}
+
 /** Resolves emit options once (throws FerryConfigError) and returns bound emit functions. */
 export function createEmitter(options: EmitOptions = {}): Emitter {
   const { maxRetries } = resolveRetryOptions({ maxRetries: options.retry?.maxRetries });
   const limits = resolveLimits(options.limits);
   const observer = observerOption(options.observer);
   const channel = resolveOutboxOptions({ channel: options.channel ?? OUTBOX_DEFAULT_CHANNEL }).channel;
+  const statementTimeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
   let logger = options.logger;
   const emitMany: Emitter['emitMany'] = async (tx, events) => {
     if (!Array.isArray(events) || events.length === 0) {
       throw new FerryValidationError('events', 'emitMany needs a non-empty array');
     }
-    const executor = executorFor(tx);
+    // A root client's own transaction gets the deadline; the application's stays as it is.
+    const executor = withDeadlines(executorFor(tx), statementTimeoutMs);
     // Inside an inbox handler, events inherit the handled message's correlation, causation
     // and trace context (tracing/messageScope); the emit span's context, if any, comes first.
     const scope = currentMessageScope();
@@ -82,6 +109,7 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
       envelopes.map((e) => e.id),
       envelopes.map((e) => e.type),
     );
+    const ids = envelopes.map((e) => e.id);
     let ownTransaction = false;
     await inSpan(span, () =>
       dbCall('emit', () =>
@@ -90,9 +118,10 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
           ownTransaction = db !== executor;
           return insertEvents(db, envelopes, channel);
         }),
-      ),
+      ).catch((error: unknown) => {
+        throw withEventIds(error, ids);
+      }),
     );
-    const ids = envelopes.map((e) => e.id);
     if (observer) {
       logger ??= defaultLogger('ferry.outbox');
       const types = envelopes.map((e) => e.type);
@@ -112,7 +141,10 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
 
 const defaultEmitter = createEmitter();
 
-/** Emits one event with default options (maxRetries 5, default limits, channel 'ferry_outbox'). */
+/**
+ * Emits one event with default options (maxRetries 5, default limits, channel 'ferry_outbox',
+ * statementTimeoutMs 30,000 on a root client).
+ */
 export function emit(tx: ApplicationTransaction, event: OutboxEventInput): Promise<{ id: string }> {
   return defaultEmitter.emit(tx, event);
 }

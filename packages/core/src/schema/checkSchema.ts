@@ -2,6 +2,7 @@ import { FerrySchemaError } from '../errors';
 import { booleanOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { dbCall } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
+import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
 import { loadMigrationFiles } from './migrationFiles';
 import { migrationsTableFor } from './migrationsTable';
 
@@ -16,6 +17,13 @@ export interface CheckSchemaOptions {
   migrationsDir?: string;
   /** The table recording `migrationsDir`'s migrations. Default `app_migrations`. */
   table?: string;
+  /**
+   * Deadline of each statement the check sends (outside the caller's transaction), as the admins'
+   * option: past it the check fails with a retriable FERRY_TIMEOUT (or FERRY_DATABASE_UNAVAILABLE),
+   * instead of waiting for ever on a database that went silent. Default 30,000 ms, 100 to
+   * 3,600,000.
+   */
+  statementTimeoutMs?: number;
 }
 
 const KEYS = {
@@ -23,6 +31,7 @@ const KEYS = {
   requireAllMigrations: true,
   migrationsDir: true,
   table: true,
+  statementTimeoutMs: true,
 } as const satisfies OptionKeys<CheckSchemaOptions>;
 
 const COLUMNS = `
@@ -41,6 +50,15 @@ export async function checkSchema(db: SqlExecutor, options: CheckSchemaOptions =
   knownKeysOption('', options, KEYS);
   booleanOption('requireAllMigrations', options.requireAllMigrations ?? true);
   migrationsTableFor(options);
+  const timeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
+  await verifySchema(withDeadlines(db, timeoutMs), options);
+}
+
+/**
+ * checkSchema on `db` as it is, for components whose executor already bounds its statements (the
+ * inbox's `statementTimeoutMs`, health's `checkTimeoutMs`).
+ */
+export async function verifySchema(db: SqlExecutor, options: CheckSchemaOptions = {}): Promise<void> {
   const missing = await dbCall('check schema', () => findMissing(db, options));
   if (missing.length > 0) throw new FerrySchemaError(missing);
 }

@@ -4,6 +4,7 @@ import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { sqlStateOf } from '../sql/sqlState';
+import { withDeadlines } from '../sql/statementDeadline';
 import { MAX_TIMEOUT_MS } from '../sql/transactionLimits';
 import { loadMigrationFiles, type MigrationFile } from './migrationFiles';
 import { ensureMigrationsTable, migrationsTableFor } from './migrationsTable';
@@ -22,8 +23,12 @@ export interface MigrateOptions {
   /** The table recording `migrationsDir`'s migrations. Default `app_migrations`. */
   table?: string;
   /**
-   * Deadline for each migration: its transaction, and its tries when it waits for a lock
-   * (`lockTimeoutMs`). Default 120,000 ms.
+   * Deadline for each migration: its transaction, COMMIT included, and its tries when it waits for
+   * a lock (`lockTimeoutMs`). Default 120,000 ms; 0 for none. A transaction that has not ended
+   * within it (a database gone silent) fails with a retriable FERRY_TIMEOUT; one whose COMMIT was
+   * sent and whose answer was lost asks PostgreSQL whether it landed (committed: migrate goes on;
+   * no answer: FERRY_OUTCOME_UNKNOWN, run migrate again once the database answers: it skips what
+   * was applied).
    */
   timeoutMs?: number;
   /**
@@ -43,6 +48,8 @@ const KEYS = {
 } as const satisfies OptionKeys<MigrateOptions>;
 
 const LOCK_TIMEOUT_DEFAULT_MS = 2_000;
+/** The longest wait for a pooled connection for one migration's transaction. */
+const MAX_WAIT_MS = 10_000;
 /** SQLSTATE lock_not_available: lock_timeout passed. */
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -62,8 +69,6 @@ export interface MigrateResult {
 export async function migrate(target: SqlExecutor, options: MigrateOptions = {}): Promise<MigrateResult> {
   // Every option checked before the database is reached.
   knownKeysOption('', options, KEYS);
-  const db = withTranslation(target, 'migrate');
-  const table = migrationsTableFor(options);
   const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 120_000, 1, MAX_TIMEOUT_MS);
   const lockTimeoutMs = integerOption(
     'lockTimeoutMs',
@@ -71,8 +76,13 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
     1,
     3_600_000,
   );
+  // Each transaction as a whole within its deadline, COMMIT included: one whose COMMIT answer was
+  // lost asks PostgreSQL whether it landed (withDeadlines). The wait for a connection is part of
+  // the deadline, at most 10 s.
+  const txOptions = { timeoutMs, maxWaitMs: Math.min(timeoutMs, MAX_WAIT_MS) };
+  const db = withTranslation(withDeadlines(target, timeoutMs), 'migrate');
+  const table = migrationsTableFor(options);
   const files = loadMigrationFiles(options.migrationsDir);
-  const txOptions = { timeoutMs, maxWaitMs: 10_000 };
   const result: MigrateResult = { applied: [], alreadyApplied: [] };
   // Always reach the database, so a bad URL fails even when nothing is pending.
   await db.transaction(async (tx) => {
