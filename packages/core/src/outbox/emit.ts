@@ -1,4 +1,5 @@
-import { FerryConfigError, FerryError, FerryValidationError, isFerryError } from '../errors';
+import { FerryError, FerryValidationError, isFerryError } from '../errors';
+import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { defaultLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { executorFor, type ApplicationTransaction } from '../sql/applicationTransaction';
@@ -53,13 +54,22 @@ export interface Emitter {
   emitMany(tx: ApplicationTransaction, events: readonly OutboxEventInput[]): Promise<{ ids: string[] }>;
 }
 
+/** Every emit option key; unknown keys are refused (FERRY_CONFIG_INVALID). */
+const EMIT_KEYS = {
+  retry: true,
+  limits: true,
+  channel: true,
+  observer: true,
+  logger: true,
+  statementTimeoutMs: true,
+} as const satisfies OptionKeys<EmitOptions>;
+
 function resolveLimits(limits: Partial<EnvelopeLimits> = {}): EnvelopeLimits {
+  knownKeysOption('limits.', limits, Object.keys(DEFAULT_ENVELOPE_LIMITS));
   const resolved = { ...DEFAULT_ENVELOPE_LIMITS, ...limits };
   for (const [name, value] of Object.entries(resolved)) {
     const bound = ENVELOPE_LIMIT_BOUNDS[name as keyof EnvelopeLimits];
-    if (!Number.isInteger(value) || value < 1 || value > bound) {
-      throw new FerryConfigError(`limits.${name}`, `must be an integer between 1 and ${bound}`);
-    }
+    integerOption(`limits.${name}`, value, 1, bound);
   }
   return resolved;
 }
@@ -78,6 +88,8 @@ function withEventIds(error: unknown, ids: readonly string[]): unknown {
 
 /** Resolves emit options once (throws FerryConfigError) and returns bound emit functions. */
 export function createEmitter(options: EmitOptions = {}): Emitter {
+  knownKeysOption('', options, EMIT_KEYS);
+  knownKeysOption('retry.', options.retry, ['maxRetries']);
   const { maxRetries } = resolveRetryOptions({ maxRetries: options.retry?.maxRetries });
   const limits = resolveLimits(options.limits);
   const observer = observerOption(options.observer);
