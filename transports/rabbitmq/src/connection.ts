@@ -1,3 +1,4 @@
+import { unescape } from 'node:querystring';
 import * as amqp from 'amqplib';
 import type { ChannelModel } from 'amqplib';
 import type { Logger } from '@ferry/core';
@@ -26,8 +27,12 @@ export class RabbitConnection {
   private firstConnect: Promise<void> | null = null;
   private closePromise: Promise<void> | null = null;
 
-  constructor(options: ConnectionOptions) {
-    this.options = resolveConnectionOptions(options);
+  /**
+   * `fallback.logger`: where the connection logs when its options name no logger (a component
+   * that makes its own connection passes its logger).
+   */
+  constructor(options: ConnectionOptions, fallback: { readonly logger?: Logger } = {}) {
+    this.options = resolveConnectionOptions(options, '', fallback.logger);
   }
 
   get current(): ChannelModel | null {
@@ -174,21 +179,25 @@ export class RabbitConnection {
 function openRefused(error: unknown, url: URL): unknown {
   const message = error instanceof Error ? error.message : '';
   if (!message.startsWith('Expected ConnectionOpenOk; got <ConnectionClose')) return error;
-  const vhost = url.pathname.length > 1 ? decodedPath(url.pathname.slice(1)) : '/';
   return new Error(
-    `the broker closed the connection when asked to open virtual host '${vhost}' (amqplib does not pass ` +
+    `the broker closed the connection when asked to open ${vhostNamed(url)} (amqplib does not pass ` +
       'on its reason: the virtual host does not exist, is down while the broker restarts, has reached its ' +
-      `connection limit, or the user may not use it); ${message}`,
+      'connection limit, or the user may not use it)',
     { cause: error },
   );
 }
 
-function decodedPath(path: string): string {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
+/**
+ * The virtual host of `url` as amqplib asks for it (its path, unescaped as amqplib does), for an
+ * error text: control characters escaped (no log line is forged), and not shown when it holds an
+ * '@': a password with an unencoded '/' leaves its tail and the host in the path.
+ */
+function vhostNamed(url: URL): string {
+  const name = url.pathname.length > 1 ? unescape(url.pathname.slice(1)) : '/';
+  if (name.includes('@')) {
+    return "the virtual host in the URL's path (not shown: it holds an '@', as a password with an unencoded '/' leaves it)";
   }
+  return `virtual host '${JSON.stringify(name).slice(1, -1)}'`;
 }
 
 /** Accepts either a shared connection or a URL; a connection made from a URL is owned (closed with its user). */
@@ -202,7 +211,7 @@ export function useConnection(
   if (given instanceof RabbitConnection) return { connection: given, owned: false };
   const options = typeof given === 'string' ? { url: given } : given;
   // A connection the component owns logs where the component does (its connect failures and
-  // losses), unless its own options name a logger.
-  const withLogger = logger !== undefined && options.logger === undefined ? { ...options, logger } : options;
-  return { connection: new RabbitConnection(withLogger), owned: true };
+  // losses), unless its own options name a logger. The options are not copied: a getter on a
+  // class, a non-enumerable property read as given.
+  return { connection: new RabbitConnection(options, { logger }), owned: true };
 }

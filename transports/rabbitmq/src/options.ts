@@ -74,7 +74,11 @@ export const CONNECTION_OPTION_KEYS = {
  * Checks a connection's options and fills the defaults; throws FerryConfigError naming the option
  * under `prefix` (`connection.` for a consumer's own connection).
  */
-export function resolveConnectionOptions(options: ConnectionOptions, prefix = ''): ResolvedConnectionOptions {
+export function resolveConnectionOptions(
+  options: ConnectionOptions,
+  prefix = '',
+  fallbackLogger?: Logger,
+): ResolvedConnectionOptions {
   knownKeysOption(prefix, options, CONNECTION_OPTION_KEYS);
   if (typeof options.url !== 'string' || !/^amqps?:\/\//.test(options.url)) {
     // received() takes a URL's credentials out.
@@ -110,7 +114,7 @@ export function resolveConnectionOptions(options: ConnectionOptions, prefix = ''
       options.reconnectBackoff,
       DEFAULTS.reconnectBackoff,
     ),
-    logger: guardLogger(options.logger ?? defaultLogger('ferry.rabbitmq')),
+    logger: guardLogger(options.logger ?? fallbackLogger ?? defaultLogger('ferry.rabbitmq')),
     random: functionOption(`${prefix}random`, options.random) ?? Math.random,
   };
 }

@@ -8,7 +8,12 @@
  * connection (a URL) logs the connect failures with its own logger.
  */
 import { FerryError } from '@ferry/core';
-import { RabbitPublisher, attachRabbitConsumer, type RabbitConsumer } from '@ferry/rabbitmq';
+import {
+  RabbitConnection,
+  RabbitPublisher,
+  attachRabbitConsumer,
+  type RabbitConsumer,
+} from '@ferry/rabbitmq';
 import { waitUntil } from '@ferry/testing';
 import { writtenLog } from '../../../test-support/writtenLog';
 import { AMQP_URL, addVhost, deleteVhost, uniqueName } from './support/broker';
@@ -73,6 +78,58 @@ describe('attachRabbitConsumer to a virtual host the broker does not open', () =
         },
       );
       expect(log.text()).toContain('virtual host');
+    } finally {
+      await publisher.close();
+    }
+  });
+
+  test("a path that holds an '@' (a password's tail after an unencoded '/') is not shown, and a control character is escaped", async () => {
+    // Meant: user "localhost", password "5672/s3cretTail": the URL parser reads host localhost,
+    // port 5672 and the path '/s3cretTail@127.0.0.1/vh' (amqplib then logs in as guest).
+    const url = new URL(AMQP_URL);
+    const broken = `amqp://localhost:${url.port || 5672}/s3cretTail@${url.hostname}/vh`;
+    const forged = vhostUrl(`${uniqueName('ferry-vhost')}\nlevel=error forged`);
+    const messages: string[] = [];
+    for (const target of [broken, forged]) {
+      const connection = new RabbitConnection({ url: target, logger: writtenLog().logger });
+      const failed = new Promise<void>((resolve) =>
+        connection.onConnectRetry((error) => {
+          messages.push((error as Error).message);
+          resolve();
+        }),
+      );
+      try {
+        void connection.connect().catch(() => undefined);
+        await failed;
+      } finally {
+        await connection.close();
+      }
+    }
+    expect(messages[0]).toContain("the virtual host in the URL's path (not shown");
+    expect(messages[0]).not.toContain('s3cretTail');
+    expect(messages[1]).toContain('\\nlevel=error forged');
+    expect(messages[1]).not.toContain('\n');
+  });
+
+  test('connection options read through getters (a config class) work with the component logger', async () => {
+    class Settings {
+      get url(): string {
+        return vhostUrl(uniqueName('ferry-vhost-missing'));
+      }
+    }
+    const log = writtenLog();
+    const publisher = new RabbitPublisher(new Settings() as unknown as { url: string }, {
+      logger: log.logger,
+    });
+    try {
+      void publisher.connect().catch(() => undefined);
+      await waitUntil(
+        'the connect failure logged',
+        () => log.text().includes('connect failed') || undefined,
+        {
+          timeoutMs: 10_000,
+        },
+      );
     } finally {
       await publisher.close();
     }

@@ -197,6 +197,30 @@ describe('redaction of error text', () => {
     );
   });
 
+  it.each([
+    ['an empty value', '{"token":"","password":"hunter2","user":"bob"}'],
+    ['a JSON escape in the value', '{"token":"page\\u002f2","password":"hunter2"}'],
+    ['an unclosed value', 'token: "page 2 password: hunter2'],
+  ])('an allowed key (%s) never keeps a secret after it on its line', (_shape, text) => {
+    const redact = createRedactor({ allow: ['token'] });
+    expect(redact(text)).not.toContain('hunter2');
+    expect(describeError(new Error(`refused ${text}, "apiKey":"k-123456"`), 2_000, redact)).not.toMatch(
+      /hunter2|k-123456/,
+    );
+  });
+
+  it.each([
+    ['an empty password', '{"password":"","orderId":"42","error":"card declined"}'],
+    ['an escape in the value', '{"token":"a\\u00e9b","orderId":"42","error":"card declined"}'],
+    ['a Windows path', '{"password":"C:\\\\keys","orderId":"42","error":"card declined"}'],
+    ['the other quote inside', '{"password":"it\'s mine","orderId":"42","error":"card declined"}'],
+  ])('a quoted value that closes (%s) takes only itself, not the rest of the line', (_shape, text) => {
+    const redacted = redactText(text);
+    expect(redacted).toContain('"error":"card declined"');
+    expect(redacted).toContain('"orderId":"42"');
+    expect(redacted).not.toMatch(/u00e9|keys|mine/);
+  });
+
   it('takes a database or broker URL password that starts with digits and holds a /, which reads like a port and a path', () => {
     for (const [text, secret] of [
       ['connect postgres://app:123/abc@db:5432/x failed', '123/abc'],

@@ -54,16 +54,19 @@ const KEY_NAME = /^[a-z0-9_-]{1,64}$/i;
  * also quoted (`"key":"value"`) and escaped (`\"key\":\"value\"`, JSON in a JSON string); the key
  * may go on for up to 64 more name characters (`password_hash`): bounded, so that a key named
  * again and again in one long word is not followed to the word's end from each place. A quoted
- * value is redacted whole, spaces included (a passphrase), however long, to its closing quote; one
- * that does not close before another quote, a backslash or the line's end (a text cut short, an
- * escape inside) is redacted to the end of its line: a bound here left all but a long passphrase's
- * first word in the text. Each scan of a quoted value stops at the next quote, backslash or newline,
- * so the scans from different quotes do not overlap: linear (boundedTime.test.ts). Else the value
- * is the run of characters up to a space, quote, `,`, `;` or `&`.
+ * value is redacted whole, spaces included (a passphrase), however long, to its closing quote: it
+ * may be empty, hold the other quote (`"it's"`) and escapes (`\u00e9`, `\\`, `\/`; an escaped
+ * quote ends it). One that does not close before the line's end (a text cut short, an escaped quote
+ * inside) is redacted to the end of its line, whatever the allow-list says (where the value ends is
+ * not known, so neither is where its line's next secret starts): a bound here left all but a long
+ * passphrase's first word in the text. A scan stops at the first quote of its kind, a newline or
+ * an escaped quote, so the scans from different quotes do not overlap: linear
+ * (boundedTime.test.ts). Else the value is the run of characters up to a space, quote, `,`, `;`
+ * or `&`.
  * Groups: the name's rest, the separator, the quote of a closed quoted value, the quote of an
  * unclosed one, the opening of another.
  */
-const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(\\?["']?\s*(?:=>|[:=])\s*|\s+(?:is|was|to)\s+)(?:(\\?["'])[^"'\\\n]+\4|(\\?["'])[^\n]*|(\\?["']?)[^\s"',;&]+)`;
+const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(\\?["']?\s*(?:=>|[:=])\s*|\s+(?:is|was|to)\s+)(?:(\\?["'])(?:(?!\4)[^\\\n]|\\[^"'\n])*\4|(\\?["'])[^\n]*|(\\?["']?)[^\s"',;&]+)`;
 /**
  * An XML element with text only (`<password>hunter2</password>`): its text is redacted when its
  * name holds a sensitive key (the key rule needs a `:` or `=`). A name of at most 64 characters
@@ -248,27 +251,38 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     sensitiveName.test(name) && !allowedKeys.has(name.toLowerCase())
       ? `<${name}>[redacted]</${name}>`
       : match;
+  const keyValueRedacted = (match: string, ...groups: unknown[]): string => {
+    const [key, rest, separator, quote, unclosed, opening, at, all] = groups as [
+      string,
+      string,
+      string,
+      string | undefined,
+      string | undefined,
+      string | undefined,
+      number,
+      string,
+    ];
+    const head = `${key}${rest}${separator}`;
+    // An unclosed value runs to the end of its line: kept whole, it would keep every secret after it.
+    if (unclosed !== undefined) return `${head}${unclosed}[redacted]`;
+    if (allowedKeys.size > 0 && allowedKeys.has(fullKeyName(all, at, key + rest))) {
+      if (quote === undefined) return match;
+      // An allowed value is kept, not the secrets written inside it (`token: "a password: b"`).
+      // It holds no quote of its kind and no escaped quote, so each value quoted inside it holds
+      // fewer kinds of quote than it does: three levels at most (\", ", ').
+      const value = match.slice(head.length + quote.length, match.length - quote.length);
+      return `${head}${quote}${value.replace(keyValue, keyValueRedacted)}${quote}`;
+    }
+    if (quote !== undefined) return `${head}${quote}[redacted]${quote}`;
+    return `${head}${opening ?? ''}[redacted]`;
+  };
   return (text) => {
     const shielded = shield(text, patterns);
     let out = FIXED_RULES.reduce(
       (acc, [pattern, replacement]) => acc.replace(pattern, replacement),
       shielded.text,
     );
-    out = out.replace(keyValue, (match: string, ...groups: unknown[]) => {
-      const [key, rest, separator, quote, unclosed, opening, at, all] = groups as [
-        string,
-        string,
-        string,
-        string | undefined,
-        string | undefined,
-        string | undefined,
-        number,
-        string,
-      ];
-      if (allowedKeys.size > 0 && allowedKeys.has(fullKeyName(all, at, key + rest))) return match;
-      if (quote !== undefined) return `${key}${rest}${separator}${quote}[redacted]${quote}`;
-      return `${key}${rest}${separator}${unclosed ?? opening ?? ''}[redacted]`;
-    });
+    out = out.replace(keyValue, keyValueRedacted);
     out = out.replace(XML_ELEMENT, element);
     out = out.replace(NUMBER_RUN, redactNumber);
     out = out.replace(GLUED_DIGITS, (digits) => (passesLuhn(digits) ? '[redacted-card]' : digits));

@@ -45,6 +45,48 @@ describe('withStatementDeadline', () => {
     expect(signals[0]!.aborted).toBe(false);
   });
 
+  it('does not send a statement whose caller stopped already: it fails with the reason, however the executor treats its signal', async () => {
+    const { db, signals } = fakeExecutor(); // never answers, ignores its signal
+    const caller = new AbortController();
+    caller.abort(new Error('caller stopped before'));
+    const error = await withStatementDeadline(db, 60_000)
+      .query('SELECT 1', [], { signal: caller.signal })
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toBe('caller stopped before');
+    expect(signals).toHaveLength(0);
+  });
+
+  it('leaves nothing on the caller signal when the executor throws at once', () => {
+    const caller = new AbortController();
+    let listeners = 0;
+    const add = caller.signal.addEventListener.bind(caller.signal);
+    const remove = caller.signal.removeEventListener.bind(caller.signal);
+    caller.signal.addEventListener = ((...args: Parameters<AbortSignal['addEventListener']>) => {
+      listeners += 1;
+      add(...args);
+    }) as AbortSignal['addEventListener'];
+    caller.signal.removeEventListener = ((...args: Parameters<AbortSignal['removeEventListener']>) => {
+      listeners -= 1;
+      remove(...args);
+    }) as AbortSignal['removeEventListener'];
+    const throwing: SqlExecutor = {
+      inTransaction: false,
+      query: () => {
+        throw new Error('thrown at once');
+      },
+      execute: () => {
+        throw new Error('thrown at once');
+      },
+      transaction: (work) => work(throwing),
+    };
+    const statement = withStatementDeadline(throwing, 60_000).query('SELECT 1', [], {
+      signal: caller.signal,
+    });
+    return expect(statement)
+      .rejects.toThrow('thrown at once')
+      .then(() => expect(listeners).toBe(0));
+  });
+
   it('gives up at once with the reason of a caller signal that aborts first', async () => {
     const { db } = fakeExecutor();
     const caller = new AbortController();

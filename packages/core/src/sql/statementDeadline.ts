@@ -158,11 +158,25 @@ async function settledWithin<T>(
  */
 export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlExecutor {
   const bounded = <T>(send: (options: StatementOptions) => Promise<T>, caller?: StatementOptions) => {
+    // A caller that stopped already: the statement is not sent (an executor that ignores its
+    // signal would otherwise wait for its answer with no deadline), so it can take no effect.
+    if (caller?.signal?.aborted) {
+      caller.onAbandoned?.(Promise.resolve(true));
+      return Promise.reject(caller.signal.reason as unknown);
+    }
     const deadline = clearableDeadline(timeoutMs, caller?.signal);
     const signal = deadline.signal;
     const options: StatementOptions = { ...caller, signal };
     return new Promise<T>((resolve, reject) => {
-      const sent = send(options);
+      let sent: Promise<T>;
+      try {
+        sent = send(options);
+      } catch (error) {
+        // Thrown before a promise: nothing waits, so nothing stays on the caller's signal.
+        deadline.clear();
+        reject(error);
+        return;
+      }
       const giveUp = (): void => {
         caller?.onAbandoned?.(statementEnded(sent, signal));
         if (caller?.signal?.aborted) return reject(caller.signal.reason);

@@ -137,6 +137,10 @@ describe('the built-in rules on a long run of word characters', () => {
     ["token='a\\", 16_000],
     ['<password>a b ', 12_000],
     // A database URL's password read past a port-like start: to the next '@' or ':' only
+    ['password="",', 16_000],
+    ['password="it\'s ', 14_000],
+    ['password="a\\u00e9 ', 12_000],
+    ["password='a\\'", 14_000],
     ['postgres://a:1/', 14_000],
     ['postgres://a:', 16_000],
     ['redis://:1/x', 16_000],
