@@ -1,4 +1,4 @@
-import { FerryConfigError } from '@ferry/core';
+import { FerryConfigError, FerryValidationError } from '@ferry/core';
 
 /**
  * One row of a package's option table: an entry point called with one bad option, the option
@@ -63,5 +63,77 @@ export function describeOptionTable(rows: readonly OptionRow[]): void {
     const name = `${row.entry}: ${row.option}`;
     if (row.knownGap === undefined) it(name, () => check(row));
     else it.failing(`${name} (known gap: ${row.knownGap})`, () => check(row));
+  }
+}
+
+/**
+ * One row of an admin method's argument table: a call with one misspelt key or wrongly typed
+ * value, and the field the FerryValidationError (FERRY_VALIDATION_FAILED) must name. Call
+ * arguments are refused as invalid input, not as configuration: the method's other refusals
+ * (`limit`, `expectedVersion`, ...) are FerryValidationErrors too.
+ */
+export interface ArgumentRow<F> {
+  readonly method: string;
+  readonly call: (fixture: F) => unknown;
+  readonly field: string;
+  /** Text the message must contain besides the field. */
+  readonly shows: string;
+}
+
+/** A misspelt key refused as not an argument of `method`, naming the key as written. */
+export function misspeltArgument<F>(
+  method: string,
+  key: string,
+  call: (fixture: F) => unknown,
+  shows = 'is not an argument',
+): ArgumentRow<F> {
+  return { method, call, field: key, shows };
+}
+
+/** A wrongly typed argument value refused, naming the field and showing the value received. */
+export function wrongArgument<F>(
+  method: string,
+  field: string,
+  shows: string,
+  call: (fixture: F) => unknown,
+): ArgumentRow<F> {
+  return { method, call, field, shows };
+}
+
+/** The FerryValidationError `call` throws or rejects with; anything else (an answer) fails. */
+export async function validationErrorOf(call: () => unknown): Promise<FerryValidationError> {
+  let outcome: unknown;
+  try {
+    outcome = await call();
+  } catch (error) {
+    if (error instanceof FerryValidationError) return error;
+    throw error;
+  }
+  throw new Error(
+    `expected a FerryValidationError, the call answered ${String(JSON.stringify(outcome)).slice(0, 200)}`,
+  );
+}
+
+/**
+ * The table as one test per row, each on a fresh `fixture()`: the call is refused with
+ * FERRY_VALIDATION_FAILED naming the field, and `state()` (the rows it could change and the audit
+ * trail) reads the same after the refusal as before it: nothing applied, nothing audited.
+ */
+export function describeArgumentTable<F>(
+  rows: readonly ArgumentRow<F>[],
+  fixture: () => Promise<F>,
+  state: () => Promise<unknown>,
+): void {
+  for (const row of rows) {
+    it(`${row.method}: ${row.field}`, async () => {
+      const f = await fixture();
+      const before = await state();
+      const error = await validationErrorOf(() => row.call(f));
+      expect(error.code).toBe('FERRY_VALIDATION_FAILED');
+      expect(error.field).toBe(row.field);
+      expect(error.message).toContain(row.field);
+      expect(error.message).toContain(row.shows);
+      expect(await state()).toEqual(before);
+    });
   }
 }

@@ -1,5 +1,5 @@
-import { FerryConfigError } from './errors';
-import { knownKeysOption, received } from './optionChecks';
+import { FerryConfigError, FerryValidationError } from './errors';
+import { booleanArgument, knownKeysArgument, knownKeysOption, received } from './optionChecks';
 
 function refusal(prefix: string, value: unknown, keys: readonly string[]): FerryConfigError {
   try {
@@ -37,6 +37,43 @@ describe('knownKeysOption', () => {
     expect(refusal('retry.', { typo: 1 }, ['maxAttempts']).message).toBe(
       'invalid option retry.typo: is not a known option (known: maxAttempts)',
     );
+  });
+});
+
+describe("knownKeysArgument (an admin call's arguments)", () => {
+  const audit = { actor: true, reason: true, dryRun: true } as const;
+  function argumentRefusal(value: unknown): FerryValidationError {
+    try {
+      knownKeysArgument('retry', value, audit);
+    } catch (error) {
+      if (error instanceof FerryValidationError) return error;
+      throw error;
+    }
+    throw new Error('the arguments were accepted');
+  }
+
+  it('refuses an unknown key as invalid input naming it, with the known key it resembles', () => {
+    const refused = argumentRefusal({ dry_run: true });
+    expect(refused).toMatchObject({ code: 'FERRY_VALIDATION_FAILED', field: 'dry_run' });
+    expect(refused.message).toBe(
+      'invalid dry_run: is not an argument of retry (known: actor, reason, dryRun): did you mean dryRun?',
+    );
+    expect(argumentRefusal({ dryrun: true }).message).toMatch(/did you mean dryRun\?$/);
+    expect(argumentRefusal({ force: true }).message).toBe(
+      'invalid force: is not an argument of retry (known: actor, reason, dryRun)',
+    );
+  });
+
+  it('passes the documented keys and a left-out argument; refuses a non-object', () => {
+    expect(() => knownKeysArgument('retry', { actor: 'ops', reason: undefined }, audit)).not.toThrow();
+    expect(() => knownKeysArgument('retry', undefined, audit)).not.toThrow();
+    expect(argumentRefusal('dryRun').message).toBe(
+      'invalid retry: its arguments must be an object, got "dryRun" (string)',
+    );
+    expect(() => booleanArgument('force', 'true')).toThrow(
+      'invalid force: must be a boolean, got "true" (string)',
+    );
+    expect(booleanArgument('force', undefined)).toBeUndefined();
   });
 });
 

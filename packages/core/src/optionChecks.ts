@@ -1,4 +1,4 @@
-import { FerryConfigError } from './errors';
+import { FerryConfigError, FerryValidationError } from './errors';
 import { stripUrlCredentials } from './redact/urlCredentials';
 
 /**
@@ -6,6 +6,9 @@ import { stripUrlCredentials } from './redact/urlCredentials';
  * check returns the value it checked or throws FerryConfigError (FERRY_CONFIG_INVALID) naming
  * the option as the user wrote it and showing the value received, e.g.
  * `invalid option pollInterval: must be an integer between 10 and 2147483647, got "1000" (string)`.
+ * The arguments of an operator call (knownKeysArgument, booleanArgument) are checked the same way
+ * but refused as invalid input, FerryValidationError (FERRY_VALIDATION_FAILED), like every other
+ * invalid admin argument.
  */
 
 /**
@@ -88,14 +91,58 @@ export function knownKeysOption(
       `must be an object, got ${received(value)}`,
     );
   }
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) {
-      throw new FerryConfigError(
-        `${prefix}${key}`,
-        `is not a known option${renamedHint(prefix, key, known)} (known: ${known.join(', ')})`,
-      );
-    }
+  const key = firstUnknownKey(value, known);
+  if (key !== undefined) {
+    throw new FerryConfigError(
+      `${prefix}${key}`,
+      `is not a known option${renamedHint(prefix, key, known)} (known: ${known.join(', ')})`,
+    );
   }
+}
+
+function firstUnknownKey(value: object, known: readonly string[]): string | undefined {
+  return Object.keys(value).find((key) => !known.includes(key));
+}
+
+/** `: did you mean dryRun?` for `dryrun` or `dry_run`: a known key but for case and separators. */
+function spellingHint(key: string, known: readonly string[]): string {
+  const plain = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const match = known.find((name) => plain(name) === plain(key));
+  return match === undefined ? '' : `: did you mean ${match}?`;
+}
+
+/**
+ * The arguments object of an operator call (`retry(id, { actor, reason, dryRun })`,
+ * `list({ status, limit, cursor })`): a key outside `keys` is refused before any statement, with
+ * FerryValidationError (FERRY_VALIDATION_FAILED, `field` the key as written), as every other
+ * invalid argument of the admin methods is. Ignored, a misspelt `dryrun: true` would run the real
+ * action. `method` names the call in the message; `undefined` (the argument left out) passes.
+ */
+export function knownKeysArgument(
+  method: string,
+  value: unknown,
+  keys: Readonly<Record<string, true>>,
+): void {
+  if (value === undefined) return;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new FerryValidationError(method, `its arguments must be an object, got ${received(value)}`);
+  }
+  const known = Object.keys(keys);
+  const key = firstUnknownKey(value, known);
+  if (key !== undefined) {
+    throw new FerryValidationError(
+      key,
+      `is not an argument of ${method} (known: ${known.join(', ')})${spellingHint(key, known)}`,
+    );
+  }
+}
+
+/** An optional boolean call argument (`dryRun`, `force`): `undefined` passes, `"true"` does not. */
+export function booleanArgument(name: string, value: unknown): boolean | undefined {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new FerryValidationError(name, `must be a boolean, got ${received(value)}`);
+  }
+  return value;
 }
 
 export function integerOption(

@@ -81,9 +81,11 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
         const reason = o.reason;
         if (reason === undefined) throw new UsageError('--reason <text> is required');
         const list = ids as string[];
+        // The reason is markFailed's own argument (last_error); its audit options refuse one.
+        const { actor, dryRun } = audit(ctx, o);
         const results = await perBatch(ctx, 'mark-failed', chunks(list, 1), list.length, (batch) =>
           ctx.db(async (db) => [
-            await outboxAdmin(ctx, o, db).markFailed(batch[0] as string, reason, audit(ctx, o)),
+            await outboxAdmin(ctx, o, db).markFailed(batch[0] as string, reason, { actor, dryRun }),
           ]),
         );
         return printActions(ctx, {

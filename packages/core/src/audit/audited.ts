@@ -1,4 +1,5 @@
 import { FerryValidationError, isFerryError } from '../errors';
+import { booleanArgument, type OptionKeys } from '../optionChecks';
 import type { SqlExecutor } from '../sql/executor';
 import { assertText } from '../validate/text';
 import { insertAudit, type AuditInsert } from './sql';
@@ -12,6 +13,13 @@ export interface AuditOptions {
   /** Run the change, report its outcome, roll it back; the audit row (dry_run true) stays. */
   readonly dryRun?: boolean;
 }
+
+/** The keys of AuditOptions: a method taking only them refuses any other (knownKeysArgument). */
+export const AUDIT_KEYS = {
+  actor: true,
+  reason: true,
+  dryRun: true,
+} as const satisfies OptionKeys<AuditOptions>;
 
 export const DEFAULT_ACTOR = 'admin-api';
 const MAX_TEXT = 4_000;
@@ -44,8 +52,7 @@ export function resolveAudit(options: AuditOptions | undefined): {
   reason: string | null;
   dryRun: boolean;
 } {
-  const dryRun = options?.dryRun ?? false;
-  if (typeof dryRun !== 'boolean') throw new FerryValidationError('dryRun', 'must be a boolean');
+  const dryRun = booleanArgument('dryRun', options?.dryRun) ?? false;
   return {
     actor: optionalText('actor', options?.actor) ?? DEFAULT_ACTOR,
     reason: optionalText('reason', options?.reason),

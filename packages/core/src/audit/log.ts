@@ -1,4 +1,5 @@
 import { FerryValidationError } from '../errors';
+import { knownKeysArgument, received, type OptionKeys } from '../optionChecks';
 import type { SqlExecutor } from '../sql/executor';
 import { withTranslation } from '../sql/dbErrors';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
@@ -43,6 +44,17 @@ export interface AuditLog {
   list(query?: AuditQuery): Promise<{ items: AuditEntry[]; nextCursor: string | null }>;
 }
 
+const QUERY_KEYS = {
+  tenantId: true,
+  scope: true,
+  action: true,
+  actor: true,
+  since: true,
+  id: true,
+  limit: true,
+  cursor: true,
+} as const satisfies OptionKeys<AuditQuery>;
+
 function toEntry(row: AuditRow): AuditEntry {
   return {
     id: row.id,
@@ -70,7 +82,7 @@ function scopeFilter(query: AuditQuery): string | null {
 function limitOf(value: number | undefined): number {
   if (value === undefined) return 50;
   if (!Number.isInteger(value) || value < 1 || value > 1_000) {
-    throw new FerryValidationError('limit', 'must be an integer between 1 and 1000');
+    throw new FerryValidationError('limit', `must be an integer between 1 and 1000, got ${received(value)}`);
   }
   return value;
 }
@@ -90,8 +102,12 @@ export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutO
   const db = withTranslation(withDeadlines(executor, timeoutMs), 'audit');
   return {
     async list(query: AuditQuery = {}) {
-      if (query.since !== undefined && Number.isNaN(query.since.getTime())) {
-        throw new FerryValidationError('since', 'must be a valid Date');
+      knownKeysArgument('list', query, QUERY_KEYS);
+      if (
+        query.since !== undefined &&
+        (!(query.since instanceof Date) || Number.isNaN(query.since.getTime()))
+      ) {
+        throw new FerryValidationError('since', `must be a valid Date, got ${received(query.since)}`);
       }
       const limit = limitOf(query.limit);
       const rows = await listAuditRows(db, {

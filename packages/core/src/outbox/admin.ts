@@ -2,7 +2,8 @@ import { FerryValidationError } from '../errors';
 import { assertText } from '../validate/text';
 import type { SqlExecutor } from '../sql/executor';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
-import type { AuditOptions } from '../audit/audited';
+import { AUDIT_KEYS, type AuditOptions } from '../audit/audited';
+import { knownKeysArgument, received, type OptionKeys } from '../optionChecks';
 import { bounded, OutboxActions } from './adminActions';
 import type {
   AdminResult,
@@ -25,6 +26,24 @@ import { toRecord } from './sql/fragments';
 export type * from './adminTypes';
 
 const STATUSES = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'];
+const LIST_KEYS = {
+  status: true,
+  type: true,
+  key: true,
+  createdBefore: true,
+  limit: true,
+  cursor: true,
+} as const satisfies OptionKeys<ListQuery>;
+const HEALTH_KEYS = {
+  maxOldestPendingAgeMs: true,
+  maxFailed: true,
+  maxExpiredLeases: true,
+} as const satisfies OptionKeys<HealthThresholds>;
+/** markFailed's reason is its own argument: its audit options take the actor and dryRun only. */
+const MARK_FAILED_KEYS = {
+  actor: true,
+  dryRun: true,
+} as const satisfies OptionKeys<Omit<AuditOptions, 'reason'>>;
 
 function encodeCursor(us: string, seq: string): string {
   return Buffer.from(JSON.stringify([us, seq])).toString('base64url');
@@ -45,7 +64,7 @@ function decodeCursor(cursor: string): { us: string; seq: string } {
 function validDate(field: string, value: Date | undefined): Date | null {
   if (value === undefined) return null;
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
-    throw new FerryValidationError(field, 'must be a valid Date');
+    throw new FerryValidationError(field, `must be a valid Date, got ${received(value)}`);
   }
   return value;
 }
@@ -61,16 +80,19 @@ class ScopedOutboxAdmin implements OutboxAdmin {
   }
 
   async retry(id: string, audit?: AuditOptions): Promise<AdminResult> {
+    knownKeysArgument('retry', audit, AUDIT_KEYS);
     const [result] = await this.actions.retry([id], audit);
     return result as AdminResult;
   }
 
   async retryMany(ids: readonly string[], audit?: AuditOptions): Promise<AdminResult[]> {
+    knownKeysArgument('retryMany', audit, AUDIT_KEYS);
     bounded('ids.length', ids.length, 1, 1_000);
     return this.actions.retry(ids, audit);
   }
 
   async markFailed(id: string, reason: string, audit?: Omit<AuditOptions, 'reason'>): Promise<AdminResult> {
+    knownKeysArgument('markFailed', audit, MARK_FAILED_KEYS);
     return this.actions.markFailed(id, reason, audit);
   }
 
@@ -85,6 +107,7 @@ class ScopedOutboxAdmin implements OutboxAdmin {
   }
 
   async list(query: ListQuery = {}): Promise<{ items: OutboxRecord[]; nextCursor: string | null }> {
+    knownKeysArgument('list', query, LIST_KEYS);
     if (query.status !== undefined && !STATUSES.includes(query.status)) {
       throw new FerryValidationError('status', `must be one of ${STATUSES.join(', ')}`);
     }
@@ -122,6 +145,7 @@ class ScopedOutboxAdmin implements OutboxAdmin {
   }
 
   async health(thresholds: HealthThresholds = {}): Promise<OutboxHealth> {
+    knownKeysArgument('health', thresholds, HEALTH_KEYS);
     const stats = await this.stats();
     const problems: string[] = [];
     const maxAge = thresholds.maxOldestPendingAgeMs ?? 300_000;

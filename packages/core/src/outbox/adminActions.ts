@@ -1,4 +1,5 @@
-import { audited, overallOutcome, type AuditOptions } from '../audit/audited';
+import { AUDIT_KEYS, audited, overallOutcome, type AuditOptions } from '../audit/audited';
+import { booleanArgument, knownKeysArgument, received, type OptionKeys } from '../optionChecks';
 import { FerryValidationError } from '../errors';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
@@ -10,6 +11,17 @@ import { markEventsFailed, retryEvents, type AdminOutcome } from './sql/adminTra
 import { releaseStuckEvents } from './sql/releaseStuck';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const RELEASE_KEYS = {
+  ...AUDIT_KEYS,
+  claimToken: true,
+  force: true,
+  limit: true,
+} as const satisfies OptionKeys<ReleaseArgs>;
+const PURGE_SENT_KEYS = {
+  ...AUDIT_KEYS,
+  before: true,
+  limit: true,
+} as const satisfies OptionKeys<PurgeSentArgs>;
 
 /** The audited outbox mutations of one scope (`tenantId` null: every tenant). */
 export class OutboxActions {
@@ -42,11 +54,12 @@ export class OutboxActions {
   }
 
   async release(args: ReleaseArgs): Promise<ReleaseResult> {
+    knownKeysArgument('release', args, RELEASE_KEYS);
     const claimToken = args.claimToken ?? null;
     if (claimToken !== null && !UUID.test(claimToken)) {
       throw new FerryValidationError('claimToken', 'must be a UUID (a claim token)');
     }
-    const force = args.force ?? false;
+    const force = booleanArgument('force', args.force) ?? false;
     if (force && claimToken === null) {
       throw new FerryValidationError('force', 'needs claimToken: only a named dead claim is released early');
     }
@@ -69,6 +82,7 @@ export class OutboxActions {
   }
 
   async purgeSent(args: PurgeSentArgs): Promise<{ deleted: number }> {
+    knownKeysArgument('purgeSent', args, PURGE_SENT_KEYS);
     if (!(args.before instanceof Date) || Number.isNaN(args.before.getTime())) {
       throw new FerryValidationError('before', 'must be a valid Date');
     }
@@ -110,7 +124,7 @@ export class OutboxActions {
 export function bounded(field: string, value: number | undefined, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new FerryValidationError(field, `must be an integer between 1 and ${max}`);
+    throw new FerryValidationError(field, `must be an integer between 1 and ${max}, got ${received(value)}`);
   }
   return value;
 }

@@ -2,7 +2,7 @@ import { FerryConfigError } from '../../errors';
 import { executorFor, type ApplicationTransaction } from '../../sql/applicationTransaction';
 import type { SqlExecutor } from '../../sql/executor';
 import { withTranslation } from '../../sql/dbErrors';
-import { knownKeysOption, received, type OptionKeys } from '../../optionChecks';
+import { knownKeysArgument, knownKeysOption, received, type OptionKeys } from '../../optionChecks';
 import {
   adminStatementTimeout,
   statementTimeoutOption,
@@ -15,7 +15,7 @@ import { listReceipts } from '../sql/listReceipts';
 import { readStats, type InboxStats } from '../sql/stats';
 import type { InboxRecord } from '../types';
 import { decodeCursor, encodeCursor } from './cursor';
-import { InboxScopedAdmin, type InboxListOptions, type InboxPage } from './scoped';
+import { InboxScopedAdmin, LIST_KEYS, type InboxListOptions, type InboxPage } from './scoped';
 import { LIST_LIMIT, optionalStatus, requireLimit, requireTenantId } from './validate';
 
 /**
@@ -70,6 +70,7 @@ export class InboxPrivilegedAdmin {
 
   /** Every scope, paged by id. */
   async list(options: InboxListOptions = {}): Promise<InboxPage> {
+    knownKeysArgument('list', options, LIST_KEYS);
     const status = optionalStatus(options.status);
     const limit = requireLimit('limit', options.limit, LIST_LIMIT);
     const filter = `all:${status ?? '*'}`;

@@ -19,7 +19,8 @@ import {
   requireVersion,
 } from './validate';
 import { FerryValidationError } from '../../errors';
-import { audited, type AuditOptions } from '../../audit/audited';
+import { AUDIT_KEYS, audited, type AuditOptions } from '../../audit/audited';
+import { booleanArgument, knownKeysArgument, received, type OptionKeys } from '../../optionChecks';
 import { releaseStuckReceipts } from '../sql/releaseStuck';
 
 export interface InboxListOptions {
@@ -69,6 +70,35 @@ export interface InboxReleaseInput extends AuditOptions {
   readonly limit?: number;
 }
 
+export const LIST_KEYS = {
+  status: true,
+  limit: true,
+  cursor: true,
+} as const satisfies OptionKeys<InboxListOptions>;
+const REQUEUE_KEYS = {
+  ...AUDIT_KEYS,
+  id: true,
+  expectedVersion: true,
+} as const satisfies OptionKeys<InboxRequeueInput>;
+const REPLAY_KEYS = {
+  ...AUDIT_KEYS,
+  id: true,
+  expectedVersion: true,
+  requestId: true,
+  targetConsumer: true,
+} as const satisfies OptionKeys<InboxReplayInput>;
+const PURGE_KEYS = {
+  ...AUDIT_KEYS,
+  before: true,
+  limit: true,
+} as const satisfies OptionKeys<InboxPurgeInput>;
+const RELEASE_KEYS = {
+  ...AUDIT_KEYS,
+  claimToken: true,
+  force: true,
+  limit: true,
+} as const satisfies OptionKeys<InboxReleaseInput>;
+
 /** Admin operations bound to one scope (a tenant, or the intentional global scope). */
 export class InboxScopedAdmin {
   constructor(
@@ -78,6 +108,7 @@ export class InboxScopedAdmin {
   ) {}
 
   async list(options: InboxListOptions = {}): Promise<InboxPage> {
+    knownKeysArgument('list', options, LIST_KEYS);
     const status = optionalStatus(options.status);
     const limit = requireLimit('limit', options.limit, LIST_LIMIT);
     const filter = status ?? '*';
@@ -96,6 +127,7 @@ export class InboxScopedAdmin {
 
   /** DEAD → PENDING. InboxStateConflictError when not DEAD or the version moved on. */
   async requeue(input: InboxRequeueInput): Promise<InboxRecord> {
+    knownKeysArgument('requeue', input, REQUEUE_KEYS);
     const id = requireUuid('id', input.id);
     const expectedVersion = requireVersion(input.expectedVersion);
     const reason = requireText('reason', input.reason);
@@ -116,6 +148,7 @@ export class InboxScopedAdmin {
 
   /** Creates (or returns, for a repeated request) a PENDING replay of a COMPLETED record. */
   async replay(input: InboxReplayInput): Promise<InboxReplayOutcome> {
+    knownKeysArgument('replay', input, REPLAY_KEYS);
     const request = {
       scope: this.scope,
       sourceId: requireUuid('id', input.id),
@@ -152,8 +185,9 @@ export class InboxScopedAdmin {
    * `force` every receipt of `claimToken`, go to PENDING and get their attempt back.
    */
   async release(input: InboxReleaseInput = {}): Promise<{ released: readonly string[] }> {
+    knownKeysArgument('release', input, RELEASE_KEYS);
     const claimToken = input.claimToken === undefined ? null : requireUuid('claimToken', input.claimToken);
-    const force = input.force ?? false;
+    const force = booleanArgument('force', input.force) ?? false;
     if (force && claimToken === null) {
       throw new FerryValidationError('force', 'needs claimToken: only a named dead claim is released early');
     }
@@ -177,8 +211,9 @@ export class InboxScopedAdmin {
 
   /** Drops payloads of COMPLETED receipts completed before `before`; returns how many. */
   async purgeCompletedPayload(input: InboxPurgeInput): Promise<{ purged: number }> {
+    knownKeysArgument('purgeCompletedPayload', input, PURGE_KEYS);
     if (!(input.before instanceof Date) || Number.isNaN(input.before.getTime())) {
-      throw new FerryValidationError('before', 'must be a valid Date');
+      throw new FerryValidationError('before', `must be a valid Date, got ${received(input.before)}`);
     }
     const limit = requireLimit('limit', input.limit, PURGE_LIMIT);
     const before = input.before;

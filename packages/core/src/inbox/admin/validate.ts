@@ -1,4 +1,5 @@
 import { FerryValidationError } from '../../errors';
+import { received } from '../../optionChecks';
 import { assertText } from '../../validate/text';
 import { isUuid } from '../sql/fragments';
 import { INBOX_STATUSES, type InboxStatus } from '../types';
@@ -34,7 +35,10 @@ export function requireLimit(
 ): number {
   if (value === undefined) return bounds.default;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > bounds.max) {
-    throw new FerryValidationError(field, `must be an integer between 1 and ${bounds.max}`);
+    throw new FerryValidationError(
+      field,
+      `must be an integer between 1 and ${bounds.max}, got ${received(value)}`,
+    );
   }
   return value;
 }
