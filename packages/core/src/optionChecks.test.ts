@@ -27,6 +27,11 @@ describe('knownKeysOption', () => {
     expect(refusal('', { batchSize: 5 }, ['maxBatchSize']).message).toMatch(/renamed to maxBatchSize/);
   });
 
+  it('passes an unknown key set to undefined (a configuration loader leaves optional fields so)', () => {
+    expect(() => knownKeysOption('', { url: 'x', extra: undefined }, ['url'])).not.toThrow();
+    expect(() => knownKeysOption('', { url: 'x', extra: null }, ['url'])).toThrow(/extra/);
+  });
+
   it('names no replacement the options at hand do not have, and keeps listing the known keys', () => {
     const relay = ['pollInterval', 'batchSize'];
     const unknown = refusal('', { maxAcceptBatch: 5 }, ['pollInterval']);
@@ -79,6 +84,27 @@ describe("knownKeysArgument (an admin call's arguments)", () => {
 
 describe('how a refused value is quoted', () => {
   // createRelay({ db: process.env.DATABASE_URL }): the refusal is logged at start-up.
+  it('a connection object, a credentials object or a key=value connection string is quoted without its secrets', () => {
+    for (const value of [
+      { hostname: 'mq', username: 'app', password: 's3cret' },
+      {
+        client: {
+          region: 'eu-west-1',
+          credentials: { accessKeyId: 'AKIAS3CRET', secretAccessKey: 's3cret' },
+        },
+      },
+      { host: 'db', user: 'app', password: 's3cret' },
+      'host=mq user=app password=s3cret',
+      'token: s3cret',
+    ]) {
+      const quoted = received(value);
+      expect(quoted).not.toMatch(/s3cret|AKIAS3CRET/i);
+    }
+    expect(received({ hostname: 'mq', password: 's3cret' })).toBe(
+      '{"hostname":"mq","password":"[redacted]"} (object)',
+    );
+  });
+
   it('a connection string is quoted without its credentials, even one clipped before its host', () => {
     expect(received('postgresql://app:s3cret@db.internal:5432/orders')).toBe(
       '"postgresql://[redacted]@db.internal:5432/orders" (string)',

@@ -26,16 +26,31 @@ export function received(value: unknown): string {
   return `${clip(typeof value === 'object' ? safeJson(value) : (JSON.stringify(value) ?? String(value)))} (${typeof value})`;
 }
 
+/**
+ * Names whose values a received value never shows (an error text goes to logs): a connection
+ * object's password, a credentials object's keys, a token. The full redactor is not used here:
+ * it depends on this module.
+ */
+const SENSITIVE_NAME = /pass|secret|token|key|credential|auth|cookie|session|signature/i;
+
 function safeJson(value: unknown): string {
   try {
-    return JSON.stringify(value) ?? String(value);
+    const masked = (name: string, inner: unknown): unknown =>
+      name !== '' && SENSITIVE_NAME.test(name) && (typeof inner !== 'object' || inner === null)
+        ? '[redacted]'
+        : inner;
+    return JSON.stringify(value, masked) ?? String(value);
   } catch {
     return String(value);
   }
 }
 
+/** `name=value` / `name: value` pairs of a sensitive name in a text (a libpq-style connection string). */
+const SENSITIVE_PAIR = /\b([a-z_]*(?:pass|secret|token|key|credential|auth)[a-z_]*\s*[=:]\s*)[^\s&;,"]+/gi;
+
 function clip(quoted: string): string {
-  const text = stripUrlCredentials(quoted);
+  // At most 200 characters are read: the text is cut to 60 anyway.
+  const text = stripUrlCredentials(quoted.slice(0, 200)).replace(SENSITIVE_PAIR, '$1[redacted]');
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
@@ -100,8 +115,14 @@ export function knownKeysOption(
   }
 }
 
+/**
+ * A key set to `undefined` is not refused: it has no effect either way, and a configuration
+ * loader leaves optional fields it did not find so.
+ */
 function firstUnknownKey(value: object, known: readonly string[]): string | undefined {
-  return Object.keys(value).find((key) => !known.includes(key));
+  return Object.keys(value).find(
+    (key) => !known.includes(key) && (value as Record<string, unknown>)[key] !== undefined,
+  );
 }
 
 /** `: did you mean dryRun?` for `dryrun` or `dry_run`: a known key but for case and separators. */

@@ -21,6 +21,7 @@ export {
   type DeadLetterOptions,
   type IdentityExtractor,
   type PublisherOptions,
+  type StaticCredentials,
 } from './options';
 export { backoffDelay, type BackoffPolicy } from '@ferry/core/transport';
 export { visibilityBackoffSeconds } from './backoff';

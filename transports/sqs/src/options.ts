@@ -50,8 +50,11 @@ export interface ConnectionOptions {
   endpoint?: string;
   /** Default `AWS_REGION`, else us-east-1. */
   region?: string;
-  /** Static credentials; the SDK's default provider chain when omitted. */
-  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /**
+   * Static credentials (the shape the AWS credential providers and STS answer), or a credential
+   * provider function, handed to the SDK as given; the SDK's default provider chain when omitted.
+   */
+  credentials?: StaticCredentials | (() => Promise<StaticCredentials>);
   /** SDK attempts per request (its own retry of throttling and network errors). */
   maxAttempts?: number;
   /** Use this client instead of creating one; close() then leaves it open. */
@@ -77,11 +80,24 @@ const CONNECTION_KEYS = {
   logger: true,
 } as const satisfies OptionKeys<ConnectionOptions>;
 
+/** AWS static credentials, as `@aws-sdk/types`' AwsCredentialIdentity. */
+export interface StaticCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  expiration?: Date;
+  credentialScope?: string;
+  accountId?: string;
+}
+
 const CREDENTIAL_KEYS = {
   accessKeyId: true,
   secretAccessKey: true,
   sessionToken: true,
-} as const satisfies OptionKeys<NonNullable<ConnectionOptions['credentials']>>;
+  expiration: true,
+  credentialScope: true,
+  accountId: true,
+} as const satisfies OptionKeys<StaticCredentials>;
 
 export function resolveConnectionOptions(options: ConnectionOptions = {}): ResolvedConnectionOptions {
   knownKeysOption('', options, CONNECTION_KEYS);
@@ -96,7 +112,9 @@ export function resolveConnectionOptions(options: ConnectionOptions = {}): Resol
   }
   const region = nonEmpty('region', options.region ?? process.env.AWS_REGION ?? DEFAULTS.region);
   // Only the keys: a credential's value is never shown.
-  knownKeysOption('credentials.', options.credentials, CREDENTIAL_KEYS);
+  if (typeof options.credentials !== 'function') {
+    knownKeysOption('credentials.', options.credentials, CREDENTIAL_KEYS);
+  }
   if (options.client !== undefined && typeof options.client?.send !== 'function') {
     throw new FerryConfigError('client', `must be an SQSClient, got ${received(options.client)}`);
   }

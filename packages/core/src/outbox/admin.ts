@@ -39,11 +39,15 @@ const HEALTH_KEYS = {
   maxFailed: true,
   maxExpiredLeases: true,
 } as const satisfies OptionKeys<HealthThresholds>;
-/** markFailed's reason is its own argument: its audit options take the actor and dryRun only. */
+/**
+ * markFailed's reason is its own argument; its audit options take the actor and dryRun, and a
+ * `reason` too (an AuditOptions shared with retry(): the argument's reason is the one stored).
+ */
 const MARK_FAILED_KEYS = {
   actor: true,
   dryRun: true,
-} as const satisfies OptionKeys<Omit<AuditOptions, 'reason'>>;
+  reason: true,
+} as const satisfies OptionKeys<AuditOptions>;
 
 function encodeCursor(us: string, seq: string): string {
   return Buffer.from(JSON.stringify([us, seq])).toString('base64url');

@@ -69,7 +69,8 @@ export interface MigrateResult {
 export async function migrate(target: SqlExecutor, options: MigrateOptions = {}): Promise<MigrateResult> {
   // Every option checked before the database is reached.
   knownKeysOption('', options, KEYS);
-  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 120_000, 1, MAX_TIMEOUT_MS);
+  // 0: no limit, as PostgreSQL's (documented); else each transaction's deadline.
+  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 120_000, 0, MAX_TIMEOUT_MS);
   const lockTimeoutMs = integerOption(
     'lockTimeoutMs',
     options.lockTimeoutMs ?? LOCK_TIMEOUT_DEFAULT_MS,
@@ -79,8 +80,11 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
   // Each transaction as a whole within its deadline, COMMIT included: one whose COMMIT answer was
   // lost asks PostgreSQL whether it landed (withDeadlines). The wait for a connection is part of
   // the deadline, at most 10 s.
-  const txOptions = { timeoutMs, maxWaitMs: Math.min(timeoutMs, MAX_WAIT_MS) };
-  const db = withTranslation(withDeadlines(target, timeoutMs), 'migrate');
+  const txOptions = {
+    timeoutMs,
+    maxWaitMs: timeoutMs === 0 ? MAX_WAIT_MS : Math.min(timeoutMs, MAX_WAIT_MS),
+  };
+  const db = withTranslation(timeoutMs === 0 ? target : withDeadlines(target, timeoutMs), 'migrate');
   const table = migrationsTableFor(options);
   const files = loadMigrationFiles(options.migrationsDir);
   const result: MigrateResult = { applied: [], alreadyApplied: [] };
@@ -90,7 +94,7 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
     await ensureMigrationsTable(tx, table, files);
   }, txOptions);
   for (const file of files) {
-    const applied = await triedUntil(txOptions.timeoutMs, file, () =>
+    const applied = await triedUntil(timeoutMs === 0 ? Infinity : timeoutMs, file, () =>
       db.transaction(async (tx) => applyOne(tx, table, file, lockTimeoutMs), txOptions),
     );
     (applied ? result.applied : result.alreadyApplied).push(file.name);

@@ -124,3 +124,25 @@ it('rebuilds the DEAD index when an operator’s CONCURRENTLY build of it did no
     await Promise.all([holder.end(), operator.end(), pool.end()]);
   }
 });
+
+it('with timeoutMs 0 (no limit, as documented) tries again past its lock waits until the lock is free, and applies', async () => {
+  await forgetIndex();
+  const holder = await connected();
+  const pool = new pg.Pool({ connectionString: t.url, max: 2 });
+  try {
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE ferry_inbox_receipts IN ROW EXCLUSIVE MODE');
+    const migrating = migrate(fromPg(pool), { timeoutMs: 0, lockTimeoutMs: 200 }).catch(
+      (error: unknown) => error,
+    );
+    await migrationWaiting();
+    // Several lock waits of 200 ms pass; with no deadline the migrator keeps trying.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await holder.query('ROLLBACK');
+    const result = (await migrating) as { applied: string[] };
+    expect(result.applied).toEqual([expect.stringMatching(/^0010_/)]);
+  } finally {
+    await holder.query('ROLLBACK').catch(() => undefined);
+    await Promise.all([holder.end(), pool.end()]);
+  }
+});

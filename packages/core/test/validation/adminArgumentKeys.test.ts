@@ -156,9 +156,8 @@ function outboxRows(name: string, admin: () => OutboxAdmin): ArgumentRow<Fixture
     misspeltArgument(`${name} markFailed`, 'dryrun', (f) =>
       admin().markFailed(f.pending, 'poison', { dryrun: true } as never),
     ),
-    // markFailed's reason is its second argument; the audit options take actor and dryRun only.
-    misspeltArgument(`${name} markFailed`, 'reason', (f) =>
-      admin().markFailed(f.pending, 'poison', { reason: 'other' } as never),
+    misspeltArgument(`${name} markFailed`, 'Reason', (f) =>
+      admin().markFailed(f.pending, 'poison', { Reason: 'other' } as never),
     ),
     misspeltArgument(`${name} release`, 'dryrun', () => admin().release({ dryrun: true } as never)),
     misspeltArgument(`${name} release`, 'claim_token', (f) =>
@@ -306,5 +305,14 @@ describe('a typed dryrun never runs the real action', () => {
     expect(result).toEqual({ id: f.failed, outcome: 'applied' });
     const { items } = await createAuditLog(t.db).list({ id: f.failed });
     expect(items).toMatchObject([{ dryRun: true, action: 'outbox.retry' }]);
+  });
+
+  it("markFailed takes the documented audit object, reason included (one AuditOptions shared with retry): the argument's reason is stored", async () => {
+    const f = await fixture();
+    const audit = { actor: 'ops', reason: 'INC-42', dryRun: true };
+    const result = await createOutboxAdmin(t.db).forTenant('acme').markFailed(f.pending, 'poison', audit);
+    expect(result).toMatchObject({ id: f.pending, outcome: 'applied' });
+    const { items } = await createAuditLog(t.db).list({ id: f.pending });
+    expect(items).toMatchObject([{ dryRun: true, action: 'outbox.mark-failed', reason: 'poison' }]);
   });
 });
