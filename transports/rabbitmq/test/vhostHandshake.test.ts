@@ -27,6 +27,21 @@ function vhostUrl(vhost: string): string {
   return url.toString();
 }
 
+/** Connects `publisher` (its own connection, never reaching the broker's vhost) until it logged a failure. */
+async function connectFailureLogged(
+  publisher: RabbitPublisher,
+  log: ReturnType<typeof writtenLog>,
+): Promise<void> {
+  try {
+    void publisher.connect().catch(() => undefined);
+    await waitUntil('the connect failure logged', () => log.text().includes('connect failed') || undefined, {
+      timeoutMs: 10_000,
+    });
+  } finally {
+    await publisher.close();
+  }
+}
+
 async function readyError(consumer: RabbitConsumer, timeoutMs: number): Promise<unknown> {
   return consumer.ready({ timeoutMs }).then(
     () => new Error('ready() resolved'),
@@ -65,22 +80,9 @@ describe('attachRabbitConsumer to a virtual host the broker does not open', () =
 
   test('a publisher that owns its connection logs its connect failures with its own logger', async () => {
     const log = writtenLog();
-    const publisher = new RabbitPublisher(vhostUrl(uniqueName('ferry-vhost-missing')), {
-      logger: log.logger,
-    });
-    try {
-      void publisher.connect().catch(() => undefined);
-      await waitUntil(
-        'the connect failure logged',
-        () => log.text().includes('connect failed') || undefined,
-        {
-          timeoutMs: 10_000,
-        },
-      );
-      expect(log.text()).toContain('virtual host');
-    } finally {
-      await publisher.close();
-    }
+    const url = vhostUrl(uniqueName('ferry-vhost-missing'));
+    await connectFailureLogged(new RabbitPublisher(url, { logger: log.logger }), log);
+    expect(log.text()).toContain('virtual host');
   });
 
   test("a path that holds an '@' (a password's tail after an unencoded '/') is not shown, and a control character is escaped", async () => {
@@ -118,20 +120,7 @@ describe('attachRabbitConsumer to a virtual host the broker does not open', () =
       }
     }
     const log = writtenLog();
-    const publisher = new RabbitPublisher(new Settings() as unknown as { url: string }, {
-      logger: log.logger,
-    });
-    try {
-      void publisher.connect().catch(() => undefined);
-      await waitUntil(
-        'the connect failure logged',
-        () => log.text().includes('connect failed') || undefined,
-        {
-          timeoutMs: 10_000,
-        },
-      );
-    } finally {
-      await publisher.close();
-    }
+    const options = new Settings() as unknown as { url: string };
+    await connectFailureLogged(new RabbitPublisher(options, { logger: log.logger }), log);
   });
 });
