@@ -113,7 +113,7 @@ export async function waitForInboxRecord(
   const matches = until ?? ((record: InboxRecord) => record.status === status);
   const expected = until ? 'the expected condition' : status;
   const deadline = Date.now() + integerOption('timeoutMs', options.timeoutMs ?? 10_000, 0);
-  const intervalMs = integerOption('intervalMs', options.intervalMs ?? 25, 1);
+  const intervalMs = integerOption('intervalMs', options.intervalMs ?? 25, 0);
   let last: InboxRecord | null = null;
   for (;;) {
     last = await scope.get(id);

@@ -48,7 +48,7 @@ export async function waitUntil<T>(
   const given = typeof options === 'number' ? { timeoutMs: options } : options;
   knownKeysOption('', given, { timeoutMs: true, intervalMs: true } satisfies OptionKeys<WaitOptions>);
   const timeoutMs = integerOption('timeoutMs', given.timeoutMs ?? 30_000, 0);
-  const intervalMs = integerOption('intervalMs', given.intervalMs ?? 25, 1);
+  const intervalMs = integerOption('intervalMs', given.intervalMs ?? 25, 0);
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
