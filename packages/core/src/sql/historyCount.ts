@@ -10,20 +10,18 @@ import type { SqlExecutor } from './executor';
 export const HISTORY_EXACT_LIMIT = 10_000;
 
 /**
- * Rows of `rows` (a SELECT of one row per history row, parameters `values`), reading at most
- * `limit` + 1 of them: the count, or null when there are more than `limit`.
+ * A column counting the rows of `rows` (a SELECT of one row per history row), reading at most
+ * `limitParam` of them (the caller passes the limit + 1): put beside the unfinished counts in the
+ * same statement, so that both come from one snapshot. A row that finished between two statements
+ * was counted twice (unfinished in the first, history in the second).
  */
-export async function countUpTo(
-  db: SqlExecutor,
-  rows: string,
-  values: readonly unknown[],
-  limit: number,
-): Promise<number | null> {
-  const [row] = await db.query<{ n: number }>(
-    `SELECT count(*)::float8 AS n FROM (${rows} LIMIT $${values.length + 1}::bigint) r`,
-    [...values, limit + 1],
-  );
-  const n = Number(row?.n ?? 0);
+export function historyCount(rows: string, limitParam: string): string {
+  return `(SELECT count(*)::float8 FROM (${rows} LIMIT ${limitParam}::bigint) r)`;
+}
+
+/** historyCount's answer: the count, or null when there were more than `limit` rows. */
+export function exactUpTo(counted: unknown, limit: number): number | null {
+  const n = Number(counted ?? 0);
   return n > limit ? null : n;
 }
 

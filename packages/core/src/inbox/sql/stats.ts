@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { countUpTo, estimateHistory, HISTORY_EXACT_LIMIT } from '../../sql/historyCount';
+import { estimateHistory, exactUpTo, historyCount, HISTORY_EXACT_LIMIT } from '../../sql/historyCount';
 import { INBOX_STATUSES, type InboxStatus } from '../types';
 import { TABLE } from './fragments';
 
@@ -38,13 +38,17 @@ const COUNTS = `
     (extract(epoch FROM now() - min(created_at) FILTER (WHERE status <> 'DEAD')) * 1000)::float8 AS age_ms,
     count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired`;
 
-const STATS = [false, true].map((scoped) => `SELECT ${COUNTS} FROM (${open(scoped)}) u`);
-
 // A scope's COMPLETED receipts through ferry_inbox_receipts_admin (scope, status, id), in its
 // order: a generic plan otherwise took a bitmap of the scope's every receipt, or a sequential scan.
 const SCOPE_COMPLETED = `SELECT 1 FROM ${TABLE} WHERE scope = $1::text AND status = 'COMPLETED'
   ORDER BY scope, status, id`;
 const COMPLETED = `SELECT consumer, tenant_id FROM ${TABLE} WHERE status = 'COMPLETED'`;
+
+// The unfinished counts and the COMPLETED ones (reading at most $2) in one statement, one snapshot.
+const STATS = [
+  `SELECT ${COUNTS}, ${historyCount(COMPLETED, '$2')} AS completed FROM (${open(false)}) u`,
+  `SELECT ${COUNTS}, ${historyCount(SCOPE_COMPLETED, '$2')} AS completed FROM (${open(true)}) u`,
+];
 
 type OpenCounts = Record<Exclude<InboxStatus, 'COMPLETED'>, number> & {
   oldest: Date | null;
@@ -62,14 +66,14 @@ export async function readStats(
   scope: string | null,
   exactLimit: number = HISTORY_EXACT_LIMIT,
 ): Promise<InboxStats> {
-  const [row] = await db.query<OpenCounts>(STATS[scope === null ? 0 : 1]!, [scope]);
+  const [row] = await db.query<OpenCounts & { completed: number }>(STATS[scope === null ? 0 : 1]!, [
+    scope,
+    exactLimit + 1,
+  ]);
   const counts = zeroCounts();
   for (const status of UNFINISHED_STATUSES) counts[status] = Number(row?.[status] ?? 0);
   const open = Object.values(counts).reduce((a, b) => a + b, 0);
-  const completed =
-    scope === null
-      ? await countUpTo(db, COMPLETED, [], exactLimit)
-      : await countUpTo(db, SCOPE_COMPLETED, [scope], exactLimit);
+  const completed = exactUpTo(row?.completed, exactLimit);
   counts.COMPLETED =
     completed ??
     (await estimateHistory(db, {
@@ -105,10 +109,19 @@ export interface InboxGroupStats {
 }
 
 const GROUP = `consumer, CASE WHEN $2::boolean THEN coalesce(tenant_id, '') ELSE '' END AS tenant`;
-const BY_CONSUMER = `SELECT ${GROUP}, ${COUNTS} FROM (${open(false)}) u GROUP BY 1, 2`;
-// COMPLETED receipts by group, reading at most $3 of them (the caller asks for the limit + 1).
-const COMPLETED_BY_CONSUMER = `SELECT ${GROUP}, count(*)::float8 AS n
-  FROM (${COMPLETED} LIMIT $3::bigint) c WHERE $1::text IS NULL GROUP BY 1, 2`;
+/**
+ * Per group, the unfinished counts (`has_open` when the group has any) and the COMPLETED receipts,
+ * reading at most $3 of them (the caller asks for the limit + 1), in one statement: one snapshot.
+ */
+const BY_CONSUMER = `WITH unfinished AS (
+    SELECT ${GROUP}, ${COUNTS} FROM (${open(false)}) u GROUP BY 1, 2
+  ), completed AS (
+    SELECT ${GROUP}, count(*)::float8 AS n FROM (${COMPLETED} LIMIT $3::bigint) c WHERE $1::text IS NULL GROUP BY 1, 2
+  )
+  SELECT coalesce(o.consumer, c.consumer) AS consumer, coalesce(o.tenant, c.tenant) AS tenant,
+    o.consumer IS NOT NULL AS has_open, ${UNFINISHED_STATUSES.map((s) => `o."${s}"`).join(', ')},
+    o.age_ms, o.expired, c.n
+  FROM unfinished o FULL JOIN completed c ON c.consumer = o.consumer AND c.tenant = o.tenant`;
 
 /**
  * Every scope's receipts per consumer (and per tenant when `byTenant`): the open statuses exactly,
@@ -119,15 +132,11 @@ export async function readStatsByConsumer(
   byTenant: boolean,
   exactLimit: number = HISTORY_EXACT_LIMIT,
 ): Promise<InboxGroupStats[]> {
-  const open = await db.query<OpenCounts & { consumer: string; tenant: string }>(BY_CONSUMER, [
-    null,
-    byTenant,
-  ]);
-  const completed = await db.query<{ consumer: string; tenant: string; n: number }>(COMPLETED_BY_CONSUMER, [
-    null,
-    byTenant,
-    exactLimit + 1,
-  ]);
+  const rows = await db.query<
+    OpenCounts & { consumer: string; tenant: string; has_open: boolean; n: number | null }
+  >(BY_CONSUMER, [null, byTenant, exactLimit + 1]);
+  const open = rows.filter((row) => row.has_open);
+  const completed = rows.filter((row) => row.n !== null);
   const exact = completed.reduce((n, row) => n + Number(row.n), 0) <= exactLimit;
   const groups = new Map<string, InboxGroupStats & { counts: Record<InboxStatus, number | null> }>();
   const group = (consumer: string, tenant: string) => {

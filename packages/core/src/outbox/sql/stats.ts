@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import { opaqueStatus } from './fragments';
-import { countUpTo, estimateHistory, HISTORY_EXACT_LIMIT } from '../../sql/historyCount';
+import { estimateHistory, exactUpTo, historyCount, HISTORY_EXACT_LIMIT } from '../../sql/historyCount';
 
 /**
  * The unfinished rows, one arm per status so that each reads its own partial index (PENDING:
@@ -22,13 +22,6 @@ const COUNTS = `
     (extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'PENDING')) * 1000)::bigint::text
       AS oldest_pending_ms`;
 
-const STATS = `SELECT ${COUNTS} FROM (${UNFINISHED}) u`;
-
-// One row per tenant ('' for rows without one) when $2, else one row for the table.
-const STATS_BY_TENANT = `SELECT CASE WHEN $2::boolean THEN coalesce(tenant_id, '') ELSE '' END AS tenant,
-    ${COUNTS}
-  FROM (${UNFINISHED}) u GROUP BY 1`;
-
 // A tenant's SENT rows through its listing index (outbox_events_tenant_created_idx), which holds
 // only that tenant's rows; SENT opaque (opaqueStatus), so that the planner cannot AND it with
 // outbox_events_sent_idx, a bitmap that reads every tenant's SENT entries. The operator's through
@@ -36,10 +29,26 @@ const STATS_BY_TENANT = `SELECT CASE WHEN $2::boolean THEN coalesce(tenant_id, '
 const TENANT_SENT = `SELECT 1 FROM outbox_events WHERE tenant_id = $1::text AND status = ${opaqueStatus('SENT')}
   ORDER BY tenant_id, created_at DESC, seq DESC`;
 const SENT = `SELECT tenant_id FROM outbox_events WHERE status = 'SENT'`;
-// SENT rows by tenant, reading at most $2 of them (the caller asks for the limit + 1).
-const SENT_BY_TENANT = `SELECT CASE WHEN $1::boolean THEN coalesce(tenant_id, '') ELSE '' END AS tenant,
-    count(*)::float8 AS sent
-  FROM (${SENT} LIMIT $2::bigint) s GROUP BY 1`;
+
+// The unfinished counts and the SENT rows (reading at most $2) in one statement, one snapshot: a
+// row sent between two statements was counted twice. [every tenant, one tenant ($1)].
+const STATS = [
+  `SELECT ${COUNTS}, ${historyCount(SENT, '$2')} AS sent FROM (${UNFINISHED}) u`,
+  `SELECT ${COUNTS}, ${historyCount(TENANT_SENT, '$2')} AS sent FROM (${UNFINISHED}) u`,
+];
+
+// Per group (a tenant, '' for rows without one, when $2; else one group for the table): the
+// unfinished counts (`has_unfinished` when it has any) and its SENT rows, reading at most $3 of
+// them (the caller asks for the limit + 1), in one statement.
+const GROUP = `CASE WHEN $2::boolean THEN coalesce(tenant_id, '') ELSE '' END AS tenant`;
+const STATS_BY_TENANT = `WITH unfinished AS (
+    SELECT ${GROUP}, ${COUNTS} FROM (${UNFINISHED}) u GROUP BY 1
+  ), sent AS (
+    SELECT ${GROUP}, count(*)::float8 AS sent FROM (${SENT} LIMIT $3::bigint) s GROUP BY 1
+  )
+  SELECT coalesce(u.tenant, s.tenant) AS tenant, u.tenant IS NOT NULL AS has_unfinished,
+    u.pending, u.processing, u.failed, u.expired_leases, u.oldest_pending_ms, s.sent
+  FROM unfinished u FULL JOIN sent s ON s.tenant = u.tenant`;
 
 interface UnfinishedRow {
   pending: number;
@@ -82,11 +91,13 @@ export async function eventStats(
   tenantId: string | null,
   exactLimit: number = HISTORY_EXACT_LIMIT,
 ): Promise<StatsRow> {
-  const [row = EMPTY] = await db.query<UnfinishedRow>(STATS, [tenantId]);
-  const sent =
-    tenantId === null
-      ? await countUpTo(db, SENT, [], exactLimit)
-      : await countUpTo(db, TENANT_SENT, [tenantId], exactLimit);
+  const [counted] = await db.query<UnfinishedRow & { sent: number }>(STATS[tenantId === null ? 0 : 1]!, [
+    tenantId,
+    exactLimit + 1,
+  ]);
+  const { sent: history, ...unfinished } = counted ?? { ...EMPTY, sent: 0 };
+  const row: UnfinishedRow = unfinished;
+  const sent = exactUpTo(history, exactLimit);
   if (sent !== null) return { ...row, sent, sent_estimated: false };
   const estimate = await estimateHistory(db, {
     table: 'outbox_events',
@@ -108,11 +119,13 @@ export async function eventStatsByTenant(
   byTenant: boolean,
   exactLimit: number = HISTORY_EXACT_LIMIT,
 ): Promise<TenantStatsRow[]> {
-  const unfinished = await db.query<UnfinishedRow & { tenant: string }>(STATS_BY_TENANT, [null, byTenant]);
-  const sentRows = await db.query<{ tenant: string; sent: number }>(SENT_BY_TENANT, [
-    byTenant,
-    exactLimit + 1,
-  ]);
+  const counted = await db.query<
+    UnfinishedRow & { tenant: string; has_unfinished: boolean; sent: number | null }
+  >(STATS_BY_TENANT, [null, byTenant, exactLimit + 1]);
+  const unfinished = counted
+    .filter((row) => row.has_unfinished)
+    .map(({ has_unfinished: _, sent: __, ...row }) => row);
+  const sentRows = counted.flatMap(({ tenant, sent }) => (sent === null ? [] : [{ tenant, sent }]));
   const exact = sentRows.reduce((n, row) => n + Number(row.sent), 0) <= exactLimit;
   const rows = new Map<string, TenantStatsRow>();
   for (const row of unfinished)
