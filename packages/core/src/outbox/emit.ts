@@ -47,7 +47,9 @@ export interface Emitter {
    * Inserts one event in `tx`, the application's open transaction (a Prisma transaction client,
    * a node-postgres client after BEGIN, a Kysely `Transaction`, a SqlExecutor), committed or
    * rolled back with it. Given a root client (Prisma client, pg `Pool` or idle client, Kysely
-   * instance), it commits a transaction of its own.
+   * instance), it commits a transaction of its own. A pg client with statements not yet answered
+   * (a `client.query('BEGIN')` not awaited) is refused (FERRY_VALIDATION_FAILED on `tx`): whether
+   * it is in a transaction is known only once they are answered.
    */
   emit(tx: ApplicationTransaction, event: OutboxEventInput): Promise<{ id: string }>;
   /** Validates every event first; inserts none if any is invalid. Ids in input order. */

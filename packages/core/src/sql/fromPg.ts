@@ -1,5 +1,6 @@
 import type { ClientBase, Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
-import { FerryError } from '../errors';
+import { FerryError, FerryValidationError } from '../errors';
+import { pendingStatements } from './clientQueue';
 import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
 import { answeredByServer } from './sqlState';
@@ -27,9 +28,29 @@ export function fromPg(pool: Pool): SqlExecutor {
  * (`getTransactionStatus()` 'I') ferry opens and commits a transaction of its own on it. A client
  * that cannot tell (pg's native bindings, pg releases without `getTransactionStatus()`) is
  * taken to be in a transaction.
+ *
+ * The status is PostgreSQL's answer to the client's last statement answered, so a client with
+ * statements still sent or queued (a `client.query('BEGIN')` not awaited) cannot tell either: it
+ * is refused (FERRY_VALIDATION_FAILED on `tx`). Taken for idle, ferry's BEGIN would follow the
+ * application's and its COMMIT commit the application's transaction; taken for in a transaction,
+ * ferry's writes would follow a queued COMMIT or ROLLBACK and commit on their own. While ferry
+ * works on the client (until the call settles) the application sends nothing else on it: pg
+ * runs one statement at a time, and a statement queued meanwhile runs inside ferry's transaction.
  */
 export function fromPgClient(client: ClientBase): SqlExecutor {
+  refuseUnsettled(client);
   return bind(client, transactionStatus(client) !== 'I');
+}
+
+/** Refuses a client with statements not yet answered: its transaction status is not known yet. */
+function refuseUnsettled(client: ClientBase): void {
+  const pending = pendingStatements(client);
+  if (pending === null || pending === 0) return;
+  throw new FerryValidationError(
+    'tx',
+    `a node-postgres client with ${pending} statement(s) not yet answered (a query not awaited, such ` +
+      'as its BEGIN): ferry cannot tell whether the client is in a transaction; await them first',
+  );
 }
 
 /**
