@@ -1,3 +1,4 @@
+import { onAbort } from '../deadline';
 import { FerryError } from '../errors';
 import { integerOption } from '../optionChecks';
 import type { SqlExecutor, TransactionOptions } from './executor';
@@ -160,17 +161,14 @@ export function transactionDeadline(
   const { signal } = options;
   let expired = false;
   let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
+  let unlisten: (() => void) | undefined;
   const ended = new Promise<never>((_, reject) => {
     const end = (reason: unknown): void => {
       expired = true;
       reject(reason);
     };
     if (signal?.aborted) return end(signal.reason);
-    if (signal) {
-      onAbort = () => end(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
+    if (signal) unlisten = onAbort(signal, () => end(signal.reason));
     if (timeoutMs === undefined) return;
     timer = setTimeout(
       () => {
@@ -188,7 +186,7 @@ export function transactionDeadline(
   ended.catch(() => undefined);
   const clear = (): void => {
     clearTimeout(timer);
-    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    unlisten?.();
   };
   return { ended, expired: () => expired, clear };
 }
