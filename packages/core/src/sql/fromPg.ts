@@ -5,7 +5,13 @@ import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOpti
 import { lendClient } from './lentClient';
 import { answeredByServer } from './sqlState';
 import { preparedName } from './statementNames';
-import { beginLimited, checkedTimeout, startWithin, transactionDeadline } from './transactionLimits';
+import {
+  beginLimited,
+  checkedTimeout,
+  identified,
+  startWithin,
+  transactionDeadline,
+} from './transactionLimits';
 
 /**
  * An executor over a node-postgres pool, for code that has no Prisma client: the CLI,
@@ -245,7 +251,8 @@ async function inBlock<T>(
   progress: { committing: boolean } = { committing: false },
 ): Promise<T> {
   try {
-    await client.query(beginLimited(options));
+    const begun: QueryResult | QueryResult[] = await client.query(beginLimited(options));
+    identified(options, [begun].flat().at(-1)?.rows[0]);
     const result = await work();
     progress.committing = true;
     const commit = await client.query('COMMIT');

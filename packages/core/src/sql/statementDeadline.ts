@@ -5,7 +5,14 @@ import { settlesWithin } from '../outbox/settle';
 import { commitOutcome } from './commitOutcome';
 import type { SqlExecutor, StatementOptions, TransactionOptions } from './executor';
 import { answeredByServer, sqlStateOf } from './sqlState';
-import { checkedTimeout, DEADLINE_GRACE_MS, limitAndIdentify, MAX_TIMEOUT_MS } from './transactionLimits';
+import {
+  checkedTimeout,
+  DEADLINE_GRACE_MS,
+  IDENTIFY,
+  limitAndIdentify,
+  MAX_TIMEOUT_MS,
+  type IdentifyingOptions,
+} from './transactionLimits';
 
 /**
  * Default and bounds of every statement deadline option: the inbox's and the admins'
@@ -48,7 +55,8 @@ export function statementTimeoutOption(field: string, value: number | undefined)
  * `timeoutMs` and `maxWaitMs` unless the caller gives its own, and its first statement sets them
  * as PostgreSQL's transaction-local limits (Prisma sets none of its own), so a statement waiting
  * on a lock ends with PostgreSQL's 57014, and reads the transaction's id (limitAndIdentify: these
- * transactions are for changes, the audited admin actions). A transaction that still has not
+ * transactions are for changes, the audited admin actions); fromPg and Kysely, which send such a
+ * first statement of their own, read the id in it (IDENTIFY), so the limits are set once. A transaction that still has not
  * settled once max wait, timeout and twice the grace have passed (a silent server) is given up:
  * its TransactionOptions.signal aborts, so fromPg closes its connection (committing or not; on
  * Prisma the connection stays the driver's, package README). It fails with a retriable
@@ -73,15 +81,15 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
       const giveUp = new AbortController();
       const signal = options?.signal ? AbortSignal.any([options.signal, giveUp.signal]) : giveUp.signal;
       let sent: { xid: string; result: T } | undefined;
-      const run = db.transaction(
-        async (tx) => {
-          const xid = await limitAndIdentify(tx, limits);
-          const result = await work(tx);
-          sent = { xid, result }; // what follows is the COMMIT
-          return result;
-        },
-        { ...limits, signal },
-      );
+      // fromPg and Kysely read the id with their own first statement, with the limits (IDENTIFY).
+      let begun: string | undefined;
+      const identifying: IdentifyingOptions = { ...limits, signal, [IDENTIFY]: (xid) => void (begun = xid) };
+      const run = db.transaction(async (tx) => {
+        const xid = begun ?? (await limitAndIdentify(tx, limits));
+        const result = await work(tx);
+        sent = { xid, result }; // what follows is the COMMIT
+        return result;
+      }, identifying);
       try {
         return await settledWithin(run, limits, giveUp);
       } catch (error) {
