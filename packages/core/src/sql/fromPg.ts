@@ -1,4 +1,12 @@
-import type { ClientBase, Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
+import {
+  Pool,
+  type ClientBase,
+  type PoolClient,
+  type PoolConfig,
+  type QueryConfig,
+  type QueryResult,
+} from 'pg';
+import { askOutcomesElsewhere } from './commitOutcome';
 import { FerryError, FerryValidationError } from '../errors';
 import { pendingStatements } from './clientQueue';
 import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
@@ -45,7 +53,39 @@ export function fromPg(pool: Pool): SqlExecutor {
  */
 export function fromPgClient(client: ClientBase): SqlExecutor {
   refuseUnsettled(client);
-  return bind(client, transactionStatus(client) !== 'I');
+  const executor = bind(client, transactionStatus(client) !== 'I');
+  const params = (client as { connectionParameters?: ConnectionParameters }).connectionParameters;
+  if (!executor.inTransaction && params !== undefined) {
+    askOutcomesElsewhere(executor, (withinMs) => connectionLike(client, params, withinMs));
+  }
+  return executor;
+}
+
+/** The parts of pg's ConnectionParameters (a client's `connectionParameters`) read here. */
+type ConnectionParameters = Record<string, unknown> & { readonly password?: unknown };
+
+/**
+ * Where the outcome of a COMMIT whose answer was lost is asked when the transaction ran on the
+ * application's one client (withDeadlines' lostCommit): not on that client, whose queue waits
+ * behind the COMMIT for an answer that may never come, but on a connection of its own with the
+ * client's parameters and class (pg's native bindings stay native), opened for the question and
+ * ended after it. Its statements are given up as a pool's (onPooledClient), and it connects within
+ * `withinMs` (connectionTimeoutMillis), so a silent server holds no socket of it afterwards.
+ */
+function connectionLike(
+  client: ClientBase,
+  params: ConnectionParameters,
+  withinMs: number,
+): { db: SqlExecutor; close(): void } {
+  const pool = new Pool({
+    ...params,
+    password: params.password as PoolConfig['password'], // pg keeps it out of the enumerable fields
+    Client: client.constructor as NonNullable<PoolConfig['Client']>,
+    max: 1,
+    connectionTimeoutMillis: withinMs,
+  });
+  pool.on('error', () => undefined); // an idle connection ended: the pool is ended right after
+  return { db: fromPg(pool), close: () => void pool.end().catch(() => undefined) };
 }
 
 /** Refuses a client with statements not yet answered: its transaction status is not known yet. */

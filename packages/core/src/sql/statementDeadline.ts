@@ -2,7 +2,7 @@ import { clearableDeadline } from '../deadline';
 import { FerryError } from '../errors';
 import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { settlesWithin } from '../outbox/settle';
-import { commitOutcome } from './commitOutcome';
+import { commitOutcome, otherConnectionOf, type CommitOutcome } from './commitOutcome';
 import type { SqlExecutor, StatementOptions, TransactionOptions } from './executor';
 import { answeredByServer, sqlStateOf } from './sqlState';
 import {
@@ -94,7 +94,7 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
         return await settledWithin(run, limits, giveUp);
       } catch (error) {
         if (sent === undefined) throw error;
-        return lostCommit(bounded, sent, error, timeoutMs);
+        return lostCommit(db, bounded, sent, error, timeoutMs);
       }
     },
   };
@@ -103,15 +103,28 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
 /**
  * A transaction that failed after its COMMIT was sent (no answer in time, or its connection lost):
  * its result if PostgreSQL committed it, `error` if PostgreSQL says it was
- * rolled back or refused the COMMIT itself, else FERRY_OUTCOME_UNKNOWN.
+ * rolled back or refused the COMMIT itself, else FERRY_OUTCOME_UNKNOWN. Asked on `bounded` (`db`
+ * with its statement deadline: a pool gives the question another connection), or, for an executor
+ * over one connection, on the connection of its own it registered (otherConnectionOf).
  */
 async function lostCommit<T>(
   db: SqlExecutor,
+  bounded: SqlExecutor,
   sent: { xid: string; result: T },
   error: unknown,
   timeoutMs: number,
 ): Promise<T> {
-  const outcome = await commitOutcome(db, sent.xid, timeoutMs);
+  const other = otherConnectionOf(db)?.(timeoutMs);
+  let outcome: CommitOutcome;
+  try {
+    outcome = await commitOutcome(
+      other ? withStatementDeadline(other.db, timeoutMs) : bounded,
+      sent.xid,
+      timeoutMs,
+    );
+  } finally {
+    other?.close();
+  }
   if (outcome === 'committed') return sent.result;
   if (outcome === 'aborted' || refusedByPostgres(error)) throw error;
   throw new FerryError(
