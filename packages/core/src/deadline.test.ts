@@ -105,6 +105,19 @@ describe('onAbort', () => {
     expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
   });
 
+  it('does not call a waiter that one called before it stopped', () => {
+    const stop = new AbortController();
+    const called: string[] = [];
+    let stopSecond: () => void = () => undefined;
+    onAbort(stop.signal, () => {
+      called.push('first');
+      stopSecond();
+    });
+    stopSecond = onAbort(stop.signal, () => called.push('second'));
+    stop.abort();
+    expect(called).toEqual(['first']);
+  });
+
   it('lets the signal go once the last waiter stopped, and listens again for a new one', () => {
     const stop = new AbortController();
     const first = onAbort(stop.signal, () => undefined);

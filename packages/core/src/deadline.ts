@@ -44,11 +44,11 @@ export function onAbort(signal: AbortSignal, listener: () => void): () => void {
     const calls = new Set<{ readonly call: () => void }>();
     const fire = (): void => {
       waitersOf.delete(signal);
-      const due = [...calls];
-      calls.clear();
-      for (const { call } of due) {
+      for (const entry of [...calls]) {
+        // A waiter stopped by one called before it is not called, as with EventTarget.
+        if (!calls.delete(entry)) continue;
         try {
-          call();
+          entry.call();
         } catch (error) {
           queueMicrotask(() => {
             throw error;
