@@ -45,7 +45,8 @@ export function fromPg(pool: Pool): SqlExecutor {
  *
  * The status is PostgreSQL's answer to the client's last statement answered, so a client with
  * statements still sent or queued (a `client.query('BEGIN')` not awaited) cannot tell either: it
- * is refused (FERRY_VALIDATION_FAILED on `tx`). Taken for idle, ferry's BEGIN would follow the
+ * is refused (FERRY_VALIDATION_FAILED on `tx`), and so is a client not connected yet (no status
+ * before its first answer). Taken for idle, ferry's BEGIN would follow the
  * application's and its COMMIT commit the application's transaction; taken for in a transaction,
  * ferry's writes would follow a queued COMMIT or ROLLBACK and commit on their own. While ferry
  * works on the client (until the call settles) the application sends nothing else on it: pg
@@ -88,8 +89,18 @@ function connectionLike(
   return { db: fromPg(pool), close: () => void pool.end().catch(() => undefined) };
 }
 
-/** Refuses a client with statements not yet answered: its transaction status is not known yet. */
+/**
+ * Refuses a client whose transaction status is not known yet: statements not yet answered, or
+ * not connected yet (pg reports no status before its first ReadyForQuery).
+ */
 function refuseUnsettled(client: ClientBase): void {
+  if (transactionStatus(client) === null) {
+    throw new FerryValidationError(
+      'tx',
+      'a node-postgres client not connected yet (its connect() not awaited): ferry cannot tell whether ' +
+        'the client is in a transaction; await client.connect() first',
+    );
+  }
   const pending = pendingStatements(client);
   if (pending === null || pending === 0) return;
   throw new FerryValidationError(
@@ -313,8 +324,11 @@ function isPool(target: Queryable): target is Pool {
   return typeof (target as Pool).totalCount === 'number';
 }
 
-/** 'I' idle, 'T' in a transaction, 'E' in a failed one; null when the client cannot tell. */
-function transactionStatus(client: ClientBase): string | null {
+/**
+ * 'I' idle, 'T' in a transaction, 'E' in a failed one; null when not known yet (pg before the
+ * connection's first answer); undefined when the client cannot tell (no getTransactionStatus).
+ */
+function transactionStatus(client: ClientBase): string | null | undefined {
   const read = (client as Partial<Pick<ClientBase, 'getTransactionStatus'>>).getTransactionStatus;
-  return typeof read === 'function' ? read.call(client) : null;
+  return typeof read === 'function' ? (read.call(client) as string | null) : undefined;
 }

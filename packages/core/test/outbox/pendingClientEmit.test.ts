@@ -9,7 +9,7 @@
  * it cannot tell whether the client is in a transaction.
  */
 import pg from 'pg';
-import { emit, emitMany, isFerryError } from '@ferry/core';
+import { createEmitter, emit, emitMany, isFerryError } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
 let t: TestDatabase;
@@ -70,6 +70,27 @@ it('refuses a client in a transaction whose ROLLBACK is still queued (the events
   await rollback;
   const result = await outcome;
   expect(await events(run)).toBe(0);
+  expectRefused((result as { error: unknown }).error);
+});
+
+it('refuses a client not connected yet (its status unknown: ferry joined no transaction)', async () => {
+  const run = 'unawaited-connect';
+  const fresh = new pg.Client({ connectionString: t.url });
+  const connecting = fresh.connect(); // not awaited
+  const inserted: boolean[] = [];
+  const emitter = createEmitter({
+    observer: (event) => void (event.type === 'inserted' && inserted.push(event.committed)),
+  });
+  const outcome = emitter.emit(fresh, { type: 'pending.connect', payload: { run } }).then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  await connecting;
+  const result = await outcome;
+  await fresh.end();
+  // On main ferry took it for inside the application's transaction (committed: false) while its
+  // statements ran on their own, each committed at once.
+  expect({ inserted, rows: await events(run) }).toEqual({ inserted: [], rows: 0 });
   expectRefused((result as { error: unknown }).error);
 });
 
