@@ -6,6 +6,7 @@ import {
   type QueryConfig,
   type QueryResult,
 } from 'pg';
+import { onAbort } from '../deadline';
 import { askOutcomesElsewhere } from './commitOutcome';
 import { FerryError, FerryValidationError } from '../errors';
 import { pendingStatements } from './clientQueue';
@@ -150,7 +151,7 @@ function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
     async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}) {
       if (inTransaction) return work(executor);
       if (isPool(target)) return onConnection(target, (client) => work(bind(client, true)), options);
-      return inBlock(target, () => work(bind(target, true)), options);
+      return onClient(target, work, options);
     },
   };
   return executor;
@@ -265,6 +266,36 @@ function onConnection<T>(
 }
 
 /**
+ * A transaction on the application's one client (fromPgClient on an idle client). The client is
+ * not ferry's to close, as a pool's connection is when its transaction is given up
+ * (`options.signal`: withDeadlines' whole-transaction deadline, whose caller then hears a
+ * retriable FERRY_TIMEOUT, nothing committed). So the transaction is rolled back instead: ROLLBACK
+ * is queued at once (behind a statement still running), the statements `work` sends afterwards
+ * are refused with the signal's reason, and no COMMIT follows (inBlock). A COMMIT sent before the
+ * signal aborted is not undone: its outcome is PostgreSQL's (withDeadlines asks).
+ */
+function onClient<T>(
+  client: ClientBase,
+  work: (tx: SqlExecutor) => Promise<T>,
+  options: TransactionOptions,
+): Promise<T> {
+  const { signal } = options;
+  const tx = bind(client, true);
+  if (signal === undefined) return inBlock(client, () => work(tx), options);
+  if (signal.aborted) return Promise.reject(signal.reason as unknown);
+  const open = <R>(send: () => Promise<R>): Promise<R> =>
+    signal.aborted ? Promise.reject(signal.reason as unknown) : send();
+  const guarded: SqlExecutor = {
+    inTransaction: true,
+    query: (text, values, statement) => open(() => tx.query(text, values, statement)),
+    execute: (text, values, statement) => open(() => tx.execute(text, values, statement)),
+    transaction: (inner) => inner(guarded),
+  };
+  const unlisten = onAbort(signal, () => void client.query('ROLLBACK').catch(() => undefined));
+  return inBlock(client, () => work(guarded), options).finally(unlisten);
+}
+
+/**
  * SQLSTATE 26000: PostgreSQL no longer has a statement the driver prepared on this connection
  * (DISCARD ALL or DEALLOCATE behind the driver's back). The driver still takes it for prepared and
  * would send it unparsed on every later use, so the connection is destroyed, not reused.
@@ -305,6 +336,8 @@ async function inBlock<T>(
     const begun: QueryResult | QueryResult[] = await client.query(beginLimited(options));
     identified(options, [begun].flat().at(-1)?.rows[0]);
     const result = await work();
+    // Given up meanwhile (onClient, onConnection): the caller was told nothing was committed.
+    if (options.signal?.aborted) throw options.signal.reason;
     progress.committing = true;
     const commit = await client.query('COMMIT');
     if (commit.command !== 'COMMIT') {
