@@ -1,3 +1,4 @@
+import { onAbort } from './deadline';
 import { FerryConfigError } from './errors';
 import { integerOption, knownKeysOption, oneOfOption, received, type OptionKeys } from './optionChecks';
 import { discardAnswer } from './unreadAnswer';
@@ -146,14 +147,13 @@ export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
       reject(signal.reason);
       return;
     }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
     const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
+      unlisten();
       resolve();
     }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const unlisten = onAbort(signal, () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
   });
 }

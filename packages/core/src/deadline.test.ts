@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { abortedWithin, collectGarbageSoon } from '../../../test-support/deadlines';
-import { clearableDeadline, deadlineSignal } from './deadline';
+import { getEventListeners } from 'node:events';
+import { clearableDeadline, deadlineSignal, onAbort } from './deadline';
 
 describe('deadlineSignal', () => {
   it('aborts after its deadline with a TimeoutError, across a garbage collection', async () => {
@@ -70,5 +71,63 @@ describe('clearableDeadline', () => {
     expect(await abortedWithin(deadline.signal, 300)).toBe(false);
     stop.abort(new Error('closed'));
     expect(deadline.signal.aborted).toBe(false);
+  });
+});
+
+describe('onAbort', () => {
+  it('calls every waiter once through one listener, the others even when one throws', async () => {
+    const stop = new AbortController();
+    const called: number[] = [];
+    const thrown = new Promise<unknown>((resolve) => {
+      const original = queueMicrotask;
+      globalThis.queueMicrotask = (task) =>
+        original(() => {
+          try {
+            task();
+          } catch (error) {
+            resolve(error);
+          } finally {
+            globalThis.queueMicrotask = original;
+          }
+        });
+    });
+    onAbort(stop.signal, () => called.push(1));
+    onAbort(stop.signal, () => {
+      throw new Error('a waiter failed');
+    });
+    const stopThird = onAbort(stop.signal, () => called.push(3));
+    onAbort(stop.signal, () => called.push(4));
+    stopThird();
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(1);
+    stop.abort();
+    expect(called).toEqual([1, 4]);
+    expect(await thrown).toEqual(new Error('a waiter failed'));
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('does not call a waiter that one called before it stopped', () => {
+    const stop = new AbortController();
+    const called: string[] = [];
+    let stopSecond: () => void = () => undefined;
+    onAbort(stop.signal, () => {
+      called.push('first');
+      stopSecond();
+    });
+    stopSecond = onAbort(stop.signal, () => called.push('second'));
+    stop.abort();
+    expect(called).toEqual(['first']);
+  });
+
+  it('lets the signal go once the last waiter stopped, and listens again for a new one', () => {
+    const stop = new AbortController();
+    const first = onAbort(stop.signal, () => undefined);
+    first();
+    first(); // twice: harmless
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+    let called = false;
+    onAbort(stop.signal, () => (called = true));
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(1);
+    stop.abort();
+    expect(called).toBe(true);
   });
 });

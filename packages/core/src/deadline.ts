@@ -23,6 +23,53 @@ export function deadlineSignal(ms: number, ...stops: readonly AbortSignal[]): Ab
   return signal;
 }
 
+/** The waits listening to a signal through onAbort, and the one listener they share on it. */
+interface Waiters {
+  readonly calls: Set<{ readonly call: () => void }>;
+  readonly fire: () => void;
+}
+const waitersOf = new WeakMap<AbortSignal, Waiters>();
+
+/**
+ * Calls `listener` once when `signal` (not aborted yet: check first) aborts, until the returned `stop` is called (call it when
+ * the wait ends). However many waits listen to one signal at once (a caller's signal over many
+ * statements, a shutdown signal over every lane), the signal holds one listener of ferry's, and
+ * none once they all stopped: a listener each would pass Node's limit of 10 (a
+ * MaxListenersExceededWarning, "possible memory leak") with 11 in flight. A listener that throws
+ * is reported as an EventTarget listener's throw would be (an uncaught exception), after the others ran.
+ */
+export function onAbort(signal: AbortSignal, listener: () => void): () => void {
+  let waiters = waitersOf.get(signal);
+  if (waiters === undefined) {
+    const calls = new Set<{ readonly call: () => void }>();
+    const fire = (): void => {
+      waitersOf.delete(signal);
+      for (const entry of [...calls]) {
+        // A waiter stopped by one called before it is not called, as with EventTarget.
+        if (!calls.delete(entry)) continue;
+        try {
+          entry.call();
+        } catch (error) {
+          queueMicrotask(() => {
+            throw error;
+          });
+        }
+      }
+    };
+    waiters = { calls, fire };
+    waitersOf.set(signal, waiters);
+    signal.addEventListener('abort', fire, { once: true });
+  }
+  const entry = { call: listener };
+  const { calls, fire } = waiters;
+  calls.add(entry);
+  return () => {
+    if (!calls.delete(entry) || calls.size > 0 || waitersOf.get(signal)?.calls !== calls) return;
+    waitersOf.delete(signal);
+    signal.removeEventListener('abort', fire);
+  };
+}
+
 /** A deadline for one wait that usually ends first: see clearableDeadline. */
 export interface ClearableDeadline {
   /** Aborts `ms` after it was made (a TimeoutError), or at once when `stop` aborts (its reason). */
@@ -43,21 +90,22 @@ export function clearableDeadline(ms: number, stop?: AbortSignal): ClearableDead
     controller.abort(stop.reason);
     return { signal: controller.signal, clear: () => undefined };
   }
-  const onStop = (): void => {
-    clearTimeout(timer);
-    controller.abort(stop?.reason);
-  };
   const timer = setTimeout(() => {
-    stop?.removeEventListener('abort', onStop);
+    unlisten();
     controller.abort(new DOMException(`The operation was aborted due to timeout (${ms} ms)`, 'TimeoutError'));
   }, ms);
   timer.unref();
-  stop?.addEventListener('abort', onStop, { once: true });
+  const unlisten = stop
+    ? onAbort(stop, () => {
+        clearTimeout(timer);
+        controller.abort(stop.reason);
+      })
+    : () => undefined;
   return {
     signal: controller.signal,
     clear() {
       clearTimeout(timer);
-      stop?.removeEventListener('abort', onStop);
+      unlisten();
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '../observe/logger';
 import { FerryError } from '../errors';
+import { onAbort } from '../deadline';
 import { LazyAbort } from '../lazyAbort';
 import { startLease } from '../lease';
 import { safeEmit } from '../observe/safeEmit';
@@ -153,11 +154,11 @@ export async function processReceipt<TTx>(
     };
   });
   interrupted.catch(() => undefined);
-  const onShutdown = (): void => {
+  // One listener on the worker's shutdown signal for all lanes (onAbort), not one per receipt.
+  const unlistenShutdown = onAbort(shutdown, () => {
     interrupt(shutdown.reason);
     stopWaiting?.(shutdown.reason);
-  };
-  shutdown.addEventListener('abort', onShutdown, { once: true });
+  });
   // Past the deadline, waiting ends one heartbeat interval later (the transaction's own error
   // comes first when it can): a handler or wrapper whose promise never settles, ignoring its
   // signal, must not hold runOnce() or its lane for ever. The receipt is still leased then
@@ -208,7 +209,7 @@ export async function processReceipt<TTx>(
   } finally {
     clearTimeout(deadline);
     clearTimeout(giveUp);
-    shutdown.removeEventListener('abort', onShutdown);
+    unlistenShutdown();
     await lease.stop();
   }
 }

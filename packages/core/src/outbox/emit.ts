@@ -36,7 +36,9 @@ export interface EmitOptions {
    * afterwards whether it landed, with FERRY_OUTCOME_UNKNOWN (not retriable: the events may have
    * been inserted, and emitting them again would duplicate them; `details.ids` names them, to
    * look for before emitting again). A COMMIT whose answer was lost
-   * but that PostgreSQL says landed returns the ids. Default 30,000 ms, 100 to 3,600,000. In the
+   * but that PostgreSQL says landed returns the ids (asked on another connection: on an idle pg
+   * client, one of its own with the client's parameters, as the client waits behind its COMMIT,
+   * which node-postgres gives no deadline: end that client). Default 30,000 ms, 100 to 3,600,000. In the
    * application's open transaction the limits stay the application's.
    */
   statementTimeoutMs?: number;
@@ -47,7 +49,9 @@ export interface Emitter {
    * Inserts one event in `tx`, the application's open transaction (a Prisma transaction client,
    * a node-postgres client after BEGIN, a Kysely `Transaction`, a SqlExecutor), committed or
    * rolled back with it. Given a root client (Prisma client, pg `Pool` or idle client, Kysely
-   * instance), it commits a transaction of its own.
+   * instance), it commits a transaction of its own. A pg client with statements not yet answered
+   * (a `client.query('BEGIN')` not awaited) is refused (FERRY_VALIDATION_FAILED on `tx`): whether
+   * it is in a transaction is known only once they are answered.
    */
   emit(tx: ApplicationTransaction, event: OutboxEventInput): Promise<{ id: string }>;
   /** Validates every event first; inserts none if any is invalid. Ids in input order. */

@@ -18,7 +18,8 @@ export interface KyselyLike {
  * (a Prisma transaction client, a node-postgres client after BEGIN, a Kysely `Transaction`),
  * whose commit or rollback ferry's writes then share; or a root client (a Prisma client, a pg
  * `Pool` or idle client, a Kysely instance), on which ferry commits a transaction of its own;
- * or a `SqlExecutor`.
+ * or a `SqlExecutor`. A node-postgres client not connected yet, or with statements not yet
+ * answered, is refused (fromPgClient): whether it is in a transaction is not known yet.
  */
 export type ApplicationTransaction = SqlExecutor | PrismaTransactionLike | ClientBase | Pool | KyselyLike;
 

@@ -1,10 +1,26 @@
-import type { ClientBase, Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
-import { FerryError } from '../errors';
+import {
+  Pool,
+  type ClientBase,
+  type PoolClient,
+  type PoolConfig,
+  type QueryConfig,
+  type QueryResult,
+} from 'pg';
+import { onAbort } from '../deadline';
+import { askOutcomesElsewhere } from './commitOutcome';
+import { FerryError, FerryValidationError } from '../errors';
+import { pendingStatements } from './clientQueue';
 import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
 import { answeredByServer } from './sqlState';
 import { preparedName } from './statementNames';
-import { beginLimited, checkedTimeout, startWithin, transactionDeadline } from './transactionLimits';
+import {
+  beginLimited,
+  checkedTimeout,
+  identified,
+  startWithin,
+  transactionDeadline,
+} from './transactionLimits';
 
 /**
  * An executor over a node-postgres pool, for code that has no Prisma client: the CLI,
@@ -27,9 +43,72 @@ export function fromPg(pool: Pool): SqlExecutor {
  * (`getTransactionStatus()` 'I') ferry opens and commits a transaction of its own on it. A client
  * that cannot tell (pg's native bindings, pg releases without `getTransactionStatus()`) is
  * taken to be in a transaction.
+ *
+ * The status is PostgreSQL's answer to the client's last statement answered, so a client with
+ * statements still sent or queued (a `client.query('BEGIN')` not awaited) cannot tell either: it
+ * is refused (FERRY_VALIDATION_FAILED on `tx`), and so is a client not connected yet (no status
+ * before its first answer). Taken for idle, ferry's BEGIN would follow the
+ * application's and its COMMIT commit the application's transaction; taken for in a transaction,
+ * ferry's writes would follow a queued COMMIT or ROLLBACK and commit on their own. While ferry
+ * works on the client (until the call settles) the application sends nothing else on it: pg
+ * runs one statement at a time, and a statement queued meanwhile runs inside ferry's transaction.
  */
 export function fromPgClient(client: ClientBase): SqlExecutor {
-  return bind(client, transactionStatus(client) !== 'I');
+  refuseUnsettled(client);
+  const executor = bind(client, transactionStatus(client) !== 'I');
+  const params = (client as { connectionParameters?: ConnectionParameters }).connectionParameters;
+  if (!executor.inTransaction && params !== undefined) {
+    askOutcomesElsewhere(executor, (withinMs) => connectionLike(client, params, withinMs));
+  }
+  return executor;
+}
+
+/** The parts of pg's ConnectionParameters (a client's `connectionParameters`) read here. */
+type ConnectionParameters = Record<string, unknown> & { readonly password?: unknown };
+
+/**
+ * Where the outcome of a COMMIT whose answer was lost is asked when the transaction ran on the
+ * application's one client (withDeadlines' lostCommit): not on that client, whose queue waits
+ * behind the COMMIT for an answer that may never come, but on a connection of its own with the
+ * client's parameters and class (pg's native bindings stay native), opened for the question and
+ * ended after it. Its statements are given up as a pool's (onPooledClient), and it connects within
+ * `withinMs` (connectionTimeoutMillis), so a silent server holds no socket of it afterwards.
+ */
+function connectionLike(
+  client: ClientBase,
+  params: ConnectionParameters,
+  withinMs: number,
+): { db: SqlExecutor; close(): void } {
+  const pool = new Pool({
+    ...params,
+    password: params.password as PoolConfig['password'], // pg keeps it out of the enumerable fields
+    Client: client.constructor as NonNullable<PoolConfig['Client']>,
+    max: 1,
+    connectionTimeoutMillis: withinMs,
+  });
+  pool.on('error', () => undefined); // an idle connection ended: the pool is ended right after
+  return { db: fromPg(pool), close: () => void pool.end().catch(() => undefined) };
+}
+
+/**
+ * Refuses a client whose transaction status is not known yet: statements not yet answered, or
+ * not connected yet (pg reports no status before its first ReadyForQuery).
+ */
+function refuseUnsettled(client: ClientBase): void {
+  if (transactionStatus(client) === null) {
+    throw new FerryValidationError(
+      'tx',
+      'a node-postgres client not connected yet (its connect() not awaited): ferry cannot tell whether ' +
+        'the client is in a transaction; await client.connect() first',
+    );
+  }
+  const pending = pendingStatements(client);
+  if (pending === null || pending === 0) return;
+  throw new FerryValidationError(
+    'tx',
+    `a node-postgres client with ${pending} statement(s) not yet answered (a query not awaited, such ` +
+      'as its BEGIN): ferry cannot tell whether the client is in a transaction; await them first',
+  );
 }
 
 /**
@@ -72,7 +151,7 @@ function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
     async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}) {
       if (inTransaction) return work(executor);
       if (isPool(target)) return onConnection(target, (client) => work(bind(client, true)), options);
-      return inBlock(target, () => work(bind(target, true)), options);
+      return onClient(target, work, options);
     },
   };
   return executor;
@@ -187,6 +266,36 @@ function onConnection<T>(
 }
 
 /**
+ * A transaction on the application's one client (fromPgClient on an idle client). The client is
+ * not ferry's to close, as a pool's connection is when its transaction is given up
+ * (`options.signal`: withDeadlines' whole-transaction deadline, whose caller then hears a
+ * retriable FERRY_TIMEOUT, nothing committed). So the transaction is rolled back instead: ROLLBACK
+ * is queued at once (behind a statement still running), the statements `work` sends afterwards
+ * are refused with the signal's reason, and no COMMIT follows (inBlock). A COMMIT sent before the
+ * signal aborted is not undone: its outcome is PostgreSQL's (withDeadlines asks).
+ */
+function onClient<T>(
+  client: ClientBase,
+  work: (tx: SqlExecutor) => Promise<T>,
+  options: TransactionOptions,
+): Promise<T> {
+  const { signal } = options;
+  const tx = bind(client, true);
+  if (signal === undefined) return inBlock(client, () => work(tx), options);
+  if (signal.aborted) return Promise.reject(signal.reason as unknown);
+  const open = <R>(send: () => Promise<R>): Promise<R> =>
+    signal.aborted ? Promise.reject(signal.reason as unknown) : send();
+  const guarded: SqlExecutor = {
+    inTransaction: true,
+    query: (text, values, statement) => open(() => tx.query(text, values, statement)),
+    execute: (text, values, statement) => open(() => tx.execute(text, values, statement)),
+    transaction: (inner) => inner(guarded),
+  };
+  const unlisten = onAbort(signal, () => void client.query('ROLLBACK').catch(() => undefined));
+  return inBlock(client, () => work(guarded), options).finally(unlisten);
+}
+
+/**
  * SQLSTATE 26000: PostgreSQL no longer has a statement the driver prepared on this connection
  * (DISCARD ALL or DEALLOCATE behind the driver's back). The driver still takes it for prepared and
  * would send it unparsed on every later use, so the connection is destroyed, not reused.
@@ -224,8 +333,11 @@ async function inBlock<T>(
   progress: { committing: boolean } = { committing: false },
 ): Promise<T> {
   try {
-    await client.query(beginLimited(options));
+    const begun: QueryResult | QueryResult[] = await client.query(beginLimited(options));
+    identified(options, [begun].flat().at(-1)?.rows[0]);
     const result = await work();
+    // Given up meanwhile (onClient, onConnection): the caller was told nothing was committed.
+    if (options.signal?.aborted) throw options.signal.reason;
     progress.committing = true;
     const commit = await client.query('COMMIT');
     if (commit.command !== 'COMMIT') {
@@ -245,8 +357,11 @@ function isPool(target: Queryable): target is Pool {
   return typeof (target as Pool).totalCount === 'number';
 }
 
-/** 'I' idle, 'T' in a transaction, 'E' in a failed one; null when the client cannot tell. */
-function transactionStatus(client: ClientBase): string | null {
+/**
+ * 'I' idle, 'T' in a transaction, 'E' in a failed one; null when not known yet (pg before the
+ * connection's first answer); undefined when the client cannot tell (no getTransactionStatus).
+ */
+function transactionStatus(client: ClientBase): string | null | undefined {
   const read = (client as Partial<Pick<ClientBase, 'getTransactionStatus'>>).getTransactionStatus;
-  return typeof read === 'function' ? read.call(client) : null;
+  return typeof read === 'function' ? (read.call(client) as string | null) : undefined;
 }

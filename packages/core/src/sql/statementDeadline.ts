@@ -2,10 +2,17 @@ import { clearableDeadline } from '../deadline';
 import { FerryError } from '../errors';
 import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { settlesWithin } from '../outbox/settle';
-import { commitOutcome } from './commitOutcome';
+import { commitOutcome, otherConnectionOf, type CommitOutcome } from './commitOutcome';
 import type { SqlExecutor, StatementOptions, TransactionOptions } from './executor';
 import { answeredByServer, sqlStateOf } from './sqlState';
-import { checkedTimeout, DEADLINE_GRACE_MS, limitAndIdentify, MAX_TIMEOUT_MS } from './transactionLimits';
+import {
+  checkedTimeout,
+  DEADLINE_GRACE_MS,
+  IDENTIFY,
+  limitAndIdentify,
+  MAX_TIMEOUT_MS,
+  type IdentifyingOptions,
+} from './transactionLimits';
 
 /**
  * Default and bounds of every statement deadline option: the inbox's and the admins'
@@ -48,7 +55,8 @@ export function statementTimeoutOption(field: string, value: number | undefined)
  * `timeoutMs` and `maxWaitMs` unless the caller gives its own, and its first statement sets them
  * as PostgreSQL's transaction-local limits (Prisma sets none of its own), so a statement waiting
  * on a lock ends with PostgreSQL's 57014, and reads the transaction's id (limitAndIdentify: these
- * transactions are for changes, the audited admin actions). A transaction that still has not
+ * transactions are for changes, the audited admin actions); fromPg and Kysely, which send such a
+ * first statement of their own, read the id in it (IDENTIFY), so the limits are set once. A transaction that still has not
  * settled once max wait, timeout and twice the grace have passed (a silent server) is given up:
  * its TransactionOptions.signal aborts, so fromPg closes its connection (committing or not; on
  * Prisma the connection stays the driver's, package README). It fails with a retriable
@@ -73,20 +81,20 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
       const giveUp = new AbortController();
       const signal = options?.signal ? AbortSignal.any([options.signal, giveUp.signal]) : giveUp.signal;
       let sent: { xid: string; result: T } | undefined;
-      const run = db.transaction(
-        async (tx) => {
-          const xid = await limitAndIdentify(tx, limits);
-          const result = await work(tx);
-          sent = { xid, result }; // what follows is the COMMIT
-          return result;
-        },
-        { ...limits, signal },
-      );
+      // fromPg and Kysely read the id with their own first statement, with the limits (IDENTIFY).
+      let begun: string | undefined;
+      const identifying: IdentifyingOptions = { ...limits, signal, [IDENTIFY]: (xid) => void (begun = xid) };
+      const run = db.transaction(async (tx) => {
+        const xid = begun ?? (await limitAndIdentify(tx, limits));
+        const result = await work(tx);
+        sent = { xid, result }; // what follows is the COMMIT
+        return result;
+      }, identifying);
       try {
         return await settledWithin(run, limits, giveUp);
       } catch (error) {
         if (sent === undefined) throw error;
-        return lostCommit(bounded, sent, error, timeoutMs);
+        return lostCommit(db, bounded, sent, error, timeoutMs);
       }
     },
   };
@@ -95,15 +103,28 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
 /**
  * A transaction that failed after its COMMIT was sent (no answer in time, or its connection lost):
  * its result if PostgreSQL committed it, `error` if PostgreSQL says it was
- * rolled back or refused the COMMIT itself, else FERRY_OUTCOME_UNKNOWN.
+ * rolled back or refused the COMMIT itself, else FERRY_OUTCOME_UNKNOWN. Asked on `bounded` (`db`
+ * with its statement deadline: a pool gives the question another connection), or, for an executor
+ * over one connection, on the connection of its own it registered (otherConnectionOf).
  */
 async function lostCommit<T>(
   db: SqlExecutor,
+  bounded: SqlExecutor,
   sent: { xid: string; result: T },
   error: unknown,
   timeoutMs: number,
 ): Promise<T> {
-  const outcome = await commitOutcome(db, sent.xid, timeoutMs);
+  const other = otherConnectionOf(db)?.(timeoutMs);
+  let outcome: CommitOutcome;
+  try {
+    outcome = await commitOutcome(
+      other ? withStatementDeadline(other.db, timeoutMs) : bounded,
+      sent.xid,
+      timeoutMs,
+    );
+  } finally {
+    other?.close();
+  }
   if (outcome === 'committed') return sent.result;
   if (outcome === 'aborted' || refusedByPostgres(error)) throw error;
   throw new FerryError(

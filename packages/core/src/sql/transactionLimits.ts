@@ -1,3 +1,4 @@
+import { onAbort } from '../deadline';
 import { FerryError } from '../errors';
 import { integerOption } from '../optionChecks';
 import type { SqlExecutor, TransactionOptions } from './executor';
@@ -40,29 +41,53 @@ const LIMIT = `
          ${CONNECTION_CHECK.trim()} AS connection_check,
          ${BACKEND}`;
 
+// txid_current() assigns the transaction its id now if it has none yet.
+const XID = 'txid_current()::text AS xid';
+const IDENTIFY_ONLY = `SELECT ${XID}`;
+const LIMIT_AND_IDENTIFY = `${LIMIT}, ${XID}`;
+
+/**
+ * A TransactionOptions key of ferry's own (not exported from the package): withDeadlines, which
+ * needs the transaction's id (commitOutcome.ts), asks an executor that sends a first statement of
+ * its own (fromPg's BEGIN with the limits, Kysely's limits) to read the id in it and tell this
+ * callback, before the work runs. An executor that does not (Prisma, an application's own) leaves
+ * it uncalled, and withDeadlines reads the id itself (limitAndIdentify): one round trip, not two,
+ * and the limits set once.
+ */
+export const IDENTIFY: unique symbol = Symbol('ferry.identifyTransaction');
+
+/** TransactionOptions as ferry's executors read them, IDENTIFY included. */
+export interface IdentifyingOptions extends TransactionOptions {
+  readonly [IDENTIFY]?: (xid: string) => void;
+}
+
+/** Tells `options`' IDENTIFY callback the id in `row` (the executor's first statement's). */
+export function identified(options: IdentifyingOptions, row: unknown): void {
+  const xid = (row as { xid?: unknown } | undefined)?.xid;
+  if (typeof xid === 'string') options[IDENTIFY]?.(xid);
+}
+
 /**
  * `timeoutMs` as transaction-local settings, the first statement of the transaction: no
  * statement and no pause between statements may last longer, and PostgreSQL ends a session
  * left idle in the transaction (so a stuck caller cannot hold its locks past the deadline).
  * Resolves the transaction's backend when the transaction can be given up (a timeout or a
- * signal), else sends nothing.
+ * signal), else sends nothing (unless IDENTIFY asks for the id: read in the same statement).
  */
 export async function limitTransaction(
   tx: SqlExecutor,
-  options: TransactionOptions,
+  options: IdentifyingOptions,
 ): Promise<TransactionBackend | undefined> {
   const timeoutMs = checkedTimeout(options.timeoutMs);
-  if (timeoutMs === undefined && options.signal === undefined) return undefined;
+  const xid = options[IDENTIFY] === undefined ? '' : `, ${XID}`;
+  if (timeoutMs === undefined && options.signal === undefined && xid === '') return undefined;
   const [row] =
     timeoutMs === undefined
-      ? await tx.query<TransactionBackend>(`SELECT ${BACKEND}`)
-      : await tx.query<TransactionBackend>(LIMIT, [`${timeoutMs}ms`]);
+      ? await tx.query<TransactionBackend>(`SELECT ${BACKEND}${xid}`)
+      : await tx.query<TransactionBackend>(`${LIMIT}${xid}`, [`${timeoutMs}ms`]);
+  identified(options, row);
   return row;
 }
-
-// txid_current() assigns the transaction its id now if it has none yet.
-const IDENTIFY = 'SELECT txid_current()::text AS xid';
-const LIMIT_AND_IDENTIFY = `${LIMIT}, txid_current()::text AS xid`;
 
 /**
  * limitTransaction and the transaction's id in one round trip, for a transaction that changes
@@ -73,7 +98,7 @@ export async function limitAndIdentify(tx: SqlExecutor, options: TransactionOpti
   const timeoutMs = checkedTimeout(options.timeoutMs);
   const [row] =
     timeoutMs === undefined
-      ? await tx.query<{ xid: string }>(IDENTIFY)
+      ? await tx.query<{ xid: string }>(IDENTIFY_ONLY)
       : await tx.query<{ xid: string }>(LIMIT_AND_IDENTIFY, [`${timeoutMs}ms`]);
   return (row as { xid: string }).xid;
 }
@@ -96,12 +121,15 @@ export function checkedTimeout(timeoutMs: number | undefined): number | undefine
  * client that sends its own BEGIN (node-postgres). Set before the first statement, the limits
  * bound it too: a setting made inside a statement does not bound that statement (a claim check
  * waiting behind a lock on its table would wait for as long as the lock is held). `timeoutMs`
- * is an integer (checkedTimeout), inlined: its text holds no quote.
+ * is an integer (checkedTimeout), inlined: its text holds no quote. With IDENTIFY, the
+ * transaction's id is read in it too (tell it with `identified`, the last result's row).
  */
-export function beginLimited(options: TransactionOptions): string {
+export function beginLimited(options: IdentifyingOptions): string {
   const timeoutMs = checkedTimeout(options.timeoutMs);
-  if (timeoutMs === undefined) return 'BEGIN';
-  return `BEGIN; ${LIMIT.replaceAll('$1', `'${timeoutMs}ms'`).trim()}`;
+  const identify = options[IDENTIFY] !== undefined;
+  if (timeoutMs === undefined) return identify ? `BEGIN; ${IDENTIFY_ONLY}` : 'BEGIN';
+  const limit = identify ? LIMIT_AND_IDENTIFY : LIMIT;
+  return `BEGIN; ${limit.replaceAll('$1', `'${timeoutMs}ms'`).trim()}`;
 }
 
 /**
@@ -160,17 +188,14 @@ export function transactionDeadline(
   const { signal } = options;
   let expired = false;
   let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
+  let unlisten: (() => void) | undefined;
   const ended = new Promise<never>((_, reject) => {
     const end = (reason: unknown): void => {
       expired = true;
       reject(reason);
     };
     if (signal?.aborted) return end(signal.reason);
-    if (signal) {
-      onAbort = () => end(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
+    if (signal) unlisten = onAbort(signal, () => end(signal.reason));
     if (timeoutMs === undefined) return;
     timer = setTimeout(
       () => {
@@ -188,7 +213,7 @@ export function transactionDeadline(
   ended.catch(() => undefined);
   const clear = (): void => {
     clearTimeout(timer);
-    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    unlisten?.();
   };
   return { ended, expired: () => expired, clear };
 }

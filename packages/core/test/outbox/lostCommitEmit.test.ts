@@ -4,7 +4,9 @@
  * table, and a retriable failure would make the caller emit them again (duplicates). So emit asks
  * PostgreSQL (txid_status): committed → the ids, as if the answer had come; rolled back → the
  * failure, retriable; no answer → FERRY_OUTCOME_UNKNOWN (not retriable). On main each call hung
- * (no deadline on emit's own transaction): the test's bounded wait (HANG_MS) tells so.
+ * (no deadline on emit's own transaction): the test's bounded wait (HANG_MS) tells so. On a single
+ * pg Client the question was asked on the client itself, stuck behind the lost COMMIT: always
+ * FERRY_OUTCOME_UNKNOWN, even when the COMMIT landed (now: on a connection of its own).
  */
 import pg from 'pg';
 import { createEmitter, fromPrisma, isFerryError, type ApplicationTransaction } from '@ferry/core';
@@ -36,12 +38,22 @@ afterAll(async () => {
   await t.drop();
 });
 
-const clients: Record<string, () => ApplicationTransaction> = {
+const clients: Record<string, () => ApplicationTransaction | Promise<ApplicationTransaction>> = {
   'a pg Pool': () => {
     const pool = new pg.Pool({ connectionString: proxy.url(t.url), max: 4 });
     pool.on('error', () => undefined); // the proxy's doing
     ends.push(() => pool.end());
     return pool;
+  },
+  // One connection: the one that lost the answer is stuck behind its COMMIT, so PostgreSQL is
+  // asked on a connection of its own with the client's parameters (on main: on the stuck one,
+  // which never answered, so FERRY_OUTCOME_UNKNOWN even when the COMMIT landed).
+  'a pg Client': async () => {
+    const client = new pg.Client({ connectionString: proxy.url(t.url) });
+    client.on('error', () => undefined); // the proxy's doing
+    await client.connect();
+    ends.push(() => client.end());
+    return client;
   },
   'a Prisma client': () => {
     const prisma = prismaFor(proxy.url(t.url));
@@ -66,7 +78,7 @@ const events = (run: string) => [
 
 describe.each(Object.keys(clients))('emit on %s, its COMMIT answer lost', (name) => {
   const setUp = async () => {
-    const client = clients[name]!();
+    const client = await clients[name]!();
     const emitter = createEmitter({ statementTimeoutMs: STATEMENT_TIMEOUT_MS });
     await emitter.emit(client, { type: 'lost-commit.warm', payload: {} }); // connected
     return { client, emitter };
@@ -120,4 +132,30 @@ describe.each(Object.keys(clients))('emit on %s, its COMMIT answer lost', (name)
     expect(error).toMatchObject({ retriable: true });
     expect(await rowsOf(run)).toBe(0);
   });
+});
+
+it('on a pg Client, the connection of its own the outcome was asked on is ended afterwards', async () => {
+  const name = 'ferry-lost-commit-client';
+  const client = new pg.Client({ connectionString: proxy.url(t.url), application_name: name });
+  client.on('error', () => undefined); // the proxy's doing
+  await client.connect();
+  ends.push(() => client.end());
+  const emitter = createEmitter({ statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+  await emitter.emit(client, { type: 'lost-commit.warm', payload: {} });
+  proxy.arm();
+  const outcome = await outcomeWithin(emitter.emitMany(client, events('side-connection')), HANG_MS);
+  expect(outcome).toMatchObject({ value: { ids: [expect.any(String), expect.any(String)] } });
+  // The lookup's connection carries the client's parameters (its application_name): once ended,
+  // only the client's own backend (stuck behind its lost answer) is left.
+  const backends = async () => {
+    const [row] = await t.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+      [name],
+    );
+    return row?.n ?? -1;
+  };
+  // Well under pg's idleTimeoutMillis (10 s), past which a pool left open would end it by itself.
+  const until = Date.now() + 5_000;
+  while ((await backends()) !== 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  expect(await backends()).toBe(1);
 });
