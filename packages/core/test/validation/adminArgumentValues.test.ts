@@ -9,6 +9,7 @@ import {
 import { useAdminDatabase, type AdminFixture, type InboxRows } from '../../../../test-support/adminFixture';
 import {
   describeArgumentTable,
+  validationErrorOf,
   wrongArgument,
   type ArgumentRow,
 } from '../../../../test-support/optionTables';
@@ -271,5 +272,24 @@ describe('an optional argument object left out takes its documented defaults', (
   ];
   it.each(calls)('%s answers', async (_name, call) => {
     await expect(call()).resolves.toBeDefined();
+  });
+});
+
+describe('a refused argument value is shown with its secrets masked, as option errors are', () => {
+  it.each<[string, () => unknown]>([
+    [
+      'an actor object with a password',
+      () => createOutboxAdmin(db()).release({ actor: { password: 'hunter2' } as never }),
+    ],
+    [
+      'a connection string as the limit',
+      () => createOutboxAdmin(db()).list({ limit: 'postgres://ops:hunter2@db/x' as never }),
+    ],
+    ['a password pair as the limit', () => privileged().list({ limit: 'password=hunter2' as never })],
+  ])('%s', async (_name, call) => {
+    const error = await validationErrorOf(call);
+    expect(error.code).toBe('FERRY_VALIDATION_FAILED');
+    expect(error.message).toMatch(/, got .*(redacted|\*\*\*|ops@|postgres:\/\/)/);
+    expect(error.message).not.toContain('hunter2');
   });
 });
