@@ -6,6 +6,7 @@ import {
   stringArgument,
   type OptionKeys,
 } from '../optionChecks';
+import { executorFor } from '../sql/applicationTransaction';
 import type { SqlExecutor } from '../sql/executor';
 import { withTranslation } from '../sql/dbErrors';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
@@ -105,7 +106,7 @@ function cursorOf(value: unknown): string | null {
  */
 export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutOptions = {}): AuditLog {
   const timeoutMs = adminStatementTimeout(options);
-  const db = withTranslation(withDeadlines(executor, timeoutMs), 'audit');
+  const db = withTranslation(withDeadlines(executorFor(executor, 'executor'), timeoutMs), 'audit');
   return {
     async list(query: AuditQuery = {}) {
       knownKeysArgument('list', query, QUERY_KEYS);

@@ -1,5 +1,6 @@
 import { FerryValidationError } from '../errors';
 import { assertText } from '../validate/text';
+import { executorFor } from '../sql/applicationTransaction';
 import type { SqlExecutor } from '../sql/executor';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import { AUDIT_KEYS, type AuditOptions } from '../audit/audited';
@@ -189,7 +190,8 @@ export function createOutboxAdmin(
   client: SqlExecutor,
   options: StatementTimeoutOptions = {},
 ): OperatorOutboxAdmin {
-  const db = withDeadlines(client, adminStatementTimeout(options));
+  // Anything but a database client is refused here, not with a TypeError at the first call.
+  const db = withDeadlines(executorFor(client, 'client'), adminStatementTimeout(options));
   const operator = new ScopedOutboxAdmin(db, null);
   return Object.assign(operator, {
     forTenant(tenantId: string): OutboxAdmin {

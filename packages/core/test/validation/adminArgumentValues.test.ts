@@ -238,6 +238,23 @@ function auditLogRows(): Row[] {
   ];
 }
 
+/** The database client the admins and the audit log are built on: a typed error, not a TypeError later. */
+function clientRows(): Row[] {
+  const shows = (value: unknown) =>
+    value === undefined ? 'undefined' : value === null ? 'null' : '42 (number)';
+  return [undefined, null, 42].flatMap((client) => [
+    wrongArgument('createOutboxAdmin', 'client', shows(client), () => createOutboxAdmin(client as never)),
+    wrongArgument('createAuditLog', 'executor', shows(client), () => createAuditLog(client as never)),
+    wrongArgument('new InboxAdmin', 'client', shows(client), () => new InboxAdmin(client as never)),
+    wrongArgument(
+      'new InboxPrivilegedAdmin',
+      'client',
+      shows(client),
+      () => new InboxPrivilegedAdmin(client as never, { privilegedAdmin: true }),
+    ),
+  ]);
+}
+
 describe('an admin argument that is missing, not an object, or of the wrong type or range is refused before anything runs', () => {
   describeArgumentTable<AdminFixture>(
     [
@@ -252,6 +269,7 @@ describe('an admin argument that is missing, not an object, or of the wrong type
       ...inboxScopes.flatMap(([name, scoped]) => inboxScopeRows(name, scoped)),
       ...privilegedRows(),
       ...auditLogRows(),
+      ...clientRows(),
     ],
     database.fixture,
     database.state,

@@ -113,5 +113,5 @@ export class InboxPrivilegedAdmin {
 }
 
 function adminExecutor(client: ApplicationTransaction, timeoutMs: number): SqlExecutor {
-  return withTranslation(withDeadlines(executorFor(client), timeoutMs), 'inbox admin');
+  return withTranslation(withDeadlines(executorFor(client, 'client'), timeoutMs), 'inbox admin');
 }
