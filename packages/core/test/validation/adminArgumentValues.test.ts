@@ -181,6 +181,13 @@ function inboxScopeRows(name: string, scoped: (f: AdminFixture) => [InboxScopedA
     wrongArgument(m('requeue'), 'expectedVersion', '1.5 (number)', (f) =>
       requeue(f, { expectedVersion: 1.5 }),
     ),
+    // row_version is an int: past it PostgreSQL would refuse the statement, after the audit began.
+    wrongArgument(m('requeue'), 'expectedVersion', '2147483648 (number)', (f) =>
+      requeue(f, { expectedVersion: 2_147_483_648 }),
+    ),
+    wrongArgument(m('replay'), 'expectedVersion', '2147483648 (number)', (f) =>
+      replay(f, { expectedVersion: 2_147_483_648 }),
+    ),
     ...auditRows(m('requeue'), requeue),
     wrongArgument(m('replay'), 'requestId', '5 (number)', (f) => replay(f, { requestId: 5 })),
     wrongArgument(m('replay'), 'targetConsumer', '5 (number)', (f) => replay(f, { targetConsumer: 5 })),

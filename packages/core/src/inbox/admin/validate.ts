@@ -14,6 +14,8 @@ import { INBOX_STATUSES, type InboxStatus } from '../types';
 export const LIST_LIMIT = { default: 50, max: 500 } as const;
 export const PURGE_LIMIT = { default: 100, max: 10_000 } as const;
 const MAX_TEXT = 1_000;
+/** row_version is an `int`: a larger expected version would be refused by PostgreSQL mid-action. */
+const MAX_ROW_VERSION = 2_147_483_647;
 
 export function requireUuid(field: string, value: unknown): string {
   return uuidArgument(field, value);
@@ -23,14 +25,9 @@ export function requireText(field: string, value: unknown): string {
   return textArgument(field, value, MAX_TEXT);
 }
 
+/** The observed `rowVersion`: a positive integer PostgreSQL's `int` column can hold. */
 export function requireVersion(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new FerryValidationError(
-      'expectedVersion',
-      `must be a positive integer (the observed rowVersion), got ${received(value)}`,
-    );
-  }
-  return value;
+  return integerArgument('expectedVersion', value, 1, MAX_ROW_VERSION);
 }
 
 export function requireLimit(
