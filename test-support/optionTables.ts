@@ -125,7 +125,7 @@ export function describeArgumentTable<F>(
   state: () => Promise<unknown>,
 ): void {
   for (const row of rows) {
-    it(`${row.method}: ${row.field}`, async () => {
+    it(`${row.method}: ${row.field} ${row.shows}`, async () => {
       const f = await fixture();
       const before = await state();
       const error = await validationErrorOf(() => row.call(f));

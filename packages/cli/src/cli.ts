@@ -1,5 +1,5 @@
 import { CommanderError, InvalidArgumentError } from 'commander';
-import { fromPg, type SqlExecutor } from '@ferry/core';
+import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core';
 import { Pool } from 'pg';
 import type { CliIo, Context } from './command';
 import { answerFor, UsageError } from './errors';
@@ -27,17 +27,28 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
  */
 const QUERY_TIMEOUT_GRACE_MS = 2_000;
 
-/** --statement-timeout (parsed by commander), else FERRY_STATEMENT_TIMEOUT, else `fallbackMs`. */
-function statementTimeoutOf(flag: unknown, env: NodeJS.ProcessEnv, fallbackMs: number): number {
-  if (typeof flag === 'number') return flag;
-  const value = env.FERRY_STATEMENT_TIMEOUT;
+/** The longest timer Node keeps (2^31 - 1 ms); past it a timer fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * --statement-timeout (its syntax checked by commander), else FERRY_STATEMENT_TIMEOUT, else
+ * `fallbackMs`; within the command's `bounds`, else a usage error naming where it came from.
+ */
+function statementTimeoutOf(
+  flag: unknown,
+  env: NodeJS.ProcessEnv,
+  fallbackMs: number,
+  bounds: readonly [number, number],
+): number {
+  const [source, value] =
+    typeof flag === 'string'
+      ? ['--statement-timeout', flag]
+      : ['FERRY_STATEMENT_TIMEOUT', env.FERRY_STATEMENT_TIMEOUT];
   if (value === undefined || value === '') return fallbackMs;
   try {
-    return statementTimeout(value);
+    return statementTimeout(value, bounds);
   } catch (error) {
-    if (error instanceof InvalidArgumentError) {
-      throw new UsageError(`FERRY_STATEMENT_TIMEOUT ${error.message}`);
-    }
+    if (error instanceof InvalidArgumentError) throw new UsageError(`${source} ${error.message}`);
     throw error;
   }
 }
@@ -56,7 +67,7 @@ const consoleIo: CliIo = {
  */
 function lazyDatabase(
   url: string | undefined,
-  timeoutMs: (fallbackMs?: number) => number,
+  timeoutMs: () => number,
 ): { db: Context['db']; close(): Promise<void> } {
   let pool: Pool | undefined;
   let executor: SqlExecutor | undefined;
@@ -68,13 +79,14 @@ function lazyDatabase(
         );
       }
       if (!pool) {
-        const statementMs = timeoutMs(defaults?.statementTimeoutMs);
+        const statementMs = defaults?.statementTimeoutMs ?? timeoutMs();
         pool = new Pool({
           connectionString: url,
           max: 2,
           connectionTimeoutMillis: 10_000,
+          // 0 (migrate without a deadline): neither; node-postgres sends no statement_timeout.
           statement_timeout: statementMs,
-          query_timeout: statementMs + QUERY_TIMEOUT_GRACE_MS,
+          query_timeout: statementMs === 0 ? 0 : Math.min(statementMs + QUERY_TIMEOUT_GRACE_MS, MAX_TIMER_MS),
         });
         // An idle client's error (a database restart during `top`) surfaces on the next query instead.
         pool.on('error', () => undefined);
@@ -105,8 +117,10 @@ export async function runCli(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
   // Called once the command line is parsed (by a command's action), when `program` exists.
-  const timeoutMs = (fallbackMs = DEFAULT_STATEMENT_TIMEOUT_MS): number =>
-    statementTimeoutOf(program.opts().statementTimeout, env, fallbackMs);
+  const timeoutMs = (
+    fallbackMs = DEFAULT_STATEMENT_TIMEOUT_MS,
+    bounds: readonly [number, number] = STATEMENT_TIMEOUT_BOUNDS,
+  ): number => statementTimeoutOf(program.opts().statementTimeout, env, fallbackMs, bounds);
   const database = lazyDatabase(databaseUrl(argv, env), timeoutMs);
   const ctx: Context = {
     io,

@@ -15,13 +15,14 @@ export interface Context {
   readonly json: boolean;
   /**
    * --statement-timeout, else FERRY_STATEMENT_TIMEOUT, else `fallbackMs` (30 s): the deadline of
-   * each statement and admin transaction (read once the command line is parsed).
+   * each statement and admin transaction (read once the command line is parsed), within `bounds`
+   * (default core's STATEMENT_TIMEOUT_BOUNDS, 100ms..1h; a value outside is a usage error).
    */
-  statementTimeoutMs(fallbackMs?: number): number;
+  statementTimeoutMs(fallbackMs?: number, bounds?: readonly [number, number]): number;
   /**
    * Runs work against --database-url / FERRY_DATABASE_URL / DATABASE_URL. `defaults` of the first
-   * call apply to the invocation's connections when no --statement-timeout or
-   * FERRY_STATEMENT_TIMEOUT is given (`migrate`'s longer deadline).
+   * call is the deadline the command resolved for the invocation's connections (`migrate`'s,
+   * longer or none); else statementTimeoutMs().
    */
   db<T>(
     work: (executor: SqlExecutor) => Promise<T>,

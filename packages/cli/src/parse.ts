@@ -42,11 +42,34 @@ export function duration(value: string): number {
   return Number(match[1]) * (UNITS[match[2] as string] as number);
 }
 
-/** `--statement-timeout` / FERRY_STATEMENT_TIMEOUT: a duration from 100ms to 1h (ferry's statement deadline bounds). */
-export function statementTimeout(value: string): number {
-  const ms = duration(value);
-  if (ms < 100 || ms > 3_600_000) {
-    throw new InvalidArgumentError(`must be a duration from 100ms to 1h, got "${value}"`);
+/** `--statement-timeout` as written: `0` or a duration; its bounds depend on the command (statementTimeout). */
+export function statementTimeoutText(value: string): string {
+  if (value !== '0') duration(value);
+  return value;
+}
+
+/** `5000` ms as `5s`, in the largest unit that divides it. */
+function shown(ms: number): string {
+  const unit = Object.entries(UNITS)
+    .reverse()
+    .find(([, size]) => ms % size === 0);
+  return unit === undefined ? `${ms}ms` : `${ms / unit[1]}${unit[0]}`;
+}
+
+/**
+ * `--statement-timeout` / FERRY_STATEMENT_TIMEOUT for a command whose deadline takes `bounds`
+ * (core's STATEMENT_TIMEOUT_BOUNDS, 100ms..1h; MIGRATE_TIMEOUT_BOUNDS for migrate, where `0` is
+ * no deadline): `0` or a duration, in milliseconds.
+ */
+export function statementTimeout(value: string, bounds: readonly [number, number]): number {
+  const ms = value === '0' ? 0 : duration(value);
+  const [min, max] = bounds;
+  if (ms < min || ms > max) {
+    const range =
+      min === 0
+        ? `0 (no deadline) or a duration up to ${shown(max)}`
+        : `a duration from ${shown(min)} to ${shown(max)}`;
+    throw new InvalidArgumentError(`must be ${range}, got "${value}"`);
   }
   return ms;
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import type { Context } from './command';
-import { statementTimeout } from './parse';
+import { statementTimeoutText } from './parse';
 import { registerAudit } from './commands/audit';
 import { registerHealth } from './commands/health';
 import { registerInboxRead } from './commands/inboxRead';
@@ -20,7 +20,8 @@ function version(): string {
 const FOOTER = `
 The database is --database-url, else FERRY_DATABASE_URL, else DATABASE_URL (no default).
 Each statement and admin transaction has a deadline (--statement-timeout, else
-FERRY_STATEMENT_TIMEOUT, else 30s; 1h for migrate): past it the command fails with FERRY_TIMEOUT.
+FERRY_STATEMENT_TIMEOUT, else 30s; 100ms..1h): past it the command fails with FERRY_TIMEOUT.
+migrate's default is 1h; it takes a longer deadline too, or 0 for none (an index build).
 Outbox commands without --tenant act on every tenant (operator scope); inbox commands need
 --tenant or --global. Mutations take --dry-run, are audited (ferry audit list), and print one
 outcome per id. Exit codes: 0 ok, 1 failure or an outcome other than applied, 2 usage.`;
@@ -35,8 +36,8 @@ export function buildProgram(ctx: Context, onError: (message: string) => void): 
     .option('--json', 'one JSON document per answer on stdout, errors included')
     .option(
       '--statement-timeout <age>',
-      'deadline of each statement and admin transaction (default FERRY_STATEMENT_TIMEOUT, else 30s; 1h for migrate)',
-      statementTimeout,
+      'deadline of each statement and admin transaction, 100ms..1h (default FERRY_STATEMENT_TIMEOUT, else 30s); migrate: default 1h, longer, or 0 for none',
+      statementTimeoutText,
     )
     .exitOverride()
     .configureOutput({

@@ -13,6 +13,18 @@ describe('ferry CLI', () => {
   afterAll(async () => {
     await t.drop();
   });
+  // A migration that fails unless its session's statement_timeout is the one expected.
+  const expecting = (timeout: string) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ferry-cli-mig-'));
+    mkdirSync(path.join(dir, '0001_expect'));
+    writeFileSync(
+      path.join(dir, '0001_expect', 'migration.sql'),
+      `DO $$ BEGIN IF current_setting('statement_timeout') <> '${timeout}' THEN
+         RAISE EXCEPTION 'statement_timeout is %', current_setting('statement_timeout'); END IF; END $$;`,
+    );
+    return dir;
+  };
+  const table = (name: string) => ['--table', name];
 
   it('check fails with FERRY_SCHEMA_NOT_READY before migrate and passes after', async () => {
     const before = captureIo();
@@ -32,18 +44,6 @@ describe('ferry CLI', () => {
   });
 
   it('gives migrate the longest deadline by default (an index build, the migration lock), and a shorter one only when asked', async () => {
-    // A migration that fails unless its session's statement_timeout is the one expected.
-    const expecting = (timeout: string) => {
-      const dir = mkdtempSync(path.join(tmpdir(), 'ferry-cli-mig-'));
-      mkdirSync(path.join(dir, '0001_expect'));
-      writeFileSync(
-        path.join(dir, '0001_expect', 'migration.sql'),
-        `DO $$ BEGIN IF current_setting('statement_timeout') <> '${timeout}' THEN
-           RAISE EXCEPTION 'statement_timeout is %', current_setting('statement_timeout'); END IF; END $$;`,
-      );
-      return dir;
-    };
-    const table = (name: string) => ['--table', name];
     const byDefault = captureIo();
     const code = await runCli(
       ['migrate', '--migrations-dir', expecting('1h'), ...table('cli_mig_default'), '--database-url', t.url],
@@ -73,6 +73,77 @@ describe('ferry CLI', () => {
         FERRY_STATEMENT_TIMEOUT: '7s',
       }),
     ).toBe(0);
+  });
+
+  it('migrate takes --statement-timeout 0 (no deadline, as migrate timeoutMs: 0) and deadlines beyond 1h (an index build on a big table); other commands keep 100ms..1h', async () => {
+    const migrateWith = async (timeout: string, name: string, env: NodeJS.ProcessEnv = {}) => {
+      const io = captureIo();
+      const code = await runCli(
+        ['migrate', '--migrations-dir', expecting(timeout), ...table(name), '--database-url', t.url],
+        io,
+        env,
+      );
+      return { code, errors: io.errors };
+    };
+    expect(await migrateWith('0', 'cli_mig_none', { FERRY_STATEMENT_TIMEOUT: '0' })).toEqual({
+      code: 0,
+      errors: [],
+    });
+    expect(await migrateWith('2h', 'cli_mig_env_2h', { FERRY_STATEMENT_TIMEOUT: '2h' })).toEqual({
+      code: 0,
+      errors: [],
+    });
+    const flag = captureIo();
+    const flagCode = await runCli(
+      [
+        '--statement-timeout',
+        '0',
+        'migrate',
+        '--migrations-dir',
+        expecting('0'),
+        ...table('cli_mig_flag_none'),
+        '--database-url',
+        t.url,
+      ],
+      flag,
+      {},
+    );
+    expect({ code: flagCode, errors: flag.errors }).toEqual({ code: 0, errors: [] });
+    const long = captureIo();
+    const longCode = await runCli(
+      [
+        'migrate',
+        '--statement-timeout',
+        '12h',
+        '--migrations-dir',
+        expecting('12h'),
+        ...table('cli_mig_12h'),
+      ],
+      long,
+      { FERRY_DATABASE_URL: t.url },
+    );
+    expect({ code: longCode, errors: long.errors }).toEqual({ code: 0, errors: [] });
+
+    // Past what PostgreSQL's statement_timeout (and migrate's timeoutMs) can hold: refused.
+    const tooLong = captureIo();
+    expect(
+      await runCli(['migrate', '--statement-timeout', '30d', '--database-url', t.url], tooLong, {}),
+    ).toBe(2);
+    expect(tooLong.errors[0]).toBe(
+      'ferry migrate: FERRY_USAGE: --statement-timeout must be 0 (no deadline) or a duration up to 2147483647ms, got "30d"',
+    );
+    // The admin commands and check keep the statement deadline bounds of their core options.
+    for (const [source, argv, env] of [
+      ['--statement-timeout', ['check', '--statement-timeout', '0'], {}],
+      ['--statement-timeout', ['outbox', 'stats', '--statement-timeout', '2h'], {}],
+      ['FERRY_STATEMENT_TIMEOUT', ['check'], { FERRY_STATEMENT_TIMEOUT: '0' }],
+    ] as const) {
+      const io = captureIo();
+      expect(await runCli([...argv, '--database-url', t.url], io, env)).toBe(2);
+      expect(io.errors[0]).toMatch(
+        new RegExp(`FERRY_USAGE: ${source} must be a duration from 100ms to 1h, got "(0|2h)"$`),
+      );
+    }
   });
 
   it('takes the database from FERRY_DATABASE_URL', async () => {

@@ -26,8 +26,8 @@ export {
 export { fromPg, pgTransactions } from './sql/fromPg';
 export { ferryStatementNames, type NamedQuery } from './sql/statementNames';
 export type { ApplicationTransaction, KyselyLike } from './sql/applicationTransaction';
-export type { StatementTimeoutOptions } from './sql/statementDeadline';
-export { migrate, type MigrateOptions, type MigrateResult } from './schema/migrate';
+export { STATEMENT_TIMEOUT_BOUNDS, type StatementTimeoutOptions } from './sql/statementDeadline';
+export { migrate, MIGRATE_TIMEOUT_BOUNDS, type MigrateOptions, type MigrateResult } from './schema/migrate';
 export { checkSchema, type CheckSchemaOptions, type RequiredTables } from './schema/checkSchema';
 export {
   loadMigrationFiles,

@@ -1,5 +1,13 @@
 import { FerryConfigError, FerryValidationError } from './errors';
-import { booleanArgument, knownKeysArgument, knownKeysOption, received } from './optionChecks';
+import {
+  booleanArgument,
+  integerArgument,
+  knownKeysArgument,
+  knownKeysOption,
+  received,
+  requiredArgument,
+  uuidListArgument,
+} from './optionChecks';
 
 function refusal(prefix: string, value: unknown, keys: readonly string[]): FerryConfigError {
   try {
@@ -110,5 +118,44 @@ describe('how a refused value is quoted', () => {
       '"postgresql://[redacted]@db.internal:5432/orders" (string)',
     );
     expect(received({ url: `amqp://app:s3cret@${'h'.repeat(80)}` })).not.toContain('s3cret');
+  });
+});
+
+describe('the value checks of an admin call (the ...Argument helpers)', () => {
+  const refused = (check: () => unknown): FerryValidationError => {
+    try {
+      check();
+    } catch (error) {
+      if (error instanceof FerryValidationError) return error;
+      throw error;
+    }
+    throw new Error('the argument was accepted');
+  };
+
+  it('requiredArgument refuses a left-out arguments object naming the method; an object passes', () => {
+    expect(refused(() => requiredArgument('purgeSent', undefined, { before: true }))).toMatchObject({
+      field: 'purgeSent',
+      message: 'invalid purgeSent: its arguments must be an object, got undefined',
+    });
+    const args = { before: new Date(0) };
+    expect(requiredArgument('purgeSent', args, { before: true })).toBe(args);
+  });
+
+  it('integerArgument takes its fallback only for undefined, never coerces', () => {
+    expect(integerArgument('limit', undefined, 1, 10, 5)).toBe(5);
+    expect(refused(() => integerArgument('limit', null, 1, 10, 5)).message).toMatch(/got null$/);
+    expect(refused(() => integerArgument('limit', '5', 1, 10, 5)).message).toMatch(/got "5" \(string\)$/);
+  });
+
+  it('uuidListArgument names the element it refuses by index', () => {
+    const id = '0b1e8e1c-6f0e-4c1a-9a57-000000000001';
+    expect(uuidListArgument('ids', [id], 3)).toEqual([id]);
+    expect(refused(() => uuidListArgument('ids', [id, 'x'], 3))).toMatchObject({ field: 'ids[1]' });
+    expect(refused(() => uuidListArgument('ids', [id, id, id, id], 3)).field).toBe('ids');
+  });
+
+  it('received shows a Date as its ISO text, an invalid one as Invalid Date', () => {
+    expect(received(new Date(0))).toBe('1970-01-01T00:00:00.000Z (Date)');
+    expect(received(new Date('yesterday'))).toBe('Invalid Date');
   });
 });

@@ -1,14 +1,15 @@
 import { FerryConfigError, FerryValidationError } from './errors';
 import { stripUrlCredentials } from './redact/urlCredentials';
+import { assertText } from './validate/text';
 
 /**
  * The one style of option checking for every ferry component (relay, inbox, transports): each
  * check returns the value it checked or throws FerryConfigError (FERRY_CONFIG_INVALID) naming
  * the option as the user wrote it and showing the value received, e.g.
  * `invalid option pollInterval: must be an integer between 10 and 2147483647, got "1000" (string)`.
- * The arguments of an operator call (knownKeysArgument, booleanArgument) are checked the same way
- * but refused as invalid input, FerryValidationError (FERRY_VALIDATION_FAILED), like every other
- * invalid admin argument.
+ * The arguments of an operator call (knownKeysArgument, requiredArgument and the `...Argument`
+ * value checks) are checked the same way but refused as invalid input, FerryValidationError
+ * (FERRY_VALIDATION_FAILED, `field` the argument), like every other invalid admin argument.
  */
 
 /**
@@ -21,6 +22,8 @@ export function received(value: unknown): string {
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return `${clip(safeJson(value))} (array)`;
   if (typeof value === 'bigint') return `${value}n (bigint)`;
+  if (value instanceof Date)
+    return Number.isNaN(value.getTime()) ? 'Invalid Date' : `${value.toISOString()} (Date)`;
   // JSON has no NaN or Infinity (JSON.stringify(NaN) is "null"): shown as JavaScript writes them.
   if (typeof value === 'number' && !Number.isFinite(value)) return `${value} (number)`;
   return `${clip(typeof value === 'object' ? safeJson(value) : (JSON.stringify(value) ?? String(value)))} (${typeof value})`;
@@ -164,6 +167,99 @@ export function booleanArgument(name: string, value: unknown): boolean | undefin
     throw new FerryValidationError(name, `must be a boolean, got ${received(value)}`);
   }
   return value;
+}
+
+/**
+ * The arguments object of a call that has no default for it (`purgeSent({ before })`,
+ * `requeue({ id, ... })`): left out, `null` or not an object, refused naming `method` and
+ * showing the value, then checked as knownKeysArgument. Returns it for field access.
+ */
+export function requiredArgument(
+  method: string,
+  value: unknown,
+  keys: Readonly<Record<string, true>>,
+): Readonly<Record<string, unknown>> {
+  if (value === undefined) {
+    throw new FerryValidationError(method, `its arguments must be an object, got ${received(value)}`);
+  }
+  knownKeysArgument(method, value, keys);
+  return value as Readonly<Record<string, unknown>>;
+}
+
+/** An integer call argument from `min` to `max` (`limit`); `undefined` is `fallback` when one is given. */
+export function integerArgument(
+  name: string,
+  value: unknown,
+  min: number,
+  max: number,
+  fallback?: number,
+): number {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new FerryValidationError(
+      name,
+      `must be an integer between ${min} and ${max}, got ${received(value)}`,
+    );
+  }
+  return value;
+}
+
+/** A Date call argument (`before`, `since`): a string or an invalid Date is refused, never parsed. */
+export function dateArgument(name: string, value: unknown): Date {
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
+    throw new FerryValidationError(name, `must be a valid Date, got ${received(value)}`);
+  }
+  return value;
+}
+
+/** A string call argument (a filter, a cursor): any string, never a number turned into one. */
+export function stringArgument(name: string, value: unknown): string {
+  if (typeof value !== 'string')
+    throw new FerryValidationError(name, `must be a string, got ${received(value)}`);
+  return value;
+}
+
+/** A text call argument stored as given (`actor`, `reason`): non-empty, at most `maxLength`, storable. */
+export function textArgument(name: string, value: unknown, maxLength: number): string {
+  if (typeof value !== 'string' || value.trim().length === 0 || value.length > maxLength) {
+    throw new FerryValidationError(
+      name,
+      `must be a non-empty string of at most ${maxLength} characters, got ${received(value)}`,
+    );
+  }
+  assertText(name, value);
+  return value;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A UUID call argument (a record id, a claim token, a request id). */
+export function uuidArgument(name: string, value: unknown): string {
+  if (typeof value !== 'string' || !UUID.test(value)) {
+    throw new FerryValidationError(name, `must be a UUID, got ${received(value)}`);
+  }
+  return value;
+}
+
+/** A list of 1 to `max` UUIDs (`retryMany(ids)`): an element refused names its index, `ids[1]`. */
+export function uuidListArgument(name: string, value: unknown, max: number): readonly string[] {
+  if (!Array.isArray(value) || value.length < 1 || value.length > max) {
+    throw new FerryValidationError(name, `must be an array of 1 to ${max} UUIDs, got ${received(value)}`);
+  }
+  value.forEach((id, index) => uuidArgument(`${name}[${index}]`, id));
+  return value as readonly string[];
+}
+
+/** One of `allowed` (a status filter); `undefined` passes. */
+export function oneOfArgument<T extends string>(
+  name: string,
+  value: unknown,
+  allowed: readonly T[],
+): T | undefined {
+  if (value !== undefined && !allowed.includes(value as T)) {
+    throw new FerryValidationError(name, `must be one of ${allowed.join(', ')}, got ${received(value)}`);
+  }
+  return value as T | undefined;
 }
 
 export function integerOption(

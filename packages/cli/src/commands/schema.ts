@@ -1,4 +1,4 @@
-import { checkSchema, exportPrismaModels, exportSql, migrate } from '@ferry/core';
+import { checkSchema, exportPrismaModels, exportSql, migrate, MIGRATE_TIMEOUT_BOUNDS } from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
@@ -21,8 +21,9 @@ export function registerSchema(program: Command, ctx: Context): void {
     program.command('migrate').description("apply ferry's pending migrations (or an application's folder)"),
   ).action(
     act<FolderOptions>(ctx, async (o) => {
-      // Each migration's transaction gets the deadline too (ferry's library default is 2 min).
-      const timeoutMs = ctx.statementTimeoutMs(MIGRATE_STATEMENT_TIMEOUT_MS);
+      // Each migration's transaction gets the deadline too (ferry's library default is 2 min);
+      // 0 is none, as migrate's timeoutMs: 0.
+      const timeoutMs = ctx.statementTimeoutMs(MIGRATE_STATEMENT_TIMEOUT_MS, MIGRATE_TIMEOUT_BOUNDS);
       const result = await ctx.db((db) => migrate(db, { ...o, timeoutMs }), {
         statementTimeoutMs: timeoutMs,
       });

@@ -1,7 +1,6 @@
-import { FerryValidationError, isFerryError } from '../errors';
-import { booleanArgument, type OptionKeys } from '../optionChecks';
+import { isFerryError } from '../errors';
+import { booleanArgument, textArgument, type OptionKeys } from '../optionChecks';
 import type { SqlExecutor } from '../sql/executor';
-import { assertText } from '../validate/text';
 import { insertAudit, type AuditInsert } from './sql';
 
 /** Who acts and why, for the audit trail; `dryRun` computes the outcome and changes nothing. */
@@ -39,11 +38,7 @@ export interface AuditedAction<T> {
 
 function optionalText(field: string, value: unknown): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string' || value.trim().length === 0 || value.length > MAX_TEXT) {
-    throw new FerryValidationError(field, `must be a non-empty string of at most ${MAX_TEXT} characters`);
-  }
-  assertText(field, value);
-  return value;
+  return textArgument(field, value, MAX_TEXT);
 }
 
 /** Checks actor / reason / dryRun before any SQL runs. */

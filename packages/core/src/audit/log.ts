@@ -1,5 +1,12 @@
 import { FerryValidationError } from '../errors';
-import { knownKeysArgument, received, type OptionKeys } from '../optionChecks';
+import {
+  dateArgument,
+  integerArgument,
+  knownKeysArgument,
+  stringArgument,
+  type OptionKeys,
+} from '../optionChecks';
+import { executorFor } from '../sql/applicationTransaction';
 import type { SqlExecutor } from '../sql/executor';
 import { withTranslation } from '../sql/dbErrors';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
@@ -71,26 +78,26 @@ function toEntry(row: AuditRow): AuditEntry {
   };
 }
 
+/** An optional text filter: a number is refused, never turned into text. */
+function optionalString(field: keyof AuditQuery, value: unknown): string | null {
+  return value === undefined ? null : stringArgument(field, value);
+}
+
 function scopeFilter(query: AuditQuery): string | null {
-  if (query.tenantId !== undefined && query.scope !== undefined) {
+  const tenantId = optionalString('tenantId', query.tenantId);
+  const scope = optionalString('scope', query.scope);
+  if (tenantId !== null && scope !== null) {
     throw new FerryValidationError('scope', 'give tenantId or scope, not both');
   }
-  if (query.tenantId !== undefined) return `tenant:${query.tenantId}`;
-  return query.scope ?? null;
+  return tenantId === null ? scope : `tenant:${tenantId}`;
 }
 
-function limitOf(value: number | undefined): number {
-  if (value === undefined) return 50;
-  if (!Number.isInteger(value) || value < 1 || value > 1_000) {
-    throw new FerryValidationError('limit', `must be an integer between 1 and 1000, got ${received(value)}`);
+function cursorOf(value: unknown): string | null {
+  const cursor = optionalString('cursor', value);
+  if (cursor !== null && !/^\d{1,18}$/.test(cursor)) {
+    throw new FerryValidationError('cursor', 'not a cursor returned by list()');
   }
-  return value;
-}
-
-function cursorOf(value: string | undefined): string | null {
-  if (value === undefined) return null;
-  if (!/^\d{1,18}$/.test(value)) throw new FerryValidationError('cursor', 'not a cursor returned by list()');
-  return value;
+  return cursor;
 }
 
 /**
@@ -99,26 +106,21 @@ function cursorOf(value: string | undefined): string | null {
  */
 export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutOptions = {}): AuditLog {
   const timeoutMs = adminStatementTimeout(options);
-  const db = withTranslation(withDeadlines(executor, timeoutMs), 'audit');
+  const db = withTranslation(withDeadlines(executorFor(executor, 'executor'), timeoutMs), 'audit');
   return {
     async list(query: AuditQuery = {}) {
       knownKeysArgument('list', query, QUERY_KEYS);
-      if (
-        query.since !== undefined &&
-        (!(query.since instanceof Date) || Number.isNaN(query.since.getTime()))
-      ) {
-        throw new FerryValidationError('since', `must be a valid Date, got ${received(query.since)}`);
-      }
-      const limit = limitOf(query.limit);
-      const rows = await listAuditRows(db, {
+      const filter = {
         after: cursorOf(query.cursor),
         scope: scopeFilter(query),
-        action: query.action ?? null,
-        actor: query.actor ?? null,
-        since: query.since ?? null,
-        id: query.id ?? null,
-        limit,
-      });
+        action: optionalString('action', query.action),
+        actor: optionalString('actor', query.actor),
+        since: query.since === undefined ? null : dateArgument('since', query.since),
+        id: optionalString('id', query.id),
+        limit: integerArgument('limit', query.limit, 1, 1_000, 50),
+      };
+      const limit = filter.limit;
+      const rows = await listAuditRows(db, filter);
       const last = rows[rows.length - 1];
       return { items: rows.map(toEntry), nextCursor: rows.length === limit && last ? last.id : null };
     },

@@ -1,10 +1,21 @@
 import { FerryValidationError } from '../errors';
 import { assertText } from '../validate/text';
+import { executorFor } from '../sql/applicationTransaction';
 import type { SqlExecutor } from '../sql/executor';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import { AUDIT_KEYS, type AuditOptions } from '../audit/audited';
-import { knownKeysArgument, received, type OptionKeys } from '../optionChecks';
-import { bounded, OutboxActions } from './adminActions';
+import {
+  dateArgument,
+  integerArgument,
+  knownKeysArgument,
+  oneOfArgument,
+  received,
+  stringArgument,
+  uuidArgument,
+  uuidListArgument,
+  type OptionKeys,
+} from '../optionChecks';
+import { OutboxActions } from './adminActions';
 import type {
   AdminResult,
   HealthThresholds,
@@ -25,7 +36,7 @@ import { toRecord } from './sql/fragments';
 
 export type * from './adminTypes';
 
-const STATUSES = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'];
+const STATUSES = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'] as const;
 const LIST_KEYS = {
   status: true,
   type: true,
@@ -53,7 +64,8 @@ function encodeCursor(us: string, seq: string): string {
   return Buffer.from(JSON.stringify([us, seq])).toString('base64url');
 }
 
-function decodeCursor(cursor: string): { us: string; seq: string } {
+function decodeCursor(value: unknown): { us: string; seq: string } {
+  const cursor = stringArgument('cursor', value);
   try {
     const [us, seq] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
     if (typeof us === 'string' && typeof seq === 'string' && /^-?\d+$/.test(us) && /^\d+$/.test(seq)) {
@@ -65,12 +77,9 @@ function decodeCursor(cursor: string): { us: string; seq: string } {
   throw new FerryValidationError('cursor', 'not a cursor returned by list()');
 }
 
-function validDate(field: string, value: Date | undefined): Date | null {
-  if (value === undefined) return null;
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
-    throw new FerryValidationError(field, `must be a valid Date, got ${received(value)}`);
-  }
-  return value;
+/** An optional string filter (`type`, `key`): a number is refused, never turned into text. */
+function optionalString(field: string, value: unknown): string | null {
+  return value === undefined ? null : stringArgument(field, value);
 }
 
 /** One scope: every tenant (`tenantId` null) or a fixed tenant. */
@@ -84,14 +93,15 @@ class ScopedOutboxAdmin implements OutboxAdmin {
   }
 
   async retry(id: string, audit?: AuditOptions): Promise<AdminResult> {
+    uuidArgument('id', id);
     knownKeysArgument('retry', audit, AUDIT_KEYS);
     const [result] = await this.actions.retry([id], audit);
     return result as AdminResult;
   }
 
   async retryMany(ids: readonly string[], audit?: AuditOptions): Promise<AdminResult[]> {
+    uuidListArgument('ids', ids, 1_000);
     knownKeysArgument('retryMany', audit, AUDIT_KEYS);
-    bounded('ids.length', ids.length, 1, 1_000);
     return this.actions.retry(ids, audit);
   }
 
@@ -104,30 +114,29 @@ class ScopedOutboxAdmin implements OutboxAdmin {
     return this.actions.release(args);
   }
 
+  /** A string that is no UUID names no event: null. Anything but a string is refused. */
   async get(id: string): Promise<OutboxRecord | null> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(stringArgument('id', id))) {
+      return null;
+    }
     const row = await dbCall('get', () => getEvent(this.db, this.tenantId, id));
     return row ? toRecord(row) : null;
   }
 
   async list(query: ListQuery = {}): Promise<{ items: OutboxRecord[]; nextCursor: string | null }> {
     knownKeysArgument('list', query, LIST_KEYS);
-    if (query.status !== undefined && !STATUSES.includes(query.status)) {
-      throw new FerryValidationError('status', `must be one of ${STATUSES.join(', ')}`);
-    }
-    const limit = bounded('limit', query.limit, 50, 1_000);
-    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    const rows = await dbCall('list', () =>
-      listEvents(this.db, {
-        tenantId: this.tenantId,
-        status: query.status ?? null,
-        type: query.type ?? null,
-        key: query.key ?? null,
-        createdBefore: validDate('createdBefore', query.createdBefore),
-        after,
-        limit,
-      }),
-    );
+    const filter = {
+      tenantId: this.tenantId,
+      status: oneOfArgument('status', query.status, STATUSES) ?? null,
+      type: optionalString('type', query.type),
+      key: optionalString('key', query.key),
+      createdBefore:
+        query.createdBefore === undefined ? null : dateArgument('createdBefore', query.createdBefore),
+      after: query.cursor === undefined ? null : decodeCursor(query.cursor),
+      limit: integerArgument('limit', query.limit, 1, 1_000, 50),
+    };
+    const limit = filter.limit;
+    const rows = await dbCall('list', () => listEvents(this.db, filter));
     const last = rows[rows.length - 1];
     return {
       items: rows.map(toRecord),
@@ -150,14 +159,18 @@ class ScopedOutboxAdmin implements OutboxAdmin {
 
   async health(thresholds: HealthThresholds = {}): Promise<OutboxHealth> {
     knownKeysArgument('health', thresholds, HEALTH_KEYS);
+    const threshold = (name: keyof HealthThresholds, fallback: number) =>
+      integerArgument(name, thresholds[name], 0, Number.MAX_SAFE_INTEGER, fallback);
+    const maxAge = threshold('maxOldestPendingAgeMs', 300_000);
+    const maxFailed = threshold('maxFailed', 0);
+    const maxExpiredLeases = threshold('maxExpiredLeases', 0);
     const stats = await this.stats();
     const problems: string[] = [];
-    const maxAge = thresholds.maxOldestPendingAgeMs ?? 300_000;
     if (stats.oldestPendingAgeMs !== null && stats.oldestPendingAgeMs > maxAge) {
       problems.push(`oldest pending event is ${stats.oldestPendingAgeMs} ms old (threshold ${maxAge})`);
     }
-    if (stats.failed > (thresholds.maxFailed ?? 0)) problems.push(`${stats.failed} FAILED events`);
-    if (stats.expiredLeases > (thresholds.maxExpiredLeases ?? 0)) {
+    if (stats.failed > maxFailed) problems.push(`${stats.failed} FAILED events`);
+    if (stats.expiredLeases > maxExpiredLeases) {
       problems.push(`${stats.expiredLeases} expired leases awaiting recovery`);
     }
     return { healthy: problems.length === 0, problems, stats };
@@ -177,12 +190,13 @@ export function createOutboxAdmin(
   client: SqlExecutor,
   options: StatementTimeoutOptions = {},
 ): OperatorOutboxAdmin {
-  const db = withDeadlines(client, adminStatementTimeout(options));
+  // Anything but a database client is refused here, not with a TypeError at the first call.
+  const db = withDeadlines(executorFor(client, 'client'), adminStatementTimeout(options));
   const operator = new ScopedOutboxAdmin(db, null);
   return Object.assign(operator, {
     forTenant(tenantId: string): OutboxAdmin {
       if (typeof tenantId !== 'string' || tenantId.length === 0) {
-        throw new FerryValidationError('tenantId', 'must be a non-empty string');
+        throw new FerryValidationError('tenantId', `must be a non-empty string, got ${received(tenantId)}`);
       }
       assertText('tenantId', tenantId);
       return new ScopedOutboxAdmin(db, tenantId);

@@ -1,16 +1,23 @@
 import { AUDIT_KEYS, audited, overallOutcome, type AuditOptions } from '../audit/audited';
-import { booleanArgument, knownKeysArgument, received, type OptionKeys } from '../optionChecks';
+import {
+  booleanArgument,
+  dateArgument,
+  integerArgument,
+  knownKeysArgument,
+  requiredArgument,
+  textArgument,
+  uuidArgument,
+  type OptionKeys,
+} from '../optionChecks';
 import { FerryValidationError } from '../errors';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
-import { assertText } from '../validate/text';
 import { redactText } from '../redact/redact';
 import type { AdminResult, PurgeSentArgs, ReleaseArgs, ReleaseResult } from './adminTypes';
 import { purgeSentEvents } from './sql/adminQueries';
 import { markEventsFailed, retryEvents, type AdminOutcome } from './sql/adminTransition';
 import { releaseStuckEvents } from './sql/releaseStuck';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RELEASE_KEYS = {
   ...AUDIT_KEYS,
   claimToken: true,
@@ -35,15 +42,14 @@ export class OutboxActions {
     this.scope = tenantId === null ? 'operator' : `tenant:${tenantId}`;
   }
 
+  /** `ids` checked by the caller (admin.ts: a UUID each). */
   async retry(ids: readonly string[], audit: AuditOptions | undefined): Promise<AdminResult[]> {
     return this.perId('outbox.retry', ids, audit, (tx) => retryEvents(tx, ids, this.tenantId));
   }
 
   async markFailed(id: string, reason: string, audit: AuditOptions | undefined): Promise<AdminResult> {
-    if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 4_000) {
-      throw new FerryValidationError('reason', 'must be a non-empty string of at most 4,000 characters');
-    }
-    assertText('reason', reason);
+    uuidArgument('id', id);
+    textArgument('reason', reason, 4_000);
     // Stored as last_error, which is redacted wherever it is written: an operator may paste the
     // broker's error. The admin has no redact option; the built-in rules apply.
     const redacted = redactText(reason);
@@ -55,15 +61,12 @@ export class OutboxActions {
 
   async release(args: ReleaseArgs): Promise<ReleaseResult> {
     knownKeysArgument('release', args, RELEASE_KEYS);
-    const claimToken = args.claimToken ?? null;
-    if (claimToken !== null && !UUID.test(claimToken)) {
-      throw new FerryValidationError('claimToken', 'must be a UUID (a claim token)');
-    }
+    const claimToken = args.claimToken === undefined ? null : uuidArgument('claimToken', args.claimToken);
     const force = booleanArgument('force', args.force) ?? false;
     if (force && claimToken === null) {
       throw new FerryValidationError('force', 'needs claimToken: only a named dead claim is released early');
     }
-    const limit = bounded('limit', args.limit, 1_000, 10_000);
+    const limit = integerArgument('limit', args.limit, 1, 10_000, 1_000);
     return audited(this.db, {
       action: 'outbox.release',
       scope: this.scope,
@@ -82,12 +85,9 @@ export class OutboxActions {
   }
 
   async purgeSent(args: PurgeSentArgs): Promise<{ deleted: number }> {
-    knownKeysArgument('purgeSent', args, PURGE_SENT_KEYS);
-    if (!(args.before instanceof Date) || Number.isNaN(args.before.getTime())) {
-      throw new FerryValidationError('before', 'must be a valid Date');
-    }
-    const limit = bounded('limit', args.limit, 1_000, 10_000);
-    const before = args.before;
+    requiredArgument('purgeSent', args, PURGE_SENT_KEYS);
+    const before = dateArgument('before', args.before);
+    const limit = integerArgument('limit', args.limit, 1, 10_000, 1_000);
     return audited(this.db, {
       action: 'outbox.purge-sent',
       scope: this.scope,
@@ -119,12 +119,4 @@ export class OutboxActions {
       summarize: (results) => ({ outcome: overallOutcome(results.map((r) => r.outcome)), results }),
     });
   }
-}
-
-export function bounded(field: string, value: number | undefined, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new FerryValidationError(field, `must be an integer between 1 and ${max}, got ${received(value)}`);
-  }
-  return value;
 }

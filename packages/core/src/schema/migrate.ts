@@ -47,6 +47,11 @@ const KEYS = {
   lockTimeoutMs: true,
 } as const satisfies OptionKeys<MigrateOptions>;
 
+/**
+ * Bounds of `timeoutMs`: 0 (no deadline) up to what PostgreSQL's `statement_timeout` and a Node
+ * timer hold. `ferry migrate --statement-timeout` takes the same.
+ */
+export const MIGRATE_TIMEOUT_BOUNDS = [0, MAX_TIMEOUT_MS] as const;
 const LOCK_TIMEOUT_DEFAULT_MS = 2_000;
 /** The longest wait for a pooled connection for one migration's transaction. */
 const MAX_WAIT_MS = 10_000;
@@ -70,7 +75,7 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
   // Every option checked before the database is reached.
   knownKeysOption('', options, KEYS);
   // 0: no limit, as PostgreSQL's (documented); else each transaction's deadline.
-  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 120_000, 0, MAX_TIMEOUT_MS);
+  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 120_000, ...MIGRATE_TIMEOUT_BOUNDS);
   const lockTimeoutMs = integerOption(
     'lockTimeoutMs',
     options.lockTimeoutMs ?? LOCK_TIMEOUT_DEFAULT_MS,

@@ -30,7 +30,7 @@ type Shape = Partial<Record<'query' | 'execute' | '$queryRawUnsafe' | 'executeQu
 };
 
 /** ferry's executor for `tx`: the one place an application's client is told apart. */
-export function executorFor(tx: ApplicationTransaction): SqlExecutor {
+export function executorFor(tx: ApplicationTransaction, field = 'tx'): SqlExecutor {
   const shape = (typeof tx === 'object' && tx !== null ? tx : {}) as Shape;
   if (typeof shape.inTransaction === 'boolean' && typeof shape.execute === 'function') {
     return tx as SqlExecutor;
@@ -43,7 +43,7 @@ export function executorFor(tx: ApplicationTransaction): SqlExecutor {
     return typeof shape.totalCount === 'number' ? fromPg(tx as Pool) : fromPgClient(tx as ClientBase);
   }
   throw new FerryValidationError(
-    'tx',
+    field,
     `must be a Prisma, node-postgres or Kysely client or transaction, or a SqlExecutor; got ${received(tx)}`,
   );
 }

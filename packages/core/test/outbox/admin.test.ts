@@ -58,7 +58,11 @@ describe('outbox admin', () => {
 
   it('missing ids are not_found; retry keeps the lifetime counter, clears errors and is due now', async () => {
     expect(await admin().retry(randomUUID())).toMatchObject({ outcome: 'not_found' });
-    expect(await admin().retry('not-a-uuid')).toMatchObject({ outcome: 'not_found' });
+    // A malformed id is a typo, refused (FERRY_VALIDATION_FAILED) rather than answered not_found.
+    await expect(admin().retry('not-a-uuid')).rejects.toMatchObject({
+      code: 'FERRY_VALIDATION_FAILED',
+      field: 'id',
+    });
     const id = await rowIn('FAILED');
     await admin().retry(id);
     const record = await admin().get(id);

@@ -2,17 +2,13 @@ import { randomUUID } from 'node:crypto';
 import {
   createAuditLog,
   createOutboxAdmin,
-  emitMany,
   FerryValidationError,
-  Inbox,
   InboxAdmin,
   InboxPrivilegedAdmin,
   type InboxScopedAdmin,
   type OutboxAdmin,
 } from '@ferry/core';
-import { relayStore } from '@ferry/core/internal/testing';
-import pino from 'pino';
-import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { useAdminDatabase, type AdminFixture, type InboxRows } from '../../../../test-support/adminFixture';
 import {
   describeArgumentTable,
   misspeltArgument,
@@ -28,121 +24,14 @@ import {
  * FERRY_VALIDATION_FAILED naming the key, with nothing changed and nothing audited. A typed
  * `dryrun: true` must never run the real action.
  */
-let t: TestDatabase;
-let inbox: Inbox;
-beforeAll(async () => {
-  t = await createTestDatabase();
-  inbox = new Inbox(t.prisma, {
-    global: 'shared',
-    logger: pino({ level: 'silent' }),
-    handlers: { work: async () => {} },
-  });
-});
-afterAll(async () => {
-  await inbox.close();
-  await t.drop();
-});
-
-interface Receipt {
-  readonly id: string;
-  readonly expectedVersion: number;
-}
-
-/** Receipts one inbox scope's mutations would change: DEAD, COMPLETED, an expired claim. */
-interface InboxRows {
-  readonly dead: Receipt;
-  readonly completed: Receipt;
-  readonly claimToken: string;
-}
-
-interface Fixture {
-  /** Outbox events of tenant `acme`: FAILED, PENDING, an expired claim (`claimToken`), SENT. */
-  readonly failed: string;
-  readonly pending: string;
-  readonly claimToken: string;
-  readonly tenant: InboxRows;
-  readonly global: InboxRows;
-  /** After every fixture's timestamps: a purge before it would take them. */
-  readonly later: Date;
-}
-
-async function event(status: 'PENDING' | 'PROCESSING' | 'FAILED' | 'SENT', token = randomUUID()) {
-  const { ids } = await emitMany(t.db, [{ type: 'args.test', payload: {}, tenantId: 'acme' }]);
-  const id = ids[0]!;
-  if (status === 'PENDING') return id;
-  await t.db.execute(
-    `UPDATE outbox_events SET status = 'PROCESSING', claim_token = $2::uuid, claimed_at = now(),
-       claim_count = claim_count + 1, lease_expires_at = now() + $3::int * interval '1 minute'
-       WHERE id = $1::uuid`,
-    [id, token, status === 'PROCESSING' ? -1 : 10],
-  );
-  if (status === 'FAILED' || status === 'SENT') {
-    const kind = status === 'FAILED' ? 'permanent' : 'sent';
-    await relayStore(t.db).complete(token, [
-      { id, kind, error: status === 'FAILED' ? 'boom' : null, delayMs: 0 },
-    ]);
-  }
-  const [row] = await t.db.query<{ status: string }>('SELECT status FROM outbox_events WHERE id = $1::uuid', [
-    id,
-  ]);
-  expect(row?.status).toBe(status);
-  return id;
-}
-
-async function receipt(tenantId: string | null, set: string, values: unknown[] = []): Promise<Receipt> {
-  const { record } = await inbox.accept({ consumer: 'work', messageId: randomUUID(), tenantId, payload: {} });
-  const [row] = await t.db.query<{ row_version: number }>(
-    `UPDATE ferry_inbox_receipts SET ${set} WHERE id = $1::uuid RETURNING row_version`,
-    [record.id, ...values],
-  );
-  return { id: record.id, expectedVersion: row!.row_version };
-}
-
-async function inboxRows(tenantId: string | null): Promise<InboxRows> {
-  const claimToken = randomUUID();
-  return {
-    dead: await receipt(tenantId, `status = 'DEAD', dead_at = now()`),
-    completed: await receipt(tenantId, `status = 'COMPLETED', completed_at = now() - interval '1 hour'`),
-    claimToken:
-      (await receipt(
-        tenantId,
-        `status = 'PROCESSING', claim_token = $2::uuid, attempts = 1, lease_expires_at = now() - interval '1 minute'`,
-        [claimToken],
-      )) && claimToken,
-  };
-}
-
-async function fixture(): Promise<Fixture> {
-  const claimToken = randomUUID();
-  await event('SENT');
-  await event('PROCESSING', claimToken);
-  return {
-    failed: await event('FAILED'),
-    pending: await event('PENDING'),
-    claimToken,
-    tenant: await inboxRows('acme'),
-    global: await inboxRows(null),
-    later: new Date(Date.now() + 86_400_000),
-  };
-}
-
-/** Every row a refused call could have changed, and the audit trail. */
-async function state(): Promise<unknown> {
-  return {
-    events: await t.db.query(
-      `SELECT id::text, status, retry_count, claim_token::text, last_error FROM outbox_events ORDER BY id`,
-    ),
-    receipts: await t.db.query(
-      `SELECT id::text, status, row_version, attempts, claim_token::text, payload IS NULL AS purged
-         FROM ferry_inbox_receipts ORDER BY id`,
-    ),
-    audit: await t.db.query(`SELECT count(*)::int AS n FROM ferry_operator_audit`),
-  };
-}
+const database = useAdminDatabase();
+const { fixture, state } = database;
+const db = () => database.t().db;
+type Fixture = AdminFixture;
 
 const outboxScopes: Array<[string, () => OutboxAdmin]> = [
-  ['outbox', () => createOutboxAdmin(t.db)],
-  ['outbox forTenant', () => createOutboxAdmin(t.db).forTenant('acme')],
+  ['outbox', () => createOutboxAdmin(db())],
+  ['outbox forTenant', () => createOutboxAdmin(db()).forTenant('acme')],
 ];
 
 function outboxRows(name: string, admin: () => OutboxAdmin): ArgumentRow<Fixture>[] {
@@ -180,12 +69,12 @@ function outboxRows(name: string, admin: () => OutboxAdmin): ArgumentRow<Fixture
 }
 
 const inboxScopes: Array<[string, (f: Fixture) => [InboxScopedAdmin, InboxRows]]> = [
-  ['inbox forTenant', (f) => [new InboxAdmin(t.db).forTenant('acme'), f.tenant]],
-  ['inbox forGlobal', (f) => [new InboxAdmin(t.db).forGlobal(), f.global]],
+  ['inbox forTenant', (f) => [new InboxAdmin(db()).forTenant('acme'), f.tenant]],
+  ['inbox forGlobal', (f) => [new InboxAdmin(db()).forGlobal(), f.global]],
   [
     'inbox privileged scopeOf',
     (f) => [
-      new InboxPrivilegedAdmin(t.db, { privilegedAdmin: true }).scopeOf({ tenantId: 'acme' }),
+      new InboxPrivilegedAdmin(db(), { privilegedAdmin: true }).scopeOf({ tenantId: 'acme' }),
       f.tenant,
     ],
   ],
@@ -241,8 +130,8 @@ function inboxRowsOf(
   ];
 }
 
-const privileged = () => new InboxPrivilegedAdmin(t.db, { privilegedAdmin: true });
-const auditLog = () => createAuditLog(t.db);
+const privileged = () => new InboxPrivilegedAdmin(db(), { privilegedAdmin: true });
+const auditLog = () => createAuditLog(db());
 
 describe('a misspelt or wrongly typed admin argument is refused before anything changes', () => {
   describeArgumentTable<Fixture>(
@@ -268,51 +157,51 @@ describe('a typed dryrun never runs the real action', () => {
   it('outbox retry(id, { dryrun: true }): the event stays FAILED and no audit row claims the retry', async () => {
     const f = await fixture();
     const error = await validationErrorOf(() =>
-      createOutboxAdmin(t.db).retry(f.failed, { actor: 'ops', dryrun: true } as never),
+      createOutboxAdmin(db()).retry(f.failed, { actor: 'ops', dryrun: true } as never),
     );
     expect(error).toBeInstanceOf(FerryValidationError);
     expect(error.message).toMatch(/dryrun.*did you mean dryRun/);
-    const [row] = await t.db.query<{ status: string }>(
+    const [row] = await db().query<{ status: string }>(
       'SELECT status FROM outbox_events WHERE id = $1::uuid',
       [f.failed],
     );
     expect(row?.status).toBe('FAILED');
-    const { items } = await createAuditLog(t.db).list({ id: f.failed });
+    const { items } = await createAuditLog(db()).list({ id: f.failed });
     expect(items).toEqual([]);
   });
 
   it('inbox requeue({ ..., dry_run: true }): the receipt stays DEAD and no audit row names it', async () => {
     const f = await fixture();
     const error = await validationErrorOf(() =>
-      new InboxAdmin(t.db)
+      new InboxAdmin(db())
         .forTenant('acme')
         .requeue({ ...f.tenant.dead, actor: 'ops', reason: 'fixed', dry_run: true } as never),
     );
     expect(error.message).toMatch(/dry_run.*did you mean dryRun/);
-    const [row] = await t.db.query<{ status: string }>(
+    const [row] = await db().query<{ status: string }>(
       'SELECT status FROM ferry_inbox_receipts WHERE id = $1::uuid',
       [f.tenant.dead.id],
     );
     expect(row?.status).toBe('DEAD');
-    expect((await createAuditLog(t.db).list({ id: f.tenant.dead.id })).items).toEqual([]);
+    expect((await createAuditLog(db()).list({ id: f.tenant.dead.id })).items).toEqual([]);
   });
 
   it('the documented keys pass: a real dryRun is audited as a dry run and changes nothing', async () => {
     const f = await fixture();
-    const [result] = await createOutboxAdmin(t.db)
+    const [result] = await createOutboxAdmin(db())
       .forTenant('acme')
       .retryMany([f.failed], { actor: 'ops', reason: 'check', dryRun: true });
     expect(result).toEqual({ id: f.failed, outcome: 'applied' });
-    const { items } = await createAuditLog(t.db).list({ id: f.failed });
+    const { items } = await createAuditLog(db()).list({ id: f.failed });
     expect(items).toMatchObject([{ dryRun: true, action: 'outbox.retry' }]);
   });
 
   it("markFailed takes the documented audit object, reason included (one AuditOptions shared with retry): the argument's reason is stored", async () => {
     const f = await fixture();
     const audit = { actor: 'ops', reason: 'INC-42', dryRun: true };
-    const result = await createOutboxAdmin(t.db).forTenant('acme').markFailed(f.pending, 'poison', audit);
+    const result = await createOutboxAdmin(db()).forTenant('acme').markFailed(f.pending, 'poison', audit);
     expect(result).toMatchObject({ id: f.pending, outcome: 'applied' });
-    const { items } = await createAuditLog(t.db).list({ id: f.pending });
+    const { items } = await createAuditLog(db()).list({ id: f.pending });
     expect(items).toMatchObject([{ dryRun: true, action: 'outbox.mark-failed', reason: 'poison' }]);
   });
 });

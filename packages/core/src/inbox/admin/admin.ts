@@ -1,4 +1,4 @@
-import { FerryConfigError } from '../../errors';
+import { FerryConfigError, FerryValidationError } from '../../errors';
 import { executorFor, type ApplicationTransaction } from '../../sql/applicationTransaction';
 import type { SqlExecutor } from '../../sql/executor';
 import { withTranslation } from '../../sql/dbErrors';
@@ -10,13 +10,20 @@ import {
   type StatementTimeoutOptions,
 } from '../../sql/statementDeadline';
 import { getReceipt } from '../sql/getReceipt';
-import { isUuid, scopeOf } from '../sql/fragments';
+import { scopeOf } from '../sql/fragments';
 import { listReceipts } from '../sql/listReceipts';
 import { readStats, type InboxStats } from '../sql/stats';
 import type { InboxRecord } from '../types';
 import { decodeCursor, encodeCursor } from './cursor';
 import { InboxScopedAdmin, LIST_KEYS, type InboxListOptions, type InboxPage } from './scoped';
-import { LIST_LIMIT, optionalStatus, requireLimit, requireTenantId } from './validate';
+import {
+  LIST_LIMIT,
+  lookupId,
+  optionalCursor,
+  optionalStatus,
+  requireLimit,
+  requireTenantId,
+} from './validate';
 
 /**
  * Scope-bound operator API. Bind the scope from authenticated context: forTenant(id) sees
@@ -74,7 +81,8 @@ export class InboxPrivilegedAdmin {
     const status = optionalStatus(options.status);
     const limit = requireLimit('limit', options.limit, LIST_LIMIT);
     const filter = `all:${status ?? '*'}`;
-    const after = options.cursor === undefined ? null : decodeCursor(options.cursor, filter);
+    const cursor = optionalCursor(options.cursor);
+    const after = cursor === undefined ? null : decodeCursor(cursor, filter);
     const rows = await listReceipts(this.db, null, status, after, limit + 1);
     const records = rows.slice(0, limit);
     const last = records[records.length - 1];
@@ -82,7 +90,8 @@ export class InboxPrivilegedAdmin {
   }
 
   async get(id: string): Promise<InboxRecord | null> {
-    return isUuid(id) ? getReceipt(this.db, null, id) : null;
+    const uuid = lookupId(id);
+    return uuid === null ? null : getReceipt(this.db, null, uuid);
   }
 
   stats(): Promise<InboxStats> {
@@ -91,10 +100,18 @@ export class InboxPrivilegedAdmin {
 
   /** Scoped mutations for the record's own scope (requeue, replay, purge). */
   scopeOf(record: Pick<InboxRecord, 'tenantId'>): InboxScopedAdmin {
-    return new InboxScopedAdmin(this.db, scopeOf(record.tenantId));
+    // Usually a whole InboxRecord: only its tenantId is read, other keys are not refused.
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+      throw new FerryValidationError(
+        'scopeOf',
+        `its argument must be a record with a tenantId, got ${received(record)}`,
+      );
+    }
+    const tenantId = record.tenantId === null ? null : requireTenantId(record.tenantId);
+    return new InboxScopedAdmin(this.db, scopeOf(tenantId));
   }
 }
 
 function adminExecutor(client: ApplicationTransaction, timeoutMs: number): SqlExecutor {
-  return withTranslation(withDeadlines(executorFor(client), timeoutMs), 'inbox admin');
+  return withTranslation(withDeadlines(executorFor(client, 'client'), timeoutMs), 'inbox admin');
 }

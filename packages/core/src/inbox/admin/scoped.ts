@@ -1,7 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import { InboxNotFoundError, InboxStateConflictError } from '../errors';
 import { getReceipt } from '../sql/getReceipt';
-import { isUuid } from '../sql/fragments';
 import { listReceipts } from '../sql/listReceipts';
 import { purgeCompleted } from '../sql/purgeCompleted';
 import { requeueDead } from '../sql/requeueDead';
@@ -11,6 +10,8 @@ import { decodeCursor, encodeCursor } from './cursor';
 import { replayCompleted, type InboxReplayOutcome } from './replay';
 import {
   LIST_LIMIT,
+  lookupId,
+  optionalCursor,
   optionalStatus,
   PURGE_LIMIT,
   requireLimit,
@@ -20,7 +21,13 @@ import {
 } from './validate';
 import { FerryValidationError } from '../../errors';
 import { AUDIT_KEYS, audited, type AuditOptions } from '../../audit/audited';
-import { booleanArgument, knownKeysArgument, received, type OptionKeys } from '../../optionChecks';
+import {
+  booleanArgument,
+  dateArgument,
+  knownKeysArgument,
+  requiredArgument,
+  type OptionKeys,
+} from '../../optionChecks';
 import { releaseStuckReceipts } from '../sql/releaseStuck';
 
 export interface InboxListOptions {
@@ -112,7 +119,8 @@ export class InboxScopedAdmin {
     const status = optionalStatus(options.status);
     const limit = requireLimit('limit', options.limit, LIST_LIMIT);
     const filter = status ?? '*';
-    const after = options.cursor === undefined ? null : decodeCursor(options.cursor, filter);
+    const cursor = optionalCursor(options.cursor);
+    const after = cursor === undefined ? null : decodeCursor(cursor, filter);
     const rows = await listReceipts(this.db, this.scope, status, after, limit + 1);
     const records = rows.slice(0, limit);
     const last = records[records.length - 1];
@@ -121,13 +129,13 @@ export class InboxScopedAdmin {
 
   /** The record, or null when no such id exists in this scope. */
   async get(id: string): Promise<InboxRecord | null> {
-    if (!isUuid(id)) return null;
-    return getReceipt(this.db, this.scope, id);
+    const uuid = lookupId(id);
+    return uuid === null ? null : getReceipt(this.db, this.scope, uuid);
   }
 
   /** DEAD → PENDING. InboxStateConflictError when not DEAD or the version moved on. */
   async requeue(input: InboxRequeueInput): Promise<InboxRecord> {
-    knownKeysArgument('requeue', input, REQUEUE_KEYS);
+    requiredArgument('requeue', input, REQUEUE_KEYS);
     const id = requireUuid('id', input.id);
     const expectedVersion = requireVersion(input.expectedVersion);
     const reason = requireText('reason', input.reason);
@@ -148,7 +156,7 @@ export class InboxScopedAdmin {
 
   /** Creates (or returns, for a repeated request) a PENDING replay of a COMPLETED record. */
   async replay(input: InboxReplayInput): Promise<InboxReplayOutcome> {
-    knownKeysArgument('replay', input, REPLAY_KEYS);
+    requiredArgument('replay', input, REPLAY_KEYS);
     const request = {
       scope: this.scope,
       sourceId: requireUuid('id', input.id),
@@ -211,12 +219,9 @@ export class InboxScopedAdmin {
 
   /** Drops payloads of COMPLETED receipts completed before `before`; returns how many. */
   async purgeCompletedPayload(input: InboxPurgeInput): Promise<{ purged: number }> {
-    knownKeysArgument('purgeCompletedPayload', input, PURGE_KEYS);
-    if (!(input.before instanceof Date) || Number.isNaN(input.before.getTime())) {
-      throw new FerryValidationError('before', `must be a valid Date, got ${received(input.before)}`);
-    }
+    requiredArgument('purgeCompletedPayload', input, PURGE_KEYS);
+    const before = dateArgument('before', input.before);
     const limit = requireLimit('limit', input.limit, PURGE_LIMIT);
-    const before = input.before;
     return audited(this.db, {
       action: 'inbox.purge-payloads',
       scope: this.scope,

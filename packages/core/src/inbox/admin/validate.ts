@@ -1,5 +1,12 @@
 import { FerryValidationError } from '../../errors';
-import { received } from '../../optionChecks';
+import {
+  integerArgument,
+  oneOfArgument,
+  received,
+  stringArgument,
+  textArgument,
+  uuidArgument,
+} from '../../optionChecks';
 import { assertText } from '../../validate/text';
 import { isUuid } from '../sql/fragments';
 import { INBOX_STATUSES, type InboxStatus } from '../types';
@@ -7,25 +14,20 @@ import { INBOX_STATUSES, type InboxStatus } from '../types';
 export const LIST_LIMIT = { default: 50, max: 500 } as const;
 export const PURGE_LIMIT = { default: 100, max: 10_000 } as const;
 const MAX_TEXT = 1_000;
+/** row_version is an `int`: a larger expected version would be refused by PostgreSQL mid-action. */
+const MAX_ROW_VERSION = 2_147_483_647;
 
 export function requireUuid(field: string, value: unknown): string {
-  if (!isUuid(value)) throw new FerryValidationError(field, 'must be a UUID');
-  return value;
+  return uuidArgument(field, value);
 }
 
 export function requireText(field: string, value: unknown): string {
-  if (typeof value !== 'string' || value.trim().length === 0 || value.length > MAX_TEXT) {
-    throw new FerryValidationError(field, `must be a non-empty string of at most ${MAX_TEXT} characters`);
-  }
-  assertText(field, value);
-  return value;
+  return textArgument(field, value, MAX_TEXT);
 }
 
+/** The observed `rowVersion`: a positive integer PostgreSQL's `int` column can hold. */
 export function requireVersion(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new FerryValidationError('expectedVersion', 'must be a positive integer (the observed rowVersion)');
-  }
-  return value;
+  return integerArgument('expectedVersion', value, 1, MAX_ROW_VERSION);
 }
 
 export function requireLimit(
@@ -33,27 +35,30 @@ export function requireLimit(
   value: unknown,
   bounds: { default: number; max: number },
 ): number {
-  if (value === undefined) return bounds.default;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > bounds.max) {
-    throw new FerryValidationError(
-      field,
-      `must be an integer between 1 and ${bounds.max}, got ${received(value)}`,
-    );
-  }
-  return value;
+  return integerArgument(field, value, 1, bounds.max, bounds.default);
 }
 
 export function optionalStatus(value: unknown): InboxStatus | null {
-  if (value === undefined || value === null) return null;
-  if (!INBOX_STATUSES.includes(value as InboxStatus)) {
-    throw new FerryValidationError('status', `must be one of ${INBOX_STATUSES.join(', ')}`);
-  }
-  return value as InboxStatus;
+  if (value === null) return null;
+  return oneOfArgument('status', value, INBOX_STATUSES) ?? null;
+}
+
+/** A list cursor as given: anything but a string is refused before it is decoded. */
+export function optionalCursor(value: unknown): string | undefined {
+  return value === undefined ? undefined : stringArgument('cursor', value);
+}
+
+/** A `get(id)` argument: a string that is no UUID names no receipt (null); anything else is refused. */
+export function lookupId(value: unknown): string | null {
+  return isUuid(stringArgument('id', value)) ? (value as string) : null;
 }
 
 export function requireTenantId(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > 200) {
-    throw new FerryValidationError('tenantId', 'must be a non-empty string of at most 200 characters');
+    throw new FerryValidationError(
+      'tenantId',
+      `must be a non-empty string of at most 200 characters, got ${received(value)}`,
+    );
   }
   assertText('tenantId', value);
   return value;
