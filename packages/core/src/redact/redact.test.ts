@@ -239,6 +239,26 @@ describe('redaction of error text', () => {
     expect(redactText('GET http://host:8080/path@x failed')).toBe('GET http://host:8080/path@x failed');
   });
 
+  it("redacts the values of a PostgreSQL key violation's detail when its columns name a sensitive key", () => {
+    expect(redactText('Key (token)=(s3cret) already exists.')).toBe(
+      'Key (token)=([redacted]) already exists.',
+    );
+    // An expression for a column (`'token'::text` reads as a key and a value to the key rule too)
+    const expression = redactText("Key ((payload ->> 'token'::text))=(a (b) c) already exists.");
+    expect(expression).not.toMatch(/a \(b\) c/);
+    expect(expression).toMatch(/^Key \(\(payload ->> 'token'.*\[redacted\].* already exists\.$/);
+    expect(redactText('Key (user_id, api_key)=(7, k-1)')).toBe('Key (user_id, api_key)=([redacted])');
+    expect(createRedactor({ keys: ['pin'] })('Key (pin)=(1234) is not present in table "cards".')).toBe(
+      'Key (pin)=([redacted]) is not present in table "cards".',
+    );
+    // Other keys' values stay: they tell which row conflicted.
+    const kept = 'Key (consumer, message_id)=(orders, m-17) already exists.';
+    expect(redactText(kept)).toBe(kept);
+    expect(createRedactor({ allow: ['token'] })('Key (token)=(page-2) already exists.')).toBe(
+      'Key (token)=(page-2) already exists.',
+    );
+  });
+
   it('redacts the extra keys an application names', () => {
     const redact = createRedactor({ keys: ['ssn', 'iban'] });
     expect(redact('ssn=123-45-6789 iban: DE89370400440532013000')).toBe('ssn=[redacted] iban: [redacted]');

@@ -2,6 +2,7 @@ import { FerryConfigError, isFerryError } from '../errors';
 import { knownKeysOption, received, type OptionKeys } from '../optionChecks';
 import { storableText } from '../validate/text';
 import { isSafeAllowPattern, withinBudget } from './allowPatterns';
+import { KEY_DETAIL } from './keyDetail';
 import { keyValueParts, keyValuePattern, type KeyValueGroups } from './keyValue';
 import { URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT } from './urlCredentials';
 
@@ -231,10 +232,13 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
   const keys = [...SENSITIVE_KEYS, ...(options.keys ?? [])];
   const keyValue = keyValuePattern(keys);
   const sensitiveName = new RegExp(`(?:${keys.join('|')})`, 'i');
+  const sensitive = (name: string): boolean =>
+    sensitiveName.test(name) && !allowedKeys.has(name.trim().toLowerCase());
   const element = (match: string, name: string): string =>
-    sensitiveName.test(name) && !allowedKeys.has(name.toLowerCase())
-      ? `<${name}>[redacted]</${name}>`
-      : match;
+    sensitive(name) ? `<${name}>[redacted]</${name}>` : match;
+  // The values of a key violation's detail whose columns name a sensitive key
+  const keyDetail = (match: string, columns: string, _values: string, close: string): string =>
+    sensitive(columns) ? `Key (${columns})=([redacted]${close}` : match;
   /**
    * A value quoted inside an allowed value is read again (`token: "a password: b"`), at most
    * MAX_ALLOWED_DEPTH levels deep: deeper, the allowed value is redacted too.
@@ -261,6 +265,7 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
       (acc, [pattern, replacement]) => acc.replace(pattern, replacement),
       shielded.text,
     );
+    out = out.replace(KEY_DETAIL, keyDetail);
     out = out.replace(keyValue, (match: string, ...args: unknown[]) => keyValueRedacted(0, match, args));
     out = out.replace(XML_ELEMENT, element);
     out = out.replace(NUMBER_RUN, redactNumber);

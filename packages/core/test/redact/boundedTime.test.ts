@@ -158,6 +158,11 @@ describe('the built-in rules on a long run of word characters', () => {
     ['password="\\\\\\"', 12_000],
     ['token=“token=‘token=`token="', 7_000],
     ['AKIA0000', 25_000],
+    // PostgreSQL key details: values scanned to the ')' its words follow or the line's end
+    ['Key (token)=(a) ', 14_000],
+    ['Key (token)=(a', 14_000],
+    ['Key (a(b)', 20_000],
+    ['Key ((x)', 20_000],
     ['ASIAAAAAAAAAAAAAAAAAAAAAA', 8_000],
   ])(
     'redact a long text of %j repeated in bounded time',
