@@ -35,7 +35,14 @@ const CLOSER = String.raw`(?:\k<b>\\\k<b>\\)*\k<b>\k<q>`;
  * starts where the one before ended (a run of backslashes is read whole, with the character after
  * it): the closer is found at the first place it can be.
  */
-const ASCII_QUOTED = String.raw`(?<b>${ESCAPES})(?<q>["'\x60])(?:\k<b>\k<q>\k<b>\k<q>|(?!${CLOSER})\\+[^\\]|(?!\k<b>\k<q>)[^\\])*${CLOSER}(?!\k<b>\k<q>)`;
+const ASCII_QUOTED = String.raw`(?!')(?<b>${ESCAPES})(?<q>["'\x60])(?:\k<b>\k<q>\k<b>\k<q>|(?!${CLOSER})\\+[^\\]|(?!\k<b>\k<q>)[^\\])*${CLOSER}(?!\k<b>\k<q>)`;
+
+/**
+ * A value in plain single quotes, read as ASCII_QUOTED reads the others (which leaves it to this
+ * one), except that a ' before a letter or digit is an apostrophe (`'it's mine'`), not the closing
+ * quote: an English passphrase in single quotes is taken whole.
+ */
+const SINGLE_QUOTED = String.raw`(?<apostrophe>')(?:''|\\[\s\S]|[^'\\]|'(?=[a-z0-9]))*'(?![a-z0-9'])`;
 
 /** A value in typographic double quotes or guillemets (“…”, „…“, «…», »…«), to the first closing one. */
 const TYPOGRAPHIC_DOUBLE = '(?<double>[“”„«»])[^“”«»]*[“”«»]';
@@ -59,7 +66,7 @@ const UNQUOTED = String.raw`(?<opening>${ESCAPES})[^\s"'\x60“”„«»‘’�
 /** The key rule for `keys` (alternatives of a RegExp, case-insensitive); group 1 is the key. */
 export function keyValuePattern(keys: readonly string[]): RegExp {
   return new RegExp(
-    `(${keys.join('|')})${NAME_AND_SEPARATOR}(?:${ASCII_QUOTED}|${TYPOGRAPHIC_DOUBLE}|${TYPOGRAPHIC_SINGLE}|${UNCLOSED}|${UNQUOTED})`,
+    `(${keys.join('|')})${NAME_AND_SEPARATOR}(?:${SINGLE_QUOTED}|${ASCII_QUOTED}|${TYPOGRAPHIC_DOUBLE}|${TYPOGRAPHIC_SINGLE}|${UNCLOSED}|${UNQUOTED})`,
     'gi',
   );
 }
@@ -86,6 +93,7 @@ export interface KeyValueGroups {
   readonly separator: string;
   readonly b?: string;
   readonly q?: string;
+  readonly apostrophe?: string;
   readonly double?: string;
   readonly single?: string;
   readonly unclosed?: string;
@@ -97,7 +105,10 @@ export function keyValueParts(match: string, key: string, groups: KeyValueGroups
   const name = `${key}${groups.rest}`;
   const head = `${name}${groups.separator}`;
   if (groups.unclosed !== undefined) return { kind: 'unclosed', name, head, open: groups.unclosed };
-  const open = groups.q !== undefined ? `${groups.b ?? ''}${groups.q}` : (groups.double ?? groups.single);
+  const open =
+    groups.q !== undefined
+      ? `${groups.b ?? ''}${groups.q}`
+      : (groups.apostrophe ?? groups.double ?? groups.single);
   if (open === undefined) return { kind: 'plain', name, head, open: groups.opening ?? '' };
   const closeLength = groups.q !== undefined ? open.length : 1;
   return {

@@ -152,6 +152,8 @@ describe('the built-in rules on a long run of word characters', () => {
     ['password=‘it’s ', 12_000],
     ["password='a''", 14_000],
     ['password=`a ', 16_000],
+    ["password='it's ", 14_000],
+    ["password=''a", 16_000],
     ['\\\\\\"password\\\\\\":\\\\\\"', 6_000],
     ['password="\\\\\\\\\\\\\\\\', 8_000],
     ['password=\\\\\\\\\\\\\\\\"', 8_000],
