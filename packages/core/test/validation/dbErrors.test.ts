@@ -12,6 +12,7 @@ import {
   migrate,
 } from '@ferry/core';
 import { translateDbError } from '../../src/sql/dbErrors';
+import { sqlStateOf } from '../../src/sql/sqlState';
 import { createTestDatabase, prismaFor, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox, message, quietLogger } from '../inbox/helpers';
 
@@ -186,6 +187,7 @@ describe('database errors translated into FerryErrors, redacted', () => {
       expect(printed(error)).not.toMatch(/hunter2|s3cret-1|k-s3cret-2/);
       // The cause keeps its class and codes: an application can still tell what failed.
       expect(Object.getPrototypeOf(error.cause)).toBe(Object.getPrototypeOf(raw));
+      expect(sqlStateOf(error.cause)).toBe('P0001');
       expect(error).toMatchObject({ code: 'FERRY_DATABASE_ERROR', details: { sqlState: 'P0001' } });
     }
   });
