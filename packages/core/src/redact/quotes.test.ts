@@ -62,6 +62,10 @@ describe('quoted secret values, whatever the quotes', () => {
     const redact = createRedactor({ allow: ['token'] });
     expect(redact('token=`page 2` password=`x y`')).toBe('token=`page 2` password=`[redacted]`');
     expect(redact('token: “a password: b” c')).toBe('token: “a password: [redacted]” c');
+    // Quoted values inside allowed ones are read 4 levels deep; the fifth is redacted.
+    expect(redact('token="a token=\'b token=`c token=“d token=‘e-5’”`\'"')).toBe(
+      'token="a token=\'b token=`c token=“d token=‘[redacted]’”`\'"',
+    );
   });
 });
 

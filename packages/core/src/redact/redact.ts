@@ -219,8 +219,9 @@ function globalPattern(pattern: RegExp): RegExp {
 }
 
 /**
- * Builds the redactor: URL credentials, authorization values, JSON web tokens, e-mail
- * addresses, values of sensitive keys (`password is hunter2`), card and phone numbers.
+ * Builds the redactor: URL credentials, authorization values, AWS access key ids, JSON web
+ * tokens, e-mail addresses, values of sensitive keys (`password is hunter2`, keyValue.ts; a
+ * PostgreSQL key detail `Key (token)=(…)`, keyDetail.ts), card and phone numbers.
  * Throws FerryConfigError for a malformed `options`.
  */
 export function createRedactor(options: RedactionOptions = {}): Redactor {
