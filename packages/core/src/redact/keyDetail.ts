@@ -13,3 +13,17 @@ export const KEY_DETAIL = new RegExp(
   String.raw`\bKey \(((?:[^()\n]|\([^()\n]{0,128}\)){1,128})\)=\(((?:[^)\n]|\)(?!${AFTER_VALUES}))*)(\)(?=${AFTER_VALUES})|(?=\n|$))`,
   'g',
 );
+
+/** The end of a line, after an optional full stop. */
+const LINE_END = String.raw`\.?[^\S\n]*(?:\n|$)`;
+
+/**
+ * PostgreSQL's detail of a CHECK or NOT NULL violation: `Failing row contains (id, type, {"a":
+ * 1}, …).`, the whole row, a payload among it; redacted whole (no column names say which value is
+ * which). The values run to the `)` at the end of the line, else to the end of the line: linear,
+ * as KEY_DETAIL.
+ */
+export const FAILING_ROW = new RegExp(
+  String.raw`\bFailing row contains \((?:[^)\n]|\)(?!${LINE_END}))*(\)(?=${LINE_END})|(?=\n|$))`,
+  'g',
+);

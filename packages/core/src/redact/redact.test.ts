@@ -259,6 +259,15 @@ describe('redaction of error text', () => {
     );
   });
 
+  it('redacts the row of a PostgreSQL CHECK or NOT NULL detail whole, to the closing parenthesis of its line', () => {
+    expect(redactText('Failing row contains (1, t, {"note": "n (1) x"}, null).')).toBe(
+      'Failing row contains ([redacted]).',
+    );
+    expect(redactText('Failing row contains (1, cut sh\nnext line')).toBe(
+      'Failing row contains ([redacted]\nnext line',
+    );
+  });
+
   it('redacts the extra keys an application names', () => {
     const redact = createRedactor({ keys: ['ssn', 'iban'] });
     expect(redact('ssn=123-45-6789 iban: DE89370400440532013000')).toBe('ssn=[redacted] iban: [redacted]');

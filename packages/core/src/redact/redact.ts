@@ -2,7 +2,7 @@ import { FerryConfigError, isFerryError } from '../errors';
 import { knownKeysOption, received, type OptionKeys } from '../optionChecks';
 import { storableText } from '../validate/text';
 import { isSafeAllowPattern, withinBudget } from './allowPatterns';
-import { KEY_DETAIL } from './keyDetail';
+import { FAILING_ROW, KEY_DETAIL } from './keyDetail';
 import { keyValueParts, keyValuePattern, type KeyValueGroups } from './keyValue';
 import { URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT } from './urlCredentials';
 
@@ -221,7 +221,7 @@ function globalPattern(pattern: RegExp): RegExp {
 /**
  * Builds the redactor: URL credentials, authorization values, AWS access key ids, JSON web
  * tokens, e-mail addresses, values of sensitive keys (`password is hunter2`, keyValue.ts; a
- * PostgreSQL key detail `Key (token)=(…)`, keyDetail.ts), card and phone numbers.
+ * PostgreSQL key detail `Key (token)=(…)`, keyDetail.ts), the row of a `Failing row contains (…)`, card and phone numbers.
  * Throws FerryConfigError for a malformed `options`.
  */
 export function createRedactor(options: RedactionOptions = {}): Redactor {
@@ -267,6 +267,7 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
       shielded.text,
     );
     out = out.replace(KEY_DETAIL, keyDetail);
+    out = out.replace(FAILING_ROW, 'Failing row contains ([redacted]$1');
     out = out.replace(keyValue, (match: string, ...args: unknown[]) => keyValueRedacted(0, match, args));
     out = out.replace(XML_ELEMENT, element);
     out = out.replace(NUMBER_RUN, redactNumber);

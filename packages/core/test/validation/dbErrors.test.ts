@@ -211,6 +211,18 @@ describe('database errors translated into FerryErrors, redacted', () => {
     );
   });
 
+  it('redact the row a CHECK violation quotes (its payload)', async () => {
+    const sql = `INSERT INTO outbox_events (id, event_type, payload, max_retries)
+      VALUES (gen_random_uuid(), '', '{"note": "n0te-s3cret"}', 1)`;
+    for (const db of [t.db, fromPg(pool)]) {
+      const raw = await db.query(sql).catch((e: unknown) => e);
+      expect(printed(raw)).toContain('n0te-s3cret');
+      const error = translateDbError(raw, 'probe');
+      expect(printed(error)).not.toContain('n0te-s3cret');
+      expect(error).toMatchObject({ details: { sqlState: '23514', constraint: 'outbox_events_type_check' } });
+    }
+  });
+
   it("emit() throws the outbox's failure redacted", async () => {
     await pool.query(`CREATE FUNCTION leak() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'refused: secret=%', NEW.payload->>'pin'; END $$`);
