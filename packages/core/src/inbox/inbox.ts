@@ -69,7 +69,11 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     const adapter = isTransactionAdapter(client)
       ? (client as TransactionAdapter<TTx>)
       : prismaTransactions<TTx>(client as PrismaClientOf<TTx>);
-    this.db = withTranslation(withStatementDeadline(adapter.db, resolved.statementTimeoutMs), 'inbox');
+    this.db = withTranslation(
+      withStatementDeadline(adapter.db, resolved.statementTimeoutMs),
+      'inbox',
+      resolved.redact,
+    );
     this.emitter = { observer: resolved.observer, logger };
     this.settings = {
       maxPayloadBytes: resolved.maxPayloadBytes,

@@ -1,11 +1,15 @@
 import { isFerryError } from '../errors';
+import type { Redactor } from '../redact/redact';
 import { dbCall as translatedCall } from '../sql/dbErrors';
 
 const PREFIX = 'outbox ';
 
-/** Runs one outbox database operation through the one translation (sql/dbErrors.ts). */
-export function dbCall<T>(operation: string, work: () => Promise<T>): Promise<T> {
-  return translatedCall(`${PREFIX}${operation}`, work);
+/**
+ * Runs one outbox database operation through the one translation (sql/dbErrors.ts); `redact`: the
+ * relay's redactor (the built-in rules without it).
+ */
+export function dbCall<T>(operation: string, work: () => Promise<T>, redact?: Redactor): Promise<T> {
+  return translatedCall(`${PREFIX}${operation}`, work, redact);
 }
 
 /** The operation a failure of dbCall names ('claim', 'renew lease', …), undefined for other errors. */

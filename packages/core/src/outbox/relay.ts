@@ -121,7 +121,9 @@ class OutboxRelay implements Relay {
     const logger = guardLogger(config.logger ?? defaultLogger('ferry.outbox.relay'));
     this.logger = logger;
     for (const warning of this.options.warnings) logger.warn({ option: 'stuckThreshold' }, warning);
-    this.store = config.store ?? relayStore(withStatementDeadline(config.db, this.options.statementTimeout));
+    this.store =
+      config.store ??
+      relayStore(withStatementDeadline(config.db, this.options.statementTimeout), this.options.redact);
     this.breaker = new CircuitBreaker(this.options.circuit, config.clock);
     this.abandoned = new AbandonedClaims(logger, Math.max(1, Math.floor(this.options.statementTimeout / 2)));
     const observer = config.observer;

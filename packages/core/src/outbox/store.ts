@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../sql/executor';
-import { dbCall } from './errors';
+import type { Redactor } from '../redact/redact';
+import { dbCall as outboxCall } from './errors';
 import { claimBatch } from './sql/claimBatch';
 import { completeBatch } from './sql/completeBatch';
 import { endBackend } from '../sql/endBackend';
@@ -26,8 +27,10 @@ export interface RelayStore {
   endBackend: (pid: number, sentAgoMs: number, waitMs: number) => Promise<boolean>;
 }
 
-/** Binds the transitions to `db`; database failures surface as FerryErrors. */
-export function relayStore(db: SqlExecutor): RelayStore {
+/** Binds the transitions to `db`; database failures surface as FerryErrors redacted by `redact`. */
+export function relayStore(db: SqlExecutor, redact?: Redactor): RelayStore {
+  const dbCall = <T>(operation: string, work: () => Promise<T>): Promise<T> =>
+    outboxCall(operation, work, redact);
   return {
     claim: (args) => dbCall('claim', () => claimBatch(db, args)),
     complete: (token, completions, onSent) =>

@@ -51,7 +51,7 @@ describe('redaction of error text', () => {
     expect(redactText(text)).not.toMatch(secret);
   });
 
-  it('redacts a quoted value whole however long it is, or to the end of its line when it does not close', () => {
+  it('redacts a quoted value whole however long it is, or to the end of the text when it does not close', () => {
     const passphrase = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
     for (const text of [
       `password="${passphrase}" next=1`,
@@ -69,9 +69,10 @@ describe('redaction of error text', () => {
       expect(redacted).toContain('[redacted]');
       expect(redacted).not.toMatch(/word\d|a b a b/);
     }
-    // A closed quoted value leaves the rest of the line; an unclosed one stops at the line's end.
+    // A closed quoted value leaves the rest of the line; an unclosed one may go on over lines
+    // (quotes.test.ts): it is redacted to the end of the text.
     expect(redactText(`password="${passphrase}" next=1`)).toBe('password="[redacted]" next=1');
-    expect(redactText(`token: "open ended\nnext line`)).toBe('token: "[redacted]\nnext line');
+    expect(redactText(`token: "open ended\nnext line`)).toBe('token: "[redacted]');
   });
 
   it('redacts a card number glued to a word or a dash when it passes the Luhn check', () => {
@@ -236,6 +237,35 @@ describe('redaction of error text', () => {
     );
     // An HTTP URL with a port and an '@' in its path keeps its host and port.
     expect(redactText('GET http://host:8080/path@x failed')).toBe('GET http://host:8080/path@x failed');
+  });
+
+  it("redacts the values of a PostgreSQL key violation's detail when its columns name a sensitive key", () => {
+    expect(redactText('Key (token)=(s3cret) already exists.')).toBe(
+      'Key (token)=([redacted]) already exists.',
+    );
+    // An expression for a column (`'token'::text` reads as a key and a value to the key rule too)
+    const expression = redactText("Key ((payload ->> 'token'::text))=(a (b) c) already exists.");
+    expect(expression).not.toMatch(/a \(b\) c/);
+    expect(expression).toMatch(/^Key \(\(payload ->> 'token'.*\[redacted\].* already exists\.$/);
+    expect(redactText('Key (user_id, api_key)=(7, k-1)')).toBe('Key (user_id, api_key)=([redacted])');
+    expect(createRedactor({ keys: ['pin'] })('Key (pin)=(1234) is not present in table "cards".')).toBe(
+      'Key (pin)=([redacted]) is not present in table "cards".',
+    );
+    // Other keys' values stay: they tell which row conflicted.
+    const kept = 'Key (consumer, message_id)=(orders, m-17) already exists.';
+    expect(redactText(kept)).toBe(kept);
+    expect(createRedactor({ allow: ['token'] })('Key (token)=(page-2) already exists.')).toBe(
+      'Key (token)=(page-2) already exists.',
+    );
+  });
+
+  it('redacts the row of a PostgreSQL CHECK or NOT NULL detail whole, to the closing parenthesis of its line', () => {
+    expect(redactText('Failing row contains (1, t, {"note": "n (1) x"}, null).')).toBe(
+      'Failing row contains ([redacted]).',
+    );
+    expect(redactText('Failing row contains (1, cut sh\nnext line')).toBe(
+      'Failing row contains ([redacted]\nnext line',
+    );
   });
 
   it('redacts the extra keys an application names', () => {

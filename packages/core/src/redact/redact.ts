@@ -2,6 +2,8 @@ import { FerryConfigError, isFerryError } from '../errors';
 import { knownKeysOption, received, type OptionKeys } from '../optionChecks';
 import { storableText } from '../validate/text';
 import { isSafeAllowPattern, withinBudget } from './allowPatterns';
+import { FAILING_ROW, KEY_DETAIL } from './keyDetail';
+import { keyValueParts, keyValuePattern, type KeyValueGroups } from './keyValue';
 import { URL_CREDENTIALS, URL_CREDENTIALS_REPLACEMENT } from './urlCredentials';
 
 /** Longest error text stored in last_error. */
@@ -50,24 +52,6 @@ export const SENSITIVE_KEYS: readonly string[] = [
 
 const KEY_NAME = /^[a-z0-9_-]{1,64}$/i;
 /**
- * `key=value`, `key: value`, `key => value`, `key is value`, `key was value`, `key to value`,
- * also quoted (`"key":"value"`) and escaped (`\"key\":\"value\"`, JSON in a JSON string); the key
- * may go on for up to 64 more name characters (`password_hash`): bounded, so that a key named
- * again and again in one long word is not followed to the word's end from each place. A quoted
- * value is redacted whole, spaces included (a passphrase), however long, to its closing quote: it
- * may be empty, hold the other quote (`"it's"`) and escapes (`\u00e9`, `\\`, `\/`; an escaped
- * quote ends it). One that does not close before the line's end (a text cut short, an escaped quote
- * inside) is redacted to the end of its line, whatever the allow-list says (where the value ends is
- * not known, so neither is where its line's next secret starts): a bound here left all but a long
- * passphrase's first word in the text. A scan stops at the first quote of its kind, a newline or
- * an escaped quote, so the scans from different quotes do not overlap: linear
- * (boundedTime.test.ts). Else the value is the run of characters up to a space, quote, `,`, `;`
- * or `&`.
- * Groups: the name's rest, the separator, the quote of a closed quoted value, the quote of an
- * unclosed one, the opening of another.
- */
-const KEY_VALUE = String.raw`([a-z0-9_-]{0,64})(\\?["']?\s*(?:=>|[:=])\s*|\s+(?:is|was|to)\s+)(?:(\\?["'])(?:(?!\4)[^\\\n]|\\[^"'\n])*\4|(\\?["'])[^\n]*|(\\?["']?)[^\s"',;&]+)`;
-/**
  * An XML element with text only (`<password>hunter2</password>`): its text is redacted when its
  * name holds a sensitive key (the key rule needs a `:` or `=`). A name of at most 64 characters
  * and the text up to the next '<' from each '<' (the scans do not overlap): linear.
@@ -82,6 +66,8 @@ const XML_ELEMENT = /<([a-z][\w:.-]{0,63})>[^<]+<\/\1>/gi;
  * (boundedTime.test.ts).
  */
 const NUMBER_RUN = /(?<![\w.+-])(?<![\d)][ -]?\(?)\+?(?:\(\d+\)[ -]?)?\d(?:[ -]?\(?\d\)?)*\d(?![\w.-])/g;
+/** How many levels of quoted values inside an allowed key's value are read (see createRedactor). */
+const MAX_ALLOWED_DEPTH = 4;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 /**
  * 13–19 digits glued to a word or a dash (`pan_4111…`, `card-4111…`), which NUMBER_RUN leaves:
@@ -111,6 +97,9 @@ const FIXED_RULES: ReadonlyArray<readonly [RegExp, string]> = [
   ],
   // Bearer / Basic authorization values
   [/\b(bearer|basic)\s+[a-z0-9._~+/=-]+/gi, '$1 [redacted]'],
+  // AWS access key ids (long-term AKIA, temporary ASIA) wherever they stand, named or not; not
+  // inside a longer word (a message id that holds the letters). Fixed length: linear.
+  [/(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g, '[redacted-aws-key]'],
   // JSON web tokens
   [/\beyJ[\w-]+\.[\w-]+\.[\w-]*/g, '[redacted-token]'],
   // e-mail addresses
@@ -146,10 +135,6 @@ function fullKeyName(text: string, at: number, name: string): string {
   let start = at;
   while (start > 0 && at - start <= 64 && /[a-z0-9_-]/i.test(text.charAt(start - 1))) start -= 1;
   return (text.slice(start, at) + name).toLowerCase();
-}
-
-function keyPattern(keys: readonly string[]): RegExp {
-  return new RegExp(`(${keys.join('|')})${KEY_VALUE}`, 'gi');
 }
 
 const REDACTION_KEYS = { allow: true, keys: true } as const satisfies OptionKeys<RedactionOptions>;
@@ -234,8 +219,9 @@ function globalPattern(pattern: RegExp): RegExp {
 }
 
 /**
- * Builds the redactor: URL credentials, authorization values, JSON web tokens, e-mail
- * addresses, values of sensitive keys (`password is hunter2`), card and phone numbers.
+ * Builds the redactor: URL credentials, authorization values, AWS access key ids, JSON web
+ * tokens, e-mail addresses, values of sensitive keys (`password is hunter2`, keyValue.ts; a
+ * PostgreSQL key detail `Key (token)=(…)`, keyDetail.ts), the row of a `Failing row contains (…)`, card and phone numbers.
  * Throws FerryConfigError for a malformed `options`.
  */
 export function createRedactor(options: RedactionOptions = {}): Redactor {
@@ -245,36 +231,34 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
   );
   const patterns = (options.allow ?? []).filter((a): a is RegExp => a instanceof RegExp).map(globalPattern);
   const keys = [...SENSITIVE_KEYS, ...(options.keys ?? [])];
-  const keyValue = keyPattern(keys);
+  const keyValue = keyValuePattern(keys);
   const sensitiveName = new RegExp(`(?:${keys.join('|')})`, 'i');
+  const sensitive = (name: string): boolean =>
+    sensitiveName.test(name) && !allowedKeys.has(name.trim().toLowerCase());
   const element = (match: string, name: string): string =>
-    sensitiveName.test(name) && !allowedKeys.has(name.toLowerCase())
-      ? `<${name}>[redacted]</${name}>`
-      : match;
-  const keyValueRedacted = (match: string, ...groups: unknown[]): string => {
-    const [key, rest, separator, quote, unclosed, opening, at, all] = groups as [
-      string,
-      string,
-      string,
-      string | undefined,
-      string | undefined,
-      string | undefined,
-      number,
-      string,
-    ];
-    const head = `${key}${rest}${separator}`;
-    // An unclosed value runs to the end of its line: kept whole, it would keep every secret after it.
-    if (unclosed !== undefined) return `${head}${unclosed}[redacted]`;
-    if (allowedKeys.size > 0 && allowedKeys.has(fullKeyName(all, at, key + rest))) {
-      if (quote === undefined) return match;
-      // An allowed value is kept, not the secrets written inside it (`token: "a password: b"`).
-      // It holds no quote of its kind and no escaped quote, so each value quoted inside it holds
-      // fewer kinds of quote than it does: three levels at most (\", ", ').
-      const value = match.slice(head.length + quote.length, match.length - quote.length);
-      return `${head}${quote}${value.replace(keyValue, keyValueRedacted)}${quote}`;
-    }
-    if (quote !== undefined) return `${head}${quote}[redacted]${quote}`;
-    return `${head}${opening ?? ''}[redacted]`;
+    sensitive(name) ? `<${name}>[redacted]</${name}>` : match;
+  // The values of a key violation's detail whose columns name a sensitive key
+  const keyDetail = (match: string, columns: string, _values: string, close: string): string =>
+    sensitive(columns) ? `Key (${columns})=([redacted]${close}` : match;
+  /**
+   * A value quoted inside an allowed value is read again (`token: "a password: b"`), at most
+   * MAX_ALLOWED_DEPTH levels deep: deeper, the allowed value is redacted too.
+   */
+  const keyValueRedacted = (depth: number, match: string, args: unknown[]): string => {
+    const parts = keyValueParts(match, args[0] as string, args[args.length - 1] as KeyValueGroups);
+    const { head } = parts;
+    // An unclosed value runs to the end of the text: kept whole, it would keep every secret after it.
+    if (parts.kind === 'unclosed') return `${head}${parts.open}[redacted]`;
+    const at = args[args.length - 3] as number;
+    const all = args[args.length - 2] as string;
+    const allowed = allowedKeys.size > 0 && allowedKeys.has(fullKeyName(all, at, parts.name));
+    if (parts.kind === 'plain') return allowed ? match : `${head}${parts.open}[redacted]`;
+    if (!allowed || depth >= MAX_ALLOWED_DEPTH) return `${head}${parts.open}[redacted]${parts.close}`;
+    // An allowed value is kept, not the secrets written inside it.
+    const inner = parts.value.replace(keyValue, (m: string, ...a: unknown[]) =>
+      keyValueRedacted(depth + 1, m, a),
+    );
+    return `${head}${parts.open}${inner}${parts.close}`;
   };
   return (text) => {
     const shielded = shield(text, patterns);
@@ -282,7 +266,9 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
       (acc, [pattern, replacement]) => acc.replace(pattern, replacement),
       shielded.text,
     );
-    out = out.replace(keyValue, keyValueRedacted);
+    out = out.replace(KEY_DETAIL, keyDetail);
+    out = out.replace(FAILING_ROW, 'Failing row contains ([redacted]$1');
+    out = out.replace(keyValue, (match: string, ...args: unknown[]) => keyValueRedacted(0, match, args));
     out = out.replace(XML_ELEMENT, element);
     out = out.replace(NUMBER_RUN, redactNumber);
     out = out.replace(GLUED_DIGITS, (digits) => (passesLuhn(digits) ? '[redacted-card]' : digits));

@@ -1,6 +1,7 @@
 import { FerryError, type FerryErrorCode } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
-import { MAX_STORED_ERROR_CHARS, redactLine } from '../redact/redact';
+import { MAX_STORED_ERROR_CHARS, redactLine, redactText, type Redactor } from '../redact/redact';
+import { redactedCopy } from '../redact/redactedCopy';
 import type { SqlExecutor } from './executor';
 import { driverCause, errorCodes, sqlStateOf } from './sqlState';
 
@@ -127,12 +128,19 @@ function translationOf(facts: Facts): Translation {
 let logger: Logger | undefined;
 
 /**
- * Translates a PostgreSQL / driver / Prisma error into a FerryError at the boundary (the
- * original stays as `cause`); FerryErrors pass through unchanged. `operation` names what
- * failed, e.g. `outbox emit`. details: operation, sqlState, and constraint / column / table
- * when PostgreSQL named them.
+ * Translates a PostgreSQL / driver / Prisma error into a FerryError at the boundary; FerryErrors
+ * pass through unchanged. `operation` names what failed, e.g. `outbox emit`. The driver's text may
+ * quote a row's values, so it goes through `redact` (the component's redactor, else the built-in
+ * rules) like every error text ferry stores or logs: the message (the driver's message as one
+ * bounded line) and the cause (a copy of the original error of the same class, codes and fields
+ * kept, its texts redacted: redactedCopy). details: operation, sqlState, and constraint / column /
+ * table when PostgreSQL named them.
  */
-export function translateDbError(error: unknown, operation: string): FerryError {
+export function translateDbError(
+  error: unknown,
+  operation: string,
+  redact: Redactor = redactText,
+): FerryError {
   if (error instanceof FerryError) return error;
   const facts = factsOf(error);
   const translation = translationOf(facts);
@@ -141,38 +149,42 @@ export function translateDbError(error: unknown, operation: string): FerryError 
   if (facts.constraint !== null) details.constraint = facts.constraint;
   if (facts.column !== null) details.column = facts.column;
   if (facts.table !== null) details.table = facts.table;
+  const message = redactLine(facts.message, MAX_STORED_ERROR_CHARS, redact);
   if (translation === UNKNOWN) {
     logger ??= defaultLogger('ferry.db');
-    // The driver's message may quote a row's values: redacted like every error text ferry logs.
-    const err = redactLine(facts.message, MAX_STORED_ERROR_CHARS);
-    logger.warn({ operation, sqlState: details.sqlState, err }, 'unclassified database error');
+    logger.warn({ operation, sqlState: details.sqlState, err: message }, 'unclassified database error');
   }
-  return new FerryError(translation.code, `${operation} failed: ${facts.message}`, {
-    cause: error,
+  return new FerryError(translation.code, `${operation} failed: ${message}`, {
+    cause: redactedCopy(error, redact),
     retriable: translation.retriable,
     details,
   });
 }
 
-/** Runs one database operation, translating its failure. */
-export async function dbCall<T>(operation: string, work: () => Promise<T>): Promise<T> {
+/** Runs one database operation, translating its failure (redacted by `redact`, see translateDbError). */
+export async function dbCall<T>(operation: string, work: () => Promise<T>, redact?: Redactor): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    throw translateDbError(error, operation);
+    throw translateDbError(error, operation, redact);
   }
 }
 
 /**
  * The same executor with every failure translated (`operation` names the component, e.g.
- * `inbox admin`), for components that hand their executor to many SQL modules.
+ * `inbox admin`; `redact` its redactor), for components that hand their executor to many SQL
+ * modules.
  */
-export function withTranslation(db: SqlExecutor, operation: string): SqlExecutor {
+export function withTranslation(db: SqlExecutor, operation: string, redact?: Redactor): SqlExecutor {
   return {
     inTransaction: db.inTransaction,
-    query: (text, values, options) => dbCall(operation, () => db.query(text, values, options)),
-    execute: (text, values, options) => dbCall(operation, () => db.execute(text, values, options)),
+    query: (text, values, options) => dbCall(operation, () => db.query(text, values, options), redact),
+    execute: (text, values, options) => dbCall(operation, () => db.execute(text, values, options), redact),
     transaction: (work, options) =>
-      dbCall(operation, () => db.transaction((tx) => work(withTranslation(tx, operation)), options)),
+      dbCall(
+        operation,
+        () => db.transaction((tx) => work(withTranslation(tx, operation, redact)), options),
+        redact,
+      ),
   };
 }

@@ -1,0 +1,122 @@
+/**
+ * The grammar of a sensitive key's value (`password=hunter2`, `"token": "a b"`), for the key rule
+ * of redact.ts. Every scan here is linear: each one stops at the first character that can end it,
+ * and one that fails is followed by the unclosed branch, which takes the rest of the text
+ * (boundedTime.test.ts).
+ */
+
+/** Every quote a value may open with: ASCII ", ', ` and the typographic ones. */
+const ANY_QUOTE = '["\'`“”„«»‘’‚‹›]';
+
+/**
+ * The backslashes before a quote of JSON embedded in JSON strings: 1 for `{\"a\":\"b\"}`, 3 one
+ * level deeper, 2ⁿ − 1 at level n; 31 is level 5.
+ */
+const ESCAPES = String.raw`\\{0,31}`;
+
+/**
+ * `key=value`, `key: value`, `key => value`, `key is value`, `key was value`, `key to value`,
+ * also quoted (`"key":"value"`, `“key”: “value”`) and escaped (`\"key\":\"value\"`); the key may
+ * go on for up to 64 more name characters (`password_hash`): bounded, so that a key named again
+ * and again in one long word is not followed to the word's end from each place.
+ */
+const NAME_AND_SEPARATOR = String.raw`(?<rest>[a-z0-9_-]{0,64})(?<separator>${ESCAPES}${ANY_QUOTE}?\s*(?:=>|[:=])\s*|\s+(?:is|was|to)\s+)`;
+
+/**
+ * The closing quote of a value opened by the backslashes `b` and the ASCII quote `q`: `b` and
+ * `q` after an even number of the value's own escaped backslashes (each one `b\` twice at that
+ * level: `"a\\"` closes, `"a\"` does not).
+ */
+const CLOSER = String.raw`(?:\k<b>\\\k<b>\\)*\k<b>\k<q>`;
+
+/**
+ * A value in ASCII quotes, to its closing quote, across lines: escapes (`\"`, `\\`, `\u00e9`, a
+ * deeper level's `\\\"`) and the quote doubled (SQL's `'it''s'`) are part of it. Each token
+ * starts where the one before ended (a run of backslashes is read whole, with the character after
+ * it): the closer is found at the first place it can be.
+ */
+const ASCII_QUOTED = String.raw`(?!')(?<b>${ESCAPES})(?<q>["'\x60])(?:\k<b>\k<q>\k<b>\k<q>|(?!${CLOSER})\\+[^\\]|(?!\k<b>\k<q>)[^\\])*${CLOSER}(?!\k<b>\k<q>)`;
+
+/**
+ * A value in plain single quotes, read as ASCII_QUOTED reads the others (which leaves it to this
+ * one), except that a ' before a letter or digit is an apostrophe (`'it's mine'`), not the closing
+ * quote: an English passphrase in single quotes is taken whole.
+ */
+const SINGLE_QUOTED = String.raw`(?<apostrophe>')(?:''|\\[\s\S]|[^'\\]|'(?=[a-z0-9]))*'(?![a-z0-9'])`;
+
+/** A value in typographic double quotes or guillemets (“…”, „…“, «…», »…«), to the first closing one. */
+const TYPOGRAPHIC_DOUBLE = '(?<double>[“”„«»])[^“”«»]*[“”«»]';
+
+/**
+ * A value in typographic single quotes (‘…’, ‚…‘, ‹…›): a ’ before a letter or digit is an
+ * apostrophe (‘it’s’), not the closing quote.
+ */
+const TYPOGRAPHIC_SINGLE = '(?<single>[‘’‚‹›])(?:[^‘’‹›]|’(?=[a-z0-9]))*(?:[‘‹›]|’(?![a-z0-9]))';
+
+/**
+ * A quote that does not close (a text cut short): the value runs to the end of the text, across
+ * lines, whatever the allow-list says (where the value ends is not known, so neither is where the
+ * next secret starts).
+ */
+const UNCLOSED = String.raw`(?<unclosed>${ESCAPES}${ANY_QUOTE})[\s\S]*`;
+
+/** Else the value is the run of characters up to a space, a quote, `,`, `;` or `&`. */
+const UNQUOTED = String.raw`(?<opening>${ESCAPES})[^\s"'\x60“”„«»‘’‚‹›,;&]+`;
+
+/** The key rule for `keys` (alternatives of a RegExp, case-insensitive); group 1 is the key. */
+export function keyValuePattern(keys: readonly string[]): RegExp {
+  return new RegExp(
+    `(${keys.join('|')})${NAME_AND_SEPARATOR}(?:${SINGLE_QUOTED}|${ASCII_QUOTED}|${TYPOGRAPHIC_DOUBLE}|${TYPOGRAPHIC_SINGLE}|${UNCLOSED}|${UNQUOTED})`,
+    'gi',
+  );
+}
+
+/**
+ * One match of the key rule, in parts: `name` (the key and the rest of its name), `head` (the
+ * name and the separator), `open` (the opening quote, or the backslashes before a plain value),
+ * then a quoted value and its closing quote.
+ */
+export type KeyValueMatch =
+  | (KeyValueHead & { readonly kind: 'quoted'; readonly value: string; readonly close: string })
+  | (KeyValueHead & { readonly kind: 'unclosed' })
+  | (KeyValueHead & { readonly kind: 'plain' });
+
+interface KeyValueHead {
+  readonly name: string;
+  readonly head: string;
+  readonly open: string;
+}
+
+/** The named groups of a match of keyValuePattern. */
+export interface KeyValueGroups {
+  readonly rest: string;
+  readonly separator: string;
+  readonly b?: string;
+  readonly q?: string;
+  readonly apostrophe?: string;
+  readonly double?: string;
+  readonly single?: string;
+  readonly unclosed?: string;
+  readonly opening?: string;
+}
+
+/** The parts of `match`, a match of keyValuePattern whose key is `key` and named groups `groups`. */
+export function keyValueParts(match: string, key: string, groups: KeyValueGroups): KeyValueMatch {
+  const name = `${key}${groups.rest}`;
+  const head = `${name}${groups.separator}`;
+  if (groups.unclosed !== undefined) return { kind: 'unclosed', name, head, open: groups.unclosed };
+  const open =
+    groups.q !== undefined
+      ? `${groups.b ?? ''}${groups.q}`
+      : (groups.apostrophe ?? groups.double ?? groups.single);
+  if (open === undefined) return { kind: 'plain', name, head, open: groups.opening ?? '' };
+  const closeLength = groups.q !== undefined ? open.length : 1;
+  return {
+    kind: 'quoted',
+    name,
+    head,
+    open,
+    value: match.slice(head.length + open.length, match.length - closeLength),
+    close: match.slice(match.length - closeLength),
+  };
+}
