@@ -9,7 +9,10 @@ const Sequencer = require('@jest/test-sequencer').default;
 
 const ROOT = path.join(__dirname, '..');
 
-/** Files that took tens of seconds in CI (seconds; a guess is enough, the order is what counts). */
+/**
+ * Files that took tens of seconds in CI or here (seconds; a guess is enough, the order is what
+ * counts). The platformatic/ twins are three-line files that jest's size order would start last.
+ */
 const LONG_FILES = {
   'packaging/quickstart.test.ts': 96,
   'fault-tests/broker-recovery/kafka-restart.test.ts': 96,
@@ -19,6 +22,12 @@ const LONG_FILES = {
   'fault-tests/broker-recovery/rabbitmq-retry-and-dlq.test.ts': 62,
   'fault-tests/broker-recovery/rabbitmq-restart.test.ts': 55,
   'packages/core/test/redact/boundedTime.test.ts': 37,
+  'packages/core/test/inbox/statsCost.test.ts': 38,
+  'packages/core/test/outbox/statsCost.test.ts': 24,
+  'transports/kafka/test/platformatic/compressed.test.ts': 33,
+  'transports/kafka/test/platformatic/conformance.test.ts': 18,
+  'transports/kafka/test/platformatic/foreignProducer.test.ts': 18,
+  'transports/kafka/test/platformatic/publisher.test.ts': 15,
 };
 
 /** Folders whose files start private brokers, clusters or builds: tens of seconds each. */
