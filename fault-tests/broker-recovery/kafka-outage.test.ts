@@ -8,17 +8,19 @@
  * attempt and opens its circuit: no event is FAILED and no retry_count moves during the outage.
  * After the broker is back the circuit closes and every event is SENT and read back from the
  * topic.
- * The scenario runs once per Kafka client (kafkajs, @platformatic/kafka), one after the other on
- * the file's one private broker (each client on its own topic and groups; a broker start is ~15 s):
- * both clients' connection failures must be classified `unavailable`.
+ * The scenario runs for both Kafka clients (kafkajs, @platformatic/kafka) side by side, through
+ * one outage of the file's one private broker (each client with its own database, topic and
+ * relay; a broker start is ~15 s, so the outage is shared rather than repeated per client), and
+ * each client's case checks its own relay: both clients' connection failures must be classified
+ * `unavailable`.
  */
-import { emitMany } from '@ferry/core';
+import { emitMany, type Relay } from '@ferry/core';
 import { KafkaConnection, KafkaPublisher, ensureTopics, type KafkaClientName } from '@ferry/kafka';
 import type { TestDatabase } from '../../test-support/database';
 import { PrivateBroker } from '../harness/brokers';
 import { assertLedger, emptyLedger, reconcile } from '../harness/ledger';
 import { waitFor } from '../harness/waitFor';
-import { openDatabase, settle, startCircuitRelay } from './support';
+import { openDatabase, settle, startCircuitRelay, type CircuitCount } from './support';
 import { faultSuite } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
@@ -32,29 +34,36 @@ const INITIAL_DELAY = 200;
 const OPENINGS = 4;
 const CLIENTS: readonly KafkaClientName[] = ['kafkajs', 'platformatic'];
 
+/** One client's side of the outage: its database, events and relay, and what it saw while down. */
+interface ClientRun {
+  readonly topic: string;
+  readonly database: TestDatabase;
+  readonly connection: KafkaConnection;
+  ids: readonly string[];
+  relay?: Relay;
+  circuit?: () => CircuitCount;
+  during?: { failed: number; retried: number };
+}
+
 let broker: PrivateBroker;
+const runs = new Map<KafkaClientName, ClientRun>();
+// Before the afterAll below: relays and publishers close before the databases and the broker go.
+const suite = faultSuite();
+
+/** The FAILED rows of `run`'s database. */
+async function failedCount(run: ClientRun): Promise<number> {
+  const rows = await run.database.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM outbox_events WHERE status = 'FAILED'`,
+  );
+  return rows[0]!.n;
+}
+
 beforeAll(async () => {
   broker = await PrivateBroker.create('kafka');
   await broker.start();
-});
-afterAll(async () => {
-  await broker?.dispose();
-});
-
-describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => {
-  const TOPIC = `${BASE_TOPIC}.${client}`;
-  let database: TestDatabase;
-  const suite = faultSuite();
-
-  beforeAll(async () => {
-    database = await openDatabase();
-  });
-
-  afterAll(async () => {
-    await database?.drop();
-  });
-
-  it('spends no retry while the broker is down; everything is SENT after it returns', async () => {
+  for (const client of CLIENTS) {
+    const database = await openDatabase();
+    const topic = `${BASE_TOPIC}.${client}`;
     const connection = new KafkaConnection({
       brokers: broker.brokers,
       client,
@@ -63,43 +72,62 @@ describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => 
       requestTimeoutMs: 3000,
       kafkaLogLevel: 'nothing',
     });
-    await ensureTopics(connection, [{ topic: TOPIC, partitions: 3 }]);
+    const run: ClientRun = { topic, database, connection, ids: [] };
+    runs.set(client, run);
+    await ensureTopics(connection, [{ topic, partitions: 3 }]);
     const { ids } = await emitMany(
       database.prisma,
       Array.from({ length: TOTAL }, (_, n) => ({
         type: 'fault.kafka.outage',
-        destination: TOPIC,
+        destination: topic,
         orderingKey: `key-${n % KEYS}`,
         payload: { n },
         maxRetries: MAX_RETRIES,
       })),
     );
-    await broker.kill();
+    run.ids = ids;
+  }
+  await broker.kill();
 
-    const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 3000, producerRetries: 1 });
+  for (const run of runs.values()) {
+    const publisher = new KafkaPublisher(run.connection, { confirmTimeoutMs: 3000, producerRetries: 1 });
     suite.defer(() => publisher.close());
-    const { relay, circuit } = startCircuitRelay(suite, database.db, publisher, {
+    const { relay, circuit } = startCircuitRelay(suite, run.database.db, publisher, {
       maxRetries: MAX_RETRIES,
       initialDelay: INITIAL_DELAY,
     });
-    // Without the circuit the first FAILED row ends the wait (and the test) early.
-    const failedCount = async () =>
-      (
-        await database.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM outbox_events WHERE status = 'FAILED'`,
-        )
-      )[0]!.n;
+    run.relay = relay;
+    run.circuit = circuit;
+  }
+  // Without the circuit the first FAILED row ends the wait (and the case) early.
+  for (const [client, run] of runs) {
     await waitFor(
-      'the circuit opened and failed its probes (or an event FAILED)',
-      async () => (circuit().opened >= OPENINGS || (await failedCount()) > 0 ? true : undefined),
+      `the ${client} relay's circuit opened and failed its probes (or an event FAILED)`,
+      async () => (run.circuit!().opened >= OPENINGS || (await failedCount(run)) > 0 ? true : undefined),
       { timeoutMs: 90_000 },
     );
-    const [during] = await database.db.query<{ failed: number; retried: number }>(
+  }
+  for (const run of runs.values()) {
+    const [during] = await run.database.db.query<{ failed: number; retried: number }>(
       `SELECT count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
          count(*) FILTER (WHERE retry_count > 0)::int AS retried FROM outbox_events`,
     );
+    run.during = during;
+  }
+  await broker.start();
+}, 180_000);
 
-    await broker.start();
+afterAll(async () => {
+  for (const run of runs.values()) await run.database.drop();
+  await broker?.dispose();
+});
+
+describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => {
+  it('spends no retry while the broker is down; everything is SENT after it returns', async () => {
+    const { topic, database, connection, ids, relay, circuit, during } = runs.get(
+      client,
+    ) as Required<ClientRun>;
+
     const allSent = await settle(
       'every event SENT',
       async () => {
@@ -116,7 +144,7 @@ describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => 
     const reader = connection.kafka.consumer({ groupId: `fault-kafka-outage-readback-${Date.now()}` });
     suite.defer(() => reader.disconnect());
     await reader.connect();
-    await reader.subscribe({ topic: TOPIC, fromBeginning: true });
+    await reader.subscribe({ topic, fromBeginning: true });
     await reader.run({
       eachMessage: async ({ message }) => {
         readBack.add(message.headers?.['x-ferry-message-id']?.toString() ?? '');

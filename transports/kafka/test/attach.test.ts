@@ -8,7 +8,7 @@ import type { InboxAcceptor } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { attachKafkaConsumer } from '../src';
 import { closedPort } from '../../../test-support/closedPort';
-import { testConnection, waitFor } from './support';
+import { quickRetries, testConnection, waitFor } from './support';
 
 const acceptor: InboxAcceptor = {
   maxPayloadBytes: 1024,
@@ -20,6 +20,8 @@ test('keeps trying to start against unreachable brokers, reports each try as dis
   const connection = testConnection({
     brokers: [`127.0.0.1:${await closedPort()}`],
     connectionTimeoutMs: 200,
+    // Each start's connect retries 100 ms apart: a start fails sooner, as it fails.
+    ...quickRetries(),
   });
   const consumer = attachKafkaConsumer(acceptor, {
     connection,

@@ -15,7 +15,7 @@ import {
 } from '../src';
 import { closedPort } from '../../../test-support/closedPort';
 import { kafkaClient } from './clients';
-import { outboxMessage, testConnection, uniqueName, waitFor } from './support';
+import { outboxMessage, quickRetries, testConnection, uniqueName, waitFor } from './support';
 import {
   countConnects,
   settledResources,
@@ -38,7 +38,8 @@ async function connectionTo(
   options: Partial<ConnectionOptions> = {},
 ) {
   return testConnection({
-    ...(brokers === 'unreachable' ? { brokers: [`127.0.0.1:${await closedPort()}`] } : {}),
+    // Unreachable: the client's connect retries, each start's, 100 ms apart (quickRetries).
+    ...(brokers === 'unreachable' ? { brokers: [`127.0.0.1:${await closedPort()}`], ...quickRetries() } : {}),
     connectionTimeoutMs: 200,
     kafkaLogLevel: 'debug',
     logger: log.logger,

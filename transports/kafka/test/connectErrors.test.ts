@@ -3,7 +3,7 @@
  * settings that do not match its listener) is not reported as a broker that never answered.
  */
 import { KafkaPublisher } from '../src';
-import { testConnection } from './support';
+import { quickRetryConfig, testConnection } from './support';
 
 // With kafkajs the error is ferry's (KafkajsGate), which names the reason it knows. With
 // @platformatic/kafka it is the client's own, whose reason lies under a connection error under
@@ -11,7 +11,11 @@ import { testConnection } from './support';
 // to … failed." > "SASL mechanism plain not supported.").
 test('SASL against a listener without it fails the start, naming SASL', async () => {
   const connection = testConnection({
-    kafkaConfig: { sasl: { mechanism: 'plain', username: 'ferry', password: 'ferry' } },
+    // The client retries its connect 100 ms apart (quickRetryConfig), every retry failing the same.
+    kafkaConfig: {
+      sasl: { mechanism: 'plain', username: 'ferry', password: 'ferry' },
+      ...quickRetryConfig(),
+    },
   });
   const publisher = new KafkaPublisher(connection, { defaultDestination: 'never-created' });
   try {

@@ -2,9 +2,11 @@ import { FERRY_HEADERS, type OutboxMessage } from '@ferry/core';
 import type { TransportPublisherEvent } from '@ferry/core/transport';
 import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
 import { closedPort } from '../../../test-support/closedPort';
-import { outboxMessage, readBack, testConnection, uniqueName, watchSends } from './support';
+import { outboxMessage, quickRetries, readBack, testConnection, uniqueName, watchSends } from './support';
 
 const connection = testConnection();
+// For the publishers that send to missing topics: the client gives up on them sooner.
+const quick = testConnection(quickRetries());
 const topics: string[] = [];
 const never = new AbortController().signal;
 
@@ -134,7 +136,7 @@ describe('KafkaPublisher against a real broker', () => {
   test('isolates the messages of a topic the broker does not have: they are retryable, the others of the batch are sent', async () => {
     const name = await topic('beside-missing');
     const missing = uniqueName('missing');
-    const publisher = new KafkaPublisher(connection, { defaultDestination: name, confirmTimeoutMs: 20_000 });
+    const publisher = new KafkaPublisher(quick, { defaultDestination: name, confirmTimeoutMs: 20_000 });
     const first = outboxMessage({ payload: { n: 1 }, orderingKey: 'a' });
     const lost = outboxMessage({ payload: { n: 2 }, orderingKey: 'b', destination: missing });
     const afterLost = outboxMessage({ payload: { n: 3 }, orderingKey: 'b' });
@@ -164,7 +166,7 @@ describe('KafkaPublisher against a real broker', () => {
     // would slow the whole relay to one batch per give-up.
     const name = await topic('present');
     const missing = uniqueName('missing');
-    const { connection: local, sent } = watchSends();
+    const { connection: local, sent } = watchSends(quickRetries());
     const publisher = new KafkaPublisher(local, { defaultDestination: name, confirmTimeoutMs: 20_000 });
     const ids: string[] = [];
     let sendsOfFirstPublish = 0;
@@ -195,7 +197,7 @@ describe('KafkaPublisher against a real broker', () => {
   test('sends to a topic created after a publish found it missing, and checks a topic deleted later after its first failure', async () => {
     const later = uniqueName('later');
     const notThere = `topic ${later} does not exist in the Kafka cluster`;
-    const publisher = new KafkaPublisher(connection, { defaultDestination: later, confirmTimeoutMs: 20_000 });
+    const publisher = new KafkaPublisher(quick, { defaultDestination: later, confirmTimeoutMs: 20_000 });
     const status = async () => (await publisher.publish([outboxMessage()], never))[0];
     try {
       expect(await status()).toMatchObject({
@@ -252,7 +254,7 @@ describe('KafkaPublisher against a real broker', () => {
   test('never reports sent for a topic the broker does not have: retryable, and its observer is told', async () => {
     const events: TransportPublisherEvent[] = [];
     const missing = uniqueName('missing');
-    const publisher = new KafkaPublisher(connection, {
+    const publisher = new KafkaPublisher(quick, {
       defaultDestination: missing,
       confirmTimeoutMs: 1_500,
       observer: (event) => events.push(event),
@@ -376,6 +378,7 @@ describe('KafkaPublisher without a reachable broker', () => {
     const unreachable = testConnection({
       brokers: [`127.0.0.1:${await closedPort()}`],
       connectionTimeoutMs: 500,
+      ...quickRetries(),
     });
     const publisher = new KafkaPublisher(unreachable, { defaultDestination: 'anything', producerRetries: 1 });
     const messages = [outboxMessage(), outboxMessage()];

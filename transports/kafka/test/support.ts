@@ -35,6 +35,22 @@ export function brokers(): string[] {
   return (process.env.FERRY_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 }
 
+/**
+ * Connection options under which the client waits briefly between its retries, for tests that
+ * wait for it to give up (a send to a topic the cluster does not have, a connect to unreachable
+ * brokers): @platformatic/kafka waits 1 s between retries by default (so each give-up costs
+ * seconds), kafkajs already retries within ~1.5 s. The client still makes every retry and
+ * reports the same failure, only sooner.
+ */
+export function quickRetries(): Partial<ConnectionOptions> {
+  return { kafkaConfig: quickRetryConfig() };
+}
+
+/** quickRetries()'s kafkaConfig, for a test that passes a kafkaConfig of its own. */
+export function quickRetryConfig(): Readonly<Record<string, unknown>> {
+  return kafkaClient() === 'platformatic' ? { retryDelay: 100 } : {};
+}
+
 export function testConnection(options: Partial<ConnectionOptions> = {}): KafkaConnection {
   return new KafkaConnection({
     brokers: brokers(),

@@ -7,7 +7,15 @@
 import { type OutboxMessage } from '@ferry/core';
 import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
-import { brokers, outboxMessage, testConnection, uniqueName, waitFor, watchSends } from './support';
+import {
+  brokers,
+  outboxMessage,
+  quickRetries,
+  testConnection,
+  uniqueName,
+  waitFor,
+  watchSends,
+} from './support';
 
 let silent: TcpProxy;
 const never = new AbortController().signal;
@@ -34,7 +42,8 @@ afterAll(async () => {
 async function suspectPublisher(
   confirmTimeoutMs = 60_000,
 ): Promise<{ publisher: KafkaPublisher; sends: () => number; adminsSettled: () => boolean }> {
-  const { connection: local, sent, unsettled } = watchSends();
+  // The client gives up on the missing topic sooner (quickRetries): the first publish is shorter.
+  const { connection: local, sent, unsettled } = watchSends(quickRetries());
   // Long client timeouts: an admin client left running is still connecting when the test looks.
   const unanswered = testConnection({
     brokers: [`127.0.0.1:${silent.port}`],
