@@ -2,7 +2,6 @@
 // (`--selectProjects`) and the root `npm test` runs them all. Sources are compiled by
 // ts-jest in transpile-only mode; type checking is `tsc -b` in `npm run check`.
 // Workspaces resolve each other to their TypeScript sources, so tests need no build.
-const os = require('node:os');
 const path = require('node:path');
 
 const workspaces = {
@@ -54,13 +53,6 @@ function project(displayName, dir) {
 module.exports = {
   projects: Object.entries(workspaces).map(([name, dir]) => project(name, dir)),
   testTimeout: 60_000,
-  // Most files spend their time waiting on the services (broker restarts, polls, timeouts), not on
-  // the CPU. jest's default (cores - 1) is one worker on 2 cores: every file alone, the whole run
-  // one file's waits after another. Each file has its own database, topics, queues and private
-  // brokers, so two files side by side do not meet.
-  maxWorkers: Math.max(2, os.availableParallelism() - 1),
-  // With two workers the long files must start first, also without jest's cache (a clean clone).
-  testSequencer: path.join(__dirname, 'test-support/sequencer.js'),
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
   // they open in afterEach / afterAll where they can); the run must still end and report.
   forceExit: true,
