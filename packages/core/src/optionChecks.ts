@@ -1,6 +1,7 @@
 import { FerryConfigError, FerryValidationError } from './errors';
 import { stripUrlCredentials } from './redact/urlCredentials';
 import { assertText } from './validate/text';
+import { isUuid } from './uuid';
 
 /**
  * The one style of option checking for every ferry component (relay, inbox, transports): each
@@ -231,11 +232,9 @@ export function textArgument(name: string, value: unknown, maxLength: number): s
   return value;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** A UUID call argument (a record id, a claim token, a request id). */
 export function uuidArgument(name: string, value: unknown): string {
-  if (typeof value !== 'string' || !UUID.test(value)) {
+  if (!isUuid(value)) {
     throw new FerryValidationError(name, `must be a UUID, got ${received(value)}`);
   }
   return value;
