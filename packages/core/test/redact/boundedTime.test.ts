@@ -168,6 +168,26 @@ describe('the built-in rules on a long run of word characters', () => {
     ['Failing row contains (a) ', 8_000],
     ['Failing row contains (', 9_000],
     ['ASIAAAAAAAAAAAAAAAAAAAAAA', 8_000],
+    // Values read to their end by valueExtent.ts: brackets never closed or nested deep, YAML block
+    // scalars, cookies, quotes written as JSON escapes, values across a detail's lines
+    ['password=[', 10_000],
+    ['{"password":[', 8_000],
+    ['password=[]', 9_000],
+    ['password=["a]', 8_000],
+    ['password=[[[[[[[[[[', 5_000],
+    ['password: |\n ', 8_000],
+    ['password: |\n', 8_000],
+    ['  password: >-\n', 7_000],
+    ['password: | a', 8_000],
+    ['Cookie: a=1; b=2', 6_000],
+    ['Cookie: a=1;', 8_000],
+    ['password\\u0022:\\u0022', 5_000],
+    ['password:\\u0022', 6_000],
+    ['password%3D', 9_000],
+    ['password := ', 8_000],
+    ["password=a'", 9_000],
+    ['Key (token)=(a\n', 7_000],
+    ['Failing row contains (a\n', 4_000],
   ])(
     'redact a long text of %j repeated in bounded time',
     async (unit, times) => {
