@@ -1,5 +1,5 @@
 import { FerryConfigError, FerryValidationError } from './errors';
-import { stripUrlCredentials } from './redact/urlCredentials';
+import { redactText, sensitiveKeyRule } from './redact/redactor';
 import { assertText } from './validate/text';
 import { isUuid } from './uuid';
 
@@ -14,8 +14,9 @@ import { isUuid } from './uuid';
  */
 
 /**
- * How a received value is shown in an error: `"1000" (string)`, `1.5 (number)`, `null`. A URL's
- * credentials are taken out before it is clipped (a connection string given as an option, e.g.
+ * How a received value is shown in an error: `"1000" (string)`, `1.5 (number)`, `null`. It goes
+ * through the redaction rules (redact/redactor.ts) before it is clipped: a URL's credentials, a
+ * bearer token, values under sensitive keys (a connection string given as an option, e.g.
  * `db: process.env.DATABASE_URL`, is refused in an error logged at start-up).
  */
 export function received(value: unknown): string {
@@ -27,34 +28,30 @@ export function received(value: unknown): string {
     return Number.isNaN(value.getTime()) ? 'Invalid Date' : `${value.toISOString()} (Date)`;
   // JSON has no NaN or Infinity (JSON.stringify(NaN) is "null"): shown as JavaScript writes them.
   if (typeof value === 'number' && !Number.isFinite(value)) return `${value} (number)`;
+  // Not through the rules, which take a long number for a phone number.
+  if (typeof value === 'number' || typeof value === 'boolean') return `${value} (${typeof value})`;
   return `${clip(typeof value === 'object' ? safeJson(value) : (JSON.stringify(value) ?? String(value)))} (${typeof value})`;
 }
 
 /**
- * Names whose values a received value never shows (an error text goes to logs): a connection
- * object's password, a credentials object's keys, a token. The full redactor is not used here:
- * it depends on this module.
+ * A value's JSON with every value under a key the sensitive-key rule names replaced whole (a
+ * connection object's password, a credentials object, an array or Buffer of them).
  */
-const SENSITIVE_NAME = /pass|secret|token|key|credential|auth|cookie|session|signature/i;
-
 function safeJson(value: unknown): string {
+  const sensitive = sensitiveKeyRule();
   try {
     const masked = (name: string, inner: unknown): unknown =>
-      name !== '' && SENSITIVE_NAME.test(name) && (typeof inner !== 'object' || inner === null)
-        ? '[redacted]'
-        : inner;
+      name !== '' && inner !== undefined && inner !== null && sensitive(name) ? '[redacted]' : inner;
     return JSON.stringify(value, masked) ?? String(value);
   } catch {
     return String(value);
   }
 }
 
-/** `name=value` / `name: value` pairs of a sensitive name in a text (a libpq-style connection string). */
-const SENSITIVE_PAIR = /\b([a-z_]*(?:pass|secret|token|key|credential|auth)[a-z_]*\s*[=:]\s*)[^\s&;,"]+/gi;
-
+/** The text at most 60 characters long, through the redaction rules (redactText) first. */
 function clip(quoted: string): string {
   // At most 200 characters are read: the text is cut to 60 anyway.
-  const text = stripUrlCredentials(quoted.slice(0, 200)).replace(SENSITIVE_PAIR, '$1[redacted]');
+  const text = redactText(quoted.slice(0, 200));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 

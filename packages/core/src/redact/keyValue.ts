@@ -1,3 +1,5 @@
+import { blockScalarEnd, bracketedValueEnd, cookiesEnd } from './valueExtent';
+
 /**
  * The grammar of a sensitive key's value (`password=hunter2`, `"token": "a b"`), for the key rule
  * of redact.ts. Every scan here is linear: each one stops at the first character that can end it,
@@ -14,13 +16,24 @@ const ANY_QUOTE = '["\'`“”„«»‘’‚‹›]';
  */
 const ESCAPES = String.raw`\\{0,31}`;
 
+/** A quote written as a JSON escape (`\u0022`, `\u0027`), itself escaped in JSON strings. */
+const UNICODE_QUOTE = String.raw`\\{1,31}u00(?:22|27)`;
+
 /**
- * `key=value`, `key: value`, `key => value`, `key is value`, `key was value`, `key to value`,
- * also quoted (`"key":"value"`, `“key”: “value”`) and escaped (`\"key\":\"value\"`); the key may
+ * A value in quotes written as JSON escapes, to the same escape again, else to the end of the
+ * text (never a failed scan that the next key would repeat).
+ */
+const UNICODE_QUOTED = String.raw`(?<uq>${UNICODE_QUOTE})(?:(?!\k<uq>)[\s\S])*(?:\k<uq>|$)`;
+
+/**
+ * `key=value`, `key: value`, `key := value`, `key => value`, `key is value`, `key was value`,
+ * `key to value`, percent-encoded (`key%3Dvalue`, a query string inside a URL's parameter), also
+ * quoted (`"key":"value"`, `“key”: “value”`) and escaped (`\"key\":\"value\"`,
+ * `\u0022key\u0022:\u0022value\u0022`); the key may
  * go on for up to 64 more name characters (`password_hash`): bounded, so that a key named again
  * and again in one long word is not followed to the word's end from each place.
  */
-const NAME_AND_SEPARATOR = String.raw`(?<rest>[a-z0-9_-]{0,64})(?<separator>${ESCAPES}${ANY_QUOTE}?\s*(?:=>|[:=])\s*|\s+(?:is|was|to)\s+)`;
+const NAME_AND_SEPARATOR = String.raw`(?<rest>[a-z0-9_-]{0,64})(?<separator>(?:${UNICODE_QUOTE}|${ESCAPES}${ANY_QUOTE}?)\s*(?:=>|:=|%(?:25)?3D|[:=])\s*|\s+(?:is|was|to)\s+)`;
 
 /**
  * The closing quote of a value opened by the backslashes `b` and the ASCII quote `q`: `b` and
@@ -60,13 +73,25 @@ const TYPOGRAPHIC_SINGLE = '(?<single>[‘’‚‹›])(?:[^‘’‹›]|’(?
  */
 const UNCLOSED = String.raw`(?<unclosed>${ESCAPES}${ANY_QUOTE})[\s\S]*`;
 
-/** Else the value is the run of characters up to a space, a quote, `,`, `;` or `&`. */
-const UNQUOTED = String.raw`(?<opening>${ESCAPES})[^\s"'\x60“”„«»‘’‚‹›,;&]+`;
+/**
+ * A value in brackets (a JSON array or object, a YAML flow sequence or mapping): matched here by
+ * its opening bracket, read to its balanced closing one by bracketedEnd (valueExtent.ts).
+ */
+const BRACKETED = String.raw`(?<bracket>[[{])`;
+
+/** A YAML block scalar's indicator (`|`, `>-`, `|2+`), its lines read by blockScalarEnd. */
+const BLOCK_SCALAR = String.raw`(?<block>[|>][+-]?[1-9]?[+-]?)(?=\s|$)`;
+
+/**
+ * Else the value is the run of characters up to a space, a quote, `,`, `;` or `&`; a quote before
+ * a letter or digit is part of it (`ab'cd`, an apostrophe or a quote in a generated password).
+ */
+const UNQUOTED = String.raw`(?<opening>${ESCAPES})(?:[^\s"'\x60“”„«»‘’‚‹›,;&]|${ANY_QUOTE}(?=[a-z0-9]))+`;
 
 /** The key rule for `keys` (alternatives of a RegExp, case-insensitive); group 1 is the key. */
 export function keyValuePattern(keys: readonly string[]): RegExp {
   return new RegExp(
-    `(${keys.join('|')})${NAME_AND_SEPARATOR}(?:${SINGLE_QUOTED}|${ASCII_QUOTED}|${TYPOGRAPHIC_DOUBLE}|${TYPOGRAPHIC_SINGLE}|${UNCLOSED}|${UNQUOTED})`,
+    `(${keys.join('|')})${NAME_AND_SEPARATOR}(?:${SINGLE_QUOTED}|${ASCII_QUOTED}|${TYPOGRAPHIC_DOUBLE}|${TYPOGRAPHIC_SINGLE}|${UNICODE_QUOTED}|${UNCLOSED}|${BRACKETED}|${BLOCK_SCALAR}|${UNQUOTED})`,
     'gi',
   );
 }
@@ -74,10 +99,12 @@ export function keyValuePattern(keys: readonly string[]): RegExp {
 /**
  * One match of the key rule, in parts: `name` (the key and the rest of its name), `head` (the
  * name and the separator), `open` (the opening quote, or the backslashes before a plain value),
- * then a quoted value and its closing quote.
+ * then a quoted value and its closing quote; `structured` is a value read to its end by
+ * valueExtent.ts (brackets, a YAML block scalar, a Cookie header's cookies), `value` all of it.
  */
 export type KeyValueMatch =
   | (KeyValueHead & { readonly kind: 'quoted'; readonly value: string; readonly close: string })
+  | (KeyValueHead & { readonly kind: 'structured'; readonly value: string })
   | (KeyValueHead & { readonly kind: 'unclosed' })
   | (KeyValueHead & { readonly kind: 'plain' });
 
@@ -88,7 +115,7 @@ interface KeyValueHead {
 }
 
 /** The named groups of a match of keyValuePattern. */
-export interface KeyValueGroups {
+interface KeyValueGroups {
   readonly rest: string;
   readonly separator: string;
   readonly b?: string;
@@ -96,15 +123,45 @@ export interface KeyValueGroups {
   readonly apostrophe?: string;
   readonly double?: string;
   readonly single?: string;
+  readonly uq?: string;
   readonly unclosed?: string;
+  readonly bracket?: string;
+  readonly block?: string;
   readonly opening?: string;
 }
 
-/** The parts of `match`, a match of keyValuePattern whose key is `key` and named groups `groups`. */
-export function keyValueParts(match: string, key: string, groups: KeyValueGroups): KeyValueMatch {
+/** Where the value of `found`, a match of keyValuePattern, ends in `text` (undefined: at its end). */
+function valueEnd(text: string, found: RegExpExecArray, groups: KeyValueGroups): number | undefined {
+  const matchEnd = found.index + found[0].length;
+  if (groups.bracket !== undefined) return bracketedValueEnd(text, matchEnd - 1);
+  if (groups.block !== undefined) return blockScalarEnd(text, matchEnd, found.index);
+  if (groups.opening !== undefined && /cookie$/i.test(`${found[1]}${groups.rest}`))
+    return cookiesEnd(text, matchEnd);
+  return matchEnd;
+}
+
+/**
+ * The parts of `match`, a match of keyValuePattern whose key is `key` and named groups `groups`,
+ * its value read to its end by the RegExp, by valueEnd (`scanned`), or to the end of the text (`open`).
+ */
+function keyValueParts(
+  match: string,
+  key: string,
+  groups: KeyValueGroups,
+  reach: 'regex' | 'scanned' | 'open',
+): KeyValueMatch {
   const name = `${key}${groups.rest}`;
   const head = `${name}${groups.separator}`;
   if (groups.unclosed !== undefined) return { kind: 'unclosed', name, head, open: groups.unclosed };
+  if (reach === 'open') return { kind: 'unclosed', name, head, open: groups.bracket ?? '' };
+  const value = match.slice(head.length);
+  if (reach === 'scanned') return { kind: 'structured', name, head, open: '', value };
+  if (groups.uq !== undefined) {
+    const closed = value.length >= 2 * groups.uq.length && value.endsWith(groups.uq);
+    if (!closed) return { kind: 'unclosed', name, head, open: groups.uq };
+    const close = groups.uq;
+    return { kind: 'quoted', name, head, open: close, value: value.slice(close.length, -close.length), close };
+  }
   const open =
     groups.q !== undefined
       ? `${groups.b ?? ''}${groups.q}`
@@ -119,4 +176,33 @@ export function keyValueParts(match: string, key: string, groups: KeyValueGroups
     value: match.slice(head.length + open.length, match.length - closeLength),
     close: match.slice(match.length - closeLength),
   };
+}
+
+/**
+ * `text` with every match of `pattern` (keyValuePattern's) replaced by what `replace` makes of it
+ * (`at`: where the match starts in `text`). Each value is read to its end (valueEnd), and the next
+ * match is looked for from there: the text is read once.
+ */
+export function replaceKeyValues(
+  text: string,
+  pattern: RegExp,
+  replace: (match: string, parts: KeyValueMatch, at: number) => string,
+): string {
+  let out = '';
+  let last = 0;
+  pattern.lastIndex = 0;
+  for (let found = pattern.exec(text); found !== null; found = pattern.exec(text)) {
+    const groups = found.groups as unknown as KeyValueGroups;
+    const end = valueEnd(text, found, groups);
+    const stop = end ?? text.length;
+    const match = text.slice(found.index, stop);
+    const reach = end === undefined ? 'open' : end === found.index + found[0].length ? 'regex' : 'scanned';
+    const parts = keyValueParts(match, found[1] ?? '', groups, reach);
+    out += text.slice(last, found.index) + replace(match, parts, found.index);
+    last = stop;
+    // After `replace`, which may have used `pattern` on a part of the value.
+    pattern.lastIndex = stop;
+    if (stop >= text.length) break;
+  }
+  return out + text.slice(last);
 }

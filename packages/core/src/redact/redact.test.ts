@@ -259,13 +259,13 @@ describe('redaction of error text', () => {
     );
   });
 
-  it('redacts the row of a PostgreSQL CHECK or NOT NULL detail whole, to the closing parenthesis of its line', () => {
+  it('redacts the row of a PostgreSQL CHECK or NOT NULL detail whole, to its closing parenthesis', () => {
     expect(redactText('Failing row contains (1, t, {"note": "n (1) x"}, null).')).toBe(
       'Failing row contains ([redacted]).',
     );
-    expect(redactText('Failing row contains (1, cut sh\nnext line')).toBe(
-      'Failing row contains ([redacted]\nnext line',
-    );
+    // A value may run on across lines (multilineDetail.test.ts): a row never closed is redacted
+    // to the end of the text.
+    expect(redactText('Failing row contains (1, cut sh\nnext line')).toBe('Failing row contains ([redacted]');
   });
 
   it('redacts the extra keys an application names', () => {

@@ -1,5 +1,6 @@
-/** A Redactor (redact.ts), named here so that this file imports nothing. */
+/** A Redactor and its sensitive-key rule (redactor.ts), named here so that this file imports nothing. */
 type Redact = (text: string) => string;
+type SensitiveKey = (name: string) => boolean;
 
 /** How deep redactedCopy follows objects (an error, its cause, Prisma's meta.driverAdapterError.cause). */
 const MAX_DEPTH = 6;
@@ -14,14 +15,16 @@ function isPlainObject(value: object): boolean {
  * driver's error quotes a row's values: its message, `detail`, `hint`, stack, Prisma's `meta`).
  * An Error stays an Error of the same prototype (instanceof and `name` hold) with every own
  * property; plain objects and arrays are copied the same way, MAX_DEPTH levels deep; strings are
- * redacted; numbers, booleans and the like are kept. Anything else (a Map, a class instance, what
+ * redacted; numbers, booleans and the like are kept. A value under a key the sensitive-key rule
+ * names (`config.password`, `headers.Authorization`) is replaced whole by '[redacted]', whatever
+ * its type (a number, an array, a Buffer, an object). Anything else (a Map, a class instance, what
  * lies deeper, a property whose getter throws) is left out: its text cannot be vouched for.
  */
-export function redactedCopy(value: unknown, redact: Redact, depth = 0): unknown {
+export function redactedCopy(value: unknown, redact: Redact, sensitiveKey: SensitiveKey, depth = 0): unknown {
   if (typeof value === 'string') return redact(value);
   if (value === null || typeof value !== 'object') return typeof value === 'function' ? undefined : value;
   if (depth >= MAX_DEPTH) return undefined;
-  if (Array.isArray(value)) return value.map((item) => redactedCopy(item, redact, depth + 1));
+  if (Array.isArray(value)) return value.map((item) => redactedCopy(item, redact, sensitiveKey, depth + 1));
   const isError = value instanceof Error;
   if (!isError && !isPlainObject(value)) return undefined;
   // A real Error (util.inspect and loggers print it as one), without a stack of its own here.
@@ -36,8 +39,9 @@ export function redactedCopy(value: unknown, redact: Redact, depth = 0): unknown
       continue;
     }
     const enumerable = Object.getOwnPropertyDescriptor(value, key)?.enumerable ?? true;
+    const secret = typeof key === 'string' && item !== undefined && item !== null && sensitiveKey(key);
     Object.defineProperty(copy, key, {
-      value: redactedCopy(item, redact, depth + 1),
+      value: secret ? '[redacted]' : redactedCopy(item, redact, sensitiveKey, depth + 1),
       enumerable,
       writable: true,
       configurable: true,

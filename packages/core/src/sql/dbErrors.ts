@@ -1,6 +1,6 @@
 import { FerryError, type FerryErrorCode } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
-import { MAX_STORED_ERROR_CHARS, redactLine, redactText, type Redactor } from '../redact/redact';
+import { MAX_STORED_ERROR_CHARS, redactLine, redactText, sensitiveKeyRule, type Redactor } from '../redact/redact';
 import { redactedCopy } from '../redact/redactedCopy';
 import type { SqlExecutor } from './executor';
 import { driverCause, errorCodes, sqlStateOf } from './sqlState';
@@ -155,7 +155,7 @@ export function translateDbError(
     logger.warn({ operation, sqlState: details.sqlState, err: message }, 'unclassified database error');
   }
   return new FerryError(translation.code, `${operation} failed: ${message}`, {
-    cause: redactedCopy(error, redact),
+    cause: redactedCopy(error, redact, sensitiveKeyRule(redact)),
     retriable: translation.retriable,
     details,
   });
