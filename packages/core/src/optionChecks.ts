@@ -1,5 +1,5 @@
 import { FerryConfigError, FerryValidationError } from './errors';
-import { redactText, sensitiveKeyRule } from './redact/redactor';
+import { redactText } from './redact/redactor';
 import { assertText } from './validate/text';
 import { isUuid } from './uuid';
 
@@ -33,16 +33,10 @@ export function received(value: unknown): string {
   return `${clip(typeof value === 'object' ? safeJson(value) : (JSON.stringify(value) ?? String(value)))} (${typeof value})`;
 }
 
-/**
- * A value's JSON with every value under a key the sensitive-key rule names replaced whole (a
- * connection object's password, a credentials object, an array or Buffer of them).
- */
+/** A value's JSON (its values under sensitive keys are redacted by clip, whatever their type). */
 function safeJson(value: unknown): string {
-  const sensitive = sensitiveKeyRule();
   try {
-    const masked = (name: string, inner: unknown): unknown =>
-      name !== '' && inner !== undefined && inner !== null && sensitive(name) ? '[redacted]' : inner;
-    return JSON.stringify(value, masked) ?? String(value);
+    return JSON.stringify(value) ?? String(value);
   } catch {
     return String(value);
   }

@@ -62,5 +62,8 @@ describe('values of sensitive keys, whatever their shape', () => {
   it('describeError reads the lines as written: a YAML block scalar in a message, stored in last_error', () => {
     const stored = describeError(new Error(`invalid config:\n  password: |\n    ${SECRET}\n  user: bob\n`));
     expect(stored).toBe('Error: invalid config: password: [redacted] user: bob');
+    // Its lines joined first, only the first word after `|` would be known to be the value.
+    const twoLines = describeError(new Error('password: >\n  correct horse\n  battery staple\nuser: bob'));
+    expect(twoLines).toBe('Error: password: [redacted] user: bob');
   });
 });
