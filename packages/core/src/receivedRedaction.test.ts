@@ -18,6 +18,10 @@ it.each([
   ['an AWS access key id in an object', { region: 'eu', id: 'AKIAABCDEFGHIJKLMNOP' }],
   ['a JSON text with a sensitive array', `{"token":["${SECRET}"]}`],
   ['a URL password', [`amqp://app:${SECRET}@mq`]],
+  // The names received() redacted before it used the redactor's rule: pass, auth, signature
+  ['a pass under an auth object', { auth: { user: 'app', pass: SECRET } }],
+  ['an auth string', { auth: `app:${SECRET}` }],
+  ['a signature', { signature: SECRET }],
 ])('received(): %s', (_name, value) => {
   expect(received(value)).not.toMatch(/hunter2secret|AKIAABCDEFGHIJKLMNOP|104,117,110/);
 });

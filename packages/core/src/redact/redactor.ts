@@ -36,6 +36,8 @@ export const SENSITIVE_KEYS: readonly string[] = [
   'password',
   'passwd',
   'passphrase',
+  // `pass` and `auth` as whole names or a name's last part (smtp_pass, basic_auth), not `passed`
+  'pass(?![a-z])',
   'pwd',
   'secret',
   'token',
@@ -43,6 +45,8 @@ export const SENSITIVE_KEYS: readonly string[] = [
   'access[_-]?key',
   'private[_-]?key',
   'authorization',
+  'auth(?![a-z])',
+  'signature',
   'credentials?',
   'cookie',
   'session[_-]?id',

@@ -48,6 +48,10 @@ describe('values of sensitive keys, whatever their shape', () => {
     ],
     ['Cookie header, every cookie', 'Cookie: theme=dark; sid=hunter2secret; x=1 ok', 'Cookie: [redacted] ok'],
     ['Set-Cookie header', 'Set-Cookie: sid=hunter2secret; Path=/; HttpOnly', 'Set-Cookie: [redacted]; HttpOnly'],
+    ['a pass key', 'smtp_pass=hunter2secret ok', 'smtp_pass=[redacted] ok'],
+    ['an auth key', '{"auth":"app:hunter2secret"}', '{"auth":"[redacted]"}'],
+    ['a signature', 'url?X-Amz-Signature=hunter2secret&x=1', 'url?X-Amz-Signature=[redacted]&x=1'],
+    ['words that only begin like those keys', 'authentication failed: bad, passed: 3', 'authentication failed: bad, passed: 3'],
   ])('%s', (_name, text, expected) => {
     expect(redactText(text)).toBe(expected);
   });
