@@ -160,7 +160,14 @@ function keyValueParts(
     const closed = value.length >= 2 * groups.uq.length && value.endsWith(groups.uq);
     if (!closed) return { kind: 'unclosed', name, head, open: groups.uq };
     const close = groups.uq;
-    return { kind: 'quoted', name, head, open: close, value: value.slice(close.length, -close.length), close };
+    return {
+      kind: 'quoted',
+      name,
+      head,
+      open: close,
+      value: value.slice(close.length, -close.length),
+      close,
+    };
   }
   const open =
     groups.q !== undefined

@@ -21,7 +21,11 @@ describe('values under sensitive keys in a translated error', () => {
     });
     const cause = translateDbError(driver, 'outbox emit').cause as { config: Record<string, unknown> };
     expect(inspect(cause, { depth: 10 })).not.toContain(SECRET);
-    expect(cause.config).toEqual({ user: 'app', password: '[redacted]', headers: { Authorization: '[redacted]' } });
+    expect(cause.config).toEqual({
+      user: 'app',
+      password: '[redacted]',
+      headers: { Authorization: '[redacted]' },
+    });
   });
 
   it.each([
@@ -37,7 +41,11 @@ describe('values under sensitive keys in a translated error', () => {
 
   it("uses the component's redactor: its extra keys are redacted, its allowed keys kept", () => {
     const redact = createRedactor({ keys: ['ssn'], allow: ['token'] });
-    const cause = translateDbError(driverError({ meta: { ssn: 123456789, token: 'page-2' } }), 'op', redact).cause;
+    const cause = translateDbError(
+      driverError({ meta: { ssn: 123456789, token: 'page-2' } }),
+      'op',
+      redact,
+    ).cause;
     expect((cause as { meta: unknown }).meta).toEqual({ ssn: '[redacted]', token: 'page-2' });
   });
 

@@ -138,7 +138,6 @@ function fullKeyName(text: string, at: number, name: string): string {
   return (text.slice(start, at) + name).toLowerCase();
 }
 
-
 interface Shielded {
   readonly text: string;
   readonly restore: (t: string) => string;
@@ -217,14 +216,22 @@ export function buildRedactor(options: RedactionOptions = {}): Redactor {
    * A value quoted inside an allowed value is read again (`token: "a password: b"`), at most
    * MAX_ALLOWED_DEPTH levels deep: deeper, the allowed value is redacted too.
    */
-  const keyValueRedacted = (depth: number, match: string, parts: KeyValueMatch, at: number, all: string): string => {
+  const keyValueRedacted = (
+    depth: number,
+    match: string,
+    parts: KeyValueMatch,
+    at: number,
+    all: string,
+  ): string => {
     const { head } = parts;
     // An unclosed value runs to the end of the text: kept whole, it would keep every secret after it.
     if (parts.kind === 'unclosed') return `${head}${parts.open}[redacted]`;
     const allowed = allowedKeys.size > 0 && allowedKeys.has(fullKeyName(all, at, parts.name));
     if (parts.kind === 'plain') return allowed ? match : `${head}${parts.open}[redacted]`;
     if (!allowed || depth >= MAX_ALLOWED_DEPTH)
-      return parts.kind === 'structured' ? `${head}[redacted]` : `${head}${parts.open}[redacted]${parts.close}`;
+      return parts.kind === 'structured'
+        ? `${head}[redacted]`
+        : `${head}${parts.open}[redacted]${parts.close}`;
     // An allowed value is kept, not the secrets written inside it.
     const inner = redactKeyValues(depth + 1, parts.value);
     return parts.kind === 'structured' ? `${head}${inner}` : `${head}${parts.open}${inner}${parts.close}`;

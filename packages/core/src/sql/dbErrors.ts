@@ -1,6 +1,12 @@
 import { FerryError, type FerryErrorCode } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
-import { MAX_STORED_ERROR_CHARS, redactLine, redactText, sensitiveKeyRule, type Redactor } from '../redact/redact';
+import {
+  MAX_STORED_ERROR_CHARS,
+  redactLine,
+  redactText,
+  sensitiveKeyRule,
+  type Redactor,
+} from '../redact/redact';
 import { redactedCopy } from '../redact/redactedCopy';
 import type { SqlExecutor } from './executor';
 import { driverCause, errorCodes, sqlStateOf } from './sqlState';
