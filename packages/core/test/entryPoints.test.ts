@@ -121,6 +121,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'nonEmptyOption',
     'nonEmptyValue',
     'observePublish',
+    'onAbort',
     'oneOfOption',
     'outboxHeaders',
     'parseJsonObjectBody',
