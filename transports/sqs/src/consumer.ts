@@ -26,14 +26,14 @@ import type { SqsConnection } from './connection';
 import { sendToDeadLetterQueue, type DeadLetterItem } from './deadLetter';
 import { requestDeadline } from './deadline';
 import { deleteMessages } from './deleteBatch';
-import { REJECT_REASONS, closedError } from './errors';
+import { REJECT_REASONS, closedError, requestError } from './errors';
 import {
   DEFAULTS,
   resolveConsumerOptions,
   type ConsumerOptions,
   type ResolvedConsumerOptions,
 } from './options';
-import { requireRedrivePolicy } from './topology';
+import { redrivePolicyOf, requireRedrivePolicy } from './topology';
 import { VisibilityExtender, changeVisibility } from './visibility';
 import { decodeMessage, identityFromMessageId } from './wire';
 
@@ -50,10 +50,12 @@ export interface AttachConsumerOptions extends ConsumerOptions {
 
 export interface SqsConsumer {
   /**
-   * Resolves once the queue URL is known (and, in redrive mode, its RedrivePolicy checked) and
-   * the first long poll is issued; rejects with FerryConfigError when the queue has no
-   * RedrivePolicy in redrive mode (the consumer has then stopped); FERRY_TIMEOUT after
-   * `timeoutMs` (default 60,000), FERRY_CLOSED once closed.
+   * Resolves once SQS answered for the queue (GetQueueAttributes: in redrive mode its
+   * RedrivePolicy checked; in queue mode the dead-letter queue answered too); rejects with
+   * FerryConfigError when the queue has no RedrivePolicy in redrive mode (the consumer has then
+   * stopped); FERRY_PERMANENT_FAILURE at once when a queue does not exist or SQS refused the
+   * credentials (the consumer keeps trying); FERRY_TIMEOUT after `timeoutMs` (default 60,000),
+   * naming the last failure (e.g. the endpoint unreachable); FERRY_CLOSED once closed.
    */
   ready(options?: ReadyOptions): Promise<void>;
   /**
@@ -125,10 +127,13 @@ class PollingConsumer implements SqsConsumer {
   }
 
   /**
-   * Long polls until closed. `connected` once the first poll is issued and again at the first
-   * answer after failed polls; each failed poll is `disconnected` with the wait before the next
-   * (`retryInMs` null: a configuration error stopped the consumer). A poll SQS does not answer
-   * within the long-poll wait plus the visibility timeout is a failed poll too.
+   * Long polls until closed. Before the first poll (and after a failed one) SQS must answer for
+   * the queue (checkQueue): ready() resolves and `connected` is emitted only then, and again
+   * `connected` at the first answer after failed polls; each failed poll is `disconnected` with
+   * the wait before the next (`retryInMs` null: a configuration error stopped the consumer). A
+   * queue that does not exist or refused credentials reject ready() at once (a refusal: the
+   * consumer keeps trying). A poll SQS does not answer within the long-poll wait plus the
+   * visibility timeout is a failed poll too.
    */
   private async run(): Promise<void> {
     const signal = this.stop.signal;
@@ -137,30 +142,34 @@ class PollingConsumer implements SqsConsumer {
     while (!signal.aborted) {
       let messages: Message[];
       try {
-        this.queueUrl ||= await this.resolveQueue(signal);
-        const receiving = this.receive(signal);
-        this.markReady();
-        if (!started) this.emit({ type: 'connected' });
-        started = true;
-        messages = await receiving;
+        if (!this.queueUrl) {
+          this.queueUrl = await this.checkQueue(signal);
+          this.markReady();
+          if (!started) this.emit({ type: 'connected' });
+          started = true;
+        }
+        messages = await this.receive(signal);
         this.attempts.attached();
         if (failures > 0) this.emit({ type: 'connected' });
         failures = 0;
-      } catch (error) {
+      } catch (thrown) {
         if (signal.aborted) break;
         // A configuration error, or the connection closed under the consumer: no retry can help.
-        const final = this.connection.isClosed ? closedError('SQS connection') : error;
-        if (isFerryError(final, 'FERRY_CONFIG_INVALID') || isFerryError(final, 'FERRY_CLOSED')) {
+        const error = this.connection.isClosed
+          ? closedError('SQS connection')
+          : requestError(`a request for queue ${this.options.queueUrl}`, thrown);
+        if (isFerryError(error, 'FERRY_CONFIG_INVALID') || isFerryError(error, 'FERRY_CLOSED')) {
           this.logger.error(
-            { err: final, queue: this.options.queueUrl },
-            `ferry.sqs: consumer stopped: ${final.message}`,
+            { err: error, queue: this.options.queueUrl },
+            `ferry.sqs: consumer stopped: ${error.message}`,
           );
-          this.emit({ type: 'disconnected', error: describeCause(final), retryInMs: null });
-          this.failReady(final);
+          this.emit({ type: 'disconnected', error: describeCause(error), retryInMs: null });
+          this.failReady(error);
           break;
         }
         failures += 1;
-        this.attempts.failed(error);
+        if (isFerryError(error, 'FERRY_PERMANENT_FAILURE')) this.attempts.refused(error);
+        else this.attempts.failed(error);
         const delay = backoffDelay(failures, this.options.reconnectBackoff, this.options.random);
         const cause = describeCause(error);
         this.logger.warn(
@@ -177,29 +186,36 @@ class PollingConsumer implements SqsConsumer {
     }
   }
 
-  /** The queue's URL, once its RedrivePolicy was checked in redrive mode. */
-  private async resolveQueue(signal: AbortSignal): Promise<string> {
+  /**
+   * The queue's URL, once SQS answered for it: its RedrivePolicy checked in redrive mode, or
+   * asked for (GetQueueAttributes) in queue mode, where the dead-letter queue must answer too.
+   */
+  private async checkQueue(signal: AbortSignal): Promise<string> {
     const url = await this.connection.queueUrl(this.options.queueUrl, signal);
-    if (this.options.deadLetter.mode === 'redrive') await requireRedrivePolicy(this.connection, url, signal);
+    const deadLetter = this.options.deadLetter;
+    if (deadLetter.mode === 'redrive') await requireRedrivePolicy(this.connection, url, signal);
+    else {
+      await redrivePolicyOf(this.connection, url, signal);
+      await redrivePolicyOf(this.connection, deadLetter.queueUrl, signal);
+    }
     return url;
   }
 
   private async receive(signal: AbortSignal): Promise<Message[]> {
-    const output = await this.connection.client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: this.queueUrl,
-        MaxNumberOfMessages: this.options.maxBatchSize,
-        WaitTimeSeconds: this.options.waitTimeSeconds,
-        VisibilityTimeout: this.options.visibilityTimeoutSeconds,
-        MessageAttributeNames: ['All'],
-        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId'],
-      }),
-      {
-        abortSignal: requestDeadline(
-          (this.options.waitTimeSeconds + this.options.visibilityTimeoutSeconds) * 1000,
-          signal,
+    const output = await this.connection.request(
+      (sqs, abortSignal) =>
+        sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: this.queueUrl,
+            MaxNumberOfMessages: this.options.maxBatchSize,
+            WaitTimeSeconds: this.options.waitTimeSeconds,
+            VisibilityTimeout: this.options.visibilityTimeoutSeconds,
+            MessageAttributeNames: ['All'],
+            MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId'],
+          }),
+          { abortSignal },
         ),
-      },
+      requestDeadline((this.options.waitTimeSeconds + this.options.visibilityTimeoutSeconds) * 1000, signal),
     );
     return output.Messages ?? [];
   }

@@ -44,9 +44,10 @@ export async function sendToDeadLetterQueue(
   const sent = new Set<string>();
   for (const chunk of chunksBySize(entries, maxBatchBytes)) {
     try {
-      const output = await connection.client.send(
-        new SendMessageBatchCommand({ QueueUrl: deadLetterQueueUrl, Entries: chunk }),
-        { abortSignal: signal },
+      const output = await connection.request(
+        (sqs, abortSignal) =>
+          sqs.send(new SendMessageBatchCommand({ QueueUrl: deadLetterQueueUrl, Entries: chunk }), { abortSignal }),
+        signal,
       );
       for (const failed of output.Failed ?? []) {
         onFailure(

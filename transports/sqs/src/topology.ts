@@ -15,8 +15,7 @@ import {
 import { MAX_VISIBILITY_SECONDS } from './backoff';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
-import { errorName, transportError } from './errors';
-import { SETUP_TIMEOUT_MS } from './options';
+import { errorName, requestError } from './errors';
 
 export interface QueueSpec {
   /** Queue name; a FIFO queue's name must end in `.fifo`. */
@@ -92,27 +91,23 @@ export async function declareQueue(connection: SqsConnection, spec: QueueSpec): 
 /** Deletes a queue; a queue that does not exist counts as deleted. */
 export async function deleteQueue(connection: SqsConnection, queueUrl: string): Promise<void> {
   try {
-    await connection.client.send(new DeleteQueueCommand({ QueueUrl: queueUrl }), {
-      abortSignal: requestDeadline(SETUP_TIMEOUT_MS),
-    });
+    await connection.request(
+      (sqs, abortSignal) => sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl }), { abortSignal }),
+      requestDeadline(connection.options.setupTimeoutMs),
+    );
   } catch (error) {
-    if (errorName(error) !== 'QueueDoesNotExist')
-      throw transportError(`DeleteQueue ${queueUrl} failed`, error);
+    if (errorName(error) !== 'QueueDoesNotExist') throw requestError(`DeleteQueue of ${queueUrl}`, error);
   }
   connection.forgetQueue(queueUrl);
 }
 
 export async function queueArn(connection: SqsConnection, queueUrl: string): Promise<string> {
   try {
-    const output = await connection.client.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS) },
-    );
-    const arn = output.Attributes?.QueueArn;
+    const arn = (await queueAttributes(connection, queueUrl, ['QueueArn'])).QueueArn;
     if (!arn) throw new Error('no QueueArn attribute');
     return arn;
   } catch (error) {
-    throw transportError(`GetQueueAttributes ${queueUrl} failed`, error);
+    throw requestError(`GetQueueAttributes of ${queueUrl}`, error);
   }
 }
 
@@ -122,40 +117,67 @@ async function createQueue(
   attributes: Partial<Record<QueueAttributeName, string>>,
 ): Promise<string> {
   try {
-    const output = await connection.client.send(
-      new CreateQueueCommand({ QueueName: name, Attributes: attributes }),
-      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS) },
+    const output = await connection.request(
+      (sqs, abortSignal) =>
+        sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }), { abortSignal }),
+      requestDeadline(connection.options.setupTimeoutMs),
     );
     if (!output.QueueUrl) throw new Error('CreateQueue returned no URL');
     return output.QueueUrl;
   } catch (error) {
-    throw transportError(`CreateQueue ${name} failed`, error);
+    throw requestError(`CreateQueue of ${name}`, error);
+  }
+}
+
+/**
+ * The queue's attributes `names` (GetQueueAttributes), asked within setupTimeoutMs, ending with
+ * `signal` too. Rejects with SQS's error as it is.
+ */
+async function queueAttributes(
+  connection: SqsConnection,
+  queueUrl: string,
+  names: QueueAttributeName[],
+  signal?: AbortSignal,
+): Promise<Partial<Record<string, string>>> {
+  const output = await connection.request(
+    (sqs, abortSignal) =>
+      sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: names }), { abortSignal }),
+    requestDeadline(connection.options.setupTimeoutMs, signal),
+  );
+  return output.Attributes ?? {};
+}
+
+/**
+ * The queue's RedrivePolicy ('' when it has none), which also says SQS answered for the queue:
+ * the consumer's check before its first poll. A failed lookup rejects with requestError
+ * (FERRY_PERMANENT_FAILURE when the queue does not exist or SQS refused the credentials), or with
+ * the reason of `signal` once it aborted. Ends after setupTimeoutMs at the latest.
+ */
+export async function redrivePolicyOf(
+  connection: SqsConnection,
+  queueUrl: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  try {
+    return (await queueAttributes(connection, queueUrl, ['RedrivePolicy'], signal)).RedrivePolicy ?? '';
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw requestError(`GetQueueAttributes of queue ${queueUrl}`, error);
   }
 }
 
 /**
  * Checks that a queue has a RedrivePolicy (the dead-letter path of `deadLetter: { mode:
  * 'redrive' }`): without one an invalid message would be received again and again, forever.
- * FerryConfigError when it has none; a failed lookup is a retriable transport error. The lookup
- * ends with `signal`, and after SETUP_TIMEOUT_MS at the latest.
+ * FerryConfigError when it has none; a failed lookup as redrivePolicyOf's.
  */
 export async function requireRedrivePolicy(
   connection: SqsConnection,
   queueUrl: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  let policy: string | undefined;
-  try {
-    const output = await connection.client.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }),
-      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS, signal) },
-    );
-    policy = output.Attributes?.RedrivePolicy;
-  } catch (error) {
-    if (errorName(error) === 'AbortError') throw error;
-    throw transportError(`GetQueueAttributes ${queueUrl} failed`, error);
-  }
-  if (policy === undefined || policy.length === 0) {
+  const policy = await redrivePolicyOf(connection, queueUrl, signal);
+  if (policy.length === 0) {
     throw new FerryConfigError(
       'deadLetter',
       `queue ${queueUrl} has no RedrivePolicy; give it one or use deadLetter: { mode: 'queue', queueUrl }`,

@@ -1,0 +1,131 @@
+/**
+ * A credential provider that never answers (its promise never settles) holds no call of the
+ * transport past its deadline: the SDK waits for credentials with no deadline of its own and does
+ * not look at a request's abort signal while it waits, so each call races the wait against the
+ * deadline it already has and names the credentials as the cause. Real ElasticMQ queues; only the
+ * credentials hang.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { isFerryError } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import {
+  SqsConnection,
+  SqsPublisher,
+  attachSqsConsumer,
+  type SqsConsumer,
+  type StaticCredentials,
+} from '@ferry/sqs';
+import { SQS_ENDPOINT, TestQueues, neverAborted, openConnection, outboxMessages, uniqueName } from './support/sqs';
+
+const identity: StaticCredentials = { accessKeyId: 'ferry', secretAccessKey: 'ferry' };
+const never = (): Promise<StaticCredentials> => new Promise<StaticCredentials>(() => undefined);
+
+function hungConnection(extra: { setupTimeoutMs?: number } = {}, credentials = never): SqsConnection {
+  return new SqsConnection({
+    endpoint: SQS_ENDPOINT,
+    region: 'us-east-1',
+    credentials,
+    maxAttempts: 1,
+    ...extra,
+  } as ConstructorParameters<typeof SqsConnection>[0]);
+}
+
+describe('SQS transport with a credential provider that never answers', () => {
+  let connection: SqsConnection;
+  let queues: TestQueues;
+  const opened: SqsConnection[] = [];
+  const consumers: SqsConsumer[] = [];
+
+  beforeAll(() => {
+    connection = openConnection();
+    queues = new TestQueues(connection);
+  });
+  afterEach(async () => {
+    await Promise.all(consumers.splice(0).map((c) => c.close()));
+    await Promise.all(opened.splice(0).map((c) => c.close()));
+  });
+  afterAll(async () => {
+    await queues.cleanup();
+    await connection.close();
+  });
+
+  const open = (...args: Parameters<typeof hungConnection>) => {
+    const made = hungConnection(...args);
+    opened.push(made);
+    return made;
+  };
+
+  it.each([
+    ['a queue URL', (url: string) => url],
+    ['a queue name (looked up first)', (url: string) => url.slice(url.lastIndexOf('/') + 1)],
+  ])('publish() to %s answers unavailable within confirmTimeoutMs, naming the credentials', async (_, queueOf) => {
+    const { queueUrl } = await queues.declareBare({ name: uniqueName('cred-pub') });
+    const publisher = new SqsPublisher(open(), { confirmTimeoutMs: 300 });
+    const messages = outboxMessages(2, queueOf(queueUrl));
+    const outcomes = await publisher.publish(messages, neverAborted());
+    expect(outcomes).toEqual(
+      messages.map((m) => ({
+        id: m.id,
+        status: 'unavailable',
+        error: expect.stringMatching(/credentials provider did not answer/),
+      })),
+    );
+  });
+
+  it('connect() rejects within setupTimeoutMs with FERRY_TRANSPORT_ERROR naming the credentials', async () => {
+    const error = await open({ setupTimeoutMs: 300 })
+      .connect()
+      .then(
+        () => null,
+        (thrown: unknown) => thrown,
+      );
+    expect(isFerryError(error, 'FERRY_TRANSPORT_ERROR')).toBe(true);
+    expect((error as Error).message).toMatch(/credentials provider did not answer.*300 ms/);
+    expect((error as Error).message).not.toMatch(/endpoint did not answer/);
+  });
+
+  it('a provider that hung once is asked again by the next call, which then goes through', async () => {
+    let calls = 0;
+    const flaky = (): Promise<StaticCredentials> => (++calls === 1 ? never() : Promise.resolve(identity));
+    const made = hungConnection({ setupTimeoutMs: 300 }, flaky);
+    opened.push(made);
+    await expect(made.connect()).rejects.toThrow(/credentials provider did not answer/);
+    await made.connect();
+    expect(calls).toBe(2);
+  });
+
+  it('the consumer: close() returns, and ready() names the credentials as the last failure', async () => {
+    const { queueUrl } = await queues.declare({ name: uniqueName('cred-con') });
+    const events: TransportConsumerEvent[] = [];
+    const consumer = attachSqsConsumer(
+      { maxPayloadBytes: 1024, acceptMany: async () => [] },
+      {
+        connection: open({ setupTimeoutMs: 300 }),
+        queueUrl,
+        consumer: 'c',
+        waitTimeSeconds: 1,
+        visibilityTimeoutSeconds: 1,
+        extendEveryMs: 300,
+        reconnectBackoff: { initialMs: 20, maxMs: 20, jitter: 'none' },
+        observer: (event) => events.push(event),
+      },
+    );
+    consumers.push(consumer);
+    await expect(consumer.ready({ timeoutMs: 2_000 })).rejects.toMatchObject({
+      code: 'FERRY_TIMEOUT',
+      message: expect.stringMatching(/the last attempt failed: .*credentials provider did not answer/),
+    });
+    expect(events.filter((e) => e.type === 'connected')).toEqual([]);
+    await consumer.close();
+  });
+
+  it('the consumer: close() returns while its first request waits for credentials (no setupTimeoutMs given)', async () => {
+    const { queueUrl } = await queues.declare({ name: uniqueName('cred-close') });
+    const consumer = attachSqsConsumer(
+      { maxPayloadBytes: 1024, acceptMany: async () => [] },
+      { connection: open(), queueUrl, consumer: 'c' },
+    );
+    await consumer.close();
+    await expect(consumer.ready()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
+  });
+});
