@@ -3,11 +3,7 @@ import type { Logger } from '@ferry/core';
 import { CredentialWatch } from './credentials';
 import { requestDeadline, untilDeadline } from './deadline';
 import { abandonedError, closedError, credentialsTimeout, requestError } from './errors';
-import {
-  resolveConnectionOptions,
-  type ConnectionOptions,
-  type ResolvedConnectionOptions,
-} from './options';
+import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
 
 /**
  * One SQS client shared by publishers, consumers and topology helpers, plus a cache of
@@ -71,7 +67,10 @@ export class SqsConnection {
       .then(() => undefined)
       .catch((error: unknown) => {
         this.connecting = null;
-        throw requestError(`ListQueues at ${this.options.endpoint ?? `region ${this.options.region}`}`, error);
+        throw requestError(
+          `ListQueues at ${this.options.endpoint ?? `region ${this.options.region}`}`,
+          error,
+        );
       });
     return this.connecting;
   }

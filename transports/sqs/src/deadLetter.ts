@@ -46,7 +46,9 @@ export async function sendToDeadLetterQueue(
     try {
       const output = await connection.request(
         (sqs, abortSignal) =>
-          sqs.send(new SendMessageBatchCommand({ QueueUrl: deadLetterQueueUrl, Entries: chunk }), { abortSignal }),
+          sqs.send(new SendMessageBatchCommand({ QueueUrl: deadLetterQueueUrl, Entries: chunk }), {
+            abortSignal,
+          }),
         signal,
       );
       for (const failed of output.Failed ?? []) {

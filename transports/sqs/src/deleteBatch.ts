@@ -24,7 +24,10 @@ export async function deleteMessages(
   const deleted: Message[] = [];
   for (let attempt = 1; attempt <= attempts && remaining.length > 0; attempt += 1) {
     try {
-      const entries = remaining.map((message, index) => ({ Id: `x${index}`, ReceiptHandle: message.ReceiptHandle }));
+      const entries = remaining.map((message, index) => ({
+        Id: `x${index}`,
+        ReceiptHandle: message.ReceiptHandle,
+      }));
       const output = await connection.request(
         (sqs, abortSignal) =>
           sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }), { abortSignal }),

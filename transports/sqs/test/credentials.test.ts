@@ -5,17 +5,12 @@
  * deadline it already has and names the credentials as the cause. Real ElasticMQ queues; only the
  * credentials hang.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { isFerryError } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
-import {
-  SqsConnection,
-  SqsPublisher,
-  attachSqsConsumer,
-  type SqsConsumer,
-  type StaticCredentials,
-} from '@ferry/sqs';
-import { SQS_ENDPOINT, TestQueues, neverAborted, openConnection, outboxMessages, uniqueName } from './support/sqs';
+import { SqsConnection, SqsPublisher, attachSqsConsumer, type StaticCredentials } from '@ferry/sqs';
+import { SQS_ENDPOINT, neverAborted, outboxMessages, uniqueName } from './support/sqs';
+import { useSqsQueuesFixture } from './support/queuesFixture';
 
 const identity: StaticCredentials = { accessKeyId: 'ferry', secretAccessKey: 'ferry' };
 const never = (): Promise<StaticCredentials> => new Promise<StaticCredentials>(() => undefined);
@@ -27,27 +22,12 @@ function hungConnection(extra: { setupTimeoutMs?: number } = {}, credentials = n
     credentials,
     maxAttempts: 1,
     ...extra,
-  } as ConstructorParameters<typeof SqsConnection>[0]);
+  });
 }
 
 describe('SQS transport with a credential provider that never answers', () => {
-  let connection: SqsConnection;
-  let queues: TestQueues;
-  const opened: SqsConnection[] = [];
-  const consumers: SqsConsumer[] = [];
-
-  beforeAll(() => {
-    connection = openConnection();
-    queues = new TestQueues(connection);
-  });
-  afterEach(async () => {
-    await Promise.all(consumers.splice(0).map((c) => c.close()));
-    await Promise.all(opened.splice(0).map((c) => c.close()));
-  });
-  afterAll(async () => {
-    await queues.cleanup();
-    await connection.close();
-  });
+  const fixture = useSqsQueuesFixture();
+  const { consumers, opened } = fixture;
 
   const open = (...args: Parameters<typeof hungConnection>) => {
     const made = hungConnection(...args);
@@ -58,19 +38,22 @@ describe('SQS transport with a credential provider that never answers', () => {
   it.each([
     ['a queue URL', (url: string) => url],
     ['a queue name (looked up first)', (url: string) => url.slice(url.lastIndexOf('/') + 1)],
-  ])('publish() to %s answers unavailable within confirmTimeoutMs, naming the credentials', async (_, queueOf) => {
-    const { queueUrl } = await queues.declareBare({ name: uniqueName('cred-pub') });
-    const publisher = new SqsPublisher(open(), { confirmTimeoutMs: 300 });
-    const messages = outboxMessages(2, queueOf(queueUrl));
-    const outcomes = await publisher.publish(messages, neverAborted());
-    expect(outcomes).toEqual(
-      messages.map((m) => ({
-        id: m.id,
-        status: 'unavailable',
-        error: expect.stringMatching(/credentials provider did not answer/),
-      })),
-    );
-  });
+  ])(
+    'publish() to %s answers unavailable within confirmTimeoutMs, naming the credentials',
+    async (_, queueOf) => {
+      const { queueUrl } = await fixture.queues.declareBare({ name: uniqueName('cred-pub') });
+      const publisher = new SqsPublisher(open(), { confirmTimeoutMs: 300 });
+      const messages = outboxMessages(2, queueOf(queueUrl));
+      const outcomes = await publisher.publish(messages, neverAborted());
+      expect(outcomes).toEqual(
+        messages.map((m) => ({
+          id: m.id,
+          status: 'unavailable',
+          error: expect.stringMatching(/credentials provider did not answer/),
+        })),
+      );
+    },
+  );
 
   it('connect() rejects within setupTimeoutMs with FERRY_TRANSPORT_ERROR naming the credentials', async () => {
     const error = await open({ setupTimeoutMs: 300 })
@@ -95,7 +78,7 @@ describe('SQS transport with a credential provider that never answers', () => {
   });
 
   it('the consumer: close() returns, and ready() names the credentials as the last failure', async () => {
-    const { queueUrl } = await queues.declare({ name: uniqueName('cred-con') });
+    const { queueUrl } = await fixture.queues.declare({ name: uniqueName('cred-con') });
     const events: TransportConsumerEvent[] = [];
     const consumer = attachSqsConsumer(
       { maxPayloadBytes: 1024, acceptMany: async () => [] },
@@ -120,7 +103,7 @@ describe('SQS transport with a credential provider that never answers', () => {
   });
 
   it('the consumer: close() returns while its first request waits for credentials (no setupTimeoutMs given)', async () => {
-    const { queueUrl } = await queues.declare({ name: uniqueName('cred-close') });
+    const { queueUrl } = await fixture.queues.declare({ name: uniqueName('cred-close') });
     const consumer = attachSqsConsumer(
       { maxPayloadBytes: 1024, acceptMany: async () => [] },
       { connection: open(), queueUrl, consumer: 'c' },

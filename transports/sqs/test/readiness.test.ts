@@ -5,43 +5,31 @@
  * later); an endpoint that does not answer rejects it with FERRY_TIMEOUT naming the endpoint
  * unreachable. Real ElasticMQ; the unreachable endpoint is a port with no service.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { SqsConnection, attachSqsConsumer, type AttachConsumerOptions, type SqsConsumer } from '@ferry/sqs';
-import { SQS_ENDPOINT, TestQueues, openConnection, uniqueName } from './support/sqs';
+import { SQS_ENDPOINT, uniqueName } from './support/sqs';
+import { useSqsQueuesFixture } from './support/queuesFixture';
 
 const acceptor = { maxPayloadBytes: 1024, acceptMany: async () => [] };
 
 describe('SQS consumer readiness', () => {
-  let connection: SqsConnection;
-  let queues: TestQueues;
-  const consumers: SqsConsumer[] = [];
+  const fixture = useSqsQueuesFixture();
 
-  beforeAll(() => {
-    connection = openConnection();
-    queues = new TestQueues(connection);
-  });
-  afterEach(async () => {
-    await Promise.all(consumers.splice(0).map((c) => c.close()));
-  });
-  afterAll(async () => {
-    await queues.cleanup();
-    await connection.close();
-  });
-
-  function attach(
-    options: Partial<AttachConsumerOptions> & { queueUrl: string },
-  ): { consumer: SqsConsumer; events: TransportConsumerEvent[] } {
+  function attach(options: Partial<AttachConsumerOptions> & { queueUrl: string }): {
+    consumer: SqsConsumer;
+    events: TransportConsumerEvent[];
+  } {
     const events: TransportConsumerEvent[] = [];
     const consumer = attachSqsConsumer(acceptor, {
-      connection,
+      connection: fixture.connection,
       consumer: 'c',
       waitTimeSeconds: 1,
       reconnectBackoff: { initialMs: 20, maxMs: 20, jitter: 'none' },
       observer: (event) => events.push(event),
       ...options,
     });
-    consumers.push(consumer);
+    fixture.consumers.push(consumer);
     return { consumer, events };
   }
 
@@ -52,7 +40,7 @@ describe('SQS consumer readiness', () => {
     ['by URL, redrive mode', () => missingUrl(), 'redrive' as const],
     ['by name', () => uniqueName('missing'), 'queue' as const],
   ])('a queue that does not exist (%s): ready() rejects at once saying so', async (_, queue, mode) => {
-    const { queueUrl: deadLetterUrl } = await queues.declareBare({ name: uniqueName('ready-dlq') });
+    const { queueUrl: deadLetterUrl } = await fixture.queues.declareBare({ name: uniqueName('ready-dlq') });
     const queueUrl = queue();
     const { consumer, events } = attach({
       queueUrl,
@@ -63,6 +51,16 @@ describe('SQS consumer readiness', () => {
       message: expect.stringMatching(/does not exist/),
     });
     expect(events.filter((e) => e.type === 'connected')).toEqual([]);
+  });
+
+  it('a dead-letter queue that does not exist (queue mode): ready() rejects at once naming it', async () => {
+    const { queueUrl } = await fixture.queues.declareBare({ name: uniqueName('ready-src') });
+    const deadLetterUrl = missingUrl();
+    const { consumer } = attach({ queueUrl, deadLetter: { mode: 'queue', queueUrl: deadLetterUrl } });
+    await expect(consumer.ready({ timeoutMs: 600_000 })).rejects.toMatchObject({
+      code: 'FERRY_PERMANENT_FAILURE',
+      message: expect.stringContaining(`${deadLetterUrl} failed: the queue does not exist`),
+    });
   });
 
   it('an endpoint that does not answer: ready() rejects with FERRY_TIMEOUT naming it unreachable, never resolves', async () => {
@@ -80,7 +78,9 @@ describe('SQS consumer readiness', () => {
       });
       await expect(consumer.ready({ timeoutMs: 1_000 })).rejects.toMatchObject({
         code: 'FERRY_TIMEOUT',
-        message: expect.stringMatching(/the last attempt failed: .*SQS did not answer .*\(endpoint unreachable\)/),
+        message: expect.stringMatching(
+          /the last attempt failed: .*SQS did not answer .*\(endpoint unreachable\)/,
+        ),
       });
       expect(events.filter((e) => e.type === 'connected')).toEqual([]);
       await consumer.close();
@@ -90,8 +90,10 @@ describe('SQS consumer readiness', () => {
   });
 
   it('an existing queue in dead-letter queue mode: ready() resolves once SQS answered for it, then connected', async () => {
-    const { queueUrl } = await queues.declareBare({ name: uniqueName('ready-ok') });
-    const { queueUrl: deadLetterUrl } = await queues.declareBare({ name: uniqueName('ready-ok-dlq') });
+    const { queueUrl } = await fixture.queues.declareBare({ name: uniqueName('ready-ok') });
+    const { queueUrl: deadLetterUrl } = await fixture.queues.declareBare({
+      name: uniqueName('ready-ok-dlq'),
+    });
     const { consumer, events } = attach({ queueUrl, deadLetter: { mode: 'queue', queueUrl: deadLetterUrl } });
     await consumer.ready();
     expect(events.filter((e) => e.type === 'connected')).toHaveLength(1);

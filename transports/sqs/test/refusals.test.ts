@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { isFerryError } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { SqsConnection, SqsPublisher, attachSqsConsumer } from '@ferry/sqs';
+import { deleteMessages } from '../src/deleteBatch';
 import { neverAborted, outboxMessages, waitFor } from './support/sqs';
 import { RefusingSqs } from './support/refusingSqs';
 
@@ -60,6 +61,22 @@ describe.each(AUTH_CODES)('SQS answering 403 %s', (code) => {
     expect((error as Error).message).toContain(code);
     expect((error as Error).message).toMatch(/refused/);
     expect((error as Error).message).not.toMatch(/did not answer/);
+  });
+
+  it('DeleteMessageBatch is not retried after a refusal: the next attempt would be refused too', async () => {
+    const failures: unknown[] = [];
+    const before = sqs.requests;
+    const deleted = await deleteMessages(
+      connection,
+      sqs.queueUrl('orders'),
+      [{ ReceiptHandle: 'r1' }],
+      3,
+      (error) => failures.push(error),
+      neverAborted(),
+    );
+    expect(deleted).toEqual([]);
+    expect(sqs.requests - before).toBe(1);
+    expect(failures).toEqual([expect.objectContaining({ name: code })]);
   });
 
   it('the consumer: ready() rejects with the refusal long before its timeout; the consumer keeps trying', async () => {

@@ -24,7 +24,9 @@ describe('the consumer long-poll wait', () => {
   it('attachSqsConsumer refuses 0 before any request', async () => {
     const connection = new SqsConnection({ endpoint: 'http://127.0.0.1:1', region: 'us-east-1' });
     const acceptor = { maxPayloadBytes: 1024, acceptMany: async () => [] };
-    expect(() => attachSqsConsumer(acceptor, { ...base, connection, waitTimeSeconds: 0 })).toThrow(/tight loop/);
+    expect(() => attachSqsConsumer(acceptor, { ...base, connection, waitTimeSeconds: 0 })).toThrow(
+      /tight loop/,
+    );
     await connection.close();
   });
 
