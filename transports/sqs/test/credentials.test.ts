@@ -9,7 +9,14 @@ import { describe, expect, it } from '@jest/globals';
 import { isFerryError } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { SqsConnection, SqsPublisher, attachSqsConsumer, type StaticCredentials } from '@ferry/sqs';
-import { SQS_ENDPOINT, neverAborted, outboxMessages, uniqueName } from './support/sqs';
+import {
+  SQS_ENDPOINT,
+  neverAborted,
+  outboxMessages,
+  receiveAtLeast,
+  uniqueName,
+  waitFor,
+} from './support/sqs';
 import { useSqsQueuesFixture } from './support/queuesFixture';
 
 const identity: StaticCredentials = { accessKeyId: 'ferry', secretAccessKey: 'ferry' };
@@ -110,5 +117,46 @@ describe('SQS transport with a credential provider that never answers', () => {
     );
     await consumer.close();
     await expect(consumer.ready()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
+  });
+
+  it('the consumer: a provider that stops answering mid-batch holds neither the deletes nor close() past their deadline; the batch comes back', async () => {
+    const { queueUrl } = await fixture.queues.declare({ name: uniqueName('cred-mid') });
+    const messages = outboxMessages(2, queueUrl);
+    await new SqsPublisher(fixture.connection).publish(messages, neverAborted());
+    // Credentials that expire within the SDK's refresh window: it asks the provider before every request.
+    let hang = false;
+    const expiring = (): Promise<StaticCredentials> =>
+      hang ? never() : Promise.resolve({ ...identity, expiration: new Date(Date.now() + 60_000) });
+    const events: TransportConsumerEvent[] = [];
+    const accepted: string[] = [];
+    const consumer = attachSqsConsumer(
+      {
+        maxPayloadBytes: 1024 * 1024,
+        acceptMany: async (batch) => {
+          accepted.push(...batch.map((input) => input.messageId));
+          hang = true; // the deletes that follow wait for credentials that never come
+          return batch.map((input) => ({ kind: 'accepted' as const, id: input.messageId }));
+        },
+      },
+      {
+        connection: open({}, expiring),
+        queueUrl,
+        consumer: 'c',
+        waitTimeSeconds: 1,
+        visibilityTimeoutSeconds: 2,
+        extendEveryMs: 500,
+        observer: (event) => events.push(event),
+      },
+    );
+    await waitFor('a delete given up for the credentials', () =>
+      events.find((e) => e.type === 'error' && /credentials provider did not answer/.test(e.error)),
+    );
+    await consumer.close();
+    expect(events.filter((e) => e.type === 'settled')).toEqual([]);
+    // Not deleted: the batch is visible again after its visibility timeout.
+    expect((await receiveAtLeast(fixture.connection, queueUrl, messages.length)).length).toBe(
+      messages.length,
+    );
+    expect([...new Set(accepted)].sort()).toEqual(messages.map((m) => m.id).sort());
   });
 });
