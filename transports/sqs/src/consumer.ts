@@ -157,7 +157,7 @@ class PollingConsumer implements SqsConsumer {
         // A configuration error, or the connection closed under the consumer: no retry can help.
         const error = this.connection.isClosed
           ? closedError('SQS connection')
-          : requestError(`a request for queue ${this.options.queueUrl}`, thrown);
+          : requestError(`a request for queue ${this.options.queueUrl}`, thrown); // translated where made
         if (isFerryError(error, 'FERRY_CONFIG_INVALID') || isFerryError(error, 'FERRY_CLOSED')) {
           this.logger.error(
             { err: error, queue: this.options.queueUrl },
@@ -191,7 +191,9 @@ class PollingConsumer implements SqsConsumer {
    * asked for (GetQueueAttributes) in queue mode, where the dead-letter queue must answer too.
    */
   private async checkQueue(signal: AbortSignal): Promise<string> {
-    const url = await this.connection.queueUrl(this.options.queueUrl, signal);
+    const url = await this.connection.queueUrl(this.options.queueUrl, signal).catch((error: unknown) => {
+      throw signal.aborted ? error : requestError(`GetQueueUrl of queue ${this.options.queueUrl}`, error);
+    });
     const deadLetter = this.options.deadLetter;
     if (deadLetter.mode === 'redrive') await requireRedrivePolicy(this.connection, url, signal);
     else {
@@ -202,7 +204,7 @@ class PollingConsumer implements SqsConsumer {
   }
 
   private async receive(signal: AbortSignal): Promise<Message[]> {
-    const output = await this.connection.request(
+    const receiving = this.connection.request(
       (sqs, abortSignal) =>
         sqs.send(
           new ReceiveMessageCommand({
@@ -217,6 +219,9 @@ class PollingConsumer implements SqsConsumer {
         ),
       requestDeadline((this.options.waitTimeSeconds + this.options.visibilityTimeoutSeconds) * 1000, signal),
     );
+    const output = await receiving.catch((error: unknown) => {
+      throw signal.aborted ? error : requestError(`ReceiveMessage of queue ${this.queueUrl}`, error);
+    });
     return output.Messages ?? [];
   }
 
