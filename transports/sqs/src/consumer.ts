@@ -379,12 +379,14 @@ class PollingConsumer implements SqsConsumer {
       );
     }
     if (deadLetter.mode === 'redrive') {
+      const redrives = await this.redriveStillSet();
       const changes = items.map((item) => ({
         message: item.message,
         seconds: this.retrySeconds(item.message),
       }));
       await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, this.settleDeadline());
-      for (const { messageId, reason } of items) this.emit({ type: 'dead-lettered', messageId, reason });
+      if (redrives)
+        for (const { messageId, reason } of items) this.emit({ type: 'dead-lettered', messageId, reason });
       return [];
     }
     const failures: unknown[] = [];
@@ -419,6 +421,27 @@ class PollingConsumer implements SqsConsumer {
     );
     const changes = items.map(({ message }) => ({ message, seconds: this.retrySeconds(message) }));
     await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, this.settleDeadline());
+  }
+
+  /**
+   * Redrive mode, before invalid messages are left to the policy: is it (and its dead-letter
+   * queue) still there? When not, a FerryConfigError as an `error` event and an error log, and
+   * false: the messages are not reported dead-lettered (SQS will not move them). A check that
+   * fails otherwise is an `error` event, and the policy checked before stands.
+   */
+  private async redriveStillSet(): Promise<boolean> {
+    try {
+      await requireRedrivePolicy(this.connection, this.queueUrl, this.settleDeadline());
+      return true;
+    } catch (error) {
+      this.onFailure(error);
+      if (!isFerryError(error, 'FERRY_CONFIG_INVALID')) return true;
+      this.logger.error(
+        { err: error, queue: this.queueUrl },
+        `ferry.sqs: ${error.message}; invalid messages stay in the queue and come back after the retry backoff`,
+      );
+      return false;
+    }
   }
 
   private retrySeconds(message: Message): number {

@@ -2,6 +2,7 @@ import {
   CreateQueueCommand,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
+  GetQueueUrlCommand,
   type QueueAttributeName,
 } from '@aws-sdk/client-sqs';
 import { FerryConfigError } from '@ferry/core';
@@ -177,30 +178,53 @@ async function attributesMismatch(
 
 /**
  * Checks that a queue has a RedrivePolicy (the dead-letter path of `deadLetter: { mode:
- * 'redrive' }`): without one an invalid message would be received again and again, forever.
- * FerryConfigError when it has none; a failed lookup is a retriable transport error. The lookup
- * ends with `signal`, and after SETUP_TIMEOUT_MS at the latest.
+ * 'redrive' }`) whose dead-letter queue exists: without either an invalid message would be
+ * received again and again, forever, or dropped by SQS. FerryConfigError (option `deadLetter`)
+ * when it has none or its target does not exist; a failed lookup is a retriable transport error.
+ * The lookups end with `signal`, and after SETUP_TIMEOUT_MS at the latest. The consumer runs it
+ * at attach and again each time it leaves invalid messages to the policy.
  */
 export async function requireRedrivePolicy(
   connection: SqsConnection,
   queueUrl: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  let policy: string | undefined;
-  try {
-    const output = await connection.client.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }),
-      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS, signal) },
-    );
-    policy = output.Attributes?.RedrivePolicy;
-  } catch (error) {
-    if (errorName(error) === 'AbortError') throw error;
-    throw transportError(`GetQueueAttributes ${queueUrl} failed`, error);
-  }
+  const what = `GetQueueAttributes ${queueUrl}`;
+  const policy = (await queueAttributes(connection, queueUrl, ['RedrivePolicy'], what, signal)).RedrivePolicy;
   if (policy === undefined || policy.length === 0) {
     throw new FerryConfigError(
       'deadLetter',
       `queue ${queueUrl} has no RedrivePolicy; give it one or use deadLetter: { mode: 'queue', queueUrl }`,
     );
+  }
+  const target = redriveTarget(policy);
+  if (target === null) return;
+  try {
+    await connection.client.send(
+      new GetQueueUrlCommand({ QueueName: target.name, QueueOwnerAWSAccountId: target.account }),
+      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS, signal) },
+    );
+  } catch (error) {
+    const name = errorName(error);
+    if (name === 'AbortError') throw error;
+    if (name === 'QueueDoesNotExist' || name === 'AWS.SimpleQueueService.NonExistentQueue') {
+      throw new FerryConfigError(
+        'deadLetter',
+        `the RedrivePolicy of queue ${queueUrl} moves messages to ${target.arn}, which does not exist: SQS cannot move an invalid message there`,
+      );
+    }
+    throw transportError(`GetQueueUrl ${target.name} (the RedrivePolicy's dead-letter queue) failed`, error);
+  }
+}
+
+/** The dead-letter queue of a RedrivePolicy (`arn:aws:sqs:region:account:name`); null when unreadable. */
+function redriveTarget(policy: string): { arn: string; account: string; name: string } | null {
+  try {
+    const arn = (JSON.parse(policy) as { deadLetterTargetArn?: unknown }).deadLetterTargetArn;
+    const parts = typeof arn === 'string' ? arn.split(':') : [];
+    if (parts.length !== 6 || !parts[4] || !parts[5]) return null;
+    return { arn: arn as string, account: parts[4], name: parts[5] };
+  } catch {
+    return null;
   }
 }
