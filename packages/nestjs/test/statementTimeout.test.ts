@@ -11,7 +11,8 @@ import {
   OutboxOperatorService,
   OutboxTenantAdminService,
 } from '../src';
-import { gate, prismaModule, TestPrismaService } from './fixtures';
+import { holdConnection } from '../../../test-support/holds';
+import { prismaModule, TestPrismaService } from './fixtures';
 
 let t: TestDatabase;
 
@@ -44,19 +45,8 @@ describe("the module's statement deadline reaches the emitter and the admin serv
       ],
     }).compile();
     await app.init();
-    const entered = gate();
-    const release = gate();
-    const holder = client.$transaction(
-      async (tx) => {
-        await tx.$executeRawUnsafe('SELECT 1');
-        entered.open();
-        await release.promise;
-      },
-      { maxWait: 10_000, timeout: HOLD_DEADLINE_MS + 10_000 },
-    );
-    const deadline = setTimeout(release.open, HOLD_DEADLINE_MS);
+    const held = await holdConnection(client, HOLD_DEADLINE_MS);
     try {
-      await entered.promise;
       const root = app.get(TestPrismaService) as unknown as PrismaClientLike;
       const calls: Record<string, () => Promise<unknown>> = {
         'OutboxEmitter.emit (own transaction)': () =>
@@ -81,9 +71,7 @@ describe("the module's statement deadline reaches the emitter and the admin serv
         Object.fromEntries(Object.keys(calls).map((name) => [name, 'retriable FerryError'])),
       );
     } finally {
-      clearTimeout(deadline);
-      release.open();
-      await holder;
+      await held.release();
       await app.close();
     }
   });
