@@ -100,6 +100,9 @@ export interface TransportConformanceOptions {
   createTransport(context: TransportContext): Promise<TransportUnderTest>;
   /** Breaks the transport's broker connections (restart, or a broker-side close). */
   restartBroker?(): Promise<void>;
-  /** Deadline for every wait in the suite. Default 30000 ms. */
+  /**
+   * Deadline for every wait in the suite. Default 30000 ms, at most 715,827,882. Also jest's
+   * timeout of each beforeEach / afterEach, and three times it each case's.
+   */
   readonly timeoutMs?: number;
 }
