@@ -86,12 +86,14 @@ export async function drainInbox(
   const total = { processed: 0, rounds: 0, completed: 0, retried: 0, dead: 0, leaseLost: 0, unresolved: 0 };
   try {
     while (total.rounds < maxRounds && !deadline.expired) {
-      const round = await deadline.race(() => inbox.runOnce()).catch((error: unknown) => {
-        if (error instanceof CallUnsettled) {
-          throw new InboxDrainTimeoutError(total.rounds, total.processed, error.timeoutMs);
-        }
-        throw error;
-      });
+      const round = await deadline
+        .race(() => inbox.runOnce())
+        .catch((error: unknown) => {
+          if (error instanceof CallUnsettled) {
+            throw new InboxDrainTimeoutError(total.rounds, total.processed, error.timeoutMs);
+          }
+          throw error;
+        });
       total.rounds += 1;
       if (round.claimed === 0) return total;
       total.processed += round.claimed;

@@ -21,7 +21,9 @@ export class WaitTimeoutError extends Error {
     readonly unsettled = false,
   ) {
     const pending = unsettled ? ": the probe's call had not settled" : '';
-    super(`timed out after ${timeoutMs} ms waiting for ${what}${pending}; last value: ${describeValue(last)}`);
+    super(
+      `timed out after ${timeoutMs} ms waiting for ${what}${pending}; last value: ${describeValue(last)}`,
+    );
     this.name = 'WaitTimeoutError';
   }
 }

@@ -31,7 +31,12 @@ function registrations(timeoutMs: number): Registered[] {
       name: 'timeouts',
       transport: 'memory',
       system: 'memory',
-      features: { deadLetter: true, orderingPerKey: true, redeliveryAfterRestart: true, unroutableDetection: true },
+      features: {
+        deadLetter: true,
+        orderingPerKey: true,
+        redeliveryAfterRestart: true,
+        unroutableDetection: true,
+      },
       restartBroker: () => Promise.resolve(),
       createTransport: () => Promise.reject(new Error('never created')),
       timeoutMs,

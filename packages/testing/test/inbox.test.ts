@@ -65,7 +65,10 @@ describe('@ferry/testing inbox helpers', () => {
   });
 
   it('fails at its deadline when the database does not answer get(id), saying so', async () => {
-    const inbox = new Inbox(t.prisma, { logger: pino({ level: 'silent' }), handlers: { ok: async () => undefined } });
+    const inbox = new Inbox(t.prisma, {
+      logger: pino({ level: 'silent' }),
+      handlers: { ok: async () => undefined },
+    });
     const { record } = await inbox.accept({ consumer: 'ok', messageId: 'held', tenantId: 't2', payload: {} });
     // The admin's only connection is held: its get(id) waits (up to the admin's own 30 s deadline).
     const client = t.newClient({ max: 1 });
@@ -90,7 +93,8 @@ describe('@ferry/testing inbox helpers', () => {
     const seen = { id: 'r-1', status: 'PENDING', attempts: 0, lastError: null } as unknown as InboxRecord;
     let calls = 0;
     const scope = {
-      get: (): Promise<InboxRecord | null> => (++calls === 1 ? Promise.resolve(seen) : new Promise(() => undefined)),
+      get: (): Promise<InboxRecord | null> =>
+        ++calls === 1 ? Promise.resolve(seen) : new Promise(() => undefined),
     };
     const error: unknown = await waitForInboxRecord(scope, 'r-1', { timeoutMs: 50, intervalMs: 1 }).catch(
       (e: unknown) => e,
