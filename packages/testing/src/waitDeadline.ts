@@ -29,22 +29,17 @@ export class WaitDeadline {
 
   /** Settles as `call()` does, or rejects with CallUnsettled when the deadline comes first. */
   race<T>(call: () => T | Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const onDeadline = () => reject(new CallUnsettled(this.timeoutMs));
-      if (this.signal.aborted) return onDeadline();
+    const unsettled = new CallUnsettled(this.timeoutMs);
+    if (this.signal.aborted) return Promise.reject(unsettled);
+    let onDeadline = (): void => undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      onDeadline = () => reject(unsettled);
       this.signal.addEventListener('abort', onDeadline, { once: true });
-      const settle = () => this.signal.removeEventListener('abort', onDeadline);
-      new Promise<T>((inner) => inner(call())).then(
-        (value) => {
-          settle();
-          resolve(value);
-        },
-        (error: unknown) => {
-          settle();
-          reject(error);
-        },
-      );
     });
+    // Promise.race handles both: a call that rejects after the deadline is no unhandled rejection.
+    return Promise.race([Promise.resolve().then(call), deadline]).finally(() =>
+      this.signal.removeEventListener('abort', onDeadline),
+    );
   }
 
   /** Waits `ms`, or until the deadline if that comes first. */
