@@ -24,7 +24,7 @@
  * - nothing is lost or accepted twice across a broker restart mid-stream       (redeliveryAfterRestart)
  */
 import { afterEach, beforeEach, describe, expect } from './jest';
-import { MAX_WAIT_TIMEOUT_MS, timedCases } from './timeouts';
+import { jestTimeout, MAX_WAIT_TIMEOUT_MS, timedCases } from './timeouts';
 import {
   functionOption,
   integerOption,
@@ -95,13 +95,13 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         publisherObserver: (event) => publisherEvents.push(event),
       });
       acceptor = new MemoryAcceptor();
-    }, timeoutMs);
+    }, jestTimeout(timeoutMs));
 
     afterEach(async () => {
       acceptor.release();
       await Promise.all(consumers.splice(0).map((consumer) => consumer.close()));
       await transport.cleanup();
-    }, timeoutMs);
+    }, jestTimeout(timeoutMs));
 
     async function attach(to: MemoryAcceptor = acceptor): Promise<void> {
       const observer = (event: TransportConsumerEvent) => consumerEvents.push(event);

@@ -101,8 +101,8 @@ export interface TransportConformanceOptions {
   /** Breaks the transport's broker connections (restart, or a broker-side close). */
   restartBroker?(): Promise<void>;
   /**
-   * Deadline for every wait in the suite. Default 30000 ms, at most 715,827,882. Also jest's
-   * timeout of each beforeEach / afterEach, and three times it each case's.
+   * Deadline for every wait in the suite. Default 30000 ms, at most 715,827,882. Three times it is
+   * jest's timeout of each case and each beforeEach / afterEach.
    */
   readonly timeoutMs?: number;
 }
