@@ -1,6 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '@ferry/core';
 
 /** A commander argParser for a positive integer at most `max`. */
 export function positiveInt(max = Number.MAX_SAFE_INTEGER): (value: string) => number {
@@ -24,7 +23,7 @@ export function choice<T extends string>(choices: readonly T[]): (value: string)
 }
 
 export function uuid(value: string): string {
-  if (!UUID.test(value)) throw new InvalidArgumentError(`must be a UUID, got "${value}"`);
+  if (!isUuid(value)) throw new InvalidArgumentError(`must be a UUID, got "${value}"`);
   return value.toLowerCase();
 }
 

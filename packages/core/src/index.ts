@@ -12,6 +12,7 @@ export {
   type FerryErrorCode,
   type FerryErrorOptions,
 } from './errors';
+export { isUuid } from './uuid';
 export {
   fromPrisma,
   interactiveTransaction,

@@ -77,6 +77,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'fromPrisma',
     'interactiveTransaction',
     'isFerryError',
+    'isUuid',
     'loadMigrationFiles',
     'migrate',
     'pgTransactions',

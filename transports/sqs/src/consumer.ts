@@ -24,6 +24,7 @@ import {
 import { visibilityBackoffSeconds } from './backoff';
 import type { SqsConnection } from './connection';
 import { sendToDeadLetterQueue, type DeadLetterItem } from './deadLetter';
+import { checkDeadLetterQueue, type DeadLetterTarget } from './deadLetterCheck';
 import { requestDeadline } from './deadline';
 import { deleteMessages } from './deleteBatch';
 import { REJECT_REASONS, closedError, requestError } from './errors';
@@ -33,7 +34,7 @@ import {
   type ConsumerOptions,
   type ResolvedConsumerOptions,
 } from './options';
-import { redrivePolicyOf, requireRedrivePolicy } from './topology';
+import { requireRedrivePolicy } from './topology';
 import { VisibilityExtender, changeVisibility } from './visibility';
 import { decodeMessage, identityFromMessageId } from './wire';
 
@@ -86,6 +87,8 @@ class PollingConsumer implements SqsConsumer {
   private loop: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
   private queueUrl = '';
+  /** Queue mode: the dead-letter queue as checked at attach. */
+  private deadLetterTarget: DeadLetterTarget | null = null;
   private readonly logger: Logger;
   private readonly emit: ConsumerEmitter;
   /** Failed polls since the last answer, named by ready()'s timeout. */
@@ -187,8 +190,9 @@ class PollingConsumer implements SqsConsumer {
   }
 
   /**
-   * The queue's URL, once SQS answered for it: its RedrivePolicy checked in redrive mode, or
-   * asked for (GetQueueAttributes) in queue mode, where the dead-letter queue must answer too.
+   * The queue's URL, once SQS answered for it and its dead-letter path was checked: its
+   * RedrivePolicy in redrive mode, the dead-letter queue in queue mode (checkDeadLetterQueue;
+   * GetQueueAttributes of both queues). ready() resolves only after it.
    */
   private async checkQueue(signal: AbortSignal): Promise<string> {
     const url = await this.connection.queueUrl(this.options.queueUrl, signal).catch((error: unknown) => {
@@ -196,10 +200,8 @@ class PollingConsumer implements SqsConsumer {
     });
     const deadLetter = this.options.deadLetter;
     if (deadLetter.mode === 'redrive') await requireRedrivePolicy(this.connection, url, signal);
-    else {
-      await redrivePolicyOf(this.connection, url, signal);
-      await redrivePolicyOf(this.connection, deadLetter.queueUrl, signal);
-    }
+    else
+      this.deadLetterTarget = await checkDeadLetterQueue(this.connection, url, deadLetter.queueUrl, signal);
     return url;
   }
 
@@ -391,24 +393,69 @@ class PollingConsumer implements SqsConsumer {
       );
     }
     if (deadLetter.mode === 'redrive') {
+      const redrives = await this.redriveStillSet();
       const changes = items.map((item) => ({
         message: item.message,
         seconds: this.retrySeconds(item.message),
       }));
       await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, this.settleDeadline());
-      for (const { messageId, reason } of items) this.emit({ type: 'dead-lettered', messageId, reason });
+      if (redrives)
+        for (const { messageId, reason } of items) this.emit({ type: 'dead-lettered', messageId, reason });
       return [];
     }
+    const failures: unknown[] = [];
     const sent = await sendToDeadLetterQueue(
       this.connection,
       deadLetter.queueUrl,
       items,
-      DEFAULTS.maxBatchBytes,
-      this.onFailure,
+      {
+        maxBatchBytes: DEFAULTS.maxBatchBytes,
+        maxMessageBytes: this.deadLetterTarget?.maxMessageBytes ?? DEFAULTS.maxMessageBytes,
+      },
+      (error) => {
+        failures.push(error);
+        this.onFailure(error);
+      },
       this.settleDeadline(),
     );
     for (const { messageId, reason } of sent) this.emit({ type: 'dead-lettered', messageId, reason });
+    const unsent = items.filter((item) => !sent.includes(item));
+    if (unsent.length > 0) await this.keepUnsent(unsent, failures.at(-1));
     return sent.map((item) => item.message);
+  }
+
+  /**
+   * Items whose dead-letter copy failed stay in the queue, never deleted without a copy: an
+   * error log, and each is visible again after the retry backoff of its receive count.
+   */
+  private async keepUnsent(items: readonly DeadLetterItem[], error: unknown): Promise<void> {
+    this.logger.error(
+      { err: error, queue: this.queueUrl, messageIds: items.map((item) => item.messageId) },
+      `ferry.sqs: ${items.length} dead-letter copies failed (${describeCause(error)}); the messages stay in ${this.queueUrl} and come back after the retry backoff`,
+    );
+    const changes = items.map(({ message }) => ({ message, seconds: this.retrySeconds(message) }));
+    await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, this.settleDeadline());
+  }
+
+  /**
+   * Redrive mode, before invalid messages are left to the policy: is it (and its dead-letter
+   * queue) still there? When not, a FerryConfigError as an `error` event and an error log, and
+   * false: the messages are not reported dead-lettered (SQS will not move them). A check that
+   * fails otherwise is an `error` event, and the policy checked before stands.
+   */
+  private async redriveStillSet(): Promise<boolean> {
+    try {
+      await requireRedrivePolicy(this.connection, this.queueUrl, this.settleDeadline());
+      return true;
+    } catch (error) {
+      this.onFailure(error);
+      if (!isFerryError(error, 'FERRY_CONFIG_INVALID')) return true;
+      this.logger.error(
+        { err: error, queue: this.queueUrl },
+        `ferry.sqs: ${error.message}; invalid messages stay in the queue and come back after the retry backoff`,
+      );
+      return false;
+    }
   }
 
   private retrySeconds(message: Message): number {

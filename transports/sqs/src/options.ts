@@ -19,6 +19,7 @@ import {
 } from '@ferry/core/transport';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
+import { deadLetterQueueUrlOption } from './deadLetterOption';
 
 /** SQS's classic per-message and per-batch limit; AWS raised both to 1 MiB in 2025. */
 export const SQS_CLASSIC_LIMIT_BYTES = 262_144;
@@ -207,6 +208,12 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
 
 /** Where invalid messages go: a dead-letter queue ferry sends to, or the queue's redrive policy. */
 export type DeadLetterOptions =
+  /**
+   * Copy to the queue at `queueUrl` (a URL, not a name; not the consumer's queue; FIFO exactly
+   * when the consumer's queue is), then delete. attach checks that it answers (else it retries,
+   * receiving nothing) and that it is not the consumer's queue or of another region (else
+   * FerryConfigError and the consumer stops).
+   */
   | { readonly mode: 'queue'; readonly queueUrl: string }
   /**
    * Leave the message (visible again after the retry backoff) until the queue's redrive policy
@@ -310,9 +317,10 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
   const deadLetter = options.deadLetter ?? { mode: 'redrive' };
   knownKeysOption('deadLetter.', deadLetter, deadLetter.mode === 'queue' ? ['mode', 'queueUrl'] : ['mode']);
   oneOfOption('deadLetter.mode', deadLetter.mode, ['queue', 'redrive'] as const);
-  if (deadLetter.mode === 'queue') nonEmpty('deadLetter.queueUrl', deadLetter.queueUrl);
+  const queueUrl = nonEmpty('queueUrl', options.queueUrl);
+  if (deadLetter.mode === 'queue') deadLetterQueueUrlOption(queueUrl, deadLetter.queueUrl);
   return {
-    queueUrl: nonEmpty('queueUrl', options.queueUrl),
+    queueUrl,
     consumer: nonEmpty('consumer', options.consumer),
     maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? DEFAULTS.maxBatchSize, 1, 10),
     waitTimeSeconds: waitTimeSeconds(options.waitTimeSeconds),

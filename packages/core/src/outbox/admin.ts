@@ -1,5 +1,7 @@
 import { FerryValidationError } from '../errors';
 import { assertText } from '../validate/text';
+import { isUuid } from '../uuid';
+import { ENVELOPE_LIMIT_BOUNDS } from './envelope/types';
 import { executorFor } from '../sql/applicationTransaction';
 import type { SqlExecutor } from '../sql/executor';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
@@ -116,7 +118,7 @@ class ScopedOutboxAdmin implements OutboxAdmin {
 
   /** A string that is no UUID names no event: null. Anything but a string is refused. */
   async get(id: string): Promise<OutboxRecord | null> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(stringArgument('id', id))) {
+    if (!isUuid(stringArgument('id', id))) {
       return null;
     }
     const row = await dbCall('get', () => getEvent(this.db, this.tenantId, id));
@@ -195,8 +197,13 @@ export function createOutboxAdmin(
   const operator = new ScopedOutboxAdmin(db, null);
   return Object.assign(operator, {
     forTenant(tenantId: string): OutboxAdmin {
-      if (typeof tenantId !== 'string' || tenantId.length === 0) {
-        throw new FerryValidationError('tenantId', `must be a non-empty string, got ${received(tenantId)}`);
+      // No emitter stores a tenant id longer than maxIdLength's bound: a longer one names no event.
+      const max = ENVELOPE_LIMIT_BOUNDS.maxIdLength;
+      if (typeof tenantId !== 'string' || tenantId.length === 0 || tenantId.length > max) {
+        throw new FerryValidationError(
+          'tenantId',
+          `must be a non-empty string of at most ${max} characters, got ${received(tenantId)}`,
+        );
       }
       assertText('tenantId', tenantId);
       return new ScopedOutboxAdmin(db, tenantId);

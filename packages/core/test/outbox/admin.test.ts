@@ -125,6 +125,20 @@ describe('outbox admin', () => {
     expect(() => admin().forTenant('')).toThrow(expect.objectContaining({ field: 'tenantId' }));
   });
 
+  it('forTenant refuses a tenant id longer than any emitter can store (512 characters)', () => {
+    const longest = 'é'.repeat(512);
+    expect(admin().forTenant(longest)).toBeDefined();
+    expect(() => admin().forTenant(`${longest}x`)).toThrow(
+      expect.objectContaining({
+        field: 'tenantId',
+        message: expect.stringContaining('at most 512 characters'),
+      }),
+    );
+    expect(() => admin().forTenant('t'.repeat(100_000))).toThrow(
+      expect.objectContaining({ field: 'tenantId' }),
+    );
+  });
+
   it('cursor pages over identical created_at have no gaps or repeats', async () => {
     const { ids } = await emitMany(
       t.db,

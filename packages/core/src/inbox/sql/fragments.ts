@@ -191,8 +191,4 @@ export function toClaimed(row: ReceiptRow): ClaimedReceipt {
   return { ...toRecord(row), claimToken: row.claim_token ?? '' };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value);
-}
+export { isUuid } from '../../uuid';

@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { OutboxStatus } from '../record';
 import { opaqueStatus } from './fragments';
+import { isUuid } from '../../uuid';
 
 export type AdminOutcome = 'applied' | 'not_found' | 'conflict' | 'lost_claim';
 
@@ -47,8 +48,6 @@ const RETRY = transition(
 // PENDING -> FAILED with the operator's reason ($3).
 const MARK_FAILED = transition('PENDING', `status = 'FAILED', failed_at = now(), last_error = $3::text`);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 async function run(
   db: SqlExecutor,
   sql: string,
@@ -57,7 +56,7 @@ async function run(
   extra: unknown[],
 ): Promise<Map<string, AdminOutcome>> {
   // A malformed id cannot exist: not_found without asking the database.
-  const valid = ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase());
+  const valid = ids.filter((id) => isUuid(id)).map((id) => id.toLowerCase());
   const outcomes = new Map<string, AdminOutcome>();
   if (valid.length > 0) {
     const rows = await db.query<{ id: string; outcome: AdminOutcome }>(sql, [valid, tenantId, ...extra]);
