@@ -91,7 +91,7 @@ it.each([
       return unreached.list(r.proxy as never);
     },
   ],
-  ['a sparse id list', () => unreached.retryMany(new Array<string>(2))],
+  ['a sparse id list', (): Promise<unknown> => unreached.retryMany(new Array<string>(2))],
 ])('%s is refused as FERRY_VALIDATION_FAILED', async (_name, call) => {
   const error = await Promise.resolve()
     .then(call)
