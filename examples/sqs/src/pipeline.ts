@@ -25,6 +25,9 @@ export async function startRoundTrip(config: ExampleConfig, prisma: PrismaClient
   });
   await connection.connect();
   const queue = await declareQueue(connection, { name: config.queue, deadLetter: { maxReceiveCount: 5 } });
+  const deadLetterQueueUrl = queue.deadLetterQueueUrl;
+  if (deadLetterQueueUrl === null)
+    throw new Error(`declareQueue made no dead-letter queue for ${config.queue}`);
 
   const publisher = new SqsPublisher(connection, { defaultDestination: queue.queueUrl });
   const relay = createRelay({
@@ -54,7 +57,7 @@ export async function startRoundTrip(config: ExampleConfig, prisma: PrismaClient
     queueUrl: queue.queueUrl,
     consumer: 'shipping',
     waitTimeSeconds: 1, // short long-poll: close() returns quickly
-    deadLetter: { mode: 'queue', queueUrl: queue.deadLetterQueueUrl ?? queue.queueUrl },
+    deadLetter: { mode: 'queue', queueUrl: deadLetterQueueUrl },
   });
   await consumer.ready();
 
@@ -67,7 +70,7 @@ export async function startRoundTrip(config: ExampleConfig, prisma: PrismaClient
       await inbox.close();
       await relay.close();
       await deleteQueue(connection, queue.queueUrl);
-      if (queue.deadLetterQueueUrl) await deleteQueue(connection, queue.deadLetterQueueUrl);
+      await deleteQueue(connection, deadLetterQueueUrl);
       await connection.close();
     },
   };

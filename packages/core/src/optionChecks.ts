@@ -20,6 +20,15 @@ import { isUuid } from './uuid';
  * `db: process.env.DATABASE_URL`, is refused in an error logged at start-up).
  */
 export function received(value: unknown): string {
+  try {
+    return shown(value);
+  } catch {
+    // A revoked proxy, an object whose toJSON and toString throw: the value itself is refused.
+    return 'a value that cannot be read';
+  }
+}
+
+function shown(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return `${clip(safeJson(value))} (array)`;
@@ -140,11 +149,11 @@ export function knownKeysArgument(
   keys: Readonly<Record<string, true>>,
 ): void {
   if (value === undefined) return;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (typeof value !== 'object' || value === null || readable(method, () => Array.isArray(value))) {
     throw new FerryValidationError(method, `its arguments must be an object, got ${received(value)}`);
   }
   const known = Object.keys(keys);
-  const key = firstUnknownKey(value, known);
+  const key = readable(method, () => firstUnknownKey(value, known));
   if (key !== undefined) {
     throw new FerryValidationError(
       key,
@@ -196,12 +205,39 @@ export function integerArgument(
   return value;
 }
 
-/** A Date call argument (`before`, `since`): a string or an invalid Date is refused, never parsed. */
+/**
+ * The instants a Date argument may name: years 1 to 9999 (UTC). JavaScript's Dates reach 271821 BC
+ * and 275760 AD; outside 0001-9999 their ISO form (`-004713-...`, `+010000-...`, how Prisma sends a
+ * Date) is refused by PostgreSQL's parser, so one bound holds for every executor.
+ */
+const EARLIEST_DATE_MS = -62_135_596_800_000; // 0001-01-01T00:00:00.000Z
+const LATEST_DATE_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+
+/**
+ * A Date call argument (`before`, `since`): a string, an invalid Date, an object that only
+ * inherits from Date and a Date outside years 1 to 9999 are refused, never parsed.
+ */
 export function dateArgument(name: string, value: unknown): Date {
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
-    throw new FerryValidationError(name, `must be a valid Date, got ${received(value)}`);
+  const time = readable(name, () => (value instanceof Date ? Date.prototype.getTime.call(value) : NaN));
+  if (Number.isNaN(time) || time < EARLIEST_DATE_MS || time > LATEST_DATE_MS) {
+    throw new FerryValidationError(
+      name,
+      `must be a valid Date from 0001-01-01 to 9999-12-31 (UTC), got ${received(value)}`,
+    );
   }
-  return value;
+  return value as Date;
+}
+
+/**
+ * Reads an argument with `read`; a value that throws while it is read (a revoked proxy, a Date
+ * look-alike whose methods refuse it) is refused as the argument `name`, not a TypeError.
+ */
+function readable<T>(name: string, read: () => T): T {
+  try {
+    return read();
+  } catch {
+    throw new FerryValidationError(name, 'cannot be read (a revoked proxy or an object whose methods throw)');
+  }
 }
 
 /** A string call argument (a filter, a cursor): any string, never a number turned into one. */
@@ -236,7 +272,8 @@ export function uuidListArgument(name: string, value: unknown, max: number): rea
   if (!Array.isArray(value) || value.length < 1 || value.length > max) {
     throw new FerryValidationError(name, `must be an array of 1 to ${max} UUIDs, got ${received(value)}`);
   }
-  value.forEach((id, index) => uuidArgument(`${name}[${index}]`, id));
+  // Every index, holes too: forEach skips a hole, so [id, , id] passed.
+  for (let index = 0; index < value.length; index += 1) uuidArgument(`${name}[${index}]`, value[index]);
   return value as readonly string[];
 }
 

@@ -122,6 +122,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'nonEmptyOption',
     'nonEmptyValue',
     'observePublish',
+    'onAbort',
     'oneOfOption',
     'outboxHeaders',
     'parseJsonObjectBody',

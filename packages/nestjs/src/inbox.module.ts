@@ -1,6 +1,6 @@
 import { Module, type DynamicModule, type InjectionToken, type Provider } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
-import type { InboxHandler } from '@ferry/core';
+import type { InboxHandler, StatementTimeoutOptions } from '@ferry/core';
 import { booleanOption, knownKeysOption, oneOfOption, type OptionKeys } from '@ferry/core/transport';
 import { assertFactoryResult, checkRegistration, requirePrismaToken } from './async-options';
 import { discoverDecoratedHandlers, resolveTokenHandlers } from './handler-discovery';
@@ -46,6 +46,11 @@ const ASYNC_KEYS = {
   global: true,
 } as const satisfies OptionKeys<InboxModuleAsyncOptions<unknown>>;
 
+/** The module's statement deadline is the admins' too (core checks it, naming `statementTimeoutMs`). */
+function adminOptions(settings: InboxSettings<unknown>): StatementTimeoutOptions {
+  return settings.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: settings.statementTimeoutMs };
+}
+
 function providers(prisma: InjectionToken, registration: Registration): Provider[] {
   const list: Provider[] = [
     { provide: INBOX_REGISTRATION, useValue: registration },
@@ -87,16 +92,20 @@ function providers(prisma: InjectionToken, registration: Registration): Provider
     },
     {
       provide: InboxAdminService,
-      useFactory: (client: unknown) => new InboxAdminService(asPrismaClient(client)),
-      inject: [prisma],
+      useFactory: (client: unknown, settings: InboxSettings<unknown>) =>
+        new InboxAdminService(asPrismaClient(client), adminOptions(settings)),
+      inject: [prisma, INBOX_MODULE_OPTIONS],
     },
   ];
   if (registration.privilegedAdmin === true) {
     list.push({
       provide: InboxPrivilegedAdminService,
-      useFactory: (client: unknown) =>
-        new InboxPrivilegedAdminService(asPrismaClient(client), { privilegedAdmin: true }),
-      inject: [prisma],
+      useFactory: (client: unknown, settings: InboxSettings<unknown>) =>
+        new InboxPrivilegedAdminService(asPrismaClient(client), {
+          ...adminOptions(settings),
+          privilegedAdmin: true,
+        }),
+      inject: [prisma, INBOX_MODULE_OPTIONS],
     });
   }
   return list;

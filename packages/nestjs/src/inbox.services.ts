@@ -37,7 +37,10 @@ export interface InboxServiceConfig {
  * the schema is checked and an enabled worker started on application bootstrap; the worker
  * drains on module destroy, before a Prisma module the inbox module imports is destroyed.
  */
-export class InboxService implements InboxAcceptor, OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
+// Required<>: an optional member core adds to InboxAcceptor (as assertHandles was) cannot be left out here.
+export class InboxService
+  implements Required<InboxAcceptor>, OnModuleInit, OnApplicationBootstrap, OnModuleDestroy
+{
   private current: Inbox<unknown> | undefined;
   private status: InboxServiceState = 'created';
   private closing: Promise<void> | undefined;
@@ -94,6 +97,15 @@ export class InboxService implements InboxAcceptor, OnModuleInit, OnApplicationB
 
   async acceptDetailed(inputs: readonly InboxAcceptInput[]): Promise<AcceptOutcome[]> {
     return this.inbox.acceptDetailed(inputs);
+  }
+
+  /**
+   * Throws FerryError FERRY_HANDLER_MISSING unless a handler is registered for `consumer`:
+   * every transport calls it when attached, so a misspelt consumer name fails there instead of
+   * attaching. Before module init (handlers not discovered yet) it throws FERRY_CLOSED.
+   */
+  assertHandles(consumer: string): void {
+    this.inbox.assertHandles(consumer);
   }
 
   /** Claims and processes one batch (explicit bounded execution, tests). */

@@ -5,6 +5,7 @@ import {
   createOutboxAdmin,
   createRelay,
   fromPrisma,
+  type OperatorOutboxAdmin,
   type Publisher,
 } from '@ferry/core';
 import type { OptionKeys } from '@ferry/core/transport';
@@ -38,6 +39,13 @@ function publisherProvider(publisher: OutboxRegistration['publisher']): Provider
   return { provide: OUTBOX_PUBLISHER, useExisting: publisher as InjectionToken };
 }
 
+/** An admin whose statement deadline is the module's `statementTimeout` (the relay's). */
+function adminOf(resolved: ResolvedOutboxSettings, client: unknown): OperatorOutboxAdmin {
+  return createOutboxAdmin(fromPrisma(asPrismaClient(client)), {
+    statementTimeoutMs: resolved.options.statementTimeout,
+  });
+}
+
 function serviceProviders(prisma: InjectionToken, withPublisher: boolean): Provider[] {
   return [
     {
@@ -55,21 +63,22 @@ function serviceProviders(prisma: InjectionToken, withPublisher: boolean): Provi
             channel: resolved.options.channel,
             observer: resolved.observer,
             logger: resolved.logger,
+            statementTimeoutMs: resolved.options.statementTimeout,
           }),
         ),
       inject: [OUTBOX_RESOLVED],
     },
     {
       provide: OutboxOperatorService,
-      useFactory: (client: unknown) =>
-        new OutboxOperatorService(createOutboxAdmin(fromPrisma(asPrismaClient(client)))),
-      inject: [prisma],
+      useFactory: (resolved: ResolvedOutboxSettings, client: unknown) =>
+        new OutboxOperatorService(adminOf(resolved, client)),
+      inject: [OUTBOX_RESOLVED, prisma],
     },
     {
       provide: OutboxTenantAdminService,
-      useFactory: (client: unknown) =>
-        new OutboxTenantAdminService(createOutboxAdmin(fromPrisma(asPrismaClient(client)))),
-      inject: [prisma],
+      useFactory: (resolved: ResolvedOutboxSettings, client: unknown) =>
+        new OutboxTenantAdminService(adminOf(resolved, client)),
+      inject: [OUTBOX_RESOLVED, prisma],
     },
     {
       provide: OutboxRelayService,

@@ -72,9 +72,4 @@ export async function waitFor<T>(
   })) as NonNullable<T>;
 }
 
-/** A promise with its resolve function, to hold a handler until the test releases it. */
-export function gate(): { promise: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
+export { gate } from '../../../test-support/holds';

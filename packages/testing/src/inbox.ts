@@ -12,31 +12,44 @@ import {
   oneOfOption,
   type OptionKeys,
 } from '@ferry/core/transport';
+import { CallUnsettled, WaitDeadline } from './waitDeadline';
 
-/** drainInbox ran out of rounds or time while receipts were still being claimed. */
+/**
+ * drainInbox ran out of rounds or time while receipts were still being claimed, or its deadline
+ * came while a `runOnce()` call had not settled (`unsettledAfterMs`: the timeout).
+ */
 export class InboxDrainTimeoutError extends Error {
   readonly code = 'FERRY_TIMEOUT' as const;
   constructor(
     readonly rounds: number,
     readonly processed: number,
+    readonly unsettledAfterMs?: number,
   ) {
     super(
-      `drainInbox: work was still being claimed after ${rounds} rounds (${processed} receipts processed)`,
+      unsettledAfterMs === undefined
+        ? `drainInbox: work was still being claimed after ${rounds} rounds (${processed} receipts processed)`
+        : `drainInbox: inbox.runOnce() (round ${rounds + 1}) had not settled after ${unsettledAfterMs} ms (${processed} receipts processed)`,
     );
     this.name = 'InboxDrainTimeoutError';
   }
 }
 
-/** waitForInboxRecord did not see the expected state in time; `last` is what it saw. */
+/**
+ * waitForInboxRecord did not see the expected state in time; `last` is what it saw.
+ * `unsettledAfterMs` (the timeout) when the deadline came while a `get(id)` call had not settled.
+ */
 export class InboxRecordWaitTimeoutError extends Error {
   readonly code = 'FERRY_TIMEOUT' as const;
   constructor(
     readonly id: string,
     readonly expected: string,
     readonly last: InboxRecord | null,
+    readonly unsettledAfterMs?: number,
   ) {
+    const pending =
+      unsettledAfterMs === undefined ? '' : `: get(id) had not settled after ${unsettledAfterMs} ms`;
     super(
-      `waitForInboxRecord: record ${id} did not reach ${expected}; last seen ${
+      `waitForInboxRecord: record ${id} did not reach ${expected}${pending}; last seen ${
         last ? `${last.status} (attempts ${last.attempts}, lastError ${last.lastError ?? 'none'})` : 'nothing'
       }`,
     );
@@ -58,7 +71,8 @@ export interface DrainInboxResult extends Omit<RunOnceResult, 'claimed'> {
 
 /**
  * Runs `inbox.runOnce()` until a round claims nothing (work not yet due, e.g. a scheduled
- * retry, is left alone). Throws InboxDrainTimeoutError when rounds or time run out.
+ * retry, is left alone). Throws InboxDrainTimeoutError when rounds or time run out, also when a
+ * runOnce() call has not settled at the deadline (it is not waited for).
  */
 const DRAIN_KEYS = { maxRounds: true, timeoutMs: true } as const satisfies OptionKeys<DrainInboxOptions>;
 
@@ -68,18 +82,29 @@ export async function drainInbox(
 ): Promise<DrainInboxResult> {
   knownKeysOption('', options, DRAIN_KEYS);
   const maxRounds = integerOption('maxRounds', options.maxRounds ?? 1_000, 1);
-  const deadline = Date.now() + integerOption('timeoutMs', options.timeoutMs ?? 30_000, 0);
+  const deadline = new WaitDeadline(integerOption('timeoutMs', options.timeoutMs ?? 30_000, 0));
   const total = { processed: 0, rounds: 0, completed: 0, retried: 0, dead: 0, leaseLost: 0, unresolved: 0 };
-  while (total.rounds < maxRounds && Date.now() <= deadline) {
-    const round = await inbox.runOnce();
-    total.rounds += 1;
-    if (round.claimed === 0) return total;
-    total.processed += round.claimed;
-    total.completed += round.completed;
-    total.retried += round.retried;
-    total.dead += round.dead;
-    total.leaseLost += round.leaseLost;
-    total.unresolved += round.unresolved;
+  try {
+    while (total.rounds < maxRounds && !deadline.expired) {
+      const round = await deadline
+        .race(() => inbox.runOnce())
+        .catch((error: unknown) => {
+          if (error instanceof CallUnsettled) {
+            throw new InboxDrainTimeoutError(total.rounds, total.processed, error.timeoutMs);
+          }
+          throw error;
+        });
+      total.rounds += 1;
+      if (round.claimed === 0) return total;
+      total.processed += round.claimed;
+      total.completed += round.completed;
+      total.retried += round.retried;
+      total.dead += round.dead;
+      total.leaseLost += round.leaseLost;
+      total.unresolved += round.unresolved;
+    }
+  } finally {
+    deadline.end();
   }
   throw new InboxDrainTimeoutError(total.rounds, total.processed);
 }
@@ -101,7 +126,10 @@ const WAIT_KEYS = {
   intervalMs: true,
 } as const satisfies OptionKeys<WaitForInboxRecordOptions>;
 
-/** Polls a scoped admin's get(id) until the record matches; typed diagnostic error on timeout. */
+/**
+ * Polls a scoped admin's get(id) until the record matches; typed diagnostic error on timeout,
+ * also when a get(id) call has not settled at the deadline (it is not waited for).
+ */
 export async function waitForInboxRecord(
   scope: Pick<InboxScopedAdmin, 'get'>,
   id: string,
@@ -112,13 +140,23 @@ export async function waitForInboxRecord(
   const until = functionOption('until', options.until);
   const matches = until ?? ((record: InboxRecord) => record.status === status);
   const expected = until ? 'the expected condition' : status;
-  const deadline = Date.now() + integerOption('timeoutMs', options.timeoutMs ?? 10_000, 0);
+  const deadline = new WaitDeadline(integerOption('timeoutMs', options.timeoutMs ?? 10_000, 0));
   const intervalMs = integerOption('intervalMs', options.intervalMs ?? 25, 0);
   let last: InboxRecord | null = null;
-  for (;;) {
-    last = await scope.get(id);
-    if (last && matches(last)) return last;
-    if (Date.now() > deadline) throw new InboxRecordWaitTimeoutError(id, expected, last);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  try {
+    for (;;) {
+      try {
+        last = await deadline.race(() => scope.get(id));
+      } catch (error) {
+        if (!(error instanceof CallUnsettled)) throw error;
+        throw new InboxRecordWaitTimeoutError(id, expected, last, error.timeoutMs);
+      }
+      if (last && matches(last)) return last;
+      if (deadline.expired) throw new InboxRecordWaitTimeoutError(id, expected, last);
+      await deadline.pause(intervalMs);
+      if (deadline.expired) throw new InboxRecordWaitTimeoutError(id, expected, last);
+    }
+  } finally {
+    deadline.end();
   }
 }

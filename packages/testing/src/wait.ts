@@ -1,4 +1,5 @@
 import { integerOption, knownKeysOption, type OptionKeys } from '@ferry/core/transport';
+import { CallUnsettled, WaitDeadline } from './waitDeadline';
 /**
  * The one wait-until of ferry's tests (and of applications' tests): polls a probe until it
  * yields a value, or fails at a deadline. Every test helper that waits delegates here.
@@ -16,8 +17,13 @@ export class WaitTimeoutError extends Error {
     readonly timeoutMs: number,
     /** The probe's last answer, or the error it last threw. */
     readonly last: unknown,
+    /** True when the probe's call in flight at the deadline had not settled (it was left to itself). */
+    readonly unsettled = false,
   ) {
-    super(`timed out after ${timeoutMs} ms waiting for ${what}; last value: ${describeValue(last)}`);
+    const pending = unsettled ? ": the probe's call had not settled" : '';
+    super(
+      `timed out after ${timeoutMs} ms waiting for ${what}${pending}; last value: ${describeValue(last)}`,
+    );
     this.name = 'WaitTimeoutError';
   }
 }
@@ -38,7 +44,9 @@ export function pause(ms: number): Promise<void> {
 /**
  * Resolves with the first value `probe` returns that is not undefined, null or false (0 and ''
  * count as values). A probe that throws counts as "not yet" (a broker refuses connections while
- * it restarts); the last error is reported on timeout. A number for `options` is the timeout.
+ * it restarts); the last error is reported on timeout. A probe's call that has not settled at the
+ * deadline fails the wait then (WaitTimeoutError, `unsettled`), it is not waited for. A number
+ * for `options` is the timeout.
  */
 export async function waitUntil<T>(
   what: string,
@@ -49,19 +57,25 @@ export async function waitUntil<T>(
   knownKeysOption('', given, { timeoutMs: true, intervalMs: true } satisfies OptionKeys<WaitOptions>);
   const timeoutMs = integerOption('timeoutMs', given.timeoutMs ?? 30_000, 0);
   const intervalMs = integerOption('intervalMs', given.intervalMs ?? 25, 0);
-  const deadline = Date.now() + timeoutMs;
+  const deadline = new WaitDeadline(timeoutMs);
   let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== null && value !== false) {
-        return value as Exclude<T, undefined | null | false>;
+  try {
+    for (;;) {
+      try {
+        const value = await deadline.race(probe);
+        if (value !== undefined && value !== null && value !== false) {
+          return value as Exclude<T, undefined | null | false>;
+        }
+        last = value;
+      } catch (error) {
+        if (error instanceof CallUnsettled) throw new WaitTimeoutError(what, timeoutMs, last, true);
+        last = error;
       }
-      last = value;
-    } catch (error) {
-      last = error;
+      if (deadline.expired) throw new WaitTimeoutError(what, timeoutMs, last);
+      await deadline.pause(intervalMs);
+      if (deadline.expired) throw new WaitTimeoutError(what, timeoutMs, last);
     }
-    if (Date.now() >= deadline) throw new WaitTimeoutError(what, timeoutMs, last);
-    await pause(intervalMs);
+  } finally {
+    deadline.end();
   }
 }

@@ -1,19 +1,16 @@
 import { GetQueueUrlCommand, ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '@ferry/core';
-import { requestDeadline } from './deadline';
-import { closedError, transportError } from './errors';
-import {
-  SETUP_TIMEOUT_MS,
-  resolveConnectionOptions,
-  type ConnectionOptions,
-  type ResolvedConnectionOptions,
-} from './options';
+import { CredentialWatch } from './credentials';
+import { requestDeadline, untilDeadline } from './deadline';
+import { abandonedError, closedError, credentialsTimeout, requestError } from './errors';
+import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
 
 /**
  * One SQS client shared by publishers, consumers and topology helpers, plus a cache of
  * queue-name → URL lookups. SQS is request/response over HTTP, so there is no session to
  * reconnect: a failed request is retried by the SDK (`maxAttempts`) and then reported.
- * connect() checks the endpoint answers; connect() and close() are safe to call twice.
+ * connect() checks the endpoint answers; connect() and close() are safe to call twice. Every
+ * request goes through request(), which ends it at its deadline.
  */
 export class SqsConnection {
   readonly options: ResolvedConnectionOptions;
@@ -21,6 +18,7 @@ export class SqsConnection {
   private connecting: Promise<void> | null = null;
   private closed = false;
   private readonly urls = new Map<string, Promise<string>>();
+  private readonly credentials = new CredentialWatch();
 
   constructor(options: ConnectionOptions = {}) {
     this.options = resolveConnectionOptions(options);
@@ -37,15 +35,42 @@ export class SqsConnection {
     return this.sqs;
   }
 
-  /** Checks the endpoint answers a ListQueues; resolves at once when already connected. */
+  /**
+   * Sends one request, `send(client, signal)`, and waits for it until `signal` (its deadline)
+   * aborts: also while the SDK waits for credentials, where it does not look at the signal. A
+   * request that was waiting for a credential provider then rejects naming the provider
+   * (credentialsTimeout), and the provider is asked again by the next request; else it rejects
+   * as the SDK's own abort does (abandonedError).
+   */
+  request<T>(send: (client: SQSClient, signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+    const client = this.client;
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return untilDeadline(send(client, signal), signal, (reason) => {
+      if (!this.credentials.waiting) return abandonedError(reason);
+      const error = credentialsTimeout(reason);
+      this.credentials.giveUp(error);
+      return error;
+    });
+  }
+
+  /**
+   * Checks the endpoint answers a ListQueues (within setupTimeoutMs); resolves at once when
+   * already connected. FERRY_PERMANENT_FAILURE when SQS refused the credentials,
+   * FERRY_TRANSPORT_ERROR (retriable) otherwise (requestError).
+   */
   async connect(): Promise<void> {
     if (this.closed) throw closedError('SQS connection');
-    this.connecting ??= this.client
-      .send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal: requestDeadline(SETUP_TIMEOUT_MS) })
+    this.connecting ??= this.request(
+      (sqs, abortSignal) => sqs.send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal }),
+      requestDeadline(this.options.setupTimeoutMs),
+    )
       .then(() => undefined)
       .catch((error: unknown) => {
         this.connecting = null;
-        throw transportError('SQS endpoint did not answer', error);
+        throw requestError(
+          `ListQueues at ${this.options.endpoint ?? `region ${this.options.region}`}`,
+          error,
+        );
       });
     return this.connecting;
   }
@@ -53,20 +78,19 @@ export class SqsConnection {
   /**
    * The URL of a queue given by URL or name. Names are resolved with GetQueueUrl once and
    * cached; a failed lookup is not cached, so a queue created later is found. The lookup ends
-   * with `signal`, and after SETUP_TIMEOUT_MS at the latest.
+   * with `signal`, and after setupTimeoutMs at the latest.
    */
   async queueUrl(nameOrUrl: string, signal?: AbortSignal): Promise<string> {
     if (/^https?:\/\//.test(nameOrUrl)) return nameOrUrl;
     let url = this.urls.get(nameOrUrl);
     if (!url) {
-      url = this.client
-        .send(new GetQueueUrlCommand({ QueueName: nameOrUrl }), {
-          abortSignal: requestDeadline(SETUP_TIMEOUT_MS, signal),
-        })
-        .then((output) => {
-          if (!output.QueueUrl) throw new Error(`GetQueueUrl returned no URL for ${nameOrUrl}`);
-          return output.QueueUrl;
-        });
+      url = this.request(
+        (sqs, abortSignal) => sqs.send(new GetQueueUrlCommand({ QueueName: nameOrUrl }), { abortSignal }),
+        requestDeadline(this.options.setupTimeoutMs, signal),
+      ).then((output) => {
+        if (!output.QueueUrl) throw new Error(`GetQueueUrl returned no URL for ${nameOrUrl}`);
+        return output.QueueUrl;
+      });
       this.urls.set(nameOrUrl, url);
       url.catch(() => this.urls.delete(nameOrUrl));
     }
@@ -101,11 +125,12 @@ export class SqsConnection {
 
   private createClient(): SQSClient {
     const { endpoint, region, credentials, maxAttempts } = this.options;
+    const given = typeof credentials === 'function' ? this.credentials.watch(credentials) : credentials;
     return new SQSClient({
       region,
       maxAttempts,
       ...(endpoint !== undefined ? { endpoint } : {}),
-      ...(credentials !== undefined ? { credentials } : {}),
+      ...(given !== undefined ? { credentials: given } : {}),
     });
   }
 }

@@ -24,9 +24,10 @@ import {
 import { visibilityBackoffSeconds } from './backoff';
 import type { SqsConnection } from './connection';
 import { sendToDeadLetterQueue, type DeadLetterItem } from './deadLetter';
+import { checkDeadLetterQueue, type DeadLetterTarget } from './deadLetterCheck';
 import { requestDeadline } from './deadline';
 import { deleteMessages } from './deleteBatch';
-import { REJECT_REASONS, closedError } from './errors';
+import { REJECT_REASONS, closedError, requestError } from './errors';
 import {
   DEFAULTS,
   resolveConsumerOptions,
@@ -50,10 +51,12 @@ export interface AttachConsumerOptions extends ConsumerOptions {
 
 export interface SqsConsumer {
   /**
-   * Resolves once the queue URL is known (and, in redrive mode, its RedrivePolicy checked) and
-   * the first long poll is issued; rejects with FerryConfigError when the queue has no
-   * RedrivePolicy in redrive mode (the consumer has then stopped); FERRY_TIMEOUT after
-   * `timeoutMs` (default 60,000), FERRY_CLOSED once closed.
+   * Resolves once SQS answered for the queue (GetQueueAttributes: in redrive mode its
+   * RedrivePolicy checked; in queue mode the dead-letter queue answered too); rejects with
+   * FerryConfigError when the queue has no RedrivePolicy in redrive mode (the consumer has then
+   * stopped); FERRY_PERMANENT_FAILURE at once when a queue does not exist or SQS refused the
+   * credentials (the consumer keeps trying); FERRY_TIMEOUT after `timeoutMs` (default 60,000),
+   * naming the last failure (e.g. the endpoint unreachable); FERRY_CLOSED once closed.
    */
   ready(options?: ReadyOptions): Promise<void>;
   /**
@@ -84,6 +87,8 @@ class PollingConsumer implements SqsConsumer {
   private loop: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
   private queueUrl = '';
+  /** Queue mode: the dead-letter queue as checked at attach. */
+  private deadLetterTarget: DeadLetterTarget | null = null;
   private readonly logger: Logger;
   private readonly emit: ConsumerEmitter;
   /** Failed polls since the last answer, named by ready()'s timeout. */
@@ -125,10 +130,13 @@ class PollingConsumer implements SqsConsumer {
   }
 
   /**
-   * Long polls until closed. `connected` once the first poll is issued and again at the first
-   * answer after failed polls; each failed poll is `disconnected` with the wait before the next
-   * (`retryInMs` null: a configuration error stopped the consumer). A poll SQS does not answer
-   * within the long-poll wait plus the visibility timeout is a failed poll too.
+   * Long polls until closed. Before the first poll (and after a failed one) SQS must answer for
+   * the queue (checkQueue): ready() resolves and `connected` is emitted only then, and again
+   * `connected` at the first answer after failed polls; each failed poll is `disconnected` with
+   * the wait before the next (`retryInMs` null: a configuration error stopped the consumer). A
+   * queue that does not exist or refused credentials reject ready() at once (a refusal: the
+   * consumer keeps trying). A poll SQS does not answer within the long-poll wait plus the
+   * visibility timeout is a failed poll too.
    */
   private async run(): Promise<void> {
     const signal = this.stop.signal;
@@ -137,30 +145,34 @@ class PollingConsumer implements SqsConsumer {
     while (!signal.aborted) {
       let messages: Message[];
       try {
-        this.queueUrl ||= await this.resolveQueue(signal);
-        const receiving = this.receive(signal);
-        this.markReady();
-        if (!started) this.emit({ type: 'connected' });
-        started = true;
-        messages = await receiving;
+        if (!this.queueUrl) {
+          this.queueUrl = await this.checkQueue(signal);
+          this.markReady();
+          if (!started) this.emit({ type: 'connected' });
+          started = true;
+        }
+        messages = await this.receive(signal);
         this.attempts.attached();
         if (failures > 0) this.emit({ type: 'connected' });
         failures = 0;
-      } catch (error) {
+      } catch (thrown) {
         if (signal.aborted) break;
         // A configuration error, or the connection closed under the consumer: no retry can help.
-        const final = this.connection.isClosed ? closedError('SQS connection') : error;
-        if (isFerryError(final, 'FERRY_CONFIG_INVALID') || isFerryError(final, 'FERRY_CLOSED')) {
+        const error = this.connection.isClosed
+          ? closedError('SQS connection')
+          : requestError(`a request for queue ${this.options.queueUrl}`, thrown); // translated where made
+        if (isFerryError(error, 'FERRY_CONFIG_INVALID') || isFerryError(error, 'FERRY_CLOSED')) {
           this.logger.error(
-            { err: final, queue: this.options.queueUrl },
-            `ferry.sqs: consumer stopped: ${final.message}`,
+            { err: error, queue: this.options.queueUrl },
+            `ferry.sqs: consumer stopped: ${error.message}`,
           );
-          this.emit({ type: 'disconnected', error: describeCause(final), retryInMs: null });
-          this.failReady(final);
+          this.emit({ type: 'disconnected', error: describeCause(error), retryInMs: null });
+          this.failReady(error);
           break;
         }
         failures += 1;
-        this.attempts.failed(error);
+        if (isFerryError(error, 'FERRY_PERMANENT_FAILURE')) this.attempts.refused(error);
+        else this.attempts.failed(error);
         const delay = backoffDelay(failures, this.options.reconnectBackoff, this.options.random);
         const cause = describeCause(error);
         this.logger.warn(
@@ -177,30 +189,41 @@ class PollingConsumer implements SqsConsumer {
     }
   }
 
-  /** The queue's URL, once its RedrivePolicy was checked in redrive mode. */
-  private async resolveQueue(signal: AbortSignal): Promise<string> {
-    const url = await this.connection.queueUrl(this.options.queueUrl, signal);
-    if (this.options.deadLetter.mode === 'redrive') await requireRedrivePolicy(this.connection, url, signal);
+  /**
+   * The queue's URL, once SQS answered for it and its dead-letter path was checked: its
+   * RedrivePolicy in redrive mode, the dead-letter queue in queue mode (checkDeadLetterQueue;
+   * GetQueueAttributes of both queues). ready() resolves only after it.
+   */
+  private async checkQueue(signal: AbortSignal): Promise<string> {
+    const url = await this.connection.queueUrl(this.options.queueUrl, signal).catch((error: unknown) => {
+      throw signal.aborted ? error : requestError(`GetQueueUrl of queue ${this.options.queueUrl}`, error);
+    });
+    const deadLetter = this.options.deadLetter;
+    if (deadLetter.mode === 'redrive') await requireRedrivePolicy(this.connection, url, signal);
+    else
+      this.deadLetterTarget = await checkDeadLetterQueue(this.connection, url, deadLetter.queueUrl, signal);
     return url;
   }
 
   private async receive(signal: AbortSignal): Promise<Message[]> {
-    const output = await this.connection.client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: this.queueUrl,
-        MaxNumberOfMessages: this.options.maxBatchSize,
-        WaitTimeSeconds: this.options.waitTimeSeconds,
-        VisibilityTimeout: this.options.visibilityTimeoutSeconds,
-        MessageAttributeNames: ['All'],
-        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId'],
-      }),
-      {
-        abortSignal: requestDeadline(
-          (this.options.waitTimeSeconds + this.options.visibilityTimeoutSeconds) * 1000,
-          signal,
+    const receiving = this.connection.request(
+      (sqs, abortSignal) =>
+        sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: this.queueUrl,
+            MaxNumberOfMessages: this.options.maxBatchSize,
+            WaitTimeSeconds: this.options.waitTimeSeconds,
+            VisibilityTimeout: this.options.visibilityTimeoutSeconds,
+            MessageAttributeNames: ['All'],
+            MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId'],
+          }),
+          { abortSignal },
         ),
-      },
+      requestDeadline((this.options.waitTimeSeconds + this.options.visibilityTimeoutSeconds) * 1000, signal),
     );
+    const output = await receiving.catch((error: unknown) => {
+      throw signal.aborted ? error : requestError(`ReceiveMessage of queue ${this.queueUrl}`, error);
+    });
     return output.Messages ?? [];
   }
 
@@ -370,24 +393,69 @@ class PollingConsumer implements SqsConsumer {
       );
     }
     if (deadLetter.mode === 'redrive') {
+      const redrives = await this.redriveStillSet();
       const changes = items.map((item) => ({
         message: item.message,
         seconds: this.retrySeconds(item.message),
       }));
       await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, this.settleDeadline());
-      for (const { messageId, reason } of items) this.emit({ type: 'dead-lettered', messageId, reason });
+      if (redrives)
+        for (const { messageId, reason } of items) this.emit({ type: 'dead-lettered', messageId, reason });
       return [];
     }
+    const failures: unknown[] = [];
     const sent = await sendToDeadLetterQueue(
       this.connection,
       deadLetter.queueUrl,
       items,
-      DEFAULTS.maxBatchBytes,
-      this.onFailure,
+      {
+        maxBatchBytes: DEFAULTS.maxBatchBytes,
+        maxMessageBytes: this.deadLetterTarget?.maxMessageBytes ?? DEFAULTS.maxMessageBytes,
+      },
+      (error) => {
+        failures.push(error);
+        this.onFailure(error);
+      },
       this.settleDeadline(),
     );
     for (const { messageId, reason } of sent) this.emit({ type: 'dead-lettered', messageId, reason });
+    const unsent = items.filter((item) => !sent.includes(item));
+    if (unsent.length > 0) await this.keepUnsent(unsent, failures.at(-1));
     return sent.map((item) => item.message);
+  }
+
+  /**
+   * Items whose dead-letter copy failed stay in the queue, never deleted without a copy: an
+   * error log, and each is visible again after the retry backoff of its receive count.
+   */
+  private async keepUnsent(items: readonly DeadLetterItem[], error: unknown): Promise<void> {
+    this.logger.error(
+      { err: error, queue: this.queueUrl, messageIds: items.map((item) => item.messageId) },
+      `ferry.sqs: ${items.length} dead-letter copies failed (${describeCause(error)}); the messages stay in ${this.queueUrl} and come back after the retry backoff`,
+    );
+    const changes = items.map(({ message }) => ({ message, seconds: this.retrySeconds(message) }));
+    await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, this.settleDeadline());
+  }
+
+  /**
+   * Redrive mode, before invalid messages are left to the policy: is it (and its dead-letter
+   * queue) still there? When not, a FerryConfigError as an `error` event and an error log, and
+   * false: the messages are not reported dead-lettered (SQS will not move them). A check that
+   * fails otherwise is an `error` event, and the policy checked before stands.
+   */
+  private async redriveStillSet(): Promise<boolean> {
+    try {
+      await requireRedrivePolicy(this.connection, this.queueUrl, this.settleDeadline());
+      return true;
+    } catch (error) {
+      this.onFailure(error);
+      if (!isFerryError(error, 'FERRY_CONFIG_INVALID')) return true;
+      this.logger.error(
+        { err: error, queue: this.queueUrl },
+        `ferry.sqs: ${error.message}; invalid messages stay in the queue and come back after the retry backoff`,
+      );
+      return false;
+    }
   }
 
   private retrySeconds(message: Message): number {

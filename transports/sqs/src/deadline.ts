@@ -1,4 +1,4 @@
-import { deadlineSignal } from '@ferry/core/transport';
+import { deadlineSignal, onAbort } from '@ferry/core/transport';
 
 /**
  * The abort signal of one SQS request, the one way every request the transport makes gets a
@@ -9,4 +9,33 @@ import { deadlineSignal } from '@ferry/core/transport';
  */
 export function requestDeadline(ms: number, stop?: AbortSignal): AbortSignal {
   return stop ? deadlineSignal(ms, stop) : deadlineSignal(ms);
+}
+
+/**
+ * `work`, or a rejection with `late(signal.reason)` as soon as `signal` aborts first: the wait
+ * ends at the deadline also where the SDK does not look at the signal (while it waits for
+ * credentials). `work` is abandoned then, its outcome ignored.
+ */
+export function untilDeadline<T>(
+  work: Promise<T>,
+  signal: AbortSignal,
+  late: (reason: unknown) => unknown,
+): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(late(signal.reason));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const stop = onAbort(signal, () => reject(late(signal.reason)));
+    work.then(
+      (value) => {
+        stop();
+        resolve(value);
+      },
+      (error: unknown) => {
+        stop();
+        reject(error);
+      },
+    );
+  });
 }

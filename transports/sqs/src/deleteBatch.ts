@@ -1,5 +1,6 @@
 import { DeleteMessageBatchCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SqsConnection } from './connection';
+import { isRefusedRequestError } from './errors';
 
 /** Entry codes after which deleting the same receipt handle again cannot succeed. */
 const FINAL_DELETE_CODES = new Set(['ReceiptHandleIsInvalid', 'InvalidParameterValue']);
@@ -23,15 +24,14 @@ export async function deleteMessages(
   const deleted: Message[] = [];
   for (let attempt = 1; attempt <= attempts && remaining.length > 0; attempt += 1) {
     try {
-      const output = await connection.client.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: remaining.map((message, index) => ({
-            Id: `x${index}`,
-            ReceiptHandle: message.ReceiptHandle,
-          })),
-        }),
-        { abortSignal: signal },
+      const entries = remaining.map((message, index) => ({
+        Id: `x${index}`,
+        ReceiptHandle: message.ReceiptHandle,
+      }));
+      const output = await connection.request(
+        (sqs, abortSignal) =>
+          sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }), { abortSignal }),
+        signal,
       );
       for (const entry of output.Successful ?? []) {
         const message = remaining[Number(entry.Id?.slice(1))];
@@ -46,7 +46,8 @@ export async function deleteMessages(
       }
       remaining = retry;
     } catch (error) {
-      if (attempt === attempts || signal.aborted) {
+      // Refused credentials are not retried: the next attempt would be refused too.
+      if (attempt === attempts || signal.aborted || isRefusedRequestError(error)) {
         onFailure(error);
         break;
       }

@@ -1,8 +1,15 @@
-import { isConnectionLevelError, TRANSPORT_REJECT_REASONS } from '@ferry/core/transport';
+import { FerryError, type PublishOutcome } from '@ferry/core';
+import {
+  describeTransportError,
+  isConnectionLevelError,
+  transportError,
+  TRANSPORT_REJECT_REASONS,
+} from '@ferry/core/transport';
 
 /**
  * SQS failures are translated here, at the boundary: callers only ever see a FerryError
- * with code `FERRY_TRANSPORT_ERROR` (retriable), `FERRY_PERMANENT_FAILURE` or `FERRY_CLOSED`.
+ * with code `FERRY_TRANSPORT_ERROR` (retriable), `FERRY_PERMANENT_FAILURE` or `FERRY_CLOSED`
+ * (requestError), and the publisher an outcome status (publishStatus).
  */
 export { transportError, closedError, describeTransportError as describeError } from '@ferry/core/transport';
 
@@ -60,4 +67,101 @@ export function isUnavailableRequestError(error: unknown): boolean {
     const status = (e as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
     return typeof status === 'number' && status >= 500;
   });
+}
+
+/**
+ * Error names (the SDK names an error by SQS's code) of a request SQS refused for its credentials
+ * or their permissions: no retry can help until an operator fixes them, as with RabbitMQ's 403
+ * ACCESS_REFUSED. Any other 401 or 403 answer counts too.
+ */
+export const REFUSED_REQUEST_ERRORS: ReadonlySet<string> = new Set([
+  'InvalidClientTokenId',
+  'UnrecognizedClientException',
+  'SignatureDoesNotMatch',
+  'IncompleteSignature',
+  'InvalidAccessKeyId',
+  'MissingAuthenticationToken',
+  'MissingAuthenticationTokenException',
+  'AccessDenied',
+  'AccessDeniedException',
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'AuthFailure',
+]);
+
+/** SQS's codes for a queue URL or name that names no queue. */
+const MISSING_QUEUE_ERRORS: ReadonlySet<string> = new Set([
+  'QueueDoesNotExist',
+  'AWS.SimpleQueueService.NonExistentQueue',
+]);
+
+/** The HTTP status SQS answered a failed request with; undefined when it did not answer. */
+function answeredStatus(error: unknown): number | undefined {
+  const status = (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata?.httpStatusCode;
+  return typeof status === 'number' ? status : undefined;
+}
+
+/** Whether `error` or an error in its cause chain is SQS refusing the credentials (REFUSED_REQUEST_ERRORS). */
+export function isRefusedRequestError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 10 && current !== null && typeof current === 'object'; depth += 1) {
+    const name = errorName(current);
+    if (name !== undefined && REFUSED_REQUEST_ERRORS.has(name)) return true;
+    const status = answeredStatus(current);
+    if (status === 401 || status === 403) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The outcome of messages whose whole request failed with `error` (never `sent`). */
+export function publishStatus(error: unknown): Exclude<PublishOutcome['status'], 'sent'> {
+  const name = errorName(error);
+  if (name !== undefined && PERMANENT_REQUEST_ERRORS.has(name)) return 'permanent';
+  return isRefusedRequestError(error) || isUnavailableRequestError(error) ? 'unavailable' : 'retryable';
+}
+
+/**
+ * A failed request as callers see it (`what` names it: "GetQueueAttributes of queue …"): a
+ * FerryError as it is (a credential provider that did not answer, a closed connection);
+ * FERRY_PERMANENT_FAILURE when SQS refused the credentials or the queue does not exist; else
+ * FERRY_TRANSPORT_ERROR saying whether SQS answered with an error or did not answer at all.
+ */
+export function requestError(what: string, error: unknown): FerryError {
+  if (error instanceof FerryError) return error;
+  const cause = `${errorName(error) ?? 'Error'}: ${describeTransportError(error)}`;
+  if (isRefusedRequestError(error)) {
+    return new FerryError(
+      'FERRY_PERMANENT_FAILURE',
+      `SQS refused ${what}: ${cause} (check the credentials and their IAM permissions)`,
+      { cause: error, details: { refused: errorName(error) ?? answeredStatus(error) } },
+    );
+  }
+  if (MISSING_QUEUE_ERRORS.has(errorName(error) ?? '')) {
+    return new FerryError('FERRY_PERMANENT_FAILURE', `${what} failed: the queue does not exist (${cause})`, {
+      cause: error,
+      details: { refused: 'QueueDoesNotExist' },
+    });
+  }
+  if (answeredStatus(error) !== undefined) return transportError(`SQS answered ${what} with an error`, error);
+  return transportError(`SQS did not answer ${what} (endpoint unreachable)`, error);
+}
+
+/**
+ * A request its deadline (or its caller's signal, `reason`) ended before SQS answered, as the
+ * SDK's own abort names it (AbortError): not a verdict on the endpoint (the publisher reports it
+ * retryable), the reason quoted in the text.
+ */
+export function abandonedError(reason: unknown): Error {
+  const error = new Error(`request abandoned: ${describeTransportError(reason)}`);
+  error.name = 'AbortError';
+  return error;
+}
+
+/**
+ * A request whose credentials had not come when its deadline (`reason`) ended it: the credential
+ * provider did not answer. Retriable: a provider may answer later (it is asked again).
+ */
+export function credentialsTimeout(reason: unknown): FerryError {
+  return transportError('SQS credentials provider did not answer by the deadline of the request', reason);
 }

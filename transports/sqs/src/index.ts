@@ -25,6 +25,7 @@ export {
 } from './options';
 export { backoffDelay, type BackoffPolicy } from '@ferry/core/transport';
 export { visibilityBackoffSeconds } from './backoff';
-export { PERMANENT_ENTRY_CODES, REJECT_REASONS, type RejectReason } from './errors';
+export { PERMANENT_ENTRY_CODES, REFUSED_REQUEST_ERRORS, REJECT_REASONS, type RejectReason } from './errors';
 export { REJECT_DETAIL_ATTRIBUTE } from './deadLetter';
+export { QueueAttributesMismatchError, type QueueAttributeDifference } from './queueMismatch';
 export { HEADERS_ATTRIBUTE, identityFromMessageId } from './wire';

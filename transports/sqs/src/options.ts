@@ -19,6 +19,7 @@ import {
 } from '@ferry/core/transport';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
+import { deadLetterQueueUrlOption } from './deadLetterOption';
 
 /** SQS's classic per-message and per-batch limit; AWS raised both to 1 MiB in 2025. */
 export const SQS_CLASSIC_LIMIT_BYTES = 262_144;
@@ -36,14 +37,9 @@ export const DEFAULTS = {
   retryBackoff: { initialMs: 1_000, maxMs: 300_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
   reconnectBackoff: { initialMs: 100, maxMs: 10_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
   confirmTimeoutMs: 30_000,
+  setupTimeoutMs: 30_000,
   deleteAttempts: 3,
 } as const;
-
-/**
- * Deadline of a request no option bounds: connect(), the topology helpers and a queue-name
- * lookup made without a caller's deadline. The publisher's default confirmTimeoutMs.
- */
-export const SETUP_TIMEOUT_MS = DEFAULTS.confirmTimeoutMs;
 
 export interface ConnectionOptions {
   /** SQS endpoint, e.g. http://127.0.0.1:9324 for ElasticMQ; AWS's regional endpoint when omitted. */
@@ -53,10 +49,17 @@ export interface ConnectionOptions {
   /**
    * Static credentials (the shape the AWS credential providers and STS answer), or a credential
    * provider function, handed to the SDK as given; the SDK's default provider chain when omitted.
+   * A provider that does not answer holds no request past its deadline: the request fails with
+   * FERRY_TRANSPORT_ERROR naming the provider, and the next request asks it again.
    */
   credentials?: StaticCredentials | (() => Promise<StaticCredentials>);
   /** SDK attempts per request (its own retry of throttling and network errors). */
   maxAttempts?: number;
+  /**
+   * Deadline (ms) of the requests no other option bounds: connect(), the topology helpers, a
+   * queue-name lookup, the consumer's check of its queue before the first poll. Default 30000.
+   */
+  setupTimeoutMs?: number;
   /** Use this client instead of creating one; close() then leaves it open. */
   client?: SQSClient;
   logger?: Logger;
@@ -67,6 +70,7 @@ export interface ResolvedConnectionOptions {
   readonly region: string;
   readonly credentials: ConnectionOptions['credentials'];
   readonly maxAttempts: number;
+  readonly setupTimeoutMs: number;
   readonly client: SQSClient | undefined;
   readonly logger: Logger;
 }
@@ -76,6 +80,7 @@ const CONNECTION_KEYS = {
   region: true,
   credentials: true,
   maxAttempts: true,
+  setupTimeoutMs: true,
   client: true,
   logger: true,
 } as const satisfies OptionKeys<ConnectionOptions>;
@@ -123,6 +128,7 @@ export function resolveConnectionOptions(options: ConnectionOptions = {}): Resol
     region,
     credentials: options.credentials,
     maxAttempts: integer('maxAttempts', options.maxAttempts ?? DEFAULTS.maxAttempts, 1, 20),
+    setupTimeoutMs: integer('setupTimeoutMs', options.setupTimeoutMs ?? DEFAULTS.setupTimeoutMs, 1),
     client: options.client,
     logger: guardLogger(options.logger ?? defaultLogger('ferry.sqs')),
   };
@@ -202,6 +208,12 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
 
 /** Where invalid messages go: a dead-letter queue ferry sends to, or the queue's redrive policy. */
 export type DeadLetterOptions =
+  /**
+   * Copy to the queue at `queueUrl` (a URL, not a name; not the consumer's queue; FIFO exactly
+   * when the consumer's queue is), then delete. attach checks that it answers (else it retries,
+   * receiving nothing) and that it is not the consumer's queue or of another region (else
+   * FerryConfigError and the consumer stops).
+   */
   | { readonly mode: 'queue'; readonly queueUrl: string }
   /**
    * Leave the message (visible again after the retry backoff) until the queue's redrive policy
@@ -220,7 +232,10 @@ export interface ConsumerOptions {
   consumer: string;
   /** Messages per ReceiveMessage (one batch, one acceptMany), 1 to 10. */
   maxBatchSize?: number;
-  /** Long-poll wait, 0 to 20 s. */
+  /**
+   * Long-poll wait, 1 to 20 s. 0 (short polling) is refused: an empty queue would then be polled
+   * in a tight loop, a request (billed by SQS) after another with no pause.
+   */
   waitTimeSeconds?: number;
   /** Visibility timeout requested on receive and renewed while a batch is being accepted. */
   visibilityTimeoutSeconds?: number;
@@ -302,12 +317,13 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
   const deadLetter = options.deadLetter ?? { mode: 'redrive' };
   knownKeysOption('deadLetter.', deadLetter, deadLetter.mode === 'queue' ? ['mode', 'queueUrl'] : ['mode']);
   oneOfOption('deadLetter.mode', deadLetter.mode, ['queue', 'redrive'] as const);
-  if (deadLetter.mode === 'queue') nonEmpty('deadLetter.queueUrl', deadLetter.queueUrl);
+  const queueUrl = nonEmpty('queueUrl', options.queueUrl);
+  if (deadLetter.mode === 'queue') deadLetterQueueUrlOption(queueUrl, deadLetter.queueUrl);
   return {
-    queueUrl: nonEmpty('queueUrl', options.queueUrl),
+    queueUrl,
     consumer: nonEmpty('consumer', options.consumer),
     maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? DEFAULTS.maxBatchSize, 1, 10),
-    waitTimeSeconds: integer('waitTimeSeconds', options.waitTimeSeconds ?? DEFAULTS.waitTimeSeconds, 0, 20),
+    waitTimeSeconds: waitTimeSeconds(options.waitTimeSeconds),
     visibilityTimeoutSeconds,
     extendEveryMs: integer(
       'extendEveryMs',
@@ -325,6 +341,17 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     logger: options.logger,
     random: functionOption('random', options.random) ?? Math.random,
   };
+}
+
+/** The long-poll wait: 1 to 20, and 0 refused with its own reason (ConsumerOptions.waitTimeSeconds). */
+function waitTimeSeconds(value: unknown): number {
+  if (value === 0) {
+    throw new FerryConfigError(
+      'waitTimeSeconds',
+      'must be 1 to 20, got 0: short polling would poll an empty queue in a tight loop, one billed request after another with no pause',
+    );
+  }
+  return integer('waitTimeSeconds', value ?? DEFAULTS.waitTimeSeconds, 1, 20);
 }
 
 /**

@@ -3,13 +3,7 @@ import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
 import { guardLogger, observePublish, type PublishReport } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
-import {
-  PERMANENT_REQUEST_ERRORS,
-  describeError,
-  errorName,
-  isPermanentEntryCode,
-  isUnavailableRequestError,
-} from './errors';
+import { describeError, errorName, isPermanentEntryCode, publishStatus } from './errors';
 import { resolvePublisherOptions, type PublisherOptions, type ResolvedPublisherOptions } from './options';
 import { isFifoQueue } from './topology';
 import { attributeTextFault, encodeEntry, messageSize, SQS_SYSTEM } from './wire';
@@ -27,7 +21,8 @@ interface Pending {
 /**
  * Outbox publisher over SendMessageBatch. A message is reported `sent` only when it is in
  * the response's `Successful` list; every `Failed` entry is retryable or permanent by its
- * code (errors.ts), and anything else (request error, abort, no answer) is retryable.
+ * code (errors.ts); a whole request that failed is `unavailable` when SQS is unreachable or refused
+ * the credentials, `permanent` for a few request errors, else retryable (publishStatus).
  *
  * Messages are grouped by queue (destination, else `routes[type]`, else `defaultDestination`),
  * then sent in order in batches of at most 10 entries and `maxBatchBytes`. On a FIFO queue,
@@ -117,8 +112,8 @@ export class SqsPublisher implements Publisher {
     try {
       queueUrl = await this.connection.queueUrl(queue, signal);
     } catch (error) {
-      const status = isUnavailableRequestError(error) ? 'unavailable' : 'retryable';
-      const text = `queue ${queue} could not be resolved: ${describeError(error)}`;
+      const status = publishStatus(error) === 'unavailable' ? 'unavailable' : 'retryable';
+      const text = `queue ${queue} could not be resolved: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
       for (const index of indexes) outcomes[index] = { id: messages[index]!.id, status, error: text };
       return;
     }
@@ -195,21 +190,17 @@ export class SqsPublisher implements Publisher {
     let successful: readonly SendMessageBatchResultEntry[];
     let failed: readonly { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[];
     try {
-      const output = await this.connection.client.send(
-        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch.map((p) => p.entry) }),
-        { abortSignal: signal },
+      const entries = batch.map((p) => p.entry);
+      const output = await this.connection.request(
+        (sqs, abortSignal) =>
+          sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }), { abortSignal }),
+        signal,
       );
       successful = output.Successful ?? [];
       failed = output.Failed ?? [];
     } catch (error) {
-      const name = errorName(error);
-      const status =
-        name !== undefined && PERMANENT_REQUEST_ERRORS.has(name)
-          ? 'permanent'
-          : isUnavailableRequestError(error)
-            ? 'unavailable'
-            : 'retryable';
-      const text = `SendMessageBatch to ${queueUrl} failed: ${name ?? 'Error'}: ${describeError(error)}`;
+      const status = publishStatus(error);
+      const text = `SendMessageBatch to ${queueUrl} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
       for (const p of batch) outcomes[p.index] = { id: p.message.id, status, error: text };
       return;
     }

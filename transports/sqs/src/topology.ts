@@ -2,6 +2,7 @@ import {
   CreateQueueCommand,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
+  GetQueueUrlCommand,
   type QueueAttributeName,
 } from '@aws-sdk/client-sqs';
 import { FerryConfigError } from '@ferry/core';
@@ -15,8 +16,9 @@ import {
 import { MAX_VISIBILITY_SECONDS } from './backoff';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
-import { errorName, transportError } from './errors';
-import { SETUP_TIMEOUT_MS } from './options';
+import { errorName, requestError, transportError } from './errors';
+import { isFifoQueue } from './queueUrl';
+import { QueueAttributesMismatchError, queueAttributeDifferences } from './queueMismatch';
 
 export interface QueueSpec {
   /** Queue name; a FIFO queue's name must end in `.fifo`. */
@@ -49,14 +51,13 @@ export function deadLetterQueueName(name: string): string {
   return name.endsWith('.fifo') ? `${name.slice(0, -'.fifo'.length)}-dlq.fifo` : `${name}-dlq`;
 }
 
-/** Whether a queue URL or name denotes a FIFO queue (SQS requires the `.fifo` suffix). */
-export function isFifoQueue(nameOrUrl: string): boolean {
-  return nameOrUrl.endsWith('.fifo');
-}
+export { isFifoQueue } from './queueUrl';
 
 /**
  * Creates a standard or FIFO queue (and its dead-letter queue with a redrive policy).
- * Idempotent for identical attributes, as CreateQueue is. The spec is checked first: a key it
+ * Idempotent for identical attributes, as CreateQueue is; a queue that exists with other
+ * attributes is a QueueAttributesMismatchError (FERRY_CONFIG_INVALID, not retriable) naming
+ * each one that differs. The spec is checked first: a key it
  * does not know is a FerryConfigError naming it, and nothing is created.
  */
 export async function declareQueue(connection: SqsConnection, spec: QueueSpec): Promise<DeclaredQueue> {
@@ -92,27 +93,48 @@ export async function declareQueue(connection: SqsConnection, spec: QueueSpec): 
 /** Deletes a queue; a queue that does not exist counts as deleted. */
 export async function deleteQueue(connection: SqsConnection, queueUrl: string): Promise<void> {
   try {
-    await connection.client.send(new DeleteQueueCommand({ QueueUrl: queueUrl }), {
-      abortSignal: requestDeadline(SETUP_TIMEOUT_MS),
-    });
+    await connection.request(
+      (sqs, abortSignal) => sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl }), { abortSignal }),
+      requestDeadline(connection.options.setupTimeoutMs),
+    );
   } catch (error) {
-    if (errorName(error) !== 'QueueDoesNotExist')
-      throw transportError(`DeleteQueue ${queueUrl} failed`, error);
+    if (errorName(error) !== 'QueueDoesNotExist') throw requestError(`DeleteQueue ${queueUrl}`, error);
   }
   connection.forgetQueue(queueUrl);
 }
 
 export async function queueArn(connection: SqsConnection, queueUrl: string): Promise<string> {
+  const arn = (await queueAttributes(connection, queueUrl, ['QueueArn'], `GetQueueAttributes ${queueUrl}`))
+    .QueueArn;
+  if (!arn) throw transportError(`GetQueueAttributes ${queueUrl} failed`, new Error('no QueueArn attribute'));
+  return arn;
+}
+
+/**
+ * GetQueueAttributes of `names`, ended by `signal` and after setupTimeoutMs at the latest. Once
+ * `signal` aborted its reason is rethrown as it is; any other failure is requestError(`what`):
+ * FERRY_PERMANENT_FAILURE when the queue does not exist or SQS refused the credentials, else a
+ * retriable transport error saying whether SQS answered.
+ */
+export async function queueAttributes(
+  connection: SqsConnection,
+  queueUrl: string,
+  names: readonly QueueAttributeName[],
+  what: string,
+  signal?: AbortSignal,
+): Promise<Partial<Record<QueueAttributeName, string>>> {
   try {
-    const output = await connection.client.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS) },
+    const output = await connection.request(
+      (sqs, abortSignal) =>
+        sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...names] }), {
+          abortSignal,
+        }),
+      requestDeadline(connection.options.setupTimeoutMs, signal),
     );
-    const arn = output.Attributes?.QueueArn;
-    if (!arn) throw new Error('no QueueArn attribute');
-    return arn;
+    return output.Attributes ?? {};
   } catch (error) {
-    throw transportError(`GetQueueAttributes ${queueUrl} failed`, error);
+    if (signal?.aborted) throw error;
+    throw requestError(what, error);
   }
 }
 
@@ -122,43 +144,95 @@ async function createQueue(
   attributes: Partial<Record<QueueAttributeName, string>>,
 ): Promise<string> {
   try {
-    const output = await connection.client.send(
-      new CreateQueueCommand({ QueueName: name, Attributes: attributes }),
-      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS) },
+    const output = await connection.request(
+      (sqs, abortSignal) =>
+        sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }), { abortSignal }),
+      requestDeadline(connection.options.setupTimeoutMs),
     );
     if (!output.QueueUrl) throw new Error('CreateQueue returned no URL');
     return output.QueueUrl;
   } catch (error) {
-    throw transportError(`CreateQueue ${name} failed`, error);
+    const code = errorName(error);
+    if (code === 'QueueNameExists' || code === 'QueueAlreadyExists') {
+      throw await attributesMismatch(connection, name, attributes, error);
+    }
+    throw requestError(`CreateQueue ${name}`, error);
+  }
+}
+
+/**
+ * Why CreateQueue refused `attributes` for an existing queue: a QueueAttributesMismatchError
+ * naming what differs, read with GetQueueAttributes; the retriable transport error of the
+ * CreateQueue when that read fails.
+ */
+async function attributesMismatch(
+  connection: SqsConnection,
+  name: string,
+  attributes: Partial<Record<QueueAttributeName, string>>,
+  cause: unknown,
+): Promise<Error> {
+  try {
+    const url = await connection.queueUrl(name);
+    const names = Object.keys(attributes) as QueueAttributeName[];
+    const existing = await queueAttributes(connection, url, names, `GetQueueAttributes ${url}`);
+    return new QueueAttributesMismatchError(name, queueAttributeDifferences(attributes, existing));
+  } catch {
+    return requestError(`CreateQueue ${name}`, cause);
   }
 }
 
 /**
  * Checks that a queue has a RedrivePolicy (the dead-letter path of `deadLetter: { mode:
- * 'redrive' }`): without one an invalid message would be received again and again, forever.
- * FerryConfigError when it has none; a failed lookup is a retriable transport error. The lookup
- * ends with `signal`, and after SETUP_TIMEOUT_MS at the latest.
+ * 'redrive' }`) whose dead-letter queue exists: without either an invalid message would be
+ * received again and again, forever, or dropped by SQS. FerryConfigError (option `deadLetter`)
+ * when it has none or its target does not exist; a failed lookup as queueAttributes'.
+ * The lookups end with `signal`, and after setupTimeoutMs at the latest. The consumer runs it
+ * at attach and again each time it leaves invalid messages to the policy.
  */
 export async function requireRedrivePolicy(
   connection: SqsConnection,
   queueUrl: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  let policy: string | undefined;
-  try {
-    const output = await connection.client.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }),
-      { abortSignal: requestDeadline(SETUP_TIMEOUT_MS, signal) },
-    );
-    policy = output.Attributes?.RedrivePolicy;
-  } catch (error) {
-    if (errorName(error) === 'AbortError') throw error;
-    throw transportError(`GetQueueAttributes ${queueUrl} failed`, error);
-  }
+  const what = `GetQueueAttributes ${queueUrl}`;
+  const policy = (await queueAttributes(connection, queueUrl, ['RedrivePolicy'], what, signal)).RedrivePolicy;
   if (policy === undefined || policy.length === 0) {
     throw new FerryConfigError(
       'deadLetter',
       `queue ${queueUrl} has no RedrivePolicy; give it one or use deadLetter: { mode: 'queue', queueUrl }`,
     );
+  }
+  const target = redriveTarget(policy);
+  if (target === null) return;
+  try {
+    await connection.request(
+      (sqs, abortSignal) =>
+        sqs.send(new GetQueueUrlCommand({ QueueName: target.name, QueueOwnerAWSAccountId: target.account }), {
+          abortSignal,
+        }),
+      requestDeadline(connection.options.setupTimeoutMs, signal),
+    );
+  } catch (error) {
+    const name = errorName(error);
+    if (signal?.aborted) throw error;
+    if (name === 'QueueDoesNotExist' || name === 'AWS.SimpleQueueService.NonExistentQueue') {
+      throw new FerryConfigError(
+        'deadLetter',
+        `the RedrivePolicy of queue ${queueUrl} moves messages to ${target.arn}, which does not exist: SQS cannot move an invalid message there`,
+      );
+    }
+    throw requestError(`GetQueueUrl ${target.name} (the RedrivePolicy's dead-letter queue)`, error);
+  }
+}
+
+/** The dead-letter queue of a RedrivePolicy (`arn:aws:sqs:region:account:name`); null when unreadable. */
+function redriveTarget(policy: string): { arn: string; account: string; name: string } | null {
+  try {
+    const arn = (JSON.parse(policy) as { deadLetterTargetArn?: unknown }).deadLetterTargetArn;
+    const parts = typeof arn === 'string' ? arn.split(':') : [];
+    if (parts.length !== 6 || !parts[4] || !parts[5]) return null;
+    return { arn: arn as string, account: parts[4], name: parts[5] };
+  } catch {
+    return null;
   }
 }

@@ -23,16 +23,17 @@ export async function changeVisibility(
 ): Promise<number> {
   if (changes.length === 0) return 0;
   try {
-    const output = await connection.client.send(
-      new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: changes.map((change, index) => ({
-          Id: `v${index}`,
-          ReceiptHandle: change.message.ReceiptHandle,
-          VisibilityTimeout: change.seconds,
-        })),
-      }),
-      { abortSignal: signal },
+    const entries = changes.map((change, index) => ({
+      Id: `v${index}`,
+      ReceiptHandle: change.message.ReceiptHandle,
+      VisibilityTimeout: change.seconds,
+    }));
+    const output = await connection.request(
+      (sqs, abortSignal) =>
+        sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: entries }), {
+          abortSignal,
+        }),
+      signal,
     );
     for (const failed of output.Failed ?? []) {
       onFailure(

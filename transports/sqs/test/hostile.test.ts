@@ -183,10 +183,10 @@ describe('SQS consumer under hostile input', () => {
     await waitFor('two failed polls', () =>
       events.filter((e) => e.type === 'disconnected').length >= 2 ? true : undefined,
     );
-    // The timeout names the last failed poll, so a caller of ready() learns why.
+    // ready() rejects with the refusal, so a caller learns why (readiness.test.ts); polling goes on.
     await expect(consumer.ready({ timeoutMs: 1 })).rejects.toMatchObject({
-      code: 'FERRY_TIMEOUT',
-      message: expect.stringMatching(/the last attempt failed: .*does not exist/),
+      code: 'FERRY_PERMANENT_FAILURE',
+      message: expect.stringMatching(/does not exist/),
     });
     await consumer.close();
     const failed = events.filter((e) => e.type === 'disconnected');

@@ -4,7 +4,7 @@
  * ignored, so a mistyped `visibilityTimeout` or a `maxReceiveCount` outside `deadLetter` does
  * not silently declare a queue without it.
  */
-import { declareQueue, type QueueSpec } from '../src';
+import { QueueAttributesMismatchError, declareQueue, deleteQueue, type QueueSpec } from '../src';
 import { countRequests, openConnection, uniqueName } from './support/sqs';
 
 const connection = openConnection();
@@ -33,5 +33,46 @@ test.each([
 test('declareQueue refuses a spec that is not an object', async () => {
   await expect(declareQueue(connection, null as unknown as QueueSpec)).rejects.toMatchObject({
     code: 'FERRY_CONFIG_INVALID',
+  });
+});
+
+describe('declareQueue on an existing queue with other attributes', () => {
+  const declared: string[] = [];
+  afterAll(async () => {
+    await Promise.all(declared.map((url) => deleteQueue(connection, url)));
+  });
+
+  it('refuses with a non-retriable FERRY_CONFIG_INVALID naming each attribute that differs', async () => {
+    const name = uniqueName('differ');
+    const first = await declareQueue(connection, {
+      name,
+      visibilityTimeoutSeconds: 30,
+      deadLetter: { maxReceiveCount: 3 },
+    });
+    declared.push(first.queueUrl, first.deadLetterQueueUrl!);
+    const failure = await declareQueue(connection, {
+      name,
+      visibilityTimeoutSeconds: 45,
+      deadLetter: { maxReceiveCount: 5 },
+    }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(QueueAttributesMismatchError);
+    expect(failure).toMatchObject({
+      code: 'FERRY_CONFIG_INVALID',
+      retriable: false,
+      option: 'visibilityTimeoutSeconds',
+      queue: name,
+      message: expect.stringMatching(/VisibilityTimeout is 30, the spec asks 45.*RedrivePolicy/),
+    });
+    expect((failure as QueueAttributesMismatchError).differences.map((d) => d.attribute)).toEqual([
+      'VisibilityTimeout',
+      'RedrivePolicy',
+    ]);
+    // The same spec again is still a no-op.
+    await expect(
+      declareQueue(connection, { name, visibilityTimeoutSeconds: 30, deadLetter: { maxReceiveCount: 3 } }),
+    ).resolves.toMatchObject({ queueUrl: first.queueUrl });
   });
 });

@@ -16,3 +16,19 @@ export function pendingStatements(client: ClientBase): number | null {
   if (queue === undefined || !('value' in queue) || !Array.isArray(queue.value)) return null;
   return queue.value.length + (active && 'value' in active && active.value ? 1 : 0);
 }
+
+type ClosedFields = Partial<Record<'_ending' | '_queryable' | 'ending' | 'ended', unknown>>;
+
+/**
+ * Why a node-postgres client or pool can never answer again, or null: its `end()` was called (a
+ * client's `_ending`, a pool's `ending` / `ended`), or a connection error left the client
+ * unusable (`_queryable` false). Read from pg's own fields, as pendingStatements does.
+ */
+export function closedReason(target: object, isPool: boolean): string | null {
+  const fields = target as ClosedFields;
+  if (isPool)
+    return fields.ending === true || fields.ended === true ? 'a node-postgres pool that was ended' : null;
+  if (fields._ending === true) return 'a node-postgres client that was ended (its end() was called)';
+  if (fields._queryable === false) return 'a node-postgres client broken by a connection error';
+  return null;
+}

@@ -9,7 +9,7 @@ import {
 import { onAbort } from '../deadline';
 import { askOutcomesElsewhere } from './commitOutcome';
 import { FerryError, FerryValidationError } from '../errors';
-import { pendingStatements } from './clientQueue';
+import { closedReason, pendingStatements } from './clientQueue';
 import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
 import { answeredByServer } from './sqlState';
@@ -34,6 +34,7 @@ import {
  * statements without parameters (which may hold several commands, e.g. a migration), run unnamed.
  */
 export function fromPg(pool: Pool): SqlExecutor {
+  refuseClosed(pool, true);
   return bind(pool, false);
 }
 
@@ -95,6 +96,7 @@ function connectionLike(
  * not connected yet (pg reports no status before its first ReadyForQuery).
  */
 function refuseUnsettled(client: ClientBase): void {
+  refuseClosed(client, false);
   if (transactionStatus(client) === null) {
     throw new FerryValidationError(
       'tx',
@@ -109,6 +111,17 @@ function refuseUnsettled(client: ClientBase): void {
     `a node-postgres client with ${pending} statement(s) not yet answered (a query not awaited, such ` +
       'as its BEGIN): ferry cannot tell whether the client is in a transaction; await them first',
   );
+}
+
+/**
+ * Refuses a client or pool that can never answer again: every call would fail the same way, so a
+ * retriable database error would send a caller's retry loop round for ever.
+ */
+function refuseClosed(target: object, isPool: boolean): void {
+  const reason = closedReason(target, isPool);
+  if (reason !== null) {
+    throw new FerryValidationError('tx', `${reason}: it cannot run statements any more; use a new one`);
+  }
 }
 
 /**

@@ -18,7 +18,7 @@ export { safeEmit } from '../observe/safeEmit';
 export { defaultLogger, guardLogger } from '../observe/logger';
 export { stripUrlCredentials } from '../redact/urlCredentials';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
-export { deadlineSignal } from '../deadline';
+export { deadlineSignal, onAbort } from '../deadline';
 export { discardAnswer } from '../unreadAnswer';
 export {
   integerOption,

@@ -1,4 +1,5 @@
-import { expect, it } from '@jest/globals';
+import { expect } from './jest';
+import { timedCases } from './timeouts';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { diffIds, waitUntil } from './assertions';
 import type { MemoryAcceptor } from './memoryAcceptor';
@@ -28,6 +29,7 @@ function settledCount(events: readonly TransportConsumerEvent[]): number {
  * reported acceptance-recovered.
  */
 export function registerAdmissionCases(context: AdmissionContext): void {
+  const it = timedCases(context.timeoutMs);
   it('at the admission limit settles a duplicate at once and takes the refused deliveries later', async () => {
     const transport = context.transport();
     const acceptor = context.acceptor();

@@ -1,4 +1,5 @@
-import { expect, it } from '@jest/globals';
+import { expect } from './jest';
+import { timedCases } from './timeouts';
 import type { PublishOutcome } from '@ferry/core';
 import { diffIds, waitUntil } from './assertions';
 import { MemoryAcceptor } from './memoryAcceptor';
@@ -33,6 +34,7 @@ async function settle(
  * consumer takes no more deliveries, so the next consumer gets them.
  */
 export function registerLifecycleCases(context: LifecycleContext): void {
+  const it = timedCases(context.timeoutMs);
   it('resolves close() of the publisher twice, and a publish after close reports nothing sent', async () => {
     const transport = context.transport();
     await Promise.all([transport.publisher.close(), transport.publisher.close()]);

@@ -1,4 +1,5 @@
-import { expect, it } from '@jest/globals';
+import { expect } from './jest';
+import { timedCases } from './timeouts';
 import type { TransportConsumerEvent, TransportPublisherEvent } from '@ferry/core/transport';
 import { waitUntil } from './assertions';
 import type { AttachedConsumer, TransportUnderTest } from './types';
@@ -34,6 +35,7 @@ function sum(events: readonly TransportConsumerEvent[], type: TransportConsumerE
  * @ferry/core/transport, with their transport's name and the queue / topic they read.
  */
 export function registerObserverCases(context: ObserverContext): void {
+  const it = timedCases(context.timeoutMs);
   it('reports received, then accepted and settled, for delivered messages, with its transport and source', async () => {
     await context.attach();
     const ids = await context.publishAllSent(5);

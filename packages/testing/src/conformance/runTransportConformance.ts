@@ -23,7 +23,8 @@
  * - a message to an unroutable destination is reported not sent               (unroutableDetection)
  * - nothing is lost or accepted twice across a broker restart mid-stream       (redeliveryAfterRestart)
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect } from './jest';
+import { jestTimeout, MAX_WAIT_TIMEOUT_MS, timedCases } from './timeouts';
 import {
   functionOption,
   integerOption,
@@ -76,7 +77,8 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       `transport conformance (${options.name}): system (the broker's OpenTelemetry messaging.system) must be a non-empty string`,
     );
   }
-  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 30_000, 1);
+  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 30_000, 1, MAX_WAIT_TIMEOUT_MS);
+  const it = timedCases(timeoutMs);
   const supported = featureGate(options);
 
   describe(`transport conformance: ${options.name}`, () => {
@@ -93,13 +95,13 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         publisherObserver: (event) => publisherEvents.push(event),
       });
       acceptor = new MemoryAcceptor();
-    });
+    }, jestTimeout(timeoutMs));
 
     afterEach(async () => {
       acceptor.release();
       await Promise.all(consumers.splice(0).map((consumer) => consumer.close()));
       await transport.cleanup();
-    });
+    }, jestTimeout(timeoutMs));
 
     async function attach(to: MemoryAcceptor = acceptor): Promise<void> {
       const observer = (event: TransportConsumerEvent) => consumerEvents.push(event);

@@ -100,6 +100,9 @@ export interface TransportConformanceOptions {
   createTransport(context: TransportContext): Promise<TransportUnderTest>;
   /** Breaks the transport's broker connections (restart, or a broker-side close). */
   restartBroker?(): Promise<void>;
-  /** Deadline for every wait in the suite. Default 30000 ms. */
+  /**
+   * Deadline for every wait in the suite. Default 30000 ms, at most 715,827,882. Three times it is
+   * jest's timeout of each case and each beforeEach / afterEach.
+   */
   readonly timeoutMs?: number;
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from './jest';
 import type { ConformanceFeatures, TransportConformanceOptions } from './types';
 
 /** The title prefix of a case registered for a feature the transport lacks (the summary line counts these as skipped). */

@@ -1,0 +1,54 @@
+import { abortableDelay, deadlineSignal } from '@ferry/core/transport';
+
+/** A call `WaitDeadline.race` gave up on: the deadline came before it settled. */
+export class CallUnsettled extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the call had not settled after ${timeoutMs} ms`);
+    this.name = 'CallUnsettled';
+  }
+}
+
+/**
+ * The deadline of one wait of the test helpers (waitUntil, drainInbox, waitForInboxRecord), on
+ * core's deadlineSignal: every call the wait makes is raced against it, so a call that never
+ * settles (a probe, a database call) cannot hold the wait past its timeout. `end()` (in a
+ * `finally`) clears the timer; a call given up on is left to itself, nothing of the wait on it.
+ */
+export class WaitDeadline {
+  private readonly stop = new AbortController();
+  private readonly signal: AbortSignal;
+
+  constructor(readonly timeoutMs: number) {
+    this.signal = deadlineSignal(timeoutMs, this.stop.signal);
+  }
+
+  /** True once the deadline has passed. */
+  get expired(): boolean {
+    return this.signal.aborted && !this.stop.signal.aborted;
+  }
+
+  /** Settles as `call()` does, or rejects with CallUnsettled when the deadline comes first. */
+  race<T>(call: () => T | Promise<T>): Promise<T> {
+    const unsettled = new CallUnsettled(this.timeoutMs);
+    if (this.signal.aborted) return Promise.reject(unsettled);
+    let onDeadline = (): void => undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      onDeadline = () => reject(unsettled);
+      this.signal.addEventListener('abort', onDeadline, { once: true });
+    });
+    // Promise.race handles both: a call that rejects after the deadline is no unhandled rejection.
+    return Promise.race([Promise.resolve().then(call), deadline]).finally(() =>
+      this.signal.removeEventListener('abort', onDeadline),
+    );
+  }
+
+  /** Waits `ms`, or until the deadline if that comes first. */
+  async pause(ms: number): Promise<void> {
+    await abortableDelay(ms, this.signal).catch(() => undefined);
+  }
+
+  /** The wait is over: the deadline's timer is cleared. */
+  end(): void {
+    this.stop.abort();
+  }
+}
