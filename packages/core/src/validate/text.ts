@@ -25,6 +25,21 @@ export function storableText(value: string): string {
   return value.replaceAll('\u0000', '\ufffd').replace(new RegExp(UNPAIRED_SURROGATE.source, 'g'), '\ufffd');
 }
 
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * Why `value` cannot be a message id, or null: an id that is empty, only whitespace or holds a
+ * control character (C0, DEL, C1) names nothing a person can tell apart or type.
+ */
+export function identifierFault(value: string): string | null {
+  if (value.trim().length === 0)
+    return value.length === 0 ? 'must not be empty' : 'must not be only whitespace';
+  const control = CONTROL.exec(value);
+  if (control === null) return null;
+  const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+  return `must not contain a control character (U+${code})`;
+}
+
 const MAX_SEGMENT = 64;
 
 /**

@@ -19,6 +19,8 @@
  *   reports one disconnected with reason 'closed', the other consumer stays connected (always)
  * - the observer hears a poison delivery dead-lettered with its reason and id    (deadLetter)
  * - invalid deliveries are dead-lettered with a reason, none accepted          (deadLetter)
+ * - a body with a number JSON.parse would change (an integer beyond 2^53-1, 1e400, 1e-400, -0)
+ *   is dead-lettered as unparseable_body; the neighbour's payload arrives exactly (deadLetter)
  * - messages sharing an ordering key arrive in publish order                   (orderingPerKey)
  * - a message to an unroutable destination is reported not sent               (unroutableDetection)
  * - nothing is lost or accepted twice across a broker restart mid-stream       (redeliveryAfterRestart)
@@ -182,6 +184,38 @@ export function runTransportConformance(options: TransportConformanceOptions): v
           'conformance-unparseable',
         ]);
         await expectAcceptedExactly(['conformance-valid']);
+      });
+    }
+
+    if (supported('deadLetter')) {
+      it('dead-letters a body whose numbers JSON.parse would change; keeps the others exactly', async () => {
+        await attach();
+        const changed = {
+          'conformance-bigint': '{"id": 12345678901234567891}',
+          'conformance-infinity': '{"n": [1e400]}',
+          'conformance-underflow': '{"n": 1e-400}',
+          'conformance-negative-zero': '{"n": -0}',
+        };
+        const kept =
+          '{"id": 9007199254740991, "f": 0.30000000000000004, "big": 1e300, "s": "12345678901234567891"}';
+        for (const [messageId, body] of Object.entries(changed))
+          await transport.publishRaw({ body, messageId });
+        await transport.publishRaw({ body: kept, messageId: 'conformance-kept' });
+        const dead = await waitUntil(
+          'four dead letters',
+          async () => {
+            const letters = await transport.readDeadLetters();
+            return letters.length >= 4 ? letters : undefined;
+          },
+          timeoutMs,
+        );
+        expect(dead.map((letter) => [letter.messageId, letter.reason]).sort()).toEqual(
+          Object.keys(changed)
+            .sort()
+            .map((messageId) => [messageId, 'unparseable_body']),
+        );
+        await expectAcceptedExactly(['conformance-kept']);
+        expect(acceptor.payloads.get('conformance-kept')).toEqual(JSON.parse(kept));
       });
     }
 
