@@ -104,20 +104,14 @@ export type IdentityExtractor = (record: InboundRecord) => string | null;
 export const topicPartitionOffsetIdentity: IdentityExtractor = (record) =>
   `${record.topic}-${record.partition}-${record.offset}`;
 
-/** Headers that describe a transport's own handling: an outside producer's copy is not passed on. */
-const TRANSPORT_HEADERS: ReadonlySet<string> = new Set([
-  FERRY_HEADERS.transportAttempts,
-  FERRY_HEADERS.rejectReason,
-]);
-
 /**
  * The record's headers passed on to the inbox: the last value of each, when its name and value
- * are storable text (putStorableHeader), without the transport's own.
+ * are storable text and its name is not reserved (putStorableHeader keeps ferry's envelope
+ * headers and leaves out the transport's own and any other case of a reserved name).
  */
 export function decodeHeaders(headers: ConsumedHeaders | undefined): Record<string, string> {
   const decoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (TRANSPORT_HEADERS.has(name)) continue;
     const last = lastHeaderValue(value);
     if (last !== undefined) putStorableHeader(decoded, name, last);
   }
