@@ -44,6 +44,7 @@ import { featureGate } from './unsupported';
 import type {
   AttachedConsumer,
   ConformanceFeatures,
+  DeadLetter,
   TransportConformanceOptions,
   TransportUnderTest,
 } from './types';
@@ -117,6 +118,18 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       return messages.map((m) => m.id);
     }
 
+    /** Every dead letter read so far, once there are at least `count`. */
+    function deadLettersAtLeast(count: number, what: string): Promise<readonly DeadLetter[]> {
+      return waitUntil(
+        what,
+        async () => {
+          const letters = await transport.readDeadLetters();
+          return letters.length >= count ? letters : undefined;
+        },
+        timeoutMs,
+      );
+    }
+
     async function expectAcceptedExactly(expected: readonly string[]): Promise<void> {
       await waitUntil(
         `${expected.length} accepted`,
@@ -168,14 +181,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         await transport.publishRaw({ body: '{not json', messageId: 'conformance-unparseable' });
         await transport.publishRaw({ body: '{"valid":true}', messageId: 'conformance-valid' });
 
-        const dead = await waitUntil(
-          'two dead letters',
-          async () => {
-            const letters = await transport.readDeadLetters();
-            return letters.length >= 2 ? letters : undefined;
-          },
-          timeoutMs,
-        );
+        const dead = await deadLettersAtLeast(2, 'two dead letters');
         expect(dead.every((letter) => typeof letter.reason === 'string' && letter.reason.length > 0)).toBe(
           true,
         );
@@ -201,14 +207,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         for (const [messageId, body] of Object.entries(changed))
           await transport.publishRaw({ body, messageId });
         await transport.publishRaw({ body: kept, messageId: 'conformance-kept' });
-        const dead = await waitUntil(
-          'four dead letters',
-          async () => {
-            const letters = await transport.readDeadLetters();
-            return letters.length >= 4 ? letters : undefined;
-          },
-          timeoutMs,
-        );
+        const dead = await deadLettersAtLeast(4, 'four dead letters');
         expect(dead.map((letter) => [letter.messageId, letter.reason]).sort()).toEqual(
           Object.keys(changed)
             .sort()
@@ -227,14 +226,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         await transport.publishRaw({ body: '{"n":2}', messageId: 'conformance-poison' });
         await transport.publishRaw({ body: '{"n":3}', messageId: 'conformance-after' });
 
-        const dead = await waitUntil(
-          'the poison delivery dead-lettered',
-          async () => {
-            const letters = await transport.readDeadLetters();
-            return letters.length >= 1 ? letters : undefined;
-          },
-          timeoutMs,
-        );
+        const dead = await deadLettersAtLeast(1, 'the poison delivery dead-lettered');
         expect(dead.map((letter) => letter.messageId)).toEqual(['conformance-poison']);
         expect(dead[0]!.reason).toEqual(expect.stringMatching(/./));
         await expectAcceptedExactly(['conformance-before', 'conformance-after']);
