@@ -118,6 +118,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'isBatchWideFailure',
     'isConnectionLevelError',
     'knownKeysOption',
+    'messageIdFault',
     'nonEmptyOption',
     'nonEmptyValue',
     'observePublish',

@@ -10,6 +10,7 @@ import {
   describeCause,
   invalidResultReason,
   extractIdentity,
+  messageIdFault,
   nonEmptyValue,
   parseJsonObjectBody,
   putStorableHeader,
@@ -175,6 +176,9 @@ function decode(
     const detail = extracted?.ok === false ? `no message id; ${extracted.detail}` : 'no message id';
     return { messageId: null, reason: TRANSPORT_REJECT_REASONS.missingIdentity, detail };
   }
+  const idFault = messageIdFault(messageId);
+  if (idFault !== null)
+    return { messageId, reason: TRANSPORT_REJECT_REASONS.missingIdentity, detail: idFault };
   if (delivery.body.length > maxPayloadBytes) {
     const detail = `${delivery.body.length} bytes`;
     return { messageId, reason: TRANSPORT_REJECT_REASONS.payloadTooLarge, detail };

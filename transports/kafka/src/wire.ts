@@ -1,6 +1,7 @@
 import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
 import {
   extractIdentity,
+  messageIdFault,
   outboxHeaders,
   parseJsonObjectBytes,
   putStorableHeader,
@@ -172,6 +173,8 @@ export function decodeRecord(
   if (ambiguous !== null) return invalid(REJECT_REASONS.ambiguousHeader, ambiguous);
   if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
   if (!identity.ok) return invalid(REJECT_REASONS.missingIdentity, identity.detail);
+  const idFault = messageIdFault(identity.messageId);
+  if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
   const tenant = resolveTenant(context.tenant ?? 'header', record, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
   if (value.length > context.maxPayloadBytes) {

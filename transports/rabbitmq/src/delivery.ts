@@ -2,6 +2,7 @@ import type { Message } from 'amqplib';
 import type { InboxAcceptInput } from '@ferry/core';
 import {
   extractIdentity,
+  messageIdFault,
   nonEmptyValue,
   parseJsonObjectBytes,
   putStorableHeader,
@@ -83,6 +84,8 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
       `no x-ferry-message-id header, messageId or extracted id${why}`,
     );
   }
+  const idFault = messageIdFault(messageId);
+  if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
   if (message.content.length > options.maxPayloadBytes) {
     return invalid(
       REJECT_REASONS.payloadTooLarge,

@@ -5,6 +5,7 @@ import {
   eventHeaders,
   extractIdentity,
   ferryHeaderValues,
+  messageIdFault,
   parseJsonObjectBody,
   putStorableHeader,
   readFerryHeaders,
@@ -162,6 +163,8 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
       `no x-ferry-message-id attribute and no extracted id${why}`,
     );
   }
+  const idFault = messageIdFault(messageId);
+  if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
   const body = message.Body ?? '';
   const bytes = Buffer.byteLength(body, 'utf8');
   if (bytes > options.maxPayloadBytes) {

@@ -21,6 +21,10 @@
  * - invalid deliveries are dead-lettered with a reason, none accepted          (deadLetter)
  * - a body with a number JSON.parse would change (an integer beyond 2^53-1, 1e400, 1e-400, -0)
  *   is dead-lettered as unparseable_body; the neighbour's payload arrives exactly (deadLetter)
+ * - a message id that is only whitespace or holds a control character is dead-lettered as
+ *   missing_identity                                                             (deadLetter)
+ * - a delivery's headers reach the inbox without any reserved name but ferry's own
+ *   (X-Ferry-Tenant-Id, x-ferry-transport-attempts, ...)                          (always)
  * - messages sharing an ordering key arrive in publish order                   (orderingPerKey)
  * - a message to an unroutable destination is reported not sent               (unroutableDetection)
  * - nothing is lost or accepted twice across a broker restart mid-stream       (redeliveryAfterRestart)
@@ -214,9 +218,41 @@ export function runTransportConformance(options: TransportConformanceOptions): v
             .map((messageId) => [messageId, 'unparseable_body']),
         );
         await expectAcceptedExactly(['conformance-kept']);
-        expect(acceptor.payloads.get('conformance-kept')).toEqual(JSON.parse(kept));
+        expect(acceptor.inputs.get('conformance-kept')?.payload).toEqual(JSON.parse(kept));
       });
     }
+
+    if (supported('deadLetter')) {
+      it('dead-letters a delivery whose message id is only whitespace or holds a control character', async () => {
+        await attach();
+        const ids = [' ', '\t', 'conformance-\u0085'];
+        for (const messageId of ids) await transport.publishRaw({ body: '{"n":1}', messageId });
+        await transport.publishRaw({ body: '{"n":2}', messageId: 'conformance-id-valid' });
+        const dead = await deadLettersAtLeast(ids.length, 'three dead letters');
+        expect(dead.map((letter) => letter.reason)).toEqual(ids.map(() => 'missing_identity'));
+        await expectAcceptedExactly(['conformance-id-valid']);
+      });
+    }
+
+    it("stores no reserved header name with a delivery but ferry's own, in any case", async () => {
+      await attach();
+      const forged = {
+        'X-Ferry-Tenant-Id': 'victim',
+        'x-ferry-transport-attempts': '99',
+        'x-ferry-reject-reason': 'forged',
+        'x-ferry-other': 'forged',
+        TraceParent: 'forged',
+      };
+      await transport.publishRaw({
+        body: '{"n":1}',
+        messageId: 'conformance-headers',
+        headers: { ...forged, 'x-app': 'kept' },
+      });
+      await expectAcceptedExactly(['conformance-headers']);
+      const headers = acceptor.inputs.get('conformance-headers')?.headers ?? {};
+      expect(headers['x-app']).toBe('kept');
+      expect(Object.keys(headers).filter((name) => name in forged)).toEqual([]);
+    });
 
     if (supported('deadLetter')) {
       it('dead-letters a delivery whose acceptance alone fails, and accepts its neighbours', async () => {
