@@ -12,7 +12,7 @@ import {
   extractIdentity,
   messageIdFault,
   nonEmptyValue,
-  parseJsonObjectBody,
+  parseJsonObjectBytes,
   putStorableHeader,
   readFerryHeaders,
   resolveTenant,
@@ -185,7 +185,7 @@ function decode(
   }
   const tenant = resolveTenant(options.tenant, delivery, ferry.tenantId);
   if (!tenant.ok) return { messageId, reason: tenant.reason, detail: tenant.detail };
-  const body = parseJsonObjectBody(delivery.body.toString('utf8'));
+  const body = parseJsonObjectBytes(delivery.body);
   if (!body.ok) return { messageId, reason: TRANSPORT_REJECT_REASONS.unparseableBody, detail: body.detail };
   return {
     consumer: options.consumer,

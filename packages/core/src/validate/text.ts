@@ -25,11 +25,14 @@ export function storableText(value: string): string {
   return value.replaceAll('\u0000', '\ufffd').replace(new RegExp(UNPAIRED_SURROGATE.source, 'g'), '\ufffd');
 }
 
-const CONTROL = /\p{Cc}/u;
+/** C0 control characters but NUL (textFault's, refused as `invalid_text`), DEL and C1. */
+// eslint-disable-next-line no-control-regex -- finding control characters is its purpose
+const CONTROL = /[\u0001-\u001f\u007f-\u009f]/;
 
 /**
  * Why `value` cannot be a message id, or null: an id that is empty, only whitespace or holds a
- * control character (C0, DEL, C1) names nothing a person can tell apart or type.
+ * control character (C0, DEL, C1) names nothing a person can tell apart or type. NUL is left to
+ * textFault.
  */
 export function identifierFault(value: string): string | null {
   if (value.trim().length === 0)

@@ -218,7 +218,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
             .map((messageId) => [messageId, 'unparseable_body']),
         );
         await expectAcceptedExactly(['conformance-kept']);
-        expect(acceptor.inputs.get('conformance-kept')?.payload).toEqual(JSON.parse(kept));
+        expect(acceptor.acceptedInputs.get('conformance-kept')?.payload).toEqual(JSON.parse(kept));
       });
     }
 
@@ -249,7 +249,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         headers: { ...forged, 'x-app': 'kept' },
       });
       await expectAcceptedExactly(['conformance-headers']);
-      const headers = acceptor.inputs.get('conformance-headers')?.headers ?? {};
+      const headers = acceptor.acceptedInputs.get('conformance-headers')?.headers ?? {};
       expect(headers['x-app']).toBe('kept');
       expect(Object.keys(headers).filter((name) => name in forged)).toEqual([]);
     });
