@@ -6,9 +6,8 @@ export type JsonBody =
 
 /**
  * Parses a message body that must be a JSON object; `detail` says why it is not one. A body
- * with a number JSON.parse would change (an integer beyond 2^53-1, 1e400, 1e-400, -0, more
- * digits than a JavaScript number keeps: numberFault) is refused too, naming where it is: it is
- * never accepted as a different value.
+ * with a number JSON.parse would change (an integer beyond 2^53-1, 1e400, 1e-400, -0:
+ * numberFault) is refused too, naming where it is: it is never accepted as a different value.
  */
 export function parseJsonObjectBody(text: string): JsonBody {
   let payload: unknown;
