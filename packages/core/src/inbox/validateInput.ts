@@ -62,7 +62,9 @@ function shapeFault(input: InboxAcceptInput): InputFault | null {
     lengthFault('system', input.system, MAX_NAME, 'nullish');
   if (fault !== null) return invalid(fault);
   const id = identifierFault(input.messageId);
-  return id === null ? null : invalid(`messageId ${id}`);
+  if (id !== null) return invalid(`messageId ${id}`);
+  const tenant = input.tenantId === null ? null : identifierFault(input.tenantId);
+  return tenant === null ? null : invalid(`tenantId ${tenant}`);
 }
 
 function identityTextFault(input: InboxAcceptInput): InputFault | null {

@@ -63,6 +63,8 @@ describe('acceptance refuses hostile input per message, never as a database fail
     ['a control character in the message id', { messageId: 'm-\u0007' }, 'inbox_invalid'],
     ['a C1 control character in the message id', { messageId: 'm-\u0085' }, 'inbox_invalid'],
     ['DEL in the message id', { messageId: '\u007f' }, 'inbox_invalid'],
+    ['a whitespace-only tenant', { tenantId: ' ' }, 'inbox_invalid'],
+    ['a control character in the tenant', { tenantId: 'acme\n' }, 'inbox_invalid'],
   ];
 
   it.each(hostile)(
