@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { scanNumbers } from '../validate/jsonNumbers';
+import { mayHoldInexactNumber, scanNumbers } from '../validate/jsonNumbers';
 import { parseJsonObjectBody, parseJsonObjectBytes } from './body';
 
 const refused = (text: string) => {
@@ -54,14 +54,29 @@ describe('parseJsonObjectBody refuses a number JSON.parse would change', () => {
         const int = whole.length > 1 ? whole.replace(/^0+(?=.)/, '') : whole;
         return `${sign}${int}${fraction === null ? '' : `.${fraction}`}${exponent === null ? '' : exponent.join('')}`;
       });
+    const wrap = fc.constantFrom('{"n":%}', '{"a": [1, %]}', '{"a":[ \n%, 2]}', '{"a":{"b":%}}');
     fc.assert(
-      fc.property(token, (number) => {
-        const text = `{"n":${number}}`;
+      fc.property(token, wrap, (number, shape) => {
+        const text = shape.replace('%', number);
         const body = parseJsonObjectBody(text);
         expect(body.ok ? null : body.detail).toBe(scanNumbers(text));
       }),
       { numRuns: 5000 },
     );
+  });
+
+  it('does not scan a body whose long digit runs, exponents or -0 are inside strings', () => {
+    const strings = {
+      sha: '3e1234567890abcdef3e123e45612345678901234567',
+      uuid: '123e4567-e89b-12d3-a456-0abc14174000',
+      id: '12345678901234567891',
+      neg: 'x-0',
+    };
+    expect(mayHoldInexactNumber(JSON.stringify(strings))).toBe(false);
+    expect(mayHoldInexactNumber(JSON.stringify({ ...strings, n: 1e99, f: 0.1234567890123456 }))).toBe(false);
+    expect(mayHoldInexactNumber('{"n": 1e300}')).toBe(true);
+    expect(mayHoldInexactNumber(`{"n": 0.${'0'.repeat(400)}1}`)).toBe(true);
+    expect(refused(`{"n": 0.${'0'.repeat(400)}1}`)).toMatch(/^number 0\.0+… at \$\.n is too small/);
   });
 
   it('accepts every double JSON.stringify writes, and reads it back as the same number', () => {

@@ -2,12 +2,18 @@ import { numberFault } from './numbers';
 import { pathSegment } from './text';
 
 /**
- * Text that may hold a number JavaScript cannot keep (numberFault): 16 or more digits in a row,
- * an exponent of 3 or more digits, or a negative zero. An integer of at most 15 digits is safe,
- * and a number without 16 digits in a row and with an exponent below 100 is neither Infinity
- * nor rounded to 0, so most bodies are never scanned.
+ * Text that may hold a number JavaScript cannot keep (numberFault), so most bodies are never
+ * scanned: a value (after `:`, `,` or `[`) that is an integer of 16 or more digits, a negative
+ * zero, or a number with an exponent of 3 or more digits; or a fraction of 300 or more digits. A
+ * number with none of these is a safe integer, or a float neither Infinity nor rounded to 0. A
+ * digest, UUID or long id sent as a string (`"3e123…"`, `"…-0abc…"`) does not match.
  */
-const MAYBE_INEXACT = /\d{16}|[eE][+-]?\d{3}|-0(?:\.0+)?(?![\d.])/;
+const MAYBE_INEXACT = /[:,[]\s*(?:-?\d{16}|-0(?:\.0+)?(?![\d.])|-?\d+(?:\.\d+)?[eE][+-]?\d{3})|\.\d{300}/;
+
+/** Whether `json` may hold a number JavaScript cannot keep (MAYBE_INEXACT); false: it holds none. */
+export function mayHoldInexactNumber(json: string): boolean {
+  return MAYBE_INEXACT.test(json);
+}
 
 const STRING = /"(?:[^"\\]+|\\.)*"/y;
 const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
@@ -25,7 +31,7 @@ interface Frame {
  * (numberFault) and where, e.g. `integer beyond 2^53-1 at $.id, ...`, or null.
  */
 export function inexactNumberFault(json: string): string | null {
-  return MAYBE_INEXACT.test(json) ? scanNumbers(json) : null;
+  return mayHoldInexactNumber(json) ? scanNumbers(json) : null;
 }
 
 /** inexactNumberFault without the MAYBE_INEXACT shortcut: every number token is checked. */
