@@ -39,6 +39,7 @@ import {
   type TransportPublisherEvent,
 } from '@ferry/core/transport';
 import { registerAdmissionCases } from './admissionCases';
+import { registerDecodeCases } from './decodeCases';
 import { diffIds, waitUntil } from './assertions';
 import { registerLifecycleCases } from './lifecycleCases';
 import { MemoryAcceptor } from './memoryAcceptor';
@@ -198,63 +199,6 @@ export function runTransportConformance(options: TransportConformanceOptions): v
     }
 
     if (supported('deadLetter')) {
-      it('dead-letters a body whose numbers JSON.parse would change; keeps the others exactly', async () => {
-        await attach();
-        const changed = {
-          'conformance-bigint': '{"id": 12345678901234567891}',
-          'conformance-infinity': '{"n": [1e400]}',
-          'conformance-underflow': '{"n": 1e-400}',
-          'conformance-negative-zero': '{"n": -0}',
-        };
-        const kept =
-          '{"id": 9007199254740991, "f": 0.30000000000000004, "big": 1e300, "s": "12345678901234567891"}';
-        for (const [messageId, body] of Object.entries(changed))
-          await transport.publishRaw({ body, messageId });
-        await transport.publishRaw({ body: kept, messageId: 'conformance-kept' });
-        const dead = await deadLettersAtLeast(4, 'four dead letters');
-        expect(dead.map((letter) => [letter.messageId, letter.reason]).sort()).toEqual(
-          Object.keys(changed)
-            .sort()
-            .map((messageId) => [messageId, 'unparseable_body']),
-        );
-        await expectAcceptedExactly(['conformance-kept']);
-        expect(acceptor.acceptedInputs.get('conformance-kept')?.payload).toEqual(JSON.parse(kept));
-      });
-    }
-
-    if (supported('deadLetter')) {
-      it('dead-letters a delivery whose message id is only whitespace or holds a control character', async () => {
-        await attach();
-        const ids = [' ', '\t', 'conformance-\u0085'];
-        for (const messageId of ids) await transport.publishRaw({ body: '{"n":1}', messageId });
-        await transport.publishRaw({ body: '{"n":2}', messageId: 'conformance-id-valid' });
-        const dead = await deadLettersAtLeast(ids.length, 'three dead letters');
-        expect(dead.map((letter) => letter.reason)).toEqual(ids.map(() => 'missing_identity'));
-        await expectAcceptedExactly(['conformance-id-valid']);
-      });
-    }
-
-    it("stores no reserved header name with a delivery but ferry's own, in any case", async () => {
-      await attach();
-      const forged = {
-        'X-Ferry-Tenant-Id': 'victim',
-        'x-ferry-transport-attempts': '99',
-        'x-ferry-reject-reason': 'forged',
-        'x-ferry-other': 'forged',
-        TraceParent: 'forged',
-      };
-      await transport.publishRaw({
-        body: '{"n":1}',
-        messageId: 'conformance-headers',
-        headers: { ...forged, 'x-app': 'kept' },
-      });
-      await expectAcceptedExactly(['conformance-headers']);
-      const headers = acceptor.acceptedInputs.get('conformance-headers')?.headers ?? {};
-      expect(headers['x-app']).toBe('kept');
-      expect(Object.keys(headers).filter((name) => name in forged)).toEqual([]);
-    });
-
-    if (supported('deadLetter')) {
       it('dead-letters a delivery whose acceptance alone fails, and accepts its neighbours', async () => {
         acceptor.poison('conformance-poison');
         await attach();
@@ -336,6 +280,15 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       consumerEvents: () => consumerEvents,
       attach: () => attach(),
       publishAllSent,
+      expectAcceptedExactly,
+    });
+
+    registerDecodeCases({
+      deadLetter: supported('deadLetter'),
+      acceptor: () => acceptor,
+      transport: () => transport,
+      attach: () => attach(),
+      deadLettersAtLeast,
       expectAcceptedExactly,
     });
 
