@@ -25,7 +25,7 @@ export function kindOf(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'container' {
+function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'container' | 'ownToJSON' {
   if (value === null || typeof value === 'boolean') return null;
   if (typeof value === 'string') {
     const fault = textFault(value);
@@ -37,6 +37,8 @@ function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'containe
     return fault === null ? null : { reason: fault, rule: 'inbox_invalid' };
   }
   if (value instanceof Date) {
+    // A Date whose toJSON is its own serializes as what that returns, which is walked instead.
+    if (value.toJSON !== Date.prototype.toJSON) return 'ownToJSON';
     // An invalid Date serializes as null.
     return Number.isNaN(value.getTime())
       ? { reason: 'an invalid Date is not JSON', rule: 'inbox_invalid' }
@@ -54,7 +56,7 @@ function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'containe
  * first fault: a value JSON cannot carry, a string or object key holding invalid text, or
  * an object / array nested deeper than `maxDepth` (the value itself is depth 1), a number JSON
  * would change (numberFault: -0, an integer beyond 2^53-1), an invalid Date, a symbol key. Dates pass
- * (they serialize as strings).
+ * (they serialize as strings); a Date with a toJSON of its own is checked as what that returns.
  */
 export function jsonFault(value: unknown, maxDepth: number, root = 'payload'): JsonFault | null {
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: 1 }];
@@ -77,6 +79,14 @@ function walk(
     visiting(item.path);
     const fault = scalarFault(item.value);
     if (fault === null) continue;
+    if (fault === 'ownToJSON') {
+      const json: unknown = (item.value as Date).toJSON();
+      // JSON.stringify would write a Date returned by toJSON as an object of its own keys.
+      if (json instanceof Date)
+        return { path: item.path, reason: 'toJSON returns a Date', rule: 'inbox_invalid' };
+      stack.push({ value: json, path: item.path, depth: item.depth });
+      continue;
+    }
     if (fault !== 'container') return { path: item.path, ...fault };
     if (item.depth > maxDepth) {
       return { path: item.path, reason: `nesting deeper than ${maxDepth}`, rule: 'payload_too_deep' };
