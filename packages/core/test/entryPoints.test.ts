@@ -119,6 +119,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'isBatchWideFailure',
     'isConnectionLevelError',
     'knownKeysOption',
+    'messageIdFault',
     'nonEmptyOption',
     'nonEmptyValue',
     'observePublish',

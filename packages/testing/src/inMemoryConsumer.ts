@@ -10,8 +10,9 @@ import {
   describeCause,
   invalidResultReason,
   extractIdentity,
+  messageIdFault,
   nonEmptyValue,
-  parseJsonObjectBody,
+  parseJsonObjectBytes,
   putStorableHeader,
   readFerryHeaders,
   resolveTenant,
@@ -175,13 +176,16 @@ function decode(
     const detail = extracted?.ok === false ? `no message id; ${extracted.detail}` : 'no message id';
     return { messageId: null, reason: TRANSPORT_REJECT_REASONS.missingIdentity, detail };
   }
+  const idFault = messageIdFault(messageId);
+  if (idFault !== null)
+    return { messageId, reason: TRANSPORT_REJECT_REASONS.missingIdentity, detail: idFault };
   if (delivery.body.length > maxPayloadBytes) {
     const detail = `${delivery.body.length} bytes`;
     return { messageId, reason: TRANSPORT_REJECT_REASONS.payloadTooLarge, detail };
   }
   const tenant = resolveTenant(options.tenant, delivery, ferry.tenantId);
   if (!tenant.ok) return { messageId, reason: tenant.reason, detail: tenant.detail };
-  const body = parseJsonObjectBody(delivery.body.toString('utf8'));
+  const body = parseJsonObjectBytes(delivery.body);
   if (!body.ok) return { messageId, reason: TRANSPORT_REJECT_REASONS.unparseableBody, detail: body.detail };
   return {
     consumer: options.consumer,

@@ -42,6 +42,25 @@ describe('attachInMemoryConsumer', () => {
     );
   });
 
+  test('dead-letters a body that is not valid UTF-8 instead of accepting replacement characters', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    const invalid = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff]), Buffer.from('"}')]);
+    broker.send('q', { body: invalid, headers: { [FERRY_HEADERS.messageId]: 'bad-utf8' } });
+    broker.send('q', { body: Buffer.from('{"a":"ü"}'), headers: { [FERRY_HEADERS.messageId]: 'good' } });
+    const acceptor = new RecordingAcceptor();
+    const consumer = attachInMemoryConsumer(acceptor, { broker, queue: 'q', consumer: 'c' });
+    try {
+      await waitUntil('one accepted, one dead-lettered', () =>
+        acceptor.accepted.length === 1 && broker.deadLetters('q').length === 1 ? true : undefined,
+      );
+    } finally {
+      await consumer.close();
+    }
+    expect(acceptor.accepted).toEqual(['good']);
+    expect(broker.deadLetters('q').map(({ reason }) => reason)).toEqual(['unparseable_body']);
+  });
+
   test('with a logger that throws, deliveries held while acceptance is unavailable are still accepted', async () => {
     const broker = new InMemoryBroker();
     broker.declareQueue('q');

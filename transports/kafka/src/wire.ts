@@ -1,6 +1,7 @@
 import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
 import {
   extractIdentity,
+  messageIdFault,
   outboxHeaders,
   parseJsonObjectBytes,
   putStorableHeader,
@@ -104,20 +105,14 @@ export type IdentityExtractor = (record: InboundRecord) => string | null;
 export const topicPartitionOffsetIdentity: IdentityExtractor = (record) =>
   `${record.topic}-${record.partition}-${record.offset}`;
 
-/** Headers that describe a transport's own handling: an outside producer's copy is not passed on. */
-const TRANSPORT_HEADERS: ReadonlySet<string> = new Set([
-  FERRY_HEADERS.transportAttempts,
-  FERRY_HEADERS.rejectReason,
-]);
-
 /**
  * The record's headers passed on to the inbox: the last value of each, when its name and value
- * are storable text (putStorableHeader), without the transport's own.
+ * are storable text and its name is not reserved (putStorableHeader keeps ferry's envelope
+ * headers and leaves out the transport's own and any other case of a reserved name).
  */
 export function decodeHeaders(headers: ConsumedHeaders | undefined): Record<string, string> {
   const decoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (TRANSPORT_HEADERS.has(name)) continue;
     const last = lastHeaderValue(value);
     if (last !== undefined) putStorableHeader(decoded, name, last);
   }
@@ -178,6 +173,8 @@ export function decodeRecord(
   if (ambiguous !== null) return invalid(REJECT_REASONS.ambiguousHeader, ambiguous);
   if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
   if (!identity.ok) return invalid(REJECT_REASONS.missingIdentity, identity.detail);
+  const idFault = messageIdFault(identity.messageId);
+  if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
   const tenant = resolveTenant(context.tenant ?? 'header', record, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
   if (value.length > context.maxPayloadBytes) {

@@ -1,7 +1,8 @@
 import type { Message } from 'amqplib';
-import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
+import type { InboxAcceptInput } from '@ferry/core';
 import {
   extractIdentity,
+  messageIdFault,
   nonEmptyValue,
   parseJsonObjectBytes,
   putStorableHeader,
@@ -9,7 +10,6 @@ import {
   resolveTenant,
   type TenantSource,
 } from '@ferry/core/transport';
-import { DROPPED_HEADERS } from './copyOptions';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { LOSSY, ferryHeaderValue, maybeLossy, plainHeaderValue } from './headerValue';
 
@@ -38,15 +38,15 @@ export type Decoded =
       readonly messageId: string | null;
     };
 
-/** Headers that describe the transport's own handling and are not passed to the inbox. */
+/**
+ * RabbitMQ's own dead-letter headers, not passed to the inbox; ferry's reserved names
+ * (attempts, reject reason, dropped headers, other cases) are left out by putStorableHeader.
+ */
 const TRANSPORT_HEADERS = new Set<string>([
   'x-death',
   'x-first-death-exchange',
   'x-first-death-queue',
   'x-first-death-reason',
-  FERRY_HEADERS.transportAttempts,
-  FERRY_HEADERS.rejectReason,
-  DROPPED_HEADERS,
 ]);
 
 /**
@@ -84,6 +84,8 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
       `no x-ferry-message-id header, messageId or extracted id${why}`,
     );
   }
+  const idFault = messageIdFault(messageId);
+  if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
   if (message.content.length > options.maxPayloadBytes) {
     return invalid(
       REJECT_REASONS.payloadTooLarge,

@@ -40,7 +40,7 @@ describe('RabbitMQ hostile deliveries into the @ferry/core inbox', () => {
   const setup = new InboxQueue('inbox-hostile');
   const { queue } = setup;
 
-  it('accepts the valid neighbours and dead-letters NUL and lone surrogates by reason', async () => {
+  it('accepts the valid neighbours and dead-letters NUL, lone surrogates and an integer beyond 2^53-1 by reason', async () => {
     const { run, id } = await attachBilling(setup);
     const sent: Array<[string, Buffer | string, Options.Publish['headers']?]> = [
       [id('good-1'), '{"n":1}'],
@@ -52,7 +52,8 @@ describe('RabbitMQ hostile deliveries into the @ferry/core inbox', () => {
       [id('literal-escape'), '{"note":"a\\\\u0000b"}'],
       [id('lone-surrogate'), '{"s":"\\ud800"}'],
       [id('nul-header'), '{"n":5}', { h: Buffer.from([0x61, 0x00]) }],
-      [id('big-number'), '{"big":9007199254740993,"tiny":5e-324}'],
+      [id('big-number'), '{"big":9007199254740993}'],
+      [id('tiny-number'), '{"tiny":5e-324,"f":0.30000000000000004}'],
       [id('emoji-\u200f-🚀'), '{"k":"\u202e🚀"}', { 'x-\u200f': '🚀' }],
       [id('long'), JSON.stringify({ s: '€'.repeat(60_000) })],
       [id('good-2'), '{"n":2}'],
@@ -68,6 +69,8 @@ describe('RabbitMQ hostile deliveries into the @ferry/core inbox', () => {
       [id('bad-utf8'), 'unparseable_body'],
       [id('nul-escape'), 'invalid_text'],
       [id('lone-surrogate'), 'invalid_text'],
+      // JSON.parse would read it as 9007199254740992: refused, never stored rounded.
+      [id('big-number'), 'unparseable_body'],
     ]);
     const letters = await settled(setup, expectedDead.size);
     expect(
@@ -88,9 +91,7 @@ describe('RabbitMQ hostile deliveries into the @ferry/core inbox', () => {
       .filter((messageId) => !expectedDead.has(messageId));
     expect([...stored.keys()].sort()).toEqual(acceptedIds.sort());
     expect(stored.get(id('literal-escape'))?.payload).toEqual({ note: 'a\\u0000b' });
-    expect(stored.get(id('big-number'))?.payload).toEqual(
-      JSON.parse('{"big":9007199254740993,"tiny":5e-324}'),
-    );
+    expect(stored.get(id('tiny-number'))?.payload).toEqual({ tiny: 5e-324, f: 0.30000000000000004 });
     expect(stored.get(id('emoji-\u200f-🚀'))).toMatchObject({
       payload: { k: '\u202e🚀' },
       headers: { 'x-\u200f': '🚀' },

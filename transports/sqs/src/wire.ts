@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Message, MessageAttributeValue, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
+import type { InboxAcceptInput, OutboxMessage } from '@ferry/core';
 import {
   eventHeaders,
   extractIdentity,
   ferryHeaderValues,
+  messageIdFault,
   parseJsonObjectBody,
   putStorableHeader,
   readFerryHeaders,
@@ -136,9 +137,6 @@ export interface DecodeOptions {
   readonly tenant: TenantSource<Message>;
 }
 
-/** Attributes that describe ferry's own handling and are not passed to the inbox. */
-const TRANSPORT_ATTRIBUTES = new Set<string>([FERRY_HEADERS.rejectReason, FERRY_HEADERS.transportAttempts]);
-
 /** The SQS MessageId: stable across redeliveries of one send, new for every send. */
 export const identityFromMessageId: IdentityExtractor = (message) => message.MessageId ?? null;
 
@@ -165,6 +163,8 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
       `no x-ferry-message-id attribute and no extracted id${why}`,
     );
   }
+  const idFault = messageIdFault(messageId);
+  if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
   const body = message.Body ?? '';
   const bytes = Buffer.byteLength(body, 'utf8');
   if (bytes > options.maxPayloadBytes) {
@@ -192,8 +192,9 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
 }
 
 /**
- * The event's own headers (unpacked from x-ferry-headers) plus every other String attribute,
- * each when its name and value are storable text (putStorableHeader).
+ * The event's own headers (unpacked from x-ferry-headers, none of them a reserved name) plus
+ * every other String attribute, each when its name and value are storable text and its name
+ * is not reserved (ferry's envelope attributes are kept): putStorableHeader.
  */
 function decodeHeaders(attributes: Attributes): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -203,15 +204,15 @@ function decodeHeaders(attributes: Attributes): Record<string, string> {
       const parsed: unknown = JSON.parse(packed);
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
         for (const [name, value] of Object.entries(parsed)) {
-          if (typeof value === 'string') putStorableHeader(headers, name, value);
+          if (typeof value === 'string') putStorableHeader(headers, name, value, 'event');
         }
       }
     } catch {
-      putStorableHeader(headers, HEADERS_ATTRIBUTE, packed);
+      // Not JSON: it holds no headers ferry can read (and x-ferry-headers itself is reserved).
     }
   }
   for (const name of Object.keys(attributes)) {
-    if (name === HEADERS_ATTRIBUTE || TRANSPORT_ATTRIBUTES.has(name)) continue;
+    if (name === HEADERS_ATTRIBUTE) continue;
     const value = attributeString(attributes, name);
     if (value !== undefined) putStorableHeader(headers, name, value);
   }

@@ -117,6 +117,42 @@ describe("SQS consumer feeding @ferry/core's Inbox", () => {
     expect(await receiveNone(connection, deadUrl)).toEqual([]);
   });
 
+  it('never stores a reserved name (any case) from the packed headers, nor a forged attribute: a header cannot choose the tenant or the attempts', async () => {
+    const inbox = new Inbox(database.prisma);
+    await inbox.initialize();
+    const { queueUrl } = await queues.declare({ name: uniqueName('reserved-packed') });
+    const messageId = uniqueName('reserved');
+    await sendRaw(connection, queueUrl, '{"n":1}', {
+      [FERRY_HEADERS.messageId]: messageId,
+      [FERRY_HEADERS.tenantId]: 'tenant-a',
+      'x-ferry-headers': JSON.stringify({
+        'x-ferry-tenant-id': 'victim',
+        'X-Ferry-Tenant-Id': 'victim',
+        'x-ferry-transport-attempts': '99',
+        'x-ferry-message-id': 'forged',
+        'x-ferry-anything': 'forged',
+        TraceParent: '00-forged',
+        'x-app': 'kept',
+      }),
+      'X-Ferry-Tenant-Id': 'victim',
+      'x-ferry-transport-attempts': '99',
+    });
+    await consumeUntilSettled(inbox, { queueUrl, consumer: 'reserved-packed' }, 1);
+    const rows = await database.db.query<{ tenant_id: string | null; headers: unknown }>(
+      `SELECT tenant_id, headers FROM ${INBOX_TABLE} WHERE consumer = 'reserved-packed'`,
+    );
+    expect(rows).toEqual([
+      {
+        tenant_id: 'tenant-a',
+        headers: {
+          [FERRY_HEADERS.messageId]: messageId,
+          [FERRY_HEADERS.tenantId]: 'tenant-a',
+          'x-app': 'kept',
+        },
+      },
+    ]);
+  });
+
   // A body SQS took as ASCII may decode to text SQS refuses (`\uffff`), which the inbox's reason
   // quotes: the copy's reject detail held U+FFFF and ElasticMQ refused the whole dead-letter
   // request, so that message and every other invalid one of its batch came back for ever.

@@ -2,8 +2,8 @@ import type { InboxAcceptInput } from '../contracts';
 import type { FerryErrorCode } from '../errors';
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
 import { headersFault } from '../validate/headers';
-import { isPlainObject, jsonFault } from '../validate/json';
-import { textFault } from '../validate/text';
+import { isPlainObject, jsonFault, kindOf } from '../validate/json';
+import { identifierFault, textFault } from '../validate/text';
 
 /**
  * Fixed limits of what acceptance stores besides the payload's byte limit (maxPayloadBytes).
@@ -32,25 +32,39 @@ const invalid = (reason: string, rejectReason: TransportRejectReason = 'inbox_in
   rejectReason,
 });
 
-function text(value: unknown, max: number): boolean {
-  return typeof value === 'string' && value.length > 0 && value.length <= max;
+/**
+ * Why a string field is not 1..max characters, or null. `nullable`: null may stand for it
+ * ('null'), or null and undefined ('nullish').
+ */
+function lengthFault(
+  field: string,
+  value: unknown,
+  max: number,
+  nullable: 'null' | 'nullish' | false,
+): string | null {
+  if (nullable !== false && (value === null || (nullable === 'nullish' && value === undefined))) return null;
+  if (typeof value !== 'string') {
+    return `${field} must be ${nullable ? 'null or ' : ''}a string, got ${kindOf(value)}`;
+  }
+  if (value.length === 0) return `${field} must not be empty`;
+  if (value.length > max) return `${field} is ${value.length} characters; the limit is ${max}`;
+  return null;
 }
 
 function shapeFault(input: InboxAcceptInput): InputFault | null {
   if (!isPlainObject(input)) return invalid('input must be an object');
-  if (!text(input.consumer, MAX_NAME))
-    return invalid(`consumer must be a string of 1..${MAX_NAME} characters`);
-  if (!text(input.messageId, MAX_MESSAGE_ID))
-    return invalid(`messageId must be a string of 1..${MAX_MESSAGE_ID} characters`);
-  if (input.tenantId !== null && !text(input.tenantId, MAX_NAME)) {
-    return invalid(`tenantId must be null or a string of 1..${MAX_NAME} characters`);
-  }
-  if (!isPlainObject(input.payload)) return invalid('payload must be a JSON object');
-  if (input.type !== undefined && input.type !== null && !text(input.type, MAX_NAME))
-    return invalid('type must be a string');
-  if (input.system !== undefined && input.system !== null && !text(input.system, MAX_NAME))
-    return invalid(`system must be null or a string of 1..${MAX_NAME} characters`);
-  return null;
+  const fault =
+    lengthFault('consumer', input.consumer, MAX_NAME, false) ??
+    lengthFault('messageId', input.messageId, MAX_MESSAGE_ID, false) ??
+    lengthFault('tenantId', input.tenantId, MAX_NAME, 'null') ??
+    (isPlainObject(input.payload) ? null : 'payload must be a JSON object') ??
+    lengthFault('type', input.type, MAX_NAME, 'nullish') ??
+    lengthFault('system', input.system, MAX_NAME, 'nullish');
+  if (fault !== null) return invalid(fault);
+  const id = identifierFault(input.messageId);
+  if (id !== null) return invalid(`messageId ${id}`);
+  const tenant = input.tenantId === null ? null : identifierFault(input.tenantId);
+  return tenant === null ? null : invalid(`tenantId ${tenant}`);
 }
 
 function identityTextFault(input: InboxAcceptInput): InputFault | null {

@@ -1,8 +1,14 @@
+import { inexactNumberFault } from '../validate/jsonNumbers';
+
 export type JsonBody =
   | { readonly ok: true; readonly payload: Record<string, unknown> }
   | { readonly ok: false; readonly detail: string };
 
-/** Parses a message body that must be a JSON object; `detail` says why it is not one. */
+/**
+ * Parses a message body that must be a JSON object; `detail` says why it is not one. A body
+ * with a number JSON.parse would change (an integer beyond 2^53-1, 1e400, 1e-400, -0:
+ * numberFault) is refused too, naming where it is: it is never accepted as a different value.
+ */
 export function parseJsonObjectBody(text: string): JsonBody {
   let payload: unknown;
   try {
@@ -13,6 +19,8 @@ export function parseJsonObjectBody(text: string): JsonBody {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
     return { ok: false, detail: 'body is JSON but not an object' };
   }
+  const inexact = inexactNumberFault(text);
+  if (inexact !== null) return { ok: false, detail: inexact };
   return { ok: true, payload: payload as Record<string, unknown> };
 }
 

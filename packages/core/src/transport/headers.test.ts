@@ -69,3 +69,30 @@ describe('putStorableHeader', () => {
     expect(headers).toEqual({ 'x-app': 'kept', 'x-bytes': 'kept too' });
   });
 });
+
+describe('putStorableHeader and reserved names', () => {
+  it("keeps ferry's envelope headers by their exact name, drops the transport's own and every other reserved name", () => {
+    const headers: Record<string, string> = {};
+    for (const name of [
+      'x-ferry-message-id',
+      'x-ferry-tenant-id',
+      'X-Ferry-Tenant-Id',
+      'x-ferry-transport-attempts',
+      'x-ferry-reject-reason',
+      'X-FERRY-MESSAGE-ID',
+      'x-ferry-other',
+      'traceparent',
+      'TraceState',
+      'x-app',
+    ])
+      putStorableHeader(headers, name, 'v');
+    expect(Object.keys(headers)).toEqual(['x-ferry-message-id', 'x-ferry-tenant-id', 'traceparent', 'x-app']);
+  });
+
+  it("keeps no reserved name from an event's own (packed) headers", () => {
+    const headers: Record<string, string> = {};
+    for (const name of ['x-ferry-tenant-id', 'x-ferry-transport-attempts', 'traceparent', 'x-app'])
+      putStorableHeader(headers, name, 'v', 'event');
+    expect(headers).toEqual({ 'x-app': 'v' });
+  });
+});

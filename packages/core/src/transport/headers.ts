@@ -116,17 +116,40 @@ function strictUtf8Text(bytes: Uint8Array): string | undefined {
 }
 
 /**
+ * ferry's envelope headers, stored with a delivery under their exact name as the transport
+ * received them. The transport's own (attempts, reject reason) are not among them.
+ */
+const ENVELOPE_HEADERS: ReadonlySet<string> = new Set([
+  FERRY_HEADERS.messageId,
+  FERRY_HEADERS.eventType,
+  FERRY_HEADERS.tenantId,
+  FERRY_HEADERS.correlationId,
+  FERRY_HEADERS.causationId,
+  FERRY_HEADERS.traceparent,
+  FERRY_HEADERS.tracestate,
+]);
+
+/**
  * Puts one delivery header into the inbox input's `headers` when its name and value are both
  * storable text (storableHeaderText). Every transport passes headers through here: a header that
  * is not text (binary, invalid UTF-8, NUL, a lone surrogate) is left out, and its message is
  * accepted without it. ferry's own identity, tenant and type are read apart (readFerryHeaders).
+ * A reserved name (isReservedHeader: `x-ferry-*`, `traceparent`, `tracestate`, any case) is
+ * kept only when it is one of ferry's envelope headers by its exact name and `source` is
+ * `'delivery'` (a header or attribute of the delivery itself); the transport's own
+ * (`x-ferry-transport-attempts`, `x-ferry-reject-reason`), any other case of a reserved name and
+ * every reserved name among an event's own headers (`source` `'event'`: SQS's packed
+ * `x-ferry-headers`) is left out, so no header stands in for ferry's tenant or attempt count.
  */
 export function putStorableHeader(
   headers: Record<string, string>,
   name: string | Uint8Array,
   value: string | Uint8Array,
+  source: 'delivery' | 'event' = 'delivery',
 ): void {
   const key = storableHeaderText(name);
+  if (key === undefined || key.length === 0) return;
+  if (isReservedHeader(key) && (source === 'event' || !ENVELOPE_HEADERS.has(key))) return;
   const text = storableHeaderText(value);
-  if (key !== undefined && key.length > 0 && text !== undefined) headers[key] = text;
+  if (text !== undefined) headers[key] = text;
 }

@@ -1,4 +1,5 @@
 import { discardAnswer } from '../unreadAnswer';
+import { identifierFault } from '../validate/text';
 import { describeTransportError } from './errors';
 
 /** What a consumer's identity extractor answered for one message. */
@@ -37,4 +38,15 @@ function kindOf(value: unknown): string {
     // A Proxy whose prototype cannot be read: named by its typeof below.
   }
   return `a ${typeof value}`;
+}
+
+/**
+ * Why a delivery's message id (from a header, the broker's own id or the extractor) names no
+ * message, as a dead-letter detail, or null: it is only whitespace or holds a control character
+ * (identifierFault, the rule acceptance applies too). Every transport dead-letters such a
+ * delivery as `missing_identity` before acceptance.
+ */
+export function messageIdFault(messageId: string): string | null {
+  const fault = identifierFault(messageId);
+  return fault === null ? null : `message id ${JSON.stringify(messageId.slice(0, 64))} ${fault}`;
 }

@@ -60,7 +60,7 @@ export {
   type HeldAcceptance,
   type SettleAnswered,
 } from './hold';
-export { extractIdentity, type ExtractedIdentity } from './identity';
+export { extractIdentity, messageIdFault, type ExtractedIdentity } from './identity';
 export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolution } from './tenant';
 export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
 export {

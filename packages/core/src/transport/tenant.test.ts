@@ -30,6 +30,21 @@ describe('tenant source', () => {
     expect(resolveTenant(numeric, {}, undefined)).toMatchObject({ ok: false, reason: 'tenant_unresolved' });
   });
 
+  it('a tenant that is only whitespace or holds a control character is tenant_unresolved, from a header or a function', () => {
+    for (const tenant of [' ', '\t\n', 'acme\u0007', 'acme\u0085']) {
+      const detail = expect.stringMatching(
+        /^tenant ".*" must not (be only whitespace|contain a control character)/,
+      );
+      expect(resolveTenant('header', {}, tenant)).toEqual({ ok: false, reason: 'tenant_unresolved', detail });
+      expect(resolveTenant(() => tenant, {}, undefined)).toEqual({
+        ok: false,
+        reason: 'tenant_unresolved',
+        detail,
+      });
+    }
+    expect(() => checkTenantSource({ fixed: ' ' })).toThrow(FerryConfigError);
+  });
+
   it('checks the option: default header, bad shapes are FerryConfigError', () => {
     expect(checkTenantSource(undefined)).toBe('header');
     expect(() => checkTenantSource({ fixed: '' })).toThrow(FerryConfigError);

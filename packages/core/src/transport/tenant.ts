@@ -1,5 +1,6 @@
 import { FerryConfigError } from '../errors';
 import { discardAnswer } from '../unreadAnswer';
+import { identifierFault } from '../validate/text';
 import { describeTransportError } from './errors';
 import { nonEmptyValue } from './headers';
 
@@ -22,7 +23,8 @@ export type TenantResolution =
 export function checkTenantSource<M>(source: TenantSource<M> | undefined): TenantSource<M> {
   if (source === undefined || source === 'header' || typeof source === 'function') return source ?? 'header';
   if (typeof source === 'object' && source !== null && typeof source.fixed === 'string') {
-    if (source.fixed.length === 0) throw new FerryConfigError('tenant.fixed', 'must be a non-empty string');
+    const fault = identifierFault(source.fixed);
+    if (fault !== null) throw new FerryConfigError('tenant.fixed', fault);
     return source;
   }
   throw new FerryConfigError('tenant', "must be 'header', { fixed: string } or a function");
@@ -30,15 +32,17 @@ export function checkTenantSource<M>(source: TenantSource<M> | undefined): Tenan
 
 /**
  * The tenant of one message. `headerTenant` is the value of ferry's tenant header (absent or
- * empty = undefined); `message` is what a function source receives.
+ * empty = undefined); `message` is what a function source receives. A tenant from the header or
+ * the function that is only whitespace or holds a control character (identifierFault, the rule
+ * of message ids) names no tenant: `tenant_unresolved`.
  */
 export function resolveTenant<M>(
   source: TenantSource<M>,
   message: M,
   headerTenant: string | undefined,
 ): TenantResolution {
-  if (source === 'header') return { ok: true, tenantId: headerTenant ?? null };
-  if (typeof source === 'function') return fromFunction(source, message);
+  if (source === 'header') return named({ ok: true, tenantId: headerTenant ?? null });
+  if (typeof source === 'function') return named(fromFunction(source, message));
   if (headerTenant !== undefined && headerTenant !== source.fixed) {
     return {
       ok: false,
@@ -66,4 +70,12 @@ function fromFunction<M>(source: (message: M) => string | null, message: M): Ten
     return { ok: false, reason: 'tenant_unresolved', detail: `tenant function returned a ${typeof value}` };
   }
   return { ok: true, tenantId: nonEmptyValue(value) ?? null };
+}
+
+function named(resolution: TenantResolution): TenantResolution {
+  if (!resolution.ok || resolution.tenantId === null) return resolution;
+  const fault = identifierFault(resolution.tenantId);
+  if (fault === null) return resolution;
+  const tenant = JSON.stringify(resolution.tenantId.slice(0, 64));
+  return { ok: false, reason: 'tenant_unresolved', detail: `tenant ${tenant} ${fault}` };
 }

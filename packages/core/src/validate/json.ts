@@ -1,4 +1,5 @@
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
+import { numberFault } from './numbers';
 import { pathSegment, textFault } from './text';
 
 /** Why a value cannot travel as JSON through PostgreSQL unchanged. */
@@ -24,16 +25,25 @@ export function kindOf(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'container' {
+function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'container' | 'ownToJSON' {
   if (value === null || typeof value === 'boolean') return null;
   if (typeof value === 'string') {
     const fault = textFault(value);
     return fault === null ? null : { reason: fault, rule: TRANSPORT_REJECT_REASONS.invalidText };
   }
   if (typeof value === 'number') {
-    return Number.isFinite(value) ? null : { reason: 'numbers must be finite', rule: 'inbox_invalid' };
+    if (!Number.isFinite(value)) return { reason: 'numbers must be finite', rule: 'inbox_invalid' };
+    const fault = numberFault(value, String(value));
+    return fault === null ? null : { reason: fault, rule: 'inbox_invalid' };
   }
-  if (value instanceof Date) return null;
+  if (value instanceof Date) {
+    // A Date whose toJSON is its own serializes as what that returns, which is walked instead.
+    if (value.toJSON !== Date.prototype.toJSON) return 'ownToJSON';
+    // An invalid Date serializes as null.
+    return Number.isNaN(value.getTime())
+      ? { reason: 'an invalid Date is not JSON', rule: 'inbox_invalid' }
+      : null;
+  }
   if (typeof value !== 'object') return { reason: `${typeof value} is not JSON`, rule: 'inbox_invalid' };
   if (!Array.isArray(value) && !isPlainObject(value)) {
     return { reason: 'only plain objects, arrays and Dates are allowed', rule: 'inbox_invalid' };
@@ -44,8 +54,9 @@ function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'containe
 /**
  * Walks a JSON value without recursion (so no input can exhaust the stack) and returns the
  * first fault: a value JSON cannot carry, a string or object key holding invalid text, or
- * an object / array nested deeper than `maxDepth` (the value itself is depth 1). Dates pass
- * (they serialize as strings).
+ * an object / array nested deeper than `maxDepth` (the value itself is depth 1), a number JSON
+ * would change (numberFault: -0, an integer beyond 2^53-1), an invalid Date, a symbol key. Dates pass
+ * (they serialize as strings); a Date with a toJSON of its own is checked as what that returns.
  */
 export function jsonFault(value: unknown, maxDepth: number, root = 'payload'): JsonFault | null {
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: 1 }];
@@ -68,6 +79,14 @@ function walk(
     visiting(item.path);
     const fault = scalarFault(item.value);
     if (fault === null) continue;
+    if (fault === 'ownToJSON') {
+      const json: unknown = (item.value as Date).toJSON();
+      // JSON.stringify would write a Date returned by toJSON as an object of its own keys.
+      if (json instanceof Date)
+        return { path: item.path, reason: 'toJSON returns a Date', rule: 'inbox_invalid' };
+      stack.push({ value: json, path: item.path, depth: item.depth });
+      continue;
+    }
     if (fault !== 'container') return { path: item.path, ...fault };
     if (item.depth > maxDepth) {
       return { path: item.path, reason: `nesting deeper than ${maxDepth}`, rule: 'payload_too_deep' };
@@ -78,6 +97,10 @@ function walk(
       for (let i = list.length - 1; i >= 0; i -= 1)
         stack.push({ value: list[i], path: `${item.path}[${i}]`, depth });
       continue;
+    }
+    if (Object.getOwnPropertySymbols(item.value).length > 0) {
+      // JSON.stringify leaves symbol-keyed properties out without a word.
+      return { path: item.path, reason: 'symbol keys are not JSON', rule: 'inbox_invalid' };
     }
     const entries = Object.entries(item.value as Record<string, unknown>);
     for (let i = entries.length - 1; i >= 0; i -= 1) {

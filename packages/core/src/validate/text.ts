@@ -25,6 +25,24 @@ export function storableText(value: string): string {
   return value.replaceAll('\u0000', '\ufffd').replace(new RegExp(UNPAIRED_SURROGATE.source, 'g'), '\ufffd');
 }
 
+/** C0 control characters but NUL (textFault's, refused as `invalid_text`), DEL and C1. */
+// eslint-disable-next-line no-control-regex -- finding control characters is its purpose
+const CONTROL = /[\u0001-\u001f\u007f-\u009f]/;
+
+/**
+ * Why `value` cannot be a message id, or null: an id that is empty, only whitespace or holds a
+ * control character (C0, DEL, C1) names nothing a person can tell apart or type. NUL is left to
+ * textFault.
+ */
+export function identifierFault(value: string): string | null {
+  if (value.trim().length === 0)
+    return value.length === 0 ? 'must not be empty' : 'must not be only whitespace';
+  const control = CONTROL.exec(value);
+  if (control === null) return null;
+  const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+  return `must not contain a control character (U+${code})`;
+}
+
 const MAX_SEGMENT = 64;
 
 /**

@@ -56,6 +56,15 @@ describe('acceptance refuses hostile input per message, never as a database fail
     ['a Date that serializes with NUL', { payload: { at: dateSaying(NUL) } }, 'invalid_text'],
     ['a Date that serializes with a lone surrogate', { payload: { at: [dateSaying(LONE)] } }, 'invalid_text'],
     ['a Date that serializes to a NUL key', { payload: { at: dateSaying({ [NUL]: 1 }) } }, 'invalid_text'],
+    ['negative zero in the payload', { payload: { n: -0 } }, 'inbox_invalid'],
+    ['an integer beyond 2^53-1 in the payload', { payload: { id: 2 ** 53 + 2 } }, 'inbox_invalid'],
+    ['a whitespace-only message id', { messageId: ' ' }, 'inbox_invalid'],
+    ['a message id of tabs and newlines', { messageId: '\t\r\n\u00a0\u2028' }, 'inbox_invalid'],
+    ['a control character in the message id', { messageId: 'm-\u0007' }, 'inbox_invalid'],
+    ['a C1 control character in the message id', { messageId: 'm-\u0085' }, 'inbox_invalid'],
+    ['DEL in the message id', { messageId: '\u007f' }, 'inbox_invalid'],
+    ['a whitespace-only tenant', { tenantId: ' ' }, 'inbox_invalid'],
+    ['a control character in the tenant', { tenantId: 'acme\n' }, 'inbox_invalid'],
   ];
 
   it.each(hostile)(
@@ -74,6 +83,31 @@ describe('acceptance refuses hostile input per message, never as a database fail
       expect(isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE')).toBe(false);
     },
   );
+
+  it.each([
+    ['type', 'type', 201, 'type is 201 characters; the limit is 200'],
+    ['a 10,000-character type', 'type', 10_000, 'type is 10000 characters; the limit is 200'],
+    ['messageId', 'messageId', 256, 'messageId is 256 characters; the limit is 255'],
+    ['consumer', 'consumer', 201, 'consumer is 201 characters; the limit is 200'],
+    ['tenantId', 'tenantId', 201, 'tenantId is 201 characters; the limit is 200'],
+    ['system', 'system', 201, 'system is 201 characters; the limit is 200'],
+  ])('refuses a too long %s saying so, with the limit', async (_n, field, length, reason) => {
+    const inbox = makeInbox(t.prisma);
+    const [result] = await inbox.acceptMany([message({ [field]: 'x'.repeat(length) }) as InboxAcceptInput]);
+    expect(result).toMatchObject({ kind: 'invalid', reason, rejectReason: 'inbox_invalid' });
+  });
+
+  it.each([
+    ['type', 7, 'type must be null or a string, got a number'],
+    ['type', '', 'type must not be empty'],
+    ['messageId', ' ', 'messageId must not be only whitespace'],
+    ['messageId', 'a\nb', 'messageId must not contain a control character (U+000A)'],
+    ['system', [], 'system must be null or a string, got an array'],
+  ])('refuses %s %j saying why', async (field, value, reason) => {
+    const inbox = makeInbox(t.prisma);
+    const [result] = await inbox.acceptMany([message({ [field]: value }) as InboxAcceptInput]);
+    expect(result).toMatchObject({ kind: 'invalid', reason });
+  });
 
   it('refuses a non-array batch with a validation error and a non-object entry as invalid', async () => {
     const inbox = makeInbox(t.prisma);

@@ -44,12 +44,25 @@ describe('emit refuses what PostgreSQL would reject or silently alter', () => {
       'payload.\\udc00',
       'invalid_text',
     ],
-    ['a Date that serializes with NUL', { payload: { at: dateSaying(NUL) } }, 'payload', 'invalid_text'],
+    ['a Date that serializes with NUL', { payload: { at: dateSaying(NUL) } }, 'payload.at', 'invalid_text'],
     [
       'a Date that serializes to a lone surrogate key',
       { payload: { at: [dateSaying({ [LONE_LOW]: 1 })] } },
-      'payload',
+      'payload.at[0].\\udc00',
       'invalid_text',
+    ],
+    [
+      'a Date whose toJSON returns undefined (JSON leaves it out)',
+      { payload: { at: dateSaying(undefined) } },
+      'payload.at',
+      'inbox_invalid',
+    ],
+    ['a Date whose toJSON returns -0', { payload: { at: dateSaying(-0) } }, 'payload.at', 'inbox_invalid'],
+    [
+      'a Date whose toJSON returns a Date',
+      { payload: { at: dateSaying(new Date(0)) } },
+      'payload.at',
+      'inbox_invalid',
     ],
     ['a lone surrogate in the type', { type: LONE_HIGH }, 'type', 'invalid_text'],
     ['NUL in the type', { type: NUL }, 'type', 'invalid_text'],
@@ -78,6 +91,28 @@ describe('emit refuses what PostgreSQL would reject or silently alter', () => {
       'headers.X-Ferry-Message-Id',
       'reserved_header',
     ],
+    ['negative zero (JSON writes 0)', { payload: { n: [1, -0] } }, 'payload.n[1]', 'inbox_invalid'],
+    ['an integer beyond 2^53-1', { payload: { id: 2 ** 53 } }, 'payload.id', 'inbox_invalid'],
+    ['an integer JSON writes as 21 digits', { payload: { id: -1e20 } }, 'payload.id', 'inbox_invalid'],
+    ['NaN', { payload: { n: Number.NaN } }, 'payload.n', 'inbox_invalid'],
+    ['Infinity', { payload: { n: [Infinity] } }, 'payload.n[0]', 'inbox_invalid'],
+    ['a BigInt', { payload: { n: 10n } }, 'payload.n', 'inbox_invalid'],
+    ['undefined (JSON leaves it out)', { payload: { u: undefined } }, 'payload.u', 'inbox_invalid'],
+    // eslint-disable-next-line no-sparse-arrays
+    ['a sparse array (JSON writes null)', { payload: { a: [1, , 3] } }, 'payload.a[1]', 'inbox_invalid'],
+    [
+      'an invalid Date (JSON writes null)',
+      { payload: { at: new Date(Number.NaN) } },
+      'payload.at',
+      'inbox_invalid',
+    ],
+    [
+      'a symbol key (JSON leaves it out)',
+      { payload: { o: { [Symbol('s')]: 1 } } },
+      'payload.o',
+      'inbox_invalid',
+    ],
+    ['a toJSON method', { payload: { o: { toJSON: () => 1 } } }, 'payload.o.toJSON', 'inbox_invalid'],
     [
       'traceparent as a plain header',
       { headers: { traceparent: '00-0-0-00' } },
@@ -104,7 +139,7 @@ describe('emit refuses what PostgreSQL would reject or silently alter', () => {
         code: 'FERRY_VALIDATION_FAILED',
         retriable: false,
         field,
-        details: { rule },
+        ...(rule === 'inbox_invalid' ? {} : { details: { rule } }),
       });
       expect(await count()).toBe(before);
     },
@@ -123,6 +158,17 @@ describe('emit refuses what PostgreSQL would reject or silently alter', () => {
       [id],
     );
     expect(row).toEqual(event);
+  });
+
+  it('keeps numbers JSON writes exactly: safe integers, floats, 1e21 and beyond, Dates as ISO text', async () => {
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const payload = { max: 2 ** 53 - 1, min: -(2 ** 53 - 1), f: 0.1 + 0.2, big: 1e21, tiny: 5e-324, at };
+    const { id } = await emit(t.db, { type: 't', payload });
+    const [row] = await t.db.query<{ payload: unknown }>(
+      'SELECT payload FROM outbox_events WHERE id = $1::uuid',
+      [id],
+    );
+    expect(row!.payload).toEqual({ ...payload, at: at.toISOString() });
   });
 
   it('refuses limits above the schema bounds as configuration errors', () => {

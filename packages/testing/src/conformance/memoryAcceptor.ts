@@ -19,6 +19,8 @@ export class MemoryAcceptor implements InboxAcceptor {
   readonly accepted: string[] = [];
   /** Every input offered, failed batches included. */
   readonly offered: string[] = [];
+  /** Each message id first accepted, with its input as the transport handed it over. */
+  readonly acceptedInputs = new Map<string, InboxAcceptInput>();
   /** The `system` of every input offered, in the same order as `offered` (undefined: not named). */
   readonly systems: (string | null | undefined)[] = [];
   private readonly keys = new Set<string>();
@@ -94,6 +96,7 @@ export class MemoryAcceptor implements InboxAcceptor {
       }
       this.keys.add(key);
       this.accepted.push(input.messageId);
+      this.acceptedInputs.set(input.messageId, input);
       return { kind: 'accepted', id: key };
     });
     if (limit !== null && results.some((result) => result.kind === 'refused')) {

@@ -19,6 +19,12 @@
  *   reports one disconnected with reason 'closed', the other consumer stays connected (always)
  * - the observer hears a poison delivery dead-lettered with its reason and id    (deadLetter)
  * - invalid deliveries are dead-lettered with a reason, none accepted          (deadLetter)
+ * - a body with a number JSON.parse would change (an integer beyond 2^53-1, 1e400, 1e-400, -0)
+ *   is dead-lettered as unparseable_body; the neighbour's payload arrives exactly (deadLetter)
+ * - a message id that is only whitespace or holds a control character is dead-lettered as
+ *   missing_identity                                                             (deadLetter)
+ * - a delivery's headers reach the inbox without any reserved name but ferry's own
+ *   (X-Ferry-Tenant-Id, x-ferry-transport-attempts, ...)                          (always)
  * - messages sharing an ordering key arrive in publish order                   (orderingPerKey)
  * - a message to an unroutable destination is reported not sent               (unroutableDetection)
  * - nothing is lost or accepted twice across a broker restart mid-stream       (redeliveryAfterRestart)
@@ -34,6 +40,7 @@ import {
   type TransportPublisherEvent,
 } from '@ferry/core/transport';
 import { registerAdmissionCases } from './admissionCases';
+import { registerDecodeCases } from './decodeCases';
 import { diffIds, waitUntil } from './assertions';
 import { registerLifecycleCases } from './lifecycleCases';
 import { MemoryAcceptor } from './memoryAcceptor';
@@ -43,6 +50,7 @@ import { featureGate } from './unsupported';
 import type {
   AttachedConsumer,
   ConformanceFeatures,
+  DeadLetter,
   TransportConformanceOptions,
   TransportUnderTest,
 } from './types';
@@ -117,6 +125,18 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       return messages.map((m) => m.id);
     }
 
+    /** Every dead letter read so far, once there are at least `count`. */
+    function deadLettersAtLeast(count: number, what: string): Promise<readonly DeadLetter[]> {
+      return waitUntil(
+        what,
+        async () => {
+          const letters = await transport.readDeadLetters();
+          return letters.length >= count ? letters : undefined;
+        },
+        timeoutMs,
+      );
+    }
+
     async function expectAcceptedExactly(expected: readonly string[]): Promise<void> {
       await waitUntil(
         `${expected.length} accepted`,
@@ -168,14 +188,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         await transport.publishRaw({ body: '{not json', messageId: 'conformance-unparseable' });
         await transport.publishRaw({ body: '{"valid":true}', messageId: 'conformance-valid' });
 
-        const dead = await waitUntil(
-          'two dead letters',
-          async () => {
-            const letters = await transport.readDeadLetters();
-            return letters.length >= 2 ? letters : undefined;
-          },
-          timeoutMs,
-        );
+        const dead = await deadLettersAtLeast(2, 'two dead letters');
         expect(dead.every((letter) => typeof letter.reason === 'string' && letter.reason.length > 0)).toBe(
           true,
         );
@@ -195,14 +208,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         await transport.publishRaw({ body: '{"n":2}', messageId: 'conformance-poison' });
         await transport.publishRaw({ body: '{"n":3}', messageId: 'conformance-after' });
 
-        const dead = await waitUntil(
-          'the poison delivery dead-lettered',
-          async () => {
-            const letters = await transport.readDeadLetters();
-            return letters.length >= 1 ? letters : undefined;
-          },
-          timeoutMs,
-        );
+        const dead = await deadLettersAtLeast(1, 'the poison delivery dead-lettered');
         expect(dead.map((letter) => letter.messageId)).toEqual(['conformance-poison']);
         expect(dead[0]!.reason).toEqual(expect.stringMatching(/./));
         await expectAcceptedExactly(['conformance-before', 'conformance-after']);
@@ -276,6 +282,15 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       consumerEvents: () => consumerEvents,
       attach: () => attach(),
       publishAllSent,
+      expectAcceptedExactly,
+    });
+
+    registerDecodeCases({
+      deadLetter: supported('deadLetter'),
+      acceptor: () => acceptor,
+      transport: () => transport,
+      attach: () => attach(),
+      deadLettersAtLeast,
       expectAcceptedExactly,
     });
 

@@ -1,0 +1,92 @@
+import fc from 'fast-check';
+import { mayHoldInexactNumber, scanNumbers } from '../validate/jsonNumbers';
+import { parseJsonObjectBody, parseJsonObjectBytes } from './body';
+
+const refused = (text: string) => {
+  const body = parseJsonObjectBody(text);
+  return body.ok ? `accepted as ${JSON.stringify(body.payload)}` : body.detail;
+};
+
+describe('parseJsonObjectBody refuses a number JSON.parse would change', () => {
+  it.each([
+    ['{"id": 12345678901234567891}', /^integer beyond 2\^53-1 at \$\.id, .*send it as a string$/],
+    ['{"id": 9007199254740992}', /integer beyond 2\^53-1 at \$\.id/],
+    ['{"id": -9007199254740993}', /integer beyond 2\^53-1 at \$\.id/],
+    [
+      '{"a": {"b": [1, 2, {"c": 1e400}]}}',
+      /^number 1e400 at \$\.a\.b\[2\]\.c is beyond the range .*Infinity/,
+    ],
+    ['{"x": -1E+400}', /number -1E\+400 at \$\.x is beyond the range .*-Infinity/],
+    ['{"x": 1e-400}', /number 1e-400 at \$\.x is too small .*would become 0\)/],
+    ['{"x": -0.000001e-999}', /number -0\.000001e-999 at \$\.x is too small/],
+    ['{"x": -0}', /^negative zero at \$\.x, /],
+    ['{"x": [-0.0]}', /^negative zero at \$\.x\[0\], /],
+    ['{"x": -0e7}', /^negative zero at \$\.x, /],
+    ['{"a\\"b": {"k,[": 123456789012345678}}', /at \$\.a"b\.k,\[, /],
+  ])('%s', (text, reason) => {
+    expect(refused(text)).toMatch(reason);
+    expect(parseJsonObjectBytes(Buffer.from(text)).ok).toBe(false);
+  });
+
+  // A number with a fraction or an exponent is a float, read as the nearest double.
+  it.each([
+    '{"id": 9007199254740991, "neg": -9007199254740991}',
+    '{"r": 0.1234567890123456789e0, "c": 0.10000000000000001, "f": 9007199254740993.0, "e": 1e300}',
+    '{"f": 0.30000000000000004, "g": 1.7976931348623157e308, "h": 5e-324, "i": 1e+21}',
+    '{"z": 0, "z2": 0.0, "z3": 0e10, "n": -0.5, "m": -0.05, "e": 1E2, "d": 100.000}',
+    '{"s": "12345678901234567891 and 1e400 and -0 inside a string", "k": "\\"-0"}',
+    '{"12345678901234567891": 1}',
+  ])('accepts %s as JSON.parse reads it', (text) => {
+    const body = parseJsonObjectBody(text);
+    expect(body).toEqual({ ok: true, payload: JSON.parse(text) });
+  });
+
+  it('skips the scan only for bodies whose numbers are all kept exactly', () => {
+    const digits = (max: number) => fc.stringMatching(new RegExp(`^[0-9]{1,${max}}$`));
+    const token = fc
+      .tuple(
+        fc.constantFrom('', '-'),
+        digits(20),
+        fc.option(digits(20)),
+        fc.option(fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), digits(4))),
+      )
+      .map(([sign, whole, fraction, exponent]) => {
+        const int = whole.length > 1 ? whole.replace(/^0+(?=.)/, '') : whole;
+        return `${sign}${int}${fraction === null ? '' : `.${fraction}`}${exponent === null ? '' : exponent.join('')}`;
+      });
+    const wrap = fc.constantFrom('{"n":%}', '{"a": [1, %]}', '{"a":[ \n%, 2]}', '{"a":{"b":%}}');
+    fc.assert(
+      fc.property(token, wrap, (number, shape) => {
+        const text = shape.replace('%', number);
+        const body = parseJsonObjectBody(text);
+        expect(body.ok ? null : body.detail).toBe(scanNumbers(text));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('does not scan a body whose long digit runs, exponents or -0 are inside strings', () => {
+    const strings = {
+      sha: '3e1234567890abcdef3e123e45612345678901234567',
+      uuid: '123e4567-e89b-12d3-a456-0abc14174000',
+      id: '12345678901234567891',
+      neg: 'x-0',
+    };
+    expect(mayHoldInexactNumber(JSON.stringify(strings))).toBe(false);
+    expect(mayHoldInexactNumber(JSON.stringify({ ...strings, n: 1e99, f: 0.1234567890123456 }))).toBe(false);
+    expect(mayHoldInexactNumber('{"n": 1e300}')).toBe(true);
+    expect(mayHoldInexactNumber(`{"n": 0.${'0'.repeat(400)}1}`)).toBe(true);
+    expect(refused(`{"n": 0.${'0'.repeat(400)}1}`)).toMatch(/^number 0\.0+… at \$\.n is too small/);
+  });
+
+  it('accepts every double JSON.stringify writes, and reads it back as the same number', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (n) => {
+        fc.pre(!Object.is(n, -0) && !(Number.isInteger(n) && !Number.isSafeInteger(n) && Math.abs(n) < 1e21));
+        const body = parseJsonObjectBody(JSON.stringify({ n }));
+        expect(body).toEqual({ ok: true, payload: { n } });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -1,0 +1,76 @@
+import { numberFault } from './numbers';
+import { pathSegment } from './text';
+
+/**
+ * Text that may hold a number JavaScript cannot keep (numberFault), so most bodies are never
+ * scanned: a value (after `:`, `,` or `[`) that is an integer of 16 or more digits, a negative
+ * zero, or a number with an exponent of 3 or more digits; or a fraction of 300 or more digits. A
+ * number with none of these is a safe integer, or a float neither Infinity nor rounded to 0. A
+ * digest, UUID or long id sent as a string (`"3e123…"`, `"…-0abc…"`) does not match.
+ */
+const MAYBE_INEXACT = /[:,[]\s*(?:-?\d{16}|-0(?:\.0+)?(?![\d.])|-?\d+(?:\.\d+)?[eE][+-]?\d{3})|\.\d{300}/;
+
+/** Whether `json` may hold a number JavaScript cannot keep (MAYBE_INEXACT); false: it holds none. */
+export function mayHoldInexactNumber(json: string): boolean {
+  return MAYBE_INEXACT.test(json);
+}
+
+const STRING = /"(?:[^"\\]+|\\.)*"/y;
+const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+interface Frame {
+  readonly array: boolean;
+  /** An object's current key, as its JSON string token. */
+  key: string;
+  /** An array's current index. */
+  index: number;
+}
+
+/**
+ * The first number of `json` (text JSON.parse has accepted) that JSON.parse would change
+ * (numberFault) and where, e.g. `integer beyond 2^53-1 at $.id, ...`, or null.
+ */
+export function inexactNumberFault(json: string): string | null {
+  return mayHoldInexactNumber(json) ? scanNumbers(json) : null;
+}
+
+/** inexactNumberFault without the MAYBE_INEXACT shortcut: every number token is checked. */
+export function scanNumbers(json: string): string | null {
+  const stack: Frame[] = [];
+  let expectKey = false;
+  for (let i = 0; i < json.length;) {
+    const char = json[i]!;
+    const top = stack[stack.length - 1];
+    if (char === '"') {
+      STRING.lastIndex = i;
+      const token = STRING.exec(json)![0];
+      if (expectKey && top !== undefined) top.key = token;
+      expectKey = false;
+      i += token.length;
+    } else if (char === '-' || (char >= '0' && char <= '9')) {
+      NUMBER.lastIndex = i;
+      const token = NUMBER.exec(json)![0];
+      const value = Number(token);
+      if (numberFault(value, token) !== null) return numberFault(value, token, ` at ${pathOf(stack)}`);
+      i += token.length;
+    } else {
+      if (char === '{' || char === '[') stack.push({ array: char === '[', key: '', index: 0 });
+      else if (char === '}' || char === ']') stack.pop();
+      else if (char === ',' && top !== undefined) {
+        if (top.array) top.index += 1;
+        else expectKey = true;
+      }
+      if (char === '{') expectKey = true;
+      i += 1;
+    }
+  }
+  return null;
+}
+
+function pathOf(stack: readonly Frame[]): string {
+  let path = '$';
+  for (const frame of stack) {
+    path += frame.array ? `[${frame.index}]` : `.${pathSegment(JSON.parse(frame.key) as string)}`;
+  }
+  return path;
+}

@@ -1,0 +1,35 @@
+/**
+ * Why a number cannot travel through JSON and PostgreSQL unchanged, or null. `written` is how
+ * it is written in JSON: the token a body holds, or String(value) for a value emit serializes;
+ * `where` (e.g. ` at $.id`) is put into the reason after what the number is.
+ * - an integer written as digits beyond 2^53-1: JavaScript rounds it (12345678901234567891
+ *   reads as 12345678901234567000), so neighbouring ids would collapse into one;
+ * - a number beyond the range of a JavaScript number (1e400 reads as Infinity, stored as null)
+ *   or too small for one (1e-400 reads as 0);
+ * - negative zero: JSON.stringify writes it as 0, and PostgreSQL's jsonb keeps -0 as 0.
+ * A number written with a fraction or an exponent is a float: it reads as the nearest double,
+ * as in every JSON reader (0.10000000000000001 is 0.1), and is not refused for that.
+ */
+export function numberFault(value: number, written: string, where = ''): string | null {
+  if (!Number.isFinite(value)) {
+    return `number ${excerpt(written)}${where} is beyond the range of a JavaScript number (it would become ${value}); send it as a string`;
+  }
+  if (value === 0) {
+    if (NONZERO_MANTISSA.test(written)) {
+      return `number ${excerpt(written)}${where} is too small for a JavaScript number (it would become 0); send it as a string`;
+    }
+    if (Object.is(value, -0)) return `negative zero${where}, which JSON and PostgreSQL keep as 0`;
+  }
+  if (INTEGER.test(written) && !Number.isSafeInteger(value)) {
+    return `integer beyond 2^53-1${where}, which JavaScript cannot keep exactly; send it as a string`;
+  }
+  return null;
+}
+
+const INTEGER = /^-?\d+$/;
+/** A digit 1-9 before any exponent. */
+const NONZERO_MANTISSA = /^[^eE]*[1-9]/;
+
+function excerpt(written: string): string {
+  return written.length > 40 ? `${written.slice(0, 40)}…` : written;
+}
