@@ -1,14 +1,13 @@
 /**
- * review3 probe (FAILS on main): the consumer's copies (retry tier, dead letter) are published
- * without `mandatory` (src/copyOptions.ts copyOptions, src/confirm.ts), so a copy no queue takes is
- * confirmed by the broker (an unroutable publish is acked) and the delivery is acked: gone.
- * Plausible with `declareTopology: false` (README: "the retry tier queues ... must exist"): the
- * operator declared the tiers for one `retryBackoff`, the application runs with another (or the
- * defaults), so `<queue>.retry.<ms>ms` does not exist.
- * Expected: a copy nobody took is not "confirmed": the delivery stays unacked / requeued (or ready()
- * refuses the missing tier queues). Actual: after one retriable failure the delivery is in no
- * queue (work, tiers, dead-letter) and not in the inbox.
+ * The consumer's copies (retry tier, dead letter) are published `mandatory`: a copy no queue
+ * takes is returned by the broker (which still acks it), and a returned copy is a failed one:
+ * the delivery is requeued after the backoff, not acked, and an `error` event names the
+ * exchange and routing key. Plausible with `declareTopology: false`: the operator declared the
+ * tiers for one `retryBackoff`, the application runs with another, so `<queue>.retry.<ms>ms`
+ * does not exist; or no queue is bound to the dead-letter exchange yet. Before, the copy was
+ * taken as confirmed and the delivery acked: in no queue and not in the inbox.
  */
+import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { FerryError, type InboxAcceptInput, type InboxAcceptResult, type InboxAcceptor } from '@ferry/core';
 import { RabbitConnection, attachRabbitConsumer, declareWorkQueue, deleteWorkQueue } from '@ferry/rabbitmq';
 import pino from 'pino';
@@ -54,6 +53,7 @@ test('a retry copy to a tier queue that does not exist does not lose the deliver
   const inner = await PgTestAcceptor.create(database.db);
   const acceptor = new FailOnce(inner);
   const queue = uniqueName('review3-unroutable');
+  const events: TransportConsumerEvent[] = [];
   // The operator's topology: tiers of 100 and 200 ms.
   await declareWorkQueue(broker.channel, { queue, retryTiersMs: [100, 200] });
   const connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('review3') });
@@ -64,6 +64,7 @@ test('a retry copy to a tier queue that does not exist does not lose the deliver
     consumer: 'billing',
     declareTopology: false,
     logger: pino({ level: 'silent' }),
+    observer: (event) => events.push(event),
   });
   try {
     await consumer.ready({ timeoutMs: 20_000 });
@@ -98,6 +99,12 @@ test('a retry copy to a tier queue that does not exist does not lose the deliver
       tiers: 0,
       acceptCalls: 2,
     });
+    expect(events.filter((event) => event.type === 'error')).toEqual([
+      expect.objectContaining({
+        source: queue,
+        error: expect.stringContaining(`exchange "", routing key "${queue}.retry.1000ms"`),
+      }),
+    ]);
   } finally {
     const tiers = consumer.names.retryTiersMs;
     await consumer.close();
@@ -106,3 +113,47 @@ test('a retry copy to a tier queue that does not exist does not lose the deliver
     await deleteWorkQueue(broker.channel, { queue, retryTiersMs: tiers }).catch(() => undefined);
   }
 }, 90_000);
+
+test('a dead-letter copy no queue takes leaves the delivery in the work queue until one is bound', async () => {
+  const acceptor = await PgTestAcceptor.create(database.db);
+  const queue = uniqueName('review3-unroutable-dlx');
+  const events: TransportConsumerEvent[] = [];
+  // The operator's topology: the dead-letter exchange exists, its queue is not bound to it yet.
+  await declareWorkQueue(broker.channel, { queue });
+  await broker.channel.unbindQueue(`${queue}.dlq`, `${queue}.dlx`, '');
+  const connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('review3') });
+  const consumer = attachRabbitConsumer(acceptor, {
+    connection,
+    queue,
+    consumer: 'billing',
+    declareTopology: false,
+    retryBackoff: { initialMs: 100, maxMs: 200 },
+    logger: pino({ level: 'silent' }),
+    observer: (event) => events.push(event),
+  });
+  try {
+    await consumer.ready({ timeoutMs: 20_000 });
+    // No messageId and no identity extractor: dead-lettered as missing_identity.
+    broker.channel.sendToQueue(queue, Buffer.from('{"n":1}'), { contentType: 'application/json' });
+    const returned = () => events.filter((event) => event.type === 'error');
+    await waitFor('two returned dead-letter copies', () => (returned().length >= 2 ? true : undefined));
+    expect(returned()[0]).toMatchObject({
+      source: queue,
+      error: expect.stringContaining(`exchange "${queue}.dlx", routing key "${queue}"`),
+    });
+    expect(events.filter((event) => event.type === 'dead-lettered')).toEqual([]);
+    expect(await broker.readyCount(`${queue}.dlq`)).toBe(0);
+    await broker.channel.bindQueue(`${queue}.dlq`, `${queue}.dlx`, '');
+    await waitFor('the dead letter', async () =>
+      (await broker.readyCount(`${queue}.dlq`)) === 1 ? true : undefined,
+    );
+    await waitFor('the work queue empty', async () =>
+      (await broker.readyCount(queue)) + (await unackedCount(queue)) === 0 ? true : undefined,
+    );
+    expect(events.filter((event) => event.type === 'dead-lettered')).toHaveLength(1);
+  } finally {
+    await consumer.close();
+    await connection.close();
+    await deleteWorkQueue(broker.channel, { queue });
+  }
+}, 60_000);
