@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import type { ConfirmChannel, Message, Options } from 'amqplib';
+import type { ConfirmChannel, Options } from 'amqplib';
 
 type PublishOptions = Options.Publish;
 import {
