@@ -1,0 +1,3 @@
+// ../sessionTimeout.test.ts on @platformatic/kafka (see ../../clients.ts); '../../platformatic/use' must stay the first import.
+import '../../platformatic/use';
+import '../sessionTimeout.test';
