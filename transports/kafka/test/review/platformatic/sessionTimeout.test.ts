@@ -1,3 +1,0 @@
-// ../sessionTimeout.test.ts on @platformatic/kafka (see ../../clients.ts); '../../platformatic/use' must stay the first import.
-import '../../platformatic/use';
-import '../sessionTimeout.test';
