@@ -174,7 +174,8 @@ export function decodeRecord(
     return invalid(REJECT_REASONS.tombstone, 'record has a null value');
   if (ambiguous !== null) return invalid(REJECT_REASONS.ambiguousHeader, ambiguous);
   if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
-  const keyNeeded = (ferry.messageId === undefined && context.identity !== null) || typeof context.tenant === 'function';
+  const keyNeeded =
+    (ferry.messageId === undefined && context.identity !== null) || typeof context.tenant === 'function';
   if (key.fault !== null && keyNeeded) return invalid(REJECT_REASONS.invalidText, key.fault);
   if (!identity.ok) return invalid(REJECT_REASONS.missingIdentity, identity.detail);
   const idFault = messageIdFault(identity.messageId);

@@ -36,7 +36,9 @@ describe('deadLetter.topic', () => {
     expect(refusal({ topics: ['orders', 'orders.dlq'] })).toMatchObject({ option: 'deadLetter.topic' });
     const routed = resolve({ topics: ['orders', 'refunds'], deadLetter: { topic: () => 'refunds' } });
     expect(() => routed.deadLetterTopic('orders')).toThrow(FerryConfigError);
-    expect(resolve({ deadLetter: { topic: 'orders.errors' } }).deadLetterTopic('orders')).toBe('orders.errors');
+    expect(resolve({ deadLetter: { topic: 'orders.errors' } }).deadLetterTopic('orders')).toBe(
+      'orders.errors',
+    );
   });
 });
 

@@ -73,7 +73,10 @@ test('ready() against a topic that does not exist names the topic, and the consu
       reconnectBackoff: { initialMs: 200, maxMs: 500 },
     });
     await handle.ready({ timeoutMs: 3_000 }).catch((error: unknown) => (refused = error));
-    expect(refused).toMatchObject({ code: 'FERRY_TIMEOUT', message: expect.stringContaining(`${topic} (consumed)`) });
+    expect(refused).toMatchObject({
+      code: 'FERRY_TIMEOUT',
+      message: expect.stringContaining(`${topic} (consumed)`),
+    });
     expect(String(refused)).not.toContain(`${present} (consumed)`);
     await ensureTopics(connection, [{ topic }, { topic: `${topic}.dlq` }]);
     await handle.ready({ timeoutMs: 30_000 });
