@@ -1,6 +1,6 @@
 import { FerryError } from '@ferry/core';
 import type { KafkaConnection } from './connection';
-import { describeCauses, operatorRefusal } from './errors';
+import { describeCauses, operatorRefusal, transportError } from './errors';
 
 /**
  * A failed start only an operator can fix (operatorRefusal) as ready()'s FERRY_PERMANENT_FAILURE,
@@ -31,12 +31,16 @@ export async function checkTopicsExist(
   deadLetterTopic: (sourceTopic: string) => string,
   signal: AbortSignal,
 ): Promise<void> {
-  const admin = await connection.driver.admin(signal);
   let existing: Set<string>;
   try {
-    existing = new Set(await admin.listTopics());
-  } finally {
-    await admin.disconnect().catch(() => undefined);
+    const admin = await connection.driver.admin(signal);
+    try {
+      existing = new Set(await admin.listTopics());
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  } catch (error) {
+    throw transportError('listing the consumed and dead-letter topics failed', error);
   }
   const missing: string[] = [];
   for (const topic of topics) {
