@@ -1,13 +1,16 @@
 /**
- * A record key that is not valid UTF-8 is never decoded lossily (U+FFFD): keys `ff 61` and
+ * A record key or header name that is not valid UTF-8 is never decoded lossily (U+FFFD): keys `ff 61` and
  * `fe 61` would both read `\ufffda`, so an identity keyed on the record key would accept the
  * second record as a duplicate (lost) and a tenant function keyed on it would merge two tenants.
  * Such a record is dead-lettered `invalid_text` when an identity or tenant function would see its
- * key, and accepted as usual when none would (its key is not read).
+ * key, and accepted as usual when none would (its key is not read). A header name that is not
+ * UTF-8 is left out on both clients (kafkajs has decoded it with U+FFFD already).
  */
 import { FERRY_HEADERS } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
+import { Producer } from '@platformatic/kafka';
 import { ConsumerHarness } from './consumerHarness';
+import { brokers } from './support';
 
 let harness: ConsumerHarness;
 
@@ -78,6 +81,37 @@ test('a key that is not UTF-8 is not read when no function needs it: the record 
   const rows = await harness.acceptor.rows('key-unread');
   expect(rows.map((row) => row.messageId).sort()).toEqual(['u1', 'u2']);
   expect(deadLettered(events)).toEqual([]);
+});
+
+test('header names that are not UTF-8 never reach the inbox, decoded lossily or otherwise', async () => {
+  const topic = await harness.topicPair('key-header-names');
+  // kafkajs's producer takes names as strings only; @platformatic/kafka's sends name bytes as given.
+  const producer = new Producer({ clientId: 'ferry-test', bootstrapBrokers: brokers() });
+  try {
+    await producer.send({
+      messages: [
+        {
+          topic,
+          value: Buffer.from('{"n":1}'),
+          headers: new Map<Buffer, Buffer>([
+            [Buffer.from(FERRY_HEADERS.messageId), Buffer.from('names-1')],
+            [Buffer.from([0xff, 0x61]), Buffer.from('one')],
+            [Buffer.from([0xfe, 0x61]), Buffer.from('two')],
+            [Buffer.from('plain'), Buffer.from('kept')],
+          ]),
+        },
+      ],
+    });
+  } finally {
+    await producer.close();
+  }
+  const { groupId } = await harness.start(topic, 'key-header-names');
+
+  await harness.waitFullyCommitted(groupId, topic);
+  const rows = await harness.acceptor.rows('key-header-names');
+  expect(rows.map((row) => [row.messageId, row.headers])).toEqual([
+    ['names-1', { [FERRY_HEADERS.messageId]: 'names-1', plain: 'kept' }],
+  ]);
 });
 
 function deadLettered(events: readonly TransportConsumerEvent[]): string[] {
