@@ -96,7 +96,7 @@ export async function startPipeline(
     clientId: 'ferry-demo',
     kafkaLogLevel: 'nothing',
   });
-  await ensureTopics(kafka, [{ topic: names.topic, partitions: 3 }]);
+  await ensureTopics(kafka, [{ topic: names.topic, partitions: 3 }, { topic: `${names.topic}.dlq` }]);
   const publisher = new KafkaPublisher(kafka, { observer: metrics.transport });
   const relay = createRelay({
     db: fromPrisma(prisma),

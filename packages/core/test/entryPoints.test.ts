@@ -136,6 +136,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'resolveTenant',
     'safeEmit',
     'storableHeaderText',
+    'strictUtf8Text',
     'stripUrlCredentials',
     'transportError',
   ],

@@ -13,6 +13,7 @@ import {
 import type { ConsumedBatch, ConsumedRecord, DriverConsumer, DriverProducer } from './client/types';
 import { handleChunk, type ChunkContext, type ChunkOutcome, type ChunkStage } from './chunk';
 import { closedError, describeCauses, describeError, transportError, undecodableBatch } from './errors';
+import { checkTopicsExist, startRefusal } from './startChecks';
 import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options';
 
 export interface KafkaInboxConsumer {
@@ -132,7 +133,9 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
 
   /** The session stopped (`retryInMs` null: for good, the consumer is closing). */
   private disconnected(error: unknown, retryInMs: number | null): void {
-    this.attempts.failed(error);
+    const refusal = startRefusal(error, this.options.topics);
+    if (refusal === null) this.attempts.failed(error);
+    else this.attempts.refused(refusal);
     this.emit({ type: 'disconnected', error: describeCause(error), retryInMs });
   }
 
@@ -217,6 +220,9 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       this.stopping.signal.aborted ? client?.disconnect().catch(() => undefined) : undefined;
     await this.connectProducer();
     await undoIfClosed(this.producer);
+    if (this.stopping.signal.aborted) return;
+    const { connection, topics, deadLetterTopic } = this.options;
+    await checkTopicsExist(connection, topics, deadLetterTopic, this.stopping.signal);
     if (this.stopping.signal.aborted) return;
     await this.startSession();
     await undoIfClosed(this.consumer);

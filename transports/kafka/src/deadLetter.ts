@@ -28,10 +28,12 @@ interface Source {
 
 /**
  * Produces rejected records to the dead-letter topic with `acks: -1`: same key, value and headers,
- * plus the reason, a detail and where the record came from. Resolves only once the broker took
+ * plus the reason, a detail and where the record came from. A record without a key gets
+ * `<topic>/<partition>/<offset>` of its source as its key, so a compacted dead-letter topic
+ * (which refuses a record without a key) takes it too. Resolves only once the broker took
  * every record; the caller commits after that. When the topic refuses the batch permanently (e.g.
  * MESSAGE_TOO_LARGE), the records go one at a time, and one it refuses even alone goes with its
- * key and ferry's headers only (without the key too when the topic refuses that), so a record the
+ * key and ferry's headers only (under the source's `<topic>/<partition>/<offset>` key when the topic refuses that key), so a record the
  * dead-letter topic cannot hold never stalls its partition. A retriable failure is thrown: the chunk is retried.
  */
 export async function sendDeadLetters(
@@ -69,9 +71,10 @@ async function sendAlone(producer: DriverProducer, topic: string, record: DeadLe
     try {
       await producer.send([{ topic, records: [{ key: record.message.key, value: null, headers }] }]);
     } catch (keyError) {
-      // The key alone is too much for the topic (a hostile producer chose it): ferry's headers only.
-      if (classifyKafkaError(keyError).retriable || record.message.key === null) throw keyError;
-      await producer.send([{ topic, records: [{ key: null, value: null, headers }] }]);
+      // The key alone is too much for the topic (a hostile producer chose it): ferry's headers
+      // only, under the key that names where the record came from.
+      if (classifyKafkaError(keyError).retriable || record.message.key === record.sourceKey) throw keyError;
+      await producer.send([{ topic, records: [{ key: record.sourceKey, value: null, headers }] }]);
     }
   }
 }
@@ -80,6 +83,8 @@ interface DeadLetterRecord {
   readonly message: ProducedRecord;
   /** The headers ferry adds, without the source record's own. */
   readonly ferryHeaders: Readonly<Record<string, string>>;
+  /** `<topic>/<partition>/<offset>` of the source record: the key of a copy without the source's. */
+  readonly sourceKey: string;
 }
 
 function deadLetterRecord(source: Source, { message, reason, detail }: DeadLetter): DeadLetterRecord {
@@ -90,9 +95,11 @@ function deadLetterRecord(source: Source, { message, reason, detail }: DeadLette
     'x-ferry-source-partition': String(source.partition),
     'x-ferry-source-offset': message.offset,
   };
+  const sourceKey = `${source.topic}/${source.partition}/${message.offset}`;
   return {
+    sourceKey,
     message: {
-      key: message.key ?? null,
+      key: message.key ?? sourceKey,
       value: message.value ?? null,
       headers: { ...producibleHeaders(message.headers), ...ferryHeaders },
     },

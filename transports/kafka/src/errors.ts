@@ -47,6 +47,40 @@ export const PERMANENT_KAFKA_ERRORS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Kafka protocol errors a consumer's start can meet that only an operator can fix: no retry of
+ * the same start succeeds. ready() rejects with FERRY_PERMANENT_FAILURE at once (the consumer
+ * still retries, so it starts once the operator fixed it), as RabbitMQ's ready() does for an
+ * access or precondition refusal. Each maps to a hint naming what to change, where one option
+ * decides it.
+ */
+const OPERATOR_REFUSALS: ReadonlyMap<string, string> = new Map([
+  [
+    'INVALID_SESSION_TIMEOUT',
+    "sessionTimeoutMs is outside the broker's group.min.session.timeout.ms..group.max.session.timeout.ms",
+  ],
+  ['TOPIC_AUTHORIZATION_FAILED', 'the principal may not read a consumed topic'],
+  ['GROUP_AUTHORIZATION_FAILED', 'the principal may not use groupId'],
+  ['CLUSTER_AUTHORIZATION_FAILED', 'the principal lacks a cluster permission'],
+  ['SASL_AUTHENTICATION_FAILED', 'the credentials were refused'],
+  ['INVALID_GROUP_ID', 'groupId is refused by the broker'],
+  ['UNSUPPORTED_VERSION', 'the broker does not support a request the client needs'],
+]);
+
+/**
+ * The hint of the operator-only refusal (OPERATOR_REFUSALS) among the causes of `error`, naming
+ * the refusal (e.g. `INVALID_SESSION_TIMEOUT: sessionTimeoutMs is outside …`), or null when the
+ * failure is one a retry may fix.
+ */
+export function operatorRefusal(error: unknown): string | null {
+  for (const current of nestedTree(error)) {
+    const type = protocolType(current);
+    const hint = type === null ? undefined : OPERATOR_REFUSALS.get(type);
+    if (hint !== undefined) return `${type}: ${hint}`;
+  }
+  return null;
+}
+
+/**
  * kafkajs errors (by `name`) and protocol types that mean the cluster could not be reached or
  * cannot take writes: no answer to a request, too few in-sync replicas, no leader (an election),
  * a broker-side timeout waiting for replicas. None is about the message, so none spends an

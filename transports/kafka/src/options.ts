@@ -175,7 +175,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
   if (topics.length === 0) throw new FerryConfigError('topics', 'give `topic` or a non-empty `topics`');
   topics.forEach((topic, index) => topicName(`topics[${index}]`, topic));
   knownKeysOption('deadLetter.', options.deadLetter, ['topic', 'sendRetries']);
-  const deadLetterTopic = resolveDeadLetterTopic(options.deadLetter?.topic);
+  const deadLetterTopic = resolveDeadLetterTopic(options.deadLetter?.topic, topics);
   const sessionTimeoutMs = integer(
     'sessionTimeoutMs',
     options.sessionTimeoutMs ?? defaults.sessionTimeoutMs,
@@ -210,12 +210,12 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
       options.rebalanceTimeoutMs ?? defaults.rebalanceTimeoutMs,
       1,
     ),
-    partitionsConsumedConcurrently: integer(
-      'partitionsConsumedConcurrently',
-      options.partitionsConsumedConcurrently ?? defaults.partitionsConsumedConcurrently,
-      1,
+    partitionsConsumedConcurrently: partitionsConsumedConcurrently(options),
+    maxWaitTimeMs: integer(
+      'maxWaitTimeMs',
+      options.maxWaitTimeMs ?? defaults.maxWaitTimeMs,
+      MIN_MAX_WAIT_TIME_MS,
     ),
-    maxWaitTimeMs: integer('maxWaitTimeMs', options.maxWaitTimeMs ?? defaults.maxWaitTimeMs, 0),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, defaults.retryBackoff),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, defaults.reconnectBackoff),
     logger: guardLogger(options.logger ?? options.connection.logger),
@@ -225,12 +225,53 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
 }
 
 /**
+ * The least `maxWaitTimeMs`: the fetch long-poll. At 0 the broker answers an empty fetch at once
+ * and the fetch loop spins on an idle topic (a core busy and requests without end).
+ */
+export const MIN_MAX_WAIT_TIME_MS = 100;
+
+/**
+ * `partitionsConsumedConcurrently`: kafkajs only. @platformatic/kafka streams every assigned
+ * partition and ferry handles them one at a time, so a value other than 1 there is refused
+ * rather than ignored.
+ */
+function partitionsConsumedConcurrently(options: ConsumerOptions): number {
+  const value = integer(
+    'partitionsConsumedConcurrently',
+    options.partitionsConsumedConcurrently ?? DEFAULTS.consumer.partitionsConsumedConcurrently,
+    1,
+  );
+  if (value !== 1 && options.connection.driver.name !== 'kafkajs') {
+    throw new FerryConfigError(
+      'partitionsConsumedConcurrently',
+      `is supported on the kafkajs client only; this connection uses @platformatic/kafka, which handles one partition at a time (leave it out or 1), got ${value}`,
+    );
+  }
+  return value;
+}
+
+/**
  * The dead-letter topic of a source topic. A function's answer is checked on every call: one
  * that throws (anything) or is no topic name (a number, a Promise: it must answer synchronously)
  * fails the dead-letter send with a FerryConfigError naming `deadLetter.topic`, so the partition
- * is held and retried after its backoff, the records neither committed nor sent elsewhere.
+ * is held and retried after its backoff, the records neither committed nor sent elsewhere. A
+ * dead-letter topic that is one of the consumed `topics` is refused (at once for a name, the
+ * default suffix included; per call for a function): every rejected record would be read back,
+ * rejected and produced again, for ever.
  */
-function resolveDeadLetterTopic(option: KafkaDeadLetterOptions['topic']): (sourceTopic: string) => string {
+function resolveDeadLetterTopic(
+  option: KafkaDeadLetterOptions['topic'],
+  topics: readonly string[],
+): (sourceTopic: string) => string {
+  const notConsumed = (name: string): string => {
+    if (topics.includes(name)) {
+      throw new FerryConfigError(
+        'deadLetter.topic',
+        `${name} is a consumed topic: a record dead-lettered into it would be read back and rejected again, for ever`,
+      );
+    }
+    return name;
+  };
   if (typeof option === 'function') {
     return (sourceTopic) => {
       let answer: unknown;
@@ -243,11 +284,15 @@ function resolveDeadLetterTopic(option: KafkaDeadLetterOptions['topic']): (sourc
         );
       }
       discardAnswer(answer);
-      return topicName('deadLetter.topic', answer);
+      return notConsumed(topicName('deadLetter.topic', answer));
     };
   }
-  if (option === undefined) return (topic) => `${topic}${DEFAULTS.consumer.deadLetter.topicSuffix}`;
-  const name = topicName('deadLetter.topic', option);
+  if (option === undefined) {
+    const suffix = DEFAULTS.consumer.deadLetter.topicSuffix;
+    topics.forEach((topic) => notConsumed(`${topic}${suffix}`));
+    return (topic) => `${topic}${suffix}`;
+  }
+  const name = notConsumed(topicName('deadLetter.topic', option));
   return () => name;
 }
 

@@ -7,6 +7,7 @@ import {
   putStorableHeader,
   readFerryHeaders,
   resolveTenant,
+  strictUtf8Text,
   type FerryHeaderValues,
   type TenantSource,
 } from '@ferry/core/transport';
@@ -94,6 +95,7 @@ export interface InboundRecord {
   readonly topic: string;
   readonly partition: number;
   readonly offset: string;
+  /** The key as text (strict UTF-8); a record whose key is not UTF-8 reaches no function (see decodeRecord). */
   readonly key: string | null;
   readonly headers: Readonly<Record<string, string>>;
 }
@@ -157,9 +159,9 @@ export function decodeRecord(
   const ferry = readFerryHeaders((name) =>
     ambiguous === null ? lastHeaderValue(message.headers?.[name]) : undefined,
   );
-  const key = message.key === null || message.key === undefined ? null : message.key.toString('utf8');
-  const record: InboundRecord = { topic, partition, offset: message.offset, key, headers };
-  const identity = recordIdentity(record, ferry, context.identity);
+  const key = recordKey(message.key);
+  const record: InboundRecord = { topic, partition, offset: message.offset, key: key.text, headers };
+  const identity = recordIdentity(record, ferry, key.fault === null ? context.identity : null);
   const messageId = identity.ok ? identity.messageId : null;
   const invalid = (reason: RejectReason, detail: string): DecodeResult => ({
     ok: false,
@@ -172,6 +174,9 @@ export function decodeRecord(
     return invalid(REJECT_REASONS.tombstone, 'record has a null value');
   if (ambiguous !== null) return invalid(REJECT_REASONS.ambiguousHeader, ambiguous);
   if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
+  const keyNeeded =
+    (ferry.messageId === undefined && context.identity !== null) || typeof context.tenant === 'function';
+  if (key.fault !== null && keyNeeded) return invalid(REJECT_REASONS.invalidText, key.fault);
   if (!identity.ok) return invalid(REJECT_REASONS.missingIdentity, identity.detail);
   const idFault = messageIdFault(identity.messageId);
   if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
@@ -197,6 +202,27 @@ export function decodeRecord(
       system: KAFKA_SYSTEM,
     },
   };
+}
+
+interface RecordKey {
+  /** The key as text, or null when the record has none or it is not valid UTF-8. */
+  readonly text: string | null;
+  /** Why the key cannot be text (bytes that are not UTF-8), or null. */
+  readonly fault: string | null;
+}
+
+/**
+ * A record key as text, decoded as strict UTF-8: never lossily, since keys `ff 61` and `fe 61`
+ * would both read `\ufffda`, and an identity or tenant function keyed on them would merge two
+ * records (one lost as a duplicate) or two tenants. A key that is not UTF-8 is given to no
+ * function: the record is dead-lettered `invalid_text` when one would see it (decodeRecord).
+ */
+function recordKey(key: Buffer | null | undefined): RecordKey {
+  if (key === null || key === undefined) return { text: null, fault: null };
+  const text = strictUtf8Text(key);
+  return text === undefined
+    ? { text: null, fault: `the record key is bytes that are not valid UTF-8 (${key.length} bytes)` }
+    : { text, fault: null };
 }
 
 type Identity =

@@ -4,6 +4,7 @@ import type { Producer } from 'kafkajs';
 import {
   KafkaPublisher,
   REJECT_REASONS,
+  deleteTopics,
   ensureTopics,
   topicPartitionOffsetIdentity,
   type ConsumerOptions,
@@ -242,12 +243,16 @@ describe('attachKafkaConsumer: Kafka into a PostgreSQL inbox', () => {
     const groupId = uniqueName('group');
     const deadLetterTopic = uniqueName('dlq-later');
     harness.ownTopic(deadLetterTopic);
+    // The consumer starts only once its dead-letter topic exists (ready() names a missing one):
+    // the topic goes away after the start.
+    await ensureTopics(connection, [{ topic: deadLetterTopic }]);
+    const { events: seen } = await start(topic, groupId, 'dlq-down', {
+      deadLetter: { topic: deadLetterTopic, sendRetries: 1 },
+    });
+    await deleteTopics(connection, [deadLetterTopic]);
     await raw.send({
       topic,
       messages: [{ value: 'not json', headers: { [FERRY_HEADERS.messageId]: 'broken' } }],
-    });
-    const { events: seen } = await start(topic, groupId, 'dlq-down', {
-      deadLetter: { topic: deadLetterTopic, sendRetries: 1 },
     });
 
     const failures = () => seen.filter((event) => event.type === 'acceptance-failed');

@@ -1,4 +1,5 @@
 import { inexactNumberFault } from '../validate/jsonNumbers';
+import { strictUtf8Text } from './utf8';
 
 export type JsonBody =
   | { readonly ok: true; readonly payload: Record<string, unknown> }
@@ -24,18 +25,13 @@ export function parseJsonObjectBody(text: string): JsonBody {
   return { ok: true, payload: payload as Record<string, unknown> };
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
  * Parses a message body given as bytes: it must be valid UTF-8 (never silently turned into
  * U+FFFD replacement characters) holding a JSON object.
  */
 export function parseJsonObjectBytes(bytes: Uint8Array): JsonBody {
-  let text: string;
-  try {
-    text = strictUtf8.decode(bytes);
-  } catch {
-    return { ok: false, detail: 'body is not valid UTF-8' };
-  }
-  return parseJsonObjectBody(text);
+  const text = strictUtf8Text(bytes);
+  if (text === undefined) return { ok: false, detail: 'body is not valid UTF-8' };
+  // A leading byte order mark is not part of the JSON text.
+  return parseJsonObjectBody(text.startsWith('\uFEFF') ? text.slice(1) : text);
 }

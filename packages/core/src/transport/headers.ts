@@ -1,6 +1,7 @@
 import { FERRY_HEADERS, type OutboxMessage } from '../contracts';
 import { isReservedHeader } from '../validate/headers';
 import { textFault } from '../validate/text';
+import { strictUtf8Text } from './utf8';
 
 /** ferry's headers for one outbox message, in wire order; null where the message has no value. */
 export function ferryHeaderValues(message: OutboxMessage): readonly (readonly [string, string | null])[] {
@@ -95,8 +96,6 @@ export function nonEmptyValue(value: string | null | undefined): string | undefi
   return value === null || value === undefined || value.length === 0 ? undefined : value;
 }
 
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 /**
  * A delivery header's name or value as text PostgreSQL stores faithfully, or undefined when it
  * is not: bytes that are not valid UTF-8, or text with NUL or an unpaired surrogate (textFault).
@@ -104,15 +103,6 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 export function storableHeaderText(value: string | Uint8Array): string | undefined {
   const text = typeof value === 'string' ? value : strictUtf8Text(value);
   return text !== undefined && textFault(text) === null ? text : undefined;
-}
-
-/** Bytes decoded as UTF-8, or undefined when they are not valid UTF-8 (never U+FFFD in their place). */
-function strictUtf8Text(bytes: Uint8Array): string | undefined {
-  try {
-    return STRICT_UTF8.decode(bytes);
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -63,6 +63,7 @@ export {
 export { extractIdentity, messageIdFault, type ExtractedIdentity } from './identity';
 export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolution } from './tenant';
 export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
+export { strictUtf8Text } from './utf8';
 export {
   AttachAttempts,
   awaitReady,

@@ -3,6 +3,7 @@ import type { Logger } from '@ferry/core';
 import { kafkajsLogMethod } from '../logLevels';
 import { registerKafkajsCodecs } from './kafkajsCodecs';
 import { KafkajsGate } from './kafkajsGate';
+import { dropLossyHeaderNames } from './kafkajsHeaderNames';
 import { KafkajsProducer } from './kafkajsProducer';
 import { SequencedSends } from './sequencedSends';
 import { SeedRotation } from './seedRotation';
@@ -174,6 +175,7 @@ class KafkajsConsumer implements DriverConsumer {
         commitOffsetsIfNecessary,
       }) => {
         const { topic, partition } = batch;
+        dropLossyHeaderNames(batch.messages);
         await handlers.eachBatch({
           topic,
           partition,
