@@ -222,8 +222,20 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     await undoIfClosed(this.producer);
     if (this.stopping.signal.aborted) return;
     const { connection, topics, deadLetterTopic } = this.options;
-    await checkTopicsExist(connection, topics, deadLetterTopic, this.stopping.signal);
+    const { missingDeadLetterTopics } = await checkTopicsExist(
+      connection,
+      topics,
+      deadLetterTopic,
+      this.stopping.signal,
+    );
     if (this.stopping.signal.aborted) return;
+    if (missingDeadLetterTopics.length > 0) {
+      this.options.logger.warn(
+        { missingTopics: missingDeadLetterTopics },
+        `Kafka dead-letter topics missing: ${missingDeadLetterTopics.join(', ')}; a broker that does not ` +
+          'create topics on first use holds the partition of the first rejected record until they exist (ensureTopics)',
+      );
+    }
     await this.startSession();
     await undoIfClosed(this.consumer);
   }

@@ -17,20 +17,21 @@ export function startRefusal(error: unknown, topics: readonly string[]): FerryEr
 }
 
 /**
- * Checks, before a session starts, that every consumed topic and its dead-letter topic exist,
- * and throws a FERRY_TRANSPORT_ERROR naming each missing one (`details.missingTopics`): a
- * missing source topic would fail the start without saying which topic, and a missing
- * dead-letter topic would only be found at the first rejected record, which would then hold its
- * partition. The consumer retries the start (the topic may be created later); ready() names the
- * error once its timeout passes. A dead-letter topic whose function throws is not checked here
- * (its send fails with that FerryConfigError).
+ * Checks, before a session starts, that every consumed topic and its dead-letter topic exist. A
+ * missing consumed topic throws a FERRY_TRANSPORT_ERROR naming it (`details.missingTopics`): the
+ * start would fail without saying which topic; the consumer retries the start (the topic may be
+ * created later) and ready() names the error once its timeout passes. Missing dead-letter topics
+ * are returned, not thrown: a broker with `auto.create.topics.enable` (Kafka's default) creates
+ * one at the first dead letter, so the consumer starts and the caller warns; on a broker that
+ * does not, the first rejected record holds its partition until the topic exists. A dead-letter
+ * topic whose function throws is not checked here (its send fails with that FerryConfigError).
  */
 export async function checkTopicsExist(
   connection: KafkaConnection,
   topics: readonly string[],
   deadLetterTopic: (sourceTopic: string) => string,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<{ readonly missingDeadLetterTopics: readonly string[] }> {
   let existing: Set<string>;
   try {
     const admin = await connection.driver.admin(signal);
@@ -43,6 +44,7 @@ export async function checkTopicsExist(
     throw transportError('listing the consumed and dead-letter topics failed', error);
   }
   const missing: string[] = [];
+  const missingDeadLetterTopics: string[] = [];
   for (const topic of topics) {
     if (!existing.has(topic)) missing.push(`${topic} (consumed)`);
     let dead: string | null = null;
@@ -51,9 +53,10 @@ export async function checkTopicsExist(
     } catch {
       // Reported by the dead-letter send that needs it.
     }
-    if (dead !== null && !existing.has(dead)) missing.push(`${dead} (the dead-letter topic of ${topic})`);
+    if (dead !== null && !existing.has(dead))
+      missingDeadLetterTopics.push(`${dead} (the dead-letter topic of ${topic})`);
   }
-  if (missing.length === 0) return;
+  if (missing.length === 0) return { missingDeadLetterTopics };
   throw new FerryError(
     'FERRY_TRANSPORT_ERROR',
     `Kafka topics missing: ${missing.join(', ')}; the consumer starts once they exist (ensureTopics)`,

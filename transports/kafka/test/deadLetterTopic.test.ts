@@ -4,14 +4,14 @@
  *   record would be read back, rejected and produced again, for ever;
  * - a compacted one takes a rejected record that has no key (its copy is keyed
  *   `<topic>/<partition>/<offset>` of its source), so the record never stalls its partition;
- * - a missing one is named by ready() before any record is read, and the consumer starts once it
- *   exists.
+ * - a missing one is named in a warning at start; the consumer starts (a broker may create the
+ *   topic at the first dead letter) and dead-letters once it exists.
  */
 import { FERRY_HEADERS, FerryConfigError } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { attachKafkaConsumer, ensureTopics, type KafkaInboxConsumer } from '../src';
 import { ConsumerHarness } from './consumerHarness';
-import { endOffsets, fastGroup, readBack, uniqueName, waitFor } from './support';
+import { captureLogger, endOffsets, fastGroup, readBack, uniqueName, waitFor } from './support';
 
 let harness: ConsumerHarness;
 
@@ -79,12 +79,13 @@ test('a keyless record rejected into a compacted dead-letter topic does not stal
   expect([dead!.key, dead!.value]).toEqual([`${topic}/0/0`, 'not json']);
 });
 
-test('ready() names a missing dead-letter topic; the consumer starts once it exists', async () => {
+test('a missing dead-letter topic is named in a warning; the consumer starts and dead-letters once it exists', async () => {
   const topic = uniqueName('dlq-missing');
   const deadLetter = `${topic}.dlq`;
   harness.ownTopic(topic);
   harness.ownTopic(deadLetter);
   await ensureTopics(harness.connection, [{ topic }]);
+  const log = captureLogger();
   let handle: KafkaInboxConsumer | null = null;
   try {
     handle = attachKafkaConsumer(harness.acceptor, {
@@ -92,15 +93,22 @@ test('ready() names a missing dead-letter topic; the consumer starts once it exi
       topic,
       groupId: uniqueName('group'),
       consumer: 'dlq-missing',
+      logger: log.logger,
       ...fastGroup,
       reconnectBackoff: { initialMs: 200, maxMs: 500 },
     });
-    await expect(handle.ready({ timeoutMs: 3_000 })).rejects.toMatchObject({
-      code: 'FERRY_TIMEOUT',
-      message: expect.stringContaining(`${deadLetter} (the dead-letter topic of ${topic})`),
-    });
-    await ensureTopics(harness.connection, [{ topic: deadLetter }]);
+    // A broker that creates topics on first use (Kafka's default) needs none: the start goes on.
     await handle.ready({ timeoutMs: 30_000 });
+    expect(log.lines.map((line) => line.msg)).toContainEqual(
+      expect.stringContaining(`${deadLetter} (the dead-letter topic of ${topic})`),
+    );
+    await ensureTopics(harness.connection, [{ topic: deadLetter }]);
+    await harness.raw.send({
+      topic,
+      messages: [{ value: 'not json', headers: { [FERRY_HEADERS.messageId]: 'bad' } }],
+    });
+    const [dead] = await readBack(harness.connection, deadLetter, 1);
+    expect(dead!.value).toBe('not json');
   } finally {
     await handle?.close();
   }
