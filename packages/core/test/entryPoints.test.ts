@@ -91,6 +91,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   '@ferry/core/transport': [
     'ACCEPTANCE_FAILED_CODE',
     'DEFAULT_READY_TIMEOUT_MS',
+    'MAX_TIMER_MS',
     'TRANSPORT_REJECT_REASONS',
     'abortableDelay',
     'acceptHolding',
@@ -137,6 +138,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'safeEmit',
     'storableHeaderText',
     'stripUrlCredentials',
+    'timerOption',
     'transportError',
   ],
   '@ferry/core/metrics': [

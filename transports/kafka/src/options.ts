@@ -4,6 +4,7 @@ import {
   discardAnswer,
   guardLogger,
   integerOption as integer,
+  timerOption,
   nonEmptyOption as nonEmpty,
   booleanOption,
   checkTenantSource,
@@ -176,7 +177,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
   topics.forEach((topic, index) => topicName(`topics[${index}]`, topic));
   knownKeysOption('deadLetter.', options.deadLetter, ['topic', 'sendRetries']);
   const deadLetterTopic = resolveDeadLetterTopic(options.deadLetter?.topic);
-  const sessionTimeoutMs = integer(
+  const sessionTimeoutMs = timerOption(
     'sessionTimeoutMs',
     options.sessionTimeoutMs ?? defaults.sessionTimeoutMs,
     1_000,
@@ -205,7 +206,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
       1,
       sessionTimeoutMs - 1,
     ),
-    rebalanceTimeoutMs: integer(
+    rebalanceTimeoutMs: timerOption(
       'rebalanceTimeoutMs',
       options.rebalanceTimeoutMs ?? defaults.rebalanceTimeoutMs,
       1,
@@ -215,7 +216,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
       options.partitionsConsumedConcurrently ?? defaults.partitionsConsumedConcurrently,
       1,
     ),
-    maxWaitTimeMs: integer('maxWaitTimeMs', options.maxWaitTimeMs ?? defaults.maxWaitTimeMs, 0),
+    maxWaitTimeMs: timerOption('maxWaitTimeMs', options.maxWaitTimeMs ?? defaults.maxWaitTimeMs, 0),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, defaults.retryBackoff),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, defaults.reconnectBackoff),
     logger: guardLogger(options.logger ?? options.connection.logger),
