@@ -12,6 +12,7 @@ import {
   knownKeysOption,
   nonEmptyOption,
   type OptionKeys,
+  stripUrlCredentials,
 } from '@ferry/core/transport';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
 import type { SqsConnection } from './connection';
@@ -199,7 +200,7 @@ export async function requireRedrivePolicy(
   if (policy === undefined || policy.length === 0) {
     throw new FerryConfigError(
       'deadLetter',
-      `queue ${queueUrl} has no RedrivePolicy; give it one or use deadLetter: { mode: 'queue', queueUrl }`,
+      `queue ${stripUrlCredentials(queueUrl)} has no RedrivePolicy; give it one or use deadLetter: { mode: 'queue', queueUrl }`,
     );
   }
   const target = redriveTarget(policy);
@@ -218,7 +219,7 @@ export async function requireRedrivePolicy(
     if (name === 'QueueDoesNotExist' || name === 'AWS.SimpleQueueService.NonExistentQueue') {
       throw new FerryConfigError(
         'deadLetter',
-        `the RedrivePolicy of queue ${queueUrl} moves messages to ${target.arn}, which does not exist: SQS cannot move an invalid message there`,
+        `the RedrivePolicy of queue ${stripUrlCredentials(queueUrl)} moves messages to ${target.arn}, which does not exist: SQS cannot move an invalid message there`,
       );
     }
     throw requestError(`GetQueueUrl ${target.name} (the RedrivePolicy's dead-letter queue)`, error);
