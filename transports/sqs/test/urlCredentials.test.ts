@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { isFerryError } from '@ferry/core';
 import { SqsConnection, SqsPublisher, attachSqsConsumer } from '@ferry/sqs';
-import { neverAborted, outboxMessages } from './support/sqs';
+import { SQS_ENDPOINT, neverAborted, outboxMessages, uniqueName } from './support/sqs';
 
 const SECRET = 'SeCrEtPaSs';
 const credentials = { accessKeyId: 'x', secretAccessKey: 'x' };
@@ -90,6 +90,28 @@ describe('SQS URLs with credentials in them', () => {
       expect(events.length).toBeGreaterThan(0);
       expect(JSON.stringify(events)).not.toContain(SECRET);
     } finally {
+      await connection.close();
+    }
+  });
+
+  it('a queue that does not exist (FERRY_PERMANENT_FAILURE): the refusal does not show the password', async () => {
+    const connection = new SqsConnection({
+      endpoint: SQS_ENDPOINT,
+      region: 'us-east-1',
+      maxAttempts: 1,
+      credentials: { ...credentials },
+    });
+    const queueUrl = `${SQS_ENDPOINT.replace('://', `://u:${SECRET}@`)}/000000000000/${uniqueName('missing')}`;
+    const consumer = attachSqsConsumer(acceptor, { connection, queueUrl, consumer: 'c' });
+    try {
+      const error = await consumer.ready({ timeoutMs: 5_000 }).catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        code: 'FERRY_PERMANENT_FAILURE',
+        message: expect.stringContaining('does not exist'),
+      });
+      expect((error as Error).message).not.toContain(SECRET);
+    } finally {
+      await consumer.close();
       await connection.close();
     }
   });
