@@ -96,6 +96,11 @@ const MISSING_QUEUE_ERRORS: ReadonlySet<string> = new Set([
   'AWS.SimpleQueueService.NonExistentQueue',
 ]);
 
+/** Whether `error` is SQS saying the queue URL or name names no queue (MISSING_QUEUE_ERRORS). */
+export function isMissingQueueError(error: unknown): boolean {
+  return MISSING_QUEUE_ERRORS.has(errorName(error) ?? '');
+}
+
 /** The HTTP status SQS answered a failed request with; undefined when it did not answer. */
 function answeredStatus(error: unknown): number | undefined {
   const status = (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata?.httpStatusCode;
@@ -180,7 +185,7 @@ export function requestError(given: string, error: unknown): FerryError {
       { cause: error, details: { refused: errorName(error) ?? answeredStatus(error) } },
     );
   }
-  if (MISSING_QUEUE_ERRORS.has(errorName(error) ?? '')) {
+  if (isMissingQueueError(error)) {
     return new FerryError('FERRY_PERMANENT_FAILURE', `${what} failed: the queue does not exist (${cause})`, {
       cause: error,
       details: { refused: 'QueueDoesNotExist' },

@@ -17,7 +17,7 @@ import {
 import { MAX_VISIBILITY_SECONDS } from './backoff';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
-import { errorName, requestError, transportError } from './errors';
+import { errorName, isMissingQueueError, requestError, transportError } from './errors';
 import { isFifoQueue } from './queueUrl';
 import { QueueAttributesMismatchError, queueAttributeDifferences } from './queueMismatch';
 
@@ -79,16 +79,39 @@ export async function declareQueue(connection: SqsConnection, spec: QueueSpec): 
   if (spec.visibilityTimeoutSeconds !== undefined) {
     attributes.VisibilityTimeout = String(spec.visibilityTimeoutSeconds);
   }
+  let createdDeadLetter = false;
   if (spec.deadLetter) {
-    deadLetterQueueUrl = await createQueue(connection, deadLetterQueueName(spec.name), base);
+    const name = deadLetterQueueName(spec.name);
+    createdDeadLetter = !(await queueExists(connection, name));
+    deadLetterQueueUrl = await createQueue(connection, name, base);
     const deadLetterTargetArn = await queueArn(connection, deadLetterQueueUrl);
     attributes.RedrivePolicy = JSON.stringify({
       deadLetterTargetArn,
       maxReceiveCount: spec.deadLetter.maxReceiveCount,
     });
   }
-  const queueUrl = await createQueue(connection, spec.name, attributes);
+  let queueUrl: string;
+  try {
+    queueUrl = await createQueue(connection, spec.name, attributes);
+  } catch (error) {
+    // The dead-letter queue this call created would be left behind, of no queue: deleted again.
+    if (createdDeadLetter && deadLetterQueueUrl !== null) {
+      await deleteQueue(connection, deadLetterQueueUrl).catch(() => undefined);
+    }
+    throw error;
+  }
   return { queueUrl, queueArn: await queueArn(connection, queueUrl), deadLetterQueueUrl };
+}
+
+/** Whether a queue named `name` exists (GetQueueUrl); a failed lookup is requestError's. */
+async function queueExists(connection: SqsConnection, name: string): Promise<boolean> {
+  try {
+    await connection.queueUrl(name);
+    return true;
+  } catch (error) {
+    if (isMissingQueueError(error)) return false;
+    throw requestError(`GetQueueUrl ${name}`, error);
+  }
 }
 
 /** Deletes a queue; a queue that does not exist counts as deleted. */
@@ -99,7 +122,7 @@ export async function deleteQueue(connection: SqsConnection, queueUrl: string): 
       requestDeadline(connection.options.setupTimeoutMs),
     );
   } catch (error) {
-    if (errorName(error) !== 'QueueDoesNotExist') throw requestError(`DeleteQueue ${queueUrl}`, error);
+    if (!isMissingQueueError(error)) throw requestError(`DeleteQueue ${queueUrl}`, error);
   }
   connection.forgetQueue(queueUrl);
 }
