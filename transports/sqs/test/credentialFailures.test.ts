@@ -113,19 +113,24 @@ describe('SQS transport with a credential provider that fails', () => {
 describe('SQS requests waiting for one shared credential provider call', () => {
   const fixture = useSqsQueuesFixture();
 
-  it("one request's end (consumer.close()) does not fail another request waiting for the same call", async () => {
-    const { queueUrl } = await fixture.queues.declareBare({ name: uniqueName('cred-share') });
-    let answer: (credentials: StaticCredentials) => void = () => undefined;
-    let calls = 0;
+  /** A connection whose provider answers only when the test calls `held.answer`. */
+  const heldConnection = () => {
+    const held = { calls: 0, answer: (_: StaticCredentials): void => undefined };
     const connection = new SqsConnection({
       endpoint: SQS_ENDPOINT,
       region: 'us-east-1',
       credentials: () => {
-        calls += 1;
-        return new Promise<StaticCredentials>((resolve) => (answer = resolve));
+        held.calls += 1;
+        return new Promise<StaticCredentials>((resolve) => (held.answer = resolve));
       },
     });
     fixture.opened.push(connection);
+    return { connection, held };
+  };
+
+  it("one request's end (consumer.close()) does not fail another request waiting for the same call", async () => {
+    const { queueUrl } = await fixture.queues.declareBare({ name: uniqueName('cred-share') });
+    const { connection, held } = heldConnection();
     const publisher = new SqsPublisher(connection, {
       defaultDestination: queueUrl,
       confirmTimeoutMs: 30_000,
@@ -133,29 +138,19 @@ describe('SQS requests waiting for one shared credential provider call', () => {
     const consumer = attachSqsConsumer(acceptor, { connection, queueUrl, consumer: 'c', waitTimeSeconds: 1 });
     fixture.consumers.push(consumer);
     const publishing = publisher.publish(outboxMessages(1, null), neverAborted());
-    await waitFor('the provider asked', async () => (calls > 0 ? true : undefined));
+    await waitFor('the provider asked', async () => (held.calls > 0 ? true : undefined));
     // The consumer's request waits for the same call: closing it ends that request only.
     await consumer.close();
-    answer(identity);
+    held.answer(identity);
     const [outcome] = await publishing;
     await publisher.close();
     expect(outcome).toEqual({ id: expect.any(String), status: 'sent' });
-    expect(calls).toBe(1);
+    expect(held.calls).toBe(1);
   });
 
   it('a request whose own deadline ends fails naming the provider; one with a later deadline gets the answer', async () => {
     const { queueUrl } = await fixture.queues.declareBare({ name: uniqueName('cred-share2') });
-    let answer: (credentials: StaticCredentials) => void = () => undefined;
-    let calls = 0;
-    const connection = new SqsConnection({
-      endpoint: SQS_ENDPOINT,
-      region: 'us-east-1',
-      credentials: () => {
-        calls += 1;
-        return new Promise<StaticCredentials>((resolve) => (answer = resolve));
-      },
-    });
-    fixture.opened.push(connection);
+    const { connection, held } = heldConnection();
     const patient = new SqsPublisher(connection, { defaultDestination: queueUrl, confirmTimeoutMs: 30_000 });
     const hasty = new SqsPublisher(connection, { defaultDestination: queueUrl, confirmTimeoutMs: 200 });
     const waiting = patient.publish(outboxMessages(1, null), neverAborted());
@@ -164,10 +159,10 @@ describe('SQS requests waiting for one shared credential provider call', () => {
       status: 'unavailable',
       error: expect.stringMatching(/credentials provider did not answer/),
     });
-    answer(identity);
+    held.answer(identity);
     const [long] = await waiting;
     await Promise.all([patient.close(), hasty.close()]);
     expect(long).toEqual({ id: expect.any(String), status: 'sent' });
-    expect(calls).toBe(1);
+    expect(held.calls).toBe(1);
   });
 });
