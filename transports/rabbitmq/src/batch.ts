@@ -19,7 +19,7 @@ import {
   type TransportObserver,
 } from '@ferry/core/transport';
 import { ChannelAcks, type Delivery } from './acks';
-import { publishWithConfirm } from './confirm';
+import { publishWithConfirm, type ConfirmResult } from './confirm';
 import { copyOptions, shortString } from './copyOptions';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
@@ -237,7 +237,10 @@ export class DeliverySettler {
 
   /**
    * Copies the delivery to the dead-letter exchange with the reason, then acks it; when the
-   * copy is not confirmed, rejects it to the queue's own dead-letter exchange instead.
+   * copy is not confirmed, rejects it to the queue's own dead-letter exchange instead. A copy
+   * the broker returned (no queue bound to take it, where the queue's own dead-letter exchange
+   * would drop it too) is reported as an `error` and the delivery requeued after the first
+   * retry backoff: it stays in the work queue until the dead-letter topology exists.
    */
   private async deadLetter(
     entry: Entry,
@@ -254,9 +257,27 @@ export class DeliverySettler {
       [FERRY_HEADERS.rejectReason]: reason,
       'x-ferry-reject-detail': detail.slice(0, 1_000),
     });
-    const settled = copied ? this.ack(entry) : this.acks.nack(entry, false);
+    if (copied.status === 'returned') {
+      this.copyReturned('dead-letter', copied.error);
+      await this.requeueAfter(entry, backoffDelay(1, this.o.retryBackoff, this.o.random));
+      return;
+    }
+    const settled = copied.status === 'confirmed' ? this.ack(entry) : this.acks.nack(entry, false);
     if (settled) tally.settled += 1;
     this.o.emit({ type: 'dead-lettered', reason, messageId });
+  }
+
+  /** A copy no queue took: the delivery was not copied anywhere; logged and reported as `error`. */
+  private copyReturned(copy: 'dead-letter' | 'retry', error: string): void {
+    const message = `the ${copy} copy of a delivery was returned by the broker, ${error}; the delivery is requeued`;
+    this.o.logger.error({ queue: this.o.names.queue }, `ferry.rabbitmq: ${message}`);
+    this.o.emit({ type: 'error', error: message });
+  }
+
+  /** Keeps the delivery unacked for `delayMs` (or until close()), then requeues it. */
+  private async requeueAfter(entry: Entry, delayMs: number): Promise<void> {
+    await abortableDelay(Math.max(delayMs, 1), this.o.closing).catch(() => undefined);
+    this.acks.nack(entry, true);
   }
 
   /**
@@ -282,13 +303,14 @@ export class DeliverySettler {
     const copied = await this.copyTo(entry, '', tierQueueName(this.o.names.retryQueue, tier), {
       [FERRY_HEADERS.transportAttempts]: String(attempts + 1),
     });
-    if (copied) {
+    if (copied.status === 'confirmed') {
       if (this.ack(entry)) tally.settled += 1;
       return tier;
     }
-    // The retry copy was not confirmed: keep the delivery and requeue it after the backoff.
-    await abortableDelay(Math.max(delay, 1), this.o.closing).catch(() => undefined);
-    this.acks.nack(entry, true);
+    // The retry copy was not confirmed, or no queue took it (a tier queue declared for another
+    // retryBackoff): keep the delivery and requeue it after the backoff.
+    if (copied.status === 'returned') this.copyReturned('retry', copied.error);
+    await this.requeueAfter(entry, delay);
     return delay;
   }
 
@@ -302,11 +324,10 @@ export class DeliverySettler {
     exchange: string,
     routingKey: string,
     extraHeaders: Record<string, string>,
-  ): Promise<boolean> {
+  ): Promise<ConfirmResult> {
     const { message, channel } = entry;
     const options = copyOptions(message.properties, extraHeaders);
     const signal = deadlineSignal(this.o.confirmTimeoutMs, this.o.closing);
-    const result = await publishWithConfirm(channel, exchange, routingKey, message.content, options, signal);
-    return result.status === 'confirmed';
+    return publishWithConfirm(channel, exchange, routingKey, message.content, options, signal);
   }
 }

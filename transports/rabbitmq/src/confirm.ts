@@ -1,15 +1,21 @@
 import type { ConfirmChannel, Options } from 'amqplib';
+import { describeError } from './errors';
+import { watchReturn } from './returns';
 
 type PublishOptions = Options.Publish;
-import { describeError } from './errors';
 
-/** How one confirmed publish ended. Only `confirmed` means the broker took responsibility. */
+/**
+ * How one confirmed publish ended. Only `confirmed` means the broker took responsibility;
+ * `returned`: a `mandatory` publish no queue took (the broker confirms it all the same), the
+ * error naming the exchange and routing key; `failed`: nack, closed channel, abort, unencodable.
+ */
 export type ConfirmResult =
-  { readonly status: 'confirmed' } | { readonly status: 'failed'; readonly error: string };
+  { readonly status: 'confirmed' } | { readonly status: 'returned' | 'failed'; readonly error: string };
 
 /**
  * Publishes on a confirm channel and resolves once the broker acked or nacked it, the channel
- * closed, or `signal` aborted (confirm timeout, shutdown). Never rejects.
+ * closed, or `signal` aborted (confirm timeout, shutdown). Never rejects. A `mandatory` publish
+ * the broker returned before acking it resolves `returned` (see watchReturn).
  *
  * When amqplib throws (it cannot encode the publish), it has already queued the confirm
  * callback, and every later confirm on the channel would be credited to the publish before it:
@@ -27,9 +33,13 @@ export function publishWithConfirm(
 ): Promise<ConfirmResult> {
   return new Promise((resolve) => {
     let settled = false;
+    const watch = options.mandatory
+      ? watchReturn(channel, { exchange, routingKey, messageId: options.messageId, content })
+      : null;
     const settle = (result: ConfirmResult) => {
       if (settled) return;
       settled = true;
+      watch?.done();
       signal.removeEventListener('abort', onAbort);
       resolve(result);
     };
@@ -42,6 +52,7 @@ export function publishWithConfirm(
     try {
       channel.publish(exchange, routingKey, content, options, (error: unknown) => {
         if (error) settle({ status: 'failed', error: `broker did not confirm: ${describeError(error)}` });
+        else if (watch?.pending.returned) settle({ status: 'returned', error: watch.pending.returned });
         else settle({ status: 'confirmed' });
       });
     } catch (error) {

@@ -73,7 +73,8 @@ export interface RabbitConsumerOptions extends WorkQueueTopology {
   /**
    * Told what the consumer does (through safeEmit, `transport: 'rabbitmq'`, `source`: the work
    * queue): received, accepted, settled (acks), dead-lettered, acceptance-failed (the retry
-   * tiers), acceptance-unavailable / -recovered (an outage), connected, disconnected.
+   * tiers), acceptance-unavailable / -recovered (an outage), connected, disconnected,
+   * error (a copy the broker returned: no queue took it).
    */
   observer?: TransportObserver<TransportConsumerEvent>;
   /** Random source for retry jitter. */

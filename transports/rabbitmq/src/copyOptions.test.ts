@@ -90,6 +90,7 @@ describe('copyOptions', () => {
     const dropped = { priority: 9, expiration: '1000', userId: 'guest', replyTo: 'r', deliveryMode: 1 };
     expect(copyOptions(properties({ ...kept, ...dropped }), { 'x-ferry-reject-reason': 'r' })).toEqual({
       persistent: true,
+      mandatory: true,
       headers: { h: 1, 'x-ferry-reject-reason': 'r' },
       ...kept,
     });
@@ -101,7 +102,7 @@ describe('copyOptions', () => {
       properties({ messageId: lossy, correlationId: lossy, type: lossy, appId: lossy, contentType: lossy }),
       {},
     );
-    expect(options).toEqual({ persistent: true, headers: { h: 1 } });
+    expect(options).toEqual({ persistent: true, mandatory: true, headers: { h: 1 } });
     // The routing key of a dead-letter copy likewise (batch.ts: '' instead).
     expect(shortString(lossy)).toBeUndefined();
     expect(shortString('k'.repeat(255))).toBe('k'.repeat(255));

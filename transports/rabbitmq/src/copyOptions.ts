@@ -79,7 +79,10 @@ export function shortString(value: string | undefined): string | undefined {
   return value !== undefined && Buffer.byteLength(value) <= 255 ? value : undefined;
 }
 
-/** The copy's publish options: persistent, the delivery's properties ferry keeps, copyHeaders. */
+/**
+ * The copy's publish options: persistent, `mandatory` (a copy no queue takes is returned, not
+ * confirmed as taken: see publishWithConfirm), the delivery's properties ferry keeps, copyHeaders.
+ */
 export function copyOptions(
   properties: MessageProperties,
   ferry: Readonly<Record<string, string>>,
@@ -95,5 +98,10 @@ export function copyOptions(
     appId: shortString(p.appId as string | undefined),
   };
   const present = Object.entries(kept).filter(([, value]) => value !== undefined);
-  return { persistent: true, headers: copyHeaders(p.headers ?? {}, ferry), ...Object.fromEntries(present) };
+  return {
+    persistent: true,
+    mandatory: true,
+    headers: copyHeaders(p.headers ?? {}, ferry),
+    ...Object.fromEntries(present),
+  };
 }

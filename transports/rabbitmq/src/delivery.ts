@@ -74,8 +74,11 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
     detail,
     messageId,
   });
-  if (messageId === amqpMessageId && amqpMessageId !== undefined && maybeLossy(amqpMessageId)) {
-    return invalid(REJECT_REASONS.invalidText, `the AMQP messageId holds ${LOSSY}`);
+  // amqplib decoded the messageId, and whatever the extractor reads (properties, routing key,
+  // long-string headers), lossily: two ids differing only in bytes that were not UTF-8 would be one.
+  if (ferry.messageId === undefined && messageId !== null && maybeLossy(messageId)) {
+    const from = messageId === amqpMessageId ? 'the AMQP messageId' : "the identity extractor's id";
+    return invalid(REJECT_REASONS.invalidText, `${from} holds ${LOSSY}`);
   }
   if (messageId === null) {
     const why = extracted?.ok === false ? `; ${extracted.detail}` : '';
@@ -102,6 +105,10 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   }
   const tenant = resolveTenant(options.tenant, message, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
+  // A tenant function reads what amqplib decoded lossily, as the extractor does.
+  if (typeof options.tenant === 'function' && tenant.tenantId !== null && maybeLossy(tenant.tenantId)) {
+    return invalid(REJECT_REASONS.invalidText, `the tenant function's tenant holds ${LOSSY}`);
+  }
   const body = parseJsonObjectBytes(message.content);
   if (!body.ok) {
     // ferry reads the body as it arrived: a compressed one (gzip) says so in the detail.

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import type { ConfirmChannel, Message, Options } from 'amqplib';
+import type { ConfirmChannel, Options } from 'amqplib';
 
 type PublishOptions = Options.Publish;
 import {
@@ -225,12 +225,6 @@ export class RabbitPublisher implements Publisher {
     deadline: AbortSignal,
     outcomes: Map<number, PublishOutcome>,
   ): Promise<void> {
-    const returned = new Map<string, string>();
-    const onReturn = (message: Message) => {
-      const id = message.properties.messageId;
-      if (id !== undefined) returned.set(id, `unroutable: ${returnReason(message)}`);
-    };
-    channel.on('return', onReturn);
     // A connection lost mid-publish fails the owed confirms synchronously before 'close' is
     // emitted, so this flag is set before the confirms' results are read.
     const model = this.connection.current;
@@ -268,14 +262,13 @@ export class RabbitPublisher implements Publisher {
       if (threw) this.discardChannel(channel);
       results.forEach((result, i) => {
         const item = items[i]!;
-        const returnReason = returned.get(item.message.id);
         // The publish amqplib could not encode (the last one, when one threw) never will be.
         if (unencodable && i === results.length - 1 && result.status === 'failed')
           outcomes.set(item.index, permanent(item.message.id, result.error));
         else if (result.status === 'failed')
           outcomes.set(item.index, (connectionLost ? unavailable : retryable)(item.message.id, result.error));
-        else if (returnReason !== undefined)
-          outcomes.set(item.index, retryable(item.message.id, returnReason));
+        else if (result.status === 'returned')
+          outcomes.set(item.index, retryable(item.message.id, result.error));
         else outcomes.set(item.index, { id: item.message.id, status: 'sent' });
       });
       if (results.some((r) => r.status === 'failed')) {
@@ -283,7 +276,6 @@ export class RabbitPublisher implements Publisher {
         this.knownExchanges.clear(); // one may have been deleted since: check again
       }
     } finally {
-      channel.off('return', onReturn);
       model?.off('close', onLost);
     }
   }
@@ -418,10 +410,4 @@ function isClosed(error: unknown): boolean {
 
 function permanent(id: string, error: string): PublishOutcome {
   return { id, status: 'permanent', error };
-}
-
-/** Returned messages carry the broker's reply text, which amqplib's types do not declare. */
-function returnReason(message: Message): string {
-  const fields = message.fields as Message['fields'] & { replyText?: string };
-  return fields.replyText ?? 'returned by broker';
 }

@@ -67,7 +67,7 @@ export function workQueueNames(topology: WorkQueueTopology): WorkQueueNames {
   const tiers = checkRetryTiers(
     topology.retryTiersMs ?? retryTiers(DEFAULTS.retryBackoff, DEFAULTS.maxTransportRetries),
   );
-  return {
+  const names: WorkQueueNames = {
     queue,
     deadLetterExchange: nonEmpty('deadLetter.exchange', topology.deadLetter?.exchange ?? `${queue}.dlx`),
     deadLetterQueue: nonEmpty('deadLetter.queue', topology.deadLetter?.queue ?? `${queue}.dlq`),
@@ -75,6 +75,43 @@ export function workQueueNames(topology: WorkQueueTopology): WorkQueueNames {
     retryQueues: tiers.map((ms) => tierQueueName(retryQueue, ms)),
     retryTiersMs: tiers,
   };
+  checkNoLoop(names, topology.bindings);
+  return names;
+}
+
+/**
+ * Refuses names through which a copy would come back into the work queue, whether the consumer
+ * declares the topology or not: a dead-letter queue that is the work queue or a retry tier, a
+ * retry tier that is the work queue, a dead-letter exchange the work queue is bound to (each
+ * dead letter would be delivered again, rejected again, for ever).
+ */
+function checkNoLoop(names: WorkQueueNames, bindings: WorkQueueTopology['bindings']): void {
+  const { queue, deadLetterQueue, deadLetterExchange, retryQueues } = names;
+  if (deadLetterQueue === queue) {
+    throw new FerryConfigError('deadLetter.queue', `is the work queue ${JSON.stringify(queue)}`);
+  }
+  if (retryQueues.includes(deadLetterQueue)) {
+    throw new FerryConfigError(
+      'deadLetter.queue',
+      `is a retry tier queue ${JSON.stringify(deadLetterQueue)}`,
+    );
+  }
+  if (retryQueues.includes(queue)) {
+    throw new FerryConfigError(
+      'retryQueue',
+      `makes a retry tier queue the work queue ${JSON.stringify(queue)}`,
+    );
+  }
+  const bound = Array.isArray(bindings)
+    ? bindings.find((binding: QueueBinding | null) => binding?.exchange === deadLetterExchange)
+    : undefined;
+  if (bound !== undefined) {
+    throw new FerryConfigError(
+      'deadLetter.exchange',
+      `is ${JSON.stringify(deadLetterExchange)}, an exchange the work queue is bound to (bindings): ` +
+        'every dead letter would come back to the work queue',
+    );
+  }
 }
 
 /**
@@ -94,10 +131,6 @@ export async function declareWorkQueue(
   topology: WorkQueueTopology,
 ): Promise<WorkQueueNames> {
   const names = workQueueNames(topology);
-  const distinct = new Set([names.queue, names.deadLetterQueue, ...names.retryQueues]);
-  if (distinct.size !== 2 + names.retryQueues.length) {
-    throw new FerryConfigError('queue', 'the work, dead-letter and retry queues must have distinct names');
-  }
   await channel.assertExchange(names.deadLetterExchange, 'fanout', { durable: true });
   await channel.assertQueue(names.deadLetterQueue, { durable: true });
   await channel.bindQueue(names.deadLetterQueue, names.deadLetterExchange, '');

@@ -1,9 +1,11 @@
-import { expect, it } from '@jest/globals';
+import { expect } from './jest';
+import { timedCases } from './timeouts';
 import type { MemoryAcceptor } from './memoryAcceptor';
 import type { DeadLetter, TransportUnderTest } from './types';
 
 /** What the decode cases need from the suite (read at run time, after beforeEach). */
 export interface DecodeContext {
+  readonly timeoutMs: number;
   readonly deadLetter: boolean;
   transport(): TransportUnderTest;
   acceptor(): MemoryAcceptor;
@@ -19,6 +21,7 @@ export interface DecodeContext {
  * reaches the inbox.
  */
 export function registerDecodeCases(context: DecodeContext): void {
+  const it = timedCases(context.timeoutMs);
   /** Publishes `invalid` ([message id, body]) and a valid neighbour; each invalid one dead-lettered with `reason`. */
   async function expectDeadLettered(
     invalid: readonly (readonly [string, string])[],

@@ -286,6 +286,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
     });
 
     registerDecodeCases({
+      timeoutMs,
       deadLetter: supported('deadLetter'),
       acceptor: () => acceptor,
       transport: () => transport,
