@@ -4,7 +4,9 @@ import {
   inboxRetryDelayMs,
   outboxRetryDelayMs,
   reconnectDelayMs,
+  resolveBackoff,
 } from './backoff';
+import { MAX_TIMER_MS } from './optionChecks';
 
 describe('backoff (one module for outbox, inbox, reconnects and transports)', () => {
   it('outbox exponential is min(maxDelay, initialDelay * 2^(retryCount - 1)) and fixed is initialDelay', () => {
@@ -49,5 +51,22 @@ describe('backoff (one module for outbox, inbox, reconnects and transports)', ()
     // Jest fails the test on an unhandled rejection, reported once the microtasks have drained.
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
+  });
+});
+
+describe('resolveBackoff bounds', () => {
+  const defaults = { initialMs: 100, maxMs: 10_000, multiplier: 2, jitter: 'none' } as const;
+
+  it.each([
+    ['reconnectBackoff.maxMs', { maxMs: MAX_TIMER_MS + 1 }],
+    ['reconnectBackoff.initialMs', { initialMs: MAX_TIMER_MS + 1, maxMs: MAX_TIMER_MS + 1 }],
+  ])('refuses %s over 2^31-1 (a longer delay fires after 1 ms: the loop would spin)', (name, given) => {
+    expect(() => resolveBackoff('reconnectBackoff', given, defaults)).toThrow(
+      expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', message: expect.stringContaining(name) }),
+    );
+  });
+
+  it('takes maxMs of 2^31-1', () => {
+    expect(resolveBackoff('reconnectBackoff', { maxMs: MAX_TIMER_MS }, defaults).maxMs).toBe(MAX_TIMER_MS);
   });
 });

@@ -1,6 +1,14 @@
 import { onAbort } from './deadline';
 import { FerryConfigError } from './errors';
-import { integerOption, knownKeysOption, oneOfOption, received, type OptionKeys } from './optionChecks';
+import {
+  integerOption,
+  knownKeysOption,
+  MAX_TIMER_MS,
+  oneOfOption,
+  received,
+  timerOption,
+  type OptionKeys,
+} from './optionChecks';
 import { discardAnswer } from './unreadAnswer';
 
 /**
@@ -125,8 +133,9 @@ export function resolveBackoff(
 ): BackoffPolicy {
   knownKeysOption(`${name}.`, given, POLICY_KEYS);
   const policy = { ...defaults, ...given };
-  integerOption(`${name}.initialMs`, policy.initialMs, 1);
-  integerOption(`${name}.maxMs`, policy.maxMs, policy.initialMs);
+  // Both go into a timer (abortableDelay): past MAX_TIMER_MS it would fire after 1 ms.
+  timerOption(`${name}.initialMs`, policy.initialMs, 1);
+  integerOption(`${name}.maxMs`, policy.maxMs, policy.initialMs, MAX_TIMER_MS);
   if (typeof policy.multiplier !== 'number' || !Number.isFinite(policy.multiplier) || policy.multiplier < 1) {
     throw new FerryConfigError(
       `${name}.multiplier`,

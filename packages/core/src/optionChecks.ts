@@ -301,6 +301,17 @@ export function integerOption(
   return value;
 }
 
+/** The longest delay a Node timer holds: past it, setTimeout (and a deadline made with it) fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A timeout, interval or delay in ms that goes into a timer (setTimeout, deadlineSignal): an
+ * integer from `min` to MAX_TIMER_MS, else FerryConfigError.
+ */
+export function timerOption(name: string, value: unknown, min: number): number {
+  return integerOption(name, value, min, MAX_TIMER_MS);
+}
+
 export function nonEmptyOption(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) {
     throw new FerryConfigError(name, `must be a non-empty string, got ${received(value)}`);

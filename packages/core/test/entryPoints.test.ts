@@ -91,6 +91,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   '@ferry/core/transport': [
     'ACCEPTANCE_FAILED_CODE',
     'DEFAULT_READY_TIMEOUT_MS',
+    'MAX_TIMER_MS',
     'TRANSPORT_REJECT_REASONS',
     'abortableDelay',
     'acceptHolding',
@@ -138,6 +139,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'storableHeaderText',
     'strictUtf8Text',
     'stripUrlCredentials',
+    'timerOption',
     'transportError',
   ],
   '@ferry/core/metrics': [

@@ -10,6 +10,7 @@ import {
   integerOption,
   knownKeysOption,
   oneOfOption,
+  timerOption,
   type OptionKeys,
 } from '@ferry/core/transport';
 import { CallUnsettled, WaitDeadline } from './waitDeadline';
@@ -82,7 +83,7 @@ export async function drainInbox(
 ): Promise<DrainInboxResult> {
   knownKeysOption('', options, DRAIN_KEYS);
   const maxRounds = integerOption('maxRounds', options.maxRounds ?? 1_000, 1);
-  const deadline = new WaitDeadline(integerOption('timeoutMs', options.timeoutMs ?? 30_000, 0));
+  const deadline = new WaitDeadline(timerOption('timeoutMs', options.timeoutMs ?? 30_000, 0));
   const total = { processed: 0, rounds: 0, completed: 0, retried: 0, dead: 0, leaseLost: 0, unresolved: 0 };
   try {
     while (total.rounds < maxRounds && !deadline.expired) {
@@ -140,8 +141,8 @@ export async function waitForInboxRecord(
   const until = functionOption('until', options.until);
   const matches = until ?? ((record: InboxRecord) => record.status === status);
   const expected = until ? 'the expected condition' : status;
-  const deadline = new WaitDeadline(integerOption('timeoutMs', options.timeoutMs ?? 10_000, 0));
-  const intervalMs = integerOption('intervalMs', options.intervalMs ?? 25, 0);
+  const deadline = new WaitDeadline(timerOption('timeoutMs', options.timeoutMs ?? 10_000, 0));
+  const intervalMs = timerOption('intervalMs', options.intervalMs ?? 25, 0);
   let last: InboxRecord | null = null;
   try {
     for (;;) {

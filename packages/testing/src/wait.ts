@@ -1,4 +1,4 @@
-import { integerOption, knownKeysOption, type OptionKeys } from '@ferry/core/transport';
+import { knownKeysOption, timerOption, type OptionKeys } from '@ferry/core/transport';
 import { CallUnsettled, WaitDeadline } from './waitDeadline';
 /**
  * The one wait-until of ferry's tests (and of applications' tests): polls a probe until it
@@ -55,8 +55,8 @@ export async function waitUntil<T>(
 ): Promise<Exclude<T, undefined | null | false>> {
   const given = typeof options === 'number' ? { timeoutMs: options } : options;
   knownKeysOption('', given, { timeoutMs: true, intervalMs: true } satisfies OptionKeys<WaitOptions>);
-  const timeoutMs = integerOption('timeoutMs', given.timeoutMs ?? 30_000, 0);
-  const intervalMs = integerOption('intervalMs', given.intervalMs ?? 25, 0);
+  const timeoutMs = timerOption('timeoutMs', given.timeoutMs ?? 30_000, 0);
+  const intervalMs = timerOption('intervalMs', given.intervalMs ?? 25, 0);
   const deadline = new WaitDeadline(timeoutMs);
   let last: unknown;
   try {

@@ -2,7 +2,7 @@ import { FerryConfigError, type Logger } from '@ferry/core';
 import {
   guardLogger,
   defaultLogger,
-  integerOption as integer,
+  timerOption,
   knownKeysOption,
   nonEmptyOption as nonEmpty,
   oneOfOption,
@@ -90,12 +90,12 @@ export function resolveConnectionOptions(options: ConnectionOptions): ResolvedCo
     brokers: [...options.brokers],
     client: oneOfOption('client', options.client ?? CONNECTION_DEFAULTS.client, CLIENTS),
     clientId: nonEmpty('clientId', options.clientId ?? CONNECTION_DEFAULTS.clientId),
-    connectionTimeoutMs: integer(
+    connectionTimeoutMs: timerOption(
       'connectionTimeoutMs',
       options.connectionTimeoutMs ?? CONNECTION_DEFAULTS.connectionTimeoutMs,
       1,
     ),
-    requestTimeoutMs: integer(
+    requestTimeoutMs: timerOption(
       'requestTimeoutMs',
       options.requestTimeoutMs ?? CONNECTION_DEFAULTS.requestTimeoutMs,
       1,

@@ -4,6 +4,7 @@ import {
   discardAnswer,
   guardLogger,
   integerOption as integer,
+  timerOption,
   nonEmptyOption as nonEmpty,
   booleanOption,
   checkTenantSource,
@@ -176,7 +177,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
   topics.forEach((topic, index) => topicName(`topics[${index}]`, topic));
   knownKeysOption('deadLetter.', options.deadLetter, ['topic', 'sendRetries']);
   const deadLetterTopic = resolveDeadLetterTopic(options.deadLetter?.topic, topics);
-  const sessionTimeoutMs = integer(
+  const sessionTimeoutMs = timerOption(
     'sessionTimeoutMs',
     options.sessionTimeoutMs ?? defaults.sessionTimeoutMs,
     1_000,
@@ -205,13 +206,13 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
       1,
       sessionTimeoutMs - 1,
     ),
-    rebalanceTimeoutMs: integer(
+    rebalanceTimeoutMs: timerOption(
       'rebalanceTimeoutMs',
       options.rebalanceTimeoutMs ?? defaults.rebalanceTimeoutMs,
       1,
     ),
     partitionsConsumedConcurrently: partitionsConsumedConcurrently(options),
-    maxWaitTimeMs: integer(
+    maxWaitTimeMs: timerOption(
       'maxWaitTimeMs',
       options.maxWaitTimeMs ?? defaults.maxWaitTimeMs,
       MIN_MAX_WAIT_TIME_MS,

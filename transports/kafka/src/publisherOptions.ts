@@ -2,6 +2,7 @@ import type { Logger } from '@ferry/core';
 import {
   functionOption,
   integerOption as integer,
+  timerOption,
   nonEmptyOption as nonEmpty,
   knownKeysOption,
   type OptionKeys,
@@ -68,7 +69,7 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
           : nonEmpty('defaultDestination', options.defaultDestination),
       routes,
     },
-    confirmTimeoutMs: integer(
+    confirmTimeoutMs: timerOption(
       'confirmTimeoutMs',
       options.confirmTimeoutMs ?? DEFAULTS.publisher.confirmTimeoutMs,
       1,

@@ -1,7 +1,7 @@
 import type { Logger } from '@ferry/core';
 import {
   functionOption,
-  integerOption as integer,
+  timerOption,
   knownKeysOption,
   received,
   type OptionKeys,
@@ -69,7 +69,11 @@ export function resolvePublisherOptions(options: RabbitPublisherOptions = {}): R
   return {
     routes: checkRoutes(options.routes),
     defaultDestination: options.defaultDestination,
-    confirmTimeoutMs: integer('confirmTimeoutMs', options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs, 1),
+    confirmTimeoutMs: timerOption(
+      'confirmTimeoutMs',
+      options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs,
+      1,
+    ),
     appId: options.appId,
     logger: options.logger,
     observer: functionOption('observer', options.observer),

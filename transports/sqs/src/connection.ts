@@ -38,18 +38,26 @@ export class SqsConnection {
   /**
    * Sends one request, `send(client, signal)`, and waits for it until `signal` (its deadline)
    * aborts: also while the SDK waits for credentials, where it does not look at the signal. A
-   * request that was waiting for a credential provider then rejects naming the provider
-   * (credentialsTimeout), and the provider is asked again by the next request; else it rejects
+   * request that may have been waiting for a credential provider then rejects naming the provider
+   * (credentialsTimeout); the provider call shared by the requests is abandoned (and asked again by
+   * the next request) only when no other request waits for it (CredentialWatch). Else it rejects
    * as the SDK's own abort does (abandonedError).
    */
   request<T>(send: (client: SQSClient, signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
     const client = this.client;
     if (signal.aborted) return Promise.reject(signal.reason);
-    return untilDeadline(send(client, signal), signal, (reason) => {
-      if (!this.credentials.waiting) return abandonedError(reason);
+    const ticket = this.credentials.enter();
+    let work: Promise<T>;
+    try {
+      work = send(client, signal);
+    } catch (error) {
+      this.credentials.leave(ticket);
+      return Promise.reject(error);
+    }
+    const answered = work.finally(() => this.credentials.leave(ticket));
+    return untilDeadline(answered, signal, (reason) => {
       const error = credentialsTimeout(reason);
-      this.credentials.giveUp(error);
-      return error;
+      return this.credentials.abandon(ticket, error) ? error : abandonedError(reason);
     });
   }
 
@@ -68,7 +76,7 @@ export class SqsConnection {
       .catch((error: unknown) => {
         this.connecting = null;
         throw requestError(
-          `ListQueues at ${this.options.endpoint ?? `region ${this.options.region}`}`,
+          `ListQueues at ${this.options.client ? 'the given SQSClient' : (this.options.endpoint ?? `region ${this.options.region}`)}`,
           error,
         );
       });
@@ -110,6 +118,22 @@ export class SqsConnection {
     }
   }
 
+  /**
+   * The region requests are signed for: the given client's (its config), else the region option;
+   * null when the given client has none it can name (its every request fails then anyway).
+   */
+  async signingRegion(): Promise<string | null> {
+    const client = this.options.client;
+    if (client === undefined) return this.options.region;
+    const given: unknown = client.config.region;
+    try {
+      const region: unknown = typeof given === 'function' ? await (given as () => Promise<unknown>)() : given;
+      return typeof region === 'string' && region.length > 0 ? region : null;
+    } catch {
+      return null;
+    }
+  }
+
   get isClosed(): boolean {
     return this.closed;
   }
@@ -125,7 +149,12 @@ export class SqsConnection {
 
   private createClient(): SQSClient {
     const { endpoint, region, credentials, maxAttempts } = this.options;
-    const given = typeof credentials === 'function' ? this.credentials.watch(credentials) : credentials;
+    // A copy of static credentials: the SDK writes into the object it signs with ($source),
+    // which would make the caller's object an unknown key to the next connection given it.
+    const given =
+      typeof credentials === 'function'
+        ? this.credentials.watch(credentials)
+        : credentials && { ...credentials };
     return new SQSClient({
       region,
       maxAttempts,

@@ -20,6 +20,7 @@ import {
   type ConsumerEmitter,
   type HeldAcceptance,
   type ReadyOptions,
+  stripUrlCredentials,
 } from '@ferry/core/transport';
 import { visibilityBackoffSeconds } from './backoff';
 import type { SqsConnection } from './connection';
@@ -103,7 +104,7 @@ class PollingConsumer implements SqsConsumer {
     private readonly options: ResolvedConsumerOptions,
   ) {
     this.logger = guardLogger(options.logger ?? connection.logger);
-    this.emit = consumerEmitter('sqs', options.queueUrl, options.observer, this.logger);
+    this.emit = consumerEmitter('sqs', stripUrlCredentials(options.queueUrl), options.observer, this.logger);
     this.readyPromise = new Promise((resolve, reject) => {
       this.markReady = resolve;
       this.failReady = reject;

@@ -1,4 +1,5 @@
 import { FerryConfigError } from '@ferry/core';
+import { stripUrlCredentials } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { SQS_CLASSIC_LIMIT_BYTES } from './options';
 import { awsQueueRegion } from './queueUrl';
@@ -27,11 +28,11 @@ export async function checkDeadLetterQueue(
   signal: AbortSignal,
 ): Promise<DeadLetterTarget> {
   const region = awsQueueRegion(deadLetterUrl);
-  const signing = connection.options.region;
-  if (region !== null && region !== signing.toLowerCase()) {
+  const signing = await connection.signingRegion();
+  if (region !== null && signing !== null && region !== signing.toLowerCase()) {
     throw new FerryConfigError(
       OPTION,
-      `${deadLetterUrl} is a queue of region ${region} and the connection signs for ${signing}: SQS would refuse every copy; use a dead-letter queue of ${signing}`,
+      `${stripUrlCredentials(deadLetterUrl)} is a queue of region ${region} and the connection signs for ${signing}: SQS would refuse every copy; use a dead-letter queue of ${signing}`,
     );
   }
   const names = ['QueueArn', 'MaximumMessageSize'] as const;
@@ -48,7 +49,7 @@ export async function checkDeadLetterQueue(
   if (dead.QueueArn !== undefined && dead.QueueArn === source.QueueArn) {
     throw new FerryConfigError(
       OPTION,
-      `${deadLetterUrl} is the consumer's own queue (${dead.QueueArn}): a copy would come back as a new message`,
+      `${stripUrlCredentials(deadLetterUrl)} is the consumer's own queue (${dead.QueueArn}): a copy would come back as a new message`,
     );
   }
   const deadMax = maxMessageBytes(dead.MaximumMessageSize);
@@ -56,7 +57,7 @@ export async function checkDeadLetterQueue(
   if (deadMax < sourceMax) {
     throw new FerryConfigError(
       OPTION,
-      `dead-letter queue ${deadLetterUrl} takes messages of up to ${deadMax} bytes and ${sourceUrl} of up to ${sourceMax}: a large message could never be copied; raise its MaximumMessageSize`,
+      `dead-letter queue ${stripUrlCredentials(deadLetterUrl)} takes messages of up to ${deadMax} bytes and ${stripUrlCredentials(sourceUrl)} of up to ${sourceMax}: a large message could never be copied; raise its MaximumMessageSize`,
     );
   }
   return { queueUrl: deadLetterUrl, maxMessageBytes: deadMax };

@@ -1,5 +1,5 @@
 import { FerryConfigError } from '@ferry/core';
-import { nonEmptyOption, received } from '@ferry/core/transport';
+import { nonEmptyOption, received, stripUrlCredentials } from '@ferry/core/transport';
 import { isFifoQueue, isQueueUrl } from './queueUrl';
 
 const OPTION = 'deadLetter.queueUrl';
@@ -21,14 +21,14 @@ export function deadLetterQueueUrlOption(queueUrl: string, deadLetterQueueUrl: u
   if (url === queueUrl) {
     throw new FerryConfigError(
       OPTION,
-      `is the consumer's own queue ${url}: a copy would come back as a new message`,
+      `is the consumer's own queue ${stripUrlCredentials(url)}: a copy would come back as a new message`,
     );
   }
   if (isFifoQueue(url) !== isFifoQueue(queueUrl)) {
     const [kind, other] = isFifoQueue(queueUrl) ? ['FIFO', 'standard'] : ['standard', 'FIFO'];
     throw new FerryConfigError(
       OPTION,
-      `${url} is a ${other} queue and ${queueUrl} a ${kind} one; the dead-letter queue of a ${kind} queue must be a ${kind} queue, as SQS requires of a RedrivePolicy`,
+      `${stripUrlCredentials(url)} is a ${other} queue and ${stripUrlCredentials(queueUrl)} a ${kind} one; the dead-letter queue of a ${kind} queue must be a ${kind} queue, as SQS requires of a RedrivePolicy`,
     );
   }
   return url;

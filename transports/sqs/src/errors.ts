@@ -2,6 +2,7 @@ import { FerryError, type PublishOutcome } from '@ferry/core';
 import {
   describeTransportError,
   isConnectionLevelError,
+  stripUrlCredentials,
   transportError,
   TRANSPORT_REJECT_REASONS,
 } from '@ferry/core/transport';
@@ -95,6 +96,11 @@ const MISSING_QUEUE_ERRORS: ReadonlySet<string> = new Set([
   'AWS.SimpleQueueService.NonExistentQueue',
 ]);
 
+/** Whether `error` is SQS saying the queue URL or name names no queue (MISSING_QUEUE_ERRORS). */
+export function isMissingQueueError(error: unknown): boolean {
+  return MISSING_QUEUE_ERRORS.has(errorName(error) ?? '');
+}
+
 /** The HTTP status SQS answered a failed request with; undefined when it did not answer. */
 function answeredStatus(error: unknown): number | undefined {
   const status = (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata?.httpStatusCode;
@@ -114,21 +120,63 @@ export function isRefusedRequestError(error: unknown): boolean {
   return false;
 }
 
-/** The outcome of messages whose whole request failed with `error` (never `sent`). */
-export function publishStatus(error: unknown): Exclude<PublishOutcome['status'], 'sent'> {
-  const name = errorName(error);
-  if (name !== undefined && PERMANENT_REQUEST_ERRORS.has(name)) return 'permanent';
-  return isRefusedRequestError(error) || isUnavailableRequestError(error) ? 'unavailable' : 'retryable';
+/**
+ * Error names of a credential provider that failed before any request was signed: the SDK's own
+ * (`CredentialsProviderError`: its default chain found no credentials; `TokenProviderError`), and
+ * what a connection's provider function threw (CredentialWatch names it so).
+ */
+export const CREDENTIALS_PROVIDER_ERRORS: ReadonlySet<string> = new Set([
+  'CredentialsProviderError',
+  'TokenProviderError',
+]);
+
+/** Whether `error` or an error in its cause chain is a credential provider's failure (CREDENTIALS_PROVIDER_ERRORS). */
+export function isCredentialsProviderError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 10 && current !== null && typeof current === 'object'; depth += 1) {
+    if (CREDENTIALS_PROVIDER_ERRORS.has(errorName(current) ?? '')) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /**
- * A failed request as callers see it (`what` names it: "GetQueueAttributes of queue …"): a
- * FerryError as it is (a credential provider that did not answer, a closed connection);
+ * What a connection's credential provider function threw, as the SDK passes it on: named
+ * `CredentialsProviderError` (as the SDK's own), its message the thrown value's, the value its cause.
+ */
+export function credentialsProviderFailure(thrown: unknown): Error {
+  const error = new Error(describeTransportError(thrown), { cause: thrown });
+  error.name = 'CredentialsProviderError';
+  return error;
+}
+
+/**
+ * The outcome of messages whose whole request failed with `error` (never `sent`). A request
+ * refused for its credentials, one whose credential provider failed or did not answer, and one the
+ * endpoint did not answer are `unavailable`: no attempt of the messages is spent on them.
+ */
+export function publishStatus(error: unknown): Exclude<PublishOutcome['status'], 'sent'> {
+  const name = errorName(error);
+  if (name !== undefined && PERMANENT_REQUEST_ERRORS.has(name)) return 'permanent';
+  return isRefusedRequestError(error) || isCredentialsProviderError(error) || isUnavailableRequestError(error)
+    ? 'unavailable'
+    : 'retryable';
+}
+
+/**
+ * A failed request as callers see it (`given` names it: "GetQueueAttributes of queue …", shown
+ * without a URL's user and password): a FerryError as it is (a credential provider that did not
+ * answer, a closed connection); FERRY_TRANSPORT_ERROR naming the credential provider when it
+ * failed (retriable: a provider may answer later);
  * FERRY_PERMANENT_FAILURE when SQS refused the credentials or the queue does not exist; else
  * FERRY_TRANSPORT_ERROR saying whether SQS answered with an error or did not answer at all.
  */
-export function requestError(what: string, error: unknown): FerryError {
+export function requestError(given: string, error: unknown): FerryError {
   if (error instanceof FerryError) return error;
+  const what = stripUrlCredentials(given);
+  if (isCredentialsProviderError(error)) {
+    return transportError(`SQS credentials provider failed, ${what} was not sent`, error);
+  }
   const cause = `${errorName(error) ?? 'Error'}: ${describeTransportError(error)}`;
   if (isRefusedRequestError(error)) {
     return new FerryError(
@@ -137,7 +185,7 @@ export function requestError(what: string, error: unknown): FerryError {
       { cause: error, details: { refused: errorName(error) ?? answeredStatus(error) } },
     );
   }
-  if (MISSING_QUEUE_ERRORS.has(errorName(error) ?? '')) {
+  if (isMissingQueueError(error)) {
     return new FerryError('FERRY_PERMANENT_FAILURE', `${what} failed: the queue does not exist (${cause})`, {
       cause: error,
       details: { refused: 'QueueDoesNotExist' },

@@ -5,6 +5,7 @@ import {
   functionOption,
   defaultLogger,
   integerOption as integer,
+  timerOption,
   nonEmptyOption as nonEmpty,
   knownKeysOption,
   oneOfOption,
@@ -44,7 +45,7 @@ export const DEFAULTS = {
 export interface ConnectionOptions {
   /** SQS endpoint, e.g. http://127.0.0.1:9324 for ElasticMQ; AWS's regional endpoint when omitted. */
   endpoint?: string;
-  /** Default `AWS_REGION`, else us-east-1. */
+  /** Default `AWS_REGION`, else us-east-1 (with `client`: the client's). */
   region?: string;
   /**
    * Static credentials (the shape the AWS credential providers and STS answer), or a credential
@@ -60,7 +61,11 @@ export interface ConnectionOptions {
    * queue-name lookup, the consumer's check of its queue before the first poll. Default 30000.
    */
   setupTimeoutMs?: number;
-  /** Use this client instead of creating one; close() then leaves it open. */
+  /**
+   * Use this client instead of creating one; close() then leaves it open. Its own config holds
+   * the endpoint, region (the dead-letter region check reads it), credentials and maxAttempts:
+   * giving any of these options with `client` is refused (FerryConfigError).
+   */
   client?: SQSClient;
   logger?: Logger;
 }
@@ -123,15 +128,29 @@ export function resolveConnectionOptions(options: ConnectionOptions = {}): Resol
   if (options.client !== undefined && typeof options.client?.send !== 'function') {
     throw new FerryConfigError('client', `must be an SQSClient, got ${received(options.client)}`);
   }
+  if (options.client !== undefined) refuseClientConflicts(options);
   return {
     endpoint: options.endpoint,
     region,
     credentials: options.credentials,
     maxAttempts: integer('maxAttempts', options.maxAttempts ?? DEFAULTS.maxAttempts, 1, 20),
-    setupTimeoutMs: integer('setupTimeoutMs', options.setupTimeoutMs ?? DEFAULTS.setupTimeoutMs, 1),
+    setupTimeoutMs: timerOption('setupTimeoutMs', options.setupTimeoutMs ?? DEFAULTS.setupTimeoutMs, 1),
     client: options.client,
     logger: guardLogger(options.logger ?? defaultLogger('ferry.sqs')),
   };
+}
+
+/** The options a given `client` already holds (its own config): never ignored in silence, refused. */
+const CLIENT_OWN_OPTIONS = ['endpoint', 'region', 'credentials', 'maxAttempts'] as const;
+
+function refuseClientConflicts(options: ConnectionOptions): void {
+  const given = CLIENT_OWN_OPTIONS.filter((key) => options[key] !== undefined);
+  if (given.length > 0) {
+    throw new FerryConfigError(
+      'client',
+      `is given with ${given.join(', ')}, which a client holds in its own config and which would be ignored: set them on the SQSClient, or pass them without client`,
+    );
+  }
 }
 
 export interface PublisherOptions {
@@ -200,7 +219,11 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
     routes: { ...options.routes },
     maxBatchBytes,
     maxMessageBytes,
-    confirmTimeoutMs: integer('confirmTimeoutMs', options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs, 1),
+    confirmTimeoutMs: timerOption(
+      'confirmTimeoutMs',
+      options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs,
+      1,
+    ),
     logger: options.logger,
     observer: functionOption('observer', options.observer),
   };

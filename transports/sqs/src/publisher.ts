@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, type SendMessageBatchResultEntry } from '@aws-sdk/client-sqs';
 import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
-import { guardLogger, observePublish, type PublishReport } from '@ferry/core/transport';
+import { guardLogger, observePublish, type PublishReport, stripUrlCredentials } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
 import { describeError, errorName, isPermanentEntryCode, publishStatus } from './errors';
@@ -52,7 +52,7 @@ export class SqsPublisher implements Publisher {
     return observePublish(
       this.report,
       messages,
-      (message) => this.queueOf(message) ?? '',
+      (message) => stripUrlCredentials(this.queueOf(message) ?? ''),
       () => this.publishNow(messages, signal),
     );
   }
@@ -113,7 +113,7 @@ export class SqsPublisher implements Publisher {
       queueUrl = await this.connection.queueUrl(queue, signal);
     } catch (error) {
       const status = publishStatus(error) === 'unavailable' ? 'unavailable' : 'retryable';
-      const text = `queue ${queue} could not be resolved: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
+      const text = `queue ${stripUrlCredentials(queue)} could not be resolved: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
       for (const index of indexes) outcomes[index] = { id: messages[index]!.id, status, error: text };
       return;
     }
@@ -200,7 +200,7 @@ export class SqsPublisher implements Publisher {
       failed = output.Failed ?? [];
     } catch (error) {
       const status = publishStatus(error);
-      const text = `SendMessageBatch to ${queueUrl} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
+      const text = `SendMessageBatch to ${stripUrlCredentials(queueUrl)} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
       for (const p of batch) outcomes[p.index] = { id: p.message.id, status, error: text };
       return;
     }

@@ -1,3 +1,4 @@
+import { stripUrlCredentials } from '@ferry/core/transport';
 import type { QueueAttributeName } from '@aws-sdk/client-sqs';
 import { FerryConfigError } from '@ferry/core';
 
@@ -33,7 +34,7 @@ export class QueueAttributesMismatchError extends FerryConfigError {
             .join('; ');
     super(
       SPEC_OPTION[differences[0]?.attribute ?? ''] ?? 'name',
-      `queue ${queue} exists with other attributes: ${found}. CreateQueue does not change an existing queue: change it with SetQueueAttributes, or delete it and declare it again`,
+      `queue ${stripUrlCredentials(queue)} exists with other attributes: ${found}. CreateQueue does not change an existing queue: change it with SetQueueAttributes, or delete it and declare it again`,
     );
     this.queue = queue;
     this.differences = differences;

@@ -12,11 +12,12 @@ import {
   knownKeysOption,
   nonEmptyOption,
   type OptionKeys,
+  stripUrlCredentials,
 } from '@ferry/core/transport';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
-import { errorName, requestError, transportError } from './errors';
+import { errorName, isMissingQueueError, requestError, transportError } from './errors';
 import { isFifoQueue } from './queueUrl';
 import { QueueAttributesMismatchError, queueAttributeDifferences } from './queueMismatch';
 
@@ -78,16 +79,39 @@ export async function declareQueue(connection: SqsConnection, spec: QueueSpec): 
   if (spec.visibilityTimeoutSeconds !== undefined) {
     attributes.VisibilityTimeout = String(spec.visibilityTimeoutSeconds);
   }
+  let createdDeadLetter = false;
   if (spec.deadLetter) {
-    deadLetterQueueUrl = await createQueue(connection, deadLetterQueueName(spec.name), base);
+    const name = deadLetterQueueName(spec.name);
+    createdDeadLetter = !(await queueExists(connection, name));
+    deadLetterQueueUrl = await createQueue(connection, name, base);
     const deadLetterTargetArn = await queueArn(connection, deadLetterQueueUrl);
     attributes.RedrivePolicy = JSON.stringify({
       deadLetterTargetArn,
       maxReceiveCount: spec.deadLetter.maxReceiveCount,
     });
   }
-  const queueUrl = await createQueue(connection, spec.name, attributes);
+  let queueUrl: string;
+  try {
+    queueUrl = await createQueue(connection, spec.name, attributes);
+  } catch (error) {
+    // The dead-letter queue this call created would be left behind, of no queue: deleted again.
+    if (createdDeadLetter && deadLetterQueueUrl !== null) {
+      await deleteQueue(connection, deadLetterQueueUrl).catch(() => undefined);
+    }
+    throw error;
+  }
   return { queueUrl, queueArn: await queueArn(connection, queueUrl), deadLetterQueueUrl };
+}
+
+/** Whether a queue named `name` exists (GetQueueUrl); a failed lookup is requestError's. */
+async function queueExists(connection: SqsConnection, name: string): Promise<boolean> {
+  try {
+    await connection.queueUrl(name);
+    return true;
+  } catch (error) {
+    if (isMissingQueueError(error)) return false;
+    throw requestError(`GetQueueUrl ${name}`, error);
+  }
 }
 
 /** Deletes a queue; a queue that does not exist counts as deleted. */
@@ -98,7 +122,7 @@ export async function deleteQueue(connection: SqsConnection, queueUrl: string): 
       requestDeadline(connection.options.setupTimeoutMs),
     );
   } catch (error) {
-    if (errorName(error) !== 'QueueDoesNotExist') throw requestError(`DeleteQueue ${queueUrl}`, error);
+    if (!isMissingQueueError(error)) throw requestError(`DeleteQueue ${queueUrl}`, error);
   }
   connection.forgetQueue(queueUrl);
 }
@@ -199,7 +223,7 @@ export async function requireRedrivePolicy(
   if (policy === undefined || policy.length === 0) {
     throw new FerryConfigError(
       'deadLetter',
-      `queue ${queueUrl} has no RedrivePolicy; give it one or use deadLetter: { mode: 'queue', queueUrl }`,
+      `queue ${stripUrlCredentials(queueUrl)} has no RedrivePolicy; give it one or use deadLetter: { mode: 'queue', queueUrl }`,
     );
   }
   const target = redriveTarget(policy);
@@ -218,7 +242,7 @@ export async function requireRedrivePolicy(
     if (name === 'QueueDoesNotExist' || name === 'AWS.SimpleQueueService.NonExistentQueue') {
       throw new FerryConfigError(
         'deadLetter',
-        `the RedrivePolicy of queue ${queueUrl} moves messages to ${target.arn}, which does not exist: SQS cannot move an invalid message there`,
+        `the RedrivePolicy of queue ${stripUrlCredentials(queueUrl)} moves messages to ${target.arn}, which does not exist: SQS cannot move an invalid message there`,
       );
     }
     throw requestError(`GetQueueUrl ${target.name} (the RedrivePolicy's dead-letter queue)`, error);

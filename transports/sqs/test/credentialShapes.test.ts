@@ -4,7 +4,8 @@
  * provider function. Unknown keys in a static object are still refused, its values never shown.
  */
 import { isFerryError } from '@ferry/core';
-import { resolveConnectionOptions } from '@ferry/sqs';
+import { SqsConnection, resolveConnectionOptions } from '@ferry/sqs';
+import { SQS_ENDPOINT } from './support/sqs';
 
 const identity = { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'not-shown', sessionToken: 'tok' };
 
@@ -29,5 +30,16 @@ describe('SQS connection credentials', () => {
     expect(isFerryError(error, 'FERRY_CONFIG_INVALID')).toBe(true);
     expect((error as Error).message).toContain('credentials.secretKey');
     expect((error as Error).message).not.toMatch(/not-shown|AKIAEXAMPLE/);
+  });
+
+  it('one static credentials object serves two connections, one after the other (the SDK writes into the object it signs with)', async () => {
+    const credentials = { accessKeyId: 'ferry', secretAccessKey: 'ferry' };
+    const first = new SqsConnection({ endpoint: SQS_ENDPOINT, region: 'us-east-1', credentials });
+    await first.connect();
+    await first.close();
+    const second = new SqsConnection({ endpoint: SQS_ENDPOINT, region: 'us-east-1', credentials });
+    await second.connect();
+    await second.close();
+    expect(Object.keys(credentials)).toEqual(['accessKeyId', 'secretAccessKey']);
   });
 });

@@ -4,7 +4,13 @@
  * ignored, so a mistyped `visibilityTimeout` or a `maxReceiveCount` outside `deadLetter` does
  * not silently declare a queue without it.
  */
-import { QueueAttributesMismatchError, declareQueue, deleteQueue, type QueueSpec } from '../src';
+import {
+  QueueAttributesMismatchError,
+  deadLetterQueueName,
+  declareQueue,
+  deleteQueue,
+  type QueueSpec,
+} from '../src';
 import { countRequests, openConnection, uniqueName } from './support/sqs';
 
 const connection = openConnection();
@@ -75,4 +81,54 @@ describe('declareQueue on an existing queue with other attributes', () => {
       declareQueue(connection, { name, visibilityTimeoutSeconds: 30, deadLetter: { maxReceiveCount: 3 } }),
     ).resolves.toMatchObject({ queueUrl: first.queueUrl });
   });
+});
+
+describe('declareQueue and deleteQueue leave no queue behind and find none missing', () => {
+  it('a main queue found mismatched: the -dlq queue this call created is deleted again (no orphan)', async () => {
+    const name = uniqueName('orphan');
+    const plain = await declareQueue(connection, { name, visibilityTimeoutSeconds: 30 });
+    try {
+      await expect(
+        declareQueue(connection, { name, visibilityTimeoutSeconds: 45, deadLetter: { maxReceiveCount: 3 } }),
+      ).rejects.toBeInstanceOf(QueueAttributesMismatchError);
+      const lookup = await connection.queueUrl(deadLetterQueueName(name)).then(
+        (url) => url,
+        (error: unknown) => error,
+      );
+      expect(lookup).toMatchObject({ name: expect.stringMatching(/QueueDoesNotExist|NonExistentQueue/) });
+    } finally {
+      await deleteQueue(connection, plain.queueUrl);
+    }
+  });
+
+  it('a -dlq queue that existed before a failed declareQueue is kept', async () => {
+    const name = uniqueName('keepdlq');
+    const first = await declareQueue(connection, {
+      name,
+      visibilityTimeoutSeconds: 30,
+      deadLetter: { maxReceiveCount: 3 },
+    });
+    try {
+      await expect(
+        declareQueue(connection, { name, visibilityTimeoutSeconds: 45, deadLetter: { maxReceiveCount: 3 } }),
+      ).rejects.toBeInstanceOf(QueueAttributesMismatchError);
+      await expect(connection.queueUrl(deadLetterQueueName(name))).resolves.toBe(first.deadLetterQueueUrl);
+    } finally {
+      await deleteQueue(connection, first.queueUrl);
+      await deleteQueue(connection, first.deadLetterQueueUrl!);
+    }
+  });
+
+  it.each(['QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue'])(
+    'deleteQueue counts a queue SQS reports %s as deleted',
+    async (name) => {
+      const missing = {
+        options: { setupTimeoutMs: 1_000 },
+        request: () =>
+          Promise.reject(Object.assign(new Error('The specified queue does not exist.'), { name })),
+        forgetQueue: () => undefined,
+      } as unknown as typeof connection;
+      await expect(deleteQueue(missing, 'http://127.0.0.1:9324/000000000000/gone')).resolves.toBeUndefined();
+    },
+  );
 });

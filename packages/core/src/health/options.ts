@@ -1,5 +1,12 @@
 import { FerryConfigError } from '../errors';
-import { booleanOption, integerOption, knownKeysOption, received, type OptionKeys } from '../optionChecks';
+import {
+  booleanOption,
+  integerOption,
+  knownKeysOption,
+  received,
+  timerOption,
+  type OptionKeys,
+} from '../optionChecks';
 import type { HealthThresholds } from '../outbox/adminTypes';
 import type { HealthOptions, InboxThresholds } from './types';
 
@@ -25,7 +32,6 @@ const INBOX_THRESHOLD_KEYS = {
 } as const satisfies OptionKeys<InboxThresholds>;
 
 /** Longest timer Node keeps (a longer one fires at once). */
-const MAX_TIMER_MS = 2_147_483_647;
 
 export interface ResolvedHealthOptions {
   readonly maxCycleAgeMs: number;
@@ -59,6 +65,6 @@ export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOpti
   thresholds('inboxThresholds.', options.inboxThresholds, INBOX_THRESHOLD_KEYS);
   return {
     maxCycleAgeMs: integerOption('maxCycleAgeMs', options.maxCycleAgeMs ?? 60_000, 1),
-    checkTimeoutMs: integerOption('checkTimeoutMs', options.checkTimeoutMs ?? 5_000, 1, MAX_TIMER_MS),
+    checkTimeoutMs: timerOption('checkTimeoutMs', options.checkTimeoutMs ?? 5_000, 1),
   };
 }

@@ -1,12 +1,19 @@
 import { FerryConfigError } from '../errors';
 import type { CircuitOptions } from './circuit';
 import { checkLeaseTiming } from '../lease';
-import { integerOption, knownKeysOption, oneOfOption, received, type OptionKeys } from '../optionChecks';
+import {
+  integerOption,
+  MAX_TIMER_MS,
+  knownKeysOption,
+  oneOfOption,
+  received,
+  type OptionKeys,
+} from '../optionChecks';
 import { redactOption, type RedactionOptions, type Redactor } from '../redact/redact';
 import { STATEMENT_TIMEOUT_BOUNDS, STATEMENT_TIMEOUT_DEFAULT_MS } from '../sql/statementDeadline';
 
 /** The largest delay a timer (and ferry) accepts: 2^31 - 1 ms. */
-export const MAX_DELAY_BOUND_MS = 2_147_483_647;
+export const MAX_DELAY_BOUND_MS = MAX_TIMER_MS;
 
 export type BackoffStrategy = 'fixed' | 'exponential';
 export type FailedHeadPolicy = 'block' | 'skip';

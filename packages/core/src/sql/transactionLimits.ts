@@ -1,6 +1,6 @@
 import { onAbort } from '../deadline';
 import { FerryError } from '../errors';
-import { integerOption } from '../optionChecks';
+import { integerOption, MAX_TIMER_MS } from '../optionChecks';
 import type { SqlExecutor, TransactionOptions } from './executor';
 
 /**
@@ -104,7 +104,7 @@ export async function limitAndIdentify(tx: SqlExecutor, options: TransactionOpti
 }
 
 /** The longest statement_timeout PostgreSQL holds, which is also the longest delay of a Node timer. */
-export const MAX_TIMEOUT_MS = 2_147_483_647;
+export const MAX_TIMEOUT_MS = MAX_TIMER_MS;
 
 /**
  * `timeoutMs` as the settings can hold it: an integer from 0 to MAX_TIMEOUT_MS, else

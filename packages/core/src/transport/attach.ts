@@ -1,6 +1,6 @@
 import type { InboxAcceptor } from '../contracts';
 import { FerryError } from '../errors';
-import { integerOption, knownKeysOption } from '../optionChecks';
+import { knownKeysOption, timerOption } from '../optionChecks';
 import { closedError, describeCause } from './errors';
 
 export interface ReadyOptions {
@@ -95,12 +95,7 @@ export function awaitReady(
   return new Promise<void>((resolve, reject) => {
     // Inside the executor, so a bad option rejects like every other ready() failure.
     knownKeysOption('', options, ['timeoutMs']);
-    const timeoutMs = integerOption(
-      'timeoutMs',
-      options.timeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
-      0,
-      2_147_483_647,
-    );
+    const timeoutMs = timerOption('timeoutMs', options.timeoutMs ?? DEFAULT_READY_TIMEOUT_MS, 0);
     const onClosed = () => finish(() => reject(closedError(what)));
     const timer = setTimeout(
       () => finish(() => reject(timedOut(what, timeoutMs, attempts?.last))),

@@ -66,7 +66,9 @@ export function transportError(
   cause?: unknown,
   describe: (error: unknown) => string = describeTransportError,
 ): FerryError {
-  return new FerryError('FERRY_TRANSPORT_ERROR', `${message}: ${describe(cause)}`, { cause });
+  return new FerryError('FERRY_TRANSPORT_ERROR', `${stripUrlCredentials(message)}: ${describe(cause)}`, {
+    cause,
+  });
 }
 
 export function closedError(what: string): FerryError {

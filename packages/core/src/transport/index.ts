@@ -22,6 +22,8 @@ export { deadlineSignal, onAbort } from '../deadline';
 export { discardAnswer } from '../unreadAnswer';
 export {
   integerOption,
+  timerOption,
+  MAX_TIMER_MS,
   nonEmptyOption,
   booleanOption,
   oneOfOption,

@@ -1,5 +1,5 @@
 import { FerryConfigError } from '@ferry/core';
-import { integerOption, knownKeysOption, oneOfOption } from '@ferry/core/transport';
+import { knownKeysOption, oneOfOption, timerOption } from '@ferry/core/transport';
 import { loadTestcontainers, startContainers, type TestcontainersModule } from './containers';
 import { dockerEndpoint, dockerReachable } from './docker';
 import { ALL_SERVICES, type FerryService } from './images';
@@ -55,7 +55,7 @@ export async function startFerryServices(options: StartFerryServicesOptions = {}
   const services = options.services ?? ALL_SERVICES;
   services.forEach((service, i) => oneOfOption(`services[${i}]`, service, ALL_SERVICES));
   const requested = oneOfOption('mode', options.mode ?? process.env.FERRY_SERVICES_MODE ?? 'auto', MODES);
-  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 300_000, 1);
+  const timeoutMs = timerOption('timeoutMs', options.timeoutMs ?? 300_000, 1);
   const tc: TestcontainersModule | null = requested === 'native' ? null : loadTestcontainers();
   const docker = requested === 'native' ? false : await dockerReachable(dockerEndpoint());
   const mode = chooseServicesMode(requested, { docker, testcontainers: tc !== null });
