@@ -36,26 +36,30 @@ export function publishWithConfirm(
     const watch = options.mandatory
       ? watchReturn(channel, { exchange, routingKey, messageId: options.messageId, content })
       : null;
+    // The watch is kept until the broker answered (or the publish never left): a publish given up
+    // on is still on the wire, and its return must not be taken for another's.
     const settle = (result: ConfirmResult) => {
       if (settled) return;
       settled = true;
-      watch?.done();
       signal.removeEventListener('abort', onAbort);
       resolve(result);
     };
     const onAbort = () => settle({ status: 'failed', error: `no confirm: ${describeError(signal.reason)}` });
     if (signal.aborted) {
+      watch?.done();
       onAbort();
       return;
     }
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       channel.publish(exchange, routingKey, content, options, (error: unknown) => {
+        watch?.done();
         if (error) settle({ status: 'failed', error: `broker did not confirm: ${describeError(error)}` });
         else if (watch?.pending.returned) settle({ status: 'returned', error: watch.pending.returned });
         else settle({ status: 'confirmed' });
       });
     } catch (error) {
+      watch?.done();
       settle({ status: 'failed', error: `publish failed: ${describeError(error)}` });
       onThrown?.(error);
     }

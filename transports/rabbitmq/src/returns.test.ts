@@ -20,7 +20,7 @@ function publish(exchange: string, routingKey: string, messageId: string | undef
 }
 
 describe('watchReturn', () => {
-  it('credits a return to the oldest unconfirmed publish with its exchange, key, messageId and body', () => {
+  it('marks every unconfirmed publish identical to a return: it cannot tell which one came back', () => {
     const channel = new EventEmitter() as unknown as Channel;
     const other = watchReturn(channel, publish('x', 'k', 'm1', 'b'));
     const body = watchReturn(channel, publish('x', 'k', 'm1', 'other body'));
@@ -31,11 +31,32 @@ describe('watchReturn', () => {
       null,
       null,
       'unroutable: 312 NO_ROUTE (exchange "x", routing key "k2")',
-      null,
+      'unroutable: 312 NO_ROUTE (exchange "x", routing key "k2")',
     ]);
-    first.done();
-    (channel as unknown as EventEmitter).emit('return', returned('x', 'k2', 'm1', 'b'));
-    expect(second.pending.returned).toMatch(/^unroutable/);
+  });
+
+  it('a routed publish waiting for its confirm does not take the return of a later identical one', () => {
+    // Review: 500 identical persistent publishes routed (their acks wait for the disk), the binding
+    // goes, one more identical publish is returned at once. Crediting the oldest reported a routed
+    // one `returned` and the unroutable one `confirmed`: lost.
+    const channel = new EventEmitter() as unknown as Channel;
+    const routed = watchReturn(channel, publish('x', 'k', 'm', 'b'));
+    const unroutable = watchReturn(channel, publish('x', 'k', 'm', 'b'));
+    (channel as unknown as EventEmitter).emit('return', returned('x', 'k', 'm', 'b'));
+    expect(unroutable.pending.returned).toMatch(/^unroutable/);
+    routed.done();
+    unroutable.done();
+  });
+
+  it('an empty messageId and none are not the same publish', () => {
+    const channel = new EventEmitter() as unknown as Channel;
+    const empty = watchReturn(channel, publish('x', 'k', '', 'b'));
+    const none = watchReturn(channel, publish('x', 'k', undefined, 'b'));
+    (channel as unknown as EventEmitter).emit('return', returned('x', 'k', undefined, 'b'));
+    expect([empty.pending.returned, none.pending.returned]).toEqual([
+      null,
+      expect.stringMatching(/^unroutable/),
+    ]);
   });
 
   it('matches what came back from the wire: a lone surrogate is U+FFFD there, no messageId is none', () => {

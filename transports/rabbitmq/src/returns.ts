@@ -3,11 +3,13 @@ import type { Channel, Message } from 'amqplib';
 /**
  * The `mandatory` publishes of one channel not confirmed yet, and what the broker returned of
  * them. RabbitMQ sends a publish's basic.return before its basic.ack (an unroutable publish is
- * still acked), on the same channel, in publish order; a return carries no delivery tag, so it
- * is matched to the oldest unconfirmed publish with the same exchange, routing key, messageId
- * and body. Two such publishes in flight at once are the same message to the same place: only
- * a binding changed between them could route one and return the other, and then the return is
- * credited to the older one (the one redelivered is a copy of the one lost).
+ * still acked), on the same channel; a return carries no delivery tag, so it is matched by
+ * exchange, routing key, messageId and body. Two such publishes in flight at once are the same
+ * message to the same place, and a binding changed between them can route one and return the
+ * other; which one came back cannot be told, so the return marks every unconfirmed publish
+ * identical to it: a routed one is then published again (a duplicate, the same messageId), the
+ * returned one is never reported confirmed. (Crediting the oldest lost the returned one when
+ * the oldest was routed and still waiting for its confirm.)
  */
 export interface PendingReturn {
   readonly exchange: string;
@@ -31,8 +33,9 @@ export function watchReturn(
     pending = list;
     pendingOf.set(channel, list);
     channel.on('return', (message: Message) => {
-      const match = list.find((p) => p.returned === null && sameMessage(p, message));
-      if (match !== undefined) match.returned = returnReason(message);
+      for (const entry of list) {
+        if (entry.returned === null && sameMessage(entry, message)) entry.returned = returnReason(message);
+      }
     });
   }
   const entry: PendingReturn = { ...publish, returned: null };
@@ -47,16 +50,19 @@ export function watchReturn(
   };
 }
 
-/** A string as it comes back from the wire: amqplib encodes a lone surrogate as U+FFFD. */
-function wire(value: string | undefined): string {
-  return Buffer.from(value ?? '').toString();
+/**
+ * A string as it comes back from the wire: amqplib encodes a lone surrogate as U+FFFD. A property
+ * left out (undefined or null: amqplib does not send it) is not the empty string (it does).
+ */
+function wire(value: string | null | undefined): string | undefined {
+  return value === undefined || value === null ? undefined : Buffer.from(value).toString();
 }
 
 function sameMessage(pending: PendingReturn, message: Message): boolean {
   return (
     message.fields.exchange === wire(pending.exchange) &&
     message.fields.routingKey === wire(pending.routingKey) &&
-    wire(message.properties.messageId as string | undefined) === wire(pending.messageId) &&
+    wire(message.properties.messageId as string | null | undefined) === wire(pending.messageId) &&
     message.content.equals(pending.content)
   );
 }
