@@ -22,6 +22,10 @@ describe('parseJsonObjectBody refuses a number JSON.parse would change', () => {
     ['{"x": -0}', /^negative zero at \$\.x, /],
     ['{"x": [-0.0]}', /^negative zero at \$\.x\[0\], /],
     ['{"x": -0e7}', /^negative zero at \$\.x, /],
+    // Below the smallest double with a fraction under 300 digits and a two-digit exponent.
+    [`{"x": 0.${'0'.repeat(250)}1e-99}`, /^number 0\.0{38}… at \$\.x is too small/],
+    [`{"x": -0.${'0'.repeat(250)}5e-90}`, /^number -0\.0{37}… at \$\.x is too small/],
+    [`{"x": 0.${'0'.repeat(224)}1e-99}`, /at \$\.x is too small/],
     ['{"a\\"b": {"k,[": 123456789012345678}}', /at \$\.a"b\.k,\[, /],
   ])('%s', (text, reason) => {
     expect(refused(text)).toMatch(reason);
@@ -46,8 +50,16 @@ describe('parseJsonObjectBody refuses a number JSON.parse would change', () => {
     const token = fc
       .tuple(
         fc.constantFrom('', '-'),
-        digits(20),
-        fc.option(digits(20)),
+        fc.oneof(fc.constant('0'), digits(20)),
+        // Fractions with up to 400 leading zeros: 0.<250 zeros>1e-99 is below the smallest double.
+        fc.option(
+          fc.oneof(
+            digits(20),
+            fc
+              .tuple(fc.oneof(fc.nat(400), fc.integer({ min: 215, max: 300 })), digits(3))
+              .map(([zeros, rest]) => `${'0'.repeat(zeros)}${rest}`),
+          ),
+        ),
         fc.option(fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), digits(4))),
       )
       .map(([sign, whole, fraction, exponent]) => {

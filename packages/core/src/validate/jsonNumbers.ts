@@ -4,11 +4,14 @@ import { pathSegment } from './text';
 /**
  * Text that may hold a number JavaScript cannot keep (numberFault), so most bodies are never
  * scanned: a value (after `:`, `,` or `[`) that is an integer of 16 or more digits, a negative
- * zero, or a number with an exponent of 3 or more digits; or a fraction of 300 or more digits. A
- * number with none of these is a safe integer, or a float neither Infinity nor rounded to 0. A
- * digest, UUID or long id sent as a string (`"3e123…"`, `"…-0abc…"`) does not match.
+ * zero, or a number with an exponent of 3 or more digits; or a fraction of 200 or more digits. A
+ * number with none of these is a safe integer, or a float neither Infinity nor rounded to 0: at
+ * most 15 integer digits and an exponent of at most 99 stay below 1e115, and a fraction of at
+ * most 199 digits with an exponent of at least -99 stays above 1e-299 (the smallest double is
+ * about 4.9e-324: 0.<224 zeros>1e-99 becomes 0, and a 300-digit bound missed it). A digest,
+ * UUID or long id sent as a string (`"3e123…"`, `"…-0abc…"`) does not match.
  */
-const MAYBE_INEXACT = /[:,[]\s*(?:-?\d{16}|-0(?:\.0+)?(?![\d.])|-?\d+(?:\.\d+)?[eE][+-]?\d{3})|\.\d{300}/;
+const MAYBE_INEXACT = /[:,[]\s*(?:-?\d{16}|-0(?:\.0+)?(?![\d.])|-?\d+(?:\.\d+)?[eE][+-]?\d{3})|\.\d{200}/;
 
 /** Whether `json` may hold a number JavaScript cannot keep (MAYBE_INEXACT); false: it holds none. */
 export function mayHoldInexactNumber(json: string): boolean {
