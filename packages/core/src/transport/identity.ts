@@ -42,7 +42,8 @@ function kindOf(value: unknown): string {
 
 /**
  * Why a delivery's message id (from a header, the broker's own id or the extractor) names no
- * message, as a dead-letter detail, or null: it is only whitespace or holds a control character
+ * message, as a dead-letter detail, or null: it shows nothing (whitespace, zero-width characters)
+ * or holds a control character or a line break
  * (identifierFault, the rule acceptance applies too). Every transport dead-letters such a
  * delivery as `missing_identity` before acceptance.
  */

@@ -33,7 +33,7 @@ export function checkTenantSource<M>(source: TenantSource<M> | undefined): Tenan
 /**
  * The tenant of one message. `headerTenant` is the value of ferry's tenant header (absent or
  * empty = undefined); `message` is what a function source receives. A tenant from the header or
- * the function that is only whitespace or holds a control character (identifierFault, the rule
+ * the function that shows nothing or holds a control character or line break (identifierFault, the rule
  * of message ids) names no tenant: `tenant_unresolved`.
  */
 export function resolveTenant<M>(

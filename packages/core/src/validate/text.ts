@@ -28,19 +28,39 @@ export function storableText(value: string): string {
 /** C0 control characters but NUL (textFault's, refused as `invalid_text`), DEL and C1. */
 // eslint-disable-next-line no-control-regex -- finding control characters is its purpose
 const CONTROL = /[\u0001-\u001f\u007f-\u009f]/;
+/** Unicode's line and paragraph separators: a line break in a log line or a header as \n is. */
+const LINE_BREAK = /[\u2028\u2029]/;
+/**
+ * Characters that show nothing: whitespace, format characters (zero-width space and joiners,
+ * BOM, soft hyphen, tags) and the other default-ignorable ones (Hangul fillers).
+ */
+const INVISIBLE = /^[\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]+$/u;
 
 /**
- * Why `value` cannot be a message id, or null: an id that is empty, only whitespace or holds a
- * control character (C0, DEL, C1) names nothing a person can tell apart or type. NUL is left to
- * textFault.
+ * Why `value` cannot be a message id (or tenant id), or null: an id that is empty, shows
+ * nothing (only whitespace, zero-width or other invisible characters), or holds a control
+ * character (C0, DEL, C1) or a line break (U+2028, U+2029) names nothing a person can tell
+ * apart, type or find in a log. Invisible characters between visible ones (an emoji's joiner,
+ * a right-to-left mark) are kept. NUL is left to textFault.
  */
 export function identifierFault(value: string): string | null {
   if (value.trim().length === 0)
     return value.length === 0 ? 'must not be empty' : 'must not be only whitespace';
+  if (INVISIBLE.test(value)) return `must not be only invisible characters (${codePoints(value)})`;
   const control = CONTROL.exec(value);
-  if (control === null) return null;
-  const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
-  return `must not contain a control character (U+${code})`;
+  if (control !== null) return `must not contain a control character (${codePoints(control[0])})`;
+  const lineBreak = LINE_BREAK.exec(value);
+  if (lineBreak !== null) return `must not contain a line break (${codePoints(lineBreak[0])})`;
+  return null;
+}
+
+/** `U+200B U+200D`: the code points of `text`, the first eight. */
+function codePoints(text: string): string {
+  const points = Array.from(
+    text,
+    (c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`,
+  );
+  return points.length > 8 ? `${points.slice(0, 8).join(' ')} …` : points.join(' ');
 }
 
 const MAX_SEGMENT = 64;

@@ -65,6 +65,13 @@ describe('acceptance refuses hostile input per message, never as a database fail
     ['DEL in the message id', { messageId: '\u007f' }, 'inbox_invalid'],
     ['a whitespace-only tenant', { tenantId: ' ' }, 'inbox_invalid'],
     ['a control character in the tenant', { tenantId: 'acme\n' }, 'inbox_invalid'],
+    ['a message id of a zero-width space', { messageId: '\u200b' }, 'inbox_invalid'],
+    ['a message id of joiners', { messageId: '\u200d\u2060' }, 'inbox_invalid'],
+    ['a message id of a BOM and a soft hyphen', { messageId: '\ufeff\u00ad ' }, 'inbox_invalid'],
+    ['a message id of Hangul fillers', { messageId: '\u3164\u115f' }, 'inbox_invalid'],
+    ['a tenant of a zero-width space', { tenantId: '\u200b\u200b' }, 'inbox_invalid'],
+    ['a line separator in the message id', { messageId: 'm-\u2028-1' }, 'inbox_invalid'],
+    ['a paragraph separator in the tenant', { tenantId: 'acme\u2029' }, 'inbox_invalid'],
   ];
 
   it.each(hostile)(
@@ -102,6 +109,8 @@ describe('acceptance refuses hostile input per message, never as a database fail
     ['type', '', 'type must not be empty'],
     ['messageId', ' ', 'messageId must not be only whitespace'],
     ['messageId', 'a\nb', 'messageId must not contain a control character (U+000A)'],
+    ['messageId', '\u200b\u200d', 'messageId must not be only invisible characters (U+200B U+200D)'],
+    ['messageId', 'a\u2028b', 'messageId must not contain a line break (U+2028)'],
     ['system', [], 'system must be null or a string, got an array'],
   ])('refuses %s %j saying why', async (field, value, reason) => {
     const inbox = makeInbox(t.prisma);

@@ -1,0 +1,30 @@
+import { identifierFault } from './text';
+
+describe('identifierFault', () => {
+  it.each([
+    ['', 'must not be empty'],
+    [' \t', 'must not be only whitespace'],
+    ['\u200b', 'must not be only invisible characters (U+200B)'],
+    ['\u200d\u2060', 'must not be only invisible characters (U+200D U+2060)'],
+    [' \ufeff\u00ad\u3164', 'must not be only invisible characters (U+0020 U+FEFF U+00AD U+3164)'],
+    ['\u{E0061}\u{E0062}', 'must not be only invisible characters (U+E0061 U+E0062)'],
+    ['\u200b'.repeat(100), /^must not be only invisible characters \((U\+200B ){7}U\+200B …\)$/],
+    ['a\u0007', 'must not contain a control character (U+0007)'],
+    ['a\u2028b', 'must not contain a line break (U+2028)'],
+    ['a\u2029', 'must not contain a line break (U+2029)'],
+  ])('refuses %j: %s', (id, reason) => {
+    if (typeof reason === 'string') expect(identifierFault(id)).toBe(reason);
+    else expect(identifierFault(id)).toMatch(reason);
+  });
+
+  it.each([
+    'order-1',
+    '\u{1F468}\u200d\u{1F469}\u200d\u{1F467}',
+    'a\u200bb',
+    '\u05e9\u05dc\u05d5\u05dd\u200f',
+    '  padded  ',
+    '\u00e9',
+  ])('accepts %j', (id) => {
+    expect(identifierFault(id)).toBeNull();
+  });
+});
