@@ -1,8 +1,9 @@
 /**
  * Rows in outbox_events that emit() would never write (inserted by SQL: another service, a
  * migration from another outbox library, a hand-written fix), with what the table's types allow:
- * a payload that is a JSON string, array, number or null, headers that are not an object of
- * strings. Each is FAILED at once with a reason naming the field and never reaches the publisher,
+ * a payload that is a JSON string, array, number or null, or holds a number JavaScript cannot
+ * keep (12345678901234567891 would be published as 12345678901234567000), headers that are not
+ * an object of strings. Each is FAILED at once with a reason naming the field and never reaches the publisher,
  * and the events claimed with it are published: one such row can neither crash the relay's
  * cycle (before: the claim threw, and every row claimed with it stayed PROCESSING for ever) nor
  * fail its neighbours' publish.
@@ -31,6 +32,10 @@ const FOREIGN: readonly (readonly [type: string, payload: string, headers: strin
   ['headers-null', '{"n": 1}', '{"x-none": null}', 'headers'],
   ['headers-array', '{"n": 1}', '["x"]', 'headers'],
   ['headers-string', '{"n": 1}', '"x"', 'headers'],
+  // Numbers JSON.parse would change: published, the consumer would get another value.
+  ['payload-big-integer', '{"id": 12345678901234567891}', '{}', 'payload'],
+  ['payload-huge', '{"a": [1, {"x": 1e400}]}', '{}', 'payload'],
+  ['payload-tiny', '{"x": 1e-400}', '{}', 'payload'],
 ];
 
 test.each([

@@ -1,6 +1,7 @@
 import type { OutboxMessage } from '../../contracts';
 import type { OutboxRecord, OutboxStatus } from '../record';
 import type { InboxStatus } from '../../inbox/types';
+import { noteInexactPayload } from '../foreignRows';
 
 /** Every column a transition returns, qualified by alias `e`. */
 export const RECORD_COLUMNS = `
@@ -147,6 +148,10 @@ export function toRecord(row: OutboxRow): OutboxRecord {
 
 /** The message handed to a publisher for a claimed row. */
 export function toMessage(row: ClaimedRow): OutboxMessage {
+  return noteInexactPayload(messageOf(row), row.payload);
+}
+
+function messageOf(row: ClaimedRow): OutboxMessage {
   return {
     id: row.id,
     type: row.event_type,
