@@ -115,18 +115,21 @@ export async function validationErrorOf(call: () => unknown): Promise<FerryValid
 }
 
 /**
- * The table as one test per row, each on a fresh `fixture()`: the call is refused with
- * FERRY_VALIDATION_FAILED naming the field, and `state()` (the rows it could change and the audit
- * trail) reads the same after the refusal as before it: nothing applied, nothing audited.
+ * The table as one test per row: the call is refused with FERRY_VALIDATION_FAILED naming the
+ * field, and `state()` (the rows it could change and the audit trail) reads the same after the
+ * refusal as before it: nothing applied, nothing audited. The rows share one `fixture()`: a call
+ * that changed it fails its own row (the state check), and building one per row (hundreds of
+ * rows) cost a minute.
  */
 export function describeArgumentTable<F>(
   rows: readonly ArgumentRow<F>[],
   fixture: () => Promise<F>,
   state: () => Promise<unknown>,
 ): void {
+  let shared: Promise<F> | undefined;
   for (const row of rows) {
     it(`${row.method}: ${row.field} ${row.shows}`, async () => {
-      const f = await fixture();
+      const f = await (shared ??= fixture());
       const before = await state();
       const error = await validationErrorOf(() => row.call(f));
       expect(error.code).toBe('FERRY_VALIDATION_FAILED');
