@@ -1,8 +1,8 @@
 import type { OutboxMessage, PublishOutcome } from '../contracts';
-import { inexactNumberFault } from '../validate/jsonNumbers';
+import { inexactStoredNumberFault } from '../validate/jsonNumbers';
 import { isPlainObject, kindOf } from '../validate/json';
 
-/** Claimed messages whose payload text holds a number JSON.parse changed (inexactNumberFault). */
+/** Claimed messages whose payload text holds a number JSON.parse changed (inexactStoredNumberFault). */
 const inexactPayloads = new WeakMap<OutboxMessage, string>();
 
 /**
@@ -11,7 +11,7 @@ const inexactPayloads = new WeakMap<OutboxMessage, string>();
  * holds them as jsonb keeps them (numeric, exact).
  */
 export function noteInexactPayload<M extends OutboxMessage>(message: M, payloadText: unknown): M {
-  const fault = typeof payloadText === 'string' ? inexactNumberFault(payloadText) : null;
+  const fault = typeof payloadText === 'string' ? inexactStoredNumberFault(payloadText) : null;
   if (fault !== null) inexactPayloads.set(message, fault);
   return message;
 }

@@ -1,4 +1,4 @@
-import { numberFault } from './numbers';
+import { numberFault, storedNumberFault } from './numbers';
 import { pathSegment } from './text';
 
 /**
@@ -37,8 +37,16 @@ export function inexactNumberFault(json: string): string | null {
   return mayHoldInexactNumber(json) ? scanNumbers(json) : null;
 }
 
+/**
+ * inexactNumberFault for jsonb text as PostgreSQL writes it (storedNumberFault): a float emit()
+ * accepted at 1e21 or above comes back in plain digits and is no fault.
+ */
+export function inexactStoredNumberFault(json: string): string | null {
+  return mayHoldInexactNumber(json) ? scanNumbers(json, storedNumberFault) : null;
+}
+
 /** inexactNumberFault without the MAYBE_INEXACT shortcut: every number token is checked. */
-export function scanNumbers(json: string): string | null {
+export function scanNumbers(json: string, fault: typeof numberFault = numberFault): string | null {
   const stack: Frame[] = [];
   let expectKey = false;
   for (let i = 0; i < json.length;) {
@@ -54,7 +62,7 @@ export function scanNumbers(json: string): string | null {
       NUMBER.lastIndex = i;
       const token = NUMBER.exec(json)![0];
       const value = Number(token);
-      if (numberFault(value, token) !== null) return numberFault(value, token, ` at ${pathOf(stack)}`);
+      if (fault(value, token) !== null) return fault(value, token, ` at ${pathOf(stack)}`);
       i += token.length;
     } else {
       if (char === '{' || char === '[') stack.push({ array: char === '[', key: '', index: 0 });

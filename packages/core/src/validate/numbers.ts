@@ -26,6 +26,26 @@ export function numberFault(value: number, written: string, where = ''): string 
   return null;
 }
 
+/**
+ * numberFault for a number as PostgreSQL writes a jsonb numeric: always in digits, never with an
+ * exponent, so a float emit() accepted at 1e21 or above (JavaScript writes `1e+21`,
+ * `6.02214076e+23`) comes back as a run of digits. Such a run is no fault when it is exactly the
+ * decimal JavaScript writes for the number it reads as (JSON.parse gives back the very value
+ * emitted, and writes it with its exponent again); any other integer beyond 2^53-1 is.
+ */
+export function storedNumberFault(value: number, written: string, where = ''): string | null {
+  if (INTEGER.test(written) && Math.abs(value) >= 1e21 && written === digitsOf(value)) return null;
+  return numberFault(value, written, where);
+}
+
+/** A finite number of at least 1e21 (which String() writes with an exponent) in plain digits. */
+function digitsOf(value: number): string | null {
+  const match = /^(-?)(\d)(?:\.(\d+))?e\+(\d+)$/.exec(String(value));
+  if (match === null) return null;
+  const [, sign, first, fraction = '', exponent] = match;
+  return `${sign}${first}${fraction}${'0'.repeat(Number(exponent) - fraction.length)}`;
+}
+
 const INTEGER = /^-?\d+$/;
 /** A digit 1-9 before any exponent. */
 const NONZERO_MANTISSA = /^[^eE]*[1-9]/;
