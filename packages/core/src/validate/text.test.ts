@@ -12,6 +12,11 @@ describe('identifierFault', () => {
     ['a\u0007', 'must not contain a control character (U+0007)'],
     ['a\u2028b', 'must not contain a line break (U+2028)'],
     ['a\u2029', 'must not contain a line break (U+2029)'],
+    ['\u2800', 'must not be only invisible characters (U+2800)'],
+    ['\u2800\u2800 \u2800', 'must not be only invisible characters (U+2800 U+2800 U+0020 U+2800)'],
+    ['order-\u202e1-tnuocca', 'must not contain a bidirectional control (U+202E)'],
+    ['\u2067acme\u2069', 'must not contain a bidirectional control (U+2067)'],
+    ['acme\u202a', 'must not contain a bidirectional control (U+202A)'],
   ])('refuses %j: %s', (id, reason) => {
     if (typeof reason === 'string') expect(identifierFault(id)).toBe(reason);
     else expect(identifierFault(id)).toMatch(reason);

@@ -32,15 +32,22 @@ const CONTROL = /[\u0001-\u001f\u007f-\u009f]/;
 const LINE_BREAK = /[\u2028\u2029]/;
 /**
  * Characters that show nothing: whitespace, format characters (zero-width space and joiners,
- * BOM, soft hyphen, tags) and the other default-ignorable ones (Hangul fillers).
+ * BOM, soft hyphen, tags), the other default-ignorable ones (Hangul fillers) and the blank
+ * braille pattern (U+2800, the usual "invisible name").
  */
-const INVISIBLE = /^[\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]+$/u;
+const INVISIBLE = /^[\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]+$/u;
+/**
+ * Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): they reorder
+ * how the id and whatever follows it on a log line or in a list display (`order-\u202E1-tnuocca`
+ * shows as another id). The marks (U+200E, U+200F, U+061C) only steer neutral characters: kept.
+ */
+const BIDI_CONTROL = /[\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * Why `value` cannot be a message id (or tenant id), or null: an id that is empty, shows
  * nothing (only whitespace, zero-width or other invisible characters), or holds a control
- * character (C0, DEL, C1) or a line break (U+2028, U+2029) names nothing a person can tell
- * apart, type or find in a log. Invisible characters between visible ones (an emoji's joiner,
+ * character (C0, DEL, C1), a line break (U+2028, U+2029) or a bidirectional control names
+ * nothing a person can tell apart, type or find in a log. Invisible characters between visible ones (an emoji's joiner,
  * a right-to-left mark) are kept. NUL is left to textFault.
  */
 export function identifierFault(value: string): string | null {
@@ -51,6 +58,8 @@ export function identifierFault(value: string): string | null {
   if (control !== null) return `must not contain a control character (${codePoints(control[0])})`;
   const lineBreak = LINE_BREAK.exec(value);
   if (lineBreak !== null) return `must not contain a line break (${codePoints(lineBreak[0])})`;
+  const bidi = BIDI_CONTROL.exec(value);
+  if (bidi !== null) return `must not contain a bidirectional control (${codePoints(bidi[0])})`;
   return null;
 }
 

@@ -3,7 +3,7 @@ import { FerryValidationError } from '../../errors';
 import { TRANSPORT_REJECT_REASONS } from '../../transport/errors';
 import { headersFault } from '../../validate/headers';
 import { isPlainObject, jsonFault, serializedTextFault, type JsonFault } from '../../validate/json';
-import { assertText } from '../../validate/text';
+import { assertText, identifierFault } from '../../validate/text';
 import { MAX_TRACESTATE, TRACEPARENT_PATTERN } from '../../tracing/w3c';
 import { OUTBOX_DEFAULTS } from '../options';
 import type { EnvelopeLimits, OutboxEventInput, ValidEnvelope } from './types';
@@ -25,6 +25,18 @@ function optionalText(field: string, value: unknown, max: number): string | null
   if (value.length > max) fail(field, `longer than ${max} characters`);
   assertText(field, value);
   return value;
+}
+
+/**
+ * The tenant as every ferry consumer will read it (identifierFault, the rule of tenants and
+ * message ids): one that shows nothing or holds a control character or line break would be
+ * committed here and dead-lettered as `tenant_unresolved` by every consumer.
+ */
+function tenantText(value: unknown, max: number): string | null {
+  const tenant = optionalText('tenantId', value, max);
+  const fault = tenant === null ? null : identifierFault(tenant);
+  if (fault !== null) fail('tenantId', fault);
+  return tenant;
 }
 
 function validateHeaders(input: unknown, limits: EnvelopeLimits): string {
@@ -93,7 +105,7 @@ function readEnvelope(
     payloadJson: validatePayload(event.payload, limits),
     destination: optionalText('destination', event.destination, limits.maxIdLength),
     orderingKey: optionalText('orderingKey', event.orderingKey, limits.maxIdLength),
-    tenantId: optionalText('tenantId', event.tenantId, limits.maxIdLength),
+    tenantId: tenantText(event.tenantId, limits.maxIdLength),
     correlationId: optionalText('correlationId', event.correlationId, limits.maxIdLength),
     causationId: optionalText('causationId', event.causationId, limits.maxIdLength),
     headersJson: validateHeaders(event.headers, limits),
