@@ -47,12 +47,18 @@ export function tableBytes(table: Readonly<Record<string, unknown>>): number {
 /** Room kept for DROPPED_HEADERS itself: its name and up to 1,000 bytes of names. */
 const DROPPED_RESERVE = 1 + DROPPED_HEADERS.length + 5 + 1_000;
 
-/** The copy's headers: the delivery's without `x-death`, ferry's over them, within MAX_COPY_HEADER_BYTES. */
+/**
+ * The copy's headers: the delivery's, ferry's over them, within MAX_COPY_HEADER_BYTES. Left out:
+ * `x-death` (the broker's own record), and `CC` / `BCC`, which RabbitMQ reads at every publish as
+ * extra routing keys (sender-selected distribution): the sender meant them for its own exchange;
+ * on a copy to a tier queue or the dead-letter exchange they routed the copy elsewhere as well
+ * (and a copy routed there was never returned, so a missing tier queue went unnoticed).
+ */
 export function copyHeaders(
   original: Readonly<Record<string, unknown>>,
   ferry: Readonly<Record<string, string>>,
 ): Record<string, unknown> {
-  const { 'x-death': _death, ...own } = original;
+  const { 'x-death': _death, CC: _cc, BCC: _bcc, ...own } = original;
   const headers: Record<string, unknown> = { ...own, ...ferry };
   let bytes = tableBytes(headers);
   if (bytes <= MAX_COPY_HEADER_BYTES) return headers;

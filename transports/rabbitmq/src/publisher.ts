@@ -70,11 +70,22 @@ function overlongRoute(route: { exchange: string; routingKey: string }): string 
   return null;
 }
 
-/** Why a header name cannot be published (a field-table key is a short string too), or null. */
-function overlongHeaderName(message: OutboxMessage): string | null {
+/**
+ * Header names RabbitMQ reads at publish as extra routing keys (sender-selected distribution),
+ * which must then be arrays: an event header `CC: "ops@example.com"` closed the channel (406)
+ * under the whole batch; as routing instructions they would send the event where its route
+ * does not.
+ */
+const ROUTING_HEADERS = new Set(['CC', 'BCC']);
+
+/** Why an event's header name cannot be published (a field-table key is a short string too), or null. */
+function headerNameFault(message: OutboxMessage): string | null {
   for (const name of Object.keys(message.headers)) {
     const bytes = Buffer.byteLength(name);
     if (bytes > 255) return `header name ${name.slice(0, 40)}… is ${bytes} bytes; AMQP allows 255 bytes`;
+    if (ROUTING_HEADERS.has(name)) {
+      return `header ${name} is a RabbitMQ routing instruction (sender-selected distribution); rename it`;
+    }
   }
   return null;
 }
@@ -186,7 +197,7 @@ export class RabbitPublisher implements Publisher {
       const route = resolveRoute(message, this.options.routes, this.options.defaultDestination);
       if (!route) outcomes.set(index, permanent(message.id, `no route for event type ${message.type}`));
       else {
-        const tooLong = overlongRoute(route) ?? overlongHeaderName(message);
+        const tooLong = overlongRoute(route) ?? headerNameFault(message);
         if (tooLong === null) toSend.push({ index, message, ...route });
         else outcomes.set(index, permanent(message.id, tooLong));
       }
