@@ -18,10 +18,10 @@ export const COLUMNS = `
  * driver's own JSON.parse of the jsonb would change a number a row inserted by SQL holds exactly
  * (12345678901234567891 becomes 12345678901234567000) with no trace left to refuse it by.
  */
-export const CLAIMED_COLUMNS = COLUMNS.replace(/(^|,)\s*/g, '$1 r.').replace(
-  ' r.payload,',
-  ' r.payload::text AS payload,',
-);
+export const CLAIMED_COLUMNS = COLUMNS.split(',')
+  .map((column) => column.trim())
+  .map((column) => (column === 'payload' ? 'r.payload::text AS payload' : `r.${column}`))
+  .join(', ');
 
 /** Columns initialize() requires. */
 export const REQUIRED_COLUMNS = COLUMNS.split(',').map((column) => column.trim());
