@@ -14,6 +14,7 @@ import {
   InboxUnsupportedSchemaError,
 } from './errors';
 import { runWithWrappers } from './handlerContext';
+import { storedPayload } from './storedPayload';
 import { inSpan, messageScopeOf, runInMessageScope, startProcessSpan } from '../tracing';
 import type { ResolvedInboxWorkerOptions } from './options';
 import { describeError, MAX_OBSERVED_ERROR_CHARS, type Redactor } from '../redact/redact';
@@ -72,12 +73,12 @@ async function invokeHandler<TTx>(
 ): Promise<void> {
   if (handler === undefined)
     throw new InboxPermanentError(`no handler registered for consumer ${receipt.consumer}`);
-  if (receipt.payload === null) throw new InboxInvalidPayloadError('the payload is no longer stored');
-  if (typeof handler === 'function') return handler(receipt.payload, context);
-  let parsed: unknown = receipt.payload;
+  const payload = storedPayload(receipt);
+  if (typeof handler === 'function') return handler(payload, context);
+  let parsed: unknown = payload;
   if (handler.parse) {
     try {
-      parsed = handler.parse(receipt.payload);
+      parsed = handler.parse(payload);
     } catch (error) {
       if (error instanceof InboxUnsupportedSchemaError || error instanceof InboxInvalidPayloadError)
         throw error;

@@ -1,20 +1,6 @@
 import type { OutboxMessage, PublishOutcome } from '../contracts';
-import { inexactStoredNumberFault } from '../validate/jsonNumbers';
+import { inexactPayloadOf } from '../validate/storedJson';
 import { isPlainObject, kindOf } from '../validate/json';
-
-/** Claimed messages whose payload text holds a number JSON.parse changed (inexactStoredNumberFault). */
-const inexactPayloads = new WeakMap<OutboxMessage, string>();
-
-/**
- * `message` read from `payloadText` (the column as PostgreSQL wrote it): notes a number in it that
- * JSON.parse changed, for foreignRowFault. emit() refuses such numbers; a row inserted by SQL
- * holds them as jsonb keeps them (numeric, exact).
- */
-export function noteInexactPayload<M extends OutboxMessage>(message: M, payloadText: unknown): M {
-  const fault = typeof payloadText === 'string' ? inexactStoredNumberFault(payloadText) : null;
-  if (fault !== null) inexactPayloads.set(message, fault);
-  return message;
-}
 
 /**
  * Why a claimed row cannot be published, or null. emit() writes only a JSON object as payload and
@@ -26,8 +12,8 @@ export function noteInexactPayload<M extends OutboxMessage>(message: M, payloadT
 export function foreignRowFault(message: OutboxMessage): string | null {
   const payload: unknown = message.payload;
   if (!isPlainObject(payload)) return `payload is ${kindOf(payload)}, not a JSON object`;
-  const inexact = inexactPayloads.get(message);
-  if (inexact !== undefined) return `payload: ${inexact}`;
+  const inexact = inexactPayloadOf(message);
+  if (inexact !== null) return `payload: ${inexact}`;
   const headers: unknown = message.headers;
   if (!isPlainObject(headers)) return `headers is ${kindOf(headers)}, not a JSON object of strings`;
   for (const [name, value] of Object.entries(headers)) {

@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { ClaimedReceipt } from '../types';
-import { COLUMNS, TABLE, toClaimed, type ReceiptRow } from './fragments';
+import { CLAIMED_COLUMNS, TABLE, toClaimed, type ClaimedRow } from './fragments';
 
 /**
  * Claims up to $2 due receipts of the consumers $1 under one new claim token: due PENDING /
@@ -45,7 +45,7 @@ export const CLAIM_SQL = `
       attempts = r.attempts + 1, lifetime_attempts = r.lifetime_attempts + 1,
       row_version = r.row_version + 1, updated_at = now()
   WHERE r.id = ANY (ARRAY(SELECT id FROM due))
-  RETURNING ${COLUMNS.replace(/(^|,)\s*/g, '$1 r.')}`;
+  RETURNING ${CLAIMED_COLUMNS}`;
 
 export async function claimReceipts(
   db: SqlExecutor,
@@ -54,6 +54,6 @@ export async function claimReceipts(
   leaseMs: number,
 ): Promise<ClaimedReceipt[]> {
   if (limit <= 0 || consumers.length === 0) return [];
-  const rows = await db.query<ReceiptRow>(CLAIM_SQL, [consumers, limit, leaseMs]);
+  const rows = await db.query<ClaimedRow>(CLAIM_SQL, [consumers, limit, leaseMs]);
   return rows.map(toClaimed);
 }

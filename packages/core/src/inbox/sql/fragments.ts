@@ -1,4 +1,5 @@
 import { opaqueStatus } from '../../outbox/sql/fragments';
+import { jsonColumn, noteInexactPayload } from '../../validate/storedJson';
 import type { ClaimedReceipt, InboxRecord, InboxRequeueEntry, InboxStatus, ReceiptKey } from '../types';
 
 /** ferry's inbox table. */
@@ -11,6 +12,16 @@ export const COLUMNS = `
   lease_expires_at, row_version, last_error, requeue_history, replay_source_id,
   replay_source_version, replay_request_id, replay_actor, replay_reason, replay_requested_at,
   created_at, updated_at, completed_at, dead_at, payload_purged_at`;
+
+/**
+ * COLUMNS for a claim, qualified by alias `r`, the payload as text (toClaimed parses it): a
+ * driver's own JSON.parse of the jsonb would change a number a row inserted by SQL holds exactly
+ * (12345678901234567891 becomes 12345678901234567000) with no trace left to refuse it by.
+ */
+export const CLAIMED_COLUMNS = COLUMNS.split(',')
+  .map((column) => column.trim())
+  .map((column) => (column === 'payload' ? 'r.payload::text AS payload' : `r.${column}`))
+  .join(', ');
 
 /** Columns initialize() requires. */
 export const REQUIRED_COLUMNS = COLUMNS.split(',').map((column) => column.trim());
@@ -187,8 +198,13 @@ export const FULL_RECEIPTS: ReceiptShape<InboxRecord> = { columns: COLUMNS, read
 /** Identity, id and fingerprint only (acceptMany: its results carry ids). */
 export const RECEIPT_KEYS: ReceiptShape<ReceiptKey> = { columns: KEY_COLUMNS, read: toReceiptKey };
 
-export function toClaimed(row: ReceiptRow): ClaimedReceipt {
-  return { ...toRecord(row), claimToken: row.claim_token ?? '' };
+/** A row of CLAIMED_COLUMNS: the payload is its text. */
+export type ClaimedRow = Omit<ReceiptRow, 'payload'> & { payload: string | null };
+
+/** A claimed receipt, noting a number in its payload text that JSON.parse changed (storedPayload refuses it). */
+export function toClaimed(row: ClaimedRow): ClaimedReceipt {
+  const record = toRecord({ ...row, payload: jsonColumn<ReceiptRow['payload']>(row.payload) });
+  return noteInexactPayload({ ...record, claimToken: row.claim_token ?? '' }, row.payload);
 }
 
 export { isUuid } from '../../uuid';

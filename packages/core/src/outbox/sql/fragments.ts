@@ -1,7 +1,7 @@
 import type { OutboxMessage } from '../../contracts';
 import type { OutboxRecord, OutboxStatus } from '../record';
 import type { InboxStatus } from '../../inbox/types';
-import { noteInexactPayload } from '../foreignRows';
+import { jsonColumn as json, noteInexactPayload } from '../../validate/storedJson';
 
 /** Every column a transition returns, qualified by alias `e`. */
 export const RECORD_COLUMNS = `
@@ -99,14 +99,6 @@ export type ClaimedRow = Pick<
   | 'retry_count'
   | 'created_at'
 >;
-
-/**
- * A jsonb column, selected as text (`::text`) so that every driver hands over the same thing:
- * parsing a value a driver had already parsed would read a JSON string payload as JSON text.
- */
-function json<T>(value: unknown): T {
-  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
-}
 
 function date(value: Date | string): Date {
   return value instanceof Date ? value : new Date(value);
