@@ -1,6 +1,8 @@
 import type { OutboxMessage, PublishOutcome } from '../contracts';
 import { inexactNumberFault } from '../validate/jsonNumbers';
 import { isPlainObject, kindOf } from '../validate/json';
+import { ENVELOPE_LIMIT_BOUNDS } from './envelope/types';
+import { envelopeFault } from './envelope/validate';
 
 /** Claimed messages whose payload text holds a number JSON.parse changed (inexactNumberFault). */
 const inexactPayloads = new WeakMap<OutboxMessage, string>();
@@ -22,6 +24,14 @@ export function noteInexactPayload<M extends OutboxMessage>(message: M, payloadT
  * by SQL (another service, a migration, a hand-written fix) may hold anything. Such a row is
  * refused alone: a publisher given it would throw for the whole batch (kafkajs on a header value
  * that is a number) or send what no consumer of ferry's wire format can read.
+ *
+ * Every other column is held to emit's own checks (envelopeFault) at the widest limits an
+ * emitter may be given (ENVELOPE_LIMIT_BOUNDS, so no row an emitter configured with larger
+ * limits wrote is refused): a type of only spaces, an empty or overlong destination, ordering
+ * key, tenant or correlation / causation id, a tenant a ferry consumer refuses, a traceparent
+ * that is not W3C trace context, a reserved header name (`x-ferry-*`, `traceparent`,
+ * `tracestate`), an empty header name, too many or too large headers, a payload too deep or
+ * too large. The reason names the field as emit does (`tenantId: must not be only whitespace`).
  */
 export function foreignRowFault(message: OutboxMessage): string | null {
   const payload: unknown = message.payload;
@@ -30,11 +40,8 @@ export function foreignRowFault(message: OutboxMessage): string | null {
   if (inexact !== undefined) return `payload: ${inexact}`;
   const headers: unknown = message.headers;
   if (!isPlainObject(headers)) return `headers is ${kindOf(headers)}, not a JSON object of strings`;
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== 'string')
-      return `headers: ${JSON.stringify(name)} is ${kindOf(value)}, not a string`;
-  }
-  return null;
+  const fault = envelopeFault(message, ENVELOPE_LIMIT_BOUNDS);
+  return fault === null ? null : `${fault.field}: ${fault.reason}`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { FerryValidationError } from '../../errors';
 import { TRANSPORT_REJECT_REASONS } from '../../transport/errors';
 import { headersFault } from '../../validate/headers';
 import { isPlainObject, jsonFault, serializedTextFault, type JsonFault } from '../../validate/json';
-import { assertText } from '../../validate/text';
+import { assertText, identifierFault } from '../../validate/text';
 import { MAX_TRACESTATE, TRACEPARENT_PATTERN } from '../../tracing/w3c';
 import { OUTBOX_DEFAULTS } from '../options';
 import type { EnvelopeLimits, OutboxEventInput, ValidEnvelope } from './types';
@@ -25,6 +25,14 @@ function optionalText(field: string, value: unknown, max: number): string | null
   if (value.length > max) fail(field, `longer than ${max} characters`);
   assertText(field, value);
   return value;
+}
+
+/** A tenant a ferry consumer refuses (resolveTenant: `tenant_unresolved`) is refused here too. */
+function tenantText(value: unknown, max: number): string | null {
+  const tenant = optionalText('tenantId', value, max);
+  const fault = tenant === null ? null : identifierFault(tenant);
+  if (fault !== null) fail('tenantId', fault);
+  return tenant;
 }
 
 function validateHeaders(input: unknown, limits: EnvelopeLimits): string {
@@ -74,6 +82,24 @@ export function validateEnvelope(
   }
 }
 
+/**
+ * The field of `event` emit would refuse and why (validateEnvelope's checks), or null: for an
+ * event read back from the table, which SQL may have written without emit.
+ */
+export function envelopeFault(
+  event: OutboxEventInput,
+  limits: EnvelopeLimits,
+): { readonly field: string; readonly reason: string } | null {
+  try {
+    readEnvelope(event, limits, OUTBOX_DEFAULTS['retry.maxRetries'].default);
+    return null;
+  } catch (error) {
+    if (error instanceof FerryValidationError) return { field: error.field, reason: error.reason };
+    const detail = error instanceof Error ? error.message : typeof error;
+    return { field: 'event', reason: `could not be read: ${detail}`.slice(0, 300) };
+  }
+}
+
 function readEnvelope(
   event: OutboxEventInput,
   limits: EnvelopeLimits,
@@ -93,7 +119,7 @@ function readEnvelope(
     payloadJson: validatePayload(event.payload, limits),
     destination: optionalText('destination', event.destination, limits.maxIdLength),
     orderingKey: optionalText('orderingKey', event.orderingKey, limits.maxIdLength),
-    tenantId: optionalText('tenantId', event.tenantId, limits.maxIdLength),
+    tenantId: tenantText(event.tenantId, limits.maxIdLength),
     correlationId: optionalText('correlationId', event.correlationId, limits.maxIdLength),
     causationId: optionalText('causationId', event.causationId, limits.maxIdLength),
     headersJson: validateHeaders(event.headers, limits),
