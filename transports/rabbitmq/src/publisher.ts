@@ -18,6 +18,7 @@ import {
   type PublishReport,
 } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
+import { headerTableFault } from './headerTable';
 import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
@@ -66,15 +67,6 @@ function overlongRoute(route: { exchange: string; routingKey: string }): string 
   ] as const) {
     const bytes = Buffer.byteLength(value);
     if (bytes > 255) return `the ${what} is ${bytes} bytes; AMQP allows 255 bytes`;
-  }
-  return null;
-}
-
-/** Why a header name cannot be published (a field-table key is a short string too), or null. */
-function overlongHeaderName(message: OutboxMessage): string | null {
-  for (const name of Object.keys(message.headers)) {
-    const bytes = Buffer.byteLength(name);
-    if (bytes > 255) return `header name ${name.slice(0, 40)}… is ${bytes} bytes; AMQP allows 255 bytes`;
   }
   return null;
 }
@@ -186,7 +178,7 @@ export class RabbitPublisher implements Publisher {
       const route = resolveRoute(message, this.options.routes, this.options.defaultDestination);
       if (!route) outcomes.set(index, permanent(message.id, `no route for event type ${message.type}`));
       else {
-        const tooLong = overlongRoute(route) ?? overlongHeaderName(message);
+        const tooLong = overlongRoute(route) ?? headerTableFault(outboxHeaders(message));
         if (tooLong === null) toSend.push({ index, message, ...route });
         else outcomes.set(index, permanent(message.id, tooLong));
       }
