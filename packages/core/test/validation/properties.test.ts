@@ -13,7 +13,7 @@ import {
   type OutboxEventInput,
 } from '@ferry/core';
 import { jsonFault, serializedTextFault } from '../../src/validate/json';
-import { textFault } from '../../src/validate/text';
+import { identifierFault, textFault } from '../../src/validate/text';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox } from '../inbox/helpers';
 
@@ -148,6 +148,8 @@ describe('round trip through PostgreSQL or a validation error', () => {
             unstorable,
           ) ||
           type.trim().length === 0 ||
+          // A tenant a consumer refuses (tenant_unresolved): blank, invisible, control characters.
+          (tenantId.length > 0 && identifierFault(tenantId) !== null) ||
           numbersOf(event.payload).some(changedByJson) ||
           Object.keys(headers).some(
             (name) => name.length === 0 || /^(x-ferry-|traceparent$|tracestate$)/i.test(name),
