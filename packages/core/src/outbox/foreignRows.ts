@@ -1,5 +1,5 @@
 import type { OutboxMessage, PublishOutcome } from '../contracts';
-import { inexactNumberFault } from '../validate/jsonNumbers';
+import { inexactNumberFault, jsonbNumberFault } from '../validate/jsonNumbers';
 import { isPlainObject, kindOf } from '../validate/json';
 import { ENVELOPE_LIMIT_BOUNDS } from './envelope/types';
 import { envelopeFault } from './envelope/validate';
@@ -10,10 +10,12 @@ const inexactPayloads = new WeakMap<OutboxMessage, string>();
 /**
  * `message` read from `payloadText` (the column as PostgreSQL wrote it): notes a number in it that
  * JSON.parse changed, for foreignRowFault. emit() refuses such numbers; a row inserted by SQL
- * holds them as jsonb keeps them (numeric, exact).
+ * holds them as jsonb keeps them (numeric, exact). jsonb writes every number in full (1e21 as 22
+ * digits), so an integer is judged by whether JSON.parse kept it (jsonbNumberFault), not by how
+ * many digits it has: an event emit() wrote is never refused for it.
  */
 export function noteInexactPayload<M extends OutboxMessage>(message: M, payloadText: unknown): M {
-  const fault = typeof payloadText === 'string' ? inexactNumberFault(payloadText) : null;
+  const fault = typeof payloadText === 'string' ? inexactNumberFault(payloadText, jsonbNumberFault) : null;
   if (fault !== null) inexactPayloads.set(message, fault);
   return message;
 }

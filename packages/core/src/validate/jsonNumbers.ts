@@ -29,16 +29,48 @@ interface Frame {
   index: number;
 }
 
+/** Why a number token cannot be taken (numberFault's signature). */
+export type NumberRule = (value: number, written: string, where: string) => string | null;
+
 /**
  * The first number of `json` (text JSON.parse has accepted) that JSON.parse would change
- * (numberFault) and where, e.g. `integer beyond 2^53-1 at $.id, ...`, or null.
+ * (numberFault, or `rule`) and where, e.g. `integer beyond 2^53-1 at $.id, ...`, or null.
  */
-export function inexactNumberFault(json: string): string | null {
-  return mayHoldInexactNumber(json) ? scanNumbers(json) : null;
+export function inexactNumberFault(json: string, rule: NumberRule = numberFault): string | null {
+  return mayHoldInexactNumber(json) ? scanNumbers(json, rule) : null;
 }
 
+const DIGITS = /^-?\d+$/;
+
+/** A decimal number's digits without leading or trailing zeros and the exponent of the last: `1e300` and `1000…0` alike. */
+function decimalOf(written: string): string {
+  const [mantissa = '', exponent = '0'] = written.replace('-', '').toLowerCase().split('e');
+  const [whole = '', fraction = ''] = mantissa.split('.');
+  let digits = (whole + fraction).replace(/^0+/, '');
+  let power = Number(exponent) - fraction.length;
+  while (digits.endsWith('0')) {
+    digits = digits.slice(0, -1);
+    power += 1;
+  }
+  return digits === '' ? '0' : `${digits}e${power}`;
+}
+
+/**
+ * numberFault for JSON text PostgreSQL wrote from jsonb, which writes every number in full: an
+ * integer written as digits is refused only when JSON.parse changed it, i.e. the shortest form
+ * of what it read (String(value)) is another decimal. jsonb writes 1e21 and 1e300 (which emit
+ * takes: JSON.stringify writes `1e+21`) as 22 and 301 digits, which read back as those numbers;
+ * 12345678901234567891 reads as 12345678901234567000. A number kept is then held to emit's own
+ * rule on the value (jsonFault), as emit would.
+ */
+export const jsonbNumberFault: NumberRule = (value, written, where) => {
+  if (DIGITS.test(written) && Number.isFinite(value) && decimalOf(written) === decimalOf(String(value)))
+    return null;
+  return numberFault(value, written, where);
+};
+
 /** inexactNumberFault without the MAYBE_INEXACT shortcut: every number token is checked. */
-export function scanNumbers(json: string): string | null {
+export function scanNumbers(json: string, rule: NumberRule = numberFault): string | null {
   const stack: Frame[] = [];
   let expectKey = false;
   for (let i = 0; i < json.length;) {
@@ -54,7 +86,7 @@ export function scanNumbers(json: string): string | null {
       NUMBER.lastIndex = i;
       const token = NUMBER.exec(json)![0];
       const value = Number(token);
-      if (numberFault(value, token) !== null) return numberFault(value, token, ` at ${pathOf(stack)}`);
+      if (rule(value, token, '') !== null) return rule(value, token, ` at ${pathOf(stack)}`);
       i += token.length;
     } else {
       if (char === '{' || char === '[') stack.push({ array: char === '[', key: '', index: 0 });

@@ -36,6 +36,9 @@ const FOREIGN: readonly (readonly [type: string, payload: string, headers: strin
   ['payload-big-integer', '{"id": 12345678901234567891}', '{}', 'payload'],
   ['payload-huge', '{"a": [1, {"x": 1e400}]}', '{}', 'payload'],
   ['payload-tiny', '{"x": 1e-400}', '{}', 'payload'],
+  // Read exactly, but integers emit() refuses (beyond 2^53-1: a consumer dead-letters them).
+  ['payload-2^53', '{"id": 9007199254740992}', '{}', 'payload'],
+  ['payload-round-integer', '{"id": [12345678901234567000]}', '{}', 'payload'],
 ];
 
 test.each([
@@ -159,4 +162,23 @@ test('rows whose other columns hold what emit() refuses are FAILED naming the fi
     });
   expect(refused.sort()).toEqual([...foreign.values()].map((field) => [field, 'FAILED', true]).sort());
   expect(publisher.delivered.map((message) => message.id).sort()).toEqual([before.id, wide, after.id].sort());
+});
+
+test('an event emit() wrote is published as it was, numbers PostgreSQL writes back as long digits included', async () => {
+  await t.db.execute('DELETE FROM outbox_events');
+  // emit keeps these (JSON.stringify writes 1e+21); jsonb writes them back as 22 and 301 digits.
+  const payload = { big: 1e21, huge: 1e300, max: 2 ** 53 - 1, tiny: 5e-324, nested: [{ n: -1e25 }] };
+  const { id } = await emit(t.db, { type: 'numbers', payload });
+  const publisher = new InMemoryPublisher();
+  const r = relay(t.db, publisher);
+
+  await drainAll(r, t.db);
+  await r.close();
+
+  const [row] = await t.db.query<{ status: string; last_error: string | null }>(
+    `SELECT status, last_error FROM outbox_events WHERE id = $1::uuid`,
+    [id],
+  );
+  expect(row).toEqual({ status: 'SENT', last_error: null });
+  expect(publisher.delivered.map((message) => message.payload)).toEqual([payload]);
 });
