@@ -1,22 +1,56 @@
 import type { OutboxMessage, PublishOutcome } from '../contracts';
-import { inexactNumberFault, jsonbNumberFault } from '../validate/jsonNumbers';
+import { jsonbNumberFault, mayHoldInexactNumber, scanNumbers } from '../validate/jsonNumbers';
 import { isPlainObject, kindOf } from '../validate/json';
 import { ENVELOPE_LIMIT_BOUNDS } from './envelope/types';
 import { envelopeFault } from './envelope/validate';
 
-/** Claimed messages whose payload text holds a number JSON.parse changed (inexactNumberFault). */
-const inexactPayloads = new WeakMap<OutboxMessage, string>();
+/** What the payload's text told of a claimed message (noteInexactPayload). */
+interface PayloadNote {
+  /** A number JSON.parse changed (scanNumbers with jsonbNumberFault), or null. */
+  readonly inexact: string | null;
+  /** No payload check of emit's can fail (plainPayloadText): envelopeFault may leave them out. */
+  readonly plain: boolean;
+}
+
+const payloadNotes = new WeakMap<OutboxMessage, PayloadNote>();
+
+/**
+ * Whether jsonb's text of a payload (none of whose numbers may be inexact: mayHoldInexactNumber
+ * false) shows that none of emit's payload checks (jsonFault, serializedTextFault, the size) can
+ * fail, so the relay need not walk every payload it claims. Each test only ever sends a payload
+ * to the full check: the text is no larger than maxPayloadBytes (JSON.stringify of what
+ * JSON.parse read is never longer than jsonb's text, which writes every number in full and a
+ * space after each `:` and `,`); it holds no more `{` and `[` than maxPayloadDepth (each
+ * container opens with one). Text faults cannot occur: jsonb holds neither NUL nor an unpaired
+ * surrogate.
+ */
+function plainPayloadText(text: string): boolean {
+  const { maxPayloadBytes, maxPayloadDepth } = ENVELOPE_LIMIT_BOUNDS;
+  if (text.length * 3 > maxPayloadBytes && Buffer.byteLength(text) > maxPayloadBytes) return false;
+  let openers = 0;
+  for (const opener of ['{', '[']) {
+    for (let at = text.indexOf(opener); at >= 0; at = text.indexOf(opener, at + 1)) {
+      if (++openers > maxPayloadDepth) return false;
+    }
+  }
+  return true;
+}
 
 /**
  * `message` read from `payloadText` (the column as PostgreSQL wrote it): notes a number in it that
  * JSON.parse changed, for foreignRowFault. emit() refuses such numbers; a row inserted by SQL
  * holds them as jsonb keeps them (numeric, exact). jsonb writes every number in full (1e21 as 22
  * digits), so an integer is judged by whether JSON.parse kept it (jsonbNumberFault), not by how
- * many digits it has: an event emit() wrote is never refused for it.
+ * many digits it has: an event emit() wrote is never refused for it. Notes too whether the
+ * text shows that emit's payload checks cannot fail (plainPayloadText).
  */
 export function noteInexactPayload<M extends OutboxMessage>(message: M, payloadText: unknown): M {
-  const fault = typeof payloadText === 'string' ? inexactNumberFault(payloadText, jsonbNumberFault) : null;
-  if (fault !== null) inexactPayloads.set(message, fault);
+  if (typeof payloadText !== 'string') return message;
+  const numbers = mayHoldInexactNumber(payloadText);
+  payloadNotes.set(message, {
+    inexact: numbers ? scanNumbers(payloadText, jsonbNumberFault) : null,
+    plain: !numbers && plainPayloadText(payloadText),
+  });
   return message;
 }
 
@@ -38,11 +72,11 @@ export function noteInexactPayload<M extends OutboxMessage>(message: M, payloadT
 export function foreignRowFault(message: OutboxMessage): string | null {
   const payload: unknown = message.payload;
   if (!isPlainObject(payload)) return `payload is ${kindOf(payload)}, not a JSON object`;
-  const inexact = inexactPayloads.get(message);
-  if (inexact !== undefined) return `payload: ${inexact}`;
+  const note = payloadNotes.get(message);
+  if (note !== undefined && note.inexact !== null) return `payload: ${note.inexact}`;
   const headers: unknown = message.headers;
   if (!isPlainObject(headers)) return `headers is ${kindOf(headers)}, not a JSON object of strings`;
-  const fault = envelopeFault(message, ENVELOPE_LIMIT_BOUNDS);
+  const fault = envelopeFault(message, ENVELOPE_LIMIT_BOUNDS, note?.plain !== true);
   return fault === null ? null : `${fault.field}: ${fault.reason}`;
 }
 
