@@ -18,6 +18,7 @@ import {
   type PublishReport,
 } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
+import { headerTableFault } from './headerTable';
 import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
@@ -66,26 +67,6 @@ function overlongRoute(route: { exchange: string; routingKey: string }): string 
   ] as const) {
     const bytes = Buffer.byteLength(value);
     if (bytes > 255) return `the ${what} is ${bytes} bytes; AMQP allows 255 bytes`;
-  }
-  return null;
-}
-
-/**
- * Header names RabbitMQ reads at publish as extra routing keys (sender-selected distribution),
- * which must then be arrays: an event header `CC: "ops@example.com"` closed the channel (406)
- * under the whole batch; as routing instructions they would send the event where its route
- * does not.
- */
-const ROUTING_HEADERS = new Set(['CC', 'BCC']);
-
-/** Why an event's header name cannot be published (a field-table key is a short string too), or null. */
-function headerNameFault(message: OutboxMessage): string | null {
-  for (const name of Object.keys(message.headers)) {
-    const bytes = Buffer.byteLength(name);
-    if (bytes > 255) return `header name ${name.slice(0, 40)}… is ${bytes} bytes; AMQP allows 255 bytes`;
-    if (ROUTING_HEADERS.has(name)) {
-      return `header ${name} is a RabbitMQ routing instruction (sender-selected distribution); rename it`;
-    }
   }
   return null;
 }
@@ -197,7 +178,7 @@ export class RabbitPublisher implements Publisher {
       const route = resolveRoute(message, this.options.routes, this.options.defaultDestination);
       if (!route) outcomes.set(index, permanent(message.id, `no route for event type ${message.type}`));
       else {
-        const tooLong = overlongRoute(route) ?? headerNameFault(message);
+        const tooLong = overlongRoute(route) ?? headerTableFault(outboxHeaders(message));
         if (tooLong === null) toSend.push({ index, message, ...route });
         else outcomes.set(index, permanent(message.id, tooLong));
       }

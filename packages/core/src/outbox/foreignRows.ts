@@ -1,6 +1,46 @@
 import type { OutboxMessage, PublishOutcome } from '../contracts';
-import { inexactPayloadOf } from '../validate/storedJson';
+import { mayHoldInexactNumber } from '../validate/jsonNumbers';
 import { isPlainObject, kindOf } from '../validate/json';
+import { inexactPayloadOf, noteInexactPayload } from '../validate/storedJson';
+import { ENVELOPE_LIMIT_BOUNDS } from './envelope/types';
+import { envelopeFault } from './envelope/validate';
+
+/** Claimed messages whose payload text shows that none of emit's payload checks can fail. */
+const plainPayloads = new WeakSet<OutboxMessage>();
+
+/**
+ * Whether jsonb's text of a payload (none of whose numbers may be inexact: mayHoldInexactNumber
+ * false) shows that none of emit's payload checks (jsonFault, serializedTextFault, the size) can
+ * fail, so the relay need not walk every payload it claims. Each test only ever sends a payload
+ * to the full check: the text is no larger than maxPayloadBytes (JSON.stringify of what
+ * JSON.parse read is never longer than jsonb's text, which writes every number in full and a
+ * space after each `:` and `,`); it holds no more `{` and `[` than maxPayloadDepth (each
+ * container opens with one). Text faults cannot occur: jsonb holds neither NUL nor an unpaired
+ * surrogate.
+ */
+function plainPayloadText(text: string): boolean {
+  const { maxPayloadBytes, maxPayloadDepth } = ENVELOPE_LIMIT_BOUNDS;
+  if (text.length * 3 > maxPayloadBytes && Buffer.byteLength(text) > maxPayloadBytes) return false;
+  let openers = 0;
+  for (const opener of ['{', '[']) {
+    for (let at = text.indexOf(opener); at >= 0; at = text.indexOf(opener, at + 1)) {
+      if (++openers > maxPayloadDepth) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * `message` read from `payloadText` (the column as PostgreSQL wrote it): notes a number in it that
+ * JSON.parse changed (noteInexactPayload), and whether the text shows that emit's payload checks
+ * cannot fail (plainPayloadText), for foreignRowFault.
+ */
+export function notePayloadText(message: OutboxMessage, payloadText: unknown): OutboxMessage {
+  noteInexactPayload(message, payloadText);
+  if (typeof payloadText === 'string' && !mayHoldInexactNumber(payloadText) && plainPayloadText(payloadText))
+    plainPayloads.add(message);
+  return message;
+}
 
 /**
  * Why a claimed row cannot be published, or null. emit() writes only a JSON object as payload and
@@ -8,6 +48,14 @@ import { isPlainObject, kindOf } from '../validate/json';
  * by SQL (another service, a migration, a hand-written fix) may hold anything. Such a row is
  * refused alone: a publisher given it would throw for the whole batch (kafkajs on a header value
  * that is a number) or send what no consumer of ferry's wire format can read.
+ *
+ * Every other column is held to emit's own checks (envelopeFault) at the widest limits an
+ * emitter may be given (ENVELOPE_LIMIT_BOUNDS, so no row an emitter configured with larger
+ * limits wrote is refused): a type of only spaces, an empty or overlong destination, ordering
+ * key, tenant or correlation / causation id, a tenant a ferry consumer refuses, a traceparent
+ * that is not W3C trace context, a reserved header name (`x-ferry-*`, `traceparent`,
+ * `tracestate`), an empty header name, too many or too large headers, a payload too deep or
+ * too large. The reason names the field as emit does (`tenantId: must not be only whitespace`).
  */
 export function foreignRowFault(message: OutboxMessage): string | null {
   const payload: unknown = message.payload;
@@ -16,11 +64,8 @@ export function foreignRowFault(message: OutboxMessage): string | null {
   if (inexact !== null) return `payload: ${inexact}`;
   const headers: unknown = message.headers;
   if (!isPlainObject(headers)) return `headers is ${kindOf(headers)}, not a JSON object of strings`;
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== 'string')
-      return `headers: ${JSON.stringify(name)} is ${kindOf(value)}, not a string`;
-  }
-  return null;
+  const fault = envelopeFault(message, ENVELOPE_LIMIT_BOUNDS, !plainPayloads.has(message));
+  return fault === null ? null : `${fault.field}: ${fault.reason}`;
 }
 
 /**

@@ -69,6 +69,11 @@ describe('emit refuses what PostgreSQL would reject or silently alter', () => {
     ['NUL in the ordering key', { orderingKey: NUL }, 'orderingKey', 'invalid_text'],
     ['a lone surrogate in the destination', { destination: LONE_LOW }, 'destination', 'invalid_text'],
     ['NUL in the tenant', { tenantId: NUL }, 'tenantId', 'invalid_text'],
+    // Tenants a ferry consumer dead-letters as tenant_unresolved (resolveTenant, identifierFault).
+    ['a whitespace-only tenant', { tenantId: '  ' }, 'tenantId', 'inbox_invalid'],
+    ['a tenant of a zero-width space', { tenantId: '\u200b' }, 'tenantId', 'inbox_invalid'],
+    ['a tab in the tenant', { tenantId: 'acme\tcorp' }, 'tenantId', 'inbox_invalid'],
+    ['a line separator in the tenant', { tenantId: 'acme\u2028corp' }, 'tenantId', 'inbox_invalid'],
     ['NUL in the correlation id', { correlationId: NUL }, 'correlationId', 'invalid_text'],
     ['a lone surrogate in the causation id', { causationId: LONE_HIGH }, 'causationId', 'invalid_text'],
     ['NUL in the tracestate', { tracestate: `k=${NUL}` }, 'tracestate', 'invalid_text'],

@@ -78,7 +78,7 @@ export function validateEnvelope(
   defaultMaxRetries: number,
 ): ValidEnvelope {
   try {
-    return readEnvelope(event, limits, defaultMaxRetries);
+    return { id: randomUUID(), ...readEnvelope(event, limits, defaultMaxRetries) };
   } catch (error) {
     if (error instanceof FerryValidationError) throw error;
     const detail = error instanceof Error ? error.message : typeof error;
@@ -86,11 +86,32 @@ export function validateEnvelope(
   }
 }
 
+/**
+ * The field of `event` emit would refuse and why (validateEnvelope's checks), or null: for an
+ * event read back from the table, which SQL may have written without emit. `checkPayload` false
+ * leaves the payload's own checks out, for a caller that knows from its text that none can fail.
+ */
+export function envelopeFault(
+  event: OutboxEventInput,
+  limits: EnvelopeLimits,
+  checkPayload = true,
+): { readonly field: string; readonly reason: string } | null {
+  try {
+    readEnvelope(event, limits, OUTBOX_DEFAULTS['retry.maxRetries'].default, checkPayload);
+    return null;
+  } catch (error) {
+    if (error instanceof FerryValidationError) return { field: error.field, reason: error.reason };
+    const detail = error instanceof Error ? error.message : typeof error;
+    return { field: 'event', reason: `could not be read: ${detail}`.slice(0, 300) };
+  }
+}
+
 function readEnvelope(
   event: OutboxEventInput,
   limits: EnvelopeLimits,
   defaultMaxRetries: number,
-): ValidEnvelope {
+  checkPayload = true,
+): Omit<ValidEnvelope, 'id'> {
   if (event === null || typeof event !== 'object') fail('event', 'must be an object');
   const { type } = event as { type: unknown };
   if (typeof type !== 'string' || type.trim().length === 0) fail('type', 'must be a non-empty string');
@@ -100,9 +121,8 @@ function readEnvelope(
   if (traceparent !== null && !TRACEPARENT_PATTERN.test(traceparent))
     fail('traceparent', 'not W3C trace context');
   return {
-    id: randomUUID(),
     type,
-    payloadJson: validatePayload(event.payload, limits),
+    payloadJson: checkPayload ? validatePayload(event.payload, limits) : '',
     destination: optionalText('destination', event.destination, limits.maxIdLength),
     orderingKey: optionalText('orderingKey', event.orderingKey, limits.maxIdLength),
     tenantId: tenantText(event.tenantId, limits.maxIdLength),

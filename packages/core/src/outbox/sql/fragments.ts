@@ -1,7 +1,8 @@
 import type { OutboxMessage } from '../../contracts';
 import type { OutboxRecord, OutboxStatus } from '../record';
 import type { InboxStatus } from '../../inbox/types';
-import { jsonColumn as json, noteInexactPayload } from '../../validate/storedJson';
+import { jsonColumn as json } from '../../validate/storedJson';
+import { notePayloadText } from '../foreignRows';
 
 /** Every column a transition returns, qualified by alias `e`. */
 export const RECORD_COLUMNS = `
@@ -140,7 +141,7 @@ export function toRecord(row: OutboxRow): OutboxRecord {
 
 /** The message handed to a publisher for a claimed row. */
 export function toMessage(row: ClaimedRow): OutboxMessage {
-  return noteInexactPayload(messageOf(row), row.payload);
+  return notePayloadText(messageOf(row), row.payload);
 }
 
 function messageOf(row: ClaimedRow): OutboxMessage {
