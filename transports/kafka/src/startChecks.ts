@@ -20,7 +20,8 @@ export function startRefusal(error: unknown, topics: readonly string[]): FerryEr
  * Checks, before a session starts, that every consumed topic and its dead-letter topic exist. A
  * missing consumed topic throws a FERRY_TRANSPORT_ERROR naming it (`details.missingTopics`): the
  * start would fail without saying which topic; the consumer retries the start (the topic may be
- * created later) and ready() names the error once its timeout passes. Missing dead-letter topics
+ * created later) and ready() names the error once its timeout passes. A topic an ACL hides from
+ * this client (no Describe) is not listed either: the error says so. Missing dead-letter topics
  * are returned, not thrown: a broker with `auto.create.topics.enable` (Kafka's default) creates
  * one at the first dead letter, so the consumer starts and the caller warns; on a broker that
  * does not, the first rejected record holds its partition until the topic exists. A dead-letter
@@ -59,7 +60,8 @@ export async function checkTopicsExist(
   if (missing.length === 0) return { missingDeadLetterTopics };
   throw new FerryError(
     'FERRY_TRANSPORT_ERROR',
-    `Kafka topics missing: ${missing.join(', ')}; the consumer starts once they exist (ensureTopics)`,
+    `Kafka topics missing: ${missing.join(', ')} (not in the cluster's topic list: absent, or hidden ` +
+      `from this client by an ACL without Describe); the consumer starts once they exist (ensureTopics)`,
     { details: { missingTopics: missing } },
   );
 }

@@ -78,6 +78,8 @@ test('ready() against a topic that does not exist names the topic, and the consu
       message: expect.stringContaining(`${topic} (consumed)`),
     });
     expect(String(refused)).not.toContain(`${present} (consumed)`);
+    // A topic an ACL hides from this client is not listed either: the error cannot tell them apart.
+    expect(String(refused)).toContain('hidden from this client by an ACL without Describe');
     await ensureTopics(connection, [{ topic }, { topic: `${topic}.dlq` }]);
     await handle.ready({ timeoutMs: 30_000 });
   } finally {
