@@ -222,7 +222,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     await undoIfClosed(this.producer);
     if (this.stopping.signal.aborted) return;
     const { connection, topics, deadLetterTopic } = this.options;
-    const { missingDeadLetterTopics } = await checkTopicsExist(
+    const { missingDeadLetterTopics, compactedDeadLetterTopics } = await checkTopicsExist(
       connection,
       topics,
       deadLetterTopic,
@@ -234,6 +234,14 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
         { missingTopics: missingDeadLetterTopics },
         `Kafka dead-letter topics missing: ${missingDeadLetterTopics.join(', ')}; a broker that does not ` +
           'create topics on first use holds the partition of the first rejected record until they exist (ensureTopics)',
+      );
+    }
+    if (compactedDeadLetterTopics.length > 0) {
+      this.options.logger.warn(
+        { compactedTopics: compactedDeadLetterTopics },
+        `Kafka dead-letter topics compacted (cleanup.policy compact): ${compactedDeadLetterTopics.join(', ')}; ` +
+          'dead letters with the same key replace each other there, and a copy without its value is a ' +
+          "tombstone that deletes the key's earlier ones: give dead-letter topics cleanup.policy=delete",
       );
     }
     await this.startSession();

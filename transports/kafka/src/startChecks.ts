@@ -1,4 +1,5 @@
 import { FerryError } from '@ferry/core';
+import type { DriverAdmin } from './client/types';
 import type { KafkaConnection } from './connection';
 import { describeCauses, operatorRefusal, transportError } from './errors';
 
@@ -14,6 +15,42 @@ export function startRefusal(error: unknown, topics: readonly string[]): FerryEr
     `Kafka refused the consumer of ${topics.join(', ')} (${refusal}): ${describeCauses(error)}`,
     { cause: error, details: { topics: [...topics] } },
   );
+}
+
+export interface StartCheck {
+  /** Dead-letter topics not in the cluster's topic list, each with its source topic. */
+  readonly missingDeadLetterTopics: readonly string[];
+  /**
+   * Dead-letter topics whose cleanup.policy includes `compact`: there, dead letters with the same
+   * key replace each other (a keyed copy keeps its record's key), and a copy whose value had to
+   * be left out is a tombstone that deletes the key's earlier dead letters.
+   */
+  readonly compactedDeadLetterTopics: readonly string[];
+}
+
+/** The dead-letter topic of `topic`, or null when the function throws (its send reports that). */
+function deadLetterOf(deadLetterTopic: (sourceTopic: string) => string, topic: string): string | null {
+  try {
+    return deadLetterTopic(topic);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The topics of `topics` that are compacted, as far as the broker says: a client without the
+ * DescribeConfigs permission learns nothing, and the start goes on (this is a warning only).
+ */
+async function compacted(admin: DriverAdmin, topics: readonly string[]): Promise<string[]> {
+  if (topics.length === 0) return [];
+  try {
+    const policies = await admin.cleanupPolicies(topics);
+    return topics.filter((topic) =>
+      (policies.get(topic) ?? '').split(',').some((p) => p.trim() === 'compact'),
+    );
+  } catch {
+    return [];
+  }
 }
 
 /**
@@ -32,12 +69,18 @@ export async function checkTopicsExist(
   topics: readonly string[],
   deadLetterTopic: (sourceTopic: string) => string,
   signal: AbortSignal,
-): Promise<{ readonly missingDeadLetterTopics: readonly string[] }> {
+): Promise<StartCheck> {
   let existing: Set<string>;
+  let compactedDeadLetterTopics: readonly string[] = [];
   try {
     const admin = await connection.driver.admin(signal);
     try {
       existing = new Set(await admin.listTopics());
+      const deadLetterTopics = [...new Set(topics.map((topic) => deadLetterOf(deadLetterTopic, topic)))];
+      compactedDeadLetterTopics = await compacted(
+        admin,
+        deadLetterTopics.filter((topic): topic is string => topic !== null && existing.has(topic)),
+      );
     } finally {
       await admin.disconnect().catch(() => undefined);
     }
@@ -48,16 +91,11 @@ export async function checkTopicsExist(
   const missingDeadLetterTopics: string[] = [];
   for (const topic of topics) {
     if (!existing.has(topic)) missing.push(`${topic} (consumed)`);
-    let dead: string | null = null;
-    try {
-      dead = deadLetterTopic(topic);
-    } catch {
-      // Reported by the dead-letter send that needs it.
-    }
+    const dead = deadLetterOf(deadLetterTopic, topic);
     if (dead !== null && !existing.has(dead))
       missingDeadLetterTopics.push(`${dead} (the dead-letter topic of ${topic})`);
   }
-  if (missing.length === 0) return { missingDeadLetterTopics };
+  if (missing.length === 0) return { missingDeadLetterTopics, compactedDeadLetterTopics };
   throw new FerryError(
     'FERRY_TRANSPORT_ERROR',
     `Kafka topics missing: ${missing.join(', ')} (not in the cluster's topic list: absent, or hidden ` +

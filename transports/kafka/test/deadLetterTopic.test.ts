@@ -5,7 +5,9 @@
  * - a compacted one takes a rejected record that has no key (its copy is keyed
  *   `<topic>/<partition>/<offset>` of its source), so the record never stalls its partition;
  * - a missing one is named in a warning at start; the consumer starts (a broker may create the
- *   topic at the first dead letter) and dead-letters once it exists.
+ *   topic at the first dead letter) and dead-letters once it exists;
+ * - a compacted one is named in a warning at start: there dead letters of one key replace each
+ *   other, and a tombstone's copy (or one whose value was left out) deletes the key's earlier ones.
  */
 import { FERRY_HEADERS, FerryConfigError } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
@@ -109,6 +111,40 @@ test('a missing dead-letter topic is named in a warning; the consumer starts and
     });
     const [dead] = await readBack(harness.connection, deadLetter, 1);
     expect(dead!.value).toBe('not json');
+  } finally {
+    await handle?.close();
+  }
+});
+
+test('a compacted dead-letter topic is named in a warning at start', async () => {
+  const topic = uniqueName('dlq-compacted');
+  const deadLetter = `${topic}.dlq`;
+  const plain = uniqueName('dlq-plain');
+  harness.ownTopic(topic);
+  harness.ownTopic(deadLetter);
+  harness.ownTopic(plain);
+  harness.ownTopic(`${plain}.dlq`);
+  await ensureTopics(harness.connection, [
+    { topic },
+    { topic: plain },
+    { topic: deadLetter, configs: { 'cleanup.policy': 'compact,delete' } },
+    { topic: `${plain}.dlq` },
+  ]);
+  const log = captureLogger();
+  let handle: KafkaInboxConsumer | null = null;
+  try {
+    handle = attachKafkaConsumer(harness.acceptor, {
+      connection: harness.connection,
+      topics: [topic, plain],
+      groupId: uniqueName('group'),
+      consumer: 'dlq-compacted',
+      logger: log.logger,
+      ...fastGroup,
+    });
+    await handle.ready({ timeoutMs: 30_000 });
+    const warnings = log.lines.map((line) => line.msg).filter((msg) => msg.includes('compacted'));
+    expect(warnings).toEqual([expect.stringContaining(`compacted (cleanup.policy compact): ${deadLetter};`)]);
+    expect(warnings.join()).not.toContain(`${plain}.dlq`);
   } finally {
     await handle?.close();
   }

@@ -9,6 +9,7 @@ import { SequencedSends } from './sequencedSends';
 import { SeedRotation } from './seedRotation';
 import { waitForLeaders } from './leaders';
 import type { KafkaLogLevel, ResolvedConnectionOptions } from '../connectionOptions';
+import { CLEANUP_POLICY, TOPIC_RESOURCE } from './topicConfigs';
 import type {
   ConsumedRecord,
   DriverAdmin,
@@ -100,6 +101,18 @@ export class KafkajsDriver implements KafkaClientDriver {
     }
     return {
       listTopics: () => admin.listTopics(),
+      cleanupPolicies: async (topics) => {
+        const { resources } = await admin.describeConfigs({
+          includeSynonyms: false,
+          resources: topics.map((name) => ({ type: TOPIC_RESOURCE, name, configNames: [CLEANUP_POLICY] })),
+        });
+        const policies = new Map<string, string>();
+        for (const resource of resources) {
+          const entry = resource.configEntries.find((config) => config.configName === CLEANUP_POLICY);
+          if (entry !== undefined) policies.set(resource.resourceName, entry.configValue);
+        }
+        return policies;
+      },
       createTopics: async (topics) => {
         await admin.createTopics({
           topics: topics.map((topic) => ({ ...topic, configEntries: [...topic.configEntries] })),

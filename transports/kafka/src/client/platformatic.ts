@@ -1,6 +1,7 @@
 import { requireOptionalPeer } from '@ferry/core/transport';
 import type { ResolvedConnectionOptions } from '../connectionOptions';
 import { closedOnAbort } from './closedOnAbort';
+import { CLEANUP_POLICY, TOPIC_RESOURCE } from './topicConfigs';
 import { waitForLeaders } from './leaders';
 import { decoratePlatformaticCodecs } from './platformaticCodecs';
 import { PlatformaticConsumer } from './platformaticConsumer';
@@ -131,6 +132,21 @@ export class PlatformaticDriver implements KafkaClientDriver {
     }
     return {
       listTopics: () => admin.listTopics(),
+      cleanupPolicies: async (topics) => {
+        const described = await admin.describeConfigs({
+          resources: topics.map((resourceName) => ({
+            resourceType: TOPIC_RESOURCE,
+            resourceName,
+            configurationKeys: [CLEANUP_POLICY],
+          })),
+        });
+        const policies = new Map<string, string>();
+        for (const resource of described) {
+          const entry = resource.configs.find((config) => config.name === CLEANUP_POLICY);
+          if (entry?.value != null) policies.set(resource.resourceName, entry.value);
+        }
+        return policies;
+      },
       createTopics: async (topics: readonly TopicCreation[]) => {
         for (const topic of topics) {
           await admin.createTopics({

@@ -142,6 +142,8 @@ export interface TopicCreation {
 
 export interface DriverAdmin {
   listTopics(): Promise<string[]>;
+  /** Each topic's `cleanup.policy` as the broker reports it (`delete`, `compact`, `compact,delete`). */
+  cleanupPolicies(topics: readonly string[]): Promise<ReadonlyMap<string, string>>;
   /** Creates the topics and waits until they have leaders. */
   createTopics(topics: readonly TopicCreation[]): Promise<void>;
   deleteTopics(topics: readonly string[]): Promise<void>;
