@@ -1,5 +1,6 @@
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core';
+import { MAX_TIMER_MS } from '@ferry/core/transport';
 import { Pool } from 'pg';
 import type { CliIo, Context } from './command';
 import { answerFor, UsageError } from './errors';
@@ -26,9 +27,6 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
  * audit list) when the server goes silent.
  */
 const QUERY_TIMEOUT_GRACE_MS = 2_000;
-
-/** The longest timer Node keeps (2^31 - 1 ms); past it a timer fires at once. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * --statement-timeout (its syntax checked by commander), else FERRY_STATEMENT_TIMEOUT, else

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '@ferry/core/transport';
 import { it } from './jest';
 
 /**
@@ -9,7 +10,7 @@ import { it } from './jest';
 export const CASE_TIMEOUT_FACTOR = 3;
 
 /** The largest `timeoutMs`: a case's jest timeout must stay a valid timer delay (2^31 - 1 ms). */
-export const MAX_WAIT_TIMEOUT_MS = Math.floor(2_147_483_647 / CASE_TIMEOUT_FACTOR);
+export const MAX_WAIT_TIMEOUT_MS = Math.floor(MAX_TIMER_MS / CASE_TIMEOUT_FACTOR);
 
 /** jest's timeout of each case and hook of a suite waiting `timeoutMs` at a time. */
 export function jestTimeout(timeoutMs: number): number {
