@@ -15,7 +15,7 @@ import path from 'node:path';
 // took about 3 s per case).
 const REDACTION = path.join(__dirname, '../../src/redact/redact.ts');
 const REGISTER_TS = path.join(__dirname, '../outbox/fixtures/register-ts.js');
-/** The guard against a hang: far beyond what these redactions take, far below "minutes". */
+/** The guard against a hang (plus 400 ms a job): far beyond what these redactions take, far below "minutes". */
 const KILL_AFTER_MS = 20_000;
 
 type Outcome =
@@ -23,44 +23,63 @@ type Outcome =
   | { readonly code: string; readonly option: string }
   | { readonly killed: true };
 
-/** Builds a redactor for `pattern` (none: the built-in rules) in a child process and redacts `text` with it. */
-function redactInChild(
+interface Job {
+  readonly pattern: RegExp | null;
+  readonly text: string;
+  readonly repeated?: { readonly unit: string; readonly times: number };
+}
+
+/**
+ * Runs each job in one child process, in order: builds a redactor for its `pattern` (none: the
+ * built-in rules) and redacts its text with it. The child writes each answer as a line as soon as
+ * it has it; a job still running when the child is killed, and those after it, are `killed`.
+ */
+function redactAllInChild(jobs: readonly Job[]): Promise<Outcome[]> {
+  const script = `
+    const { createRedactor } = require(${JSON.stringify(REDACTION)});
+    for (const [source, flags, given, unit, times] of JSON.parse(process.argv[1])) {
+      const text = unit.repeat(times) + given;
+      let answer;
+      try {
+        const redact = createRedactor(source === null ? {} : { allow: [new RegExp(source, flags)] });
+        answer = { redacted: redact(text) };
+      } catch (error) {
+        answer = { code: error.code, option: error.option };
+      }
+      process.stdout.write(JSON.stringify(answer) + '\\n');
+    }`;
+  const encoded = jobs.map(({ pattern, text, repeated = { unit: '', times: 0 } }) => [
+    pattern?.source ?? null,
+    pattern?.flags ?? '',
+    text,
+    repeated.unit,
+    repeated.times,
+  ]);
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, '-e', script, JSON.stringify(encoded)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS + jobs.length * 400);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      const answers = output.split('\n').filter((line) => line.length > 0);
+      resolve(
+        jobs.map((_, i) => (i < answers.length ? (JSON.parse(answers[i]!) as Outcome) : { killed: true })),
+      );
+    });
+  });
+}
+
+/** redactAllInChild of one job. */
+async function redactInChild(
   pattern: RegExp | null,
   text: string,
   repeated = { unit: '', times: 0 },
 ): Promise<Outcome> {
-  const script = `
-    const { createRedactor } = require(${JSON.stringify(REDACTION)});
-    const [source, flags, given, unit, times] = JSON.parse(process.argv[1]);
-    const text = unit.repeat(times) + given;
-    let answer;
-    try {
-      const redact = createRedactor(source === null ? {} : { allow: [new RegExp(source, flags)] });
-      answer = { redacted: redact(text) };
-    } catch (error) {
-      answer = { code: error.code, option: error.option };
-    }
-    process.stdout.write(JSON.stringify(answer));`;
-  const child = spawn(
-    process.execPath,
-    [
-      '-r',
-      REGISTER_TS,
-      '-e',
-      script,
-      JSON.stringify([pattern?.source ?? null, pattern?.flags ?? '', text, repeated.unit, repeated.times]),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
-    child.once('exit', (_code, signal) => {
-      clearTimeout(kill);
-      resolve(signal === 'SIGKILL' ? { killed: true } : (JSON.parse(output) as Outcome));
-    });
-  });
+  const [outcome] = await redactAllInChild([{ pattern, text, repeated }]);
+  return outcome!;
 }
 
 describe('catastrophic redact.allow patterns', () => {
@@ -80,6 +99,93 @@ describe('catastrophic redact.allow patterns', () => {
     expect(outcome).toEqual({ redacted: 'order 9000000000001 failed, card [redacted-card]' });
   }, 60_000);
 });
+
+/** Units repeated into long texts for the built-in rules (see their test below). */
+const LONG_TEXTS: ReadonlyArray<readonly [unit: string, times: number]> = [
+  ['"password":"', 16_000],
+  ['\\"password\\":\\"', 12_000],
+  ["password: 'a ", 16_000],
+  ['authorization: token a,', 9_000],
+  ['Authorization: Digest a="', 8_000],
+  ['x://a:b/', 50_000],
+  ['-----BEGIN PRIVATE KEY----- a', 7_000],
+  ['x_11111111111111111111', 9_000],
+  ['<password>a', 16_000],
+  // A quoted value scanned to its closing quote however long (a passphrase), or to the line's end
+  ['password="a b ', 14_000],
+  ['password: "x\'', 14_000],
+  ["token='a\\", 16_000],
+  ['<password>a b ', 12_000],
+  // A database URL's password read past a port-like start: to the next '@' or ':' only
+  ['password="",', 16_000],
+  ['password="it\'s ', 14_000],
+  ['password="a\\u00e9 ', 12_000],
+  ["password='a\\'", 14_000],
+  ['postgres://a:1/', 14_000],
+  ['postgres://a:', 16_000],
+  ['redis://:1/x', 16_000],
+  // Quoted values across lines, in other quotes, SQL's doubled quotes, JSON levels deeper,
+  // runs of backslashes (each scanned to its closing quote or the end), AWS key id shapes
+  ['password="a\n', 16_000],
+  ['password=“a ', 16_000],
+  ['password=„a ', 16_000],
+  ['password=‘it’s ', 12_000],
+  ["password='a''", 14_000],
+  ['password=`a ', 16_000],
+  ["password='it's ", 14_000],
+  ["password=''a", 16_000],
+  ['\\\\\\"password\\\\\\":\\\\\\"', 6_000],
+  ['password="\\\\\\\\\\\\\\\\', 8_000],
+  ['password=\\\\\\\\\\\\\\\\"', 8_000],
+  ['password="\\\\\\"', 12_000],
+  ['token=“token=‘token=`token="', 7_000],
+  ['AKIA0000', 25_000],
+  // PostgreSQL key details: values scanned to the ')' its words follow or the line's end
+  ['Key (token)=(a) ', 14_000],
+  ['Key (token)=(a', 14_000],
+  ['Key (a(b)', 20_000],
+  ['Key ((x)', 20_000],
+  ['Failing row contains (a) ', 8_000],
+  ['Failing row contains (', 9_000],
+  ['ASIAAAAAAAAAAAAAAAAAAAAAA', 8_000],
+  // Values read to their end by valueExtent.ts: brackets never closed or nested deep, YAML block
+  // scalars, cookies, quotes written as JSON escapes, values across a detail's lines
+  ['password=[', 10_000],
+  ['{"password":[', 8_000],
+  ['password=[]', 9_000],
+  ['password=["a]', 8_000],
+  ['password=[[[[[[[[[[', 5_000],
+  ['password: |\n ', 8_000],
+  ['password: |\n', 8_000],
+  ['  password: >-\n', 7_000],
+  ['password: | a', 8_000],
+  ['Cookie: a=1; b=2', 6_000],
+  ['Cookie: a=1;', 8_000],
+  ['password\\u0022:\\u0022', 5_000],
+  ['password:\\u0022', 6_000],
+  ['password%3D', 9_000],
+  ['password := ', 8_000],
+  ["password=a'", 9_000],
+  ['Key (token)=(a\n', 7_000],
+  ['Failing row contains (a\n', 4_000],
+];
+
+/**
+ * Every LONG_TEXTS case in one child (a child each took about a second to start, for 70 cases),
+ * started by the first case that asks; each case reads its own outcome.
+ */
+let longTexts: Promise<Outcome[]> | undefined;
+function longTextOutcome(unit: string, times: number): Promise<Outcome> {
+  longTexts ??= redactAllInChild(
+    LONG_TEXTS.map(([u, t]) => ({
+      pattern: null,
+      text: '\n x call 555 123 4567',
+      repeated: { unit: u, times: t },
+    })),
+  );
+  const at = LONG_TEXTS.findIndex(([u, t]) => u === unit && t === times);
+  return longTexts.then((outcomes) => outcomes[at]!);
+}
 
 describe('the built-in rules on a long run of word characters', () => {
   // A scheme or an e-mail's local part was tried from every position of a run, to the run's end:
@@ -121,78 +227,11 @@ describe('the built-in rules on a long run of word characters', () => {
   // The shapes added for quoted and escaped values, Authorization schemes, URL passwords with
   // '/', and PEM keys: each repeated so that a rule tried from every repetition to the end would
   // read the rest of the text again.
-  it.each([
-    ['"password":"', 16_000],
-    ['\\"password\\":\\"', 12_000],
-    ["password: 'a ", 16_000],
-    ['authorization: token a,', 9_000],
-    ['Authorization: Digest a="', 8_000],
-    ['x://a:b/', 50_000],
-    ['-----BEGIN PRIVATE KEY----- a', 7_000],
-    ['x_11111111111111111111', 9_000],
-    ['<password>a', 16_000],
-    // A quoted value scanned to its closing quote however long (a passphrase), or to the line's end
-    ['password="a b ', 14_000],
-    ['password: "x\'', 14_000],
-    ["token='a\\", 16_000],
-    ['<password>a b ', 12_000],
-    // A database URL's password read past a port-like start: to the next '@' or ':' only
-    ['password="",', 16_000],
-    ['password="it\'s ', 14_000],
-    ['password="a\\u00e9 ', 12_000],
-    ["password='a\\'", 14_000],
-    ['postgres://a:1/', 14_000],
-    ['postgres://a:', 16_000],
-    ['redis://:1/x', 16_000],
-    // Quoted values across lines, in other quotes, SQL's doubled quotes, JSON levels deeper,
-    // runs of backslashes (each scanned to its closing quote or the end), AWS key id shapes
-    ['password="a\n', 16_000],
-    ['password=“a ', 16_000],
-    ['password=„a ', 16_000],
-    ['password=‘it’s ', 12_000],
-    ["password='a''", 14_000],
-    ['password=`a ', 16_000],
-    ["password='it's ", 14_000],
-    ["password=''a", 16_000],
-    ['\\\\\\"password\\\\\\":\\\\\\"', 6_000],
-    ['password="\\\\\\\\\\\\\\\\', 8_000],
-    ['password=\\\\\\\\\\\\\\\\"', 8_000],
-    ['password="\\\\\\"', 12_000],
-    ['token=“token=‘token=`token="', 7_000],
-    ['AKIA0000', 25_000],
-    // PostgreSQL key details: values scanned to the ')' its words follow or the line's end
-    ['Key (token)=(a) ', 14_000],
-    ['Key (token)=(a', 14_000],
-    ['Key (a(b)', 20_000],
-    ['Key ((x)', 20_000],
-    ['Failing row contains (a) ', 8_000],
-    ['Failing row contains (', 9_000],
-    ['ASIAAAAAAAAAAAAAAAAAAAAAA', 8_000],
-    // Values read to their end by valueExtent.ts: brackets never closed or nested deep, YAML block
-    // scalars, cookies, quotes written as JSON escapes, values across a detail's lines
-    ['password=[', 10_000],
-    ['{"password":[', 8_000],
-    ['password=[]', 9_000],
-    ['password=["a]', 8_000],
-    ['password=[[[[[[[[[[', 5_000],
-    ['password: |\n ', 8_000],
-    ['password: |\n', 8_000],
-    ['  password: >-\n', 7_000],
-    ['password: | a', 8_000],
-    ['Cookie: a=1; b=2', 6_000],
-    ['Cookie: a=1;', 8_000],
-    ['password\\u0022:\\u0022', 5_000],
-    ['password:\\u0022', 6_000],
-    ['password%3D', 9_000],
-    ['password := ', 8_000],
-    ["password=a'", 9_000],
-    ['Key (token)=(a\n', 7_000],
-    ['Failing row contains (a\n', 4_000],
-  ])(
+  it.each(LONG_TEXTS)(
     'redact a long text of %j repeated in bounded time',
     async (unit, times) => {
       // On a line of its own; a quoted value that never closes is redacted to the end of the text.
-      const outcome = await redactInChild(null, '\n x call 555 123 4567', { unit, times });
+      const outcome = await longTextOutcome(unit, times);
       expect(outcome).toMatchObject({
         redacted: expect.stringMatching(/(\[redacted-phone\]|\[redacted-private-key\]|\[redacted\])$/),
       });
