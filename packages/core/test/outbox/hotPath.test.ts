@@ -102,12 +102,18 @@ describe('relay hot path', () => {
   });
 
   it.each(['keep', 'delete'] as const)(
-    "onSent '%s': sent events are kept as SENT or deleted; a failure is kept for its retry",
+    "onSent '%s': sent events are kept as SENT or deleted; failures are kept (retry, FAILED)",
     async (onSent) => {
-      const ids = await emitN(3);
+      const ids = await emitN(4);
       const failing = ids[1]!;
+      const refused = ids[3]!;
       const publisher = new InMemoryPublisher({
-        decide: (m) => (m.id === failing ? { retryable: 'broker said no' } : 'sent'),
+        decide: (m) =>
+          m.id === failing
+            ? { retryable: 'broker said no' }
+            : m.id === refused
+              ? { permanent: 'too big' }
+              : 'sent',
       });
       const sentEvents: string[] = [];
       const r = createRelay({
@@ -119,14 +125,18 @@ describe('relay hot path', () => {
       });
       const result = await r.runOnce();
       await r.close();
-      expect(result).toMatchObject({ claimed: 3, sent: 2, retried: 1, lost: 0 });
+      expect(result).toMatchObject({ claimed: 4, sent: 2, retried: 1, failed: 1, lost: 0 });
       expect(sentEvents.sort()).toEqual([ids[0], ids[2]].sort());
       const rows = await t.db.query<{ id: string; status: string }>(
         `SELECT id::text AS id, status FROM outbox_events ORDER BY seq`,
       );
       const kept = onSent === 'keep' ? [ids[0], ids[2]].map((id) => ({ id, status: 'SENT' })) : [];
-      expect(rows).toEqual(expect.arrayContaining([{ id: failing, status: 'PENDING' }, ...kept]));
-      expect(rows).toHaveLength(kept.length + 1);
+      const failures = [
+        { id: failing, status: 'PENDING' },
+        { id: refused, status: 'FAILED' },
+      ];
+      expect(rows).toEqual(expect.arrayContaining([...failures, ...kept]));
+      expect(rows).toHaveLength(kept.length + failures.length);
       expect(await statusOf(t.db, failing)).toMatchObject({ status: 'PENDING', retry_count: 1 });
       expect(publisher.delivered.map((m) => m.id).sort()).toEqual([ids[0], ids[2]].sort());
     },
