@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { OUTBOX_DEFAULTS, ferryStatementNames } from '@ferry/core';
+import { OUTBOX_DEFAULTS, ferryStatementNames, type OnSent } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../test-support/database';
 
 /** Service addresses, with the same defaults and variables as the tests (test-support/env.js). */
@@ -34,6 +34,18 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
  * relay's default unless `BENCH_BATCH` overrides.
  */
 export const BATCH_SIZE = positiveInteger('BENCH_BATCH', OUTBOX_DEFAULTS.batchSize.default);
+
+/**
+ * The relay's `onSent` in the relay scenarios (relayRun): `BENCH_SENT=delete` deletes each sent
+ * event at its completion instead of keeping it as SENT; unset or `keep`, the relay's default.
+ */
+export const SENT: OnSent = sentMode(process.env.BENCH_SENT);
+
+function sentMode(raw: string | undefined): OnSent {
+  if (raw === undefined || raw === '' || raw === 'keep') return 'keep';
+  if (raw === 'delete') return 'delete';
+  throw new Error(`BENCH_SENT must be keep or delete, got "${raw}"`);
+}
 
 /**
  * The bench's Prisma clients are built as packages/core/README.md recommends ("Prepared

@@ -3,6 +3,7 @@ import {
   emitMany,
   fromPg,
   fromPrisma,
+  type OnSent,
   type OutboxEventInput,
   type OutboxMessage,
   type OutboxObserver,
@@ -95,12 +96,16 @@ export class OutboxBench {
     return row?.n ?? 0;
   }
 
-  /** True when all `n` events are SENT and none is left in any other state. */
-  async allSent(n: number): Promise<boolean> {
+  /**
+   * True when all `n` events are SENT and none is left in any other state; under `onSent`
+   * 'delete' (BENCH_SENT), when none is left at all.
+   */
+  async allSent(n: number, onSent: OnSent = 'keep'): Promise<boolean> {
     const [row] = await this.database.prisma.$queryRawUnsafe<{ sent: number; total: number }[]>(
       "SELECT count(*) FILTER (WHERE status = 'SENT')::int AS sent, count(*)::int AS total FROM outbox_events",
     );
-    return row?.sent === n && row.total === n;
+    const kept = onSent === 'keep' ? n : 0;
+    return row?.sent === kept && row.total === kept;
   }
 
   async close(): Promise<void> {

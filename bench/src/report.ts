@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PRISMA_LABEL } from './env';
+import { PRISMA_LABEL, SENT } from './env';
 import { EXECUTOR } from './outbox';
 import {
   format,
@@ -42,6 +42,7 @@ export async function runBench(scenarios: readonly Scenario[], options: BenchOpt
       n: options.n,
       rounds: options.rounds,
       statements: EXECUTOR === 'pg' ? 'node-postgres' : PRISMA_LABEL,
+      onSent: SENT,
     },
     results,
     errors,

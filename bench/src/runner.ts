@@ -187,6 +187,8 @@ export interface BenchReport {
     readonly rounds: number;
     /** Where ferry's statements run: Prisma with them prepared or unnamed (BENCH_PRISMA_NAMES), or node-postgres. */
     readonly statements?: string;
+    /** The relay scenarios' `onSent` (BENCH_SENT). */
+    readonly onSent?: string;
   };
   readonly results: readonly ScenarioResult[];
   /** Scenarios that threw, with the error; the others still ran. */

@@ -133,8 +133,14 @@ describe('bench runner (tiny mode)', () => {
     const file = writeReport(report, dir);
     expect(existsSync(file)).toBe(true);
     const written = JSON.parse(readFileSync(file, 'utf8')) as BenchReport;
-    // The bench's Prisma clients prepare ferry's statements unless BENCH_PRISMA_NAMES=0.
-    expect(written.options).toEqual({ n: 20, rounds: 1, statements: 'Prisma, ferry statements prepared' });
+    // The bench's Prisma clients prepare ferry's statements unless BENCH_PRISMA_NAMES=0; the relay
+    // keeps sent events unless BENCH_SENT=delete.
+    expect(written.options).toEqual({
+      n: 20,
+      rounds: 1,
+      statements: 'Prisma, ferry statements prepared',
+      onSent: 'keep',
+    });
     expect(written.machine.cpus).toBeGreaterThan(0);
     expect(written.results.map((result) => result.name)).toEqual(report.results.map((result) => result.name));
   });

@@ -1,5 +1,5 @@
 import { createRelay, type OutboxMessage, type OutboxObserver, type Publisher } from '@ferry/core';
-import { BATCH_SIZE, chunks } from '../env';
+import { BATCH_SIZE, chunks, SENT } from '../env';
 import { drainRunning, OutboxBench, outboxMessages } from '../outbox';
 import { timed, type Sample, type Scenario, type Target } from '../runner';
 
@@ -77,13 +77,19 @@ export async function openRelaySides<B extends RelayBroker>(
 /**
  * ferry's side of a relay scenario: `n` events emitted (emitMany, one transaction, not timed),
  * then relayed by `createRelay` + the broker's publisher (`start()`, batches of BATCH_SIZE,
- * default pipelineDepth) until every event is SENT. Verified when all `n` are SENT.
+ * default pipelineDepth, `onSent` as BENCH_SENT says) until every event is sent. Verified when
+ * all `n` are SENT (BENCH_SENT=delete: all gone) and nothing else is left.
  */
 export async function relayRun(bench: OutboxBench, broker: RelayBroker, n: number): Promise<Sample> {
   await broker.reset?.();
   await bench.backlog(n, broker.destination);
   const make = (observer: OutboxObserver) =>
-    createRelay({ db: bench.db, publisher: broker.publisher, options: { batchSize: BATCH_SIZE }, observer });
+    createRelay({
+      db: bench.db,
+      publisher: broker.publisher,
+      options: { batchSize: BATCH_SIZE, onSent: SENT },
+      observer,
+    });
   const sample = await timed(async () => ({ ops: await drainRunning(make, n), verified: true }));
-  return { ...sample, verified: sample.ops === n && (await bench.allSent(n)) };
+  return { ...sample, verified: sample.ops === n && (await bench.allSent(n, SENT)) };
 }

@@ -5,10 +5,12 @@
  * relay hands those rows back (no attempt, no expired claim counted) on its next cycle, having
  * first made sure the late statement is over (on node-postgres it ends the statement's backend).
  * A completion given up on is fenced; whether it lands or not, its rows are never left leased.
+ * Under onSent 'delete' the same: a deletion that lands late leaves its events gone (sent, not
+ * published again); one that never lands leaves them to be published again.
  *
  * The statements are made slow on the server by a test-only trigger that waits, on a claim
- * (PENDING -> PROCESSING) or a completion (PROCESSING -> SENT), for an advisory lock the test
- * holds; `statementTimeout` is small, the lease long (60 s), so no lease expires by itself.
+ * (PENDING -> PROCESSING) or a completion (PROCESSING -> SENT, or the deletion of a PROCESSING
+ * row), for an advisory lock the test holds; `statementTimeout` is small, the lease long (60 s), so no lease expires by itself.
  */
 import { Pool, type PoolClient } from 'pg';
 import {
@@ -16,6 +18,7 @@ import {
   emit,
   fromPg,
   isFerryError,
+  type OnSent,
   type OutboxEvent,
   type Relay,
   type SqlExecutor,
@@ -38,7 +41,16 @@ const SLOW_TRANSITIONS = `
     RETURN NEW;
   END $$;
   CREATE TRIGGER test_slow_transition BEFORE UPDATE ON outbox_events
-    FOR EACH ROW EXECUTE FUNCTION test_slow_transition();`;
+    FOR EACH ROW EXECUTE FUNCTION test_slow_transition();
+  CREATE FUNCTION test_slow_deletion() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF OLD.status = 'PROCESSING' THEN
+      PERFORM pg_advisory_xact_lock_shared(${COMPLETE_LOCK});
+    END IF;
+    RETURN OLD;
+  END $$;
+  CREATE TRIGGER test_slow_deletion BEFORE DELETE ON outbox_events
+    FOR EACH ROW EXECUTE FUNCTION test_slow_deletion();`;
 
 let t: TestDatabase;
 let pool: Pool;
@@ -112,7 +124,7 @@ function executor(kind: Kind): SqlExecutor {
   return kind === 'pg' ? fromPg(pool) : t.db;
 }
 
-function relayOn(kind: Kind, maxClaims = 10) {
+function relayOn(kind: Kind, maxClaims = 10, onSent: OnSent = 'keep') {
   const publisher = new InMemoryPublisher();
   const events: OutboxEvent[] = [];
   const relay = createRelay({
@@ -124,11 +136,12 @@ function relayOn(kind: Kind, maxClaims = 10) {
       statementTimeout: 1_000,
       lease: { duration: 60_000, heartbeatInterval: 10_000 },
       poisonGuard: { maxClaims },
+      onSent,
     },
   });
   const claimedTokens = () =>
     new Set(events.flatMap((event) => (event.type === 'claimed' ? [event.claimToken] : [])));
-  return { relay, publisher, claimedTokens };
+  return { relay, publisher, claimedTokens, events };
 }
 
 /** Runs empty cycles until the relay's next cycle is number `index` (recovery runs on multiples of 10). */
@@ -212,9 +225,20 @@ describe('a claim the relay gave up on that still waits on the server (pg)', () 
   });
 });
 
-describe.each<Kind>(['pg', 'prisma'])('a completion the relay gave up on (%s)', (kind) => {
+/** The rows a completed cycle leaves: SENT ones, or none under onSent 'delete'. */
+async function completed(onSent: OnSent): Promise<boolean> {
+  const left = await rows();
+  return onSent === 'delete' ? left.length === 0 : left.every((row) => row.status === 'SENT');
+}
+
+describe.each<[Kind, OnSent]>([
+  ['pg', 'keep'],
+  ['prisma', 'keep'],
+  ['pg', 'delete'],
+  ['prisma', 'delete'],
+])('a completion the relay gave up on (%s, onSent %s)', (kind, onSent) => {
   it('lands fenced when PostgreSQL carries it out late', async () => {
-    const { relay, publisher } = relayOn(kind);
+    const { relay, publisher, events } = relayOn(kind, 10, onSent);
     await cyclesUntil(relay, 1);
     await emitEvents(2);
     const error = await whileHeld(COMPLETE_LOCK, async () => {
@@ -223,17 +247,19 @@ describe.each<Kind>(['pg', 'prisma'])('a completion the relay gave up on (%s)', 
       return given;
     });
     expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
-    await waitFor(async () => (await rows()).every((row) => row.status === 'SENT'));
+    await waitFor(() => completed(onSent));
     await relay.runOnce();
     await relay.close();
+    // Sent once: rows the late completion deleted are not published again, nor reported lost.
     expect(publisher.delivered).toHaveLength(2);
+    expect(events.filter((event) => event.type === 'lease-lost')).toEqual([]);
     for (const row of await rows()) {
       expect(row).toMatchObject({ status: 'SENT', claim_token: null, expired_claims: 0, retry_count: 0 });
     }
   });
 
   it('leaves no row leased when it never lands: the next cycle publishes them again', async () => {
-    const { relay, publisher } = relayOn(kind);
+    const { relay, publisher } = relayOn(kind, 10, onSent);
     await cyclesUntil(relay, 1);
     await emitEvents(2);
     const error = await whileHeld(COMPLETE_LOCK, async () => {
@@ -249,12 +275,16 @@ describe.each<Kind>(['pg', 'prisma'])('a completion the relay gave up on (%s)', 
       return given;
     });
     expect(isFerryError(error, 'FERRY_TIMEOUT')).toBe(true);
-    await waitFor(async () => (await rows()).every((row) => row.status === 'PROCESSING'));
+    await waitFor(async () => {
+      const left = await rows();
+      return left.length === 2 && left.every((row) => row.status === 'PROCESSING');
+    });
 
     await relay.runOnce();
     await relay.close();
     // At least once: published twice (two claims counted), the first completion lost with its backend.
     expect(publisher.delivered).toHaveLength(4);
+    expect(await completed(onSent)).toBe(true);
     for (const row of await rows()) {
       expect(row).toMatchObject({ status: 'SENT', claim_count: 2, expired_claims: 0, retry_count: 0 });
     }

@@ -5,11 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import vm from 'node:vm';
 import { Client } from 'pg';
-import { createOutboxAdmin, emitMany, type SqlExecutor } from '@ferry/core';
+import { createOutboxAdmin, createRelay, emitMany, type SqlExecutor } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { expireLeases, relay, statusOf } from './helpers';
+import { expireLeases, relay, silent, statusOf } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -101,21 +101,48 @@ describe('relay hot path', () => {
     expect(await store.renew(a, 60_000, idsA)).toBe(0);
   });
 
-  it("onSent 'delete' deletes sent events and keeps failures for their retry", async () => {
-    const ids = await emitN(3);
-    const failing = ids[1]!;
-    const publisher = new InMemoryPublisher({
-      decide: (m) => (m.id === failing ? { retryable: 'broker said no' } : 'sent'),
-    });
-    const result = await relay(t.db, publisher, { onSent: 'delete' }).runOnce();
-    expect(result).toMatchObject({ claimed: 3, sent: 2, retried: 1 });
-    const rows = await t.db.query<{ id: string }>(`SELECT id::text AS id FROM outbox_events`);
-    expect(rows.map((r) => r.id)).toEqual([failing]);
-    expect(await statusOf(t.db, failing)).toMatchObject({ status: 'PENDING', retry_count: 1 });
-    expect(publisher.delivered.map((m) => m.id).sort()).toEqual([ids[0], ids[2]].sort());
-  });
+  it.each(['keep', 'delete'] as const)(
+    "onSent '%s': sent events are kept as SENT or deleted; failures are kept (retry, FAILED)",
+    async (onSent) => {
+      const ids = await emitN(4);
+      const failing = ids[1]!;
+      const refused = ids[3]!;
+      const publisher = new InMemoryPublisher({
+        decide: (m) =>
+          m.id === failing
+            ? { retryable: 'broker said no' }
+            : m.id === refused
+              ? { permanent: 'too big' }
+              : 'sent',
+      });
+      const sentEvents: string[] = [];
+      const r = createRelay({
+        db: t.db,
+        publisher,
+        options: { onSent },
+        logger: silent,
+        observer: (event) => void (event.type === 'sent' && sentEvents.push(event.id)),
+      });
+      const result = await r.runOnce();
+      await r.close();
+      expect(result).toMatchObject({ claimed: 4, sent: 2, retried: 1, failed: 1, lost: 0 });
+      expect(sentEvents.sort()).toEqual([ids[0], ids[2]].sort());
+      const rows = await t.db.query<{ id: string; status: string }>(
+        `SELECT id::text AS id, status FROM outbox_events ORDER BY seq`,
+      );
+      const kept = onSent === 'keep' ? [ids[0], ids[2]].map((id) => ({ id, status: 'SENT' })) : [];
+      const failures = [
+        { id: failing, status: 'PENDING' },
+        { id: refused, status: 'FAILED' },
+      ];
+      expect(rows).toEqual(expect.arrayContaining([...failures, ...kept]));
+      expect(rows).toHaveLength(kept.length + failures.length);
+      expect(await statusOf(t.db, failing)).toMatchObject({ status: 'PENDING', retry_count: 1 });
+      expect(publisher.delivered.map((m) => m.id).sort()).toEqual([ids[0], ids[2]].sort());
+    },
+  );
 
-  it("onSent 'delete' never deletes a row whose lease expired", async () => {
+  it("onSent 'delete' never deletes a row whose lease expired, nor one another relay reclaimed", async () => {
     const [id] = await emitN(1);
     const store = relayStore(t.db);
     const token = randomUUID();
@@ -126,6 +153,9 @@ describe('relay hot path', () => {
     expect(await store.recover({ limit: 10, maxClaims: 10 })).toEqual({ requeued: 1, poisoned: [] });
     const fresh = randomUUID();
     await store.claim({ token: fresh, limit: 1, leaseMs: 60_000, failedHead: 'block' });
+    // Reclaimed by another relay: the first relay's late completion still deletes nothing.
+    expect(await store.complete(token, [sent(id!)], 'delete')).toEqual([]);
+    expect(await statusOf(t.db, id!)).toMatchObject({ status: 'PROCESSING', claim_token: fresh });
     expect(await store.complete(fresh, [sent(id!)], 'delete')).toEqual([
       expect.objectContaining({ id, status: 'SENT' }),
     ]);

@@ -27,6 +27,7 @@ describe('resolveOutboxOptions', () => {
       recoveryBatchSize: 1_000,
       poisonGuard: { maxClaims: 10 },
       ordering: { failedHead: 'block' },
+      onSent: 'keep',
       shutdownTimeout: 30_000,
       channel: 'ferry_outbox',
       warnings: [],
@@ -52,6 +53,10 @@ describe('resolveOutboxOptions', () => {
     ['batchSize', { batchSize: 0 }],
     ['poisonGuard.maxClaims', { poisonGuard: { maxClaims: 0 } }],
     ['ordering.failedHead', { ordering: { failedHead: 'ignore' } }],
+    ['onSent', { onSent: 'drop' }],
+    ['onSent', { onSent: 'DELETE' }],
+    ['onSent', { onSent: true }],
+    ['onSent', { onSent: null }],
     ['channel', { channel: 'Bad-Channel' }],
     ['pollInterval', { pollInterval: 'fast' }],
   ];
