@@ -60,7 +60,7 @@ export class PrivateBroker {
       env.FERRY_KAFKA_CONTROLLER_PORT = String(controller);
       env.FERRY_KAFKA_HEAP = '-Xms128m -Xmx384m';
     } else {
-      [port] = (await freePorts(29400, 1, { span: 500 })) as [number];
+      [port] = (await freePorts(29900, 1, { span: 400 })) as [number];
       env.FERRY_SQS_PORT = String(port);
     }
     return new PrivateBroker(service, dir, port, env);

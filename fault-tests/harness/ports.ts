@@ -13,6 +13,9 @@ function isFree(port: number): Promise<boolean> {
 /**
  * `count` consecutive free TCP ports on 127.0.0.1 (each also free at `+ offset` when offsets are
  * given), searched from a random start in [base, base + span) so parallel suites rarely collide.
+ * A port found free is bound by the broker seconds later: two test files running at once (jest
+ * runs two) start their searches in different halves of the span (JEST_WORKER_ID), so they do
+ * not pick the same port in that window.
  */
 export async function freePorts(
   base: number,
@@ -21,7 +24,9 @@ export async function freePorts(
 ): Promise<number[]> {
   const span = options.span ?? 1000;
   const offsets = options.offsets ?? [];
-  const start = base + Math.floor(Math.random() * span);
+  const half = Math.floor(span / 2);
+  const worker = Number(process.env.JEST_WORKER_ID ?? '1');
+  const start = base + (((worker - 1) % 2) * half + Math.floor(Math.random() * (half - count)));
   for (let i = 0; i < span; i += count) {
     const first = base + ((start - base + i) % span);
     const ports = Array.from({ length: count }, (_, k) => first + k);

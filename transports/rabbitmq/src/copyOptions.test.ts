@@ -64,6 +64,31 @@ describe('copyHeaders', () => {
     expect(encodedBytes(headers)).toBeLessThanOrEqual(MAX_COPY_HEADER_BYTES);
   });
 
+  it('leaves out a header amqplib cannot encode: a name over 255 bytes, there or in a nested table', () => {
+    const lossy = '\ufffd'.repeat(100);
+    const original = {
+      'x-small': 's',
+      [lossy]: 'decoded from 100 bytes that were not UTF-8',
+      nested: { a: { [lossy]: 1 } },
+      listed: [1, { [lossy]: 2 }],
+      fine: { b: [{ c: 3 }] },
+    };
+    expect(() => encodedBytes(original)).toThrow();
+    const headers = copyHeaders(original, { 'x-ferry-reject-reason': 'unparseable_body' });
+    expect(headers).toEqual({
+      'x-small': 's',
+      fine: { b: [{ c: 3 }] },
+      'x-ferry-reject-reason': 'unparseable_body',
+      [DROPPED_HEADERS]: `${lossy}, nested, listed`,
+    });
+    expect(encodedBytes(headers)).toBeLessThanOrEqual(MAX_COPY_HEADER_BYTES);
+  });
+
+  it('keeps a header named __proto__ as its own', () => {
+    const headers = copyHeaders(JSON.parse('{"__proto__": "p"}') as Record<string, unknown>, {});
+    expect(Object.entries(headers)).toEqual([['__proto__', 'p']]);
+  });
+
   it('leaves out as many of many small headers as it takes', () => {
     const original = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`h${i}`, i]));
     const headers = copyHeaders(original, { 'x-ferry-reject-reason': 'headers_too_large' });

@@ -47,26 +47,49 @@ export function tableBytes(table: Readonly<Record<string, unknown>>): number {
 /** Room kept for DROPPED_HEADERS itself: its name and up to 1,000 bytes of names. */
 const DROPPED_RESERVE = 1 + DROPPED_HEADERS.length + 5 + 1_000;
 
+/** amqplib writes a field-table key as a short string: at most this many UTF-8 bytes. */
+const MAX_NAME_BYTES = 255;
+
+/**
+ * Whether amqplib cannot encode `value` for a key it holds (a nested table, at any depth, or in
+ * an array) over MAX_NAME_BYTES: a name another client sent in bytes that are not UTF-8 comes
+ * back from amqplib with U+FFFD (3 bytes) for each.
+ */
+function overlongNameIn(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(overlongNameIn);
+  if (typeof value !== 'object' || value === null || Buffer.isBuffer(value) || '!' in value) return false;
+  return Object.entries(value).some(
+    ([name, inner]) => Buffer.byteLength(name) > MAX_NAME_BYTES || overlongNameIn(inner),
+  );
+}
+
 /**
  * The copy's headers: the delivery's, ferry's over them, within MAX_COPY_HEADER_BYTES. Left out:
  * `x-death` (the broker's own record), and `CC` / `BCC`, which RabbitMQ reads at every publish as
  * extra routing keys (sender-selected distribution): the sender meant them for its own exchange;
  * on a copy to a tier queue or the dead-letter exchange they routed the copy elsewhere as well
- * (and a copy routed there was never returned, so a missing tier queue went unnoticed).
+ * (and a copy routed there was never returned, so a missing tier queue went unnoticed). A header
+ * amqplib cannot encode (its name, or a name in its nested table, over 255 bytes) is left out and
+ * named in DROPPED_HEADERS, as are the largest headers of a table over MAX_COPY_HEADER_BYTES.
  */
 export function copyHeaders(
   original: Readonly<Record<string, unknown>>,
   ferry: Readonly<Record<string, string>>,
 ): Record<string, unknown> {
-  const { 'x-death': _death, CC: _cc, BCC: _bcc, ...own } = original;
+  const { 'x-death': _death, CC: _cc, BCC: _bcc, ...delivered } = original;
+  const dropped: string[] = [];
+  const own: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(delivered)) {
+    if (Buffer.byteLength(name) > MAX_NAME_BYTES || overlongNameIn(value)) dropped.push(name);
+    else Object.defineProperty(own, name, { value, enumerable: true, writable: true, configurable: true });
+  }
   const headers: Record<string, unknown> = { ...own, ...ferry };
   let bytes = tableBytes(headers);
-  if (bytes <= MAX_COPY_HEADER_BYTES) return headers;
+  if (bytes <= MAX_COPY_HEADER_BYTES && dropped.length === 0) return headers;
   const largest = Object.keys(own)
     .filter((name) => !(name in ferry))
     .map((name) => ({ name, bytes: 1 + Buffer.byteLength(name) + fieldBytes(own[name]) }))
     .sort((a, b) => b.bytes - a.bytes);
-  const dropped: string[] = [];
   for (const entry of largest) {
     if (bytes + DROPPED_RESERVE <= MAX_COPY_HEADER_BYTES) break;
     delete headers[entry.name];

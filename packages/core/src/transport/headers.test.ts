@@ -68,6 +68,14 @@ describe('putStorableHeader', () => {
     putStorableHeader(headers, '', 'value');
     expect(headers).toEqual({ 'x-app': 'kept', 'x-bytes': 'kept too' });
   });
+
+  it('keeps a header named __proto__ as an own header (an assignment set nothing)', () => {
+    const headers: Record<string, string> = {};
+    putStorableHeader(headers, '__proto__', 'kept');
+    putStorableHeader(headers, Buffer.from('__proto__'), 'again');
+    expect(Object.entries(headers)).toEqual([['__proto__', 'again']]);
+    expect(Object.getPrototypeOf(headers)).toBe(Object.prototype);
+  });
 });
 
 describe('putStorableHeader and reserved names', () => {

@@ -31,12 +31,19 @@ export function numberFault(value: number, written: string, where = ''): string 
  * exponent, so a float emit() accepted at 1e21 or above (JavaScript writes `1e+21`,
  * `6.02214076e+23`) comes back as a run of digits. Such a run is no fault when it is exactly the
  * decimal JavaScript writes for the number it reads as (JSON.parse gives back the very value
- * emitted, and writes it with its exponent again); any other integer beyond 2^53-1 is.
+ * emitted, and writes it with its exponent again); any other integer beyond 2^53-1 is, also one
+ * written with a zero fraction.
  */
 export function storedNumberFault(value: number, written: string, where = ''): string | null {
+  // A numeric with a scale (numeric(20,1): jsonb_build_object of such a column) keeps its zero
+  // fraction: `9007199254740993.0` is an integer, read as 9007199254740992 all the same.
+  const whole = ZERO_FRACTION.exec(written);
+  if (whole !== null) return storedNumberFault(value, whole[1]!, where);
   if (INTEGER.test(written) && Math.abs(value) >= 1e21 && written === digitsOf(value)) return null;
   return numberFault(value, written, where);
 }
+
+const ZERO_FRACTION = /^(-?\d+)\.0+$/;
 
 /** A finite number of at least 1e21 (which String() writes with an exponent) in plain digits. */
 function digitsOf(value: number): string | null {

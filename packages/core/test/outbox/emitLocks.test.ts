@@ -17,7 +17,8 @@ const events = (keys: readonly string[]) =>
 async function someoneWaitsOnAnAdvisoryLock(): Promise<void> {
   await waitFor(async () => {
     const [row] = await t.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`,
+      `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     );
     return (row?.n ?? 0) > 0;
   });
@@ -44,7 +45,8 @@ describe('per-key advisory locks in emit', () => {
     // A holds lo; B asks for hi and lo in that order, and must wait for lo holding nothing.
     await waitFor(async () => {
       const [row] = await t.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted`,
+        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
       );
       return (row?.n ?? 0) > 0;
     });

@@ -33,7 +33,8 @@ async function migrationWaiting(): Promise<void> {
   for (let i = 0; i < 400; i += 1) {
     const [waiting] = await t.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-        WHERE c.relname = 'ferry_inbox_receipts' AND l.mode = 'ShareLock' AND NOT l.granted`,
+        WHERE c.relname = 'ferry_inbox_receipts' AND l.mode = 'ShareLock' AND NOT l.granted
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     );
     if ((waiting?.n ?? 0) > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 25));

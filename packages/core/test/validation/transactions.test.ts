@@ -214,7 +214,8 @@ describe('kyselyTransactions given up during a statement, on a pool with no free
     const sleeping = (seconds: number) =>
       waitFor(`pg_sleep(${seconds}) to run`, async () => {
         const [row] = await t.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1`,
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1
+             AND datname = current_database()`,
           [`%pg_sleep(${seconds}%`],
         );
         return row!.n > 0;
