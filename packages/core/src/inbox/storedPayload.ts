@@ -6,10 +6,11 @@ import type { ClaimedReceipt } from './types';
 /**
  * The payload a claimed receipt's handler is given; throws InboxInvalidPayloadError (DEAD at once,
  * reason `invalid_payload`) when there is none to give: purged, or one accept() would not store.
- * The table's jsonb column takes any JSON, so a receipt inserted by SQL (a migration from another
+ * The table's jsonb columns take any JSON, so a receipt inserted by SQL (a migration from another
  * inbox library, a hand-written fix) may hold a payload that is no object, or a number JSON.parse
  * changes (read from the payload's text, toClaimed): 12345678901234567891, exact in jsonb, would
- * reach the handler as 12345678901234567000, another order's id.
+ * reach the handler as 12345678901234567000, another order's id. Its headers (the handler's
+ * context types them as strings) must be an object of strings too.
  */
 export function storedPayload(receipt: ClaimedReceipt): Record<string, unknown> {
   const payload: unknown = receipt.payload;
@@ -18,6 +19,12 @@ export function storedPayload(receipt: ClaimedReceipt): Record<string, unknown> 
   if (!isPlainObject(payload)) throw foreign(`payload is ${kindOf(payload)}, not a JSON object`);
   const inexact = inexactPayloadOf(receipt);
   if (inexact !== null) throw foreign(`payload: ${inexact}`);
+  const headers: unknown = receipt.headers;
+  if (!isPlainObject(headers)) throw foreign(`headers is ${kindOf(headers)}, not a JSON object of strings`);
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string')
+      throw foreign(`headers: ${JSON.stringify(name)} is ${kindOf(value)}, not a string`);
+  }
   return payload;
 }
 

@@ -31,13 +31,19 @@ const executors: Array<[string, Make]> = [
 ];
 
 /** Inserts a receipt the way SQL outside ferry does; `payload` is jsonb text. Resolves its id. */
-async function insertBySql(consumer: string, messageId: string, payload: string): Promise<string> {
+async function insertBySql(
+  consumer: string,
+  messageId: string,
+  payload: string,
+  headers = '{}',
+): Promise<string> {
   const [row] = await t.db.query<{ id: string }>(
     `INSERT INTO ferry_inbox_receipts (tenant_id, consumer, message_id, payload, payload_fingerprint,
-       payload_bytes, max_attempts, status, next_attempt_at)
-     VALUES (NULL, $1, $2, $3::text::jsonb, 'f', octet_length($3::text), 5, 'PENDING', now() - interval '1 minute')
+       payload_bytes, max_attempts, status, next_attempt_at, headers)
+     VALUES (NULL, $1, $2, $3::text::jsonb, 'f', octet_length($3::text), 5, 'PENDING', now() - interval '1 minute',
+       $4::text::jsonb)
      RETURNING id::text AS id`,
-    [consumer, messageId, payload],
+    [consumer, messageId, payload, headers],
   );
   return row!.id;
 }
@@ -54,6 +60,15 @@ describe.each(executors)('with the %s executor', (name, make) => {
     ];
     const ids = new Map<string, string>();
     for (const [key, payload] of faults) ids.set(key, await insertBySql(consumer, `m-${key}`, payload));
+    // Headers the handler's context types as strings: a number, a nested object, not an object.
+    const headerFaults: Array<[string, string, string]> = [
+      ['header-number', '{"h": 1}', 'headers: "h" is a number, not a string'],
+      ['header-object', '{"h": {"a": "b"}}', 'headers: "h" is an object, not a string'],
+      ['headers-array', '["h"]', 'headers is an array, not a JSON object of strings'],
+    ];
+    for (const [key, headers] of headerFaults)
+      ids.set(key, await insertBySql(consumer, `m-${key}`, '{"n": 1}', headers));
+    faults.push(...headerFaults.map(([key, , reason]): [string, string, string] => [key, '', reason]));
     ids.set('ok', await insertBySql(consumer, 'm-ok', '{"orderId": 42, "note": "12345678901234567891"}'));
 
     const seen: unknown[] = [];
@@ -66,7 +81,7 @@ describe.each(executors)('with the %s executor', (name, make) => {
       worker: { consumers: [consumer], concurrency: 8 },
       handlers: { [consumer]: handler },
     });
-    expect(await inbox.runOnce()).toMatchObject({ claimed: 5, completed: 1, dead: 4 });
+    expect(await inbox.runOnce()).toMatchObject({ claimed: 8, completed: 1, dead: 7 });
 
     expect(seen).toEqual([{ orderId: 42, note: '12345678901234567891' }]);
     expect(await receiptRow(t, ids.get('ok')!)).toMatchObject({ status: 'COMPLETED' });
@@ -79,12 +94,9 @@ describe.each(executors)('with the %s executor', (name, make) => {
     expect((await receiptRow(t, ids.get('tiny')!))['last_error']).toContain('$.items[1].qty');
     expect((await receiptRow(t, ids.get('huge')!))['last_error']).toContain('at $.a.b c[0]');
     const dead = events.filter((e) => e.type === 'dead');
-    expect(dead.map((e) => (e.type === 'dead' ? e.reason : null))).toEqual([
-      'invalid_payload',
-      'invalid_payload',
-      'invalid_payload',
-      'invalid_payload',
-    ]);
+    expect(dead.map((e) => (e.type === 'dead' ? e.reason : null))).toEqual(
+      faults.map(() => 'invalid_payload'),
+    );
     const [stored] = await t.db.query<{ exact: string }>(
       `SELECT payload->>'orderId' AS exact FROM ferry_inbox_receipts WHERE id = $1::uuid`,
       [ids.get('big')],
