@@ -1,4 +1,13 @@
 import type { MessageProperties, Options } from 'amqplib';
+import {
+  fieldBytes,
+  MAX_HEADER_TABLE_BYTES,
+  MAX_NAME_BYTES,
+  ROUTING_HEADERS,
+  tableBytes,
+} from './headerTable';
+
+export { tableBytes } from './headerTable';
 
 /**
  * The publish options of a copy the consumer publishes (to the dead-letter exchange or a retry
@@ -16,39 +25,13 @@ import type { MessageProperties, Options } from 'amqplib';
  */
 
 /** What amqplib can encode of one header table: its scratch buffer. */
-export const MAX_COPY_HEADER_BYTES = 65_536;
+export const MAX_COPY_HEADER_BYTES = MAX_HEADER_TABLE_BYTES;
 
 /** Names the headers left out of a copy because the table was too large for amqplib. */
 export const DROPPED_HEADERS = 'x-ferry-dropped-headers';
 
-/** An upper bound of the bytes amqplib writes for one field value (lib/codec.js). */
-function fieldBytes(value: unknown): number {
-  if (value === null) return 1;
-  if (typeof value === 'string') return 5 + Buffer.byteLength(value);
-  if (Buffer.isBuffer(value)) return 5 + value.length;
-  if (typeof value === 'boolean') return 2;
-  if (Array.isArray(value))
-    return 5 + value.reduce((sum: number, item: unknown) => sum + fieldBytes(item), 0);
-  if (typeof value === 'object' && value !== undefined && !('!' in value)) {
-    return 1 + tableBytes(value as Readonly<Record<string, unknown>>);
-  }
-  return 9;
-}
-
-/** An upper bound of the bytes amqplib writes for a header table (its length prefix included). */
-export function tableBytes(table: Readonly<Record<string, unknown>>): number {
-  let bytes = 4;
-  for (const [name, value] of Object.entries(table)) {
-    if (value !== undefined) bytes += 1 + Buffer.byteLength(name) + fieldBytes(value);
-  }
-  return bytes;
-}
-
 /** Room kept for DROPPED_HEADERS itself: its name and up to 1,000 bytes of names. */
 const DROPPED_RESERVE = 1 + DROPPED_HEADERS.length + 5 + 1_000;
-
-/** amqplib writes a field-table key as a short string: at most this many UTF-8 bytes. */
-const MAX_NAME_BYTES = 255;
 
 /**
  * Whether amqplib cannot encode `value` for a key it holds (a nested table, at any depth, or in
@@ -76,10 +59,11 @@ export function copyHeaders(
   original: Readonly<Record<string, unknown>>,
   ferry: Readonly<Record<string, string>>,
 ): Record<string, unknown> {
-  const { 'x-death': _death, CC: _cc, BCC: _bcc, ...delivered } = original;
+  const { 'x-death': _death, ...delivered } = original;
   const dropped: string[] = [];
   const own: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(delivered)) {
+    if (ROUTING_HEADERS.has(name)) continue;
     if (Buffer.byteLength(name) > MAX_NAME_BYTES || overlongNameIn(value)) dropped.push(name);
     else Object.defineProperty(own, name, { value, enumerable: true, writable: true, configurable: true });
   }

@@ -11,24 +11,50 @@ export const MAX_HEADER_TABLE_BYTES = 65_536;
  * under the whole batch; as routing instructions they would send the event where its route
  * does not.
  */
-const ROUTING_HEADERS = new Set(['CC', 'BCC']);
+export const ROUTING_HEADERS: ReadonlySet<string> = new Set(['CC', 'BCC']);
+
+/** amqplib writes a field-table key as a short string: at most this many UTF-8 bytes. */
+export const MAX_NAME_BYTES = 255;
+
+/** An upper bound of the bytes amqplib writes for one field value (lib/codec.js); exact for text. */
+export function fieldBytes(value: unknown): number {
+  if (value === null) return 1;
+  if (typeof value === 'string') return 5 + Buffer.byteLength(value);
+  if (Buffer.isBuffer(value)) return 5 + value.length;
+  if (typeof value === 'boolean') return 2;
+  if (Array.isArray(value))
+    return 5 + value.reduce((sum: number, item: unknown) => sum + fieldBytes(item), 0);
+  if (typeof value === 'object' && value !== undefined && !('!' in value)) {
+    return 1 + tableBytes(value as Readonly<Record<string, unknown>>);
+  }
+  return 9;
+}
+
+/** An upper bound of the bytes amqplib writes for a header table (its length prefix included). */
+export function tableBytes(table: Readonly<Record<string, unknown>>): number {
+  let bytes = 4;
+  for (const [name, value] of Object.entries(table)) {
+    if (value !== undefined) bytes += 1 + Buffer.byteLength(name) + fieldBytes(value);
+  }
+  return bytes;
+}
 
 /**
  * Why `headers` cannot be published as a field table (every value a long string), or null: a
  * name over 255 bytes (a field-table key is a short string), a table over
- * MAX_HEADER_TABLE_BYTES (4 bytes of length, then per header 1 + name + 1 + 4 + value bytes),
- * which amqplib cannot encode, or a name RabbitMQ reads as routing keys (ROUTING_HEADERS).
+ * MAX_HEADER_TABLE_BYTES (tableBytes, exact for text), which amqplib cannot encode, or a name
+ * RabbitMQ reads as routing keys (ROUTING_HEADERS).
  */
 export function headerTableFault(headers: Readonly<Record<string, string>>): string | null {
-  let size = 4;
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name of Object.keys(headers)) {
     const bytes = Buffer.byteLength(name);
-    if (bytes > 255) return `header name ${name.slice(0, 40)}… is ${bytes} bytes; AMQP allows 255 bytes`;
+    if (bytes > MAX_NAME_BYTES)
+      return `header name ${name.slice(0, 40)}… is ${bytes} bytes; AMQP allows ${MAX_NAME_BYTES} bytes`;
     if (ROUTING_HEADERS.has(name)) {
       return `header ${name} is a RabbitMQ routing instruction (sender-selected distribution); rename it`;
     }
-    size += 1 + bytes + 1 + 4 + Buffer.byteLength(value);
   }
+  const size = tableBytes(headers);
   if (size <= MAX_HEADER_TABLE_BYTES) return null;
   return `the header table is ${size} bytes; amqplib encodes at most ${MAX_HEADER_TABLE_BYTES}`;
 }
