@@ -24,11 +24,14 @@ export async function freePorts(
 ): Promise<number[]> {
   const span = options.span ?? 1000;
   const offsets = options.offsets ?? [];
-  const half = Math.floor(span / 2);
+  // Groups start in [base, base + slots): none reaches past the span's end.
+  const slots = span - count + 1;
+  if (slots < 1) throw new Error(`freePorts: ${count} ports do not fit in a span of ${span}`);
+  const half = Math.ceil(slots / 2);
   const worker = Number(process.env.JEST_WORKER_ID ?? '1');
-  const start = base + (((worker - 1) % 2) * half + Math.floor(Math.random() * (half - count)));
-  for (let i = 0; i < span; i += count) {
-    const first = base + ((start - base + i) % span);
+  const offset = ((worker - 1) % 2) * half + Math.floor(Math.random() * half);
+  for (let i = 0; i < slots; i += 1) {
+    const first = base + ((offset + i) % slots);
     const ports = Array.from({ length: count }, (_, k) => first + k);
     const all = [...ports, ...ports.flatMap((p) => offsets.map((o) => p + o))];
     let ok = true;

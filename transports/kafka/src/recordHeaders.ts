@@ -5,11 +5,14 @@ type ConsumedValue = ConsumedHeaders[string];
 
 /**
  * The values of one consumed header, in order. Kafka lets a name repeat and lets a value be null
- * (the Java client's `headers.add(name, null)`); a null value counts as no value.
+ * (the Java client's `headers.add(name, null)`); a null value counts as no value. Only bytes and
+ * text are values: kafkajs groups repeated names by reading `headers[name]`, so a header named
+ * `constructor` (or `toString`, `__proto__`) arrives as `[Object, value]`; the function is no
+ * value of the record (sent on to a dead-letter topic, it made every send of it throw).
  */
 export function headerValues(value: ConsumedValue): (Buffer | string)[] {
-  const values = Array.isArray(value) ? value : [value];
-  return values.filter((one): one is Buffer | string => one !== null && one !== undefined);
+  const values: unknown[] = Array.isArray(value) ? value : [value];
+  return values.filter((one): one is Buffer | string => Buffer.isBuffer(one) || typeof one === 'string');
 }
 
 /** The last value of a header, or undefined when it has none. */
@@ -45,7 +48,14 @@ export function producibleHeaders(headers: ConsumedHeaders | undefined): RecordH
   const out: RecordHeaders = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
     const values = headerValues(value);
-    if (values.length > 0) out[name] = values.length === 1 ? values[0] : values;
+    if (values.length === 0) continue;
+    // An own property whatever the name (`out['__proto__'] = v` would set nothing).
+    Object.defineProperty(out, name, {
+      value: values.length === 1 ? values[0] : values,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }

@@ -1,8 +1,8 @@
 import type { MessageProperties, Options } from 'amqplib';
 import {
+  encodableHeader,
   fieldBytes,
   MAX_HEADER_TABLE_BYTES,
-  MAX_NAME_BYTES,
   ROUTING_HEADERS,
   tableBytes,
 } from './headerTable';
@@ -34,26 +34,14 @@ export const DROPPED_HEADERS = 'x-ferry-dropped-headers';
 const DROPPED_RESERVE = 1 + DROPPED_HEADERS.length + 5 + 1_000;
 
 /**
- * Whether amqplib cannot encode `value` for a key it holds (a nested table, at any depth, or in
- * an array) over MAX_NAME_BYTES: a name another client sent in bytes that are not UTF-8 comes
- * back from amqplib with U+FFFD (3 bytes) for each.
- */
-function overlongNameIn(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(overlongNameIn);
-  if (typeof value !== 'object' || value === null || Buffer.isBuffer(value) || '!' in value) return false;
-  return Object.entries(value).some(
-    ([name, inner]) => Buffer.byteLength(name) > MAX_NAME_BYTES || overlongNameIn(inner),
-  );
-}
-
-/**
  * The copy's headers: the delivery's, ferry's over them, within MAX_COPY_HEADER_BYTES. Left out:
  * `x-death` (the broker's own record), and `CC` / `BCC`, which RabbitMQ reads at every publish as
  * extra routing keys (sender-selected distribution): the sender meant them for its own exchange;
  * on a copy to a tier queue or the dead-letter exchange they routed the copy elsewhere as well
  * (and a copy routed there was never returned, so a missing tier queue went unnoticed). A header
- * amqplib cannot encode (its name, or a name in its nested table, over 255 bytes) is left out and
- * named in DROPPED_HEADERS, as are the largest headers of a table over MAX_COPY_HEADER_BYTES.
+ * amqplib cannot encode (encodableHeader: a name over 255 bytes, there or in a nested table, a
+ * table key `!`, a NaN, ...) is left out and named in DROPPED_HEADERS, as are the largest
+ * headers of a table over MAX_COPY_HEADER_BYTES.
  */
 export function copyHeaders(
   original: Readonly<Record<string, unknown>>,
@@ -64,7 +52,7 @@ export function copyHeaders(
   const own: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(delivered)) {
     if (ROUTING_HEADERS.has(name)) continue;
-    if (Buffer.byteLength(name) > MAX_NAME_BYTES || overlongNameIn(value)) dropped.push(name);
+    if (!encodableHeader(name, value)) dropped.push(name);
     else Object.defineProperty(own, name, { value, enumerable: true, writable: true, configurable: true });
   }
   const headers: Record<string, unknown> = { ...own, ...ferry };

@@ -1,3 +1,10 @@
+import { createRequire } from 'node:module';
+
+/** amqplib's own field-table encoder (lib/codec.js; the package has no exports map). */
+const codec = createRequire(__filename)('amqplib/lib/codec') as {
+  encodeTable(buffer: Buffer, table: Readonly<Record<string, unknown>>, offset: number): number;
+};
+
 /**
  * amqplib encodes a publish's header table in a scratch buffer of this many bytes: a larger
  * table throws RangeError mid-publish (after the confirm callback was queued), or, when only
@@ -15,6 +22,28 @@ export const ROUTING_HEADERS: ReadonlySet<string> = new Set(['CC', 'BCC']);
 
 /** amqplib writes a field-table key as a short string: at most this many UTF-8 bytes. */
 export const MAX_NAME_BYTES = 255;
+
+/** One scratch buffer for encodableHeader (encoding is synchronous). */
+let scratch: Buffer | undefined;
+
+/**
+ * Whether amqplib can encode the header `name: value` (as a delivery from another client decoded
+ * it), tried with amqplib's own encoder: a name over 255 bytes (U+FFFD for bytes that were not
+ * UTF-8), a nested table with a key `!` or `hasOwnProperty`, a double NaN or -Infinity, ... each
+ * make it throw; inside ConfirmChannel.publish that throw comes after the confirm callback was
+ * queued. A header too large for the buffer on its own cannot be encoded either.
+ */
+export function encodableHeader(name: string, value: unknown): boolean {
+  scratch ??= Buffer.alloc(MAX_HEADER_TABLE_BYTES);
+  const table: Record<string, unknown> = {};
+  Object.defineProperty(table, name, { value, enumerable: true, writable: true, configurable: true });
+  try {
+    codec.encodeTable(scratch, table, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** An upper bound of the bytes amqplib writes for one field value (lib/codec.js); exact for text. */
 export function fieldBytes(value: unknown): number {

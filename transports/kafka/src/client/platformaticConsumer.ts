@@ -236,10 +236,20 @@ function toRecord(message: Message): ConsumedRecord {
     // A name that is not valid UTF-8 is left out here, where its bytes still are (see decodeHeaders).
     const text = storableHeaderText(name);
     if (text === undefined) continue;
-    // A name given more than once keeps every value, in order, as kafkajs hands them over.
-    const before = headers[text];
-    if (before === undefined) headers[text] = value ?? null;
-    else headers[text] = [...(Array.isArray(before) ? before : [before]), value ?? null];
+    // A name given more than once keeps every value, in order, as kafkajs hands them over. Own
+    // properties only: `headers['constructor']` would read Object, `headers['__proto__'] = v`
+    // would set nothing.
+    const before = Object.hasOwn(headers, text) ? headers[text] : undefined;
+    const grouped =
+      before === undefined
+        ? (value ?? null)
+        : [...(Array.isArray(before) ? before : [before]), value ?? null];
+    Object.defineProperty(headers, text, {
+      value: grouped,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return {
     offset: message.offset.toString(),
