@@ -1,5 +1,6 @@
 import type { OutboxMessage, PublishOutcome } from '../contracts';
 import { isPlainObject, kindOf } from '../validate/json';
+import { headerShapeFault, headerShapeReason } from '../validate/headers';
 import { inexactPayloadOf, noteInexactNumbers } from '../validate/storedJson';
 import { ENVELOPE_LIMIT_BOUNDS } from './envelope/types';
 import { envelopeFault } from './envelope/validate';
@@ -61,8 +62,8 @@ export function foreignRowFault(message: OutboxMessage): string | null {
   if (!isPlainObject(payload)) return `payload is ${kindOf(payload)}, not a JSON object`;
   const inexact = inexactPayloadOf(message);
   if (inexact !== null) return `payload: ${inexact}`;
-  const headers: unknown = message.headers;
-  if (!isPlainObject(headers)) return `headers is ${kindOf(headers)}, not a JSON object of strings`;
+  const shape = headerShapeFault(message.headers);
+  if (shape !== null) return headerShapeReason(shape);
   const fault = envelopeFault(message, ENVELOPE_LIMIT_BOUNDS, !plainPayloads.has(message));
   return fault === null ? null : `${fault.field}: ${fault.reason}`;
 }
