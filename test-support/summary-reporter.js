@@ -30,19 +30,31 @@ function slowestFiles(results, count) {
     .slice(0, count);
 }
 
+// Whether the run passed, as jest will decide it: jest calls onRunComplete before it sets
+// `results.success` (false until then, @jest/core TestScheduler), so a green run read `false`.
+// A reporter's own error, which jest also counts, cannot be seen from here.
+function succeeded(results, failed) {
+  return failed === 0 && !results.snapshot.failure && results.runExecError === undefined;
+}
+
+// What .jest-results.json holds for jest's aggregated results.
+function summarize(results) {
+  const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
+  const declared = declaredSkipped(results);
+  return {
+    passed: results.numPassedTests - declared,
+    failed,
+    skipped: results.numPendingTests + results.numTodoTests + declared,
+    suites: results.numTotalTestSuites,
+    failedSuites: results.numFailedTestSuites,
+    success: succeeded(results, failed),
+    slowest: slowestFiles(results, 40),
+  };
+}
+
 class SummaryReporter {
   onRunComplete(_contexts, results) {
-    const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
-    const declared = declaredSkipped(results);
-    const summary = {
-      passed: results.numPassedTests - declared,
-      failed,
-      skipped: results.numPendingTests + results.numTodoTests + declared,
-      suites: results.numTotalTestSuites,
-      failedSuites: results.numFailedTestSuites,
-      success: results.success,
-      slowest: slowestFiles(results, 40),
-    };
+    const summary = summarize(results);
     writeFileSync(path.join(__dirname, '..', '.jest-results.json'), JSON.stringify(summary, null, 2));
     const listed = summary.slowest.slice(0, 10).map((f) => `  ${f.seconds} s  ${f.file}`);
     process.stdout.write(`\nslowest test files:\n${listed.join('\n')}\n`);
@@ -52,3 +64,4 @@ class SummaryReporter {
 }
 
 module.exports = SummaryReporter;
+module.exports.summarize = summarize;

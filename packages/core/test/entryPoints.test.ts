@@ -136,6 +136,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'resolveBackoff',
     'resolveTenant',
     'safeEmit',
+    'setOwnProperty',
     'storableHeaderText',
     'strictUtf8Text',
     'stripUrlCredentials',

@@ -1,4 +1,5 @@
 import { FERRY_HEADERS } from '@ferry/core';
+import { setOwnProperty } from '@ferry/core/transport';
 import type { ConsumedHeaders, RecordHeaders } from './client/types';
 
 type ConsumedValue = ConsumedHeaders[string];
@@ -49,13 +50,7 @@ export function producibleHeaders(headers: ConsumedHeaders | undefined): RecordH
   for (const [name, value] of Object.entries(headers ?? {})) {
     const values = headerValues(value);
     if (values.length === 0) continue;
-    // An own property whatever the name (`out['__proto__'] = v` would set nothing).
-    Object.defineProperty(out, name, {
-      value: values.length === 1 ? values[0] : values,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwnProperty(out, name, values.length === 1 ? values[0] : values);
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import type { MessageProperties, Options } from 'amqplib';
+import { setOwnProperty } from '@ferry/core/transport';
 import {
   encodableHeader,
   fieldBytes,
@@ -53,7 +54,7 @@ export function copyHeaders(
   for (const [name, value] of Object.entries(delivered)) {
     if (ROUTING_HEADERS.has(name)) continue;
     if (!encodableHeader(name, value)) dropped.push(name);
-    else Object.defineProperty(own, name, { value, enumerable: true, writable: true, configurable: true });
+    else setOwnProperty(own, name, value);
   }
   const headers: Record<string, unknown> = { ...own, ...ferry };
   let bytes = tableBytes(headers);

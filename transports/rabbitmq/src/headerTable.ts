@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { setOwnProperty } from '@ferry/core/transport';
 
 /** amqplib's own field-table encoder (lib/codec.js; the package has no exports map). */
 const codec = createRequire(__filename)('amqplib/lib/codec') as {
@@ -36,7 +37,7 @@ let scratch: Buffer | undefined;
 export function encodableHeader(name: string, value: unknown): boolean {
   scratch ??= Buffer.alloc(MAX_HEADER_TABLE_BYTES);
   const table: Record<string, unknown> = {};
-  Object.defineProperty(table, name, { value, enumerable: true, writable: true, configurable: true });
+  setOwnProperty(table, name, value);
   try {
     codec.encodeTable(scratch, table, 0);
     return true;

@@ -11,42 +11,16 @@
  * A sender used CC on its own exchange (a legitimate AMQP feature); ferry must not replay it on
  * the default exchange or the dead-letter exchange. Fix: strip CC and BCC in copyHeaders.
  */
-import { FerryError, type InboxAcceptInput, type InboxAcceptResult, type InboxAcceptor } from '@ferry/core';
-import { RabbitConnection, attachRabbitConsumer, declareWorkQueue, deleteWorkQueue } from '@ferry/rabbitmq';
-import pino from 'pino';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { declareWorkQueue } from '@ferry/rabbitmq';
 import { PgTestAcceptor } from '../../../test-support/pgAcceptor';
-import { AMQP_URL, openTestBroker, uniqueName, waitFor, type TestBroker } from './support/broker';
+import { uniqueName, waitFor } from './support/broker';
+import { FailOnce, attachUndeclared, useCopyFixture } from './support/copyFixture';
 
-let database: TestDatabase;
-let broker: TestBroker;
-
-beforeAll(async () => {
-  database = await createTestDatabase({ migrate: false });
-  broker = await openTestBroker();
-});
-
-afterAll(async () => {
-  await broker.close();
-  await database.drop();
-});
-
-/** Fails the first call with a retriable error that is not an outage (goes round the retry tiers). */
-class FailOnce implements InboxAcceptor {
-  calls = 0;
-  constructor(private readonly inner: PgTestAcceptor) {}
-  get maxPayloadBytes(): number {
-    return this.inner.maxPayloadBytes;
-  }
-  async acceptMany(inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> {
-    this.calls += 1;
-    if (this.calls === 1) throw new FerryError('FERRY_DATABASE_ERROR', 'statement failed, cause unknown');
-    return this.inner.acceptMany(inputs);
-  }
-}
+const fixture = useCopyFixture();
 
 test('a retry copy of a delivery with a CC header goes to the tier only, and a missing tier is still noticed', async () => {
-  const inner = await PgTestAcceptor.create(database.db);
+  const { broker } = fixture;
+  const inner = await PgTestAcceptor.create(fixture.database.db);
   const acceptor = new FailOnce(inner);
   const queue = uniqueName('review6-cc');
   const victim = uniqueName('review6-cc-victim');
@@ -59,16 +33,13 @@ test('a retry copy of a delivery with a CC header goes to the tier only, and a m
     headers: { CC: [victim] },
   });
   await broker.channel.assertQueue(victim, { durable: false, autoDelete: false });
-  const connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('review6') });
-  const consumer = attachRabbitConsumer(acceptor, {
-    connection,
+  const attached = attachUndeclared(broker, acceptor, {
     queue,
-    consumer: 'billing',
-    declareTopology: false,
-    logger: pino({ level: 'silent' }),
+    connectionPrefix: 'review6',
+    operatorTiersMs: [100, 200],
   });
   try {
-    await consumer.ready({ timeoutMs: 20_000 });
+    await attached.consumer.ready({ timeoutMs: 20_000 });
     await waitFor(
       'the delivery to be stored, or to land in the CC queue',
       async () =>
@@ -81,11 +52,7 @@ test('a retry copy of a delivery with a CC header goes to the tier only, and a m
       victim: 0,
     });
   } finally {
-    const tiers = consumer.names.retryTiersMs;
-    await consumer.close();
-    await connection.close();
     await broker.channel.deleteQueue(victim).catch(() => undefined);
-    await deleteWorkQueue(broker.channel, { queue, retryTiersMs: [100, 200] });
-    await deleteWorkQueue(broker.channel, { queue, retryTiersMs: tiers }).catch(() => undefined);
+    await attached.close();
   }
 }, 90_000);

@@ -8,66 +8,30 @@
  * taken as confirmed and the delivery acked: in no queue and not in the inbox.
  */
 import type { TransportConsumerEvent } from '@ferry/core/transport';
-import { FerryError, type InboxAcceptInput, type InboxAcceptResult, type InboxAcceptor } from '@ferry/core';
-import { RabbitConnection, attachRabbitConsumer, declareWorkQueue, deleteWorkQueue } from '@ferry/rabbitmq';
-import pino from 'pino';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { declareWorkQueue } from '@ferry/rabbitmq';
 import { PgTestAcceptor } from '../../../test-support/pgAcceptor';
-import {
-  AMQP_URL,
-  openTestBroker,
-  uniqueName,
-  unackedCount,
-  waitFor,
-  type TestBroker,
-} from './support/broker';
+import { uniqueName, unackedCount, waitFor } from './support/broker';
+import { FailOnce, attachUndeclared, useCopyFixture } from './support/copyFixture';
 
-let database: TestDatabase;
-let broker: TestBroker;
-
-beforeAll(async () => {
-  database = await createTestDatabase({ migrate: false });
-  broker = await openTestBroker();
-});
-
-afterAll(async () => {
-  await broker.close();
-  await database.drop();
-});
-
-/** Fails the first call with a retriable error that is not an outage (goes round the retry tiers). */
-class FailOnce implements InboxAcceptor {
-  calls = 0;
-  constructor(private readonly inner: PgTestAcceptor) {}
-  get maxPayloadBytes(): number {
-    return this.inner.maxPayloadBytes;
-  }
-  async acceptMany(inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> {
-    this.calls += 1;
-    if (this.calls === 1) throw new FerryError('FERRY_DATABASE_ERROR', 'statement failed, cause unknown');
-    return this.inner.acceptMany(inputs);
-  }
-}
+const fixture = useCopyFixture();
 
 test('a retry copy to a tier queue that does not exist does not lose the delivery', async () => {
-  const inner = await PgTestAcceptor.create(database.db);
+  const { broker } = fixture;
+  const inner = await PgTestAcceptor.create(fixture.database.db);
   const acceptor = new FailOnce(inner);
   const queue = uniqueName('review3-unroutable');
   const events: TransportConsumerEvent[] = [];
   // The operator's topology: tiers of 100 and 200 ms.
   await declareWorkQueue(broker.channel, { queue, retryTiersMs: [100, 200] });
-  const connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('review3') });
   // The application: declareTopology false, default retryBackoff (tiers 1000 ... 16000 ms).
-  const consumer = attachRabbitConsumer(acceptor, {
-    connection,
-    queue,
-    consumer: 'billing',
-    declareTopology: false,
-    logger: pino({ level: 'silent' }),
-    observer: (event) => events.push(event),
-  });
+  const attached = attachUndeclared(
+    broker,
+    acceptor,
+    { queue, connectionPrefix: 'review3', operatorTiersMs: [100, 200] },
+    { observer: (event) => events.push(event) },
+  );
   try {
-    await consumer.ready({ timeoutMs: 20_000 });
+    await attached.consumer.ready({ timeoutMs: 20_000 });
     broker.channel.sendToQueue(queue, Buffer.from('{"n":1}'), {
       messageId: 'm1',
       contentType: 'application/json',
@@ -106,33 +70,26 @@ test('a retry copy to a tier queue that does not exist does not lose the deliver
       }),
     ]);
   } finally {
-    const tiers = consumer.names.retryTiersMs;
-    await consumer.close();
-    await connection.close();
-    await deleteWorkQueue(broker.channel, { queue, retryTiersMs: [100, 200] });
-    await deleteWorkQueue(broker.channel, { queue, retryTiersMs: tiers }).catch(() => undefined);
+    await attached.close();
   }
 }, 90_000);
 
 test('a dead-letter copy no queue takes leaves the delivery in the work queue until one is bound', async () => {
-  const acceptor = await PgTestAcceptor.create(database.db);
+  const { broker } = fixture;
+  const acceptor = await PgTestAcceptor.create(fixture.database.db);
   const queue = uniqueName('review3-unroutable-dlx');
   const events: TransportConsumerEvent[] = [];
   // The operator's topology: the dead-letter exchange exists, its queue is not bound to it yet.
   await declareWorkQueue(broker.channel, { queue });
   await broker.channel.unbindQueue(`${queue}.dlq`, `${queue}.dlx`, '');
-  const connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('review3') });
-  const consumer = attachRabbitConsumer(acceptor, {
-    connection,
-    queue,
-    consumer: 'billing',
-    declareTopology: false,
-    retryBackoff: { initialMs: 100, maxMs: 200 },
-    logger: pino({ level: 'silent' }),
-    observer: (event) => events.push(event),
-  });
+  const attached = attachUndeclared(
+    broker,
+    acceptor,
+    { queue, connectionPrefix: 'review3' },
+    { retryBackoff: { initialMs: 100, maxMs: 200 }, observer: (event) => events.push(event) },
+  );
   try {
-    await consumer.ready({ timeoutMs: 20_000 });
+    await attached.consumer.ready({ timeoutMs: 20_000 });
     // No messageId and no identity extractor: dead-lettered as missing_identity.
     broker.channel.sendToQueue(queue, Buffer.from('{"n":1}'), { contentType: 'application/json' });
     const returned = () => events.filter((event) => event.type === 'error');
@@ -152,8 +109,6 @@ test('a dead-letter copy no queue takes leaves the delivery in the work queue un
     );
     expect(events.filter((event) => event.type === 'dead-lettered')).toHaveLength(1);
   } finally {
-    await consumer.close();
-    await connection.close();
-    await deleteWorkQueue(broker.channel, { queue });
+    await attached.close();
   }
 }, 60_000);

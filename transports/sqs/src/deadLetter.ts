@@ -5,6 +5,7 @@ import {
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS, FerryConfigError, type FerryError } from '@ferry/core';
+import { setOwnProperty } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { errorName, transportError } from './errors';
 import { isFifoQueue } from './queueUrl';
@@ -113,7 +114,7 @@ function deadLetterEntry(
   const put = (name: string, value: MessageAttributeValue): void => {
     const size = messageSize('', { [name]: value });
     if (bytes + size > maxBytes) return;
-    attributes[name] = value;
+    setOwnProperty(attributes, name, value);
     bytes += size;
   };
   const [ferry, others] = copiedAttributes(item.message.MessageAttributes ?? {});
@@ -173,11 +174,17 @@ function chunksBySize<E extends { MessageBody: string; MessageAttributes?: Attri
   return chunks;
 }
 
-/** Up to 8 original attributes, ferry's and the others apart; an earlier reject reason and detail are not copied. */
+/**
+ * Up to 8 original attributes, ferry's and the others apart; an earlier reject reason and detail
+ * are not copied, nor an attribute without a value: the SDK reads an attribute named `__proto__`
+ * back as an own property whose value is undefined (taking its size threw, for every delivery, so
+ * such a message never left its queue).
+ */
 function copiedAttributes(
   attributes: Attributes,
 ): [ferry: [string, MessageAttributeValue][], others: [string, MessageAttributeValue][]] {
   const copied = Object.entries(attributes)
+    .filter(([, value]) => typeof value === 'object' && value !== null)
     .filter(([name]) => name !== FERRY_HEADERS.rejectReason && name !== REJECT_DETAIL_ATTRIBUTE)
     .sort(([a], [b]) => Number(!a.startsWith('x-ferry-')) - Number(!b.startsWith('x-ferry-')))
     .slice(0, MAX_COPIED_ATTRIBUTES);

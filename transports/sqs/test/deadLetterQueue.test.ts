@@ -211,4 +211,29 @@ describe('SQS dead-letter queue checks', () => {
     }
     expect(copies.filter((bytes) => bytes > MAX)).toEqual([]);
   });
+
+  it('dead-letters a message with attributes named __proto__ and constructor; the copy keeps what was read', async () => {
+    const acceptor = await f.freshAcceptor();
+    const { queueUrl } = await f.queues.declareBare({ name: uniqueName('proto') });
+    const { queueUrl: deadUrl } = await f.queues.declareBare({ name: uniqueName('proto-dead') });
+    const attributes = JSON.parse('{"__proto__": "p", "constructor": "c"}') as Record<string, string>;
+    await sendRaw(f.connection, queueUrl, 'not json', {
+      ...attributes,
+      [FERRY_HEADERS.messageId]: 'proto-1',
+    });
+    const { consumer, events } = attach(acceptor, {
+      queueUrl,
+      deadLetter: { mode: 'queue', queueUrl: deadUrl },
+    });
+    await consumer.ready();
+
+    // Before: the copy's size was taken of `__proto__`, whose value the SDK reads back as
+    // undefined: a TypeError each time, and the message never left the source queue.
+    const [dead] = await receiveAtLeast(f.connection, deadUrl, 1, 30_000);
+    const copied = dead!.MessageAttributes ?? {};
+    expect(Object.getPrototypeOf(copied)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(copied, 'constructor')?.value).toMatchObject({ StringValue: 'c' });
+    expect(copied[FERRY_HEADERS.messageId]?.StringValue).toBe('proto-1');
+    expect(events.filter((e) => e.type === 'error')).toEqual([]);
+  });
 });

@@ -1,3 +1,4 @@
+import { headerShapeFault, headerShapeReason } from '../validate/headers';
 import { isPlainObject, kindOf } from '../validate/json';
 import { inexactPayloadOf } from '../validate/storedJson';
 import { InboxInvalidPayloadError } from './errors';
@@ -19,12 +20,8 @@ export function storedPayload(receipt: ClaimedReceipt): Record<string, unknown> 
   if (!isPlainObject(payload)) throw foreign(`payload is ${kindOf(payload)}, not a JSON object`);
   const inexact = inexactPayloadOf(receipt);
   if (inexact !== null) throw foreign(`payload: ${inexact}`);
-  const headers: unknown = receipt.headers;
-  if (!isPlainObject(headers)) throw foreign(`headers is ${kindOf(headers)}, not a JSON object of strings`);
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== 'string')
-      throw foreign(`headers: ${JSON.stringify(name)} is ${kindOf(value)}, not a string`);
-  }
+  const shape = headerShapeFault(receipt.headers);
+  if (shape !== null) throw foreign(headerShapeReason(shape));
   return payload;
 }
 

@@ -1,7 +1,7 @@
 import type { OutboxMessage, PublishOutcome } from '../contracts';
-import { mayHoldInexactNumber } from '../validate/jsonNumbers';
 import { isPlainObject, kindOf } from '../validate/json';
-import { inexactPayloadOf, noteInexactPayload } from '../validate/storedJson';
+import { headerShapeFault, headerShapeReason } from '../validate/headers';
+import { inexactPayloadOf, noteInexactNumbers } from '../validate/storedJson';
 import { ENVELOPE_LIMIT_BOUNDS } from './envelope/types';
 import { envelopeFault } from './envelope/validate';
 
@@ -32,12 +32,12 @@ function plainPayloadText(text: string): boolean {
 
 /**
  * `message` read from `payloadText` (the column as PostgreSQL wrote it): notes a number in it that
- * JSON.parse changed (noteInexactPayload), and whether the text shows that emit's payload checks
- * cannot fail (plainPayloadText), for foreignRowFault.
+ * JSON.parse changed (noteInexactNumbers), and whether the text shows that emit's payload checks
+ * cannot fail (plainPayloadText), for foreignRowFault. One MAYBE_INEXACT pass serves both.
  */
 export function notePayloadText(message: OutboxMessage, payloadText: unknown): OutboxMessage {
-  noteInexactPayload(message, payloadText);
-  if (typeof payloadText === 'string' && !mayHoldInexactNumber(payloadText) && plainPayloadText(payloadText))
+  const mayBeInexact = noteInexactNumbers(message, payloadText);
+  if (typeof payloadText === 'string' && !mayBeInexact && plainPayloadText(payloadText))
     plainPayloads.add(message);
   return message;
 }
@@ -62,8 +62,8 @@ export function foreignRowFault(message: OutboxMessage): string | null {
   if (!isPlainObject(payload)) return `payload is ${kindOf(payload)}, not a JSON object`;
   const inexact = inexactPayloadOf(message);
   if (inexact !== null) return `payload: ${inexact}`;
-  const headers: unknown = message.headers;
-  if (!isPlainObject(headers)) return `headers is ${kindOf(headers)}, not a JSON object of strings`;
+  const shape = headerShapeFault(message.headers);
+  if (shape !== null) return headerShapeReason(shape);
   const fault = envelopeFault(message, ENVELOPE_LIMIT_BOUNDS, !plainPayloads.has(message));
   return fault === null ? null : `${fault.field}: ${fault.reason}`;
 }

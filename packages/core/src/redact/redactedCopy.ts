@@ -1,4 +1,9 @@
-/** A Redactor and its sensitive-key rule (redactor.ts), named here so that this file imports nothing. */
+import { setOwnProperty } from '../transport/ownProperty';
+
+/**
+ * A Redactor and its sensitive-key rule (redactor.ts), named here so that this file imports nothing
+ * but setOwnProperty (which imports nothing).
+ */
 type Redact = (text: string) => string;
 type SensitiveKey = (name: string) => boolean;
 
@@ -40,12 +45,8 @@ export function redactedCopy(value: unknown, redact: Redact, sensitiveKey: Sensi
     }
     const enumerable = Object.getOwnPropertyDescriptor(value, key)?.enumerable ?? true;
     const secret = typeof key === 'string' && item !== undefined && item !== null && sensitiveKey(key);
-    Object.defineProperty(copy, key, {
-      value: secret ? '[redacted]' : redactedCopy(item, redact, sensitiveKey, depth + 1),
-      enumerable,
-      writable: true,
-      configurable: true,
-    });
+    const copied = secret ? '[redacted]' : redactedCopy(item, redact, sensitiveKey, depth + 1);
+    setOwnProperty(copy as Record<PropertyKey, unknown>, key, copied, enumerable);
   }
   return copy;
 }

@@ -1,6 +1,7 @@
 import { FERRY_HEADERS, type OutboxMessage } from '../contracts';
 import { isReservedHeader } from '../validate/headers';
 import { textFault } from '../validate/text';
+import { setOwnProperty } from './ownProperty';
 import { strictUtf8Text } from './utf8';
 
 /** ferry's headers for one outbox message, in wire order; null where the message has no value. */
@@ -24,25 +25,16 @@ export function ferryHeaderValues(message: OutboxMessage): readonly (readonly [s
 export function eventHeaders(message: OutboxMessage): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(message.headers)) {
-    if (!isReservedHeader(name)) setHeader(headers, name, value);
+    if (!isReservedHeader(name)) setOwnProperty(headers, name, value);
   }
   return headers;
-}
-
-/**
- * Sets `headers[name]` as an own property, whatever the name: `headers['__proto__'] = value`
- * sets nothing (a string is no prototype), so a header of that name (emit and every broker take
- * it) was silently left out.
- */
-function setHeader(headers: Record<string, string>, name: string, value: string): void {
-  Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** The event's own headers (eventHeaders) overlaid with ferry's that have a value. */
 export function outboxHeaders(message: OutboxMessage): Record<string, string> {
   const headers = eventHeaders(message);
   for (const [name, value] of ferryHeaderValues(message)) {
-    if (value !== null) setHeader(headers, name, value);
+    if (value !== null) setOwnProperty(headers, name, value);
   }
   return headers;
 }
@@ -150,5 +142,5 @@ export function putStorableHeader(
   if (key === undefined || key.length === 0) return;
   if (isReservedHeader(key) && (source === 'event' || !ENVELOPE_HEADERS.has(key))) return;
   const text = storableHeaderText(value);
-  if (text !== undefined) setHeader(headers, key, text);
+  if (text !== undefined) setOwnProperty(headers, key, text);
 }

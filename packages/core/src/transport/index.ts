@@ -66,6 +66,7 @@ export { extractIdentity, messageIdFault, type ExtractedIdentity } from './ident
 export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolution } from './tenant';
 export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
 export { strictUtf8Text } from './utf8';
+export { setOwnProperty } from './ownProperty';
 export {
   AttachAttempts,
   awaitReady,

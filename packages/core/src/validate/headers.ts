@@ -1,6 +1,6 @@
 import { FERRY_HEADERS } from '../contracts';
 import { TRANSPORT_REJECT_REASONS } from '../transport/errors';
-import type { JsonFault } from './json';
+import { isPlainObject, kindOf, type JsonFault } from './json';
 import { pathSegment, textFault } from './text';
 
 export interface HeaderLimits {
@@ -25,9 +25,39 @@ export function isReservedHeader(name: string): boolean {
 const FERRY_HEADER_NAMES: ReadonlySet<string> = new Set(Object.values(FERRY_HEADERS));
 
 /**
- * The first fault of a headers object: not an object of strings, an empty name, invalid
- * text in a name or value, too many headers or too many bytes (`headers_too_large`), and,
- * with `rejectReserved`, a reserved name (`reserved_header`).
+ * Why headers are not of the shape every header set ferry stores has, or null. `name` is the
+ * first header whose value is not a string (`kind` says what it is), or null when the headers
+ * themselves are no plain object (isPlainObject).
+ */
+export interface HeaderShapeFault {
+  readonly name: string | null;
+  readonly kind: string;
+}
+
+/**
+ * The shape rule of headers, wherever they come from (emit, accept, a row read back that SQL may
+ * have written): a plain object whose values are all strings. Names and values as text, counts,
+ * sizes and reserved names are headersFault's further rules.
+ */
+export function headerShapeFault(headers: unknown): HeaderShapeFault | null {
+  if (!isPlainObject(headers)) return { name: null, kind: kindOf(headers) };
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string') return { name, kind: kindOf(value) };
+  }
+  return null;
+}
+
+/** A stored row's headerShapeFault as the relay and the inbox report it. */
+export function headerShapeReason(fault: HeaderShapeFault): string {
+  return fault.name === null
+    ? `headers is ${fault.kind}, not a JSON object of strings`
+    : `headers: ${JSON.stringify(fault.name)} is ${fault.kind}, not a string`;
+}
+
+/**
+ * The first fault of a headers object: not of the shape (headerShapeFault), an empty name,
+ * invalid text in a name or value, too many headers or too many bytes (`headers_too_large`),
+ * and, with `rejectReserved`, a reserved name (`reserved_header`).
  */
 export function headersFault(
   headers: unknown,
@@ -35,10 +65,13 @@ export function headersFault(
   rejectReserved: boolean,
 ): JsonFault | null {
   const invalid = (path: string, reason: string): JsonFault => ({ path, reason, rule: 'inbox_invalid' });
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
-    return invalid('headers', 'must be an object of string values');
+  const shape = headerShapeFault(headers);
+  if (shape !== null) {
+    return shape.name === null
+      ? invalid('headers', 'must be an object of string values')
+      : invalid(`headers.${pathSegment(shape.name)}`, 'must be a string');
   }
-  const entries = Object.entries(headers);
+  const entries = Object.entries(headers as Record<string, string>);
   const counted = entries.filter(([name]) => !FERRY_HEADER_NAMES.has(name)).length;
   if (counted > limits.maxHeaders) {
     return {
@@ -51,7 +84,6 @@ export function headersFault(
   for (const [name, value] of entries) {
     const path = `headers.${pathSegment(name)}`;
     if (name.length === 0) return invalid('headers', 'header names must not be empty');
-    if (typeof value !== 'string') return invalid(path, 'must be a string');
     const fault = textFault(name) ?? textFault(value);
     if (fault !== null) return { path, reason: fault, rule: TRANSPORT_REJECT_REASONS.invalidText };
     if (rejectReserved && isReservedHeader(name)) {

@@ -42,7 +42,26 @@ export function inexactNumberFault(json: string): string | null {
  * accepted at 1e21 or above comes back in plain digits and is no fault.
  */
 export function inexactStoredNumberFault(json: string): string | null {
-  return mayHoldInexactNumber(json) ? scanNumbers(json, storedNumberFault) : null;
+  return scanStoredNumbers(json).fault;
+}
+
+/** What reading jsonb text for inexact numbers found (scanStoredNumbers). */
+export interface StoredNumberScan {
+  /** Whether the text may hold a number JavaScript cannot keep (mayHoldInexactNumber), so was scanned. */
+  readonly scanned: boolean;
+  /** inexactStoredNumberFault's answer; null when not scanned. */
+  readonly fault: string | null;
+}
+
+const NOT_SCANNED: StoredNumberScan = { scanned: false, fault: null };
+
+/**
+ * inexactStoredNumberFault, telling also whether the text was scanned: a caller that needs both
+ * answers (the relay: noteInexactNumbers, notePayloadText) runs MAYBE_INEXACT once.
+ */
+export function scanStoredNumbers(json: string): StoredNumberScan {
+  if (!mayHoldInexactNumber(json)) return NOT_SCANNED;
+  return { scanned: true, fault: scanNumbers(json, storedNumberFault) };
 }
 
 /** inexactNumberFault without the MAYBE_INEXACT shortcut: every number token is checked. */

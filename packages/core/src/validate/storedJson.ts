@@ -1,4 +1,4 @@
-import { inexactStoredNumberFault } from './jsonNumbers';
+import { scanStoredNumbers } from './jsonNumbers';
 
 /**
  * A jsonb column, selected as text (`::text`) so that every driver hands over the same thing:
@@ -16,10 +16,20 @@ const inexactPayloads = new WeakMap<object, string>();
  * PostgreSQL wrote it: notes a number in it that JSON.parse changed (inexactStoredNumberFault), for
  * inexactPayloadOf. ferry refuses such numbers when it writes a payload; a row inserted by SQL
  * (another library's migration, a hand-written fix) holds them as jsonb keeps them: exact numerics.
+ * Returns whether the text may hold such a number (mayHoldInexactNumber, so it was scanned): false
+ * when it holds none, or is no text; a caller that also needs that answer (notePayloadText) reads
+ * the text with MAYBE_INEXACT once.
  */
-export function noteInexactPayload<T extends object>(read: T, payloadText: unknown): T {
-  const fault = typeof payloadText === 'string' ? inexactStoredNumberFault(payloadText) : null;
+export function noteInexactNumbers(read: object, payloadText: unknown): boolean {
+  if (typeof payloadText !== 'string') return false;
+  const { scanned, fault } = scanStoredNumbers(payloadText);
   if (fault !== null) inexactPayloads.set(read, fault);
+  return scanned;
+}
+
+/** noteInexactNumbers, returning `read`. */
+export function noteInexactPayload<T extends object>(read: T, payloadText: unknown): T {
+  noteInexactNumbers(read, payloadText);
   return read;
 }
 

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { emit, fromPrisma } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { drainAll, relay } from './helpers';
+import { drainAll, emitAndRelay, relay } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -170,17 +170,8 @@ test('an event emit() wrote is published as it was, numbers PostgreSQL writes ba
   await t.db.execute('DELETE FROM outbox_events');
   // emit keeps these (JSON.stringify writes 1e+21); jsonb writes them back as 22 and 301 digits.
   const payload = { big: 1e21, huge: 1e300, max: 2 ** 53 - 1, tiny: 5e-324, nested: [{ n: -1e25 }] };
-  const { id } = await emit(t.db, { type: 'numbers', payload });
-  const publisher = new InMemoryPublisher();
-  const r = relay(t.db, publisher);
+  const { row, delivered } = await emitAndRelay(t.db, { type: 'numbers', payload });
 
-  await drainAll(r, t.db);
-  await r.close();
-
-  const [row] = await t.db.query<{ status: string; last_error: string | null }>(
-    `SELECT status, last_error FROM outbox_events WHERE id = $1::uuid`,
-    [id],
-  );
   expect(row).toEqual({ status: 'SENT', last_error: null });
-  expect(publisher.delivered.map((message) => message.payload)).toEqual([payload]);
+  expect(delivered.map((message) => message.payload)).toEqual([payload]);
 });

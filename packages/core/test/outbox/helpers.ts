@@ -1,6 +1,15 @@
-import { createRelay, type OutboxOptions, type Publisher, type Relay, type SqlExecutor } from '@ferry/core';
+import {
+  createRelay,
+  emit,
+  type OutboxEventInput,
+  type OutboxMessage,
+  type OutboxOptions,
+  type Publisher,
+  type Relay,
+  type SqlExecutor,
+} from '@ferry/core';
 import pino from 'pino';
-import { waitUntil } from '@ferry/testing';
+import { InMemoryPublisher, waitUntil } from '@ferry/testing';
 
 export const silent = pino({ level: 'silent' });
 
@@ -22,6 +31,26 @@ export async function drainAll(r: Relay, db: SqlExecutor, deadlineMs = 30_000): 
     );
     return row?.n === 0;
   }, deadlineMs);
+}
+
+/**
+ * Emits `event`, relays until nothing is left to publish, and returns the event's row (its
+ * status and last_error) and what the publisher was given.
+ */
+export async function emitAndRelay(
+  db: SqlExecutor,
+  event: OutboxEventInput,
+): Promise<{ row: { status: string; last_error: string | null } | undefined; delivered: OutboxMessage[] }> {
+  const { id } = await emit(db, event);
+  const publisher = new InMemoryPublisher();
+  const r = relay(db, publisher);
+  await drainAll(r, db);
+  await r.close();
+  const [row] = await db.query<{ status: string; last_error: string | null }>(
+    `SELECT status, last_error FROM outbox_events WHERE id = $1::uuid`,
+    [id],
+  );
+  return { row, delivered: [...publisher.delivered] };
 }
 
 export async function statusOf(db: SqlExecutor, id: string): Promise<Record<string, unknown>> {

@@ -1,5 +1,5 @@
 import type { Message } from '@platformatic/kafka';
-import { storableHeaderText } from '@ferry/core/transport';
+import { setOwnProperty, storableHeaderText } from '@ferry/core/transport';
 import { hasKafkaType } from '../errors';
 import { closedOnAbort } from './closedOnAbort';
 import { PartitionGate } from './partitionGate';
@@ -237,19 +237,13 @@ function toRecord(message: Message): ConsumedRecord {
     const text = storableHeaderText(name);
     if (text === undefined) continue;
     // A name given more than once keeps every value, in order, as kafkajs hands them over. Own
-    // properties only: `headers['constructor']` would read Object, `headers['__proto__'] = v`
-    // would set nothing.
+    // properties only (setOwnProperty): `headers['constructor']` would read Object.
     const before = Object.hasOwn(headers, text) ? headers[text] : undefined;
     const grouped =
       before === undefined
         ? (value ?? null)
         : [...(Array.isArray(before) ? before : [before]), value ?? null];
-    Object.defineProperty(headers, text, {
-      value: grouped,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwnProperty(headers, text, grouped);
   }
   return {
     offset: message.offset.toString(),

@@ -32,6 +32,24 @@ export interface ConsumerFixture {
 }
 
 /**
+ * Registers the file-wide hooks of a RabbitMQ consumer test: `fixture.database` (no migrations)
+ * and `fixture.broker` (a raw channel) before the file's tests, both closed after them.
+ */
+export function useDatabaseAndBroker<T extends { database: TestDatabase; broker: TestBroker }>(
+  fixture: T,
+): T {
+  beforeAll(async () => {
+    fixture.database = await createTestDatabase({ migrate: false });
+    fixture.broker = await openTestBroker();
+  });
+  afterAll(async () => {
+    await fixture.broker.close();
+    await fixture.database.drop();
+  });
+  return fixture;
+}
+
+/**
  * Registers the hooks of a RabbitMQ consumer test file: a database and a raw broker channel
  * per file; per test a fresh PgTestAcceptor, work queue, connection and publisher, and
  * afterwards the consumer, publisher and connection closed and the queue's topology deleted.
@@ -40,17 +58,7 @@ export function useConsumerFixture(
   defaults: () => Partial<RabbitConsumerOptions> = () => ({}),
   publisherOptions: () => Omit<RabbitPublisherOptions, 'connection'> = () => ({}),
 ): ConsumerFixture {
-  const fixture = { consumer: null } as ConsumerFixture;
-
-  beforeAll(async () => {
-    fixture.database = await createTestDatabase({ migrate: false });
-    fixture.broker = await openTestBroker();
-  });
-
-  afterAll(async () => {
-    await fixture.broker.close();
-    await fixture.database.drop();
-  });
+  const fixture = useDatabaseAndBroker({ consumer: null } as ConsumerFixture);
 
   beforeEach(async () => {
     await fixture.database.db.execute('DROP TABLE IF EXISTS test_inbox');

@@ -7,6 +7,7 @@ import {
   type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
 import { INBOX_TABLE, type OutboxMessage, type SqlExecutor } from '@ferry/core';
+import { setOwnProperty } from '@ferry/core/transport';
 import { testOutboxMessage } from '../../../../test-support/outboxMessages';
 import { SqsConnection, declareQueue, deleteQueue, type DeclaredQueue, type QueueSpec } from '@ferry/sqs';
 import { waitUntil } from '@ferry/testing';
@@ -151,7 +152,7 @@ export async function sendRaw(
 ): Promise<void> {
   const MessageAttributes: Record<string, MessageAttributeValue> = {};
   for (const [name, value] of Object.entries(attributes))
-    MessageAttributes[name] = { DataType: 'String', StringValue: value };
+    setOwnProperty(MessageAttributes, name, { DataType: 'String', StringValue: value });
   await connection.client.send(
     new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, MessageAttributes }),
   );
