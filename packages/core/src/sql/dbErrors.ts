@@ -33,6 +33,14 @@ const UNKNOWN: Translation = { code: 'FERRY_DATABASE_ERROR', retriable: true };
 /** SQLSTATEs (exact, or a two-character class), driver codes and Prisma codes / kinds. */
 const TRANSLATIONS: Readonly<Record<string, Translation>> = {
   '08': UNAVAILABLE, // connection exception
+  // The database refuses ferry as a whole, whatever the statement or its data: no message is at
+  // fault, so transports hold their deliveries (isBatchWideFailure) until an operator fixes it.
+  '28': UNAVAILABLE, // invalid authorization: a role that does not exist (28000), a wrong password (28P01)
+  '3D000': UNAVAILABLE, // the database does not exist
+  '25006': UNAVAILABLE, // read-only transaction: a standby, or a primary a failover demoted
+  '42501': UNAVAILABLE, // insufficient privilege: a GRANT ferry's role lacks
+  '58': UNAVAILABLE, // system error outside PostgreSQL: I/O error
+  F0: UNAVAILABLE, // configuration file error
   '22': INVALID, // data exception: NUL in jsonb (22P05), bad encoding (22021), bad input syntax
   '23': INVALID, // integrity constraint violation: CHECK, NOT NULL, UNIQUE, FOREIGN KEY
   '25P03': UNAVAILABLE, // idle-in-transaction timeout: the session was ended
@@ -45,6 +53,7 @@ const TRANSLATIONS: Readonly<Record<string, Translation>> = {
   '57P02': UNAVAILABLE, // crash shutdown
   '57P03': UNAVAILABLE, // cannot connect now (starting up, recovery)
   '57P05': UNAVAILABLE, // idle session timeout
+  '57': UNAVAILABLE, // operator intervention, e.g. the database was dropped (57P04)
   '42P01': SCHEMA, // undefined table
   '42703': SCHEMA, // undefined column
   '42883': SCHEMA, // undefined function
@@ -68,6 +77,10 @@ const TRANSLATIONS: Readonly<Record<string, Translation>> = {
   ConnectionClosed: UNAVAILABLE,
   SocketTimeout: UNAVAILABLE,
   TooManyConnections: UNAVAILABLE,
+  AuthenticationFailed: UNAVAILABLE,
+  DatabaseDoesNotExist: UNAVAILABLE,
+  DatabaseAccessDenied: UNAVAILABLE,
+  TlsConnectionError: UNAVAILABLE,
   TransactionWriteConflict: UNAVAILABLE,
   TableDoesNotExist: SCHEMA,
   ColumnNotFound: SCHEMA,
