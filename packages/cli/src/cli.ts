@@ -3,7 +3,8 @@ import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core'
 import { MAX_TIMER_MS } from '@ferry/core/transport';
 import { Pool } from 'pg';
 import type { CliIo, Context } from './command';
-import { answerFor, UsageError } from './errors';
+import { UsageError } from './errors';
+import { printFailure } from './failure';
 import { statementTimeout } from './parse';
 import { buildProgram } from './program';
 
@@ -140,17 +141,8 @@ export async function runCli(
   } catch (error) {
     if (error instanceof CommanderError && error.exitCode === 0) return 0;
     const bareHelp = error instanceof CommanderError && error.code === 'commander.help';
-    const answer = answerFor(
-      bareHelp ? new CommanderError(2, error.code, 'a subcommand is required') : error,
-    );
-    const message = parseError.replace(/^error: /, '') || answer.message;
-    const hint = answer.code === 'FERRY_USAGE' ? `see \`${commandName(argv)} --help\`` : answer.hint;
-    if (ctx.json) io.out(JSON.stringify({ error: { code: answer.code, message, hint } }));
-    else {
-      io.err(`${commandName(argv)}: ${answer.code}: ${message}`);
-      io.err(`hint: ${hint}`);
-    }
-    return answer.exitCode;
+    const failure = bareHelp ? new CommanderError(2, error.code, 'a subcommand is required') : error;
+    return printFailure(ctx, commandName(argv), failure, parseError);
   } finally {
     await database.close();
   }

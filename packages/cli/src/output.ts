@@ -56,6 +56,8 @@ export interface ActionResult {
   readonly rowVersion?: number;
   /** The new receipt of a replay. */
   readonly replayId?: string;
+  /** The request id of a replay (`--request-id`, or the one made up): repeating it is a duplicate. */
+  readonly requestId?: string;
 }
 
 /** The one answer of every mutating command. */
@@ -78,14 +80,16 @@ export function countOutcomes(results: readonly ActionResult[]): Record<string, 
 /** Prints one outcome per id and a summary; exit 1 unless every outcome is a success. */
 export function printActions(ctx: Context, answer: ActionAnswer): number {
   const failed = answer.results.filter((r) => !OK.has(r.outcome)).length;
-  if (ctx.json) {
-    printJson(ctx, answer);
-  } else {
-    const suffix = answer.dryRun ? ' (dry run)' : '';
-    for (const { id, outcome } of answer.results) ctx.io.out(`${id} ${outcome}${suffix}`);
-    const summary = Object.entries(answer.counts).map(([k, n]) => `${n} ${k}`);
-    const tail = answer.dryRun ? '; dry run: nothing changed' : '';
-    ctx.io.err(`ferry ${answer.action}: ${summary.join(', ') || 'nothing to do'}${tail}`);
-  }
+  if (ctx.json) printJson(ctx, answer);
+  else printActionText(ctx, answer);
   return failed === 0 ? 0 : 1;
+}
+
+/** `id outcome` lines on stdout and the summary (`counts`, then `note`) on stderr. */
+export function printActionText(ctx: Context, answer: ActionAnswer, note = ''): void {
+  const suffix = answer.dryRun ? ' (dry run)' : '';
+  for (const { id, outcome } of answer.results) ctx.io.out(`${id} ${outcome}${suffix}`);
+  const summary = Object.entries(answer.counts).map(([k, n]) => `${n} ${k}`);
+  const tail = answer.dryRun ? '; dry run: nothing changed' : '';
+  ctx.io.err(`ferry ${answer.action}: ${summary.join(', ') || 'nothing to do'}${note}${tail}`);
 }
