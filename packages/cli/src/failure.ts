@@ -1,6 +1,6 @@
 import type { Context } from './command';
 import { answerFor } from './errors';
-import { printActionText, printJson, type ActionAnswer } from './output';
+import { printActionText, printJson, printNote, type ActionAnswer } from './output';
 
 /**
  * A failure after part of a command's work was done. `done` is what was applied before it (the
@@ -53,8 +53,9 @@ export function printFailure(ctx: Context, command: string, error: unknown, pars
     return answer.exitCode;
   }
   if (done !== undefined) printActionText(ctx, done, ' before the failure');
-  ctx.io.err(`${command}: ${answer.code}: ${message}`);
-  if (requestId !== undefined) ctx.io.err(`request id ${requestId}: retry with --request-id ${requestId}`);
-  ctx.io.err(`hint: ${hint}`);
+  printNote(ctx, `${command}: ${answer.code}: ${message}`);
+  if (requestId !== undefined)
+    printNote(ctx, `request id ${requestId}: retry with --request-id ${requestId}`);
+  printNote(ctx, `hint: ${hint}`);
   return answer.exitCode;
 }

@@ -2,7 +2,7 @@ import { createHealth, type HealthDetails } from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
-import { printJson } from '../output';
+import { printJson, printLine, printNote } from '../output';
 import { duration, positiveInt } from '../parse';
 
 interface HealthCliOptions {
@@ -35,8 +35,8 @@ export function registerHealth(program: Command, ctx: Context): void {
       act<HealthCliOptions>(ctx, async (o) => {
         const details = await healthOf(ctx, o);
         if (ctx.json) printJson(ctx, details);
-        else for (const c of details.checks) ctx.io.out(`${c.status} ${c.name}: ${c.detail}`);
-        if (!ctx.json) ctx.io.err(`ferry health: ${details.status}`);
+        else for (const c of details.checks) printLine(ctx, `${c.status} ${c.name}: ${c.detail}`);
+        if (!ctx.json) printNote(ctx, `ferry health: ${details.status}`);
         return details.status === 'up' ? 0 : 1;
       }),
     );

@@ -2,7 +2,7 @@ import type { HealthDetails } from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
-import { printJson } from '../output';
+import { printable, printJson, printLine } from '../output';
 import { duration, positiveInt } from '../parse';
 import { healthOf } from './health';
 
@@ -73,8 +73,9 @@ async function top(ctx: Context, o: TopOptions): Promise<number> {
         completed: details.inbox?.counts.COMPLETED ?? 0,
       };
       if (ctx.json) printJson(ctx, { at: new Date(now.at).toISOString(), ...details });
-      else if (ctx.io.isTTY) ctx.io.out(`\x1b[2J\x1b[H${view(details, now, before).join('\n')}`);
-      else ctx.io.out(view(details, now, before).join(' | '));
+      else if (ctx.io.isTTY)
+        ctx.io.out(`\x1b[2J\x1b[H${view(details, now, before).map(printable).join('\n')}`);
+      else printLine(ctx, view(details, now, before).join(' | '));
       before = now;
     }
   } finally {
