@@ -1,21 +1,46 @@
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core';
 import { MAX_TIMER_MS } from '@ferry/core/transport';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import type { CliIo, Context } from './command';
 import { UsageError } from './errors';
 import { printFailure } from './failure';
 import { statementTimeout } from './parse';
 import { buildProgram } from './program';
 
+/** The database's connection string and where it came from (an option or variable name). */
+interface DatabaseUrl {
+  readonly url: string;
+  readonly source: '--database-url' | 'FERRY_DATABASE_URL' | 'DATABASE_URL';
+}
+
 /**
  * --database-url, else FERRY_DATABASE_URL, else DATABASE_URL. No default: an operator tool that
  * silently picked some local database would migrate or change the wrong one.
  */
-export function databaseUrl(argv: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
+export function databaseUrl(argv: readonly string[], env: NodeJS.ProcessEnv): DatabaseUrl | undefined {
   const at = argv.findIndex((a) => a === '--database-url' || a.startsWith('--database-url='));
   const flag = at < 0 ? undefined : argv[at]?.includes('=') ? argv[at]?.slice(15) : argv[at + 1];
-  return flag ?? env.FERRY_DATABASE_URL ?? env.DATABASE_URL;
+  if (flag !== undefined) return { url: flag, source: '--database-url' };
+  if (env.FERRY_DATABASE_URL !== undefined)
+    return { url: env.FERRY_DATABASE_URL, source: 'FERRY_DATABASE_URL' };
+  return env.DATABASE_URL === undefined ? undefined : { url: env.DATABASE_URL, source: 'DATABASE_URL' };
+}
+
+/**
+ * The connection string, or a usage error naming where it came from when node-postgres cannot
+ * read it (a port that is no number, a broken URL): the operator mistyped it, PostgreSQL never
+ * saw it. The error never repeats the string, which may hold a password.
+ */
+function connectionString({ url, source }: DatabaseUrl): string {
+  try {
+    // node-postgres parses the string when a client is made; nothing connects until connect().
+    void new Client({ connectionString: url });
+    return url;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`${source} is not a connection string node-postgres can read (${reason})`);
+  }
 }
 
 /** The statement deadline when neither --statement-timeout nor FERRY_STATEMENT_TIMEOUT is given. */
@@ -65,7 +90,7 @@ const consoleIo: CliIo = {
  * (the client stops waiting for a server that went silent).
  */
 function lazyDatabase(
-  url: string | undefined,
+  url: DatabaseUrl | undefined,
   timeoutMs: () => number,
 ): { db: Context['db']; close(): Promise<void> } {
   let pool: Pool | undefined;
@@ -80,7 +105,7 @@ function lazyDatabase(
       if (!pool) {
         const statementMs = defaults?.statementTimeoutMs ?? timeoutMs();
         pool = new Pool({
-          connectionString: url,
+          connectionString: connectionString(url),
           max: 2,
           connectionTimeoutMillis: 10_000,
           // 0 (migrate without a deadline): neither; node-postgres sends no statement_timeout.

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { printJson, printLine, printNote } from '../output';
-import { duration, positiveInt } from '../parse';
+import { duration, nonNegativeInt } from '../parse';
 
 interface HealthCliOptions {
   maxFailed?: number;
@@ -27,8 +27,8 @@ export function registerHealth(program: Command, ctx: Context): void {
   program
     .command('health')
     .description('database, schema and backlog against thresholds; exit 0 healthy, 1 not (for probes)')
-    .option('--max-failed <n>', 'FAILED outbox events tolerated (default 0)', positiveInt())
-    .option('--max-dead <n>', 'DEAD inbox receipts tolerated (default 0)', positiveInt())
+    .option('--max-failed <n>', 'FAILED outbox events tolerated (default 0)', nonNegativeInt())
+    .option('--max-dead <n>', 'DEAD inbox receipts tolerated (default 0)', nonNegativeInt())
     .option('--max-pending-age <age>', 'oldest pending age tolerated (default 5m)', duration)
     .option('--timeout <age>', 'deadline per probe (default 5s)', duration)
     .action(
