@@ -5,7 +5,7 @@ import type { Context } from './command';
  * The one way text reaches the operator's terminal: a line with every character a terminal acts
  * on or breaks a line at (controls, line separators, bidirectional controls) escaped as
  * `\uXXXX`, whatever the values in it hold (an event type, a tenant id, an error message).
- * JSON output needs none: JSON.stringify escapes them.
+ * JSON output goes through it too (printJson).
  */
 export const printable = escapeUnshowable;
 
@@ -19,8 +19,13 @@ export function printNote(ctx: Context, line: string): void {
   ctx.io.err(printable(line));
 }
 
+/**
+ * One JSON document on stdout. JSON.stringify escapes C0 controls but leaves DEL, C1, U+2028/9
+ * and bidirectional controls raw; printable writes those as `\uXXXX` too, which JSON reads
+ * back as the same string.
+ */
 export function printJson(ctx: Context, value: unknown): void {
-  ctx.io.out(JSON.stringify(value));
+  ctx.io.out(printable(JSON.stringify(value)));
 }
 
 /** `{ items, nextCursor }` under --json; one line per item otherwise. */

@@ -44,6 +44,19 @@ describe('ferry prints no control character in text mode', () => {
     expect(list.lines.join(' ')).toContain('order.paid\\u001b[2J');
   });
 
+  it('--json output carries no raw DEL, C1, line separator or bidirectional control either', async () => {
+    const tenant = `t-${randomUUID()}`;
+    const type = 'order.paid\u007f\u009b2J\u2028\u202e';
+    await emit(t.db, { type, tenantId: tenant, payload: { note: 'a\u0085b' } });
+    const list = await cli('outbox', 'list', '--tenant', tenant, '--json');
+    expect(list.code).toBe(0);
+    expect(list.lines).toHaveLength(1);
+    expect(list.lines[0]).not.toMatch(CONTROL);
+    // Escaped as JSON escapes: the document reads back the same values.
+    const page = JSON.parse(list.lines[0]!) as { items: Array<{ type: string }> };
+    expect(page.items.map((item) => item.type)).toEqual([type]);
+  });
+
   it('audit list prints one line per entry, whatever its scope, actor or ids hold', async () => {
     // Rows written before forTenant() refused such tenant ids, or by SQL: the CLI escapes them.
     const forged = 'tenant:acme\n9999 2026-01-01T00:00:00.000Z outbox.purge-sent applied-run outcome=applied';
