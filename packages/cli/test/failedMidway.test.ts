@@ -119,6 +119,37 @@ describe('ferry answers a failure part-way with what was done', () => {
     expect(answer.errors[1]).toMatch(/^ferry inbox requeue: FERRY_(TIMEOUT|OUTCOME_UNKNOWN): /);
   });
 
+  it('a purge that fails at a later pass still counts the rows its earlier passes deleted', async () => {
+    // A trigger refuses to delete one row: the pass that reaches it fails, the one before committed.
+    await t.db.execute(`
+      CREATE FUNCTION refuse_purge() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF OLD.event_type = 'purge.refused' THEN RAISE EXCEPTION 'refused by the test'; END IF;
+        RETURN OLD;
+      END $$`);
+    await t.db.execute(
+      'CREATE TRIGGER refuse_purge BEFORE DELETE ON outbox_events FOR EACH ROW EXECUTE FUNCTION refuse_purge()',
+    );
+    await t.db.execute(
+      `INSERT INTO outbox_events (id, event_type, payload, max_retries, status, published_at, created_at)
+       VALUES (gen_random_uuid(), 'purge.ok', '{}', 5, 'SENT', now() - interval '3 days', now() - interval '4 days'),
+              (gen_random_uuid(), 'purge.refused', '{}', 5, 'SENT', now() - interval '2 days', now() - interval '4 days')`,
+    );
+    try {
+      const answer = await cli('outbox', 'purge-sent', '--before', '1d', '--batch-size', '1', '--json');
+      expect(answer.code).toBe(1);
+      const document = JSON.parse(answer.lines[0]!) as { counts: Record<string, number>; error: object };
+      expect(document).toMatchObject({ action: 'outbox purge-sent', counts: { deleted: 1 } });
+      expect(document.error).toMatchObject({ code: expect.stringMatching(/^FERRY_/) });
+      const text = await cli('outbox', 'purge-sent', '--before', '1d', '--batch-size', '1');
+      // Nothing left to delete before the refused row: nothing applied, the error alone.
+      expect(text.code).toBe(1);
+      expect(text.errors[0]).toMatch(/^ferry outbox purge-sent: FERRY_/);
+    } finally {
+      await t.db.execute('DROP TRIGGER refuse_purge ON outbox_events');
+    }
+  });
+
   it('a replay that times out without --request-id names the request id it used, so it can be retried idempotently', async () => {
     const tenant = `t-${randomUUID()}`;
     const source = await receiptIn('COMPLETED', tenant);
