@@ -22,9 +22,9 @@ export function databaseUrl(argv: readonly string[], env: NodeJS.ProcessEnv): Da
   const at = argv.findIndex((a) => a === '--database-url' || a.startsWith('--database-url='));
   const flag = at < 0 ? undefined : argv[at]?.includes('=') ? argv[at]?.slice(15) : argv[at + 1];
   if (flag !== undefined) return { url: flag, source: '--database-url' };
-  if (env.FERRY_DATABASE_URL !== undefined)
-    return { url: env.FERRY_DATABASE_URL, source: 'FERRY_DATABASE_URL' };
-  return env.DATABASE_URL === undefined ? undefined : { url: env.DATABASE_URL, source: 'DATABASE_URL' };
+  // An empty variable is an unset one (`DATABASE_URL=` in a compose file).
+  if (env.FERRY_DATABASE_URL) return { url: env.FERRY_DATABASE_URL, source: 'FERRY_DATABASE_URL' };
+  return env.DATABASE_URL ? { url: env.DATABASE_URL, source: 'DATABASE_URL' } : undefined;
 }
 
 /**
@@ -33,6 +33,8 @@ export function databaseUrl(argv: readonly string[], env: NodeJS.ProcessEnv): Da
  * saw it. The error never repeats the string, which may hold a password.
  */
 function connectionString({ url, source }: DatabaseUrl): string {
+  // node-postgres reads '' as "the defaults": a guessed local database.
+  if (url.trim() === '') throw new UsageError(`${source} is empty: give the database's URL`);
   try {
     // node-postgres parses the string when a client is made; nothing connects until connect().
     void new Client({ connectionString: url });

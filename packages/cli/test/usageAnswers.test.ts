@@ -41,6 +41,22 @@ describe('ferry usage answers', () => {
     },
   );
 
+  it.each([
+    ['an empty --database-url', ['--database-url='], {}, '--database-url is empty'],
+    [
+      'empty FERRY_DATABASE_URL and DATABASE_URL',
+      [],
+      { FERRY_DATABASE_URL: '', DATABASE_URL: '' },
+      'no database',
+    ],
+  ])('%s: a usage error, never a guessed local database', async (_what, flag, env, message) => {
+    const io = captureIo();
+    const code = await runCli(['outbox', 'stats', '--json', ...flag], io, env);
+    const error = (JSON.parse(io.lines[0]!) as { error: { code: string; message: string } }).error;
+    expect({ code, error: error.code }).toEqual({ code: 2, error: 'FERRY_USAGE' });
+    expect(error.message).toContain(message);
+  });
+
   it('health takes --max-failed 0 and --max-dead 0, the documented defaults, explicitly', async () => {
     // An operator's probe script spelling out the defaults gets exit 2 (FERRY_USAGE: "must be an
     // integer between 1 and …") on main, which a liveness probe reads as unhealthy for ever.
