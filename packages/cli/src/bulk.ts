@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { Context } from './command';
 import { UsageError } from './errors';
-import { countOutcomes, printActions, type ActionResult } from './output';
+import { keepingDone } from './failure';
+import { countOutcomes, printActions, type ActionAnswer, type ActionResult } from './output';
 import { uuid } from './parse';
 import { progress } from './progress';
 
@@ -12,26 +13,40 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** Runs `work` per batch (one audited transaction each) with a progress bar; collects results. */
+/** A mutating command's name and whether it is a dry run: the head of its answer. */
+export interface Acting {
+  readonly action: string;
+  readonly dryRun: boolean;
+}
+
+/**
+ * Runs `work` per batch with a progress bar and prints the answer, one outcome per id. `work`
+ * records each outcome once it is committed (a batch's transaction, or each id's), so a failure
+ * at a later batch is answered with what the earlier ones applied (FailedPartway), exit 1.
+ */
 export async function perBatch<T>(
   ctx: Context,
-  label: string,
+  acting: Acting,
   batches: AsyncIterable<T[]> | Iterable<T[]>,
   total: number,
-  work: (batch: T[]) => Promise<ActionResult[]>,
-): Promise<ActionResult[]> {
-  const bar = progress(ctx, label, total);
+  work: (batch: T[], record: (result: ActionResult) => void) => Promise<void>,
+): Promise<number> {
+  const bar = progress(ctx, acting.action, total);
   const results: ActionResult[] = [];
+  const answer = (): ActionAnswer => ({ ...acting, results, counts: countOutcomes(results) });
   try {
-    for await (const batch of batches) {
-      const done = await work(batch);
-      results.push(...done);
-      bar.add(done.length, Math.max(total, results.length));
-    }
+    await keepingDone(answer, async () => {
+      for await (const batch of batches) {
+        await work(batch, (result) => {
+          results.push(result);
+          bar.add(1, Math.max(total, results.length));
+        });
+      }
+    });
   } finally {
     bar.stop();
   }
-  return results;
+  return printActions(ctx, answer());
 }
 
 /**
@@ -74,7 +89,7 @@ export function releasing(command: Command, what: string): Command {
     .option('--force', `release the token's ${what} before their lease expires (the process is dead)`);
 }
 
-/** Release until drained, one outcome per released id. */
+/** Release until drained, one outcome per released id; a failure part-way names the ids released before it. */
 export async function runRelease(
   ctx: Context,
   action: string,
@@ -84,15 +99,18 @@ export async function runRelease(
   if (o.force === true && o.claimToken === undefined) throw new UsageError('--force needs --claim-token');
   const dryRun = o.dryRun === true;
   const results: ActionResult[] = [];
-  await untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
-    const ids = await release(limit);
-    results.push(...ids.map((id) => ({ id, outcome: 'applied' })));
-    return ids.length;
-  });
-  return printActions(ctx, { action, dryRun, results, counts: countOutcomes(results) });
+  const answer = (): ActionAnswer => ({ action, dryRun, results, counts: countOutcomes(results) });
+  await keepingDone(answer, () =>
+    untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
+      const ids = await release(limit);
+      results.push(...ids.map((id) => ({ id, outcome: 'applied' })));
+      return ids.length;
+    }),
+  );
+  return printActions(ctx, answer());
 }
 
-/** Purge until drained; the answer counts rows under `counted` (deleted, purged). */
+/** Purge until drained; the answer counts rows under `counted` (deleted, purged), also those before a failure. */
 export async function runPurge(
   ctx: Context,
   action: string,
@@ -101,6 +119,14 @@ export async function runPurge(
   purge: (limit: number) => Promise<number>,
 ): Promise<number> {
   const dryRun = o.dryRun === true;
-  const total = await untilDrained(ctx, action, dryRun, o.batchSize as number, purge);
-  return printActions(ctx, { action, dryRun, results: [], counts: { [counted]: total } });
+  let total = 0;
+  const answer = (): ActionAnswer => ({ action, dryRun, results: [], counts: { [counted]: total } });
+  await keepingDone(answer, () =>
+    untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
+      const purged = await purge(limit);
+      total += purged;
+      return purged;
+    }),
+  );
+  return printActions(ctx, answer());
 }

@@ -1,20 +1,48 @@
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core';
 import { MAX_TIMER_MS } from '@ferry/core/transport';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import type { CliIo, Context } from './command';
-import { answerFor, UsageError } from './errors';
+import { UsageError } from './errors';
+import { printFailure } from './failure';
 import { statementTimeout } from './parse';
 import { buildProgram } from './program';
+
+/** The database's connection string and where it came from (an option or variable name). */
+interface DatabaseUrl {
+  readonly url: string;
+  readonly source: '--database-url' | 'FERRY_DATABASE_URL' | 'DATABASE_URL';
+}
 
 /**
  * --database-url, else FERRY_DATABASE_URL, else DATABASE_URL. No default: an operator tool that
  * silently picked some local database would migrate or change the wrong one.
  */
-export function databaseUrl(argv: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
+export function databaseUrl(argv: readonly string[], env: NodeJS.ProcessEnv): DatabaseUrl | undefined {
   const at = argv.findIndex((a) => a === '--database-url' || a.startsWith('--database-url='));
   const flag = at < 0 ? undefined : argv[at]?.includes('=') ? argv[at]?.slice(15) : argv[at + 1];
-  return flag ?? env.FERRY_DATABASE_URL ?? env.DATABASE_URL;
+  if (flag !== undefined) return { url: flag, source: '--database-url' };
+  // An empty variable is an unset one (`DATABASE_URL=` in a compose file).
+  if (env.FERRY_DATABASE_URL) return { url: env.FERRY_DATABASE_URL, source: 'FERRY_DATABASE_URL' };
+  return env.DATABASE_URL ? { url: env.DATABASE_URL, source: 'DATABASE_URL' } : undefined;
+}
+
+/**
+ * The connection string, or a usage error naming where it came from when node-postgres cannot
+ * read it (a port that is no number, a broken URL): the operator mistyped it, PostgreSQL never
+ * saw it. The error never repeats the string, which may hold a password.
+ */
+function connectionString({ url, source }: DatabaseUrl): string {
+  // node-postgres reads '' as "the defaults": a guessed local database.
+  if (url.trim() === '') throw new UsageError(`${source} is empty: give the database's URL`);
+  try {
+    // node-postgres parses the string when a client is made; nothing connects until connect().
+    void new Client({ connectionString: url });
+    return url;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`${source} is not a connection string node-postgres can read (${reason})`);
+  }
 }
 
 /** The statement deadline when neither --statement-timeout nor FERRY_STATEMENT_TIMEOUT is given. */
@@ -64,7 +92,7 @@ const consoleIo: CliIo = {
  * (the client stops waiting for a server that went silent).
  */
 function lazyDatabase(
-  url: string | undefined,
+  url: DatabaseUrl | undefined,
   timeoutMs: () => number,
 ): { db: Context['db']; close(): Promise<void> } {
   let pool: Pool | undefined;
@@ -79,7 +107,7 @@ function lazyDatabase(
       if (!pool) {
         const statementMs = defaults?.statementTimeoutMs ?? timeoutMs();
         pool = new Pool({
-          connectionString: url,
+          connectionString: connectionString(url),
           max: 2,
           connectionTimeoutMillis: 10_000,
           // 0 (migrate without a deadline): neither; node-postgres sends no statement_timeout.
@@ -140,17 +168,8 @@ export async function runCli(
   } catch (error) {
     if (error instanceof CommanderError && error.exitCode === 0) return 0;
     const bareHelp = error instanceof CommanderError && error.code === 'commander.help';
-    const answer = answerFor(
-      bareHelp ? new CommanderError(2, error.code, 'a subcommand is required') : error,
-    );
-    const message = parseError.replace(/^error: /, '') || answer.message;
-    const hint = answer.code === 'FERRY_USAGE' ? `see \`${commandName(argv)} --help\`` : answer.hint;
-    if (ctx.json) io.out(JSON.stringify({ error: { code: answer.code, message, hint } }));
-    else {
-      io.err(`${commandName(argv)}: ${answer.code}: ${message}`);
-      io.err(`hint: ${hint}`);
-    }
-    return answer.exitCode;
+    const failure = bareHelp ? new CommanderError(2, error.code, 'a subcommand is required') : error;
+    return printFailure(ctx, commandName(argv), failure, parseError);
   } finally {
     await database.close();
   }

@@ -1,7 +1,31 @@
+import { escapeUnshowable } from '@ferry/core/transport';
 import type { Context } from './command';
 
+/**
+ * The one way text reaches the operator's terminal: a line with every character a terminal acts
+ * on or breaks a line at (controls, line separators, bidirectional controls) escaped as
+ * `\uXXXX`, whatever the values in it hold (an event type, a tenant id, an error message).
+ * JSON output goes through it too (printJson).
+ */
+export const printable = escapeUnshowable;
+
+/** A text line on stdout, escaped (printable). */
+export function printLine(ctx: Context, line: string): void {
+  ctx.io.out(printable(line));
+}
+
+/** A text line on stderr (summaries, notes), escaped (printable). */
+export function printNote(ctx: Context, line: string): void {
+  ctx.io.err(printable(line));
+}
+
+/**
+ * One JSON document on stdout. JSON.stringify escapes C0 controls but leaves DEL, C1, U+2028/9
+ * and bidirectional controls raw; printable writes those as `\uXXXX` too, which JSON reads
+ * back as the same string.
+ */
 export function printJson(ctx: Context, value: unknown): void {
-  ctx.io.out(JSON.stringify(value));
+  ctx.io.out(printable(JSON.stringify(value)));
 }
 
 /** `{ items, nextCursor }` under --json; one line per item otherwise. */
@@ -12,8 +36,8 @@ export function printList<T>(
   line: (item: T) => string,
 ): void {
   if (ctx.json) return printJson(ctx, page);
-  for (const item of page.items) ctx.io.out(line(item));
-  if (page.nextCursor !== null) ctx.io.err(`ferry ${command}: more rows: --cursor ${page.nextCursor}`);
+  for (const item of page.items) printLine(ctx, line(item));
+  if (page.nextCursor !== null) printNote(ctx, `ferry ${command}: more rows: --cursor ${page.nextCursor}`);
 }
 
 /** `{ item }` under --json; `name: value` lines otherwise. */
@@ -21,7 +45,7 @@ export function printRecord(ctx: Context, item: object): void {
   if (ctx.json) return printJson(ctx, { item });
   for (const [key, value] of Object.entries(item)) {
     const text = value instanceof Date ? value.toISOString() : JSON.stringify(value);
-    ctx.io.out(`${key}: ${text}`);
+    printLine(ctx, `${key}: ${text}`);
   }
 }
 
@@ -39,11 +63,11 @@ export interface StatsAnswer {
 
 export function printStats(ctx: Context, stats: StatsAnswer): void {
   if (ctx.json) return printJson(ctx, stats);
-  for (const [status, n] of Object.entries(stats.counts)) ctx.io.out(`${status} ${n}`);
-  ctx.io.out(`total ${stats.total}`);
-  ctx.io.out(`expiredLeases ${stats.expiredLeases}`);
-  ctx.io.out(`oldestPendingAgeMs ${stats.oldestPendingAgeMs ?? '-'}`);
-  if (stats.estimated.length > 0) ctx.io.out(`estimated ${stats.estimated.join(' ')}`);
+  for (const [status, n] of Object.entries(stats.counts)) printLine(ctx, `${status} ${n}`);
+  printLine(ctx, `total ${stats.total}`);
+  printLine(ctx, `expiredLeases ${stats.expiredLeases}`);
+  printLine(ctx, `oldestPendingAgeMs ${stats.oldestPendingAgeMs ?? '-'}`);
+  if (stats.estimated.length > 0) printLine(ctx, `estimated ${stats.estimated.join(' ')}`);
 }
 
 export interface ActionResult {
@@ -56,6 +80,8 @@ export interface ActionResult {
   readonly rowVersion?: number;
   /** The new receipt of a replay. */
   readonly replayId?: string;
+  /** The request id of a replay (`--request-id`, or the one made up): repeating it is a duplicate. */
+  readonly requestId?: string;
 }
 
 /** The one answer of every mutating command. */
@@ -78,14 +104,16 @@ export function countOutcomes(results: readonly ActionResult[]): Record<string, 
 /** Prints one outcome per id and a summary; exit 1 unless every outcome is a success. */
 export function printActions(ctx: Context, answer: ActionAnswer): number {
   const failed = answer.results.filter((r) => !OK.has(r.outcome)).length;
-  if (ctx.json) {
-    printJson(ctx, answer);
-  } else {
-    const suffix = answer.dryRun ? ' (dry run)' : '';
-    for (const { id, outcome } of answer.results) ctx.io.out(`${id} ${outcome}${suffix}`);
-    const summary = Object.entries(answer.counts).map(([k, n]) => `${n} ${k}`);
-    const tail = answer.dryRun ? '; dry run: nothing changed' : '';
-    ctx.io.err(`ferry ${answer.action}: ${summary.join(', ') || 'nothing to do'}${tail}`);
-  }
+  if (ctx.json) printJson(ctx, answer);
+  else printActionText(ctx, answer);
   return failed === 0 ? 0 : 1;
+}
+
+/** `id outcome` lines on stdout and the summary (`counts`, then `note`) on stderr. */
+export function printActionText(ctx: Context, answer: ActionAnswer, note = ''): void {
+  const suffix = answer.dryRun ? ' (dry run)' : '';
+  for (const { id, outcome } of answer.results) printLine(ctx, `${id} ${outcome}${suffix}`);
+  const summary = Object.entries(answer.counts).map(([k, n]) => `${n} ${k}`);
+  const tail = answer.dryRun ? '; dry run: nothing changed' : '';
+  printNote(ctx, `ferry ${answer.action}: ${summary.join(', ') || 'nothing to do'}${note}${tail}`);
 }

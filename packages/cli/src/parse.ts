@@ -1,14 +1,24 @@
 import { InvalidArgumentError } from 'commander';
 import { isUuid } from '@ferry/core';
 
-/** A commander argParser for a positive integer at most `max`. */
-export function positiveInt(max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+/** A commander argParser for an integer from `min` to `max`. */
+function integerBetween(min: number, max: number): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
-      throw new InvalidArgumentError(`must be an integer between 1 and ${max}, got "${value}"`);
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new InvalidArgumentError(`must be an integer between ${min} and ${max}, got "${value}"`);
     }
     return Number(value);
   };
+}
+
+/** A commander argParser for a positive integer at most `max`. */
+export function positiveInt(max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return integerBetween(1, max);
+}
+
+/** A commander argParser for a count that may be 0 (a threshold such as health's --max-failed). */
+export function nonNegativeInt(max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return integerBetween(0, max);
 }
 
 /** Case-insensitive choice; the value comes back in the canonical (upper) case. */

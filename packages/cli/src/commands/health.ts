@@ -2,8 +2,8 @@ import { createHealth, type HealthDetails } from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
-import { printJson } from '../output';
-import { duration, positiveInt } from '../parse';
+import { printJson, printLine, printNote } from '../output';
+import { duration, nonNegativeInt } from '../parse';
 
 interface HealthCliOptions {
   maxFailed?: number;
@@ -27,16 +27,16 @@ export function registerHealth(program: Command, ctx: Context): void {
   program
     .command('health')
     .description('database, schema and backlog against thresholds; exit 0 healthy, 1 not (for probes)')
-    .option('--max-failed <n>', 'FAILED outbox events tolerated (default 0)', positiveInt())
-    .option('--max-dead <n>', 'DEAD inbox receipts tolerated (default 0)', positiveInt())
+    .option('--max-failed <n>', 'FAILED outbox events tolerated (default 0)', nonNegativeInt())
+    .option('--max-dead <n>', 'DEAD inbox receipts tolerated (default 0)', nonNegativeInt())
     .option('--max-pending-age <age>', 'oldest pending age tolerated (default 5m)', duration)
     .option('--timeout <age>', 'deadline per probe (default 5s)', duration)
     .action(
       act<HealthCliOptions>(ctx, async (o) => {
         const details = await healthOf(ctx, o);
         if (ctx.json) printJson(ctx, details);
-        else for (const c of details.checks) ctx.io.out(`${c.status} ${c.name}: ${c.detail}`);
-        if (!ctx.json) ctx.io.err(`ferry health: ${details.status}`);
+        else for (const c of details.checks) printLine(ctx, `${c.status} ${c.name}: ${c.detail}`);
+        if (!ctx.json) printNote(ctx, `ferry health: ${details.status}`);
         return details.status === 'up' ? 0 : 1;
       }),
     );

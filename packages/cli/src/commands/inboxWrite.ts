@@ -5,6 +5,7 @@ import { act } from '../act';
 import { chunks, perBatch, releasing, runPurge, runRelease, type ReleaseOptions } from '../bulk';
 import type { Context } from '../command';
 import { UsageError } from '../errors';
+import { FailedPartway } from '../failure';
 import { countOutcomes, printActions, type ActionResult } from '../output';
 import { instant, positiveInt, uuid, versionedId, type VersionedId } from '../parse';
 import {
@@ -91,20 +92,13 @@ async function requeue(ctx: Context, o: RequeueOptions, targets: VersionedId[]):
       : (await ctx.db((db) => inboxAdmin(ctx, o, db).stats())).counts.DEAD;
   const batches = explicit.length > 0 ? chunks(explicit, o.batchSize as number) : deadPages(ctx, o);
   const a = audit(ctx, o);
-  const results = await perBatch(ctx, 'requeue', batches, total, (batch) =>
+  return perBatch(ctx, { action: 'inbox requeue', dryRun: a.dryRun }, batches, total, (batch, record) =>
     ctx.db(async (db) => {
       const admin = inboxAdmin(ctx, o, db);
-      const out: ActionResult[] = [];
-      for (const target of batch) out.push(await requeueOne(admin, target, a, reason));
-      return out;
+      // Each id is its own audited transaction: recorded as soon as it committed.
+      for (const target of batch) record(await requeueOne(admin, target, a, reason));
     }),
   );
-  return printActions(ctx, {
-    action: 'inbox requeue',
-    dryRun: a.dryRun,
-    results,
-    counts: countOutcomes(results),
-  });
 }
 
 export function registerInboxWrite(group: Command, ctx: Context): void {
@@ -137,18 +131,28 @@ function registerReplay(group: Command, ctx: Context): void {
           checkInboxScope(o);
           if (o.reason === undefined) throw new UsageError('--reason <text> is required');
           const a = audit(ctx, o);
-          const outcome = await ctx.db((db) =>
-            inboxAdmin(ctx, o, db).replay({
-              id: id as string,
-              expectedVersion: o.expectedVersion,
-              requestId: o.requestId ?? randomUUID(),
-              targetConsumer: o.targetConsumer,
-              actor: a.actor,
-              reason: o.reason as string,
-              dryRun: a.dryRun,
-            }),
-          );
-          const results = [{ id: id as string, outcome: outcome.kind, replayId: outcome.record.id }];
+          // Made up once per invocation when not given; every answer names it, a failed one too,
+          // so a timed-out replay can be retried as the same request (a duplicate, not a copy).
+          const requestId = o.requestId ?? randomUUID();
+          let outcome: Awaited<ReturnType<InboxScopedAdmin['replay']>>;
+          try {
+            outcome = await ctx.db((db) =>
+              inboxAdmin(ctx, o, db).replay({
+                id: id as string,
+                expectedVersion: o.expectedVersion,
+                requestId,
+                targetConsumer: o.targetConsumer,
+                actor: a.actor,
+                reason: o.reason as string,
+                dryRun: a.dryRun,
+              }),
+            );
+          } catch (error) {
+            throw new FailedPartway(error, { requestId });
+          }
+          const results = [
+            { id: id as string, outcome: outcome.kind, replayId: outcome.record.id, requestId },
+          ];
           return printActions(ctx, {
             action: 'inbox replay',
             dryRun: a.dryRun,

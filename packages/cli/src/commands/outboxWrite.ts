@@ -4,7 +4,6 @@ import { act } from '../act';
 import { chunks, perBatch, releasing, runPurge, runRelease, type ReleaseOptions } from '../bulk';
 import type { Context } from '../command';
 import { UsageError } from '../errors';
-import { countOutcomes, printActions } from '../output';
 import { duration, instant, uuids } from '../parse';
 import {
   audit,
@@ -52,14 +51,10 @@ async function retry(ctx: Context, o: RetryOptions, ids: string[]): Promise<numb
   const batchSize = o.batchSize as number;
   const total = ids.length > 0 ? ids.length : (await ctx.db((db) => outboxAdmin(ctx, o, db).stats())).failed;
   const batches = ids.length > 0 ? chunks(ids, batchSize) : failedPages(ctx, o);
-  const results = await perBatch(ctx, 'retry', batches, total, (batch) =>
-    ctx.db((db) => outboxAdmin(ctx, o, db).retryMany(batch, audit(ctx, o))),
-  );
-  return printActions(ctx, {
-    action: 'outbox retry',
-    dryRun: o.dryRun === true,
-    results,
-    counts: countOutcomes(results),
+  const acting = { action: 'outbox retry', dryRun: o.dryRun === true };
+  return perBatch(ctx, acting, batches, total, async (batch, record) => {
+    const results = await ctx.db((db) => outboxAdmin(ctx, o, db).retryMany(batch, audit(ctx, o)));
+    results.forEach(record);
   });
 }
 
@@ -83,16 +78,11 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
         const list = ids as string[];
         // The reason is markFailed's own argument (last_error); its audit options refuse one.
         const { actor, dryRun } = audit(ctx, o);
-        const results = await perBatch(ctx, 'mark-failed', chunks(list, 1), list.length, (batch) =>
-          ctx.db(async (db) => [
-            await outboxAdmin(ctx, o, db).markFailed(batch[0] as string, reason, { actor, dryRun }),
-          ]),
-        );
-        return printActions(ctx, {
-          action: 'outbox mark-failed',
-          dryRun: o.dryRun === true,
-          results,
-          counts: countOutcomes(results),
+        const acting = { action: 'outbox mark-failed', dryRun: o.dryRun === true };
+        return perBatch(ctx, acting, chunks(list, 1), list.length, async ([id], record) => {
+          record(
+            await ctx.db((db) => outboxAdmin(ctx, o, db).markFailed(id as string, reason, { actor, dryRun })),
+          );
         });
       }),
     );

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { MIGRATE_STATEMENT_TIMEOUT_MS } from '../timeouts';
-import { printJson } from '../output';
+import { printJson, printLine } from '../output';
 
 interface FolderOptions {
   migrationsDir?: string;
@@ -28,8 +28,9 @@ export function registerSchema(program: Command, ctx: Context): void {
         statementTimeoutMs: timeoutMs,
       });
       if (ctx.json) return printJson(ctx, result);
-      for (const name of result.applied) ctx.io.out(`applied ${name}`);
-      ctx.io.out(
+      for (const name of result.applied) printLine(ctx, `applied ${name}`);
+      printLine(
+        ctx,
         `ferry migrate: ${result.applied.length} applied, ${result.alreadyApplied.length} already applied`,
       );
     }),
@@ -43,7 +44,7 @@ export function registerSchema(program: Command, ctx: Context): void {
     act<FolderOptions>(ctx, async (o) => {
       await ctx.db((db) => checkSchema(db, { ...o, statementTimeoutMs: ctx.statementTimeoutMs() }));
       if (ctx.json) printJson(ctx, { ready: true });
-      else ctx.io.out('ferry check: schema is ready');
+      else printLine(ctx, 'ferry check: schema is ready');
     }),
   );
 

@@ -2,7 +2,7 @@ import type { HealthDetails } from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
-import { printJson } from '../output';
+import { printable, printJson, printLine } from '../output';
 import { duration, positiveInt } from '../parse';
 import { healthOf } from './health';
 
@@ -11,10 +11,11 @@ interface TopOptions {
   iterations?: number;
 }
 
+/** One refresh's counts; a count whose read failed is undefined (no baseline for the next rate). */
 interface Sample {
   readonly at: number;
-  readonly sent: number;
-  readonly completed: number;
+  readonly sent: number | undefined;
+  readonly completed: number | undefined;
 }
 
 function age(ms: number | null | undefined): string {
@@ -23,12 +24,16 @@ function age(ms: number | null | undefined): string {
 }
 
 /**
- * The growth of a count per second since the last refresh; '-' on the first, and when the count
- * went down (a purge of SENT / COMPLETED rows between two refreshes is not a negative rate).
+ * The growth of a count per second since the last refresh; '-' on the first, after a refresh
+ * whose read failed (a failed read is no count of 0: the rate resumes after two good reads), and
+ * when the count went down (a purge of SENT / COMPLETED rows between two refreshes is not a
+ * negative rate).
  */
 function rate(now: Sample, before: Sample | undefined, key: 'sent' | 'completed'): string {
-  if (!before || now.at <= before.at || now[key] < before[key]) return '-';
-  return ((now[key] - before[key]) / ((now.at - before.at) / 1000)).toFixed(1);
+  const [current, previous] = [now[key], before?.[key]];
+  if (!before || current === undefined || previous === undefined) return '-';
+  if (now.at <= before.at || current < previous) return '-';
+  return ((current - previous) / ((now.at - before.at) / 1000)).toFixed(1);
 }
 
 function view(d: HealthDetails, now: Sample, before: Sample | undefined): string[] {
@@ -69,12 +74,13 @@ async function top(ctx: Context, o: TopOptions): Promise<number> {
       const details = await healthOf(ctx, {});
       const now = {
         at: Date.now(),
-        sent: details.outbox?.sent ?? 0,
-        completed: details.inbox?.counts.COMPLETED ?? 0,
+        sent: details.outbox?.sent,
+        completed: details.inbox?.counts.COMPLETED,
       };
       if (ctx.json) printJson(ctx, { at: new Date(now.at).toISOString(), ...details });
-      else if (ctx.io.isTTY) ctx.io.out(`\x1b[2J\x1b[H${view(details, now, before).join('\n')}`);
-      else ctx.io.out(view(details, now, before).join(' | '));
+      else if (ctx.io.isTTY)
+        ctx.io.out(`\x1b[2J\x1b[H${view(details, now, before).map(printable).join('\n')}`);
+      else printLine(ctx, view(details, now, before).join(' | '));
       before = now;
     }
   } finally {

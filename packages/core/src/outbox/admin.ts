@@ -1,5 +1,5 @@
 import { FerryValidationError } from '../errors';
-import { assertText } from '../validate/text';
+import { assertIdentifier, assertText } from '../validate/text';
 import { isUuid } from '../uuid';
 import { ENVELOPE_LIMIT_BOUNDS } from './envelope/types';
 import { executorFor } from '../sql/applicationTransaction';
@@ -206,6 +206,9 @@ export function createOutboxAdmin(
         );
       }
       assertText('tenantId', tenantId);
+      // The rule of every tenant id emit() stores: a line break or an escape names no tenant
+      // (and would reach an operator's terminal through the audit rows of the scope).
+      assertIdentifier('tenantId', tenantId);
       return new ScopedOutboxAdmin(db, tenantId);
     },
   });

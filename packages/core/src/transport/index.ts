@@ -17,6 +17,7 @@ export {
 export { safeEmit } from '../observe/safeEmit';
 export { defaultLogger, guardLogger } from '../observe/logger';
 export { stripUrlCredentials } from '../redact/urlCredentials';
+export { escapeUnshowable } from '../validate/text';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
 export { deadlineSignal, onAbort } from '../deadline';
 export { discardAnswer } from '../unreadAnswer';

@@ -1,4 +1,4 @@
-import { identifierFault } from './text';
+import { escapeUnshowable, identifierFault } from './text';
 
 describe('identifierFault', () => {
   it.each([
@@ -31,5 +31,17 @@ describe('identifierFault', () => {
     '\u00e9',
   ])('accepts %j', (id) => {
     expect(identifierFault(id)).toBeNull();
+  });
+});
+
+describe('escapeUnshowable', () => {
+  it('escapes what identifierFault refuses as a control, line break or bidirectional control', () => {
+    expect(escapeUnshowable('a\u0000b\nc\u001b[2J\u007f\u009b\u2028\u202e\u2069 \\ é\u200b')).toBe(
+      'a\\u0000b\\u000ac\\u001b[2J\\u007f\\u009b\\u2028\\u202e\\u2069 \\ é\u200b',
+    );
+    for (const c of ['\u0001', '\u001f', '\u0085', '\u2029', '\u202a', '\u2066']) {
+      expect(identifierFault(`x${c}`)).not.toBeNull();
+      expect(escapeUnshowable(c)).toMatch(/^\\u[0-9a-f]{4}$/);
+    }
   });
 });

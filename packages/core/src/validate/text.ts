@@ -63,6 +63,19 @@ export function identifierFault(value: string): string | null {
   return null;
 }
 
+/** NUL and every character identifierFault refuses as a control, line break or bidirectional control. */
+const UNSHOWABLE = new RegExp(`\\u0000|${CONTROL.source}|${LINE_BREAK.source}|${BIDI_CONTROL.source}`, 'g');
+
+/**
+ * `text` for a terminal or a line-oriented output: NUL, the other C0 controls, DEL, C1, the line
+ * and paragraph separators and the bidirectional controls (what identifierFault refuses in an
+ * id) written as `\uXXXX`, so a value stays on its line and drives no terminal. Nothing else
+ * changes (a backslash stays one).
+ */
+export function escapeUnshowable(text: string): string {
+  return text.replace(UNSHOWABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** `U+200B U+200D`: the code points of `text`, the first eight. */
 function codePoints(text: string): string {
   const points = Array.from(
@@ -87,4 +100,13 @@ export function pathSegment(key: string): string {
 export function assertText(field: string, value: string): void {
   const fault = textFault(value);
   if (fault !== null) throw new FerryValidationError(field, fault, 'FERRY_VALIDATION_FAILED', 'invalid_text');
+}
+
+/**
+ * Throws FerryValidationError naming `field` when `value` cannot be an identifier (identifierFault,
+ * the rule of tenant and message ids): an admin's tenant scope, for one.
+ */
+export function assertIdentifier(field: string, value: string): void {
+  const fault = identifierFault(value);
+  if (fault !== null) throw new FerryValidationError(field, fault);
 }

@@ -14,6 +14,7 @@ import { scopeOf } from '../sql/fragments';
 import { listReceipts } from '../sql/listReceipts';
 import { readStats, type InboxStats } from '../sql/stats';
 import type { InboxRecord } from '../types';
+import { assertIdentifier } from '../../validate/text';
 import { decodeCursor, encodeCursor } from './cursor';
 import { InboxScopedAdmin, LIST_KEYS, type InboxListOptions, type InboxPage } from './scoped';
 import {
@@ -43,7 +44,9 @@ export class InboxAdmin {
   }
 
   forTenant(tenantId: string): InboxScopedAdmin {
-    return new InboxScopedAdmin(this.db, scopeOf(requireTenantId(tenantId)));
+    // The rule of every tenant id an inbox accepts; scopeOf(record) takes a stored one as it is.
+    assertIdentifier('tenantId', requireTenantId(tenantId));
+    return new InboxScopedAdmin(this.db, scopeOf(tenantId));
   }
 
   forGlobal(): InboxScopedAdmin {

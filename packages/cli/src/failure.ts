@@ -1,0 +1,61 @@
+import type { Context } from './command';
+import { answerFor } from './errors';
+import { printActionText, printJson, printNote, type ActionAnswer } from './output';
+
+/**
+ * A failure after part of a command's work was done. `done` is what was applied before it (the
+ * ids a bulk command's earlier batches committed), `requestId` the request id a replay used (made
+ * up when `--request-id` was not given): the answer prints them with the error, so the operator
+ * knows what changed and can retry idempotently.
+ */
+export class FailedPartway extends Error {
+  constructor(
+    readonly failure: unknown,
+    readonly context: { readonly done?: ActionAnswer; readonly requestId?: string },
+  ) {
+    super(failure instanceof Error ? failure.message : String(failure));
+    this.name = 'FailedPartway';
+  }
+}
+
+function appliedSomething(answer: ActionAnswer): boolean {
+  return answer.results.length > 0 || Object.values(answer.counts).some((n) => n > 0);
+}
+
+/**
+ * Runs `work`; when it fails after something was applied, the failure carries `soFar()` (the
+ * answer up to that point) as a FailedPartway.
+ */
+export async function keepingDone<T>(soFar: () => ActionAnswer, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const done = soFar();
+    throw appliedSomething(done) ? new FailedPartway(error, { done }) : error;
+  }
+}
+
+/**
+ * The answer of a failed command: `{ error: { code, message, hint, requestId? } }` under --json,
+ * with the fields of the mutation answer applied before the failure (`action`, `dryRun`,
+ * `results`, `counts`) when there were some; else the applied outcomes, then the error and hint
+ * on stderr. Returns the exit code: 2 for a usage error, else 1.
+ */
+export function printFailure(ctx: Context, command: string, error: unknown, parseError: string): 1 | 2 {
+  const partway = error instanceof FailedPartway ? error.context : {};
+  const answer = answerFor(error instanceof FailedPartway ? error.failure : error);
+  const message = parseError.replace(/^error: /, '') || answer.message;
+  const hint = answer.code === 'FERRY_USAGE' ? `see \`${command} --help\`` : answer.hint;
+  const { done, requestId } = partway;
+  if (ctx.json) {
+    const failure = { code: answer.code, message, hint, ...(requestId === undefined ? {} : { requestId }) };
+    printJson(ctx, { ...done, error: failure });
+    return answer.exitCode;
+  }
+  if (done !== undefined) printActionText(ctx, done, ' before the failure');
+  printNote(ctx, `${command}: ${answer.code}: ${message}`);
+  if (requestId !== undefined)
+    printNote(ctx, `request id ${requestId}: retry with --request-id ${requestId}`);
+  printNote(ctx, `hint: ${hint}`);
+  return answer.exitCode;
+}
