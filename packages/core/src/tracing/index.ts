@@ -7,12 +7,14 @@ export {
 } from './messageScope';
 export {
   describeEmitted,
+  endProcessSpan,
   MESSAGING_ATTRIBUTES,
   startAcceptSpans,
   startEmitSpan,
   startProcessSpan,
   startPublishSpans,
   type AcceptSpans,
+  type ProcessSpanOutcome,
   type PublishSpans,
 } from './messaging';
 export { FERRY_TRACER_NAME, inSpan, startSpan, type FerrySpan, type TraceContext } from './span';
