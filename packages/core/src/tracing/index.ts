@@ -14,7 +14,6 @@ export {
   startProcessSpan,
   startPublishSpans,
   type AcceptSpans,
-  type ProcessSpanOutcome,
   type PublishSpans,
 } from './messaging';
 export { FERRY_TRACER_NAME, inSpan, startSpan, type FerrySpan, type TraceContext } from './span';

@@ -236,19 +236,21 @@ export function startProcessSpan(receipt: ProcessedReceipt): FerrySpan {
   });
 }
 
-/** How a handler run ended: the inbox worker's outcome of the receipt. */
-export type ProcessSpanOutcome = 'completed' | 'retry' | 'dead' | 'lease_lost' | 'unresolved';
-
 /**
- * Ends a process span with what became of its receipt (`ferry.outcome`, as the publish and
- * accept spans carry theirs), ERROR with `failure.error` when the handler's transaction failed.
+ * Ends a process span with what became of its receipt (`ferry.outcome`: the inbox worker's
+ * ProcessOutcome, as the publish and accept spans carry theirs), ERROR with `failure.error` when
+ * the handler's transaction failed. Never throws.
  */
 export function endProcessSpan(
   span: FerrySpan,
-  outcome: ProcessSpanOutcome,
+  outcome: string,
   failure: { readonly error: unknown } | undefined,
   redact?: Redactor,
 ): void {
-  span.setAttributes({ [A.outcome]: outcome });
+  try {
+    span.setAttributes({ [A.outcome]: outcome });
+  } catch {
+    // An attribute never keeps the span from ending.
+  }
   endSpan(span, failure, redact);
 }

@@ -171,6 +171,6 @@ export function endSpan(
       span.end(typeof error === 'string' ? redactLine(error, MAX_STATUS_CHARS, redact) : error, redact);
     }
   } catch {
-    // Tracing never replaces the error fn threw.
+    // Tracing never replaces the error being reported.
   }
 }
