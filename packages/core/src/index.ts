@@ -13,6 +13,7 @@ export {
   type FerryErrorOptions,
 } from './errors';
 export { isUuid } from './uuid';
+export { IDENTIFIER_LIMITS } from './validate/identifierLimits';
 export {
   fromPrisma,
   interactiveTransaction,

@@ -27,6 +27,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'FerryError',
     'FerrySchemaError',
     'FerryValidationError',
+    'IDENTIFIER_LIMITS',
     'INBOX_CHANNEL',
     'INBOX_DEFAULTS',
     'INBOX_INPUT_LIMITS',

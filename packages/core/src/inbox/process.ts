@@ -15,7 +15,7 @@ import {
 } from './errors';
 import { runWithWrappers } from './handlerContext';
 import { storedPayload } from './storedPayload';
-import { inSpan, messageScopeOf, runInMessageScope, startProcessSpan } from '../tracing';
+import { endProcessSpan, messageScopeOf, runInMessageScope, startProcessSpan } from '../tracing';
 import type { ResolvedInboxWorkerOptions } from './options';
 import { describeError, MAX_OBSERVED_ERROR_CHARS, type Redactor } from '../redact/redact';
 import type { InboxWorkerOps } from './workerOps';
@@ -173,28 +173,29 @@ export async function processReceipt<TTx>(
   }, deps.worker.transactionTimeoutMs);
   deadline.unref?.();
   const started = Date.now();
+  // Ended once the receipt's outcome is known (ferry.outcome), after the failure transition.
+  const span = startProcessSpan(receipt);
+  let outcome: ProcessOutcome = 'unresolved';
+  let failure: { readonly error: unknown } | undefined;
   try {
     // The handler runs with its span as the active context and the receipt as the message
     // scope that emits inherit correlation, causation and trace context from.
-    const transaction = inSpan(
-      startProcessSpan(receipt),
-      () =>
-        runInMessageScope(messageScopeOf(receipt.messageId, receipt.headers), () =>
-          deps.ops.transaction(
-            receipt,
-            async (tx) => {
-              const context = contextFor(receipt, tx, abort);
-              const handler = deps.handlers[receipt.consumer];
-              await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
-              if (abort.isAborted) throw abort.reason;
-              const completion = await deps.ops.complete(tx, receipt);
-              if (completion === 'transaction_ended') throw new InboxTransactionEndedError(receipt.id);
-              if (completion !== 'completed') throw new InboxLeaseLostError(receipt.id);
-            },
-            abandon.signal,
-          ),
+    const transaction = span.run(() =>
+      runInMessageScope(messageScopeOf(receipt.messageId, receipt.headers), () =>
+        deps.ops.transaction(
+          receipt,
+          async (tx) => {
+            const context = contextFor(receipt, tx, abort);
+            const handler = deps.handlers[receipt.consumer];
+            await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
+            if (abort.isAborted) throw abort.reason;
+            const completion = await deps.ops.complete(tx, receipt);
+            if (completion === 'transaction_ended') throw new InboxTransactionEndedError(receipt.id);
+            if (completion !== 'completed') throw new InboxLeaseLostError(receipt.id);
+          },
+          abandon.signal,
         ),
-      deps.redact,
+      ),
     );
     // Reported also after the worker stopped waiting (close() may have returned): its connection is still held.
     transaction.catch((error: unknown) => {
@@ -202,12 +203,16 @@ export async function processReceipt<TTx>(
     });
     await Promise.race([transaction, interrupted]);
     emit(deps, completedEvent(receipt, started, false));
-    return 'completed';
+    outcome = 'completed';
+    return outcome;
   } catch (error) {
+    failure = { error };
     // close() has returned: ferry writes nothing more for this claim; its lease recovers it.
-    if (shutdown.aborted) return 'unresolved';
-    return await settleFailure(receipt, error, deps, started);
+    if (shutdown.aborted) return outcome;
+    outcome = await settleFailure(receipt, error, deps, started);
+    return outcome;
   } finally {
+    endProcessSpan(span, outcome, failure, deps.redact);
     clearTimeout(deadline);
     clearTimeout(giveUp);
     unlistenShutdown();

@@ -3,6 +3,7 @@ import type { FerryErrorCode } from '../errors';
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
 import { headersFault } from '../validate/headers';
 import { isPlainObject, jsonFault, kindOf } from '../validate/json';
+import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
 import { identifierFault, textFault } from '../validate/text';
 
 /**
@@ -22,9 +23,6 @@ export interface InputFault {
   readonly reason: string;
   readonly rejectReason: TransportRejectReason;
 }
-
-const MAX_NAME = 200;
-const MAX_MESSAGE_ID = 255;
 
 const invalid = (reason: string, rejectReason: TransportRejectReason = 'inbox_invalid'): InputFault => ({
   code: 'FERRY_VALIDATION_FAILED',
@@ -54,12 +52,12 @@ function lengthFault(
 function shapeFault(input: InboxAcceptInput): InputFault | null {
   if (!isPlainObject(input)) return invalid('input must be an object');
   const fault =
-    lengthFault('consumer', input.consumer, MAX_NAME, false) ??
-    lengthFault('messageId', input.messageId, MAX_MESSAGE_ID, false) ??
-    lengthFault('tenantId', input.tenantId, MAX_NAME, 'null') ??
+    lengthFault('consumer', input.consumer, IDENTIFIER_LIMITS.consumer, false) ??
+    lengthFault('messageId', input.messageId, IDENTIFIER_LIMITS.messageId, false) ??
+    lengthFault('tenantId', input.tenantId, IDENTIFIER_LIMITS.tenantId, 'null') ??
     (isPlainObject(input.payload) ? null : 'payload must be a JSON object') ??
-    lengthFault('type', input.type, MAX_NAME, 'nullish') ??
-    lengthFault('system', input.system, MAX_NAME, 'nullish');
+    lengthFault('type', input.type, IDENTIFIER_LIMITS.eventType, 'nullish') ??
+    lengthFault('system', input.system, IDENTIFIER_LIMITS.system, 'nullish');
   if (fault !== null) return invalid(fault);
   const id = identifierFault(input.messageId);
   if (id !== null) return invalid(`messageId ${id}`);

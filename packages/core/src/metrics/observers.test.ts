@@ -50,7 +50,7 @@ const outboxEvents: OutboxEvent[] = [
   { type: 'lease-lost', claimToken: ids[0]!, ids: ids.slice(0, 2), reason: 'heartbeat' },
   { type: 'recovered', requeued: 4, poisoned: [] },
   { type: 'ordering-skipped', skippedIds: [ids[1]!] },
-  { type: 'circuit-opened', failures: 3, openMs: 1_000, error: 'down' },
+  { type: 'circuit-opened', failures: 3, openMs: 1_000, error: 'down', reopened: false },
   { type: 'infrastructure-error', operation: 'claim', error: 'ECONNRESET' },
 ];
 

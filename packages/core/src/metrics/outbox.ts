@@ -50,11 +50,13 @@ export function outboxMetrics(
     'Events claimed past a FAILED head of their ordering key (ordering.failedHead skip)',
     [],
   );
+  // Counted, not set: relays sharing this observer each open and close their own circuit.
   const circuitOpen = make.gauge(
     'outbox_relay_circuit_open',
-    '1 while the relay circuit is open (the broker is unavailable, claiming pauses), else 0',
+    'Relays feeding these metrics whose circuit is open (their broker is unavailable, claiming pauses); 0 when none',
     [],
   );
+  let openCircuits = 0;
   const circuitOpened = make.counter(
     'outbox_relay_circuit_opened_total',
     'Times the relay circuit opened',
@@ -88,11 +90,15 @@ export function outboxMetrics(
         skipped.inc(event.skippedIds.length);
         return;
       case 'circuit-opened':
-        circuitOpen.set(1);
+        // Each relay's circuit goes closed -> opened (-> reopened ...) -> closed: the count of
+        // first openings not yet closed is the relays open now.
+        if (!event.reopened) openCircuits += 1;
+        circuitOpen.set(openCircuits);
         circuitOpened.inc();
         return;
       case 'circuit-closed':
-        circuitOpen.set(0);
+        openCircuits = Math.max(0, openCircuits - 1);
+        circuitOpen.set(openCircuits);
         return;
       case 'infrastructure-error':
         infrastructure.inc({ component: 'outbox', operation: event.operation });

@@ -15,7 +15,11 @@ export interface ServeMetricsOptions {
   port?: number;
   /** Default '127.0.0.1' (this host only); '0.0.0.0' for every interface, e.g. in a container. */
   host?: string;
-  /** Default '/metrics'. */
+  /**
+   * Default '/metrics'. A URL path as requests send it (its own pathname): printable ASCII,
+   * percent-encoded where a URL encodes; a query, fragment, space, backslash, dot segment or
+   * leading '//' is refused (FerryConfigError on `path`), so `url` always answers.
+   */
   path?: string;
 }
 
@@ -43,6 +47,15 @@ export async function serveMetrics(options: ServeMetricsOptions): Promise<Metric
   const host = nonEmptyOption('host', options.host ?? '127.0.0.1');
   const path = nonEmptyOption('path', options.path ?? '/metrics');
   if (!path.startsWith('/')) throw new FerryConfigError('path', `must start with '/', got ${received(path)}`);
+  // Requests are matched on their pathname (pathOf): a path that is not its own pathname (a
+  // query, fragment, space, non-ASCII, backslash, dot segment, '//') would answer no request,
+  // its own `url` included.
+  if (pathOf(path) !== path) {
+    throw new FerryConfigError(
+      'path',
+      `must be a URL path as requests send it: printable ASCII, percent-encoded where a URL encodes, without query, fragment, spaces, backslashes, '.' or '..' segments or a leading '//', got ${received(path)}`,
+    );
+  }
 
   const server = createServer((request, response) => void answer(registry, path, request, response));
   await new Promise<void>((resolve, reject) => {

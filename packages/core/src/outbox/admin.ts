@@ -1,7 +1,7 @@
 import { FerryValidationError } from '../errors';
 import { assertIdentifier, assertText } from '../validate/text';
 import { isUuid } from '../uuid';
-import { ENVELOPE_LIMIT_BOUNDS } from './envelope/types';
+import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
 import { executorFor } from '../sql/applicationTransaction';
 import type { SqlExecutor } from '../sql/executor';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
@@ -197,8 +197,8 @@ export function createOutboxAdmin(
   const operator = new ScopedOutboxAdmin(db, null);
   return Object.assign(operator, {
     forTenant(tenantId: string): OutboxAdmin {
-      // No emitter stores a tenant id longer than maxIdLength's bound: a longer one names no event.
-      const max = ENVELOPE_LIMIT_BOUNDS.maxIdLength;
+      // No emitter stores a tenant id longer than this (whatever its maxIdLength): a longer one names no event.
+      const max = IDENTIFIER_LIMITS.tenantId;
       if (typeof tenantId !== 'string' || tenantId.length === 0 || tenantId.length > max) {
         throw new FerryValidationError(
           'tenantId',

@@ -20,7 +20,14 @@ export type BrokerSignal =
   | { readonly kind: 'reachable' };
 
 export type CircuitTransition =
-  | { readonly type: 'opened'; readonly failures: number; readonly openMs: number; readonly error: string }
+  | {
+      readonly type: 'opened';
+      readonly failures: number;
+      readonly openMs: number;
+      readonly error: string;
+      /** True when a failed half-open probe opened it again (it was not closed in between). */
+      readonly reopened: boolean;
+    }
   | { readonly type: 'closed'; readonly openedForMs: number };
 
 /**
@@ -89,11 +96,12 @@ export class CircuitBreaker {
     this.failures += 1;
     if (state === 'closed' && this.failures < this.options.failureThreshold) return undefined;
     const openMs = reconnectDelayMs(this.options.openMs, this.options.maxOpenMs, this.openings);
-    if (state === 'closed') this.firstOpenedAt = this.now();
+    const reopened = state !== 'closed';
+    if (!reopened) this.firstOpenedAt = this.now();
     this.openings += 1;
     this.isOpen = true;
     this.transitions += 1;
     this.openUntil = this.now() + openMs;
-    return { type: 'opened', failures: this.failures, openMs, error: signal.error };
+    return { type: 'opened', failures: this.failures, openMs, error: signal.error, reopened };
   }
 }

@@ -63,12 +63,17 @@ export type OutboxEvent =
   | { readonly type: 'recovered'; readonly requeued: number; readonly poisoned: readonly string[] }
   /** A later event of a key was claimed past a FAILED head (ordering.failedHead = 'skip'). */
   | { readonly type: 'ordering-skipped'; readonly skippedIds: readonly string[] }
-  /** Every outcome of `failures` cycles was `unavailable`: claiming pauses for `openMs`. */
+  /**
+   * Every outcome of `failures` cycles was `unavailable`: claiming pauses for `openMs`.
+   * `reopened`: a failed half-open probe opened the circuit again (no circuit-closed came
+   * between); false when a closed circuit opened.
+   */
   | {
       readonly type: 'circuit-opened';
       readonly failures: number;
       readonly openMs: number;
       readonly error: string;
+      readonly reopened: boolean;
     }
   /** A (probe) cycle reached the broker again; claiming resumes. */
   | { readonly type: 'circuit-closed'; readonly openedForMs: number }

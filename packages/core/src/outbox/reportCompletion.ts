@@ -79,9 +79,9 @@ export function reportCircuitChange(
   logger: Logger,
 ): void {
   if (change?.type === 'opened') {
-    const { failures, openMs, error } = change;
-    logger.warn({ failures, openMs, error }, 'broker unavailable: circuit opened, claiming paused');
-    emit({ type: 'circuit-opened', failures, openMs, error });
+    const { failures, openMs, error, reopened } = change;
+    logger.warn({ failures, openMs, error, reopened }, 'broker unavailable: circuit opened, claiming paused');
+    emit({ type: 'circuit-opened', failures, openMs, error, reopened });
   } else if (change?.type === 'closed') {
     logger.info({ openedForMs: change.openedForMs }, 'broker reachable: circuit closed');
     emit({ type: 'circuit-closed', openedForMs: change.openedForMs });

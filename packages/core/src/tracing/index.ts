@@ -7,6 +7,7 @@ export {
 } from './messageScope';
 export {
   describeEmitted,
+  endProcessSpan,
   MESSAGING_ATTRIBUTES,
   startAcceptSpans,
   startEmitSpan,

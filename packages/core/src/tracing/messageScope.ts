@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { FERRY_HEADERS } from '../contracts';
 import type { OutboxEventInput } from '../outbox/envelope/types';
 import { textFault } from '../validate/text';
-import { MAX_TRACESTATE, parseTraceparent } from './w3c';
+import { formatTraceparent, MAX_TRACESTATE, parseTraceparent } from './w3c';
 
 /**
  * The message an inbox handler is processing, as events emitted while it runs inherit it.
@@ -25,11 +25,13 @@ export function messageScopeOf(messageId: string, headers: Readonly<Record<strin
   const correlation = headers[FERRY_HEADERS.correlationId];
   const traceparent = headers[FERRY_HEADERS.traceparent];
   const tracestate = headers[FERRY_HEADERS.tracestate];
-  const traced = parseTraceparent(traceparent) !== null;
+  const parsed = parseTraceparent(traceparent);
+  const traced = parsed !== null;
   return {
     messageId,
     correlationId: typeof correlation === 'string' && correlation.length > 0 ? correlation : messageId,
-    traceparent: traced ? (traceparent as string) : null,
+    // As ferry writes it (version 00): a newer version's extra fields are not emit's shape.
+    traceparent: traced ? formatTraceparent(parsed) : null,
     tracestate: traced && typeof tracestate === 'string' && tracestate.length > 0 ? tracestate : null,
   };
 }

@@ -1,7 +1,10 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { InboxAcceptInput, OutboxMessage, PublishOutcome } from '../contracts';
 import { FERRY_HEADERS } from '../contracts';
-import { startSpan, type FerrySpan } from './span';
+import { ENVELOPE_LIMIT_BOUNDS } from '../outbox/envelope/types';
+import type { Redactor } from '../redact/redact';
+import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
+import { endSpan, startSpan, type FerrySpan } from './span';
 
 /**
  * ferry's spans and their attributes, after OpenTelemetry's messaging semantic conventions
@@ -24,6 +27,25 @@ export const MESSAGING_ATTRIBUTES = {
 } as const;
 
 const A = MESSAGING_ATTRIBUTES;
+
+/**
+ * The longest value a span takes from a message for each attribute: the bound emit or acceptance
+ * holds that field to (the widest an emitter may be configured with), so a delivery's header or
+ * field no ferry producer could have written (a correlation header of 15 KB) is no attribute.
+ */
+const FIELD_BOUNDS = {
+  system: IDENTIFIER_LIMITS.system,
+  consumer: IDENTIFIER_LIMITS.consumer,
+  messageId: IDENTIFIER_LIMITS.messageId,
+  eventType: IDENTIFIER_LIMITS.eventType,
+  correlationId: ENVELOPE_LIMIT_BOUNDS.maxIdLength,
+  destination: ENVELOPE_LIMIT_BOUNDS.maxIdLength,
+} as const;
+
+/** `value` when it is a string within `field`'s bound (FIELD_BOUNDS), else undefined: left out. */
+function bounded(field: keyof typeof FIELD_BOUNDS, value: unknown): string | undefined {
+  return typeof value === 'string' && value.length <= FIELD_BOUNDS[field] ? value : undefined;
+}
 
 function defined(attributes: Record<string, string | number | null | undefined>): Attributes {
   const result: Attributes = {};
@@ -60,6 +82,10 @@ export interface PublishSpans {
   end(outcomes: readonly PublishOutcome[], fallbackError: () => string, lostReason?: string): void;
 }
 
+function publishName(destination: string | undefined): string {
+  return destination === undefined ? 'publish' : `publish ${destination}`;
+}
+
 /**
  * One PRODUCER span per claimed message, child of the trace context stored on its row (a new
  * trace when the row has none). `system` is the publisher's messaging system, if it names one.
@@ -70,18 +96,18 @@ export function startPublishSpans(
 ): PublishSpans {
   const spans = messages.map((message) =>
     startSpan({
-      name: message.destination === null ? 'publish' : `publish ${message.destination}`,
+      name: publishName(bounded('destination', message.destination)),
       kind: 'producer',
       parent: { traceparent: message.traceparent, tracestate: message.tracestate },
       fallback: 'root',
       attributes: defined({
-        [A.system]: system,
-        [A.destination]: message.destination,
+        [A.system]: bounded('system', system),
+        [A.destination]: bounded('destination', message.destination),
         [A.operationType]: 'send',
         [A.operationName]: 'publish',
-        [A.messageId]: message.id,
-        [A.conversationId]: message.correlationId,
-        [A.eventType]: message.type,
+        [A.messageId]: bounded('messageId', message.id),
+        [A.conversationId]: bounded('correlationId', message.correlationId),
+        [A.eventType]: bounded('eventType', message.type),
         [A.attempt]: message.attempt,
       }),
     }),
@@ -125,8 +151,8 @@ function header(input: InboxAcceptInput, name: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
+function field(input: InboxAcceptInput, name: 'consumer' | 'messageId' | 'type' | 'system'): unknown {
+  return (input as Partial<InboxAcceptInput> | null)?.[name];
 }
 
 /**
@@ -137,7 +163,7 @@ function text(value: unknown): string | undefined {
 export function startAcceptSpans(inputs: readonly InboxAcceptInput[]): AcceptSpans {
   const list: readonly InboxAcceptInput[] = Array.isArray(inputs) ? inputs : [];
   const spans = list.map((input) => {
-    const consumer = text((input as Partial<InboxAcceptInput> | null)?.consumer);
+    const consumer = bounded('consumer', field(input, 'consumer'));
     return startSpan({
       name: consumer === undefined ? 'accept' : `accept ${consumer}`,
       kind: 'consumer',
@@ -147,13 +173,13 @@ export function startAcceptSpans(inputs: readonly InboxAcceptInput[]): AcceptSpa
       },
       fallback: 'active',
       attributes: defined({
-        [A.system]: text((input as Partial<InboxAcceptInput> | null)?.system),
+        [A.system]: bounded('system', field(input, 'system')),
         [A.operationType]: 'receive',
         [A.operationName]: 'accept',
         [A.consumerGroup]: consumer,
-        [A.messageId]: text((input as Partial<InboxAcceptInput> | null)?.messageId),
-        [A.conversationId]: header(input, FERRY_HEADERS.correlationId),
-        [A.eventType]: text((input as Partial<InboxAcceptInput> | null)?.type),
+        [A.messageId]: bounded('messageId', field(input, 'messageId')),
+        [A.conversationId]: bounded('correlationId', header(input, FERRY_HEADERS.correlationId)),
+        [A.eventType]: bounded('eventType', field(input, 'type')),
       }),
     });
   });
@@ -197,15 +223,34 @@ export function startProcessSpan(receipt: ProcessedReceipt): FerrySpan {
     },
     fallback: 'root',
     attributes: defined({
-      [A.system]: receipt.system,
+      [A.system]: bounded('system', receipt.system),
       [A.operationType]: 'process',
       [A.operationName]: 'process',
-      [A.consumerGroup]: receipt.consumer,
-      [A.messageId]: receipt.messageId,
-      [A.conversationId]: receipt.headers[FERRY_HEADERS.correlationId],
-      [A.eventType]: receipt.messageType,
+      [A.consumerGroup]: bounded('consumer', receipt.consumer),
+      [A.messageId]: bounded('messageId', receipt.messageId),
+      [A.conversationId]: bounded('correlationId', receipt.headers[FERRY_HEADERS.correlationId]),
+      [A.eventType]: bounded('eventType', receipt.messageType),
       [A.receiptId]: receipt.id,
       [A.attempt]: receipt.attempts,
     }),
   });
+}
+
+/**
+ * Ends a process span with what became of its receipt (`ferry.outcome`: the inbox worker's
+ * ProcessOutcome, as the publish and accept spans carry theirs), ERROR with `failure.error` when
+ * the handler's transaction failed. Never throws.
+ */
+export function endProcessSpan(
+  span: FerrySpan,
+  outcome: string,
+  failure: { readonly error: unknown } | undefined,
+  redact?: Redactor,
+): void {
+  try {
+    span.setAttributes({ [A.outcome]: outcome });
+  } catch {
+    // An attribute never keeps the span from ending.
+  }
+  endSpan(span, failure, redact);
 }

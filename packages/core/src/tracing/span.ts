@@ -1,7 +1,7 @@
 import type { Attributes, Context, Span } from '@opentelemetry/api';
 import { describeError, errorName, redactLine, type Redactor } from '../redact/redact';
 import { otel, type Otel } from './otel';
-import { formatTraceparent, parseTraceparent } from './w3c';
+import { formatTraceparent, MAX_TRACESTATE, parseTraceparent } from './w3c';
 
 /** The instrumentation scope ferry's spans are created under. */
 export const FERRY_TRACER_NAME = '@ferry/core';
@@ -55,7 +55,9 @@ function parentContext(api: Otel, start: SpanStart): Context {
   return api.trace.setSpanContext(api.ROOT_CONTEXT, {
     ...remote,
     isRemote: true,
-    ...(tracestate && api.createTraceState ? { traceState: api.createTraceState(tracestate) } : {}),
+    ...(tracestate && tracestate.length <= MAX_TRACESTATE && api.createTraceState
+      ? { traceState: api.createTraceState(tracestate) }
+      : {}),
   });
 }
 
@@ -148,11 +150,27 @@ export async function inSpan<T>(span: FerrySpan, fn: () => Promise<T>, redact?: 
     span.end();
     return result;
   } catch (error) {
-    try {
-      span.end(typeof error === 'string' ? redactLine(error, MAX_STATUS_CHARS, redact) : error, redact);
-    } catch {
-      // Tracing never replaces the error fn threw.
-    }
+    endSpan(span, { error }, redact);
     throw error;
+  }
+}
+
+/**
+ * Ends `span`, ERROR with `failure.error` when there is one (a thrown string redacted by
+ * `redact` too). Never throws: tracing never replaces the error being reported.
+ */
+export function endSpan(
+  span: FerrySpan,
+  failure: { readonly error: unknown } | undefined,
+  redact?: Redactor,
+): void {
+  try {
+    if (failure === undefined) span.end();
+    else {
+      const { error } = failure;
+      span.end(typeof error === 'string' ? redactLine(error, MAX_STATUS_CHARS, redact) : error, redact);
+    }
+  } catch {
+    // Tracing never replaces the error being reported.
   }
 }

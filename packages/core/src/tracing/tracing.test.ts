@@ -22,8 +22,24 @@ describe('W3C traceparent', () => {
     ['all-zero trace id', `00-${'0'.repeat(32)}-${SPAN}-01`],
     ['all-zero span id', `00-${TRACE}-${'0'.repeat(16)}-01`],
     ['truncated', TRACEPARENT.slice(0, 40)],
+    ['version 00 with more fields', `${TRACEPARENT}-extra`],
+    ['newer version followed by no dash', `cc-${TRACE}-${SPAN}-01x`],
+    ['newer version of a bad shape', `cc-${TRACE}-${SPAN}-1`],
   ])('refuses a %s value as a parent', (_what, value) => {
     expect(parseTraceparent(value)).toBeNull();
+  });
+
+  it.each([
+    ['with more fields', `cc-${TRACE}-${SPAN}-01-what-the-future-will-be-like`],
+    ['without more fields', `01-${TRACE}-${SPAN}-01`],
+    ['with an empty field after', `cc-${TRACE}-${SPAN}-01-`],
+  ])('reads the first four fields of a newer version %s (W3C versioning)', (_what, value) => {
+    expect(parseTraceparent(value)).toEqual({ traceId: TRACE, spanId: SPAN, traceFlags: 1 });
+  });
+
+  it("a handled message's newer-version traceparent is inherited as version 00, the shape emit takes", () => {
+    const scope = messageScopeOf('m', { [FERRY_HEADERS.traceparent]: `cc-${TRACE}-${SPAN}-01-extra` });
+    expect(scope.traceparent).toBe(TRACEPARENT);
   });
 });
 

@@ -7,6 +7,9 @@
 /** The shape emit accepts for a traceparent (any version, lower-case hex). */
 export const TRACEPARENT_PATTERN = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
+/** Characters of a version-00 traceparent: the fields every version starts with. */
+const TRACEPARENT_LENGTH = 55;
+
 /** The longest tracestate emit stores. */
 export const MAX_TRACESTATE = 512;
 
@@ -21,11 +24,17 @@ const ALL_ZERO = /^0+$/;
 
 /**
  * The trace and parent span a traceparent names, or null when it is absent or unusable as a
- * parent: wrong shape, version `ff`, or an all-zero trace or span id.
+ * parent: wrong shape, version `ff`, or an all-zero trace or span id. A version above 00 may
+ * carry more fields (W3C Trace Context, "Versioning of traceparent"): its first four are read
+ * when what follows them starts with '-'; version 00 has exactly four.
  */
 export function parseTraceparent(value: string | null | undefined): ParsedTraceparent | null {
-  if (typeof value !== 'string' || !TRACEPARENT_PATTERN.test(value)) return null;
-  const [version, traceId, spanId, flags] = value.split('-') as [string, string, string, string];
+  if (typeof value !== 'string' || value.length < TRACEPARENT_LENGTH) return null;
+  const head = value.slice(0, TRACEPARENT_LENGTH);
+  if (!TRACEPARENT_PATTERN.test(head)) return null;
+  const [version, traceId, spanId, flags] = head.split('-') as [string, string, string, string];
+  if (value.length > TRACEPARENT_LENGTH && (version === '00' || value[TRACEPARENT_LENGTH] !== '-'))
+    return null;
   if (version === 'ff' || ALL_ZERO.test(traceId) || ALL_ZERO.test(spanId)) return null;
   return { traceId, spanId, traceFlags: Number.parseInt(flags, 16) };
 }

@@ -125,13 +125,13 @@ describe('outbox admin', () => {
     expect(() => admin().forTenant('')).toThrow(expect.objectContaining({ field: 'tenantId' }));
   });
 
-  it('forTenant refuses a tenant id longer than any emitter can store (512 characters)', () => {
-    const longest = 'é'.repeat(512);
+  it('forTenant refuses a tenant id longer than any emitter can store (255 characters)', () => {
+    const longest = 'é'.repeat(255);
     expect(admin().forTenant(longest)).toBeDefined();
     expect(() => admin().forTenant(`${longest}x`)).toThrow(
       expect.objectContaining({
         field: 'tenantId',
-        message: expect.stringContaining('at most 512 characters'),
+        message: expect.stringContaining('at most 255 characters'),
       }),
     );
     expect(() => admin().forTenant('t'.repeat(100_000))).toThrow(

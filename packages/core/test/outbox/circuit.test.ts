@@ -13,7 +13,13 @@ describe('CircuitBreaker (pure, injected clock)', () => {
     const breaker = new CircuitBreaker(options, () => now);
     expect(breaker.record(down)).toBeUndefined();
     expect(breaker.claimLimit(50)).toBe(50);
-    expect(breaker.record(down)).toEqual({ type: 'opened', failures: 2, openMs: 100, error: 'ECONNREFUSED' });
+    expect(breaker.record(down)).toEqual({
+      type: 'opened',
+      failures: 2,
+      openMs: 100,
+      error: 'ECONNREFUSED',
+      reopened: false,
+    });
     expect(breaker.state).toBe('open');
     expect(breaker.claimLimit(50)).toBe(0);
     expect(breaker.remainingOpenMs()).toBe(100);
@@ -28,12 +34,18 @@ describe('CircuitBreaker (pure, injected clock)', () => {
     let now = 0;
     const breaker = new CircuitBreaker({ ...options, failureThreshold: 1 }, () => now);
     const periods: number[] = [];
+    const reopened: boolean[] = [];
     for (let i = 0; i < 4; i += 1) {
       const change = breaker.record(down);
-      if (change?.type === 'opened') periods.push(change.openMs);
+      if (change?.type === 'opened') {
+        periods.push(change.openMs);
+        reopened.push(change.reopened);
+      }
       now += breaker.remainingOpenMs();
     }
     expect(periods).toEqual([100, 200, 300, 300]);
+    // Only the first opening follows a closed circuit; the rest are failed probes.
+    expect(reopened).toEqual([false, true, true, true]);
   });
 
   it('ignores an all-unavailable cycle claimed before the latest transition, not an answer', () => {

@@ -103,6 +103,8 @@ const COLUMNS: readonly (readonly [name: string, set: string, field: string])[] 
   ['tenant-blank', `tenant_id = '   '`, 'tenantId'],
   ['tenant-control', `tenant_id = E'acme\\tcorp'`, 'tenantId'],
   ['tenant-invisible', `tenant_id = E'\\u200B'`, 'tenantId'],
+  // Longer than IDENTIFIER_LIMITS.tenantId (255), whatever maxIdLength: every ferry inbox refuses it.
+  ['tenant-long', `tenant_id = repeat('t', 256)`, 'tenantId'],
   ['correlation-empty', `correlation_id = ''`, 'correlationId'],
   ['causation-long', `causation_id = repeat('c', 513)`, 'causationId'],
   ['traceparent-garbage', `traceparent = 'not-a-trace'`, 'traceparent'],

@@ -163,6 +163,7 @@ describe('the outbox observer receives one { type } event at a time', () => {
         failures: 1,
         openMs: 50,
         error: 'connect ECONNREFUSED 127.0.0.1:9092',
+        reopened: false,
       },
       cycle({ claimed: 1, unavailable: 1 }),
       cycle({}),

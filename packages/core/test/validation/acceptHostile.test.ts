@@ -92,11 +92,11 @@ describe('acceptance refuses hostile input per message, never as a database fail
   );
 
   it.each([
-    ['type', 'type', 201, 'type is 201 characters; the limit is 200'],
-    ['a 10,000-character type', 'type', 10_000, 'type is 10000 characters; the limit is 200'],
+    ['type', 'type', 256, 'type is 256 characters; the limit is 255'],
+    ['a 10,000-character type', 'type', 10_000, 'type is 10000 characters; the limit is 255'],
     ['messageId', 'messageId', 256, 'messageId is 256 characters; the limit is 255'],
     ['consumer', 'consumer', 201, 'consumer is 201 characters; the limit is 200'],
-    ['tenantId', 'tenantId', 201, 'tenantId is 201 characters; the limit is 200'],
+    ['tenantId', 'tenantId', 256, 'tenantId is 256 characters; the limit is 255'],
     ['system', 'system', 201, 'system is 201 characters; the limit is 200'],
   ])('refuses a too long %s saying so, with the limit', async (_n, field, length, reason) => {
     const inbox = makeInbox(t.prisma);

@@ -7,6 +7,7 @@ import {
   textArgument,
   uuidArgument,
 } from '../../optionChecks';
+import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
 import { assertText } from '../../validate/text';
 import { isUuid } from '../sql/fragments';
 import { INBOX_STATUSES, type InboxStatus } from '../types';
@@ -54,10 +55,11 @@ export function lookupId(value: unknown): string | null {
 }
 
 export function requireTenantId(value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 200) {
+  const max = IDENTIFIER_LIMITS.tenantId;
+  if (typeof value !== 'string' || value.length === 0 || value.length > max) {
     throw new FerryValidationError(
       'tenantId',
-      `must be a non-empty string of at most 200 characters, got ${received(value)}`,
+      `must be a non-empty string of at most ${max} characters, got ${received(value)}`,
     );
   }
   assertText('tenantId', value);

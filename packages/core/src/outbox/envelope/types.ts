@@ -1,3 +1,5 @@
+import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
+
 /** What an application emits. Only `type` and `payload` are required. */
 export interface OutboxEventInput {
   readonly type: string;
@@ -27,7 +29,10 @@ export interface EnvelopeLimits {
   readonly maxHeaderBytes: number;
   /** Number of headers. Default 64. */
   readonly maxHeaders: number;
-  /** Characters in destination, ordering key, tenant, correlation / causation id. Default 255, at most 512. */
+  /**
+   * Characters in destination, ordering key, tenant, correlation / causation id. Default 255, at
+   * most 512; a tenant id never more than IDENTIFIER_LIMITS.tenantId (255), what acceptance takes.
+   */
   readonly maxIdLength: number;
 }
 
@@ -40,7 +45,7 @@ export interface EnvelopeLimits {
  * JSON.stringify and PostgreSQL's JSON parser well inside their stacks.
  */
 export const ENVELOPE_LIMIT_BOUNDS: EnvelopeLimits = {
-  maxTypeLength: 255,
+  maxTypeLength: IDENTIFIER_LIMITS.eventType,
   maxPayloadBytes: 16 * 1024 * 1024,
   maxPayloadDepth: 256,
   maxHeaderBytes: 1024 * 1024,
@@ -49,7 +54,7 @@ export const ENVELOPE_LIMIT_BOUNDS: EnvelopeLimits = {
 };
 
 export const DEFAULT_ENVELOPE_LIMITS: EnvelopeLimits = {
-  maxTypeLength: 255,
+  maxTypeLength: IDENTIFIER_LIMITS.eventType,
   maxPayloadBytes: 262_144,
   maxPayloadDepth: 32,
   maxHeaderBytes: 8_192,

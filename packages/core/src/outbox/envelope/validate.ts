@@ -3,6 +3,7 @@ import { FerryValidationError } from '../../errors';
 import { TRANSPORT_REJECT_REASONS } from '../../transport/errors';
 import { headersFault } from '../../validate/headers';
 import { isPlainObject, jsonFault, serializedTextFault, type JsonFault } from '../../validate/json';
+import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
 import { assertText, identifierFault } from '../../validate/text';
 import { MAX_TRACESTATE, TRACEPARENT_PATTERN } from '../../tracing/w3c';
 import { OUTBOX_DEFAULTS } from '../options';
@@ -29,11 +30,12 @@ function optionalText(field: string, value: unknown, max: number): string | null
 
 /**
  * The tenant as every ferry consumer will read it (identifierFault, the rule of tenants and
- * message ids): one that shows nothing or holds a control character or line break would be
- * committed here and dead-lettered as `tenant_unresolved` by every consumer.
+ * message ids; at most IDENTIFIER_LIMITS.tenantId characters whatever `max`): one that shows
+ * nothing, holds a control character or line break, or is longer than acceptance takes would be
+ * committed here and dead-lettered by every consumer.
  */
 function tenantText(value: unknown, max: number): string | null {
-  const tenant = optionalText('tenantId', value, max);
+  const tenant = optionalText('tenantId', value, Math.min(max, IDENTIFIER_LIMITS.tenantId));
   const fault = tenant === null ? null : identifierFault(tenant);
   if (fault !== null) fail('tenantId', fault);
   return tenant;
