@@ -214,6 +214,11 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     return this.worker.lastCycleAt;
   }
 
+  /** worker.pollIntervalMs: the idle worker's wait between claims (createHealth's liveness allows it). */
+  get pollIntervalMs(): number {
+    return this.options.worker.pollIntervalMs;
+  }
+
   /** Claims and processes one batch (up to worker.concurrency receipts). */
   runOnce(): Promise<RunOnceResult> {
     return this.worker.runOnce();
