@@ -73,6 +73,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       withStatementDeadline(adapter.db, resolved.statementTimeoutMs),
       'inbox',
       resolved.redact,
+      logger,
     );
     this.emitter = { observer: resolved.observer, logger };
     this.settings = {

@@ -130,7 +130,11 @@ class OutboxRelay implements Relay {
     for (const warning of this.options.warnings) logger.warn({ option: 'stuckThreshold' }, warning);
     this.store =
       config.store ??
-      relayStore(withStatementDeadline(config.db, this.options.statementTimeout), this.options.redact);
+      relayStore(
+        withStatementDeadline(config.db, this.options.statementTimeout),
+        this.options.redact,
+        logger,
+      );
     this.breaker = new CircuitBreaker(this.options.circuit, config.clock);
     this.abandoned = new AbandonedClaims(logger, Math.max(1, Math.floor(this.options.statementTimeout / 2)));
     const observer = config.observer;
