@@ -33,3 +33,15 @@ export function ceilingOption(
   }
   return given;
 }
+
+/**
+ * `value` (the user's, within its own bounds) must be less than `limit` (another option, the
+ * user's or its default): else FerryConfigError naming `name` and saying whether `limit` is a
+ * default. For a default derived from `limit`, derive it below the limit instead.
+ */
+export function belowOption(name: string, value: number, limit: OptionValue): number {
+  if (value >= limit.value) {
+    throw new FerryConfigError(name, `must be less than ${describeOption(limit)}, got ${value}`);
+  }
+  return value;
+}

@@ -18,6 +18,7 @@ export { safeEmit } from '../observe/safeEmit';
 export { defaultLogger, guardLogger } from '../observe/logger';
 export { stripUrlCredentials } from '../redact/urlCredentials';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
+export { belowOption, describeOption, type OptionValue } from '../optionRelations';
 export { deadlineSignal, onAbort } from '../deadline';
 export { discardAnswer } from '../unreadAnswer';
 export {
