@@ -81,6 +81,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       maxPendingMessages: resolved.maxPendingMessages,
       global: resolved.global,
       maxAttempts: resolved.worker.maxAttempts,
+      logger,
     };
     this.idleWorkerWarningMs = internals.idleWorkerWarningMs ?? IDLE_WORKER_WARNING_MS;
     const ops = { ...sqlWorkerOps<TTx>(adapter, this.db, resolved.worker), ...internals.ops };
