@@ -21,7 +21,8 @@ export interface ErrorAnswer {
 /** What an operator does next, by code; one table for every command. */
 const HINTS: Readonly<Record<string, string>> = {
   FERRY_USAGE: 'see `ferry <command> --help`',
-  FERRY_SCHEMA_NOT_READY: "ferry's tables are missing or behind: run `ferry migrate`",
+  FERRY_SCHEMA_NOT_READY:
+    'tables or migrations are missing: run `ferry migrate` (with the --migrations-dir and --table given to check)',
   FERRY_DATABASE_UNAVAILABLE:
     'check --database-url (or FERRY_DATABASE_URL / DATABASE_URL) and that PostgreSQL is up',
   FERRY_DATABASE_ERROR:

@@ -1,15 +1,8 @@
 import { onAbort } from './deadline';
 import { FerryConfigError } from './errors';
-import {
-  integerOption,
-  knownKeysOption,
-  MAX_TIMER_MS,
-  oneOfOption,
-  received,
-  timerOption,
-  type OptionKeys,
-} from './optionChecks';
+import { knownKeysOption, oneOfOption, received, timerOption, type OptionKeys } from './optionChecks';
 import { discardAnswer } from './unreadAnswer';
+import { ceilingOption } from './optionRelations';
 
 /**
  * The one home of ferry's backoff formulas (outbox retries, inbox retries, reconnects,
@@ -135,7 +128,12 @@ export function resolveBackoff(
   const policy = { ...defaults, ...given };
   // Both go into a timer (abortableDelay): past MAX_TIMER_MS it would fire after 1 ms.
   timerOption(`${name}.initialMs`, policy.initialMs, 1);
-  integerOption(`${name}.maxMs`, policy.maxMs, policy.initialMs, MAX_TIMER_MS);
+  const maxMs = ceilingOption(
+    `${name}.maxMs`,
+    given?.maxMs === undefined ? undefined : timerOption(`${name}.maxMs`, given.maxMs, 1),
+    defaults.maxMs,
+    { name: `${name}.initialMs`, value: policy.initialMs, given: given?.initialMs !== undefined },
+  );
   if (typeof policy.multiplier !== 'number' || !Number.isFinite(policy.multiplier) || policy.multiplier < 1) {
     throw new FerryConfigError(
       `${name}.multiplier`,
@@ -143,7 +141,7 @@ export function resolveBackoff(
     );
   }
   oneOfOption(`${name}.jitter`, policy.jitter, ['none', 'full'] as const);
-  return policy;
+  return { ...policy, maxMs };
 }
 
 /**

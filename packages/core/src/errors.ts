@@ -126,14 +126,28 @@ export class FerryValidationError extends FerryError {
 
 export class FerrySchemaError extends FerryError {
   readonly missing: readonly string[];
-  constructor(missing: readonly string[]) {
+  /** `folder`: an application's migrations folder that was checked, instead of ferry's own. */
+  constructor(
+    missing: readonly string[],
+    folder?: { readonly migrationsDir: string; readonly table: string },
+  ) {
+    const list = missing.join(', ');
     super(
       'FERRY_SCHEMA_NOT_READY',
-      `ferry's schema is not ready; missing: ${missing.join(', ')}. Run \`ferry migrate\` (or migrate() from @ferry/core).`,
-      { details: { missing } },
+      folder === undefined
+        ? `ferry's schema is not ready; missing: ${list}. Run \`ferry migrate\` (or migrate() from @ferry/core).`
+        : `the schema of ${folder.migrationsDir} is not ready; missing: ${list}. Run ` +
+            `\`ferry migrate --migrations-dir ${shellWord(folder.migrationsDir)} --table ${folder.table}\` ` +
+            '(or migrate() with the same migrationsDir and table).',
+      { details: folder === undefined ? { missing } : { missing, ...folder } },
     );
     this.missing = missing;
   }
+}
+
+/** `text` as one shell word: as it is when plain, else single-quoted. */
+function shellWord(text: string): string {
+  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 export function isFerryError(error: unknown, code?: FerryErrorCode): error is FerryError {

@@ -52,6 +52,9 @@ function inboxSource(service: InboxService): LoopSource {
     get state() {
       return service.state;
     },
+    get pollIntervalMs() {
+      return service.inbox.pollIntervalMs;
+    },
   };
 }
 

@@ -12,6 +12,7 @@ import {
   knownKeysOption,
   oneOfOption,
   received,
+  belowOption,
   resolveBackoff,
   type OptionKeys,
   type BackoffPolicy,
@@ -200,12 +201,14 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     fromBeginning: booleanOption('fromBeginning', options.fromBeginning ?? defaults.fromBeginning),
     maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? defaults.maxBatchSize, 1, 10_000),
     sessionTimeoutMs,
-    heartbeatIntervalMs: integer(
-      'heartbeatIntervalMs',
-      options.heartbeatIntervalMs ?? Math.min(defaults.heartbeatIntervalMs, Math.floor(sessionTimeoutMs / 3)),
-      1,
-      sessionTimeoutMs - 1,
-    ),
+    heartbeatIntervalMs:
+      options.heartbeatIntervalMs === undefined
+        ? Math.min(defaults.heartbeatIntervalMs, Math.floor(sessionTimeoutMs / 3))
+        : belowOption('heartbeatIntervalMs', integer('heartbeatIntervalMs', options.heartbeatIntervalMs, 1), {
+            name: 'sessionTimeoutMs',
+            value: sessionTimeoutMs,
+            given: options.sessionTimeoutMs !== undefined,
+          }),
     rebalanceTimeoutMs: timerOption(
       'rebalanceTimeoutMs',
       options.rebalanceTimeoutMs ?? defaults.rebalanceTimeoutMs,

@@ -10,6 +10,7 @@ import {
   knownKeysOption,
   oneOfOption,
   received,
+  belowOption,
   resolveBackoff,
   type OptionKeys,
   type BackoffPolicy,
@@ -348,12 +349,14 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? DEFAULTS.maxBatchSize, 1, 10),
     waitTimeSeconds: waitTimeSeconds(options.waitTimeSeconds),
     visibilityTimeoutSeconds,
-    extendEveryMs: integer(
-      'extendEveryMs',
-      options.extendEveryMs ?? Math.floor((visibilityTimeoutSeconds * 1000) / 3),
-      50,
-      visibilityTimeoutSeconds * 1000 - 1,
-    ),
+    extendEveryMs:
+      options.extendEveryMs === undefined
+        ? Math.floor((visibilityTimeoutSeconds * 1000) / 3)
+        : belowOption('extendEveryMs', integer('extendEveryMs', options.extendEveryMs, 50), {
+            name: 'visibilityTimeoutSeconds × 1000',
+            value: visibilityTimeoutSeconds * 1000,
+            given: options.visibilityTimeoutSeconds !== undefined,
+          }),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, DEFAULTS.retryBackoff),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, DEFAULTS.reconnectBackoff),
     deadLetter,

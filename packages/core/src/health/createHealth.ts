@@ -58,8 +58,14 @@ export function createHealth(options: HealthOptions): FerryHealth {
     if (source.state === 'closing' || source.state === 'closed') return down(name, `state ${source.state}`);
     const last = source.lastCycleAt?.getTime() ?? null;
     const age = Date.now() - (last ?? createdAt);
-    if (age <= maxAge) return up(name, last === null ? 'starting' : `last cycle ${age} ms ago`);
-    return down(name, last === null ? `no cycle in ${age} ms` : `last cycle ${age} ms ago (bound ${maxAge})`);
+    // The next cycle is due one poll interval after the last: the bound counts from then.
+    const poll = source.pollIntervalMs ?? 0;
+    if (age <= maxAge + poll) return up(name, last === null ? 'starting' : `last cycle ${age} ms ago`);
+    const bound = poll === 0 ? `bound ${maxAge}` : `bound ${maxAge} past the ${poll} ms poll interval`;
+    return down(
+      name,
+      last === null ? `no cycle in ${age} ms (${bound})` : `last cycle ${age} ms ago (${bound})`,
+    );
   }
 
   async function liveness(): Promise<HealthReport> {

@@ -8,6 +8,12 @@ export interface LoopSource {
   readonly lastCycleAt: Date | null;
   /** relay.state / inbox.state: 'closing' and 'closed' are not alive. */
   readonly state?: string;
+  /**
+   * The wait of an idle loop between two cycles (relay: `pollInterval`, inbox:
+   * `worker.pollIntervalMs`). Liveness allows it on top of maxCycleAgeMs: an idle loop that polls
+   * on schedule is alive however long its interval.
+   */
+  readonly pollIntervalMs?: number;
 }
 
 /** A broker connection: `check` resolves when it is usable (e.g. `() => consumer.ready()`). */

@@ -1,6 +1,7 @@
 import type { InboxAcceptInput } from '../contracts';
 import { FerryError, FerryValidationError } from '../errors';
 import { translateDbError } from '../sql/dbErrors';
+import type { Logger } from '../observe/logger';
 import type { SqlExecutor } from '../sql/executor';
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
 import { payloadFingerprint } from './fingerprint';
@@ -16,6 +17,8 @@ export interface AcceptSettings {
   readonly maxPendingMessages: number | null;
   readonly global: 'reject' | 'shared';
   readonly maxAttempts: number;
+  /** The inbox's logger: an unclassified failure of the acceptance is logged there (translateDbError). */
+  readonly logger?: Logger;
 }
 
 /**
@@ -237,7 +240,7 @@ export async function acceptBatch<R extends ReceiptKey>(
       }
     }
   } catch (cause) {
-    throw translateDbError(cause, 'inbox accept');
+    throw translateDbError(cause, 'inbox accept', undefined, settings.logger);
   }
   return outcomes;
 }

@@ -73,6 +73,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       withStatementDeadline(adapter.db, resolved.statementTimeoutMs),
       'inbox',
       resolved.redact,
+      logger,
     );
     this.emitter = { observer: resolved.observer, logger };
     this.settings = {
@@ -80,6 +81,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       maxPendingMessages: resolved.maxPendingMessages,
       global: resolved.global,
       maxAttempts: resolved.worker.maxAttempts,
+      logger,
     };
     this.idleWorkerWarningMs = internals.idleWorkerWarningMs ?? IDLE_WORKER_WARNING_MS;
     const ops = { ...sqlWorkerOps<TTx>(adapter, this.db, resolved.worker), ...internals.ops };
@@ -212,6 +214,11 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   /** When the worker's poll loop last claimed without an error (createHealth's liveness). */
   get lastCycleAt(): Date | null {
     return this.worker.lastCycleAt;
+  }
+
+  /** worker.pollIntervalMs: the idle worker's wait between claims (createHealth's liveness allows it). */
+  get pollIntervalMs(): number {
+    return this.options.worker.pollIntervalMs;
   }
 
   /** Claims and processes one batch (up to worker.concurrency receipts). */

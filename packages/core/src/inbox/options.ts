@@ -1,6 +1,7 @@
 import type { Logger } from '../observe/logger';
 import { FerryConfigError } from '../errors';
-import { checkLeaseTiming } from '../lease';
+import { leaseHeartbeatInterval } from '../lease';
+import { ceilingOption } from '../optionRelations';
 import {
   booleanOption,
   functionOption,
@@ -158,6 +159,12 @@ function resolveConsumers(value: unknown, handlerNames: readonly string[]): read
   return [...new Set(value as string[])];
 }
 
+/** Worker options whose default follows another option (leaseHeartbeatInterval, ceilingOption). */
+const DERIVED_WORKER_OPTIONS: ReadonlySet<NumericWorkerOption> = new Set([
+  'heartbeatIntervalMs',
+  'retryMaxMs',
+]);
+
 function resolveWorker(
   input: InboxWorkerOptions,
   handlerNames: readonly string[],
@@ -165,6 +172,7 @@ function resolveWorker(
   knownKeysOption('worker.', input, WORKER_KEYS);
   const numbers = {} as Record<NumericWorkerOption, number>;
   for (const key of Object.keys(INBOX_WORKER_BOUNDS) as NumericWorkerOption[]) {
+    if (DERIVED_WORKER_OPTIONS.has(key) && input[key] === undefined) continue;
     numbers[key] = integer(
       `worker.${key}`,
       input[key] ?? INBOX_WORKER_DEFAULTS[key],
@@ -172,13 +180,21 @@ function resolveWorker(
     );
   }
   const enabled = booleanOption('worker.enabled', input.enabled ?? INBOX_WORKER_DEFAULTS.enabled);
-  checkLeaseTiming(
+  numbers.heartbeatIntervalMs = leaseHeartbeatInterval(
     { duration: 'worker.leaseMs', interval: 'worker.heartbeatIntervalMs' },
-    { duration: numbers.leaseMs, interval: numbers.heartbeatIntervalMs },
+    { value: numbers.leaseMs, given: input.leaseMs !== undefined },
+    {
+      value: input.heartbeatIntervalMs === undefined ? undefined : numbers.heartbeatIntervalMs,
+      default: INBOX_WORKER_DEFAULTS.heartbeatIntervalMs,
+      min: INBOX_WORKER_BOUNDS.heartbeatIntervalMs[0],
+    },
   );
-  if (numbers.retryMaxMs < numbers.retryBaseMs) {
-    throw new FerryConfigError('worker.retryMaxMs', 'must be at least worker.retryBaseMs');
-  }
+  numbers.retryMaxMs = ceilingOption(
+    'worker.retryMaxMs',
+    input.retryMaxMs === undefined ? undefined : numbers.retryMaxMs,
+    INBOX_WORKER_DEFAULTS.retryMaxMs,
+    { name: 'worker.retryBaseMs', value: numbers.retryBaseMs, given: input.retryBaseMs !== undefined },
+  );
   const consumers = resolveConsumers(input.consumers, handlerNames);
   if (enabled && consumers.length === 0) {
     throw new FerryConfigError('worker.consumers', 'an enabled worker needs at least one registered handler');

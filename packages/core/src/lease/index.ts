@@ -1,2 +1,2 @@
 export { startLease, type Lease, type LeaseLoss, type LeaseLossReason, type LeaseOptions } from './heartbeat';
-export { checkLeaseTiming } from './timing';
+export { checkLeaseTiming, leaseHeartbeatInterval } from './timing';

@@ -176,17 +176,13 @@ describe('lease kit', () => {
 });
 
 describe('lease timing rule', () => {
-  const names = { duration: 'lease.duration', interval: 'lease.heartbeatInterval', tolerance: 'lease.tol' };
+  const duration = { name: 'lease.duration', value: 1_000, given: true };
+  const interval = (value: number) => ({ name: 'lease.heartbeatInterval', value, given: true });
+  const tolerance = (value: number) => ({ name: 'lease.tol', value, given: true });
   it('accepts interval x tolerance below the duration and rejects the rest, naming the option', () => {
-    expect(() => checkLeaseTiming(names, { duration: 1_000, interval: 300, tolerance: 3 })).not.toThrow();
-    expect(() => checkLeaseTiming(names, { duration: 1_000, interval: 300, tolerance: 4 })).toThrow(
-      FerryConfigError,
-    );
-    expect(() => checkLeaseTiming(names, { duration: 1_000, interval: 300, tolerance: 4 })).toThrow(
-      'lease.tol',
-    );
-    expect(() => checkLeaseTiming(names, { duration: 1_000, interval: 500 })).toThrow(
-      'lease.heartbeatInterval',
-    );
+    expect(() => checkLeaseTiming(duration, interval(300), tolerance(3))).not.toThrow();
+    expect(() => checkLeaseTiming(duration, interval(300), tolerance(4))).toThrow(FerryConfigError);
+    expect(() => checkLeaseTiming(duration, interval(300), tolerance(4))).toThrow('lease.tol');
+    expect(() => checkLeaseTiming(duration, interval(500))).toThrow('lease.heartbeatInterval');
   });
 });

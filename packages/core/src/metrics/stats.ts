@@ -33,7 +33,12 @@ export function statsMetrics(
   tenantLabel: boolean,
   logger: Logger,
 ): void {
-  const db = withTranslation(withDeadlines(options.db, options.statementTimeoutMs), 'metrics stats');
+  const db = withTranslation(
+    withDeadlines(options.db, options.statementTimeoutMs),
+    'metrics stats',
+    undefined,
+    logger,
+  );
   const reads: CachedRead<unknown>[] = [];
   const errors = make.counter(
     'stats_scrape_errors_total',

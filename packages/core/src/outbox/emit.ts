@@ -1,6 +1,6 @@
 import { FerryError, FerryValidationError, isFerryError } from '../errors';
 import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
-import { defaultLogger, type Logger } from '../observe/logger';
+import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { executorFor, type ApplicationTransaction } from '../sql/applicationTransaction';
 import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
@@ -99,7 +99,7 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
   const observer = observerOption(options.observer);
   const channel = resolveOutboxOptions({ channel: options.channel ?? OUTBOX_DEFAULT_CHANNEL }).channel;
   const statementTimeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
-  let logger = options.logger;
+  let logger = options.logger === undefined ? undefined : guardLogger(options.logger);
   const emitMany: Emitter['emitMany'] = async (tx, events) => {
     if (!Array.isArray(events) || events.length === 0) {
       throw new FerryValidationError('events', 'emitMany needs a non-empty array');
@@ -128,12 +128,16 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
     const ids = envelopes.map((e) => e.id);
     let ownTransaction = false;
     await inSpan(span, () =>
-      dbCall('emit', () =>
-        executor.transaction((db) => {
-          // A new executor means emitMany opened (and, on return, committed) its own transaction.
-          ownTransaction = db !== executor;
-          return insertEvents(db, envelopes, channel);
-        }),
+      dbCall(
+        'emit',
+        () =>
+          executor.transaction((db) => {
+            // A new executor means emitMany opened (and, on return, committed) its own transaction.
+            ownTransaction = db !== executor;
+            return insertEvents(db, envelopes, channel);
+          }),
+        undefined,
+        logger,
       ).catch((error: unknown) => {
         throw withEventIds(error, ids);
       }),

@@ -1,6 +1,6 @@
 import { FerryConfigError } from '../errors';
 import type { CircuitOptions } from './circuit';
-import { checkLeaseTiming } from '../lease';
+import { leaseHeartbeatInterval } from '../lease';
 import {
   integerOption,
   MAX_TIMER_MS,
@@ -9,6 +9,7 @@ import {
   received,
   type OptionKeys,
 } from '../optionChecks';
+import { ceilingOption } from '../optionRelations';
 import { redactOption, type RedactionOptions, type Redactor } from '../redact/redact';
 import { STATEMENT_TIMEOUT_BOUNDS, STATEMENT_TIMEOUT_DEFAULT_MS } from '../sql/statementDeadline';
 
@@ -215,18 +216,23 @@ function resolveLease(options: OutboxOptions, warnings: string[]): ResolvedOutbo
     durationInput = options.stuckThreshold;
   }
   const duration = int('lease.duration', durationInput);
-  const heartbeatInterval = int('lease.heartbeatInterval', options.lease?.heartbeatInterval);
-  const heartbeatFailureTolerance = int(
-    'lease.heartbeatFailureTolerance',
-    options.lease?.heartbeatFailureTolerance,
-  );
-  checkLeaseTiming(
+  const toleranceInput = options.lease?.heartbeatFailureTolerance;
+  const heartbeatFailureTolerance = int('lease.heartbeatFailureTolerance', toleranceInput);
+  const intervalInput = options.lease?.heartbeatInterval;
+  const rule = OUTBOX_DEFAULTS['lease.heartbeatInterval'];
+  const heartbeatInterval = leaseHeartbeatInterval(
     {
       duration: 'lease.duration',
       interval: 'lease.heartbeatInterval',
       tolerance: 'lease.heartbeatFailureTolerance',
     },
-    { duration, interval: heartbeatInterval, tolerance: heartbeatFailureTolerance },
+    { value: duration, given: durationInput !== undefined },
+    {
+      value: intervalInput === undefined ? undefined : int('lease.heartbeatInterval', intervalInput),
+      default: rule.default,
+      min: rule.min,
+    },
+    { value: heartbeatFailureTolerance, given: toleranceInput !== undefined },
   );
   return { duration, heartbeatInterval, heartbeatFailureTolerance };
 }
@@ -234,10 +240,12 @@ function resolveLease(options: OutboxOptions, warnings: string[]): ResolvedOutbo
 /** Resolves the retry part alone (emit needs only maxRetries). */
 export function resolveRetryOptions(retry: OutboxOptions['retry'] = {}): ResolvedOutboxOptions['retry'] {
   const initialDelay = int('retry.initialDelay', retry.initialDelay);
-  const maxDelay = int('retry.maxDelay', retry.maxDelay);
-  if (maxDelay < initialDelay) {
-    throw new FerryConfigError('retry.maxDelay', `must be at least retry.initialDelay (${initialDelay})`);
-  }
+  const maxDelay = ceilingOption(
+    'retry.maxDelay',
+    retry.maxDelay === undefined ? undefined : int('retry.maxDelay', retry.maxDelay),
+    OUTBOX_DEFAULTS['retry.maxDelay'].default,
+    { name: 'retry.initialDelay', value: initialDelay, given: retry.initialDelay !== undefined },
+  );
   return {
     maxRetries: int('retry.maxRetries', retry.maxRetries),
     backoff: oneOf('retry.backoff', retry.backoff, ['fixed', 'exponential'], 'exponential'),
@@ -248,10 +256,12 @@ export function resolveRetryOptions(retry: OutboxOptions['retry'] = {}): Resolve
 
 function resolveCircuit(circuit: OutboxOptions['circuit'] = {}): CircuitOptions {
   const openMs = int('circuit.openMs', circuit.openMs);
-  const maxOpenMs = int('circuit.maxOpenMs', circuit.maxOpenMs ?? Math.max(openMs, 30_000));
-  if (maxOpenMs < openMs) {
-    throw new FerryConfigError('circuit.maxOpenMs', `must be at least circuit.openMs (${openMs})`);
-  }
+  const maxOpenMs = ceilingOption(
+    'circuit.maxOpenMs',
+    circuit.maxOpenMs === undefined ? undefined : int('circuit.maxOpenMs', circuit.maxOpenMs),
+    OUTBOX_DEFAULTS['circuit.maxOpenMs'].default,
+    { name: 'circuit.openMs', value: openMs, given: circuit.openMs !== undefined },
+  );
   return {
     failureThreshold: int('circuit.failureThreshold', circuit.failureThreshold),
     openMs,
@@ -285,11 +295,20 @@ function resolveFresh(options: OutboxOptions): ResolvedOutboxOptions {
   if (typeof channel !== 'string' || !CHANNEL_PATTERN.test(channel)) {
     throw new FerryConfigError('channel', `must match /^[a-z_][a-z0-9_]{0,62}$/, got ${received(channel)}`);
   }
-  const reconnectInitialDelay = int('listen.reconnectInitialDelay', options.listen?.reconnectInitialDelay);
-  const reconnectMaxDelay = int('listen.reconnectMaxDelay', options.listen?.reconnectMaxDelay);
-  if (reconnectMaxDelay < reconnectInitialDelay) {
-    throw new FerryConfigError('listen.reconnectMaxDelay', 'must be at least listen.reconnectInitialDelay');
-  }
+  const listen = options.listen;
+  const reconnectInitialDelay = int('listen.reconnectInitialDelay', listen?.reconnectInitialDelay);
+  const reconnectMaxDelay = ceilingOption(
+    'listen.reconnectMaxDelay',
+    listen?.reconnectMaxDelay === undefined
+      ? undefined
+      : int('listen.reconnectMaxDelay', listen.reconnectMaxDelay),
+    OUTBOX_DEFAULTS['listen.reconnectMaxDelay'].default,
+    {
+      name: 'listen.reconnectInitialDelay',
+      value: reconnectInitialDelay,
+      given: listen?.reconnectInitialDelay !== undefined,
+    },
+  );
   return {
     retry: resolveRetryOptions(options.retry),
     lease: resolveLease(options, warnings),

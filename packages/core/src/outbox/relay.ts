@@ -62,6 +62,8 @@ export interface Relay {
   readonly idle: boolean;
   /** When the poll loop last finished a cycle without an error (createHealth's liveness). */
   readonly lastCycleAt: Date | null;
+  /** options.pollInterval: an idle loop's wait between cycles (createHealth's liveness allows it). */
+  readonly pollIntervalMs: number;
   readonly options: ResolvedOutboxOptions;
   readonly listener: NotifyListener | undefined;
   /** The broker-outage circuit: 'open' while claiming is paused. */
@@ -92,6 +94,7 @@ class OutboxRelay implements Relay {
   idle = false;
   lastCycleAt: Date | null = null;
   private readonly logger: Logger;
+
   private readonly store: RelayStore;
   private readonly wake = new WakeSignal();
   /** Stops claiming at once (close()). */
@@ -115,6 +118,10 @@ class OutboxRelay implements Relay {
   /** Failed cycles since one last finished without an error (drives the loop's back-off). */
   private failures = 0;
 
+  get pollIntervalMs(): number {
+    return this.options.pollInterval;
+  }
+
   constructor(private readonly config: RelayConfig) {
     checkRelayConfig(config);
     this.options = resolveOutboxOptions(config.options);
@@ -123,7 +130,11 @@ class OutboxRelay implements Relay {
     for (const warning of this.options.warnings) logger.warn({ option: 'stuckThreshold' }, warning);
     this.store =
       config.store ??
-      relayStore(withStatementDeadline(config.db, this.options.statementTimeout), this.options.redact);
+      relayStore(
+        withStatementDeadline(config.db, this.options.statementTimeout),
+        this.options.redact,
+        logger,
+      );
     this.breaker = new CircuitBreaker(this.options.circuit, config.clock);
     this.abandoned = new AbandonedClaims(logger, Math.max(1, Math.floor(this.options.statementTimeout / 2)));
     const observer = config.observer;

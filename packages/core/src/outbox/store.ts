@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../sql/executor';
 import type { Redactor } from '../redact/redact';
+import type { Logger } from '../observe/logger';
 import { dbCall as outboxCall } from './errors';
 import { claimBatch } from './sql/claimBatch';
 import { completeBatch } from './sql/completeBatch';
@@ -27,10 +28,13 @@ export interface RelayStore {
   endBackend: (pid: number, sentAgoMs: number, waitMs: number) => Promise<boolean>;
 }
 
-/** Binds the transitions to `db`; database failures surface as FerryErrors redacted by `redact`. */
-export function relayStore(db: SqlExecutor, redact?: Redactor): RelayStore {
+/**
+ * Binds the transitions to `db`; database failures surface as FerryErrors redacted by `redact`
+ * (an unclassified one logged to `log`, the relay's logger).
+ */
+export function relayStore(db: SqlExecutor, redact?: Redactor, log?: Logger): RelayStore {
   const dbCall = <T>(operation: string, work: () => Promise<T>): Promise<T> =>
-    outboxCall(operation, work, redact);
+    outboxCall(operation, work, redact, log);
   return {
     claim: (args) => dbCall('claim', () => claimBatch(db, args)),
     complete: (token, completions, onSent) =>

@@ -3,7 +3,7 @@ import { booleanOption, knownKeysOption, type OptionKeys } from '../optionChecks
 import { dbCall } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
-import { loadMigrationFiles } from './migrationFiles';
+import { assertMigrationUnchanged, loadMigrationFiles } from './migrationFiles';
 import { migrationsTableFor } from './migrationsTable';
 
 /** Columns a component needs, by table: e.g. `{ outbox_events: ['id', 'status'] }`. */
@@ -60,7 +60,12 @@ export async function checkSchema(db: SqlExecutor, options: CheckSchemaOptions =
  */
 export async function verifySchema(db: SqlExecutor, options: CheckSchemaOptions = {}): Promise<void> {
   const missing = await dbCall('check schema', () => findMissing(db, options));
-  if (missing.length > 0) throw new FerrySchemaError(missing);
+  if (missing.length === 0) return;
+  const { migrationsDir } = options;
+  throw new FerrySchemaError(
+    missing,
+    migrationsDir === undefined ? undefined : { migrationsDir, table: migrationsTableFor(options) },
+  );
 }
 
 async function findMissing(db: SqlExecutor, options: CheckSchemaOptions): Promise<string[]> {
@@ -85,10 +90,17 @@ async function findMissing(db: SqlExecutor, options: CheckSchemaOptions): Promis
     const [{ present } = { present: false }] = await db.query<{ present: boolean }>(TABLE_PRESENT, [table]);
     if (!present) missing.push(`table:${table}`);
     const applied = present
-      ? new Set((await db.query<{ name: string }>(`SELECT name FROM ${table}`)).map((r) => r.name))
-      : new Set<string>();
+      ? new Map(
+          (await db.query<{ name: string; checksum: string }>(`SELECT name, checksum FROM ${table}`)).map(
+            (r) => [r.name, r.checksum],
+          ),
+        )
+      : new Map<string, string>();
     for (const file of loadMigrationFiles(options.migrationsDir)) {
-      if (!applied.has(file.name)) missing.push(`migration:${file.name}`);
+      const checksum = applied.get(file.name);
+      // An edited applied file stops migrate: check says so the same way, not "missing".
+      if (checksum === undefined) missing.push(`migration:${file.name}`);
+      else assertMigrationUnchanged(file, checksum);
     }
   }
   return missing;

@@ -6,7 +6,7 @@ import type { SqlExecutor } from '../sql/executor';
 import { sqlStateOf } from '../sql/sqlState';
 import { withDeadlines } from '../sql/statementDeadline';
 import { MAX_TIMEOUT_MS } from '../sql/transactionLimits';
-import { loadMigrationFiles, type MigrationFile } from './migrationFiles';
+import { assertMigrationUnchanged, loadMigrationFiles, type MigrationFile } from './migrationFiles';
 import { ensureMigrationsTable, migrationsTableFor } from './migrationsTable';
 
 /** Advisory lock key shared by every ferry migrator ('ferrymig' as a 64-bit number). */
@@ -161,13 +161,7 @@ async function applyOne(
   ]);
   const existing = rows[0];
   if (existing) {
-    if (existing.checksum !== file.checksum) {
-      throw new FerryError(
-        'FERRY_MIGRATION_CHECKSUM_MISMATCH',
-        `migration ${file.name} was changed after it was applied`,
-        { details: { migration: file.name } },
-      );
-    }
+    assertMigrationUnchanged(file, existing.checksum);
     return false;
   }
   try {

@@ -11,6 +11,21 @@ export interface MigrationFile {
   readonly checksum: string;
 }
 
+/**
+ * Throws FERRY_MIGRATION_CHECKSUM_MISMATCH when `file` is not the text recorded as applied
+ * (`recordedChecksum`): migrate stops there, and checkSchema reports it the same way.
+ */
+export function assertMigrationUnchanged(file: MigrationFile, recordedChecksum: string): void {
+  if (recordedChecksum === file.checksum) return;
+  throw new FerryError(
+    'FERRY_MIGRATION_CHECKSUM_MISMATCH',
+    `migration ${file.name} was changed after it was applied`,
+    {
+      details: { migration: file.name },
+    },
+  );
+}
+
 /** @ferry/core's own folder: `prisma` beside `dist` (and beside `src` in the repository). */
 const PACKAGE_PRISMA_DIR = path.resolve(__dirname, '../../prisma');
 

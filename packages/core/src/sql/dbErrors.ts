@@ -153,12 +153,14 @@ let logger: Logger | undefined;
  * rules) like every error text ferry stores or logs: the message (the driver's message as one
  * bounded line) and the cause (a copy of the original error of the same class, codes and fields
  * kept, its texts redacted: redactedCopy). details: operation, sqlState, and constraint / column /
- * table when PostgreSQL named them.
+ * table when PostgreSQL named them. An unclassified failure is logged as a warning to `log`, the
+ * component's logger (ferry.db's default logger when none is given).
  */
 export function translateDbError(
   error: unknown,
   operation: string,
   redact: Redactor = redactText,
+  log?: Logger,
 ): FerryError {
   if (error instanceof FerryError) return error;
   const facts = factsOf(error);
@@ -170,8 +172,8 @@ export function translateDbError(
   if (facts.table !== null) details.table = facts.table;
   const message = redactLine(facts.message, MAX_STORED_ERROR_CHARS, redact);
   if (translation === UNKNOWN) {
-    logger ??= defaultLogger('ferry.db');
-    logger.warn({ operation, sqlState: details.sqlState, err: message }, 'unclassified database error');
+    const warnTo = log ?? (logger ??= defaultLogger('ferry.db'));
+    warnTo.warn({ operation, sqlState: details.sqlState, err: message }, 'unclassified database error');
   }
   return new FerryError(translation.code, `${operation} failed: ${message}`, {
     cause: redactedCopy(error, redact, sensitiveKeyRule(redact)),
@@ -180,30 +182,40 @@ export function translateDbError(
   });
 }
 
-/** Runs one database operation, translating its failure (redacted by `redact`, see translateDbError). */
-export async function dbCall<T>(operation: string, work: () => Promise<T>, redact?: Redactor): Promise<T> {
+/**
+ * Runs one database operation, translating its failure (redacted by `redact`, an unclassified one
+ * logged to `log`: see translateDbError).
+ */
+export async function dbCall<T>(
+  operation: string,
+  work: () => Promise<T>,
+  redact?: Redactor,
+  log?: Logger,
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    throw translateDbError(error, operation, redact);
+    throw translateDbError(error, operation, redact, log);
   }
 }
 
 /**
  * The same executor with every failure translated (`operation` names the component, e.g.
- * `inbox admin`; `redact` its redactor), for components that hand their executor to many SQL
- * modules.
+ * `inbox admin`; `redact` its redactor; `log` its logger), for components that hand their executor
+ * to many SQL modules.
  */
-export function withTranslation(db: SqlExecutor, operation: string, redact?: Redactor): SqlExecutor {
+export function withTranslation(
+  db: SqlExecutor,
+  operation: string,
+  redact?: Redactor,
+  log?: Logger,
+): SqlExecutor {
+  const call = <T>(work: () => Promise<T>): Promise<T> => dbCall(operation, work, redact, log);
   return {
     inTransaction: db.inTransaction,
-    query: (text, values, options) => dbCall(operation, () => db.query(text, values, options), redact),
-    execute: (text, values, options) => dbCall(operation, () => db.execute(text, values, options), redact),
+    query: (text, values, options) => call(() => db.query(text, values, options)),
+    execute: (text, values, options) => call(() => db.execute(text, values, options)),
     transaction: (work, options) =>
-      dbCall(
-        operation,
-        () => db.transaction((tx) => work(withTranslation(tx, operation, redact)), options),
-        redact,
-      ),
+      call(() => db.transaction((tx) => work(withTranslation(tx, operation, redact, log)), options)),
   };
 }

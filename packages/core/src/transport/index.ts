@@ -19,6 +19,7 @@ export { defaultLogger, guardLogger } from '../observe/logger';
 export { stripUrlCredentials } from '../redact/urlCredentials';
 export { escapeUnshowable } from '../validate/text';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
+export { belowOption, describeOption, type OptionValue } from '../optionRelations';
 export { deadlineSignal, onAbort } from '../deadline';
 export { discardAnswer } from '../unreadAnswer';
 export {

@@ -1,17 +1,8 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkSchema, FerryError, FerrySchemaError, fromPrisma, migrate } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-
-function migrationsDir(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ferry-mig-'));
-  for (const [name, sql] of Object.entries(files)) {
-    mkdirSync(path.join(dir, name));
-    writeFileSync(path.join(dir, name, 'migration.sql'), sql);
-  }
-  return dir;
-}
+import { migrationFolder as migrationsDir } from '../../../../test-support/migrationFolder';
 
 async function tableExists(t: TestDatabase, table: string): Promise<boolean> {
   const [row] = await t.db.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [

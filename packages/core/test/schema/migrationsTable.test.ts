@@ -1,18 +1,9 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Client } from 'pg';
 import { checkSchema, exportSql, loadMigrationFiles, migrate } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { migrationFolder } from '../../../../test-support/migrationFolder';
 
-function appFolder(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ferry-app-mig-'));
-  for (const [name, sql] of Object.entries(files)) {
-    mkdirSync(path.join(dir, name));
-    writeFileSync(path.join(dir, name, 'migration.sql'), sql);
-  }
-  return dir;
-}
+const appFolder = (files: Record<string, string>): string => migrationFolder(files, 'ferry-app-mig-');
 
 async function names(t: TestDatabase, table: string): Promise<string[]> {
   const rows = await t.db.query<{ name: string }>(`SELECT name FROM ${table} ORDER BY name`);
