@@ -1,4 +1,6 @@
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import type * as KyselyModule from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import { requireOptionalPeer } from '../optionalPeer';
 import { settlesWithin } from '../outbox/settle';
 import type { KyselyLike, SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
 import { withStatementDeadline } from './statementDeadline';
@@ -24,6 +26,14 @@ import {
  * ones, two distinct `Kysely` classes (private fields) that do not accept each other. The
  * application's own `Kysely<DB>` is taken as the type parameter, so its table types reach `tx`.
  */
+
+/** kysely's runtime, loaded with this module: a missing install is a FerryConfigError saying how to add it. */
+const { CompiledQuery } = requireOptionalPeer<Pick<typeof KyselyModule, 'CompiledQuery'>>(
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  () => require('kysely'),
+  '@ferry/core/kysely',
+  'needs the optional peer dependency kysely (>=0.28.0 <0.30.0): npm install kysely@^0.28.0',
+);
 
 /** A Kysely instance by shape: KyselyLike with the `transaction()` builder ferry opens transactions with. */
 export interface KyselyInstanceLike extends KyselyLike {
