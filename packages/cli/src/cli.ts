@@ -1,4 +1,4 @@
-import { CommanderError, InvalidArgumentError } from 'commander';
+import { type Command, CommanderError, InvalidArgumentError } from 'commander';
 import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core';
 import { MAX_TIMER_MS } from '@ferry/core/transport';
 import { Pool } from 'pg';
@@ -108,6 +108,19 @@ function commandName(argv: readonly string[]): string {
   return `ferry ${first}`;
 }
 
+/** A usage hint's command: the deepest one argv names (`ferry outbox` for `ferry outbox frobnicate`). */
+function helpCommand(program: Command, argv: readonly string[]): string {
+  const words = ['ferry'];
+  let command = program;
+  for (const word of argv) {
+    const sub = command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (word.startsWith('-') || !sub) break;
+    words.push(word);
+    command = sub;
+  }
+  return words.join(' ');
+}
+
 /** Runs one CLI invocation and returns its exit code: 0 ok, 1 failed, 2 usage. */
 export async function runCli(
   argv: readonly string[],
@@ -144,7 +157,7 @@ export async function runCli(
       bareHelp ? new CommanderError(2, error.code, 'a subcommand is required') : error,
     );
     const message = parseError.replace(/^error: /, '') || answer.message;
-    const hint = answer.code === 'FERRY_USAGE' ? `see \`${commandName(argv)} --help\`` : answer.hint;
+    const hint = answer.code === 'FERRY_USAGE' ? `see \`${helpCommand(program, argv)} --help\`` : answer.hint;
     if (ctx.json) io.out(JSON.stringify({ error: { code: answer.code, message, hint } }));
     else {
       io.err(`${commandName(argv)}: ${answer.code}: ${message}`);
