@@ -280,7 +280,10 @@ describe('every README quick start, built from the tarballs and run against the 
     await adminQuery(`CREATE DATABASE ${name}`);
     try {
       run(['npx', 'ferry', 'migrate'], { DATABASE_URL: url });
-      const output = run(['node', 'dist/src/transactions.js'], { DATABASE_URL: url });
+      const output = run(['node', 'dist/src/transactions.js'], {
+        DATABASE_URL: url,
+        INVOICES_TOPIC: names.coreTopic,
+      });
       for (const consumer of ['billing-pg', 'billing-kysely', 'billing-prisma']) {
         expect(output).toContain(`${consumer}: completed 1`);
         expect((await receipts(url, consumer)).map((r) => r.status)).toEqual(['COMPLETED']);
@@ -291,11 +294,15 @@ describe('every README quick start, built from the tarballs and run against the 
       );
       const invoices = await rowsOf<{ order_id: string }>(url, 'SELECT order_id FROM invoices ORDER BY 1');
       expect(invoices.map((row) => row.order_id)).toEqual(orders);
-      const events = await rowsOf<{ order_id: string }>(
+      const events = await rowsOf<{ order_id: string; destination: string | null }>(
         url,
-        `SELECT payload->>'orderId' AS order_id FROM outbox_events WHERE event_type = 'invoice.created' ORDER BY 1`,
+        `SELECT payload->>'orderId' AS order_id, destination FROM outbox_events ORDER BY 1`,
       );
       expect(events.map((row) => row.order_id)).toEqual(orders);
+      // Review finding (failed first): run in the quick start's database, these events went to the
+      // service's relay, whose publisher has no default destination: all FAILED, `ferry health` 1.
+      // Each names the topic the service relays to (its INVOICES_TOPIC), so the relay sends them.
+      expect(events.filter((row) => row.destination !== names.coreTopic)).toEqual([]);
     } finally {
       await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     }

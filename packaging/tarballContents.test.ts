@@ -16,6 +16,7 @@ const EXTRAS: Record<string, RegExp[]> = {
     /^prisma\/schema\/[^/]+\.prisma$/,
     /^docs\/[^/]+\.md$/,
   ],
+  'packages/testing': [/^docs\/[^/]+\.md$/],
 };
 const ALWAYS = ['package.json', 'README.md', 'LICENSE'];
 

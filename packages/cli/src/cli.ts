@@ -1,4 +1,4 @@
-import { CommanderError, InvalidArgumentError } from 'commander';
+import { type Command, CommanderError, InvalidArgumentError } from 'commander';
 import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core';
 import { MAX_TIMER_MS } from '@ferry/core/transport';
 import { Client, Pool } from 'pg';
@@ -136,6 +136,19 @@ function commandName(argv: readonly string[]): string {
   return `ferry ${first}`;
 }
 
+/** A usage hint's command: the deepest one argv names (`ferry outbox` for `ferry outbox frobnicate`). */
+function helpCommand(program: Command, argv: readonly string[]): string {
+  const words = ['ferry'];
+  let command = program;
+  for (const word of argv) {
+    const sub = command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (word.startsWith('-') || !sub) break;
+    words.push(word);
+    command = sub;
+  }
+  return words.join(' ');
+}
+
 /** Runs one CLI invocation and returns its exit code: 0 ok, 1 failed, 2 usage. */
 export async function runCli(
   argv: readonly string[],
@@ -169,7 +182,7 @@ export async function runCli(
     if (error instanceof CommanderError && error.exitCode === 0) return 0;
     const bareHelp = error instanceof CommanderError && error.code === 'commander.help';
     const failure = bareHelp ? new CommanderError(2, error.code, 'a subcommand is required') : error;
-    return printFailure(ctx, commandName(argv), failure, parseError);
+    return printFailure(ctx, commandName(argv), failure, parseError, helpCommand(program, argv));
   } finally {
     await database.close();
   }

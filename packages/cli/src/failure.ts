@@ -41,11 +41,18 @@ export async function keepingDone<T>(soFar: () => ActionAnswer, work: () => Prom
  * `results`, `counts`) when there were some; else the applied outcomes, then the error and hint
  * on stderr. Returns the exit code: 2 for a usage error, else 1.
  */
-export function printFailure(ctx: Context, command: string, error: unknown, parseError: string): 1 | 2 {
+/** `helpFor`: the command whose `--help` a usage mistake is pointed at (default `command`). */
+export function printFailure(
+  ctx: Context,
+  command: string,
+  error: unknown,
+  parseError: string,
+  helpFor: string = command,
+): 1 | 2 {
   const partway = error instanceof FailedPartway ? error.context : {};
   const answer = answerFor(error instanceof FailedPartway ? error.failure : error);
   const message = parseError.replace(/^error: /, '') || answer.message;
-  const hint = answer.code === 'FERRY_USAGE' ? `see \`${command} --help\`` : answer.hint;
+  const hint = answer.code === 'FERRY_USAGE' ? `see \`${helpFor} --help\`` : answer.hint;
   const { done, requestId } = partway;
   if (ctx.json) {
     const failure = { code: answer.code, message, hint, ...(requestId === undefined ? {} : { requestId }) };

@@ -9,6 +9,12 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+// ferry's library warnings (pino JSON on stderr, e.g. ferry.db's "unclassified database error" for
+// a database or role that does not exist) repeat what the CLI reports itself as `ferry <command>:
+// CODE: message`: the binary lets only their errors through unless FERRY_LOG_LEVEL asks for more.
+// Every logger ferry makes is made on first use, after this line.
+process.env.FERRY_LOG_LEVEL ??= 'error';
+
 runCli(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

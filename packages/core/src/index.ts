@@ -24,10 +24,11 @@ export {
   type PrismaClientLike,
   type PrismaClientOf,
   type PrismaTransactionLike,
+  type KyselyLike,
 } from './sql/executor';
 export { fromPg, pgTransactions } from './sql/fromPg';
 export { ferryStatementNames, type NamedQuery } from './sql/statementNames';
-export type { ApplicationTransaction, KyselyLike } from './sql/applicationTransaction';
+export type { ApplicationTransaction } from './sql/applicationTransaction';
 export { STATEMENT_TIMEOUT_BOUNDS, type StatementTimeoutOptions } from './sql/statementDeadline';
 export { migrate, MIGRATE_TIMEOUT_BOUNDS, type MigrateOptions, type MigrateResult } from './schema/migrate';
 export { checkSchema, type CheckSchemaOptions, type RequiredTables } from './schema/checkSchema';

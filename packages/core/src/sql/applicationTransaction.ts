@@ -1,17 +1,8 @@
 import type { ClientBase, Pool } from 'pg';
 import { FerryValidationError } from '../errors';
 import { received } from '../optionChecks';
-import { fromPrisma, type PrismaTransactionLike, type SqlExecutor } from './executor';
+import { fromPrisma, type KyselyLike, type PrismaTransactionLike, type SqlExecutor } from './executor';
 import { fromPg, fromPgClient } from './fromPg';
-
-/**
- * A Kysely instance or `Transaction`, described by shape: kysely is an optional peer
- * dependency, so the application API names none of its types.
- */
-export interface KyselyLike {
-  readonly isTransaction: boolean;
-  executeQuery(...args: never[]): Promise<unknown>;
-}
 
 /**
  * What an application hands ferry to run in (emit, emitMany, the admins): its open transaction

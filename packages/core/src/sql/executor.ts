@@ -99,6 +99,15 @@ export function isTransactionAdapter(value: unknown): value is TransactionAdapte
   );
 }
 
+/**
+ * A Kysely instance or `Transaction`, described by shape: kysely is an optional peer
+ * dependency, so the application API names none of its types.
+ */
+export interface KyselyLike {
+  readonly isTransaction: boolean;
+  executeQuery(...args: never[]): Promise<unknown>;
+}
+
 /** The part of a Prisma transaction client ferry uses. */
 export interface PrismaTransactionLike {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;

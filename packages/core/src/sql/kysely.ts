@@ -1,6 +1,8 @@
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import type * as KyselyModule from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import { requireOptionalPeer } from '../optionalPeer';
 import { settlesWithin } from '../outbox/settle';
-import type { SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
+import type { KyselyLike, SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
 import { withStatementDeadline } from './statementDeadline';
 import {
   ABANDONED_END_MS,
@@ -17,10 +19,39 @@ import {
  * Kysely object). ferry's parameterized text runs as Kysely's raw compiled queries
  * (`CompiledQuery.raw`), on the instance's pool or, for a transaction, on its connection; its
  * plugins do not rewrite ferry's statements.
+ *
+ * The public signatures describe Kysely by shape (KyselyLike, KyselyInstanceLike) and name none of
+ * its types: this package's declarations are CommonJS, so an import of kysely's types in them
+ * resolves kysely's CommonJS declarations, while an ES-module application gets its ES-module
+ * ones, two distinct `Kysely` classes (private fields) that do not accept each other. The
+ * application's own `Kysely<DB>` is taken as the type parameter, so its table types reach `tx`.
  */
 
+/** kysely's runtime, loaded with this module: a missing install is a FerryConfigError saying how to add it. */
+const { CompiledQuery } = requireOptionalPeer<Pick<typeof KyselyModule, 'CompiledQuery'>>(
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  () => require('kysely'),
+  '@ferry/core/kysely',
+  'needs the optional peer dependency kysely (>=0.28.0 <0.30.0): npm install kysely@^0.28.0',
+);
+
+/** A Kysely instance by shape: KyselyLike with the `transaction()` builder ferry opens transactions with. */
+export interface KyselyInstanceLike extends KyselyLike {
+  transaction(): { execute(work: (trx: unknown) => Promise<unknown>): Promise<unknown> };
+}
+
+/** The `Transaction` a Kysely instance `K` hands `transaction().execute`'s callback (`Transaction<DB>`). */
+export type KyselyTransactionOf<K extends KyselyInstanceLike> =
+  ReturnType<K['transaction']> extends {
+    execute(work: (trx: infer T) => Promise<unknown>): Promise<unknown>;
+  }
+    ? T
+    : never;
+
 /** ferry's executor on a Kysely instance (its own transactions) or a `Transaction` (joins it). */
-export function fromKysely<DB>(db: Kysely<DB>): SqlExecutor {
+export function fromKysely(kysely: KyselyLike): SqlExecutor {
+  // The one place the shape is taken for kysely's class (the application's, of either module system).
+  const db = kysely as unknown as Kysely<unknown>;
   const run = <R>(text: string, values: readonly unknown[]) =>
     db.executeQuery<R>(CompiledQuery.raw(text, [...values]));
   const executor: SqlExecutor = {
@@ -45,11 +76,15 @@ export function fromKysely<DB>(db: Kysely<DB>): SqlExecutor {
  * The transaction adapter of a Kysely instance (PostgresDialect): ferry's statements on `db`, and
  * transactions (`db.transaction().execute`) that the handler gets as a Kysely `Transaction<DB>`.
  */
-export function kyselyTransactions<DB>(db: Kysely<DB>): TransactionAdapter<Transaction<DB>> {
+export function kyselyTransactions<K extends KyselyInstanceLike>(
+  kysely: K,
+): TransactionAdapter<KyselyTransactionOf<K>> {
+  const db = kysely as unknown as Kysely<unknown>;
   return {
-    db: fromKysely(db),
-    transaction: (work, options = {}) => openTransaction(db, work, options),
-    bind: (trx) => fromKysely(trx),
+    db: fromKysely(kysely),
+    transaction: (work, options = {}) =>
+      openTransaction(db, work as (trx: Transaction<unknown>) => Promise<never>, options),
+    bind: (trx) => fromKysely(trx as KyselyLike),
   };
 }
 
