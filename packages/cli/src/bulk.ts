@@ -67,28 +67,39 @@ export interface ReleaseOptions {
   force?: boolean;
 }
 
-/** --claim-token and --force, shared by outbox and inbox release. */
-export function releasing(command: Command, what: string): Command {
+/** --claim-token and --force, shared by outbox and inbox release; `forceNote` ends --force's help. */
+export function releasing(command: Command, what: string, forceNote = ''): Command {
   return command
     .option('--claim-token <token>', 'only this claim token', uuid)
-    .option('--force', `release the token's ${what} before their lease expires (the process is dead)`);
+    .option(
+      '--force',
+      `release the token's ${what} before their lease expires (the process is dead)${forceNote}`,
+    );
 }
 
-/** Release until drained, one outcome per released id. */
+/**
+ * Release until drained, one outcome per id: 'applied', or 'running' for a receipt a forced
+ * release left alone because its handler is still running (once, however many batches saw it).
+ */
 export async function runRelease(
   ctx: Context,
   action: string,
   o: ReleaseOptions,
-  release: (limit: number) => Promise<readonly string[]>,
+  release: (
+    limit: number,
+  ) => Promise<{ readonly released: readonly string[]; readonly running?: readonly string[] }>,
 ): Promise<number> {
   if (o.force === true && o.claimToken === undefined) throw new UsageError('--force needs --claim-token');
   const dryRun = o.dryRun === true;
   const results: ActionResult[] = [];
+  const running = new Set<string>();
   await untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
-    const ids = await release(limit);
-    results.push(...ids.map((id) => ({ id, outcome: 'applied' })));
-    return ids.length;
+    const batch = await release(limit);
+    results.push(...batch.released.map((id) => ({ id, outcome: 'applied' })));
+    for (const id of batch.running ?? []) running.add(id);
+    return batch.released.length;
   });
+  results.push(...[...running].map((id) => ({ id, outcome: 'running' })));
   return printActions(ctx, { action, dryRun, results, counts: countOutcomes(results) });
 }
 

@@ -101,7 +101,11 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
 }
 
 function registerOutboxMaintenance(group: Command, ctx: Context): void {
-  releasing(mutating(outboxScoped(group.command('release'))), 'rows')
+  releasing(
+    mutating(outboxScoped(group.command('release'))),
+    'rows',
+    '; a relay still running publishes them again',
+  )
     .description(
       'PROCESSING rows of a dead relay back to PENDING (expired leases; --force for a named claim token)',
     )
@@ -109,7 +113,7 @@ function registerOutboxMaintenance(group: Command, ctx: Context): void {
       act<Options & ReleaseOptions>(ctx, (o) =>
         runRelease(ctx, 'outbox release', o, async (limit) => {
           const args = { ...audit(ctx, o), claimToken: o.claimToken, force: o.force, limit };
-          return (await ctx.db((db) => outboxAdmin(ctx, o, db).release(args))).released;
+          return ctx.db((db) => outboxAdmin(ctx, o, db).release(args));
         }),
       ),
     );

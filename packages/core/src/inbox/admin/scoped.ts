@@ -28,7 +28,7 @@ import {
   requiredArgument,
   type OptionKeys,
 } from '../../optionChecks';
-import { releaseStuckReceipts } from '../sql/releaseStuck';
+import { releaseStuckReceipts, type ReleasedReceipts } from '../sql/releaseStuck';
 
 export interface InboxListOptions {
   readonly status?: InboxStatus;
@@ -71,7 +71,10 @@ export interface InboxPurgeInput extends AuditOptions {
 export interface InboxReleaseInput extends AuditOptions {
   /** Only this claim token's receipts; required with `force`. */
   readonly claimToken?: string;
-  /** Release the token's receipts before their lease expires (the worker is known dead). */
+  /**
+   * Release the token's receipts before their lease expires (the worker is known dead). A
+   * receipt whose handler transaction is still alive is not released (answered as `running`).
+   */
   readonly force?: boolean;
   /** 1..10,000, default 100. */
   readonly limit?: number;
@@ -124,7 +127,10 @@ export class InboxScopedAdmin {
     const rows = await listReceipts(this.db, this.scope, status, after, limit + 1);
     const records = rows.slice(0, limit);
     const last = records[records.length - 1];
-    return { records, nextCursor: rows.length > limit && last ? encodeCursor(last.id, filter) : null };
+    return {
+      records,
+      nextCursor: rows.length > limit && last ? encodeCursor(last.id, filter) : null,
+    };
   }
 
   /** The record, or null when no such id exists in this scope. */
@@ -190,9 +196,11 @@ export class InboxScopedAdmin {
 
   /**
    * Hands claims of a dead worker back: PROCESSING receipts whose lease expired, or with
-   * `force` every receipt of `claimToken`, go to PENDING and get their attempt back.
+   * `force` every receipt of `claimToken`, go to PENDING and get their attempt back. A forced
+   * release leaves a receipt whose handler transaction is alive untouched and lists it under
+   * `running`: admin operations never cancel a running handler.
    */
-  async release(input: InboxReleaseInput = {}): Promise<{ released: readonly string[] }> {
+  async release(input: InboxReleaseInput = {}): Promise<ReleasedReceipts> {
     knownKeysArgument('release', input, RELEASE_KEYS);
     const claimToken = input.claimToken === undefined ? null : requireUuid('claimToken', input.claimToken);
     const force = booleanArgument('force', input.force) ?? false;
@@ -206,13 +214,11 @@ export class InboxScopedAdmin {
       ids: [],
       arguments: { claimToken, force, limit },
       options: input,
-      run: async (tx) => ({
-        released: await releaseStuckReceipts(tx, { scope: this.scope, claimToken, force, limit }),
-      }),
+      run: (tx) => releaseStuckReceipts(tx, { scope: this.scope, claimToken, force, limit }),
       summarize: (r) => ({
         outcome: r.released.length > 0 ? 'applied' : 'none',
-        results: { released: r.released },
-        ids: r.released,
+        results: { released: r.released, running: r.running },
+        ids: [...r.released, ...r.running],
       }),
     });
   }

@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import { CONNECTION_CHECK } from '../../sql/transactionLimits';
-import { FENCE, HANDLER_CLAIM, TABLE } from './fragments';
+import { FENCE, HANDLER_CLAIM, receiptLock, TABLE } from './fragments';
 
 /**
  * The first statement of every handler transaction, one round trip: sets, for this transaction,
@@ -8,6 +8,14 @@ import { FENCE, HANDLER_CLAIM, TABLE } from './fragments';
  * HANDLER_CLAIM, and proves the claim alive on the database clock ($1 id, $2 claim token). A claim
  * that waited in the worker's local queue is started only if this read still finds it owned and
  * unexpired.
+ *
+ * It also takes the receipt's advisory lock for the rest of the transaction (receiptLock): a
+ * second handler transaction of the same receipt (its claim reclaimed after a lease expired, or
+ * released by the operator) waits for the first to end (at most lock_timeout, then it fails as
+ * an attempt), so one receipt never runs in two handlers at once; and the operator's forced
+ * release, which takes rows only if it gets this lock, leaves a live handler's claim alone. A
+ * statement that waited for the lock reads the row as of its start: if the release it waited for
+ * took the claim, the handler runs once more and its completion fails the fence (rolled back).
  *
  * statement_timeout bounds every later statement of the transaction on every adapter. node-postgres
  * and Kysely set it before this statement too (transactionLimits.ts); Prisma's own `timeout` cannot
@@ -22,6 +30,7 @@ const SQL = `
          set_config('statement_timeout', $4, true) AS statement_timeout,
          set_config(${HANDLER_CLAIM}, $2::uuid::text, true) AS claim,
          ${CONNECTION_CHECK.trim()} AS connection_check,
+         pg_advisory_xact_lock(${receiptLock('$1::uuid')})::text AS receipt_lock,
          EXISTS (SELECT 1 FROM ${TABLE} WHERE ${FENCE}) AS owned`;
 
 export async function beginHandler(
