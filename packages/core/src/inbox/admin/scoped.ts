@@ -121,15 +121,14 @@ export class InboxScopedAdmin {
     knownKeysArgument('list', options, LIST_KEYS);
     const status = optionalStatus(options.status);
     const limit = requireLimit('limit', options.limit, LIST_LIMIT);
-    const filter = status ?? '*';
     const cursor = optionalCursor(options.cursor);
-    const after = cursor === undefined ? null : decodeCursor(cursor, filter);
+    const after = cursor === undefined ? null : decodeCursor(cursor, this.scope, status);
     const rows = await listReceipts(this.db, this.scope, status, after, limit + 1);
     const records = rows.slice(0, limit);
     const last = records[records.length - 1];
     return {
       records,
-      nextCursor: rows.length > limit && last ? encodeCursor(last.id, filter) : null,
+      nextCursor: rows.length > limit && last ? encodeCursor(last.id, this.scope, status) : null,
     };
   }
 
