@@ -4,6 +4,7 @@ import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transpo
 import { headersFault } from '../validate/headers';
 import { isPlainObject, jsonFault, kindOf } from '../validate/json';
 import { identifierFault, textFault } from '../validate/text';
+import { reservedIdFault } from './messageIds';
 
 /**
  * Fixed limits of what acceptance stores besides the payload's byte limit (maxPayloadBytes).
@@ -61,7 +62,7 @@ function shapeFault(input: InboxAcceptInput): InputFault | null {
     lengthFault('type', input.type, MAX_NAME, 'nullish') ??
     lengthFault('system', input.system, MAX_NAME, 'nullish');
   if (fault !== null) return invalid(fault);
-  const id = identifierFault(input.messageId);
+  const id = identifierFault(input.messageId) ?? reservedIdFault(input.messageId);
   if (id !== null) return invalid(`messageId ${id}`);
   const tenant = input.tenantId === null ? null : identifierFault(input.tenantId);
   return tenant === null ? null : invalid(`tenantId ${tenant}`);
