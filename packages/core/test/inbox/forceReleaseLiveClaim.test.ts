@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { InboxAdmin } from '@ferry/core';
 import { waitUntil } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { claimReceipts } from '../../src/inbox/sql/claim';
 import { makeInbox, message, receiptRow } from './helpers';
 
 /**
@@ -62,5 +63,19 @@ describe('force release of a live claim', () => {
     await Promise.allSettled([firstRun, secondRun]);
 
     expect({ ...released, mostAtOnce: most }).toEqual({ released: [], running: [record.id], mostAtOnce: 1 });
+  });
+
+  it('still releases a named claim whose handler never started (a dead worker)', async () => {
+    const tenantId = `t-${randomUUID()}`;
+    const consumer = `dead-${randomUUID()}`;
+    const inbox = makeInbox(t.prisma, { handlers: { [consumer]: async () => undefined } });
+    const { record } = await inbox.accept(message({ tenantId, consumer }));
+    const [claim] = await claimReceipts(t.db, [consumer], 10, 60_000);
+    expect(claim?.id).toBe(record.id);
+    const released = await new InboxAdmin(t.prisma)
+      .forTenant(tenantId)
+      .release({ claimToken: claim!.claimToken, force: true, actor: 'ops', reason: 'worker died' });
+    expect(released).toEqual({ released: [record.id], running: [] });
+    expect(await receiptRow(t, record.id)).toMatchObject({ status: 'PENDING', claim_token: null });
   });
 });

@@ -9,13 +9,14 @@ import { FENCE, HANDLER_CLAIM, receiptLock, TABLE } from './fragments';
  * that waited in the worker's local queue is started only if this read still finds it owned and
  * unexpired.
  *
- * It also takes the receipt's advisory lock for the rest of the transaction (receiptLock): a
- * second handler transaction of the same receipt (its claim reclaimed after a lease expired, or
- * released by the operator) waits for the first to end (at most lock_timeout, then it fails as
- * an attempt), so one receipt never runs in two handlers at once; and the operator's forced
- * release, which takes rows only if it gets this lock, leaves a live handler's claim alone. A
- * statement that waited for the lock reads the row as of its start: if the release it waited for
- * took the claim, the handler runs once more and its completion fails the fence (rolled back).
+ * It also takes the receipt's advisory lock in shared mode for the rest of the transaction
+ * (receiptLock), without waiting: the operator's forced release takes a receipt only if it gets
+ * that lock exclusively, so it leaves a live handler's claim alone. Handler transactions never
+ * wait for each other (a claim reclaimed after its lease expired runs beside the old handler,
+ * whose completion then fails the fence, as before); only a forced release holds the lock
+ * exclusively, for its own short transaction, and a handler transaction that finds it so held
+ * reads its claim as lost (the release is taking it), so it starts no handler on a claim the
+ * release has just given back.
  *
  * statement_timeout bounds every later statement of the transaction on every adapter. node-postgres
  * and Kysely set it before this statement too (transactionLimits.ts); Prisma's own `timeout` cannot
@@ -30,8 +31,8 @@ const SQL = `
          set_config('statement_timeout', $4, true) AS statement_timeout,
          set_config(${HANDLER_CLAIM}, $2::uuid::text, true) AS claim,
          ${CONNECTION_CHECK.trim()} AS connection_check,
-         pg_advisory_xact_lock(${receiptLock('$1::uuid')})::text AS receipt_lock,
-         EXISTS (SELECT 1 FROM ${TABLE} WHERE ${FENCE}) AS owned`;
+         pg_try_advisory_xact_lock_shared(${receiptLock('$1::uuid')})
+           AND EXISTS (SELECT 1 FROM ${TABLE} WHERE ${FENCE}) AS owned`;
 
 export async function beginHandler(
   tx: SqlExecutor,

@@ -49,10 +49,10 @@ export const HANDLER_CLAIM = `'ferry.inbox_claim'`;
 
 /**
  * The advisory lock key of receipt `id` (an SQL expression of type uuid): its handler
- * transaction holds pg_advisory_xact_lock on it from its first statement (beginHandler) to its
- * end, so two handler transactions of one receipt never overlap, and the operator's forced
- * release (releaseStuck) tells a live handler (lock taken) from a dead worker's claim. One
- * bigint key space with the outbox's ordering keys ('ferry_outbox:'), told apart by the prefix.
+ * transactions hold it shared from their first statement (beginHandler) to their end, and the
+ * operator's forced release (releaseStuck) takes it exclusively, so it tells a live handler from
+ * a dead worker's claim. One bigint key space with the outbox's ordering keys ('ferry_outbox:'),
+ * told apart by the prefix.
  */
 export function receiptLock(id: string): string {
   return `hashtextextended('ferry_inbox_receipt:' || (${id})::text, 0)`;

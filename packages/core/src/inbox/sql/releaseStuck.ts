@@ -10,13 +10,12 @@ import { receiptLock, TABLE } from './fragments';
  * and bumping row_version makes a worker that still holds a forced claim fail its completion.
  *
  * A forced release never takes a receipt whose handler transaction is alive (admin operations
- * never cancel a running handler): it takes a row only if it gets the receipt's advisory lock,
- * which a handler transaction holds from its first statement to its end (receiptLock,
- * beginHandler), and answers the others as `running`, untouched. The lock is held to this
- * transaction's end, so a handler transaction starting meanwhile waits and then finds its claim
- * gone. A claim queued in the worker but not started holds no lock: it is released. An expired
- * lease is released without the lock (a worker's claim reclaims it too); a handler still running
- * on it keeps its lock, and the next handler transaction of the receipt waits for it.
+ * never cancel a running handler): it takes a row only if it gets the receipt's advisory lock
+ * exclusively, which a handler transaction holds shared from its first statement to its end
+ * (receiptLock, beginHandler), and answers the others as `running`, untouched. The lock is held
+ * to this transaction's end, so a handler transaction starting meanwhile reads its claim as lost.
+ * A claim queued in the worker but not started holds no lock: it is released. An expired lease is
+ * released without the lock, as a worker's claim reclaims it.
  *
  * The candidates are chosen once (`candidate`, LIMIT before the lock is tried: locks are taken
  * for at most $4 rows) and updated by primary key (`= ANY (ARRAY(...))`, an InitPlan), the
