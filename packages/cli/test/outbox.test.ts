@@ -306,4 +306,12 @@ describe('ferry outbox commands', () => {
       expect(io.errors.join('\n')).toContain('FERRY_USAGE');
     }
   });
+
+  // Review finding (failed first): an id given twice was reported applied twice.
+  it('retry: an id given more than once (any case, any batch) is retried and reported once', async () => {
+    const [id] = await failed(['tenant-twice']);
+    const twice = await cli('outbox', 'retry', id!, id!.toUpperCase(), id!, '--batch-size', '1');
+    expect({ code: twice.code, lines: twice.lines }).toEqual({ code: 0, lines: [`${id} applied`] });
+    expect(twice.errors.join('\n')).toContain('ferry outbox retry: 1 applied');
+  });
 });
