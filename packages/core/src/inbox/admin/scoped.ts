@@ -20,6 +20,7 @@ import {
   requireVersion,
 } from './validate';
 import { FerryValidationError } from '../../errors';
+import { redactText } from '../../redact/redact';
 import { AUDIT_KEYS, audited, type AuditOptions } from '../../audit/audited';
 import {
   booleanArgument,
@@ -143,7 +144,8 @@ export class InboxScopedAdmin {
     requiredArgument('requeue', input, REQUEUE_KEYS);
     const id = requireUuid('id', input.id);
     const expectedVersion = requireVersion(input.expectedVersion);
-    const reason = requireText('reason', input.reason);
+    // Stored (requeue history) and audited redacted, as the outbox's markFailed: an operator may paste a broker's error.
+    const reason = redactText(requireText('reason', input.reason));
     const actor = requireText('actor', input.actor);
     return audited(this.db, {
       action: 'inbox.requeue',
@@ -169,7 +171,7 @@ export class InboxScopedAdmin {
       requestId: requireUuid('requestId', input.requestId).toLowerCase(),
       targetConsumer: requireText('targetConsumer', input.targetConsumer),
       actor: requireText('actor', input.actor),
-      reason: requireText('reason', input.reason),
+      reason: redactText(requireText('reason', input.reason)),
     };
     return audited(this.db, {
       action: 'inbox.replay',
