@@ -34,9 +34,13 @@ export async function perBatch<T>(
   return results;
 }
 
+/** The largest bound of one pass, a dry run's only one. */
+const DRY_RUN_BOUND = 10_000;
+
 /**
  * Repeats a bounded action (release, purge) until a pass changes fewer rows than its bound.
- * A dry run changes nothing, so it runs one pass with the largest bound instead.
+ * A dry run changes nothing, so it runs one pass with the largest bound instead; when that pass
+ * reaches its bound, its count is a lower bound (`atLeast`): the real run may do more.
  */
 export async function untilDrained(
   ctx: Context,
@@ -44,8 +48,11 @@ export async function untilDrained(
   dryRun: boolean,
   batchSize: number,
   pass: (limit: number) => Promise<number>,
-): Promise<number> {
-  if (dryRun) return pass(10_000);
+): Promise<{ total: number; atLeast: boolean }> {
+  if (dryRun) {
+    const total = await pass(DRY_RUN_BOUND);
+    return { total, atLeast: total >= DRY_RUN_BOUND };
+  }
   const bar = progress(ctx, label, batchSize);
   let total = 0;
   try {
@@ -53,7 +60,7 @@ export async function untilDrained(
       const changed = await pass(batchSize);
       total += changed;
       bar.add(changed, total + (changed === batchSize ? batchSize : 0));
-      if (changed < batchSize) return total;
+      if (changed < batchSize) return { total, atLeast: false };
     }
   } finally {
     bar.stop();
@@ -93,14 +100,20 @@ export async function runRelease(
   const dryRun = o.dryRun === true;
   const results: ActionResult[] = [];
   const running = new Set<string>();
-  await untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
+  const { atLeast } = await untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
     const batch = await release(limit);
     results.push(...batch.released.map((id) => ({ id, outcome: 'applied' })));
     for (const id of batch.running ?? []) running.add(id);
     return batch.released.length;
   });
   results.push(...[...running].map((id) => ({ id, outcome: 'running' })));
-  return printActions(ctx, { action, dryRun, results, counts: countOutcomes(results) });
+  return printActions(ctx, {
+    action,
+    dryRun,
+    results,
+    counts: countOutcomes(results),
+    ...(atLeast ? { atLeast } : {}),
+  });
 }
 
 /** Purge until drained; the answer counts rows under `counted` (deleted, purged). */
@@ -112,6 +125,7 @@ export async function runPurge(
   purge: (limit: number) => Promise<number>,
 ): Promise<number> {
   const dryRun = o.dryRun === true;
-  const total = await untilDrained(ctx, action, dryRun, o.batchSize as number, purge);
-  return printActions(ctx, { action, dryRun, results: [], counts: { [counted]: total } });
+  const { total, atLeast } = await untilDrained(ctx, action, dryRun, o.batchSize as number, purge);
+  const counts = { [counted]: total };
+  return printActions(ctx, { action, dryRun, results: [], counts, ...(atLeast ? { atLeast } : {}) });
 }

@@ -65,6 +65,8 @@ export interface ActionAnswer {
   readonly results: readonly ActionResult[];
   /** Outcomes counted, plus totals such as `deleted` / `purged` for bulk actions. */
   readonly counts: Readonly<Record<string, number>>;
+  /** A bulk dry run that reached its bound: the counts are lower bounds (the real run may do more). */
+  readonly atLeast?: boolean;
 }
 
 const OK = new Set(['applied', 'accepted', 'duplicate']);
@@ -83,7 +85,8 @@ export function printActions(ctx: Context, answer: ActionAnswer): number {
   } else {
     const suffix = answer.dryRun ? ' (dry run)' : '';
     for (const { id, outcome } of answer.results) ctx.io.out(`${id} ${outcome}${suffix}`);
-    const summary = Object.entries(answer.counts).map(([k, n]) => `${n} ${k}`);
+    const bound = answer.atLeast === true ? 'at least ' : '';
+    const summary = Object.entries(answer.counts).map(([k, n]) => `${bound}${n} ${k}`);
     const tail = answer.dryRun ? '; dry run: nothing changed' : '';
     ctx.io.err(`ferry ${answer.action}: ${summary.join(', ') || 'nothing to do'}${tail}`);
   }
