@@ -49,9 +49,13 @@ export async function perBatch<T>(
   return printActions(ctx, answer());
 }
 
+/** The largest bound of one pass, a dry run's only one. */
+const DRY_RUN_BOUND = 10_000;
+
 /**
  * Repeats a bounded action (release, purge) until a pass changes fewer rows than its bound.
- * A dry run changes nothing, so it runs one pass with the largest bound instead.
+ * A dry run changes nothing, so it runs one pass with the largest bound instead; when that pass
+ * reaches its bound, its count is a lower bound (`atLeast`): the real run may do more.
  */
 export async function untilDrained(
   ctx: Context,
@@ -59,8 +63,11 @@ export async function untilDrained(
   dryRun: boolean,
   batchSize: number,
   pass: (limit: number) => Promise<number>,
-): Promise<number> {
-  if (dryRun) return pass(10_000);
+): Promise<{ total: number; atLeast: boolean }> {
+  if (dryRun) {
+    const total = await pass(DRY_RUN_BOUND);
+    return { total, atLeast: total >= DRY_RUN_BOUND };
+  }
   const bar = progress(ctx, label, batchSize);
   let total = 0;
   try {
@@ -68,7 +75,7 @@ export async function untilDrained(
       const changed = await pass(batchSize);
       total += changed;
       bar.add(changed, total + (changed === batchSize ? batchSize : 0));
-      if (changed < batchSize) return total;
+      if (changed < batchSize) return { total, atLeast: false };
     }
   } finally {
     bar.stop();
@@ -82,32 +89,45 @@ export interface ReleaseOptions {
   force?: boolean;
 }
 
-/** --claim-token and --force, shared by outbox and inbox release. */
-export function releasing(command: Command, what: string): Command {
+/** --claim-token and --force, shared by outbox and inbox release; `forceNote` ends --force's help. */
+export function releasing(command: Command, what: string, forceNote = ''): Command {
   return command
     .option('--claim-token <token>', 'only this claim token', uuid)
-    .option('--force', `release the token's ${what} before their lease expires (the process is dead)`);
+    .option(
+      '--force',
+      `release the token's ${what} before their lease expires (the process is dead)${forceNote}`,
+    );
 }
 
-/** Release until drained, one outcome per released id; a failure part-way names the ids released before it. */
+/**
+ * Release until drained, one outcome per id: 'applied', or 'running' for a receipt a forced
+ * release left alone because its handler is still running (once, however many batches saw it).
+ */
 export async function runRelease(
   ctx: Context,
   action: string,
   o: ReleaseOptions,
-  release: (limit: number) => Promise<readonly string[]>,
+  release: (
+    limit: number,
+  ) => Promise<{ readonly released: readonly string[]; readonly running?: readonly string[] }>,
 ): Promise<number> {
   if (o.force === true && o.claimToken === undefined) throw new UsageError('--force needs --claim-token');
   const dryRun = o.dryRun === true;
   const results: ActionResult[] = [];
-  const answer = (): ActionAnswer => ({ action, dryRun, results, counts: countOutcomes(results) });
-  await keepingDone(answer, () =>
+  const running = new Set<string>();
+  const answer = (): ActionAnswer => {
+    const all = [...results, ...[...running].map((id) => ({ id, outcome: 'running' }))];
+    return { action, dryRun, results: all, counts: countOutcomes(all) };
+  };
+  const { atLeast } = await keepingDone(answer, () =>
     untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
-      const ids = await release(limit);
-      results.push(...ids.map((id) => ({ id, outcome: 'applied' })));
-      return ids.length;
+      const batch = await release(limit);
+      results.push(...batch.released.map((id) => ({ id, outcome: 'applied' })));
+      for (const id of batch.running ?? []) running.add(id);
+      return batch.released.length;
     }),
   );
-  return printActions(ctx, answer());
+  return printActions(ctx, { ...answer(), ...(atLeast ? { atLeast } : {}) });
 }
 
 /** Purge until drained; the answer counts rows under `counted` (deleted, purged), also those before a failure. */
@@ -121,12 +141,12 @@ export async function runPurge(
   const dryRun = o.dryRun === true;
   let total = 0;
   const answer = (): ActionAnswer => ({ action, dryRun, results: [], counts: { [counted]: total } });
-  await keepingDone(answer, () =>
+  const { atLeast } = await keepingDone(answer, () =>
     untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
       const purged = await purge(limit);
       total += purged;
       return purged;
     }),
   );
-  return printActions(ctx, answer());
+  return printActions(ctx, { ...answer(), ...(atLeast ? { atLeast } : {}) });
 }

@@ -91,6 +91,8 @@ export interface ActionAnswer {
   readonly results: readonly ActionResult[];
   /** Outcomes counted, plus totals such as `deleted` / `purged` for bulk actions. */
   readonly counts: Readonly<Record<string, number>>;
+  /** A bulk dry run that reached its bound: the counts are lower bounds (the real run may do more). */
+  readonly atLeast?: boolean;
 }
 
 const OK = new Set(['applied', 'accepted', 'duplicate']);
@@ -113,7 +115,8 @@ export function printActions(ctx: Context, answer: ActionAnswer): number {
 export function printActionText(ctx: Context, answer: ActionAnswer, note = ''): void {
   const suffix = answer.dryRun ? ' (dry run)' : '';
   for (const { id, outcome } of answer.results) printLine(ctx, `${id} ${outcome}${suffix}`);
-  const summary = Object.entries(answer.counts).map(([k, n]) => `${n} ${k}`);
+  const bound = answer.atLeast === true ? 'at least ' : '';
+  const summary = Object.entries(answer.counts).map(([k, n]) => `${bound}${n} ${k}`);
   const tail = answer.dryRun ? '; dry run: nothing changed' : '';
   printNote(ctx, `ferry ${answer.action}: ${summary.join(', ') || 'nothing to do'}${note}${tail}`);
 }

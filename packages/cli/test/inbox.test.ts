@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { Inbox, InboxPermanentError } from '@ferry/core';
 import pino from 'pino';
 import { runCli } from '@ferry/cli';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { receiptLock } from '../../core/src/inbox/sql/fragments';
 import { captureIo } from './io';
 
 describe('ferry inbox commands', () => {
@@ -291,5 +293,39 @@ describe('ferry inbox commands', () => {
       expect({ argv, code }).toEqual({ argv, code: 2 });
       expect(io.errors.join('\n')).toContain('FERRY_USAGE');
     }
+  });
+
+  // Review finding (failed first): --force released a claim whose handler was still running.
+  it('release --force leaves a receipt whose handler transaction is alive (outcome running)', async () => {
+    const { record } = await inbox.accept({
+      consumer: 'work',
+      messageId: randomUUID(),
+      tenantId: 'live',
+      payload: {},
+    });
+    const token = randomUUID();
+    await t.db.execute(
+      `UPDATE ferry_inbox_receipts SET status = 'PROCESSING', claim_token = $2::uuid, attempts = 1,
+         lease_expires_at = now() + interval '1 minute' WHERE id = $1::uuid`,
+      [record.id, token],
+    );
+    // What a running handler transaction holds (beginHandler).
+    const handler = new Client({ connectionString: t.url });
+    await handler.connect();
+    try {
+      await handler.query('BEGIN');
+      await handler.query(`SELECT pg_advisory_xact_lock_shared(${receiptLock('$1::uuid')})`, [record.id]);
+      const forced = await cli('inbox', 'release', '--tenant', 'live', '--claim-token', token, '--force');
+      expect({ code: forced.code, lines: forced.lines }).toEqual({
+        code: 1,
+        lines: [`${record.id} running`],
+      });
+      expect(await rowOf(record.id)).toMatchObject({ status: 'PROCESSING' });
+    } finally {
+      await handler.query('ROLLBACK');
+      await handler.end();
+    }
+    const dead = await cli('inbox', 'release', '--tenant', 'live', '--claim-token', token, '--force');
+    expect(dead.lines).toEqual([`${record.id} applied`]);
   });
 });

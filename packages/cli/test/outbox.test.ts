@@ -306,4 +306,37 @@ describe('ferry outbox commands', () => {
       expect(io.errors.join('\n')).toContain('FERRY_USAGE');
     }
   });
+
+  // Review finding (failed first): an id given twice was reported applied twice.
+  it('retry: an id given more than once (any case, any batch) is retried and reported once', async () => {
+    const [id] = await failed(['tenant-twice']);
+    const twice = await cli('outbox', 'retry', id!, id!.toUpperCase(), id!, '--batch-size', '1');
+    expect({ code: twice.code, lines: twice.lines }).toEqual({ code: 0, lines: [`${id} applied`] });
+    expect(twice.errors.join('\n')).toContain('ferry outbox retry: 1 applied');
+  });
+
+  // Review finding (failed first): a dry run counted at most 10,000 rows as if that were all.
+  it('purge-sent --dry-run over more than 10,000 rows says its count is a lower bound', async () => {
+    for (let i = 0; i < 11; i += 1) {
+      const envelopes = Array.from({ length: i < 10 ? 1_000 : 1 }, () => ({
+        type: 'old',
+        payload: {},
+        tenantId: 'purge-many',
+      }));
+      await emitMany(t.db, envelopes);
+    }
+    await t.db.execute(
+      `UPDATE outbox_events SET status = 'SENT', created_at = now() - interval '11 days',
+         published_at = now() - interval '10 days' WHERE tenant_id = 'purge-many'`,
+    );
+    const args = ['outbox', 'purge-sent', '--before', '7d', '--tenant', 'purge-many', '--dry-run'];
+    const json = await cli(...args, '--json');
+    expect(JSON.parse(json.lines[0]!)).toMatchObject({
+      dryRun: true,
+      counts: { deleted: 10_000 },
+      atLeast: true,
+    });
+    const text = await cli(...args);
+    expect(text.errors.join('\n')).toContain('ferry outbox purge-sent: at least 10000 deleted');
+  });
 });

@@ -165,14 +165,18 @@ function registerReplay(group: Command, ctx: Context): void {
 }
 
 function registerInboxMaintenance(group: Command, ctx: Context): void {
-  releasing(mutating(inboxScoped(group.command('release'))), 'receipts')
+  releasing(
+    mutating(inboxScoped(group.command('release'))),
+    'receipts',
+    '; a receipt whose handler is still running is left alone (outcome running)',
+  )
     .description('PROCESSING receipts of a dead worker back to PENDING with their attempt given back')
     .action(
       act<Options & ReleaseOptions>(ctx, (o) => {
         checkInboxScope(o);
         return runRelease(ctx, 'inbox release', o, async (limit) => {
           const args = { ...audit(ctx, o), claimToken: o.claimToken, force: o.force, limit };
-          return (await ctx.db((db) => inboxAdmin(ctx, o, db).release(args))).released;
+          return ctx.db((db) => inboxAdmin(ctx, o, db).release(args));
         });
       }),
     );

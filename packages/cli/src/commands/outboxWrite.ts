@@ -43,7 +43,10 @@ async function* failedPages(ctx: Context, o: RetryOptions): AsyncGenerator<strin
   } while (cursor !== undefined);
 }
 
-async function retry(ctx: Context, o: RetryOptions, ids: string[]): Promise<number> {
+async function retry(ctx: Context, o: RetryOptions, given: string[]): Promise<number> {
+  // An id given twice is retried and reported once (retryMany does so within one batch only).
+  const seen = new Set<string>();
+  const ids = given.filter((id) => !seen.has(id.toLowerCase()) && seen.add(id.toLowerCase()));
   const filtered = o.all === true || o.type !== undefined || o.key !== undefined || o.olderThan !== undefined;
   if (ids.length > 0 === filtered) {
     throw new UsageError('give event ids, or a filter (--all, --type, --key, --older-than), not both');
@@ -91,7 +94,11 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
 }
 
 function registerOutboxMaintenance(group: Command, ctx: Context): void {
-  releasing(mutating(outboxScoped(group.command('release'))), 'rows')
+  releasing(
+    mutating(outboxScoped(group.command('release'))),
+    'rows',
+    '; a relay still running publishes them again',
+  )
     .description(
       'PROCESSING rows of a dead relay back to PENDING (expired leases; --force for a named claim token)',
     )
@@ -99,7 +106,7 @@ function registerOutboxMaintenance(group: Command, ctx: Context): void {
       act<Options & ReleaseOptions>(ctx, (o) =>
         runRelease(ctx, 'outbox release', o, async (limit) => {
           const args = { ...audit(ctx, o), claimToken: o.claimToken, force: o.force, limit };
-          return (await ctx.db((db) => outboxAdmin(ctx, o, db).release(args))).released;
+          return ctx.db((db) => outboxAdmin(ctx, o, db).release(args));
         }),
       ),
     );

@@ -1,4 +1,5 @@
 import { FerryValidationError } from '../errors';
+import { decodeListCursor, encodeListCursor, listingOf } from '../listCursor';
 import {
   dateArgument,
   integerArgument,
@@ -13,7 +14,7 @@ import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } fr
 import { listAuditRows, type AuditRow } from './sql';
 
 export interface AuditEntry {
-  /** Increasing; also the list cursor. */
+  /** Increasing. */
   readonly id: string;
   readonly at: Date;
   readonly actor: string;
@@ -92,12 +93,16 @@ function scopeFilter(query: AuditQuery): string | null {
   return tenantId === null ? scope : `tenant:${tenantId}`;
 }
 
-function cursorOf(value: unknown): string | null {
+/** The id a page ends at, bound to the filters it was listed with (listCursor.ts). */
+function cursorOf(value: unknown, listing: string): string | null {
   const cursor = optionalString('cursor', value);
-  if (cursor !== null && !/^\d{1,18}$/.test(cursor)) {
-    throw new FerryValidationError('cursor', 'not a cursor returned by list()');
-  }
-  return cursor;
+  if (cursor === null) return null;
+  const [id] = decodeListCursor(
+    cursor,
+    listing,
+    ([id, ...rest]) => rest.length === 0 && /^\d{1,18}$/.test(id ?? ''),
+  );
+  return id as string;
 }
 
 /**
@@ -110,19 +115,22 @@ export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutO
   return {
     async list(query: AuditQuery = {}) {
       knownKeysArgument('list', query, QUERY_KEYS);
-      const filter = {
-        after: cursorOf(query.cursor),
-        scope: scopeFilter(query),
-        action: optionalString('action', query.action),
-        actor: optionalString('actor', query.actor),
-        since: query.since === undefined ? null : dateArgument('since', query.since),
-        id: optionalString('id', query.id),
-        limit: integerArgument('limit', query.limit, 1, 1_000, 50),
+      const scope = scopeFilter(query);
+      const action = optionalString('action', query.action);
+      const actor = optionalString('actor', query.actor);
+      const since = query.since === undefined ? null : dateArgument('since', query.since);
+      const id = optionalString('id', query.id);
+      const listing = listingOf('audit', scope, action, actor, since?.toISOString() ?? null, id);
+      const after = cursorOf(query.cursor, listing);
+      const limit = integerArgument('limit', query.limit, 1, 1_000, 50);
+      // One row more than the page: a cursor only when a next page has rows.
+      const rows = await listAuditRows(db, { after, scope, action, actor, since, id, limit: limit + 1 });
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return {
+        items: page.map(toEntry),
+        nextCursor: rows.length > limit && last ? encodeListCursor([last.id], listing) : null,
       };
-      const limit = filter.limit;
-      const rows = await listAuditRows(db, filter);
-      const last = rows[rows.length - 1];
-      return { items: rows.map(toEntry), nextCursor: rows.length === limit && last ? last.id : null };
     },
   };
 }

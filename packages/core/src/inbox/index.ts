@@ -44,6 +44,7 @@ export {
 } from './admin/scoped';
 export type { InboxReplayOutcome } from './admin/replay';
 export type { InboxStats } from './sql/stats';
+export type { ReleasedReceipts as InboxReleaseResult } from './sql/releaseStuck';
 export type { RunOnceResult } from './worker';
 export type { InboxWorkerOps } from './workerOps';
 export type { ClaimState } from './sql/readClaimState';

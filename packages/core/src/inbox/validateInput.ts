@@ -5,6 +5,7 @@ import { headersFault } from '../validate/headers';
 import { isPlainObject, jsonFault, kindOf } from '../validate/json';
 import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
 import { identifierFault, textFault } from '../validate/text';
+import { reservedIdFault } from './messageIds';
 
 /**
  * Fixed limits of what acceptance stores besides the payload's byte limit (maxPayloadBytes).
@@ -59,7 +60,7 @@ function shapeFault(input: InboxAcceptInput): InputFault | null {
     lengthFault('type', input.type, IDENTIFIER_LIMITS.eventType, 'nullish') ??
     lengthFault('system', input.system, IDENTIFIER_LIMITS.system, 'nullish');
   if (fault !== null) return invalid(fault);
-  const id = identifierFault(input.messageId);
+  const id = identifierFault(input.messageId) ?? reservedIdFault(input.messageId);
   if (id !== null) return invalid(`messageId ${id}`);
   const tenant = input.tenantId === null ? null : identifierFault(input.tenantId);
   return tenant === null ? null : invalid(`tenantId ${tenant}`);

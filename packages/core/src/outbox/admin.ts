@@ -1,3 +1,4 @@
+import { decodeListCursor, encodeListCursor, listingOf } from '../listCursor';
 import { FerryValidationError } from '../errors';
 import { assertIdentifier, assertText } from '../validate/text';
 import { isUuid } from '../uuid';
@@ -62,21 +63,20 @@ const MARK_FAILED_KEYS = {
   reason: true,
 } as const satisfies OptionKeys<AuditOptions>;
 
-function encodeCursor(us: string, seq: string): string {
-  return Buffer.from(JSON.stringify([us, seq])).toString('base64url');
+/** The created_at (microseconds) and seq a page ends at, bound to its scope and filters (listCursor.ts). */
+function encodeCursor(us: string, seq: string, listing: string): string {
+  return encodeListCursor([us, seq], listing);
 }
 
-function decodeCursor(value: unknown): { us: string; seq: string } {
+function decodeCursor(value: unknown, listing: string): { us: string; seq: string } {
   const cursor = stringArgument('cursor', value);
-  try {
-    const [us, seq] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof us === 'string' && typeof seq === 'string' && /^-?\d+$/.test(us) && /^\d+$/.test(seq)) {
-      return { us, seq };
-    }
-  } catch {
-    // fall through to the typed error
-  }
-  throw new FerryValidationError('cursor', 'not a cursor returned by list()');
+  const [us, seq] = decodeListCursor(
+    cursor,
+    listing,
+    ([us, seq, ...rest]) =>
+      rest.length === 0 && /^-?\d{1,19}$/.test(us ?? '') && /^\d{1,19}$/.test(seq ?? ''),
+  );
+  return { us: us as string, seq: seq as string };
 }
 
 /** An optional string filter (`type`, `key`): a number is refused, never turned into text. */
@@ -127,22 +127,23 @@ class ScopedOutboxAdmin implements OutboxAdmin {
 
   async list(query: ListQuery = {}): Promise<{ items: OutboxRecord[]; nextCursor: string | null }> {
     knownKeysArgument('list', query, LIST_KEYS);
-    const filter = {
-      tenantId: this.tenantId,
-      status: oneOfArgument('status', query.status, STATUSES) ?? null,
-      type: optionalString('type', query.type),
-      key: optionalString('key', query.key),
-      createdBefore:
-        query.createdBefore === undefined ? null : dateArgument('createdBefore', query.createdBefore),
-      after: query.cursor === undefined ? null : decodeCursor(query.cursor),
-      limit: integerArgument('limit', query.limit, 1, 1_000, 50),
-    };
-    const limit = filter.limit;
+    const tenantId = this.tenantId;
+    const status = oneOfArgument('status', query.status, STATUSES) ?? null;
+    const type = optionalString('type', query.type);
+    const key = optionalString('key', query.key);
+    const createdBefore =
+      query.createdBefore === undefined ? null : dateArgument('createdBefore', query.createdBefore);
+    const listing = listingOf('outbox', tenantId, status, type, key, createdBefore?.toISOString() ?? null);
+    const after = query.cursor === undefined ? null : decodeCursor(query.cursor, listing);
+    const limit = integerArgument('limit', query.limit, 1, 1_000, 50);
+    // One row more than the page: a cursor only when a next page has rows.
+    const filter = { tenantId, status, type, key, createdBefore, after, limit: limit + 1 };
     const rows = await dbCall('list', () => listEvents(this.db, filter));
-    const last = rows[rows.length - 1];
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
     return {
-      items: rows.map(toRecord),
-      nextCursor: rows.length === limit && last ? encodeCursor(last.created_us, last.seq) : null,
+      items: page.map(toRecord),
+      nextCursor: rows.length > limit && last ? encodeCursor(last.created_us, last.seq, listing) : null,
     };
   }
 

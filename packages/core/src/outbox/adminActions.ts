@@ -42,9 +42,14 @@ export class OutboxActions {
     this.scope = tenantId === null ? 'operator' : `tenant:${tenantId}`;
   }
 
-  /** `ids` checked by the caller (admin.ts: a UUID each). */
+  /**
+   * `ids` checked by the caller (admin.ts: a UUID each). An id given more than once (in any case)
+   * is retried, answered and audited once, at its first place: one transition, one result.
+   */
   async retry(ids: readonly string[], audit: AuditOptions | undefined): Promise<AdminResult[]> {
-    return this.perId('outbox.retry', ids, audit, (tx) => retryEvents(tx, ids, this.tenantId));
+    const seen = new Set<string>();
+    const distinct = ids.filter((id) => !seen.has(id.toLowerCase()) && seen.add(id.toLowerCase()));
+    return this.perId('outbox.retry', distinct, audit, (tx) => retryEvents(tx, distinct, this.tenantId));
   }
 
   async markFailed(id: string, reason: string, audit: AuditOptions | undefined): Promise<AdminResult> {

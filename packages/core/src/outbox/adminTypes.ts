@@ -80,7 +80,11 @@ export interface OperatorOutboxAdmin extends OutboxAdmin {
 export interface ReleaseArgs extends AuditOptions {
   /** Only this claim token's rows; required with `force`. */
   readonly claimToken?: string;
-  /** Release the token's rows even though their lease has not expired (the process is dead). */
+  /**
+   * Release the token's rows even though their lease has not expired (the process is dead). The
+   * relay publishes outside any transaction, so nothing tells a live relay from a dead one: rows a
+   * live relay is still publishing are published again after the release (duplicates).
+   */
   readonly force?: boolean;
   /** Default 1,000, at most 10,000. */
   readonly limit?: number;

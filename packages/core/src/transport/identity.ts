@@ -1,3 +1,4 @@
+import { reservedIdFault } from '../inbox/messageIds';
 import { discardAnswer } from '../unreadAnswer';
 import { identifierFault } from '../validate/text';
 import { describeTransportError } from './errors';
@@ -43,11 +44,11 @@ function kindOf(value: unknown): string {
 /**
  * Why a delivery's message id (from a header, the broker's own id or the extractor) names no
  * message, as a dead-letter detail, or null: it shows nothing (whitespace, zero-width characters)
- * or holds a control character or a line break
- * (identifierFault, the rule acceptance applies too). Every transport dead-letters such a
- * delivery as `missing_identity` before acceptance.
+ * or holds a control character or a line break (identifierFault), or begins with ferry's own
+ * prefix `ferry:` (reservedIdFault: replays' ids); the rule acceptance applies too. Every
+ * transport dead-letters such a delivery as `missing_identity` before acceptance.
  */
 export function messageIdFault(messageId: string): string | null {
-  const fault = identifierFault(messageId);
+  const fault = identifierFault(messageId) ?? reservedIdFault(messageId);
   return fault === null ? null : `message id ${JSON.stringify(messageId.slice(0, 64))} ${fault}`;
 }

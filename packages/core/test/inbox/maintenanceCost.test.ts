@@ -344,7 +344,7 @@ describe.each(['pending', 'none'] as const)('statistics %s', (statistics) => {
     expect(await exhaustExpired(t.db, CONSUMERS, 10)).toHaveLength(10);
     // Of the other ten exhausted rows, still PROCESSING with their leases expired, its limit.
     expect(
-      await releaseStuckReceipts(t.db, { scope: SCOPE, claimToken: null, force: false, limit: 5 }),
+      (await releaseStuckReceipts(t.db, { scope: SCOPE, claimToken: null, force: false, limit: 5 })).released,
     ).toHaveLength(5);
     const forced = last.own[200]!;
     expect(
@@ -354,7 +354,7 @@ describe.each(['pending', 'none'] as const)('statistics %s', (statistics) => {
         force: true,
         limit: 10,
       }),
-    ).toEqual([forced.id]);
+    ).toEqual({ released: [forced.id], running: [] });
     expect(
       await requeueDead(t.db, SCOPE, last.dead.id, last.dead.version, 'operator', 'cost'),
     ).not.toBeNull();

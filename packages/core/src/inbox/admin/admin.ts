@@ -83,13 +83,12 @@ export class InboxPrivilegedAdmin {
     knownKeysArgument('list', options, LIST_KEYS);
     const status = optionalStatus(options.status);
     const limit = requireLimit('limit', options.limit, LIST_LIMIT);
-    const filter = `all:${status ?? '*'}`;
     const cursor = optionalCursor(options.cursor);
-    const after = cursor === undefined ? null : decodeCursor(cursor, filter);
+    const after = cursor === undefined ? null : decodeCursor(cursor, null, status);
     const rows = await listReceipts(this.db, null, status, after, limit + 1);
     const records = rows.slice(0, limit);
     const last = records[records.length - 1];
-    return { records, nextCursor: rows.length > limit && last ? encodeCursor(last.id, filter) : null };
+    return { records, nextCursor: rows.length > limit && last ? encodeCursor(last.id, null, status) : null };
   }
 
   async get(id: string): Promise<InboxRecord | null> {

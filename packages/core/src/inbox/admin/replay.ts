@@ -1,6 +1,9 @@
 import type { SqlExecutor } from '../../sql/executor';
 import { InboxNotFoundError, InboxReplayConflictError, InboxStateConflictError } from '../errors';
 import { getReceipt } from '../sql/getReceipt';
+import { findByIdentity } from '../sql/findByIdentity';
+import { RECEIPT_KEYS } from '../sql/fragments';
+import { REPLAY_MESSAGE_ID_PREFIX } from '../messageIds';
 import { findReplay, insertReplay, type ReplayRequest } from '../sql/insertReplay';
 import type { InboxRecord } from '../types';
 
@@ -47,9 +50,23 @@ export async function replayCompleted(db: SqlExecutor, request: ReplayRequest): 
   if (source.rowVersion !== request.expectedVersion) {
     throw new InboxStateConflictError(source.id, `expected version ${request.expectedVersion}`, actual);
   }
+  if (source.payload === null) {
+    throw new InboxStateConflictError(
+      source.id,
+      'the source payload was purged; a new replay needs it',
+      actual,
+    );
+  }
+  // The replay's identity is taken: only by a receipt accepted before ferry reserved its prefix.
+  const messageId = `${REPLAY_MESSAGE_ID_PREFIX}${request.requestId}`;
+  const [holder] = await findByIdentity(
+    db,
+    [{ scope: request.scope, consumer: request.targetConsumer, messageId }],
+    RECEIPT_KEYS,
+  );
   throw new InboxStateConflictError(
     source.id,
-    'the source payload was purged; a new replay needs it',
+    `the replay's message id ${messageId} is taken by receipt ${holder?.id ?? '(gone)'}; use another request id`,
     actual,
   );
 }

@@ -20,6 +20,7 @@ import {
   requireVersion,
 } from './validate';
 import { FerryValidationError } from '../../errors';
+import { redactText } from '../../redact/redact';
 import { AUDIT_KEYS, audited, type AuditOptions } from '../../audit/audited';
 import {
   booleanArgument,
@@ -28,7 +29,7 @@ import {
   requiredArgument,
   type OptionKeys,
 } from '../../optionChecks';
-import { releaseStuckReceipts } from '../sql/releaseStuck';
+import { releaseStuckReceipts, type ReleasedReceipts } from '../sql/releaseStuck';
 
 export interface InboxListOptions {
   readonly status?: InboxStatus;
@@ -71,7 +72,10 @@ export interface InboxPurgeInput extends AuditOptions {
 export interface InboxReleaseInput extends AuditOptions {
   /** Only this claim token's receipts; required with `force`. */
   readonly claimToken?: string;
-  /** Release the token's receipts before their lease expires (the worker is known dead). */
+  /**
+   * Release the token's receipts before their lease expires (the worker is known dead). A
+   * receipt whose handler transaction is still alive is not released (answered as `running`).
+   */
   readonly force?: boolean;
   /** 1..10,000, default 100. */
   readonly limit?: number;
@@ -118,13 +122,15 @@ export class InboxScopedAdmin {
     knownKeysArgument('list', options, LIST_KEYS);
     const status = optionalStatus(options.status);
     const limit = requireLimit('limit', options.limit, LIST_LIMIT);
-    const filter = status ?? '*';
     const cursor = optionalCursor(options.cursor);
-    const after = cursor === undefined ? null : decodeCursor(cursor, filter);
+    const after = cursor === undefined ? null : decodeCursor(cursor, this.scope, status);
     const rows = await listReceipts(this.db, this.scope, status, after, limit + 1);
     const records = rows.slice(0, limit);
     const last = records[records.length - 1];
-    return { records, nextCursor: rows.length > limit && last ? encodeCursor(last.id, filter) : null };
+    return {
+      records,
+      nextCursor: rows.length > limit && last ? encodeCursor(last.id, this.scope, status) : null,
+    };
   }
 
   /** The record, or null when no such id exists in this scope. */
@@ -138,7 +144,8 @@ export class InboxScopedAdmin {
     requiredArgument('requeue', input, REQUEUE_KEYS);
     const id = requireUuid('id', input.id);
     const expectedVersion = requireVersion(input.expectedVersion);
-    const reason = requireText('reason', input.reason);
+    // Stored (requeue history) and audited redacted, as the outbox's markFailed: an operator may paste a broker's error.
+    const reason = redactText(requireText('reason', input.reason));
     const actor = requireText('actor', input.actor);
     return audited(this.db, {
       action: 'inbox.requeue',
@@ -164,7 +171,7 @@ export class InboxScopedAdmin {
       requestId: requireUuid('requestId', input.requestId).toLowerCase(),
       targetConsumer: requireText('targetConsumer', input.targetConsumer),
       actor: requireText('actor', input.actor),
-      reason: requireText('reason', input.reason),
+      reason: redactText(requireText('reason', input.reason)),
     };
     return audited(this.db, {
       action: 'inbox.replay',
@@ -190,9 +197,11 @@ export class InboxScopedAdmin {
 
   /**
    * Hands claims of a dead worker back: PROCESSING receipts whose lease expired, or with
-   * `force` every receipt of `claimToken`, go to PENDING and get their attempt back.
+   * `force` every receipt of `claimToken`, go to PENDING and get their attempt back. A forced
+   * release leaves a receipt whose handler transaction is alive untouched and lists it under
+   * `running`: admin operations never cancel a running handler.
    */
-  async release(input: InboxReleaseInput = {}): Promise<{ released: readonly string[] }> {
+  async release(input: InboxReleaseInput = {}): Promise<ReleasedReceipts> {
     knownKeysArgument('release', input, RELEASE_KEYS);
     const claimToken = input.claimToken === undefined ? null : requireUuid('claimToken', input.claimToken);
     const force = booleanArgument('force', input.force) ?? false;
@@ -206,13 +215,11 @@ export class InboxScopedAdmin {
       ids: [],
       arguments: { claimToken, force, limit },
       options: input,
-      run: async (tx) => ({
-        released: await releaseStuckReceipts(tx, { scope: this.scope, claimToken, force, limit }),
-      }),
+      run: (tx) => releaseStuckReceipts(tx, { scope: this.scope, claimToken, force, limit }),
       summarize: (r) => ({
         outcome: r.released.length > 0 ? 'applied' : 'none',
-        results: { released: r.released },
-        ids: r.released,
+        results: { released: r.released, running: r.running },
+        ids: [...r.released, ...r.running],
       }),
     });
   }

@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import { CONNECTION_CHECK } from '../../sql/transactionLimits';
-import { FENCE, HANDLER_CLAIM, TABLE } from './fragments';
+import { FENCE, HANDLER_CLAIM, receiptLock, TABLE } from './fragments';
 
 /**
  * The first statement of every handler transaction, one round trip: sets, for this transaction,
@@ -8,6 +8,15 @@ import { FENCE, HANDLER_CLAIM, TABLE } from './fragments';
  * HANDLER_CLAIM, and proves the claim alive on the database clock ($1 id, $2 claim token). A claim
  * that waited in the worker's local queue is started only if this read still finds it owned and
  * unexpired.
+ *
+ * It also takes the receipt's advisory lock in shared mode for the rest of the transaction
+ * (receiptLock), without waiting: the operator's forced release takes a receipt only if it gets
+ * that lock exclusively, so it leaves a live handler's claim alone. Handler transactions never
+ * wait for each other (a claim reclaimed after its lease expired runs beside the old handler,
+ * whose completion then fails the fence, as before); only a forced release holds the lock
+ * exclusively, for its own short transaction, and a handler transaction that finds it so held
+ * reads its claim as lost (the release is taking it), so it starts no handler on a claim the
+ * release has just given back.
  *
  * statement_timeout bounds every later statement of the transaction on every adapter. node-postgres
  * and Kysely set it before this statement too (transactionLimits.ts); Prisma's own `timeout` cannot
@@ -22,7 +31,8 @@ const SQL = `
          set_config('statement_timeout', $4, true) AS statement_timeout,
          set_config(${HANDLER_CLAIM}, $2::uuid::text, true) AS claim,
          ${CONNECTION_CHECK.trim()} AS connection_check,
-         EXISTS (SELECT 1 FROM ${TABLE} WHERE ${FENCE}) AS owned`;
+         pg_try_advisory_xact_lock_shared(${receiptLock('$1::uuid')})
+           AND EXISTS (SELECT 1 FROM ${TABLE} WHERE ${FENCE}) AS owned`;
 
 export async function beginHandler(
   tx: SqlExecutor,

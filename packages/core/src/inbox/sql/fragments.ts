@@ -48,6 +48,17 @@ export const FENCE = `id = $1::uuid AND status = ${opaqueStatus('PROCESSING')} A
 export const HANDLER_CLAIM = `'ferry.inbox_claim'`;
 
 /**
+ * The advisory lock key of receipt `id` (an SQL expression of type uuid): its handler
+ * transactions hold it shared from their first statement (beginHandler) to their end, and the
+ * operator's forced release (releaseStuck) takes it exclusively, so it tells a live handler from
+ * a dead worker's claim. One bigint key space with the outbox's ordering keys ('ferry_outbox:'),
+ * told apart by the prefix.
+ */
+export function receiptLock(id: string): string {
+  return `hashtextextended('ferry_inbox_receipt:' || (${id})::text, 0)`;
+}
+
+/**
  * FENCE for many claims in one UPDATE of TABLE aliased `r`: $1 ids and $2 their claim tokens,
  * pairwise (see claimArrays). The statement reads
  *   WITH ${BATCH_OWNED} UPDATE ${TABLE} AS r SET ... WHERE ${BATCH_FENCE}

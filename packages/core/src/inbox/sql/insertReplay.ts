@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { InboxRecord } from '../types';
+import { REPLAY_MESSAGE_ID_PREFIX } from '../messageIds';
 import { COLUMNS, TABLE, toRecord, type ReceiptRow } from './fragments';
 
 export interface ReplayRequest {
@@ -14,14 +15,16 @@ export interface ReplayRequest {
 
 /**
  * A new PENDING receipt copied from a COMPLETED source (observed version, retained payload)
- * with replay lineage; its message id is `replay:<request id>`. Nothing is inserted when the
- * source does not qualify or the request id already exists in the scope.
+ * with replay lineage; its message id is `ferry:replay:<request id>` (REPLAY_MESSAGE_ID_PREFIX, a
+ * namespace no delivery may use). Nothing is inserted when the source does not qualify, the
+ * request id already exists in the scope, or (a receipt accepted before the prefix was reserved)
+ * the message id is taken.
  */
 const SQL = `
   INSERT INTO ${TABLE} (tenant_id, consumer, message_id, message_type, messaging_system, payload,
     payload_fingerprint, payload_bytes, headers, max_attempts, replay_source_id, replay_source_version,
     replay_request_id, replay_actor, replay_reason, replay_requested_at)
-  SELECT s.tenant_id, $5::text, 'replay:' || $4::text, s.message_type, s.messaging_system, s.payload,
+  SELECT s.tenant_id, $5::text, $8::text || $4::text, s.message_type, s.messaging_system, s.payload,
     s.payload_fingerprint,
     s.payload_bytes, s.headers, s.max_attempts, s.id, s.row_version, $4::uuid, $6::text, $7::text, now()
   FROM ${TABLE} s
@@ -39,6 +42,7 @@ export async function insertReplay(db: SqlExecutor, request: ReplayRequest): Pro
     request.targetConsumer,
     request.actor,
     request.reason,
+    REPLAY_MESSAGE_ID_PREFIX,
   ]);
   return row ? toRecord(row) : null;
 }
