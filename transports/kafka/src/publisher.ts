@@ -16,7 +16,7 @@ import {
   type PublisherOptions,
   type ResolvedPublisherOptions,
 } from './publisherOptions';
-import { deadlineIn, passed, raceAbort, throwIfAborted, type Deadline } from './race';
+import { deadlineIn, missedDeadline, passed, raceAbort, throwIfAborted, type Deadline } from './race';
 import { TopicPresence } from './topicPresence';
 import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from './wire';
 
@@ -264,7 +264,7 @@ export class KafkaPublisher implements Publisher {
       await raceAbort(sending, signals, 'send', deadline);
     } catch (error) {
       givenUp.abort(error);
-      if (!handed) throw passed(deadline) ? notTaken(deadline) : error;
+      if (!handed) throw missedDeadline(error, deadline) ? notTaken(deadline) : error;
       this.abandoned.add(settled);
       void settled.then(() => this.abandoned.delete(settled));
       throw error;

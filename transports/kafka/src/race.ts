@@ -20,6 +20,25 @@ export function passed(deadline: Deadline): boolean {
   return Date.now() >= deadline.at;
 }
 
+/** The rejection of raceAbort when its deadline came (DeadlineMissed.deadline is that deadline). */
+class DeadlineMissed extends Error {
+  constructor(
+    what: string,
+    readonly deadline: Deadline,
+  ) {
+    super(`${what} not confirmed within ${deadline.ms} ms`);
+  }
+}
+
+/**
+ * True when `error` is raceAbort's rejection for `deadline`, or the deadline has passed. Node may
+ * run the deadline's timer a millisecond before Date.now() reaches `deadline.at`, so passed()
+ * alone could read false right after the deadline rejected a wait.
+ */
+export function missedDeadline(error: unknown, deadline: Deadline): boolean {
+  return (error instanceof DeadlineMissed && error.deadline === deadline) || passed(deadline);
+}
+
 /**
  * Settles with `work`, or rejects as soon as a signal aborts (`<what> abandoned: <reason>`) or
  * `deadline` passes (`<what> not confirmed within <ms> ms`). `work` goes on unobserved, so
@@ -40,7 +59,7 @@ export function raceAbort(
     };
     if (deadline !== undefined) {
       const timer = setTimeout(
-        () => settle(() => reject(new Error(`${what} not confirmed within ${deadline.ms} ms`))),
+        () => settle(() => reject(new DeadlineMissed(what, deadline))),
         Math.max(0, deadline.at - Date.now()),
       );
       cleanups.push(() => clearTimeout(timer));

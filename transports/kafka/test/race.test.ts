@@ -1,5 +1,5 @@
 /** raceAbort and passed() against a deadline shared by several waits (pure logic, fake clock). */
-import { deadlineIn, passed, raceAbort } from '../src/race';
+import { deadlineIn, missedDeadline, passed, raceAbort } from '../src/race';
 
 const never = new Promise<void>(() => undefined);
 
@@ -29,5 +29,27 @@ describe('a deadline shared by the waits of one publish', () => {
     expect(passed(deadline)).toBe(false);
     jest.advanceTimersByTime(1);
     expect(passed(deadline)).toBe(true);
+  });
+
+  // CI failure (queuedGiveUp, under load): Node may run a timer a millisecond before Date.now()
+  // reaches its due time, so passed() read false right after the deadline's own rejection, and a
+  // send never handed to the client was reported `retryable` (an attempt spent) instead of
+  // `unavailable`. The rejection itself says the deadline was missed, whatever the clock reads.
+  test('its rejection is known as a missed deadline even when the clock reads a millisecond short', async () => {
+    const deadline = deadlineIn(1_000);
+    let rejection: unknown = null;
+    raceAbort(never, [], 'send', deadline).catch((error: unknown) => (rejection = error));
+    await jest.advanceTimersByTimeAsync(1_000);
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(now - 1);
+    try {
+      expect({ passed: passed(deadline), missed: missedDeadline(rejection, deadline) }).toEqual({
+        passed: false,
+        missed: true,
+      });
+      expect(missedDeadline(new Error('send abandoned: lease lost'), deadline)).toBe(false);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });
