@@ -11,12 +11,18 @@ import type { SeedRotation } from './seedRotation';
 /** kafkajs's own keep-alive on broker sockets (its default socket factory's). */
 const KEEP_ALIVE_MS = 60_000;
 
-/** Broker sockets as kafkajs opens them when the application passes no socketFactory. */
+/**
+ * Broker sockets as kafkajs opens them when the application passes no socketFactory, with
+ * Nagle's algorithm off, as @platformatic/kafka has it (kafkajs leaves it on): a request written
+ * while an earlier one is unacknowledged (an offset commit behind a long-poll fetch) would wait
+ * for the broker's delayed ACK, up to 40 ms. An application's own socketFactory is used as given.
+ */
 const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
   const socket = ssl
     ? tlsConnect({ host, port, ...(isIP(host) ? {} : { servername: host }), ...ssl }, onConnect)
     : tcpConnect({ host, port }, onConnect);
   socket.setKeepAlive(true, KEEP_ALIVE_MS);
+  socket.setNoDelay(true);
   return socket;
 };
 
