@@ -27,7 +27,10 @@ export interface RabbitConsumerOptions extends WorkQueueTopology {
   connection: RabbitConnection | ConnectionOptions | string;
   /** The inbox consumer (handler) name deliveries are accepted for. Required. */
   consumer: string;
-  /** Unacknowledged deliveries the broker may push. Default 50. */
+  /**
+   * Unacknowledged deliveries the broker may push. Default 250. They are held in memory until
+   * their batch is settled: at most prefetch × the largest body (lower it for large messages).
+   */
   prefetch?: number;
   /** Most deliveries per acceptMany call. Default: prefetch. */
   maxBatchSize?: number;

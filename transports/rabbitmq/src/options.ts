@@ -18,7 +18,13 @@ export const DEFAULTS = {
   heartbeatSeconds: 10,
   connectTimeoutMs: 10_000,
   reconnectBackoff: { initialMs: 100, maxMs: 10_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
-  prefetch: 50,
+  /**
+   * 250, measured (bench inbox-accept-rabbitmq, 2,000 messages, both sides at the same prefetch):
+   * 50 → 0.51-0.54 of a raw consume + ack, 100 → 0.56-0.61, 250 → 0.62. A batch commits while
+   * the broker may push only what the window leaves, so the rate follows prefetch / commit time.
+   * Memory: up to prefetch deliveries held, 64 MiB at the inbox's default maxPayloadBytes.
+   */
+  prefetch: 250,
   /** When maxBatchSize is below prefetch; 1 when one batch can take the whole prefetch window. */
   maxBatchesInFlight: 2,
   maxTransportRetries: 5,
