@@ -147,7 +147,7 @@ describe('createFerryMetrics observers', () => {
     expect(s.value('ferry_outbox_relay_circuit_open')).toBe(1);
     expect(s.value('ferry_outbox_relay_circuit_opened_total')).toBe(1);
     expect(s.value('ferry_infrastructure_errors_total', { component: 'outbox', operation: 'claim' })).toBe(1);
-    metrics.outbox({ type: 'circuit-closed', openedForMs: 1_000 });
+    metrics.outbox({ type: 'circuit-closed', openedForMs: 1_000, relayClosed: false });
     expect((await read(metrics)).value('ferry_outbox_relay_circuit_open')).toBe(0);
   });
 

@@ -28,7 +28,12 @@ export type CircuitTransition =
       /** True when a failed half-open probe opened it again (it was not closed in between). */
       readonly reopened: boolean;
     }
-  | { readonly type: 'closed'; readonly openedForMs: number };
+  | {
+      readonly type: 'closed';
+      readonly openedForMs: number;
+      /** True when the relay closed with its circuit open (end()); false when the broker answered. */
+      readonly relayClosed: boolean;
+    };
 
 /**
  * The relay's broker-outage circuit breaker, pure (the clock is injected). Closed: claims run
@@ -90,7 +95,7 @@ export class CircuitBreaker {
       this.isOpen = false;
       this.openings = 0;
       this.transitions += 1;
-      return { type: 'closed', openedForMs };
+      return { type: 'closed', openedForMs, relayClosed: false };
     }
     if (state === 'open' || epoch < this.transitions) return undefined;
     this.failures += 1;
@@ -103,5 +108,19 @@ export class CircuitBreaker {
     this.transitions += 1;
     this.openUntil = this.now() + openMs;
     return { type: 'opened', failures: this.failures, openMs, error: signal.error, reopened };
+  }
+
+  /**
+   * The relay is closed: an open (or half-open) circuit ends with it, so whoever counts open
+   * circuits stops counting this one. Returns the transition, undefined when it was closed.
+   */
+  end(): CircuitTransition | undefined {
+    if (!this.isOpen) return undefined;
+    const openedForMs = this.now() - this.firstOpenedAt;
+    this.isOpen = false;
+    this.failures = 0;
+    this.openings = 0;
+    this.transitions += 1;
+    return { type: 'closed', openedForMs, relayClosed: true };
   }
 }

@@ -75,8 +75,12 @@ export type OutboxEvent =
       readonly error: string;
       readonly reopened: boolean;
     }
-  /** A (probe) cycle reached the broker again; claiming resumes. */
-  | { readonly type: 'circuit-closed'; readonly openedForMs: number }
+  /**
+   * A (probe) cycle reached the broker again; claiming resumes. `relayClosed`: instead, the
+   * relay was closed while its circuit was open (the broker was not reached; the circuit ends
+   * with the relay).
+   */
+  | { readonly type: 'circuit-closed'; readonly openedForMs: number; readonly relayClosed: boolean }
   /**
    * One relay cycle ended (also an empty one, and one that claimed nothing because the circuit
    * is open). Counts are rows, and account for every claimed one: `lost` rows had their claim

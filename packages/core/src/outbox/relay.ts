@@ -412,6 +412,8 @@ class OutboxRelay implements Relay {
         this.logger.error('outbox relay statement still running lease.duration after shutdown; abandoned');
     }
     await listening;
+    // Nothing claims any more: an open circuit ends with the relay (metrics stop counting it).
+    reportCircuitChange(this.breaker.end(), this.emit, this.logger);
     this.state = 'closed';
   }
 }

@@ -83,8 +83,12 @@ export function reportCircuitChange(
     logger.warn({ failures, openMs, error, reopened }, 'broker unavailable: circuit opened, claiming paused');
     emit({ type: 'circuit-opened', failures, openMs, error, reopened });
   } else if (change?.type === 'closed') {
-    logger.info({ openedForMs: change.openedForMs }, 'broker reachable: circuit closed');
-    emit({ type: 'circuit-closed', openedForMs: change.openedForMs });
+    const { openedForMs, relayClosed } = change;
+    logger.info(
+      { openedForMs, relayClosed },
+      relayClosed ? 'relay closed with its circuit open' : 'broker reachable: circuit closed',
+    );
+    emit({ type: 'circuit-closed', openedForMs, relayClosed });
   }
 }
 

@@ -6,7 +6,7 @@
  * gauge now counts the relays whose circuit is open.
  */
 import pino from 'pino';
-import { createRelay, emitMany } from '@ferry/core';
+import { createRelay, emitMany, type OutboxEvent } from '@ferry/core';
 import { createFerryMetrics, serveMetrics, type MetricsServer } from '@ferry/core/metrics';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -75,4 +75,44 @@ it('the circuit gauge shows an open circuit while any relay of the process has o
   expect([a.circuit, b.circuit]).toEqual(['closed', 'closed']);
   expect((await scrape(server.url)).value('ferry_outbox_relay_circuit_open')).toBe(0);
   await Promise.all([a.close(), b.close()]);
+});
+
+it('a relay closed while its circuit is open leaves the circuit gauge (failed first)', async () => {
+  // A relay closed during its broker's outage (a shutdown, a per-tenant relay removed) sent no
+  // more events: the gauge counted its circuit open until the process ended.
+  const metrics = createFerryMetrics();
+  const events: OutboxEvent[] = [];
+  await emitMany(t.db, [{ type: 'o', payload: { n: 3 } }]);
+  let clock = 2_000_000;
+  const relay = createRelay({
+    db: t.db,
+    publisher: new InMemoryPublisher({
+      decide: () => ({ unavailable: 'connect ECONNREFUSED 127.0.0.1:5672' }),
+    }),
+    logger: silent,
+    observer: (event) => {
+      events.push(event);
+      metrics.outbox(event);
+    },
+    options: { circuit: { openMs: 50, maxOpenMs: 50 } },
+    clock: () => clock,
+  });
+  await relay.runOnce();
+  expect(relay.circuit).toBe('open');
+  expect(
+    (await metrics.registry.getSingleMetric('ferry_outbox_relay_circuit_open')?.get())?.values[0]?.value,
+  ).toBe(1);
+  clock += 20;
+  await relay.close();
+  expect(
+    (await metrics.registry.getSingleMetric('ferry_outbox_relay_circuit_open')?.get())?.values[0]?.value,
+  ).toBe(0);
+  expect(events.filter((e) => e.type === 'circuit-closed')).toEqual([
+    { type: 'circuit-closed', openedForMs: 20, relayClosed: true },
+  ]);
+  // The opening is still counted; only the open circuit ended with its relay.
+  expect(
+    (await metrics.registry.getSingleMetric('ferry_outbox_relay_circuit_opened_total')?.get())?.values[0]
+      ?.value,
+  ).toBe(1);
 });

@@ -26,7 +26,11 @@ describe('CircuitBreaker (pure, injected clock)', () => {
     now += 100;
     expect(breaker.state).toBe('half-open');
     expect(breaker.claimLimit(50)).toBe(3);
-    expect(breaker.record({ kind: 'reachable' })).toEqual({ type: 'closed', openedForMs: 100 });
+    expect(breaker.record({ kind: 'reachable' })).toEqual({
+      type: 'closed',
+      openedForMs: 100,
+      relayClosed: false,
+    });
     expect(breaker.state).toBe('closed');
   });
 
@@ -57,7 +61,11 @@ describe('CircuitBreaker (pure, injected clock)', () => {
     // Half-open: a second cycle claimed before the opening is no failed probe.
     expect(breaker.record(down, before)).toBeUndefined();
     expect(breaker.state).toBe('half-open');
-    expect(breaker.record({ kind: 'reachable' }, before)).toEqual({ type: 'closed', openedForMs: 100 });
+    expect(breaker.record({ kind: 'reachable' }, before)).toEqual({
+      type: 'closed',
+      openedForMs: 100,
+      relayClosed: false,
+    });
     // Closed again: an outage report claimed before it closed is no new failure.
     expect(breaker.record(down, before)).toBeUndefined();
     expect(breaker.state).toBe('closed');
@@ -187,5 +195,27 @@ describe('relay with an unavailable broker', () => {
       `SELECT count(*)::int AS n FROM outbox_events WHERE status = 'FAILED' OR retry_count > 0`,
     );
     expect(failed?.n).toBe(0);
+  });
+});
+
+describe('CircuitBreaker.end (the relay closed)', () => {
+  it('ends an open circuit once, and a cycle claimed before the end reopens nothing', () => {
+    let now = 0;
+    const breaker = new CircuitBreaker(
+      { failureThreshold: 1, openMs: 100, maxOpenMs: 100, probeBatchSize: 1 },
+      () => now,
+    );
+    expect(breaker.end()).toBeUndefined();
+    const before = breaker.epoch;
+    breaker.record({ kind: 'unavailable', error: 'down' });
+    const claimedWhileOpen = breaker.epoch;
+    now += 30;
+    expect(breaker.end()).toEqual({ type: 'closed', openedForMs: 30, relayClosed: true });
+    expect(breaker.state).toBe('closed');
+    expect(breaker.end()).toBeUndefined();
+    // An abandoned cycle that settles after close() says nothing new.
+    expect(breaker.record({ kind: 'unavailable', error: 'down' }, claimedWhileOpen)).toBeUndefined();
+    expect(breaker.record({ kind: 'unavailable', error: 'down' }, before)).toBeUndefined();
+    expect(breaker.state).toBe('closed');
   });
 });

@@ -168,7 +168,7 @@ describe('the outbox observer receives one { type } event at a time', () => {
       cycle({ claimed: 1, unavailable: 1 }),
       cycle({}),
       { type: 'claimed', claimToken: expect.any(String), ids, types: ['o'] },
-      { type: 'circuit-closed', openedForMs: 50 },
+      { type: 'circuit-closed', openedForMs: 50, relayClosed: false },
       { type: 'sent', id: ids[0], eventType: 'o', attempt: 1, ageMs: expect.any(Number) },
       cycle({ claimed: 1, sent: 1 }),
     ]);
