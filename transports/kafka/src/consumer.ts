@@ -7,6 +7,7 @@ import {
   checkAttachable,
   consumerEmitter,
   describeCause,
+  sizeMayCause,
   type ConsumerEmitter,
   type ReadyOptions,
 } from '@ferry/core/transport';
@@ -61,6 +62,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   private readonly failures = new Map<string, number>();
   /** Admission refusals of each partition since it last committed a whole chunk. */
   private readonly refusals = new Map<string, number>();
+  /** Partitions re-read in shorter chunks (shrink), by `topic:partition`: the chunk size and through which offset. */
+  private readonly shrunk = new Map<string, { readonly limit: number; readonly through: bigint }>();
   private readonly resumeTimers = new Set<NodeJS.Timeout>();
   private restarts = 0;
   /**
@@ -260,9 +263,10 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     const { topic, partition, records, isRunning, isStale } = batch;
     const partitionKey = `${topic}:${partition}`;
     this.emit({ type: 'received', count: records.length }, topic);
-    for (let start = 0; start < records.length; start += this.options.maxBatchSize) {
+    for (let start = 0; start < records.length;) {
       if (!isRunning() || isStale()) return;
-      const chunk = records.slice(start, start + this.options.maxBatchSize);
+      const chunk = records.slice(start, start + this.chunkSize(partitionKey));
+      start += chunk.length;
       const first = chunk[0]!;
       const last = chunk[chunk.length - 1]!;
       const outcome = await handleChunk(this, topic, partition, chunk);
@@ -271,6 +275,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
         return;
       }
       if (!outcome.done) {
+        if (outcome.stage === 'inbox acceptance' && sizeMayCause(outcome.error))
+          this.shrink(partitionKey, chunk);
         this.retryLater(consumer, { topic, partition, offset: first.offset, count: chunk.length }, outcome);
         return;
       }
@@ -280,6 +286,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       if (isStale()) return;
       const offset = await batch.commitThrough(last);
       this.failures.delete(partitionKey);
+      this.regrow(partitionKey, last);
       this.recovered(partitionKey, topic, chunk.length);
       if (outcome.accepted > 0) this.emit({ type: 'accepted', count: outcome.accepted }, topic);
       this.emit({ type: 'settled', count: chunk.length }, topic);
@@ -290,6 +297,32 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       }
       if (isRunning()) await batch.heartbeat();
     }
+  }
+
+  /** Records per chunk of the partition: maxBatchSize, or less while a shrunk range is re-read (shrink). */
+  private chunkSize(partitionKey: string): number {
+    return this.shrunk.get(partitionKey)?.limit ?? this.options.maxBatchSize;
+  }
+
+  /**
+   * The chunk's acceptance failed in a way its size may cause (sizeMayCause: a timeout, a server
+   * out of resources): its partition is re-read in chunks half as long, down to one record,
+   * until every offset through the failed chunk's last is committed. Offered again whole, the
+   * chunk could time out on every retry and stall its partition for good.
+   */
+  private shrink(partitionKey: string, chunk: readonly ConsumedRecord[]): void {
+    const through = BigInt(chunk[chunk.length - 1]!.offset);
+    const before = this.shrunk.get(partitionKey);
+    this.shrunk.set(partitionKey, {
+      limit: Math.max(1, Math.ceil(chunk.length / 2)),
+      through: before && before.through > through ? before.through : through,
+    });
+  }
+
+  /** Back to maxBatchSize once the range that failed is committed. */
+  private regrow(partitionKey: string, committed: ConsumedRecord): void {
+    const shrunk = this.shrunk.get(partitionKey);
+    if (shrunk && BigInt(committed.offset) >= shrunk.through) this.shrunk.delete(partitionKey);
   }
 
   /**

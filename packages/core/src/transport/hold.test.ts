@@ -195,3 +195,64 @@ describe('acceptHolding', () => {
     ]);
   });
 });
+
+describe('acceptHolding: a batch that times out by its size (failed first)', () => {
+  /** Times out (retriable FERRY_TIMEOUT, as a statement past statementTimeoutMs) on more than `most` inputs. */
+  function timesOutAbove(most: number) {
+    const sizes: number[] = [];
+    const acceptMany = (inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> => {
+      sizes.push(inputs.length);
+      if (inputs.length > most)
+        return Promise.reject(new FerryError('FERRY_TIMEOUT', 'statement timed out', { retriable: true }));
+      return Promise.resolve(inputs.map((i) => ({ kind: 'accepted', id: i.messageId }) as const));
+    };
+    return { acceptMany, sizes };
+  }
+
+  it('offers fewer inputs after each timeout, so a batch too big for the deadline still goes through', async () => {
+    // Before: the same 8 inputs were offered again after every backoff, timing out for ever: the
+    // consumer's deliveries (a Kafka partition, a RabbitMQ prefetch window) stalled for good.
+    const { acceptMany, sizes } = timesOutAbove(2);
+    const settled = settlements();
+    const inputs = 'abcdefgh'.split('').map(input);
+    const held = await acceptHolding(
+      inputs,
+      acceptMany,
+      { backoff, signal: AbortSignal.timeout(5_000), ...who },
+      settled.settle,
+    );
+    expect(held).toEqual({ kind: 'settled' });
+    const answered = settled.calls.flat();
+    expect(answered.map((a) => a.index).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(answered.every((a) => a.result.kind === 'accepted')).toBe(true);
+    expect(sizes.slice(0, 3)).toEqual([8, 4, 2]);
+  });
+
+  it('holds one input at a time through an outage of timeouts, and releases the rest unanswered', async () => {
+    const { acceptMany, sizes } = timesOutAbove(0);
+    const settled = settlements();
+    const abort = new AbortController();
+    const events: TransportConsumerEvent[] = [];
+    const held = acceptHolding(
+      'abcd'.split('').map(input),
+      acceptMany,
+      {
+        backoff,
+        signal: abort.signal,
+        ...who,
+        observer: (event) => {
+          events.push(event);
+          if (events.length === 6) abort.abort(new Error('closing'));
+        },
+      },
+      settled.settle,
+    );
+    await expect(held).resolves.toMatchObject({ kind: 'released', pending: [0, 1, 2, 3] });
+    expect(settled.calls).toEqual([]);
+    expect(sizes.slice(0, 4)).toEqual([4, 2, 1, 1]);
+    // Every attempt is reported with the deliveries still held, not the window offered.
+    expect(events.map((e) => (e.type === 'acceptance-unavailable' ? e.count : -1))).toEqual([
+      4, 4, 4, 4, 4, 4,
+    ]);
+  });
+});

@@ -5,7 +5,7 @@ import { consumerEmitter } from './consumerEvents';
 import { describeCause } from './errors';
 import type { TransportConsumerEvent, TransportObserver } from './events';
 import { InboxAdmissionRejectedError } from '../inbox/errors';
-import { acceptIsolated, isBatchWideFailure, type AcceptManyFn } from './isolate';
+import { acceptIsolated, isBatchWideFailure, sizeMayCause, type AcceptManyFn } from './isolate';
 
 export interface HoldOptions {
   /** Wait before retry n of a batch whose acceptance failed batch-wide: backoffDelay(n). */
@@ -68,13 +68,16 @@ export async function acceptHolding(
 ): Promise<HeldAcceptance> {
   const report = holdReport(options);
   let pending = inputs.map((_, index) => index);
+  /** Inputs offered per attempt: halved after a failure the batch's size may cause (sizeMayCause). */
+  let window = pending.length;
   let failures = 0;
   for (;;) {
+    const offered = pending.slice(0, window);
     let error: unknown;
     let results: InboxAcceptResult[] | undefined;
     try {
       results = await acceptIsolated(
-        pending.map((index) => inputs[index]!),
+        offered.map((index) => inputs[index]!),
         acceptMany,
       );
     } catch (thrown) {
@@ -86,12 +89,16 @@ export async function acceptHolding(
     }
     if (results) {
       if (failures > 0) report.recovered(failures, pending.length);
-      // Outside the try: a throw of `settle` is the transport's, never an acceptance failure.
-      const answers = results.map((result, i) => ({ index: pending[i]!, result }));
+      failures = 0;
+      // Outside the try: a throw of `settle` is the transport's, never an acceptance failure to retry.
+      const answers = results.map((result, i) => ({ index: offered[i]!, result }));
       await settle(answers);
-      return { kind: 'settled' };
+      pending = pending.slice(offered.length);
+      if (pending.length === 0) return { kind: 'settled' };
+      // The rest of a batch that had to shrink goes on at the window that got through, at once.
+      continue;
     }
-    const answered = admissionAnswers(error, pending);
+    const answered = admissionAnswers(error, offered);
     if (answered) {
       await settle(answered);
       const settled = new Set(answered.map((a) => a.index));
@@ -99,6 +106,7 @@ export async function acceptHolding(
       if (pending.length === 0) return { kind: 'settled' };
     }
     if (options.signal.aborted) return { kind: 'released', error, pending };
+    if (sizeMayCause(error)) window = Math.max(1, Math.ceil(window / 2));
     failures += 1;
     const delayMs = Math.max(1, backoffDelay(failures, options.backoff, options.random));
     report.unavailable(error, failures, delayMs, pending.length);

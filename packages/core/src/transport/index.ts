@@ -56,7 +56,13 @@ export {
   isConnectionLevelError,
   type TransportRejectReason,
 } from './errors';
-export { acceptIsolated, isBatchWideFailure, invalidFromError, type AcceptManyFn } from './isolate';
+export {
+  acceptIsolated,
+  isBatchWideFailure,
+  invalidFromError,
+  sizeMayCause,
+  type AcceptManyFn,
+} from './isolate';
 export {
   acceptHolding,
   type AnsweredInput,

@@ -29,6 +29,21 @@ export function isBatchWideFailure(error: unknown): boolean {
 }
 
 /**
+ * A batch-wide failure that the batch's size may have caused: a statement past its deadline
+ * (FERRY_TIMEOUT) or a server out of resources (SQLSTATE class 53, e.g. out of memory). Offered
+ * again whole, such a batch can fail the same way for ever (its deliveries, or the Kafka
+ * partition behind them, stalled for good), so a transport offers fewer of its inputs next time
+ * (acceptHolding halves them, down to one). An outage fails every size alike: then the inputs
+ * are held one at a time until it ends.
+ */
+export function sizeMayCause(error: unknown): boolean {
+  if (!(error instanceof FerryError)) return false;
+  if (error.code === 'FERRY_TIMEOUT') return true;
+  const sqlState = error.details.sqlState;
+  return typeof sqlState === 'string' && sqlState.startsWith('53');
+}
+
+/**
  * The `invalid` result an input gets when accepting it alone still throws: a validation
  * failure (FerryValidationError, or any FerryError coded FERRY_VALIDATION_FAILED) keeps its
  * code, reason and rule (`details.rule`, as `rejectReason`; else `inbox_invalid`); any other

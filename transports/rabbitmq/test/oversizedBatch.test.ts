@@ -1,0 +1,73 @@
+/**
+ * A batch whose acceptance times out because of its size goes through in smaller pieces
+ * (acceptHolding halves what it offers after a timeout) instead of being held for ever: before,
+ * the same batch was offered again after every backoff and timed out every time, so the
+ * consumer's whole prefetch window stalled for good (failed first).
+ *
+ * The size is made to matter with a trigger that sleeps 100 ms per inserted receipt against a
+ * 1,000 ms statement deadline: the 20 deliveries together take 2 s, five at a time 0.5 s. On a
+ * slower machine the pieces only get smaller (one receipt: 0.1 s).
+ */
+import { Inbox, INBOX_TABLE } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import { attachRabbitConsumer, declareWorkQueue } from '@ferry/rabbitmq';
+import { InboxQueue, unackedCount, waitFor } from './support/broker';
+import { neverAborted, outboxMessages } from './support/messages';
+
+describe('RabbitMQ: a batch too big for the acceptance deadline', () => {
+  const setup = new InboxQueue('oversized');
+  const { queue } = setup;
+
+  it('is accepted in smaller pieces, each delivery once, nothing dead-lettered', async () => {
+    await setup.database.db.query(`
+      CREATE FUNCTION slow_receipt() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_sleep(0.1); RETURN NEW; END $$`);
+    await setup.database.db.query(
+      `CREATE TRIGGER slow_receipt BEFORE INSERT ON ${INBOX_TABLE} FOR EACH ROW EXECUTE FUNCTION slow_receipt()`,
+    );
+    await declareWorkQueue(setup.broker.channel, { queue });
+    const messages = outboxMessages(20, { destination: `/${queue}` });
+    const outcomes = await setup.publisher.publish(messages, neverAborted());
+    expect(outcomes.every((o) => o.status === 'sent')).toBe(true);
+
+    const events: TransportConsumerEvent[] = [];
+    const inbox = new Inbox(setup.database.prisma, { statementTimeoutMs: 1_000 });
+    const consumer = attachRabbitConsumer(inbox, {
+      connection: setup.connection,
+      queue,
+      consumer: 'billing',
+      prefetch: 20,
+      retryBackoff: { initialMs: 20, maxMs: 40 },
+      observer: (event) => events.push(event),
+    });
+    setup.attached = consumer;
+    await consumer.ready();
+
+    const stored = async () =>
+      (
+        await setup.database.db.query<{ message_id: string }>(
+          `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = 'billing' ORDER BY message_id`,
+        )
+      ).map((row) => row.message_id);
+    await waitFor(
+      'every delivery accepted and acked',
+      async () =>
+        (await stored()).length === 20 &&
+        (await setup.broker.readyCount(queue)) === 0 &&
+        (await unackedCount(queue)) === 0
+          ? true
+          : undefined,
+      30_000,
+    );
+    expect(await stored()).toEqual(messages.map((m) => m.id).sort());
+    // The whole batch did time out first: the pieces are what got it through.
+    expect(
+      events.some(
+        (e) => e.type === 'acceptance-unavailable' && /FERRY_TIMEOUT|timed out|timeout/i.test(e.error),
+      ),
+    ).toBe(true);
+    expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
+    expect(await setup.broker.readyCount(`${queue}.dlq`)).toBe(0);
+    await inbox.close();
+  }, 60_000);
+});
