@@ -13,17 +13,13 @@ import { INBOX_TABLE, Inbox } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { attachKafkaConsumer } from '../src';
 import { committedOffsets, endOffsets, fastGroup, InboxTopic, outboxMessage, waitFor } from './support';
+import { slowReceiptInserts } from '../../../test-support/slowReceipts';
 
 const setup = new InboxTopic('oversized', 1);
 const { connection, topic, groupId } = setup;
 
 test('a chunk too big for the acceptance deadline is accepted in smaller pieces, each record once', async () => {
-  await setup.database.db.query(`
-    CREATE FUNCTION slow_receipt() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN PERFORM pg_sleep(0.1); RETURN NEW; END $$`);
-  await setup.database.db.query(
-    `CREATE TRIGGER slow_receipt BEFORE INSERT ON ${INBOX_TABLE} FOR EACH ROW EXECUTE FUNCTION slow_receipt()`,
-  );
+  await slowReceiptInserts(setup.database.db, 0.1);
   const events: TransportConsumerEvent[] = [];
   const inbox = new Inbox(setup.database.prisma, { statementTimeoutMs: 1_000 });
   const consumer = attachKafkaConsumer(inbox, {

@@ -13,18 +13,14 @@ import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { attachRabbitConsumer, declareWorkQueue } from '@ferry/rabbitmq';
 import { InboxQueue, unackedCount, waitFor } from './support/broker';
 import { neverAborted, outboxMessages } from './support/messages';
+import { slowReceiptInserts } from '../../../test-support/slowReceipts';
 
 describe('RabbitMQ: a batch too big for the acceptance deadline', () => {
   const setup = new InboxQueue('oversized');
   const { queue } = setup;
 
   it('is accepted in smaller pieces, each delivery once, nothing dead-lettered', async () => {
-    await setup.database.db.query(`
-      CREATE FUNCTION slow_receipt() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN PERFORM pg_sleep(0.1); RETURN NEW; END $$`);
-    await setup.database.db.query(
-      `CREATE TRIGGER slow_receipt BEFORE INSERT ON ${INBOX_TABLE} FOR EACH ROW EXECUTE FUNCTION slow_receipt()`,
-    );
+    await slowReceiptInserts(setup.database.db, 0.1);
     await declareWorkQueue(setup.broker.channel, { queue });
     const messages = outboxMessages(20, { destination: `/${queue}` });
     const outcomes = await setup.publisher.publish(messages, neverAborted());
