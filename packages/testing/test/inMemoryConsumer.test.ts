@@ -16,6 +16,23 @@ class RecordingAcceptor extends MemoryAcceptor {
 failOnUnhandledRejections();
 
 describe('attachInMemoryConsumer', () => {
+  test('Review finding (failed first): refuses at attach a fixed tenant acceptance refuses (too long, a NUL)', () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    for (const fixed of ['x'.repeat(256), 'acme\u0000']) {
+      const attach = () =>
+        attachInMemoryConsumer(new RecordingAcceptor(), {
+          broker,
+          queue: 'q',
+          consumer: 'c',
+          tenant: { fixed },
+        });
+      expect(attach).toThrow(
+        expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'tenant.fixed' }),
+      );
+    }
+  });
+
   test('leaves out a header whose name or value is not storable text and accepts its delivery and the neighbours', async () => {
     const broker = new InMemoryBroker();
     broker.declareQueue('q');

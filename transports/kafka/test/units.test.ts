@@ -322,6 +322,10 @@ describe('options', () => {
     expect(consumer({ maxBatchSize: 0 })).toThrow(/maxBatchSize/);
     expect(consumer({ tombstones: 'drop' as unknown as 'skip' })).toThrow(/tombstones/);
     expect(consumer({ tenant: { fixed: '' } })).toThrow(/tenant\.fixed/);
+    // Review finding (failed first): a fixed tenant acceptance refuses (too long, a NUL) attached,
+    // and every message of the topic was then dead-lettered as invalid.
+    expect(consumer({ tenant: { fixed: 'x'.repeat(256) } })).toThrow(/tenant\.fixed: is 256 characters/);
+    expect(consumer({ tenant: { fixed: 'acme\u0000' } })).toThrow(/tenant\.fixed: contains a NUL/);
     expect(consumer({ deadLetter: { topik: 'x' } as never })).toThrow(
       /deadLetter\.topik: is not a known option/,
     );

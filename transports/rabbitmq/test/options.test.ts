@@ -49,6 +49,20 @@ describe('option resolution', () => {
       ],
       ['defaultExchange', () => new RabbitPublisher('amqp://x', { defaultExchange: 'x' } as never)],
     ];
+    // Review finding (failed first): a fixed tenant acceptance refuses (too long, a NUL) attached,
+    // and every message of the queue was then dead-lettered as invalid.
+    for (const fixed of ['x'.repeat(256), 'acme\u0000']) {
+      attempts.push([
+        'tenant.fixed',
+        () =>
+          attachRabbitConsumer(acceptor, {
+            connection: 'amqp://x',
+            queue: 'q',
+            consumer: 'c',
+            tenant: { fixed },
+          }),
+      ]);
+    }
     for (const [option, attempt] of attempts) {
       let thrown: unknown;
       try {

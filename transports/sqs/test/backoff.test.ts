@@ -47,6 +47,13 @@ describe('option resolution', () => {
     expect(() => resolveConsumerOptions({ queueUrl: 'q', consumer: 'c', waitTimeSeconds: 21 })).toThrow(
       FerryConfigError,
     );
+    // Review finding (failed first): a fixed tenant acceptance refuses (too long, a NUL) attached,
+    // and every message of the queue was then dead-lettered as invalid.
+    for (const fixed of ['x'.repeat(256), 'acme\u0000']) {
+      expect(() => resolveConsumerOptions({ queueUrl: 'q', consumer: 'c', tenant: { fixed } })).toThrow(
+        expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'tenant.fixed' }),
+      );
+    }
     expect(() => resolvePublisherOptions({ maxBatchBytes: 2_000_000 })).toThrow(
       expect.objectContaining({ option: 'maxBatchBytes' }),
     );

@@ -4,6 +4,7 @@ import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transpo
 import { headersFault } from '../validate/headers';
 import { isPlainObject, jsonFault, kindOf } from '../validate/json';
 import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
+import { tenantIdFault } from '../validate/tenantId';
 import { identifierFault, textFault } from '../validate/text';
 import { reservedIdFault } from './messageIds';
 
@@ -55,22 +56,27 @@ function shapeFault(input: InboxAcceptInput): InputFault | null {
   const fault =
     lengthFault('consumer', input.consumer, IDENTIFIER_LIMITS.consumer, false) ??
     lengthFault('messageId', input.messageId, IDENTIFIER_LIMITS.messageId, false) ??
-    lengthFault('tenantId', input.tenantId, IDENTIFIER_LIMITS.tenantId, 'null') ??
+    (input.tenantId === null || typeof input.tenantId === 'string'
+      ? null
+      : `tenantId must be null or a string, got ${kindOf(input.tenantId)}`) ??
     (isPlainObject(input.payload) ? null : 'payload must be a JSON object') ??
     lengthFault('type', input.type, IDENTIFIER_LIMITS.eventType, 'nullish') ??
     lengthFault('system', input.system, IDENTIFIER_LIMITS.system, 'nullish');
   if (fault !== null) return invalid(fault);
   const id = identifierFault(input.messageId) ?? reservedIdFault(input.messageId);
   if (id !== null) return invalid(`messageId ${id}`);
-  const tenant = input.tenantId === null ? null : identifierFault(input.tenantId);
-  return tenant === null ? null : invalid(`tenantId ${tenant}`);
+  const tenant = input.tenantId === null ? null : tenantIdFault(input.tenantId);
+  if (tenant === null) return null;
+  return invalid(
+    `tenantId ${tenant.reason}`,
+    tenant.invalidText ? TRANSPORT_REJECT_REASONS.invalidText : undefined,
+  );
 }
 
 function identityTextFault(input: InboxAcceptInput): InputFault | null {
   const fields = {
     consumer: input.consumer,
     messageId: input.messageId,
-    tenantId: input.tenantId,
     type: input.type,
     system: input.system,
   };

@@ -1,5 +1,6 @@
 import { FerryConfigError } from '../errors';
 import { discardAnswer } from '../unreadAnswer';
+import { tenantIdFault } from '../validate/tenantId';
 import { identifierFault } from '../validate/text';
 import { describeTransportError } from './errors';
 import { nonEmptyValue } from './headers';
@@ -19,12 +20,16 @@ export type TenantResolution =
   | { readonly ok: true; readonly tenantId: string | null }
   | { readonly ok: false; readonly reason: 'tenant_mismatch' | 'tenant_unresolved'; readonly detail: string };
 
-/** Checks the `tenant` option once, at attach time; undefined means `'header'`. */
+/**
+ * Checks the `tenant` option once, at attach time; undefined means `'header'`. A fixed tenant is
+ * held to the rule acceptance applies to a tenant id (tenantIdFault: length, identifierFault,
+ * textFault): one acceptance refuses would have every message of the consumer dead-lettered.
+ */
 export function checkTenantSource<M>(source: TenantSource<M> | undefined): TenantSource<M> {
   if (source === undefined || source === 'header' || typeof source === 'function') return source ?? 'header';
   if (typeof source === 'object' && source !== null && typeof source.fixed === 'string') {
-    const fault = identifierFault(source.fixed);
-    if (fault !== null) throw new FerryConfigError('tenant.fixed', fault);
+    const fault = tenantIdFault(source.fixed);
+    if (fault !== null) throw new FerryConfigError('tenant.fixed', fault.reason);
     return source;
   }
   throw new FerryConfigError('tenant', "must be 'header', { fixed: string } or a function");
