@@ -9,10 +9,13 @@ import {
   type TransactionAdapter,
 } from '@ferry/core';
 import type { InboxInternals } from '@ferry/core';
+import { randomUUID } from 'node:crypto';
 import { Pool, type PoolClient } from 'pg';
 import pino from 'pino';
 import type { TestDatabase } from '../../../../test-support/database';
 import { waitUntil } from '@ferry/testing';
+import { claimReceipts } from '../../src/inbox/sql/claim';
+import type { ClaimedReceipt } from '../../src/inbox/types';
 
 export const quietLogger = pino({ level: 'silent' });
 
@@ -132,6 +135,23 @@ export function message(overrides: Record<string, unknown> = {}) {
     payload: { n: sequence } as Record<string, unknown>,
     ...overrides,
   };
+}
+
+/**
+ * `count` receipts of a new tenant and consumer, accepted and claimed (claimReceipts, a minute's
+ * lease) as a worker claims them: each claim has its own token, and no handler has begun.
+ */
+export async function claimedReceipts(
+  t: TestDatabase,
+  count = 1,
+): Promise<{ tenantId: string; consumer: string; claims: ClaimedReceipt[] }> {
+  const tenantId = `t-${randomUUID()}`;
+  const consumer = `c-${randomUUID()}`;
+  const inbox = makeInbox(t.prisma, { handlers: { [consumer]: async () => undefined } });
+  for (let i = 0; i < count; i += 1) await inbox.accept(message({ tenantId, consumer }));
+  const claims = await claimReceipts(t.db, [consumer], count, 60_000);
+  if (claims.length !== count) throw new Error(`claimed ${claims.length} of ${count} receipts`);
+  return { tenantId, consumer, claims };
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 } from './validate';
 import { FerryValidationError } from '../../errors';
 import { redactText } from '../../redact/redact';
-import { AUDIT_KEYS, audited, type AuditOptions } from '../../audit/audited';
+import { AUDIT_KEYS, audited, resolveAudit, type AuditOptions } from '../../audit/audited';
 import {
   booleanArgument,
   dateArgument,
@@ -209,13 +209,15 @@ export class InboxScopedAdmin {
       throw new FerryValidationError('force', 'needs claimToken: only a named dead claim is released early');
     }
     const limit = requireLimit('limit', input.limit, PURGE_LIMIT);
+    // A dry run takes no lock (releaseStuck's PREVIEW_SQL): it must not disturb a live handler.
+    const { dryRun } = resolveAudit(input);
     return audited(this.db, {
       action: 'inbox.release',
       scope: this.scope,
       ids: [],
       arguments: { claimToken, force, limit },
       options: input,
-      run: (tx) => releaseStuckReceipts(tx, { scope: this.scope, claimToken, force, limit }),
+      run: (tx) => releaseStuckReceipts(tx, { scope: this.scope, claimToken, force, limit, dryRun }),
       summarize: (r) => ({
         outcome: r.released.length > 0 ? 'applied' : 'none',
         results: { released: r.released, running: r.running },

@@ -3,50 +3,97 @@ import { opaqueStatus } from '../../outbox/sql/fragments';
 import { receiptLock, TABLE } from './fragments';
 
 /**
- * Operator release: PROCESSING receipts of scope $1 whose lease expired (or, with $3 force,
- * every receipt of the claim token $2, for a worker known to be dead) go back to PENDING, due
- * now, and the attempt their claim consumed is given back (a dead worker is not a failed
- * attempt; lifetime_attempts keeps the history). Fenced: the UPDATE re-checks status and token,
- * and bumping row_version makes a worker that still holds a forced claim fail its completion.
+ * Operator release: PROCESSING receipts of scope $1 whose lease expired (or, with force, every
+ * receipt of the claim token $2, for a worker known to be dead) go back to PENDING, due now, and
+ * the attempt their claim consumed is given back (a dead worker is not a failed attempt;
+ * lifetime_attempts keeps the history). Fenced: the UPDATE re-checks status and token, and
+ * bumping row_version makes a worker that still holds a forced claim fail its completion.
  *
- * A forced release never takes a receipt whose handler transaction is alive (admin operations
- * never cancel a running handler): it takes a row only if it gets the receipt's advisory lock
- * exclusively, which a handler transaction holds shared from its first statement to its end
- * (receiptLock, beginHandler), and answers the others as `running`, untouched. The lock is held
- * to this transaction's end, so a handler transaction starting meanwhile reads its claim as lost.
- * A claim queued in the worker but not started holds no lock: it is released. An expired lease is
- * released without the lock, as a worker's claim reclaims it.
- *
- * The candidates are chosen once (`candidate`, LIMIT before the lock is tried: locks are taken
- * for at most $4 rows) and updated by primary key (`= ANY (ARRAY(...))`, an InitPlan), the
- * re-checked status opaque (opaqueStatus) so the lease index is no way in. As `id IN (...)`,
- * with statistics from before the rows were claimed, the planner read every row in flight off
- * the lease index and ran the sub-select again for each (a semi-join): 330,000 rows of work
- * beside 7,000 rows in flight, and more than $4 rows released, the rows it had just updated
- * being skipped by the sub-select's next run (test/inbox/maintenanceCost.test.ts). The forced
- * release by claim token still reads the scope's PROCESSING rows: no index holds claim tokens.
+ * The candidates are chosen once (LIMIT $3 before any lock is tried: locks are taken for at most
+ * $3 rows) and updated by primary key (`= ANY (ARRAY(...))`, an InitPlan), the re-checked status
+ * opaque (opaqueStatus) so the lease index is no way in. As `id IN (...)`, with statistics from
+ * before the rows were claimed, the planner read every row in flight off the lease index and ran
+ * the sub-select again for each (a semi-join): 330,000 rows of work beside 7,000 rows in flight,
+ * and more than the limit released, the rows it had just updated being skipped by the
+ * sub-select's next run (test/inbox/maintenanceCost.test.ts). The forced release by claim token
+ * still reads the scope's PROCESSING rows: no index holds claim tokens.
  */
-const SQL = `
-  WITH candidate AS (
-    SELECT id FROM ${TABLE}
-    WHERE scope = $1 AND status = 'PROCESSING'
-      AND ($2::uuid IS NULL OR claim_token = $2::uuid)
-      AND ($3::boolean OR lease_expires_at <= now())
-    ORDER BY lease_expires_at, id LIMIT $4
-    FOR UPDATE SKIP LOCKED
-  ), checked AS MATERIALIZED (
-    SELECT id, (NOT $3::boolean OR pg_try_advisory_xact_lock(${receiptLock('id')})) AS idle FROM candidate
-  ), released AS (
+const UPDATE = (ids: string): string => `
     UPDATE ${TABLE} r
     SET status = 'PENDING', attempts = greatest(r.attempts - 1, 0), next_attempt_at = now(),
         claim_token = NULL, lease_expires_at = NULL, row_version = r.row_version + 1, updated_at = now()
-    WHERE r.id = ANY (ARRAY(SELECT id FROM checked WHERE idle))
+    WHERE r.id = ANY (ARRAY(${ids}))
       AND r.status = ${opaqueStatus('PROCESSING')} AND ($2::uuid IS NULL OR r.claim_token = $2::uuid)
-    RETURNING r.id
-  )
+    RETURNING r.id`;
+
+/**
+ * Expired leases ($1 scope, $2 claim token or null, $3 limit): released without the advisory
+ * lock, as a worker's claim reclaims them; a row another transaction has locked is skipped.
+ */
+const EXPIRED_SQL = `
+  WITH candidate AS (
+    SELECT id FROM ${TABLE}
+    WHERE scope = $1 AND status = 'PROCESSING'
+      AND ($2::uuid IS NULL OR claim_token = $2::uuid) AND lease_expires_at <= now()
+    ORDER BY lease_expires_at, id LIMIT $3
+    FOR UPDATE SKIP LOCKED
+  ), released AS (${UPDATE('SELECT id FROM candidate')})
+  SELECT id::text AS id, true AS released FROM released`;
+
+/**
+ * The forced release of claim token $2 ($1 scope, $3 limit; the admin requires the token) never
+ * takes a receipt whose handler transaction is alive (admin operations never cancel a running
+ * handler): it takes a row only if it gets the receipt's advisory lock exclusively, which a
+ * handler transaction holds shared from its first statement to its end (receiptLock,
+ * beginHandler), and then the row's lock without waiting. Every candidate is answered: released,
+ * or `running` when the advisory lock is held (a live handler, or another forced release) or the
+ * row is locked by another transaction (a handler whose completion ran but has not committed holds
+ * both; the lock is tried first, so the row lock never hides it; a row changed and committed by
+ * another transaction as the release reads it is answered `running` too, and is gone from the next
+ * release). The lock is held to this transaction's end, so a handler transaction starting
+ * meanwhile reads its claim as lost. A claim queued in the worker but not started holds no lock:
+ * it is released.
+ */
+const FORCED_SQL = `
+  WITH candidate AS (
+    SELECT id FROM ${TABLE}
+    WHERE scope = $1 AND status = 'PROCESSING' AND ($2::uuid IS NULL OR claim_token = $2::uuid)
+    ORDER BY lease_expires_at, id LIMIT $3
+  ), checked AS MATERIALIZED (
+    SELECT id, pg_try_advisory_xact_lock(${receiptLock('id')}) AS idle FROM candidate
+  ), locked AS MATERIALIZED (
+    SELECT id FROM ${TABLE}
+    WHERE id = ANY (ARRAY(SELECT id FROM checked WHERE idle))
+      AND status = ${opaqueStatus('PROCESSING')} AND ($2::uuid IS NULL OR claim_token = $2::uuid)
+    FOR UPDATE SKIP LOCKED
+  ), released AS (${UPDATE('SELECT id FROM locked')})
   SELECT id::text AS id, true AS released FROM released
   UNION ALL
-  SELECT id::text AS id, false AS released FROM checked WHERE NOT idle`;
+  SELECT id::text AS id, false AS released FROM checked
+  WHERE NOT idle OR id <> ALL (ARRAY(SELECT id FROM locked))`;
+
+/**
+ * A dry run's answer, read without taking a lock (a dry run must not disturb a live handler: the
+ * forced release's exclusive advisory lock, even rolled back with the dry run's savepoint, makes a
+ * handler transaction starting meanwhile read its claim as lost, and a row lock makes its
+ * completion wait). The candidates are those the release takes; with force ($4), a receipt whose
+ * advisory lock (receiptLock) another session of this database holds, shared by a live handler
+ * or exclusively by another release, is `running` (pg_locks keeps a bigint key as classid, the
+ * high 32 bits, and objid, the low ones). A row locked without that lock (by a lease renewal for
+ * one) cannot be seen without locking it: the dry run counts it released.
+ */
+const PREVIEW_SQL = `
+  WITH held AS MATERIALIZED (
+    SELECT (l.classid::bigint << 32) | l.objid::bigint AS key FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.pid <> pg_backend_pid()
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  )
+  SELECT id::text AS id,
+         NOT ($4::boolean AND ${receiptLock('id')} IN (SELECT key FROM held)) AS released
+  FROM ${TABLE}
+  WHERE scope = $1 AND status = 'PROCESSING'
+    AND ($2::uuid IS NULL OR claim_token = $2::uuid) AND ($4::boolean OR lease_expires_at <= now())
+  ORDER BY lease_expires_at, id LIMIT $3`;
 
 export interface ReleasedReceipts {
   /** Ids handed back to PENDING. */
@@ -55,18 +102,31 @@ export interface ReleasedReceipts {
   readonly running: readonly string[];
 }
 
-export async function releaseStuckReceipts(
-  db: SqlExecutor,
-  args: { scope: string; claimToken: string | null; force: boolean; limit: number },
-): Promise<ReleasedReceipts> {
-  const rows = await db.query<{ id: string; released: boolean }>(SQL, [
-    args.scope,
-    args.claimToken,
-    args.force,
-    args.limit,
-  ]);
+export interface ReleaseArgs {
+  readonly scope: string;
+  /** Only this claim's receipts (null: every claim of the scope). */
+  readonly claimToken: string | null;
+  readonly force: boolean;
+  readonly limit: number;
+  /** Answer without taking a lock or changing a row. */
+  readonly dryRun?: boolean;
+}
+
+/**
+ * Releases (see EXPIRED_SQL, FORCED_SQL) or, with `dryRun`, answers what a release would do
+ * without taking a lock (PREVIEW_SQL). `released` and `running` together hold at most `limit`
+ * ids, every candidate of a forced release being one or the other.
+ */
+export async function releaseStuckReceipts(db: SqlExecutor, args: ReleaseArgs): Promise<ReleasedReceipts> {
+  const rows = await db.query<{ id: string; released: boolean }>(...releaseStatement(args));
   return {
     released: rows.filter((r) => r.released).map((r) => r.id),
     running: rows.filter((r) => !r.released).map((r) => r.id),
   };
+}
+
+function releaseStatement(args: ReleaseArgs): [string, unknown[]] {
+  const { scope, claimToken, force, limit } = args;
+  if (args.dryRun === true) return [PREVIEW_SQL, [scope, claimToken, limit, force]];
+  return [force ? FORCED_SQL : EXPIRED_SQL, [scope, claimToken, limit]];
 }
