@@ -67,10 +67,7 @@ function shapeFault(input: InboxAcceptInput): InputFault | null {
   if (id !== null) return invalid(`messageId ${id}`);
   const tenant = input.tenantId === null ? null : tenantIdFault(input.tenantId);
   if (tenant === null) return null;
-  return invalid(
-    `tenantId ${tenant.reason}`,
-    tenant.invalidText ? TRANSPORT_REJECT_REASONS.invalidText : undefined,
-  );
+  return invalid(`tenantId ${tenant.reason}`, tenant.rule);
 }
 
 function identityTextFault(input: InboxAcceptInput): InputFault | null {

@@ -1,8 +1,6 @@
 import { decodeListCursor, encodeListCursor, listingOf } from '../listCursor';
-import { FerryValidationError } from '../errors';
-import { assertIdentifier, assertText } from '../validate/text';
 import { isUuid } from '../uuid';
-import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
+import { assertTenantId } from '../validate/tenantId';
 import { executorFor } from '../sql/applicationTransaction';
 import type { SqlExecutor } from '../sql/executor';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
@@ -12,7 +10,6 @@ import {
   integerArgument,
   knownKeysArgument,
   oneOfArgument,
-  received,
   stringArgument,
   uuidArgument,
   uuidListArgument,
@@ -198,19 +195,10 @@ export function createOutboxAdmin(
   const operator = new ScopedOutboxAdmin(db, null);
   return Object.assign(operator, {
     forTenant(tenantId: string): OutboxAdmin {
-      // No emitter stores a tenant id longer than this (whatever its maxIdLength): a longer one names no event.
-      const max = IDENTIFIER_LIMITS.tenantId;
-      if (typeof tenantId !== 'string' || tenantId.length === 0 || tenantId.length > max) {
-        throw new FerryValidationError(
-          'tenantId',
-          `must be a non-empty string of at most ${max} characters, got ${received(tenantId)}`,
-        );
-      }
-      assertText('tenantId', tenantId);
-      // The rule of every tenant id emit() stores: a line break or an escape names no tenant
-      // (and would reach an operator's terminal through the audit rows of the scope).
-      assertIdentifier('tenantId', tenantId);
-      return new ScopedOutboxAdmin(db, tenantId);
+      // The rule of every tenant id emit() stores (whatever its maxIdLength): a longer one, a line
+      // break or an escape names no event (and would reach an operator's terminal through the
+      // audit rows of the scope).
+      return new ScopedOutboxAdmin(db, assertTenantId(tenantId));
     },
   });
 }

@@ -14,7 +14,7 @@ import { scopeOf } from '../sql/fragments';
 import { listReceipts } from '../sql/listReceipts';
 import { readStats, type InboxStats } from '../sql/stats';
 import type { InboxRecord } from '../types';
-import { assertIdentifier } from '../../validate/text';
+import { assertTenantId } from '../../validate/tenantId';
 import { decodeCursor, encodeCursor } from './cursor';
 import { InboxScopedAdmin, LIST_KEYS, type InboxListOptions, type InboxPage } from './scoped';
 import {
@@ -45,8 +45,7 @@ export class InboxAdmin {
 
   forTenant(tenantId: string): InboxScopedAdmin {
     // The rule of every tenant id an inbox accepts; scopeOf(record) takes a stored one as it is.
-    assertIdentifier('tenantId', requireTenantId(tenantId));
-    return new InboxScopedAdmin(this.db, scopeOf(tenantId));
+    return new InboxScopedAdmin(this.db, scopeOf(assertTenantId(tenantId)));
   }
 
   forGlobal(): InboxScopedAdmin {

@@ -1,13 +1,11 @@
-import { FerryValidationError } from '../../errors';
 import {
   integerArgument,
   oneOfArgument,
-  received,
   stringArgument,
   textArgument,
   uuidArgument,
 } from '../../optionChecks';
-import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
+import { tenantIdString } from '../../validate/tenantId';
 import { assertText } from '../../validate/text';
 import { isUuid } from '../sql/fragments';
 import { INBOX_STATUSES, type InboxStatus } from '../types';
@@ -54,14 +52,8 @@ export function lookupId(value: unknown): string | null {
   return isUuid(stringArgument('id', value)) ? (value as string) : null;
 }
 
+/** A stored tenant id, taken as it is: a string of 1..255 characters PostgreSQL can hold. */
 export function requireTenantId(value: unknown): string {
-  const max = IDENTIFIER_LIMITS.tenantId;
-  if (typeof value !== 'string' || value.length === 0 || value.length > max) {
-    throw new FerryValidationError(
-      'tenantId',
-      `must be a non-empty string of at most ${max} characters, got ${received(value)}`,
-    );
-  }
-  assertText('tenantId', value);
-  return value;
+  assertText('tenantId', tenantIdString(value));
+  return value as string;
 }

@@ -4,7 +4,8 @@ import { TRANSPORT_REJECT_REASONS } from '../../transport/errors';
 import { headersFault } from '../../validate/headers';
 import { isPlainObject, jsonFault, serializedTextFault, type JsonFault } from '../../validate/json';
 import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
-import { assertText, identifierFault } from '../../validate/text';
+import { tenantIdFault } from '../../validate/tenantId';
+import { assertText } from '../../validate/text';
 import { MAX_TRACESTATE, TRACEPARENT_PATTERN } from '../../tracing/w3c';
 import { OUTBOX_DEFAULTS } from '../options';
 import type { EnvelopeLimits, OutboxEventInput, ValidEnvelope } from './types';
@@ -29,15 +30,15 @@ function optionalText(field: string, value: unknown, max: number): string | null
 }
 
 /**
- * The tenant as every ferry consumer will read it (identifierFault, the rule of tenants and
- * message ids; at most IDENTIFIER_LIMITS.tenantId characters whatever `max`): one that shows
- * nothing, holds a control character or line break, or is longer than acceptance takes would be
- * committed here and dead-lettered by every consumer.
+ * The tenant as every ferry consumer will read it (tenantIdFault, the rule acceptance applies; at
+ * most IDENTIFIER_LIMITS.tenantId characters whatever `max`): one that shows nothing, holds a
+ * control character or line break, or is longer than acceptance takes would be committed here and
+ * dead-lettered by every consumer.
  */
 function tenantText(value: unknown, max: number): string | null {
   const tenant = optionalText('tenantId', value, Math.min(max, IDENTIFIER_LIMITS.tenantId));
-  const fault = tenant === null ? null : identifierFault(tenant);
-  if (fault !== null) fail('tenantId', fault);
+  const fault = tenant === null ? null : tenantIdFault(tenant);
+  if (fault !== null) fail('tenantId', fault.reason, fault.rule);
   return tenant;
 }
 
