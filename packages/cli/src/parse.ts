@@ -37,9 +37,13 @@ export function uuid(value: string): string {
   return value.toLowerCase();
 }
 
-/** Variadic UUID arguments. */
+/**
+ * Variadic UUID arguments of a bulk-by-id command, each id once: an id given twice (in any case)
+ * is acted on and answered once, never applied and then answered as a conflict with itself.
+ */
 export function uuids(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), uuid(value)];
+  const id = uuid(value);
+  return previous?.includes(id) === true ? previous : [...(previous ?? []), id];
 }
 
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -93,14 +97,20 @@ export function instant(value: string): Date {
   return parsed;
 }
 
-/** `<uuid>` or `<uuid>:<version>` (inbox requeue). */
+/**
+ * `<uuid>` or `<uuid>:<version>` (inbox requeue), each id once as uuids(): the same id at the
+ * same version given twice is one target; at two versions it is refused (which one was observed?).
+ */
 export function versionedId(value: string, previous: VersionedId[] | undefined): VersionedId[] {
   const [id, version, extra] = value.split(':');
   if (extra !== undefined || (version !== undefined && !/^\d+$/.test(version))) {
     throw new InvalidArgumentError(`must be <id> or <id>:<version>, got "${value}"`);
   }
   const entry = { id: uuid(id as string), version: version === undefined ? null : Number(version) };
-  return [...(previous ?? []), entry];
+  const same = previous?.find((p) => p.id === entry.id);
+  if (same === undefined) return [...(previous ?? []), entry];
+  if (same.version === entry.version) return previous as VersionedId[];
+  throw new InvalidArgumentError(`${entry.id} is given twice, at two versions: give the one you observed`);
 }
 
 export interface VersionedId {

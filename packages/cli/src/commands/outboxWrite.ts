@@ -43,10 +43,8 @@ async function* failedPages(ctx: Context, o: RetryOptions): AsyncGenerator<strin
   } while (cursor !== undefined);
 }
 
-async function retry(ctx: Context, o: RetryOptions, given: string[]): Promise<number> {
-  // An id given twice is retried and reported once (retryMany does so within one batch only).
-  const seen = new Set<string>();
-  const ids = given.filter((id) => !seen.has(id.toLowerCase()) && seen.add(id.toLowerCase()));
+/** `ids`: each once (the uuids parser). */
+async function retry(ctx: Context, o: RetryOptions, ids: string[]): Promise<number> {
   const filtered = o.all === true || o.type !== undefined || o.key !== undefined || o.olderThan !== undefined;
   if (ids.length > 0 === filtered) {
     throw new UsageError('give event ids, or a filter (--all, --type, --key, --older-than), not both');
