@@ -4,7 +4,7 @@ import { act } from '../act';
 import { chunks, perBatch, releasing, runPurge, runRelease, type ReleaseOptions } from '../bulk';
 import type { Context } from '../command';
 import { UsageError } from '../errors';
-import { duration, instant, uuids } from '../parse';
+import { age, instant, uuids } from '../parse';
 import {
   audit,
   mutating,
@@ -66,7 +66,7 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
     .option('--all', 'every FAILED event in the scope')
     .option('--type <type>', 'FAILED events of this type')
     .option('--key <key>', 'FAILED events of this ordering key')
-    .option('--older-than <age>', 'FAILED events created longer ago than this (15m, 12h, 7d)', duration)
+    .option('--older-than <age>', 'FAILED events created longer ago than this (15m, 12h, 7d)', age)
     .action(act<RetryOptions>(ctx, (o, [ids]) => retry(ctx, o, (ids as string[] | undefined) ?? [])));
 
   mutating(outboxScoped(group.command('mark-failed')), true)
