@@ -49,33 +49,40 @@ export async function perBatch<T>(
   return printActions(ctx, answer());
 }
 
-/** The largest bound of one pass, a dry run's only one. */
-const DRY_RUN_BOUND = 10_000;
+/** The largest bound of one pass (core's release and purge limits), a dry run's only one. */
+const LARGEST_BOUND = 10_000;
+
+/** One pass of a bounded action: the rows it changed, and whether another pass may find more. */
+export interface Pass {
+  readonly changed: number;
+  readonly more: boolean;
+}
 
 /**
- * Repeats a bounded action (release, purge) until a pass changes fewer rows than its bound.
- * A dry run changes nothing, so it runs one pass with the largest bound instead; when that pass
- * reaches its bound, its count is a lower bound (`atLeast`): the real run may do more.
+ * Repeats a bounded action (release, purge) until a pass says there is no more (it changed fewer
+ * rows than its bound). A dry run changes nothing, so it runs one pass with the largest bound
+ * instead; when that pass finds more, its count is a lower bound (`atLeast`): the real run may do
+ * more.
  */
 export async function untilDrained(
   ctx: Context,
   label: string,
   dryRun: boolean,
   batchSize: number,
-  pass: (limit: number) => Promise<number>,
+  pass: (limit: number) => Promise<Pass>,
 ): Promise<{ total: number; atLeast: boolean }> {
   if (dryRun) {
-    const total = await pass(DRY_RUN_BOUND);
-    return { total, atLeast: total >= DRY_RUN_BOUND };
+    const { changed, more } = await pass(LARGEST_BOUND);
+    return { total: changed, atLeast: more };
   }
   const bar = progress(ctx, label, batchSize);
   let total = 0;
   try {
     for (;;) {
-      const changed = await pass(batchSize);
+      const { changed, more } = await pass(batchSize);
       total += changed;
-      bar.add(changed, total + (changed === batchSize ? batchSize : 0));
-      if (changed < batchSize) return { total, atLeast: false };
+      bar.add(changed, total + (more ? batchSize : 0));
+      if (!more) return { total, atLeast: false };
     }
   } finally {
     bar.stop();
@@ -102,6 +109,11 @@ export function releasing(command: Command, what: string, forceNote = ''): Comma
 /**
  * Release until drained, one outcome per id: 'applied', or 'running' for a receipt a forced
  * release left alone because its handler is still running (once, however many batches saw it).
+ * A running receipt stays a candidate of every later pass and spends a slot of its bound (core
+ * picks `limit` candidates, then tries their locks), so each pass's bound is the batch size plus
+ * the receipts known running: a running receipt at the head of the claim cannot end the drain
+ * while idle ones of the same claim are still PROCESSING. Drained when a pass's candidates do not
+ * fill its bound, or when it found nothing new (every candidate known running).
  */
 export async function runRelease(
   ctx: Context,
@@ -121,10 +133,16 @@ export async function runRelease(
   };
   const { atLeast } = await keepingDone(answer, () =>
     untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
-      const batch = await release(limit);
+      const bound = Math.min(limit + running.size, LARGEST_BOUND);
+      const batch = await release(bound);
+      const stillRunning = batch.running ?? [];
+      const found = batch.released.length + stillRunning.filter((id) => !running.has(id)).length;
+      for (const id of stillRunning) running.add(id);
+      // A receipt whose handler ended since an earlier pass saw it running is released now.
+      for (const id of batch.released) running.delete(id);
       results.push(...batch.released.map((id) => ({ id, outcome: 'applied' })));
-      for (const id of batch.running ?? []) running.add(id);
-      return batch.released.length;
+      const spent = batch.released.length + stillRunning.length;
+      return { changed: batch.released.length, more: spent >= bound && found > 0 };
     }),
   );
   return printActions(ctx, { ...answer(), ...(atLeast ? { atLeast } : {}) });
@@ -145,7 +163,7 @@ export async function runPurge(
     untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
       const purged = await purge(limit);
       total += purged;
-      return purged;
+      return { changed: purged, more: purged >= limit };
     }),
   );
   return printActions(ctx, { ...answer(), ...(atLeast ? { atLeast } : {}) });

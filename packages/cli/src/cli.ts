@@ -15,26 +15,35 @@ interface DatabaseUrl {
 }
 
 /**
- * --database-url, else FERRY_DATABASE_URL, else DATABASE_URL. No default: an operator tool that
- * silently picked some local database would migrate or change the wrong one.
+ * --database-url (as commander parsed it: a repeated option's last value), else
+ * FERRY_DATABASE_URL, else DATABASE_URL. No default: an operator tool that silently picked some
+ * local database would migrate or change the wrong one.
  */
-export function databaseUrl(argv: readonly string[], env: NodeJS.ProcessEnv): DatabaseUrl | undefined {
-  const at = argv.findIndex((a) => a === '--database-url' || a.startsWith('--database-url='));
-  const flag = at < 0 ? undefined : argv[at]?.includes('=') ? argv[at]?.slice(15) : argv[at + 1];
-  if (flag !== undefined) return { url: flag, source: '--database-url' };
+function databaseUrl(flag: unknown, env: NodeJS.ProcessEnv): DatabaseUrl | undefined {
+  if (typeof flag === 'string') return { url: flag, source: '--database-url' };
   // An empty variable is an unset one (`DATABASE_URL=` in a compose file).
   if (env.FERRY_DATABASE_URL) return { url: env.FERRY_DATABASE_URL, source: 'FERRY_DATABASE_URL' };
   return env.DATABASE_URL ? { url: env.DATABASE_URL, source: 'DATABASE_URL' } : undefined;
 }
 
 /**
- * The connection string, or a usage error naming where it came from when node-postgres cannot
- * read it (a port that is no number, a broken URL): the operator mistyped it, PostgreSQL never
- * saw it. The error never repeats the string, which may hold a password.
+ * A URL's scheme (`postgres:`, `postgresql:`, `socket:`) or a socket directory (`/var/run/…`):
+ * node-postgres reads anything else (`orders`, a bare database name) against `postgres://base`
+ * and would answer a typo as an outage of host "base".
+ */
+const URL_OR_SOCKET = /^(?:[a-z][a-z0-9+.-]*:|\/)/i;
+
+/**
+ * The connection string, or a usage error naming where it came from when it is no URL or
+ * node-postgres cannot read it (a port that is no number, a broken URL): the operator mistyped
+ * it, PostgreSQL never saw it. The error never repeats the string, which may hold a password.
  */
 function connectionString({ url, source }: DatabaseUrl): string {
   // node-postgres reads '' as "the defaults": a guessed local database.
   if (url.trim() === '') throw new UsageError(`${source} is empty: give the database's URL`);
+  if (!URL_OR_SOCKET.test(url)) {
+    throw new UsageError(`${source} is not a URL: give postgres://user:password@host:5432/database`);
+  }
   try {
     // node-postgres parses the string when a client is made; nothing connects until connect().
     void new Client({ connectionString: url });
@@ -92,13 +101,14 @@ const consoleIo: CliIo = {
  * (the client stops waiting for a server that went silent).
  */
 function lazyDatabase(
-  url: DatabaseUrl | undefined,
+  urlOf: () => DatabaseUrl | undefined,
   timeoutMs: () => number,
 ): { db: Context['db']; close(): Promise<void> } {
   let pool: Pool | undefined;
   let executor: SqlExecutor | undefined;
   return {
     db: (work, defaults) => {
+      const url = urlOf();
       if (url === undefined) {
         throw new UsageError(
           'no database: pass --database-url URL or set DATABASE_URL (or FERRY_DATABASE_URL)',
@@ -155,12 +165,13 @@ export async function runCli(
   io: CliIo = consoleIo,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
-  // Called once the command line is parsed (by a command's action), when `program` exists.
+  // Called once the command line is parsed (by a command's action), when `program` exists:
+  // the statement deadline and the database come from commander's parsed options, their one source.
   const timeoutMs = (
     fallbackMs = DEFAULT_STATEMENT_TIMEOUT_MS,
     bounds: readonly [number, number] = STATEMENT_TIMEOUT_BOUNDS,
   ): number => statementTimeoutOf(program.opts().statementTimeout, env, fallbackMs, bounds);
-  const database = lazyDatabase(databaseUrl(argv, env), timeoutMs);
+  const database = lazyDatabase(() => databaseUrl(program.opts().databaseUrl, env), timeoutMs);
   const ctx: Context = {
     io,
     env,

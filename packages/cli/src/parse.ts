@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { isUuid } from '@ferry/core';
+import { DATE_ARGUMENT_BOUNDS, isUuid } from '@ferry/core';
 
 /** A commander argParser for an integer from `min` to `max`. */
 function integerBetween(min: number, max: number): (value: string) => number {
@@ -37,24 +37,24 @@ export function uuid(value: string): string {
   return value.toLowerCase();
 }
 
-/** Variadic UUID arguments. */
+/**
+ * Variadic UUID arguments of a bulk-by-id command, each id once: an id given twice (in any case)
+ * is acted on and answered once, never applied and then answered as a conflict with itself.
+ */
 export function uuids(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), uuid(value)];
+  const id = uuid(value);
+  return previous?.includes(id) === true ? previous : [...(previous ?? []), id];
 }
 
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** `30s`, `15m`, `12h`, `7d` (a duration) as milliseconds. */
-export function duration(value: string): number {
-  const match = /^(\d+)(ms|s|m|h|d)$/.exec(value);
+const DURATION = /^(\d+)(ms|s|m|h|d)$/;
+
+/** `30s`, `15m`, `12h`, `7d` (a duration) as milliseconds, unbounded (see durationBetween). */
+function durationMs(value: string): number {
+  const match = DURATION.exec(value);
   if (!match) throw new InvalidArgumentError(`must be a duration like 30s, 15m, 12h or 7d, got "${value}"`);
   return Number(match[1]) * (UNITS[match[2] as string] as number);
-}
-
-/** `--statement-timeout` as written: `0` or a duration; its bounds depend on the command (statementTimeout). */
-export function statementTimeoutText(value: string): string {
-  if (value !== '0') duration(value);
-  return value;
 }
 
 /** `5000` ms as `5s`, in the largest unit that divides it. */
@@ -65,42 +65,82 @@ function shown(ms: number): string {
   return unit === undefined ? `${ms}ms` : `${ms / unit[1]}${unit[0]}`;
 }
 
+/** `ms` (written `value`) if within `bounds`, else an InvalidArgumentError naming the range. */
+function within(ms: number, value: string, [min, max]: readonly [number, number], zero = ''): number {
+  if (ms >= min && ms <= max) return ms;
+  const from =
+    min > 0
+      ? `a duration from ${shown(min)} to`
+      : zero
+        ? `0 (${zero}) or a duration up to`
+        : 'a duration up to';
+  throw new InvalidArgumentError(`must be ${from} ${shown(max)}, got "${value}"`);
+}
+
+/**
+ * A commander argParser for a duration from `min` to `max` ms: what the option's consumer takes
+ * (a timer: at most MAX_TIMER_MS, past which Node fires it after 1 ms; at least 1 ms where 0
+ * makes no sense), so a value it cannot take is a usage error naming the flag, not a failure.
+ */
+export function durationBetween(min: number, max: number): (value: string) => number {
+  return (value) => within(durationMs(value), value, [min, max]);
+}
+
+/** `--statement-timeout` as written: `0` or a duration; its bounds depend on the command (statementTimeout). */
+export function statementTimeoutText(value: string): string {
+  if (value !== '0') durationMs(value);
+  return value;
+}
+
 /**
  * `--statement-timeout` / FERRY_STATEMENT_TIMEOUT for a command whose deadline takes `bounds`
  * (core's STATEMENT_TIMEOUT_BOUNDS, 100ms..1h; MIGRATE_TIMEOUT_BOUNDS for migrate, where `0` is
  * no deadline): `0` or a duration, in milliseconds.
  */
 export function statementTimeout(value: string, bounds: readonly [number, number]): number {
-  const ms = value === '0' ? 0 : duration(value);
-  const [min, max] = bounds;
-  if (ms < min || ms > max) {
-    const range =
-      min === 0
-        ? `0 (no deadline) or a duration up to ${shown(max)}`
-        : `a duration from ${shown(min)} to ${shown(max)}`;
-    throw new InvalidArgumentError(`must be ${range}, got "${value}"`);
+  return within(value === '0' ? 0 : durationMs(value), value, bounds, 'no deadline');
+}
+
+/**
+ * An age (`7d`: that long before now) in milliseconds, for a filter that becomes a Date argument:
+ * one reaching before 0001-01-01 (core's DATE_ARGUMENT_BOUNDS) is refused here, naming the flag.
+ */
+export function age(value: string): number {
+  const ms = durationMs(value);
+  if (Date.now() - ms < DATE_ARGUMENT_BOUNDS[0]) {
+    throw new InvalidArgumentError(`must be an age reaching back no further than 0001-01-01, got "${value}"`);
   }
   return ms;
 }
 
-/** An ISO timestamp, or a duration meaning that long ago (`7d` = seven days before now). */
+/** An ISO timestamp, or an age (`7d` = seven days before now), within DATE_ARGUMENT_BOUNDS. */
 export function instant(value: string): Date {
-  if (/^\d+(ms|s|m|h|d)$/.test(value)) return new Date(Date.now() - duration(value));
+  if (DURATION.test(value)) return new Date(Date.now() - age(value));
   const parsed = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
-  if (Number.isNaN(parsed.getTime())) {
-    throw new InvalidArgumentError(`must be an ISO timestamp or a duration like 7d, got "${value}"`);
+  const [earliest, latest] = DATE_ARGUMENT_BOUNDS;
+  const time = parsed.getTime();
+  if (Number.isNaN(time) || time < earliest || time > latest) {
+    throw new InvalidArgumentError(
+      `must be an ISO timestamp from 0001-01-01 to 9999-12-31 or a duration like 7d, got "${value}"`,
+    );
   }
   return parsed;
 }
 
-/** `<uuid>` or `<uuid>:<version>` (inbox requeue). */
+/**
+ * `<uuid>` or `<uuid>:<version>` (inbox requeue), each id once as uuids(): the same id at the
+ * same version given twice is one target; at two versions it is refused (which one was observed?).
+ */
 export function versionedId(value: string, previous: VersionedId[] | undefined): VersionedId[] {
   const [id, version, extra] = value.split(':');
   if (extra !== undefined || (version !== undefined && !/^\d+$/.test(version))) {
     throw new InvalidArgumentError(`must be <id> or <id>:<version>, got "${value}"`);
   }
   const entry = { id: uuid(id as string), version: version === undefined ? null : Number(version) };
-  return [...(previous ?? []), entry];
+  const same = previous?.find((p) => p.id === entry.id);
+  if (same === undefined) return [...(previous ?? []), entry];
+  if (same.version === entry.version) return previous as VersionedId[];
+  throw new InvalidArgumentError(`${entry.id} is given twice, at two versions: give the one you observed`);
 }
 
 export interface VersionedId {

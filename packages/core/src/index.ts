@@ -30,6 +30,7 @@ export { fromPg, pgTransactions } from './sql/fromPg';
 export { ferryStatementNames, type NamedQuery } from './sql/statementNames';
 export type { ApplicationTransaction } from './sql/applicationTransaction';
 export { STATEMENT_TIMEOUT_BOUNDS, type StatementTimeoutOptions } from './sql/statementDeadline';
+export { DATE_ARGUMENT_BOUNDS } from './optionChecks';
 export { migrate, MIGRATE_TIMEOUT_BOUNDS, type MigrateOptions, type MigrateResult } from './schema/migrate';
 export { checkSchema, type CheckSchemaOptions, type RequiredTables } from './schema/checkSchema';
 export {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { FerryValidationError } from './errors';
+import { DATE_ARGUMENT_BOUNDS } from './optionChecks';
 
 /**
  * Opaque list cursors of the admins and the audit log: base64url of the position the next page
@@ -7,17 +8,43 @@ import { FerryValidationError } from './errors';
  * one text), so a cursor given to another scope (another tenant's list, or the operator's list of
  * every tenant) or reused with other filters is refused (FERRY_VALIDATION_FAILED on `cursor`)
  * instead of starting at a position of another listing and silently skipping rows.
+ *
+ * A listing's time bound (the outbox's `createdBefore`, the audit log's `since`) is no such
+ * filter: callers compute it from an age at each call (`now - 7d`, the CLI's `--older-than 7d`),
+ * so each page would name another instant. The cursor carries the first page's bound instead, and
+ * every later page is listed with it (a later bound would shift rows: an audit `since` moving
+ * forward drops the listing's tail); the digest binds only whether there is one, so a cursor of a
+ * bounded listing is refused without a bound and the other way round.
  */
-export function encodeListCursor(position: readonly string[], issuedFor: string): string {
-  return Buffer.from(JSON.stringify([...position, digest(issuedFor)]), 'utf8').toString('base64url');
+export function encodeListCursor(
+  position: readonly string[],
+  issuedFor: string,
+  bound: Date | null = null,
+): string {
+  const parts = [
+    ...position,
+    ...(bound === null ? [] : [bound.toISOString()]),
+    digest(issuedFor, bound !== null),
+  ];
+  return Buffer.from(JSON.stringify(parts), 'utf8').toString('base64url');
 }
 
-/** The position of `cursor`, if `valid` takes it and it was issued for `issuedFor`. */
+/** A decoded cursor: where the next page starts, and the time bound of the listing's first page. */
+export interface ListCursor {
+  readonly position: readonly string[];
+  readonly bound: Date | null;
+}
+
+/**
+ * The position of `cursor`, if `valid` takes it and it was issued for `issuedFor`, and the bound
+ * it carries when `bounded` (the caller was given a time bound; the cursor's is the one to use).
+ */
 export function decodeListCursor(
   cursor: string,
   issuedFor: string,
   valid: (position: readonly string[]) => boolean,
-): readonly string[] {
+  bounded = false,
+): ListCursor {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -27,12 +54,31 @@ export function decodeListCursor(
   if (!Array.isArray(parsed) || parsed.length < 2 || !parsed.every((part) => typeof part === 'string')) {
     throw new FerryValidationError('cursor', 'is not a cursor returned by list()');
   }
-  const position = (parsed as string[]).slice(0, -1);
-  if (!valid(position)) throw new FerryValidationError('cursor', 'is not a cursor returned by list()');
-  if (parsed[parsed.length - 1] !== digest(issuedFor)) {
+  const parts = parsed as string[];
+  const mark = parts[parts.length - 1];
+  if (mark === digest(issuedFor, !bounded)) {
+    const was = bounded ? 'without a time bound' : 'with a time bound: give one again';
+    throw new FerryValidationError('cursor', `was issued for this listing ${was}`);
+  }
+  if (mark !== digest(issuedFor, bounded)) {
     throw new FerryValidationError('cursor', 'was issued for another scope or other filters');
   }
-  return position;
+  const position = parts.slice(0, bounded ? -2 : -1);
+  const bound = bounded ? instantOf(parts[parts.length - 2] as string) : null;
+  if (!valid(position) || bound === undefined) {
+    throw new FerryValidationError('cursor', 'is not a cursor returned by list()');
+  }
+  return { position, bound };
+}
+
+/** The Date of an ISO text encodeListCursor wrote (a Date argument's, DATE_ARGUMENT_BOUNDS), or undefined. */
+function instantOf(text: string): Date | undefined {
+  const date = new Date(text);
+  const [earliest, latest] = DATE_ARGUMENT_BOUNDS;
+  const time = date.getTime();
+  return Number.isNaN(time) || time < earliest || time > latest || date.toISOString() !== text
+    ? undefined
+    : date;
 }
 
 /** What a listing's scope and filters are, as one text for issuedFor (JSON: no two listings alike). */
@@ -40,6 +86,8 @@ export function listingOf(...parts: ReadonlyArray<string | null>): string {
   return JSON.stringify(parts);
 }
 
-function digest(issuedFor: string): string {
-  return createHash('sha256').update(issuedFor, 'utf8').digest('base64url').slice(0, 22);
+/** `issuedFor`'s digest; a bounded listing's differs (JSON text never ends with a space). */
+function digest(issuedFor: string, bounded: boolean): string {
+  const text = bounded ? `${issuedFor} bounded` : issuedFor;
+  return createHash('sha256').update(text, 'utf8').digest('base64url').slice(0, 22);
 }

@@ -212,6 +212,8 @@ export function integerArgument(
  */
 const EARLIEST_DATE_MS = -62_135_596_800_000; // 0001-01-01T00:00:00.000Z
 const LATEST_DATE_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+/** [EARLIEST_DATE_MS, LATEST_DATE_MS]: a tool turning an age into a Date checks it up front (the CLI). */
+export const DATE_ARGUMENT_BOUNDS = [EARLIEST_DATE_MS, LATEST_DATE_MS] as const;
 
 /**
  * A Date call argument (`before`, `since`): a string, an invalid Date, an object that only

@@ -15,6 +15,7 @@ import * as transport from '@ferry/core/transport';
  */
 const EXPECTED: Record<string, readonly string[]> = {
   '@ferry/core': [
+    'DATE_ARGUMENT_BOUNDS',
     'DEFAULT_ACTOR',
     'DEFAULT_APP_MIGRATIONS_TABLE',
     'DEFAULT_ENVELOPE_LIMITS',

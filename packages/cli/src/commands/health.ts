@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { printJson, printLine, printNote } from '../output';
-import { duration, nonNegativeInt } from '../parse';
+import { MAX_TIMER_MS } from '@ferry/core/transport';
+import { durationBetween, nonNegativeInt } from '../parse';
 
 interface HealthCliOptions {
   maxFailed?: number;
@@ -29,8 +30,12 @@ export function registerHealth(program: Command, ctx: Context): void {
     .description('database, schema and backlog against thresholds; exit 0 healthy, 1 not (for probes)')
     .option('--max-failed <n>', 'FAILED outbox events tolerated (default 0)', nonNegativeInt())
     .option('--max-dead <n>', 'DEAD inbox receipts tolerated (default 0)', nonNegativeInt())
-    .option('--max-pending-age <age>', 'oldest pending age tolerated (default 5m)', duration)
-    .option('--timeout <age>', 'deadline per probe (default 5s)', duration)
+    .option(
+      '--max-pending-age <age>',
+      'oldest pending age tolerated (default 5m)',
+      durationBetween(0, Number.MAX_SAFE_INTEGER),
+    )
+    .option('--timeout <age>', 'deadline per probe (default 5s)', durationBetween(1, MAX_TIMER_MS))
     .action(
       act<HealthCliOptions>(ctx, async (o) => {
         const details = await healthOf(ctx, o);

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { printList, printRecord, printStats } from '../output';
-import { choice, duration, positiveInt, uuid } from '../parse';
+import { age, choice, positiveInt, uuid } from '../parse';
 import { outboxAdmin, outboxScoped, outboxScopeName, type ScopeOptions } from '../scope';
 
 export const OUTBOX_STATUSES: readonly OutboxStatus[] = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'];
@@ -56,7 +56,7 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
     .option('--status <status>', `one of ${OUTBOX_STATUSES.join(', ')} (any case)`, choice(OUTBOX_STATUSES))
     .option('--type <type>', 'only this event type')
     .option('--key <key>', 'only this ordering key')
-    .option('--older-than <age>', 'only events created longer ago than this (30s, 15m, 12h, 7d)', duration)
+    .option('--older-than <age>', 'only events created longer ago than this (30s, 15m, 12h, 7d)', age)
     .option('--limit <n>', 'rows per page (default 50)', positiveInt(1_000))
     .option('--cursor <cursor>', 'continue after the previous page')
     .action(

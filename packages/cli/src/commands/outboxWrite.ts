@@ -4,7 +4,7 @@ import { act } from '../act';
 import { chunks, perBatch, releasing, runPurge, runRelease, type ReleaseOptions } from '../bulk';
 import type { Context } from '../command';
 import { UsageError } from '../errors';
-import { duration, instant, uuids } from '../parse';
+import { age, instant, uuids } from '../parse';
 import {
   audit,
   mutating,
@@ -43,10 +43,8 @@ async function* failedPages(ctx: Context, o: RetryOptions): AsyncGenerator<strin
   } while (cursor !== undefined);
 }
 
-async function retry(ctx: Context, o: RetryOptions, given: string[]): Promise<number> {
-  // An id given twice is retried and reported once (retryMany does so within one batch only).
-  const seen = new Set<string>();
-  const ids = given.filter((id) => !seen.has(id.toLowerCase()) && seen.add(id.toLowerCase()));
+/** `ids`: each once (the uuids parser). */
+async function retry(ctx: Context, o: RetryOptions, ids: string[]): Promise<number> {
   const filtered = o.all === true || o.type !== undefined || o.key !== undefined || o.olderThan !== undefined;
   if (ids.length > 0 === filtered) {
     throw new UsageError('give event ids, or a filter (--all, --type, --key, --older-than), not both');
@@ -68,7 +66,7 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
     .option('--all', 'every FAILED event in the scope')
     .option('--type <type>', 'FAILED events of this type')
     .option('--key <key>', 'FAILED events of this ordering key')
-    .option('--older-than <age>', 'FAILED events created longer ago than this (15m, 12h, 7d)', duration)
+    .option('--older-than <age>', 'FAILED events created longer ago than this (15m, 12h, 7d)', age)
     .action(act<RetryOptions>(ctx, (o, [ids]) => retry(ctx, o, (ids as string[] | undefined) ?? [])));
 
   mutating(outboxScoped(group.command('mark-failed')), true)

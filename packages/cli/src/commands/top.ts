@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { printable, printJson, printLine } from '../output';
-import { duration, positiveInt } from '../parse';
+import { MAX_TIMER_MS } from '@ferry/core/transport';
+import { durationBetween, positiveInt } from '../parse';
 import { healthOf } from './health';
 
 interface TopOptions {
@@ -96,7 +97,7 @@ export function registerTop(program: Command, ctx: Context): void {
     .description(
       'a live view: backlog, send / completion rates, oldest ages, FAILED / DEAD (plain lines when not a TTY)',
     )
-    .option('--interval <age>', 'refresh period', duration, 2_000)
+    .option('--interval <age>', 'refresh period', durationBetween(1, MAX_TIMER_MS), 2_000)
     .option('--iterations <n>', 'stop after n refreshes (default: until Ctrl-C)', positiveInt())
     .action(act<TopOptions>(ctx, (o) => top(ctx, o)));
 }

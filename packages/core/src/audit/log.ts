@@ -39,6 +39,11 @@ export interface AuditQuery {
   readonly scope?: string;
   readonly action?: string;
   readonly actor?: string;
+  /**
+   * Only actions at or after this time. With a `cursor`, give it again (any instant: recomputed
+   * from an age is fine): the page is listed with the first page's `since`, which the cursor
+   * carries, so a later instant does not drop the listing's tail (listCursor.ts).
+   */
   readonly since?: Date;
   /** Only actions that named this record id. */
   readonly id?: string;
@@ -93,16 +98,24 @@ function scopeFilter(query: AuditQuery): string | null {
   return tenantId === null ? scope : `tenant:${tenantId}`;
 }
 
-/** The id a page ends at, bound to the filters it was listed with (listCursor.ts). */
-function cursorOf(value: unknown, listing: string): string | null {
+/**
+ * The id a page ends at, bound to the filters it was listed with, and the listing's `since`
+ * (listCursor.ts: the first page's, used by every later one).
+ */
+function cursorOf(
+  value: unknown,
+  listing: string,
+  bounded: boolean,
+): { id: string; since: Date | null } | null {
   const cursor = optionalString('cursor', value);
   if (cursor === null) return null;
-  const [id] = decodeListCursor(
+  const { position, bound } = decodeListCursor(
     cursor,
     listing,
     ([id, ...rest]) => rest.length === 0 && /^\d{1,18}$/.test(id ?? ''),
+    bounded,
   );
-  return id as string;
+  return { id: position[0] as string, since: bound };
 }
 
 /**
@@ -118,10 +131,13 @@ export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutO
       const scope = scopeFilter(query);
       const action = optionalString('action', query.action);
       const actor = optionalString('actor', query.actor);
-      const since = query.since === undefined ? null : dateArgument('since', query.since);
+      const given = query.since === undefined ? null : dateArgument('since', query.since);
       const id = optionalString('id', query.id);
-      const listing = listingOf('audit', scope, action, actor, since?.toISOString() ?? null, id);
-      const after = cursorOf(query.cursor, listing);
+      const listing = listingOf('audit', scope, action, actor, id);
+      const cursor = cursorOf(query.cursor, listing, given !== null);
+      // A later page is listed with the first page's bound (listCursor.ts), not a recomputed age.
+      const since = cursor === null ? given : cursor.since;
+      const after = cursor?.id ?? null;
       const limit = integerArgument('limit', query.limit, 1, 1_000, 50);
       // One row more than the page: a cursor only when a next page has rows.
       const rows = await listAuditRows(db, { after, scope, action, actor, since, id, limit: limit + 1 });
@@ -129,7 +145,7 @@ export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutO
       const last = page[page.length - 1];
       return {
         items: page.map(toEntry),
-        nextCursor: rows.length > limit && last ? encodeListCursor([last.id], listing) : null,
+        nextCursor: rows.length > limit && last ? encodeListCursor([last.id], listing, since) : null,
       };
     },
   };

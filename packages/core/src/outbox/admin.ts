@@ -60,20 +60,28 @@ const MARK_FAILED_KEYS = {
   reason: true,
 } as const satisfies OptionKeys<AuditOptions>;
 
-/** The created_at (microseconds) and seq a page ends at, bound to its scope and filters (listCursor.ts). */
-function encodeCursor(us: string, seq: string, listing: string): string {
-  return encodeListCursor([us, seq], listing);
+/**
+ * The created_at (microseconds) and seq a page ends at, bound to its scope and filters, with the
+ * listing's createdBefore (listCursor.ts: the first page's, used by every later one).
+ */
+function encodeCursor(us: string, seq: string, createdBefore: Date | null, listing: string): string {
+  return encodeListCursor([us, seq], listing, createdBefore);
 }
 
-function decodeCursor(value: unknown, listing: string): { us: string; seq: string } {
+function decodeCursor(
+  value: unknown,
+  listing: string,
+  bounded: boolean,
+): { us: string; seq: string; createdBefore: Date | null } {
   const cursor = stringArgument('cursor', value);
-  const [us, seq] = decodeListCursor(
+  const { position, bound } = decodeListCursor(
     cursor,
     listing,
     ([us, seq, ...rest]) =>
       rest.length === 0 && /^-?\d{1,19}$/.test(us ?? '') && /^\d{1,19}$/.test(seq ?? ''),
+    bounded,
   );
-  return { us: us as string, seq: seq as string };
+  return { us: position[0] as string, seq: position[1] as string, createdBefore: bound };
 }
 
 /** An optional string filter (`type`, `key`): a number is refused, never turned into text. */
@@ -128,10 +136,12 @@ class ScopedOutboxAdmin implements OutboxAdmin {
     const status = oneOfArgument('status', query.status, STATUSES) ?? null;
     const type = optionalString('type', query.type);
     const key = optionalString('key', query.key);
-    const createdBefore =
+    const given =
       query.createdBefore === undefined ? null : dateArgument('createdBefore', query.createdBefore);
-    const listing = listingOf('outbox', tenantId, status, type, key, createdBefore?.toISOString() ?? null);
-    const after = query.cursor === undefined ? null : decodeCursor(query.cursor, listing);
+    const listing = listingOf('outbox', tenantId, status, type, key);
+    const after = query.cursor === undefined ? null : decodeCursor(query.cursor, listing, given !== null);
+    // A later page is listed with the first page's bound (listCursor.ts), not a recomputed age.
+    const createdBefore = after === null ? given : after.createdBefore;
     const limit = integerArgument('limit', query.limit, 1, 1_000, 50);
     // One row more than the page: a cursor only when a next page has rows.
     const filter = { tenantId, status, type, key, createdBefore, after, limit: limit + 1 };
@@ -140,7 +150,8 @@ class ScopedOutboxAdmin implements OutboxAdmin {
     const last = page[page.length - 1];
     return {
       items: page.map(toRecord),
-      nextCursor: rows.length > limit && last ? encodeCursor(last.created_us, last.seq, listing) : null,
+      nextCursor:
+        rows.length > limit && last ? encodeCursor(last.created_us, last.seq, createdBefore, listing) : null,
     };
   }
 

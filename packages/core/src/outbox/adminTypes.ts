@@ -45,7 +45,12 @@ export interface ListQuery {
   type?: string;
   /** Only events of this ordering key. */
   key?: string;
-  /** Only events created before this time (an age filter: `new Date(Date.now() - age)`). */
+  /**
+   * Only events created before this time (an age filter: `new Date(Date.now() - age)`). With a
+   * `cursor`, give it again (any instant: recomputed from the age is fine): the page is listed
+   * with the first page's bound, which the cursor carries, so the listing neither shifts nor is
+   * refused. A cursor of a listing without one is refused with one, and the other way round.
+   */
   createdBefore?: Date;
   /** Default 50, at most 1,000. */
   limit?: number;

@@ -41,4 +41,25 @@ describe('audit list cursors', () => {
       next: null,
     });
   });
+
+  it("Review finding (failed first): pages with the first page's since, however the caller recomputes it", async () => {
+    const actor = `since-${randomUUID()}`;
+    const start = new Date(Date.now() - 60_000);
+    await audit(actor, 3);
+    const log = createAuditLog(t.db);
+    const first = await log.list({ actor, since: start, limit: 1 });
+    // A later since (an age recomputed later, or one past every entry) continues the listing
+    // with the first page's bound: the cursor is taken and the listing's tail is not dropped.
+    const later = await log.list({ actor, since: new Date(), limit: 1, cursor: first.nextCursor! });
+    const last = await log.list({ actor, since: new Date(), limit: 5, cursor: later.nextCursor! });
+    expect([first, later, last].map((p) => p.items.length)).toEqual([1, 1, 1]);
+    expect(last.nextCursor).toBeNull();
+    // Whether there is a bound is still bound: a cursor of a bounded listing without one, and
+    // the other way round, is refused.
+    await expect(log.list({ actor, cursor: first.nextCursor! })).rejects.toMatchObject({ field: 'cursor' });
+    const unbounded = await log.list({ actor, limit: 1 });
+    await expect(log.list({ actor, since: start, cursor: unbounded.nextCursor! })).rejects.toMatchObject({
+      field: 'cursor',
+    });
+  });
 });

@@ -70,4 +70,22 @@ describe('outbox list cursors', () => {
       end: null,
     });
   });
+
+  it("Review finding (failed first): pages with the first page's createdBefore, however the caller recomputes it", async () => {
+    const tenant = `age-${randomUUID()}`;
+    await emitFor(tenant, 3);
+    const scoped = admin().forTenant(tenant);
+    const first = await scoped.list({ createdBefore: new Date(), limit: 1 });
+    // Rows created after the first page's bound stay out of the listing's later pages.
+    await emitFor(tenant, 2, 'cursor.after');
+    const rest = await scoped.list({
+      createdBefore: new Date(Date.now() + 60_000),
+      cursor: first.nextCursor!,
+    });
+    expect({ rest: rest.items.map((r) => r.type), end: rest.nextCursor }).toEqual({
+      rest: ['cursor.test', 'cursor.test'],
+      end: null,
+    });
+    await expect(scoped.list({ cursor: first.nextCursor! })).rejects.toMatchObject({ field: 'cursor' });
+  });
 });

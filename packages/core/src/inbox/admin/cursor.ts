@@ -10,6 +10,6 @@ export function encodeCursor(lastId: string, scope: string | null, status: strin
 }
 
 export function decodeCursor(cursor: string, scope: string | null, status: string | null): string {
-  const [lastId] = decodeListCursor(cursor, listingOf('inbox', scope, status), ([id]) => isUuid(id));
-  return lastId as string;
+  const { position } = decodeListCursor(cursor, listingOf('inbox', scope, status), ([id]) => isUuid(id));
+  return position[0] as string;
 }
