@@ -142,6 +142,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'resolveTenant',
     'safeEmit',
     'setOwnProperty',
+    'sizeMayCause',
     'storableHeaderText',
     'strictUtf8Text',
     'stripUrlCredentials',
