@@ -71,6 +71,19 @@ export function decodeListCursor(
   return { position, bound };
 }
 
+/**
+ * The time bound a later page is listed with: the bound the cursor carries (its listing's first
+ * page's), unless the caller's is earlier. Recomputing an age at each call only moves the bound
+ * later (`now - 7d`, an audit `since` of `now - 24h`): that is still the first page's listing.
+ * An earlier bound is the caller's own choice and is honoured: an earlier `createdBefore` lists a
+ * subset of the same rows; an earlier audit `since` adds older rows at the listing's end (newest
+ * first). A caller is never answered rows its own bound excludes.
+ */
+export function pageBound(given: Date | null, carried: Date | null): Date | null {
+  if (given === null || carried === null) return carried ?? given;
+  return given.getTime() < carried.getTime() ? given : carried;
+}
+
 /** The Date of an ISO text encodeListCursor wrote (a Date argument's, DATE_ARGUMENT_BOUNDS), or undefined. */
 function instantOf(text: string): Date | undefined {
   const date = new Date(text);

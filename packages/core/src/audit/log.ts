@@ -1,5 +1,5 @@
 import { FerryValidationError } from '../errors';
-import { decodeListCursor, encodeListCursor, listingOf } from '../listCursor';
+import { decodeListCursor, encodeListCursor, listingOf, pageBound } from '../listCursor';
 import {
   dateArgument,
   integerArgument,
@@ -40,9 +40,10 @@ export interface AuditQuery {
   readonly action?: string;
   readonly actor?: string;
   /**
-   * Only actions at or after this time. With a `cursor`, give it again (any instant: recomputed
-   * from an age is fine): the page is listed with the first page's `since`, which the cursor
-   * carries, so a later instant does not drop the listing's tail (listCursor.ts).
+   * Only actions at or after this time. With a `cursor`, give it again (recomputed from an age is
+   * fine): a later instant than the first page's `since`, which the cursor carries, is listed with
+   * the first page's, so it does not drop the listing's tail; an earlier one is honoured
+   * (listCursor.ts pageBound).
    */
   readonly since?: Date;
   /** Only actions that named this record id. */
@@ -135,8 +136,8 @@ export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutO
       const id = optionalString('id', query.id);
       const listing = listingOf('audit', scope, action, actor, id);
       const cursor = cursorOf(query.cursor, listing, given !== null);
-      // A later page is listed with the first page's bound (listCursor.ts), not a recomputed age.
-      const since = cursor === null ? given : cursor.since;
+      // A later page keeps the first page's bound, unless the caller's is earlier (pageBound).
+      const since = cursor === null ? given : pageBound(given, cursor.since);
       const after = cursor?.id ?? null;
       const limit = integerArgument('limit', query.limit, 1, 1_000, 50);
       // One row more than the page: a cursor only when a next page has rows.

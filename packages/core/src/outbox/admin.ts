@@ -1,4 +1,4 @@
-import { decodeListCursor, encodeListCursor, listingOf } from '../listCursor';
+import { decodeListCursor, encodeListCursor, listingOf, pageBound } from '../listCursor';
 import { isUuid } from '../uuid';
 import { assertTenantId } from '../validate/tenantId';
 import { executorFor } from '../sql/applicationTransaction';
@@ -140,8 +140,8 @@ class ScopedOutboxAdmin implements OutboxAdmin {
       query.createdBefore === undefined ? null : dateArgument('createdBefore', query.createdBefore);
     const listing = listingOf('outbox', tenantId, status, type, key);
     const after = query.cursor === undefined ? null : decodeCursor(query.cursor, listing, given !== null);
-    // A later page is listed with the first page's bound (listCursor.ts), not a recomputed age.
-    const createdBefore = after === null ? given : after.createdBefore;
+    // A later page keeps the first page's bound, unless the caller's is earlier (pageBound).
+    const createdBefore = after === null ? given : pageBound(given, after.createdBefore);
     const limit = integerArgument('limit', query.limit, 1, 1_000, 50);
     // One row more than the page: a cursor only when a next page has rows.
     const filter = { tenantId, status, type, key, createdBefore, after, limit: limit + 1 };

@@ -47,9 +47,10 @@ export interface ListQuery {
   key?: string;
   /**
    * Only events created before this time (an age filter: `new Date(Date.now() - age)`). With a
-   * `cursor`, give it again (any instant: recomputed from the age is fine): the page is listed
-   * with the first page's bound, which the cursor carries, so the listing neither shifts nor is
-   * refused. A cursor of a listing without one is refused with one, and the other way round.
+   * `cursor`, give it again (recomputed from the age is fine): a later instant than the first
+   * page's, which the cursor carries, is read as the same age measured later and the page is
+   * listed with the first page's bound, so the listing does not shift; an earlier one is honoured.
+   * A cursor of a listing without one is refused with one, and the other way round.
    */
   createdBefore?: Date;
   /** Default 50, at most 1,000. */

@@ -89,8 +89,9 @@ const TRANSLATIONS: Readonly<Record<string, Translation>> = {
 /** node-postgres raises these without a code; matched on the message. */
 const MESSAGE_TRANSLATIONS: readonly (readonly [RegExp, Translation])[] = [
   [/Connection terminated/i, UNAVAILABLE],
-  // node-postgres's client-side query_timeout: the server did not answer in time.
-  [/Query read timeout/i, UNAVAILABLE],
+  // node-postgres's client-side query_timeout: the server did not answer in time, as a statement
+  // past statement_timeout (57014) or ferry's own deadline: a timeout (a batch's size may cause it).
+  [/Query read timeout/i, TIMEOUT],
   [/timeout exceeded when trying to connect/i, UNAVAILABLE],
   [/Client has encountered a connection error/i, UNAVAILABLE],
   [/Can't reach database server/i, UNAVAILABLE],

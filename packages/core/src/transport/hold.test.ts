@@ -228,6 +228,28 @@ describe('acceptHolding: a batch that times out by its size (failed first)', () 
     expect(sizes.slice(0, 3)).toEqual([8, 4, 2]);
   });
 
+  it('probes a size that timed out only now and then: a few timeouts for a whole large batch', async () => {
+    const { acceptMany, sizes } = timesOutAbove(5);
+    const settled = settlements();
+    const held = await acceptHolding(
+      Array.from({ length: 200 }, (_, i) => input(`m${i}`)),
+      acceptMany,
+      { backoff, signal: AbortSignal.timeout(5_000), ...who },
+      settled.settle,
+    );
+    expect(held).toEqual({ kind: 'settled' });
+    expect(
+      settled.calls
+        .flat()
+        .map((a) => a.index)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    // 200, 100, 50, 25, 13, 7 time out on the way down; then one probe after 2, 4, 8, ... parts.
+    const timedOut = sizes.filter((size) => size > 5).length;
+    expect(timedOut).toBeLessThanOrEqual(12);
+    expect(sizes.filter((size) => size <= 5).length).toBeLessThanOrEqual(60);
+  });
+
   it('holds one input at a time through an outage of timeouts, and releases the rest unanswered', async () => {
     const { acceptMany, sizes } = timesOutAbove(0);
     const settled = settlements();

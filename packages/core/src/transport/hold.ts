@@ -68,11 +68,10 @@ export async function acceptHolding(
 ): Promise<HeldAcceptance> {
   const report = holdReport(options);
   let pending = inputs.map((_, index) => index);
-  /** Inputs offered per attempt: halved after a failure the batch's size may cause (sizeMayCause). */
-  let window = pending.length;
+  const window = new OfferWindow(pending.length);
   let failures = 0;
   for (;;) {
-    const offered = pending.slice(0, window);
+    const offered = pending.slice(0, window.size);
     let error: unknown;
     let results: InboxAcceptResult[] | undefined;
     try {
@@ -95,25 +94,82 @@ export async function acceptHolding(
       await settle(answers);
       pending = pending.slice(offered.length);
       if (pending.length === 0) return { kind: 'settled' };
-      // The rest of a batch that had to shrink goes on at the window that got through, at once.
+      // The rest of a batch that had to shrink goes on at once, unless the hold ended meanwhile
+      // (close(), a lost channel): then the rest goes back to the broker untouched.
+      if (options.signal.aborted) return { kind: 'released', error: options.signal.reason, pending };
+      window.succeeded(offered.length);
       continue;
     }
     const answered = admissionAnswers(error, offered);
+    // At the admission limit `count` is the refused inputs, not the rest still waiting their turn.
+    let count = pending.length;
     if (answered) {
       await settle(answered);
+      count = offered.length - answered.length;
       const settled = new Set(answered.map((a) => a.index));
       pending = pending.filter((index) => !settled.has(index));
       if (pending.length === 0) return { kind: 'settled' };
     }
     if (options.signal.aborted) return { kind: 'released', error, pending };
-    if (sizeMayCause(error)) window = Math.max(1, Math.ceil(window / 2));
+    window.failed(offered.length, sizeMayCause(error));
     failures += 1;
     const delayMs = Math.max(1, backoffDelay(failures, options.backoff, options.random));
-    report.unavailable(error, failures, delayMs, pending.length);
+    report.unavailable(error, failures, delayMs, count);
     try {
       await abortableDelay(delayMs, options.signal);
     } catch {
       return { kind: 'released', error, pending };
+    }
+  }
+}
+
+/**
+ * How many of a held batch's inputs acceptHolding offers at once. All of them at first. After a
+ * failure the batch's size may cause (sizeMayCause) half as many, down to one: a batch too big
+ * for the deadline then goes through in parts instead of failing whole for ever. After a part
+ * goes through the window doubles again, short of the smallest size that failed; that size is
+ * tried again (a probe) only after `probeAfter` parts went through at the size below it, and each
+ * failed probe doubles `probeAfter`. So a size that times out costs a few probes, not one timeout
+ * per part, while after an outage (it failed every size, which says nothing of the size) the
+ * window grows back to whole batches within a few parts.
+ */
+class OfferWindow {
+  private current: number;
+  /** The smallest offer that failed as its size may cause and has not gone through since. */
+  private failedAt = Number.POSITIVE_INFINITY;
+  private successes = 0;
+  private probeAfter = 2;
+
+  constructor(total: number) {
+    this.current = Math.max(1, total);
+  }
+
+  get size(): number {
+    return this.current;
+  }
+
+  failed(offered: number, sizeMayCauseIt: boolean): void {
+    if (!sizeMayCauseIt) return;
+    this.successes = 0;
+    // One input failed too: whatever failed before was not the size.
+    if (offered <= 1) {
+      this.failedAt = Number.POSITIVE_INFINITY;
+      return;
+    }
+    if (offered >= this.failedAt) this.probeAfter *= 2;
+    this.failedAt = Math.min(this.failedAt, offered);
+    this.current = Math.ceil(offered / 2);
+  }
+
+  succeeded(offered: number): void {
+    this.successes += 1;
+    if (offered >= this.failedAt) this.failedAt = Number.POSITIVE_INFINITY;
+    const doubled = offered * 2;
+    if (doubled < this.failedAt || this.successes >= this.probeAfter) {
+      if (doubled >= this.failedAt) this.successes = 0;
+      this.current = doubled;
+    } else {
+      this.current = offered;
     }
   }
 }

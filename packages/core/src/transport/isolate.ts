@@ -29,18 +29,25 @@ export function isBatchWideFailure(error: unknown): boolean {
 }
 
 /**
- * A batch-wide failure that the batch's size may have caused: a statement past its deadline
- * (FERRY_TIMEOUT) or a server out of resources (SQLSTATE class 53, e.g. out of memory). Offered
- * again whole, such a batch can fail the same way for ever (its deliveries, or the Kafka
- * partition behind them, stalled for good), so a transport offers fewer of its inputs next time
- * (acceptHolding halves them, down to one). An outage fails every size alike: then the inputs
- * are held one at a time until it ends.
+ * SQLSTATEs of a server out of resources that one statement's size can cause: insufficient
+ * resources in general (53000) and out of memory (53200: also "out of shared memory", locks). Not
+ * a full disk (53100), too many connections (53300) or a configuration limit (53400): a smaller
+ * batch needs no fewer of those.
+ */
+const SIZE_STATES: ReadonlySet<string> = new Set(['53000', '53200']);
+
+/**
+ * A batch-wide failure that the batch's size may have caused: a statement past a deadline
+ * (FERRY_TIMEOUT: statement_timeout, ferry's own, node-postgres's query_timeout) or a server out
+ * of memory (SIZE_STATES). Offered again whole, such a batch can fail the same way for ever (its
+ * deliveries, or the Kafka partition behind them, stalled for good), so a transport offers fewer
+ * of its inputs next time (acceptHolding's OfferWindow, the Kafka consumer's shorter chunks).
  */
 export function sizeMayCause(error: unknown): boolean {
   if (!(error instanceof FerryError)) return false;
   if (error.code === 'FERRY_TIMEOUT') return true;
   const sqlState = error.details.sqlState;
-  return typeof sqlState === 'string' && sqlState.startsWith('53');
+  return typeof sqlState === 'string' && SIZE_STATES.has(sqlState);
 }
 
 /**
