@@ -20,6 +20,7 @@ import {
 } from '@ferry/core/transport';
 import { ChannelAcks, type Delivery } from './acks';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
+import type { CopyChannel } from './copyChannel';
 import { copyOptions, shortString } from './copyOptions';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
@@ -47,6 +48,8 @@ export interface SettlerOptions {
   /** Aborts when the consumer closes. */
   readonly closing: AbortSignal;
   readonly logger: Logger;
+  /** The channel dead-letter and retry copies are published on (not the consuming channel). */
+  readonly copies: CopyChannel;
   /** The consumer's observer: acceptHolding reports an outage to it. */
   readonly observer: TransportObserver<TransportConsumerEvent> | undefined;
   /** The same observer, with transport and source filled in. */
@@ -236,11 +239,13 @@ export class DeliverySettler {
   }
 
   /**
-   * Copies the delivery to the dead-letter exchange with the reason, then acks it; when the
-   * copy is not confirmed, rejects it to the queue's own dead-letter exchange instead. A copy
-   * the broker returned (no queue bound to take it, where the queue's own dead-letter exchange
-   * would drop it too) is reported as an `error` and the delivery requeued after the first
-   * retry backoff: it stays in the work queue until the dead-letter topology exists.
+   * Copies the delivery to the dead-letter exchange with the reason, then acks it. A copy the
+   * broker did not take (returned: no queue bound to take it; not confirmed: a dead-letter queue
+   * full with reject-publish, an exchange deleted meanwhile, no confirm in time) is reported as
+   * an `error`, and the delivery stays unacked for the first retry backoff, then is requeued: it
+   * stays in the work queue until its copy can be made. It is never rejected to the queue's own
+   * dead-letter exchange instead: that one routes to the same queue, and the broker drops what
+   * a full queue refuses (the message was lost).
    */
   private async deadLetter(
     entry: Entry,
@@ -257,19 +262,22 @@ export class DeliverySettler {
       [FERRY_HEADERS.rejectReason]: reason,
       'x-ferry-reject-detail': detail.slice(0, 1_000),
     });
-    if (copied.status === 'returned') {
-      this.copyReturned('dead-letter', copied.error);
+    if (copied.status !== 'confirmed') {
+      this.copyNotTaken('dead-letter', copied);
       await this.requeueAfter(entry, backoffDelay(1, this.o.retryBackoff, this.o.random));
       return;
     }
-    const settled = copied.status === 'confirmed' ? this.ack(entry) : this.acks.nack(entry, false);
-    if (settled) tally.settled += 1;
+    if (this.ack(entry)) tally.settled += 1;
     this.o.emit({ type: 'dead-lettered', reason, messageId });
   }
 
-  /** A copy no queue took: the delivery was not copied anywhere; logged and reported as `error`. */
-  private copyReturned(copy: 'dead-letter' | 'retry', error: string): void {
-    const message = `the ${copy} copy of a delivery was returned by the broker, ${error}; the delivery is requeued`;
+  /** A copy the broker did not take: the delivery was not copied anywhere; logged and reported as `error`. */
+  private copyNotTaken(
+    copy: 'dead-letter' | 'retry',
+    copied: Exclude<ConfirmResult, { status: 'confirmed' }>,
+  ): void {
+    const what = copied.status === 'returned' ? 'was returned by the broker' : 'was not confirmed';
+    const message = `the ${copy} copy of a delivery ${what}, ${copied.error}; the delivery is requeued`;
     this.o.logger.error({ queue: this.o.names.queue }, `ferry.rabbitmq: ${message}`);
     this.o.emit({ type: 'error', error: message });
   }
@@ -309,7 +317,7 @@ export class DeliverySettler {
     }
     // The retry copy was not confirmed, or no queue took it (a tier queue declared for another
     // retryBackoff): keep the delivery and requeue it after the backoff.
-    if (copied.status === 'returned') this.copyReturned('retry', copied.error);
+    this.copyNotTaken('retry', copied);
     await this.requeueAfter(entry, delay);
     return delay;
   }
@@ -325,9 +333,18 @@ export class DeliverySettler {
     routingKey: string,
     extraHeaders: Record<string, string>,
   ): Promise<ConfirmResult> {
-    const { message, channel } = entry;
+    const { message } = entry;
     const options = copyOptions(message.properties, extraHeaders);
     const signal = deadlineSignal(this.o.confirmTimeoutMs, this.o.closing);
-    return publishWithConfirm(channel, exchange, routingKey, message.content, options, signal);
+    let channel: ConfirmChannel;
+    try {
+      channel = await this.o.copies.get(signal);
+    } catch (error) {
+      return { status: 'failed', error: `no channel for the copy: ${describeCause(error)}` };
+    }
+    // amqplib threw (it cannot encode the copy): nothing more may be published on that channel.
+    return publishWithConfirm(channel, exchange, routingKey, message.content, options, signal, () =>
+      this.o.copies.discard(channel),
+    );
   }
 }

@@ -15,6 +15,7 @@ import {
 } from '@ferry/core/transport';
 import { DeliverySettler } from './batch';
 import { DeliveryBuffer } from './buffer';
+import { CopyChannel } from './copyChannel';
 import { RabbitConnection, useConnection } from './connection';
 import {
   resolveConsumerOptions,
@@ -71,6 +72,7 @@ class ConsumerRuntime implements RabbitConsumer {
   private readonly attempts = new AttachAttempts();
   private readonly buffer: DeliveryBuffer;
   private readonly settler: DeliverySettler;
+  private readonly copies: CopyChannel;
   private channel: ConfirmChannel | null = null;
   private consumerTag: string | null = null;
   private attaching: ChannelModel | null = null;
@@ -91,7 +93,15 @@ class ConsumerRuntime implements RabbitConsumer {
     this.logger = guardLogger(options.logger ?? connection.options.logger);
     this.emit = consumerEmitter('rabbitmq', this.names.queue, options.observer, this.logger);
     this.prefetch = options.prefetch;
+    const topology = options.topology;
+    this.copies = new CopyChannel(
+      () => this.connection.current,
+      this.logger,
+      this.names.queue,
+      topology ? (channel) => declareWorkQueue(channel, topology) : null,
+    );
     const settler = (this.settler = new DeliverySettler({
+      copies: this.copies,
       inbox,
       names: this.names,
       decode: options.decode,
@@ -148,6 +158,7 @@ class ConsumerRuntime implements RabbitConsumer {
     await this.buffer.drained().catch(() => undefined);
     this.channel = null;
     if (channel) await channel.close().catch(() => undefined);
+    await this.copies.close();
     if (this.ownsConnection) await this.connection.close();
     this.emit.closed();
   }

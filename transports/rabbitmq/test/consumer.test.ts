@@ -315,12 +315,14 @@ describe('attachRabbitConsumer', () => {
     return { logger, warnings };
   }
 
-  it('re-attaches on the same connection after the broker closed its channel, re-declaring the topology', async () => {
+  it('re-declares a deleted dead-letter exchange for the copy, without closing the consuming channel', async () => {
     const { logger, warnings } = recordingLogger();
     await attach({ logger });
     const model = f.connection.current;
-    // The dead-letter copy of the invalid delivery goes to an exchange that no longer exists:
-    // the broker closes the consumer's channel (404), the connection stays up.
+    // The dead-letter copy of the invalid delivery is for an exchange that no longer exists.
+    // Copies go out on their own channel, which declares the topology as it opens (here: at the
+    // first copy, after the deletion); a copy published to a missing exchange would close only
+    // that channel (404), never the consuming one, which would send every unacked delivery back.
     await f.broker.channel.deleteExchange(`${f.queue}.dlx`);
     rawPublish('{"n":1}', { messageId: 'valid-1', contentType: 'application/json' });
     rawPublish('{not json', { messageId: 'bad-1', contentType: 'application/json' });
@@ -328,7 +330,7 @@ describe('attachRabbitConsumer', () => {
 
     const dead = await deadLetters(1);
 
-    expect(warnings).toContain('ferry.rabbitmq: consumer channel closed; re-attaching');
+    expect(warnings).not.toContain('ferry.rabbitmq: consumer channel closed; re-attaching');
     expect(
       dead.map((m) => [m.properties.messageId, m.properties.headers?.[FERRY_HEADERS.rejectReason]]),
     ).toEqual([['bad-1', 'unparseable_body']]);
@@ -342,6 +344,27 @@ describe('attachRabbitConsumer', () => {
     expect(await f.broker.drain(`${f.queue}.dlq`)).toEqual([]);
     expect(f.connection.current).toBe(model);
     expect(warnings).not.toContain('ferry.rabbitmq: connection lost; reconnecting');
+  });
+
+  it('a dead-letter exchange deleted after the copy channel opened: the copy is retried on a new channel that declares it again', async () => {
+    const { logger, warnings } = recordingLogger();
+    await attach({ logger, retryBackoff: { initialMs: 50, maxMs: 100 } });
+    rawPublish('{not json', { messageId: 'bad-1', contentType: 'application/json' });
+    expect((await deadLetters(1)).map((m) => m.properties.messageId)).toEqual(['bad-1']);
+
+    // The copy channel is open now: the next copy goes to the deleted exchange and the broker
+    // closes that channel (404). The delivery stays unacked, is requeued after the backoff, and
+    // its next copy goes out on a new channel, which declared the topology again as it opened.
+    await f.broker.channel.deleteExchange(`${f.queue}.dlx`);
+    rawPublish('{not json', { messageId: 'bad-2', contentType: 'application/json' });
+    rawPublish('{"n":3}', { messageId: 'valid-3', contentType: 'application/json' });
+    expect((await deadLetters(1)).map((m) => m.properties.messageId)).toEqual(['bad-2']);
+    await f.expectStoredOnce(['valid-3']);
+    expect(warnings).toContain('ferry.rabbitmq: copy channel error');
+    expect(warnings).not.toContain('ferry.rabbitmq: consumer channel closed; re-attaching');
+    await waitFor('nothing unacked or ready', async () =>
+      (await unackedCount(f.queue)) === 0 && (await f.broker.readyCount(f.queue)) === 0 ? true : undefined,
+    );
   });
 
   it('consumes again on the same connection after the broker cancelled it (work queue deleted)', async () => {
