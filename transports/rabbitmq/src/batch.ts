@@ -21,6 +21,7 @@ import {
 import { ChannelAcks, type Delivery } from './acks';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import { copyOptions, shortString } from './copyOptions';
+import { negotiatedFrameMax } from './headerTable';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { tierFor, tierQueueName, trustedTransportAttempts } from './retryTiers';
@@ -326,7 +327,7 @@ export class DeliverySettler {
     extraHeaders: Record<string, string>,
   ): Promise<ConfirmResult> {
     const { message, channel } = entry;
-    const options = copyOptions(message.properties, extraHeaders);
+    const options = copyOptions(message.properties, extraHeaders, negotiatedFrameMax(channel));
     const signal = deadlineSignal(this.o.confirmTimeoutMs, this.o.closing);
     return publishWithConfirm(channel, exchange, routingKey, message.content, options, signal);
   }

@@ -18,7 +18,7 @@ import {
   type PublishReport,
 } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
-import { headerTableFault } from './headerTable';
+import { frameFault, headerTableFault, negotiatedFrameMax } from './headerTable';
 import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
@@ -193,7 +193,8 @@ export class RabbitPublisher implements Publisher {
         for (const item of toSend) outcomes.set(item.index, report(item.message.id, describeError(error)));
       }
       if (channel) {
-        const checked = await this.holdBackMissing(toSend, outcomes, deadline);
+        const fitting = this.refuseOverFrame(channel, toSend, outcomes);
+        const checked = await this.holdBackMissing(fitting, outcomes, deadline);
         if (checked.length > 0) await this.publishOn(channel, checked, deadline, outcomes);
       }
     }
@@ -270,6 +271,25 @@ export class RabbitPublisher implements Publisher {
     } finally {
       model?.off('close', onLost);
     }
+  }
+
+  /**
+   * `items` without the messages whose content header frame (properties and headers) is larger
+   * than the frame_max the channel's connection negotiated, reported `permanent` in `outcomes`:
+   * amqplib would write the frame anyway, RabbitMQ close the whole connection (FRAME_ERROR) and
+   * every message of the batch be reported unavailable, the same batch failing every cycle.
+   */
+  private refuseOverFrame(
+    channel: ConfirmChannel,
+    items: readonly SendItem[],
+    outcomes: Map<number, PublishOutcome>,
+  ): readonly SendItem[] {
+    const frameMax = negotiatedFrameMax(channel);
+    return items.filter((item) => {
+      const fault = frameFault(encodeMessage(item.message, this.options.appId).options, frameMax);
+      if (fault !== null) outcomes.set(item.index, permanent(item.message.id, fault));
+      return fault === null;
+    });
   }
 
   /**

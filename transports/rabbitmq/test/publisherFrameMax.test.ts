@@ -1,0 +1,56 @@
+/**
+ * review13: headers under ferry's own 64 KiB table bound (headerTableFault) can still be larger
+ * than the connection's negotiated frame_max (a `frameMax` in the URL, which amqplib honours, or
+ * a broker configured with a smaller `frame_max`; 4096 is the minimum AMQP allows). amqplib
+ * writes the content header as one frame anyway; RabbitMQ closes the whole connection
+ * (FRAME_ERROR), and publisher.ts publishOn reports every message of the batch `unavailable`
+ * (connectionLost): the event and its innocent neighbours spend no attempt, the same batch is
+ * claimed and fails the same way every cycle (and a cycle of only such outcomes opens the
+ * circuit), for ever. The event that cannot fit a frame must be `permanent` (or at least spend an
+ * attempt), and its neighbour must be sent.
+ */
+import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
+import { AMQP_URL, openTestBroker, uniqueName, type TestBroker } from './support/broker';
+import { neverAborted, outboxMessage } from './support/messages';
+
+let broker: TestBroker;
+const cleanup: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  broker = await openTestBroker();
+});
+
+afterAll(async () => {
+  for (const step of cleanup.reverse()) await step();
+  await broker.close();
+});
+
+test('Review finding (failed first): an event whose headers exceed frame_max fails alone; its neighbour in the batch is sent', async () => {
+  const exchange = uniqueName('r13_fm_x');
+  const queue = uniqueName('r13_fm_q');
+  await broker.channel.assertExchange(exchange, 'topic', { durable: true });
+  await broker.channel.assertQueue(queue, { durable: true });
+  await broker.channel.bindQueue(queue, exchange, '#');
+  cleanup.push(
+    () => broker.channel.deleteExchange(exchange),
+    () => broker.channel.deleteQueue(queue),
+  );
+  const connection = new RabbitConnection({
+    url: `${AMQP_URL}?frameMax=4096`,
+    connectionName: uniqueName('review13-framemax'),
+  });
+  const publisher = new RabbitPublisher(connection, {
+    defaultDestination: exchange,
+    confirmTimeoutMs: 5_000,
+  });
+  cleanup.push(
+    () => connection.close(),
+    () => publisher.close(),
+  );
+  const good = outboxMessage();
+  // 6,000 bytes: far under ferry's 64 KiB header table bound, over a 4,096-byte frame.
+  const bad = outboxMessage({ headers: { 'x-large': 'a'.repeat(6_000) } });
+  const outcomes = await publisher.publish([good, bad], neverAborted());
+  expect(outcomes[0]).toEqual({ id: good.id, status: 'sent' });
+  expect(outcomes[1]).toMatchObject({ id: bad.id, status: 'permanent', error: expect.stringContaining('frame_max') });
+}, 60_000);
