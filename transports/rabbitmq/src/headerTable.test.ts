@@ -1,6 +1,12 @@
 import { createRequire } from 'node:module';
 import type { Options } from 'amqplib';
-import { contentHeaderBytes, frameFault, headerTableRoom, negotiatedFrameMax, tableBytes } from './headerTable';
+import {
+  contentHeaderBytes,
+  frameFault,
+  headerTableRoom,
+  negotiatedFrameMax,
+  tableBytes,
+} from './headerTable';
 
 /** amqplib's own publish arguments and content header encoder (lib/api_args.js, lib/defs.js). */
 const load = createRequire(__filename);
@@ -48,7 +54,9 @@ describe('contentHeaderBytes', () => {
     const headers = { big: 'a'.repeat(room - tableBytes({ big: '' })) };
     expect(tableBytes(headers)).toBe(room);
     expect(frameFault({ ...options, headers }, 4_096)).toBeNull();
-    expect(frameFault({ ...options, headers: { ...headers, more: 'x' } }, 4_096)).toMatch(/frame_max is 4096 bytes/);
+    expect(frameFault({ ...options, headers: { ...headers, more: 'x' } }, 4_096)).toMatch(
+      /frame_max is 4096 bytes/,
+    );
   });
 
   it('knows no frame_max amqplib does not report', () => {

@@ -226,6 +226,12 @@ export class RabbitPublisher implements Publisher {
       connectionLost = true;
     };
     model?.once('close', onLost);
+    // The broker closes the channel (404) at a publish to an exchange deleted since it was seen.
+    let exchangeMissing = false;
+    const onChannelError = (error: unknown) => {
+      if ((error as { code?: unknown } | null)?.code === NOT_FOUND) exchangeMissing = true;
+    };
+    channel.on('error', onChannelError);
     try {
       const confirms: Promise<ConfirmResult>[] = [];
       let threw = false;
@@ -268,8 +274,36 @@ export class RabbitPublisher implements Publisher {
         this.discardChannel(channel);
         this.knownExchanges.clear(); // one may have been deleted since: check again
       }
+      if (exchangeMissing && !connectionLost) {
+        const failed = items.filter((_, i) => results[i]?.status === 'failed');
+        await this.chargeMissingOnly(failed, outcomes, deadline);
+      }
     } finally {
       model?.off('close', onLost);
+      channel.off('error', onChannelError);
+    }
+  }
+
+  /**
+   * The broker closed the channel at a publish to an exchange deleted since it was seen, and every
+   * publish after it on the channel failed with it: only the messages to exchanges that do not
+   * exist (checked again now) stay `retryable`; the others, lost with the channel through no
+   * fault of theirs, are `unavailable` (re-tried without spending an attempt). A check that
+   * cannot be made charges none: the next batch checks its exchanges first (holdBackMissing).
+   */
+  private async chargeMissingOnly(
+    failed: readonly SendItem[],
+    outcomes: Map<number, PublishOutcome>,
+    deadline: AbortSignal,
+  ): Promise<void> {
+    const missing = await this.missingExchanges(failed, deadline);
+    for (const item of failed) {
+      const reason = missing.get(item.exchange);
+      if (reason !== undefined) outcomes.set(item.index, retryable(item.message.id, reason));
+      else {
+        const error = 'not published: the channel closed at another event whose exchange does not exist';
+        outcomes.set(item.index, unavailable(item.message.id, error));
+      }
     }
   }
 
