@@ -22,6 +22,7 @@ import { ChannelAcks, type Delivery } from './acks';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import type { CopyChannel } from './copyChannel';
 import { copyOptions, shortString } from './copyOptions';
+import { negotiatedFrameMax } from './headerTable';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { tierFor, tierQueueName, trustedTransportAttempts } from './retryTiers';
@@ -334,7 +335,8 @@ export class DeliverySettler {
     extraHeaders: Record<string, string>,
   ): Promise<ConfirmResult> {
     const { message } = entry;
-    const options = copyOptions(message.properties, extraHeaders);
+    // Sized for the delivery's connection, the one the copy channel is opened on (same broker).
+    const options = copyOptions(message.properties, extraHeaders, negotiatedFrameMax(entry.channel));
     const signal = deadlineSignal(this.o.confirmTimeoutMs, this.o.closing);
     let channel: ConfirmChannel;
     try {

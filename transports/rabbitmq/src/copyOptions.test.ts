@@ -8,6 +8,7 @@ import {
   shortString,
   tableBytes,
 } from './copyOptions';
+import { contentHeaderBytes } from './headerTable';
 
 /** amqplib's own table encoder, into a buffer the size of its scratch buffer (lib/defs.js). */
 const codec = createRequire(__filename)('amqplib/lib/codec') as {
@@ -131,5 +132,21 @@ describe('copyOptions', () => {
     // The routing key of a dead-letter copy likewise (batch.ts: '' instead).
     expect(shortString(lossy)).toBeUndefined();
     expect(shortString('k'.repeat(255))).toBe('k'.repeat(255));
+  });
+});
+
+describe('copyOptions within a frame_max', () => {
+  it('leaves out the largest headers so the content header frame fits the frame_max, naming them', () => {
+    const properties = {
+      messageId: 'm'.repeat(255),
+      contentType: 'application/json',
+      headers: { 'x-large': 'a'.repeat(4_000), 'x-small': 'kept' },
+    } as unknown as MessageProperties;
+    const options = copyOptions(properties, { 'x-ferry-reject-detail': 'd'.repeat(1_000) }, 4_096);
+    expect(contentHeaderBytes(options)).toBeLessThanOrEqual(4_096);
+    expect(options.headers).toMatchObject({ 'x-small': 'kept', [DROPPED_HEADERS]: 'x-large' });
+    expect(options.headers).not.toHaveProperty('x-large');
+    // Without a frame_max (amqplib did not say), only amqplib's 64 KiB applies.
+    expect(copyOptions(properties, {}).headers).toHaveProperty('x-large');
   });
 });

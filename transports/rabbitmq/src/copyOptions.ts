@@ -3,6 +3,7 @@ import { setOwnProperty } from '@ferry/core/transport';
 import {
   encodableHeader,
   fieldBytes,
+  headerTableRoom,
   MAX_HEADER_TABLE_BYTES,
   ROUTING_HEADERS,
   tableBytes,
@@ -19,8 +20,11 @@ export { tableBytes } from './headerTable';
  * dead-lettered twice); so nothing here may be what amqplib refuses.
  *
  * Headers: amqplib encodes a table into one 64 KiB scratch buffer (lib/defs.js); another client
- * can send a larger one (up to the frame size, 128 KiB): its largest headers are left out of the
- * copy, named in `x-ferry-dropped-headers`, so the copy still carries ferry's reason.
+ * can send a larger one (up to the frame size, 128 KiB); and the copy's content header frame
+ * (properties and headers, ferry's added) must fit the frame_max of the connection it is
+ * published on, else RabbitMQ closes that whole connection (FRAME_ERROR), and the delivery,
+ * redelivered, is copied the same way again: for ever. The largest headers are left out of the
+ * copy, named in `x-ferry-dropped-headers`, so the copy fits and still carries ferry's reason.
  * Short-string properties: amqplib refuses one over 255 UTF-8 bytes; a delivery's can be that
  * long once amqplib decoded bytes that were not UTF-8 to U+FFFD (3 bytes each): left out.
  */
@@ -34,20 +38,26 @@ export const DROPPED_HEADERS = 'x-ferry-dropped-headers';
 /** Room kept for DROPPED_HEADERS itself: its name and up to 1,000 bytes of names. */
 const DROPPED_RESERVE = 1 + DROPPED_HEADERS.length + 5 + 1_000;
 
+/** Bytes DROPPED_HEADERS takes in a table besides its value: its name, type and length. */
+const DROPPED_FIELD_BYTES = 1 + DROPPED_HEADERS.length + 5;
+
 /**
- * The copy's headers: the delivery's, ferry's over them, within MAX_COPY_HEADER_BYTES. Left out:
+ * The copy's headers: the delivery's, ferry's over them, within `maxBytes` (tableBytes; at most
+ * MAX_COPY_HEADER_BYTES). Left out:
  * `x-death` (the broker's own record), and `CC` / `BCC`, which RabbitMQ reads at every publish as
  * extra routing keys (sender-selected distribution): the sender meant them for its own exchange;
  * on a copy to a tier queue or the dead-letter exchange they routed the copy elsewhere as well
  * (and a copy routed there was never returned, so a missing tier queue went unnoticed). A header
  * amqplib cannot encode (encodableHeader: a name over 255 bytes, there or in a nested table, a
  * table key `!`, a NaN, ...) is left out and named in DROPPED_HEADERS, as are the largest
- * headers of a table over MAX_COPY_HEADER_BYTES.
+ * headers of a table over `maxBytes`.
  */
 export function copyHeaders(
   original: Readonly<Record<string, unknown>>,
   ferry: Readonly<Record<string, string>>,
+  maxBytes: number = MAX_COPY_HEADER_BYTES,
 ): Record<string, unknown> {
+  const max = Math.min(maxBytes, MAX_COPY_HEADER_BYTES);
   const { 'x-death': _death, ...delivered } = original;
   const dropped: string[] = [];
   const own: Record<string, unknown> = {};
@@ -58,19 +68,28 @@ export function copyHeaders(
   }
   const headers: Record<string, unknown> = { ...own, ...ferry };
   let bytes = tableBytes(headers);
-  if (bytes <= MAX_COPY_HEADER_BYTES && dropped.length === 0) return headers;
+  if (bytes <= max && dropped.length === 0) return headers;
   const largest = Object.keys(own)
     .filter((name) => !(name in ferry))
     .map((name) => ({ name, bytes: 1 + Buffer.byteLength(name) + fieldBytes(own[name]) }))
     .sort((a, b) => b.bytes - a.bytes);
   for (const entry of largest) {
-    if (bytes + DROPPED_RESERVE <= MAX_COPY_HEADER_BYTES) break;
+    if (bytes + DROPPED_RESERVE <= max) break;
     delete headers[entry.name];
     dropped.push(entry.name);
     bytes -= entry.bytes;
   }
-  headers[DROPPED_HEADERS] = Buffer.from(dropped.join(', ')).subarray(0, 1_000).toString();
+  // The names as far as they fit (a small frame_max leaves less than DROPPED_RESERVE).
+  const room = Math.min(1_000, max - bytes - DROPPED_FIELD_BYTES);
+  headers[DROPPED_HEADERS] = cutToBytes(dropped.join(', '), room);
   return headers;
+}
+
+/** `text` cut to at most `bytes` UTF-8 bytes, never mid-character. */
+function cutToBytes(text: string, bytes: number): string {
+  let cut = Buffer.from(text).subarray(0, Math.max(0, bytes)).toString();
+  while (Buffer.byteLength(cut) > Math.max(0, bytes)) cut = cut.slice(0, -1);
+  return cut;
 }
 
 /**
@@ -83,11 +102,14 @@ export function shortString(value: string | undefined): string | undefined {
 
 /**
  * The copy's publish options: persistent, `mandatory` (a copy no queue takes is returned, not
- * confirmed as taken: see publishWithConfirm), the delivery's properties ferry keeps, copyHeaders.
+ * confirmed as taken: see publishWithConfirm), the delivery's properties ferry keeps, copyHeaders
+ * within what the content header frame leaves of `frameMax` (negotiatedFrameMax of the channel
+ * the copy is published on; undefined: amqplib's 64 KiB only).
  */
 export function copyOptions(
   properties: MessageProperties,
   ferry: Readonly<Record<string, string>>,
+  frameMax?: number,
 ): Options.Publish {
   const p = properties;
   const kept: Options.Publish = {
@@ -100,10 +122,7 @@ export function copyOptions(
     appId: shortString(p.appId as string | undefined),
   };
   const present = Object.entries(kept).filter(([, value]) => value !== undefined);
-  return {
-    persistent: true,
-    mandatory: true,
-    headers: copyHeaders(p.headers ?? {}, ferry),
-    ...Object.fromEntries(present),
-  };
+  const options: Options.Publish = { persistent: true, mandatory: true, ...Object.fromEntries(present) };
+  const room = frameMax === undefined ? MAX_COPY_HEADER_BYTES : headerTableRoom(options, frameMax);
+  return { ...options, headers: copyHeaders(p.headers ?? {}, ferry, room) };
 }

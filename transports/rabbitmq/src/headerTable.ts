@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import type { Options } from 'amqplib';
 import { setOwnProperty } from '@ferry/core/transport';
 
 /** amqplib's own field-table encoder (lib/codec.js; the package has no exports map). */
@@ -87,4 +88,69 @@ export function headerTableFault(headers: Readonly<Record<string, string>>): str
   const size = tableBytes(headers);
   if (size <= MAX_HEADER_TABLE_BYTES) return null;
   return `the header table is ${size} bytes; amqplib encodes at most ${MAX_HEADER_TABLE_BYTES}`;
+}
+
+/**
+ * The bytes of a content header frame besides its properties: the frame's type, channel and
+ * size (7), the class id, weight, body size and property flags (14), the frame end (1).
+ */
+const CONTENT_HEADER_FRAME_BYTES = 22;
+
+/** The publish properties amqplib writes as short strings (1 + their UTF-8 bytes). */
+const SHORT_STRING_PROPERTIES = [
+  'contentType',
+  'contentEncoding',
+  'correlationId',
+  'replyTo',
+  'expiration',
+  'messageId',
+  'type',
+  'userId',
+  'appId',
+] as const;
+
+/** The bytes of the content header frame amqplib writes for these options, their header table aside. */
+function bytesBesideHeaders(options: Readonly<Options.Publish>): number {
+  let bytes = CONTENT_HEADER_FRAME_BYTES + 1 + 1 + 8;
+  for (const name of SHORT_STRING_PROPERTIES) {
+    const value: unknown = options[name];
+    if (value !== undefined && value !== null) bytes += 1 + Buffer.byteLength(String(value));
+  }
+  return bytes;
+}
+
+/**
+ * An upper bound of the bytes of the content header frame amqplib writes for a publish with
+ * these options (its header table, always written, by tableBytes; deliveryMode, priority and
+ * timestamp always counted). The frame must fit the connection's negotiated frame_max: amqplib
+ * writes it as one frame whatever its size, and RabbitMQ closes the whole connection
+ * (FRAME_ERROR) at one larger.
+ */
+export function contentHeaderBytes(options: Readonly<Options.Publish>): number {
+  return bytesBesideHeaders(options) + tableBytes((options.headers ?? {}) as Record<string, unknown>);
+}
+
+/** The bytes (tableBytes) a header table may take in a publish with these options within `frameMax`. */
+export function headerTableRoom(options: Readonly<Options.Publish>, frameMax: number): number {
+  return frameMax - bytesBesideHeaders(options);
+}
+
+/**
+ * The frame_max a channel's connection negotiated with the broker (amqplib keeps it on its
+ * connection object after tuning), or undefined when amqplib does not say.
+ */
+export function negotiatedFrameMax(channel: { readonly connection: unknown }): number | undefined {
+  const frameMax = (channel.connection as { frameMax?: unknown } | null | undefined)?.frameMax;
+  return typeof frameMax === 'number' && frameMax > 0 ? frameMax : undefined;
+}
+
+/**
+ * Why a publish with these options cannot be sent on a connection with this frame_max (its
+ * content header frame is larger: contentHeaderBytes), or null.
+ */
+export function frameFault(options: Readonly<Options.Publish>, frameMax: number | undefined): string | null {
+  if (frameMax === undefined) return null;
+  const bytes = contentHeaderBytes(options);
+  if (bytes <= frameMax) return null;
+  return `the properties and headers take a ${bytes}-byte content header frame; the connection's frame_max is ${frameMax} bytes`;
 }

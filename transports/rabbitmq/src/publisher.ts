@@ -18,7 +18,7 @@ import {
   type PublishReport,
 } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
-import { headerTableFault } from './headerTable';
+import { frameFault, headerTableFault, negotiatedFrameMax } from './headerTable';
 import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
@@ -193,7 +193,8 @@ export class RabbitPublisher implements Publisher {
         for (const item of toSend) outcomes.set(item.index, report(item.message.id, describeError(error)));
       }
       if (channel) {
-        const checked = await this.holdBackMissing(toSend, outcomes, deadline);
+        const fitting = this.refuseOverFrame(channel, toSend, outcomes);
+        const checked = await this.holdBackMissing(fitting, outcomes, deadline);
         if (checked.length > 0) await this.publishOn(channel, checked, deadline, outcomes);
       }
     }
@@ -225,6 +226,12 @@ export class RabbitPublisher implements Publisher {
       connectionLost = true;
     };
     model?.once('close', onLost);
+    // The broker closes the channel (404) at a publish to an exchange deleted since it was seen.
+    let exchangeMissing = false;
+    const onChannelError = (error: unknown) => {
+      if ((error as { code?: unknown } | null)?.code === NOT_FOUND) exchangeMissing = true;
+    };
+    channel.on('error', onChannelError);
     try {
       const confirms: Promise<ConfirmResult>[] = [];
       let threw = false;
@@ -267,9 +274,56 @@ export class RabbitPublisher implements Publisher {
         this.discardChannel(channel);
         this.knownExchanges.clear(); // one may have been deleted since: check again
       }
+      if (exchangeMissing && !connectionLost) {
+        const failed = items.filter((_, i) => results[i]?.status === 'failed');
+        await this.chargeMissingOnly(failed, outcomes, deadline);
+      }
     } finally {
       model?.off('close', onLost);
+      channel.off('error', onChannelError);
     }
+  }
+
+  /**
+   * The broker closed the channel at a publish to an exchange deleted since it was seen, and every
+   * publish after it on the channel failed with it: only the messages to exchanges that do not
+   * exist (checked again now) stay `retryable`; the others, lost with the channel through no
+   * fault of theirs, are `unavailable` (re-tried without spending an attempt). A check that
+   * cannot be made charges none: the next batch checks its exchanges first (holdBackMissing).
+   */
+  private async chargeMissingOnly(
+    failed: readonly SendItem[],
+    outcomes: Map<number, PublishOutcome>,
+    deadline: AbortSignal,
+  ): Promise<void> {
+    const missing = await this.missingExchanges(failed, deadline);
+    for (const item of failed) {
+      const reason = missing.get(item.exchange);
+      if (reason !== undefined) outcomes.set(item.index, retryable(item.message.id, reason));
+      else {
+        const error = 'not published: the channel closed at another event whose exchange does not exist';
+        outcomes.set(item.index, unavailable(item.message.id, error));
+      }
+    }
+  }
+
+  /**
+   * `items` without the messages whose content header frame (properties and headers) is larger
+   * than the frame_max the channel's connection negotiated, reported `permanent` in `outcomes`:
+   * amqplib would write the frame anyway, RabbitMQ close the whole connection (FRAME_ERROR) and
+   * every message of the batch be reported unavailable, the same batch failing every cycle.
+   */
+  private refuseOverFrame(
+    channel: ConfirmChannel,
+    items: readonly SendItem[],
+    outcomes: Map<number, PublishOutcome>,
+  ): readonly SendItem[] {
+    const frameMax = negotiatedFrameMax(channel);
+    return items.filter((item) => {
+      const fault = frameFault(encodeMessage(item.message, this.options.appId).options, frameMax);
+      if (fault !== null) outcomes.set(item.index, permanent(item.message.id, fault));
+      return fault === null;
+    });
   }
 
   /**
