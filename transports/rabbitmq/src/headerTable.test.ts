@@ -2,8 +2,10 @@ import { createRequire } from 'node:module';
 import type { Options } from 'amqplib';
 import {
   contentHeaderBytes,
+  fitsEveryFrame,
   frameFault,
   headerTableRoom,
+  MAX_HEADER_TABLE_BYTES,
   negotiatedFrameMax,
   tableBytes,
 } from './headerTable';
@@ -63,5 +65,31 @@ describe('contentHeaderBytes', () => {
     expect(negotiatedFrameMax({ connection: { frameMax: 4_096 } })).toBe(4_096);
     expect(negotiatedFrameMax({ connection: {} })).toBeUndefined();
     expect(frameFault({ headers: { a: 'b'.repeat(10_000) } }, undefined)).toBeNull();
+  });
+
+  it('needs no sizing at a frame_max that any publish within the header table limit fits (the default)', () => {
+    const longest = 's'.repeat(255);
+    const options: Options.Publish = {
+      persistent: true,
+      priority: 9,
+      timestamp: 1_700_000_000,
+      contentType: longest,
+      contentEncoding: longest,
+      correlationId: longest,
+      replyTo: longest,
+      expiration: longest,
+      messageId: longest,
+      type: longest,
+      userId: longest,
+      appId: longest,
+    };
+    const headers = { big: 'a'.repeat(MAX_HEADER_TABLE_BYTES - tableBytes({ big: '' })) };
+    expect(tableBytes(headers)).toBe(MAX_HEADER_TABLE_BYTES);
+    const bound = contentHeaderBytes({ ...options, headers });
+    expect(fitsEveryFrame(131_072)).toBe(true);
+    expect(fitsEveryFrame(undefined)).toBe(true);
+    expect(fitsEveryFrame(bound - 1)).toBe(false);
+    expect(fitsEveryFrame(4_096)).toBe(false);
+    expect(frameFault({ ...options, headers }, bound)).toBeNull();
   });
 });

@@ -120,6 +120,16 @@ function bytesBesideHeaders(options: Readonly<Options.Publish>): number {
 }
 
 /**
+ * Whether every publish whose header table passed headerTableFault (at most
+ * MAX_HEADER_TABLE_BYTES) fits a frame of `frameMax` whatever its other properties (each short
+ * string at most 255 bytes), so that frameFault need not be asked; true when it is unknown.
+ */
+export function fitsEveryFrame(frameMax: number | undefined): boolean {
+  const mostBeside = CONTENT_HEADER_FRAME_BYTES + 1 + 1 + 8 + SHORT_STRING_PROPERTIES.length * 256;
+  return frameMax === undefined || frameMax >= MAX_HEADER_TABLE_BYTES + mostBeside;
+}
+
+/**
  * An upper bound of the bytes of the content header frame amqplib writes for a publish with
  * these options (its header table, always written, by tableBytes; deliveryMode, priority and
  * timestamp always counted). The frame must fit the connection's negotiated frame_max: amqplib

@@ -18,7 +18,7 @@ import {
   type PublishReport,
 } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
-import { frameFault, headerTableFault, negotiatedFrameMax } from './headerTable';
+import { fitsEveryFrame, frameFault, headerTableFault, negotiatedFrameMax } from './headerTable';
 import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
@@ -80,22 +80,26 @@ export function encodeMessage(
   message: OutboxMessage,
   appId?: string,
 ): { content: Buffer; options: PublishOptions } {
-  const headers = outboxHeaders(message);
-  const correlationId = shortString(message.correlationId ?? undefined);
   return {
     content: Buffer.from(JSON.stringify(message.payload), 'utf8'),
-    options: {
-      persistent: true,
-      mandatory: true,
-      contentType: 'application/json',
-      contentEncoding: 'utf-8',
-      messageId: message.id,
-      ...(shortString(message.type) !== undefined ? { type: message.type } : {}),
-      timestamp: Math.floor(message.createdAt.getTime() / 1000),
-      headers,
-      ...(correlationId !== undefined ? { correlationId } : {}),
-      ...(appId !== undefined ? { appId } : {}),
-    },
+    options: publishOptions(message, appId),
+  };
+}
+
+/** The AMQP properties and headers of encodeMessage, without its body. */
+function publishOptions(message: OutboxMessage, appId: string | undefined): PublishOptions {
+  const correlationId = shortString(message.correlationId ?? undefined);
+  return {
+    persistent: true,
+    mandatory: true,
+    contentType: 'application/json',
+    contentEncoding: 'utf-8',
+    messageId: message.id,
+    ...(shortString(message.type) !== undefined ? { type: message.type } : {}),
+    timestamp: Math.floor(message.createdAt.getTime() / 1000),
+    headers: outboxHeaders(message),
+    ...(correlationId !== undefined ? { correlationId } : {}),
+    ...(appId !== undefined ? { appId } : {}),
   };
 }
 
@@ -319,8 +323,11 @@ export class RabbitPublisher implements Publisher {
     outcomes: Map<number, PublishOutcome>,
   ): readonly SendItem[] {
     const frameMax = negotiatedFrameMax(channel);
+    // At RabbitMQ's default frame_max (131,072) no publish whose header table passed
+    // headerTableFault can overflow a frame: nothing to size, nothing encoded twice.
+    if (fitsEveryFrame(frameMax)) return items;
     return items.filter((item) => {
-      const fault = frameFault(encodeMessage(item.message, this.options.appId).options, frameMax);
+      const fault = frameFault(publishOptions(item.message, this.options.appId), frameMax);
       if (fault !== null) outcomes.set(item.index, permanent(item.message.id, fault));
       return fault === null;
     });
