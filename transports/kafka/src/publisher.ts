@@ -17,6 +17,7 @@ import {
   type ResolvedPublisherOptions,
 } from './publisherOptions';
 import { deadlineIn, missedDeadline, passed, raceAbort, throwIfAborted, type Deadline } from './race';
+import { requestChunks } from './requestChunks';
 import { TopicPresence } from './topicPresence';
 import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from './wire';
 
@@ -107,9 +108,44 @@ export class KafkaPublisher implements Publisher {
       else outcomes.set(message.id, { id: message.id, status: 'permanent', error: encoded.error });
     }
     if (records.length > 0) {
-      for (const outcome of await this.sendAll(records, signal)) outcomes.set(outcome.id, outcome);
+      for (const outcome of await this.sendChunks(records, signal)) outcomes.set(outcome.id, outcome);
     }
     return messages.map((message) => outcomes.get(message.id) ?? retryable(message.id, 'no outcome'));
+  }
+
+  /**
+   * Sends `records` in order, in sends the broker takes (requestChunks: at most maxMessageBytes
+   * each), each by its own deadline. A later send leaves out the messages of a key an earlier
+   * one did not send (per-key order holds) and, once the cluster was unavailable, everything.
+   */
+  private async sendChunks(
+    records: readonly OutboundRecord[],
+    signal: AbortSignal,
+  ): Promise<PublishOutcome[]> {
+    const chunks = requestChunks(records, this.options.maxMessageBytes);
+    if (chunks.length === 1) return this.sendAll(records, signal);
+    const outcomes: PublishOutcome[] = [];
+    const failedKeys = new Set<string>();
+    let unavailable: string | null = null;
+    for (const chunk of chunks) {
+      const ready: OutboundRecord[] = [];
+      for (const record of chunk) {
+        if (unavailable !== null) outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
+        else if (record.key !== null && failedKeys.has(record.key))
+          outcomes.push(retryable(record.id, 'an earlier message with the same key was not sent'));
+        else ready.push(record);
+      }
+      if (ready.length === 0) continue;
+      const sent = await this.sendAll(ready, signal);
+      ready.forEach((record, index) => {
+        const outcome = sent[index]!;
+        outcomes.push(outcome);
+        if (outcome.status === 'sent') return;
+        if (record.key !== null) failedKeys.add(record.key);
+        if (outcome.status === 'unavailable') unavailable ??= outcome.error;
+      });
+    }
+    return outcomes;
   }
 
   /**

@@ -19,7 +19,11 @@ export interface PublisherOptions {
   routes?: Readonly<Record<string, string>>;
   /** A send not confirmed within this many ms is reported retryable (not sent). Default 30000. */
   confirmTimeoutMs?: number;
-  /** Larger payloads are reported permanent without being sent. */
+  /**
+   * Larger payloads are reported permanent without being sent. Also the most one send to the
+   * client carries: a larger publish goes in several sends (requestChunks.ts). Default 1048576,
+   * the broker's default message.max.bytes.
+   */
   maxMessageBytes?: number;
   /**
    * Client retries per send (metadata, leader moves, connection loss) before it gives up and

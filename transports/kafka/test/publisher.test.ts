@@ -160,6 +160,39 @@ describe('KafkaPublisher against a real broker', () => {
     );
   });
 
+  test('sends a publish over maxMessageBytes in several sends, in order, and holds back a key whose message an earlier send did not take', async () => {
+    const name = await topic('chunked');
+    const missing = uniqueName('missing');
+    const { connection: local, sent } = watchSends(quickRetries());
+    const publisher = new KafkaPublisher(local, {
+      defaultDestination: name,
+      confirmTimeoutMs: 20_000,
+      maxMessageBytes: 4_096,
+    });
+    // Each message alone fits a send of 4,096 bytes; no two do.
+    const filler = 'x'.repeat(3_000);
+    const first = outboxMessage({ payload: { n: 1, filler }, orderingKey: 'a' });
+    const lost = outboxMessage({ payload: { n: 2, filler }, orderingKey: 'b', destination: missing });
+    const afterLost = outboxMessage({ payload: { n: 3, filler }, orderingKey: 'b' });
+    const unkeyed = outboxMessage({ payload: { n: 4, filler }, orderingKey: null });
+    const last = outboxMessage({ payload: { n: 5, filler }, orderingKey: 'a' });
+    try {
+      const outcomes = await publisher.publish([first, lost, afterLost, unkeyed, last], never);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual([
+        'sent',
+        'retryable',
+        'retryable', // same key as a message an earlier send did not take: held back
+        'sent',
+        'sent',
+      ]);
+      expect(sent.filter((topics) => topics.includes(name))).toHaveLength(3);
+    } finally {
+      await publisher.close();
+    }
+    const records = await readBack(connection, name, 3);
+    expect(records.map((record) => JSON.parse(record.value!).n)).toEqual([1, 4, 5]);
+  });
+
   test('hands the client a message to a topic the cluster does not have once: later publishes do not wait for the client to give up on it', async () => {
     // A send to a missing topic holds the producer (one request at a time) until the client gives
     // up on the topic, so every other send waits with it: a mistyped destination emitted steadily
