@@ -1,11 +1,18 @@
 /**
- * Scenario rabbitmq-outage (the RabbitMQ variant of kafka-outage).
+ * Scenarios rabbitmq-outage (the RabbitMQ variant of kafka-outage) and rabbitmq-alarm.
  *
- * Invariant: a broker outage does not spend message retries. A private RabbitMQ node is stopped
- * before the relay starts and stays down until the relay's circuit has opened 4 times (longer
- * than maxRetries x initialDelay). RabbitPublisher reports "no connection to publish on" as
- * `unavailable`, so no event is FAILED and no retry_count moves during the outage. After the node
- * is back the circuit closes, every event is SENT and every event is on the queue.
+ * Invariant: a broker outage does not spend message retries. The outage begins before the relay
+ * starts and lasts until the relay's circuit has opened 4 times (longer than maxRetries x
+ * initialDelay); no event is FAILED, none SENT and no retry_count moves meanwhile. After it ends
+ * the circuit closes, every event is SENT and every event is on the queue.
+ *
+ * - rabbitmq-outage: the private node is stopped. RabbitPublisher reports "no connection to
+ *   publish on" as `unavailable`.
+ * - rabbitmq-alarm: the node's memory alarm is raised. It blocks every connection that publishes
+ *   (the node stops reading it) while the connection and its heartbeats stay up: no confirm and
+ *   no channel open is answered. RabbitPublisher reports the publishes it gave up on at their
+ *   deadline `unavailable`, naming the broker's reason (before: the first batch spent an attempt,
+ *   and the next publish waited for ever for a channel open).
  */
 import amqp from 'amqplib';
 import { emitMany } from '@ferry/core';
@@ -16,23 +23,23 @@ import { RabbitNode } from '../harness/rabbitmqNode';
 import { waitFor } from '../harness/waitFor';
 import { openDatabase, settle, startCircuitRelay } from './support';
 import { faultSuite } from '../harness/scaffold';
+import { testOutboxMessage as outboxMessage } from '../../test-support/outboxMessages';
 
 jest.setTimeout(180_000);
 
-const QUEUE = 'fault.ro.relay';
 const TOTAL = 60;
 const MAX_RETRIES = 3;
 const INITIAL_DELAY = 200;
 /** Openings of the circuit to wait for: 200 + 400 + 800 ms of open periods > 3 x 200 ms. */
 const OPENINGS = 4;
 
-async function readQueue(url: string): Promise<Set<string>> {
+async function readQueue(url: string, queue: string): Promise<Set<string>> {
   const ids = new Set<string>();
   const connection = await amqp.connect(url);
   try {
     const channel = await connection.createChannel();
     for (;;) {
-      const message = await channel.get(QUEUE, { noAck: true });
+      const message = await channel.get(queue, { noAck: true });
       if (message === false) break;
       if (message.properties.messageId) ids.add(String(message.properties.messageId));
     }
@@ -42,7 +49,41 @@ async function readQueue(url: string): Promise<Set<string>> {
   return ids;
 }
 
-describe('broker-recovery: rabbitmq-outage', () => {
+/** One outage of the node: how it begins and ends, and what a publish is told meanwhile. */
+interface Outage {
+  readonly name: 'rabbitmq-outage' | 'rabbitmq-alarm';
+  begin(node: RabbitNode): Promise<void>;
+  end(node: RabbitNode): Promise<void>;
+  /** Checks one publish made by hand once the outage began, before the relay starts. */
+  duringPublish?(publisher: RabbitPublisher, connection: RabbitConnection, queue: string): Promise<void>;
+}
+
+const STOPPED: Outage = {
+  name: 'rabbitmq-outage',
+  begin: (node) => node.stop(),
+  end: (node) => node.start(),
+};
+
+const ALARM: Outage = {
+  name: 'rabbitmq-alarm',
+  begin: (node) => node.memoryAlarm(true),
+  end: (node) => node.memoryAlarm(false),
+  async duringPublish(publisher, connection, queue) {
+    // To a queue of its own: once the alarm clears the broker takes it, and the ledger's queue
+    // holds the relay's events only.
+    const [outcome] = await publisher.publish(
+      [outboxMessage({ destination: `/${queue}.probe`, type: 'fault.rabbitmq.alarm.probe' })],
+      new AbortController().signal,
+    );
+    expect(outcome).toMatchObject({
+      status: 'unavailable',
+      error: expect.stringMatching(/the broker blocks the connection: .*memory/i),
+    });
+    expect(connection.blocked).toMatch(/memory/i);
+  },
+};
+
+describe('broker-recovery: rabbitmq-outage and rabbitmq-alarm', () => {
   let node: RabbitNode;
   let database: TestDatabase;
   const suite = faultSuite();
@@ -58,30 +99,37 @@ describe('broker-recovery: rabbitmq-outage', () => {
     await node?.dispose();
   });
 
-  it('spends no retry while the node is down; everything is SENT and queued after it returns', async () => {
+  async function outage(kind: Outage): Promise<void> {
+    const queue = `fault.${kind.name}.relay`;
+    const type = `fault.${kind.name}`;
     const admin = await amqp.connect(node.url);
-    await (await admin.createChannel()).assertQueue(QUEUE, { durable: true });
+    await (await admin.createChannel()).assertQueue(queue, { durable: true });
     await admin.close();
     const { ids } = await emitMany(
       database.prisma,
       Array.from({ length: TOTAL }, (_, n) => ({
-        type: 'fault.rabbitmq.outage',
-        destination: `/${QUEUE}`,
+        type,
+        destination: `/${queue}`,
         orderingKey: `key-${n % 4}`,
         payload: { n },
         maxRetries: MAX_RETRIES,
       })),
     );
-    await node.stop();
+    await kind.begin(node);
+    let ended = false;
+    suite.defer(async () => {
+      if (!ended) await kind.end(node);
+    });
 
     const connection = new RabbitConnection({
       url: node.url,
-      connectionName: 'fault-ro-relay',
+      connectionName: `fault-${kind.name}-relay`,
       reconnectBackoff: { initialMs: 100, maxMs: 1000 },
     });
     suite.defer(() => connection.close());
     const publisher = new RabbitPublisher(connection, { confirmTimeoutMs: 1000 });
     suite.defer(() => publisher.close());
+    await kind.duringPublish?.(publisher, connection, queue);
     const { relay, circuit } = startCircuitRelay(suite, database.db, publisher, {
       maxRetries: MAX_RETRIES,
       initialDelay: INITIAL_DELAY,
@@ -92,7 +140,9 @@ describe('broker-recovery: rabbitmq-outage', () => {
           `SELECT count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
              count(*) FILTER (WHERE retry_count > 0)::int AS retried,
              count(*) FILTER (WHERE status = 'SENT')::int AS sent,
-             count(*) FILTER (WHERE status <> 'SENT')::int AS stuck FROM outbox_events`,
+             count(*) FILTER (WHERE status <> 'SENT')::int AS stuck
+           FROM outbox_events WHERE event_type = $1`,
+          [type],
         )
       )[0]!;
     // Without the circuit the first FAILED row ends the wait (and the test) early.
@@ -103,16 +153,17 @@ describe('broker-recovery: rabbitmq-outage', () => {
     );
     const during = await counts();
 
-    await node.start();
+    await kind.end(node);
+    ended = true;
     const allSent = await settle('every event SENT', async () => (await counts()).sent === TOTAL, 90_000);
     await relay.close();
-    const queued = await readQueue(node.url);
+    const queued = await readQueue(node.url, queue);
     const after = await counts();
     process.stdout.write(
-      `rabbitmq-outage: circuit opened ${circuit().opened}x, closed ${circuit().closed}x; during the outage FAILED ` +
-        `${during.failed}, retried ${during.retried}; after: FAILED ${after.failed}, retried ${after.retried}\n`,
+      `${kind.name}: circuit opened ${circuit().opened}x, closed ${circuit().closed}x; during the outage FAILED ` +
+        `${during.failed}, retried ${during.retried}, SENT ${during.sent}; after: FAILED ${after.failed}, retried ${after.retried}\n`,
     );
-    assertLedger('rabbitmq-outage', {
+    assertLedger(kind.name, {
       ...emptyLedger(),
       offered: TOTAL,
       accepted: ids.length,
@@ -123,13 +174,21 @@ describe('broker-recovery: rabbitmq-outage', () => {
       allSent,
       failedDuring: during.failed,
       retriedDuring: during.retried,
+      sentDuring: during.sent,
       closed: circuit().closed > 0,
     }).toEqual({
       allSent: true,
       failedDuring: 0,
       retriedDuring: 0,
+      sentDuring: 0,
       closed: true,
     });
     expect(after.failed).toBe(0);
-  });
+  }
+
+  it('spends no retry while the node is down; everything is SENT and queued after it returns', () =>
+    outage(STOPPED));
+
+  it('spends no retry while the node blocks its publishers (memory alarm); everything is SENT and queued once it clears', () =>
+    outage(ALARM));
 });

@@ -126,6 +126,19 @@ export class RabbitNode {
     this.running = false;
   }
 
+  /**
+   * Raises (`true`) or clears the node's memory alarm: with the high watermark at 0 the node
+   * blocks every connection that publishes (it stops reading their sockets) until it is set back
+   * to RabbitMQ's default, 0.4 of the machine's memory.
+   */
+  async memoryAlarm(on: boolean): Promise<void> {
+    await run('rabbitmqctl', ['-n', this.nodeName, 'set_vm_memory_high_watermark', on ? '0' : '0.4'], {
+      env: this.env,
+      cwd: '/tmp',
+      timeout: 60_000,
+    });
+  }
+
   async restart(mode: 'stop' | 'kill' = 'stop'): Promise<void> {
     if (mode === 'kill') await this.kill();
     else await this.stop();

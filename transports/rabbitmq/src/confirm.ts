@@ -10,7 +10,17 @@ type PublishOptions = Options.Publish;
  * error naming the exchange and routing key; `failed`: nack, closed channel, abort, unencodable.
  */
 export type ConfirmResult =
-  { readonly status: 'confirmed' } | { readonly status: 'returned' | 'failed'; readonly error: string };
+  | { readonly status: 'confirmed' }
+  | {
+      readonly status: 'returned' | 'failed';
+      readonly error: string;
+      /**
+       * True when the broker had not answered when `signal` aborted (the confirm deadline, a
+       * shutdown): it may still take the message, or may be unable to take any (a resource
+       * alarm, a silent connection), which is no fault of the message's.
+       */
+      readonly unanswered?: boolean;
+    };
 
 /**
  * Publishes on a confirm channel and resolves once the broker acked or nacked it, the channel
@@ -44,7 +54,8 @@ export function publishWithConfirm(
       signal.removeEventListener('abort', onAbort);
       resolve(result);
     };
-    const onAbort = () => settle({ status: 'failed', error: `no confirm: ${describeError(signal.reason)}` });
+    const onAbort = () =>
+      settle({ status: 'failed', error: `no confirm: ${describeError(signal.reason)}`, unanswered: true });
     if (signal.aborted) {
       watch?.done();
       onAbort();

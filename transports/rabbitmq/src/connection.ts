@@ -23,6 +23,8 @@ export class RabbitConnection {
   private readonly closing = new AbortController();
   private readonly waiters = new Set<(model: ChannelModel) => void>();
   private model: ChannelModel | null = null;
+  /** The broker's reason while it blocks the current connection (connection.blocked), else null. */
+  private blockedReason: string | null = null;
   private loop: Promise<void> | null = null;
   private firstConnect: Promise<void> | null = null;
   private closePromise: Promise<void> | null = null;
@@ -37,6 +39,15 @@ export class RabbitConnection {
 
   get current(): ChannelModel | null {
     return this.model;
+  }
+
+  /**
+   * Why the broker blocks the current connection, or null: a node under a resource alarm (memory
+   * or disk) stops reading every connection that publishes until the alarm clears, so nothing
+   * published on it is confirmed meanwhile (RabbitMQ's connection.blocked, e.g. "low on memory").
+   */
+  get blocked(): string | null {
+    return this.blockedReason;
   }
 
   get closed(): boolean {
@@ -70,6 +81,7 @@ export class RabbitConnection {
   waitForConnection(signal?: AbortSignal): Promise<ChannelModel> {
     if (this.closed) return Promise.reject(closedError('RabbitMQ connection'));
     if (this.model) return Promise.resolve(this.model);
+    if (signal?.aborted) return Promise.reject(transportError('gave up waiting', signal.reason));
     return new Promise((resolve, reject) => {
       const cleanup = () => {
         this.waiters.delete(onModel);
@@ -134,11 +146,26 @@ export class RabbitConnection {
       model.on('error', (error: unknown) => {
         this.options.logger.warn({ err: error }, 'ferry.rabbitmq: connection error');
       });
+      model.on('blocked', (reason: unknown) => {
+        if (this.model !== model) return;
+        this.blockedReason = typeof reason === 'string' && reason.length > 0 ? reason : 'no reason given';
+        this.options.logger.warn(
+          { reason: this.blockedReason },
+          'ferry.rabbitmq: the broker blocked the connection (resource alarm); publishes wait until it clears',
+        );
+      });
+      model.on('unblocked', () => {
+        if (this.model === model) this.blockedReason = null;
+      });
+      this.blockedReason = null;
       this.model = model;
       for (const waiter of [...this.waiters]) waiter(model);
       for (const setup of [...this.setups]) void this.runSetup(setup, model);
       await lost;
-      if (this.model === model) this.model = null;
+      if (this.model === model) {
+        this.model = null;
+        this.blockedReason = null;
+      }
       if (!this.closed) this.options.logger.warn('ferry.rabbitmq: connection lost; reconnecting');
     }
   }

@@ -1,5 +1,6 @@
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { Logger } from '@ferry/core';
+import { untilAborted } from './untilAborted';
 
 /**
  * The confirm channel a consumer publishes its dead-letter and retry copies on, apart from the
@@ -29,13 +30,9 @@ export class CopyChannel {
    * or when `signal` aborts first (a connection gone silent never answers the open).
    */
   async get(signal: AbortSignal): Promise<ConfirmChannel> {
-    const channel = this.channel();
-    return new Promise<ConfirmChannel>((resolve, reject) => {
-      const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
-      channel.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
+    return untilAborted(this.channel(), signal, () =>
+      signal.reason instanceof Error ? signal.reason : new Error('aborted'),
+    );
   }
 
   private channel(): Promise<ConfirmChannel> {

@@ -22,7 +22,8 @@ import { fitsEveryFrame, frameFault, headerTableFault, negotiatedFrameMax } from
 import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
-import { closedError, describeError } from './errors';
+import { closedError, describeError, transportError } from './errors';
+import { untilAborted } from './untilAborted';
 import type { ConnectionOptions } from './options';
 import {
   resolvePublisherOptions,
@@ -193,13 +194,14 @@ export class RabbitPublisher implements Publisher {
         channel = await this.openChannel(deadline);
       } catch (error) {
         // No channel: the connection is down (or the publisher closed, which stays retryable).
-        const report = isClosed(error) ? retryable : unavailable;
+        // The relay giving up on the publish itself (its signal) stays retryable, as below.
+        const report = isClosed(error) || signal.aborted ? retryable : unavailable;
         for (const item of toSend) outcomes.set(item.index, report(item.message.id, describeError(error)));
       }
       if (channel) {
         const fitting = this.refuseOverFrame(channel, toSend, outcomes);
         const checked = await this.holdBackMissing(fitting, outcomes, deadline);
-        if (checked.length > 0) await this.publishOn(channel, checked, deadline, outcomes);
+        if (checked.length > 0) await this.publishOn(channel, checked, deadline, signal, outcomes);
       }
     }
     return messages.map(
@@ -220,6 +222,8 @@ export class RabbitPublisher implements Publisher {
     channel: ConfirmChannel,
     items: readonly SendItem[],
     deadline: AbortSignal,
+    /** The relay's signal: aborted, it gave up on the publish (the outcome is its to discard). */
+    stop: AbortSignal,
     outcomes: Map<number, PublishOutcome>,
   ): Promise<void> {
     // A connection lost mid-publish fails the owed confirms synchronously before 'close' is
@@ -269,7 +273,10 @@ export class RabbitPublisher implements Publisher {
         if (unencodable && i === results.length - 1 && result.status === 'failed')
           outcomes.set(item.index, permanent(item.message.id, result.error));
         else if (result.status === 'failed')
-          outcomes.set(item.index, (connectionLost ? unavailable : retryable)(item.message.id, result.error));
+          outcomes.set(
+            item.index,
+            failedOutcome(item.message.id, result, connectionLost, stop, this.connection),
+          );
         else if (result.status === 'returned')
           outcomes.set(item.index, retryable(item.message.id, result.error));
         else outcomes.set(item.index, { id: item.message.id, status: 'sent' });
@@ -408,6 +415,12 @@ export class RabbitPublisher implements Publisher {
     channel.close().catch(() => undefined);
   }
 
+  /**
+   * The publisher's channel, opened once for every publish waiting on it; each stops waiting at
+   * its own `signal` (its deadline). A node blocking its publishers (a resource alarm) or a silent
+   * connection never answers the open: it stays pending, one at a time, and each publish meanwhile
+   * gives up on it at its deadline and reports its messages `unavailable`.
+   */
   private openChannel(signal: AbortSignal): Promise<ConfirmChannel> {
     if (this.current) return Promise.resolve(this.current);
     if (!this.opening) {
@@ -415,7 +428,9 @@ export class RabbitPublisher implements Publisher {
         this.opening = null;
       });
     }
-    return this.opening;
+    return untilAborted(this.opening, signal, () =>
+      transportError(`no channel to publish on${blockedNote(this.connection)}`, signal.reason),
+    );
   }
 
   private async createChannel(signal: AbortSignal): Promise<ConfirmChannel> {
@@ -435,6 +450,34 @@ export class RabbitPublisher implements Publisher {
     this.current = channel;
     return channel;
   }
+}
+
+/**
+ * A publish the broker did not confirm. `unavailable` (released without spending an attempt, the
+ * relay's circuit counts it) when the connection was lost under it, or when the confirm deadline
+ * passed with no answer from the broker: nothing in a message makes RabbitMQ withhold its confirm,
+ * while a node under a resource alarm (it blocks every publishing connection, for as long as the
+ * alarm lasts) or a silent connection withholds every one, and spending attempts on that turned
+ * events FAILED during a broker outage (fault-tests/broker-recovery/rabbitmq-outage, alarm). A nack, or
+ * a publish the relay gave up on itself (`stop`: its lease, its shutdown), stays `retryable`.
+ */
+function failedOutcome(
+  id: string,
+  result: { readonly error: string; readonly unanswered?: boolean },
+  connectionLost: boolean,
+  stop: AbortSignal,
+  connection: RabbitConnection,
+): PublishOutcome {
+  if (connectionLost) return unavailable(id, result.error);
+  if (result.unanswered === true && !stop.aborted)
+    return unavailable(id, `${result.error}${blockedNote(connection)}`);
+  return retryable(id, result.error);
+}
+
+/** "; the broker blocks the connection: <reason>" while it does (RabbitConnection.blocked), else "". */
+function blockedNote(connection: RabbitConnection): string {
+  const reason = connection.blocked;
+  return reason === null ? '' : `; the broker blocks the connection: ${reason}`;
 }
 
 /** A message of a batch with its route and its place in the batch. */

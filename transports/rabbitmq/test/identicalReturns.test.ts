@@ -72,7 +72,11 @@ test('a publish given up on keeps its watch until the broker answers: its return
     const abort = new AbortController();
     const abandoned = publishWithConfirm(channel, exchange, 'nowhere', body, options, abort.signal);
     abort.abort(new Error('confirm timeout'));
-    expect(await abandoned).toEqual({ status: 'failed', error: expect.stringContaining('confirm timeout') });
+    expect(await abandoned).toEqual({
+      status: 'failed',
+      error: expect.stringContaining('confirm timeout'),
+      unanswered: true,
+    });
     // Unroutable as well: it must come back `returned`, never `confirmed`.
     expect(await publishWithConfirm(channel, exchange, 'nowhere', body, options, never)).toEqual({
       status: 'returned',

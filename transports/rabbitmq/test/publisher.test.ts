@@ -195,7 +195,7 @@ describe('RabbitPublisher', () => {
       await proxy.close();
     });
 
-    it('reports the unconfirmed messages as retryable although the broker took them, ignores the late confirms and publishes on', async () => {
+    it('reports the unconfirmed messages unavailable although the broker took them (no attempt spent on a broker that does not answer), ignores the late confirms and publishes on', async () => {
       const warmUp = outboxMessages(1);
       await waitFor('a first publish to be confirmed', async () => {
         const [outcome] = await slowPublisher.publish(warmUp, neverAborted());
@@ -208,7 +208,7 @@ describe('RabbitPublisher', () => {
       const unconfirmed = outboxMessages(3);
       const outcomes = await slowPublisher.publish(unconfirmed, neverAborted());
 
-      expect(outcomes.map((o) => o.status)).toEqual(['retryable', 'retryable', 'retryable']);
+      expect(outcomes.map((o) => o.status)).toEqual(['unavailable', 'unavailable', 'unavailable']);
       for (const outcome of outcomes) expect((outcome as { error: string }).error).toMatch(/no confirm/);
       // The broker did route them: "not confirmed" means "send again", and the inbox absorbs the copy.
       await waitFor('the unconfirmed messages to reach the queue', async () =>
