@@ -30,7 +30,8 @@ const failureStatus = (failure: ErrorClassification) =>
 /**
  * Outbox publisher over an idempotent producer (acks -1; with kafkajs one request in flight per
  * broker, so per-key order survives retries). A message is `sent` only once the `sendBatch`
- * carrying it resolved; timeouts, aborts and producer disconnects report it `retryable`.
+ * carrying it resolved; aborts and producer disconnects report it `retryable`, a send the cluster
+ * did not answer by its deadline `unavailable` (unanswered).
  */
 export class KafkaPublisher implements Publisher {
   /** OpenTelemetry's messaging.system of the relay's publish spans. */
@@ -162,9 +163,10 @@ export class KafkaPublisher implements Publisher {
     if (signal.aborted)
       return records.map((record) => retryable(record.id, 'publish aborted before sending'));
     const topics = new Set(records.map((record) => record.topic));
+    let deadline: Deadline | undefined = given;
     try {
       await this.connect();
-      const deadline = given ?? deadlineIn(this.options.confirmTimeoutMs);
+      deadline ??= deadlineIn(this.options.confirmTimeoutMs);
       const missing = await this.topics.missing(topics, [signal, this.inFlight.signal], deadline);
       if (missing.size > 0) return await this.sendPresent(records, missing, signal, deadline);
       await this.send(records, signal, deadline);
@@ -172,6 +174,15 @@ export class KafkaPublisher implements Publisher {
       return records.map((record) => ({ id: record.id, status: 'sent' }));
     } catch (error) {
       const failure = classifyKafkaError(error);
+      if (
+        !failure.unavailable &&
+        deadline !== undefined &&
+        !signal.aborted &&
+        missedDeadline(error, deadline)
+      ) {
+        const reason = this.unanswered(topics, error);
+        return records.map((record) => ({ id: record.id, status: 'unavailable', error: reason }));
+      }
       // Unavailable: nothing of the batch can go (the cluster). Retryable with one topic: the
       // topic's (e.g. not there yet). Otherwise some messages may be to blame, not all.
       if (failure.unavailable || records.length === 1 || (failure.retriable && topics.size === 1)) {
@@ -182,6 +193,19 @@ export class KafkaPublisher implements Publisher {
       }
       return this.sendOneByOne(records, signal);
     }
+  }
+
+  /**
+   * Why a send the cluster did not answer within its deadline is `unavailable` (the callers report
+   * it so: no attempt spent). Nothing in a record makes a broker withhold its answer, while a broker
+   * gone silent (a network that drops its packets, a paused or overloaded node) withholds every
+   * one; spending an attempt on each turned events FAILED during such an outage. A topic the cluster does not have also keeps
+   * the client waiting (it retries the topic's metadata), so the batch's topics are suspect: the
+   * next publish to them checks them first and charges a missing one (`retryable`).
+   */
+  private unanswered(topics: Iterable<string>, error: unknown): string {
+    for (const topic of topics) this.topics.suspect(topic);
+    return `${describeError(error)}: the Kafka cluster did not answer`;
   }
 
   /**
@@ -245,12 +269,18 @@ export class KafkaPublisher implements Publisher {
         outcomes.push(retryable(record.id, `an earlier message to topic ${record.topic} was not sent`));
         continue;
       }
+      const deadline = deadlineIn(this.options.confirmTimeoutMs);
       try {
-        await this.send([record], signal, deadlineIn(this.options.confirmTimeoutMs));
+        await this.send([record], signal, deadline);
         this.topics.present([record.topic]);
         outcomes.push({ id: record.id, status: 'sent' });
       } catch (error) {
         const failure = classifyKafkaError(error);
+        if (!failure.unavailable && !signal.aborted && missedDeadline(error, deadline)) {
+          unavailable = this.unanswered([record.topic], error);
+          outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
+          continue;
+        }
         if (record.key !== null) failedKeys.add(record.key);
         if (failure.unavailable) unavailable = failure.message;
         else if (failure.retriable) {

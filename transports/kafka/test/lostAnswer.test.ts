@@ -105,6 +105,22 @@ test('after a send whose answer was lost, the next send of as many records is no
   }).toEqual({ first: 0, unanswered: 0, next: 0 });
 }, 90_000);
 
+test('a send the broker does not answer by confirmTimeoutMs (before the client gives up on it) is unavailable: no attempt spent', async () => {
+  // confirmTimeoutMs 1 s, the client's request timeout 1.5 s: ferry's deadline comes first, as it
+  // does with the defaults (both 30 s, ferry's counted from before the request was sent).
+  const publisher = proxiedPublisher(renewalTopic, 1_000);
+  try {
+    expect(await statuses(publisher, batch('u-first'))).toEqual(new Set(['sent']));
+    await proxy.setMode('mute');
+    const outcomes = await publisher.publish(batch('u-unanswered'), never);
+    expect(new Set(outcomes.map((outcome) => outcome.status))).toEqual(new Set(['unavailable']));
+    expect(outcomes[0]).toMatchObject({ error: expect.stringMatching(/did not answer/) });
+  } finally {
+    await proxy.setMode('pass');
+    await publisher.close();
+  }
+}, 90_000);
+
 test('a new producer that cannot connect (broker refusing) leaves the batch unavailable; once the broker is back, every batch is in the topic and no connection is left open', async () => {
   const publisher = proxiedPublisher(renewalTopic);
   const [first, unanswered, refused, next] = [
@@ -163,10 +179,9 @@ test('close() while the new producer connects: the publish is not sent, the conn
 }, 90_000);
 
 test('a broker that stops answering (blackhole) spends no attempt after the first timeout: its reconnects are unavailable', async () => {
-  // The first publish times out, which may mean written (retryable, an attempt spent). The
-  // producer then disconnects, and every reconnect fails ("Broker not connected" from kafkajs):
-  // a cluster that cannot be reached, which must not spend the events' attempts one by one
-  // until they are FAILED.
+  // The first publish times out (unavailable too: the cluster did not answer). The producer then
+  // disconnects, and every reconnect fails ("Broker not connected" from kafkajs): a cluster that
+  // cannot be reached, which must not spend the events' attempts one by one until they are FAILED.
   const publisher = proxiedPublisher(topic, 3_000);
   const during: string[] = [];
   try {
