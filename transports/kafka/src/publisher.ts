@@ -23,6 +23,16 @@ import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from 
 
 const retryable = (id: string, error: string): PublishOutcome => ({ id, status: 'retryable', error });
 
+/**
+ * The deadlines one publish shares: `sends`, every send of its chunks (made at the first when
+ * the publish is one send); `oneByOne`, every send one at a time after a failed send (made at the
+ * first of them). So a publish takes at most twice confirmTimeoutMs, whatever its size.
+ */
+interface PublishBudget {
+  sends?: Deadline;
+  oneByOne?: Deadline;
+}
+
 /** Connection-level failures are `unavailable` (no attempt spent); others by retriability. */
 const failureStatus = (failure: ErrorClassification) =>
   failure.unavailable ? 'unavailable' : failure.retriable ? 'retryable' : 'permanent';
@@ -116,19 +126,26 @@ export class KafkaPublisher implements Publisher {
 
   /**
    * Sends `records` in order, in sends the broker takes (requestChunks: at most maxMessageBytes
-   * each), each by its own deadline. A later send leaves out the messages of a key an earlier
-   * one did not send (per-key order holds) and, once the cluster was unavailable, everything.
+   * each). The sends share one deadline, confirmTimeoutMs from the first: past it the chunks not
+   * sent yet are `unavailable`, so a slow cluster costs a publish confirmTimeoutMs (what it sent
+   * is `sent`), never a deadline per chunk past the relay's lease. A later send leaves out the
+   * messages of a key an earlier one did not send (per-key order holds) and, once the cluster
+   * was unavailable, everything.
    */
   private async sendChunks(
     records: readonly OutboundRecord[],
     signal: AbortSignal,
   ): Promise<PublishOutcome[]> {
     const chunks = requestChunks(records, this.options.maxMessageBytes);
-    if (chunks.length === 1) return this.sendAll(records, signal);
+    const budget: PublishBudget = {};
+    if (chunks.length === 1) return this.sendAll(records, signal, budget);
+    budget.sends = deadlineIn(this.options.confirmTimeoutMs);
     const outcomes: PublishOutcome[] = [];
     const failedKeys = new Set<string>();
     let unavailable: string | null = null;
     for (const chunk of chunks) {
+      if (unavailable === null && passed(budget.sends))
+        unavailable = `not sent: the publish's confirmTimeoutMs (${budget.sends.ms} ms) passed before its turn`;
       const ready: OutboundRecord[] = [];
       for (const record of chunk) {
         if (unavailable !== null) outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
@@ -137,7 +154,7 @@ export class KafkaPublisher implements Publisher {
         else ready.push(record);
       }
       if (ready.length === 0) continue;
-      const sent = await this.sendAll(ready, signal);
+      const sent = await this.sendAll(ready, signal, budget);
       ready.forEach((record, index) => {
         const outcome = sent[index]!;
         outcomes.push(outcome);
@@ -150,25 +167,28 @@ export class KafkaPublisher implements Publisher {
   }
 
   /**
-   * Sends `records` by one deadline (`given`, else confirmTimeoutMs from the producer's connect):
-   * the check of their suspect topics, the wait for sends given up earlier and the send share it,
-   * so a silent cluster costs the publish confirmTimeoutMs, not a check's and then a send's.
+   * Sends `records` by one deadline (`budget.sends`, else confirmTimeoutMs from the producer's
+   * connect): the check of their suspect topics, the wait for sends given up earlier and the send
+   * share it, so a silent cluster costs the publish confirmTimeoutMs, not a check's and then a send's.
    */
   private async sendAll(
     records: readonly OutboundRecord[],
     signal: AbortSignal,
-    given?: Deadline,
+    budget: PublishBudget,
   ): Promise<PublishOutcome[]> {
     if (this.closing) return records.map((record) => retryable(record.id, 'publisher is closed'));
     if (signal.aborted)
       return records.map((record) => retryable(record.id, 'publish aborted before sending'));
     const topics = new Set(records.map((record) => record.topic));
-    let deadline: Deadline | undefined = given;
+    let deadline: Deadline | undefined = budget.sends;
     try {
       await this.connect();
-      deadline ??= deadlineIn(this.options.confirmTimeoutMs);
+      if (deadline === undefined) {
+        deadline = deadlineIn(this.options.confirmTimeoutMs);
+        budget.sends = deadline;
+      }
       const missing = await this.topics.missing(topics, [signal, this.inFlight.signal], deadline);
-      if (missing.size > 0) return await this.sendPresent(records, missing, signal, deadline);
+      if (missing.size > 0) return await this.sendPresent(records, missing, signal, budget);
       await this.send(records, signal, deadline);
       this.topics.present(topics);
       return records.map((record) => ({ id: record.id, status: 'sent' }));
@@ -191,7 +211,7 @@ export class KafkaPublisher implements Publisher {
         const status = failureStatus(failure);
         return records.map((record) => ({ id: record.id, status, error: failure.message }));
       }
-      return this.sendOneByOne(records, signal);
+      return this.sendOneByOne(records, signal, budget);
     }
   }
 
@@ -216,7 +236,7 @@ export class KafkaPublisher implements Publisher {
     records: readonly OutboundRecord[],
     missing: ReadonlySet<string>,
     signal: AbortSignal,
-    deadline: Deadline,
+    budget: PublishBudget,
   ): Promise<PublishOutcome[]> {
     const heldKeys = new Set<string>();
     const held = new Map<string, PublishOutcome>();
@@ -234,7 +254,7 @@ export class KafkaPublisher implements Publisher {
       if (record.key !== null) heldKeys.add(record.key);
       held.set(record.id, retryable(record.id, reason));
     }
-    const sent = rest.length > 0 ? await this.sendAll(rest, signal, deadline) : [];
+    const sent = rest.length > 0 ? await this.sendAll(rest, signal, budget) : [];
     const outcomes = new Map(sent.map((outcome) => [outcome.id, outcome]));
     return records.map((record) => held.get(record.id) ?? outcomes.get(record.id)!);
   }
@@ -250,12 +270,18 @@ export class KafkaPublisher implements Publisher {
   private async sendOneByOne(
     records: readonly OutboundRecord[],
     signal: AbortSignal,
+    budget: PublishBudget,
   ): Promise<PublishOutcome[]> {
     const failedKeys = new Set<string>();
     const failedTopics = new Set<string>();
     let unavailable: string | null = null;
     const outcomes: PublishOutcome[] = [];
+    // One deadline for every send one at a time of the publish, made at the first: the first
+    // record is always tried, and the publish takes at most twice confirmTimeoutMs in all.
+    const deadline = (budget.oneByOne ??= deadlineIn(this.options.confirmTimeoutMs));
     for (const record of records) {
+      if (unavailable === null && passed(deadline) && outcomes.length > 0)
+        unavailable = `not sent: the publish's confirmTimeoutMs (${deadline.ms} ms) passed before its turn`;
       if (unavailable !== null) {
         outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
         continue;
@@ -269,7 +295,6 @@ export class KafkaPublisher implements Publisher {
         outcomes.push(retryable(record.id, `an earlier message to topic ${record.topic} was not sent`));
         continue;
       }
-      const deadline = deadlineIn(this.options.confirmTimeoutMs);
       try {
         await this.send([record], signal, deadline);
         this.topics.present([record.topic]);

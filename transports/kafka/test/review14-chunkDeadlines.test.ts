@@ -1,13 +1,12 @@
 /**
- * Review 14, change a59e19a (a publish goes in sends of at most maxMessageBytes): each send gets
- * a fresh confirmTimeoutMs deadline, so a publish is no longer bounded by confirmTimeoutMs but by
- * chunks x confirmTimeoutMs (a relay batch of 500 x 215 KB is ~107 sends). A cluster that answers
- * every request, only slowly (here 0.7 s per answer; in production a degraded broker taking
- * >2.8 s per 1 MiB send against the default 300 s lease), makes the publish outlast the relay's
- * lease.duration: the relay gives up on the whole batch, discards the `sent` outcomes of the
- * chunks already written, spends an attempt on every row and publishes them again. Before the
- * change the same batch was one send answered in 0.7 s. A shared deadline for the publish (the
- * remaining chunks `unavailable` once it passed) would have lost nothing.
+ * Review finding (failed first), review 14 of a59e19a (a publish goes in sends of at most
+ * maxMessageBytes): each send had a fresh confirmTimeoutMs deadline, so a publish was bounded by
+ * chunks x confirmTimeoutMs, not confirmTimeoutMs. A cluster that answers every request, only
+ * slowly (here 0.7 s per answer), made the publish outlast the relay's lease.duration: the relay
+ * gave up on the whole batch, discarded the `sent` outcomes of the chunks already written, spent
+ * an attempt on every row and published them again. Now the sends of a publish share one
+ * deadline: what went out before it is `sent`, the rest `unavailable` (no attempt spent), and the
+ * next cycles send it.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createRelay, emitMany } from '@ferry/core';
@@ -60,7 +59,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-test('a relay batch split in chunks is SENT within the lease when every answer comes well inside confirmTimeoutMs', async () => {
+test('a relay batch split in chunks over a slow cluster: what each cycle sent is SENT, no attempt is spent, the next cycles send the rest', async () => {
   const filler = 'x'.repeat(20_000);
   await emitMany(
     database.db,
@@ -80,10 +79,9 @@ test('a relay batch split in chunks is SENT within the lease when every answer c
       socketFactory: ({ onConnect }: { onConnect: () => void }) => connect(proxyPort, '127.0.0.1', onConnect),
     },
   });
-  // One event per send (20 KB each, maxMessageBytes 30 000): 8 sends of ~0.7 s each. Each is
-  // answered long before its 3 s deadline; the lease (4 s) is longer than confirmTimeoutMs.
-  const maxMessageBytes = Number(process.env.REVIEW14_MAX_BYTES ?? 30_000);
-  const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 3_000, maxMessageBytes });
+  // One event per send (20 KB each, maxMessageBytes 30 000): 8 sends of ~0.7 s each, 5.6 s in
+  // all. Each is answered long before confirmTimeoutMs (3 s); the lease (4 s) is longer than it.
+  const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 3_000, maxMessageBytes: 30_000 });
   // The producer connected first (its handshake is slow too): only the sends are timed below.
   const [warm] = await publisher.publish(
     [outboxMessage({ destination: topic })],
@@ -96,21 +94,30 @@ test('a relay batch split in chunks is SENT within the lease when every answer c
     logger: silentLogger,
     options: { lease: { duration: 4_000, heartbeatInterval: 1_000 } },
   });
+  const rows = async () =>
+    (
+      await database.db.query<{ sent: number; unsent: number; attempts: number }>(
+        `SELECT count(*) FILTER (WHERE status = 'SENT')::int AS sent,
+                count(*) FILTER (WHERE status <> 'SENT')::int AS unsent,
+                coalesce(sum(retry_count), 0)::int AS attempts FROM outbox_events`,
+      )
+    )[0]!;
   try {
-    const cycle = await relay.runOnce();
-    const written = [...(await endOffsets(admin, topic)).values()].reduce((sum, o) => sum + Number(o), 0);
-    const [row] = await database.db.query<{ sent: number; retried: number }>(
-      `SELECT count(*) FILTER (WHERE status = 'SENT')::int AS sent,
-              count(*) FILTER (WHERE status <> 'SENT')::int AS retried FROM outbox_events`,
-    );
-    // Received: sent 0, not sent 8, while about half the events are already in the topic (they
-    // will be published a second time on the next cycle).
-    expect({ sent: cycle.sent, rowsSent: row!.sent, rowsNotSent: row!.retried, inTopic: written }).toEqual({
-      sent: 8,
-      rowsSent: 8,
-      rowsNotSent: 0,
-      inTopic: 9,
+    const first = await relay.runOnce();
+    // Before: sent 0, lost 8 (the lease passed), an attempt spent on each row.
+    expect({ sent: first.sent > 0, lost: first.lost, attempts: (await rows()).attempts }).toEqual({
+      sent: true,
+      lost: 0,
+      attempts: 0,
     });
+    let lost = 0;
+    for (let cycle = 0; cycle < 10 && (await rows()).unsent > 0; cycle += 1)
+      lost += (await relay.runOnce()).lost;
+    expect({ ...(await rows()), lost }).toEqual({ sent: 8, unsent: 0, attempts: 0, lost: 0 });
+    const written = [...(await endOffsets(admin, topic)).values()].reduce((sum, o) => sum + Number(o), 0);
+    // The warm-up and the 8 events; a send in flight when its publish's deadline passed may have
+    // been written and is sent again (the inbox absorbs the copy): never fewer.
+    expect(written).toBeGreaterThanOrEqual(9);
   } finally {
     await relay.close();
     await publisher.close();

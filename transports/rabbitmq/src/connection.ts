@@ -2,8 +2,9 @@ import { unescape } from 'node:querystring';
 import * as amqp from 'amqplib';
 import type { ChannelModel } from 'amqplib';
 import type { Logger } from '@ferry/core';
-import { abortableDelay, backoffDelay } from '@ferry/core/transport';
+import { abortableDelay, backoffDelay, onAbort } from '@ferry/core/transport';
 import { closedError, describeError, transportError } from './errors';
+import { CLOSE_ANSWER_MS, settledWithin } from './waits';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
 
 /** Called with every new connection, so channel setup is replayed after each reconnect. */
@@ -115,7 +116,7 @@ export class RabbitConnection {
     this.closing.abort(closedError('RabbitMQ connection'));
     const model = this.model;
     this.model = null;
-    if (model) await model.close().catch(() => undefined);
+    if (model) await closeModel(model, Math.min(CLOSE_ANSWER_MS, this.options.connectTimeoutMs));
     await this.loop?.catch(() => undefined);
   }
 
@@ -142,7 +143,15 @@ export class RabbitConnection {
         return;
       }
       failures = 0;
-      const lost = new Promise<void>((resolve) => model.once('close', () => resolve()));
+      // Lost, or closed by close(): a connection whose close the broker never answers (a resource
+      // alarm) has its socket destroyed without amqplib's 'close'; the loop ends all the same.
+      const lost = new Promise<void>((resolve) => {
+        const unlisten = onAbort(this.closing.signal, resolve);
+        model.once('close', () => {
+          unlisten();
+          resolve();
+        });
+      });
       model.on('error', (error: unknown) => {
         this.options.logger.warn({ err: error }, 'ferry.rabbitmq: connection error');
       });
@@ -245,4 +254,19 @@ export function useConnection(
   // losses), unless its own options name a logger. The options are not copied: a getter on a
   // class, a non-enumerable property read as given.
   return { connection: new RabbitConnection(options, { logger }), owned: true };
+}
+
+/**
+ * Closes `model`, waiting at most `ms` (CLOSE_ANSWER_MS) for the broker's close-ok; past that its
+ * socket is destroyed. A node under a resource alarm reads no connection that published, so it
+ * answers the close only once the alarm clears: close(), and an application's shutdown, waited
+ * for that (`test/review14-alarm.test.ts`).
+ */
+async function closeModel(model: ChannelModel, ms: number): Promise<void> {
+  if (await settledWithin(model.close(), ms)) return;
+  // Destroyed with an error, so that amqplib ends the connection as for a failed socket (its
+  // heartbeat timers stop and it emits 'close'); without one it waits for the close-ok for ever.
+  const socket = (model as unknown as { connection?: { stream?: { destroy?: (error: Error) => void } } })
+    .connection?.stream;
+  socket?.destroy?.(new Error(`the broker did not answer the connection's close within ${ms} ms`));
 }

@@ -16,6 +16,7 @@ import {
 import { DeliverySettler } from './batch';
 import { DeliveryBuffer } from './buffer';
 import { CopyChannel } from './copyChannel';
+import { CLOSE_ANSWER_MS, settledWithin } from './waits';
 import { RabbitConnection, useConnection } from './connection';
 import {
   resolveConsumerOptions,
@@ -154,11 +155,16 @@ class ConsumerRuntime implements RabbitConsumer {
     this.closing.abort(new Error('consumer closed'));
     this.unsubscribe?.();
     const channel = this.channel;
-    if (channel && this.consumerTag !== null) await channel.cancel(this.consumerTag).catch(() => undefined);
+    // Each of the broker's answers is waited for at most CLOSE_ANSWER_MS: a node under a resource
+    // alarm answers none on a connection that published (a dead-letter copy, a publisher sharing
+    // it) until the alarm clears. Deliveries not settled then are the broker's to redeliver.
+    const answer = (work: Promise<unknown>) =>
+      settledWithin(work, Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs));
+    if (channel && this.consumerTag !== null) await answer(channel.cancel(this.consumerTag));
     await this.buffer.drained().catch(() => undefined);
     this.channel = null;
-    if (channel) await channel.close().catch(() => undefined);
-    await this.copies.close();
+    if (channel) await answer(channel.close());
+    await answer(this.copies.close());
     if (this.ownsConnection) await this.connection.close();
     this.emit.closed();
   }

@@ -1,6 +1,6 @@
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { Logger } from '@ferry/core';
-import { untilAborted } from './untilAborted';
+import { untilAborted } from './waits';
 
 /**
  * The confirm channel a consumer publishes its dead-letter and retry copies on, apart from the

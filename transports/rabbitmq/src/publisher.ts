@@ -23,7 +23,7 @@ import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
 import { closedError, describeError, transportError } from './errors';
-import { untilAborted } from './untilAborted';
+import { CLOSE_ANSWER_MS, settledWithin, untilAborted } from './waits';
 import type { ConnectionOptions } from './options';
 import {
   resolvePublisherOptions,
@@ -214,7 +214,10 @@ export class RabbitPublisher implements Publisher {
     this.closed = true;
     const channel = this.current;
     this.current = null;
-    if (channel) await channel.close().catch(() => undefined);
+    // A bounded wait for the broker's close-ok (CLOSE_ANSWER_MS): a node under a resource alarm
+    // does not answer it until the alarm clears (the connection's own close is bounded as well).
+    if (channel)
+      await settledWithin(channel.close(), Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs));
     if (this.ownsConnection) await this.connection.close();
   }
 
@@ -400,7 +403,8 @@ export class RabbitPublisher implements Publisher {
           if ((error as { code?: unknown }).code !== NOT_FOUND) throw error;
           missing.set(exchange, `exchange ${exchange} does not exist (${describeError(error)})`);
         } finally {
-          await channel.close().catch(() => undefined);
+          // Bounded too: a node that blocks the connection meanwhile does not answer the close.
+          await Promise.race([channel.close(), expired]).catch(() => undefined);
         }
       }
     } catch {

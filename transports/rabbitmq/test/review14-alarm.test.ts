@@ -1,6 +1,6 @@
 /**
- * Review 14, change f35d489 (a node under a resource alarm is an outage): the publish path now
- * gives up at its deadline, but shutting down does not. A node under a memory/disk alarm stops
+ * Review finding (failed first), review 14 of f35d489 (a node under a resource alarm is an
+ * outage): the publish path gives up at its deadline, but shutting down did not. A node under a memory/disk alarm stops
  * reading every connection that published (connection.blocked), so nothing sent on it is
  * answered, not even a channel.close or connection.close. The publisher's close() awaits both
  * without a deadline: an application (or the relay's shutdown) that closes ferry during an alarm

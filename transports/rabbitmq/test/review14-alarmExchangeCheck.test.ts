@@ -1,6 +1,7 @@
 /**
- * Review 14, change f35d489 (a node under a resource alarm is an outage; each publish stops
- * waiting at its deadline): one wait of the publish path still has no deadline. The check of an
+ * Review finding (failed first), review 14 of f35d489 (a node under a resource alarm is an
+ * outage; each publish stops waiting at its deadline): one wait of the publish path still had no
+ * deadline. The check of an
  * exchange not seen yet (publisher.ts missingExchanges) races the check channel's open and
  * checkExchange with the publish's deadline, then awaits channel.close() with none. A node under
  * a memory/disk alarm stops reading a connection once it publishes, so when a concurrent publish

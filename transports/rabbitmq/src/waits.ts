@@ -1,0 +1,49 @@
+/**
+ * `shared` as seen by one caller: it settles as `shared` does, or rejects with `reason()` once
+ * `signal` aborts first. `shared` runs on (other callers may wait on it): a broker that does not
+ * answer a channel open (a silent connection, a node blocking its publishers) holds one pending
+ * open, and each caller stops waiting for it at its own deadline.
+ */
+export function untilAborted<T>(shared: Promise<T>, signal: AbortSignal, reason: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(reason());
+    // Listened to even when the caller has given up already: a rejection of `shared` nobody
+    // waits for any more is handled here, not left unhandled.
+    shared.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The longest a close waits for each of the broker's answers (basic.cancel, channel.close,
+ * connection.close; less when the component's own timeout is shorter). Each is one round trip,
+ * answered in milliseconds by a healthy broker; a node under a resource alarm answers none on a
+ * connection that published until the alarm clears. Giving up is safe: a connection closed without
+ * its close-ok has its socket destroyed, and the broker requeues what it delivered unacked.
+ */
+export const CLOSE_ANSWER_MS = 2_000;
+
+/**
+ * Waits for `work` at most `ms`: true when it settled (resolved or rejected) in time, false when
+ * the wait gave up on it. For the broker's answers to closing (basic.cancel, channel.close,
+ * connection.close): a node under a resource alarm stops reading every connection that published,
+ * so it answers none of them until the alarm clears, and a shutdown must not wait for that.
+ */
+export async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      gaveUp,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
