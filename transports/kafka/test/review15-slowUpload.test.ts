@@ -1,0 +1,97 @@
+/**
+ * Review 15 finding (a5fb501: a send the cluster did not answer by confirmTimeoutMs is
+ * `unavailable`, on the premise that "nothing in a record makes a broker withhold its answer").
+ * A record's size does: over a link of limited bandwidth (here ~100 KB/s from ferry to the
+ * broker) a 600 KB record (well within maxMessageBytes) needs ~6 s to reach the broker, longer
+ * than confirmTimeoutMs (2 s), while small records on the same link are answered at once. The
+ * big record is reported `unavailable` on every publish: no attempt is ever spent, it never
+ * becomes FAILED, and a relay cycle holding only it (all outcomes unavailable) counts towards the
+ * circuit breaker, which then stops every destination although the cluster takes other events.
+ * Before a5fb501 it was `retryable` (charged, eventually FAILED). Expected: a send the cluster
+ * answers other sends around is charged to the record (retryable), not an outage.
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { KafkaConnection, KafkaPublisher, deleteTopics, ensureTopics } from '../src';
+import { brokers, outboxMessage, silentLogger, testConnection, uniqueName } from './support';
+
+jest.setTimeout(120_000);
+
+const admin = testConnection();
+const topic = uniqueName('review15-slow-upload');
+let proxy: Server;
+let proxyPort = 0;
+const sockets = new Set<Socket>();
+const timers = new Set<NodeJS.Timeout>();
+/** Bytes forwarded to the broker per 100 ms tick: ~100 KB/s upstream. */
+const BYTES_PER_TICK = 10_000;
+
+beforeAll(async () => {
+  await ensureTopics(admin, [{ topic, partitions: 1 }]);
+  const [host, port] = brokers()[0]!.split(':');
+  proxy = createServer((client) => {
+    const upstream = connect(Number(port), host!);
+    sockets.add(client);
+    sockets.add(upstream);
+    let pending = Buffer.alloc(0);
+    client.on('data', (data) => {
+      pending = Buffer.concat([pending, data]);
+    });
+    const tick = setInterval(() => {
+      if (pending.length === 0 || upstream.destroyed) return;
+      upstream.write(pending.subarray(0, BYTES_PER_TICK));
+      pending = pending.subarray(BYTES_PER_TICK);
+    }, 100);
+    timers.add(tick);
+    upstream.on('data', (data) => client.destroyed || client.write(data));
+    const end = () => {
+      clearInterval(tick);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  proxyPort = (proxy.address() as { port: number }).port;
+});
+
+afterAll(async () => {
+  for (const timer of timers) clearInterval(timer);
+  for (const socket of sockets) socket.destroy();
+  await new Promise((resolve) => proxy.close(resolve));
+  await deleteTopics(admin, [topic]);
+});
+
+test('a record too big for the link within confirmTimeoutMs, while small ones are answered: charged, not unavailable for ever', async () => {
+  const connection = new KafkaConnection({
+    brokers: brokers(),
+    client: 'kafkajs',
+    clientId: 'ferry-review15-slow-upload',
+    kafkaLogLevel: 'nothing',
+    logger: silentLogger,
+    kafkaConfig: {
+      socketFactory: ({ onConnect }: { onConnect: () => void }) => connect(proxyPort, '127.0.0.1', onConnect),
+    },
+  });
+  const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 2_000 });
+  const big = outboxMessage({ destination: topic, payload: { filler: 'x'.repeat(600_000) } });
+  const seen: string[] = [];
+  try {
+    for (let cycle = 0; cycle < 3; cycle += 1) {
+      const [small] = await publisher.publish(
+        [outboxMessage({ destination: topic, payload: { cycle } })],
+        new AbortController().signal,
+      );
+      seen.push(`small:${small!.status}`);
+      const [outcome] = await publisher.publish([big], new AbortController().signal);
+      seen.push(`big:${outcome!.status}`);
+      // The given-up upload finishes meanwhile (the next publish would wait for it).
+      await new Promise((resolve) => setTimeout(resolve, 7_000));
+    }
+    // Before: small sent, big unavailable, three times: the cluster answered every small send.
+    expect(seen.filter((s) => s.startsWith('small:'))).toEqual(['small:sent', 'small:sent', 'small:sent']);
+    expect(seen.filter((s) => s.startsWith('big:'))).not.toContain('big:unavailable');
+  } finally {
+    await publisher.close();
+  }
+});
