@@ -24,14 +24,15 @@ import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from 
 const retryable = (id: string, error: string): PublishOutcome => ({ id, status: 'retryable', error });
 
 /**
- * The deadlines one publish shares: `sends`, every send of its chunks (made at the first when
- * the publish is one send); `oneByOne`, every send one at a time after a failed send (made at the
- * first of them). So a publish takes at most twice confirmTimeoutMs, whatever its size.
+ * The deadline the sends of one publish share (its chunks; made at the first send when the
+ * publish is one send), so a slow cluster keeps a publish confirmTimeoutMs, not one per chunk.
  */
 interface PublishBudget {
   sends?: Deadline;
-  oneByOne?: Deadline;
 }
+
+/** How many records given up on unanswered a publisher remembers (unansweredAt). */
+const UNANSWERED_KEPT = 10_000;
 
 /** Connection-level failures are `unavailable` (no attempt spent); others by retriability. */
 const failureStatus = (failure: ErrorClassification) =>
@@ -66,6 +67,10 @@ export class KafkaPublisher implements Publisher {
   private readonly abandoned = new Set<Promise<void>>();
   /** Topics a send failed on, checked before the next send to them (topicPresence.ts). */
   private readonly topics: TopicPresence;
+  /** Sends the cluster answered (confirmed) so far: tells a silent cluster from a record too slow to send. */
+  private answered = 0;
+  /** Records a send gave up on unanswered, with `answered` then (at most UNANSWERED_KEPT, oldest dropped). */
+  private readonly unansweredAt = new Map<string, number>();
 
   constructor(connection: KafkaConnection, options: PublisherOptions = {}) {
     this.options = resolvePublisherOptions(options);
@@ -199,10 +204,8 @@ export class KafkaPublisher implements Publisher {
         deadline !== undefined &&
         !signal.aborted &&
         missedDeadline(error, deadline)
-      ) {
-        const reason = this.unanswered(topics, error);
-        return records.map((record) => ({ id: record.id, status: 'unavailable', error: reason }));
-      }
+      )
+        return this.unanswered(records, error);
       // Unavailable: nothing of the batch can go (the cluster). Retryable with one topic: the
       // topic's (e.g. not there yet). Otherwise some messages may be to blame, not all.
       if (failure.unavailable || records.length === 1 || (failure.retriable && topics.size === 1)) {
@@ -211,21 +214,42 @@ export class KafkaPublisher implements Publisher {
         const status = failureStatus(failure);
         return records.map((record) => ({ id: record.id, status, error: failure.message }));
       }
-      return this.sendOneByOne(records, signal, budget);
+      return this.sendOneByOne(records, signal);
     }
   }
 
   /**
-   * Why a send the cluster did not answer within its deadline is `unavailable` (the callers report
-   * it so: no attempt spent). Nothing in a record makes a broker withhold its answer, while a broker
-   * gone silent (a network that drops its packets, a paused or overloaded node) withholds every
-   * one; spending an attempt on each turned events FAILED during such an outage. A topic the cluster does not have also keeps
-   * the client waiting (it retries the topic's metadata), so the batch's topics are suspect: the
-   * next publish to them checks them first and charges a missing one (`retryable`).
+   * The outcomes of records whose send the cluster did not answer within its deadline:
+   * `unavailable` (no attempt spent), since a broker gone silent (a network that drops its
+   * packets, a paused or overloaded node) withholds every answer and spending an attempt on each
+   * turned events FAILED during such an outage. A record unanswered again after the cluster
+   * answered other sends since its last try is `retryable`: the cluster is up and this record
+   * cannot be sent within confirmTimeoutMs (a large one over a slow link), so it is charged and
+   * runs out of attempts instead of coming back for ever (review15-slowUpload). A topic the
+   * cluster does not have also keeps the client waiting (it retries the topic's metadata), so the
+   * records' topics are suspect: the next publish to them checks them first and charges a missing
+   * one (`retryable`).
    */
-  private unanswered(topics: Iterable<string>, error: unknown): string {
-    for (const topic of topics) this.topics.suspect(topic);
-    return `${describeError(error)}: the Kafka cluster did not answer`;
+  private unanswered(records: readonly OutboundRecord[], error: unknown): PublishOutcome[] {
+    for (const record of records) this.topics.suspect(record.topic);
+    const reason = `${describeError(error)}: the Kafka cluster did not answer`;
+    return records.map((record) => {
+      const before = this.unansweredAt.get(record.id);
+      // Remembered again (the newest last), so its next unanswered try is judged the same way.
+      this.unansweredAt.delete(record.id);
+      this.unansweredAt.set(record.id, this.answered);
+      if (this.unansweredAt.size > UNANSWERED_KEPT) {
+        const oldest = this.unansweredAt.keys().next().value;
+        if (oldest !== undefined) this.unansweredAt.delete(oldest);
+      }
+      if (before !== undefined && this.answered > before)
+        return retryable(
+          record.id,
+          `${describeError(error)}, again, while the cluster answered other sends since its last try: ` +
+            'too slow to send within confirmTimeoutMs (its size on this link?)',
+        );
+      return { id: record.id, status: 'unavailable', error: reason };
+    });
   }
 
   /**
@@ -270,18 +294,12 @@ export class KafkaPublisher implements Publisher {
   private async sendOneByOne(
     records: readonly OutboundRecord[],
     signal: AbortSignal,
-    budget: PublishBudget,
   ): Promise<PublishOutcome[]> {
     const failedKeys = new Set<string>();
     const failedTopics = new Set<string>();
     let unavailable: string | null = null;
     const outcomes: PublishOutcome[] = [];
-    // One deadline for every send one at a time of the publish, made at the first: the first
-    // record is always tried, and the publish takes at most twice confirmTimeoutMs in all.
-    const deadline = (budget.oneByOne ??= deadlineIn(this.options.confirmTimeoutMs));
     for (const record of records) {
-      if (unavailable === null && passed(deadline) && outcomes.length > 0)
-        unavailable = `not sent: the publish's confirmTimeoutMs (${deadline.ms} ms) passed before its turn`;
       if (unavailable !== null) {
         outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
         continue;
@@ -295,6 +313,9 @@ export class KafkaPublisher implements Publisher {
         outcomes.push(retryable(record.id, `an earlier message to topic ${record.topic} was not sent`));
         continue;
       }
+      // Each its own deadline: one shared by these sends left a refused record behind healthy ones
+      // untried on a slow cluster, publish after publish, so it was never found (review 15).
+      const deadline = deadlineIn(this.options.confirmTimeoutMs);
       try {
         await this.send([record], signal, deadline);
         this.topics.present([record.topic]);
@@ -302,8 +323,10 @@ export class KafkaPublisher implements Publisher {
       } catch (error) {
         const failure = classifyKafkaError(error);
         if (!failure.unavailable && !signal.aborted && missedDeadline(error, deadline)) {
-          unavailable = this.unanswered([record.topic], error);
-          outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
+          const [outcome] = this.unanswered([record], error);
+          outcomes.push(outcome!);
+          if (outcome!.status === 'unavailable') unavailable = outcome!.error;
+          else if (record.key !== null) failedKeys.add(record.key);
           continue;
         }
         if (record.key !== null) failedKeys.add(record.key);
@@ -353,6 +376,8 @@ export class KafkaPublisher implements Publisher {
     void settled.then(() => this.unsettled.delete(settled));
     try {
       await raceAbort(sending, signals, 'send', deadline);
+      this.answered += 1;
+      for (const record of records) this.unansweredAt.delete(record.id);
     } catch (error) {
       givenUp.abort(error);
       if (!handed) throw missedDeadline(error, deadline) ? notTaken(deadline) : error;
