@@ -8,53 +8,28 @@
  * deadline: what went out before it is `sent`, the rest `unavailable` (no attempt spent), and the
  * next cycles send it.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createRelay, emitMany } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { KafkaConnection, KafkaPublisher, deleteTopics, ensureTopics } from '../src';
-import { brokers, endOffsets, outboxMessage, silentLogger, testConnection, uniqueName } from './support';
+import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
+import { ShapedLink } from './shapedLink';
+import { endOffsets, outboxMessage, silentLogger, testConnection, uniqueName } from './support';
 
 jest.setTimeout(120_000);
 
 const admin = testConnection();
 const topic = uniqueName('review14-chunk-deadlines');
 let database: TestDatabase;
-let proxy: Server;
-let proxyPort = 0;
-const sockets = new Set<Socket>();
-
-/** A proxy that forwards the broker's answers ANSWER_DELAY_MS late (in order): a slow cluster. */
-const ANSWER_DELAY_MS = 700;
+/** Every answer of the broker 0.7 s late (in order): a slow cluster. */
+let link: ShapedLink;
 
 beforeAll(async () => {
   database = await createTestDatabase();
   await ensureTopics(admin, [{ topic, partitions: 1 }]);
-  const [host, port] = brokers()[0]!.split(':');
-  proxy = createServer((client) => {
-    const upstream = connect(Number(port), host!);
-    sockets.add(client);
-    sockets.add(upstream);
-    client.on('data', (data) => upstream.write(data));
-    let last = 0;
-    upstream.on('data', (data) => {
-      const at = Math.max(Date.now() + ANSWER_DELAY_MS, last);
-      last = at;
-      setTimeout(() => client.destroyed || client.write(data), at - Date.now());
-    });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', end).on('error', end);
-    upstream.on('close', end).on('error', end);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyPort = (proxy.address() as { port: number }).port;
+  link = await ShapedLink.start({ answerDelayMs: 700 });
 });
 
 afterAll(async () => {
-  for (const socket of sockets) socket.destroy();
-  await new Promise((resolve) => proxy.close(resolve));
+  await link.close();
   await deleteTopics(admin, [topic]);
   await database.drop();
 });
@@ -69,16 +44,7 @@ test('a relay batch split in chunks over a slow cluster: what each cycle sent is
       payload: { index, filler },
     })),
   );
-  const connection = new KafkaConnection({
-    brokers: brokers(),
-    client: 'kafkajs',
-    clientId: 'ferry-review14-chunks',
-    kafkaLogLevel: 'nothing',
-    logger: silentLogger,
-    kafkaConfig: {
-      socketFactory: ({ onConnect }: { onConnect: () => void }) => connect(proxyPort, '127.0.0.1', onConnect),
-    },
-  });
+  const connection = link.connection('ferry-review14-chunks');
   // One event per send (20 KB each, maxMessageBytes 30 000): 8 sends of ~0.7 s each, 5.6 s in
   // all. Each is answered long before confirmTimeoutMs (3 s); the lease (4 s) is longer than it.
   const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 3_000, maxMessageBytes: 30_000 });

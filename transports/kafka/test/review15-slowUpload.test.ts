@@ -1,5 +1,5 @@
 /**
- * Review finding (failed first), review 15 of a5fb501 ( a send the cluster did not answer by confirmTimeoutMs is
+ * Review finding (failed first), review 15 of a5fb501 (a send the cluster did not answer by confirmTimeoutMs is
  * `unavailable`, on the premise that "nothing in a record makes a broker withhold its answer").
  * A record's size does: over a link of limited bandwidth (here ~100 KB/s from ferry to the
  * broker) a 600 KB record (well within maxMessageBytes) needs ~6 s to reach the broker, longer
@@ -11,69 +11,29 @@
  * cannot be told from a silent cluster (`unavailable`), but once the cluster answered other sends
  * since, the record is charged (`retryable`).
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import { KafkaConnection, KafkaPublisher, deleteTopics, ensureTopics } from '../src';
-import { brokers, outboxMessage, silentLogger, testConnection, uniqueName } from './support';
+import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
+import { ShapedLink } from './shapedLink';
+import { outboxMessage, testConnection, uniqueName } from './support';
 
 jest.setTimeout(120_000);
 
 const admin = testConnection();
 const topic = uniqueName('review15-slow-upload');
-let proxy: Server;
-let proxyPort = 0;
-const sockets = new Set<Socket>();
-const timers = new Set<NodeJS.Timeout>();
-/** Bytes forwarded to the broker per 100 ms tick: ~100 KB/s upstream. */
-const BYTES_PER_TICK = 10_000;
+/** At most 10,000 bytes to the broker per 100 ms: ~100 KB/s upstream. */
+let link: ShapedLink;
 
 beforeAll(async () => {
   await ensureTopics(admin, [{ topic, partitions: 1 }]);
-  const [host, port] = brokers()[0]!.split(':');
-  proxy = createServer((client) => {
-    const upstream = connect(Number(port), host!);
-    sockets.add(client);
-    sockets.add(upstream);
-    let pending = Buffer.alloc(0);
-    client.on('data', (data) => {
-      pending = Buffer.concat([pending, data]);
-    });
-    const tick = setInterval(() => {
-      if (pending.length === 0 || upstream.destroyed) return;
-      upstream.write(pending.subarray(0, BYTES_PER_TICK));
-      pending = pending.subarray(BYTES_PER_TICK);
-    }, 100);
-    timers.add(tick);
-    upstream.on('data', (data) => client.destroyed || client.write(data));
-    const end = () => {
-      clearInterval(tick);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', end).on('error', end);
-    upstream.on('close', end).on('error', end);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyPort = (proxy.address() as { port: number }).port;
+  link = await ShapedLink.start({ upstreamBytesPerTick: 10_000 });
 });
 
 afterAll(async () => {
-  for (const timer of timers) clearInterval(timer);
-  for (const socket of sockets) socket.destroy();
-  await new Promise((resolve) => proxy.close(resolve));
+  await link.close();
   await deleteTopics(admin, [topic]);
 });
 
 test('a record too big for the link within confirmTimeoutMs, while small ones are answered: charged, not unavailable for ever', async () => {
-  const connection = new KafkaConnection({
-    brokers: brokers(),
-    client: 'kafkajs',
-    clientId: 'ferry-review15-slow-upload',
-    kafkaLogLevel: 'nothing',
-    logger: silentLogger,
-    kafkaConfig: {
-      socketFactory: ({ onConnect }: { onConnect: () => void }) => connect(proxyPort, '127.0.0.1', onConnect),
-    },
-  });
+  const connection = link.connection('ferry-review15-slow-upload');
   const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 2_000 });
   const big = outboxMessage({ destination: topic, payload: { filler: 'x'.repeat(600_000) } });
   const seen: string[] = [];

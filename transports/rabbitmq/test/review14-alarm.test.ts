@@ -1,10 +1,11 @@
 /**
  * Review finding (failed first), review 14 of f35d489 (a node under a resource alarm is an
- * outage): the publish path gives up at its deadline, but shutting down did not. A node under a memory/disk alarm stops
- * reading every connection that published (connection.blocked), so nothing sent on it is
+ * outage): the publish path gives up at its deadline, but shutting down did not. A node under a
+ * memory/disk alarm stops reading every connection that published (connection.blocked), so nothing sent on it is
  * answered, not even a channel.close or connection.close. The publisher's close() awaits both
  * without a deadline: an application (or the relay's shutdown) that closes ferry during an alarm
- * hangs until the operator clears the alarm; a process manager then kills it mid-shutdown.
+ * hangs until the operator clears the alarm; a process manager then kills it mid-shutdown. The
+ * last case is a publish whose exchange check met the alarm.
  */
 import amqp from 'amqplib';
 import { RabbitConnection, RabbitPublisher, attachRabbitConsumer } from '@ferry/rabbitmq';
@@ -150,4 +151,22 @@ test('a consumer (its own connection, as in the README) whose dead-letter copy m
   expect(await settlesWithin(closing, 10_000)).toBe('settled');
   await node.memoryAlarm(false);
   await closing;
+});
+
+test('a publish to an exchange not checked yet settles by its deadline when the alarm blocks the connection during the check', async () => {
+  // The exchange check (missingExchanges) races the channel open and checkExchange with the
+  // publish's deadline, but then awaits channel.close() with none. A concurrent publish blocks
+  // the connection between the check channel's open and its close: the publish never returns.
+  const publisher = new RabbitPublisher(node.url, { confirmTimeoutMs: 1_000 });
+  const [before] = await publisher.publish([outboxMessage({ destination: `/${queue}` })], neverAborted());
+  expect(before?.status).toBe('sent');
+  await node.memoryAlarm(true);
+  const checked = publisher.publish([outboxMessage({ destination: 'review14.x/k' })], neverAborted());
+  const blocking = publisher.publish([outboxMessage({ destination: `/${queue}` })], neverAborted());
+  expect(await settlesWithin(blocking, 10_000)).toBe('settled'); // unavailable after 1 s: holds
+  // Received: still waiting; it settles only once the alarm clears (minutes to hours in production).
+  expect(await settlesWithin(checked, 10_000)).toBe('settled');
+  await node.memoryAlarm(false);
+  await Promise.all([checked, blocking]);
+  await publisher.close();
 });
