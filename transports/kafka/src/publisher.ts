@@ -1,6 +1,6 @@
 import { type Logger, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
 import { guardLogger, observePublish, type PublishReport } from '@ferry/core/transport';
-import type { DriverProducer, ProducedRecord } from './client/types';
+import type { ProducedRecord, SequencedProducer } from './client/types';
 import type { KafkaConnection } from './connection';
 import {
   classifyKafkaError,
@@ -50,7 +50,7 @@ export class KafkaPublisher implements Publisher {
   private readonly options: ResolvedPublisherOptions;
   private readonly report: PublishReport;
   private readonly logger: Logger;
-  private readonly producer: DriverProducer;
+  private readonly producer: SequencedProducer;
   private connecting: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
   /** Aborted by close(): a connect in flight fails at once and nothing reconnects. */
@@ -188,6 +188,7 @@ export class KafkaPublisher implements Publisher {
     let deadline: Deadline | undefined = budget.sends;
     try {
       await this.connect();
+      await this.producerReady(signal);
       if (deadline === undefined) {
         deadline = deadlineIn(this.options.confirmTimeoutMs);
         budget.sends = deadline;
@@ -313,16 +314,24 @@ export class KafkaPublisher implements Publisher {
         outcomes.push(retryable(record.id, `an earlier message to topic ${record.topic} was not sent`));
         continue;
       }
-      // Each its own deadline: one shared by these sends left a refused record behind healthy ones
-      // untried on a slow cluster, publish after publish, so it was never found (review 15).
-      const deadline = deadlineIn(this.options.confirmTimeoutMs);
+      // Each its own deadline, from when the producer a failed send retired was replaced: one
+      // shared by these sends, or charged with the replacement, left the records after a refused
+      // one unsendable on a slow cluster, publish after publish (review 15).
+      let deadline: Deadline | undefined;
       try {
+        await this.producerReady(signal);
+        deadline = deadlineIn(this.options.confirmTimeoutMs);
         await this.send([record], signal, deadline);
         this.topics.present([record.topic]);
         outcomes.push({ id: record.id, status: 'sent' });
       } catch (error) {
         const failure = classifyKafkaError(error);
-        if (!failure.unavailable && !signal.aborted && missedDeadline(error, deadline)) {
+        if (
+          !failure.unavailable &&
+          !signal.aborted &&
+          deadline !== undefined &&
+          missedDeadline(error, deadline)
+        ) {
           const [outcome] = this.unanswered([record], error);
           outcomes.push(outcome!);
           if (outcome!.status === 'unavailable') unavailable = outcome!.error;
@@ -339,6 +348,18 @@ export class KafkaPublisher implements Publisher {
       }
     }
     return outcomes;
+  }
+
+  /**
+   * Waits until the producer retired by a failed send was replaced (SequencedProducer.ready), or
+   * the publish is aborted: before a deadline starts, so the replacement is not charged to a send.
+   */
+  private async producerReady(signal: AbortSignal): Promise<void> {
+    await raceAbort(
+      this.producer.ready(),
+      [signal, this.inFlight.signal, this.stopping.signal],
+      'replacing the Kafka producer',
+    );
   }
 
   /** One `sendBatch`; rejects on broker error, `deadline`, abort or producer disconnect. */

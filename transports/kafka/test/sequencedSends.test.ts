@@ -11,7 +11,8 @@ interface FakeProducer extends DriverProducer {
   dropConnection(): void;
 }
 
-function fakes() {
+/** `connect`: how producer `id` connects (at once when absent). */
+function fakes(connect: (id: number) => Promise<void> = () => Promise.resolve()) {
   const made: FakeProducer[] = [];
   const log: string[] = [];
   const pending: (() => void)[] = [];
@@ -25,7 +26,7 @@ function fakes() {
       hangs: false,
       connect: () => {
         log.push(`${id} connect`);
-        return Promise.resolve();
+        return connect(id);
       },
       disconnect: () => {
         log.push(`${id} disconnect`);
@@ -61,6 +62,17 @@ function fakes() {
 }
 
 const batch = (topic: string): TopicRecords[] => [{ topic, records: [] }];
+
+/** Send 'a' fails on the first producer (settled). */
+async function failOne(
+  sends: SequencedSends,
+  { made, settleNext }: Pick<ReturnType<typeof fakes>, 'made' | 'settleNext'>,
+): Promise<void> {
+  made[0]!.fail = true;
+  const failed = sends.send(batch('a')).catch(() => undefined);
+  await settleNext();
+  await failed;
+}
 
 /** Send 'a' fails on the first producer, then send 'b' goes out; both settled. */
 async function failThenSend(
@@ -161,16 +173,82 @@ describe('SequencedSends', () => {
     expect(disconnects).toBe(1);
   });
 
-  test('once disconnected, sends fail at once and no new producer is made', async () => {
-    const { made, create, settleNext } = fakes();
+  test('once disconnected, sends fail at once; the producer that replaced a failed one is disconnected too', async () => {
+    const { made, log, create, settleNext } = fakes();
     const sends = new SequencedSends(create);
-    made[0]!.fail = true;
-    const failed = sends.send(batch('a')).catch(() => undefined);
-    await settleNext();
-    await failed;
+    await failOne(sends, { made, settleNext });
+    await sends.ready();
     await sends.disconnect();
     await expect(sends.send(batch('b'))).rejects.toThrow('the Kafka producer is closed');
-    expect(made).toHaveLength(1);
+    expect(made).toHaveLength(2);
+    expect(log).toEqual(['1 start a', '1 end a', '1 disconnect', '2 connect', '2 disconnect']);
+  });
+
+  test('replaces a producer as its send fails: ready() settles once the new one is connected, before any next send', async () => {
+    let connected!: () => void;
+    const { made, log, create, settleNext } = fakes((id) =>
+      id === 1 ? Promise.resolve() : new Promise<void>((resolve) => (connected = resolve)),
+    );
+    const sends = new SequencedSends(create);
+    let ready = false;
+    void sends.ready().then(() => (ready = true));
+    await settleNext();
+    expect(ready).toBe(true); // no send failed: nothing to wait for
+    await failOne(sends, { made, settleNext });
+    ready = false;
+    void sends.ready().then(() => (ready = true));
+    await settleNext();
+    expect(log).toEqual(['1 start a', '1 end a', '1 disconnect', '2 connect']);
+    expect(ready).toBe(false);
+    connected();
+    await settleNext();
+    expect(ready).toBe(true);
+    const next = sends.send(batch('b'));
+    await settleNext();
+    await next;
+    expect(log.slice(4)).toEqual(['2 start b', '2 end b']); // connected once, by the replacement
+  });
+
+  test('a replacement whose connect fails leaves the connect to the next send; ready() settles all the same', async () => {
+    let tries = 0;
+    const { made, log, create, settleNext } = fakes((id) =>
+      id === 2 && ++tries === 1 ? Promise.reject(new Error('broker unreachable')) : Promise.resolve(),
+    );
+    const sends = new SequencedSends(create);
+    await failOne(sends, { made, settleNext });
+    await sends.ready();
+    const next = sends.send(batch('b'));
+    await settleNext();
+    await next;
+    expect(log).toEqual([
+      '1 start a',
+      '1 end a',
+      '1 disconnect',
+      '2 connect',
+      '2 connect',
+      '2 start b',
+      '2 end b',
+    ]);
+  });
+
+  test('disconnects a replacement that connected after the producer was closed', async () => {
+    let connected!: () => void;
+    const { made, log, create, settleNext } = fakes((id) =>
+      id === 1 ? Promise.resolve() : new Promise<void>((resolve) => (connected = resolve)),
+    );
+    const sends = new SequencedSends(create);
+    await failOne(sends, { made, settleNext });
+    await sends.disconnect();
+    connected();
+    await sends.ready();
+    expect(log).toEqual([
+      '1 start a',
+      '1 end a',
+      '1 disconnect',
+      '2 connect',
+      '2 disconnect',
+      '2 disconnect',
+    ]);
   });
 
   test('tells its owner when a new producer takes over, with the failure that retired the old one', async () => {

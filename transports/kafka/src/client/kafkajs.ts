@@ -16,6 +16,7 @@ import type {
   DriverConsumer,
   DriverConsumerOptions,
   DriverProducer,
+  SequencedProducer,
   DriverProducerOptions,
   KafkaClientDriver,
   SessionHandlers,
@@ -71,7 +72,7 @@ export class KafkajsDriver implements KafkaClientDriver {
     return { kafka: new Kafka(gate.config(this.config)), gate };
   }
 
-  producer(options: DriverProducerOptions): DriverProducer {
+  producer(options: DriverProducerOptions): SequencedProducer {
     return new SequencedSends(() => this.clientProducer(options), options.replaced);
   }
 

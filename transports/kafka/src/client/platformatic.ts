@@ -12,6 +12,7 @@ import type {
   DriverConsumer,
   DriverConsumerOptions,
   DriverProducer,
+  SequencedProducer,
   DriverProducerOptions,
   KafkaClientDriver,
   ProducedRecord,
@@ -75,7 +76,7 @@ export class PlatformaticDriver implements KafkaClientDriver {
     };
   }
 
-  producer(options: DriverProducerOptions): DriverProducer {
+  producer(options: DriverProducerOptions): SequencedProducer {
     return new SequencedSends(() => this.clientProducer(options), options.replaced);
   }
 

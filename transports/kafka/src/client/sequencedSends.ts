@@ -1,4 +1,4 @@
-import type { DriverProducer, SendTurn, TopicRecords } from './types';
+import type { DriverProducer, SendTurn, SequencedProducer, TopicRecords } from './types';
 
 /**
  * How long a new producer waits for the one it replaces to disconnect: a socket close that hangs
@@ -23,8 +23,13 @@ export const REPLACED_DISCONNECT_MS = 5_000;
  *   after any failed send, a permanent one too, the next one goes out on a new producer (a new
  *   producer id, numbered afresh): the failed batch may then be written twice, never a later
  *   one lost (lostAnswer.test.ts, partlyWritten.test.ts).
+ *
+ * The replacement starts as the send fails (ready() tells when it is done), so a caller can keep
+ * its cost (a new connection, the producer id: on a slow cluster seconds) out of the next send's
+ * deadline. Charged to it, it left the records after a refused one unsendable on a slow cluster
+ * (review15-poisonBehindDeadline.test.ts).
  */
-export class SequencedSends implements DriverProducer {
+export class SequencedSends implements SequencedProducer {
   private current: DriverProducer;
   private readonly listeners: (() => void)[] = [];
   private tail: Promise<unknown> = Promise.resolve();
@@ -32,6 +37,8 @@ export class SequencedSends implements DriverProducer {
   private spent: { readonly cause: unknown } | null = null;
   /** A new producer that has not connected yet. */
   private unconnected = false;
+  /** The replacement started when the last send failed (it never rejects), until the next send. */
+  private replacing: Promise<void> | null = null;
   private closed = false;
 
   /**
@@ -55,6 +62,10 @@ export class SequencedSends implements DriverProducer {
     return sending;
   }
 
+  ready(): Promise<void> {
+    return this.replacing ?? Promise.resolve();
+  }
+
   disconnect(): Promise<void> {
     this.closed = true;
     return this.current.disconnect();
@@ -71,6 +82,11 @@ export class SequencedSends implements DriverProducer {
    */
   private async sendNow(batches: readonly TopicRecords[], turn: SendTurn | undefined): Promise<void> {
     if (this.closed) throw new Error('the Kafka producer is closed');
+    if (this.replacing) {
+      await this.replacing;
+      this.replacing = null;
+    }
+    if (this.closed) throw new Error('the Kafka producer is closed');
     if (this.spent) await this.renew(this.spent.cause);
     if (this.unconnected) {
       await this.current.connect();
@@ -85,7 +101,26 @@ export class SequencedSends implements DriverProducer {
       await this.current.send(batches);
     } catch (error) {
       this.spent = { cause: error };
+      this.replacing = this.replace();
       throw error;
+    }
+  }
+
+  /**
+   * Replaces the spent producer and connects the new one, now; a connect that fails is left to
+   * the next send (it connects an unconnected producer first). Once closed, the new producer is
+   * disconnected instead.
+   */
+  private async replace(): Promise<void> {
+    try {
+      if (this.spent) await this.renew(this.spent.cause);
+      if (this.closed || !this.unconnected) return;
+      const producer = this.current;
+      await producer.connect();
+      if (producer === this.current) this.unconnected = false;
+      if (this.closed) await producer.disconnect();
+    } catch {
+      // Connecting again is the next send's (its caller then learns why it failed).
     }
   }
 

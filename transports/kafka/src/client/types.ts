@@ -74,6 +74,18 @@ export interface DriverProducer {
   onDisconnect(listener: () => void): void;
 }
 
+/** DriverProducer over a succession of client producers, a new one after each failed send (SequencedSends). */
+export interface SequencedProducer extends DriverProducer {
+  /**
+   * Settles once the producer that replaces one whose send failed is connected (or failed to
+   * connect, which the next send then retries): at once when none is being replaced. A caller
+   * waits for it before a send's deadline starts, so the replacement, ferry's own cost of a failed
+   * send, is not charged to the next send (bounded by the client's own connect and request
+   * timeouts and REPLACED_DISCONNECT_MS).
+   */
+  ready(): Promise<void>;
+}
+
 /** One fetched run of records of one partition, in offset order. */
 export interface ConsumedBatch {
   readonly topic: string;
@@ -154,7 +166,7 @@ export interface DriverAdmin {
 export interface KafkaClientDriver {
   readonly name: KafkaClientName;
   /** A producer that sends one request at a time, over a succession of client producers (SequencedSends). */
-  producer(options: DriverProducerOptions): DriverProducer;
+  producer(options: DriverProducerOptions): SequencedProducer;
   /**
    * One client producer, its sends not sequenced: what `producer()` hands each send to (and the
    * seam where tests watch or hold the sends that reach the client).
