@@ -31,7 +31,7 @@ interface PublishBudget {
   sends?: Deadline;
 }
 
-/** How many records given up on unanswered a publisher remembers (unansweredAt). */
+/** How many records given up on unanswered, or not told apart yet, a publisher remembers (unansweredAt, isolating). */
 const UNANSWERED_KEPT = 10_000;
 
 /** Connection-level failures are `unavailable` (no attempt spent); others by retriability. */
@@ -71,6 +71,12 @@ export class KafkaPublisher implements Publisher {
   private answered = 0;
   /** Records a send gave up on unanswered, with `answered` then (at most UNANSWERED_KEPT, oldest dropped). */
   private readonly unansweredAt = new Map<string, number>();
+  /**
+   * Records of a batch the cluster refused whose one-at-a-time sends have not told them apart yet
+   * (at most UNANSWERED_KEPT, oldest dropped): sent again, they go one at a time at once, so a
+   * refused record among them is found even when each refusal costs more than a deadline.
+   */
+  private readonly isolating = new Set<string>();
 
   constructor(connection: KafkaConnection, options: PublisherOptions = {}) {
     this.options = resolvePublisherOptions(options);
@@ -189,6 +195,8 @@ export class KafkaPublisher implements Publisher {
     try {
       await this.connect();
       await this.producerReady(signal);
+      if (records.length > 1 && records.some((record) => this.isolating.has(record.id)))
+        return await this.sendOneByOne(records, signal);
       if (deadline === undefined) {
         deadline = deadlineIn(this.options.confirmTimeoutMs);
         budget.sends = deadline;
@@ -237,12 +245,7 @@ export class KafkaPublisher implements Publisher {
     return records.map((record) => {
       const before = this.unansweredAt.get(record.id);
       // Remembered again (the newest last), so its next unanswered try is judged the same way.
-      this.unansweredAt.delete(record.id);
-      this.unansweredAt.set(record.id, this.answered);
-      if (this.unansweredAt.size > UNANSWERED_KEPT) {
-        const oldest = this.unansweredAt.keys().next().value;
-        if (oldest !== undefined) this.unansweredAt.delete(oldest);
-      }
+      remember(this.unansweredAt, record.id, this.answered);
       if (before !== undefined && this.answered > before)
         return retryable(
           record.id,
@@ -300,6 +303,7 @@ export class KafkaPublisher implements Publisher {
     const failedTopics = new Set<string>();
     let unavailable: string | null = null;
     const outcomes: PublishOutcome[] = [];
+    for (const record of records) this.isolating.delete(record.id);
     for (const record of records) {
       if (unavailable !== null) {
         outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
@@ -347,19 +351,37 @@ export class KafkaPublisher implements Publisher {
         outcomes.push({ id: record.id, status: failureStatus(failure), error: failure.message });
       }
     }
+    // Nothing refused was found before the sends stopped (a replacement or the cluster too slow):
+    // the batch's refusal is unexplained, so these records go one at a time next time too.
+    if (!outcomes.some((outcome) => outcome.status === 'permanent' || outcome.status === 'retryable'))
+      records.forEach((record, index) => {
+        if (outcomes[index]!.status === 'unavailable') remember(this.isolating, record.id);
+      });
     return outcomes;
   }
 
   /**
-   * Waits until the producer retired by a failed send was replaced (SequencedProducer.ready), or
-   * the publish is aborted: before a deadline starts, so the replacement is not charged to a send.
+   * Waits until the producer retired by a failed send was replaced (SequencedProducer.ready), at
+   * most confirmTimeoutMs, before the send's own deadline starts: the replacement (three round
+   * trips) is not charged to the send, which left the records after a refused one unsendable on
+   * a slow cluster (review 15), and a silent cluster still costs a publish confirmTimeoutMs
+   * (past it: `unavailable`, nothing sent; review 16).
    */
   private async producerReady(signal: AbortSignal): Promise<void> {
-    await raceAbort(
-      this.producer.ready(),
-      [signal, this.inFlight.signal, this.stopping.signal],
-      'replacing the Kafka producer',
-    );
+    const deadline = deadlineIn(this.options.confirmTimeoutMs);
+    try {
+      await raceAbort(
+        this.producer.ready(),
+        [signal, this.inFlight.signal, this.stopping.signal],
+        'replacing the Kafka producer',
+        deadline,
+      );
+    } catch (error) {
+      if (!missedDeadline(error, deadline)) throw error;
+      throw unavailableError(
+        `not sent: the Kafka producer that replaces one whose send failed did not connect within ${deadline.ms} ms`,
+      );
+    }
   }
 
   /** One `sendBatch`; rejects on broker error, `deadline`, abort or producer disconnect. */
@@ -452,6 +474,22 @@ export class KafkaPublisher implements Publisher {
  */
 function notTaken(deadline: Deadline): Error {
   return unavailableError(`not sent: the Kafka producer did not take the send within ${deadline.ms} ms`);
+}
+
+/**
+ * Records `id` (with `value` in a map) as the newest entry of `kept`, dropping the oldest past
+ * UNANSWERED_KEPT.
+ */
+function remember(kept: Set<string>, id: string): void;
+function remember(kept: Map<string, number>, id: string, value: number): void;
+function remember(kept: Set<string> | Map<string, number>, id: string, value = 0): void {
+  kept.delete(id);
+  if (kept instanceof Map) kept.set(id, value);
+  else kept.add(id);
+  if (kept.size > UNANSWERED_KEPT) {
+    const oldest = kept.keys().next().value;
+    if (oldest !== undefined) kept.delete(oldest);
+  }
 }
 
 /** Resolves once every promise settled or `ms` passed, whichever comes first. */

@@ -1,5 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { KafkaConnection } from '../src';
+import { KafkaConnection, type KafkaClientName } from '../src';
 import { brokers, silentLogger } from './support';
 
 /** How a ShapedLink slows the traffic between kafkajs and the first broker. */
@@ -11,13 +11,16 @@ export interface LinkShape {
 }
 
 /**
- * A TCP link to the first broker that delays its answers or throttles what is sent to it, and a
- * kafkajs connection whose every broker socket goes through it (kafkajs only: it lets the
- * application open the broker sockets, `socketFactory`).
+ * A TCP link to the first broker that delays its answers, throttles what is sent to it or goes
+ * silent, and Kafka connections through it: kafkajs's every broker socket (it lets the
+ * application open them, `socketFactory`), @platformatic/kafka's bootstrap broker (its connects).
  */
 export class ShapedLink {
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private silenceArmed = false;
+  /** True once the link carries nothing either way (silenceFromNextConnection). */
+  silent = false;
 
   private readonly server: Server;
 
@@ -32,15 +35,35 @@ export class ShapedLink {
     return link;
   }
 
-  /** A kafkajs connection through the link. */
-  connection(clientId: string): KafkaConnection {
+  /**
+   * From the next connection opened through the link on, nothing more crosses it, either way, on
+   * any of its connections: a cluster gone silent (a paused broker) with its TCP still accepted.
+   */
+  silenceFromNextConnection(): void {
+    this.silenceArmed = true;
+  }
+
+  /** A connection through the link (kafkajs unless `client` says otherwise). */
+  connection(
+    clientId: string,
+    { client = 'kafkajs', requestTimeoutMs }: { client?: KafkaClientName; requestTimeoutMs?: number } = {},
+  ): KafkaConnection {
     const port = (this.server.address() as { port: number }).port;
+    if (client === 'platformatic')
+      return new KafkaConnection({
+        brokers: [`127.0.0.1:${port}`],
+        client,
+        clientId,
+        logger: silentLogger,
+        requestTimeoutMs,
+      });
     return new KafkaConnection({
       brokers: brokers(),
       client: 'kafkajs',
       clientId,
       kafkaLogLevel: 'nothing',
       logger: silentLogger,
+      requestTimeoutMs,
       kafkaConfig: {
         socketFactory: ({ onConnect }: { onConnect: () => void }) => connect(port, '127.0.0.1', onConnect),
       },
@@ -54,15 +77,16 @@ export class ShapedLink {
   }
 
   private pair(client: Socket, upstream: Socket, shape: LinkShape): void {
+    if (this.silenceArmed) this.silent = true;
     this.sockets.add(client);
     this.sockets.add(upstream);
     let tick: NodeJS.Timeout | undefined;
     const perTick = shape.upstreamBytesPerTick;
-    if (perTick === undefined) client.on('data', (data) => upstream.write(data));
+    if (perTick === undefined) client.on('data', (data) => this.silent || upstream.write(data));
     else {
       let pending = Buffer.alloc(0);
       client.on('data', (data) => {
-        pending = Buffer.concat([pending, data]);
+        if (!this.silent) pending = Buffer.concat([pending, data]);
       });
       tick = setInterval(() => {
         if (pending.length === 0 || upstream.destroyed) return;
@@ -74,6 +98,7 @@ export class ShapedLink {
     const delay = shape.answerDelayMs ?? 0;
     let last = 0;
     upstream.on('data', (data) => {
+      if (this.silent) return;
       if (delay === 0) return void (client.destroyed || client.write(data));
       const at = Math.max(Date.now() + delay, last);
       last = at;

@@ -101,7 +101,7 @@ export class SequencedSends implements SequencedProducer {
       await this.current.send(batches);
     } catch (error) {
       this.spent = { cause: error };
-      this.replacing = this.replace();
+      if (!this.closed) this.replacing = this.replace();
       throw error;
     }
   }
