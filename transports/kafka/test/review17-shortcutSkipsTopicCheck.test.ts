@@ -1,0 +1,133 @@
+/**
+ * Review 17 finding (fails on 9fa2507; passes with the new one-at-a-time shortcut in
+ * KafkaPublisher.sendAll disabled): records remembered as `isolating` skip the check of suspect
+ * topics, so a record to a topic the cluster does not have is handed to the client publish after
+ * publish; the whole batch is then `unavailable` for ever on a healthy, fast cluster.
+ *
+ * A link slow only for a moment (300 ms answers, confirmTimeoutMs 500 ms) makes the producer's
+ * replacement after a refused batch (MESSAGE_TOO_LARGE) slower than the deadline, so its
+ * one-at-a-time sends stop before finding the refused record and its records are remembered
+ * (HEAD's new `isolating`). A record to a missing topic then makes that topic suspect (alone,
+ * unanswered within 500 ms: `unavailable`).
+ * Once the link is fast again, the relay claims the missing-topic row with the remembered ones:
+ * sendAll goes one at a time *before* `topics.missing`, so the missing-topic record is sent
+ * (not checked); kafkajs waits for the topic past confirmTimeoutMs; unanswered with nothing
+ * answered since its last try, it is `unavailable`, which stops the rest, and since nothing
+ * refused was found every record is remembered again. Publish after publish nothing goes, no
+ * attempt is spent (a relay's circuit opens on a healthy cluster), and the healthy record behind
+ * it is never sent. The README promises a suspect topic is checked before the next send to it;
+ * without the shortcut the check holds the missing-topic record `retryable` and the others go
+ * in the same publish (the healthy one `sent`, the refused one `permanent`).
+ */
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { KafkaConnection, KafkaPublisher, deleteTopics, ensureTopics } from '../src';
+import { brokers, outboxMessage, silentLogger, testConnection, uniqueName } from './support';
+
+jest.setTimeout(120_000);
+
+/** A TCP link to the first broker whose answer delay can change at any time (each chunk). */
+class VariableLink {
+  delayMs = 0;
+  private readonly sockets = new Set<Socket>();
+  private readonly server: Server;
+  constructor() {
+    const [host, port] = brokers()[0]!.split(':');
+    this.server = createServer((client) => {
+      const upstream = connect(Number(port), host!);
+      this.sockets.add(client).add(upstream);
+      client.on('data', (data) => upstream.write(data));
+      let last = 0;
+      upstream.on('data', (data) => {
+        const at = Math.max(Date.now() + this.delayMs, last);
+        last = at;
+        setTimeout(() => client.destroyed || client.write(data), at - Date.now());
+      });
+      const end = () => (client.destroy(), upstream.destroy());
+      client.on('close', end).on('error', end);
+      upstream.on('close', end).on('error', end);
+    });
+  }
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  }
+  connection(clientId: string): KafkaConnection {
+    const port = (this.server.address() as { port: number }).port;
+    return new KafkaConnection({
+      brokers: brokers(),
+      client: 'kafkajs',
+      clientId,
+      kafkaLogLevel: 'nothing',
+      logger: silentLogger,
+      kafkaConfig: {
+        socketFactory: ({ onConnect }: { onConnect: () => void }) => connect(port, '127.0.0.1', onConnect),
+      },
+    });
+  }
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+const admin = testConnection();
+const topic = uniqueName('review17-shortcut');
+const missingTopic = uniqueName('review17-never-created');
+const link = new VariableLink();
+
+beforeAll(async () => {
+  await ensureTopics(admin, [{ topic, partitions: 1, configs: { 'max.message.bytes': '2000' } }]);
+  await link.start();
+});
+
+afterAll(async () => {
+  await link.close();
+  await deleteTopics(admin, [topic]);
+});
+
+test('remembered records published with one to a suspect missing topic: the topic is checked and the others go', async () => {
+  const publisher = new KafkaPublisher(link.connection('ferry-review17-shortcut'), { confirmTimeoutMs: 500 });
+  const never = new AbortController().signal;
+  const log: string[] = [];
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  try {
+    const warm = outboxMessage({ destination: topic, payload: { warm: true } });
+    expect((await publisher.publish([warm], never))[0]!.status).toBe('sent');
+
+    // A moment of slow answers: the batch is refused, its replacement slower than the deadline,
+    // so its records are remembered (isolating).
+    link.delayMs = 300;
+    const healthy = outboxMessage({ destination: topic, payload: { n: 0 } });
+    const refused = outboxMessage({ destination: topic, payload: { filler: 'x'.repeat(5_000) } });
+    log.push(
+      `refused batch: ${(await publisher.publish([healthy, refused], never)).map((o) => o.status).join(',')}`,
+    );
+    await sleep(3_000);
+    link.delayMs = 0;
+    await sleep(1_000);
+
+    // A record to a topic the cluster does not have: unanswered within 500 ms, its topic suspect.
+    const lost = outboxMessage({ destination: missingTopic, payload: { lost: true } });
+    log.push(`missing alone: ${(await publisher.publish([lost], never))[0]!.status}`);
+    await sleep(2_000);
+
+    const statuses = new Map<string, string[]>();
+    let pending = [lost, healthy, refused];
+    for (let cycle = 0; cycle < 4 && pending.length > 0; cycle += 1) {
+      const started = Date.now();
+      const outcomes = await publisher.publish(pending, never);
+      log.push(`cycle ${cycle} (${Date.now() - started} ms): ${outcomes.map((o) => o.status).join(',')}`);
+      for (const outcome of outcomes)
+        statuses.set(outcome.id, [...(statuses.get(outcome.id) ?? []), outcome.status]);
+      // As a relay: the rows not settled come back (the missing-topic one too: retryable).
+      pending = pending.filter((_, index) => ['unavailable', 'retryable'].includes(outcomes[index]!.status));
+      await sleep(1_000);
+    }
+    console.log(log.join('\n'));
+    expect(statuses.get(healthy.id)!.at(-1)).toBe('sent');
+    expect(statuses.get(refused.id)).toContain('permanent');
+    // The suspect topic is checked (retryable: the topic's fault, an attempt spent).
+    expect(statuses.get(lost.id)).toContain('retryable');
+  } finally {
+    await publisher.close();
+  }
+});
