@@ -195,14 +195,15 @@ export class KafkaPublisher implements Publisher {
     try {
       await this.connect();
       await this.producerReady(signal);
-      if (records.length > 1 && records.some((record) => this.isolating.has(record.id)))
-        return await this.sendOneByOne(records, signal);
       if (deadline === undefined) {
         deadline = deadlineIn(this.options.confirmTimeoutMs);
         budget.sends = deadline;
       }
       const missing = await this.topics.missing(topics, [signal, this.inFlight.signal], deadline);
       if (missing.size > 0) return await this.sendPresent(records, missing, signal, budget);
+      // After the topic check: a suspect topic among them is still checked first (review 17).
+      const suspects = new Set(records.filter((r) => this.isolating.has(r.id)).map((r) => r.id));
+      if (records.length > 1 && suspects.size > 0) return await this.sendOneByOne(records, signal, suspects);
       await this.send(records, signal, deadline);
       this.topics.present(topics);
       return records.map((record) => ({ id: record.id, status: 'sent' }));
@@ -223,7 +224,7 @@ export class KafkaPublisher implements Publisher {
         const status = failureStatus(failure);
         return records.map((record) => ({ id: record.id, status, error: failure.message }));
       }
-      return this.sendOneByOne(records, signal);
+      return this.sendOneByOne(records, signal, null);
     }
   }
 
@@ -298,6 +299,8 @@ export class KafkaPublisher implements Publisher {
   private async sendOneByOne(
     records: readonly OutboundRecord[],
     signal: AbortSignal,
+    /** The records a refused batch held (remembered, `isolating`); null: all of them (this batch was refused). */
+    suspects: ReadonlySet<string> | null,
   ): Promise<PublishOutcome[]> {
     const failedKeys = new Set<string>();
     const failedTopics = new Set<string>();
@@ -352,10 +355,12 @@ export class KafkaPublisher implements Publisher {
       }
     }
     // Nothing refused was found before the sends stopped (a replacement or the cluster too slow):
-    // the batch's refusal is unexplained, so these records go one at a time next time too.
+    // the batch's refusal is unexplained, so its records not sent go one at a time next time too
+    // (only those a refused batch held: new records that joined them stay batched; review 17).
     if (!outcomes.some((outcome) => outcome.status === 'permanent' || outcome.status === 'retryable'))
       records.forEach((record, index) => {
-        if (outcomes[index]!.status === 'unavailable') remember(this.isolating, record.id);
+        if (outcomes[index]!.status === 'unavailable' && (suspects === null || suspects.has(record.id)))
+          remember(this.isolating, record.id);
       });
     return outcomes;
   }

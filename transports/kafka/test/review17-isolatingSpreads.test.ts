@@ -1,5 +1,5 @@
 /**
- * Review 17 finding (fails on 9fa2507): HEAD's `isolating` memory spreads to records that were
+ * Review finding (failed first), review 17 (failed on 9fa2507): HEAD's `isolating` memory spreads to records that were
  * never in a refused batch. The README and the code comment say the records remembered (sent one
  * at a time when published again, no batch try) are those of "a refused batch whose one-at-a-time
  * sends stopped before finding the refused one". But sendOneByOne remembers every `unavailable`
@@ -11,70 +11,19 @@
  * own confirmTimeoutMs, no batch), where they should go in one send. On a relay that is a batch
  * (batchSize rows, up to 10,000 remembered) sent one round trip per row after every outage.
  */
-import { connect, createServer, type Server, type Socket } from 'node:net';
-import { KafkaConnection, KafkaPublisher, deleteTopics, ensureTopics } from '../src';
-import { brokers, outboxMessage, silentLogger, testConnection, uniqueName } from './support';
+import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
+import { ShapedLink } from './shapedLink';
+import { outboxMessage, testConnection, uniqueName } from './support';
 
 jest.setTimeout(120_000);
 
-/** A TCP link to the first broker whose answer delay can change at any time (each chunk). */
-class VariableLink {
-  delayMs = 0;
-  /** While true, connections are cut and new ones dropped (a broker down). */
-  private down = false;
-  private readonly sockets = new Set<Socket>();
-  private readonly server: Server;
-  constructor() {
-    const [host, port] = brokers()[0]!.split(':');
-    this.server = createServer((client) => {
-      if (this.down) return void client.destroy();
-      const upstream = connect(Number(port), host!);
-      this.sockets.add(client).add(upstream);
-      client.on('data', (data) => upstream.write(data));
-      let last = 0;
-      upstream.on('data', (data) => {
-        const at = Math.max(Date.now() + this.delayMs, last);
-        last = at;
-        setTimeout(() => client.destroyed || client.write(data), at - Date.now());
-      });
-      const end = () => (client.destroy(), upstream.destroy());
-      client.on('close', end).on('error', end);
-      upstream.on('close', end).on('error', end);
-    });
-  }
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-  }
-  connection(clientId: string): KafkaConnection {
-    const port = (this.server.address() as { port: number }).port;
-    return new KafkaConnection({
-      brokers: brokers(),
-      client: 'kafkajs',
-      clientId,
-      kafkaLogLevel: 'nothing',
-      logger: silentLogger,
-      kafkaConfig: {
-        socketFactory: ({ onConnect }: { onConnect: () => void }) => connect(port, '127.0.0.1', onConnect),
-      },
-    });
-  }
-  setDown(down: boolean): void {
-    this.down = down;
-    if (down) for (const socket of this.sockets) socket.destroy();
-  }
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
-
 const admin = testConnection();
 const topic = uniqueName('review17-spread');
-const link = new VariableLink();
+let link: ShapedLink;
 
 beforeAll(async () => {
   await ensureTopics(admin, [{ topic, partitions: 1, configs: { 'max.message.bytes': '2000' } }]);
-  await link.start();
+  link = await ShapedLink.start({});
 });
 
 afterAll(async () => {
@@ -106,14 +55,14 @@ test('healthy records published with remembered ones during an outage go as one 
     expect((await publisher.publish([outboxMessage({ destination: topic })], never))[0]!.status).toBe('sent');
 
     // A refused batch whose replacement is slower than the deadline: its records are remembered.
-    link.delayMs = 300;
+    link.answerDelayMs = 300;
     const healthy = outboxMessage({ destination: topic, payload: { n: 0 } });
     const refused = outboxMessage({ destination: topic, payload: { filler: 'x'.repeat(5_000) } });
     log.push(
       `refused batch: ${(await publisher.publish([healthy, refused], never)).map((o) => o.status).join(',')}`,
     );
     await sleep(3_000);
-    link.delayMs = 0;
+    link.answerDelayMs = 0;
 
     // The cluster goes down; the relay's batch holds the remembered rows and new healthy ones.
     link.setDown(true);
@@ -133,7 +82,6 @@ test('healthy records published with remembered ones during an outage go as one 
       outcomes = await publisher.publish(fresh, never);
     }
     log.push(`after: ${outcomes.map((o) => o.status).join(',')}; sends (records each): ${sends.join(',')}`);
-    console.log(log.join('\n'));
     expect(outcomes.map((o) => o.status)).toEqual(['sent', 'sent', 'sent', 'sent']);
     expect(sends).toEqual([4]);
   } finally {

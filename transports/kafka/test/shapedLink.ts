@@ -21,10 +21,15 @@ export class ShapedLink {
   private silenceArmed = false;
   /** True once the link carries nothing either way (silenceFromNextConnection). */
   silent = false;
+  /** Each of the broker's answers reaches the client this many ms late; may change at any time. */
+  answerDelayMs: number;
+  /** While true, connections are cut and new ones dropped (setDown). */
+  private down = false;
 
   private readonly server: Server;
 
   private constructor(shape: LinkShape) {
+    this.answerDelayMs = shape.answerDelayMs ?? 0;
     const [host, port] = brokers()[0]!.split(':');
     this.server = createServer((client) => this.pair(client, connect(Number(port), host!), shape));
   }
@@ -33,6 +38,12 @@ export class ShapedLink {
     const link = new ShapedLink(shape);
     await new Promise<void>((resolve) => link.server.listen(0, '127.0.0.1', resolve));
     return link;
+  }
+
+  /** Down: every connection through the link is cut and new ones are dropped (a broker down); up again: they pass. */
+  setDown(down: boolean): void {
+    this.down = down;
+    if (down) for (const socket of this.sockets) socket.destroy();
   }
 
   /**
@@ -77,6 +88,11 @@ export class ShapedLink {
   }
 
   private pair(client: Socket, upstream: Socket, shape: LinkShape): void {
+    if (this.down) {
+      client.destroy();
+      upstream.destroy();
+      return;
+    }
     if (this.silenceArmed) this.silent = true;
     this.sockets.add(client);
     this.sockets.add(upstream);
@@ -95,11 +111,11 @@ export class ShapedLink {
       }, 100);
       this.timers.add(tick);
     }
-    const delay = shape.answerDelayMs ?? 0;
     let last = 0;
     upstream.on('data', (data) => {
       if (this.silent) return;
-      if (delay === 0) return void (client.destroyed || client.write(data));
+      const delay = this.answerDelayMs;
+      if (delay === 0 && last <= Date.now()) return void (client.destroyed || client.write(data));
       const at = Math.max(Date.now() + delay, last);
       last = at;
       setTimeout(() => client.destroyed || client.write(data), at - Date.now());
