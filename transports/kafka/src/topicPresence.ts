@@ -13,8 +13,9 @@ import { raceAbort, type Deadline } from './race';
  * and stops being suspect once the cluster lists it or a send to it succeeds. Other topics are
  * never checked, so a healthy publisher makes no metadata requests and opens no admin client. A
  * check that fails or misses its deadline says nothing: the caller sends as before, by the same
- * deadline (so after a check that spent it, nothing is sent), and the admin client is replaced
- * before the next check.
+ * deadline (so after a check that spent it, nothing is sent). An admin client whose check failed
+ * is replaced before the next check; one whose check missed its deadline is kept while that
+ * check runs on, at most one more deadline (giveTime), so the next check may find it connected.
  */
 export class TopicPresence {
   private readonly suspects = new Set<string>();
@@ -53,7 +54,7 @@ export class TopicPresence {
     try {
       await raceAbort(listing, signals, 'topic check', deadline);
     } catch {
-      this.drop(admin);
+      this.giveTime(admin, listing, deadline.ms);
       return new Set();
     }
     const existing = new Set(listed);
@@ -80,8 +81,30 @@ export class TopicPresence {
     return admin;
   }
 
+  /**
+   * After a check of `admin` missed its deadline (or was aborted): the admin client is kept while
+   * that check runs on, at most `ms` more, and dropped if it fails or is still unanswered then. On
+   * a slow cluster a new admin client's connect and listing (three round trips, more with TLS or
+   * SASL) can outlast a deadline that a listing alone (one) fits in; dropped at once, every check
+   * started over and none finished, so a suspect topic kept its whole publish `unavailable` for
+   * ever (test/slowTopicCheck). A silent cluster's is still dropped, one deadline later.
+   */
+  private giveTime(admin: CheckAdmin, listing: Promise<unknown>, ms: number): void {
+    if (admin.grace !== undefined) return;
+    admin.grace = setTimeout(() => this.drop(admin), ms);
+    admin.grace.unref?.();
+    listing.then(
+      () => {
+        clearTimeout(admin.grace);
+        admin.grace = undefined;
+      },
+      () => this.drop(admin),
+    );
+  }
+
   /** Forgets `admin` (if still current), fails its connect if in flight, and disconnects it. */
   private drop(admin: CheckAdmin): void {
+    clearTimeout(admin.grace);
     if (this.admin !== admin) return;
     this.admin = null;
     admin.stop.abort(new Error('the topic check was given up'));
@@ -95,6 +118,8 @@ export class TopicPresence {
 interface CheckAdmin {
   readonly client: Promise<DriverAdmin>;
   readonly stop: AbortController;
+  /** Set once a check of it missed its deadline: drops it unless that check is answered first (giveTime). */
+  grace?: NodeJS.Timeout;
 }
 
 async function disconnect(admin: Promise<DriverAdmin>): Promise<void> {
