@@ -1,6 +1,6 @@
 import type { DriverAdmin } from './client/types';
 import type { KafkaConnection } from './connection';
-import { raceAbort, type Deadline } from './race';
+import { missedDeadline, raceAbort, type Deadline } from './race';
 
 /**
  * Topics a send failed on, checked before the next send to them. A send to a topic the broker
@@ -14,8 +14,9 @@ import { raceAbort, type Deadline } from './race';
  * never checked, so a healthy publisher makes no metadata requests and opens no admin client. A
  * check that fails or misses its deadline says nothing: the caller sends as before, by the same
  * deadline (so after a check that spent it, nothing is sent). An admin client whose check failed
- * is replaced before the next check; one whose check missed its deadline is kept while that
- * check runs on, at most one more deadline (giveTime), so the next check may find it connected.
+ * or was given up by a signal is replaced before the next check; one whose check missed its
+ * deadline is kept while that check runs on, at most one more deadline (giveTime), so the next
+ * check may find it connected.
  */
 export class TopicPresence {
   private readonly suspects = new Set<string>();
@@ -49,12 +50,17 @@ export class TopicPresence {
     const suspects = [...topics].filter((topic) => this.suspects.has(topic));
     if (suspects.length === 0 || this.closed) return new Set();
     const admin = this.connected();
+    // This check takes over from those before it: their graces end (its own starts if it misses).
+    for (const grace of admin.graces) clearTimeout(grace);
+    admin.graces.clear();
     let listed: string[] = [];
     const listing = admin.client.then((client) => client.listTopics()).then((names) => (listed = names));
     try {
       await raceAbort(listing, signals, 'topic check', deadline);
-    } catch {
-      this.giveTime(admin, listing, deadline.ms);
+    } catch (error) {
+      // Given up by a signal (the publish aborted, the producer gone): its connect fails at once.
+      if (missedDeadline(error, deadline)) this.giveTime(admin, listing, deadline.ms);
+      else this.drop(admin);
       return new Set();
     }
     const existing = new Set(listed);
@@ -75,28 +81,30 @@ export class TopicPresence {
   private connected(): CheckAdmin {
     if (this.admin) return this.admin;
     const stop = new AbortController();
-    const admin: CheckAdmin = { client: this.connection.driver.admin(stop.signal), stop };
+    const admin: CheckAdmin = { client: this.connection.driver.admin(stop.signal), stop, graces: new Set() };
     this.admin = admin;
     admin.client.catch(() => this.drop(admin));
     return admin;
   }
 
   /**
-   * After a check of `admin` missed its deadline (or was aborted): the admin client is kept while
-   * that check runs on, at most `ms` more, and dropped if it fails or is still unanswered then. On
-   * a slow cluster a new admin client's connect and listing (three round trips, more with TLS or
-   * SASL) can outlast a deadline that a listing alone (one) fits in; dropped at once, every check
+   * After a check of `admin` missed its deadline: the admin client is kept while that check runs
+   * on, at most `ms` more (its grace), and dropped if the check fails or is still unanswered then,
+   * unless a newer check took over (it ends the graces before it, and has its own if it misses).
+   * On a slow cluster a new admin client's connect and listing (three round trips, more with TLS
+   * or SASL) can outlast a deadline that a listing alone fits in; dropped at once, every check
    * started over and none finished, so a suspect topic kept its whole publish `unavailable` for
-   * ever (test/slowTopicCheck). A silent cluster's is still dropped, one deadline later.
+   * ever (test/slowTopicCheck, review 18). A silent cluster's is still dropped, one deadline after
+   * the last check missed.
    */
   private giveTime(admin: CheckAdmin, listing: Promise<unknown>, ms: number): void {
-    if (admin.grace !== undefined) return;
-    admin.grace = setTimeout(() => this.drop(admin), ms);
-    admin.grace.unref?.();
+    const grace = setTimeout(() => this.drop(admin), ms);
+    grace.unref?.();
+    admin.graces.add(grace);
     listing.then(
       () => {
-        clearTimeout(admin.grace);
-        admin.grace = undefined;
+        clearTimeout(grace);
+        admin.graces.delete(grace);
       },
       () => this.drop(admin),
     );
@@ -104,7 +112,8 @@ export class TopicPresence {
 
   /** Forgets `admin` (if still current), fails its connect if in flight, and disconnects it. */
   private drop(admin: CheckAdmin): void {
-    clearTimeout(admin.grace);
+    for (const grace of admin.graces) clearTimeout(grace);
+    admin.graces.clear();
     if (this.admin !== admin) return;
     this.admin = null;
     admin.stop.abort(new Error('the topic check was given up'));
@@ -118,8 +127,8 @@ export class TopicPresence {
 interface CheckAdmin {
   readonly client: Promise<DriverAdmin>;
   readonly stop: AbortController;
-  /** Set once a check of it missed its deadline: drops it unless that check is answered first (giveTime). */
-  grace?: NodeJS.Timeout;
+  /** The graces of its checks that missed their deadline (giveTime). */
+  readonly graces: Set<NodeJS.Timeout>;
 }
 
 async function disconnect(admin: Promise<DriverAdmin>): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Review 18, fails on HEAD: the README still promises that "a check given up on (its deadline,
+ * Review finding (failed first), review 18 of 9714096: the README still promises that "a check given up on (its deadline,
  * the publish's signal, `close()`) fails that connect at once", but since HEAD a check given up
  * on by the publish's signal (or its deadline) keeps its admin client connecting for up to one
  * more confirmTimeoutMs (giveTime's grace). With confirmTimeoutMs 60 s (the relay's leases are

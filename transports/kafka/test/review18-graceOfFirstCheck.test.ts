@@ -1,5 +1,5 @@
 /**
- * Review 18, fails on HEAD: slowTopicCheck's fix does not hold once a new admin client's connect
+ * Review finding (failed first), review 18 of 9714096: slowTopicCheck's fix does not hold once a new admin client's connect
  * alone is longer than a deadline (TLS or SASL handshakes: the changelog's "more with TLS or
  * SASL"). Here connecting takes 1.5 s, a listing 0.7 s, each publish's deadline (confirmTimeoutMs)
  * is 1 s, and the relay publishes every 0.5 s: a listing on a connected admin client fits a

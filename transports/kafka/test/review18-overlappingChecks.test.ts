@@ -1,5 +1,5 @@
 /**
- * Review 18, fails on HEAD: two checks of suspect topics overlapping on one admin client (the
+ * Review finding (failed first), review 18 of 9714096: two checks of suspect topics overlapping on one admin client (the
  * relay's pipelined cycles publish concurrently) leave that admin client kept for ever on a
  * cluster that answered once and then went silent, although HEAD promises it is kept "at most one
  * more deadline" and "a silent cluster's is still dropped, one deadline later".
