@@ -373,10 +373,12 @@ export class KafkaPublisher implements Publisher {
    * (past it: `unavailable`, nothing sent; review 16).
    */
   private async producerReady(signal: AbortSignal): Promise<void> {
+    const replacing = this.producer.ready();
+    if (replacing === null) return;
     const deadline = deadlineIn(this.options.confirmTimeoutMs);
     try {
       await raceAbort(
-        this.producer.ready(),
+        replacing,
         [signal, this.inFlight.signal, this.stopping.signal],
         'replacing the Kafka producer',
         deadline,

@@ -184,25 +184,23 @@ describe('SequencedSends', () => {
     expect(log).toEqual(['1 start a', '1 end a', '1 disconnect', '2 connect', '2 disconnect']);
   });
 
-  test('replaces a producer as its send fails: ready() settles once the new one is connected, before any next send', async () => {
+  test('replaces a producer as its send fails: ready() settles once the new one is connected, before any next send, and is null otherwise', async () => {
     let connected!: () => void;
     const { made, log, create, settleNext } = fakes((id) =>
       id === 1 ? Promise.resolve() : new Promise<void>((resolve) => (connected = resolve)),
     );
     const sends = new SequencedSends(create);
-    let ready = false;
-    void sends.ready().then(() => (ready = true));
-    await settleNext();
-    expect(ready).toBe(true); // no send failed: nothing to wait for
+    expect(sends.ready()).toBeNull(); // no send failed: nothing to wait for
     await failOne(sends, { made, settleNext });
-    ready = false;
-    void sends.ready().then(() => (ready = true));
+    let ready = false;
+    void sends.ready()!.then(() => (ready = true));
     await settleNext();
     expect(log).toEqual(['1 start a', '1 end a', '1 disconnect', '2 connect']);
     expect(ready).toBe(false);
     connected();
     await settleNext();
     expect(ready).toBe(true);
+    expect(sends.ready()).toBeNull(); // settled: nothing more to wait for
     const next = sends.send(batch('b'));
     await settleNext();
     await next;

@@ -135,7 +135,7 @@ describe('KafkaPublisher: the check of a suspect topic when the cluster does not
     }
   });
 
-  test('a publish aborted during the check is not handed to the producer', async () => {
+  test('a publish aborted during the check is not handed to the producer, and the check stops connecting', async () => {
     const { publisher, sends } = await suspectPublisher();
     try {
       const abort = new AbortController();
@@ -145,6 +145,13 @@ describe('KafkaPublisher: the check of a suspect topic when the cluster does not
       const [outcome] = await publishing;
       expect(outcome).toMatchObject({ id: message.id, status: 'retryable' });
       expect(sends()).toBe(sendsBeforeAbort);
+      // Review 18 (failed first): the check's admin client was kept connecting for one more
+      // confirmTimeoutMs (60 s here) like one whose check missed its deadline; aborted, it stops.
+      await waitFor(
+        () => silent.openConnections === 0,
+        () => `${silent.openConnections} connection(s) of the aborted check still open`,
+        10_000,
+      );
     } finally {
       await publisher.close();
     }

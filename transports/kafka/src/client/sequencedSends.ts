@@ -37,7 +37,7 @@ export class SequencedSends implements SequencedProducer {
   private spent: { readonly cause: unknown } | null = null;
   /** A new producer that has not connected yet. */
   private unconnected = false;
-  /** The replacement started when the last send failed (it never rejects), until the next send. */
+  /** The replacement started when the last send failed (it never rejects), until it settled. */
   private replacing: Promise<void> | null = null;
   private closed = false;
 
@@ -62,8 +62,8 @@ export class SequencedSends implements SequencedProducer {
     return sending;
   }
 
-  ready(): Promise<void> {
-    return this.replacing ?? Promise.resolve();
+  ready(): Promise<void> | null {
+    return this.replacing;
   }
 
   disconnect(): Promise<void> {
@@ -101,7 +101,12 @@ export class SequencedSends implements SequencedProducer {
       await this.current.send(batches);
     } catch (error) {
       this.spent = { cause: error };
-      if (!this.closed) this.replacing = this.replace();
+      if (!this.closed) {
+        const replacing = this.replace().then(() => {
+          if (this.replacing === replacing) this.replacing = null;
+        });
+        this.replacing = replacing;
+      }
       throw error;
     }
   }

@@ -77,13 +77,12 @@ export interface DriverProducer {
 /** DriverProducer over a succession of client producers, a new one after each failed send (SequencedSends). */
 export interface SequencedProducer extends DriverProducer {
   /**
-   * Settles once the producer that replaces one whose send failed is connected (or failed to
-   * connect, which the next send then retries): at once when none is being replaced. A caller
-   * waits for it before a send's deadline starts, so the replacement, ferry's own cost of a failed
-   * send, is not charged to the next send (bounded by the client's own connect and request
-   * timeouts and REPLACED_DISCONNECT_MS).
+   * The replacement in progress of a producer whose send failed: settles once the new one is
+   * connected (or failed to connect, which the next send then retries); null when none is. A
+   * caller waits for it (KafkaPublisher: at most confirmTimeoutMs) before a send's deadline
+   * starts, so the replacement, ferry's own cost of a failed send, is not charged to the send.
    */
-  ready(): Promise<void>;
+  ready(): Promise<void> | null;
 }
 
 /** One fetched run of records of one partition, in offset order. */

@@ -18,6 +18,18 @@
  * it is never sent. The README promises a suspect topic is checked before the next send to it;
  * without the shortcut the check holds the missing-topic record `retryable` and the others go
  * in the same publish (the healthy one `sent`, the refused one `permanent`).
+ *
+ * Review finding (failed first), review 17 (failed on 9fa2507): HEAD's `isolating` memory spreads to records that were
+ * never in a refused batch. The README and the code comment say the records remembered (sent one
+ * at a time when published again, no batch try) are those of "a refused batch whose one-at-a-time
+ * sends stopped before finding the refused one". But sendOneByOne remembers every `unavailable`
+ * record of any one-at-a-time publish that found nothing refused, and HEAD's shortcut sends a
+ * whole publish one at a time as soon as one of its records is remembered. So once a refused
+ * batch was remembered, a cluster outage (connections cut) turns every healthy record published
+ * alongside it (a relay's batch claimed during the outage) into a remembered one: after the
+ * outage those records, published without any refused record, go one send per record (each its
+ * own confirmTimeoutMs, no batch), where they should go in one send. On a relay that is a batch
+ * (batchSize rows, up to 10,000 remembered) sent one round trip per row after every outage.
  */
 import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
 import { ShapedLink } from './shapedLink';
@@ -26,7 +38,7 @@ import { outboxMessage, testConnection, uniqueName } from './support';
 jest.setTimeout(120_000);
 
 const admin = testConnection();
-const topic = uniqueName('review17-shortcut');
+const topic = uniqueName('review17-isolating');
 const missingTopic = uniqueName('review17-never-created');
 let link: ShapedLink;
 
@@ -82,6 +94,64 @@ test('remembered records published with one to a suspect missing topic: the topi
     expect(statuses.get(refused.id)).toContain('permanent');
     // The suspect topic is checked (retryable: the topic's fault, an attempt spent).
     expect(statuses.get(lost.id)).toContain('retryable');
+  } finally {
+    await publisher.close();
+  }
+});
+
+test('healthy records published with remembered ones during an outage go as one send afterwards', async () => {
+  const connection = link.connection('ferry-review17-spread');
+  const sends: number[] = [];
+  const makeProducer = connection.driver.clientProducer.bind(connection.driver);
+  jest.spyOn(connection.driver, 'clientProducer').mockImplementation((producerOptions) => {
+    const real = makeProducer(producerOptions);
+    return {
+      connect: () => real.connect(),
+      disconnect: () => real.disconnect(),
+      onDisconnect: (listener) => real.onDisconnect(listener),
+      send: (batches) => {
+        sends.push(batches.reduce((count, batch) => count + batch.records.length, 0));
+        return real.send(batches);
+      },
+    };
+  });
+  const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 500 });
+  const never = new AbortController().signal;
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const log: string[] = [];
+  try {
+    expect((await publisher.publish([outboxMessage({ destination: topic })], never))[0]!.status).toBe('sent');
+
+    // A refused batch whose replacement is slower than the deadline: its records are remembered.
+    link.answerDelayMs = 300;
+    const healthy = outboxMessage({ destination: topic, payload: { n: 0 } });
+    const refused = outboxMessage({ destination: topic, payload: { filler: 'x'.repeat(5_000) } });
+    log.push(
+      `refused batch: ${(await publisher.publish([healthy, refused], never)).map((o) => o.status).join(',')}`,
+    );
+    await sleep(3_000);
+    link.answerDelayMs = 0;
+
+    // The cluster goes down; the relay's batch holds the remembered rows and new healthy ones.
+    link.setDown(true);
+    const fresh = [1, 2, 3, 4].map((n) => outboxMessage({ destination: topic, payload: { fresh: n } }));
+    log.push(
+      `outage: ${(await publisher.publish([healthy, refused, ...fresh], never)).map((o) => o.status).join(',')}`,
+    );
+    link.setDown(false);
+    await sleep(3_000);
+
+    // After the outage, the healthy rows alone (the others settled elsewhere): one send.
+    sends.length = 0;
+    let outcomes = await publisher.publish(fresh, never);
+    for (let cycle = 0; cycle < 3 && outcomes.some((o) => o.status !== 'sent'); cycle += 1) {
+      await sleep(1_000);
+      sends.length = 0;
+      outcomes = await publisher.publish(fresh, never);
+    }
+    log.push(`after: ${outcomes.map((o) => o.status).join(',')}; sends (records each): ${sends.join(',')}`);
+    expect(outcomes.map((o) => o.status)).toEqual(['sent', 'sent', 'sent', 'sent']);
+    expect(sends).toEqual([4]);
   } finally {
     await publisher.close();
   }
