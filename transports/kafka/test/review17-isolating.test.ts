@@ -52,38 +52,40 @@ afterAll(async () => {
   await deleteTopics(admin, [topic]);
 });
 
+const never = new AbortController().signal;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A healthy record and a refused one published together during a moment of slow answers: the
+ * batch is refused, its producer's replacement slower than the deadline, so both are remembered
+ * (isolating). The link is fast again when it resolves.
+ */
+async function rememberRefusedPair(publisher: KafkaPublisher) {
+  expect((await publisher.publish([outboxMessage({ destination: topic })], never))[0]!.status).toBe('sent');
+  link.answerDelayMs = 300;
+  const healthy = outboxMessage({ destination: topic, payload: { n: 0 } });
+  const refused = outboxMessage({ destination: topic, payload: { filler: 'x'.repeat(5_000) } });
+  await publisher.publish([healthy, refused], never);
+  await sleep(3_000);
+  link.answerDelayMs = 0;
+  return { healthy, refused };
+}
+
 test('remembered records published with one to a suspect missing topic: the topic is checked and the others go', async () => {
   const publisher = new KafkaPublisher(link.connection('ferry-review17-shortcut'), { confirmTimeoutMs: 500 });
-  const never = new AbortController().signal;
-  const log: string[] = [];
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   try {
-    const warm = outboxMessage({ destination: topic, payload: { warm: true } });
-    expect((await publisher.publish([warm], never))[0]!.status).toBe('sent');
-
-    // A moment of slow answers: the batch is refused, its replacement slower than the deadline,
-    // so its records are remembered (isolating).
-    link.answerDelayMs = 300;
-    const healthy = outboxMessage({ destination: topic, payload: { n: 0 } });
-    const refused = outboxMessage({ destination: topic, payload: { filler: 'x'.repeat(5_000) } });
-    log.push(
-      `refused batch: ${(await publisher.publish([healthy, refused], never)).map((o) => o.status).join(',')}`,
-    );
-    await sleep(3_000);
-    link.answerDelayMs = 0;
+    const { healthy, refused } = await rememberRefusedPair(publisher);
     await sleep(1_000);
 
     // A record to a topic the cluster does not have: unanswered within 500 ms, its topic suspect.
     const lost = outboxMessage({ destination: missingTopic, payload: { lost: true } });
-    log.push(`missing alone: ${(await publisher.publish([lost], never))[0]!.status}`);
+    await publisher.publish([lost], never);
     await sleep(2_000);
 
     const statuses = new Map<string, string[]>();
     let pending = [lost, healthy, refused];
     for (let cycle = 0; cycle < 4 && pending.length > 0; cycle += 1) {
-      const started = Date.now();
       const outcomes = await publisher.publish(pending, never);
-      log.push(`cycle ${cycle} (${Date.now() - started} ms): ${outcomes.map((o) => o.status).join(',')}`);
       for (const outcome of outcomes)
         statuses.set(outcome.id, [...(statuses.get(outcome.id) ?? []), outcome.status]);
       // As a relay: the rows not settled come back (the missing-topic one too: retryable).
@@ -116,28 +118,13 @@ test('healthy records published with remembered ones during an outage go as one 
     };
   });
   const publisher = new KafkaPublisher(connection, { confirmTimeoutMs: 500 });
-  const never = new AbortController().signal;
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  const log: string[] = [];
   try {
-    expect((await publisher.publish([outboxMessage({ destination: topic })], never))[0]!.status).toBe('sent');
-
-    // A refused batch whose replacement is slower than the deadline: its records are remembered.
-    link.answerDelayMs = 300;
-    const healthy = outboxMessage({ destination: topic, payload: { n: 0 } });
-    const refused = outboxMessage({ destination: topic, payload: { filler: 'x'.repeat(5_000) } });
-    log.push(
-      `refused batch: ${(await publisher.publish([healthy, refused], never)).map((o) => o.status).join(',')}`,
-    );
-    await sleep(3_000);
-    link.answerDelayMs = 0;
+    const { healthy, refused } = await rememberRefusedPair(publisher);
 
     // The cluster goes down; the relay's batch holds the remembered rows and new healthy ones.
     link.setDown(true);
     const fresh = [1, 2, 3, 4].map((n) => outboxMessage({ destination: topic, payload: { fresh: n } }));
-    log.push(
-      `outage: ${(await publisher.publish([healthy, refused, ...fresh], never)).map((o) => o.status).join(',')}`,
-    );
+    await publisher.publish([healthy, refused, ...fresh], never);
     link.setDown(false);
     await sleep(3_000);
 
@@ -149,7 +136,6 @@ test('healthy records published with remembered ones during an outage go as one 
       sends.length = 0;
       outcomes = await publisher.publish(fresh, never);
     }
-    log.push(`after: ${outcomes.map((o) => o.status).join(',')}; sends (records each): ${sends.join(',')}`);
     expect(outcomes.map((o) => o.status)).toEqual(['sent', 'sent', 'sent', 'sent']);
     expect(sends).toEqual([4]);
   } finally {
