@@ -25,7 +25,7 @@ import { copyOptions, shortString } from './copyOptions';
 import { negotiatedFrameMax } from './headerTable';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
-import { tierFor, tierQueueName, trustedTransportAttempts } from './retryTiers';
+import { deliveredAs, ORIGIN_HEADERS, tierFor, tierQueueName, trustedTransportAttempts } from './retryTiers';
 import type { WorkQueueNames } from './topology';
 
 /** The delivery's routing key for its dead-letter copy, or '' when amqplib could not encode it (shortString). */
@@ -122,7 +122,7 @@ export class DeliverySettler {
     const valid: { entry: Entry; input: InboxAcceptInput }[] = [];
     const settled: Promise<void>[] = [];
     for (const entry of batch) {
-      const decoded = decodeDelivery(entry.message, this.o.decode);
+      const decoded = decodeDelivery(deliveredAs(entry.message, this.retryQueues), this.o.decode);
       if (decoded.ok) valid.push({ entry, input: decoded.input });
       else settled.push(this.deadLetter(entry, decoded, tally));
     }
@@ -253,7 +253,7 @@ export class DeliverySettler {
     rejected: { readonly messageId: string | null; readonly reason: RejectReason; readonly detail: string },
     tally: Tally,
   ): Promise<void> {
-    const { message } = entry;
+    const message = deliveredAs(entry.message, this.retryQueues);
     const { messageId, reason, detail } = rejected;
     this.o.logger.warn(
       { queue: this.o.names.queue, reason, detail, messageId },
@@ -309,8 +309,11 @@ export class DeliverySettler {
     }
     const delay = backoffDelay(attempts + 1, this.o.retryBackoff, this.o.random);
     const tier = tierFor(delay, this.o.names.retryTiersMs);
+    const { exchange, routingKey } = deliveredAs(entry.message, this.retryQueues).fields;
     const copied = await this.copyTo(entry, '', tierQueueName(this.o.names.retryQueue, tier), {
       [FERRY_HEADERS.transportAttempts]: String(attempts + 1),
+      [ORIGIN_HEADERS.exchange]: exchange,
+      [ORIGIN_HEADERS.routingKey]: routingKey,
     });
     if (copied.status === 'confirmed') {
       if (this.ack(entry)) tally.settled += 1;

@@ -49,19 +49,53 @@ export function tierQueueName(retryQueue: string, tierMs: number): string {
 }
 
 /**
+ * Whether the broker dead-lettered this delivery back out of one of this queue's retry tier
+ * queues on expiry: its latest `x-death` entry names the tier queue, reason `expired`, and it
+ * came back through the default exchange. Only then are the headers ferry put on its retry copy
+ * trusted (trustedTransportAttempts, deliveredAs).
+ */
+function isRetryReturn(message: Message, retryQueues: ReadonlySet<string>): boolean {
+  if (message.fields.exchange !== '') return false;
+  const deaths: unknown = message.properties.headers?.['x-death'];
+  const latest: unknown = Array.isArray(deaths) ? deaths[0] : undefined;
+  if (latest === null || typeof latest !== 'object') return false;
+  const { queue, reason } = latest as { queue?: unknown; reason?: unknown };
+  return reason === 'expired' && typeof queue === 'string' && retryQueues.has(queue);
+}
+
+/**
  * How many trips through the retry tiers this delivery already made. The counter header is
- * trusted only when the broker dead-lettered the delivery out of one of this queue's retry
- * tier queues on expiry (its latest `x-death` entry names the tier queue, reason `expired`,
- * and it came back through the default exchange); on any other delivery it counts as 0, so a
+ * trusted only on a retry return (isRetryReturn); on any other delivery it counts as 0, so a
  * producer cannot shorten a message's retries by setting the header.
  */
 export function trustedTransportAttempts(message: Message, retryQueues: ReadonlySet<string>): number {
-  if (message.fields.exchange !== '') return 0;
-  const deaths: unknown = message.properties.headers?.['x-death'];
-  const latest: unknown = Array.isArray(deaths) ? deaths[0] : undefined;
-  if (latest === null || typeof latest !== 'object') return 0;
-  const { queue, reason } = latest as { queue?: unknown; reason?: unknown };
-  if (reason !== 'expired' || typeof queue !== 'string' || !retryQueues.has(queue)) return 0;
+  if (!isRetryReturn(message, retryQueues)) return 0;
   const value = Number(headerText(message.properties.headers?.[FERRY_HEADERS.transportAttempts]) ?? 0);
   return Number.isInteger(value) && value > 0 ? value : 0;
+}
+
+/**
+ * The headers of a retry copy that keep where the delivery first arrived: the copy goes to its
+ * tier queue through the default exchange and comes back with the work queue's name as its
+ * routing key, so without them a `tenant` or `identity` function reading the exchange or the
+ * routing key read another value after a retry (a message accepted in another tenant's scope).
+ */
+export const ORIGIN_HEADERS = {
+  exchange: 'x-ferry-origin-exchange',
+  routingKey: 'x-ferry-origin-routing-key',
+} as const;
+
+/**
+ * The delivery as it first arrived: on a retry return (isRetryReturn) that carries
+ * ORIGIN_HEADERS, the same message with the exchange and routing key of its first delivery;
+ * otherwise `message` itself. What the tenant and identity functions read, what a retry copy
+ * records again, and where a dead-letter copy is routed. Acks and the trust checks use the
+ * delivery as the broker sent it.
+ */
+export function deliveredAs(message: Message, retryQueues: ReadonlySet<string>): Message {
+  if (!isRetryReturn(message, retryQueues)) return message;
+  const exchange: unknown = message.properties.headers?.[ORIGIN_HEADERS.exchange];
+  const routingKey: unknown = message.properties.headers?.[ORIGIN_HEADERS.routingKey];
+  if (typeof exchange !== 'string' || typeof routingKey !== 'string') return message;
+  return { ...message, fields: { ...message.fields, exchange, routingKey } };
 }

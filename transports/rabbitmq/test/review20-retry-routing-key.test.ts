@@ -1,5 +1,6 @@
 /**
- * Review 20: what a trip round the retry tiers does to a delivery a `tenant` function reads.
+ * Review finding (failed first), review 20 of 1524e25: what a trip round the retry tiers does to
+ * a delivery a `tenant` or `identity` function reads, and to its dead-letter copy.
  */
 import { FerryError, type InboxAcceptInput } from '@ferry/core';
 import type { Message } from 'amqplib';
@@ -41,7 +42,7 @@ describe('review20: a tenant read from the routing key, across a retry trip', ()
           for (const input of inputs) offered.push({ messageId: input.messageId, tenantId: input.tenantId });
           if (calls === 1)
             return Promise.reject(new FerryError('FERRY_DATABASE_ERROR', 'statement failed, cause unknown'));
-          return Promise.resolve(inputs.map(() => ({ kind: 'accepted' as const })));
+          return Promise.resolve(inputs.map((input) => ({ kind: 'accepted' as const, id: input.messageId })));
         },
       },
     });
@@ -58,5 +59,41 @@ describe('review20: a tenant read from the routing key, across a retry trip', ()
     expect(offered[0]).toEqual({ messageId, tenantId: 'acme' });
     // Fails on HEAD: tenantId is the work queue's name (e.g. "ferry_t_work_1a2b3c4d").
     expect(offered[1]).toEqual({ messageId, tenantId: 'acme' });
+  });
+
+  // The same trips, until the retries run out: an `identity` function reading the routing key
+  // must name the same message on every trip (else each retry is a new message to the inbox), and
+  // the dead-letter copy goes out with the routing key the message was published with, not the
+  // work queue's name the last trip gave it (a dead-letter queue bound by that key missed it).
+  it('keeps the routing key for an identity function on every trip and for the dead-letter copy', async () => {
+    const seen: string[] = [];
+    const consumer = await f.attach({
+      maxTransportRetries: 2,
+      bindings: [{ exchange, routingKey: '*.order.*' }],
+      identity: (message: Message) => `${message.fields.exchange}|${message.fields.routingKey}`,
+      inbox: {
+        maxPayloadBytes: 4_096,
+        acceptMany: (inputs: readonly InboxAcceptInput[]) => {
+          seen.push(...inputs.map((input) => input.messageId));
+          return Promise.reject(new FerryError('FERRY_DATABASE_ERROR', 'statement failed, cause unknown'));
+        },
+      },
+    });
+    f.broker.channel.publish(exchange, 'acme.order.paid', Buffer.from('{"total":7}'), {
+      contentType: 'application/json',
+    });
+
+    const dead = await waitFor('the dead-letter copy', async () => {
+      const copies = await f.broker.drain(consumer.names.deadLetterQueue);
+      return copies.length > 0 ? copies : undefined;
+    });
+    expect(seen).toEqual([
+      `${exchange}|acme.order.paid`,
+      `${exchange}|acme.order.paid`,
+      `${exchange}|acme.order.paid`,
+    ]);
+    expect(dead).toHaveLength(1);
+    expect(dead[0]!.fields.routingKey).toBe('acme.order.paid');
+    expect(dead[0]!.properties.headers?.['x-ferry-reject-reason']).toBe('transport_retries_exhausted');
   });
 });
