@@ -19,6 +19,8 @@ export class SqsConnection {
   private closed = false;
   private readonly urls = new Map<string, Promise<string>>();
   private readonly credentials = new CredentialWatch();
+  /** Aborted by close(): ends the requests the connection makes for all its callers (queueUrl). */
+  private readonly lifetime = new AbortController();
 
   constructor(options: ConnectionOptions = {}) {
     this.options = resolveConnectionOptions(options);
@@ -85,8 +87,11 @@ export class SqsConnection {
 
   /**
    * The URL of a queue given by URL or name. Names are resolved with GetQueueUrl once and
-   * cached; a failed lookup is not cached, so a queue created later is found. The lookup ends
-   * with `signal`, and after setupTimeoutMs at the latest.
+   * cached; a failed lookup is not cached, so a queue created later is found. The lookup is
+   * shared by every caller asking for the name meanwhile, so it has a deadline of its own
+   * (setupTimeoutMs, or close()), never a caller's: each caller stops waiting at its own `signal`
+   * (abandonedError, or credentialsTimeout while the credential provider has not answered),
+   * and one caller giving up fails no other.
    */
   async queueUrl(nameOrUrl: string, signal?: AbortSignal): Promise<string> {
     if (/^https?:\/\//.test(nameOrUrl)) return nameOrUrl;
@@ -94,7 +99,7 @@ export class SqsConnection {
     if (!url) {
       url = this.request(
         (sqs, abortSignal) => sqs.send(new GetQueueUrlCommand({ QueueName: nameOrUrl }), { abortSignal }),
-        requestDeadline(this.options.setupTimeoutMs, signal),
+        requestDeadline(this.options.setupTimeoutMs, this.lifetime.signal),
       ).then((output) => {
         if (!output.QueueUrl) throw new Error(`GetQueueUrl returned no URL for ${nameOrUrl}`);
         return output.QueueUrl;
@@ -102,7 +107,10 @@ export class SqsConnection {
       this.urls.set(nameOrUrl, url);
       url.catch(() => this.urls.delete(nameOrUrl));
     }
-    return url;
+    if (!signal) return url;
+    return untilDeadline(url, signal, (reason) =>
+      this.credentials.waiting ? credentialsTimeout(reason) : abandonedError(reason),
+    );
   }
 
   /** Forgets a cached URL (after its queue was deleted). */
@@ -142,6 +150,7 @@ export class SqsConnection {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.lifetime.abort(closedError('SQS connection'));
     if (this.sqs && !this.options.client) this.sqs.destroy();
     this.sqs = null;
     this.urls.clear();

@@ -43,6 +43,11 @@ export class CredentialWatch {
       });
   }
 
+  /** Whether a call of the provider is pending: a request waiting now may be waiting for it. */
+  get waiting(): boolean {
+    return this.pending.size > 0;
+  }
+
   /** A request begins: it may wait for a call of the provider (one pending now, or one it starts). */
   enter(): RequestTicket {
     const ticket: RequestTicket = {};

@@ -83,11 +83,13 @@ export class SqsPublisher implements Publisher {
       }
       byQueue.set(queue, [...(byQueue.get(queue) ?? []), index]);
     });
-    // A request not answered by the deadline is abandoned: its messages are reported retryable.
+    // A request SQS has not answered by the deadline is abandoned: its messages are unavailable
+    // (failedStatus), as those not sent before it.
     const deadline = requestDeadline(this.options.confirmTimeoutMs, signal);
+    const statusOf = (error: unknown) => failedStatus(error, deadline, signal);
     await Promise.all(
       [...byQueue].map(([queue, indexes]) =>
-        this.publishToQueue(queue, indexes, messages, outcomes, deadline),
+        this.publishToQueue(queue, indexes, messages, outcomes, deadline, statusOf),
       ),
     );
     return messages.map(
@@ -107,12 +109,13 @@ export class SqsPublisher implements Publisher {
     messages: readonly OutboxMessage[],
     outcomes: (PublishOutcome | undefined)[],
     signal: AbortSignal,
+    statusOf: (error: unknown) => FailedStatus,
   ): Promise<void> {
     let queueUrl: string;
     try {
       queueUrl = await this.connection.queueUrl(queue, signal);
     } catch (error) {
-      const status = publishStatus(error) === 'unavailable' ? 'unavailable' : 'retryable';
+      const status = statusOf(error) === 'unavailable' ? 'unavailable' : 'retryable';
       const text = `queue ${stripUrlCredentials(queue)} could not be resolved: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
       for (const index of indexes) outcomes[index] = { id: messages[index]!.id, status, error: text };
       return;
@@ -142,10 +145,15 @@ export class SqsPublisher implements Publisher {
       const batch = this.nextBatch(pending, failedKeys, keyOf, outcomes);
       if (batch.length === 0) continue;
       if (signal.aborted) {
-        for (const p of [batch, pending].flat()) outcomes[p.index] = retryable(p.message, 'publish aborted');
+        const status = statusOf(signal.reason);
+        const error =
+          status === 'unavailable'
+            ? `not sent: confirmTimeoutMs (${this.options.confirmTimeoutMs} ms) passed before its request`
+            : 'publish aborted';
+        for (const p of [batch, pending].flat()) outcomes[p.index] = { id: p.message.id, status, error };
         return;
       }
-      await this.sendBatch(queueUrl, batch, outcomes, signal);
+      await this.sendBatch(queueUrl, batch, outcomes, signal, statusOf);
       for (const p of batch) {
         const key = keyOf(p);
         if (key !== null && outcomes[p.index]?.status !== 'sent') failedKeys.add(key);
@@ -186,6 +194,7 @@ export class SqsPublisher implements Publisher {
     batch: readonly Pending[],
     outcomes: (PublishOutcome | undefined)[],
     signal: AbortSignal,
+    statusOf: (error: unknown) => FailedStatus,
   ): Promise<void> {
     let successful: readonly SendMessageBatchResultEntry[];
     let failed: readonly { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[];
@@ -199,7 +208,7 @@ export class SqsPublisher implements Publisher {
       successful = output.Successful ?? [];
       failed = output.Failed ?? [];
     } catch (error) {
-      const status = publishStatus(error);
+      const status = statusOf(error);
       const text = `SendMessageBatch to ${stripUrlCredentials(queueUrl)} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
       for (const p of batch) outcomes[p.index] = { id: p.message.id, status, error: text };
       return;
@@ -218,6 +227,22 @@ export class SqsPublisher implements Publisher {
         : retryable(p.message, error);
     }
   }
+}
+
+type FailedStatus = Exclude<PublishOutcome['status'], 'sent'>;
+
+/**
+ * The outcome of messages whose request failed with `error`: `unavailable` when the publish's
+ * own deadline (`confirmTimeoutMs`) ended it, not the relay (`stop`: its lease, its shutdown).
+ * Nothing in a message makes SQS withhold its answer, while a network that drops packets
+ * withholds every one: spending attempts on that turned events FAILED during a silent outage
+ * (review 19), where a refused connection spent none. An answer SQS gave (an HTTP status) as the
+ * deadline passed, and everything else: publishStatus.
+ */
+function failedStatus(error: unknown, deadline: AbortSignal, stop: AbortSignal): FailedStatus {
+  const answered = (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata?.httpStatusCode;
+  if (deadline.aborted && !stop.aborted && answered === undefined) return 'unavailable';
+  return publishStatus(error);
 }
 
 function retryable(message: OutboxMessage, error: string): PublishOutcome {

@@ -202,7 +202,7 @@ describe('SqsPublisher without a reachable endpoint', () => {
 });
 
 describe('SqsPublisher against an endpoint that never answers', () => {
-  it('abandons a request not answered within confirmTimeoutMs and reports its messages retryable', async () => {
+  it('abandons a request not answered within confirmTimeoutMs and reports its messages unavailable', async () => {
     // Accepts connections and reads requests, never answers (a hung endpoint).
     const sockets = new Set<Socket>();
     const server = createServer((socket) => {
@@ -225,14 +225,14 @@ describe('SqsPublisher against an endpoint that never answers', () => {
     try {
       const queueUrl = `http://127.0.0.1:${port}/000000000000/hung`;
       const outcomes = await publisher.publish(outboxMessages(2, queueUrl), neverAborted());
-      expect(outcomes.map((o) => o.status)).toEqual(['retryable', 'retryable']);
+      expect(outcomes.map((o) => o.status)).toEqual(['unavailable', 'unavailable']);
       expect(events).toEqual([
         {
           type: 'publish-failed',
           transport: 'sqs',
           destination: queueUrl,
           count: 2,
-          outcome: 'retryable',
+          outcome: 'unavailable',
           error: expect.any(String),
         },
       ]);

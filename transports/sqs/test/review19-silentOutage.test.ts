@@ -25,7 +25,9 @@ afterAll(async () => {
   await database.drop();
 });
 
-async function relayOnceThrough(endpoint: string): Promise<{ status: string; retry_count: number; last_error: string | null }> {
+async function relayOnceThrough(
+  endpoint: string,
+): Promise<{ status: string; retry_count: number; last_error: string | null }> {
   await database.db.execute('DELETE FROM outbox_events');
   const connection = new SqsConnection({
     endpoint,
