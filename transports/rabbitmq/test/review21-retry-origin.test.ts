@@ -1,0 +1,120 @@
+/**
+ * Review finding (failed first), review 21 of e4fb218: the retry-origin headers
+ * (`x-ferry-origin-exchange`, `x-ferry-origin-routing-key`) a `tenant` function reads on a
+ * delivery back from a retry tier.
+ */
+import { FerryError, type InboxAcceptInput } from '@ferry/core';
+import type { Message } from 'amqplib';
+import { tableBytes } from '../src/headerTable';
+import { uniqueName, waitFor } from './support/broker';
+import { useConsumerFixture } from './support/consumerFixture';
+
+describe('review21: what a tenant function reads on a delivery that looks like a retry return', () => {
+  const f = useConsumerFixture(() => ({ prefetch: 10 }));
+  const exchange = uniqueName('r21_orders');
+
+  afterAll(async () => {
+    await f.broker.channel.deleteExchange(exchange).catch(() => undefined);
+  });
+
+  // What a user does: reads the tenant from the routing key (`acme.order.created` → `acme`), as
+  // the README allows, relying on the broker's routing (and RabbitMQ topic permissions) to say
+  // which tenant a message was published for. A producer that publishes straight to the work
+  // queue through the default exchange (amqplib's `sendToQueue`, a common way to publish) gets the
+  // queue's name as routing key, so before e4fb218 it could not name a tenant at all.
+  // Contract (README, retry tiers): the origin headers are read only "on a delivery back from a
+  // tier ... On any other delivery these headers are ignored"; retryTiers.test.ts: "a producer
+  // cannot choose what a tenant function reads". A message must never be accepted in the scope of
+  // a tenant its producer merely named in a header (another tenant's scope: harms a neighbour).
+  // What happens: the producer adds a forged `x-death` entry naming a tier queue (RabbitMQ 3.x
+  // passes a client's `x-death` through untouched) and `x-ferry-origin-routing-key:
+  // globex.order.created`; isRetryReturn trusts it (default exchange, latest x-death names a
+  // tier, reason expired) and the message is accepted under tenant `globex`. Unlike the attempt
+  // counter (README: a forger "can only shorten the retries of its own message"), this lets one
+  // producer write into any tenant's scope.
+  it('does not let a producer choose the tenant with forged x-death and origin headers', async () => {
+    const offered: Array<{ messageId: string; tenantId: string | null }> = [];
+    const consumer = await f.attach({
+      maxTransportRetries: 3,
+      bindings: [{ exchange, routingKey: '*.order.*' }],
+      tenant: (message: Message) => message.fields.routingKey.split('.')[0] ?? null,
+      inbox: {
+        maxPayloadBytes: 4_096,
+        acceptMany: (inputs: readonly InboxAcceptInput[]) => {
+          for (const input of inputs) offered.push({ messageId: input.messageId, tenantId: input.tenantId });
+          return Promise.resolve(inputs.map((input) => ({ kind: 'accepted' as const, id: input.messageId })));
+        },
+      },
+    });
+    const tier = consumer.names.retryQueues[0]!;
+    const messageId = uniqueName('m');
+    f.broker.channel.sendToQueue(f.queue, Buffer.from('{"total":42}'), {
+      messageId,
+      contentType: 'application/json',
+      headers: {
+        'x-death': [
+          { queue: tier, reason: 'expired', count: 1, exchange: '', 'routing-keys': [tier] },
+        ],
+        'x-ferry-origin-exchange': exchange,
+        'x-ferry-origin-routing-key': 'globex.order.created',
+      },
+    });
+
+    await waitFor('offered', () => (offered.length >= 1 ? true : undefined));
+    // Fails on HEAD: tenantId is "globex", the tenant the producer named in a header.
+    expect(offered[0]!.tenantId).not.toBe('globex');
+    expect(offered[0]).toEqual({ messageId, tenantId: f.queue });
+  });
+
+  // What a user does: reads the tenant from a table header the producer sets
+  // (`x-claims: { tenant: 'acme', token: <signed claims> }`), as the README allows ("it may read
+  // the header, the routing key, …"); the header is a table, so the inbox does not store it and
+  // its size does not count against the inbox's header limits. The first acceptance fails with a
+  // retriable error (FERRY_DATABASE_ERROR) and the delivery goes round a retry tier.
+  // Contract (README): "A trip round the retry tiers keeps what these functions read."
+  // What happens: the retry copy's header table, with ferry's attempt counter and the two origin
+  // headers added, is over the 64 KiB amqplib can encode, so copyHeaders leaves out the largest
+  // header, `x-claims`, the one the tenant function reads: after the trip the function finds no
+  // claim and the message is accepted in the global scope (tenant null) instead of `acme`'s.
+  it('keeps the header a tenant function reads across a retry trip', async () => {
+    const offered: Array<{ messageId: string; tenantId: string | null }> = [];
+    let calls = 0;
+    await f.attach({
+      maxTransportRetries: 3,
+      bindings: [{ exchange, routingKey: '*.order.*' }],
+      tenant: (message: Message) => {
+        const claims = message.properties.headers?.['x-claims'] as { tenant?: unknown } | undefined;
+        return typeof claims?.tenant === 'string' ? claims.tenant : null;
+      },
+      inbox: {
+        maxPayloadBytes: 4_096,
+        acceptMany: (inputs: readonly InboxAcceptInput[]) => {
+          calls += 1;
+          for (const input of inputs) offered.push({ messageId: input.messageId, tenantId: input.tenantId });
+          if (calls === 1)
+            return Promise.reject(new FerryError('FERRY_DATABASE_ERROR', 'statement failed, cause unknown'));
+          return Promise.resolve(inputs.map((input) => ({ kind: 'accepted' as const, id: input.messageId })));
+        },
+      },
+    });
+    const messageId = uniqueName('m');
+    // A header table of 65,476 bytes (tableBytes), which amqplib still encodes on the producer's
+    // side (64 KiB); ferry's attempt counter alone (33 bytes) still fit in the copy, the counter
+    // and the origin headers (about 140 bytes) do not.
+    const claims = { tenant: 'acme', token: '' };
+    claims.token = 'x'.repeat(65_536 - 60 - tableBytes({ 'x-claims': claims }));
+    expect(tableBytes({ 'x-claims': claims })).toBe(65_476);
+    f.broker.channel.publish(exchange, 'acme.order.created', Buffer.from('{"total":42}'), {
+      messageId,
+      contentType: 'application/json',
+      headers: { 'x-claims': claims },
+    });
+
+    await waitFor('offered twice (first attempt, then after the retry trip)', () =>
+      offered.length >= 2 ? true : undefined,
+    );
+    expect(offered[0]).toEqual({ messageId, tenantId: 'acme' });
+    // Fails on HEAD: tenantId is null (x-claims was left out of the retry copy).
+    expect(offered[1]).toEqual({ messageId, tenantId: 'acme' });
+  });
+});
