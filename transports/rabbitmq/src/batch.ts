@@ -21,7 +21,7 @@ import {
 import { ChannelAcks, type Delivery } from './acks';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import type { CopyChannel } from './copyChannel';
-import { copyOptions, shortString } from './copyOptions';
+import { copyOptions, DROPPED_HEADERS, shortString } from './copyOptions';
 import { negotiatedFrameMax } from './headerTable';
 import { decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
@@ -310,11 +310,24 @@ export class DeliverySettler {
     const delay = backoffDelay(attempts + 1, this.o.retryBackoff, this.o.random);
     const tier = tierFor(delay, this.o.names.retryTiersMs);
     const { exchange, routingKey } = deliveredAs(entry.message, this.retryQueues).fields;
-    const copied = await this.copyTo(entry, '', tierQueueName(this.o.names.retryQueue, tier), {
+    const headers = {
       [FERRY_HEADERS.transportAttempts]: String(attempts + 1),
       [ORIGIN_HEADERS.exchange]: exchange,
       [ORIGIN_HEADERS.routingKey]: routingKey,
-    });
+    };
+    const copy = copyOptions(entry.message.properties, headers, negotiatedFrameMax(entry.channel));
+    if (copy.headers?.[DROPPED_HEADERS] !== undefined) {
+      // A copy without some of the delivery's headers would not be the same message when it
+      // comes back (a tenant or identity function reading one of them would read nothing): the
+      // delivery itself waits out the backoff and is requeued, as when a copy is not taken.
+      this.o.logger.warn(
+        { queue: this.o.names.queue, messageId, dropped: copy.headers[DROPPED_HEADERS] },
+        'ferry.rabbitmq: a retry copy cannot carry all of the delivery’s headers (a header table at the size amqplib can encode); the delivery is requeued after the backoff instead',
+      );
+      await this.requeueAfter(entry, delay);
+      return delay;
+    }
+    const copied = await this.copyTo(entry, '', tierQueueName(this.o.names.retryQueue, tier), headers, copy);
     if (copied.status === 'confirmed') {
       if (this.ack(entry)) tally.settled += 1;
       return tier;
@@ -336,10 +349,10 @@ export class DeliverySettler {
     exchange: string,
     routingKey: string,
     extraHeaders: Record<string, string>,
+    // Sized for the delivery's connection, the one the copy channel is opened on (same broker).
+    options = copyOptions(entry.message.properties, extraHeaders, negotiatedFrameMax(entry.channel)),
   ): Promise<ConfirmResult> {
     const { message } = entry;
-    // Sized for the delivery's connection, the one the copy channel is opened on (same broker).
-    const options = copyOptions(message.properties, extraHeaders, negotiatedFrameMax(entry.channel));
     const signal = deadlineSignal(this.o.confirmTimeoutMs, this.o.closing);
     let channel: ConfirmChannel;
     try {
