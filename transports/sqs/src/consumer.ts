@@ -17,6 +17,7 @@ import {
   consumerEmitter,
   describeCause,
   invalidResultReason,
+  type AcceptManyFn,
   type ConsumerEmitter,
   type HeldAcceptance,
   type ReadyOptions,
@@ -36,6 +37,8 @@ import {
   type ResolvedConsumerOptions,
 } from './options';
 import { requireRedrivePolicy } from './topology';
+import { groupOrdered, heldBehind } from './groupOrder';
+import { isFifoQueue } from './queueUrl';
 import { VisibilityExtender, changeVisibility } from './visibility';
 import { decodeMessage, identityFromMessageId } from './wire';
 
@@ -311,11 +314,15 @@ class PollingConsumer implements SqsConsumer {
       if (changes.length > 0)
         await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, signal);
     }, this.options.extendEveryMs);
+    const acceptMany: AcceptManyFn = (batch) => this.acceptor.acceptMany(batch);
+    const groups = new Map(valid.map((v) => [v.input, v.message.Attributes?.MessageGroupId ?? null]));
     let outcome: HeldAcceptance;
     try {
       outcome = await acceptHolding(
         valid.map((v) => v.input),
-        (batch) => this.acceptor.acceptMany(batch),
+        isFifoQueue(this.queueUrl)
+          ? groupOrdered(acceptMany, (input) => groups.get(input) ?? null)
+          : acceptMany,
         {
           backoff: this.options.retryBackoff,
           random: this.options.random,
@@ -328,7 +335,13 @@ class PollingConsumer implements SqsConsumer {
         async (answered) => {
           const items = answered.map(({ index, result }) => ({ ...valid[index]!, result }));
           for (const { message } of items) holding.delete(message);
-          await this.settle(items);
+          const held = items.filter((item) => heldBehind(item.result) !== undefined);
+          await this.settle(items.filter((item) => heldBehind(item.result) === undefined));
+          if (held.length > 0)
+            await this.backOff(
+              held.map((item) => item.message),
+              heldBehind(held[0]!.result),
+            );
         },
       );
     } finally {
@@ -369,7 +382,7 @@ class PollingConsumer implements SqsConsumer {
     const cause = describeCause(error);
     this.logger.warn(
       { err: error, queue: this.queueUrl, count: messages.length },
-      `ferry.sqs: acceptance of the whole batch failed (${cause}); the messages come back after the retry backoff`,
+      `ferry.sqs: acceptance of ${messages.length} messages failed (${cause}); they come back after the retry backoff`,
     );
     this.emit({
       type: 'acceptance-failed',

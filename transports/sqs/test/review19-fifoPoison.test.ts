@@ -26,7 +26,7 @@ class FlakyOnce implements InboxAcceptor {
 }
 
 /**
- * review19. A user consumes a FIFO queue (orders of one customer in one MessageGroupId) in the
+ * Review finding (failed first), review 19 of 1524e25. A user consumes a FIFO queue (orders of one customer in one MessageGroupId) in the
  * default deadLetter mode 'redrive'. The first message of the group hits a transient, retriable
  * database error on its own row (FERRY_DATABASE_ERROR, a deadlock); its neighbours do not.
  * Contract: FIFO messages of one group are accepted in publish order (consumer.test.ts, "accepts

@@ -1,5 +1,5 @@
 /**
- * review19: the queue-name lookup (GetQueueUrl) is cached as one shared promise per name, made
+ * Review finding (failed first), review 19 of 1524e25: the queue-name lookup (GetQueueUrl) is cached as one shared promise per name, made
  * with the deadline of the first caller only (connection.queueUrl(name, signal)). When that
  * caller's deadline ends (its relay aborted the publish, its short confirmTimeoutMs, a consumer's
  * close()), the shared lookup rejects for every other caller waiting for it, whose own deadline

@@ -1,5 +1,5 @@
 /**
- * review19: an SQS endpoint that goes silent (a network dropping packets: connections accepted,
+ * Review finding (failed first), review 19 of 1524e25: an SQS endpoint that goes silent (a network dropping packets: connections accepted,
  * nothing answered) is an outage, not a fault of the events. @ferry/core docs/outbox.md
  * ("Broker outages"): a connection-level failure, the broker unreachable, is `unavailable`, so the
  * relay releases the events without spending an attempt and opens its circuit; the RabbitMQ and
