@@ -1,0 +1,133 @@
+import 'reflect-metadata';
+import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { isFerryError } from '@ferry/core';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import {
+  FerryHealthIndicator,
+  InboxHandler,
+  InboxModule,
+  InboxService,
+  OutboxModule,
+  OutboxRelayService,
+} from '../src';
+import { MemoryPublisher, prismaModule, TestPrismaService } from './fixtures';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+@Injectable()
+class Projection {
+  @InboxHandler('review23.projection')
+  async project(): Promise<void> {}
+}
+
+describe('review23: FerryHealthIndicator over an InboxService before app.init()', () => {
+  // User: builds the health indicator from the module services (as the README shows) and a
+  // liveness probe hits it before the Nest application finished init (e.g. the HTTP server is up
+  // while bootstrap is still running, or the indicator is built in a provider's constructor).
+  // Contract (README "Health and logging"): "An inbox that is not running (before init, closing)
+  // is not live": isHealthy resolves to the terminus shape with status 'down'.
+  // Instead: isHealthy rejects with FerryError FERRY_CLOSED ("the inbox is not initialized
+  // yet"), because inboxSource reads service.inbox.pollIntervalMs, which throws before init.
+  it('reports the inbox worker down (not a thrown FERRY_CLOSED) before module init', async () => {
+    const app = await Test.createTestingModule({
+      imports: [
+        InboxModule.forRoot({
+          prisma: TestPrismaService,
+          imports: [prismaModule(t.newClient())],
+          worker: { enabled: true, pollIntervalMs: 20 },
+        }),
+      ],
+      providers: [Projection],
+    }).compile();
+    const indicator = FerryHealthIndicator.create({ db: t.db, inbox: app.get(InboxService) });
+    const result = await indicator.isHealthy('ferry', 'liveness').then(
+      (value) => value,
+      (error: unknown) => error,
+    );
+    expect(isFerryError(result, 'FERRY_CLOSED')).toBe(false);
+    expect(result).toEqual({
+      ferry: {
+        status: 'down',
+        checks: [expect.objectContaining({ name: 'inbox worker', status: 'down' })],
+      },
+    });
+  });
+});
+
+describe('review23: OutboxModule publisher that is neither a Publisher nor an injection token', () => {
+  // User: passes the transport's connection (or a config object) instead of its Publisher, i.e.
+  // an object without publish(): `OutboxModule.forRoot({ ..., publisher: connection })`.
+  // Contract (README OutboxModule): `publisher` is "a Publisher instance or the injection token of
+  // one"; "An invalid or unknown option fails module initialization with FerryConfigError
+  // (code FERRY_CONFIG_INVALID, option naming it)". An object is not an injection token.
+  // Instead: the object is used as a useExisting token and Nest fails with
+  // UnknownDependenciesException "Please make sure that the argument "[object Object]" at index
+  // [0] is available in the OutboxModule module", which names neither `publisher` nor the cause.
+  it('refuses an object without publish() with FerryConfigError naming publisher', async () => {
+    const notAPublisher = { brokers: ['127.0.0.1:9092'] };
+    const error: unknown = await (async () => {
+      const app = await Test.createTestingModule({
+        imports: [
+          OutboxModule.forRoot({
+            prisma: TestPrismaService,
+            imports: [prismaModule(t.newClient())],
+            publisher: notAPublisher as never,
+          }),
+        ],
+      }).compile();
+      await app.init();
+      await app.close();
+    })().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option: 'publisher' });
+  });
+});
+
+describe('review23: a bootstrap that fails after the relay started', () => {
+  // User: an application whose own onApplicationBootstrap fails (a config check, a warm-up call)
+  // after ferry's OutboxRelayService started the relay in its onApplicationBootstrap. app.init()
+  // rejects; the user (or enableShutdownHooks on SIGTERM) calls app.close().
+  // Contract (brief/common: every wait has a deadline, a failed bootstrap leaves no connection or
+  // timer behind; README: "the relay starts on onApplicationBootstrap and drains on
+  // onModuleDestroy"): after the failed init and app.close(), no relay of that application runs.
+  // Instead: Nest's close() re-awaits the failed initialization promise and rethrows before any
+  // destroy hook, so OutboxRelayService.onModuleDestroy never runs: the relay stays 'running' and
+  // keeps claiming and publishing, with no way to stop it through Nest.
+  it('does not leave the relay running after app.init() failed and app.close()', async () => {
+    @Injectable()
+    class FailingWarmup implements OnApplicationBootstrap {
+      onApplicationBootstrap(): void {
+        throw new Error('warm-up failed');
+      }
+    }
+    const publisher = new MemoryPublisher();
+    const app = await Test.createTestingModule({
+      imports: [
+        OutboxModule.forRoot({
+          prisma: TestPrismaService,
+          imports: [prismaModule(t.newClient())],
+          publisher,
+          pollInterval: 20,
+        }),
+      ],
+      providers: [FailingWarmup],
+    }).compile();
+    const relayService = app.get(OutboxRelayService);
+    try {
+      await expect(app.init()).rejects.toThrow('warm-up failed');
+      await app.close().catch(() => undefined);
+      expect(relayService.relay?.state).not.toBe('running');
+    } finally {
+      await relayService.relay?.close();
+    }
+  });
+});
