@@ -197,11 +197,12 @@ export function requestError(given: string, error: unknown): FerryError {
 
 /**
  * A request its deadline (or its caller's signal, `reason`) ended before SQS answered, as the
- * SDK's own abort names it (AbortError): not a verdict on the endpoint (the publisher reports it
- * retryable), the reason quoted in the text.
+ * SDK's own abort names it (AbortError), the reason quoted in the text and kept as its cause: a
+ * deadline's TimeoutError makes it a request SQS did not answer (isUnavailableRequestError, so
+ * `unavailable` to the publisher), any other reason (a caller that stopped) does not.
  */
 export function abandonedError(reason: unknown): Error {
-  const error = new Error(`request abandoned: ${describeTransportError(reason)}`);
+  const error = new Error(`request abandoned: ${describeTransportError(reason)}`, { cause: reason });
   error.name = 'AbortError';
   return error;
 }

@@ -47,4 +47,16 @@ describe('groupOrdered: a FIFO batch keeps each group in order when one message 
       groupOrdered(acceptor(new Set(['a1']), alone).acceptMany, groupOf)([input('a1')]),
     ).rejects.toBe(alone);
   });
+
+  it('remembers a failed group across the calls made for one batch (retried in parts after a timeout)', async () => {
+    const { offered, acceptMany } = acceptor(
+      new Set(['a1']),
+      new FerryError('FERRY_DATABASE_ERROR', 'deadlock'),
+    );
+    const accept = groupOrdered(acceptMany, groupOf);
+    expect(summary(await accept(['a1', 'b1'].map(input)))).toEqual(['invalid', 'accepted']);
+    expect(summary(await accept(['a2', 'b2'].map(input)))).toEqual(['held', 'accepted']);
+    expect(summary(await accept([input('a3')]))).toEqual(['held']);
+    expect(offered).toEqual([['a1', 'b1'], ['a1'], ['b1'], ['b2']]);
+  });
 });

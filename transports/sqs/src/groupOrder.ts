@@ -24,27 +24,31 @@ export function heldBehind(result: InboxAcceptResult): { readonly error: unknown
 }
 
 /**
- * `acceptMany` for a FIFO queue's batch, keeping each message group's order. The batch is
- * offered whole; when that fails for one of its messages (a batch-wide failure,
- * isBatchWideFailure, is rethrown), the messages are offered one at a time, in order, and once
- * one fails alone (invalidFromError: dead-lettered, or left to the redrive policy, from where it
- * may come back and be accepted) the later messages of its group are not offered: they stay in
- * the queue behind it (heldBehind), never accepted before it. acceptIsolated's halving alone would
- * accept them first. When none was accepted and the first failure was retriable, every message is
- * held (nothing points at one of them), as acceptIsolated rethrows then.
+ * `acceptMany` for a FIFO queue's batch, keeping each message group's order; one per received
+ * batch, for every call acceptHolding makes with it (a batch retried whole or in parts after a
+ * timeout). The inputs are offered whole; when that fails for one of them (a batch-wide failure,
+ * isBatchWideFailure, is rethrown), or when a group already failed in an earlier call, they are
+ * offered one at a time, in order, and once one fails alone (invalidFromError: dead-lettered, or
+ * left to the redrive policy, from where it may come back and be accepted) the later messages of
+ * its group are not offered, in this call or a later one: they stay in the queue behind it
+ * (heldBehind), never accepted before it. acceptIsolated's halving alone would accept them first.
+ * When a call accepted none and its first failure was retriable, every input is held (nothing
+ * points at one of them), as acceptIsolated rethrows then.
  */
 export function groupOrdered(
   acceptMany: AcceptManyFn,
   groupOf: (input: InboxAcceptInput) => string | null,
 ): AcceptManyFn {
+  const failed = new Map<string | null, unknown>();
   return async (inputs) => {
-    try {
-      return await acceptMany(inputs);
-    } catch (error) {
-      if (isBatchWideFailure(error) || inputs.length === 1) throw error;
+    if (!inputs.some((input) => failed.has(groupOf(input)))) {
+      try {
+        return await acceptMany(inputs);
+      } catch (error) {
+        if (isBatchWideFailure(error) || inputs.length === 1) throw error;
+      }
     }
     const results: InboxAcceptResult[] = [];
-    const failed = new Map<string | null, unknown>();
     let accepted = 0;
     let first: unknown;
     for (const input of inputs) {

@@ -139,7 +139,8 @@ export class SqsPublisher implements Publisher {
         pending.push({ index, message, entry, size });
       }
     }
-    const failedKeys = new Set<string>();
+    // The status each key's first failed message got; its later messages in the call share it.
+    const failedKeys = new Map<string, FailedStatus>();
     const keyOf = (p: Pending) => (fifo ? (p.entry.MessageGroupId ?? null) : null);
     while (pending.length > 0) {
       const batch = this.nextBatch(pending, failedKeys, keyOf, outcomes);
@@ -156,7 +157,9 @@ export class SqsPublisher implements Publisher {
       await this.sendBatch(queueUrl, batch, outcomes, signal, statusOf);
       for (const p of batch) {
         const key = keyOf(p);
-        if (key !== null && outcomes[p.index]?.status !== 'sent') failedKeys.add(key);
+        const status = outcomes[p.index]?.status;
+        if (key !== null && status !== undefined && status !== 'sent' && !failedKeys.has(key))
+          failedKeys.set(key, status === 'unavailable' ? 'unavailable' : 'retryable');
       }
     }
   }
@@ -164,7 +167,7 @@ export class SqsPublisher implements Publisher {
   /** Takes the next batch off `pending`: at most 10 entries within maxBatchBytes, skipping failed keys. */
   private nextBatch(
     pending: Pending[],
-    failedKeys: ReadonlySet<string>,
+    failedKeys: ReadonlyMap<string, FailedStatus>,
     keyOf: (p: Pending) => string | null,
     outcomes: (PublishOutcome | undefined)[],
   ): Pending[] {
@@ -173,12 +176,15 @@ export class SqsPublisher implements Publisher {
     while (pending.length > 0 && batch.length < MAX_BATCH_ENTRIES) {
       const next = pending[0]!;
       const key = keyOf(next);
-      if (key !== null && failedKeys.has(key)) {
+      const earlier = key === null ? undefined : failedKeys.get(key);
+      if (earlier !== undefined) {
         pending.shift();
-        outcomes[next.index] = retryable(
-          next.message,
-          `an earlier message of ordering key ${key} was not sent`,
-        );
+        // An outage (unavailable) spends no attempt of the key's later messages either.
+        outcomes[next.index] = {
+          id: next.message.id,
+          status: earlier,
+          error: `an earlier message of ordering key ${key} was not sent`,
+        };
         continue;
       }
       if (batch.length > 0 && bytes + next.size > this.options.maxBatchBytes) break;
@@ -236,12 +242,15 @@ type FailedStatus = Exclude<PublishOutcome['status'], 'sent'>;
  * own deadline (`confirmTimeoutMs`) ended it, not the relay (`stop`: its lease, its shutdown).
  * Nothing in a message makes SQS withhold its answer, while a network that drops packets
  * withholds every one: spending attempts on that turned events FAILED during a silent outage
- * (review 19), where a refused connection spent none. An answer SQS gave (an HTTP status) as the
- * deadline passed, and everything else: publishStatus.
+ * (review 19), where a refused connection spent none. A request abandoned at another deadline
+ * (a shared queue-name lookup's setupTimeoutMs: abandonedError's cause) is unavailable by
+ * publishStatus too (review 22). An answer SQS gave (an HTTP status) as the deadline passed, and
+ * everything else: publishStatus; a publish the relay stopped: retryable.
  */
 function failedStatus(error: unknown, deadline: AbortSignal, stop: AbortSignal): FailedStatus {
   const answered = (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata?.httpStatusCode;
-  if (deadline.aborted && !stop.aborted && answered === undefined) return 'unavailable';
+  if (stop.aborted) return 'retryable';
+  if (deadline.aborted && answered === undefined) return 'unavailable';
   return publishStatus(error);
 }
 

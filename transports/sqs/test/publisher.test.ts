@@ -199,6 +199,32 @@ describe('SqsPublisher without a reachable endpoint', () => {
       await connection.close();
     }
   });
+
+  // A key's later messages are not sent once one of its messages was not (order): during an
+  // outage they are unavailable too, spending no attempt (review 22 noticed them retryable).
+  it('reports the later messages of a FIFO key unavailable too, past the first request of 10', async () => {
+    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const connection = new SqsConnection({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+      maxAttempts: 1,
+    });
+    const publisher = new SqsPublisher(connection);
+    try {
+      const queueUrl = `${endpoint}/000000000000/orders.fifo`;
+      const outcomes = await publisher.publish(
+        outboxMessages(12, queueUrl, { orderingKey: 'customer-1' }),
+        neverAborted(),
+      );
+      expect(new Set(outcomes.map((o) => o.status))).toEqual(new Set(['unavailable']));
+      expect((outcomes[11] as { error?: string }).error).toContain(
+        'an earlier message of ordering key customer-1 was not sent',
+      );
+    } finally {
+      await connection.close();
+    }
+  });
 });
 
 describe('SqsPublisher against an endpoint that never answers', () => {

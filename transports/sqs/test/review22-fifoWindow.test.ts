@@ -24,7 +24,9 @@ class TimeoutThenFlaky implements InboxAcceptor {
     if (!this.timedOut && inputs.length > 1) {
       this.timedOut = true;
       return Promise.reject(
-        new FerryError('FERRY_TIMEOUT', 'canceling statement due to statement timeout (57014)', { retriable: true }),
+        new FerryError('FERRY_TIMEOUT', 'canceling statement due to statement timeout (57014)', {
+          retriable: true,
+        }),
       );
     }
     if (this.flaky !== null && inputs.some((i) => i.messageId === this.flaky)) {
@@ -36,7 +38,7 @@ class TimeoutThenFlaky implements InboxAcceptor {
 }
 
 /**
- * Review 22 of 7491110 (FIFO group order, groupOrdered). README: "... on a FIFO queue: the
+ * Review finding (failed first), review 22 of 7491110 (FIFO group order, groupOrdered). README: "... on a FIFO queue: the
  * batch's messages are then offered one at a time, in order; once one fails alone, the later
  * messages of its MessageGroupId in the batch are not offered ... so a group is never accepted
  * out of order". groupOrdered only sees what acceptHolding offers it at once; after a
@@ -63,7 +65,8 @@ describe('review22: FIFO group order when the held batch is offered in parts aft
         ? {
             deadLetter: {
               mode: 'queue' as const,
-              queueUrl: (await f.queues.declare({ name: `${uniqueName('r22-fifo-window-dlq')}.fifo` })).queueUrl,
+              queueUrl: (await f.queues.declare({ name: `${uniqueName('r22-fifo-window-dlq')}.fifo` }))
+                .queueUrl,
             },
           }
         : {};

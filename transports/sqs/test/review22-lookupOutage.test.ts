@@ -1,5 +1,5 @@
 /**
- * Review 22 of 7491110: the silent-outage fix (3d28627) against the shared queue-name lookup.
+ * Review finding (failed first), review 22 of 7491110: the silent-outage fix (3d28627) against the shared queue-name lookup.
  * README (deadlines): a publisher request SQS has not answered is `unavailable` ("a silent outage
  * spends no attempt"); the queue-name lookup a publish waits for is shared and "runs to
  * setupTimeoutMs". When the shared lookup ends first (setupTimeoutMs shorter than
