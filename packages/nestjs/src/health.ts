@@ -50,10 +50,12 @@ function inboxSource(service: InboxService): LoopSource {
       return service.state === 'running' ? service.inbox.lastCycleAt : null;
     },
     get state() {
-      return service.state;
+      // Before app.init() and until the worker started: not live (README), not "starting".
+      return service.state === 'created' || service.state === 'ready' ? 'not started' : service.state;
     },
     get pollIntervalMs() {
-      return service.inbox.pollIntervalMs;
+      // The core Inbox exists from module init on; before it, not live anyway (state above).
+      return service.state === 'created' ? undefined : service.inbox.pollIntervalMs;
     },
   };
 }

@@ -36,6 +36,15 @@ function isPublisherInstance(value: unknown): value is Publisher {
 function publisherProvider(publisher: OutboxRegistration['publisher']): Provider | undefined {
   if (publisher === undefined) return undefined;
   if (isPublisherInstance(publisher)) return { provide: OUTBOX_PUBLISHER, useValue: publisher };
+  // Nest's injection tokens are classes, strings and symbols: any other value (a transport's
+  // connection or options passed by mistake) named neither `publisher` nor the cause in Nest's error.
+  const kind = typeof publisher;
+  if (kind !== 'function' && kind !== 'string' && kind !== 'symbol') {
+    throw new FerryConfigError(
+      'publisher',
+      `must be a Publisher (an object with a publish() method) or the injection token of one (a class, string or symbol), got ${publisher === null ? 'null' : Array.isArray(publisher) ? 'an array' : kind === 'object' ? 'an object without publish()' : `a ${kind}`}`,
+    );
+  }
   return { provide: OUTBOX_PUBLISHER, useExisting: publisher as InjectionToken };
 }
 

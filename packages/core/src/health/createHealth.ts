@@ -41,6 +41,9 @@ async function probe(name: string, timeoutMs: number, work: () => Promise<string
   }
 }
 
+/** LoopSource states that are not alive, however recent the last cycle. */
+const NOT_ALIVE: ReadonlySet<string> = new Set(['closing', 'closed', 'not started']);
+
 /**
  * Health over the relay, the inbox worker and the transports. Liveness reads the loops'
  * last successful cycle (no database); readiness probes the database, ferry's schema and
@@ -55,7 +58,7 @@ export function createHealth(options: HealthOptions): FerryHealth {
   const createdAt = Date.now();
 
   function loop(name: string, source: LoopSource): HealthCheck {
-    if (source.state === 'closing' || source.state === 'closed') return down(name, `state ${source.state}`);
+    if (NOT_ALIVE.has(source.state ?? '')) return down(name, `state ${source.state}`);
     const last = source.lastCycleAt?.getTime() ?? null;
     const age = Date.now() - (last ?? createdAt);
     // The next cycle is due one poll interval after the last: the bound counts from then.

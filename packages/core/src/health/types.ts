@@ -6,7 +6,10 @@ import type { SqlExecutor } from '../sql/executor';
 export interface LoopSource {
   /** When the loop last finished a cycle without an error; null before the first. */
   readonly lastCycleAt: Date | null;
-  /** relay.state / inbox.state: 'closing' and 'closed' are not alive. */
+  /**
+   * relay.state / inbox.state: 'closing' and 'closed' are not alive, nor 'not started' (a source
+   * that knows its loop was not started yet, e.g. @ferry/nestjs's InboxService before app.init()).
+   */
   readonly state?: string;
   /**
    * The wait of an idle loop between two cycles (relay: `pollInterval`, inbox:
