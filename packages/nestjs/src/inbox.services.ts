@@ -88,15 +88,31 @@ export class InboxService
   }
 
   async accept(input: InboxAcceptInput): Promise<InboxAcceptedReceipt> {
-    return this.inbox.accept(input);
+    return this.accepting().accept(input);
   }
 
   async acceptMany(inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> {
-    return this.inbox.acceptMany(inputs);
+    return this.accepting().acceptMany(inputs);
   }
 
   async acceptDetailed(inputs: readonly InboxAcceptInput[]): Promise<AcceptOutcome[]> {
-    return this.inbox.acceptDetailed(inputs);
+    return this.accepting().acceptDetailed(inputs);
+  }
+
+  /**
+   * The inbox, for acceptance: FERRY_CLOSED once the module is being destroyed. A transport
+   * consumer still attached then (closed after this module) holds its deliveries for the broker
+   * to redeliver, instead of writing through a Prisma client the application disconnects next
+   * (Prisma reconnects on the next query, and the process never ends).
+   */
+  private accepting(): Inbox<unknown> {
+    if (this.status === 'closing' || this.status === 'closed') {
+      throw new FerryError(
+        'FERRY_CLOSED',
+        'the inbox module is shutting down (app.close()): acceptance stopped; close transport consumers before it',
+      );
+    }
+    return this.inbox;
   }
 
   /**

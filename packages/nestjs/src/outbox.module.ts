@@ -91,7 +91,19 @@ function serviceProviders(prisma: InjectionToken, withPublisher: boolean): Provi
     },
     {
       provide: OutboxRelayService,
-      useFactory: (resolved: ResolvedOutboxSettings, client: unknown, publisher?: Publisher) => {
+      useFactory: (
+        resolved: ResolvedOutboxSettings,
+        settings: { readonly relay?: { readonly enabled?: unknown } },
+        client: unknown,
+        publisher?: Publisher,
+      ) => {
+        // Asked for a relay explicitly, with nothing to publish to: events would stay PENDING.
+        if (!publisher && settings.relay?.enabled === true) {
+          throw new FerryConfigError(
+            'relay.enabled',
+            'is true but no publisher is configured: pass publisher (a Publisher or its injection token), or leave relay.enabled out to emit without a relay in this application',
+          );
+        }
         if (!publisher || !resolved.relay.enabled) return new OutboxRelayService(undefined);
         if (!isPublisherInstance(publisher)) {
           throw new FerryConfigError(
@@ -110,7 +122,9 @@ function serviceProviders(prisma: InjectionToken, withPublisher: boolean): Provi
           }),
         );
       },
-      inject: withPublisher ? [OUTBOX_RESOLVED, prisma, OUTBOX_PUBLISHER] : [OUTBOX_RESOLVED, prisma],
+      inject: withPublisher
+        ? [OUTBOX_RESOLVED, OUTBOX_MODULE_OPTIONS, prisma, OUTBOX_PUBLISHER]
+        : [OUTBOX_RESOLVED, OUTBOX_MODULE_OPTIONS, prisma],
     },
   ];
 }

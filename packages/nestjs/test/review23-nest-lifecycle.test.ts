@@ -136,3 +136,66 @@ describe('review23: a bootstrap that fails after the relay started', () => {
     }
   });
 });
+
+describe('review23: acceptance through InboxService after app.close()', () => {
+  // User: a transport consumer attached to InboxService in a module Nest destroys after the
+  // inbox module (or never closed) goes on offering deliveries after app.close(). Noticed by the
+  // review: the acceptance was written through the Prisma client the application had just
+  // disconnected (Prisma reconnects on the next query), so a shut-down app kept writing and its
+  // pool open. Contract: after shutdown, acceptance refuses with FERRY_CLOSED (batch-wide: a
+  // transport holds the deliveries for the broker to redeliver) and writes nothing.
+  it('refuses acceptance with FERRY_CLOSED once the inbox module is destroyed, writing nothing', async () => {
+    const app = await Test.createTestingModule({
+      imports: [
+        InboxModule.forRoot({
+          prisma: TestPrismaService,
+          imports: [prismaModule(t.newClient())],
+          worker: { enabled: false },
+        }),
+      ],
+      providers: [Projection],
+    }).compile();
+    await app.init();
+    const inbox = app.get(InboxService);
+    await app.close();
+    const input = {
+      consumer: 'review23.projection',
+      messageId: 'after-close-1',
+      tenantId: null,
+      payload: { n: 1 },
+    };
+    const refused = await inbox.acceptMany([input]).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isFerryError(refused, 'FERRY_CLOSED')).toBe(true);
+    const rows = await t.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM ferry_inbox_receipts WHERE message_id = 'after-close-1'",
+    );
+    expect(rows[0]!.n).toBe(0);
+  });
+});
+
+describe('review23: relay.enabled true without a publisher', () => {
+  // User: asks for a relay (`relay: { enabled: true }`) but forgets `publisher` (noticed by the
+  // review): the module started without a relay, silently, and emitted events stayed PENDING.
+  // Contract: a contradictory option fails module initialization with FerryConfigError naming it.
+  it('fails module initialization with FerryConfigError naming relay.enabled', async () => {
+    const error: unknown = await (async () => {
+      const app = await Test.createTestingModule({
+        imports: [
+          OutboxModule.forRoot({
+            prisma: TestPrismaService,
+            imports: [prismaModule(t.newClient())],
+            relay: { enabled: true },
+          }),
+        ],
+      }).compile();
+      await app.close();
+    })().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option: 'relay.enabled' });
+  });
+});
