@@ -318,14 +318,14 @@ export class DeliverySettler {
     const copy = copyOptions(entry.message.properties, headers, negotiatedFrameMax(entry.channel));
     if (copy.headers?.[DROPPED_HEADERS] !== undefined) {
       // A copy without some of the delivery's headers would not be the same message when it
-      // comes back (a tenant or identity function reading one of them would read nothing): the
-      // delivery itself waits out the backoff and is requeued, as when a copy is not taken.
-      this.o.logger.warn(
-        { queue: this.o.names.queue, messageId, dropped: copy.headers[DROPPED_HEADERS] },
-        'ferry.rabbitmq: a retry copy cannot carry all of the delivery’s headers (a header table at the size amqplib can encode); the delivery is requeued after the backoff instead',
-      );
-      await this.requeueAfter(entry, delay);
-      return delay;
+      // comes back (a tenant or identity function reading one of them would read nothing), and
+      // without a copy no trip is counted (requeued, it would come back for ever): the delivery is
+      // dead-lettered now, with the reason, for an operator to requeue once acceptance works.
+      const detail =
+        `acceptance failed (${error}); a retry copy cannot carry all of its headers (a header table ` +
+        `at the size amqplib can encode, with ferry's retry headers added), so it is not retried`;
+      await this.deadLetter(entry, { messageId, reason: REJECT_REASONS.headersTooLarge, detail }, tally);
+      return null;
     }
     const copied = await this.copyTo(entry, '', tierQueueName(this.o.names.retryQueue, tier), headers, copy);
     if (copied.status === 'confirmed') {

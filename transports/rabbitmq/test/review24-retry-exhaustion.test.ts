@@ -1,5 +1,5 @@
 /**
- * Review 24 of 21dbc40 / 00962b1: a retry copy that cannot carry all of the delivery's headers
+ * Review finding (failed first), review 24 of 21dbc40: a retry copy that cannot carry all of the delivery's headers
  * is not made; the delivery is requeued after the backoff and the trip is not counted against
  * maxTransportRetries. Attack: a delivery whose acceptance keeps failing retriably.
  */
@@ -23,7 +23,7 @@ describe('review24: a delivery whose retry copy cannot carry its headers, accept
   // What happens: the retry copy would leave a header out, so no copy is made and the delivery is
   // requeued after backoff(1) without its attempt counter moving: it is offered again and again,
   // for ever (well past maxTransportRetries), and never dead-lettered.
-  it('dead-letters it after maxTransportRetries instead of requeueing it for ever', async () => {
+  it('dead-letters it (headers_too_large) instead of requeueing it for ever', async () => {
     const offers: string[] = [];
     await f.attach({
       maxTransportRetries: 2,
@@ -60,7 +60,8 @@ describe('review24: a delivery whose retry copy cannot carry its headers, accept
       offersOverLimit: false,
     });
     expect(dead[0]!.properties.headers).toMatchObject({
-      [FERRY_HEADERS.rejectReason]: 'transport_retries_exhausted',
+      // Dead-lettered at its first failed acceptance: it cannot go round the tiers faithfully.
+      [FERRY_HEADERS.rejectReason]: 'headers_too_large',
     });
   }, 90_000);
 });
