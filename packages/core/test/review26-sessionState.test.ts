@@ -1,5 +1,5 @@
 /**
- * review26: what a handler (or the database's configuration) leaves in the session of a pooled
+ * Review finding (failed first), review 26 of b165ba9: review26: what a handler (or the database's configuration) leaves in the session of a pooled
  * connection, and what it does to ferry's own statements in the next handler transaction.
  *
  * Most session state a handler can set is harmless to ferry: a session search_path or role that

@@ -1,4 +1,5 @@
 import type { SqlExecutor, TransactionAdapter } from '../sql/executor';
+import { FerryError } from '../errors';
 import { InboxLeaseLostError } from './errors';
 import { beginHandler } from './sql/beginHandler';
 import { claimReceipts } from './sql/claim';
@@ -12,6 +13,25 @@ import { renewQueued } from './sql/renewQueued';
 import { scheduleRetry } from './sql/scheduleRetry';
 import type { ResolvedInboxWorkerOptions } from './options';
 import type { ClaimedReceipt } from './types';
+
+/**
+ * A handler transaction that did not run at READ COMMITTED, thrown before the handler runs. Its
+ * fenced completion updates the receipt row that the lease renewals update meanwhile, which
+ * REPEATABLE READ and SERIALIZABLE refuse (40001): every handler longer than a heartbeat failed
+ * its completion and went DEAD (review 26). Thrown again when the adapter was asked for READ
+ * COMMITTED (`asked`) and did not start it: a failure of the receipt, retried, naming the cause.
+ */
+class OtherIsolation extends FerryError {
+  constructor(
+    readonly isolation: string,
+    readonly asked: 'read committed' | undefined,
+  ) {
+    super(
+      'FERRY_DATABASE_ERROR',
+      `the handler transaction runs at ${isolation}${asked ? ' although the transaction adapter was asked for read committed (TransactionOptions.isolation)' : ''}: ferry's fenced completion needs read committed (its lease renewals update the receipt row meanwhile)`,
+    );
+  }
+}
 
 /** The transitions the worker loop is given; tests may replace any of them. */
 export interface InboxWorkerOps<TTx> {
@@ -50,16 +70,31 @@ export function sqlWorkerOps<TTx>(
     renew: (r) => renewLease(db, r.id, r.claimToken, worker.leaseMs),
     renewQueued: (receipts) => renewQueued(db, receipts, worker.leaseMs),
     release: (receipts) => releaseClaims(db, receipts),
-    transaction: <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>, abandoned?: AbortSignal) =>
-      adapter.transaction(
-        async (tx) => {
-          if (!(await beginHandler(adapter.bind(tx), r, worker))) {
-            throw new InboxLeaseLostError(r.id);
-          }
-          return work(tx);
-        },
-        { timeoutMs: worker.transactionTimeoutMs, maxWaitMs: worker.transactionMaxWaitMs, signal: abandoned },
-      ),
+    transaction: async <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>, abandoned?: AbortSignal) => {
+      const run = (isolation?: 'read committed') =>
+        adapter.transaction(
+          async (tx) => {
+            const begun = await beginHandler(adapter.bind(tx), r, worker);
+            if (begun.isolation !== 'read committed') throw new OtherIsolation(begun.isolation, isolation);
+            if (!begun.owned) throw new InboxLeaseLostError(r.id);
+            return work(tx);
+          },
+          {
+            timeoutMs: worker.transactionTimeoutMs,
+            maxWaitMs: worker.transactionMaxWaitMs,
+            signal: abandoned,
+            isolation,
+          },
+        );
+      try {
+        return await run();
+      } catch (error) {
+        // Rolled back before the handler ran: once more, at READ COMMITTED (no extra statement
+        // for a connection already at it, the usual case).
+        if (!(error instanceof OtherIsolation) || error.asked !== undefined) throw error;
+        return run('read committed');
+      }
+    },
     complete: (tx, r) => completeReceipt(adapter.bind(tx), r.id, r.claimToken),
     scheduleRetry: (r, delayMs, error) => scheduleRetry(db, r.id, r.claimToken, delayMs, error),
     markDead: (r, error) => markDead(db, r.id, r.claimToken, error),

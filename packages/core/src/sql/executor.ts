@@ -31,6 +31,15 @@ export interface TransactionOptions {
    * Prisma cannot be told: its own `timeout` ends the transaction.
    */
   signal?: AbortSignal;
+  /**
+   * `'read committed'`: the transaction runs at READ COMMITTED whatever the database's or the
+   * connection's default (`default_transaction_isolation`): Prisma's `isolationLevel`,
+   * node-postgres's `BEGIN ISOLATION LEVEL READ COMMITTED`, Kysely's `setIsolationLevel`. The
+   * inbox worker asks for it when a handler transaction found another level: its fenced
+   * completion updates the receipt row that its lease renewals update meanwhile, which REPEATABLE
+   * READ and SERIALIZABLE refuse (40001). Unset: the default, and no extra statement.
+   */
+  isolation?: 'read committed';
 }
 
 /**
@@ -126,19 +135,20 @@ export interface PrismaClientLike extends PrismaTransactionLike {
 /** Prisma's interactive `$transaction(fn, { maxWait, timeout })`, the one form ferry uses. */
 type InteractiveTransaction = <R>(
   fn: (tx: PrismaTransactionLike) => Promise<R>,
-  options: { maxWait?: number; timeout?: number },
+  options: { maxWait?: number; timeout?: number; isolationLevel?: 'ReadCommitted' },
 ) => Promise<R>;
 
 /** Runs `work` in an interactive transaction of the application's Prisma client. */
 export function interactiveTransaction<R>(
   client: PrismaClientLike,
   work: (tx: PrismaTransactionLike) => Promise<R>,
-  options: { maxWaitMs?: number; timeoutMs?: number } = {},
+  options: { maxWaitMs?: number; timeoutMs?: number; isolation?: 'read committed' } = {},
 ): Promise<R> {
   const run = client.$transaction.bind(client) as unknown as InteractiveTransaction;
   return run(work, {
     maxWait: options.maxWaitMs ?? 5_000,
     timeout: options.timeoutMs ?? 10_000,
+    ...(options.isolation === 'read committed' ? { isolationLevel: 'ReadCommitted' as const } : {}),
   });
 }
 

@@ -119,7 +119,11 @@ function openTransaction<DB, T>(
     let given: { readonly reason: unknown } | undefined;
     let abandon: () => void = () => undefined;
     const abandoned = new Promise<void>((resolve) => (abandon = resolve));
-    const transaction = db.transaction().execute(async (trx) => {
+    const builder =
+      options.isolation === 'read committed'
+        ? db.transaction().setIsolationLevel('read committed')
+        : db.transaction();
+    const transaction = builder.execute(async (trx) => {
       const deadline = transactionDeadline(options, { committing: false });
       let backend: TransactionBackend | undefined;
       try {

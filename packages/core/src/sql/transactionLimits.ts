@@ -127,9 +127,10 @@ export function checkedTimeout(timeoutMs: number | undefined): number | undefine
 export function beginLimited(options: IdentifyingOptions): string {
   const timeoutMs = checkedTimeout(options.timeoutMs);
   const identify = options[IDENTIFY] !== undefined;
-  if (timeoutMs === undefined) return identify ? `BEGIN; ${IDENTIFY_ONLY}` : 'BEGIN';
+  const begin = options.isolation === 'read committed' ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : 'BEGIN';
+  if (timeoutMs === undefined) return identify ? `${begin}; ${IDENTIFY_ONLY}` : begin;
   const limit = identify ? LIMIT_AND_IDENTIFY : LIMIT;
-  return `BEGIN; ${limit.replaceAll('$1', `'${timeoutMs}ms'`).trim()}`;
+  return `${begin}; ${limit.replaceAll('$1', `'${timeoutMs}ms'`).trim()}`;
 }
 
 /**

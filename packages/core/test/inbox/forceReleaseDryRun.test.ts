@@ -49,7 +49,7 @@ describe('dry run of a forced release', () => {
     // Inside the dry run's transaction, after its release statement, before its rollback.
     const handler = async () => {
       handled = await t.db.transaction(async (tx) =>
-        (await beginHandler(tx, claim, LIMITS))
+        (await beginHandler(tx, claim, LIMITS)).owned
           ? completeReceipt(tx, claim.id, claim.claimToken)
           : 'not begun',
       );

@@ -331,7 +331,7 @@ describe.each(['pending', 'none'] as const)('statistics %s', (statistics) => {
     const [a, b, c, d, e] = last.own as [Claim, Claim, Claim, Claim, Claim];
     expect(
       await t.db.transaction(async (tx) =>
-        (await beginHandler(tx, a, LIMITS)) ? completeReceipt(tx, a.id, a.claimToken) : 'not begun',
+        (await beginHandler(tx, a, LIMITS)).owned ? completeReceipt(tx, a.id, a.claimToken) : 'not begun',
       ),
     ).toBe('completed');
     expect(await renewLease(t.db, b.id, b.claimToken, 60_000)).toBe(true);
