@@ -16,15 +16,11 @@
  * expects at least one conformance case to fail; each fails on HEAD because the whole suite
  * passes the broken transport.
  */
-import { FERRY_HEADERS, type InboxAcceptInput, type InboxAcceptor, type OutboxMessage } from '@ferry/core';
+import type { OutboxMessage } from '@ferry/core';
 import { outboxHeaders } from '@ferry/core/transport';
-import {
-  InMemoryBroker,
-  InMemoryPublisher,
-  attachInMemoryConsumer,
-  type InMemoryPublisherOptions,
-} from '@ferry/testing';
+import { InMemoryBroker, InMemoryPublisher, type InMemoryPublisherOptions } from '@ferry/testing';
 import { runTransportConformance, type TransportConformanceOptions } from '@ferry/testing/conformance';
+import { inMemoryConformance, type InMemoryVariant } from './support/inMemoryConformance';
 
 type Fn = () => unknown;
 interface Recorded {
@@ -88,81 +84,9 @@ async function conformanceFailures(options: TransportConformanceOptions): Promis
   return failed;
 }
 
-interface Variant {
-  /** The broker of each case (a subclass of InMemoryBroker: the broken broker / publisher). */
-  broker?: () => InMemoryBroker;
-  /** What the consumer hands the inbox (a broken consumer's inputs). */
-  inputs?: (input: InboxAcceptInput) => InboxAcceptInput;
-  /** Wraps the acceptor the suite attaches (a consumer that reads the answers its own way). */
-  acceptor?: (acceptor: InboxAcceptor, broker: InMemoryBroker) => InboxAcceptor;
-}
-
 /** test/conformance.test.ts's options, with the variant's pieces swapped in. */
-function inMemoryTransport(variant: Variant = {}): TransportConformanceOptions {
-  let current: InMemoryBroker | null = null;
-  return {
-    name: 'in-memory (review25 variant)',
-    transport: 'memory',
-    system: 'memory',
-    features: {
-      deadLetter: true,
-      orderingPerKey: true,
-      redeliveryAfterRestart: true,
-      unroutableDetection: true,
-    },
-    restartBroker: async () => current?.restart(),
-    timeoutMs: TIMEOUT_MS,
-    async createTransport({ publisherObserver }) {
-      const broker = variant.broker?.() ?? new InMemoryBroker();
-      current = broker;
-      const queue = 'conformance';
-      broker.declareQueue(queue);
-      const publisher = broker.publisher({ observer: publisherObserver });
-      return {
-        publisher,
-        destination: queue,
-        source: queue,
-        unroutableDestination: 'nowhere',
-        async attach(acceptor, { consumer, observer }) {
-          let fed: InboxAcceptor = acceptor;
-          const mapInputs = variant.inputs;
-          if (mapInputs) {
-            fed = {
-              maxPayloadBytes: acceptor.maxPayloadBytes,
-              acceptMany: (inputs) => acceptor.acceptMany(inputs.map(mapInputs)),
-            };
-          }
-          if (variant.acceptor) fed = variant.acceptor(fed, broker);
-          const attached = attachInMemoryConsumer(fed, {
-            broker,
-            queue,
-            consumer,
-            observer,
-            retryBackoff: { initialMs: 20, maxMs: 100 },
-          });
-          await attached.ready();
-          return attached;
-        },
-        async publishRaw(message) {
-          broker.send(queue, {
-            body: Buffer.from(message.body),
-            ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
-            headers: { ...message.headers },
-          });
-        },
-        async readDeadLetters() {
-          return broker.deadLetters(queue).map(({ delivery, reason }) => ({
-            messageId: delivery.headers[FERRY_HEADERS.messageId] ?? delivery.messageId ?? null,
-            reason,
-          }));
-        },
-        async cleanup() {
-          await publisher.close();
-          broker.deleteQueue(queue);
-        },
-      };
-    },
-  };
+function inMemoryTransport(variant: InMemoryVariant = {}): TransportConformanceOptions {
+  return inMemoryConformance({ name: 'in-memory (review25 variant)', timeoutMs: TIMEOUT_MS, ...variant });
 }
 
 /** A broker whose publisher builds each delivery with `build` (a broken publisher). */

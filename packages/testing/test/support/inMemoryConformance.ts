@@ -1,0 +1,86 @@
+import { FERRY_HEADERS, type InboxAcceptInput, type InboxAcceptor } from '@ferry/core';
+import { InMemoryBroker, attachInMemoryConsumer } from '@ferry/testing';
+import type { TransportConformanceOptions } from '@ferry/testing/conformance';
+
+/** Pieces of the in-memory transport a test swaps for broken ones (review25-conformance-mutants). */
+export interface InMemoryVariant {
+  /** The broker of each case (a subclass of InMemoryBroker: the broken broker / publisher). */
+  readonly broker?: () => InMemoryBroker;
+  /** What the consumer hands the inbox (a broken consumer's inputs). */
+  readonly inputs?: (input: InboxAcceptInput) => InboxAcceptInput;
+  /** Wraps the acceptor the suite attaches (a consumer that reads the answers its own way). */
+  readonly acceptor?: (acceptor: InboxAcceptor, broker: InMemoryBroker) => InboxAcceptor;
+}
+
+/**
+ * The conformance options of the in-memory broker of @ferry/testing: each case gets a fresh
+ * broker; restartBroker ends the current broker's session. `variant` swaps in broken pieces.
+ */
+export function inMemoryConformance(
+  options: { readonly name: string; readonly timeoutMs: number } & InMemoryVariant,
+): TransportConformanceOptions {
+  let current: InMemoryBroker | null = null;
+  return {
+    name: options.name,
+    transport: 'memory',
+    system: 'memory',
+    features: {
+      deadLetter: true,
+      orderingPerKey: true,
+      redeliveryAfterRestart: true,
+      unroutableDetection: true,
+    },
+    restartBroker: async () => current?.restart(),
+    timeoutMs: options.timeoutMs,
+    async createTransport({ publisherObserver }) {
+      const broker = options.broker?.() ?? new InMemoryBroker();
+      current = broker;
+      const queue = 'conformance';
+      broker.declareQueue(queue);
+      const publisher = broker.publisher({ observer: publisherObserver });
+      return {
+        publisher,
+        destination: queue,
+        source: queue,
+        unroutableDestination: 'nowhere',
+        async attach(acceptor, { consumer, observer }) {
+          let fed: InboxAcceptor = acceptor;
+          const mapInputs = options.inputs;
+          if (mapInputs) {
+            fed = {
+              maxPayloadBytes: acceptor.maxPayloadBytes,
+              acceptMany: (inputs) => acceptor.acceptMany(inputs.map(mapInputs)),
+            };
+          }
+          if (options.acceptor) fed = options.acceptor(fed, broker);
+          const attached = attachInMemoryConsumer(fed, {
+            broker,
+            queue,
+            consumer,
+            observer,
+            retryBackoff: { initialMs: 20, maxMs: 100 },
+          });
+          await attached.ready();
+          return attached;
+        },
+        async publishRaw(message) {
+          broker.send(queue, {
+            body: Buffer.from(message.body),
+            ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
+            headers: { ...message.headers },
+          });
+        },
+        async readDeadLetters() {
+          return broker.deadLetters(queue).map(({ delivery, reason }) => ({
+            messageId: delivery.headers[FERRY_HEADERS.messageId] ?? delivery.messageId ?? null,
+            reason,
+          }));
+        },
+        async cleanup() {
+          await publisher.close();
+          broker.deleteQueue(queue);
+        },
+      };
+    },
+  };
+}
