@@ -1,5 +1,5 @@
 /**
- * Review 27 of a1c08e8 (the inbox handler transaction is started again at READ COMMITTED when its
+ * Review finding (failed first), review 27 of a1c08e8 (the inbox handler transaction is started again at READ COMMITTED when its
  * first statement finds another isolation level). The fix pins the isolation level only: the other
  * transaction characteristic a handler can leave on a pooled connection, READ ONLY
  * (`SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY`, or the same with SERIALIZABLE, READ
@@ -65,35 +65,41 @@ describe('review27: a session READ ONLY default left on the pooled connection by
   // a statement of ferry's fails with "error [25006]: cannot execute SELECT in a read-only
   // transaction" (the handler itself only reads), and globex's receipt is retried on the same
   // connection until DEAD with that last_error.
-  it.each(LEFT)('pgTransactions: the next handler on the connection still completes (%s)', async (_name, set) => {
-    const handlerPool = new Pool({ connectionString: t.url, max: 1 });
-    const ferryPool = new Pool({ connectionString: t.url, max: 2 });
-    const adapter: TransactionAdapter<PoolClient> = { ...pgTransactions(handlerPool), db: fromPg(ferryPool) };
-    const inbox = makeInbox(adapter, {
-      worker: WORKER,
-      handlers: {
-        report: async (_payload, context) => {
-          await context.tx.query(set);
-          await context.tx.query('SELECT count(*) FROM business_rows');
+  it.each(LEFT)(
+    'pgTransactions: the next handler on the connection still completes (%s)',
+    async (_name, set) => {
+      const handlerPool = new Pool({ connectionString: t.url, max: 1 });
+      const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+      const adapter: TransactionAdapter<PoolClient> = {
+        ...pgTransactions(handlerPool),
+        db: fromPg(ferryPool),
+      };
+      const inbox = makeInbox(adapter, {
+        worker: WORKER,
+        handlers: {
+          report: async (_payload, context) => {
+            await context.tx.query(set);
+            await context.tx.query('SELECT count(*) FROM business_rows');
+          },
+          lookup: async (_payload, context) => {
+            await context.tx.query('SELECT count(*) FROM business_rows');
+          },
         },
-        lookup: async (_payload, context) => {
-          await context.tx.query('SELECT count(*) FROM business_rows');
-        },
-      },
-    });
-    try {
-      const report = await inbox.accept(message({ consumer: 'report', tenantId: 'acme' }));
-      expect(await settle(inbox, t, report.record.id, 2)).toMatchObject({ status: 'COMPLETED' });
-      const lookup = await inbox.accept(message({ consumer: 'lookup', tenantId: 'globex' }));
-      const row = await settle(inbox, t, lookup.record.id, WORKER.maxAttempts + 1);
-      expect({ status: row.status, lastError: row.last_error }).toEqual({
-        status: 'COMPLETED',
-        lastError: null,
       });
-    } finally {
-      await inbox.close();
-      await handlerPool.end();
-      await ferryPool.end();
-    }
-  });
+      try {
+        const report = await inbox.accept(message({ consumer: 'report', tenantId: 'acme' }));
+        expect(await settle(inbox, t, report.record.id, 2)).toMatchObject({ status: 'COMPLETED' });
+        const lookup = await inbox.accept(message({ consumer: 'lookup', tenantId: 'globex' }));
+        const row = await settle(inbox, t, lookup.record.id, WORKER.maxAttempts + 1);
+        expect({ status: row.status, lastError: row.last_error }).toEqual({
+          status: 'COMPLETED',
+          lastError: null,
+        });
+      } finally {
+        await inbox.close();
+        await handlerPool.end();
+        await ferryPool.end();
+      }
+    },
+  );
 });

@@ -15,10 +15,10 @@ import type { ResolvedInboxWorkerOptions } from './options';
 import type { ClaimedReceipt } from './types';
 
 /**
- * A handler transaction that did not run at READ COMMITTED, thrown before the handler runs. Its
- * fenced completion updates the receipt row that the lease renewals update meanwhile, which
- * REPEATABLE READ and SERIALIZABLE refuse (40001): every handler longer than a heartbeat failed
- * its completion and went DEAD (review 26). Thrown again when the adapter was asked for READ
+ * A handler transaction that did not run at READ COMMITTED, READ WRITE, thrown before the handler
+ * runs. Its fenced completion updates the receipt row that the lease renewals update meanwhile,
+ * which REPEATABLE READ and SERIALIZABLE refuse (40001): every handler longer than a heartbeat
+ * failed its completion and went DEAD (review 26); READ ONLY refuses it at once (review 27). Thrown again when the adapter was asked for READ
  * COMMITTED (`asked`) and did not start it: a failure of the receipt, retried, naming the cause.
  */
 class OtherIsolation extends FerryError {
@@ -28,7 +28,7 @@ class OtherIsolation extends FerryError {
   ) {
     super(
       'FERRY_DATABASE_ERROR',
-      `the handler transaction runs at ${isolation}${asked ? ' although the transaction adapter was asked for read committed (TransactionOptions.isolation)' : ''}: ferry's fenced completion needs read committed (its lease renewals update the receipt row meanwhile)`,
+      `the handler transaction runs at ${isolation}${asked ? ' although the transaction adapter was asked for read committed, read write (TransactionOptions.isolation; Prisma cannot set the access mode: a pooled connection a handler left READ ONLY by SET SESSION CHARACTERISTICS)' : ''}: ferry's fenced completion needs read committed, read write (its lease renewals update the receipt row meanwhile)`,
     );
   }
 }
@@ -75,7 +75,9 @@ export function sqlWorkerOps<TTx>(
         adapter.transaction(
           async (tx) => {
             const begun = await beginHandler(adapter.bind(tx), r, worker);
-            if (begun.isolation !== 'read committed') throw new OtherIsolation(begun.isolation, isolation);
+            if (begun.isolation !== 'read committed' || begun.readOnly) {
+              throw new OtherIsolation(`${begun.isolation}${begun.readOnly ? ', read only' : ''}`, isolation);
+            }
             if (!begun.owned) throw new InboxLeaseLostError(r.id);
             return work(tx);
           },

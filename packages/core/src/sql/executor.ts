@@ -33,8 +33,10 @@ export interface TransactionOptions {
   signal?: AbortSignal;
   /**
    * `'read committed'`: the transaction runs at READ COMMITTED whatever the database's or the
-   * connection's default (`default_transaction_isolation`): Prisma's `isolationLevel`,
-   * node-postgres's `BEGIN ISOLATION LEVEL READ COMMITTED`, Kysely's `setIsolationLevel`. The
+   * connection's default (`default_transaction_isolation`), and READ WRITE where the client can
+   * say so (`default_transaction_read_only`): Prisma's `isolationLevel` (no access mode),
+   * node-postgres's `BEGIN ISOLATION LEVEL READ COMMITTED, READ WRITE`, Kysely's
+   * `setIsolationLevel` and `setAccessMode`. The
    * inbox worker asks for it when a handler transaction found another level: its fenced
    * completion updates the receipt row that its lease renewals update meanwhile, which REPEATABLE
    * READ and SERIALIZABLE refuse (40001). Unset: the default, and no extra statement.

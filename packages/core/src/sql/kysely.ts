@@ -119,10 +119,12 @@ function openTransaction<DB, T>(
     let given: { readonly reason: unknown } | undefined;
     let abandon: () => void = () => undefined;
     const abandoned = new Promise<void>((resolve) => (abandon = resolve));
-    const builder =
-      options.isolation === 'read committed'
-        ? db.transaction().setIsolationLevel('read committed')
-        : db.transaction();
+    let builder = db.transaction();
+    if (options.isolation === 'read committed') {
+      builder = builder.setIsolationLevel('read committed');
+      // setAccessMode came in a later Kysely than the oldest ferry takes.
+      if (typeof builder.setAccessMode === 'function') builder = builder.setAccessMode('read write');
+    }
     const transaction = builder.execute(async (trx) => {
       const deadline = transactionDeadline(options, { committing: false });
       let backend: TransactionBackend | undefined;

@@ -127,7 +127,8 @@ export function checkedTimeout(timeoutMs: number | undefined): number | undefine
 export function beginLimited(options: IdentifyingOptions): string {
   const timeoutMs = checkedTimeout(options.timeoutMs);
   const identify = options[IDENTIFY] !== undefined;
-  const begin = options.isolation === 'read committed' ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : 'BEGIN';
+  const begin =
+    options.isolation === 'read committed' ? 'BEGIN ISOLATION LEVEL READ COMMITTED, READ WRITE' : 'BEGIN';
   if (timeoutMs === undefined) return identify ? `${begin}; ${IDENTIFY_ONLY}` : begin;
   const limit = identify ? LIMIT_AND_IDENTIFY : LIMIT;
   return `${begin}; ${limit.replaceAll('$1', `'${timeoutMs}ms'`).trim()}`;

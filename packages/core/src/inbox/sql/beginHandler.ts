@@ -32,26 +32,32 @@ const SQL = `
          set_config(${HANDLER_CLAIM}, $2::uuid::text, true) AS claim,
          ${CONNECTION_CHECK.trim()} AS connection_check,
          current_setting('transaction_isolation') AS isolation,
+         current_setting('transaction_read_only') = 'on' AS read_only,
          pg_try_advisory_xact_lock_shared(${receiptLock('$1::uuid')})
            AND EXISTS (SELECT 1 FROM ${TABLE} WHERE ${FENCE}) AS owned`;
 
 /**
- * `owned`: the claim is alive. `isolation`: the transaction's isolation level, read in the same
- * round trip. Anything but `read committed` (a database or connection whose default is REPEATABLE
- * READ or SERIALIZABLE, possibly left by an earlier handler's `SET SESSION CHARACTERISTICS`) would
- * make the completion fail with 40001 once a lease renewal updated the receipt row: the worker
- * then runs the transaction again at READ COMMITTED (workerOps).
+ * `owned`: the claim is alive. `isolation` and `readOnly`: the transaction's isolation level and
+ * access mode, read in the same round trip. Anything but `read committed` (a database or connection
+ * whose default is REPEATABLE READ or SERIALIZABLE, possibly left by an earlier handler's `SET
+ * SESSION CHARACTERISTICS`) would make the completion fail with 40001 once a lease renewal updated
+ * the receipt row, and READ ONLY would refuse it (25006): the worker then runs the transaction
+ * again at READ COMMITTED, READ WRITE (workerOps).
  */
 export async function beginHandler(
   tx: SqlExecutor,
   claim: { readonly id: string; readonly claimToken: string },
   limits: { readonly lockTimeoutMs: number; readonly transactionTimeoutMs: number },
-): Promise<{ readonly owned: boolean; readonly isolation: string }> {
-  const [row] = await tx.query<{ owned: boolean; isolation: string }>(SQL, [
+): Promise<{ readonly owned: boolean; readonly isolation: string; readonly readOnly: boolean }> {
+  const [row] = await tx.query<{ owned: boolean; isolation: string; read_only: boolean }>(SQL, [
     claim.id,
     claim.claimToken,
     `${limits.lockTimeoutMs}ms`,
     `${limits.transactionTimeoutMs}ms`,
   ]);
-  return { owned: row?.owned === true, isolation: row?.isolation ?? 'read committed' };
+  return {
+    owned: row?.owned === true,
+    isolation: row?.isolation ?? 'read committed',
+    readOnly: row?.read_only === true,
+  };
 }
