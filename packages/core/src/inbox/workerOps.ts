@@ -33,6 +33,19 @@ class OtherIsolation extends FerryError {
   }
 }
 
+/**
+ * Whether `error` is a first run's OtherIsolation (started again at READ COMMITTED). What a handler
+ * threw passes through here too: a hostile Proxy whose prototype cannot be read is not one, and
+ * is rethrown as it is (never replaced by what its trap threw).
+ */
+function isRetriedIsolation(error: unknown): boolean {
+  try {
+    return error instanceof OtherIsolation && error.asked === undefined;
+  } catch {
+    return false;
+  }
+}
+
 /** The transitions the worker loop is given; tests may replace any of them. */
 export interface InboxWorkerOps<TTx> {
   claim(limit: number): Promise<ClaimedReceipt[]>;
@@ -93,7 +106,7 @@ export function sqlWorkerOps<TTx>(
       } catch (error) {
         // Rolled back before the handler ran: once more, at READ COMMITTED (no extra statement
         // for a connection already at it, the usual case).
-        if (!(error instanceof OtherIsolation) || error.asked !== undefined) throw error;
+        if (!isRetriedIsolation(error)) throw error;
         return run('read committed');
       }
     },
