@@ -1,5 +1,5 @@
 /**
- * Review finding (failed first), review 26 of b165ba9: review26: what a handler (or the database's configuration) leaves in the session of a pooled
+ * Review findings (failed first), reviews 26 of b165ba9 and 27 of a1c08e8: what a handler (or the database's configuration) leaves in the session of a pooled
  * connection, and what it does to ferry's own statements in the next handler transaction.
  *
  * Most session state a handler can set is harmless to ferry: a session search_path or role that
@@ -176,50 +176,66 @@ describe('review26: a session isolation default left on the pooled connection by
     await t.drop();
   });
 
+  // What a handler leaves: review 26's REPEATABLE READ, and review 27's READ ONLY (failed first on
+  // a1c08e8, which pinned the isolation level only: the rerun's BEGIN kept the session's READ ONLY
+  // and ferry's completion failed with 25006), alone or with SERIALIZABLE, DEFERRABLE.
+  const LEFT: Array<[string, string]> = [
+    ['REPEATABLE READ', 'SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ'],
+    ['READ ONLY', 'SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY'],
+    [
+      'SERIALIZABLE, READ ONLY, DEFERRABLE',
+      'SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY, DEFERRABLE',
+    ],
+  ];
+
   // User: pgTransactions on a pool of one connection for the handlers (ferry's own statements on
   // another pool, as the README's Prisma recipe does with `db: fromPg(pool)`). A reporting
-  // handler of tenant "acme" wants a consistent snapshot and writes `SET SESSION CHARACTERISTICS
-  // AS TRANSACTION ISOLATION LEVEL REPEATABLE READ` (meant `SET TRANSACTION`); its transaction
-  // commits and its connection goes back to the pool with the session default. The next
-  // handler on that connection, another tenant's ordinary order handler, lasts longer than one
-  // heartbeat.
+  // handler of tenant "acme" wants a consistent (or read-only) snapshot and writes `SET SESSION
+  // CHARACTERISTICS AS TRANSACTION ...` (meant `SET TRANSACTION`); its transaction commits and its
+  // connection goes back to the pool with the session default. The next handler on that
+  // connection, another tenant's ordinary order handler, writes and lasts longer than one heartbeat.
   // Contract: a handler cannot harm its neighbours; the order handler succeeds, so its receipt is
-  // COMPLETED.
-  // Instead: ferry's handler transaction inherits the session default; its completion fails with
-  // 40001 against ferry's own lease renewal, and the other tenant's receipt is retried until DEAD.
-  it('pgTransactions: the next handler on the connection still completes', async () => {
-    const handlerPool = new Pool({ connectionString: t.url, max: 1 });
-    const ferryPool = new Pool({ connectionString: t.url, max: 2 });
-    const adapter: TransactionAdapter<PoolClient> = { ...pgTransactions(handlerPool), db: fromPg(ferryPool) };
-    const inbox = makeInbox(adapter, {
-      worker: WORKER,
-      handlers: {
-        report: async (_payload, context) => {
-          await context.tx.query(
-            'SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ',
-          );
-          await context.tx.query('SELECT count(*) FROM business_rows');
+  // COMPLETED with its one row.
+  // Instead (before the fix): ferry's handler transaction inherited the session default; its
+  // completion failed with 40001 against ferry's own lease renewal (or 25006 under READ ONLY), and
+  // the other tenant's receipt was retried until DEAD.
+  it.each(LEFT)(
+    'pgTransactions: the next handler on the connection still completes (%s)',
+    async (_name, set) => {
+      const handlerPool = new Pool({ connectionString: t.url, max: 1 });
+      const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+      const adapter: TransactionAdapter<PoolClient> = {
+        ...pgTransactions(handlerPool),
+        db: fromPg(ferryPool),
+      };
+      const inbox = makeInbox(adapter, {
+        worker: WORKER,
+        handlers: {
+          report: async (_payload, context) => {
+            await context.tx.query(set);
+            await context.tx.query('SELECT count(*) FROM business_rows');
+          },
+          orders: async (_payload, context) => {
+            await context.tx.query(INSERT, [context.receiptId, 'order']);
+            await untilLeaseRenewed(t, context.receiptId);
+          },
         },
-        orders: async (_payload, context) => {
-          await context.tx.query(INSERT, [context.receiptId, 'order']);
-          await untilLeaseRenewed(t, context.receiptId);
-        },
-      },
-    });
-    try {
-      const report = await inbox.accept(message({ consumer: 'report', tenantId: 'acme' }));
-      expect(await settle(inbox, t, report.record.id, 2)).toMatchObject({ status: 'COMPLETED' });
-      const order = await inbox.accept(message({ consumer: 'orders', tenantId: 'globex' }));
-      const row = await settle(inbox, t, order.record.id, WORKER.maxAttempts + 1);
-      expect({ status: row.status, lastError: row.last_error }).toEqual({
-        status: 'COMPLETED',
-        lastError: null,
       });
-      expect(await businessCount(t, order.record.id)).toBe(1);
-    } finally {
-      await inbox.close();
-      await handlerPool.end();
-      await ferryPool.end();
-    }
-  });
+      try {
+        const report = await inbox.accept(message({ consumer: 'report', tenantId: 'acme' }));
+        expect(await settle(inbox, t, report.record.id, 2)).toMatchObject({ status: 'COMPLETED' });
+        const order = await inbox.accept(message({ consumer: 'orders', tenantId: 'globex' }));
+        const row = await settle(inbox, t, order.record.id, WORKER.maxAttempts + 1);
+        expect({ status: row.status, lastError: row.last_error }).toEqual({
+          status: 'COMPLETED',
+          lastError: null,
+        });
+        expect(await businessCount(t, order.record.id)).toBe(1);
+      } finally {
+        await inbox.close();
+        await handlerPool.end();
+        await ferryPool.end();
+      }
+    },
+  );
 });
