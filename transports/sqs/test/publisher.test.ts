@@ -1,4 +1,3 @@
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { TransportPublisherEvent } from '@ferry/core/transport';
 import { FERRY_HEADERS } from '@ferry/core';
@@ -6,11 +5,13 @@ import { HEADERS_ATTRIBUTE, SqsConnection, SqsPublisher } from '@ferry/sqs';
 import { closedPort } from '../../../test-support/closedPort';
 import {
   TestQueues,
+  endpointConnection,
   neverAborted,
   openConnection,
   outboxMessages,
   receiveAtLeast,
   receiveNone,
+  silentEndpoint,
   uniqueName,
 } from './support/sqs';
 
@@ -230,26 +231,15 @@ describe('SqsPublisher without a reachable endpoint', () => {
 describe('SqsPublisher against an endpoint that never answers', () => {
   it('abandons a request not answered within confirmTimeoutMs and reports its messages unavailable', async () => {
     // Accepts connections and reads requests, never answers (a hung endpoint).
-    const sockets = new Set<Socket>();
-    const server = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    const connection = new SqsConnection({
-      endpoint: `http://127.0.0.1:${port}`,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
-      maxAttempts: 1,
-    });
+    const silent = await silentEndpoint();
+    const connection = endpointConnection(silent.url);
     const events: TransportPublisherEvent[] = [];
     const publisher = new SqsPublisher(connection, {
       confirmTimeoutMs: 200,
       observer: (event) => events.push(event),
     });
     try {
-      const queueUrl = `http://127.0.0.1:${port}/000000000000/hung`;
+      const queueUrl = `${silent.url}/000000000000/hung`;
       const outcomes = await publisher.publish(outboxMessages(2, queueUrl), neverAborted());
       expect(outcomes.map((o) => o.status)).toEqual(['unavailable', 'unavailable']);
       expect(events).toEqual([
@@ -264,8 +254,7 @@ describe('SqsPublisher against an endpoint that never answers', () => {
       ]);
     } finally {
       await connection.close();
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
+      await silent.close();
     }
   });
 });

@@ -9,13 +9,12 @@
  * attempt per cycle, and an outage longer than maxRetries x backoff turns healthy events FAILED
  * (dead, waiting for an operator), while the same outage as refused connections loses nothing.
  */
-import { createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { createRelay, emit } from '@ferry/core';
-import { SqsConnection, SqsPublisher } from '@ferry/sqs';
+import { SqsPublisher } from '@ferry/sqs';
 import pino from 'pino';
 import { closedPort } from '../../../test-support/closedPort';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { endpointConnection, silentEndpoint } from './support/sqs';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -25,19 +24,19 @@ afterAll(async () => {
   await database.drop();
 });
 
+/** One relay cycle of one event (maxRetries 1) to `destination` through `endpoint`; the event's row after it. */
 async function relayOnceThrough(
   endpoint: string,
+  options: { destination?: string; setupTimeoutMs?: number; confirmTimeoutMs: number },
 ): Promise<{ status: string; retry_count: number; last_error: string | null }> {
   await database.db.execute('DELETE FROM outbox_events');
-  const connection = new SqsConnection({
+  const connection = endpointConnection(
     endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
-    maxAttempts: 1,
-  });
-  const queueUrl = `${endpoint}/000000000000/orders`;
-  await emit(database.db, { type: 'order.placed', destination: queueUrl, payload: { n: 1 }, maxRetries: 1 });
-  const publisher = new SqsPublisher(connection, { confirmTimeoutMs: 300 });
+    options.setupTimeoutMs === undefined ? {} : { setupTimeoutMs: options.setupTimeoutMs },
+  );
+  const destination = options.destination ?? `${endpoint}/000000000000/orders`;
+  await emit(database.db, { type: 'order.placed', destination, payload: { n: 1 }, maxRetries: 1 });
+  const publisher = new SqsPublisher(connection, { confirmTimeoutMs: options.confirmTimeoutMs });
   const relay = createRelay({ db: database.db, publisher, logger: pino({ level: 'silent' }) });
   try {
     await relay.runOnce();
@@ -56,21 +55,34 @@ async function relayOnceThrough(
 // Contract: the outage spends no attempt; the event stays PENDING (released) and is sent once SQS
 // answers again. Instead the event is charged an attempt and, at maxRetries, FAILED.
 test('a silent SQS endpoint spends no attempt of a healthy event: it stays PENDING, as with a refusing one', async () => {
-  const refused = await relayOnceThrough(`http://127.0.0.1:${await closedPort()}`);
+  const refused = await relayOnceThrough(`http://127.0.0.1:${await closedPort()}`, { confirmTimeoutMs: 300 });
   expect(refused).toMatchObject({ status: 'PENDING', retry_count: 0 });
-
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const silent = await silentEndpoint();
   try {
-    const silent = await relayOnceThrough(`http://127.0.0.1:${port}`);
-    expect(silent).toMatchObject({ status: 'PENDING', retry_count: 0 });
+    expect(await relayOnceThrough(silent.url, { confirmTimeoutMs: 300 })).toMatchObject({
+      status: 'PENDING',
+      retry_count: 0,
+    });
   } finally {
-    for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await silent.close();
+  }
+});
+
+// Review finding (failed first), review 22 of 7491110: the relay publishes to the queue NAME
+// `orders` (resolved by the shared GetQueueUrl) on a connection whose setupTimeoutMs (500) ends
+// before the publisher's confirmTimeoutMs (3000). Contract: a silent SQS is an outage, whichever
+// deadline ends the lookup. Instead (on 7491110) the lookup's AbortError was `retryable`, an
+// attempt was spent and, with maxRetries 1, the healthy event was FAILED.
+test('a silent SQS during the shared queue-name lookup spends no attempt, whichever deadline ends the lookup', async () => {
+  const silent = await silentEndpoint();
+  try {
+    const row = await relayOnceThrough(silent.url, {
+      destination: 'orders',
+      setupTimeoutMs: 500,
+      confirmTimeoutMs: 3_000,
+    });
+    expect(row).toMatchObject({ status: 'PENDING', retry_count: 0 });
+  } finally {
+    await silent.close();
   }
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import {
   DeleteMessageBatchCommand,
   ReceiveMessageCommand,
@@ -199,4 +200,39 @@ export function countRequests(
     { step: 'initialize', name },
   );
   return { count: () => count, stop: () => void connection.client.middlewareStack.remove(name) };
+}
+
+/**
+ * An endpoint that accepts connections and reads requests but never answers (a network dropping
+ * packets to SQS), on a free port of 127.0.0.1. `close()` destroys its sockets and stops it.
+ */
+export async function silentEndpoint(): Promise<{ readonly url: string; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A connection to `endpoint` with static test credentials and one SDK attempt per request. */
+export function endpointConnection(
+  endpoint: string,
+  options: { setupTimeoutMs?: number } = {},
+): SqsConnection {
+  return new SqsConnection({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+    maxAttempts: 1,
+    ...options,
+  });
 }
