@@ -92,6 +92,12 @@ export class InMemoryBroker {
     this.queues.get(item.queue)?.deadLetters.push({ delivery: item.delivery, reason, detail });
   }
 
+  /** How many deliveries `queue` still holds: ready, or handed to a consumer and not settled. */
+  held(queue: string): number {
+    const target = this.queues.get(queue);
+    return target ? target.ready.length + target.unacked.length : 0;
+  }
+
   deadLetters(queue: string): readonly InMemoryDeadLetter[] {
     return [...(this.queues.get(queue)?.deadLetters ?? [])];
   }

@@ -12,6 +12,7 @@ const base: Omit<TransportConformanceOptions, 'system'> = {
     orderingPerKey: { unsupported: 'not under test' },
     redeliveryAfterRestart: { unsupported: 'not under test' },
     unroutableDetection: { unsupported: 'not under test' },
+    heldCount: { unsupported: 'not under test' },
   },
   createTransport: () => Promise.reject(new Error('never created')),
 };

@@ -36,6 +36,7 @@ function registrations(timeoutMs: number): Registered[] {
         orderingPerKey: true,
         redeliveryAfterRestart: true,
         unroutableDetection: true,
+        heldCount: true,
       },
       restartBroker: () => Promise.resolve(),
       createTransport: () => Promise.reject(new Error('never created')),

@@ -17,7 +17,12 @@
  */
 import { FERRY_HEADERS, type OutboxMessage } from '@ferry/core';
 import { outboxHeaders } from '@ferry/core/transport';
-import { InMemoryBroker, InMemoryPublisher, type InMemoryPublisherOptions, type Unacked } from '@ferry/testing';
+import {
+  InMemoryBroker,
+  InMemoryPublisher,
+  type InMemoryPublisherOptions,
+  type Unacked,
+} from '@ferry/testing';
 import { runTransportConformance, type TransportConformanceOptions } from '@ferry/testing/conformance';
 import { inMemoryConformance, type InMemoryVariant } from './support/inMemoryConformance';
 
@@ -269,7 +274,9 @@ describe('review25: the transport conformance suite against broken in-memory tra
           super.ack(first);
         }
       }
-      const failures = await conformanceFailures(inMemoryTransport({ broker: () => new DuplicatesUnacked() }));
+      const failures = await conformanceFailures(
+        inMemoryTransport({ broker: () => new DuplicatesUnacked() }),
+      );
       expect(failures).not.toEqual([]);
     },
     SUITE_RUN_MS,

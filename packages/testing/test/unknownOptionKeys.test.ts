@@ -41,6 +41,7 @@ const conformance: TransportConformanceOptions = {
     orderingPerKey: { unsupported: 'not under test' },
     redeliveryAfterRestart: { unsupported: 'not under test' },
     unroutableDetection: { unsupported: 'not under test' },
+    heldCount: { unsupported: 'not under test' },
   },
   createTransport: unreachable,
 };

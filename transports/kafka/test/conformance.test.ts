@@ -18,14 +18,17 @@ import {
   ensureTopics,
   type KafkaInboxConsumer,
 } from '../src';
-import { fastGroup, testConnection, uniqueName } from './support';
+import { fastGroup, groupLag, testConnection, uniqueName } from './support';
 
 const connection = testConnection();
 
 async function createTransport({ publisherObserver }: TransportContext): Promise<TransportUnderTest> {
   const topic = uniqueName('conformance');
   const deadLetterTopic = `${topic}.dlq`;
-  const groupIds: string[] = [];
+  // One consumer group per case, as an application's consumers share theirs: the next consumer
+  // attached resumes where the group committed, so what a closed one did not commit comes back.
+  const groupId = uniqueName('conformance-group');
+  const groupIds: string[] = [groupId];
   await ensureTopics(connection, [{ topic, partitions: 3 }, { topic: deadLetterTopic }]);
   const publisher = new KafkaPublisher(connection, {
     confirmTimeoutMs: 5_000,
@@ -67,8 +70,6 @@ async function createTransport({ publisherObserver }: TransportContext): Promise
     source: topic,
     unroutableDestination: uniqueName('no-such-topic'),
     async attach(acceptor, { consumer, observer }) {
-      const groupId = uniqueName('conformance-group');
-      groupIds.push(groupId);
       const handle = attachKafkaConsumer(acceptor, {
         connection,
         topic,
@@ -92,6 +93,7 @@ async function createTransport({ publisherObserver }: TransportContext): Promise
       if (deadLetterReader === null) await startDeadLetterReader();
       return [...deadLetters];
     },
+    heldCount: () => groupLag(connection, groupId, topic),
     async cleanup() {
       await Promise.all(consumers.map((consumer) => consumer.close()));
       await Promise.all([publisher.close(), raw.disconnect(), deadLetterReader?.disconnect()]);
@@ -113,6 +115,7 @@ runTransportConformance({
         'the Kafka node is shared with other suites, so restarting it belongs to the fault suite (fault-tests/broker-recovery)',
     },
     unroutableDetection: true,
+    heldCount: true,
   },
   createTransport,
   timeoutMs: 40_000,

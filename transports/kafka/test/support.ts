@@ -273,7 +273,6 @@ export async function committedOffsets(
   }
 }
 
-/** End (high-water) offsets of `topic`, by partition. */
 /** True once `groupId` committed every partition of `topic` up to its end offset. */
 export async function fullyCommitted(
   connection: KafkaConnection,
@@ -285,6 +284,28 @@ export async function fullyCommitted(
     endOffsets(connection, topic),
   ]);
   return [...end].every(([partition, high]) => committed.get(partition) === high);
+}
+
+/**
+ * Records of `topic` that `groupId` has not committed past: per partition, the end offset less the
+ * committed one (the partition's first offset where the group committed none).
+ */
+export async function groupLag(connection: KafkaConnection, groupId: string, topic: string): Promise<number> {
+  const admin = connection.kafka.admin();
+  await admin.connect();
+  try {
+    const [[entry], offsets] = await Promise.all([
+      admin.fetchOffsets({ groupId, topics: [topic] }),
+      admin.fetchTopicOffsets(topic),
+    ]);
+    const committed = new Map((entry?.partitions ?? []).map((p) => [p.partition, p.offset]));
+    return offsets.reduce((lag, { partition, low, high }) => {
+      const from = committed.get(partition) ?? '-1';
+      return lag + Number(BigInt(high) - BigInt(from === '-1' ? low : from));
+    }, 0);
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** Waits until `groupId` committed every partition of `topic` up to its end offset. */
@@ -301,6 +322,7 @@ export async function waitFullyCommitted(
   );
 }
 
+/** End (high-water) offsets of `topic`, by partition. */
 export async function endOffsets(connection: KafkaConnection, topic: string): Promise<Map<number, string>> {
   const admin = connection.kafka.admin();
   await admin.connect();

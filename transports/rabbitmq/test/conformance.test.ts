@@ -5,6 +5,7 @@ import {
   attachRabbitConsumer,
   declareWorkQueue,
   deleteWorkQueue,
+  workQueueNames,
 } from '@ferry/rabbitmq';
 import { runTransportConformance, type DeadLetter } from '@ferry/testing/conformance';
 import { AMQP_URL, closeConnectionsNamed, openTestBroker, uniqueName } from './support/broker';
@@ -24,6 +25,7 @@ runTransportConformance({
     orderingPerKey: true,
     redeliveryAfterRestart: true,
     unroutableDetection: true,
+    heldCount: true,
   },
   // A broker-side close of our own connections: the shared RabbitMQ is not restarted in normal tests.
   restartBroker: async () => {
@@ -77,6 +79,14 @@ runTransportConformance({
           });
         }
         return [...deadLetters];
+      },
+      async heldCount() {
+        // Asked with no consumer attached: what was delivered and never acked is back in the queue.
+        const { retryQueues } = workQueueNames({ queue, retryTiersMs });
+        let held = 0;
+        for (const name of [queue, ...retryQueues])
+          held += (await broker.channel.checkQueue(name)).messageCount;
+        return held;
       },
       async cleanup() {
         await publisher.close();

@@ -1,7 +1,7 @@
 import { FERRY_HEADERS } from '@ferry/core';
 import { SqsPublisher, attachSqsConsumer, declareQueue, deleteQueue } from '@ferry/sqs';
 import { runTransportConformance, type DeadLetter } from '@ferry/testing/conformance';
-import { drainOnce, openConnection, sendRaw, uniqueName } from './support/sqs';
+import { drainOnce, heldMessages, openConnection, sendRaw, uniqueName } from './support/sqs';
 
 /** SQS's lacking features state their reasons below; the suite shows them as skipped cases. */
 runTransportConformance({
@@ -19,6 +19,7 @@ runTransportConformance({
         'SQS has no connection to break (every request is its own HTTP call) and the shared ElasticMQ may not be restarted by a test; fault-tests/broker-recovery restarts a private one',
     },
     unroutableDetection: true,
+    heldCount: true,
   },
   timeoutMs: 30_000,
   async createTransport({ publisherObserver }) {
@@ -64,6 +65,7 @@ runTransportConformance({
         }
         return [...deadLetters];
       },
+      heldCount: () => heldMessages(connection, queue.queueUrl),
       async cleanup() {
         await deleteQueue(connection, queue.queueUrl);
         await deleteQueue(connection, dead.queueUrl);

@@ -25,8 +25,8 @@ export class MemoryAcceptor implements InboxAcceptor {
   readonly systems: (string | null | undefined)[] = [];
   private readonly keys = new Set<string>();
   private failuresLeft = 0;
-  private gate: Promise<void> | null = null;
-  private openGate: (() => void) | null = null;
+  private gate: Promise<'accept' | 'fail'> | null = null;
+  private openGate: ((how: 'accept' | 'fail') => void) | null = null;
   private holding = 0;
   private admissionLimit: number | null = null;
   private readonly poisoned = new Set<string>();
@@ -65,7 +65,17 @@ export class MemoryAcceptor implements InboxAcceptor {
   }
 
   release(): void {
-    this.openGate?.();
+    this.openGate?.('accept');
+    this.gate = null;
+  }
+
+  /**
+   * Ends the hold with a failure: every held acceptMany call throws a retriable FerryError (the
+   * database went away while they waited); calls after it are answered as usual. What was held can
+   * then reach the inbox only through the broker, given back and delivered again.
+   */
+  failHeld(): void {
+    this.openGate?.('fail');
     this.gate = null;
   }
 
@@ -78,8 +88,14 @@ export class MemoryAcceptor implements InboxAcceptor {
     this.systems.push(...inputs.map((input) => input.system));
     if (this.gate) {
       this.holding += 1;
-      await this.gate;
+      const how = await this.gate;
       this.holding -= 1;
+      if (how === 'fail') {
+        throw new FerryError(
+          'FERRY_DATABASE_UNAVAILABLE',
+          'conformance acceptor lost its database while held',
+        );
+      }
     }
     const poison = inputs.find((input) => this.poisoned.has(input.messageId));
     if (poison) throw new Error(`conformance acceptor cannot store ${poison.messageId}`);

@@ -29,6 +29,11 @@
  * - messages sharing an ordering key arrive in publish order                   (orderingPerKey)
  * - a message to an unroutable destination is reported not sent               (unroutableDetection)
  * - nothing is lost or accepted twice across a broker restart mid-stream       (redeliveryAfterRestart)
+ * - deliveries whose acceptance was in flight when the consumer closed, then failed, reach the
+ *   next consumer and are accepted once                                          (always)
+ * - the same across a broker restart                                           (redeliveryAfterRestart)
+ * - once everything offered, duplicates included, was accepted and the consumer closed, the
+ *   broker holds nothing of the source                                           (heldCount)
  */
 import { afterEach, beforeEach, describe, expect } from './jest';
 import { jestTimeout, MAX_WAIT_TIMEOUT_MS, timedCases } from './timeouts';
@@ -47,6 +52,7 @@ import { registerLifecycleCases } from './lifecycleCases';
 import { MemoryAcceptor } from './memoryAcceptor';
 import { conformanceMessages, neverAborted } from './messages';
 import { registerObserverCases } from './observerCases';
+import { registerSettlementCases } from './settlementCases';
 import { featureGate } from './unsupported';
 import type {
   AttachedConsumer,
@@ -70,6 +76,7 @@ const FEATURE_KEYS = {
   orderingPerKey: true,
   redeliveryAfterRestart: true,
   unroutableDetection: true,
+  heldCount: true,
 } as const satisfies OptionKeys<ConformanceFeatures>;
 
 export function runTransportConformance(options: TransportConformanceOptions): void {
@@ -88,7 +95,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
   }
   const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 30_000, 1, MAX_WAIT_TIMEOUT_MS);
   const it = timedCases(timeoutMs);
-  const supported = featureGate(options);
+  const supported = featureGate(options, Object.keys(FEATURE_KEYS) as (keyof ConformanceFeatures)[]);
 
   describe(`transport conformance: ${options.name}`, () => {
     let transport: TransportUnderTest;
@@ -324,6 +331,18 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       acceptor: () => acceptor,
       consumers,
       attach,
+      publishAllSent,
+      expectAcceptedExactly,
+    });
+
+    registerSettlementCases({
+      timeoutMs,
+      heldCount: supported('heldCount'),
+      restartBroker: supported('redeliveryAfterRestart') ? restartBroker : undefined,
+      transport: () => transport,
+      acceptor: () => acceptor,
+      consumers,
+      attach: () => attach(),
       publishAllSent,
       expectAcceptedExactly,
     });

@@ -23,6 +23,11 @@ export interface ConformanceFeatures {
   readonly redeliveryAfterRestart: FeatureSupport;
   /** The publisher reports a message to `unroutableDestination` as not sent. */
   readonly unroutableDetection: FeatureSupport;
+  /**
+   * `heldCount` is given: the broker can say how many messages of the source it still holds for
+   * the consumer (not settled), so the suite can check that what was accepted was also settled.
+   */
+  readonly heldCount: FeatureSupport;
 }
 
 /** A message injected past the publisher: other producers' messages, invalid bodies. */
@@ -81,6 +86,14 @@ export interface TransportUnderTest {
   publishRaw(message: RawMessage): Promise<void>;
   /** Every dead letter seen so far (cumulative across calls). */
   readDeadLetters(): Promise<readonly DeadLetter[]>;
+  /**
+   * Required when `features.heldCount`. How many messages the broker still holds on `source` for
+   * the consumers `attach` makes, asked while none is attached: messages not delivered yet, or
+   * delivered and never settled (acked, committed, deleted), retry copies included. RabbitMQ: the
+   * messages in the queue and its retry queues; Kafka: the consumer group's lag; SQS: visible,
+   * in-flight and delayed messages. Dead-lettered messages are settled.
+   */
+  heldCount?(): Promise<number>;
   /** Closes what the transport opened and deletes its queues / topics. */
   cleanup(): Promise<void>;
 }

@@ -17,8 +17,26 @@ export interface FeatureGate {
  * `skipped: <feature> not supported by <transport>: <reason>` instead, which checks that the
  * features object really declares it unsupported with a reason. Nothing is left out silently.
  */
-export function featureGate(options: TransportConformanceOptions): FeatureGate {
+export function featureGate(
+  options: TransportConformanceOptions,
+  featureNames: readonly (keyof ConformanceFeatures)[],
+): FeatureGate {
   const { features, name } = options;
+  // A feature left out (one added to the suite since the transport's file was written) would
+  // otherwise be neither run nor shown as skipped.
+  for (const feature of featureNames) {
+    const support: unknown = features[feature];
+    if (support === true) continue;
+    const reason: unknown =
+      typeof support === 'object' && support !== null
+        ? (support as { unsupported?: unknown }).unsupported
+        : undefined;
+    if (typeof reason !== 'string' || reason.trim() === '') {
+      throw new Error(
+        `transport conformance (${name}): features.${feature} must be true or { unsupported: '<reason>' }`,
+      );
+    }
+  }
   if (features.redeliveryAfterRestart === true && options.restartBroker === undefined) {
     throw new Error(
       `transport conformance (${name}): redeliveryAfterRestart is declared, so restartBroker is required`,

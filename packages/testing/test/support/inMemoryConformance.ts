@@ -29,6 +29,7 @@ export function inMemoryConformance(
       orderingPerKey: true,
       redeliveryAfterRestart: true,
       unroutableDetection: true,
+      heldCount: true,
     },
     restartBroker: async () => current?.restart(),
     timeoutMs: options.timeoutMs,
@@ -75,6 +76,9 @@ export function inMemoryConformance(
             messageId: delivery.headers[FERRY_HEADERS.messageId] ?? delivery.messageId ?? null,
             reason,
           }));
+        },
+        async heldCount() {
+          return broker.held(queue);
         },
         async cleanup() {
           await publisher.close();

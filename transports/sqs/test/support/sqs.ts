@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import {
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
   type Message,
@@ -135,6 +136,19 @@ export async function drainOnce(connection: SqsConnection, queueUrl: string): Pr
     );
   }
   return messages;
+}
+
+/** Messages `queueUrl` holds: visible, in flight (received, not deleted) and delayed. */
+export async function heldMessages(connection: SqsConnection, queueUrl: string): Promise<number> {
+  const kinds = [
+    'ApproximateNumberOfMessages',
+    'ApproximateNumberOfMessagesNotVisible',
+    'ApproximateNumberOfMessagesDelayed',
+  ] as const;
+  const { Attributes } = await connection.client.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...kinds] }),
+  );
+  return kinds.reduce((held, kind) => held + Number(Attributes?.[kind] ?? 'NaN'), 0);
 }
 
 /** One short poll that must come back empty (the queue holds nothing visible). */
