@@ -10,6 +10,9 @@
  * - `refuse`: the listening socket is closed, so new connections get ECONNREFUSED; existing ones
  *   are left alone.
  * `resetAll()` sends RST on every open connection (both sides) without changing the mode.
+ * `upstreamBytesPerTick` (start option): at most that many bytes of each connection reach the
+ * server per 100 ms, the rest queued in order: a slow uplink, over which a large request takes
+ * long while small ones pass.
  * Leaving `blackhole` or `mute` resets the connections that lived through it: their streams lost bytes and
  * can never be in sync again (the client has normally given up on them by then). With
  * `{ keepDamaged: true }` they are not reset but stay silent for good (bytes dropped both ways, no
@@ -40,10 +43,14 @@ export class TcpProxy {
   private constructor(
     private readonly targetHost: string,
     private readonly targetPort: number,
+    private readonly upstreamBytesPerTick: number | undefined,
   ) {}
 
-  static async start(target: { host: string; port: number }): Promise<TcpProxy> {
-    const proxy = new TcpProxy(target.host, target.port);
+  static async start(
+    target: { host: string; port: number },
+    shape: { upstreamBytesPerTick?: number } = {},
+  ): Promise<TcpProxy> {
+    const proxy = new TcpProxy(target.host, target.port, shape.upstreamBytesPerTick);
     await proxy.listen(0);
     return proxy;
   }
@@ -124,6 +131,28 @@ export class TcpProxy {
     return new Promise((resolve) => server.close(() => resolve()));
   }
 
+  /** Writes to the pair's server side, at most upstreamBytesPerTick per 100 ms when set. */
+  private throttled(pair: Pair, onClose: () => void): (chunk: Buffer) => void {
+    const perTick = this.upstreamBytesPerTick;
+    if (perTick === undefined) return (chunk) => void pair.upstream?.write(chunk);
+    let queued = Buffer.alloc(0);
+    const tick = setInterval(() => {
+      if (queued.length === 0 || !pair.upstream) return;
+      pair.upstream.write(queued.subarray(0, perTick));
+      queued = queued.subarray(perTick);
+    }, 100);
+    tick.unref();
+    const stop = (): void => clearInterval(tick);
+    pair.client.once('close', stop);
+    pair.client.once('error', () => {
+      stop();
+      onClose();
+    });
+    return (chunk) => {
+      queued = Buffer.concat([queued, chunk]);
+    };
+  }
+
   private onConnection(client: net.Socket): void {
     this.accepted += 1;
     const pair: Pair = { client, upstream: undefined, damaged: lossy(this.currentMode) };
@@ -137,9 +166,10 @@ export class TcpProxy {
     client.on('error', drop);
     client.on('close', drop);
     // Bytes are forwarded by hand (not pipe) so that blackhole mode can drop them.
+    const forward = this.throttled(pair, drop);
     client.on('data', (chunk) => {
       if (this.currentMode !== 'mute' && (this.currentMode === 'blackhole' || pair.damaged)) return;
-      pair.upstream?.write(chunk);
+      forward(chunk);
     });
     if (this.currentMode === 'blackhole') return; // accepted during blackhole: never connected, never answered
     client.pause();
