@@ -1,5 +1,5 @@
 import { type Logger, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
-import { guardLogger, observePublish, type PublishReport } from '@ferry/core/transport';
+import { guardLogger, observePublish, UnansweredLedger, type PublishReport } from '@ferry/core/transport';
 import type { ProducedRecord, SequencedProducer } from './client/types';
 import type { KafkaConnection } from './connection';
 import {
@@ -31,7 +31,7 @@ interface PublishBudget {
   sends?: Deadline;
 }
 
-/** How many records given up on unanswered, or not told apart yet, a publisher remembers (unansweredAt, isolating). */
+/** How many records given up on unanswered, or not told apart yet, a publisher remembers (unansweredRecords, isolating). */
 const UNANSWERED_KEPT = 10_000;
 
 /** Connection-level failures are `unavailable` (no attempt spent); others by retriability. */
@@ -67,10 +67,8 @@ export class KafkaPublisher implements Publisher {
   private readonly abandoned = new Set<Promise<void>>();
   /** Topics a send failed on, checked before the next send to them (topicPresence.ts). */
   private readonly topics: TopicPresence;
-  /** Sends the cluster answered (confirmed) so far: tells a silent cluster from a record too slow to send. */
-  private answered = 0;
-  /** Records a send gave up on unanswered, with `answered` then (at most UNANSWERED_KEPT, oldest dropped). */
-  private readonly unansweredAt = new Map<string, number>();
+  /** Tells a silent cluster from a record too slow to send (at most UNANSWERED_KEPT records). */
+  private readonly unansweredRecords = new UnansweredLedger(UNANSWERED_KEPT);
   /**
    * Records of a batch the cluster refused whose one-at-a-time sends have not told them apart yet
    * (at most UNANSWERED_KEPT, oldest dropped): sent again, they go one at a time at once, so a
@@ -244,10 +242,7 @@ export class KafkaPublisher implements Publisher {
     for (const record of records) this.topics.suspect(record.topic);
     const reason = `${describeError(error)}: the Kafka cluster did not answer`;
     return records.map((record) => {
-      const before = this.unansweredAt.get(record.id);
-      // Remembered again (the newest last), so its next unanswered try is judged the same way.
-      remember(this.unansweredAt, record.id, this.answered);
-      if (before !== undefined && this.answered > before)
+      if (this.unansweredRecords.unansweredAgain(record.id))
         return retryable(
           record.id,
           `${describeError(error)}, again, while the cluster answered other sends since its last try: ` +
@@ -426,8 +421,7 @@ export class KafkaPublisher implements Publisher {
     void settled.then(() => this.unsettled.delete(settled));
     try {
       await raceAbort(sending, signals, 'send', deadline);
-      this.answered += 1;
-      for (const record of records) this.unansweredAt.delete(record.id);
+      this.unansweredRecords.answered(records.map((record) => record.id));
     } catch (error) {
       givenUp.abort(error);
       if (!handed) throw missedDeadline(error, deadline) ? notTaken(deadline) : error;
@@ -483,16 +477,10 @@ function notTaken(deadline: Deadline): Error {
   return unavailableError(`not sent: the Kafka producer did not take the send within ${deadline.ms} ms`);
 }
 
-/**
- * Records `id` (with `value` in a map) as the newest entry of `kept`, dropping the oldest past
- * UNANSWERED_KEPT.
- */
-function remember(kept: Set<string>, id: string): void;
-function remember(kept: Map<string, number>, id: string, value: number): void;
-function remember(kept: Set<string> | Map<string, number>, id: string, value = 0): void {
+/** Records `id` as the newest entry of `kept`, dropping the oldest past UNANSWERED_KEPT. */
+function remember(kept: Set<string>, id: string): void {
   kept.delete(id);
-  if (kept instanceof Map) kept.set(id, value);
-  else kept.add(id);
+  kept.add(id);
   if (kept.size > UNANSWERED_KEPT) {
     const oldest = kept.keys().next().value;
     if (oldest !== undefined) kept.delete(oldest);

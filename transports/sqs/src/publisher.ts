@@ -1,6 +1,12 @@
 import { SendMessageBatchCommand, type SendMessageBatchResultEntry } from '@aws-sdk/client-sqs';
 import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
-import { guardLogger, observePublish, type PublishReport, stripUrlCredentials } from '@ferry/core/transport';
+import {
+  guardLogger,
+  observePublish,
+  type PublishReport,
+  stripUrlCredentials,
+  UnansweredLedger,
+} from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
 import { describeError, errorName, isPermanentEntryCode, publishStatus } from './errors';
@@ -35,6 +41,8 @@ export class SqsPublisher implements Publisher {
   readonly options: ResolvedPublisherOptions;
   private readonly report: PublishReport;
   private closed = false;
+  /** Tells a silent SQS from a message too slow to upload within confirmTimeoutMs. */
+  private readonly unansweredMessages = new UnansweredLedger();
 
   constructor(
     private readonly connection: SqsConnection,
@@ -142,6 +150,7 @@ export class SqsPublisher implements Publisher {
     // The status each key's first failed message got; its later messages in the call share it.
     const failedKeys = new Map<string, FailedStatus>();
     const keyOf = (p: Pending) => (fifo ? (p.entry.MessageGroupId ?? null) : null);
+    this.lastThoseUnanswered(pending, keyOf, fifo);
     while (pending.length > 0) {
       const batch = this.nextBatch(pending, failedKeys, keyOf, outcomes);
       if (batch.length === 0) continue;
@@ -164,7 +173,31 @@ export class SqsPublisher implements Publisher {
     }
   }
 
-  /** Takes the next batch off `pending`: at most 10 entries within maxBatchBytes, skipping failed keys. */
+  /**
+   * Moves the messages whose last request went unanswered (and, on a FIFO queue, the later
+   * messages of their keys, in order) to the end of `pending`, each to go alone (nextBatch): if one
+   * is too slow to upload within confirmTimeoutMs, the others were sent before the deadline it
+   * uses up, and those batched with it last time are told apart from it.
+   */
+  private lastThoseUnanswered(pending: Pending[], keyOf: (p: Pending) => string | null, fifo: boolean): void {
+    const heldKeys = new Set<string>();
+    const first: Pending[] = [];
+    const last: Pending[] = [];
+    for (const p of pending) {
+      const key = keyOf(p);
+      const held = this.unansweredMessages.wasUnanswered(p.message.id) || (key !== null && heldKeys.has(key));
+      if (held && key !== null) heldKeys.add(key);
+      (held ? last : first).push(p);
+    }
+    // Without keys, the smallest first: the one too slow is most likely the largest.
+    if (!fifo) last.sort((a, b) => a.size - b.size);
+    if (last.length > 0) pending.splice(0, pending.length, ...first, ...last);
+  }
+
+  /**
+   * Takes the next batch off `pending`: at most 10 entries within maxBatchBytes, skipping failed
+   * keys; a message whose last request went unanswered alone.
+   */
   private nextBatch(
     pending: Pending[],
     failedKeys: ReadonlyMap<string, FailedStatus>,
@@ -187,10 +220,14 @@ export class SqsPublisher implements Publisher {
         };
         continue;
       }
-      if (batch.length > 0 && bytes + next.size > this.options.maxBatchBytes) break;
+      // A message whose last request went unanswered goes alone: if it is too slow to upload,
+      // its neighbours are not held up (and charged) with it.
+      const alone = this.unansweredMessages.wasUnanswered(next.message.id);
+      if (batch.length > 0 && (alone || bytes + next.size > this.options.maxBatchBytes)) break;
       pending.shift();
       batch.push(next);
       bytes += next.size;
+      if (alone) break;
     }
     return batch;
   }
@@ -213,10 +250,23 @@ export class SqsPublisher implements Publisher {
       );
       successful = output.Successful ?? [];
       failed = output.Failed ?? [];
+      this.unansweredMessages.answered(batch.map((p) => p.message.id));
     } catch (error) {
       const status = statusOf(error);
       const text = `SendMessageBatch to ${stripUrlCredentials(queueUrl)} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
-      for (const p of batch) outcomes[p.index] = { id: p.message.id, status, error: text };
+      // Unanswered by the deadline: a silent SQS (unavailable), unless SQS answered other requests
+      // since this message's last unanswered try: then it is too slow to upload (its size on this
+      // link) and is charged, or it would come back unavailable for ever (slowUpload.test.ts).
+      const unanswered = status === 'unavailable' && signal.aborted;
+      for (const p of batch) {
+        outcomes[p.index] =
+          unanswered && this.unansweredMessages.unansweredAgain(p.message.id)
+            ? retryable(
+                p.message,
+                `${text}, again, while SQS answered other requests since its last try: too slow to upload within confirmTimeoutMs (its size on this link?)`,
+              )
+            : { id: p.message.id, status, error: text };
+      }
       return;
     }
     const byEntryId = new Map(batch.map((p) => [p.entry.Id, p]));

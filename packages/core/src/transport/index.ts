@@ -75,6 +75,7 @@ export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolut
 export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
 export { strictUtf8Text } from './utf8';
 export { setOwnProperty } from './ownProperty';
+export { UnansweredLedger } from './unanswered';
 export {
   AttachAttempts,
   awaitReady,
