@@ -115,9 +115,13 @@ async function offer(
     if ('reason' in decoded) deadLetter(item, decoded.messageId, decoded.reason, decoded.detail);
     else valid.push({ item, input: decoded });
   }
+  // Reported as they happen: at the admission limit the answered deliveries are settled (and
+  // reported) at once, while the refused ones of the same batch are held.
   const report = () => {
     if (accepted > 0) emit({ type: 'accepted', count: accepted });
     if (settled > 0) emit({ type: 'settled', count: settled });
+    accepted = 0;
+    settled = 0;
   };
   if (valid.length === 0) {
     report();
@@ -136,10 +140,12 @@ async function offer(
       logger: options.logger,
     },
     async (answered) => {
+      // One ack for the answered deliveries together, as a broker frame acks a run of them.
+      const acked: Unacked[] = [];
       for (const { index, result } of answered) {
         const { item, input } = valid[index]!;
         if (result.kind === 'accepted' || result.kind === 'duplicate') {
-          broker.ack([item]);
+          acked.push(item);
           accepted += 1;
           settled += 1;
         } else if (result.kind === 'conflict') {
@@ -148,6 +154,8 @@ async function offer(
           deadLetter(item, input.messageId, invalidResultReason(result), result.reason);
         }
       }
+      broker.ack(acked);
+      report();
     },
   );
   report();

@@ -23,70 +23,19 @@ import {
   type InMemoryPublisherOptions,
   type Unacked,
 } from '@ferry/testing';
-import { runTransportConformance, type TransportConformanceOptions } from '@ferry/testing/conformance';
+import type { TransportConformanceOptions } from '@ferry/testing/conformance';
 import { inMemoryConformance, type InMemoryVariant } from './support/inMemoryConformance';
+import { conformanceFailures } from './support/recordedConformance';
 
-type Fn = () => unknown;
-interface Recorded {
-  cases: { name: string; fn: Fn }[];
-  before: Fn[];
-  after: Fn[];
-}
-const mockSink: { target: Recorded | null } = { target: null };
-
-jest.mock('../src/conformance/jest', () => {
-  const actual = jest.requireActual<typeof import('../src/conformance/jest')>('../src/conformance/jest');
-  return {
-    expect: actual.expect,
-    describe: (_name: string, body: () => void) => body(),
-    it: (name: string, fn: Fn) => mockSink.target?.cases.push({ name, fn }),
-    beforeEach: (fn: Fn) => mockSink.target?.before.push(fn),
-    afterEach: (fn: Fn) => mockSink.target?.after.push(fn),
-  };
-});
+jest.mock('../src/conformance/jest', () =>
+  jest
+    .requireActual<typeof import('./support/recordedConformance')>('./support/recordedConformance')
+    .recordingJest(),
+);
 
 const TIMEOUT_MS = 2_000;
 /** jest's timeout of each test here: one run of the whole suite, about twenty cases. */
 const SUITE_RUN_MS = 180_000;
-
-function within<T>(ms: number, what: string, run: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    run().finally(() => clearTimeout(timer)),
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-    }),
-  ]);
-}
-
-/** Runs every case the suite registers for `options`; the names of the failed ones, with why. */
-async function conformanceFailures(options: TransportConformanceOptions): Promise<string[]> {
-  const recorded: Recorded = { cases: [], before: [], after: [] };
-  mockSink.target = recorded;
-  try {
-    runTransportConformance(options);
-  } finally {
-    mockSink.target = null;
-  }
-  expect(recorded.cases.length).toBeGreaterThanOrEqual(15);
-  const failed: string[] = [];
-  for (const { name, fn } of recorded.cases) {
-    let error: unknown = null;
-    try {
-      for (const hook of recorded.before) await within(3 * TIMEOUT_MS, 'beforeEach', async () => hook());
-      await within(3 * TIMEOUT_MS, name, async () => fn());
-    } catch (thrown) {
-      error = thrown;
-    }
-    try {
-      for (const hook of recorded.after) await within(3 * TIMEOUT_MS, 'afterEach', async () => hook());
-    } catch (thrown) {
-      error ??= thrown;
-    }
-    if (error !== null) failed.push(`${name}: ${String(error).split('\n')[0]}`);
-  }
-  return failed;
-}
 
 /** test/conformance.test.ts's options, with the variant's pieces swapped in. */
 function inMemoryTransport(variant: InMemoryVariant = {}): TransportConformanceOptions {

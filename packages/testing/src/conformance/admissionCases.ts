@@ -16,6 +16,8 @@ export interface AdmissionContext {
   attach(): Promise<void>;
   publishAllSent(count: number): Promise<string[]>;
   expectAcceptedExactly(ids: readonly string[]): Promise<void>;
+  /** Closes the case's consumers; with `heldCount`, waits until the broker holds nothing. */
+  expectNothingHeld(): Promise<void>;
 }
 
 function settledCount(events: readonly TransportConsumerEvent[]): number {
@@ -41,21 +43,32 @@ export function registerAdmissionCases(context: AdmissionContext): void {
       () => (settledCount(context.consumerEvents()) >= 2 ? true : undefined),
       context.timeoutMs,
     );
-    acceptor.admitAtMost(2);
+    // A third message held in acceptance keeps the consumer busy while the duplicate and the new
+    // ones are published, so that one batch can hold them all (the limit counts the three).
+    acceptor.hold();
+    const blocker = await context.publishAllSent(1);
+    await waitUntil(
+      'the third message in acceptance',
+      () => (acceptor.held > 0 ? true : undefined),
+      context.timeoutMs,
+    );
+    acceptor.admitAtMost(3);
 
     // One publish, the duplicate first: the consumer sees it in the batch (or ahead of) the new ones.
     const duplicate = conformanceMessages(1, transport.destination, { id: backlog[0]! });
     const fresh = conformanceMessages(2, transport.destination);
     const outcomes = await transport.publisher.publish([...duplicate, ...fresh], neverAborted());
     expect(outcomes.map((o) => o.status)).toEqual(['sent', 'sent', 'sent']);
+    acceptor.release();
+    const admitted = [...backlog, ...blocker];
 
     await waitUntil(
       'the duplicate settled while the new deliveries are refused',
-      () => (settledCount(context.consumerEvents()) >= 3 ? true : undefined),
+      () => (settledCount(context.consumerEvents()) >= 4 ? true : undefined),
       context.timeoutMs,
     );
     const refused = fresh.map((m) => m.id);
-    expect(diffIds(backlog, acceptor.accepted)).toEqual({ missing: [], extra: [] });
+    expect(diffIds(admitted, acceptor.accepted)).toEqual({ missing: [], extra: [] });
     // A transport may take its batches one at a time: a later refused delivery can wait
     // behind a held one, so only one of them is sure to be offered again before the lift.
     await waitUntil(
@@ -63,11 +76,11 @@ export function registerAdmissionCases(context: AdmissionContext): void {
       () => (refused.some((id) => acceptor.offered.filter((o) => o === id).length >= 2) ? true : undefined),
       context.timeoutMs,
     );
-    expect(diffIds(backlog, acceptor.accepted)).toEqual({ missing: [], extra: [] });
+    expect(diffIds(admitted, acceptor.accepted)).toEqual({ missing: [], extra: [] });
     expect(context.consumerEvents().some((e) => e.type === 'acceptance-unavailable')).toBe(true);
 
     acceptor.admitAtMost(null);
-    await context.expectAcceptedExactly([...backlog, ...refused]);
+    await context.expectAcceptedExactly([...admitted, ...refused]);
     // An observer that tracks the hold (unavailable, then recovered) sees it end.
     await waitUntil(
       'acceptance-recovered after the last acceptance-unavailable',
@@ -81,5 +94,7 @@ export function registerAdmissionCases(context: AdmissionContext): void {
     const events = context.consumerEvents();
     expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
     if (context.deadLetter) expect(await transport.readDeadLetters()).toEqual([]);
+    // The duplicate answered at the limit was settled (acked), not only reported settled.
+    await context.expectNothingHeld();
   });
 }

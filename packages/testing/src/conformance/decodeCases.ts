@@ -12,6 +12,8 @@ export interface DecodeContext {
   attach(): Promise<void>;
   deadLettersAtLeast(count: number, what: string): Promise<readonly DeadLetter[]>;
   expectAcceptedExactly(ids: readonly string[]): Promise<void>;
+  /** Closes the case's consumers; with `heldCount`, waits until the broker holds nothing. */
+  expectNothingHeld(): Promise<void>;
 }
 
 /**
@@ -28,13 +30,15 @@ export function registerDecodeCases(context: DecodeContext): void {
     reason: string,
     neighbour: readonly [string, string],
   ): Promise<void> {
-    await context.attach();
+    // Published before the consumer is attached, so one batch can hold several invalid ones.
     for (const [messageId, body] of [...invalid, neighbour])
       await context.transport().publishRaw({ body, messageId });
+    await context.attach();
     const dead = await context.deadLettersAtLeast(invalid.length, `${invalid.length} dead letters`);
     expect(dead.map((letter) => letter.reason)).toEqual(invalid.map(() => reason));
     await context.expectAcceptedExactly([neighbour[0]]);
     expect(context.acceptor().acceptedInputs.get(neighbour[0])?.payload).toEqual(JSON.parse(neighbour[1]));
+    await context.expectNothingHeld();
   }
 
   if (context.deadLetter) {

@@ -9,9 +9,11 @@ import {
 
 /**
  * An in-memory InboxAcceptor with the inbox's contract: dedup on (tenant, consumer, message
- * id), one result per input in order, a retriable FerryError when the whole batch fails, and
- * (admitAtMost) the admission limit: InboxAdmissionRejectedError refusing only the new inputs.
- * The conformance suite tests the transport, so the acceptor needs no database.
+ * id), one result per input in order, `conflict` for a known identity with another payload,
+ * `invalid` (payload_too_large) for a payload over maxPayloadBytes and for the ids `answerInvalid`
+ * names, a retriable FerryError when the whole batch fails, and (admitAtMost) the admission limit:
+ * InboxAdmissionRejectedError refusing only the new inputs. The conformance suite tests the
+ * transport, so the acceptor needs no database.
  */
 export class MemoryAcceptor implements InboxAcceptor {
   readonly maxPayloadBytes: number;
@@ -23,7 +25,9 @@ export class MemoryAcceptor implements InboxAcceptor {
   readonly acceptedInputs = new Map<string, InboxAcceptInput>();
   /** The `system` of every input offered, in the same order as `offered` (undefined: not named). */
   readonly systems: (string | null | undefined)[] = [];
-  private readonly keys = new Set<string>();
+  /** Each accepted identity's payload as JSON: the fingerprint a conflict is told by. */
+  private readonly keys = new Map<string, string>();
+  private readonly invalidIds = new Set<string>();
   private failuresLeft = 0;
   private gate: Promise<'accept' | 'fail'> | null = null;
   private openGate: ((how: 'accept' | 'fail') => void) | null = null;
@@ -55,6 +59,11 @@ export class MemoryAcceptor implements InboxAcceptor {
    */
   poison(messageId: string): void {
     this.poisoned.add(messageId);
+  }
+
+  /** Every input with this message id is answered `invalid` (as the inbox answers invalid text). */
+  answerInvalid(messageId: string): void {
+    this.invalidIds.add(messageId);
   }
 
   /** Holds acceptMany calls until `release()`. */
@@ -106,11 +115,32 @@ export class MemoryAcceptor implements InboxAcceptor {
     const limit = this.admissionLimit;
     const results = inputs.map((input): InboxAdmissionResult => {
       const key = JSON.stringify([input.tenantId, input.consumer, input.messageId]);
-      if (this.keys.has(key)) return { kind: 'duplicate', id: key };
+      const payload = JSON.stringify(input.payload);
+      if (this.invalidIds.has(input.messageId)) {
+        return {
+          kind: 'invalid',
+          code: 'FERRY_VALIDATION_FAILED',
+          reason: 'conformance acceptor refuses this message',
+          rejectReason: 'inbox_invalid',
+        };
+      }
+      if (Buffer.byteLength(payload, 'utf8') > this.maxPayloadBytes) {
+        return {
+          kind: 'invalid',
+          code: 'FERRY_PAYLOAD_TOO_LARGE',
+          reason: `payload is over ${this.maxPayloadBytes} bytes`,
+          rejectReason: 'payload_too_large',
+        };
+      }
+      const known = this.keys.get(key);
+      if (known !== undefined && known !== payload) {
+        return { kind: 'conflict', id: key, reason: 'message id reused with a different payload' };
+      }
+      if (known !== undefined) return { kind: 'duplicate', id: key };
       if (limit !== null && this.accepted.length >= limit) {
         return { kind: 'refused', code: 'FERRY_ADMISSION_REJECTED', reason: 'conformance admission limit' };
       }
-      this.keys.add(key);
+      this.keys.set(key, payload);
       this.accepted.push(input.messageId);
       this.acceptedInputs.set(input.messageId, input);
       return { kind: 'accepted', id: key };

@@ -21,13 +21,28 @@ export function outboxMessageFixture(overrides: Partial<OutboxMessage> = {}): Ou
   };
 }
 
+/**
+ * The tenants the suite's messages take in turn: two tenants and none, so a batch mixes them and a
+ * consumer that resolves one tenant per batch (or loses it) accepts some under the wrong one.
+ */
+export const CONFORMANCE_TENANTS: readonly (string | null)[] = [
+  'conformance-tenant',
+  'conformance-other-tenant',
+  null,
+];
+
 export function conformanceMessages(
   count: number,
   destination: string | null,
   overrides: Partial<OutboxMessage> = {},
 ): OutboxMessage[] {
   return Array.from({ length: count }, (_, index) =>
-    outboxMessageFixture({ payload: { index }, destination, tenantId: 'conformance-tenant', ...overrides }),
+    outboxMessageFixture({
+      payload: { index },
+      destination,
+      tenantId: CONFORMANCE_TENANTS[index % CONFORMANCE_TENANTS.length]!,
+      ...overrides,
+    }),
   );
 }
 

@@ -53,6 +53,7 @@ import { MemoryAcceptor } from './memoryAcceptor';
 import { conformanceMessages, neverAborted } from './messages';
 import { registerObserverCases } from './observerCases';
 import { registerSettlementCases } from './settlementCases';
+import { registerAnswerCases } from './answerCases';
 import { featureGate } from './unsupported';
 import type {
   AttachedConsumer,
@@ -96,6 +97,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
   const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 30_000, 1, MAX_WAIT_TIMEOUT_MS);
   const it = timedCases(timeoutMs);
   const supported = featureGate(options, Object.keys(FEATURE_KEYS) as (keyof ConformanceFeatures)[]);
+  const heldCount = supported('heldCount');
 
   describe(`transport conformance: ${options.name}`, () => {
     let transport: TransportUnderTest;
@@ -143,6 +145,30 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         },
         timeoutMs,
       );
+    }
+
+    /**
+     * Closes every consumer of the case; with `heldCount`, waits until the broker holds nothing of
+     * the source (what was accepted, answered a duplicate or dead-lettered was also settled).
+     */
+    async function expectNothingHeld(): Promise<void> {
+      await Promise.all(consumers.map((consumer) => consumer.close()));
+      if (!heldCount) return;
+      const read = transport.heldCount;
+      expect(typeof read).toBe('function');
+      let last = -1;
+      try {
+        await waitUntil(
+          'the broker holding nothing once every delivery was settled and the consumers closed',
+          async () => {
+            last = await read!.call(transport);
+            return last === 0 ? true : undefined;
+          },
+          timeoutMs,
+        );
+      } catch (error) {
+        throw new Error(`${(error as Error).message} (it still holds ${last})`);
+      }
     }
 
     async function expectAcceptedExactly(expected: readonly string[]): Promise<void> {
@@ -213,10 +239,11 @@ export function runTransportConformance(options: TransportConformanceOptions): v
 
     if (supported('deadLetter')) {
       it('dead-letters invalid deliveries with a reason and accepts none of them', async () => {
-        await attach();
+        // Published before the consumer is attached, so one batch can hold both invalid ones.
         await transport.publishRaw({ body: '{"no":"identity"}' });
         await transport.publishRaw({ body: '{not json', messageId: 'conformance-unparseable' });
         await transport.publishRaw({ body: '{"valid":true}', messageId: 'conformance-valid' });
+        await attach();
 
         const dead = await deadLettersAtLeast(2, 'two dead letters');
         expect(dead.every((letter) => typeof letter.reason === 'string' && letter.reason.length > 0)).toBe(
@@ -227,6 +254,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
           'conformance-unparseable',
         ]);
         await expectAcceptedExactly(['conformance-valid']);
+        await expectNothingHeld();
       });
     }
 
@@ -245,6 +273,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         expect(
           consumerEvents.filter((event) => event.type === 'dead-lettered').map((event) => event.messageId),
         ).toEqual(['conformance-poison']);
+        await expectNothingHeld();
       });
     }
 
@@ -307,6 +336,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
     registerAdmissionCases({
       timeoutMs,
       deadLetter: supported('deadLetter'),
+      expectNothingHeld,
       transport: () => transport,
       acceptor: () => acceptor,
       consumerEvents: () => consumerEvents,
@@ -318,6 +348,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
     registerDecodeCases({
       timeoutMs,
       deadLetter: supported('deadLetter'),
+      expectNothingHeld,
       acceptor: () => acceptor,
       transport: () => transport,
       attach: () => attach(),
@@ -337,14 +368,26 @@ export function runTransportConformance(options: TransportConformanceOptions): v
 
     registerSettlementCases({
       timeoutMs,
-      heldCount: supported('heldCount'),
+      heldCount,
+      orderingPerKey: supported('orderingPerKey'),
       restartBroker: supported('redeliveryAfterRestart') ? restartBroker : undefined,
       transport: () => transport,
       acceptor: () => acceptor,
       consumers,
       attach: () => attach(),
-      publishAllSent,
       expectAcceptedExactly,
+      expectNothingHeld,
+    });
+
+    registerAnswerCases({
+      timeoutMs,
+      deadLetter: supported('deadLetter'),
+      transport: () => transport,
+      acceptor: () => acceptor,
+      attach,
+      deadLettersAtLeast,
+      expectAcceptedExactly,
+      expectNothingHeld,
     });
   });
 

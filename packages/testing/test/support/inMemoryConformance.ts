@@ -1,8 +1,9 @@
+import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { FERRY_HEADERS, type InboxAcceptInput, type InboxAcceptor } from '@ferry/core';
-import { InMemoryBroker, attachInMemoryConsumer } from '@ferry/testing';
-import type { TransportConformanceOptions } from '@ferry/testing/conformance';
+import { InMemoryBroker, attachInMemoryConsumer, type InMemoryConsumerOptions } from '@ferry/testing';
+import type { AttachedConsumer, TransportConformanceOptions } from '@ferry/testing/conformance';
 
-/** Pieces of the in-memory transport a test swaps for broken ones (review25-conformance-mutants). */
+/** Pieces of the in-memory transport a test swaps for broken ones (review25/28-conformance-mutants). */
 export interface InMemoryVariant {
   /** The broker of each case (a subclass of InMemoryBroker: the broken broker / publisher). */
   readonly broker?: () => InMemoryBroker;
@@ -10,6 +11,18 @@ export interface InMemoryVariant {
   readonly inputs?: (input: InboxAcceptInput) => InboxAcceptInput;
   /** Wraps the acceptor the suite attaches (a consumer that reads the answers its own way). */
   readonly acceptor?: (acceptor: InboxAcceptor, broker: InMemoryBroker) => InboxAcceptor;
+  /** Extra options of the in-memory consumer. */
+  readonly consumer?: Partial<InMemoryConsumerOptions>;
+  /**
+   * Wraps what attach returns (a broken close()); `emit` reaches the suite's observer, and the
+   * consumer's own `disconnected` (closed) event is then left to the wrapper.
+   */
+  readonly attached?: (
+    consumer: AttachedConsumer,
+    connection: { emit: (event: TransportConsumerEvent) => void; instance: () => string },
+  ) => AttachedConsumer;
+  /** The transport's heldCount (default: what the broker holds of the queue, ready or unacked). */
+  readonly heldCount?: (broker: InMemoryBroker, queue: string) => number;
 }
 
 /**
@@ -54,15 +67,23 @@ export function inMemoryConformance(
             };
           }
           if (options.acceptor) fed = options.acceptor(fed, broker);
+          let instance = '';
+          const wrap = options.attached;
+          const seen = (event: TransportConsumerEvent) => {
+            if (event.type === 'connected') instance = event.instance;
+            if (wrap && event.type === 'disconnected' && event.reason === 'closed') return;
+            observer(event);
+          };
           const attached = attachInMemoryConsumer(fed, {
             broker,
             queue,
             consumer,
-            observer,
+            observer: seen,
             retryBackoff: { initialMs: 20, maxMs: 100 },
+            ...options.consumer,
           });
           await attached.ready();
-          return attached;
+          return wrap ? wrap(attached, { emit: observer, instance: () => instance }) : attached;
         },
         async publishRaw(message) {
           broker.send(queue, {
@@ -78,7 +99,7 @@ export function inMemoryConformance(
           }));
         },
         async heldCount() {
-          return broker.held(queue);
+          return options.heldCount ? options.heldCount(broker, queue) : broker.held(queue);
         },
         async cleanup() {
           await publisher.close();
