@@ -139,7 +139,13 @@ export class RabbitConnection {
         continue;
       }
       if (this.closed) {
-        await model.close().catch(() => undefined);
+        // Opened as close() ran: closed within the same bound as close()'s own, and listened to,
+        // since a connection failing during that close emits 'error' (an uncaught exception with
+        // no listener) (review30-silent-broker.test.ts).
+        model.on('error', (error: unknown) => {
+          this.options.logger.warn({ err: error }, 'ferry.rabbitmq: connection error while closing');
+        });
+        await closeModel(model, Math.min(CLOSE_ANSWER_MS, this.options.connectTimeoutMs));
         return;
       }
       failures = 0;

@@ -9,14 +9,16 @@ import {
   checkAttachable,
   backoffDelay,
   consumerEmitter,
+  deadlineSignal,
   describeCause,
+  transportError,
   type ConsumerEmitter,
   type ReadyOptions,
 } from '@ferry/core/transport';
 import { DeliverySettler } from './batch';
 import { DeliveryBuffer } from './buffer';
 import { CopyChannel } from './copyChannel';
-import { CLOSE_ANSWER_MS, settledWithin } from './waits';
+import { CLOSE_ANSWER_MS, settledWithin, untilAborted } from './waits';
 import { RabbitConnection, useConnection } from './connection';
 import {
   resolveConsumerOptions,
@@ -199,28 +201,54 @@ class ConsumerRuntime implements RabbitConsumer {
     }
   }
 
+  /**
+   * One channel attempt: open, declare, prefetch, consume, within connectTimeoutMs. A connection
+   * that stays up but does not answer (a node blocking it under a resource alarm, heartbeats still
+   * flowing) otherwise held the re-attach for ever, with no event (review30-silent-broker.test.ts):
+   * past the deadline the attempt fails (reported `disconnected`, retried after the backoff), and a
+   * channel the broker opens later is closed.
+   */
   private async openChannel(model: ChannelModel): Promise<void> {
-    const channel = await model.createConfirmChannel();
+    const ms = this.connection.options.connectTimeoutMs;
+    const deadline = deadlineSignal(ms, this.closing.signal);
+    const bounded = <T>(work: Promise<T>, step: string): Promise<T> =>
+      untilAborted(work, deadline, () =>
+        this.closing.signal.aborted
+          ? new Error('consumer closed')
+          : transportError(
+              `RabbitMQ did not answer the consumer's ${step} within ${ms} ms (connectTimeoutMs)`,
+            ),
+      );
+    const opening = model.createConfirmChannel();
+    let channel: ConfirmChannel;
+    try {
+      channel = await bounded(opening, 'channel open');
+    } catch (error) {
+      void opening.then(
+        (late) => settledWithin(late.close(), CLOSE_ANSWER_MS),
+        () => undefined,
+      );
+      throw error;
+    }
     channel.on('error', (error: unknown) => {
       this.channelError = error;
       this.logger.warn({ err: error, queue: this.names.queue }, 'ferry.rabbitmq: consumer channel error');
     });
     try {
-      if (this.options.topology) await declareWorkQueue(channel, this.options.topology);
-      await channel.prefetch(this.prefetch);
+      if (this.options.topology)
+        await bounded(declareWorkQueue(channel, this.options.topology), 'queue declare');
+      await bounded(channel.prefetch(this.prefetch), 'prefetch');
       if (this.closing.signal.aborted) throw new Error('consumer closed');
       channel.once('close', () => this.onChannelClosed(channel, model));
       this.channel = channel;
-      const { consumerTag } = await channel.consume(
-        this.names.queue,
-        (message) => this.onMessage(channel, message),
-        {
-          noAck: false,
-        },
+      const { consumerTag } = await bounded(
+        channel.consume(this.names.queue, (message) => this.onMessage(channel, message), { noAck: false }),
+        'consume',
       );
       this.consumerTag = consumerTag;
     } catch (error) {
-      await channel.close().catch(() => undefined);
+      if (this.channel === channel) this.channel = null;
+      await settledWithin(channel.close(), Math.min(CLOSE_ANSWER_MS, ms));
       throw error;
     }
     this.channelError = null;
