@@ -12,6 +12,7 @@ import type { SqlExecutor } from '../sql/executor';
 import { withTranslation } from '../sql/dbErrors';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import { listAuditRows, type AuditRow } from './sql';
+import { withSerializationRetry } from '../sql/serializationRetry';
 
 export interface AuditEntry {
   /** Increasing. */
@@ -125,7 +126,10 @@ function cursorOf(
  */
 export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutOptions = {}): AuditLog {
   const timeoutMs = adminStatementTimeout(options);
-  const db = withTranslation(withDeadlines(executorFor(executor, 'executor'), timeoutMs), 'audit');
+  const db = withTranslation(
+    withSerializationRetry(withDeadlines(executorFor(executor, 'executor'), timeoutMs), timeoutMs),
+    'audit',
+  );
   return {
     async list(query: AuditQuery = {}) {
       knownKeysArgument('list', query, QUERY_KEYS);

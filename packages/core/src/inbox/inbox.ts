@@ -23,6 +23,7 @@ import type { InboxRecord, ReceiptKey } from './types';
 import { startAcceptSpans } from '../tracing';
 import { InboxWorker, type RunOnceResult } from './worker';
 import { sqlWorkerOps, type InboxWorkerOps } from './workerOps';
+import { withSerializationRetry } from '../sql/serializationRetry';
 
 export type InboxAcceptedReceipt =
   | { readonly kind: 'accepted'; readonly record: InboxRecord }
@@ -70,7 +71,10 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       ? (client as TransactionAdapter<TTx>)
       : prismaTransactions<TTx>(client as PrismaClientOf<TTx>);
     this.db = withTranslation(
-      withStatementDeadline(adapter.db, resolved.statementTimeoutMs),
+      withSerializationRetry(
+        withStatementDeadline(adapter.db, resolved.statementTimeoutMs),
+        resolved.statementTimeoutMs,
+      ),
       'inbox',
       resolved.redact,
       logger,

@@ -33,6 +33,7 @@ import { getEvent, listEvents } from './sql/adminQueries';
 import { eventStats } from './sql/stats';
 import { dbCall } from './errors';
 import { toRecord } from './sql/fragments';
+import { withSerializationRetry } from '../sql/serializationRetry';
 
 export type * from './adminTypes';
 
@@ -202,7 +203,8 @@ export function createOutboxAdmin(
   options: StatementTimeoutOptions = {},
 ): OperatorOutboxAdmin {
   // Anything but a database client is refused here, not with a TypeError at the first call.
-  const db = withDeadlines(executorFor(client, 'client'), adminStatementTimeout(options));
+  const timeoutMs = adminStatementTimeout(options);
+  const db = withSerializationRetry(withDeadlines(executorFor(client, 'client'), timeoutMs), timeoutMs);
   const operator = new ScopedOutboxAdmin(db, null);
   return Object.assign(operator, {
     forTenant(tenantId: string): OutboxAdmin {

@@ -18,6 +18,7 @@ import type { OutboxObserver } from './events';
 import { observerOption } from './observer';
 import { insertEvents } from './sql/insertEvents';
 import { currentMessageScope, describeEmitted, inheritScope, inSpan, startEmitSpan } from '../tracing';
+import { withSerializationRetry } from '../sql/serializationRetry';
 
 export interface EmitOptions {
   /** Only maxRetries matters at emit time: it is stored on each row. Default 5. */
@@ -105,7 +106,10 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
       throw new FerryValidationError('events', 'emitMany needs a non-empty array');
     }
     // A root client's own transaction gets the deadline; the application's stays as it is.
-    const executor = withDeadlines(executorFor(tx), statementTimeoutMs);
+    const executor = withSerializationRetry(
+      withDeadlines(executorFor(tx), statementTimeoutMs),
+      statementTimeoutMs,
+    );
     // Inside an inbox handler, events inherit the handled message's correlation, causation
     // and trace context (tracing/messageScope); the emit span's context, if any, comes first.
     const scope = currentMessageScope();

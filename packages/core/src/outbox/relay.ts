@@ -19,6 +19,7 @@ import { withStatementDeadline } from '../sql/statementDeadline';
 import { relayStore, type RelayStore } from './store';
 import { WakeSignal } from '../wake/wakeSignal';
 import { NotifyListener } from '../wake/notifyListener';
+import { withSerializationRetry } from '../sql/serializationRetry';
 
 export type { RelayConfig } from './relayConfig';
 
@@ -131,7 +132,10 @@ class OutboxRelay implements Relay {
     this.store =
       config.store ??
       relayStore(
-        withStatementDeadline(config.db, this.options.statementTimeout),
+        withSerializationRetry(
+          withStatementDeadline(config.db, this.options.statementTimeout),
+          this.options.statementTimeout,
+        ),
         this.options.redact,
         logger,
       );

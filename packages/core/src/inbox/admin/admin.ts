@@ -25,6 +25,7 @@ import {
   requireLimit,
   requireTenantId,
 } from './validate';
+import { withSerializationRetry } from '../../sql/serializationRetry';
 
 /**
  * Scope-bound operator API. Bind the scope from authenticated context: forTenant(id) sees
@@ -114,5 +115,8 @@ export class InboxPrivilegedAdmin {
 }
 
 function adminExecutor(client: ApplicationTransaction, timeoutMs: number): SqlExecutor {
-  return withTranslation(withDeadlines(executorFor(client, 'client'), timeoutMs), 'inbox admin');
+  return withTranslation(
+    withSerializationRetry(withDeadlines(executorFor(client, 'client'), timeoutMs), timeoutMs),
+    'inbox admin',
+  );
 }

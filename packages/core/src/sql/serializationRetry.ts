@@ -1,0 +1,102 @@
+import { abortableDelay, backoffDelay, type BackoffPolicy } from '../backoff';
+import { FerryError } from '../errors';
+import type { SqlExecutor, TransactionOptions } from './executor';
+import { errorCodes, sqlStateOf } from './sqlState';
+
+/**
+ * How PostgreSQL (and Prisma, which names it its own way) says it rolled a transaction back only
+ * because of a concurrent one: serialization_failure (40001; Prisma's P2034 and driver adapter
+ * kind TransactionWriteConflict) or deadlock_detected (40P01). Nothing of it was applied.
+ */
+const SERIALIZATION_CODES: ReadonlySet<string> = new Set(['40001', 'P2034', 'TransactionWriteConflict']);
+const DEADLOCK = '40P01';
+
+/** Runs of one statement or transaction, the first included. */
+export const SERIALIZATION_ATTEMPTS = 5;
+
+/** Short and jittered: the concurrent transaction that won is committed, or about to be. */
+const RETRY_BACKOFF: BackoffPolicy = { initialMs: 5, maxMs: 100, multiplier: 2, jitter: 'full' };
+
+/**
+ * ferry's own statements and transactions on `db` (outside the application's transactions) run at
+ * READ COMMITTED whatever the database's default. They run at the default isolation until
+ * PostgreSQL refuses one for a concurrent transaction (40001), which READ COMMITTED never does to
+ * them: the database (or the connection) defaults to REPEATABLE READ or SERIALIZABLE, and there
+ * a claim meeting a row another relay claimed, a lease renewal meeting a completion, a duplicate
+ * insert meeting its original or markDead meeting a renewal is refused where READ COMMITTED waits
+ * or skips; each refusal stopped a relay cycle, failed an acceptance, cost a handler an attempt or
+ * published an event twice (review29-defaultIsolation.test.ts). From then on every statement and
+ * transaction of this executor runs in a transaction started READ COMMITTED
+ * (TransactionOptions.isolation; a statement alone in one bounded by `timeoutMs`), the refused one
+ * first: up to SERIALIZATION_ATTEMPTS runs in all, after a short backoff. A deadlock (40P01) is run
+ * again the same way it ran. At READ COMMITTED nothing changes and nothing costs more. Every
+ * statement and transaction ferry runs here is one it may run again: refused, it changed nothing.
+ * An executor bound to an open transaction (the application's) is returned as it is: a refused
+ * statement there ends that transaction, which is the application's to run again.
+ */
+export function withSerializationRetry(db: SqlExecutor, timeoutMs: number): SqlExecutor {
+  if (db.inTransaction) return db;
+  let readCommitted = false;
+  const pinned = (options?: TransactionOptions): TransactionOptions => ({
+    ...options,
+    isolation: 'read committed',
+  });
+  const alone: TransactionOptions = { timeoutMs, maxWaitMs: timeoutMs };
+  async function again<T>(
+    run: () => Promise<T>,
+    atReadCommitted: () => Promise<T>,
+    stop?: AbortSignal,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await (readCommitted ? atReadCommitted() : run());
+      } catch (error) {
+        const refusal = refusalOf(error);
+        if (refusal === 'serialization') readCommitted = true;
+        if (attempt >= SERIALIZATION_ATTEMPTS || refusal === null || stop?.aborted) throw error;
+        await abortableDelay(backoffDelay(attempt, RETRY_BACKOFF), stop ?? NEVER).catch(() => undefined);
+        if (stop?.aborted) throw error;
+      }
+    }
+  }
+  return {
+    inTransaction: false,
+    query: (text, values, options) =>
+      again(
+        () => db.query(text, values, options),
+        () => db.transaction((tx) => tx.query(text, values, options), pinned(alone)),
+      ),
+    execute: (text, values, options) =>
+      again(
+        () => db.execute(text, values, options),
+        () => db.transaction((tx) => tx.execute(text, values, options), pinned(alone)),
+      ),
+    transaction: (work, options) =>
+      again(
+        () => db.transaction(work, options),
+        () => db.transaction(work, pinned(options)),
+        options?.signal,
+      ),
+  };
+}
+
+const NEVER = new AbortController().signal;
+
+/** Refused by PostgreSQL for a concurrent transaction (never a commit whose outcome is unknown). */
+function refusalOf(error: unknown): 'serialization' | 'deadlock' | null {
+  try {
+    return readRefusal(error);
+  } catch {
+    return null; // a value whose properties cannot be read (a hostile Proxy) is no refusal
+  }
+}
+
+function readRefusal(error: unknown): 'serialization' | 'deadlock' | null {
+  if (error instanceof FerryError && error.code === 'FERRY_OUTCOME_UNKNOWN') return null;
+  // A transaction's statements may be translated already (a FerryError naming its SQLSTATE).
+  const translated = (error as { details?: { sqlState?: unknown } } | null)?.details?.sqlState;
+  const codes = [...errorCodes(error), ...(typeof translated === 'string' ? [translated] : [])];
+  if (codes.some((code) => SERIALIZATION_CODES.has(code))) return 'serialization';
+  if ((sqlStateOf(error) ?? translated) === DEADLOCK) return 'deadlock';
+  return null;
+}
