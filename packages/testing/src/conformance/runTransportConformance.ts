@@ -50,11 +50,13 @@ import { registerDecodeCases } from './decodeCases';
 import { diffIds, waitUntil } from './assertions';
 import { registerLifecycleCases } from './lifecycleCases';
 import { MemoryAcceptor } from './memoryAcceptor';
-import { conformanceMessages, neverAborted } from './messages';
+import { CARRIED_HEADERS as carried, conformanceMessages, expectedHeader, neverAborted } from './messages';
+import { publishUntilSent } from './publishing';
 import { registerObserverCases } from './observerCases';
 import { registerSettlementCases } from './settlementCases';
 import { registerAnswerCases } from './answerCases';
 import { featureGate } from './unsupported';
+import type { OutboxMessage } from '@ferry/core';
 import type {
   AttachedConsumer,
   ConformanceFeatures,
@@ -126,12 +128,14 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       consumers.push(await transport.attach(to, { consumer: 'conformance', observer }));
     }
 
+    /** Publishes `messages`, again where not reported sent (publishUntilSent). */
+    function sendAll(messages: readonly OutboxMessage[]): Promise<void> {
+      return publishUntilSent(transport.publisher, messages, timeoutMs);
+    }
+
     async function publishAllSent(count: number): Promise<string[]> {
       const messages = conformanceMessages(count, transport.destination);
-      const outcomes = await transport.publisher.publish(messages, neverAborted());
-      const notSent = outcomes.filter((o) => o.status !== 'sent');
-      expect(notSent).toEqual([]);
-      expect(outcomes.map((o) => o.id)).toEqual(messages.map((m) => m.id));
+      await sendAll(messages);
       return messages.map((m) => m.id);
     }
 
@@ -183,19 +187,22 @@ export function runTransportConformance(options: TransportConformanceOptions): v
     it('reports every published message sent and accepts each exactly once, as it was published', async () => {
       await attach();
       const messages = conformanceMessages(50, transport.destination);
-      const outcomes = await transport.publisher.publish(messages, neverAborted());
-      expect(outcomes.filter((o) => o.status !== 'sent')).toEqual([]);
+      await sendAll(messages);
       await expectAcceptedExactly(messages.map((m) => m.id));
       // What the inbox stores is the message the application emitted: its payload (not an
-      // envelope around it), its tenant (a tenant lost makes two tenants' ids one) and the
-      // consumer the transport was attached for.
+      // envelope around it), its tenant (a tenant lost makes two tenants' ids one), its type (the
+      // handler's messageType), the consumer the transport was attached for, and the headers
+      // handlers and tracing read: the event's own, its correlation, causation and trace context.
       const received = messages.map((m) => {
         const input = acceptor.acceptedInputs.get(m.id);
+        const headers = input?.headers ?? {};
         return {
           id: input?.messageId,
           payload: input?.payload,
           tenantId: input?.tenantId,
+          type: input?.type,
           consumer: input?.consumer,
+          headers: carried.map((name) => [name, headers[name]]),
         };
       });
       expect(received).toEqual(
@@ -203,7 +210,9 @@ export function runTransportConformance(options: TransportConformanceOptions): v
           id: m.id,
           payload: m.payload,
           tenantId: m.tenantId,
+          type: m.type,
           consumer: 'conformance',
+          headers: carried.map((name) => [name, expectedHeader(m, name)]),
         })),
       );
     });
@@ -219,8 +228,8 @@ export function runTransportConformance(options: TransportConformanceOptions): v
     it('accepts each message once when duplicates are published on purpose', async () => {
       await attach();
       const messages = conformanceMessages(20, transport.destination);
-      await transport.publisher.publish(messages, neverAborted());
-      await transport.publisher.publish(messages.slice(0, 10), neverAborted());
+      await sendAll(messages);
+      await sendAll(messages.slice(0, 10));
       await waitUntil(
         '30 deliveries offered',
         () => (acceptor.offered.length >= 30 ? true : undefined),
@@ -281,8 +290,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       it('delivers messages sharing an ordering key in publish order', async () => {
         await attach();
         const messages = conformanceMessages(30, transport.destination, { orderingKey: 'conformance-key' });
-        const outcomes = await transport.publisher.publish(messages, neverAborted());
-        expect(outcomes.every((o) => o.status === 'sent')).toBe(true);
+        await sendAll(messages);
         await expectAcceptedExactly(messages.map((m) => m.id));
         expect(acceptor.accepted).toEqual(messages.map((m) => m.id));
       });
@@ -342,6 +350,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       consumerEvents: () => consumerEvents,
       attach: () => attach(),
       publishAllSent,
+      sendAll,
       expectAcceptedExactly,
     });
 
@@ -375,6 +384,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       acceptor: () => acceptor,
       consumers,
       attach: () => attach(),
+      sendAll,
       expectAcceptedExactly,
       expectNothingHeld,
     });

@@ -2,7 +2,8 @@ import { expect } from './jest';
 import { timedCases } from './timeouts';
 import { waitUntil } from './assertions';
 import type { MemoryAcceptor } from './memoryAcceptor';
-import { conformanceMessages, neverAborted } from './messages';
+import type { OutboxMessage } from '@ferry/core';
+import { conformanceMessages } from './messages';
 import type { AttachedConsumer, TransportUnderTest } from './types';
 
 /** What the settlement cases need from the suite (read at run time, after beforeEach). */
@@ -19,6 +20,8 @@ export interface SettlementContext {
   /** Every consumer attached in the current case; the suite closes them after it. */
   readonly consumers: readonly AttachedConsumer[];
   attach(): Promise<void>;
+  /** Publishes until each message is reported sent (publishUntilSent). */
+  sendAll(messages: readonly OutboxMessage[]): Promise<void>;
   expectAcceptedExactly(ids: readonly string[]): Promise<void>;
   /** Closes the case's consumers; with `heldCount`, waits until the broker holds nothing. */
   expectNothingHeld(): Promise<void>;
@@ -55,8 +58,7 @@ export function registerSettlementCases(context: SettlementContext): void {
     const messages = conformanceMessages(GIVE_UP_COUNT, transport.destination, {
       orderingKey: context.orderingPerKey ? 'conformance-give-up' : null,
     });
-    const outcomes = await transport.publisher.publish(messages, neverAborted());
-    expect(outcomes.filter((o) => o.status !== 'sent')).toEqual([]);
+    await context.sendAll(messages);
     await context.attach();
     await waitUntil('a batch in acceptance', () => (acceptor.held > 0 ? true : undefined), context.timeoutMs);
     await interrupt();
@@ -92,10 +94,7 @@ export function registerSettlementCases(context: SettlementContext): void {
     it('settles every delivery it was offered, duplicates included: closed, it leaves the broker nothing', async () => {
       const transport = context.transport();
       const acceptor = context.acceptor();
-      const publish = async (messages: ReturnType<typeof conformanceMessages>) => {
-        const outcomes = await transport.publisher.publish(messages, neverAborted());
-        expect(outcomes.filter((o) => o.status !== 'sent')).toEqual([]);
-      };
+      const publish = (messages: readonly OutboxMessage[]) => context.sendAll(messages);
       // Before any consumer: heldCount must see them (it reads the source, not an empty place),
       // and a batch can hold a message and its duplicate.
       const early = conformanceMessages(5, transport.destination);

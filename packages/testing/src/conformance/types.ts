@@ -51,8 +51,9 @@ export interface AttachedConsumer {
   /** Resolves once consuming; rejects with FERRY_CLOSED after close(). */
   ready(): Promise<void>;
   /**
-   * Stops consuming; deliveries not yet accepted stay with the broker. Safe to call twice;
-   * concurrent calls return the same promise.
+   * Stops consuming and waits for the batch in flight (its acceptance answered and settled, or
+   * given up and handed back); deliveries not yet accepted stay with the broker. Safe to call
+   * twice; concurrent calls return the same promise.
    */
   close(): Promise<void>;
 }
@@ -81,7 +82,12 @@ export interface TransportUnderTest {
   readonly source: string;
   /** A destination that routes nowhere; required when `features.unroutableDetection`. */
   readonly unroutableDestination?: string;
-  /** Attaches a consumer that feeds `acceptor`, passing the context's options; resolves once it consumes. */
+  /**
+   * Attaches a consumer that feeds `acceptor`, passing the context's options; resolves once it
+   * consumes. It reads what the source holds that no earlier consumer of the case settled, messages
+   * published before it was attached included (Kafka: every attach of a case joins one consumer
+   * group, which starts at the earliest offset).
+   */
   attach(acceptor: InboxAcceptor, context: AttachContext): Promise<AttachedConsumer>;
   publishRaw(message: RawMessage): Promise<void>;
   /** Every dead letter seen so far (cumulative across calls). */
