@@ -95,6 +95,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'DEFAULT_READY_TIMEOUT_MS',
     'MAX_TIMER_MS',
     'TRANSPORT_REJECT_REASONS',
+    'UnansweredLedger',
     'abortableDelay',
     'acceptHolding',
     'acceptIsolated',

@@ -177,7 +177,11 @@ describe.each(LEVELS)("review29: a database whose default_transaction_isolation 
           await sleep(Math.random() * 30);
         },
       },
-      worker: { concurrency: 4, pollIntervalMs: 20, leaseMs: 3_000, heartbeatIntervalMs: 20 },
+      // Renewals every 100 ms race completions and failures; the lease is long enough that a loaded
+      // machine (the whole suite in parallel) never lets it expire, and each renewal's deadline (one
+      // interval) fits a renewal run in its own READ COMMITTED transaction (four round trips on
+      // Prisma): a second run is then a refusal's, not a missed deadline's.
+      worker: { concurrency: 4, pollIntervalMs: 20, leaseMs: 15_000, heartbeatIntervalMs: 100 },
     };
     const acceptor = makeInbox(t.newClient(), { handlers: options.handlers });
     for (let i = 0; i < 20; i += 1)
@@ -219,7 +223,11 @@ describe.each(LEVELS)("review29: a database whose default_transaction_isolation 
           throw new InboxPermanentError('cannot be processed');
         },
       },
-      worker: { concurrency: 4, pollIntervalMs: 20, leaseMs: 1_000, heartbeatIntervalMs: 20 },
+      // Renewals every 100 ms race completions and failures; the lease is long enough that a loaded
+      // machine (the whole suite in parallel) never lets it expire, and each renewal's deadline (one
+      // interval) fits a renewal run in its own READ COMMITTED transaction (four round trips on
+      // Prisma): a second run is then a refusal's, not a missed deadline's.
+      worker: { concurrency: 4, pollIntervalMs: 20, leaseMs: 15_000, heartbeatIntervalMs: 100 },
     };
     const acceptor = makeInbox(t.newClient(), { handlers: options.handlers });
     for (let i = 0; i < 10; i += 1)

@@ -71,8 +71,8 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       ? (client as TransactionAdapter<TTx>)
       : prismaTransactions<TTx>(client as PrismaClientOf<TTx>);
     this.db = withTranslation(
-      withSerializationRetry(
-        withStatementDeadline(adapter.db, resolved.statementTimeoutMs),
+      withStatementDeadline(
+        withSerializationRetry(adapter.db, resolved.statementTimeoutMs),
         resolved.statementTimeoutMs,
       ),
       'inbox',

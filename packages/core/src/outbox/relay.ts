@@ -132,8 +132,8 @@ class OutboxRelay implements Relay {
     this.store =
       config.store ??
       relayStore(
-        withSerializationRetry(
-          withStatementDeadline(config.db, this.options.statementTimeout),
+        withStatementDeadline(
+          withSerializationRetry(config.db, this.options.statementTimeout),
           this.options.statementTimeout,
         ),
         this.options.redact,

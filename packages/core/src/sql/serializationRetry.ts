@@ -1,7 +1,7 @@
 import { abortableDelay, backoffDelay, type BackoffPolicy } from '../backoff';
 import { FerryError } from '../errors';
 import type { SqlExecutor, TransactionOptions } from './executor';
-import { errorCodes, sqlStateOf } from './sqlState';
+import { errorCodes } from './sqlState';
 
 /**
  * How PostgreSQL (and Prisma, which names it its own way) says it rolled a transaction back only
@@ -18,6 +18,10 @@ export const SERIALIZATION_ATTEMPTS = 5;
 const RETRY_BACKOFF: BackoffPolicy = { initialMs: 5, maxMs: 100, multiplier: 2, jitter: 'full' };
 
 /**
+ * Wrap it inside the statement deadline (withStatementDeadline, withDeadlines' statements), so
+ * that the deadline bounds every run of a statement, the READ COMMITTED transaction included
+ * (review 31: outside it, that transaction had none).
+ *
  * ferry's own statements and transactions on `db` (outside the application's transactions) run at
  * READ COMMITTED whatever the database's default. They run at the default isolation until
  * PostgreSQL refuses one for a concurrent transaction (40001), which READ COMMITTED never does to
@@ -65,11 +69,13 @@ export function withSerializationRetry(db: SqlExecutor, timeoutMs: number): SqlE
       again(
         () => db.query(text, values, options),
         () => db.transaction((tx) => tx.query(text, values, options), pinned(alone)),
+        options?.signal,
       ),
     execute: (text, values, options) =>
       again(
         () => db.execute(text, values, options),
         () => db.transaction((tx) => tx.execute(text, values, options), pinned(alone)),
+        options?.signal,
       ),
     transaction: (work, options) =>
       again(
@@ -96,7 +102,8 @@ function readRefusal(error: unknown): 'serialization' | 'deadlock' | null {
   // A transaction's statements may be translated already (a FerryError naming its SQLSTATE).
   const translated = (error as { details?: { sqlState?: unknown } } | null)?.details?.sqlState;
   const codes = [...errorCodes(error), ...(typeof translated === 'string' ? [translated] : [])];
+  // First: Prisma reports a deadlock with the kind and code of a write conflict too (review 31).
+  if (codes.includes(DEADLOCK)) return 'deadlock';
   if (codes.some((code) => SERIALIZATION_CODES.has(code))) return 'serialization';
-  if ((sqlStateOf(error) ?? translated) === DEADLOCK) return 'deadlock';
   return null;
 }
