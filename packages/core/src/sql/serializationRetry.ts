@@ -99,9 +99,13 @@ function refusalOf(error: unknown): 'serialization' | 'deadlock' | null {
 
 function readRefusal(error: unknown): 'serialization' | 'deadlock' | null {
   if (error instanceof FerryError && error.code === 'FERRY_OUTCOME_UNKNOWN') return null;
-  // A transaction's statements may be translated already (a FerryError naming its SQLSTATE).
-  const translated = (error as { details?: { sqlState?: unknown } } | null)?.details?.sqlState;
-  const codes = [...errorCodes(error), ...(typeof translated === 'string' ? [translated] : [])];
+  // A transaction's statements may be translated already: a FerryError naming the SQLSTATE, or
+  // the driver's code when there is none (Prisma's kind TransactionWriteConflict).
+  const details = (error as { details?: { sqlState?: unknown; driverCode?: unknown } } | null)?.details;
+  const translated = [details?.sqlState, details?.driverCode].filter(
+    (code): code is string => typeof code === 'string',
+  );
+  const codes = [...errorCodes(error), ...translated];
   // First: Prisma reports a deadlock with the kind and code of a write conflict too (review 31).
   if (codes.includes(DEADLOCK)) return 'deadlock';
   if (codes.some((code) => SERIALIZATION_CODES.has(code))) return 'serialization';
