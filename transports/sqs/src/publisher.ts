@@ -1,4 +1,8 @@
-import { SendMessageBatchCommand, type SendMessageBatchResultEntry } from '@aws-sdk/client-sqs';
+import {
+  GetQueueAttributesCommand,
+  SendMessageBatchCommand,
+  type SendMessageBatchResultEntry,
+} from '@aws-sdk/client-sqs';
 import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
 import {
   guardLogger,
@@ -95,9 +99,10 @@ export class SqsPublisher implements Publisher {
     // (failedStatus), as those not sent before it.
     const deadline = requestDeadline(this.options.confirmTimeoutMs, signal);
     const statusOf = (error: unknown) => failedStatus(error, deadline, signal);
+    const call: CallRequests = { sent: 0, answered: 0, stop: signal };
     await Promise.all(
       [...byQueue].map(([queue, indexes]) =>
-        this.publishToQueue(queue, indexes, messages, outcomes, deadline, statusOf),
+        this.publishToQueue(queue, indexes, messages, outcomes, deadline, statusOf, call),
       ),
     );
     return messages.map(
@@ -118,6 +123,7 @@ export class SqsPublisher implements Publisher {
     outcomes: (PublishOutcome | undefined)[],
     signal: AbortSignal,
     statusOf: (error: unknown) => FailedStatus,
+    call: CallRequests,
   ): Promise<void> {
     let queueUrl: string;
     try {
@@ -150,11 +156,13 @@ export class SqsPublisher implements Publisher {
     // The status each key's first failed message got; its later messages in the call share it.
     const failedKeys = new Map<string, FailedStatus>();
     const keyOf = (p: Pending) => (fifo ? (p.entry.MessageGroupId ?? null) : null);
-    this.lastThoseUnanswered(pending, keyOf, fifo);
+    const deferred = this.lastThoseUnanswered(pending, keyOf, fifo);
     while (pending.length > 0) {
-      const batch = this.nextBatch(pending, failedKeys, keyOf, outcomes);
+      const batch = this.nextBatch(pending, failedKeys, keyOf, outcomes, deferred);
       if (batch.length === 0) continue;
-      if (signal.aborted) {
+      if (deferred.has(batch[0]!) && !call.stop.aborted) {
+        await this.sendDeferred(queueUrl, batch, outcomes, call);
+      } else if (signal.aborted) {
         const status = statusOf(signal.reason);
         const error =
           status === 'unavailable'
@@ -162,8 +170,9 @@ export class SqsPublisher implements Publisher {
             : 'publish aborted';
         for (const p of [batch, pending].flat()) outcomes[p.index] = { id: p.message.id, status, error };
         return;
+      } else {
+        await this.sendBatch(queueUrl, batch, outcomes, signal, statusOf, call);
       }
-      await this.sendBatch(queueUrl, batch, outcomes, signal, statusOf);
       for (const p of batch) {
         const key = keyOf(p);
         const status = outcomes[p.index]?.status;
@@ -179,7 +188,11 @@ export class SqsPublisher implements Publisher {
    * is too slow to upload within confirmTimeoutMs, the others were sent before the deadline it
    * uses up, and those batched with it last time are told apart from it.
    */
-  private lastThoseUnanswered(pending: Pending[], keyOf: (p: Pending) => string | null, fifo: boolean): void {
+  private lastThoseUnanswered(
+    pending: Pending[],
+    keyOf: (p: Pending) => string | null,
+    fifo: boolean,
+  ): ReadonlySet<Pending> {
     const heldKeys = new Set<string>();
     const first: Pending[] = [];
     const last: Pending[] = [];
@@ -192,6 +205,7 @@ export class SqsPublisher implements Publisher {
     // Without keys, the smallest first: the one too slow is most likely the largest.
     if (!fifo) last.sort((a, b) => a.size - b.size);
     if (last.length > 0) pending.splice(0, pending.length, ...first, ...last);
+    return new Set(last);
   }
 
   /**
@@ -203,6 +217,7 @@ export class SqsPublisher implements Publisher {
     failedKeys: ReadonlyMap<string, FailedStatus>,
     keyOf: (p: Pending) => string | null,
     outcomes: (PublishOutcome | undefined)[],
+    deferred: ReadonlySet<Pending>,
   ): Pending[] {
     const batch: Pending[] = [];
     let bytes = 0;
@@ -223,7 +238,9 @@ export class SqsPublisher implements Publisher {
       // A message whose last request went unanswered goes alone: if it is too slow to upload,
       // its neighbours are not held up (and charged) with it.
       const alone = this.unansweredMessages.wasUnanswered(next.message.id);
-      if (batch.length > 0 && (alone || bytes + next.size > this.options.maxBatchBytes)) break;
+      // Deferred messages go on deadlines of their own (sendDeferred): never in a batch of others.
+      const crossing = batch.length > 0 && deferred.has(next) !== deferred.has(batch[0]!);
+      if (batch.length > 0 && (alone || crossing || bytes + next.size > this.options.maxBatchBytes)) break;
       pending.shift();
       batch.push(next);
       bytes += next.size;
@@ -232,15 +249,81 @@ export class SqsPublisher implements Publisher {
     return batch;
   }
 
+  /**
+   * The messages lastThoseUnanswered deferred (a message whose last request went unanswered, alone,
+   * and on a FIFO queue its key's later messages), each request on a deadline of its own
+   * (confirmTimeoutMs, not what the call's deadline has left: review 33). Sent only while SQS
+   * answers this call (or as its first request); unanswered again, it is charged (`retryable`:
+   * too slow to upload within confirmTimeoutMs, its size on this link) only when SQS is up: it
+   * answered another request of this call, or a probe (GetQueueAttributes) now. In a silent outage
+   * nothing answers, and it stays `unavailable` (review 19's contract, review 33's second outage).
+   */
+  private async sendDeferred(
+    queueUrl: string,
+    batch: readonly Pending[],
+    outcomes: (PublishOutcome | undefined)[],
+    call: CallRequests,
+  ): Promise<void> {
+    if (call.sent > 0 && call.answered === 0) {
+      for (const p of batch) {
+        outcomes[p.index] = {
+          id: p.message.id,
+          status: 'unavailable',
+          error: "not sent: SQS answered none of this publish call's requests",
+        };
+      }
+      return;
+    }
+    const own = requestDeadline(this.options.confirmTimeoutMs, call.stop);
+    // Only a message alone whose last request went unanswered too is charged (its key's later
+    // messages, deferred with it, are remembered when unanswered and go alone next time).
+    const suspect = batch.length === 1 && this.unansweredMessages.wasUnanswered(batch[0]!.message.id);
+    const charge = suspect
+      ? async (): Promise<boolean> => call.answered > 0 || (await this.answering(queueUrl, call.stop))
+      : undefined;
+    await this.sendBatch(
+      queueUrl,
+      batch,
+      outcomes,
+      own,
+      (e) => failedStatus(e, own, call.stop),
+      call,
+      charge,
+    );
+  }
+
+  /** Whether SQS answers a small request (GetQueueAttributes) now, within confirmTimeoutMs (at most 5 s). */
+  private async answering(queueUrl: string, stop: AbortSignal): Promise<boolean> {
+    const deadline = requestDeadline(Math.min(this.options.confirmTimeoutMs, PROBE_MS), stop);
+    try {
+      await this.connection.request(
+        (sqs, abortSignal) =>
+          sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }), {
+            abortSignal,
+          }),
+        deadline,
+      );
+      return true;
+    } catch (error) {
+      return (
+        (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata?.httpStatusCode !==
+        undefined
+      );
+    }
+  }
+
   private async sendBatch(
     queueUrl: string,
     batch: readonly Pending[],
     outcomes: (PublishOutcome | undefined)[],
     signal: AbortSignal,
     statusOf: (error: unknown) => FailedStatus,
+    call: CallRequests,
+    charge?: () => Promise<boolean>,
   ): Promise<void> {
     let successful: readonly SendMessageBatchResultEntry[];
     let failed: readonly { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[];
+    call.sent += 1;
     try {
       const entries = batch.map((p) => p.entry);
       const output = await this.connection.request(
@@ -250,22 +333,23 @@ export class SqsPublisher implements Publisher {
       );
       successful = output.Successful ?? [];
       failed = output.Failed ?? [];
+      call.answered += 1;
       this.unansweredMessages.answered(batch.map((p) => p.message.id));
     } catch (error) {
       const status = statusOf(error);
       const text = `SendMessageBatch to ${stripUrlCredentials(queueUrl)} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
-      // Unanswered by the deadline: a silent SQS (unavailable), unless SQS answered other requests
-      // since this message's last unanswered try: then it is too slow to upload (its size on this
-      // link) and is charged, or it would come back unavailable for ever (slowUpload.test.ts).
+      // Unanswered by the deadline: a silent SQS (unavailable); remembered, so the message goes
+      // alone next time (sendDeferred), where it is charged if SQS is up but does not answer it.
       const unanswered = status === 'unavailable' && signal.aborted;
+      if (unanswered) for (const p of batch) this.unansweredMessages.remember(p.message.id);
+      const charged = unanswered && charge !== undefined && (await charge());
       for (const p of batch) {
-        outcomes[p.index] =
-          unanswered && this.unansweredMessages.unansweredAgain(p.message.id)
-            ? retryable(
-                p.message,
-                `${text}, again, while SQS answered other requests since its last try: too slow to upload within confirmTimeoutMs (its size on this link?)`,
-              )
-            : { id: p.message.id, status, error: text };
+        outcomes[p.index] = charged
+          ? retryable(
+              p.message,
+              `${text}, alone, on its own deadline, while SQS answers: too slow to upload within confirmTimeoutMs (its size on this link?)`,
+            )
+          : { id: p.message.id, status, error: text };
       }
       return;
     }
@@ -286,6 +370,16 @@ export class SqsPublisher implements Publisher {
 }
 
 type FailedStatus = Exclude<PublishOutcome['status'], 'sent'>;
+
+/** The SendMessageBatch requests of one publish call, and the relay's signal that stops it. */
+interface CallRequests {
+  sent: number;
+  answered: number;
+  readonly stop: AbortSignal;
+}
+
+/** The longest a probe of a silent SQS waits (less when confirmTimeoutMs is shorter). */
+const PROBE_MS = 5_000;
 
 /**
  * The outcome of messages whose request failed with `error`: `unavailable` when the publish's

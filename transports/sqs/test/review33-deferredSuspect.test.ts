@@ -45,11 +45,11 @@ class SlowAnswerProxy {
   ) {}
 
   static async start(target: { host: string; port: number }, delayMs: number): Promise<SlowAnswerProxy> {
-    let proxy: SlowAnswerProxy | undefined;
-    const server = net.createServer((client) => proxy?.onConnection(client, target, delayMs));
+    const made: { proxy?: SlowAnswerProxy } = {};
+    const server = net.createServer((client) => made.proxy?.onConnection(client, target, delayMs));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    proxy = new SlowAnswerProxy(server, (server.address() as net.AddressInfo).port);
-    return proxy;
+    made.proxy = new SlowAnswerProxy(server, (server.address() as net.AddressInfo).port);
+    return made.proxy;
   }
 
   urlFor(url: string): string {

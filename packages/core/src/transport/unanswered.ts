@@ -37,13 +37,17 @@ export class UnansweredLedger {
    */
   unansweredAgain(id: string): boolean {
     const before = this.givenUpAt.get(id);
-    // Remembered again (the newest last), so its next unanswered try is judged the same way.
+    this.remember(id);
+    return before !== undefined && this.answers > before;
+  }
+
+  /** `id`'s request went unanswered past its deadline: remembered (the newest last), no judgement. */
+  remember(id: string): void {
     this.givenUpAt.delete(id);
     this.givenUpAt.set(id, this.answers);
     if (this.givenUpAt.size > this.kept) {
       const oldest = this.givenUpAt.keys().next().value;
       if (oldest !== undefined) this.givenUpAt.delete(oldest);
     }
-    return before !== undefined && this.answers > before;
   }
 }
