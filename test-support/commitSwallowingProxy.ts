@@ -1,7 +1,9 @@
 import net from 'node:net';
 
-/** The simple-protocol COMMIT node-postgres and Prisma's pg adapter send. */
-const COMMIT = Buffer.concat([Buffer.from('Q'), Buffer.from([0, 0, 0, 11]), Buffer.from('COMMIT\0')]);
+/** The simple-protocol COMMIT node-postgres and Prisma's pg adapter send, and Kysely's `commit`. */
+const COMMITS = ['COMMIT', 'commit'].map((text) =>
+  Buffer.concat([Buffer.from('Q'), Buffer.from([0, 0, 0, 11]), Buffer.from(`${text}\0`)]),
+);
 
 export interface CommitSwallowingProxy {
   readonly port: number;
@@ -17,6 +19,8 @@ export interface CommitSwallowingProxy {
   arm(options?: { everything?: boolean; dropCommit?: boolean }): void;
   /** A COMMIT was forwarded and its answer dropped. */
   swallowed(): boolean;
+  /** COMMITs sent through the proxy so far. */
+  commits(): number;
   /** Ends the partition `arm({ everything: true })` started (the swallowing connection stays silent). */
   heal(): void;
   close(): void;
@@ -27,6 +31,7 @@ export async function commitSwallowingProxy(): Promise<CommitSwallowingProxy> {
   let armed: { everything: boolean; dropCommit: boolean } | undefined;
   let swallowed = false;
   let partitioned = false;
+  let commits = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(5432, '127.0.0.1');
@@ -34,7 +39,9 @@ export async function commitSwallowingProxy(): Promise<CommitSwallowingProxy> {
     let silent = false;
     client.on('data', (chunk) => {
       if (partitioned) return;
-      if (armed && chunk.includes(COMMIT)) {
+      const commit = COMMITS.some((text) => chunk.includes(text));
+      if (commit) commits += 1;
+      if (armed && commit) {
         const { everything, dropCommit } = armed;
         partitioned = everything;
         armed = undefined;
@@ -66,6 +73,7 @@ export async function commitSwallowingProxy(): Promise<CommitSwallowingProxy> {
     arm: (options = {}) =>
       void (armed = { everything: options.everything ?? false, dropCommit: options.dropCommit ?? false }),
     swallowed: () => swallowed,
+    commits: () => commits,
     heal: () => void (partitioned = false),
     close: () => {
       for (const socket of sockets) socket.destroy();

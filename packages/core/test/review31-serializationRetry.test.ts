@@ -37,73 +37,14 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { kyselyTransactions } from '@ferry/core/kysely';
 import { createRelay, emit, fromPg, pgTransactions, type OutboxEvent, type Relay } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
-import net from 'node:net';
+import {
+  commitSwallowingProxy,
+  type CommitSwallowingProxy,
+} from '../../../test-support/commitSwallowingProxy';
 import { halfOpenProxy } from '../../../test-support/halfOpenProxy';
 import { createTestDatabase, prismaOnPool, type TestDatabase } from '../../../test-support/database';
 import { makeInbox, message } from './inbox/helpers';
 import { silent, waitFor } from './outbox/helpers';
-
-/**
- * As test-support/commitSwallowingProxy once armed: the next COMMIT any connection sends is
- * forwarded and every answer after it on that connection dropped (PostgreSQL commits, the client
- * never hears so). Matches Kysely's lower-case `commit` too (the shared proxy matches `COMMIT` only).
- */
-interface CommitSwallowingProxy {
-  url(url: string): string;
-  arm(): void;
-  swallowed(): boolean;
-  /** COMMITs sent through the proxy so far. */
-  commits(): number;
-  close(): void;
-}
-
-const COMMITS = ['COMMIT', 'commit'].map((text) =>
-  Buffer.concat([Buffer.from('Q'), Buffer.from([0, 0, 0, 11]), Buffer.from(`${text}\0`)]),
-);
-
-async function commitSwallowingProxy(): Promise<CommitSwallowingProxy> {
-  let armed = false;
-  let swallowed = false;
-  let commits = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(5432, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    let silent = false;
-    client.on('data', (chunk) => {
-      if (COMMITS.some((commit) => chunk.includes(commit))) commits += 1;
-      if (armed && COMMITS.some((commit) => chunk.includes(commit))) {
-        armed = false;
-        silent = true;
-        swallowed = true;
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => void (silent || client.write(chunk)));
-    const end = (): void => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: (url) => {
-      const parsed = new URL(url);
-      parsed.host = `127.0.0.1:${port}`;
-      return parsed.toString();
-    },
-    arm: () => void (armed = true),
-    swallowed: () => swallowed,
-    commits: () => commits,
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    },
-  };
-}
 
 let t: TestDatabase;
 const pools: pg.Pool[] = [];

@@ -15,7 +15,7 @@
  * expects at least one conformance case to fail; each fails on HEAD because the whole suite
  * passes the broken transport.
  */
-import { FERRY_HEADERS, type OutboxMessage } from '@ferry/core';
+import type { OutboxMessage } from '@ferry/core';
 import { outboxHeaders } from '@ferry/core/transport';
 import {
   InMemoryBroker,
@@ -26,6 +26,7 @@ import {
 import type { TransportConformanceOptions } from '@ferry/testing/conformance';
 import { inMemoryConformance, type InMemoryVariant } from './support/inMemoryConformance';
 import { conformanceFailures } from './support/recordedConformance';
+import { DuplicatesUnacked } from './support/brokenBrokers';
 
 jest.mock('../src/conformance/jest', () =>
   jest
@@ -211,18 +212,6 @@ describe('review25: the transport conformance suite against broken in-memory tra
   it(
     'a consumer that leaves duplicates unacked fails the suite',
     async () => {
-      class DuplicatesUnacked extends InMemoryBroker {
-        private readonly settled = new Set<string>();
-        override ack(items: readonly Unacked[]): void {
-          const first = items.filter((item) => {
-            const id = item.delivery.headers[FERRY_HEADERS.messageId] ?? item.delivery.messageId ?? '';
-            if (this.settled.has(id)) return false;
-            this.settled.add(id);
-            return true;
-          });
-          super.ack(first);
-        }
-      }
       const failures = await conformanceFailures(
         inMemoryTransport({ broker: () => new DuplicatesUnacked() }),
       );

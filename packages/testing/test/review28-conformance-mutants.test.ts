@@ -17,16 +17,12 @@
  * expects at least one conformance case to fail; each fails on HEAD because the whole suite passes
  * the broken transport, so a real transport with the same bug would ship green.
  */
-import {
-  FERRY_HEADERS,
-  InboxAdmissionRejectedError,
-  type InboxAcceptInput,
-  type InboxAcceptor,
-} from '@ferry/core';
+import { InboxAdmissionRejectedError, type InboxAcceptInput, type InboxAcceptor } from '@ferry/core';
 import { InMemoryBroker, type Unacked } from '@ferry/testing';
 import type { TransportConformanceOptions } from '@ferry/testing/conformance';
 import { inMemoryConformance, type InMemoryVariant } from './support/inMemoryConformance';
 import { conformanceFailures } from './support/recordedConformance';
+import { DuplicatesUnacked, idOf } from './support/brokenBrokers';
 
 jest.mock('../src/conformance/jest', () =>
   jest
@@ -43,11 +39,6 @@ function inMemoryTransport(variant: InMemoryVariant = {}): TransportConformanceO
   return inMemoryConformance({ name: 'in-memory (review28 variant)', timeoutMs: TIMEOUT_MS, ...variant });
 }
 
-/** The message id ferry reads from a delivery. */
-function idOf(item: Unacked): string {
-  return item.delivery.headers[FERRY_HEADERS.messageId] ?? item.delivery.messageId ?? '';
-}
-
 /** An acceptor seen through `map`, applied to each batch of inputs. */
 function mappingBatches(
   map: (inputs: readonly InboxAcceptInput[]) => InboxAcceptInput[],
@@ -56,20 +47,6 @@ function mappingBatches(
     maxPayloadBytes: acceptor.maxPayloadBytes,
     acceptMany: (inputs) => acceptor.acceptMany(map(inputs)),
   });
-}
-
-/** A broker that hands a consumer its unsettled duplicates back never: review 25's variant. */
-class DuplicatesUnacked extends InMemoryBroker {
-  private readonly settled = new Set<string>();
-  override ack(items: readonly Unacked[]): void {
-    super.ack(
-      items.filter((item) => {
-        if (this.settled.has(idOf(item))) return false;
-        this.settled.add(idOf(item));
-        return true;
-      }),
-    );
-  }
 }
 
 describe('review28: the transport conformance suite against broken in-memory transports', () => {
