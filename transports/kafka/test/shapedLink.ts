@@ -54,6 +54,17 @@ export class ShapedLink {
     this.silenceArmed = true;
   }
 
+  /**
+   * Silent (true): from now on nothing crosses the link, either way, on any connection, open or
+   * new (a network dropping every packet, TCP still accepted). Back (false): the connections open
+   * during the silence are cut (what they carried is lost mid-stream) and new ones pass.
+   */
+  setSilent(silent: boolean): void {
+    this.silenceArmed = false;
+    this.silent = silent;
+    if (!silent) for (const socket of this.sockets) socket.destroy();
+  }
+
   /** A connection through the link (kafkajs unless `client` says otherwise). */
   connection(
     clientId: string,
