@@ -34,6 +34,9 @@ interface PublishBudget {
 /** How many records given up on unanswered, or not told apart yet, a publisher remembers (unansweredRecords, isolating). */
 const UNANSWERED_KEPT = 10_000;
 
+/** The longest the probe of a cluster that left a record unanswered twice waits (less when confirmTimeoutMs is shorter). */
+const PROBE_MS = 5_000;
+
 /** Connection-level failures are `unavailable` (no attempt spent); others by retriability. */
 const failureStatus = (failure: ErrorClassification) =>
   failure.unavailable ? 'unavailable' : failure.retriable ? 'retryable' : 'permanent';
@@ -213,7 +216,7 @@ export class KafkaPublisher implements Publisher {
         !signal.aborted &&
         missedDeadline(error, deadline)
       )
-        return this.unanswered(records, error);
+        return await this.unanswered(records, error, [signal, this.inFlight.signal]);
       // Unavailable: nothing of the batch can go (the cluster). Retryable with one topic: the
       // topic's (e.g. not there yet). Otherwise some messages may be to blame, not all.
       if (failure.unavailable || records.length === 1 || (failure.retriable && topics.size === 1)) {
@@ -230,26 +233,50 @@ export class KafkaPublisher implements Publisher {
    * The outcomes of records whose send the cluster did not answer within its deadline:
    * `unavailable` (no attempt spent), since a broker gone silent (a network that drops its
    * packets, a paused or overloaded node) withholds every answer and spending an attempt on each
-   * turned events FAILED during such an outage. A record unanswered again after the cluster
-   * answered other sends since its last try is `retryable`: the cluster is up and this record
-   * cannot be sent within confirmTimeoutMs (a large one over a slow link), so it is charged and
-   * runs out of attempts instead of coming back for ever (review15-slowUpload). A topic the
-   * cluster does not have also keeps the client waiting (it retries the topic's metadata), so the
-   * records' topics are suspect: the next publish to them checks them first and charges a missing
-   * one (`retryable`).
+   * turned events FAILED during such an outage. A record's size does make its send slow (a large
+   * one over a slow link), and unavailable for ever it would never be charged nor FAILED
+   * (review15-slowUpload), so:
+   * - a send of several records is never charged: one of them may be the slow one, and its
+   *   neighbours were charged with it (unansweredCharges). They go one at a time next time
+   *   (`isolating`, as a refused batch's), each on its own deadline;
+   * - a record sent alone, unanswered again after the cluster answered other sends since its last
+   *   try, is `retryable` only if the cluster answers a small request now (a probe, at most
+   *   PROBE_MS): the cluster is up and this record cannot be sent within confirmTimeoutMs. In a
+   *   second silent outage nothing answers, and it stays `unavailable` (unansweredCharges).
+   * A topic the cluster does not have also keeps the client waiting (it retries the topic's
+   * metadata), so the records' topics are suspect: the next publish to them checks them first and
+   * charges a missing one (`retryable`).
    */
-  private unanswered(records: readonly OutboundRecord[], error: unknown): PublishOutcome[] {
+  private async unanswered(
+    records: readonly OutboundRecord[],
+    error: unknown,
+    signals: readonly AbortSignal[],
+  ): Promise<PublishOutcome[]> {
     for (const record of records) this.topics.suspect(record.topic);
     const reason = `${describeError(error)}: the Kafka cluster did not answer`;
-    return records.map((record) => {
-      if (this.unansweredRecords.unansweredAgain(record.id))
-        return retryable(
-          record.id,
-          `${describeError(error)}, again, while the cluster answered other sends since its last try: ` +
-            'too slow to send within confirmTimeoutMs (its size on this link?)',
-        );
-      return { id: record.id, status: 'unavailable', error: reason };
-    });
+    const unavailable = records.map((record): PublishOutcome => ({
+      id: record.id,
+      status: 'unavailable',
+      error: reason,
+    }));
+    if (records.length > 1) {
+      for (const record of records) {
+        this.unansweredRecords.remember(record.id);
+        remember(this.isolating, record.id);
+      }
+      return unavailable;
+    }
+    const record = records[0]!;
+    if (!this.unansweredRecords.unansweredAgain(record.id)) return unavailable;
+    const probe = deadlineIn(Math.min(this.options.confirmTimeoutMs, PROBE_MS));
+    if (!(await this.topics.answering([...signals, this.stopping.signal], probe))) return unavailable;
+    return [
+      retryable(
+        record.id,
+        `${describeError(error)}, again, alone, while the cluster answers (other sends since its last try, a probe now): ` +
+          'too slow to send within confirmTimeoutMs (its size on this link?)',
+      ),
+    ];
   }
 
   /**
@@ -334,7 +361,7 @@ export class KafkaPublisher implements Publisher {
           deadline !== undefined &&
           missedDeadline(error, deadline)
         ) {
-          const [outcome] = this.unanswered([record], error);
+          const [outcome] = await this.unanswered([record], error, [signal, this.inFlight.signal]);
           outcomes.push(outcome!);
           if (outcome!.status === 'unavailable') unavailable = outcome!.error;
           else if (record.key !== null) failedKeys.add(record.key);

@@ -11,7 +11,8 @@ import { missedDeadline, raceAbort, type Deadline } from './race';
  *
  * A topic is suspect after a send to it failed retryably (not for a cluster that is unavailable)
  * and stops being suspect once the cluster lists it or a send to it succeeds. Other topics are
- * never checked, so a healthy publisher makes no metadata requests and opens no admin client. A
+ * never checked, so a healthy publisher makes no metadata requests and opens no admin client (nor
+ * does it probe: `answering`, asked only for a record the cluster left unanswered twice). A
  * check that fails or misses its deadline says nothing: the caller sends as before, by the same
  * deadline (so after a check that spent it, nothing is sent). An admin client whose check failed
  * or was given up by a signal is replaced before the next check; one whose check missed its
@@ -49,6 +50,25 @@ export class TopicPresence {
   ): Promise<Set<string>> {
     const suspects = [...topics].filter((topic) => this.suspects.has(topic));
     if (suspects.length === 0 || this.closed) return new Set();
+    const listed = await this.list(signals, deadline);
+    if (listed === null) return new Set();
+    const existing = new Set(listed);
+    this.present(suspects.filter((topic) => existing.has(topic)));
+    return new Set(suspects.filter((topic) => !existing.has(topic)));
+  }
+
+  /**
+   * Whether the cluster answers a small request (the topic listing) now, by `deadline`: the
+   * publisher's probe before it charges a record unanswered again (KafkaPublisher.unanswered).
+   * False when it failed, missed the deadline or was aborted by one of `signals`.
+   */
+  async answering(signals: readonly AbortSignal[], deadline: Deadline): Promise<boolean> {
+    if (this.closed) return false;
+    return (await this.list(signals, deadline)) !== null;
+  }
+
+  /** The cluster's topics, or null when the listing failed, missed `deadline` or was aborted. */
+  private async list(signals: readonly AbortSignal[], deadline: Deadline): Promise<string[] | null> {
     const admin = this.connected();
     // This check takes over from those before it: their graces end (its own starts if it misses).
     for (const grace of admin.graces) clearTimeout(grace);
@@ -61,11 +81,9 @@ export class TopicPresence {
       // Given up by a signal (the publish aborted, the producer gone): its connect fails at once.
       if (missedDeadline(error, deadline)) this.giveTime(admin, listing, deadline.ms);
       else this.drop(admin);
-      return new Set();
+      return null;
     }
-    const existing = new Set(listed);
-    this.present(suspects.filter((topic) => existing.has(topic)));
-    return new Set(suspects.filter((topic) => !existing.has(topic)));
+    return listed;
   }
 
   /**
