@@ -15,6 +15,7 @@ import {
   deadlineSignal,
   observePublish,
   outboxHeaders,
+  UnansweredLedger,
   type PublishReport,
 } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
@@ -128,6 +129,8 @@ export class RabbitPublisher implements Publisher {
   private readonly knownExchanges = new Set<string>();
   private opening: Promise<ConfirmChannel> | null = null;
   private closed = false;
+  /** Tells a silent broker from a message too slow to upload (publishChecked, publishDeferred). */
+  private readonly unconfirmed = new UnansweredLedger();
 
   /** `connection`: a shared RabbitConnection, or options / a URL for a connection this publisher owns. */
   constructor(
@@ -201,7 +204,7 @@ export class RabbitPublisher implements Publisher {
       if (channel) {
         const fitting = this.refuseOverFrame(channel, toSend, outcomes);
         const checked = await this.holdBackMissing(fitting, outcomes, deadline);
-        if (checked.length > 0) await this.publishOn(channel, checked, deadline, signal, outcomes);
+        if (checked.length > 0) await this.publishChecked(channel, checked, deadline, signal, outcomes);
       }
     }
     return messages.map(
@@ -221,6 +224,127 @@ export class RabbitPublisher implements Publisher {
     if (this.ownsConnection) await this.connection.close();
   }
 
+  /**
+   * Publishes `items` on the call's `deadline`, except the messages whose last publish the broker
+   * left unconfirmed (and the later messages of their keys): those go last, each alone on a
+   * deadline of its own (publishDeferred). A message too large to upload within confirmTimeoutMs
+   * over a slow link holds back every publish behind it on the connection: sent with its batch,
+   * its neighbours went unconfirmed with it; sent last and alone, they are confirmed first and it
+   * is told apart from them.
+   */
+  private async publishChecked(
+    channel: ConfirmChannel,
+    items: readonly SendItem[],
+    deadline: AbortSignal,
+    stop: AbortSignal,
+    outcomes: Map<number, PublishOutcome>,
+  ): Promise<void> {
+    const call: CallAnswers = { sent: 0, answered: 0 };
+    const heldKeys = new Set<string>();
+    const first: SendItem[] = [];
+    const deferred: SendItem[] = [];
+    for (const item of items) {
+      const key = item.message.orderingKey ?? null;
+      const held = this.unconfirmed.wasUnanswered(item.message.id) || (key !== null && heldKeys.has(key));
+      if (held && key !== null) heldKeys.add(key);
+      (held ? deferred : first).push(item);
+    }
+    if (first.length > 0) await this.publishOn(channel, first, deadline, stop, outcomes, call);
+    // The status each key's first message not sent got; its later (deferred) messages share it.
+    const failedKeys = new Map<string, 'unavailable' | 'retryable'>();
+    const noteFailure = (item: SendItem): void => {
+      const key = item.message.orderingKey ?? null;
+      const status = outcomes.get(item.index)?.status;
+      if (key === null || status === undefined || status === 'sent' || failedKeys.has(key)) return;
+      failedKeys.set(key, status === 'unavailable' ? 'unavailable' : 'retryable');
+    };
+    first.forEach(noteFailure);
+    // Without keys, the smallest first: the one too slow is most likely the largest, and every
+    // publish after it on the connection waits behind its upload. Once one went unconfirmed
+    // again, the rest are not published (they would wait behind it, and be charged with it).
+    const ordered = [
+      ...deferred.filter((item) => item.message.orderingKey !== null),
+      ...deferred
+        .filter((item) => item.message.orderingKey === null)
+        .map((item) => ({ item, size: Buffer.byteLength(JSON.stringify(item.message.payload) ?? '') }))
+        .sort((a, b) => a.size - b.size)
+        .map(({ item }) => item),
+    ];
+    let clogged = false;
+    for (const item of ordered) {
+      if (clogged) {
+        const error = 'not published: an earlier message of this publish is still uploading unconfirmed';
+        outcomes.set(item.index, unavailable(item.message.id, error));
+        noteFailure(item);
+        continue;
+      }
+      await this.publishDeferred(item, stop, outcomes, call, failedKeys);
+      noteFailure(item);
+      clogged =
+        outcomes.get(item.index)?.status !== 'sent' && this.unconfirmed.wasUnanswered(item.message.id);
+    }
+  }
+
+  /**
+   * One message publishChecked deferred, on a deadline of its own (confirmTimeoutMs, not what the
+   * call's has left). Sent only while the broker answers this call (or as its first publish), and
+   * not after an earlier message of its key that was not sent. Unconfirmed again, it is charged
+   * (`retryable`: too slow to upload within confirmTimeoutMs, its size on this link) only when the
+   * broker is up: it answered another publish of this call, or a new connection now
+   * (RabbitConnection.answering), and does not block the connection (a resource alarm). In a
+   * silent outage nothing answers, and it stays `unavailable`.
+   */
+  private async publishDeferred(
+    item: SendItem,
+    stop: AbortSignal,
+    outcomes: Map<number, PublishOutcome>,
+    call: CallAnswers,
+    failedKeys: ReadonlyMap<string, 'unavailable' | 'retryable'>,
+  ): Promise<void> {
+    const id = item.message.id;
+    const key = item.message.orderingKey ?? null;
+    const keyFailure = key === null ? undefined : failedKeys.get(key);
+    if (keyFailure !== undefined) {
+      // An outage (unavailable) spends no attempt of the key's later messages either.
+      const error = `an earlier message of ordering key ${key} was not sent`;
+      outcomes.set(item.index, keyFailure === 'unavailable' ? unavailable(id, error) : retryable(id, error));
+      return;
+    }
+    if (call.sent > 0 && call.answered === 0) {
+      outcomes.set(
+        item.index,
+        unavailable(id, "not published: the broker confirmed none of this publish's messages"),
+      );
+      return;
+    }
+    const suspect = this.unconfirmed.wasUnanswered(id);
+    const own = deadlineSignal(this.options.confirmTimeoutMs, stop);
+    let channel: ConfirmChannel;
+    try {
+      channel = await this.openChannel(own);
+    } catch (error) {
+      const report = isClosed(error) || stop.aborted ? retryable : unavailable;
+      outcomes.set(item.index, report(id, describeError(error)));
+      return;
+    }
+    const answeredBefore = call.answered;
+    await this.publishOn(channel, [item], own, stop, outcomes, call);
+    const outcome = outcomes.get(item.index);
+    if (!suspect || outcome?.status !== 'unavailable' || !this.unconfirmed.wasUnanswered(id)) return;
+    if (this.connection.blocked !== null || stop.aborted) return;
+    const up =
+      answeredBefore > 0 ||
+      (await this.connection.answering(Math.min(this.options.confirmTimeoutMs, PROBE_MS), stop));
+    if (up && this.connection.blocked === null)
+      outcomes.set(
+        item.index,
+        retryable(
+          id,
+          `${outcome.error}, again, alone, on its own deadline, while the broker answers: too slow to upload within confirmTimeoutMs (its size on this link?)`,
+        ),
+      );
+  }
+
   private async publishOn(
     channel: ConfirmChannel,
     items: readonly SendItem[],
@@ -228,6 +352,7 @@ export class RabbitPublisher implements Publisher {
     /** The relay's signal: aborted, it gave up on the publish (the outcome is its to discard). */
     stop: AbortSignal,
     outcomes: Map<number, PublishOutcome>,
+    call: CallAnswers,
   ): Promise<void> {
     // A connection lost mid-publish fails the owed confirms synchronously before 'close' is
     // emitted, so this flag is set before the confirms' results are read.
@@ -268,8 +393,22 @@ export class RabbitPublisher implements Publisher {
           unavailable(item.message.id, 'not published: an earlier publish in the batch failed'),
         );
       }
+      call.sent += confirms.length;
       const results = await Promise.all(confirms);
       if (threw) this.discardChannel(channel);
+      // What the broker confirmed (or returned): it is up. What it left unconfirmed by the
+      // deadline, on a connection still open, not blocked, the relay not giving up: remembered,
+      // so the message goes last and alone next time (publishDeferred).
+      const answered = items.filter((_, i) => results[i] !== undefined && results[i]!.status !== 'failed');
+      if (answered.length > 0) {
+        call.answered += answered.length;
+        this.unconfirmed.answered(answered.map((item) => item.message.id));
+      }
+      if (!connectionLost && !stop.aborted && this.connection.blocked === null)
+        results.forEach((result, i) => {
+          if (result.status === 'failed' && result.unanswered === true)
+            this.unconfirmed.remember(items[i]!.message.id);
+        });
       results.forEach((result, i) => {
         const item = items[i]!;
         // The publish amqplib could not encode (the last one, when one threw) never will be.
@@ -459,8 +598,8 @@ export class RabbitPublisher implements Publisher {
 /**
  * A publish the broker did not confirm. `unavailable` (released without spending an attempt, the
  * relay's circuit counts it) when the connection was lost under it, or when the confirm deadline
- * passed with no answer from the broker: nothing in a message makes RabbitMQ withhold its confirm,
- * while a node under a resource alarm (it blocks every publishing connection, for as long as the
+ * passed with no answer from the broker: only a message's size makes its confirm slow (then it is
+ * told apart and charged by publishDeferred), while a node under a resource alarm (it blocks every publishing connection, for as long as the
  * alarm lasts) or a silent connection withholds every one, and spending attempts on that turned
  * events FAILED during a broker outage (fault-tests/broker-recovery/rabbitmq-outage, alarm). A nack, or
  * a publish the relay gave up on itself (`stop`: its lease, its shutdown), stays `retryable`.
@@ -483,6 +622,15 @@ function blockedNote(connection: RabbitConnection): string {
   const reason = connection.blocked;
   return reason === null ? '' : `; the broker blocks the connection: ${reason}`;
 }
+
+/** The messages one publish call put on the wire, and how many of them the broker answered. */
+interface CallAnswers {
+  sent: number;
+  answered: number;
+}
+
+/** The longest the probe of a broker that left a message unconfirmed twice waits (less when confirmTimeoutMs is shorter). */
+const PROBE_MS = 5_000;
 
 /** A message of a batch with its route and its place in the batch. */
 interface SendItem {
