@@ -249,6 +249,18 @@ export function stringArgument(name: string, value: unknown): string {
   return value;
 }
 
+/**
+ * An optional filter of an admin listing (`type`, `key`, `actor`, …): absent is null; given, a
+ * string PostgreSQL can hold (assertText): a NUL reached it as its own error, and an unpaired
+ * surrogate, sent as U+FFFD, silently matched another value (review 35).
+ */
+export function optionalTextFilter(name: string, value: unknown): string | null {
+  if (value === undefined) return null;
+  const text = stringArgument(name, value);
+  assertText(name, text);
+  return text;
+}
+
 /** A text call argument stored as given (`actor`, `reason`): non-empty, at most `maxLength`, storable. */
 export function textArgument(name: string, value: unknown, maxLength: number): string {
   if (typeof value !== 'string' || value.trim().length === 0 || value.length > maxLength) {

@@ -4,7 +4,7 @@ import {
   dateArgument,
   integerArgument,
   knownKeysArgument,
-  stringArgument,
+  optionalTextFilter,
   type OptionKeys,
 } from '../optionChecks';
 import { executorFor } from '../sql/applicationTransaction';
@@ -87,13 +87,10 @@ function toEntry(row: AuditRow): AuditEntry {
 }
 
 /** An optional text filter: a number is refused, never turned into text. */
-function optionalString(field: keyof AuditQuery, value: unknown): string | null {
-  return value === undefined ? null : stringArgument(field, value);
-}
 
 function scopeFilter(query: AuditQuery): string | null {
-  const tenantId = optionalString('tenantId', query.tenantId);
-  const scope = optionalString('scope', query.scope);
+  const tenantId = optionalTextFilter('tenantId', query.tenantId);
+  const scope = optionalTextFilter('scope', query.scope);
   if (tenantId !== null && scope !== null) {
     throw new FerryValidationError('scope', 'give tenantId or scope, not both');
   }
@@ -109,7 +106,7 @@ function cursorOf(
   listing: string,
   bounded: boolean,
 ): { id: string; since: Date | null } | null {
-  const cursor = optionalString('cursor', value);
+  const cursor = optionalTextFilter('cursor', value);
   if (cursor === null) return null;
   const { position, bound } = decodeListCursor(
     cursor,
@@ -134,10 +131,10 @@ export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutO
     async list(query: AuditQuery = {}) {
       knownKeysArgument('list', query, QUERY_KEYS);
       const scope = scopeFilter(query);
-      const action = optionalString('action', query.action);
-      const actor = optionalString('actor', query.actor);
+      const action = optionalTextFilter('action', query.action);
+      const actor = optionalTextFilter('actor', query.actor);
       const given = query.since === undefined ? null : dateArgument('since', query.since);
-      const id = optionalString('id', query.id);
+      const id = optionalTextFilter('id', query.id);
       const listing = listingOf('audit', scope, action, actor, id);
       const cursor = cursorOf(query.cursor, listing, given !== null);
       // A later page keeps the first page's bound, unless the caller's is earlier (pageBound).

@@ -1,3 +1,4 @@
+import { isUuid } from '../uuid';
 import type { SqlExecutor } from '../sql/executor';
 
 /** ferry's operator audit table (migration 0006_operator_audit). */
@@ -40,7 +41,7 @@ export async function insertAudit(db: SqlExecutor, entry: AuditInsert): Promise<
     entry.action,
     entry.scope,
     entry.reason,
-    [...entry.ids],
+    entry.ids.map(canonicalId),
     entry.outcome,
     JSON.stringify(entry.results),
     JSON.stringify(entry.arguments),
@@ -59,7 +60,7 @@ const LIST = `
     AND ($3::text IS NULL OR a.action = $3::text)
     AND ($4::text IS NULL OR a.actor = $4::text)
     AND ($5::timestamptz IS NULL OR a.at >= $5::timestamptz)
-    AND ($6::text IS NULL OR $6::text = ANY(a.ids))
+    AND ($6::text IS NULL OR $6::text = ANY(a.ids) OR lower($6::text) = ANY(a.ids))
   -- a.id, the bigint: the output column id is its text form and would sort '9' after '10'.
   ORDER BY a.id DESC
   LIMIT $7`;
@@ -84,4 +85,13 @@ export function listAuditRows(db: SqlExecutor, filter: AuditFilter): Promise<Aud
     filter.id,
     filter.limit,
   ]);
+}
+
+/**
+ * A record id as the audit trail stores it: a UUID in lower case, as PostgreSQL prints it (the
+ * admins take it in any case), so the trail's `id` filter finds an action whatever case its
+ * caller wrote (review 35). The filter also matches rows written before, in the caller's case.
+ */
+function canonicalId(id: string): string {
+  return isUuid(id) ? id.toLowerCase() : id;
 }

@@ -10,6 +10,7 @@ import {
   integerArgument,
   knownKeysArgument,
   oneOfArgument,
+  optionalTextFilter,
   stringArgument,
   uuidArgument,
   uuidListArgument,
@@ -33,7 +34,7 @@ import { getEvent, listEvents } from './sql/adminQueries';
 import { eventStats } from './sql/stats';
 import { dbCall } from './errors';
 import { toRecord } from './sql/fragments';
-import { withSerializationRetry } from '../sql/serializationRetry';
+import { withReadCommittedTransactions, withSerializationRetry } from '../sql/serializationRetry';
 
 export type * from './adminTypes';
 
@@ -86,9 +87,6 @@ function decodeCursor(
 }
 
 /** An optional string filter (`type`, `key`): a number is refused, never turned into text. */
-function optionalString(field: string, value: unknown): string | null {
-  return value === undefined ? null : stringArgument(field, value);
-}
 
 /** One scope: every tenant (`tenantId` null) or a fixed tenant. */
 class ScopedOutboxAdmin implements OutboxAdmin {
@@ -135,8 +133,8 @@ class ScopedOutboxAdmin implements OutboxAdmin {
     knownKeysArgument('list', query, LIST_KEYS);
     const tenantId = this.tenantId;
     const status = oneOfArgument('status', query.status, STATUSES) ?? null;
-    const type = optionalString('type', query.type);
-    const key = optionalString('key', query.key);
+    const type = optionalTextFilter('type', query.type);
+    const key = optionalTextFilter('key', query.key);
     const given =
       query.createdBefore === undefined ? null : dateArgument('createdBefore', query.createdBefore);
     const listing = listingOf('outbox', tenantId, status, type, key);
@@ -204,7 +202,10 @@ export function createOutboxAdmin(
 ): OperatorOutboxAdmin {
   // Anything but a database client is refused here, not with a TypeError at the first call.
   const timeoutMs = adminStatementTimeout(options);
-  const db = withSerializationRetry(withDeadlines(executorFor(client, 'client'), timeoutMs), timeoutMs);
+  const db = withSerializationRetry(
+    withReadCommittedTransactions(withDeadlines(executorFor(client, 'client'), timeoutMs)),
+    timeoutMs,
+  );
   const operator = new ScopedOutboxAdmin(db, null);
   return Object.assign(operator, {
     forTenant(tenantId: string): OutboxAdmin {

@@ -86,6 +86,24 @@ export function withSerializationRetry(db: SqlExecutor, timeoutMs: number): SqlE
   };
 }
 
+/**
+ * `db` whose transactions all start READ COMMITTED, whatever the database's default: the admins'
+ * (outbox, inbox) compare-and-set transitions tell `lost_claim` (the row was in the source status
+ * when the statement started, a concurrent transition won) from `conflict` by what the statement
+ * saw; at REPEATABLE READ the refused run was re-run at READ COMMITTED with a fresh snapshot and
+ * answered `conflict` (review 35). Operator actions are rare: pinning them costs nothing that
+ * matters. Statements alone are left as they are (withSerializationRetry handles those).
+ */
+export function withReadCommittedTransactions(db: SqlExecutor): SqlExecutor {
+  if (db.inTransaction) return db;
+  return {
+    inTransaction: false,
+    query: (text, values, options) => db.query(text, values, options),
+    execute: (text, values, options) => db.execute(text, values, options),
+    transaction: (work, options) => db.transaction(work, { ...options, isolation: 'read committed' }),
+  };
+}
+
 const NEVER = new AbortController().signal;
 
 /** Refused by PostgreSQL for a concurrent transaction (never a commit whose outcome is unknown). */

@@ -25,7 +25,7 @@ import {
   requireLimit,
   requireTenantId,
 } from './validate';
-import { withSerializationRetry } from '../../sql/serializationRetry';
+import { withReadCommittedTransactions, withSerializationRetry } from '../../sql/serializationRetry';
 
 /**
  * Scope-bound operator API. Bind the scope from authenticated context: forTenant(id) sees
@@ -116,7 +116,10 @@ export class InboxPrivilegedAdmin {
 
 function adminExecutor(client: ApplicationTransaction, timeoutMs: number): SqlExecutor {
   return withTranslation(
-    withSerializationRetry(withDeadlines(executorFor(client, 'client'), timeoutMs), timeoutMs),
+    withSerializationRetry(
+      withReadCommittedTransactions(withDeadlines(executorFor(client, 'client'), timeoutMs)),
+      timeoutMs,
+    ),
     'inbox admin',
   );
 }

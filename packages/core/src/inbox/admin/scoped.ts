@@ -14,6 +14,7 @@ import {
   optionalCursor,
   optionalStatus,
   PURGE_LIMIT,
+  requireConsumerName,
   requireLimit,
   requireText,
   requireUuid,
@@ -166,10 +167,12 @@ export class InboxScopedAdmin {
     requiredArgument('replay', input, REPLAY_KEYS);
     const request = {
       scope: this.scope,
-      sourceId: requireUuid('id', input.id),
+      // Lower case, as the request id and as PostgreSQL prints it: a repeated request compares
+      // them (replay.ts), and one in another letter case names the same record (review 35).
+      sourceId: requireUuid('id', input.id).toLowerCase(),
       expectedVersion: requireVersion(input.expectedVersion),
       requestId: requireUuid('requestId', input.requestId).toLowerCase(),
-      targetConsumer: requireText('targetConsumer', input.targetConsumer),
+      targetConsumer: requireConsumerName('targetConsumer', input.targetConsumer),
       actor: requireText('actor', input.actor),
       reason: redactText(requireText('reason', input.reason)),
     };

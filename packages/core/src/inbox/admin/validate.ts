@@ -1,11 +1,14 @@
 import {
   integerArgument,
   oneOfArgument,
+  received,
   stringArgument,
   textArgument,
   uuidArgument,
 } from '../../optionChecks';
 import { tenantIdString } from '../../validate/tenantId';
+import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
+import { FerryValidationError } from '../../errors';
 import { assertText } from '../../validate/text';
 import { isUuid } from '../sql/fragments';
 import { INBOX_STATUSES, type InboxStatus } from '../types';
@@ -18,6 +21,22 @@ const MAX_ROW_VERSION = 2_147_483_647;
 
 export function requireUuid(field: string, value: unknown): string {
   return uuidArgument(field, value);
+}
+
+/**
+ * A consumer name a receipt can carry (replay's `targetConsumer`): acceptance's own rule, 1 to
+ * IDENTIFIER_LIMITS.consumer characters of valid text, so no name is refused by the database's
+ * identity index mid-action, nor makes a receipt acceptance would never take (review 35).
+ */
+export function requireConsumerName(field: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > IDENTIFIER_LIMITS.consumer) {
+    throw new FerryValidationError(
+      field,
+      `must be a consumer name: a non-empty string of at most ${IDENTIFIER_LIMITS.consumer} characters, got ${received(value)}`,
+    );
+  }
+  assertText(field, value);
+  return value;
 }
 
 export function requireText(field: string, value: unknown): string {
