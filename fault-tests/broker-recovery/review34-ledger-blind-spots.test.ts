@@ -1,0 +1,158 @@
+/**
+ * Review 34: can the broker-recovery ledger be made to lie?
+ *
+ * Each case runs the real rabbitmq-outage scenario file (its first case: the private node is
+ * stopped, the relay's circuit opens, the node comes back, all 60 keyed events are SENT and read
+ * back from the queue) in a child jest whose only change is a setup file that alters what
+ * RabbitPublisher puts on the wire. The scenario must notice; today it prints a clean ledger and
+ * passes. kafka-outage reads its topic back the same way (a `Set` of ids, no order check).
+ *
+ * 1. Duplicates. The ledger's fields (harness/ledger.ts) say `effectsApplied` counts "events read
+ *    back from the broker" with their repeats, and `appliedTwice` the distinct messages "whose
+ *    effect appeared more than once". The scenario reads the queue into a `Set<string>` before
+ *    `reconcile(ids, queued)`, so no repeat can ever be counted. With every confirmed batch put on
+ *    the queue twice (120 copies of 60 events), the ledger still says effectsApplied=60,
+ *    appliedTwice=0, duplicatesAbsorbed=0.
+ * 2. Order. ferry promises that events sharing an ordering key are published in insertion order
+ *    (DESIGN, packages/core/docs/outbox.md); the scenario emits its 60 events on 4 ordering keys
+ *    and drives them through the circuit's open / half-open cycle, the place where order could
+ *    break, but never looks at the order on the queue. With the first confirmed event of a key
+ *    put on the queue only after the next batch (so it sits behind a later event of its key), the
+ *    scenario still passes.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '../harness/brokers';
+
+jest.setTimeout(240_000);
+
+const run = promisify(execFile);
+
+/** Puts every confirmed batch on the queue a second time. */
+const DUPLICATING = `
+const { RabbitPublisher } = require('@ferry/rabbitmq');
+const publish = RabbitPublisher.prototype.publish;
+RabbitPublisher.prototype.publish = async function (messages, signal) {
+  const outcomes = await publish.call(this, messages, signal);
+  if (outcomes.length > 0 && outcomes.every((o) => o.status === 'sent')) {
+    await publish.call(this, messages, signal);
+    process.stdout.write('REVIEW34 DUPLICATED ' + messages.length + '\\n');
+  }
+  return outcomes;
+};
+`;
+
+/** Holds the first confirmed event back and puts it on the queue after the next batch. */
+const REORDERING = `
+const { RabbitPublisher } = require('@ferry/rabbitmq');
+const publish = RabbitPublisher.prototype.publish;
+let held;
+let done = false;
+RabbitPublisher.prototype.publish = async function (messages, signal) {
+  if (!done && held === undefined && messages.length > 1) {
+    const rest = await publish.call(this, messages.slice(1), signal);
+    if (rest.every((o) => o.status === 'sent')) {
+      held = messages[0];
+      return [{ id: held.id, status: 'sent' }, ...rest];
+    }
+    return publish.call(this, messages, signal);
+  }
+  const outcomes = await publish.call(this, messages, signal);
+  if (held !== undefined && outcomes.every((o) => o.status === 'sent')) {
+    await publish.call(this, [held], signal);
+    process.stdout.write('REVIEW34 REORDERED ' + held.orderingKey + '\\n');
+    held = undefined;
+    done = true;
+  }
+  return outcomes;
+};
+`;
+
+interface ChildRun {
+  readonly code: number;
+  readonly output: string;
+}
+
+/** The first case of rabbitmq-outage.test.ts in a child jest with `setup` loaded after the env. */
+async function outageScenarioWith(setup: string): Promise<ChildRun> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'review34-ledger-'));
+  try {
+    const setupFile = path.join(dir, 'publisherChange.js');
+    writeFileSync(setupFile, setup);
+    const configFile = path.join(dir, 'jest.config.js');
+    writeFileSync(
+      configFile,
+      `const base = require(${JSON.stringify(path.join(REPO_ROOT, 'jest.config.js'))});
+const project = base.projects.find((p) => p.displayName === '@ferry/fault-tests');
+module.exports = { ...project, setupFilesAfterEnv: [${JSON.stringify(setupFile)}], testTimeout: base.testTimeout, forceExit: true };
+`,
+    );
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.JEST_WORKER_ID;
+    return await run(
+      'npx',
+      [
+        'jest',
+        '--config',
+        configFile,
+        '--testPathPatterns',
+        'broker-recovery/rabbitmq-outage',
+        '-t',
+        'spends no retry while the node is down',
+      ],
+      { cwd: REPO_ROOT, env, timeout: 200_000, maxBuffer: 16 * 1024 * 1024 },
+    ).then(
+      ({ stdout, stderr }) => ({ code: 0, output: `${stdout}${stderr}` }),
+      (error: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: typeof error.code === 'number' ? error.code : -1,
+        output: `${error.stdout ?? ''}${error.stderr ?? ''}`,
+      }),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function ledgerOf(output: string, scenario: string): Record<string, number> {
+  const line = output.split('\n').find((l) => l.startsWith(`ledger ${scenario}: `));
+  if (!line) throw new Error(`no ledger line for ${scenario} in the child's output:\n${output.slice(-4000)}`);
+  return Object.fromEntries(
+    line
+      .slice(`ledger ${scenario}: `.length)
+      .trim()
+      .split(/\s+/)
+      .map((cell) => {
+        const [key, value] = cell.split('=');
+        return [key!, Number(value)];
+      }),
+  );
+}
+
+describe('review34: the rabbitmq-outage ledger', () => {
+  it('reports the repeats when every event is on the queue twice', async () => {
+    const child = await outageScenarioWith(DUPLICATING);
+    // The change took effect: every event was put on the queue a second time.
+    const duplicated = [...child.output.matchAll(/^REVIEW34 DUPLICATED (\d+)$/gm)].reduce(
+      (sum, match) => sum + Number(match[1]),
+      0,
+    );
+    expect(duplicated).toBe(60);
+    const ledger = ledgerOf(child.output, 'rabbitmq-outage');
+    expect({
+      effectsApplied: ledger.effectsApplied,
+      repeatsReported: ledger.appliedTwice! + ledger.duplicatesAbsorbed! > 0,
+    }).toEqual({ effectsApplied: 120, repeatsReported: true });
+  });
+
+  it('fails when an event of an ordering key is on the queue behind a later event of its key', async () => {
+    const child = await outageScenarioWith(REORDERING);
+    // The change took effect: one event was put on the queue after the next batch.
+    expect(child.output).toMatch(/^REVIEW34 REORDERED key-\d$/m);
+    expect(child.output).toMatch(/^ledger rabbitmq-outage: /m);
+    // The scenario must not pass with its keyed events out of order on the queue.
+    expect(child.code).not.toBe(0);
+  });
+});
