@@ -29,9 +29,21 @@ function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
+/** How long connecting to the test server may take: a server that never answers is an error naming it. */
+const CONNECT_DEADLINE_MS = 10_000;
+
 export async function adminQuery(text: string, values: unknown[] = []): Promise<void> {
-  const client = new Client({ connectionString: serverUrl() });
-  await client.connect();
+  const client = new Client({ connectionString: serverUrl(), connectionTimeoutMillis: CONNECT_DEADLINE_MS });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    const server = new URL(serverUrl());
+    throw new Error(
+      `FERRY_DATABASE_URL: could not connect to PostgreSQL at ${server.host} within ${CONNECT_DEADLINE_MS} ms: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
   try {
     await client.query(text, values);
   } finally {
@@ -90,7 +102,8 @@ export async function createTestDatabase(
     newClient,
     async drop() {
       await Promise.all(clients.map((client) => client.$disconnect().catch(() => undefined)));
-      await dropDatabase(url);
+      // Through the database the test database was created from: a role may not connect to `postgres`.
+      await dropDatabase(url, { through: serverUrl() });
     },
   };
 }

@@ -18,7 +18,7 @@ import { emitMany, type Relay } from '@ferry/core';
 import { KafkaConnection, KafkaPublisher, ensureTopics, type KafkaClientName } from '@ferry/kafka';
 import type { TestDatabase } from '../../test-support/database';
 import { PrivateBroker } from '../harness/brokers';
-import { assertLedger, emptyLedger, reconcile } from '../harness/ledger';
+import { assertLedger, emptyLedger, keyOrderViolations, reconcile } from '../harness/ledger';
 import { waitFor } from '../harness/waitFor';
 import { openDatabase, settle, startCircuitRelay, type CircuitCount } from './support';
 import { faultSuite } from '../harness/scaffold';
@@ -140,18 +140,31 @@ describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => 
     );
     await relay.close();
 
-    const readBack = new Set<string>();
+    // Every copy, in read order (a Set counted no repeat: review 34), with its key and emit order.
+    const readBack: { id: string; key: string; seq: number }[] = [];
     const reader = connection.kafka.consumer({ groupId: `fault-kafka-outage-readback-${Date.now()}` });
     suite.defer(() => reader.disconnect());
     await reader.connect();
     await reader.subscribe({ topic, fromBeginning: true });
     await reader.run({
       eachMessage: async ({ message }) => {
-        readBack.add(message.headers?.['x-ferry-message-id']?.toString() ?? '');
+        const { n } = JSON.parse(message.value?.toString() ?? '{}') as { n: number };
+        readBack.push({
+          id: message.headers?.['x-ferry-message-id']?.toString() ?? '',
+          key: message.key?.toString() ?? '',
+          seq: n,
+        });
       },
     });
-    await settle('every event read back', async () => readBack.size >= TOTAL, 30_000);
+    await settle(
+      'every event read back',
+      async () => new Set(readBack.map((r) => r.id)).size >= TOTAL,
+      30_000,
+    );
+    // Copies still on their way would be missed otherwise: a moment more, then what is there.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     await reader.disconnect();
+    const orderViolations = keyOrderViolations(readBack);
 
     const [after] = await database.db.query<{ stuck: number; failed: number; retried: number }>(
       `SELECT count(*) FILTER (WHERE status <> 'SENT')::int AS stuck,
@@ -166,10 +179,20 @@ describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => 
       ...emptyLedger(),
       offered: TOTAL,
       accepted: ids.length,
-      ...reconcile(ids, readBack),
+      ...reconcile(
+        ids,
+        readBack.map((r) => r.id),
+      ),
       stuck: after!.stuck,
     });
-    expect({ allSent, during, failedAfter: after!.failed, closed: circuit().closed > 0 }).toEqual({
+    expect({
+      allSent,
+      during,
+      failedAfter: after!.failed,
+      closed: circuit().closed > 0,
+      orderViolations,
+    }).toEqual({
+      orderViolations: [],
       allSent: true,
       during: { failed: 0, retried: 0 },
       failedAfter: 0,

@@ -26,7 +26,7 @@ import {
 } from '@ferry/kafka';
 import type { TestDatabase } from '../../test-support/database';
 import { PrivateBroker } from '../harness/brokers';
-import { assertLedger } from '../harness/ledger';
+import { assertLedger, keyOrderViolations } from '../harness/ledger';
 import { waitFor } from '../harness/waitFor';
 import { inboxLedger, openDatabase, receiptCounts, settle, startInbox } from './support';
 import { faultSuite } from '../harness/scaffold';
@@ -173,13 +173,7 @@ describe.each(CLIENTS)('broker-recovery: kafka-restart (%s client)', (client) =>
     );
     await reader.disconnect();
 
-    const orderViolations: string[] = [];
-    const lastSeq = new Map<string, number>();
-    for (const record of readBack) {
-      const previous = lastSeq.get(record.key) ?? -1;
-      if (record.seq < previous) orderViolations.push(`${record.key}: ${record.seq} after ${previous}`);
-      lastSeq.set(record.key, Math.max(previous, record.seq));
-    }
+    const orderViolations = keyOrderViolations(readBack);
     const onTopic = new Set(readBack.map((r) => r.id));
     const sentButMissing = [...sentIds].filter((id) => !onTopic.has(id));
 

@@ -18,7 +18,7 @@ import amqp from 'amqplib';
 import { emitMany } from '@ferry/core';
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
 import type { TestDatabase } from '../../test-support/database';
-import { assertLedger, emptyLedger, reconcile } from '../harness/ledger';
+import { assertLedger, emptyLedger, keyOrderViolations, reconcile } from '../harness/ledger';
 import { RabbitNode } from '../harness/rabbitmqNode';
 import { waitFor } from '../harness/waitFor';
 import { openDatabase, settle, startCircuitRelay } from './support';
@@ -32,21 +32,28 @@ const MAX_RETRIES = 3;
 const INITIAL_DELAY = 200;
 /** Openings of the circuit to wait for: 200 + 400 + 800 ms of open periods > 3 x 200 ms. */
 const OPENINGS = 4;
+/** Ordering keys the events are spread over (`key-${n % KEYS}`). */
+const KEYS = 4;
 
-async function readQueue(url: string, queue: string): Promise<Set<string>> {
-  const ids = new Set<string>();
-  const connection = await amqp.connect(url);
+/**
+ * Every copy on the queue, in queue order, with its ordering key and place in the key's emit
+ * order (the payload's `n`): a Set counted no repeat, and order was never looked at (review 34).
+ */
+async function readQueue(url: string, queue: string): Promise<{ id: string; key: string; seq: number }[]> {
+  const copies: { id: string; key: string; seq: number }[] = [];
+  const connection = await amqp.connect(url, { timeout: 10_000 });
   try {
     const channel = await connection.createChannel();
     for (;;) {
       const message = await channel.get(queue, { noAck: true });
       if (message === false) break;
-      if (message.properties.messageId) ids.add(String(message.properties.messageId));
+      const { n } = JSON.parse(message.content.toString()) as { n: number };
+      copies.push({ id: String(message.properties.messageId ?? ''), key: `key-${n % KEYS}`, seq: n });
     }
   } finally {
     await connection.close();
   }
-  return ids;
+  return copies;
 }
 
 /** One outage of the node: how it begins and ends, and what a publish is told meanwhile. */
@@ -110,7 +117,7 @@ describe('broker-recovery: rabbitmq-outage and rabbitmq-alarm', () => {
       Array.from({ length: TOTAL }, (_, n) => ({
         type,
         destination: `/${queue}`,
-        orderingKey: `key-${n % 4}`,
+        orderingKey: `key-${n % KEYS}`,
         payload: { n },
         maxRetries: MAX_RETRIES,
       })),
@@ -167,9 +174,14 @@ describe('broker-recovery: rabbitmq-outage and rabbitmq-alarm', () => {
       ...emptyLedger(),
       offered: TOTAL,
       accepted: ids.length,
-      ...reconcile(ids, queued),
+      ...reconcile(
+        ids,
+        queued.map((copy) => copy.id),
+      ),
       stuck: after.stuck,
     });
+    // Events sharing an ordering key are on the queue in emit order (through the circuit's cycle).
+    expect(keyOrderViolations(queued)).toEqual([]);
     expect({
       allSent,
       failedDuring: during.failed,

@@ -15,6 +15,15 @@ const run = promisify(execFile);
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 const SERVICES = path.join(REPO_ROOT, 'scripts/services');
 
+/** The shared RabbitMQ of the suites that use the user's (FERRY_AMQP_URL). */
+export const AMQP_URL = process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/**
+ * The deadline of a suite's own amqplib connect to the shared RabbitMQ (TCP and handshake): a
+ * FERRY_AMQP_URL that never answers fails the suite naming the connect (review 34).
+ */
+export const AMQP_CONNECT_TIMEOUT_MS = 10_000;
+
 export type PrivateServiceName = 'kafka' | 'elasticmq';
 
 /** Whether a process exists and is not a zombie. */

@@ -63,3 +63,25 @@ export function assertLedger(scenario: string, ledger: Ledger): void {
     );
   }
 }
+
+/** One event read back from a broker: its ordering key and its place in the key's emit order. */
+export interface KeyedReadBack {
+  readonly key: string;
+  readonly seq: number;
+}
+
+/**
+ * Where events sharing an ordering key were read back out of their emit order, in read order: a
+ * key's sequence never goes backwards (a re-published event may repeat, at or after its place).
+ * Empty when per-key order held.
+ */
+export function keyOrderViolations(readBack: Iterable<KeyedReadBack>): string[] {
+  const violations: string[] = [];
+  const lastSeq = new Map<string, number>();
+  for (const record of readBack) {
+    const previous = lastSeq.get(record.key) ?? -1;
+    if (record.seq < previous) violations.push(`${record.key}: ${record.seq} after ${previous}`);
+    lastSeq.set(record.key, Math.max(previous, record.seq));
+  }
+  return violations;
+}

@@ -22,10 +22,10 @@ import { openDatabase, startInbox } from '../broker-recovery/support';
 import { settleAndAssert, type DeadLetterSeen } from './support';
 import { CASE_HEADER, MAX_PAYLOAD_BYTES, TENANT, buildTraffic, type HostileClass } from './traffic';
 import { bounded, faultSuite } from '../harness/scaffold';
+import { AMQP_CONNECT_TIMEOUT_MS, AMQP_URL } from '../harness/brokers';
 
 jest.setTimeout(180_000);
 
-const AMQP_URL = process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const CLASSES: readonly HostileClass[] = [
   'nul_escape',
   'lone_surrogate',
@@ -52,13 +52,15 @@ describe('hostile-input: rabbitmq', () => {
 
   beforeAll(async () => {
     database = await openDatabase();
-    admin = await amqp.connect(AMQP_URL);
+    // Bounded: a FERRY_AMQP_URL that never answers fails here, naming the connect, not a hook timeout.
+    admin = await amqp.connect(AMQP_URL, { timeout: AMQP_CONNECT_TIMEOUT_MS });
     channel = await admin.createConfirmChannel();
   });
 
   afterAll(async () => {
-    await bounded(admin.close());
+    // The database first: a refused FERRY_AMQP_URL leaves `admin` unset (review 34).
     await database?.drop();
+    if (admin !== undefined) await bounded(admin.close());
   });
 
   it('dead-letters every hostile class with its reason and accepts every valid neighbour once', async () => {

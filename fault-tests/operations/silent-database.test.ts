@@ -64,6 +64,7 @@ import {
   waitUntilSettled,
   writeBusinessRow,
 } from './support';
+import { AMQP_CONNECT_TIMEOUT_MS, AMQP_URL } from '../harness/brokers';
 
 /** ferry's own bounds (no driver timeouts anywhere). */
 const STATEMENT_TIMEOUT_MS = 1_500;
@@ -301,15 +302,13 @@ describe('operations: silent-database (pg, a reset under a bounded statement)', 
   });
 });
 
-const AMQP_URL = process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-
 describe('operations: silent-database (RabbitMQ consumer, prisma, no driver timeouts)', () => {
   let admin: amqp.ChannelModel;
   let channel: amqp.ConfirmChannel;
   const suite = faultSuite();
   const fixture = proxiedDatabase();
   beforeAll(async () => {
-    admin = await amqp.connect(AMQP_URL);
+    admin = await amqp.connect(AMQP_URL, { timeout: AMQP_CONNECT_TIMEOUT_MS });
     channel = await admin.createConfirmChannel();
   });
   afterAll(async () => {

@@ -45,10 +45,10 @@ import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from '../../test-support/database';
 import { installTracing, parentSpanId, type TestTracing } from '../../test-support/tracing';
 import { waitFor } from '../harness/waitFor';
+import { AMQP_CONNECT_TIMEOUT_MS, AMQP_URL } from '../harness/brokers';
 
 jest.setTimeout(180_000);
 
-const AMQP_URL = process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const KAFKA_BROKERS = (process.env.FERRY_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const logger = pino({ level: 'silent' });
 const suffix = randomBytes(5).toString('hex');
@@ -126,7 +126,7 @@ it('follows one message RabbitMQ -> inbox -> handler -> outbox -> Kafka -> inbox
   const rabbit = new RabbitConnection({ url: AMQP_URL, connectionName: `ferry-trace-${suffix}` });
   closers.push(() => rabbit.close());
   closers.push(async () => {
-    const connection = await amqp.connect(AMQP_URL);
+    const connection = await amqp.connect(AMQP_URL, { timeout: AMQP_CONNECT_TIMEOUT_MS });
     const channel = await connection.createChannel();
     await deleteWorkQueue(channel, { queue });
     await connection.close();

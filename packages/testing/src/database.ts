@@ -4,10 +4,23 @@ import { Client, Pool } from 'pg';
 import { FerryConfigError, fromPg, migrate } from '@ferry/core';
 import { knownKeysOption, received, type OptionKeys } from '@ferry/core/transport';
 
-export interface RecreateDatabaseOptions {
+export interface RecreateDatabaseOptions extends ServerDatabaseOptions {
   /** The application's own migration folders, applied after ferry's, in this order. */
   readonly migrationsDirs?: readonly string[];
 }
+
+export interface ServerDatabaseOptions {
+  /**
+   * The database to connect to while dropping or creating the one in `url` (one cannot drop the
+   * database one is connected to): a name on the same server, or a URL (its credentials then
+   * used). Default `postgres`; a role that may not connect to `postgres` (a managed or hardened
+   * server) names its own, e.g. the database its tests create theirs from.
+   */
+  readonly through?: string;
+}
+
+/** How long connecting to the server may take before a clear error (a server that never answers). */
+const CONNECT_DEADLINE_MS = 10_000;
 
 /** The database name in `url`, checked to be a plain identifier (identifiers cannot be bound). */
 function databaseName(url: string): string {
@@ -18,16 +31,48 @@ function databaseName(url: string): string {
   return name;
 }
 
-async function onServer(url: string, work: (client: Client) => Promise<void>): Promise<void> {
-  const server = new URL(url);
-  server.pathname = '/postgres';
-  const client = new Client({ connectionString: server.toString() });
-  await client.connect();
+async function onServer(
+  url: string,
+  through: string | undefined,
+  work: (client: Client) => Promise<void>,
+): Promise<void> {
+  const server = maintenanceUrl(url, through);
+  const client = new Client({
+    connectionString: server.toString(),
+    connectionTimeoutMillis: CONNECT_DEADLINE_MS,
+  });
+  // An error of the client after the work gave up on it (the server closing the connection) is
+  // not an uncaught exception.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw new FerryConfigError(
+      'url',
+      `could not connect to PostgreSQL at ${server.host} (database ${decodeURIComponent(server.pathname.slice(1))}) within ${CONNECT_DEADLINE_MS} ms: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
   try {
     await work(client);
   } finally {
     await client.end();
   }
+}
+
+/** The URL of the database `through` names (default `postgres`) on the server of `url`. */
+function maintenanceUrl(url: string, through: string | undefined): URL {
+  if (through !== undefined && typeof through !== 'string') {
+    throw new FerryConfigError('through', `must be a database name or URL, got ${received(through)}`);
+  }
+  if (through !== undefined && through.includes('://')) {
+    if (!URL.canParse(through))
+      throw new FerryConfigError('through', 'must be a database name or a URL that parses');
+    return new URL(through);
+  }
+  const server = new URL(url);
+  server.pathname = `/${encodeURIComponent(through ?? 'postgres')}`;
+  return server;
 }
 
 /**
@@ -54,13 +99,16 @@ async function dropNamed(client: Client, name: string, graceMs = 2_000): Promise
  * application's. For tests and demos that must start empty; never point it at real data.
  */
 export async function recreateDatabase(url: string, options: RecreateDatabaseOptions = {}): Promise<void> {
-  knownKeysOption('', options, { migrationsDirs: true } satisfies OptionKeys<RecreateDatabaseOptions>);
+  knownKeysOption('', options, {
+    migrationsDirs: true,
+    through: true,
+  } satisfies OptionKeys<RecreateDatabaseOptions>);
   const dirs: unknown = options.migrationsDirs ?? [];
   if (!Array.isArray(dirs) || dirs.some((dir) => typeof dir !== 'string' || dir.length === 0)) {
     throw new FerryConfigError('migrationsDirs', `must be an array of folder paths, got ${received(dirs)}`);
   }
   const name = databaseName(url);
-  await onServer(url, async (client) => {
+  await onServer(url, options.through, async (client) => {
     await dropNamed(client, name);
     await client.query(`CREATE DATABASE ${name}`);
   });
@@ -75,9 +123,10 @@ export async function recreateDatabase(url: string, options: RecreateDatabaseOpt
 }
 
 /** Drops the database named in `url` (closing its connections; see dropNamed). */
-export async function dropDatabase(url: string): Promise<void> {
+export async function dropDatabase(url: string, options: ServerDatabaseOptions = {}): Promise<void> {
+  knownKeysOption('', options, { through: true } satisfies OptionKeys<ServerDatabaseOptions>);
   const name = databaseName(url);
-  await onServer(url, (client) => dropNamed(client, name));
+  await onServer(url, options.through, (client) => dropNamed(client, name));
 }
 
 /** The nearest folder at or above `start` that contains `relative` (e.g. an app's `migrations`). */

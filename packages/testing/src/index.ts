@@ -18,7 +18,13 @@ export {
   type DrainInboxResult,
   type WaitForInboxRecordOptions,
 } from './inbox';
-export { recreateDatabase, dropDatabase, findUp, type RecreateDatabaseOptions } from './database';
+export {
+  recreateDatabase,
+  dropDatabase,
+  findUp,
+  type RecreateDatabaseOptions,
+  type ServerDatabaseOptions,
+} from './database';
 export { waitUntil, pause, WaitTimeoutError, type WaitOptions } from './wait';
 export {
   startFerryServices,

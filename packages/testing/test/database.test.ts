@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { dropDatabase, recreateDatabase } from '../src';
-import { scratchDatabaseUrl } from '../../../test-support/database';
+import { scratchDatabaseUrl, serverUrl } from '../../../test-support/database';
 
 // A pg pool's end() resolves before its clients' sockets close. Dropping the database WITH (FORCE)
 // right then terminated backends under clients still ending, and the pool emitted 'error' (an
@@ -21,3 +21,18 @@ it('drops a database right after pool.end() without terminating connections stil
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect(errors).toEqual([]);
 }, 60_000);
+
+// Review 34: a role that may not connect to `postgres` drops and creates through another database.
+it('connects through the database `through` names, and refuses an unknown option', async () => {
+  const url = scratchDatabaseUrl('ferry_through');
+  const base = new URL(serverUrl());
+  const baseName = base.pathname.slice(1);
+  await recreateDatabase(url, { through: baseName });
+  await dropDatabase(url, { through: base.toString() });
+  const missing = await dropDatabase(url, { through: 'ferry_no_such_database' }).catch((e: unknown) => e);
+  expect(missing).toMatchObject({ code: 'FERRY_CONFIG_INVALID' });
+  expect(String((missing as Error).message)).toMatch(/ferry_no_such_database/);
+  await expect(dropDatabase(url, { via: 'postgres' } as never)).rejects.toMatchObject({
+    code: 'FERRY_CONFIG_INVALID',
+  });
+});
