@@ -68,7 +68,11 @@ describe('operations: sigterm-drain', () => {
     await deliverUntilAcknowledged(acceptor, batch, offering);
 
     // First process: handles everything, two handlers stall.
-    const first = startFixture('stallingWorker.ts', [t.url], { FERRY_FAULT_STALL: '1' });
+    // The URL through the environment, not the command line (`ps` shows a password there).
+    const first = startFixture('stallingWorker.ts', [], {
+      FERRY_FAULT_DATABASE_URL: t.url,
+      FERRY_FAULT_STALL: '1',
+    });
     children.push(first);
     for (const id of STALLED) await first.waitForLine(`STALLED ${id}`, (line) => line === `STALLED ${id}`);
     await waitFor('the other messages completed', async () => (await countStatus(t, 'COMPLETED')) === OTHERS);
@@ -101,7 +105,7 @@ describe('operations: sigterm-drain', () => {
     }
 
     // Second process: recovers the interrupted receipts after their lease and completes them.
-    const second = startFixture('stallingWorker.ts', [t.url]);
+    const second = startFixture('stallingWorker.ts', [], { FERRY_FAULT_DATABASE_URL: t.url });
     children.push(second);
     await second.waitForLine('the second process ready', (line) => line === 'READY');
     await waitUntilSettled(t);
