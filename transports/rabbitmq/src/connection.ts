@@ -55,14 +55,23 @@ export class RabbitConnection {
     return this.closing.signal.aborted;
   }
 
-  /** Starts the connection loop and resolves once connected; rejects with FERRY_CLOSED if closed first. */
-  connect(): Promise<void> {
+  /**
+   * Starts the connection loop and resolves once connected; rejects with FERRY_CLOSED if closed
+   * first. The loop retries until connected or closed, so without `signal` this waits as long as
+   * the broker is unreachable: `signal` bounds the wait (FERRY_TRANSPORT_ERROR when it aborts; the
+   * loop goes on, and a later connect() or publish finds the connection once it is up).
+   */
+  connect(signal?: AbortSignal): Promise<void> {
     if (this.closed) return Promise.reject(closedError('RabbitMQ connection'));
     if (!this.firstConnect) {
       this.firstConnect = this.waitForConnection().then(() => undefined);
+      // Awaited only by callers without a signal: rejected at close() with nobody waiting on it,
+      // it must not be an unhandled rejection.
+      this.firstConnect.catch(() => undefined);
       this.loop = this.run();
     }
-    return this.firstConnect;
+    if (signal === undefined) return this.firstConnect;
+    return this.waitForConnection(signal).then(() => undefined);
   }
 
   /** Registers a setup that runs on the current connection (if any) and on every reconnect. */

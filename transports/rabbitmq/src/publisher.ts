@@ -156,9 +156,12 @@ export class RabbitPublisher implements Publisher {
     this.report = { transport: 'rabbitmq', observer: this.options.observer, logger: this.logger };
   }
 
-  /** Connects (safe to call again); publish() also connects lazily. */
-  async connect(): Promise<void> {
-    await this.connection.connect();
+  /**
+   * Connects (safe to call again); publish() also connects lazily. `signal` bounds the wait
+   * (RabbitConnection.connect): without it, an unreachable broker is waited for until it answers.
+   */
+  async connect(signal?: AbortSignal): Promise<void> {
+    await this.connection.connect(signal);
   }
 
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {

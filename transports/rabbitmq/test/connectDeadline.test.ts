@@ -5,7 +5,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { RabbitConnection } from '../src';
+import { RabbitConnection, RabbitPublisher } from '../src';
 import pino from 'pino';
 
 let server: Server;
@@ -52,4 +52,32 @@ it('rejects a connectTimeoutMs that is not a positive integer', () => {
     expect(() => new RabbitConnection({ url: 'amqp://localhost', connectTimeoutMs })).toThrow(
       /connectTimeoutMs/,
     );
+});
+
+// Every wait has a deadline: connect() retries until the broker answers, and its caller can bound it.
+it('connect(signal) rejects when the signal aborts, while the connection goes on trying', async () => {
+  const connection = new RabbitConnection({
+    url: `amqp://guest:guest@127.0.0.1:${port}`,
+    connectTimeoutMs: 200,
+    reconnectBackoff: { initialMs: 10, maxMs: 20 },
+    logger: pino({ level: 'silent' }),
+  });
+  const publisher = new RabbitPublisher(connection);
+  const failures: unknown[] = [];
+  connection.onConnectRetry((error) => failures.push(error));
+  try {
+    const bounded = new AbortController();
+    const waiting = connection.connect(bounded.signal);
+    const publisherWaiting = publisher.connect(bounded.signal);
+    setTimeout(() => bounded.abort(new Error('startup deadline')), 700).unref();
+    await expect(waiting).rejects.toMatchObject({ code: 'FERRY_TRANSPORT_ERROR' });
+    await expect(publisherWaiting).rejects.toMatchObject({ code: 'FERRY_TRANSPORT_ERROR' });
+    const seen = failures.length;
+    const deadline = Date.now() + 10_000;
+    while (failures.length <= seen && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(failures.length).toBeGreaterThan(seen);
+  } finally {
+    await publisher.close();
+    await connection.close();
+  }
 });
