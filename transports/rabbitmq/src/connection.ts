@@ -2,7 +2,7 @@ import { unescape } from 'node:querystring';
 import * as amqp from 'amqplib';
 import type { ChannelModel } from 'amqplib';
 import type { Logger } from '@ferry/core';
-import { abortableDelay, backoffDelay, deadlineSignal, onAbort } from '@ferry/core/transport';
+import { abortableDelay, backoffDelay, onAbort } from '@ferry/core/transport';
 import { closedError, describeError, transportError } from './errors';
 import { CLOSE_ANSWER_MS, settledWithin } from './waits';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
@@ -114,58 +114,6 @@ export class RabbitConnection {
       this.closing.signal.addEventListener('abort', onAbort, { once: true });
       signal?.addEventListener('abort', onAbort, { once: true });
     });
-  }
-
-  /**
-   * Whether the broker answers a new connection now: a connection of its own (same URL and
-   * options) opened within `ms` and closed again, false when it was not (a silent network, a
-   * broker down), `signal` aborted or this connection closed. It does not queue behind what the
-   * current connection is still writing (a large publish over a slow uplink), so it tells a
-   * broker that is up from one that is silent: the publisher asks it before charging a message
-   * its broker left unconfirmed twice.
-   */
-  async answering(ms: number, signal: AbortSignal): Promise<boolean> {
-    if (this.closed || signal.aborted) return false;
-    const url = new URL(this.options.url);
-    url.searchParams.set('heartbeat', '0');
-    const opening = amqp.connect(url.toString(), {
-      clientProperties: { connection_name: `${this.options.connectionName} (probe)` },
-      timeout: ms,
-      noDelay: true,
-    });
-    const stop = deadlineSignal(ms, signal, this.closing.signal);
-    let model: ChannelModel | null = null;
-    try {
-      model = await new Promise<ChannelModel>((resolve, reject) => {
-        const unlisten = onAbort(stop, () => reject(stop.reason));
-        opening.then(
-          (opened) => {
-            unlisten();
-            resolve(opened);
-          },
-          (error: unknown) => {
-            unlisten();
-            reject(error);
-          },
-        );
-      });
-      return true;
-    } catch {
-      // Opened after we gave up: closed at once, listened to.
-      opening.then(
-        (late) => {
-          late.on('error', () => undefined);
-          void closeModel(late, Math.min(CLOSE_ANSWER_MS, ms));
-        },
-        () => undefined,
-      );
-      return false;
-    } finally {
-      if (model) {
-        model.on('error', () => undefined);
-        await closeModel(model, Math.min(CLOSE_ANSWER_MS, ms));
-      }
-    }
   }
 
   close(): Promise<void> {

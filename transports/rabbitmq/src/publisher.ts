@@ -129,7 +129,7 @@ export class RabbitPublisher implements Publisher {
   private readonly knownExchanges = new Set<string>();
   private opening: Promise<ConfirmChannel> | null = null;
   private closed = false;
-  /** Tells a silent broker from a message too slow to upload (publishChecked, publishDeferred). */
+  /** The messages the broker left unconfirmed last time: published last (publishChecked). */
   private readonly unconfirmed = new UnansweredLedger();
 
   /** `connection`: a shared RabbitConnection, or options / a URL for a connection this publisher owns. */
@@ -228,12 +228,15 @@ export class RabbitPublisher implements Publisher {
   }
 
   /**
-   * Publishes `items` on the call's `deadline`, except the messages whose last publish the broker
-   * left unconfirmed (and the later messages of their keys): those go last, each alone on a
-   * deadline of its own (publishDeferred). A message too large to upload within confirmTimeoutMs
-   * over a slow link holds back every publish behind it on the connection: sent with its batch,
-   * its neighbours went unconfirmed with it; sent last and alone, they are confirmed first and it
-   * is told apart from them.
+   * Publishes `items` on the call's `deadline`, the messages whose last publish the broker left
+   * unconfirmed (and the later messages of their keys) last, after the others were confirmed
+   * (without ordering keys the smallest first). A message too large to upload within
+   * confirmTimeoutMs over a slow link holds back every publish behind it on the connection: sent
+   * in the middle of its batch, its neighbours went unconfirmed with it, publish after publish.
+   * Nothing is charged for going unconfirmed (`unavailable`): on one connection a message too
+   * slow to upload cannot be told from a connection gone silent or half-open, nor from a
+   * concurrent publish's upload ahead of it, and charging those turned healthy events FAILED
+   * (review 36). Such a message stays `unavailable` until confirmTimeoutMs fits its upload.
    */
   private async publishChecked(
     channel: ConfirmChannel,
@@ -253,99 +256,55 @@ export class RabbitPublisher implements Publisher {
       (held ? deferred : first).push(item);
     }
     if (first.length > 0) await this.publishOn(channel, first, deadline, stop, outcomes, call);
+    if (deferred.length === 0) return;
     // The status each key's first message not sent got; its later (deferred) messages share it.
     const failedKeys = new Map<string, 'unavailable' | 'retryable'>();
-    const noteFailure = (item: SendItem): void => {
+    for (const item of first) {
       const key = item.message.orderingKey ?? null;
       const status = outcomes.get(item.index)?.status;
-      if (key === null || status === undefined || status === 'sent' || failedKeys.has(key)) return;
+      if (key === null || status === undefined || status === 'sent' || failedKeys.has(key)) continue;
       failedKeys.set(key, status === 'unavailable' ? 'unavailable' : 'retryable');
-    };
-    first.forEach(noteFailure);
-    // Without keys, the smallest first: the one too slow is most likely the largest, and every
-    // publish after it on the connection waits behind its upload. Once one went unconfirmed
-    // again, the rest are not published (they would wait behind it, and be charged with it).
+    }
+    const ready: SendItem[] = [];
+    for (const item of deferred) {
+      const key = item.message.orderingKey ?? null;
+      const keyFailure = key === null ? undefined : failedKeys.get(key);
+      if (keyFailure === undefined) {
+        ready.push(item);
+        continue;
+      }
+      // An outage (unavailable) spends no attempt of the key's later messages either.
+      const error = `an earlier message of ordering key ${key} was not sent`;
+      outcomes.set(
+        item.index,
+        keyFailure === 'unavailable'
+          ? unavailable(item.message.id, error)
+          : retryable(item.message.id, error),
+      );
+    }
+    if (ready.length === 0) return;
+    if (call.sent > 0 && call.answered === 0) {
+      const error = "not published: the broker confirmed none of this publish's messages";
+      for (const item of ready) outcomes.set(item.index, unavailable(item.message.id, error));
+      return;
+    }
     const ordered = [
-      ...deferred.filter((item) => item.message.orderingKey !== null),
-      ...deferred
+      ...ready.filter((item) => item.message.orderingKey !== null),
+      ...ready
         .filter((item) => item.message.orderingKey === null)
         .map((item) => ({ item, size: Buffer.byteLength(JSON.stringify(item.message.payload) ?? '') }))
         .sort((a, b) => a.size - b.size)
         .map(({ item }) => item),
     ];
-    let clogged = false;
-    for (const item of ordered) {
-      if (clogged) {
-        const error = 'not published: an earlier message of this publish is still uploading unconfirmed';
-        outcomes.set(item.index, unavailable(item.message.id, error));
-        noteFailure(item);
-        continue;
-      }
-      await this.publishDeferred(item, stop, outcomes, call, failedKeys);
-      noteFailure(item);
-      clogged =
-        outcomes.get(item.index)?.status !== 'sent' && this.unconfirmed.wasUnanswered(item.message.id);
-    }
-  }
-
-  /**
-   * One message publishChecked deferred, on a deadline of its own (confirmTimeoutMs, not what the
-   * call's has left). Sent only while the broker answers this call (or as its first publish), and
-   * not after an earlier message of its key that was not sent. Unconfirmed again, it is charged
-   * (`retryable`: too slow to upload within confirmTimeoutMs, its size on this link) only when the
-   * broker is up: it answered another publish of this call, or a new connection now
-   * (RabbitConnection.answering), and does not block the connection (a resource alarm). In a
-   * silent outage nothing answers, and it stays `unavailable`.
-   */
-  private async publishDeferred(
-    item: SendItem,
-    stop: AbortSignal,
-    outcomes: Map<number, PublishOutcome>,
-    call: CallAnswers,
-    failedKeys: ReadonlyMap<string, 'unavailable' | 'retryable'>,
-  ): Promise<void> {
-    const id = item.message.id;
-    const key = item.message.orderingKey ?? null;
-    const keyFailure = key === null ? undefined : failedKeys.get(key);
-    if (keyFailure !== undefined) {
-      // An outage (unavailable) spends no attempt of the key's later messages either.
-      const error = `an earlier message of ordering key ${key} was not sent`;
-      outcomes.set(item.index, keyFailure === 'unavailable' ? unavailable(id, error) : retryable(id, error));
-      return;
-    }
-    if (call.sent > 0 && call.answered === 0) {
-      outcomes.set(
-        item.index,
-        unavailable(id, "not published: the broker confirmed none of this publish's messages"),
-      );
-      return;
-    }
-    const suspect = this.unconfirmed.wasUnanswered(id);
-    const own = deadlineSignal(this.options.confirmTimeoutMs, stop);
-    let channel: ConfirmChannel;
+    let last: ConfirmChannel;
     try {
-      channel = await this.openChannel(own);
+      last = await this.openChannel(deadline);
     } catch (error) {
       const report = isClosed(error) || stop.aborted ? retryable : unavailable;
-      outcomes.set(item.index, report(id, describeError(error)));
+      for (const item of ordered) outcomes.set(item.index, report(item.message.id, describeError(error)));
       return;
     }
-    const answeredBefore = call.answered;
-    await this.publishOn(channel, [item], own, stop, outcomes, call);
-    const outcome = outcomes.get(item.index);
-    if (!suspect || outcome?.status !== 'unavailable' || !this.unconfirmed.wasUnanswered(id)) return;
-    if (this.connection.blocked !== null || stop.aborted) return;
-    const up =
-      answeredBefore > 0 ||
-      (await this.connection.answering(Math.min(this.options.confirmTimeoutMs, PROBE_MS), stop));
-    if (up && this.connection.blocked === null)
-      outcomes.set(
-        item.index,
-        retryable(
-          id,
-          `${outcome.error}, again, alone, on its own deadline, while the broker answers: too slow to upload within confirmTimeoutMs (its size on this link?)`,
-        ),
-      );
+    await this.publishOn(last, ordered, deadline, stop, outcomes, call);
   }
 
   private async publishOn(
@@ -601,8 +560,8 @@ export class RabbitPublisher implements Publisher {
 /**
  * A publish the broker did not confirm. `unavailable` (released without spending an attempt, the
  * relay's circuit counts it) when the connection was lost under it, or when the confirm deadline
- * passed with no answer from the broker: only a message's size makes its confirm slow (then it is
- * told apart and charged by publishDeferred), while a node under a resource alarm (it blocks every publishing connection, for as long as the
+ * passed with no answer from the broker: only a message's size makes its confirm slow (it is then
+ * published last next time, publishChecked, and still not charged), while a node under a resource alarm (it blocks every publishing connection, for as long as the
  * alarm lasts) or a silent connection withholds every one, and spending attempts on that turned
  * events FAILED during a broker outage (fault-tests/broker-recovery/rabbitmq-outage, alarm). A nack, or
  * a publish the relay gave up on itself (`stop`: its lease, its shutdown), stays `retryable`.
@@ -631,9 +590,6 @@ interface CallAnswers {
   sent: number;
   answered: number;
 }
-
-/** The longest the probe of a broker that left a message unconfirmed twice waits (less when confirmTimeoutMs is shorter). */
-const PROBE_MS = 5_000;
 
 /** A message of a batch with its route and its place in the batch. */
 interface SendItem {

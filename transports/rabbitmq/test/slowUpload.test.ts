@@ -1,13 +1,13 @@
 /**
  * A message too large to upload within confirmTimeoutMs over a slow uplink (here ~100 KB/s from
  * ferry to the broker, a 600 KB message: ~6 s against 2 s), while small messages on the same
- * link are confirmed at once. The publisher reported it `unavailable` on every publish ("nothing
- * in a message makes RabbitMQ withhold its confirm"): no attempt was ever spent, it never became
- * FAILED and held its ordering key for ever, and a relay cycle holding only it (all outcomes
- * unavailable) counted towards the circuit breaker, which then stopped every destination although
- * the broker took the other events. Kafka and SQS charge such a record (their review 15 and
- * slowUpload tests); so must RabbitMQ, without charging a silent broker (publisher.test.ts) or a
- * broker under a resource alarm (review14-alarm).
+ * link are confirmed at once. Every publish after it on the connection waits behind its upload:
+ * its batch's later messages went unconfirmed with it, publish after publish. The publisher now
+ * publishes a message the broker left unconfirmed last, after its batch's others (failed first in
+ * d51abb9). It does not charge it: a charge for it (4e949c0) also charged messages a connection
+ * lost or gone half-open, or a concurrent upload, left unconfirmed, and outlasted the lease after
+ * an outage (review 36); on one connection these cannot be told apart from a slow upload. Such a
+ * message stays `unavailable` (documented in the README) until confirmTimeoutMs fits its upload.
  */
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
@@ -42,7 +42,7 @@ afterAll(async () => {
   await broker.close();
 });
 
-test('a message too big for the link within confirmTimeoutMs, while small ones are confirmed: charged, not unavailable for ever', async () => {
+test('a message too big for the link within confirmTimeoutMs: unavailable (never charged), small ones confirmed meanwhile', async () => {
   const connection = new RabbitConnection({
     url: proxy.urlFor(AMQP_URL),
     connectionName: uniqueName('slow_upload'),
@@ -64,11 +64,11 @@ test('a message too big for the link within confirmTimeoutMs, while small ones a
       await new Promise((resolve) => setTimeout(resolve, 7_000));
     }
     expect(seen.filter((s) => s.startsWith('small:'))).toEqual(['small:sent', 'small:sent', 'small:sent']);
-    // Before: unavailable three times, although the broker confirmed every small message.
+    // Not charged: on one connection a slow upload cannot be told from a silent one (review 36).
     expect(seen.filter((s) => s.startsWith('big:'))).toEqual([
       'big:unavailable',
-      'big:retryable',
-      'big:retryable',
+      'big:unavailable',
+      'big:unavailable',
     ]);
   } finally {
     await publisher.close();
@@ -76,7 +76,7 @@ test('a message too big for the link within confirmTimeoutMs, while small ones a
   }
 });
 
-test("a message too big for the link is charged alone: its batch's small messages are not", async () => {
+test("a message too big for the link goes last: its batch's small messages are confirmed", async () => {
   const connection = new RabbitConnection({
     url: proxy.urlFor(AMQP_URL),
     connectionName: uniqueName('slow_upload_neighbours'),
@@ -97,9 +97,9 @@ test("a message too big for the link is charged alone: its batch's small message
     const firstTry = await statuses([small1, big, small2]);
     expect(firstTry.slice(1)).toEqual(['unavailable', 'unavailable']);
     await new Promise((resolve) => setTimeout(resolve, 7_000));
-    // Tried again: the large message goes last and alone and is charged; its small neighbours are
-    // confirmed (before: small2 waited behind it again, unconfirmed; big unavailable for ever).
-    expect(await statuses([small1, big, small2])).toEqual(['sent', 'retryable', 'sent']);
+    // Tried again: the large message goes last, so its small neighbours are confirmed (before:
+    // small2 waited behind it again, unconfirmed, publish after publish).
+    expect(await statuses([small1, big, small2])).toEqual(['sent', 'unavailable', 'sent']);
   } finally {
     await publisher.close();
     await connection.close();
