@@ -78,6 +78,13 @@ export class KafkaPublisher implements Publisher {
    * refused record among them is found even when each refusal costs more than a deadline.
    */
   private readonly isolating = new Set<string>();
+  /**
+   * Records of a send of several the cluster left unanswered (at most UNANSWERED_KEPT, oldest
+   * dropped): sent again, they go one at a time, sharing the publish's one deadline (sendApart),
+   * so a record too slow to send is told apart from its neighbours without a deadline per record
+   * (review 36: after a silent outage those outlasted the relay's lease on a slow cluster).
+   */
+  private readonly unansweredTogether = new Set<string>();
 
   constructor(connection: KafkaConnection, options: PublisherOptions = {}) {
     this.options = resolvePublisherOptions(options);
@@ -193,6 +200,7 @@ export class KafkaPublisher implements Publisher {
       return records.map((record) => retryable(record.id, 'publish aborted before sending'));
     const topics = new Set(records.map((record) => record.topic));
     let deadline: Deadline | undefined = budget.sends;
+    const timing: SendTiming = {};
     try {
       await this.connect();
       await this.producerReady(signal);
@@ -205,7 +213,9 @@ export class KafkaPublisher implements Publisher {
       // After the topic check: a suspect topic among them is still checked first (review 17).
       const suspects = new Set(records.filter((r) => this.isolating.has(r.id)).map((r) => r.id));
       if (records.length > 1 && suspects.size > 0) return await this.sendOneByOne(records, signal, suspects);
-      await this.send(records, signal, deadline);
+      if (records.length > 1 && records.some((r) => this.unansweredTogether.has(r.id)))
+        return await this.sendApart(records, signal, deadline);
+      await this.send(records, signal, deadline, timing);
       this.topics.present(topics);
       return records.map((record) => ({ id: record.id, status: 'sent' }));
     } catch (error) {
@@ -216,7 +226,12 @@ export class KafkaPublisher implements Publisher {
         !signal.aborted &&
         missedDeadline(error, deadline)
       )
-        return await this.unanswered(records, error, [signal, this.inFlight.signal]);
+        return await this.unanswered(
+          records,
+          error,
+          [signal, this.inFlight.signal],
+          hadMost(deadline, timing),
+        );
       // Unavailable: nothing of the batch can go (the cluster). Retryable with one topic: the
       // topic's (e.g. not there yet). Otherwise some messages may be to blame, not all.
       if (failure.unavailable || records.length === 1 || (failure.retriable && topics.size === 1)) {
@@ -237,8 +252,10 @@ export class KafkaPublisher implements Publisher {
    * one over a slow link), and unavailable for ever it would never be charged nor FAILED
    * (review15-slowUpload), so:
    * - a send of several records is never charged: one of them may be the slow one, and its
-   *   neighbours were charged with it (unansweredCharges). They go one at a time next time
-   *   (`isolating`, as a refused batch's), each on its own deadline;
+   *   neighbours were charged with it (unansweredCharges). They go one at a time next time, within
+   *   the publish's one deadline (sendApart, `unansweredTogether`);
+   * - nor is a record whose send had less than most of confirmTimeoutMs (`chargeable`: a later
+   *   record of a publish whose deadline is shared);
    * - a record sent alone, unanswered again after the cluster answered other sends since its last
    *   try, is `retryable` only if the cluster answers a small request now (a probe, at most
    *   PROBE_MS): the cluster is up and this record cannot be sent within confirmTimeoutMs. In a
@@ -251,6 +268,8 @@ export class KafkaPublisher implements Publisher {
     records: readonly OutboundRecord[],
     error: unknown,
     signals: readonly AbortSignal[],
+    /** False when the send had less than most of confirmTimeoutMs (hadMost): never charged then. */
+    chargeable: boolean,
   ): Promise<PublishOutcome[]> {
     for (const record of records) this.topics.suspect(record.topic);
     const reason = `${describeError(error)}: the Kafka cluster did not answer`;
@@ -262,11 +281,15 @@ export class KafkaPublisher implements Publisher {
     if (records.length > 1) {
       for (const record of records) {
         this.unansweredRecords.remember(record.id);
-        remember(this.isolating, record.id);
+        remember(this.unansweredTogether, record.id);
       }
       return unavailable;
     }
     const record = records[0]!;
+    if (!chargeable) {
+      this.unansweredRecords.remember(record.id);
+      return unavailable;
+    }
     if (!this.unansweredRecords.unansweredAgain(record.id)) return unavailable;
     const probe = deadlineIn(Math.min(this.options.confirmTimeoutMs, PROBE_MS));
     if (!(await this.topics.answering([...signals, this.stopping.signal], probe))) return unavailable;
@@ -311,6 +334,61 @@ export class KafkaPublisher implements Publisher {
   }
 
   /**
+   * The records of a send of several that the cluster left unanswered (`unansweredTogether`), and
+   * those sent with them now, one at a time, in order, within the publish's one `deadline`: the
+   * one too slow to send is told apart from its neighbours (each answered is `sent`), and the
+   * publish is still bounded by confirmTimeoutMs after a silent outage (one deadline per record
+   * outlasted the relay's lease on a slow cluster: review 36). A record unanswered ends the sends
+   * (the rest are `unavailable`); it is charged only when its send had most of the deadline
+   * (unanswered, `chargeable`). Per-key order holds: a key's later records are not sent after one
+   * of it that was not.
+   */
+  private async sendApart(
+    records: readonly OutboundRecord[],
+    signal: AbortSignal,
+    deadline: Deadline,
+  ): Promise<PublishOutcome[]> {
+    const outcomes: PublishOutcome[] = [];
+    const failedKeys = new Set<string>();
+    let unavailable: string | null = null;
+    for (const record of records) {
+      if (unavailable !== null) {
+        outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
+        continue;
+      }
+      if (record.key !== null && failedKeys.has(record.key)) {
+        outcomes.push(retryable(record.id, 'an earlier message with the same key was not sent'));
+        continue;
+      }
+      const timing: SendTiming = {};
+      try {
+        await this.send([record], signal, deadline, timing);
+        this.topics.present([record.topic]);
+        this.unansweredTogether.delete(record.id);
+        outcomes.push({ id: record.id, status: 'sent' });
+      } catch (error) {
+        const failure = classifyKafkaError(error);
+        if (record.key !== null) failedKeys.add(record.key);
+        if (!failure.unavailable && !signal.aborted && missedDeadline(error, deadline)) {
+          const [outcome] = await this.unanswered(
+            [record],
+            error,
+            [signal, this.inFlight.signal],
+            hadMost(deadline, timing),
+          );
+          outcomes.push(outcome!);
+          if (outcome!.status === 'unavailable') unavailable = outcome!.error;
+          continue;
+        }
+        if (failure.unavailable) unavailable = failure.message;
+        else if (failure.retriable) this.topics.suspect(record.topic);
+        outcomes.push({ id: record.id, status: failureStatus(failure), error: failure.message });
+      }
+    }
+    return outcomes;
+  }
+
+  /**
    * After a batch failure that may be some messages' own (permanent, or retryable with several
    * topics, e.g. one the broker does not have), finds the offending messages by sending one at a
    * time, in order, so that they do not fail their neighbours. Once a key had a failure its later
@@ -347,10 +425,11 @@ export class KafkaPublisher implements Publisher {
       // shared by these sends, or charged with the replacement, left the records after a refused
       // one unsendable on a slow cluster, publish after publish (review 15).
       let deadline: Deadline | undefined;
+      const timing: SendTiming = {};
       try {
         await this.producerReady(signal);
         deadline = deadlineIn(this.options.confirmTimeoutMs);
-        await this.send([record], signal, deadline);
+        await this.send([record], signal, deadline, timing);
         this.topics.present([record.topic]);
         outcomes.push({ id: record.id, status: 'sent' });
       } catch (error) {
@@ -361,7 +440,12 @@ export class KafkaPublisher implements Publisher {
           deadline !== undefined &&
           missedDeadline(error, deadline)
         ) {
-          const [outcome] = await this.unanswered([record], error, [signal, this.inFlight.signal]);
+          const [outcome] = await this.unanswered(
+            [record],
+            error,
+            [signal, this.inFlight.signal],
+            hadMost(deadline, timing),
+          );
           outcomes.push(outcome!);
           if (outcome!.status === 'unavailable') unavailable = outcome!.error;
           else if (record.key !== null) failedKeys.add(record.key);
@@ -413,11 +497,15 @@ export class KafkaPublisher implements Publisher {
     }
   }
 
-  /** One `sendBatch`; rejects on broker error, `deadline`, abort or producer disconnect. */
+  /**
+   * One `sendBatch`; rejects on broker error, `deadline`, abort or producer disconnect. `timing`
+   * learns when the producer took the send (behind an earlier send, a new producer's connect).
+   */
   private async send(
     records: readonly OutboundRecord[],
     signal: AbortSignal,
     deadline: Deadline,
+    timing: SendTiming = {},
   ): Promise<void> {
     const byTopic = new Map<string, ProducedRecord[]>();
     for (const record of records) {
@@ -439,7 +527,13 @@ export class KafkaPublisher implements Publisher {
     // producer's connect): never handed to the client, or it would land after its own retry.
     const givenUp = new AbortController();
     let handed = false;
-    const sending = this.producer.send(batches, { givenUp: givenUp.signal, handed: () => (handed = true) });
+    const sending = this.producer.send(batches, {
+      givenUp: givenUp.signal,
+      handed: () => {
+        handed = true;
+        timing.handedAt = Date.now();
+      },
+    });
     const settled = sending.then(
       () => undefined,
       () => undefined,
@@ -523,4 +617,20 @@ async function settleWithin(promises: readonly Promise<unknown>[], ms: number): 
   });
   await Promise.race([Promise.allSettled(promises), deadline]);
   clearTimeout(timer);
+}
+
+/** When the producer took a send (SequencedProducer's `handed`), if it did. */
+interface SendTiming {
+  handedAt?: number;
+}
+
+/** The share of confirmTimeoutMs a send must have had, unanswered, to be charged (unanswered). */
+const CHARGEABLE_SHARE = 0.75;
+
+/**
+ * Whether the send had most of `deadline` from when the producer took it: a record given only
+ * the end of a publish's shared deadline and unanswered was not shown too slow to send.
+ */
+function hadMost(deadline: Deadline, timing: SendTiming): boolean {
+  return timing.handedAt !== undefined && deadline.at - timing.handedAt >= deadline.ms * CHARGEABLE_SHARE;
 }
