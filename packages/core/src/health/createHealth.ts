@@ -60,10 +60,13 @@ export function createHealth(options: HealthOptions): FerryHealth {
   function loop(name: string, source: LoopSource): HealthCheck {
     if (NOT_ALIVE.has(source.state ?? '')) return down(name, `state ${source.state}`);
     const last = source.lastCycleAt?.getTime() ?? null;
-    const age = Date.now() - (last ?? createdAt);
-    // The next cycle is due one poll interval after the last: the bound counts from then.
+    const now = Date.now();
+    const age = now - (last ?? createdAt);
+    // The next cycle is due one poll interval after the last, or later when the loop says so (a
+    // relay waiting out an open circuit): the bound counts from then.
     const poll = source.pollIntervalMs ?? 0;
-    if (age <= maxAge + poll) return up(name, last === null ? 'starting' : `last cycle ${age} ms ago`);
+    const dueAt = Math.max((last ?? createdAt) + poll, source.nextCycleDueAt?.getTime() ?? 0);
+    if (now <= dueAt + maxAge) return up(name, last === null ? 'starting' : `last cycle ${age} ms ago`);
     const bound = poll === 0 ? `bound ${maxAge}` : `bound ${maxAge} past the ${poll} ms poll interval`;
     return down(
       name,

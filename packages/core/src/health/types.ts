@@ -17,6 +17,12 @@ export interface LoopSource {
    * on schedule is alive however long its interval.
    */
   readonly pollIntervalMs?: number;
+  /**
+   * While the loop waits: when its next cycle is due, if later than one poll interval after the
+   * last (a relay waiting out an open circuit: `relay.nextCycleDueAt`). Liveness counts
+   * maxCycleAgeMs from the later of the two.
+   */
+  readonly nextCycleDueAt?: Date | null;
 }
 
 /** A broker connection: `check` resolves when it is usable (e.g. `() => consumer.ready()`). */

@@ -1,3 +1,4 @@
+import { checkListenUrl } from '../wake/notifyListener';
 import type { Logger } from '../observe/logger';
 import { FerryConfigError } from '../errors';
 import { leaseHeartbeatInterval } from '../lease';
@@ -199,10 +200,8 @@ function resolveWorker(
   if (enabled && consumers.length === 0) {
     throw new FerryConfigError('worker.consumers', 'an enabled worker needs at least one registered handler');
   }
-  const listenUrl = input.listenUrl;
-  if (listenUrl !== undefined && (typeof listenUrl !== 'string' || listenUrl.length === 0)) {
-    throw new FerryConfigError('worker.listenUrl', 'must be a non-empty PostgreSQL connection string');
-  }
+  const listenUrl =
+    input.listenUrl === undefined ? undefined : checkListenUrl('worker.listenUrl', input.listenUrl);
   return { enabled, consumers, listenUrl, ...numbers };
 }
 

@@ -65,6 +65,12 @@ export interface Relay {
   readonly lastCycleAt: Date | null;
   /** options.pollInterval: an idle loop's wait between cycles (createHealth's liveness allows it). */
   readonly pollIntervalMs: number;
+  /**
+   * While the idle loop waits: when its next cycle is due (one poll interval, or the rest of an
+   * open circuit's period, however long); null otherwise. createHealth's liveness counts
+   * maxCycleAgeMs from it, so a relay waiting out its circuit on schedule is live (review 38).
+   */
+  readonly nextCycleDueAt: Date | null;
   readonly options: ResolvedOutboxOptions;
   readonly listener: NotifyListener | undefined;
   /** The broker-outage circuit: 'open' while claiming is paused. */
@@ -94,6 +100,7 @@ class OutboxRelay implements Relay {
   cycles = 0;
   idle = false;
   lastCycleAt: Date | null = null;
+  nextCycleDueAt: Date | null = null;
   private readonly logger: Logger;
 
   private readonly store: RelayStore;
@@ -331,7 +338,10 @@ class OutboxRelay implements Relay {
       await Promise.all(inFlight);
       if (claimed > 0) continue;
       this.idle = true;
-      await this.wake.wait(this.breaker.remainingOpenMs() || this.options.pollInterval);
+      const wait = this.breaker.remainingOpenMs() || this.options.pollInterval;
+      this.nextCycleDueAt = new Date(Date.now() + wait);
+      await this.wake.wait(wait);
+      this.nextCycleDueAt = null;
       this.idle = false;
     }
     await Promise.all(inFlight);

@@ -1,5 +1,6 @@
+import { checkListenUrl } from '../wake/notifyListener';
 import { FerryConfigError } from '../errors';
-import { knownKeysOption, nonEmptyOption, received, type OptionKeys } from '../optionChecks';
+import { knownKeysOption, received, type OptionKeys } from '../optionChecks';
 import type { Publisher } from '../contracts';
 import type { Logger } from '../observe/logger';
 import type { SqlExecutor } from '../sql/executor';
@@ -62,6 +63,6 @@ export function checkRelayConfig(config: RelayConfig): void {
       `must be a Publisher with publish(messages, signal), got ${received(config.publisher)}`,
     );
   }
-  if (config.listenUrl !== undefined) nonEmptyOption('listenUrl', config.listenUrl);
+  if (config.listenUrl !== undefined) checkListenUrl('listenUrl', config.listenUrl);
   observerOption(config.observer);
 }

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import type { Logger } from '../observe/logger';
 import { reconnectDelayMs } from '../backoff';
+import { FerryConfigError } from '../errors';
 
 export interface ListenerOptions {
   connectionString: string;
@@ -13,6 +14,35 @@ export interface ListenerOptions {
   keepaliveTimeout: number;
   onNotify: () => void;
   logger: Logger;
+}
+
+/**
+ * Checks a LISTEN connection string as node-postgres will read it (the URL, and the certificate
+ * files its `sslrootcert` / `sslcert` / `sslkey` name), throwing FerryConfigError naming `option`:
+ * read later, inside start(), it threw a raw TypeError or ENOENT and left the relay or worker
+ * "running" with no poll loop (review 38). The error never quotes the string (it holds a password).
+ */
+export function checkListenUrl(option: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new FerryConfigError(option, 'must be a non-empty PostgreSQL connection string');
+  }
+  try {
+    new Client({ connectionString: value });
+  } catch (error) {
+    throw new FerryConfigError(
+      option,
+      `is not a connection string node-postgres can use (${listenFault(error)})`,
+    );
+  }
+  return value;
+}
+
+/** Why node-postgres refused a connection string: its error's message, never the string itself. */
+function listenFault(error: unknown): string {
+  if (error instanceof TypeError && /Invalid URL/i.test(error.message)) return 'not a valid URL';
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === 'string' ? `${code}: ${message}` : message;
 }
 
 /** The longest wait for the server's answer to Terminate when closing. */
@@ -61,10 +91,21 @@ export class NotifyListener {
 
   private connect(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    const client = new Client({
-      connectionString: this.options.connectionString,
-      connectionTimeoutMillis: this.options.keepaliveTimeout,
-    });
+    let client: Client;
+    try {
+      // The LISTEN statement has the connect's deadline too (query_timeout): one a silent network
+      // left unanswered was waited for for ever, the keepalive not started yet (review 38).
+      client = new Client({
+        connectionString: this.options.connectionString,
+        connectionTimeoutMillis: this.options.keepaliveTimeout,
+        query_timeout: this.options.keepaliveTimeout,
+      });
+    } catch (error) {
+      // Checked at configuration (checkListenUrl); a certificate file removed since throws here:
+      // a failed connect like any other (logged, retried after back-off), never start()'s throw.
+      this.retryLater(new Error(`LISTEN connection string unusable: ${listenFault(error)}`));
+      return Promise.resolve();
+    }
     const attempt = this.listen(client).finally(() => {
       if (this.connecting?.client === client) this.connecting = undefined;
     });
@@ -131,6 +172,11 @@ export class NotifyListener {
     client.on('error', () => undefined);
     void client.end().catch(() => undefined);
     destroySocket(client);
+    this.retryLater(error);
+  }
+
+  /** Schedules the next connect after back-off (once), logging why. */
+  private retryLater(error: unknown): void {
     if (this.closed || this.timer) return;
     const delay = reconnectDelayMs(
       this.options.reconnectInitialDelay,
