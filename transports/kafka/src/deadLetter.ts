@@ -1,5 +1,5 @@
 import { FERRY_HEADERS, type Logger } from '@ferry/core';
-import type { ConsumerEmit } from '@ferry/core/transport';
+import { escapeUnshowable, type ConsumerEmit } from '@ferry/core/transport';
 import type { ConsumedRecord, DriverProducer, ProducedRecord } from './client/types';
 import { classifyKafkaError, type RejectReason } from './errors';
 import { producibleHeaders } from './recordHeaders';
@@ -53,9 +53,12 @@ export async function sendDeadLetters(
   const { topic, partition } = source;
   for (const { message, messageId, reason, detail } of deadLetters) {
     const offset = message.offset;
+    // The detail quotes the record (a JSON.parse error quotes its bytes): a field, escaped, never
+    // the log line's text, where a producer's escape sequence or line break drove a terminal or
+    // forged a line (review 37), as the RabbitMQ and SQS consumers log it.
     report.logger.warn(
-      { topic, partition, offset, reason, deadLetterTopic },
-      `Kafka ${topic}[${partition}] offset ${offset} dead-lettered to ${deadLetterTopic}: ${reason} (${detail.slice(0, 300)})`,
+      { topic, partition, offset, reason, deadLetterTopic, detail: escapeUnshowable(detail.slice(0, 300)) },
+      `Kafka ${topic}[${partition}] offset ${offset} dead-lettered to ${deadLetterTopic}: ${reason}`,
     );
     report.emit({ type: 'dead-lettered', reason, messageId }, topic);
   }

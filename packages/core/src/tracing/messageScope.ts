@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { FERRY_HEADERS } from '../contracts';
 import type { OutboxEventInput } from '../outbox/envelope/types';
-import { textFault } from '../validate/text';
-import { formatTraceparent, MAX_TRACESTATE, parseTraceparent } from './w3c';
+import { identifierFault, textFault } from '../validate/text';
+import { formatTraceparent, parseTraceparent, validTracestate } from './w3c';
 
 /**
  * The message an inbox handler is processing, as events emitted while it runs inherit it.
@@ -46,16 +46,33 @@ export function currentMessageScope(): MessageScope | undefined {
   return storage.getStore();
 }
 
+/** U+FFFE and U+FFFF: valid text to PostgreSQL, refused by SQS's message attributes. */
+const NONCHARACTER = /[\uFFFE\uFFFF]/;
+
+/**
+ * Whether an id read from a delivery may go on the handler's events: what emit takes as an id
+ * (at most `maxLength`, valid text) and an identifier any broker carries as a header (no control
+ * character, line break, bidirectional control or U+FFFE/U+FFFF). A hostile delivery's header made
+ * the handler's events FAILED on SQS, or forged log lines downstream (review 37).
+ */
 function fits(value: string | null, maxLength: number): value is string {
-  return value !== null && value.length > 0 && value.length <= maxLength && textFault(value) === null;
+  return (
+    value !== null &&
+    value.length > 0 &&
+    value.length <= maxLength &&
+    textFault(value) === null &&
+    identifierFault(value) === null &&
+    !NONCHARACTER.test(value)
+  );
 }
 
 /**
  * `event` with what it leaves undefined taken from the handled message: correlation id,
  * causation id (the incoming message id) and trace context (`trace`: the emit span's, else the
  * incoming one). An explicit value, null included, wins. A value that would not pass emit's
- * validation (longer than `maxIdLength`, invalid text) is not inherited, so a hostile incoming
- * header can never make a handler's emit fail.
+ * validation (longer than `maxIdLength`, invalid text), or that a broker may refuse as a header
+ * (fits; a tracestate that is not W3C's, validTracestate), is not inherited, so a hostile
+ * incoming header can never make a handler's emit, or its relay, fail.
  */
 export function inheritScope(
   event: OutboxEventInput,
@@ -75,8 +92,8 @@ export function inheritScope(
     trace ?? (scope?.traceparent ? { traceparent: scope.traceparent, tracestate: scope.tracestate } : null);
   if (event.traceparent === undefined && context !== null) {
     inherited.traceparent = context.traceparent;
-    if (event.tracestate === undefined && fits(context.tracestate, MAX_TRACESTATE))
-      inherited.tracestate = context.tracestate;
+    const tracestate = validTracestate(context.tracestate);
+    if (event.tracestate === undefined && tracestate !== null) inherited.tracestate = tracestate;
   }
   return Object.keys(inherited).length === 0 ? event : { ...event, ...inherited };
 }

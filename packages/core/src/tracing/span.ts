@@ -125,16 +125,28 @@ export function startSpan(start: SpanStart): FerrySpan {
       };
     },
     setAttributes(attributes) {
-      span.setAttributes(attributes);
+      try {
+        span.setAttributes(attributes);
+      } catch {
+        // As startSpan: a tracing failure changes nothing of the traced work.
+      }
     },
     run(fn) {
       return api.context.with(active, fn);
     },
+    // Never throws: the SDK calls the application's span processors' onEnd inside span.end(),
+    // unguarded, and one that threw failed an emit whose transaction had committed, an
+    // acceptance whose receipt was stored, a relay cycle after the broker's confirm (review 37).
     end(error, redact) {
       try {
         if (error !== undefined) endInError(api, span, error, redact);
-      } finally {
+      } catch {
+        // The status is lost; the span still ends below.
+      }
+      try {
         span.end();
+      } catch {
+        // A span processor's onEnd threw: tracing never breaks the traced work.
       }
     },
   };

@@ -44,3 +44,33 @@ export function formatTraceparent(context: ParsedTraceparent): string {
   const flags = (context.traceFlags & 0xff).toString(16).padStart(2, '0');
   return `00-${context.traceId}-${context.spanId}-${flags}`;
 }
+
+/** The most list members a tracestate has (W3C Trace Context, "tracestate Limits"). */
+const MAX_TRACESTATE_MEMBERS = 32;
+
+/** A list member's key: simple, or multi-tenant `tenant@system` (W3C Trace Context, "key"). */
+const MEMBER_KEY = /^(?:[a-z][_0-9a-z\-*/]{0,255}|[a-z0-9][_0-9a-z\-*/]{0,240}@[a-z][_0-9a-z\-*/]{0,13})$/;
+
+/** A list member's value: printable ASCII but ',' and '=', not ending in a space, 1-256 chars. */
+const MEMBER_VALUE = /^[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/;
+
+/**
+ * `value` when it is a tracestate as W3C Trace Context defines it (at most 32 `key=value` list
+ * members of printable ASCII, empty members and optional spaces around them allowed, at most
+ * MAX_TRACESTATE characters), else null. A tracestate read from a delivery is forwarded on the
+ * handler's events only when it is one: control characters, line breaks or other text in it made
+ * the next broker refuse the event (SQS: permanent), or forged a header line (review 37).
+ */
+export function validTracestate(value: string | null | undefined): string | null {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_TRACESTATE) return null;
+  let members = 0;
+  for (const raw of value.split(',')) {
+    const member = raw.replace(/^[ \t]+|[ \t]+$/g, '');
+    if (member.length === 0) continue;
+    members += 1;
+    const eq = member.indexOf('=');
+    if (members > MAX_TRACESTATE_MEMBERS || eq <= 0) return null;
+    if (!MEMBER_KEY.test(member.slice(0, eq)) || !MEMBER_VALUE.test(member.slice(eq + 1))) return null;
+  }
+  return members === 0 ? null : value;
+}
