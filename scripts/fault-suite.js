@@ -8,18 +8,24 @@
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 
-/** jest options whose value is the next argument (`-t name`), so that value is not a scenario. */
-const TAKES_VALUE = new Set([
-  '-t',
-  '--testNamePattern',
-  '--testTimeout',
-  '-w',
-  '--maxWorkers',
-  '--reporters',
-  '--seed',
-  '--shard',
-  '--outputFile',
-]);
+/**
+ * jest options whose value is the next argument (`-t name`, `--test-timeout 600000`), so that
+ * value is not taken for a scenario: every option jest-cli declares that is not a boolean, by its
+ * name, its kebab-case spelling and its alias (review 39: a short list missed most of them).
+ */
+function optionsTakingValue() {
+  const names = new Set();
+  const { yargsOptions } = require('jest-cli');
+  for (const [name, option] of Object.entries(yargsOptions)) {
+    if (option.type === 'boolean') continue;
+    names.add(`--${name}`);
+    names.add(`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+    for (const alias of [option.alias ?? []].flat())
+      names.add(alias.length === 1 ? `-${alias}` : `--${alias}`);
+  }
+  return names;
+}
+const TAKES_VALUE = optionsTakingValue();
 
 const [suite, ...rest] = process.argv.slice(2);
 if (suite === undefined || !/^[a-z][a-z-]*$/.test(suite)) {
@@ -32,7 +38,7 @@ for (let i = 0; i < rest.length; i += 1) {
   const arg = rest[i];
   if (arg.startsWith('-')) {
     options.push(arg);
-    if (TAKES_VALUE.has(arg) && i + 1 < rest.length) options.push(rest[(i += 1)]);
+    if (!arg.includes('=') && TAKES_VALUE.has(arg) && i + 1 < rest.length) options.push(rest[(i += 1)]);
   } else {
     scenarios.push(arg.replace(/\.test\.ts$/, ''));
   }

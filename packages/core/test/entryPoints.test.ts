@@ -138,6 +138,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'putStorableHeader',
     'readFerryHeaders',
     'received',
+    'reportedMessageId',
     'requireOptionalPeer',
     'resolveBackoff',
     'resolveTenant',

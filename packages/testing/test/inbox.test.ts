@@ -53,6 +53,9 @@ describe('@ferry/testing inbox helpers', () => {
   });
 
   it('fails at its deadline when a runOnce() call never settles, saying so', async () => {
+    // The earlier cases' last statements settle first (a pooled connection released then starts
+    // its idle timer, which CI once counted as drainInbox's).
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const before = liveTimers();
     const hanging = { runOnce: () => new Promise<never>(() => undefined) };
     const error: unknown = await drainInbox(hanging, { timeoutMs: 50 }).catch((e: unknown) => e);

@@ -272,7 +272,9 @@ describe('attachKafkaConsumer with hostile input', () => {
       },
     ]);
     const logged = lines.find((line) => line.msg.includes(`${topic}[0] offset 3 dead-lettered`));
-    expect(logged?.msg).toContain('inbox_invalid (FERRY_VALIDATION_FAILED: PostgreSQL refused the data');
+    expect(logged?.msg).toMatch(/: inbox_invalid$/);
+    // The detail is a field of the line, escaped, never its text (review 37).
+    expect(logged?.detail).toContain('FERRY_VALIDATION_FAILED: PostgreSQL refused the data');
   });
 
   test('a record whose acceptance throws an unknown error alone is dead-lettered as acceptance_failed; the partition moves on', async () => {

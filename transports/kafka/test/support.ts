@@ -21,12 +21,12 @@ export const silentLogger = pino({ level: 'silent' });
 export interface CapturedLogger {
   readonly logger: pino.Logger;
   /** Every line at warn or above, parsed. */
-  readonly lines: { readonly level: number; readonly msg: string }[];
+  readonly lines: { readonly level: number; readonly msg: string; readonly detail?: string }[];
 }
 
 /** A pino logger that keeps its warn-and-above lines in memory, for tests that read the log. */
 export function captureLogger(): CapturedLogger {
-  const lines: { level: number; msg: string }[] = [];
+  const lines: { level: number; msg: string; detail?: string }[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
   return { logger, lines };
 }

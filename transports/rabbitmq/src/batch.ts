@@ -12,7 +12,9 @@ import {
   backoffDelay,
   deadlineSignal,
   describeCause,
+  escapeUnshowable,
   invalidResultReason,
+  reportedMessageId,
   type BackoffPolicy,
   type ConsumerEmit,
   type TransportConsumerEvent,
@@ -256,7 +258,12 @@ export class DeliverySettler {
     const message = deliveredAs(entry.message, this.retryQueues);
     const { messageId, reason, detail } = rejected;
     this.o.logger.warn(
-      { queue: this.o.names.queue, reason, detail, messageId },
+      {
+        queue: this.o.names.queue,
+        reason,
+        detail: escapeUnshowable(detail.slice(0, 1_000)),
+        messageId: reportedMessageId(messageId),
+      },
       `ferry.rabbitmq: dead-lettering a delivery (${reason})`,
     );
     const copied = await this.copyTo(entry, this.o.names.deadLetterExchange, copyRoutingKey(message), {

@@ -230,7 +230,7 @@ export class RabbitPublisher implements Publisher {
   /**
    * Publishes `items` on the call's `deadline`, the messages whose last publish the broker left
    * unconfirmed (and the later messages of their keys) last, after the others were confirmed
-   * (without ordering keys the smallest first). A message too large to upload within
+   * (smallestFirst). A message too large to upload within
    * confirmTimeoutMs over a slow link holds back every publish behind it on the connection: sent
    * in the middle of its batch, its neighbours went unconfirmed with it, publish after publish.
    * Nothing is charged for going unconfirmed (`unavailable`): on one connection a message too
@@ -288,14 +288,7 @@ export class RabbitPublisher implements Publisher {
       for (const item of ready) outcomes.set(item.index, unavailable(item.message.id, error));
       return;
     }
-    const ordered = [
-      ...ready.filter((item) => item.message.orderingKey !== null),
-      ...ready
-        .filter((item) => item.message.orderingKey === null)
-        .map((item) => ({ item, size: Buffer.byteLength(JSON.stringify(item.message.payload) ?? '') }))
-        .sort((a, b) => a.size - b.size)
-        .map(({ item }) => item),
-    ];
+    const ordered = smallestFirst(ready);
     let last: ConfirmChannel;
     try {
       last = await this.openChannel(deadline);
@@ -583,6 +576,32 @@ function failedOutcome(
 function blockedNote(connection: RabbitConnection): string {
   const reason = connection.blocked;
   return reason === null ? '' : `; the broker blocks the connection: ${reason}`;
+}
+
+/**
+ * `items` with the smallest first, each key's messages kept in their order behind its first one
+ * (a key's chain goes by its first message's size): a message too slow to upload delays every
+ * publish after it on the connection, so it goes after the others, keyed or not (review 39: keyed
+ * ones went first whatever their size, and a big keyed message held its neighbours again).
+ */
+function smallestFirst(items: readonly SendItem[]): SendItem[] {
+  const chains: SendItem[][] = [];
+  const byKey = new Map<string, SendItem[]>();
+  for (const item of items) {
+    const key = item.message.orderingKey ?? null;
+    const chain = key === null ? undefined : byKey.get(key);
+    if (chain) chain.push(item);
+    else {
+      const started = [item];
+      if (key !== null) byKey.set(key, started);
+      chains.push(started);
+    }
+  }
+  const size = (item: SendItem) => Buffer.byteLength(JSON.stringify(item.message.payload) ?? '');
+  return chains
+    .map((chain) => ({ chain, size: size(chain[0]!) }))
+    .sort((a, b) => a.size - b.size)
+    .flatMap(({ chain }) => chain);
 }
 
 /** The messages one publish call put on the wire, and how many of them the broker answered. */

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import type { TransportConsumerEvent, TransportObserver } from './events';
+import { escapeUnshowable } from '../validate/text';
+import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
 
 /** What the emitter fills in: where an event comes from; which consumer, and why a disconnect. */
 type WithoutOrigin<E> = E extends { type: 'connected' | 'disconnected' }
@@ -50,6 +52,8 @@ export function consumerEmitter(
     } else if (event.type === 'disconnected') {
       connectedFrom = null;
       full = { ...event, transport, source: from, instance, reason: 'lost' };
+    } else if (event.type === 'dead-lettered') {
+      full = { ...event, messageId: reportedMessageId(event.messageId), transport, source: from };
     } else {
       full = { ...event, transport, source: from } as TransportConsumerEvent;
     }
@@ -70,4 +74,18 @@ export function consumerEmitter(
     if (observer) safeEmit(observer, event, logger);
   };
   return Object.assign(emit, { closed });
+}
+
+/**
+ * A delivery's message id as a consumer reports it (dead-letter events, log fields): the id of
+ * an invalid delivery has no limit yet (a Kafka header can hold about 1 MB), so it is cut to
+ * IDENTIFIER_LIMITS.messageId characters (its length said), and escaped (escapeUnshowable) so it
+ * stays on its line: one hostile delivery cannot make every observer event and log line huge or
+ * forge one (review 37's note).
+ */
+export function reportedMessageId(id: string | null): string | null {
+  if (id === null) return null;
+  const max = IDENTIFIER_LIMITS.messageId;
+  const cut = id.length > max ? `${id.slice(0, max)}… (${id.length} characters)` : id;
+  return escapeUnshowable(cut);
 }

@@ -10,6 +10,7 @@ export type {
 export { observePublish, type PublishReport } from './publishEvents';
 export {
   consumerEmitter,
+  reportedMessageId,
   type ConsumerEmit,
   type ConsumerEmitter,
   type ConsumerEventBody,
