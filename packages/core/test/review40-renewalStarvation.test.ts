@@ -12,14 +12,18 @@
  * same way, so the receipts go DEAD ("exhausted") without a fault of theirs: heartbeats exist so
  * that handlers may run longer than the lease, and exactly those can never complete.
  *
- * Fix direction: renew the running claims on a connection the handlers cannot take (a dedicated
+ * Fixed by refusing the sizing (the spec: "Provision pool connections for admission, heartbeats,
+ * and control queries in addition to handler transactions"): an Inbox on `pgTransactions(pool)`
+ * whose `worker.concurrency` is not below the pool's `max` is a FerryConfigError naming
+ * `worker.concurrency`; the review's case runs with one connection more, where it passes.
+ * The review's fix direction: renew the running claims on a connection the handlers cannot take (a dedicated
  * client, as the LISTEN connection is), or refuse / warn at configuration when the adapter's pool
  * cannot hold `concurrency` handler transactions plus ferry's own statements (pg's
  * `pool.options.max`), and document the sizing rule.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
-import { pgTransactions } from '@ferry/core';
+import { FerryConfigError, pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { businessCount, createBusinessTable, makeInbox, message, receiptRow } from './inbox/helpers';
 
@@ -27,28 +31,50 @@ const INSERT = 'INSERT INTO business_rows (receipt_id, note) VALUES ($1::uuid, $
 
 let t: TestDatabase;
 let pool: Pool;
+let roomier: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
   await createBusinessTable(t);
   // One connection per lane.
   pool = new Pool({ connectionString: t.url, max: 2 });
+  // One connection more than the lanes: ferry's own statements have one.
+  roomier = new Pool({ connectionString: t.url, max: 3 });
 });
 afterAll(async () => {
   await pool.end();
+  await roomier.end();
   await t.drop();
 });
 
+const WORKER = {
+  concurrency: 2,
+  prefetch: 0,
+  leaseMs: 1_000,
+  heartbeatIntervalMs: 200,
+  transactionTimeoutMs: 8_000,
+  maxAttempts: 3,
+} as const;
+
 describe('review40: handlers holding every connection of the pool ferry renews their leases on', () => {
-  it('complete when they run longer than a lease but well within transactionTimeoutMs', async () => {
+  it('is refused at configuration: the pool must hold more connections than worker.concurrency', async () => {
+    // An enabled worker is refused when constructed; one started explicitly, when it starts or runs.
+    expect(() =>
+      makeInbox(pgTransactions(pool), {
+        worker: { ...WORKER, enabled: true },
+        handlers: { slow: async () => undefined },
+      }),
+    ).toThrow(FerryConfigError);
     const inbox = makeInbox(pgTransactions(pool), {
-      worker: {
-        concurrency: 2,
-        prefetch: 0,
-        leaseMs: 1_000,
-        heartbeatIntervalMs: 200,
-        transactionTimeoutMs: 8_000,
-        maxAttempts: 3,
-      },
+      worker: WORKER,
+      handlers: { slow: async () => undefined },
+    });
+    expect(() => inbox.start()).toThrow(expect.objectContaining({ option: 'worker.concurrency' }));
+    await expect(inbox.runOnce()).rejects.toBeInstanceOf(FerryConfigError);
+  });
+
+  it('complete when they run longer than a lease but well within transactionTimeoutMs, with one connection more', async () => {
+    const inbox = makeInbox(pgTransactions(roomier), {
+      worker: WORKER,
       handlers: {
         slow: async (_payload, context) => {
           await context.tx.query(INSERT, [context.receiptId, `attempt ${context.attempt}`]);

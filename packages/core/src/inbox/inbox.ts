@@ -1,3 +1,4 @@
+import { checkPoolSize, checkSameDatabase } from './adapterChecks';
 import type { InboxAcceptInput, InboxAcceptor, InboxAcceptResult, InboxAdmissionResult } from '../contracts';
 import { FerryValidationError } from '../errors';
 import { defaultLogger, guardLogger } from '../observe/logger';
@@ -51,6 +52,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   readonly options: ResolvedInboxOptions<TTx>;
   readonly maxPayloadBytes: number;
   private readonly db: SqlExecutor;
+  private readonly adapter: TransactionAdapter<TTx>;
   private readonly worker: InboxWorker<TTx>;
   private readonly settings: AcceptSettings;
   private readonly emitter: Pick<ResolvedInboxOptions<TTx>, 'observer' | 'logger'>;
@@ -70,6 +72,8 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     const adapter = isTransactionAdapter(client)
       ? (client as TransactionAdapter<TTx>)
       : prismaTransactions<TTx>(client as PrismaClientOf<TTx>);
+    this.adapter = adapter;
+    if (resolved.worker.enabled) checkPoolSize(adapter.connections, resolved.worker.concurrency);
     this.db = withTranslation(
       withStatementDeadline(
         withSerializationRetry(adapter.db, resolved.statementTimeoutMs),
@@ -104,11 +108,13 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   /** Checks the schema (FERRY_SCHEMA_NOT_READY if missing; never migrates) and starts an enabled worker. */
   async initialize(): Promise<void> {
     await verifySchema(this.db, { tables: { [TABLE]: REQUIRED_COLUMNS }, requireAllMigrations: false });
+    await checkSameDatabase(this.adapter, this.db, this.options.worker.transactionTimeoutMs);
     if (this.options.worker.enabled) this.worker.start();
   }
 
   /** Starts polling regardless of worker.enabled (explicit control). */
   start(): void {
+    checkPoolSize(this.adapter.connections, this.options.worker.concurrency);
     this.worker.start();
   }
 
@@ -227,6 +233,11 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
 
   /** Claims and processes one batch (up to worker.concurrency receipts). */
   runOnce(): Promise<RunOnceResult> {
+    try {
+      checkPoolSize(this.adapter.connections, this.options.worker.concurrency);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.worker.runOnce();
   }
 

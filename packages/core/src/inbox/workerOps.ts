@@ -1,3 +1,4 @@
+import { markTransactionEnded } from '../sql/endedTransactions';
 import type { SqlExecutor, TransactionAdapter } from '../sql/executor';
 import { FerryError } from '../errors';
 import { InboxLeaseLostError } from './errors';
@@ -84,9 +85,12 @@ export function sqlWorkerOps<TTx>(
     renewQueued: (receipts) => renewQueued(db, receipts, worker.leaseMs),
     release: (receipts) => releaseClaims(db, receipts),
     transaction: async <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>, abandoned?: AbortSignal) => {
+      // Each transaction's tx, marked ended once it settled (a kept context.tx is refused then).
+      const handedOut: unknown[] = [];
       const run = (isolation?: 'read committed') =>
         adapter.transaction(
           async (tx) => {
+            handedOut.push(tx);
             const begun = await beginHandler(adapter.bind(tx), r, worker);
             if (begun.isolation !== 'read committed' || begun.readOnly) {
               throw new OtherIsolation(`${begun.isolation}${begun.readOnly ? ', read only' : ''}`, isolation);
@@ -107,7 +111,9 @@ export function sqlWorkerOps<TTx>(
         // Rolled back before the handler ran: once more, at READ COMMITTED (no extra statement
         // for a connection already at it, the usual case).
         if (!isRetriedIsolation(error)) throw error;
-        return run('read committed');
+        return await run('read committed');
+      } finally {
+        for (const tx of handedOut) markTransactionEnded(tx);
       }
     },
     complete: (tx, r) => completeReceipt(adapter.bind(tx), r.id, r.claimToken),

@@ -1,3 +1,4 @@
+import { refuseEndedTransaction } from '../sql/endedTransactions';
 import { FerryError, FerryValidationError, isFerryError } from '../errors';
 import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
@@ -105,6 +106,7 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
     if (!Array.isArray(events) || events.length === 0) {
       throw new FerryValidationError('events', 'emitMany needs a non-empty array');
     }
+    refuseEndedTransaction(tx);
     // A root client's own transaction gets the deadline; the application's stays as it is.
     const executor = withSerializationRetry(
       withDeadlines(executorFor(tx), statementTimeoutMs),

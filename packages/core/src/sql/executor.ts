@@ -99,6 +99,13 @@ export interface TransactionAdapter<TTx> {
   transaction<T>(work: (tx: TTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** ferry's executor inside `tx`, a transaction `transaction` opened. */
   bind(tx: TTx): SqlExecutor;
+  /**
+   * How many connections the client's pool holds, when the adapter knows it (`pgTransactions`:
+   * the pool's `max`). The handler transactions and ferry's own statements (lease renewals,
+   * claims, acceptance) share them: an Inbox whose `worker.concurrency` is not below it is
+   * refused (review 40: handlers holding every connection starved the renewals of their leases).
+   */
+  readonly connections?: number;
 }
 
 export function isTransactionAdapter(value: unknown): value is TransactionAdapter<unknown> {

@@ -130,10 +130,12 @@ function refuseClosed(target: object, isPool: boolean): void {
  * its `release()` and any use after the transaction are refused with FERRY_TRANSACTION_MISUSE).
  */
 export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
+  const max = (pool as { options?: { max?: unknown } }).options?.max;
   return {
     db: fromPg(pool),
     transaction: (work, options = {}) => onConnection(pool, work, options),
     bind: (client) => bind(client, true),
+    ...(typeof max === 'number' && Number.isInteger(max) && max > 0 ? { connections: max } : {}),
   };
 }
 
@@ -265,14 +267,19 @@ function onConnection<T>(
       deadline.clear();
       lent.end();
       connection.stop();
-      const status = transactionStatus(client);
-      client.release(
-        deadline.expired() ||
+      // Whatever the reading costs, the connection goes back (destroyed when in doubt).
+      let destroy = true;
+      try {
+        const status = transactionStatus(client);
+        destroy =
+          deadline.expired() ||
           connection.failed() ||
           status === 'T' ||
           status === 'E' ||
-          lostStatements(failure),
-      );
+          lostStatements(failure);
+      } finally {
+        client.release(destroy);
+      }
     }
   };
   return startWithin(options, open, work);
@@ -314,7 +321,14 @@ function onClient<T>(
  * would send it unparsed on every later use, so the connection is destroyed, not reused.
  */
 function lostStatements(error: unknown): boolean {
-  return (error as { code?: unknown } | undefined)?.code === '26000';
+  try {
+    return (error as { code?: unknown } | undefined)?.code === '26000';
+  } catch {
+    // A thrown value whose properties cannot be read (a hostile Proxy, a throwing getter): it
+    // names no lost statement, and reading it must never keep the connection from going back
+    // to the pool (review 40: each such throw leaked one, until the pool was exhausted).
+    return false;
+  }
 }
 
 /** Rejects `lost` with the connection's first `error` event until stop(). */

@@ -48,7 +48,14 @@ function refuse(reason: string): () => never {
 function refuseLater(reason: string): (...args: unknown[]) => Promise<never> | undefined {
   return (...args) => {
     const callback = args.at(-1);
-    if (typeof callback !== 'function') return Promise.reject(misuse(reason));
+    if (typeof callback !== 'function') {
+      // Marked handled: a caller that awaits it still gets the refusal, while a method read for a
+      // value, not awaited (emit reads `getTransactionStatus()` to tell a pg client), leaves no
+      // unhandled rejection behind, which ended the process (review 40).
+      const refusal = Promise.reject(misuse(reason));
+      refusal.catch(() => undefined);
+      return refusal;
+    }
     process.nextTick(() => (callback as (error: Error) => void)(misuse(reason)));
     return undefined;
   };

@@ -164,7 +164,7 @@ export function recordingPool(t: TestDatabase): {
   statements: Map<PoolClient, string[]>;
   sent: string[];
 } {
-  const pool = new Pool({ connectionString: t.url, max: 4 });
+  const pool = new Pool({ connectionString: t.url, max: 6 }); // more than the default worker.concurrency (4): ferry's own statements need one
   const statements = new Map<PoolClient, string[]>();
   const sent: string[] = [];
   pool.on('connect', (client) => {
