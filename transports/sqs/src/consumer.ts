@@ -16,7 +16,9 @@ import {
   checkAttachable,
   consumerEmitter,
   describeCause,
+  escapeUnshowable,
   invalidResultReason,
+  reportedMessageId,
   type AcceptManyFn,
   type ConsumerEmitter,
   type HeldAcceptance,
@@ -402,7 +404,12 @@ class PollingConsumer implements SqsConsumer {
     const deadLetter = this.options.deadLetter;
     for (const { messageId, reason, detail } of items) {
       this.logger.warn(
-        { queue: this.queueUrl, messageId, reason, detail },
+        {
+          queue: this.queueUrl,
+          messageId: reportedMessageId(messageId),
+          reason,
+          detail: escapeUnshowable(detail.slice(0, 1_000)),
+        },
         `ferry.sqs: invalid message (${reason}); ${deadLetter.mode === 'queue' ? 'dead-lettering it' : 'left to the redrive policy'}`,
       );
     }
