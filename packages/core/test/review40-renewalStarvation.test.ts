@@ -12,10 +12,12 @@
  * same way, so the receipts go DEAD ("exhausted") without a fault of theirs: heartbeats exist so
  * that handlers may run longer than the lease, and exactly those can never complete.
  *
- * Fixed by refusing the sizing (the spec: "Provision pool connections for admission, heartbeats,
- * and control queries in addition to handler transactions"): an Inbox on `pgTransactions(pool)`
- * whose `worker.concurrency` is not below the pool's `max` is a FerryConfigError naming
- * `worker.concurrency`; the review's case runs with one connection more, where it passes.
+ * Answered with a warning and documentation, not a refusal (the spec: "Provision pool connections
+ * for admission, heartbeats, and control queries in addition to handler transactions"; small
+ * pools are legitimate for short handlers): an Inbox on `pgTransactions(pool)` whose
+ * `worker.concurrency` is not below the pool's `max` logs a warning naming `worker.concurrency`
+ * when its worker starts or runs; the review's case runs with one connection more, where it
+ * passes. Renewals on a connection of their own (the review's first direction) are not built.
  * The review's fix direction: renew the running claims on a connection the handlers cannot take (a dedicated
  * client, as the LISTEN connection is), or refuse / warn at configuration when the adapter's pool
  * cannot hold `concurrency` handler transactions plus ferry's own statements (pg's
@@ -23,7 +25,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
-import { FerryConfigError, pgTransactions } from '@ferry/core';
+import { pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { businessCount, createBusinessTable, makeInbox, message, receiptRow } from './inbox/helpers';
 
@@ -56,20 +58,34 @@ const WORKER = {
 } as const;
 
 describe('review40: handlers holding every connection of the pool ferry renews their leases on', () => {
-  it('is refused at configuration: the pool must hold more connections than worker.concurrency', async () => {
-    // An enabled worker is refused when constructed; one started explicitly, when it starts or runs.
-    expect(() =>
-      makeInbox(pgTransactions(pool), {
-        worker: { ...WORKER, enabled: true },
-        handlers: { slow: async () => undefined },
-      }),
-    ).toThrow(FerryConfigError);
+  it('warns, naming worker.concurrency, when the pool holds no more connections than the lanes', async () => {
+    const warnings: string[] = [];
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (fields: unknown, message?: string) =>
+        void warnings.push(`${message ?? ''} ${JSON.stringify(fields)}`),
+      error: () => undefined,
+    };
     const inbox = makeInbox(pgTransactions(pool), {
+      logger,
       worker: WORKER,
       handlers: { slow: async () => undefined },
     });
-    expect(() => inbox.start()).toThrow(expect.objectContaining({ option: 'worker.concurrency' }));
-    await expect(inbox.runOnce()).rejects.toBeInstanceOf(FerryConfigError);
+    await inbox.runOnce();
+    await inbox.runOnce();
+    const sizing = warnings.filter((line) => line.includes('worker.concurrency'));
+    expect(sizing).toHaveLength(1);
+    expect(sizing[0]).toMatch(/the pool holds 2 connections/);
+    // With one connection more: no warning.
+    const roomy: string[] = [];
+    const quiet = makeInbox(pgTransactions(roomier), {
+      logger: { ...logger, warn: (_fields: unknown, message?: string) => void roomy.push(message ?? '') },
+      worker: WORKER,
+      handlers: { slow: async () => undefined },
+    });
+    await quiet.runOnce();
+    expect(roomy.filter((line) => line.includes('worker.concurrency'))).toEqual([]);
   });
 
   it('complete when they run longer than a lease but well within transactionTimeoutMs, with one connection more', async () => {

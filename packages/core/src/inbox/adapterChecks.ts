@@ -41,16 +41,13 @@ export async function checkSameDatabase<TTx>(
 }
 
 /**
- * Refuses a worker whose `concurrency` the adapter's pool cannot hold beside ferry's own
- * statements (when the adapter knows its size, `TransactionAdapter.connections`): with one
- * connection per lane, every connection is held by a running handler, each lease renewal waits
- * for one past its deadline, and handlers longer than the lease lose it and go DEAD, the
- * database healthy (review 40).
+ * Why the adapter's pool is too small for the worker's `concurrency` (when the adapter knows its
+ * size, `TransactionAdapter.connections`), or null: with one connection per lane every connection
+ * is held by a running handler, each lease renewal waits for one past its deadline, and handlers
+ * longer than the lease lose it (review 40). A warning, not a refusal: small pools are legitimate
+ * for short handlers and tests, and the spec leaves the sizing to the application.
  */
-export function checkPoolSize(connections: number | undefined, concurrency: number): void {
-  if (connections === undefined || connections > concurrency) return;
-  throw new FerryConfigError(
-    'worker.concurrency',
-    `is ${concurrency} but the pool holds ${connections} connections: the handler transactions and ferry's own statements (lease renewals, claims, acceptance) share them, so the pool needs more than worker.concurrency (at least ${concurrency + 1}; more for acceptance under load)`,
-  );
+export function poolSizeWarning(connections: number | undefined, concurrency: number): string | null {
+  if (connections === undefined || connections > concurrency) return null;
+  return `worker.concurrency is ${concurrency} but the pool holds ${connections} connections: running handlers can hold them all, and lease renewals (and claims, acceptance) then wait for one; a handler running longer than the lease loses it. Give the pool more connections than worker.concurrency`;
 }

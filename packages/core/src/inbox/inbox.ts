@@ -1,4 +1,4 @@
-import { checkPoolSize, checkSameDatabase } from './adapterChecks';
+import { checkSameDatabase, poolSizeWarning } from './adapterChecks';
 import type { InboxAcceptInput, InboxAcceptor, InboxAcceptResult, InboxAdmissionResult } from '../contracts';
 import { FerryValidationError } from '../errors';
 import { defaultLogger, guardLogger } from '../observe/logger';
@@ -53,6 +53,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   readonly maxPayloadBytes: number;
   private readonly db: SqlExecutor;
   private readonly adapter: TransactionAdapter<TTx>;
+  private poolSizeWarned = false;
   private readonly worker: InboxWorker<TTx>;
   private readonly settings: AcceptSettings;
   private readonly emitter: Pick<ResolvedInboxOptions<TTx>, 'observer' | 'logger'>;
@@ -73,7 +74,6 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       ? (client as TransactionAdapter<TTx>)
       : prismaTransactions<TTx>(client as PrismaClientOf<TTx>);
     this.adapter = adapter;
-    if (resolved.worker.enabled) checkPoolSize(adapter.connections, resolved.worker.concurrency);
     this.db = withTranslation(
       withStatementDeadline(
         withSerializationRetry(adapter.db, resolved.statementTimeoutMs),
@@ -109,13 +109,22 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   async initialize(): Promise<void> {
     await verifySchema(this.db, { tables: { [TABLE]: REQUIRED_COLUMNS }, requireAllMigrations: false });
     await checkSameDatabase(this.adapter, this.db, this.options.worker.transactionTimeoutMs);
-    if (this.options.worker.enabled) this.worker.start();
+    if (this.options.worker.enabled) this.start();
   }
 
   /** Starts polling regardless of worker.enabled (explicit control). */
   start(): void {
-    checkPoolSize(this.adapter.connections, this.options.worker.concurrency);
+    this.warnPoolSize();
     this.worker.start();
+  }
+
+  /** Warns once when the adapter's pool cannot hold the worker's lanes beside ferry's own statements. */
+  private warnPoolSize(): void {
+    if (this.poolSizeWarned) return;
+    this.poolSizeWarned = true;
+    const warning = poolSizeWarning(this.adapter.connections, this.options.worker.concurrency);
+    if (warning !== null)
+      this.options.logger?.warn({ option: 'worker.concurrency' }, `ferry inbox: ${warning}`);
   }
 
   /**
@@ -233,11 +242,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
 
   /** Claims and processes one batch (up to worker.concurrency receipts). */
   runOnce(): Promise<RunOnceResult> {
-    try {
-      checkPoolSize(this.adapter.connections, this.options.worker.concurrency);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    this.warnPoolSize();
     return this.worker.runOnce();
   }
 
