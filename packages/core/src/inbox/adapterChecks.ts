@@ -1,9 +1,15 @@
-import { FerryConfigError } from '../errors';
+import { FerryConfigError, FerryError } from '../errors';
+
+/** How long past transactionTimeoutMs the database check waits for its handler transaction. */
+const CHECK_GRACE_MS = 1_000;
 import { translateDbError } from '../sql/dbErrors';
 import type { SqlExecutor, TransactionAdapter } from '../sql/executor';
 
 /** Which database a connection reaches: its name and the server's start (one per server run). */
-const SQL = `SELECT current_database() AS database, pg_postmaster_start_time()::text AS started`;
+// The start as an instant (epoch), not as text: text depends on each session's TimeZone and
+// DateStyle, and two sessions of one server set differently were refused (review 41).
+const SQL = `SELECT current_database() AS database,
+                    extract(epoch FROM pg_postmaster_start_time())::text AS started`;
 
 interface Reached {
   readonly database: string;
@@ -24,13 +30,35 @@ export async function checkSameDatabase<TTx>(
 ): Promise<void> {
   const [ferry] = await db.query<Reached>(SQL);
   let handler: Reached | undefined;
+  // Bounded as the worker bounds a handler transaction: Prisma's own timeout rolls back on the
+  // same stuck connection and never gives the statement up, so past transactionTimeoutMs and a
+  // grace the check stops waiting (the adapter told through the signal) and initialize() fails
+  // with a retriable FERRY_TIMEOUT instead of hanging (review 41).
+  const abandon = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const timeout = new FerryError(
+        'FERRY_TIMEOUT',
+        `the database check's handler transaction did not settle within ${timeoutMs + CHECK_GRACE_MS} ms`,
+      );
+      abandon.abort(timeout);
+      reject(timeout);
+    }, timeoutMs + CHECK_GRACE_MS);
+  });
+  late.catch(() => undefined);
   try {
-    handler = await adapter.transaction(async (tx) => (await adapter.bind(tx).query<Reached>(SQL))[0], {
+    const checking = adapter.transaction(async (tx) => (await adapter.bind(tx).query<Reached>(SQL))[0], {
       timeoutMs,
       maxWaitMs: timeoutMs,
+      signal: abandon.signal,
     });
+    checking.catch(() => undefined);
+    handler = await Promise.race([checking, late]);
   } catch (error) {
     throw translateDbError(error, 'inbox initialize (handler transaction)');
+  } finally {
+    clearTimeout(timer);
   }
   if (ferry === undefined || handler === undefined) return;
   if (ferry.database === handler.database && ferry.started === handler.started) return;

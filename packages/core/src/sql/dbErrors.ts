@@ -140,10 +140,11 @@ function factsOf(error: unknown): Facts {
  * An application's own Kysely or Prisma transaction used after it committed or rolled back (a
  * kept `trx` given to emit): no statement can run on it again, so it is not retriable (as an ended
  * node-postgres client is refused); Prisma names it with P2028, which otherwise means a timeout
- * (an expired transaction stays FERRY_TIMEOUT). Review 40.
+ * (an expired transaction stays FERRY_TIMEOUT), in several wordings, and answers "Transaction not
+ * found" once the transaction is older than the last 100 it remembers (review 41). Review 40.
  */
 const ENDED_TRANSACTION =
-  /Transaction is already (?:committed|rolled back)|cannot be executed on a (?:committed|rolled back) transaction/;
+  /Transaction is already (?:committed|rolled back)|cannot be executed on a (?:committed|rolled back) transaction|cannot be executed on a transaction that was (?:committed|rolled back)|Transaction not found\b/;
 
 function translationOf(facts: Facts): Translation {
   if (ENDED_TRANSACTION.test(facts.message)) return INVALID;
