@@ -1,19 +1,32 @@
 import { FerryConfigError, FerryError } from '../errors';
+import { translateDbError } from '../sql/dbErrors';
+import type { SqlExecutor, TransactionAdapter } from '../sql/executor';
+import { TABLE } from './sql/fragments';
 
 /** How long past transactionTimeoutMs the database check waits for its handler transaction. */
 const CHECK_GRACE_MS = 1_000;
-import { translateDbError } from '../sql/dbErrors';
-import type { SqlExecutor, TransactionAdapter } from '../sql/executor';
 
-/** Which database a connection reaches: its name and the server's start (one per server run). */
+/**
+ * Which database a connection reaches, its name and the server's start (one per server run), and
+ * the table its unqualified statements reach there: the schema its search_path resolves
+ * ferry_inbox_receipts to (null: none), quoted.
+ */
 // The start as an instant (epoch), not as text: text depends on each session's TimeZone and
 // DateStyle, and two sessions of one server set differently were refused (review 41).
 const SQL = `SELECT current_database() AS database,
-                    extract(epoch FROM pg_postmaster_start_time())::text AS started`;
+                    extract(epoch FROM pg_postmaster_start_time())::text AS started,
+                    (SELECT quote_ident(n.nspname) FROM pg_class c
+                       JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE c.oid = to_regclass('${TABLE}')) AS schema`;
 
 interface Reached {
   readonly database: string;
   readonly started: string;
+  readonly schema: string | null;
+}
+
+function tableOf(reached: Reached): string {
+  return reached.schema === null ? `no ${TABLE} (search_path)` : `${reached.schema}.${TABLE}`;
 }
 
 /**
@@ -61,7 +74,15 @@ export async function checkSameDatabase<TTx>(
     clearTimeout(timer);
   }
   if (ferry === undefined || handler === undefined) return;
-  if (ferry.database === handler.database && ferry.started === handler.started) return;
+  if (ferry.database === handler.database && ferry.started === handler.started) {
+    if (ferry.schema === handler.schema) return;
+    // One database, two search_paths: claims and acceptance on one table, each handler
+    // transaction's claim check and completion on another (or none).
+    throw new FerryConfigError(
+      'db',
+      `ferry's own statements reach ${tableOf(ferry)} but the handler transactions reach ${tableOf(handler)} in database "${ferry.database}": both must resolve it to the same table (the search_path, or Prisma's ?schema=, of the adapter's db and its client)`,
+    );
+  }
   throw new FerryConfigError(
     'db',
     `ferry's own statements reach database "${ferry.database}" (server started ${ferry.started}) but the handler transactions reach "${handler.database}" (server started ${handler.started}): both must be the same database (the adapter's db and its client)`,
