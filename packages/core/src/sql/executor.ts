@@ -102,8 +102,8 @@ export interface TransactionAdapter<TTx> {
   /**
    * How many connections the client's pool holds, when the adapter knows it (`pgTransactions`:
    * the pool's `max`). The handler transactions and ferry's own statements (lease renewals,
-   * claims, acceptance) share them: an Inbox whose `worker.concurrency` is not below it is
-   * refused (review 40: handlers holding every connection starved the renewals of their leases).
+   * claims, acceptance) share them: an Inbox whose `worker.concurrency` is not below it logs a
+   * warning (review 40: handlers holding every connection starved the renewals of their leases).
    */
   readonly connections?: number;
 }

@@ -130,13 +130,23 @@ function refuseClosed(target: object, isPool: boolean): void {
  * its `release()` and any use after the transaction are refused with FERRY_TRANSACTION_MISUSE).
  */
 export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
-  const max = (pool as { options?: { max?: unknown } }).options?.max;
+  const connections = poolSize((pool as { options?: { max?: unknown } }).options?.max);
   return {
     db: fromPg(pool),
     transaction: (work, options = {}) => onConnection(pool, work, options),
     bind: (client) => bind(client, true),
-    ...(typeof max === 'number' && Number.isInteger(max) && max > 0 ? { connections: max } : {}),
+    ...(connections === undefined ? {} : { connections }),
   };
+}
+
+/**
+ * The pool's size as pg-pool uses it: it compares its client count with `max` as given, so a
+ * string from an environment variable ("2") is that number. Undefined when it is no positive
+ * integer (no size to warn by).
+ */
+function poolSize(max: unknown): number | undefined {
+  const size = typeof max === 'string' && max.trim() !== '' ? Number(max) : max;
+  return typeof size === 'number' && Number.isInteger(size) && size > 0 ? size : undefined;
 }
 
 type Queryable = Pool | ClientBase;
