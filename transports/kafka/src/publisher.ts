@@ -18,6 +18,7 @@ import {
 } from './publisherOptions';
 import { deadlineIn, missedDeadline, passed, raceAbort, throwIfAborted, type Deadline } from './race';
 import { requestChunks } from './requestChunks';
+import { InTurn } from './inTurn';
 import { TopicPresence } from './topicPresence';
 import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from './wire';
 
@@ -160,26 +161,21 @@ export class KafkaPublisher implements Publisher {
     if (chunks.length === 1) return this.sendAll(records, signal, budget);
     budget.sends = deadlineIn(this.options.confirmTimeoutMs);
     const outcomes: PublishOutcome[] = [];
-    const failedKeys = new Set<string>();
-    let unavailable: string | null = null;
+    const turn = new InTurn();
     for (const chunk of chunks) {
-      if (unavailable === null && passed(budget.sends))
-        unavailable = `not sent: the publish's confirmTimeoutMs (${budget.sends.ms} ms) passed before its turn`;
+      if (!turn.stopped && passed(budget.sends))
+        turn.stop(`not sent: the publish's confirmTimeoutMs (${budget.sends.ms} ms) passed before its turn`);
       const ready: OutboundRecord[] = [];
       for (const record of chunk) {
-        if (unavailable !== null) outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
-        else if (record.key !== null && failedKeys.has(record.key))
-          outcomes.push(retryable(record.id, 'an earlier message with the same key was not sent'));
-        else ready.push(record);
+        const held = turn.held(record);
+        if (held === null) ready.push(record);
+        else outcomes.push(held);
       }
       if (ready.length === 0) continue;
       const sent = await this.sendAll(ready, signal, budget);
       ready.forEach((record, index) => {
-        const outcome = sent[index]!;
-        outcomes.push(outcome);
-        if (outcome.status === 'sent') return;
-        if (record.key !== null) failedKeys.add(record.key);
-        if (outcome.status === 'unavailable') unavailable ??= outcome.error;
+        outcomes.push(sent[index]!);
+        turn.learn(record, sent[index]!);
       });
     }
     return outcomes;
@@ -349,41 +345,25 @@ export class KafkaPublisher implements Publisher {
     deadline: Deadline,
   ): Promise<PublishOutcome[]> {
     const outcomes: PublishOutcome[] = [];
-    const failedKeys = new Set<string>();
-    let unavailable: string | null = null;
+    const turn = new InTurn();
     for (const record of records) {
-      if (unavailable !== null) {
-        outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
-        continue;
-      }
-      if (record.key !== null && failedKeys.has(record.key)) {
-        outcomes.push(retryable(record.id, 'an earlier message with the same key was not sent'));
+      const held = turn.held(record);
+      if (held !== null) {
+        outcomes.push(held);
         continue;
       }
       const timing: SendTiming = {};
+      let outcome: PublishOutcome;
       try {
         await this.send([record], signal, deadline, timing);
         this.topics.present([record.topic]);
         this.unansweredTogether.delete(record.id);
-        outcomes.push({ id: record.id, status: 'sent' });
+        outcome = { id: record.id, status: 'sent' };
       } catch (error) {
-        const failure = classifyKafkaError(error);
-        if (record.key !== null) failedKeys.add(record.key);
-        if (!failure.unavailable && !signal.aborted && missedDeadline(error, deadline)) {
-          const [outcome] = await this.unanswered(
-            [record],
-            error,
-            [signal, this.inFlight.signal],
-            hadMost(deadline, timing),
-          );
-          outcomes.push(outcome!);
-          if (outcome!.status === 'unavailable') unavailable = outcome!.error;
-          continue;
-        }
-        if (failure.unavailable) unavailable = failure.message;
-        else if (failure.retriable) this.topics.suspect(record.topic);
-        outcomes.push({ id: record.id, status: failureStatus(failure), error: failure.message });
+        ({ outcome } = await this.failedAlone(record, error, signal, deadline, timing));
       }
+      outcomes.push(outcome);
+      turn.learn(record, outcome);
     }
     return outcomes;
   }
@@ -402,23 +382,13 @@ export class KafkaPublisher implements Publisher {
     /** The records a refused batch held (remembered, `isolating`); null: all of them (this batch was refused). */
     suspects: ReadonlySet<string> | null,
   ): Promise<PublishOutcome[]> {
-    const failedKeys = new Set<string>();
-    const failedTopics = new Set<string>();
-    let unavailable: string | null = null;
+    const turn = new InTurn();
     const outcomes: PublishOutcome[] = [];
     for (const record of records) this.isolating.delete(record.id);
     for (const record of records) {
-      if (unavailable !== null) {
-        outcomes.push({ id: record.id, status: 'unavailable', error: unavailable });
-        continue;
-      }
-      if (record.key !== null && failedKeys.has(record.key)) {
-        outcomes.push(retryable(record.id, 'an earlier message with the same key was not sent'));
-        continue;
-      }
-      if (failedTopics.has(record.topic)) {
-        if (record.key !== null) failedKeys.add(record.key);
-        outcomes.push(retryable(record.id, `an earlier message to topic ${record.topic} was not sent`));
+      const held = turn.held(record);
+      if (held !== null) {
+        outcomes.push(held);
         continue;
       }
       // Each its own deadline, from when the producer a failed send retired was replaced: one
@@ -433,31 +403,9 @@ export class KafkaPublisher implements Publisher {
         this.topics.present([record.topic]);
         outcomes.push({ id: record.id, status: 'sent' });
       } catch (error) {
-        const failure = classifyKafkaError(error);
-        if (
-          !failure.unavailable &&
-          !signal.aborted &&
-          deadline !== undefined &&
-          missedDeadline(error, deadline)
-        ) {
-          const [outcome] = await this.unanswered(
-            [record],
-            error,
-            [signal, this.inFlight.signal],
-            hadMost(deadline, timing),
-          );
-          outcomes.push(outcome!);
-          if (outcome!.status === 'unavailable') unavailable = outcome!.error;
-          else if (record.key !== null) failedKeys.add(record.key);
-          continue;
-        }
-        if (record.key !== null) failedKeys.add(record.key);
-        if (failure.unavailable) unavailable = failure.message;
-        else if (failure.retriable) {
-          failedTopics.add(record.topic);
-          this.topics.suspect(record.topic);
-        }
-        outcomes.push({ id: record.id, status: failureStatus(failure), error: failure.message });
+        const { outcome, topicFailed } = await this.failedAlone(record, error, signal, deadline, timing);
+        outcomes.push(outcome);
+        turn.learn(record, outcome, topicFailed);
       }
     }
     // Nothing refused was found before the sends stopped (a replacement or the cluster too slow):
@@ -469,6 +417,38 @@ export class KafkaPublisher implements Publisher {
           remember(this.isolating, record.id);
       });
     return outcomes;
+  }
+
+  /**
+   * The outcome of one record whose send (alone) failed with `error`: unanswered within its
+   * `deadline`, as `unanswered` tells (charged only when the send had most of it); otherwise by
+   * the error's class. `topicFailed`: a retryable failure of a record alone is its topic's (one the
+   * cluster does not have yet, say), which is then checked before the next send to it.
+   */
+  private async failedAlone(
+    record: OutboundRecord,
+    error: unknown,
+    signal: AbortSignal,
+    deadline: Deadline | undefined,
+    timing: SendTiming,
+  ): Promise<{ outcome: PublishOutcome; topicFailed: boolean }> {
+    const failure = classifyKafkaError(error);
+    if (
+      !failure.unavailable &&
+      !signal.aborted &&
+      deadline !== undefined &&
+      missedDeadline(error, deadline)
+    ) {
+      const chargeable = hadMost(deadline, timing);
+      const [outcome] = await this.unanswered([record], error, [signal, this.inFlight.signal], chargeable);
+      return { outcome: outcome!, topicFailed: false };
+    }
+    const topicFailed = failure.retriable && !failure.unavailable;
+    if (topicFailed) this.topics.suspect(record.topic);
+    return {
+      outcome: { id: record.id, status: failureStatus(failure), error: failure.message },
+      topicFailed,
+    };
   }
 
   /**
