@@ -249,6 +249,7 @@ export class InboxWorker<TTx> {
       const wanted = this.wanted();
       // Nothing to claim while the queue holds work: the loop is alive all the same (createHealth).
       if (wanted === 0) this.lastCycleAt = new Date();
+      let claimFailed = false;
       if (wanted > 0) {
         let sweep = this.sweepDue(!this.backlog);
         try {
@@ -260,6 +261,7 @@ export class InboxWorker<TTx> {
         } catch (error) {
           this.backlog = false;
           sweep = false; // the database just failed the claim: one error per poll, not two
+          claimFailed = true;
           emitInfrastructure(this.deps, 'claim', error);
         }
         this.pump();
@@ -267,8 +269,11 @@ export class InboxWorker<TTx> {
         if (sweep && this.state === 'running') await this.sweepAfterClaim();
       }
       if (this.state !== 'running') break;
+      // A failed claim waits its poll interval out: acceptances notify the worker, and a wake-up
+      // per acceptance would retry a failing claim (and report it) per message (review 45).
+      if (claimFailed) await this.wake.pause(this.deps.worker.pollIntervalMs);
       // After a full claim, pump() wakes the loop as soon as the queue runs dry.
-      if (!this.claimAgain()) await this.waitForWork();
+      else if (!this.claimAgain()) await this.waitForWork();
     }
     await this.queue.release();
   }

@@ -46,6 +46,13 @@ export interface Lease {
   readonly lost: LeaseLoss | undefined;
   /** Local time the claim or its last successful renewal was sent: what the lease is proven from. */
   readonly provenAt: number;
+  /**
+   * Whether the lease is proven alive now. Past its local expiry it is lost now (onLost is
+   * called, the signal aborts) rather than when its timer fires: a claim whose answer arrived
+   * after the whole lease (a network that held it, a paused process) must not be acted on, as
+   * another holder may have recovered it meanwhile (review 45).
+   */
+  check(): boolean;
   /** Stops renewing; resolves once no renewal is in flight, bounded by that renewal's deadline. */
   stop(): Promise<void>;
 }
@@ -152,6 +159,10 @@ export function startLease(options: LeaseOptions): Lease {
     },
     get provenAt() {
       return provenAt;
+    },
+    check() {
+      if (lost === undefined && !stopped && now() >= expiresAt()) expire();
+      return lost === undefined;
     },
     async stop() {
       halt();

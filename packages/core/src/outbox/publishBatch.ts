@@ -129,7 +129,9 @@ export async function publishBatch(args: {
   // One PRODUCER span per message; the publisher sends each span's traceparent.
   const spans = startPublishSpans(publishable, args.publisher.system);
   try {
-    if (!abort.signal.aborted && publishable.length > 0)
+    // Never published once its lease is over (the claim's answer arrived late): another relay
+    // may have recovered and published its rows, and their keys' next events, meanwhile.
+    if (lease.check() && !abort.signal.aborted && publishable.length > 0)
       answer = await Promise.race([args.publisher.publish(spans.messages, abort.signal), aborted]);
   } catch (error) {
     fallbackError = `publish failed: ${describe(error)}`;

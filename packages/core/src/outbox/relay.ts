@@ -4,13 +4,14 @@ import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { reconnectDelayMs } from '../backoff';
 import { AbandonedClaims } from './abandonedClaims';
-import { CircuitBreaker, type CircuitState } from './circuit';
+import { CircuitBreaker, type BrokerSignal, type CircuitState } from './circuit';
 import type { OutboxEvent } from './events';
 import { resolveOutboxOptions, type ResolvedOutboxOptions } from './options';
 import { checkRelayConfig, type RelayConfig } from './relayConfig';
 import { publishBatch, type ClaimedBatch } from './publishBatch';
 import { recoverStep } from './recoverStep';
 import { releaseUnavailable } from './releaseUnavailable';
+import { UnavailableHold } from './unavailableHold';
 import { reportCircuitChange, reportCompletion, reportInfrastructureError } from './reportCompletion';
 import type { ClaimResult } from './sql/claimBatch';
 import { toMessage } from './sql/fragments';
@@ -119,6 +120,8 @@ class OutboxRelay implements Relay {
   /** The next claim starts with the key scan (see claimBatch). */
   private keyScanFirst = false;
   private readonly breaker: CircuitBreaker;
+  /** Rows handed back unavailable while the circuit is open, kept back for its period. */
+  private readonly hold: UnavailableHold;
   /** Claims dropped while PostgreSQL may still hold rows under their tokens. */
   private readonly abandoned: AbandonedClaims;
   /** A pipelined cycle's publish or completion failed; the loop backs off before the next claim. */
@@ -150,6 +153,16 @@ class OutboxRelay implements Relay {
     this.abandoned = new AbandonedClaims(logger, Math.max(1, Math.floor(this.options.statementTimeout / 2)));
     const observer = config.observer;
     this.emit = (event) => safeEmit(observer, event, logger);
+    this.hold = new UnavailableHold(
+      this.breaker,
+      this.store,
+      (transition) => reportCircuitChange(transition, this.emit, logger),
+      (error) =>
+        reportInfrastructureError(
+          { error, fallback: 'hold back', redact: this.options.redact, emit: this.emit, logger },
+          { level: 'warn', message: 'outbox relay could not hold back unavailable rows', fields: {} },
+        ),
+    );
     this.listener = config.listenUrl
       ? new NotifyListener({
           connectionString: config.listenUrl,
@@ -284,12 +297,14 @@ class OutboxRelay implements Relay {
       this.emit({ type: 'lease-lost', claimToken: token, ids, reason: published.reason });
       return;
     }
+    // The breaker hears the cycle before its unavailable rows go back (unavailableHold.ts).
+    const told = (signal: BrokerSignal, unavailable: readonly string[]): Promise<void> =>
+      this.hold.told(signal, batch.circuitEpoch, unavailable);
     const { rest, completed } = await this.dropOnFailure(token, true, async () => {
-      const rest = await releaseUnavailable(store, token, messages, published.completions);
+      const rest = await releaseUnavailable(store, token, messages, published.completions, told);
       return { rest, completed: await store.complete(token, rest.completions, options.onSent) };
     });
     result.unavailable = rest.released;
-    reportCircuitChange(this.breaker.record(rest.signal, batch.circuitEpoch), this.emit, logger);
     reportCompletion({
       token,
       messages: rest.messages,
@@ -331,7 +346,7 @@ class OutboxRelay implements Relay {
         const delay = reconnectDelayMs(this.options.errorBackoff, 30_000, this.failures);
         this.failures += 1;
         this.reportFailure(error, delay);
-        await this.wake.wait(delay);
+        await this.wake.pause(delay);
         continue;
       }
       if (claimed >= this.options.batchSize) continue;
@@ -428,6 +443,7 @@ class OutboxRelay implements Relay {
     await listening;
     // Nothing claims any more: an open circuit ends with the relay (metrics stop counting it).
     reportCircuitChange(this.breaker.end(), this.emit, this.logger);
+    this.hold.clear();
     this.state = 'closed';
   }
 }

@@ -6,13 +6,14 @@ import type { RelayStore } from './store';
 /**
  * Hands the batch's `unavailable` rows back through the fenced release (no attempt spent, the
  * claim counter restored) and returns what is left to complete, plus what the cycle says about
- * the broker: unavailable only when every outcome was.
+ * the broker: unavailable only when every outcome was, which `told` hears first.
  */
 export async function releaseUnavailable(
   store: RelayStore,
   token: string,
   messages: readonly OutboxMessage[],
   all: readonly Completion[],
+  told: (signal: BrokerSignal, unavailable: readonly string[]) => Promise<void> = async () => undefined,
 ): Promise<{
   released: number;
   completions: Completion[];
@@ -21,6 +22,14 @@ export async function releaseUnavailable(
 }> {
   const unavailable = all.filter((c) => c.kind === 'unavailable');
   const completions = all.filter((c) => c.kind !== 'unavailable');
+  const signal: BrokerSignal =
+    completions.length > 0
+      ? { kind: 'reachable' }
+      : { kind: 'unavailable', error: unavailable[0]?.error ?? 'broker unavailable' };
+  await told(
+    signal,
+    unavailable.map((c) => c.id),
+  );
   const released =
     unavailable.length > 0
       ? await store.release(
@@ -29,9 +38,5 @@ export async function releaseUnavailable(
         )
       : 0;
   const ids = new Set(completions.map((c) => c.id));
-  const signal: BrokerSignal =
-    completions.length > 0
-      ? { kind: 'reachable' }
-      : { kind: 'unavailable', error: unavailable[0]?.error ?? 'broker unavailable' };
   return { released, completions, messages: messages.filter((m) => ids.has(m.id)), signal };
 }

@@ -5,6 +5,7 @@ import { dbCall as outboxCall } from './errors';
 import { claimBatch } from './sql/claimBatch';
 import { completeBatch } from './sql/completeBatch';
 import { endBackend } from '../sql/endBackend';
+import { holdBack } from './sql/holdBack';
 import { recoverLeases } from './sql/recoverLeases';
 import { releaseAbandoned } from './sql/releaseAbandoned';
 import { releaseClaims } from './sql/releaseClaims';
@@ -22,6 +23,8 @@ export interface RelayStore {
   renew: (token: string, leaseMs: number, ids?: readonly string[]) => Promise<number>;
   recover: (args: Parameters<typeof recoverLeases>[1]) => ReturnType<typeof recoverLeases>;
   release: (token: string, ids: readonly string[]) => Promise<number>;
+  /** Puts PENDING rows handed back earlier behind every row due now (sql/holdBack.ts). */
+  holdBack: (ids: readonly string[]) => Promise<number>;
   /** Hands back the rows of claims the relay dropped (abandonedClaims.ts), counting nothing. */
   releaseAbandoned: (unpublished: readonly string[], published: readonly string[]) => Promise<number>;
   /** Ends the backend of a claim statement given up on; true once it is gone (sql/endBackend.ts). */
@@ -42,6 +45,7 @@ export function relayStore(db: SqlExecutor, redact?: Redactor, log?: Logger): Re
     renew: (token, leaseMs, ids) => dbCall('renew lease', () => renewLease(db, token, leaseMs, ids)),
     recover: (args) => dbCall('recover leases', () => recoverLeases(db, args)),
     release: (token, ids) => dbCall('release claims', () => releaseClaims(db, token, ids)),
+    holdBack: (ids) => dbCall('hold back unavailable rows', () => holdBack(db, ids)),
     releaseAbandoned: (unpublished, published) =>
       dbCall('release abandoned claims', () => releaseAbandoned(db, unpublished, published)),
     endBackend: (pid, sentAgoMs, waitMs) =>

@@ -8,9 +8,11 @@ export class WakeSignal {
   private pending = false;
   private closed = false;
   private resolveWaiter: ((reason: WakeReason) => void) | undefined;
+  /** The waiter is a pause(): a notification stays pending instead of ending it. */
+  private pausing = false;
 
   notify(): void {
-    if (this.resolveWaiter) this.finish('notified');
+    if (this.resolveWaiter && !this.pausing) this.finish('notified');
     else this.pending = true;
   }
 
@@ -26,6 +28,21 @@ export class WakeSignal {
       this.pending = false;
       return Promise.resolve('notified');
     }
+    return this.waiter(ms, false);
+  }
+
+  /**
+   * Resolves after `ms` or on close, whatever is notified meanwhile (kept pending for the next
+   * wait()): the back-off after a failure, which notifications must not cut short (review 45:
+   * an application emitting every 50 ms turned the relay's 1 s back-off into a retry per emit).
+   */
+  pause(ms: number): Promise<WakeReason> {
+    if (this.closed) return Promise.resolve('closed');
+    return this.waiter(ms, true);
+  }
+
+  private waiter(ms: number, pausing: boolean): Promise<WakeReason> {
+    this.pausing = pausing;
     return new Promise<WakeReason>((resolve) => {
       const timer = setTimeout(() => this.finish('timeout'), ms);
       this.resolveWaiter = (reason) => {
@@ -43,6 +60,7 @@ export class WakeSignal {
   private finish(reason: WakeReason): void {
     const resolve = this.resolveWaiter;
     this.resolveWaiter = undefined;
+    this.pausing = false;
     resolve?.(reason);
   }
 }
