@@ -316,11 +316,14 @@ export class DeliverySettler {
     }
     const delay = backoffDelay(attempts + 1, this.o.retryBackoff, this.o.random);
     const tier = tierFor(delay, this.o.names.retryTiersMs);
-    const { exchange, routingKey } = deliveredAs(entry.message, this.retryQueues).fields;
+    const first = deliveredAs(entry.message, this.retryQueues);
+    const { exchange, routingKey } = first.fields;
+    const userId: unknown = first.properties.userId;
     const headers = {
       [FERRY_HEADERS.transportAttempts]: String(attempts + 1),
       [ORIGIN_HEADERS.exchange]: exchange,
       [ORIGIN_HEADERS.routingKey]: routingKey,
+      ...(typeof userId === 'string' ? { [ORIGIN_HEADERS.userId]: userId } : {}),
     };
     const copy = copyOptions(entry.message.properties, headers, negotiatedFrameMax(entry.channel));
     if (copy.headers?.[DROPPED_HEADERS] !== undefined) {

@@ -83,11 +83,17 @@ export function trustedTransportAttempts(message: Message, retryQueues: Readonly
 export const ORIGIN_HEADERS = {
   exchange: 'x-ferry-origin-exchange',
   routingKey: 'x-ferry-origin-routing-key',
+  /**
+   * The first delivery's `user-id` property, the one RabbitMQ validates against the publishing
+   * connection: ferry's connection cannot publish the copy with another user's id, so a tenant
+   * function reading it read nothing after a retry (review 43). Absent when it had none.
+   */
+  userId: 'x-ferry-origin-user-id',
 } as const;
 
 /**
  * The delivery as it first arrived: on a retry return (isRetryReturn) that carries
- * ORIGIN_HEADERS, the same message with the exchange and routing key of its first delivery;
+ * ORIGIN_HEADERS, the same message with the exchange, routing key and user-id of its first delivery;
  * otherwise `message` itself. What the tenant and identity functions read, what a retry copy
  * records again, and where a dead-letter copy is routed. Acks and the trust checks use the
  * delivery as the broker sent it.
@@ -97,5 +103,10 @@ export function deliveredAs(message: Message, retryQueues: ReadonlySet<string>):
   const exchange: unknown = message.properties.headers?.[ORIGIN_HEADERS.exchange];
   const routingKey: unknown = message.properties.headers?.[ORIGIN_HEADERS.routingKey];
   if (typeof exchange !== 'string' || typeof routingKey !== 'string') return message;
-  return { ...message, fields: { ...message.fields, exchange, routingKey } };
+  const userId: unknown = message.properties.headers?.[ORIGIN_HEADERS.userId];
+  return {
+    ...message,
+    fields: { ...message.fields, exchange, routingKey },
+    properties: { ...message.properties, userId: typeof userId === 'string' ? userId : undefined },
+  };
 }

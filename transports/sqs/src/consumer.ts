@@ -221,7 +221,10 @@ class PollingConsumer implements SqsConsumer {
             WaitTimeSeconds: this.options.waitTimeSeconds,
             VisibilityTimeout: this.options.visibilityTimeoutSeconds,
             MessageAttributeNames: ['All'],
-            MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId'],
+            // All: a tenant or identity function may key on SenderId, the one attribute of a
+            // message its sender cannot choose (review 43); ferry reads ApproximateReceiveCount
+            // and MessageGroupId.
+            MessageSystemAttributeNames: ['All'],
           }),
           { abortSignal },
         ),

@@ -3,7 +3,6 @@ import { discardAnswer } from '../unreadAnswer';
 import { tenantIdFault } from '../validate/tenantId';
 import { identifierFault } from '../validate/text';
 import { describeTransportError } from './errors';
-import { nonEmptyValue } from './headers';
 
 /**
  * Where an inbound transport takes a message's tenant from (option `tenant` on every consumer):
@@ -11,8 +10,9 @@ import { nonEmptyValue } from './headers';
  *   publish to the queue or topic can set it, so it is only as trustworthy as the producers.
  * - `{ fixed: 'acme' }`: every message is that tenant; a tenant header that names another tenant
  *   is dead-lettered as `tenant_mismatch`.
- * - a function: its result is the tenant (null = global); if it throws or returns something
- *   that is not a string or null, the message is dead-lettered as `tenant_unresolved`.
+ * - a function: its result is the tenant (null or undefined = global); if it throws, returns
+ *   something that is not a string or null, or a string that names no tenant (the empty string
+ *   too), the message is dead-lettered as `tenant_unresolved`.
  */
 export type TenantSource<M> = 'header' | { readonly fixed: string } | ((message: M) => string | null);
 
@@ -74,7 +74,9 @@ function fromFunction<M>(source: (message: M) => string | null, message: M): Ten
     discardAnswer(value);
     return { ok: false, reason: 'tenant_unresolved', detail: `tenant function returned a ${typeof value}` };
   }
-  return { ok: true, tenantId: nonEmptyValue(value) ?? null };
+  // Only null (or undefined) chooses the global scope; '' is refused by named() as any tenant
+  // that shows nothing (review 43: a routing key `.order.created` put work in the global scope).
+  return { ok: true, tenantId: value };
 }
 
 function named(resolution: TenantResolution): TenantResolution {
