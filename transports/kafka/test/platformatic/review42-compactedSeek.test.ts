@@ -1,0 +1,2 @@
+import './use';
+import '../review42-compactedSeek.test';
