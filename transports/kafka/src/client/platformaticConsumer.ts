@@ -1,6 +1,7 @@
 import type { Message } from '@platformatic/kafka';
 import { setOwnProperty, storableHeaderText } from '@ferry/core/transport';
 import { hasKafkaType } from '../errors';
+import { deadlineIn, raceAbort } from '../race';
 import { closedOnAbort } from './closedOnAbort';
 import { PartitionGate } from './partitionGate';
 import type { PlatformaticBase, PlatformaticKafka } from './platformaticTypes';
@@ -17,7 +18,15 @@ type Consumer = InstanceType<PlatformaticKafka['Consumer']>;
 type MessagesStream = Awaited<ReturnType<Consumer['consume']>>;
 type FetchChannel = PlatformaticKafka['consumerFetchesChannel']['asyncStart'];
 
-/** The part of a fetch response the high watermarks come from. */
+/** The part of a fetch request the fetch offsets come from. */
+interface FetchRequest {
+  readonly topics?: readonly {
+    readonly topicId: string;
+    readonly partitions: readonly { readonly partition: number; readonly fetchOffset: bigint }[];
+  }[];
+}
+
+/** The part of a fetch response the high watermarks and the first records come from. */
 interface FetchResult {
   readonly responses?: readonly {
     readonly topicId: string;
@@ -25,11 +34,117 @@ interface FetchResult {
       readonly partitionIndex: number;
       readonly errorCode: number;
       readonly highWatermark: bigint;
+      readonly records?: readonly FetchedBatch[] | null;
+      readonly abortedTransactions?:
+        readonly { readonly producerId: bigint; readonly firstOffset: bigint }[] | null;
     }[];
   }[];
 }
 
+interface FetchedBatch {
+  readonly firstOffset: bigint;
+  readonly lastOffsetDelta: number;
+  readonly attributes: number;
+  readonly producerId: bigint;
+  readonly records: readonly { readonly offsetDelta: number; readonly key?: Buffer | null }[];
+}
+
+/** Record batch attribute bits: a transactional batch, a control batch (a transaction marker). */
+const TRANSACTIONAL_BATCH = 1 << 4;
+const CONTROL_BATCH = 1 << 5;
+
+/** Offsets `[from, to]` of one batch of an aborted transaction. */
+type OffsetRange = readonly [bigint, bigint];
+
+/**
+ * The batches of aborted transactions in one answer, as a read_committed consumer skips them: a
+ * transactional batch of a producer from the first offset the answer lists for one of its aborted
+ * transactions up to that producer's next ABORT marker. The client does this itself but keeps one
+ * aborted transaction per producer, so of two aborted back to back in one answer the first one's
+ * records were delivered as committed (review 42).
+ */
+function abortedBatches(
+  batches: readonly FetchedBatch[],
+  aborted: readonly { readonly producerId: bigint; readonly firstOffset: bigint }[],
+): OffsetRange[] {
+  if (aborted.length === 0) return [];
+  const pending = [...aborted].sort((a, b) =>
+    a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0,
+  );
+  const open = new Set<bigint>();
+  const ranges: OffsetRange[] = [];
+  let next = 0;
+  for (const batch of batches) {
+    while (next < pending.length && pending[next]!.firstOffset <= batch.firstOffset)
+      open.add(pending[next++]!.producerId);
+    if ((batch.attributes & CONTROL_BATCH) !== 0) {
+      // A control record's key: version (int16), then type (int16): 0 ABORT, 1 COMMIT.
+      const key = batch.records[0]?.key;
+      if (key && key.length >= 4 && key.readInt16BE(2) === 0) open.delete(batch.producerId);
+      continue;
+    }
+    if ((batch.attributes & TRANSACTIONAL_BATCH) !== 0 && open.has(batch.producerId))
+      ranges.push([batch.firstOffset, batch.firstOffset + BigInt(batch.lastOffsetDelta)]);
+  }
+  return ranges;
+}
+
+const within = (offset: bigint, ranges: readonly OffsetRange[]): boolean =>
+  ranges.some(([from, to]) => offset >= from && offset <= to);
+
+/**
+ * What an answer holds of a partition: its first record at or after `from` (when `seeking`) and
+ * its last record, control batches and `aborted` ones skipped, and where the next fetch starts
+ * (past the last batch, a marker too). Reads from the end for the last record: an answer of many
+ * records costs one or two, not one per record.
+ */
+function fetchedRange(
+  batches: readonly FetchedBatch[],
+  from: bigint,
+  aborted: readonly OffsetRange[],
+  seeking: boolean,
+): { first: bigint | undefined; last: bigint | undefined; next: bigint | undefined } {
+  const offsets = function* (batch: FetchedBatch, backwards: boolean): Generator<bigint> {
+    if ((batch.attributes & CONTROL_BATCH) !== 0) return;
+    const { records } = batch;
+    for (let i = 0; i < records.length; i += 1) {
+      const offset = batch.firstOffset + BigInt(records[backwards ? records.length - 1 - i : i]!.offsetDelta);
+      if (!within(offset, aborted)) yield offset;
+    }
+  };
+  let first: bigint | undefined;
+  if (seeking) {
+    search: for (const batch of batches) {
+      for (const offset of offsets(batch, false)) {
+        if (offset >= from) {
+          first = offset;
+          break search;
+        }
+      }
+    }
+  }
+  let last: bigint | undefined;
+  for (let i = batches.length - 1; i >= 0 && last === undefined; i -= 1) {
+    for (const offset of offsets(batches[i]!, true)) {
+      last = offset;
+      break;
+    }
+  }
+  const end = batches[batches.length - 1];
+  return {
+    first,
+    last,
+    next: end === undefined ? undefined : end.firstOffset + BigInt(end.lastOffsetDelta) + 1n,
+  };
+}
+
 const partitionKey = (topic: string, partition: number): string => `${topic}:${partition}`;
+
+/** A fetch from an offset no longer in the partition's log (resetOutOfRange). */
+const OUT_OF_RANGE: ReadonlySet<string> = new Set(['OFFSET_OUT_OF_RANGE']);
+/** ListOffsets timestamps: the log's start, and its end. */
+const EARLIEST = -2n;
+const LATEST = -1n;
 
 /**
  * Join failures while the group coordinator is not ready yet (a fresh cluster creates
@@ -55,7 +170,16 @@ export class PlatformaticConsumer implements DriverConsumer {
   private readonly stopping = new AbortController();
   private readonly gate = new PartitionGate((key, offset) => this.stream?.offsetsToFetch.set(key, offset));
   private pumping: Promise<void> | null = null;
+  /** The offset reset after an OFFSET_OUT_OF_RANGE fetch (resetOutOfRange); the session ends after it. */
+  private resetting: Promise<unknown> | null = null;
   private wake: (() => void) | null = null;
+  /** Per partition, the batches of aborted transactions fetched and not yet passed (abortedBatches). */
+  private readonly aborted = new Map<string, OffsetRange[]>();
+  /**
+   * Per partition, the last record fetched so far and where the next fetch starts: past trailing
+   * transaction markers, which a commit after the last record leaves behind (commitThrough).
+   */
+  private readonly fetchedEnds = new Map<string, { lastRecord: bigint | undefined; next: bigint }>();
   /** The newest high watermark fetched per partition (`topic:partition`). */
   private readonly highWatermarks = new Map<string, bigint>();
   private readonly fetches: FetchChannel;
@@ -83,15 +207,38 @@ export class PlatformaticConsumer implements DriverConsumer {
    * of fetches shows the response (before the records reach the stream), so they are read there.
    */
   private readonly onFetch = (message: unknown): void => {
-    const { client, result } = message as { client?: unknown; result?: FetchResult };
+    const { client, result, options } = message as {
+      client?: unknown;
+      result?: FetchResult;
+      options?: FetchRequest;
+    };
     if (client !== this.consumer || !result) return;
     const topicsById = new Map<string, string>();
     for (const [name, topic] of this.consumer.currentMetadata?.topics ?? []) topicsById.set(topic.id, name);
+    const requested = new Map<string, bigint>();
+    for (const { topicId, partitions } of options?.topics ?? []) {
+      for (const { partition, fetchOffset } of partitions)
+        requested.set(`${topicId}:${partition}`, fetchOffset);
+    }
     for (const { topicId, partitions } of result.responses ?? []) {
       const topic = topicsById.get(topicId);
       if (topic === undefined) continue;
-      for (const { partitionIndex, errorCode, highWatermark } of partitions) {
-        if (errorCode === 0) this.highWatermarks.set(partitionKey(topic, partitionIndex), highWatermark);
+      for (const { partitionIndex, errorCode, highWatermark, records, abortedTransactions } of partitions) {
+        if (errorCode !== 0) continue;
+        const key = partitionKey(topic, partitionIndex);
+        this.highWatermarks.set(key, highWatermark);
+        const from = requested.get(`${topicId}:${partitionIndex}`);
+        if (from === undefined) continue;
+        const aborted = abortedBatches(records ?? [], abortedTransactions ?? []);
+        if (aborted.length > 0) this.aborted.set(key, [...(this.aborted.get(key) ?? []), ...aborted]);
+        const seeking = this.gate.seeking(key);
+        const { first, last, next } = fetchedRange(records ?? [], from, aborted, seeking);
+        if (next !== undefined) {
+          const before = this.fetchedEnds.get(key);
+          this.fetchedEnds.set(key, { lastRecord: last ?? before?.lastRecord, next });
+        }
+        // Where a seek waits: the first record of an answer to a fetch from the sought offset.
+        if (seeking) this.gate.fetched(key, from, first, next);
       }
     }
   };
@@ -121,7 +268,18 @@ export class PlatformaticConsumer implements DriverConsumer {
     const wakeUp = () => this.wake?.();
     stream.on('readable', wakeUp);
     stream.on('close', wakeUp);
-    stream.on('error', (error: Error) => this.crash(handlers, error));
+    stream.on('error', (error: Error) => {
+      if (this.resetting !== null || !hasKafkaType(error, OUT_OF_RANGE)) return this.crash(handlers, error);
+      // The next session would fetch from the same committed offsets and fail the same way, for
+      // ever (review 42): those outside their partition's log are moved first, then it restarts
+      // (the pump, which sees the stream end meanwhile, waits for that).
+      const resetting = this.resetOutOfRange().then(
+        () => error,
+        (resetError: unknown) => resetError,
+      );
+      this.resetting = resetting;
+      void resetting.then((cause) => this.crash(handlers, cause, resetting));
+    });
     this.pumping = this.pump(stream, handlers).catch((error: unknown) => this.crash(handlers, error));
   }
 
@@ -139,8 +297,46 @@ export class PlatformaticConsumer implements DriverConsumer {
     });
   }
 
-  private crash(handlers: SessionHandlers, error: unknown): void {
-    if (this.stopping.signal.aborted) return;
+  /**
+   * Commits, for each assigned partition whose committed offset is no longer in its log (below
+   * its start after retention or deleted records, or past its end), the log's start when
+   * `fromBeginning`, else its end: where kafkajs resets such a partition (`fromBeginning`). The
+   * client fails the whole fetch on OFFSET_OUT_OF_RANGE, the stream with it, and every later
+   * session from the same offsets. Bounded by the session timeout.
+   */
+  private async resetOutOfRange(): Promise<void> {
+    const assignments = (this.consumer.assignments ?? []).map(({ topic, partitions }) => ({
+      topic,
+      partitions: [...partitions],
+    }));
+    if (assignments.length === 0) return;
+    const topics = assignments.map((entry) => entry.topic);
+    const partitions = Object.fromEntries(assignments.map((entry) => [entry.topic, entry.partitions]));
+    const reading = Promise.all([
+      this.consumer.listOffsets({ topics, partitions, timestamp: EARLIEST }),
+      this.consumer.listOffsets({ topics, partitions, timestamp: LATEST }),
+      this.consumer.listCommittedOffsets({ topics: assignments }),
+    ]);
+    const deadline = deadlineIn(this.options.sessionTimeoutMs);
+    await raceAbort(reading, [this.options.signal], 'offset reset', deadline);
+    const [starts, ends, committed] = await reading;
+    const offsets: { topic: string; partition: number; offset: bigint; leaderEpoch: number }[] = [];
+    for (const { topic, partitions: numbers } of assignments) {
+      for (const partition of numbers) {
+        const start = starts.get(topic)?.[partition];
+        const end = ends.get(topic)?.[partition];
+        const at = committed.get(topic)?.[partition];
+        if (start === undefined || end === undefined || at === undefined || at < 0n) continue;
+        if (at >= start && at <= end) continue;
+        offsets.push({ topic, partition, offset: this.options.fromBeginning ? start : end, leaderEpoch: -1 });
+      }
+    }
+    if (offsets.length > 0)
+      await raceAbort(this.consumer.commit({ offsets }), [this.options.signal], 'offset reset', deadline);
+  }
+
+  private crash(handlers: SessionHandlers, error: unknown, reset: Promise<unknown> | null = null): void {
+    if (this.stopping.signal.aborted || this.resetting !== reset) return;
     this.stopping.abort(error);
     this.wake?.();
     handlers.onCrash(error, null);
@@ -161,10 +357,22 @@ export class PlatformaticConsumer implements DriverConsumer {
       }
       for (const [key, group] of groupByPartition(messages)) {
         if (this.stopping.signal.aborted) return;
-        const deliverable = group.filter((message) => this.gate.admit(key, message.offset));
+        const deliverable = group.filter(
+          (message) => this.gate.admit(key, message.offset) && !this.abortedRecord(key, message.offset),
+        );
         if (deliverable.length > 0) await handlers.eachBatch(this.batch(deliverable));
       }
     }
+  }
+
+  /** Whether the record at `offset` is of an aborted transaction; ranges behind it are forgotten. */
+  private abortedRecord(key: string, offset: bigint): boolean {
+    const ranges = this.aborted.get(key);
+    if (ranges === undefined) return false;
+    const ahead = ranges.filter(([, to]) => to >= offset);
+    if (ahead.length === 0) this.aborted.delete(key);
+    else if (ahead.length < ranges.length) this.aborted.set(key, ahead);
+    return within(offset, ahead);
   }
 
   private batch(messages: readonly Message[]): ConsumedBatch {
@@ -184,7 +392,13 @@ export class PlatformaticConsumer implements DriverConsumer {
       heartbeat: async () => undefined,
       highWatermark: () => this.highWatermarks.get(key)?.toString() ?? null,
       commitThrough: async (last: ConsumedRecord) => {
-        const offset = BigInt(last.offset) + 1n;
+        // Past trailing control records (transaction markers) when `last` is the last record
+        // fetched: committed after the record alone, the group stayed a marker behind the end
+        // for ever, its lag at 1 (review 42), where kafkajs commits past them.
+        const end = this.fetchedEnds.get(key);
+        const after = BigInt(last.offset) + 1n;
+        const offset =
+          end !== undefined && end.lastRecord === BigInt(last.offset) && end.next > after ? end.next : after;
         await this.consumer.commit({ offsets: [{ topic, partition, offset, leaderEpoch: -1 }] });
         return offset.toString();
       },
