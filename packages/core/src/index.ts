@@ -44,6 +44,7 @@ export {
   FERRY_MIGRATIONS_TABLE,
   DEFAULT_APP_MIGRATIONS_TABLE,
   LEGACY_MIGRATIONS_TABLE,
+  migrationsTableFor,
 } from './schema/migrationsTable';
 export type { LogFn, Logger } from './observe/logger';
 export { combineObservers } from './observe/combine';

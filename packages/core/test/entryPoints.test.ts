@@ -82,6 +82,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'isUuid',
     'loadMigrationFiles',
     'migrate',
+    'migrationsTableFor',
     'pgTransactions',
     'prismaModelsDir',
     'prismaTransactions',

@@ -1,3 +1,4 @@
+import { FerryConfigError } from '@ferry/core';
 import type { DriverAdmin } from './client/types';
 import type { KafkaConnection } from './connection';
 import { transportError } from './errors';
@@ -64,6 +65,9 @@ export async function ensureTopics(
       return missing.map((topic) => topic.topic);
     });
   } catch (error) {
+    // A missing optional peer (@platformatic/kafka) is the FerryConfigError naming it, never a
+    // retriable broker failure a start-up loop would retry for ever (review 44).
+    if (error instanceof FerryConfigError) throw error;
     throw transportError('creating Kafka topics failed', error);
   }
 }
@@ -77,6 +81,7 @@ export async function deleteTopics(connection: KafkaConnection, topics: readonly
       if (present.length > 0) await admin.deleteTopics(present);
     });
   } catch (error) {
+    if (error instanceof FerryConfigError) throw error;
     throw transportError('deleting Kafka topics failed', error);
   }
 }

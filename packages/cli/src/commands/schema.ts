@@ -1,6 +1,15 @@
-import { checkSchema, exportPrismaModels, exportSql, migrate, MIGRATE_TIMEOUT_BOUNDS } from '@ferry/core';
+import {
+  checkSchema,
+  exportPrismaModels,
+  exportSql,
+  FerryConfigError,
+  migrate,
+  migrationsTableFor,
+  MIGRATE_TIMEOUT_BOUNDS,
+} from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
+import { UsageError } from '../errors';
 import type { Context } from '../command';
 import { MIGRATE_STATEMENT_TIMEOUT_MS } from '../timeouts';
 import { printJson, printLine } from '../output';
@@ -8,6 +17,27 @@ import { printJson, printLine } from '../output';
 interface FolderOptions {
   migrationsDir?: string;
   table?: string;
+}
+
+/**
+ * `--table` checked as the migrator checks `table`, before anything touches the database: a
+ * malformed value is a usage error naming the flag (review 44: it was exit 1 in the library's
+ * option names, after the connection).
+ */
+function checkedFolder(o: FolderOptions): FolderOptions {
+  try {
+    migrationsTableFor(o);
+  } catch (error) {
+    if (error instanceof FerryConfigError && error.option === 'table') {
+      const reason = String(error.details?.reason ?? error.message).replace(
+        '(migrationsDir)',
+        '(--migrations-dir)',
+      );
+      throw new UsageError(`--table ${reason}`);
+    }
+    throw error;
+  }
+  return o;
 }
 
 function folderOptions(command: Command): Command {
@@ -24,7 +54,8 @@ export function registerSchema(program: Command, ctx: Context): void {
       // Each migration's transaction gets the deadline too (ferry's library default is 2 min);
       // 0 is none, as migrate's timeoutMs: 0.
       const timeoutMs = ctx.statementTimeoutMs(MIGRATE_STATEMENT_TIMEOUT_MS, MIGRATE_TIMEOUT_BOUNDS);
-      const result = await ctx.db((db) => migrate(db, { ...o, timeoutMs }), {
+      const folder = checkedFolder(o);
+      const result = await ctx.db((db) => migrate(db, { ...folder, timeoutMs }), {
         statementTimeoutMs: timeoutMs,
       });
       if (ctx.json) return printJson(ctx, result);
@@ -42,7 +73,8 @@ export function registerSchema(program: Command, ctx: Context): void {
       .description("verify ferry's schema (or an application's folder) without changing it"),
   ).action(
     act<FolderOptions>(ctx, async (o) => {
-      await ctx.db((db) => checkSchema(db, { ...o, statementTimeoutMs: ctx.statementTimeoutMs() }));
+      const folder = checkedFolder(o);
+      await ctx.db((db) => checkSchema(db, { ...folder, statementTimeoutMs: ctx.statementTimeoutMs() }));
       if (ctx.json) printJson(ctx, { ready: true });
       else printLine(ctx, 'ferry check: schema is ready');
     }),

@@ -94,10 +94,22 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
   const files = loadMigrationFiles(options.migrationsDir);
   const result: MigrateResult = { applied: [], alreadyApplied: [] };
   // Always reach the database, so a bad URL fails even when nothing is pending.
-  await db.transaction(async (tx) => {
-    await tx.execute(LOCK);
-    await ensureMigrationsTable(tx, table, files);
-  }, txOptions);
+  try {
+    await db.transaction(async (tx) => {
+      await tx.execute(LOCK);
+      await ensureMigrationsTable(tx, table, files);
+    }, txOptions);
+  } catch (error) {
+    // A schema the connection cannot create in (a search_path naming one that does not exist)
+    // reads as ferry's schema missing, whose hint is to run migrate: migrate's own failure says
+    // what failed instead (review 44).
+    if (!(error instanceof FerryError) || error.code !== 'FERRY_SCHEMA_NOT_READY') throw error;
+    throw new FerryError(
+      'FERRY_MIGRATION_FAILED',
+      `migrate could not create its table ${table}: ${describe(error)} (the connection's search_path must name a schema that exists and the role may create in)`,
+      { cause: error },
+    );
+  }
   for (const file of files) {
     const applied = await triedUntil(timeoutMs === 0 ? Infinity : timeoutMs, file, () =>
       db.transaction(async (tx) => applyOne(tx, table, file, lockTimeoutMs), txOptions),

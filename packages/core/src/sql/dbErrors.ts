@@ -66,6 +66,20 @@ const TRANSLATIONS: Readonly<Record<string, Translation>> = {
   EAI_AGAIN: UNAVAILABLE,
   EHOSTUNREACH: UNAVAILABLE,
   ENETUNREACH: UNAVAILABLE,
+  ENETDOWN: UNAVAILABLE,
+  ECONNABORTED: UNAVAILABLE,
+  // A Unix socket: its file gone while PostgreSQL is down (ENOENT), or not ours to open (EACCES).
+  // Unmapped, an outage read as a database error and RabbitMQ dead-lettered deliveries (review 44).
+  ENOENT: UNAVAILABLE,
+  EACCES: UNAVAILABLE,
+  // TLS the server refuses or a certificate Node does not trust: no statement was sent (as Prisma's
+  // TlsConnectionError below).
+  DEPTH_ZERO_SELF_SIGNED_CERT: UNAVAILABLE,
+  SELF_SIGNED_CERT_IN_CHAIN: UNAVAILABLE,
+  CERT_HAS_EXPIRED: UNAVAILABLE,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: UNAVAILABLE,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: UNAVAILABLE,
+  ERR_TLS_CERT_ALTNAME_INVALID: UNAVAILABLE,
   P1001: UNAVAILABLE, // Prisma: cannot reach database
   P1002: UNAVAILABLE, // Prisma: database timed out
   P1008: TIMEOUT, // Prisma: operation timed out
@@ -96,6 +110,9 @@ const MESSAGE_TRANSLATIONS: readonly (readonly [RegExp, Translation])[] = [
   [/Client has encountered a connection error/i, UNAVAILABLE],
   [/Can't reach database server/i, UNAVAILABLE],
   [/\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)\b/, UNAVAILABLE],
+  // node-postgres when the server answers an SSL request with no (sslmode=require on a server
+  // without TLS): an Error with no code.
+  [/does not support SSL connections/i, UNAVAILABLE],
 ];
 
 interface Facts {

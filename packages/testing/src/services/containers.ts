@@ -27,8 +27,16 @@ export function loadTestcontainers(): TestcontainersModule | null {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require('testcontainers') as TestcontainersModule;
-  } catch {
-    return null;
+  } catch (error) {
+    // Absent: null. Installed but failing to load (testcontainers 12 on Node 20 throws at require)
+    // is said as such, with its error: "not installed" sent operators to install what they had
+    // (review 44).
+    const code = (error as { code?: unknown } | null)?.code;
+    const message = error instanceof Error ? error.message : String(error);
+    if (code === 'MODULE_NOT_FOUND' && message.includes("'testcontainers'")) return null;
+    throw new Error(`the testcontainers package is installed but failed to load: ${message}`, {
+      cause: error,
+    });
   }
 }
 
