@@ -57,6 +57,12 @@ export interface SettlerOptions {
   readonly observer: TransportObserver<TransportConsumerEvent> | undefined;
   /** The same observer, with transport and source filled in. */
   readonly emit: ConsumerEmit;
+  /**
+   * The `user-id` retry copies are published with: the copies' connection's own user, which
+   * RabbitMQ validates, so a delivery carrying it was published by ferry's connection (or another
+   * of the same user), never by a producer connected as another (deliveredAs).
+   */
+  readonly copyUserId: string;
 }
 
 /** What one batch came to: deliveries acked, and how many of them the inbox accepted. */
@@ -124,7 +130,10 @@ export class DeliverySettler {
     const valid: { entry: Entry; input: InboxAcceptInput }[] = [];
     const settled: Promise<void>[] = [];
     for (const entry of batch) {
-      const decoded = decodeDelivery(deliveredAs(entry.message, this.retryQueues), this.o.decode);
+      const decoded = decodeDelivery(
+        deliveredAs(entry.message, this.retryQueues, this.o.copyUserId),
+        this.o.decode,
+      );
       if (decoded.ok) valid.push({ entry, input: decoded.input });
       else settled.push(this.deadLetter(entry, decoded, tally));
     }
@@ -255,7 +264,7 @@ export class DeliverySettler {
     rejected: { readonly messageId: string | null; readonly reason: RejectReason; readonly detail: string },
     tally: Tally,
   ): Promise<void> {
-    const message = deliveredAs(entry.message, this.retryQueues);
+    const message = deliveredAs(entry.message, this.retryQueues, this.o.copyUserId);
     const { messageId, reason, detail } = rejected;
     this.o.logger.warn(
       {
@@ -316,16 +325,21 @@ export class DeliverySettler {
     }
     const delay = backoffDelay(attempts + 1, this.o.retryBackoff, this.o.random);
     const tier = tierFor(delay, this.o.names.retryTiersMs);
-    const first = deliveredAs(entry.message, this.retryQueues);
+    const first = deliveredAs(entry.message, this.retryQueues, this.o.copyUserId);
     const { exchange, routingKey } = first.fields;
     const userId: unknown = first.properties.userId;
     const headers = {
       [FERRY_HEADERS.transportAttempts]: String(attempts + 1),
       [ORIGIN_HEADERS.exchange]: exchange,
       [ORIGIN_HEADERS.routingKey]: routingKey,
-      ...(typeof userId === 'string' ? { [ORIGIN_HEADERS.userId]: userId } : {}),
+      // Always written ('' when the delivery had none), so a producer's own header of that name
+      // never comes back as the origin (review 46).
+      [ORIGIN_HEADERS.userId]: typeof userId === 'string' ? userId : '',
     };
-    const copy = copyOptions(entry.message.properties, headers, negotiatedFrameMax(entry.channel));
+    const copy = {
+      ...copyOptions(entry.message.properties, headers, negotiatedFrameMax(entry.channel)),
+      userId: this.o.copyUserId,
+    };
     if (copy.headers?.[DROPPED_HEADERS] !== undefined) {
       // A copy without some of the delivery's headers would not be the same message when it
       // comes back (a tenant or identity function reading one of them would read nothing), and

@@ -19,6 +19,15 @@ export type ConnectRetryListener = (error: unknown, retryInMs: number) => void;
  */
 export class RabbitConnection {
   readonly options: ResolvedConnectionOptions;
+
+  /**
+   * The user the connection authenticates as (its URL's, amqplib's `guest` when the URL names
+   * none): the only `user-id` property RabbitMQ lets it publish.
+   */
+  get user(): string {
+    const name = new URL(this.options.url).username;
+    return name === '' ? 'guest' : decodeURIComponent(name);
+  }
   private readonly setups = new Set<ConnectionSetup>();
   private readonly retryListeners = new Set<ConnectRetryListener>();
   private readonly closing = new AbortController();

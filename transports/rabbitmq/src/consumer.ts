@@ -116,6 +116,7 @@ class ConsumerRuntime implements RabbitConsumer {
       logger: this.logger,
       observer: options.observer,
       emit: this.emit,
+      copyUserId: this.connection.user,
     }));
     this.buffer = new DeliveryBuffer(options.maxBatchSize, options.maxBatchesInFlight, (batch) =>
       settler.settle(batch),

@@ -98,15 +98,24 @@ export const ORIGIN_HEADERS = {
  * records again, and where a dead-letter copy is routed. Acks and the trust checks use the
  * delivery as the broker sent it.
  */
-export function deliveredAs(message: Message, retryQueues: ReadonlySet<string>): Message {
+export function deliveredAs(message: Message, retryQueues: ReadonlySet<string>, copyUserId: string): Message {
   if (!isRetryReturn(message, retryQueues)) return message;
   const exchange: unknown = message.properties.headers?.[ORIGIN_HEADERS.exchange];
   const routingKey: unknown = message.properties.headers?.[ORIGIN_HEADERS.routingKey];
   if (typeof exchange !== 'string' || typeof routingKey !== 'string') return message;
-  const userId: unknown = message.properties.headers?.[ORIGIN_HEADERS.userId];
+  // The user-id header only on a copy ferry's connection published (its validated user-id,
+  // copyUserId): a producer connected as another user can write x-death and this header, not
+  // the user-id property (review 46). Otherwise the delivery's own user-id stands.
+  const origin: unknown = message.properties.headers?.[ORIGIN_HEADERS.userId];
+  const userId =
+    message.properties.userId === copyUserId
+      ? typeof origin === 'string' && origin !== ''
+        ? origin
+        : undefined
+      : (message.properties.userId as unknown);
   return {
     ...message,
     fields: { ...message.fields, exchange, routingKey },
-    properties: { ...message.properties, userId: typeof userId === 'string' ? userId : undefined },
+    properties: { ...message.properties, userId },
   };
 }

@@ -1,3 +1,4 @@
+import { reconnectDelayMs } from '../backoff';
 import { FerryError } from '../errors';
 import { defaultLogger } from '../observe/logger';
 import type { NotifyListener } from '../wake/notifyListener';
@@ -32,6 +33,10 @@ const COUNTERS: Record<ProcessOutcome, keyof Omit<RunOnceResult, 'claimed'>> = {
 
 const SWEEP_EVERY_CLAIMS = 10;
 
+/** The back-off after a failed claim: 1 s, doubling per failure in a row, up to 30 s (and the poll interval). */
+const CLAIM_BACKOFF_MS = 1_000;
+const CLAIM_BACKOFF_MAX_MS = 30_000;
+
 /**
  * The inbox worker: a small state machine (idle → running → closing → closed). The poll
  * loop claims up to its free lanes plus worker.prefetch in one statement into a local queue
@@ -62,6 +67,8 @@ export class InboxWorker<TTx> {
   private closing: Promise<void> | undefined;
   /** Claims since expired, exhausted claims were last swept to DEAD (see claimBatch). */
   private claimsSinceSweep = 0;
+  /** Claims failed in a row (the back-off after a failed claim); a claim that works resets it. */
+  private claimFailures = 0;
   /** When the poll loop last claimed without an error (createHealth's liveness). */
   lastCycleAt: Date | null = null;
 
@@ -258,6 +265,7 @@ export class InboxWorker<TTx> {
           this.backlog = claimed.length >= wanted;
           this.queue.add(claimed, claimedAt);
           this.lastCycleAt = new Date();
+          this.claimFailures = 0;
         } catch (error) {
           this.backlog = false;
           sweep = false; // the database just failed the claim: one error per poll, not two
@@ -269,9 +277,12 @@ export class InboxWorker<TTx> {
         if (sweep && this.state === 'running') await this.sweepAfterClaim();
       }
       if (this.state !== 'running') break;
-      // A failed claim waits its poll interval out: acceptances notify the worker, and a wake-up
-      // per acceptance would retry a failing claim (and report it) per message (review 45).
-      if (claimFailed) await this.wake.pause(this.deps.worker.pollIntervalMs);
+      // A failed claim backs off (1 s, doubling per failure in a row, at most the poll interval)
+      // whatever acceptances notify: a wake-up per acceptance retried a failing claim, and
+      // reported it, per message (review 45); a whole poll interval (up to an hour) left a
+      // listening worker deaf after one transient failure (review 46). A notification meanwhile
+      // is kept for after it.
+      if (claimFailed) await this.wake.pause(this.claimBackoffMs());
       // After a full claim, pump() wakes the loop as soon as the queue runs dry.
       else if (!this.claimAgain()) await this.waitForWork();
     }
@@ -287,6 +298,12 @@ export class InboxWorker<TTx> {
   private async waitForWork(): Promise<void> {
     const reason = await this.wake.wait(this.deps.worker.pollIntervalMs);
     if (reason !== 'closed' && this.wanted() === 0) this.backlog = true;
+  }
+
+  private claimBackoffMs(): number {
+    const delay = reconnectDelayMs(CLAIM_BACKOFF_MS, CLAIM_BACKOFF_MAX_MS, this.claimFailures);
+    this.claimFailures += 1;
+    return Math.min(this.deps.worker.pollIntervalMs, delay);
   }
 
   private claimAgain(): boolean {

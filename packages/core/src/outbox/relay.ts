@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { OutboxMessage } from '../contracts';
 import { FerryError } from '../errors';
 import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
@@ -12,6 +13,9 @@ import { publishBatch, type ClaimedBatch } from './publishBatch';
 import { recoverStep } from './recoverStep';
 import { releaseUnavailable } from './releaseUnavailable';
 import { UnavailableHold } from './unavailableHold';
+
+/** Due rows of a destination a failed probe found unavailable held back, in batches (unavailableHold.ts). */
+const HOLD_BATCHES = 10;
 import { reportCircuitChange, reportCompletion, reportInfrastructureError } from './reportCompletion';
 import type { ClaimResult } from './sql/claimBatch';
 import { toMessage } from './sql/fragments';
@@ -156,6 +160,7 @@ class OutboxRelay implements Relay {
     this.hold = new UnavailableHold(
       this.breaker,
       this.store,
+      HOLD_BATCHES * this.options.batchSize,
       (transition) => reportCircuitChange(transition, this.emit, logger),
       (error) =>
         reportInfrastructureError(
@@ -298,7 +303,7 @@ class OutboxRelay implements Relay {
       return;
     }
     // The breaker hears the cycle before its unavailable rows go back (unavailableHold.ts).
-    const told = (signal: BrokerSignal, unavailable: readonly string[]): Promise<void> =>
+    const told = (signal: BrokerSignal, unavailable: readonly OutboxMessage[]): Promise<void> =>
       this.hold.told(signal, batch.circuitEpoch, unavailable);
     const { rest, completed } = await this.dropOnFailure(token, true, async () => {
       const rest = await releaseUnavailable(store, token, messages, published.completions, told);

@@ -13,7 +13,8 @@ export async function releaseUnavailable(
   token: string,
   messages: readonly OutboxMessage[],
   all: readonly Completion[],
-  told: (signal: BrokerSignal, unavailable: readonly string[]) => Promise<void> = async () => undefined,
+  told: (signal: BrokerSignal, unavailable: readonly OutboxMessage[]) => Promise<void> = async () =>
+    undefined,
 ): Promise<{
   released: number;
   completions: Completion[];
@@ -26,9 +27,10 @@ export async function releaseUnavailable(
     completions.length > 0
       ? { kind: 'reachable' }
       : { kind: 'unavailable', error: unavailable[0]?.error ?? 'broker unavailable' };
+  const unavailableIds = new Set(unavailable.map((c) => c.id));
   await told(
     signal,
-    unavailable.map((c) => c.id),
+    messages.filter((m) => unavailableIds.has(m.id)),
   );
   const released =
     unavailable.length > 0

@@ -49,12 +49,22 @@ export function loadMigrationFiles(dir: string = defaultMigrationsDir()): Migrat
       details: { dir },
     });
   }
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && existsSync(path.join(dir, entry.name, 'migration.sql')))
-    .map((entry) => entry.name)
-    .sort()
-    .map((name) => {
-      const sql = readFileSync(path.join(dir, name, 'migration.sql'), 'utf8');
-      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(path.join(dir, entry.name, 'migration.sql')))
+      .map((entry) => entry.name)
+      .sort()
+      .map((name) => {
+        const sql = readFileSync(path.join(dir, name, 'migration.sql'), 'utf8');
+        return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+      });
+  } catch (error) {
+    // A folder or file the process may not read (EACCES) is no database failure, nor passing:
+    // named, not retriable (review 46: inside a database call it read as PostgreSQL being down).
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new FerryError('FERRY_MIGRATIONS_NOT_FOUND', `migrations folder ${dir} cannot be read: ${reason}`, {
+      cause: error,
+      details: { dir },
     });
+  }
 }

@@ -68,10 +68,6 @@ const TRANSLATIONS: Readonly<Record<string, Translation>> = {
   ENETUNREACH: UNAVAILABLE,
   ENETDOWN: UNAVAILABLE,
   ECONNABORTED: UNAVAILABLE,
-  // A Unix socket: its file gone while PostgreSQL is down (ENOENT), or not ours to open (EACCES).
-  // Unmapped, an outage read as a database error and RabbitMQ dead-lettered deliveries (review 44).
-  ENOENT: UNAVAILABLE,
-  EACCES: UNAVAILABLE,
   // TLS the server refuses or a certificate Node does not trust: no statement was sent (as Prisma's
   // TlsConnectionError below).
   DEPTH_ZERO_SELF_SIGNED_CERT: UNAVAILABLE,
@@ -122,6 +118,8 @@ interface Facts {
   readonly column: string | null;
   readonly table: string | null;
   readonly message: string;
+  /** A connect to a Unix socket failed (socketConnectFailure). */
+  readonly socketConnect: boolean;
 }
 
 type Raw = {
@@ -150,6 +148,7 @@ function factsOf(error: unknown): Facts {
     column: str(e?.column) ?? str(driver.column) ?? /column "([^"]+)"/.exec(message)?.[1] ?? null,
     table: str(e?.table) ?? str(driver.table) ?? /relation "([^"]+)"/.exec(message)?.[1] ?? null,
     message,
+    socketConnect: socketConnectFailure(error),
   };
 }
 
@@ -163,8 +162,26 @@ function factsOf(error: unknown): Facts {
 const ENDED_TRANSACTION =
   /Transaction is already (?:committed|rolled back)|cannot be executed on a (?:committed|rolled back) transaction|cannot be executed on a transaction that was (?:committed|rolled back)|Transaction not found\b/;
 
+/**
+ * A connect to a Unix socket whose file is gone while PostgreSQL is down (ENOENT), or not ours to
+ * open (EACCES): an outage, as ECONNREFUSED over TCP (review 44: read as a database error, the
+ * RabbitMQ consumer dead-lettered deliveries). Only for a connect (`syscall`): the same codes from
+ * a file ferry reads are no outage (review 46).
+ */
+const SOCKET_CONNECT_CODES: ReadonlySet<string> = new Set(['ENOENT', 'EACCES']);
+
+function socketConnectFailure(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e !== null && typeof e === 'object' && depth < 4; depth += 1) {
+    const { code, syscall } = e as { code?: unknown; syscall?: unknown };
+    if (syscall === 'connect' && typeof code === 'string' && SOCKET_CONNECT_CODES.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 function translationOf(facts: Facts): Translation {
   if (ENDED_TRANSACTION.test(facts.message)) return INVALID;
+  if (facts.socketConnect) return UNAVAILABLE;
   for (const code of facts.codes) {
     const found = TRANSLATIONS[code] ?? TRANSLATIONS[code.slice(0, 2)];
     if (found) return found;
