@@ -217,7 +217,9 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
       options.defaultDestination === undefined
         ? null
         : nonEmpty('defaultDestination', options.defaultDestination),
-    routes: { ...options.routes },
+    // No prototype: an event type named like an Object member (`constructor`, `toString`) found the
+    // inherited member as its queue and failed its whole publish (review 47).
+    routes: Object.assign(Object.create(null) as Record<string, string>, options.routes),
     maxBatchBytes,
     maxMessageBytes,
     confirmTimeoutMs: timerOption(
