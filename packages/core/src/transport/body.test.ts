@@ -102,3 +102,18 @@ describe('parseJsonObjectBody refuses a number JSON.parse would change', () => {
     );
   });
 });
+
+describe('a leading byte order mark', () => {
+  // Not part of the JSON text, whether the body came as bytes (RabbitMQ, Kafka) or as text (SQS,
+  // whose consumer dead-lettered such a body as unparseable: review 47).
+  it.each([
+    ['text', () => parseJsonObjectBody('\uFEFF{"total":1}')],
+    ['bytes', () => parseJsonObjectBytes(Buffer.from('\uFEFF{"total":1}', 'utf8'))],
+  ])('is left out of a body given as %s', (_kind, parse) => {
+    expect(parse()).toEqual({ ok: true, payload: { total: 1 } });
+  });
+
+  it('is left out once only: a second one is not JSON', () => {
+    expect(parseJsonObjectBody('\uFEFF\uFEFF{}')).toMatchObject({ ok: false });
+  });
+});
