@@ -14,6 +14,9 @@ import { recoverStep } from './recoverStep';
 import { releaseUnavailable } from './releaseUnavailable';
 import { UnavailableHold } from './unavailableHold';
 
+/** Where the back-off after failed cycles stops doubling (or errorBackoff, when longer). */
+const ERROR_BACKOFF_MAX_MS = 30_000;
+
 /** Due rows of a destination a failed probe found unavailable held back, in batches (unavailableHold.ts). */
 const HOLD_BATCHES = 10;
 import { reportCircuitChange, reportCompletion, reportInfrastructureError } from './reportCompletion';
@@ -348,7 +351,13 @@ class OutboxRelay implements Relay {
         // A cycle that claimed rows has finished only once they are completed (startCycle).
         if (claimed === 0) this.cycleSucceeded();
       } catch (error) {
-        const delay = reconnectDelayMs(this.options.errorBackoff, 30_000, this.failures);
+        // Doubling to 30 s, or from an errorBackoff set longer than that, that long (not cut to 30 s).
+        const { errorBackoff } = this.options;
+        const delay = reconnectDelayMs(
+          errorBackoff,
+          Math.max(ERROR_BACKOFF_MAX_MS, errorBackoff),
+          this.failures,
+        );
         this.failures += 1;
         this.reportFailure(error, delay);
         await this.wake.pause(delay);
