@@ -23,10 +23,10 @@
  * separate `wake.sleep(ms)` that ignores notify, or remember the notification for after the
  * back-off).
  */
-import { createRelay, emit, FerryError, type SqlExecutor } from '@ferry/core';
+import { createRelay, emit } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { silent } from './outbox/helpers';
+import { failingStatements, silent } from './outbox/helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -36,31 +36,10 @@ afterAll(async () => {
   await t.drop();
 });
 
-/** `db`, except that every statement holding `marker` fails as a lost connection does. */
-function failing(db: SqlExecutor, marker: string, onFail: () => void = () => undefined): SqlExecutor {
-  const refuse = (text: string): void => {
-    if (!text.includes(marker)) return;
-    onFail();
-    throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'Connection terminated unexpectedly');
-  };
-  return {
-    inTransaction: db.inTransaction,
-    query: async (text, values, options) => {
-      refuse(text);
-      return db.query(text, values, options);
-    },
-    execute: async (text, values, options) => {
-      refuse(text);
-      return db.execute(text, values, options);
-    },
-    transaction: (work, options) => db.transaction(work, options),
-  };
-}
-
 it('keeps its error back-off while the application emits (NOTIFY) during a database failure', async () => {
   let claims = 0;
   const relay = createRelay({
-    db: failing(t.db, 'claimed AS', () => void (claims += 1)),
+    db: failingStatements(t.db, 'claimed AS', () => void (claims += 1)),
     publisher: new InMemoryPublisher(),
     listenUrl: t.url,
     logger: silent,
@@ -86,7 +65,7 @@ it('does not republish an event at the emit rate while its completion keeps fail
   const { id } = await emit(t.db, { type: 'review45.first', payload: {} });
   const publisher = new InMemoryPublisher();
   const relay = createRelay({
-    db: failing(t.db, "status = 'SENT'"),
+    db: failingStatements(t.db, "status = 'SENT'"),
     publisher,
     listenUrl: t.url,
     logger: silent,

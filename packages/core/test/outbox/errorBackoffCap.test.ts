@@ -2,9 +2,10 @@
  * `errorBackoff` above 30 s is the first wait after a failed cycle, not silently 30 s (review 45's
  * note): the back-off doubles from it up to 30 s, or to `errorBackoff` itself when it is longer.
  */
-import { createRelay, FerryError, type SqlExecutor } from '@ferry/core';
+import { createRelay } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { failingStatements } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -13,26 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.drop();
 });
-
-/** `db` whose claims fail. */
-function failingClaims(db: SqlExecutor): SqlExecutor {
-  const refuse = (text: string): void => {
-    if (text.includes('claimed AS'))
-      throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'Connection terminated');
-  };
-  return {
-    inTransaction: db.inTransaction,
-    query: async (text, values, options) => {
-      refuse(text);
-      return db.query(text, values, options);
-    },
-    execute: async (text, values, options) => {
-      refuse(text);
-      return db.execute(text, values, options);
-    },
-    transaction: (work, options) => db.transaction(work, options),
-  };
-}
 
 it.each([
   [1_000, 1_000],
@@ -50,7 +31,7 @@ it.each([
       },
     };
     const relay = createRelay({
-      db: failingClaims(t.db),
+      db: failingStatements(t.db, 'claimed AS'),
       publisher: new InMemoryPublisher(),
       logger,
       options: { errorBackoff, pollInterval: 10_000 },

@@ -1,5 +1,6 @@
 import {
   createRelay,
+  FerryError,
   emit,
   type OutboxEventInput,
   type OutboxMessage,
@@ -68,4 +69,29 @@ export async function expireLeases(db: SqlExecutor): Promise<void> {
   await db.execute(
     `UPDATE outbox_events SET lease_expires_at = now() - interval '1 second' WHERE status = 'PROCESSING'`,
   );
+}
+
+/** `db`, except that every statement holding `marker` fails as a lost connection does. */
+export function failingStatements(
+  db: SqlExecutor,
+  marker: string,
+  onFail: () => void = () => undefined,
+): SqlExecutor {
+  const refuse = (text: string): void => {
+    if (!text.includes(marker)) return;
+    onFail();
+    throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'Connection terminated unexpectedly');
+  };
+  return {
+    inTransaction: db.inTransaction,
+    query: async (text, values, options) => {
+      refuse(text);
+      return db.query(text, values, options);
+    },
+    execute: async (text, values, options) => {
+      refuse(text);
+      return db.execute(text, values, options);
+    },
+    transaction: (work, options) => db.transaction(work, options),
+  };
 }
