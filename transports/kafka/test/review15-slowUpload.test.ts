@@ -13,7 +13,7 @@
  */
 import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
 import { ShapedLink } from './shapedLink';
-import { outboxMessage, testConnection, uniqueName } from './support';
+import { endOffsets, outboxMessage, testConnection, uniqueName, waitFor } from './support';
 
 jest.setTimeout(120_000);
 
@@ -46,8 +46,14 @@ test('a record too big for the link within confirmTimeoutMs, while small ones ar
       seen.push(`small:${small!.status}`);
       const [outcome] = await publisher.publish([big], new AbortController().signal);
       seen.push(`big:${outcome!.status}`);
-      // The given-up upload finishes meanwhile (the next publish would wait for it).
-      await new Promise((resolve) => setTimeout(resolve, 7_000));
+      // The given-up upload finishes meanwhile (the next publish would wait for it): both records
+      // of the cycle are on the topic (one partition) before the next.
+      const written = 2 * (cycle + 1);
+      await waitFor(
+        async () => Number((await endOffsets(admin, topic)).get(0) ?? '0') >= written,
+        () => `the topic never held ${written} records`,
+        60_000,
+      );
     }
     // Before: small sent, big unavailable, three times: the cluster answered every small send.
     expect(seen.filter((s) => s.startsWith('small:'))).toEqual(['small:sent', 'small:sent', 'small:sent']);

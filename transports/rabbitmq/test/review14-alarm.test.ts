@@ -32,14 +32,23 @@ beforeAll(async () => {
   await admin.close();
 });
 
+/** Whether a test raised the alarm and has not cleared it (each rabbitmqctl call takes seconds). */
+let alarmRaised = false;
+
+async function memoryAlarm(raised: boolean): Promise<void> {
+  if (raised) alarmRaised = true; // cleared afterwards even if the raise fails half-way
+  await node.memoryAlarm(raised);
+  alarmRaised = raised;
+}
+
 afterAll(async () => {
-  await node?.memoryAlarm(false).catch(() => undefined);
+  if (alarmRaised) await node?.memoryAlarm(false).catch(() => undefined);
   await node?.dispose();
   await database?.drop();
 });
 
 afterEach(async () => {
-  await node.memoryAlarm(false);
+  if (alarmRaised) await memoryAlarm(false);
 });
 
 const settlesWithin = async (work: Promise<unknown>, ms: number): Promise<'settled' | 'still waiting'> => {
@@ -68,7 +77,7 @@ async function blockedPublisher(
   });
   const [before] = await publisher.publish([outboxMessage({ payload: { n: 'before' } })], neverAborted());
   expect(before?.status).toBe('sent');
-  await node.memoryAlarm(true);
+  await memoryAlarm(true);
   const [during] = await publisher.publish([outboxMessage({ payload: { n: 'during' } })], neverAborted());
   expect(during?.status).toBe('unavailable');
   return { publisher, connection };
@@ -78,7 +87,7 @@ test('publisher.close() (own connection) during a resource alarm returns within 
   const { publisher } = await blockedPublisher(true);
   const closing = publisher.close();
   expect(await settlesWithin(closing, 10_000)).toBe('settled');
-  await node.memoryAlarm(false);
+  await memoryAlarm(false);
   await closing;
 });
 
@@ -86,7 +95,7 @@ test('publisher.close() then connection.close() during a resource alarm return w
   const { publisher, connection } = await blockedPublisher(false);
   const closing = publisher.close().then(() => connection!.close());
   expect(await settlesWithin(closing, 10_000)).toBe('settled');
-  await node.memoryAlarm(false);
+  await memoryAlarm(false);
   await closing;
 });
 
@@ -108,12 +117,12 @@ test('consumer.close() on the connection a publisher shares returns within secon
     defaultDestination: `/${queue}`,
     confirmTimeoutMs: 1_000,
   });
-  await node.memoryAlarm(true);
+  await memoryAlarm(true);
   const [during] = await publisher.publish([outboxMessage({ payload: { n: 'during' } })], neverAborted());
   expect(during?.status).toBe('unavailable');
   const closing = consumer.close();
   expect(await settlesWithin(closing, 10_000)).toBe('settled');
-  await node.memoryAlarm(false);
+  await memoryAlarm(false);
   await closing;
   await publisher.close();
   await connection.close();
@@ -142,14 +151,14 @@ test('a consumer (its own connection, as in the README) whose dead-letter copy m
   raw.sendToQueue(work, Buffer.from('{not json'), { messageId: 'bad-1', contentType: 'application/json' });
   await raw.close();
   await admin.close();
-  await node.memoryAlarm(true);
+  await memoryAlarm(true);
   const connection = new RabbitConnection({ url: node.url, connectionName: 'review14-consumer-only' });
   const consumer = attachRabbitConsumer(acceptor, { connection, ...options });
   await consumer.ready();
   await new Promise((resolve) => setTimeout(resolve, 3_000)); // the copy is sent and goes unconfirmed
   const closing = consumer.close().then(() => connection.close());
   expect(await settlesWithin(closing, 10_000)).toBe('settled');
-  await node.memoryAlarm(false);
+  await memoryAlarm(false);
   await closing;
 });
 
@@ -160,13 +169,13 @@ test('a publish to an exchange not checked yet settles by its deadline when the 
   const publisher = new RabbitPublisher(node.url, { confirmTimeoutMs: 1_000 });
   const [before] = await publisher.publish([outboxMessage({ destination: `/${queue}` })], neverAborted());
   expect(before?.status).toBe('sent');
-  await node.memoryAlarm(true);
+  await memoryAlarm(true);
   const checked = publisher.publish([outboxMessage({ destination: 'review14.x/k' })], neverAborted());
   const blocking = publisher.publish([outboxMessage({ destination: `/${queue}` })], neverAborted());
   expect(await settlesWithin(blocking, 10_000)).toBe('settled'); // unavailable after 1 s: holds
   // Received: still waiting; it settles only once the alarm clears (minutes to hours in production).
   expect(await settlesWithin(checked, 10_000)).toBe('settled');
-  await node.memoryAlarm(false);
+  await memoryAlarm(false);
   await Promise.all([checked, blocking]);
   await publisher.close();
 });

@@ -35,6 +35,20 @@ beforeAll(async () => {
   );
 });
 
+/** How many messages `queue` holds. */
+async function queued(): Promise<number> {
+  return (await broker.channel.checkQueue(queue)).messageCount;
+}
+
+/** Waits (at most 60 s) until `queue` holds `count` messages: a given-up upload has finished. */
+async function untilQueued(count: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while ((await queued()) < count) {
+    if (Date.now() > deadline) throw new Error(`the queue never held ${count} messages`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 afterAll(async () => {
   await proxy.close();
   await broker.channel.deleteQueue(queue);
@@ -54,14 +68,15 @@ test('a message too big for the link within confirmTimeoutMs: unavailable (never
   });
   const big = outboxMessage({ payload: { filler: 'x'.repeat(600_000) } });
   const seen: string[] = [];
+  const before = await queued();
   try {
     for (let cycle = 0; cycle < 3; cycle += 1) {
       const [small] = await publisher.publish([outboxMessage({ payload: { cycle } })], neverAborted());
       seen.push(`small:${small!.status}`);
       const [outcome] = await publisher.publish([big], neverAborted());
       seen.push(`big:${outcome!.status}`);
-      // The given-up upload finishes meanwhile.
-      await new Promise((resolve) => setTimeout(resolve, 7_000));
+      // The given-up upload finishes meanwhile: both are routed before the next cycle.
+      await untilQueued(before + 2 * (cycle + 1));
     }
     expect(seen.filter((s) => s.startsWith('small:'))).toEqual(['small:sent', 'small:sent', 'small:sent']);
     // Not charged: on one connection a slow upload cannot be told from a silent one (review 36).
@@ -91,12 +106,14 @@ test("a message too big for the link goes last: its batch's small messages are c
   const small2 = outboxMessage({ payload: { n: 2 } });
   const statuses = async (messages: readonly OutboxMessage[]) =>
     (await publisher.publish(messages, neverAborted())).map((outcome) => outcome.status);
+  const before = await queued();
   try {
     expect(await statuses([outboxMessage({ payload: { warm: true } })])).toEqual(['sent']);
     // The large message holds back what follows it on the connection: small2 is not confirmed either.
     const firstTry = await statuses([small1, big, small2]);
     expect(firstTry.slice(1)).toEqual(['unavailable', 'unavailable']);
-    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    // The given-up upload finishes, and small2 behind it: warm, small1, big and small2 routed.
+    await untilQueued(before + 4);
     // Tried again: the large message goes last, so its small neighbours are confirmed (before:
     // small2 waited behind it again, unconfirmed, publish after publish).
     expect(await statuses([small1, big, small2])).toEqual(['sent', 'unavailable', 'sent']);
