@@ -43,6 +43,22 @@ describe('ferry CLI conventions (issue 14)', () => {
     expect(viaHelp.out).toMatch(/Usage: ferry inbox requeue/);
   });
 
+  it.each([
+    [['help', 'frob'], "unknown command 'frob'"],
+    [['help', 'outbox', 'frob'], "unknown command 'frob'"],
+    [['help', 'inbox', 'requeu'], "unknown command 'requeu'"],
+  ])(
+    '%j names a command that does not exist: a usage error (exit 2), not the general help',
+    async (argv, message) => {
+      // Before: `ferry help frob` printed ferry's help and exited 0 (`ferry frob` exits 2), so a
+      // script checking a command's help, or an operator's typo, read as success.
+      const result = await run(argv);
+      expect(result.code).toBe(2);
+      expect(result.err).toContain(message);
+      expect(result.out).not.toMatch(/Usage: ferry/);
+    },
+  );
+
   it('--version prints the package version', async () => {
     const result = await run(['--version']);
     expect(result.code).toBe(0);
