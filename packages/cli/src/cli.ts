@@ -159,6 +159,21 @@ function helpCommand(program: Command, argv: readonly string[]): string {
   return words.join(' ');
 }
 
+/**
+ * Whether the words after `help` name a command: each word a subcommand of the one before, down to
+ * a command without subcommands (words after it are its arguments).
+ */
+function namesCommand(program: Command, words: readonly string[]): boolean {
+  let command = program;
+  for (const word of words) {
+    if (word.startsWith('-') || command.commands.length === 0) return true;
+    const sub = command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (!sub) return false;
+    command = sub;
+  }
+  return true;
+}
+
 /** Runs one CLI invocation and returns its exit code: 0 ok, 1 failed, 2 usage. */
 export async function runCli(
   argv: readonly string[],
@@ -186,7 +201,13 @@ export async function runCli(
   });
   try {
     // `ferry help inbox requeue` = `ferry inbox requeue --help` (commander's help takes one level).
-    const args = argv[0] === 'help' && argv.length > 1 ? [...argv.slice(1), '--help'] : [...argv];
+    // A help topic that names no command is parsed without --help: commander's unknown-command
+    // usage error (exit 2), as `ferry frob` (with --help it printed the parent's help, exit 0).
+    const topic = argv.slice(1);
+    const args =
+      argv[0] === 'help' && topic.length > 0
+        ? [...topic, ...(namesCommand(program, topic) ? ['--help'] : [])]
+        : [...argv];
     await program.parseAsync(args, { from: 'user' });
     return ctx.exitCode;
   } catch (error) {
