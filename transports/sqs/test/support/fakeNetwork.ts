@@ -1,0 +1,51 @@
+import { Readable } from 'node:stream';
+import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
+
+/**
+ * A network for the SDK (its request handler) where no host accepts a connection, except that
+ * `answers` gives SQS's answer (JSON protocol, HTTP 200) to the operations it names (`GetQueueUrl`
+ * → its output): the rule of which host is the endpoint's is pure logic of the URLs, and AWS's
+ * hosts are not reachable from a test. `hosts` records where each request went
+ * (`host:port`, the port as the request really uses it), so a test shows where the SDK sent it.
+ */
+export class FakeNetwork {
+  readonly hosts: string[] = [];
+
+  constructor(private readonly answers: Readonly<Record<string, unknown>> = {}) {}
+
+  /** An SQSClient over this network (one attempt per request, test credentials). */
+  client(config: Omit<SQSClientConfig, 'requestHandler' | 'credentials' | 'maxAttempts'> = {}): SQSClient {
+    const handler = {
+      handle: async (request: {
+        protocol: string;
+        hostname: string;
+        port?: number;
+        headers: Record<string, string>;
+      }) => {
+        const port = request.port ?? (request.protocol === 'https:' ? 443 : 80);
+        const host = `${request.hostname.includes(':') ? `[${request.hostname}]` : request.hostname}:${port}`;
+        this.hosts.push(host);
+        const operation = (request.headers['x-amz-target'] ?? '').replace(/^AmazonSQS\./, '');
+        if (Object.prototype.hasOwnProperty.call(this.answers, operation)) {
+          return {
+            response: {
+              statusCode: 200,
+              headers: { 'content-type': 'application/x-amz-json-1.0' },
+              body: Readable.from([Buffer.from(JSON.stringify(this.answers[operation]))]),
+            },
+          };
+        }
+        throw Object.assign(new Error(`connect ECONNREFUSED ${host}`), { code: 'ECONNREFUSED' });
+      },
+      updateHttpClientConfig: () => undefined,
+      httpHandlerConfigs: () => ({}),
+    };
+    return new SQSClient({
+      region: 'us-east-1',
+      ...config,
+      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+      maxAttempts: 1,
+      requestHandler: handler as unknown as NonNullable<SQSClientConfig['requestHandler']>,
+    });
+  }
+}
