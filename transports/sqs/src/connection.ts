@@ -4,6 +4,7 @@ import { CredentialWatch } from './credentials';
 import { requestDeadline, untilDeadline } from './deadline';
 import { abandonedError, closedError, credentialsTimeout, requestError } from './errors';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
+import { foreignQueueHost, hostKey, type EndpointRouting } from './queueHost';
 
 /**
  * One SQS client shared by publishers, consumers and topology helpers, plus a cache of
@@ -21,6 +22,10 @@ export class SqsConnection {
   private readonly credentials = new CredentialWatch();
   /** Aborted by close(): ends the requests the connection makes for all its callers (queueUrl). */
   private readonly lifetime = new AbortController();
+  /** Where the client sends requests (routingOf), read once from its config. */
+  private routing: Promise<EndpointRouting | null> | null = null;
+  /** Hosts (hostKey) the endpoint named in queue URLs it answered: its own (answeredQueueUrl). */
+  private readonly answeredHosts = new Set<string>();
 
   constructor(options: ConnectionOptions = {}) {
     this.options = resolveConnectionOptions(options);
@@ -102,6 +107,7 @@ export class SqsConnection {
         requestDeadline(this.options.setupTimeoutMs, this.lifetime.signal),
       ).then((output) => {
         if (!output.QueueUrl) throw new Error(`GetQueueUrl returned no URL for ${nameOrUrl}`);
+        this.answeredQueueUrl(output.QueueUrl);
         return output.QueueUrl;
       });
       this.urls.set(nameOrUrl, url);
@@ -111,6 +117,28 @@ export class SqsConnection {
     return untilDeadline(url, signal, (reason) =>
       this.credentials.waiting ? credentialsTimeout(reason) : abandonedError(reason),
     );
+  }
+
+  /**
+   * A queue URL the endpoint answered (GetQueueUrl, CreateQueue): its host is the endpoint's, even
+   * when it is not the endpoint's own name (ElasticMQ asked as `localhost` answers with its node
+   * address; a VPC endpoint with the regional host).
+   */
+  answeredQueueUrl(url: string): void {
+    const key = hostKey(url);
+    if (key !== null) this.answeredHosts.add(key);
+  }
+
+  /**
+   * Why requests for the queue at `queueUrl` do not go to this connection's endpoint (a text naming
+   * the host, for an error), or null when they do (README, "Queue hosts"; foreignQueueHost). A
+   * failure to answer there is that destination's, not an SQS outage. Null also when the client's
+   * config cannot tell (the failure then counts as the endpoint's, as before).
+   */
+  async foreignHost(queueUrl: string): Promise<string | null> {
+    this.routing ??= this.routingOf().catch(() => null);
+    const routing = await this.routing;
+    return routing === null ? null : foreignQueueHost(queueUrl, routing, this.answeredHosts);
   }
 
   /** Forgets a cached URL (after its queue was deleted). */
@@ -142,6 +170,27 @@ export class SqsConnection {
     }
   }
 
+  /**
+   * Where the client sends requests, read from its config as the SDK reads it (EndpointRouting):
+   * the client this connection created and a given one alike.
+   */
+  private async routingOf(): Promise<EndpointRouting> {
+    const config = this.client.config as unknown as RoutingConfig;
+    const region = await this.signingRegion();
+    if (typeof config.endpoint === 'function' || config.useQueueUrlAsEndpoint === false) {
+      return { fixed: true, configured: null, region };
+    }
+    const configured =
+      config.ignoreConfiguredEndpointUrls === true || typeof config.serviceConfiguredEndpoint !== 'function'
+        ? undefined
+        : await config.serviceConfiguredEndpoint();
+    return {
+      fixed: false,
+      configured: typeof configured === 'string' && configured !== '' ? configured : null,
+      region,
+    };
+  }
+
   get isClosed(): boolean {
     return this.closed;
   }
@@ -171,4 +220,14 @@ export class SqsConnection {
       ...(given !== undefined ? { credentials: given } : {}),
     });
   }
+}
+
+/** The SQSClient config keys that decide where a request goes (the SDK's resolved config). */
+interface RoutingConfig {
+  /** Set when the client was given an endpoint: every request goes there. */
+  readonly endpoint?: unknown;
+  readonly useQueueUrlAsEndpoint?: boolean;
+  readonly ignoreConfiguredEndpointUrls?: boolean;
+  /** The endpoint configured outside the code (environment, shared config file), if any. */
+  readonly serviceConfiguredEndpoint?: () => Promise<string | undefined>;
 }

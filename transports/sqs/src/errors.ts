@@ -212,5 +212,24 @@ export function abandonedError(reason: unknown): Error {
  * provider did not answer. Retriable: a provider may answer later (it is asked again).
  */
 export function credentialsTimeout(reason: unknown): FerryError {
-  return transportError('SQS credentials provider did not answer by the deadline of the request', reason);
+  const error = transportError(
+    'SQS credentials provider did not answer by the deadline of the request',
+    reason,
+  );
+  CREDENTIALS_TIMEOUTS.add(error);
+  return error;
+}
+
+/** The errors credentialsTimeout made. */
+const CREDENTIALS_TIMEOUTS = new WeakSet<object>();
+
+/**
+ * Whether `error` is the connection's credentials failing, before any request went to a host: a
+ * provider that failed (isCredentialsProviderError) or did not answer (credentialsTimeout).
+ */
+export function isCredentialsFailure(error: unknown): boolean {
+  return (
+    isCredentialsProviderError(error) ||
+    (error !== null && typeof error === 'object' && CREDENTIALS_TIMEOUTS.has(error))
+  );
 }

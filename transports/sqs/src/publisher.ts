@@ -13,7 +13,13 @@ import {
 } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
-import { describeError, errorName, isPermanentEntryCode, publishStatus } from './errors';
+import {
+  describeError,
+  errorName,
+  isCredentialsFailure,
+  isPermanentEntryCode,
+  publishStatus,
+} from './errors';
 import { resolvePublisherOptions, type PublisherOptions, type ResolvedPublisherOptions } from './options';
 import { isFifoQueue } from './topology';
 import { attributeTextFault, encodeEntry, messageSize, SQS_SYSTEM } from './wire';
@@ -32,7 +38,9 @@ interface Pending {
  * Outbox publisher over SendMessageBatch. A message is reported `sent` only when it is in
  * the response's `Successful` list; every `Failed` entry is retryable or permanent by its
  * code (errors.ts); a whole request that failed is `unavailable` when SQS is unreachable or refused
- * the credentials, `permanent` for a few request errors, else retryable (publishStatus).
+ * the credentials, `permanent` for a few request errors, else retryable (publishStatus). SQS is the
+ * connection's endpoint only: a queue URL on another host failing so is that destination's fault,
+ * `retryable` (connection.foreignHost, README "Queue hosts").
  *
  * Messages are grouped by queue (destination, else `routes[type]`, else `defaultDestination`),
  * then sent in order in batches of at most 10 entries and `maxBatchBytes`. On a FIFO queue,
@@ -134,6 +142,9 @@ export class SqsPublisher implements Publisher {
       for (const index of indexes) outcomes[index] = { id: messages[index]!.id, status, error: text };
       return;
     }
+    // Requests for a queue on another host than the endpoint's: its failures are its own (charged).
+    const foreign = await this.connection.foreignHost(queueUrl);
+    let foreignFailed = false;
     const fifo = isFifoQueue(queueUrl);
     const pending: Pending[] = [];
     for (const index of indexes) {
@@ -163,15 +174,19 @@ export class SqsPublisher implements Publisher {
       if (deferred.has(batch[0]!) && !call.stop.aborted) {
         await this.sendDeferred(queueUrl, batch, outcomes, call);
       } else if (signal.aborted) {
-        const status = statusOf(signal.reason);
-        const error =
-          status === 'unavailable'
-            ? `not sent: confirmTimeoutMs (${this.options.confirmTimeoutMs} ms) passed before its request`
+        // The deadline went on this queue's host, which failed an earlier request of it: charged.
+        const charged = foreignFailed && !call.stop.aborted;
+        const status = charged ? 'retryable' : statusOf(signal.reason);
+        const late = `not sent: confirmTimeoutMs (${this.options.confirmTimeoutMs} ms) passed before its request`;
+        const error = charged
+          ? `${late}; ${abroad(foreign!)}`
+          : status === 'unavailable'
+            ? late
             : 'publish aborted';
         for (const p of [batch, pending].flat()) outcomes[p.index] = { id: p.message.id, status, error };
         return;
-      } else {
-        await this.sendBatch(queueUrl, batch, outcomes, signal, statusOf, call);
+      } else if (await this.sendBatch(queueUrl, batch, outcomes, signal, statusOf, call, foreign)) {
+        foreignFailed = true;
       }
       for (const p of batch) {
         const key = keyOf(p);
@@ -288,6 +303,7 @@ export class SqsPublisher implements Publisher {
       own,
       (e) => failedStatus(e, own, call.stop),
       call,
+      null,
       charge,
     );
   }
@@ -319,11 +335,13 @@ export class SqsPublisher implements Publisher {
     signal: AbortSignal,
     statusOf: (error: unknown) => FailedStatus,
     call: CallRequests,
+    foreign: string | null,
     charge?: () => Promise<boolean>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     let successful: readonly SendMessageBatchResultEntry[];
     let failed: readonly { Id?: string; Code?: string; Message?: string; SenderFault?: boolean }[];
-    call.sent += 1;
+    // Only the endpoint's answers tell whether SQS is up (sendDeferred).
+    if (foreign === null) call.sent += 1;
     try {
       const entries = batch.map((p) => p.entry);
       const output = await this.connection.request(
@@ -333,11 +351,16 @@ export class SqsPublisher implements Publisher {
       );
       successful = output.Successful ?? [];
       failed = output.Failed ?? [];
-      call.answered += 1;
+      if (foreign === null) call.answered += 1;
       this.unansweredMessages.answered(batch.map((p) => p.message.id));
     } catch (error) {
-      const status = statusOf(error);
-      const text = `SendMessageBatch to ${stripUrlCredentials(queueUrl)} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
+      const given = statusOf(error);
+      // Another host than the endpoint's failing (refused, silent, 5xx, its refusal of the
+      // credentials) is that destination's fault: charged, never an SQS outage. The connection's
+      // credential provider failing is the connection's, whatever the host.
+      const abroadFailed = foreign !== null && given === 'unavailable' && !isCredentialsFailure(error);
+      const status = abroadFailed ? 'retryable' : given;
+      const text = `SendMessageBatch to ${stripUrlCredentials(queueUrl)} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}${abroadFailed ? `; ${abroad(foreign)}` : ''}`;
       // Unanswered by the deadline: a silent SQS (unavailable); remembered, so the message goes
       // alone next time (sendDeferred), where it is charged if SQS is up but does not answer it.
       const unanswered = status === 'unavailable' && signal.aborted;
@@ -351,7 +374,7 @@ export class SqsPublisher implements Publisher {
             )
           : { id: p.message.id, status, error: text };
       }
-      return;
+      return abroadFailed;
     }
     const byEntryId = new Map(batch.map((p) => [p.entry.Id, p]));
     for (const entry of successful) {
@@ -366,6 +389,7 @@ export class SqsPublisher implements Publisher {
         ? { id: p.message.id, status: 'permanent', error }
         : retryable(p.message, error);
     }
+    return false;
   }
 }
 
@@ -396,6 +420,11 @@ function failedStatus(error: unknown, deadline: AbortSignal, stop: AbortSignal):
   if (stop.aborted) return 'retryable';
   if (deadline.aborted && answered === undefined) return 'unavailable';
   return publishStatus(error);
+}
+
+/** Why a failure of a queue on another host is charged: `foreign` is connection.foreignHost's text. */
+function abroad(foreign: string): string {
+  return `the queue's host ${foreign}: a failure of this destination, not an SQS outage (an attempt spent)`;
 }
 
 function retryable(message: OutboxMessage, error: string): PublishOutcome {

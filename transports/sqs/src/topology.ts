@@ -174,6 +174,7 @@ async function createQueue(
       requestDeadline(connection.options.setupTimeoutMs),
     );
     if (!output.QueueUrl) throw new Error('CreateQueue returned no URL');
+    connection.answeredQueueUrl(output.QueueUrl);
     return output.QueueUrl;
   } catch (error) {
     const code = errorName(error);

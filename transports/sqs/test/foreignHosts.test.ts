@@ -16,7 +16,15 @@ import pino from 'pino';
 import { closedPort } from '../../../test-support/closedPort';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { TestQueues } from './support/sqs';
-import { SQS_ENDPOINT, receiveAtLeast, silentEndpoint, uniqueName, waitFor } from './support/sqs';
+import {
+  SQS_ENDPOINT,
+  neverAborted,
+  outboxMessages,
+  receiveAtLeast,
+  silentEndpoint,
+  uniqueName,
+  waitFor,
+} from './support/sqs';
 
 jest.setTimeout(60_000);
 
@@ -141,6 +149,46 @@ test('a queue URL on another host that never answers is charged and FAILED, and 
     expect(foreign.last_error).toContain("not the connection's endpoint");
     expect(healthy).toMatchObject({ status: 'SENT', retry_count: 0 });
   } finally {
+    await silent.close();
+  }
+});
+
+// One publish call: eleven events to a silent host (two batches: the second finds the deadline
+// spent by the first) and one to the endpoint's queue.
+test("a silent host's events are all charged in a call, and the endpoint's queue in the same call is sent", async () => {
+  const silent = await silentEndpoint();
+  const publisher = new SqsPublisher(connection, { confirmTimeoutMs: 300 });
+  try {
+    const { queueUrl } = await queues.declareBare({ name: uniqueName('own-host-call') });
+    const foreign = outboxMessages(11, `${silent.url}/000000000000/orders`);
+    const [own] = outboxMessages(1, queueUrl);
+    const outcomes = await publisher.publish([...foreign, own!], neverAborted());
+    expect(outcomes.map((o) => o.status)).toEqual([...new Array(11).fill('retryable'), 'sent']);
+    expect(outcomes[10]).toMatchObject({
+      error: expect.stringContaining("passed before its request; the queue's host") as unknown,
+    });
+    // The endpoint answering is no reason to charge what never reached it: the own endpoint
+    // silent is still an outage (review 19).
+    const ownSilent = await silentEndpoint();
+    const ownConnection = new SqsConnection({
+      endpoint: ownSilent.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+      maxAttempts: 1,
+    });
+    const ownPublisher = new SqsPublisher(ownConnection, { confirmTimeoutMs: 300 });
+    try {
+      const statuses = (
+        await ownPublisher.publish(outboxMessages(11, `${ownSilent.url}/000000000000/orders`), neverAborted())
+      ).map((o) => o.status);
+      expect(statuses).toEqual(new Array(11).fill('unavailable'));
+    } finally {
+      await ownPublisher.close();
+      await ownConnection.close();
+      await ownSilent.close();
+    }
+  } finally {
+    await publisher.close();
     await silent.close();
   }
 });

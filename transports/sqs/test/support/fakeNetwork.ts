@@ -13,8 +13,8 @@ export class FakeNetwork {
 
   constructor(private readonly answers: Readonly<Record<string, unknown>> = {}) {}
 
-  /** An SQSClient over this network (one attempt per request, test credentials). */
-  client(config: Omit<SQSClientConfig, 'requestHandler' | 'credentials' | 'maxAttempts'> = {}): SQSClient {
+  /** An SQSClient over this network (one attempt per request, test credentials unless given). */
+  client(config: Omit<SQSClientConfig, 'requestHandler' | 'maxAttempts'> = {}): SQSClient {
     const handler = {
       handle: async (request: {
         protocol: string;
@@ -42,8 +42,8 @@ export class FakeNetwork {
     };
     return new SQSClient({
       region: 'us-east-1',
-      ...config,
       credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+      ...config,
       maxAttempts: 1,
       requestHandler: handler as unknown as NonNullable<SQSClientConfig['requestHandler']>,
     });
