@@ -25,7 +25,6 @@
  *    copies pile up in the queue. With the defaults (batchSize 500, confirmTimeoutMs 10 s, lease
  *    300 s) answers 0.6 s late suffice. Before 4e949c0 the batch went as one publish.
  */
-import net from 'node:net';
 import { createRelay, emitMany } from '@ferry/core';
 import pino from 'pino';
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
@@ -33,6 +32,7 @@ import { createTestDatabase } from '../../../test-support/database';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
 import { AMQP_URL, openTestBroker, uniqueName, waitFor, type TestBroker } from './support/broker';
 import { neverAborted, outboxMessage } from './support/messages';
+import { SlowLink } from './support/slowLink';
 import type { OutboxMessage } from '@ferry/core';
 
 jest.setTimeout(120_000);
@@ -174,64 +174,6 @@ test('a small message waiting behind a large upload of a concurrent publish on t
     await proxy.close();
   }
 });
-
-/**
- * A link to the broker whose answers reach the client `answerDelayMs` late (in order), and that
- * can go silent (nothing crosses either way; back, the connections that lived through it are cut).
- */
-class SlowLink {
-  answerDelayMs = 0;
-  private silent = false;
-  private readonly sockets = new Set<net.Socket>();
-  private constructor(private readonly server: net.Server) {}
-
-  static async start(): Promise<SlowLink> {
-    const server = net.createServer();
-    const link = new SlowLink(server);
-    server.on('connection', (client) => link.pair(client));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return link;
-  }
-
-  url(): string {
-    const parsed = new URL(AMQP_URL);
-    parsed.hostname = '127.0.0.1';
-    parsed.port = String((this.server.address() as net.AddressInfo).port);
-    return parsed.toString();
-  }
-
-  setSilent(silent: boolean): void {
-    this.silent = silent;
-    if (!silent) for (const socket of this.sockets) socket.destroy();
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  private pair(client: net.Socket): void {
-    const server = net.connect(upstream.port, upstream.host);
-    this.sockets.add(client);
-    this.sockets.add(server);
-    client.on('data', (data) => this.silent || server.write(data));
-    let last = 0;
-    server.on('data', (data) => {
-      if (this.silent) return;
-      const at = Math.max(Date.now() + this.answerDelayMs, last);
-      last = at;
-      setTimeout(() => client.destroyed || client.write(data), at - Date.now());
-    });
-    const end = () => {
-      client.destroy();
-      server.destroy();
-      this.sockets.delete(client);
-      this.sockets.delete(server);
-    };
-    client.on('close', end).on('error', end);
-    server.on('close', end).on('error', end);
-  }
-}
 
 test('after a silent outage, a slow broker: the batch the outage met is sent without spending an attempt, its claim not lost', async () => {
   const database = await createTestDatabase();
