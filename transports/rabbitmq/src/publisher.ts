@@ -309,6 +309,20 @@ export class RabbitPublisher implements Publisher {
     outcomes: Map<number, PublishOutcome>,
     call: CallAnswers,
   ): Promise<void> {
+    if (deadline.aborted) {
+      // The deadline passed while the publish waited (for the channel, the exchange check):
+      // nothing goes on the wire, nothing is owed on the channel, so it is kept, with the
+      // exchanges seen to exist, for the next publish. Dropping them made the next one open a
+      // channel and check its exchanges again: on a broker answering late, each fits the
+      // deadline but not all of them, and every publish started over (test/slowBroker.test.ts).
+      const error = `not published: ${describeError(deadline.reason)}`;
+      for (const item of items)
+        outcomes.set(
+          item.index,
+          failedOutcome(item.message.id, { error, unanswered: true }, false, stop, this.connection),
+        );
+      return;
+    }
     // A connection lost mid-publish fails the owed confirms synchronously before 'close' is
     // emitted, so this flag is set before the confirms' results are read.
     const model = this.connection.current;
@@ -380,7 +394,10 @@ export class RabbitPublisher implements Publisher {
       });
       if (results.some((r) => r.status === 'failed')) {
         this.discardChannel(channel);
-        this.knownExchanges.clear(); // one may have been deleted since: check again
+        // The broker closed the channel under the publish (or nacked): one of its exchanges may
+        // have been deleted since, check them again. A confirm that is only late says nothing
+        // about them, and checking again cost a slow broker's next publish its deadline.
+        if (results.some((r) => r.status === 'failed' && r.unanswered !== true)) this.knownExchanges.clear();
       }
       if (exchangeMissing && !connectionLost) {
         const failed = items.filter((_, i) => results[i]?.status === 'failed');
