@@ -50,12 +50,32 @@ const TRANSPORT_HEADERS = new Set<string>([
 ]);
 
 /**
+ * Why a header table cannot be read with certainty, or null. amqplib decodes a table with
+ * `fields[key] = value`: a field named `__proto__` holding a table becomes the prototype of the
+ * headers object (review 57: ferry's id and tenant were read from inside it, where no other AMQP
+ * reader sees a ferry header); holding anything else it is dropped without a trace.
+ */
+function headerTableFault(headers: object): string | null {
+  const prototype: unknown = Object.getPrototypeOf(headers);
+  if (prototype === Object.prototype || prototype === null) return null;
+  return 'the header table holds a field named __proto__ holding a table, which amqplib decodes as the prototype of the headers: no header of it is read';
+}
+
+/**
  * Turns a delivery into an inbox input, or says why it is invalid before acceptance.
  * Identity: ferry's message-id header, else the AMQP messageId, else the extractor.
  */
 export function decodeDelivery(message: Message, options: DecodeOptions): Decoded {
   const headers = message.properties.headers ?? {};
-  const ferry = readFerryHeaders((name) => ferryHeaderValue(headers[name]));
+  const table = headerTableFault(headers);
+  if (table !== null) {
+    const id = nonEmptyValue(message.properties.messageId);
+    return { ok: false, reason: REJECT_REASONS.ambiguousHeader, detail: table, messageId: id ?? null };
+  }
+  // The table's own fields only: never a member an object inherits.
+  const ferry = readFerryHeaders((name) =>
+    ferryHeaderValue(Object.hasOwn(headers, name) ? headers[name] : undefined),
+  );
   if (ferry.fault !== null) {
     // Never the AMQP messageId or the extractor in place of a message-id header that is not text.
     const reported = ferry.messageId ?? null;

@@ -17,7 +17,7 @@
  * cannot see either (README, "Header tables amqplib cannot decode faithfully"); those two cases of
  * review 57 stay on wip/review57.
  */
-import { Inbox, INBOX_TABLE } from '@ferry/core';
+import { FERRY_HEADERS, Inbox, INBOX_TABLE } from '@ferry/core';
 import { attachRabbitConsumer } from '@ferry/rabbitmq';
 import { InboxQueue, unackedCount, uniqueName, waitFor } from './support/broker';
 
@@ -70,5 +70,11 @@ describe('review57: a header table field named __proto__', () => {
     // Observed on main: [{ message_id: `${run}-inner`, tenant_id: `${run}-victim` }, good-1, good-2].
     expect(rows.map((row) => row.message_id)).not.toContain(id('inner'));
     expect(rows.map((row) => row.tenant_id)).not.toContain(`${run}-victim`);
+    // Which ferry headers it carries cannot be told from amqplib's decode: dead-lettered, named.
+    expect(rows.map((row) => row.message_id)).not.toContain(id('outer'));
+    const dead = await setup.broker.drain(`${setup.queue}.dlq`);
+    expect(
+      dead.map((m) => [m.properties.messageId, m.properties.headers?.[FERRY_HEADERS.rejectReason]]),
+    ).toEqual([[id('outer'), 'ambiguous_header']]);
   });
 });
