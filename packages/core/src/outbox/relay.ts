@@ -17,8 +17,6 @@ import { UnavailableHold } from './unavailableHold';
 /** Where the back-off after failed cycles stops doubling (or errorBackoff, when longer). */
 const ERROR_BACKOFF_MAX_MS = 30_000;
 
-/** Due rows of a destination a failed probe found unavailable held back, in batches (unavailableHold.ts). */
-const HOLD_BATCHES = 10;
 import { reportCircuitChange, reportCompletion, reportInfrastructureError } from './reportCompletion';
 import type { ClaimResult } from './sql/claimBatch';
 import { toMessage } from './sql/fragments';
@@ -127,8 +125,10 @@ class OutboxRelay implements Relay {
   /** The next claim starts with the key scan (see claimBatch). */
   private keyScanFirst = false;
   private readonly breaker: CircuitBreaker;
-  /** Rows handed back unavailable while the circuit is open, kept back for its period. */
+  /** Destinations the broker refused: a half-open probe claims from the others first. */
   private readonly hold: UnavailableHold;
+  /** Where the next half-open probe's round-robin visit of destinations starts (probeClaim). */
+  private probeCursor: string | null = null;
   /** Claims dropped while PostgreSQL may still hold rows under their tokens. */
   private readonly abandoned: AbandonedClaims;
   /** A pipelined cycle's publish or completion failed; the loop backs off before the next claim. */
@@ -160,16 +160,8 @@ class OutboxRelay implements Relay {
     this.abandoned = new AbandonedClaims(logger, Math.max(1, Math.floor(this.options.statementTimeout / 2)));
     const observer = config.observer;
     this.emit = (event) => safeEmit(observer, event, logger);
-    this.hold = new UnavailableHold(
-      this.breaker,
-      this.store,
-      HOLD_BATCHES * this.options.batchSize,
-      (transition) => reportCircuitChange(transition, this.emit, logger),
-      (error) =>
-        reportInfrastructureError(
-          { error, fallback: 'hold back', redact: this.options.redact, emit: this.emit, logger },
-          { level: 'warn', message: 'outbox relay could not hold back unavailable rows', fields: {} },
-        ),
+    this.hold = new UnavailableHold(this.breaker, (transition) =>
+      reportCircuitChange(transition, this.emit, logger),
     );
     this.listener = config.listenUrl
       ? new NotifyListener({
@@ -252,10 +244,30 @@ class OutboxRelay implements Relay {
     return undefined;
   }
 
-  /** The claim statement(s) under `token`; a claim that fails is dropped (abandonedClaims.ts). */
+  /**
+   * The claim statement(s) under `token`; a claim that fails is dropped (abandonedClaims.ts).
+   * Half-open, with destinations the broker refused, the probe claims from the others first
+   * (unavailableHold.ts); the claim proper only when none of them has a claimable due row.
+   */
   private async claim(token: string, limit: number): Promise<ClaimResult> {
     const claiming = this.abandoned.claiming(token);
     try {
+      const refused = this.breaker.state === 'half-open' ? this.hold.destinations() : [];
+      if (refused.length > 0) {
+        const probe = await this.store.probe({
+          token,
+          limit,
+          leaseMs: this.options.lease.duration,
+          failedHead: this.options.ordering.failedHead,
+          refused,
+          cursor: this.probeCursor,
+          statement: claiming.statement,
+        });
+        this.probeCursor = probe.cursor;
+        const { laneCursor, keyScanFirst } = this;
+        if (probe.rows.length > 0)
+          return { rows: probe.rows, skippedIds: probe.skippedIds, laneCursor, keyScanFirst };
+      }
       return await this.store.claim({
         token,
         limit,
@@ -306,8 +318,11 @@ class OutboxRelay implements Relay {
       return;
     }
     // The breaker hears the cycle before its unavailable rows go back (unavailableHold.ts).
-    const told = (signal: BrokerSignal, unavailable: readonly OutboxMessage[]): Promise<void> =>
-      this.hold.told(signal, batch.circuitEpoch, unavailable);
+    const told = (
+      signal: BrokerSignal,
+      unavailable: readonly OutboxMessage[],
+      answered: readonly OutboxMessage[],
+    ): void => this.hold.told(signal, batch.circuitEpoch, unavailable, answered);
     const { rest, completed } = await this.dropOnFailure(token, true, async () => {
       const rest = await releaseUnavailable(store, token, messages, published.completions, told);
       return { rest, completed: await store.complete(token, rest.completions, options.onSent) };

@@ -6,15 +6,19 @@ import type { RelayStore } from './store';
 /**
  * Hands the batch's `unavailable` rows back through the fenced release (no attempt spent, the
  * claim counter restored) and returns what is left to complete, plus what the cycle says about
- * the broker: unavailable only when every outcome was, which `told` hears first.
+ * the broker: unavailable only when every outcome was, which `told` hears first (with the rows
+ * refused and those answered, per destination: unavailableHold.ts).
  */
 export async function releaseUnavailable(
   store: RelayStore,
   token: string,
   messages: readonly OutboxMessage[],
   all: readonly Completion[],
-  told: (signal: BrokerSignal, unavailable: readonly OutboxMessage[]) => Promise<void> = async () =>
-    undefined,
+  told: (
+    signal: BrokerSignal,
+    unavailable: readonly OutboxMessage[],
+    answered: readonly OutboxMessage[],
+  ) => void = () => undefined,
 ): Promise<{
   released: number;
   completions: Completion[];
@@ -28,9 +32,12 @@ export async function releaseUnavailable(
       ? { kind: 'reachable' }
       : { kind: 'unavailable', error: unavailable[0]?.error ?? 'broker unavailable' };
   const unavailableIds = new Set(unavailable.map((c) => c.id));
-  await told(
+  const ids = new Set(completions.map((c) => c.id));
+  const answered = messages.filter((m) => ids.has(m.id));
+  told(
     signal,
     messages.filter((m) => unavailableIds.has(m.id)),
+    answered,
   );
   const released =
     unavailable.length > 0
@@ -39,6 +46,5 @@ export async function releaseUnavailable(
           unavailable.map((c) => c.id),
         )
       : 0;
-  const ids = new Set(completions.map((c) => c.id));
-  return { released, completions, messages: messages.filter((m) => ids.has(m.id)), signal };
+  return { released, completions, messages: answered, signal };
 }

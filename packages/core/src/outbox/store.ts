@@ -5,7 +5,7 @@ import { dbCall as outboxCall } from './errors';
 import { claimBatch } from './sql/claimBatch';
 import { completeBatch } from './sql/completeBatch';
 import { endBackend } from '../sql/endBackend';
-import { holdBack } from './sql/holdBack';
+import { probeClaim } from './sql/probeClaim';
 import { recoverLeases } from './sql/recoverLeases';
 import { releaseAbandoned } from './sql/releaseAbandoned';
 import { releaseClaims } from './sql/releaseClaims';
@@ -23,15 +23,8 @@ export interface RelayStore {
   renew: (token: string, leaseMs: number, ids?: readonly string[]) => Promise<number>;
   recover: (args: Parameters<typeof recoverLeases>[1]) => ReturnType<typeof recoverLeases>;
   release: (token: string, ids: readonly string[]) => Promise<number>;
-  /**
-   * Puts PENDING rows handed back earlier, and the oldest `limit` due rows of `destinations`,
-   * behind every row due now (sql/holdBack.ts).
-   */
-  holdBack: (
-    ids: readonly string[],
-    destinations: readonly (string | null)[],
-    limit: number,
-  ) => Promise<number>;
+  /** A half-open probe's claim from the destinations the broker did not refuse (sql/probeClaim.ts). */
+  probe: (args: Parameters<typeof probeClaim>[1]) => ReturnType<typeof probeClaim>;
   /** Hands back the rows of claims the relay dropped (abandonedClaims.ts), counting nothing. */
   releaseAbandoned: (unpublished: readonly string[], published: readonly string[]) => Promise<number>;
   /** Ends the backend of a claim statement given up on; true once it is gone (sql/endBackend.ts). */
@@ -52,8 +45,7 @@ export function relayStore(db: SqlExecutor, redact?: Redactor, log?: Logger): Re
     renew: (token, leaseMs, ids) => dbCall('renew lease', () => renewLease(db, token, leaseMs, ids)),
     recover: (args) => dbCall('recover leases', () => recoverLeases(db, args)),
     release: (token, ids) => dbCall('release claims', () => releaseClaims(db, token, ids)),
-    holdBack: (ids, destinations, limit) =>
-      dbCall('hold back unavailable rows', () => holdBack(db, ids, destinations, limit)),
+    probe: (args) => dbCall('claim', () => probeClaim(db, args)),
     releaseAbandoned: (unpublished, published) =>
       dbCall('release abandoned claims', () => releaseAbandoned(db, unpublished, published)),
     endBackend: (pid, sentAgoMs, waitMs) =>

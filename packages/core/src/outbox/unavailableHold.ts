@@ -1,64 +1,67 @@
 import type { OutboxMessage } from '../contracts';
 import type { BrokerSignal, CircuitBreaker, CircuitTransition } from './circuit';
-import type { RelayStore } from './store';
 
-/** How many rows handed back unavailable one outage remembers (the oldest forgotten). */
-const HELD_KEPT = 10_000;
+/** How many refused destinations the relay remembers (the least recently refused forgotten). */
+const REFUSED_KEPT = 1_000;
 
 /**
- * The rows the relay handed back `unavailable` since the broker last answered. A half-open probe
- * claims the oldest due row, and rows handed back earlier in the outage were older than any event
- * emitted since, so one destination the broker cannot take (a queue the role may not send to,
- * an offline topic) held every other destination's events behind a failed probe per row of it,
- * each reopening the circuit for longer (review 45). After a failed probe they all go behind the
- * rows due now, with the oldest due rows of the destinations the probe found unavailable (ten
- * batches' worth: a backlog of a dead destination larger than a batch, or rows handed back before the
- * circuit opened, cost a probe each; review 46): the next probe takes an event of another
- * destination that was waiting, if any. No clock but the database's: rows held are due again at
- * once, and a broker that is down for all of them is probed as before.
+ * The destinations whose last publish the broker answered `unavailable`, so that a half-open
+ * probe claims from the others first (sql/probeClaim.ts). One destination the broker cannot take
+ * (a queue the role may not send to, an offline topic) has its backlog at the head of the due
+ * order, and the probe claimed the oldest due row: reviews 45 and 46 found one failed probe per
+ * row, then per ten batches of it, each reopening the circuit for longer, before another
+ * destination's event; a flapping circuit (a probe of a healthy event closes it, the next closed
+ * claim of dead rows opens it) left dead rows at both ends of the due order around the healthy
+ * events, and the wait grew with the dead backlog.
+ *
+ * A destination is refused from the cycle whose outcomes for it were all `unavailable` (any
+ * cycle: closed, probe, pipelined, stale) until one of its publishes is answered otherwise. The
+ * probe falls back to the oldest due row when every destination with due rows is refused, so a
+ * refused destination is probed again (and the broker learnt to be back) once nothing else is due;
+ * a closed claim takes its rows in due order as before. No row is moved: the due order is as
+ * emit, release and retries left it.
  */
 export class UnavailableHold {
-  private readonly held = new Set<string>();
+  /** Refused destinations ('' for the default one), least recently refused first. */
+  private readonly refused = new Set<string>();
 
   constructor(
     private readonly breaker: CircuitBreaker,
-    private readonly store: RelayStore,
-    /** Due rows of the failed destinations held back per failed probe (ten of the relay's batches). */
-    private readonly dueLimit: number,
     private readonly report: (transition: CircuitTransition | undefined) => void,
-    private readonly onError: (error: unknown) => void,
   ) {}
 
-  /** Records the cycle (claimed at `epoch`) with the breaker, before its `unavailable` rows go back. */
-  async told(signal: BrokerSignal, epoch: number, unavailable: readonly OutboxMessage[]): Promise<void> {
-    const transition = this.breaker.record(signal, epoch);
-    this.report(transition);
-    if (signal.kind === 'reachable') {
-      this.held.clear();
-      return;
+  /**
+   * Records the cycle (claimed at `epoch`) with the breaker, and which destinations the broker
+   * refused (`unavailable`) or answered (`answered`), before its `unavailable` rows go back.
+   */
+  told(
+    signal: BrokerSignal,
+    epoch: number,
+    unavailable: readonly OutboxMessage[],
+    answered: readonly OutboxMessage[],
+  ): void {
+    this.report(this.breaker.record(signal, epoch));
+    const reached = new Set(answered.map((message) => message.destination ?? ''));
+    for (const name of reached) this.refused.delete(name);
+    for (const { destination } of unavailable) {
+      const name = destination ?? '';
+      if (reached.has(name)) continue;
+      this.refused.delete(name);
+      this.refused.add(name);
     }
-    if (transition?.type === 'opened' && transition.reopened) {
-      // Best effort: without it the next probe may take one of them again, as before.
-      await this.store
-        .holdBack(
-          [...this.held],
-          unavailable.map((message) => message.destination),
-          this.dueLimit,
-        )
-        .catch(this.onError);
-    }
-    for (const { id } of unavailable) {
-      this.held.delete(id);
-      this.held.add(id);
-    }
-    for (const id of this.held) {
-      if (this.held.size <= HELD_KEPT) break;
-      this.held.delete(id);
+    for (const name of this.refused) {
+      if (this.refused.size <= REFUSED_KEPT) break;
+      this.refused.delete(name);
     }
   }
 
-  /** The relay closed: nothing is held any more. */
+  /** The destinations a probe claims from last ('' for the default one). */
+  destinations(): string[] {
+    return [...this.refused];
+  }
+
+  /** The relay closed: nothing is refused any more. */
   clear(): void {
-    this.held.clear();
+    this.refused.clear();
   }
 }

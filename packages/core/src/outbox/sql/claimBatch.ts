@@ -30,7 +30,7 @@ const inWindow = (r: string) =>
  * walking the whole backlog whenever the pool was short. Unable to prove the partial indexes'
  * predicates, it has only the primary key to look the ids up by.
  */
-const NOT_A_CONSTANT_PENDING = opaqueStatus('PENDING');
+export const NOT_A_CONSTANT_PENDING = opaqueStatus('PENDING');
 
 /**
  * 'FAILED' the same way, beside a literal IN the ordering index's predicate: of the partial
@@ -117,7 +117,7 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
  * (analyzed before they failed), the planner read the whole FAILED index and matched every
  * FAILED event of the table against the overtaken ones.
  */
-const SKIP_GUARD = `
+export const SKIP_GUARD = `
   , preds AS (
     SELECT ce.id AS cid, f.id AS fid FROM outbox_events ce
     CROSS JOIN LATERAL (
@@ -135,9 +135,9 @@ const SKIP_GUARD = `
       SELECT 1 FROM preds p WHERE p.cid = c.id AND p.fid NOT IN (SELECT id FROM held))
   )`;
 
-const BLOCK_READY = `, ready AS (SELECT id FROM candidates)`;
+export const BLOCK_READY = `, ready AS (SELECT id FROM candidates)`;
 
-const CLAIMED = `
+export const CLAIMED = `
   , claimed AS (
     UPDATE outbox_events e
     SET status = 'PROCESSING', claim_token = $2::uuid, lease_expires_at = now() + ${msInterval('$3')},
@@ -147,7 +147,7 @@ const CLAIMED = `
   )`;
 
 // Stamps skipped_at on FAILED events a claimed row overtook (all held by SKIP_GUARD).
-const SKIPPED = `
+export const SKIPPED = `
   , skipped AS (
     UPDATE outbox_events f SET skipped_at = now(), updated_at = now()
     FROM preds p
