@@ -4,7 +4,7 @@ import { CredentialWatch } from './credentials';
 import { requestDeadline, untilDeadline } from './deadline';
 import { abandonedError, closedError, credentialsTimeout, requestError } from './errors';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
-import { foreignQueueHost, hostKey, type EndpointRouting } from './queueHost';
+import { foreignQueueHost, queueKey, regionSqsHosts, type EndpointRouting } from './queueHost';
 
 /**
  * One SQS client shared by publishers, consumers and topology helpers, plus a cache of
@@ -22,10 +22,13 @@ export class SqsConnection {
   private readonly credentials = new CredentialWatch();
   /** Aborted by close(): ends the requests the connection makes for all its callers (queueUrl). */
   private readonly lifetime = new AbortController();
-  /** Where the client sends requests (routingOf), read once from its config. */
-  private routing: Promise<EndpointRouting | null> | null = null;
-  /** Hosts (hostKey) the endpoint named in queue URLs it answered: its own (answeredQueueUrl). */
-  private readonly answeredHosts = new Set<string>();
+  /**
+   * Where the client sends requests (routingOf), read from its config: kept once known; a lookup
+   * that failed or that a caller abandoned at its deadline is dropped (asked again next time).
+   */
+  private routing: Promise<EndpointRouting> | null = null;
+  /** Queue URLs (queueKey) the endpoint answered for a name or a queue it created: its own. */
+  private readonly answeredUrls = new Set<string>();
 
   constructor(options: ConnectionOptions = {}) {
     this.options = resolveConnectionOptions(options);
@@ -120,25 +123,55 @@ export class SqsConnection {
   }
 
   /**
-   * A queue URL the endpoint answered (GetQueueUrl, CreateQueue): its host is the endpoint's, even
-   * when it is not the endpoint's own name (ElasticMQ asked as `localhost` answers with its node
-   * address; a VPC endpoint with the regional host).
+   * A queue URL the endpoint answered (GetQueueUrl of a name the application looked up, CreateQueue
+   * of declareQueue): that queue is the endpoint's, even on a host that is not the endpoint's own
+   * name (ElasticMQ asked as `localhost` answers with its node address). Only that URL: an answer
+   * naming some host makes no other queue URL on it the endpoint's.
    */
   answeredQueueUrl(url: string): void {
-    const key = hostKey(url);
-    if (key !== null) this.answeredHosts.add(key);
+    const key = queueKey(url);
+    if (key !== null) this.answeredUrls.add(key);
   }
 
   /**
    * Why requests for the queue at `queueUrl` do not go to this connection's endpoint (a text naming
-   * the host, for an error), or null when they do (README, "Queue hosts"; foreignQueueHost). A
-   * failure to answer there is that destination's, not an SQS outage. Null also when the client's
-   * config cannot tell (the failure then counts as the endpoint's, as before).
+   * the host, for an error), or null when they do or may (README, "Queue hosts"; foreignQueueHost):
+   * a failure to answer there is then that destination's, not an SQS outage. With an endpoint given
+   * in code every request goes to it: null, no provider asked. Else the routing is looked up (the
+   * client's region and configured endpoint) within `signal` (the publish's deadline): a lookup
+   * that fails or does not answer by then is null (the failure counts as the endpoint's: an
+   * outage, never charged) and is asked again next time.
    */
-  async foreignHost(queueUrl: string): Promise<string | null> {
-    this.routing ??= this.routingOf().catch(() => null);
-    const routing = await this.routing;
-    return routing === null ? null : foreignQueueHost(queueUrl, routing, this.answeredHosts);
+  async foreignHost(queueUrl: string, signal: AbortSignal): Promise<string | null> {
+    if (this.fixedEndpoint() || signal.aborted) return null;
+    let lookup = this.routing;
+    if (lookup === null) {
+      const started = this.routingOf();
+      lookup = started;
+      this.routing = started;
+      started.catch(() => {
+        if (this.routing === started) this.routing = null;
+      });
+    }
+    try {
+      const routing = await untilDeadline(lookup, signal, abandonedError);
+      return foreignQueueHost(queueUrl, routing, this.answeredUrls);
+    } catch {
+      if (this.routing === lookup) this.routing = null;
+      return null;
+    }
+  }
+
+  /**
+   * Whether the SDK sends every request to an endpoint given in code, whatever host a queue URL
+   * names: the `endpoint` option, or a given client with an endpoint or `useQueueUrlAsEndpoint:
+   * false` in its config. Read from the config as it is, without asking a provider.
+   */
+  private fixedEndpoint(): boolean {
+    const client = this.options.client;
+    if (client === undefined) return this.options.endpoint !== undefined;
+    const config = client.config as unknown as RoutingConfig;
+    return config.endpoint !== undefined || config.useQueueUrlAsEndpoint === false;
   }
 
   /** Forgets a cached URL (after its queue was deleted). */
@@ -171,23 +204,24 @@ export class SqsConnection {
   }
 
   /**
-   * Where the client sends requests, read from its config as the SDK reads it (EndpointRouting):
-   * the client this connection created and a given one alike.
+   * Where the client sends requests when no endpoint is given in code, read from its config as the
+   * SDK reads it (EndpointRouting): the client this connection created and a given one alike.
+   * Rejects when the region is unknown (a provider that failed, a client without one).
    */
   private async routingOf(): Promise<EndpointRouting> {
     const config = this.client.config as unknown as RoutingConfig;
-    const region = await this.signingRegion();
-    if (typeof config.endpoint === 'function' || config.useQueueUrlAsEndpoint === false) {
-      return { fixed: true, configured: null, region };
-    }
-    const configured =
+    const [region, configured] = await Promise.all([
+      this.signingRegion(),
       config.ignoreConfiguredEndpointUrls === true || typeof config.serviceConfiguredEndpoint !== 'function'
         ? undefined
-        : await config.serviceConfiguredEndpoint();
+        : config.serviceConfiguredEndpoint(),
+    ]);
+    if (region === null) throw new Error('the region of the SQS client is unknown');
+    const lower = region.toLowerCase();
     return {
-      fixed: false,
       configured: typeof configured === 'string' && configured !== '' ? configured : null,
-      region,
+      region: lower,
+      regionHosts: regionSqsHosts(config.endpointProvider, lower),
     };
   }
 
@@ -230,4 +264,6 @@ interface RoutingConfig {
   readonly ignoreConfiguredEndpointUrls?: boolean;
   /** The endpoint configured outside the code (environment, shared config file), if any. */
   readonly serviceConfiguredEndpoint?: () => Promise<string | undefined>;
+  /** The SDK's endpoint resolution (region, dual-stack, FIPS → URL): regionSqsHosts. */
+  readonly endpointProvider?: unknown;
 }

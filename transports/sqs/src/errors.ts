@@ -90,6 +90,32 @@ export const REFUSED_REQUEST_ERRORS: ReadonlySet<string> = new Set([
   'AuthFailure',
 ]);
 
+/**
+ * The REFUSED_REQUEST_ERRORS that refuse the connection's credentials themselves (an expired or
+ * unknown token or key, a bad signature), not a permission of this destination: every host answers
+ * them alike, so they say nothing against the host that did (isCredentialRefusal).
+ */
+export const CREDENTIAL_REFUSAL_ERRORS: ReadonlySet<string> = new Set(
+  [...REFUSED_REQUEST_ERRORS].filter((name) => name !== 'AccessDenied' && name !== 'AccessDeniedException'),
+);
+
+/**
+ * Whether `error` or an error in its cause chain refuses the connection's credentials
+ * (CREDENTIAL_REFUSAL_ERRORS, or HTTP 401: not authenticated), wherever it was answered. An
+ * `AccessDenied` or a 403 without such a code is a refusal of a permission: it may be the
+ * destination's (another account's queue policy).
+ */
+export function isCredentialRefusal(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 10 && current !== null && typeof current === 'object'; depth += 1) {
+    const name = errorName(current);
+    if (name !== undefined && CREDENTIAL_REFUSAL_ERRORS.has(name)) return true;
+    if (answeredStatus(current) === 401) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /** SQS's codes for a queue URL or name that names no queue. */
 const MISSING_QUEUE_ERRORS: ReadonlySet<string> = new Set([
   'QueueDoesNotExist',
@@ -224,12 +250,14 @@ export function credentialsTimeout(reason: unknown): FerryError {
 const CREDENTIALS_TIMEOUTS = new WeakSet<object>();
 
 /**
- * Whether `error` is the connection's credentials failing, before any request went to a host: a
- * provider that failed (isCredentialsProviderError) or did not answer (credentialsTimeout).
+ * Whether `error` is the connection's credentials failing, wherever the request went: a provider
+ * that failed (isCredentialsProviderError) or did not answer (credentialsTimeout), before any
+ * request went to a host, or a host refusing the credentials themselves (isCredentialRefusal).
  */
 export function isCredentialsFailure(error: unknown): boolean {
   return (
     isCredentialsProviderError(error) ||
+    isCredentialRefusal(error) ||
     (error !== null && typeof error === 'object' && CREDENTIALS_TIMEOUTS.has(error))
   );
 }

@@ -39,8 +39,9 @@ interface Pending {
  * the response's `Successful` list; every `Failed` entry is retryable or permanent by its
  * code (errors.ts); a whole request that failed is `unavailable` when SQS is unreachable or refused
  * the credentials, `permanent` for a few request errors, else retryable (publishStatus). SQS is the
- * connection's endpoint only: a queue URL on another host failing so is that destination's fault,
- * `retryable` (connection.foreignHost, README "Queue hosts").
+ * connection's endpoint only: a queue URL clearly on another host failing so is that destination's
+ * fault, `retryable` (connection.foreignHost, README "Queue hosts"), unless the failure is the
+ * connection's own (its credentials) or the endpoint failed as an outage in the same call.
  *
  * Messages are grouped by queue (destination, else `routes[type]`, else `defaultDestination`),
  * then sent in order in batches of at most 10 entries and `maxBatchBytes`. On a FIFO queue,
@@ -107,12 +108,23 @@ export class SqsPublisher implements Publisher {
     // (failedStatus), as those not sent before it.
     const deadline = requestDeadline(this.options.confirmTimeoutMs, signal);
     const statusOf = (error: unknown) => failedStatus(error, deadline, signal);
-    const call: CallRequests = { sent: 0, answered: 0, stop: signal };
+    const call: CallRequests = { sent: 0, answered: 0, stop: signal, endpointDown: false, abroad: new Map() };
     await Promise.all(
       [...byQueue].map(([queue, indexes]) =>
         this.publishToQueue(queue, indexes, messages, outcomes, deadline, statusOf, call),
       ),
     );
+    // The endpoint failed as an outage in this call: SQS or the network is down from here, and
+    // another host failing meanwhile says nothing against its destination (not charged).
+    if (call.endpointDown) {
+      for (const [index, text] of call.abroad) {
+        outcomes[index] = {
+          id: messages[index]!.id,
+          status: 'unavailable',
+          error: `${text}; not charged: the connection's endpoint failed as an outage in the same publish call`,
+        };
+      }
+    }
     return messages.map(
       (message, index) =>
         outcomes[index] ?? { id: message.id, status: 'retryable', error: 'no confirmation from SQS' },
@@ -138,12 +150,15 @@ export class SqsPublisher implements Publisher {
       queueUrl = await this.connection.queueUrl(queue, signal);
     } catch (error) {
       const status = statusOf(error) === 'unavailable' ? 'unavailable' : 'retryable';
+      // A queue name is looked up at the endpoint.
+      if (status === 'unavailable' && !call.stop.aborted) call.endpointDown = true;
       const text = `queue ${stripUrlCredentials(queue)} could not be resolved: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
       for (const index of indexes) outcomes[index] = { id: messages[index]!.id, status, error: text };
       return;
     }
     // Requests for a queue on another host than the endpoint's: its failures are its own (charged).
-    const foreign = await this.connection.foreignHost(queueUrl);
+    // Decided within the publish's deadline: an answer not known by then is the endpoint's.
+    const foreign = await this.connection.foreignHost(queueUrl, signal);
     let foreignFailed = false;
     const fifo = isFifoQueue(queueUrl);
     const pending: Pending[] = [];
@@ -165,14 +180,14 @@ export class SqsPublisher implements Publisher {
       }
     }
     // The status each key's first failed message got; its later messages in the call share it.
-    const failedKeys = new Map<string, FailedStatus>();
+    const failedKeys = new Map<string, FailedKey>();
     const keyOf = (p: Pending) => (fifo ? (p.entry.MessageGroupId ?? null) : null);
     const deferred = this.lastThoseUnanswered(pending, keyOf, fifo);
     while (pending.length > 0) {
-      const batch = this.nextBatch(pending, failedKeys, keyOf, outcomes, deferred);
+      const batch = this.nextBatch(pending, failedKeys, keyOf, outcomes, deferred, call);
       if (batch.length === 0) continue;
       if (deferred.has(batch[0]!) && !call.stop.aborted) {
-        await this.sendDeferred(queueUrl, batch, outcomes, call);
+        if (await this.sendDeferred(queueUrl, batch, outcomes, call, foreign)) foreignFailed = true;
       } else if (signal.aborted) {
         // The deadline went on this queue's host, which failed an earlier request of it: charged.
         const charged = foreignFailed && !call.stop.aborted;
@@ -183,7 +198,10 @@ export class SqsPublisher implements Publisher {
           : status === 'unavailable'
             ? late
             : 'publish aborted';
-        for (const p of [batch, pending].flat()) outcomes[p.index] = { id: p.message.id, status, error };
+        for (const p of [batch, pending].flat()) {
+          outcomes[p.index] = { id: p.message.id, status, error };
+          if (charged) call.abroad.set(p.index, late);
+        }
         return;
       } else if (await this.sendBatch(queueUrl, batch, outcomes, signal, statusOf, call, foreign)) {
         foreignFailed = true;
@@ -192,7 +210,10 @@ export class SqsPublisher implements Publisher {
         const key = keyOf(p);
         const status = outcomes[p.index]?.status;
         if (key !== null && status !== undefined && status !== 'sent' && !failedKeys.has(key))
-          failedKeys.set(key, status === 'unavailable' ? 'unavailable' : 'retryable');
+          failedKeys.set(key, {
+            status: status === 'unavailable' ? 'unavailable' : 'retryable',
+            abroad: call.abroad.has(p.index),
+          });
       }
     }
   }
@@ -229,10 +250,11 @@ export class SqsPublisher implements Publisher {
    */
   private nextBatch(
     pending: Pending[],
-    failedKeys: ReadonlyMap<string, FailedStatus>,
+    failedKeys: ReadonlyMap<string, FailedKey>,
     keyOf: (p: Pending) => string | null,
     outcomes: (PublishOutcome | undefined)[],
     deferred: ReadonlySet<Pending>,
+    call: CallRequests,
   ): Pending[] {
     const batch: Pending[] = [];
     let bytes = 0;
@@ -243,11 +265,9 @@ export class SqsPublisher implements Publisher {
       if (earlier !== undefined) {
         pending.shift();
         // An outage (unavailable) spends no attempt of the key's later messages either.
-        outcomes[next.index] = {
-          id: next.message.id,
-          status: earlier,
-          error: `an earlier message of ordering key ${key} was not sent`,
-        };
+        const error = `an earlier message of ordering key ${key} was not sent`;
+        outcomes[next.index] = { id: next.message.id, status: earlier.status, error };
+        if (earlier.abroad) call.abroad.set(next.index, error);
         continue;
       }
       // A message whose last request went unanswered goes alone: if it is too slow to upload,
@@ -278,7 +298,8 @@ export class SqsPublisher implements Publisher {
     batch: readonly Pending[],
     outcomes: (PublishOutcome | undefined)[],
     call: CallRequests,
-  ): Promise<void> {
+    foreign: string | null,
+  ): Promise<boolean> {
     if (call.sent > 0 && call.answered === 0) {
       for (const p of batch) {
         outcomes[p.index] = {
@@ -287,23 +308,25 @@ export class SqsPublisher implements Publisher {
           error: "not sent: SQS answered none of this publish call's requests",
         };
       }
-      return;
+      return false;
     }
     const own = requestDeadline(this.options.confirmTimeoutMs, call.stop);
     // Only a message alone whose last request went unanswered too is charged (its key's later
-    // messages, deferred with it, are remembered when unanswered and go alone next time).
-    const suspect = batch.length === 1 && this.unansweredMessages.wasUnanswered(batch[0]!.message.id);
+    // messages, deferred with it, are remembered when unanswered and go alone next time). On
+    // another host the rule of that host's failures charges it (sendBatch).
+    const suspect =
+      foreign === null && batch.length === 1 && this.unansweredMessages.wasUnanswered(batch[0]!.message.id);
     const charge = suspect
       ? async (): Promise<boolean> => call.answered > 0 || (await this.answering(queueUrl, call.stop))
       : undefined;
-    await this.sendBatch(
+    return this.sendBatch(
       queueUrl,
       batch,
       outcomes,
       own,
       (e) => failedStatus(e, own, call.stop),
       call,
-      null,
+      foreign,
       charge,
     );
   }
@@ -355,17 +378,23 @@ export class SqsPublisher implements Publisher {
       this.unansweredMessages.answered(batch.map((p) => p.message.id));
     } catch (error) {
       const given = statusOf(error);
-      // Another host than the endpoint's failing (refused, silent, 5xx, its refusal of the
-      // credentials) is that destination's fault: charged, never an SQS outage. The connection's
-      // credential provider failing is the connection's, whatever the host.
+      // Another host than the endpoint's failing (refused, silent, 5xx, a refusal of this
+      // destination's permissions) is that destination's fault: charged, never an SQS outage. The
+      // connection's credentials failing (its provider, or any host refusing them: an expired
+      // token) are the connection's, whatever the host.
       const abroadFailed = foreign !== null && given === 'unavailable' && !isCredentialsFailure(error);
       const status = abroadFailed ? 'retryable' : given;
-      const text = `SendMessageBatch to ${stripUrlCredentials(queueUrl)} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}${abroadFailed ? `; ${abroad(foreign)}` : ''}`;
+      const failure = `SendMessageBatch to ${stripUrlCredentials(queueUrl)} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
+      const text = abroadFailed ? `${failure}; ${abroad(foreign)}` : failure;
       // Unanswered by the deadline: a silent SQS (unavailable); remembered, so the message goes
       // alone next time (sendDeferred), where it is charged if SQS is up but does not answer it.
       const unanswered = status === 'unavailable' && signal.aborted;
       if (unanswered) for (const p of batch) this.unansweredMessages.remember(p.message.id);
       const charged = unanswered && charge !== undefined && (await charge());
+      // The endpoint failing as an outage: the same call's other hosts' failures are not charged.
+      if (foreign === null && status === 'unavailable' && !charged && !call.stop.aborted)
+        call.endpointDown = true;
+      if (abroadFailed) for (const p of batch) call.abroad.set(p.index, failure);
       for (const p of batch) {
         outcomes[p.index] = charged
           ? retryable(
@@ -395,11 +424,25 @@ export class SqsPublisher implements Publisher {
 
 type FailedStatus = Exclude<PublishOutcome['status'], 'sent'>;
 
+/** How an ordering key's first failed message of a call failed: its later messages share it. */
+interface FailedKey {
+  readonly status: FailedStatus;
+  /** Charged as another host's failure (CallRequests.abroad). */
+  readonly abroad: boolean;
+}
+
 /** The SendMessageBatch requests of one publish call, and the relay's signal that stops it. */
 interface CallRequests {
   sent: number;
   answered: number;
   readonly stop: AbortSignal;
+  /** A request to the connection's endpoint failed as an outage in this call. */
+  endpointDown: boolean;
+  /**
+   * Messages charged (`retryable`) as another host's failure, with their error text without the
+   * charge: `unavailable` after all when the endpoint failed in the same call (endpointDown).
+   */
+  readonly abroad: Map<number, string>;
 }
 
 /** The longest a probe of a silent SQS waits (less when confirmTimeoutMs is shorter). */
