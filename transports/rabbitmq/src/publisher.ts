@@ -24,6 +24,15 @@ import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
 import { closedError, describeError, transportError } from './errors';
+import {
+  channelRefusal,
+  isolate,
+  namedExchanges,
+  namesAnExchange,
+  openLane,
+  SuspectExchanges,
+  type ChannelRefusal,
+} from './refusals';
 import { CLOSE_ANSWER_MS, settledWithin, untilAborted } from './waits';
 import type { ConnectionOptions } from './options';
 import {
@@ -107,9 +116,11 @@ function publishOptions(message: OutboxMessage, appId: string | undefined): Publ
 
 /**
  * The outbox relay's Publisher: a confirm channel, `mandatory` publishes. A message is `sent`
- * only when the broker acked it and did not return it; a nack, a return (unroutable), a
- * confirm timeout, an abort and a closed channel all report `retryable`. A batch is published
- * in flight together and its confirms awaited together.
+ * only when the broker acked it and did not return it; a nack, a return (unroutable), an abort
+ * and a publish the broker refused by closing the channel report `retryable`; an outage and
+ * the messages a refusal took down with it `unavailable` (see the README). A batch is published
+ * in flight together and its confirms awaited together, except the messages to suspect exchanges
+ * (publishAlone).
  */
 export class RabbitPublisher implements Publisher {
   /** OpenTelemetry's messaging.system of the relay's publish spans. */
@@ -127,6 +138,13 @@ export class RabbitPublisher implements Publisher {
    * batch's exchanges not seen yet are checked first (a passive declare on a channel of its own).
    */
   private readonly knownExchanges = new Set<string>();
+  /**
+   * Exchanges a shared channel closed at (or may have: the broker's reply text names the refused
+   * exchange, cut short, possibly ambiguously): their messages are published alone, each
+   * exchange on a channel of its own, one message at a time (publishAlone), so that a refusal
+   * charges the refused message only and closes no channel its neighbours are on.
+   */
+  private readonly suspects = new SuspectExchanges();
   private opening: Promise<ConfirmChannel> | null = null;
   private closed = false;
   /** The messages the broker left unconfirmed last time: published last (publishChecked). */
@@ -182,7 +200,8 @@ export class RabbitPublisher implements Publisher {
   ): Promise<readonly PublishOutcome[]> {
     if (this.closed) return messages.map((m) => retryable(m.id, 'publisher is closed'));
     const deadline = deadlineSignal(this.options.confirmTimeoutMs, signal);
-    setMaxListeners(messages.length + 10, deadline);
+    // Each publish in flight listens, and each lane's channel open (publishAlone).
+    setMaxListeners(2 * messages.length + 10, deadline);
     const outcomes = new Map<number, PublishOutcome>();
     const toSend: SendItem[] = [];
     messages.forEach((message, index) => {
@@ -255,7 +274,7 @@ export class RabbitPublisher implements Publisher {
       if (held && key !== null) heldKeys.add(key);
       (held ? deferred : first).push(item);
     }
-    if (first.length > 0) await this.publishOn(channel, first, deadline, stop, outcomes, call);
+    if (first.length > 0) await this.publishRound(channel, first, deadline, stop, outcomes, call);
     if (deferred.length === 0) return;
     // The status each key's first message not sent got; its later (deferred) messages share it.
     const failedKeys = new Map<string, 'unavailable' | 'retryable'>();
@@ -297,7 +316,114 @@ export class RabbitPublisher implements Publisher {
       for (const item of ordered) outcomes.set(item.index, report(item.message.id, describeError(error)));
       return;
     }
-    await this.publishOn(last, ordered, deadline, stop, outcomes, call);
+    await this.publishRound(last, ordered, deadline, stop, outcomes, call);
+  }
+
+  /**
+   * Publishes `items`: the messages to suspect exchanges (and the other messages of their keys)
+   * alone, each exchange in a lane of its own, the others together on `channel`, all at once.
+   * When the broker closed `channel` at a publish it refused, the messages that failed with it
+   * are published again (at most `again` more rounds: each refusal adds a suspect), the
+   * exchanges the refusal may name now alone.
+   */
+  private async publishRound(
+    channel: ConfirmChannel,
+    items: readonly SendItem[],
+    deadline: AbortSignal,
+    stop: AbortSignal,
+    outcomes: Map<number, PublishOutcome>,
+    call: CallAnswers,
+    again = 2,
+  ): Promise<void> {
+    const { shared, lanes } = isolate(items, this.suspects);
+    const together =
+      shared.length > 0
+        ? this.publishOn(channel, shared, deadline, stop, outcomes, call, false)
+        : Promise.resolve(NO_REFUSAL);
+    await Promise.all(lanes.map((lane) => this.publishAlone(lane, deadline, stop, outcomes, call)));
+    const { refusal, failed: lost } = await together;
+    if (refusal === null || lost.length === 0) return;
+    this.suspectRefused(refusal, lost, outcomes, again > 0);
+    const failed = unblocked(items, lost, outcomes);
+    if (again <= 0 || failed.length === 0 || deadline.aborted || stop.aborted) return;
+    let fresh: ConfirmChannel;
+    try {
+      fresh = await this.openChannel(deadline);
+    } catch {
+      return; // they stay unavailable: no attempt spent
+    }
+    await this.publishRound(fresh, failed, deadline, stop, outcomes, call, again - 1);
+  }
+
+  /**
+   * Publishes `items` one at a time, each confirmed before the next, on a channel of their own:
+   * a channel the broker closes here was closed at that message, which alone is charged
+   * (`retryable`, naming the broker's reason; the next goes on a new channel). A key's later
+   * messages wait behind one not sent (`unavailable`). An exchange the broker confirmed a
+   * message of here, refusing none, is no suspect any more.
+   */
+  private async publishAlone(
+    items: readonly SendItem[],
+    deadline: AbortSignal,
+    stop: AbortSignal,
+    outcomes: Map<number, PublishOutcome>,
+    call: CallAnswers,
+  ): Promise<void> {
+    const heldKeys = new Set<string>();
+    const refused = new Set<string>();
+    const confirmed = new Set<string>();
+    let channel: ConfirmChannel | null = null;
+    try {
+      for (const item of items) {
+        const key = item.message.orderingKey ?? null;
+        const hold = (outcome: PublishOutcome) => {
+          outcomes.set(item.index, outcome);
+          if (key !== null) heldKeys.add(key);
+        };
+        if (key !== null && heldKeys.has(key)) {
+          hold(unavailable(item.message.id, `an earlier message of ordering key ${key} was not sent`));
+          continue;
+        }
+        if (stop.aborted || deadline.aborted) {
+          const error = 'not published: the publish deadline passed before its turn';
+          hold(stop.aborted ? retryable(item.message.id, error) : unavailable(item.message.id, error));
+          continue;
+        }
+        if (channel === null) {
+          try {
+            const opened = await openLane(this.connection, deadline, this.logger, () =>
+              transportError(`no channel to publish on${blockedNote(this.connection)}`, deadline.reason),
+            );
+            if (this.closed) {
+              void opened.close().catch(() => undefined);
+              throw closedError('RabbitMQ publisher');
+            }
+            channel = opened;
+          } catch (error) {
+            const report = isClosed(error) || stop.aborted ? retryable : unavailable;
+            hold(report(item.message.id, describeError(error)));
+            continue;
+          }
+        }
+        const lane: ConfirmChannel = channel;
+        const { refusal } = await this.publishOn(lane, [item], deadline, stop, outcomes, call, true);
+        if (refusal !== null) refused.add(item.exchange);
+        const outcome = outcomes.get(item.index) ?? retryable(item.message.id, 'no outcome reported');
+        if (outcome.status === 'sent') {
+          confirmed.add(item.exchange);
+          continue;
+        }
+        // Refused (the broker closed it), returned, unconfirmed: the next message gets a new one.
+        void lane.close().catch(() => undefined);
+        channel = null;
+        hold(outcome);
+      }
+    } finally {
+      if (channel !== null) void (channel as ConfirmChannel).close().catch(() => undefined);
+    }
+    // Took a message and refused none: permissions granted again, or suspected for a name the
+    // refusal's cut text shares with it. One whose turn did not come stays a suspect.
+    for (const exchange of confirmed) if (!refused.has(exchange)) this.suspects.cleared(exchange);
   }
 
   private async publishOn(
@@ -308,7 +434,9 @@ export class RabbitPublisher implements Publisher {
     stop: AbortSignal,
     outcomes: Map<number, PublishOutcome>,
     call: CallAnswers,
-  ): Promise<void> {
+    /** One message on a channel of its own (publishAlone): a refusal closing it was its own. */
+    alone: boolean,
+  ): Promise<PublishedOn> {
     if (deadline.aborted) {
       // The deadline passed while the publish waited (for the channel, the exchange check):
       // nothing goes on the wire, nothing is owed on the channel, so it is kept, with the
@@ -321,7 +449,7 @@ export class RabbitPublisher implements Publisher {
           item.index,
           failedOutcome(item.message.id, { error, unanswered: true }, false, stop, this.connection),
         );
-      return;
+      return NO_REFUSAL;
     }
     // A connection lost mid-publish fails the owed confirms synchronously before 'close' is
     // emitted, so this flag is set before the confirms' results are read.
@@ -331,10 +459,11 @@ export class RabbitPublisher implements Publisher {
       connectionLost = true;
     };
     model?.once('close', onLost);
-    // The broker closes the channel (404) at a publish to an exchange deleted since it was seen.
-    let exchangeMissing = false;
+    // The broker closes the channel at a publish it refuses: 404 at an exchange deleted since it
+    // was seen, 403 at an internal exchange or one the user may not write to, …
+    let refusal: ChannelRefusal | null = null;
     const onChannelError = (error: unknown) => {
-      if ((error as { code?: unknown } | null)?.code === NOT_FOUND) exchangeMissing = true;
+      refusal ??= channelRefusal(error);
     };
     channel.on('error', onChannelError);
     try {
@@ -395,18 +524,57 @@ export class RabbitPublisher implements Publisher {
       if (results.some((r) => r.status === 'failed')) {
         this.discardChannel(channel);
         // The broker closed the channel under the publish (or nacked): one of its exchanges may
-        // have been deleted since, check them again. A confirm that is only late says nothing
-        // about them, and checking again cost a slow broker's next publish its deadline.
-        if (results.some((r) => r.status === 'failed' && r.unanswered !== true)) this.knownExchanges.clear();
+        // have been deleted since, check them again; not for a refusal for another reason (403,
+        // …), nor for a confirm that is only late, which says nothing about them (checking again
+        // cost a slow broker's next publish its deadline).
+        const other = refusal as ChannelRefusal | null;
+        const answeredFailure = results.some((r) => r.status === 'failed' && r.unanswered !== true);
+        if (answeredFailure && (other === null || other.code === NOT_FOUND)) this.knownExchanges.clear();
       }
-      if (exchangeMissing && !connectionLost) {
-        const failed = items.filter((_, i) => results[i]?.status === 'failed');
+      const refused = refusal as ChannelRefusal | null;
+      if (refused === null || connectionLost) return NO_REFUSAL;
+      const failed = items.filter((_, i) => results[i]?.status === 'failed');
+      if (alone) {
+        for (const item of failed)
+          outcomes.set(item.index, retryable(item.message.id, `the broker refused it: ${refused.message}`));
+        return { refusal: refused, failed: [] };
+      }
+      // A missing exchange: its messages are charged, the others released (chargeMissingOnly).
+      if (refused.code === NOT_FOUND) {
         await this.chargeMissingOnly(failed, outcomes, deadline);
+        return { refusal: refused, failed: [] };
       }
+      return { refusal: refused, failed };
     } finally {
       model?.off('close', onLost);
       channel.off('error', onChannelError);
     }
+  }
+
+  /**
+   * The broker closed a shared channel at a publish it refused (other than a missing exchange),
+   * and every publish after it on the channel failed with it, and so did the ones before it it had
+   * not confirmed yet (routed all the same: publishing them again duplicates them). None is
+   * charged (`unavailable`); the exchanges the reply text may name (every exchange of `failed`
+   * when it names none of them: a refusal of the message itself, e.g. its size) become suspects,
+   * whose messages are published alone from now on, where the refused one is told apart. A text
+   * naming an exchange none of them went to is another publish call's refusal on the shared
+   * channel (the relay runs two at once): none is suspected while they are published again
+   * (`retrying`); on the last round every one is, should the text have misled.
+   */
+  private suspectRefused(
+    refusal: ChannelRefusal,
+    failed: readonly SendItem[],
+    outcomes: Map<number, PublishOutcome>,
+    retrying: boolean,
+  ): void {
+    const exchanges = new Set(failed.map((item) => item.exchange));
+    const named = namedExchanges(refusal.text, exchanges);
+    const elsewhere = named.size === 0 && retrying && namesAnExchange(refusal.text);
+    if (!elsewhere)
+      for (const exchange of named.size > 0 ? named : exchanges) this.suspects.suspect(exchange);
+    const error = `not published: the broker closed the channel at another publish it refused (${refusal.message})`;
+    for (const item of failed) outcomes.set(item.index, unavailable(item.message.id, error));
   }
 
   /**
@@ -620,6 +788,39 @@ function smallestFirst(items: readonly SendItem[]): SendItem[] {
     .sort((a, b) => a.size - b.size)
     .flatMap(({ chain }) => chain);
 }
+
+/**
+ * Of `again` (messages of `items` to publish again), those no earlier message of their key in
+ * `items` keeps waiting: one neither sent nor published again (e.g. returned) goes first.
+ */
+function unblocked(
+  items: readonly SendItem[],
+  again: readonly SendItem[],
+  outcomes: ReadonlyMap<number, PublishOutcome>,
+): SendItem[] {
+  if (again.length === 0) return [];
+  const retried = new Set(again);
+  const waiting = new Set<string>();
+  const ready: SendItem[] = [];
+  for (const item of items) {
+    const key = item.message.orderingKey ?? null;
+    if (retried.has(item) && (key === null || !waiting.has(key))) ready.push(item);
+    else if (key !== null && (retried.has(item) || outcomes.get(item.index)?.status !== 'sent'))
+      waiting.add(key);
+  }
+  return ready;
+}
+
+/**
+ * How a publishOn ended: the broker's refusal that closed the channel, if any, and the messages
+ * it took down with it that are not reported yet (a shared channel, another exchange refused).
+ */
+interface PublishedOn {
+  readonly refusal: ChannelRefusal | null;
+  readonly failed: readonly SendItem[];
+}
+
+const NO_REFUSAL: PublishedOn = { refusal: null, failed: [] };
 
 /** The messages one publish call put on the wire, and how many of them the broker answered. */
 interface CallAnswers {

@@ -353,3 +353,72 @@ describe('permissions of the virtual host', () => {
     );
   });
 });
+
+test('a message published again after a refusal never overtakes an earlier message of its key that was not sent', async () => {
+  const internal = uniqueName('refused_order_internal');
+  await broker.channel.assertExchange(internal, 'fanout', { durable: false, internal: true });
+  const unbound = uniqueName('refused_order_unbound');
+  await broker.channel.assertExchange(unbound, 'fanout', { durable: false });
+  cleanup.push(
+    () => broker.channel.deleteExchange(internal),
+    () => broker.channel.deleteExchange(unbound),
+  );
+  const live = uniqueName('refused_order_live');
+  const queue = await healthyExchange(broker.channel, live);
+  const connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('refused_order') });
+  const publisher = new RabbitPublisher(connection, { confirmTimeoutMs: 5_000 });
+  cleanup.push(
+    () => connection.close(),
+    () => publisher.close(),
+  );
+  const key = uniqueName('key');
+  const batch = [
+    outboxMessage({ destination: unbound, orderingKey: key }), // returned: no queue takes it
+    outboxMessage({ destination: internal }), // refused: closes the channel
+    outboxMessage({ destination: live, orderingKey: key }), // lost with the channel
+    outboxMessage({ destination: live }),
+  ];
+  const outcomes = await publisher.publish(batch, neverAborted());
+  expect(outcomes.map((outcome) => outcome.status)).toEqual([
+    'retryable',
+    'retryable',
+    'unavailable',
+    'sent',
+  ]);
+  expect(await deliveredIds(broker.channel, queue)).toEqual([batch[3]!.id]);
+});
+
+test('two publish calls at once on one publisher (the relay pipelines two): a refusal in one charges nothing of the other', async () => {
+  const turned = uniqueName('refused_pipelined_turned');
+  await broker.channel.assertExchange(turned, 'fanout', { durable: false });
+  cleanup.push(() => broker.channel.deleteExchange(turned));
+  const live = uniqueName('refused_pipelined_live');
+  const queue = await healthyExchange(broker.channel, live);
+  const connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('refused_pipelined') });
+  const publisher = new RabbitPublisher(connection, { confirmTimeoutMs: 5_000 });
+  cleanup.push(
+    () => connection.close(),
+    () => publisher.close(),
+  );
+  // Both exchanges seen once (the publisher checks neither again), then one turned internal: both
+  // calls publish at once on the shared channel, the other call's messages after the refused one.
+  await publisher.publish(
+    [outboxMessage({ destination: live }), outboxMessage({ destination: turned })],
+    neverAborted(),
+  );
+  await deliveredIds(broker.channel, queue);
+  await broker.channel.deleteExchange(turned);
+  await broker.channel.assertExchange(turned, 'fanout', { durable: false, internal: true });
+  const refusedCall = [outboxMessage({ destination: turned })];
+  const otherCall = Array.from({ length: 20 }, () => outboxMessage({ destination: live }));
+  const [refusedOutcomes, otherOutcomes] = await Promise.all([
+    publisher.publish(refusedCall, neverAborted()),
+    publisher.publish(otherCall, neverAborted()),
+  ]);
+  expect(refusedOutcomes).toEqual([
+    { id: refusedCall[0]!.id, status: 'retryable', error: expect.stringMatching(/internal exchange/) },
+  ]);
+  expect(otherOutcomes.map((outcome) => outcome.status)).toEqual(otherCall.map(() => 'sent'));
+  const delivered = new Set(await deliveredIds(broker.channel, queue));
+  for (const message of otherCall) expect(delivered).toContain(message.id);
+});
