@@ -2,6 +2,8 @@ import { FerryConfigError } from '@ferry/core';
 import { stripUrlCredentials } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { SQS_CLASSIC_LIMIT_BYTES } from './options';
+import { requestDeadline, untilDeadline } from './deadline';
+import { abandonedError, requestError } from './errors';
 import { awsQueueRegion } from './queueUrl';
 import { queueAttributes } from './topology';
 
@@ -28,7 +30,15 @@ export async function checkDeadLetterQueue(
   signal: AbortSignal,
 ): Promise<DeadLetterTarget> {
   const region = awsQueueRegion(deadLetterUrl);
-  const signing = await connection.signingRegion();
+  // A region provider (instance metadata, a config service) may not answer: the check waits for it
+  // within setupTimeoutMs, then fails retriably and the attach asks again.
+  const signing = await untilDeadline(
+    connection.signingRegion(),
+    requestDeadline(connection.options.setupTimeoutMs, signal),
+    abandonedError,
+  ).catch((error: unknown) => {
+    throw signal.aborted ? error : requestError('the region of the SQS client', error);
+  });
   if (region !== null && signing !== null && region !== signing.toLowerCase()) {
     throw new FerryConfigError(
       OPTION,
