@@ -389,6 +389,11 @@ export class RabbitPublisher implements Publisher {
           hold(stop.aborted ? retryable(item.message.id, error) : unavailable(item.message.id, error));
           continue;
         }
+        // close() returned: nothing more goes out, on a lane already open either (review 60).
+        if (this.closed) {
+          hold(retryable(item.message.id, 'publisher is closed'));
+          continue;
+        }
         if (channel === null) {
           try {
             const opened = await openLane(this.connection, deadline, this.logger, () =>
@@ -507,11 +512,21 @@ export class RabbitPublisher implements Publisher {
           if (result.status === 'failed' && result.unanswered === true)
             this.unconfirmed.remember(items[i]!.message.id);
         });
+      // The publish amqplib refused because the channel had closed before it (another call's
+      // refusal closed the shared channel while this one checked its exchanges, a lost
+      // connection): it never went on the wire, so it is not charged (review 60: a healthy event
+      // went FAILED beside another batch's refused one) and says nothing of its exchange.
+      const closedBefore = (i: number) => threw && !unencodable && i === results.length - 1;
       results.forEach((result, i) => {
         const item = items[i]!;
         // The publish amqplib could not encode (the last one, when one threw) never will be.
         if (unencodable && i === results.length - 1 && result.status === 'failed')
           outcomes.set(item.index, permanent(item.message.id, result.error));
+        else if (closedBefore(i) && result.status === 'failed')
+          outcomes.set(
+            item.index,
+            unavailable(item.message.id, `not published: the channel had closed (${result.error})`),
+          );
         else if (result.status === 'failed')
           outcomes.set(
             item.index,
@@ -528,7 +543,9 @@ export class RabbitPublisher implements Publisher {
         // …), nor for a confirm that is only late, which says nothing about them (checking again
         // cost a slow broker's next publish its deadline).
         const other = refusal as ChannelRefusal | null;
-        const answeredFailure = results.some((r) => r.status === 'failed' && r.unanswered !== true);
+        const answeredFailure = results.some(
+          (r, i) => r.status === 'failed' && r.unanswered !== true && !closedBefore(i),
+        );
         if (answeredFailure && (other === null || other.code === NOT_FOUND)) this.knownExchanges.clear();
       }
       const refused = refusal as ChannelRefusal | null;
