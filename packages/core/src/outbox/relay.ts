@@ -246,8 +246,9 @@ class OutboxRelay implements Relay {
 
   /**
    * The claim statement(s) under `token`; a claim that fails is dropped (abandonedClaims.ts).
-   * Half-open, with destinations the broker refused, the probe claims from the others first
-   * (unavailableHold.ts); the claim proper only when none of them has a claimable due row.
+   * Half-open, with destinations the broker refused, the probe claims from the others first, then
+   * from one refused destination in turn (unavailableHold.ts, sql/probeClaim.ts); the claim proper
+   * only when neither found a claimable due row.
    */
   private async claim(token: string, limit: number): Promise<ClaimResult> {
     const claiming = this.abandoned.claiming(token);

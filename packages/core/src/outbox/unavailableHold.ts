@@ -15,11 +15,13 @@ const REFUSED_KEPT = 1_000;
  * events, and the wait grew with the dead backlog.
  *
  * A destination is refused from the cycle whose outcomes for it were all `unavailable` (any
- * cycle: closed, probe, pipelined, stale) until one of its publishes is answered otherwise. The
- * probe falls back to the oldest due row when every destination with due rows is refused, so a
- * refused destination is probed again (and the broker learnt to be back) once nothing else is due;
- * a closed claim takes its rows in due order as before. No row is moved: the due order is as
- * emit, release and retries left it.
+ * cycle: closed, probe, pipelined, stale) until one of its publishes is answered otherwise. When
+ * no other destination has a claimable due row, the probe takes rows of one refused destination,
+ * the least recently refused one that has any: refused again it goes to the back of this list, so
+ * every refused destination is probed again in turn (a broker-wide blip refuses healthy
+ * destinations too: review 59), and the broker is learnt to be back for it; a closed claim takes
+ * its rows in due order as before. No row is moved: the due order is as emit, release and retries
+ * left it.
  */
 export class UnavailableHold {
   /** Refused destinations ('' for the default one), least recently refused first. */
@@ -55,7 +57,7 @@ export class UnavailableHold {
     }
   }
 
-  /** The destinations a probe claims from last ('' for the default one). */
+  /** The destinations a probe claims from last ('' for the default one), least recently refused first. */
   destinations(): string[] {
     return [...this.refused];
   }

@@ -32,6 +32,7 @@ async function probePastDeadBacklog(
   statistics: 'fresh' | 'stale',
   plan: PlanKind,
   failedHead: FailedHeadPolicy = 'block',
+  refused: string[] = ['queue-down'],
 ) {
   await t.db.execute('TRUNCATE outbox_events');
   if (statistics === 'stale') {
@@ -63,7 +64,7 @@ async function probePastDeadBacklog(
       limit: 1,
       leaseMs: 60_000,
       failedHead,
-      refused: ['queue-down'],
+      refused,
       cursor: null,
     });
     return { work: measured.total(), destinations: probe.rows.map((row) => row.destination) };
@@ -96,5 +97,16 @@ it("under failedHead 'skip' too", async () => {
   const small = await probePastDeadBacklog(1_000, 'stale', 'custom', 'skip');
   const large = await probePastDeadBacklog(100_000, 'stale', 'custom', 'skip');
   expect(large.destinations).toEqual([expect.stringMatching(/^queue-up-/)]);
+  expect(large.work).toBeLessThan(small.work * 1.5);
+}, 300_000);
+
+it('every destination refused: the turn of the dead one costs the same past 100,000 dead rows (stale statistics, generic plans)', async () => {
+  // The probe's step 2 (one refused destination in turn, the least recently refused first): it
+  // reads at most a budget of due rows of the refused destinations, never the whole backlog.
+  const refused = ['queue-down', ...Array.from({ length: 20 }, (_, i) => `queue-up-${i}`)];
+  const small = await probePastDeadBacklog(1_000, 'stale', 'generic', 'block', refused);
+  const large = await probePastDeadBacklog(100_000, 'stale', 'generic', 'block', refused);
+  expect(small.destinations).toEqual(['queue-down']);
+  expect(large.destinations).toEqual(['queue-down']);
   expect(large.work).toBeLessThan(small.work * 1.5);
 }, 300_000);

@@ -4,11 +4,28 @@ import { BLOCK_READY, CLAIMED, NOT_A_CONSTANT_PENDING, SKIP_GUARD, SKIPPED } fro
 import type { ClaimedRow } from './fragments';
 import { BLOCKING, noneInFlight } from './keyScan';
 
-/** Destinations one probe statement visits (one index probe each), round-robin from a cursor. */
+/** Destinations one visit of the probe reads (one index probe each), round-robin from a cursor. */
 export const PROBE_DESTINATIONS = 100;
 
-/** A destination's name in outbox_events_due_destination_idx: '' for the default one (NULL). */
-const DEST = (r: string) => `coalesce(${r}.destination, '')`;
+/**
+ * Due rows one probe statement reads at most over all the destinations it reads (never fewer
+ * than 2 × the probe's limit per destination): a destination's events that wait behind their keys
+ * (a key spanning a refused destination and this one) are read past, up to a share of this.
+ */
+export const PROBE_ROWS = 1_000;
+
+/**
+ * A destination's key in outbox_events_due_destination_idx (migration 0011): its first 512
+ * characters, '' for the default one (NULL). Bounded so that a PENDING row inserted by SQL with an
+ * overlong destination (which the relay FAILs alone) stays under a btree entry's ~2,700 bytes: 512
+ * characters of up to 4 UTF-8 bytes each; every destination emit() writes is at most 512
+ * characters (ENVELOPE_LIMIT_BOUNDS), so for those the key is the name. Must stay the index's
+ * expression, character for character, or the planner cannot use the index.
+ */
+const DEST = (r: string) => `left(coalesce(${r}.destination, ''), 512)`;
+
+/** The refused destinations ($6) as index keys. */
+const REFUSED = `ARRAY(SELECT left(r, 512) FROM unnest($6::text[]) r)`;
 
 /**
  * PENDING as the index's predicate spells it (the statuses it is not): only this statement proves
@@ -19,44 +36,65 @@ const DEST = (r: string) => `coalesce(${r}.destination, '')`;
 const PENDING = (r: string) => `${r}.status NOT IN ('PROCESSING', 'SENT', 'FAILED')`;
 
 /**
- * The half-open probe's claim while the broker refused some destinations ($6: their names, '' for
- * the default one): up to $1 rows, the oldest due heads of the other destinations. A dead
- * destination's backlog sits at the head of the due order however it got there (older than the
- * events emitted since, or handed back `unavailable` behind the rows due then but ahead of those
- * emitted later), so the oldest due row is nearly always one of it; read in due order, reaching
- * past it would cost its whole backlog.
- *
- * Instead, over outbox_events_due_destination_idx (coalesce(destination, ''), next_attempt_at,
- * seq of PENDING rows): the destinations with PENDING rows in name order from $7 (a loose index
- * scan, one probe each, at most $5, plus one for the next cursor), then for each destination not
- * refused its first $4 due rows (one range each). The cost grows with the destinations visited,
- * never with a destination's backlog. Of those rows the ones that head their key (as the claim's
- * due window asks it: the key's first blocking event, nothing of the key in flight) or have no
- * key are candidates, locked and claimed in due order as the claim does, with the same 'skip'
- * guard.
+ * The destinations a visit reads ($8: where it starts), with their rank `ord`: those with PENDING
+ * rows in key order from $8 (a loose index scan, one probe each, at most $7, plus one for the next
+ * cursor), less the refused ones ($6).
  */
-function probeSql(policy: FailedHeadPolicy): string {
-  const skip = policy === 'skip';
-  return `WITH RECURSIVE dests AS (
+const VISIT = `RECURSIVE dests AS (
     SELECT (SELECT ${DEST('d')} FROM outbox_events d
-            WHERE ${PENDING('d')} AND ${DEST('d')} >= $7
+            WHERE ${PENDING('d')} AND ${DEST('d')} >= $8
             ORDER BY ${DEST('d')} LIMIT 1) AS name, 1 AS n
     UNION ALL
     SELECT (SELECT ${DEST('d')} FROM outbox_events d
             WHERE ${PENDING('d')} AND ${DEST('d')} > s.name
             ORDER BY ${DEST('d')} LIMIT 1), s.n + 1
-    FROM dests s WHERE s.name IS NOT NULL AND s.n <= $5
-  ), open_dests AS (
-    SELECT s.name FROM dests s WHERE s.n <= $5 AND s.name IS NOT NULL AND s.name <> ALL ($6::text[])
-  ), firsts AS (
-    SELECT f.id, f.seq, f.ordering_key FROM open_dests s CROSS JOIN LATERAL (
+    FROM dests s WHERE s.name IS NOT NULL AND s.n <= $7
+  ), read_dests AS (
+    SELECT s.name, s.n AS ord FROM dests s
+    WHERE s.n <= $7 AND s.name IS NOT NULL AND s.name <> ALL (${REFUSED})
+  )`;
+
+/** The refused destinations ($6) themselves, ranked as given (least recently refused first). */
+const REFUSED_TURN = `read_dests AS (
+    SELECT r.name, r.ord FROM unnest(${REFUSED}) WITH ORDINALITY r(name, ord)
+  )`;
+
+type Phase = 'others' | 'refused';
+
+/**
+ * The half-open probe's claim while the broker refused some destinations ($6: their names, '' for
+ * the default one): up to $1 rows. A dead destination's backlog sits at the head of the due order
+ * however it got there (older than the events emitted since, or handed back `unavailable` behind
+ * the rows due then but ahead of those emitted later), so the oldest due row is nearly always one
+ * of it; read in due order, reaching past it would cost its whole backlog.
+ *
+ * Instead, over outbox_events_due_destination_idx (DEST, next_attempt_at, seq of PENDING rows):
+ * phase 'others' reads the destinations of a visit (VISIT), phase 'refused' the refused ones
+ * (REFUSED_TURN); of each, its first due rows (one range each), at most
+ * max($4, $5 / destinations read). The cost grows with the destinations read and $5, never with
+ * a destination's backlog. Of those rows the ones that head their key (as the claim's due window
+ * asks it: the key's first blocking event, nothing of the key in flight) or have no key are
+ * candidates: all of them for 'others', those of the first-ranked destination that has any for
+ * 'refused' (one refused destination per probe, in turn); locked and claimed in due order as the
+ * claim does, with the same 'skip' guard.
+ */
+function probeSql(policy: FailedHeadPolicy, phase: Phase): string {
+  const skip = policy === 'skip';
+  const chosen =
+    phase === 'others'
+      ? 'SELECT id FROM heads'
+      : 'SELECT id FROM heads WHERE ord = (SELECT min(ord) FROM heads)';
+  const next = phase === 'others' ? '(SELECT s.name FROM dests s WHERE s.n = $7 + 1)' : 'NULL::text';
+  return `WITH ${phase === 'others' ? VISIT : REFUSED_TURN}, firsts AS (
+    SELECT s.ord, f.id, f.seq, f.ordering_key FROM read_dests s CROSS JOIN LATERAL (
       SELECT c.id, c.seq, c.ordering_key FROM outbox_events c
       WHERE ${DEST('c')} = s.name AND ${PENDING('c')} AND c.next_attempt_at <= now()
-      ORDER BY ${DEST('c')}, c.next_attempt_at, c.seq LIMIT $4) f
+      ORDER BY ${DEST('c')}, c.next_attempt_at, c.seq
+      LIMIT (SELECT greatest($4::int, $5::int / greatest(count(*), 1)::int) FROM read_dests)) f
   ), heads AS (
-    SELECT f.id FROM firsts f WHERE f.ordering_key IS NULL
+    SELECT f.id, f.ord FROM firsts f WHERE f.ordering_key IS NULL
     UNION ALL
-    SELECT f.id FROM firsts f
+    SELECT f.id, f.ord FROM firsts f
     WHERE f.ordering_key IS NOT NULL AND f.seq = (
         SELECT p.seq FROM outbox_events p
         WHERE p.ordering_key = f.ordering_key AND p.status IN (${BLOCKING[policy]})
@@ -64,23 +102,30 @@ function probeSql(policy: FailedHeadPolicy): string {
       AND ${noneInFlight('f.ordering_key')}
   ), candidates AS (
     SELECT e.id FROM outbox_events e
-    WHERE e.id = ANY (ARRAY(SELECT id FROM heads)) AND e.status = ${NOT_A_CONSTANT_PENDING}
+    WHERE e.id = ANY (ARRAY(${chosen})) AND e.status = ${NOT_A_CONSTANT_PENDING}
     ORDER BY e.next_attempt_at, e.seq LIMIT $1
     FOR UPDATE SKIP LOCKED
   ) ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
-  SELECT (SELECT s.name FROM dests s WHERE s.n = $5 + 1) AS next_destination,
+  SELECT ${next} AS next_destination,
     ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids, claimed.*
   FROM (SELECT 1) one LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
 }
 
-const PROBE: Record<FailedHeadPolicy, string> = { block: probeSql('block'), skip: probeSql('skip') };
+const PROBE: Record<Phase, Record<FailedHeadPolicy, string>> = {
+  others: { block: probeSql('block', 'others'), skip: probeSql('skip', 'others') },
+  refused: { block: probeSql('block', 'refused'), skip: probeSql('skip', 'refused') },
+};
 
 export interface ProbeArgs {
   token: string;
   limit: number;
   leaseMs: number;
   failedHead: FailedHeadPolicy;
-  /** Destinations the broker refused (null: the default one): their rows are not probed. */
+  /**
+   * Destinations the broker refused (null: the default one), least recently refused first: their
+   * rows are probed only when no other destination has a claimable one, one destination per
+   * probe, the first in this order that has one.
+   */
   refused: readonly (string | null)[];
   /** The destination the round-robin visit starts at (null: the first). */
   cursor: string | null;
@@ -94,19 +139,19 @@ export interface ProbeResult {
   readonly cursor: string | null;
 }
 
-async function probeStep(db: SqlExecutor, args: ProbeArgs, from: string): Promise<ProbeResult> {
+async function probeStep(db: SqlExecutor, args: ProbeArgs, phase: Phase, from = ''): Promise<ProbeResult> {
   const result = await db.query<
     Partial<ClaimedRow> & { next_destination: string | null; skipped_ids: string[] | null }
   >(
-    PROBE[args.failedHead],
+    PROBE[phase][args.failedHead],
     [
       args.limit,
       args.token,
       args.leaseMs,
       args.limit * 2,
-      PROBE_DESTINATIONS,
+      PROBE_ROWS,
       [...new Set(args.refused.map((d) => d ?? ''))],
-      from,
+      ...(phase === 'others' ? [PROBE_DESTINATIONS, from] : []),
     ],
     args.statement,
   );
@@ -118,13 +163,24 @@ async function probeStep(db: SqlExecutor, args: ProbeArgs, from: string): Promis
 }
 
 /**
- * Claims up to `limit` rows for a half-open probe from the destinations not `refused` (see
- * probeSql), visiting at most PROBE_DESTINATIONS destinations per statement round-robin from
- * `cursor`; when a visit that did not start at the first destination finds nothing, once more
- * from the first. Claims nothing when every destination with due rows was refused.
+ * Claims up to `limit` rows for a half-open probe (see probeSql): from the destinations not
+ * `refused`, visiting at most PROBE_DESTINATIONS of them round-robin from `cursor`, and when a
+ * visit that did not start at the first destination finds nothing, once more from the first
+ * (the next visit then starts where the first one ended, so every probe moves on); when that
+ * finds nothing either, from one refused destination, the first of `refused` with a claimable
+ * due row, so that every refused destination is probed again in turn (a refusal is forgotten
+ * only when a publish of it is answered). At most three statements; claims nothing only when no
+ * destination's due rows read include one heading its key.
  */
 export async function probeClaim(db: SqlExecutor, args: ProbeArgs): Promise<ProbeResult> {
-  const first = await probeStep(db, args, args.cursor ?? '');
-  if (first.rows.length > 0 || args.cursor === null) return first;
-  return probeStep(db, args, '');
+  const first = await probeStep(db, args, 'others', args.cursor ?? '');
+  if (first.rows.length > 0) return first;
+  let cursor = first.cursor;
+  if (args.cursor !== null) {
+    const again = await probeStep(db, args, 'others', '');
+    cursor = first.cursor ?? again.cursor;
+    if (again.rows.length > 0) return { ...again, cursor };
+  }
+  const turn = await probeStep(db, args, 'refused');
+  return { ...turn, cursor };
 }
