@@ -129,6 +129,8 @@ class OutboxRelay implements Relay {
   private readonly hold: UnavailableHold;
   /** Where the next half-open probe's round-robin visit of destinations starts (probeClaim). */
   private probeCursor: string | null = null;
+  /** Where the next half-open probe's key scan starts (probeClaim). */
+  private probeKeyCursor: string | null = null;
   /** Claims dropped while PostgreSQL may still hold rows under their tokens. */
   private readonly abandoned: AbandonedClaims;
   /** A pipelined cycle's publish or completion failed; the loop backs off before the next claim. */
@@ -262,9 +264,11 @@ class OutboxRelay implements Relay {
           failedHead: this.options.ordering.failedHead,
           refused,
           cursor: this.probeCursor,
+          keyCursor: this.probeKeyCursor,
           statement: claiming.statement,
         });
         this.probeCursor = probe.cursor;
+        this.probeKeyCursor = probe.keyCursor;
         const { laneCursor, keyScanFirst } = this;
         if (probe.rows.length > 0)
           return { rows: probe.rows, skippedIds: probe.skippedIds, laneCursor, keyScanFirst };

@@ -1,7 +1,12 @@
 import type { OutboxMessage } from '../contracts';
 import type { BrokerSignal, CircuitBreaker, CircuitTransition } from './circuit';
 
-/** How many refused destinations the relay remembers (the least recently refused forgotten). */
+/**
+ * How many refused destinations the relay remembers (the least recently refused forgotten). A
+ * forgotten one is probed like a healthy one (its refusal then forgets the next): the probe's
+ * visit claims in visit order, not due order, so that cascade does not hold back the healthy
+ * destinations visited after it (review 61; docs/outbox.md, Broker outages).
+ */
 const REFUSED_KEPT = 1_000;
 
 /**

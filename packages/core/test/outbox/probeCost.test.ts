@@ -110,3 +110,52 @@ it('every destination refused: the turn of the dead one costs the same past 100,
   expect(large.destinations).toEqual(['queue-down']);
   expect(large.work).toBeLessThan(small.work * 1.5);
 }, 300_000);
+
+/**
+ * Review 61: the probe's key scan (step 1's fallback through the ordering index) costs the same
+ * whatever a blocked key holds: 'queue-up' has one key whose head is FAILED with `blocked` events
+ * behind it (more than the rows step 1 reads of it) and one ready key; 'queue-down' is refused.
+ */
+async function probePastBlockedKey(blocked: number) {
+  await t.db.execute('TRUNCATE outbox_events');
+  await t.db.execute(
+    `INSERT INTO outbox_events (id, event_type, payload, max_retries, destination, ordering_key, next_attempt_at)
+     SELECT gen_random_uuid(), 'probe.cost', '{}', 5, 'queue-up', 'blocked',
+       now() - interval '1 hour' + g * interval '1 ms'
+     FROM generate_series(0, $1::int) g`,
+    [blocked],
+  );
+  await t.db.execute(
+    `UPDATE outbox_events SET status = 'FAILED', failed_at = now(), last_error = 'poison', retry_count = max_retries
+     WHERE seq = (SELECT min(seq) FROM outbox_events)`,
+  );
+  await t.db.execute(
+    `INSERT INTO outbox_events (id, event_type, payload, max_retries, destination, ordering_key)
+     VALUES (gen_random_uuid(), 'probe.cost', '{}', 5, 'queue-up', 'ready'),
+            (gen_random_uuid(), 'probe.cost', '{}', 5, 'queue-down', NULL)`,
+  );
+  const explainer = new Client({ connectionString: t.url });
+  await explainer.connect();
+  try {
+    const measured = measuring(t.db, explainer, 'custom');
+    const probe = await relayStore(measured.db).probe({
+      token: randomUUID(),
+      limit: 1,
+      leaseMs: 60_000,
+      failedHead: 'block',
+      refused: ['queue-down'],
+      cursor: null,
+    });
+    return { work: measured.total(), keys: probe.rows.map((row) => row.ordering_key) };
+  } finally {
+    await explainer.end();
+  }
+}
+
+it('a key blocked behind its FAILED head with 100,000 events: the probe finds the other key at the cost it does past 1,000', async () => {
+  const small = await probePastBlockedKey(1_000);
+  const large = await probePastBlockedKey(100_000);
+  expect(small.keys).toEqual(['ready']);
+  expect(large.keys).toEqual(['ready']);
+  expect(large.work).toBeLessThan(small.work * 1.5);
+}, 300_000);

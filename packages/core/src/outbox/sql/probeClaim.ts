@@ -2,7 +2,7 @@ import type { SqlExecutor, StatementOptions } from '../../sql/executor';
 import type { FailedHeadPolicy } from '../options';
 import { BLOCK_READY, CLAIMED, NOT_A_CONSTANT_PENDING, SKIP_GUARD, SKIPPED } from './claimBatch';
 import type { ClaimedRow } from './fragments';
-import { BLOCKING, noneInFlight } from './keyScan';
+import { BLOCKING, keyScan, LANE_LAST_JOIN, noneInFlight } from './keyScan';
 
 /** Destinations one visit of the probe reads (one index probe each), round-robin from a cursor. */
 export const PROBE_DESTINATIONS = 100;
@@ -24,8 +24,8 @@ export const PROBE_ROWS = 1_000;
  */
 const DEST = (r: string) => `left(coalesce(${r}.destination, ''), 512)`;
 
-/** The refused destinations ($6) as index keys. */
-const REFUSED = `ARRAY(SELECT left(r, 512) FROM unnest($6::text[]) r)`;
+/** The refused destinations (parameter `p`, $6 unless given) as index keys. */
+const REFUSED = (p = '$6') => `ARRAY(SELECT left(r, 512) FROM unnest(${p}::text[]) r)`;
 
 /**
  * PENDING as the index's predicate spells it (the statuses it is not): only this statement proves
@@ -51,15 +51,16 @@ const VISIT = `RECURSIVE dests AS (
     FROM dests s WHERE s.name IS NOT NULL AND s.n <= $7
   ), read_dests AS (
     SELECT s.name, s.n AS ord FROM dests s
-    WHERE s.n <= $7 AND s.name IS NOT NULL AND s.name <> ALL (${REFUSED})
+    WHERE s.n <= $7 AND s.name IS NOT NULL AND s.name <> ALL (${REFUSED()})
   )`;
 
 /** The refused destinations ($6) themselves, ranked as given (least recently refused first). */
 const REFUSED_TURN = `read_dests AS (
-    SELECT r.name, r.ord FROM unnest(${REFUSED}) WITH ORDINALITY r(name, ord)
+    SELECT r.name, r.ord FROM unnest(${REFUSED()}) WITH ORDINALITY r(name, ord)
   )`;
 
 type Phase = 'others' | 'refused';
+type Step = Phase | 'keys';
 
 /**
  * The half-open probe's claim while the broker refused some destinations ($6: their names, '' for
@@ -74,46 +75,81 @@ type Phase = 'others' | 'refused';
  * max($4, $5 / destinations read). The cost grows with the destinations read and $5, never with
  * a destination's backlog. Of those rows the ones that head their key (as the claim's due window
  * asks it: the key's first blocking event, nothing of the key in flight) or have no key are
- * candidates: all of them for 'others', those of the first-ranked destination that has any for
- * 'refused' (one refused destination per probe, in turn); locked and claimed in due order as the
- * claim does, with the same 'skip' guard.
+ * candidates: for 'others' up to $1 of them, each destination's first before a second of any, in
+ * visit order; for 'refused' up to $1 of the first-ranked destination that has any, in due order
+ * (one refused destination per probe, in turn); locked and claimed in due order as the claim
+ * does, with the same 'skip' guard.
  */
 function probeSql(policy: FailedHeadPolicy, phase: Phase): string {
   const skip = policy === 'skip';
+  // 'others': every visited destination's oldest head before a second one of any, in visit order
+  // (from the cursor), so that a destination's head is claimed whenever its visit comes round,
+  // however old the rows of the destinations before it (review 61: a dead destination the
+  // refused list forgot); 'refused': the first-ranked destination's heads in due order.
   const chosen =
     phase === 'others'
-      ? 'SELECT id FROM heads'
-      : 'SELECT id FROM heads WHERE ord = (SELECT min(ord) FROM heads)';
+      ? 'SELECT id FROM heads ORDER BY rn, ord, next_attempt_at, seq LIMIT $1'
+      : 'SELECT id FROM heads WHERE ord = (SELECT min(ord) FROM heads) ORDER BY next_attempt_at, seq LIMIT $1';
   const next = phase === 'others' ? '(SELECT s.name FROM dests s WHERE s.n = $7 + 1)' : 'NULL::text';
   return `WITH ${phase === 'others' ? VISIT : REFUSED_TURN}, firsts AS (
-    SELECT s.ord, f.id, f.seq, f.ordering_key FROM read_dests s CROSS JOIN LATERAL (
-      SELECT c.id, c.seq, c.ordering_key FROM outbox_events c
+    SELECT s.ord, f.id, f.seq, f.next_attempt_at, f.ordering_key FROM read_dests s CROSS JOIN LATERAL (
+      SELECT c.id, c.seq, c.next_attempt_at, c.ordering_key FROM outbox_events c
       WHERE ${DEST('c')} = s.name AND ${PENDING('c')} AND c.next_attempt_at <= now()
       ORDER BY ${DEST('c')}, c.next_attempt_at, c.seq
       LIMIT (SELECT greatest($4::int, $5::int / greatest(count(*), 1)::int) FROM read_dests)) f
-  ), heads AS (
-    SELECT f.id, f.ord FROM firsts f WHERE f.ordering_key IS NULL
+  ), found AS (
+    SELECT f.id, f.ord, f.seq, f.next_attempt_at FROM firsts f WHERE f.ordering_key IS NULL
     UNION ALL
-    SELECT f.id, f.ord FROM firsts f
+    SELECT f.id, f.ord, f.seq, f.next_attempt_at FROM firsts f
     WHERE f.ordering_key IS NOT NULL AND f.seq = (
         SELECT p.seq FROM outbox_events p
         WHERE p.ordering_key = f.ordering_key AND p.status IN (${BLOCKING[policy]})
         ORDER BY p.ordering_key, p.seq LIMIT 1)
       AND ${noneInFlight('f.ordering_key')}
+  ), heads AS (
+    SELECT h.*, row_number() OVER (PARTITION BY h.ord ORDER BY h.next_attempt_at, h.seq) AS rn
+    FROM found h
   ), candidates AS (
     SELECT e.id FROM outbox_events e
     WHERE e.id = ANY (ARRAY(${chosen})) AND e.status = ${NOT_A_CONSTANT_PENDING}
-    ORDER BY e.next_attempt_at, e.seq LIMIT $1
+    ORDER BY e.next_attempt_at, e.seq
     FOR UPDATE SKIP LOCKED
   ) ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
-  SELECT ${next} AS next_destination,
+  SELECT ${next} AS next_destination, NULL::text AS next_key,
     ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids, claimed.*
   FROM (SELECT 1) one LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
 }
 
-const PROBE: Record<Phase, Record<FailedHeadPolicy, string>> = {
+/**
+ * Step 1's fallback through the ordering index (review 61): a key whose head is not claimable
+ * (FAILED under 'block', in flight, behind a refused event) holds back every event of it, and a
+ * destination's due rows read in due order may all be such events (a budget full of one blocked
+ * key), so its other keys' heads are never read. Here the closed claim's key scan (keyScan.ts):
+ * keys round-robin from the key cursor $6, one ordering-index probe each, at most $5; of the heads
+ * it finds, those of a destination not refused ($7) are claimed, up to $4, in due order. $1 only
+ * stops the scan (at $5 too). The cost grows with $5, never with a key's or destination's backlog.
+ */
+function keysSql(policy: FailedHeadPolicy): string {
+  const skip = policy === 'skip';
+  return `WITH RECURSIVE ${keyScan(policy, true)}, candidates AS (
+    SELECT e.id FROM outbox_events e
+    WHERE e.id = ANY (ARRAY(SELECT id FROM lane_heads)) AND e.status = ${NOT_A_CONSTANT_PENDING}
+      AND ${DEST('e')} <> ALL (${REFUSED('$7')})
+    ORDER BY e.next_attempt_at, e.seq LIMIT $4
+    FOR UPDATE SKIP LOCKED
+  ) ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
+  SELECT NULL::text AS next_destination, last.k AS next_key,
+    ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids, claimed.*
+  FROM (SELECT 1) one ${LANE_LAST_JOIN} LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
+}
+
+/** Keys step 1's fallback scans at most per probe (one ordering-index probe each). */
+export const PROBE_KEYS = 1_000;
+
+const PROBE: Record<Step, Record<FailedHeadPolicy, string>> = {
   others: { block: probeSql('block', 'others'), skip: probeSql('skip', 'others') },
   refused: { block: probeSql('block', 'refused'), skip: probeSql('skip', 'refused') },
+  keys: { block: keysSql('block'), skip: keysSql('skip') },
 };
 
 export interface ProbeArgs {
@@ -129,6 +165,8 @@ export interface ProbeArgs {
   refused: readonly (string | null)[];
   /** The destination the round-robin visit starts at (null: the first). */
   cursor: string | null;
+  /** The ordering key step 1's fallback key scan starts after (null or absent: the first). */
+  keyCursor?: string | null;
   statement?: StatementOptions;
 }
 
@@ -137,50 +175,58 @@ export interface ProbeResult {
   readonly skippedIds: string[];
   /** Where the next probe's visit starts (null: from the first destination). */
   readonly cursor: string | null;
+  /** Where the next probe's key scan starts (null: from the first key). */
+  readonly keyCursor: string | null;
 }
 
-async function probeStep(db: SqlExecutor, args: ProbeArgs, phase: Phase, from = ''): Promise<ProbeResult> {
+function params(args: ProbeArgs, step: Step, from: string): unknown[] {
+  const refused = [...new Set(args.refused.map((d) => d ?? ''))];
+  if (step === 'keys')
+    return [PROBE_KEYS, args.token, args.leaseMs, args.limit, PROBE_KEYS, args.keyCursor ?? null, refused];
+  const base = [args.limit, args.token, args.leaseMs, args.limit * 2, PROBE_ROWS, refused];
+  return step === 'others' ? [...base, PROBE_DESTINATIONS, from] : base;
+}
+
+async function probeStep(db: SqlExecutor, args: ProbeArgs, step: Step, from = ''): Promise<ProbeResult> {
   const result = await db.query<
-    Partial<ClaimedRow> & { next_destination: string | null; skipped_ids: string[] | null }
-  >(
-    PROBE[phase][args.failedHead],
-    [
-      args.limit,
-      args.token,
-      args.leaseMs,
-      args.limit * 2,
-      PROBE_ROWS,
-      [...new Set(args.refused.map((d) => d ?? ''))],
-      ...(phase === 'others' ? [PROBE_DESTINATIONS, from] : []),
-    ],
-    args.statement,
-  );
+    Partial<ClaimedRow> & {
+      next_destination: string | null;
+      next_key: string | null;
+      skipped_ids: string[] | null;
+    }
+  >(PROBE[step][args.failedHead], params(args, step, from), args.statement);
   return {
     rows: result.filter((row): row is ClaimedRow & (typeof result)[number] => row.id != null),
     skippedIds: [...new Set(result.flatMap((row) => row.skipped_ids ?? []))],
     cursor: result[0]?.next_destination ?? null,
+    keyCursor: result[0]?.next_key ?? null,
   };
 }
 
 /**
  * Claims up to `limit` rows for a half-open probe (see probeSql): from the destinations not
- * `refused`, visiting at most PROBE_DESTINATIONS of them round-robin from `cursor`, and when a
- * visit that did not start at the first destination finds nothing, once more from the first
- * (the next visit then starts where the first one ended, so every probe moves on); when that
- * finds nothing either, from one refused destination, the first of `refused` with a claimable
- * due row, so that every refused destination is probed again in turn (a refusal is forgotten
- * only when a publish of it is answered). At most three statements; claims nothing only when no
- * destination's due rows read include one heading its key.
+ * `refused`, visiting at most PROBE_DESTINATIONS of them round-robin from `cursor` (each one's
+ * oldest head before a second of any, in visit order), and when a visit that did not start at
+ * the first destination finds nothing, once more from the first (the next visit then starts where
+ * the first one ended, so every probe moves on); when that finds nothing either, the heads of the
+ * destinations not refused through the ordering index (keysSql: PROBE_KEYS keys round-robin from
+ * `keyCursor`), so that a key blocked behind its head does not hide a destination's other keys;
+ * then from one refused destination, the first of `refused` with a claimable due row, so that
+ * every refused destination is probed again in turn (a refusal is forgotten only when a publish
+ * of it is answered). At most four statements.
  */
 export async function probeClaim(db: SqlExecutor, args: ProbeArgs): Promise<ProbeResult> {
+  const keyCursor = args.keyCursor ?? null;
   const first = await probeStep(db, args, 'others', args.cursor ?? '');
-  if (first.rows.length > 0) return first;
+  if (first.rows.length > 0) return { ...first, keyCursor };
   let cursor = first.cursor;
   if (args.cursor !== null) {
     const again = await probeStep(db, args, 'others', '');
     cursor = first.cursor ?? again.cursor;
-    if (again.rows.length > 0) return { ...again, cursor };
+    if (again.rows.length > 0) return { ...again, cursor, keyCursor };
   }
+  const keys = await probeStep(db, args, 'keys');
+  if (keys.rows.length > 0) return { ...keys, cursor };
   const turn = await probeStep(db, args, 'refused');
-  return { ...turn, cursor };
+  return { ...turn, cursor, keyCursor: keys.keyCursor };
 }
