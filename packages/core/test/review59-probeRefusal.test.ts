@@ -11,10 +11,10 @@
  * at once), one relay cycle at a time; 3,000 rows of 'queue-down' (the broker refuses it
  * throughout), emitted before anything else; the healthy events go to 'queue-up'.
  */
-import { createRelay, emit, emitMany, type OutboxMessage, type OutboxOptions, type Relay } from '@ferry/core';
+import { createRelay, emit, emitMany, type OutboxMessage, type OutboxOptions } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { silent } from './outbox/helpers';
+import { clockedRelay, cyclesUntilDelivered, silent } from './outbox/helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -42,21 +42,6 @@ async function emitDeadBacklog(): Promise<void> {
 }
 
 /** Runs cycles (the open period passing at once) until `id` is delivered; returns the cycles, or `max`. */
-async function cyclesUntilDelivered(
-  relay: Relay,
-  publisher: InMemoryPublisher,
-  id: string,
-  advance: () => void,
-  max: number,
-): Promise<number> {
-  for (let cycle = 1; cycle <= max; cycle += 1) {
-    if (relay.circuit === 'open') advance();
-    await relay.runOnce();
-    if (publisher.delivered.some((m) => m.id === id)) return cycle;
-  }
-  return max;
-}
-
 it('after a broker-wide blip, healthy destinations wait for the dead backlog: the refusal is never forgotten', async () => {
   // What a user sees: one queue is dead (AccessDenied) with a backlog; the broker then has a short
   // network blip (every publish `unavailable` for two cycles) and comes back for every other queue.
@@ -149,17 +134,7 @@ it('with 200 destinations whose rows all wait a retry back-off, the probe never 
     decide: (message: OutboxMessage) =>
       message.destination === 'queue-down' ? { unavailable: 'AccessDenied on queue-down' } : 'sent',
   });
-  let now = 1_000_000;
-  const relay = createRelay({
-    db: t.db,
-    publisher,
-    logger: silent,
-    clock: () => now,
-    options: { batchSize: 20 },
-  });
-  const advance = () => {
-    now += relay.options.circuit.maxOpenMs + 1;
-  };
+  const { relay, advance } = clockedRelay(t.db, publisher, { batchSize: 20 });
   try {
     const healthy = await emit(t.db, { type: 'up', destination: 'queue-up', payload: {} });
     const waited = await cyclesUntilDelivered(relay, publisher, healthy.id, advance, 200);
@@ -209,17 +184,7 @@ it('keys spanning a dead and a healthy destination: an unblocked healthy event w
     decide: (message: OutboxMessage) =>
       message.destination === 'billing' ? { unavailable: 'AccessDenied on billing' } : 'sent',
   });
-  let now = 1_000_000;
-  const relay = createRelay({
-    db: t.db,
-    publisher,
-    logger: silent,
-    clock: () => now,
-    options: { batchSize: 20 },
-  });
-  const advance = () => {
-    now += relay.options.circuit.maxOpenMs + 1;
-  };
+  const { relay, advance } = clockedRelay(t.db, publisher, { batchSize: 20 });
   try {
     const waited = await cyclesUntilDelivered(relay, publisher, ready.id, advance, 200);
     expect(waited).toBeLessThanOrEqual(2);

@@ -13,10 +13,10 @@
  * destination), the real relay on PostgreSQL, the breaker's clock injected (an open period passes
  * at once), one relay cycle at a time.
  */
-import { createRelay, emit, emitMany, type OutboxMessage, type Relay } from '@ferry/core';
+import { emit, emitMany, type OutboxMessage } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { silent } from './outbox/helpers';
+import { clockedRelay, cyclesUntilDelivered } from './outbox/helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -25,21 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.drop();
 });
-
-async function cyclesUntilDelivered(
-  relay: Relay,
-  publisher: InMemoryPublisher,
-  id: string,
-  advance: () => void,
-  max: number,
-): Promise<number> {
-  for (let cycle = 1; cycle <= max; cycle += 1) {
-    if (relay.circuit === 'open') advance();
-    await relay.runOnce();
-    if (publisher.delivered.some((m) => m.id === id)) return cycle;
-  }
-  return Number.POSITIVE_INFINITY;
-}
 
 it("a key blocked behind its FAILED head in a healthy queue: the queue's other keys wait for as long as another queue is down", async () => {
   // What a user sees: 'orders' is healthy; one of its keys ('customer-42') has a FAILED head
@@ -70,17 +55,7 @@ it("a key blocked behind its FAILED head in a healthy queue: the queue's other k
     decide: (message: OutboxMessage) =>
       message.destination === 'audit' ? { unavailable: 'queue audit unreachable' } : 'sent',
   });
-  let now = 1_000_000;
-  const relay = createRelay({
-    db: t.db,
-    publisher,
-    logger: silent,
-    clock: () => now,
-    options: { batchSize: 20 },
-  });
-  const advance = () => {
-    now += relay.options.circuit.maxOpenMs + 1;
-  };
+  const { relay, advance } = clockedRelay(t.db, publisher, { batchSize: 20 });
   try {
     // The closed claim takes 20 'audit' rows, all refused: the circuit opens.
     await relay.runOnce();

@@ -12,10 +12,10 @@
  * destination), the real relay on PostgreSQL, the breaker's clock injected (an open period passes
  * at once), one relay cycle at a time.
  */
-import { createRelay, emit, emitMany, type OutboxMessage, type Relay } from '@ferry/core';
+import { emit, emitMany, type OutboxMessage } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { silent } from './outbox/helpers';
+import { clockedRelay, cyclesUntilDelivered } from './outbox/helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -24,21 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.drop();
 });
-
-async function cyclesUntilDelivered(
-  relay: Relay,
-  publisher: InMemoryPublisher,
-  id: string,
-  advance: () => void,
-  max: number,
-): Promise<number> {
-  for (let cycle = 1; cycle <= max; cycle += 1) {
-    if (relay.circuit === 'open') advance();
-    await relay.runOnce();
-    if (publisher.delivered.some((m) => m.id === id)) return cycle;
-  }
-  return Number.POSITIVE_INFINITY;
-}
 
 it('1,001 dead destinations (one past the refused list cap): a healthy event waits probes that grow with the dead destinations', async () => {
   // What a user sees: a multi-tenant app with a queue per tenant; 1,001 tenant queues are deleted
@@ -61,17 +46,7 @@ it('1,001 dead destinations (one past the refused list cap): a healthy event wai
     decide: (message: OutboxMessage) =>
       message.destination?.startsWith('tenant-') ? { unavailable: 'queue does not exist' } : 'sent',
   });
-  let now = 1_000_000;
-  const relay = createRelay({
-    db: t.db,
-    publisher,
-    logger: silent,
-    clock: () => now,
-    options: { batchSize: 2_000 },
-  });
-  const advance = () => {
-    now += relay.options.circuit.maxOpenMs + 1;
-  };
+  const { relay, advance } = clockedRelay(t.db, publisher, { batchSize: 2_000 });
   try {
     // The closed claim takes every dead row: all refused, the circuit opens.
     await relay.runOnce();

@@ -95,3 +95,41 @@ export function failingStatements(
     transaction: (work, options) => db.transaction(work, options),
   };
 }
+
+/**
+ * A relay whose circuit breaker reads a clock the test moves: `advance()` lets an open period pass
+ * at once, so a test counts relay cycles, not seconds.
+ */
+export function clockedRelay(
+  db: SqlExecutor,
+  publisher: Publisher,
+  options: OutboxOptions = {},
+): { relay: Relay; advance: () => void } {
+  let now = 1_000_000;
+  const relay = createRelay({ db, publisher, logger: silent, clock: () => now, options });
+  return {
+    relay,
+    advance: () => {
+      now += relay.options.circuit.maxOpenMs + 1;
+    },
+  };
+}
+
+/**
+ * Runs relay cycles (an open circuit's period passed at once by `advance`) until `publisher`
+ * delivered event `id`: the cycle it went out in, or Infinity if not within `max` cycles.
+ */
+export async function cyclesUntilDelivered(
+  relay: Relay,
+  publisher: InMemoryPublisher,
+  id: string,
+  advance: () => void,
+  max: number,
+): Promise<number> {
+  for (let cycle = 1; cycle <= max; cycle += 1) {
+    if (relay.circuit === 'open') advance();
+    await relay.runOnce();
+    if (publisher.delivered.some((m) => m.id === id)) return cycle;
+  }
+  return Number.POSITIVE_INFINITY;
+}
