@@ -55,7 +55,7 @@ const TRANSPORT_HEADERS = new Set<string>([
  * headers object (review 57: ferry's id and tenant were read from inside it, where no other AMQP
  * reader sees a ferry header); holding anything else it is dropped without a trace.
  */
-function headerTableFault(headers: object): string | null {
+function prototypeFieldFault(headers: object): string | null {
   const prototype: unknown = Object.getPrototypeOf(headers);
   if (prototype === Object.prototype || prototype === null) return null;
   return 'the header table holds a field named __proto__ holding a table, which amqplib decodes as the prototype of the headers: no header of it is read';
@@ -67,7 +67,7 @@ function headerTableFault(headers: object): string | null {
  */
 export function decodeDelivery(message: Message, options: DecodeOptions): Decoded {
   const headers = message.properties.headers ?? {};
-  const table = headerTableFault(headers);
+  const table = prototypeFieldFault(headers);
   if (table !== null) {
     const id = nonEmptyValue(message.properties.messageId);
     return { ok: false, reason: REJECT_REASONS.ambiguousHeader, detail: table, messageId: id ?? null };

@@ -6,7 +6,8 @@ export {
   type ResolvedConsumerOptions,
 } from './consumerOptions';
 export { decodeDelivery, type DeliveryExtractor, type Decoded } from './delivery';
-export { RabbitPublisher, resolveRoute, encodeMessage } from './publisher';
+export { RabbitPublisher } from './publisher';
+export { resolveRoute, encodeMessage } from './route';
 export {
   resolvePublisherOptions,
   type RabbitPublisherOptions,

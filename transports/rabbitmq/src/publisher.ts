@@ -1,10 +1,7 @@
 import { setMaxListeners } from 'node:events';
-import type { ConfirmChannel, Options } from 'amqplib';
-
-type PublishOptions = Options.Publish;
+import type { ConfirmChannel } from 'amqplib';
 import {
   FerryConfigError,
-  FerryError,
   type Logger,
   type OutboxMessage,
   type PublishOutcome,
@@ -20,7 +17,6 @@ import {
 } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import { fitsEveryFrame, frameFault, headerTableFault, negotiatedFrameMax } from './headerTable';
-import { shortString } from './copyOptions';
 import { RabbitConnection, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
 import { closedError, describeError, transportError } from './errors';
@@ -34,85 +30,15 @@ import {
   type ChannelRefusal,
 } from './refusals';
 import { CLOSE_ANSWER_MS, settledWithin, untilAborted } from './waits';
+import { blockedNote, failedOutcome, isClosed, permanent, retryable, unavailable } from './publishOutcomes';
+import { encodeMessage, overlongRoute, publishOptions, resolveRoute } from './route';
+import { smallestFirst, unblocked, type SendItem } from './sendItem';
 import type { ConnectionOptions } from './options';
 import {
   resolvePublisherOptions,
   type RabbitPublisherOptions,
   type ResolvedPublisherOptions,
-  type Route,
 } from './publisherOptions';
-
-/**
- * Where an event goes: its `destination` (`exchange` or `exchange/routingKey`; the routing key
- * defaults to the type), else the route for its type, else the default destination (written
- * the same way). Null: no route.
- */
-export function resolveRoute(
-  message: Pick<OutboxMessage, 'type' | 'destination'>,
-  routes: Readonly<Record<string, Route>> = {},
-  defaultDestination?: string,
-): { exchange: string; routingKey: string } | null {
-  if (message.destination !== null && message.destination.length > 0) {
-    return parseDestination(message.destination, message.type);
-  }
-  const route = Object.prototype.hasOwnProperty.call(routes, message.type) ? routes[message.type] : undefined;
-  if (route) return { exchange: route.exchange, routingKey: route.routingKey ?? message.type };
-  if (defaultDestination !== undefined) return parseDestination(defaultDestination, message.type);
-  return null;
-}
-
-function parseDestination(destination: string, type: string): { exchange: string; routingKey: string } {
-  const slash = destination.indexOf('/');
-  if (slash < 0) return { exchange: destination, routingKey: type };
-  return { exchange: destination.slice(0, slash), routingKey: destination.slice(slash + 1) };
-}
-
-/**
- * Why an exchange or routing key cannot be published (an AMQP short string holds at most 255
- * bytes, and amqplib throws on a longer one), or null.
- */
-function overlongRoute(route: { exchange: string; routingKey: string }): string | null {
-  for (const [what, value] of [
-    ['exchange', route.exchange],
-    ['routing key', route.routingKey],
-  ] as const) {
-    const bytes = Buffer.byteLength(value);
-    if (bytes > 255) return `the ${what} is ${bytes} bytes; AMQP allows 255 bytes`;
-  }
-  return null;
-}
-
-/**
- * The wire format: JSON body, ferry headers (over the event's own), AMQP properties. `type` and
- * `correlationId` are AMQP short strings (255 bytes at most); a longer one (emit allows 255
- * characters of type and 512 of ids) is left out of the properties: the ferry headers carry it.
- */
-export function encodeMessage(
-  message: OutboxMessage,
-  appId?: string,
-): { content: Buffer; options: PublishOptions } {
-  return {
-    content: Buffer.from(JSON.stringify(message.payload), 'utf8'),
-    options: publishOptions(message, appId),
-  };
-}
-
-/** The AMQP properties and headers of encodeMessage, without its body. */
-function publishOptions(message: OutboxMessage, appId: string | undefined): PublishOptions {
-  const correlationId = shortString(message.correlationId ?? undefined);
-  return {
-    persistent: true,
-    mandatory: true,
-    contentType: 'application/json',
-    contentEncoding: 'utf-8',
-    messageId: message.id,
-    ...(shortString(message.type) !== undefined ? { type: message.type } : {}),
-    timestamp: Math.floor(message.createdAt.getTime() / 1000),
-    headers: outboxHeaders(message),
-    ...(correlationId !== undefined ? { correlationId } : {}),
-    ...(appId !== undefined ? { appId } : {}),
-  };
-}
 
 /**
  * The outbox relay's Publisher: a confirm channel, `mandatory` publishes. A message is `sent`
@@ -753,82 +679,6 @@ export class RabbitPublisher implements Publisher {
 }
 
 /**
- * A publish the broker did not confirm. `unavailable` (released without spending an attempt, the
- * relay's circuit counts it) when the connection was lost under it, or when the confirm deadline
- * passed with no answer from the broker: only a message's size makes its confirm slow (it is then
- * published last next time, publishChecked, and still not charged), while a node under a resource alarm (it blocks every publishing connection, for as long as the
- * alarm lasts) or a silent connection withholds every one, and spending attempts on that turned
- * events FAILED during a broker outage (fault-tests/broker-recovery/rabbitmq-outage, alarm). A nack, or
- * a publish the relay gave up on itself (`stop`: its lease, its shutdown), stays `retryable`.
- */
-function failedOutcome(
-  id: string,
-  result: { readonly error: string; readonly unanswered?: boolean },
-  connectionLost: boolean,
-  stop: AbortSignal,
-  connection: RabbitConnection,
-): PublishOutcome {
-  if (connectionLost) return unavailable(id, result.error);
-  if (result.unanswered === true && !stop.aborted)
-    return unavailable(id, `${result.error}${blockedNote(connection)}`);
-  return retryable(id, result.error);
-}
-
-/** "; the broker blocks the connection: <reason>" while it does (RabbitConnection.blocked), else "". */
-function blockedNote(connection: RabbitConnection): string {
-  const reason = connection.blocked;
-  return reason === null ? '' : `; the broker blocks the connection: ${reason}`;
-}
-
-/**
- * `items` with the smallest first, each key's messages kept in their order behind its first one
- * (a key's chain goes by its first message's size): a message too slow to upload delays every
- * publish after it on the connection, so it goes after the others, keyed or not (review 39: keyed
- * ones went first whatever their size, and a big keyed message held its neighbours again).
- */
-function smallestFirst(items: readonly SendItem[]): SendItem[] {
-  const chains: SendItem[][] = [];
-  const byKey = new Map<string, SendItem[]>();
-  for (const item of items) {
-    const key = item.message.orderingKey ?? null;
-    const chain = key === null ? undefined : byKey.get(key);
-    if (chain) chain.push(item);
-    else {
-      const started = [item];
-      if (key !== null) byKey.set(key, started);
-      chains.push(started);
-    }
-  }
-  const size = (item: SendItem) => Buffer.byteLength(JSON.stringify(item.message.payload) ?? '');
-  return chains
-    .map((chain) => ({ chain, size: size(chain[0]!) }))
-    .sort((a, b) => a.size - b.size)
-    .flatMap(({ chain }) => chain);
-}
-
-/**
- * Of `again` (messages of `items` to publish again), those no earlier message of their key in
- * `items` keeps waiting: one neither sent nor published again (e.g. returned) goes first.
- */
-function unblocked(
-  items: readonly SendItem[],
-  again: readonly SendItem[],
-  outcomes: ReadonlyMap<number, PublishOutcome>,
-): SendItem[] {
-  if (again.length === 0) return [];
-  const retried = new Set(again);
-  const waiting = new Set<string>();
-  const ready: SendItem[] = [];
-  for (const item of items) {
-    const key = item.message.orderingKey ?? null;
-    if (retried.has(item) && (key === null || !waiting.has(key))) ready.push(item);
-    else if (key !== null && (retried.has(item) || outcomes.get(item.index)?.status !== 'sent'))
-      waiting.add(key);
-  }
-  return ready;
-}
-
-/**
  * How a publishOn ended: the broker's refusal that closed the channel, if any, and the messages
  * it took down with it that are not reported yet (a shared channel, another exchange refused).
  */
@@ -845,30 +695,5 @@ interface CallAnswers {
   answered: number;
 }
 
-/** A message of a batch with its route and its place in the batch. */
-interface SendItem {
-  readonly index: number;
-  readonly message: OutboxMessage;
-  readonly exchange: string;
-  readonly routingKey: string;
-}
-
 /** AMQP's reply code for a missing exchange. */
 const NOT_FOUND = 404;
-
-function retryable(id: string, error: string): PublishOutcome {
-  return { id, status: 'retryable', error };
-}
-
-/** The broker could not be reached: released by the relay without spending an attempt. */
-function unavailable(id: string, error: string): PublishOutcome {
-  return { id, status: 'unavailable', error };
-}
-
-function isClosed(error: unknown): boolean {
-  return error instanceof FerryError && error.code === 'FERRY_CLOSED';
-}
-
-function permanent(id: string, error: string): PublishOutcome {
-  return { id, status: 'permanent', error };
-}
