@@ -6,26 +6,10 @@
 import { Readable } from 'node:stream';
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import { SqsConnection, SqsPublisher } from '@ferry/sqs';
-import { FakeNetwork } from './support/fakeNetwork';
+import { FakeNetwork, withoutConfiguredEndpoints } from './support/fakeNetwork';
 import { neverAborted, outboxMessages } from './support/sqs';
 
-const ENV_KEYS = ['AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL', 'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS'] as const;
-const saved = new Map<string, string | undefined>();
-beforeEach(() => {
-  for (const key of ENV_KEYS) {
-    saved.set(key, process.env[key]);
-    delete process.env[key];
-  }
-  jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-});
-afterEach(() => {
-  for (const key of ENV_KEYS) {
-    const value = saved.get(key);
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
-  jest.restoreAllMocks();
-});
+withoutConfiguredEndpoints();
 
 type Config = Omit<SQSClientConfig, 'requestHandler' | 'maxAttempts'>;
 const ACCOUNT = '123456789012';

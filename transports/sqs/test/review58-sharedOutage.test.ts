@@ -8,26 +8,10 @@
  * at every cycle of the outage and FAILED at maxRetries, while the region's events wait unharmed.
  */
 import { SqsConnection, SqsPublisher } from '@ferry/sqs';
-import { FakeNetwork } from './support/fakeNetwork';
+import { FakeNetwork, withoutConfiguredEndpoints } from './support/fakeNetwork';
 import { neverAborted, outboxMessages } from './support/sqs';
 
-const ENV_KEYS = ['AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL', 'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS'] as const;
-const saved = new Map<string, string | undefined>();
-beforeEach(() => {
-  for (const key of ENV_KEYS) {
-    saved.set(key, process.env[key]);
-    delete process.env[key];
-  }
-  jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-});
-afterEach(() => {
-  for (const key of ENV_KEYS) {
-    const value = saved.get(key);
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
-  jest.restoreAllMocks();
-});
+withoutConfiguredEndpoints();
 
 test('a foreign host failing in a call where the endpoint itself failed as an outage is not charged', async () => {
   const network = new FakeNetwork();

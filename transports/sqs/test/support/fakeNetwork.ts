@@ -49,3 +49,32 @@ export class FakeNetwork {
     });
   }
 }
+
+const ENDPOINT_ENV = [
+  'AWS_ENDPOINT_URL_SQS',
+  'AWS_ENDPOINT_URL',
+  'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS',
+] as const;
+
+/**
+ * Registers hooks that clear the SDK's endpoint variables for each test (restored after it) and
+ * silence the console warning the SDK writes for each request sent to a queue URL's own host.
+ */
+export function withoutConfiguredEndpoints(): void {
+  const saved = new Map<string, string | undefined>();
+  beforeEach(() => {
+    for (const key of ENDPOINT_ENV) {
+      saved.set(key, process.env[key]);
+      delete process.env[key];
+    }
+    jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+  });
+  afterEach(() => {
+    for (const key of ENDPOINT_ENV) {
+      const value = saved.get(key);
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    jest.restoreAllMocks();
+  });
+}
