@@ -56,6 +56,17 @@ it('checkSchema on a database gone silent fails with a retriable FERRY_TIMEOUT',
   expect(error).toMatchObject({ retriable: true });
 });
 
+it('checkSchema on a server that never completes the connection is FERRY_DATABASE_UNAVAILABLE (no statement was sent)', async () => {
+  const proxy = await halfOpenProxy(new URL(t.url));
+  ends.unshift(() => proxy.close());
+  proxy.silence(); // before the first connection: its startup is never answered
+  const db = fromPg(poolOn(proxy.url(t.url)));
+  const outcome = await outcomeWithin(checkSchema(db, { statementTimeoutMs: 300 }), HANG_MS);
+  expect(outcome).not.toBe('hung');
+  const { error } = outcome as { error: unknown };
+  expect(error).toMatchObject({ code: 'FERRY_DATABASE_UNAVAILABLE', retriable: true });
+});
+
 it('checkSchema refuses a statementTimeoutMs out of bounds', async () => {
   await expect(checkSchema(t.db, { statementTimeoutMs: 5 })).rejects.toMatchObject({
     code: 'FERRY_CONFIG_INVALID',
