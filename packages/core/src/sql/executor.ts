@@ -67,6 +67,13 @@ export interface StatementOptions {
    * still run, and commit, on the server).
    */
   readonly onAbandoned?: (ended: Promise<boolean>) => void;
+  /**
+   * Told by an executor that waits for a connection before it sends the statement (fromPg on a
+   * pool): `true` when it starts waiting, `false` once the wait is over. A deadline that passes
+   * while it waits is no statement PostgreSQL left unanswered but no connection in time
+   * (withStatementDeadline: FERRY_DATABASE_UNAVAILABLE, not FERRY_TIMEOUT).
+   */
+  readonly onConnecting?: (waiting: boolean) => void;
 }
 
 export interface SqlExecutor {

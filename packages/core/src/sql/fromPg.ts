@@ -161,8 +161,7 @@ function statement(text: string, values: unknown[]): QueryConfig {
 function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
   const run = (text: string, values: readonly unknown[], options: StatementOptions | undefined) => {
     const config = statement(text, [...values]);
-    if (options?.signal && isPool(target))
-      return onPooledClient(target, config, options.signal, options.onBackend);
+    if (options?.signal && isPool(target)) return onPooledClient(target, config, options.signal, options);
     return target.query(config);
   };
   const executor: SqlExecutor = {
@@ -194,9 +193,15 @@ async function onPooledClient(
   pool: Pool,
   config: QueryConfig,
   signal: AbortSignal,
-  onBackend?: (backend: { pid: number; sentAt: number }) => void,
+  { onBackend, onConnecting }: StatementOptions,
 ): Promise<QueryResult> {
-  const client = await pool.connect();
+  onConnecting?.(true);
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } finally {
+    onConnecting?.(false);
+  }
   if (signal.aborted) {
     client.release();
     throw signal.reason;

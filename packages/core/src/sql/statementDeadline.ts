@@ -171,8 +171,9 @@ async function settledWithin<T>(
  * application's transactions), each bounded by `timeoutMs` whatever the driver is configured to do.
  * A driver with no `query_timeout` waits for an answer for as long as its connection stays open,
  * and a half-open connection (a peer that went silent, no FIN, no RST) stays open for good; past
- * the deadline ferry stops waiting and the statement fails with a retriable FERRY_TIMEOUT. Its
- * signal aborts then, so an executor that owns the connection destroys it (fromPg); on Prisma the
+ * the deadline ferry stops waiting and the statement fails with a retriable FERRY_TIMEOUT
+ * (FERRY_DATABASE_UNAVAILABLE when the executor was still waiting for a connection: nothing was
+ * sent, StatementOptions.onConnecting). Its signal aborts then, so an executor that owns the connection destroys it (fromPg); on Prisma the
  * connection stays the driver's until the driver gives up on it (see the package README). The
  * caller's `onAbandoned` then learns when the statement can no longer take effect (statementEnded).
  * Transactions are not bounded here: they carry their own limits (`timeoutMs`, `maxWaitMs`).
@@ -187,7 +188,13 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
     }
     const deadline = clearableDeadline(timeoutMs, caller?.signal);
     const signal = deadline.signal;
-    const options: StatementOptions = { ...caller, signal };
+    // Whether the executor still waits for a connection (StatementOptions.onConnecting).
+    let connecting = false;
+    const onConnecting = (waiting: boolean): void => {
+      connecting = waiting;
+      caller?.onConnecting?.(waiting);
+    };
+    const options: StatementOptions = { ...caller, signal, onConnecting };
     return new Promise<T>((resolve, reject) => {
       let sent: Promise<T>;
       try {
@@ -201,10 +208,23 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
       const giveUp = (): void => {
         caller?.onAbandoned?.(statementEnded(sent, signal));
         if (caller?.signal?.aborted) return reject(caller.signal.reason);
+        // Still waiting for a connection: nothing was sent, the database was not reached in time.
         reject(
-          new FerryError('FERRY_TIMEOUT', `the database did not answer a statement within ${timeoutMs} ms`, {
-            details: { timeoutMs },
-          }),
+          connecting
+            ? new FerryError(
+                'FERRY_DATABASE_UNAVAILABLE',
+                `no connection to the database within ${timeoutMs} ms`,
+                {
+                  details: { timeoutMs },
+                },
+              )
+            : new FerryError(
+                'FERRY_TIMEOUT',
+                `the database did not answer a statement within ${timeoutMs} ms`,
+                {
+                  details: { timeoutMs },
+                },
+              ),
         );
       };
       signal.addEventListener('abort', giveUp, { once: true });
