@@ -58,6 +58,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'OUTBOX_DEFAULTS',
     'OUTBOX_DEFAULT_CHANNEL',
     'OUTBOX_OPTION_KEYS',
+    'ROW_VERSION_BOUNDS',
     'STATEMENT_TIMEOUT_BOUNDS',
     'checkSchema',
     'combineObservers',

@@ -33,6 +33,7 @@ export {
 } from './errors';
 export { createInboxTenancyContext, DEFAULT_TENANT_SETTING, type InboxTenancyOptions } from './tenancy';
 export { InboxAdmin, InboxPrivilegedAdmin } from './admin/admin';
+export { ROW_VERSION_BOUNDS } from './admin/validate';
 export {
   InboxScopedAdmin,
   type InboxListOptions,

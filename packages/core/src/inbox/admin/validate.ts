@@ -16,8 +16,12 @@ import { INBOX_STATUSES, type InboxStatus } from '../types';
 export const LIST_LIMIT = { default: 50, max: 500 } as const;
 export const PURGE_LIMIT = { default: 100, max: 10_000 } as const;
 const MAX_TEXT = 1_000;
-/** row_version is an `int`: a larger expected version would be refused by PostgreSQL mid-action. */
-const MAX_ROW_VERSION = 2_147_483_647;
+/**
+ * The `expectedVersion` a requeue or replay takes: a row_version is an `int` from 1, and a larger
+ * expected version would be refused by PostgreSQL mid-action. Exported for a tool that parses
+ * versions up front (the CLI's `<id>:<version>`), so it refuses them before acting on any id.
+ */
+export const ROW_VERSION_BOUNDS = [1, 2_147_483_647] as const;
 
 export function requireUuid(field: string, value: unknown): string {
   return uuidArgument(field, value);
@@ -45,7 +49,7 @@ export function requireText(field: string, value: unknown): string {
 
 /** The observed `rowVersion`: a positive integer PostgreSQL's `int` column can hold. */
 export function requireVersion(value: unknown): number {
-  return integerArgument('expectedVersion', value, 1, MAX_ROW_VERSION);
+  return integerArgument('expectedVersion', value, ...ROW_VERSION_BOUNDS);
 }
 
 export function requireLimit(
