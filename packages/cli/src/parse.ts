@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { DATE_ARGUMENT_BOUNDS, isUuid } from '@ferry/core';
+import { DATE_ARGUMENT_BOUNDS, isUuid, ROW_VERSION_BOUNDS } from '@ferry/core';
 
 /** A commander argParser for an integer from `min` to `max`. */
 function integerBetween(min: number, max: number): (value: string) => number {
@@ -15,6 +15,12 @@ function integerBetween(min: number, max: number): (value: string) => number {
 export function positiveInt(max = Number.MAX_SAFE_INTEGER): (value: string) => number {
   return integerBetween(1, max);
 }
+
+/**
+ * A commander argParser for a receipt's observed version (`--expected-version`): core's
+ * ROW_VERSION_BOUNDS (a row version is an `int` from 1), refused here before any id is acted on.
+ */
+export const rowVersion = integerBetween(...ROW_VERSION_BOUNDS);
 
 /** A commander argParser for a count that may be 0 (a threshold such as health's --max-failed). */
 export function nonNegativeInt(max = Number.MAX_SAFE_INTEGER): (value: string) => number {
@@ -113,18 +119,48 @@ export function age(value: string): number {
   return ms;
 }
 
+/**
+ * `2026-03-01` (UTC), `2026-03-01T12:00` (local time, as JavaScript reads it; a space for the `T`
+ * too), seconds and a fraction optional, then `Z` or `+HH:MM` / `-HH:MM`.
+ */
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))?)?$/;
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
+
+function daysIn(year: number, month: number): number {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
+}
+
+/**
+ * The instant of an ISO timestamp whose every field is on the calendar and the clock, else
+ * undefined: JavaScript's parser rolls 2026-02-30 over to March 2 (a purge --before it deleted a
+ * day more than asked) and takes a day 31 in any month.
+ */
+function isoInstant(value: string): Date | undefined {
+  const match = ISO_TIMESTAMP.exec(value);
+  if (!match) return undefined;
+  const field = (index: number): number => Number(match[index] ?? 0);
+  const [year, month, day] = [field(1), field(2), field(3)];
+  const onCalendar = month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month);
+  // The hour, minute and second; the offset's hours and minutes (0 when left out).
+  const onClock = field(4) <= 23 && field(5) <= 59 && field(6) <= 59 && field(7) <= 23 && field(8) <= 59;
+  return onCalendar && onClock ? new Date(value.replace(' ', 'T')) : undefined;
+}
+
 /** An ISO timestamp, or an age (`7d` = seven days before now), within DATE_ARGUMENT_BOUNDS. */
 export function instant(value: string): Date {
   if (DURATION.test(value)) return new Date(Date.now() - age(value));
-  const parsed = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
   const [earliest, latest] = DATE_ARGUMENT_BOUNDS;
-  const time = parsed.getTime();
+  const time = isoInstant(value)?.getTime() ?? Number.NaN;
   if (Number.isNaN(time) || time < earliest || time > latest) {
     throw new InvalidArgumentError(
-      `must be an ISO timestamp from 0001-01-01 to 9999-12-31 or a duration like 7d, got "${value}"`,
+      'must be an ISO timestamp of a real date and time (2026-03-01, 2026-03-01T12:00:00Z) from ' +
+        `0001-01-01 to 9999-12-31, or a duration like 7d, got "${value}"`,
     );
   }
-  return parsed;
+  return new Date(time);
 }
 
 /**
@@ -133,10 +169,14 @@ export function instant(value: string): Date {
  */
 export function versionedId(value: string, previous: VersionedId[] | undefined): VersionedId[] {
   const [id, version, extra] = value.split(':');
-  if (extra !== undefined || (version !== undefined && !/^\d+$/.test(version))) {
-    throw new InvalidArgumentError(`must be <id> or <id>:<version>, got "${value}"`);
+  const [min, max] = ROW_VERSION_BOUNDS;
+  const number = version === undefined ? null : /^\d+$/.test(version) ? Number(version) : Number.NaN;
+  if (extra !== undefined || (number !== null && !(number >= min && number <= max))) {
+    throw new InvalidArgumentError(
+      `must be <id> or <id>:<version> with a version from ${min} to ${max}, got "${value}"`,
+    );
   }
-  const entry = { id: uuid(id as string), version: version === undefined ? null : Number(version) };
+  const entry = { id: uuid(id as string), version: number };
   const same = previous?.find((p) => p.id === entry.id);
   if (same === undefined) return [...(previous ?? []), entry];
   if (same.version === entry.version) return previous as VersionedId[];

@@ -7,7 +7,7 @@ import type { Context } from '../command';
 import { UsageError } from '../errors';
 import { FailedPartway } from '../failure';
 import { countOutcomes, printActions, type ActionResult } from '../output';
-import { instant, positiveInt, uuid, versionedId, type VersionedId } from '../parse';
+import { instant, rowVersion, uuid, versionedId, type VersionedId } from '../parse';
 import {
   audit,
   checkInboxScope,
@@ -71,6 +71,12 @@ function explicitTargets(targets: VersionedId[], expectedVersion: number | undef
     throw new UsageError('--expected-version goes with exactly one id; give several as <id>:<version>');
   }
   return targets.map((t) => {
+    // <id>:3 --expected-version 4: which one was observed? (as <id>:3 <id>:4 is refused)
+    if (t.version !== null && expectedVersion !== undefined && t.version !== expectedVersion) {
+      throw new UsageError(
+        `${t.id} is given at version ${t.version} and --expected-version ${expectedVersion}: give the one you observed`,
+      );
+    }
     const version = t.version ?? expectedVersion;
     if (version === undefined || version === null) {
       throw new UsageError(`${t.id} needs the version you observed: <id>:<version> or --expected-version N`);
@@ -105,7 +111,7 @@ export function registerInboxWrite(group: Command, ctx: Context): void {
   mutating(inboxScoped(group.command('requeue')), true)
     .description('DEAD -> PENDING at the version you observed (ids) or at the listed versions (--all)')
     .argument('[ids...]', 'receipt ids, each as <id> or <id>:<version>', versionedId)
-    .option('--expected-version <n>', 'the version observed, for a single id', positiveInt())
+    .option('--expected-version <n>', 'the version observed, for a single id', rowVersion)
     .option('--all', 'every DEAD receipt in the scope, each at its listed version')
     .action(
       act<RequeueOptions>(ctx, (o, [ids]) => requeue(ctx, o, (ids as VersionedId[] | undefined) ?? [])),
@@ -121,7 +127,7 @@ function registerReplay(group: Command, ctx: Context): void {
       'a new PENDING copy of a COMPLETED receipt for --target-consumer (idempotent by --request-id)',
     )
     .argument('<id>', 'the COMPLETED receipt', uuid)
-    .requiredOption('--expected-version <n>', 'the version observed', positiveInt())
+    .requiredOption('--expected-version <n>', 'the version observed', rowVersion)
     .requiredOption('--target-consumer <name>', 'the consumer that handles the copy')
     .option('--request-id <uuid>', 'makes a repeated replay a duplicate (default: a new one)', uuid)
     .action(
