@@ -1,4 +1,4 @@
-import { isFerryError } from '@ferry/core';
+import { FerryConfigError, FerryValidationError, isFerryError } from '@ferry/core';
 import { CommanderError } from 'commander';
 
 /** A command-line mistake: exit code 2, code FERRY_USAGE. */
@@ -41,10 +41,55 @@ const HINTS: Readonly<Record<string, string>> = {
 
 const GENERIC_HINT = 'see the FERRY error table in the @ferry/core README';
 
-/** Every failure as one answer: a FERRY code, a message and a hint. */
-export function answerFor(error: unknown): ErrorAnswer {
+/**
+ * The flag each value comes from that ferry's library checks and the CLI does not (a tenant id's
+ * characters, a list cursor, an actor or reason it can store, a consumer name), by the argument
+ * or option name core's FerryValidationError / FerryConfigError gives it.
+ */
+const FLAG_OF: Readonly<Record<string, string>> = {
+  tenantId: '--tenant',
+  scope: '--tenant', // audit list's scope `tenant:<id>` (--global and --operator name fixed ones)
+  cursor: '--cursor',
+  actor: '--actor',
+  reason: '--reason',
+  targetConsumer: '--target-consumer',
+  type: '--type',
+  key: '--key',
+  action: '--action',
+  after: '--after',
+  table: '--table',
+  migrationsDir: '--migrations-dir',
+};
+
+/**
+ * Core's refusal of a value the operator gave (one FLAG_OF names) as a usage error naming the
+ * flag: core checks its arguments and options before any statement, so nothing was changed and
+ * the same command can only fail the same way. Anything else: undefined.
+ */
+function operatorMistake(error: unknown): string | undefined {
+  let refused: { name: string; reason: string } | undefined;
+  if (error instanceof FerryValidationError) refused = { name: error.field, reason: error.reason };
+  if (error instanceof FerryConfigError) {
+    refused = { name: error.option, reason: String(error.details.reason ?? error.message) };
+  }
+  const flag = refused === undefined ? undefined : FLAG_OF[refused.name];
+  if (refused === undefined || flag === undefined) return undefined;
+  // A reason naming another option (`is only for an application folder (migrationsDir)`) names its flag.
+  let reason = refused.reason;
+  for (const [name, other] of Object.entries(FLAG_OF)) reason = reason.replaceAll(`(${name})`, `(${other})`);
+  return `${flag} ${reason}`;
+}
+
+/**
+ * Every failure as one answer: a FERRY code, a message and a hint. `applied`: something was
+ * changed before it (a later batch failed), so no failure is a usage error (exit 2 promises that
+ * nothing was).
+ */
+export function answerFor(error: unknown, applied = false): ErrorAnswer {
   if (error instanceof UsageError) return usage(error.message);
   if (error instanceof CommanderError) return usage(error.message.replace(/^error: /, ''));
+  const mistake = applied ? undefined : operatorMistake(error);
+  if (mistake !== undefined) return usage(mistake);
   if (isFerryError(error)) {
     return {
       code: error.code,

@@ -1,3 +1,4 @@
+import { isFerryError } from '@ferry/core';
 import type { Context } from './command';
 import { answerFor } from './errors';
 import { printActionText, printJson, printNote, type ActionAnswer } from './output';
@@ -36,6 +37,16 @@ export async function keepingDone<T>(soFar: () => ActionAnswer, work: () => Prom
 }
 
 /**
+ * The request id of a failed replay; a retry with it is advised when one can succeed: the
+ * failure is retriable (a timeout, an outage) or the outcome unknown (a retry is then a duplicate
+ * if the first landed). A refusal (not found, a conflict) would be refused again.
+ */
+function requestNote(requestId: string, failure: unknown): string {
+  const retry = isFerryError(failure) && (failure.retriable || failure.code === 'FERRY_OUTCOME_UNKNOWN');
+  return retry ? `request id ${requestId}: retry with --request-id ${requestId}` : `request id ${requestId}`;
+}
+
+/**
  * The answer of a failed command: `{ error: { code, message, hint, requestId? } }` under --json,
  * with the fields of the mutation answer applied before the failure (`action`, `dryRun`,
  * `results`, `counts`) when there were some; else the applied outcomes, then the error and hint
@@ -50,10 +61,13 @@ export function printFailure(
   helpFor: string = command,
 ): 1 | 2 {
   const partway = error instanceof FailedPartway ? error.context : {};
-  const answer = answerFor(error instanceof FailedPartway ? error.failure : error);
+  const failure = error instanceof FailedPartway ? error.failure : error;
+  const answer = answerFor(failure, partway.done !== undefined);
   const message = parseError.replace(/^error: /, '') || answer.message;
   const hint = answer.code === 'FERRY_USAGE' ? `see \`${helpFor} --help\`` : answer.hint;
-  const { done, requestId } = partway;
+  const { done } = partway;
+  // A usage error sent nothing: no request to name, nor to retry.
+  const requestId = answer.exitCode === 2 ? undefined : partway.requestId;
   if (ctx.json) {
     const failure = { code: answer.code, message, hint, ...(requestId === undefined ? {} : { requestId }) };
     printJson(ctx, { ...done, error: failure });
@@ -61,8 +75,7 @@ export function printFailure(
   }
   if (done !== undefined) printActionText(ctx, done, ' before the failure');
   printNote(ctx, `${command}: ${answer.code}: ${message}`);
-  if (requestId !== undefined)
-    printNote(ctx, `request id ${requestId}: retry with --request-id ${requestId}`);
+  if (requestId !== undefined) printNote(ctx, requestNote(requestId, failure));
   printNote(ctx, `hint: ${hint}`);
   return answer.exitCode;
 }

@@ -6,12 +6,14 @@
  * as unavailable, promptly.
  */
 import { randomUUID } from 'node:crypto';
-import { Inbox, InboxPermanentError } from '@ferry/core';
+import { FerryValidationError, Inbox, InboxPermanentError } from '@ferry/core';
 import pino from 'pino';
 import { runCli } from '@ferry/cli';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { outcomeWithin } from '../../../test-support/deadlines';
 import { halfOpenProxy } from '../../../test-support/halfOpenProxy';
+import type { Context } from '../src/command';
+import { FailedPartway, printFailure } from '../src/failure';
 import { captureIo } from './io';
 
 jest.setTimeout(60_000);
@@ -168,6 +170,33 @@ describe('a value only the library checks is a usage error naming the flag', () 
     expect(run.code).toBe(1);
     expect(run.errors[0]).toContain('FERRY_NOT_FOUND');
     expect(run.errors.join('\n')).not.toContain('retry with');
+  });
+});
+
+describe('a refusal after something was applied', () => {
+  it('is no usage error (exit 2 promises nothing changed): the applied outcomes, then the library error, exit 1', () => {
+    const io = captureIo();
+    const ctx: Context = {
+      io,
+      env: {},
+      json: false,
+      statementTimeoutMs: () => 30_000,
+      db: () => Promise.reject(new Error('no database in this test')),
+      exitCode: 0,
+    };
+    const done = {
+      action: 'outbox mark-failed',
+      dryRun: false,
+      results: [{ id: '3f0c0000-0000-4000-8000-0000000000e1', outcome: 'applied' }],
+      counts: { applied: 1 },
+    };
+    const refused = new FerryValidationError('reason', 'must be a non-empty string');
+    const code = printFailure(ctx, 'ferry outbox mark-failed', new FailedPartway(refused, { done }), '');
+    expect({ code, lines: io.lines, error: io.errors[1] }).toEqual({
+      code: 1,
+      lines: ['3f0c0000-0000-4000-8000-0000000000e1 applied'],
+      error: expect.stringContaining('FERRY_VALIDATION_FAILED'),
+    });
   });
 });
 

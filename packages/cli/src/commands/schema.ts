@@ -2,14 +2,12 @@ import {
   checkSchema,
   exportPrismaModels,
   exportSql,
-  FerryConfigError,
   migrate,
   migrationsTableFor,
   MIGRATE_TIMEOUT_BOUNDS,
 } from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
-import { UsageError } from '../errors';
 import type { Context } from '../command';
 import { MIGRATE_STATEMENT_TIMEOUT_MS } from '../timeouts';
 import { printJson, printLine } from '../output';
@@ -22,21 +20,10 @@ interface FolderOptions {
 /**
  * `--table` checked as the migrator checks `table`, before anything touches the database: a
  * malformed value is a usage error naming the flag (review 44: it was exit 1 in the library's
- * option names, after the connection).
+ * option names, after the connection), as every value the library refuses (errors.ts).
  */
 function checkedFolder(o: FolderOptions): FolderOptions {
-  try {
-    migrationsTableFor(o);
-  } catch (error) {
-    if (error instanceof FerryConfigError && error.option === 'table') {
-      const reason = String(error.details?.reason ?? error.message).replace(
-        '(migrationsDir)',
-        '(--migrations-dir)',
-      );
-      throw new UsageError(`--table ${reason}`);
-    }
-    throw error;
-  }
+  migrationsTableFor(o);
   return o;
 }
 
