@@ -1,7 +1,7 @@
 import { type Command, CommanderError, InvalidArgumentError } from 'commander';
 import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core';
 import { MAX_TIMER_MS } from '@ferry/core/transport';
-import { Client, Pool } from 'pg';
+import { Client, Pool, type ClientConfig } from 'pg';
 import type { CliIo, Context } from './command';
 import { UsageError } from './errors';
 import { printFailure } from './failure';
@@ -95,6 +95,31 @@ const consoleIo: CliIo = {
 };
 
 /**
+ * The pool's client class, and a way to destroy its connections still waiting for the server's
+ * answer to their startup. When the command has answered, pool.end() would wait for them until
+ * the 10 s connect bound (a server that went silent): a probe such as `health --timeout 1s` must
+ * exit once it answered. Connected ones end gracefully with the pool.
+ */
+function connectingClients(): { Client: typeof Client; destroy(): void } {
+  const connecting = new Set<Client>();
+  class TrackedClient extends Client {
+    constructor(config?: ClientConfig) {
+      super(config);
+      connecting.add(this);
+      const settled = (): void => void connecting.delete(this);
+      this.once('connect', settled);
+      this.once('end', settled);
+    }
+  }
+  return {
+    Client: TrackedClient,
+    destroy: () => {
+      for (const client of connecting) client.connection.stream.destroy();
+    },
+  };
+}
+
+/**
  * One pool per invocation, opened on first use and closed when the command ends. Besides ferry's
  * own deadlines, its connections carry the statement deadline as `statement_timeout` (the server
  * ends a statement that runs or waits on a lock too long) and, a little later, `query_timeout`
@@ -106,6 +131,7 @@ function lazyDatabase(
 ): { db: Context['db']; close(): Promise<void> } {
   let pool: Pool | undefined;
   let executor: SqlExecutor | undefined;
+  const clients = connectingClients();
   return {
     db: (work, defaults) => {
       const url = urlOf();
@@ -118,6 +144,7 @@ function lazyDatabase(
         const statementMs = defaults?.statementTimeoutMs ?? timeoutMs();
         pool = new Pool({
           connectionString: connectionString(url),
+          Client: clients.Client,
           max: 2,
           connectionTimeoutMillis: 10_000,
           // 0 (migrate without a deadline): neither; node-postgres sends no statement_timeout.
@@ -131,6 +158,7 @@ function lazyDatabase(
       return work(executor);
     },
     close: async () => {
+      clients.destroy();
       await pool?.end();
     },
   };

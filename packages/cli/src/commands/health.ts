@@ -13,6 +13,10 @@ interface HealthCliOptions {
   timeout?: number;
 }
 
+/** `--timeout` of health and top: each probe's deadline, a timer (1 ms to MAX_TIMER_MS). */
+export const PROBE_TIMEOUT = durationBetween(1, MAX_TIMER_MS);
+export const PROBE_TIMEOUT_HELP = 'deadline per probe (default 5s)';
+
 export function healthOf(ctx: Context, o: HealthCliOptions): Promise<HealthDetails> {
   return ctx.db((db) =>
     createHealth({
@@ -35,7 +39,7 @@ export function registerHealth(program: Command, ctx: Context): void {
       'oldest pending age tolerated (default 5m)',
       durationBetween(0, Number.MAX_SAFE_INTEGER),
     )
-    .option('--timeout <age>', 'deadline per probe (default 5s)', durationBetween(1, MAX_TIMER_MS))
+    .option('--timeout <age>', PROBE_TIMEOUT_HELP, PROBE_TIMEOUT)
     .action(
       act<HealthCliOptions>(ctx, async (o) => {
         const details = await healthOf(ctx, o);

@@ -5,11 +5,13 @@ import type { Context } from '../command';
 import { printable, printJson, printLine } from '../output';
 import { MAX_TIMER_MS } from '@ferry/core/transport';
 import { durationBetween, positiveInt } from '../parse';
-import { healthOf } from './health';
+import { healthOf, PROBE_TIMEOUT, PROBE_TIMEOUT_HELP } from './health';
 
 interface TopOptions {
   interval: number;
   iterations?: number;
+  /** Each probe's deadline, as health's --timeout (default 5 s). */
+  timeout?: number;
 }
 
 /** One refresh's counts; a count whose read failed is undefined (no baseline for the next rate). */
@@ -72,7 +74,7 @@ async function top(ctx: Context, o: TopOptions): Promise<number> {
     for (let n = 0; o.iterations === undefined || n < o.iterations; n += 1) {
       if (n > 0) await pause(o.interval, stop.signal);
       if (stop.signal.aborted) break;
-      const details = await healthOf(ctx, {});
+      const details = await healthOf(ctx, { timeout: o.timeout });
       const now = {
         at: Date.now(),
         sent: details.outbox?.sent,
@@ -99,5 +101,6 @@ export function registerTop(program: Command, ctx: Context): void {
     )
     .option('--interval <age>', 'refresh period', durationBetween(1, MAX_TIMER_MS), 2_000)
     .option('--iterations <n>', 'stop after n refreshes (default: until Ctrl-C)', positiveInt())
+    .option('--timeout <age>', PROBE_TIMEOUT_HELP, PROBE_TIMEOUT)
     .action(act<TopOptions>(ctx, (o) => top(ctx, o)));
 }
