@@ -31,6 +31,9 @@ describe('resolveInboxOptions', () => {
     [{ maxPendingMessages: -1 }, 'maxPendingMessages'],
     [{ global: 'everyone' }, 'global'],
     [{ handlers: { x: 42 } }, 'handlers.x'],
+    // Names acceptance refuses (its own check): a handler no message can ever reach.
+    [{ handlers: { ['c'.repeat(201)]: handlers.a } }, `handlers.${'c'.repeat(201)}`],
+    [{ handlers: { 'nul\u0000name': handlers.a } }, 'handlers.nul\u0000name'],
   ])('rejects %j naming %s', (input, option) => {
     const error = (() => {
       try {

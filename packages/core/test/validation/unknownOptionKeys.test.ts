@@ -35,6 +35,8 @@ const db = {
 const publisher = { publish: async () => [] };
 const registry = { metrics: async () => '', contentType: 'text/plain' } as never;
 const never = new AbortController().signal;
+/** A NestJS Logger's shape: log / warn / error / debug / verbose, no info. */
+const nestLikeLogger = { log() {}, warn() {}, error() {}, debug() {}, verbose() {} };
 /** createEmitter's options are checked in outbox/emit.ts, being changed elsewhere (deadline options). */
 describe('a misspelt option key is refused, naming its path', () => {
   describeOptionTable([
@@ -197,6 +199,17 @@ describe('a wrongly typed option value is refused, naming its path and showing t
     wrongType('serveMetrics', 'port', '"50" (string)', () => serveMetrics({ registry, port: '50' as never })),
     wrongType('awaitReady', 'timeoutMs', '"50" (string)', () =>
       awaitReady('x', new Promise(() => {}), never, { timeoutMs: '50' as never }),
+    ),
+    // A logger without one of pino's four methods loses those lines in guardLogger, silently.
+    wrongType('createRelay', 'logger', '"pino" (string)', () =>
+      createRelay({ db, publisher, logger: 'pino' as never }),
+    ),
+    wrongType('createInbox', 'logger', 'missing info()', () =>
+      createInbox({} as never, { logger: nestLikeLogger as never }),
+    ),
+    wrongType('createEmitter', 'logger', 'null', () => createEmitter({ logger: null as never })),
+    wrongType('createFerryMetrics', 'logger', 'missing info()', () =>
+      createFerryMetrics({ logger: nestLikeLogger as never }),
     ),
   ]);
 });
