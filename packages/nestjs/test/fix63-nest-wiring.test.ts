@@ -95,6 +95,18 @@ describe('fix63: handlers: { consumer: token } Nest cannot hand over as one cons
 });
 
 describe('fix63: registration values a circular import leaves undefined', () => {
+  it('refuses an undefined handlers token when forRoot is called, with the cause', () => {
+    const register = () =>
+      InboxModule.forRoot({ prisma: PRISMA, handlers: { 'billing.charge': undefined as never } });
+    expect(register).toThrow(
+      expect.objectContaining({
+        code: 'FERRY_CONFIG_INVALID',
+        option: 'handlers.billing.charge',
+        message: expect.stringContaining('imported in a cycle') as unknown,
+      }),
+    );
+  });
+
   it('refuses an undefined entry of imports, naming imports', async () => {
     const option = await configOptionOf(() =>
       initialized(() =>
@@ -149,8 +161,14 @@ describe('fix63: @InboxHandler decorations the discovery must not skip', () => {
       imports: [InboxModule.forRoot({ prisma: TestPrismaService, imports: [prismaModule(t.newClient())] })],
       providers: [NulName],
     }).compile();
-    const option = await configOptionOf(() => app.init());
-    await app.close();
+    // close() inside: Nest 11's close() rethrows a failed init.
+    const option = await configOptionOf(async () => {
+      try {
+        await app.init();
+      } finally {
+        await app.close();
+      }
+    });
     expect(option).toBe('FERRY_CONFIG_INVALID handlers.fix63.\u0000nul');
   });
 });

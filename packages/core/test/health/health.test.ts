@@ -57,6 +57,19 @@ describe('createHealth', () => {
     expect(report.checks[0]!.detail).toMatch(/^last cycle \d+ ms ago \(bound 60000\)$/);
   });
 
+  it("leaves out a loop switched off by configuration (state 'disabled'), as one not passed", async () => {
+    // Stale beyond the bound: were it checked, it would be down.
+    const off = { lastCycleAt: new Date(Date.now() - 120_000), state: 'disabled' };
+    const running = { lastCycleAt: new Date(), state: 'running' };
+    const health = createHealth({ db: t.db, relay: running, inbox: off, maxCycleAgeMs: 60_000 });
+    expect(await health.liveness()).toEqual({
+      status: 'up',
+      checks: [{ name: 'relay', status: 'up', detail: expect.stringMatching(/^last cycle/) }],
+    });
+    const relayOff = createHealth({ db: t.db, relay: off, inbox: running, maxCycleAgeMs: 60_000 });
+    expect((await relayOff.liveness()).checks.map((check) => check.name)).toEqual(['inbox worker']);
+  });
+
   it('readiness: database, schema and transports, each with a deadline', async () => {
     const ready = await createHealth({
       db: t.db,
