@@ -128,6 +128,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'isBatchWideFailure',
     'isConnectionLevelError',
     'knownKeysOption',
+    'loggerOption',
     'messageIdFault',
     'nonEmptyOption',
     'nonEmptyValue',

@@ -76,8 +76,9 @@ export function createHealth(options: HealthOptions): FerryHealth {
 
   async function liveness(): Promise<HealthReport> {
     const checks: HealthCheck[] = [];
-    if (options.relay) checks.push(loop('relay', options.relay));
-    if (options.inbox) checks.push(loop('inbox worker', options.inbox));
+    // A loop switched off by configuration is left out, as a loop not passed is.
+    if (options.relay && options.relay.state !== 'disabled') checks.push(loop('relay', options.relay));
+    if (options.inbox && options.inbox.state !== 'disabled') checks.push(loop('inbox worker', options.inbox));
     return report(checks);
   }
 

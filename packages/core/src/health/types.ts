@@ -9,6 +9,8 @@ export interface LoopSource {
   /**
    * relay.state / inbox.state: 'closing' and 'closed' are not alive, nor 'not started' (a source
    * that knows its loop was not started yet, e.g. @ferry/nestjs's InboxService before app.init()).
+   * 'disabled': the loop is switched off by configuration (@ferry/nestjs's InboxService with
+   * `worker.enabled: false`, until started by hand): left out of liveness, as a source not passed.
    */
   readonly state?: string;
   /**

@@ -1,5 +1,5 @@
 import { checkListenUrl } from '../wake/notifyListener';
-import type { Logger } from '../observe/logger';
+import { loggerOption, type Logger } from '../observe/logger';
 import { FerryConfigError } from '../errors';
 import { leaseHeartbeatInterval } from '../lease';
 import { ceilingOption } from '../optionRelations';
@@ -16,6 +16,7 @@ import { STATEMENT_TIMEOUT_BOUNDS, STATEMENT_TIMEOUT_DEFAULT_MS } from '../sql/s
 import type { RandomSource } from '../backoff';
 import { redactOption, type RedactionOptions, type Redactor } from '../redact/redact';
 import type { InboxHandler, InboxHandlerContextWrapper, InboxObserver } from './types';
+import { consumerNameFault } from './validateInput';
 
 /** Worker defaults and bounds; docs/inbox.md quotes this table. */
 export const INBOX_WORKER_DEFAULTS = {
@@ -215,8 +216,14 @@ function resolveHandlers<TTx>(handlers: unknown): Readonly<Record<string, InboxH
       (typeof handler === 'object' &&
         handler !== null &&
         typeof (handler as { handle?: unknown }).handle === 'function');
-    if (!valid || name.length === 0)
-      throw new FerryConfigError(`handlers.${name}`, 'must be a function or { handle }');
+    if (!valid) throw new FerryConfigError(`handlers.${name}`, 'must be a function or { handle }');
+    const nameFault = consumerNameFault(name);
+    if (nameFault !== null) {
+      throw new FerryConfigError(
+        `handlers.${name}`,
+        `is a consumer name acceptance refuses (${nameFault}): no message could ever reach this handler`,
+      );
+    }
   }
   return handlers as Record<string, InboxHandler<TTx>>;
 }
@@ -264,7 +271,7 @@ export function resolveInboxOptions<TTx = PrismaTransactionLike>(
     privilegedAdmin,
     wrappers: wrappers as InboxHandlerContextWrapper<TTx>[],
     observer: input.observer,
-    logger: input.logger,
+    logger: loggerOption('logger', input.logger),
     random: input.random ?? Math.random,
     redact,
   };

@@ -51,10 +51,25 @@ function lengthFault(
   return null;
 }
 
+const consumerLengthFault = (consumer: unknown): string | null =>
+  lengthFault('consumer', consumer, IDENTIFIER_LIMITS.consumer, false);
+
+/**
+ * Why acceptance refuses `consumer` as a consumer name, or null: its length (shapeFault) and
+ * its text (identityTextFault), the same checks. resolveInboxOptions applies it to the handlers'
+ * names: a handler acceptance can never take a message for is a configuration error.
+ */
+export function consumerNameFault(consumer: unknown): string | null {
+  const length = consumerLengthFault(consumer);
+  if (length !== null) return length;
+  const text = textFault(consumer as string);
+  return text === null ? null : `consumer ${text}`;
+}
+
 function shapeFault(input: InboxAcceptInput): InputFault | null {
   if (!isPlainObject(input)) return invalid('input must be an object');
   const fault =
-    lengthFault('consumer', input.consumer, IDENTIFIER_LIMITS.consumer, false) ??
+    consumerLengthFault(input.consumer) ??
     lengthFault('messageId', input.messageId, IDENTIFIER_LIMITS.messageId, false) ??
     (input.tenantId === null || typeof input.tenantId === 'string'
       ? null

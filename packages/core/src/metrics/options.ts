@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { FerryConfigError } from '../errors';
-import type { Logger } from '../observe/logger';
+import { loggerOption, type Logger } from '../observe/logger';
 import { booleanOption, integerOption, knownKeysOption, received, type OptionKeys } from '../optionChecks';
 import type { SqlExecutor } from '../sql/executor';
 import { statementTimeoutOption } from '../sql/statementDeadline';
@@ -99,7 +99,7 @@ export function resolveMetricsOptions(options: FerryMetricsOptions): ResolvedMet
     eventTypeLabel: booleanOption('eventTypeLabel', options.eventTypeLabel ?? true),
     tenantLabel: booleanOption('tenantLabel', options.tenantLabel ?? false),
     buckets: buckets(options.buckets),
-    logger: options.logger,
+    logger: loggerOption('logger', options.logger),
   };
 }
 

@@ -1,4 +1,6 @@
 import pino from 'pino';
+import { FerryConfigError } from '../errors';
+import { received } from '../optionChecks';
 import { hasUrlCredentials, stripUrlCredentials } from '../redact/urlCredentials';
 
 /** One log method, as pino declares it: fields first, then the message; or the message alone. */
@@ -17,6 +19,34 @@ export interface Logger {
   info: LogFn;
   warn: LogFn;
   error: LogFn;
+}
+
+const LOG_METHODS = ['debug', 'info', 'warn', 'error'] as const;
+
+/**
+ * The `logger` option of every ferry component, checked when the component is created:
+ * `undefined` passes (the default logger); anything else must have pino's four methods. Not
+ * checked, a logger without one (NestJS's Logger has no `info`) or a string lost every line of
+ * that level in guardLogger, silently: relay and worker failures included.
+ */
+export function loggerOption(name: string, value: unknown): Logger | undefined {
+  if (value === undefined) return undefined;
+  const what = 'must be a logger with debug(), info(), warn() and error() (pino, or anything with them)';
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) {
+    throw new FerryConfigError(name, `${what}, got ${received(value)}`);
+  }
+  const methods = value as Record<string, unknown>;
+  const missing = LOG_METHODS.filter((level) => typeof methods[level] !== 'function');
+  if (missing.length === 0) return value as Logger;
+  // NestJS's Logger and LoggerService: log() for info, (message, context) arguments.
+  const nest =
+    typeof methods['log'] === 'function'
+      ? '; a NestJS Logger (log() in place of info()) is adapted by fromNestLogger(logger) from @ferry/nestjs'
+      : '';
+  throw new FerryConfigError(
+    name,
+    `${what}, got an object missing ${missing.map((level) => `${level}()`).join(', ')}${nest}`,
+  );
 }
 
 /** ferry's default logger: pino at FERRY_LOG_LEVEL (default `warn`) on stderr. */

@@ -1,7 +1,7 @@
 import { refuseEndedTransaction } from '../sql/endedTransactions';
 import { FerryError, FerryValidationError, isFerryError } from '../errors';
 import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
-import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
+import { defaultLogger, guardLogger, loggerOption, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { executorFor, type ApplicationTransaction } from '../sql/applicationTransaction';
 import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
@@ -101,7 +101,8 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
   const observer = observerOption(options.observer);
   const channel = resolveOutboxOptions({ channel: options.channel ?? OUTBOX_DEFAULT_CHANNEL }).channel;
   const statementTimeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
-  let logger = options.logger === undefined ? undefined : guardLogger(options.logger);
+  const given = loggerOption('logger', options.logger);
+  let logger = given === undefined ? undefined : guardLogger(given);
   const emitMany: Emitter['emitMany'] = async (tx, events) => {
     if (!Array.isArray(events) || events.length === 0) {
       throw new FerryValidationError('events', 'emitMany needs a non-empty array');

@@ -2,7 +2,7 @@ import { checkListenUrl } from '../wake/notifyListener';
 import { FerryConfigError } from '../errors';
 import { knownKeysOption, received, type OptionKeys } from '../optionChecks';
 import type { Publisher } from '../contracts';
-import type { Logger } from '../observe/logger';
+import { loggerOption, type Logger } from '../observe/logger';
 import type { SqlExecutor } from '../sql/executor';
 import type { OutboxObserver } from './events';
 import { observerOption } from './observer';
@@ -65,4 +65,5 @@ export function checkRelayConfig(config: RelayConfig): void {
   }
   if (config.listenUrl !== undefined) checkListenUrl('listenUrl', config.listenUrl);
   observerOption(config.observer);
+  loggerOption('logger', config.logger);
 }

@@ -16,7 +16,7 @@ export {
   type ConsumerEventBody,
 } from './consumerEvents';
 export { safeEmit } from '../observe/safeEmit';
-export { defaultLogger, guardLogger } from '../observe/logger';
+export { defaultLogger, guardLogger, loggerOption } from '../observe/logger';
 export { stripUrlCredentials } from '../redact/urlCredentials';
 export { escapeUnshowable } from '../validate/text';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
