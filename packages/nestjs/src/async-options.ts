@@ -62,18 +62,60 @@ export function checkRegistration(options: object, known?: Readonly<Record<strin
     }
   }
   booleanOption('isGlobal', (options as { isGlobal?: unknown }).isGlobal ?? false);
+  importsOption((options as { imports?: unknown }).imports);
+  if (known !== undefined) injectOption((options as { inject?: unknown }).inject);
+}
+
+/** A class, a non-empty string or a symbol: what Nest takes as an injection token. */
+export function isInjectionToken(value: unknown): value is InjectionToken {
+  return (
+    typeof value === 'function' ||
+    typeof value === 'symbol' ||
+    (typeof value === 'string' && value.length > 0)
+  );
+}
+
+/** Left undefined where a module is defined, a class imported in a cycle shows this way. */
+const CYCLE_HINT = '(a class imported in a cycle is undefined where the module is defined: use forwardRef)';
+
+/** `imports`: an array of modules (classes, dynamic modules, their promises, forwardRef()). */
+function importsOption(imports: unknown): void {
+  if (imports === undefined) return;
+  if (!Array.isArray(imports)) {
+    throw new FerryConfigError('imports', `must be an array of modules, got ${received(imports)}`);
+  }
+  imports.forEach((entry: unknown, index) => {
+    if (typeof entry !== 'function' && (typeof entry !== 'object' || entry === null)) {
+      throw new FerryConfigError(
+        'imports',
+        `entry ${index} must be a module, got ${received(entry)} ${CYCLE_HINT}`,
+      );
+    }
+  });
+}
+
+/** `inject`: an array of injection tokens, `{ token, optional }` or forwardRef(). */
+function injectOption(inject: unknown): void {
+  if (inject === undefined) return;
+  if (!Array.isArray(inject)) {
+    throw new FerryConfigError('inject', `must be an array of injection tokens, got ${received(inject)}`);
+  }
+  inject.forEach((entry: unknown, index) => {
+    if (!isInjectionToken(entry) && (typeof entry !== 'object' || entry === null)) {
+      throw new FerryConfigError(
+        'inject',
+        `entry ${index} must be an injection token (class, string or symbol) or { token, optional }, got ${received(entry)} ${CYCLE_HINT}`,
+      );
+    }
+  });
 }
 
 export function requirePrismaToken(moduleName: string, prisma: unknown): InjectionToken {
-  const valid =
-    typeof prisma === 'function' ||
-    typeof prisma === 'symbol' ||
-    (typeof prisma === 'string' && prisma.length > 0);
-  if (!valid) {
+  if (!isInjectionToken(prisma)) {
     throw new FerryConfigError(
       'prisma',
-      `${moduleName} needs the injection token (class, string or symbol) of the application's Prisma client provider`,
+      `${moduleName} needs the injection token (class, string or symbol) of the application's Prisma client provider, got ${received(prisma)}`,
     );
   }
-  return prisma as InjectionToken;
+  return prisma;
 }

@@ -1,9 +1,14 @@
 import type { InjectionToken } from '@nestjs/common';
-import type { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
+import type { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { FerryConfigError, type InboxHandler as CoreHandler, type InboxHandlerContext } from '@ferry/core';
-import { INBOX_HANDLER_METADATA } from './tokens';
+import { received } from '@ferry/core/transport';
+import { inboxHandlerConsumers } from './inbox-handler.decorator';
 
 type Handlers = Record<string, CoreHandler<unknown>>;
+type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
+/** A method or a class, as the discovery walks them. */
+type Callable = (...args: never[]) => unknown;
+type HandlerMethod = (payload: unknown, context: InboxHandlerContext<unknown>) => Promise<void>;
 
 function add(handlers: Handlers, consumer: string, handler: CoreHandler<unknown>, origin: string): void {
   if (Object.prototype.hasOwnProperty.call(handlers, consumer)) {
@@ -12,40 +17,116 @@ function add(handlers: Handlers, consumer: string, handler: CoreHandler<unknown>
   handlers[consumer] = handler;
 }
 
-/** Methods decorated with @InboxHandler() on static (singleton) providers and controllers. */
-export function discoverDecoratedHandlers(
-  discovery: DiscoveryService,
-  scanner: MetadataScanner,
-  reflector: Reflector,
-  into: Handlers,
-): void {
-  const seen = new Set<object>();
-  for (const wrapper of [...discovery.getProviders(), ...discovery.getControllers()]) {
-    const instance = wrapper.instance as Record<string, unknown> | null | undefined;
-    if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
-    const prototype = Object.getPrototypeOf(instance) as object | null;
-    if (!prototype) continue;
-    const methods = scanner.getAllMethodNames(prototype);
-    const decorated = methods.filter((name) =>
-      reflector.get(INBOX_HANDLER_METADATA, instance[name] as never),
-    );
-    if (decorated.length === 0) continue;
-    seen.add(instance);
-    if (!wrapper.isDependencyTreeStatic()) {
-      throw new FerryConfigError(
-        `@InboxHandler on ${wrapper.name as string}`,
-        'inbox handlers must live on singleton (default-scoped) providers',
-      );
+/** How a token or a class reads in an error: its name. */
+function nameOf(token: unknown): string {
+  if (typeof token === 'function') return token.name || 'an anonymous class';
+  return String(token);
+}
+
+/**
+ * Why Nest cannot hand over one constructed instance of `wrapper`, or null. Transient and
+ * request-scoped (durable too) providers, and singletons depending on one, have none: the
+ * instance a static lookup finds is a placeholder whose constructor never ran (injected
+ * dependencies undefined), so a handler bound to it would complete receipts without its work.
+ */
+function scopeFault(wrapper: InstanceWrapper): string | null {
+  if (wrapper.isTransient) return 'it is transient-scoped';
+  if (!wrapper.isDependencyTreeStatic())
+    return 'it is request-scoped or depends on a request-scoped provider';
+  return null;
+}
+
+/** Each own method of `holder` (string and symbol names), skipping accessors and `skip`. */
+function* ownMethods(holder: object, skip: ReadonlySet<PropertyKey>): Generator<[PropertyKey, Callable]> {
+  for (const key of Reflect.ownKeys(holder)) {
+    if (skip.has(key)) continue;
+    const descriptor = Object.getOwnPropertyDescriptor(holder, key);
+    if (typeof descriptor?.value === 'function') yield [key, descriptor.value as Callable];
+  }
+}
+
+/** A class's own properties that are not static methods. */
+const NOT_STATIC_METHODS: ReadonlySet<PropertyKey> = new Set(['prototype', 'length', 'name']);
+const NOT_METHODS: ReadonlySet<PropertyKey> = new Set(['constructor']);
+
+/** The decorated instance methods along `prototype`'s chain, each name's nearest definition. */
+function decoratedInstanceMethods(prototype: object | null): [PropertyKey, Callable][] {
+  const found: [PropertyKey, Callable][] = [];
+  const names = new Set<PropertyKey>();
+  for (
+    let at = prototype;
+    at !== null && at !== Object.prototype;
+    at = Object.getPrototypeOf(at) as object | null
+  ) {
+    for (const [key, method] of ownMethods(at, NOT_METHODS)) {
+      if (names.has(key)) continue; // overridden nearer the instance
+      names.add(key);
+      if (inboxHandlerConsumers(method).length > 0) found.push([key, method]);
     }
-    for (const name of decorated) {
-      const consumer = reflector.get<string>(INBOX_HANDLER_METADATA, instance[name] as never);
-      const method = instance[name] as (p: unknown, c: InboxHandlerContext<unknown>) => Promise<void>;
-      add(
-        into,
-        consumer,
-        (payload, context) => method.call(instance, payload, context),
-        `${String(wrapper.name)}.${name}`,
-      );
+  }
+  return found;
+}
+
+/** The decorated static methods along `type`'s chain of classes, each with the class defining it. */
+function decoratedStaticMethods(type: Callable): [Callable, PropertyKey, Callable][] {
+  const found: [Callable, PropertyKey, Callable][] = [];
+  for (
+    let holder: Callable | null = type;
+    holder !== null && holder !== Function.prototype;
+    holder = Object.getPrototypeOf(holder) as Callable | null
+  ) {
+    for (const [key, method] of ownMethods(holder, NOT_STATIC_METHODS)) {
+      if (inboxHandlerConsumers(method).length > 0) found.push([holder, key, method]);
+    }
+  }
+  return found;
+}
+
+/**
+ * Methods decorated with @InboxHandler() on providers and controllers: instance methods of
+ * singletons (on a scoped provider they fail module init), static methods of any (called on the
+ * class that defines them). Every consumer of a method decorated more than once is registered.
+ */
+export function discoverDecoratedHandlers(discovery: DiscoveryService, into: Handlers): void {
+  const seenInstances = new Set<object>();
+  const seenStatics = new Set<Callable>();
+  for (const wrapper of [...discovery.getProviders(), ...discovery.getControllers()]) {
+    const instance: unknown = wrapper.instance;
+    const isObject = typeof instance === 'object' && instance !== null;
+    // The class: the instance's (a factory's or value's instance has its own), else the provider's.
+    const type: unknown = isObject
+      ? (instance as { constructor?: unknown }).constructor
+      : wrapper.isFactory
+        ? undefined
+        : wrapper.metatype;
+    if (typeof type === 'function') {
+      for (const [holder, key, method] of decoratedStaticMethods(type as Callable)) {
+        if (seenStatics.has(method)) continue; // a class provided more than once
+        seenStatics.add(method);
+        for (const consumer of inboxHandlerConsumers(method)) {
+          const call = (payload: unknown, context: InboxHandlerContext<unknown>) =>
+            (method as HandlerMethod).call(holder, payload, context);
+          add(into, consumer, call, `${holder.name}.${String(key)}`);
+        }
+      }
+    }
+    if (!isObject || seenInstances.has(instance)) continue;
+    seenInstances.add(instance);
+    const methods = decoratedInstanceMethods(Object.getPrototypeOf(instance) as object | null);
+    const fault = methods.length === 0 ? null : scopeFault(wrapper);
+    for (const [key, method] of methods) {
+      const origin = `${nameOf(type)}.${String(key)}`;
+      if (fault !== null) {
+        throw new FerryConfigError(
+          `@InboxHandler on ${origin}`,
+          `inbox handlers must live on singleton (default-scoped) providers, and ${fault}: Nest has no constructed instance of it to call`,
+        );
+      }
+      for (const consumer of inboxHandlerConsumers(method)) {
+        const call = (payload: unknown, context: InboxHandlerContext<unknown>) =>
+          (method as HandlerMethod).call(instance, payload, context);
+        add(into, consumer, call, origin);
+      }
     }
   }
 }
@@ -55,6 +136,23 @@ interface HandlerProvider {
   parse?(payload: Readonly<Record<string, unknown>>): unknown;
 }
 
+/** The singleton `token` stands for, or a FerryConfigError naming `handlers.<consumer>`. */
+function handlerProvider(moduleRef: ModuleRef, consumer: string, token: InjectionToken): unknown {
+  try {
+    return moduleRef.get<unknown>(token, { strict: false });
+  } catch (error) {
+    // Nest's InvalidClassScopeException (a scoped provider) or UnknownElementException (none).
+    const scoped =
+      (error as { constructor?: { name?: string } }).constructor?.name === 'InvalidClassScopeException';
+    throw new FerryConfigError(
+      `handlers.${consumer}`,
+      scoped
+        ? `${nameOf(token)} is a transient- or request-scoped provider: inbox handlers must be singleton (default-scoped) providers`
+        : `no provider of ${nameOf(token)} is visible to InboxModule: provide it in a module InboxModule imports (imports) or in the application (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+}
+
 /** `handlers: { consumer: ProviderToken }`: each provider has handle(payload, context) and optionally parse(). */
 export function resolveTokenHandlers(
   moduleRef: ModuleRef,
@@ -62,11 +160,11 @@ export function resolveTokenHandlers(
   into: Handlers,
 ): void {
   for (const [consumer, token] of Object.entries(tokens)) {
-    const instance = moduleRef.get<HandlerProvider>(token, { strict: false });
+    const instance = handlerProvider(moduleRef, consumer, token) as HandlerProvider | null | undefined;
     if (!instance || typeof instance.handle !== 'function') {
       throw new FerryConfigError(
         `handlers.${consumer}`,
-        'the provider must have a handle(payload, context) method',
+        `the provider must have a handle(payload, context) method, got ${received(instance)}`,
       );
     }
     const handler: CoreHandler<unknown> = {

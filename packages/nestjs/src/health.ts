@@ -43,14 +43,17 @@ export class FerryHealthIndicator {
   }
 }
 
-/** The InboxService's worker as a liveness source (not alive before init or once closing). */
+/** The InboxService's worker as a liveness source (not alive before init or once closing; left out when disabled). */
 function inboxSource(service: InboxService): LoopSource {
   return {
     get lastCycleAt() {
       return service.state === 'running' ? service.inbox.lastCycleAt : null;
     },
     get state() {
-      // Before app.init() and until the worker started: not live (README), not "starting".
+      // Before app.init() and until the worker started: not live (README), not "starting". A
+      // worker switched off (worker.enabled false) and not started by hand is left out, as an
+      // OutboxRelayService without a relay is.
+      if (service.state === 'ready' && !service.inbox.options.worker.enabled) return 'disabled';
       return service.state === 'created' || service.state === 'ready' ? 'not started' : service.state;
     },
     get pollIntervalMs() {

@@ -1,8 +1,13 @@
 import { Module, type DynamicModule, type InjectionToken, type Provider } from '@nestjs/common';
-import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
-import type { InboxHandler, StatementTimeoutOptions } from '@ferry/core';
-import { booleanOption, knownKeysOption, oneOfOption, type OptionKeys } from '@ferry/core/transport';
-import { assertFactoryResult, checkRegistration, requirePrismaToken } from './async-options';
+import { DiscoveryModule, DiscoveryService, ModuleRef } from '@nestjs/core';
+import { FerryConfigError, type InboxHandler, type StatementTimeoutOptions } from '@ferry/core';
+import { booleanOption, oneOfOption, received, type OptionKeys } from '@ferry/core/transport';
+import {
+  assertFactoryResult,
+  checkRegistration,
+  isInjectionToken,
+  requirePrismaToken,
+} from './async-options';
 import { discoverDecoratedHandlers, resolveTokenHandlers } from './handler-discovery';
 import {
   inboxSettingsOf,
@@ -23,9 +28,23 @@ interface Registration {
 
 /** Checked when forRoot / forRootAsync is called: these decide which providers register. */
 function registrationOf(options: InboxRegistration): Registration {
-  knownKeysOption('handlers.', options.handlers, Object.keys(options.handlers ?? {}));
+  const handlers: unknown = options.handlers ?? {};
+  if (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers)) {
+    throw new FerryConfigError(
+      'handlers',
+      `must be an object of { 'consumer.name': ProviderToken }, got ${received(handlers)}`,
+    );
+  }
+  for (const [consumer, token] of Object.entries(handlers)) {
+    if (!isInjectionToken(token)) {
+      throw new FerryConfigError(
+        `handlers.${consumer}`,
+        `must be the injection token (class, string or symbol) of a provider with handle(payload, context), got ${received(token)} (a class imported in a cycle is undefined where the module is defined)`,
+      );
+    }
+  }
   return {
-    handlers: options.handlers ?? {},
+    handlers: handlers as Readonly<Record<string, InjectionToken>>,
     privilegedAdmin: booleanOption('privilegedAdmin', options.privilegedAdmin ?? false),
     global:
       options.global === undefined
@@ -61,8 +80,6 @@ function providers(prisma: InjectionToken, registration: Registration): Provider
         settings: InboxSettings<unknown>,
         reg: Registration,
         discovery: DiscoveryService,
-        scanner: MetadataScanner,
-        reflector: Reflector,
         moduleRef: ModuleRef,
       ) =>
         new InboxService({
@@ -76,19 +93,11 @@ function providers(prisma: InjectionToken, registration: Registration): Provider
           findHandlers: () => {
             const handlers: Record<string, InboxHandler<unknown>> = {};
             resolveTokenHandlers(moduleRef, reg.handlers, handlers);
-            discoverDecoratedHandlers(discovery, scanner, reflector, handlers);
+            discoverDecoratedHandlers(discovery, handlers);
             return handlers;
           },
         }),
-      inject: [
-        prisma,
-        INBOX_MODULE_OPTIONS,
-        INBOX_REGISTRATION,
-        DiscoveryService,
-        MetadataScanner,
-        Reflector,
-        ModuleRef,
-      ],
+      inject: [prisma, INBOX_MODULE_OPTIONS, INBOX_REGISTRATION, DiscoveryService, ModuleRef],
     },
     {
       provide: InboxAdminService,
