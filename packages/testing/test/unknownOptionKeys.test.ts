@@ -119,3 +119,15 @@ describe('a wrongly typed option value is refused, naming its path and showing t
     ),
   ]);
 });
+
+/** A NestJS Logger's shape: log / warn / error / debug / verbose, no info. */
+const nestLikeLogger = { log() {}, warn() {}, error() {}, debug() {}, verbose() {} };
+
+/** A logger without one of pino's four methods (review 63) would lose those lines in guardLogger, silently. */
+describe('a logger without debug(), info(), warn() and error() is refused, naming its path', () => {
+  describeOptionTable([
+    wrongType('attachInMemoryConsumer', 'logger', 'missing info()', () =>
+      consumer({ logger: nestLikeLogger }),
+    ),
+  ]);
+});

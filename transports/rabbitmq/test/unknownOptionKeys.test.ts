@@ -127,3 +127,28 @@ describe('a wrongly typed option value is refused, naming its path and showing t
     wrongType('attachRabbitConsumer', 'connection', '5 (number)', () => consumer({ connection: 5 })),
   ]);
 });
+
+/** A NestJS Logger's shape: log / warn / error / debug / verbose, no info. */
+const nestLikeLogger = { log() {}, warn() {}, error() {}, debug() {}, verbose() {} };
+
+/** A logger without one of pino's four methods (review 63) would lose those lines in guardLogger, silently. */
+describe('a logger without debug(), info(), warn() and error() is refused, naming its path', () => {
+  describeOptionTable([
+    wrongType(
+      'RabbitConnection',
+      'logger',
+      '"pino" (string)',
+      () => new RabbitConnection({ url, logger: 'pino' as never }),
+    ),
+    wrongType(
+      'RabbitPublisher',
+      'logger',
+      'missing info()',
+      () => new RabbitPublisher(url, { logger: nestLikeLogger as never }),
+    ),
+    wrongType('attachRabbitConsumer', 'logger', 'missing info()', () => consumer({ logger: nestLikeLogger })),
+    wrongType('attachRabbitConsumer connection', 'connection.logger', '"pino" (string)', () =>
+      consumer({ connection: { url, logger: 'pino' } }),
+    ),
+  ]);
+});

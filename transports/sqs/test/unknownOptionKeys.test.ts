@@ -101,3 +101,25 @@ describe('a wrongly typed option value is refused, naming its path and showing t
     ),
   ]);
 });
+
+/** A NestJS Logger's shape: log / warn / error / debug / verbose, no info. */
+const nestLikeLogger = { log() {}, warn() {}, error() {}, debug() {}, verbose() {} };
+
+/** A logger without one of pino's four methods (review 63) would lose those lines in guardLogger, silently. */
+describe('a logger without debug(), info(), warn() and error() is refused, naming its path', () => {
+  describeOptionTable([
+    wrongType(
+      'SqsConnection',
+      'logger',
+      '"pino" (string)',
+      () => new SqsConnection({ endpoint, region: 'us-east-1', logger: 'pino' as never }),
+    ),
+    wrongType(
+      'SqsPublisher',
+      'logger',
+      'missing info()',
+      () => new SqsPublisher(connection, { logger: nestLikeLogger as never }),
+    ),
+    wrongType('attachSqsConsumer', 'logger', 'missing info()', () => consumer({ logger: nestLikeLogger })),
+  ]);
+});
