@@ -12,6 +12,7 @@ import {
   type TenantSource,
   type TransportConsumerEvent,
   type TransportObserver,
+  loggerOption,
 } from '@ferry/core/transport';
 import { InMemoryBroker, type InMemoryDelivery } from './inMemoryBroker';
 
@@ -77,6 +78,7 @@ export function resolveInMemoryConsumerOptions(
   if (!(options.broker instanceof InMemoryBroker)) {
     throw new FerryConfigError('broker', 'must be an InMemoryBroker');
   }
+  const logger = loggerOption('logger', options.logger);
   return {
     broker: options.broker,
     queue: nonEmpty('queue', options.queue),
@@ -85,7 +87,7 @@ export function resolveInMemoryConsumerOptions(
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, DEFAULT_RETRY),
     identity: functionOption('identity', options.identity),
     tenant: checkTenantSource(options.tenant),
-    logger: options.logger && guardLogger(options.logger),
+    logger: logger === undefined ? undefined : guardLogger(logger),
     observer: functionOption('observer', options.observer),
     random: functionOption('random', options.random),
   };

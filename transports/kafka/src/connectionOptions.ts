@@ -8,6 +8,7 @@ import {
   oneOfOption,
   received,
   type OptionKeys,
+  loggerOption,
 } from '@ferry/core/transport';
 import type { KafkaClientName } from './client/types';
 
@@ -105,7 +106,7 @@ export function resolveConnectionOptions(options: ConnectionOptions): ResolvedCo
       options.kafkaLogLevel ?? CONNECTION_DEFAULTS.kafkaLogLevel,
       LOG_LEVELS,
     ),
-    logger: guardLogger(options.logger ?? defaultLogger('ferry.kafka')),
+    logger: guardLogger(loggerOption('logger', options.logger) ?? defaultLogger('ferry.kafka')),
     kafkaConfig: kafkaConfigOption(options.kafkaConfig),
   };
 }

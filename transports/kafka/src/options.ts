@@ -19,6 +19,7 @@ import {
   type TenantSource,
   type TransportConsumerEvent,
   type TransportObserver,
+  loggerOption,
 } from '@ferry/core/transport';
 import type { KafkaConnection } from './connection';
 import { CONNECTION_DEFAULTS } from './connectionOptions';
@@ -222,7 +223,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     ),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, defaults.retryBackoff),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, defaults.reconnectBackoff),
-    logger: guardLogger(options.logger ?? options.connection.logger),
+    logger: guardLogger(loggerOption('logger', options.logger) ?? options.connection.logger),
     observer: functionOption('observer', options.observer),
     random: functionOption('random', options.random) ?? Math.random,
   };

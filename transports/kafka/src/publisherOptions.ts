@@ -8,6 +8,7 @@ import {
   type OptionKeys,
   type TransportObserver,
   type TransportPublisherEvent,
+  loggerOption,
 } from '@ferry/core/transport';
 import { DEFAULTS } from './options';
 import type { TopicRouting } from './wire';
@@ -91,7 +92,7 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
       1,
       100,
     ),
-    logger: options.logger,
+    logger: loggerOption('logger', options.logger),
     observer: functionOption('observer', options.observer),
   };
 }

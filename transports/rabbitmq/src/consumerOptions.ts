@@ -15,6 +15,7 @@ import {
   type TenantSource,
   type TransportConsumerEvent,
   type TransportObserver,
+  loggerOption,
 } from '@ferry/core/transport';
 import { RabbitConnection } from './connection';
 import type { DecodeOptions, DeliveryExtractor } from './delivery';
@@ -191,7 +192,7 @@ export function resolveConsumerOptions(
       options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs,
       1,
     ),
-    logger: options.logger,
+    logger: loggerOption('logger', options.logger),
     observer: functionOption('observer', options.observer),
     random: functionOption('random', options.random),
   };

@@ -10,6 +10,7 @@ import {
   resolveBackoff,
   type OptionKeys,
   type BackoffPolicy,
+  loggerOption,
 } from '@ferry/core/transport';
 
 /** Every default in one table; the package README quotes it. */
@@ -120,7 +121,9 @@ export function resolveConnectionOptions(
       options.reconnectBackoff,
       DEFAULTS.reconnectBackoff,
     ),
-    logger: guardLogger(options.logger ?? fallbackLogger ?? defaultLogger('ferry.rabbitmq')),
+    logger: guardLogger(
+      loggerOption(`${prefix}logger`, options.logger) ?? fallbackLogger ?? defaultLogger('ferry.rabbitmq'),
+    ),
     random: functionOption(`${prefix}random`, options.random) ?? Math.random,
   };
 }

@@ -7,6 +7,7 @@ import {
   type OptionKeys,
   type TransportObserver,
   type TransportPublisherEvent,
+  loggerOption,
 } from '@ferry/core/transport';
 import { FerryConfigError } from '@ferry/core';
 import { DEFAULTS } from './options';
@@ -75,7 +76,7 @@ export function resolvePublisherOptions(options: RabbitPublisherOptions = {}): R
       1,
     ),
     appId: options.appId,
-    logger: options.logger,
+    logger: loggerOption('logger', options.logger),
     observer: functionOption('observer', options.observer),
   };
 }

@@ -18,6 +18,7 @@ import {
   type TransportConsumerEvent,
   type TransportObserver,
   type TransportPublisherEvent,
+  loggerOption,
 } from '@ferry/core/transport';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
@@ -137,7 +138,7 @@ export function resolveConnectionOptions(options: ConnectionOptions = {}): Resol
     maxAttempts: integer('maxAttempts', options.maxAttempts ?? DEFAULTS.maxAttempts, 1, 20),
     setupTimeoutMs: timerOption('setupTimeoutMs', options.setupTimeoutMs ?? DEFAULTS.setupTimeoutMs, 1),
     client: options.client,
-    logger: guardLogger(options.logger ?? defaultLogger('ferry.sqs')),
+    logger: guardLogger(loggerOption('logger', options.logger) ?? defaultLogger('ferry.sqs')),
   };
 }
 
@@ -227,7 +228,7 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
       options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs,
       1,
     ),
-    logger: options.logger,
+    logger: loggerOption('logger', options.logger),
     observer: functionOption('observer', options.observer),
   };
 }
@@ -366,7 +367,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     tenant: checkTenantSource(options.tenant),
     deleteAttempts: integer('deleteAttempts', options.deleteAttempts ?? DEFAULTS.deleteAttempts, 1, 10),
     observer: functionOption('observer', options.observer),
-    logger: options.logger,
+    logger: loggerOption('logger', options.logger),
     random: functionOption('random', options.random) ?? Math.random,
   };
 }
