@@ -12,6 +12,7 @@ import { FerryValidationError } from '../../errors';
 import { assertText } from '../../validate/text';
 import { isUuid } from '../sql/fragments';
 import { INBOX_STATUSES, type InboxStatus } from '../types';
+import { consumerNameFault } from '../validateInput';
 
 export const LIST_LIMIT = { default: 50, max: 500 } as const;
 export const PURGE_LIMIT = { default: 100, max: 10_000 } as const;
@@ -28,19 +29,20 @@ export function requireUuid(field: string, value: unknown): string {
 }
 
 /**
- * A consumer name a receipt can carry (replay's `targetConsumer`): acceptance's own rule, 1 to
- * IDENTIFIER_LIMITS.consumer characters of valid text, so no name is refused by the database's
+ * A consumer name a receipt can carry (replay's `targetConsumer`): acceptance's own rule
+ * (consumerNameFault), 1 to IDENTIFIER_LIMITS.consumer characters of valid text, so no name is refused by the database's
  * identity index mid-action, nor makes a receipt acceptance would never take (review 35).
  */
 export function requireConsumerName(field: string, value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > IDENTIFIER_LIMITS.consumer) {
+  if (typeof value === 'string') assertText(field, value); // reason invalid_text, as acceptance's
+  const fault = consumerNameFault(value);
+  if (fault !== null) {
     throw new FerryValidationError(
       field,
-      `must be a consumer name: a non-empty string of at most ${IDENTIFIER_LIMITS.consumer} characters, got ${received(value)}`,
+      `must be a consumer name: a non-empty string of at most ${IDENTIFIER_LIMITS.consumer} characters (${fault}), got ${received(value)}`,
     );
   }
-  assertText(field, value);
-  return value;
+  return value as string;
 }
 
 export function requireText(field: string, value: unknown): string {
