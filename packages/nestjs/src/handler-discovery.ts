@@ -147,8 +147,8 @@ function handlerProvider(moduleRef: ModuleRef, consumer: string, token: Injectio
     throw new FerryConfigError(
       `handlers.${consumer}`,
       scoped
-        ? `${nameOf(token)} is a transient- or request-scoped provider: inbox handlers must be singleton (default-scoped) providers`
-        : `no provider of ${nameOf(token)} is visible to InboxModule: provide it in a module InboxModule imports (imports) or in the application (${error instanceof Error ? error.message : String(error)})`,
+        ? `${nameOf(token)} is transient- or request-scoped (or depends on a request-scoped provider): inbox handlers must be singleton (default-scoped) providers Nest has one constructed instance of`
+        : `no provider of ${nameOf(token)} in the application: provide it in one of its modules (${error instanceof Error ? error.message : String(error)})`,
     );
   }
 }
