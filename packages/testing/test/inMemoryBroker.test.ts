@@ -27,4 +27,26 @@ describe('InMemoryBroker', () => {
     const broker = new InMemoryBroker();
     expect(broker.send('nowhere', delivery('a'))).toBe(false);
   });
+
+  test('what take() and deadLetters() hand out is a copy: changing it changes no redelivery nor dead letter', () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    broker.send('q', { body: Buffer.from('{"n":1}'), messageId: 'a', headers: { 'x-app': 'kept' } });
+    broker.send('q', { body: Buffer.from('{"n":2}'), messageId: 'b', headers: { 'x-app': 'kept' } });
+    const spoil = (held: InMemoryDelivery) => {
+      held.body.write('{"n":9}');
+      (held.headers as Record<string, string>)['x-app'] = 'changed';
+    };
+    const taken = broker.take('q', 2);
+    taken.forEach((item) => spoil(item.delivery));
+    broker.nack(taken);
+    const [again, letter] = broker.take('q', 2);
+    broker.deadLetter(letter!, 'inbox_invalid', 'test');
+    broker.deadLetters('q').forEach((dead) => spoil(dead.delivery));
+    const seen = (held: InMemoryDelivery | undefined) => [held?.body.toString(), held?.headers['x-app']];
+    expect([seen(again?.delivery), seen(broker.deadLetters('q')[0]?.delivery)]).toEqual([
+      ['{"n":1}', 'kept'],
+      ['{"n":2}', 'kept'],
+    ]);
+  });
 });

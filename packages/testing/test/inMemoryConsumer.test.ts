@@ -1,4 +1,4 @@
-import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
+import { FERRY_HEADERS, FerryError, type InboxAcceptInput, type InboxAcceptor } from '@ferry/core';
 import { InMemoryBroker, attachInMemoryConsumer, waitUntil } from '@ferry/testing';
 import { MemoryAcceptor } from '@ferry/testing/conformance';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
@@ -102,5 +102,38 @@ describe('attachInMemoryConsumer', () => {
     // The lines were attempted (held, then recovered) and lost; the deliveries were not.
     expect(calls()).toBeGreaterThanOrEqual(2);
     expect(acceptor.accepted).toEqual(['held-1', 'held-2']);
+  });
+
+  test('dead-letters a delivery after maxTransportRetries trips back to the queue, with the last error', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    broker.send('q', { body: Buffer.from('{}'), headers: { [FERRY_HEADERS.messageId]: 'refused' } });
+    let calls = 0;
+    const acceptor: InboxAcceptor = {
+      maxPayloadBytes: 1_000_000,
+      acceptMany: async () => {
+        calls += 1;
+        throw new FerryError('FERRY_DATABASE_ERROR', `refused ${calls}`);
+      },
+    };
+    const consumer = attachInMemoryConsumer(acceptor, {
+      broker,
+      queue: 'q',
+      consumer: 'c',
+      maxTransportRetries: 2,
+      retryBackoff: { initialMs: 1, maxMs: 5 },
+    });
+    try {
+      await waitUntil('a dead letter', () => broker.deadLetters('q').length > 0, { timeoutMs: 10_000 });
+    } finally {
+      await consumer.close();
+    }
+    expect(broker.deadLetters('q').map(({ reason, detail }) => ({ reason, detail }))).toEqual([
+      {
+        reason: 'transport_retries_exhausted',
+        detail: expect.stringMatching(/^after 2 transport retries: .*refused 3/),
+      },
+    ]);
+    expect({ calls, held: broker.held('q') }).toEqual({ calls: 3, held: 0 });
   });
 });

@@ -1,5 +1,5 @@
-import type { OutboxMessage } from '@ferry/core';
-import { InMemoryPublisher } from '@ferry/testing';
+import type { OutboxMessage, PublishOutcome } from '@ferry/core';
+import { InMemoryPublisher, waitUntil, type PublishDecision } from '@ferry/testing';
 
 function message(id: string): OutboxMessage {
   return {
@@ -51,5 +51,127 @@ describe('InMemoryPublisher', () => {
     const abort = new AbortController();
     abort.abort();
     expect(await publisher.publish([message('a')], abort.signal)).toEqual([]);
+  });
+});
+
+/** `message(id)` with an ordering key. */
+function keyed(id: string, orderingKey: string | null): OutboxMessage {
+  return { ...message(id), orderingKey };
+}
+
+/** Lets every callback already due run (a late decision's, say) before the test looks. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('InMemoryPublisher: per-message outcomes, key order, abort and close, as the real publishers', () => {
+  it('once a message of a key is not sent, its later messages in the call are not decided nor sent, reported as it was (custom decide)', async () => {
+    const decisions: Record<string, PublishDecision> = {
+      a1: { retryable: 'busy' },
+      b1: { unavailable: 'down' },
+      c1: { permanent: 'bad' },
+    };
+    const publisher = new InMemoryPublisher({ decide: (m) => decisions[m.id] ?? 'sent' });
+    const messages = [
+      keyed('a1', 'a'),
+      keyed('b1', 'b'),
+      keyed('c1', 'c'),
+      keyed('a2', 'a'),
+      keyed('b2', 'b'),
+      keyed('c2', 'c'),
+      keyed('n', null),
+      keyed('x', 'x'),
+    ];
+    const earlier = (key: string) => `an earlier message of ordering key ${key} was not sent`;
+    expect(await publisher.publish(messages, new AbortController().signal)).toEqual([
+      { id: 'a1', status: 'retryable', error: 'busy' },
+      { id: 'b1', status: 'unavailable', error: 'down' },
+      { id: 'c1', status: 'permanent', error: 'bad' },
+      { id: 'a2', status: 'retryable', error: earlier('a') },
+      { id: 'b2', status: 'unavailable', error: earlier('b') },
+      { id: 'c2', status: 'retryable', error: earlier('c') },
+      { id: 'n', status: 'sent' },
+      { id: 'x', status: 'sent' },
+    ]);
+    expect(publisher.attempts.map((m) => m.id)).toEqual(['a1', 'b1', 'c1', 'n', 'x']);
+    expect(publisher.delivered.map((m) => m.id)).toEqual(['n', 'x']);
+  });
+
+  it('a decide that throws or rejects costs its message alone (retryable, naming the error), never the call', async () => {
+    const publisher = new InMemoryPublisher({
+      decide: (m) => {
+        if (m.id === 'throws') throw new Error('a bug in the test');
+        if (m.id === 'rejects') return Promise.reject(new Error('an async bug'));
+        return 'sent';
+      },
+    });
+    const outcomes = await publisher.publish(
+      [
+        keyed('before', null),
+        keyed('throws', 'k'),
+        keyed('behind', 'k'),
+        keyed('rejects', null),
+        keyed('after', null),
+      ],
+      new AbortController().signal,
+    );
+    expect(outcomes).toEqual([
+      { id: 'before', status: 'sent' },
+      { id: 'throws', status: 'retryable', error: expect.stringContaining('a bug in the test') },
+      { id: 'behind', status: 'retryable', error: 'an earlier message of ordering key k was not sent' },
+      { id: 'rejects', status: 'retryable', error: expect.stringContaining('an async bug') },
+      { id: 'after', status: 'sent' },
+    ]);
+  });
+
+  it('a decision still pending when the signal aborts is abandoned: the call resolves, a late decision is not recorded', async () => {
+    let decideNow: ((decision: PublishDecision) => void) | undefined;
+    const publisher = new InMemoryPublisher({
+      decide: () => new Promise<PublishDecision>((resolve) => (decideNow = resolve)),
+    });
+    const abort = new AbortController();
+    let outcomes: readonly PublishOutcome[] | undefined;
+    void publisher.publish([message('a'), message('b')], abort.signal).then((answer) => (outcomes = answer));
+    await waitUntil('the first decision asked', () => publisher.attempts.length === 1, { timeoutMs: 10_000 });
+    abort.abort();
+    await waitUntil('the call resolved', () => outcomes, { timeoutMs: 10_000 });
+    decideNow?.('sent');
+    await settle();
+    expect({ outcomes, delivered: publisher.delivered }).toEqual({ outcomes: [], delivered: [] });
+  });
+
+  it('close() ends a call whose decision is pending: the rest is retryable "publisher is closed", nothing is recorded sent after it', async () => {
+    let decideNow: ((decision: PublishDecision) => void) | undefined;
+    const publisher = new InMemoryPublisher({
+      decide: (m) =>
+        m.id === 'a' ? 'sent' : new Promise<PublishDecision>((resolve) => (decideNow = resolve)),
+    });
+    const publishing = publisher.publish(
+      [message('a'), message('b'), message('c')],
+      new AbortController().signal,
+    );
+    await waitUntil('the second decision asked', () => publisher.attempts.length === 2, {
+      timeoutMs: 10_000,
+    });
+    let closed = false;
+    void publisher.close().then(() => (closed = true));
+    await waitUntil('close() resolved', () => closed, { timeoutMs: 10_000 });
+    decideNow?.('sent');
+    await settle();
+    expect(await publishing).toEqual([
+      { id: 'a', status: 'sent' },
+      { id: 'b', status: 'retryable', error: 'publisher is closed' },
+      { id: 'c', status: 'retryable', error: 'publisher is closed' },
+    ]);
+    expect(publisher.delivered.map((m) => m.id)).toEqual(['a']);
+  });
+
+  it('attempts is a copy of the record too: changing what it returns changes no later read', async () => {
+    const publisher = new InMemoryPublisher();
+    await publisher.publish([message('a'), message('b')], new AbortController().signal);
+    publisher.attempts.splice(0);
+    publisher.delivered.splice(0);
+    expect({
+      attempts: publisher.attempts.map((m) => m.id),
+      delivered: publisher.delivered.map((m) => m.id),
+    }).toEqual({ attempts: ['a', 'b'], delivered: ['a', 'b'] });
   });
 });
