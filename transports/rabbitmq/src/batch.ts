@@ -15,6 +15,7 @@ import {
   escapeUnshowable,
   invalidResultReason,
   reportedMessageId,
+  retriesExhaustedDetail,
   type BackoffPolicy,
   type ConsumerEmit,
   type TransportConsumerEvent,
@@ -319,7 +320,7 @@ export class DeliverySettler {
   ): Promise<number | null> {
     const attempts = trustedTransportAttempts(entry.message, this.retryQueues);
     if (attempts >= this.o.maxTransportRetries) {
-      const detail = `after ${attempts} transport retries: ${error}`;
+      const detail = retriesExhaustedDetail(attempts, error);
       await this.deadLetter(entry, { messageId, reason: REJECT_REASONS.retriesExhausted, detail }, tally);
       return null;
     }

@@ -1,4 +1,4 @@
-import { TRANSPORT_REJECT_REASONS } from '@ferry/core/transport';
+import { TRANSPORT_REJECT_REASONS, TRANSPORT_RETRIES } from '@ferry/core/transport';
 
 /**
  * Broker failures are translated at the boundary: callers only ever see a FerryError with
@@ -10,7 +10,7 @@ export { transportError, closedError, describeTransportError as describeError } 
 export const REJECT_REASONS = {
   ...TRANSPORT_REJECT_REASONS,
   unsupportedContentType: 'unsupported_content_type',
-  retriesExhausted: 'transport_retries_exhausted',
+  retriesExhausted: TRANSPORT_RETRIES.exhaustedReason,
 } as const;
 
 export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];

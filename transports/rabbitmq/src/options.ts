@@ -11,6 +11,7 @@ import {
   type OptionKeys,
   type BackoffPolicy,
   loggerOption,
+  TRANSPORT_RETRIES,
 } from '@ferry/core/transport';
 
 /** Every default in one table; the package README quotes it. */
@@ -28,7 +29,7 @@ export const DEFAULTS = {
   prefetch: 250,
   /** When maxBatchSize is below prefetch; 1 when one batch can take the whole prefetch window. */
   maxBatchesInFlight: 2,
-  maxTransportRetries: 5,
+  maxTransportRetries: TRANSPORT_RETRIES.defaultMax,
   retryBackoff: { initialMs: 1_000, maxMs: 60_000, multiplier: 2, jitter: 'none' } satisfies BackoffPolicy,
   contentTypes: ['application/json'] as readonly string[],
   acceptMissingContentType: true,

@@ -57,6 +57,7 @@ export {
   isConnectionLevelError,
   type TransportRejectReason,
 } from './errors';
+export { TRANSPORT_RETRIES, retriesExhaustedDetail } from './retries';
 export {
   acceptIsolated,
   isBatchWideFailure,
