@@ -20,22 +20,50 @@ export interface InMemoryDeadLetter {
 /** A delivery handed to a consumer and not yet settled, within one broker session. */
 export interface Unacked {
   readonly queue: string;
+  /** A copy of what the broker holds: changing it changes no redelivery nor dead letter. */
   readonly delivery: InMemoryDelivery;
   readonly session: number;
+  /**
+   * How many times it went back to its queue because its acceptance failed (`nack` with
+   * `transportAttempt`), as RabbitMQ's `x-ferry-transport-attempts`; kept across `restart()`.
+   */
+  readonly transportAttempts: number;
+}
+
+export interface NackOptions {
+  /** The acceptance of these deliveries failed: each counts one transport attempt. */
+  readonly transportAttempt?: boolean;
+}
+
+/** One delivery as a queue holds it: the broker's own copy, and its transport attempts. */
+interface Held {
+  readonly delivery: InMemoryDelivery;
+  readonly transportAttempts: number;
 }
 
 interface Queue {
-  ready: InMemoryDelivery[];
-  unacked: Unacked[];
+  ready: Held[];
+  /** Handed out and not settled, in the order taken, each with what the queue holds of it. */
+  unacked: Map<Unacked, Held>;
   readonly deadLetters: InMemoryDeadLetter[];
   readonly waiters: Set<() => void>;
+}
+
+/** A copy of `delivery`: its bytes and headers, so neither side sees the other's later changes. */
+function copyDelivery(delivery: InMemoryDelivery): InMemoryDelivery {
+  return {
+    body: Buffer.from(delivery.body),
+    ...(delivery.messageId !== undefined ? { messageId: delivery.messageId } : {}),
+    headers: { ...delivery.headers },
+  };
 }
 
 /**
  * A broker in memory with the semantics ferry's transports rely on: named queues, deliveries
  * held unacked until a consumer settles them, nacked ones back at the head of their queue (so
  * order is kept), a dead-letter list per queue, and `restart()`, which ends the session: every
- * unacked delivery goes back to its queue and late acks of the old session are ignored.
+ * unacked delivery goes back to its queue and late acks of the old session are ignored. As on a
+ * real broker, what is sent is copied in, and what is handed out (take, deadLetters) is a copy.
  * Passes the transport conformance suite (`test/conformance.test.ts`).
  */
 export class InMemoryBroker {
@@ -44,7 +72,7 @@ export class InMemoryBroker {
 
   declareQueue(name: string): void {
     if (!this.queues.has(name)) {
-      this.queues.set(name, { ready: [], unacked: [], deadLetters: [], waiters: new Set() });
+      this.queues.set(name, { ready: [], unacked: new Map(), deadLetters: [], waiters: new Set() });
     }
   }
 
@@ -54,11 +82,11 @@ export class InMemoryBroker {
     queue?.waiters.forEach((wake) => wake());
   }
 
-  /** Appends a delivery to `queue`; false when there is no such queue (unroutable). */
+  /** Appends a copy of `delivery` to `queue`; false when there is no such queue (unroutable). */
   send(queue: string, delivery: InMemoryDelivery): boolean {
     const target = this.queues.get(queue);
     if (!target) return false;
-    target.ready.push(delivery);
+    target.ready.push({ delivery: copyDelivery(delivery), transportAttempts: 0 });
     target.waiters.forEach((wake) => wake());
     return true;
   }
@@ -67,39 +95,56 @@ export class InMemoryBroker {
   take(queue: string, max: number): Unacked[] {
     const target = this.queues.get(queue);
     if (!target) return [];
-    const taken = target.ready.splice(0, max).map((delivery) => ({ queue, delivery, session: this.session }));
-    target.unacked.push(...taken);
-    return taken;
+    return target.ready.splice(0, max).map((held) => {
+      const item: Unacked = {
+        queue,
+        delivery: copyDelivery(held.delivery),
+        session: this.session,
+        transportAttempts: held.transportAttempts,
+      };
+      target.unacked.set(item, held);
+      return item;
+    });
   }
 
   /** Removes settled deliveries. Deliveries of an ended session are ignored: they are queued again. */
   ack(items: readonly Unacked[]): void {
-    for (const item of this.current(items)) this.settle(item);
+    for (const item of items) this.settle(item);
   }
 
-  /** Puts deliveries back at the head of their queue, in the order given. */
-  nack(items: readonly Unacked[]): void {
-    for (const item of [...this.current(items)].reverse()) {
-      this.settle(item);
-      this.queues.get(item.queue)?.ready.unshift(item.delivery);
+  /**
+   * Puts deliveries back at the head of their queue, in the order given (with `transportAttempt`,
+   * each counts one more transport attempt).
+   */
+  nack(items: readonly Unacked[], options: NackOptions = {}): void {
+    for (const item of [...items].reverse()) {
+      const settled = this.settle(item);
+      if (!settled) continue;
+      const { queue, held } = settled;
+      queue.ready.unshift(
+        options.transportAttempt === true ? { ...held, transportAttempts: held.transportAttempts + 1 } : held,
+      );
     }
   }
 
   /** Acks a delivery and records it on its queue's dead-letter list. */
   deadLetter(item: Unacked, reason: string, detail: string): void {
-    if (this.current([item]).length === 0) return;
-    this.settle(item);
-    this.queues.get(item.queue)?.deadLetters.push({ delivery: item.delivery, reason, detail });
+    const settled = this.settle(item);
+    settled?.queue.deadLetters.push({ delivery: settled.held.delivery, reason, detail });
   }
 
   /** How many deliveries `queue` still holds: ready, or handed to a consumer and not settled. */
   held(queue: string): number {
     const target = this.queues.get(queue);
-    return target ? target.ready.length + target.unacked.length : 0;
+    return target ? target.ready.length + target.unacked.size : 0;
   }
 
+  /** The dead letters of `queue`, oldest first (copies). */
   deadLetters(queue: string): readonly InMemoryDeadLetter[] {
-    return [...(this.queues.get(queue)?.deadLetters ?? [])];
+    return (this.queues.get(queue)?.deadLetters ?? []).map((letter) => ({
+      ...letter,
+      delivery: copyDelivery(letter.delivery),
+    }));
   }
 
   /**
@@ -125,8 +170,8 @@ export class InMemoryBroker {
   /** Ends the session, as a broker restart does: unacked deliveries go back to the head of their queues. */
   restart(): void {
     for (const queue of this.queues.values()) {
-      queue.ready.unshift(...queue.unacked.map((item) => item.delivery));
-      queue.unacked = [];
+      queue.ready.unshift(...queue.unacked.values());
+      queue.unacked = new Map();
       queue.waiters.forEach((wake) => wake());
     }
     this.session += 1;
@@ -134,28 +179,39 @@ export class InMemoryBroker {
 
   /**
    * A publisher that puts each message on the queue named by its `destination`, as a delivery
-   * with ferry's headers and the payload as JSON; a message to no queue is reported retryable.
+   * with ferry's headers and the payload as JSON. A message that names no destination is
+   * `permanent` (the real publishers' "no route"); one to no queue is `retryable` (a missing
+   * exchange, topic or queue).
    */
   publisher(options: Omit<InMemoryPublisherOptions, 'decide'> = {}): InMemoryPublisher {
     return new InMemoryPublisher({ ...options, decide: (message) => this.route(message) });
   }
 
   private route(message: OutboxMessage): PublishDecision {
+    if (message.destination === null) {
+      return {
+        permanent: `no destination: the event names none (the in-memory broker routes by destination)`,
+      };
+    }
     const delivery: InMemoryDelivery = {
       body: Buffer.from(JSON.stringify(message.payload)),
       messageId: message.id,
       headers: outboxHeaders(message),
     };
-    if (message.destination !== null && this.send(message.destination, delivery)) return 'sent';
-    return { retryable: `no queue named ${String(message.destination)}` };
+    if (this.send(message.destination, delivery)) return 'sent';
+    return { retryable: `no queue named ${message.destination}` };
   }
 
-  private current(items: readonly Unacked[]): Unacked[] {
-    return items.filter((item) => item.session === this.session);
-  }
-
-  private settle(item: Unacked): void {
+  /**
+   * Takes `item` off its queue's unacked deliveries: what the queue held of it, or undefined when
+   * it is not unacked there (settled already, of an ended session, or its queue deleted).
+   */
+  private settle(item: Unacked): { readonly queue: Queue; readonly held: Held } | undefined {
+    if (item.session !== this.session) return undefined;
     const queue = this.queues.get(item.queue);
-    if (queue) queue.unacked = queue.unacked.filter((entry) => entry !== item);
+    const held = queue?.unacked.get(item);
+    if (!queue || !held) return undefined;
+    queue.unacked.delete(item);
+    return { queue, held };
   }
 }

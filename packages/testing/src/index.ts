@@ -5,6 +5,7 @@ export {
   InMemoryBroker,
   type InMemoryDeadLetter,
   type InMemoryDelivery,
+  type NackOptions,
   type Unacked,
 } from './inMemoryBroker';
 export { attachInMemoryConsumer, type InMemoryConsumer } from './inMemoryConsumer';
