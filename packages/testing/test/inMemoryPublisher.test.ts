@@ -1,5 +1,5 @@
 import type { OutboxMessage, PublishOutcome } from '@ferry/core';
-import { InMemoryPublisher, waitUntil, type PublishDecision } from '@ferry/testing';
+import { InMemoryBroker, InMemoryPublisher, waitUntil, type PublishDecision } from '@ferry/testing';
 
 function message(id: string): OutboxMessage {
   return {
@@ -151,11 +151,18 @@ describe('InMemoryPublisher: per-message outcomes, key order, abort and close, a
     await waitUntil('the second decision asked', () => publisher.attempts.length === 2, {
       timeoutMs: 10_000,
     });
+    let answered = false;
+    void publishing.then(() => (answered = true));
     let closed = false;
-    void publisher.close().then(() => (closed = true));
+    let answeredAtClose = false;
+    void publisher.close().then(() => {
+      closed = true;
+      answeredAtClose = answered;
+    });
     await waitUntil('close() resolved', () => closed, { timeoutMs: 10_000 });
     decideNow?.('sent');
     await settle();
+    expect(answeredAtClose).toBe(true); // close() resolves once the call in flight ended
     expect(await publishing).toEqual([
       { id: 'a', status: 'sent' },
       { id: 'b', status: 'retryable', error: 'publisher is closed' },
@@ -173,5 +180,21 @@ describe('InMemoryPublisher: per-message outcomes, key order, abort and close, a
       attempts: publisher.attempts.map((m) => m.id),
       delivered: publisher.delivered.map((m) => m.id),
     }).toEqual({ attempts: ['a', 'b'], delivered: ['a', 'b'] });
+  });
+
+  it('close() during a call of synchronous decisions: the rest is "publisher is closed" and never reaches the queue', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    const publisher = broker.publisher();
+    const messages = ['a', 'b', 'c'].map((id) => ({ ...message(id), destination: 'q' }));
+    const publishing = publisher.publish(messages, new AbortController().signal);
+    await publisher.close();
+    const outcomes = await publishing;
+    const sent = outcomes.filter((outcome) => outcome.status === 'sent').length;
+    expect(sent).toBeLessThan(messages.length);
+    expect(outcomes.slice(sent)).toEqual(
+      messages.slice(sent).map(({ id }) => ({ id, status: 'retryable', error: 'publisher is closed' })),
+    );
+    expect(broker.held('q')).toBe(sent);
   });
 });
