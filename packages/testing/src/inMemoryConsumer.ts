@@ -16,10 +16,13 @@ import {
   putStorableHeader,
   readFerryHeaders,
   resolveTenant,
+  retriesExhaustedDetail,
+  TRANSPORT_RETRIES,
   type ConsumerEmit,
   type ReadyOptions,
 } from '@ferry/core/transport';
 import type { Unacked } from './inMemoryBroker';
+import { MEMORY_SYSTEM } from './memorySystem';
 import {
   resolveInMemoryConsumerOptions,
   type InMemoryConsumerOptions,
@@ -45,7 +48,9 @@ const IDLE_WAIT_MS = 100;
  * (database unavailable, closed) or the admission limit refuses deliveries, those are held and
  * offered again after the backoff (`acceptance-unavailable`, then `acceptance-recovered`),
  * spending no attempt; any other failure of the whole batch sends it back to the head of the
- * queue, taken again after the backoff (`acceptance-failed`).
+ * queue, taken again after the backoff (`acceptance-failed`), each delivery counting one transport
+ * attempt: one whose `maxTransportRetries` are spent is dead-lettered (`transport_retries_exhausted`),
+ * as on RabbitMQ.
  */
 export function attachInMemoryConsumer(
   acceptor: InboxAcceptor,
@@ -160,13 +165,26 @@ async function offer(
   );
   report();
   if (held.kind === 'settled') return null;
-  broker.nack(held.pending.map((index) => valid[index]!.item));
-  // Released by close(): back to the queue, nothing to report.
-  return held.kind === 'failed' ? { count: held.pending.length, error: describeCause(held.error) } : null;
+  const pending = held.pending.map((index) => valid[index]!);
+  if (held.kind === 'released') {
+    // Released by close(): back to the queue, no attempt spent, nothing to report.
+    broker.nack(pending.map(({ item }) => item));
+    return null;
+  }
+  // Failed for the whole batch, not an outage: a transport retry each, dead-lettered once spent.
+  const error = describeCause(held.error);
+  const retried: Unacked[] = [];
+  for (const { item, input } of pending) {
+    if (item.transportAttempts < options.maxTransportRetries) retried.push(item);
+    else {
+      const detail = retriesExhaustedDetail(item.transportAttempts, error);
+      deadLetter(item, input.messageId, TRANSPORT_RETRIES.exhaustedReason, detail);
+    }
+  }
+  report();
+  broker.nack(retried, { transportAttempt: true });
+  return retried.length > 0 ? { count: retried.length, error } : null;
 }
-
-/** The `system` this consumer names on every delivery (OpenTelemetry's `messaging.system`). */
-const MEMORY_SYSTEM = 'memory';
 
 function decode(
   item: Unacked,

@@ -8,6 +8,7 @@ import {
   nonEmptyOption as nonEmpty,
   resolveBackoff,
   type BackoffPolicy,
+  TRANSPORT_RETRIES,
   type OptionKeys,
   type TenantSource,
   type TransportConsumerEvent,
@@ -23,6 +24,12 @@ export interface InMemoryConsumerOptions {
   readonly consumer: string;
   /** Deliveries per `acceptMany` call. Default 10. */
   readonly maxBatchSize?: number;
+  /**
+   * Trips back to the queue before a delivery whose acceptance keeps failing (for its whole batch,
+   * with a retriable error that is not an outage) is dead-lettered (`transport_retries_exhausted`).
+   * Default 5, as on RabbitMQ. An outage (acceptance held) spends none.
+   */
+  readonly maxTransportRetries?: number;
   /** Wait before a batch whose acceptance failed is taken again. Default 50 ms doubling to 1 s, full jitter. */
   readonly retryBackoff?: Partial<BackoffPolicy>;
   /** Identity of deliveries with neither ferry's header nor a native `messageId`. */
@@ -47,6 +54,7 @@ const KEYS = {
   queue: true,
   consumer: true,
   maxBatchSize: true,
+  maxTransportRetries: true,
   retryBackoff: true,
   identity: true,
   tenant: true,
@@ -60,6 +68,7 @@ export interface ResolvedInMemoryConsumerOptions {
   readonly queue: string;
   readonly consumer: string;
   readonly maxBatchSize: number;
+  readonly maxTransportRetries: number;
   readonly retryBackoff: BackoffPolicy;
   readonly identity: InMemoryConsumerOptions['identity'];
   readonly tenant: TenantSource<InMemoryDelivery>;
@@ -84,6 +93,11 @@ export function resolveInMemoryConsumerOptions(
     queue: nonEmpty('queue', options.queue),
     consumer: nonEmpty('consumer', options.consumer),
     maxBatchSize: integer('maxBatchSize', options.maxBatchSize ?? 10, 1),
+    maxTransportRetries: integer(
+      'maxTransportRetries',
+      options.maxTransportRetries ?? TRANSPORT_RETRIES.defaultMax,
+      0,
+    ),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, DEFAULT_RETRY),
     identity: functionOption('identity', options.identity),
     tenant: checkTenantSource(options.tenant),
