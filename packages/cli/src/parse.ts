@@ -120,11 +120,14 @@ export function age(value: string): number {
 }
 
 /**
- * `2026-03-01` (UTC), `2026-03-01T12:00` (local time, as JavaScript reads it; a space for the `T`
- * too), seconds and a fraction optional, then `Z` or `+HH:MM` / `-HH:MM`.
+ * `2026-03-01` (UTC); `2026-03-01T12:00` (local time, as JavaScript reads it), `T` or `t` or a
+ * space (PostgreSQL's own output) between date and time, seconds and a fraction of any length
+ * optional (truncated to the millisecond, a Date's precision), then no offset (local time), `Z` /
+ * `z`, or `+HH`, `+HHMM`, `+HH:MM` (or `+HH:MM:SS`, which PostgreSQL prints for a historical zone),
+ * `-` alike. Nothing else: no week or ordinal date, no surrounding or inner whitespace.
  */
 const ISO_TIMESTAMP =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))?)?$/;
+  /^(?<year>\d{4})-(?<month>\d{2})-(?<day>\d{2})(?:[Tt ](?<hour>\d{2}):(?<minute>\d{2})(?::(?<second>\d{2})(?:\.(?<fraction>\d+))?)?(?:[Zz]|(?<sign>[+-])(?<offsetHour>\d{2})(?:(?<basicMinute>\d{2})|:(?<offsetMinute>\d{2})(?::(?<offsetSecond>\d{2}))?)?)?)?$/;
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
 
@@ -135,18 +138,36 @@ function daysIn(year: number, month: number): number {
 
 /**
  * The instant of an ISO timestamp whose every field is on the calendar and the clock, else
- * undefined: JavaScript's parser rolls 2026-02-30 over to March 2 (a purge --before it deleted a
- * day more than asked) and takes a day 31 in any month.
+ * undefined. Built from the fields, never by JavaScript's parser: that rolls 2026-02-30 over to
+ * March 2 (a purge --before it deleted a day more than asked), takes a day 31 in any month, and
+ * knows neither `+01` nor PostgreSQL's `2026-03-01 12:00:00.123456+00`.
  */
 function isoInstant(value: string): Date | undefined {
-  const match = ISO_TIMESTAMP.exec(value);
-  if (!match) return undefined;
-  const field = (index: number): number => Number(match[index] ?? 0);
-  const [year, month, day] = [field(1), field(2), field(3)];
+  const groups = ISO_TIMESTAMP.exec(value)?.groups;
+  if (groups === undefined) return undefined;
+  const field = (name: string): number => Number(groups[name] ?? 0);
+  const [year, month, day] = [field('year'), field('month'), field('day')];
+  const [hour, minute, second] = [field('hour'), field('minute'), field('second')];
+  const offsetMinute = field('basicMinute') + field('offsetMinute');
   const onCalendar = month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month);
-  // The hour, minute and second; the offset's hours and minutes (0 when left out).
-  const onClock = field(4) <= 23 && field(5) <= 59 && field(6) <= 59 && field(7) <= 23 && field(8) <= 59;
-  return onCalendar && onClock ? new Date(value.replace(' ', 'T')) : undefined;
+  const onClock = hour <= 23 && minute <= 59 && second <= 59;
+  const offsetOnClock = field('offsetHour') <= 23 && offsetMinute <= 59 && field('offsetSecond') <= 59;
+  if (!onCalendar || !onClock || !offsetOnClock) return undefined;
+  // Milliseconds, the digits beyond them truncated (.1239 is .123, never rounded up a second).
+  const millisecond = Number((groups.fraction ?? '').padEnd(3, '0').slice(0, 3));
+  const date = new Date(0);
+  if (groups.hour === undefined) {
+    date.setUTCFullYear(year, month - 1, day); // a date alone is UTC midnight
+  } else if (groups.sign === undefined && !/[Zz]$/.test(value)) {
+    date.setFullYear(year, month - 1, day); // no offset: local time, as JavaScript reads it
+    date.setHours(hour, minute, second, millisecond);
+  } else {
+    date.setUTCFullYear(year, month - 1, day);
+    date.setUTCHours(hour, minute, second, millisecond);
+    const offsetSeconds = field('offsetHour') * 3600 + offsetMinute * 60 + field('offsetSecond');
+    date.setTime(date.getTime() - (groups.sign === '-' ? -1 : 1) * offsetSeconds * 1000);
+  }
+  return date;
 }
 
 /** An ISO timestamp, or an age (`7d` = seven days before now), within DATE_ARGUMENT_BOUNDS. */
