@@ -68,10 +68,12 @@ export interface StatementOptions {
    */
   readonly onAbandoned?: (ended: Promise<boolean>) => void;
   /**
-   * Told by an executor that waits for a connection before it sends the statement (fromPg on a
-   * pool): `true` when it starts waiting, `false` once the wait is over. A deadline that passes
-   * while it waits is no statement PostgreSQL left unanswered but no connection in time
-   * (withStatementDeadline: FERRY_DATABASE_UNAVAILABLE, not FERRY_TIMEOUT).
+   * Told by an executor that knows when it has the statement's connection (fromPg, Kysely on an
+   * instance): `true` when it starts waiting for a pooled connection, `false` once it has one (at
+   * once, on a single connection). A deadline that passes while it waits is no statement
+   * PostgreSQL left unanswered but no connection in time (withStatementDeadline:
+   * FERRY_DATABASE_UNAVAILABLE); one that passes after `false`, FERRY_TIMEOUT; an executor that
+   * never calls it (Prisma) claims neither (FERRY_TIMEOUT, `details.connection: 'unknown'`).
    */
   readonly onConnecting?: (waiting: boolean) => void;
 }

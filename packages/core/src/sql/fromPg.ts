@@ -162,6 +162,8 @@ function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
   const run = (text: string, values: readonly unknown[], options: StatementOptions | undefined) => {
     const config = statement(text, [...values]);
     if (options?.signal && isPool(target)) return onPooledClient(target, config, options.signal, options);
+    // One connection: no wait for a pooled one (StatementOptions.onConnecting).
+    if (!isPool(target)) options?.onConnecting?.(false);
     return target.query(config);
   };
   const executor: SqlExecutor = {

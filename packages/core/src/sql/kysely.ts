@@ -1,8 +1,14 @@
 import type * as KyselyModule from 'kysely';
-import type { Kysely, Transaction } from 'kysely';
+import type { DatabaseConnection, Kysely, QueryExecutor, Transaction } from 'kysely';
 import { requireOptionalPeer } from '../optionalPeer';
 import { settlesWithin } from '../outbox/settle';
-import type { KyselyLike, SqlExecutor, TransactionAdapter, TransactionOptions } from './executor';
+import type {
+  KyselyLike,
+  SqlExecutor,
+  StatementOptions,
+  TransactionAdapter,
+  TransactionOptions,
+} from './executor';
 import { withStatementDeadline } from './statementDeadline';
 import {
   ABANDONED_END_MS,
@@ -52,15 +58,18 @@ export type KyselyTransactionOf<K extends KyselyInstanceLike> =
 export function fromKysely(kysely: KyselyLike): SqlExecutor {
   // The one place the shape is taken for kysely's class (the application's, of either module system).
   const db = kysely as unknown as Kysely<unknown>;
-  const run = <R>(text: string, values: readonly unknown[]) =>
-    db.executeQuery<R>(CompiledQuery.raw(text, [...values]));
+  const run = <R>(text: string, values: readonly unknown[], options: StatementOptions = {}) => {
+    const query = CompiledQuery.raw(text, [...values]);
+    if (db.isTransaction || (!options.signal && !options.onConnecting)) return db.executeQuery<R>(query);
+    return observingConnection(db, options).executeQuery<R>(query);
+  };
   const executor: SqlExecutor = {
     inTransaction: db.isTransaction,
-    async query<T>(text: string, values: readonly unknown[] = []) {
-      return (await run<T>(text, values)).rows;
+    async query<T>(text: string, values: readonly unknown[] = [], options?: StatementOptions) {
+      return (await run<T>(text, values, options)).rows;
     },
-    async execute(text: string, values: readonly unknown[] = []) {
-      const result = await run(text, values);
+    async execute(text: string, values: readonly unknown[] = [], options?: StatementOptions) {
+      const result = await run(text, values, options);
       // Kysely counts INSERT / UPDATE / DELETE / MERGE; node-postgres counts a SELECT's rows.
       return Number(result.numAffectedRows ?? result.rows.length);
     },
@@ -70,6 +79,34 @@ export function fromKysely(kysely: KyselyLike): SqlExecutor {
     },
   };
   return executor;
+}
+
+/**
+ * `db`'s query executor (its plugins still see the result), telling `onConnecting` when the
+ * statement waits for a connection of the instance's pool and when it has one, so a deadline that
+ * passes meanwhile is FERRY_DATABASE_UNAVAILABLE (withStatementDeadline). A connection that comes
+ * once `signal` aborted (the deadline passed) is handed straight back, the statement unsent. Kysely
+ * keeps the connection itself: one whose statement is given up on is not closed (the driver's
+ * timeouts end it), unlike fromPg's.
+ */
+function observingConnection<DB>(db: Kysely<DB>, { signal, onConnecting }: StatementOptions): QueryExecutor {
+  const executor = db.getExecutor();
+  return executor.withConnectionProvider({
+    async provideConnection<T>(consume: (connection: DatabaseConnection) => Promise<T>): Promise<T> {
+      onConnecting?.(true);
+      let waiting = true;
+      try {
+        return await executor.provideConnection(async (connection) => {
+          waiting = false;
+          onConnecting?.(false);
+          if (signal?.aborted) throw signal.reason;
+          return consume(connection);
+        });
+      } finally {
+        if (waiting) onConnecting?.(false);
+      }
+    },
+  });
 }
 
 /**

@@ -26,7 +26,9 @@ export interface StatementTimeoutOptions {
   /**
    * Deadline of each statement the admin sends outside a transaction, and of each transaction it
    * opens (an audited action): past it the call fails with a retriable FERRY_TIMEOUT (or
-   * FERRY_DATABASE_UNAVAILABLE when no connection came in time), or, when a change's COMMIT was
+   * FERRY_DATABASE_UNAVAILABLE when no pooled connection came in time: told by fromPg and Kysely;
+   * on Prisma, whose driver adapter takes the connection unseen, a statement waiting for one fails
+   * with FERRY_TIMEOUT, `details.connection: 'unknown'`), or, when a change's COMMIT was
    * sent and PostgreSQL cannot say afterwards whether it landed, with FERRY_OUTCOME_UNKNOWN (not
    * retriable: list before acting again). Default 30,000 ms, 100 to
    * 3,600,000. An admin given the caller's open transaction leaves its limits to the caller.
@@ -173,7 +175,8 @@ async function settledWithin<T>(
  * and a half-open connection (a peer that went silent, no FIN, no RST) stays open for good; past
  * the deadline ferry stops waiting and the statement fails with a retriable FERRY_TIMEOUT
  * (FERRY_DATABASE_UNAVAILABLE when the executor was still waiting for a connection: nothing was
- * sent, StatementOptions.onConnecting). Its signal aborts then, so an executor that owns the connection destroys it (fromPg); on Prisma the
+ * sent, StatementOptions.onConnecting; an executor that does not tell, Prisma, gets FERRY_TIMEOUT
+ * with `details.connection: 'unknown'`). Its signal aborts then, so an executor that owns the connection destroys it (fromPg); on Prisma the
  * connection stays the driver's until the driver gives up on it (see the package README). The
  * caller's `onAbandoned` then learns when the statement can no longer take effect (statementEnded).
  * Transactions are not bounded here: they carry their own limits (`timeoutMs`, `maxWaitMs`).
@@ -188,10 +191,11 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
     }
     const deadline = clearableDeadline(timeoutMs, caller?.signal);
     const signal = deadline.signal;
-    // Whether the executor still waits for a connection (StatementOptions.onConnecting).
-    let connecting = false;
+    // Whether the executor still waits for a connection, or has one (StatementOptions.onConnecting);
+    // 'unknown' for an executor that does not say (Prisma: its driver adapter takes the connection).
+    let connection: 'unknown' | 'waiting' | 'obtained' = 'unknown';
     const onConnecting = (waiting: boolean): void => {
-      connecting = waiting;
+      connection = waiting ? 'waiting' : 'obtained';
       caller?.onConnecting?.(waiting);
     };
     const options: StatementOptions = { ...caller, signal, onConnecting };
@@ -209,23 +213,7 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
         caller?.onAbandoned?.(statementEnded(sent, signal));
         if (caller?.signal?.aborted) return reject(caller.signal.reason);
         // Still waiting for a connection: nothing was sent, the database was not reached in time.
-        reject(
-          connecting
-            ? new FerryError(
-                'FERRY_DATABASE_UNAVAILABLE',
-                `no connection to the database within ${timeoutMs} ms`,
-                {
-                  details: { timeoutMs },
-                },
-              )
-            : new FerryError(
-                'FERRY_TIMEOUT',
-                `the database did not answer a statement within ${timeoutMs} ms`,
-                {
-                  details: { timeoutMs },
-                },
-              ),
-        );
+        reject(deadlineError(connection, timeoutMs));
       };
       signal.addEventListener('abort', giveUp, { once: true });
       // Settled: the deadline's timer is cleared before the caller hears of it.
@@ -251,6 +239,35 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
     execute: (text, values, options) => bounded((statement) => db.execute(text, values, statement), options),
     transaction: (work, options) => db.transaction(work, options),
   };
+}
+
+/**
+ * What a statement deadline that passed means, by what the executor said of its connection: none
+ * came (FERRY_DATABASE_UNAVAILABLE: nothing was sent), or PostgreSQL did not answer the statement
+ * (FERRY_TIMEOUT); an executor that does not say (Prisma) gets FERRY_TIMEOUT claiming neither,
+ * `details.connection: 'unknown'`.
+ */
+function deadlineError(connection: 'unknown' | 'waiting' | 'obtained', timeoutMs: number): FerryError {
+  if (connection === 'waiting') {
+    return new FerryError(
+      'FERRY_DATABASE_UNAVAILABLE',
+      `no connection to the database within ${timeoutMs} ms`,
+      {
+        details: { timeoutMs },
+      },
+    );
+  }
+  if (connection === 'obtained') {
+    return new FerryError('FERRY_TIMEOUT', `the database did not answer a statement within ${timeoutMs} ms`, {
+      details: { timeoutMs },
+    });
+  }
+  return new FerryError(
+    'FERRY_TIMEOUT',
+    `no answer from the database within ${timeoutMs} ms (this client does not say whether it was ` +
+      'still waiting for a pooled connection or for the answer to a statement it sent)',
+    { details: { timeoutMs, connection: 'unknown' } },
+  );
 }
 
 /**
