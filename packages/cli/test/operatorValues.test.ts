@@ -265,3 +265,25 @@ describe('a server that never completes the connection', () => {
     expect(run.errors[0]).toContain('FERRY_DATABASE_UNAVAILABLE');
   });
 });
+
+describe('an actor from FERRY_ACTOR the library refuses', () => {
+  it('is a usage error naming FERRY_ACTOR, not --actor (which was not given)', async () => {
+    const io = captureIo();
+    const argv = ['outbox', 'retry', '3f0c0000-0000-4000-8000-0000000000e1', '--database-url', t.url];
+    const code = await runCli(argv, io, { FERRY_ACTOR: ' ' });
+    const error = io.errors[0] ?? '';
+    expect({ code, usage: error.includes('FERRY_USAGE'), named: error.includes('FERRY_ACTOR') }).toEqual({
+      code: 2,
+      usage: true,
+      named: true,
+    });
+    expect(error).not.toContain('--actor');
+  });
+
+  it('--actor given refused still names --actor', async () => {
+    const io = captureIo();
+    const argv = ['outbox', 'retry', '3f0c0000-0000-4000-8000-0000000000e1', '--actor', ' '];
+    const code = await runCli([...argv, '--database-url', t.url], io, { FERRY_ACTOR: 'ops@test' });
+    expect({ code, named: io.errors[0]?.includes('--actor') }).toEqual({ code: 2, named: true });
+  });
+});
