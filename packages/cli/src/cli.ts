@@ -174,8 +174,8 @@ function commandName(argv: readonly string[]): string {
   return `ferry ${first}`;
 }
 
-/** A usage hint's command: the deepest one argv names (`ferry outbox` for `ferry outbox frobnicate`). */
-function helpCommand(program: Command, argv: readonly string[]): string {
+/** The deepest command argv names (`outbox` for `ferry outbox frobnicate`), and its words. */
+function namedCommand(program: Command, argv: readonly string[]): { command: Command; words: string[] } {
   const words = ['ferry'];
   let command = program;
   for (const word of argv) {
@@ -184,7 +184,26 @@ function helpCommand(program: Command, argv: readonly string[]): string {
     words.push(word);
     command = sub;
   }
-  return words.join(' ');
+  return { command, words };
+}
+
+/** A usage hint's command: the deepest one argv names (`ferry outbox` for `ferry outbox frobnicate`). */
+function helpCommand(program: Command, argv: readonly string[]): string {
+  return namedCommand(program, argv).words.join(' ');
+}
+
+/**
+ * Where a value core refused came from when no flag gave it: a command taking `--actor` that was
+ * not given acts as FERRY_ACTOR (actorOf), so a refused actor names the variable.
+ */
+function valueSources(
+  program: Command,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Record<string, string> {
+  const { command } = namedCommand(program, argv);
+  const takesActor = command.options.some((option) => option.long === '--actor');
+  return takesActor && command.opts().actor === undefined && env.FERRY_ACTOR ? { actor: 'FERRY_ACTOR' } : {};
 }
 
 /**
@@ -242,7 +261,8 @@ export async function runCli(
     if (error instanceof CommanderError && error.exitCode === 0) return 0;
     const bareHelp = error instanceof CommanderError && error.code === 'commander.help';
     const failure = bareHelp ? new CommanderError(2, error.code, 'a subcommand is required') : error;
-    return printFailure(ctx, commandName(argv), failure, parseError, helpCommand(program, argv));
+    const help = helpCommand(program, argv);
+    return printFailure(ctx, commandName(argv), failure, parseError, help, valueSources(program, argv, env));
   } finally {
     await database.close();
   }

@@ -66,13 +66,13 @@ const FLAG_OF: Readonly<Record<string, string>> = {
  * flag: core checks its arguments and options before any statement, so nothing was changed and
  * the same command can only fail the same way. Anything else: undefined.
  */
-function operatorMistake(error: unknown): string | undefined {
+function operatorMistake(error: unknown, sources: Readonly<Record<string, string>>): string | undefined {
   let refused: { name: string; reason: string } | undefined;
   if (error instanceof FerryValidationError) refused = { name: error.field, reason: error.reason };
   if (error instanceof FerryConfigError) {
     refused = { name: error.option, reason: String(error.details.reason ?? error.message) };
   }
-  const flag = refused === undefined ? undefined : FLAG_OF[refused.name];
+  const flag = refused === undefined ? undefined : (sources[refused.name] ?? FLAG_OF[refused.name]);
   if (refused === undefined || flag === undefined) return undefined;
   // A reason naming another option (`is only for an application folder (migrationsDir)`) names its flag.
   let reason = refused.reason;
@@ -83,12 +83,17 @@ function operatorMistake(error: unknown): string | undefined {
 /**
  * Every failure as one answer: a FERRY code, a message and a hint. `applied`: something was
  * changed before it (a later batch failed), so no failure is a usage error (exit 2 promises that
- * nothing was).
+ * nothing was). `sources`: where a refused value came from when no flag gave it (`actor`:
+ * `FERRY_ACTOR`), named instead of its flag.
  */
-export function answerFor(error: unknown, applied = false): ErrorAnswer {
+export function answerFor(
+  error: unknown,
+  applied = false,
+  sources: Readonly<Record<string, string>> = {},
+): ErrorAnswer {
   if (error instanceof UsageError) return usage(error.message);
   if (error instanceof CommanderError) return usage(error.message.replace(/^error: /, ''));
-  const mistake = applied ? undefined : operatorMistake(error);
+  const mistake = applied ? undefined : operatorMistake(error, sources);
   if (mistake !== undefined) return usage(mistake);
   if (isFerryError(error)) {
     return {

@@ -52,17 +52,21 @@ function requestNote(requestId: string, failure: unknown): string {
  * `results`, `counts`) when there were some; else the applied outcomes, then the error and hint
  * on stderr. Returns the exit code: 2 for a usage error, else 1.
  */
-/** `helpFor`: the command whose `--help` a usage mistake is pointed at (default `command`). */
+/**
+ * `helpFor`: the command whose `--help` a usage mistake is pointed at (default `command`);
+ * `sources`: where a value core refused came from when no flag gave it (answerFor).
+ */
 export function printFailure(
   ctx: Context,
   command: string,
   error: unknown,
   parseError: string,
   helpFor: string = command,
+  sources: Readonly<Record<string, string>> = {},
 ): 1 | 2 {
   const partway = error instanceof FailedPartway ? error.context : {};
   const failure = error instanceof FailedPartway ? error.failure : error;
-  const answer = answerFor(failure, partway.done !== undefined);
+  const answer = answerFor(failure, partway.done !== undefined, sources);
   const message = parseError.replace(/^error: /, '') || answer.message;
   const hint = answer.code === 'FERRY_USAGE' ? `see \`${helpFor} --help\`` : answer.hint;
   const { done } = partway;
