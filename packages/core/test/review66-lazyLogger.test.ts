@@ -6,7 +6,8 @@
  * option is, and not the "a method missing costs its line and nothing else" guardLogger promises
  * (it looks each method up at call time, so the facade worked before).
  */
-import { createRelay, isFerryError, type Logger } from '@ferry/core';
+import { createEmitter, createRelay, isFerryError, type Logger } from '@ferry/core';
+import { guardLogger, loggerOption } from '@ferry/core/transport';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 
@@ -55,4 +56,58 @@ it('createRelay with a logger whose getters throw is created or refused with Fer
   } finally {
     await relay?.close();
   }
+});
+
+describe('review66 class: a logger whose reads throw at creation', () => {
+  /** A Proxy whose every read throws until `ready` gets the real logger. */
+  function lazyProxy(): { logger: object; ready: (inner: Logger) => void } {
+    let inner: Logger | undefined;
+    const logger = new Proxy(
+      {},
+      {
+        get(_target, key) {
+          if (inner === undefined) throw new TypeError('logger not configured yet');
+          return (inner as unknown as Record<PropertyKey, unknown>)[key];
+        },
+      },
+    );
+    return { logger, ready: (given) => (inner = given) };
+  }
+
+  it('a Proxy whose get throws is accepted by createEmitter', () => {
+    expect(() => createEmitter({ logger: lazyProxy().logger as Logger })).not.toThrow();
+  });
+
+  it('is accepted by loggerOption and logs through guardLogger once configured, harmlessly before', () => {
+    const { logger, ready } = lazyProxy();
+    const given = loggerOption('logger', logger);
+    expect(given).toBe(logger);
+    const safe = guardLogger(given as Logger);
+    expect(() => safe.warn({ n: 1 }, 'before')).not.toThrow();
+    const lines: unknown[][] = [];
+    const at = (...args: unknown[]): void => void lines.push(args);
+    ready({ debug: at, info: at, warn: at, error: at });
+    safe.warn({ n: 2 }, 'after');
+    expect(lines).toEqual([[{ n: 2 }, 'after']]);
+  });
+
+  it('a method that reads as a non-function is still refused, naming only it', () => {
+    const logger = {
+      get debug(): never {
+        throw new TypeError('not yet');
+      },
+      info: 'nope',
+      warn() {},
+      error() {},
+    };
+    let refused: unknown;
+    try {
+      loggerOption('logger', logger);
+    } catch (error) {
+      refused = error;
+    }
+    expect(isFerryError(refused, 'FERRY_CONFIG_INVALID')).toBe(true);
+    expect((refused as Error).message).toContain('missing info()');
+    expect((refused as Error).message).not.toContain('debug()');
+  });
 });
