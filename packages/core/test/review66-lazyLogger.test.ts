@@ -107,7 +107,6 @@ describe('review66 class: a logger whose reads throw at creation', () => {
       refused = error;
     }
     expect(isFerryError(refused, 'FERRY_CONFIG_INVALID')).toBe(true);
-    expect((refused as Error).message).toContain('missing info()');
-    expect((refused as Error).message).not.toContain('debug()');
+    expect((refused as Error).message).toMatch(/got an object missing info\(\)$/);
   });
 });

@@ -24,10 +24,24 @@ export interface Logger {
 const LOG_METHODS = ['debug', 'info', 'warn', 'error'] as const;
 
 /**
+ * How `holder[key]` reads: a function, something else, or a read that throws (a facade's getter or
+ * a Proxy before the logger behind it is configured). guardLogger looks each method up at call
+ * time, so a logger whose read throws works once configured and loses its lines harmlessly until.
+ */
+function readMethod(holder: object, key: string): 'function' | 'other' | 'throws' {
+  try {
+    return typeof (holder as Record<string, unknown>)[key] === 'function' ? 'function' : 'other';
+  } catch {
+    return 'throws';
+  }
+}
+
+/**
  * The `logger` option of every ferry component, checked when the component is created:
- * `undefined` passes (the default logger); anything else must have pino's four methods. Not
- * checked, a logger without one (NestJS's Logger has no `info`) or a string lost every line of
- * that level in guardLogger, silently: relay and worker failures included.
+ * `undefined` passes (the default logger); anything else must have pino's four methods (a method
+ * whose read throws counts as present: see readMethod). Not checked, a logger without one
+ * (NestJS's Logger has no `info`) or a string lost every line of that level in guardLogger,
+ * silently: relay and worker failures included.
  */
 export function loggerOption(name: string, value: unknown): Logger | undefined {
   if (value === undefined) return undefined;
@@ -35,12 +49,11 @@ export function loggerOption(name: string, value: unknown): Logger | undefined {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) {
     throw new FerryConfigError(name, `${what}, got ${received(value)}`);
   }
-  const methods = value as Record<string, unknown>;
-  const missing = LOG_METHODS.filter((level) => typeof methods[level] !== 'function');
+  const missing = LOG_METHODS.filter((level) => readMethod(value, level) === 'other');
   if (missing.length === 0) return value as Logger;
   // NestJS's Logger and LoggerService: log() for info, (message, context) arguments.
   const nest =
-    typeof methods['log'] === 'function'
+    readMethod(value, 'log') === 'function'
       ? '; a NestJS Logger (log() in place of info()) is adapted by fromNestLogger(logger) from @ferry/nestjs'
       : '';
   throw new FerryConfigError(
