@@ -72,3 +72,74 @@ describe('review66: a decorated base method overridden by the provider', () => {
     }
   });
 });
+
+describe('review66 class: the method the instance has under a decorated name', () => {
+  async function init(provider: new (...args: never[]) => object) {
+    const app = await Test.createTestingModule({
+      imports: [
+        InboxModule.forRoot({
+          prisma: TestPrismaService,
+          imports: [prismaModule(t.newClient())],
+          worker: { enabled: false },
+        }),
+      ],
+      providers: [provider],
+    }).compile();
+    return app;
+  }
+
+  it('a constructor that wraps the decorated method as an own property: the wrapper runs', async () => {
+    const ran: string[] = [];
+    @Injectable()
+    class Traced {
+      constructor() {
+        const inner = this.handle.bind(this);
+        this.handle = async (payload: unknown) => {
+          ran.push('trace');
+          await inner(payload);
+        };
+      }
+      @InboxHandler('review66.traced')
+      async handle(_payload: unknown): Promise<void> {
+        ran.push('handle');
+      }
+    }
+    const app = await init(Traced);
+    await app.init();
+    try {
+      const inbox = app.get(InboxService);
+      await inbox.accept({
+        consumer: 'review66.traced',
+        messageId: 'review66-traced-1',
+        tenantId: 'tenant-1',
+        payload: { n: 1 },
+      });
+      await inbox.runOnce();
+      expect(ran).toEqual(['trace', 'handle']);
+    } finally {
+      await app.close().catch(() => undefined);
+    }
+  });
+
+  it('a decorated name the instance holds a non-function under is refused at init, naming Class.method', async () => {
+    @Injectable()
+    class Broken {
+      constructor() {
+        (this as unknown as { handle: unknown }).handle = 'not a function';
+      }
+      @InboxHandler('review66.broken')
+      async handle(): Promise<void> {}
+    }
+    const app = await init(Broken);
+    let refused: unknown;
+    try {
+      await app.init();
+    } catch (error) {
+      refused = error;
+    } finally {
+      await app.close().catch(() => undefined);
+    }
+    expect(isFerryError(refused, 'FERRY_CONFIG_INVALID')).toBe(true);
+    expect((refused as Error).message).toContain('Broken.handle');
+  });
+});
