@@ -49,22 +49,44 @@ function* ownMethods(holder: object, skip: ReadonlySet<PropertyKey>): Generator<
 const NOT_STATIC_METHODS: ReadonlySet<PropertyKey> = new Set(['prototype', 'length', 'name']);
 const NOT_METHODS: ReadonlySet<PropertyKey> = new Set(['constructor']);
 
-/** The decorated instance methods along `prototype`'s chain, each name's nearest definition. */
+/**
+ * The decorated instance method names along `prototype`'s chain, each with its nearest decorated
+ * definition (whose consumers count). An override that does not repeat the decorator keeps the
+ * name decorated: the method called is the one the instance has (see instanceMethod).
+ */
 function decoratedInstanceMethods(prototype: object | null): [PropertyKey, Callable][] {
-  const found: [PropertyKey, Callable][] = [];
-  const names = new Set<PropertyKey>();
+  const found = new Map<PropertyKey, Callable>();
   for (
     let at = prototype;
     at !== null && at !== Object.prototype;
     at = Object.getPrototypeOf(at) as object | null
   ) {
     for (const [key, method] of ownMethods(at, NOT_METHODS)) {
-      if (names.has(key)) continue; // overridden nearer the instance
-      names.add(key);
-      if (inboxHandlerConsumers(method).length > 0) found.push([key, method]);
+      if (found.has(key)) continue; // decorated nearer the instance
+      if (inboxHandlerConsumers(method).length > 0) found.set(key, method);
     }
   }
-  return found;
+  return [...found];
+}
+
+/**
+ * What `instance` has under a decorated name at module init: the override, or an own property a
+ * constructor set (`this.handle = trace(this.handle)`). Not a function: a FerryConfigError.
+ */
+function instanceMethod(instance: object, key: PropertyKey, origin: string): HandlerMethod {
+  let value: unknown;
+  try {
+    value = (instance as Record<PropertyKey, unknown>)[key];
+  } catch (error) {
+    value = error;
+  }
+  if (typeof value !== 'function') {
+    throw new FerryConfigError(
+      `@InboxHandler on ${origin}`,
+      `the instance's ${String(key)} must be a method, got ${received(value)}`,
+    );
+  }
+  return value as HandlerMethod;
 }
 
 /** The decorated static methods along `type`'s chain of classes, each with the class defining it. */
@@ -86,6 +108,7 @@ function decoratedStaticMethods(type: Callable): [Callable, PropertyKey, Callabl
  * Methods decorated with @InboxHandler() on providers and controllers: instance methods of
  * singletons (on a scoped provider they fail module init), static methods of any (called on the
  * class that defines them). Every consumer of a method decorated more than once is registered.
+ * A decorated instance method calls what the instance has under its name at init (an override).
  */
 export function discoverDecoratedHandlers(discovery: DiscoveryService, into: Handlers): void {
   const seenInstances = new Set<object>();
@@ -122,9 +145,10 @@ export function discoverDecoratedHandlers(discovery: DiscoveryService, into: Han
           `inbox handlers must live on singleton (default-scoped) providers, and ${fault}: Nest has no constructed instance of it to call`,
         );
       }
+      const target = instanceMethod(instance, key, origin);
       for (const consumer of inboxHandlerConsumers(method)) {
         const call = (payload: unknown, context: InboxHandlerContext<unknown>) =>
-          (method as HandlerMethod).call(instance, payload, context);
+          target.call(instance, payload, context);
         add(into, consumer, call, origin);
       }
     }
