@@ -5,12 +5,18 @@
  * discovery would skip; a disabled worker's liveness once it is started by hand.
  */
 import 'reflect-metadata';
-import { Injectable, Module, Scope, type DynamicModule, type InjectionToken } from '@nestjs/common';
+import { Injectable, Scope, type DynamicModule, type InjectionToken } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { isFerryError } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { FerryHealthIndicator, InboxHandler, InboxModule, InboxService } from '../src';
-import { prismaModule, TestPrismaService, waitFor } from './fixtures';
+import {
+  prismaModule,
+  TestPrismaService,
+  UNREACHABLE_PRISMA as PRISMA,
+  UnreachablePrismaModule as FakePrismaModule,
+  waitFor,
+} from './fixtures';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -32,21 +38,6 @@ async function configOptionOf(work: () => Promise<unknown>): Promise<string> {
           : String(error),
   );
 }
-
-const PRISMA = 'FIX63_PRISMA';
-const unreachable = async (): Promise<never> => {
-  throw new Error('the options should have been refused before any statement');
-};
-@Module({
-  providers: [
-    {
-      provide: PRISMA,
-      useValue: { $transaction: unreachable, $queryRawUnsafe: unreachable, $executeRawUnsafe: unreachable },
-    },
-  ],
-  exports: [PRISMA],
-})
-class FakePrismaModule {}
 
 async function initialized(module: () => DynamicModule, providers: InjectionToken[] = []): Promise<void> {
   const app = await Test.createTestingModule({

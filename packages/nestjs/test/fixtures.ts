@@ -73,3 +73,20 @@ export async function waitFor<T>(
 }
 
 export { gate } from '../../../test-support/holds';
+
+/** The token of UnreachablePrismaModule's client. */
+export const UNREACHABLE_PRISMA = 'UNREACHABLE_PRISMA';
+const unreachable = async (): Promise<never> => {
+  throw new Error('the options should have been refused before any statement');
+};
+/** A Prisma client provider that must not be reached: options are checked before any statement. */
+@Module({
+  providers: [
+    {
+      provide: UNREACHABLE_PRISMA,
+      useValue: { $transaction: unreachable, $queryRawUnsafe: unreachable, $executeRawUnsafe: unreachable },
+    },
+  ],
+  exports: [UNREACHABLE_PRISMA],
+})
+export class UnreachablePrismaModule {}

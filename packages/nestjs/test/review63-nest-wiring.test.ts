@@ -4,7 +4,7 @@
  * options a Nest user gets wrong, and the health indicator of an acceptance-only application.
  */
 import 'reflect-metadata';
-import { Injectable, Logger, Module, Scope, type DynamicModule, type InjectionToken } from '@nestjs/common';
+import { Injectable, Logger, Scope, type DynamicModule, type InjectionToken } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { isFerryError } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
@@ -17,7 +17,14 @@ import {
   OutboxModule,
   OutboxRelayService,
 } from '../src';
-import { MemoryPublisher, prismaModule, TestPrismaService, waitFor } from './fixtures';
+import {
+  MemoryPublisher,
+  prismaModule,
+  TestPrismaService,
+  UNREACHABLE_PRISMA as PRISMA,
+  UnreachablePrismaModule as FakePrismaModule,
+  waitFor,
+} from './fixtures';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -192,22 +199,6 @@ describe('review63: @InboxHandler with a consumer name acceptance never takes', 
     expect(refused ? 'refused' : outcome).toBe('refused');
   });
 });
-
-/** A Prisma client provider that must not be reached: options are checked before any statement. */
-const PRISMA = 'REVIEW63_PRISMA';
-const unreachable = async (): Promise<never> => {
-  throw new Error('the options should have been refused before any statement');
-};
-@Module({
-  providers: [
-    {
-      provide: PRISMA,
-      useValue: { $transaction: unreachable, $queryRawUnsafe: unreachable, $executeRawUnsafe: unreachable },
-    },
-  ],
-  exports: [PRISMA],
-})
-class FakePrismaModule {}
 
 async function initialized(module: () => DynamicModule): Promise<void> {
   const app = await Test.createTestingModule({ imports: [module()] }).compile();

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
-import { Module, type DynamicModule } from '@nestjs/common';
+import { type DynamicModule } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { InboxModule, OutboxModule } from '../src';
+import { UNREACHABLE_PRISMA as PRISMA, UnreachablePrismaModule as FakePrismaModule } from './fixtures';
 import { describeOptionTable, misspelt, wrongType } from '../../../test-support/optionTables';
 
 /**
@@ -10,20 +11,6 @@ import { describeOptionTable, misspelt, wrongType } from '../../../test-support/
  * Registration options when forRoot / forRootAsync is called; the settings (core's options and
  * the module's own) at module init, before any statement: the Prisma client here answers nothing.
  */
-const PRISMA = 'PRISMA';
-const unreachable = async (): Promise<never> => {
-  throw new Error('the options should have been refused before any statement');
-};
-@Module({
-  providers: [
-    {
-      provide: PRISMA,
-      useValue: { $transaction: unreachable, $queryRawUnsafe: unreachable, $executeRawUnsafe: unreachable },
-    },
-  ],
-  exports: [PRISMA],
-})
-class FakePrismaModule {}
 
 const publisher = { publish: async () => [] };
 /** Module init, where the settings are checked; a module that starts is closed again. */
