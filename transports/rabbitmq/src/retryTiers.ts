@@ -13,15 +13,32 @@ const MAX_TTL_MS = 2 ** 32 - 1;
  * The delay tiers (ms) of a retry policy: the un-jittered delay of each retry 1..maxRetries,
  * deduplicated and ascending (at least one tier). A jittered delay is never above its retry's
  * un-jittered delay, so rounding it up to a tier (tierFor) never waits longer than the policy.
+ * The delay never falls as the retry grows (multiplier >= 1, capped at maxMs), so each next tier
+ * is found by bisection on the first retry whose delay passes the last tier: the cost is bounded
+ * by the tiers (at most MAX_RETRY_TIERS + 1), never by maxTransportRetries, which may be as large
+ * as Number.MAX_SAFE_INTEGER ("retry for ever"; stepping through each retry never ended).
  */
 export function retryTiers(policy: BackoffPolicy, maxTransportRetries: number): number[] {
-  const tiers = new Set<number>();
   const plain: BackoffPolicy = { ...policy, jitter: 'none' };
-  for (let retry = 1; retry <= Math.max(1, maxTransportRetries); retry++) {
-    tiers.add(Math.max(1, backoffDelay(retry, plain)));
-    if (tiers.size > MAX_RETRY_TIERS) break;
+  const delay = (retry: number): number => Math.max(1, backoffDelay(retry, plain));
+  const last = Math.min(Math.max(1, Math.floor(maxTransportRetries)), Number.MAX_SAFE_INTEGER);
+  const tiers: number[] = [];
+  let retry = 1;
+  while (tiers.length <= MAX_RETRY_TIERS) {
+    const tier = delay(retry);
+    tiers.push(tier);
+    if (delay(last) <= tier) break;
+    // delay(low) <= tier < delay(high): the next tier begins at high.
+    let low = retry;
+    let high = last;
+    while (high - low > 1) {
+      const middle = low + Math.floor((high - low) / 2);
+      if (delay(middle) > tier) high = middle;
+      else low = middle;
+    }
+    retry = high;
   }
-  return [...tiers].sort((a, b) => a - b);
+  return tiers;
 }
 
 /** Checks tiers given as an option: 1..32 distinct integers in 1..2^32-1, returned ascending. */
