@@ -165,16 +165,18 @@ async function offer(
   );
   report();
   if (held.kind === 'settled') return null;
-  const pending = held.pending.map((index) => valid[index]!);
   if (held.kind === 'released') {
     // Released by close(): back to the queue, no attempt spent, nothing to report.
-    broker.nack(pending.map(({ item }) => item));
+    broker.nack(held.pending.map((index) => valid[index]!.item));
     return null;
   }
-  // Failed for the whole batch, not an outage: a transport retry each, dead-lettered once spent.
+  // Failed for the whole offer, not an outage: a transport retry each, dead-lettered once spent.
+  // The rest, not offered since the window shrank, did not fail: back to the queue, nothing spent.
+  const offered = new Set(held.offered);
+  broker.nack(held.pending.filter((index) => !offered.has(index)).map((index) => valid[index]!.item));
   const error = describeCause(held.error);
   const retried: Unacked[] = [];
-  for (const { item, input } of pending) {
+  for (const { item, input } of held.offered.map((index) => valid[index]!)) {
     if (item.transportAttempts < options.maxTransportRetries) retried.push(item);
     else {
       const detail = retriesExhaustedDetail(item.transportAttempts, error);

@@ -191,8 +191,13 @@ export class DeliverySettler {
       if (outcome.kind === 'released') {
         for (const index of outcome.pending) this.acks.nack(valid[index]!.entry, true);
       } else if (outcome.kind === 'failed') {
-        const pending = outcome.pending.map((index) => valid[index]!);
-        await this.retryBatch(pending, outcome.error, tally);
+        // Only the failed offer goes round the retry tiers; the rest, not offered since the
+        // window shrank, did not fail: released (requeued), no transport retry spent.
+        const offered = new Set(outcome.offered);
+        for (const index of outcome.pending)
+          if (!offered.has(index)) this.acks.nack(valid[index]!.entry, true);
+        const failed = outcome.offered.map((index) => valid[index]!);
+        await this.retryBatch(failed, outcome.error, tally);
       }
     } finally {
       held.done();

@@ -353,9 +353,17 @@ class PollingConsumer implements SqsConsumer {
       await extender.stop();
     }
     if (outcome.kind === 'settled') return;
-    const pending = outcome.pending.map((index) => valid[index]!.message);
-    if (outcome.kind === 'released') await this.release(pending);
-    else await this.backOff(pending, outcome.error);
+    const messages = (indices: readonly number[]) => indices.map((index) => valid[index]!.message);
+    if (outcome.kind === 'released') {
+      await this.release(messages(outcome.pending));
+      return;
+    }
+    // Only the failed offer backs off; the rest, not offered since the window shrank, did not
+    // fail: visible again at once, as released ones.
+    const offered = new Set(outcome.offered);
+    const unoffered = outcome.pending.filter((index) => !offered.has(index));
+    if (unoffered.length > 0) await this.release(messages(unoffered));
+    await this.backOff(messages(outcome.offered), outcome.error);
   }
 
   /**

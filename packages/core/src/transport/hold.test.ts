@@ -140,7 +140,7 @@ describe('acceptHolding', () => {
         { backoff, signal: new AbortController().signal, ...who },
         settled.settle,
       ),
-    ).resolves.toEqual({ kind: 'failed', error: failure, pending: [0] });
+    ).resolves.toEqual({ kind: 'failed', error: failure, pending: [0], offered: [0] });
     expect(calls()).toBe(1);
     expect(settled.calls).toEqual([]);
   });
@@ -276,5 +276,28 @@ describe('acceptHolding: a batch that times out by its size (failed first)', () 
     expect(events.map((e) => (e.type === 'acceptance-unavailable' ? e.count : -1))).toEqual([
       4, 4, 4, 4, 4, 4,
     ]);
+  });
+});
+
+describe('acceptHolding: a failure after the window shrank (review 67)', () => {
+  it('names the failed offer apart from the inputs not offered since', async () => {
+    let calls = 0;
+    const acceptMany = (inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> => {
+      calls += 1;
+      if (calls === 1)
+        return Promise.reject(new FerryError('FERRY_TIMEOUT', 'statement timed out', { retriable: true }));
+      if (inputs.some((i) => i.messageId.startsWith('bad')))
+        return Promise.reject(new FerryError('FERRY_DATABASE_ERROR', 'bad fails'));
+      return Promise.resolve(inputs.map((i) => ({ kind: 'accepted', id: i.messageId }) as const));
+    };
+    const settled = settlements();
+    const held = await acceptHolding(
+      ['bad1', 'bad2', 'good', 'y'].map(input),
+      acceptMany,
+      { backoff, signal: AbortSignal.timeout(5_000), ...who },
+      settled.settle,
+    );
+    expect(held).toMatchObject({ kind: 'failed', pending: [0, 1, 2, 3], offered: [0, 1] });
+    expect(settled.calls).toEqual([]);
   });
 });

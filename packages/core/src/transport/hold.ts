@@ -41,10 +41,18 @@ export type HeldAcceptance =
    */
   | { readonly kind: 'released'; readonly error: unknown; readonly pending: readonly number[] }
   /**
-   * The retriable safety net of acceptIsolated threw (not batch-wide): the inputs at
-   * `pending` were not answered and go round the transport's own retry.
+   * The retriable safety net of acceptIsolated threw (not batch-wide) for the inputs at
+   * `offered`: they go round the transport's own retry (each spends one). `pending` is every
+   * input not answered (never given to `settle`): `offered`, and after the offer window shrank
+   * the rest, not offered since; those did not fail and go back to the broker as `released` ones
+   * do, spending nothing.
    */
-  | { readonly kind: 'failed'; readonly error: unknown; readonly pending: readonly number[] };
+  | {
+      readonly kind: 'failed';
+      readonly error: unknown;
+      readonly pending: readonly number[];
+      readonly offered: readonly number[];
+    };
 
 /** Settles answered inputs (ack, delete, dead-letter) before acceptHolding goes on. */
 export type SettleAnswered = (answered: readonly AnsweredInput[]) => Promise<void>;
@@ -82,7 +90,7 @@ export async function acceptHolding(
     } catch (thrown) {
       if (!isBatchWideFailure(thrown)) {
         if (failures > 0) report.recovered(failures, pending.length);
-        return { kind: 'failed', error: thrown, pending };
+        return { kind: 'failed', error: thrown, pending, offered };
       }
       error = thrown;
     }
