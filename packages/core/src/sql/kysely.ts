@@ -23,8 +23,10 @@ import {
 /**
  * Kysely (an optional peer dependency, loaded only by `@ferry/core/kysely` and by an emit given a
  * Kysely object). ferry's parameterized text runs as Kysely's raw compiled queries
- * (`CompiledQuery.raw`), on the instance's pool or, for a transaction, on its connection; its
- * plugins do not rewrite ferry's statements.
+ * (`CompiledQuery.raw`), on the instance's pool or, for a transaction, on its connection, through
+ * the instance's executor without its plugins (`withoutPlugins()`): a plugin neither rewrites
+ * ferry's statements nor transforms its rows (CamelCasePlugin would turn `retry_count` into
+ * `retryCount`, review 68).
  *
  * The public signatures describe Kysely by shape (KyselyLike, KyselyInstanceLike) and name none of
  * its types: this package's declarations are CommonJS, so an import of kysely's types in them
@@ -60,8 +62,10 @@ export function fromKysely(kysely: KyselyLike): SqlExecutor {
   const db = kysely as unknown as Kysely<unknown>;
   const run = <R>(text: string, values: readonly unknown[], options: StatementOptions = {}) => {
     const query = CompiledQuery.raw(text, [...values]);
-    if (db.isTransaction || (!options.signal && !options.onConnecting)) return db.executeQuery<R>(query);
-    return observingConnection(db, options).executeQuery<R>(query);
+    // The same connection provider (a Transaction's connection), none of the plugins.
+    const plain = db.getExecutor().withoutPlugins();
+    if (db.isTransaction || (!options.signal && !options.onConnecting)) return plain.executeQuery<R>(query);
+    return observingConnection(plain, options).executeQuery<R>(query);
   };
   const executor: SqlExecutor = {
     inTransaction: db.isTransaction,
@@ -82,15 +86,17 @@ export function fromKysely(kysely: KyselyLike): SqlExecutor {
 }
 
 /**
- * `db`'s query executor (its plugins still see the result), telling `onConnecting` when the
- * statement waits for a connection of the instance's pool and when it has one, so a deadline that
- * passes meanwhile is FERRY_DATABASE_UNAVAILABLE (withStatementDeadline). A connection that comes
- * once `signal` aborted (the deadline passed) is handed straight back, the statement unsent. Kysely
- * keeps the connection itself: one whose statement is given up on is not closed (the driver's
- * timeouts end it), unlike fromPg's.
+ * `executor` (the instance's, without plugins), telling `onConnecting` when the statement waits
+ * for a connection of the instance's pool and when it has one, so a deadline that passes meanwhile
+ * is FERRY_DATABASE_UNAVAILABLE (withStatementDeadline). A connection that comes once `signal`
+ * aborted (the deadline passed) is handed straight back, the statement unsent. Kysely keeps the
+ * connection itself: one whose statement is given up on is not closed (the driver's timeouts end
+ * it), unlike fromPg's.
  */
-function observingConnection<DB>(db: Kysely<DB>, { signal, onConnecting }: StatementOptions): QueryExecutor {
-  const executor = db.getExecutor();
+function observingConnection(
+  executor: QueryExecutor,
+  { signal, onConnecting }: StatementOptions,
+): QueryExecutor {
   return executor.withConnectionProvider({
     async provideConnection<T>(consume: (connection: DatabaseConnection) => Promise<T>): Promise<T> {
       onConnecting?.(true);
