@@ -41,6 +41,18 @@ async function probe(name: string, timeoutMs: number, work: () => Promise<string
   }
 }
 
+/**
+ * Whether the inbox source's worker is switched off by configuration: state 'disabled' (as
+ * @ferry/nestjs's InboxService says), or core's own Inbox with `worker.enabled` false that was
+ * never started (idle, no cycle: an acceptance-only process). One started by hand is checked.
+ */
+function switchedOff(source: LoopSource): boolean {
+  if (source.state === 'disabled') return true;
+  if (source.state !== 'idle' || source.lastCycleAt !== null) return false;
+  const { options } = source as { options?: { worker?: { enabled?: unknown } } };
+  return options?.worker?.enabled === false;
+}
+
 /** LoopSource states that are not alive, however recent the last cycle. */
 const NOT_ALIVE: ReadonlySet<string> = new Set(['closing', 'closed', 'not started']);
 
@@ -78,7 +90,7 @@ export function createHealth(options: HealthOptions): FerryHealth {
     const checks: HealthCheck[] = [];
     // A loop switched off by configuration is left out, as a loop not passed is.
     if (options.relay && options.relay.state !== 'disabled') checks.push(loop('relay', options.relay));
-    if (options.inbox && options.inbox.state !== 'disabled') checks.push(loop('inbox worker', options.inbox));
+    if (options.inbox && !switchedOff(options.inbox)) checks.push(loop('inbox worker', options.inbox));
     return report(checks);
   }
 
