@@ -172,8 +172,7 @@ async function offer(
   }
   // Failed for the whole offer, not an outage: a transport retry each, dead-lettered once spent.
   // The rest, not offered since the window shrank, did not fail: back to the queue, nothing spent.
-  const offered = new Set(held.offered);
-  broker.nack(held.pending.filter((index) => !offered.has(index)).map((index) => valid[index]!.item));
+  broker.nack(held.notOffered.map((index) => valid[index]!.item));
   const error = describeCause(held.error);
   const retried: Unacked[] = [];
   for (const { item, input } of held.offered.map((index) => valid[index]!)) {

@@ -193,9 +193,7 @@ export class DeliverySettler {
       } else if (outcome.kind === 'failed') {
         // Only the failed offer goes round the retry tiers; the rest, not offered since the
         // window shrank, did not fail: released (requeued), no transport retry spent.
-        const offered = new Set(outcome.offered);
-        for (const index of outcome.pending)
-          if (!offered.has(index)) this.acks.nack(valid[index]!.entry, true);
+        for (const index of outcome.notOffered) this.acks.nack(valid[index]!.entry, true);
         const failed = outcome.offered.map((index) => valid[index]!);
         await this.retryBatch(failed, outcome.error, tally);
       }

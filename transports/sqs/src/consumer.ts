@@ -360,9 +360,7 @@ class PollingConsumer implements SqsConsumer {
     }
     // Only the failed offer backs off; the rest, not offered since the window shrank, did not
     // fail: visible again at once, as released ones.
-    const offered = new Set(outcome.offered);
-    const unoffered = outcome.pending.filter((index) => !offered.has(index));
-    if (unoffered.length > 0) await this.release(messages(unoffered));
+    if (outcome.notOffered.length > 0) await this.release(messages(outcome.notOffered));
     await this.backOff(messages(outcome.offered), outcome.error);
   }
 

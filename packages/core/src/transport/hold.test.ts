@@ -140,7 +140,7 @@ describe('acceptHolding', () => {
         { backoff, signal: new AbortController().signal, ...who },
         settled.settle,
       ),
-    ).resolves.toEqual({ kind: 'failed', error: failure, pending: [0], offered: [0] });
+    ).resolves.toEqual({ kind: 'failed', error: failure, pending: [0], offered: [0], notOffered: [] });
     expect(calls()).toBe(1);
     expect(settled.calls).toEqual([]);
   });
@@ -297,7 +297,12 @@ describe('acceptHolding: a failure after the window shrank (review 67)', () => {
       { backoff, signal: AbortSignal.timeout(5_000), ...who },
       settled.settle,
     );
-    expect(held).toMatchObject({ kind: 'failed', pending: [0, 1, 2, 3], offered: [0, 1] });
+    expect(held).toMatchObject({
+      kind: 'failed',
+      pending: [0, 1, 2, 3],
+      offered: [0, 1],
+      notOffered: [2, 3],
+    });
     expect(settled.calls).toEqual([]);
   });
 });

@@ -42,16 +42,17 @@ export type HeldAcceptance =
   | { readonly kind: 'released'; readonly error: unknown; readonly pending: readonly number[] }
   /**
    * The retriable safety net of acceptIsolated threw (not batch-wide) for the inputs at
-   * `offered`: they go round the transport's own retry (each spends one). `pending` is every
-   * input not answered (never given to `settle`): `offered`, and after the offer window shrank
-   * the rest, not offered since; those did not fail and go back to the broker as `released` ones
-   * do, spending nothing.
+   * `offered`: they go round the transport's own retry (each spends one). `notOffered`: after the
+   * offer window shrank, the inputs not offered since; they did not fail and go back to the broker
+   * as `released` ones do, spending nothing. `pending` is both (every input never given to
+   * `settle`).
    */
   | {
       readonly kind: 'failed';
       readonly error: unknown;
       readonly pending: readonly number[];
       readonly offered: readonly number[];
+      readonly notOffered: readonly number[];
     };
 
 /** Settles answered inputs (ack, delete, dead-letter) before acceptHolding goes on. */
@@ -90,7 +91,7 @@ export async function acceptHolding(
     } catch (thrown) {
       if (!isBatchWideFailure(thrown)) {
         if (failures > 0) report.recovered(failures, pending.length);
-        return { kind: 'failed', error: thrown, pending, offered };
+        return { kind: 'failed', error: thrown, pending, offered, notOffered: pending.slice(offered.length) };
       }
       error = thrown;
     }
