@@ -1,4 +1,5 @@
 import type { SqlExecutor } from '../../sql/executor';
+import { LEASE_COMMIT_COLUMN } from '../../sql/leaseCommit';
 import type { ClaimedReceipt } from '../types';
 import { CLAIMED_COLUMNS, TABLE, toClaimed, type ClaimedRow } from './fragments';
 
@@ -17,8 +18,11 @@ import { CLAIMED_COLUMNS, TABLE, toClaimed, type ClaimedRow } from './fragments'
  * id), never by joining `due` against the table: with statistics from before the rows arrived
  * the planner hash-joined it against a sequential scan of the whole table, completed history
  * included, a cost that grew with the table (as the outbox claim found, claimBatch.ts).
+ *
+ * CLAIM_SQL is sent on a root executor: the claim commits without waiting for its WAL flush
+ * (LEASE_COMMIT_COLUMN, leaseCommit.ts); CLAIM_IN_TRANSACTION_SQL inside a caller's transaction.
  */
-export const CLAIM_SQL = `
+const claimSql = (commit: string): string => `
   WITH fresh AS (
     SELECT d.id FROM unnest($1::text[]) AS o(consumer)
     CROSS JOIN LATERAL (
@@ -45,7 +49,10 @@ export const CLAIM_SQL = `
       attempts = r.attempts + 1, lifetime_attempts = r.lifetime_attempts + 1,
       row_version = r.row_version + 1, updated_at = now()
   WHERE r.id = ANY (ARRAY(SELECT id FROM due))
-  RETURNING ${CLAIMED_COLUMNS}`;
+  RETURNING ${CLAIMED_COLUMNS}${commit}`;
+
+export const CLAIM_SQL = claimSql(LEASE_COMMIT_COLUMN);
+export const CLAIM_IN_TRANSACTION_SQL = claimSql('');
 
 export async function claimReceipts(
   db: SqlExecutor,
@@ -54,6 +61,10 @@ export async function claimReceipts(
   leaseMs: number,
 ): Promise<ClaimedReceipt[]> {
   if (limit <= 0 || consumers.length === 0) return [];
-  const rows = await db.query<ClaimedRow>(CLAIM_SQL, [consumers, limit, leaseMs]);
+  const rows = await db.query<ClaimedRow>(db.inTransaction ? CLAIM_IN_TRANSACTION_SQL : CLAIM_SQL, [
+    consumers,
+    limit,
+    leaseMs,
+  ]);
   return rows.map(toClaimed);
 }

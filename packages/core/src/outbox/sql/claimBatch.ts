@@ -1,4 +1,5 @@
 import type { SqlExecutor, StatementOptions } from '../../sql/executor';
+import { LEASE_COMMIT_COLUMN } from '../../sql/leaseCommit';
 import type { FailedHeadPolicy } from '../options';
 import { CLAIMED_COLUMNS, msInterval, opaqueStatus, type ClaimedRow } from './fragments';
 import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './keyScan';
@@ -155,7 +156,11 @@ export const SKIPPED = `
     RETURNING f.id::text AS id
   )`;
 
-function claimSql(policy: FailedHeadPolicy, lanes: boolean): string {
+/**
+ * `root`: sent on a root executor, where the statement is its own transaction, which then commits
+ * without waiting for its WAL flush (LEASE_COMMIT_COLUMN, leaseCommit.ts).
+ */
+function claimSql(policy: FailedHeadPolicy, lanes: boolean, root: boolean): string {
   const skip = policy === 'skip';
   // With the key scan, also how many candidates the due window and unkeyed rows gave on their
   // own: enough for a full claim means the next claim can start with the cheap statement again.
@@ -166,17 +171,25 @@ function claimSql(policy: FailedHeadPolicy, lanes: boolean): string {
   return `WITH RECURSIVE ${candidateSources(policy, lanes)}
   ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
   SELECT ${LANE_STATE}, ${windowCount} AS window_count,
-    ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids, claimed.*
+    ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids${root ? LEASE_COMMIT_COLUMN : ''},
+    claimed.*
   FROM (SELECT 1) one
   ${LANE_LAST_JOIN}
   LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
 }
 
-/** Per policy: the fast statement (due window and unkeyed rows only) and the one with the key scan. */
-const CLAIM: Record<FailedHeadPolicy, { fast: string; lanes: string }> = {
-  block: { fast: claimSql('block', false), lanes: claimSql('block', true) },
-  skip: { fast: claimSql('skip', false), lanes: claimSql('skip', true) },
-};
+type ClaimStatements = Record<FailedHeadPolicy, { fast: string; lanes: string }>;
+
+/**
+ * Per policy: the fast statement (due window and unkeyed rows only) and the one with the key scan;
+ * on a root executor (CLAIM) and inside a caller's transaction (CLAIM_IN_TRANSACTION).
+ */
+const claimStatements = (root: boolean): ClaimStatements => ({
+  block: { fast: claimSql('block', false, root), lanes: claimSql('block', true, root) },
+  skip: { fast: claimSql('skip', false, root), lanes: claimSql('skip', true, root) },
+});
+const CLAIM = claimStatements(true);
+const CLAIM_IN_TRANSACTION = claimStatements(false);
 
 export interface ClaimResult {
   readonly rows: ClaimedRow[];
@@ -211,7 +224,7 @@ interface StepResult {
 }
 
 async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Promise<StepResult> {
-  const statement = CLAIM[args.failedHead];
+  const statement = (db.inTransaction ? CLAIM_IN_TRANSACTION : CLAIM)[args.failedHead];
   const result = await db.query<
     Partial<ClaimedRow> & {
       lane_last: string | null;
