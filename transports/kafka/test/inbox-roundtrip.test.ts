@@ -156,6 +156,80 @@ test('a record whose JSON holds \\u0000 is dead-lettered by reason and the recor
   }
 });
 
+/**
+ * Defect (failed first): large doubles as Python (`1e+20`) and Java (`1.5E17`) write them are
+ * floats, read as the nearest double; their value is an integer from 2^53 to 1e21, which the
+ * inbox refused after the body was parsed (inbox_invalid) and the worker refused again when jsonb
+ * wrote them back as digits. The same value written as digits is still dead-lettered.
+ */
+test('records with floats from 2^53 to 1e21 are accepted and the handler gets exactly those doubles; digits beyond 2^53-1 are dead-lettered', async () => {
+  const floatTopic = uniqueName('inbox-floats');
+  const floatGroup = uniqueName('inbox-floats-group');
+  await ensureTopics(connection, [{ topic: floatTopic }, { topic: `${floatTopic}.dlq` }]);
+  const raw = connection.kafka.producer({ allowAutoTopicCreation: false });
+  await raw.connect();
+  const seen: unknown[] = [];
+  const inbox = new Inbox(setup.database.prisma, {
+    handlers: {
+      floats: async (payload: unknown) => {
+        seen.push(payload);
+      },
+    },
+  });
+  const floats = attachKafkaConsumer(inbox, {
+    connection,
+    topic: floatTopic,
+    groupId: floatGroup,
+    consumer: 'floats',
+    ...fastGroup,
+    maxWaitTimeMs: 200,
+  });
+  try {
+    await floats.ready();
+    const bodies = [
+      '{"amount":1.5e17,"n":1e20,"neg":-2.5e18}',
+      '{"amount":150000000000000000}',
+      '{"list":[1.5E17,-9.2E+18],"f":150000000000000000.0}',
+    ];
+    await raw.send({
+      topic: floatTopic,
+      messages: bodies.map((value, index) => ({
+        value,
+        headers: { [FERRY_HEADERS.messageId]: `f-${index}`, [FERRY_HEADERS.tenantId]: 'tenant-a' },
+      })),
+    });
+    await waitFor(
+      async () => (await committedOffsets(connection, floatGroup, floatTopic)).get(0) === '3',
+      () => 'the group did not commit its 3 records',
+    );
+    const rows = await setup.database.db.query<{ message_id: string }>(
+      `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = 'floats' ORDER BY message_id`,
+    );
+    const dead = await readBack(connection, `${floatTopic}.dlq`, 1);
+    expect({
+      stored: rows.map((row) => row.message_id),
+      dead: dead.map((record) => [
+        record.headers[FERRY_HEADERS.messageId],
+        record.headers[FERRY_HEADERS.rejectReason],
+      ]),
+    }).toEqual({ stored: ['f-0', 'f-2'], dead: [['f-1', REJECT_REASONS.unparseableBody]] });
+    expect(await inbox.runOnce()).toMatchObject({ claimed: 2, completed: 2, dead: 0 });
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        { amount: 1.5e17, n: 1e20, neg: -2.5e18 },
+        { list: [1.5e17, -9.2e18], f: 1.5e17 },
+      ]),
+    );
+    expect(seen).toHaveLength(2);
+  } finally {
+    await floats.close();
+    await inbox.close();
+    await raw.disconnect();
+    await deleteGroups(connection, [floatGroup]);
+    await deleteTopics(connection, [floatTopic, `${floatTopic}.dlq`]);
+  }
+});
+
 test('attaching for a consumer the inbox has no handler for fails with FERRY_HANDLER_MISSING before connecting', async () => {
   const inbox = new Inbox(setup.database.prisma, { handlers: { orders: async () => undefined } });
   // No broker answers on these brokers: the check has to come first.

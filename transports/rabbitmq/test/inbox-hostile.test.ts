@@ -227,3 +227,71 @@ describe('RabbitMQ deliveries whose ferry identity or tenant bytes are not UTF-8
     expect(rows.map((row) => [row.message_id, row.tenant_id])).toEqual([[id('t-ok'), `${run}-ü`]]);
   });
 });
+
+/**
+ * Defect (failed first): large doubles as Python (`1e+20`) and Java (`1.5E17`) write them are
+ * floats, read as the nearest double; their value is an integer from 2^53 to 1e21, which the
+ * inbox refused after the body was parsed (inbox_invalid) and the worker refused again when
+ * jsonb wrote them back as digits. The same value written as digits is still dead-lettered.
+ */
+describe('RabbitMQ deliveries with large floats, into the @ferry/core inbox and its handler', () => {
+  const setup = new InboxQueue('inbox-floats');
+  const { queue } = setup;
+
+  it('accepts them and hands the handler exactly those doubles; the digits of an integer beyond 2^53-1 are dead-lettered', async () => {
+    const seen: unknown[] = [];
+    const inbox = new Inbox(setup.database.prisma, {
+      global: 'shared',
+      handlers: {
+        billing: async (payload: unknown) => {
+          seen.push(payload);
+        },
+      },
+    });
+    const consumer = attachRabbitConsumer(inbox, {
+      connection: setup.connection,
+      queue,
+      consumer: 'billing',
+    });
+    setup.attached = consumer;
+    await consumer.ready();
+    const run = uniqueName('f');
+    const sent: Array<[string, string]> = [
+      [`${run}-floats`, '{"amount":1.5e17,"n":1e20,"neg":-2.5e18}'],
+      [`${run}-java`, '{"list":[1.5E17,-9.2E+18],"f":150000000000000000.0}'],
+      [`${run}-digits`, '{"amount":150000000000000000}'],
+    ];
+    for (const [messageId, body] of sent) {
+      setup.broker.channel.sendToQueue(queue, Buffer.from(body), {
+        messageId,
+        contentType: 'application/json',
+      });
+    }
+    // Every delivery either stored or dead-lettered.
+    const letters: GetMessage[] = [];
+    const stored = async () =>
+      (
+        await setup.database.db.query<{ message_id: string }>(
+          `SELECT message_id FROM ${INBOX_TABLE} WHERE message_id LIKE $1 ORDER BY message_id`,
+          [`${run}-%`],
+        )
+      ).map((row) => row.message_id);
+    await waitFor('every delivery stored or dead-lettered', async () => {
+      letters.push(...(await setup.broker.drain(`${queue}.dlq`)));
+      return letters.length + (await stored()).length === sent.length ? true : undefined;
+    });
+    expect(
+      letters.map((m) => [m.properties.messageId, m.properties.headers?.[FERRY_HEADERS.rejectReason]]),
+    ).toEqual([[`${run}-digits`, 'unparseable_body']]);
+    expect(await stored()).toEqual([`${run}-floats`, `${run}-java`]);
+
+    expect(await inbox.runOnce()).toMatchObject({ claimed: 2, completed: 2, dead: 0 });
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        { amount: 1.5e17, n: 1e20, neg: -2.5e18 },
+        { list: [1.5e17, -9.2e18], f: 1.5e17 },
+      ]),
+    );
+    expect(seen).toHaveLength(2);
+  });
+});

@@ -153,6 +153,64 @@ describe("SQS consumer feeding @ferry/core's Inbox", () => {
     ]);
   });
 
+  // Defect (failed first): large doubles as Python (`1e+20`) and Java (`1.5E17`) write them are
+  // floats, read as the nearest double; their value is an integer from 2^53 to 1e21, which the
+  // inbox refused after the body was parsed (inbox_invalid) and the worker refused again when
+  // jsonb wrote them back as digits. The same value written as digits is still dead-lettered.
+  it('accepts floats from 2^53 to 1e21 and hands the handler exactly those doubles; digits beyond 2^53-1 are dead-lettered', async () => {
+    const seen: unknown[] = [];
+    const inbox = new Inbox(database.prisma, {
+      handlers: {
+        floats: async (payload: unknown) => {
+          seen.push(payload);
+        },
+      },
+    });
+    await inbox.initialize();
+    const { queueUrl } = await queues.declare({ name: uniqueName('floats') });
+    const { queueUrl: deadUrl } = await queues.declareBare({ name: uniqueName('floats-dead') });
+    const run = uniqueName('f');
+    const sent: Array<[string, string]> = [
+      [`${run}-floats`, '{"amount":1.5e17,"n":1e20,"neg":-2.5e18}'],
+      [`${run}-java`, '{"list":[1.5E17,-9.2E+18],"f":150000000000000000.0}'],
+      [`${run}-digits`, '{"amount":150000000000000000}'],
+    ];
+    for (const [messageId, body] of sent) {
+      await sendRaw(connection, queueUrl, body, {
+        [FERRY_HEADERS.messageId]: messageId,
+        [FERRY_HEADERS.tenantId]: 'tenant-a',
+      });
+    }
+    await consumeUntilSettled(
+      inbox,
+      { queueUrl, consumer: 'floats', deadLetter: { mode: 'queue', queueUrl: deadUrl } },
+      sent.length,
+    );
+    const dead = await receiveAtLeast(connection, deadUrl, 1);
+    expect(
+      dead.map((m) => [
+        m.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue,
+        m.MessageAttributes?.[FERRY_HEADERS.rejectReason]?.StringValue,
+      ]),
+    ).toEqual([[`${run}-digits`, 'unparseable_body']]);
+    const rows = await database.db.query<{ message_id: string }>(
+      `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = 'floats' ORDER BY message_id`,
+    );
+    expect(rows.map((row) => row.message_id)).toEqual([`${run}-floats`, `${run}-java`]);
+    try {
+      expect(await inbox.runOnce()).toMatchObject({ claimed: 2, completed: 2, dead: 0 });
+    } finally {
+      await inbox.close();
+    }
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        { amount: 1.5e17, n: 1e20, neg: -2.5e18 },
+        { list: [1.5e17, -9.2e18], f: 1.5e17 },
+      ]),
+    );
+    expect(seen).toHaveLength(2);
+  });
+
   // A body SQS took as ASCII may decode to text SQS refuses (`\uffff`), which the inbox's reason
   // quotes: the copy's reject detail held U+FFFF and ElasticMQ refused the whole dead-letter
   // request, so that message and every other invalid one of its batch came back for ever.

@@ -75,3 +75,32 @@ describe('noteInexactNumbers', () => {
     expect(inexactPayloadOf(read)).toBe(inexactStoredNumberFault('{"n": -0}'));
   });
 });
+
+describe('storedNumberFault', () => {
+  // jsonb writes every numeric in plain digits: a float accept() stored from a body (1.5e17, as
+  // Python and Java write a large double) comes back as a run of digits.
+  it.each([
+    ['150000000000000000', 1.5e17],
+    ['100000000000000000000', 1e20],
+    ['-2500000000000000000', -2.5e18],
+    ['1000000000000000000000', 1e21],
+    ['602214076000000000000000', 6.02214076e23],
+    ['9007199254740992', 2 ** 53],
+    ['150000000000000000.0', 1.5e17],
+  ])('%s reads back as itself (%d): no fault', (written, value) => {
+    expect(Number(written)).toBe(value);
+    expect(storedNumberFault(value, written)).toBeNull();
+  });
+
+  it.each([
+    ['12345678901234567891', 'integer beyond 2^53-1'],
+    ['9007199254740993', 'integer beyond 2^53-1'],
+    ['-9007199254740993', 'integer beyond 2^53-1'],
+    ['150000000000000001', 'integer beyond 2^53-1'],
+    ['9007199254740993.0', 'integer beyond 2^53-1'],
+    ['1000000000000000000001', 'integer beyond 2^53-1'],
+    ['-0', 'negative zero'],
+  ])('%s reads as another number: a fault', (written, reason) => {
+    expect(storedNumberFault(Number(written), written, ' at $.id')).toContain(`${reason} at $.id`);
+  });
+});
