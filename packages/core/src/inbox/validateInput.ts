@@ -4,6 +4,7 @@ import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transpo
 import { headersFault } from '../validate/headers';
 import { isPlainObject, jsonFault, kindOf } from '../validate/json';
 import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
+import { payloadNumberRule } from '../validate/parsedBodies';
 import { tenantIdFault } from '../validate/tenantId';
 import { identifierFault, textFault } from '../validate/text';
 import { reservedIdFault } from './messageIds';
@@ -102,14 +103,15 @@ function identityTextFault(input: InboxAcceptInput): InputFault | null {
 /**
  * The first reason `input` cannot be stored unchanged, or null: its shape, NUL or unpaired
  * surrogates in any string (identity, type, header names and values, payload keys and values),
- * header count and bytes, payload depth. Pure; the payload's byte limit is checked by the
- * caller once it has serialized the payload.
+ * header count and bytes, payload depth, payload numbers (payloadNumberRule: a body's floats beyond
+ * 2^53-1 are kept, an application's integers beyond it refused). Pure; the payload's byte limit is
+ * checked by the caller once it has serialized the payload.
  */
 export function inputFault(input: InboxAcceptInput): InputFault | null {
   const fault = shapeFault(input) ?? identityTextFault(input);
   if (fault !== null) return fault;
   const other =
     (input.headers === undefined ? null : headersFault(input.headers, INBOX_INPUT_LIMITS, false)) ??
-    jsonFault(input.payload, INBOX_INPUT_LIMITS.maxPayloadDepth);
+    jsonFault(input.payload, INBOX_INPUT_LIMITS.maxPayloadDepth, 'payload', payloadNumberRule(input.payload));
   return other === null ? null : invalid(`${other.path} ${other.reason}`, other.rule);
 }

@@ -1,4 +1,5 @@
 import { inexactNumberFault } from '../validate/jsonNumbers';
+import { noteParsedBody } from '../validate/parsedBodies';
 import { strictUtf8Text } from './utf8';
 
 export type JsonBody =
@@ -10,6 +11,9 @@ export type JsonBody =
  * says why it is not one. A body
  * with a number JSON.parse would change (an integer beyond 2^53-1, 1e400, 1e-400, -0:
  * numberFault) is refused too, naming where it is: it is never accepted as a different value.
+ * The payload is remembered (noteParsedBody): acceptance takes an integer beyond 2^53-1 in it, which
+ * the body can only have written as a float (1.5e17, as Python and Java write a large double), as
+ * the nearest double; in a value an application hands to accept() it refuses one.
  */
 export function parseJsonObjectBody(body: string): JsonBody {
   // A leading byte order mark is not part of the JSON text, whichever way the body came (bytes,
@@ -26,7 +30,7 @@ export function parseJsonObjectBody(body: string): JsonBody {
   }
   const inexact = inexactNumberFault(text);
   if (inexact !== null) return { ok: false, detail: inexact };
-  return { ok: true, payload: payload as Record<string, unknown> };
+  return { ok: true, payload: noteParsedBody(payload as Record<string, unknown>) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
-import { numberFault } from './numbers';
+import { valueNumberFault } from './numbers';
 import { pathSegment, textFault } from './text';
 
 /** Why a value cannot travel as JSON through PostgreSQL unchanged. */
@@ -25,7 +25,13 @@ export function kindOf(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'container' | 'ownToJSON' {
+/** Why a number cannot travel unchanged, or null: valueNumberFault, or parsedNumberFault for a parsed body. */
+export type NumberRule = (value: number) => string | null;
+
+function scalarFault(
+  value: unknown,
+  numbers: NumberRule,
+): Omit<JsonFault, 'path'> | null | 'container' | 'ownToJSON' {
   if (value === null || typeof value === 'boolean') return null;
   if (typeof value === 'string') {
     const fault = textFault(value);
@@ -33,7 +39,7 @@ function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'containe
   }
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return { reason: 'numbers must be finite', rule: 'inbox_invalid' };
-    const fault = numberFault(value, String(value));
+    const fault = numbers(value);
     return fault === null ? null : { reason: fault, rule: 'inbox_invalid' };
   }
   if (value instanceof Date) {
@@ -55,14 +61,20 @@ function scalarFault(value: unknown): Omit<JsonFault, 'path'> | null | 'containe
  * Walks a JSON value without recursion (so no input can exhaust the stack) and returns the
  * first fault: a value JSON cannot carry, a string or object key holding invalid text, or
  * an object / array nested deeper than `maxDepth` (the value itself is depth 1), a number JSON
- * would change (numberFault: -0, an integer beyond 2^53-1), an invalid Date, a symbol key. Dates pass
- * (they serialize as strings); a Date with a toJSON of its own is checked as what that returns.
+ * would change (`numbers`, valueNumberFault unless told: -0, an integer beyond 2^53-1), an invalid
+ * Date, a symbol key. Dates pass (they serialize as strings); a Date with a toJSON of its own is
+ * checked as what that returns.
  */
-export function jsonFault(value: unknown, maxDepth: number, root = 'payload'): JsonFault | null {
+export function jsonFault(
+  value: unknown,
+  maxDepth: number,
+  root = 'payload',
+  numbers: NumberRule = valueNumberFault,
+): JsonFault | null {
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: 1 }];
   let path = root;
   try {
-    return walk(stack, maxDepth, (at) => (path = at));
+    return walk(stack, maxDepth, numbers, (at) => (path = at));
   } catch (error) {
     // A getter or a Proxy trap that throws: the application's value cannot be read as JSON.
     const reason = `could not be read: ${error instanceof Error ? error.message : typeof error}`;
@@ -73,11 +85,12 @@ export function jsonFault(value: unknown, maxDepth: number, root = 'payload'): J
 function walk(
   stack: Array<{ value: unknown; path: string; depth: number }>,
   maxDepth: number,
+  numbers: NumberRule,
   visiting: (path: string) => void,
 ): JsonFault | null {
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     visiting(item.path);
-    const fault = scalarFault(item.value);
+    const fault = scalarFault(item.value, numbers);
     if (fault === null) continue;
     if (fault === 'ownToJSON') {
       const json: unknown = (item.value as Date).toJSON();
