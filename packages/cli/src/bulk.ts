@@ -2,7 +2,16 @@ import type { Command } from 'commander';
 import type { Context } from './command';
 import { UsageError } from './errors';
 import { keepingDone } from './failure';
-import { countOutcomes, printActions, type ActionAnswer, type ActionResult } from './output';
+import { stoppedBy, untilInterrupted, type Interruption } from './interrupt';
+import {
+  countOutcomes,
+  NOT_ATTEMPTED,
+  printActions,
+  printNote,
+  type ActionAnswer,
+  type ActionResult,
+  type Interrupted,
+} from './output';
 import { uuid } from './parse';
 import { progress } from './progress';
 
@@ -19,34 +28,98 @@ export interface Acting {
   readonly dryRun: boolean;
 }
 
+/** A mutation's notes on stderr when a signal arrives (untilInterrupted). */
+function stopNotes(ctx: Context, action: string): Interruption {
+  return {
+    first: (signal) =>
+      printNote(
+        ctx,
+        `ferry ${action}: ${signal}: stopping after the change in flight (again to exit at once)`,
+      ),
+    again: (signal) =>
+      printNote(
+        ctx,
+        `ferry ${action}: ${signal} again: exiting at once; \`ferry audit list\` shows what was applied`,
+      ),
+  };
+}
+
 /**
  * Runs `work` per batch with a progress bar and prints the answer, one outcome per id. `work`
  * records each outcome once it is committed (a batch's transaction, or each id's), so a failure
  * at a later batch is answered with what the earlier ones applied (FailedPartway), exit 1.
+ *
+ * A first SIGINT / SIGTERM (untilInterrupted) starts no other batch, and `work` acting id by id
+ * starts no other id once `stop` aborted; what is in flight finishes. The ids of `batches` known
+ * then and not answered are answered NOT_ATTEMPTED: all of them when `batches` is an array (ids
+ * given), those of the page in hand for a listing, whose later pages are not read (`more`). Exit
+ * 130 / 143 when something was left so; a signal during the last id changes nothing.
  */
 export async function perBatch<T>(
   ctx: Context,
   acting: Acting,
-  batches: AsyncIterable<T[]> | Iterable<T[]>,
+  batches: readonly T[][] | AsyncIterable<T[]>,
   total: number,
-  work: (batch: T[], record: (result: ActionResult) => void) => Promise<void>,
+  idOf: (item: T) => string,
+  work: (batch: T[], record: (result: ActionResult) => void, stop: AbortSignal) => Promise<void>,
 ): Promise<number> {
   const bar = progress(ctx, acting.action, total);
   const results: ActionResult[] = [];
-  const answer = (): ActionAnswer => ({ ...acting, results, counts: countOutcomes(results) });
-  try {
-    await keepingDone(answer, async () => {
-      for await (const batch of batches) {
-        await work(batch, (result) => {
-          results.push(result);
-          bar.add(1, Math.max(total, results.length));
+  let interrupted: Interrupted | undefined;
+  const answer = (): ActionAnswer => ({
+    ...acting,
+    results,
+    counts: countOutcomes(results),
+    ...(interrupted === undefined ? {} : { interrupted }),
+  });
+  const record = (result: ActionResult): void => {
+    results.push(result);
+    bar.add(1, Math.max(total, results.length));
+  };
+  return untilInterrupted(
+    async (stop) => {
+      try {
+        await keepingDone(answer, async () => {
+          const unreached: string[] = [];
+          let more = false;
+          for await (const batch of batches) {
+            if (!stop.aborted) await work(batch, record, stop);
+            if (!stop.aborted) continue;
+            unreached.push(...batch.map(idOf));
+            // A listing's next page is not read: what it holds is not known.
+            if (!Array.isArray(batches)) {
+              more = true;
+              break;
+            }
+          }
+          interrupted = leftOut(stop, results, unreached, more);
         });
+      } finally {
+        bar.stop();
       }
-    });
-  } finally {
-    bar.stop();
-  }
-  return printActions(ctx, answer());
+      return printActions(ctx, answer());
+    },
+    stopNotes(ctx, acting.action),
+  );
+}
+
+/**
+ * After a signal (`stop` aborted): the ids of `unreached` not answered join `results` as
+ * NOT_ATTEMPTED, and the interruption is what was left out. Nothing left out (the signal came
+ * during the last id), or no signal: undefined.
+ */
+function leftOut(
+  stop: AbortSignal,
+  results: ActionResult[],
+  unreached: readonly string[],
+  more: boolean,
+): Interrupted | undefined {
+  const signal = stoppedBy(stop);
+  const answered = new Set(results.map((r) => r.id));
+  const left = unreached.filter((id) => !answered.has(id));
+  if (signal === undefined || (left.length === 0 && !more)) return undefined;
+  results.push(...left.map((id) => ({ id, outcome: NOT_ATTEMPTED })));
+  return { signal, more };
 }
 
 /** The largest bound of one pass (core's release and purge limits), a dry run's only one. */
@@ -58,11 +131,18 @@ export interface Pass {
   readonly more: boolean;
 }
 
+/** What untilDrained did: rows changed, a lower bound (`atLeast`), stopped by a signal before the end. */
+export interface Drained {
+  readonly total: number;
+  readonly atLeast: boolean;
+  readonly interrupted?: Interrupted;
+}
+
 /**
  * Repeats a bounded action (release, purge) until a pass says there is no more (it changed fewer
- * rows than its bound). A dry run changes nothing, so it runs one pass with the largest bound
- * instead; when that pass finds more, its count is a lower bound (`atLeast`): the real run may do
- * more.
+ * rows than its bound), or a signal stopped it between passes (`stop`, untilInterrupted). A dry
+ * run changes nothing, so it runs one pass with the largest bound instead; when that pass finds
+ * more, its count is a lower bound (`atLeast`): the real run may do more.
  */
 export async function untilDrained(
   ctx: Context,
@@ -70,7 +150,8 @@ export async function untilDrained(
   dryRun: boolean,
   batchSize: number,
   pass: (limit: number) => Promise<Pass>,
-): Promise<{ total: number; atLeast: boolean }> {
+  stop: AbortSignal,
+): Promise<Drained> {
   if (dryRun) {
     const { changed, more } = await pass(LARGEST_BOUND);
     return { total: changed, atLeast: more };
@@ -83,10 +164,38 @@ export async function untilDrained(
       total += changed;
       bar.add(changed, total + (more ? batchSize : 0));
       if (!more) return { total, atLeast: false };
+      const signal = stoppedBy(stop);
+      if (signal !== undefined) return { total, atLeast: false, interrupted: { signal, more: true } };
     }
   } finally {
     bar.stop();
   }
+}
+
+/**
+ * untilDrained with a signal stopping it between passes, and its answer printed: `answer()` is
+ * what was done so far (also before a failure), plus `atLeast` and `interrupted` when they apply.
+ */
+async function drainAnswering(
+  ctx: Context,
+  answer: () => ActionAnswer,
+  batchSize: number,
+  pass: (limit: number) => Promise<Pass>,
+): Promise<number> {
+  const { action, dryRun } = answer();
+  return untilInterrupted(
+    async (stop) => {
+      const { atLeast, interrupted } = await keepingDone(answer, () =>
+        untilDrained(ctx, action, dryRun, batchSize, pass, stop),
+      );
+      return printActions(ctx, {
+        ...answer(),
+        ...(atLeast ? { atLeast } : {}),
+        ...(interrupted === undefined ? {} : { interrupted }),
+      });
+    },
+    stopNotes(ctx, action),
+  );
 }
 
 export interface ReleaseOptions {
@@ -131,21 +240,19 @@ export async function runRelease(
     const all = [...results, ...[...running].map((id) => ({ id, outcome: 'running' }))];
     return { action, dryRun, results: all, counts: countOutcomes(all) };
   };
-  const { atLeast } = await keepingDone(answer, () =>
-    untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
-      const bound = Math.min(limit + running.size, LARGEST_BOUND);
-      const batch = await release(bound);
-      const stillRunning = batch.running ?? [];
-      const found = batch.released.length + stillRunning.filter((id) => !running.has(id)).length;
-      for (const id of stillRunning) running.add(id);
-      // A receipt whose handler ended since an earlier pass saw it running is released now.
-      for (const id of batch.released) running.delete(id);
-      results.push(...batch.released.map((id) => ({ id, outcome: 'applied' })));
-      const spent = batch.released.length + stillRunning.length;
-      return { changed: batch.released.length, more: spent >= bound && found > 0 };
-    }),
-  );
-  return printActions(ctx, { ...answer(), ...(atLeast ? { atLeast } : {}) });
+  const pass = async (limit: number): Promise<Pass> => {
+    const bound = Math.min(limit + running.size, LARGEST_BOUND);
+    const batch = await release(bound);
+    const stillRunning = batch.running ?? [];
+    const found = batch.released.length + stillRunning.filter((id) => !running.has(id)).length;
+    for (const id of stillRunning) running.add(id);
+    // A receipt whose handler ended since an earlier pass saw it running is released now.
+    for (const id of batch.released) running.delete(id);
+    results.push(...batch.released.map((id) => ({ id, outcome: 'applied' })));
+    const spent = batch.released.length + stillRunning.length;
+    return { changed: batch.released.length, more: spent >= bound && found > 0 };
+  };
+  return drainAnswering(ctx, answer, o.batchSize as number, pass);
 }
 
 /** Purge until drained; the answer counts rows under `counted` (deleted, purged), also those before a failure. */
@@ -159,12 +266,10 @@ export async function runPurge(
   const dryRun = o.dryRun === true;
   let total = 0;
   const answer = (): ActionAnswer => ({ action, dryRun, results: [], counts: { [counted]: total } });
-  const { atLeast } = await keepingDone(answer, () =>
-    untilDrained(ctx, action, dryRun, o.batchSize as number, async (limit) => {
-      const purged = await purge(limit);
-      total += purged;
-      return { changed: purged, more: purged >= limit };
-    }),
-  );
-  return printActions(ctx, { ...answer(), ...(atLeast ? { atLeast } : {}) });
+  const pass = async (limit: number): Promise<Pass> => {
+    const purged = await purge(limit);
+    total += purged;
+    return { changed: purged, more: purged >= limit };
+  };
+  return drainAnswering(ctx, answer, o.batchSize as number, pass);
 }

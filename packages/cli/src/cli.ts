@@ -1,6 +1,11 @@
 import { type Command, CommanderError, InvalidArgumentError } from 'commander';
 import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core';
-import { MAX_TIMER_MS } from '@ferry/core/transport';
+import {
+  CONNECTION_END_WAIT_MS,
+  destroyClientSocket,
+  endClientWithin,
+  MAX_TIMER_MS,
+} from '@ferry/core/transport';
 import { Client, Pool, type ClientConfig } from 'pg';
 import type { CliIo, Context } from './command';
 import { UsageError } from './errors';
@@ -95,26 +100,34 @@ const consoleIo: CliIo = {
 };
 
 /**
- * The pool's client class, and a way to destroy its connections still waiting for the server's
- * answer to their startup. When the command has answered, pool.end() would wait for them until
- * the 10 s connect bound (a server that went silent): a probe such as `health --timeout 1s` must
- * exit once it answered. Connected ones end gracefully with the pool.
+ * The pool's client class, and the ending of every connection it made within a deadline. When the
+ * command has answered, pool.end() would wait for a connection still waiting for the server's
+ * answer to its startup until the 10 s connect bound (a server that went silent), and a connected
+ * one's end waits for the server to close the socket, which a server that went silent since
+ * (packets dropped) never does: the half-closed socket held the process for ever. A probe such as
+ * `health --timeout 1s` must exit once it answered, and every command with the outcome it printed.
  */
-function connectingClients(): { Client: typeof Client; destroy(): void } {
+function trackedClients(): { Client: typeof Client; end(): Promise<void> } {
   const connecting = new Set<Client>();
+  const connected = new Set<Client>();
   class TrackedClient extends Client {
     constructor(config?: ClientConfig) {
       super(config);
       connecting.add(this);
-      const settled = (): void => void connecting.delete(this);
-      this.once('connect', settled);
-      this.once('end', settled);
+      this.once('connect', () => {
+        if (connecting.delete(this)) connected.add(this);
+      });
+      this.once('end', () => {
+        connecting.delete(this);
+        connected.delete(this);
+      });
     }
   }
   return {
     Client: TrackedClient,
-    destroy: () => {
-      for (const client of connecting) client.connection.stream.destroy();
+    end: async () => {
+      for (const client of connecting) destroyClientSocket(client);
+      await Promise.all([...connected].map((client) => endClientWithin(client, CONNECTION_END_WAIT_MS)));
     },
   };
 }
@@ -131,7 +144,7 @@ function lazyDatabase(
 ): { db: Context['db']; close(): Promise<void> } {
   let pool: Pool | undefined;
   let executor: SqlExecutor | undefined;
-  const clients = connectingClients();
+  const clients = trackedClients();
   return {
     db: (work, defaults) => {
       const url = urlOf();
@@ -158,8 +171,12 @@ function lazyDatabase(
       return work(executor);
     },
     close: async () => {
-      clients.destroy();
-      await pool?.end();
+      // Each connection ended (or its socket destroyed) first: the pool's end then finds them
+      // ended, with no second Terminate on a socket, and clears its idle timers at once. It is not
+      // awaited: it would wait for a connection still checked out (none once a command answered),
+      // whose socket is destroyed already, so nothing of it holds the process.
+      await clients.end();
+      void pool?.end().catch(() => undefined);
     },
   };
 }

@@ -1,5 +1,6 @@
 import { escapeUnshowable } from '@ferry/core/transport';
 import type { Context } from './command';
+import { INTERRUPTED_EXIT, type StopSignal } from './interrupt';
 
 /**
  * The one way text reaches the operator's terminal: a line with every character a terminal acts
@@ -93,7 +94,22 @@ export interface ActionAnswer {
   readonly counts: Readonly<Record<string, number>>;
   /** A bulk dry run that reached its bound: the counts are lower bounds (the real run may do more). */
   readonly atLeast?: boolean;
+  /** A signal stopped the command before its end (untilInterrupted). */
+  readonly interrupted?: Interrupted;
 }
+
+/**
+ * What a signal left undone: the ids given that were not attempted are results of their own
+ * (NOT_ATTEMPTED); `more` says that rows beyond the answered ones may match and were not attempted
+ * either (a listing or a drain the signal cut short: run the command again for them).
+ */
+export interface Interrupted {
+  readonly signal: StopSignal;
+  readonly more: boolean;
+}
+
+/** The outcome of an id a signal stopped the command before. */
+export const NOT_ATTEMPTED = 'not_attempted';
 
 const OK = new Set(['applied', 'accepted', 'duplicate']);
 
@@ -103,12 +119,26 @@ export function countOutcomes(results: readonly ActionResult[]): Record<string, 
   return counts;
 }
 
-/** Prints one outcome per id and a summary; exit 1 unless every outcome is a success. */
+/**
+ * Prints one outcome per id and a summary; exit 1 unless every outcome is a success, 130 / 143
+ * when a signal stopped the command before its end (INTERRUPTED_EXIT).
+ */
 export function printActions(ctx: Context, answer: ActionAnswer): number {
   const failed = answer.results.filter((r) => !OK.has(r.outcome)).length;
   if (ctx.json) printJson(ctx, answer);
   else printActionText(ctx, answer);
+  if (answer.interrupted !== undefined) return INTERRUPTED_EXIT[answer.interrupted.signal];
   return failed === 0 ? 0 : 1;
+}
+
+/** `; interrupted by SIGINT: not attempted: the 3 ids marked not_attempted and ...`. */
+function interruptedNote({ signal, more }: Interrupted, counts: ActionAnswer['counts']): string {
+  const left = counts[NOT_ATTEMPTED] ?? 0;
+  const parts = [
+    ...(left > 0 ? [`the ${left} id${left === 1 ? '' : 's'} marked ${NOT_ATTEMPTED}`] : []),
+    ...(more ? ['whatever it had not reached yet (run it again for the rest)'] : []),
+  ];
+  return `; interrupted by ${signal}: not attempted: ${parts.join(' and ')}`;
 }
 
 /** `id outcome` lines on stdout and the summary (`counts`, then `note`) on stderr. */
@@ -117,6 +147,7 @@ export function printActionText(ctx: Context, answer: ActionAnswer, note = ''): 
   for (const { id, outcome } of answer.results) printLine(ctx, `${id} ${outcome}${suffix}`);
   const bound = answer.atLeast === true ? 'at least ' : '';
   const summary = Object.entries(answer.counts).map(([k, n]) => `${bound}${n} ${k}`);
+  const stopped = answer.interrupted === undefined ? '' : interruptedNote(answer.interrupted, answer.counts);
   const tail = answer.dryRun ? '; dry run: nothing changed' : '';
-  printNote(ctx, `ferry ${answer.action}: ${summary.join(', ') || 'nothing to do'}${note}${tail}`);
+  printNote(ctx, `ferry ${answer.action}: ${summary.join(', ') || 'nothing to do'}${note}${stopped}${tail}`);
 }

@@ -58,18 +58,23 @@ async function failedEvents(tenantId: string, n: number): Promise<string[]> {
   return ids;
 }
 
-/** Another session holding `id`'s row lock until release(). */
-async function lockRow(table: 'ferry_inbox_receipts' | 'outbox_events', id: string) {
+/** Another session holding the locks `sql` takes until release(). */
+async function holding(sql: string, values: unknown[] = []) {
   const client = new Client({ connectionString: t.url });
   await client.connect();
   await client.query('BEGIN');
-  await client.query(`SELECT 1 FROM ${table} WHERE id = $1::uuid FOR UPDATE`, [id]);
+  await client.query(sql, values);
   return {
     release: async () => {
       await client.query('ROLLBACK').catch(() => undefined);
       await client.end();
     },
   };
+}
+
+/** Another session holding `id`'s row lock until release(). */
+function lockRow(table: 'ferry_inbox_receipts' | 'outbox_events', id: string) {
+  return holding(`SELECT 1 FROM ${table} WHERE id = $1::uuid FOR UPDATE`, [id]);
 }
 
 /** True once a session of the test database waits on a lock (the command's change in flight). */
@@ -107,6 +112,20 @@ afterAll(async () => {
   await inbox.close();
   await t.drop();
 });
+
+async function sentEvents(tenantId: string, n: number): Promise<string[]> {
+  const events = Array.from({ length: n }, () => ({ type: 'order.placed', payload: {}, tenantId }));
+  const { ids } = await emitMany(t.db, events);
+  const relay = createRelay({
+    db: t.db,
+    publisher: new InMemoryPublisher(),
+    logger: pino({ level: 'silent' }),
+  });
+  await relay.runOnce();
+  await relay.close();
+  for (const id of ids) expect(await statusOf('outbox_events', id)).toBe('SENT');
+  return ids;
+}
 
 describe('the first signal during a bulk mutation', () => {
   it('inbox requeue of ids, SIGINT: the one in flight finishes, the rest is named not_attempted, exit 130', async () => {
@@ -168,6 +187,38 @@ describe('the first signal during a bulk mutation', () => {
     expect(answer.interrupted).toEqual({ signal: 'SIGTERM', more: true });
     const statuses = await Promise.all(ids.map((id) => statusOf('outbox_events', id)));
     expect(statuses.filter((s) => s === 'FAILED')).toHaveLength(2);
+  });
+
+  it('outbox purge-sent, SIGINT: the pass in flight commits, no other pass starts, exit 130', async () => {
+    const tenant = `t-${randomUUID()}`;
+    const ids = await sentEvents(tenant, 3);
+    // Every audited change inserts its audit row in its transaction: the first pass waits here.
+    const lock = await holding('LOCK TABLE ferry_operator_audit IN SHARE MODE');
+    const before = new Date(Date.now() + 60_000).toISOString();
+    const argv = [
+      'outbox',
+      'purge-sent',
+      '--before',
+      before,
+      '--tenant',
+      tenant,
+      '--batch-size',
+      '1',
+      '--json',
+    ];
+    const run = runBinary([...argv, '--database-url', t.url]);
+    let noted: boolean;
+    try {
+      noted = await interruptInFlight(run, 'SIGINT');
+    } finally {
+      await lock.release();
+    }
+    const ended = await run.ended(BOUND_MS);
+    expect({ noted, ended }).toEqual({ noted: true, ended: { code: 130, signal: null, hung: false } });
+    const answer = JSON.parse(run.stdout()[0] ?? '{}') as { counts?: unknown; interrupted?: unknown };
+    expect(answer).toMatchObject({ counts: { deleted: 1 }, interrupted: { signal: 'SIGINT', more: true } });
+    const statuses = await Promise.all(ids.map((id) => statusOf('outbox_events', id)));
+    expect(statuses.filter((s) => s === 'SENT')).toHaveLength(2);
   });
 
   it('a second signal exits at once (130), the change in flight still waiting', async () => {

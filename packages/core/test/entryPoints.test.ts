@@ -94,6 +94,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   '@ferry/core/kysely': ['fromKysely', 'kyselyTransactions'],
   '@ferry/core/transport': [
     'ACCEPTANCE_FAILED_CODE',
+    'CONNECTION_END_WAIT_MS',
     'DEFAULT_READY_TIMEOUT_MS',
     'MAX_TIMER_MS',
     'TRANSPORT_REJECT_REASONS',
@@ -116,7 +117,9 @@ const EXPECTED: Record<string, readonly string[]> = {
     'describeCause',
     'describeOption',
     'describeTransportError',
+    'destroyClientSocket',
     'discardAnswer',
+    'endClientWithin',
     'escapeUnshowable',
     'eventHeaders',
     'extractIdentity',

@@ -98,11 +98,17 @@ async function requeue(ctx: Context, o: RequeueOptions, targets: VersionedId[]):
       : (await ctx.db((db) => inboxAdmin(ctx, o, db).stats())).counts.DEAD;
   const batches = explicit.length > 0 ? chunks(explicit, o.batchSize as number) : deadPages(ctx, o);
   const a = audit(ctx, o);
-  return perBatch(ctx, { action: 'inbox requeue', dryRun: a.dryRun }, batches, total, (batch, record) =>
+  const acting = { action: 'inbox requeue', dryRun: a.dryRun };
+  const idOf = (target: Target): string => target.id;
+  return perBatch(ctx, acting, batches, total, idOf, (batch, record, stop) =>
     ctx.db(async (db) => {
       const admin = inboxAdmin(ctx, o, db);
-      // Each id is its own audited transaction: recorded as soon as it committed.
-      for (const target of batch) record(await requeueOne(admin, target, a, reason));
+      // Each id is its own audited transaction: recorded as soon as it committed; after a signal
+      // the one in flight finishes and no other starts.
+      for (const target of batch) {
+        if (stop.aborted) return;
+        record(await requeueOne(admin, target, a, reason));
+      }
     }),
   );
 }

@@ -53,7 +53,7 @@ async function retry(ctx: Context, o: RetryOptions, ids: string[]): Promise<numb
   const total = ids.length > 0 ? ids.length : (await ctx.db((db) => outboxAdmin(ctx, o, db).stats())).failed;
   const batches = ids.length > 0 ? chunks(ids, batchSize) : failedPages(ctx, o);
   const acting = { action: 'outbox retry', dryRun: o.dryRun === true };
-  return perBatch(ctx, acting, batches, total, async (batch, record) => {
+  return perBatch(ctx, acting, batches, total, String, async (batch, record) => {
     const results = await ctx.db((db) => outboxAdmin(ctx, o, db).retryMany(batch, audit(ctx, o)));
     results.forEach(record);
   });
@@ -80,7 +80,7 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
         // The reason is markFailed's own argument (last_error); its audit options refuse one.
         const { actor, dryRun } = audit(ctx, o);
         const acting = { action: 'outbox mark-failed', dryRun: o.dryRun === true };
-        return perBatch(ctx, acting, chunks(list, 1), list.length, async ([id], record) => {
+        return perBatch(ctx, acting, chunks(list, 1), list.length, String, async ([id], record) => {
           record(
             await ctx.db((db) => outboxAdmin(ctx, o, db).markFailed(id as string, reason, { actor, dryRun })),
           );

@@ -6,6 +6,7 @@ import { printable, printJson, printLine } from '../output';
 import { MAX_TIMER_MS } from '@ferry/core/transport';
 import { durationBetween, positiveInt } from '../parse';
 import { healthOf, PROBE_TIMEOUT, PROBE_TIMEOUT_HELP } from './health';
+import { untilInterrupted } from '../interrupt';
 
 interface TopOptions {
   interval: number;
@@ -65,29 +66,22 @@ function pause(ms: number, stop: AbortSignal): Promise<void> {
   });
 }
 
-async function top(ctx: Context, o: TopOptions): Promise<number> {
-  const stop = new AbortController();
-  const onSigint = (): void => stop.abort();
-  process.once('SIGINT', onSigint);
+/** Refreshes until `--iterations` or a signal (Ctrl-C: untilInterrupted) stops it; exit 0. */
+async function top(ctx: Context, o: TopOptions, stop: AbortSignal): Promise<number> {
   let before: Sample | undefined;
-  try {
-    for (let n = 0; o.iterations === undefined || n < o.iterations; n += 1) {
-      if (n > 0) await pause(o.interval, stop.signal);
-      if (stop.signal.aborted) break;
-      const details = await healthOf(ctx, { timeout: o.timeout });
-      const now = {
-        at: Date.now(),
-        sent: details.outbox?.sent,
-        completed: details.inbox?.counts.COMPLETED,
-      };
-      if (ctx.json) printJson(ctx, { at: new Date(now.at).toISOString(), ...details });
-      else if (ctx.io.isTTY)
-        ctx.io.out(`\x1b[2J\x1b[H${view(details, now, before).map(printable).join('\n')}`);
-      else printLine(ctx, view(details, now, before).join(' | '));
-      before = now;
-    }
-  } finally {
-    process.removeListener('SIGINT', onSigint);
+  for (let n = 0; o.iterations === undefined || n < o.iterations; n += 1) {
+    if (n > 0) await pause(o.interval, stop);
+    if (stop.aborted) break;
+    const details = await healthOf(ctx, { timeout: o.timeout });
+    const now = {
+      at: Date.now(),
+      sent: details.outbox?.sent,
+      completed: details.inbox?.counts.COMPLETED,
+    };
+    if (ctx.json) printJson(ctx, { at: new Date(now.at).toISOString(), ...details });
+    else if (ctx.io.isTTY) ctx.io.out(`\x1b[2J\x1b[H${view(details, now, before).map(printable).join('\n')}`);
+    else printLine(ctx, view(details, now, before).join(' | '));
+    before = now;
   }
   return 0;
 }
@@ -102,5 +96,5 @@ export function registerTop(program: Command, ctx: Context): void {
     .option('--interval <age>', 'refresh period', durationBetween(1, MAX_TIMER_MS), 2_000)
     .option('--iterations <n>', 'stop after n refreshes (default: until Ctrl-C)', positiveInt())
     .option('--timeout <age>', PROBE_TIMEOUT_HELP, PROBE_TIMEOUT)
-    .action(act<TopOptions>(ctx, (o) => top(ctx, o)));
+    .action(act<TopOptions>(ctx, (o) => untilInterrupted((stop) => top(ctx, o, stop))));
 }

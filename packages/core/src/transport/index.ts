@@ -1,6 +1,7 @@
 // Helpers for transport authors (`@ferry/core/transport`): option checks, backoff, headers, error
-// translation, isolated acceptance, tenant resolution, body parsing, attach/ready, logging, and
-// the observer contract every transport's consumer and publisher reports in.
+// translation, isolated acceptance, tenant resolution, body parsing, attach/ready, logging, ending
+// a node-postgres client within a deadline, and the observer contract every transport's consumer
+// and publisher reports in.
 export type {
   TransportConsumerEvent,
   TransportPublisherEvent,
@@ -23,6 +24,7 @@ export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from
 export { belowOption, describeOption, type OptionValue } from '../optionRelations';
 export { deadlineSignal, onAbort } from '../deadline';
 export { discardAnswer } from '../unreadAnswer';
+export { CONNECTION_END_WAIT_MS, destroyClientSocket, endClientWithin } from '../sql/endConnection';
 export {
   integerOption,
   timerOption,

@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import type { Logger } from '../observe/logger';
 import { reconnectDelayMs } from '../backoff';
 import { FerryConfigError } from '../errors';
+import { CONNECTION_END_WAIT_MS, destroyClientSocket, endClientWithin } from '../sql/endConnection';
 
 export interface ListenerOptions {
   connectionString: string;
@@ -45,9 +46,6 @@ function listenFault(error: unknown): string {
   return typeof code === 'string' ? `${code}: ${message}` : message;
 }
 
-/** The longest wait for the server's answer to Terminate when closing. */
-const END_WAIT_MS = 1_000;
-
 /**
  * LISTEN on a dedicated connection. On error or disconnect it reconnects with capped
  * exponential back-off and calls onNotify once after every (re)connect, since
@@ -69,13 +67,9 @@ export class NotifyListener {
 
   constructor(private readonly options: ListenerOptions) {}
 
-  /**
-   * How long closing waits for the server to end the connection: a live server answers
-   * Terminate at once; the Terminate has been sent by then, so destroying the socket after it
-   * costs nothing.
-   */
+  /** How long closing waits for the server to end the connection (CONNECTION_END_WAIT_MS at most). */
   private get endWaitMs(): number {
-    return Math.min(this.options.keepaliveTimeout, END_WAIT_MS);
+    return Math.min(this.options.keepaliveTimeout, CONNECTION_END_WAIT_MS);
   }
 
   get connected(): boolean {
@@ -128,7 +122,7 @@ export class NotifyListener {
       return;
     }
     if (this.closed) {
-      await endWithin(client, this.endWaitMs);
+      await endClientWithin(client, this.endWaitMs);
       return;
     }
     this.client = client;
@@ -171,7 +165,7 @@ export class NotifyListener {
     client.removeAllListeners('error');
     client.on('error', () => undefined);
     void client.end().catch(() => undefined);
-    destroySocket(client);
+    destroyClientSocket(client);
     this.retryLater(error);
   }
 
@@ -202,38 +196,14 @@ export class NotifyListener {
     this.timer = undefined;
     const connecting = this.connecting;
     if (connecting) {
-      destroySocket(connecting.client);
+      destroyClientSocket(connecting.client);
       await connecting.attempt;
     }
     const client = this.client;
     this.client = undefined;
     if (client) {
       client.removeAllListeners('end');
-      await endWithin(client, this.endWaitMs);
+      await endClientWithin(client, this.endWaitMs);
     }
   }
-}
-
-/**
- * Ends the connection, waiting at most `ms` for the server: end() sends Terminate and waits for
- * the server's FIN, which a connection that went silent (a network blackhole) never sends. Past
- * `ms` the socket is destroyed; PostgreSQL ends the session when it notices.
- */
-async function endWithin(client: Client, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  await Promise.race([client.end().catch(() => undefined), late]);
-  clearTimeout(timer);
-  destroySocket(client);
-}
-
-/**
- * end() on a silently dead connection waits for a server that never answers; destroying the
- * socket frees it at once. pg keeps the socket as `connection.stream` (not public API).
- */
-function destroySocket(client: Client): void {
-  const internal = client as unknown as { connection?: { stream?: { destroy?: () => void } } };
-  internal.connection?.stream?.destroy?.();
 }
