@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { printable, printJson, printLine } from '../output';
-import { MAX_TIMER_MS } from '@ferry/core/transport';
+import { abortableDelay, MAX_TIMER_MS } from '@ferry/core/transport';
 import { durationBetween, positiveInt } from '../parse';
 import { healthOf, PROBE_TIMEOUT, PROBE_TIMEOUT_HELP } from './health';
 import { untilInterrupted } from '../interrupt';
@@ -55,15 +55,9 @@ function view(d: HealthDetails, now: Sample, before: Sample | undefined): string
   return [`${new Date(now.at).toISOString()} ${d.status}`, outbox, inbox];
 }
 
-/** Waits `ms` or until stopped (Ctrl-C). */
+/** Waits `ms`, or until `stop` aborts; its listener on `stop` is removed either way (abortableDelay). */
 function pause(ms: number, stop: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    stop.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+  return abortableDelay(ms, stop).catch(() => undefined);
 }
 
 /** Refreshes until `--iterations` or a signal (Ctrl-C: untilInterrupted) stops it; exit 0. */
