@@ -1,0 +1,75 @@
+/**
+ * The in-memory consumer where it behaved otherwise than ferry's real consumers; each case names
+ * what they do (transports/*: README and tests), which a test passing here must not contradict.
+ */
+import { FERRY_HEADERS, FerryError } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import { InMemoryBroker, attachInMemoryConsumer, waitUntil } from '@ferry/testing';
+import { MemoryAcceptor } from '@ferry/testing/conformance';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
+
+failOnUnhandledRejections();
+
+const WAIT = { timeoutMs: 5_000 };
+
+function send(broker: InMemoryBroker, queue: string, id: string, body = '{}'): void {
+  broker.send(queue, { body: Buffer.from(body), headers: { [FERRY_HEADERS.messageId]: id } });
+}
+
+/** The events of an observer, without the consumer's random instance id. */
+function recorder() {
+  const events: TransportConsumerEvent[] = [];
+  return {
+    events,
+    observer: (event: TransportConsumerEvent) => void events.push(event),
+    types: () => events.map((event) => event.type),
+  };
+}
+
+// SQS's ready() rejects at once with FERRY_PERMANENT_FAILURE (transports/sqs/test/readiness.test.ts);
+// RabbitMQ's with `declareTopology: false` and Kafka's time out naming it (404 NOT_FOUND, "Kafka
+// topics missing"). None resolves; each reports every failed attempt as `disconnected` and keeps
+// trying until the queue exists.
+describe('the in-memory consumer of a queue that does not exist', () => {
+  test('ready() rejects at once with FERRY_PERMANENT_FAILURE naming the queue (as SQS), not resolves; the consumer keeps trying and consumes once the queue is declared', async () => {
+    const broker = new InMemoryBroker();
+    const acceptor = new MemoryAcceptor();
+    const seen = recorder();
+    const consumer = attachInMemoryConsumer(acceptor, {
+      broker,
+      queue: 'orders',
+      consumer: 'c',
+      observer: seen.observer,
+    });
+    try {
+      const refused = await consumer.ready({ timeoutMs: 2_000 }).then(
+        () => 'resolved',
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(FerryError);
+      expect(refused).toMatchObject({
+        code: 'FERRY_PERMANENT_FAILURE',
+        retriable: false,
+        message: expect.stringContaining('orders'),
+        details: { queue: 'orders' },
+      });
+      // Not consuming: no `connected`; each failed attempt is `disconnected` with its wait.
+      expect(seen.types()).not.toContain('connected');
+      expect(seen.events[0]).toMatchObject({
+        type: 'disconnected',
+        reason: 'lost',
+        source: 'orders',
+        error: expect.stringContaining('FERRY_PERMANENT_FAILURE'),
+        retryInMs: expect.any(Number),
+      });
+
+      broker.declareQueue('orders');
+      await consumer.ready({ timeoutMs: 5_000 });
+      send(broker, 'orders', 'after-declare');
+      await waitUntil('the delivery accepted', () => acceptor.accepted.length === 1, WAIT);
+      expect(seen.types().filter((type) => type === 'connected')).toHaveLength(1);
+    } finally {
+      await consumer.close();
+    }
+  });
+});
