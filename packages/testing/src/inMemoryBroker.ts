@@ -76,6 +76,11 @@ export class InMemoryBroker {
     }
   }
 
+  /** Whether `name` is declared (and not deleted since): a consumer consumes it only then. */
+  hasQueue(name: string): boolean {
+    return this.queues.has(name);
+  }
+
   deleteQueue(name: string): void {
     const queue = this.queues.get(name);
     this.queues.delete(name);

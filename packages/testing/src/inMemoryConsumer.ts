@@ -1,5 +1,6 @@
-import type { InboxAcceptInput, InboxAcceptor } from '@ferry/core';
+import { FerryError, type InboxAcceptInput, type InboxAcceptor } from '@ferry/core';
 import {
+  AttachAttempts,
   TRANSPORT_REJECT_REASONS,
   abortableDelay,
   acceptHolding,
@@ -30,7 +31,12 @@ import {
 } from './inMemoryConsumerOptions';
 
 export interface InMemoryConsumer {
-  /** Resolves once the consumer consumes (at once: there is nothing to connect to); FERRY_CLOSED once closed. */
+  /**
+   * Resolves once the consumer consumes its queue (at once when the queue exists: there is
+   * nothing to connect to); rejects at once with FERRY_PERMANENT_FAILURE (`details.queue`) while
+   * the queue does not exist, as SQS's ready() does (the consumer keeps looking for it), and with
+   * FERRY_CLOSED once closed.
+   */
   ready(options?: ReadyOptions): Promise<void>;
   /** Stops taking deliveries and waits for the batch in flight. Safe twice; concurrent calls share one promise. */
   close(): Promise<void>;
@@ -40,9 +46,11 @@ export interface InMemoryConsumer {
 const IDLE_WAIT_MS = 100;
 
 /**
- * Feeds an in-memory queue into an inbox with the contract of ferry's transports, through the
- * same acceptance as theirs (acceptHolding of @ferry/core/transport): a delivery is acked only
- * after `acceptMany` answered for it; invalid deliveries (no identity, a body that is not a JSON
+ * Feeds an in-memory queue into an inbox with the contract of ferry's transports. It consumes the
+ * queue once it exists (`connected`); while it does not, each look is a `disconnected` event with
+ * the wait before the next (`reconnectBackoff`) and ready() rejects with FERRY_PERMANENT_FAILURE,
+ * as SQS's consumer does. Acceptance is the same as theirs (acceptHolding of
+ * @ferry/core/transport): a delivery is acked only after `acceptMany` answered for it; invalid deliveries (no identity, a body that is not a JSON
  * object, too large, rejected by the inbox, or one whose acceptance alone fails while its
  * neighbours' succeeds) are dead-lettered with their reason; while acceptance fails batch-wide
  * (database unavailable, closed) or the admission limit refuses deliveries, those are held and
@@ -58,14 +66,36 @@ export function attachInMemoryConsumer(
 ): InMemoryConsumer {
   checkAttachable(acceptor, given.consumer);
   const options = resolveInMemoryConsumerOptions(given);
+  const { broker, queue } = options;
   const stop = new AbortController();
-  const emit = consumerEmitter('memory', options.queue, options.observer, options.logger);
-  emit({ type: 'connected' });
+  const emit = consumerEmitter('memory', queue, options.observer, options.logger);
+  const attempts = new AttachAttempts();
+  let markReady: () => void = () => undefined;
+  const attachedOnce = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  let consuming = false;
+  /** Consumes the queue if it exists (ready() resolves, `connected`); false when it does not. */
+  const attach = (): boolean => {
+    if (consuming) return true;
+    if (stop.signal.aborted || !broker.hasQueue(queue)) return false;
+    consuming = true;
+    attempts.attached();
+    markReady();
+    emit({ type: 'connected' });
+    return true;
+  };
   const loop = (async () => {
-    for (let failures = 0; !stop.signal.aborted;) {
-      const taken = options.broker.take(options.queue, options.maxBatchSize);
+    for (let failures = 0, missing = 0; !stop.signal.aborted;) {
+      if (!attach()) {
+        missing += 1;
+        await missingQueue(missing);
+        continue;
+      }
+      missing = 0;
+      const taken = broker.take(queue, options.maxBatchSize);
       if (taken.length === 0) {
-        await options.broker.waitForWork(options.queue, IDLE_WAIT_MS, stop.signal);
+        await broker.waitForWork(queue, IDLE_WAIT_MS, stop.signal);
         continue;
       }
       emit({ type: 'received', count: taken.length });
@@ -80,9 +110,29 @@ export function attachInMemoryConsumer(
       await abortableDelay(delayMs, stop.signal).catch(() => undefined);
     }
   })();
+  /** The queue does not exist: a failed attempt to attach (`disconnected`), tried again after the backoff. */
+  async function missingQueue(attempt: number): Promise<void> {
+    const error = new FerryError(
+      'FERRY_PERMANENT_FAILURE',
+      `in-memory queue ${queue} does not exist (declare it with broker.declareQueue)`,
+      { details: { queue } },
+    );
+    attempts.refused(error);
+    const delayMs = backoffDelay(attempt, options.reconnectBackoff, options.random);
+    options.logger?.warn(
+      { queue, attempt, delayMs },
+      `ferry.memory: queue ${queue} does not exist; looking again in ${delayMs} ms`,
+    );
+    emit({ type: 'disconnected', error: describeCause(error), retryInMs: delayMs });
+    await abortableDelay(delayMs, stop.signal).catch(() => undefined);
+  }
   let closing: Promise<void> | undefined;
   return {
-    ready: (ready) => awaitReady('in-memory consumer', Promise.resolve(), stop.signal, ready),
+    ready(ready) {
+      // The queue may have been declared since the last look: no need to wait out the backoff.
+      attach();
+      return awaitReady('in-memory consumer', attachedOnce, stop.signal, ready, attempts);
+    },
     close() {
       closing ??= (async () => {
         stop.abort();

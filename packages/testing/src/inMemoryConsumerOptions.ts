@@ -32,16 +32,22 @@ export interface InMemoryConsumerOptions {
   readonly maxTransportRetries?: number;
   /** Wait before a batch whose acceptance failed is taken again. Default 50 ms doubling to 1 s, full jitter. */
   readonly retryBackoff?: Partial<BackoffPolicy>;
+  /**
+   * Wait before the consumer looks again for a queue that does not exist (each look that fails is
+   * a `disconnected` event), as the real consumers' `reconnectBackoff`. Default 50 ms doubling to
+   * 1 s, full jitter.
+   */
+  readonly reconnectBackoff?: Partial<BackoffPolicy>;
   /** Identity of deliveries with neither ferry's header nor a native `messageId`. */
   readonly identity?: (delivery: InMemoryDelivery) => string | null | undefined;
   /** Where a delivery's tenant comes from, as on every transport (default `'header'`). */
   readonly tenant?: TenantSource<InMemoryDelivery>;
-  /** Where a throwing observer is logged. Default: none. */
+  /** Where the consumer's warnings (a queue that does not exist) and a throwing observer are logged. Default: none. */
   readonly logger?: Logger;
   /**
    * Told what the consumer does (through safeEmit, `transport: 'memory'`, `source`: the queue),
-   * as every ferry transport does: connected, received, accepted, settled, dead-lettered,
-   * acceptance-failed.
+   * as every ferry transport does: connected (consuming its queue), disconnected (the queue does
+   * not exist), received, accepted, settled, dead-lettered, acceptance-failed.
    */
   readonly observer?: TransportObserver<TransportConsumerEvent>;
   /** Random source for retry jitter. */
@@ -56,6 +62,7 @@ const KEYS = {
   maxBatchSize: true,
   maxTransportRetries: true,
   retryBackoff: true,
+  reconnectBackoff: true,
   identity: true,
   tenant: true,
   logger: true,
@@ -70,6 +77,7 @@ export interface ResolvedInMemoryConsumerOptions {
   readonly maxBatchSize: number;
   readonly maxTransportRetries: number;
   readonly retryBackoff: BackoffPolicy;
+  readonly reconnectBackoff: BackoffPolicy;
   readonly identity: InMemoryConsumerOptions['identity'];
   readonly tenant: TenantSource<InMemoryDelivery>;
   readonly logger: Logger | undefined;
@@ -99,6 +107,7 @@ export function resolveInMemoryConsumerOptions(
       0,
     ),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, DEFAULT_RETRY),
+    reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, DEFAULT_RETRY),
     identity: functionOption('identity', options.identity),
     tenant: checkTenantSource(options.tenant),
     logger: logger === undefined ? undefined : guardLogger(logger),

@@ -28,6 +28,14 @@ describe('InMemoryBroker', () => {
     expect(broker.send('nowhere', delivery('a'))).toBe(false);
   });
 
+  test('hasQueue() tells a declared queue from one never declared or deleted', () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    const before = [broker.hasQueue('q'), broker.hasQueue('nowhere')];
+    broker.deleteQueue('q');
+    expect([...before, broker.hasQueue('q')]).toEqual([true, false, false]);
+  });
+
   test('what take() and deadLetters() hand out is a copy: changing it changes no redelivery nor dead letter', () => {
     const broker = new InMemoryBroker();
     broker.declareQueue('q');

@@ -53,6 +53,9 @@ describe('a misspelt option key is refused, naming its path', () => {
     misspelt('attachInMemoryConsumer retryBackoff', 'retryBackoff.maxMS', () =>
       consumer({ retryBackoff: { maxMS: 5 } }),
     ),
+    misspelt('attachInMemoryConsumer reconnectBackoff', 'reconnectBackoff.maxMS', () =>
+      consumer({ reconnectBackoff: { maxMS: 5 } }),
+    ),
     misspelt('drainInbox', 'timeout', () => drainInbox(inbox, { timeout: 5 } as never)),
     misspelt('waitForInboxRecord', 'timeout', () => waitForInboxRecord(scope, 'id', { timeout: 5 } as never)),
     misspelt('waitUntil', 'interval', () => waitUntil('x', () => true, { interval: 5 } as never)),
