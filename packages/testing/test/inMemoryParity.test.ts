@@ -13,7 +13,10 @@ failOnUnhandledRejections();
 const WAIT = { timeoutMs: 5_000 };
 
 function send(broker: InMemoryBroker, queue: string, id: string, body = '{}'): void {
-  broker.send(queue, { body: Buffer.from(body), headers: { [FERRY_HEADERS.messageId]: id } });
+  broker.send(queue, {
+    body: Buffer.from(body),
+    headers: { [FERRY_HEADERS.messageId]: id },
+  });
 }
 
 /** The events of an observer, without the consumer's random instance id. */
@@ -68,6 +71,49 @@ describe('the in-memory consumer of a queue that does not exist', () => {
       send(broker, 'orders', 'after-declare');
       await waitUntil('the delivery accepted', () => acceptor.accepted.length === 1, WAIT);
       expect(seen.types().filter((type) => type === 'connected')).toHaveLength(1);
+    } finally {
+      await consumer.close();
+    }
+  });
+});
+
+// RabbitMQ's broker cancels the consumer: `disconnected` ("channel closed"), then `connected` once
+// it consumes the queue again (re-declared, or once it exists with `declareTopology: false`); SQS's
+// poll fails (QueueDoesNotExist): `disconnected` with the wait before the next poll.
+describe('the in-memory consumer whose queue is deleted', () => {
+  test('reports disconnected (lost, naming the queue, with the wait before the next attempt), and connected once it consumes the queue declared again', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('orders');
+    const acceptor = new MemoryAcceptor();
+    const seen = recorder();
+    const consumer = attachInMemoryConsumer(acceptor, {
+      broker,
+      queue: 'orders',
+      consumer: 'c',
+      observer: seen.observer,
+    });
+    try {
+      await consumer.ready({ timeoutMs: 5_000 });
+      expect(seen.types()).toEqual(['connected']);
+
+      broker.deleteQueue('orders');
+      const lost = await waitUntil(
+        'a disconnected event',
+        () => seen.events.find((event) => event.type === 'disconnected'),
+        WAIT,
+      );
+      expect(lost).toMatchObject({
+        reason: 'lost',
+        source: 'orders',
+        error: expect.stringContaining('orders'),
+        retryInMs: expect.any(Number),
+      });
+
+      broker.declareQueue('orders');
+      send(broker, 'orders', 'after-redeclare');
+      await waitUntil('the delivery accepted', () => acceptor.accepted.length === 1, WAIT);
+      const types = seen.types();
+      expect(types.lastIndexOf('connected')).toBeGreaterThan(types.indexOf('disconnected'));
     } finally {
       await consumer.close();
     }
