@@ -47,9 +47,10 @@ const IDLE_WAIT_MS = 100;
 
 /**
  * Feeds an in-memory queue into an inbox with the contract of ferry's transports. It consumes the
- * queue once it exists (`connected`); while it does not, each look is a `disconnected` event with
- * the wait before the next (`reconnectBackoff`) and ready() rejects with FERRY_PERMANENT_FAILURE,
- * as SQS's consumer does. Acceptance is the same as theirs (acceptHolding of
+ * queue once it exists (`connected`); while it does not (not declared yet, or deleted under the
+ * consumer), each look is a `disconnected` event with the wait before the next
+ * (`reconnectBackoff`), as SQS's consumer does, and ready() rejects with FERRY_PERMANENT_FAILURE
+ * until the consumer consumed once. Acceptance is the same as theirs (acceptHolding of
  * @ferry/core/transport): a delivery is acked only after `acceptMany` answered for it; invalid deliveries (no identity, a body that is not a JSON
  * object, too large, rejected by the inbox, or one whose acceptance alone fails while its
  * neighbours' succeeds) are dead-lettered with their reason; while acceptance fails batch-wide
@@ -95,7 +96,9 @@ export function attachInMemoryConsumer(
       missing = 0;
       const taken = broker.take(queue, options.maxBatchSize);
       if (taken.length === 0) {
-        await broker.waitForWork(queue, IDLE_WAIT_MS, stop.signal);
+        // Deleted under the consumer (RabbitMQ's broker cancels it): no longer consuming.
+        if (!broker.hasQueue(queue)) consuming = false;
+        else await broker.waitForWork(queue, IDLE_WAIT_MS, stop.signal);
         continue;
       }
       emit({ type: 'received', count: taken.length });
@@ -118,7 +121,7 @@ export function attachInMemoryConsumer(
       { details: { queue } },
     );
     attempts.refused(error);
-    const delayMs = backoffDelay(attempt, options.reconnectBackoff, options.random);
+    const delayMs = Math.max(1, backoffDelay(attempt, options.reconnectBackoff, options.random));
     options.logger?.warn(
       { queue, attempt, delayMs },
       `ferry.memory: queue ${queue} does not exist; looking again in ${delayMs} ms`,
