@@ -119,3 +119,33 @@ describe('the in-memory consumer whose queue is deleted', () => {
     }
   });
 });
+
+// RabbitMQ's and SQS's consumers dead-letter a body over the acceptor's maxPayloadBytes as
+// payload_too_large, "body is N bytes; the limit is M" (transports/*/src: delivery.ts, wire.ts).
+describe('the in-memory consumer and the payload limit', () => {
+  test("dead-letters a body over the acceptor's maxPayloadBytes as payload_too_large with RabbitMQ's and SQS's detail", async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    const acceptor = new MemoryAcceptor(16);
+    const big = JSON.stringify({ text: 'x'.repeat(40) });
+    send(broker, 'q', 'too-big', big);
+    send(broker, 'q', 'small');
+    const consumer = attachInMemoryConsumer(acceptor, {
+      broker,
+      queue: 'q',
+      consumer: 'c',
+    });
+    try {
+      await waitUntil('the neighbour accepted', () => acceptor.accepted.length === 1, WAIT);
+    } finally {
+      await consumer.close();
+    }
+    expect(broker.deadLetters('q').map(({ reason, detail }) => ({ reason, detail }))).toEqual([
+      {
+        reason: 'payload_too_large',
+        detail: `body is ${Buffer.byteLength(big)} bytes; the limit is 16`,
+      },
+    ]);
+    expect(acceptor.accepted).toEqual(['small']);
+  });
+});
