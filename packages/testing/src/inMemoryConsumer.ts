@@ -260,7 +260,8 @@ function decode(
   if (idFault !== null)
     return { messageId, reason: TRANSPORT_REJECT_REASONS.missingIdentity, detail: idFault };
   if (delivery.body.length > maxPayloadBytes) {
-    const detail = `${delivery.body.length} bytes`;
+    // The detail RabbitMQ's and SQS's consumers give it.
+    const detail = `body is ${delivery.body.length} bytes; the limit is ${maxPayloadBytes}`;
     return { messageId, reason: TRANSPORT_REJECT_REASONS.payloadTooLarge, detail };
   }
   const tenant = resolveTenant(options.tenant, delivery, ferry.tenantId);
