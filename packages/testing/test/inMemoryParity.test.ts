@@ -2,7 +2,7 @@
  * The in-memory consumer where it behaved otherwise than ferry's real consumers; each case names
  * what they do (transports/*: README and tests), which a test passing here must not contradict.
  */
-import { FERRY_HEADERS, FerryError } from '@ferry/core';
+import { FERRY_HEADERS, FerryError, type InboxAcceptor } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { InMemoryBroker, attachInMemoryConsumer, waitUntil } from '@ferry/testing';
 import { MemoryAcceptor } from '@ferry/testing/conformance';
@@ -147,5 +147,97 @@ describe('the in-memory consumer and the payload limit', () => {
       },
     ]);
     expect(acceptor.accepted).toEqual(['small']);
+  });
+});
+
+// RabbitMQ copies a delivery whose acceptance failed (a retriable error that is not an outage) to
+// the retry tier of its own backoff, backoffDelay(its transport attempts + 1), acks it and goes on
+// with the deliveries behind it; it comes back at the tail of the queue once the tier's TTL expired.
+describe('the in-memory consumer after a failed acceptance', () => {
+  test('delays each failed delivery by its own backoff and goes on with the deliveries behind it, as RabbitMQ, instead of pausing the queue', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    const accepted: string[] = [];
+    // A database error of unknown cause for the ids starting with `poison`: retriable, not an
+    // outage, so a batch holding only such a delivery goes round the transport's retry.
+    const acceptor: InboxAcceptor = {
+      maxPayloadBytes: 1_000_000,
+      acceptMany: async (inputs) => {
+        if (inputs.some((input) => input.messageId.startsWith('poison'))) {
+          throw new FerryError('FERRY_DATABASE_ERROR', 'refused by a trigger');
+        }
+        accepted.push(...inputs.map((input) => input.messageId));
+        return inputs.map((input) => ({
+          kind: 'accepted' as const,
+          id: `row-${input.messageId}`,
+        }));
+      },
+    };
+    for (const id of ['poison-1', 'poison-2', 'good-1', 'good-2']) send(broker, 'q', id);
+    const seen = recorder();
+    const consumer = attachInMemoryConsumer(acceptor, {
+      broker,
+      queue: 'q',
+      consumer: 'c',
+      maxBatchSize: 1,
+      // A delivery's first trip waits 30 s: far longer than this test waits for anything.
+      retryBackoff: {
+        initialMs: 30_000,
+        multiplier: 2,
+        maxMs: 60_000,
+        jitter: 'none',
+      },
+      observer: seen.observer,
+    });
+    try {
+      // The poisoned deliveries wait out their backoff; the good ones behind them go on at once.
+      await waitUntil('the good deliveries accepted', () => accepted.length === 2, WAIT);
+      expect(accepted).toEqual(['good-1', 'good-2']);
+      // Each delay is the delivery's own first trip (RabbitMQ: backoffDelay(attempts + 1)), not
+      // the consumer's count of failed batches in a row.
+      const delays = seen.events.flatMap((event) =>
+        event.type === 'acceptance-failed' ? [event.delayMs] : [],
+      );
+      expect(delays).toEqual([30_000, 30_000]);
+      // The broker still holds both, waiting out their delay, as RabbitMQ's retry tier queues do.
+      expect({
+        held: broker.held('q'),
+        dead: broker.deadLetters('q').length,
+      }).toEqual({ held: 2, dead: 0 });
+    } finally {
+      await consumer.close();
+    }
+  });
+  test('a failed delivery comes back after its delay at the tail of the queue, behind the deliveries that went on meanwhile', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    const accepted: string[] = [];
+    let failed = false;
+    // The first offer of `flaky` fails with a retriable database error; every later one succeeds.
+    const acceptor: InboxAcceptor = {
+      maxPayloadBytes: 1_000_000,
+      acceptMany: async (inputs) => {
+        if (!failed && inputs.some((input) => input.messageId === 'flaky')) {
+          failed = true;
+          throw new FerryError('FERRY_DATABASE_ERROR', 'refused once');
+        }
+        accepted.push(...inputs.map((input) => input.messageId));
+        return inputs.map((input) => ({ kind: 'accepted' as const, id: `row-${input.messageId}` }));
+      },
+    };
+    for (const id of ['flaky', 'next-1', 'next-2']) send(broker, 'q', id);
+    const consumer = attachInMemoryConsumer(acceptor, {
+      broker,
+      queue: 'q',
+      consumer: 'c',
+      maxBatchSize: 1,
+      retryBackoff: { initialMs: 200, maxMs: 200, jitter: 'none' },
+    });
+    try {
+      await waitUntil('all three accepted', () => accepted.length === 3, WAIT);
+    } finally {
+      await consumer.close();
+    }
+    expect(accepted).toEqual(['next-1', 'next-2', 'flaky']);
   });
 });
