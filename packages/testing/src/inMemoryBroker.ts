@@ -1,5 +1,5 @@
 import { type OutboxMessage } from '@ferry/core';
-import { outboxHeaders } from '@ferry/core/transport';
+import { outboxHeaders, timerOption } from '@ferry/core/transport';
 import { InMemoryPublisher, type InMemoryPublisherOptions, type PublishDecision } from './inMemoryPublisher';
 
 /** One message as the in-memory broker holds it: bytes, a native message id, headers. */
@@ -24,8 +24,9 @@ export interface Unacked {
   readonly delivery: InMemoryDelivery;
   readonly session: number;
   /**
-   * How many times it went back to its queue because its acceptance failed (`nack` with
-   * `transportAttempt`), as RabbitMQ's `x-ferry-transport-attempts`; kept across `restart()`.
+   * How many times it went back to its queue because its acceptance failed (`retryLater`, or
+   * `nack` with `transportAttempt`), as RabbitMQ's `x-ferry-transport-attempts`; kept across
+   * `restart()`.
    */
   readonly transportAttempts: number;
 }
@@ -68,6 +69,8 @@ function copyDelivery(delivery: InMemoryDelivery): InMemoryDelivery {
  */
 export class InMemoryBroker {
   private readonly queues = new Map<string, Queue>();
+  /** Deliveries waiting out their retryLater delay, by queue name: the broker still holds them. */
+  private readonly delayed = new Map<string, number>();
   private session = 0;
 
   declareQueue(name: string): void {
@@ -132,16 +135,49 @@ export class InMemoryBroker {
     }
   }
 
+  /**
+   * Takes an unacked delivery off its queue for `delayMs`, then appends it to the tail of the
+   * queue with one more transport attempt: RabbitMQ's retry tier queue, which dead-letters the
+   * retry copy back to the work queue once its TTL expired. Meanwhile `held(queue)` counts it and
+   * a `restart()` leaves it waiting (a tier queue is durable); a queue that no longer exists when
+   * the delay ends does not get it (unroutable, as on RabbitMQ). False, and nothing done, when the
+   * delivery is not unacked (settled already, of an ended session, or its queue deleted).
+   */
+  retryLater(item: Unacked, delayMs: number): boolean {
+    const ms = timerOption('delayMs', delayMs, 0);
+    const settled = this.settle(item);
+    if (!settled) return false;
+    const held: Held = { ...settled.held, transportAttempts: settled.held.transportAttempts + 1 };
+    const name = item.queue;
+    this.delayed.set(name, (this.delayed.get(name) ?? 0) + 1);
+    const timer = setTimeout(() => {
+      const left = (this.delayed.get(name) ?? 1) - 1;
+      if (left > 0) this.delayed.set(name, left);
+      else this.delayed.delete(name);
+      const queue = this.queues.get(name);
+      if (!queue) return;
+      queue.ready.push(held);
+      queue.waiters.forEach((wake) => wake());
+    }, ms);
+    // A delay still running keeps no test process alive.
+    timer.unref();
+    return true;
+  }
+
   /** Acks a delivery and records it on its queue's dead-letter list. */
   deadLetter(item: Unacked, reason: string, detail: string): void {
     const settled = this.settle(item);
     settled?.queue.deadLetters.push({ delivery: settled.held.delivery, reason, detail });
   }
 
-  /** How many deliveries `queue` still holds: ready, or handed to a consumer and not settled. */
+  /**
+   * How many deliveries `queue` still holds: ready, handed to a consumer and not settled, or
+   * waiting out a `retryLater` delay.
+   */
   held(queue: string): number {
     const target = this.queues.get(queue);
-    return target ? target.ready.length + target.unacked.size : 0;
+    const waiting = this.delayed.get(queue) ?? 0;
+    return (target ? target.ready.length + target.unacked.size : 0) + waiting;
   }
 
   /** The dead letters of `queue`, oldest first (copies). */

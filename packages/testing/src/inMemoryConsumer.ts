@@ -56,10 +56,11 @@ const IDLE_WAIT_MS = 100;
  * neighbours' succeeds) are dead-lettered with their reason; while acceptance fails batch-wide
  * (database unavailable, closed) or the admission limit refuses deliveries, those are held and
  * offered again after the backoff (`acceptance-unavailable`, then `acceptance-recovered`),
- * spending no attempt; any other failure of the whole batch sends it back to the head of the
- * queue, taken again after the backoff (`acceptance-failed`), each delivery counting one transport
- * attempt: one whose `maxTransportRetries` are spent is dead-lettered (`transport_retries_exhausted`),
- * as on RabbitMQ.
+ * spending no attempt; after any other failure of the whole batch each delivery goes round a
+ * transport retry of its own, as on RabbitMQ's retry tiers: off the queue for the backoff of its
+ * transport attempts, then back at the tail (broker.retryLater), while the deliveries behind it go
+ * on (`acceptance-failed`); one whose `maxTransportRetries` are spent is dead-lettered
+ * (`transport_retries_exhausted`).
  */
 export function attachInMemoryConsumer(
   acceptor: InboxAcceptor,
@@ -87,7 +88,7 @@ export function attachInMemoryConsumer(
     return true;
   };
   const loop = (async () => {
-    for (let failures = 0, missing = 0; !stop.signal.aborted;) {
+    for (let missing = 0; !stop.signal.aborted;) {
       if (!attach()) {
         missing += 1;
         await missingQueue(missing);
@@ -102,15 +103,7 @@ export function attachInMemoryConsumer(
         continue;
       }
       emit({ type: 'received', count: taken.length });
-      const failure = await offer(acceptor, options, taken, emit, stop.signal);
-      if (failure === null) {
-        failures = 0;
-        continue;
-      }
-      failures += 1;
-      const delayMs = backoffDelay(failures, options.retryBackoff, options.random);
-      emit({ type: 'acceptance-failed', count: failure.count, error: failure.error, delayMs });
-      await abortableDelay(delayMs, stop.signal).catch(() => undefined);
+      await offer(acceptor, options, taken, emit, stop.signal);
     }
   })();
   /** The queue does not exist: a failed attempt to attach (`disconnected`), tried again after the backoff. */
@@ -149,8 +142,8 @@ export function attachInMemoryConsumer(
 
 /**
  * One batch: dead-letters the undecodable, offers the rest (held through an outage or the
- * admission limit until `signal` aborts), settles each answer; null, or the count and cause of
- * the deliveries that went back to the queue because acceptance failed for the whole batch.
+ * admission limit until `signal` aborts), settles each answer. The deliveries of an offer that
+ * failed otherwise go round the transport retry, each on its own backoff (`acceptance-failed`).
  */
 async function offer(
   acceptor: InboxAcceptor,
@@ -158,7 +151,7 @@ async function offer(
   taken: readonly Unacked[],
   emit: ConsumerEmit,
   signal: AbortSignal,
-): Promise<{ readonly count: number; readonly error: string } | null> {
+): Promise<void> {
   const { broker } = options;
   let settled = 0;
   let accepted = 0;
@@ -183,7 +176,7 @@ async function offer(
   };
   if (valid.length === 0) {
     report();
-    return null;
+    return;
   }
   const held = await acceptHolding(
     valid.map((entry) => entry.input),
@@ -217,27 +210,38 @@ async function offer(
     },
   );
   report();
-  if (held.kind === 'settled') return null;
+  if (held.kind === 'settled') return;
   if (held.kind === 'released') {
     // Released by close(): back to the queue, no attempt spent, nothing to report.
     broker.nack(held.pending.map((index) => valid[index]!.item));
-    return null;
+    return;
   }
   // Failed for the whole offer, not an outage: a transport retry each, dead-lettered once spent.
   // The rest, not offered since the window shrank, did not fail: back to the queue, nothing spent.
   broker.nack(held.notOffered.map((index) => valid[index]!.item));
   const error = describeCause(held.error);
-  const retried: Unacked[] = [];
+  const delays: number[] = [];
   for (const { item, input } of held.offered.map((index) => valid[index]!)) {
-    if (item.transportAttempts < options.maxTransportRetries) retried.push(item);
-    else {
+    if (item.transportAttempts >= options.maxTransportRetries) {
       const detail = retriesExhaustedDetail(item.transportAttempts, error);
       deadLetter(item, input.messageId, TRANSPORT_RETRIES.exhaustedReason, detail);
+      continue;
+    }
+    // As RabbitMQ's retry tiers: the delivery's own backoff, then back at the tail of the queue;
+    // the deliveries behind it go on meanwhile.
+    const delayMs = Math.max(
+      1,
+      backoffDelay(item.transportAttempts + 1, options.retryBackoff, options.random),
+    );
+    if (broker.retryLater(item, delayMs)) {
+      settled += 1;
+      delays.push(delayMs);
     }
   }
+  if (delays.length > 0) {
+    emit({ type: 'acceptance-failed', count: delays.length, error, delayMs: Math.max(...delays) });
+  }
   report();
-  broker.nack(retried, { transportAttempt: true });
-  return retried.length > 0 ? { count: retried.length, error } : null;
 }
 
 function decode(

@@ -30,7 +30,11 @@ export interface InMemoryConsumerOptions {
    * Default 5, as on RabbitMQ. An outage (acceptance held) spends none.
    */
   readonly maxTransportRetries?: number;
-  /** Wait before a batch whose acceptance failed is taken again. Default 50 ms doubling to 1 s, full jitter. */
+  /**
+   * Wait of a delivery whose acceptance failed before it is back at the tail of the queue, by its
+   * transport attempts (RabbitMQ's retry tiers), and between the attempts of a batch held through
+   * an outage. Default 50 ms doubling to 1 s, full jitter.
+   */
   readonly retryBackoff?: Partial<BackoffPolicy>;
   /**
    * Wait before the consumer looks again for a queue that does not exist (each look that fails is

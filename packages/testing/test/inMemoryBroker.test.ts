@@ -57,4 +57,50 @@ describe('InMemoryBroker', () => {
       ['{"n":2}', 'kept'],
     ]);
   });
+
+  describe('retryLater', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    test('holds the delivery for its delay, then appends it to the tail with one more transport attempt', () => {
+      const broker = new InMemoryBroker();
+      broker.declareQueue('q');
+      ['a', 'b'].forEach((id) => broker.send('q', delivery(id)));
+      const [first] = broker.take('q', 1);
+      expect(broker.retryLater(first!, 1_000)).toBe(true);
+      broker.send('q', delivery('c'));
+      // Waiting out its delay: still held, not ready; a restart does not bring it back sooner.
+      broker.restart();
+      expect({ held: broker.held('q'), ready: ids(broker.take('q', 10)) }).toEqual({
+        held: 3,
+        ready: ['b', 'c'],
+      });
+      jest.advanceTimersByTime(1_000);
+      const [back] = broker.take('q', 10);
+      expect([back?.delivery.messageId, back?.transportAttempts]).toEqual(['a', 1]);
+    });
+
+    test('a queue deleted by the end of the delay does not get the delivery back', () => {
+      const broker = new InMemoryBroker();
+      broker.declareQueue('q');
+      broker.send('q', delivery('a'));
+      broker.retryLater(broker.take('q', 1)[0]!, 10);
+      broker.deleteQueue('q');
+      jest.advanceTimersByTime(10);
+      broker.declareQueue('q');
+      expect(broker.held('q')).toBe(0);
+    });
+
+    test('a delivery that is not unacked is left alone, and a delay no timer can wait is refused', () => {
+      const broker = new InMemoryBroker();
+      broker.declareQueue('q');
+      broker.send('q', delivery('a'));
+      const [item] = broker.take('q', 1);
+      expect(() => broker.retryLater(item!, 2 ** 31)).toThrow(
+        expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'delayMs' }),
+      );
+      broker.ack([item!]);
+      expect([broker.retryLater(item!, 10), broker.held('q')]).toEqual([false, 0]);
+    });
+  });
 });
