@@ -208,9 +208,10 @@ describe('review 64: the in-memory consumer against the RabbitMQ consumer', () =
         await connection.close();
       }
 
-      // In memory: the same delivery goes back to the head of its queue after each failure and is
-      // offered again for as long as the test runs; it is never dead-lettered (RabbitMQ's default
-      // maxTransportRetries is 5: we let it fail 8 times).
+      // In memory (as review 64 found it): the same delivery was offered again after each failure
+      // for as long as the test ran, never dead-lettered (RabbitMQ's default maxTransportRetries
+      // is 5: we let it fail 8 times). Now it takes a transport retry of its own each time, as on
+      // RabbitMQ, and is dead-lettered once they are spent.
       const broker = new InMemoryBroker();
       broker.declareQueue('orders');
       let failures = 0;
