@@ -1,9 +1,8 @@
 /**
- * The inbox worker's and the relay's claims commit without waiting for their WAL to be flushed
- * (synchronous_commit off, for the claim statement's own transaction only): a claim only takes a
- * lease, and whatever depends on it (the handler's transaction, the completion, a SENT mark)
- * commits durably, flushing the claim's WAL with its own. Inside a transaction of the caller's
- * the claim leaves the setting alone: it would make the caller's writes non-durable too.
+ * The relay's claim commits without waiting for its WAL to be flushed (synchronous_commit off, for
+ * the claim statement's own transaction only; leaseCommit.ts says why); inside a transaction of the
+ * caller's it leaves the setting alone: it would make the caller's writes non-durable too. The inbox
+ * worker's claim commits durably: its handler runs under it (review69-claim-crash.test.ts).
  *
  * A claim statement outside a transaction is its own transaction, which ends with it, so the
  * setting it leaves cannot be read afterwards. The executor below runs each statement on a
@@ -60,21 +59,19 @@ async function settingAfter(claim: (db: SqlExecutor) => Promise<number>): Promis
   }
 }
 
-describe('claims commit without waiting for their WAL flush', () => {
+describe('which claims commit without waiting for their WAL flush', () => {
   beforeEach(async () => {
     await t.db.execute('TRUNCATE ferry_inbox_receipts, outbox_events');
   });
 
-  it('the inbox claim turns synchronous_commit off for its own transaction', async () => {
+  it('the inbox claim leaves synchronous_commit on: its handler runs under it', async () => {
     const inbox = makeInbox(t.prisma, { worker: { enabled: false } });
     await inbox.initialize();
     await inbox.accept(message({ consumer: 'c' }));
     expect(await synchronousCommit()).toBe('on');
     const claimed = (db: SqlExecutor) => claimReceipts(db, ['c'], 10, 30_000).then((rows) => rows.length);
-    expect(await settingAfter(claimed)).toBe('off');
-    // Back to the session's value once that transaction ended.
-    expect(await synchronousCommit()).toBe('on');
-    // Inside a transaction ferry joins, the caller's writes stay durable.
+    expect(await settingAfter(claimed)).toBe('on');
+    // Inside a transaction ferry joins too.
     const inside = await t.db.transaction(async (tx) => {
       await claimReceipts(tx, ['c'], 10, 30_000);
       const [row] = await tx.query<{ value: string }>(
@@ -99,6 +96,8 @@ describe('claims commit without waiting for their WAL flush', () => {
           (result) => result.rows.length,
         );
       expect(await settingAfter(claimed)).toBe('off');
+      // Back to the session's value once that transaction ended.
+      expect(await synchronousCommit()).toBe('on');
       const inside = await t.db.transaction(async (tx) => {
         await claimBatch(tx, { token: randomUUID(), limit: 10, leaseMs: 30_000, failedHead, keyScanFirst });
         const [row] = await tx.query<{ value: string }>(

@@ -1,5 +1,4 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { LEASE_COMMIT_COLUMN } from '../../sql/leaseCommit';
 import type { ClaimedReceipt } from '../types';
 import { CLAIMED_COLUMNS, TABLE, toClaimed, type ClaimedRow } from './fragments';
 
@@ -19,10 +18,11 @@ import { CLAIMED_COLUMNS, TABLE, toClaimed, type ClaimedRow } from './fragments'
  * the planner hash-joined it against a sequential scan of the whole table, completed history
  * included, a cost that grew with the table (as the outbox claim found, claimBatch.ts).
  *
- * CLAIM_SQL is sent on a root executor: the claim commits without waiting for its WAL flush
- * (LEASE_COMMIT_COLUMN, leaseCommit.ts); CLAIM_IN_TRANSACTION_SQL inside a caller's transaction.
+ * It commits durably, unlike the relay's claim (leaseCommit.ts): the handler runs under it before
+ * anything else commits, so a claim a PostgreSQL crash forgot would give the handler a run its
+ * attempts never counted (worker.maxAttempts bounds handler runs, crashes included; review 69).
  */
-const claimSql = (commit: string): string => `
+export const CLAIM_SQL = `
   WITH fresh AS (
     SELECT d.id FROM unnest($1::text[]) AS o(consumer)
     CROSS JOIN LATERAL (
@@ -49,10 +49,7 @@ const claimSql = (commit: string): string => `
       attempts = r.attempts + 1, lifetime_attempts = r.lifetime_attempts + 1,
       row_version = r.row_version + 1, updated_at = now()
   WHERE r.id = ANY (ARRAY(SELECT id FROM due))
-  RETURNING ${CLAIMED_COLUMNS}${commit}`;
-
-export const CLAIM_SQL = claimSql(LEASE_COMMIT_COLUMN);
-export const CLAIM_IN_TRANSACTION_SQL = claimSql('');
+  RETURNING ${CLAIMED_COLUMNS}`;
 
 export async function claimReceipts(
   db: SqlExecutor,
@@ -61,10 +58,6 @@ export async function claimReceipts(
   leaseMs: number,
 ): Promise<ClaimedReceipt[]> {
   if (limit <= 0 || consumers.length === 0) return [];
-  const rows = await db.query<ClaimedRow>(db.inTransaction ? CLAIM_IN_TRANSACTION_SQL : CLAIM_SQL, [
-    consumers,
-    limit,
-    leaseMs,
-  ]);
+  const rows = await db.query<ClaimedRow>(CLAIM_SQL, [consumers, limit, leaseMs]);
   return rows.map(toClaimed);
 }
