@@ -174,6 +174,9 @@ describe("SQS consumer feeding @ferry/core's Inbox", () => {
       [`${run}-floats`, '{"amount":1.5e17,"n":1e20,"neg":-2.5e18}'],
       [`${run}-java`, '{"list":[1.5E17,-9.2E+18],"f":150000000000000000.0}'],
       [`${run}-digits`, '{"amount":150000000000000000}'],
+      // Jackson's BigDecimal 1234567890123456780, and a float in an array: neither prints back as itself.
+      [`${run}-inexact`, '{"orderId":1.23456789012345678E+18}'],
+      [`${run}-zero-fraction`, '{"ids":[1,-9007199254740993.0]}'],
     ];
     for (const [messageId, body] of sent) {
       await sendRaw(connection, queueUrl, body, {
@@ -186,13 +189,19 @@ describe("SQS consumer feeding @ferry/core's Inbox", () => {
       { queueUrl, consumer: 'floats', deadLetter: { mode: 'queue', queueUrl: deadUrl } },
       sent.length,
     );
-    const dead = await receiveAtLeast(connection, deadUrl, 1);
+    const dead = await receiveAtLeast(connection, deadUrl, 3);
     expect(
-      dead.map((m) => [
-        m.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue,
-        m.MessageAttributes?.[FERRY_HEADERS.rejectReason]?.StringValue,
-      ]),
-    ).toEqual([[`${run}-digits`, 'unparseable_body']]);
+      dead
+        .map((m) => [
+          m.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue,
+          m.MessageAttributes?.[FERRY_HEADERS.rejectReason]?.StringValue,
+        ])
+        .sort(),
+    ).toEqual([
+      [`${run}-digits`, 'unparseable_body'],
+      [`${run}-inexact`, 'unparseable_body'],
+      [`${run}-zero-fraction`, 'unparseable_body'],
+    ]);
     const rows = await database.db.query<{ message_id: string }>(
       `SELECT message_id FROM ${INBOX_TABLE} WHERE consumer = 'floats' ORDER BY message_id`,
     );

@@ -35,7 +35,7 @@ describe('parseJsonObjectBody refuses a number JSON.parse would change', () => {
   // A number with a fraction or an exponent is a float, read as the nearest double.
   it.each([
     '{"id": 9007199254740991, "neg": -9007199254740991}',
-    '{"r": 0.1234567890123456789e0, "c": 0.10000000000000001, "f": 9007199254740993.0, "e": 1e300}',
+    '{"r": 0.1234567890123456789e0, "c": 0.10000000000000001, "f": 9007199254740992.0, "e": 1e300}',
     '{"f": 0.30000000000000004, "g": 1.7976931348623157e308, "h": 5e-324, "i": 1e+21}',
     '{"z": 0, "z2": 0.0, "z3": 0e10, "n": -0.5, "m": -0.05, "e": 1E2, "d": 100.000}',
     '{"s": "12345678901234567891 and 1e400 and -0 inside a string", "k": "\\"-0"}',
@@ -99,6 +99,95 @@ describe('parseJsonObjectBody refuses a number JSON.parse would change', () => {
         expect(body).toEqual({ ok: true, payload: { n } });
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe('parseJsonObjectBody refuses a float beyond 2^53-1 that does not print back as itself', () => {
+  // Beyond 2^53-1 every double is an integer, and a float token there reads as the nearest one.
+  // It is kept when JavaScript writes that double as the very value the token holds (Python's
+  // repr, Java's Double.toString, JSON.stringify of the double: 1e+16, 1.5E17), and refused when
+  // it would reach the handler as another number (a BigDecimal as Jackson writes it).
+  it.each([
+    ['{"orderId": 1.23456789012345678E+18}', '$.orderId', '1234567890123456800'],
+    ['{"f": 9007199254740993.0}', '$.f', '9007199254740992'],
+    ['{"f": 9007199254740993.5}', '$.f', '9007199254740994'],
+    ['{"a": {"b": [1, -1.23456789012345678E+18]}}', '$.a.b[1]', '-1234567890123456800'],
+    // 16 significant digits split by the dot, and a two-digit exponent.
+    ['{"x": 1234567.890123456789e11}', '$.x', '123456789012345680'],
+    ['{"x": [1234567890.123456e+7]}', '$.x[0]', '12345678901234560'],
+    ['{"x": 18014398509481985e0}', '$.x', '18014398509481984'],
+    ['{"x": 1.8014398509481985e16}', '$.x', '18014398509481984'],
+    ['{"x": 12345678901234567890123e-2}', '$.x', '123456789012345680000'],
+    ['{"x": 1.0000000000000001e300}', '$.x', '1e+300'],
+  ])('%s', (text, path, becomes) => {
+    const detail = refused(text);
+    expect(detail).toContain(` at ${path} `);
+    expect(detail).toContain('2^53-1');
+    expect(detail).toContain(`it would become ${becomes}`);
+    expect(detail).toMatch(/send it as a string$/);
+    expect(parseJsonObjectBytes(Buffer.from(text)).ok).toBe(false);
+  });
+
+  it.each([
+    '{"py": 1e+16, "java": 1.5E17, "n": 1e20, "neg": -9.2E+18, "avogadro": 6.02214076e+23}',
+    '{"f": 150000000000000000.0, "g": 9007199254740992.000, "two54": 1.8014398509481984e16}',
+    '{"big": 1e300, "max": 1.7976931348623157e308, "e": 12345678901234567e3, "neg": [-1.5e17]}',
+    '{"r": 1234567.890123456e11, "s": 123456789012345680e0}',
+  ])('accepts %s as JSON.parse reads it', (text) => {
+    expect(parseJsonObjectBody(text)).toEqual({ ok: true, payload: JSON.parse(text) });
+  });
+
+  it('scans a body whose 16 significant digits are split by the dot', () => {
+    expect(mayHoldInexactNumber('{"x": 1234567.890123456789e11}')).toBe(true);
+    expect(mayHoldInexactNumber('{"x": [1, 1.234567890123456e+17]}')).toBe(true);
+  });
+
+  it('refuses exactly the float tokens beyond 2^53-1 whose exact value is not what JavaScript writes for them', () => {
+    /** The exact value of a decimal token as digits × 10^scale, in BigInt. */
+    const exactOf = (written: string): [bigint, number] => {
+      const [, sign, whole, fraction = '', exponent = '0'] =
+        /^(-?)(\d+)(?:\.(\d+))?(?:[eE]\+?(-?\d+))?$/.exec(written)!;
+      return [BigInt(`${sign}${whole}${fraction}`), Number(exponent) - fraction.length];
+    };
+    const same = ([a, i]: [bigint, number], [b, j]: [bigint, number]) =>
+      i >= j ? a * 10n ** BigInt(i - j) === b : a === b * 10n ** BigInt(j - i);
+    // A mantissa of random digits, or the digits JavaScript writes for a double beyond 2^53 (kept),
+    // or its exact binary value (kept only when the same), or either with a last digit added.
+    const random = fc
+      .tuple(fc.integer({ min: 1, max: 9 }), fc.array(fc.integer({ min: 0, max: 9 }), { maxLength: 24 }))
+      .map(([first, rest]): [string, number] => [`${first}${rest.join('')}`, 0]);
+    const ofDouble = fc
+      .tuple(fc.double({ min: 2 ** 53, max: 1e40, noNaN: true }), fc.nat(3))
+      .map(([double, how]): [string, number] => {
+        const [digits, scale] = exactOf(how % 2 === 0 ? String(double) : BigInt(double).toString());
+        const stripped = digits.toString();
+        return how < 2 ? [stripped, scale] : [`${stripped}${how}`, scale - 1];
+      });
+    const token = fc
+      .tuple(
+        fc.constantFrom('', '-'),
+        fc.oneof(random, ofDouble),
+        fc.integer({ min: 0, max: 30 }),
+        fc.oneof(fc.constant(0), fc.integer({ min: -30, max: 30 })),
+        fc.constantFrom('e', 'E+', 'E'),
+      )
+      .filter(([, [mantissa], point]) => point < mantissa.length)
+      .map(([sign, [mantissa, scale], point, shift, e]) => {
+        const cut = mantissa.length - point;
+        const written = point === 0 ? mantissa : `${mantissa.slice(0, cut)}.${mantissa.slice(cut)}`;
+        const exponent = scale + point + shift;
+        return `${sign}${written}${exponent < 0 ? 'e' : e}${exponent}`;
+      });
+    fc.assert(
+      fc.property(token, (written) => {
+        const value = Number(written);
+        fc.pre(Number.isFinite(value) && Math.abs(value) >= 2 ** 53);
+        const kept = same(exactOf(written), exactOf(String(value)));
+        const body = parseJsonObjectBody(`{"n": ${written}}`);
+        expect([written, body.ok]).toEqual([written, kept]);
+      }),
+      { numRuns: 3000 },
     );
   });
 });
