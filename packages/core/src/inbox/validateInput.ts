@@ -103,8 +103,9 @@ function identityTextFault(input: InboxAcceptInput): InputFault | null {
 /**
  * The first reason `input` cannot be stored unchanged, or null: its shape, NUL or unpaired
  * surrogates in any string (identity, type, header names and values, payload keys and values),
- * header count and bytes, payload depth, payload numbers (payloadNumberRule: a body's floats beyond
- * 2^53-1 are kept, an application's integers beyond it refused). Pure; the payload's byte limit is
+ * header count and bytes, payload depth, payload numbers (payloadNumberRule: the floats beyond
+ * 2^53-1 a parsed body held are kept where it held them, any other integer beyond it is refused).
+ * Pure; the payload's byte limit is
  * checked by the caller once it has serialized the payload.
  */
 export function inputFault(input: InboxAcceptInput): InputFault | null {

@@ -11,9 +11,11 @@ export type JsonBody =
  * says why it is not one. A body
  * with a number JSON.parse would change (an integer beyond 2^53-1, 1e400, 1e-400, -0:
  * numberFault) is refused too, naming where it is: it is never accepted as a different value.
- * The payload is remembered (noteParsedBody): acceptance takes an integer beyond 2^53-1 in it, which
- * the body can only have written as a float (1.5e17, as Python and Java write a large double), as
- * the nearest double; in a value an application hands to accept() it refuses one.
+ * So is a float beyond 2^53-1 that JavaScript does not write back as the value the body wrote
+ * (`1.23456789012345678E+18`, as Jackson writes a BigDecimal, reads as 1234567890123456800).
+ * Where the payload holds the floats beyond 2^53-1 it keeps (1.5e17, as Python and Java write a
+ * large double) is recorded (noteParsedBody): acceptance keeps those very values at those paths,
+ * and refuses an integer beyond 2^53-1 an application puts anywhere, as in any value of its own.
  */
 export function parseJsonObjectBody(body: string): JsonBody {
   // A leading byte order mark is not part of the JSON text, whichever way the body came (bytes,
@@ -30,7 +32,7 @@ export function parseJsonObjectBody(body: string): JsonBody {
   }
   const inexact = inexactNumberFault(text);
   if (inexact !== null) return { ok: false, detail: inexact };
-  return { ok: true, payload: noteParsedBody(payload as Record<string, unknown>) };
+  return { ok: true, payload: noteParsedBody(payload as Record<string, unknown>, text) };
 }
 
 /**

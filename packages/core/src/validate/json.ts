@@ -25,11 +25,20 @@ export function kindOf(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-/** Why a number cannot travel unchanged, or null: valueNumberFault, or parsedNumberFault for a parsed body. */
-export type NumberRule = (value: number) => string | null;
+/**
+ * Why a number at `path` (as jsonFault names it: `payload.a.b[2]`) cannot travel unchanged, or
+ * null: valueNumberFault, or payloadNumberRule's for a parsed body.
+ */
+export type NumberRule = (value: number, path: string) => string | null;
+
+/** How jsonFault names the member `key` (an object's key or an array's index) of the value at `path`. */
+export function jsonMemberPath(path: string, key: string | number): string {
+  return typeof key === 'number' ? `${path}[${key}]` : `${path}.${pathSegment(key)}`;
+}
 
 function scalarFault(
   value: unknown,
+  path: string,
   numbers: NumberRule,
 ): Omit<JsonFault, 'path'> | null | 'container' | 'ownToJSON' {
   if (value === null || typeof value === 'boolean') return null;
@@ -39,7 +48,7 @@ function scalarFault(
   }
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return { reason: 'numbers must be finite', rule: 'inbox_invalid' };
-    const fault = numbers(value);
+    const fault = numbers(value, path);
     return fault === null ? null : { reason: fault, rule: 'inbox_invalid' };
   }
   if (value instanceof Date) {
@@ -90,7 +99,7 @@ function walk(
 ): JsonFault | null {
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     visiting(item.path);
-    const fault = scalarFault(item.value, numbers);
+    const fault = scalarFault(item.value, item.path, numbers);
     if (fault === null) continue;
     if (fault === 'ownToJSON') {
       const json: unknown = (item.value as Date).toJSON();
@@ -108,7 +117,7 @@ function walk(
     if (Array.isArray(item.value)) {
       const list = item.value as unknown[];
       for (let i = list.length - 1; i >= 0; i -= 1)
-        stack.push({ value: list[i], path: `${item.path}[${i}]`, depth });
+        stack.push({ value: list[i], path: jsonMemberPath(item.path, i), depth });
       continue;
     }
     if (Object.getOwnPropertySymbols(item.value).length > 0) {
@@ -118,7 +127,7 @@ function walk(
     const entries = Object.entries(item.value as Record<string, unknown>);
     for (let i = entries.length - 1; i >= 0; i -= 1) {
       const [key, child] = entries[i] as [string, unknown];
-      const path = `${item.path}.${pathSegment(key)}`;
+      const path = jsonMemberPath(item.path, key);
       const keyFault = textFault(key);
       if (keyFault !== null)
         return { path, reason: `key ${keyFault}`, rule: TRANSPORT_REJECT_REASONS.invalidText };

@@ -7,8 +7,13 @@
  * - a number beyond the range of a JavaScript number (1e400 reads as Infinity, stored as null)
  *   or too small for one (1e-400 reads as 0);
  * - negative zero: JSON.stringify writes it as 0, and PostgreSQL's jsonb keeps -0 as 0.
- * A number written with a fraction or an exponent is a float: it reads as the nearest double,
- * as in every JSON reader (0.10000000000000001 is 0.1), and is not refused for that.
+ * - a float (written with a fraction or an exponent) beyond 2^53-1 that JavaScript does not write
+ *   back as the very value written: beyond 2^53-1 every double is an integer, and
+ *   `1.23456789012345678E+18` (Jackson's BigDecimal 1234567890123456780) reads as
+ *   1234567890123456800, `9007199254740993.0` as 9007199254740992. Python's `1e+16`, Java's `1.5E17`
+ *   and every double as JSON.stringify writes it (String(value): `1e+21`) print back as themselves.
+ * A smaller float reads as the nearest double, as in every JSON reader (0.10000000000000001 is
+ * 0.1), and is not refused for that.
  */
 export function numberFault(value: number, written: string, where = ''): string | null {
   if (!Number.isFinite(value)) {
@@ -20,8 +25,13 @@ export function numberFault(value: number, written: string, where = ''): string 
     }
     if (Object.is(value, -0)) return `negative zero${where}, which JSON and PostgreSQL keep as 0`;
   }
-  if (INTEGER.test(written) && !Number.isSafeInteger(value)) {
-    return `integer beyond 2^53-1${where}, which JavaScript cannot keep exactly; send it as a string`;
+  if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    if (INTEGER.test(written)) {
+      return `integer beyond 2^53-1${where}, which JavaScript cannot keep exactly; send it as a string`;
+    }
+    if (plainDigits(written) !== digitsOf(value)) {
+      return `number ${excerpt(written)}${where} is beyond 2^53-1, where JavaScript cannot keep it exactly (it would become ${value}); send it as a string`;
+    }
   }
   return null;
 }
@@ -33,17 +43,6 @@ export function numberFault(value: number, written: string, where = ''): string 
  */
 export function valueNumberFault(value: number): string | null {
   return numberFault(value, String(value));
-}
-
-/**
- * numberFault for a number JSON.parse read from a body parseJsonObjectBody let through
- * (noteParsedBody): the body's text was scanned (inexactNumberFault), which refuses every integer
- * beyond 2^53-1 written as digits, so one here was written with a fraction or an exponent (1.5e17,
- * as Python and Java write a large double). It is a float, kept as the nearest double and read back
- * as it (storedNumberFault); no other rule is waived.
- */
-export function parsedNumberFault(value: number): string | null {
-  return Number.isInteger(value) && !Number.isSafeInteger(value) ? null : valueNumberFault(value);
 }
 
 /**
@@ -67,15 +66,41 @@ export function storedNumberFault(value: number, written: string, where = ''): s
 const ZERO_FRACTION = /^(-?\d+)\.0+$/;
 
 /**
- * How JavaScript writes `value` (String: -0 as `0`), an exponent of 21 or more written out in
- * plain digits (`1e+21`: `1000000000000000000000`).
+ * How JavaScript writes `value` (String: -0 as `0`) in plain digits (plainDigits): `1e+21` is
+ * `1000000000000000000000`, 1.5e17 `150000000000000000`.
  */
 function digitsOf(value: number): string {
-  const written = String(value);
-  const match = /^(-?)(\d)(?:\.(\d+))?e\+(\d+)$/.exec(written);
+  return plainDigits(String(value));
+}
+
+const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * The exact decimal value of a JSON number token in plain digits, with no exponent, no leading
+ * zero (but one before a point), no trailing zero of a fraction, no bare point:
+ * `1.23456789012345678E+18` is `1234567890123456780`, `9007199254740993.50` `9007199254740993.5`,
+ * `-0.0` `-0`. For a token whose value is finite and not 0 only (its digits then stay within the
+ * token's length and the 324 places of a double; `1e-999999999` would be a billion zeros); anything
+ * not a number token is returned as it is.
+ */
+function plainDigits(written: string): string {
+  const match = DECIMAL.exec(written);
   if (match === null) return written;
-  const [, sign, first, fraction = '', exponent] = match;
-  return `${sign}${first}${fraction}${'0'.repeat(Number(exponent) - fraction.length)}`;
+  const [, sign, whole, fraction = '', exponent = '0'] = match;
+  const digits = `${whole}${fraction}`;
+  // Loops, not /0+$/: a regular expression backtracks quadratically over a long run of zeros.
+  let first = 0;
+  while (first < digits.length && digits[first] === '0') first += 1;
+  if (first === digits.length) return `${sign}0`;
+  let end = digits.length;
+  while (digits[end - 1] === '0') end -= 1;
+  const significant = digits.slice(first, end);
+  const scale = Number(exponent) - fraction.length + (digits.length - end);
+  if (scale >= 0) return `${sign}${significant}${'0'.repeat(scale)}`;
+  const point = significant.length + scale;
+  return point > 0
+    ? `${sign}${significant.slice(0, point)}.${significant.slice(point)}`
+    : `${sign}0.${'0'.repeat(-point)}${significant}`;
 }
 
 const INTEGER = /^-?\d+$/;
