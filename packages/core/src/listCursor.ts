@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { FerryValidationError } from './errors';
 import { DATE_ARGUMENT_BOUNDS } from './optionChecks';
+import { isUuid } from './uuid';
 
 /**
  * Opaque list cursors of the admins and the audit log: base64url of the position the next page
@@ -36,13 +37,40 @@ export interface ListCursor {
 }
 
 /**
- * The position of `cursor`, if `valid` takes it and it was issued for `issuedFor`, and the bound
- * it carries when `bounded` (the caller was given a time bound; the cursor's is the one to use).
+ * What each part of a listing's position is, as its statement takes it: `uuid` (an inbox
+ * receipt's id), `bigint` (a serial: 0 to 9,223,372,036,854,775,807, the outbox's seq, an audit
+ * entry's id), `micros` (an instant in microseconds since 1970 within DATE_ARGUMENT_BOUNDS, the
+ * outbox's created_at). The digest binds a cursor to its listing but is no secret (anyone with
+ * the source can write one for their own listing), so a position is checked part by part before
+ * it reaches PostgreSQL: a number beyond a bigint (22003) or an instant beyond a timestamp (22008)
+ * is refused on `cursor` like any other cursor list() did not return (review 70).
+ */
+export type PositionPart = 'uuid' | 'bigint' | 'micros';
+
+const MAX_BIGINT = BigInt('9223372036854775807');
+const MICROS = [
+  BigInt(DATE_ARGUMENT_BOUNDS[0]) * BigInt(1000),
+  BigInt(DATE_ARGUMENT_BOUNDS[1]) * BigInt(1000) + BigInt(999),
+] as const;
+
+function validPart(kind: PositionPart, part: string): boolean {
+  if (kind === 'uuid') return isUuid(part);
+  if (!/^-?\d{1,19}$/.test(part)) return false;
+  const value = BigInt(part);
+  return kind === 'bigint'
+    ? !part.startsWith('-') && value <= MAX_BIGINT
+    : value >= MICROS[0] && value <= MICROS[1];
+}
+
+/**
+ * The position of `cursor`, if it has the parts `shape` names and was issued for `issuedFor`, and
+ * the bound it carries when `bounded` (the caller was given a time bound; the cursor's is the one
+ * to use).
  */
 export function decodeListCursor(
   cursor: string,
   issuedFor: string,
-  valid: (position: readonly string[]) => boolean,
+  shape: readonly PositionPart[],
   bounded = false,
 ): ListCursor {
   let parsed: unknown;
@@ -65,7 +93,9 @@ export function decodeListCursor(
   }
   const position = parts.slice(0, bounded ? -2 : -1);
   const bound = bounded ? instantOf(parts[parts.length - 2] as string) : null;
-  if (!valid(position) || bound === undefined) {
+  const valid =
+    position.length === shape.length && shape.every((kind, i) => validPart(kind, position[i] as string));
+  if (!valid || bound === undefined) {
     throw new FerryValidationError('cursor', 'is not a cursor returned by list()');
   }
   return { position, bound };

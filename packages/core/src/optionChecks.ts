@@ -33,8 +33,11 @@ function shown(value: unknown): string {
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return `${clip(safeJson(value))} (array)`;
   if (typeof value === 'bigint') return `${value}n (bigint)`;
-  if (value instanceof Date)
-    return Number.isNaN(value.getTime()) ? 'Invalid Date' : `${value.toISOString()} (Date)`;
+  if (value instanceof Date) {
+    // Its instant, through Date's own methods: a subclass's toISOString may say anything.
+    const time = Date.prototype.getTime.call(value);
+    return Number.isNaN(time) ? 'Invalid Date' : `${Date.prototype.toISOString.call(value)} (Date)`;
+  }
   // JSON has no NaN or Infinity (JSON.stringify(NaN) is "null"): shown as JavaScript writes them.
   if (typeof value === 'number' && !Number.isFinite(value)) return `${value} (number)`;
   // Not through the rules, which take a long number for a phone number.
@@ -216,8 +219,12 @@ const LATEST_DATE_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 export const DATE_ARGUMENT_BOUNDS = [EARLIEST_DATE_MS, LATEST_DATE_MS] as const;
 
 /**
- * A Date call argument (`before`, `since`): a string, an invalid Date, an object that only
- * inherits from Date and a Date outside years 1 to 9999 are refused, never parsed.
+ * A Date call argument (`before`, `createdBefore`, `since`): a string, an invalid Date, an object
+ * that only inherits from Date and a Date outside years 1 to 9999 are refused, never parsed.
+ * Returns a plain Date of the argument's instant, the only value to use from then on: the
+ * argument's own methods (a subclass's `toISOString`, as a date library may ship) are never called
+ * again, so the statements, the audit row and the cursor carry the instant that was checked, not a
+ * text such as 'infinity' (review 70: a purge before it deleted rows published now).
  */
 export function dateArgument(name: string, value: unknown): Date {
   const time = readable(name, () => (value instanceof Date ? Date.prototype.getTime.call(value) : NaN));
@@ -227,7 +234,7 @@ export function dateArgument(name: string, value: unknown): Date {
       `must be a valid Date from 0001-01-01 to 9999-12-31 (UTC), got ${received(value)}`,
     );
   }
-  return value as Date;
+  return new Date(time);
 }
 
 /**

@@ -1,5 +1,7 @@
 import { isFerryError } from '../errors';
 import { booleanArgument, textArgument, type OptionKeys } from '../optionChecks';
+import { redactedText } from '../redact/redact';
+import { sessionGone } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { insertAudit, type AuditInsert } from './sql';
 
@@ -23,6 +25,17 @@ export const AUDIT_KEYS = {
 export const DEFAULT_ACTOR = 'admin-api';
 const MAX_TEXT = 4_000;
 
+/**
+ * A reason as it is stored and audited when an operator may paste a broker's error into it
+ * (markFailed's `last_error`, an inbox requeue's history, a replay's reason): redacted with the
+ * built-in rules, at most 4,000 characters. The caller's text is checked before (it is what the
+ * caller sent); the redacted text may be longer (`x@y.io` is `[redacted-email]`) and is cut, never
+ * refused (review 70).
+ */
+export function redactedReason(reason: string): string {
+  return redactedText(reason, MAX_TEXT);
+}
+
 export interface AuditedAction<T> {
   /** e.g. `outbox.retry`, `inbox.requeue`. */
   readonly action: string;
@@ -30,7 +43,13 @@ export interface AuditedAction<T> {
   readonly scope: string;
   readonly ids: readonly string[];
   readonly arguments?: Readonly<Record<string, unknown>>;
+  /** Checked as given (resolveAudit); its reason is the caller's, before any redaction. */
   readonly options: AuditOptions | undefined;
+  /**
+   * The reason recorded instead of `options.reason`: the text the action stores, redacted
+   * (redactedReason), when the reason is one an operator may paste a broker's error into.
+   */
+  readonly storedReason?: string;
   run(tx: SqlExecutor): Promise<T>;
   /** The overall outcome and per-id results; `ids` replaces the ids when only the run knows them (release). */
   summarize(result: T): { outcome: string; results: unknown; ids?: readonly string[] };
@@ -67,14 +86,15 @@ export function overallOutcome(outcomes: readonly string[]): string {
  * caller's transaction when `db` is one). A dry run runs the change inside a savepoint and
  * rolls it back, so the reported outcome is exactly what would happen; its audit row stays.
  * When ferry owns the transaction and the action fails, the failure is audited afterwards
- * (outcome `error`) and the error rethrown; not when its outcome is unknown (FERRY_OUTCOME_UNKNOWN:
- * its COMMIT was sent and may have landed, audit row included).
+ * (outcome `error`) and the error rethrown, unless failureAudited says not.
  */
 export async function audited<T>(db: SqlExecutor, action: AuditedAction<T>): Promise<T> {
   const { actor, reason, dryRun } = resolveAudit(action.options);
+  // Read once, at the call: on an application's pg client it is the client's status now.
+  const joined = db.inTransaction;
   const base = {
     actor,
-    reason,
+    reason: action.storedReason ?? reason,
     dryRun,
     action: action.action,
     scope: action.scope,
@@ -90,7 +110,7 @@ export async function audited<T>(db: SqlExecutor, action: AuditedAction<T>): Pro
     });
   } catch (error) {
     // The action's error is the answer; a failure to audit the failure must not replace it.
-    if (!db.inTransaction && !isUnreachable(error)) {
+    if (!joined && failureAudited(error)) {
       await insertAudit(db, failureEntry(base, error)).catch(() => undefined);
     }
     throw error;
@@ -107,15 +127,18 @@ async function inSavepoint<T>(tx: SqlExecutor, work: () => Promise<T>): Promise<
 }
 
 /**
- * No failure row: the database cannot take it, or (FERRY_OUTCOME_UNKNOWN) the action's own
- * transaction may have committed with its audit row, which an `error` row would contradict.
+ * The one rule of the `error` row: every failure of an action ferry ran in its own transaction is
+ * audited (a refusal by ferry, or by PostgreSQL: a lock timeout, a missing privilege, a deadlock, a
+ * read-only standby, a full disk, a missing column), except when the row would lie or has no
+ * session to be written on. FERRY_OUTCOME_UNKNOWN: the action's own transaction may have committed
+ * with its `applied` row, which an `error` row would contradict. sessionGone (the connection
+ * failed, was lost or ended, or none came in time): the write would fail, or wait out a deadline of
+ * its own on a database that is not there. A write that fails anyway is swallowed (audited).
+ * Review 70: every FERRY_DATABASE_UNAVAILABLE was skipped, lock timeouts and refused privileges
+ * included, so those attempts left no trace.
  */
-function isUnreachable(error: unknown): boolean {
-  return (
-    isFerryError(error, 'FERRY_SCHEMA_NOT_READY') ||
-    isFerryError(error, 'FERRY_DATABASE_UNAVAILABLE') ||
-    isFerryError(error, 'FERRY_OUTCOME_UNKNOWN')
-  );
+function failureAudited(error: unknown): boolean {
+  return !isFerryError(error, 'FERRY_OUTCOME_UNKNOWN') && !sessionGone(error);
 }
 
 function failureEntry(base: Omit<AuditInsert, 'outcome' | 'results'>, error: unknown): AuditInsert {

@@ -7,8 +7,7 @@ import {
   optionalTextFilter,
   type OptionKeys,
 } from '../optionChecks';
-import { executorFor } from '../sql/applicationTransaction';
-import type { SqlExecutor } from '../sql/executor';
+import { heldExecutor, type ApplicationTransaction } from '../sql/applicationTransaction';
 import { withTranslation } from '../sql/dbErrors';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import { listAuditRows, type AuditRow } from './sql';
@@ -108,24 +107,23 @@ function cursorOf(
 ): { id: string; since: Date | null } | null {
   const cursor = optionalTextFilter('cursor', value);
   if (cursor === null) return null;
-  const { position, bound } = decodeListCursor(
-    cursor,
-    listing,
-    ([id, ...rest]) => rest.length === 0 && /^\d{1,18}$/.test(id ?? ''),
-    bounded,
-  );
+  const { position, bound } = decodeListCursor(cursor, listing, ['bigint'], bounded);
   return { id: position[0] as string, since: bound };
 }
 
 /**
  * Reads the operator audit trail (ferry_operator_audit). Operator-level: give it to operators only.
+ * Takes what the admins take (an executor, the application's client or one of its transactions);
  * `statementTimeoutMs` (default 30,000) bounds each read, as on the admins.
  */
-export function createAuditLog(executor: SqlExecutor, options: StatementTimeoutOptions = {}): AuditLog {
+export function createAuditLog(
+  executor: ApplicationTransaction,
+  options: StatementTimeoutOptions = {},
+): AuditLog {
   const timeoutMs = adminStatementTimeout(options);
-  const db = withTranslation(
-    withSerializationRetry(withDeadlines(executorFor(executor, 'executor'), timeoutMs), timeoutMs),
-    'audit',
+  // On a pg client, made again at each call from the client's status (heldExecutor).
+  const db = heldExecutor(executor, 'executor', (inner) =>
+    withTranslation(withSerializationRetry(withDeadlines(inner, timeoutMs), timeoutMs), 'audit'),
   );
   return {
     async list(query: AuditQuery = {}) {

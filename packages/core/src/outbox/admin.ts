@@ -1,7 +1,7 @@
 import { decodeListCursor, encodeListCursor, listingOf, pageBound } from '../listCursor';
 import { isUuid } from '../uuid';
 import { assertTenantId } from '../validate/tenantId';
-import { executorFor } from '../sql/applicationTransaction';
+import { heldExecutor, type ApplicationTransaction } from '../sql/applicationTransaction';
 import type { SqlExecutor } from '../sql/executor';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import { AUDIT_KEYS, type AuditOptions } from '../audit/audited';
@@ -53,14 +53,15 @@ const HEALTH_KEYS = {
   maxExpiredLeases: true,
 } as const satisfies OptionKeys<HealthThresholds>;
 /**
- * markFailed's reason is its own argument; its audit options take the actor and dryRun, and a
- * `reason` too (an AuditOptions shared with retry(): the argument's reason is the one stored).
+ * markFailed's reason is its own argument; its audit options take the actor and dryRun only: a
+ * `reason` there is refused (FERRY_VALIDATION_FAILED on `reason`), never dropped while the
+ * argument's reason is the one stored (review 70: a ticket number given there was nowhere in the
+ * trail).
  */
 const MARK_FAILED_KEYS = {
   actor: true,
   dryRun: true,
-  reason: true,
-} as const satisfies OptionKeys<AuditOptions>;
+} as const satisfies OptionKeys<Omit<AuditOptions, 'reason'>>;
 
 /**
  * The created_at (microseconds) and seq a page ends at, bound to its scope and filters, with the
@@ -76,13 +77,7 @@ function decodeCursor(
   bounded: boolean,
 ): { us: string; seq: string; createdBefore: Date | null } {
   const cursor = stringArgument('cursor', value);
-  const { position, bound } = decodeListCursor(
-    cursor,
-    listing,
-    ([us, seq, ...rest]) =>
-      rest.length === 0 && /^-?\d{1,19}$/.test(us ?? '') && /^\d{1,19}$/.test(seq ?? ''),
-    bounded,
-  );
+  const { position, bound } = decodeListCursor(cursor, listing, ['micros', 'bigint'], bounded);
   return { us: position[0] as string, seq: position[1] as string, createdBefore: bound };
 }
 
@@ -197,14 +192,14 @@ class ScopedOutboxAdmin implements OutboxAdmin {
  * statement and each audited transaction (withDeadlines), unless `db` is the caller's transaction.
  */
 export function createOutboxAdmin(
-  client: SqlExecutor,
+  client: ApplicationTransaction,
   options: StatementTimeoutOptions = {},
 ): OperatorOutboxAdmin {
   // Anything but a database client is refused here, not with a TypeError at the first call.
   const timeoutMs = adminStatementTimeout(options);
-  const db = withSerializationRetry(
-    withReadCommittedTransactions(withDeadlines(executorFor(client, 'client'), timeoutMs)),
-    timeoutMs,
+  // On a pg client, made again at each call from the client's status (heldExecutor).
+  const db = heldExecutor(client, 'client', (executor) =>
+    withSerializationRetry(withReadCommittedTransactions(withDeadlines(executor, timeoutMs)), timeoutMs),
   );
   const operator = new ScopedOutboxAdmin(db, null);
   return Object.assign(operator, {

@@ -1,4 +1,4 @@
-import { AUDIT_KEYS, audited, overallOutcome, type AuditOptions } from '../audit/audited';
+import { AUDIT_KEYS, audited, overallOutcome, redactedReason, type AuditOptions } from '../audit/audited';
 import {
   booleanArgument,
   dateArgument,
@@ -12,7 +12,6 @@ import {
 import { FerryValidationError } from '../errors';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
-import { redactText } from '../redact/redact';
 import type { AdminResult, PurgeSentArgs, ReleaseArgs, ReleaseResult } from './adminTypes';
 import { purgeSentEvents } from './sql/adminQueries';
 import { markEventsFailed, retryEvents, type AdminOutcome } from './sql/adminTransition';
@@ -52,15 +51,25 @@ export class OutboxActions {
     return this.perId('outbox.retry', distinct, audit, (tx) => retryEvents(tx, distinct, this.tenantId));
   }
 
-  async markFailed(id: string, reason: string, audit: AuditOptions | undefined): Promise<AdminResult> {
+  /** `audit` checked by the caller (admin.ts: actor and dryRun only; the reason is `reason`). */
+  async markFailed(
+    id: string,
+    reason: string,
+    audit: Omit<AuditOptions, 'reason'> | undefined,
+  ): Promise<AdminResult> {
     uuidArgument('id', id);
+    // Checked as the caller sent it: 1 to 4,000 characters.
     textArgument('reason', reason, 4_000);
     // Stored as last_error, which is redacted wherever it is written: an operator may paste the
-    // broker's error. The admin has no redact option; the built-in rules apply.
-    const redacted = redactText(reason);
-    const options = { ...audit, reason: redacted };
-    return this.perId('outbox.mark-failed', [id], options, (tx) =>
-      markEventsFailed(tx, [id], this.tenantId, redacted),
+    // broker's error. The admin has no redact option; the built-in rules apply. Redaction may
+    // lengthen it: the redacted text is cut at 4,000, as the relay's errors are (redactedReason).
+    const redacted = redactedReason(reason);
+    return this.perId(
+      'outbox.mark-failed',
+      [id],
+      { ...audit, reason },
+      (tx) => markEventsFailed(tx, [id], this.tenantId, redacted),
+      redacted,
     ).then(([result]) => result as AdminResult);
   }
 
@@ -111,12 +120,14 @@ export class OutboxActions {
     ids: readonly string[],
     audit: AuditOptions | undefined,
     run: (tx: SqlExecutor) => Promise<Map<string, AdminOutcome>>,
+    storedReason?: string,
   ): Promise<AdminResult[]> {
     return audited(this.db, {
       action,
       scope: this.scope,
       ids,
       options: audit,
+      ...(storedReason === undefined ? {} : { storedReason }),
       run: async (tx) => {
         const outcomes = await run(tx);
         return ids.map((id) => ({ id, outcome: outcomes.get(id.toLowerCase()) ?? 'not_found' }));

@@ -130,6 +130,16 @@ export function redactLine(text: string, max: number, redact: Redactor = default
 }
 
 /**
+ * `text` an operator gave (a reason ferry stores and audits), redacted with the built-in rules, its
+ * lines kept, then cut to at most `max` characters PostgreSQL can store. The text is checked as the
+ * caller gave it; redaction lengthens short secrets (`x@y.io` is `[redacted-email]`), so the
+ * redacted text is cut as the relay's error texts are, never refused (review 70).
+ */
+export function redactedText(text: string, max: number): string {
+  return storable(defaultRedactor(text), max);
+}
+
+/**
  * The rules over the part of `text` that `max` lets them read, then as one line: the rules read
  * the lines as written (a YAML block scalar's value is on the lines after its key).
  */

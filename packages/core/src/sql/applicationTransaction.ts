@@ -2,7 +2,7 @@ import type { ClientBase, Pool } from 'pg';
 import { FerryValidationError } from '../errors';
 import { received } from '../optionChecks';
 import { fromPrisma, type KyselyLike, type PrismaTransactionLike, type SqlExecutor } from './executor';
-import { fromPg, fromPgClient } from './fromPg';
+import { fromPg, fromPgClient, perCallPgClient } from './fromPg';
 
 /**
  * What an application hands ferry to run in (emit, emitMany, the admins): its open transaction
@@ -20,23 +20,60 @@ type Shape = Partial<Record<'query' | 'execute' | '$queryRawUnsafe' | 'executeQu
   totalCount?: unknown;
 };
 
-/** ferry's executor for `tx`: the one place an application's client is told apart. */
+/**
+ * ferry's executor for `tx`, for one call (emit, a tenancy context): the one place an
+ * application's client is told apart.
+ */
 export function executorFor(tx: ApplicationTransaction, field = 'tx'): SqlExecutor {
+  const kind = kindOf(tx, field);
+  return kind === 'pg client' ? fromPgClient(tx as ClientBase, field) : executorOf(tx, kind);
+}
+
+/**
+ * ferry's executor for `tx`, for an object that keeps it across calls (the admins, the audit log),
+ * with `wrap` (the object's deadlines, retries, translation) around it. Whether a Prisma client or
+ * transaction, a Kysely instance or transaction, a pool or an executor is inside the application's
+ * transaction never changes; a node-postgres client's does with each BEGIN and COMMIT the
+ * application sends on it, so on one the executor is made again at each statement and each
+ * transaction, from the client's status then (perCallPgClient), as emit makes it at each call.
+ */
+export function heldExecutor(
+  tx: ApplicationTransaction,
+  field: string,
+  wrap: (db: SqlExecutor) => SqlExecutor,
+): SqlExecutor {
+  const kind = kindOf(tx, field);
+  return kind === 'pg client' ? perCallPgClient(tx as ClientBase, field, wrap) : wrap(executorOf(tx, kind));
+}
+
+type Kind = 'executor' | 'prisma' | 'kysely' | 'pg pool' | 'pg client';
+
+/** Which client `tx` is; anything else is refused on `field`. */
+function kindOf(tx: ApplicationTransaction, field: string): Kind {
   const shape = (typeof tx === 'object' && tx !== null ? tx : {}) as Shape;
-  if (typeof shape.inTransaction === 'boolean' && typeof shape.execute === 'function') {
-    return tx as SqlExecutor;
-  }
-  if (typeof shape.$queryRawUnsafe === 'function') return fromPrisma(tx as PrismaTransactionLike);
-  if (typeof shape.executeQuery === 'function' && typeof shape.isTransaction === 'boolean') {
-    return loadKysely().fromKysely(tx as never);
-  }
-  if (typeof shape.query === 'function') {
-    return typeof shape.totalCount === 'number' ? fromPg(tx as Pool) : fromPgClient(tx as ClientBase);
-  }
+  if (typeof shape.inTransaction === 'boolean' && typeof shape.execute === 'function') return 'executor';
+  if (typeof shape.$queryRawUnsafe === 'function') return 'prisma';
+  if (typeof shape.executeQuery === 'function' && typeof shape.isTransaction === 'boolean') return 'kysely';
+  if (typeof shape.query === 'function')
+    return typeof shape.totalCount === 'number' ? 'pg pool' : 'pg client';
   throw new FerryValidationError(
     field,
     `must be a Prisma, node-postgres or Kysely client or transaction, or a SqlExecutor; got ${received(tx)}`,
   );
+}
+
+/** The executor of a client whose transaction status does not change. */
+function executorOf(tx: ApplicationTransaction, kind: Exclude<Kind, 'pg client'>): SqlExecutor {
+  switch (kind) {
+    case 'executor':
+      return tx as SqlExecutor;
+    case 'prisma':
+      return fromPrisma(tx as PrismaTransactionLike);
+    case 'kysely':
+      return loadKysely().fromKysely(tx as never);
+    case 'pg pool':
+      return fromPg(tx as Pool);
+  }
 }
 
 /** Loaded on first use, so applications without Kysely never load it. */

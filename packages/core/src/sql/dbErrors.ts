@@ -1,4 +1,4 @@
-import { FerryError, type FerryErrorCode } from '../errors';
+import { FerryError, isFerryError, type FerryErrorCode } from '../errors';
 import { defaultLogger, type Logger } from '../observe/logger';
 import {
   MAX_STORED_ERROR_CHARS,
@@ -95,6 +95,28 @@ const TRANSLATIONS: Readonly<Record<string, Translation>> = {
   TableDoesNotExist: SCHEMA,
   ColumnNotFound: SCHEMA,
 };
+
+/**
+ * SQLSTATEs (or classes) with which PostgreSQL ended the session, or never opened one: whatever
+ * their translation, no statement runs on that session any more (sessionGone).
+ */
+const SESSION_GONE = ['08', '28', '3D000', '25P03', '53300', '57P01', '57P02', '57P03', '57P04', '57P05'];
+
+/**
+ * Whether `error` says there is no session with PostgreSQL to run a statement on: the connection
+ * failed or was lost (class 08; a driver's connection code or message, and ferry's own "no
+ * connection within" deadline, FERRY_DATABASE_UNAVAILABLE without a SQLSTATE), PostgreSQL ended the
+ * session (57P01-57P05, 25P03) or refused to open one (28xxx, 3D000, 53300). Any other SQLSTATE is
+ * PostgreSQL's answer to a statement on a session still there (a lock timeout, a missing
+ * privilege, a deadlock, a read-only standby, a full disk), although FERRY_DATABASE_UNAVAILABLE too.
+ */
+export function sessionGone(error: unknown): boolean {
+  if (!isFerryError(error)) return false;
+  const given = error.details.sqlState;
+  const state = typeof given === 'string' ? given : sqlStateOf(error);
+  if (state !== null) return SESSION_GONE.some((gone) => state.startsWith(gone));
+  return error.code === 'FERRY_DATABASE_UNAVAILABLE';
+}
 
 /** node-postgres raises these without a code; matched on the message. */
 const MESSAGE_TRANSLATIONS: readonly (readonly [RegExp, Translation])[] = [
@@ -258,7 +280,10 @@ export function withTranslation(
 ): SqlExecutor {
   const call = <T>(work: () => Promise<T>): Promise<T> => dbCall(operation, work, redact, log);
   return {
-    inTransaction: db.inTransaction,
+    // Read through: on an application's pg client it is the client's status now (perCallPgClient).
+    get inTransaction() {
+      return db.inTransaction;
+    },
     query: (text, values, options) => call(() => db.query(text, values, options)),
     execute: (text, values, options) => call(() => db.execute(text, values, options)),
     transaction: (work, options) =>

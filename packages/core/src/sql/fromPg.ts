@@ -54,14 +54,44 @@ export function fromPg(pool: Pool): SqlExecutor {
  * works on the client (until the call settles) the application sends nothing else on it: pg
  * runs one statement at a time, and a statement queued meanwhile runs inside ferry's transaction.
  */
-export function fromPgClient(client: ClientBase): SqlExecutor {
-  refuseUnsettled(client);
+export function fromPgClient(client: ClientBase, field = 'tx'): SqlExecutor {
+  refuseUnsettled(client, field);
   const executor = bind(client, transactionStatus(client) !== 'I');
   const params = (client as { connectionParameters?: ConnectionParameters }).connectionParameters;
   if (!executor.inTransaction && params !== undefined) {
     askOutcomesElsewhere(executor, (withinMs) => connectionLike(client, params, withinMs));
   }
   return executor;
+}
+
+/**
+ * ferry's executor on one client of the application for an object that keeps it across calls (an
+ * admin, the audit log), `wrap` (the object's deadlines, retries, translation) around it. The
+ * application's BEGIN and COMMIT on the client come and go between calls, so whether ferry joins
+ * its transaction or opens one of its own is decided at each statement and each transaction, from
+ * the client's status then (fromPgClient, as emit decides at each call): decided once, a client
+ * idle at construction and inside the application's BEGIN at a call got ferry's own BEGIN and
+ * COMMIT, which committed the application's transaction (review 70). A client closed already is
+ * refused at once; one not connected yet, or with statements not yet answered, at the call.
+ * `inTransaction` is the client's status when read.
+ */
+export function perCallPgClient(
+  client: ClientBase,
+  field: string,
+  wrap: (db: SqlExecutor) => SqlExecutor,
+): SqlExecutor {
+  refuseClosed(client, false, field);
+  const now = (): SqlExecutor => wrap(fromPgClient(client, field));
+  return {
+    get inTransaction() {
+      return transactionStatus(client) !== 'I';
+    },
+    query: async <T>(text: string, values?: readonly unknown[], options?: StatementOptions) =>
+      now().query<T>(text, values, options),
+    execute: async (text, values, options) => now().execute(text, values, options),
+    transaction: async <T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions) =>
+      now().transaction(work, options),
+  };
 }
 
 /** The parts of pg's ConnectionParameters (a client's `connectionParameters`) read here. */
@@ -95,11 +125,11 @@ function connectionLike(
  * Refuses a client whose transaction status is not known yet: statements not yet answered, or
  * not connected yet (pg reports no status before its first ReadyForQuery).
  */
-function refuseUnsettled(client: ClientBase): void {
-  refuseClosed(client, false);
+function refuseUnsettled(client: ClientBase, field: string): void {
+  refuseClosed(client, false, field);
   if (transactionStatus(client) === null) {
     throw new FerryValidationError(
-      'tx',
+      field,
       'a node-postgres client not connected yet (its connect() not awaited): ferry cannot tell whether ' +
         'the client is in a transaction; await client.connect() first',
     );
@@ -107,7 +137,7 @@ function refuseUnsettled(client: ClientBase): void {
   const pending = pendingStatements(client);
   if (pending === null || pending === 0) return;
   throw new FerryValidationError(
-    'tx',
+    field,
     `a node-postgres client with ${pending} statement(s) not yet answered (a query not awaited, such ` +
       'as its BEGIN): ferry cannot tell whether the client is in a transaction; await them first',
   );
@@ -117,10 +147,10 @@ function refuseUnsettled(client: ClientBase): void {
  * Refuses a client or pool that can never answer again: every call would fail the same way, so a
  * retriable database error would send a caller's retry loop round for ever.
  */
-function refuseClosed(target: object, isPool: boolean): void {
+function refuseClosed(target: object, isPool: boolean, field = 'tx'): void {
   const reason = closedReason(target, isPool);
   if (reason !== null) {
-    throw new FerryValidationError('tx', `${reason}: it cannot run statements any more; use a new one`);
+    throw new FerryValidationError(field, `${reason}: it cannot run statements any more; use a new one`);
   }
 }
 

@@ -234,7 +234,10 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
     });
   };
   return {
-    inTransaction: db.inTransaction,
+    // Read through: on an application's pg client it is the client's status now (perCallPgClient).
+    get inTransaction() {
+      return db.inTransaction;
+    },
     query: (text, values, options) => bounded((statement) => db.query(text, values, statement), options),
     execute: (text, values, options) => bounded((statement) => db.execute(text, values, statement), options),
     transaction: (work, options) => db.transaction(work, options),

@@ -41,7 +41,7 @@ it("an outbox admin built on an idle pg client joins the application's later BEG
   const f = await database.fixture();
   const client = await connectedClient();
   try {
-    const admin = createOutboxAdmin(client as never).forTenant('acme');
+    const admin = createOutboxAdmin(client).forTenant('acme');
     await client.query('BEGIN');
     const retried = await admin.retry(f.failed, { actor: 'status-idle-built', reason: 'inside BEGIN' });
     const during = client.getTransactionStatus();
@@ -62,7 +62,7 @@ it('an outbox admin built inside a transaction runs a dry run in a transaction o
   const client = await connectedClient();
   try {
     await client.query('BEGIN');
-    const admin = createOutboxAdmin(client as never).forTenant('acme');
+    const admin = createOutboxAdmin(client).forTenant('acme');
     await client.query('COMMIT');
     const answer = await admin
       .retry(f.failed, { actor: 'status-tx-built', dryRun: true })
@@ -81,7 +81,7 @@ it('an admin on a pg client whose BEGIN is not answered yet at the call is refus
   const f = await database.fixture();
   const client = await connectedClient();
   try {
-    const admin = createOutboxAdmin(client as never).forTenant('acme');
+    const admin = createOutboxAdmin(client).forTenant('acme');
     const begin = client.query('BEGIN');
     const answer = await admin
       .retry(f.failed, { actor: 'status-pending-begin' })
@@ -107,7 +107,7 @@ it('an audit log built inside a transaction keeps its statement deadline once th
   const holder = await connectedClient();
   try {
     await client.query('BEGIN');
-    const audit = createAuditLog(client as never, { statementTimeoutMs: 200 });
+    const audit = createAuditLog(client, { statementTimeoutMs: 200 });
     await client.query('COMMIT');
     // Another session holds the trail: a read waits for it.
     await holder.query('BEGIN');

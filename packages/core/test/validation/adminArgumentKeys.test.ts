@@ -196,10 +196,16 @@ describe('a typed dryrun never runs the real action', () => {
     expect(items).toMatchObject([{ dryRun: true, action: 'outbox.retry' }]);
   });
 
-  it("markFailed takes the documented audit object, reason included (one AuditOptions shared with retry): the argument's reason is stored", async () => {
+  it("markFailed's audit takes the documented actor and dryRun: a `reason` there is refused (review 70), the argument's reason is stored", async () => {
     const f = await fixture();
-    const audit = { actor: 'ops', reason: 'INC-42', dryRun: true };
-    const result = await createOutboxAdmin(db()).forTenant('acme').markFailed(f.pending, 'poison', audit);
+    const admin = createOutboxAdmin(db()).forTenant('acme');
+    const withReason = { actor: 'ops', reason: 'INC-42', dryRun: true } as { actor: string };
+    await expect(admin.markFailed(f.pending, 'poison', withReason)).rejects.toMatchObject({
+      code: 'FERRY_VALIDATION_FAILED',
+      field: 'reason',
+      message: 'invalid reason: is not an argument of markFailed (known: actor, dryRun)',
+    });
+    const result = await admin.markFailed(f.pending, 'poison', { actor: 'ops', dryRun: true });
     expect(result).toMatchObject({ id: f.pending, outcome: 'applied' });
     const { items } = await createAuditLog(db()).list({ id: f.pending });
     expect(items).toMatchObject([{ dryRun: true, action: 'outbox.mark-failed', reason: 'poison' }]);

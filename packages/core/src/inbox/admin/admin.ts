@@ -1,5 +1,5 @@
 import { FerryConfigError, FerryValidationError } from '../../errors';
-import { executorFor, type ApplicationTransaction } from '../../sql/applicationTransaction';
+import { heldExecutor, type ApplicationTransaction } from '../../sql/applicationTransaction';
 import type { SqlExecutor } from '../../sql/executor';
 import { withTranslation } from '../../sql/dbErrors';
 import { knownKeysArgument, knownKeysOption, received, type OptionKeys } from '../../optionChecks';
@@ -35,7 +35,8 @@ export class InboxAdmin {
   private readonly db: SqlExecutor;
   /**
    * Takes the application's client (Prisma, node-postgres, Kysely) or one of its transactions,
-   * to join it, or any SqlExecutor (the CLI passes a node-postgres one). Each audited action
+   * to join it, or any SqlExecutor (the CLI passes a node-postgres one); on a node-postgres client
+   * whether it is in a transaction is read at each call (heldExecutor). Each audited action
    * runs in one transaction with its audit row; in the caller's transaction it joins it.
    * `statementTimeoutMs` (default 30,000) bounds each statement and each transaction the admin
    * opens; in the caller's transaction the limits are the caller's.
@@ -114,12 +115,12 @@ export class InboxPrivilegedAdmin {
   }
 }
 
+/** On a pg client, made again at each call from the client's status (heldExecutor). */
 function adminExecutor(client: ApplicationTransaction, timeoutMs: number): SqlExecutor {
-  return withTranslation(
-    withSerializationRetry(
-      withReadCommittedTransactions(withDeadlines(executorFor(client, 'client'), timeoutMs)),
-      timeoutMs,
+  return heldExecutor(client, 'client', (executor) =>
+    withTranslation(
+      withSerializationRetry(withReadCommittedTransactions(withDeadlines(executor, timeoutMs)), timeoutMs),
+      'inbox admin',
     ),
-    'inbox admin',
   );
 }

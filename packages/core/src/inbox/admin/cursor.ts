@@ -1,5 +1,4 @@
 import { decodeListCursor, encodeListCursor, listingOf } from '../../listCursor';
-import { isUuid } from '../sql/fragments';
 
 /**
  * Inbox list cursors: the last id, bound to the scope ('tenant:…', 'global', or null for the
@@ -10,6 +9,6 @@ export function encodeCursor(lastId: string, scope: string | null, status: strin
 }
 
 export function decodeCursor(cursor: string, scope: string | null, status: string | null): string {
-  const { position } = decodeListCursor(cursor, listingOf('inbox', scope, status), ([id]) => isUuid(id));
+  const { position } = decodeListCursor(cursor, listingOf('inbox', scope, status), ['uuid']);
   return position[0] as string;
 }

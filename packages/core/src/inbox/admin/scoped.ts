@@ -21,8 +21,7 @@ import {
   requireVersion,
 } from './validate';
 import { FerryValidationError } from '../../errors';
-import { redactText } from '../../redact/redact';
-import { AUDIT_KEYS, audited, resolveAudit, type AuditOptions } from '../../audit/audited';
+import { AUDIT_KEYS, audited, redactedReason, resolveAudit, type AuditOptions } from '../../audit/audited';
 import {
   booleanArgument,
   dateArgument,
@@ -145,15 +144,18 @@ export class InboxScopedAdmin {
     requiredArgument('requeue', input, REQUEUE_KEYS);
     const id = requireUuid('id', input.id);
     const expectedVersion = requireVersion(input.expectedVersion);
-    // Stored (requeue history) and audited redacted, as the outbox's markFailed: an operator may paste a broker's error.
-    const reason = redactText(requireText('reason', input.reason));
+    // Checked as given, then stored (requeue history) and audited redacted, as the outbox's
+    // markFailed: an operator may paste a broker's error (redactedReason).
+    const given = requireText('reason', input.reason);
+    const reason = redactedReason(given);
     const actor = requireText('actor', input.actor);
     return audited(this.db, {
       action: 'inbox.requeue',
       scope: this.scope,
       ids: [id],
       arguments: { expectedVersion },
-      options: { actor, reason, dryRun: input.dryRun },
+      options: { actor, reason: given, dryRun: input.dryRun },
+      storedReason: reason,
       run: (tx) => requeueAt(tx, this.scope, id, expectedVersion, actor, reason),
       summarize: (r) => ({
         outcome: 'applied',
@@ -165,7 +167,7 @@ export class InboxScopedAdmin {
   /** Creates (or returns, for a repeated request) a PENDING replay of a COMPLETED record. */
   async replay(input: InboxReplayInput): Promise<InboxReplayOutcome> {
     requiredArgument('replay', input, REPLAY_KEYS);
-    const request = {
+    const given = {
       scope: this.scope,
       // Lower case, as the request id and as PostgreSQL prints it: a repeated request compares
       // them (replay.ts), and one in another letter case names the same record (review 35).
@@ -174,8 +176,10 @@ export class InboxScopedAdmin {
       requestId: requireUuid('requestId', input.requestId).toLowerCase(),
       targetConsumer: requireConsumerName('targetConsumer', input.targetConsumer),
       actor: requireText('actor', input.actor),
-      reason: redactText(requireText('reason', input.reason)),
+      reason: requireText('reason', input.reason),
     };
+    // Checked as given, then stored (replay lineage) and audited redacted, as requeue's.
+    const request = { ...given, reason: redactedReason(given.reason) };
     return audited(this.db, {
       action: 'inbox.replay',
       scope: this.scope,
@@ -185,7 +189,8 @@ export class InboxScopedAdmin {
         requestId: request.requestId,
         targetConsumer: request.targetConsumer,
       },
-      options: { actor: request.actor, reason: request.reason, dryRun: input.dryRun },
+      options: { actor: request.actor, reason: given.reason, dryRun: input.dryRun },
+      storedReason: request.reason,
       run: (tx) => replayCompleted(tx, request),
       summarize: (r) => ({
         outcome: r.kind === 'accepted' ? 'applied' : 'none',
