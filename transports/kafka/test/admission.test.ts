@@ -75,6 +75,9 @@ test('commits the duplicate ahead of refused records at once and accepts the ref
   );
   expect(await storedIds()).toEqual([...backlog, ...fresh].map((m) => m.id).sort());
   expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
+  // Each of the five records is received once: the re-reads after a seek back are no new receipt.
+  const received = events.reduce((total, e) => total + (e.type === 'received' ? e.count : 0), 0);
+  expect(received).toBe(5);
 });
 
 test('a session that ends while a refused partition waits for its retry does not crash the process', async () => {

@@ -104,8 +104,8 @@ const transportEvents: TransportEvent[] = [
     retryInMs: 100,
   },
   { type: 'connected', transport: 'rabbitmq', source: 'orders', instance: 'c1' },
-  { type: 'lag', transport: 'kafka', source: 'events', partition: 2, lag: 17 },
-  { type: 'lag', transport: 'kafka', source: 'events', partition: 2, lag: 3 },
+  { type: 'lag', transport: 'kafka', source: 'events', instance: 'k', group: 'g', partition: 2, lag: 17 },
+  { type: 'lag', transport: 'kafka', source: 'events', instance: 'k', group: 'g', partition: 2, lag: 3 },
   { type: 'published', transport: 'kafka', destination: 'invoices', count: 10, durationMs: 8 },
   {
     type: 'publish-failed',
@@ -268,10 +268,19 @@ describe('createFerryMetrics observers', () => {
     const metrics = createFerryMetrics();
     const kafka = { transport: 'kafka', instance: 'k1' };
     metrics.transport({ type: 'connected', ...kafka, source: 'a,b', assignment: { a: [0, 1], b: [0] } });
-    metrics.transport({ type: 'lag', ...kafka, source: 'a', partition: 0, lag: 5 });
-    metrics.transport({ type: 'lag', ...kafka, source: 'a', partition: 1, lag: 7 });
-    metrics.transport({ type: 'lag', ...kafka, source: 'b', partition: 0, lag: 9 });
-    metrics.transport({ type: 'lag', ...kafka, source: 'other', partition: 3, lag: 11 });
+    metrics.transport({ type: 'lag', ...kafka, group: 'g', source: 'a', partition: 0, lag: 5 });
+    metrics.transport({ type: 'lag', ...kafka, group: 'g', source: 'a', partition: 1, lag: 7 });
+    metrics.transport({ type: 'lag', ...kafka, group: 'g', source: 'b', partition: 0, lag: 9 });
+    // Another consumer's series, which this one's rejoin leaves alone.
+    metrics.transport({
+      type: 'lag',
+      ...kafka,
+      instance: 'k2',
+      group: 'g2',
+      source: 'other',
+      partition: 3,
+      lag: 11,
+    });
     // Another member joined: this one keeps a[1] only (b is gone from its assignment).
     metrics.transport({ type: 'connected', ...kafka, source: 'a,b', assignment: { a: [1] } });
     const lags = (await read(metrics))
@@ -305,7 +314,15 @@ describe('createFerryMetrics observers', () => {
         metrics.transport({ type: 'received', transport: 'kafka', source: 's', count: bad }),
       ).not.toThrow();
       expect(() =>
-        metrics.transport({ type: 'lag', transport: 'kafka', source: 's', partition: 0, lag: bad }),
+        metrics.transport({
+          type: 'lag',
+          transport: 'kafka',
+          source: 's',
+          instance: 'k',
+          group: 'g',
+          partition: 0,
+          lag: bad,
+        }),
       ).not.toThrow();
     }
     const s = await read(metrics);
