@@ -111,3 +111,12 @@ describe('ferry_transport_consumer_lag', () => {
     ]);
   });
 });
+
+it("drops the lag of a topic named like an Object property ('constructor') that a rejoin took away", async () => {
+  const metrics = createFerryMetrics();
+  metrics.transport(connected('k1', { constructor: [0], orders: [0] }));
+  metrics.transport(lag('k1', 'g', 'constructor', 0, 4));
+  metrics.transport(lag('k1', 'g', 'orders', 0, 2));
+  metrics.transport(connected('k1', { orders: [0] }));
+  expect(await lags(metrics)).toEqual([['g', 'orders', '0', 2]]);
+});
