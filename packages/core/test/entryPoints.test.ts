@@ -140,6 +140,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'onAbort',
     'oneOfOption',
     'outboxHeaders',
+    'outageReport',
     'parseJsonObjectBody',
     'parseJsonObjectBytes',
     'putStorableHeader',

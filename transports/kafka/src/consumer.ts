@@ -7,8 +7,12 @@ import {
   checkAttachable,
   consumerEmitter,
   describeCause,
+  isBatchWideFailure,
+  outageReport,
   sizeMayCause,
   type ConsumerEmitter,
+  type OutagePlace,
+  type OutageReport,
   type ReadyOptions,
 } from '@ferry/core/transport';
 import type { ConsumedBatch, ConsumedRecord, DriverConsumer, DriverProducer } from './client/types';
@@ -16,6 +20,7 @@ import { handleChunk, type ChunkContext, type ChunkOutcome, type ChunkStage } fr
 import { closedError, describeCauses, describeError, transportError, undecodableBatch } from './errors';
 import { checkTopicsExist, startRefusal } from './startChecks';
 import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options';
+import { ReceivedOffsets } from './receivedOffsets';
 
 export interface KafkaInboxConsumer {
   /**
@@ -40,7 +45,8 @@ export interface KafkaInboxConsumer {
  * committed only after every record of it is accepted, dead-lettered or skipped, so a committed
  * offset always has every earlier offset of its partition accepted. A chunk that fails
  * batch-wide is never committed: the partition is paused, the consumer seeks back to the chunk's
- * first offset and resumes after a backoff, as often as it takes.
+ * first offset and resumes after a backoff, as often as it takes (an outage: reported through
+ * core's outageReport, as acceptHolding reports it for the other transports).
  */
 export function attachKafkaConsumer(inbox: InboxAcceptor, options: ConsumerOptions): KafkaInboxConsumer {
   checkAttachable(inbox, options.consumer);
@@ -52,6 +58,8 @@ export function attachKafkaConsumer(inbox: InboxAcceptor, options: ConsumerOptio
 class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   readonly producer: DriverProducer;
   readonly emit: ConsumerEmitter;
+  /** Reports acceptance outages (database, admission limit) as every transport does. */
+  private readonly outage: OutageReport;
   private consumer: DriverConsumer | null = null;
   private readonly stopping = new AbortController();
   /** Failed sessions since the last join, named by ready()'s timeout. */
@@ -60,8 +68,10 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   private joined!: () => void;
   private readonly joinedOnce = new Promise<void>((resolve) => (this.joined = resolve));
   private readonly failures = new Map<string, number>();
-  /** Admission refusals of each partition since it last committed a whole chunk. */
-  private readonly refusals = new Map<string, number>();
+  /** Outage attempts of each partition (batch-wide failures, admission refusals) since acceptance last answered. */
+  private readonly outages = new Map<string, number>();
+  /** What was counted as received: a record read again after a seek back or a rejoin is not counted again. */
+  private readonly received = new ReceivedOffsets();
   /** Partitions re-read in shorter chunks (shrink), by `topic:partition`: the chunk size and through which offset. */
   private readonly shrunk = new Map<string, { readonly limit: number; readonly through: bigint }>();
   private readonly resumeTimers = new Set<NodeJS.Timeout>();
@@ -90,6 +100,13 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     });
     const source = options.topics.join(',');
     this.emit = consumerEmitter('kafka', source, options.observer, options.logger);
+    this.outage = outageReport({
+      transport: 'kafka',
+      source,
+      observer: options.observer,
+      logger: options.logger,
+      describe: describeCauses,
+    });
   }
 
   /** Starts consuming in the background; ready() tells when the group was joined. */
@@ -121,6 +138,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     this.consumer = consumer;
     await consumer.run({
       onJoin: (assignment) => {
+        this.received.keepAssigned(assignment);
         this.restarts = 0;
         this.attempts.attached();
         this.joined();
@@ -262,7 +280,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   private async handleBatch(consumer: DriverConsumer, batch: ConsumedBatch): Promise<void> {
     const { topic, partition, records, isRunning, isStale } = batch;
     const partitionKey = `${topic}:${partition}`;
-    this.emit({ type: 'received', count: records.length }, topic);
+    const received = this.received.count(partitionKey, records);
+    if (received > 0) this.emit({ type: 'received', count: received }, topic);
     for (let start = 0; start < records.length;) {
       if (!isRunning() || isStale()) return;
       const chunk = records.slice(start, start + this.chunkSize(partitionKey));
@@ -270,6 +289,9 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       const first = chunk[0]!;
       const last = chunk[chunk.length - 1]!;
       const outcome = await handleChunk(this, topic, partition, chunk);
+      const outage = outcome.done === 'partly' || (outcome.done === false && isOutage(outcome));
+      if (!outage)
+        this.recovered(partitionKey, { topic, partition, offset: first.offset, count: chunk.length });
       if (outcome.done === 'partly') {
         await this.commitBeforeRefused(consumer, batch, chunk, outcome);
         return;
@@ -277,7 +299,9 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       if (!outcome.done) {
         if (outcome.stage === 'inbox acceptance' && sizeMayCause(outcome.error))
           this.shrink(partitionKey, chunk);
-        this.retryLater(consumer, { topic, partition, offset: first.offset, count: chunk.length }, outcome);
+        const position = { topic, partition, offset: first.offset, count: chunk.length };
+        if (outage) this.holdBack(consumer, position, outcome.error);
+        else this.retryLater(consumer, position, outcome);
         return;
       }
       // Finished work is committed while this member still owns the partition, also during
@@ -287,13 +311,13 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       const offset = await batch.commitThrough(last);
       this.failures.delete(partitionKey);
       this.regrow(partitionKey, last);
-      this.recovered(partitionKey, topic, chunk.length);
       if (outcome.accepted > 0) this.emit({ type: 'accepted', count: outcome.accepted }, topic);
       this.emit({ type: 'settled', count: chunk.length }, topic);
       const highWatermark = batch.highWatermark();
       if (highWatermark !== null) {
         const lag = BigInt(highWatermark) - BigInt(offset);
-        this.emit({ type: 'lag', partition, lag: lag > 0n ? Number(lag) : 0 }, topic);
+        const group = this.options.groupId;
+        this.emit({ type: 'lag', group, partition, lag: lag > 0n ? Number(lag) : 0 }, topic);
       }
       if (isRunning()) await batch.heartbeat();
     }
@@ -346,44 +370,44 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       this.emit({ type: 'settled', count: outcome.refusedAt }, topic);
     }
     const offset = chunk[outcome.refusedAt]!.offset;
-    const partitionKey = `${topic}:${partition}`;
-    this.refusals.set(partitionKey, (this.refusals.get(partitionKey) ?? 0) + 1);
-    const { attempt, delayMs } = this.nextRetry(topic, partition);
-    const cause = describeCauses(outcome.error);
-    this.options.logger[attempt === 1 ? 'warn' : 'debug'](
-      { topic, partition, offset, attempt, delayMs, refused: outcome.refused },
-      `Kafka ${topic}[${partition}] paused at offset ${offset}: the inbox admission limit refused ` +
-        `${outcome.refused} records (${cause}); seeking back, retry ${attempt} in ${delayMs} ms`,
-    );
-    const count = outcome.refused;
-    this.emit({ type: 'acceptance-unavailable', count, attempt, delayMs, error: cause }, topic);
-    this.seekBack(consumer, { topic, partition, offset }, delayMs);
+    this.holdBack(consumer, { topic, partition, offset, count: outcome.refused }, outcome.error);
   }
 
   /**
-   * A chunk of a partition the admission limit had refused went through whole: the hold is over
-   * (`acceptance-recovered`, as acceptHolding reports it for the other transports).
+   * The inbox cannot accept (a batch-wide failure: the database is down, a timeout, the inbox
+   * closed) or its admission limit refused `count` records from `offset` on: the partition is
+   * sought back to `offset` and read again after the retry backoff, reported as an outage
+   * (`acceptance-unavailable`; logged at warn when it begins, at debug for each further retry).
    */
-  private recovered(partitionKey: string, topic: string, count: number): void {
-    const failures = this.refusals.get(partitionKey);
-    if (failures === undefined) return;
-    this.refusals.delete(partitionKey);
-    this.options.logger.info(
-      { topic, partitionKey, count, failures },
-      `Kafka ${partitionKey}: the inbox accepts again after ${failures} refused attempts`,
-    );
-    this.emit({ type: 'acceptance-recovered', count, failures }, topic);
+  private holdBack(consumer: DriverConsumer, position: ChunkPosition, error: unknown): void {
+    const { topic, partition, count } = position;
+    const partitionKey = `${topic}:${partition}`;
+    const attempt = (this.outages.get(partitionKey) ?? 0) + 1;
+    this.outages.set(partitionKey, attempt);
+    const { delayMs } = this.nextRetry(topic, partition);
+    this.outage.unavailable(error, attempt, delayMs, count, outagePlace(position));
+    this.seekBack(consumer, position, delayMs);
   }
 
-  /** Pause the partition, seek back to the first unaccepted offset, resume after a backoff. */
+  /**
+   * Acceptance answered again for a chunk of a partition held by an outage: the outage is over
+   * (`acceptance-recovered`, `count` the chunk's records), whatever then becomes of the chunk.
+   */
+  private recovered(partitionKey: string, position: ChunkPosition): void {
+    const failures = this.outages.get(partitionKey);
+    if (failures === undefined) return;
+    this.outages.delete(partitionKey);
+    this.outage.recovered(failures, position.count, outagePlace(position));
+  }
+
+  /**
+   * A failure that is no outage (a dead-letter send, a retriable error the inbox threw for every
+   * record alone): pause the partition, seek back to the first unaccepted offset, resume after a
+   * backoff (`acceptance-failed`).
+   */
   private retryLater(
     consumer: DriverConsumer,
-    position: {
-      readonly topic: string;
-      readonly partition: number;
-      readonly offset: string;
-      readonly count: number;
-    },
+    position: ChunkPosition,
     failure: { readonly stage: ChunkStage; readonly error: unknown },
   ): void {
     const { topic, partition, offset, count } = position;
@@ -457,4 +481,27 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     })();
     return this.closing;
   }
+}
+
+/** Where a chunk begins in its partition, and its records. */
+interface ChunkPosition {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly count: number;
+}
+
+/** A batch-wide acceptance failure: the database cannot accept (not the records' fault). */
+function isOutage(outcome: Extract<ChunkOutcome, { done: false }>): boolean {
+  return outcome.stage === 'inbox acceptance' && isBatchWideFailure(outcome.error);
+}
+
+/** The held records' partition and first offset, as outageReport names them. */
+function outagePlace(position: ChunkPosition): OutagePlace {
+  const { topic, partition, offset } = position;
+  return {
+    source: topic,
+    where: `${topic}[${partition}] from offset ${offset}`,
+    fields: { topic, partition, offset },
+  };
 }

@@ -6,8 +6,9 @@ import { count, observeMs, usable } from './values';
 /**
  * Every transport's consumer and publisher metrics, fed by their observer events. Labels: the
  * transport's name, the queue / topic it reads (`source`) or writes (`destination`), both
- * bounded by configuration, a reason or outcome from a fixed set, a Kafka partition number.
- * Never a message id.
+ * bounded by configuration, a reason or outcome from a fixed set, a Kafka partition number and
+ * consumer group (configuration too; a closed consumer's lag series are removed). Never a
+ * message id, never a consumer's `instance`.
  */
 export function transportMetrics(make: MetricFactory): (event: TransportEvent) => void {
   const consumerLabels = ['transport', 'source'] as const;
@@ -54,8 +55,8 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
   );
   const lag = make.gauge(
     'transport_consumer_lag',
-    'Records between the consumer and the newest record of a partition (Kafka), after its last batch',
-    [...consumerLabels, 'partition'],
+    "Records between the consumer group's committed offset and the newest record of a partition (Kafka), after the last commit of a consumer of this process that owns it",
+    [...consumerLabels, 'group', 'partition'],
   );
   const published = make.counter(
     'transport_published_total',
@@ -114,13 +115,16 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
         return;
       case 'connected':
         connections.up(labels, event.instance);
-        if (event.assignment) partitionLags.keepAssigned(event.transport, event.source, event.assignment);
+        if (event.assignment) partitionLags.keepAssigned(event.instance, event.assignment);
         return;
-      case 'disconnected':
-        connections.down(labels, event.instance, event.reason === 'closed' || event.retryInMs === null);
+      case 'disconnected': {
+        const stopped = event.reason === 'closed' || event.retryInMs === null;
+        connections.down(labels, event.instance, stopped);
+        if (stopped) partitionLags.forget(event.instance);
         return;
+      }
       case 'lag':
-        partitionLags.set(labels, event.partition, event.lag);
+        partitionLags.set(event.instance, { ...labels, group: event.group }, event.partition, event.lag);
         return;
       case 'error':
         errors.inc(labels);
@@ -178,39 +182,53 @@ class Connections {
   }
 }
 
-type LagLabels = { transport: string; source: string; partition: string };
+type LagLabels = { transport: string; source: string; group: string; partition: string };
 
 /**
- * The lag series, each forgotten once a (re)join no longer assigns its partition to this
- * consumer: after a rebalance the partition's lag is another member's to report.
+ * The lag series, one per consumer group and partition, each owned by the consumer (`instance`)
+ * that reported it last: forgotten once a (re)join no longer assigns its partition to that
+ * consumer (the partition's lag is another member's to report), or once that consumer stopped
+ * (closed, or `retryInMs` null). A consumer that lost its session and reconnects keeps its
+ * series: a stuck consumer stays visible. Another consumer's series, of the same group or
+ * another, are never touched.
  */
 class PartitionLags {
-  private readonly series = new Map<string, LagLabels>();
+  private readonly series = new Map<string, { readonly labels: LagLabels; owner: string }>();
 
   constructor(private readonly gauge: Gauge<keyof LagLabels>) {}
 
-  set(labels: { transport: string; source: string }, partition: number, lag: number): void {
-    const series = { ...labels, partition: String(partition) };
+  set(
+    instance: string,
+    labels: { transport: string; source: string; group: string },
+    partition: number,
+    lag: number,
+  ): void {
     const value = usable(lag);
     if (value === null) return;
-    this.series.set(JSON.stringify(series), series);
+    // A group label from an event that lacks one (a third party's transport) is '' rather than a throw.
+    const group = typeof labels.group === 'string' ? labels.group : '';
+    const series = { ...labels, group, partition: String(partition) };
+    this.series.set(JSON.stringify(series), { labels: series, owner: String(instance) });
     this.gauge.set(series, value);
   }
 
-  /**
-   * `source` of a Kafka consumer's `connected` is its topics joined by ',' (a character no
-   * topic name has); `assignment` lists the partitions of each topic it now owns.
-   */
-  keepAssigned(
-    transport: string,
-    source: string,
-    assignment: Readonly<Record<string, readonly number[]>>,
-  ): void {
-    const topics = new Set([...source.split(','), ...Object.keys(assignment)]);
-    for (const [key, series] of this.series) {
-      if (series.transport !== transport || !topics.has(series.source)) continue;
-      if (assignment[series.source]?.includes(Number(series.partition))) continue;
-      this.gauge.remove(series);
+  /** `assignment` lists the partitions of each topic `instance` now owns; its others are dropped. */
+  keepAssigned(instance: string, assignment: Readonly<Record<string, readonly number[]>>): void {
+    const owns = (labels: LagLabels) =>
+      Object.hasOwn(assignment, labels.source) &&
+      assignment[labels.source]!.includes(Number(labels.partition));
+    this.drop(instance, (labels) => !owns(labels));
+  }
+
+  /** The consumer stopped for good: none of its series stays. */
+  forget(instance: string): void {
+    this.drop(instance, () => true);
+  }
+
+  private drop(instance: string, dropped: (labels: LagLabels) => boolean): void {
+    for (const [key, { labels, owner }] of this.series) {
+      if (owner !== instance || !dropped(labels)) continue;
+      this.gauge.remove(labels);
       this.series.delete(key);
     }
   }

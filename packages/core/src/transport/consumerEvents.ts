@@ -8,13 +8,15 @@ import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
 /** What the emitter fills in: where an event comes from; which consumer, and why a disconnect. */
 type WithoutOrigin<E> = E extends { type: 'connected' | 'disconnected' }
   ? Omit<E, 'transport' | 'source' | 'instance' | 'reason'>
-  : E extends unknown
-    ? Omit<E, 'transport' | 'source'>
-    : never;
+  : E extends { type: 'lag' }
+    ? Omit<E, 'transport' | 'source' | 'instance'>
+    : E extends unknown
+      ? Omit<E, 'transport' | 'source'>
+      : never;
 
 /**
  * A consumer event as a transport writes it: the emitter adds `transport`, `source` and, to
- * the connection events, `instance`; a `disconnected` it is handed is `reason: 'lost'`.
+ * the connection and lag events, `instance`; a `disconnected` it is handed is `reason: 'lost'`.
  */
 export type ConsumerEventBody = WithoutOrigin<TransportConsumerEvent>;
 
@@ -52,6 +54,8 @@ export function consumerEmitter(
     } else if (event.type === 'disconnected') {
       connectedFrom = null;
       full = { ...event, transport, source: from, instance, reason: 'lost' };
+    } else if (event.type === 'lag') {
+      full = { ...event, transport, source: from, instance };
     } else if (event.type === 'dead-lettered') {
       full = { ...event, messageId: reportedMessageId(event.messageId), transport, source: from };
     } else {

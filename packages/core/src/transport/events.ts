@@ -6,9 +6,9 @@
  * `destination` the exchange / topic / queue a publisher writes. Bounded: no payloads.
  * Called through safeEmit.
  *
- * Connection state: `connected` and `disconnected` carry `instance`, which tells apart the
- * consumers of one process that read the same source (a metrics observer counts connected
- * consumers by it). A consumer's connection events alternate from its first `connected`;
+ * Connection state: `connected`, `disconnected` and `lag` carry `instance`, which tells apart
+ * the consumers of one process that read the same source (a metrics observer counts connected
+ * consumers by it, and forgets a consumer's lag once it closed). A consumer's connection events alternate from its first `connected`;
  * `close()` of a consumer that is connected ends with one `disconnected` of `reason: 'closed'`.
  */
 export type TransportConsumerEvent =
@@ -81,11 +81,17 @@ export type TransportConsumerEvent =
     }
   /** Offsets / acks / deletes confirmed to the broker for `count` deliveries. */
   | { readonly type: 'settled'; readonly transport: string; readonly source: string; readonly count: number }
-  /** How far the consumer is behind the newest record of a partition (Kafka), measured after each batch. */
+  /**
+   * How far the consumer's group is behind the newest record of a partition (Kafka), measured
+   * after each commit. `group`: the consumer group whose committed offset it is (two groups of
+   * one topic lag apart); `instance`: the consumer that reported it, as in its connection events.
+   */
   | {
       readonly type: 'lag';
       readonly transport: string;
       readonly source: string;
+      readonly instance: string;
+      readonly group: string;
       readonly partition: number;
       readonly lag: number;
     }

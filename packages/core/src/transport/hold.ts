@@ -1,11 +1,10 @@
 import { abortableDelay, backoffDelay, type BackoffPolicy, type RandomSource } from '../backoff';
 import type { InboxAcceptInput, InboxAcceptResult } from '../contracts';
-import { guardLogger, type Logger } from '../observe/logger';
-import { consumerEmitter } from './consumerEvents';
-import { describeCause } from './errors';
+import type { Logger } from '../observe/logger';
 import type { TransportConsumerEvent, TransportObserver } from './events';
 import { InboxAdmissionRejectedError } from '../inbox/errors';
 import { acceptIsolated, isBatchWideFailure, sizeMayCause, type AcceptManyFn } from './isolate';
+import { outageReport } from './outage';
 
 export interface HoldOptions {
   /** Wait before retry n of a batch whose acceptance failed batch-wide: backoffDelay(n). */
@@ -67,7 +66,7 @@ export type SettleAnswered = (answered: readonly AnsweredInput[]) => Promise<voi
  * (duplicates, invalid ones) are handed to `settle` at once and only the refused ones are
  * held and tried again after the backoff: admission is back-pressure, it spends no attempt.
  * Every input is handed to `settle` exactly once, unless the result names it `pending`.
- * The outage and the recovery are reported here, so every transport reports them alike.
+ * The outage and the recovery are reported through outageReport, as every transport reports them.
  */
 export async function acceptHolding(
   inputs: readonly InboxAcceptInput[],
@@ -75,7 +74,7 @@ export async function acceptHolding(
   options: HoldOptions,
   settle: SettleAnswered,
 ): Promise<HeldAcceptance> {
-  const report = holdReport(options);
+  const report = outageReport(options);
   let pending = inputs.map((_, index) => index);
   const window = new OfferWindow(pending.length);
   let failures = 0;
@@ -195,28 +194,4 @@ function admissionAnswers(error: unknown, pending: readonly number[]): AnsweredI
     if (result.kind !== 'refused') answered.push({ index: pending[i]!, result });
   });
   return answered;
-}
-
-function holdReport(options: HoldOptions) {
-  const { transport, source, observer } = options;
-  // A third-party transport may hand over the application's logger as it came.
-  const logger = options.logger === undefined ? undefined : guardLogger(options.logger);
-  const emit = consumerEmitter(transport, source, observer, logger);
-  return {
-    unavailable(error: unknown, attempt: number, delayMs: number, count: number): void {
-      const cause = describeCause(error);
-      logger?.[attempt === 1 ? 'warn' : 'debug'](
-        { err: error, source, count, attempt, delayMs },
-        `ferry.${transport}: acceptance unavailable (${cause}); holding ${count} deliveries of ${source}, retry ${attempt} in ${delayMs} ms`,
-      );
-      emit({ type: 'acceptance-unavailable', count, attempt, delayMs, error: cause });
-    },
-    recovered(failures: number, count: number): void {
-      logger?.info(
-        { source, count, failures },
-        `ferry.${transport}: acceptance available again after ${failures} failed attempts`,
-      );
-      emit({ type: 'acceptance-recovered', count, failures });
-    },
-  };
 }

@@ -67,6 +67,7 @@ export {
   sizeMayCause,
   type AcceptManyFn,
 } from './isolate';
+export { outageReport, type OutagePlace, type OutageReport, type OutageReportOptions } from './outage';
 export {
   acceptHolding,
   type AnsweredInput,

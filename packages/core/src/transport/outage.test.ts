@@ -8,8 +8,8 @@ function capture() {
   const lines: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
   const at =
     (level: string) =>
-    (fields: Record<string, unknown>, msg: string): void =>
-      void lines.push({ level, fields, msg });
+    (fields: unknown, msg?: string): void =>
+      void lines.push({ level, fields: fields as Record<string, unknown>, msg: msg ?? '' });
   const logger: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
   return { logger, lines };
 }
