@@ -33,12 +33,22 @@ async function attachShape(attach, options) {
   const shape = {
     returnsThenable: typeof (handle && handle.then) === 'function',
     ready: typeof handle.ready,
+    check: typeof handle.check,
     close: typeof handle.close,
   };
+  // Nothing is reachable: the readiness probe is down, naming the consumer.
+  shape.checkBeforeAttach = await handle.check().then(
+    () => 'resolved',
+    (error) => `${error.name} ${error.code}`,
+  );
   const first = handle.close();
   shape.closeSharesPromise = handle.close() === first;
   await first;
   shape.readyAfterClose = await handle.ready().then(
+    () => 'resolved',
+    (error) => error.code,
+  );
+  shape.checkAfterClose = await handle.check().then(
     () => 'resolved',
     (error) => error.code,
   );

@@ -1,8 +1,9 @@
 /**
  * Every transport has one shape, checked on the built packages (dist/, loaded by plain Node as
  * an application loads them; transportShape.probe.js reports what it finds): a synchronous
- * `attach*Consumer(acceptor, options)` returning `{ ready, close }` (close twice: one promise;
- * ready after close: FERRY_CLOSED), a publisher class built `new *Publisher(connection,
+ * `attach*Consumer(acceptor, options)` returning `{ ready, check, close }` (check before the
+ * consumer attached: ConsumerDisconnectedError; close twice: one promise; ready and check after
+ * close: FERRY_CLOSED), a publisher class built `new *Publisher(connection,
  * options)`, and the same option names for the same ideas, read from each options check's list
  * of known keys. The in-memory transport of @ferry/testing has the consumer shape too.
  */
@@ -19,9 +20,12 @@ interface TransportReport {
   attach: {
     returnsThenable: boolean;
     ready: string;
+    check: string;
     close: string;
+    checkBeforeAttach: string;
     closeSharesPromise: boolean;
     readyAfterClose: string;
+    checkAfterClose: string;
   };
   consumerKeys: Keys;
   connectionKeys?: Keys;
@@ -87,13 +91,16 @@ function keys(of: Keys | undefined): string[] {
 }
 
 describe.each(['rabbitmq', 'kafka', 'sqs', 'memory'])('the built %s transport', (name) => {
-  it('attaches synchronously and returns { ready, close }: close twice is one promise, ready after it FERRY_CLOSED', () => {
+  it('attaches synchronously and returns { ready, check, close }: check down before it attached, close twice is one promise, ready and check after it FERRY_CLOSED', () => {
     expect(report[name]!.attach).toEqual({
       returnsThenable: false,
       ready: 'function',
+      check: 'function',
       close: 'function',
+      checkBeforeAttach: 'ConsumerDisconnectedError FERRY_TRANSPORT_ERROR',
       closeSharesPromise: true,
       readyAfterClose: 'FERRY_CLOSED',
+      checkAfterClose: 'FERRY_CLOSED',
     });
   });
 

@@ -2,7 +2,8 @@
  * OpenTelemetry's SDK for a test file: an in-memory exporter, an AsyncLocalStorage context
  * manager and a tracer provider, registered globally (jest gives each test file its own globals).
  */
-import { context, trace } from '@opentelemetry/api';
+import { context, trace, type Span } from '@opentelemetry/api';
+import type { InboxAcceptInput, InboxAcceptor, InboxAcceptResult } from '@ferry/core';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   BasicTracerProvider,
@@ -45,4 +46,45 @@ export function installTracing(): TestTracing {
 /** The parent span id a finished span names. */
 export function parentSpanId(span: ReadableSpan): string | undefined {
   return span.parentSpanContext?.spanId;
+}
+
+/** The trace id of the span active where this is called, or null when none is. */
+export function activeTraceId(): string | null {
+  return trace.getActiveSpan()?.spanContext().traceId ?? null;
+}
+
+/**
+ * Runs `start` with a new span of the application active (a traced start-up, the request that
+ * attached a consumer lazily) and ends the span before it returns it.
+ */
+export function inApplicationSpan(name: string, start: () => void): Span {
+  const span = trace.getTracer('application').startSpan(name);
+  try {
+    context.with(trace.setSpan(context.active(), span), start);
+  } finally {
+    span.end();
+  }
+  return span;
+}
+
+/** An acceptor that accepts every input and records the trace active at each acceptMany call. */
+export interface TraceRecordingAcceptor extends InboxAcceptor {
+  /** The active trace id (or null) of each acceptMany call, in order. */
+  readonly traces: (string | null)[];
+  readonly accepted: InboxAcceptInput[];
+}
+
+export function traceRecordingAcceptor(): TraceRecordingAcceptor {
+  const traces: (string | null)[] = [];
+  const accepted: InboxAcceptInput[] = [];
+  return {
+    maxPayloadBytes: 256 * 1024,
+    traces,
+    accepted,
+    async acceptMany(inputs): Promise<readonly InboxAcceptResult[]> {
+      traces.push(activeTraceId());
+      accepted.push(...inputs);
+      return inputs.map((input) => ({ kind: 'accepted' as const, id: input.messageId }));
+    },
+  };
 }

@@ -248,6 +248,7 @@ describe('review28: the transport conformance suite against broken in-memory tra
             let closing: Promise<void> | undefined;
             return {
               ready: () => consumer.ready(),
+              check: () => consumer.check(),
               close() {
                 closing ??= (async () => {
                   void consumer.close();

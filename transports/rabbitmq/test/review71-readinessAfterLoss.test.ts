@@ -18,6 +18,10 @@
  * Fix direction: give consumers a probe of their current state (e.g. `consumer.check()` /
  * `consumer.connected`, rejecting while disconnected, as the `connected` gauge knows), and show
  * that in the README's Health example; or say in the README that ready() is a start-up gate only.
+ *
+ * Fixed (fix71a): every consumer has check(), the probe of its current state (checkAttached in
+ * core's transport kit); core's README now wires it as `check: () => consumer.check()` and says
+ * ready() is the start-up gate. This test follows the README as it now reads.
  */
 import { createHealth, Inbox, pgTransactions } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
@@ -31,7 +35,7 @@ jest.setTimeout(60_000);
 
 const silent = pino({ level: 'silent' });
 
-describe("readiness with the README's consumer.ready() probe", () => {
+describe("readiness with the README's consumer probe", () => {
   const setup = new InboxQueue('review71ready');
   let proxy: HoldingProxy | undefined;
   let pool: Pool | undefined;
@@ -71,7 +75,7 @@ describe("readiness with the README's consumer.ready() probe", () => {
     const health = createHealth({
       db: setup.database.db,
       checkTimeoutMs: 2_000,
-      transports: [{ name: 'rabbitmq', check: () => consumer.ready() }],
+      transports: [{ name: 'rabbitmq', check: () => consumer.check() }],
     });
     expect((await health.readiness()).status).toBe('up');
 

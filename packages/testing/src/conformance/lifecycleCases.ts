@@ -55,11 +55,14 @@ export function registerLifecycleCases(context: LifecycleContext): void {
     const before = await context.publishAllSent(5);
     await context.expectAcceptedExactly(before);
     const closing = context.consumers[context.consumers.length - 1]!;
+    // The readiness probe of a consuming consumer is up; of a closed one, FERRY_CLOSED.
+    await expect(closing.check()).resolves.toBeUndefined();
     const closed = closing.close();
     expect(closing.close()).toBe(closed);
     await closed;
     await closing.close();
     await expect(closing.ready()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
+    await expect(closing.check()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
     const offeredAtClose = first.offered.length;
 
     const after = await context.publishAllSent(5);

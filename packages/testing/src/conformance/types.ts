@@ -51,6 +51,11 @@ export interface AttachedConsumer {
   /** Resolves once consuming; rejects with FERRY_CLOSED after close(). */
   ready(): Promise<void>;
   /**
+   * The readiness probe: resolves while the consumer is attached (consuming), rejects while it is
+   * not (ConsumerDisconnectedError, `FERRY_TRANSPORT_ERROR`) and with FERRY_CLOSED after close().
+   */
+  check(): Promise<void>;
+  /**
    * Stops consuming and waits for the batch in flight (its acceptance answered and settled, or
    * given up and handed back); deliveries not yet accepted stay with the broker. Safe to call
    * twice; concurrent calls return the same promise.
