@@ -145,6 +145,25 @@ export class FerrySchemaError extends FerryError {
   }
 }
 
+/**
+ * What a consumer's readiness probe, `check()`, rejects with while the consumer is not attached
+ * (`FERRY_TRANSPORT_ERROR`, retriable): before it first attached, and after it lost its
+ * connection (or session) until it re-attached. `consumer` names it (transport, consumer name,
+ * queue or group); `reason` says why, naming the last failure (also the `cause`).
+ */
+export class ConsumerDisconnectedError extends FerryError {
+  readonly consumer: string;
+  readonly reason: string;
+  constructor(consumer: string, reason: string, cause?: unknown) {
+    super('FERRY_TRANSPORT_ERROR', `${consumer} is not connected: ${reason}`, {
+      ...(cause === undefined ? {} : { cause }),
+      details: { consumer, reason },
+    });
+    this.consumer = consumer;
+    this.reason = reason;
+  }
+}
+
 /** `text` as one shell word: as it is when plain, else single-quoted. */
 function shellWord(text: string): string {
   return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;

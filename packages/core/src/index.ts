@@ -8,6 +8,7 @@ export {
   FerryConfigError,
   FerryValidationError,
   FerrySchemaError,
+  ConsumerDisconnectedError,
   isFerryError,
   type FerryErrorCode,
   type FerryErrorOptions,

@@ -7,8 +7,10 @@ import {
   awaitReady,
   backoffDelay,
   checkAttachable,
+  checkAttached,
   consumerEmitter,
   describeCause,
+  inRootContext,
   invalidResultReason,
   extractIdentity,
   messageIdFault,
@@ -35,9 +37,17 @@ export interface InMemoryConsumer {
    * Resolves once the consumer consumes its queue (at once when the queue exists: there is
    * nothing to connect to); rejects at once with FERRY_PERMANENT_FAILURE (`details.queue`) while
    * the queue does not exist, as SQS's ready() does (the consumer keeps looking for it), and with
-   * FERRY_CLOSED once closed.
+   * FERRY_CLOSED once closed. The start-up gate: once the consumer consumed, it resolves
+   * whatever becomes of the queue.
    */
   ready(options?: ReadyOptions): Promise<void>;
+  /**
+   * The readiness probe, as every ferry consumer's: resolves while the consumer consumes its
+   * queue; rejects at once with ConsumerDisconnectedError (FERRY_TRANSPORT_ERROR) naming the
+   * consumer, its queue and why while it does not (the queue not declared yet, or deleted under
+   * it until it is back), FERRY_CLOSED once closed.
+   */
+  check(): Promise<void>;
   /** Stops taking deliveries and waits for the batch in flight. Safe twice; concurrent calls share one promise. */
   close(): Promise<void>;
 }
@@ -72,6 +82,7 @@ export function attachInMemoryConsumer(
   const stop = new AbortController();
   const emit = consumerEmitter('memory', queue, options.observer, options.logger);
   const attempts = new AttachAttempts();
+  const what = `in-memory consumer ${options.consumer} of queue ${queue}`;
   let markReady: () => void = () => undefined;
   const attachedOnce = new Promise<void>((resolve) => {
     markReady = resolve;
@@ -87,7 +98,8 @@ export function attachInMemoryConsumer(
     emit({ type: 'connected' });
     return true;
   };
-  const loop = (async () => {
+  // In the root context: the loop, and every batch it offers, runs outside any span of the caller.
+  const loop = inRootContext(async () => {
     for (let missing = 0; !stop.signal.aborted;) {
       if (!attach()) {
         missing += 1;
@@ -105,7 +117,7 @@ export function attachInMemoryConsumer(
       emit({ type: 'received', count: taken.length });
       await offer(acceptor, options, taken, emit, stop.signal);
     }
-  })();
+  });
   /** The queue does not exist: a failed attempt to attach (`disconnected`), tried again after the backoff. */
   async function missingQueue(attempt: number): Promise<void> {
     const error = new FerryError(
@@ -128,6 +140,11 @@ export function attachInMemoryConsumer(
       // The queue may have been declared since the last look: no need to wait out the backoff.
       attach();
       return awaitReady('in-memory consumer', attachedOnce, stop.signal, ready, attempts);
+    },
+    check() {
+      // As ready(): a queue declared since the last look is consumed now.
+      attach();
+      return checkAttached(what, stop.signal, attempts);
     },
     close() {
       closing ??= (async () => {

@@ -5,10 +5,12 @@ import {
   awaitReady,
   backoffDelay,
   checkAttachable,
+  checkAttached,
   consumerEmitter,
   describeCause,
   isBatchWideFailure,
   outageReport,
+  inRootContext,
   sizeMayCause,
   type ConsumerEmitter,
   type OutagePlace,
@@ -24,11 +26,19 @@ import { ReceivedOffsets } from './receivedOffsets';
 
 export interface KafkaInboxConsumer {
   /**
-   * Resolves once this member joined its group and received an assignment (possibly empty);
-   * FERRY_TIMEOUT after `timeoutMs` (default 60,000) while the brokers are unreachable (the
-   * consumer keeps trying), FERRY_CLOSED once closed.
+   * The start-up gate: resolves once this member joined its group and received an assignment
+   * (possibly empty), and stays resolved whatever becomes of the session; FERRY_TIMEOUT after
+   * `timeoutMs` (default 60,000) while the brokers are unreachable (the consumer keeps trying),
+   * FERRY_CLOSED once closed.
    */
   ready(options?: ReadyOptions): Promise<void>;
+  /**
+   * The readiness probe: resolves while the member's session runs (joined, fetching); rejects at
+   * once with ConsumerDisconnectedError (FERRY_TRANSPORT_ERROR) naming the consumer, its group and
+   * topics and the last failure while it does not (before the first join, and from a crashed
+   * session until the next join), FERRY_CLOSED once closed.
+   */
+  check(): Promise<void>;
   /**
    * Stops fetching, lets the chunk in flight finish and commits it, leaves the group and
    * disconnects; work not yet accepted is re-read by the next owner. Safe twice; concurrent
@@ -84,6 +94,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   private undecodableCrashes = 0;
   private producerConnected: Promise<void> | null = null;
   private sessions: Promise<void> = Promise.resolve();
+  /** Who check() and its errors name. */
+  private readonly what: string;
 
   constructor(
     readonly inbox: InboxAcceptor,
@@ -107,15 +119,24 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       logger: options.logger,
       describe: describeCauses,
     });
+    this.what = `Kafka inbox consumer ${options.consumer} of group ${options.groupId} (topics ${options.topics.join(', ')})`;
   }
 
-  /** Starts consuming in the background; ready() tells when the group was joined. */
+  /**
+   * Starts consuming in the background; ready() tells when the group was joined. In the root
+   * context: the client's fetch loop, and every batch it hands over, runs outside any span of
+   * the caller (review 71).
+   */
   start(): void {
-    this.sessions = this.keepSession(null);
+    this.sessions = inRootContext(() => this.keepSession(null));
   }
 
   ready(options?: ReadyOptions): Promise<void> {
     return awaitReady('Kafka inbox consumer', this.joinedOnce, this.stopping.signal, options, this.attempts);
+  }
+
+  check(): Promise<void> {
+    return checkAttached(this.what, this.stopping.signal, this.attempts);
   }
 
   /** One client consumer from connect to crash; a crash the client does not restart starts a new session. */
@@ -145,6 +166,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
         this.emit({ type: 'connected', assignment });
       },
       onCrash: (error, restartInMs) => {
+        // Not attached from the crash on, also while a crashed session is disconnected.
+        this.attempts.lost(error);
         if (restartInMs !== null) this.disconnected(error, restartInMs);
         else this.sessions = this.restartSession(consumer, error);
       },

@@ -2,7 +2,7 @@ import { unescape } from 'node:querystring';
 import * as amqp from 'amqplib';
 import type { ChannelModel } from 'amqplib';
 import type { Logger } from '@ferry/core';
-import { abortableDelay, backoffDelay, onAbort } from '@ferry/core/transport';
+import { abortableDelay, backoffDelay, inRootContext, onAbort } from '@ferry/core/transport';
 import { closedError, describeError, transportError } from './errors';
 import { CLOSE_ANSWER_MS, settledWithin } from './waits';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
@@ -77,7 +77,9 @@ export class RabbitConnection {
       // Awaited only by callers without a signal: rejected at close() with nobody waiting on it,
       // it must not be an unhandled rejection.
       this.firstConnect.catch(() => undefined);
-      this.loop = this.run();
+      // In the root context: every socket it opens, and the callbacks amqplib calls from their
+      // events (a consumer's deliveries), run outside the span of whoever connected first.
+      this.loop = inRootContext(() => this.run());
     }
     if (signal === undefined) return this.firstConnect;
     return this.waitForConnection(signal).then(() => undefined);

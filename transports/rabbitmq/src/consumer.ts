@@ -7,10 +7,12 @@ import {
   abortableDelay,
   awaitReady,
   checkAttachable,
+  checkAttached,
   backoffDelay,
   consumerEmitter,
   deadlineSignal,
   describeCause,
+  inRootContext,
   transportError,
   type ConsumerEmitter,
   type ReadyOptions,
@@ -31,7 +33,8 @@ import { declareWorkQueue, type WorkQueueNames } from './topology';
 export interface RabbitConsumer {
   readonly names: WorkQueueNames;
   /**
-   * Resolves once the consumer is attached for the first time; FERRY_TIMEOUT after
+   * The start-up gate: resolves once the consumer is attached for the first time (and stays
+   * resolved, whatever becomes of the connection); FERRY_TIMEOUT after
    * `timeoutMs` (default 60,000) while the broker is unreachable (naming the last failure),
    * FERRY_CLOSED once closed (also at once when its shared connection was closed before it
    * attached), and FERRY_PERMANENT_FAILURE at once when the broker refuses the
@@ -39,6 +42,13 @@ export interface RabbitConsumer {
    * other arguments, 530 NOT_ALLOWED). The consumer keeps trying to attach after either.
    */
   ready(options?: ReadyOptions): Promise<void>;
+  /**
+   * The readiness probe: resolves while the consumer consumes its queue; rejects at once with
+   * ConsumerDisconnectedError (FERRY_TRANSPORT_ERROR) naming the consumer, its queue and the last
+   * failure while it does not (before it first attached, and from a lost connection or channel
+   * until it re-attached), FERRY_CLOSED once closed.
+   */
+  check(): Promise<void>;
   /**
    * Stops consuming, lets the batches in flight finish (and be acked; those held through an
    * outage are requeued), closes. Safe twice; concurrent calls share one promise.
@@ -84,12 +94,15 @@ class ConsumerRuntime implements RabbitConsumer {
   private closePromise: Promise<void> | null = null;
   private readonly readyPromise: Promise<void>;
   private markReady: () => void = () => undefined;
+  /** Who check() and its errors name. */
+  private readonly what: string;
 
   constructor(
     inbox: InboxAcceptor,
     private readonly options: ResolvedConsumerOptions,
   ) {
     this.names = options.names;
+    this.what = `RabbitMQ consumer ${options.decode.consumer} of queue ${options.names.queue}`;
     const { connection, owned } = useConnection(options.connection, options.logger);
     this.connection = connection;
     this.ownsConnection = owned;
@@ -126,7 +139,16 @@ class ConsumerRuntime implements RabbitConsumer {
     });
   }
 
+  /**
+   * Registers on the connection and connects, in the root context: the connection's socket and
+   * the consume callbacks amqplib calls from its events run outside any span of the caller
+   * (review 71); a connection opened elsewhere runs its reconnect loop there too (connection.ts).
+   */
   start(): void {
+    inRootContext(() => this.listen());
+  }
+
+  private listen(): void {
     const stopSetup = this.connection.onConnected((model) => this.attach(model));
     const stopRetries = this.connection.onConnectRetry((error, retryInMs) => {
       if (this.closing.signal.aborted) return;
@@ -147,6 +169,10 @@ class ConsumerRuntime implements RabbitConsumer {
 
   ready(options?: ReadyOptions): Promise<void> {
     return awaitReady('RabbitMQ consumer', this.readyPromise, this.closing.signal, options, this.attempts);
+  }
+
+  check(): Promise<void> {
+    return checkAttached(this.what, this.closing.signal, this.attempts);
   }
 
   close(): Promise<void> {
@@ -284,6 +310,7 @@ class ConsumerRuntime implements RabbitConsumer {
     this.logger.warn({ queue: this.names.queue }, 'ferry.rabbitmq: consumer channel closed; re-attaching');
     // Re-attached at once: on this connection if it lives, else on the next (reconnected at once too).
     const error = this.channelError === null ? 'channel closed' : describeCause(this.channelError);
+    this.attempts.lost(this.channelError ?? error);
     this.emit({ type: 'disconnected', error, retryInMs: 0 });
     if (this.connection.current === model) void this.attach(model);
   }

@@ -77,10 +77,13 @@ describe('a RabbitMQ consumer’s check()', () => {
 
     // The broker goes away: the connection is cut and every reconnect refused.
     const connectedBefore = events.filter((e) => e.type === 'connected').length;
-    await proxy.setMode('refuse');
+    const lossesBefore = events.filter((e) => e.type === 'disconnected').length;
+    // The listener stops at once; its close waits for the open connections, cut here.
+    const refusing = proxy.setMode('refuse');
     proxy.resetAll();
+    await refusing;
     await waitFor('the loss reported', () =>
-      events.filter((e) => e.type === 'disconnected').length >= 3 ? true : undefined,
+      events.filter((e) => e.type === 'disconnected').length > lossesBefore ? true : undefined,
     );
     const during = await probe(() => consumer.check());
     expect(during).toBeInstanceOf(ConsumerDisconnectedError);

@@ -14,9 +14,11 @@ import {
   awaitReady,
   backoffDelay,
   checkAttachable,
+  checkAttached,
   consumerEmitter,
   describeCause,
   escapeUnshowable,
+  inRootContext,
   invalidResultReason,
   reportedMessageId,
   type AcceptManyFn,
@@ -62,9 +64,18 @@ export interface SqsConsumer {
    * FerryConfigError when the queue has no RedrivePolicy in redrive mode (the consumer has then
    * stopped); FERRY_PERMANENT_FAILURE at once when a queue does not exist or SQS refused the
    * credentials (the consumer keeps trying); FERRY_TIMEOUT after `timeoutMs` (default 60,000),
-   * naming the last failure (e.g. the endpoint unreachable); FERRY_CLOSED once closed.
+   * naming the last failure (e.g. the endpoint unreachable); FERRY_CLOSED once closed. The
+   * start-up gate: once resolved it stays resolved, whatever becomes of later polls.
    */
   ready(options?: ReadyOptions): Promise<void>;
+  /**
+   * The readiness probe: resolves while SQS answers the consumer's polls; rejects at once with
+   * ConsumerDisconnectedError (FERRY_TRANSPORT_ERROR) naming the consumer, its queue and the last
+   * failure while it does not (before SQS first answered for the queue, and from a failed poll
+   * until the next answer; for good once a configuration error stopped the consumer),
+   * FERRY_CLOSED once closed.
+   */
+  check(): Promise<void>;
   /**
    * Aborts the long poll, lets a batch in acceptance finish (accept, delete; one held through an
    * outage is made visible again), then stops. Safe twice; concurrent calls share one promise.
@@ -102,6 +113,8 @@ class PollingConsumer implements SqsConsumer {
   private readonly readyPromise: Promise<void>;
   private markReady: () => void = () => undefined;
   private failReady: (error: unknown) => void = () => undefined;
+  /** Who check() and its errors name. */
+  private readonly what: string;
 
   constructor(
     private readonly acceptor: InboxAcceptor,
@@ -110,6 +123,7 @@ class PollingConsumer implements SqsConsumer {
   ) {
     this.logger = guardLogger(options.logger ?? connection.logger);
     this.emit = consumerEmitter('sqs', stripUrlCredentials(options.queueUrl), options.observer, this.logger);
+    this.what = `SQS consumer ${options.consumer} of queue ${stripUrlCredentials(options.queueUrl)}`;
     this.readyPromise = new Promise((resolve, reject) => {
       this.markReady = resolve;
       this.failReady = reject;
@@ -117,12 +131,17 @@ class PollingConsumer implements SqsConsumer {
     this.readyPromise.catch(() => undefined);
   }
 
+  /** Starts polling in the root context: the loop, and every batch, runs outside any span of the caller (review 71). */
   start(): void {
-    this.loop = this.run().catch((error: unknown) => this.onFailure(error));
+    this.loop = inRootContext(() => this.run()).catch((error: unknown) => this.onFailure(error));
   }
 
   ready(options?: ReadyOptions): Promise<void> {
     return awaitReady('SQS consumer', this.readyPromise, this.stop.signal, options, this.attempts);
+  }
+
+  check(): Promise<void> {
+    return checkAttached(this.what, this.stop.signal, this.attempts);
   }
 
   close(): Promise<void> {
@@ -153,6 +172,7 @@ class PollingConsumer implements SqsConsumer {
       try {
         if (!this.queueUrl) {
           this.queueUrl = await this.checkQueue(signal);
+          this.attempts.attached();
           this.markReady();
           if (!started) this.emit({ type: 'connected' });
           started = true;
@@ -172,6 +192,7 @@ class PollingConsumer implements SqsConsumer {
             { err: error, queue: this.options.queueUrl },
             `ferry.sqs: consumer stopped: ${error.message}`,
           );
+          this.attempts.failed(error);
           this.emit({ type: 'disconnected', error: describeCause(error), retryInMs: null });
           this.failReady(error);
           break;

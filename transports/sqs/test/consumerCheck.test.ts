@@ -65,8 +65,10 @@ describe('an SQS consumer’s check()', () => {
       expect(await probe(consumer)).toBe('up');
 
       const failures = events.filter((e) => e.type === 'disconnected').length;
-      await proxy.setMode('refuse');
+      // The listener stops at once; its close waits for the open connections, cut here.
+      const refusing = proxy.setMode('refuse');
       proxy.resetAll();
+      await refusing;
       await waitFor('a failed poll', () =>
         events.filter((e) => e.type === 'disconnected').length > failures ? true : undefined,
       );

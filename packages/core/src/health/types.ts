@@ -27,7 +27,10 @@ export interface LoopSource {
   readonly nextCycleDueAt?: Date | null;
 }
 
-/** A broker connection: `check` resolves when it is usable (e.g. `() => consumer.ready()`). */
+/**
+ * A broker connection: `check` resolves while it is usable, e.g. `() => consumer.check()` (every
+ * ferry consumer's readiness probe; not `ready()`, which resolves once, at the first attach).
+ */
 export interface TransportProbe {
   readonly name: string;
   check(): Promise<unknown>;

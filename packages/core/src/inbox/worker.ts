@@ -7,6 +7,7 @@ import { ClaimQueue, type QueuedClaim } from './claimQueue';
 import { concurrencyLimit, type Limit } from './concurrencyLimit';
 import { emit, emitInfrastructure, processReceipt, type ProcessDeps, type ProcessOutcome } from './process';
 import { inboxListener } from './wakeup';
+import { inRootContext } from '../tracing/rootContext';
 
 export interface RunOnceResult {
   readonly claimed: number;
@@ -95,8 +96,12 @@ export class InboxWorker<TTx> {
     this.assertOpen();
     if (this.state === 'running') return;
     this.state = 'running';
-    this.listener?.start();
-    this.loop = this.poll();
+    // Outside the caller's span (a traced start-up): the loop's statements and events never join
+    // its trace; each handler runs in its own process span (review 71).
+    inRootContext(() => {
+      this.listener?.start();
+      this.loop = this.poll();
+    });
   }
 
   /**

@@ -26,6 +26,7 @@ import { relayStore, type RelayStore } from './store';
 import { WakeSignal } from '../wake/wakeSignal';
 import { NotifyListener } from '../wake/notifyListener';
 import { withSerializationRetry } from '../sql/serializationRetry';
+import { inRootContext } from '../tracing/rootContext';
 
 export type { RelayConfig } from './relayConfig';
 
@@ -445,8 +446,12 @@ class OutboxRelay implements Relay {
     if (this.stopping) throw new FerryError('FERRY_CLOSED', 'the relay is closed');
     if (this.loop || this.state !== 'idle') return;
     this.state = 'running';
-    this.listener?.start();
-    this.loop = this.run();
+    // Outside the caller's span (a traced start-up): the loop's statements, publishes and events
+    // never join its trace (review 71).
+    inRootContext(() => {
+      this.listener?.start();
+      this.loop = this.run();
+    });
   }
 
   close(): Promise<void> {

@@ -157,8 +157,10 @@ function field(input: InboxAcceptInput, name: 'consumer' | 'messageId' | 'type' 
 
 /**
  * One CONSUMER span per delivery offered to the inbox, child of the delivery's traceparent
- * header (of the active context when it has none): every transport gets it, as acceptance
- * is core's. Reads hostile input defensively; validation is acceptance's job.
+ * header, a new trace when it has none (never a child of the active context: a consumer's
+ * callbacks may run in the context it was attached in, and one start-up span would then parent
+ * every untraced delivery of the process, review 71): every transport gets it, as acceptance is
+ * core's. Reads hostile input defensively; validation is acceptance's job.
  */
 export function startAcceptSpans(inputs: readonly InboxAcceptInput[]): AcceptSpans {
   const list: readonly InboxAcceptInput[] = Array.isArray(inputs) ? inputs : [];
@@ -171,7 +173,7 @@ export function startAcceptSpans(inputs: readonly InboxAcceptInput[]): AcceptSpa
         traceparent: header(input, FERRY_HEADERS.traceparent),
         tracestate: header(input, FERRY_HEADERS.tracestate),
       },
-      fallback: 'active',
+      fallback: 'root',
       attributes: defined({
         [A.system]: bounded('system', field(input, 'system')),
         [A.operationType]: 'receive',

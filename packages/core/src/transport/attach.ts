@@ -1,5 +1,5 @@
 import type { InboxAcceptor } from '../contracts';
-import { FerryError } from '../errors';
+import { ConsumerDisconnectedError, FerryError } from '../errors';
 import { knownKeysOption, timerOption } from '../optionChecks';
 import { closedError, describeCause } from './errors';
 
@@ -20,20 +20,24 @@ export function checkAttachable(acceptor: InboxAcceptor, consumer: string): void
 }
 
 /**
- * What a consumer's attempts to attach have met so far, for ready(): the last failure (named in
+ * What a consumer's attempts to attach have met so far: for ready(), the last failure (named in
  * ready()'s FERRY_TIMEOUT, and its cause) and a refusal, a failure retrying cannot fix without an
  * operator (the broker refused the consumer's topology or its permissions), which ready() reports
- * at once instead of after its whole timeout. The consumer keeps trying to attach either way.
+ * at once instead of after its whole timeout; for check(), whether the consumer is attached now.
+ * The consumer keeps trying to attach either way.
  */
 export class AttachAttempts {
   private lastFailure: unknown = undefined;
   private refusal: FerryError | null = null;
   /** ready() resolves once the consumer attached the first time: refusals after it reject none. */
   private attachedOnce = false;
+  /** Whether the consumer is attached now: from attached() to the next failed(), refused() or lost(). */
+  private attachedNow = false;
   private readonly listeners = new Set<(refusal: FerryError) => void>();
 
   /** An attempt failed; the consumer retries. A refusal before it no longer describes it. */
   failed(error: unknown): void {
+    this.attachedNow = false;
     this.lastFailure = error;
     this.refusal = null;
   }
@@ -43,21 +47,42 @@ export class AttachAttempts {
    * consumer attached, a refusal (met re-attaching) is only the last failure.
    */
   refused(refusal: FerryError): void {
+    this.attachedNow = false;
     this.lastFailure = refusal;
     if (this.attachedOnce) return;
     this.refusal = refusal;
     for (const listener of this.listeners) listener(refusal);
   }
 
+  /**
+   * The consumer lost its connection, channel or session after it attached (`error`: why); it is
+   * not attached until attached() again.
+   */
+  lost(error: unknown): void {
+    this.attachedNow = false;
+    this.lastFailure = error;
+  }
+
   /** The consumer attached: earlier failures no longer describe it. */
   attached(): void {
     this.attachedOnce = true;
+    this.attachedNow = true;
     this.lastFailure = undefined;
     this.refusal = null;
   }
 
   get last(): unknown {
     return this.lastFailure;
+  }
+
+  /** Whether the consumer is attached now (consuming): what check() answers. */
+  get isAttached(): boolean {
+    return this.attachedNow;
+  }
+
+  /** Whether the consumer attached at least once (since then ready() resolves). */
+  get hasAttached(): boolean {
+    return this.attachedOnce;
   }
 
   /**
@@ -116,6 +141,24 @@ export function awaitReady(
       (error: unknown) => finish(() => reject(error)),
     );
   });
+}
+
+/**
+ * check() of every transport's consumer, its readiness probe: resolves while `attempts` says the
+ * consumer is attached; rejects with FERRY_CLOSED once `closed` aborted, else with
+ * ConsumerDisconnectedError (FERRY_TRANSPORT_ERROR, retriable) naming `what` (the consumer:
+ * transport, name, queue or group) and why: it has not attached yet, or it lost its connection
+ * and has not re-attached, with the last failure (also the error's cause). Answers at once: it
+ * waits for nothing (ready() is the start-up gate that waits for the first attach).
+ */
+export function checkAttached(what: string, closed: AbortSignal, attempts: AttachAttempts): Promise<void> {
+  if (closed.aborted) return Promise.reject(closedError(what));
+  if (attempts.isAttached) return Promise.resolve();
+  const last = attempts.last;
+  const reason = attempts.hasAttached
+    ? `it lost its connection and has not re-attached${last === undefined ? '' : `; the last failure: ${describeCause(last)}`}`
+    : `it has not attached yet${last === undefined ? '' : `; the last attempt failed: ${describeCause(last)}`}`;
+  return Promise.reject(new ConsumerDisconnectedError(what, reason, last));
 }
 
 function timedOut(what: string, timeoutMs: number, lastFailure: unknown): FerryError {

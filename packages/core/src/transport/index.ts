@@ -1,7 +1,7 @@
 // Helpers for transport authors (`@ferry/core/transport`): option checks, backoff, headers, error
-// translation, isolated acceptance, tenant resolution, body parsing, attach/ready, logging, ending
-// a node-postgres client within a deadline, and the observer contract every transport's consumer
-// and publisher reports in.
+// translation, isolated acceptance, tenant resolution, body parsing, attach/ready/check, the root
+// context a consumer starts in, logging, ending a node-postgres client within a deadline, and the
+// observer contract every transport's consumer and publisher reports in.
 export type {
   TransportConsumerEvent,
   TransportPublisherEvent,
@@ -85,7 +85,9 @@ export {
   AttachAttempts,
   awaitReady,
   checkAttachable,
+  checkAttached,
   DEFAULT_READY_TIMEOUT_MS,
   type ReadyOptions,
 } from './attach';
+export { inRootContext } from '../tracing/rootContext';
 export { requireOptionalPeer } from '../optionalPeer';
