@@ -7,7 +7,7 @@ import { BATCH_SIZE } from './env';
 export type ChildMessage =
   | { kind: 'ready' }
   | { kind: 'warmed' }
-  | { kind: 'done'; sent: number; cpuMs: number }
+  | { kind: 'done'; sent: number; cpuMs: number; claims: number; emptyClaims: number }
   | { kind: 'error'; error: string };
 
 /** Messages from the bench (parent) to one relay process. */
@@ -44,12 +44,20 @@ export async function runRelayChild(): Promise<void> {
   const send = (message: ChildMessage) => process.send?.(message);
   const pool = new Pool({ connectionString: process.env.BENCH_CHILD_DB, max: 4 });
   let sent = 0;
+  let claims = 0;
+  let emptyClaims = 0;
   const relay = (): Relay =>
     createRelay({
       db: fromPg(pool),
       publisher: new InMemoryPublisher(),
       options: { batchSize: BATCH_SIZE },
-      observer: (event) => void (event.type === 'sent' && (sent += 1)),
+      observer: (event) => {
+        if (event.type === 'sent') sent += 1;
+        else if (event.type === 'cycle') {
+          if (event.claimed > 0) claims += 1;
+          else emptyClaims += 1;
+        }
+      },
     });
   try {
     await pool.query('SELECT 1');
@@ -65,6 +73,8 @@ export async function runRelayChild(): Promise<void> {
     send({ kind: 'warmed' });
     await go;
     sent = 0;
+    claims = 0;
+    emptyClaims = 0;
     const stop = parentSays('stop');
     const cpu = process.cpuUsage();
     const measured = relay();
@@ -72,7 +82,7 @@ export async function runRelayChild(): Promise<void> {
     await stop;
     await measured.close();
     const used = process.cpuUsage(cpu);
-    send({ kind: 'done', sent, cpuMs: (used.user + used.system) / 1000 });
+    send({ kind: 'done', sent, cpuMs: (used.user + used.system) / 1000, claims, emptyClaims });
   } catch (error) {
     send({ kind: 'error', error: error instanceof Error ? error.message : String(error) });
   } finally {

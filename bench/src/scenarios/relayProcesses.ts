@@ -3,10 +3,20 @@ import path from 'node:path';
 import type { ChildMessage, ParentMessage } from '../relayChild';
 import { OutboxBench, waitUntil } from '../outbox';
 import { timed, type Scenario } from '../runner';
+import { postgresCpuMs } from '../pgCpu';
+import { BATCH_SIZE } from '../env';
 
 const RUN = path.join(__dirname, '..', '..', 'run.js');
-/** Warm-up events per relay process, drained (not timed) before the measured backlog. */
-const WARM_UP_PER_PROCESS = 2000;
+/**
+ * Warm-up per relay process, drained (not timed) before the measured backlog: WARM_UP_CYCLES full
+ * batches. Counted in cycles because what V8 must have compiled before the clock starts is the
+ * per-cycle code (claim, publish, completion), not only the per-event code: with 2,000 events a
+ * process (4 cycles at the default batch) a CPU profile (perf, 2026-12-05) found 38% of the eight
+ * processes' measured CPU in V8's compilers and unoptimized code, against 15% in the single
+ * relay's; with 20 cycles, 14-18% against 12%.
+ */
+const WARM_UP_CYCLES = 20;
+const WARM_UP_PER_PROCESS = WARM_UP_CYCLES * BATCH_SIZE;
 
 /** Waits for the child's next message of `kind`; rejects on an error report or an early exit. */
 function next(child: ChildProcess, kind: ChildMessage['kind']): Promise<ChildMessage> {
@@ -51,18 +61,30 @@ async function drainWithProcesses(bench: OutboxBench, processes: number, n: numb
     tell('stop');
     await Promise.all(warmed);
     await bench.backlog(n, 'bench');
+    const pgBefore = postgresCpuMs();
     const sample = await timed(async () => {
       tell('go');
       await drained();
       return { ops: n, verified: true };
     });
+    const pgAfter = postgresCpuMs();
     const done = children.map((child) => next(child, 'done'));
     tell('stop');
     const reports = await Promise.all(done);
     const sent = reports.reduce((total, r) => total + (r.kind === 'done' ? r.sent : 0), 0);
-    const cpuMs = reports.reduce((total, r) => total + (r.kind === 'done' ? r.cpuMs : 0), 0);
-    // The relay processes' own CPU (user + system) per 1,000 events, beside the rate.
-    const extra = { nodeCpuMsPer1k: (cpuMs / n) * 1000 };
+    const sum = (field: 'cpuMs' | 'claims' | 'emptyClaims') =>
+      reports.reduce((total, r) => total + (r.kind === 'done' ? r[field] : 0), 0);
+    const cpuMs = sum('cpuMs');
+    const per1k = (count: number) => (count / n) * 1000;
+    const extra: Record<string, number> = {
+      // The relay processes' own CPU (user + system) per 1,000 events, beside the rate.
+      nodeCpuMsPer1k: per1k(cpuMs),
+      // Cycles that claimed rows, and those that found none (a relay idles a poll interval after one).
+      claimsPer1k: per1k(sum('claims')),
+      emptyClaimsPer1k: per1k(sum('emptyClaims')),
+    };
+    // PostgreSQL's CPU across the timed drain (Linux only).
+    if (pgBefore !== undefined && pgAfter !== undefined) extra.pgCpuMsPer1k = per1k(pgAfter - pgBefore);
     return { ...sample, extra, verified: sent === n && (await bench.allSent(n)) };
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill();
