@@ -3,7 +3,7 @@ import { createEmitter, createRelay, emit, FERRY_HEADERS, type InboxHandlerConte
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { installTracing, parentSpanId, type TestTracing } from '../../../../test-support/tracing';
-import { makeInbox, message, quietLogger } from '../inbox/helpers';
+import { makeInbox, message, quietLogger, type PrismaClientLike } from '../inbox/helpers';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const UPSTREAM_SPAN = '00f067aa0ba902b7';
@@ -163,6 +163,29 @@ describe('tracing and causation through core (OpenTelemetry SDK, in-memory expor
       code: SpanStatusCode.ERROR,
       message: 'handler broke',
     });
+  });
+
+  it('a handler whose COMMIT answer was lost but that committed ends its span completed, not in error', async () => {
+    // The transaction committed; only its answer was lost. The worker reconciles it as completed,
+    // so the span must not say the message failed (ERROR beside ferry.outcome completed).
+    const lossy: PrismaClientLike = {
+      $queryRawUnsafe: (q, ...v) => t.prisma.$queryRawUnsafe(q, ...v),
+      $executeRawUnsafe: (q, ...v) => t.prisma.$executeRawUnsafe(q, ...v),
+      $transaction: async (fn, options) => {
+        await t.prisma.$transaction(fn as never, options);
+        throw new Error('Connection terminated unexpectedly');
+      },
+    };
+    const inbox = makeInbox(lossy, { handlers: { 'lost-answer': async () => undefined } });
+    await inbox.accept(
+      message({ consumer: 'lost-answer', headers: { [FERRY_HEADERS.traceparent]: TRACEPARENT } }),
+    );
+    expect(await inbox.runOnce()).toMatchObject({ completed: 1, retried: 0 });
+    await inbox.close();
+    const span = tracing.only('process lost-answer');
+    expect(span.attributes['ferry.outcome']).toBe('completed');
+    expect(span.attributes['ferry.reconciled']).toBe(true);
+    expect(span.status.code).not.toBe(SpanStatusCode.ERROR);
   });
 
   it("a failing handler's span holds its error redacted, in the status and the exception event", async () => {
