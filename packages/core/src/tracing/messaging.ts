@@ -24,6 +24,7 @@ export const MESSAGING_ATTRIBUTES = {
   attempt: 'ferry.attempt',
   receiptId: 'ferry.inbox.receipt_id',
   outcome: 'ferry.outcome',
+  reconciled: 'ferry.reconciled',
 } as const;
 
 const A = MESSAGING_ATTRIBUTES;
@@ -241,7 +242,9 @@ export function startProcessSpan(receipt: ProcessedReceipt): FerrySpan {
 /**
  * Ends a process span with what became of its receipt (`ferry.outcome`: the inbox worker's
  * ProcessOutcome, as the publish and accept spans carry theirs), ERROR with `failure.error` when
- * the handler's transaction failed. Never throws.
+ * the handler's transaction failed. A failure whose outcome is still `completed` is a transaction
+ * that committed though its answer was lost (the worker read the receipt back COMPLETED): the
+ * message was handled, so the span is not ERROR, and `ferry.reconciled` says so. Never throws.
  */
 export function endProcessSpan(
   span: FerrySpan,
@@ -249,10 +252,13 @@ export function endProcessSpan(
   failure: { readonly error: unknown } | undefined,
   redact?: Redactor,
 ): void {
+  const reconciled = failure !== undefined && outcome === 'completed';
   try {
-    span.setAttributes({ [A.outcome]: outcome });
+    span.setAttributes(
+      reconciled ? { [A.outcome]: outcome, [A.reconciled]: true } : { [A.outcome]: outcome },
+    );
   } catch {
     // An attribute never keeps the span from ending.
   }
-  endSpan(span, failure, redact);
+  endSpan(span, reconciled ? undefined : failure, redact);
 }
