@@ -22,6 +22,7 @@ import { handleChunk, type ChunkContext, type ChunkOutcome, type ChunkStage } fr
 import { closedError, describeCauses, describeError, transportError, undecodableBatch } from './errors';
 import { checkTopicsExist, startRefusal } from './startChecks';
 import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options';
+import { forgetUnassigned } from './assignedPartitions';
 import { ReceivedOffsets } from './receivedOffsets';
 
 export interface KafkaInboxConsumer {
@@ -160,6 +161,9 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     await consumer.run({
       onJoin: (assignment) => {
         this.received.keepAssigned(assignment);
+        // Retry counts, outages and shrunk chunks of partitions moved to another member end here:
+        // one that comes back later starts afresh (no recovery of an outage it no longer saw).
+        forgetUnassigned(assignment, [this.failures, this.outages, this.shrunk]);
         this.restarts = 0;
         this.attempts.attached();
         this.joined();

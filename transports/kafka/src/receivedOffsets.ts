@@ -1,4 +1,5 @@
 import type { ConsumedRecord } from './client/types';
+import { forgetUnassigned, type Assignment } from './assignedPartitions';
 
 /**
  * What a consumer counts as received (`received` events), per partition (`topic:partition`):
@@ -26,14 +27,7 @@ export class ReceivedOffsets {
   }
 
   /** A (re)join: the partitions it did not assign are another member's; what they received is forgotten. */
-  keepAssigned(assignment: Readonly<Record<string, readonly number[]>>): void {
-    const assigned = new Set(
-      Object.entries(assignment).flatMap(([topic, partitions]) =>
-        partitions.map((partition) => `${topic}:${partition}`),
-      ),
-    );
-    for (const partitionKey of this.through.keys()) {
-      if (!assigned.has(partitionKey)) this.through.delete(partitionKey);
-    }
+  keepAssigned(assignment: Assignment): void {
+    forgetUnassigned(assignment, [this.through]);
   }
 }
