@@ -67,6 +67,21 @@ export function makeInbox<TTx = PrismaTransactionLike>(
   return inbox;
 }
 
+/**
+ * A Prisma-like client whose transactions commit but whose COMMIT answer is lost: each
+ * $transaction runs on `prisma`, then throws as a connection dropped after the COMMIT would.
+ */
+export function lostCommitAnswer(prisma: PrismaClientLike): PrismaClientLike {
+  return {
+    $queryRawUnsafe: (q, ...v) => prisma.$queryRawUnsafe(q, ...v),
+    $executeRawUnsafe: (q, ...v) => prisma.$executeRawUnsafe(q, ...v),
+    $transaction: async (fn, options) => {
+      await prisma.$transaction(fn as never, options);
+      throw new Error('Connection terminated unexpectedly');
+    },
+  };
+}
+
 export function recorder(): { events: InboxEvent[]; observer: (event: InboxEvent) => void } {
   const events: InboxEvent[] = [];
   return { events, observer: (event) => void events.push(event) };

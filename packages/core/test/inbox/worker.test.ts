@@ -3,7 +3,6 @@ import {
   InboxPermanentError,
   InboxUnsupportedSchemaError,
   type InboxHandlerContext,
-  type PrismaClientLike,
 } from '@ferry/core';
 import { inboxRetryCeilingMs } from '@ferry/core/internal/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -12,6 +11,7 @@ import {
   createBusinessTable,
   insertBusiness,
   latch,
+  lostCommitAnswer,
   makeInbox,
   message,
   receiptRow,
@@ -215,14 +215,7 @@ describe('inbox worker', () => {
 
   it('reconciles a lost commit response by reading the receipt instead of scheduling a retry', async () => {
     const { events, observer } = recorder();
-    const lossy: PrismaClientLike = {
-      $queryRawUnsafe: (q, ...v) => t.prisma.$queryRawUnsafe(q, ...v),
-      $executeRawUnsafe: (q, ...v) => t.prisma.$executeRawUnsafe(q, ...v),
-      $transaction: async (fn, options) => {
-        await t.prisma.$transaction(fn as never, options);
-        throw new Error('Connection terminated unexpectedly');
-      },
-    };
+    const lossy = lostCommitAnswer(t.prisma);
     const inbox = makeInbox(lossy, { observer, handlers: { 'c-lost': async (_p, c) => insertBusiness(c) } });
     const { record } = await inbox.accept(message({ consumer: 'c-lost' }));
     expect(await inbox.runOnce()).toMatchObject({ completed: 1, retried: 0 });

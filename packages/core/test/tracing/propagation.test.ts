@@ -3,7 +3,7 @@ import { createEmitter, createRelay, emit, FERRY_HEADERS, type InboxHandlerConte
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { installTracing, parentSpanId, type TestTracing } from '../../../../test-support/tracing';
-import { makeInbox, message, quietLogger, type PrismaClientLike } from '../inbox/helpers';
+import { lostCommitAnswer, makeInbox, message, quietLogger } from '../inbox/helpers';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const UPSTREAM_SPAN = '00f067aa0ba902b7';
@@ -168,14 +168,7 @@ describe('tracing and causation through core (OpenTelemetry SDK, in-memory expor
   it('a handler whose COMMIT answer was lost but that committed ends its span completed, not in error', async () => {
     // The transaction committed; only its answer was lost. The worker reconciles it as completed,
     // so the span must not say the message failed (ERROR beside ferry.outcome completed).
-    const lossy: PrismaClientLike = {
-      $queryRawUnsafe: (q, ...v) => t.prisma.$queryRawUnsafe(q, ...v),
-      $executeRawUnsafe: (q, ...v) => t.prisma.$executeRawUnsafe(q, ...v),
-      $transaction: async (fn, options) => {
-        await t.prisma.$transaction(fn as never, options);
-        throw new Error('Connection terminated unexpectedly');
-      },
-    };
+    const lossy = lostCommitAnswer(t.prisma);
     const inbox = makeInbox(lossy, { handlers: { 'lost-answer': async () => undefined } });
     await inbox.accept(
       message({ consumer: 'lost-answer', headers: { [FERRY_HEADERS.traceparent]: TRACEPARENT } }),
