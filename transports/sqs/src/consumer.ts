@@ -155,9 +155,9 @@ class PollingConsumer implements SqsConsumer {
   }
 
   /**
-   * Long polls until closed. Before the first poll (and after a failed one) SQS must answer for
-   * the queue (checkQueue): ready() resolves and `connected` is emitted only then, and again
-   * `connected` at the first answer after failed polls; each failed poll is `disconnected` with
+   * Long polls until closed. Before the first poll SQS must answer for the queue (checkQueue):
+   * ready() resolves and `connected` is emitted only then, once however many checks failed before,
+   * and again `connected` at the first answer after failed polls; each failed poll is `disconnected` with
    * the wait before the next (`retryInMs` null: a configuration error stopped the consumer). A
    * queue that does not exist or refused credentials reject ready() at once (a refusal: the
    * consumer keeps trying). A poll SQS does not answer within the long-poll wait plus the
@@ -165,24 +165,29 @@ class PollingConsumer implements SqsConsumer {
    */
   private async run(): Promise<void> {
     const signal = this.stop.signal;
+    // Failed attempts in a row (the backoff's count); `connected` follows whether the last
+    // attempt answered, never this count: a start after failed queue checks is one `connected`.
     let failures = 0;
-    let started = false;
+    let connected = false;
+    const answered = (): void => {
+      this.attempts.attached();
+      if (!connected) this.emit({ type: 'connected' });
+      connected = true;
+    };
     while (!signal.aborted) {
       let messages: Message[];
       try {
         if (!this.queueUrl) {
           this.queueUrl = await this.checkQueue(signal);
-          this.attempts.attached();
           this.markReady();
-          if (!started) this.emit({ type: 'connected' });
-          started = true;
+          answered();
         }
         messages = await this.receive(signal);
-        this.attempts.attached();
-        if (failures > 0) this.emit({ type: 'connected' });
+        answered();
         failures = 0;
       } catch (thrown) {
         if (signal.aborted) break;
+        connected = false;
         // A configuration error, or the connection closed under the consumer: no retry can help.
         const error = this.connection.isClosed
           ? closedError('SQS connection')
