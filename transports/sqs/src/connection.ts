@@ -3,12 +3,15 @@ import type { Logger } from '@ferry/core';
 import { CredentialWatch } from './credentials';
 import { requestDeadline, untilDeadline } from './deadline';
 import { abandonedError, closedError, credentialsTimeout, requestError } from './errors';
+import { LongPolls, ownAgents, type OwnAgents } from './longPolls';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
 import { foreignQueueHost, queueKey, regionSqsHosts, type EndpointRouting } from './queueHost';
 
 /**
  * One SQS client shared by publishers, consumers and topology helpers, plus a cache of
- * queue-name → URL lookups. SQS is request/response over HTTP, so there is no session to
+ * queue-name → URL lookups. The client it creates sends over HTTP agents of its own, which keep
+ * 50 sockets per host for the requests other than long polls however many consumers poll
+ * (LongPolls); a given client's agent is the user's. SQS is request/response over HTTP, so there is no session to
  * reconnect: a failed request is retried by the SDK (`maxAttempts`) and then reported.
  * connect() checks the endpoint answers; connect() and close() are safe to call twice. Every
  * request goes through request(), which ends it at its deadline.
@@ -29,9 +32,14 @@ export class SqsConnection {
   private routing: Promise<EndpointRouting> | null = null;
   /** Queue URLs (queueKey) the endpoint answered for a name or a queue it created: its own. */
   private readonly answeredUrls = new Set<string>();
+  /** The agents of the client this connection creates (none with a given client). */
+  private readonly agents: OwnAgents | null;
+  private readonly polls: LongPolls;
 
   constructor(options: ConnectionOptions = {}) {
     this.options = resolveConnectionOptions(options);
+    this.agents = this.options.client ? null : ownAgents();
+    this.polls = new LongPolls(this.agents, this.options.client, this.options.logger);
   }
 
   get logger(): Logger {
@@ -69,6 +77,24 @@ export class SqsConnection {
       const error = credentialsTimeout(reason);
       return this.credentials.abandon(ticket, error) ? error : abandonedError(reason);
     });
+  }
+
+  /**
+   * request() for a long poll of the queue at `queueUrl` (ReceiveMessage with WaitTimeSeconds),
+   * which SQS may hold for its whole wait: on the client this connection created, its agents have
+   * a socket more while it runs, so polls never take the sockets of the other requests (LongPolls).
+   */
+  async longPoll<T>(
+    queueUrl: string,
+    send: (client: SQSClient, signal: AbortSignal) => Promise<T>,
+    signal: AbortSignal,
+  ): Promise<T> {
+    const release = this.polls.hold(queueUrl);
+    try {
+      return await this.request(send, signal);
+    } finally {
+      release();
+    }
   }
 
   /**
@@ -235,6 +261,8 @@ export class SqsConnection {
     this.closed = true;
     this.lifetime.abort(closedError('SQS connection'));
     if (this.sqs && !this.options.client) this.sqs.destroy();
+    this.agents?.http.destroy();
+    this.agents?.https.destroy();
     this.sqs = null;
     this.urls.clear();
   }
@@ -250,6 +278,7 @@ export class SqsConnection {
     return new SQSClient({
       region,
       maxAttempts,
+      requestHandler: { httpAgent: this.agents!.http, httpsAgent: this.agents!.https },
       ...(endpoint !== undefined ? { endpoint } : {}),
       ...(given !== undefined ? { credentials: given } : {}),
     });

@@ -238,7 +238,8 @@ class PollingConsumer implements SqsConsumer {
   }
 
   private async receive(signal: AbortSignal): Promise<Message[]> {
-    const receiving = this.connection.request(
+    const receiving = this.connection.longPoll(
+      this.queueUrl,
       (sqs, abortSignal) =>
         sqs.send(
           new ReceiveMessageCommand({
