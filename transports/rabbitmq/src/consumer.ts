@@ -89,6 +89,11 @@ class ConsumerRuntime implements RabbitConsumer {
   private channel: ConfirmChannel | null = null;
   private consumerTag: string | null = null;
   private attaching: ChannelModel | null = null;
+  /**
+   * The channel of an attach attempt until its consume answered: closed before then, the attempt
+   * fails and the attach loop reports it (one `disconnected`, with its real wait), not the close.
+   */
+  private opening: ConfirmChannel | null = null;
   private unsubscribe: (() => void) | null = null;
   private channelError: unknown = null;
   private closePromise: Promise<void> | null = null;
@@ -268,15 +273,21 @@ class ConsumerRuntime implements RabbitConsumer {
       if (this.closing.signal.aborted) throw new Error('consumer closed');
       channel.once('close', () => this.onChannelClosed(channel, model));
       this.channel = channel;
+      this.opening = channel;
       const { consumerTag } = await bounded(
         channel.consume(this.names.queue, (message) => this.onMessage(channel, message), { noAck: false }),
         'consume',
       );
+      // Closed as the broker answered (its close handled first): a failed attempt, not a start.
+      if (this.channel !== channel && !this.closing.signal.aborted)
+        throw this.channelError ?? transportError("the consumer's channel closed while it attached");
       this.consumerTag = consumerTag;
     } catch (error) {
       if (this.channel === channel) this.channel = null;
       await settledWithin(channel.close(), Math.min(CLOSE_ANSWER_MS, ms));
       throw error;
+    } finally {
+      if (this.opening === channel) this.opening = null;
     }
     this.channelError = null;
     this.attempts.attached();
@@ -306,7 +317,8 @@ class ConsumerRuntime implements RabbitConsumer {
     this.consumerTag = null;
     this.buffer.dropChannel(channel);
     this.settler.channelClosed(channel);
-    if (this.closing.signal.aborted) return;
+    // An attempt in progress fails with it: the attach loop reports that failure and retries.
+    if (this.closing.signal.aborted || this.opening === channel) return;
     this.logger.warn({ queue: this.names.queue }, 'ferry.rabbitmq: consumer channel closed; re-attaching');
     // Re-attached at once: on this connection if it lives, else on the next (reconnected at once too).
     const error = this.channelError === null ? 'channel closed' : describeCause(this.channelError);
