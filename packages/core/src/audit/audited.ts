@@ -3,6 +3,7 @@ import { booleanArgument, textArgument, type OptionKeys } from '../optionChecks'
 import { redactedText } from '../redact/redact';
 import { sessionGone } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
+import { inRolledBackSavepoint } from '../sql/rolledBackSavepoint';
 import { insertAudit, type AuditInsert } from './sql';
 
 /** Who acts and why, for the audit trail; `dryRun` computes the outcome and changes nothing. */
@@ -84,7 +85,8 @@ export function overallOutcome(outcomes: readonly string[]): string {
 /**
  * Runs an operator action and writes its audit row in the same transaction (joining the
  * caller's transaction when `db` is one). A dry run runs the change inside a savepoint and
- * rolls it back, so the reported outcome is exactly what would happen; its audit row stays.
+ * rolls it back, so the reported outcome is exactly what would happen; its audit row stays. In
+ * the caller's transaction, other ferry calls on it wait meanwhile (inRolledBackSavepoint).
  * When ferry owns the transaction and the action fails, the failure is audited afterwards
  * (outcome `error`) and the error rethrown, unless failureAudited says not.
  */
@@ -103,7 +105,7 @@ export async function audited<T>(db: SqlExecutor, action: AuditedAction<T>): Pro
   };
   try {
     return await db.transaction(async (tx) => {
-      const result = dryRun ? await inSavepoint(tx, () => action.run(tx)) : await action.run(tx);
+      const result = dryRun ? await inRolledBackSavepoint(tx, () => action.run(tx)) : await action.run(tx);
       const summary = action.summarize(result);
       await insertAudit(tx, { ...base, ...summary, ids: summary.ids ?? base.ids });
       return result;
@@ -114,15 +116,6 @@ export async function audited<T>(db: SqlExecutor, action: AuditedAction<T>): Pro
       await insertAudit(db, failureEntry(base, error)).catch(() => undefined);
     }
     throw error;
-  }
-}
-
-async function inSavepoint<T>(tx: SqlExecutor, work: () => Promise<T>): Promise<T> {
-  await tx.execute('SAVEPOINT ferry_dry_run');
-  try {
-    return await work();
-  } finally {
-    await tx.execute('ROLLBACK TO SAVEPOINT ferry_dry_run');
   }
 }
 

@@ -3,6 +3,7 @@ import { FerryValidationError } from '../errors';
 import { received } from '../optionChecks';
 import { fromPrisma, type KyselyLike, type PrismaTransactionLike, type SqlExecutor } from './executor';
 import { fromPg, fromPgClient, perCallPgClient } from './fromPg';
+import { takingTurns } from './rolledBackSavepoint';
 
 /**
  * What an application hands ferry to run in (emit, emitMany, the admins): its open transaction
@@ -22,11 +23,12 @@ type Shape = Partial<Record<'query' | 'execute' | '$queryRawUnsafe' | 'executeQu
 
 /**
  * ferry's executor for `tx`, for one call (emit, a tenancy context): the one place an
- * application's client is told apart.
+ * application's client is told apart. Inside the application's transaction, its statements wait
+ * while a dry run of another call holds that transaction (takingTurns).
  */
 export function executorFor(tx: ApplicationTransaction, field = 'tx'): SqlExecutor {
   const kind = kindOf(tx, field);
-  return kind === 'pg client' ? fromPgClient(tx as ClientBase, field) : executorOf(tx, kind);
+  return takingTurns(tx, kind === 'pg client' ? fromPgClient(tx as ClientBase, field) : executorOf(tx, kind));
 }
 
 /**
@@ -36,6 +38,8 @@ export function executorFor(tx: ApplicationTransaction, field = 'tx'): SqlExecut
  * transaction never changes; a node-postgres client's does with each BEGIN and COMMIT the
  * application sends on it, so on one the executor is made again at each statement and each
  * transaction, from the client's status then (perCallPgClient), as emit makes it at each call.
+ * Inside the application's transaction, its statements take turns with other calls' dry runs
+ * (takingTurns), below `wrap`.
  */
 export function heldExecutor(
   tx: ApplicationTransaction,
@@ -43,7 +47,8 @@ export function heldExecutor(
   wrap: (db: SqlExecutor) => SqlExecutor,
 ): SqlExecutor {
   const kind = kindOf(tx, field);
-  return kind === 'pg client' ? perCallPgClient(tx as ClientBase, field, wrap) : wrap(executorOf(tx, kind));
+  const turns = (db: SqlExecutor): SqlExecutor => wrap(takingTurns(tx, db));
+  return kind === 'pg client' ? perCallPgClient(tx as ClientBase, field, turns) : turns(executorOf(tx, kind));
 }
 
 type Kind = 'executor' | 'prisma' | 'kysely' | 'pg pool' | 'pg client';

@@ -8,7 +8,7 @@ import { claimedReceipts, receiptRow } from './helpers';
 
 const LIMITS = { lockTimeoutMs: 1_000, transactionTimeoutMs: 10_000 };
 
-/** `inner`, running `hook` before it sends `statement` (in a transaction too). */
+/** `inner`, running `hook` before it sends a statement starting with `statement` (in a transaction too). */
 function pausingBefore(inner: SqlExecutor, statement: string, hook: () => Promise<void>): SqlExecutor {
   const wrap = (db: SqlExecutor): SqlExecutor => ({
     get inTransaction() {
@@ -16,7 +16,7 @@ function pausingBefore(inner: SqlExecutor, statement: string, hook: () => Promis
     },
     query: (text, values, options) => db.query(text, values, options),
     execute: async (text, values, options) => {
-      if (text === statement) await hook();
+      if (text.startsWith(statement)) await hook();
       return db.execute(text, values, options);
     },
     transaction: (work, options) => db.transaction((tx) => work(wrap(tx)), options),
@@ -54,7 +54,7 @@ describe('dry run of a forced release', () => {
           : 'not begun',
       );
     };
-    const admin = new InboxAdmin(pausingBefore(t.db, 'ROLLBACK TO SAVEPOINT ferry_dry_run', handler));
+    const admin = new InboxAdmin(pausingBefore(t.db, 'ROLLBACK TO SAVEPOINT ', handler));
     const answer = await admin
       .forTenant(tenantId)
       .release({ claimToken: claim.claimToken, force: true, dryRun: true, actor: 'ops', reason: 'stuck?' });
