@@ -21,7 +21,14 @@ import {
   requireVersion,
 } from './validate';
 import { FerryValidationError } from '../../errors';
-import { AUDIT_KEYS, audited, redactedReason, resolveAudit, type AuditOptions } from '../../audit/audited';
+import {
+  AUDIT_KEYS,
+  audited,
+  overallOutcome,
+  redactedReason,
+  resolveAudit,
+  type AuditOptions,
+} from '../../audit/audited';
 import {
   booleanArgument,
   dateArgument,
@@ -226,8 +233,9 @@ export class InboxScopedAdmin {
       arguments: { claimToken, force, limit },
       options: input,
       run: (tx) => releaseStuckReceipts(tx, { scope: this.scope, claimToken, force, limit, dryRun }),
+      // Every candidate is a target: `partial` when some were left running, as a per-id action's.
       summarize: (r) => ({
-        outcome: r.released.length > 0 ? 'applied' : 'none',
+        outcome: overallOutcome([...r.released.map(() => 'applied'), ...r.running.map(() => 'running')]),
         results: { released: r.released, running: r.running },
         ids: [...r.released, ...r.running],
       }),
