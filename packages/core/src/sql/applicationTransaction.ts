@@ -2,7 +2,7 @@ import type { ClientBase, Pool } from 'pg';
 import { FerryValidationError } from '../errors';
 import { received } from '../optionChecks';
 import { fromPrisma, type KyselyLike, type PrismaTransactionLike, type SqlExecutor } from './executor';
-import { fromPg, fromPgClient, perCallPgClient } from './fromPg';
+import { fromPgClient, perCallPgClient, pooledExecutor } from './fromPg';
 import { takingTurns } from './rolledBackSavepoint';
 
 /**
@@ -28,7 +28,10 @@ type Shape = Partial<Record<'query' | 'execute' | '$queryRawUnsafe' | 'executeQu
  */
 export function executorFor(tx: ApplicationTransaction, field = 'tx'): SqlExecutor {
   const kind = kindOf(tx, field);
-  return takingTurns(tx, kind === 'pg client' ? fromPgClient(tx as ClientBase, field) : executorOf(tx, kind));
+  return takingTurns(
+    tx,
+    kind === 'pg client' ? fromPgClient(tx as ClientBase, field) : executorOf(tx, kind, field),
+  );
 }
 
 /**
@@ -48,7 +51,9 @@ export function heldExecutor(
 ): SqlExecutor {
   const kind = kindOf(tx, field);
   const turns = (db: SqlExecutor): SqlExecutor => wrap(takingTurns(tx, db));
-  return kind === 'pg client' ? perCallPgClient(tx as ClientBase, field, turns) : turns(executorOf(tx, kind));
+  return kind === 'pg client'
+    ? perCallPgClient(tx as ClientBase, field, turns)
+    : turns(executorOf(tx, kind, field));
 }
 
 type Kind = 'executor' | 'prisma' | 'kysely' | 'pg pool' | 'pg client';
@@ -67,8 +72,12 @@ function kindOf(tx: ApplicationTransaction, field: string): Kind {
   );
 }
 
-/** The executor of a client whose transaction status does not change. */
-function executorOf(tx: ApplicationTransaction, kind: Exclude<Kind, 'pg client'>): SqlExecutor {
+/** The executor of a client whose transaction status does not change, given as `field`. */
+function executorOf(
+  tx: ApplicationTransaction,
+  kind: Exclude<Kind, 'pg client'>,
+  field: string,
+): SqlExecutor {
   switch (kind) {
     case 'executor':
       return tx as SqlExecutor;
@@ -77,7 +86,7 @@ function executorOf(tx: ApplicationTransaction, kind: Exclude<Kind, 'pg client'>
     case 'kysely':
       return loadKysely().fromKysely(tx as never);
     case 'pg pool':
-      return fromPg(tx as Pool);
+      return pooledExecutor(tx as Pool, field);
   }
 }
 

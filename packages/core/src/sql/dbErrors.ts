@@ -29,6 +29,8 @@ const TIMEOUT: Translation = { code: 'FERRY_TIMEOUT', retriable: true };
 const INVALID: Translation = { code: 'FERRY_VALIDATION_FAILED', retriable: false };
 const SCHEMA: Translation = { code: 'FERRY_SCHEMA_NOT_READY', retriable: false };
 const UNKNOWN: Translation = { code: 'FERRY_DATABASE_ERROR', retriable: true };
+/** The application ended the pool: no call will ever succeed, and no message is at fault (fromPg.ts openPool). */
+const CLOSED: Translation = { code: 'FERRY_CLOSED', retriable: false };
 
 /** SQLSTATEs (exact, or a two-character class), driver codes and Prisma codes / kinds. */
 const TRANSLATIONS: Readonly<Record<string, Translation>> = {
@@ -112,6 +114,8 @@ const SESSION_GONE = ['08', '28', '3D000', '25P03', '53300', '57P01', '57P02', '
  */
 export function sessionGone(error: unknown): boolean {
   if (!isFerryError(error)) return false;
+  // The application ended the pool (FERRY_CLOSED): no session will ever be opened on it.
+  if (error.code === 'FERRY_CLOSED') return true;
   const given = error.details.sqlState;
   const state = typeof given === 'string' ? given : sqlStateOf(error);
   if (state !== null) return SESSION_GONE.some((gone) => state.startsWith(gone));
@@ -120,6 +124,9 @@ export function sessionGone(error: unknown): boolean {
 
 /** node-postgres raises these without a code; matched on the message. */
 const MESSAGE_TRANSLATIONS: readonly (readonly [RegExp, Translation])[] = [
+  // pg-pool after its end() (through Prisma's driver adapter too), a Kysely instance after destroy().
+  [/Cannot use a pool after calling end on the pool/i, CLOSED],
+  [/driver has already been destroyed/i, CLOSED],
   [/Connection terminated/i, UNAVAILABLE],
   // node-postgres's client-side query_timeout: the server did not answer in time, as a statement
   // past statement_timeout (57014) or ferry's own deadline: a timeout (a batch's size may cause it).

@@ -34,8 +34,17 @@ import {
  * statements without parameters (which may hold several commands, e.g. a migration), run unnamed.
  */
 export function fromPg(pool: Pool): SqlExecutor {
-  refuseClosed(pool, true);
-  return bind(pool, false);
+  return pooledExecutor(pool, 'pool');
+}
+
+/**
+ * fromPg for a pool the application gave as `field` (emit's `tx`, an admin's `client`, the audit
+ * log's `executor`): a pool ended already is refused (FERRY_VALIDATION_FAILED on `field`); one
+ * ended later fails each call with FERRY_CLOSED naming `field` (openPool).
+ */
+export function pooledExecutor(pool: Pool, field: string): SqlExecutor {
+  refuseClosed(pool, true, field);
+  return bind(pool, false, field);
 }
 
 /**
@@ -147,10 +156,28 @@ function refuseUnsettled(client: ClientBase, field: string): void {
  * Refuses a client or pool that can never answer again: every call would fail the same way, so a
  * retriable database error would send a caller's retry loop round for ever.
  */
-function refuseClosed(target: object, isPool: boolean, field = 'tx'): void {
+function refuseClosed(target: object, isPool: boolean, field: string): void {
   const reason = closedReason(target, isPool);
   if (reason !== null) {
     throw new FerryValidationError(field, `${reason}: it cannot run statements any more; use a new one`);
+  }
+}
+
+/**
+ * A pool the application ended after ferry was given it (a shutdown that ends the pool before the
+ * relay, the inbox or a consumer stops) fails each call with FERRY_CLOSED, naming `field`: not
+ * retriable (no call will ever succeed), and a failure of the whole batch to a transport's
+ * acceptance (isBatchWideFailure), never one message's fault. pg's own "Cannot use a pool after
+ * calling end on the pool" is translated the same way (dbErrors.ts), for Kysely and Prisma.
+ */
+function openPool(pool: Pool, field: string): void {
+  const reason = closedReason(pool, true);
+  if (reason !== null) {
+    throw new FerryError(
+      'FERRY_CLOSED',
+      `${field}: ${reason}: it cannot run statements any more; use a new one`,
+      { details: { field } },
+    );
   }
 }
 
@@ -163,7 +190,14 @@ export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
   const connections = poolSize((pool as { options?: { max?: unknown } }).options?.max);
   return {
     db: fromPg(pool),
-    transaction: (work, options = {}) => onConnection(pool, work, options),
+    transaction: (work, options = {}) => {
+      try {
+        openPool(pool, 'pool');
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return onConnection(pool, work, options);
+    },
     bind: (client) => bind(client, true),
     ...(connections === undefined ? {} : { connections }),
   };
@@ -188,8 +222,10 @@ function statement(text: string, values: unknown[]): QueryConfig {
   return name === undefined ? { text, values } : { name, text, values };
 }
 
-function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
+/** `field`: the argument that carried a pool `target` (openPool). */
+function bind(target: Queryable, inTransaction: boolean, field = 'pool'): SqlExecutor {
   const run = (text: string, values: readonly unknown[], options: StatementOptions | undefined) => {
+    if (isPool(target)) openPool(target, field);
     const config = statement(text, [...values]);
     if (options?.signal && isPool(target)) return onPooledClient(target, config, options.signal, options);
     // One connection: no wait for a pooled one (StatementOptions.onConnecting).
@@ -206,7 +242,10 @@ function bind(target: Queryable, inTransaction: boolean): SqlExecutor {
     },
     async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}) {
       if (inTransaction) return work(executor);
-      if (isPool(target)) return onConnection(target, (client) => work(bind(client, true)), options);
+      if (isPool(target)) {
+        openPool(target, field);
+        return onConnection(target, (client) => work(bind(client, true)), options);
+      }
       return onClient(target, work, options);
     },
   };
