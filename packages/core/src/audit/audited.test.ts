@@ -66,6 +66,33 @@ describe('audited: the error row of a failed action ferry ran in its own transac
     expect(await auditedFailure(translated(pgError(code)))).toBe(true);
   });
 
+  // Prisma's write conflict (40001 or 40P01) as it may come without a SQLSTATE: P2034 and the driver
+  // adapter's kind TransactionWriteConflict (an adapter that gives no originalCode), or P2034 alone.
+  // PostgreSQL answered on a session still there: a failed action, audited, retriable (review:
+  // operator plane, item 4; on HEAD the first was taken for a lost session and left no row).
+  it.each([
+    [
+      'P2034 with kind TransactionWriteConflict',
+      Object.assign(
+        new Error('Transaction failed due to a write conflict or a deadlock. Please retry your transaction'),
+        {
+          code: 'P2034',
+          meta: {
+            driverAdapterError: { name: 'DriverAdapterError', cause: { kind: 'TransactionWriteConflict' } },
+          },
+        },
+      ),
+    ],
+    ['P2034 alone', pgError('P2034', 'Transaction failed due to a write conflict or a deadlock')],
+  ])('is written after a write conflict Prisma reports without a SQLSTATE: %s', async (_name, raw) => {
+    const error = translated(raw);
+    expect({ code: error.code, retriable: error.retriable, audited: await auditedFailure(error) }).toEqual({
+      code: 'FERRY_DATABASE_UNAVAILABLE',
+      retriable: true,
+      audited: true,
+    });
+  });
+
   it('is written after a refusal of ferry (a state conflict)', async () => {
     expect(await auditedFailure(new FerryError('FERRY_STATE_CONFLICT', 'requeue requires DEAD'))).toBe(true);
   });
