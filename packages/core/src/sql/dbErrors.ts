@@ -9,7 +9,7 @@ import {
 } from '../redact/redact';
 import { redactedCopy } from '../redact/redactedCopy';
 import type { SqlExecutor } from './executor';
-import { driverCause, errorCodes, sqlStateOf } from './sqlState';
+import { codesOf, driverCause, errorCodes, sqlStateOf, WRITE_CONFLICT_CODES } from './sqlState';
 
 /**
  * The one translation of PostgreSQL, node-postgres and Prisma errors into FerryErrors, used by
@@ -84,6 +84,7 @@ const TRANSLATIONS: Readonly<Record<string, Translation>> = {
   P1017: UNAVAILABLE, // Prisma: server closed the connection
   P2024: UNAVAILABLE, // Prisma: timed out fetching a connection from the pool
   P2028: TIMEOUT, // Prisma: interactive transaction expired or closed
+  P2034: UNAVAILABLE, // Prisma: write conflict or deadlock (class 40), as TransactionWriteConflict
   // Prisma driver adapter error kinds
   DatabaseNotReachable: UNAVAILABLE,
   ConnectionClosed: UNAVAILABLE,
@@ -93,7 +94,7 @@ const TRANSLATIONS: Readonly<Record<string, Translation>> = {
   DatabaseDoesNotExist: UNAVAILABLE,
   DatabaseAccessDenied: UNAVAILABLE,
   TlsConnectionError: UNAVAILABLE,
-  TransactionWriteConflict: UNAVAILABLE,
+  TransactionWriteConflict: UNAVAILABLE, // class 40 (WRITE_CONFLICT_CODES)
   TableDoesNotExist: SCHEMA,
   ColumnNotFound: SCHEMA,
 };
@@ -110,7 +111,9 @@ const SESSION_GONE = ['08', '28', '3D000', '25P03', '53300', '57P01', '57P02', '
  * connection within" deadline, FERRY_DATABASE_UNAVAILABLE without a SQLSTATE), PostgreSQL ended the
  * session (57P01-57P05, 25P03) or refused to open one (28xxx, 3D000, 53300). Any other SQLSTATE is
  * PostgreSQL's answer to a statement on a session still there (a lock timeout, a missing
- * privilege, a deadlock, a read-only standby, a full disk), although FERRY_DATABASE_UNAVAILABLE too.
+ * privilege, a deadlock, a read-only standby, a full disk), although FERRY_DATABASE_UNAVAILABLE too;
+ * so is Prisma's write conflict without a SQLSTATE (WRITE_CONFLICT_CODES). FERRY_CLOSED: the
+ * application ended the pool.
  */
 export function sessionGone(error: unknown): boolean {
   if (!isFerryError(error)) return false;
@@ -119,6 +122,8 @@ export function sessionGone(error: unknown): boolean {
   const given = error.details.sqlState;
   const state = typeof given === 'string' ? given : sqlStateOf(error);
   if (state !== null) return SESSION_GONE.some((gone) => state.startsWith(gone));
+  // Prisma's write conflict without its SQLSTATE: class 40, PostgreSQL's answer on a live session.
+  if (codesOf(error).some((code) => WRITE_CONFLICT_CODES.has(code))) return false;
   return error.code === 'FERRY_DATABASE_UNAVAILABLE';
 }
 

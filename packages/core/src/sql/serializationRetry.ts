@@ -1,14 +1,14 @@
 import { abortableDelay, backoffDelay, type BackoffPolicy } from '../backoff';
 import { FerryError } from '../errors';
 import type { SqlExecutor, TransactionOptions } from './executor';
-import { errorCodes } from './sqlState';
+import { codesOf, WRITE_CONFLICT_CODES } from './sqlState';
 
 /**
  * How PostgreSQL (and Prisma, which names it its own way) says it rolled a transaction back only
  * because of a concurrent one: serialization_failure (40001; Prisma's P2034 and driver adapter
  * kind TransactionWriteConflict) or deadlock_detected (40P01). Nothing of it was applied.
  */
-const SERIALIZATION_CODES: ReadonlySet<string> = new Set(['40001', 'P2034', 'TransactionWriteConflict']);
+const SERIALIZATION_CODES: ReadonlySet<string> = new Set(['40001', ...WRITE_CONFLICT_CODES]);
 const DEADLOCK = '40P01';
 
 /** Runs of one statement or transaction, the first included. */
@@ -119,11 +119,7 @@ function readRefusal(error: unknown): 'serialization' | 'deadlock' | null {
   if (error instanceof FerryError && error.code === 'FERRY_OUTCOME_UNKNOWN') return null;
   // A transaction's statements may be translated already: a FerryError naming the SQLSTATE, or
   // the driver's code when there is none (Prisma's kind TransactionWriteConflict).
-  const details = (error as { details?: { sqlState?: unknown; driverCode?: unknown } } | null)?.details;
-  const translated = [details?.sqlState, details?.driverCode].filter(
-    (code): code is string => typeof code === 'string',
-  );
-  const codes = [...errorCodes(error), ...translated];
+  const codes = codesOf(error);
   // First: Prisma reports a deadlock with the kind and code of a write conflict too (review 31).
   if (codes.includes(DEADLOCK)) return 'deadlock';
   if (codes.some((code) => SERIALIZATION_CODES.has(code))) return 'serialization';

@@ -5,9 +5,39 @@ type Raw = {
   meta?: { driverAdapterError?: { cause?: Record<string, unknown> } };
 } | null;
 
-/** A Prisma error's driver adapter cause; {} for any other error. */
+/**
+ * A Prisma error's driver adapter cause; {} for any other error. Prisma wraps a statement's error
+ * (`meta.driverAdapterError`), but throws the DriverAdapterError of its COMMIT itself, the cause
+ * (SQLSTATE `originalCode`, PostgreSQL's `originalMessage`, `kind`) its own `cause`: a COMMIT
+ * PostgreSQL refused for a concurrent transaction read as an unclassified error (review: operator
+ * plane, item 4).
+ */
 export function driverCause(error: unknown): Record<string, unknown> {
-  return (error as Raw)?.meta?.driverAdapterError?.cause ?? {};
+  const wrapped = (error as Raw)?.meta?.driverAdapterError?.cause;
+  if (wrapped !== undefined) return wrapped;
+  const raw = error as { name?: unknown; cause?: unknown } | null;
+  const own = raw?.name === 'DriverAdapterError' ? raw.cause : undefined;
+  return typeof own === 'object' && own !== null ? (own as Record<string, unknown>) : {};
+}
+
+/**
+ * Prisma's names for a transaction PostgreSQL rolled back for a concurrent one, serialization
+ * failure (40001) or deadlock (40P01) alike: error code P2034 and the driver adapter's kind
+ * TransactionWriteConflict. Without a SQLSTATE beside them they are still PostgreSQL's answer, on a
+ * session that is still there.
+ */
+export const WRITE_CONFLICT_CODES: ReadonlySet<string> = new Set(['P2034', 'TransactionWriteConflict']);
+
+/**
+ * errorCodes, plus the SQLSTATE or driver code a FerryError already translated names in its
+ * `details` (a transaction's statements may be translated before the transaction fails).
+ */
+export function codesOf(error: unknown): string[] {
+  const details = (error as { details?: { sqlState?: unknown; driverCode?: unknown } } | null)?.details;
+  const translated = [details?.sqlState, details?.driverCode].filter(
+    (code): code is string => typeof code === 'string',
+  );
+  return [...errorCodes(error), ...translated];
 }
 
 /**
