@@ -16,7 +16,13 @@ import { FENCE, HANDLER_CLAIM, receiptLock, TABLE } from './fragments';
  * whose completion then fails the fence, as before); only a forced release holds the lock
  * exclusively, for its own short transaction, and a handler transaction that finds it so held
  * reads its claim as lost (the release is taking it), so it starts no handler on a claim the
- * release has just given back.
+ * release has just given back. One window is left: this statement reads the claim in the snapshot
+ * it took when it started, so a release that commits after that and before the lock is tried
+ * (the lock is then free) is not seen, and the handler starts on the released claim. Its writes
+ * never commit: the completion's fence reads the row afresh and finds the claim gone, and the
+ * transaction rolls back (test/inbox/releaseRacesHandlerStart.test.ts); only what the handler does
+ * outside the transaction happens. Closing it would take a second statement per handler
+ * transaction, or a row lock held for the whole handler.
  *
  * statement_timeout bounds every later statement of the transaction on every adapter. node-postgres
  * and Kysely set it before this statement too (transactionLimits.ts); Prisma's own `timeout` cannot
