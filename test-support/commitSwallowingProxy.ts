@@ -5,6 +5,9 @@ const COMMITS = ['COMMIT', 'commit'].map((text) =>
   Buffer.concat([Buffer.from('Q'), Buffer.from([0, 0, 0, 11]), Buffer.from(`${text}\0`)]),
 );
 
+/** The frontend's Terminate message ('X', length 4): the client is ending the connection. */
+const TERMINATE = Buffer.from([0x58, 0, 0, 0, 4]);
+
 export interface CommitSwallowingProxy {
   readonly port: number;
   /** `url` with its host and port replaced by the proxy's. */
@@ -23,6 +26,13 @@ export interface CommitSwallowingProxy {
   commits(): number;
   /** Ends the partition `arm({ everything: true })` started (the swallowing connection stays silent). */
   heal(): void;
+  /**
+   * From now on a connection that sends Terminate goes silent for good, as a server that went
+   * silent just before the client ended the connection: the Terminate is dropped, nothing more
+   * is forwarded either way, and the proxy never ends that client's socket, also when the client
+   * sends its FIN (a client waiting for the server's FIN waits for ever).
+   */
+  silenceEnds(): void;
   close(): void;
 }
 
@@ -32,13 +42,26 @@ export async function commitSwallowingProxy(): Promise<CommitSwallowingProxy> {
   let swallowed = false;
   let partitioned = false;
   let commits = 0;
+  let silentEnds = false;
   const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
+  // Half-open: a client's FIN is not answered with the proxy's own (silenceEnds); PostgreSQL
+  // closes the connection after a Terminate that reaches it, and the proxy then closes the client's.
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
     const upstream = net.connect(5432, '127.0.0.1');
     sockets.add(client).add(upstream);
     let silent = false;
+    let deadEnd = false;
     client.on('data', (chunk) => {
-      if (partitioned) return;
+      if (partitioned || deadEnd) return;
+      if (
+        silentEnds &&
+        chunk.length >= TERMINATE.length &&
+        chunk.subarray(-TERMINATE.length).equals(TERMINATE)
+      ) {
+        deadEnd = true;
+        silent = true;
+        return;
+      }
       const commit = COMMITS.some((text) => chunk.includes(text));
       if (commit) commits += 1;
       if (armed && commit) {
@@ -55,6 +78,7 @@ export async function commitSwallowingProxy(): Promise<CommitSwallowingProxy> {
       if (!silent && !partitioned) client.write(chunk);
     });
     const end = (): void => {
+      if (deadEnd) return;
       client.destroy();
       upstream.destroy();
     };
@@ -75,6 +99,7 @@ export async function commitSwallowingProxy(): Promise<CommitSwallowingProxy> {
     swallowed: () => swallowed,
     commits: () => commits,
     heal: () => void (partitioned = false),
+    silenceEnds: () => void (silentEnds = true),
     close: () => {
       for (const socket of sockets) socket.destroy();
       server.close();
