@@ -44,8 +44,8 @@ export async function commitSwallowingProxy(): Promise<CommitSwallowingProxy> {
   let commits = 0;
   let silentEnds = false;
   const sockets = new Set<net.Socket>();
-  // Half-open: a client's FIN is not answered with the proxy's own (silenceEnds); PostgreSQL
-  // closes the connection after a Terminate that reaches it, and the proxy then closes the client's.
+  // Half-open, so that the FIN of a client whose Terminate was silenced (silenceEnds) goes
+  // unanswered; any other client's FIN closes both sides, as it would without it.
   const server = net.createServer({ allowHalfOpen: true }, (client) => {
     const upstream = net.connect(5432, '127.0.0.1');
     sockets.add(client).add(upstream);
@@ -82,7 +82,7 @@ export async function commitSwallowingProxy(): Promise<CommitSwallowingProxy> {
       client.destroy();
       upstream.destroy();
     };
-    client.on('error', end).on('close', end);
+    client.on('error', end).on('close', end).on('end', end);
     upstream.on('error', end).on('close', end);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,12 +1,7 @@
 import { type Command, CommanderError, InvalidArgumentError } from 'commander';
 import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core';
-import {
-  CONNECTION_END_WAIT_MS,
-  destroyClientSocket,
-  endClientWithin,
-  MAX_TIMER_MS,
-} from '@ferry/core/transport';
-import { Client, Pool, type ClientConfig } from 'pg';
+import { endablePool, MAX_TIMER_MS } from '@ferry/core/transport';
+import { Client, type Pool } from 'pg';
 import type { CliIo, Context } from './command';
 import { UsageError } from './errors';
 import { printFailure } from './failure';
@@ -100,51 +95,19 @@ const consoleIo: CliIo = {
 };
 
 /**
- * The pool's client class, and the ending of every connection it made within a deadline. When the
- * command has answered, pool.end() would wait for a connection still waiting for the server's
- * answer to its startup until the 10 s connect bound (a server that went silent), and a connected
- * one's end waits for the server to close the socket, which a server that went silent since
- * (packets dropped) never does: the half-closed socket held the process for ever. A probe such as
- * `health --timeout 1s` must exit once it answered, and every command with the outcome it printed.
- */
-function trackedClients(): { Client: typeof Client; end(): Promise<void> } {
-  const connecting = new Set<Client>();
-  const connected = new Set<Client>();
-  class TrackedClient extends Client {
-    constructor(config?: ClientConfig) {
-      super(config);
-      connecting.add(this);
-      this.once('connect', () => {
-        if (connecting.delete(this)) connected.add(this);
-      });
-      this.once('end', () => {
-        connecting.delete(this);
-        connected.delete(this);
-      });
-    }
-  }
-  return {
-    Client: TrackedClient,
-    end: async () => {
-      for (const client of connecting) destroyClientSocket(client);
-      await Promise.all([...connected].map((client) => endClientWithin(client, CONNECTION_END_WAIT_MS)));
-    },
-  };
-}
-
-/**
  * One pool per invocation, opened on first use and closed when the command ends. Besides ferry's
  * own deadlines, its connections carry the statement deadline as `statement_timeout` (the server
  * ends a statement that runs or waits on a lock too long) and, a little later, `query_timeout`
- * (the client stops waiting for a server that went silent).
+ * (the client stops waiting for a server that went silent). Closing never waits for a silent
+ * server (endablePool): a probe such as `health --timeout 1s` exits once it answered, and every
+ * command with the outcome it printed.
  */
 function lazyDatabase(
   urlOf: () => DatabaseUrl | undefined,
   timeoutMs: () => number,
 ): { db: Context['db']; close(): Promise<void> } {
-  let pool: Pool | undefined;
+  let pool: { readonly pool: Pool; end(): Promise<void> } | undefined;
   let executor: SqlExecutor | undefined;
-  const clients = trackedClients();
   return {
     db: (work, defaults) => {
       const url = urlOf();
@@ -155,9 +118,8 @@ function lazyDatabase(
       }
       if (!pool) {
         const statementMs = defaults?.statementTimeoutMs ?? timeoutMs();
-        pool = new Pool({
+        pool = endablePool({
           connectionString: connectionString(url),
-          Client: clients.Client,
           max: 2,
           connectionTimeoutMillis: 10_000,
           // 0 (migrate without a deadline): neither; node-postgres sends no statement_timeout.
@@ -165,18 +127,13 @@ function lazyDatabase(
           query_timeout: statementMs === 0 ? 0 : Math.min(statementMs + QUERY_TIMEOUT_GRACE_MS, MAX_TIMER_MS),
         });
         // An idle client's error (a database restart during `top`) surfaces on the next query instead.
-        pool.on('error', () => undefined);
+        pool.pool.on('error', () => undefined);
       }
-      executor ??= fromPg(pool);
+      executor ??= fromPg(pool.pool);
       return work(executor);
     },
     close: async () => {
-      // Each connection ended (or its socket destroyed) first: the pool's end then finds them
-      // ended, with no second Terminate on a socket, and clears its idle timers at once. It is not
-      // awaited: it would wait for a connection still checked out (none once a command answered),
-      // whose socket is destroyed already, so nothing of it holds the process.
-      await clients.end();
-      void pool?.end().catch(() => undefined);
+      await pool?.end();
     },
   };
 }

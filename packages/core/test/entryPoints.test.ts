@@ -122,6 +122,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'destroyClientSocket',
     'discardAnswer',
     'endClientWithin',
+    'endablePool',
     'escapeUnshowable',
     'eventHeaders',
     'extractIdentity',

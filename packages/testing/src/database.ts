@@ -1,8 +1,14 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Client, Pool } from 'pg';
+import { Client } from 'pg';
 import { FerryConfigError, fromPg, migrate } from '@ferry/core';
-import { knownKeysOption, received, type OptionKeys } from '@ferry/core/transport';
+import {
+  endablePool,
+  endClientWithin,
+  knownKeysOption,
+  received,
+  type OptionKeys,
+} from '@ferry/core/transport';
 
 export interface RecreateDatabaseOptions extends ServerDatabaseOptions {
   /** The application's own migration folders, applied after ferry's, in this order. */
@@ -19,7 +25,11 @@ export interface ServerDatabaseOptions {
   readonly through?: string;
 }
 
-/** How long connecting to the server may take before a clear error (a server that never answers). */
+/**
+ * How long connecting to the server may take before a clear error (a server that never answers).
+ * Every connection is also ended within CONNECTION_END_WAIT_MS: a server that went silent before
+ * it answered the connection's end held the call for ever (endClientWithin, endablePool).
+ */
 const CONNECT_DEADLINE_MS = 10_000;
 
 /** The database name in `url`, checked to be a plain identifier (identifiers cannot be bound). */
@@ -47,7 +57,7 @@ async function onServer(
   try {
     await client.connect();
   } catch (error) {
-    await client.end().catch(() => undefined);
+    await endClientWithin(client);
     throw new FerryConfigError(
       'url',
       `could not connect to PostgreSQL at ${server.host} (database ${decodeURIComponent(server.pathname.slice(1))}) within ${CONNECT_DEADLINE_MS} ms: ${error instanceof Error ? error.message : String(error)}`,
@@ -56,7 +66,7 @@ async function onServer(
   try {
     await work(client);
   } finally {
-    await client.end();
+    await endClientWithin(client);
   }
 }
 
@@ -112,13 +122,18 @@ export async function recreateDatabase(url: string, options: RecreateDatabaseOpt
     await dropNamed(client, name);
     await client.query(`CREATE DATABASE ${name}`);
   });
-  const pool = new Pool({ connectionString: url, max: 2 });
+  const { pool, end } = endablePool({
+    connectionString: url,
+    max: 2,
+    connectionTimeoutMillis: CONNECT_DEADLINE_MS,
+  });
+  pool.on('error', () => undefined); // an idle connection's end: the next statement reports it
   try {
     const db = fromPg(pool);
     await migrate(db);
     for (const migrationsDir of options.migrationsDirs ?? []) await migrate(db, { migrationsDir });
   } finally {
-    await pool.end();
+    await end();
   }
 }
 

@@ -41,7 +41,7 @@ async function silentServer(): Promise<{ port: number; close(): void }> {
   };
 }
 
-it('recreateDatabase fails naming the server when the database is on a server that never answers', async () => {
+it('recreateDatabase fails within the connect deadline when the database is on a server that never answers', async () => {
   const silent = await silentServer();
   cleanups.push(() => silent.close());
   const url = new URL(scratchDatabaseUrl('ferry_silent_db'));

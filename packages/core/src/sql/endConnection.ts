@@ -1,4 +1,4 @@
-import type { Client } from 'pg';
+import { Client, Pool, type PoolClient, type PoolConfig } from 'pg';
 
 /**
  * The longest wait for the server's answer to Terminate when a connection is ended: a live server
@@ -31,4 +31,53 @@ export async function endClientWithin(client: Client, ms: number = CONNECTION_EN
 export function destroyClientSocket(client: Client): void {
   const internal = client as unknown as { connection?: { stream?: { destroy?: () => void } } };
   internal.connection?.stream?.destroy?.();
+}
+
+/**
+ * Hands a pool's connection back to be destroyed (`reason`: why), not reused. pg-pool ends it as
+ * end() does, waiting for the server's FIN for ever; here its socket is destroyed if the server
+ * has not closed it within CONNECTION_END_WAIT_MS (endClientWithin).
+ */
+export function releaseDestroyed(client: PoolClient, reason: Error | true = true): void {
+  client.release(reason);
+  // A pool's connection is a pg Client (or its native twin): PoolClient's type leaves end() out.
+  void endClientWithin(client as unknown as Client);
+}
+
+/**
+ * A node-postgres pool that ferry makes and ends itself, with an end() that never waits for a
+ * silent server: pool.end() waits for a connection still waiting for the server's answer to its
+ * startup (until `connectionTimeoutMillis`, if the pool has one), and a connected one's end for
+ * the server to close the socket, which a server that went silent since never does: the
+ * half-closed socket held the process for ever. end() destroys the sockets of connections still
+ * connecting, ends each connected one within CONNECTION_END_WAIT_MS (endClientWithin), then ends
+ * the pool without waiting for it (it finds its connections ended and clears its idle timers).
+ * `config.Client` (pg's native bindings, a subclass) is the class its connections are made of.
+ */
+export function endablePool(config: PoolConfig): { readonly pool: Pool; end(): Promise<void> } {
+  const connecting = new Set<Client>();
+  const connected = new Set<Client>();
+  const Base = (config.Client ?? Client) as typeof Client;
+  class TrackedClient extends Base {
+    constructor(...args: ConstructorParameters<typeof Client>) {
+      super(...args);
+      connecting.add(this);
+      this.once('connect', () => {
+        if (connecting.delete(this)) connected.add(this);
+      });
+      this.once('end', () => {
+        connecting.delete(this);
+        connected.delete(this);
+      });
+    }
+  }
+  const pool = new Pool({ ...config, Client: TrackedClient });
+  return {
+    pool,
+    end: async () => {
+      for (const client of connecting) destroyClientSocket(client);
+      await Promise.all([...connected].map((client) => endClientWithin(client)));
+      void pool.end().catch(() => undefined);
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import {
-  Pool,
+  type Pool,
   type ClientBase,
   type PoolClient,
   type PoolConfig,
@@ -10,6 +10,7 @@ import { onAbort } from '../deadline';
 import { askOutcomesElsewhere } from './commitOutcome';
 import { FerryError, FerryValidationError } from '../errors';
 import { closedReason, pendingStatements } from './clientQueue';
+import { endablePool, releaseDestroyed } from './endConnection';
 import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
 import { answeredByServer } from './sqlState';
@@ -111,15 +112,16 @@ type ConnectionParameters = Record<string, unknown> & { readonly password?: unkn
  * application's one client (withDeadlines' lostCommit): not on that client, whose queue waits
  * behind the COMMIT for an answer that may never come, but on a connection of its own with the
  * client's parameters and class (pg's native bindings stay native), opened for the question and
- * ended after it. Its statements are given up as a pool's (onPooledClient), and it connects within
- * `withinMs` (connectionTimeoutMillis), so a silent server holds no socket of it afterwards.
+ * ended after it. Its statements are given up as a pool's (onPooledClient), it connects within
+ * `withinMs` (connectionTimeoutMillis), and it is ended within CONNECTION_END_WAIT_MS (endablePool),
+ * so a server silent at any step holds no socket of it afterwards, and nothing of the process.
  */
 function connectionLike(
   client: ClientBase,
   params: ConnectionParameters,
   withinMs: number,
 ): { db: SqlExecutor; close(): void } {
-  const pool = new Pool({
+  const { pool, end } = endablePool({
     ...params,
     password: params.password as PoolConfig['password'], // pg keeps it out of the enumerable fields
     Client: client.constructor as NonNullable<PoolConfig['Client']>,
@@ -127,7 +129,7 @@ function connectionLike(
     connectionTimeoutMillis: withinMs,
   });
   pool.on('error', () => undefined); // an idle connection ended: the pool is ended right after
-  return { db: fromPg(pool), close: () => void pool.end().catch(() => undefined) };
+  return { db: fromPg(pool), close: () => void end() };
 }
 
 /**
@@ -287,7 +289,7 @@ async function onPooledClient(
   const destroy = (): void => {
     destroyed = true;
     unanswered();
-    client.release(new Error('ferry stopped waiting for a statement on this connection'));
+    releaseDestroyed(client, new Error('ferry stopped waiting for a statement on this connection'));
   };
   signal.addEventListener('abort', destroy, { once: true });
   let failed = false;
@@ -304,7 +306,8 @@ async function onPooledClient(
     // outbox/abandonedClaims.ts); nobody listens to it any more, so that is not an unhandled error.
     if (destroyed || failed || connection.failed()) client.on('error', () => undefined);
     // As pool.query does: a connection whose statement failed is not reused.
-    if (!destroyed) client.release(failed || connection.failed());
+    if (!destroyed && (failed || connection.failed())) releaseDestroyed(client);
+    else if (!destroyed) client.release();
   }
 }
 
@@ -364,7 +367,8 @@ function onConnection<T>(
           status === 'E' ||
           lostStatements(failure);
       } finally {
-        client.release(destroy);
+        if (destroy) releaseDestroyed(client);
+        else client.release();
       }
     }
   };

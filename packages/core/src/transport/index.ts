@@ -24,7 +24,12 @@ export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from
 export { belowOption, describeOption, type OptionValue } from '../optionRelations';
 export { deadlineSignal, onAbort } from '../deadline';
 export { discardAnswer } from '../unreadAnswer';
-export { CONNECTION_END_WAIT_MS, destroyClientSocket, endClientWithin } from '../sql/endConnection';
+export {
+  CONNECTION_END_WAIT_MS,
+  destroyClientSocket,
+  endClientWithin,
+  endablePool,
+} from '../sql/endConnection';
 export {
   integerOption,
   timerOption,
