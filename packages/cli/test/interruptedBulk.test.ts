@@ -8,18 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import { createRelay, emitMany, Inbox, InboxPermanentError } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
-import { Client } from 'pg';
 import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { runBinary, type BinaryRun } from './binary';
+import { runBinary } from './binary';
+import { BOUND_MS, holding, interruptInFlight } from './interrupting';
 
 jest.setTimeout(90_000);
-
-/** Generous bounds: each is only reached when the behaviour under test is missing. */
-const BOUND_MS = 20_000;
-
-/** The note the CLI prints on stderr when the first signal arrives. */
-const STOPPING = /: SIG(INT|TERM): stopping after the change in flight/;
 
 let t: TestDatabase;
 let inbox: Inbox;
@@ -58,42 +52,9 @@ async function failedEvents(tenantId: string, n: number): Promise<string[]> {
   return ids;
 }
 
-/** Another session holding the locks `sql` takes until release(). */
-async function holding(sql: string, values: unknown[] = []) {
-  const client = new Client({ connectionString: t.url });
-  await client.connect();
-  await client.query('BEGIN');
-  await client.query(sql, values);
-  return {
-    release: async () => {
-      await client.query('ROLLBACK').catch(() => undefined);
-      await client.end();
-    },
-  };
-}
-
 /** Another session holding `id`'s row lock until release(). */
 function lockRow(table: 'ferry_inbox_receipts' | 'outbox_events', id: string) {
-  return holding(`SELECT 1 FROM ${table} WHERE id = $1::uuid FOR UPDATE`, [id]);
-}
-
-/** True once a session of the test database waits on a lock (the command's change in flight). */
-async function someoneWaitsOnALock(): Promise<boolean> {
-  for (const stop = Date.now() + BOUND_MS; Date.now() < stop;) {
-    const [row] = await t.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-    );
-    if ((row?.n ?? 0) > 0) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
-}
-
-/** Sends `signal` once the command's change waits on the lock, and waits for its stopping note. */
-async function interruptInFlight(run: BinaryRun, signal: NodeJS.Signals): Promise<boolean> {
-  expect(await someoneWaitsOnALock()).toBe(true);
-  run.child.kill(signal);
-  return run.stderrLine(STOPPING, BOUND_MS);
+  return holding(t, `SELECT 1 FROM ${table} WHERE id = $1::uuid FOR UPDATE`, [id]);
 }
 
 beforeAll(async () => {
@@ -146,7 +107,7 @@ describe('the first signal during a bulk mutation', () => {
     ]);
     let noted: boolean;
     try {
-      noted = await interruptInFlight(run, 'SIGINT');
+      noted = await interruptInFlight(t, run, 'SIGINT');
     } finally {
       await lock.release();
     }
@@ -173,7 +134,7 @@ describe('the first signal during a bulk mutation', () => {
     const run = runBinary([...argv, '--database-url', t.url]);
     let noted: boolean;
     try {
-      noted = await interruptInFlight(run, 'SIGTERM');
+      noted = await interruptInFlight(t, run, 'SIGTERM');
     } finally {
       await lock.release();
     }
@@ -193,7 +154,7 @@ describe('the first signal during a bulk mutation', () => {
     const tenant = `t-${randomUUID()}`;
     const ids = await sentEvents(tenant, 3);
     // Every audited change inserts its audit row in its transaction: the first pass waits here.
-    const lock = await holding('LOCK TABLE ferry_operator_audit IN SHARE MODE');
+    const lock = await holding(t, 'LOCK TABLE ferry_operator_audit IN SHARE MODE');
     const before = new Date(Date.now() + 60_000).toISOString();
     const argv = [
       'outbox',
@@ -209,7 +170,7 @@ describe('the first signal during a bulk mutation', () => {
     const run = runBinary([...argv, '--database-url', t.url]);
     let noted: boolean;
     try {
-      noted = await interruptInFlight(run, 'SIGINT');
+      noted = await interruptInFlight(t, run, 'SIGINT');
     } finally {
       await lock.release();
     }
@@ -237,7 +198,7 @@ describe('the first signal during a bulk mutation', () => {
       t.url,
     ]);
     try {
-      const noted = await interruptInFlight(run, 'SIGINT');
+      const noted = await interruptInFlight(t, run, 'SIGINT');
       run.child.kill('SIGINT');
       // The lock is still held: only the second signal can end the command now.
       const ended = await run.ended(BOUND_MS);
