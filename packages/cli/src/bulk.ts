@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Context } from './command';
 import { UsageError } from './errors';
 import { keepingDone } from './failure';
-import { stoppedBy, untilInterrupted, type Interruption } from './interrupt';
+import { stopNotes, stoppedBy, untilInterrupted, type Interruption } from './interrupt';
 import {
   countOutcomes,
   NOT_ATTEMPTED,
@@ -29,19 +29,8 @@ export interface Acting {
 }
 
 /** A mutation's notes on stderr when a signal arrives (untilInterrupted). */
-function stopNotes(ctx: Context, action: string): Interruption {
-  return {
-    first: (signal) =>
-      printNote(
-        ctx,
-        `ferry ${action}: ${signal}: stopping after the change in flight (again to exit at once)`,
-      ),
-    again: (signal) =>
-      printNote(
-        ctx,
-        `ferry ${action}: ${signal} again: exiting at once; \`ferry audit list\` shows what was applied`,
-      ),
-  };
+function notes(ctx: Context, action: string): Interruption {
+  return stopNotes((line) => printNote(ctx, line), action);
 }
 
 /**
@@ -99,7 +88,7 @@ export async function perBatch<T>(
       }
       return printActions(ctx, answer());
     },
-    stopNotes(ctx, acting.action),
+    notes(ctx, acting.action),
   );
 }
 
@@ -194,7 +183,7 @@ async function drainAnswering(
         ...(interrupted === undefined ? {} : { interrupted }),
       });
     },
-    stopNotes(ctx, action),
+    notes(ctx, action),
   );
 }
 

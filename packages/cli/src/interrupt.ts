@@ -14,12 +14,30 @@ export interface Interruption {
   readonly again?: (signal: StopSignal) => void;
 }
 
+/** Where to see what was applied, after a second signal left the answer unprinted. */
+export const AUDIT_HINT = '`ferry audit list` shows what was applied';
+
+/**
+ * The notes of a mutating command (`ferry <action>`) on stderr, `say`, when a signal arrives: the
+ * first says it stops after the change in flight, a second that it exits at once and where to see
+ * what was applied (`lookHere`).
+ */
+export function stopNotes(say: (line: string) => void, action: string, lookHere = AUDIT_HINT): Interruption {
+  return {
+    first: (signal) =>
+      say(`ferry ${action}: ${signal}: stopping after the change in flight (again to exit at once)`),
+    again: (signal) => say(`ferry ${action}: ${signal} again: exiting at once; ${lookHere}`),
+  };
+}
+
 /**
  * Runs `work` with SIGINT and SIGTERM taken over: the CLI's one handling of them. The first aborts
  * `stop` (its reason the signal's name, a StopSignal): `work` starts nothing new, lets what is in
  * flight finish (each statement and transaction has its deadline) and answers with what it did. A
  * second exits at once (130 / 143): the operator insists. Outside `work` the signals end the
- * process as Node does.
+ * process as Node does. Every mutating command runs under it: the bulk ones (bulk.ts) stop between
+ * ids, batches or passes, `migrate` between migrations, and `inbox replay` (one change) answers
+ * the change in flight.
  */
 export async function untilInterrupted<T>(
   work: (stop: AbortSignal) => Promise<T>,

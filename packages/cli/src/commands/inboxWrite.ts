@@ -6,7 +6,8 @@ import { chunks, perBatch, releasing, runPurge, runRelease, type ReleaseOptions 
 import type { Context } from '../command';
 import { UsageError } from '../errors';
 import { FailedPartway } from '../failure';
-import { countOutcomes, printActions, type ActionResult } from '../output';
+import { AUDIT_HINT, stopNotes, untilInterrupted } from '../interrupt';
+import { countOutcomes, printActions, printNote, type ActionResult } from '../output';
 import { instant, rowVersion, uuid, versionedId, type VersionedId } from '../parse';
 import {
   audit,
@@ -19,6 +20,10 @@ import {
 } from '../scope';
 
 type Options = ScopeOptions & MutationOptions;
+
+/** Where to look after a second signal ended a replay unanswered, and how to retry it as the same request. */
+const REPLAY_HINT = (requestId: string): string =>
+  `${AUDIT_HINT}; request id ${requestId}: retry with --request-id ${requestId} (a duplicate if it landed)`;
 
 interface Target {
   readonly id: string;
@@ -146,31 +151,36 @@ function registerReplay(group: Command, ctx: Context): void {
           // Made up once per invocation when not given; every answer names it, a failed one too,
           // so a timed-out replay can be retried as the same request (a duplicate, not a copy).
           const requestId = o.requestId ?? randomUUID();
-          let outcome: Awaited<ReturnType<InboxScopedAdmin['replay']>>;
-          try {
-            outcome = await ctx.db((db) =>
-              inboxAdmin(ctx, o, db).replay({
-                id: id as string,
-                expectedVersion: o.expectedVersion,
-                requestId,
-                targetConsumer: o.targetConsumer,
-                actor: a.actor,
-                reason: o.reason as string,
-                dryRun: a.dryRun,
-              }),
-            );
-          } catch (error) {
-            throw new FailedPartway(error, { requestId });
-          }
-          const results = [
-            { id: id as string, outcome: outcome.kind, replayId: outcome.record.id, requestId },
-          ];
-          return printActions(ctx, {
-            action: 'inbox replay',
-            dryRun: a.dryRun,
-            results,
-            counts: countOutcomes(results),
-          });
+          // One change: a first signal lets it finish and answers it (the usual exit: nothing was
+          // left), a second exits at once (untilInterrupted).
+          const notes = stopNotes((line) => printNote(ctx, line), 'inbox replay', REPLAY_HINT(requestId));
+          return untilInterrupted(async () => {
+            let outcome: Awaited<ReturnType<InboxScopedAdmin['replay']>>;
+            try {
+              outcome = await ctx.db((db) =>
+                inboxAdmin(ctx, o, db).replay({
+                  id: id as string,
+                  expectedVersion: o.expectedVersion,
+                  requestId,
+                  targetConsumer: o.targetConsumer,
+                  actor: a.actor,
+                  reason: o.reason as string,
+                  dryRun: a.dryRun,
+                }),
+              );
+            } catch (error) {
+              throw new FailedPartway(error, { requestId });
+            }
+            const results = [
+              { id: id as string, outcome: outcome.kind, replayId: outcome.record.id, requestId },
+            ];
+            return printActions(ctx, {
+              action: 'inbox replay',
+              dryRun: a.dryRun,
+              results,
+              counts: countOutcomes(results),
+            });
+          }, notes);
         },
       ),
     );

@@ -1,5 +1,6 @@
 import {
   checkSchema,
+  type MigrateResult,
   exportPrismaModels,
   exportSql,
   migrate,
@@ -10,7 +11,35 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { MIGRATE_STATEMENT_TIMEOUT_MS } from '../timeouts';
-import { printJson, printLine } from '../output';
+import { INTERRUPTED_EXIT, stopNotes, stoppedBy, untilInterrupted, type StopSignal } from '../interrupt';
+import { printJson, printLine, printNote } from '../output';
+
+/** Where to look after a second signal ended `migrate` unanswered. */
+const MIGRATE_HINT = '`ferry check` says what is still pending; `ferry migrate` again skips what was applied';
+
+/**
+ * migrate's answer: `applied NAME` per migration and a summary, `not_attempted NAME` for those a
+ * signal left (exit 130 / 143 then); under --json the result, with `interrupted` when a signal
+ * left some. A signal during the last migration left nothing: the usual answer and exit 0.
+ */
+function printMigrated(ctx: Context, result: MigrateResult, signal: StopSignal | undefined): number {
+  const left = result.notAttempted ?? [];
+  const interrupted = signal !== undefined && left.length > 0 ? signal : undefined;
+  if (ctx.json) {
+    printJson(ctx, interrupted === undefined ? result : { ...result, interrupted: { signal: interrupted } });
+  } else {
+    for (const name of result.applied) printLine(ctx, `applied ${name}`);
+    for (const name of left) printLine(ctx, `not_attempted ${name}`);
+    const notAttempted = interrupted === undefined ? '' : `, ${left.length} not attempted`;
+    const stopped =
+      interrupted === undefined ? '' : `; interrupted by ${interrupted}: run it again for the rest`;
+    printLine(
+      ctx,
+      `ferry migrate: ${result.applied.length} applied, ${result.alreadyApplied.length} already applied${notAttempted}${stopped}`,
+    );
+  }
+  return interrupted === undefined ? 0 : INTERRUPTED_EXIT[interrupted];
+}
 
 interface FolderOptions {
   migrationsDir?: string;
@@ -42,15 +71,14 @@ export function registerSchema(program: Command, ctx: Context): void {
       // 0 is none, as migrate's timeoutMs: 0.
       const timeoutMs = ctx.statementTimeoutMs(MIGRATE_STATEMENT_TIMEOUT_MS, MIGRATE_TIMEOUT_BOUNDS);
       const folder = checkedFolder(o);
-      const result = await ctx.db((db) => migrate(db, { ...folder, timeoutMs }), {
-        statementTimeoutMs: timeoutMs,
-      });
-      if (ctx.json) return printJson(ctx, result);
-      for (const name of result.applied) printLine(ctx, `applied ${name}`);
-      printLine(
-        ctx,
-        `ferry migrate: ${result.applied.length} applied, ${result.alreadyApplied.length} already applied`,
-      );
+      const notes = stopNotes((line) => printNote(ctx, line), 'migrate', MIGRATE_HINT);
+      // A first signal stops it between migrations (the one in flight commits or rolls back).
+      return untilInterrupted(async (signal) => {
+        const result = await ctx.db((db) => migrate(db, { ...folder, timeoutMs, signal }), {
+          statementTimeoutMs: timeoutMs,
+        });
+        return printMigrated(ctx, result, stoppedBy(signal));
+      }, notes);
     }),
   );
 

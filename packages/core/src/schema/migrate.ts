@@ -1,6 +1,6 @@
 import { backoffDelay } from '../backoff';
-import { FerryError } from '../errors';
-import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
+import { FerryConfigError, FerryError } from '../errors';
+import { integerOption, knownKeysOption, received, type OptionKeys } from '../optionChecks';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { sqlStateOf } from '../sql/sqlState';
@@ -38,6 +38,12 @@ export interface MigrateOptions {
    * on), and the migration is tried again after a back-off until `timeoutMs`. Default 2,000 ms.
    */
   lockTimeoutMs?: number;
+  /**
+   * Stops the call between migrations once it aborts (an operator's Ctrl-C): the migration in
+   * flight finishes (commits, or fails and rolls back, as without it), no other starts, and the
+   * result names the ones not reached (`notAttempted`). Without it every pending migration runs.
+   */
+  signal?: AbortSignal;
 }
 
 const KEYS = {
@@ -45,6 +51,7 @@ const KEYS = {
   table: true,
   timeoutMs: true,
   lockTimeoutMs: true,
+  signal: true,
 } as const satisfies OptionKeys<MigrateOptions>;
 
 /**
@@ -63,6 +70,11 @@ export interface MigrateResult {
   applied: string[];
   /** Migrations that were already applied (by an earlier or a concurrent run). */
   alreadyApplied: string[];
+  /**
+   * Set when `signal` stopped the call before its last migration: the migrations it did not look
+   * at (pending, or applied meanwhile by a concurrent run), in order. Run migrate again for them.
+   */
+  notAttempted?: string[];
 }
 
 /**
@@ -82,6 +94,10 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
     1,
     3_600_000,
   );
+  const { signal } = options;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new FerryConfigError('signal', `must be an AbortSignal, got ${received(signal)}`);
+  }
   // Each transaction as a whole within its deadline, COMMIT included: one whose COMMIT answer was
   // lost asks PostgreSQL whether it landed (withDeadlines). The wait for a connection is part of
   // the deadline, at most 10 s.
@@ -110,7 +126,11 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
       { cause: error },
     );
   }
-  for (const file of files) {
+  for (const [index, file] of files.entries()) {
+    if (signal?.aborted === true) {
+      result.notAttempted = files.slice(index).map((left) => left.name);
+      break;
+    }
     const applied = await triedUntil(timeoutMs === 0 ? Infinity : timeoutMs, file, () =>
       db.transaction(async (tx) => applyOne(tx, table, file, lockTimeoutMs), txOptions),
     );

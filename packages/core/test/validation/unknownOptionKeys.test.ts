@@ -189,6 +189,7 @@ describe('a wrongly typed option value is refused, naming its path and showing t
     ),
     wrongType('migrate', 'timeoutMs', '"50" (string)', () => migrate(db, { timeoutMs: '50' as never })),
     wrongType('migrate', 'lockTimeoutMs', '-1 (number)', () => migrate(db, { lockTimeoutMs: -1 })),
+    wrongType('migrate', 'signal', '"stop" (string)', () => migrate(db, { signal: 'stop' as never })),
     wrongType('checkSchema', 'requireAllMigrations', '"no" (string)', () =>
       checkSchema(db, { requireAllMigrations: 'no' as never }),
     ),
