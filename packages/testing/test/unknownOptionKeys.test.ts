@@ -134,3 +134,23 @@ describe('a logger without debug(), info(), warn() and error() is refused, namin
     ),
   ]);
 });
+
+/**
+ * A required option given explicitly as `undefined`, or of the wrong type, and a required argument
+ * left out: refused at construction with FERRY_CONFIG_INVALID naming it, never a TypeError later.
+ */
+describe('a required option given as undefined or of the wrong type is refused at construction', () => {
+  describeOptionTable([
+    wrongType('attachInMemoryConsumer', 'inbox', 'got undefined', () =>
+      attachInMemoryConsumer(undefined as never, { broker, queue: 'q', consumer: 'c' }),
+    ),
+    wrongType('attachInMemoryConsumer', 'inbox', '{} (object)', () =>
+      attachInMemoryConsumer({} as never, { broker, queue: 'q', consumer: 'c' }),
+    ),
+    wrongType('attachInMemoryConsumer', 'options', 'got undefined', () =>
+      attachInMemoryConsumer(acceptor, undefined as never),
+    ),
+    wrongType('attachInMemoryConsumer', 'broker', 'got undefined', () => consumer({ broker: undefined })),
+    wrongType('attachInMemoryConsumer', 'consumer', 'got undefined', () => consumer({ consumer: undefined })),
+  ]);
+});

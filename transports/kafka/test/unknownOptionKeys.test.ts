@@ -131,3 +131,44 @@ describe('a logger without debug(), info(), warn() and error() is refused, namin
     wrongType('attachKafkaConsumer', 'logger', 'missing info()', () => consumer({ logger: nestLikeLogger })),
   ]);
 });
+
+/**
+ * A required option given explicitly as `undefined` (a configuration loader's missing field), or
+ * of the wrong type, and a required argument left out: refused at construction with
+ * FERRY_CONFIG_INVALID naming it, never a TypeError later.
+ */
+describe('a required option given as undefined or of the wrong type is refused at construction', () => {
+  describeOptionTable([
+    wrongType('KafkaConnection', 'options', 'got undefined', () => new KafkaConnection(undefined as never)),
+    wrongType(
+      'KafkaConnection',
+      'brokers',
+      'got undefined',
+      () => new KafkaConnection({ brokers: undefined as never }),
+    ),
+    wrongType('KafkaPublisher', 'connection', 'got undefined', () => new KafkaPublisher(undefined as never)),
+    wrongType(
+      'KafkaPublisher',
+      'connection',
+      '"127.0.0.1:9092" (string)',
+      () => new KafkaPublisher('127.0.0.1:9092' as never),
+    ),
+    wrongType('ensureTopics', 'connection', 'got undefined', () =>
+      ensureTopics(undefined as never, [{ topic: 't' }]),
+    ),
+    wrongType('attachKafkaConsumer', 'inbox', 'got undefined', () =>
+      attachKafkaConsumer(undefined as never, { connection, topic: 't', groupId: 'g', consumer: 'c' }),
+    ),
+    wrongType('attachKafkaConsumer', 'inbox', '{} (object)', () =>
+      attachKafkaConsumer({} as never, { connection, topic: 't', groupId: 'g', consumer: 'c' }),
+    ),
+    wrongType('attachKafkaConsumer', 'options', 'got undefined', () =>
+      attachKafkaConsumer(acceptor, undefined as never),
+    ),
+    wrongType('attachKafkaConsumer', 'connection', 'got undefined', () =>
+      consumer({ connection: undefined }),
+    ),
+    wrongType('attachKafkaConsumer', 'groupId', 'got undefined', () => consumer({ groupId: undefined })),
+    wrongType('attachKafkaConsumer', 'consumer', 'got undefined', () => consumer({ consumer: undefined })),
+  ]);
+});

@@ -152,3 +152,39 @@ describe('a logger without debug(), info(), warn() and error() is refused, namin
     ),
   ]);
 });
+
+/**
+ * A required option given explicitly as `undefined` (a configuration loader's missing field), or
+ * of the wrong type, and a required argument left out: refused at construction with
+ * FERRY_CONFIG_INVALID naming it, never a TypeError later.
+ */
+describe('a required option given as undefined or of the wrong type is refused at construction', () => {
+  describeOptionTable([
+    wrongType('RabbitConnection', 'options', 'got undefined', () => new RabbitConnection(undefined as never)),
+    wrongType(
+      'RabbitConnection',
+      'url',
+      'got undefined',
+      () => new RabbitConnection({ url: undefined as never }),
+    ),
+    wrongType(
+      'RabbitPublisher',
+      'connection',
+      'got undefined',
+      () => new RabbitPublisher(undefined as never),
+    ),
+    wrongType('RabbitPublisher', 'connection', '5 (number)', () => new RabbitPublisher(5 as never)),
+    wrongType('attachRabbitConsumer', 'inbox', 'got undefined', () =>
+      attachRabbitConsumer(undefined as never, base),
+    ),
+    wrongType('attachRabbitConsumer', 'inbox', '{} (object)', () => attachRabbitConsumer({} as never, base)),
+    wrongType('attachRabbitConsumer', 'options', 'got undefined', () =>
+      attachRabbitConsumer(acceptor, undefined as never),
+    ),
+    wrongType('attachRabbitConsumer', 'connection', 'got undefined', () =>
+      consumer({ connection: undefined }),
+    ),
+    wrongType('attachRabbitConsumer', 'queue', 'got undefined', () => consumer({ queue: undefined })),
+    wrongType('attachRabbitConsumer', 'consumer', 'got undefined', () => consumer({ consumer: undefined })),
+  ]);
+});

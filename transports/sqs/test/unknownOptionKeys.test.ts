@@ -123,3 +123,33 @@ describe('a logger without debug(), info(), warn() and error() is refused, namin
     wrongType('attachSqsConsumer', 'logger', 'missing info()', () => consumer({ logger: nestLikeLogger })),
   ]);
 });
+
+/**
+ * A required option given explicitly as `undefined` (a configuration loader's missing field), or
+ * of the wrong type, and a required argument left out: refused at construction with
+ * FERRY_CONFIG_INVALID naming it, never a TypeError later.
+ */
+describe('a required option given as undefined or of the wrong type is refused at construction', () => {
+  const queueUrl = `${endpoint}/000000000000/q`;
+  describeOptionTable([
+    wrongType('SqsPublisher', 'connection', 'got undefined', () => new SqsPublisher(undefined as never)),
+    wrongType(
+      'SqsPublisher',
+      'connection',
+      '"http://127.0.0.1:1" (string)',
+      () => new SqsPublisher(endpoint as never),
+    ),
+    wrongType('attachSqsConsumer', 'inbox', 'got undefined', () =>
+      attachSqsConsumer(undefined as never, { connection, queueUrl, consumer: 'c' }),
+    ),
+    wrongType('attachSqsConsumer', 'inbox', '{} (object)', () =>
+      attachSqsConsumer({} as never, { connection, queueUrl, consumer: 'c' }),
+    ),
+    wrongType('attachSqsConsumer', 'options', 'got undefined', () =>
+      attachSqsConsumer(acceptor, undefined as never),
+    ),
+    wrongType('attachSqsConsumer', 'connection', 'got undefined', () => consumer({ connection: undefined })),
+    wrongType('attachSqsConsumer', 'queueUrl', 'got undefined', () => consumer({ queueUrl: undefined })),
+    wrongType('attachSqsConsumer', 'consumer', 'got undefined', () => consumer({ consumer: undefined })),
+  ]);
+});

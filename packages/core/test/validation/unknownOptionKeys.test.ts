@@ -214,3 +214,35 @@ describe('a wrongly typed option value is refused, naming its path and showing t
     ),
   ]);
 });
+
+/**
+ * A required option given explicitly as `undefined` (a configuration loader's missing field), or
+ * of the wrong type, and a required options argument left out: refused at construction with
+ * FERRY_CONFIG_INVALID naming the option, never a TypeError at start() or at the first message.
+ */
+const prismaLike = {
+  $transaction: unreachable,
+  $queryRawUnsafe: unreachable,
+  $executeRawUnsafe: unreachable,
+  $disconnect: unreachable,
+};
+describe('a required option given as undefined or of the wrong type is refused at construction', () => {
+  describeOptionTable([
+    wrongType('createRelay', 'options', 'got undefined', () => createRelay(undefined as never)),
+    wrongType('createRelay', 'db', 'got undefined', () => createRelay({ db: undefined as never, publisher })),
+    wrongType('createRelay', 'publisher', 'got undefined', () =>
+      createRelay({ db, publisher: undefined as never }),
+    ),
+    wrongType('createRelay', 'publisher', '"rabbit" (string)', () =>
+      createRelay({ db, publisher: 'rabbit' as never }),
+    ),
+    wrongType('createInbox', 'client', 'got undefined', () => createInbox(undefined as never)),
+    wrongType('createInbox', 'client', '"postgres://x" (string)', () => createInbox('postgres://x' as never)),
+    wrongType('createInbox', 'client', '{} (object)', () => createInbox({} as never)),
+    wrongType('createInbox', 'handlers.work', 'must be a function', () =>
+      createInbox(prismaLike as never, { handlers: { work: undefined as never } }),
+    ),
+    wrongType('createHealth', 'options', 'got undefined', () => createHealth(undefined as never)),
+    wrongType('createHealth', 'db', 'got undefined', () => createHealth({ db: undefined as never })),
+  ]);
+});
