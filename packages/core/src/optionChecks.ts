@@ -123,6 +123,18 @@ export function knownKeysOption(
 }
 
 /**
+ * A required options argument (createRelay's config, a connection's, a consumer's): an object,
+ * else FerryConfigError naming `options`, what it needs (`needs`, e.g. `db and publisher`) and
+ * the value received. Checked before anything is read from it: left out, the first read of one
+ * of its options was a TypeError.
+ */
+export function requiredOptions(value: unknown, needs: string): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new FerryConfigError('options', `must be an object with ${needs}, got ${received(value)}`);
+  }
+}
+
+/**
  * A key set to `undefined` is not refused: it has no effect either way, and a configuration
  * loader leaves optional fields it did not find so.
  */

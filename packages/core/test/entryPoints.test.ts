@@ -150,6 +150,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'putStorableHeader',
     'readFerryHeaders',
     'received',
+    'requiredOptions',
     'reportedMessageId',
     'requireOptionalPeer',
     'resolveBackoff',

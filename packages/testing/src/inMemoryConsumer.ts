@@ -76,7 +76,7 @@ export function attachInMemoryConsumer(
   acceptor: InboxAcceptor,
   given: InMemoryConsumerOptions,
 ): InMemoryConsumer {
-  checkAttachable(acceptor, given.consumer);
+  checkAttachable(acceptor, given, 'broker, queue and consumer');
   const options = resolveInMemoryConsumerOptions(given);
   const { broker, queue } = options;
   const stop = new AbortController();

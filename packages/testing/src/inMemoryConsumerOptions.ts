@@ -5,6 +5,7 @@ import {
   guardLogger,
   integerOption as integer,
   knownKeysOption,
+  received,
   nonEmptyOption as nonEmpty,
   resolveBackoff,
   type BackoffPolicy,
@@ -97,7 +98,7 @@ export function resolveInMemoryConsumerOptions(
 ): ResolvedInMemoryConsumerOptions {
   knownKeysOption('', options, KEYS);
   if (!(options.broker instanceof InMemoryBroker)) {
-    throw new FerryConfigError('broker', 'must be an InMemoryBroker');
+    throw new FerryConfigError('broker', `must be an InMemoryBroker, got ${received(options.broker)}`);
   }
   const logger = loggerOption('logger', options.logger);
   return {

@@ -7,6 +7,7 @@ import {
   nonEmptyOption as nonEmpty,
   oneOfOption,
   received,
+  requiredOptions,
   type OptionKeys,
   loggerOption,
 } from '@ferry/core/transport';
@@ -75,6 +76,7 @@ const LOG_LEVELS: readonly KafkaLogLevel[] = ['nothing', 'error', 'warn', 'info'
 const CLIENTS: readonly KafkaClientName[] = ['kafkajs', 'platformatic'];
 
 export function resolveConnectionOptions(options: ConnectionOptions): ResolvedConnectionOptions {
+  requiredOptions(options, 'brokers');
   knownKeysOption('', options, CONNECTION_KEYS);
   if (!Array.isArray(options.brokers) || options.brokers.length === 0) {
     throw new FerryConfigError(

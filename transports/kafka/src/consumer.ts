@@ -60,7 +60,7 @@ export interface KafkaInboxConsumer {
  * core's outageReport, as acceptHolding reports it for the other transports).
  */
 export function attachKafkaConsumer(inbox: InboxAcceptor, options: ConsumerOptions): KafkaInboxConsumer {
-  checkAttachable(inbox, options.consumer);
+  checkAttachable(inbox, options, 'connection, topic, groupId and consumer');
   const consumer = new InboxConsumer(inbox, resolveConsumerOptions(options));
   consumer.start();
   return consumer;

@@ -164,16 +164,21 @@ const CONSUMER_KEYS = {
   tombstones: true,
 } as const satisfies OptionKeys<ConsumerOptions>;
 
+/**
+ * A consumer's, publisher's or topology helper's `connection`: a KafkaConnection, else
+ * FerryConfigError naming `connection` with the value received (left out, it was a TypeError).
+ * By shape, not instanceof: a second copy of the package makes connections of its own class.
+ */
+export function checkKafkaConnection(connection: unknown): void {
+  if (typeof (connection as Partial<KafkaConnection> | undefined)?.driver?.producer !== 'function') {
+    throw new FerryConfigError('connection', `must be a KafkaConnection, got ${received(connection)}`);
+  }
+}
+
 export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsumerOptions {
   knownKeysOption('', options, CONSUMER_KEYS);
   const defaults = DEFAULTS.consumer;
-  // By shape, not instanceof: a second copy of the package makes connections of its own class.
-  if (typeof (options.connection as Partial<KafkaConnection> | undefined)?.driver?.producer !== 'function') {
-    throw new FerryConfigError(
-      'connection',
-      `must be a KafkaConnection, got ${received(options.connection)}`,
-    );
-  }
+  checkKafkaConnection(options.connection);
   const topics = [...(options.topics ?? []), ...(options.topic === undefined ? [] : [options.topic])];
   if (topics.length === 0) throw new FerryConfigError('topics', 'give `topic` or a non-empty `topics`');
   topics.forEach((topic, index) => topicName(`topics[${index}]`, topic));

@@ -1,3 +1,4 @@
+import { checkKafkaConnection } from './options';
 import { type Logger, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
 import { guardLogger, observePublish, UnansweredLedger, type PublishReport } from '@ferry/core/transport';
 import type { ProducedRecord, SequencedProducer } from './client/types';
@@ -88,6 +89,7 @@ export class KafkaPublisher implements Publisher {
   private readonly unansweredTogether = new Set<string>();
 
   constructor(connection: KafkaConnection, options: PublisherOptions = {}) {
+    checkKafkaConnection(connection);
     this.options = resolvePublisherOptions(options);
     this.logger = guardLogger(this.options.logger ?? connection.logger);
     this.report = { transport: 'kafka', observer: this.options.observer, logger: this.logger };

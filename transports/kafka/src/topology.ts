@@ -1,3 +1,4 @@
+import { checkKafkaConnection } from './options';
 import { FerryConfigError } from '@ferry/core';
 import type { DriverAdmin } from './client/types';
 import type { KafkaConnection } from './connection';
@@ -30,6 +31,7 @@ async function withAdmin<T>(
   connection: KafkaConnection,
   work: (admin: DriverAdmin) => Promise<T>,
 ): Promise<T> {
+  checkKafkaConnection(connection);
   const admin = await connection.driver.admin();
   try {
     return await work(admin);

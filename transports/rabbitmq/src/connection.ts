@@ -1,8 +1,8 @@
 import { unescape } from 'node:querystring';
 import * as amqp from 'amqplib';
 import type { ChannelModel } from 'amqplib';
-import type { Logger } from '@ferry/core';
-import { abortableDelay, backoffDelay, inRootContext, onAbort } from '@ferry/core/transport';
+import { FerryConfigError, type Logger } from '@ferry/core';
+import { abortableDelay, backoffDelay, inRootContext, onAbort, received } from '@ferry/core/transport';
 import { closedError, describeError, transportError } from './errors';
 import { CLOSE_ANSWER_MS, settledWithin } from './waits';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
@@ -266,6 +266,17 @@ function vhostNamed(url: URL): string {
   return `virtual host '${JSON.stringify(name).slice(1, -1)}'`;
 }
 
+/**
+ * A publisher's or consumer's `connection` of none of the kinds it takes (a RabbitConnection,
+ * connection options, an amqp:// URL): FerryConfigError naming `connection`, the value shown.
+ */
+export function refuseConnection(given: unknown): never {
+  throw new FerryConfigError(
+    'connection',
+    `must be a RabbitConnection, connection options or an amqp:// URL, got ${received(given)}`,
+  );
+}
+
 /** Accepts either a shared connection or a URL; a connection made from a URL is owned (closed with its user). */
 export function useConnection(
   given: RabbitConnection | ConnectionOptions | string,
@@ -275,6 +286,10 @@ export function useConnection(
   owned: boolean;
 } {
   if (given instanceof RabbitConnection) return { connection: given, owned: false };
+  const kind = typeof given;
+  if (kind !== 'string' && (kind !== 'object' || given === null || Array.isArray(given))) {
+    refuseConnection(given);
+  }
   const options = typeof given === 'string' ? { url: given } : given;
   // A connection the component owns logs where the component does (its connect failures and
   // losses), unless its own options name a logger. The options are not copied: a getter on a

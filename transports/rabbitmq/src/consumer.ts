@@ -68,7 +68,7 @@ export interface RabbitConsumer {
  * dead-letter exchange (invalid) or left unacked and requeued after the backoff (retry).
  */
 export function attachRabbitConsumer(inbox: InboxAcceptor, options: RabbitConsumerOptions): RabbitConsumer {
-  checkAttachable(inbox, options.consumer);
+  checkAttachable(inbox, options, 'connection, queue and consumer');
   const consumer = new ConsumerRuntime(inbox, resolveConsumerOptions(options, inbox.maxPayloadBytes));
   consumer.start();
   return consumer;

@@ -17,7 +17,7 @@ import {
   type TransportObserver,
   loggerOption,
 } from '@ferry/core/transport';
-import { RabbitConnection } from './connection';
+import { RabbitConnection, refuseConnection } from './connection';
 import type { DecodeOptions, DeliveryExtractor } from './delivery';
 import { DEFAULTS, resolveConnectionOptions, type ConnectionOptions } from './options';
 import { retryTiers } from './retryTiers';
@@ -207,9 +207,5 @@ function checkConnection(connection: RabbitConsumerOptions['connection']): void 
   if (typeof connection === 'string') resolveConnectionOptions({ url: connection }, 'connection.');
   else if (typeof connection === 'object' && connection !== null && !Array.isArray(connection))
     resolveConnectionOptions(connection, 'connection.');
-  else
-    throw new FerryConfigError(
-      'connection',
-      `must be a RabbitConnection, connection options or an amqp:// URL, got ${received(connection)}`,
-    );
+  else refuseConnection(connection);
 }

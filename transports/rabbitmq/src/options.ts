@@ -7,6 +7,7 @@ import {
   knownKeysOption,
   nonEmptyOption as nonEmpty,
   received,
+  requiredOptions,
   resolveBackoff,
   type OptionKeys,
   type BackoffPolicy,
@@ -87,6 +88,8 @@ export function resolveConnectionOptions(
   prefix = '',
   fallbackLogger?: Logger,
 ): ResolvedConnectionOptions {
+  // A consumer's own connection options (`connection.`) were checked to be an object already.
+  if (prefix === '') requiredOptions(options, 'url');
   knownKeysOption(prefix, options, CONNECTION_OPTION_KEYS);
   if (typeof options.url !== 'string' || !/^amqps?:\/\//.test(options.url)) {
     // received() takes a URL's credentials out.

@@ -85,6 +85,7 @@ export class RabbitPublisher implements Publisher {
     if (
       !(connection instanceof RabbitConnection) &&
       typeof connection === 'object' &&
+      connection !== null &&
       'connection' in connection
     ) {
       // The shape before 0.x aligned the publishers: new RabbitPublisher({ connection, routes }).

@@ -35,6 +35,7 @@ import { requestDeadline } from './deadline';
 import { deleteMessages } from './deleteBatch';
 import { REJECT_REASONS, closedError, requestError } from './errors';
 import {
+  checkSqsConnection,
   DEFAULTS,
   resolveConsumerOptions,
   type ConsumerOptions,
@@ -93,7 +94,8 @@ export interface SqsConsumer {
  * none is deleted and each gets a visibility timeout of the retry backoff, so it comes back later.
  */
 export function attachSqsConsumer(acceptor: InboxAcceptor, options: AttachConsumerOptions): SqsConsumer {
-  checkAttachable(acceptor, options.consumer);
+  checkAttachable(acceptor, options, 'connection, queueUrl and consumer');
+  checkSqsConnection(options.connection);
   const consumer = new PollingConsumer(acceptor, options.connection, resolveConsumerOptions(options));
   consumer.start();
   return consumer;

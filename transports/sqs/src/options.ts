@@ -383,12 +383,17 @@ function waitTimeSeconds(value: unknown): number {
   return integer('waitTimeSeconds', value ?? DEFAULTS.waitTimeSeconds, 1, 20);
 }
 
-/**
- * attachSqsConsumer's connection, by shape (a second copy of the package makes connections of
- * its own class); resolveConsumerOptions called on its own has none to check.
- */
+/** attachSqsConsumer's connection when given; resolveConsumerOptions called on its own has none. */
 function checkConnection(connection: unknown): void {
-  if (connection === undefined) return;
+  if (connection !== undefined) checkSqsConnection(connection);
+}
+
+/**
+ * A publisher's or consumer's `connection`: an SqsConnection, by shape (a second copy of the
+ * package makes connections of its own class), else FerryConfigError naming `connection` with the
+ * value received (left out, it was a TypeError; a URL was taken and failed at the first publish).
+ */
+export function checkSqsConnection(connection: unknown): void {
   const shape = connection as { connect?: unknown; queueUrl?: unknown } | null;
   if (typeof shape?.connect !== 'function' || typeof shape.queueUrl !== 'function') {
     throw new FerryConfigError('connection', `must be an SqsConnection, got ${received(connection)}`);

@@ -20,7 +20,12 @@ import {
   isPermanentEntryCode,
   publishStatus,
 } from './errors';
-import { resolvePublisherOptions, type PublisherOptions, type ResolvedPublisherOptions } from './options';
+import {
+  checkSqsConnection,
+  resolvePublisherOptions,
+  type PublisherOptions,
+  type ResolvedPublisherOptions,
+} from './options';
 import { isFifoQueue } from './topology';
 import { attributeTextFault, encodeEntry, messageSize, SQS_SYSTEM } from './wire';
 
@@ -61,6 +66,7 @@ export class SqsPublisher implements Publisher {
     private readonly connection: SqsConnection,
     options: PublisherOptions = {},
   ) {
+    checkSqsConnection(connection);
     this.options = resolvePublisherOptions(options);
     this.report = {
       transport: 'sqs',

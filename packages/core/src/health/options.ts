@@ -4,6 +4,7 @@ import {
   integerOption,
   knownKeysOption,
   received,
+  requiredOptions,
   timerOption,
   type OptionKeys,
 } from '../optionChecks';
@@ -47,6 +48,7 @@ function thresholds(prefix: string, value: object | undefined, keys: Readonly<Re
 
 /** createHealth's options checked like every options object (unknown keys, types, values shown). */
 export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOptions {
+  requiredOptions(options, 'db');
   knownKeysOption('', options, KEYS);
   if (typeof options.db?.query !== 'function') {
     throw new FerryConfigError(

@@ -1,7 +1,26 @@
 import { FerryConfigError, FerryError } from '../errors';
 import { translateDbError } from '../sql/dbErrors';
-import type { SqlExecutor, TransactionAdapter } from '../sql/executor';
+import { received } from '../optionChecks';
+import { isTransactionAdapter, type SqlExecutor, type TransactionAdapter } from '../sql/executor';
 import { TABLE } from './sql/fragments';
+
+/**
+ * The inbox's `client`: a transaction adapter (prismaTransactions, pgTransactions,
+ * kyselyTransactions) or a Prisma client (its interactive transactions and raw SQL), else
+ * FerryConfigError naming `client`. Unchecked, a client left out (`undefined` from a
+ * configuration) failed with a TypeError, and a connection string at the first acceptance.
+ */
+export function checkInboxClient(client: unknown): void {
+  if (isTransactionAdapter(client)) return;
+  const prisma = (typeof client === 'object' && client !== null ? client : {}) as Record<string, unknown>;
+  const methods = ['$transaction', '$queryRawUnsafe', '$executeRawUnsafe'];
+  if (methods.every((method) => typeof prisma[method] === 'function')) return;
+  throw new FerryConfigError(
+    'client',
+    'must be a Prisma client or a transaction adapter (prismaTransactions, pgTransactions, ' +
+      `kyselyTransactions), got ${received(client)}`,
+  );
+}
 
 /** How long past transactionTimeoutMs the database check waits for its handler transaction. */
 const CHECK_GRACE_MS = 1_000;

@@ -1,4 +1,4 @@
-import { checkSameDatabase, poolSizeWarning } from './adapterChecks';
+import { checkInboxClient, checkSameDatabase, poolSizeWarning } from './adapterChecks';
 import type { InboxAcceptInput, InboxAcceptor, InboxAcceptResult, InboxAdmissionResult } from '../contracts';
 import { FerryValidationError } from '../errors';
 import { defaultLogger, guardLogger } from '../observe/logger';
@@ -67,6 +67,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     internals: InboxInternals<TTx> = {},
   ) {
     const resolved = resolveInboxOptions(options);
+    checkInboxClient(client);
     const logger = guardLogger(resolved.logger ?? defaultLogger('ferry.inbox'));
     this.options = { ...resolved, logger };
     this.maxPayloadBytes = resolved.maxPayloadBytes;

@@ -1,6 +1,6 @@
 import { checkListenUrl } from '../wake/notifyListener';
 import { FerryConfigError } from '../errors';
-import { knownKeysOption, received, type OptionKeys } from '../optionChecks';
+import { knownKeysOption, received, requiredOptions, type OptionKeys } from '../optionChecks';
 import type { Publisher } from '../contracts';
 import { loggerOption, type Logger } from '../observe/logger';
 import type { SqlExecutor } from '../sql/executor';
@@ -50,6 +50,7 @@ function hasMethod(value: unknown, method: string): boolean {
  * resolveOutboxOptions's job.
  */
 export function checkRelayConfig(config: RelayConfig): void {
+  requiredOptions(config, 'db and publisher');
   knownKeysOption('', config, RELAY_CONFIG_KEYS);
   if ((typeof config.db !== 'object' || config.db === null) && config.store === undefined) {
     throw new FerryConfigError(

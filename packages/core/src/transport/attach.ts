@@ -1,6 +1,6 @@
 import type { InboxAcceptor } from '../contracts';
-import { ConsumerDisconnectedError, FerryError } from '../errors';
-import { knownKeysOption, timerOption } from '../optionChecks';
+import { ConsumerDisconnectedError, FerryConfigError, FerryError } from '../errors';
+import { knownKeysOption, received, requiredOptions, timerOption } from '../optionChecks';
 import { closedError, describeCause } from './errors';
 
 export interface ReadyOptions {
@@ -11,12 +11,27 @@ export interface ReadyOptions {
 export const DEFAULT_READY_TIMEOUT_MS = 60_000;
 
 /**
- * Every transport's attach function calls this first: an inbox that has handlers refuses a
- * consumer name none of them takes (FERRY_HANDLER_MISSING), instead of accepting deliveries
- * that would sit PENDING for ever.
+ * Every transport's attach function calls this first, with its two arguments as given: the inbox
+ * must be one (an InboxAcceptor: acceptMany()) and the options an object, else FerryConfigError
+ * naming `inbox` or `options` (left out, `undefined` from a configuration, they were a TypeError
+ * here or at the first delivery); then an inbox that has handlers refuses a consumer name none of
+ * them takes (FERRY_HANDLER_MISSING), instead of accepting deliveries that would sit PENDING for
+ * ever. `needs` names the options the transport requires, for the error.
  */
-export function checkAttachable(acceptor: InboxAcceptor, consumer: string): void {
-  acceptor.assertHandles?.(consumer);
+export function checkAttachable(
+  acceptor: InboxAcceptor,
+  options: { readonly consumer: string },
+  needs = 'consumer',
+): void {
+  const inbox = acceptor as Partial<InboxAcceptor> | null | undefined;
+  if (typeof inbox !== 'object' || inbox === null || typeof inbox.acceptMany !== 'function') {
+    throw new FerryConfigError(
+      'inbox',
+      `must be an inbox (an InboxAcceptor with acceptMany(), such as createInbox's), got ${received(acceptor)}`,
+    );
+  }
+  requiredOptions(options, needs);
+  acceptor.assertHandles?.(options.consumer);
 }
 
 /**

@@ -39,6 +39,7 @@ export {
   oneOfOption,
   functionOption,
   knownKeysOption,
+  requiredOptions,
   received,
   type OptionKeys,
 } from '../optionChecks';
