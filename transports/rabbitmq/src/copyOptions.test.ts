@@ -103,29 +103,53 @@ describe('copyOptions', () => {
   const properties = (fields: Partial<MessageProperties>): MessageProperties =>
     ({ headers: { 'x-death': [], h: 1 }, ...fields }) as MessageProperties;
 
-  it("keeps the delivery's content type, encoding, ids, type, timestamp and app id, persistent, with copyHeaders", () => {
+  it('keeps every property of the delivery but its expiration and a foreign user-id, persistent, with copyHeaders', () => {
     const kept = {
       contentType: 'application/json; charset=utf-8',
       contentEncoding: 'UTF-8',
       messageId: 'm'.repeat(255),
       correlationId: 'c',
+      replyTo: 'r',
+      priority: 9,
       type: 't',
       timestamp: 18_446_744_073_709_552_000,
       appId: 'a',
     };
-    const dropped = { priority: 9, expiration: '1000', userId: 'guest', replyTo: 'r', deliveryMode: 1 };
-    expect(copyOptions(properties({ ...kept, ...dropped }), { 'x-ferry-reject-reason': 'r' })).toEqual({
+    // The expiration was the delivery's to the work queue (RabbitMQ's own dead-lettering drops it
+    // too); a transient delivery's copy is persistent; a user-id other than the copy
+    // connection's own would make RabbitMQ refuse the copy.
+    const dropped = { expiration: '1000', userId: 'someone-else', deliveryMode: 1 };
+    expect(
+      copyOptions(properties({ ...kept, ...dropped }), { 'x-ferry-reject-reason': 'r' }, undefined, 'guest'),
+    ).toEqual({
       persistent: true,
       mandatory: true,
       headers: { h: 1, 'x-ferry-reject-reason': 'r' },
       ...kept,
     });
+    // The copy connection's own user-id is kept (RabbitMQ accepts it).
+    expect(copyOptions(properties({ userId: 'guest' }), {}, undefined, 'guest').userId).toBe('guest');
+  });
+
+  it('leaves out a priority that is not an AMQP octet', () => {
+    for (const priority of [-1, 256, 1.5, Number.NaN, '9'])
+      expect(copyOptions(properties({ priority } as Partial<MessageProperties>), {})).not.toHaveProperty(
+        'priority',
+      );
+    expect(copyOptions(properties({ priority: 0 }), {}).priority).toBe(0);
   });
 
   it('leaves out a short string amqplib would refuse: over 255 UTF-8 bytes once decoded to U+FFFD', () => {
     const lossy = '\uFFFD'.repeat(100);
     const options = copyOptions(
-      properties({ messageId: lossy, correlationId: lossy, type: lossy, appId: lossy, contentType: lossy }),
+      properties({
+        messageId: lossy,
+        correlationId: lossy,
+        replyTo: lossy,
+        type: lossy,
+        appId: lossy,
+        contentType: lossy,
+      }),
       {},
     );
     expect(options).toEqual({ persistent: true, mandatory: true, headers: { h: 1 } });
