@@ -39,7 +39,9 @@ export interface RabbitConsumer {
    * FERRY_CLOSED once closed (also at once when its shared connection was closed before it
    * attached), and FERRY_PERMANENT_FAILURE at once when the broker refuses the
    * consumer (403 ACCESS_REFUSED, 406 PRECONDITION_FAILED: e.g. an existing queue declared with
-   * other arguments, 530 NOT_ALLOWED). The consumer keeps trying to attach after either.
+   * other arguments, 530 NOT_ALLOWED), unless the refusal ends by itself (another consumer's
+   * exclusive use, a limit reached: isRefusal), which is waited out like any failure. The
+   * consumer keeps trying to attach after either.
    */
   ready(options?: ReadyOptions): Promise<void>;
   /**

@@ -22,6 +22,20 @@ export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];
  */
 const REFUSAL_CODES: ReadonlySet<number> = new Set([403, 406, 530]);
 
+/**
+ * Reply texts RabbitMQ gives under those codes for a state that ends by itself, retried like 405
+ * RESOURCE_LOCKED (an exclusive queue of another connection): another consumer holds the queue
+ * exclusively (403 "in exclusive use"), a connection, channel or queue limit is reached (530 or
+ * 406 "... limit ... is reached", "has reached the ... channel_max"), the virtual host is
+ * restarting (530 "is down").
+ */
+const TEMPORARY_TEXTS: readonly RegExp[] = [
+  /\bin exclusive use\b/,
+  /\blimit\b.*\bis reached\b/,
+  /\bhas reached the\b/,
+  /\bis down\b/,
+];
+
 /** The reply code of an amqplib channel or handshake error, when it carries one. */
 function replyCode(error: unknown): number | null {
   if (typeof error !== 'object' || error === null) return null;
@@ -31,8 +45,13 @@ function replyCode(error: unknown): number | null {
   return match ? Number(match[1]) : null;
 }
 
-/** Whether an attach attempt failed in a way only an operator can fix (REFUSAL_CODES). */
+/**
+ * Whether an attach attempt failed in a way only an operator can fix (REFUSAL_CODES, unless its
+ * text is one of TEMPORARY_TEXTS).
+ */
 export function isRefusal(error: unknown): boolean {
   const code = replyCode(error);
-  return code !== null && REFUSAL_CODES.has(code);
+  if (code === null || !REFUSAL_CODES.has(code)) return false;
+  const message = String((error as { message?: unknown }).message ?? '');
+  return !TEMPORARY_TEXTS.some((text) => text.test(message));
 }
