@@ -340,6 +340,7 @@ export class DeliverySettler {
       // never comes back as the origin (review 46).
       [ORIGIN_HEADERS.userId]: typeof userId === 'string' ? userId : '',
     };
+    // The copy's user-id is always the copy connection's own: what deliveredAs trusts.
     const copy = {
       ...copyOptions(entry.message.properties, headers, negotiatedFrameMax(entry.channel)),
       userId: this.o.copyUserId,
@@ -378,7 +379,12 @@ export class DeliverySettler {
     routingKey: string,
     extraHeaders: Record<string, string>,
     // Sized for the delivery's connection, the one the copy channel is opened on (same broker).
-    options = copyOptions(entry.message.properties, extraHeaders, negotiatedFrameMax(entry.channel)),
+    options = copyOptions(
+      entry.message.properties,
+      extraHeaders,
+      negotiatedFrameMax(entry.channel),
+      this.o.copyUserId,
+    ),
   ): Promise<ConfirmResult> {
     const { message } = entry;
     const signal = deadlineSignal(this.o.confirmTimeoutMs, this.o.closing);

@@ -101,25 +101,39 @@ export function shortString(value: string | undefined): string | undefined {
 }
 
 /**
- * The copy's publish options: persistent, `mandatory` (a copy no queue takes is returned, not
- * confirmed as taken: see publishWithConfirm), the delivery's properties ferry keeps, copyHeaders
- * within what the content header frame leaves of `frameMax` (negotiatedFrameMax of the channel
- * the copy is published on; undefined: amqplib's 64 KiB only).
+ * The copy's publish options: persistent (a transient delivery's copy too: the copy is all there
+ * is of it once the delivery is acked), `mandatory` (a copy no queue takes is returned, not
+ * confirmed as taken: see publishWithConfirm), every other property of the delivery: content
+ * type and encoding, ids, reply-to, priority, type, timestamp, app id, and its user-id only when
+ * it is `copyUserId`, the user of the connection the copy is published on (RabbitMQ refuses a
+ * publish whose user-id is another's). Left out: the expiration (the delivery's time to live in
+ * the work queue, spent; on a copy it would expire in its tier queue or the dead-letter queue,
+ * and RabbitMQ's own dead-lettering drops it too), and CC / BCC (copyHeaders). Headers:
+ * copyHeaders within what the content header frame leaves of `frameMax` (negotiatedFrameMax of
+ * the channel the copy is published on; undefined: amqplib's 64 KiB only).
  */
 export function copyOptions(
   properties: MessageProperties,
   ferry: Readonly<Record<string, string>>,
   frameMax?: number,
+  copyUserId?: string,
 ): Options.Publish {
   const p = properties;
+  const priority: unknown = p.priority;
   const kept: Options.Publish = {
     contentType: shortString(p.contentType as string | undefined),
     contentEncoding: shortString(p.contentEncoding as string | undefined),
     messageId: shortString(p.messageId as string | undefined),
     correlationId: shortString(p.correlationId as string | undefined),
+    replyTo: shortString(p.replyTo as string | undefined),
+    priority:
+      Number.isInteger(priority) && (priority as number) >= 0 && (priority as number) <= 255
+        ? (priority as number)
+        : undefined,
     type: shortString(p.type as string | undefined),
     timestamp: p.timestamp as number | undefined,
     appId: shortString(p.appId as string | undefined),
+    userId: copyUserId !== undefined && p.userId === copyUserId ? copyUserId : undefined,
   };
   const present = Object.entries(kept).filter(([, value]) => value !== undefined);
   const options: Options.Publish = { persistent: true, mandatory: true, ...Object.fromEntries(present) };
