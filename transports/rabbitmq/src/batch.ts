@@ -259,7 +259,8 @@ export class DeliverySettler {
    * broker did not take (returned: no queue bound to take it; not confirmed: a dead-letter queue
    * full with reject-publish, an exchange deleted meanwhile, no confirm in time) is reported as
    * an `error`, and the delivery stays unacked for the first retry backoff, then is requeued: it
-   * stays in the work queue until its copy can be made. It is never rejected to the queue's own
+   * stays in the work queue until its copy can be made (below a quorum queue's x-delivery-limit, see
+   * the README's known limits). It is never rejected to the queue's own
    * dead-letter exchange instead: that one routes to the same queue, and the broker drops what
    * a full queue refuses (the message was lost).
    */

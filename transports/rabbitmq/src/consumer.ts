@@ -66,8 +66,9 @@ export interface RabbitConsumer {
  * is held unacked and retried after the retry backoff, spending no transport retry; close()
  * requeues it. Deliveries whose acceptance failed otherwise (retriable) are copied to the
  * retry tier queue of their backoff (fixed queue TTL per tier), then acked. A copy is acked away only after the
- * broker confirmed it; if it is not confirmed the delivery is rejected to the queue's own
- * dead-letter exchange (invalid) or left unacked and requeued after the backoff (retry).
+ * broker confirmed it; if it is not, the delivery is left unacked for the backoff, then requeued
+ * (its copy made again at its next delivery), never rejected to the queue's own dead-letter
+ * exchange. See the README's known limits (bounded work queues, quorum delivery limits).
  */
 export function attachRabbitConsumer(inbox: InboxAcceptor, options: RabbitConsumerOptions): RabbitConsumer {
   checkAttachable(inbox, options, 'connection, queue and consumer');
