@@ -11,7 +11,7 @@ import { InMemoryPublisher } from '@ferry/testing';
 import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { runBinary } from './binary';
-import { BOUND_MS, holding, interruptInFlight } from './interrupting';
+import { BOUND_MS, expectSecondSignalExits, holding, interruptInFlight } from './interrupting';
 
 jest.setTimeout(90_000);
 
@@ -198,13 +198,7 @@ describe('the first signal during a bulk mutation', () => {
       t.url,
     ]);
     try {
-      const noted = await interruptInFlight(t, run, 'SIGINT');
-      run.child.kill('SIGINT');
-      // The lock is still held: only the second signal can end the command now.
-      const ended = await run.ended(BOUND_MS);
-      expect({ noted, ended }).toEqual({ noted: true, ended: { code: 130, signal: null, hung: false } });
-      expect(run.stdout()).toEqual([]);
-      expect(run.stderr().at(-1)).toMatch(/^ferry inbox requeue: SIGINT again: exiting at once/);
+      await expectSecondSignalExits(t, run, 'SIGINT', 'inbox requeue');
     } finally {
       await lock.release();
     }

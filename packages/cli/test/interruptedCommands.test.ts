@@ -14,7 +14,7 @@ import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { migrationFolder } from '../../../test-support/migrationFolder';
 import { runBinary } from './binary';
-import { BOUND_MS, holding, interruptInFlight } from './interrupting';
+import { BOUND_MS, expectSecondSignalExits, holding, interruptInFlight } from './interrupting';
 
 jest.setTimeout(90_000);
 
@@ -109,12 +109,7 @@ describe('inbox replay', () => {
     const lock = await holding(t, 'LOCK TABLE ferry_operator_audit IN SHARE MODE');
     const run = replay(tenant, source, randomUUID());
     try {
-      const noted = await interruptInFlight(t, run, 'SIGTERM');
-      run.child.kill('SIGTERM');
-      const ended = await run.ended(BOUND_MS);
-      expect({ noted, ended }).toEqual({ noted: true, ended: { code: 143, signal: null, hung: false } });
-      expect(run.stdout()).toEqual([]);
-      expect(run.stderr().at(-1)).toMatch(/^ferry inbox replay: SIGTERM again: exiting at once/);
+      await expectSecondSignalExits(t, run, 'SIGTERM', 'inbox replay');
     } finally {
       await lock.release();
     }
@@ -191,11 +186,7 @@ describe('migrate', () => {
     const args = ['migrate', '--migrations-dir', dir, '--table', 'mig_again_migrations'];
     const run = runBinary([...args, '--database-url', t.url]);
     try {
-      const noted = await interruptInFlight(t, run, 'SIGINT');
-      run.child.kill('SIGINT');
-      const ended = await run.ended(BOUND_MS);
-      expect({ noted, ended }).toEqual({ noted: true, ended: { code: 130, signal: null, hung: false } });
-      expect(run.stderr().at(-1)).toMatch(/^ferry migrate: SIGINT again: exiting at once/);
+      await expectSecondSignalExits(t, run, 'SIGINT', 'migrate');
     } finally {
       await lock.release();
     }

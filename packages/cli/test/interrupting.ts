@@ -48,3 +48,22 @@ export async function interruptInFlight(
   run.child.kill(signal);
   return run.stderrLine(STOPPING, BOUND_MS);
 }
+
+/**
+ * Signals `run` twice while its change waits on a lock: the first is noted, the second ends
+ * `ferry <command>` at once (130 for SIGINT, 143 for SIGTERM) with nothing on stdout.
+ */
+export async function expectSecondSignalExits(
+  t: TestDatabase,
+  run: BinaryRun,
+  signal: 'SIGINT' | 'SIGTERM',
+  command: string,
+): Promise<void> {
+  const noted = await interruptInFlight(t, run, signal);
+  run.child.kill(signal);
+  const ended = await run.ended(BOUND_MS);
+  const code = signal === 'SIGINT' ? 130 : 143;
+  expect({ noted, ended }).toEqual({ noted: true, ended: { code, signal: null, hung: false } });
+  expect(run.stdout()).toEqual([]);
+  expect(run.stderr().at(-1)).toMatch(new RegExp(`^ferry ${command}: ${signal} again: exiting at once`));
+}
