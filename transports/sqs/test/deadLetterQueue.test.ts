@@ -212,6 +212,45 @@ describe('SQS dead-letter queue checks', () => {
     expect(copies.filter((bytes) => bytes > MAX)).toEqual([]);
   });
 
+  it('keeps the identity and tenant in a copy whatever x-ferry-* names a producer forges beside them', async () => {
+    const acceptor = await f.freshAcceptor();
+    const { queueUrl } = await f.queues.declareBare({ name: uniqueName('forged') });
+    const { queueUrl: deadUrl } = await f.queues.declareBare({ name: uniqueName('forged-dead') });
+    // SQS's 10 attributes each: eight forged x-ferry-* ones beside ferry's own two. The order a
+    // receive lists them in is the endpoint's (a hash order on ElasticMQ), so ten messages: a copy
+    // that kept the first eight x-ferry-* names read would lose an id or a tenant in almost all runs.
+    const ids = Array.from({ length: 10 }, (_, m) => `forged-${m}`);
+    for (const [m, id] of ids.entries()) {
+      const forged = Object.fromEntries(
+        Array.from({ length: 8 }, (_, i) => [`x-ferry-f${m}${i}`, `forged ${i}`]),
+      );
+      await sendRaw(f.connection, queueUrl, 'not json', {
+        ...forged,
+        [FERRY_HEADERS.messageId]: id,
+        [FERRY_HEADERS.tenantId]: `tenant-${m}`,
+      });
+    }
+    const { consumer, events } = attach(acceptor, {
+      queueUrl,
+      deadLetter: { mode: 'queue', queueUrl: deadUrl },
+    });
+    await consumer.ready();
+
+    const dead = await receiveAtLeast(f.connection, deadUrl, ids.length, 30_000);
+    const kept = dead.map((copy) => {
+      const copied = copy.MessageAttributes ?? {};
+      return [
+        copied[FERRY_HEADERS.messageId]?.StringValue,
+        copied[FERRY_HEADERS.tenantId]?.StringValue,
+        copied[FERRY_HEADERS.rejectReason]?.StringValue !== undefined,
+        Object.keys(copied).length <= 10,
+      ];
+    });
+    // Before: the first eight x-ferry-* names read were kept, often forged ones in place of the id and tenant.
+    expect(kept.sort()).toEqual(ids.map((id, m) => [id, `tenant-${m}`, true, true]).sort());
+    expect(events.filter((e) => e.type === 'error')).toEqual([]);
+  });
+
   it('dead-letters a message with attributes named __proto__ and constructor; the copy keeps what was read', async () => {
     const acceptor = await f.freshAcceptor();
     const { queueUrl } = await f.queues.declareBare({ name: uniqueName('proto') });
