@@ -9,7 +9,7 @@ import { setOwnProperty } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { errorName, transportError } from './errors';
 import { isFifoQueue } from './queueUrl';
-import { messageSize, sqsText, type Attributes } from './wire';
+import { WIRE_ATTRIBUTES, messageSize, sqsText, type Attributes } from './wire';
 
 /** Carries the human-readable detail beside the reason code of `x-ferry-reject-reason`. */
 export const REJECT_DETAIL_ATTRIBUTE = 'x-ferry-reject-detail';
@@ -97,8 +97,8 @@ function copyFailure(deadLetterQueueUrl: string, error: unknown): FerryError {
 
 /**
  * The copy of one item, never over `maxBytes` (SQS refuses a larger message): the body, then
- * as many attributes as fit, in this order: the original `x-ferry-*` ones (the identity and
- * tenant a redrive needs), the reject reason, the other original ones, and the reject detail,
+ * as many attributes as fit, in this order: ferry's own original ones (WIRE_ATTRIBUTES: the
+ * identity and tenant a redrive needs, first), the reject reason, the other original ones, and the reject detail,
  * cut to the bytes left. An attribute that does not fit is left out, so a copy of a message
  * at the queue's limit keeps its original attributes and carries no reason.
  */
@@ -175,21 +175,27 @@ function chunksBySize<E extends { MessageBody: string; MessageAttributes?: Attri
 }
 
 /**
- * Up to 8 original attributes, ferry's and the others apart; an earlier reject reason and detail
- * are not copied, nor an attribute without a value: the SDK reads an attribute named `__proto__`
- * back as an own property whose value is undefined (taking its size threw, for every delivery, so
- * such a message never left its queue).
+ * Up to 8 original attributes, ferry's own (WIRE_ATTRIBUTES, in that order) and the others apart;
+ * an earlier reject reason and detail are not copied, nor an attribute without a value: the SDK
+ * reads an attribute named `__proto__` back as an own property whose value is undefined (taking
+ * its size threw, for every delivery, so such a message never left its queue). A producer's
+ * forged `x-ferry-*` names rank with the others, so they never push the identity or the tenant
+ * out of the copy.
  */
 function copiedAttributes(
   attributes: Attributes,
 ): [ferry: [string, MessageAttributeValue][], others: [string, MessageAttributeValue][]] {
+  const rank = (name: string): number => {
+    const wire = WIRE_ATTRIBUTES.indexOf(name);
+    return wire === -1 ? WIRE_ATTRIBUTES.length : wire;
+  };
   const copied = Object.entries(attributes)
     .filter(([, value]) => typeof value === 'object' && value !== null)
     .filter(([name]) => name !== FERRY_HEADERS.rejectReason && name !== REJECT_DETAIL_ATTRIBUTE)
-    .sort(([a], [b]) => Number(!a.startsWith('x-ferry-')) - Number(!b.startsWith('x-ferry-')))
+    .sort(([a], [b]) => rank(a) - rank(b))
     .slice(0, MAX_COPIED_ATTRIBUTES);
   return [
-    copied.filter(([name]) => name.startsWith('x-ferry-')),
-    copied.filter(([name]) => !name.startsWith('x-ferry-')),
+    copied.filter(([name]) => WIRE_ATTRIBUTES.includes(name)),
+    copied.filter(([name]) => !WIRE_ATTRIBUTES.includes(name)),
   ];
 }

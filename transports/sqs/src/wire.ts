@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Message, MessageAttributeValue, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import type { InboxAcceptInput, OutboxMessage } from '@ferry/core';
+import { FERRY_HEADERS, type InboxAcceptInput, type OutboxMessage } from '@ferry/core';
 import {
   eventHeaders,
   extractIdentity,
@@ -29,6 +29,22 @@ export const SQS_SYSTEM = 'aws_sqs';
 export const HEADERS_ATTRIBUTE = 'x-ferry-headers';
 
 export type Attributes = Record<string, MessageAttributeValue>;
+
+/**
+ * The attributes ferry writes (above), most needed first: what a dead-letter copy keeps before
+ * any other attribute a producer sent (a redrive needs the identity and the tenant; a producer's
+ * own `x-ferry-*` names are not ferry's and rank with the rest).
+ */
+export const WIRE_ATTRIBUTES: readonly string[] = [
+  FERRY_HEADERS.messageId,
+  FERRY_HEADERS.tenantId,
+  FERRY_HEADERS.eventType,
+  FERRY_HEADERS.correlationId,
+  FERRY_HEADERS.causationId,
+  HEADERS_ATTRIBUTE,
+  FERRY_HEADERS.traceparent,
+  FERRY_HEADERS.tracestate,
+];
 
 /**
  * JSON that SQS takes as a body or attribute value: SQS refuses U+FFFE and U+FFFF (ElasticMQ
