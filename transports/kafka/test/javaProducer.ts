@@ -10,11 +10,13 @@ export type Codec = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
 /** A record for the Java client; null stands for a null key, value or header value. */
 export interface ForeignRecord {
   /**
-   * 'commit' and 'abort' send the record in a transaction of its own and end it so; 'batched'
+   * 'keyed' sends the record to the partition the Java client's default partitioner chooses for
+   * its key (the others go to partition 0); 'commit' and 'abort' send the record in a transaction
+   * of its own and end it so; 'batched'
    * records go out at the end, after the others, together in one record batch (compressed as
    * one). Default 'plain'.
    */
-  readonly mode?: 'plain' | 'commit' | 'abort' | 'batched';
+  readonly mode?: 'plain' | 'keyed' | 'commit' | 'abort' | 'batched';
   /**
    * For 'batched' records: the codec of their batch, instead of the run's. Each codec's records
    * form a batch of their own, sent in the order the codecs first appear.
@@ -50,7 +52,7 @@ function modeField(record: ForeignRecord): string {
 }
 
 /**
- * Produces `records`, in order, to partition 0 of `topic` with the Java client (kafka-clients, run
+ * Produces `records`, in order, to partition 0 of `topic` (a 'keyed' record: where its key goes) with the Java client (kafka-clients, run
  * with Java's source launcher), compressed with `compression`. Resolves once every record was acknowledged.
  */
 export async function produceWithJava(

@@ -2,6 +2,7 @@ import { FERRY_HEADERS, type OutboxMessage } from '@ferry/core';
 import type { TransportPublisherEvent } from '@ferry/core/transport';
 import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
 import { closedPort } from '../../../test-support/closedPort';
+import { produceWithJava } from './javaProducer';
 import { outboxMessage, quickRetries, readBack, testConnection, uniqueName, watchSends } from './support';
 
 const connection = testConnection();
@@ -22,6 +23,43 @@ afterAll(async () => {
 });
 
 describe('KafkaPublisher against a real broker', () => {
+  test.each([3, 5])(
+    'places each ordering key on the partition the Java client chooses for it (%i partitions)',
+    async (partitions) => {
+      const name = await topic('java-keys', partitions);
+      const keys = [
+        ...Array.from({ length: 40 }, (_, index) => `key-${index}`),
+        'ключ',
+        'clé-été',
+        '🔑 1',
+        '',
+      ];
+      await produceWithJava(
+        name,
+        keys.map((key) => ({ mode: 'keyed', key, value: '{}' })),
+      );
+      const publisher = new KafkaPublisher(connection, { defaultDestination: name });
+      const messages = keys.map((key) => outboxMessage({ orderingKey: key }));
+      try {
+        expect(await publisher.publish(messages, never)).toEqual(
+          messages.map((message) => ({ id: message.id, status: 'sent' })),
+        );
+      } finally {
+        await publisher.close();
+      }
+
+      const records = await readBack(connection, name, keys.length * 2);
+      const placed = (ferry: boolean) =>
+        records
+          .filter((record) => (record.headers[FERRY_HEADERS.messageId] !== undefined) === ferry)
+          .map((record) => `${record.key} -> ${record.partition}`)
+          .sort();
+      // Before, on @platformatic/kafka: its default partitioner takes murmur2 unsigned, not
+      // masked positive as Java's (and kafkajs's), so about half of the keys went elsewhere.
+      expect(placed(true)).toEqual(placed(false));
+    },
+  );
+
   test('delivers every event of many keys over 3 partitions in per-key order, read back by an independent group', async () => {
     const name = await topic('order', 3);
     const publisher = new KafkaPublisher(connection, { defaultDestination: name });

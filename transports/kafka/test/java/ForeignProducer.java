@@ -15,7 +15,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 /**
  * Test support: produces records with the official Java client (a client ferry did not write).
  * Arguments: bootstrap servers, topic, compression type. Standard input: one record per line,
- * tab-separated: mode (plain, commit or abort: the last two in a transaction of their own;
+ * tab-separated: mode (plain: to partition 0; keyed: to the partition the client's default
+ * partitioner chooses for its key; commit or abort: the last two in a transaction of their own;
  * batched: sent at the end, after the other modes' records, all in one record batch; batched:CODEC:
  * the same, in a batch of its own per codec compressed with CODEC, the codecs in the order they
  * first appear), key,
@@ -63,13 +64,15 @@ public class ForeignProducer {
       while ((line = in.readLine()) != null) {
         if (line.isEmpty()) continue;
         String[] fields = line.split("\t", -1);
+        // keyed: no partition given, so the client's default partitioner places it by its key.
+        Integer partition = fields[0].equals("keyed") ? null : 0;
         ProducerRecord<byte[], byte[]> record =
-            new ProducerRecord<>(topic, 0, bytes(fields[1]), bytes(fields[2]));
+            new ProducerRecord<>(topic, partition, bytes(fields[1]), bytes(fields[2]));
         for (int i = 3; i < fields.length; i++) {
           int eq = fields[i].indexOf('=');
           record.headers().add(fields[i].substring(0, eq), bytes(fields[i].substring(eq + 1)));
         }
-        if (fields[0].equals("plain")) {
+        if (fields[0].equals("plain") || fields[0].equals("keyed")) {
           plain.send(record).get();
           continue;
         }
