@@ -23,6 +23,20 @@ afterAll(async () => {
 });
 
 describe('KafkaPublisher against a real broker', () => {
+  test('spreads events without an ordering key over every partition', async () => {
+    const name = await topic('keyless', 3);
+    const publisher = new KafkaPublisher(connection, { defaultDestination: name });
+    const messages = Array.from({ length: 30 }, () => outboxMessage({ orderingKey: null }));
+    try {
+      for (const message of messages) await publisher.publish([message], never);
+    } finally {
+      await publisher.close();
+    }
+    const records = await readBack(connection, name, messages.length);
+    expect(new Set(records.map((record) => record.partition))).toEqual(new Set([0, 1, 2]));
+    expect(records.every((record) => record.key === null)).toBe(true);
+  });
+
   test.each([3, 5])(
     'places each ordering key on the partition the Java client chooses for it (%i partitions)',
     async (partitions) => {

@@ -6,6 +6,7 @@ import { waitForLeaders } from './leaders';
 import { decoratePlatformaticCodecs } from './platformaticCodecs';
 import { PlatformaticConsumer } from './platformaticConsumer';
 import { SequencedSends } from './sequencedSends';
+import type { Partitioner } from '@platformatic/kafka';
 import type { PlatformaticBase, PlatformaticKafka } from './platformaticTypes';
 import type {
   DriverAdmin,
@@ -22,6 +23,22 @@ import type {
 } from './types';
 
 let loaded: PlatformaticKafka | null = null;
+
+/**
+ * Where a record goes, as the Java client (and kafkajs) places it: a keyed record by murmur2 of
+ * its key bytes masked positive, modulo the partition count (the client takes the modulo); a
+ * keyless one round robin. The client's own default takes murmur2 unsigned, which puts about half
+ * of the keys on another partition than a Java producer of the same key, or ferry on kafkajs.
+ */
+function javaPlacement(): Partitioner<Buffer, Buffer, Buffer, Buffer> {
+  const { compatibilityPartitioner } = platformaticKafka();
+  let next = 0;
+  return (message, key) => {
+    if (key !== undefined) return compatibilityPartitioner(message, key);
+    next = (next + 1) % 0x7fffffff;
+    return next;
+  };
+}
 
 /**
  * @platformatic/kafka is an ES module, which Node 20.19+ loads with `require`. It is loaded only
@@ -86,6 +103,7 @@ export class PlatformaticDriver implements KafkaClientDriver {
       ...this.base,
       idempotent: true,
       acks: -1,
+      partitioner: javaPlacement(),
       // An idempotent producer given 0 or 1 retries retries forever (even to a missing topic,
       // even after close); 2 is the fewest that stays bounded.
       retries: Math.max(MIN_IDEMPOTENT_RETRIES, options.retries),
