@@ -213,7 +213,7 @@ it('follows one message RabbitMQ -> inbox -> handler -> outbox -> Kafka -> inbox
     tracing.spans().some((s) => s.name === 'process shipments'),
   );
   const emitOrder = spanOf('ferry emit', orderId);
-  const publishOrder = spanOf(`publish /${queue}`, orderId);
+  const publishOrder = spanOf(`publish ${queue}`, orderId);
   const acceptOrder = spanOf('accept orders', orderId);
   const processOrder = spanOf('process orders', orderId);
   const emitShipment = spanOf('ferry emit', shipmentId!);

@@ -19,6 +19,13 @@ export class KafkaPublisherService implements Publisher, OnModuleDestroy {
     this.publisher = new KafkaPublisher(connection);
   }
 
+  readonly system = 'kafka';
+
+  /** The topic: the relay names each publish span after it (`publish <topic>`). */
+  destinationName(message: OutboxMessage): string | null {
+    return this.publisher.destinationName(message);
+  }
+
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
     return this.publisher.publish(messages, signal);
   }

@@ -48,6 +48,14 @@ export interface Publisher {
    * (`rabbitmq`, `kafka`, `aws_sqs`): an attribute of the relay's publish spans.
    */
   readonly system?: string;
+  /**
+   * Where `message` goes, as few names as the broker's topology has: the exchange, topic or
+   * queue it resolves to (never a per-message routing key), null when it has no route. The relay
+   * names the message's publish span after it (`publish <name>`); without it the span is
+   * `publish` (an event's `destination` can be per message). ferry's publishers report the same
+   * name as their events' `destination`.
+   */
+  destinationName?(message: OutboxMessage): string | null;
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]>;
   close?(): Promise<void>;
 }

@@ -167,6 +167,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   ],
   '@ferry/core/metrics': [
     'METRICS_DEFAULT_BUCKETS',
+    'METRICS_LABEL_VALUES',
     'METRICS_STATS_DEFAULTS',
     'createFerryMetrics',
     'serveMetrics',

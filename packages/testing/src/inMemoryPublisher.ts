@@ -80,11 +80,16 @@ export class InMemoryPublisher implements Publisher {
     return [...this.sent];
   }
 
+  /** The event's destination (null without one): the relay's span name and the observer's `destination`. */
+  destinationName(message: OutboxMessage): string | null {
+    return message.destination;
+  }
+
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
     const call = observePublish(
       this.report,
       messages,
-      (message) => message.destination ?? '',
+      (message) => this.destinationName(message),
       () => this.publishNow(messages, signal),
     );
     const ended = call.then(

@@ -120,11 +120,16 @@ export class KafkaPublisher implements Publisher {
     await this.connecting;
   }
 
+  /** The topic `message` goes to (its destination, else its type's route, else the default); null: none. */
+  destinationName(message: OutboxMessage): string | null {
+    return topicOf(message, this.options.routing);
+  }
+
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
     return observePublish(
       this.report,
       messages,
-      (message) => topicOf(message, this.options.routing) ?? '',
+      (message) => this.destinationName(message),
       () => this.publishNow(messages, signal),
     );
   }

@@ -109,14 +109,21 @@ export class RabbitPublisher implements Publisher {
     await this.connection.connect(signal);
   }
 
+  /**
+   * The exchange `message` is routed to, never its routing key (`events/user.8812.updated` is
+   * `events`); on the default exchange, whose routing key names the queue, that queue. Null: no
+   * route. The relay's span name and the observer's `destination`.
+   */
+  destinationName(message: OutboxMessage): string | null {
+    const route = resolveRoute(message, this.options.routes, this.options.defaultDestination);
+    return route === null ? null : route.exchange || route.routingKey;
+  }
+
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
     return observePublish(
       this.report,
       messages,
-      (message) => {
-        const route = resolveRoute(message, this.options.routes, this.options.defaultDestination);
-        return route === null ? '' : route.exchange || route.routingKey;
-      },
+      (message) => this.destinationName(message),
       () => this.publishNow(messages, signal),
     );
   }

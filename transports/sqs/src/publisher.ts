@@ -79,9 +79,15 @@ export class SqsPublisher implements Publisher {
     return observePublish(
       this.report,
       messages,
-      (message) => stripUrlCredentials(this.queueOf(message) ?? ''),
+      (message) => this.destinationName(message),
       () => this.publishNow(messages, signal),
     );
+  }
+
+  /** The queue `message` goes to, as routed (URL or name; a URL's credentials left out); null: none. */
+  destinationName(message: OutboxMessage): string | null {
+    const queue = this.queueOf(message);
+    return queue === null ? null : stripUrlCredentials(queue);
   }
 
   /** The event's destination, else the route of its type, else the default queue. */

@@ -3,6 +3,7 @@ import type { InboxEvent } from '../inbox/types';
 import { defaultLogger, guardLogger } from '../observe/logger';
 import type { OutboxEvent } from '../outbox/events';
 import type { TransportEvent } from '../transport/events';
+import { labelBounds } from '../observe/cardinality';
 import { infrastructureErrors, metricFactory } from './factory';
 import { inboxMetrics } from './inbox';
 import { resolveMetricsOptions, type FerryMetricsOptions } from './options';
@@ -26,18 +27,22 @@ export interface FerryMetrics {
  * Registers ferry's metrics (see the README's metrics table) and returns the observers that
  * feed them. Every label is bounded: event type, consumer, transport, queue or topic, status,
  * outcome, reason; never an id, and the tenant only with `tenantLabel` (on the stats gauges).
+ * As the events' values come from data too (an event's destination or type, a delivery's
+ * consumer), each label takes at most `maxLabelValues` of them, later ones counted as `other`,
+ * and a closed-set label (outcome, reason) `other` for a value outside its set.
  */
 export function createFerryMetrics(options: FerryMetricsOptions = {}): FerryMetrics {
   const resolved = resolveMetricsOptions(options);
   const prom = promClient();
   const registry = resolved.registry ?? new prom.Registry();
   const make = metricFactory(prom, registry, resolved.prefix, resolved.buckets);
+  const bound = labelBounds(resolved.maxLabelValues);
   const infrastructure = infrastructureErrors(make);
   const metrics: FerryMetrics = {
     registry,
-    outbox: outboxMetrics(make, resolved.eventTypeLabel, infrastructure),
-    inbox: inboxMetrics(make, infrastructure),
-    transport: transportMetrics(make),
+    outbox: outboxMetrics(make, bound, resolved.eventTypeLabel, infrastructure),
+    inbox: inboxMetrics(make, bound, infrastructure),
+    transport: transportMetrics(make, bound),
   };
   if (resolved.stats) {
     statsMetrics(

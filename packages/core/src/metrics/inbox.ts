@@ -1,16 +1,29 @@
 import type { InboxEvent } from '../inbox/types';
+import { closedSet, type LabelBound } from '../observe/cardinality';
 import type { InfrastructureErrors, MetricFactory } from './factory';
 import { observeMs } from './values';
 
+type DeadReason = Extract<InboxEvent, { type: 'dead' }>['reason'];
+const DEAD_REASONS: readonly DeadReason[] = [
+  'permanent',
+  'invalid_payload',
+  'unsupported_schema',
+  'exhausted',
+];
+
 /**
  * The inbox's counters and histograms, fed by its observer events. Labels: the consumer name
- * (bounded by the application's handlers), an outcome or reason from a fixed set, the worker's
- * operation name. Never a receipt or message id.
+ * (a delivery names it: an inbox without handlers accepts any) and the worker's operation name,
+ * each bounded by `bound`; an outcome or reason from its closed set. Never a receipt or message id.
  */
 export function inboxMetrics(
   make: MetricFactory,
+  bound: (labelName: string) => LabelBound,
   infrastructure: InfrastructureErrors,
 ): (event: InboxEvent) => void {
+  const consumerOf = bound('consumer');
+  const operationOf = bound('operation');
+  const reasonOf = closedSet(DEAD_REASONS);
   const acceptances = make.counter(
     'inbox_acceptances_total',
     'Deliveries offered to the inbox, by outcome: accepted (a new receipt), duplicate, conflict (a duplicate id with another payload)',
@@ -35,27 +48,30 @@ export function inboxMetrics(
   return (event) => {
     switch (event.type) {
       case 'accepted':
-        acceptances.inc({ consumer: event.consumer, outcome: 'accepted' });
+        acceptances.inc({ consumer: consumerOf(event.consumer), outcome: 'accepted' });
         return;
       case 'duplicate':
-        acceptances.inc({ consumer: event.consumer, outcome: event.conflict ? 'conflict' : 'duplicate' });
+        acceptances.inc({
+          consumer: consumerOf(event.consumer),
+          outcome: event.conflict ? 'conflict' : 'duplicate',
+        });
         return;
       case 'completed':
-        attempts.inc({ consumer: event.consumer, outcome: 'completed' });
-        observeMs(duration, { consumer: event.consumer }, event.durationMs);
+        attempts.inc({ consumer: consumerOf(event.consumer), outcome: 'completed' });
+        observeMs(duration, { consumer: consumerOf(event.consumer) }, event.durationMs);
         return;
       case 'retry':
-        attempts.inc({ consumer: event.consumer, outcome: 'retry' });
+        attempts.inc({ consumer: consumerOf(event.consumer), outcome: 'retry' });
         return;
       case 'dead':
-        attempts.inc({ consumer: event.consumer, outcome: 'dead' });
-        dead.inc({ consumer: event.consumer, reason: event.reason });
+        attempts.inc({ consumer: consumerOf(event.consumer), outcome: 'dead' });
+        dead.inc({ consumer: consumerOf(event.consumer), reason: reasonOf(event.reason) });
         return;
       case 'lease-lost':
-        attempts.inc({ consumer: event.consumer, outcome: 'lease_lost' });
+        attempts.inc({ consumer: consumerOf(event.consumer), outcome: 'lease_lost' });
         return;
       case 'infrastructure-error':
-        infrastructure.inc({ component: 'inbox', operation: event.operation });
+        infrastructure.inc({ component: 'inbox', operation: operationOf(event.operation) });
         return;
       default:
         return;

@@ -7,6 +7,7 @@ promClient();
 export { createFerryMetrics, type FerryMetrics } from './create';
 export {
   METRICS_DEFAULT_BUCKETS,
+  METRICS_LABEL_VALUES,
   METRICS_STATS_DEFAULTS,
   type FerryMetricsOptions,
   type MetricsStatsOptions,

@@ -19,6 +19,11 @@ export interface FerryMetricsOptions {
   tenantLabel?: boolean;
   /** Buckets of every histogram, in seconds; default METRICS_DEFAULT_BUCKETS. */
   buckets?: readonly number[];
+  /**
+   * The distinct values each label takes (the first seen; later ones are counted under
+   * `other`); default 100, 1 to 10,000.
+   */
+  maxLabelValues?: number;
   /** Where failed stats reads are logged (warn); default pino `ferry.metrics`. */
   logger?: Logger;
 }
@@ -49,6 +54,9 @@ export const METRICS_DEFAULT_BUCKETS: readonly number[] = [
 
 export const METRICS_STATS_DEFAULTS = { timeoutMs: 2_000, cacheMs: 5_000 } as const;
 
+/** Default and range of `maxLabelValues`: the distinct values of one label name. */
+export const METRICS_LABEL_VALUES = { default: 100, min: 1, max: 10_000 } as const;
+
 const KEYS = {
   registry: true,
   prefix: true,
@@ -56,6 +64,7 @@ const KEYS = {
   eventTypeLabel: true,
   tenantLabel: true,
   buckets: true,
+  maxLabelValues: true,
   logger: true,
 } satisfies OptionKeys<FerryMetricsOptions>;
 const STATS_KEYS = {
@@ -74,6 +83,7 @@ export interface ResolvedMetricsOptions {
   readonly eventTypeLabel: boolean;
   readonly tenantLabel: boolean;
   readonly buckets: readonly number[];
+  readonly maxLabelValues: number;
   readonly logger: Logger | undefined;
 }
 
@@ -99,6 +109,12 @@ export function resolveMetricsOptions(options: FerryMetricsOptions): ResolvedMet
     eventTypeLabel: booleanOption('eventTypeLabel', options.eventTypeLabel ?? true),
     tenantLabel: booleanOption('tenantLabel', options.tenantLabel ?? false),
     buckets: buckets(options.buckets),
+    maxLabelValues: integerOption(
+      'maxLabelValues',
+      options.maxLabelValues === undefined ? METRICS_LABEL_VALUES.default : options.maxLabelValues,
+      METRICS_LABEL_VALUES.min,
+      METRICS_LABEL_VALUES.max,
+    ),
     logger: loggerOption('logger', options.logger),
   };
 }

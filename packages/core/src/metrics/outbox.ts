@@ -1,19 +1,27 @@
-import type { OutboxEvent } from '../outbox/events';
+import { closedSet, type LabelBound } from '../observe/cardinality';
+import type { FailReason, OutboxEvent } from '../outbox/events';
 import type { InfrastructureErrors, MetricFactory } from './factory';
 import { count, observeMs } from './values';
 
+const FAIL_REASONS: readonly FailReason[] = ['permanent', 'attempts_exhausted', 'poison_guard'];
+
 /**
  * The relay's counters and histograms, fed by its observer events. Labels: the event's `type`
- * (`event_type`, unless `eventTypeLabel` is false), an outcome or reason from a fixed set, the
- * relay's operation name (on the shared infrastructure errors counter). Never an id.
+ * (`event_type`, unless `eventTypeLabel` is false) and the relay's operation name (on the shared
+ * infrastructure errors counter), each bounded by `bound` (a type is the application's data); a
+ * reason from its closed set. Never an id.
  */
 export function outboxMetrics(
   make: MetricFactory,
+  bound: (labelName: string) => LabelBound,
   eventTypeLabel: boolean,
   infrastructure: InfrastructureErrors,
 ): (event: OutboxEvent) => void {
   const typeLabel: 'event_type'[] = eventTypeLabel ? ['event_type'] : [];
-  const typed = (eventType: string) => (eventTypeLabel ? { event_type: eventType } : {});
+  const eventTypeOf = bound('event_type');
+  const operationOf = bound('operation');
+  const reasonOf = closedSet(FAIL_REASONS);
+  const typed = (eventType: string) => (eventTypeLabel ? { event_type: eventTypeOf(eventType) } : {});
   const outcomes = make.counter(
     'outbox_publish_outcomes_total',
     'Publish attempts by outcome: sent (the broker confirmed, the event is SENT), retry (a retry is scheduled), failed (the event is FAILED)',
@@ -74,7 +82,7 @@ export function outboxMetrics(
         return;
       case 'failed':
         outcomes.inc({ ...typed(event.eventType), outcome: 'failed' });
-        failed.inc({ ...typed(event.eventType), reason: event.reason });
+        failed.inc({ ...typed(event.eventType), reason: reasonOf(event.reason) });
         return;
       case 'cycle':
         observeMs(cycles, {}, event.durationMs);
@@ -101,7 +109,7 @@ export function outboxMetrics(
         circuitOpen.set(openCircuits);
         return;
       case 'infrastructure-error':
-        infrastructure.inc({ component: 'outbox', operation: event.operation });
+        infrastructure.inc({ component: 'outbox', operation: operationOf(event.operation) });
         return;
       default:
         return;

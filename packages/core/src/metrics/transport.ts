@@ -1,16 +1,30 @@
 import type { Gauge } from 'prom-client';
+import { closedSet, type LabelBound } from '../observe/cardinality';
 import type { TransportEvent } from '../transport/events';
 import type { MetricFactory } from './factory';
 import { count, observeMs, usable } from './values';
 
 /**
  * Every transport's consumer and publisher metrics, fed by their observer events. Labels: the
- * transport's name, the queue / topic it reads (`source`) or writes (`destination`), both
- * bounded by configuration, a reason or outcome from a fixed set, a Kafka partition number and
- * consumer group (configuration too; a closed consumer's lag series are removed). Never a
+ * transport's name, the queue / topic it reads (`source`) or the exchange / topic / queue it
+ * writes (`destination`, never a routing key), a reason, a Kafka partition number and consumer
+ * group (a closed consumer's lag series are removed), each bounded by `bound` (an event's
+ * destination can name a queue or topic per tenant); an outcome from its closed set. Never a
  * message id, never a consumer's `instance`.
  */
-export function transportMetrics(make: MetricFactory): (event: TransportEvent) => void {
+export function transportMetrics(
+  make: MetricFactory,
+  bound: (labelName: string) => LabelBound,
+): (event: TransportEvent) => void {
+  const [transportOf, sourceOf, destinationOf, reasonOf, groupOf, partitionOf] = [
+    'transport',
+    'source',
+    'destination',
+    'reason',
+    'group',
+    'partition',
+  ].map(bound) as [LabelBound, LabelBound, LabelBound, LabelBound, LabelBound, LabelBound];
+  const outcomeOf = closedSet(['retryable', 'permanent', 'unavailable']);
   const consumerLabels = ['transport', 'source'] as const;
   const publisherLabels = ['transport', 'destination'] as const;
   const received = make.counter(
@@ -79,21 +93,28 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
   return (event) => {
     switch (event.type) {
       case 'published': {
-        const labels = { transport: event.transport, destination: event.destination };
+        const labels = {
+          transport: transportOf(event.transport),
+          destination: destinationOf(event.destination),
+        };
         published.inc(labels, count(event.count));
         observeMs(publishDuration, labels, event.durationMs);
         return;
       }
       case 'publish-failed':
         publishFailures.inc(
-          { transport: event.transport, destination: event.destination, outcome: event.outcome },
+          {
+            transport: transportOf(event.transport),
+            destination: destinationOf(event.destination),
+            outcome: outcomeOf(event.outcome),
+          },
           count(event.count),
         );
         return;
       default:
         break;
     }
-    const labels = { transport: event.transport, source: event.source };
+    const labels = { transport: transportOf(event.transport), source: sourceOf(event.source) };
     switch (event.type) {
       case 'received':
         received.inc(labels, count(event.count));
@@ -102,7 +123,7 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
         accepted.inc(labels, count(event.count));
         return;
       case 'dead-lettered':
-        deadLettered.inc({ ...labels, reason: event.reason });
+        deadLettered.inc({ ...labels, reason: reasonOf(event.reason) });
         return;
       case 'acceptance-failed':
         acceptanceFailures.inc({ ...labels, kind: 'failed' });
@@ -124,7 +145,17 @@ export function transportMetrics(make: MetricFactory): (event: TransportEvent) =
         return;
       }
       case 'lag':
-        partitionLags.set(event.instance, { ...labels, group: event.group }, event.partition, event.lag);
+        partitionLags.set(
+          event.instance,
+          {
+            ...labels,
+            // A group label from an event that lacks one (a third party's transport) is ''.
+            group: groupOf(typeof event.group === 'string' ? event.group : ''),
+            partition: partitionOf(event.partition),
+          },
+          { topic: event.source, partition: Number(event.partition) },
+          event.lag,
+        );
         return;
       case 'error':
         errors.inc(labels);
@@ -193,31 +224,32 @@ type LagLabels = { transport: string; source: string; group: string; partition: 
  * another, are never touched.
  */
 class PartitionLags {
-  private readonly series = new Map<string, { readonly labels: LagLabels; owner: string }>();
+  /** Each series, with the topic and partition it was last reported for (its labels may be `other`). */
+  private readonly series = new Map<
+    string,
+    { readonly labels: LagLabels; owner: string; topic: string; partition: number }
+  >();
 
   constructor(private readonly gauge: Gauge<keyof LagLabels>) {}
 
   set(
     instance: string,
-    labels: { transport: string; source: string; group: string },
-    partition: number,
+    labels: LagLabels,
+    reported: { readonly topic: string; readonly partition: number },
     lag: number,
   ): void {
     const value = usable(lag);
     if (value === null) return;
-    // A group label from an event that lacks one (a third party's transport) is '' rather than a throw.
-    const group = typeof labels.group === 'string' ? labels.group : '';
-    const series = { ...labels, group, partition: String(partition) };
-    this.series.set(JSON.stringify(series), { labels: series, owner: String(instance) });
-    this.gauge.set(series, value);
+    this.series.set(JSON.stringify(labels), { labels, owner: String(instance), ...reported });
+    this.gauge.set(labels, value);
   }
 
   /** `assignment` lists the partitions of each topic `instance` now owns; its others are dropped. */
   keepAssigned(instance: string, assignment: Readonly<Record<string, readonly number[]>>): void {
-    const owns = (labels: LagLabels) =>
-      Object.hasOwn(assignment, labels.source) &&
-      assignment[labels.source]!.includes(Number(labels.partition));
-    this.drop(instance, (labels) => !owns(labels));
+    this.drop(
+      instance,
+      ({ topic, partition }) => !(Object.hasOwn(assignment, topic) && assignment[topic]!.includes(partition)),
+    );
   }
 
   /** The consumer stopped for good: none of its series stays. */
@@ -225,10 +257,13 @@ class PartitionLags {
     this.drop(instance, () => true);
   }
 
-  private drop(instance: string, dropped: (labels: LagLabels) => boolean): void {
-    for (const [key, { labels, owner }] of this.series) {
-      if (owner !== instance || !dropped(labels)) continue;
-      this.gauge.remove(labels);
+  private drop(
+    instance: string,
+    dropped: (reported: { readonly topic: string; readonly partition: number }) => boolean,
+  ): void {
+    for (const [key, entry] of this.series) {
+      if (entry.owner !== instance || !dropped(entry)) continue;
+      this.gauge.remove(entry.labels);
       this.series.delete(key);
     }
   }

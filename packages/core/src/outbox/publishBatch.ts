@@ -127,7 +127,7 @@ export async function publishBatch(args: {
   // Rows emit() would not write are FAILED alone; the publisher never sees them.
   const { publishable, refused } = refuseForeignRows(args.messages);
   // One PRODUCER span per message; the publisher sends each span's traceparent.
-  const spans = startPublishSpans(publishable, args.publisher.system);
+  const spans = startPublishSpans(publishable, args.publisher);
   try {
     // Never published once its lease is over (the claim's answer arrived late): another relay
     // may have recovered and published its rows, and their keys' next events, meanwhile.

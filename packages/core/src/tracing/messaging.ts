@@ -1,5 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
-import type { InboxAcceptInput, OutboxMessage, PublishOutcome } from '../contracts';
+import type { InboxAcceptInput, OutboxMessage, PublishOutcome, Publisher } from '../contracts';
+import { firstValuesByName } from '../observe/cardinality';
 import { FERRY_HEADERS } from '../contracts';
 import { ENVELOPE_LIMIT_BOUNDS } from '../outbox/envelope/types';
 import type { Redactor } from '../redact/redact';
@@ -83,27 +84,54 @@ export interface PublishSpans {
   end(outcomes: readonly PublishOutcome[], fallbackError: () => string, lostReason?: string): void;
 }
 
-function publishName(destination: string | undefined): string {
-  return destination === undefined ? 'publish' : `publish ${destination}`;
+/** The distinct targets a span name takes per operation (publish, accept, process) in a process. */
+export const SPAN_NAME_TARGETS = 100;
+
+const spanTargets = firstValuesByName(SPAN_NAME_TARGETS);
+
+/**
+ * `<operation> <target>`, low-cardinality as OpenTelemetry's messaging conventions require: the
+ * first SPAN_NAME_TARGETS distinct targets of the operation (a consumer, a destination's name can
+ * come from a delivery or an event), the operation alone for any later one or none.
+ */
+function spanName(operation: string, target: string | undefined): string {
+  const kept = target === undefined ? undefined : spanTargets(operation)(target);
+  return kept === undefined ? operation : `${operation} ${kept}`;
+}
+
+/** The publisher's low-cardinality name of where `message` goes (Publisher.destinationName), if any. */
+function destinationName(publisher: Partial<Publisher>, message: OutboxMessage): string | undefined {
+  try {
+    if (typeof publisher.destinationName !== 'function') return undefined;
+    return bounded('destination', publisher.destinationName(message)) || undefined;
+  } catch {
+    // A publisher's naming never keeps its messages from being published.
+    return undefined;
+  }
 }
 
 /**
  * One PRODUCER span per claimed message, child of the trace context stored on its row (a new
- * trace when the row has none). `system` is the publisher's messaging system, if it names one.
+ * trace when the row has none), named after the publisher's destinationName (`publish <exchange,
+ * topic or queue>`); `messaging.destination.name` is the event's own destination (the full, per
+ * message one: `exchange/routing.key`), else that name. `system`: the publisher's messaging
+ * system, if it names one.
  */
 export function startPublishSpans(
   messages: readonly OutboxMessage[],
-  system: string | undefined,
+  publisher: Partial<Publisher>,
 ): PublishSpans {
-  const spans = messages.map((message) =>
-    startSpan({
-      name: publishName(bounded('destination', message.destination)),
+  const system = publisher.system;
+  const spans = messages.map((message) => {
+    const name = destinationName(publisher, message);
+    return startSpan({
+      name: spanName('publish', name),
       kind: 'producer',
       parent: { traceparent: message.traceparent, tracestate: message.tracestate },
       fallback: 'root',
       attributes: defined({
         [A.system]: bounded('system', system),
-        [A.destination]: bounded('destination', message.destination),
+        [A.destination]: bounded('destination', message.destination) ?? name,
         [A.operationType]: 'send',
         [A.operationName]: 'publish',
         [A.messageId]: bounded('messageId', message.id),
@@ -111,8 +139,8 @@ export function startPublishSpans(
         [A.eventType]: bounded('eventType', message.type),
         [A.attempt]: message.attempt,
       }),
-    }),
-  );
+    });
+  });
   return {
     messages: messages.map((message, index) => {
       const context = spans[index]?.traceContext() ?? null;
@@ -168,7 +196,7 @@ export function startAcceptSpans(inputs: readonly InboxAcceptInput[]): AcceptSpa
   const spans = list.map((input) => {
     const consumer = bounded('consumer', field(input, 'consumer'));
     return startSpan({
-      name: consumer === undefined ? 'accept' : `accept ${consumer}`,
+      name: spanName('accept', consumer),
       kind: 'consumer',
       parent: {
         traceparent: header(input, FERRY_HEADERS.traceparent),
@@ -218,7 +246,7 @@ export interface ProcessedReceipt {
  */
 export function startProcessSpan(receipt: ProcessedReceipt): FerrySpan {
   return startSpan({
-    name: `process ${receipt.consumer}`,
+    name: spanName('process', bounded('consumer', receipt.consumer)),
     kind: 'consumer',
     parent: {
       traceparent: receipt.headers[FERRY_HEADERS.traceparent] ?? null,

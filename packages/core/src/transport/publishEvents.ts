@@ -15,13 +15,14 @@ export interface PublishReport {
  * Runs one publish() call and tells the observer how it ended, per destination: one
  * `published` for the messages the broker confirmed, one `publish-failed` per other outcome
  * (retryable, permanent, unavailable) with the first error among them. `destinationOf` names
- * where a message went (the exchange, topic or queue; '' when it has none). Every ferry
- * publisher reports through here, so the events are the same for every transport.
+ * where a message went: the publisher's destinationName (the exchange, topic or queue, never a
+ * routing key; '' for null, no route). Every ferry publisher reports through here, so the events
+ * are the same for every transport.
  */
 export async function observePublish(
   report: PublishReport,
   messages: readonly OutboxMessage[],
-  destinationOf: (message: OutboxMessage) => string,
+  destinationOf: (message: OutboxMessage) => string | null,
   publish: () => Promise<readonly PublishOutcome[]>,
 ): Promise<readonly PublishOutcome[]> {
   if (!report.observer) return publish();
@@ -32,7 +33,7 @@ export async function observePublish(
   const byId = new Map(messages.map((message) => [message.id, message]));
   for (const outcome of outcomes) {
     const message = byId.get(outcome.id);
-    const destination = message ? destinationOf(message) : '';
+    const destination = (message ? destinationOf(message) : null) ?? '';
     const key = JSON.stringify([destination, outcome.status]);
     const group = groups.get(key);
     if (group) group.count += 1;

@@ -93,13 +93,14 @@ describe('metric labels stay bounded when events carry per-message values', () =
       });
     }
     const s = await read(metrics);
-    expect(valuesOf(s, 'ferry_transport_received_total', 'source').size).toBe(DEFAULT_BOUND + 1);
-    expect(valuesOf(s, 'ferry_transport_settled_total', 'transport').size).toBe(DEFAULT_BOUND + 1);
-    expect(valuesOf(s, 'ferry_transport_dead_lettered_total', 'reason').size).toBe(DEFAULT_BOUND + 1);
+    // One bound per label name, over every metric: its first 100 values, then `other`.
+    for (const label of ['transport', 'source', 'reason', 'group', 'partition']) {
+      const values = new Set(s.samples.map((sample) => sample.labels[label]).filter((v) => v !== undefined));
+      expect(values.size).toBe(DEFAULT_BOUND + 1);
+      expect(values).toContain('other');
+    }
     expect(total(s, 'ferry_transport_dead_lettered_total')).toBe(DISTINCT);
-    expect(s.find('ferry_transport_consumer_lag').length).toBeLessThanOrEqual((DEFAULT_BOUND + 1) ** 2);
-    expect(valuesOf(s, 'ferry_transport_consumer_lag', 'group').size).toBe(DEFAULT_BOUND + 1);
-    expect(valuesOf(s, 'ferry_transport_consumer_lag', 'partition').size).toBe(DEFAULT_BOUND + 1);
+    expect(total(s, 'ferry_transport_received_total')).toBe(DISTINCT);
   });
 
   it('outbox event types with an id in them are bounded; so are operation names', async () => {

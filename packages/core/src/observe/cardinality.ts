@@ -1,0 +1,55 @@
+/**
+ * Bounds on the values a metric label or a span name takes. They come from data as well as from
+ * configuration (a destination or event type an event names, a consumer a delivery names, a
+ * third party transport's reason), so none is trusted to be a small set: each label name (each
+ * span operation) takes at most `max` distinct values, the first seen, and later ones are
+ * refused (a label: OVERFLOW_LABEL; a span: its operation alone). A label of a closed set takes
+ * OVERFLOW_LABEL for a value outside it.
+ */
+
+/** The value a label takes once its bound is reached, or for a value outside its closed set. */
+export const OVERFLOW_LABEL = 'other';
+
+/** `value` while it is one of the first `max` distinct values given, else undefined. */
+export type FirstValues = (value: string) => string | undefined;
+
+export function firstValues(max: number): FirstValues {
+  const kept = new Set<string>();
+  return (value) => {
+    if (kept.has(value)) return value;
+    if (kept.size >= max) return undefined;
+    kept.add(value);
+    return value;
+  };
+}
+
+/** One FirstValues of `max` per name (a label name, a span operation), made on first use. */
+export function firstValuesByName(max: number): (name: string) => FirstValues {
+  const byName = new Map<string, FirstValues>();
+  return (name) => {
+    let values = byName.get(name);
+    if (!values) {
+      values = firstValues(max);
+      byName.set(name, values);
+    }
+    return values;
+  };
+}
+
+/** A label's value: the bounded `value` (any value, as text), OVERFLOW_LABEL past the bound. */
+export type LabelBound = (value: unknown) => string;
+
+/** Each label name's LabelBound: `max` distinct values, shared by every metric with that label. */
+export function labelBounds(max: number): (labelName: string) => LabelBound {
+  const byName = firstValuesByName(max);
+  return (labelName) => {
+    const values = byName(labelName);
+    return (value) => values(String(value)) ?? OVERFLOW_LABEL;
+  };
+}
+
+/** A label of a closed set: `value` when it is one of `allowed`, else OVERFLOW_LABEL. */
+export function closedSet(allowed: readonly string[]): LabelBound {
+  const set: ReadonlySet<string> = new Set(allowed);
+  return (value) => (typeof value === 'string' && set.has(value) ? value : OVERFLOW_LABEL);
+}
