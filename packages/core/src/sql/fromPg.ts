@@ -41,10 +41,10 @@ export function fromPg(pool: Pool): SqlExecutor {
 /**
  * fromPg for a pool the application gave as `field` (emit's `tx`, an admin's `client`, the audit
  * log's `executor`): a pool ended already is refused (FERRY_VALIDATION_FAILED on `field`); one
- * ended later fails each call with FERRY_CLOSED naming `field` (openPool).
+ * ended later fails each call with FERRY_CLOSED naming `field` (openTarget).
  */
 export function pooledExecutor(pool: Pool, field: string): SqlExecutor {
-  refuseClosed(pool, true, field);
+  refuseClosed(pool, isPool(pool), field);
   return bind(pool, false, field);
 }
 
@@ -91,7 +91,11 @@ export function perCallPgClient(
   wrap: (db: SqlExecutor) => SqlExecutor,
 ): SqlExecutor {
   refuseClosed(client, false, field);
-  const now = (): SqlExecutor => wrap(fromPgClient(client, field));
+  const now = (): SqlExecutor => {
+    // Ended (or broken) after it was given: FERRY_CLOSED, as a pool ended later (openTarget).
+    openTarget(client, field);
+    return wrap(fromPgClient(client, field));
+  };
   return {
     get inTransaction() {
       return transactionStatus(client) !== 'I';
@@ -166,14 +170,15 @@ function refuseClosed(target: object, isPool: boolean, field: string): void {
 }
 
 /**
- * A pool the application ended after ferry was given it (a shutdown that ends the pool before the
- * relay, the inbox or a consumer stops) fails each call with FERRY_CLOSED, naming `field`: not
- * retriable (no call will ever succeed), and a failure of the whole batch to a transport's
- * acceptance (isBatchWideFailure), never one message's fault. pg's own "Cannot use a pool after
- * calling end on the pool" is translated the same way (dbErrors.ts), for Kysely and Prisma.
+ * A pool or client the application ended after ferry was given it (a shutdown that ends it before
+ * the relay, the inbox, an admin or a consumer stops; a client a connection error broke) fails
+ * each call with FERRY_CLOSED, naming `field`: not retriable (no call will ever succeed), and a
+ * failure of the whole batch to a transport's acceptance (isBatchWideFailure), never one message's
+ * fault. pg's own "Cannot use a pool after calling end on the pool" and "Client was closed and is
+ * not queryable" are translated the same way (dbErrors.ts), for Kysely and Prisma.
  */
-function openPool(pool: Pool, field: string): void {
-  const reason = closedReason(pool, true);
+function openTarget(target: Queryable, field: string): void {
+  const reason = closedReason(target, isPool(target));
   if (reason !== null) {
     throw new FerryError(
       'FERRY_CLOSED',
@@ -194,7 +199,7 @@ export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
     db: fromPg(pool),
     transaction: (work, options = {}) => {
       try {
-        openPool(pool, 'pool');
+        openTarget(pool, 'pool');
       } catch (error) {
         return Promise.reject(error);
       }
@@ -224,10 +229,15 @@ function statement(text: string, values: unknown[]): QueryConfig {
   return name === undefined ? { text, values } : { name, text, values };
 }
 
-/** `field`: the argument that carried a pool `target` (openPool). */
-function bind(target: Queryable, inTransaction: boolean, field = 'pool'): SqlExecutor {
+/**
+ * `field`: the argument that carried `target`, the application's pool or client (fromPg,
+ * pgTransactions, an admin's or the audit log's, emit's); each call on it checks it is still
+ * open (openTarget). Without one, `target` is a connection ferry took or was lent for one
+ * transaction: a connection error there is the database's (UNAVAILABLE), the pool has others.
+ */
+function bind(target: Queryable, inTransaction: boolean, field?: string): SqlExecutor {
   const run = (text: string, values: readonly unknown[], options: StatementOptions | undefined) => {
-    if (isPool(target)) openPool(target, field);
+    if (field !== undefined) openTarget(target, field);
     const config = statement(text, [...values]);
     if (options?.signal && isPool(target)) return onPooledClient(target, config, options.signal, options);
     // One connection: no wait for a pooled one (StatementOptions.onConnecting).
@@ -244,8 +254,8 @@ function bind(target: Queryable, inTransaction: boolean, field = 'pool'): SqlExe
     },
     async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}) {
       if (inTransaction) return work(executor);
+      if (field !== undefined) openTarget(target, field);
       if (isPool(target)) {
-        openPool(target, field);
         return onConnection(target, (client) => work(bind(client, true)), options);
       }
       return onClient(target, work, options);

@@ -129,7 +129,7 @@ it('the emitter on an executor made on a client: emit fails with FERRY_CLOSED on
     emitMany: await failure(() => emitter.emitMany(db, [{ type: 'ended.client', payload: {} }])),
   }).toEqual({ emit: closed('pool'), emitMany: closed('pool') });
   const [row] = await t.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM outbox_events WHERE type = 'ended.client'`,
+    `SELECT count(*)::int AS n FROM outbox_events WHERE event_type = 'ended.client'`,
   );
   expect(row?.n).toBe(0);
 });
