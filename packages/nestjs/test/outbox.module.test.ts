@@ -4,6 +4,7 @@ import { Test } from '@nestjs/testing';
 import { FerryConfigError, interactiveTransaction, isFerryError, type PrismaClientLike } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import {
+  InboxModule,
   OutboxEmitter,
   OutboxModule,
   OutboxOperatorService,
@@ -102,6 +103,23 @@ describe('OutboxModule.forRoot', () => {
 
   it('requires the prisma token', () => {
     expect(() => OutboxModule.forRoot({} as never)).toThrow(FerryConfigError);
+  });
+
+  it('refuses its options left out or null, naming them, not with a TypeError', () => {
+    for (const options of [undefined, null, 'prisma']) {
+      expect(() => OutboxModule.forRoot(options as never)).toThrow(
+        expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'options' }),
+      );
+      expect(() => OutboxModule.forRootAsync(options as never)).toThrow(
+        expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'options' }),
+      );
+      expect(() => InboxModule.forRoot(options as never)).toThrow(
+        expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'options' }),
+      );
+      expect(() => InboxModule.forRootAsync(options as never)).toThrow(
+        expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'options' }),
+      );
+    }
   });
 });
 

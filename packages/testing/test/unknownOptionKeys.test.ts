@@ -3,6 +3,7 @@ import {
   InMemoryPublisher,
   attachInMemoryConsumer,
   drainInbox,
+  dropDatabase,
   recreateDatabase,
   startFerryServices,
   waitForInboxRecord,
@@ -152,5 +153,13 @@ describe('a required option given as undefined or of the wrong type is refused a
     ),
     wrongType('attachInMemoryConsumer', 'broker', 'got undefined', () => consumer({ broker: undefined })),
     wrongType('attachInMemoryConsumer', 'consumer', 'got undefined', () => consumer({ consumer: undefined })),
+    wrongType('drainInbox', 'inbox', 'got undefined', () => drainInbox(undefined as never)),
+    wrongType('drainInbox', 'inbox', '{} (object)', () => drainInbox({} as never)),
+    wrongType('waitForInboxRecord', 'scope', 'got null', () => waitForInboxRecord(null as never, 'id')),
+    wrongType('waitForInboxRecord', 'scope', '{} (object)', () => waitForInboxRecord({} as never, 'id')),
+    wrongType('recreateDatabase', 'url', 'got undefined', () => recreateDatabase(undefined as never)),
+    wrongType('dropDatabase', 'url', '5 (number)', () => dropDatabase(5 as never)),
+    wrongType('waitUntil', 'probe', 'got undefined', () => waitUntil('x', undefined as never, 5)),
+    wrongType('waitUntil', 'probe', '"ready" (string)', () => waitUntil('x', 'ready' as never, 5)),
   ]);
 });

@@ -9,9 +9,14 @@ import {
   createRedactor,
   createRelay,
   exportSql,
+  fromPg,
+  fromPrisma,
   InboxAdmin,
   InboxPrivilegedAdmin,
+  interactiveTransaction,
   migrate,
+  pgTransactions,
+  prismaTransactions,
   type SqlExecutor,
 } from '@ferry/core';
 import { createFerryMetrics, serveMetrics } from '@ferry/core/metrics';
@@ -244,5 +249,43 @@ describe('a required option given as undefined or of the wrong type is refused a
     ),
     wrongType('createHealth', 'options', 'got undefined', () => createHealth(undefined as never)),
     wrongType('createHealth', 'db', 'got undefined', () => createHealth({ db: undefined as never })),
+    // The operator plane: its client is an option of the object built, as createInbox's is.
+    ...(
+      [
+        ['undefined', undefined, 'got undefined'],
+        ['null', null, 'got null'],
+        ['a connection string', 'postgres://x', '"postgres://x" (string)'],
+        ['an object of no client', {}, '{} (object)'],
+      ] as const
+    ).flatMap(([, value, shows]) => [
+      wrongType('createOutboxAdmin', 'client', shows, () => createOutboxAdmin(value as never)),
+      wrongType('InboxAdmin', 'client', shows, () => new InboxAdmin(value as never)),
+      wrongType(
+        'InboxPrivilegedAdmin',
+        'client',
+        shows,
+        () => new InboxPrivilegedAdmin(value as never, { privilegedAdmin: true }),
+      ),
+      wrongType('createAuditLog', 'executor', shows, () => createAuditLog(value as never)),
+    ]),
+    // The executors and transaction adapters ferry builds on the application's client.
+    ...(
+      [
+        ['undefined', undefined, 'got undefined'],
+        ['null', null, 'got null'],
+        ['a connection string', 'postgres://x', '"postgres://x" (string)'],
+      ] as const
+    ).flatMap(([, value, shows]) => [
+      wrongType('fromPg', 'pool', shows, () => fromPg(value as never)),
+      wrongType('pgTransactions', 'pool', shows, () => pgTransactions(value as never)),
+      wrongType('fromPrisma', 'client', shows, () => fromPrisma(value as never)),
+      wrongType('prismaTransactions', 'client', shows, () => prismaTransactions(value as never)),
+      wrongType('interactiveTransaction', 'client', shows, () =>
+        interactiveTransaction(value as never, async () => undefined),
+      ),
+      wrongType('migrate', 'db', shows, () => migrate(value as never)),
+      wrongType('checkSchema', 'db', shows, () => checkSchema(value as never)),
+    ]),
+    wrongType('serveMetrics', 'options', 'got undefined', () => serveMetrics(undefined as never)),
   ]);
 });
