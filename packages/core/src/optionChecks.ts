@@ -135,6 +135,35 @@ export function requiredOptions(value: unknown, needs: string): void {
 }
 
 /**
+ * A required option or argument that is an object with `methods` (a client, a pool, an executor,
+ * an inbox): left out, `null`, a connection string or an object without them is refused naming
+ * `name` with what it must be (`what`) and the value received, at construction, not a TypeError
+ * at the first call. Returns it.
+ */
+export function methodsOption<T>(name: string, value: unknown, methods: readonly string[], what: string): T {
+  const readable = typeof value === 'object' && value !== null;
+  if (
+    !readable ||
+    methods.some((method) => typeof (value as Record<string, unknown>)[method] !== 'function')
+  ) {
+    throw new FerryConfigError(name, `must be ${what}, got ${received(value)}`);
+  }
+  return value as T;
+}
+
+/** A required SqlExecutor option (`db`): what fromPrisma, fromPg or kyselyExecutor return. */
+export function executorOption<T>(name: string, value: unknown): T {
+  return methodsOption<T>(name, value, ['query'], 'a SqlExecutor such as fromPrisma(prisma)');
+}
+
+/** A required callback: anything but a function (left out too) is refused naming it. */
+export function requiredFunctionOption<T>(name: string, value: T): T {
+  if (typeof value !== 'function')
+    throw new FerryConfigError(name, `must be a function, got ${received(value)}`);
+  return value;
+}
+
+/**
  * A key set to `undefined` is not refused: it has no effect either way, and a configuration
  * loader leaves optional fields it did not find so.
  */

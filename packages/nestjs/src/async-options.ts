@@ -1,6 +1,6 @@
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency } from '@nestjs/common';
 import { FerryConfigError } from '@ferry/core';
-import { booleanOption, knownKeysOption, received } from '@ferry/core/transport';
+import { booleanOption, knownKeysOption, received, requiredOptions } from '@ferry/core/transport';
 
 /**
  * Options that register or resolve providers. In forRootAsync they must sit at the top
@@ -52,6 +52,8 @@ export function assertFactoryResult(moduleName: string, result: unknown): Record
  * go to the settings), and isGlobal a boolean, useFactory a function.
  */
 export function checkRegistration(options: object, known?: Readonly<Record<string, true>>): void {
+  // Left out or null: refused naming `options`, not a TypeError reading isGlobal.
+  requiredOptions(options, known === undefined ? 'prisma' : 'prisma and useFactory');
   if (known !== undefined) {
     knownKeysOption('', options, known);
     if (typeof (options as { useFactory?: unknown }).useFactory !== 'function') {

@@ -6,6 +6,7 @@ import {
   endablePool,
   endClientWithin,
   knownKeysOption,
+  nonEmptyOption,
   received,
   type OptionKeys,
 } from '@ferry/core/transport';
@@ -34,11 +35,21 @@ const CONNECT_DEADLINE_MS = 10_000;
 
 /** The database name in `url`, checked to be a plain identifier (identifiers cannot be bound). */
 function databaseName(url: string): string {
-  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const name = decodeURIComponent(parsedUrl(url).pathname.slice(1));
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) {
     throw new FerryConfigError('url', `database name "${name}" must be a lower-case identifier`);
   }
   return name;
+}
+
+/** `url` as a URL, else FERRY_CONFIG_INVALID naming it (not new URL's TypeError). */
+function parsedUrl(url: unknown): URL {
+  const text = nonEmptyOption('url', url);
+  try {
+    return new URL(text);
+  } catch {
+    throw new FerryConfigError('url', `must be a postgres:// connection URL, got ${received(text)}`);
+  }
 }
 
 async function onServer(

@@ -9,6 +9,7 @@ import {
   functionOption,
   integerOption,
   knownKeysOption,
+  methodsOption,
   oneOfOption,
   timerOption,
   type OptionKeys,
@@ -81,6 +82,7 @@ export async function drainInbox(
   inbox: Pick<Inbox, 'runOnce'>,
   options: DrainInboxOptions = {},
 ): Promise<DrainInboxResult> {
+  methodsOption('inbox', inbox, ['runOnce'], 'an Inbox (with runOnce())');
   knownKeysOption('', options, DRAIN_KEYS);
   const maxRounds = integerOption('maxRounds', options.maxRounds ?? 1_000, 1);
   const deadline = new WaitDeadline(timerOption('timeoutMs', options.timeoutMs ?? 30_000, 0));
@@ -136,6 +138,7 @@ export async function waitForInboxRecord(
   id: string,
   options: WaitForInboxRecordOptions = {},
 ): Promise<InboxRecord> {
+  methodsOption('scope', scope, ['get'], 'an inbox admin scope (with get(id))');
   knownKeysOption('', options, WAIT_KEYS);
   const status = oneOfOption('status', options.status ?? 'COMPLETED', INBOX_STATUSES);
   const until = functionOption('until', options.until);

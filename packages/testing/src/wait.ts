@@ -1,4 +1,4 @@
-import { knownKeysOption, timerOption, type OptionKeys } from '@ferry/core/transport';
+import { knownKeysOption, requiredFunctionOption, timerOption, type OptionKeys } from '@ferry/core/transport';
 import { CallUnsettled, WaitDeadline } from './waitDeadline';
 /**
  * The one wait-until of ferry's tests (and of applications' tests): polls a probe until it
@@ -53,6 +53,7 @@ export async function waitUntil<T>(
   probe: () => T | Promise<T>,
   options: WaitOptions | number = {},
 ): Promise<Exclude<T, undefined | null | false>> {
+  requiredFunctionOption('probe', probe);
   const given = typeof options === 'number' ? { timeoutMs: options } : options;
   knownKeysOption('', given, { timeoutMs: true, intervalMs: true } satisfies OptionKeys<WaitOptions>);
   const timeoutMs = timerOption('timeoutMs', given.timeoutMs ?? 30_000, 0);

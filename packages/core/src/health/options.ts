@@ -1,6 +1,7 @@
 import { FerryConfigError } from '../errors';
 import {
   booleanOption,
+  executorOption,
   integerOption,
   knownKeysOption,
   received,
@@ -50,12 +51,7 @@ function thresholds(prefix: string, value: object | undefined, keys: Readonly<Re
 export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOptions {
   requiredOptions(options, 'db');
   knownKeysOption('', options, KEYS);
-  if (typeof options.db?.query !== 'function') {
-    throw new FerryConfigError(
-      'db',
-      `must be a SqlExecutor such as fromPrisma(prisma), got ${received(options.db)}`,
-    );
-  }
+  executorOption('db', options.db);
   if (options.transports !== undefined && !Array.isArray(options.transports)) {
     throw new FerryConfigError(
       'transports',

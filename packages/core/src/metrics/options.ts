@@ -1,7 +1,14 @@
 import type { Registry } from 'prom-client';
 import { FerryConfigError } from '../errors';
 import { loggerOption, type Logger } from '../observe/logger';
-import { booleanOption, integerOption, knownKeysOption, received, type OptionKeys } from '../optionChecks';
+import {
+  booleanOption,
+  executorOption,
+  integerOption,
+  knownKeysOption,
+  received,
+  type OptionKeys,
+} from '../optionChecks';
 import type { SqlExecutor } from '../sql/executor';
 import { statementTimeoutOption } from '../sql/statementDeadline';
 import type { ResolvedStatsOptions } from './stats';
@@ -121,12 +128,7 @@ export function resolveMetricsOptions(options: FerryMetricsOptions): ResolvedMet
 
 function resolveStats(stats: MetricsStatsOptions): ResolvedStatsOptions {
   knownKeysOption('stats.', stats, STATS_KEYS);
-  if (typeof stats.db?.query !== 'function') {
-    throw new FerryConfigError(
-      'stats.db',
-      `must be a SqlExecutor (fromPrisma(prisma)), got ${received(stats.db)}`,
-    );
-  }
+  executorOption('stats.db', stats.db);
   return {
     db: stats.db,
     outbox: booleanOption('stats.outbox', stats.outbox ?? true),

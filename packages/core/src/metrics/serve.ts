@@ -1,7 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FerryConfigError } from '../errors';
-import { integerOption, knownKeysOption, nonEmptyOption, received, type OptionKeys } from '../optionChecks';
+import {
+  integerOption,
+  knownKeysOption,
+  nonEmptyOption,
+  received,
+  requiredOptions,
+  type OptionKeys,
+} from '../optionChecks';
 
 /** What serveMetrics needs of a registry (a prom-client Registry has both). */
 export interface MetricsSource {
@@ -38,6 +45,7 @@ const KEYS = { registry: true, port: true, host: true, path: true } satisfies Op
  * its content type, any other path 404, any other method 405; a failing registry 500.
  */
 export async function serveMetrics(options: ServeMetricsOptions): Promise<MetricsServer> {
+  requiredOptions(options, 'registry');
   knownKeysOption('', options, KEYS);
   const { registry } = options;
   if (typeof registry?.metrics !== 'function') {

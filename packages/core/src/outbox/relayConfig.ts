@@ -1,6 +1,12 @@
 import { checkListenUrl } from '../wake/notifyListener';
 import { FerryConfigError } from '../errors';
-import { knownKeysOption, received, requiredOptions, type OptionKeys } from '../optionChecks';
+import {
+  executorOption,
+  knownKeysOption,
+  methodsOption,
+  requiredOptions,
+  type OptionKeys,
+} from '../optionChecks';
 import type { Publisher } from '../contracts';
 import { loggerOption, type Logger } from '../observe/logger';
 import type { SqlExecutor } from '../sql/executor';
@@ -36,14 +42,6 @@ const RELAY_CONFIG_KEYS = {
   clock: true,
 } as const satisfies OptionKeys<RelayConfig>;
 
-function hasMethod(value: unknown, method: string): boolean {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Record<string, unknown>)[method] === 'function'
-  );
-}
-
 /**
  * Checks createRelay's argument the way every options object is checked (unknown keys, types,
  * the received value shown); the numeric and policy options inside `options` are
@@ -52,18 +50,8 @@ function hasMethod(value: unknown, method: string): boolean {
 export function checkRelayConfig(config: RelayConfig): void {
   requiredOptions(config, 'db and publisher');
   knownKeysOption('', config, RELAY_CONFIG_KEYS);
-  if ((typeof config.db !== 'object' || config.db === null) && config.store === undefined) {
-    throw new FerryConfigError(
-      'db',
-      `must be a SqlExecutor such as fromPrisma(prisma), got ${received(config.db)}`,
-    );
-  }
-  if (!hasMethod(config.publisher, 'publish')) {
-    throw new FerryConfigError(
-      'publisher',
-      `must be a Publisher with publish(messages, signal), got ${received(config.publisher)}`,
-    );
-  }
+  if (config.store === undefined) executorOption('db', config.db);
+  methodsOption('publisher', config.publisher, ['publish'], 'a Publisher with publish(messages, signal)');
   if (config.listenUrl !== undefined) checkListenUrl('listenUrl', config.listenUrl);
   observerOption(config.observer);
   loggerOption('logger', config.logger);

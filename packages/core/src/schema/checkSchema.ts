@@ -1,5 +1,5 @@
 import { FerrySchemaError } from '../errors';
-import { booleanOption, knownKeysOption, type OptionKeys } from '../optionChecks';
+import { booleanOption, executorOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { dbCall } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
@@ -47,6 +47,7 @@ const TABLE_PRESENT = `SELECT to_regclass($1) IS NOT NULL AS present`;
  */
 export async function checkSchema(db: SqlExecutor, options: CheckSchemaOptions = {}): Promise<void> {
   // Every option checked before the database is reached.
+  executorOption('db', db);
   knownKeysOption('', options, KEYS);
   booleanOption('requireAllMigrations', options.requireAllMigrations ?? true);
   migrationsTableFor(options);

@@ -1,6 +1,6 @@
 import { backoffDelay } from '../backoff';
 import { FerryConfigError, FerryError } from '../errors';
-import { integerOption, knownKeysOption, received, type OptionKeys } from '../optionChecks';
+import { executorOption, integerOption, knownKeysOption, received, type OptionKeys } from '../optionChecks';
 import { withTranslation } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { sqlStateOf } from '../sql/sqlState';
@@ -85,6 +85,7 @@ export interface MigrateResult {
  */
 export async function migrate(target: SqlExecutor, options: MigrateOptions = {}): Promise<MigrateResult> {
   // Every option checked before the database is reached.
+  executorOption('db', target);
   knownKeysOption('', options, KEYS);
   // 0: no limit, as PostgreSQL's (documented); else each transaction's deadline.
   const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 120_000, ...MIGRATE_TIMEOUT_BOUNDS);

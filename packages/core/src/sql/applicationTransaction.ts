@@ -1,5 +1,5 @@
 import type { ClientBase, Pool } from 'pg';
-import { FerryValidationError } from '../errors';
+import { FerryConfigError, FerryValidationError } from '../errors';
 import { received } from '../optionChecks';
 import { fromPrisma, type KyselyLike, type PrismaTransactionLike, type SqlExecutor } from './executor';
 import { fromPgClient, perCallPgClient, pooledExecutor } from './fromPg';
@@ -27,7 +27,8 @@ type Shape = Partial<Record<'query' | 'execute' | '$queryRawUnsafe' | 'executeQu
  * while a dry run of another call holds that transaction (takingTurns).
  */
 export function executorFor(tx: ApplicationTransaction, field = 'tx'): SqlExecutor {
-  const kind = kindOf(tx, field);
+  // A call's argument (emit's tx): invalid input, as every other refused argument of a call.
+  const kind = kindOf(tx, field, FerryValidationError);
   return takingTurns(
     tx,
     kind === 'pg client' ? fromPgClient(tx as ClientBase, field) : executorOf(tx, kind, field),
@@ -49,7 +50,9 @@ export function heldExecutor(
   field: string,
   wrap: (db: SqlExecutor) => SqlExecutor,
 ): SqlExecutor {
-  const kind = kindOf(tx, field);
+  // The object's client, given once when it is built: refused as configuration (FERRY_CONFIG_INVALID
+  // naming it), as createInbox's client and createRelay's db are.
+  const kind = kindOf(tx, field, FerryConfigError);
   const turns = (db: SqlExecutor): SqlExecutor => wrap(takingTurns(tx, db));
   return kind === 'pg client'
     ? perCallPgClient(tx as ClientBase, field, turns)
@@ -58,15 +61,19 @@ export function heldExecutor(
 
 type Kind = 'executor' | 'prisma' | 'kysely' | 'pg pool' | 'pg client';
 
-/** Which client `tx` is; anything else is refused on `field`. */
-function kindOf(tx: ApplicationTransaction, field: string): Kind {
+/** Which client `tx` is; anything else is refused on `field` with `Refusal`. */
+function kindOf(
+  tx: ApplicationTransaction,
+  field: string,
+  Refusal: typeof FerryConfigError | typeof FerryValidationError,
+): Kind {
   const shape = (typeof tx === 'object' && tx !== null ? tx : {}) as Shape;
   if (typeof shape.inTransaction === 'boolean' && typeof shape.execute === 'function') return 'executor';
   if (typeof shape.$queryRawUnsafe === 'function') return 'prisma';
   if (typeof shape.executeQuery === 'function' && typeof shape.isTransaction === 'boolean') return 'kysely';
   if (typeof shape.query === 'function')
     return typeof shape.totalCount === 'number' ? 'pg pool' : 'pg client';
-  throw new FerryValidationError(
+  throw new Refusal(
     field,
     `must be a Prisma, node-postgres or Kysely client or transaction, or a SqlExecutor; got ${received(tx)}`,
   );

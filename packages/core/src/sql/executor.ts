@@ -6,6 +6,7 @@
  * transaction clients): work passed a transaction joins the caller's transaction.
  * `TransactionAdapter` (below) is the other half: the application's own transactions.
  */
+import { methodsOption } from '../optionChecks';
 import { sqlStateOf } from './sqlState';
 import { preparedLost, preparedName } from './statementNames';
 
@@ -162,12 +163,22 @@ export function interactiveTransaction<R>(
   work: (tx: PrismaTransactionLike) => Promise<R>,
   options: { maxWaitMs?: number; timeoutMs?: number; isolation?: 'read committed' } = {},
 ): Promise<R> {
+  try {
+    prismaClientOption(client);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const run = client.$transaction.bind(client) as unknown as InteractiveTransaction;
   return run(work, {
     maxWait: options.maxWaitMs ?? 5_000,
     timeout: options.timeoutMs ?? 10_000,
     ...(options.isolation === 'read committed' ? { isolationLevel: 'ReadCommitted' as const } : {}),
   });
+}
+
+/** A Prisma client given as `client` (interactiveTransaction, prismaTransactions), else FERRY_CONFIG_INVALID. */
+function prismaClientOption(client: unknown): void {
+  methodsOption('client', client, ['$transaction'], 'a Prisma client');
 }
 
 /**
@@ -200,6 +211,12 @@ async function named<T>(text: string, values: readonly unknown[], send: () => Pr
  * `new PrismaPg(pool, { statementNameGenerator: ferryStatementNames })` prepares it.
  */
 export function fromPrisma(client: PrismaTransactionLike): SqlExecutor {
+  methodsOption(
+    'client',
+    client,
+    ['$queryRawUnsafe', '$executeRawUnsafe'],
+    'a Prisma client or transaction client',
+  );
   const inTransaction = !hasTransactions(client);
   const executor: SqlExecutor = {
     inTransaction,
@@ -231,6 +248,7 @@ export function prismaTransactions<TTx = PrismaTransactionLike>(
   client: PrismaClientOf<TTx>,
   options: { db?: SqlExecutor } = {},
 ): TransactionAdapter<TTx> {
+  prismaClientOption(client);
   return {
     db: options.db ?? fromPrisma(client),
     transaction: (work, transactionOptions) =>

@@ -7,6 +7,7 @@ import {
   type QueryResult,
 } from 'pg';
 import { onAbort } from '../deadline';
+import { methodsOption } from '../optionChecks';
 import { askOutcomesElsewhere } from './commitOutcome';
 import { FerryError, FerryValidationError } from '../errors';
 import { closedReason, pendingStatements } from './clientQueue';
@@ -35,7 +36,12 @@ import {
  * statements without parameters (which may hold several commands, e.g. a migration), run unnamed.
  */
 export function fromPg(pool: Pool): SqlExecutor {
-  return pooledExecutor(pool, 'pool');
+  return pooledExecutor(pgOption(pool), 'pool');
+}
+
+/** fromPg's and pgTransactions' `pool`: a node-postgres pool (or client), else FERRY_CONFIG_INVALID. */
+function pgOption(pool: Pool): Pool {
+  return methodsOption<Pool>('pool', pool, ['query'], 'a node-postgres Pool');
 }
 
 /**
@@ -194,6 +200,7 @@ function openTarget(target: Queryable, field: string): void {
  * its `release()` and any use after the transaction are refused with FERRY_TRANSACTION_MISUSE).
  */
 export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
+  pgOption(pool);
   const connections = poolSize((pool as { options?: { max?: unknown } }).options?.max);
   return {
     db: fromPg(pool),

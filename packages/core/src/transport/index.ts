@@ -40,6 +40,8 @@ export {
   functionOption,
   knownKeysOption,
   requiredOptions,
+  methodsOption,
+  requiredFunctionOption,
   received,
   type OptionKeys,
 } from '../optionChecks';

@@ -11,6 +11,14 @@ import {
 import { outboxRetryDelayMs } from '@ferry/core/internal/testing';
 import { WakeSignal } from '../../src/wake/wakeSignal';
 
+/** A relay built and never started: its database is never asked anything. */
+const unusedDb: SqlExecutor = {
+  inTransaction: false,
+  query: async () => [],
+  execute: async () => 0,
+  transaction: async (work) => work(unusedDb),
+};
+
 describe('resolveOutboxOptions', () => {
   it('fills the spec defaults', () => {
     const o = resolveOutboxOptions();
@@ -93,7 +101,7 @@ describe('resolveOutboxOptions', () => {
       },
     });
     const relay = createRelay({
-      db: {} as SqlExecutor,
+      db: unusedDb,
       publisher: { publish: async () => [] },
       logger: pino({ level: 'warn' }, sink),
       options: { stuckThreshold: 120_000, lease: { heartbeatInterval: 30_000 } },
@@ -108,7 +116,7 @@ describe('resolveOutboxOptions', () => {
     const warnings: unknown[] = [];
     const ignore = () => undefined;
     const relay = createRelay({
-      db: {} as SqlExecutor,
+      db: unusedDb,
       publisher: { publish: async () => [] },
       logger: {
         debug: ignore,
@@ -132,7 +140,7 @@ describe('resolveOutboxOptions', () => {
 describe('the observer option (createRelay, createEmitter)', () => {
   const relayWith = (observer: unknown) => () =>
     createRelay({
-      db: {} as SqlExecutor,
+      db: unusedDb,
       publisher: { publish: async () => [] },
       observer: observer as never,
     });
