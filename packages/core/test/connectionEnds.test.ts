@@ -17,7 +17,7 @@ import { outcomeWithin } from '../../../test-support/deadlines';
 import { halfOpenProxy, type HalfOpenProxy } from '../../../test-support/halfOpenProxy';
 import { gate } from '../../../test-support/holds';
 import { openSocketsTo } from '../../../test-support/openSockets';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { adminQuery, createTestDatabase, serverUrl, type TestDatabase } from '../../../test-support/database';
 
 const STATEMENT_TIMEOUT_MS = 500;
 /** Far above every deadline here (CONNECTION_END_WAIT_MS is 1 s): a socket still open then is held. */
@@ -89,4 +89,19 @@ it('a pool connection ferry gives up on is ended within a deadline when the serv
   expect(isFerryError((outcome as { error: unknown }).error, 'FERRY_TIMEOUT')).toBe(true);
   // Given up, the connection is destroyed, not returned: its end waited for the silent server.
   expect(await socketsSettleAt(port, 0)).toBe(0);
+});
+
+it("the test-support adminQuery's connection is ended within a deadline when the server goes silent", async () => {
+  const proxy: CommitSwallowingProxy = await commitSwallowingProxy();
+  ends.push(() => proxy.close());
+  proxy.silenceEnds();
+  const given = process.env.FERRY_DATABASE_URL;
+  process.env.FERRY_DATABASE_URL = proxy.url(serverUrl());
+  ends.push(() => {
+    if (given === undefined) delete process.env.FERRY_DATABASE_URL;
+    else process.env.FERRY_DATABASE_URL = given;
+  });
+  // On HEAD its end() waited for a FIN the silent server never sends: no answer within HANG_MS.
+  expect(await outcomeWithin(adminQuery('SELECT 1'), HANG_MS / 2)).toEqual({ value: undefined });
+  expect(await socketsSettleAt(proxy.port, 0)).toBe(0);
 });
