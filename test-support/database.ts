@@ -7,6 +7,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { Client, type Pool, type PoolConfig } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 import { fromPrisma, migrate, type SqlExecutor } from '@ferry/core';
+import { endClientWithin } from '@ferry/core/transport';
 import { dropDatabase } from '@ferry/testing';
 
 export interface TestDatabase {
@@ -38,7 +39,7 @@ export async function adminQuery(text: string, values: unknown[] = []): Promise<
   try {
     await client.connect();
   } catch (error) {
-    await client.end().catch(() => undefined);
+    await endClientWithin(client);
     const server = new URL(serverUrl());
     throw new Error(
       `FERRY_DATABASE_URL: could not connect to PostgreSQL at ${server.host} within ${CONNECT_DEADLINE_MS} ms: ${error instanceof Error ? error.message : String(error)}`,
@@ -47,7 +48,8 @@ export async function adminQuery(text: string, values: unknown[] = []): Promise<
   try {
     await client.query(text, values);
   } finally {
-    await client.end();
+    // As every connection ferry ends: within CONNECTION_END_WAIT_MS, then its socket destroyed.
+    await endClientWithin(client);
   }
 }
 
