@@ -12,7 +12,12 @@ import { printActionText, printJson, printNote, type ActionAnswer } from './outp
 export class FailedPartway extends Error {
   constructor(
     readonly failure: unknown,
-    readonly context: { readonly done?: ActionAnswer; readonly requestId?: string },
+    readonly context: {
+      readonly done?: ActionAnswer;
+      readonly requestId?: string;
+      /** What a command that is no mutation (migrate) did before the failure: --json's fields beside `error`. */
+      readonly answered?: Readonly<Record<string, unknown>>;
+    },
   ) {
     super(failure instanceof Error ? failure.message : String(failure));
     this.name = 'FailedPartway';
@@ -74,7 +79,7 @@ export function printFailure(
   const requestId = answer.exitCode === 2 ? undefined : partway.requestId;
   if (ctx.json) {
     const failure = { code: answer.code, message, hint, ...(requestId === undefined ? {} : { requestId }) };
-    printJson(ctx, { ...done, error: failure });
+    printJson(ctx, { ...done, ...partway.answered, error: failure });
     return answer.exitCode;
   }
   if (done !== undefined) printActionText(ctx, done, ' before the failure');

@@ -1,5 +1,6 @@
 import {
   checkSchema,
+  isFerryError,
   type MigrateResult,
   exportPrismaModels,
   exportSql,
@@ -12,6 +13,7 @@ import { act } from '../act';
 import type { Context } from '../command';
 import { MIGRATE_STATEMENT_TIMEOUT_MS } from '../timeouts';
 import { INTERRUPTED_EXIT, stopNotes, stoppedBy, untilInterrupted, type StopSignal } from '../interrupt';
+import { FailedPartway } from '../failure';
 import { printJson, printLine, printNote } from '../output';
 
 /** Where to look after a second signal ended `migrate` unanswered. */
@@ -39,6 +41,22 @@ function printMigrated(ctx: Context, result: MigrateResult, signal: StopSignal |
     );
   }
   return interrupted === undefined ? 0 : INTERRUPTED_EXIT[interrupted];
+}
+
+/**
+ * A migration failed after this run applied others (core's `details.applied`, `notAttempted`):
+ * they stay applied, so they are named before the error, as `applied NAME` / `not_attempted NAME`
+ * lines (text) or `applied` / `notAttempted` beside `error` (--json). The exit code is the failure's.
+ */
+function failedMigrating(ctx: Context, error: unknown): unknown {
+  const details = isFerryError(error) ? error.details : {};
+  const { applied, notAttempted } = details;
+  if (!Array.isArray(applied) || !Array.isArray(notAttempted)) return error;
+  if (!ctx.json) {
+    for (const name of applied) printLine(ctx, `applied ${String(name)}`);
+    for (const name of notAttempted) printLine(ctx, `not_attempted ${String(name)}`);
+  }
+  return new FailedPartway(error, { answered: { applied, notAttempted } });
 }
 
 interface FolderOptions {
@@ -74,9 +92,11 @@ export function registerSchema(program: Command, ctx: Context): void {
       const notes = stopNotes((line) => printNote(ctx, line), 'migrate', MIGRATE_HINT);
       // A first signal stops it between migrations (the one in flight commits or rolls back).
       return untilInterrupted(async (signal) => {
-        const result = await ctx.db((db) => migrate(db, { ...folder, timeoutMs, signal }), {
-          statementTimeoutMs: timeoutMs,
-        });
+        const result = await ctx
+          .db((db) => migrate(db, { ...folder, timeoutMs, signal }), { statementTimeoutMs: timeoutMs })
+          .catch((error: unknown) => {
+            throw failedMigrating(ctx, error);
+          });
         return printMigrated(ctx, result, stoppedBy(signal));
       }, notes);
     }),

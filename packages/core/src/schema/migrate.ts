@@ -134,10 +134,31 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
     }
     const applied = await triedUntil(timeoutMs === 0 ? Infinity : timeoutMs, file, () =>
       db.transaction(async (tx) => applyOne(tx, table, file, lockTimeoutMs), txOptions),
-    );
+    ).catch((error: unknown) => {
+      throw failedPartway(error, result, files.slice(index + 1));
+    });
     (applied ? result.applied : result.alreadyApplied).push(file.name);
   }
   return result;
+}
+
+/**
+ * A migration's failure with what this run did before it (`details.applied`, `alreadyApplied`)
+ * and the migrations after it, not attempted (`details.notAttempted`): migrations applied before
+ * the failing one stay committed, and the caller (`ferry migrate`) says which.
+ */
+function failedPartway(error: unknown, result: MigrateResult, left: readonly MigrationFile[]): unknown {
+  if (!(error instanceof FerryError)) return error;
+  return new FerryError(error.code, error.message, {
+    cause: error,
+    retriable: error.retriable,
+    details: {
+      ...error.details,
+      applied: [...result.applied],
+      alreadyApplied: [...result.alreadyApplied],
+      notAttempted: left.map((file) => file.name),
+    },
+  });
 }
 
 /**
