@@ -1,5 +1,4 @@
 import { checkListenUrl } from '../wake/notifyListener';
-import { FerryConfigError } from '../errors';
 import {
   executorOption,
   knownKeysOption,

@@ -16,10 +16,9 @@ import {
   createOutboxAdmin,
   fromPg,
   InboxAdmin,
-  isFerryError,
   pgTransactions,
 } from '@ferry/core';
-import { isBatchWideFailure } from '@ferry/core/transport';
+import { closed, failure } from '../../../../test-support/endedConnections';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
 const SOME_ID = '6f1c2d3e-1111-4222-8333-444455556666';
@@ -32,26 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.drop();
 });
-
-/** The error `work` fails with, as a comparable shape. */
-async function failure(work: () => unknown): Promise<unknown> {
-  try {
-    await work();
-    return 'no error';
-  } catch (error) {
-    if (!isFerryError(error)) return { untyped: String(error) };
-    return {
-      code: error.code,
-      retriable: error.retriable,
-      field: error.details.field,
-      batchWide: isBatchWideFailure(error),
-    };
-  }
-}
-
-function closed(field: string) {
-  return { code: 'FERRY_CLOSED', retriable: false, field, batchWide: true };
-}
 
 /** A connected client, used once, so every entry below is built on a live client. */
 async function connectedClient(): Promise<Client> {

@@ -24,12 +24,11 @@ import {
   fromPg,
   Inbox,
   InboxAdmin,
-  isFerryError,
   pgTransactions,
 } from '@ferry/core';
-import { isBatchWideFailure } from '@ferry/core/transport';
 import { kyselyTransactions } from '@ferry/core/kysely';
 import { InMemoryPublisher } from '@ferry/testing';
+import { closed, failure } from '../../../../test-support/endedConnections';
 import { createTestDatabase, prismaOnPool, type TestDatabase } from '../../../../test-support/database';
 
 const quiet = pino({ level: 'silent' });
@@ -43,28 +42,8 @@ afterAll(async () => {
   await t.drop();
 });
 
-/** The error `work` fails with, as a comparable shape. */
-async function failure(work: () => unknown): Promise<unknown> {
-  try {
-    await work();
-    return 'no error';
-  } catch (error) {
-    if (!isFerryError(error)) return { untyped: String(error) };
-    return {
-      code: error.code,
-      retriable: error.retriable,
-      field: error.details.field,
-      batchWide: isBatchWideFailure(error),
-    };
-  }
-}
-
 function refusedOn(field: string) {
   return { code: 'FERRY_VALIDATION_FAILED', retriable: false, field, batchWide: false };
-}
-
-function closed(field?: string) {
-  return { code: 'FERRY_CLOSED', retriable: false, field, batchWide: true };
 }
 
 async function endedPool(): Promise<Pool> {
