@@ -5,8 +5,8 @@
 // ran every scenario of the suite (review 34); here a name selects files of its suite only, and a
 // name that matches none fails with jest's "No tests found".
 'use strict';
-const { spawnSync } = require('node:child_process');
 const path = require('node:path');
+const { runChild } = require('./runChild');
 
 /**
  * jest options whose value is the next argument (`-t name`, `--test-timeout 600000`), so that
@@ -49,13 +49,11 @@ const pattern =
     ? `fault-tests/${suite}/`
     : `fault-tests/${suite}/(${scenarios.map(escapeRegExp).join('|')})\\.test\\.ts$`;
 const jest = path.resolve(__dirname, '../node_modules/.bin/jest');
-const result = spawnSync(
-  jest,
-  ['--selectProjects', '@ferry/fault-tests', '--testPathPatterns', pattern, ...options],
-  { stdio: 'inherit', cwd: path.resolve(__dirname, '..') },
-);
-if (result.error) {
-  process.stderr.write(`fault-suite: could not run jest: ${result.error.message}\n`);
-  process.exit(1);
-}
-process.exit(result.status ?? 1);
+// Not spawnSync: a SIGINT / SIGTERM / SIGHUP to this script (or to the npm command running it) is
+// passed on to jest's process group, and a second one kills it at once (runChild.js, review 75).
+runChild(jest, ['--selectProjects', '@ferry/fault-tests', '--testPathPatterns', pattern, ...options], {
+  cwd: path.resolve(__dirname, '..'),
+}).then(({ status, error }) => {
+  if (error) process.stderr.write(`fault-suite: could not run jest: ${error.message}\n`);
+  process.exit(status);
+});

@@ -8,6 +8,7 @@ import { Client, type Pool, type PoolConfig } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 import { fromPrisma, migrate, type SqlExecutor } from '@ferry/core';
 import { endClientWithin } from '@ferry/core/transport';
+import { settlesWithin } from '@ferry/core/internal/testing';
 import { dropDatabase } from '@ferry/testing';
 
 export interface TestDatabase {
@@ -29,6 +30,9 @@ function withDatabase(url: string, database: string): string {
   parsed.pathname = `/${database}`;
   return parsed.toString();
 }
+
+/** The bound of each cleanup step (a client's disconnect, the drop) of a set-up that failed. */
+const CLEANUP_STEP_MS = 10_000;
 
 /** How long connecting to the test server may take: a server that never answers is an error naming it. */
 const CONNECT_DEADLINE_MS = 10_000;
@@ -93,21 +97,33 @@ export async function createTestDatabase(
     clients.push(client);
     return client;
   };
-  const prisma = newClient();
-  const db = fromPrisma(prisma);
-  if (options.migrate ?? true) await migrate(db);
-  return {
-    name,
-    url,
-    prisma,
-    db,
-    newClient,
-    async drop() {
-      await Promise.all(clients.map((client) => client.$disconnect().catch(() => undefined)));
-      // Through the database the test database was created from: a role may not connect to `postgres`.
-      await dropDatabase(url, { through: serverUrl() });
-    },
-  };
+  const disconnectAll = () =>
+    Promise.all(clients.map((client) => settlesWithin(client.$disconnect(), CLEANUP_STEP_MS)));
+  // Through the database the test database was created from: a role may not connect to `postgres`.
+  const dropIt = () => dropDatabase(url, { through: serverUrl() });
+  try {
+    const prisma = newClient();
+    const db = fromPrisma(prisma);
+    if (options.migrate ?? true) await migrate(db);
+    return {
+      name,
+      url,
+      prisma,
+      db,
+      newClient,
+      async drop() {
+        await disconnectAll();
+        await dropIt();
+      },
+    };
+  } catch (error) {
+    // A set-up that failed after CREATE DATABASE (the role may not connect to the new database, a
+    // migration failed) leaves nothing on the user's server: its clients are disconnected and the
+    // database dropped, each step bounded, and the set-up's own error is thrown (review 75).
+    await disconnectAll();
+    await settlesWithin(dropIt(), CLEANUP_STEP_MS);
+    throw error;
+  }
 }
 
 /** A database URL on the test server with a unique name, for code that creates its own database. */

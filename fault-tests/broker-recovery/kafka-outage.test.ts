@@ -21,7 +21,7 @@ import { PrivateBroker } from '../harness/brokers';
 import { assertLedger, emptyLedger, keyOrderViolations, reconcile } from '../harness/ledger';
 import { waitFor } from '../harness/waitFor';
 import { openDatabase, settle, startCircuitRelay, type CircuitCount } from './support';
-import { faultSuite } from '../harness/scaffold';
+import { faultSuite, cleanUp, CLEANUP_HOOK_MS, BROKER_CLEANUP_MS } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
 
@@ -117,10 +117,15 @@ beforeAll(async () => {
   await broker.start();
 }, 180_000);
 
-afterAll(async () => {
-  for (const run of runs.values()) await run.database.drop();
-  await broker?.dispose();
-});
+// Each step runs whatever the earlier ones did (a drop that fails must not leave the broker up).
+afterAll(
+  () =>
+    cleanUp(
+      [...[...runs.values()].map((run) => () => run.database.drop()), () => broker?.dispose()],
+      BROKER_CLEANUP_MS,
+    ),
+  CLEANUP_HOOK_MS,
+);
 
 describe.each(CLIENTS)('broker-recovery: kafka-outage (%s client)', (client) => {
   it('spends no retry while the broker is down; everything is SENT after it returns', async () => {

@@ -29,7 +29,7 @@ import { PrivateBroker } from '../harness/brokers';
 import { assertLedger, keyOrderViolations } from '../harness/ledger';
 import { waitFor } from '../harness/waitFor';
 import { inboxLedger, openDatabase, receiptCounts, settle, startInbox } from './support';
-import { faultSuite } from '../harness/scaffold';
+import { faultSuite, cleanUp, CLEANUP_HOOK_MS, BROKER_CLEANUP_MS } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
 
@@ -43,9 +43,7 @@ beforeAll(async () => {
   broker = await PrivateBroker.create('kafka');
   await broker.start();
 });
-afterAll(async () => {
-  await broker?.dispose();
-});
+afterAll(() => cleanUp([() => broker?.dispose()], BROKER_CLEANUP_MS), CLEANUP_HOOK_MS);
 
 describe.each(CLIENTS)('broker-recovery: kafka-restart (%s client)', (client) => {
   const TOPIC = `${BASE_TOPIC}.${client}`;
@@ -56,9 +54,7 @@ describe.each(CLIENTS)('broker-recovery: kafka-restart (%s client)', (client) =>
     database = await openDatabase();
   });
 
-  afterAll(async () => {
-    await database?.drop();
-  });
+  afterAll(() => cleanUp([() => database?.drop()]));
 
   it('relays and consumes across a broker kill: all SENT events on the topic in key order, applied once', async () => {
     const consumerName = 'kr_consumer';

@@ -22,7 +22,7 @@ import { assertLedger, emptyLedger, keyOrderViolations, reconcile } from '../har
 import { RabbitNode } from '../harness/rabbitmqNode';
 import { waitFor } from '../harness/waitFor';
 import { openDatabase, settle, startCircuitRelay } from './support';
-import { faultSuite } from '../harness/scaffold';
+import { faultSuite, cleanUp, CLEANUP_HOOK_MS, BROKER_CLEANUP_MS } from '../harness/scaffold';
 import { testOutboxMessage as outboxMessage } from '../../test-support/outboxMessages';
 
 jest.setTimeout(180_000);
@@ -101,10 +101,11 @@ describe('broker-recovery: rabbitmq-outage and rabbitmq-alarm', () => {
     database = await openDatabase();
   });
 
-  afterAll(async () => {
-    await database?.drop();
-    await node?.dispose();
-  });
+  // Each step runs whatever the earlier one did (a drop that fails must not leave the node up).
+  afterAll(
+    () => cleanUp([() => database?.drop(), () => node?.dispose()], BROKER_CLEANUP_MS),
+    CLEANUP_HOOK_MS,
+  );
 
   async function outage(kind: Outage): Promise<void> {
     const queue = `fault.${kind.name}.relay`;

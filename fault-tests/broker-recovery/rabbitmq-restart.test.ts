@@ -33,7 +33,7 @@ import {
   settle,
   startInbox,
 } from './support';
-import { faultSuite } from '../harness/scaffold';
+import { faultSuite, cleanUp, CLEANUP_HOOK_MS, BROKER_CLEANUP_MS } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
 
@@ -143,10 +143,11 @@ describe('broker-recovery: rabbitmq-restart', () => {
     await declareWorkQueue(node.url, RELAY_QUEUE, RELAY_CONSUMER);
   });
 
-  afterAll(async () => {
-    await database?.drop();
-    await node?.dispose();
-  });
+  // Each step runs whatever the earlier one did (a drop that fails must not leave the node up).
+  afterAll(
+    () => cleanUp([() => database?.drop(), () => node?.dispose()], BROKER_CLEANUP_MS),
+    CLEANUP_HOOK_MS,
+  );
 
   it('redelivers unacked deliveries after a restart and the inbox absorbs them', async () => {
     const consumerName = 'rr_consumer';

@@ -37,7 +37,7 @@ import {
   settle,
   startInbox,
 } from './support';
-import { faultSuite } from '../harness/scaffold';
+import { faultSuite, cleanUp, CLEANUP_HOOK_MS, BROKER_CLEANUP_MS } from '../harness/scaffold';
 
 jest.setTimeout(180_000);
 
@@ -107,10 +107,11 @@ describe('broker-recovery: rabbitmq-retry-and-dlq', () => {
     database = await openDatabase();
   });
 
-  afterAll(async () => {
-    await database?.drop();
-    await node?.dispose();
-  });
+  // Each step runs whatever the earlier one did (a drop that fails must not leave the node up).
+  afterAll(
+    () => cleanUp([() => database?.drop(), () => node?.dispose()], BROKER_CLEANUP_MS),
+    CLEANUP_HOOK_MS,
+  );
 
   /** Whether the consumer stays attached while the node stops (`live`) or is closed first. */
   type Attachment = 'closed' | 'live';

@@ -33,7 +33,7 @@ import { assertLedger, reconcile, type Ledger } from '../harness/ledger';
 import { waitFor } from '../harness/waitFor';
 import { effectIds, openDatabase, receiptCounts, settle, startInbox } from './support';
 import { PhasedPublisher } from './sqsPhases';
-import { faultSuite } from '../harness/scaffold';
+import { faultSuite, cleanUp, CLEANUP_HOOK_MS, BROKER_CLEANUP_MS } from '../harness/scaffold';
 
 jest.setTimeout(120_000);
 
@@ -55,10 +55,11 @@ describe('broker-recovery: sqs-restart', () => {
     database = await openDatabase();
   });
 
-  afterAll(async () => {
-    await database?.drop();
-    await broker?.dispose();
-  });
+  // Each step runs whatever the earlier one did (a drop that fails must not leave the broker up).
+  afterAll(
+    () => cleanUp([() => database?.drop(), () => broker?.dispose()], BROKER_CLEANUP_MS),
+    CLEANUP_HOOK_MS,
+  );
 
   it('relays and consumes across an endpoint kill: nothing SENT while down, everything the endpoint kept applied once', async () => {
     const consumerName = 'sr_consumer';

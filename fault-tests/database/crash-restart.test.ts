@@ -34,7 +34,9 @@ import {
   prismaOn,
   receiptCounts,
   writeBusinessRow,
+  scenarioSteps,
 } from './support';
+import { cleanUp, CLEANUP_HOOK_MS } from '../harness/scaffold';
 
 const SCENARIO = 'database/crash-restart';
 
@@ -44,12 +46,11 @@ describe('PostgreSQL crash and restart', () => {
   let inbox: Inbox | undefined;
   const outbox = new OutboxSide();
 
-  afterAll(async () => {
-    await inbox?.close().catch(() => undefined);
-    await outbox.closeAll();
-    await prisma?.$disconnect().catch(() => undefined);
-    await cluster?.destroy();
-  });
+  // Each step bounded and run whatever the earlier ones did: the cluster goes also when a close hangs.
+  afterAll(
+    () => cleanUp(scenarioSteps({ inboxes: [inbox], outbox, clients: [prisma], clusters: [cluster] })),
+    CLEANUP_HOOK_MS,
+  );
 
   it('preserves accepted receipts, recovers abandoned claims by lease and applies every message once', async () => {
     cluster = await PrivateCluster.create('crash');

@@ -42,7 +42,9 @@ import {
   prismaOn,
   receiptCounts,
   writeBusinessRow,
+  scenarioSteps,
 } from './support';
+import { cleanUp, CLEANUP_HOOK_MS } from '../harness/scaffold';
 
 const SCENARIO = 'database/standby-promotion';
 const FAST = { fsync: 'off' };
@@ -54,13 +56,11 @@ describe('PostgreSQL standby promotion', () => {
   const inboxes: Inbox[] = [];
   const outbox = new OutboxSide();
 
-  afterAll(async () => {
-    await Promise.all(inboxes.map((inbox) => inbox.close().catch(() => undefined)));
-    await outbox.closeAll();
-    await Promise.all(clients.map((client) => client.$disconnect().catch(() => undefined)));
-    await primary?.destroy();
-    await standby?.destroy();
-  });
+  // Each step bounded and run whatever the earlier ones did: the clusters go also when a close hangs.
+  afterAll(
+    () => cleanUp(scenarioSteps({ inboxes, outbox, clients, clusters: [primary, standby] })),
+    CLEANUP_HOOK_MS,
+  );
 
   it('keeps receipts replayed before promotion, recovers abandoned claims and processes each message once', async () => {
     primary = await PrivateCluster.create('primary', { settings: FAST });

@@ -186,3 +186,22 @@ export async function ledgerFrom(prisma: PrismaClient, producer: Producer): Prom
     stuck: counts.unfinished,
   };
 }
+
+/**
+ * A scenario's cleanup steps, for `cleanUp` (harness/scaffold.ts) in its afterAll: its inboxes,
+ * its outbox side and its Prisma clients closed (a close after a crash may fail: ignored), then
+ * its clusters destroyed; each step bounded and run whatever the earlier ones did (review 75).
+ */
+export function scenarioSteps(parts: {
+  readonly inboxes: readonly (Inbox | undefined)[];
+  readonly outbox: { closeAll(): Promise<void> };
+  readonly clients: readonly (PrismaClient | undefined)[];
+  readonly clusters: readonly (PrivateCluster | undefined)[];
+}): (() => unknown)[] {
+  return [
+    ...parts.inboxes.map((inbox) => () => inbox?.close().catch(() => undefined)),
+    () => parts.outbox.closeAll(),
+    ...parts.clients.map((client) => () => client?.$disconnect().catch(() => undefined)),
+    ...parts.clusters.map((cluster) => () => cluster?.destroy()),
+  ];
+}

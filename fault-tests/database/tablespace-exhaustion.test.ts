@@ -32,7 +32,9 @@ import {
   prismaOn,
   receiptCounts,
   writeBusinessRow,
+  scenarioSteps,
 } from './support';
+import { cleanUp, CLEANUP_HOOK_MS } from '../harness/scaffold';
 
 const SCENARIO = 'database/tablespace-exhaustion';
 const TABLESPACE = 'business_space';
@@ -63,13 +65,16 @@ describe('tablespace exhaustion', () => {
   let inbox: Inbox | undefined;
   const outbox = new OutboxSide();
 
-  afterAll(async () => {
-    await inbox?.close().catch(() => undefined);
-    await outbox.closeAll();
-    await prisma?.$disconnect().catch(() => undefined);
-    await cluster?.destroy();
-    await filesystem?.unmount();
-  });
+  // Each step bounded and run whatever the earlier ones did: the tmpfs is unmounted also when a
+  // close hangs or the cluster's destroy fails.
+  afterAll(
+    () =>
+      cleanUp([
+        ...scenarioSteps({ inboxes: [inbox], outbox, clients: [prisma], clusters: [cluster] }),
+        () => filesystem?.unmount(),
+      ]),
+    CLEANUP_HOOK_MS,
+  );
 
   it('rolls a 53100 handler transaction back into a retry and completes it after space is freed', async () => {
     filesystem = await BoundedFilesystem.mount(16);

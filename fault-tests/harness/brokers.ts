@@ -53,26 +53,32 @@ export class PrivateBroker {
 
   /** Allocates a state folder and free ports; nothing runs until `start()`. */
   static async create(service: PrivateServiceName): Promise<PrivateBroker> {
-    const dir = mkdtempSync(path.join(tmpdir(), `ferry-fault-${service}-`));
-    // Reuse the jars the project's own `scripts/services up` fetched, so no Maven run is needed.
-    const shared = path.join(REPO_ROOT, '.services', service, 'libs');
-    if (existsSync(path.join(shared, '.complete'))) {
-      mkdirSync(path.join(dir, service), { recursive: true });
-      symlinkSync(shared, path.join(dir, service, 'libs'));
-    }
-    const env: NodeJS.ProcessEnv = { ...process.env, FERRY_SERVICES_DIR: dir };
+    // Ports first: nothing is made on disk before the last step that can fail (review 75).
+    const ports: Record<string, string> = {};
     let port: number;
     if (service === 'kafka') {
       const [broker, controller] = await freePorts(29100, 2, { span: 800 });
       port = broker!;
-      env.FERRY_KAFKA_PORT = String(broker);
-      env.FERRY_KAFKA_CONTROLLER_PORT = String(controller);
-      env.FERRY_KAFKA_HEAP = '-Xms128m -Xmx384m';
+      ports.FERRY_KAFKA_PORT = String(broker);
+      ports.FERRY_KAFKA_CONTROLLER_PORT = String(controller);
+      ports.FERRY_KAFKA_HEAP = '-Xms128m -Xmx384m';
     } else {
       [port] = (await freePorts(29900, 1, { span: 400 })) as [number];
-      env.FERRY_SQS_PORT = String(port);
+      ports.FERRY_SQS_PORT = String(port);
     }
-    return new PrivateBroker(service, dir, port, env);
+    const dir = mkdtempSync(path.join(tmpdir(), `ferry-fault-${service}-`));
+    try {
+      // Reuse the jars the project's own `scripts/services up` fetched, so no Maven run is needed.
+      const shared = path.join(REPO_ROOT, '.services', service, 'libs');
+      if (existsSync(path.join(shared, '.complete'))) {
+        mkdirSync(path.join(dir, service), { recursive: true });
+        symlinkSync(shared, path.join(dir, service, 'libs'));
+      }
+    } catch (error) {
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
+    return new PrivateBroker(service, dir, port, { ...process.env, FERRY_SERVICES_DIR: dir, ...ports });
   }
 
   /** `host:port` for kafkajs. */
@@ -117,12 +123,14 @@ export class PrivateBroker {
 
   /** Starts the broker (or finds it running) and waits for its readiness check. */
   async start(): Promise<void> {
+    // Set before `up`, which may have started the broker when it fails (a readiness wait that
+    // timed out): dispose() then runs `down`, which stops only a process `up` recorded (review 75).
+    this.started = true;
     const out = await this.services('up');
     if (!/\b(started|reused)\b/.test(out) || !out.includes(`127.0.0.1:${this.port}`))
       throw new Error(`unexpected output of scripts/services up ${this.service}: ${out}`);
     if (out.includes('not started by ferry'))
       throw new Error(`port ${this.port} answered but is not our private ${this.service}: ${out}`);
-    this.started = true;
   }
 
   /** Orderly stop (SIGTERM, then SIGKILL after the script's timeout). */

@@ -114,18 +114,39 @@ export class PrivateCluster {
 
   /** `initdb` and start a new cluster. */
   static async create(name: string, options: ClusterOptions = {}): Promise<PrivateCluster> {
-    const cluster = new PrivateCluster(serverOwnedDir(`ferry-pg-${name}-`), await freePort());
-    await pgBinary('initdb', [
-      '-D',
-      cluster.dataDir,
-      '--auth=trust',
-      '--username=postgres',
-      '--encoding=UTF8',
-      '--no-instructions',
-    ]);
-    cluster.configure({ ...options.settings });
-    await cluster.start();
-    return cluster;
+    return PrivateCluster.setUp(name, async (cluster) => {
+      await pgBinary('initdb', [
+        '-D',
+        cluster.dataDir,
+        '--auth=trust',
+        '--username=postgres',
+        '--encoding=UTF8',
+        '--no-instructions',
+      ]);
+      cluster.configure({ ...options.settings });
+      await cluster.start();
+    });
+  }
+
+  /**
+   * Makes a cluster's port and folder and runs its set-up (`work`). When any step fails (initdb, the base
+   * backup, a start refused or slower than pg_ctl's 60 s) the cluster is destroyed before the
+   * error is rethrown: a server that may be up is stopped and the folder removed, since the
+   * caller never gets the object its afterAll would destroy (review 75).
+   */
+  private static async setUp(
+    name: string,
+    work: (cluster: PrivateCluster) => Promise<void>,
+  ): Promise<PrivateCluster> {
+    const port = await freePort();
+    const cluster = new PrivateCluster(serverOwnedDir(`ferry-pg-${name}-`), port);
+    try {
+      await work(cluster);
+      return cluster;
+    } catch (error) {
+      await cluster.destroy().catch(() => undefined);
+      throw error;
+    }
   }
 
   /**
@@ -137,25 +158,25 @@ export class PrivateCluster {
     name: string,
     options: ClusterOptions = {},
   ): Promise<PrivateCluster> {
-    const standby = new PrivateCluster(serverOwnedDir(`ferry-pg-${name}-`), await freePort());
-    await pgBinary('pg_basebackup', [
-      '-D',
-      standby.dataDir,
-      '-h',
-      '127.0.0.1',
-      '-p',
-      String(primary.port),
-      '-U',
-      'postgres',
-      '-X',
-      'stream',
-      '-R',
-      '-c',
-      'fast',
-    ]);
-    standby.configure({ ...options.settings });
-    await standby.start();
-    return standby;
+    return PrivateCluster.setUp(name, async (standby) => {
+      await pgBinary('pg_basebackup', [
+        '-D',
+        standby.dataDir,
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(primary.port),
+        '-U',
+        'postgres',
+        '-X',
+        'stream',
+        '-R',
+        '-c',
+        'fast',
+      ]);
+      standby.configure({ ...options.settings });
+      await standby.start();
+    });
   }
 
   /** Appends settings; later lines win over the ones initdb or the base backup wrote. */
@@ -246,11 +267,17 @@ export class BoundedFilesystem {
   static async mount(sizeMiB: number): Promise<BoundedFilesystem> {
     if (!isRoot()) throw new Error('mounting a bounded tmpfs needs root');
     const fs = new BoundedFilesystem(mkdtempSync(join(tmpdir(), 'ferry-tmpfs-')));
-    await run('mount', ['-t', 'tmpfs', '-o', `size=${sizeMiB}m,mode=0700`, 'tmpfs', fs.dir]);
-    fs.mounted = true;
-    const ids = serverIds();
-    if (ids) chownSync(fs.dir, ids.uid, ids.gid);
-    return fs;
+    try {
+      await run('mount', ['-t', 'tmpfs', '-o', `size=${sizeMiB}m,mode=0700`, 'tmpfs', fs.dir]);
+      fs.mounted = true;
+      const ids = serverIds();
+      if (ids) chownSync(fs.dir, ids.uid, ids.gid);
+      return fs;
+    } catch (error) {
+      // The caller never gets the object to unmount: undo the mount and the folder here (review 75).
+      await fs.unmount().catch(() => undefined);
+      throw error;
+    }
   }
 
   /** A subdirectory owned by the server's OS user (CREATE TABLESPACE wants an empty directory). */

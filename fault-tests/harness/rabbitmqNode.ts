@@ -42,32 +42,38 @@ export class RabbitNode {
     // The distribution port is AMQP port + 20000 (RabbitMQ's own convention).
     const [port] = (await freePorts(25700, 1, { span: 400, offsets: [20000] })) as [number];
     const dir = mkdtempSync(path.join(tmpdir(), 'ferry-fault-rabbit-'));
-    const nodeName = `ferryfault${port}@localhost`;
-    writeFileSync(path.join(dir, 'enabled_plugins'), '[].\n');
-    // The machine's rabbitmq.conf pins the listener to 5672; our own config file replaces it.
-    writeFileSync(
-      path.join(dir, 'rabbitmq.conf'),
-      `listeners.tcp.local = 127.0.0.1:${port}\nloopback_users.guest = true\n`,
-    );
-    // rabbitmq-server run as root switches to the rabbitmq user, which must own the folders.
-    const owner = process.getuid?.() === 0 ? rabbitUser() : null;
-    chmodSync(dir, 0o755);
-    if (owner) {
-      for (const file of ['', 'enabled_plugins', 'rabbitmq.conf'])
-        chownSync(path.join(dir, file), owner.uid, owner.gid);
+    try {
+      const nodeName = `ferryfault${port}@localhost`;
+      writeFileSync(path.join(dir, 'enabled_plugins'), '[].\n');
+      // The machine's rabbitmq.conf pins the listener to 5672; our own config file replaces it.
+      writeFileSync(
+        path.join(dir, 'rabbitmq.conf'),
+        `listeners.tcp.local = 127.0.0.1:${port}\nloopback_users.guest = true\n`,
+      );
+      // rabbitmq-server run as root switches to the rabbitmq user, which must own the folders.
+      const owner = process.getuid?.() === 0 ? rabbitUser() : null;
+      chmodSync(dir, 0o755);
+      if (owner) {
+        for (const file of ['', 'enabled_plugins', 'rabbitmq.conf'])
+          chownSync(path.join(dir, file), owner.uid, owner.gid);
+      }
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        RABBITMQ_NODENAME: nodeName,
+        RABBITMQ_NODE_PORT: String(port),
+        RABBITMQ_DIST_PORT: String(port + 20000),
+        RABBITMQ_CONFIG_FILE: path.join(dir, 'rabbitmq.conf'),
+        RABBITMQ_MNESIA_BASE: path.join(dir, 'mnesia'),
+        RABBITMQ_LOG_BASE: path.join(dir, 'log'),
+        RABBITMQ_PID_FILE: path.join(dir, 'pid'),
+        RABBITMQ_ENABLED_PLUGINS_FILE: path.join(dir, 'enabled_plugins'),
+      };
+      return new RabbitNode(nodeName, port, dir, env);
+    } catch (error) {
+      // The caller never gets the object to dispose: remove the folder here (review 75).
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
     }
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      RABBITMQ_NODENAME: nodeName,
-      RABBITMQ_NODE_PORT: String(port),
-      RABBITMQ_DIST_PORT: String(port + 20000),
-      RABBITMQ_CONFIG_FILE: path.join(dir, 'rabbitmq.conf'),
-      RABBITMQ_MNESIA_BASE: path.join(dir, 'mnesia'),
-      RABBITMQ_LOG_BASE: path.join(dir, 'log'),
-      RABBITMQ_PID_FILE: path.join(dir, 'pid'),
-      RABBITMQ_ENABLED_PLUGINS_FILE: path.join(dir, 'enabled_plugins'),
-    };
-    return new RabbitNode(nodeName, port, dir, env);
   }
 
   get url(): string {
@@ -92,8 +98,10 @@ export class RabbitNode {
 
   /** Starts the node detached and waits until an AMQP connection succeeds. */
   async start(): Promise<void> {
-    await run('rabbitmq-server', ['-detached'], { env: this.env, cwd: '/tmp', timeout: 30_000 });
+    // Set first: a start that fails or times out may leave the node booting; dispose() then stops
+    // it (`rabbitmqctl stop`, a failure ignored) before removing the folder (review 75).
     this.running = true;
+    await run('rabbitmq-server', ['-detached'], { env: this.env, cwd: '/tmp', timeout: 30_000 });
     // A node boots in seconds alone; at load 20+ on 2 cores it took over a minute.
     await waitFor(`RabbitMQ node ${this.nodeName} to accept AMQP connections`, () => this.canConnect(), {
       timeoutMs: 150_000,

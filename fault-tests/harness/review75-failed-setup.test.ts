@@ -22,7 +22,10 @@ function tmpEntries(prefix: string): Set<string> {
 }
 
 /** What `work` left in /tmp under `prefix` (removed here, so a failing run leaves nothing). */
-async function leftBy(prefix: string, work: () => Promise<unknown>): Promise<{ failure: string; left: string[] }> {
+async function leftBy(
+  prefix: string,
+  work: () => Promise<unknown>,
+): Promise<{ failure: string; left: string[] }> {
   const before = tmpEntries(prefix);
   const failure = await work().then(
     () => 'none',

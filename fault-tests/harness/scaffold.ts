@@ -1,3 +1,5 @@
+import { settlesWithin } from '@ferry/core/internal/testing';
+
 /**
  * What every fault suite needs around its scenario, owned in one place: the resources a scenario
  * opens (inboxes, relays, consumers, publishers, connections, Prisma clients, gates) are handed to
@@ -19,14 +21,30 @@ export const CLEANUP_BOUND_MS = 15_000;
 
 /** Cleanup step that cannot hang the suite: settles after `ms` whatever happens. */
 export async function bounded(work: Promise<unknown>, ms = CLEANUP_BOUND_MS): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    work.catch(() => undefined),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
+  await settlesWithin(work, ms);
+}
+
+/**
+ * A file's own cleanup of several steps (`afterAll(() => cleanUp([() => database?.drop(), () =>
+ * node?.dispose()]))`): runs every step in the order given, each bounded by `ms` and each whatever
+ * the earlier ones did (a drop that fails must not leave the private broker running), then throws
+ * an AggregateError of what failed or did not finish, so the leftover is reported (review 75).
+ */
+export async function cleanUp(steps: readonly (() => unknown)[], ms = CLEANUP_BOUND_MS): Promise<void> {
+  const failures: unknown[] = [];
+  for (const [index, step] of steps.entries()) {
+    let failure: { error: unknown } | undefined;
+    const work = Promise.resolve()
+      .then(() => step())
+      .catch((error: unknown) => {
+        failure = { error };
+      });
+    if (!(await settlesWithin(work, ms)))
+      failures.push(new Error(`cleanup step ${index + 1} of ${steps.length} did not finish within ${ms} ms`));
+    else if (failure) failures.push(failure.error);
+  }
+  if (failures.length > 0)
+    throw new AggregateError(failures, `${failures.length} of ${steps.length} cleanup steps failed`);
 }
 
 export function faultSuite(boundMs = CLEANUP_BOUND_MS): FaultSuite {
@@ -45,3 +63,9 @@ export function faultSuite(boundMs = CLEANUP_BOUND_MS): FaultSuite {
     },
   };
 }
+
+/** Bound of a private broker's dispose (`rabbitmqctl stop` and the wait for the VM take up to 2 min). */
+export const BROKER_CLEANUP_MS = 120_000;
+
+/** Timeout of a file's cleanUp hook: room for its bounded steps, past jest's 60 s default. */
+export const CLEANUP_HOOK_MS = 300_000;
