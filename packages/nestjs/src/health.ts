@@ -57,8 +57,9 @@ function inboxSource(service: InboxService): LoopSource {
       return service.state === 'created' || service.state === 'ready' ? 'not started' : service.state;
     },
     get pollIntervalMs() {
-      // The core Inbox exists from module init on; before it, not live anyway (state above).
-      return service.state === 'created' ? undefined : service.inbox.pollIntervalMs;
+      // Read only of a running worker: in every other state it is not live (or left out) anyway,
+      // and a service closed before module init has no core Inbox.
+      return service.state === 'running' ? service.inbox.pollIntervalMs : undefined;
     },
   };
 }

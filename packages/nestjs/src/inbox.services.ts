@@ -15,6 +15,7 @@ import {
   type PrismaClientLike,
   type RunOnceResult,
 } from '@ferry/core';
+import { closedError } from './closed';
 
 /** Scope-bound inbox admin: forTenant(id) / forGlobal(). Always registered. */
 export class InboxAdminService extends InboxAdmin {}
@@ -31,35 +32,51 @@ export interface InboxServiceConfig {
   readonly findHandlers: () => Record<string, InboxHandler<unknown>>;
 }
 
+/** InboxService.state from the core inbox's worker: one state, however the inbox is driven. */
+const STATE_OF_WORKER = {
+  idle: 'ready',
+  running: 'running',
+  closing: 'closing',
+  closed: 'closed',
+} as const satisfies Record<Inbox<unknown>['state'], InboxServiceState>;
+
 /**
  * The inbox of the application: acceptance (pass it to a transport as its InboxAcceptor)
  * and the worker. The core Inbox is created at module init, once handlers are discovered;
  * the schema is checked and an enabled worker started on application bootstrap; the worker
  * drains on module destroy, before a Prisma module the inbox module imports is destroyed.
+ * A close that comes first (before module init, or while bootstrap awaits) is remembered: the
+ * init then creates and starts nothing and rejects with FERRY_CLOSED (review 74).
  */
 // Required<>: an optional member core adds to InboxAcceptor (as assertHandles was) cannot be left out here.
 export class InboxService
   implements Required<InboxAcceptor>, OnModuleInit, OnApplicationBootstrap, OnModuleDestroy
 {
   private current: Inbox<unknown> | undefined;
-  private status: InboxServiceState = 'created';
+  /** Set by the first close(), whenever it comes; settled once the worker drained. */
   private closing: Promise<void> | undefined;
+  private closed = false;
 
   constructor(private readonly config: InboxServiceConfig) {}
 
+  /**
+   * 'created' before module init, then the core inbox's worker ('ready' while idle), however it
+   * was started or closed (this service, or `inbox` directly); 'closing' / 'closed' from close().
+   */
   get state(): InboxServiceState {
-    return this.status;
+    if (this.closing) return this.closed ? 'closed' : 'closing';
+    return this.current ? STATE_OF_WORKER[this.current.state] : 'created';
   }
 
-  /** The core Inbox; throws FerryError FERRY_CLOSED before module init. */
+  /** The core Inbox; throws FerryError FERRY_CLOSED before module init (and when closed before it). */
   get inbox(): Inbox<unknown> {
-    if (!this.current) {
-      throw new FerryError(
-        'FERRY_CLOSED',
-        'the inbox is not initialized yet: it is created when the Nest module initializes (app.init() / listen())',
-      );
-    }
-    return this.current;
+    if (this.current) return this.current;
+    if (this.closing)
+      throw closedError('InboxService', '`inbox` (not created: the close came before module init)');
+    throw new FerryError(
+      'FERRY_CLOSED',
+      'the inbox is not initialized yet: it is created when the Nest module initializes (app.init() / listen())',
+    );
   }
 
   get maxPayloadBytes(): number {
@@ -68,19 +85,32 @@ export class InboxService
     );
   }
 
-  onModuleInit(): void {
-    if (this.current) return;
-    this.current = new Inbox<unknown>(this.config.client, {
+  /**
+   * Creates the core inbox (handlers discovered). Once the service was closed, the inbox it
+   * creates is closed at once (its worker never starts) and module init rejects with FERRY_CLOSED.
+   */
+  async onModuleInit(): Promise<void> {
+    this.current ??= new Inbox<unknown>(this.config.client, {
       ...this.config.options,
       handlers: this.config.findHandlers(),
     });
-    this.status = 'ready';
+    if (!this.closing) return;
+    await this.current.close();
+    throw closedError('InboxService', 'module init');
   }
 
-  /** Checks the schema (FERRY_SCHEMA_NOT_READY) and starts the worker when worker.enabled. */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.inbox.initialize();
-    if (this.inbox.options.worker.enabled) this.status = 'running';
+  /** initialize(), once every provider finished onModuleInit. */
+  onApplicationBootstrap(): Promise<void> {
+    return this.initialize();
+  }
+
+  /**
+   * Checks the schema (FERRY_SCHEMA_NOT_READY) and starts the worker when worker.enabled (spec
+   * 002). FERRY_CLOSED once closed, also when close() came while it awaited: the core inbox then
+   * sends no further statement and starts nothing.
+   */
+  async initialize(): Promise<void> {
+    await this.open('initialize()').initialize();
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -88,61 +118,64 @@ export class InboxService
   }
 
   async accept(input: InboxAcceptInput): Promise<InboxAcceptedReceipt> {
-    return this.accepting().accept(input);
+    return this.accepting('accept()').accept(input);
   }
 
   async acceptMany(inputs: readonly InboxAcceptInput[]): Promise<readonly InboxAcceptResult[]> {
-    return this.accepting().acceptMany(inputs);
+    return this.accepting('acceptMany()').acceptMany(inputs);
   }
 
   async acceptDetailed(inputs: readonly InboxAcceptInput[]): Promise<AcceptOutcome[]> {
-    return this.accepting().acceptDetailed(inputs);
+    return this.accepting('acceptDetailed()').acceptDetailed(inputs);
   }
 
   /**
-   * The inbox, for acceptance: FERRY_CLOSED once the module is being destroyed. A transport
-   * consumer still attached then (closed after this module) holds its deliveries for the broker
-   * to redeliver, instead of writing through a Prisma client the application disconnects next
-   * (Prisma reconnects on the next query, and the process never ends).
+   * The inbox, for acceptance: FERRY_CLOSED once the module is being destroyed (or the core inbox
+   * closed). A transport consumer still attached then (closed after this module) holds its
+   * deliveries for the broker to redeliver, instead of writing through a Prisma client the
+   * application disconnects next (Prisma reconnects on the next query, and the process never ends).
    */
-  private accepting(): Inbox<unknown> {
-    if (this.status === 'closing' || this.status === 'closed') {
-      throw new FerryError(
-        'FERRY_CLOSED',
-        'the inbox module is shutting down (app.close()): acceptance stopped; close transport consumers before it',
-      );
+  private accepting(what: string): Inbox<unknown> {
+    if (this.state === 'closing' || this.state === 'closed') {
+      throw closedError('InboxService', `${what} (acceptance stopped; close transport consumers before it)`);
     }
+    return this.inbox;
+  }
+
+  /** The core inbox to run something on: FERRY_CLOSED once this service was closed. */
+  private open(what: string): Inbox<unknown> {
+    if (this.closing) throw closedError('InboxService', what);
     return this.inbox;
   }
 
   /**
    * Throws FerryError FERRY_HANDLER_MISSING unless a handler is registered for `consumer`:
    * every transport calls it when attached, so a misspelt consumer name fails there instead of
-   * attaching. Before module init (handlers not discovered yet) it throws FERRY_CLOSED.
+   * attaching. Before module init (handlers not discovered yet) and once closing it throws
+   * FERRY_CLOSED: a consumer attached then could accept nothing.
    */
   assertHandles(consumer: string): void {
-    this.inbox.assertHandles(consumer);
+    this.accepting('a transport attach').assertHandles(consumer);
   }
 
   /** Claims and processes one batch (explicit bounded execution, tests). */
   async runOnce(): Promise<RunOnceResult> {
-    return this.inbox.runOnce();
+    return this.open('runOnce()').runOnce();
   }
 
   /** Starts polling regardless of worker.enabled. */
   start(): void {
-    this.inbox.start();
-    this.status = 'running';
+    this.open('start()').start();
   }
 
-  /** Stops the worker, draining within worker.shutdownTimeoutMs. Safe to call twice. */
+  /**
+   * Stops the worker, draining within worker.shutdownTimeoutMs. Safe to call twice, and before
+   * module init: the service then stays closed (its init creates and starts nothing).
+   */
   close(): Promise<void> {
-    const inbox = this.current;
-    if (!inbox) return Promise.resolve();
     this.closing ??= (async () => {
-      this.status = 'closing';
-      await inbox.close();
-      this.status = 'closed';
+      await this.current?.close();
+      this.closed = true;
     })();
     return this.closing;
   }

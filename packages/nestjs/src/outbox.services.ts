@@ -1,5 +1,6 @@
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { FerryConfigError } from '@ferry/core';
+import { closedError } from './closed';
 import type {
   AdminResult,
   AuditOptions,
@@ -89,12 +90,16 @@ export class OutboxTenantAdminService {
 /**
  * Owns the relay: started on application bootstrap, drained on module destroy (before a
  * Prisma module the outbox module imports is destroyed). `relay` is undefined when no
- * publisher is configured or relay.enabled is false.
+ * publisher is configured or relay.enabled is false. Closed first (before bootstrap, e.g.
+ * app.close() during an HTTP app's init), its bootstrap starts nothing and rejects with
+ * FERRY_CLOSED (review 74).
  */
 export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestroy {
+  private closing: Promise<void> | undefined;
+
   constructor(readonly relay: Relay | undefined) {}
 
-  /** One relay cycle (tests, explicit control). Throws if no relay is configured. */
+  /** One relay cycle (tests, explicit control). Throws if no relay is configured; FERRY_CLOSED once closed (core's relay). */
   runOnce(): Promise<CycleResult> {
     if (!this.relay) {
       throw new FerryConfigError(
@@ -106,10 +111,13 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
   }
 
   onApplicationBootstrap(): void {
+    if (this.closing) throw closedError('OutboxRelayService', 'application bootstrap');
     this.relay?.start();
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await this.relay?.close();
+  /** Drains the relay. Safe to call twice, and before bootstrap: the relay then never starts. */
+  onModuleDestroy(): Promise<void> {
+    this.closing ??= this.relay?.close() ?? Promise.resolve();
+    return this.closing;
   }
 }

@@ -20,10 +20,11 @@ import {
   type Type,
 } from '@nestjs/common';
 import { AbstractHttpAdapter, NestFactory } from '@nestjs/core';
-import { Test } from '@nestjs/testing';
+import { Test, type TestingModule } from '@nestjs/testing';
 import { createEmitter, type InboxHandlerContext, type PrismaTransactionLike } from '@ferry/core';
 import { InMemoryBroker, attachInMemoryConsumer } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { readyOutcome } from '../../../test-support/lifecycle';
 import {
   FerryHealthIndicator,
   InboxHandler,
@@ -219,12 +220,27 @@ describe('review74: InboxService closed before its module initialized', () => {
   });
 });
 
-/** How a lifecycle call ended: 'resolved', or the code of the error it rejected with. */
-function outcomeOf(work: Promise<unknown>): Promise<string> {
-  return work.then(
-    () => 'resolved',
-    (error: unknown) => (error as { code?: string }).code ?? String(error),
+/** How a call ended: 'ready' (it resolved), or the code of the FerryError it rejected with. */
+function outcomeOf(work: () => Promise<unknown>): Promise<string> {
+  return readyOutcome(
+    Promise.resolve()
+      .then(work)
+      .then(() => undefined),
   );
+}
+
+/** The application of the InboxService tests: an enabled worker polling every 20 ms, one handler. */
+function inboxApp(client: { $disconnect(): Promise<void> }): Promise<TestingModule> {
+  return Test.createTestingModule({
+    imports: [
+      InboxModule.forRoot({
+        prisma: TestPrismaService,
+        imports: [prismaModule(client)],
+        worker: { enabled: true, pollIntervalMs: 20 },
+      }),
+    ],
+    providers: [Tally],
+  }).compile();
 }
 
 /** What a synchronous call threw ('returned' when it did not). */
@@ -297,7 +313,7 @@ describe('review74, the class: every ferry service with a lifecycle remembers a 
     class AppModule {}
     const app = await httpApp(AppModule);
     const relay = app.get(OutboxRelayService);
-    const init = outcomeOf(app.init());
+    const init = outcomeOf(() => app.init());
     try {
       await connecting.promise;
       await app.close();
@@ -306,7 +322,7 @@ describe('review74, the class: every ferry service with a lifecycle remembers a 
       await t.db.transaction((tx) =>
         createEmitter().emit(tx, { type: 'review74.relayed', payload: {}, tenantId: 'acme' }),
       );
-      const runOnce = await outcomeOf(relay.runOnce());
+      const runOnce = await outcomeOf(() => relay.runOnce());
       await settle(300); // several poll intervals
       expect({ initialized, state: relay.relay?.state, runOnce, delivered: publisher.delivered }).toEqual({
         initialized: 'FERRY_CLOSED',
@@ -342,7 +358,7 @@ describe('review74, the class: every ferry service with a lifecycle remembers a 
     const relay = app.get(OutboxRelayService);
     try {
       await relay.onModuleDestroy();
-      const initialized = await outcomeOf(app.init());
+      const initialized = await outcomeOf(() => app.init());
       expect({ initialized, state: relay.relay?.state }).toEqual({
         initialized: 'FERRY_CLOSED',
         state: relayed ? 'closed' : undefined,
@@ -402,7 +418,7 @@ describe('review74, the class: every ferry service with a lifecycle remembers a 
     class AppModule {}
     const app = await httpApp(AppModule);
     const inbox = app.get(InboxService);
-    const init = outcomeOf(app.init());
+    const init = outcomeOf(() => app.init());
     try {
       await reached.promise;
       await app.close();
@@ -429,34 +445,23 @@ describe('review74, the class: every ferry service with a lifecycle remembers a 
   // down as closed, never a thrown error.
   it('InboxService closed before module init: runOnce, start and a transport attach refuse; health says closed', async () => {
     const client = t.newClient();
-    const app = await Test.createTestingModule({
-      imports: [
-        InboxModule.forRoot({
-          prisma: TestPrismaService,
-          imports: [prismaModule(client)],
-          worker: { enabled: true, pollIntervalMs: 20 },
-        }),
-      ],
-      providers: [Tally],
-    }).compile();
+    const app = await inboxApp(client);
     const inbox = app.get(InboxService);
     const broker = new InMemoryBroker();
     broker.declareQueue('tally');
     try {
       await inbox.onModuleDestroy();
-      const initialized = await outcomeOf(app.init());
+      const initialized = await outcomeOf(() => app.init());
       const indicator = FerryHealthIndicator.create({ db: t.db, inbox });
       const health = await indicator.isHealthy('ferry', 'liveness');
       expect({
         initialized,
-        runOnce: await outcomeOf(Promise.resolve().then(() => inbox.runOnce())),
+        runOnce: await outcomeOf(() => inbox.runOnce()),
         start: thrownBy(() => inbox.start()),
         attach: thrownBy(() =>
           attachInMemoryConsumer(inbox, { broker, queue: 'tally', consumer: 'review74.tally' }),
         ),
-        initialize: await outcomeOf(
-          Promise.resolve().then(() => (inbox as unknown as { initialize(): Promise<void> }).initialize()),
-        ),
+        initialize: await outcomeOf(() => inbox.initialize()),
         state: inbox.state,
         health,
       }).toEqual({
@@ -486,16 +491,7 @@ describe('review74, the class: every ferry service with a lifecycle remembers a 
   // then is refused at once instead of consuming deliveries it can never accept.
   it('InboxService closed after init refuses a transport attach with FERRY_CLOSED', async () => {
     const client = t.newClient();
-    const app = await Test.createTestingModule({
-      imports: [
-        InboxModule.forRoot({
-          prisma: TestPrismaService,
-          imports: [prismaModule(client)],
-          worker: { enabled: true, pollIntervalMs: 20 },
-        }),
-      ],
-      providers: [Tally],
-    }).compile();
+    const app = await inboxApp(client);
     await app.init();
     const inbox = app.get(InboxService);
     const broker = new InMemoryBroker();
@@ -516,20 +512,11 @@ describe('review74: spec 002 initialize(), and InboxService.state is the inbox w
   // InboxService.state at 'ready' (health: not started / disabled).
   it('InboxService.initialize() exists and state follows the core inbox, however it is driven', async () => {
     const client = t.newClient();
-    const app = await Test.createTestingModule({
-      imports: [
-        InboxModule.forRoot({
-          prisma: TestPrismaService,
-          imports: [prismaModule(client)],
-          worker: { enabled: true, pollIntervalMs: 20 },
-        }),
-      ],
-      providers: [Tally],
-    }).compile();
+    const app = await inboxApp(client);
     const inbox = app.get(InboxService);
     const indicator = FerryHealthIndicator.create({ db: t.db, inbox });
     try {
-      inbox.onModuleInit(); // the module's init, without bootstrap
+      await inbox.onModuleInit(); // the module's init, without bootstrap
       const ready = inbox.state;
       await inbox.inbox.initialize(); // worker.enabled: starts the worker
       const started = inbox.state;
@@ -537,11 +524,11 @@ describe('review74: spec 002 initialize(), and InboxService.state is the inbox w
       const live = (await indicator.isHealthy('ferry', 'liveness'))['ferry']?.status;
       await inbox.inbox.close();
       const closed = inbox.state;
-      const accepted = await outcomeOf(
+      const accepted = await outcomeOf(() =>
         inbox.accept({ consumer: 'review74.tally', messageId: 'spec002', tenantId: 'acme', payload: {} }),
       );
       expect({
-        initialize: typeof (inbox as unknown as { initialize?: unknown }).initialize,
+        initialize: typeof inbox.initialize,
         ready,
         started,
         live,

@@ -54,13 +54,16 @@ function tableOf(reached: Reached): string {
  * database. Built from two settings, they may not: acceptance and claims then ran on one, each
  * handler transaction's claim check on the other found no receipt, and every message went DEAD
  * as a lost lease, the cause never named (review 40). Throws FerryConfigError naming both.
+ * `open()` throws once the inbox closed: the handler transaction is not begun then (review 74).
  */
 export async function checkSameDatabase<TTx>(
   adapter: TransactionAdapter<TTx>,
   db: SqlExecutor,
   timeoutMs: number,
+  open: () => void = () => undefined,
 ): Promise<void> {
   const [ferry] = await db.query<Reached>(SQL);
+  open();
   let handler: Reached | undefined;
   // Bounded as the worker bounds a handler transaction: Prisma's own timeout rolls back on the
   // same stuck connection and never gives the statement up, so past transactionTimeoutMs and a

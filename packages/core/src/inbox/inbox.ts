@@ -1,6 +1,6 @@
 import { checkInboxClient, checkSameDatabase, poolSizeWarning } from './adapterChecks';
 import type { InboxAcceptInput, InboxAcceptor, InboxAcceptResult, InboxAdmissionResult } from '../contracts';
-import { FerryValidationError } from '../errors';
+import { FerryError, FerryValidationError } from '../errors';
 import { defaultLogger, guardLogger } from '../observe/logger';
 import { verifySchema } from '../schema/checkSchema';
 import {
@@ -10,7 +10,9 @@ import {
   type PrismaClientOf,
   type PrismaTransactionLike,
   type SqlExecutor,
+  type StatementOptions,
   type TransactionAdapter,
+  type TransactionOptions,
 } from '../sql/executor';
 import { withTranslation } from '../sql/dbErrors';
 import { withStatementDeadline } from '../sql/statementDeadline';
@@ -106,11 +108,25 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     });
   }
 
-  /** Checks the schema (FERRY_SCHEMA_NOT_READY if missing; never migrates) and starts an enabled worker. */
+  /**
+   * Checks the schema (FERRY_SCHEMA_NOT_READY if missing; never migrates) and starts an enabled
+   * worker. FERRY_CLOSED once close() was called, before it or while it awaits: no statement is
+   * sent after close() (the application may be disconnecting the client; Prisma would reconnect).
+   */
   async initialize(): Promise<void> {
-    await verifySchema(this.db, { tables: { [TABLE]: REQUIRED_COLUMNS }, requireAllMigrations: false });
-    await checkSameDatabase(this.adapter, this.db, this.options.worker.transactionTimeoutMs);
+    const open = (): void => this.assertOpen('initialize()');
+    const db = whileOpen(this.db, open);
+    await verifySchema(db, { tables: { [TABLE]: REQUIRED_COLUMNS }, requireAllMigrations: false });
+    await checkSameDatabase(this.adapter, db, this.options.worker.transactionTimeoutMs, open);
+    open();
     if (this.options.worker.enabled) this.start();
+  }
+
+  private assertOpen(what: string): void {
+    const state = this.worker.lifecycle;
+    if (state === 'closing' || state === 'closed') {
+      throw new FerryError('FERRY_CLOSED', `the inbox is closed (close() was called): ${what} runs nothing`);
+    }
   }
 
   /** Starts polling regardless of worker.enabled (explicit control). */
@@ -279,4 +295,23 @@ export function createInbox<TTx = PrismaTransactionLike>(
   internals: InboxInternals<TTx> = {},
 ): Inbox<TTx> {
   return new Inbox<TTx>(client, options, internals);
+}
+
+/** `db`, each statement and transaction first calling `open()` (which throws once its owner closed). */
+function whileOpen(db: SqlExecutor, open: () => void): SqlExecutor {
+  return {
+    inTransaction: db.inTransaction,
+    async query<T>(text: string, values?: readonly unknown[], options?: StatementOptions): Promise<T[]> {
+      open();
+      return db.query<T>(text, values, options);
+    },
+    async execute(text: string, values?: readonly unknown[], options?: StatementOptions): Promise<number> {
+      open();
+      return db.execute(text, values, options);
+    },
+    async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T> {
+      open();
+      return db.transaction(work, options);
+    },
+  };
 }
