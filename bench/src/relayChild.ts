@@ -42,6 +42,8 @@ function parentSays(kind: ParentMessage): Promise<void> {
  */
 export async function runRelayChild(): Promise<void> {
   const send = (message: ChildMessage) => process.send?.(message);
+  // The bench is gone (killed, or ended without a `stop`): nothing will stop this relay, so end.
+  process.once('disconnect', () => process.exit(1));
   const pool = new Pool({ connectionString: process.env.BENCH_CHILD_DB, max: 4 });
   let sent = 0;
   let claims = 0;
