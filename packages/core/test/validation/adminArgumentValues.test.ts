@@ -245,22 +245,8 @@ function auditLogRows(): Row[] {
   ];
 }
 
-/** The database client the admins and the audit log are built on: a typed error, not a TypeError later. */
-function clientRows(): Row[] {
-  const shows = (value: unknown) =>
-    value === undefined ? 'undefined' : value === null ? 'null' : '42 (number)';
-  return [undefined, null, 42].flatMap((client) => [
-    wrongArgument('createOutboxAdmin', 'client', shows(client), () => createOutboxAdmin(client as never)),
-    wrongArgument('createAuditLog', 'executor', shows(client), () => createAuditLog(client as never)),
-    wrongArgument('new InboxAdmin', 'client', shows(client), () => new InboxAdmin(client as never)),
-    wrongArgument(
-      'new InboxPrivilegedAdmin',
-      'client',
-      shows(client),
-      () => new InboxPrivilegedAdmin(client as never, { privilegedAdmin: true }),
-    ),
-  ]);
-}
+// The database client the admins and the audit log are built on is a required option, refused
+// with FerryConfigError at construction: unknownOptionKeys.test.ts (required options) has those rows.
 
 describe('an admin argument that is missing, not an object, or of the wrong type or range is refused before anything runs', () => {
   describeArgumentTable<AdminFixture>(
@@ -276,7 +262,6 @@ describe('an admin argument that is missing, not an object, or of the wrong type
       ...inboxScopes.flatMap(([name, scoped]) => inboxScopeRows(name, scoped)),
       ...privilegedRows(),
       ...auditLogRows(),
-      ...clientRows(),
     ],
     database.fixture,
     database.state,
