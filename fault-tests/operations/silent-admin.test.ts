@@ -190,7 +190,16 @@ describe('operations: silent-admin (pg health and metrics, half-open after the h
       const text = await metrics.registry.metrics();
       return Number(/^ferry_outbox_events\{status="PENDING"\} (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
     };
-    const before = await pendingGauge();
+    // The first read has 200 ms (timeoutMs); on a loaded machine it may miss them and leave the
+    // gauge without a value, so scrape until one read answered before the database goes silent.
+    const { before } = await waitFor(
+      'a first scrape that answered',
+      async () => {
+        const value = await pendingGauge();
+        return Number.isNaN(value) ? undefined : { before: value };
+      },
+      SETTLE_MS,
+    );
     expect(before).toBeGreaterThanOrEqual(0);
 
     await proxy.setMode('blackhole');
