@@ -195,6 +195,12 @@ function namesCommand(program: Command, words: readonly string[]): boolean {
   return true;
 }
 
+/** argv up to `--`: the words after it are operands, never options (`ferry outbox retry -- --json`). */
+function beforeSeparator(argv: readonly string[]): readonly string[] {
+  const end = argv.indexOf('--');
+  return end === -1 ? argv : argv.slice(0, end);
+}
+
 /** Runs one CLI invocation and returns its exit code: 0 ok, 1 failed, 2 usage. */
 export async function runCli(
   argv: readonly string[],
@@ -211,7 +217,7 @@ export async function runCli(
   const ctx: Context = {
     io,
     env,
-    json: argv.includes('--json'),
+    json: beforeSeparator(argv).includes('--json'),
     statementTimeoutMs: timeoutMs,
     db: database.db,
     exitCode: 0,

@@ -141,10 +141,20 @@ function interruptedNote({ signal, more }: Interrupted, counts: ActionAnswer['co
   return `; interrupted by ${signal}: not attempted: ${parts.join(' and ')}`;
 }
 
-/** `id outcome` lines on stdout and the summary (`counts`, then `note`) on stderr. */
+/** The ids a result names besides its own, as --json has them: ` replayId=… requestId=…` (a replay's). */
+function idsOf(result: ActionResult): string {
+  const ids = { replayId: result.replayId, requestId: result.requestId };
+  return Object.entries(ids)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => ` ${name}=${value}`)
+    .join('');
+}
+
+/** `id outcome` lines on stdout (with idsOf) and the summary (`counts`, then `note`) on stderr. */
 export function printActionText(ctx: Context, answer: ActionAnswer, note = ''): void {
   const suffix = answer.dryRun ? ' (dry run)' : '';
-  for (const { id, outcome } of answer.results) printLine(ctx, `${id} ${outcome}${suffix}`);
+  for (const result of answer.results)
+    printLine(ctx, `${result.id} ${result.outcome}${idsOf(result)}${suffix}`);
   const bound = answer.atLeast === true ? 'at least ' : '';
   const summary = Object.entries(answer.counts).map(([k, n]) => `${bound}${n} ${k}`);
   const stopped = answer.interrupted === undefined ? '' : interruptedNote(answer.interrupted, answer.counts);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Command } from 'commander';
+import { FerryCommand } from './ferryCommand';
 import type { Context } from './command';
 import { statementTimeoutText } from './parse';
 import { registerAudit } from './commands/audit';
@@ -24,11 +24,12 @@ FERRY_STATEMENT_TIMEOUT, else 30s; 100ms..1h): past it the command fails with FE
 migrate's default is 1h; it takes a longer deadline too, or 0 for none (an index build).
 Outbox commands without --tenant act on every tenant (operator scope); inbox commands need
 --tenant or --global. Mutations take --dry-run, are audited (ferry audit list), and print one
-outcome per id. Exit codes: 0 ok, 1 failure or an outcome other than applied, 2 usage.`;
+outcome per id. Exit codes: 0 ok (every outcome applied, or accepted / duplicate for a replay),
+1 failure or any other outcome, 2 usage, 130 / 143 a signal (SIGINT / SIGTERM) stopped it.`;
 
 /** The whole command tree; output and exits go through `ctx` (commander never exits the process). */
-export function buildProgram(ctx: Context, onError: (message: string) => void): Command {
-  const program = new Command('ferry')
+export function buildProgram(ctx: Context, onError: (message: string) => void): FerryCommand {
+  const program = new FerryCommand('ferry')
     .description('ferry operator CLI: schema, outbox and inbox operations, audit, health')
     .version(version(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')

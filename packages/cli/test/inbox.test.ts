@@ -228,7 +228,9 @@ describe('ferry inbox commands', () => {
     expect((await rowOf(answer.results[0]!.replayId))?.status).toBe('PENDING');
     const again = await cli(...args);
     expect(again.code).toBe(0);
-    expect(again.lines).toEqual([`${record.id} duplicate`]);
+    expect(again.lines).toEqual([
+      `${record.id} duplicate replayId=${answer.results[0]!.replayId} requestId=${requestId}`,
+    ]);
   });
 
   it('release gives a dead worker claims back; purge-payloads drops old COMPLETED payloads', async () => {

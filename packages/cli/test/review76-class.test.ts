@@ -113,42 +113,30 @@ describe('a replay in text mode names every id its --json answer holds', () => {
   it('the new receipt and the request id given', async () => {
     const source = await completedReceipt();
     const requestId = '0b9f3c1e-8d2a-4c55-9a0e-6f1e2d3c4b5a';
-    const run = await cli(
-      'inbox',
-      'replay',
-      source.id,
-      '--expected-version',
-      String(source.version),
-      '--target-consumer',
-      'rebuild',
-      '--tenant',
-      'acme',
-      '--reason',
-      'rebuild',
-      '--request-id',
-      requestId,
-    );
+    const replay = () =>
+      cli(
+        'inbox',
+        'replay',
+        source.id,
+        '--expected-version',
+        String(source.version),
+        '--target-consumer',
+        'rebuild',
+        '--tenant',
+        'acme',
+        '--reason',
+        'rebuild',
+        '--request-id',
+        requestId,
+      );
+    const run = await replay();
     expect(run.code).toBe(0);
     const [copy] = await t.db.query<{ id: string }>(
       'SELECT id::text FROM ferry_inbox_receipts WHERE replay_source_id = $1::uuid',
       [source.id],
     );
     expect(run.lines).toEqual([`${source.id} accepted replayId=${copy!.id} requestId=${requestId}`]);
-    const again = await cli(
-      'inbox',
-      'replay',
-      source.id,
-      '--expected-version',
-      String(source.version),
-      '--target-consumer',
-      'rebuild',
-      '--tenant',
-      'acme',
-      '--reason',
-      'rebuild',
-      '--request-id',
-      requestId,
-    );
+    const again = await replay();
     expect(again.code).toBe(0);
     expect(again.lines).toEqual([`${source.id} duplicate replayId=${copy!.id} requestId=${requestId}`]);
   });

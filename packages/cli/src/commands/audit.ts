@@ -33,12 +33,16 @@ export function auditLine(e: AuditEntry): string {
   ].join(' ');
 }
 
-function scopeOf(o: AuditListOptions): string | undefined {
+/**
+ * The trail's scope filter: --tenant as core's `tenantId` (core checks it as every tenant id, a
+ * refusal naming --tenant), or a fixed scope.
+ */
+function scopeOf(o: AuditListOptions): { tenantId?: string; scope?: string } {
   const chosen = [o.tenant !== undefined, o.global === true, o.operator === true].filter(Boolean).length;
   if (chosen > 1) throw new UsageError('give at most one of --tenant, --global, --operator');
-  if (o.tenant !== undefined) return `tenant:${o.tenant}`;
-  if (o.global === true) return 'global';
-  return o.operator === true ? 'operator' : undefined;
+  if (o.tenant !== undefined) return { tenantId: o.tenant };
+  if (o.global === true) return { scope: 'global' };
+  return o.operator === true ? { scope: 'operator' } : {};
 }
 
 export function registerAudit(program: Command, ctx: Context): void {
@@ -60,7 +64,7 @@ export function registerAudit(program: Command, ctx: Context): void {
         const scope = scopeOf(o);
         const page = await ctx.db((db) =>
           createAuditLog(db, { statementTimeoutMs: ctx.statementTimeoutMs() }).list({
-            scope,
+            ...scope,
             action: o.action,
             actor: o.actor,
             id: o.id,

@@ -12,6 +12,7 @@ import { withTranslation } from '../sql/dbErrors';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import { listAuditRows, type AuditRow } from './sql';
 import { withSerializationRetry } from '../sql/serializationRetry';
+import { assertTenantId, tenantIdFault } from '../validate/tenantId';
 
 export interface AuditEntry {
   /** Increasing. */
@@ -87,13 +88,31 @@ function toEntry(row: AuditRow): AuditEntry {
 
 /** An optional text filter: a number is refused, never turned into text. */
 
+const TENANT_SCOPE = 'tenant:';
+
+/**
+ * The exact scope listed: `tenantId`'s, or `scope`. A tenant id, given either way, follows the
+ * rule of every tenant id (assertTenantId, the admins' forTenant): no scope of such an id was
+ * ever written, so an empty trail would only hide the mistake.
+ */
 function scopeFilter(query: AuditQuery): string | null {
-  const tenantId = optionalTextFilter('tenantId', query.tenantId);
+  const tenantId = query.tenantId === undefined ? null : assertTenantId(query.tenantId);
   const scope = optionalTextFilter('scope', query.scope);
+  if (scope?.startsWith(TENANT_SCOPE) === true) {
+    const fault = tenantIdFault(scope.slice(TENANT_SCOPE.length));
+    if (fault !== null) {
+      throw new FerryValidationError(
+        'scope',
+        `the tenant id of tenant:<id> ${fault.reason}`,
+        'FERRY_VALIDATION_FAILED',
+        fault.rule,
+      );
+    }
+  }
   if (tenantId !== null && scope !== null) {
     throw new FerryValidationError('scope', 'give tenantId or scope, not both');
   }
-  return tenantId === null ? scope : `tenant:${tenantId}`;
+  return tenantId === null ? scope : `${TENANT_SCOPE}${tenantId}`;
 }
 
 /**
