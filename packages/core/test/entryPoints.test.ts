@@ -138,6 +138,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'knownKeysOption',
     'loggerOption',
     'messageIdFault',
+    'methodsOption',
     'nonEmptyOption',
     'nonEmptyValue',
     'observePublish',
@@ -150,8 +151,9 @@ const EXPECTED: Record<string, readonly string[]> = {
     'putStorableHeader',
     'readFerryHeaders',
     'received',
-    'requiredOptions',
     'reportedMessageId',
+    'requiredFunctionOption',
+    'requiredOptions',
     'requireOptionalPeer',
     'resolveBackoff',
     'resolveTenant',
@@ -179,6 +181,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'outboxRetryDelayMs',
     'payloadFingerprint',
     'relayStore',
+    'settlesWithin',
   ],
 };
 
