@@ -125,6 +125,9 @@ export async function processReceipt<TTx>(
   claimedAt: number,
 ): Promise<ProcessOutcome> {
   const abort = new LazyAbort();
+  // Ended once the receipt's outcome is known (ferry.outcome), after the failure transition.
+  // Started before the lease: nothing between its start and the try that stops it may throw.
+  const span = startProcessSpan(receipt);
   const lease = startLease({
     durationMs: deps.worker.leaseMs,
     intervalMs: deps.worker.heartbeatIntervalMs,
@@ -173,8 +176,6 @@ export async function processReceipt<TTx>(
   }, deps.worker.transactionTimeoutMs);
   deadline.unref?.();
   const started = Date.now();
-  // Ended once the receipt's outcome is known (ferry.outcome), after the failure transition.
-  const span = startProcessSpan(receipt);
   let outcome: ProcessOutcome = 'unresolved';
   let failure: { readonly error: unknown } | undefined;
   try {

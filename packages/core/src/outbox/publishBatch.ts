@@ -92,6 +92,12 @@ export async function publishBatch(args: {
 }): Promise<PublishResult> {
   const { options, token } = args;
   const ids = args.messages.map((m) => m.id);
+  // Before the lease starts: nothing between its start and the try that stops it may throw (a
+  // lease never stopped renews the rows for ever). Rows emit() would not write are FAILED alone;
+  // the publisher never sees them. One PRODUCER span per message; the publisher sends each
+  // span's traceparent (reading the publisher's naming totally: it never fails a publish).
+  const { publishable, refused } = refuseForeignRows(args.messages);
+  const spans = startPublishSpans(publishable, args.publisher);
   const abort = new AbortController();
   let lostReason: string | undefined;
   const onShutdown = () => {
@@ -124,10 +130,6 @@ export async function publishBatch(args: {
     abort.abort(new FerryError('FERRY_TIMEOUT', fallbackError));
   }, options.lease.duration);
   unanswered.unref?.();
-  // Rows emit() would not write are FAILED alone; the publisher never sees them.
-  const { publishable, refused } = refuseForeignRows(args.messages);
-  // One PRODUCER span per message; the publisher sends each span's traceparent.
-  const spans = startPublishSpans(publishable, args.publisher);
   try {
     // Never published once its lease is over (the claim's answer arrived late): another relay
     // may have recovered and published its rows, and their keys' next events, meanwhile.

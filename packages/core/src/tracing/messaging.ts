@@ -99,15 +99,31 @@ function spanName(operation: string, target: string | undefined): string {
   return kept === undefined ? operation : `${operation} ${kept}`;
 }
 
-/** The publisher's low-cardinality name of where `message` goes (Publisher.destinationName), if any. */
-function destinationName(publisher: Partial<Publisher>, message: OutboxMessage): string | undefined {
+/**
+ * What `read()` gives, read totally off a third party's object (a publisher's `system` or
+ * destinationName, a delivery's field or header), so that naming a span never fails a publish or
+ * an acceptance: undefined when it throws, and undefined for a thenable (an async getter or hook,
+ * whose name is not known yet), whose rejection is handled here: dropped, it would be an
+ * unhandled rejection, which ends the process.
+ */
+function peek(read: () => unknown): unknown {
   try {
-    if (typeof publisher.destinationName !== 'function') return undefined;
-    return bounded('destination', publisher.destinationName(message)) || undefined;
+    const value = read();
+    if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return value;
+    if (typeof (value as { then?: unknown }).then !== 'function') return value;
+    Promise.resolve(value).catch(() => undefined);
+    return undefined;
   } catch {
-    // A publisher's naming never keeps its messages from being published.
     return undefined;
   }
+}
+
+/** The publisher's low-cardinality name of where `message` goes (Publisher.destinationName), if any. */
+function destinationName(publisher: Partial<Publisher>, message: OutboxMessage): string | undefined {
+  const name = peek(() =>
+    typeof publisher.destinationName === 'function' ? publisher.destinationName(message) : undefined,
+  );
+  return bounded('destination', name) || undefined;
 }
 
 /**
@@ -121,7 +137,7 @@ export function startPublishSpans(
   messages: readonly OutboxMessage[],
   publisher: Partial<Publisher>,
 ): PublishSpans {
-  const system = publisher.system;
+  const system = peek(() => publisher.system);
   const spans = messages.map((message) => {
     const name = destinationName(publisher, message);
     return startSpan({
@@ -174,14 +190,14 @@ export interface AcceptSpans {
 const ACCEPT_ERRORS = new Set(['invalid', 'conflict', 'refused']);
 
 function header(input: InboxAcceptInput, name: string): string | null {
-  const headers: unknown = (input as { headers?: unknown } | null)?.headers;
+  const headers = peek(() => (input as { headers?: unknown } | null)?.headers);
   if (headers === null || typeof headers !== 'object') return null;
-  const value = (headers as Record<string, unknown>)[name];
+  const value = peek(() => (headers as Record<string, unknown>)[name]);
   return typeof value === 'string' ? value : null;
 }
 
 function field(input: InboxAcceptInput, name: 'consumer' | 'messageId' | 'type' | 'system'): unknown {
-  return (input as Partial<InboxAcceptInput> | null)?.[name];
+  return peek(() => (input as Partial<InboxAcceptInput> | null)?.[name]);
 }
 
 /**
