@@ -153,7 +153,12 @@ export function transportMetrics(
             group: groupOf(typeof event.group === 'string' ? event.group : ''),
             partition: partitionOf(event.partition),
           },
-          { topic: event.source, partition: Number(event.partition) },
+          {
+            transport: String(event.transport),
+            group: String(event.group),
+            topic: String(event.source),
+            partition: Number(event.partition),
+          },
           event.lag,
         );
         return;
@@ -215,33 +220,61 @@ class Connections {
 
 type LagLabels = { transport: string; source: string; group: string; partition: string };
 
+/** A partition's lag as reported: its real topic, group and partition, whatever its labels. */
+interface PartitionLag {
+  readonly labels: LagLabels;
+  readonly series: string;
+  readonly topic: string;
+  readonly partition: number;
+  owner: string;
+  lag: number;
+}
+
 /**
- * The lag series, one per consumer group and partition, each owned by the consumer (`instance`)
- * that reported it last: forgotten once a (re)join no longer assigns its partition to that
- * consumer (the partition's lag is another member's to report), or once that consumer stopped
- * (closed, or `retryInMs` null). A consumer that lost its session and reconnects keeps its
- * series: a stuck consumer stays visible. Another consumer's series, of the same group or
- * another, are never touched.
+ * The lag of each real partition (transport, topic, consumer group, partition), owned by the
+ * consumer (`instance`) that reported it last: forgotten once a (re)join no longer assigns the
+ * partition to that consumer (the partition's lag is another member's to report), or once that
+ * consumer stopped (closed, or `retryInMs` null). A consumer that lost its session and
+ * reconnects keeps its partitions: a stuck consumer stays visible. Another consumer's
+ * partitions, of the same group or another, are never touched. Each series is the SUM of the
+ * partitions its labels name: one partition's, or, once a label overflowed to `other`, every
+ * such partition's (totals stay exact; a stuck one is not hidden by another reported later).
  */
 class PartitionLags {
-  /** Each series, with the topic and partition it was last reported for (its labels may be `other`). */
-  private readonly series = new Map<
-    string,
-    { readonly labels: LagLabels; owner: string; topic: string; partition: number }
-  >();
+  private readonly partitions = new Map<string, PartitionLag>();
+  /** The real partitions of each series (by its labels' key). */
+  private readonly bySeries = new Map<string, Set<PartitionLag>>();
 
   constructor(private readonly gauge: Gauge<keyof LagLabels>) {}
 
   set(
     instance: string,
     labels: LagLabels,
-    reported: { readonly topic: string; readonly partition: number },
+    reported: {
+      readonly transport: string;
+      readonly group: string;
+      readonly topic: string;
+      readonly partition: number;
+    },
     lag: number,
   ): void {
     const value = usable(lag);
     if (value === null) return;
-    this.series.set(JSON.stringify(labels), { labels, owner: String(instance), ...reported });
-    this.gauge.set(labels, value);
+    const key = JSON.stringify([reported.transport, reported.topic, reported.group, reported.partition]);
+    let entry = this.partitions.get(key);
+    if (!entry) {
+      entry = { labels, series: JSON.stringify(labels), ...reported, owner: '', lag: 0 };
+      this.partitions.set(key, entry);
+      let members = this.bySeries.get(entry.series);
+      if (!members) {
+        members = new Set();
+        this.bySeries.set(entry.series, members);
+      }
+      members.add(entry);
+    }
+    entry.owner = String(instance);
+    entry.lag = value;
+    this.publish(entry);
   }
 
   /** `assignment` lists the partitions of each topic `instance` now owns; its others are dropped. */
@@ -252,19 +285,30 @@ class PartitionLags {
     );
   }
 
-  /** The consumer stopped for good: none of its series stays. */
+  /** The consumer stopped for good: none of its partitions stays. */
   forget(instance: string): void {
     this.drop(instance, () => true);
   }
 
-  private drop(
-    instance: string,
-    dropped: (reported: { readonly topic: string; readonly partition: number }) => boolean,
-  ): void {
-    for (const [key, entry] of this.series) {
+  private drop(instance: string, dropped: (entry: PartitionLag) => boolean): void {
+    for (const [key, entry] of this.partitions) {
       if (entry.owner !== instance || !dropped(entry)) continue;
-      this.gauge.remove(entry.labels);
-      this.series.delete(key);
+      this.partitions.delete(key);
+      this.bySeries.get(entry.series)?.delete(entry);
+      this.publish(entry);
     }
+  }
+
+  /** Sets `entry`'s series to the sum of its partitions' lags, removes it when none is left. */
+  private publish(entry: PartitionLag): void {
+    const members = this.bySeries.get(entry.series);
+    if (!members || members.size === 0) {
+      this.bySeries.delete(entry.series);
+      this.gauge.remove(entry.labels);
+      return;
+    }
+    let sum = 0;
+    for (const member of members) sum += member.lag;
+    this.gauge.set(entry.labels, sum);
   }
 }
