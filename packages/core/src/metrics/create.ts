@@ -47,6 +47,7 @@ export function createFerryMetrics(options: FerryMetricsOptions = {}): FerryMetr
   if (resolved.stats) {
     statsMetrics(
       make,
+      bound,
       resolved.stats,
       resolved.tenantLabel,
       guardLogger(resolved.logger ?? defaultLogger('ferry.metrics')),

@@ -1,6 +1,7 @@
 import type { Gauge } from 'prom-client';
 import { readStatsByConsumer, type InboxGroupStats } from '../inbox/sql/stats';
-import { INBOX_STATUSES } from '../inbox/types';
+import { INBOX_STATUSES, type InboxStatus } from '../inbox/types';
+import type { LabelBound } from '../observe/cardinality';
 import type { Logger } from '../observe/logger';
 import { eventStatsByTenant, type TenantStatsRow } from '../outbox/sql/stats';
 import { withTranslation } from '../sql/dbErrors';
@@ -26,9 +27,13 @@ const OUTBOX_STATUSES = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'] as const;
  * CachedRead per table: a slow or hung database costs a scrape at most `timeoutMs`, reports the
  * last values and counts a `stats_scrape_errors_total`; the read itself is given up after
  * `statementTimeoutMs`, so a read hung on a silent connection does not block the next ones.
+ * The labels the rows name (a consumer, a tenant) are bounded by `bound` as every other metric's:
+ * the rows past it are merged into the `other` series (counts summed, the oldest age their
+ * maximum), so totals stay exact.
  */
 export function statsMetrics(
   make: MetricFactory,
+  bound: (labelName: string) => LabelBound,
   options: ResolvedStatsOptions,
   tenantLabel: boolean,
   logger: Logger,
@@ -62,12 +67,83 @@ export function statsMetrics(
   };
   if (options.outbox) {
     const read = cachedRead('outbox', () => eventStatsByTenant(db, tenantLabel));
-    outboxGauges(make, tenantLabel, () => read.current());
+    const tenantOf = bound('tenant');
+    const relabel = (row: TenantStatsRow) => ({ ...row, tenant: tenantOf(row.tenant) });
+    outboxGauges(make, tenantLabel, async () => {
+      const rows = await read.current();
+      return rows && tenantLabel ? mergeRows(rows, relabel, (row) => row.tenant, mergeTenantRows) : rows;
+    });
   }
   if (options.inbox) {
     const read = cachedRead('inbox', () => readStatsByConsumer(db, tenantLabel));
-    inboxGauges(make, tenantLabel, () => read.current());
+    const [consumerOf, tenantOf] = [bound('consumer'), bound('tenant')];
+    const relabel = (row: InboxGroupStats) => ({
+      ...row,
+      consumer: consumerOf(row.consumer),
+      tenant: tenantLabel ? tenantOf(row.tenant) : row.tenant,
+    });
+    inboxGauges(make, tenantLabel, async () => {
+      const rows = await read.current();
+      return (
+        rows && mergeRows(rows, relabel, (row) => JSON.stringify([row.consumer, row.tenant]), mergeGroups)
+      );
+    });
   }
+}
+
+/**
+ * `rows` relabelled (each label value through its bound), those whose labels became the same
+ * (`other`) merged into one by `merge`, in their first row's place.
+ */
+function mergeRows<R>(
+  rows: readonly R[],
+  relabel: (row: R) => R,
+  keyOf: (row: R) => string,
+  merge: (a: R, b: R) => R,
+): R[] {
+  const merged = new Map<string, R>();
+  for (const row of rows) {
+    const labelled = relabel(row);
+    const key = keyOf(labelled);
+    const earlier = merged.get(key);
+    merged.set(key, earlier === undefined ? labelled : merge(earlier, labelled));
+  }
+  return [...merged.values()];
+}
+
+/** A sum of counts, null (not counted) when either is. */
+const sumOf = (a: number | string | null, b: number | string | null): number | null =>
+  a === null || b === null ? null : Number(a) + Number(b);
+
+/** The larger of two ages, null when neither has one. */
+const oldestOf = (a: number | string | null, b: number | string | null): number | null =>
+  a === null ? (b === null ? null : Number(b)) : b === null ? Number(a) : Math.max(Number(a), Number(b));
+
+function mergeTenantRows(a: TenantStatsRow, b: TenantStatsRow): TenantStatsRow {
+  const oldest = oldestOf(a.oldest_pending_ms, b.oldest_pending_ms);
+  return {
+    tenant: a.tenant,
+    pending: Number(a.pending) + Number(b.pending),
+    processing: Number(a.processing) + Number(b.processing),
+    failed: Number(a.failed) + Number(b.failed),
+    expired_leases: Number(a.expired_leases) + Number(b.expired_leases),
+    oldest_pending_ms: oldest === null ? null : String(oldest),
+    sent: sumOf(a.sent, b.sent),
+    sent_estimated: a.sent_estimated || b.sent_estimated,
+  };
+}
+
+function mergeGroups(a: InboxGroupStats, b: InboxGroupStats): InboxGroupStats {
+  const counts = Object.fromEntries(
+    INBOX_STATUSES.map((status) => [status, sumOf(a.counts[status], b.counts[status])]),
+  ) as Record<InboxStatus, number | null>;
+  return {
+    consumer: a.consumer,
+    tenant: a.tenant,
+    counts,
+    oldestUnfinishedAgeMs: oldestOf(a.oldestUnfinishedAgeMs, b.oldestUnfinishedAgeMs),
+    expiredLeases: a.expiredLeases + b.expiredLeases,
+  };
 }
 
 /** A gauge whose every series is replaced on collect by `apply` of the last rows (kept when none). */
