@@ -53,7 +53,7 @@ export interface Publisher {
    * queue it resolves to (never a per-message routing key), null when it has no route. The relay
    * names the message's publish span after it (`publish <name>`); without it the span is
    * `publish` (an event's `destination` can be per message). ferry's publishers report the same
-   * name as their events' `destination`.
+   * name as their events' `destination`. Called synchronously: a promise (or a throw) is no name.
    */
   destinationName?(message: OutboxMessage): string | null;
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]>;

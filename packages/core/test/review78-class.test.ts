@@ -129,7 +129,7 @@ describe('stats gauges of data-derived labels', () => {
 
   async function scrape() {
     const metrics = createFerryMetrics({
-      stats: { db: t.db, cacheMs: 0 },
+      stats: { db: t.db, cacheMs: 0, timeoutMs: 20_000 },
       tenantLabel: true,
       logger: pino({ level: 'silent' }),
     });
