@@ -159,7 +159,10 @@ describe('stats gauges of data-derived labels', () => {
     const tenants = new Set(pending.map((sample) => sample.labels.tenant));
     expect(tenants.size).toBeLessThanOrEqual(BOUND + 1);
     expect(tenants).toContain('other');
-    const other = scraped.find('ferry_inbox_oldest_unfinished_age_seconds', { tenant: 'other' });
+    const other = scraped.find('ferry_inbox_oldest_unfinished_age_seconds', {
+      consumer: 'c',
+      tenant: 'other',
+    });
     expect(other).toHaveLength(1);
     expect(other[0]!.value).toBeGreaterThan(0);
   });
