@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Client } from 'pg';
+import { Client, escapeIdentifier } from 'pg';
 import { FerryConfigError, fromPg, migrate } from '@ferry/core';
 import {
   endablePool,
@@ -10,6 +10,7 @@ import {
   received,
   type OptionKeys,
 } from '@ferry/core/transport';
+import { WaitDeadline } from './waitDeadline';
 
 export interface RecreateDatabaseOptions extends ServerDatabaseOptions {
   /** The application's own migration folders, applied after ferry's, in this order. */
@@ -33,13 +34,32 @@ export interface ServerDatabaseOptions {
  */
 const CONNECT_DEADLINE_MS = 10_000;
 
-/** The database name in `url`, checked to be a plain identifier (identifiers cannot be bound). */
+/** PostgreSQL's longest identifier (NAMEDATALEN - 1 bytes); a longer name is silently truncated. */
+const MAX_IDENTIFIER_BYTES = 63;
+
+/**
+ * The database name in `url`: any name PostgreSQL keeps as it is (1 to 63 bytes, no NUL). It goes
+ * into DDL only quoted by pg's escapeIdentifier (identifiers cannot be bound), so a reserved word (`order`,
+ * `user`) or a mixed-case name is the database of that very name.
+ */
 function databaseName(url: string): string {
-  const name = decodeURIComponent(parsedUrl(url).pathname.slice(1));
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) {
-    throw new FerryConfigError('url', `database name "${name}" must be a lower-case identifier`);
+  const name = databaseOf(parsedUrl(url), 'url');
+  if (name.length === 0 || name.includes('\0') || Buffer.byteLength(name, 'utf8') > MAX_IDENTIFIER_BYTES) {
+    throw new FerryConfigError(
+      'url',
+      `database name ${JSON.stringify(name)} must be 1 to ${MAX_IDENTIFIER_BYTES} bytes without NUL (PostgreSQL would truncate a longer one)`,
+    );
   }
   return name;
+}
+
+/** The database `url` names (its path, percent-decoded), else FERRY_CONFIG_INVALID naming `field`. */
+function databaseOf(url: URL, field: string): string {
+  try {
+    return decodeURIComponent(url.pathname.slice(1));
+  } catch {
+    throw new FerryConfigError(field, `the database name in its path is malformed percent-encoding`);
+  }
 }
 
 /** `url` as a URL, else FERRY_CONFIG_INVALID naming it (not new URL's TypeError). */
@@ -58,6 +78,14 @@ async function onServer(
   work: (client: Client) => Promise<void>,
 ): Promise<void> {
   const server = maintenanceUrl(url, through);
+  const maintenance = databaseOf(server, 'through');
+  if (maintenance === databaseName(url)) {
+    // PostgreSQL refuses to drop the database one is connected to (55006).
+    throw new FerryConfigError(
+      through === undefined ? 'url' : 'through',
+      `the database to drop (${JSON.stringify(maintenance)}) is the one connected through to drop it: name another database of the server as \`through\``,
+    );
+  }
   const client = new Client({
     connectionString: server.toString(),
     connectionTimeoutMillis: CONNECT_DEADLINE_MS,
@@ -71,7 +99,7 @@ async function onServer(
     await endClientWithin(client);
     throw new FerryConfigError(
       'url',
-      `could not connect to PostgreSQL at ${server.host} (database ${decodeURIComponent(server.pathname.slice(1))}) within ${CONNECT_DEADLINE_MS} ms: ${error instanceof Error ? error.message : String(error)}`,
+      `could not connect to PostgreSQL at ${server.host} (database ${maintenance}) within ${CONNECT_DEADLINE_MS} ms: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
   try {
@@ -81,7 +109,11 @@ async function onServer(
   }
 }
 
-/** The URL of the database `through` names (default `postgres`) on the server of `url`. */
+/**
+ * The URL of the database `through` names (default `postgres`) on the server of `url`. A `through`
+ * URL must name the url's server (host, port, `?host=` socket): on another server the drop and
+ * create would hit a database of the same name there, not the url's.
+ */
 function maintenanceUrl(url: string, through: string | undefined): URL {
   if (through !== undefined && typeof through !== 'string') {
     throw new FerryConfigError('through', `must be a database name or URL, got ${received(through)}`);
@@ -89,11 +121,25 @@ function maintenanceUrl(url: string, through: string | undefined): URL {
   if (through !== undefined && through.includes('://')) {
     if (!URL.canParse(through))
       throw new FerryConfigError('through', 'must be a database name or a URL that parses');
-    return new URL(through);
+    const server = new URL(through);
+    const [given, own] = [serverOf(server), serverOf(new URL(url))];
+    if (given !== own) {
+      throw new FerryConfigError(
+        'through',
+        `names server ${given}, not the url's ${own}: it must be a database of the url's server`,
+      );
+    }
+    return server;
   }
   const server = new URL(url);
   server.pathname = `/${encodeURIComponent(through ?? 'postgres')}`;
   return server;
+}
+
+/** The server a connection URL reaches: host, port (default 5432) and pg's `?host=` socket folder. */
+function serverOf(url: URL): string {
+  const socket = url.searchParams.get('host');
+  return `${url.hostname.toLowerCase()}:${url.port || '5432'}${socket === null ? '' : ` (host=${socket})`}`;
 }
 
 /**
@@ -103,16 +149,21 @@ function maintenanceUrl(url: string, through: string | undefined): URL {
  * in the test process). Whatever is still connected after that is forced off.
  */
 async function dropNamed(client: Client, name: string, graceMs = 2_000): Promise<void> {
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline) {
-    const { rows } = await client.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
-      [name],
-    );
-    if ((rows[0]?.n ?? 0) === 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 25));
+  // Real time (realTimers), as every wait of @ferry/testing: Date.now() stands still under fake timers.
+  const grace = new WaitDeadline(graceMs);
+  try {
+    while (!grace.expired) {
+      const { rows } = await client.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
+        [name],
+      );
+      if ((rows[0]?.n ?? 0) === 0) break;
+      await grace.pause(25);
+    }
+  } finally {
+    grace.end();
   }
-  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await client.query(`DROP DATABASE IF EXISTS ${escapeIdentifier(name)} WITH (FORCE)`);
 }
 
 /**
@@ -131,7 +182,7 @@ export async function recreateDatabase(url: string, options: RecreateDatabaseOpt
   const name = databaseName(url);
   await onServer(url, options.through, async (client) => {
     await dropNamed(client, name);
-    await client.query(`CREATE DATABASE ${name}`);
+    await client.query(`CREATE DATABASE ${escapeIdentifier(name)}`);
   });
   const { pool, end } = endablePool({
     connectionString: url,

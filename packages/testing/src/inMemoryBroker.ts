@@ -1,5 +1,6 @@
 import { type OutboxMessage } from '@ferry/core';
 import { outboxHeaders, timerOption } from '@ferry/core/transport';
+import { clearTimeout, setTimeout } from './realTimers';
 import { InMemoryPublisher, type InMemoryPublisherOptions, type PublishDecision } from './inMemoryPublisher';
 
 /** One message as the in-memory broker holds it: bytes, a native message id, headers. */

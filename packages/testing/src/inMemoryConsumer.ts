@@ -2,7 +2,6 @@ import { FerryError, type InboxAcceptInput, type InboxAcceptor } from '@ferry/co
 import {
   AttachAttempts,
   TRANSPORT_REJECT_REASONS,
-  abortableDelay,
   acceptHolding,
   awaitReady,
   backoffDelay,
@@ -24,6 +23,7 @@ import {
   type ConsumerEmit,
   type ReadyOptions,
 } from '@ferry/core/transport';
+import { realDelay } from './realTimers';
 import type { Unacked } from './inMemoryBroker';
 import { MEMORY_SYSTEM } from './memorySystem';
 import {
@@ -132,7 +132,7 @@ export function attachInMemoryConsumer(
       `ferry.memory: queue ${queue} does not exist; looking again in ${delayMs} ms`,
     );
     emit({ type: 'disconnected', error: describeCause(error), retryInMs: delayMs });
-    await abortableDelay(delayMs, stop.signal).catch(() => undefined);
+    await realDelay(delayMs, stop.signal);
   }
   let closing: Promise<void> | undefined;
   return {

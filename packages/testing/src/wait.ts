@@ -1,4 +1,5 @@
 import { knownKeysOption, requiredFunctionOption, timerOption, type OptionKeys } from '@ferry/core/transport';
+import { realDelay } from './realTimers';
 import { CallUnsettled, WaitDeadline } from './waitDeadline';
 /**
  * The one wait-until of ferry's tests (and of applications' tests): polls a probe until it
@@ -11,9 +12,13 @@ export interface WaitOptions {
   readonly intervalMs?: number;
 }
 
+/** waitUntil's deadline came first: `what` it waited for, its `timeoutMs` and the probe's `last` answer. */
 export class WaitTimeoutError extends Error {
+  /** As InboxDrainTimeoutError and InboxRecordWaitTimeoutError. */
+  readonly code = 'FERRY_TIMEOUT' as const;
   constructor(
-    what: string,
+    /** What the wait was for (waitUntil's `what`). */
+    readonly what: string,
     readonly timeoutMs: number,
     /** The probe's last answer, or the error it last threw. */
     readonly last: unknown,
@@ -37,8 +42,9 @@ function describeValue(value: unknown): string {
   }
 }
 
+/** Resolves after `ms` of real time, also under jest's fake timers (realTimers). */
 export function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return realDelay(ms);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { abortableDelay, deadlineSignal } from '@ferry/core/transport';
+import { clearTimeout, realDelay, setTimeout } from './realTimers';
 
 /** A call `WaitDeadline.race` gave up on: the deadline came before it settled. */
 export class CallUnsettled extends Error {
@@ -10,21 +10,25 @@ export class CallUnsettled extends Error {
 
 /**
  * The deadline of one wait of the test helpers (waitUntil, drainInbox, waitForInboxRecord), on
- * core's deadlineSignal: every call the wait makes is raced against it, so a call that never
- * settles (a probe, a database call) cannot hold the wait past its timeout. `end()` (in a
+ * real time (realTimers: jest's fake timers neither hold nor hurry it): every call the wait makes
+ * is raced against it, so a call that never settles (a probe, a database call) cannot hold the
+ * wait past its timeout. `end()` (in a
  * `finally`) clears the timer; a call given up on is left to itself, nothing of the wait on it.
  */
 export class WaitDeadline {
-  private readonly stop = new AbortController();
-  private readonly signal: AbortSignal;
+  private readonly deadline = new AbortController();
+  private readonly signal = this.deadline.signal;
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private ended = false;
 
   constructor(readonly timeoutMs: number) {
-    this.signal = deadlineSignal(timeoutMs, this.stop.signal);
+    this.timer = setTimeout(() => this.deadline.abort(), timeoutMs);
+    this.timer.unref();
   }
 
   /** True once the deadline has passed. */
   get expired(): boolean {
-    return this.signal.aborted && !this.stop.signal.aborted;
+    return this.signal.aborted && !this.ended;
   }
 
   /** Settles as `call()` does, or rejects with CallUnsettled when the deadline comes first. */
@@ -44,11 +48,12 @@ export class WaitDeadline {
 
   /** Waits `ms`, or until the deadline if that comes first. */
   async pause(ms: number): Promise<void> {
-    await abortableDelay(ms, this.signal).catch(() => undefined);
+    await realDelay(ms, this.signal);
   }
 
   /** The wait is over: the deadline's timer is cleared. */
   end(): void {
-    this.stop.abort();
+    this.ended = true;
+    clearTimeout(this.timer);
   }
 }

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as realSetTimeout } from 'node:timers';
-import type { InboxAcceptInput } from '@ferry/core';
+import { FERRY_HEADERS, FerryError, type InboxAcceptInput, type InboxAcceptor } from '@ferry/core';
 import {
   InMemoryBroker,
   InboxDrainTimeoutError,
@@ -71,30 +71,27 @@ describe.each([
   test("the in-memory consumer's look for a missing queue and a retryLater delay run on real time", async () => {
     const broker = new InMemoryBroker();
     const offered: string[] = [];
-    let failFirst = true;
-    const inbox = {
-      async acceptMany(inputs: readonly InboxAcceptInput[]) {
+    const inbox: InboxAcceptor = {
+      maxPayloadBytes: 1_000_000,
+      async acceptMany(inputs) {
         offered.push(...inputs.map((input) => input.messageId));
-        if (failFirst) {
-          failFirst = false;
-          throw Object.assign(new Error('db down'), { code: 'FERRY_DATABASE_ERROR', retriable: true });
-        }
+        // The first offer fails for its batch: the delivery goes round a retryLater delay.
+        if (offered.length === 1) throw new FerryError('FERRY_DATABASE_ERROR', 'db down');
         return inputs.map((input) => ({ kind: 'accepted' as const, id: input.messageId }));
       },
     };
-    const consumer = attachInMemoryConsumer(
-      inbox as never,
-      {
-        broker,
-        queue: 'q',
-        consumer: 'c',
-        reconnectBackoff: { initialMs: 50, maxMs: 50 },
-        retryBackoff: { initialMs: 50, maxMs: 50 },
-      } as never,
-    );
+    const consumer = attachInMemoryConsumer(inbox, {
+      broker,
+      queue: 'q',
+      consumer: 'c',
+      reconnectBackoff: { initialMs: 50, maxMs: 50 },
+      retryBackoff: { initialMs: 50, maxMs: 50 },
+    });
     try {
-      broker.declareQueue('q'); // declared after attach: the consumer's next look finds it
-      broker.send('q', { body: Buffer.from('{}'), headers: { 'ferry-message-id': 'm-1' } } as never);
+      // Declared after the consumer's first look: its next look (reconnectBackoff) finds it.
+      await new Promise((resolve) => realSetTimeout(resolve, 30));
+      broker.declareQueue('q');
+      broker.send('q', { body: Buffer.from('{}'), headers: { [FERRY_HEADERS.messageId]: 'm-1' } });
       const seenTwice = settledOrHung(
         new Promise<void>((resolve) => {
           const look = (): void => {

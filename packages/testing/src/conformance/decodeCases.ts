@@ -1,5 +1,6 @@
 import { expect } from './jest';
 import { timedCases } from './timeouts';
+import { NON_ASCII_TEXT } from './messages';
 import type { MemoryAcceptor } from './memoryAcceptor';
 import type { DeadLetter, TransportUnderTest } from './types';
 
@@ -53,7 +54,7 @@ export function registerDecodeCases(context: DecodeContext): void {
         'unparseable_body',
         [
           'conformance-kept',
-          '{"id": 9007199254740991, "f": 0.30000000000000004, "big": 1e300, "s": "12345678901234567891"}',
+          `{"id": 9007199254740991, "f": 0.30000000000000004, "big": 1e300, "s": "12345678901234567891", "text": ${JSON.stringify(NON_ASCII_TEXT)}}`,
         ],
       );
     });

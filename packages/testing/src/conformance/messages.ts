@@ -31,6 +31,14 @@ export const CONFORMANCE_TENANTS: readonly (string | null)[] = [
   null,
 ];
 
+/**
+ * Non-ASCII text every suite payload and the raw bodies the suite checks carry, to arrive exactly:
+ * accents, €, CJK, an astral emoji (a UTF-16 surrogate pair) and a combining character (A +
+ * U+030A, not the precomposed Å). A transport that encodes or decodes the body as latin1 (or
+ * normalizes it) changes it.
+ */
+export const NON_ASCII_TEXT = 'Zoë Brontë · 12,50 € · 注文 · 🚚 · A\u030a';
+
 /** The application's own header each suite message carries (besides ferry's). */
 export const EVENT_HEADER = 'x-conformance-index';
 
@@ -57,7 +65,7 @@ export function expectedHeader(message: OutboxMessage, name: string): string | n
 }
 
 /**
- * `count` messages as the relay hands them over: each with its payload, a tenant of
+ * `count` messages as the relay hands them over: each with its payload (with NON_ASCII_TEXT), a tenant of
  * CONFORMANCE_TENANTS in turn, its type, an event header, and a correlation id, causation id and
  * W3C trace context of its own.
  */
@@ -72,7 +80,7 @@ export function conformanceMessages(
     return outboxMessageFixture({
       id,
       type: `conformance.event.${index % 2 === 0 ? 'even' : 'odd'}`,
-      payload: { index },
+      payload: { index, text: NON_ASCII_TEXT },
       destination,
       tenantId: CONFORMANCE_TENANTS[index % CONFORMANCE_TENANTS.length]!,
       headers: { [EVENT_HEADER]: String(index) },

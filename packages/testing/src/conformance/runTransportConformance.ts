@@ -6,8 +6,8 @@
  * Cases and the feature each needs. A case whose feature the transport lacks is registered as a
  * passing case titled `skipped: <feature> not supported by <transport>: <reason>` that checks
  * the features object does declare it unsupported; the summary line counts it as skipped.
- * - every published message is reported sent and accepted exactly once, with its payload,
- *   its tenant and the consumer the transport was attached for                 (always)
+ * - every published message is reported sent and accepted exactly once, with its payload (its
+ *   non-ASCII text, NON_ASCII_TEXT, exactly), its tenant and the consumer the transport was attached for                 (always)
  * - every delivery offered names the transport's messaging system             (always)
  * - duplicates published on purpose are accepted once                          (always)
  * - a batch whose acceptance failed is redelivered until it is accepted        (always)
@@ -50,7 +50,13 @@ import { registerDecodeCases } from './decodeCases';
 import { diffIds, waitUntil } from './assertions';
 import { registerLifecycleCases } from './lifecycleCases';
 import { MemoryAcceptor } from './memoryAcceptor';
-import { CARRIED_HEADERS as carried, conformanceMessages, expectedHeader, neverAborted } from './messages';
+import {
+  CARRIED_HEADERS as carried,
+  NON_ASCII_TEXT,
+  conformanceMessages,
+  expectedHeader,
+  neverAborted,
+} from './messages';
 import { publishUntilSent } from './publishing';
 import { registerObserverCases } from './observerCases';
 import { registerSettlementCases } from './settlementCases';
@@ -251,7 +257,8 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         // Published before the consumer is attached, so one batch can hold both invalid ones.
         await transport.publishRaw({ body: '{"no":"identity"}' });
         await transport.publishRaw({ body: '{not json', messageId: 'conformance-unparseable' });
-        await transport.publishRaw({ body: '{"valid":true}', messageId: 'conformance-valid' });
+        const valid = { valid: true, text: NON_ASCII_TEXT };
+        await transport.publishRaw({ body: JSON.stringify(valid), messageId: 'conformance-valid' });
         await attach();
 
         const dead = await deadLettersAtLeast(2, 'two dead letters');
@@ -263,6 +270,8 @@ export function runTransportConformance(options: TransportConformanceOptions): v
           'conformance-unparseable',
         ]);
         await expectAcceptedExactly(['conformance-valid']);
+        // A raw UTF-8 body arrives as its text, not decoded as latin1.
+        expect(acceptor.acceptedInputs.get('conformance-valid')?.payload).toEqual(valid);
         await expectNothingHeld();
       });
     }

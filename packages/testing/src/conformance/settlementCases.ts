@@ -1,6 +1,7 @@
 import { expect } from './jest';
 import { timedCases } from './timeouts';
 import { waitUntil } from './assertions';
+import { pause } from '../wait';
 import type { MemoryAcceptor } from './memoryAcceptor';
 import type { OutboxMessage } from '@ferry/core';
 import { conformanceMessages } from './messages';
@@ -68,7 +69,7 @@ export function registerSettlementCases(context: SettlementContext): void {
       closed = true;
     });
     // close() waits for every batch in flight: it cannot have resolved while one is held.
-    await new Promise((resolve) => setTimeout(resolve, CLOSE_WATCH_MS));
+    await pause(CLOSE_WATCH_MS);
     expect({ closedWhileBatchHeld: closed }).toEqual({ closedWhileBatchHeld: false });
     acceptor.failHeld();
     await closing;

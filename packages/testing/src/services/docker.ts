@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { clearTimeout, setTimeout } from '../realTimers';
 
 /** Where the Docker engine listens: DOCKER_HOST (unix:// or tcp://), else /var/run/docker.sock. */
 export function dockerEndpoint(
