@@ -1,6 +1,6 @@
 import { type OutboxMessage } from '@ferry/core';
 import { outboxHeaders, timerOption } from '@ferry/core/transport';
-import { clearTimeout, setTimeout } from './realTimers';
+import { clearTimeout as realClearTimeout, setTimeout as realSetTimeout } from './realTimers';
 import { InMemoryPublisher, type InMemoryPublisherOptions, type PublishDecision } from './inMemoryPublisher';
 
 /** One message as the in-memory broker holds it: bytes, a native message id, headers. */
@@ -151,6 +151,8 @@ export class InMemoryBroker {
     const held: Held = { ...settled.held, transportAttempts: settled.held.transportAttempts + 1 };
     const name = item.queue;
     this.delayed.set(name, (this.delayed.get(name) ?? 0) + 1);
+    // The broker's own clock (a retry tier's TTL) on the global timers, on purpose: under jest's
+    // fake timers the delay passes with jest.advanceTimersByTime, as a test of the delay expects.
     const timer = setTimeout(() => {
       const left = (this.delayed.get(name) ?? 1) - 1;
       if (left > 0) this.delayed.set(name, left);
@@ -198,12 +200,13 @@ export class InMemoryBroker {
     if ((target && target.ready.length > 0) || signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        realClearTimeout(timer);
         target?.waiters.delete(done);
         signal.removeEventListener('abort', done);
         resolve();
       };
-      const timer = setTimeout(done, maxWaitMs);
+      // A poll's cap, on real time (realTimers): faked, a consumer of a queue not declared yet never looked again.
+      const timer = realSetTimeout(done, maxWaitMs);
       target?.waiters.add(done);
       signal.addEventListener('abort', done, { once: true });
     });
