@@ -23,6 +23,7 @@ import {
 } from '@ferry/testing';
 import type { TransportConformanceOptions } from '@ferry/testing/conformance';
 import { adminQuery, serverUrl } from '../../../test-support/database';
+import { settledOrHung as settledWithin } from './support/settledOrHung';
 import { inMemoryConformance } from './support/inMemoryConformance';
 import { conformanceFailures } from './support/recordedConformance';
 
@@ -35,13 +36,7 @@ jest.mock('../src/conformance/jest', () =>
 const HUNG_AFTER_MS = 5_000;
 
 function settledOrHung(waiting: Promise<unknown>): Promise<unknown> {
-  return Promise.race([
-    waiting.then(
-      (value) => ({ resolved: value }),
-      (error: unknown) => error,
-    ),
-    new Promise((resolve) => realSetTimeout(() => resolve('hung'), HUNG_AFTER_MS)),
-  ]);
+  return settledWithin(waiting, HUNG_AFTER_MS);
 }
 
 describe.each([

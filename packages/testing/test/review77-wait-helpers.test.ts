@@ -12,7 +12,6 @@
  * WaitTimeoutError, its `what` or its `last` answer. (Node's `node:timers` is not faked by jest:
  * this file races each wait against it to fail instead of hanging.)
  */
-import { setTimeout as realSetTimeout } from 'node:timers';
 import type { InboxRecord } from '@ferry/core';
 import {
   InboxDrainTimeoutError,
@@ -22,19 +21,14 @@ import {
   waitForInboxRecord,
   waitUntil,
 } from '@ferry/testing';
+import { settledOrHung as settledWithin } from './support/settledOrHung';
 
 /** How long (real time) a wait of 200 ms is given to end before it counts as hung. */
 const HUNG_AFTER_MS = 5_000;
 
 /** What `waiting` settles to within HUNG_AFTER_MS of real time: its error, its value, or 'hung'. */
 function settledOrHung(waiting: Promise<unknown>): Promise<unknown> {
-  return Promise.race([
-    waiting.then(
-      (value) => ({ resolved: value }),
-      (error: unknown) => error,
-    ),
-    new Promise((resolve) => realSetTimeout(() => resolve('hung past its 200 ms deadline'), HUNG_AFTER_MS)),
-  ]);
+  return settledWithin(waiting, HUNG_AFTER_MS, 'hung past its 200 ms deadline');
 }
 
 describe('review 77: the wait helpers under jest.useFakeTimers()', () => {
