@@ -61,6 +61,24 @@ describe("ferry's own migrations table", () => {
     await expect(checkSchema(t.db)).resolves.toBeUndefined();
   });
 
+  it.each(['order', 'user', 'select'])(
+    'records an application folder in a table named like a reserved word (%s), and checks it',
+    async (table) => {
+      const app = appFolder({ '0001_a': 'CREATE TABLE app_a (id int PRIMARY KEY);' });
+      // Before: CREATE TABLE IF NOT EXISTS order (...): a syntax error (42601) out of migrate.
+      expect(await migrate(t.db, { migrationsDir: app, table })).toEqual({
+        applied: ['0001_a'],
+        alreadyApplied: [],
+      });
+      expect(await migrate(t.db, { migrationsDir: app, table })).toEqual({
+        applied: [],
+        alreadyApplied: ['0001_a'],
+      });
+      expect(await names(t, `"${table}"`)).toEqual(['0001_a']);
+      await expect(checkSchema(t.db, { migrationsDir: app, table })).resolves.toBeUndefined();
+    },
+  );
+
   it('rejects a table name that is not an identifier, or ferry’s own table for an application folder', async () => {
     const app = appFolder({ '0001_a': 'SELECT 1;' });
     await expect(migrate(t.db, { migrationsDir: app, table: 'x; DROP TABLE y' })).rejects.toMatchObject({
