@@ -203,7 +203,7 @@ describe('ferry schema and ferry sql', () => {
   it('prints the plain SQL without touching a database, and exits 1 on an unknown --after', async () => {
     const io = captureIo();
     expect(await runCli(['sql', '--database-url', 'postgresql://postgres@127.0.0.1:1/none'], io)).toBe(0);
-    expect(io.lines.join('\n')).toContain('CREATE TABLE IF NOT EXISTS ferry_schema_migrations');
+    expect(io.lines.join('\n')).toContain('CREATE TABLE IF NOT EXISTS "ferry_schema_migrations"');
     const bad = captureIo();
     expect(await runCli(['sql', '--after', '9999_nope'], bad)).toBe(1);
     expect(bad.errors.join('\n')).toContain('FERRY_MIGRATIONS_NOT_FOUND');

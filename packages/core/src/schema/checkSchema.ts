@@ -4,7 +4,7 @@ import { dbCall } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
 import { assertMigrationUnchanged, loadMigrationFiles } from './migrationFiles';
-import { migrationsTableFor } from './migrationsTable';
+import { migrationsTableFor, quotedTable } from './migrationsTable';
 
 /** Columns a component needs, by table: e.g. `{ outbox_events: ['id', 'status'] }`. */
 export type RequiredTables = Readonly<Record<string, readonly string[]>>;
@@ -88,13 +88,17 @@ async function findMissing(db: SqlExecutor, options: CheckSchemaOptions): Promis
   }
   if (options.requireAllMigrations ?? true) {
     const table = migrationsTableFor(options);
-    const [{ present } = { present: false }] = await db.query<{ present: boolean }>(TABLE_PRESENT, [table]);
+    const [{ present } = { present: false }] = await db.query<{ present: boolean }>(TABLE_PRESENT, [
+      quotedTable(table),
+    ]);
     if (!present) missing.push(`table:${table}`);
     const applied = present
       ? new Map(
-          (await db.query<{ name: string; checksum: string }>(`SELECT name, checksum FROM ${table}`)).map(
-            (r) => [r.name, r.checksum],
-          ),
+          (
+            await db.query<{ name: string; checksum: string }>(
+              `SELECT name, checksum FROM ${quotedTable(table)}`,
+            )
+          ).map((r) => [r.name, r.checksum]),
         )
       : new Map<string, string>();
     for (const file of loadMigrationFiles(options.migrationsDir)) {

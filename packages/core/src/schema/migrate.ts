@@ -7,7 +7,7 @@ import { sqlStateOf } from '../sql/sqlState';
 import { withDeadlines } from '../sql/statementDeadline';
 import { MAX_TIMEOUT_MS } from '../sql/transactionLimits';
 import { assertMigrationUnchanged, loadMigrationFiles, type MigrationFile } from './migrationFiles';
-import { ensureMigrationsTable, migrationsTableFor } from './migrationsTable';
+import { ensureMigrationsTable, migrationsTableFor, quotedTable } from './migrationsTable';
 
 /** Advisory lock key shared by every ferry migrator ('ferrymig' as a 64-bit number). */
 const MIGRATION_LOCK_KEY = '7378151096495024487';
@@ -210,9 +210,10 @@ async function applyOne(
 ): Promise<boolean> {
   // Concurrent migrators wait for each other here, under the transaction's own deadline only.
   await tx.execute(LOCK);
-  const rows = await tx.query<{ checksum: string }>(`SELECT checksum FROM ${table} WHERE name = $1`, [
-    file.name,
-  ]);
+  const rows = await tx.query<{ checksum: string }>(
+    `SELECT checksum FROM ${quotedTable(table)} WHERE name = $1`,
+    [file.name],
+  );
   const existing = rows[0];
   if (existing) {
     assertMigrationUnchanged(file, existing.checksum);
@@ -231,7 +232,10 @@ async function applyOne(
       },
     );
   }
-  await tx.execute(`INSERT INTO ${table} (name, checksum) VALUES ($1, $2)`, [file.name, file.checksum]);
+  await tx.execute(`INSERT INTO ${quotedTable(table)} (name, checksum) VALUES ($1, $2)`, [
+    file.name,
+    file.checksum,
+  ]);
   return true;
 }
 

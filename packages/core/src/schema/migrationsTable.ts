@@ -29,8 +29,17 @@ export function migrationsTableFor(options: { migrationsDir?: string; table?: st
   return table;
 }
 
+/**
+ * `table` (a name migrationsTableFor let through: lower-case letters, digits and underscores) as
+ * SQL: quoted, so a name PostgreSQL reserves (`order`, `user`) names the table and is no syntax
+ * error. Every statement on a migrations table, and `to_regclass`, takes it so.
+ */
+export function quotedTable(table: string): string {
+  return `"${table}"`;
+}
+
 export function createTableSql(table: string): string {
-  return `CREATE TABLE IF NOT EXISTS ${table} (
+  return `CREATE TABLE IF NOT EXISTS ${quotedTable(table)} (
   name text PRIMARY KEY,
   checksum text NOT NULL,
   applied_at timestamptz NOT NULL DEFAULT now()
@@ -39,12 +48,12 @@ export function createTableSql(table: string): string {
 
 const PRESENT = `SELECT to_regclass($1) IS NOT NULL AS present`;
 const ADOPT = (table: string) => `
-  INSERT INTO ${table} (name, checksum, applied_at)
+  INSERT INTO ${quotedTable(table)} (name, checksum, applied_at)
   SELECT l.name, l.checksum, l.applied_at FROM ${LEGACY_MIGRATIONS_TABLE} l
   WHERE (l.name, l.checksum) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
 
 async function exists(tx: SqlExecutor, table: string): Promise<boolean> {
-  const [row] = await tx.query<{ present: boolean }>(PRESENT, [table]);
+  const [row] = await tx.query<{ present: boolean }>(PRESENT, [quotedTable(table)]);
   return row?.present ?? false;
 }
 
