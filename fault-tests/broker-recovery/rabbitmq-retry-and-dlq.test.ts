@@ -39,7 +39,7 @@ import {
 } from './support';
 import { faultSuite, cleanUp, CLEANUP_HOOK_MS, BROKER_CLEANUP_MS } from '../harness/scaffold';
 
-jest.setTimeout(180_000);
+jest.setTimeout(300_000);
 
 async function withChannel<T>(url: string, work: (channel: amqp.ConfirmChannel) => Promise<T>): Promise<T> {
   const connection = await amqp.connect(url);
@@ -176,7 +176,7 @@ describe('broker-recovery: rabbitmq-retry-and-dlq', () => {
             ids.length &&
           (await depth(node.url, queue)) === 0 &&
           (await depth(node.url, retryQueue)) === 0,
-        60_000,
+        120_000,
       );
       await consumer.close();
       const stillQueued = (await depth(node.url, queue)) + (await depth(node.url, retryQueue));

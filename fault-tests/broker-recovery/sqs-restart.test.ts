@@ -49,11 +49,12 @@ describe('broker-recovery: sqs-restart', () => {
   let database: TestDatabase;
   const suite = faultSuite();
 
+  // A private ElasticMQ's JVM took over two minutes to answer on a machine at load 17.
   beforeAll(async () => {
     broker = await PrivateBroker.create('elasticmq');
     await broker.start();
     database = await openDatabase();
-  });
+  }, 240_000);
 
   // Each step runs whatever the earlier one did (a drop that fails must not leave the broker up).
   afterAll(
