@@ -99,7 +99,11 @@ describe('inbox replay', () => {
     }
     const ended = await run.ended(BOUND_MS);
     expect({ noted, ended }).toEqual({ noted: true, ended: { code: 0, signal: null, hung: false } });
-    expect(run.stdout()).toEqual([`${source.id} accepted`]);
+    expect(run.stdout()).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${source.id} accepted replayId=[0-9a-f-]{36} requestId=${requestId}$`),
+      ),
+    ]);
     expect(await replays(requestId)).toBe(1);
   });
 
