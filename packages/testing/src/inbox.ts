@@ -37,7 +37,8 @@ export class InboxDrainTimeoutError extends Error {
 }
 
 /**
- * waitForInboxRecord did not see the expected state in time; `last` is what it saw.
+ * waitForInboxRecord did not see the expected state in time; `last` is what it saw, `lastError`
+ * the retriable error of its last `get(id)` when that call failed (the database not there yet).
  * `unsettledAfterMs` (the timeout) when the deadline came while a `get(id)` call had not settled.
  */
 export class InboxRecordWaitTimeoutError extends Error {
@@ -47,15 +48,39 @@ export class InboxRecordWaitTimeoutError extends Error {
     readonly expected: string,
     readonly last: InboxRecord | null,
     readonly unsettledAfterMs?: number,
+    readonly lastError?: unknown,
   ) {
     const pending =
       unsettledAfterMs === undefined ? '' : `: get(id) had not settled after ${unsettledAfterMs} ms`;
+    const failed = lastError === undefined ? '' : `; the last get(id) failed: ${errorText(lastError)}`;
     super(
       `waitForInboxRecord: record ${id} did not reach ${expected}${pending}; last seen ${
         last ? `${last.status} (attempts ${last.attempts}, lastError ${last.lastError ?? 'none'})` : 'nothing'
-      }`,
+      }${failed}`,
     );
     this.name = 'InboxRecordWaitTimeoutError';
+  }
+}
+
+/** `code: message` of an error get(id) threw, bounded. */
+function errorText(error: unknown): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const text = `${typeof code === 'string' ? `${code}: ` : ''}${typeof message === 'string' ? message : String(error)}`;
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+/**
+ * A FerryError that says retrying can help (`retriable: true`: the database unavailable, a
+ * timeout): waitForInboxRecord reads it as "not yet". Read by shape, not instanceof (another copy
+ * of @ferry/core), and never throwing (a hostile getter is not retriable).
+ */
+function isRetriable(error: unknown): boolean {
+  try {
+    return (
+      typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true
+    );
+  } catch {
+    return false;
   }
 }
 
@@ -131,7 +156,9 @@ const WAIT_KEYS = {
 
 /**
  * Polls a scoped admin's get(id) until the record matches; typed diagnostic error on timeout,
- * also when a get(id) call has not settled at the deadline (it is not waited for).
+ * also when a get(id) call has not settled at the deadline (it is not waited for). A get(id) that
+ * fails with a retriable FerryError (the database unavailable, a timeout) is "not yet", named by
+ * the timeout's error; any other error ends the wait with that error.
  */
 export async function waitForInboxRecord(
   scope: Pick<InboxScopedAdmin, 'get'>,
@@ -147,18 +174,23 @@ export async function waitForInboxRecord(
   const deadline = new WaitDeadline(timerOption('timeoutMs', options.timeoutMs ?? 10_000, 0));
   const intervalMs = timerOption('intervalMs', options.intervalMs ?? 25, 0);
   let last: InboxRecord | null = null;
+  let lastError: unknown;
+  const timedOut = () => new InboxRecordWaitTimeoutError(id, expected, last, undefined, lastError);
   try {
     for (;;) {
       try {
         last = await deadline.race(() => scope.get(id));
+        lastError = undefined;
       } catch (error) {
-        if (!(error instanceof CallUnsettled)) throw error;
-        throw new InboxRecordWaitTimeoutError(id, expected, last, error.timeoutMs);
+        if (error instanceof CallUnsettled)
+          throw new InboxRecordWaitTimeoutError(id, expected, last, error.timeoutMs, lastError);
+        if (!isRetriable(error)) throw error;
+        lastError = error;
       }
-      if (last && matches(last)) return last;
-      if (deadline.expired) throw new InboxRecordWaitTimeoutError(id, expected, last);
+      if (lastError === undefined && last && matches(last)) return last;
+      if (deadline.expired) throw timedOut();
       await deadline.pause(intervalMs);
-      if (deadline.expired) throw new InboxRecordWaitTimeoutError(id, expected, last);
+      if (deadline.expired) throw timedOut();
     }
   } finally {
     deadline.end();
