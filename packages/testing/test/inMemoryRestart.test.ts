@@ -1,0 +1,52 @@
+/**
+ * InMemoryBroker.restart() as a consumer's observer sees it: the session ends, as on a RabbitMQ
+ * restart the consumer's connection drops (`disconnected`) and it consumes again (`connected`);
+ * the delivery it held unacked comes back and is accepted once.
+ */
+import { FERRY_HEADERS } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import { InMemoryBroker, attachInMemoryConsumer, waitUntil } from '@ferry/testing';
+import { MemoryAcceptor } from '@ferry/testing/conformance';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
+
+failOnUnhandledRejections();
+
+describe('InMemoryBroker.restart() and a consumer', () => {
+  test('the consumer reports the dropped session (disconnected) and consumes again (connected); held deliveries come back once', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    const events: TransportConsumerEvent[] = [];
+    const acceptor = new MemoryAcceptor();
+    acceptor.hold();
+    broker.send('q', { body: Buffer.from('{"n":1}'), headers: { [FERRY_HEADERS.messageId]: 'm-1' } });
+    const consumer = attachInMemoryConsumer(acceptor, {
+      broker,
+      queue: 'q',
+      consumer: 'c',
+      observer: (event) => void events.push(event),
+    });
+    try {
+      await consumer.ready();
+      await waitUntil('the delivery offered', () => acceptor.offered.length === 1, 5_000);
+      broker.restart();
+      acceptor.release();
+      await waitUntil(
+        'disconnected, then connected again',
+        () => {
+          const types = events.map((event) => event.type);
+          const dropped = types.indexOf('disconnected');
+          return dropped > 0 && types.indexOf('connected', dropped) > dropped;
+        },
+        5_000,
+      );
+      expect(events.find((event) => event.type === 'disconnected')).toMatchObject({
+        error: expect.stringContaining('restart'),
+      });
+      await waitUntil('the delivery accepted', () => acceptor.accepted.length >= 1, 5_000);
+      await waitUntil('nothing held by the broker', () => broker.held('q') === 0, 5_000);
+      expect(acceptor.accepted).toEqual(['m-1']);
+    } finally {
+      await consumer.close();
+    }
+  });
+});
