@@ -212,6 +212,11 @@ export class InMemoryBroker {
     });
   }
 
+  /** How many times `restart()` ended a session: a consumer that sees it change lost its session. */
+  get restarts(): number {
+    return this.session;
+  }
+
   /** Ends the session, as a broker restart does: unacked deliveries go back to the head of their queues. */
   restart(): void {
     for (const queue of this.queues.values()) {

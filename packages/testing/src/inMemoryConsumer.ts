@@ -88,11 +88,14 @@ export function attachInMemoryConsumer(
     markReady = resolve;
   });
   let consuming = false;
+  /** The broker's restarts when the consumer last (re)started consuming: a change is a lost session. */
+  let session = broker.restarts;
   /** Consumes the queue if it exists (ready() resolves, `connected`); false when it does not. */
   const attach = (): boolean => {
     if (consuming) return true;
     if (stop.signal.aborted || !broker.hasQueue(queue)) return false;
     consuming = true;
+    session = broker.restarts;
     attempts.attached();
     markReady();
     emit({ type: 'connected' });
@@ -107,6 +110,10 @@ export function attachInMemoryConsumer(
         continue;
       }
       missing = 0;
+      if (broker.restarts !== session) {
+        sessionEnded();
+        continue;
+      }
       const taken = broker.take(queue, options.maxBatchSize);
       if (taken.length === 0) {
         // Deleted under the consumer (RabbitMQ's broker cancels it): no longer consuming.
@@ -118,6 +125,22 @@ export function attachInMemoryConsumer(
       await offer(acceptor, options, taken, emit, stop.signal);
     }
   });
+  /**
+   * broker.restart() ended the session the consumer consumed in, as a broker restart drops a
+   * RabbitMQ consumer's connection: `disconnected` (its unacked deliveries went back to the queue,
+   * its late acks are ignored); the loop's next look consumes it again at once (`connected`), in the
+   * new session.
+   */
+  function sessionEnded(): void {
+    const error = new FerryError(
+      'FERRY_TRANSPORT_ERROR',
+      `in-memory broker restarted: the session of ${what} ended; its unacked deliveries went back to the queue`,
+      { details: { queue } },
+    );
+    options.logger?.warn({ queue }, `ferry.memory: broker restarted; consuming queue ${queue} again`);
+    emit({ type: 'disconnected', error: describeCause(error), retryInMs: 0 });
+    consuming = false;
+  }
   /** The queue does not exist: a failed attempt to attach (`disconnected`), tried again after the backoff. */
   async function missingQueue(attempt: number): Promise<void> {
     const error = new FerryError(
