@@ -49,4 +49,40 @@ describe('InMemoryBroker.restart() and a consumer', () => {
       await consumer.close();
     }
   });
+  test('reports settled only what the broker settled: the acks of the ended session are ignored, not counted', async () => {
+    const broker = new InMemoryBroker();
+    broker.declareQueue('q');
+    const events: TransportConsumerEvent[] = [];
+    const acceptor = new MemoryAcceptor();
+    acceptor.hold();
+    broker.send('q', { body: Buffer.from('{"n":1}'), headers: { [FERRY_HEADERS.messageId]: 'm-1' } });
+    broker.send('q', { body: Buffer.from('not json'), headers: { [FERRY_HEADERS.messageId]: 'm-2' } });
+    const consumer = attachInMemoryConsumer(acceptor, {
+      broker,
+      queue: 'q',
+      consumer: 'c',
+      observer: (event) => void events.push(event),
+    });
+    try {
+      await waitUntil('the delivery offered', () => acceptor.offered.length === 1, 5_000);
+      broker.restart();
+      acceptor.release();
+      await waitUntil('nothing held by the broker', () => broker.held('q') === 0, 5_000);
+      await waitUntil('the last settlement reported', () => settledCount(events) >= 2, 5_000);
+      // m-2 was dead-lettered before the restart (settled then), m-1's first ack came after it
+      // (ignored by the broker: m-1 was back in the queue) and m-1 was settled once, in the new session.
+      expect(
+        broker.deadLetters('q').map((letter) => letter.delivery.headers[FERRY_HEADERS.messageId]),
+      ).toEqual(['m-2']);
+    } finally {
+      await consumer.close();
+    }
+    expect(acceptor.accepted).toEqual(['m-1']);
+    expect(settledCount(events)).toBe(2);
+    expect(events.filter((event) => event.type === 'dead-lettered')).toHaveLength(1);
+  });
 });
+
+function settledCount(events: readonly TransportConsumerEvent[]): number {
+  return events.reduce((sum, event) => sum + (event.type === 'settled' ? event.count : 0), 0);
+}
