@@ -193,9 +193,14 @@ async function offer(
   signal: AbortSignal,
 ): Promise<void> {
   const { broker } = options;
+  // The broker session the deliveries were taken in: once restart() ended it, the broker ignores
+  // their settlements (they are queued again), and they are not reported settled.
+  const session = broker.restarts;
   let settled = 0;
   let accepted = 0;
   const deadLetter = (item: Unacked, messageId: string | null, reason: string, detail: string) => {
+    // Of an ended session (broker.restart()) the broker ignores it: the delivery is queued again.
+    if (broker.restarts !== session) return;
     broker.deadLetter(item, reason, detail);
     settled += 1;
     emit({ type: 'dead-lettered', reason, messageId });
@@ -238,7 +243,6 @@ async function offer(
         if (result.kind === 'accepted' || result.kind === 'duplicate') {
           acked.push(item);
           accepted += 1;
-          settled += 1;
         } else if (result.kind === 'conflict') {
           deadLetter(item, input.messageId, TRANSPORT_REJECT_REASONS.fingerprintConflict, result.reason);
         } else {
@@ -246,6 +250,7 @@ async function offer(
         }
       }
       broker.ack(acked);
+      if (broker.restarts === session) settled += acked.length;
       report();
     },
   );
