@@ -1,0 +1,188 @@
+/**
+ * The words a value option takes, for every command and option (the class of review cli79's
+ * findings 2 to 4): a known short flag (`-h`, `-V`) is no value (a separate word starting with
+ * `--` already was not: review76-class); any other value starting with `-` is a value, and
+ * `--reason=-x` is the way to mean any such text; a single-value option given twice is refused
+ * (no option is repeatable), as is an empty value. Each is a usage error (exit 2) naming the
+ * option, before anything changes.
+ */
+import { runCli } from '@ferry/cli';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { captureIo } from './io';
+
+jest.setTimeout(60_000);
+
+let t: TestDatabase;
+
+async function cli(...argv: string[]) {
+  const io = captureIo();
+  const code = await runCli([...argv, '--database-url', t.url], io, { FERRY_ACTOR: 'ops@test' });
+  return { code, ...io };
+}
+
+/** Without the --database-url cli() appends (a test of that option itself). */
+async function bare(...argv: string[]) {
+  const io = captureIo();
+  const code = await runCli(argv, io, { FERRY_ACTOR: 'ops@test' });
+  return { code, ...io };
+}
+
+async function pendingEvent(tenant = 'acme'): Promise<string> {
+  const [row] = await t.db.query<{ id: string }>(
+    `INSERT INTO outbox_events (id, event_type, payload, tenant_id, max_retries) VALUES (gen_random_uuid(), 'order.placed', '{}', $1, 5) RETURNING id::text`,
+    [tenant],
+  );
+  return row!.id;
+}
+
+async function eventRow(id: string): Promise<{ status: string; last_error: string | null }> {
+  const [row] = await t.db.query<{ status: string; last_error: string | null }>(
+    'SELECT status, last_error FROM outbox_events WHERE id = $1::uuid',
+    [id],
+  );
+  return row!;
+}
+
+async function auditRows(): Promise<number> {
+  const [row] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ferry_operator_audit');
+  return row!.n;
+}
+
+/** A usage error (exit 2) whose first error line names `flag` and says `why`. */
+function usage(run: { code: number; errors: string[] }, flag: string, why: string) {
+  const line = run.errors[0] ?? '';
+  return {
+    code: run.code,
+    usage: line.includes('FERRY_USAGE'),
+    named: line.includes(flag),
+    why: line.includes(why),
+  };
+}
+
+const refused = { code: 2, usage: true, named: true, why: true };
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+describe('a known short flag where a value was due is a missing value', () => {
+  it.each([
+    ['-h (help)', '-h'],
+    ['-V (the version, a flag of the program)', '-V'],
+  ])('outbox mark-failed --reason %s changes nothing (exit 2)', async (_what, flag) => {
+    const id = await pendingEvent();
+    const before = await auditRows();
+    const run = await cli('outbox', 'mark-failed', id, '--reason', flag);
+    expect(usage(run, '--reason', 'argument missing')).toEqual(refused);
+    expect(run.errors[0]).toContain(`--reason=${flag}`);
+    expect({ status: (await eventRow(id)).status, audited: (await auditRows()) - before }).toEqual({
+      status: 'PENDING',
+      audited: 0,
+    });
+  });
+
+  it.each([
+    ['inbox requeue --actor -h', ['inbox', 'requeue', '--all', '--global', '--reason', 'r', '--actor', '-h']],
+    ['audit list --action -V', ['audit', 'list', '--action', '-V']],
+    ['outbox list --type -h', ['outbox', 'list', '--type', '-h']],
+  ])('%s', async (_name, argv) => {
+    const run = await cli(...argv);
+    expect(usage(run, argv[argv.length - 2]!, 'argument missing')).toEqual(refused);
+  });
+
+  it('a global option too: --database-url -V prints no version', async () => {
+    const run = await bare('outbox', 'stats', '--database-url', '-V');
+    expect(usage(run, '--database-url', 'argument missing')).toEqual(refused);
+    expect(run.lines).toEqual([]);
+  });
+
+  it.each(['-x', '-h'])('--reason=%s is the way to mean that text', async (text) => {
+    const id = await pendingEvent();
+    const run = await cli('outbox', 'mark-failed', id, `--reason=${text}`);
+    expect({ code: run.code, lines: run.lines }).toEqual({ code: 0, lines: [`${id} applied`] });
+    expect(await eventRow(id)).toEqual({ status: 'FAILED', last_error: text });
+  });
+
+  it('a value starting with one dash that is no flag of the command stays a value (--reason -x)', async () => {
+    const id = await pendingEvent();
+    const run = await cli('outbox', 'mark-failed', id, '--reason', '-x');
+    expect(run.code).toBe(0);
+    expect(await eventRow(id)).toEqual({ status: 'FAILED', last_error: '-x' });
+  });
+});
+
+describe('a single-value option given twice is refused, naming it', () => {
+  const id = '3f0c0000-0000-4000-8000-0000000000e1';
+  it.each([
+    ['--tenant', ['outbox', 'list', '--tenant', 'a', '--tenant', 'b']],
+    ['--tenant', ['outbox', 'list', '--tenant=a', '--tenant', 'a']],
+    ['--tenant', ['inbox', 'list', '--tenant', 'a', '--tenant=b']],
+    [
+      '--expected-version',
+      [
+        'inbox',
+        'requeue',
+        id,
+        '--expected-version',
+        '1',
+        '--expected-version',
+        '2',
+        '--global',
+        '--reason',
+        'r',
+      ],
+    ],
+    ['--reason', ['outbox', 'mark-failed', id, '--reason', 'a', '--reason', 'b']],
+    ['--limit', ['audit', 'list', '--limit', '5', '--limit', '6']],
+    ['--statement-timeout', ['outbox', 'stats', '--statement-timeout', '1s', '--statement-timeout', '2s']],
+    ['--batch-size', ['outbox', 'retry', '--all', '--batch-size', '5', '--batch-size', '6']],
+  ])('%s in %j', async (flag, argv) => {
+    const run = await cli(...argv);
+    expect(usage(run, flag, 'given twice')).toEqual(refused);
+  });
+
+  it('mark-failed with two reasons marks nothing', async () => {
+    const event = await pendingEvent();
+    const before = await auditRows();
+    const run = await cli('outbox', 'mark-failed', event, '--reason', 'a', '--reason', 'b');
+    expect(run.code).toBe(2);
+    expect({ row: await eventRow(event), audited: (await auditRows()) - before }).toEqual({
+      row: { status: 'PENDING', last_error: null },
+      audited: 0,
+    });
+  });
+
+  it('--database-url twice, even the same one, before and after the command', async () => {
+    const run = await bare('--database-url', t.url, 'outbox', 'stats', '--database-url', t.url);
+    expect(usage(run, '--database-url', 'given twice')).toEqual(refused);
+  });
+});
+
+describe('an empty value is refused, naming the option', () => {
+  it.each([
+    ['--type', ['outbox', 'list', '--type', '']],
+    ['--key', ['outbox', 'list', '--key=']],
+    ['--cursor', ['outbox', 'list', '--cursor', '']],
+    ['--type', ['outbox', 'retry', '--type', '']],
+    ['--key', ['outbox', 'retry', '--key', '']],
+    ['--cursor', ['inbox', 'list', '--global', '--cursor', '']],
+    ['--action', ['audit', 'list', '--action', '']],
+    ['--actor', ['audit', 'list', '--actor', '']],
+  ])('%s in %j', async (flag, argv) => {
+    const run = await cli(...argv);
+    expect(usage(run, flag, 'is empty')).toEqual(refused);
+  });
+
+  it('outbox retry --type "" retries nothing (not every FAILED event)', async () => {
+    const [row] = await t.db.query<{ id: string }>(
+      `INSERT INTO outbox_events (id, event_type, payload, tenant_id, max_retries, status, failed_at)
+       VALUES (gen_random_uuid(), 'order.placed', '{}', 'acme', 5, 'FAILED', now()) RETURNING id::text`,
+    );
+    const run = await cli('outbox', 'retry', '--type', '');
+    expect(run.code).toBe(2);
+    expect((await eventRow(row!.id)).status).toBe('FAILED');
+  });
+});
