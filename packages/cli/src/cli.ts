@@ -15,7 +15,7 @@ interface DatabaseUrl {
 }
 
 /**
- * --database-url (as commander parsed it: a repeated option's last value), else
+ * --database-url (as commander parsed it; given once: FerryCommand), else
  * FERRY_DATABASE_URL, else DATABASE_URL. No default: an operator tool that silently picked some
  * local database would migrate or change the wrong one.
  */

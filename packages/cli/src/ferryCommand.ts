@@ -1,12 +1,22 @@
-import { Command, type ParseOptionsResult } from 'commander';
+import { Command, type Option, type ParseOptionsResult } from 'commander';
 
 /**
- * A command whose options that take a value never take a flag as it. Commander takes the word
- * after `--reason` whatever it is, so `--reason --dry-run` (the reason forgotten) ran for real
- * with the reason "--dry-run". Here a separate word starting with `--` (a flag of the command,
- * of another, or the `--` separator) after such an option is its missing value: a usage error
- * naming the option, before anything runs. `--reason=--dry-run` still means that text. Every
- * subcommand is one too (createCommand), so each command checks its own options.
+ * A command whose options that take a value take one, once. Commander takes the word after
+ * `--reason` whatever it is, keeps the last of a repeated option and takes an empty value, so
+ * `--reason --dry-run` (the reason forgotten) ran for real with the reason "--dry-run",
+ * `--tenant a --tenant b` acted on b alone, and `outbox retry --type ""` retried every FAILED
+ * event. Here, before anything runs, each is a usage error naming the option (exit 2):
+ *
+ * - a separate word after it that is a flag: any word starting with `--` (a flag of the command,
+ *   of another, or the `--` separator), or a short flag the command knows (`-h`, the program's
+ *   `-V`). Any other word starting with `-` is a value (`--reason -1`); `--reason=-h` (the `=`
+ *   form) is the way to mean any text starting with `-`;
+ * - the option given a second time, in either form (no option of ferry is repeatable);
+ * - an empty value (`--type ""`, `--type=`: an unset shell variable), which no option takes.
+ *
+ * The program checks the whole command line once, for the options of every command it names
+ * (`ferry outbox list`: the program's, then list's), before it parses its own: a value such as
+ * `-V` would otherwise print the version first.
  */
 export class FerryCommand extends Command {
   override createCommand(name?: string): FerryCommand {
@@ -14,24 +24,67 @@ export class FerryCommand extends Command {
   }
 
   override parseOptions(argv: string[]): ParseOptionsResult {
-    refuseFlagAsValue(this, argv);
+    if (this.parent === null) checkValueOptions(this, argv);
     return super.parseOptions(argv);
   }
 }
 
-function refuseFlagAsValue(command: Command, argv: readonly string[]): void {
+/** The option of `commands` spelled `flag` (`--tenant`, `-V`), the innermost command's first. */
+function optionOf(commands: readonly Command[], flag: string): Option | undefined {
+  for (const command of [...commands].reverse()) {
+    const option = command
+      .createHelp()
+      .visibleOptions(command)
+      .find((o) => o.long === flag || o.short === flag);
+    if (option !== undefined) return option;
+  }
+  return undefined;
+}
+
+/** Whether `word`, a separate word after a value option, is a flag rather than its value. */
+function isFlag(commands: readonly Command[], word: string): boolean {
+  return word.startsWith('--') || (/^-[^-]/.test(word) && optionOf(commands, word) !== undefined);
+}
+
+function refuse(command: Command, option: Option, why: string, code: string): never {
+  command.error(`error: option '${option.flags}' ${why}`, { code, exitCode: 2 });
+}
+
+function checkValueOptions(program: Command, argv: readonly string[]): void {
+  const commands: Command[] = [program];
+  const given = new Set<Option>();
   for (let i = 0; i < argv.length; i += 1) {
     const word = argv[i] as string;
     if (word === '--') return;
-    const option = command.options.find((o) => o.required && (o.long === word || o.short === word));
-    if (option === undefined) continue;
-    const value = argv[i + 1];
-    if (value?.startsWith('--') === true) {
-      command.error(
-        `error: option '${option.flags}' argument missing (${value} is a flag; ${option.long}=${value} gives that text)`,
-        { code: 'commander.optionMissingArgument', exitCode: 2 },
+    const current = commands[commands.length - 1] as Command;
+    const sub = current.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (sub !== undefined) {
+      commands.push(sub);
+      continue;
+    }
+    const inline = word.startsWith('--') && word.includes('=');
+    const option = optionOf(commands, inline ? word.slice(0, word.indexOf('=')) : word);
+    if (option?.required !== true) continue;
+    const value = inline ? word.slice(word.indexOf('=') + 1) : argv[i + 1];
+    if (!inline) i += 1;
+    // No word after it: commander's own "argument missing".
+    if (value === undefined) return;
+    if (!inline && isFlag(commands, value)) {
+      refuse(
+        program,
+        option,
+        `argument missing (${value} is a flag; ${option.long}=${value} gives that text)`,
+        'commander.optionMissingArgument',
       );
     }
-    i += 1;
+    if (value === '')
+      refuse(
+        program,
+        option,
+        'argument is empty: give a value, or leave the option out',
+        'ferry.emptyOptionValue',
+      );
+    if (given.has(option)) refuse(program, option, 'given twice: give it once', 'ferry.repeatedOption');
+    given.add(option);
   }
 }

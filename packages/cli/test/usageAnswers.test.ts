@@ -42,7 +42,7 @@ describe('ferry usage answers', () => {
   );
 
   it.each([
-    ['an empty --database-url', ['--database-url='], {}, '--database-url is empty'],
+    ['an empty --database-url', ['--database-url='], {}, "'--database-url <url>' argument is empty"],
     [
       'empty FERRY_DATABASE_URL and DATABASE_URL',
       [],
