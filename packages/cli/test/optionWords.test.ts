@@ -9,6 +9,7 @@
 import { runCli } from '@ferry/cli';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { captureIo } from './io';
+import { auditRows, insertEvent } from './rows';
 
 jest.setTimeout(60_000);
 
@@ -27,25 +28,12 @@ async function bare(...argv: string[]) {
   return { code, ...io };
 }
 
-async function pendingEvent(tenant = 'acme'): Promise<string> {
-  const [row] = await t.db.query<{ id: string }>(
-    `INSERT INTO outbox_events (id, event_type, payload, tenant_id, max_retries) VALUES (gen_random_uuid(), 'order.placed', '{}', $1, 5) RETURNING id::text`,
-    [tenant],
-  );
-  return row!.id;
-}
-
 async function eventRow(id: string): Promise<{ status: string; last_error: string | null }> {
   const [row] = await t.db.query<{ status: string; last_error: string | null }>(
     'SELECT status, last_error FROM outbox_events WHERE id = $1::uuid',
     [id],
   );
   return row!;
-}
-
-async function auditRows(): Promise<number> {
-  const [row] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ferry_operator_audit');
-  return row!.n;
 }
 
 /** A usage error (exit 2) whose first error line names `flag` and says `why`. */
@@ -73,12 +61,12 @@ describe('a known short flag where a value was due is a missing value', () => {
     ['-h (help)', '-h'],
     ['-V (the version, a flag of the program)', '-V'],
   ])('outbox mark-failed --reason %s changes nothing (exit 2)', async (_what, flag) => {
-    const id = await pendingEvent();
-    const before = await auditRows();
+    const id = await insertEvent(t.db);
+    const before = await auditRows(t.db);
     const run = await cli('outbox', 'mark-failed', id, '--reason', flag);
     expect(usage(run, '--reason', 'argument missing')).toEqual(refused);
     expect(run.errors[0]).toContain(`--reason=${flag}`);
-    expect({ status: (await eventRow(id)).status, audited: (await auditRows()) - before }).toEqual({
+    expect({ status: (await eventRow(id)).status, audited: (await auditRows(t.db)) - before }).toEqual({
       status: 'PENDING',
       audited: 0,
     });
@@ -100,14 +88,14 @@ describe('a known short flag where a value was due is a missing value', () => {
   });
 
   it.each(['-x', '-h'])('--reason=%s is the way to mean that text', async (text) => {
-    const id = await pendingEvent();
+    const id = await insertEvent(t.db);
     const run = await cli('outbox', 'mark-failed', id, `--reason=${text}`);
     expect({ code: run.code, lines: run.lines }).toEqual({ code: 0, lines: [`${id} applied`] });
     expect(await eventRow(id)).toEqual({ status: 'FAILED', last_error: text });
   });
 
   it('a value starting with one dash that is no flag of the command stays a value (--reason -x)', async () => {
-    const id = await pendingEvent();
+    const id = await insertEvent(t.db);
     const run = await cli('outbox', 'mark-failed', id, '--reason', '-x');
     expect(run.code).toBe(0);
     expect(await eventRow(id)).toEqual({ status: 'FAILED', last_error: '-x' });
@@ -145,11 +133,11 @@ describe('a single-value option given twice is refused, naming it', () => {
   });
 
   it('mark-failed with two reasons marks nothing', async () => {
-    const event = await pendingEvent();
-    const before = await auditRows();
+    const event = await insertEvent(t.db);
+    const before = await auditRows(t.db);
     const run = await cli('outbox', 'mark-failed', event, '--reason', 'a', '--reason', 'b');
     expect(run.code).toBe(2);
-    expect({ row: await eventRow(event), audited: (await auditRows()) - before }).toEqual({
+    expect({ row: await eventRow(event), audited: (await auditRows(t.db)) - before }).toEqual({
       row: { status: 'PENDING', last_error: null },
       audited: 0,
     });
@@ -177,12 +165,9 @@ describe('an empty value is refused, naming the option', () => {
   });
 
   it('outbox retry --type "" retries nothing (not every FAILED event)', async () => {
-    const [row] = await t.db.query<{ id: string }>(
-      `INSERT INTO outbox_events (id, event_type, payload, tenant_id, max_retries, status, failed_at)
-       VALUES (gen_random_uuid(), 'order.placed', '{}', 'acme', 5, 'FAILED', now()) RETURNING id::text`,
-    );
+    const failed = await insertEvent(t.db, { status: 'FAILED' });
     const run = await cli('outbox', 'retry', '--type', '');
     expect(run.code).toBe(2);
-    expect((await eventRow(row!.id)).status).toBe('FAILED');
+    expect((await eventRow(failed)).status).toBe('FAILED');
   });
 });

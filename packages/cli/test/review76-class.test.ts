@@ -7,6 +7,7 @@
 import { runCli } from '@ferry/cli';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { captureIo } from './io';
+import { auditRows, insertEvent, insertReceipt } from './rows';
 
 jest.setTimeout(60_000);
 
@@ -18,34 +19,11 @@ async function cli(...argv: string[]) {
   return { code, ...io };
 }
 
-async function pendingEvent(tenant = 'acme'): Promise<string> {
-  const [row] = await t.db.query<{ id: string }>(
-    `INSERT INTO outbox_events (id, event_type, payload, tenant_id, max_retries) VALUES (gen_random_uuid(), 'order.placed', '{}', $1, 5) RETURNING id::text`,
-    [tenant],
-  );
-  return row!.id;
-}
-
 async function status(id: string): Promise<string> {
   const [row] = await t.db.query<{ status: string }>('SELECT status FROM outbox_events WHERE id = $1::uuid', [
     id,
   ]);
   return row!.status;
-}
-
-async function completedReceipt(): Promise<{ id: string; version: number }> {
-  const [row] = await t.db.query<{ id: string; row_version: number }>(
-    `INSERT INTO ferry_inbox_receipts (tenant_id, consumer, message_id, payload, payload_fingerprint,
-       payload_bytes, status, attempts, max_attempts, row_version, completed_at)
-     VALUES ('acme', 'work', gen_random_uuid()::text, '{}', 'fp', 2, 'COMPLETED', 1, 5, 2, now())
-     RETURNING id::text, row_version`,
-  );
-  return { id: row!.id, version: row!.row_version };
-}
-
-async function auditRows(): Promise<number> {
-  const [row] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ferry_operator_audit');
-  return row!.n;
 }
 
 beforeAll(async () => {
@@ -62,10 +40,10 @@ describe('a flag where any value was due is a missing value (exit 2, nothing cha
     ['the flag of its own value', ['--actor', '--reason', 'x']],
     ['the bare separator', ['--reason', '--']],
   ])('outbox mark-failed: %s', async (_what, flags) => {
-    const id = await pendingEvent();
-    const before = await auditRows();
+    const id = await insertEvent(t.db);
+    const before = await auditRows(t.db);
     const run = await cli('outbox', 'mark-failed', id, ...flags);
-    expect({ code: run.code, status: await status(id), audited: (await auditRows()) - before }).toEqual({
+    expect({ code: run.code, status: await status(id), audited: (await auditRows(t.db)) - before }).toEqual({
       code: 2,
       status: 'PENDING',
       audited: 0,
@@ -91,7 +69,7 @@ describe('a flag where any value was due is a missing value (exit 2, nothing cha
   });
 
   it('--reason=--dry-run is the explicit way to mean that text', async () => {
-    const id = await pendingEvent();
+    const id = await insertEvent(t.db);
     const run = await cli('outbox', 'mark-failed', id, '--reason=--dry-run', '--dry-run');
     expect(run.code).toBe(0);
     expect(run.lines).toEqual([`${id} applied (dry run)`]);
@@ -103,7 +81,7 @@ describe('a flag where any value was due is a missing value (exit 2, nothing cha
   });
 
   it('a value that merely starts with one dash stays a value (a reason "-1 retry")', async () => {
-    const id = await pendingEvent();
+    const id = await insertEvent(t.db);
     const run = await cli('outbox', 'mark-failed', id, '--reason', '-1 retry', '--dry-run');
     expect(run.code).toBe(0);
   });
@@ -111,7 +89,7 @@ describe('a flag where any value was due is a missing value (exit 2, nothing cha
 
 describe('a replay in text mode names every id its --json answer holds', () => {
   it('the new receipt and the request id given', async () => {
-    const source = await completedReceipt();
+    const source = await insertReceipt(t.db);
     const requestId = '0b9f3c1e-8d2a-4c55-9a0e-6f1e2d3c4b5a';
     const replay = () =>
       cli(
