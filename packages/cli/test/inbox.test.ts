@@ -167,7 +167,9 @@ describe('ferry inbox commands', () => {
       'requeue-tenant',
     );
     expect(stale.code).toBe(1);
-    expect(stale.lines).toEqual([`${id} conflict`]);
+    expect(stale.lines).toEqual([
+      `${id} conflict: expected DEAD at version ${version}, found COMPLETED at version ${version + 2}`,
+    ]);
     fail = true;
   });
 

@@ -130,7 +130,10 @@ describe('ferry outbox commands', () => {
 
     const mixed = await cli('outbox', 'retry', failedA[0]!, pendingA, '--tenant', 'tenant-a');
     expect(mixed.code).toBe(1);
-    expect(mixed.lines).toEqual([`${failedA[0]} applied`, `${pendingA} conflict`]);
+    expect(mixed.lines).toEqual([
+      `${failedA[0]} applied`,
+      `${pendingA} conflict: expected FAILED, found PENDING`,
+    ]);
     expect(mixed.errors.join('\n')).toContain('ferry outbox retry: 1 applied, 1 conflict');
     expect(await statusOf(failedA[0]!)).toBe('PENDING');
 
