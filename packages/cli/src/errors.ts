@@ -1,4 +1,10 @@
-import { FerryConfigError, FerryValidationError, isFerryError } from '@ferry/core';
+import {
+  FerryConfigError,
+  FerryValidationError,
+  isFerryError,
+  REPLAY_PAYLOAD_PURGED,
+  type FerryError,
+} from '@ferry/core';
 import { CommanderError } from 'commander';
 
 /** A command-line mistake: exit code 2, code FERRY_USAGE. */
@@ -40,6 +46,18 @@ const HINTS: Readonly<Record<string, string>> = {
 };
 
 const GENERIC_HINT = 'see the FERRY error table in the @ferry/core README';
+
+/** A replay refused because its source's payload was purged: no later state brings it back (HINTS' conflict hint). */
+const PURGED_PAYLOAD_HINT =
+  "the receipt's payload was purged (inbox purge-payloads), so no new replay can be made of it; " +
+  'a replay made before the purge answers duplicate to its --request-id; else have the producer send the message again';
+
+function hintOf(error: FerryError): string {
+  if (error.code === 'FERRY_STATE_CONFLICT' && error.details.reason === REPLAY_PAYLOAD_PURGED) {
+    return PURGED_PAYLOAD_HINT;
+  }
+  return HINTS[error.code] ?? GENERIC_HINT;
+}
 
 /**
  * The flag each value comes from that ferry's library checks and the CLI does not (a tenant id's
@@ -99,7 +117,7 @@ export function answerFor(
     return {
       code: error.code,
       message: error.message,
-      hint: HINTS[error.code] ?? GENERIC_HINT,
+      hint: hintOf(error),
       exitCode: 1,
     };
   }

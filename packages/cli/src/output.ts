@@ -75,7 +75,7 @@ export interface ActionResult {
   readonly id: string;
   /** applied, not_found, conflict, lost_claim; accepted / duplicate for a replay. */
   readonly outcome: string;
-  /** Why, for a conflict. */
+  /** Why, for a conflict: what was expected and found (conflict.ts); printed after the outcome in text too. */
   readonly detail?: string;
   readonly status?: string;
   readonly rowVersion?: number;
@@ -150,11 +150,16 @@ function idsOf(result: ActionResult): string {
     .join('');
 }
 
-/** `id outcome` lines on stdout (with idsOf) and the summary (`counts`, then `note`) on stderr. */
+/**
+ * `id outcome` lines on stdout (with idsOf, then `: detail` for a conflict) and the summary
+ * (`counts`, then `note`) on stderr.
+ */
 export function printActionText(ctx: Context, answer: ActionAnswer, note = ''): void {
   const suffix = answer.dryRun ? ' (dry run)' : '';
-  for (const result of answer.results)
-    printLine(ctx, `${result.id} ${result.outcome}${idsOf(result)}${suffix}`);
+  for (const result of answer.results) {
+    const detail = result.detail === undefined ? '' : `: ${result.detail}`;
+    printLine(ctx, `${result.id} ${result.outcome}${idsOf(result)}${suffix}${detail}`);
+  }
   const bound = answer.atLeast === true ? 'at least ' : '';
   const summary = Object.entries(answer.counts).map(([k, n]) => `${bound}${n} ${k}`);
   const stopped = answer.interrupted === undefined ? '' : interruptedNote(answer.interrupted, answer.counts);

@@ -59,6 +59,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'OUTBOX_DEFAULTS',
     'OUTBOX_DEFAULT_CHANNEL',
     'OUTBOX_OPTION_KEYS',
+    'REPLAY_PAYLOAD_PURGED',
     'ROW_VERSION_BOUNDS',
     'STATEMENT_TIMEOUT_BOUNDS',
     'checkSchema',

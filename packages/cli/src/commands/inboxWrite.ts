@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { isFerryError, type InboxScopedAdmin } from '@ferry/core';
+import { InboxStateConflictError, isFerryError, type InboxScopedAdmin } from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
 import { chunks, perBatch, releasing, runPurge, runRelease, type ReleaseOptions } from '../bulk';
 import type { Context } from '../command';
+import { explainedReplayFailure, inboxConflictDetail } from '../conflict';
 import { UsageError } from '../errors';
 import { FailedPartway } from '../failure';
 import { AUDIT_HINT, stopNotes, untilInterrupted } from '../interrupt';
@@ -53,8 +54,10 @@ async function requeueOne(
     return { id: target.id, outcome: 'applied', status: r.status, rowVersion: r.rowVersion };
   } catch (error) {
     if (isFerryError(error, 'FERRY_NOT_FOUND')) return { id: target.id, outcome: 'not_found' };
-    if (isFerryError(error, 'FERRY_STATE_CONFLICT'))
-      return { id: target.id, outcome: 'conflict', detail: error.message };
+    if (error instanceof InboxStateConflictError) {
+      const detail = inboxConflictDetail(error, { status: 'DEAD', version: target.version });
+      return { id: target.id, outcome: 'conflict', detail };
+    }
     throw error;
   }
 }
@@ -169,7 +172,7 @@ function registerReplay(group: Command, ctx: Context): void {
                 }),
               );
             } catch (error) {
-              throw new FailedPartway(error, { requestId });
+              throw new FailedPartway(explainedReplayFailure(error, o.expectedVersion), { requestId });
             }
             const results = [
               { id: id as string, outcome: outcome.kind, replayId: outcome.record.id, requestId },

@@ -3,7 +3,9 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import { chunks, perBatch, releasing, runPurge, runRelease, type ReleaseOptions } from '../bulk';
 import type { Context } from '../command';
+import { outboxConflictsExplained } from '../conflict';
 import { UsageError } from '../errors';
+import type { ActionResult } from '../output';
 import { age, instant, uuids } from '../parse';
 import {
   audit,
@@ -54,7 +56,10 @@ async function retry(ctx: Context, o: RetryOptions, ids: string[]): Promise<numb
   const batches = ids.length > 0 ? chunks(ids, batchSize) : failedPages(ctx, o);
   const acting = { action: 'outbox retry', dryRun: o.dryRun === true };
   return perBatch(ctx, acting, batches, total, String, async (batch, record) => {
-    const results = await ctx.db((db) => outboxAdmin(ctx, o, db).retryMany(batch, audit(ctx, o)));
+    const results = await ctx.db(async (db) => {
+      const admin = outboxAdmin(ctx, o, db);
+      return outboxConflictsExplained(admin, await admin.retryMany(batch, audit(ctx, o)), 'FAILED');
+    });
     results.forEach(record);
   });
 }
@@ -81,9 +86,12 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
         const { actor, dryRun } = audit(ctx, o);
         const acting = { action: 'outbox mark-failed', dryRun: o.dryRun === true };
         return perBatch(ctx, acting, chunks(list, 1), list.length, String, async ([id], record) => {
-          record(
-            await ctx.db((db) => outboxAdmin(ctx, o, db).markFailed(id as string, reason, { actor, dryRun })),
-          );
+          const [result] = await ctx.db(async (db) => {
+            const admin = outboxAdmin(ctx, o, db);
+            const marked = await admin.markFailed(id as string, reason, { actor, dryRun });
+            return outboxConflictsExplained(admin, [marked], 'PENDING');
+          });
+          record(result as ActionResult);
         });
       }),
     );

@@ -36,6 +36,12 @@ export class InboxUnsupportedSchemaError extends FerryError {
   }
 }
 
+/**
+ * The `reason` (details.reason) of the InboxStateConflictError a new replay throws when its source's
+ * payload was purged: no later state of the receipt brings it back, unlike the other conflicts.
+ */
+export const REPLAY_PAYLOAD_PURGED = 'the source payload was purged; a new replay needs it';
+
 /** An admin mutation found the record in another state or version than expected. */
 export class InboxStateConflictError extends FerryError {
   readonly id: string;

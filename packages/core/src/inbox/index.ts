@@ -24,6 +24,7 @@ export {
   InboxInvalidPayloadError,
   InboxUnsupportedSchemaError,
   InboxStateConflictError,
+  REPLAY_PAYLOAD_PURGED,
   InboxReplayConflictError,
   InboxFingerprintConflictError,
   InboxAdmissionRejectedError,

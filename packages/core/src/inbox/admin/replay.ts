@@ -1,5 +1,10 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { InboxNotFoundError, InboxReplayConflictError, InboxStateConflictError } from '../errors';
+import {
+  InboxNotFoundError,
+  InboxReplayConflictError,
+  InboxStateConflictError,
+  REPLAY_PAYLOAD_PURGED,
+} from '../errors';
 import { getReceipt } from '../sql/getReceipt';
 import { findByIdentity } from '../sql/findByIdentity';
 import { RECEIPT_KEYS } from '../sql/fragments';
@@ -51,11 +56,7 @@ export async function replayCompleted(db: SqlExecutor, request: ReplayRequest): 
     throw new InboxStateConflictError(source.id, `expected version ${request.expectedVersion}`, actual);
   }
   if (source.payload === null) {
-    throw new InboxStateConflictError(
-      source.id,
-      'the source payload was purged; a new replay needs it',
-      actual,
-    );
+    throw new InboxStateConflictError(source.id, REPLAY_PAYLOAD_PURGED, actual);
   }
   // The replay's identity is taken: only by a receipt accepted before ferry reserved its prefix.
   const messageId = `${REPLAY_MESSAGE_ID_PREFIX}${request.requestId}`;
