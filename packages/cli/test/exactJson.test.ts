@@ -6,27 +6,13 @@
  * `outbox list --json` / `inbox list --json`. The driver's JSON.parse made the first null and
  * rounded the second.
  */
-import { runCli } from '@ferry/cli';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { captureIo } from './io';
+import { useCliDatabase } from './cliDatabase';
 import { insertEvent, insertReceipt } from './rows';
 
 jest.setTimeout(60_000);
 
-let t: TestDatabase;
-
-async function cli(...argv: string[]) {
-  const io = captureIo();
-  const code = await runCli([...argv, '--database-url', t.url], io, { FERRY_ACTOR: 'ops@test' });
-  return { code, ...io };
-}
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t.drop();
-});
+const ferry = useCliDatabase();
+const { cli } = ferry;
 
 const PAYLOAD = '{"big": 12345678901234567890123, "huge": 1e400, "note": "a"}';
 const HEADERS = '{"n": 98765432109876543210987}';
@@ -46,7 +32,7 @@ const exact = { big: true, huge: true, header: true };
 describe('outbox', () => {
   let id: string;
   beforeAll(async () => {
-    id = await insertEvent(t.db, { tenant: 'exact', payload: PAYLOAD, headers: HEADERS });
+    id = await insertEvent(ferry.test.db, { tenant: 'exact', payload: PAYLOAD, headers: HEADERS });
   });
 
   it('show, text', async () => {
@@ -82,7 +68,7 @@ describe('outbox', () => {
 describe('inbox', () => {
   let id: string;
   beforeAll(async () => {
-    ({ id } = await insertReceipt(t.db, { status: 'DEAD', payload: PAYLOAD, headers: HEADERS }));
+    ({ id } = await insertReceipt(ferry.test.db, { status: 'DEAD', payload: PAYLOAD, headers: HEADERS }));
   });
 
   it('show, text', async () => {
@@ -107,7 +93,7 @@ describe('inbox', () => {
   });
 
   it('a purged payload is shown as null', async () => {
-    const purged = await insertReceipt(t.db, { payload: null });
+    const purged = await insertReceipt(ferry.test.db, { payload: null });
     const run = await cli('inbox', 'show', purged.id, '--tenant', 'acme', '--json');
     expect((JSON.parse(run.lines[0]!) as { item: { payload: unknown } }).item.payload).toBeNull();
   });

@@ -6,30 +6,16 @@
  * (no option is repeatable), as is an empty value. Each is a usage error (exit 2) naming the
  * option, before anything changes.
  */
-import { runCli } from '@ferry/cli';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { captureIo } from './io';
+import { useCliDatabase } from './cliDatabase';
 import { auditRows, insertEvent } from './rows';
 
 jest.setTimeout(60_000);
 
-let t: TestDatabase;
-
-async function cli(...argv: string[]) {
-  const io = captureIo();
-  const code = await runCli([...argv, '--database-url', t.url], io, { FERRY_ACTOR: 'ops@test' });
-  return { code, ...io };
-}
-
-/** Without the --database-url cli() appends (a test of that option itself). */
-async function bare(...argv: string[]) {
-  const io = captureIo();
-  const code = await runCli(argv, io, { FERRY_ACTOR: 'ops@test' });
-  return { code, ...io };
-}
+const ferry = useCliDatabase();
+const { cli, bare } = ferry;
 
 async function eventRow(id: string): Promise<{ status: string; last_error: string | null }> {
-  const [row] = await t.db.query<{ status: string; last_error: string | null }>(
+  const [row] = await ferry.test.db.query<{ status: string; last_error: string | null }>(
     'SELECT status, last_error FROM outbox_events WHERE id = $1::uuid',
     [id],
   );
@@ -49,24 +35,20 @@ function usage(run: { code: number; errors: string[] }, flag: string, why: strin
 
 const refused = { code: 2, usage: true, named: true, why: true };
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t.drop();
-});
-
 describe('a known short flag where a value was due is a missing value', () => {
   it.each([
     ['-h (help)', '-h'],
     ['-V (the version, a flag of the program)', '-V'],
   ])('outbox mark-failed --reason %s changes nothing (exit 2)', async (_what, flag) => {
-    const id = await insertEvent(t.db);
-    const before = await auditRows(t.db);
+    const id = await insertEvent(ferry.test.db);
+    const before = await auditRows(ferry.test.db);
     const run = await cli('outbox', 'mark-failed', id, '--reason', flag);
     expect(usage(run, '--reason', 'argument missing')).toEqual(refused);
     expect(run.errors[0]).toContain(`--reason=${flag}`);
-    expect({ status: (await eventRow(id)).status, audited: (await auditRows(t.db)) - before }).toEqual({
+    expect({
+      status: (await eventRow(id)).status,
+      audited: (await auditRows(ferry.test.db)) - before,
+    }).toEqual({
       status: 'PENDING',
       audited: 0,
     });
@@ -88,14 +70,14 @@ describe('a known short flag where a value was due is a missing value', () => {
   });
 
   it.each(['-x', '-h'])('--reason=%s is the way to mean that text', async (text) => {
-    const id = await insertEvent(t.db);
+    const id = await insertEvent(ferry.test.db);
     const run = await cli('outbox', 'mark-failed', id, `--reason=${text}`);
     expect({ code: run.code, lines: run.lines }).toEqual({ code: 0, lines: [`${id} applied`] });
     expect(await eventRow(id)).toEqual({ status: 'FAILED', last_error: text });
   });
 
   it('a value starting with one dash that is no flag of the command stays a value (--reason -x)', async () => {
-    const id = await insertEvent(t.db);
+    const id = await insertEvent(ferry.test.db);
     const run = await cli('outbox', 'mark-failed', id, '--reason', '-x');
     expect(run.code).toBe(0);
     expect(await eventRow(id)).toEqual({ status: 'FAILED', last_error: '-x' });
@@ -133,18 +115,25 @@ describe('a single-value option given twice is refused, naming it', () => {
   });
 
   it('mark-failed with two reasons marks nothing', async () => {
-    const event = await insertEvent(t.db);
-    const before = await auditRows(t.db);
+    const event = await insertEvent(ferry.test.db);
+    const before = await auditRows(ferry.test.db);
     const run = await cli('outbox', 'mark-failed', event, '--reason', 'a', '--reason', 'b');
     expect(run.code).toBe(2);
-    expect({ row: await eventRow(event), audited: (await auditRows(t.db)) - before }).toEqual({
+    expect({ row: await eventRow(event), audited: (await auditRows(ferry.test.db)) - before }).toEqual({
       row: { status: 'PENDING', last_error: null },
       audited: 0,
     });
   });
 
   it('--database-url twice, even the same one, before and after the command', async () => {
-    const run = await bare('--database-url', t.url, 'outbox', 'stats', '--database-url', t.url);
+    const run = await bare(
+      '--database-url',
+      ferry.test.url,
+      'outbox',
+      'stats',
+      '--database-url',
+      ferry.test.url,
+    );
     expect(usage(run, '--database-url', 'given twice')).toEqual(refused);
   });
 });
@@ -165,7 +154,7 @@ describe('an empty value is refused, naming the option', () => {
   });
 
   it('outbox retry --type "" retries nothing (not every FAILED event)', async () => {
-    const failed = await insertEvent(t.db, { status: 'FAILED' });
+    const failed = await insertEvent(ferry.test.db, { status: 'FAILED' });
     const run = await cli('outbox', 'retry', '--type', '');
     expect(run.code).toBe(2);
     expect((await eventRow(failed)).status).toBe('FAILED');

@@ -5,27 +5,13 @@
  * observed version) and what it found. A replay refused because its source's payload was purged
  * gets a hint of its own: listing it again and acting on its version, the conflict hint, cannot help.
  */
-import { runCli } from '@ferry/cli';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { captureIo } from './io';
+import { useCliDatabase } from './cliDatabase';
 import { insertEvent, insertReceipt } from './rows';
 
 jest.setTimeout(60_000);
 
-let t: TestDatabase;
-
-async function cli(...argv: string[]) {
-  const io = captureIo();
-  const code = await runCli([...argv, '--database-url', t.url], io, { FERRY_ACTOR: 'ops@test' });
-  return { code, ...io };
-}
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t.drop();
-});
+const ferry = useCliDatabase();
+const { cli } = ferry;
 
 /** The conflict hint, for any other refusal: "the record moved on ...". */
 const CONFLICT_HINT = 'hint: the record moved on';
@@ -35,7 +21,7 @@ describe('inbox requeue: a conflict line says what was expected and found', () =
     ['a stale version', 'DEAD', 4, 'expected DEAD at version 3, found DEAD at version 4'],
     ['a receipt no longer DEAD', 'COMPLETED', 3, 'expected DEAD at version 3, found COMPLETED at version 3'],
   ] as const)('%s', async (_what, status, version, detail) => {
-    const receipt = await insertReceipt(t.db, { status, version });
+    const receipt = await insertReceipt(ferry.test.db, { status, version });
     const argv = ['inbox', 'requeue', `${receipt.id}:3`, '--tenant', 'acme', '--reason', 'fixed'];
     const text = await cli(...argv);
     expect({ code: text.code, lines: text.lines }).toEqual({
@@ -49,7 +35,7 @@ describe('inbox requeue: a conflict line says what was expected and found', () =
   });
 
   it('a dry run names it too', async () => {
-    const receipt = await insertReceipt(t.db, { status: 'DEAD', version: 5 });
+    const receipt = await insertReceipt(ferry.test.db, { status: 'DEAD', version: 5 });
     const run = await cli(
       'inbox',
       'requeue',
@@ -68,8 +54,8 @@ describe('inbox requeue: a conflict line says what was expected and found', () =
 
 describe('outbox retry and mark-failed: a conflict line names the status found', () => {
   it('retry of a PENDING event (one of two)', async () => {
-    const failed = await insertEvent(t.db, { status: 'FAILED' });
-    const pending = await insertEvent(t.db);
+    const failed = await insertEvent(ferry.test.db, { status: 'FAILED' });
+    const pending = await insertEvent(ferry.test.db);
     const run = await cli('outbox', 'retry', failed, pending);
     expect({ code: run.code, lines: run.lines }).toEqual({
       code: 1,
@@ -82,7 +68,7 @@ describe('outbox retry and mark-failed: a conflict line names the status found',
   });
 
   it('mark-failed of a SENT event', async () => {
-    const sent = await insertEvent(t.db, { status: 'SENT' });
+    const sent = await insertEvent(ferry.test.db, { status: 'SENT' });
     const run = await cli('outbox', 'mark-failed', sent, '--reason', 'poison');
     expect({ code: run.code, lines: run.lines }).toEqual({
       code: 1,
@@ -116,7 +102,7 @@ describe('inbox replay: a refusal says what was expected and found', () => {
     ],
     ['a receipt that is not COMPLETED', 'DEAD', 'expected COMPLETED at version 1, found DEAD at version 2'],
   ] as const)('%s', async (_what, status, detail) => {
-    const source = await insertReceipt(t.db, { status, version: 2 });
+    const source = await insertReceipt(ferry.test.db, { status, version: 2 });
     const text = await replay(source.id, 1);
     expect(text.code).toBe(1);
     expect(text.errors[0]).toBe(
@@ -130,7 +116,7 @@ describe('inbox replay: a refusal says what was expected and found', () => {
   });
 
   it('a purged payload: says so, with a hint of its own (text and --json)', async () => {
-    const source = await insertReceipt(t.db, { status: 'COMPLETED', version: 2, payload: null });
+    const source = await insertReceipt(ferry.test.db, { status: 'COMPLETED', version: 2, payload: null });
     const text = await replay(source.id, 2);
     expect(text.code).toBe(1);
     expect(text.errors[0]).toContain('payload was purged');

@@ -5,33 +5,22 @@
  * the --help footer's exit codes as the CLI answers them.
  */
 import { runCli } from '@ferry/cli';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { useCliDatabase } from './cliDatabase';
 import { captureIo } from './io';
 import { auditRows, insertEvent, insertReceipt } from './rows';
 
 jest.setTimeout(60_000);
 
-let t: TestDatabase;
-
-async function cli(...argv: string[]) {
-  const io = captureIo();
-  const code = await runCli([...argv, '--database-url', t.url], io, { FERRY_ACTOR: 'ops@test' });
-  return { code, ...io };
-}
+const ferry = useCliDatabase();
+const { cli } = ferry;
 
 async function status(id: string): Promise<string> {
-  const [row] = await t.db.query<{ status: string }>('SELECT status FROM outbox_events WHERE id = $1::uuid', [
-    id,
-  ]);
+  const [row] = await ferry.test.db.query<{ status: string }>(
+    'SELECT status FROM outbox_events WHERE id = $1::uuid',
+    [id],
+  );
   return row!.status;
 }
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t.drop();
-});
 
 describe('a flag where any value was due is a missing value (exit 2, nothing changed)', () => {
   it.each([
@@ -40,10 +29,14 @@ describe('a flag where any value was due is a missing value (exit 2, nothing cha
     ['the flag of its own value', ['--actor', '--reason', 'x']],
     ['the bare separator', ['--reason', '--']],
   ])('outbox mark-failed: %s', async (_what, flags) => {
-    const id = await insertEvent(t.db);
-    const before = await auditRows(t.db);
+    const id = await insertEvent(ferry.test.db);
+    const before = await auditRows(ferry.test.db);
     const run = await cli('outbox', 'mark-failed', id, ...flags);
-    expect({ code: run.code, status: await status(id), audited: (await auditRows(t.db)) - before }).toEqual({
+    expect({
+      code: run.code,
+      status: await status(id),
+      audited: (await auditRows(ferry.test.db)) - before,
+    }).toEqual({
       code: 2,
       status: 'PENDING',
       audited: 0,
@@ -69,11 +62,11 @@ describe('a flag where any value was due is a missing value (exit 2, nothing cha
   });
 
   it('--reason=--dry-run is the explicit way to mean that text', async () => {
-    const id = await insertEvent(t.db);
+    const id = await insertEvent(ferry.test.db);
     const run = await cli('outbox', 'mark-failed', id, '--reason=--dry-run', '--dry-run');
     expect(run.code).toBe(0);
     expect(run.lines).toEqual([`${id} applied (dry run)`]);
-    const [row] = await t.db.query<{ reason: string; dry_run: boolean }>(
+    const [row] = await ferry.test.db.query<{ reason: string; dry_run: boolean }>(
       'SELECT reason, dry_run FROM ferry_operator_audit ORDER BY id DESC LIMIT 1',
     );
     expect(row).toEqual({ reason: '--dry-run', dry_run: true });
@@ -81,7 +74,7 @@ describe('a flag where any value was due is a missing value (exit 2, nothing cha
   });
 
   it('a value that merely starts with one dash stays a value (a reason "-1 retry")', async () => {
-    const id = await insertEvent(t.db);
+    const id = await insertEvent(ferry.test.db);
     const run = await cli('outbox', 'mark-failed', id, '--reason', '-1 retry', '--dry-run');
     expect(run.code).toBe(0);
   });
@@ -89,7 +82,7 @@ describe('a flag where any value was due is a missing value (exit 2, nothing cha
 
 describe('a replay in text mode names every id its --json answer holds', () => {
   it('the new receipt and the request id given', async () => {
-    const source = await insertReceipt(t.db);
+    const source = await insertReceipt(ferry.test.db);
     const requestId = '0b9f3c1e-8d2a-4c55-9a0e-6f1e2d3c4b5a';
     const replay = () =>
       cli(
@@ -109,7 +102,7 @@ describe('a replay in text mode names every id its --json answer holds', () => {
       );
     const run = await replay();
     expect(run.code).toBe(0);
-    const [copy] = await t.db.query<{ id: string }>(
+    const [copy] = await ferry.test.db.query<{ id: string }>(
       'SELECT id::text FROM ferry_inbox_receipts WHERE replay_source_id = $1::uuid',
       [source.id],
     );
