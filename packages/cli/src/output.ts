@@ -1,5 +1,6 @@
 import { escapeUnshowable } from '@ferry/core/transport';
 import type { Context } from './command';
+import type { JsonTexts } from './exactJson';
 import { INTERRUPTED_EXIT, type StopSignal } from './interrupt';
 
 /**
@@ -26,26 +27,54 @@ export function printNote(ctx: Context, line: string): void {
  * back as the same string.
  */
 export function printJson(ctx: Context, value: unknown): void {
-  ctx.io.out(printable(JSON.stringify(value)));
+  printJsonText(ctx, JSON.stringify(value));
 }
 
-/** `{ items, nextCursor }` under --json; one line per item otherwise. */
-export function printList<T>(
+/** A JSON document already written as text (jsonObject), escaped as printJson escapes. */
+function printJsonText(ctx: Context, text: string): void {
+  ctx.io.out(printable(text));
+}
+
+/**
+ * `item` as a JSON object, as JSON.stringify writes it, except the fields `exact` names, written
+ * as the JSON text it holds (a payload as PostgreSQL wrote it: exactJson.ts).
+ */
+function jsonObject(item: object, exact: JsonTexts = {}): string {
+  const fields = Object.entries(item).flatMap(([key, value]) => {
+    // JSON.stringify leaves out what it cannot write (undefined), as it does in an object.
+    const text = (exact[key] ?? JSON.stringify(value)) as string | undefined;
+    return text === undefined ? [] : [`${JSON.stringify(key)}:${text}`];
+  });
+  return `{${fields.join(',')}}`;
+}
+
+/**
+ * `{ items, nextCursor }` under --json (each item's `exact` fields as jsonObject writes them);
+ * one line per item otherwise.
+ */
+export function printList<T extends object>(
   ctx: Context,
   command: string,
   page: { items: readonly T[]; nextCursor: string | null },
   line: (item: T) => string,
+  exact: (item: T) => JsonTexts | undefined = () => undefined,
 ): void {
-  if (ctx.json) return printJson(ctx, page);
+  if (ctx.json) {
+    const items = page.items.map((item) => jsonObject(item, exact(item)));
+    return printJsonText(
+      ctx,
+      `{"items":[${items.join(',')}],"nextCursor":${JSON.stringify(page.nextCursor)}}`,
+    );
+  }
   for (const item of page.items) printLine(ctx, line(item));
   if (page.nextCursor !== null) printNote(ctx, `ferry ${command}: more rows: --cursor ${page.nextCursor}`);
 }
 
-/** `{ item }` under --json; `name: value` lines otherwise. */
-export function printRecord(ctx: Context, item: object): void {
-  if (ctx.json) return printJson(ctx, { item });
+/** `{ item }` under --json; `name: value` lines otherwise; the fields `exact` names as the JSON text it holds. */
+export function printRecord(ctx: Context, item: object, exact: JsonTexts = {}): void {
+  if (ctx.json) return printJsonText(ctx, `{"item":${jsonObject(item, exact)}}`);
   for (const [key, value] of Object.entries(item)) {
-    const text = value instanceof Date ? value.toISOString() : JSON.stringify(value);
+    const text = exact[key] ?? (value instanceof Date ? value.toISOString() : JSON.stringify(value));
     printLine(ctx, `${key}: ${text}`);
   }
 }

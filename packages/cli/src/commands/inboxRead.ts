@@ -2,6 +2,7 @@ import { FerryError, INBOX_STATUSES, type InboxRecord, type InboxStatus } from '
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
+import { jsonTexts } from '../exactJson';
 import { printList, printRecord, printStats } from '../output';
 import { choice, positiveInt, uuid } from '../parse';
 import { checkInboxScope, inboxAdmin, inboxScoped, type ScopeOptions } from '../scope';
@@ -52,10 +53,18 @@ export function registerInboxRead(group: Command, ctx: Context): void {
     .action(
       act<ScopeOptions & { status?: InboxStatus; limit?: number; cursor?: string }>(ctx, async (o) => {
         checkInboxScope(o);
-        const page = await ctx.db((db) =>
-          inboxAdmin(ctx, o, db).list({ status: o.status, limit: o.limit, cursor: o.cursor }),
-        );
-        printList(ctx, 'inbox list', { items: page.records, nextCursor: page.nextCursor }, inboxLine);
+        const { page, exact } = await ctx.db(async (db) => {
+          const listed = await inboxAdmin(ctx, o, db).list({
+            status: o.status,
+            limit: o.limit,
+            cursor: o.cursor,
+          });
+          // Payloads are printed under --json only.
+          const ids = ctx.json ? listed.records.map((record) => record.id) : [];
+          return { page: listed, exact: await jsonTexts(db, 'inbox', ids) };
+        });
+        const items = { items: page.records, nextCursor: page.nextCursor };
+        printList(ctx, 'inbox list', items, inboxLine, (record) => exact.get(record.id));
       }),
     );
 
@@ -64,9 +73,12 @@ export function registerInboxRead(group: Command, ctx: Context): void {
   ).action(
     act<ScopeOptions>(ctx, async (o, [id]) => {
       checkInboxScope(o);
-      const record = await ctx.db((db) => inboxAdmin(ctx, o, db).get(id as string));
+      const { record, exact } = await ctx.db(async (db) => {
+        const found = await inboxAdmin(ctx, o, db).get(id as string);
+        return { record: found, exact: await jsonTexts(db, 'inbox', found === null ? [] : [found.id]) };
+      });
       if (record === null) throw new FerryError('FERRY_NOT_FOUND', `no receipt ${String(id)} in this scope`);
-      printRecord(ctx, record);
+      printRecord(ctx, record, exact.get(record.id));
     }),
   );
 }

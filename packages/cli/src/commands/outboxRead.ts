@@ -2,6 +2,7 @@ import { FerryError, type OutboxRecord, type OutboxStatus } from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
+import { jsonTexts } from '../exactJson';
 import { printList, printRecord, printStats } from '../output';
 import { age, choice, positiveInt, uuid } from '../parse';
 import { outboxAdmin, outboxScoped, outboxScopeName, type ScopeOptions } from '../scope';
@@ -61,17 +62,20 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
     .option('--cursor <cursor>', 'continue after the previous page')
     .action(
       act<ListOptions>(ctx, async (o) => {
-        const page = await ctx.db((db) =>
-          outboxAdmin(ctx, o, db).list({
+        const { page, exact } = await ctx.db(async (db) => {
+          const listed = await outboxAdmin(ctx, o, db).list({
             status: o.status,
             type: o.type,
             key: o.key,
             createdBefore: o.olderThan === undefined ? undefined : new Date(Date.now() - o.olderThan),
             limit: o.limit,
             cursor: o.cursor,
-          }),
-        );
-        printList(ctx, 'outbox list', page, outboxLine);
+          });
+          // Payloads are printed under --json only.
+          const ids = ctx.json ? listed.items.map((item) => item.id) : [];
+          return { page: listed, exact: await jsonTexts(db, 'outbox', ids) };
+        });
+        printList(ctx, 'outbox list', page, outboxLine, (item) => exact.get(item.id));
       }),
     );
 
@@ -79,9 +83,12 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
     group.command('show').description('one event with every field').argument('<id>', 'event id', uuid),
   ).action(
     act<ScopeOptions>(ctx, async (options, [id]) => {
-      const record = await ctx.db((db) => outboxAdmin(ctx, options, db).get(id as string));
+      const { record, exact } = await ctx.db(async (db) => {
+        const found = await outboxAdmin(ctx, options, db).get(id as string);
+        return { record: found, exact: await jsonTexts(db, 'outbox', found === null ? [] : [found.id]) };
+      });
       if (record === null) throw new FerryError('FERRY_NOT_FOUND', `no event ${String(id)} in this scope`);
-      printRecord(ctx, record);
+      printRecord(ctx, record, exact.get(record.id));
     }),
   );
 }
