@@ -154,6 +154,36 @@ describe('one PostgreSQL-error translation', () => {
     });
   });
 
+  it("node-postgres' errors of a client or pool the application ended are FERRY_CLOSED; a connection the server ended is not", () => {
+    const translated = (message: string) => {
+      const error = translateDbError(new Error(message), 'probe');
+      return { code: error.code, retriable: error.retriable, cause: (error.cause as Error).message };
+    };
+    const ended = (message: string) => ({ code: 'FERRY_CLOSED', retriable: false, cause: message });
+    const lost = (message: string) => ({
+      code: 'FERRY_DATABASE_UNAVAILABLE',
+      retriable: true,
+      cause: message,
+    });
+    expect(
+      [
+        'Client was closed and is not queryable', // a statement after end()
+        'Connection terminated', // a statement in flight when end() was called
+        'Cannot use a pool after calling end on the pool',
+        'Connection terminated unexpectedly', // the server ended the session
+        'Connection terminated due to connection timeout',
+        'Client has encountered a connection error and is not queryable',
+      ].map(translated),
+    ).toEqual([
+      ended('Client was closed and is not queryable'),
+      ended('Connection terminated'),
+      ended('Cannot use a pool after calling end on the pool'),
+      lost('Connection terminated unexpectedly'),
+      lost('Connection terminated due to connection timeout'),
+      lost('Client has encountered a connection error and is not queryable'),
+    ]);
+  });
+
   it('a PL/pgSQL exception (P0001) keeps its SQLSTATE', async () => {
     for (const failure of await failuresOf(`DO $$ BEGIN RAISE EXCEPTION 'boom'; END $$`)) {
       expect(failure).toMatchObject({ code: 'FERRY_DATABASE_ERROR', details: { sqlState: 'P0001' } });

@@ -8,7 +8,7 @@
  * caller's retry loop retries for ever. A client ended before it is given stays refused with
  * FERRY_VALIDATION_FAILED (closedClientEmit.test.ts).
  */
-import { Client, type Pool } from 'pg';
+import type { Client, Pool } from 'pg';
 import pino from 'pino';
 import {
   createAuditLog,
@@ -18,7 +18,7 @@ import {
   InboxAdmin,
   pgTransactions,
 } from '@ferry/core';
-import { closed, failure } from '../../../../test-support/endedConnections';
+import { closed, connectedClient, failure } from '../../../../test-support/endedConnections';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
 const SOME_ID = '6f1c2d3e-1111-4222-8333-444455556666';
@@ -32,20 +32,11 @@ afterAll(async () => {
   await t.drop();
 });
 
-/** A connected client, used once, so every entry below is built on a live client. */
-async function connectedClient(): Promise<Client> {
-  const client = new Client({ connectionString: t.url });
-  client.on('error', () => undefined);
-  await client.connect();
-  await client.query('SELECT 1');
-  return client;
-}
-
 /** fromPg and pgTransactions are typed for a pool; a `Client` is what an application gives too. */
 const asPool = (client: Client): Pool => client as unknown as Pool;
 
 it('fromPg on a client: each statement and transaction fails with FERRY_CLOSED once the client is ended', async () => {
-  const client = await connectedClient();
+  const client = await connectedClient(t.url);
   const db = fromPg(asPool(client));
   await client.end();
   expect({
@@ -56,7 +47,7 @@ it('fromPg on a client: each statement and transaction fails with FERRY_CLOSED o
 });
 
 it('pgTransactions on a client: its db and its transactions fail with FERRY_CLOSED once the client is ended', async () => {
-  const client = await connectedClient();
+  const client = await connectedClient(t.url);
   const adapter = pgTransactions(asPool(client));
   await client.end();
   expect({
@@ -66,7 +57,7 @@ it('pgTransactions on a client: its db and its transactions fail with FERRY_CLOS
 });
 
 it('the admins on a client: each call fails with FERRY_CLOSED naming client once the client is ended', async () => {
-  const client = await connectedClient();
+  const client = await connectedClient(t.url);
   const outboxAdmin = createOutboxAdmin(client);
   const inboxAdmin = new InboxAdmin(client).forGlobal();
   const onExecutor = createOutboxAdmin(fromPg(asPool(client)));
@@ -89,7 +80,7 @@ it('the admins on a client: each call fails with FERRY_CLOSED naming client once
 });
 
 it('the audit log on a client: a read fails with FERRY_CLOSED naming executor once the client is ended', async () => {
-  const client = await connectedClient();
+  const client = await connectedClient(t.url);
   const auditLog = createAuditLog(client);
   const onExecutor = createAuditLog(fromPg(asPool(client)));
   await client.end();
@@ -100,7 +91,7 @@ it('the audit log on a client: a read fails with FERRY_CLOSED naming executor on
 });
 
 it('the emitter on an executor made on a client: emit fails with FERRY_CLOSED once the client is ended', async () => {
-  const client = await connectedClient();
+  const client = await connectedClient(t.url);
   const db = fromPg(asPool(client));
   await client.end();
   expect({
