@@ -29,7 +29,10 @@ const TIMEOUT: Translation = { code: 'FERRY_TIMEOUT', retriable: true };
 const INVALID: Translation = { code: 'FERRY_VALIDATION_FAILED', retriable: false };
 const SCHEMA: Translation = { code: 'FERRY_SCHEMA_NOT_READY', retriable: false };
 const UNKNOWN: Translation = { code: 'FERRY_DATABASE_ERROR', retriable: true };
-/** The application ended the pool: no call will ever succeed, and no message is at fault (fromPg.ts openPool). */
+/**
+ * The application ended the pool or client (or destroyed the Kysely instance): no call will ever
+ * succeed, and no message is at fault (fromPg.ts openTarget).
+ */
 const CLOSED: Translation = { code: 'FERRY_CLOSED', retriable: false };
 
 /** SQLSTATEs (exact, or a two-character class), driver codes and Prisma codes / kinds. */
@@ -127,10 +130,16 @@ export function sessionGone(error: unknown): boolean {
   return error.code === 'FERRY_DATABASE_UNAVAILABLE';
 }
 
-/** node-postgres raises these without a code; matched on the message. */
+/** node-postgres raises these without a code; matched on the message, first match wins. */
 const MESSAGE_TRANSLATIONS: readonly (readonly [RegExp, Translation])[] = [
-  // pg-pool after its end() (through Prisma's driver adapter too), a Kysely instance after destroy().
+  // Ended by the application (through Prisma's driver adapter and Kysely too): pg-pool after its
+  // end(); a client after its end(), for a statement sent afterwards ("Client was closed") and for
+  // one in flight or queued when end() was called (exactly "Connection terminated": a session the
+  // server ended is "... unexpectedly", a connect past its timeout "... due to connection
+  // timeout"); a Kysely instance after destroy().
   [/Cannot use a pool after calling end on the pool/i, CLOSED],
+  [/Client was closed and is not queryable/i, CLOSED],
+  [/^Connection terminated$/i, CLOSED],
   [/driver has already been destroyed/i, CLOSED],
   [/Connection terminated/i, UNAVAILABLE],
   // node-postgres's client-side query_timeout: the server did not answer in time, as a statement
