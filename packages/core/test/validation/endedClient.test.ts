@@ -10,14 +10,7 @@
  */
 import type { Client, Pool } from 'pg';
 import pino from 'pino';
-import {
-  createAuditLog,
-  createEmitter,
-  createOutboxAdmin,
-  fromPg,
-  InboxAdmin,
-  pgTransactions,
-} from '@ferry/core';
+import { createAuditLog, createEmitter, createOutboxAdmin, fromPg, InboxAdmin } from '@ferry/core';
 import { closed, connectedClient, failure } from '../../../../test-support/endedConnections';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
@@ -32,7 +25,7 @@ afterAll(async () => {
   await t.drop();
 });
 
-/** fromPg and pgTransactions are typed for a pool; a `Client` is what an application gives too. */
+/** fromPg is typed for a pool; a `Client` is what an application gives too (pgTransactions refuses one: pgTransactionsClient.test.ts). */
 const asPool = (client: Client): Pool => client as unknown as Pool;
 
 it('fromPg on a client: each statement and transaction fails with FERRY_CLOSED once the client is ended', async () => {
@@ -44,16 +37,6 @@ it('fromPg on a client: each statement and transaction fails with FERRY_CLOSED o
     execute: await failure(() => db.execute('SELECT 1')),
     transaction: await failure(() => db.transaction((tx) => tx.query('SELECT 1'))),
   }).toEqual({ statement: closed('pool'), execute: closed('pool'), transaction: closed('pool') });
-});
-
-it('pgTransactions on a client: its db and its transactions fail with FERRY_CLOSED once the client is ended', async () => {
-  const client = await connectedClient(t.url);
-  const adapter = pgTransactions(asPool(client));
-  await client.end();
-  expect({
-    statement: await failure(() => adapter.db.query('SELECT 1')),
-    transaction: await failure(() => adapter.transaction(async () => undefined)),
-  }).toEqual({ statement: closed('pool'), transaction: closed('pool') });
 });
 
 it('the admins on a client: each call fails with FERRY_CLOSED naming client once the client is ended', async () => {

@@ -19,6 +19,7 @@ import {
   prismaTransactions,
   type SqlExecutor,
 } from '@ferry/core';
+import { Client } from 'pg';
 import { createFerryMetrics, serveMetrics } from '@ferry/core/metrics';
 import { awaitReady } from '@ferry/core/transport';
 import { describeOptionTable, misspelt, wrongType } from '../../../../test-support/optionTables';
@@ -286,6 +287,10 @@ describe('a required option given as undefined or of the wrong type is refused a
       wrongType('migrate', 'db', shows, () => migrate(value as never)),
       wrongType('checkSchema', 'db', shows, () => checkSchema(value as never)),
     ]),
+    // A single client where a Pool is needed (pgTransactionsClient.test.ts: a live one).
+    wrongType('pgTransactions', 'pool', 'got a single client', () =>
+      pgTransactions(new Client({ connectionString: 'postgresql://127.0.0.1:1/none' }) as never),
+    ),
     wrongType('serveMetrics', 'options', 'got undefined', () => serveMetrics(undefined as never)),
   ]);
 });
