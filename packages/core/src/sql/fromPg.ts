@@ -9,7 +9,7 @@ import {
 import { onAbort } from '../deadline';
 import { methodsOption } from '../optionChecks';
 import { askOutcomesElsewhere } from './commitOutcome';
-import { FerryError, FerryValidationError } from '../errors';
+import { FerryConfigError, FerryError, FerryValidationError } from '../errors';
 import { closedReason, pendingStatements } from './clientQueue';
 import { endablePool, releaseDestroyed } from './endConnection';
 import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
@@ -42,6 +42,24 @@ export function fromPg(pool: Pool): SqlExecutor {
 /** fromPg's and pgTransactions' `pool`: a node-postgres pool (or client), else FERRY_CONFIG_INVALID. */
 function pgOption(pool: Pool): Pool {
   return methodsOption<Pool>('pool', pool, ['query'], 'a node-postgres Pool');
+}
+
+/**
+ * pgTransactions' `pool`: a node-postgres Pool, else FERRY_CONFIG_INVALID. A single client (a
+ * `Client`, a `PoolClient`) is refused before anything is sent on it: each handler transaction
+ * checks a connection out of the pool, where a client fails with pg's untyped "Client has already
+ * been connected"; and serialised on the one connection, the transactions would hold ferry's own
+ * statements (a running handler's lease renewals) behind them, or take them in and roll them back.
+ */
+function transactionPoolOption(pool: Pool): Pool {
+  if (isPool(pgOption(pool))) return pool;
+  throw new FerryConfigError(
+    'pool',
+    'must be a node-postgres Pool, got a single client (a Client or PoolClient): each handler ' +
+      "transaction takes a connection of the pool while ferry's own statements (claims, acceptance, " +
+      "a running handler's lease renewals) run on others, which one connection cannot do; give " +
+      'pgTransactions the Pool (fromPg, emit and the admins take a client)',
+  );
 }
 
 /**
@@ -198,9 +216,10 @@ function openTarget(target: Queryable, field: string): void {
  * The transaction adapter of a node-postgres pool: ferry's statements on `fromPg(pool)`, and
  * transactions on a connection of the pool that the handler gets as a `PoolClient` (lendClient:
  * its `release()` and any use after the transaction are refused with FERRY_TRANSACTION_MISUSE).
+ * A single client is refused (transactionPoolOption).
  */
 export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
-  pgOption(pool);
+  transactionPoolOption(pool);
   const connections = poolSize((pool as { options?: { max?: unknown } }).options?.max);
   return {
     db: fromPg(pool),
