@@ -389,7 +389,21 @@ describe('createFerryMetrics observers', () => {
     [{ buckets: [1, 0.5] }, 'buckets'],
     [{ tenantLabel: 'yes' }, 'tenantLabel'],
     [{ stats: { db: {} } }, 'stats.db'],
-    [{ stats: { db: { query: async () => [] }, timeoutMs: 0 } }, 'stats.timeoutMs'],
+    [{ stats: { db: { query: async () => [] } } }, 'stats.db'],
+    [
+      {
+        stats: {
+          db: {
+            inTransaction: false,
+            query: async () => [],
+            execute: async () => 0,
+            transaction: async () => 0,
+          },
+          timeoutMs: 0,
+        },
+      },
+      'stats.timeoutMs',
+    ],
     [{ statz: {} }, 'statz'],
   ])('refuses %j with a FerryConfigError naming %s', (options, option) => {
     expect(() => createFerryMetrics(options as never)).toThrow(

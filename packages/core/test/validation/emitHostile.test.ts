@@ -188,3 +188,11 @@ describe('emit refuses what PostgreSQL would reject or silently alter', () => {
     expect(() => createEmitter({ limits: { maxTypeLength: 255 } })).not.toThrow();
   });
 });
+
+it('refuses as tx an executor without transaction(), naming it, before any statement', async () => {
+  const notReached = () => Promise.reject(new Error('no statement should be sent'));
+  const noTransaction = { inTransaction: false, query: notReached, execute: notReached };
+  const error = await emit(noTransaction as never, ok).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(FerryValidationError);
+  expect(error).toMatchObject({ field: 'tx', message: expect.stringContaining('missing transaction()') });
+});

@@ -287,6 +287,37 @@ describe('a required option given as undefined or of the wrong type is refused a
       wrongType('migrate', 'db', shows, () => migrate(value as never)),
       wrongType('checkSchema', 'db', shows, () => checkSchema(value as never)),
     ]),
+    // An executor with query() but not every method ferry calls on one (execute(), transaction()):
+    // refused at construction naming what it lacks, not a TypeError at the first transaction.
+    ...(
+      [
+        ['query() alone', { query: unreachable }, 'missing execute(), transaction()'],
+        ['no transaction()', { ...db, transaction: undefined }, 'missing transaction()'],
+      ] as const
+    ).flatMap(([, value, shows]) => [
+      wrongType('createRelay', 'db', shows, () => createRelay({ db: value as never, publisher })),
+      wrongType('createHealth', 'db', shows, () => createHealth({ db: value as never })),
+      wrongType('createFerryMetrics', 'stats.db', shows, () =>
+        createFerryMetrics({ stats: { db: value as never } }),
+      ),
+      wrongType('migrate', 'db', shows, () => migrate(value as never)),
+      wrongType('checkSchema', 'db', shows, () => checkSchema(value as never)),
+      wrongType('prismaTransactions', 'db', shows, () =>
+        prismaTransactions(prismaLike as never, { db: value as never }),
+      ),
+      wrongType('createInbox', 'client.db', shows, () =>
+        createInbox({ db: value, transaction: unreachable, bind: () => db } as never),
+      ),
+    ]),
+    // Taken for a SqlExecutor by its inTransaction and execute(): the rest is checked too.
+    ...(['createOutboxAdmin', 'InboxAdmin', 'createAuditLog'] as const).map((entry) =>
+      wrongType(entry, entry === 'createAuditLog' ? 'executor' : 'client', 'missing transaction()', () => {
+        const noTransaction = { ...db, transaction: undefined } as never;
+        if (entry === 'createOutboxAdmin') return createOutboxAdmin(noTransaction);
+        if (entry === 'InboxAdmin') return new InboxAdmin(noTransaction);
+        return createAuditLog(noTransaction);
+      }),
+    ),
     // A single client where a Pool is needed (pgTransactionsClient.test.ts: a live one).
     wrongType('pgTransactions', 'pool', 'got a single client', () =>
       pgTransactions(new Client({ connectionString: 'postgresql://127.0.0.1:1/none' }) as never),
