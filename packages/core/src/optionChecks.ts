@@ -137,23 +137,40 @@ export function requiredOptions(value: unknown, needs: string): void {
 /**
  * A required option or argument that is an object with `methods` (a client, a pool, an executor,
  * an inbox): left out, `null`, a connection string or an object without them is refused naming
- * `name` with what it must be (`what`) and the value received, at construction, not a TypeError
- * at the first call. Returns it.
+ * `name` with what it must be (`what`), the methods it lacks and the value received, at
+ * construction, not a TypeError at the first call. Returns it.
  */
 export function methodsOption<T>(name: string, value: unknown, methods: readonly string[], what: string): T {
-  const readable = typeof value === 'object' && value !== null;
-  if (
-    !readable ||
-    methods.some((method) => typeof (value as Record<string, unknown>)[method] !== 'function')
-  ) {
+  if (typeof value !== 'object' || value === null) {
     throw new FerryConfigError(name, `must be ${what}, got ${received(value)}`);
+  }
+  const missing = missingMethods(value, methods);
+  if (missing !== '') {
+    throw new FerryConfigError(name, `must be ${what}, got an object missing ${missing}: ${received(value)}`);
   }
   return value as T;
 }
 
-/** A required SqlExecutor option (`db`): what fromPrisma, fromPg or kyselyExecutor return. */
+/**
+ * Every method ferry calls on a SqlExecutor it is given: the relay, the inbox and migrate use all
+ * three, and the others (health, metrics, checkSchema) hand theirs to code that may.
+ */
+export const EXECUTOR_METHODS = ['query', 'execute', 'transaction'] as const;
+
+/** The `methods` that `value` does not have as functions, as `execute(), transaction()`; '' when none. */
+export function missingMethods(value: object, methods: readonly string[]): string {
+  return methods
+    .filter((method) => typeof (value as Record<string, unknown>)[method] !== 'function')
+    .map((method) => `${method}()`)
+    .join(', ');
+}
+
+/**
+ * A required SqlExecutor option (`db`): what fromPrisma, fromPg or fromKysely return, with every
+ * method of EXECUTOR_METHODS.
+ */
 export function executorOption<T>(name: string, value: unknown): T {
-  return methodsOption<T>(name, value, ['query'], 'a SqlExecutor such as fromPrisma(prisma)');
+  return methodsOption<T>(name, value, EXECUTOR_METHODS, 'a SqlExecutor such as fromPrisma(prisma)');
 }
 
 /** A required callback: anything but a function (left out too) is refused naming it. */

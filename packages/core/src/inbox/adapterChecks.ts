@@ -1,17 +1,22 @@
 import { FerryConfigError, FerryError } from '../errors';
 import { translateDbError } from '../sql/dbErrors';
-import { received } from '../optionChecks';
+import { executorOption, received } from '../optionChecks';
 import { isTransactionAdapter, type SqlExecutor, type TransactionAdapter } from '../sql/executor';
 import { TABLE } from './sql/fragments';
 
 /**
  * The inbox's `client`: a transaction adapter (prismaTransactions, pgTransactions,
  * kyselyTransactions) or a Prisma client (its interactive transactions and raw SQL), else
- * FerryConfigError naming `client`. Unchecked, a client left out (`undefined` from a
- * configuration) failed with a TypeError, and a connection string at the first acceptance.
+ * FerryConfigError naming `client` (`client.db` for an adapter whose `db` is no SqlExecutor).
+ * Unchecked, a client left out (`undefined` from a configuration) failed with a TypeError, and a
+ * connection string at the first acceptance.
  */
 export function checkInboxClient(client: unknown): void {
-  if (isTransactionAdapter(client)) return;
+  if (isTransactionAdapter(client)) {
+    // ferry's acceptance, claims and leases run on it (a hand-made adapter's too).
+    executorOption('client.db', client.db);
+    return;
+  }
   const prisma = (typeof client === 'object' && client !== null ? client : {}) as Record<string, unknown>;
   const methods = ['$transaction', '$queryRawUnsafe', '$executeRawUnsafe'];
   if (methods.every((method) => typeof prisma[method] === 'function')) return;

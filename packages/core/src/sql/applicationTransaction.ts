@@ -1,6 +1,6 @@
 import type { ClientBase, Pool } from 'pg';
 import { FerryConfigError, FerryValidationError } from '../errors';
-import { received } from '../optionChecks';
+import { EXECUTOR_METHODS, missingMethods, received } from '../optionChecks';
 import { fromPrisma, type KyselyLike, type PrismaTransactionLike, type SqlExecutor } from './executor';
 import { fromPgClient, perCallPgClient, pooledExecutor } from './fromPg';
 import { takingTurns } from './rolledBackSavepoint';
@@ -68,7 +68,15 @@ function kindOf(
   Refusal: typeof FerryConfigError | typeof FerryValidationError,
 ): Kind {
   const shape = (typeof tx === 'object' && tx !== null ? tx : {}) as Shape;
-  if (typeof shape.inTransaction === 'boolean' && typeof shape.execute === 'function') return 'executor';
+  if (typeof shape.inTransaction === 'boolean' && typeof shape.execute === 'function') {
+    // A SqlExecutor by its shape: ferry calls every one of its methods on it.
+    const missing = missingMethods(shape, EXECUTOR_METHODS);
+    if (missing === '') return 'executor';
+    throw new Refusal(
+      field,
+      `must be a SqlExecutor with query(), execute() and transaction(); got an object missing ${missing}`,
+    );
+  }
   if (typeof shape.$queryRawUnsafe === 'function') return 'prisma';
   if (typeof shape.executeQuery === 'function' && typeof shape.isTransaction === 'boolean') return 'kysely';
   if (typeof shape.query === 'function')

@@ -6,7 +6,7 @@
  * transaction clients): work passed a transaction joins the caller's transaction.
  * `TransactionAdapter` (below) is the other half: the application's own transactions.
  */
-import { methodsOption } from '../optionChecks';
+import { executorOption, methodsOption } from '../optionChecks';
 import { sqlStateOf } from './sqlState';
 import { preparedLost, preparedName } from './statementNames';
 
@@ -249,6 +249,7 @@ export function prismaTransactions<TTx = PrismaTransactionLike>(
   options: { db?: SqlExecutor } = {},
 ): TransactionAdapter<TTx> {
   prismaClientOption(client);
+  if (options.db !== undefined) executorOption('db', options.db);
   return {
     db: options.db ?? fromPrisma(client),
     transaction: (work, transactionOptions) =>
