@@ -11,7 +11,9 @@ import { Command, type Option, type ParseOptionsResult } from 'commander';
  *   of another, or the `--` separator), or a short flag the command knows (`-h`, the program's
  *   `-V`). Any other word starting with `-` is a value (`--reason -1`); `--reason=-h` (the `=`
  *   form) is the way to mean any text starting with `-`;
- * - the option given a second time, in either form (no option of ferry is repeatable);
+ * - an option of a command given a second time, in either form (none is repeatable); the
+ *   program's own connection options (`--database-url`, `--statement-timeout`) keep the last, as
+ *   documented (a wrapper script's default, then the operator's own);
  * - an empty value (`--type ""`, `--type=`: an unset shell variable), which no option takes.
  *
  * The program checks the whole command line once, for the options of every command it names
@@ -84,6 +86,9 @@ function checkValueOptions(program: Command, argv: readonly string[]): void {
         'argument is empty: give a value, or leave the option out',
         'ferry.emptyOptionValue',
       );
+    // The program's own options (connection settings: --database-url, --statement-timeout) keep
+    // the last, as documented: a wrapper script gives its default and the operator's own follows.
+    if (program.options.includes(option)) continue;
     if (given.has(option)) refuse(program, option, 'given twice: give it once', 'ferry.repeatedOption');
     given.add(option);
   }
