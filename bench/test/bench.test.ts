@@ -18,6 +18,7 @@ import {
   relayRabbitmq,
   relayRabbitmqPeer,
   relayScaling,
+  workerCommitShape,
   workerCompletions,
   workerCompletionsPg,
 } from '../src/scenarios';
@@ -37,6 +38,7 @@ describe('bench runner (tiny mode)', () => {
       relayKafkaCeiling,
       workerCompletions,
       workerCompletionsPg,
+      workerCommitShape,
       relayScaling(2),
       e2eLatencyBrokers,
     ];
@@ -56,6 +58,7 @@ describe('bench runner (tiny mode)', () => {
       'relay-kafka-ceiling',
       'worker-completions',
       'worker-completions-pg',
+      'worker-commit-shape',
       'relay-scaling-x2',
       'e2e-latency-brokers',
     ]);

@@ -10,6 +10,7 @@ import { relayRabbitmq } from './relayRabbitmq';
 import { relayRabbitmqPeer } from './relayRabbitmqPeer';
 import { relayScaling } from './relayScaling';
 import { relaySqs } from './relaySqs';
+import { workerCommitShape } from './workerCommitShape';
 import { workerCompletions, workerCompletionsPg } from './workerCompletions';
 
 export {
@@ -25,6 +26,7 @@ export {
   relayRabbitmqPeer,
   relayScaling,
   relaySqs,
+  workerCommitShape,
   workerCompletions,
   workerCompletionsPg,
 };
@@ -41,6 +43,7 @@ export function allScenarios(): Scenario[] {
     inboxAcceptRabbitmq,
     workerCompletions,
     workerCompletionsPg,
+    workerCommitShape,
     e2eLatency,
     e2eLatencyBrokers,
     relayScaling(2),
