@@ -6,6 +6,9 @@
  * (no option is repeatable), as is an empty value. Each is a usage error (exit 2) naming the
  * option, before anything changes.
  */
+import type { Command } from 'commander';
+import { buildProgram } from '../src/program';
+import type { Context } from '../src/command';
 import { useCliDatabase } from './cliDatabase';
 import { auditRows, insertEvent } from './rows';
 
@@ -81,6 +84,93 @@ describe('a known short flag where a value was due is a missing value', () => {
     const run = await cli('outbox', 'mark-failed', id, '--reason', '-x');
     expect(run.code).toBe(0);
     expect(await eventRow(id)).toEqual({ status: 'FAILED', last_error: '-x' });
+  });
+});
+
+/** Every command that runs (a leaf of the tree), with its words (`['outbox', 'list']`). */
+function leaves(command: Command, path: string[] = []): Array<[string[], Command]> {
+  if (command.commands.length === 0) return [[path, command]];
+  return command.commands.flatMap((sub) => leaves(sub, [...path, sub.name()]));
+}
+
+/** `--reason` for each option of a command that takes a value (not the program's own). */
+function valueOptions(command: Command): string[] {
+  return command.options.filter((o) => o.required && o.long !== undefined).map((o) => o.long as string);
+}
+
+describe('a value that starts with a short flag and goes on is a value (-Vendor, -hello)', () => {
+  const never = (): never => {
+    throw new Error('no command runs');
+  };
+  const stub: Context = {
+    io: { out: never, err: never },
+    env: {},
+    json: false,
+    statementTimeoutMs: never,
+    db: never,
+    exitCode: 0,
+  };
+  const program = buildProgram(stub, never);
+  // The program's own value options (--database-url, --statement-timeout) on one command.
+  const commands = [...leaves(program), [['outbox', 'stats'], program] as [string[], Command]];
+  const cases = commands.flatMap(([path, command]) =>
+    valueOptions(command).flatMap((flag) =>
+      ['-Vx', '-hx'].map((value): [string, string[]] => [
+        `${path.join(' ')} ${flag} ${value}`,
+        [...path, flag, value],
+      ]),
+    ),
+  );
+
+  it('every command has value options to check', () => {
+    expect(cases.length).toBeGreaterThan(40);
+  });
+
+  // --help after it: the command's help (exit 0), or the option's own refusal of the value (a
+  // number, a UUID: exit 2 naming the option and the value), shows the value reached the
+  // command's option, not the program's -V (the version, exit 0, the command never run).
+  it.each(cases)('%s --help: the value reaches the option', async (_name, argv) => {
+    const [value, flag, ...path] = [...argv].reverse() as [string, string, ...string[]];
+    const run = await bare(...argv, '--help');
+    const first = run.lines[0] ?? '';
+    const error = run.errors[0] ?? '';
+    const help = run.code === 0 && first.startsWith(`Usage: ferry ${path.reverse().join(' ')} `);
+    const invalid =
+      run.code === 2 &&
+      error.includes(`option '${flag} `) &&
+      error.includes(`argument '${value}' is invalid`);
+    expect({ reached: help || invalid, answer: [...run.lines, ...run.errors][0] }).toEqual({
+      reached: true,
+      answer: expect.not.stringMatching(/^\d+\.\d+\.\d+$/),
+    });
+  });
+
+  it.each([
+    ['--reason "-Vendor outage"', '-Vendor outage'],
+    ['--reason -hello', '-hello'],
+  ])('outbox mark-failed %s marks the event with that reason', async (_name, reason) => {
+    const id = await insertEvent(ferry.test.db);
+    const run = await cli('outbox', 'mark-failed', id, '--reason', reason);
+    expect({ code: run.code, lines: run.lines }).toEqual({ code: 0, lines: [`${id} applied`] });
+    expect(await eventRow(id)).toEqual({ status: 'FAILED', last_error: reason });
+  });
+
+  it.each([
+    ['--type', 'event_type', '-Vx'],
+    ['--key', 'ordering_key', '-V2'],
+  ])('outbox retry %s -V… retries the FAILED events it names, and no other', async (flag, column, value) => {
+    const named = await insertEvent(ferry.test.db, { status: 'FAILED' });
+    const other = await insertEvent(ferry.test.db, { status: 'FAILED' });
+    await ferry.test.db.execute(`UPDATE outbox_events SET ${column} = $1 WHERE id = $2::uuid`, [
+      value,
+      named,
+    ]);
+    const run = await cli('outbox', 'retry', flag, value);
+    expect({ code: run.code, lines: run.lines.filter((line) => line.startsWith(named)) }).toEqual({
+      code: 0,
+      lines: [`${named} applied`],
+    });
+    expect([(await eventRow(named)).status, (await eventRow(other)).status]).toEqual(['PENDING', 'FAILED']);
   });
 });
 
