@@ -11,14 +11,19 @@ import { Command, type Option, type ParseOptionsResult } from 'commander';
  *   of another, or the `--` separator), or a short flag the command knows (`-h`, the program's
  *   `-V`). Any other word starting with `-` is a value (`--reason -1`); `--reason=-h` (the `=`
  *   form) is the way to mean any text starting with `-`;
- * - an option of a command given a second time, in either form (none is repeatable); the
+ * - an option of a command that takes a value given a second time, in either form (none is
+ *   repeatable; a flag that takes none, `--all --all`, is harmless and accepted); the
  *   program's own connection options (`--database-url`, `--statement-timeout`) keep the last, as
  *   documented (a wrapper script's default, then the operator's own);
  * - an empty value (`--type ""`, `--type=`: an unset shell variable), which no option takes.
  *
  * The program checks the whole command line once, for the options of every command it names
  * (`ferry outbox list`: the program's, then list's), before it parses its own: a value such as
- * `-V` would otherwise print the version first.
+ * `-V` would otherwise print the version first. Commander's program pass reads every word, its
+ * subcommands' values too, and takes `-Vendor outage` (the value of `--reason`) for `-V` and
+ * more: it printed the version, exit 0, and nothing ran. So the program parses the line with
+ * each value of a subcommand's option joined to it (`--reason=-Vendor outage`), a word no
+ * command but that option's reads as anything.
  */
 export class FerryCommand extends Command {
   override createCommand(name?: string): FerryCommand {
@@ -26,8 +31,7 @@ export class FerryCommand extends Command {
   }
 
   override parseOptions(argv: string[]): ParseOptionsResult {
-    if (this.parent === null) checkValueOptions(this, argv);
-    return super.parseOptions(argv);
+    return super.parseOptions(this.parent === null ? checkValueOptions(this, argv) : argv);
   }
 }
 
@@ -52,25 +56,35 @@ function refuse(command: Command, option: Option, why: string, code: string): ne
   command.error(`error: option '${option.flags}' ${why}`, { code, exitCode: 2 });
 }
 
-function checkValueOptions(program: Command, argv: readonly string[]): void {
+/** `--reason` and its value as one word (`--reason=-Vendor outage`), as every command reads it. */
+function joined(option: Option, value: string): string {
+  return option.long === undefined ? `${option.short as string}${value}` : `${option.long}=${value}`;
+}
+
+/**
+ * `argv` checked (see FerryCommand), as the program parses it: each separate value of a
+ * subcommand's option joined to its option. The program's own options take the next word
+ * whatever it is, as written.
+ */
+function checkValueOptions(program: Command, argv: readonly string[]): string[] {
   const commands: Command[] = [program];
   const given = new Set<Option>();
+  const parsed: string[] = [];
   for (let i = 0; i < argv.length; i += 1) {
     const word = argv[i] as string;
-    if (word === '--') return;
+    if (word === '--') return [...parsed, ...argv.slice(i)];
     const current = commands[commands.length - 1] as Command;
     const sub = current.commands.find((c) => c.name() === word || c.aliases().includes(word));
-    if (sub !== undefined) {
-      commands.push(sub);
-      continue;
-    }
+    if (sub !== undefined) commands.push(sub);
     const inline = word.startsWith('--') && word.includes('=');
     const option = optionOf(commands, inline ? word.slice(0, word.indexOf('=')) : word);
-    if (option?.required !== true) continue;
     const value = inline ? word.slice(word.indexOf('=') + 1) : argv[i + 1];
-    if (!inline) i += 1;
     // No word after it: commander's own "argument missing".
-    if (value === undefined) return;
+    if (sub !== undefined || option?.required !== true || value === undefined) {
+      parsed.push(word);
+      continue;
+    }
+    if (!inline) i += 1;
     if (!inline && isFlag(commands, value)) {
       refuse(
         program,
@@ -88,8 +102,13 @@ function checkValueOptions(program: Command, argv: readonly string[]): void {
       );
     // The program's own options (connection settings: --database-url, --statement-timeout) keep
     // the last, as documented: a wrapper script gives its default and the operator's own follows.
-    if (program.options.includes(option)) continue;
+    if (program.options.includes(option)) {
+      parsed.push(...(inline ? [word] : [word, value]));
+      continue;
+    }
     if (given.has(option)) refuse(program, option, 'given twice: give it once', 'ferry.repeatedOption');
     given.add(option);
+    parsed.push(joined(option, value));
   }
+  return parsed;
 }

@@ -203,6 +203,15 @@ describe('a single-value option given twice is refused, naming it', () => {
     expect(usage(run, flag, 'given twice')).toEqual(refused);
   });
 
+  it('a flag that takes no value given twice is the same as once (--all --all --dry-run)', async () => {
+    const failed = await insertEvent(ferry.test.db, { status: 'FAILED' });
+    const run = await cli('outbox', 'retry', '--all', '--all', '--dry-run', '--dry-run');
+    expect({ code: run.code, status: (await eventRow(failed)).status }).toEqual({
+      code: 0,
+      status: 'FAILED',
+    });
+  });
+
   it('mark-failed with two reasons marks nothing', async () => {
     const event = await insertEvent(ferry.test.db);
     const before = await auditRows(ferry.test.db);
