@@ -16,17 +16,28 @@ export interface HalfOpenProxy {
    * that begins in the middle of a transaction.
    */
   silenceOn(marker: string): void;
+  /**
+   * Ends the connection (both sockets destroyed, as a server or network that drops it) when a
+   * client next sends bytes holding `marker`; those bytes never reach PostgreSQL.
+   */
+  dropOn(marker: string): void;
   close(): void;
 }
 
 export async function halfOpenProxy(target: URL): Promise<HalfOpenProxy> {
   let silent = false;
   let marker: Buffer | undefined;
+  let dropMarker: Buffer | undefined;
   const sockets: net.Socket[] = [];
   const server = net.createServer({ allowHalfOpen: true }, (client) => {
     const upstream = net.connect(Number(target.port || 5432), target.hostname);
     sockets.push(client, upstream);
     client.on('data', (chunk: Buffer) => {
+      if (dropMarker !== undefined && chunk.includes(dropMarker)) {
+        upstream.destroy();
+        client.destroy();
+        return;
+      }
       if (marker !== undefined && chunk.includes(marker)) silent = true;
       if (!silent) upstream.write(chunk);
     });
@@ -47,6 +58,7 @@ export async function halfOpenProxy(target: URL): Promise<HalfOpenProxy> {
     },
     silence: () => void (silent = true),
     silenceOn: (text) => void (marker = Buffer.from(text)),
+    dropOn: (text) => void (dropMarker = Buffer.from(text)),
     close: () => {
       for (const socket of sockets) socket.destroy();
       server.close();

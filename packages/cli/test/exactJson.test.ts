@@ -6,13 +6,14 @@
  * `outbox list --json` / `inbox list --json`. The driver's JSON.parse made the first null and
  * rounded the second.
  */
+import { halfOpenProxy } from '../../../test-support/halfOpenProxy';
 import { useCliDatabase } from './cliDatabase';
 import { insertEvent, insertReceipt } from './rows';
 
 jest.setTimeout(60_000);
 
 const ferry = useCliDatabase();
-const { cli } = ferry;
+const { cli, bare } = ferry;
 
 const PAYLOAD = '{"big": 12345678901234567890123, "huge": 1e400, "note": "a"}';
 const HEADERS = '{"n": 98765432109876543210987}';
@@ -96,5 +97,50 @@ describe('inbox', () => {
     const purged = await insertReceipt(ferry.test.db, { payload: null });
     const run = await cli('inbox', 'show', purged.id, '--tenant', 'acme', '--json');
     expect((JSON.parse(run.lines[0]!) as { item: { payload: unknown } }).item.payload).toBeNull();
+  });
+});
+
+/**
+ * Review 79: the exact read is bounded and translated as core's own reads (withDeadlines,
+ * withTranslation): a server silent under it is FERRY_TIMEOUT at --statement-timeout, a
+ * connection dropped under it FERRY_DATABASE_UNAVAILABLE; neither is FERRY_UNEXPECTED with the
+ * driver's words ("Query read timeout" after the pool's query_timeout, "Connection terminated").
+ */
+describe("the exact read fails as core's reads do", () => {
+  const EXACT_READ = 'WHERE id = ANY($1::uuid[])';
+  let event: string;
+  let receipt: string;
+  beforeAll(async () => {
+    event = await insertEvent(ferry.test.db, { tenant: 'exactfail' });
+    ({ id: receipt } = await insertReceipt(ferry.test.db));
+  });
+
+  const commands: Array<[string, () => string[]]> = [
+    ['outbox show', () => ['outbox', 'show', event]],
+    ['outbox list --json', () => ['outbox', 'list', '--tenant', 'exactfail', '--json']],
+    ['inbox show', () => ['inbox', 'show', receipt, '--tenant', 'acme']],
+    ['inbox list --json', () => ['inbox', 'list', '--tenant', 'acme', '--json']],
+  ];
+  const cases = commands.flatMap(([name, argv]) => [
+    [name, 'silent', 'FERRY_TIMEOUT', argv] as const,
+    [name, 'dropped', 'FERRY_DATABASE_UNAVAILABLE', argv] as const,
+  ]);
+
+  it.each(cases)('%s, the connection %s under it: %s', async (_name, fault, code, argv) => {
+    const proxy = await halfOpenProxy(new URL(ferry.test.url));
+    if (fault === 'silent') proxy.silenceOn(EXACT_READ);
+    else proxy.dropOn(EXACT_READ);
+    try {
+      const url = proxy.url(ferry.test.url);
+      const run = await bare(...argv(), '--statement-timeout', '1s', '--database-url', url);
+      const answer = run.lines.concat(run.errors).join('\n');
+      expect({ code: run.code, named: answer.includes(code), answer }).toEqual({
+        code: 1,
+        named: true,
+        answer: expect.not.stringContaining('FERRY_UNEXPECTED'),
+      });
+    } finally {
+      proxy.close();
+    }
   });
 });
