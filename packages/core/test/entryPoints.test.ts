@@ -110,6 +110,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'backoffDelay',
     'belowOption',
     'booleanOption',
+    'boundedExecutor',
     'checkAttachable',
     'checkAttached',
     'checkTenantSource',

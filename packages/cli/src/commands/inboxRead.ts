@@ -61,7 +61,7 @@ export function registerInboxRead(group: Command, ctx: Context): void {
           });
           // Payloads are printed under --json only.
           const ids = ctx.json ? listed.records.map((record) => record.id) : [];
-          return { page: listed, exact: await jsonTexts(db, 'inbox', ids) };
+          return { page: listed, exact: await jsonTexts(db, ctx.statementTimeoutMs(), 'inbox', ids) };
         });
         const items = { items: page.records, nextCursor: page.nextCursor };
         printList(ctx, 'inbox list', items, inboxLine, (record) => exact.get(record.id));
@@ -75,7 +75,10 @@ export function registerInboxRead(group: Command, ctx: Context): void {
       checkInboxScope(o);
       const { record, exact } = await ctx.db(async (db) => {
         const found = await inboxAdmin(ctx, o, db).get(id as string);
-        return { record: found, exact: await jsonTexts(db, 'inbox', found === null ? [] : [found.id]) };
+        return {
+          record: found,
+          exact: await jsonTexts(db, ctx.statementTimeoutMs(), 'inbox', found === null ? [] : [found.id]),
+        };
       });
       if (record === null) throw new FerryError('FERRY_NOT_FOUND', `no receipt ${String(id)} in this scope`);
       printRecord(ctx, record, exact.get(record.id));

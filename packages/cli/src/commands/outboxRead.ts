@@ -73,7 +73,7 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
           });
           // Payloads are printed under --json only.
           const ids = ctx.json ? listed.items.map((item) => item.id) : [];
-          return { page: listed, exact: await jsonTexts(db, 'outbox', ids) };
+          return { page: listed, exact: await jsonTexts(db, ctx.statementTimeoutMs(), 'outbox', ids) };
         });
         printList(ctx, 'outbox list', page, outboxLine, (item) => exact.get(item.id));
       }),
@@ -85,7 +85,10 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
     act<ScopeOptions>(ctx, async (options, [id]) => {
       const { record, exact } = await ctx.db(async (db) => {
         const found = await outboxAdmin(ctx, options, db).get(id as string);
-        return { record: found, exact: await jsonTexts(db, 'outbox', found === null ? [] : [found.id]) };
+        return {
+          record: found,
+          exact: await jsonTexts(db, ctx.statementTimeoutMs(), 'outbox', found === null ? [] : [found.id]),
+        };
       });
       if (record === null) throw new FerryError('FERRY_NOT_FOUND', `no event ${String(id)} in this scope`);
       printRecord(ctx, record, exact.get(record.id));

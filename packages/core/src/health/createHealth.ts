@@ -2,8 +2,7 @@ import { FerryError, isFerryError } from '../errors';
 import { readStats } from '../inbox/sql/stats';
 import { createOutboxAdmin } from '../outbox/admin';
 import { verifySchema } from '../schema/checkSchema';
-import { withTranslation } from '../sql/dbErrors';
-import { withDeadlines } from '../sql/statementDeadline';
+import { boundedExecutor } from '../sql/boundedExecutor';
 import { resolveHealthOptions } from './options';
 import type {
   FerryHealth,
@@ -66,7 +65,7 @@ export function createHealth(options: HealthOptions): FerryHealth {
   // A probe that gives up gives its statement up too (on fromPg its connection is destroyed), so
   // probes of a silent database do not hold the pool's connections for good; details' reads
   // have the same deadline.
-  const db = withTranslation(withDeadlines(options.db, timeoutMs), 'health');
+  const db = boundedExecutor(options.db, timeoutMs, 'health');
   const createdAt = Date.now();
 
   function loop(name: string, source: LoopSource): HealthCheck {

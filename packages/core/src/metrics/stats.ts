@@ -4,9 +4,8 @@ import { INBOX_STATUSES, type InboxStatus } from '../inbox/types';
 import type { LabelBound } from '../observe/cardinality';
 import type { Logger } from '../observe/logger';
 import { eventStatsByTenant, type TenantStatsRow } from '../outbox/sql/stats';
-import { withTranslation } from '../sql/dbErrors';
+import { boundedExecutor } from '../sql/boundedExecutor';
 import type { SqlExecutor } from '../sql/executor';
-import { withDeadlines } from '../sql/statementDeadline';
 import { CachedRead, type ReadFailure } from './cachedRead';
 import type { MetricFactory } from './factory';
 
@@ -38,12 +37,7 @@ export function statsMetrics(
   tenantLabel: boolean,
   logger: Logger,
 ): void {
-  const db = withTranslation(
-    withDeadlines(options.db, options.statementTimeoutMs),
-    'metrics stats',
-    undefined,
-    logger,
-  );
+  const db = boundedExecutor(options.db, options.statementTimeoutMs, 'metrics stats', logger);
   const reads: CachedRead<unknown>[] = [];
   const errors = make.counter(
     'stats_scrape_errors_total',

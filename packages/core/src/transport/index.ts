@@ -1,7 +1,8 @@
 // Helpers for transport authors (`@ferry/core/transport`): option checks, backoff, headers, error
 // translation, isolated acceptance, tenant resolution, body parsing, attach/ready/check, the root
 // context a consumer starts in, logging, ending a node-postgres client within a deadline, and the
-// observer contract every transport's consumer and publisher reports in.
+// observer contract every transport's consumer and publisher reports in. The CLI takes its pool
+// (endablePool) and its own reads' deadline and translation (boundedExecutor) from here too.
 export type {
   TransportConsumerEvent,
   TransportPublisherEvent,
@@ -24,6 +25,7 @@ export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from
 export { belowOption, describeOption, type OptionValue } from '../optionRelations';
 export { deadlineSignal, onAbort } from '../deadline';
 export { discardAnswer } from '../unreadAnswer';
+export { boundedExecutor } from '../sql/boundedExecutor';
 export {
   CONNECTION_END_WAIT_MS,
   destroyClientSocket,
