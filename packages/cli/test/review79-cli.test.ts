@@ -92,3 +92,57 @@ describe('outbox retry: the status read explaining a conflict fails after the re
     }
   });
 });
+
+/**
+ * The class of the finding above: every read made after a change committed (the status read
+ * explaining a conflict, for outbox retry and mark-failed alike) failing prints every outcome of
+ * what committed, the conflict's without the status (saying it could not be read), then the
+ * read's error; text and --json alike.
+ */
+describe('the conflict explanation read fails after the change committed: every outcome is printed', () => {
+  const GET = 'e.id = $2::uuid AND ($1::text IS NULL';
+
+  async function silencedRun(...argv: string[]) {
+    const proxy = await silencedOn(GET);
+    try {
+      return await bare(...argv, '--statement-timeout', '1s', '--database-url', proxy.url(ferry.test.url));
+    } finally {
+      proxy.close();
+    }
+  }
+
+  it('outbox mark-failed: the id marked before, and the conflict without its status', async () => {
+    const pending = await insertEvent(ferry.test.db);
+    const sent = await insertEvent(ferry.test.db, { status: 'SENT' });
+    const run = await silencedRun('outbox', 'mark-failed', pending, sent, '--reason', 'r');
+    expect({
+      code: run.code,
+      lines: run.lines,
+      timeout: run.errors.join('\n').includes('FERRY_TIMEOUT'),
+      marked: (await eventState(pending)).status,
+    }).toEqual({
+      code: 1,
+      lines: [`${pending} applied`, `${sent} conflict: expected PENDING; the status now could not be read`],
+      timeout: true,
+      marked: 'FAILED',
+    });
+  });
+
+  it('outbox retry --json: the results beside the error', async () => {
+    const failed = await insertEvent(ferry.test.db, { status: 'FAILED' });
+    const pending = await insertEvent(ferry.test.db);
+    const run = await silencedRun('outbox', 'retry', failed, pending, '--json');
+    const answer = JSON.parse(run.lines[0] ?? '{}') as {
+      results?: Array<{ id: string; outcome: string; detail?: string }>;
+      error?: { code: string };
+    };
+    expect({ code: run.code, results: answer.results, error: answer.error?.code }).toEqual({
+      code: 1,
+      results: [
+        { id: failed, outcome: 'applied' },
+        { id: pending, outcome: 'conflict', detail: 'expected FAILED; the status now could not be read' },
+      ],
+      error: 'FERRY_TIMEOUT',
+    });
+  });
+});
