@@ -39,23 +39,42 @@ export function explainedReplayFailure(error: unknown, expectedVersion: number):
 }
 
 /**
- * Outbox results with each conflict's detail, `expected FAILED, found PENDING`: core answers a
- * conflict without the status, so it is read after the refusal (the status now).
+ * Records outbox `results` (a change that committed) with each conflict's detail, `expected FAILED,
+ * found PENDING`: core answers a conflict without the status, so it is read after the refusal
+ * (the status now). That read never hides an outcome: when it fails, every result is recorded
+ * still, the conflicts without the status (`expected FAILED; the status now could not be
+ * read`, no further read tried), and then the read's failure is thrown, so the command answers
+ * it as a failure part-way (FailedPartway: what was applied, then the error).
  */
-export async function outboxConflictsExplained(
+export async function recordOutboxResults(
   admin: OutboxAdmin,
   results: readonly ActionResult[],
   expected: OutboxStatus,
-): Promise<ActionResult[]> {
-  const explained: ActionResult[] = [];
+  record: (result: ActionResult) => void,
+): Promise<void> {
+  let unread: { readonly error: unknown } | undefined;
   for (const result of results) {
     if (result.outcome !== 'conflict') {
-      explained.push(result);
+      record(result);
       continue;
     }
-    const found = await admin.get(result.id);
-    const now = found === null ? 'no event (deleted since)' : found.status;
-    explained.push({ ...result, detail: `expected ${expected}, found ${now}` });
+    const now = unread === undefined ? await statusNow(admin, result.id) : unread;
+    if ('error' in now) unread = now;
+    const found = 'error' in now ? '; the status now could not be read' : `, found ${now.status}`;
+    record({ ...result, detail: `expected ${expected}${found}` });
   }
-  return explained;
+  if (unread !== undefined) throw unread.error;
+}
+
+/** The event's status now, `no event (deleted since)`, or the read's failure. */
+async function statusNow(
+  admin: OutboxAdmin,
+  id: string,
+): Promise<{ readonly status: string } | { readonly error: unknown }> {
+  try {
+    const found = await admin.get(id);
+    return { status: found === null ? 'no event (deleted since)' : found.status };
+  } catch (error) {
+    return { error };
+  }
 }

@@ -3,9 +3,8 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import { chunks, perBatch, releasing, runPurge, runRelease, type ReleaseOptions } from '../bulk';
 import type { Context } from '../command';
-import { outboxConflictsExplained } from '../conflict';
+import { recordOutboxResults } from '../conflict';
 import { UsageError } from '../errors';
-import type { ActionResult } from '../output';
 import { age, instant, uuids } from '../parse';
 import {
   audit,
@@ -55,13 +54,12 @@ async function retry(ctx: Context, o: RetryOptions, ids: string[]): Promise<numb
   const total = ids.length > 0 ? ids.length : (await ctx.db((db) => outboxAdmin(ctx, o, db).stats())).failed;
   const batches = ids.length > 0 ? chunks(ids, batchSize) : failedPages(ctx, o);
   const acting = { action: 'outbox retry', dryRun: o.dryRun === true };
-  return perBatch(ctx, acting, batches, total, String, async (batch, record) => {
-    const results = await ctx.db(async (db) => {
+  return perBatch(ctx, acting, batches, total, String, (batch, record) =>
+    ctx.db(async (db) => {
       const admin = outboxAdmin(ctx, o, db);
-      return outboxConflictsExplained(admin, await admin.retryMany(batch, audit(ctx, o)), 'FAILED');
-    });
-    results.forEach(record);
-  });
+      await recordOutboxResults(admin, await admin.retryMany(batch, audit(ctx, o)), 'FAILED', record);
+    }),
+  );
 }
 
 export function registerOutboxWrite(group: Command, ctx: Context): void {
@@ -85,14 +83,13 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
         // The reason is markFailed's own argument (last_error); its audit options refuse one.
         const { actor, dryRun } = audit(ctx, o);
         const acting = { action: 'outbox mark-failed', dryRun: o.dryRun === true };
-        return perBatch(ctx, acting, chunks(list, 1), list.length, String, async ([id], record) => {
-          const [result] = await ctx.db(async (db) => {
+        return perBatch(ctx, acting, chunks(list, 1), list.length, String, ([id], record) =>
+          ctx.db(async (db) => {
             const admin = outboxAdmin(ctx, o, db);
             const marked = await admin.markFailed(id as string, reason, { actor, dryRun });
-            return outboxConflictsExplained(admin, [marked], 'PENDING');
-          });
-          record(result as ActionResult);
-        });
+            await recordOutboxResults(admin, [marked], 'PENDING', record);
+          }),
+        );
       }),
     );
 
