@@ -73,6 +73,8 @@ export class InMemoryBroker {
   /** Deliveries waiting out their retryLater delay, by queue name: the broker still holds them. */
   private readonly delayed = new Map<string, number>();
   private session = 0;
+  /** Listeners of onSessionLost, by queue name (kept while the queue is deleted and declared again). */
+  private readonly sessionListeners = new Map<string, Set<() => void>>();
 
   declareQueue(name: string): void {
     if (!this.queues.has(name)) {
@@ -89,6 +91,25 @@ export class InMemoryBroker {
     const queue = this.queues.get(name);
     this.queues.delete(name);
     queue?.waiters.forEach((wake) => wake());
+    if (queue) this.sessionListeners.get(name)?.forEach((lost) => lost());
+  }
+
+  /**
+   * Calls `listener` each time a consumer of `queue` loses its session with it: `restart()` (of
+   * every queue) or `deleteQueue(queue)`, at once, as a real broker closes a consumer's channel
+   * (a restart) or cancels it (its queue deleted) whatever the consumer is doing, a batch still
+   * in acceptance included. The result stops listening.
+   */
+  onSessionLost(queue: string, listener: () => void): () => void {
+    const listeners = this.sessionListeners.get(queue) ?? new Set();
+    this.sessionListeners.set(queue, listeners);
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.sessionListeners.get(queue) === listeners) {
+        this.sessionListeners.delete(queue);
+      }
+    };
   }
 
   /** Appends a copy of `delivery` to `queue`; false when there is no such queue (unroutable). */
@@ -217,14 +238,18 @@ export class InMemoryBroker {
     return this.session;
   }
 
-  /** Ends the session, as a broker restart does: unacked deliveries go back to the head of their queues. */
+  /**
+   * Ends the session, as a broker restart does: unacked deliveries go back to the head of their
+   * queues, and each consumer is told (onSessionLost), once `restarts` counts the new session.
+   */
   restart(): void {
+    this.session += 1;
     for (const queue of this.queues.values()) {
       queue.ready.unshift(...queue.unacked.values());
       queue.unacked = new Map();
       queue.waiters.forEach((wake) => wake());
     }
-    this.session += 1;
+    for (const listeners of [...this.sessionListeners.values()]) listeners.forEach((lost) => lost());
   }
 
   /**

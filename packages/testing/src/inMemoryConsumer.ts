@@ -90,10 +90,18 @@ export function attachInMemoryConsumer(
   let consuming = false;
   /** The broker's restarts when the consumer last (re)started consuming: a change is a lost session. */
   let session = broker.restarts;
-  /** Consumes the queue if it exists (ready() resolves, `connected`); false when it does not. */
+  /**
+   * The hold of the batch in flight (offer), aborted when the session is lost under it; undefined
+   * between batches. The consumer takes one batch at a time: it consumes again once that one ended.
+   */
+  let inFlight: AbortController | undefined;
+  /**
+   * Consumes the queue if it exists (ready() resolves, `connected`); false when it does not, or
+   * while a batch of a lost session is still in flight (the loop consumes again after it).
+   */
   const attach = (): boolean => {
     if (consuming) return true;
-    if (stop.signal.aborted || !broker.hasQueue(queue)) return false;
+    if (stop.signal.aborted || inFlight !== undefined || !broker.hasQueue(queue)) return false;
     consuming = true;
     session = broker.restarts;
     attempts.attached();
@@ -101,6 +109,11 @@ export function attachInMemoryConsumer(
     emit({ type: 'connected' });
     return true;
   };
+  // Told at once, whatever the loop is doing (a batch still in acceptance): as a RabbitMQ consumer
+  // hears of its channel's close.
+  const stopWatching = broker.onSessionLost(queue, () => {
+    if (consuming) sessionLost(broker.restarts !== session ? 'restarted' : 'deleted');
+  });
   // In the root context: the loop, and every batch it offers, runs outside any span of the caller.
   const loop = inRootContext(async () => {
     for (let missing = 0; !stop.signal.aborted;) {
@@ -110,36 +123,42 @@ export function attachInMemoryConsumer(
         continue;
       }
       missing = 0;
-      if (broker.restarts !== session) {
-        sessionEnded();
-        continue;
-      }
       const taken = broker.take(queue, options.maxBatchSize);
       if (taken.length === 0) {
-        // Deleted under the consumer (RabbitMQ's broker cancels it): no longer consuming.
-        if (!broker.hasQueue(queue)) consuming = false;
-        else await broker.waitForWork(queue, IDLE_WAIT_MS, stop.signal);
+        await broker.waitForWork(queue, IDLE_WAIT_MS, stop.signal);
         continue;
       }
       emit({ type: 'received', count: taken.length });
-      await offer(acceptor, options, taken, emit, stop.signal);
+      inFlight = new AbortController();
+      try {
+        await offer(acceptor, options, taken, emit, AbortSignal.any([stop.signal, inFlight.signal]));
+      } finally {
+        inFlight = undefined;
+      }
     }
   });
   /**
-   * broker.restart() ended the session the consumer consumed in, as a broker restart drops a
-   * RabbitMQ consumer's connection: `disconnected` (its unacked deliveries went back to the queue,
-   * its late acks are ignored); the loop's next look consumes it again at once (`connected`), in the
-   * new session.
+   * The session the consumer consumed in ended (broker.onSessionLost): broker.restart(), as a
+   * broker restart drops a RabbitMQ consumer's connection (its unacked deliveries went back to the
+   * queue, its late acks are ignored), or its queue deleted, as RabbitMQ's broker cancels a
+   * consumer. `disconnected` at once, check() rejects, and a batch held through an outage is
+   * released (as RabbitMQ releases a hold whose channel closed: its deliveries are the broker's
+   * again); the loop's next look, once the batch in flight ended, consumes again (`connected`),
+   * or finds the queue missing.
    */
-  function sessionEnded(): void {
+  function sessionLost(why: 'restarted' | 'deleted'): void {
     const error = new FerryError(
       'FERRY_TRANSPORT_ERROR',
-      `in-memory broker restarted: the session of ${what} ended; its unacked deliveries went back to the queue`,
+      why === 'restarted'
+        ? `in-memory broker restarted: the session of ${what} ended; its unacked deliveries went back to the queue`
+        : `in-memory queue ${queue} was deleted under ${what}`,
       { details: { queue } },
     );
-    options.logger?.warn({ queue }, `ferry.memory: broker restarted; consuming queue ${queue} again`);
-    emit({ type: 'disconnected', error: describeCause(error), retryInMs: 0 });
     consuming = false;
+    attempts.lost(error);
+    inFlight?.abort(error);
+    options.logger?.warn({ queue }, `ferry.memory: ${describeCause(error)}`);
+    emit({ type: 'disconnected', error: describeCause(error), retryInMs: 0 });
   }
   /** The queue does not exist: a failed attempt to attach (`disconnected`), tried again after the backoff. */
   async function missingQueue(attempt: number): Promise<void> {
@@ -172,6 +191,7 @@ export function attachInMemoryConsumer(
     close() {
       closing ??= (async () => {
         stop.abort();
+        stopWatching();
         await loop;
         emit.closed();
       })();
@@ -257,7 +277,8 @@ async function offer(
   report();
   if (held.kind === 'settled') return;
   if (held.kind === 'released') {
-    // Released by close(): back to the queue, no attempt spent, nothing to report.
+    // Released by close(), or by a lost session (the broker ignores it then: queued again already):
+    // back to the queue, no attempt spent, nothing to report.
     broker.nack(held.pending.map((index) => valid[index]!.item));
     return;
   }
