@@ -11,20 +11,28 @@ import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 
 failOnUnhandledRejections();
 
+/** A broker with queue `q` holding `bodies` (message ids m-1, m-2, ...), a held acceptor and its consumer. */
+function heldConsumer(...bodies: string[]) {
+  const broker = new InMemoryBroker();
+  broker.declareQueue('q');
+  const events: TransportConsumerEvent[] = [];
+  const acceptor = new MemoryAcceptor();
+  acceptor.hold();
+  bodies.forEach((body, i) =>
+    broker.send('q', { body: Buffer.from(body), headers: { [FERRY_HEADERS.messageId]: `m-${i + 1}` } }),
+  );
+  const consumer = attachInMemoryConsumer(acceptor, {
+    broker,
+    queue: 'q',
+    consumer: 'c',
+    observer: (event) => void events.push(event),
+  });
+  return { broker, events, acceptor, consumer };
+}
+
 describe('InMemoryBroker.restart() and a consumer', () => {
   test('the consumer reports the dropped session (disconnected) and consumes again (connected); held deliveries come back once', async () => {
-    const broker = new InMemoryBroker();
-    broker.declareQueue('q');
-    const events: TransportConsumerEvent[] = [];
-    const acceptor = new MemoryAcceptor();
-    acceptor.hold();
-    broker.send('q', { body: Buffer.from('{"n":1}'), headers: { [FERRY_HEADERS.messageId]: 'm-1' } });
-    const consumer = attachInMemoryConsumer(acceptor, {
-      broker,
-      queue: 'q',
-      consumer: 'c',
-      observer: (event) => void events.push(event),
-    });
+    const { broker, events, acceptor, consumer } = heldConsumer('{"n":1}');
     try {
       await consumer.ready();
       await waitUntil('the delivery offered', () => acceptor.offered.length === 1, 5_000);
@@ -50,19 +58,7 @@ describe('InMemoryBroker.restart() and a consumer', () => {
     }
   });
   test('reports settled only what the broker settled: the acks of the ended session are ignored, not counted', async () => {
-    const broker = new InMemoryBroker();
-    broker.declareQueue('q');
-    const events: TransportConsumerEvent[] = [];
-    const acceptor = new MemoryAcceptor();
-    acceptor.hold();
-    broker.send('q', { body: Buffer.from('{"n":1}'), headers: { [FERRY_HEADERS.messageId]: 'm-1' } });
-    broker.send('q', { body: Buffer.from('not json'), headers: { [FERRY_HEADERS.messageId]: 'm-2' } });
-    const consumer = attachInMemoryConsumer(acceptor, {
-      broker,
-      queue: 'q',
-      consumer: 'c',
-      observer: (event) => void events.push(event),
-    });
+    const { broker, events, acceptor, consumer } = heldConsumer('{"n":1}', 'not json');
     try {
       await waitUntil('the delivery offered', () => acceptor.offered.length === 1, 5_000);
       broker.restart();
