@@ -12,7 +12,12 @@ import { resolveConnectionOptions as rabbitConnection } from '../transports/rabb
 import { resolveConnectionOptions as kafkaConnection } from '../transports/kafka/src/connection';
 import { resolvePublisherOptions as sqsPublisher } from '../transports/sqs/src/options';
 
-const db = { query: async () => [], execute: async () => 0 } as unknown as SqlExecutor;
+// Every method ferry calls on an executor (EXECUTOR_METHODS): one without transaction() is refused as `db`.
+const db = {
+  query: async () => [],
+  execute: async () => 0,
+  transaction: async (work: (tx: unknown) => Promise<unknown>) => work(db),
+} as unknown as SqlExecutor;
 const publisher = { publish: async () => [] };
 
 function configError(work: () => unknown): FerryConfigError {
