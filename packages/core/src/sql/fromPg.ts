@@ -14,6 +14,7 @@ import { closedReason, pendingStatements } from './clientQueue';
 import { endablePool, releaseDestroyed } from './endConnection';
 import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
 import { lendClient } from './lentClient';
+import { connectUnlessEnded } from './poolConnect';
 import { answeredByServer } from './sqlState';
 import { preparedName } from './statementNames';
 import {
@@ -203,13 +204,22 @@ function refuseClosed(target: object, isPool: boolean, field: string): void {
  */
 function openTarget(target: Queryable, field: string): void {
   const reason = closedReason(target, isPool(target));
-  if (reason !== null) {
-    throw new FerryError(
-      'FERRY_CLOSED',
-      `${field}: ${reason}: it cannot run statements any more; use a new one`,
-      { details: { field } },
-    );
-  }
+  if (reason !== null) throw closedError(reason, field);
+}
+
+function closedError(reason: string, field: string): FerryError {
+  return new FerryError(
+    'FERRY_CLOSED',
+    `${field}: ${reason}: it cannot run statements any more; use a new one`,
+    {
+      details: { field },
+    },
+  );
+}
+
+/** A connection of the application's `pool` (given as `field`); FERRY_CLOSED once it is ended. */
+function connectionOf(pool: Pool, field: string): Promise<PoolClient> {
+  return connectUnlessEnded(pool, () => closedError('a node-postgres pool that was ended', field));
 }
 
 /**
@@ -229,7 +239,7 @@ export function pgTransactions(pool: Pool): TransactionAdapter<PoolClient> {
       } catch (error) {
         return Promise.reject(error);
       }
-      return onConnection(pool, work, options);
+      return onConnection(pool, 'pool', work, options);
     },
     bind: (client) => bind(client, true),
     ...(connections === undefined ? {} : { connections }),
@@ -265,7 +275,7 @@ function bind(target: Queryable, inTransaction: boolean, field?: string): SqlExe
   const run = (text: string, values: readonly unknown[], options: StatementOptions | undefined) => {
     if (field !== undefined) openTarget(target, field);
     const config = statement(text, [...values]);
-    if (options?.signal && isPool(target)) return onPooledClient(target, config, options.signal, options);
+    if (isPool(target)) return onPooledClient(target, field ?? 'pool', config, options ?? {});
     // One connection: no wait for a pooled one (StatementOptions.onConnecting).
     if (!isPool(target)) options?.onConnecting?.(false);
     return target.query(config);
@@ -282,7 +292,7 @@ function bind(target: Queryable, inTransaction: boolean, field?: string): SqlExe
       if (inTransaction) return work(executor);
       if (field !== undefined) openTarget(target, field);
       if (isPool(target)) {
-        return onConnection(target, (client) => work(bind(client, true)), options);
+        return onConnection(target, field ?? 'pool', (client) => work(bind(client, true)), options);
       }
       return onClient(target, work, options);
     },
@@ -291,7 +301,8 @@ function bind(target: Queryable, inTransaction: boolean, field?: string): SqlExe
 }
 
 /**
- * One statement on a connection of `pool` that ferry may give up on (`signal`): the connection is
+ * One statement on a connection of `pool` (pool.query's steps, but a wait for the connection fails
+ * once the pool is ended: connectionOf), that ferry may give up on (`signal`): the connection is
  * then destroyed, not returned to the pool (its answer may still come, or never), and the pool
  * opens a new one when it needs it. A connection that comes too late is handed straight back. As
  * pool.query does, the connection's `error` event (reset, terminated) is handled while it is
@@ -300,18 +311,18 @@ function bind(target: Queryable, inTransaction: boolean, field?: string): SqlExe
  */
 async function onPooledClient(
   pool: Pool,
+  field: string,
   config: QueryConfig,
-  signal: AbortSignal,
-  { onBackend, onConnecting }: StatementOptions,
+  { signal, onBackend, onConnecting }: StatementOptions,
 ): Promise<QueryResult> {
   onConnecting?.(true);
   let client: PoolClient;
   try {
-    client = await pool.connect();
+    client = await connectionOf(pool, field);
   } finally {
     onConnecting?.(false);
   }
-  if (signal.aborted) {
+  if (signal?.aborted) {
     client.release();
     throw signal.reason;
   }
@@ -327,7 +338,7 @@ async function onPooledClient(
     unanswered();
     releaseDestroyed(client, new Error('ferry stopped waiting for a statement on this connection'));
   };
-  signal.addEventListener('abort', destroy, { once: true });
+  signal?.addEventListener('abort', destroy, { once: true });
   let failed = false;
   try {
     return await Promise.race([client.query(config), connection.lost]);
@@ -336,7 +347,7 @@ async function onPooledClient(
     if (!destroyed && !answeredByServer(error)) unanswered();
     throw error;
   } finally {
-    signal.removeEventListener('abort', destroy);
+    signal?.removeEventListener('abort', destroy);
     connection.stop();
     // A connection being destroyed may still report its backend's end (ferry may end that backend:
     // outbox/abandonedClaims.ts); nobody listens to it any more, so that is not an unhandled error.
@@ -364,6 +375,7 @@ async function onPooledClient(
  */
 function onConnection<T>(
   pool: Pool,
+  field: string,
   work: (client: PoolClient) => Promise<T>,
   options: TransactionOptions,
 ): Promise<T> {
@@ -374,7 +386,7 @@ function onConnection<T>(
     return Promise.reject(error);
   }
   const open = async (inner: (client: PoolClient) => Promise<T>): Promise<T> => {
-    const client = await pool.connect();
+    const client = await connectionOf(pool, field);
     const connection = watchConnection(client);
     const lent = lendClient(client);
     const progress = { committing: false };

@@ -224,7 +224,8 @@ export function transactionDeadline(
  * Opens a transaction with `open`, giving up when it has not started within `maxWaitMs` (no
  * pooled connection): rejects with a retriable FERRY_DATABASE_UNAVAILABLE, and a transaction
  * that starts later throws at once, so it rolls back and hands its connection back. A `signal`
- * aborted already rejects with its reason: no connection is taken, nothing runs.
+ * aborted already rejects with its reason: no connection is taken, nothing runs; one aborted while
+ * the transaction waits for its connection gives the wait up the same way.
  */
 export function startWithin<TTx, T>(
   { maxWaitMs, signal }: TransactionOptions,
@@ -232,25 +233,34 @@ export function startWithin<TTx, T>(
   work: (tx: TTx) => Promise<T>,
 ): Promise<T> {
   if (signal?.aborted) return Promise.reject(signal.reason);
-  if (maxWaitMs === undefined) return open(work);
+  if (maxWaitMs === undefined && signal === undefined) return open(work);
   const late = () =>
     new FerryError('FERRY_DATABASE_UNAVAILABLE', `no connection for a transaction within ${maxWaitMs} ms`, {
       details: { maxWaitMs },
     });
   let state: 'waiting' | 'started' | 'abandoned' = 'waiting';
+  let reason: () => unknown = late;
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const abandon = (why: () => unknown): void => {
       if (state !== 'waiting') return;
       state = 'abandoned';
-      reject(late());
-    }, maxWaitMs);
-    open(async (tx) => {
-      if (state === 'abandoned') throw late();
-      state = 'started';
+      reason = why;
+      reject(why());
+    };
+    const timer = maxWaitMs === undefined ? undefined : setTimeout(() => abandon(late), maxWaitMs);
+    const onAbort = (): void => abandon(() => signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const stopWaiting = (): void => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    open(async (tx) => {
+      if (state === 'abandoned') throw reason();
+      state = 'started';
+      stopWaiting();
       return work(tx);
     })
       .then(resolve, reject)
-      .finally(() => clearTimeout(timer));
+      .finally(stopWaiting);
   });
 }
