@@ -167,6 +167,30 @@ describe('the PoolClient of a node-postgres handler', () => {
       idle.release();
     }
   });
+
+  // On HEAD end() closed the transaction's connection under ferry and resolved: the handler went
+  // on as if nothing had happened, and the failure came at ferry's completion, as a lost connection.
+  it('refuses end() in the handler: ferry ends the transaction and its connection, and the receipt is retried', async () => {
+    let refused: unknown;
+    const inbox = inboxOf('pg-ended', async (context) => {
+      await context.tx.query(INSERT, [context.receiptId, 'before the end']);
+      try {
+        await context.tx.end();
+      } catch (error) {
+        refused = error;
+        throw error;
+      }
+    });
+    const { record } = await inbox.accept(message({ consumer: 'pg-ended' }));
+    expect(await inbox.runOnce()).toMatchObject({ completed: 0, retried: 1 });
+    expect(refused).toMatchObject({ code: 'FERRY_TRANSACTION_MISUSE' });
+    expect(await businessCount(t, record.id)).toBe(0);
+    const [row] = await t.db.query<{ status: string }>(
+      'SELECT status FROM ferry_inbox_receipts WHERE id = $1::uuid',
+      [record.id],
+    );
+    expect(row?.status).toBe('RETRYABLE');
+  });
 });
 
 describe('a handler transaction on Kysely whose connection is lost', () => {
