@@ -3,10 +3,16 @@ import { FerryError } from '../errors';
 
 const ENDED = 'the transaction has ended: its client can no longer be used';
 
+/** `end()` on the lent client, refused as a query is after the transaction (refuseLater). */
+const endRefused = refuseLater(
+  'ferry ends the transaction and hands its connection back: a handler must not end() the client',
+);
+
 /**
  * The PoolClient a transaction's work gets (pgTransactions), standing for the connection ferry
  * checked out: `release()` is refused (ferry releases it when the transaction ends, so it never
- * goes back to the pool inside a BEGIN), and after `end()` every method is refused, so work that
+ * goes back to the pool inside a BEGIN), `end()` too (it would close the connection under ferry's
+ * transaction: a rejected promise, or its callback's error), and after `end()` every method is refused, so work that
  * keeps the client after returning cannot write outside its transaction, or inside the next one
  * on that connection. That holds for a method read during the transaction and kept (a repository
  * built with `client.query.bind(client)`): each one handed out checks, at every call, that the
@@ -20,6 +26,9 @@ export function lendClient(client: PoolClient): { client: PoolClient; end(): voi
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
       if (property === 'release') return refuse('ferry releases the transaction’s client when it ends');
+      // Ending the connection under ferry's transaction would fail its completion as if the
+      // application had ended the pool given to ferry (FERRY_CLOSED), not as this handler's misuse.
+      if (property === 'end') return endRefused;
       if (typeof value !== 'function') return value;
       if (ended) return refused;
       let method = handedOut.get(property);
