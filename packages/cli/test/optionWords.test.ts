@@ -263,3 +263,24 @@ describe('an empty value is refused, naming the option', () => {
     expect((await eventRow(failed)).status).toBe('FAILED');
   });
 });
+
+// Asking for help is answered whatever else the line holds (the operator is finding out how to
+// write it): on main `ferry help outbox retry --type ""` and `outbox retry --type "" --help` were
+// usage errors (exit 2) about the empty value. A help flag where a value was due (`--reason -h`,
+// `--cursor --help`) stays refused (above): it is read as the value forgotten, not as help.
+describe('help is answered despite a refused value', () => {
+  it.each([
+    ['help outbox retry --type ""', ['help', 'outbox', 'retry', '--type', '']],
+    ['outbox retry --type "" --help', ['outbox', 'retry', '--type', '', '--help']],
+    ['outbox retry --help --type=', ['outbox', 'retry', '--help', '--type=']],
+    ['outbox retry --type a --type b -h', ['outbox', 'retry', '--type', 'a', '--type', 'b', '-h']],
+  ])('%s prints the command help (exit 0)', async (_line, argv) => {
+    const failed = await insertEvent(ferry.test.db, { status: 'FAILED' });
+    const run = await bare(...argv);
+    expect({ code: run.code, help: (run.lines[0] ?? '').startsWith('Usage: ferry outbox retry ') }).toEqual({
+      code: 0,
+      help: true,
+    });
+    expect((await eventRow(failed)).status).toBe('FAILED');
+  });
+});
