@@ -17,6 +17,9 @@ import { Command, type Option, type ParseOptionsResult } from 'commander';
  *   documented (a wrapper script's default, then the operator's own);
  * - an empty value (`--type ""`, `--type=`: an unset shell variable), which no option takes.
  *
+ * Unless help is asked (the `help` command, or `--help` / `-h` in a flag's place, not where a value
+ * was due): the help is then printed, exit 0, whatever else the line holds.
+ *
  * The program checks the whole command line once, for the options of every command it names
  * (`ferry outbox list`: the program's, then list's), before it parses its own: a value such as
  * `-V` would otherwise print the version first. Commander's program pass reads every word, its
@@ -52,8 +55,20 @@ function isFlag(commands: readonly Command[], word: string): boolean {
   return word.startsWith('--') || (/^-[^-]/.test(word) && optionOf(commands, word) !== undefined);
 }
 
-function refuse(command: Command, option: Option, why: string, code: string): never {
+/** A refusal of checkValueOptions, given once the whole line is read (help may be asked). */
+interface Refusal {
+  readonly option: Option;
+  readonly why: string;
+  readonly code: string;
+}
+
+function refuse(command: Command, { option, why, code }: Refusal): never {
   command.error(`error: option '${option.flags}' ${why}`, { code, exitCode: 2 });
+}
+
+/** Whether `word`, in a flag's place (no option's value), asks for help: `--help`, `-h`. */
+function asksHelp(word: string): boolean {
+  return word === '--help' || word === '-h';
 }
 
 /** `--reason` and its value as one word (`--reason=-Vendor outage`), as every command reads it. */
@@ -70,9 +85,20 @@ function checkValueOptions(program: Command, argv: readonly string[]): string[] 
   const commands: Command[] = [program];
   const given = new Set<Option>();
   const parsed: string[] = [];
+  // The `help` command, or a help flag in a flag's place anywhere before `--`: the help is
+  // printed, whatever this check would refuse (the operator is finding out how to write the line).
+  let help = argv[0] === 'help';
+  let refusal: Refusal | undefined;
+  const refused = (found: Refusal): void => {
+    refusal ??= found;
+  };
   for (let i = 0; i < argv.length; i += 1) {
     const word = argv[i] as string;
-    if (word === '--') return [...parsed, ...argv.slice(i)];
+    if (word === '--') {
+      parsed.push(...argv.slice(i));
+      break;
+    }
+    if (asksHelp(word)) help = true;
     const current = commands[commands.length - 1] as Command;
     const sub = current.commands.find((c) => c.name() === word || c.aliases().includes(word));
     if (sub !== undefined) commands.push(sub);
@@ -86,29 +112,28 @@ function checkValueOptions(program: Command, argv: readonly string[]): string[] 
     }
     if (!inline) i += 1;
     if (!inline && isFlag(commands, value)) {
-      refuse(
-        program,
+      refused({
         option,
-        `argument missing (${value} is a flag; ${option.long}=${value} gives that text)`,
-        'commander.optionMissingArgument',
-      );
-    }
-    if (value === '')
-      refuse(
-        program,
+        why: `argument missing (${value} is a flag; ${option.long}=${value} gives that text)`,
+        code: 'commander.optionMissingArgument',
+      });
+    } else if (value === '') {
+      refused({
         option,
-        'argument is empty: give a value, or leave the option out',
-        'ferry.emptyOptionValue',
-      );
-    // The program's own options (connection settings: --database-url, --statement-timeout) keep
-    // the last, as documented: a wrapper script gives its default and the operator's own follows.
-    if (program.options.includes(option)) {
+        why: 'argument is empty: give a value, or leave the option out',
+        code: 'ferry.emptyOptionValue',
+      });
+    } else if (program.options.includes(option)) {
+      // The program's own options (connection settings: --database-url, --statement-timeout) keep
+      // the last, as documented: a wrapper script gives its default and the operator's own follows.
       parsed.push(...(inline ? [word] : [word, value]));
       continue;
+    } else if (given.has(option)) {
+      refused({ option, why: 'given twice: give it once', code: 'ferry.repeatedOption' });
     }
-    if (given.has(option)) refuse(program, option, 'given twice: give it once', 'ferry.repeatedOption');
     given.add(option);
     parsed.push(joined(option, value));
   }
-  return parsed;
+  if (refusal === undefined || help) return parsed;
+  refuse(program, refusal);
 }
