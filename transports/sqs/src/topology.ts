@@ -12,6 +12,7 @@ import {
   knownKeysOption,
   nonEmptyOption,
   type OptionKeys,
+  received,
   stripUrlCredentials,
 } from '@ferry/core/transport';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
@@ -52,6 +53,30 @@ export function deadLetterQueueName(name: string): string {
   return name.endsWith('.fifo') ? `${name.slice(0, -'.fifo'.length)}-dlq.fifo` : `${name}-dlq`;
 }
 
+/** SQS's largest `maxReceiveCount` of a redrive policy. */
+export const MAX_RECEIVE_COUNT = 1_000;
+
+/** SQS's queue name rule: 1 to 80 letters, digits, `-` and `_`, a FIFO queue's `.fifo` counted within the 80. */
+const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
+const MAX_QUEUE_NAME = 80;
+
+/**
+ * Why SQS would refuse `name` (FIFO: with `.fifo`) as a queue name, or null. `deadLetter`: the
+ * name is checked with the `<name>-dlq` name declareQueue makes of it too, which must be a
+ * queue name as well (76 characters at most), since its refusal would name a queue the spec never did.
+ */
+function queueNameFault(name: string, fifo: boolean, deadLetter: boolean): string | null {
+  const base = fifo ? name.slice(0, -'.fifo'.length) : name;
+  if (!QUEUE_NAME.test(base) || name.length > MAX_QUEUE_NAME) {
+    return `SQS takes 1 to ${MAX_QUEUE_NAME} letters, digits, - and _ as a queue name${fifo ? ' (.fifo counted)' : ''}, got ${received(name)}`;
+  }
+  const dead = deadLetterQueueName(name);
+  if (deadLetter && dead.length > MAX_QUEUE_NAME) {
+    return `the dead-letter queue declareQueue creates for it, ${dead}, would be ${dead.length} characters, over SQS's ${MAX_QUEUE_NAME}: at most ${MAX_QUEUE_NAME - (dead.length - name.length)} characters with deadLetter`;
+  }
+  return null;
+}
+
 export { isFifoQueue } from './queueUrl';
 
 /**
@@ -69,7 +94,11 @@ export async function declareQueue(connection: SqsConnection, spec: QueueSpec): 
   if (fifo !== isFifoQueue(spec.name)) {
     throw new FerryConfigError('name', 'a FIFO queue name must end in .fifo, and only a FIFO queue name may');
   }
-  if (spec.deadLetter) integerOption('deadLetter.maxReceiveCount', spec.deadLetter.maxReceiveCount, 1);
+  const nameFault = queueNameFault(spec.name, fifo, Boolean(spec.deadLetter));
+  if (nameFault !== null) throw new FerryConfigError('name', nameFault);
+  if (spec.deadLetter) {
+    integerOption('deadLetter.maxReceiveCount', spec.deadLetter.maxReceiveCount, 1, MAX_RECEIVE_COUNT);
+  }
   if (spec.visibilityTimeoutSeconds !== undefined) {
     integerOption('visibilityTimeoutSeconds', spec.visibilityTimeoutSeconds, 0, MAX_VISIBILITY_SECONDS);
   }

@@ -132,3 +132,54 @@ describe('declareQueue and deleteQueue leave no queue behind and find none missi
     },
   );
 });
+
+describe('declareQueue checks the spec against what SQS can ever take, before any request', () => {
+  const long = (length: number, suffix = ''): string =>
+    uniqueName('bounds').padEnd(length - suffix.length, 'x') + suffix;
+  test.each<[string, QueueSpec, string]>([
+    ['maxReceiveCount 0', { name: 'q', deadLetter: { maxReceiveCount: 0 } }, 'deadLetter.maxReceiveCount'],
+    ['maxReceiveCount 1001', { name: 'q', deadLetter: { maxReceiveCount: 1001 } }, 'deadLetter.maxReceiveCount'],
+    ['visibilityTimeoutSeconds 43201', { name: 'q', visibilityTimeoutSeconds: 43_201 }, 'visibilityTimeoutSeconds'],
+    ['a name of 81 characters', { name: long(81) }, 'name'],
+    ['a FIFO name of 81 characters with .fifo', { name: long(81, '.fifo') }, 'name'],
+    ['a name with a dot', { name: 'orders.v2' }, 'name'],
+    ['a name with a space', { name: 'my orders' }, 'name'],
+    ['a name ending in .fifo without its base', { name: '.fifo' }, 'name'],
+    ['a 77-character name with deadLetter (-dlq: 81)', { name: long(77), deadLetter: { maxReceiveCount: 3 } }, 'name'],
+    [
+      'a 77-character FIFO name with deadLetter (-dlq.fifo: 81)',
+      { name: long(77, '.fifo'), deadLetter: { maxReceiveCount: 3 } },
+      'name',
+    ],
+  ])('%s is FERRY_CONFIG_INVALID naming the option, not retriable', async (_, spec, option) => {
+    const requests = countRequests(connection, 'CreateQueueCommand');
+    const lookups = countRequests(connection, 'GetQueueUrlCommand');
+    try {
+      await expect(declareQueue(connection, spec)).rejects.toMatchObject({
+        code: 'FERRY_CONFIG_INVALID',
+        retriable: false,
+        option,
+      });
+      expect(requests.count() + lookups.count()).toBe(0);
+    } finally {
+      requests.stop();
+      lookups.stop();
+    }
+  });
+
+  it('takes the longest names and counts SQS takes (80 characters; 76 with deadLetter; 1000 receives)', async () => {
+    const specs: QueueSpec[] = [
+      { name: long(80) },
+      { name: long(80, '.fifo') },
+      { name: long(76), deadLetter: { maxReceiveCount: 1000 } },
+      { name: long(76, '.fifo'), deadLetter: { maxReceiveCount: 1 } },
+    ];
+    for (const spec of specs) {
+      const declared = await declareQueue(connection, spec);
+      const urls = [declared.queueUrl, ...(declared.deadLetterQueueUrl ? [declared.deadLetterQueueUrl] : [])];
+      await Promise.all(urls.map((url) => deleteQueue(connection, url)));
+      expect(declared.queueUrl.endsWith(spec.name)).toBe(true);
+      if (spec.deadLetter) expect(declared.deadLetterQueueUrl?.endsWith(deadLetterQueueName(spec.name))).toBe(true);
+    }
+  });
+});
