@@ -138,14 +138,26 @@ describe('declareQueue checks the spec against what SQS can ever take, before an
     uniqueName('bounds').padEnd(length - suffix.length, 'x') + suffix;
   test.each<[string, QueueSpec, string]>([
     ['maxReceiveCount 0', { name: 'q', deadLetter: { maxReceiveCount: 0 } }, 'deadLetter.maxReceiveCount'],
-    ['maxReceiveCount 1001', { name: 'q', deadLetter: { maxReceiveCount: 1001 } }, 'deadLetter.maxReceiveCount'],
-    ['visibilityTimeoutSeconds 43201', { name: 'q', visibilityTimeoutSeconds: 43_201 }, 'visibilityTimeoutSeconds'],
+    [
+      'maxReceiveCount 1001',
+      { name: 'q', deadLetter: { maxReceiveCount: 1001 } },
+      'deadLetter.maxReceiveCount',
+    ],
+    [
+      'visibilityTimeoutSeconds 43201',
+      { name: 'q', visibilityTimeoutSeconds: 43_201 },
+      'visibilityTimeoutSeconds',
+    ],
     ['a name of 81 characters', { name: long(81) }, 'name'],
     ['a FIFO name of 81 characters with .fifo', { name: long(81, '.fifo') }, 'name'],
     ['a name with a dot', { name: 'orders.v2' }, 'name'],
     ['a name with a space', { name: 'my orders' }, 'name'],
     ['a name ending in .fifo without its base', { name: '.fifo' }, 'name'],
-    ['a 77-character name with deadLetter (-dlq: 81)', { name: long(77), deadLetter: { maxReceiveCount: 3 } }, 'name'],
+    [
+      'a 77-character name with deadLetter (-dlq: 81)',
+      { name: long(77), deadLetter: { maxReceiveCount: 3 } },
+      'name',
+    ],
     [
       'a 77-character FIFO name with deadLetter (-dlq.fifo: 81)',
       { name: long(77, '.fifo'), deadLetter: { maxReceiveCount: 3 } },
@@ -179,7 +191,8 @@ describe('declareQueue checks the spec against what SQS can ever take, before an
       const urls = [declared.queueUrl, ...(declared.deadLetterQueueUrl ? [declared.deadLetterQueueUrl] : [])];
       await Promise.all(urls.map((url) => deleteQueue(connection, url)));
       expect(declared.queueUrl.endsWith(spec.name)).toBe(true);
-      if (spec.deadLetter) expect(declared.deadLetterQueueUrl?.endsWith(deadLetterQueueName(spec.name))).toBe(true);
+      if (spec.deadLetter)
+        expect(declared.deadLetterQueueUrl?.endsWith(deadLetterQueueName(spec.name))).toBe(true);
     }
   });
 });
