@@ -14,6 +14,21 @@ import {
   type SqlExecutor,
 } from '@ferry/core';
 
+/**
+ * The limit an acceptor keeps (InboxAcceptor.maxPayloadBytes), as core's Inbox measures it: UTF-8
+ * bytes of JSON.stringify(payload); the invalid result Inbox answers, or null within it.
+ */
+export function payloadTooLarge(input: InboxAcceptInput, maxPayloadBytes: number): InboxAcceptResult | null {
+  const payloadBytes = Buffer.byteLength(JSON.stringify(input.payload), 'utf8');
+  if (payloadBytes <= maxPayloadBytes) return null;
+  return {
+    kind: 'invalid',
+    code: 'FERRY_PAYLOAD_TOO_LARGE',
+    reason: `payload is ${payloadBytes} bytes; the limit is ${maxPayloadBytes}`,
+    rejectReason: 'payload_too_large',
+  };
+}
+
 export class PgTestAcceptor implements InboxAcceptor {
   readonly maxPayloadBytes: number;
   /** Sizes of every acceptMany call, in order (failed calls included). */
@@ -90,6 +105,11 @@ export class PgTestAcceptor implements InboxAcceptor {
       return await this.db.transaction(async (tx) => {
         const results: InboxAcceptResult[] = [];
         for (const input of inputs) {
+          const tooLarge = payloadTooLarge(input, this.maxPayloadBytes);
+          if (tooLarge !== null) {
+            results.push(tooLarge);
+            continue;
+          }
           const inserted = await tx.query<{ id: string }>(
             `INSERT INTO test_inbox (consumer, message_id, tenant_id, type, payload, headers)
              VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)

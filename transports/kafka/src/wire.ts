@@ -3,6 +3,7 @@ import {
   extractIdentity,
   messageIdFault,
   outboxHeaders,
+  oversizeBodyFault,
   parseJsonObjectBytes,
   putStorableHeader,
   readFerryHeaders,
@@ -182,12 +183,10 @@ export function decodeRecord(
   if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
   const tenant = resolveTenant(context.tenant ?? 'header', record, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
-  if (value.length > context.maxPayloadBytes) {
-    return invalid(
-      REJECT_REASONS.payloadTooLarge,
-      `value is ${value.length} bytes, over ${context.maxPayloadBytes}`,
-    );
-  }
+  // The limit itself is the inbox's, on the parsed payload: this spares parsing only a value no
+  // payload within it can be written as (whatever its escapes and whitespace).
+  const oversize = oversizeBodyFault(value, context.maxPayloadBytes);
+  if (oversize !== null) return invalid(REJECT_REASONS.payloadTooLarge, oversize);
   const body = parseJsonObjectBytes(value);
   if (!body.ok) return invalid(REJECT_REASONS.unparseableBody, body.detail);
   return {

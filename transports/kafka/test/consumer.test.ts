@@ -212,7 +212,8 @@ describe('attachKafkaConsumer: Kafka into a PostgreSQL inbox', () => {
         { value: 'not json', headers: { [FERRY_HEADERS.messageId]: 'bad-json' } },
         { value: '[1,2]', headers: { [FERRY_HEADERS.messageId]: 'an-array' } },
         {
-          value: 'x'.repeat(acceptor.maxPayloadBytes + 1),
+          // Over the limit as the inbox measures it (its JSON.stringify), not only as a value.
+          value: JSON.stringify({ big: 'x'.repeat(acceptor.maxPayloadBytes) }),
           headers: { [FERRY_HEADERS.messageId]: 'too-big' },
         },
       ],
@@ -239,6 +240,35 @@ describe('attachKafkaConsumer: Kafka into a PostgreSQL inbox', () => {
       [REJECT_REASONS.payloadTooLarge, '4'],
     ]);
     expect(dead[1]!.value).toBe('not json');
+  });
+
+  test("takes a payload within the inbox's maxPayloadBytes whose value is written with escapes and whitespace (review 84)", async () => {
+    const topic = await topicPair('escaped', 1);
+    const groupId = uniqueName('group');
+    const limit = acceptor.maxPayloadBytes;
+    // Python's json.dumps (ensure_ascii): `é` is 2 bytes in the payload, 6 (`\u00e9`) in the value.
+    const note = 'é'.repeat(Math.floor(limit / 4));
+    const python = `{"note": "${'\\u00e9'.repeat(note.length)}"}`;
+    // Pretty printed far beyond 6 × the limit: whitespace between tokens is not counted.
+    const pretty = `{${' \n'.repeat(4 * limit)}"n": 1}`;
+    expect(JSON.parse(python)).toEqual({ note });
+    expect(Buffer.byteLength(JSON.stringify({ note }))).toBeLessThan(limit);
+    expect(Buffer.byteLength(python)).toBeGreaterThan(limit);
+    expect(Buffer.byteLength(pretty)).toBeGreaterThan(6 * limit);
+    await raw.send({
+      topic,
+      messages: [
+        { value: python, headers: { [FERRY_HEADERS.messageId]: 'python-1' } },
+        { value: pretty, headers: { [FERRY_HEADERS.messageId]: 'pretty-1' } },
+      ],
+    });
+    await start(topic, groupId, 'escaped');
+
+    await waitFor(
+      () => fullyCommitted(groupId, topic),
+      () => 'group did not commit past the escaped records',
+    );
+    expect((await acceptor.rows('escaped')).map((row) => row.messageId)).toEqual(['python-1', 'pretty-1']);
   });
 
   test('does not commit past an invalid record until the dead-letter topic took it', async () => {

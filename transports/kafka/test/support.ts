@@ -4,6 +4,7 @@ import { Pool } from 'pg';
 import type { Consumer, KafkaMessage } from 'kafkajs';
 import { FerryError, type InboxAcceptInput, type InboxAcceptResult, type InboxAcceptor } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { payloadTooLarge } from '../../../test-support/pgAcceptor';
 import {
   KafkaConnection,
   KafkaPublisher,
@@ -397,6 +398,11 @@ export class PgTestAcceptor implements InboxAcceptor {
     try {
       await client.query('BEGIN');
       for (const input of inputs) {
+        const tooLarge = payloadTooLarge(input, this.maxPayloadBytes);
+        if (tooLarge !== null) {
+          results.push(tooLarge);
+          continue;
+        }
         const inserted = await client.query<{ seq: string }>(
           `INSERT INTO received (consumer, message_id, tenant_id, type, payload, headers)
            VALUES ($1, $2, $3, $4, $5, $6)

@@ -52,7 +52,10 @@ export interface RabbitConsumerOptions extends WorkQueueTopology {
    * dead-lettered as `tenant_mismatch`) or `(message) => string | null`.
    */
   tenant?: TenantSource<Message>;
-  /** Bodies above this are dead-lettered. Default: the acceptor's maxPayloadBytes. */
+  /**
+   * Payloads above this (UTF-8 bytes of JSON.stringify, as the inbox measures) are dead-lettered.
+   * Default: the acceptor's maxPayloadBytes.
+   */
   maxPayloadBytes?: number;
   /** Accepted content types (parameters ignored). Default ['application/json']. */
   contentTypes?: readonly string[];

@@ -4,6 +4,7 @@ import {
   extractIdentity,
   messageIdFault,
   nonEmptyValue,
+  oversizeBodyFault,
   parseJsonObjectBytes,
   putStorableHeader,
   readFerryHeaders,
@@ -109,12 +110,10 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   }
   const idFault = messageIdFault(messageId);
   if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
-  if (message.content.length > options.maxPayloadBytes) {
-    return invalid(
-      REJECT_REASONS.payloadTooLarge,
-      `body is ${message.content.length} bytes; the limit is ${options.maxPayloadBytes}`,
-    );
-  }
+  // Spares parsing only a body no payload within the limit can be written as (its escapes and
+  // whitespace); the limit itself is measured on the parsed payload, below.
+  const oversize = oversizeBodyFault(message.content, options.maxPayloadBytes);
+  if (oversize !== null) return invalid(REJECT_REASONS.payloadTooLarge, oversize);
   const contentType = message.properties.contentType?.split(';')[0]?.trim().toLowerCase();
   if (contentType === undefined || contentType === '') {
     if (!options.acceptMissingContentType) {
@@ -136,6 +135,8 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
     const detail = encoding === undefined ? body.detail : `${body.detail} (content encoding ${encoding})`;
     return invalid(REJECT_REASONS.unparseableBody, detail);
   }
+  const payloadFault = payloadSizeFault(message.content, body.payload, options.maxPayloadBytes);
+  if (payloadFault !== null) return invalid(REJECT_REASONS.payloadTooLarge, payloadFault);
   const tenantId = tenant.tenantId;
   return {
     ok: true,
@@ -149,6 +150,17 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
       system: RABBITMQ_SYSTEM,
     },
   };
+}
+
+/**
+ * Why the payload is over `maxPayloadBytes` as the inbox measures it (UTF-8 bytes of
+ * JSON.stringify), or null. Measured only for a body over it in bytes: a body within it is
+ * taken as within it (the acceptor measures its payload again against its own limit).
+ */
+function payloadSizeFault(content: Buffer, payload: unknown, maxPayloadBytes: number): string | null {
+  if (content.length <= maxPayloadBytes) return null;
+  const bytes = Buffer.byteLength(JSON.stringify(payload), 'utf8');
+  return bytes > maxPayloadBytes ? `payload is ${bytes} bytes; the limit is ${maxPayloadBytes}` : null;
 }
 
 /** The delivery's headers that are storable text, without the transport's own (putStorableHeader). */

@@ -128,6 +128,45 @@ describe('attachRabbitConsumer', () => {
     await waitFor('nothing unacked', async () => ((await unackedCount(f.queue)) === 0 ? true : undefined));
   });
 
+  it('measures maxPayloadBytes on the payload as the inbox does, never on its escaped or indented body (review 84)', async () => {
+    const limit = 1_024;
+    await attach({ maxPayloadBytes: limit });
+    const json = { contentType: 'application/json' };
+    // Python's json.dumps (ensure_ascii): `é` is 2 bytes in the payload, 6 (`\u00e9`) in the body.
+    const note = 'é'.repeat(300);
+    const python = `{"note": "${'\\u00e9'.repeat(note.length)}"}`;
+    expect(JSON.parse(python)).toEqual({ note });
+    expect(Buffer.byteLength(JSON.stringify({ note }))).toBeLessThan(limit);
+    expect(Buffer.byteLength(python)).toBeGreaterThan(limit);
+    rawPublish(python, { messageId: 'python-1', ...json });
+    // Indented far beyond 6 × the limit: whitespace between tokens is not counted.
+    rawPublish(`{${'\n  '.repeat(3 * limit)}"n": 1}`, { messageId: 'pretty-1', ...json });
+    // Over the limit as a payload, within 6 × it as a body: parsed, then measured.
+    rawPublish(JSON.stringify({ big: 'x'.repeat(limit) }), { messageId: 'over-1', ...json });
+    // Over 6 × the limit without whitespace: refused unparsed.
+    rawPublish(JSON.stringify({ big: 'x'.repeat(6 * limit) }), { messageId: 'far-over-1', ...json });
+
+    const dead = await deadLetters(2);
+    expect(
+      Object.fromEntries(
+        dead.map((m) => [
+          m.properties.messageId,
+          [
+            m.properties.headers?.[FERRY_HEADERS.rejectReason],
+            String(m.properties.headers?.['x-ferry-reject-detail']),
+          ],
+        ]),
+      ),
+    ).toEqual({
+      'over-1': ['payload_too_large', expect.stringMatching(/^payload is 1034 bytes; the limit is 1024/)],
+      'far-over-1': [
+        'payload_too_large',
+        expect.stringMatching(/without whitespace between tokens: over 6 × the limit 1024/),
+      ],
+    });
+    await f.expectStoredOnce(['python-1', 'pretty-1']);
+  });
+
   it('takes identity from the AMQP messageId, then from the configured extractor', async () => {
     await attach({ identity: (m) => (m.properties.headers?.['legacy-id'] as string | undefined) ?? null });
     rawPublish('{"a":1}', { messageId: 'amqp-id', contentType: 'application/json' });

@@ -6,6 +6,7 @@ import {
   extractIdentity,
   ferryHeaderValues,
   messageIdFault,
+  oversizeBodyFault,
   parseJsonObjectBody,
   putStorableHeader,
   readFerryHeaders,
@@ -182,13 +183,10 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
   const idFault = messageIdFault(messageId);
   if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
   const body = message.Body ?? '';
-  const bytes = Buffer.byteLength(body, 'utf8');
-  if (bytes > options.maxPayloadBytes) {
-    return invalid(
-      REJECT_REASONS.payloadTooLarge,
-      `body is ${bytes} bytes; the limit is ${options.maxPayloadBytes}`,
-    );
-  }
+  // The limit itself is the acceptor's, on the parsed payload: this spares parsing only a body no
+  // payload within it can be written as (whatever its escapes and whitespace).
+  const oversize = oversizeBodyFault(body, options.maxPayloadBytes);
+  if (oversize !== null) return invalid(REJECT_REASONS.payloadTooLarge, oversize);
   const tenant = resolveTenant(options.tenant, message, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
   const parsed = parseJsonObjectBody(body);

@@ -1,0 +1,61 @@
+import fc from 'fast-check';
+import { MAX_BYTES_PER_PAYLOAD_BYTE, oversizeBodyFault } from './bodyBound';
+
+/** `value` as JSON with every UTF-16 unit of every string (keys too) written as a `\uXXXX` escape. */
+function escapedJson(value: unknown, indent: number, depth = 0): string {
+  const escape = (text: string): string =>
+    `"${Array.from({ length: text.length }, (_, i) => `\\u${text.charCodeAt(i).toString(16).padStart(4, '0')}`).join('')}"`;
+  const line = indent > 0 ? `\n${' '.repeat(indent * (depth + 1))}` : '';
+  const close = indent > 0 ? `\n${' '.repeat(indent * depth)}` : '';
+  if (typeof value === 'string') return escape(value);
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    return `[${value.map((v) => line + escapedJson(v, indent, depth + 1)).join(',')}${close}]`;
+  }
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return '{}';
+    const members = entries.map(([k, v]) => `${line}${escape(k)}: ${escapedJson(v, indent, depth + 1)}`);
+    return `{${members.join(',')}${close}}`;
+  }
+  return JSON.stringify(value);
+}
+
+describe('oversizeBodyFault', () => {
+  it('never refuses a payload within the limit, whatever escapes and whitespace its body is written with', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue()),
+        fc.integer({ min: 0, max: 10 }),
+        fc.boolean(),
+        (payload, indent, bytes) => {
+          const limit = Buffer.byteLength(JSON.stringify(payload), 'utf8');
+          const body = `\uFEFF${escapedJson(payload, indent)}\n\n`;
+          expect(JSON.parse(body.slice(1))).toEqual(JSON.parse(JSON.stringify(payload)));
+          expect(oversizeBodyFault(bytes ? Buffer.from(body, 'utf8') : body, limit)).toBeNull();
+        },
+      ),
+    );
+  });
+
+  it('takes every character escaped, at the bound exactly', () => {
+    const payload = { a: 'x'.repeat(100) };
+    const limit = Buffer.byteLength(JSON.stringify(payload));
+    const body = escapedJson(payload, 0);
+    // Every byte of the compact text but the structure (`{`, `:`, `}` and the quotes) is 6 in the body.
+    expect(Buffer.byteLength(body)).toBeGreaterThan(5 * limit);
+    expect(oversizeBodyFault(body, limit)).toBeNull();
+    expect(
+      oversizeBodyFault('{"a":"' + 'x'.repeat(MAX_BYTES_PER_PAYLOAD_BYTE * limit) + '"}', limit),
+    ).toMatch(/^body is \d+ bytes, \d+ without whitespace between tokens: over 6 × the limit \d+/);
+  });
+
+  it('does not count whitespace inside strings as insignificant', () => {
+    const body = JSON.stringify({ a: ' '.repeat(700) });
+    expect(oversizeBodyFault(body, 100)).toMatch(/over 6 × the limit 100/);
+    expect(oversizeBodyFault(Buffer.from(body), 100)).toMatch(/over 6 × the limit 100/);
+    expect(oversizeBodyFault(`{"a": "\\"${' '.repeat(700)}"}`, 100)).toMatch(/over 6 × the limit 100/);
+    // The same whitespace between tokens is not counted.
+    expect(oversizeBodyFault(`{${' '.repeat(700)}"a":1}`, 100)).toBeNull();
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * The most UTF-8 bytes a JSON text spends on one byte of its value's compact text
+ * (JSON.stringify, what an acceptor's `maxPayloadBytes` measures): an ASCII character written as
+ * a `\u0041` escape, as a JSON writer may write any character of a string (`é`: 2 bytes, 6 as
+ * `\u00e9`; an astral character: 4, 12 as two escapes; `\"`: 2, 6 as `\u0022`).
+ */
+export const MAX_BYTES_PER_PAYLOAD_BYTE = 6;
+
+const SPACE = 0x20;
+const TAB = 0x09;
+const LF = 0x0a;
+const CR = 0x0d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+/** A leading byte order mark: 3 bytes in UTF-8, one code unit in a string. */
+const BOM = 0xfeff;
+
+/**
+ * Why a message body is too large to be worth parsing for a payload limit of `maxPayloadBytes`,
+ * or null. It is never stricter than the limit itself, which is the acceptor's, on the parsed
+ * payload (UTF-8 bytes of JSON.stringify): it only spares parsing a body no payload within the
+ * limit can be written as. That is a body whose JSON text, without the whitespace between tokens
+ * and a leading byte order mark, is over MAX_BYTES_PER_PAYLOAD_BYTE × `maxPayloadBytes`: every
+ * string of it written with escapes stays within that, and whitespace (pretty printing, any
+ * indentation) is not counted. Only repeated keys (JSON.parse keeps the last) or padded numbers
+ * (`1.000…0`) could make a payload within the limit longer; those are refused unparsed.
+ * `body`: the text (SQS) or its bytes (RabbitMQ, Kafka): the characters counted are ASCII, which
+ * UTF-8 never uses inside a multi-byte character.
+ */
+export function oversizeBodyFault(body: string | Uint8Array, maxPayloadBytes: number): string | null {
+  const bound = MAX_BYTES_PER_PAYLOAD_BYTE * maxPayloadBytes;
+  const bytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
+  if (bytes <= bound) return null;
+  const significant = bytes - insignificantBytes(body);
+  if (significant <= bound) return null;
+  return `body is ${bytes} bytes, ${significant} without whitespace between tokens: over ${MAX_BYTES_PER_PAYLOAD_BYTE} × the limit ${maxPayloadBytes}, longer than any payload within it written with escapes`;
+}
+
+/** Bytes of `body` that are no part of its value: whitespace outside strings and a leading byte order mark. */
+function insignificantBytes(body: string | Uint8Array): number {
+  const text = typeof body === 'string';
+  let count = 0;
+  let start = 0;
+  if (text ? body.charCodeAt(0) === BOM : body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) {
+    count = 3;
+    start = text ? 1 : 3;
+  }
+  let inString = false;
+  let escaped = false;
+  for (let i = start; i < body.length; i += 1) {
+    const c = text ? body.charCodeAt(i) : body[i]!;
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === BACKSLASH) escaped = true;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) {
+      inString = true;
+    } else if (c === SPACE || c === TAB || c === LF || c === CR) {
+      count += 1;
+    }
+  }
+  return count;
+}
