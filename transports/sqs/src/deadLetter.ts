@@ -5,11 +5,11 @@ import {
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS, FerryConfigError, type FerryError } from '@ferry/core';
-import { setOwnProperty } from '@ferry/core/transport';
+import { deadLetterIdentity, setOwnProperty } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { errorName, transportError } from './errors';
 import { isFifoQueue } from './queueUrl';
-import { WIRE_ATTRIBUTES, messageSize, sqsText, type Attributes } from './wire';
+import { WIRE_ATTRIBUTES, attributeTextFault, messageSize, sqsText, type Attributes } from './wire';
 
 /** Carries the human-readable detail beside the reason code of `x-ferry-reject-reason`. */
 export const REJECT_DETAIL_ATTRIBUTE = 'x-ferry-reject-detail';
@@ -117,7 +117,7 @@ function deadLetterEntry(
     setOwnProperty(attributes, name, value);
     bytes += size;
   };
-  const [ferry, others] = copiedAttributes(item.message.MessageAttributes ?? {});
+  const [ferry, others] = copiedAttributes(withIdentity(item));
   for (const [name, value] of ferry) put(name, value);
   put(FERRY_HEADERS.rejectReason, { DataType: 'String', StringValue: sqsText(item.reason) });
   for (const [name, value] of others) put(name, value);
@@ -136,6 +136,22 @@ function deadLetterEntry(
         }
       : {}),
   };
+}
+
+/**
+ * The original attributes, plus `x-ferry-message-id` holding the identity the consumer used when
+ * the original had none (its SQS MessageId or the extracted id: deadLetterIdentity), which
+ * copiedAttributes then ranks first: a copy made twice (its delete failed) is one receipt once the
+ * dead-letter queue is drained by a ferry consumer.
+ */
+function withIdentity(item: DeadLetterItem): Attributes {
+  const attributes = item.message.MessageAttributes ?? {};
+  const name = FERRY_HEADERS.messageId;
+  const id = deadLetterIdentity(item.messageId, Object.hasOwn(attributes, name));
+  if (id === null) return attributes;
+  const identity = { [name]: { DataType: 'String', StringValue: id } };
+  // An id holding what SQS does not take (U+FFFF) would fail the copy's whole request.
+  return attributeTextFault(identity) === null ? { ...attributes, ...identity } : attributes;
 }
 
 /** The longest prefix of `text` (whole code points) of at most `maxBytes` UTF-8 bytes. */

@@ -7,7 +7,11 @@
  * log. A copy never exceeds what SQS takes, also for a source message of exactly 256 KiB.
  */
 import { describe, expect, it, jest } from '@jest/globals';
-import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import {
+  SendMessageBatchCommand,
+  type Message,
+  type SendMessageBatchRequestEntry,
+} from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS, FerryConfigError } from '@ferry/core';
 import {
   REJECT_DETAIL_ATTRIBUTE,
@@ -250,6 +254,40 @@ describe('SQS dead-letter queue checks', () => {
     expect(kept.sort()).toEqual(ids.map((id, m) => [id, `tenant-${m}`, true, true]).sort());
     expect(events.filter((e) => e.type === 'error')).toEqual([]);
   });
+
+  it.each([
+    ['its SQS MessageId', undefined],
+    [
+      "the identity extractor's id",
+      { identity: (m: Message) => `legacy-${m.MessageAttributes?.a0?.StringValue}` },
+    ],
+  ])(
+    'writes the identity the consumer used (%s) as x-ferry-message-id into a copy of a message without one, within 10 attributes (review 84)',
+    async (_, extra) => {
+      const acceptor = await f.freshAcceptor();
+      const { queueUrl } = await f.queues.declareBare({ name: uniqueName('idless') });
+      const { queueUrl: deadUrl } = await f.queues.declareBare({ name: uniqueName('idless-dead') });
+      // SQS's 10 attributes, all the producer's own: the identity still takes a place in the copy.
+      const attributes = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`a${i}`, `value ${i}`]));
+      await sendRaw(f.connection, queueUrl, 'not json', attributes);
+      const { consumer, events } = attach(acceptor, {
+        queueUrl,
+        deadLetter: { mode: 'queue', queueUrl: deadUrl },
+        ...extra,
+      });
+      await consumer.ready();
+
+      const [dead] = await receiveAtLeast(f.connection, deadUrl, 1, 30_000);
+      const used = events.flatMap((e) => (e.type === 'dead-lettered' ? [e.messageId] : []));
+      const copied = dead!.MessageAttributes ?? {};
+      expect(used).toHaveLength(1);
+      expect(used[0]).toEqual(extra ? 'legacy-value 0' : expect.stringMatching(/^[0-9a-f-]{36}$/));
+      expect(copied[FERRY_HEADERS.messageId]?.StringValue).toBe(used[0]);
+      expect(copied[FERRY_HEADERS.rejectReason]?.StringValue).toBe('unparseable_body');
+      expect(Object.keys(copied).length).toBeLessThanOrEqual(10);
+      expect(events.filter((e) => e.type === 'error')).toEqual([]);
+    },
+  );
 
   it('dead-letters a message with attributes named __proto__ and constructor; the copy keeps what was read', async () => {
     const acceptor = await f.freshAcceptor();

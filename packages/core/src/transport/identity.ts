@@ -52,3 +52,18 @@ export function messageIdFault(messageId: string): string | null {
   const fault = identifierFault(messageId) ?? reservedIdFault(messageId);
   return fault === null ? null : `message id ${JSON.stringify(messageId.slice(0, 64))} ${fault}`;
 }
+
+/**
+ * The identity a dead-letter copy must carry as ferry's `x-ferry-message-id`, or null. A message
+ * without that header of its own was known by the broker's id (SQS MessageId, Kafka
+ * topic-partition-offset) or by what the identity extractor read: the copy, a new message in
+ * another queue or topic, keeps neither, and a ferry consumer draining the dead-letter queue would
+ * take each copy of one message (one made twice when its source was not acked) as a message of
+ * its own. With the consumer's identity in the header, which every consumer reads before any
+ * other, the copies are one receipt. Null when the message had the header (copied as it is), or
+ * no identity acceptance takes (messageIdFault).
+ */
+export function deadLetterIdentity(messageId: string | null, hasFerryHeader: boolean): string | null {
+  if (messageId === null || hasFerryHeader) return null;
+  return messageIdFault(messageId) === null ? messageId : null;
+}

@@ -85,7 +85,7 @@ export {
   type HeldAcceptance,
   type SettleAnswered,
 } from './hold';
-export { extractIdentity, messageIdFault, type ExtractedIdentity } from './identity';
+export { deadLetterIdentity, extractIdentity, messageIdFault, type ExtractedIdentity } from './identity';
 export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolution } from './tenant';
 export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
 export { MAX_BYTES_PER_PAYLOAD_BYTE, oversizeBodyFault } from './bodyBound';
