@@ -320,6 +320,31 @@ describe('attachKafkaConsumer: Kafka into a PostgreSQL inbox', () => {
     ]);
   });
 
+  test("a dead-letter copy of a record without ferry's message-id header carries the identity the consumer used (review 84)", async () => {
+    const topic = await topicPair('foreign-dead', 1);
+    const groupId = uniqueName('group');
+    await raw.send({
+      topic,
+      messages: [
+        { value: 'not json' },
+        { value: 'not json', headers: { [FERRY_HEADERS.messageId]: 'ferry-1' } },
+      ],
+    });
+    await start(topic, groupId, 'foreign-dead', { identity: topicPartitionOffsetIdentity });
+
+    await waitFor(
+      () => fullyCommitted(groupId, topic),
+      () => 'group did not commit past the invalid records',
+    );
+    // topic-partition-offset names the source record; its copy in the dead-letter topic is at
+    // another, so without the header a drain would take each copy as a record of its own.
+    const dead = await readBack(connection, `${topic}.dlq`, 2);
+    expect(dead.map((record) => record.headers[FERRY_HEADERS.messageId])).toEqual([
+      `${topic}-0-0`,
+      'ferry-1',
+    ]);
+  });
+
   test('close() during acceptance commits the chunk it finished: the next member of the group re-reads none of the accepted records', async () => {
     const topic = await topicPair('close-commit', 1);
     const groupId = uniqueName('group');

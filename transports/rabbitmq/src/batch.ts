@@ -26,7 +26,7 @@ import { publishWithConfirm, type ConfirmResult } from './confirm';
 import type { CopyChannel } from './copyChannel';
 import { copyOptions, DROPPED_HEADERS, shortString } from './copyOptions';
 import { negotiatedFrameMax } from './headerTable';
-import { decodeDelivery, type DecodeOptions } from './delivery';
+import { deadLetterIdentityHeader, decodeDelivery, type DecodeOptions } from './delivery';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { deliveredAs, ORIGIN_HEADERS, tierFor, tierQueueName, trustedTransportAttempts } from './retryTiers';
 import type { WorkQueueNames } from './topology';
@@ -281,6 +281,7 @@ export class DeliverySettler {
       `ferry.rabbitmq: dead-lettering a delivery (${reason})`,
     );
     const copied = await this.copyTo(entry, this.o.names.deadLetterExchange, copyRoutingKey(message), {
+      ...deadLetterIdentityHeader(message, messageId),
       [FERRY_HEADERS.rejectReason]: reason,
       'x-ferry-reject-detail': detail.slice(0, 1_000),
     });

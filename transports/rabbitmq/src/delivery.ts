@@ -1,6 +1,7 @@
 import type { Message } from 'amqplib';
-import type { InboxAcceptInput } from '@ferry/core';
+import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
 import {
+  deadLetterIdentity,
   extractIdentity,
   messageIdFault,
   nonEmptyValue,
@@ -161,6 +162,19 @@ function payloadSizeFault(content: Buffer, payload: unknown, maxPayloadBytes: nu
   if (content.length <= maxPayloadBytes) return null;
   const bytes = Buffer.byteLength(JSON.stringify(payload), 'utf8');
   return bytes > maxPayloadBytes ? `payload is ${bytes} bytes; the limit is ${maxPayloadBytes}` : null;
+}
+
+/**
+ * ferry's message-id header for the dead-letter copy of `message`, holding the identity the
+ * consumer used when the delivery had no such header (the AMQP messageId, also kept as the copy's
+ * property, or the extractor's id, which read what the copy does not keep: its exchange, a header
+ * left out of a full table): deadLetterIdentity. Empty when it had one, or for an id amqplib
+ * decoded lossily (the consumer refused it).
+ */
+export function deadLetterIdentityHeader(message: Message, messageId: string | null): Record<string, string> {
+  const headers = message.properties.headers ?? {};
+  const id = deadLetterIdentity(messageId, Object.hasOwn(headers, FERRY_HEADERS.messageId));
+  return id === null || maybeLossy(id) ? {} : { [FERRY_HEADERS.messageId]: id };
 }
 
 /** The delivery's headers that are storable text, without the transport's own (putStorableHeader). */

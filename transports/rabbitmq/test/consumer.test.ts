@@ -167,6 +167,25 @@ describe('attachRabbitConsumer', () => {
     await f.expectStoredOnce(['python-1', 'pretty-1']);
   });
 
+  it('writes the identity the consumer used into the dead-letter copy as x-ferry-message-id (review 84)', async () => {
+    await attach({ identity: (m) => (m.properties.headers?.['legacy-id'] as string | undefined) ?? null });
+    const json = { contentType: 'application/json' };
+    rawPublish('{not json', { headers: { 'legacy-id': 'legacy-9' }, ...json });
+    rawPublish('{not json', { messageId: 'amqp-9', ...json });
+    rawPublish('{not json', {
+      messageId: 'ignored',
+      headers: { [FERRY_HEADERS.messageId]: 'ferry-9' },
+      ...json,
+    });
+
+    const dead = await deadLetters(3);
+    expect(dead.map((m) => String(m.properties.headers?.[FERRY_HEADERS.messageId])).sort()).toEqual([
+      'amqp-9',
+      'ferry-9',
+      'legacy-9',
+    ]);
+  });
+
   it('takes identity from the AMQP messageId, then from the configured extractor', async () => {
     await attach({ identity: (m) => (m.properties.headers?.['legacy-id'] as string | undefined) ?? null });
     rawPublish('{"a":1}', { messageId: 'amqp-id', contentType: 'application/json' });
