@@ -1,4 +1,4 @@
-import { extractIdentity } from './identity';
+import { deadLetterIdentity, extractIdentity } from './identity';
 
 /**
  * An application's extractor may be `async` by mistake: its answer is a Promise, which costs the
@@ -17,5 +17,19 @@ describe('extractIdentity', () => {
     // Jest fails the test on an unhandled rejection, reported once the microtasks have drained.
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
+  });
+});
+
+describe('deadLetterIdentity', () => {
+  it('is the identity the consumer used when the message had no ferry header of its own', () => {
+    expect(deadLetterIdentity('sqs-message-id', false)).toBe('sqs-message-id');
+    expect(deadLetterIdentity('sqs-message-id', true)).toBeNull();
+    expect(deadLetterIdentity(null, false)).toBeNull();
+  });
+
+  it('is never an id acceptance refuses', () => {
+    expect(deadLetterIdentity('ferry:replay-1', false)).toBeNull();
+    expect(deadLetterIdentity('a\nb', false)).toBeNull();
+    expect(deadLetterIdentity('   ', false)).toBeNull();
   });
 });
