@@ -14,6 +14,7 @@ import {
   extractIdentity,
   messageIdFault,
   nonEmptyValue,
+  oversizeBodyFault,
   parseJsonObjectBytes,
   putStorableHeader,
   readFerryHeaders,
@@ -329,11 +330,11 @@ function decode(
   const idFault = messageIdFault(messageId);
   if (idFault !== null)
     return { messageId, reason: TRANSPORT_REJECT_REASONS.missingIdentity, detail: idFault };
-  if (delivery.body.length > maxPayloadBytes) {
-    // The detail RabbitMQ's and SQS's consumers give it.
-    const detail = `body is ${delivery.body.length} bytes; the limit is ${maxPayloadBytes}`;
-    return { messageId, reason: TRANSPORT_REJECT_REASONS.payloadTooLarge, detail };
-  }
+  // As the transports do: the limit is the acceptor's, on the parsed payload; only a body no
+  // payload within it can be written as is refused unparsed.
+  const oversize = oversizeBodyFault(delivery.body, maxPayloadBytes);
+  if (oversize !== null)
+    return { messageId, reason: TRANSPORT_REJECT_REASONS.payloadTooLarge, detail: oversize };
   const tenant = resolveTenant(options.tenant, delivery, ferry.tenantId);
   if (!tenant.ok) return { messageId, reason: tenant.reason, detail: tenant.detail };
   const body = parseJsonObjectBytes(delivery.body);

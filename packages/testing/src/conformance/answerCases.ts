@@ -17,7 +17,7 @@ export interface AnswerContext {
   expectNothingHeld(): Promise<void>;
 }
 
-/** The acceptor's limit in the payload case, and a body twice over it. */
+/** The acceptor's limit in the payload case. */
 const SMALL_LIMIT_BYTES = 1_024;
 
 /**
@@ -53,22 +53,32 @@ export function registerAnswerCases(context: AnswerContext): void {
     await context.expectNothingHeld();
   });
 
-  it("dead-letters a body over the inbox's maxPayloadBytes as payload_too_large; accepts its neighbour", async () => {
+  it("dead-letters a payload over the inbox's maxPayloadBytes as payload_too_large, measured on the payload, never on its escaped body; accepts its neighbours", async () => {
     const transport = context.transport();
     const small = new MemoryAcceptor(SMALL_LIMIT_BYTES);
+    // Over 6 × the limit without whitespace: more than any payload within it written with escapes.
+    const far = 'x'.repeat(7 * SMALL_LIMIT_BYTES);
+    await transport.publishRaw({ body: JSON.stringify({ far }), messageId: 'conformance-too-large' });
+    // Over the limit as a payload, within 6 × it as a body: measured on the parsed payload.
     const filler = 'x'.repeat(2 * SMALL_LIMIT_BYTES);
-    await transport.publishRaw({ body: JSON.stringify({ filler }), messageId: 'conformance-too-large' });
+    await transport.publishRaw({ body: JSON.stringify({ filler }), messageId: 'conformance-over' });
+    // Within the limit as a payload, over it as a body: `é` written `\u00e9`, as Python's json.dumps does.
+    const escaped = `{"note": "${'\\u00e9'.repeat(SMALL_LIMIT_BYTES / 4)}"}`;
+    await transport.publishRaw({ body: escaped, messageId: 'conformance-escaped' });
     await transport.publishRaw({ body: '{"n":1}', messageId: 'conformance-small' });
     await context.attach(small);
-    const dead = await context.deadLettersAtLeast(1, 'the large delivery dead-lettered');
-    expect(dead).toEqual([{ messageId: 'conformance-too-large', reason: 'payload_too_large' }]);
+    const dead = await context.deadLettersAtLeast(2, 'the large deliveries dead-lettered');
+    expect([...dead].sort((a, b) => (a.messageId ?? '').localeCompare(b.messageId ?? ''))).toEqual([
+      { messageId: 'conformance-over', reason: 'payload_too_large' },
+      { messageId: 'conformance-too-large', reason: 'payload_too_large' },
+    ]);
     await waitUntil(
-      'the small neighbour accepted',
-      () => (small.accepted.includes('conformance-small') ? true : undefined),
+      'the neighbours accepted',
+      () => (small.accepted.length >= 2 ? true : undefined),
       context.timeoutMs,
     );
-    expect(small.accepted).toEqual(['conformance-small']);
-    // Measured by the transport against the inbox's maxPayloadBytes, before acceptance.
+    expect([...small.accepted].sort()).toEqual(['conformance-escaped', 'conformance-small']);
+    // A body no payload within the limit can be is refused before acceptance, unparsed.
     expect(small.offered).not.toContain('conformance-too-large');
     await context.expectNothingHeld();
   });
