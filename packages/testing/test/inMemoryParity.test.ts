@@ -3,7 +3,7 @@
  * what they do (transports/*: README and tests), which a test passing here must not contradict.
  */
 import { FERRY_HEADERS, FerryError, type InboxAcceptor } from '@ferry/core';
-import type { TransportConsumerEvent } from '@ferry/core/transport';
+import { oversizeBodyFault, type TransportConsumerEvent } from '@ferry/core/transport';
 import { InMemoryBroker, attachInMemoryConsumer, waitUntil } from '@ferry/testing';
 import { MemoryAcceptor } from '@ferry/testing/conformance';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
@@ -120,15 +120,19 @@ describe('the in-memory consumer whose queue is deleted', () => {
   });
 });
 
-// RabbitMQ's and SQS's consumers dead-letter a body over the acceptor's maxPayloadBytes as
-// payload_too_large, "body is N bytes; the limit is M" (transports/*/src: delivery.ts, wire.ts).
+// Every transport's consumer measures the acceptor's maxPayloadBytes on the parsed payload (the
+// acceptor's own check) and refuses unparsed only a body over 6 × it without whitespace between
+// tokens, with oversizeBodyFault's detail (transports/*/src: delivery.ts, wire.ts; review 84).
 describe('the in-memory consumer and the payload limit', () => {
-  test("dead-letters a body over the acceptor's maxPayloadBytes as payload_too_large with RabbitMQ's and SQS's detail", async () => {
+  test("dead-letters a body past 6 × the acceptor's maxPayloadBytes unparsed, with the transports' detail, and accepts an escaped body whose payload is within it", async () => {
     const broker = new InMemoryBroker();
     broker.declareQueue('q');
     const acceptor = new MemoryAcceptor(16);
-    const big = JSON.stringify({ text: 'x'.repeat(40) });
+    const big = JSON.stringify({ text: 'x'.repeat(100) });
+    // {"t":"xx"}: 10 bytes as a payload, 20 as this body.
+    const escaped = '{"t":"\\u0078\\u0078"}';
     send(broker, 'q', 'too-big', big);
+    send(broker, 'q', 'escaped', escaped);
     send(broker, 'q', 'small');
     const consumer = attachInMemoryConsumer(acceptor, {
       broker,
@@ -136,17 +140,16 @@ describe('the in-memory consumer and the payload limit', () => {
       consumer: 'c',
     });
     try {
-      await waitUntil('the neighbour accepted', () => acceptor.accepted.length === 1, WAIT);
+      await waitUntil('the neighbours accepted', () => acceptor.accepted.length === 2, WAIT);
     } finally {
       await consumer.close();
     }
     expect(broker.deadLetters('q').map(({ reason, detail }) => ({ reason, detail }))).toEqual([
-      {
-        reason: 'payload_too_large',
-        detail: `body is ${Buffer.byteLength(big)} bytes; the limit is 16`,
-      },
+      { reason: 'payload_too_large', detail: oversizeBodyFault(big, 16) },
     ]);
-    expect(acceptor.accepted).toEqual(['small']);
+    expect(Buffer.byteLength(escaped)).toBeGreaterThan(16);
+    expect(acceptor.accepted).toEqual(['escaped', 'small']);
+    expect(acceptor.offered).not.toContain('too-big');
   });
 });
 
