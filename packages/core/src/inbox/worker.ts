@@ -52,6 +52,8 @@ export class InboxWorker<TTx> {
   private state: State = 'idle';
   private readonly limit: Limit;
   private readonly inflight = new Set<Promise<ProcessOutcome>>();
+  /** Lanes held for the receipts of runOnce() claims in flight (see runBatch). */
+  private reserved = 0;
   /** runOnce() calls in progress (claim and handlers). */
   private readonly active = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
@@ -114,9 +116,23 @@ export class InboxWorker<TTx> {
     return this.track(this.runBatch());
   }
 
+  /**
+   * Claims only lanes no one else holds, reserved before the claim is sent: the claimed receipts
+   * start at once, under their own renewed lease (processReceipt). A claim sized on lanes that
+   * another runOnce() or the poll loop then took left its receipts waiting for a lane with no
+   * lease renewal: they expired unrun, and with no attempt left were swept DEAD (review 83).
+   */
   private async runBatch(): Promise<RunOnceResult> {
-    const claimedAt = performance.now();
-    const claimed = (await this.claimBatch(true, this.free())).map((receipt) => ({ receipt, claimedAt }));
+    const lanes = this.free();
+    this.reserved += lanes;
+    let claimed: QueuedClaim[];
+    try {
+      const claimedAt = performance.now();
+      claimed = (await this.claimBatch(true, lanes)).map((receipt) => ({ receipt, claimedAt }));
+    } finally {
+      // Given back in the same turn as the claimed receipts take them (dispatch, below).
+      this.reserved -= lanes;
+    }
     const outcomes = await Promise.all(claimed.map((claim) => this.dispatch(claim)));
     const result = {
       claimed: claimed.length,
@@ -224,9 +240,9 @@ export class InboxWorker<TTx> {
   }
 
   /**
-   * Runs one claimed receipt under the concurrency limit. Once shutdown interrupted the
-   * worker, a receipt that has not started (its claim returned late, or it queued behind the
-   * limit) is not run: its claim is left to the lease.
+   * Runs one claimed receipt under the concurrency limit (into a free lane: see free(); the
+   * limit is the backstop). Once shutdown interrupted the worker, a receipt that has not
+   * started (its claim returned late) is not run: its claim is left to the lease.
    */
   private dispatch({ receipt, claimedAt }: QueuedClaim): Promise<ProcessOutcome> {
     const task = this.limit(async (): Promise<ProcessOutcome> => {
@@ -327,8 +343,13 @@ export class InboxWorker<TTx> {
     return this.free() + prefetch;
   }
 
+  /**
+   * Lanes neither running or waiting to run a receipt (inflight) nor reserved for a runOnce()
+   * claim in flight. Every receipt is dispatched only into a free lane, so none waits in the
+   * concurrency limit, where no lease is renewed (queued claims are: ClaimQueue).
+   */
   private free(): number {
-    return this.deps.worker.concurrency - this.inflight.size;
+    return this.deps.worker.concurrency - this.inflight.size - this.reserved;
   }
 }
 
