@@ -69,11 +69,11 @@ describe('which claims commit without waiting for their WAL flush', () => {
     await inbox.initialize();
     await inbox.accept(message({ consumer: 'c' }));
     expect(await synchronousCommit()).toBe('on');
-    const claimed = (db: SqlExecutor) => claimReceipts(db, ['c'], 10, 30_000).then((rows) => rows.length);
+    const claimed = (db: SqlExecutor) => claimReceipts(db, ['c'], 10, 30_000, 8).then((rows) => rows.length);
     expect(await settingAfter(claimed)).toBe('on');
     // Inside a transaction ferry joins too.
     const inside = await t.db.transaction(async (tx) => {
-      await claimReceipts(tx, ['c'], 10, 30_000);
+      await claimReceipts(tx, ['c'], 10, 30_000, 8);
       const [row] = await tx.query<{ value: string }>(
         "SELECT current_setting('synchronous_commit') AS value",
       );

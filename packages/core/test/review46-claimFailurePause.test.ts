@@ -48,7 +48,7 @@ it('handles an announced message soon after one transient claim failure, not a p
           claims += 1;
           if (claims === 1)
             throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'Connection terminated unexpectedly');
-          return claimReceipts(t.db, ['orders'], limit, 2_000);
+          return claimReceipts(t.db, ['orders'], limit, 2_000, 8);
         },
       },
     },

@@ -79,8 +79,8 @@ export function sqlWorkerOps<TTx>(
   worker: ResolvedInboxWorkerOptions,
 ): InboxWorkerOps<TTx> {
   return {
-    claim: (limit) => claimReceipts(db, worker.consumers, limit, worker.leaseMs),
-    exhaustExpired: (limit) => exhaustExpired(db, worker.consumers, limit),
+    claim: (limit) => claimReceipts(db, worker.consumers, limit, worker.leaseMs, worker.maxAttempts),
+    exhaustExpired: (limit) => exhaustExpired(db, worker.consumers, limit, worker.maxAttempts),
     renew: (r) => renewLease(db, r.id, r.claimToken, worker.leaseMs),
     renewQueued: (receipts) => renewQueued(db, receipts, worker.leaseMs),
     release: (receipts) => releaseClaims(db, receipts),

@@ -39,7 +39,7 @@ async function inboxClaim(backlog: number, statistics: 'fresh' | 'empty', plan: 
   const explainer = new Client({ connectionString: t.url });
   await explainer.connect();
   try {
-    return await planWork(explainer, CLAIM_SQL, [['c-0', 'c-1', 'c-2', 'c-3'], LIMIT, 30_000], plan);
+    return await planWork(explainer, CLAIM_SQL, [['c-0', 'c-1', 'c-2', 'c-3'], LIMIT, 30_000, 8], plan);
   } finally {
     await explainer.end();
   }

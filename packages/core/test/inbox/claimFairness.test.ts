@@ -57,7 +57,7 @@ describe('inbox claims across consumers', () => {
     await t.db.execute('ANALYZE ferry_inbox_receipts');
     const [row] = await t.db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
       `EXPLAIN (FORMAT JSON) ${CLAIM_SQL}`,
-      [['plan-1', 'plan-2', 'plan-3'], 4, 30_000],
+      [['plan-1', 'plan-2', 'plan-3'], 4, 30_000, 8],
     );
     const plan = nodes(row!['QUERY PLAN'][0]!.Plan);
     const onReceipts = plan.filter((n) => n['Relation Name'] === 'ferry_inbox_receipts');

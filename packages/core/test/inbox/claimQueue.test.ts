@@ -28,7 +28,7 @@ afterAll(async () => {
 function recordedClaim(consumer: string, leaseMs: number) {
   const claims: Array<{ asked: number; got: number }> = [];
   const claim = async (limit: number): Promise<ClaimedReceipt[]> => {
-    const rows = await claimReceipts(t.db, [consumer], limit, leaseMs);
+    const rows = await claimReceipts(t.db, [consumer], limit, leaseMs, 8);
     claims.push({ asked: limit, got: rows.length });
     return rows;
   };
@@ -325,7 +325,7 @@ describe('inbox worker claim queue (worker.prefetch)', () => {
   it('releases a claim only under its own claim token', async () => {
     const inbox = makeInbox(t.prisma, { handlers: { fenced: async () => undefined } });
     const { record } = await inbox.accept(message({ consumer: 'fenced' }));
-    const [claimed] = await claimReceipts(t.db, ['fenced'], 1, 60_000);
+    const [claimed] = await claimReceipts(t.db, ['fenced'], 1, 60_000, 8);
     expect(claimed?.id).toBe(record.id);
     const stranger = { id: record.id, claimToken: '00000000-0000-4000-8000-000000000000' };
     expect(await releaseClaims(t.db, [stranger])).toEqual([]);

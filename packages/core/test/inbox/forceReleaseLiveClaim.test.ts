@@ -70,7 +70,7 @@ describe('force release of a live claim', () => {
     const consumer = `dead-${randomUUID()}`;
     const inbox = makeInbox(t.prisma, { handlers: { [consumer]: async () => undefined } });
     const { record } = await inbox.accept(message({ tenantId, consumer }));
-    const [claim] = await claimReceipts(t.db, [consumer], 10, 60_000);
+    const [claim] = await claimReceipts(t.db, [consumer], 10, 60_000, 8);
     expect(claim?.id).toBe(record.id);
     const released = await new InboxAdmin(t.prisma)
       .forTenant(tenantId)

@@ -164,7 +164,7 @@ export async function claimedReceipts(
   const consumer = `c-${randomUUID()}`;
   const inbox = makeInbox(t.prisma, { handlers: { [consumer]: async () => undefined } });
   for (let i = 0; i < count; i += 1) await inbox.accept(message({ tenantId, consumer }));
-  const claims = await claimReceipts(t.db, [consumer], count, 60_000);
+  const claims = await claimReceipts(t.db, [consumer], count, 60_000, 8);
   if (claims.length !== count) throw new Error(`claimed ${claims.length} of ${count} receipts`);
   return { tenantId, consumer, claims };
 }

@@ -195,7 +195,7 @@ const CASES: readonly Case[] = [
     send: (db, s, size) => renewQueued(db, s.own.slice(0, size), 60_000),
   },
   { name: 'releaseClaims', batch: true, send: (db, s, size) => releaseClaims(db, s.own.slice(0, size)) },
-  { name: 'exhaustExpired', send: (db) => exhaustExpired(db, CONSUMERS, 10) },
+  { name: 'exhaustExpired', send: (db) => exhaustExpired(db, CONSUMERS, 10, 3) },
   {
     name: 'releaseStuck (expired leases)',
     readsInFlight: true,
@@ -341,7 +341,7 @@ describe.each(['pending', 'none'] as const)('statistics %s', (statistics) => {
     const queued = last.own.slice(10, 10 + BATCH);
     expect((await renewQueued(t.db, queued, 60_000)).size).toBe(BATCH);
     expect(await releaseClaims(t.db, queued)).toHaveLength(BATCH);
-    expect(await exhaustExpired(t.db, CONSUMERS, 10)).toHaveLength(10);
+    expect(await exhaustExpired(t.db, CONSUMERS, 10, 3)).toHaveLength(10);
     // Of the other ten exhausted rows, still PROCESSING with their leases expired, its limit.
     expect(
       (await releaseStuckReceipts(t.db, { scope: SCOPE, claimToken: null, force: false, limit: 5 })).released,

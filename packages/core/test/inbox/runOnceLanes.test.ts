@@ -42,7 +42,7 @@ it("the poll loop's claim never takes the lane of a runOnce() claim in flight", 
       ops: {
         claim: async (limit) => {
           claims += 1;
-          const claimed = await claimReceipts(t.db, ['orders'], limit, WORKER.leaseMs);
+          const claimed = await claimReceipts(t.db, ['orders'], limit, WORKER.leaseMs, WORKER.maxAttempts);
           // runOnce()'s claim (the first) answers only once the poll loop has claimed.
           if (claims === 1) await answer.promise;
           return claimed;

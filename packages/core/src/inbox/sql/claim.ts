@@ -21,6 +21,11 @@ import { CLAIMED_COLUMNS, TABLE, toClaimed, type ClaimedRow } from './fragments'
  * It commits durably, unlike the relay's claim (leaseCommit.ts): the handler runs under it before
  * anything else commits, so a claim a PostgreSQL crash forgot would give the handler a run its
  * attempts never counted (worker.maxAttempts bounds handler runs, crashes included; review 69).
+ *
+ * The budget is the claiming worker's $4 (worker.maxAttempts), not the one the accepting inbox
+ * wrote: an abandoned claim is taken again while its attempts are below it, and the claim writes
+ * it into max_attempts, so the handler's context, its failure (process.ts deadReason) and the
+ * admin read the budget in force (review 83). exhaustExpired sweeps what is at or past it.
  */
 export const CLAIM_SQL = `
   WITH fresh AS (
@@ -37,7 +42,7 @@ export const CLAIM_SQL = `
   ), abandoned AS (
     SELECT id FROM ${TABLE}
     WHERE consumer = ANY($1::text[]) AND status = 'PROCESSING' AND lease_expires_at <= now()
-      AND attempts < max_attempts
+      AND attempts < $4::int
     LIMIT $2
     FOR UPDATE SKIP LOCKED
   ), due AS (
@@ -46,7 +51,7 @@ export const CLAIM_SQL = `
   UPDATE ${TABLE} AS r
   SET status = 'PROCESSING', claim_token = gen_random_uuid(),
       lease_expires_at = now() + $3::int * interval '1 millisecond',
-      attempts = r.attempts + 1, lifetime_attempts = r.lifetime_attempts + 1,
+      attempts = r.attempts + 1, lifetime_attempts = r.lifetime_attempts + 1, max_attempts = $4::int,
       row_version = r.row_version + 1, updated_at = now()
   WHERE r.id = ANY (ARRAY(SELECT id FROM due))
   RETURNING ${CLAIMED_COLUMNS}`;
@@ -56,8 +61,9 @@ export async function claimReceipts(
   consumers: readonly string[],
   limit: number,
   leaseMs: number,
+  maxAttempts: number,
 ): Promise<ClaimedReceipt[]> {
   if (limit <= 0 || consumers.length === 0) return [];
-  const rows = await db.query<ClaimedRow>(CLAIM_SQL, [consumers, limit, leaseMs]);
+  const rows = await db.query<ClaimedRow>(CLAIM_SQL, [consumers, limit, leaseMs, maxAttempts]);
   return rows.map(toClaimed);
 }

@@ -3,7 +3,9 @@ import { TABLE } from './fragments';
 
 /**
  * Abandoned claims (expired lease) whose retry-cycle budget is spent become DEAD: the crash
- * consumed the last attempt. Returns the ids made DEAD.
+ * consumed the last attempt. The budget is the sweeping worker's $3 (worker.maxAttempts), the
+ * one its claim takes such a row under (claim.ts): every expired claim is either claimed again
+ * or swept, by the same worker. Returns the ids made DEAD.
  */
 const SQL = `
   UPDATE ${TABLE}
@@ -13,7 +15,7 @@ const SQL = `
   WHERE id IN (
     SELECT id FROM ${TABLE}
     WHERE consumer = ANY($1::text[]) AND status = 'PROCESSING'
-      AND lease_expires_at <= now() AND attempts >= max_attempts
+      AND lease_expires_at <= now() AND attempts >= $3::int
     LIMIT $2
     FOR UPDATE SKIP LOCKED
   )
@@ -23,7 +25,8 @@ export async function exhaustExpired(
   db: SqlExecutor,
   consumers: readonly string[],
   limit: number,
+  maxAttempts: number,
 ): Promise<Array<{ id: string; consumer: string; attempts: number }>> {
   if (consumers.length === 0) return [];
-  return db.query(SQL, [consumers, limit]);
+  return db.query(SQL, [consumers, limit, maxAttempts]);
 }
