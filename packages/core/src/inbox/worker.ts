@@ -7,6 +7,7 @@ import { ClaimQueue, type QueuedClaim } from './claimQueue';
 import { concurrencyLimit, type Limit } from './concurrencyLimit';
 import { emit, emitInfrastructure, processReceipt, type ProcessDeps, type ProcessOutcome } from './process';
 import { inboxListener } from './wakeup';
+import { EXHAUSTED_ERROR } from './sql/exhaustExpired';
 import { inRootContext } from '../tracing/rootContext';
 
 export interface RunOnceResult {
@@ -234,7 +235,7 @@ export class InboxWorker<TTx> {
         consumer: row.consumer,
         attempt: row.attempts,
         reason: 'exhausted',
-        error: 'attempts exhausted: the last claim expired without completing',
+        error: EXHAUSTED_ERROR,
       });
     }
   }
