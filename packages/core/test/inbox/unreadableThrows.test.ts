@@ -75,3 +75,31 @@ describe('a handler throws a value that cannot be read', () => {
     expect(after?.status).toBe('COMPLETED');
   });
 });
+
+describe("a handler's parse throws a value that cannot be read", () => {
+  it.each(hostile)('%s: an invalid payload, DEAD at once, handle() not run', async (_name, make) => {
+    let handled = 0;
+    const inbox = makeInbox(t.prisma, {
+      handlers: {
+        orders: {
+          parse: () => {
+            throw make();
+          },
+          handle: async () => void (handled += 1),
+        },
+      },
+    });
+    const input = message();
+    await inbox.accept(input);
+    await inbox.runOnce();
+    const [row] = await t.db.query<{ status: string; last_error: string | null }>(
+      'SELECT status, last_error FROM ferry_inbox_receipts WHERE message_id = $1',
+      [input.messageId],
+    );
+    expect({ status: row?.status, error: row?.last_error, handled }).toEqual({
+      status: 'DEAD',
+      error: expect.stringMatching(/^InboxInvalidPayloadError|^FerryError|\[FERRY_INVALID_PAYLOAD\]/),
+      handled: 0,
+    });
+  });
+});
