@@ -25,6 +25,7 @@ import type {
   InboxHandler,
   InboxHandlerContext,
   InboxHandlerContextWrapper,
+  InboxHandlerFunction,
   InboxObserver,
 } from './types';
 
@@ -70,26 +71,45 @@ async function invokeHandler<TTx>(
   handler: InboxHandler<TTx> | undefined,
   receipt: ClaimedReceipt,
   context: InboxHandlerContext<TTx>,
+  redact: Redactor,
 ): Promise<void> {
   if (handler === undefined)
     throw new InboxPermanentError(`no handler registered for consumer ${receipt.consumer}`);
   const payload = storedPayload(receipt);
   if (typeof handler === 'function') return handler(payload, context);
-  let parsed: unknown = payload;
-  if (handler.parse) {
-    try {
-      parsed = handler.parse(payload);
-    } catch (error) {
-      if (error instanceof InboxUnsupportedSchemaError || error instanceof InboxInvalidPayloadError)
-        throw error;
-      // Redacted when stored, with the application's redactor.
-      throw new InboxInvalidPayloadError(
-        describeError(error, undefined, (text) => text),
-        { cause: error },
-      );
-    }
-  }
+  const parsed = handler.parse ? parsePayload(handler, payload, redact) : payload;
   return handler.handle(parsed as never, context);
+}
+
+/**
+ * What the handler's `parse` answered; its throw is an invalid payload (DEAD), described with the
+ * application's redactor before describeError cuts it: a text cut first, then redacted, could
+ * keep half a secret its rule no longer matches (a URL's password without its '@'; review 83).
+ */
+function parsePayload<TTx>(
+  handler: Exclude<InboxHandler<TTx>, InboxHandlerFunction<TTx>>,
+  payload: Readonly<Record<string, unknown>>,
+  redact: Redactor,
+): unknown {
+  try {
+    return handler.parse?.(payload);
+  } catch (error) {
+    if (isReceiptVerdict(error)) throw error;
+    throw new InboxInvalidPayloadError(describeError(error, undefined, redact), { cause: error });
+  }
+}
+
+/**
+ * Whether `error` already says what becomes of the receipt (DEAD as an invalid payload or an
+ * unsupported schema); a thrown value whose prototype cannot be read (a hostile Proxy) is not one,
+ * and is an invalid payload like any other throw of parse, never the error its trap threw.
+ */
+function isReceiptVerdict(error: unknown): boolean {
+  try {
+    return error instanceof InboxUnsupportedSchemaError || error instanceof InboxInvalidPayloadError;
+  } catch {
+    return false;
+  }
 }
 
 function contextFor<TTx>(receipt: ClaimedReceipt, tx: TTx, abort: LazyAbort): InboxHandlerContext<TTx> {
@@ -188,7 +208,9 @@ export async function processReceipt<TTx>(
           async (tx) => {
             const context = contextFor(receipt, tx, abort);
             const handler = deps.handlers[receipt.consumer];
-            await runWithWrappers(deps.wrappers, context, () => invokeHandler(handler, receipt, context));
+            await runWithWrappers(deps.wrappers, context, () =>
+              invokeHandler(handler, receipt, context, deps.redact),
+            );
             if (abort.isAborted) throw abort.reason;
             const completion = await deps.ops.complete(tx, receipt);
             if (completion === 'transaction_ended') throw new InboxTransactionEndedError(receipt.id);
