@@ -77,22 +77,25 @@ async function invokeHandler<TTx>(
     throw new InboxPermanentError(`no handler registered for consumer ${receipt.consumer}`);
   const payload = storedPayload(receipt);
   if (typeof handler === 'function') return handler(payload, context);
-  const parsed = handler.parse ? parsePayload(handler, payload, redact) : payload;
+  const parsed = handler.parse ? await parsePayload(handler, payload, redact) : payload;
   return handler.handle(parsed as never, context);
 }
 
 /**
- * What the handler's `parse` answered; its throw is an invalid payload (DEAD), described with the
+ * What the handler's `parse` answered, awaited: an async schema check (zod's parseAsync) answers
+ * a promise, which handle() was given as the payload while its rejection went unhandled (a
+ * refused payload COMPLETED, and a plain Node process ended; review 83). It runs in the handler
+ * transaction, under the handler's deadline. Its throw or rejection is an invalid payload (DEAD), described with the
  * application's redactor before describeError cuts it: a text cut first, then redacted, could
  * keep half a secret its rule no longer matches (a URL's password without its '@'; review 83).
  */
-function parsePayload<TTx>(
+async function parsePayload<TTx>(
   handler: Exclude<InboxHandler<TTx>, InboxHandlerFunction<TTx>>,
   payload: Readonly<Record<string, unknown>>,
   redact: Redactor,
-): unknown {
+): Promise<unknown> {
   try {
-    return handler.parse?.(payload);
+    return await handler.parse?.(payload);
   } catch (error) {
     if (isReceiptVerdict(error)) throw error;
     throw new InboxInvalidPayloadError(describeError(error, undefined, redact), { cause: error });

@@ -99,7 +99,8 @@ export type InboxHandlerFunction<TTx = PrismaTransactionLike> = (
 
 /**
  * A handler, either a function or an object with an optional `parse` that validates the
- * payload first; `parse` throwing makes the receipt DEAD (invalid payload) unless it threw
+ * payload first (its answer, awaited when it is a promise, is what `handle` receives); `parse`
+ * throwing or rejecting makes the receipt DEAD (invalid payload) unless it threw
  * InboxUnsupportedSchemaError (DEAD, unsupported schema).
  */
 export type InboxHandler<TTx = PrismaTransactionLike> =
