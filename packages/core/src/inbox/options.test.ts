@@ -31,6 +31,17 @@ describe('resolveInboxOptions', () => {
     [{ maxPendingMessages: -1 }, 'maxPendingMessages'],
     [{ global: 'everyone' }, 'global'],
     [{ handlers: { x: 42 } }, 'handlers.x'],
+    // Every field of a handler, and the handlers themselves (review 83).
+    [{ handlers: { x: { parse: 'v2', handle: handlers.a } } }, 'handlers.x.parse'],
+    [{ handlers: { x: { parse: {}, handle: handlers.a } } }, 'handlers.x.parse'],
+    [{ handlers: { x: { parse: () => 1 } } }, 'handlers.x.handle'],
+    [{ handlers: { x: { handle: 'run' } } }, 'handlers.x.handle'],
+    [{ handlers: { x: { parser: () => 1, handle: handlers.a } } }, 'handlers.x.parser'],
+    [{ handlers: { x: [handlers.a] } }, 'handlers.x'],
+    [{ handlers: [handlers.a] }, 'handlers'],
+    [{ handlers: new Map([['x', handlers.a]]) }, 'handlers'],
+    // eslint-disable-next-line no-sparse-arrays -- the hole is the case
+    [{ worker: { consumers: ['a', , 'b'] } }, 'worker.consumers'],
     // Names acceptance refuses (its own check): a handler no message can ever reach.
     [{ handlers: { ['c'.repeat(201)]: handlers.a } }, `handlers.${'c'.repeat(201)}`],
     [{ handlers: { 'nul\u0000name': handlers.a } }, 'handlers.nul\u0000name'],
@@ -45,6 +56,20 @@ describe('resolveInboxOptions', () => {
     })();
     expect(error).toBeInstanceOf(FerryConfigError);
     expect(error).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option });
+  });
+
+  it('accepts a handler object with parse, and a class instance with its own fields', () => {
+    class Orders {
+      constructor(readonly repository: object) {}
+      parse(payload: unknown) {
+        return payload;
+      }
+      async handle() {}
+    }
+    const resolved = resolveInboxOptions({
+      handlers: { a: { parse: (p) => p, handle: handlers.a }, b: new Orders({}), c: { handle: handlers.a } },
+    });
+    expect(Object.keys(resolved.handlers)).toEqual(['a', 'b', 'c']);
   });
 
   it('accepts a heartbeat just under half the lease and the concurrency upper bound', () => {
