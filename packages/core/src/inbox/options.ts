@@ -9,8 +9,10 @@ import {
   integerOption,
   knownKeysOption,
   oneOfOption,
+  received,
   type OptionKeys,
 } from '../optionChecks';
+import { isPlainObject } from '../validate/json';
 import type { PrismaTransactionLike } from '../sql/executor';
 import { STATEMENT_TIMEOUT_BOUNDS, STATEMENT_TIMEOUT_DEFAULT_MS } from '../sql/statementDeadline';
 import type { RandomSource } from '../backoff';
@@ -151,7 +153,11 @@ function integer(option: string, value: unknown, [min, max]: readonly [number, n
 
 function resolveConsumers(value: unknown, handlerNames: readonly string[]): readonly string[] {
   if (value === undefined) return handlerNames;
-  if (!Array.isArray(value) || value.some((name) => typeof name !== 'string' || name.length === 0)) {
+  // Every index, holes included: some() skips a sparse array's holes, which let undefined through.
+  if (
+    !Array.isArray(value) ||
+    Array.from(value).some((name) => typeof name !== 'string' || name.length === 0)
+  ) {
     throw new FerryConfigError('worker.consumers', 'must be an array of non-empty consumer names');
   }
   const missing = value.filter((name: string) => !handlerNames.includes(name));
@@ -206,17 +212,42 @@ function resolveWorker(
   return { enabled, consumers, listenUrl, ...numbers };
 }
 
+/** The keys of a handler given as an object literal. */
+const HANDLER_KEYS = { parse: true, handle: true } as const satisfies OptionKeys<
+  Exclude<InboxHandler, (...args: never[]) => unknown>
+>;
+
+/**
+ * One handler: a function, or an object whose `handle` is a function and whose `parse`, when
+ * given, is one too. A `parse: 'v2'` accepted here made every receipt of the consumer DEAD at its
+ * first message ("handler.parse is not a function", an invalid payload; review 83). An object
+ * literal's unknown keys (`parser`, `handler`) are refused as every option's are; a class
+ * instance keeps its own fields (a repository it was built with).
+ */
+function checkHandler(option: string, handler: unknown): void {
+  if (typeof handler === 'function') return;
+  if (typeof handler !== 'object' || handler === null || Array.isArray(handler)) {
+    throw new FerryConfigError(option, `must be a function or { parse?, handle }, got ${received(handler)}`);
+  }
+  if (isPlainObject(handler)) knownKeysOption(`${option}.`, handler, HANDLER_KEYS);
+  const { parse, handle } = handler as { parse?: unknown; handle?: unknown };
+  if (typeof handle !== 'function') {
+    throw new FerryConfigError(`${option}.handle`, `must be a function, got ${received(handle)}`);
+  }
+  functionOption(`${option}.parse`, parse);
+}
+
+/** Handlers by consumer name: a plain object (an array's indexes are no consumer names). */
 function resolveHandlers<TTx>(handlers: unknown): Readonly<Record<string, InboxHandler<TTx>>> {
   if (handlers === undefined) return {};
-  if (typeof handlers !== 'object' || handlers === null)
-    throw new FerryConfigError('handlers', 'must be an object');
+  if (!isPlainObject(handlers)) {
+    throw new FerryConfigError(
+      'handlers',
+      `must be an object of handlers by consumer name, got ${received(handlers)}`,
+    );
+  }
   for (const [name, handler] of Object.entries(handlers)) {
-    const valid =
-      typeof handler === 'function' ||
-      (typeof handler === 'object' &&
-        handler !== null &&
-        typeof (handler as { handle?: unknown }).handle === 'function');
-    if (!valid) throw new FerryConfigError(`handlers.${name}`, 'must be a function or { handle }');
+    checkHandler(`handlers.${name}`, handler);
     const nameFault = consumerNameFault(name);
     if (nameFault !== null) {
       throw new FerryConfigError(
