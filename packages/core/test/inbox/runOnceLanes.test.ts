@@ -18,7 +18,8 @@ afterAll(async () => {
   await t.drop();
 });
 
-const WORKER = { concurrency: 1, prefetch: 1, maxAttempts: 1, leaseMs: 400, heartbeatIntervalMs: 50 };
+// A lease long enough to be renewed on a busy machine (renewals every 100 ms, 3 s to succeed).
+const WORKER = { concurrency: 1, prefetch: 1, maxAttempts: 1, leaseMs: 3_000, heartbeatIntervalMs: 100 };
 
 it("the poll loop's claim never takes the lane of a runOnce() claim in flight", async () => {
   const answer = latch();

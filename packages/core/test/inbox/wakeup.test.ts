@@ -42,7 +42,7 @@ describe('inbox worker wake-up on acceptance (worker.listenUrl)', () => {
     const kind = (text: string) =>
       /^WITH fresh AS/.test(text)
         ? 'claim'
-        : /SET status = 'DEAD'.*attempts >= max_attempts/.test(text)
+        : /SET status = 'DEAD'.*attempts >= \$3::int/.test(text)
           ? 'sweep'
           : /^BEGIN/.test(text)
             ? 'begin'
