@@ -85,9 +85,10 @@ async function invokeHandler<TTx>(
  * What the handler's `parse` answered, awaited: an async schema check (zod's parseAsync) answers
  * a promise, which handle() was given as the payload while its rejection went unhandled (a
  * refused payload COMPLETED, and a plain Node process ended; review 83). It runs in the handler
- * transaction, under the handler's deadline. Its throw or rejection is an invalid payload (DEAD), described with the
- * application's redactor before describeError cuts it: a text cut first, then redacted, could
- * keep half a secret its rule no longer matches (a URL's password without its '@'; review 83).
+ * transaction, under the handler's deadline. Its throw or rejection is an invalid payload (DEAD),
+ * described with the application's redactor before describeError cuts it: a text cut first, then
+ * redacted, could keep half a secret its rule no longer matches (a URL's password without its
+ * '@'; review 83).
  */
 async function parsePayload<TTx>(
   handler: Exclude<InboxHandler<TTx>, InboxHandlerFunction<TTx>>,
