@@ -31,7 +31,9 @@ it('two concurrent runOnce() calls claim no more than `concurrency` receipts, an
   const { events, observer } = recorder();
   const inbox = makeInbox(t.prisma, {
     observer,
-    worker: { concurrency: 1, maxAttempts: 1, leaseMs: 400, heartbeatIntervalMs: 50 },
+    // A lease of 2 s (renewed every 100 ms): long enough for a busy machine to renew the running
+    // handler in time, short enough to expire within the 5 s wait below when nothing renews it.
+    worker: { concurrency: 1, maxAttempts: 1, leaseMs: 2_000, heartbeatIntervalMs: 100 },
     handlers: {
       orders: async (_payload, context) => {
         started.push(context.receiptId);
