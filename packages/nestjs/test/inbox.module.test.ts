@@ -171,6 +171,33 @@ describe('InboxModule', () => {
     });
   });
 
+  // On main such a provider was registered without its parse (a schema object under `parse`, a
+  // misspelt method): every payload reached handle() unchecked. The core refuses the same handler
+  // given directly (handlers: { c: { parse: 'v2', handle } }).
+  it('refuses a handler provider whose parse is not a function at module init', async () => {
+    @Injectable()
+    class SchemaHandler {
+      readonly parse = { safeParse: () => ({ success: true }) };
+      async handle(): Promise<void> {}
+    }
+    const app = await Test.createTestingModule({
+      imports: [
+        InboxModule.forRoot({
+          prisma: TestPrismaService,
+          imports: [prismaModule(t.newClient())],
+          handlers: { 'billing.schema': SchemaHandler },
+          worker: fastWorker,
+        }),
+      ],
+      providers: [SchemaHandler],
+    }).compile();
+    await expect(app.init()).rejects.toMatchObject({
+      code: 'FERRY_CONFIG_INVALID',
+      option: 'handlers.billing.schema',
+      message: expect.stringContaining('parse'),
+    });
+  });
+
   it('rejects an enabled worker without handlers at module init', async () => {
     const app = await Test.createTestingModule({
       imports: [
