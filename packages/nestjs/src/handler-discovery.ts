@@ -191,6 +191,14 @@ export function resolveTokenHandlers(
         `the provider must have a handle(payload, context) method, got ${received(instance)}`,
       );
     }
+    // A parse that is no function (a schema object under that name, a misspelling) would leave
+    // payloads unchecked: refused, as the core refuses it in `handlers` given directly.
+    if (instance.parse !== undefined && typeof instance.parse !== 'function') {
+      throw new FerryConfigError(
+        `handlers.${consumer}`,
+        `the provider's parse must be a method parse(payload) when it has one, got ${received(instance.parse)}`,
+      );
+    }
     const handler: CoreHandler<unknown> = {
       handle: instance.handle.bind(instance),
       ...(typeof instance.parse === 'function' ? { parse: instance.parse.bind(instance) } : {}),
