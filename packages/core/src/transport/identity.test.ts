@@ -31,5 +31,11 @@ describe('deadLetterIdentity', () => {
     expect(deadLetterIdentity('ferry:replay-1', false)).toBeNull();
     expect(deadLetterIdentity('a\nb', false)).toBeNull();
     expect(deadLetterIdentity('   ', false)).toBeNull();
+    // Over acceptance's 255 characters (a megabyte did not fit RabbitMQ's header frame: the copy
+    // failed and the delivery was never settled), a NUL, an unpaired surrogate.
+    expect(deadLetterIdentity('x'.repeat(256), false)).toBeNull();
+    expect(deadLetterIdentity('x'.repeat(255), false)).toBe('x'.repeat(255));
+    expect(deadLetterIdentity('a\u0000b', false)).toBeNull();
+    expect(deadLetterIdentity('a\ud800b', false)).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 import { reservedIdFault } from '../inbox/messageIds';
 import { discardAnswer } from '../unreadAnswer';
-import { identifierFault } from '../validate/text';
+import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
+import { identifierFault, textFault } from '../validate/text';
 import { describeTransportError } from './errors';
 
 /** What a consumer's identity extractor answered for one message. */
@@ -61,9 +62,16 @@ export function messageIdFault(messageId: string): string | null {
  * take each copy of one message (one made twice when its source was not acked) as a message of
  * its own. With the consumer's identity in the header, which every consumer reads before any
  * other, the copies are one receipt. Null when the message had the header (copied as it is), or
- * no identity acceptance takes (messageIdFault).
+ * no identity acceptance takes (its length, messageIdFault, textFault: a NUL, an unpaired
+ * surrogate).
  */
 export function deadLetterIdentity(messageId: string | null, hasFerryHeader: boolean): string | null {
   if (messageId === null || hasFerryHeader) return null;
-  return messageIdFault(messageId) === null ? messageId : null;
+  // Every rule acceptance applies to a message id (inbox/validateInput.ts): an id it would refuse
+  // names no receipt, and one of a megabyte would not fit a broker's header frame (the copy fails).
+  const acceptable =
+    messageId.length <= IDENTIFIER_LIMITS.messageId &&
+    messageIdFault(messageId) === null &&
+    textFault(messageId) === null;
+  return acceptable ? messageId : null;
 }
