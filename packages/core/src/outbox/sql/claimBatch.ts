@@ -1,7 +1,7 @@
 import type { SqlExecutor, StatementOptions } from '../../sql/executor';
 import { LEASE_COMMIT_COLUMN } from '../../sql/leaseCommit';
 import type { FailedHeadPolicy } from '../options';
-import { CLAIMED_COLUMNS, msInterval, opaqueStatus, type ClaimedRow } from './fragments';
+import { CLAIMED_COLUMNS, msInterval, opaqueStatus, saturatingIncrement, type ClaimedRow } from './fragments';
 import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './keyScan';
 
 /**
@@ -142,7 +142,7 @@ export const CLAIMED = `
   , claimed AS (
     UPDATE outbox_events e
     SET status = 'PROCESSING', claim_token = $2::uuid, lease_expires_at = now() + ${msInterval('$3')},
-        claimed_at = now(), claim_count = e.claim_count + 1, updated_at = now()
+        claimed_at = now(), claim_count = ${saturatingIncrement('e.claim_count')}, updated_at = now()
     WHERE e.id = ANY (ARRAY(SELECT id FROM ready))
     RETURNING ${CLAIMED_COLUMNS}
   )`;

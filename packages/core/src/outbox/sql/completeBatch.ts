@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { OnSent } from '../options';
-import { claimFence, msInterval } from './fragments';
+import { claimFence, msInterval, nextRetryCount } from './fragments';
 
 /** `unavailable` rows are released by the relay (store.release), never passed to completeBatch. */
 export type CompletionKind = 'sent' | 'retryable' | 'permanent' | 'unavailable';
@@ -33,14 +33,22 @@ const RELEASED = `expired_claims = 0, claim_token = NULL, lease_expires_at = NUL
 
 const SET_SENT = `status = 'SENT', published_at = now(), failed_at = NULL, ${RELEASED}`;
 
+/** This failure spends the row's last attempt (or more: a row whose attempts SQL left spent). */
+const EXHAUSTED = `${nextRetryCount('e')} >= e.max_retries`;
+
+/**
+ * Every value is computed per row and kept within the table's CHECKs whatever the row holds
+ * (nextRetryCount): a value one row cannot take would fail the statement, and with it the
+ * completion of every row of the batch, at every cycle.
+ */
 const SET_FAILED = `
-    status = CASE WHEN i.kind = 'permanent' OR e.retry_count + 1 >= e.max_retries THEN 'FAILED' ELSE 'PENDING' END,
-    retry_count = e.retry_count + 1,
-    next_attempt_at = CASE WHEN i.kind = 'retryable' AND e.retry_count + 1 < e.max_retries
+    status = CASE WHEN i.kind = 'permanent' OR ${EXHAUSTED} THEN 'FAILED' ELSE 'PENDING' END,
+    retry_count = ${nextRetryCount('e')},
+    next_attempt_at = CASE WHEN i.kind = 'retryable' AND NOT ${EXHAUSTED}
       THEN now() + ${msInterval('i.delay_ms')} ELSE e.next_attempt_at END,
     last_error = i.error,
     published_at = NULL,
-    failed_at = CASE WHEN i.kind = 'permanent' OR e.retry_count + 1 >= e.max_retries THEN now() END,
+    failed_at = CASE WHEN i.kind = 'permanent' OR ${EXHAUSTED} THEN now() END,
     ${RELEASED}`;
 
 const AGE_MS = `(extract(epoch FROM now() - e.created_at) * 1000)::float8 AS age_ms`;

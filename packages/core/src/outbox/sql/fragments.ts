@@ -48,6 +48,26 @@ export function claimFence(token: string, options: { byId?: boolean } = {}): str
   return `e.status = ${status} AND e.claim_token = ${token}::uuid AND e.lease_expires_at > now()`;
 }
 
+/**
+ * `column + 1`, saturating at PostgreSQL's largest integer: a counter without an upper bound
+ * (claim_count, expired_claims) that SQL, an older version or an operator set to 2^31-1 would
+ * make the set-based statement incrementing it fail for every row it touches ("integer out of
+ * range"), so one row would stop the claim, the recovery or the release of all the others.
+ */
+export function saturatingIncrement(column: string): string {
+  return `(least(${column}, 2147483646) + 1)`;
+}
+
+/**
+ * retry_count after one more failed attempt, never beyond max_retries (the table's CHECK
+ * retry_count <= max_retries) nor past integer range: a row put back to PENDING with its attempts
+ * spent (the status reset by SQL, not the counters) completes FAILED alone, instead of failing the
+ * batch's whole completion statement (test/review82-spentRowBatch.test.ts).
+ */
+export function nextRetryCount(row: string): string {
+  return `(least(${row}.retry_count, ${row}.max_retries - 1) + 1)`;
+}
+
 /** A duration in ms as an interval: `${msInterval('$3')}`. */
 export function msInterval(param: string): string {
   return `(${param}::bigint * interval '1 millisecond')`;

@@ -1,5 +1,8 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { opaqueStatus } from './fragments';
+import { opaqueStatus, saturatingIncrement } from './fragments';
+
+/** This expiry's count (saturating: a count SQL left at 2^31-1 must not fail the whole recovery). */
+const EXPIRIES = saturatingIncrement('e.expired_claims');
 
 /**
  * Requeues at most $1 rows whose lease expired, without touching retry_count (a lost
@@ -21,13 +24,13 @@ const RECOVER = `
     FOR UPDATE SKIP LOCKED
   )
   UPDATE outbox_events e SET
-    status = CASE WHEN e.expired_claims + 1 >= $2::int THEN 'FAILED' ELSE 'PENDING' END,
-    last_error = CASE WHEN e.expired_claims + 1 >= $2::int
-      THEN 'poison guard: the lease expired ' || e.expired_claims + 1
+    status = CASE WHEN ${EXPIRIES} >= $2::int THEN 'FAILED' ELSE 'PENDING' END,
+    last_error = CASE WHEN ${EXPIRIES} >= $2::int
+      THEN 'poison guard: the lease expired ' || ${EXPIRIES}
         || ' times in a row without a completion (limit ' || $2::int || ')'
       ELSE e.last_error END,
-    failed_at = CASE WHEN e.expired_claims + 1 >= $2::int THEN now() END,
-    expired_claims = e.expired_claims + 1,
+    failed_at = CASE WHEN ${EXPIRIES} >= $2::int THEN now() END,
+    expired_claims = ${EXPIRIES},
     claim_token = NULL, lease_expires_at = NULL, claimed_at = NULL, updated_at = now()
   FROM expired WHERE e.id = expired.id
     AND e.status = ${opaqueStatus('PROCESSING')} AND e.lease_expires_at <= now()

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { opaqueStatus } from './fragments';
+import { opaqueStatus, saturatingIncrement } from './fragments';
 
 /**
  * Operator release: PROCESSING rows whose lease expired (or, with $3 force, every row of the
@@ -26,7 +26,7 @@ const RELEASE = `
   )
   UPDATE outbox_events e SET status = 'PENDING', claim_token = NULL, lease_expires_at = NULL,
     claimed_at = NULL, next_attempt_at = now(), updated_at = now(),
-    expired_claims = e.expired_claims + 1
+    expired_claims = ${saturatingIncrement('e.expired_claims')}
   FROM target WHERE e.id = target.id AND e.status = ${opaqueStatus('PROCESSING')}
     AND ($2::uuid IS NULL OR e.claim_token = $2::uuid)
   RETURNING e.id::text AS id`;
