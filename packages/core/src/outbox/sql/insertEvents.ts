@@ -1,16 +1,29 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { ValidEnvelope } from '../envelope/types';
 
-// Events sharing an ordering key are serialized per key for the rest of the transaction,
-// so `seq` (insertion order) matches commit order across concurrent emitters of one key.
-// Locks are taken in ascending lock-id order (the key's hash, not its text, so keys whose
-// hashes collide cannot invert the order): two emitMany calls with the same keys in any
-// order cannot deadlock. Separate emit calls in one transaction lock in call order; an
-// application that emits keys one call at a time in opposite orders in two transactions
-// can still deadlock (PostgreSQL reports 40P01, a retriable FERRY_DATABASE_UNAVAILABLE).
+/**
+ * How many lock buckets ordering keys hash into: at most this many advisory locks per transaction,
+ * however many keys it emits (half of max_locks_per_transaction's default 64, a transaction's
+ * average share of PostgreSQL's shared lock table, leaving the rest to the application).
+ */
+export const ORDERING_LOCK_BUCKETS = 32;
+
+// Events sharing an ordering key are serialized per key for the rest of the transaction, so
+// `seq` (insertion order) matches commit order across concurrent emitters of one key. The lock
+// is the key's bucket (its hash modulo ORDERING_LOCK_BUCKETS), not the key: one lock per key
+// took a lock table entry per distinct key until commit, so a bulk emitMany of 20,000 keys failed
+// "out of shared memory" (retriable, yet failing every retry) and a transaction holding ~12,800
+// made other sessions' plain INSERTs fail. Emitters of one key still share a lock (the same
+// bucket); two emitters of different keys in one bucket also wait for each other, which costs
+// only a wait, never order. The two-int form, with ferry's own class id, keeps the buckets apart
+// from an application's advisory locks.
+// Buckets are taken in ascending order: two emitMany calls in any key order cannot deadlock.
+// Separate emit calls in one transaction lock in call order; an application that emits keys
+// one call at a time in opposite bucket orders in two transactions can deadlock (PostgreSQL
+// reports 40P01, a retriable FERRY_DATABASE_UNAVAILABLE).
 const LOCK_KEYS = `
-  SELECT pg_advisory_xact_lock(lock_id)
-  FROM (SELECT DISTINCT hashtextextended('ferry_outbox:' || k, 0) AS lock_id
+  SELECT pg_advisory_xact_lock(hashtext('ferry_outbox'), bucket)
+  FROM (SELECT DISTINCT abs(hashtext(k) % ${ORDERING_LOCK_BUCKETS}) AS bucket
         FROM unnest($1::text[]) AS k ORDER BY 1) locks`;
 
 // The insert and the relay's wake-up in one statement (one round trip per emit without keys).
