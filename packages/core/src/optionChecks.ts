@@ -191,7 +191,7 @@ function firstUnknownKey(value: object, known: readonly string[]): string | unde
 }
 
 /** `: did you mean dryRun?` for `dryrun` or `dry_run`: a known key but for case and separators. */
-function spellingHint(key: string, known: readonly string[]): string {
+export function spellingHint(key: string, known: readonly string[]): string {
   const plain = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, '');
   const match = known.find((name) => plain(name) === plain(key));
   return match === undefined ? '' : `: did you mean ${match}?`;
@@ -351,9 +351,12 @@ export function uuidListArgument(name: string, value: unknown, max: number): rea
   if (!Array.isArray(value) || value.length < 1 || value.length > max) {
     throw new FerryValidationError(name, `must be an array of 1 to ${max} UUIDs, got ${received(value)}`);
   }
-  // Every index, holes too: forEach skips a hole, so [id, , id] passed.
-  for (let index = 0; index < value.length; index += 1) uuidArgument(`${name}[${index}]`, value[index]);
-  return value as readonly string[];
+  // Every index, holes too: forEach skips a hole, so [id, , id] passed. The ids checked are the
+  // ids returned (a copy): the caller's array is not read again.
+  const ids: string[] = [];
+  for (let index = 0; index < value.length; index += 1)
+    ids.push(uuidArgument(`${name}[${index}]`, value[index]));
+  return ids;
 }
 
 /** One of `allowed` (a status filter); `undefined` passes. */

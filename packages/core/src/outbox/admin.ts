@@ -101,9 +101,9 @@ class ScopedOutboxAdmin implements OutboxAdmin {
   }
 
   async retryMany(ids: readonly string[], audit?: AuditOptions): Promise<AdminResult[]> {
-    uuidListArgument('ids', ids, 1_000);
+    const checked = uuidListArgument('ids', ids, 1_000);
     knownKeysArgument('retryMany', audit, AUDIT_KEYS);
-    return this.actions.retry(ids, audit);
+    return this.actions.retry(checked, audit);
   }
 
   async markFailed(id: string, reason: string, audit?: Omit<AuditOptions, 'reason'>): Promise<AdminResult> {

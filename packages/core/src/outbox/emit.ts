@@ -92,6 +92,20 @@ function withEventIds(error: unknown, ids: readonly string[]): unknown {
   });
 }
 
+/**
+ * Every index of `events`, a hole too (as undefined, refused as any event that is not an object):
+ * `events.map` skips a hole, which then reached the insert as a NULL id and aborted the
+ * application's transaction. An array whose elements cannot be read (a Proxy) is refused.
+ */
+function everyEvent(events: readonly OutboxEventInput[]): OutboxEventInput[] {
+  try {
+    return Array.from({ length: events.length }, (_, i) => events[i] as OutboxEventInput);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : typeof error;
+    throw new FerryValidationError('events', `could not be read: ${detail}`.slice(0, 300));
+  }
+}
+
 /** Resolves emit options once (throws FerryConfigError) and returns bound emit functions. */
 export function createEmitter(options: EmitOptions = {}): Emitter {
   knownKeysOption('', options, EMIT_KEYS);
@@ -103,10 +117,9 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
   const statementTimeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
   const given = loggerOption('logger', options.logger);
   let logger = given === undefined ? undefined : guardLogger(given);
-  const emitMany: Emitter['emitMany'] = async (tx, events) => {
-    if (!Array.isArray(events) || events.length === 0) {
-      throw new FerryValidationError('events', 'emitMany needs a non-empty array');
-    }
+  const emitMany: Emitter['emitMany'] = async (tx, given) => {
+    const events = Array.isArray(given) ? everyEvent(given) : [];
+    if (events.length === 0) throw new FerryValidationError('events', 'emitMany needs a non-empty array');
     refuseEndedTransaction(tx);
     // A root client's own transaction gets the deadline; the application's stays as it is.
     const executor = withSerializationRetry(
@@ -120,9 +133,8 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
     let envelopes: ValidEnvelope[];
     try {
       const trace = span.traceContext();
-      envelopes = events.map((event) =>
-        validateEnvelope(inheritScope(event, scope, trace, limits.maxIdLength), limits, maxRetries),
-      );
+      const inherit = (fields: OutboxEventInput) => inheritScope(fields, scope, trace, limits.maxIdLength);
+      envelopes = events.map((event) => validateEnvelope(event, limits, maxRetries, inherit));
     } catch (error) {
       span.end(error);
       throw error;

@@ -7,8 +7,63 @@ import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
 import { tenantIdFault } from '../../validate/tenantId';
 import { assertText } from '../../validate/text';
 import { MAX_TRACESTATE, TRACEPARENT_PATTERN } from '../../tracing/w3c';
+import { spellingHint, type OptionKeys } from '../../optionChecks';
 import { OUTBOX_DEFAULTS } from '../options';
 import type { EnvelopeLimits, OutboxEventInput, ValidEnvelope } from './types';
+
+/** Every field of an event; any other key is refused (validateEnvelope). */
+const EVENT_FIELDS = {
+  type: true,
+  payload: true,
+  destination: true,
+  orderingKey: true,
+  tenantId: true,
+  correlationId: true,
+  causationId: true,
+  headers: true,
+  traceparent: true,
+  tracestate: true,
+  maxRetries: true,
+} as const satisfies OptionKeys<OutboxEventInput>;
+const EVENT_FIELD_NAMES = Object.keys(EVENT_FIELDS) as Array<keyof OutboxEventInput>;
+
+/** A caller's event with every field read once: what is checked is what is stored. */
+type EventFields = { -readonly [K in keyof OutboxEventInput]?: unknown };
+
+/**
+ * A key of `event` that is not an event field (with a value: a key spread as undefined passes)
+ * is refused, naming it: dropped, a misspelt `tenantID: 'acme'` made a global event. An event
+ * whose keys cannot be listed (a Proxy whose ownKeys trap throws) is read field by field.
+ */
+function refuseUnknownKeys(event: object): void {
+  let keys: string[];
+  try {
+    keys = Object.keys(event);
+  } catch {
+    return;
+  }
+  for (const key of keys) {
+    if (Object.hasOwn(EVENT_FIELDS, key)) continue;
+    let value: unknown = null;
+    try {
+      value = (event as Record<string, unknown>)[key];
+    } catch {
+      // Unreadable is not undefined: the key is refused as any other.
+    }
+    if (value === undefined) continue;
+    const why = key === 'id' ? ': emit chooses the id and returns it' : spellingHint(key, EVENT_FIELD_NAMES);
+    fail(key, `is not a field of an event (known: ${EVENT_FIELD_NAMES.join(', ')})${why}`);
+  }
+}
+
+/** Reads each field of `event` once, after refusing keys that are not fields. */
+function eventFields(event: unknown): EventFields {
+  if (event === null || typeof event !== 'object') fail('event', 'must be an object');
+  refuseUnknownKeys(event);
+  const fields: EventFields = {};
+  for (const name of EVENT_FIELD_NAMES) fields[name] = (event as EventFields)[name];
+  return fields;
+}
 
 function fail(field: string, reason: string, rule?: string): never {
   const code =
@@ -72,15 +127,19 @@ function validateMaxRetries(value: unknown, fallback: number): number {
 /**
  * Validates a whole envelope before any SQL runs. Throws FerryValidationError naming the
  * field and the reason (code FERRY_PAYLOAD_TOO_LARGE for an oversized payload), also when the
- * application's value throws as it is read (a getter, a Proxy trap): never that raw error.
+ * application's value throws as it is read (a getter, a Proxy trap): never that raw error. Each
+ * field is read once; `inherit` (an inbox handler's correlation and trace context) completes the
+ * fields read, never the caller's object, inside the same guard.
  */
 export function validateEnvelope(
   event: OutboxEventInput,
   limits: EnvelopeLimits,
   defaultMaxRetries: number,
+  inherit: (fields: OutboxEventInput) => OutboxEventInput = (fields) => fields,
 ): ValidEnvelope {
   try {
-    return { id: randomUUID(), ...readEnvelope(event, limits, defaultMaxRetries) };
+    const fields = inherit(eventFields(event) as OutboxEventInput);
+    return { id: randomUUID(), ...readEnvelope(fields, limits, defaultMaxRetries) };
   } catch (error) {
     if (error instanceof FerryValidationError) throw error;
     const detail = error instanceof Error ? error.message : typeof error;
