@@ -36,29 +36,26 @@ export function jsonMemberPath(path: string, key: string | number): string {
   return typeof key === 'number' ? `${path}[${key}]` : `${path}.${pathSegment(key)}`;
 }
 
+/** A scalar's JSON text, the fault that keeps it out, 'date' or 'container'. */
 function scalarFault(
   value: unknown,
   path: string,
   numbers: NumberRule,
-): Omit<JsonFault, 'path'> | null | 'container' | 'ownToJSON' {
-  if (value === null || typeof value === 'boolean') return null;
+): Omit<JsonFault, 'path'> | { readonly text: string } | 'date' | 'container' {
+  if (value === null) return { text: 'null' };
+  if (typeof value === 'boolean') return { text: value ? 'true' : 'false' };
   if (typeof value === 'string') {
     const fault = textFault(value);
-    return fault === null ? null : { reason: fault, rule: TRANSPORT_REJECT_REASONS.invalidText };
+    return fault === null
+      ? { text: JSON.stringify(value) }
+      : { reason: fault, rule: TRANSPORT_REJECT_REASONS.invalidText };
   }
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return { reason: 'numbers must be finite', rule: 'inbox_invalid' };
     const fault = numbers(value, path);
-    return fault === null ? null : { reason: fault, rule: 'inbox_invalid' };
+    return fault === null ? { text: JSON.stringify(value) } : { reason: fault, rule: 'inbox_invalid' };
   }
-  if (value instanceof Date) {
-    // A Date whose toJSON is its own serializes as what that returns, which is walked instead.
-    if (value.toJSON !== Date.prototype.toJSON) return 'ownToJSON';
-    // An invalid Date serializes as null.
-    return Number.isNaN(value.getTime())
-      ? { reason: 'an invalid Date is not JSON', rule: 'inbox_invalid' }
-      : null;
-  }
+  if (value instanceof Date) return 'date';
   if (typeof value !== 'object') return { reason: `${typeof value} is not JSON`, rule: 'inbox_invalid' };
   if (!Array.isArray(value) && !isPlainObject(value)) {
     return { reason: 'only plain objects, arrays and Dates are allowed', rule: 'inbox_invalid' };
@@ -67,12 +64,67 @@ function scalarFault(
 }
 
 /**
+ * What a Date is written as: what its toJSON returns, called once (JSON.stringify writes exactly
+ * that: Date.prototype.toJSON returns `this.toISOString()`, whatever a subclass makes it return,
+ * or null when the date's primitive value is not finite, an own `valueOf` included), to be walked
+ * in the Date's place; or why it cannot be.
+ */
+function dateJson(date: Date): { readonly json: unknown } | Omit<JsonFault, 'path'> {
+  const toJSON = date.toJSON as unknown;
+  if (typeof toJSON !== 'function')
+    return { reason: 'a Date without toJSON is not JSON', rule: 'inbox_invalid' };
+  const json: unknown = toJSON.call(date, '');
+  if (json === null || json === undefined)
+    return { reason: 'an invalid Date is not JSON', rule: 'inbox_invalid' };
+  // JSON.stringify would write a Date returned by toJSON as an object of its own keys.
+  if (json instanceof Date) return { reason: 'toJSON returns a Date', rule: 'inbox_invalid' };
+  return { json };
+}
+
+/** An array's own keys other than its indexes (`index`, `input`, `groups` of a match): JSON drops them. */
+function namedArrayKey(list: readonly unknown[]): string | undefined {
+  const keys = Object.keys(list);
+  if (keys.length <= list.length) return undefined;
+  return keys.find((key) => !/^(0|[1-9][0-9]*)$/.test(key) || Number(key) >= list.length);
+}
+
+type Frame =
+  | { readonly kind: 'value'; readonly value: unknown; readonly path: string; readonly depth: number }
+  | {
+      readonly kind: 'array';
+      readonly list: readonly unknown[];
+      readonly length: number;
+      index: number;
+      readonly path: string;
+      readonly depth: number;
+    }
+  | {
+      readonly kind: 'object';
+      readonly entries: ReadonlyArray<[string, unknown]>;
+      index: number;
+      readonly path: string;
+      readonly depth: number;
+    };
+
+interface WalkOptions {
+  readonly maxDepth: number;
+  readonly root: string;
+  readonly numbers: NumberRule;
+  /** Write the JSON text, refusing it (payload_too_large, at `root`) past this many characters. */
+  readonly maxChars?: number;
+}
+
+/** The JSON text of a value (`text` null when it was not asked for), or the first fault. */
+type WalkResult =
+  { readonly text: string | null; readonly fault: null } | { readonly text: null; readonly fault: JsonFault };
+
+/**
  * Walks a JSON value without recursion (so no input can exhaust the stack) and returns the
  * first fault: a value JSON cannot carry, a string or object key holding invalid text, or
  * an object / array nested deeper than `maxDepth` (the value itself is depth 1), a number JSON
  * would change (`numbers`, valueNumberFault unless told: -0, an integer beyond 2^53-1), an invalid
- * Date, a symbol key. Dates pass (they serialize as strings); a Date with a toJSON of its own is
- * checked as what that returns.
+ * Date, a symbol key, an array with named properties. A Date is checked as what its toJSON
+ * returns (dateJson).
  */
 export function jsonFault(
   value: unknown,
@@ -80,61 +132,140 @@ export function jsonFault(
   root = 'payload',
   numbers: NumberRule = valueNumberFault,
 ): JsonFault | null {
-  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: 1 }];
-  let path = root;
+  return walkJson(value, { maxDepth, root, numbers }).fault;
+}
+
+/**
+ * jsonFault's walk, writing the JSON text as it goes: every value is read once, and the text is
+ * written from what was read and checked, never serialized again from the application's object
+ * (which a getter, a Proxy, a Date subclass or an array's named properties make answer otherwise).
+ * Past `maxChars` characters (a UTF-8 byte or more each) the walk stops with payload_too_large at
+ * `root`, before writing a text longer than a JavaScript string can be.
+ */
+export function jsonText(
+  value: unknown,
+  limits: { readonly maxDepth: number; readonly maxChars: number },
+  root = 'payload',
+  numbers: NumberRule = valueNumberFault,
+): WalkResult {
+  return walkJson(value, { ...limits, root, numbers });
+}
+
+function walkJson(value: unknown, options: WalkOptions): WalkResult {
+  const stack: Frame[] = [{ kind: 'value', value, path: options.root, depth: 1 }];
+  let path = options.root;
+  const pieces: string[] = [];
+  const writing = options.maxChars !== undefined;
+  const maxChars = options.maxChars ?? Infinity;
+  let chars = 0;
+  const tooLarge = (): WalkResult => ({
+    text: null,
+    fault: {
+      path: options.root,
+      reason: `larger than ${maxChars} bytes`,
+      rule: TRANSPORT_REJECT_REASONS.payloadTooLarge,
+    },
+  });
+  /** Writes `text`; false once the text is over maxChars. */
+  const write = (text: string): boolean => {
+    if (!writing) return true;
+    chars += text.length;
+    pieces.push(text);
+    return chars <= maxChars;
+  };
   try {
-    return walk(stack, maxDepth, numbers, (at) => (path = at));
+    for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+      const step = visit(frame, stack, options, write, (at) => (path = at));
+      if (step === 'too large') return tooLarge();
+      if (step !== null) return { text: null, fault: step };
+    }
   } catch (error) {
     // A getter or a Proxy trap that throws: the application's value cannot be read as JSON.
     const reason = `could not be read: ${error instanceof Error ? error.message : typeof error}`;
-    return { path, reason: reason.slice(0, 200), rule: 'inbox_invalid' };
+    return { text: null, fault: { path, reason: reason.slice(0, 200), rule: 'inbox_invalid' } };
   }
+  return { text: writing ? pieces.join('') : null, fault: null };
 }
 
-function walk(
-  stack: Array<{ value: unknown; path: string; depth: number }>,
-  maxDepth: number,
-  numbers: NumberRule,
+/** One step of the walk: a member of an array or object in progress, or one value. */
+function visit(
+  frame: Frame,
+  stack: Frame[],
+  options: WalkOptions,
+  write: (text: string) => boolean,
   visiting: (path: string) => void,
-): JsonFault | null {
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    visiting(item.path);
-    const fault = scalarFault(item.value, item.path, numbers);
-    if (fault === null) continue;
-    if (fault === 'ownToJSON') {
-      const json: unknown = (item.value as Date).toJSON();
-      // JSON.stringify would write a Date returned by toJSON as an object of its own keys.
-      if (json instanceof Date)
-        return { path: item.path, reason: 'toJSON returns a Date', rule: 'inbox_invalid' };
-      stack.push({ value: json, path: item.path, depth: item.depth });
-      continue;
-    }
-    if (fault !== 'container') return { path: item.path, ...fault };
-    if (item.depth > maxDepth) {
-      return { path: item.path, reason: `nesting deeper than ${maxDepth}`, rule: 'payload_too_deep' };
-    }
-    const depth = item.depth + 1;
-    if (Array.isArray(item.value)) {
-      const list = item.value as unknown[];
-      for (let i = list.length - 1; i >= 0; i -= 1)
-        stack.push({ value: list[i], path: jsonMemberPath(item.path, i), depth });
-      continue;
-    }
-    if (Object.getOwnPropertySymbols(item.value).length > 0) {
-      // JSON.stringify leaves symbol-keyed properties out without a word.
-      return { path: item.path, reason: 'symbol keys are not JSON', rule: 'inbox_invalid' };
-    }
-    const entries = Object.entries(item.value as Record<string, unknown>);
-    for (let i = entries.length - 1; i >= 0; i -= 1) {
-      const [key, child] = entries[i] as [string, unknown];
-      const path = jsonMemberPath(item.path, key);
-      const keyFault = textFault(key);
-      if (keyFault !== null)
-        return { path, reason: `key ${keyFault}`, rule: TRANSPORT_REJECT_REASONS.invalidText };
-      stack.push({ value: child, path, depth });
-    }
+): JsonFault | 'too large' | null {
+  if (frame.kind === 'array') {
+    if (frame.index === frame.length) return write(']') ? null : 'too large';
+    const index = frame.index++;
+    stack.push(frame);
+    if (index > 0 && !write(',')) return 'too large';
+    const path = jsonMemberPath(frame.path, index);
+    visiting(path);
+    stack.push({ kind: 'value', value: frame.list[index], path, depth: frame.depth });
+    return null;
   }
-  return null;
+  if (frame.kind === 'object') {
+    if (frame.index === frame.entries.length) return write('}') ? null : 'too large';
+    const [key, child] = frame.entries[frame.index++] as [string, unknown];
+    stack.push(frame);
+    const path = jsonMemberPath(frame.path, key);
+    const keyFault = textFault(key);
+    if (keyFault !== null)
+      return { path, reason: `key ${keyFault}`, rule: TRANSPORT_REJECT_REASONS.invalidText };
+    if (!write(`${frame.index > 1 ? ',' : ''}${JSON.stringify(key)}:`)) return 'too large';
+    stack.push({ kind: 'value', value: child, path, depth: frame.depth });
+    return null;
+  }
+  return visitValue(frame, stack, options, write, visiting);
+}
+
+function visitValue(
+  frame: Extract<Frame, { kind: 'value' }>,
+  stack: Frame[],
+  options: WalkOptions,
+  write: (text: string) => boolean,
+  visiting: (path: string) => void,
+): JsonFault | 'too large' | null {
+  const { value, path, depth } = frame;
+  visiting(path);
+  // A string longer than the room left is too large before it is checked or copied.
+  if (typeof value === 'string' && options.maxChars !== undefined && value.length > options.maxChars)
+    return 'too large';
+  const fault = scalarFault(value, path, options.numbers);
+  if (fault === 'date') {
+    const date = dateJson(value as Date);
+    if (!('json' in date)) return { path, ...date };
+    stack.push({ kind: 'value', value: date.json, path, depth });
+    return null;
+  }
+  if (fault !== 'container') {
+    if (!('text' in fault)) return { path, ...fault };
+    return write(fault.text) ? null : 'too large';
+  }
+  if (depth > options.maxDepth) {
+    return { path, reason: `nesting deeper than ${options.maxDepth}`, rule: 'payload_too_deep' };
+  }
+  if (Array.isArray(value)) {
+    const list = value as unknown[];
+    const named = namedArrayKey(list);
+    if (named !== undefined) {
+      return {
+        path: jsonMemberPath(path, named),
+        reason: 'an array with named properties is not JSON (JSON keeps only its elements)',
+        rule: 'inbox_invalid',
+      };
+    }
+    stack.push({ kind: 'array', list, length: list.length, index: 0, path, depth: depth + 1 });
+    return write('[') ? null : 'too large';
+  }
+  if (Object.getOwnPropertySymbols(value as object).length > 0) {
+    // JSON.stringify leaves symbol-keyed properties out without a word.
+    return { path, reason: 'symbol keys are not JSON', rule: 'inbox_invalid' };
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  stack.push({ kind: 'object', entries, index: 0, path, depth: depth + 1 });
+  return write('{') ? null : 'too large';
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { FerryValidationError } from '../../errors';
 import { TRANSPORT_REJECT_REASONS } from '../../transport/errors';
 import { headersFault } from '../../validate/headers';
-import { isPlainObject, jsonFault, serializedTextFault, type JsonFault } from '../../validate/json';
+import { isPlainObject, jsonText, serializedTextFault, type JsonFault } from '../../validate/json';
 import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
 import { tenantIdFault } from '../../validate/tenantId';
 import { assertText } from '../../validate/text';
@@ -97,16 +97,27 @@ function tenantText(value: unknown, max: number): string | null {
   return tenant;
 }
 
+/**
+ * The headers as stored: each value read once into a copy, which is checked and serialized (the
+ * application's object is not read again: a getter answering otherwise would store another text).
+ */
 function validateHeaders(input: unknown, limits: EnvelopeLimits): string {
   if (input === undefined) return '{}';
-  failOn(headersFault(input, limits, true));
-  return JSON.stringify(input);
+  const headers = isPlainObject(input) ? Object.fromEntries(Object.entries(input)) : input;
+  failOn(headersFault(headers, limits, true));
+  return JSON.stringify(headers);
 }
 
+/**
+ * The payload's JSON text, written by the walk that checks it (jsonText): what is stored is what
+ * was checked, each value read once, and a payload over maxPayloadBytes is refused as soon as
+ * the text passes it (FERRY_PAYLOAD_TOO_LARGE), however large the whole would be.
+ */
 function validatePayload(payload: unknown, limits: EnvelopeLimits): string {
   if (!isPlainObject(payload)) fail('payload', 'must be a JSON object');
-  failOn(jsonFault(payload, limits.maxPayloadDepth));
-  const json = JSON.stringify(payload);
+  const written = jsonText(payload, { maxDepth: limits.maxPayloadDepth, maxChars: limits.maxPayloadBytes });
+  failOn(written.fault);
+  const json = written.text as string;
   const serialized = serializedTextFault(json);
   if (serialized !== null) fail('payload', serialized, TRANSPORT_REJECT_REASONS.invalidText);
   if (Buffer.byteLength(json) > limits.maxPayloadBytes) {
