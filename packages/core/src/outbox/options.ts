@@ -215,14 +215,23 @@ function resolveLease(options: OutboxOptions, warnings: string[]): ResolvedOutbo
     }
     durationInput = options.stuckThreshold;
   }
-  const duration = int('lease.duration', durationInput);
+  // The key as the caller wrote it: the deprecated alias out of bounds is refused as itself.
+  const durationKey =
+    options.stuckThreshold !== undefined && options.lease?.duration === undefined
+      ? 'stuckThreshold'
+      : 'lease.duration';
+  const durationRule = OUTBOX_DEFAULTS['lease.duration'];
+  const duration =
+    durationInput === undefined
+      ? durationRule.default
+      : integerOption(durationKey, durationInput, durationRule.min, durationRule.max);
   const toleranceInput = options.lease?.heartbeatFailureTolerance;
   const heartbeatFailureTolerance = int('lease.heartbeatFailureTolerance', toleranceInput);
   const intervalInput = options.lease?.heartbeatInterval;
   const rule = OUTBOX_DEFAULTS['lease.heartbeatInterval'];
   const heartbeatInterval = leaseHeartbeatInterval(
     {
-      duration: 'lease.duration',
+      duration: durationKey,
       interval: 'lease.heartbeatInterval',
       tolerance: 'lease.heartbeatFailureTolerance',
     },
@@ -272,6 +281,23 @@ function resolveCircuit(circuit: OutboxOptions['circuit'] = {}): CircuitOptions 
 
 /** Every object resolveOutboxOptions returned: resolving one of them again returns it unchanged. */
 const resolvedByCore = new WeakSet<object>();
+
+/**
+ * createRelay's options as the caller wrote them: `retry.maxRetries` is refused there. Each row
+ * carries the max_retries its emitter stored (createEmitter({ retry: { maxRetries } }), or the
+ * event's own maxRetries; the spec: "stored per-record at emit time"), so a relay's value limited
+ * nothing: one set to 1 to stop hammering a broker still saw five attempts per event. Options
+ * resolveOutboxOptions returned pass (a wrapper such as @ferry/nestjs resolves one configuration
+ * for its emitter and relay; the emitter gets the value).
+ */
+export function refuseRelayMaxRetries(options: OutboxOptions | ResolvedOutboxOptions | undefined): void {
+  if (options === undefined || resolvedByCore.has(options)) return;
+  if ((options as OutboxOptions).retry?.maxRetries === undefined) return;
+  throw new FerryConfigError(
+    'retry.maxRetries',
+    "is not a relay option: max retries are fixed per event at emit, set them on createEmitter({ retry: { maxRetries } }) or an event's maxRetries (each row keeps the max_retries it was emitted with)",
+  );
+}
 
 /**
  * Fills defaults, checks every bound and throws FerryConfigError (FERRY_CONFIG_INVALID)

@@ -7,7 +7,7 @@ import { reconnectDelayMs } from '../backoff';
 import { AbandonedClaims } from './abandonedClaims';
 import { CircuitBreaker, type BrokerSignal, type CircuitState } from './circuit';
 import type { OutboxEvent } from './events';
-import { resolveOutboxOptions, type ResolvedOutboxOptions } from './options';
+import { refuseRelayMaxRetries, resolveOutboxOptions, type ResolvedOutboxOptions } from './options';
 import { checkRelayConfig, type RelayConfig } from './relayConfig';
 import { publishBatch, type ClaimedBatch } from './publishBatch';
 import { recoverStep } from './recoverStep';
@@ -146,6 +146,7 @@ class OutboxRelay implements Relay {
   constructor(private readonly config: RelayConfig) {
     checkRelayConfig(config);
     this.options = resolveOutboxOptions(config.options);
+    refuseRelayMaxRetries(config.options);
     const logger = guardLogger(config.logger ?? defaultLogger('ferry.outbox.relay'));
     this.logger = logger;
     for (const warning of this.options.warnings) logger.warn({ option: 'stuckThreshold' }, warning);

@@ -175,7 +175,7 @@ describe('relay with an unavailable broker', () => {
       logger: silent,
       options: {
         pollInterval: 10,
-        retry: { maxRetries: 2, initialDelay: 10 },
+        retry: { initialDelay: 10 },
         circuit: { openMs: 5, maxOpenMs: 20 },
       },
     });

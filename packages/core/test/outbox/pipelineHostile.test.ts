@@ -134,7 +134,7 @@ function relayWith(
       batchSize: 3,
       pollInterval: 20,
       errorBackoff: 10,
-      retry: { initialDelay: 0, maxDelay: 0, maxRetries: 1_000 },
+      retry: { initialDelay: 0, maxDelay: 0 },
       circuit: { failureThreshold: 1_000 },
       ...options,
     },
