@@ -93,7 +93,6 @@ beforeAll(async () => {
     const publisher = new KafkaPublisher(run.connection, { confirmTimeoutMs: 3000, producerRetries: 1 });
     suite.defer(() => publisher.close());
     const { relay, circuit } = startCircuitRelay(suite, run.database.db, publisher, {
-      maxRetries: MAX_RETRIES,
       initialDelay: INITIAL_DELAY,
     });
     run.relay = relay;

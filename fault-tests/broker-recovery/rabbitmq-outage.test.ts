@@ -139,7 +139,6 @@ describe('broker-recovery: rabbitmq-outage and rabbitmq-alarm', () => {
     suite.defer(() => publisher.close());
     await kind.duringPublish?.(publisher, connection, queue);
     const { relay, circuit } = startCircuitRelay(suite, database.db, publisher, {
-      maxRetries: MAX_RETRIES,
       initialDelay: INITIAL_DELAY,
     });
     const counts = async () =>

@@ -151,14 +151,14 @@ export interface CircuitCount {
 
 /**
  * The outage scenarios' relay, started: polls every 50 ms in batches of 20, a fixed retry delay
- * of `initialDelay` up to `maxRetries` attempts, and a circuit that opens for 200 ms to 1 s;
+ * of `initialDelay` (the attempts are each event's maxRetries, fixed at emit), and a circuit that opens for 200 ms to 1 s;
  * `circuit()` reads how often it opened and closed. Closed by the suite's cleanup.
  */
 export function startCircuitRelay(
   suite: FaultSuite,
   db: SqlExecutor,
   publisher: Publisher,
-  retry: { readonly maxRetries: number; readonly initialDelay: number },
+  retry: { readonly initialDelay: number },
 ): { relay: Relay; circuit: () => CircuitCount } {
   let opened = 0;
   let closed = 0;
@@ -169,7 +169,6 @@ export function startCircuitRelay(
       pollInterval: 50,
       batchSize: 20,
       retry: {
-        maxRetries: retry.maxRetries,
         backoff: 'fixed',
         initialDelay: retry.initialDelay,
         maxDelay: retry.initialDelay,

@@ -24,7 +24,7 @@ export const RELAY_OPTIONS = {
   errorBackoff: 50,
   shutdownTimeout: 3_000,
   lease: { duration: 2_000, heartbeatInterval: 200 },
-  retry: { initialDelay: 10, maxDelay: 200, maxRetries: 1_000 },
+  retry: { initialDelay: 10, maxDelay: 200 },
 } as const;
 
 /** The handler's outbox write, in the worker's transaction. */

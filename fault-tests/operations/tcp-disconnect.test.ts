@@ -103,7 +103,7 @@ describe('operations: tcp-disconnect', () => {
         pollInterval: 20,
         batchSize: 20,
         lease: { duration: 3_000, heartbeatInterval: 500 },
-        retry: { initialDelay: 10, maxDelay: 100, maxRetries: 100 },
+        retry: { initialDelay: 10, maxDelay: 100 },
       },
     });
     suite.defer(() => relay.close());
