@@ -25,9 +25,9 @@ function linesOf(text: string): string[] {
   return text.split('\n').filter((line) => line !== '');
 }
 
-/** Runs `ferry argv...` as a child process with FERRY_ACTOR set. */
-export function runBinary(argv: readonly string[]): BinaryRun {
-  const child = spawn(process.execPath, [MAIN, ...argv], {
+/** Runs `ferry argv...` as a child process with FERRY_ACTOR set; `nodeArgs` go to node itself. */
+export function runBinary(argv: readonly string[], nodeArgs: readonly string[] = []): BinaryRun {
+  const child = spawn(process.execPath, [...nodeArgs, MAIN, ...argv], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FERRY_ACTOR: 'ops@test' },
   });
