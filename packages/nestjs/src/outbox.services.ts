@@ -8,12 +8,15 @@ import type {
   Emitter,
   HealthThresholds,
   ListQuery,
+  ListSummaryQuery,
   OperatorOutboxAdmin,
   OutboxAdmin,
   OutboxEventInput,
   OutboxHealth,
+  OutboxPage,
   OutboxRecord,
   OutboxStats,
+  OutboxSummary,
   PrismaTransactionLike,
   PurgeSentArgs,
   Relay,
@@ -64,8 +67,11 @@ export class OutboxOperatorService implements OperatorOutboxAdmin {
   get(id: string): Promise<OutboxRecord | null> {
     return this.admin.get(id);
   }
-  list(query?: ListQuery): Promise<{ items: OutboxRecord[]; nextCursor: string | null }> {
-    return this.admin.list(query);
+  list(query?: ListQuery): Promise<OutboxPage<OutboxRecord>>;
+  list(query: ListSummaryQuery): Promise<OutboxPage<OutboxSummary>>;
+  list(query?: ListQuery | ListSummaryQuery): Promise<OutboxPage<OutboxRecord> | OutboxPage<OutboxSummary>> {
+    // The same call either way, narrowed to each of the admin's overloads (a summary without payloads).
+    return query?.payload === false ? this.admin.list(query) : this.admin.list(query);
   }
   stats(): Promise<OutboxStats> {
     return this.admin.stats();

@@ -54,12 +54,14 @@ export function registerInboxRead(group: Command, ctx: Context): void {
       act<ScopeOptions & { status?: InboxStatus; limit?: number; cursor?: string }>(ctx, async (o) => {
         checkInboxScope(o);
         const { page, exact } = await ctx.db(async (db) => {
+          // Payloads are printed under --json only: a text listing reads none (a page of large
+          // payloads costs it no memory).
           const listed = await inboxAdmin(ctx, o, db).list({
             status: o.status,
             limit: o.limit,
             cursor: o.cursor,
+            payload: ctx.json,
           });
-          // Payloads are printed under --json only.
           const ids = ctx.json ? listed.records.map((record) => record.id) : [];
           return { page: listed, exact: await jsonTexts(db, ctx.statementTimeoutMs(), 'inbox', ids) };
         });

@@ -67,7 +67,12 @@ async function* deadPages(ctx: Context, o: RequeueOptions): AsyncGenerator<Array
   let cursor: string | undefined;
   do {
     const page = await ctx.db((db) =>
-      inboxAdmin(ctx, o, db).list({ status: 'DEAD', limit: Math.min(o.batchSize as number, 500), cursor }),
+      inboxAdmin(ctx, o, db).list({
+        status: 'DEAD',
+        limit: Math.min(o.batchSize as number, 500),
+        cursor,
+        payload: false,
+      }),
     );
     if (page.records.length > 0) yield page.records.map((r) => ({ id: r.id, version: r.rowVersion }));
     cursor = page.nextCursor ?? undefined;

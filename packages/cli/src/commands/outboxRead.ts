@@ -1,4 +1,10 @@
-import { FerryError, type OutboxRecord, type OutboxStatus } from '@ferry/core';
+import {
+  FerryError,
+  type OutboxPage,
+  type OutboxRecord,
+  type OutboxStatus,
+  type OutboxSummary,
+} from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
@@ -9,7 +15,8 @@ import { outboxAdmin, outboxScoped, outboxScopeName, type ScopeOptions } from '.
 
 export const OUTBOX_STATUSES: readonly OutboxStatus[] = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'];
 
-export function outboxLine(r: OutboxRecord): string {
+/** One event's line: every field but the payload (a text listing reads none). */
+export function outboxLine(r: OutboxRecord | OutboxSummary): string {
   return [
     r.id,
     r.status,
@@ -63,15 +70,20 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
     .action(
       act<ListOptions>(ctx, async (o) => {
         const { page, exact } = await ctx.db(async (db) => {
-          const listed = await outboxAdmin(ctx, o, db).list({
+          const query = {
             status: o.status,
             type: o.type,
             key: o.key,
             createdBefore: o.olderThan === undefined ? undefined : new Date(Date.now() - o.olderThan),
             limit: o.limit,
             cursor: o.cursor,
-          });
-          // Payloads are printed under --json only.
+          };
+          // Payloads are printed under --json only: a text listing reads none (a page of large
+          // payloads costs it no memory).
+          const admin = outboxAdmin(ctx, o, db);
+          const listed: OutboxPage<OutboxRecord | OutboxSummary> = ctx.json
+            ? await admin.list(query)
+            : await admin.list({ ...query, payload: false });
           const ids = ctx.json ? listed.items.map((item) => item.id) : [];
           return { page: listed, exact: await jsonTexts(db, ctx.statementTimeoutMs(), 'outbox', ids) };
         });

@@ -37,6 +37,7 @@ async function* failedPages(ctx: Context, o: RetryOptions): AsyncGenerator<strin
         createdBefore,
         limit: o.batchSize,
         cursor,
+        payload: false,
       }),
     );
     if (page.items.length > 0) yield page.items.map((r) => r.id);

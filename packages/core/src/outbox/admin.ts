@@ -14,6 +14,7 @@ import {
   stringArgument,
   uuidArgument,
   uuidListArgument,
+  booleanArgument,
   type OptionKeys,
 } from '../optionChecks';
 import { OutboxActions } from './adminActions';
@@ -21,10 +22,13 @@ import type {
   AdminResult,
   HealthThresholds,
   ListQuery,
+  ListSummaryQuery,
   OperatorOutboxAdmin,
   OutboxAdmin,
   OutboxHealth,
+  OutboxPage,
   OutboxStats,
+  OutboxSummary,
   PurgeSentArgs,
   ReleaseArgs,
   ReleaseResult,
@@ -46,6 +50,7 @@ const LIST_KEYS = {
   createdBefore: true,
   limit: true,
   cursor: true,
+  payload: true,
 } as const satisfies OptionKeys<ListQuery>;
 const HEALTH_KEYS = {
   maxOldestPendingAgeMs: true,
@@ -124,8 +129,13 @@ class ScopedOutboxAdmin implements OutboxAdmin {
     return row ? toRecord(row) : null;
   }
 
-  async list(query: ListQuery = {}): Promise<{ items: OutboxRecord[]; nextCursor: string | null }> {
+  list(query?: ListQuery): Promise<OutboxPage<OutboxRecord>>;
+  list(query: ListSummaryQuery): Promise<OutboxPage<OutboxSummary>>;
+  async list(
+    query: ListQuery | ListSummaryQuery = {},
+  ): Promise<OutboxPage<OutboxRecord> | OutboxPage<OutboxSummary>> {
     knownKeysArgument('list', query, LIST_KEYS);
+    const payload = booleanArgument('payload', query.payload) ?? true;
     const tenantId = this.tenantId;
     const status = oneOfArgument('status', query.status, STATUSES) ?? null;
     const type = optionalTextFilter('type', query.type);
@@ -138,7 +148,7 @@ class ScopedOutboxAdmin implements OutboxAdmin {
     const createdBefore = after === null ? given : pageBound(given, after.createdBefore);
     const limit = integerArgument('limit', query.limit, 1, 1_000, 50);
     // One row more than the page: a cursor only when a next page has rows.
-    const filter = { tenantId, status, type, key, createdBefore, after, limit: limit + 1 };
+    const filter = { tenantId, status, type, key, createdBefore, after, limit: limit + 1, payload };
     const rows = await dbCall('list', () => listEvents(this.db, filter));
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

@@ -57,6 +57,26 @@ export interface ListQuery {
   limit?: number;
   /** The opaque `nextCursor` of the previous page. */
   cursor?: string;
+  /** The payloads are read: the default. `false`: see ListSummaryQuery. */
+  payload?: true;
+}
+
+/**
+ * `list()` without the payloads: each item's `payload` is null, not read, for a listing that shows
+ * or needs no payload (ferry's CLI text listing, `retry --all`): its memory then does not grow
+ * with the payloads' size (up to `maxPayloadBytes` each, 16 MiB at most).
+ */
+export interface ListSummaryQuery extends Omit<ListQuery, 'payload'> {
+  payload: false;
+}
+
+/** An event as `list({ payload: false })` answers it: every field, the payload left out (null). */
+export type OutboxSummary = Omit<OutboxRecord, 'payload'> & { readonly payload: null };
+
+/** A page of `list()`; `nextCursor` null on the last page. */
+export interface OutboxPage<T> {
+  items: T[];
+  nextCursor: string | null;
 }
 
 export interface OutboxAdmin {
@@ -71,7 +91,8 @@ export interface OutboxAdmin {
    */
   release(args?: ReleaseArgs): Promise<ReleaseResult>;
   get(id: string): Promise<OutboxRecord | null>;
-  list(query?: ListQuery): Promise<{ items: OutboxRecord[]; nextCursor: string | null }>;
+  list(query?: ListQuery): Promise<OutboxPage<OutboxRecord>>;
+  list(query: ListSummaryQuery): Promise<OutboxPage<OutboxSummary>>;
   stats(): Promise<OutboxStats>;
   health(thresholds?: HealthThresholds): Promise<OutboxHealth>;
   /** Deletes at most `limit` (default 1,000, at most 10,000) SENT rows published before `before`. */

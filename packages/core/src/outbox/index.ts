@@ -31,8 +31,11 @@ export {
   type ReleaseArgs,
   type ReleaseResult,
   type ListQuery,
+  type ListSummaryQuery,
   type OperatorOutboxAdmin,
   type OutboxAdmin,
   type OutboxHealth,
+  type OutboxPage,
   type OutboxStats,
+  type OutboxSummary,
 } from './admin';

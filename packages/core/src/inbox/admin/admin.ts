@@ -2,7 +2,7 @@ import { FerryConfigError, FerryValidationError } from '../../errors';
 import { heldExecutor, type ApplicationTransaction } from '../../sql/applicationTransaction';
 import type { SqlExecutor } from '../../sql/executor';
 import { withTranslation } from '../../sql/dbErrors';
-import { knownKeysArgument, knownKeysOption, received, type OptionKeys } from '../../optionChecks';
+import { knownKeysOption, received, type OptionKeys } from '../../optionChecks';
 import {
   adminStatementTimeout,
   statementTimeoutOption,
@@ -11,20 +11,11 @@ import {
 } from '../../sql/statementDeadline';
 import { getReceipt } from '../sql/getReceipt';
 import { scopeOf } from '../sql/fragments';
-import { listReceipts } from '../sql/listReceipts';
 import { readStats, type InboxStats } from '../sql/stats';
 import type { InboxRecord } from '../types';
 import { assertTenantId } from '../../validate/tenantId';
-import { decodeCursor, encodeCursor } from './cursor';
-import { InboxScopedAdmin, LIST_KEYS, type InboxListOptions, type InboxPage } from './scoped';
-import {
-  LIST_LIMIT,
-  lookupId,
-  optionalCursor,
-  optionalStatus,
-  requireLimit,
-  requireTenantId,
-} from './validate';
+import { InboxScopedAdmin, listPage, type InboxListOptions, type InboxPage } from './scoped';
+import { lookupId, requireTenantId } from './validate';
 import { withReadCommittedTransactions, withSerializationRetry } from '../../sql/serializationRetry';
 
 /**
@@ -80,16 +71,8 @@ export class InboxPrivilegedAdmin {
   }
 
   /** Every scope, paged by id. */
-  async list(options: InboxListOptions = {}): Promise<InboxPage> {
-    knownKeysArgument('list', options, LIST_KEYS);
-    const status = optionalStatus(options.status);
-    const limit = requireLimit('limit', options.limit, LIST_LIMIT);
-    const cursor = optionalCursor(options.cursor);
-    const after = cursor === undefined ? null : decodeCursor(cursor, null, status);
-    const rows = await listReceipts(this.db, null, status, after, limit + 1);
-    const records = rows.slice(0, limit);
-    const last = records[records.length - 1];
-    return { records, nextCursor: rows.length > limit && last ? encodeCursor(last.id, null, status) : null };
+  list(options: InboxListOptions = {}): Promise<InboxPage> {
+    return listPage(this.db, null, options);
   }
 
   async get(id: string): Promise<InboxRecord | null> {

@@ -43,6 +43,12 @@ export interface InboxListOptions {
   /** 1..500, default 50. */
   readonly limit?: number;
   readonly cursor?: string;
+  /**
+   * Read the payloads; default true. `false`: each record's `payload` is null, not read (tell a
+   * purged one by `payloadPurgedAt`), for a listing that shows or needs no payload, whose memory
+   * then does not grow with the payloads' size (ferry's CLI text listing, `requeue --all`).
+   */
+  readonly payload?: boolean;
 }
 
 export interface InboxPage {
@@ -92,6 +98,7 @@ export const LIST_KEYS = {
   status: true,
   limit: true,
   cursor: true,
+  payload: true,
 } as const satisfies OptionKeys<InboxListOptions>;
 const REQUEUE_KEYS = {
   ...AUDIT_KEYS,
@@ -117,6 +124,24 @@ const RELEASE_KEYS = {
   limit: true,
 } as const satisfies OptionKeys<InboxReleaseInput>;
 
+/** A page of the receipts of `scope` (null: every scope), as `list(options)` answers it. */
+export async function listPage(
+  db: SqlExecutor,
+  scope: string | null,
+  options: InboxListOptions,
+): Promise<InboxPage> {
+  knownKeysArgument('list', options, LIST_KEYS);
+  const status = optionalStatus(options.status);
+  const limit = requireLimit('limit', options.limit, LIST_LIMIT);
+  const cursor = optionalCursor(options.cursor);
+  const after = cursor === undefined ? null : decodeCursor(cursor, scope, status);
+  const payload = booleanArgument('payload', options.payload) ?? true;
+  const rows = await listReceipts(db, scope, status, after, limit + 1, payload);
+  const records = rows.slice(0, limit);
+  const last = records[records.length - 1];
+  return { records, nextCursor: rows.length > limit && last ? encodeCursor(last.id, scope, status) : null };
+}
+
 /** Admin operations bound to one scope (a tenant, or the intentional global scope). */
 export class InboxScopedAdmin {
   constructor(
@@ -125,19 +150,8 @@ export class InboxScopedAdmin {
     readonly scope: string,
   ) {}
 
-  async list(options: InboxListOptions = {}): Promise<InboxPage> {
-    knownKeysArgument('list', options, LIST_KEYS);
-    const status = optionalStatus(options.status);
-    const limit = requireLimit('limit', options.limit, LIST_LIMIT);
-    const cursor = optionalCursor(options.cursor);
-    const after = cursor === undefined ? null : decodeCursor(cursor, this.scope, status);
-    const rows = await listReceipts(this.db, this.scope, status, after, limit + 1);
-    const records = rows.slice(0, limit);
-    const last = records[records.length - 1];
-    return {
-      records,
-      nextCursor: rows.length > limit && last ? encodeCursor(last.id, this.scope, status) : null,
-    };
+  list(options: InboxListOptions = {}): Promise<InboxPage> {
+    return listPage(this.db, this.scope, options);
   }
 
   /** The record, or null when no such id exists in this scope. */

@@ -14,7 +14,11 @@ const GET = `SELECT ${RECORD_COLUMNS} FROM outbox_events e
 // every row of the pages before it (test/outbox/maintenanceCost.test.ts).
 const CURSOR = `(e.created_at, e.seq) <
   (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::bigint)`;
-const list = (tenant: boolean, cursor: boolean) => `SELECT ${RECORD_COLUMNS} FROM outbox_events e
+// Without the payload (list's `payload: false`): null in its place, so the row reads as a record.
+const SUMMARY_COLUMNS = RECORD_COLUMNS.replace('e.payload::text AS payload', 'NULL::text AS payload');
+const list = (tenant: boolean, cursor: boolean, payload: boolean) => `SELECT ${
+  payload ? RECORD_COLUMNS : SUMMARY_COLUMNS
+} FROM outbox_events e
   WHERE ${tenant ? 'e.tenant_id = $1::text' : '$1::text IS NULL'}
     AND ($2::text IS NULL OR e.status = $2::text)
     AND ${cursor ? CURSOR : '$3::bigint IS NULL AND $4::bigint IS NULL'}
@@ -23,11 +27,11 @@ const list = (tenant: boolean, cursor: boolean) => `SELECT ${RECORD_COLUMNS} FRO
     AND ($8::timestamptz IS NULL OR e.created_at < $8::timestamptz)
   ORDER BY e.created_at DESC, e.seq DESC
   LIMIT $5`;
-/** LIST[tenant ? 1 : 0][cursor ? 1 : 0]. */
-const LIST = [
-  [list(false, false), list(false, true)],
-  [list(true, false), list(true, true)],
-] as const;
+/** LIST[payload ? 1 : 0][tenant ? 1 : 0][cursor ? 1 : 0]. */
+const LIST = [false, true].map((payload) => [
+  [list(false, false, payload), list(false, true, payload)],
+  [list(true, false, payload), list(true, true, payload)],
+]);
 
 // The DELETE finds the doomed rows by primary key (`id = ANY (ARRAY(...))`, an InitPlan) and
 // re-checks SENT opaque (opaqueStatus): joined to them under statistics that know SENT rows are
@@ -81,9 +85,12 @@ export function listEvents(
     createdBefore: Date | null;
     after: { us: string; seq: string } | null;
     limit: number;
+    /** false: the payload column is not read (null); default true. */
+    payload?: boolean;
   },
 ): Promise<OutboxRow[]> {
-  const text = LIST[args.tenantId === null ? 0 : 1][args.after === null ? 0 : 1];
+  const text =
+    LIST[args.payload === false ? 0 : 1]![args.tenantId === null ? 0 : 1]![args.after === null ? 0 : 1]!;
   return db.query<OutboxRow>(text, [
     args.tenantId,
     args.status,
