@@ -37,7 +37,7 @@ describe('RabbitMQ consumer: the charset of the content type', () => {
           m.properties.messageId,
           [
             m.properties.headers?.[FERRY_HEADERS.rejectReason],
-            m.properties.headers?.[FERRY_HEADERS.rejectDetail],
+            m.properties.headers?.['x-ferry-reject-detail'],
           ],
         ]),
       ),
