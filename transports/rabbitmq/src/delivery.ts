@@ -12,6 +12,7 @@ import {
   resolveTenant,
   type TenantSource,
 } from '@ferry/core/transport';
+import { contentTypeFault } from './contentType';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { LOSSY, ferryHeaderValue, maybeLossy, plainHeaderValue } from './headerValue';
 
@@ -115,14 +116,12 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   // whitespace); the limit itself is measured on the parsed payload, below.
   const oversize = oversizeBodyFault(message.content, options.maxPayloadBytes);
   if (oversize !== null) return invalid(REJECT_REASONS.payloadTooLarge, oversize);
-  const contentType = message.properties.contentType?.split(';')[0]?.trim().toLowerCase();
-  if (contentType === undefined || contentType === '') {
-    if (!options.acceptMissingContentType) {
-      return invalid(REJECT_REASONS.unsupportedContentType, 'no content type');
-    }
-  } else if (!options.contentTypes.includes(contentType)) {
-    return invalid(REJECT_REASONS.unsupportedContentType, `content type ${contentType} is not accepted`);
-  }
+  const typeFault = contentTypeFault(
+    message.properties.contentType,
+    options.contentTypes,
+    options.acceptMissingContentType,
+  );
+  if (typeFault !== null) return invalid(REJECT_REASONS.unsupportedContentType, typeFault);
   const tenant = resolveTenant(options.tenant, message, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
   // A tenant function reads what amqplib decoded lossily, as the extractor does.
