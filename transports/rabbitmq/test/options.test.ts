@@ -125,6 +125,30 @@ describe('option resolution', () => {
     expect(inFlight({ prefetch: 100, maxBatchesInFlight: 3 })).toBe(3);
   });
 
+  it('refuses a content type no delivery could match (parameters, spaces), instead of dead-lettering every delivery', () => {
+    const resolve = (contentTypes: string[]) =>
+      resolveConsumerOptions({ connection: 'amqp://x', queue: 'q', consumer: 'c', contentTypes }, 1024).decode
+        .contentTypes;
+    // A delivery's content type is compared without its parameters, trimmed: these matched none.
+    for (const contentType of [
+      'application/json; charset=utf-8',
+      ' application/json',
+      'application/json ;',
+    ]) {
+      expect(() => resolve(['text/plain', contentType])).toThrow(
+        expect.objectContaining({
+          code: 'FERRY_CONFIG_INVALID',
+          option: 'contentTypes',
+          message: expect.stringContaining(JSON.stringify(contentType)),
+        }),
+      );
+    }
+    expect(resolve(['Application/JSON', 'application/cloudevents+json'])).toEqual([
+      'application/json',
+      'application/cloudevents+json',
+    ]);
+  });
+
   it('closes a connection that never connected, twice, without error', async () => {
     const connection = new RabbitConnection({ url: 'amqp://127.0.0.1:1' });
     await connection.close();
