@@ -17,6 +17,7 @@ import {
   type TransportObserver,
   loggerOption,
 } from '@ferry/core/transport';
+import { contentTypeOptionFault } from './contentType';
 import { RabbitConnection, refuseConnection } from './connection';
 import type { DecodeOptions, DeliveryExtractor } from './delivery';
 import { DEFAULTS, resolveConnectionOptions, type ConnectionOptions } from './options';
@@ -162,6 +163,10 @@ export function resolveConsumerOptions(
     );
   }
   if (contentTypes.length === 0) throw new FerryConfigError('contentTypes', 'must name at least one type');
+  for (const contentType of contentTypes) {
+    const fault = contentTypeOptionFault(contentType);
+    if (fault !== null) throw new FerryConfigError('contentTypes', fault);
+  }
   const maxBatchSize = integer('maxBatchSize', options.maxBatchSize ?? prefetch, 1);
   return {
     connection: options.connection,

@@ -28,3 +28,17 @@ export function contentTypeFault(
 function unquote(value: string): string {
   return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
 }
+
+/**
+ * Why an entry of the `contentTypes` option could never match a delivery, or null: a delivery's
+ * content type is compared as its media type alone, trimmed (contentTypeFault), so an entry with
+ * parameters or whitespace (`application/json; charset=utf-8`) matched none and every delivery
+ * was dead-lettered `unsupported_content_type`.
+ */
+export function contentTypeOptionFault(contentType: string): string | null {
+  if (!/[\s;]/.test(contentType)) return null;
+  return (
+    `${JSON.stringify(contentType)} can match no delivery: list media types alone, without` +
+    ' parameters or spaces (a delivery is compared without its parameters; a charset other than UTF-8 is refused apart)'
+  );
+}
