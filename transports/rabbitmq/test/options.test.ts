@@ -149,6 +149,45 @@ describe('option resolution', () => {
     ]);
   });
 
+  it('refuses, before connecting, a publisher option every publish would fail on (an appId or exchange amqplib cannot encode)', () => {
+    const long = 'é'.repeat(128); // 256 UTF-8 bytes: over an AMQP short string
+    const attempts: [string, string, () => unknown][] = [
+      ['appId', '42 (number)', () => new RabbitPublisher('amqp://x', { appId: 42 as unknown as string })],
+      ['appId', '256 bytes', () => new RabbitPublisher('amqp://x', { appId: long })],
+      [
+        'defaultDestination',
+        '256 bytes',
+        () => new RabbitPublisher('amqp://x', { defaultDestination: `${long}/key` }),
+      ],
+      [
+        'routes.order.placed.exchange',
+        '256 bytes',
+        () => new RabbitPublisher('amqp://x', { routes: { 'order.placed': { exchange: long } } }),
+      ],
+      [
+        'routes.order.placed.routingKey',
+        '256 bytes',
+        () =>
+          new RabbitPublisher('amqp://x', {
+            routes: { 'order.placed': { exchange: 'orders', routingKey: long } },
+          }),
+      ],
+    ];
+    for (const [option, shown, attempt] of attempts) {
+      expect(attempt).toThrow(
+        expect.objectContaining({
+          code: 'FERRY_CONFIG_INVALID',
+          option,
+          message: expect.stringContaining(shown),
+        }),
+      );
+    }
+    // The routing key of a defaultDestination without one is the event's type, checked per event.
+    expect(
+      () => new RabbitPublisher('amqp://x', { appId: 'é'.repeat(127), defaultDestination: 'orders' }),
+    ).not.toThrow();
+  });
+
   it('closes a connection that never connected, twice, without error', async () => {
     const connection = new RabbitConnection({ url: 'amqp://127.0.0.1:1' });
     await connection.close();
