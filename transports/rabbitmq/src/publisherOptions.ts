@@ -67,6 +67,21 @@ export function resolvePublisherOptions(options: RabbitPublisherOptions = {}): R
       `must be a string, got ${received(options.defaultDestination)}`,
     );
   }
+  if (options.defaultDestination !== undefined) {
+    // Its routing key, when it names none, is each event's type: checked per event (overlongRoute).
+    const slash = options.defaultDestination.indexOf('/');
+    shortStringOption(
+      'defaultDestination',
+      options.defaultDestination.slice(0, slash < 0 ? undefined : slash),
+    );
+    if (slash >= 0) shortStringOption('defaultDestination', options.defaultDestination.slice(slash + 1));
+  }
+  if (options.appId !== undefined) {
+    if (typeof options.appId !== 'string') {
+      throw new FerryConfigError('appId', `must be a string, got ${received(options.appId)}`);
+    }
+    shortStringOption('appId', options.appId);
+  }
   return {
     routes: checkRoutes(options.routes),
     defaultDestination: options.defaultDestination,
@@ -100,6 +115,20 @@ function checkRoutes(routes: RabbitPublisherOptions['routes']): Readonly<Record<
         `must be a string, got ${received(route.routingKey)}`,
       );
     }
+    shortStringOption(`routes.${type}.exchange`, route.exchange);
+    if (route.routingKey !== undefined) shortStringOption(`routes.${type}.routingKey`, route.routingKey);
   }
   return routes ?? {};
+}
+
+/**
+ * An option amqplib writes as an AMQP short string (an exchange, a routing key, the appId): at
+ * most 255 UTF-8 bytes. A longer one was taken, and every publish it went into failed (the
+ * first event of each batch FAILED permanent, its neighbours unavailable).
+ */
+function shortStringOption(option: string, value: string): void {
+  const bytes = Buffer.byteLength(value);
+  if (bytes > 255) {
+    throw new FerryConfigError(option, `is ${bytes} bytes; an AMQP short string holds at most 255`);
+  }
 }
