@@ -188,6 +188,40 @@ describe('option resolution', () => {
     ).not.toThrow();
   });
 
+  it('refuses, before connecting, a binding the broker cannot declare or that binds nothing the user meant', () => {
+    const attach = (bindings: unknown) => () =>
+      resolveConsumerOptions(
+        { connection: 'amqp://x', queue: 'q', consumer: 'c', bindings: bindings as never },
+        1024,
+      );
+    const attempts: [string, unknown, string][] = [
+      // RabbitMQ answers an unknown type with a connection error (503): every attach closed the
+      // whole connection, a publisher sharing it too, and ready() named only "Channel ended".
+      [
+        'bindings[0].exchangeType',
+        [{ exchange: 'orders', routingKey: 'k', exchangeType: 'topics' }],
+        '"topics"',
+      ],
+      // A misspelt key bound the queue with routing key '' on a topic exchange: nothing arrived.
+      ['bindings[0].routingkey', [{ exchange: 'orders', routingkey: 'order.*' }], 'not a known option'],
+      ['bindings[1].routingKey', [{ exchange: 'a', routingKey: 'k' }, { exchange: 'orders' }], 'undefined'],
+      ['bindings[0].routingKey', [{ exchange: 'orders', routingKey: 7 }], '7 (number)'],
+      ['bindings[0].exchange', [{ exchange: '', routingKey: 'k' }], 'default exchange'],
+      ['bindings[0]', [null], 'null'],
+      ['bindings', { exchange: 'orders', routingKey: 'k' }, 'array'],
+    ];
+    for (const [option, bindings, shown] of attempts) {
+      expect(attach(bindings)).toThrow(
+        expect.objectContaining({
+          code: 'FERRY_CONFIG_INVALID',
+          option,
+          message: expect.stringContaining(shown),
+        }),
+      );
+    }
+    expect(attach([{ exchange: 'fan', routingKey: '', exchangeType: 'fanout' }])).not.toThrow();
+  });
+
   it('closes a connection that never connected, twice, without error', async () => {
     const connection = new RabbitConnection({ url: 'amqp://127.0.0.1:1' });
     await connection.close();
