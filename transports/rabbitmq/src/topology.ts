@@ -1,6 +1,12 @@
 import type { Channel } from 'amqplib';
 import { FerryConfigError } from '@ferry/core';
-import { knownKeysOption, nonEmptyOption as nonEmpty, type OptionKeys } from '@ferry/core/transport';
+import {
+  knownKeysOption,
+  nonEmptyOption as nonEmpty,
+  oneOfOption,
+  received,
+  type OptionKeys,
+} from '@ferry/core/transport';
 import { DEFAULTS } from './options';
 import { checkRetryTiers, retryTiers, tierQueueName } from './retryTiers';
 
@@ -75,8 +81,47 @@ export function workQueueNames(topology: WorkQueueTopology): WorkQueueNames {
     retryQueues: tiers.map((ms) => tierQueueName(retryQueue, ms)),
     retryTiersMs: tiers,
   };
+  checkBindings(topology.bindings);
   checkNoLoop(names, topology.bindings);
   return names;
+}
+
+const BINDING_KEYS = {
+  exchange: true,
+  routingKey: true,
+  exchangeType: true,
+} as const satisfies OptionKeys<QueueBinding>;
+
+const EXCHANGE_TYPES = ['topic', 'direct', 'fanout', 'headers'] as const;
+
+/**
+ * Each binding, named `bindings[<i>].<key>`: RabbitMQ answers an exchange type it does not know
+ * with a connection error (503), which closed the whole connection (a publisher sharing it too)
+ * at every attach; a misspelt or missing routing key bound the queue with `''`, which a topic or
+ * direct exchange routes nothing to; the default exchange cannot be bound (403).
+ */
+function checkBindings(bindings: unknown): void {
+  if (bindings === undefined) return;
+  if (!Array.isArray(bindings)) {
+    throw new FerryConfigError('bindings', `must be an array of bindings, got ${received(bindings)}`);
+  }
+  bindings.forEach((binding: unknown, i) => {
+    const name = `bindings[${i}]`;
+    if (binding === undefined) throw new FerryConfigError(name, 'must be an object, got undefined');
+    knownKeysOption(`${name}.`, binding, BINDING_KEYS);
+    const { exchange, routingKey, exchangeType } = binding as Record<string, unknown>;
+    if (exchange === '') {
+      throw new FerryConfigError(
+        `${name}.exchange`,
+        'must name an exchange: the default exchange cannot be bound',
+      );
+    }
+    nonEmpty(`${name}.exchange`, exchange);
+    if (typeof routingKey !== 'string') {
+      throw new FerryConfigError(`${name}.routingKey`, `must be a string, got ${received(routingKey)}`);
+    }
+    if (exchangeType !== undefined) oneOfOption(`${name}.exchangeType`, exchangeType, EXCHANGE_TYPES);
+  });
 }
 
 /**
