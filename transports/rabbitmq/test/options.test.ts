@@ -222,6 +222,29 @@ describe('option resolution', () => {
     expect(attach([{ exchange: 'fan', routingKey: '', exchangeType: 'fanout' }])).not.toThrow();
   });
 
+  it('refuses, before connecting, a queue whose own or derived names RabbitMQ cannot take (over 255 bytes)', () => {
+    const resolve = (options: Record<string, unknown>) => () =>
+      resolveConsumerOptions({ connection: 'amqp://x', consumer: 'c', queue: 'q', ...options }, 1024);
+    const attempts: [string, Record<string, unknown>, string][] = [
+      // Its retry tier `<queue>.retry.16000ms` is 264 bytes: every attach failed, retried for ever.
+      ['queue', { queue: 'q'.repeat(250) }, '264 bytes'],
+      ['queue', { queue: 'q'.repeat(256) }, '256 bytes'],
+      ['deadLetter.exchange', { deadLetter: { exchange: 'x'.repeat(300) } }, '300 bytes'],
+      ['retryQueue', { retryQueue: 'r'.repeat(250) }, '258 bytes'],
+      ['retryQueue', { retryQueue: 42 }, '42 (number)'],
+    ];
+    for (const [option, options, shown] of attempts) {
+      expect(resolve(options)).toThrow(
+        expect.objectContaining({
+          code: 'FERRY_CONFIG_INVALID',
+          option,
+          message: expect.stringContaining(shown),
+        }),
+      );
+    }
+    expect(resolve({ queue: 'q'.repeat(241) })).not.toThrow();
+  });
+
   it('closes a connection that never connected, twice, without error', async () => {
     const connection = new RabbitConnection({ url: 'amqp://127.0.0.1:1' });
     await connection.close();
