@@ -131,3 +131,15 @@ export function resolveConnectionOptions(
     random: functionOption(`${prefix}random`, options.random) ?? Math.random,
   };
 }
+
+/**
+ * An option amqplib writes as an AMQP short string (an exchange, a queue, a routing key, the
+ * appId), or a name made from it: at most 255 UTF-8 bytes. A longer one was taken, and every
+ * publish or attach it went into failed. `subject` says what was measured (default: the option).
+ */
+export function shortStringOption(option: string, value: string, subject = 'is'): void {
+  const bytes = Buffer.byteLength(value);
+  if (bytes > 255) {
+    throw new FerryConfigError(option, `${subject} ${bytes} bytes; an AMQP short string holds at most 255`);
+  }
+}

@@ -10,7 +10,7 @@ import {
   loggerOption,
 } from '@ferry/core/transport';
 import { FerryConfigError } from '@ferry/core';
-import { DEFAULTS } from './options';
+import { DEFAULTS, shortStringOption } from './options';
 
 export interface Route {
   readonly exchange: string;
@@ -119,16 +119,4 @@ function checkRoutes(routes: RabbitPublisherOptions['routes']): Readonly<Record<
     if (route.routingKey !== undefined) shortStringOption(`routes.${type}.routingKey`, route.routingKey);
   }
   return routes ?? {};
-}
-
-/**
- * An option amqplib writes as an AMQP short string (an exchange, a routing key, the appId): at
- * most 255 UTF-8 bytes. A longer one was taken, and every publish it went into failed (the
- * first event of each batch FAILED permanent, its neighbours unavailable).
- */
-function shortStringOption(option: string, value: string): void {
-  const bytes = Buffer.byteLength(value);
-  if (bytes > 255) {
-    throw new FerryConfigError(option, `is ${bytes} bytes; an AMQP short string holds at most 255`);
-  }
 }

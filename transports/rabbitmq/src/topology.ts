@@ -7,7 +7,7 @@ import {
   received,
   type OptionKeys,
 } from '@ferry/core/transport';
-import { DEFAULTS } from './options';
+import { DEFAULTS, shortStringOption } from './options';
 import { checkRetryTiers, retryTiers, tierQueueName } from './retryTiers';
 
 /** Names of everything that belongs to one work queue. */
@@ -69,7 +69,8 @@ export function workQueueNames(topology: WorkQueueTopology): WorkQueueNames {
   knownKeysOption('', topology, TOPOLOGY_KEYS);
   const queue = nonEmpty('queue', topology.queue);
   knownKeysOption('deadLetter.', topology.deadLetter, ['exchange', 'queue']);
-  const retryQueue = topology.retryQueue ?? `${queue}.retry`;
+  const retryQueue =
+    topology.retryQueue === undefined ? `${queue}.retry` : nonEmpty('retryQueue', topology.retryQueue);
   const tiers = checkRetryTiers(
     topology.retryTiersMs ?? retryTiers(DEFAULTS.retryBackoff, DEFAULTS.maxTransportRetries),
   );
@@ -82,8 +83,29 @@ export function workQueueNames(topology: WorkQueueTopology): WorkQueueNames {
     retryTiersMs: tiers,
   };
   checkBindings(topology.bindings);
+  checkNameLengths(names, topology);
   checkNoLoop(names, topology.bindings);
   return names;
+}
+
+/**
+ * Every name the topology declares or consumes is an AMQP short string (at most 255 UTF-8
+ * bytes): a queue name near the limit made its derived names (`<queue>.retry.16000ms`) longer,
+ * and every attach failed, retried for ever. Named after the option that made the name.
+ */
+function checkNameLengths(names: WorkQueueNames, topology: WorkQueueTopology): void {
+  const retryOption = topology.retryQueue === undefined ? 'queue' : 'retryQueue';
+  const deadLetterOption = (key: 'exchange' | 'queue') =>
+    topology.deadLetter?.[key] === undefined ? 'queue' : `deadLetter.${key}`;
+  const checked: [string, string][] = [
+    ['queue', names.queue],
+    [deadLetterOption('exchange'), names.deadLetterExchange],
+    [deadLetterOption('queue'), names.deadLetterQueue],
+    ...names.retryQueues.map((name): [string, string] => [retryOption, name]),
+  ];
+  for (const [option, name] of checked) {
+    shortStringOption(option, name, `makes the name ${JSON.stringify(name.slice(0, 40) + '…')}`);
+  }
 }
 
 const BINDING_KEYS = {

@@ -226,11 +226,11 @@ describe('option resolution', () => {
     const resolve = (options: Record<string, unknown>) => () =>
       resolveConsumerOptions({ connection: 'amqp://x', consumer: 'c', queue: 'q', ...options }, 1024);
     const attempts: [string, Record<string, unknown>, string][] = [
-      // Its retry tier `<queue>.retry.16000ms` is 264 bytes: every attach failed, retried for ever.
-      ['queue', { queue: 'q'.repeat(250) }, '264 bytes'],
+      // Its retry tier `<queue>.retry.1000ms` is 263 bytes: every attach failed, retried for ever.
+      ['queue', { queue: 'q'.repeat(250) }, '263 bytes'],
       ['queue', { queue: 'q'.repeat(256) }, '256 bytes'],
       ['deadLetter.exchange', { deadLetter: { exchange: 'x'.repeat(300) } }, '300 bytes'],
-      ['retryQueue', { retryQueue: 'r'.repeat(250) }, '258 bytes'],
+      ['retryQueue', { retryQueue: 'r'.repeat(250) }, '257 bytes'],
       ['retryQueue', { retryQueue: 42 }, '42 (number)'],
     ];
     for (const [option, options, shown] of attempts) {
