@@ -8,6 +8,17 @@ import {
 
 const acceptor = { maxPayloadBytes: 1024, acceptMany: async () => [] };
 
+/** Expects `attempt` to throw FERRY_CONFIG_INVALID naming `option`, its message showing `shown`. */
+function expectConfigError(attempt: () => unknown, option: string, shown: string): void {
+  expect(attempt).toThrow(
+    expect.objectContaining({
+      code: 'FERRY_CONFIG_INVALID',
+      option,
+      message: expect.stringContaining(shown),
+    }),
+  );
+}
+
 describe('option resolution', () => {
   it('rejects a bad option with a FerryConfigError naming it, before connecting', () => {
     const attempts: [string, () => unknown][] = [
@@ -173,15 +184,7 @@ describe('option resolution', () => {
           }),
       ],
     ];
-    for (const [option, shown, attempt] of attempts) {
-      expect(attempt).toThrow(
-        expect.objectContaining({
-          code: 'FERRY_CONFIG_INVALID',
-          option,
-          message: expect.stringContaining(shown),
-        }),
-      );
-    }
+    for (const [option, shown, attempt] of attempts) expectConfigError(attempt, option, shown);
     // The routing key of a defaultDestination without one is the event's type, checked per event.
     expect(
       () => new RabbitPublisher('amqp://x', { appId: 'é'.repeat(127), defaultDestination: 'orders' }),
@@ -210,15 +213,7 @@ describe('option resolution', () => {
       ['bindings[0]', [null], 'null'],
       ['bindings', { exchange: 'orders', routingKey: 'k' }, 'array'],
     ];
-    for (const [option, bindings, shown] of attempts) {
-      expect(attach(bindings)).toThrow(
-        expect.objectContaining({
-          code: 'FERRY_CONFIG_INVALID',
-          option,
-          message: expect.stringContaining(shown),
-        }),
-      );
-    }
+    for (const [option, bindings, shown] of attempts) expectConfigError(attach(bindings), option, shown);
     expect(attach([{ exchange: 'fan', routingKey: '', exchangeType: 'fanout' }])).not.toThrow();
   });
 
@@ -233,15 +228,7 @@ describe('option resolution', () => {
       ['retryQueue', { retryQueue: 'r'.repeat(250) }, '257 bytes'],
       ['retryQueue', { retryQueue: 42 }, '42 (number)'],
     ];
-    for (const [option, options, shown] of attempts) {
-      expect(resolve(options)).toThrow(
-        expect.objectContaining({
-          code: 'FERRY_CONFIG_INVALID',
-          option,
-          message: expect.stringContaining(shown),
-        }),
-      );
-    }
+    for (const [option, options, shown] of attempts) expectConfigError(resolve(options), option, shown);
     expect(resolve({ queue: 'q'.repeat(241) })).not.toThrow();
   });
 
