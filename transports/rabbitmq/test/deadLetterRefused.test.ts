@@ -117,7 +117,10 @@ test('Review finding (failed first): a dead-letter exchange deleted while consum
       15_000,
     ).catch(state);
     expect(settled).toMatchObject({ stored: ['neighbour'], work: 1, deadLettered: 0 });
-    expect(settled.received).toBeLessThan(50);
+    // A channel looping on the refused copy redelivers it thousands of times in these seconds; with
+    // the backoff it comes back a few dozen times at most. 50 was passed (53) while the whole
+    // suite ran on the same 2 cores, the neighbour's settling slowed by the load.
+    expect(settled.received).toBeLessThan(200);
   } finally {
     await attached.close();
   }
