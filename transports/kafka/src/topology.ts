@@ -74,17 +74,43 @@ export async function ensureTopics(
   }
 }
 
-/** Deletes the topics that exist among `topics` (for tests and teardown). */
+/** How long deleteTopics waits for the cluster's metadata to stop listing the deleted topics. */
+const DELETION_VISIBLE_MS = 30_000;
+const DELETION_POLL_MS = 50;
+
+/**
+ * Deletes the topics that exist among `topics` (for tests and teardown), and resolves once the
+ * cluster's metadata no longer lists them: the controller answers a deletion before the brokers
+ * applied it, and a publish in between is still confirmed. A deletion not visible within 30 s
+ * is a transport error naming the topics still listed.
+ */
 export async function deleteTopics(connection: KafkaConnection, topics: readonly string[]): Promise<void> {
   try {
     await withAdmin(connection, async (admin) => {
       const existing = new Set(await admin.listTopics());
       const present = topics.filter((topic) => existing.has(topic));
-      if (present.length > 0) await admin.deleteTopics(present);
+      if (present.length === 0) return;
+      await admin.deleteTopics(present);
+      await untilUnlisted(admin, present);
     });
   } catch (error) {
     if (error instanceof FerryConfigError) throw error;
     throw transportError('deleting Kafka topics failed', error);
+  }
+}
+
+async function untilUnlisted(admin: DriverAdmin, topics: readonly string[]): Promise<void> {
+  const deadline = Date.now() + DELETION_VISIBLE_MS;
+  for (;;) {
+    const listed = new Set(await admin.listTopics());
+    const left = topics.filter((topic) => listed.has(topic));
+    if (left.length === 0) return;
+    if (Date.now() >= deadline) {
+      throw new Error(
+        `the cluster still lists ${left.join(', ')} ${DELETION_VISIBLE_MS} ms after deleting it`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, DELETION_POLL_MS));
   }
 }
 
