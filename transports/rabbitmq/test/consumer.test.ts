@@ -427,7 +427,8 @@ describe('attachRabbitConsumer', () => {
 
   it('consumes again on the same connection after the broker cancelled it (work queue deleted)', async () => {
     const { logger, warnings } = recordingLogger();
-    await attach({ logger });
+    const events: { type: string; error?: string }[] = [];
+    await attach({ logger, observer: (event) => events.push(event) });
     const model = f.connection.current;
     const early = outboxMessages(10, { destination: toQueue() });
     await f.publisher.publish(early, neverAborted());
@@ -442,6 +443,11 @@ describe('attachRabbitConsumer', () => {
       (await consumerCount(f.queue)) === 1 ? true : undefined,
     );
     expect(warnings).toContain('ferry.rabbitmq: consumer channel closed; re-attaching');
+    // What an operator reads (the event, check()'s error until re-attached) names the cancel,
+    // not a bare "channel closed".
+    expect(events.filter((event) => event.type === 'disconnected').map((event) => event.error)).toEqual([
+      `RabbitMQ cancelled the consumer of queue ${f.queue} (the queue was deleted, or its node went away); re-attaching`,
+    ]);
     const late = outboxMessages(10, { destination: toQueue() });
     expect((await f.publisher.publish(late, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
     await f.expectStoredOnce([...early, ...late].map((m) => m.id));
