@@ -332,8 +332,13 @@ class ConsumerRuntime implements RabbitConsumer {
 
   private onMessage(channel: ConfirmChannel, message: Message | null): void {
     if (message === null) {
-      // The broker cancelled the consumer (queue deleted): re-attach re-declares it.
-      if (this.channel === channel) void channel.close().catch(() => undefined);
+      // The broker cancelled the consumer (queue deleted): re-attach re-declares it. The cancel is
+      // why the channel closes, and what the event and check() name.
+      if (this.channel !== channel) return;
+      this.channelError ??= transportError(
+        `RabbitMQ cancelled the consumer of queue ${this.names.queue} (the queue was deleted, or its node went away); re-attaching`,
+      );
+      void channel.close().catch(() => undefined);
       return;
     }
     const entry = { message, channel };
