@@ -9,8 +9,7 @@ import { findByIdentity, type Identity } from './sql/findByIdentity';
 import { scopeOf, type ReceiptShape } from './sql/fragments';
 import { insertReceipts, type NewReceipt } from './sql/insertReceipts';
 import type { InboxRecord, ReceiptKey } from './types';
-import { inputFault, type InputFault } from './validateInput';
-import { serializedTextFault } from '../validate/json';
+import { acceptFields, inputFault, invalidInput, payloadText, type InputFault } from './validateInput';
 
 export interface AcceptSettings {
   readonly maxPayloadBytes: number;
@@ -77,7 +76,9 @@ export function prepareInput(
   }
 }
 
-function readInput(input: InboxAcceptInput, index: number, settings: AcceptSettings): Prepared | Invalid {
+function readInput(given: InboxAcceptInput, index: number, settings: AcceptSettings): Prepared | Invalid {
+  const input = acceptFields(given);
+  if (input === null) return { index, ...invalidInput('input must be an object') };
   const fault = inputFault(input);
   if (fault !== null) return { index, ...fault };
   if (input.tenantId === null && settings.global !== 'shared') {
@@ -88,36 +89,9 @@ function readInput(input: InboxAcceptInput, index: number, settings: AcceptSetti
       rejectReason: TRANSPORT_REJECT_REASONS.inboxInvalid,
     };
   }
-  let payloadJson: string;
-  try {
-    payloadJson = JSON.stringify(input.payload);
-  } catch {
-    const reason = 'payload is not serializable JSON';
-    return {
-      index,
-      code: 'FERRY_VALIDATION_FAILED',
-      reason,
-      rejectReason: TRANSPORT_REJECT_REASONS.inboxInvalid,
-    };
-  }
-  const serializedFault = serializedTextFault(payloadJson);
-  if (serializedFault !== null) {
-    return {
-      index,
-      code: 'FERRY_VALIDATION_FAILED',
-      reason: `payload ${serializedFault}`,
-      rejectReason: TRANSPORT_REJECT_REASONS.invalidText,
-    };
-  }
-  const payloadBytes = Buffer.byteLength(payloadJson, 'utf8');
-  if (payloadBytes > settings.maxPayloadBytes) {
-    return {
-      index,
-      code: 'FERRY_PAYLOAD_TOO_LARGE',
-      reason: `payload is ${payloadBytes} bytes; the limit is ${settings.maxPayloadBytes}`,
-      rejectReason: TRANSPORT_REJECT_REASONS.payloadTooLarge,
-    };
-  }
+  const payload = payloadText(input.payload, settings.maxPayloadBytes);
+  if (!('json' in payload)) return { index, ...payload };
+  const { json: payloadJson, bytes: payloadBytes } = payload;
   const identity = { scope: scopeOf(input.tenantId), consumer: input.consumer, messageId: input.messageId };
   const key = keyOf(identity.scope, identity.consumer, identity.messageId);
   const receipt: NewReceipt = {
@@ -127,6 +101,7 @@ function readInput(input: InboxAcceptInput, index: number, settings: AcceptSetti
     messageType: input.type ?? null,
     system: input.system ?? null,
     payloadJson,
+    // The text's fingerprint: the checked values, never the application's object read again.
     fingerprint: payloadFingerprint(JSON.parse(payloadJson)),
     payloadBytes,
     headersJson: JSON.stringify(input.headers ?? {}),

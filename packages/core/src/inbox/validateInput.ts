@@ -2,7 +2,7 @@ import type { InboxAcceptInput } from '../contracts';
 import type { FerryErrorCode } from '../errors';
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
 import { headersFault } from '../validate/headers';
-import { isPlainObject, jsonFault, kindOf } from '../validate/json';
+import { isPlainObject, jsonText, kindOf, serializedTextFault } from '../validate/json';
 import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
 import { payloadNumberRule } from '../validate/parsedBodies';
 import { tenantIdFault } from '../validate/tenantId';
@@ -27,11 +27,15 @@ export interface InputFault {
   readonly rejectReason: TransportRejectReason;
 }
 
-const invalid = (reason: string, rejectReason: TransportRejectReason = 'inbox_invalid'): InputFault => ({
+export const invalidInput = (
+  reason: string,
+  rejectReason: TransportRejectReason = 'inbox_invalid',
+): InputFault => ({
   code: 'FERRY_VALIDATION_FAILED',
   reason,
   rejectReason,
 });
+const invalid = invalidInput;
 
 /**
  * Why a string field is not 1..max characters, or null. `nullable`: null may stand for it
@@ -101,18 +105,71 @@ function identityTextFault(input: InboxAcceptInput): InputFault | null {
 }
 
 /**
- * The first reason `input` cannot be stored unchanged, or null: its shape, NUL or unpaired
- * surrogates in any string (identity, type, header names and values, payload keys and values),
- * header count and bytes, payload depth, payload numbers (payloadNumberRule: the floats beyond
- * 2^53-1 a parsed body held are kept where it held them, any other integer beyond it is refused).
- * Pure; the payload's byte limit is
- * checked by the caller once it has serialized the payload.
+ * The fields of an input, each read once (a getter or a Proxy answers each check and the stored
+ * value alike from this copy); the headers copied into a plain object of their own entries, read
+ * once. Throws what the application's value throws as it is read (prepareInput reports it).
+ */
+export function acceptFields(input: unknown): InboxAcceptInput | null {
+  if (!isPlainObject(input)) return null;
+  const { consumer, messageId, tenantId, payload, headers, type, system } =
+    input as unknown as InboxAcceptInput;
+  return {
+    consumer,
+    messageId,
+    tenantId,
+    payload,
+    headers: isPlainObject(headers) ? Object.fromEntries(Object.entries(headers)) : headers,
+    type,
+    system,
+  };
+}
+
+const tooLarge = (reason: string): InputFault => ({
+  code: 'FERRY_PAYLOAD_TOO_LARGE',
+  reason,
+  rejectReason: TRANSPORT_REJECT_REASONS.payloadTooLarge,
+});
+
+/** The payload's JSON text as acceptance stores it, or why it cannot be stored. */
+export type CheckedPayload = { readonly json: string; readonly bytes: number } | InputFault;
+
+/**
+ * The first reason `input` (acceptFields' copy) cannot be stored unchanged, or null: its shape,
+ * NUL or unpaired surrogates in any string (identity, type, header names and values), header
+ * count and bytes. The payload is payloadText's.
  */
 export function inputFault(input: InboxAcceptInput): InputFault | null {
   const fault = shapeFault(input) ?? identityTextFault(input);
   if (fault !== null) return fault;
-  const other =
-    (input.headers === undefined ? null : headersFault(input.headers, INBOX_INPUT_LIMITS, false)) ??
-    jsonFault(input.payload, INBOX_INPUT_LIMITS.maxPayloadDepth, 'payload', payloadNumberRule(input.payload));
-  return other === null ? null : invalid(`${other.path} ${other.reason}`, other.rule);
+  const headers = input.headers === undefined ? null : headersFault(input.headers, INBOX_INPUT_LIMITS, false);
+  return headers === null ? null : invalid(`${headers.path} ${headers.reason}`, headers.rule);
+}
+
+/**
+ * The payload's JSON text, written by the walk that checks it (jsonText, as emit's): every value
+ * read once, so what is stored and fingerprinted is what was checked. Refused: NUL or unpaired
+ * surrogates in a key or string, nesting past maxPayloadDepth, numbers JSON would change
+ * (payloadNumberRule: the floats beyond 2^53-1 a parsed body held are kept where it held them,
+ * any other integer beyond it is refused), more than `maxPayloadBytes` UTF-8 bytes (the walk stops
+ * as soon as its text passes them).
+ */
+export function payloadText(payload: unknown, maxPayloadBytes: number): CheckedPayload {
+  const written = jsonText(
+    payload,
+    { maxDepth: INBOX_INPUT_LIMITS.maxPayloadDepth, maxChars: maxPayloadBytes },
+    'payload',
+    payloadNumberRule(payload),
+  );
+  if (written.fault !== null) {
+    const { path, reason, rule } = written.fault;
+    return rule === TRANSPORT_REJECT_REASONS.payloadTooLarge
+      ? tooLarge(`payload is more than ${maxPayloadBytes} bytes; the limit is ${maxPayloadBytes}`)
+      : invalid(`${path} ${reason}`, rule);
+  }
+  const json = written.text as string;
+  const serialized = serializedTextFault(json);
+  if (serialized !== null) return invalid(`payload ${serialized}`, TRANSPORT_REJECT_REASONS.invalidText);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > maxPayloadBytes) return tooLarge(`payload is ${bytes} bytes; the limit is ${maxPayloadBytes}`);
+  return { json, bytes };
 }
