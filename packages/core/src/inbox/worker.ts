@@ -126,15 +126,20 @@ export class InboxWorker<TTx> {
   private async runBatch(): Promise<RunOnceResult> {
     const lanes = this.free();
     this.reserved += lanes;
-    let claimed: QueuedClaim[];
+    let claimed: QueuedClaim[] = [];
+    let running: Array<Promise<ProcessOutcome>> = [];
     try {
       const claimedAt = performance.now();
       claimed = (await this.claimBatch(true, lanes)).map((receipt) => ({ receipt, claimedAt }));
     } finally {
-      // Given back in the same turn as the claimed receipts take them (dispatch, below).
+      // Given back in the same turn as the claimed receipts take them. The lanes the claim did
+      // not fill (it found less, or failed) start what the poll loop queued meanwhile: nothing
+      // else would while no handler runs, and the queued receipts waited, renewed, for ever.
       this.reserved -= lanes;
+      running = claimed.map((claim) => this.dispatch(claim));
+      this.pump();
     }
-    const outcomes = await Promise.all(claimed.map((claim) => this.dispatch(claim)));
+    const outcomes = await Promise.all(running);
     const result = {
       claimed: claimed.length,
       completed: 0,
