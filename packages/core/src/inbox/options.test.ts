@@ -45,6 +45,15 @@ describe('resolveInboxOptions', () => {
     // Names acceptance refuses (its own check): a handler no message can ever reach.
     [{ handlers: { ['c'.repeat(201)]: handlers.a } }, `handlers.${'c'.repeat(201)}`],
     [{ handlers: { 'nul\u0000name': handlers.a } }, 'handlers.nul\u0000name'],
+    // null is a value, not "left out" (review 87): it silently became the default (maxAttempts 8).
+    [{ worker: { maxAttempts: null } }, 'worker.maxAttempts'],
+    [{ worker: { concurrency: null } }, 'worker.concurrency'],
+    [{ worker: { leaseMs: null } }, 'worker.leaseMs'],
+    [{ worker: { enabled: null } }, 'worker.enabled'],
+    [{ maxPayloadBytes: null }, 'maxPayloadBytes'],
+    [{ statementTimeoutMs: null }, 'statementTimeoutMs'],
+    [{ global: null }, 'global'],
+    [{ privilegedAdmin: null }, 'privilegedAdmin'],
   ])('rejects %j naming %s', (input, option) => {
     const error = (() => {
       try {
