@@ -46,6 +46,7 @@ describe('resolveInboxOptions', () => {
     [{ handlers: { ['c'.repeat(201)]: handlers.a } }, `handlers.${'c'.repeat(201)}`],
     [{ handlers: { 'nul\u0000name': handlers.a } }, 'handlers.nul\u0000name'],
     // null is a value, not "left out" (review 87): it silently became the default (maxAttempts 8).
+    [{ worker: null }, 'worker'],
     [{ worker: { maxAttempts: null } }, 'worker.maxAttempts'],
     [{ worker: { concurrency: null } }, 'worker.concurrency'],
     [{ worker: { leaseMs: null } }, 'worker.leaseMs'],

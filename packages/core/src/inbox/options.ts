@@ -147,6 +147,14 @@ const TOP_KEYS = {
   redact: true,
 } as const satisfies OptionKeys<InboxOptions>;
 
+/**
+ * An option's value, or `fallback` when it was left out (undefined). null is a value, checked as
+ * any other: `maxAttempts: null` (as if it meant "no limit") silently became 8 (review 87).
+ */
+function given<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value;
+}
+
 function integer(option: string, value: unknown, [min, max]: readonly [number, number]): number {
   return integerOption(option, value, min, max);
 }
@@ -183,11 +191,11 @@ function resolveWorker(
     if (DERIVED_WORKER_OPTIONS.has(key) && input[key] === undefined) continue;
     numbers[key] = integer(
       `worker.${key}`,
-      input[key] ?? INBOX_WORKER_DEFAULTS[key],
+      given(input[key], INBOX_WORKER_DEFAULTS[key]),
       INBOX_WORKER_BOUNDS[key],
     );
   }
-  const enabled = booleanOption('worker.enabled', input.enabled ?? INBOX_WORKER_DEFAULTS.enabled);
+  const enabled = booleanOption('worker.enabled', given(input.enabled, INBOX_WORKER_DEFAULTS.enabled));
   numbers.heartbeatIntervalMs = leaseHeartbeatInterval(
     { duration: 'worker.leaseMs', interval: 'worker.heartbeatIntervalMs' },
     { value: numbers.leaseMs, given: input.leaseMs !== undefined },
@@ -265,10 +273,10 @@ export function resolveInboxOptions<TTx = PrismaTransactionLike>(
 ): ResolvedInboxOptions<TTx> {
   knownKeysOption('', input, TOP_KEYS);
   const handlers = resolveHandlers<TTx>(input.handlers);
-  const worker = resolveWorker(input.worker ?? {}, Object.keys(handlers));
+  const worker = resolveWorker(given(input.worker, {}), Object.keys(handlers));
   const maxPayloadBytes = integer(
     'maxPayloadBytes',
-    input.maxPayloadBytes ?? INBOX_DEFAULTS.maxPayloadBytes,
+    given(input.maxPayloadBytes, INBOX_DEFAULTS.maxPayloadBytes),
     MAX_PAYLOAD_BYTES_BOUNDS,
   );
   const maxPendingMessages =
@@ -277,13 +285,16 @@ export function resolveInboxOptions<TTx = PrismaTransactionLike>(
       : integer('maxPendingMessages', input.maxPendingMessages, [1, 1_000_000_000]);
   const statementTimeoutMs = integer(
     'statementTimeoutMs',
-    input.statementTimeoutMs ?? INBOX_DEFAULTS.statementTimeoutMs,
+    given(input.statementTimeoutMs, INBOX_DEFAULTS.statementTimeoutMs),
     STATEMENT_TIMEOUT_BOUNDS,
   );
-  const global = oneOfOption('global', input.global ?? INBOX_DEFAULTS.global, ['reject', 'shared'] as const);
+  const global = oneOfOption('global', given(input.global, INBOX_DEFAULTS.global), [
+    'reject',
+    'shared',
+  ] as const);
   const privilegedAdmin = booleanOption(
     'privilegedAdmin',
-    input.privilegedAdmin ?? INBOX_DEFAULTS.privilegedAdmin,
+    given(input.privilegedAdmin, INBOX_DEFAULTS.privilegedAdmin),
   );
   const wrappers = input.handlerContext === undefined ? [] : [input.handlerContext].flat();
   if (wrappers.some((w) => typeof w !== 'function')) {
