@@ -18,7 +18,8 @@ export interface RunOnceResult {
   readonly leaseLost: number;
   /**
    * Claims left to their lease: a failure transition that could not be written, or work
-   * abandoned when close() ran out of shutdownTimeoutMs.
+   * abandoned when close() ran out of shutdownTimeoutMs; also what a claim in flight then claimed,
+   * given back unrun (its attempt returned) before close() returns.
    */
   readonly unresolved: number;
 }
@@ -57,6 +58,8 @@ export class InboxWorker<TTx> {
   private reserved = 0;
   /** runOnce() calls in progress (claim and handlers). */
   private readonly active = new Set<Promise<unknown>>();
+  /** runOnce() claims in flight, with the release of what one claims once close() gave up waiting. */
+  private readonly claiming = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
   private loop: Promise<void> | undefined;
   private readonly wake = new WakeSignal();
@@ -110,7 +113,7 @@ export class InboxWorker<TTx> {
   /**
    * Claims one batch (up to the free concurrency), processes it and waits for it. close()
    * waits for a runOnce() in progress; if the shutdown timeout passes first, what it claims
-   * afterwards is not processed (counted `unresolved`: the lease recovers it).
+   * afterwards is not processed but given back before close() returns (counted `unresolved`).
    */
   async runOnce(): Promise<RunOnceResult> {
     this.assertOpen();
@@ -127,10 +130,14 @@ export class InboxWorker<TTx> {
     const lanes = this.free();
     this.reserved += lanes;
     let claimed: QueuedClaim[] = [];
+    let givenBack = 0;
     let running: Array<Promise<ProcessOutcome>> = [];
     try {
-      const claimedAt = performance.now();
-      claimed = (await this.claimBatch(true, lanes)).map((receipt) => ({ receipt, claimedAt }));
+      const claim = this.claimLanes(lanes);
+      this.claiming.add(claim);
+      const forget = (): void => void this.claiming.delete(claim);
+      claim.then(forget, forget);
+      ({ claimed, givenBack } = await claim);
     } finally {
       // Given back in the same turn as the claimed receipts take them. The lanes the claim did
       // not fill (it found less, or failed) start what the poll loop queued meanwhile: nothing
@@ -141,15 +148,38 @@ export class InboxWorker<TTx> {
     }
     const outcomes = await Promise.all(running);
     const result = {
-      claimed: claimed.length,
+      claimed: claimed.length + givenBack,
       completed: 0,
       retried: 0,
       dead: 0,
       leaseLost: 0,
-      unresolved: 0,
+      unresolved: givenBack,
     };
     for (const outcome of outcomes) result[COUNTERS[outcome]] += 1;
     return result;
+  }
+
+  /**
+   * runOnce()'s claim of up to `lanes` receipts. When it returns after close() gave up waiting
+   * (shutdownTimeoutMs passed while the statement was in flight), its receipts are not run but
+   * given back at once (their attempt returned), as the poll loop's queue is, and close() waits for
+   * that: left to their lease, they had spent an attempt no handler used, the cycle's last made
+   * them DEAD (review 87).
+   */
+  private async claimLanes(lanes: number): Promise<{ claimed: QueuedClaim[]; givenBack: number }> {
+    const claimedAt = performance.now();
+    const receipts = await this.claimBatch(true, lanes);
+    if (!this.shutdown.signal.aborted) {
+      return { claimed: receipts.map((receipt) => ({ receipt, claimedAt })), givenBack: 0 };
+    }
+    if (receipts.length > 0) {
+      try {
+        await this.deps.ops.release(receipts);
+      } catch (error) {
+        emitInfrastructure(this.deps, 'release', error);
+      }
+    }
+    return { claimed: [], givenBack: receipts.length };
   }
 
   /**
@@ -157,8 +187,8 @@ export class InboxWorker<TTx> {
    * this worker runs: the poll loop, runOnce() calls in progress and their handlers. Then it
    * aborts the signals of what still runs; that work is abandoned to its lease (see
    * docs/inbox.md, "Shutdown"). It returns once the poll loop has ended, which gives back the
-   * queued, unstarted claims: the loop's last statements (a claim in flight, the release) each
-   * have their statement deadline (statementTimeoutMs), so close() may take that much longer than
+   * queued, unstarted claims: the loop's last statements (a claim in flight, the release), and a
+   * runOnce() claim in flight with the release of what it claimed, each have their statement deadline (statementTimeoutMs), so close() may take that much longer than
    * shutdownTimeoutMs when the database does not answer. Safe to call twice.
    */
   close(): Promise<void> {
@@ -181,6 +211,9 @@ export class InboxWorker<TTx> {
         'ferry inbox shutdown timed out; interrupting handlers and leaving their claims to the lease',
       );
       this.shutdown.abort(new FerryError('FERRY_CLOSED', 'the inbox worker shut down'));
+      // A runOnce() claim still in flight, then the release of what it claimed (claimLanes): each
+      // statement has its deadline, as the poll loop's last ones.
+      await Promise.allSettled([...this.claiming]);
     }
     // Bounded (a LISTEN connection that went silent is destroyed), and never before the abort.
     await listening;
