@@ -33,6 +33,7 @@ const WORKER = { concurrency: 1, maxAttempts: 1, shutdownTimeoutMs: 50, leaseMs:
 it('close() gives back what a runOnce() claim in flight claimed after the shutdown timeout; the next worker runs it', async () => {
   const answer = latch();
   let claims = 0;
+  let returned: number | undefined;
   const ran: string[] = [];
   const handlers = {
     orders: async (_payload: unknown, context: { receiptId: string }) => void ran.push(context.receiptId),
@@ -46,7 +47,9 @@ it('close() gives back what a runOnce() claim in flight claimed after the shutdo
           claims += 1;
           // The statement is sent only once close() has given up waiting (a slow database).
           await answer.promise;
-          return claimReceipts(t.db, ['orders'], limit, WORKER.leaseMs, WORKER.maxAttempts);
+          const claimed = await claimReceipts(t.db, ['orders'], limit, WORKER.leaseMs, WORKER.maxAttempts);
+          returned = claimed.length;
+          return claimed;
         },
       },
     },
@@ -58,14 +61,21 @@ it('close() gives back what a runOnce() claim in flight claimed after the shutdo
   await waitFor('close() to run out of shutdownTimeoutMs', async () => inbox.state === 'closed');
   answer.open();
   await closing;
-  const result = await run;
+  // close() returned after the claim did, and after what it claimed was given back.
+  const returnedBeforeClose = returned;
   const row = await receiptRow(t, record.id);
-  expect({ status: row.status, attempts: row.attempts, lease: row.lease_expires_at }).toEqual({
+  expect({
+    returned: returnedBeforeClose,
+    status: row.status,
+    attempts: row.attempts,
+    lease: row.lease_expires_at,
+  }).toEqual({
+    returned: 1,
     status: 'PENDING',
     attempts: 0,
     lease: null,
   });
-  expect(result).toMatchObject({ claimed: 1, completed: 0, unresolved: 1 });
+  expect(await run).toMatchObject({ claimed: 1, completed: 0, unresolved: 1 });
 
   const next = makeInbox(t.prisma, { worker: WORKER, handlers });
   await next.runOnce();
