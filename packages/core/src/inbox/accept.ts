@@ -9,7 +9,16 @@ import { findByIdentity, type Identity } from './sql/findByIdentity';
 import { scopeOf, type ReceiptShape } from './sql/fragments';
 import { insertReceipts, type NewReceipt } from './sql/insertReceipts';
 import type { InboxRecord, ReceiptKey } from './types';
-import { acceptFields, inputFault, invalidInput, payloadText, type InputFault } from './validateInput';
+import {
+  acceptFields,
+  inputFault,
+  invalidInput,
+  payloadText,
+  readInputs,
+  thrownDetail,
+  UnreadableInput,
+  type InputFault,
+} from './validateInput';
 
 export interface AcceptSettings {
   readonly maxPayloadBytes: number;
@@ -58,25 +67,20 @@ type Invalid = { readonly index: number } & InputFault;
  * Validates and serializes one input, or says why it is invalid. Pure. An input whose value
  * throws as it is read (a getter, a Proxy trap) is invalid alone, never the batch's error.
  */
-export function prepareInput(
-  input: InboxAcceptInput,
-  index: number,
-  settings: AcceptSettings,
-): Prepared | Invalid {
+export function prepareInput(input: unknown, index: number, settings: AcceptSettings): Prepared | Invalid {
+  const unreadable = (detail: string): Invalid => ({
+    index,
+    ...invalidInput(`input could not be read: ${detail}`.slice(0, 300)),
+  });
+  if (input instanceof UnreadableInput) return unreadable(input.detail);
   try {
     return readInput(input, index, settings);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : typeof error;
-    return {
-      index,
-      code: 'FERRY_VALIDATION_FAILED',
-      reason: `input could not be read: ${detail}`.slice(0, 300),
-      rejectReason: TRANSPORT_REJECT_REASONS.inboxInvalid,
-    };
+    return unreadable(thrownDetail(error));
   }
 }
 
-function readInput(given: InboxAcceptInput, index: number, settings: AcceptSettings): Prepared | Invalid {
+function readInput(given: unknown, index: number, settings: AcceptSettings): Prepared | Invalid {
   const input = acceptFields(given);
   if (input === null) return { index, ...invalidInput('input must be an object') };
   const fault = inputFault(input);
@@ -187,7 +191,8 @@ export async function acceptBatch<R extends ReceiptKey>(
   if (!Array.isArray(inputs)) throw new FerryValidationError('inputs', 'acceptMany needs an array');
   const outcomes: BatchOutcome<R>[] = new Array<BatchOutcome<R>>(inputs.length);
   const valid: Prepared[] = [];
-  inputs.forEach((input, index) => {
+  // Every index (a hole is invalid, not skipped), each input read once (readInputs, idempotent).
+  readInputs(inputs).forEach((input, index) => {
     const prepared = prepareInput(input, index, settings);
     if ('identity' in prepared) valid.push(prepared);
     else {

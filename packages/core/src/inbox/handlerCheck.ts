@@ -33,17 +33,20 @@ export async function acceptHandled<R extends ReceiptKey>(
   if (!Array.isArray(inputs)) return accept(inputs); // acceptBatch refuses it with a validation error
   // An entry that is not an object, or has no string consumer, is left to acceptBatch's own
   // input validation, which reports it as invalid with its reason.
-  const covered = (input: InboxAcceptInput): boolean =>
-    typeof input !== 'object' ||
-    input === null ||
-    typeof input.consumer !== 'string' ||
-    handlesConsumer(handlerNames, input.consumer);
-  const handled = inputs.filter(covered);
-  if (handled.length === inputs.length) return accept(inputs);
+  // Read once (the Inbox hands over readInputs' copies), and each decided once: the results are
+  // put back in order by the same decisions.
+  const list = Array.from({ length: inputs.length }, (_, i) => inputs[i] as InboxAcceptInput);
+  const covers = list.map((input) => {
+    if (typeof input !== 'object' || input === null) return true;
+    const consumer: unknown = input.consumer;
+    return typeof consumer !== 'string' || handlesConsumer(handlerNames, consumer);
+  });
+  const handled = list.filter((_, i) => covers[i]);
+  if (handled.length === list.length) return accept(list);
   const accepted = handled.length === 0 ? [] : await accept(handled);
   let next = 0;
-  return inputs.map((input): BatchOutcome<R> => {
-    if (covered(input)) return accepted[next++] as BatchOutcome<R>;
+  return list.map((input, i): BatchOutcome<R> => {
+    if (covers[i]) return accepted[next++] as BatchOutcome<R>;
     return {
       kind: 'invalid',
       code: 'FERRY_HANDLER_MISSING',

@@ -17,6 +17,7 @@ import {
 import { withTranslation } from '../sql/dbErrors';
 import { withStatementDeadline } from '../sql/statementDeadline';
 import { acceptBatch, type AcceptOutcome, type AcceptSettings, type BatchOutcome } from './accept';
+import { readInputs } from './validateInput';
 import { InboxAdmissionRejectedError, InboxFingerprintConflictError } from './errors';
 import { acceptHandled, handlerMissingError, handlesConsumer } from './handlerCheck';
 import { resolveInboxOptions, type InboxOptions, type ResolvedInboxOptions } from './options';
@@ -181,12 +182,13 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     shape: ReceiptShape<R>,
   ): Promise<AcceptOutcome<R>[]> {
     const handlers = Object.keys(this.options.handlers);
-    const spans = startAcceptSpans(inputs);
+    // Each input read once (readInputs): the handler check, the spans and the stored rows read the
+    // same copy (a getter answering otherwise shifted the handler check's results; review 87).
+    const read = (Array.isArray(inputs) ? readInputs(inputs) : inputs) as readonly InboxAcceptInput[];
+    const spans = startAcceptSpans(read);
     let outcomes: BatchOutcome<R>[];
     try {
-      outcomes = await acceptHandled(inputs, handlers, (ok) =>
-        acceptBatch(this.db, ok, this.settings, shape),
-      );
+      outcomes = await acceptHandled(read, handlers, (ok) => acceptBatch(this.db, ok, this.settings, shape));
     } catch (error) {
       spans.fail(error);
       throw error;

@@ -1,5 +1,5 @@
 import type { InboxAcceptInput } from '../contracts';
-import type { FerryErrorCode } from '../errors';
+import { FerryValidationError, type FerryErrorCode } from '../errors';
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
 import { headersFault } from '../validate/headers';
 import { isPlainObject, jsonText, kindOf, serializedTextFault } from '../validate/json';
@@ -102,6 +102,43 @@ function identityTextFault(input: InboxAcceptInput): InputFault | null {
     if (fault !== null) return invalid(`${field} ${fault}`, TRANSPORT_REJECT_REASONS.invalidText);
   }
   return null;
+}
+
+/** An input whose fields threw as they were read (readInputs): invalid alone (prepareInput). */
+export class UnreadableInput {
+  constructor(readonly detail: string) {}
+}
+
+/** What a thrown value says, never throwing itself (a Proxy, a throwing getter). */
+export function thrownDetail(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.message) : typeof error;
+  } catch {
+    return 'a thrown value that could not be read';
+  }
+}
+
+/**
+ * Every index of `inputs` (a hole as undefined, refused as any input that is not an object), each
+ * input's fields read once (acceptFields): the handler check, the checks and the stored row all
+ * read the copy, so a getter answering otherwise on a later read can neither store another value
+ * nor shift the results. An input whose reading throws is an UnreadableInput; an array whose
+ * elements cannot be read (a Proxy) is refused (FerryValidationError on `inputs`).
+ */
+export function readInputs(inputs: readonly unknown[]): unknown[] {
+  let list: unknown[];
+  try {
+    list = Array.from({ length: inputs.length }, (_, i) => inputs[i]);
+  } catch (error) {
+    throw new FerryValidationError('inputs', `could not be read: ${thrownDetail(error)}`.slice(0, 300));
+  }
+  return list.map((input) => {
+    try {
+      return acceptFields(input) ?? input;
+    } catch (error) {
+      return new UnreadableInput(thrownDetail(error));
+    }
+  });
 }
 
 /**
