@@ -66,9 +66,9 @@ it('a consumer getter answering otherwise after its first read never shifts the 
   const results = await inbox.acceptMany([hostile, unhandled, after] as InboxAcceptInput[]);
   expect(results.map((r) => r.kind)).toEqual(['accepted', 'invalid', 'accepted']);
   expect(results[1]).toMatchObject({ code: 'FERRY_HANDLER_MISSING' });
-  const [first, , last] = results as Array<{ id: string }>;
+  const [first, , last] = results as ReadonlyArray<{ id?: string }>;
   expect(first?.id).not.toBe(last?.id);
-  expect(await consumerOf(first!.id)).toBe('orders');
+  expect(await consumerOf(String(first?.id))).toBe('orders');
   const [row] = await t.db.query<{ id: string }>(
     'SELECT id FROM ferry_inbox_receipts WHERE message_id = $1',
     [after.messageId],
