@@ -153,6 +153,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'oversizeBodyFault',
     'parseJsonObjectBody',
     'parseJsonObjectBytes',
+    'payloadSizeFault',
     'putStorableHeader',
     'readFerryHeaders',
     'received',

@@ -7,6 +7,7 @@ import {
   nonEmptyValue,
   oversizeBodyFault,
   parseJsonObjectBytes,
+  payloadSizeFault,
   putStorableHeader,
   readFerryHeaders,
   resolveTenant,
@@ -135,8 +136,13 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
     const detail = encoding === undefined ? body.detail : `${body.detail} (content encoding ${encoding})`;
     return invalid(REJECT_REASONS.unparseableBody, detail);
   }
-  const payloadFault = payloadSizeFault(message.content, body.payload, options.maxPayloadBytes);
-  if (payloadFault !== null) return invalid(REJECT_REASONS.payloadTooLarge, payloadFault);
+  // Measured only for a body over the limit in bytes: a body within it is taken as within it (the
+  // acceptor measures its payload again against its own limit).
+  const payloadFault =
+    message.content.length > options.maxPayloadBytes
+      ? payloadSizeFault(body.payload, options.maxPayloadBytes)
+      : null;
+  if (payloadFault !== null) return invalid(payloadFault.reason, payloadFault.detail);
   const tenantId = tenant.tenantId;
   return {
     ok: true,
@@ -150,17 +156,6 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
       system: RABBITMQ_SYSTEM,
     },
   };
-}
-
-/**
- * Why the payload is over `maxPayloadBytes` as the inbox measures it (UTF-8 bytes of
- * JSON.stringify), or null. Measured only for a body over it in bytes: a body within it is
- * taken as within it (the acceptor measures its payload again against its own limit).
- */
-function payloadSizeFault(content: Buffer, payload: unknown, maxPayloadBytes: number): string | null {
-  if (content.length <= maxPayloadBytes) return null;
-  const bytes = Buffer.byteLength(JSON.stringify(payload), 'utf8');
-  return bytes > maxPayloadBytes ? `payload is ${bytes} bytes; the limit is ${maxPayloadBytes}` : null;
 }
 
 /**

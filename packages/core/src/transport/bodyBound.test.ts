@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { MAX_BYTES_PER_PAYLOAD_BYTE, oversizeBodyFault } from './bodyBound';
+import { MAX_BYTES_PER_PAYLOAD_BYTE, oversizeBodyFault, payloadSizeFault } from './bodyBound';
+import { parseJsonObjectBody } from './body';
 
 /** `value` as JSON with every UTF-16 unit of every string (keys too) written as a `\uXXXX` escape. */
 function escapedJson(value: unknown, indent: number, depth = 0): string {
@@ -57,5 +58,33 @@ describe('oversizeBodyFault', () => {
     expect(oversizeBodyFault(`{"a": "\\"${' '.repeat(700)}"}`, 100)).toMatch(/over 6 × the limit 100/);
     // The same whitespace between tokens is not counted.
     expect(oversizeBodyFault(`{${' '.repeat(700)}"a":1}`, 100)).toBeNull();
+  });
+});
+
+describe('payloadSizeFault', () => {
+  it('measures a parsed payload as JSON.stringify does', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'grapheme' }), fc.jsonValue({ maxDepth: 5 })), (value) => {
+        const body = parseJsonObjectBody(JSON.stringify(value));
+        if (!body.ok) return;
+        const bytes = Buffer.byteLength(JSON.stringify(body.payload));
+        expect(payloadSizeFault(body.payload, bytes)).toBeNull();
+        expect(payloadSizeFault(body.payload, bytes - 1)).toEqual({
+          reason: 'payload_too_large',
+          detail: `payload is ${bytes} bytes; the limit is ${bytes - 1}`,
+        });
+      }),
+    );
+  });
+
+  it('answers a payload nested past what JSON.stringify can write as the inbox does, never throwing', () => {
+    const depth = 200_000;
+    const body = parseJsonObjectBody(`{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+    if (!body.ok) throw new Error(body.detail);
+    expect(() => JSON.stringify(body.payload)).toThrow(RangeError);
+    expect(payloadSizeFault(body.payload, 1)).toEqual({
+      reason: 'payload_too_deep',
+      detail: expect.stringMatching(/^payload\.a(\[0\]){63} nesting deeper than 64$/),
+    });
   });
 });

@@ -1,3 +1,8 @@
+import { INBOX_INPUT_LIMITS } from '../inbox/validateInput';
+import { jsonText } from '../validate/json';
+import { payloadNumberRule } from '../validate/parsedBodies';
+import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from './errors';
+
 /**
  * The most UTF-8 bytes a JSON text spends on one byte of its value's compact text
  * (JSON.stringify, what an acceptor's `maxPayloadBytes` measures): an ASCII character written as
@@ -60,4 +65,40 @@ function insignificantBytes(body: string | Uint8Array): number {
     }
   }
   return count;
+}
+
+/** Why a parsed payload is refused, as a transport dead-letters it. */
+export interface PayloadFault {
+  readonly reason: TransportRejectReason;
+  readonly detail: string;
+}
+
+/**
+ * Why a parsed body's payload is over `maxPayloadBytes` as the inbox measures it (UTF-8 bytes of
+ * JSON.stringify), or null; never a throw. JSON.parse is iterative but JSON.stringify recurses: a
+ * body of nested arrays (`[[[…]]]`, 2 bytes a level, within 6 × any limit of a few KiB) parsed,
+ * then overflowed the stack when measured, and the whole batch threw. The payload is written by
+ * the inbox's own walk (jsonText, no recursion) with its rules: what acceptance would refuse
+ * before measuring (nesting past INBOX_INPUT_LIMITS.maxPayloadDepth, invalid text, a number it
+ * would change) is answered with the inbox's reason and detail instead.
+ */
+export function payloadSizeFault(
+  payload: Record<string, unknown>,
+  maxPayloadBytes: number,
+): PayloadFault | null {
+  const written = jsonText(
+    payload,
+    { maxDepth: INBOX_INPUT_LIMITS.maxPayloadDepth, maxChars: Infinity },
+    'payload',
+    payloadNumberRule(payload),
+  );
+  if (written.fault !== null) {
+    return { reason: written.fault.rule, detail: `${written.fault.path} ${written.fault.reason}` };
+  }
+  const bytes = Buffer.byteLength(written.text ?? '', 'utf8');
+  if (bytes <= maxPayloadBytes) return null;
+  return {
+    reason: TRANSPORT_REJECT_REASONS.payloadTooLarge,
+    detail: `payload is ${bytes} bytes; the limit is ${maxPayloadBytes}`,
+  };
 }

@@ -88,7 +88,12 @@ export {
 export { deadLetterIdentity, extractIdentity, messageIdFault, type ExtractedIdentity } from './identity';
 export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolution } from './tenant';
 export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
-export { MAX_BYTES_PER_PAYLOAD_BYTE, oversizeBodyFault } from './bodyBound';
+export {
+  MAX_BYTES_PER_PAYLOAD_BYTE,
+  oversizeBodyFault,
+  payloadSizeFault,
+  type PayloadFault,
+} from './bodyBound';
 export { strictUtf8Text } from './utf8';
 export { setOwnProperty } from './ownProperty';
 export { UnansweredLedger } from './unanswered';
