@@ -51,4 +51,36 @@ describe('RabbitMQ consumer: the charset of the content type', () => {
     });
     await f.expectStoredOnce(['utf8', 'utf8-upper-quoted', 'utf8-bare', 'other-param']);
   });
+
+  // Review 87 (failed first): a content type of parameters alone (no media type) was taken as no
+  // content type (acceptMissingContentType) and its charset never read: a body declared Latin-1
+  // was accepted as UTF-8, with other text than the producer sent.
+  it('reads the charset of a content type without a media type too', async () => {
+    await f.attach();
+    const latin1 = Buffer.from('{"name":"Ã©"}', 'latin1');
+    f.broker.channel.sendToQueue(f.queue, latin1, {
+      messageId: 'no-media',
+      contentType: '; charset=iso-8859-1',
+    });
+    f.broker.channel.sendToQueue(f.queue, latin1, {
+      messageId: 'blank-media',
+      contentType: ' ;charset=latin1',
+    });
+    f.broker.channel.sendToQueue(f.queue, Buffer.from('{"name":"é"}'), {
+      messageId: 'no-media-utf8',
+      contentType: ';charset=UTF-8',
+    });
+    const dead: GetMessage[] = [];
+    await waitFor('all 3 settled (stored or dead-lettered)', async () => {
+      dead.push(...(await f.broker.drain(`${f.queue}.dlq`)));
+      const stored = (await f.acceptor.storedIds()).length;
+      return dead.length + stored >= 3 && (await unackedCount(f.queue)) === 0 ? true : undefined;
+    });
+    expect(
+      Object.fromEntries(
+        dead.map((m) => [m.properties.messageId, m.properties.headers?.[FERRY_HEADERS.rejectReason]]),
+      ),
+    ).toEqual({ 'no-media': 'unsupported_content_type', 'blank-media': 'unsupported_content_type' });
+    await f.expectStoredOnce(['no-media-utf8']);
+  });
 });
