@@ -1,9 +1,9 @@
 /**
  * Why a delivery's AMQP content type is not accepted, or null: its media type (lower-cased,
  * parameters aside) must be one of `contentTypes` (or absent, when `acceptMissing`), and a
- * `charset` parameter must name UTF-8. ferry reads every body as UTF-8: a body declared in another
- * charset whose bytes happen to be valid UTF-8 (Latin-1 `Ã©` is the bytes of `é`) would be
- * accepted with other text than the producer sent.
+ * `charset` parameter, with a media type or without, must name UTF-8. ferry reads every body as
+ * UTF-8: a body declared in another charset whose bytes happen to be valid UTF-8 (Latin-1 `Ã©` is
+ * the bytes of `é`) would be accepted with other text than the producer sent.
  */
 export function contentTypeFault(
   contentType: string | undefined,
@@ -12,8 +12,11 @@ export function contentTypeFault(
 ): string | null {
   const [media = '', ...parameters] = (contentType ?? '').split(';');
   const type = media.trim().toLowerCase();
-  if (type === '') return acceptMissing ? null : 'no content type';
-  if (!contentTypes.includes(type)) return `content type ${type} is not accepted`;
+  if (type === '') {
+    if (!acceptMissing) return 'no content type';
+  } else if (!contentTypes.includes(type)) return `content type ${type} is not accepted`;
+  // Read with a media type or without (`; charset=iso-8859-1` is taken as no media type, never as
+  // no charset: review 87).
   for (const parameter of parameters) {
     const equals = parameter.indexOf('=');
     if (equals < 0 || parameter.slice(0, equals).trim().toLowerCase() !== 'charset') continue;
