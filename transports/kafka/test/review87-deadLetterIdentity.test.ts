@@ -1,0 +1,51 @@
+/**
+ * Review finding (failed first), review 87. A dead-letter copy carries as `x-ferry-message-id` the
+ * identity the consumer used when the record had none (review 84, core deadLetterIdentity), so a
+ * copy produced twice (the commit after it failed) is one receipt when the dead-letter topic is
+ * drained. "Had none" was read as "has no header of that name" (Object.hasOwn), but the consumer
+ * reads an empty header as none (readFerryHeaders: nonEmptyValue) and uses the identity extractor.
+ * What the user sees: a record whose producer wrote `x-ferry-message-id: ''` (an unset id field
+ * serialized as empty) is dead-lettered with its empty header kept and without the identity the
+ * consumer used (topic-partition-offset): each copy of it is a receipt of its own once drained.
+ * What should happen: the copy carries the identity the consumer used, as for a record without
+ * the header.
+ */
+import { FERRY_HEADERS } from '@ferry/core';
+import { topicPartitionOffsetIdentity } from '../src';
+import { ConsumerHarness } from './consumerHarness';
+import { readBack, testConnection, uniqueName, waitFor } from './support';
+
+const connection = testConnection();
+let harness: ConsumerHarness;
+
+beforeAll(async () => {
+  harness = await ConsumerHarness.create();
+});
+
+afterAll(async () => {
+  await harness.close();
+});
+
+test('a dead-letter copy of a record whose message-id header is empty carries the identity the consumer used', async () => {
+  const topic = await harness.topicPair('r87-empty-id', 1);
+  const groupId = uniqueName('group');
+  await harness.raw.send({
+    topic,
+    messages: [
+      { value: 'not json', headers: { [FERRY_HEADERS.messageId]: '' } },
+      { value: 'not json', headers: { [FERRY_HEADERS.messageId]: Buffer.alloc(0) } },
+      { value: '{"a":1}', headers: { [FERRY_HEADERS.messageId]: 'neighbour' } },
+    ],
+  });
+  await harness.start(topic, 'r87-empty-id', { groupId, identity: topicPartitionOffsetIdentity });
+  await waitFor(
+    () => harness.fullyCommitted(groupId, topic),
+    () => 'group did not commit past the invalid records',
+  );
+  const dead = await readBack(connection, `${topic}.dlq`, 2);
+  expect(dead.map((record) => record.headerValues[FERRY_HEADERS.messageId])).toEqual([
+    [`${topic}-0-0`],
+    [`${topic}-0-1`],
+  ]);
+  expect((await harness.acceptor.rows('r87-empty-id')).map((row) => row.messageId)).toEqual(['neighbour']);
+});
