@@ -130,6 +130,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'escapeUnshowable',
     'eventHeaders',
     'extractIdentity',
+    'hasFerryMessageId',
     'ferryHeaderValues',
     'functionOption',
     'guardLogger',

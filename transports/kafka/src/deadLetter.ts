@@ -1,5 +1,10 @@
 import { FERRY_HEADERS, type Logger } from '@ferry/core';
-import { deadLetterIdentity, escapeUnshowable, type ConsumerEmit } from '@ferry/core/transport';
+import {
+  deadLetterIdentity,
+  escapeUnshowable,
+  hasFerryMessageId,
+  type ConsumerEmit,
+} from '@ferry/core/transport';
 import type { ConsumedRecord, DriverProducer, ProducedRecord } from './client/types';
 import { classifyKafkaError, type RejectReason } from './errors';
 import { producibleHeaders } from './recordHeaders';
@@ -29,7 +34,7 @@ interface Source {
 /**
  * Produces rejected records to the dead-letter topic with `acks: -1`: same key, value and headers,
  * plus the reason, a detail, where the record came from, and the identity the consumer used when
- * the record had no `x-ferry-message-id` (deadLetterIdentity). A record without a key gets
+ * the record had no `x-ferry-message-id`, or an empty one (deadLetterIdentity). A record without a key gets
  * `<topic>/<partition>/<offset>` of its source as its key, so a compacted dead-letter topic
  * (which refuses a record without a key) takes it too. Resolves only once the broker took
  * every record; the caller commits after that. When the topic refuses the batch permanently (e.g.
@@ -98,7 +103,9 @@ function deadLetterRecord(
   // A record known by what its copy does not keep (topic-partition-offset, the extractor's id):
   // its copy carries that identity, so copies of one record (produced again when the commit after
   // them failed) are one receipt once a ferry consumer drains the dead-letter topic.
-  const id = deadLetterIdentity(messageId, Object.hasOwn(message.headers ?? {}, FERRY_HEADERS.messageId));
+  const headers = message.headers ?? {};
+  const own = Object.hasOwn(headers, FERRY_HEADERS.messageId) ? headers[FERRY_HEADERS.messageId] : undefined;
+  const id = deadLetterIdentity(messageId, hasFerryMessageId(own));
   const ferryHeaders = {
     ...(id === null ? {} : { [FERRY_HEADERS.messageId]: id }),
     [FERRY_HEADERS.rejectReason]: reason,

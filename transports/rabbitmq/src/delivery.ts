@@ -3,6 +3,7 @@ import { FERRY_HEADERS, type InboxAcceptInput } from '@ferry/core';
 import {
   deadLetterIdentity,
   extractIdentity,
+  hasFerryMessageId,
   messageIdFault,
   nonEmptyValue,
   oversizeBodyFault,
@@ -162,12 +163,13 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
  * ferry's message-id header for the dead-letter copy of `message`, holding the identity the
  * consumer used when the delivery had no such header (the AMQP messageId, also kept as the copy's
  * property, or the extractor's id, which read what the copy does not keep: its exchange, a header
- * left out of a full table): deadLetterIdentity. Empty when it had one, or for an id amqplib
+ * left out of a full table): deadLetterIdentity. Empty when it had one (an empty one is none), or for an id amqplib
  * decoded lossily (the consumer refused it).
  */
 export function deadLetterIdentityHeader(message: Message, messageId: string | null): Record<string, string> {
   const headers = message.properties.headers ?? {};
-  const id = deadLetterIdentity(messageId, Object.hasOwn(headers, FERRY_HEADERS.messageId));
+  const own = Object.hasOwn(headers, FERRY_HEADERS.messageId) ? headers[FERRY_HEADERS.messageId] : undefined;
+  const id = deadLetterIdentity(messageId, hasFerryMessageId(own));
   return id === null || maybeLossy(id) ? {} : { [FERRY_HEADERS.messageId]: id };
 }
 

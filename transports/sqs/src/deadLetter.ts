@@ -5,7 +5,7 @@ import {
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS, FerryConfigError, type FerryError } from '@ferry/core';
-import { deadLetterIdentity, setOwnProperty } from '@ferry/core/transport';
+import { deadLetterIdentity, hasFerryMessageId, setOwnProperty } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { errorName, transportError } from './errors';
 import { isFifoQueue } from './queueUrl';
@@ -140,14 +140,15 @@ function deadLetterEntry(
 
 /**
  * The original attributes, plus `x-ferry-message-id` holding the identity the consumer used when
- * the original had none (its SQS MessageId or the extracted id: deadLetterIdentity), which
+ * the original had none or an empty one (its SQS MessageId or the extracted id: deadLetterIdentity), which
  * copiedAttributes then ranks first: a copy made twice (its delete failed) is one receipt once the
  * dead-letter queue is drained by a ferry consumer.
  */
 function withIdentity(item: DeadLetterItem): Attributes {
   const attributes = item.message.MessageAttributes ?? {};
   const name = FERRY_HEADERS.messageId;
-  const id = deadLetterIdentity(item.messageId, Object.hasOwn(attributes, name));
+  const own = Object.hasOwn(attributes, name) ? attributes[name] : undefined;
+  const id = deadLetterIdentity(item.messageId, hasFerryMessageId(own?.StringValue ?? own?.BinaryValue));
   if (id === null) return attributes;
   const identity = { [name]: { DataType: 'String', StringValue: id } };
   // An id holding what SQS does not take (U+FFFF) would fail the copy's whole request.

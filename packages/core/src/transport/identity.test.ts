@@ -1,4 +1,4 @@
-import { deadLetterIdentity, extractIdentity } from './identity';
+import { deadLetterIdentity, extractIdentity, hasFerryMessageId } from './identity';
 
 /**
  * An application's extractor may be `async` by mistake: its answer is a Promise, which costs the
@@ -37,5 +37,16 @@ describe('deadLetterIdentity', () => {
     expect(deadLetterIdentity('x'.repeat(255), false)).toBe('x'.repeat(255));
     expect(deadLetterIdentity('a\u0000b', false)).toBeNull();
     expect(deadLetterIdentity('a\ud800b', false)).toBeNull();
+  });
+});
+
+describe('hasFerryMessageId', () => {
+  it('is false for an absent or empty header, which the consumer reads as none (review 87)', () => {
+    for (const none of [undefined, null, '', Buffer.alloc(0), new Uint8Array(0), []]) {
+      expect(hasFerryMessageId(none)).toBe(false);
+    }
+    for (const some of ['m-1', ' ', Buffer.from('m'), ['', ''], ['m-1'], 0, {}]) {
+      expect(hasFerryMessageId(some)).toBe(true);
+    }
   });
 });

@@ -55,15 +55,29 @@ export function messageIdFault(messageId: string): string | null {
 }
 
 /**
+ * Whether a message's own `x-ferry-message-id` value, as its transport holds it (text, bytes,
+ * Kafka's repeated values; undefined when absent), is there for deadLetterIdentity: an empty one
+ * is not. The consumer reads an empty header as none (readFerryHeaders) and uses another identity
+ * (the AMQP messageId, the extractor's), which the copy must carry in its place: an empty header
+ * kept as it was left the copy without the identity its source was known by (review 87).
+ */
+export function hasFerryMessageId(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (typeof value === 'string' || value instanceof Uint8Array || Array.isArray(value))
+    return value.length > 0;
+  return true;
+}
+
+/**
  * The identity a dead-letter copy must carry as ferry's `x-ferry-message-id`, or null. A message
  * without that header of its own was known by the broker's id (SQS MessageId, Kafka
  * topic-partition-offset) or by what the identity extractor read: the copy, a new message in
  * another queue or topic, keeps neither, and a ferry consumer draining the dead-letter queue would
  * take each copy of one message (one made twice when its source was not acked) as a message of
  * its own. With the consumer's identity in the header, which every consumer reads before any
- * other, the copies are one receipt. Null when the message had the header (copied as it is), or
- * no identity acceptance takes (its length, messageIdFault, textFault: a NUL, an unpaired
- * surrogate).
+ * other, the copies are one receipt. Null when the message had the header naming an id
+ * (`hasFerryHeader`: hasFerryMessageId; copied as it is), or no identity acceptance takes (its
+ * length, messageIdFault, textFault: a NUL, an unpaired surrogate).
  */
 export function deadLetterIdentity(messageId: string | null, hasFerryHeader: boolean): string | null {
   if (messageId === null || hasFerryHeader) return null;

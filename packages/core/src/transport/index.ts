@@ -85,7 +85,13 @@ export {
   type HeldAcceptance,
   type SettleAnswered,
 } from './hold';
-export { deadLetterIdentity, extractIdentity, messageIdFault, type ExtractedIdentity } from './identity';
+export {
+  deadLetterIdentity,
+  extractIdentity,
+  hasFerryMessageId,
+  messageIdFault,
+  type ExtractedIdentity,
+} from './identity';
 export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolution } from './tenant';
 export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
 export {
