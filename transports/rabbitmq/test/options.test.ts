@@ -217,6 +217,30 @@ describe('option resolution', () => {
     expect(attach([{ exchange: 'fan', routingKey: '', exchangeType: 'fanout' }])).not.toThrow();
   });
 
+  // Review 87 (failed first): a binding's exchange or routing key over 255 bytes (an AMQP short
+  // string) was taken, and ready() never resolved: every attach failed encoding it, retried for ever.
+  it('refuses, before connecting, a binding whose exchange or routing key RabbitMQ cannot take (over 255 bytes)', () => {
+    const attach = (bindings: unknown) => () =>
+      resolveConsumerOptions(
+        { connection: 'amqp://x', queue: 'q', consumer: 'c', bindings: bindings as never },
+        1024,
+      );
+    expectConfigError(
+      attach([{ exchange: 'é'.repeat(128), routingKey: 'k' }]),
+      'bindings[0].exchange',
+      '256 bytes',
+    );
+    expectConfigError(
+      attach([
+        { exchange: 'a', routingKey: 'k' },
+        { exchange: 'orders', routingKey: 'k'.repeat(256) },
+      ]),
+      'bindings[1].routingKey',
+      '256 bytes',
+    );
+    expect(attach([{ exchange: 'é'.repeat(127) + 'x', routingKey: 'é'.repeat(127) + 'x' }])).not.toThrow();
+  });
+
   it('refuses, before connecting, a queue whose own or derived names RabbitMQ cannot take (over 255 bytes)', () => {
     const resolve = (options: Record<string, unknown>) => () =>
       resolveConsumerOptions({ connection: 'amqp://x', consumer: 'c', queue: 'q', ...options }, 1024);
