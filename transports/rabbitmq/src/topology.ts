@@ -120,7 +120,8 @@ const EXCHANGE_TYPES = ['topic', 'direct', 'fanout', 'headers'] as const;
  * Each binding, named `bindings[<i>].<key>`: RabbitMQ answers an exchange type it does not know
  * with a connection error (503), which closed the whole connection (a publisher sharing it too)
  * at every attach; a misspelt or missing routing key bound the queue with `''`, which a topic or
- * direct exchange routes nothing to; the default exchange cannot be bound (403).
+ * direct exchange routes nothing to; the default exchange cannot be bound (403); an exchange or
+ * routing key over 255 bytes (an AMQP short string) failed every attach, retried for ever.
  */
 function checkBindings(bindings: unknown): void {
   if (bindings === undefined) return;
@@ -138,10 +139,11 @@ function checkBindings(bindings: unknown): void {
         'must name an exchange: the default exchange cannot be bound',
       );
     }
-    nonEmpty(`${name}.exchange`, exchange);
+    shortStringOption(`${name}.exchange`, nonEmpty(`${name}.exchange`, exchange));
     if (typeof routingKey !== 'string') {
       throw new FerryConfigError(`${name}.routingKey`, `must be a string, got ${received(routingKey)}`);
     }
+    shortStringOption(`${name}.routingKey`, routingKey);
     if (exchangeType !== undefined) oneOfOption(`${name}.exchangeType`, exchangeType, EXCHANGE_TYPES);
   });
 }
