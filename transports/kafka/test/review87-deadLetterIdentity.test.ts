@@ -34,6 +34,8 @@ test('a dead-letter copy of a record whose message-id header is empty carries th
     messages: [
       { value: 'not json', headers: { [FERRY_HEADERS.messageId]: '' } },
       { value: 'not json', headers: { [FERRY_HEADERS.messageId]: Buffer.alloc(0) } },
+      // Repeated with one value: not ambiguous, read as that value (empty: none).
+      { value: 'not json', headers: { [FERRY_HEADERS.messageId]: ['', ''] } },
       { value: '{"a":1}', headers: { [FERRY_HEADERS.messageId]: 'neighbour' } },
     ],
   });
@@ -42,10 +44,11 @@ test('a dead-letter copy of a record whose message-id header is empty carries th
     () => harness.fullyCommitted(groupId, topic),
     () => 'group did not commit past the invalid records',
   );
-  const dead = await readBack(connection, `${topic}.dlq`, 2);
+  const dead = await readBack(connection, `${topic}.dlq`, 3);
   expect(dead.map((record) => record.headerValues[FERRY_HEADERS.messageId])).toEqual([
     [`${topic}-0-0`],
     [`${topic}-0-1`],
+    [`${topic}-0-2`],
   ]);
   expect((await harness.acceptor.rows('r87-empty-id')).map((row) => row.messageId)).toEqual(['neighbour']);
 });
