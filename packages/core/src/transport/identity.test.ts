@@ -42,10 +42,20 @@ describe('deadLetterIdentity', () => {
 
 describe('hasFerryMessageId', () => {
   it('is false for an absent or empty header, which the consumer reads as none (review 87)', () => {
-    for (const none of [undefined, null, '', Buffer.alloc(0), new Uint8Array(0), []]) {
+    for (const none of [
+      undefined,
+      null,
+      '',
+      Buffer.alloc(0),
+      new Uint8Array(0),
+      [],
+      ['', ''],
+      [null, Buffer.alloc(0)],
+    ]) {
       expect(hasFerryMessageId(none)).toBe(false);
     }
-    for (const some of ['m-1', ' ', Buffer.from('m'), ['', ''], ['m-1'], 0, {}]) {
+    // Kafka's repeated values with one that names something (ambiguous ones are copied as they are).
+    for (const some of ['m-1', ' ', Buffer.from('m'), ['m-1'], ['', 'm-1'], ['m-1', ''], 0, {}]) {
       expect(hasFerryMessageId(some)).toBe(true);
     }
   });

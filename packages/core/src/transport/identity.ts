@@ -57,14 +57,15 @@ export function messageIdFault(messageId: string): string | null {
 /**
  * Whether a message's own `x-ferry-message-id` value, as its transport holds it (text, bytes,
  * Kafka's repeated values; undefined when absent), is there for deadLetterIdentity: an empty one
- * is not. The consumer reads an empty header as none (readFerryHeaders) and uses another identity
+ * is not, nor a name repeated with empty values only. The consumer reads an empty header as none (readFerryHeaders) and uses another identity
  * (the AMQP messageId, the extractor's), which the copy must carry in its place: an empty header
  * kept as it was left the copy without the identity its source was known by (review 87).
  */
 export function hasFerryMessageId(value: unknown): boolean {
   if (value === undefined || value === null) return false;
-  if (typeof value === 'string' || value instanceof Uint8Array || Array.isArray(value))
-    return value.length > 0;
+  if (typeof value === 'string' || value instanceof Uint8Array) return value.length > 0;
+  // Kafka's repeated values: one empty value repeated is read as that value, none.
+  if (Array.isArray(value)) return value.some((one) => hasFerryMessageId(one));
   return true;
 }
 
