@@ -151,6 +151,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'oneOfOption',
     'outboxHeaders',
     'outageReport',
+    'nestedBodyFault',
     'oversizeBodyFault',
     'parseJsonObjectBody',
     'parseJsonObjectBytes',

@@ -14,6 +14,7 @@ import {
   extractIdentity,
   messageIdFault,
   nonEmptyValue,
+  nestedBodyFault,
   oversizeBodyFault,
   parseJsonObjectBytes,
   putStorableHeader,
@@ -335,6 +336,8 @@ function decode(
   const oversize = oversizeBodyFault(delivery.body, maxPayloadBytes);
   if (oversize !== null)
     return { messageId, reason: TRANSPORT_REJECT_REASONS.payloadTooLarge, detail: oversize };
+  const nested = nestedBodyFault(delivery.body);
+  if (nested !== null) return { messageId, reason: TRANSPORT_REJECT_REASONS.payloadTooDeep, detail: nested };
   const tenant = resolveTenant(options.tenant, delivery, ferry.tenantId);
   if (!tenant.ok) return { messageId, reason: tenant.reason, detail: tenant.detail };
   const body = parseJsonObjectBytes(delivery.body);

@@ -3,6 +3,7 @@ import {
   extractIdentity,
   messageIdFault,
   outboxHeaders,
+  nestedBodyFault,
   oversizeBodyFault,
   parseJsonObjectBytes,
   putStorableHeader,
@@ -187,6 +188,8 @@ export function decodeRecord(
   // payload within it can be written as (whatever its escapes and whitespace).
   const oversize = oversizeBodyFault(value, context.maxPayloadBytes);
   if (oversize !== null) return invalid(REJECT_REASONS.payloadTooLarge, oversize);
+  const nested = nestedBodyFault(value);
+  if (nested !== null) return invalid(REJECT_REASONS.payloadTooDeep, nested);
   const body = parseJsonObjectBytes(value);
   if (!body.ok) return invalid(REJECT_REASONS.unparseableBody, body.detail);
   return {

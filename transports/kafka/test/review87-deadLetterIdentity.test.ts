@@ -52,3 +52,31 @@ test('a dead-letter copy of a record whose message-id header is empty carries th
   ]);
   expect((await harness.acceptor.rows('r87-empty-id')).map((row) => row.messageId)).toEqual(['neighbour']);
 });
+
+// Review 87: a value nested past the inbox's 64 levels is refused unparsed (V8's JSON.parse of
+// nested arrays costs about ten times a flat value of the same size: a partition of them kept the
+// consumer from its heartbeats), and the partition goes on.
+test('a record nested past 64 levels is dead-lettered payload_too_deep unparsed; the partition goes on', async () => {
+  const topic = await harness.topicPair('r87-deep', 1);
+  const groupId = uniqueName('group');
+  const deep = (levels: number) => `{"a":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+  await harness.raw.send({
+    topic,
+    messages: [
+      { value: deep(65), headers: { [FERRY_HEADERS.messageId]: 'deep-65' } },
+      { value: deep(64), headers: { [FERRY_HEADERS.messageId]: 'deep-64' } },
+    ],
+  });
+  await harness.start(topic, 'r87-deep', { groupId });
+  await waitFor(
+    () => harness.fullyCommitted(groupId, topic),
+    () => 'group did not commit past the nested record',
+  );
+  const [dead] = await readBack(connection, `${topic}.dlq`, 1);
+  expect([dead?.headers[FERRY_HEADERS.messageId], dead?.headers[FERRY_HEADERS.rejectReason]]).toEqual([
+    'deep-65',
+    'payload_too_deep',
+  ]);
+  expect(dead?.headers['x-ferry-reject-detail']).toMatch(/^body nests deeper than 64 levels/);
+  expect((await harness.acceptor.rows('r87-deep')).map((row) => row.messageId)).toEqual(['deep-64']);
+});

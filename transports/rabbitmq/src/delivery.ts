@@ -6,6 +6,7 @@ import {
   hasFerryMessageId,
   messageIdFault,
   nonEmptyValue,
+  nestedBodyFault,
   oversizeBodyFault,
   parseJsonObjectBytes,
   payloadSizeFault,
@@ -118,6 +119,8 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   // whitespace); the limit itself is measured on the parsed payload, below.
   const oversize = oversizeBodyFault(message.content, options.maxPayloadBytes);
   if (oversize !== null) return invalid(REJECT_REASONS.payloadTooLarge, oversize);
+  const nested = nestedBodyFault(message.content);
+  if (nested !== null) return invalid(REJECT_REASONS.payloadTooDeep, nested);
   const typeFault = contentTypeFault(
     message.properties.contentType,
     options.contentTypes,

@@ -6,6 +6,7 @@ import {
   extractIdentity,
   ferryHeaderValues,
   messageIdFault,
+  nestedBodyFault,
   oversizeBodyFault,
   parseJsonObjectBody,
   putStorableHeader,
@@ -187,6 +188,8 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
   // payload within it can be written as (whatever its escapes and whitespace).
   const oversize = oversizeBodyFault(body, options.maxPayloadBytes);
   if (oversize !== null) return invalid(REJECT_REASONS.payloadTooLarge, oversize);
+  const nested = nestedBodyFault(body);
+  if (nested !== null) return invalid(REJECT_REASONS.payloadTooDeep, nested);
   const tenant = resolveTenant(options.tenant, message, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
   const parsed = parseJsonObjectBody(body);

@@ -12,7 +12,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS } from '@ferry/core';
 import { attachSqsConsumer } from '@ferry/sqs';
 import pino from 'pino';
-import { receiveAtLeast, uniqueName } from './support/sqs';
+import { receiveAtLeast, sendRaw, uniqueName, waitFor } from './support/sqs';
 import { useSqsConsumerFixture } from './support/consumerFixture';
 
 describe('review87: dead-letter identity of a message whose x-ferry-message-id is empty', () => {
@@ -43,5 +43,36 @@ describe('review87: dead-letter identity of a message whose x-ferry-message-id i
     await consumer.ready();
     const [copy] = await receiveAtLeast(f.connection, deadUrl, 1);
     expect(copy?.MessageAttributes?.[FERRY_HEADERS.messageId]?.StringValue).toBe(sent.MessageId);
+  });
+
+  // Review 87: a body nested past the inbox's 64 levels is refused unparsed (V8's JSON.parse of
+  // nested arrays costs about ten times a flat body of the same size).
+  it('dead-letters a body nested past 64 levels payload_too_deep unparsed, and takes one of 64', async () => {
+    const acceptor = await f.freshAcceptor();
+    const { queueUrl } = await f.queues.declareBare({ name: uniqueName('r87-deep') });
+    const { queueUrl: deadUrl } = await f.queues.declareBare({ name: uniqueName('r87-deep-dead') });
+    const deep = (levels: number) => `{"a":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+    await sendRaw(f.connection, queueUrl, deep(65), { [FERRY_HEADERS.messageId]: 'deep-65' });
+    await sendRaw(f.connection, queueUrl, deep(64), { [FERRY_HEADERS.messageId]: 'deep-64' });
+    const consumer = attachSqsConsumer(acceptor, {
+      connection: f.connection,
+      consumer: 'orders',
+      queueUrl,
+      waitTimeSeconds: 1,
+      deadLetter: { mode: 'queue', queueUrl: deadUrl },
+      logger: pino({ level: 'silent' }),
+    });
+    f.consumers.push(consumer);
+    await consumer.ready();
+    const [copy] = await receiveAtLeast(f.connection, deadUrl, 1);
+    const attributes = copy?.MessageAttributes ?? {};
+    expect([
+      attributes[FERRY_HEADERS.messageId]?.StringValue,
+      attributes[FERRY_HEADERS.rejectReason]?.StringValue,
+      attributes['x-ferry-reject-detail']?.StringValue,
+    ]).toEqual(['deep-65', 'payload_too_deep', expect.stringMatching(/^body nests deeper than 64 levels/)]);
+    await waitFor('deep-64 stored', async () =>
+      (await acceptor.storedIds()).includes('deep-64') ? true : undefined,
+    );
   });
 });

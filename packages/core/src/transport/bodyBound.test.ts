@@ -1,5 +1,10 @@
 import fc from 'fast-check';
-import { MAX_BYTES_PER_PAYLOAD_BYTE, oversizeBodyFault, payloadSizeFault } from './bodyBound';
+import {
+  MAX_BYTES_PER_PAYLOAD_BYTE,
+  nestedBodyFault,
+  oversizeBodyFault,
+  payloadSizeFault,
+} from './bodyBound';
 import { parseJsonObjectBody } from './body';
 
 /** `value` as JSON with every UTF-16 unit of every string (keys too) written as a `\uXXXX` escape. */
@@ -86,5 +91,34 @@ describe('payloadSizeFault', () => {
       reason: 'payload_too_deep',
       detail: expect.stringMatching(/^payload\.a(\[0\]){63} nesting deeper than 64$/),
     });
+  });
+});
+
+describe('nestedBodyFault', () => {
+  it('refuses exactly the bodies whose payload the inbox refuses as too deep', () => {
+    for (let depth = 1; depth <= 70; depth += 1) {
+      for (const [open, close] of [
+        ['[', ']'],
+        ['{"k":', '}'],
+      ] as const) {
+        // The payload object is level 1, each array or object inside it one more.
+        const text = `{"a":${open.repeat(depth - 1)}1${close.repeat(depth - 1)}}`;
+        const parsed = parseJsonObjectBody(text);
+        if (!parsed.ok) throw new Error(parsed.detail);
+        const tooDeep = payloadSizeFault(parsed.payload, 1 << 20)?.reason === 'payload_too_deep';
+        expect([depth, nestedBodyFault(text) !== null]).toEqual([depth, tooDeep]);
+        expect([depth, tooDeep]).toEqual([depth, depth > 64]);
+        expect(nestedBodyFault(Buffer.from(text))).toEqual(nestedBodyFault(text));
+      }
+    }
+  });
+
+  it('does not count brackets inside strings, escaped quotes included', () => {
+    expect(nestedBodyFault(JSON.stringify({ a: '['.repeat(100), b: '"{'.repeat(100) }))).toBeNull();
+    expect(nestedBodyFault(Buffer.from('{"a":"\\"' + '['.repeat(100) + '"}'))).toBeNull();
+    // A key holding an escaped quote: the brackets after it are counted.
+    expect(nestedBodyFault(`{"a\\"":${'['.repeat(64)}${']'.repeat(64)}}`)).toMatch(
+      /^body nests deeper than 64 levels/,
+    );
   });
 });

@@ -96,6 +96,7 @@ export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolut
 export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
 export {
   MAX_BYTES_PER_PAYLOAD_BYTE,
+  nestedBodyFault,
   oversizeBodyFault,
   payloadSizeFault,
   type PayloadFault,
