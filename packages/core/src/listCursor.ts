@@ -40,8 +40,9 @@ export interface ListCursor {
  * What each part of a listing's position is, as its statement takes it: `uuid` (an inbox
  * receipt's id), `bigint` (a serial: 0 to 9,223,372,036,854,775,807, the outbox's seq, an audit
  * entry's id), `micros` (an instant in microseconds since 1970 within DATE_ARGUMENT_BOUNDS, the
- * outbox's created_at). The digest binds a cursor to its listing but is no secret (anyone with
- * the source can write one for their own listing), so a position is checked part by part before
+ * outbox's created_at, or 'infinity' / '-infinity', a created_at SQL set so). The digest binds a
+ * cursor to its listing but is no secret (anyone with the source can write one for their own
+ * listing), so a position is checked part by part before
  * it reaches PostgreSQL: a number beyond a bigint (22003) or an instant beyond a timestamp (22008)
  * is refused on `cursor` like any other cursor list() did not return (review 70).
  */
@@ -55,6 +56,7 @@ const MICROS = [
 
 function validPart(kind: PositionPart, part: string): boolean {
   if (kind === 'uuid') return isUuid(part);
+  if (kind === 'micros' && (part === 'infinity' || part === '-infinity')) return true;
   if (!/^-?\d{1,19}$/.test(part)) return false;
   const value = BigInt(part);
   return kind === 'bigint'

@@ -5,15 +5,18 @@ import { opaqueStatus, RECORD_COLUMNS, type OutboxRow } from './fragments';
 const GET = `SELECT ${RECORD_COLUMNS} FROM outbox_events e
   WHERE e.id = $2::uuid AND ($1::text IS NULL OR e.tenant_id = $1::text)`;
 
-// Newest first; the cursor ($3 microseconds since epoch, $4 seq) is exclusive, and seq
+// Newest first; the cursor ($3 microseconds since epoch, or ±infinity, $4 seq) is exclusive, and seq
 // breaks ties between identical created_at values, so pages never overlap or skip.
 // The tenant ($1) and the cursor are written in only when given, one text per combination: as
 // `($1 IS NULL OR e.tenant_id = $1)` and `($3 IS NULL OR (created_at, seq) < ...)`, a generic
 // plan (a named statement's, from its sixth execution) could use neither as an index condition,
 // so a tenant's page walked every other tenant's newer rows and a page after a cursor walked
 // every row of the pages before it (test/outbox/maintenanceCost.test.ts).
+// $3 is text: a row's created_at SQL set to 'infinity' or '-infinity' ends a page as such
+// (createdMicros), and the next page starts after it.
 const CURSOR = `(e.created_at, e.seq) <
-  (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::bigint)`;
+  (CASE WHEN $3::text IN ('infinity', '-infinity') THEN $3::text::timestamptz
+     ELSE timestamptz 'epoch' + $3::text::bigint * interval '1 microsecond' END, $4::bigint)`;
 // Without the payload (list's `payload: false`): null in its place, so the row reads as a record.
 const SUMMARY_COLUMNS = RECORD_COLUMNS.replace('e.payload::text AS payload', 'NULL::text AS payload');
 const list = (tenant: boolean, cursor: boolean, payload: boolean) => `SELECT ${
@@ -21,7 +24,7 @@ const list = (tenant: boolean, cursor: boolean, payload: boolean) => `SELECT ${
 } FROM outbox_events e
   WHERE ${tenant ? 'e.tenant_id = $1::text' : '$1::text IS NULL'}
     AND ($2::text IS NULL OR e.status = $2::text)
-    AND ${cursor ? CURSOR : '$3::bigint IS NULL AND $4::bigint IS NULL'}
+    AND ${cursor ? CURSOR : '$3::text IS NULL AND $4::bigint IS NULL'}
     AND ($6::text IS NULL OR e.event_type = $6::text)
     AND ($7::text IS NULL OR e.ordering_key = $7::text)
     AND ($8::timestamptz IS NULL OR e.created_at < $8::timestamptz)

@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { OnSent } from '../options';
-import { claimFence, msInterval, nextRetryCount } from './fragments';
+import { claimFence, msInterval, msSince, nextRetryCount } from './fragments';
 
 /** `unavailable` rows are released by the relay (store.release), never passed to completeBatch. */
 export type CompletionKind = 'sent' | 'retryable' | 'permanent' | 'unavailable';
@@ -51,7 +51,8 @@ const SET_FAILED = `
     failed_at = CASE WHEN i.kind = 'permanent' OR ${EXHAUSTED} THEN now() END,
     ${RELEASED}`;
 
-const AGE_MS = `(extract(epoch FROM now() - e.created_at) * 1000)::float8 AS age_ms`;
+/** ±Infinity for a created_at SQL set to ±infinity (msSince): never a failed statement. */
+const AGE_MS = `${msSince('e.created_at')}::float8 AS age_ms`;
 
 const RETURNED = `e.id::text AS id, e.status, e.retry_count, e.next_attempt_at, ${AGE_MS}`;
 

@@ -4,6 +4,26 @@ import type { InboxStatus } from '../../inbox/types';
 import { jsonColumn as json } from '../../validate/storedJson';
 import { notePayloadText } from '../foreignRows';
 
+/**
+ * Milliseconds from the timestamp `column` to now(), as numeric: ±Infinity for a timestamp SQL set
+ * to 'infinity' or '-infinity' (the table's CHECKs leave created_at free), where `now() - column`
+ * fails (22008 "cannot subtract infinite timestamps"), and with it the statement for every row it
+ * reads: a batch's completion, the stats (test/review87-infiniteCreatedAt.test.ts).
+ */
+export function msSince(column: string): string {
+  return `((extract(epoch FROM now()) - extract(epoch FROM ${column})) * 1000)`;
+}
+
+/**
+ * The listing cursor's position of a timestamp: microseconds since 1970 as text, or 'infinity' /
+ * '-infinity' as such (a bigint cannot hold them: the cast failed every page holding the row).
+ * CURSOR_INSTANT reads both back.
+ */
+export function createdMicros(column: string): string {
+  return `CASE WHEN isfinite(${column}) THEN (extract(epoch FROM ${column}) * 1000000)::bigint::text
+    ELSE ${column}::text END`;
+}
+
 /** Every column a transition returns, qualified by alias `e`. */
 export const RECORD_COLUMNS = `
   e.id::text AS id, e.seq::text AS seq, e.event_type, e.payload::text AS payload, e.destination,
@@ -12,7 +32,7 @@ export const RECORD_COLUMNS = `
   e.retry_count, e.max_retries, e.claim_count, e.next_attempt_at, e.claim_token::text AS claim_token,
   e.lease_expires_at, e.last_error,
   e.published_at, e.failed_at, e.skipped_at, e.created_at, e.updated_at,
-  (extract(epoch FROM e.created_at) * 1000000)::bigint::text AS created_us`;
+  ${createdMicros('e.created_at')} AS created_us`;
 
 /**
  * The columns a claim returns: what the publisher's message needs (toMessage) and the seq the

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { opaqueStatus } from './fragments';
+import { msSince, opaqueStatus } from './fragments';
 import { estimateHistory, exactUpTo, historyCount, HISTORY_EXACT_LIMIT } from '../../sql/historyCount';
 
 /**
@@ -19,8 +19,7 @@ const COUNTS = `
     count(*) FILTER (WHERE status = 'PROCESSING')::float8 AS processing,
     count(*) FILTER (WHERE status = 'FAILED')::float8 AS failed,
     count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired_leases,
-    (extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'PENDING')) * 1000)::bigint::text
-      AS oldest_pending_ms`;
+    round(${msSince(`min(created_at) FILTER (WHERE status = 'PENDING')`)})::text AS oldest_pending_ms`;
 
 // A tenant's SENT rows through its listing index (outbox_events_tenant_created_idx), which holds
 // only that tenant's rows; SENT opaque (opaqueStatus), so that the planner cannot AND it with
