@@ -30,19 +30,44 @@ const EVENT_FIELD_NAMES = Object.keys(EVENT_FIELDS) as Array<keyof OutboxEventIn
 /** A caller's event with every field read once: what is checked is what is stored. */
 type EventFields = { -readonly [K in keyof OutboxEventInput]?: unknown };
 
+/** How many prototypes of an event refuseUnknownKeys reads keys from (a Proxy can answer a new one each time). */
+const MAX_PROTOTYPES = 16;
+
+/**
+ * The keys a read of `event` can see besides its fields' own: its own enumerable keys, and the
+ * names its prototypes (below Object.prototype) hold but `constructor`; an inherited name is
+ * kept only when it holds a value (a misspelt getter or default), not a method.
+ */
+function visibleKeys(event: object): Array<{ readonly key: string; readonly inherited: boolean }> {
+  const keys = Object.keys(event).map((key) => ({ key, inherited: false }));
+  const seen = new Set(keys.map((k) => k.key));
+  let proto = Object.getPrototypeOf(event) as object | null;
+  for (let depth = 0; proto !== null && proto !== Object.prototype && depth < MAX_PROTOTYPES; depth += 1) {
+    for (const key of Object.getOwnPropertyNames(proto)) {
+      if (key === 'constructor' || seen.has(key)) continue;
+      seen.add(key);
+      keys.push({ key, inherited: true });
+    }
+    proto = Object.getPrototypeOf(proto) as object | null;
+  }
+  return keys;
+}
+
 /**
  * A key of `event` that is not an event field (with a value: a key spread as undefined passes)
- * is refused, naming it: dropped, a misspelt `tenantID: 'acme'` made a global event. An event
- * whose keys cannot be listed (a Proxy whose ownKeys trap throws) is read field by field.
+ * is refused, naming it: dropped, a misspelt `tenantID: 'acme'` made a global event. The keys
+ * checked are the keys a field read sees: inherited ones too (a class's misspelt `get tenantID()`,
+ * an `Object.create(defaults)`), but methods. An event whose keys cannot be listed (a Proxy whose
+ * ownKeys or getPrototypeOf trap throws) is read field by field.
  */
 function refuseUnknownKeys(event: object): void {
-  let keys: string[];
+  let keys: ReturnType<typeof visibleKeys>;
   try {
-    keys = Object.keys(event);
+    keys = visibleKeys(event);
   } catch {
     return;
   }
-  for (const key of keys) {
+  for (const { key, inherited } of keys) {
     if (Object.hasOwn(EVENT_FIELDS, key)) continue;
     let value: unknown = null;
     try {
@@ -50,7 +75,7 @@ function refuseUnknownKeys(event: object): void {
     } catch {
       // Unreadable is not undefined: the key is refused as any other.
     }
-    if (value === undefined) continue;
+    if (value === undefined || (inherited && typeof value === 'function')) continue;
     const why = key === 'id' ? ': emit chooses the id and returns it' : spellingHint(key, EVENT_FIELD_NAMES);
     fail(key, `is not a field of an event (known: ${EVENT_FIELD_NAMES.join(', ')})${why}`);
   }
