@@ -2,29 +2,57 @@ import type { SqlExecutor } from '../../sql/executor';
 import type { ValidEnvelope } from '../envelope/types';
 
 /**
- * How many lock buckets ordering keys hash into: at most this many advisory locks per transaction,
- * however many keys it emits (half of max_locks_per_transaction's default 64, a transaction's
- * average share of PostgreSQL's shared lock table, leaving the rest to the application).
+ * How many lock buckets ordering keys hash into: a transaction holds at most this many bucket
+ * locks, however many keys it emits (half of max_locks_per_transaction's default 64, a
+ * transaction's average share of PostgreSQL's shared lock table, leaving the rest to the
+ * application).
  */
 export const ORDERING_LOCK_BUCKETS = 32;
 
+/**
+ * How many keys a transaction locks one by one (each its own lock, besides its bucket's, shared)
+ * before it locks whole buckets instead: at most ORDERING_LOCK_BUCKETS + this many locks.
+ */
+export const ORDERING_KEY_LOCKS = 8;
+
 // Events sharing an ordering key are serialized per key for the rest of the transaction, so
-// `seq` (insertion order) matches commit order across concurrent emitters of one key. The lock
-// is the key's bucket (its hash modulo ORDERING_LOCK_BUCKETS), not the key: one lock per key
-// took a lock table entry per distinct key until commit, so a bulk emitMany of 20,000 keys failed
-// "out of shared memory" (retriable, yet failing every retry) and a transaction holding ~12,800
-// made other sessions' plain INSERTs fail. Emitters of one key still share a lock (the same
-// bucket); two emitters of different keys in one bucket also wait for each other, which costs
-// only a wait, never order. The two-int form, with ferry's own class id, keeps the buckets apart
-// from an application's advisory locks.
-// Buckets are taken in ascending order: two emitMany calls in any key order cannot deadlock.
-// Separate emit calls in one transaction lock in call order; an application that emits keys
-// one call at a time in opposite bucket orders in two transactions can deadlock (PostgreSQL
-// reports 40P01, a retriable FERRY_DATABASE_UNAVAILABLE).
+// `seq` (insertion order) matches commit order across concurrent emitters of one key.
+// A transaction's first ORDERING_KEY_LOCKS keys (counted in the transaction-local setting
+// ferry.outbox_key_locks, reverted with a rolled-back savepoint as its locks are) each take the
+// key's own lock (its 32-bit hash) exclusively and the key's bucket (hash modulo
+// ORDERING_LOCK_BUCKETS) shared: emitters of different keys never wait for each other, so two
+// transactions sharing no key cannot deadlock in whatever order they emit (review 87: with
+// buckets alone, keys emitted one call at a time in opposite bucket orders did). Past that, a
+// transaction takes the buckets of its keys exclusively, one lock per bucket however many keys
+// (review 82: one lock per key failed a bulk emitMany of 20,000 keys "out of shared memory"):
+// that waits for every emitter of the bucket, holding the key or the bucket. Either way two
+// emitters of one key conflict (key and key, shared and exclusive bucket, bucket and bucket).
+// Buckets are taken in ascending order, then keys: two calls in any key order cannot deadlock; a
+// transaction past ORDERING_KEY_LOCKS in separate calls can still deadlock with another emitter
+// (PostgreSQL reports 40P01, a retriable FERRY_DATABASE_UNAVAILABLE). The two-int form, with
+// ferry's own class ids, keeps these locks apart from an application's advisory locks, and the
+// bucket lock is the one earlier versions took exclusively: emitters of both versions conflict.
 const LOCK_KEYS = `
-  SELECT pg_advisory_xact_lock(hashtext('ferry_outbox'), bucket)
-  FROM (SELECT DISTINCT abs(hashtext(k) % ${ORDERING_LOCK_BUCKETS}) AS bucket
-        FROM unnest($1::text[]) AS k ORDER BY 1) locks`;
+  WITH keys AS (
+    SELECT DISTINCT hashtext(k) AS hash FROM unnest($1::text[]) AS k
+  ), counted AS (
+    SELECT coalesce(nullif(current_setting('ferry.outbox_key_locks', true), '')::int, 0)
+      + (SELECT count(*)::int FROM keys) AS n
+  ), one_by_one AS (
+    SELECT n <= ${ORDERING_KEY_LOCKS} AS yes FROM counted
+  ), locks AS (
+    SELECT 0 AS step, bucket AS id FROM (SELECT DISTINCT abs(hash % ${ORDERING_LOCK_BUCKETS}) AS bucket FROM keys) b
+    UNION ALL
+    SELECT 1, hash FROM keys WHERE (SELECT yes FROM one_by_one)
+    ORDER BY 1, 2
+  )
+  SELECT set_config('ferry.outbox_key_locks', (SELECT n FROM counted)::text, true) AS counted,
+    (SELECT count(*) FROM (
+      SELECT CASE
+        WHEN l.step = 1 THEN pg_advisory_xact_lock(hashtext('ferry_outbox_key'), l.id)::text
+        WHEN (SELECT yes FROM one_by_one) THEN pg_advisory_xact_lock_shared(hashtext('ferry_outbox'), l.id)::text
+        ELSE pg_advisory_xact_lock(hashtext('ferry_outbox'), l.id)::text END
+      FROM locks l) taken) AS locked`;
 
 // The insert and the relay's wake-up in one statement (one round trip per emit without keys).
 // pg_notify is cast to text: some drivers cannot read a void column.
