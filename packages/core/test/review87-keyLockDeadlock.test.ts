@@ -15,7 +15,9 @@
  * What should happen: per-key ordering needs emitters of the SAME key to wait; emitters of
  * different keys need not, so two transactions that share no key must both commit, whatever the
  * order of their calls, and an emitter of a key must still wait for any transaction (small or
- * bulk) that emitted it, so that seq order stays commit order.
+ * bulk) that emitted it, so that seq order stays commit order. (The last three cases pass on main:
+ * they guard the fix, whose key and bucket locks must still make emitters of one key wait, and
+ * whose waiting emitter must hold no bucket a bulk transaction needs.)
  */
 import { emit, emitMany, type OutboxEventInput } from '@ferry/core';
 import { Pool, type PoolClient } from 'pg';
@@ -91,6 +93,43 @@ describe('review87: emitters of different ordering keys', () => {
     }
     const [row] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_events`);
     expect(row?.n).toBe(4);
+  });
+
+  it('a transaction going past 8 keys while another waits for one of its keys: both commit', async () => {
+    // T1 emits `shared` (its own lock), T2 waits for it; T1 then emits 20 more keys in one call
+    // (past 8: buckets, exclusively, `shared`'s among them). T2 waiting must hold no bucket.
+    const byBucket = await bucketsOfKeys();
+    const [sameBucket] = [...byBucket.values()].filter((keys) => keys.length >= 2) as [string[]];
+    const shared = sameBucket[0]!;
+    const more = [sameBucket[1]!, ...Array.from({ length: 19 }, (_, i) => `more-${i}`)];
+    const t1 = await inTransaction();
+    const t2 = await inTransaction();
+    try {
+      await emit(t1, keyed(shared));
+      const waiting = emit(t2, keyed(shared)).then(
+        () => 'emitted',
+        (e: unknown) => `refused: ${(e as Error).message}`,
+      );
+      await waitFor(someoneWaits);
+      const bulk = await emitMany(
+        t1,
+        more.map((k) => keyed(k)),
+      ).then(
+        () => 'emitted',
+        (e: unknown) => `refused: ${(e as Error).message}`,
+      );
+      expect(bulk).toBe('emitted');
+      await t1.query('COMMIT');
+      expect(await waiting).toBe('emitted');
+      await t2.query('COMMIT');
+    } finally {
+      await t1.query('ROLLBACK').catch(() => undefined);
+      await t2.query('ROLLBACK').catch(() => undefined);
+      t1.release();
+      t2.release();
+    }
+    const [row] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_events`);
+    expect(row?.n).toBe(22);
   });
 
   it.each([

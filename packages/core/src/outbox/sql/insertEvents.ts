@@ -27,11 +27,14 @@ export const ORDERING_KEY_LOCKS = 8;
 // (review 82: one lock per key failed a bulk emitMany of 20,000 keys "out of shared memory"):
 // that waits for every emitter of the bucket, holding the key or the bucket. Either way two
 // emitters of one key conflict (key and key, shared and exclusive bucket, bucket and bucket).
-// Buckets are taken in ascending order, then keys: two calls in any key order cannot deadlock; a
-// transaction past ORDERING_KEY_LOCKS in separate calls can still deadlock with another emitter
-// (PostgreSQL reports 40P01, a retriable FERRY_DATABASE_UNAVAILABLE). The two-int form, with
-// ferry's own class ids, keeps these locks apart from an application's advisory locks, and the
-// bucket lock is the one earlier versions took exclusively: emitters of both versions conflict.
+// A call takes its keys in ascending order, then its buckets in ascending order: two calls in any
+// key order cannot deadlock, and a call waiting for a key holds none of its buckets yet (taken
+// first, a shared bucket held while waiting for the key blocked a bulk transaction's exclusive
+// one, which held the key: a deadlock). A transaction past ORDERING_KEY_LOCKS in separate calls
+// can still deadlock with another emitter (PostgreSQL reports 40P01, a retriable
+// FERRY_DATABASE_UNAVAILABLE). The two-int form, with ferry's own class ids, keeps these locks
+// apart from an application's advisory locks, and the bucket lock is the one earlier versions
+// took exclusively: emitters of both versions conflict.
 const LOCK_KEYS = `
   WITH keys AS (
     SELECT DISTINCT hashtext(k) AS hash FROM unnest($1::text[]) AS k
@@ -41,15 +44,15 @@ const LOCK_KEYS = `
   ), one_by_one AS (
     SELECT n <= ${ORDERING_KEY_LOCKS} AS yes FROM counted
   ), locks AS (
-    SELECT 0 AS step, bucket AS id FROM (SELECT DISTINCT abs(hash % ${ORDERING_LOCK_BUCKETS}) AS bucket FROM keys) b
+    SELECT 1 AS step, bucket AS id FROM (SELECT DISTINCT abs(hash % ${ORDERING_LOCK_BUCKETS}) AS bucket FROM keys) b
     UNION ALL
-    SELECT 1, hash FROM keys WHERE (SELECT yes FROM one_by_one)
+    SELECT 0, hash FROM keys WHERE (SELECT yes FROM one_by_one)
     ORDER BY 1, 2
   )
   SELECT set_config('ferry.outbox_key_locks', (SELECT n FROM counted)::text, true) AS counted,
     (SELECT count(*) FROM (
       SELECT CASE
-        WHEN l.step = 1 THEN pg_advisory_xact_lock(hashtext('ferry_outbox_key'), l.id)::text
+        WHEN l.step = 0 THEN pg_advisory_xact_lock(hashtext('ferry_outbox_key'), l.id)::text
         WHEN (SELECT yes FROM one_by_one) THEN pg_advisory_xact_lock_shared(hashtext('ferry_outbox'), l.id)::text
         ELSE pg_advisory_xact_lock(hashtext('ferry_outbox'), l.id)::text END
       FROM locks l) taken) AS locked`;
