@@ -86,7 +86,7 @@ function eventFields(event: unknown): EventFields {
   if (event === null || typeof event !== 'object') fail('event', 'must be an object');
   refuseUnknownKeys(event);
   const fields: EventFields = {};
-  for (const name of EVENT_FIELD_NAMES) fields[name] = (event as EventFields)[name];
+  for (const name of EVENT_FIELD_NAMES) fields[name] = reading(name, () => (event as EventFields)[name]);
   return fields;
 }
 
@@ -94,6 +94,22 @@ function fail(field: string, reason: string, rule?: string): never {
   const code =
     rule === TRANSPORT_REJECT_REASONS.payloadTooLarge ? 'FERRY_PAYLOAD_TOO_LARGE' : 'FERRY_VALIDATION_FAILED';
   throw new FerryValidationError(field, reason, code, rule);
+}
+
+/** Refuses `field` whose value threw `error` as it was read (a getter, a Proxy trap). */
+function unreadable(field: string, error: unknown): never {
+  if (error instanceof FerryValidationError) throw error;
+  const detail = error instanceof Error ? error.message : typeof error;
+  return fail(field, `could not be read: ${detail}`.slice(0, 300));
+}
+
+/** `read()`, or `field` refused as unreadable when it throws. */
+function reading<T>(field: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    return unreadable(field, error);
+  }
 }
 
 function failOn(fault: JsonFault | null): void {
@@ -128,8 +144,10 @@ function tenantText(value: unknown, max: number): string | null {
  */
 function validateHeaders(input: unknown, limits: EnvelopeLimits): string {
   if (input === undefined) return '{}';
-  const headers = isPlainObject(input) ? Object.fromEntries(Object.entries(input)) : input;
-  failOn(headersFault(headers, limits, true));
+  const headers = reading('headers', () =>
+    isPlainObject(input) ? Object.fromEntries(Object.entries(input)) : input,
+  );
+  failOn(reading('headers', () => headersFault(headers, limits, true)));
   return JSON.stringify(headers);
 }
 
@@ -139,7 +157,7 @@ function validateHeaders(input: unknown, limits: EnvelopeLimits): string {
  * the text passes it (FERRY_PAYLOAD_TOO_LARGE), however large the whole would be.
  */
 function validatePayload(payload: unknown, limits: EnvelopeLimits): string {
-  if (!isPlainObject(payload)) fail('payload', 'must be a JSON object');
+  if (!reading('payload', () => isPlainObject(payload))) fail('payload', 'must be a JSON object');
   const written = jsonText(payload, { maxDepth: limits.maxPayloadDepth, maxChars: limits.maxPayloadBytes });
   failOn(written.fault);
   const json = written.text as string;
@@ -177,9 +195,7 @@ export function validateEnvelope(
     const fields = inherit(eventFields(event) as OutboxEventInput);
     return { id: randomUUID(), ...readEnvelope(fields, limits, defaultMaxRetries) };
   } catch (error) {
-    if (error instanceof FerryValidationError) throw error;
-    const detail = error instanceof Error ? error.message : typeof error;
-    return fail('event', `could not be read: ${detail}`.slice(0, 300));
+    return unreadable('event', error);
   }
 }
 
