@@ -6,13 +6,19 @@
  * leave created_at free; an operator parks a row that way (or an import writes it). An ordinary
  * event is emitted beside it; the relay runs one cycle, the admin lists, gets and counts.
  *
+ * Also finite ones no JavaScript Date argument can name: year 20,000, the last microsecond PostgreSQL
+ * stores (294276 AD), 4713 BC.
+ *
  * What happened: the completion computes each row's age (`now() - e.created_at`), which
  * PostgreSQL refuses for an infinite timestamp ("cannot subtract infinite timestamps", 22008): the
  * whole completion statement fails (a non-retriable FERRY_VALIDATION_FAILED from runOnce), the
  * neighbour was published but stays PROCESSING, and is published again at every cycle. The admin's
  * stats and health fail for the whole outbox the same way (the oldest PENDING age), and get / list
  * fail "cannot convert infinity to bigint" (the listing cursor's microseconds), so one row hides
- * every other row of its page.
+ * every other row of its page. A finite created_at past what a bigint of microseconds since 1970
+ * holds fails get and list the same way ("bigint out of range"); one outside the years 1 to 9999
+ * ends a page with a cursor list() itself then refuses ("is not a cursor returned by list()"):
+ * the rows after it cannot be listed.
  *
  * What should happen: like the counters (rowValuesBatch.test.ts), a value a row can hold never
  * fails the statement of its neighbours: both rows are SENT, stats count them, get answers the
@@ -45,7 +51,17 @@ async function oddAndNeighbour(createdAt: string): Promise<{ odd: string; neighb
   return { odd, neighbour };
 }
 
-describe.each(['infinity', '-infinity'])('a row whose created_at is %s', (createdAt) => {
+/** created_at values a row can hold, each with whether it lists before (newer than) now. */
+const ODD_CREATED_AT: Array<[string, boolean]> = [
+  ['infinity', true],
+  ['-infinity', false],
+  // Finite, beyond the years 1 to 9999 a cursor took, and beyond a bigint of microseconds.
+  ['20000-01-01 00:00:00+00', true],
+  ['294276-12-31 23:59:59.999999+00', true],
+  ['4713-01-01 00:00:00+00 BC', false],
+];
+
+describe.each(ODD_CREATED_AT)('a row whose created_at is %s', (createdAt, newer) => {
   it('is completed with its neighbour in one cycle: both SENT, each published once', async () => {
     const { odd, neighbour } = await oddAndNeighbour(createdAt);
     const publisher = new InMemoryPublisher({ decide: () => 'sent' });
@@ -81,9 +97,7 @@ describe.each(['infinity', '-infinity'])('a row whose created_at is %s', (create
       if (listed.nextCursor === null) break;
       cursor = listed.nextCursor;
     }
-    expect(seen).toEqual(
-      createdAt === 'infinity' ? ['odd', 'third', 'neighbour'] : ['third', 'neighbour', 'odd'],
-    );
+    expect(seen).toEqual(newer ? ['odd', 'third', 'neighbour'] : ['third', 'neighbour', 'odd']);
     expect(third).toBeDefined();
   });
 });
