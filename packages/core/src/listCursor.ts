@@ -39,8 +39,8 @@ export interface ListCursor {
 /**
  * What each part of a listing's position is, as its statement takes it: `uuid` (an inbox
  * receipt's id), `bigint` (a serial: 0 to 9,223,372,036,854,775,807, the outbox's seq, an audit
- * entry's id), `micros` (an instant in microseconds since 1970 within DATE_ARGUMENT_BOUNDS, the
- * outbox's created_at, or 'infinity' / '-infinity', a created_at SQL set so). The digest binds a
+ * entry's id), `micros` (an instant in microseconds since 1970 a timestamptz holds, MICROS, the outbox's
+ * created_at, or 'infinity' / '-infinity', a created_at SQL set so). The digest binds a
  * cursor to its listing but is no secret (anyone with the source can write one for their own
  * listing), so a position is checked part by part before
  * it reaches PostgreSQL: a number beyond a bigint (22003) or an instant beyond a timestamp (22008)
@@ -49,10 +49,12 @@ export interface ListCursor {
 export type PositionPart = 'uuid' | 'bigint' | 'micros';
 
 const MAX_BIGINT = BigInt('9223372036854775807');
-const MICROS = [
-  BigInt(DATE_ARGUMENT_BOUNDS[0]) * BigInt(1000),
-  BigInt(DATE_ARGUMENT_BOUNDS[1]) * BigInt(1000) + BigInt(999),
-] as const;
+/**
+ * The instants PostgreSQL's timestamptz stores, in microseconds since 1970: 4714-11-24 BC to
+ * 294276-12-31 23:59:59.999999 (UTC). A row's created_at can be any of them (SQL writes it), and
+ * list() ends a page with it: years 1 to 9999 only made the cursor of such a page refused.
+ */
+const MICROS = [BigInt('-210866803200000000'), BigInt('9224318015999999999')] as const;
 
 function validPart(kind: PositionPart, part: string): boolean {
   if (kind === 'uuid') return isUuid(part);

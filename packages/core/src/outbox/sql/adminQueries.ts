@@ -12,11 +12,15 @@ const GET = `SELECT ${RECORD_COLUMNS} FROM outbox_events e
 // plan (a named statement's, from its sixth execution) could use neither as an index condition,
 // so a tenant's page walked every other tenant's newer rows and a page after a cursor walked
 // every row of the pages before it (test/outbox/maintenanceCost.test.ts).
-// $3 is text: a row's created_at SQL set to 'infinity' or '-infinity' ends a page as such
-// (createdMicros), and the next page starts after it.
+// $3 is text: a row's created_at SQL set to 'infinity' or '-infinity' ends a page as such, and
+// any other as its microseconds (createdMicros), every instant PostgreSQL stores included: whole
+// days, then microseconds, added to the epoch as a timestamp without time zone (exact, no DST),
+// read as UTC (a bigint of microseconds times an interval overflowed near 294276 AD).
 const CURSOR = `(e.created_at, e.seq) <
   (CASE WHEN $3::text IN ('infinity', '-infinity') THEN $3::text::timestamptz
-     ELSE timestamptz 'epoch' + $3::text::bigint * interval '1 microsecond' END, $4::bigint)`;
+     ELSE (timestamp 'epoch' + div($3::text::numeric, 86400000000)::int * interval '1 day'
+       + mod($3::text::numeric, 86400000000)::bigint * interval '1 microsecond') AT TIME ZONE 'UTC' END,
+   $4::bigint)`;
 // Without the payload (list's `payload: false`): null in its place, so the row reads as a record.
 const SUMMARY_COLUMNS = RECORD_COLUMNS.replace('e.payload::text AS payload', 'NULL::text AS payload');
 const list = (tenant: boolean, cursor: boolean, payload: boolean) => `SELECT ${

@@ -15,12 +15,16 @@ export function msSince(column: string): string {
 }
 
 /**
- * The listing cursor's position of a timestamp: microseconds since 1970 as text, or 'infinity' /
- * '-infinity' as such (a bigint cannot hold them: the cast failed every page holding the row).
- * CURSOR_INSTANT reads both back.
+ * The listing cursor's position of a timestamp: microseconds since 1970 as text, from its UTC
+ * date and time of day (exact for every instant PostgreSQL stores: `extract(epoch)` of one past
+ * what a bigint of microseconds holds, near 294276 AD, is rounded, and its bigint cast failed), or
+ * 'infinity' / '-infinity' as such (the bigint cast failed every page holding such a row). CURSOR
+ * (adminQueries.ts) reads both back.
  */
 export function createdMicros(column: string): string {
-  return `CASE WHEN isfinite(${column}) THEN (extract(epoch FROM ${column}) * 1000000)::bigint::text
+  const utc = `(${column} AT TIME ZONE 'UTC')`;
+  return `CASE WHEN isfinite(${column}) THEN (((${utc}::date - date '1970-01-01')::numeric * 86400000000)
+      + round(extract(epoch FROM ${utc}::time) * 1000000))::text
     ELSE ${column}::text END`;
 }
 
