@@ -95,11 +95,21 @@ function withEventIds(error: unknown, ids: readonly string[]): unknown {
 /**
  * Every index of `events`, a hole too (as undefined, refused as any event that is not an object):
  * `events.map` skips a hole, which then reached the insert as a NULL id and aborted the
- * application's transaction. An array whose elements cannot be read (a Proxy) is refused.
+ * application's transaction. The copy stops at the first element that is not an object, which
+ * validation refuses (the events before it are validated first, as before): copied hole by hole,
+ * an array of length 2^32-1 holding one event exhausted the heap before its first hole was refused
+ * (review87-sparseEventsLength). An array whose elements cannot be read (a Proxy) is refused.
  */
 function everyEvent(events: readonly OutboxEventInput[]): OutboxEventInput[] {
   try {
-    return Array.from({ length: events.length }, (_, i) => events[i] as OutboxEventInput);
+    const length = events.length;
+    const copy: OutboxEventInput[] = [];
+    for (let i = 0; i < length; i += 1) {
+      const event = events[i] as unknown;
+      copy.push(event as OutboxEventInput);
+      if (event === null || typeof event !== 'object') break;
+    }
+    return copy;
   } catch (error) {
     const detail = error instanceof Error ? error.message : typeof error;
     throw new FerryValidationError('events', `could not be read: ${detail}`.slice(0, 300));
