@@ -89,7 +89,14 @@ function namedArrayKey(list: readonly unknown[]): string | undefined {
 }
 
 type Frame =
-  | { readonly kind: 'value'; readonly value: unknown; readonly path: string; readonly depth: number }
+  | {
+      readonly kind: 'value';
+      readonly value: unknown;
+      readonly path: string;
+      readonly depth: number;
+      /** What a Date's toJSON returned: never read as a Date again (see visitValue). */
+      readonly fromDate?: true;
+    }
   | {
       readonly kind: 'array';
       readonly list: readonly unknown[];
@@ -234,9 +241,12 @@ function visitValue(
     return 'too large';
   const fault = scalarFault(value, path, options.numbers);
   if (fault === 'date') {
+    // A Proxy can answer Date.prototype every other time it is asked: dateJson's own check saw
+    // no Date, this one does, and the walk went on at the same depth for ever.
+    if (frame.fromDate === true) return { path, reason: 'toJSON returns a Date', rule: 'inbox_invalid' };
     const date = dateJson(value as Date);
     if (!('json' in date)) return { path, ...date };
-    stack.push({ kind: 'value', value: date.json, path, depth });
+    stack.push({ kind: 'value', value: date.json, path, depth, fromDate: true });
     return null;
   }
   if (fault !== 'container') {
