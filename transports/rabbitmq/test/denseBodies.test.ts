@@ -1,0 +1,56 @@
+/**
+ * Bodies that cost the parser: a body over the consumer's maxPayloadBytes and within 6 × it is
+ * parsed before it is measured (oversizeBodyFault), and a flat array of one-digit numbers costs
+ * V8 about 250 ms per 1.5 MB. A batch was decoded in one turn of the event loop: twenty such
+ * deliveries kept amqplib from its heartbeat, the broker closed the connection, every delivery of
+ * the batch came back and was parsed again, and the queue stalled with its neighbours (review 87,
+ * failed first). Decoding now gives the event loop its turn between deliveries.
+ */
+import { FERRY_HEADERS } from '@ferry/core';
+import type { GetMessage } from 'amqplib';
+import { AMQP_URL, unackedCount, waitFor } from './support/broker';
+import { useConsumerFixture } from './support/consumerFixture';
+
+describe('a batch of bodies that are slow to parse', () => {
+  const f = useConsumerFixture(() => ({ prefetch: 50 }));
+
+  it('is dead-lettered without the connection losing its heartbeat; its neighbours are stored', async () => {
+    const limit = 262_144;
+    const events: { type: string }[] = [];
+    await f.attach({
+      maxPayloadBytes: limit,
+      connection: { url: AMQP_URL, heartbeatSeconds: 1 },
+      observer: (event) => events.push(event),
+    });
+    const count = Math.floor((6 * limit - 8) / 2);
+    const dense = `{"a":[${Array.from({ length: count }, () => '1').join(',')}]}`;
+    expect(dense.length).toBeLessThanOrEqual(6 * limit);
+    const send = (messageId: string, body: string) =>
+      f.broker.channel.sendToQueue(f.queue, Buffer.from(body), {
+        messageId,
+        contentType: 'application/json',
+      });
+    send('before', '{"n":1}');
+    const hostile = Array.from({ length: 24 }, (_, i) => `dense-${i}`);
+    for (const id of hostile) send(id, dense);
+    send('after', '{"n":2}');
+
+    const dead: GetMessage[] = [];
+    await waitFor(
+      `${hostile.length + 2} settled (stored or dead-lettered)`,
+      async () => {
+        dead.push(...(await f.broker.drain(`${f.queue}.dlq`)));
+        const stored = (await f.acceptor.storedIds()).length;
+        return dead.length + stored >= hostile.length + 2 && (await unackedCount(f.queue)) === 0
+          ? true
+          : undefined;
+      },
+      90_000,
+    );
+    expect(dead.map((m) => m.properties.headers?.[FERRY_HEADERS.rejectReason])).toEqual(
+      hostile.map(() => 'payload_too_large'),
+    );
+    await f.expectStoredOnce(['before', 'after']);
+    expect(events.filter((event) => event.type === 'disconnected')).toEqual([]);
+  }, 120_000);
+});
