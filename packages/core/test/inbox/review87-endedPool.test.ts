@@ -1,0 +1,59 @@
+/**
+ * An application that ends the pg Pool its running inbox worker uses (a shutdown in the wrong
+ * order, or the pool ended by other code) leaves a worker that can never claim again: an ended
+ * pool never opens a session. The worker stops polling on it, says so (its state, liveness), does
+ * not report a FERRY_CLOSED claim error every poll interval for ever, and close() still works.
+ */
+import { createHealth, pgTransactions, type InboxEvent } from '@ferry/core';
+import { waitUntil } from '@ferry/testing';
+import { Pool } from 'pg';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { makeInbox, message } from './helpers';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+it('stops polling an ended pool once, says so, and closes', async () => {
+  const pool = new Pool({ connectionString: t.url, max: 2 });
+  const events: InboxEvent[] = [];
+  const handled: string[] = [];
+  const inbox = makeInbox(pgTransactions(pool), {
+    worker: { pollIntervalMs: 20 },
+    handlers: { orders: async (payload) => void handled.push(String(payload.n)) },
+    observer: (event) => void events.push(event),
+  });
+  inbox.start();
+  const { record } = await inbox.accept(message());
+  await waitUntil('the receipt handled', () => handled.length === 1);
+  expect(
+    (
+      await t.db.query<{ status: string }>('SELECT status FROM ferry_inbox_receipts WHERE id = $1', [
+        record.id,
+      ])
+    )[0]?.status,
+  ).toBe('COMPLETED');
+  await pool.end();
+
+  const claimErrors = () =>
+    events.filter((event) => event.type === 'infrastructure-error' && event.operation === 'claim');
+  await waitUntil('the worker stopped', () => (inbox.state as string) === 'stopped', 10_000);
+  expect(claimErrors()).toHaveLength(1);
+  expect(claimErrors()[0]).toMatchObject({ error: expect.stringContaining('FERRY_CLOSED') });
+  // Forty poll intervals later, still the one report.
+  await new Promise((resolve) => setTimeout(resolve, 800));
+  expect(claimErrors()).toHaveLength(1);
+
+  const health = createHealth({ db: t.db, inbox });
+  const live = await health.liveness();
+  expect(live.status).toBe('down');
+  expect(JSON.stringify(live.checks)).toMatch(/stopped.*FERRY_CLOSED/);
+
+  await inbox.close();
+  expect(inbox.state).toBe('closed');
+  await expect(inbox.runOnce()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
+}, 30_000);
