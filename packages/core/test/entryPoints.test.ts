@@ -33,6 +33,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'INBOX_CHANNEL',
     'INBOX_DEFAULTS',
     'INBOX_INPUT_LIMITS',
+    'INBOX_REQUEUE_HISTORY_LIMIT',
     'INBOX_STATUSES',
     'INBOX_TABLE',
     'INBOX_WORKER_BOUNDS',

@@ -7,6 +7,7 @@ export {
 } from './inbox';
 export type { AcceptOutcome } from './accept';
 export { INBOX_INPUT_LIMITS } from './validateInput';
+export { INBOX_REQUEUE_HISTORY_LIMIT } from './sql/requeueDead';
 export {
   resolveInboxOptions,
   INBOX_DEFAULTS,

@@ -20,6 +20,8 @@ export interface InboxRequeueEntry {
   readonly fromVersion: number;
   readonly attemptsInCycle: number;
   readonly lastError: string | null;
+  /** This requeue's number among the receipt's requeues, from 1 (the history keeps the last 10). */
+  readonly sequence: number;
 }
 
 /** One stored receipt, as returned by accept() and the admin API. */
@@ -50,7 +52,13 @@ export interface InboxRecord {
   readonly rowVersion: number;
   /** Redacted. */
   readonly lastError: string | null;
+  /**
+   * The operator requeues, oldest first: the last 10 are kept (INBOX_REQUEUE_HISTORY_LIMIT), each
+   * numbered (`sequence`); `requeueHistoryDropped` older ones were dropped.
+   */
   readonly requeueHistory: readonly InboxRequeueEntry[];
+  /** Requeues no longer in `requeueHistory` (the oldest, beyond the last 10); 0 when none. */
+  readonly requeueHistoryDropped: number;
   readonly replay: InboxReplayLineage | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;

@@ -7,7 +7,7 @@
  * (`requeueHistoryDropped`); a row that grew before this is cut down by its next requeue.
  */
 import { randomUUID } from 'node:crypto';
-import { InboxAdmin, InboxPermanentError, type InboxRecord } from '@ferry/core';
+import { INBOX_REQUEUE_HISTORY_LIMIT, InboxAdmin, InboxPermanentError, type InboxRecord } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox, message, receiptRow } from './helpers';
 
@@ -84,6 +84,7 @@ it('keeps the last entries of a receipt requeued in a loop, numbered, and counts
     [dead.id],
   );
   expect(size?.n).toBe(KEPT);
+  expect(INBOX_REQUEUE_HISTORY_LIMIT).toBe(KEPT);
 });
 
 it('cuts a history that grew before the bound at its next requeue, counting its unnumbered entries', async () => {

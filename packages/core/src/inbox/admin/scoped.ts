@@ -160,7 +160,12 @@ export class InboxScopedAdmin {
     return uuid === null ? null : getReceipt(this.db, this.scope, uuid);
   }
 
-  /** DEAD → PENDING. InboxStateConflictError when not DEAD or the version moved on. */
+  /**
+   * DEAD → PENDING. InboxStateConflictError when not DEAD or the version moved on. Appends the
+   * requeue to the record's requeueHistory, which keeps the last INBOX_REQUEUE_HISTORY_LIMIT (10)
+   * entries, each numbered (`sequence`); `requeueHistoryDropped` counts the older ones dropped
+   * (every requeue keeps its audit row).
+   */
   async requeue(input: InboxRequeueInput): Promise<InboxRecord> {
     requiredArgument('requeue', input, REQUEUE_KEYS);
     const id = requireUuid('id', input.id);

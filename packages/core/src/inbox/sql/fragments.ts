@@ -139,6 +139,29 @@ function maybeDate(value: Date | string | null): Date | null {
   return value === null ? null : date(value);
 }
 
+/**
+ * The kept requeue history (requeueDead keeps the last INBOX_REQUEUE_HISTORY_LIMIT entries), each
+ * entry numbered, and how many older ones were dropped: counted from the last numbered entry (an
+ * entry stored before entries were numbered has none; it is numbered here by its place).
+ */
+function requeueHistory(
+  stored: readonly InboxRequeueEntry[] | null,
+): Pick<InboxRecord, 'requeueHistory' | 'requeueHistoryDropped'> {
+  const entries = Array.isArray(stored) ? stored : [];
+  let dropped = 0;
+  for (let index = entries.length - 1; index >= 0; index -= 1) {
+    const sequence: unknown = (entries[index] as { sequence?: unknown } | null)?.sequence;
+    if (typeof sequence === 'number' && Number.isSafeInteger(sequence)) {
+      dropped = Math.max(0, sequence - (index + 1));
+      break;
+    }
+  }
+  return {
+    requeueHistory: entries.map((entry, index) => ({ ...entry, sequence: dropped + index + 1 })),
+    requeueHistoryDropped: dropped,
+  };
+}
+
 export function toRecord(row: ReceiptRow): InboxRecord {
   return {
     id: row.id,
@@ -159,7 +182,7 @@ export function toRecord(row: ReceiptRow): InboxRecord {
     leaseExpiresAt: maybeDate(row.lease_expires_at),
     rowVersion: Number(row.row_version),
     lastError: row.last_error,
-    requeueHistory: row.requeue_history ?? [],
+    ...requeueHistory(row.requeue_history),
     replay:
       row.replay_source_id === null
         ? null

@@ -4,17 +4,39 @@ import { opaqueStatus } from '../../outbox/sql/fragments';
 import { COLUMNS, TABLE, toRecord, type ReceiptRow } from './fragments';
 
 /**
+ * The requeue history entries a receipt keeps: the last 10. Each entry is up to ~4 KB (actor and
+ * reason up to 1,000 characters each, the last error up to 2,000): unbounded, an operator script
+ * requeueing one poison receipt in a loop grew its row, and every get() and list() carrying it,
+ * without end (review 87). Each entry is numbered (`sequence`, from 1); the record says how many
+ * older ones were dropped (InboxRecord.requeueHistoryDropped, toRecord).
+ */
+export const INBOX_REQUEUE_HISTORY_LIMIT = 10;
+
+/**
  * DEAD → PENDING at the observed version: the retry-cycle budget resets, identity, payload,
- * claim token, lifetime attempts and last error stay, and the requeue is appended to history.
+ * claim token, lifetime attempts and last error stay, and the requeue is appended to history,
+ * numbered one past the last entry's `sequence` (an entry stored before entries were numbered
+ * counts as one of the history's length), of which the last INBOX_REQUEUE_HISTORY_LIMIT entries
+ * are kept: a history that grew longer before the bound is cut down here too.
  * DEAD is opaque (opaqueStatus): the row is found by primary key, not among every DEAD receipt of
  * ferry_inbox_receipts_dead (test/inbox/maintenanceCost.test.ts).
  */
 const SQL = `
   UPDATE ${TABLE}
   SET status = 'PENDING', attempts = 0, next_attempt_at = now(), dead_at = NULL,
-      requeue_history = requeue_history || jsonb_build_array(jsonb_build_object(
-        'at', now(), 'actor', $4::text, 'reason', $5::text, 'fromVersion', row_version,
-        'attemptsInCycle', attempts, 'lastError', last_error)),
+      requeue_history = (
+        SELECT jsonb_agg(entry ORDER BY position)
+        FROM jsonb_array_elements(requeue_history || jsonb_build_array(jsonb_build_object(
+          'at', now(), 'actor', $4::text, 'reason', $5::text, 'fromVersion', row_version,
+          'attemptsInCycle', attempts, 'lastError', last_error,
+          'sequence', COALESCE(
+            (SELECT (old.entry->>'sequence')::numeric::bigint + (jsonb_array_length(requeue_history) - old.position)
+               FROM jsonb_array_elements(requeue_history) WITH ORDINALITY AS old(entry, position)
+               WHERE jsonb_typeof(old.entry->'sequence') = 'number'
+               ORDER BY old.position DESC LIMIT 1),
+            jsonb_array_length(requeue_history)) + 1)))
+          WITH ORDINALITY AS kept(entry, position)
+        WHERE position > jsonb_array_length(requeue_history) + 1 - ${INBOX_REQUEUE_HISTORY_LIMIT}),
       row_version = row_version + 1, updated_at = now()
   WHERE id = $1::uuid AND scope = $2 AND status = ${opaqueStatus('DEAD')} AND row_version = $3::int
   RETURNING ${COLUMNS}`;
