@@ -154,6 +154,25 @@ describe('the value checks of an admin call (the ...Argument helpers)', () => {
     expect(refused(() => uuidListArgument('ids', [id, id, id, id], 3)).field).toBe('ids');
   });
 
+  it('uuidListArgument reads the length once and refuses one that throws or is no array length (review 87)', () => {
+    const id = '0b1e8e1c-6f0e-4c1a-9a57-000000000001';
+    let reads = 0;
+    const claiming = (length: unknown): unknown =>
+      new Proxy([id], {
+        get(target, key, receiver) {
+          if (key === 'length') {
+            if (length instanceof Error) throw length;
+            return length;
+          }
+          if (key === '0' || key === '1') reads += 1;
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      });
+    for (const length of [new Error('length trap'), 1.5, -1, '1', 2 ** 53])
+      expect(refused(() => uuidListArgument('ids', claiming(length), 3)).field).toBe('ids');
+    expect(reads).toBe(0);
+  });
+
   it('received shows a Date as its ISO text, an invalid one as Invalid Date', () => {
     expect(received(new Date(0))).toBe('1970-01-01T00:00:00.000Z (Date)');
     expect(received(new Date('yesterday'))).toBe('Invalid Date');

@@ -346,16 +346,44 @@ export function uuidArgument(name: string, value: unknown): string {
   return value;
 }
 
+/**
+ * The length of the array argument `value`, read once, before any element: a safe integer from
+ * 0 to `max`, else FerryValidationError on `name` (`what` names the elements: `has 1000000000
+ * inputs; the limit is 10000`). A Proxy's `length` can be anything or throw; a sparse array or
+ * a Proxy claiming a length in the billions, read index by index, exhausted the memory.
+ */
+export function arrayLengthArgument(
+  name: string,
+  value: readonly unknown[],
+  max: number,
+  what: string,
+): number {
+  let length: unknown;
+  try {
+    length = value.length;
+  } catch {
+    throw new FerryValidationError(name, 'its length could not be read (it threw)');
+  }
+  if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) {
+    throw new FerryValidationError(name, `has a length that is no array length, got ${received(length)}`);
+  }
+  if (length > max) throw new FerryValidationError(name, `has ${length} ${what}; the limit is ${max}`);
+  return length;
+}
+
 /** A list of 1 to `max` UUIDs (`retryMany(ids)`): an element refused names its index, `ids[1]`. */
 export function uuidListArgument(name: string, value: unknown, max: number): readonly string[] {
-  if (!Array.isArray(value) || value.length < 1 || value.length > max) {
+  // The length read once (arrayLengthArgument): a Proxy's could throw, or answer 1.5.
+  const length = Array.isArray(value)
+    ? arrayLengthArgument(name, value, Number.MAX_SAFE_INTEGER, 'UUIDs')
+    : 0;
+  if (!Array.isArray(value) || length < 1 || length > max) {
     throw new FerryValidationError(name, `must be an array of 1 to ${max} UUIDs, got ${received(value)}`);
   }
   // Every index, holes too: forEach skips a hole, so [id, , id] passed. The ids checked are the
   // ids returned (a copy): the caller's array is not read again.
   const ids: string[] = [];
-  for (let index = 0; index < value.length; index += 1)
-    ids.push(uuidArgument(`${name}[${index}]`, value[index]));
+  for (let index = 0; index < length; index += 1) ids.push(uuidArgument(`${name}[${index}]`, value[index]));
   return ids;
 }
 

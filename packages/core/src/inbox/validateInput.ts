@@ -1,5 +1,6 @@
 import type { InboxAcceptInput } from '../contracts';
 import { FerryValidationError, type FerryErrorCode } from '../errors';
+import { arrayLengthArgument } from '../optionChecks';
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
 import { headersFault } from '../validate/headers';
 import { isPlainObject, jsonText, kindOf, serializedTextFault } from '../validate/json';
@@ -15,6 +16,12 @@ import { reservedIdFault } from './messageIds';
  * payload nesting: 64 levels, the payload object being level 1 (reason `payload_too_deep`).
  */
 export const INBOX_INPUT_LIMITS = {
+  /**
+   * Inputs of one acceptMany / acceptDetailed call: a longer array (a sparse one, a Proxy
+   * claiming a length in the billions) is refused before any input is read (readInputs); the
+   * transports' acceptIsolated splits a longer batch of theirs in halves.
+   */
+  maxBatchInputs: 10_000,
   maxHeaders: 64,
   maxHeaderBytes: 16_384,
   maxPayloadDepth: 64,
@@ -123,12 +130,15 @@ export function thrownDetail(error: unknown): string {
  * input's fields read once (acceptFields): the handler check, the checks and the stored row all
  * read the copy, so a getter answering otherwise on a later read can neither store another value
  * nor shift the results. An input whose reading throws is an UnreadableInput; an array whose
- * elements cannot be read (a Proxy) is refused (FerryValidationError on `inputs`).
+ * elements cannot be read (a Proxy) is refused (FerryValidationError on `inputs`), and so, before
+ * any element is read, is one longer than INBOX_INPUT_LIMITS.maxBatchInputs or whose length is
+ * no array length (arrayLengthArgument: its length read once).
  */
 export function readInputs(inputs: readonly unknown[]): unknown[] {
+  const length = arrayLengthArgument('inputs', inputs, INBOX_INPUT_LIMITS.maxBatchInputs, 'inputs');
   let list: unknown[];
   try {
-    list = Array.from({ length: inputs.length }, (_, i) => inputs[i]);
+    list = Array.from({ length }, (_, i) => inputs[i]);
   } catch (error) {
     throw new FerryValidationError('inputs', `could not be read: ${thrownDetail(error)}`.slice(0, 300));
   }
