@@ -56,6 +56,10 @@ function inboxSource(service: InboxService): LoopSource {
       if (service.state === 'ready' && !service.inbox.options.worker.enabled) return 'disabled';
       return service.state === 'created' || service.state === 'ready' ? 'not started' : service.state;
     },
+    get stopReason() {
+      // The worker stopped on its own: its client was ended (core's Inbox.stopReason).
+      return service.state === 'stopped' ? service.inbox.stopReason : null;
+    },
     get pollIntervalMs() {
       // Read only of a running worker: in every other state it is not live (or left out) anyway,
       // and a service closed before module init has no core Inbox.

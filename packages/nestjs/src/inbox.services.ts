@@ -23,7 +23,7 @@ export class InboxAdminService extends InboxAdmin {}
 /** Cross-tenant inbox admin. Registered only with `privilegedAdmin: true` (top level). */
 export class InboxPrivilegedAdminService extends InboxPrivilegedAdmin {}
 
-export type InboxServiceState = 'created' | 'ready' | 'running' | 'closing' | 'closed';
+export type InboxServiceState = 'created' | 'ready' | 'running' | 'stopped' | 'closing' | 'closed';
 
 /** What the module hands the service; handlers are found at module init. */
 export interface InboxServiceConfig {
@@ -36,6 +36,7 @@ export interface InboxServiceConfig {
 const STATE_OF_WORKER = {
   idle: 'ready',
   running: 'running',
+  stopped: 'stopped',
   closing: 'closing',
   closed: 'closed',
 } as const satisfies Record<Inbox<unknown>['state'], InboxServiceState>;
@@ -61,7 +62,8 @@ export class InboxService
 
   /**
    * 'created' before module init, then the core inbox's worker ('ready' while idle), however it
-   * was started or closed (this service, or `inbox` directly); 'closing' / 'closed' from close().
+   * was started or closed (this service, or `inbox` directly); 'closing' / 'closed' from close();
+   * 'stopped' when the worker stopped on its own, its database client ended (core's Inbox.state).
    */
   get state(): InboxServiceState {
     if (this.closing) return this.closed ? 'closed' : 'closing';

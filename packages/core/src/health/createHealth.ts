@@ -53,7 +53,7 @@ function switchedOff(source: LoopSource): boolean {
 }
 
 /** LoopSource states that are not alive, however recent the last cycle. */
-const NOT_ALIVE: ReadonlySet<string> = new Set(['closing', 'closed', 'not started']);
+const NOT_ALIVE: ReadonlySet<string> = new Set(['closing', 'closed', 'stopped', 'not started']);
 
 /**
  * Health over the relay, the inbox worker and the transports. Liveness reads the loops'
@@ -69,7 +69,10 @@ export function createHealth(options: HealthOptions): FerryHealth {
   const createdAt = Date.now();
 
   function loop(name: string, source: LoopSource): HealthCheck {
-    if (NOT_ALIVE.has(source.state ?? '')) return down(name, `state ${source.state}`);
+    if (NOT_ALIVE.has(source.state ?? '')) {
+      const why = typeof source.stopReason === 'string' ? `: ${source.stopReason}` : '';
+      return down(name, `state ${source.state}${why}`);
+    }
     const last = source.lastCycleAt?.getTime() ?? null;
     const now = Date.now();
     const age = now - (last ?? createdAt);

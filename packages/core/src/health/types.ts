@@ -7,12 +7,17 @@ export interface LoopSource {
   /** When the loop last finished a cycle without an error; null before the first. */
   readonly lastCycleAt: Date | null;
   /**
-   * relay.state / inbox.state: 'closing' and 'closed' are not alive, nor 'not started' (a source
+   * relay.state / inbox.state: 'closing', 'closed' and 'stopped' are not alive, nor 'not started' (a source
    * that knows its loop was not started yet, e.g. @ferry/nestjs's InboxService before app.init()).
    * 'disabled': the loop is switched off by configuration (@ferry/nestjs's InboxService with
    * `worker.enabled: false`, until started by hand): left out of liveness, as a source not passed.
    */
   readonly state?: string;
+  /**
+   * Why the loop stopped on its own (inbox.stopReason: state 'stopped', its database client
+   * ended), shown in the liveness check that reports it down; null or absent otherwise.
+   */
+  readonly stopReason?: string | null;
   /**
    * The wait of an idle loop between two cycles (relay: `pollInterval`, inbox:
    * `worker.pollIntervalMs`). Liveness allows it on top of maxCycleAgeMs: an idle loop that polls

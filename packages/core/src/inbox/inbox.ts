@@ -244,9 +244,19 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     if (!handlesConsumer(handlers, consumer)) throw handlerMissingError(consumer, handlers);
   }
 
-  /** The worker's lifecycle: 'idle' until started, then 'running', 'closing', 'closed'. */
-  get state(): 'idle' | 'running' | 'closing' | 'closed' {
+  /**
+   * The worker's lifecycle: 'idle' until started, then 'running', 'closing', 'closed'; 'stopped'
+   * when the poll loop stopped on its own because the pool or client it runs on was ended
+   * (FERRY_CLOSED: no claim can succeed again; `stopReason` says so, createHealth's liveness
+   * reports it down). close() closes a stopped worker as ever; start() starts it again.
+   */
+  get state(): 'idle' | 'running' | 'stopped' | 'closing' | 'closed' {
     return this.worker.lifecycle;
+  }
+
+  /** Why the worker stopped on its own (state 'stopped'), else null. */
+  get stopReason(): string | null {
+    return this.worker.stopReason;
   }
 
   /** When the worker's poll loop last claimed without an error (createHealth's liveness). */

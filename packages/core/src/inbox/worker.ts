@@ -24,7 +24,11 @@ export interface RunOnceResult {
   readonly unresolved: number;
 }
 
-type State = 'idle' | 'running' | 'closing' | 'closed';
+/**
+ * 'stopped': the poll loop ended on its own, its database client ended (FERRY_CLOSED: see
+ * stopOnEndedClient); close() still closes it, start() starts it again.
+ */
+type State = 'idle' | 'running' | 'stopped' | 'closing' | 'closed';
 
 const COUNTERS: Record<ProcessOutcome, keyof Omit<RunOnceResult, 'claimed'>> = {
   completed: 'completed',
@@ -78,6 +82,8 @@ export class InboxWorker<TTx> {
   private claimFailures = 0;
   /** When the poll loop last claimed without an error (createHealth's liveness). */
   lastCycleAt: Date | null = null;
+  /** Why the poll loop stopped on its own (state 'stopped'), else null. */
+  stopReason: string | null = null;
 
   constructor(private readonly deps: ProcessDeps<TTx>) {
     this.limit = concurrencyLimit(deps.worker.concurrency);
@@ -102,6 +108,7 @@ export class InboxWorker<TTx> {
     this.assertOpen();
     if (this.state === 'running') return;
     this.state = 'running';
+    this.stopReason = null;
     // Outside the caller's span (a traced start-up): the loop's statements and events never join
     // its trace; each handler runs in its own process span (review 71).
     inRootContext(() => {
@@ -260,6 +267,7 @@ export class InboxWorker<TTx> {
       await this.sweepExhausted();
     } catch (error) {
       emitInfrastructure(this.deps, 'claim', error);
+      this.stopOnEndedClient(error);
     }
   }
 
@@ -331,6 +339,7 @@ export class InboxWorker<TTx> {
           sweep = false; // the database just failed the claim: one error per poll, not two
           claimFailed = true;
           emitInfrastructure(this.deps, 'claim', error);
+          this.stopOnEndedClient(error);
         }
         this.pump();
         // Not once closing: close() waits for the loop, whose last statement is the release.
@@ -347,6 +356,26 @@ export class InboxWorker<TTx> {
       else if (!this.claimAgain()) await this.waitForWork();
     }
     await this.queue.release();
+  }
+
+  /**
+   * A claim that failed with FERRY_CLOSED: the application ended the pool or client the worker
+   * runs on (pool.end(), a Kysely destroyed), which never opens a session again. Claiming on, the
+   * loop reported the same error every poll interval for ever while looking alive to nothing
+   * (review 87). It stops instead: state 'stopped', `stopReason` saying why (createHealth's
+   * liveness reports it down with it), one error log; handlers already running finish (their
+   * transactions have their connections), queued claims are given back if the client still can,
+   * else left to their lease; close() closes it as ever. A database that is unavailable
+   * (FERRY_DATABASE_UNAVAILABLE, a timeout) is not this: the loop backs off and claims again.
+   */
+  private stopOnEndedClient(error: unknown): void {
+    if (!(error instanceof FerryError) || error.code !== 'FERRY_CLOSED' || this.state !== 'running') return;
+    this.state = 'stopped';
+    this.stopReason = `its database client was ended (FERRY_CLOSED): ${error.message}`.slice(0, 500);
+    (this.deps.logger ?? defaultLogger('ferry.inbox')).error(
+      { code: error.code, reason: this.stopReason },
+      'ferry inbox worker stopped: the pool or client it runs on was ended, no claim can succeed on it again; close the inbox before ending its pool',
+    );
   }
 
   /**

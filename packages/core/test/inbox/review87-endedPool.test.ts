@@ -4,7 +4,7 @@
  * pool never opens a session. The worker stops polling on it, says so (its state, liveness), does
  * not report a FERRY_CLOSED claim error every poll interval for ever, and close() still works.
  */
-import { createHealth, pgTransactions, type InboxEvent } from '@ferry/core';
+import { createHealth, FerryError, pgTransactions, type InboxEvent } from '@ferry/core';
 import { waitUntil } from '@ferry/testing';
 import { Pool } from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -41,7 +41,8 @@ it('stops polling an ended pool once, says so, and closes', async () => {
 
   const claimErrors = () =>
     events.filter((event) => event.type === 'infrastructure-error' && event.operation === 'claim');
-  await waitUntil('the worker stopped', () => (inbox.state as string) === 'stopped', 10_000);
+  await waitUntil('the worker stopped', () => inbox.state === 'stopped', 10_000);
+  expect(inbox.stopReason).toMatch(/^its database client was ended \(FERRY_CLOSED\)/);
   expect(claimErrors()).toHaveLength(1);
   expect(claimErrors()[0]).toMatchObject({ error: expect.stringContaining('FERRY_CLOSED') });
   // Forty poll intervals later, still the one report.
@@ -51,9 +52,36 @@ it('stops polling an ended pool once, says so, and closes', async () => {
   const health = createHealth({ db: t.db, inbox });
   const live = await health.liveness();
   expect(live.status).toBe('down');
-  expect(JSON.stringify(live.checks)).toMatch(/stopped.*FERRY_CLOSED/);
+  expect(live.checks).toContainEqual(
+    expect.objectContaining({
+      name: 'inbox worker',
+      status: 'down',
+      detail: `state stopped: ${inbox.stopReason}`,
+    }),
+  );
 
   await inbox.close();
   expect(inbox.state).toBe('closed');
   await expect(inbox.runOnce()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
 }, 30_000);
+
+it('claims on through a database that is unavailable: only an ended client stops the worker', async () => {
+  let claims = 0;
+  const inbox = makeInbox(
+    t.prisma,
+    { worker: { pollIntervalMs: 20 }, handlers: { orders: async () => undefined } },
+    {
+      ops: {
+        claim: async () => {
+          claims += 1;
+          throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'Connection terminated unexpectedly');
+        },
+      },
+    },
+  );
+  inbox.start();
+  await waitUntil('three failed claims', () => claims >= 3);
+  expect(inbox.state).toBe('running');
+  expect(inbox.stopReason).toBeNull();
+  await inbox.close();
+});
