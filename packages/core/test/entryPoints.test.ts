@@ -129,6 +129,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'endClientWithin',
     'endablePool',
     'escapeUnshowable',
+    'eventLoopTurns',
     'eventHeaders',
     'extractIdentity',
     'hasFerryMessageId',

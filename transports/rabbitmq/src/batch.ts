@@ -13,6 +13,7 @@ import {
   deadlineSignal,
   describeCause,
   escapeUnshowable,
+  eventLoopTurns,
   invalidResultReason,
   reportedMessageId,
   retriesExhaustedDetail,
@@ -130,7 +131,11 @@ export class DeliverySettler {
     const tally: Tally = { accepted: 0, settled: 0 };
     const valid: { entry: Entry; input: InboxAcceptInput }[] = [];
     const settled: Promise<void>[] = [];
+    // A body within 6 × maxPayloadBytes is parsed before it is measured: a batch of them gives
+    // the event loop its turns (amqplib's heartbeats) while it is decoded.
+    const turns = eventLoopTurns();
     for (const entry of batch) {
+      await turns();
       const decoded = decodeDelivery(
         deliveredAs(entry.message, this.retryQueues, this.o.copyUserId),
         this.o.decode,

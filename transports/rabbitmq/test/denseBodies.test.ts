@@ -1,10 +1,12 @@
 /**
  * Bodies that cost the parser: a body over the consumer's maxPayloadBytes and within 6 × it is
- * parsed before it is measured (oversizeBodyFault), and a flat array of one-digit numbers costs
- * V8 about 250 ms per 1.5 MB. A batch was decoded in one turn of the event loop: twenty such
- * deliveries kept amqplib from its heartbeat, the broker closed the connection, every delivery of
- * the batch came back and was parsed again, and the queue stalled with its neighbours (review 87,
- * failed first). Decoding now gives the event loop its turn between deliveries.
+ * parsed before it is measured (oversizeBodyFault); a flat array of one-digit numbers costs V8
+ * about 100-300 ms per 1.5 MB to parse, and review 87's measure (the inbox's walk) 2 s more. A
+ * batch was decoded in one turn of the event loop: a few such deliveries kept amqplib from its
+ * heartbeat, the broker closed the connection, every delivery of the batch came back and was
+ * parsed again, and the queue stalled with its neighbours (failed first with 24 deliveries). The
+ * measure is JSON.stringify again (payloadSizeFault), and decoding gives the event loop its turns
+ * between deliveries (without them, 60 deliveries still stalled the queue).
  */
 import { FERRY_HEADERS } from '@ferry/core';
 import type { GetMessage } from 'amqplib';
@@ -12,7 +14,7 @@ import { AMQP_URL, unackedCount, waitFor } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 
 describe('a batch of bodies that are slow to parse', () => {
-  const f = useConsumerFixture(() => ({ prefetch: 50 }));
+  const f = useConsumerFixture(() => ({ prefetch: 100 }));
 
   it('is dead-lettered without the connection losing its heartbeat; its neighbours are stored', async () => {
     const limit = 262_144;
@@ -31,7 +33,7 @@ describe('a batch of bodies that are slow to parse', () => {
         contentType: 'application/json',
       });
     send('before', '{"n":1}');
-    const hostile = Array.from({ length: 24 }, (_, i) => `dense-${i}`);
+    const hostile = Array.from({ length: 60 }, (_, i) => `dense-${i}`);
     for (const id of hostile) send(id, dense);
     send('after', '{"n":2}');
 

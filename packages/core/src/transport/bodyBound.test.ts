@@ -6,6 +6,9 @@ import {
   payloadSizeFault,
 } from './bodyBound';
 import { parseJsonObjectBody } from './body';
+import { INBOX_INPUT_LIMITS } from '../inbox/validateInput';
+import { jsonText } from '../validate/json';
+import { payloadNumberRule } from '../validate/parsedBodies';
 
 /** `value` as JSON with every UTF-16 unit of every string (keys too) written as a `\uXXXX` escape. */
 function escapedJson(value: unknown, indent: number, depth = 0): string {
@@ -105,7 +108,13 @@ describe('nestedBodyFault', () => {
         const text = `{"a":${open.repeat(depth - 1)}1${close.repeat(depth - 1)}}`;
         const parsed = parseJsonObjectBody(text);
         if (!parsed.ok) throw new Error(parsed.detail);
-        const tooDeep = payloadSizeFault(parsed.payload, 1 << 20)?.reason === 'payload_too_deep';
+        const written = jsonText(
+          parsed.payload,
+          { maxDepth: INBOX_INPUT_LIMITS.maxPayloadDepth, maxChars: Infinity },
+          'payload',
+          payloadNumberRule(parsed.payload),
+        );
+        const tooDeep = written.fault?.rule === 'payload_too_deep';
         expect([depth, nestedBodyFault(text) !== null]).toEqual([depth, tooDeep]);
         expect([depth, tooDeep]).toEqual([depth, depth > 64]);
         expect(nestedBodyFault(Buffer.from(text))).toEqual(nestedBodyFault(text));

@@ -118,16 +118,26 @@ export interface PayloadFault {
 /**
  * Why a parsed body's payload is over `maxPayloadBytes` as the inbox measures it (UTF-8 bytes of
  * JSON.stringify), or null; never a throw. JSON.parse is iterative but JSON.stringify recurses: a
- * body of nested arrays (`[[[…]]]`, 2 bytes a level, within 6 × any limit of a few KiB) parsed,
- * then overflowed the stack when measured, and the whole batch threw. The payload is written by
- * the inbox's own walk (jsonText, no recursion) with its rules: what acceptance would refuse
- * before measuring (nesting past INBOX_INPUT_LIMITS.maxPayloadDepth, invalid text, a number it
- * would change) is answered with the inbox's reason and detail instead.
+ * payload nested past what it can write (`[[[…]]]`, 2 bytes a level) overflowed the stack, and
+ * the whole batch threw (review 87). Such a payload is written by the inbox's own walk (jsonText,
+ * no recursion) with its rules instead, and answered with the inbox's reason and detail
+ * (`payload_too_deep`). Consumers refuse such bodies before parsing them (nestedBodyFault).
  */
 export function payloadSizeFault(
   payload: Record<string, unknown>,
   maxPayloadBytes: number,
 ): PayloadFault | null {
+  // JSON.stringify first: the walk costs about 300 times as much (2 s for a flat array of 786,000
+  // numbers within 6 × the inbox's default limit: a batch of them kept a consumer from its
+  // heartbeat). A body nested past the inbox's depth is refused before it is parsed
+  // (nestedBodyFault), so only a payload handed here otherwise can overflow the stack.
+  let compact: string | undefined;
+  try {
+    compact = JSON.stringify(payload);
+  } catch {
+    compact = undefined;
+  }
+  if (compact !== undefined) return sizeFault(Buffer.byteLength(compact, 'utf8'), maxPayloadBytes);
   const written = jsonText(
     payload,
     { maxDepth: INBOX_INPUT_LIMITS.maxPayloadDepth, maxChars: Infinity },
@@ -137,7 +147,10 @@ export function payloadSizeFault(
   if (written.fault !== null) {
     return { reason: written.fault.rule, detail: `${written.fault.path} ${written.fault.reason}` };
   }
-  const bytes = Buffer.byteLength(written.text ?? '', 'utf8');
+  return sizeFault(Buffer.byteLength(written.text ?? '', 'utf8'), maxPayloadBytes);
+}
+
+function sizeFault(bytes: number, maxPayloadBytes: number): PayloadFault | null {
   if (bytes <= maxPayloadBytes) return null;
   return {
     reason: TRANSPORT_REJECT_REASONS.payloadTooLarge,

@@ -101,6 +101,7 @@ export {
   payloadSizeFault,
   type PayloadFault,
 } from './bodyBound';
+export { eventLoopTurns } from './eventLoopTurns';
 export { strictUtf8Text } from './utf8';
 export { setOwnProperty } from './ownProperty';
 export { UnansweredLedger } from './unanswered';
