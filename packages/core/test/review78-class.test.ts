@@ -82,7 +82,9 @@ describe('third-party values read for tracing', () => {
     });
     const throwingHeaders = {
       ...base(),
-      headers: new Proxy({} as Record<string, string>, {
+      // Since review 87 acceptance copies the headers' own entries once (no toJSON read): a
+      // Proxy over an empty object is read as no headers; one with an entry throws reading it.
+      headers: new Proxy({ trace: 'x' } as Record<string, string>, {
         get: () => {
           throw new Error('headers exploded');
         },
