@@ -30,13 +30,16 @@ it('stops polling an ended pool once, says so, and closes', async () => {
   inbox.start();
   const { record } = await inbox.accept(message());
   await waitUntil('the receipt handled', () => handled.length === 1);
-  expect(
-    (
-      await t.db.query<{ status: string }>('SELECT status FROM ferry_inbox_receipts WHERE id = $1', [
-        record.id,
-      ])
-    )[0]?.status,
-  ).toBe('COMPLETED');
+  // The handler ran before its transaction committed: the completion is waited for.
+  await waitUntil(
+    'the receipt COMPLETED',
+    async () =>
+      (
+        await t.db.query<{ status: string }>('SELECT status FROM ferry_inbox_receipts WHERE id = $1', [
+          record.id,
+        ])
+      )[0]?.status === 'COMPLETED',
+  );
   await pool.end();
 
   const claimErrors = () =>
