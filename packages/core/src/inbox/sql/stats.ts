@@ -2,6 +2,7 @@ import type { SqlExecutor } from '../../sql/executor';
 import { estimateHistory, exactUpTo, historyCount, HISTORY_EXACT_LIMIT } from '../../sql/historyCount';
 import { INBOX_STATUSES, type InboxStatus } from '../types';
 import { TABLE } from './fragments';
+import { msSince } from '../../sql/msSince';
 
 export interface InboxStats {
   /**
@@ -35,7 +36,7 @@ const open = (scoped: boolean) =>
 const COUNTS = `
     ${UNFINISHED_STATUSES.map((s) => `count(*) FILTER (WHERE status = '${s}')::float8 AS "${s}"`).join(',\n    ')},
     min(created_at) FILTER (WHERE status <> 'DEAD') AS oldest,
-    (extract(epoch FROM now() - min(created_at) FILTER (WHERE status <> 'DEAD')) * 1000)::float8 AS age_ms,
+    ${msSince(`min(created_at) FILTER (WHERE status <> 'DEAD')`)}::float8 AS age_ms,
     count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired`;
 
 // A scope's COMPLETED receipts through ferry_inbox_receipts_admin (scope, status, id), in its

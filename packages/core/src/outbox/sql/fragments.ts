@@ -4,15 +4,7 @@ import type { InboxStatus } from '../../inbox/types';
 import { jsonColumn as json } from '../../validate/storedJson';
 import { notePayloadText } from '../foreignRows';
 
-/**
- * Milliseconds from the timestamp `column` to now(), as numeric: ±Infinity for a timestamp SQL set
- * to 'infinity' or '-infinity' (the table's CHECKs leave created_at free), where `now() - column`
- * fails (22008 "cannot subtract infinite timestamps"), and with it the statement for every row it
- * reads: a batch's completion, the stats (test/review87-infiniteCreatedAt.test.ts).
- */
-export function msSince(column: string): string {
-  return `((extract(epoch FROM now()) - extract(epoch FROM ${column})) * 1000)`;
-}
+export { msSince } from '../../sql/msSince';
 
 /**
  * The listing cursor's position of a timestamp: microseconds since 1970 as text, from its UTC
