@@ -278,6 +278,9 @@ describe('SQS dead-letter queue checks', () => {
       await consumer.ready();
 
       const [dead] = await receiveAtLeast(f.connection, deadUrl, 1, 30_000);
+      // The copy can be received before SendMessageBatch's answer reaches the consumer, which
+      // reports it dead-lettered only then: wait for the report.
+      await waitFor('a dead-lettered event', () => events.find((e) => e.type === 'dead-lettered'));
       const used = events.flatMap((e) => (e.type === 'dead-lettered' ? [e.messageId] : []));
       const copied = dead!.MessageAttributes ?? {};
       expect(used).toHaveLength(1);
