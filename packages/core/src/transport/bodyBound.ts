@@ -58,7 +58,7 @@ const CLOSE_BRACKET = 0x5d;
  */
 export function nestedBodyFault(body: string | Uint8Array): string | null {
   const maxDepth = INBOX_INPUT_LIMITS.maxPayloadDepth;
-  if (body.length <= maxDepth) return null;
+  if (body.length <= maxDepth || openingsAtMost(body, maxDepth)) return null;
   const text = typeof body === 'string';
   let depth = 0;
   let inString = false;
@@ -81,6 +81,26 @@ export function nestedBodyFault(body: string | Uint8Array): string | null {
     }
   }
   return null;
+}
+
+/**
+ * Whether `body` holds at most `limit` `{` and `[` in all, strings included: then it cannot nest
+ * deeper than `limit`. Found by the runtime's own search (indexOf), not a loop over every byte:
+ * most bodies hold a few brackets, and nestedBodyFault's scan runs for every message.
+ */
+function openingsAtMost(body: string | Uint8Array, limit: number): boolean {
+  const next: (opening: number, from: number) => number =
+    typeof body === 'string'
+      ? (opening, from) => body.indexOf(String.fromCharCode(opening), from)
+      : (opening, from) => body.indexOf(opening, from);
+  let count = 0;
+  for (const opening of [OPEN_BRACE, OPEN_BRACKET]) {
+    for (let at = next(opening, 0); at !== -1; at = next(opening, at + 1)) {
+      count += 1;
+      if (count > limit) return false;
+    }
+  }
+  return true;
 }
 
 /** Bytes of `body` that are no part of its value: whitespace outside strings and a leading byte order mark. */
