@@ -4,7 +4,7 @@ import { translateDbError } from '../sql/dbErrors';
 import type { Logger } from '../observe/logger';
 import type { SqlExecutor } from '../sql/executor';
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
-import { payloadFingerprint } from './fingerprint';
+import { canonicalTextFingerprint } from './fingerprint';
 import { findByIdentity, type Identity } from './sql/findByIdentity';
 import { scopeOf, type ReceiptShape } from './sql/fragments';
 import { insertReceipts, type NewReceipt } from './sql/insertReceipts';
@@ -105,8 +105,9 @@ function readInput(given: unknown, index: number, settings: AcceptSettings): Pre
     messageType: input.type ?? null,
     system: input.system ?? null,
     payloadJson,
-    // The text's fingerprint: the checked values, never the application's object read again.
-    fingerprint: payloadFingerprint(JSON.parse(payloadJson)),
+    // The checked values' fingerprint, never the application's object read again: payloadText
+    // writes the canonical text.
+    fingerprint: canonicalTextFingerprint(payloadJson),
     payloadBytes,
     headersJson: JSON.stringify(input.headers ?? {}),
   };

@@ -21,5 +21,13 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 (hex) of the canonical JSON of a payload (one-shot crypto.hash: no Hash object per payload). */
 export function payloadFingerprint(payload: unknown): string {
-  return hash('sha256', canonicalJson(payload), 'hex');
+  return canonicalTextFingerprint(canonicalJson(payload));
+}
+
+/**
+ * payloadFingerprint of the payload whose canonical JSON is `text` (acceptance's payloadText
+ * writes it so), without parsing it again.
+ */
+export function canonicalTextFingerprint(text: string): string {
+  return hash('sha256', text, 'hex');
 }

@@ -198,12 +198,14 @@ export function inputFault(input: InboxAcceptInput): InputFault | null {
  * surrogates in a key or string, nesting past maxPayloadDepth, numbers JSON would change
  * (payloadNumberRule: the floats beyond 2^53-1 a parsed body held are kept where it held them,
  * any other integer beyond it is refused), more than `maxPayloadBytes` UTF-8 bytes (the walk stops
- * as soon as its text passes them).
+ * as soon as its text passes them). The text is canonical (canonicalJson's: keys in code-unit
+ * order), so it is also what the payload's fingerprint hashes (canonicalTextFingerprint); the
+ * column is jsonb, which keeps no key order of its own text.
  */
 export function payloadText(payload: unknown, maxPayloadBytes: number): CheckedPayload {
   const written = jsonText(
     payload,
-    { maxDepth: INBOX_INPUT_LIMITS.maxPayloadDepth, maxChars: maxPayloadBytes },
+    { maxDepth: INBOX_INPUT_LIMITS.maxPayloadDepth, maxChars: maxPayloadBytes, canonical: true },
     'payload',
     payloadNumberRule(payload),
   );

@@ -26,10 +26,10 @@ export function kindOf(value: unknown): string {
 }
 
 /**
- * Why a number at `path` (as jsonFault names it: `payload.a.b[2]`) cannot travel unchanged, or
- * null: valueNumberFault, or payloadNumberRule's for a parsed body.
+ * Why a number at `path` (as jsonFault names it: `payload.a.b[2]`, built when called) cannot
+ * travel unchanged, or null: valueNumberFault, or payloadNumberRule's for a parsed body.
  */
-export type NumberRule = (value: number, path: string) => string | null;
+export type NumberRule = (value: number, path: () => string) => string | null;
 
 /** How jsonFault names the member `key` (an object's key or an array's index) of the value at `path`. */
 export function jsonMemberPath(path: string, key: string | number): string {
@@ -39,7 +39,7 @@ export function jsonMemberPath(path: string, key: string | number): string {
 /** A scalar's JSON text, the fault that keeps it out, 'date' or 'container'. */
 function scalarFault(
   value: unknown,
-  path: string,
+  path: () => string,
   numbers: NumberRule,
 ): Omit<JsonFault, 'path'> | { readonly text: string } | 'date' | 'container' {
   if (value === null) return { text: 'null' };
@@ -88,11 +88,31 @@ function namedArrayKey(list: readonly unknown[]): string | undefined {
   return keys.find((key) => !/^(0|[1-9][0-9]*)$/.test(key) || Number(key) >= list.length);
 }
 
+/**
+ * Where a value is, built into a path string (`payload.a.b[2]`, jsonMemberPath) only when a fault
+ * or a number rule needs it: the walk visits every value, and few are ever named.
+ */
+interface Place {
+  readonly parent: Place | null;
+  /** The member's key or index; the root's name at the root. */
+  readonly key: string | number;
+}
+
+/** The path `place` names (the root's name, then jsonMemberPath for each member). */
+function pathOf(place: Place): string {
+  const keys: (string | number)[] = [];
+  let at: Place = place;
+  for (; at.parent !== null; at = at.parent) keys.push(at.key);
+  let path = String(at.key);
+  for (let i = keys.length - 1; i >= 0; i -= 1) path = jsonMemberPath(path, keys[i]!);
+  return path;
+}
+
 type Frame =
   | {
       readonly kind: 'value';
       readonly value: unknown;
-      readonly path: string;
+      readonly at: Place;
       readonly depth: number;
       /** What a Date's toJSON returned: never read as a Date again (see visitValue). */
       readonly fromDate?: true;
@@ -102,14 +122,14 @@ type Frame =
       readonly list: readonly unknown[];
       readonly length: number;
       index: number;
-      readonly path: string;
+      readonly at: Place;
       readonly depth: number;
     }
   | {
       readonly kind: 'object';
       readonly entries: ReadonlyArray<[string, unknown]>;
       index: number;
-      readonly path: string;
+      readonly at: Place;
       readonly depth: number;
     };
 
@@ -119,6 +139,8 @@ interface WalkOptions {
   readonly numbers: NumberRule;
   /** Write the JSON text, refusing it (payload_too_large, at `root`) past this many characters. */
   readonly maxChars?: number;
+  /** Write each object's members in code-unit order of their keys (canonicalJson's order). */
+  readonly canonical?: boolean;
 }
 
 /** The JSON text of a value (`text` null when it was not asked for), or the first fault. */
@@ -147,11 +169,12 @@ export function jsonFault(
  * written from what was read and checked, never serialized again from the application's object
  * (which a getter, a Proxy, a Date subclass or an array's named properties make answer otherwise).
  * Past `maxChars` characters (a UTF-8 byte or more each) the walk stops with payload_too_large at
- * `root`, before writing a text longer than a JavaScript string can be.
+ * `root`, before writing a text longer than a JavaScript string can be. `canonical`: each object's
+ * members in code-unit order of their keys, so the text is canonicalJson's of the value written.
  */
 export function jsonText(
   value: unknown,
-  limits: { readonly maxDepth: number; readonly maxChars: number },
+  limits: { readonly maxDepth: number; readonly maxChars: number; readonly canonical?: boolean },
   root = 'payload',
   numbers: NumberRule = valueNumberFault,
 ): WalkResult {
@@ -159,8 +182,8 @@ export function jsonText(
 }
 
 function walkJson(value: unknown, options: WalkOptions): WalkResult {
-  const stack: Frame[] = [{ kind: 'value', value, path: options.root, depth: 1 }];
-  let path = options.root;
+  let place: Place = { parent: null, key: options.root };
+  const stack: Frame[] = [{ kind: 'value', value, at: place, depth: 1 }];
   const pieces: string[] = [];
   const writing = options.maxChars !== undefined;
   const maxChars = options.maxChars ?? Infinity;
@@ -180,101 +203,111 @@ function walkJson(value: unknown, options: WalkOptions): WalkResult {
     pieces.push(text);
     return chars <= maxChars;
   };
+  const walk: Walk = { options, stack, write, visiting: (at) => (place = at) };
   try {
     for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
-      const step = visit(frame, stack, options, write, (at) => (path = at));
+      const step = visit(frame, walk);
       if (step === 'too large') return tooLarge();
       if (step !== null) return { text: null, fault: step };
     }
   } catch (error) {
     // A getter or a Proxy trap that throws: the application's value cannot be read as JSON.
     const reason = `could not be read: ${error instanceof Error ? error.message : typeof error}`;
-    return { text: null, fault: { path, reason: reason.slice(0, 200), rule: 'inbox_invalid' } };
+    return {
+      text: null,
+      fault: { path: pathOf(place), reason: reason.slice(0, 200), rule: 'inbox_invalid' },
+    };
   }
   return { text: writing ? pieces.join('') : null, fault: null };
 }
 
+/** What every step of one walk shares. */
+interface Walk {
+  readonly options: WalkOptions;
+  readonly stack: Frame[];
+  readonly write: (text: string) => boolean;
+  /** Notes the place being read, named if reading it throws. */
+  readonly visiting: (at: Place) => void;
+}
+
+/** Code-unit order of the keys, as Array.prototype.sort orders strings (canonicalJson's). */
+function byKey(a: readonly [string, unknown], b: readonly [string, unknown]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+}
+
 /** One step of the walk: a member of an array or object in progress, or one value. */
-function visit(
-  frame: Frame,
-  stack: Frame[],
-  options: WalkOptions,
-  write: (text: string) => boolean,
-  visiting: (path: string) => void,
-): JsonFault | 'too large' | null {
+function visit(frame: Frame, walk: Walk): JsonFault | 'too large' | null {
+  const { stack, write } = walk;
   if (frame.kind === 'array') {
     if (frame.index === frame.length) return write(']') ? null : 'too large';
     const index = frame.index++;
     stack.push(frame);
     if (index > 0 && !write(',')) return 'too large';
-    const path = jsonMemberPath(frame.path, index);
-    visiting(path);
-    stack.push({ kind: 'value', value: frame.list[index], path, depth: frame.depth });
+    const at: Place = { parent: frame.at, key: index };
+    walk.visiting(at);
+    stack.push({ kind: 'value', value: frame.list[index], at, depth: frame.depth });
     return null;
   }
   if (frame.kind === 'object') {
     if (frame.index === frame.entries.length) return write('}') ? null : 'too large';
     const [key, child] = frame.entries[frame.index++] as [string, unknown];
     stack.push(frame);
-    const path = jsonMemberPath(frame.path, key);
+    const at: Place = { parent: frame.at, key };
     const keyFault = textFault(key);
     if (keyFault !== null)
-      return { path, reason: `key ${keyFault}`, rule: TRANSPORT_REJECT_REASONS.invalidText };
+      return { path: pathOf(at), reason: `key ${keyFault}`, rule: TRANSPORT_REJECT_REASONS.invalidText };
     if (!write(`${frame.index > 1 ? ',' : ''}${JSON.stringify(key)}:`)) return 'too large';
-    stack.push({ kind: 'value', value: child, path, depth: frame.depth });
+    stack.push({ kind: 'value', value: child, at, depth: frame.depth });
     return null;
   }
-  return visitValue(frame, stack, options, write, visiting);
+  return visitValue(frame, walk);
 }
 
-function visitValue(
-  frame: Extract<Frame, { kind: 'value' }>,
-  stack: Frame[],
-  options: WalkOptions,
-  write: (text: string) => boolean,
-  visiting: (path: string) => void,
-): JsonFault | 'too large' | null {
-  const { value, path, depth } = frame;
-  visiting(path);
+function visitValue(frame: Extract<Frame, { kind: 'value' }>, walk: Walk): JsonFault | 'too large' | null {
+  const { options, stack, write } = walk;
+  const { value, at, depth } = frame;
+  walk.visiting(at);
   // A string longer than the room left is too large before it is checked or copied.
   if (typeof value === 'string' && options.maxChars !== undefined && value.length > options.maxChars)
     return 'too large';
-  const fault = scalarFault(value, path, options.numbers);
+  const fault = scalarFault(value, () => pathOf(at), options.numbers);
   if (fault === 'date') {
     // A Proxy can answer Date.prototype every other time it is asked: dateJson's own check saw
     // no Date, this one does, and the walk went on at the same depth for ever.
-    if (frame.fromDate === true) return { path, reason: 'toJSON returns a Date', rule: 'inbox_invalid' };
+    if (frame.fromDate === true)
+      return { path: pathOf(at), reason: 'toJSON returns a Date', rule: 'inbox_invalid' };
     const date = dateJson(value as Date);
-    if (!('json' in date)) return { path, ...date };
-    stack.push({ kind: 'value', value: date.json, path, depth, fromDate: true });
+    if (!('json' in date)) return { path: pathOf(at), ...date };
+    stack.push({ kind: 'value', value: date.json, at, depth, fromDate: true });
     return null;
   }
   if (fault !== 'container') {
-    if (!('text' in fault)) return { path, ...fault };
+    if (!('text' in fault)) return { path: pathOf(at), ...fault };
     return write(fault.text) ? null : 'too large';
   }
   if (depth > options.maxDepth) {
-    return { path, reason: `nesting deeper than ${options.maxDepth}`, rule: 'payload_too_deep' };
+    return { path: pathOf(at), reason: `nesting deeper than ${options.maxDepth}`, rule: 'payload_too_deep' };
   }
   if (Array.isArray(value)) {
     const list = value as unknown[];
     const named = namedArrayKey(list);
     if (named !== undefined) {
       return {
-        path: jsonMemberPath(path, named),
+        path: jsonMemberPath(pathOf(at), named),
         reason: 'an array with named properties is not JSON (JSON keeps only its elements)',
         rule: 'inbox_invalid',
       };
     }
-    stack.push({ kind: 'array', list, length: list.length, index: 0, path, depth: depth + 1 });
+    stack.push({ kind: 'array', list, length: list.length, index: 0, at, depth: depth + 1 });
     return write('[') ? null : 'too large';
   }
   if (Object.getOwnPropertySymbols(value as object).length > 0) {
     // JSON.stringify leaves symbol-keyed properties out without a word.
-    return { path, reason: 'symbol keys are not JSON', rule: 'inbox_invalid' };
+    return { path: pathOf(at), reason: 'symbol keys are not JSON', rule: 'inbox_invalid' };
   }
   const entries = Object.entries(value as Record<string, unknown>);
-  stack.push({ kind: 'object', entries, index: 0, path, depth: depth + 1 });
+  if (options.canonical === true) entries.sort(byKey);
+  stack.push({ kind: 'object', entries, index: 0, at, depth: depth + 1 });
   return write('{') ? null : 'too large';
 }
 

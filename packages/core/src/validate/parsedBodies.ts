@@ -48,5 +48,8 @@ export function noteParsedBody<T extends object>(payload: T, json: string): T {
 export function payloadNumberRule(payload: unknown): NumberRule {
   const floats = typeof payload === 'object' && payload !== null ? parsedFloats.get(payload) : undefined;
   if (floats === undefined) return valueNumberFault;
-  return (value, path) => (floats.get(path) === value ? null : valueNumberFault(value));
+  return (value, path) => {
+    const fault = valueNumberFault(value);
+    return fault === null || floats.get(path()) === value ? null : fault;
+  };
 }
