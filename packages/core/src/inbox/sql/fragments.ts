@@ -151,7 +151,7 @@ function requeueHistory(
   let dropped = 0;
   for (let index = entries.length - 1; index >= 0; index -= 1) {
     const sequence: unknown = (entries[index] as { sequence?: unknown } | null)?.sequence;
-    if (typeof sequence === 'number' && Number.isSafeInteger(sequence)) {
+    if (typeof sequence === 'number' && Number.isSafeInteger(sequence) && sequence >= 1) {
       dropped = Math.max(0, sequence - (index + 1));
       break;
     }

@@ -17,7 +17,10 @@ export const INBOX_REQUEUE_HISTORY_LIMIT = 10;
  * claim token, lifetime attempts and last error stay, and the requeue is appended to history,
  * numbered one past the last entry's `sequence` (an entry stored before entries were numbered
  * counts as one of the history's length), of which the last INBOX_REQUEUE_HISTORY_LIMIT entries
- * are kept: a history that grew longer before the bound is cut down here too.
+ * are kept: a history that grew longer before the bound is cut down here too. The column is
+ * jsonb anyone can set: a history that is not an array counts as empty, and only a sequence
+ * written as a whole number from 1 to 15 digits is counted from (a cast of 1e30 failed every
+ * requeue of the receipt; review 88).
  * DEAD is opaque (opaqueStatus): the row is found by primary key, not among every DEAD receipt of
  * ferry_inbox_receipts_dead (test/inbox/maintenanceCost.test.ts).
  */
@@ -26,17 +29,20 @@ const SQL = `
   SET status = 'PENDING', attempts = 0, next_attempt_at = now(), dead_at = NULL,
       requeue_history = (
         SELECT jsonb_agg(entry ORDER BY position)
-        FROM jsonb_array_elements(requeue_history || jsonb_build_array(jsonb_build_object(
+        FROM (SELECT CASE WHEN jsonb_typeof(requeue_history) = 'array' THEN requeue_history
+                          ELSE '[]'::jsonb END AS entries) AS history,
+        LATERAL jsonb_array_elements(history.entries || jsonb_build_array(jsonb_build_object(
           'at', now(), 'actor', $4::text, 'reason', $5::text, 'fromVersion', row_version,
           'attemptsInCycle', attempts, 'lastError', last_error,
           'sequence', COALESCE(
-            (SELECT (old.entry->>'sequence')::numeric::bigint + (jsonb_array_length(requeue_history) - old.position)
-               FROM jsonb_array_elements(requeue_history) WITH ORDINALITY AS old(entry, position)
+            (SELECT (old.entry->>'sequence')::bigint + (jsonb_array_length(history.entries) - old.position)
+               FROM jsonb_array_elements(history.entries) WITH ORDINALITY AS old(entry, position)
                WHERE jsonb_typeof(old.entry->'sequence') = 'number'
+                 AND old.entry->>'sequence' ~ '^[1-9][0-9]{0,14}$'
                ORDER BY old.position DESC LIMIT 1),
-            jsonb_array_length(requeue_history)) + 1)))
+            jsonb_array_length(history.entries)) + 1)))
           WITH ORDINALITY AS kept(entry, position)
-        WHERE position > jsonb_array_length(requeue_history) + 1 - ${INBOX_REQUEUE_HISTORY_LIMIT}),
+        WHERE position > jsonb_array_length(history.entries) + 1 - ${INBOX_REQUEUE_HISTORY_LIMIT}),
       row_version = row_version + 1, updated_at = now()
   WHERE id = $1::uuid AND scope = $2 AND status = ${opaqueStatus('DEAD')} AND row_version = $3::int
   RETURNING ${COLUMNS}`;
