@@ -102,6 +102,8 @@ describe.each(Object.keys(executors))('read through %s', (adapter) => {
         createdAt: expected,
       });
       expect(got?.updatedAt.getTime()).toBe(expected);
+      // A time the row does not have is still none.
+      expect([got?.publishedAt, got?.failedAt, got?.leaseExpiresAt]).toEqual([null, null, null]);
       const listed = await admin.list({ limit: 10 });
       expect(listed.items.map((item) => item.createdAt.getTime())).toEqual([expected]);
 
@@ -151,6 +153,8 @@ describe.each(Object.keys(executors))('read through %s', (adapter) => {
       );
       const dead = await admin.get(id);
       expect(dead?.deadAt?.getTime()).toBe(expected);
+      expect([dead?.completedAt, dead?.leaseExpiresAt, dead?.replay]).toEqual([null, null, null]);
+      expect((await admin.stats()).oldestPendingAt).toBeNull();
       const requeued = await admin.requeue({
         id,
         expectedVersion: dead!.rowVersion,

@@ -8,6 +8,7 @@ import {
   type OptionKeys,
 } from '../optionChecks';
 import { heldExecutor, type ApplicationTransaction } from '../sql/applicationTransaction';
+import { dateOf } from '../sql/dateColumn';
 import { withTranslation } from '../sql/dbErrors';
 import { adminStatementTimeout, withDeadlines, type StatementTimeoutOptions } from '../sql/statementDeadline';
 import { listAuditRows, type AuditRow } from './sql';
@@ -73,7 +74,7 @@ const QUERY_KEYS = {
 function toEntry(row: AuditRow): AuditEntry {
   return {
     id: row.id,
-    at: new Date(row.at),
+    at: dateOf(row.at),
     actor: row.actor,
     action: row.action,
     scope: row.scope,

@@ -1,12 +1,14 @@
 import { isUuid } from '../uuid';
 import type { SqlExecutor } from '../sql/executor';
+import { dateMs, type DateMs } from '../sql/dateColumn';
 
 /** ferry's operator audit table (migration 0006_operator_audit). */
 export const AUDIT_TABLE = 'ferry_operator_audit';
 
 export interface AuditRow {
   id: string;
-  at: Date;
+  /** Read with dateMs (sql/dateColumn.ts). */
+  at: DateMs;
   actor: string;
   action: string;
   scope: string;
@@ -52,7 +54,7 @@ export async function insertAudit(db: SqlExecutor, entry: AuditInsert): Promise<
 
 // Newest first; $1 the exclusive id cursor; NULL filters match everything.
 const LIST = `
-  SELECT a.id::text AS id, a.at, a.actor, a.action, a.scope, a.reason, a.ids, a.outcome, a.results,
+  SELECT a.id::text AS id, ${dateMs('a.at')} AS at, a.actor, a.action, a.scope, a.reason, a.ids, a.outcome, a.results,
     a.arguments, a.dry_run
   FROM ${AUDIT_TABLE} a
   WHERE ($1::bigint IS NULL OR a.id < $1::bigint)

@@ -5,6 +5,7 @@ import type { CircuitTransition } from './circuit';
 import { failedOperation } from './errors';
 import type { FailReason, OutboxEvent } from './events';
 import type { CompletedRow, Completion } from './sql/completeBatch';
+import { dateOf } from '../sql/dateColumn';
 
 /**
  * The counters a completed batch adds to. Declared here, where they are written, so this module
@@ -46,7 +47,7 @@ export function reportCompletion(args: {
       emit({ type: 'sent', ...base, ageMs: row.age_ms });
     } else if (row.status === 'PENDING') {
       result.retried += 1;
-      emit({ type: 'retry-scheduled', ...base, error, nextAttemptAt: new Date(row.next_attempt_at) });
+      emit({ type: 'retry-scheduled', ...base, error, nextAttemptAt: dateOf(row.next_attempt_at) });
     } else {
       result.failed += 1;
       const reason: FailReason = completion.kind === 'permanent' ? 'permanent' : 'attempts_exhausted';

@@ -1,30 +1,77 @@
 import { opaqueStatus } from '../../outbox/sql/fragments';
+import { dateMs, dateOf, maybeDateOf, type DateMs } from '../../sql/dateColumn';
 import { jsonColumn, noteInexactPayload } from '../../validate/storedJson';
 import type { ClaimedReceipt, InboxRecord, InboxRequeueEntry, InboxStatus, ReceiptKey } from '../types';
 
 /** ferry's inbox table. */
 export const TABLE = 'ferry_inbox_receipts';
 
-/** Every column a record is read with; every statement returning rows uses it. */
-export const COLUMNS = `
-  id, tenant_id, consumer, message_id, message_type, messaging_system, payload, payload_fingerprint, headers,
-  status, attempts, lifetime_attempts, max_attempts, next_attempt_at, claim_token,
-  lease_expires_at, row_version, last_error, requeue_history, replay_source_id,
-  replay_source_version, replay_request_id, replay_actor, replay_reason, replay_requested_at,
-  created_at, updated_at, completed_at, dead_at, payload_purged_at`;
+/** Every column a record is read with (initialize() requires them). */
+export const REQUIRED_COLUMNS = [
+  'id',
+  'tenant_id',
+  'consumer',
+  'message_id',
+  'message_type',
+  'messaging_system',
+  'payload',
+  'payload_fingerprint',
+  'headers',
+  'status',
+  'attempts',
+  'lifetime_attempts',
+  'max_attempts',
+  'next_attempt_at',
+  'claim_token',
+  'lease_expires_at',
+  'row_version',
+  'last_error',
+  'requeue_history',
+  'replay_source_id',
+  'replay_source_version',
+  'replay_request_id',
+  'replay_actor',
+  'replay_reason',
+  'replay_requested_at',
+  'created_at',
+  'updated_at',
+  'completed_at',
+  'dead_at',
+  'payload_purged_at',
+] as const;
+
+/** The timestamp columns: read as dateMs (sql/dateColumn.ts), each under its own name. */
+const TIME_COLUMNS: ReadonlySet<string> = new Set([
+  'next_attempt_at',
+  'lease_expires_at',
+  'replay_requested_at',
+  'created_at',
+  'updated_at',
+  'completed_at',
+  'dead_at',
+  'payload_purged_at',
+]);
+
+/** REQUIRED_COLUMNS as a select list, each qualified by `prefix` (`r.`), `payload` as `payload`. */
+function selectList(prefix: string, payload: string): string {
+  return REQUIRED_COLUMNS.map((column) => {
+    if (column === 'payload') return payload;
+    return TIME_COLUMNS.has(column) ? `${dateMs(`${prefix}${column}`)} AS ${column}` : `${prefix}${column}`;
+  }).join(', ');
+}
+
+/** Every column of a record; every statement returning rows uses it. */
+export const COLUMNS = selectList('', 'payload');
+
+/** COLUMNS without the payload (NULL in its place): a listing that reads none. */
+export const COLUMNS_WITHOUT_PAYLOAD = selectList('', 'NULL::jsonb AS payload');
 
 /**
  * COLUMNS for a claim, qualified by alias `r`, the payload as text (toClaimed parses it): a
  * driver's own JSON.parse of the jsonb would change a number a row inserted by SQL holds exactly
  * (12345678901234567891 becomes 12345678901234567000) with no trace left to refuse it by.
  */
-export const CLAIMED_COLUMNS = COLUMNS.split(',')
-  .map((column) => column.trim())
-  .map((column) => (column === 'payload' ? 'r.payload::text AS payload' : `r.${column}`))
-  .join(', ');
-
-/** Columns initialize() requires. */
-export const REQUIRED_COLUMNS = COLUMNS.split(',').map((column) => column.trim());
+export const CLAIMED_COLUMNS = selectList('r.', 'r.payload::text AS payload');
 
 /**
  * The fence every transition of a claimed row uses: $1 id, $2 claim token. The row must
@@ -112,9 +159,10 @@ export interface ReceiptRow {
   attempts: number;
   lifetime_attempts: number;
   max_attempts: number;
-  next_attempt_at: Date;
+  /** The times, read with dateMs (sql/dateColumn.ts). */
+  next_attempt_at: DateMs;
   claim_token: string | null;
-  lease_expires_at: Date | null;
+  lease_expires_at: DateMs | null;
   row_version: number;
   last_error: string | null;
   requeue_history: InboxRequeueEntry[] | null;
@@ -123,20 +171,12 @@ export interface ReceiptRow {
   replay_request_id: string | null;
   replay_actor: string | null;
   replay_reason: string | null;
-  replay_requested_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
-  dead_at: Date | null;
-  payload_purged_at: Date | null;
-}
-
-function date(value: Date | string): Date {
-  return value instanceof Date ? value : new Date(value);
-}
-
-function maybeDate(value: Date | string | null): Date | null {
-  return value === null ? null : date(value);
+  replay_requested_at: DateMs | null;
+  created_at: DateMs;
+  updated_at: DateMs;
+  completed_at: DateMs | null;
+  dead_at: DateMs | null;
+  payload_purged_at: DateMs | null;
 }
 
 /**
@@ -177,9 +217,9 @@ export function toRecord(row: ReceiptRow): InboxRecord {
     attempts: Number(row.attempts),
     lifetimeAttempts: Number(row.lifetime_attempts),
     maxAttempts: Number(row.max_attempts),
-    nextAttemptAt: date(row.next_attempt_at),
+    nextAttemptAt: dateOf(row.next_attempt_at),
     claimToken: row.claim_token,
-    leaseExpiresAt: maybeDate(row.lease_expires_at),
+    leaseExpiresAt: maybeDateOf(row.lease_expires_at),
     rowVersion: Number(row.row_version),
     lastError: row.last_error,
     ...requeueHistory(row.requeue_history),
@@ -192,13 +232,13 @@ export function toRecord(row: ReceiptRow): InboxRecord {
             requestId: row.replay_request_id ?? '',
             actor: row.replay_actor ?? '',
             reason: row.replay_reason ?? '',
-            requestedAt: date(row.replay_requested_at ?? row.created_at),
+            requestedAt: dateOf(row.replay_requested_at ?? row.created_at),
           },
-    createdAt: date(row.created_at),
-    updatedAt: date(row.updated_at),
-    completedAt: maybeDate(row.completed_at),
-    deadAt: maybeDate(row.dead_at),
-    payloadPurgedAt: maybeDate(row.payload_purged_at),
+    createdAt: dateOf(row.created_at),
+    updatedAt: dateOf(row.updated_at),
+    completedAt: maybeDateOf(row.completed_at),
+    deadAt: maybeDateOf(row.dead_at),
+    payloadPurgedAt: maybeDateOf(row.payload_purged_at),
   };
 }
 

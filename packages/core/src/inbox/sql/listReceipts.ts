@@ -1,13 +1,13 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { InboxRecord, InboxStatus } from '../types';
-import { COLUMNS, TABLE, toRecord, type ReceiptRow } from './fragments';
+import { COLUMNS, COLUMNS_WITHOUT_PAYLOAD, TABLE, toRecord, type ReceiptRow } from './fragments';
 
 /**
  * Keyset page by id within a scope ($1 null: every scope), optionally one status; without the
  * payloads (`payload` null) when not wanted: a page of large ones is not read for its summary.
  */
 const sql = (payload: boolean) => `
-  SELECT ${payload ? COLUMNS : COLUMNS.replace(/\bpayload,/, 'NULL::jsonb AS payload,')} FROM ${TABLE}
+  SELECT ${payload ? COLUMNS : COLUMNS_WITHOUT_PAYLOAD} FROM ${TABLE}
   WHERE ($1::text IS NULL OR scope = $1)
     AND ($2::text IS NULL OR status = $2)
     AND ($3::uuid IS NULL OR id > $3::uuid)

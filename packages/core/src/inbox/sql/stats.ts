@@ -3,6 +3,7 @@ import { estimateHistory, exactUpTo, historyCount, HISTORY_EXACT_LIMIT } from '.
 import { INBOX_STATUSES, type InboxStatus } from '../types';
 import { TABLE } from './fragments';
 import { msSince } from '../../sql/msSince';
+import { dateMs, maybeDateOf, type DateMs } from '../../sql/dateColumn';
 
 export interface InboxStats {
   /**
@@ -35,7 +36,7 @@ const open = (scoped: boolean) =>
 
 const COUNTS = `
     ${UNFINISHED_STATUSES.map((s) => `count(*) FILTER (WHERE status = '${s}')::float8 AS "${s}"`).join(',\n    ')},
-    min(created_at) FILTER (WHERE status <> 'DEAD') AS oldest,
+    ${dateMs(`min(created_at) FILTER (WHERE status <> 'DEAD')`)} AS oldest,
     ${msSince(`min(created_at) FILTER (WHERE status <> 'DEAD')`)}::float8 AS age_ms,
     count(*) FILTER (WHERE status = 'PROCESSING' AND lease_expires_at <= now())::float8 AS expired`;
 
@@ -52,7 +53,7 @@ const STATS = [
 ];
 
 type OpenCounts = Record<Exclude<InboxStatus, 'COMPLETED'>, number> & {
-  oldest: Date | null;
+  oldest: DateMs | null;
   age_ms: number | null;
   expired: number;
 };
@@ -87,7 +88,7 @@ export async function readStats(
     counts,
     total: open + counts.COMPLETED,
     completedEstimated: completed === null,
-    oldestPendingAt: row?.oldest ? new Date(row.oldest) : null,
+    oldestPendingAt: maybeDateOf(row?.oldest ?? null),
     oldestPendingAgeMs:
       row?.age_ms === null || row?.age_ms === undefined ? null : Math.round(Number(row.age_ms)),
     expiredLeases: Number(row?.expired ?? 0),

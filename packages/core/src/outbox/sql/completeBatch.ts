@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { OnSent } from '../options';
 import { claimFence, msInterval, msSince, nextRetryCount } from './fragments';
+import { dateMs, type DateMs } from '../../sql/dateColumn';
 
 /** `unavailable` rows are released by the relay (store.release), never passed to completeBatch. */
 export type CompletionKind = 'sent' | 'retryable' | 'permanent' | 'unavailable';
@@ -17,7 +18,8 @@ export interface CompletedRow {
   id: string;
   status: 'SENT' | 'PENDING' | 'FAILED';
   retry_count: number;
-  next_attempt_at: Date | string;
+  /** Read with dateMs (sql/dateColumn.ts). */
+  next_attempt_at: DateMs;
   /** From created_at to this completion, on the database clock. */
   age_ms: number;
 }
@@ -54,7 +56,9 @@ const SET_FAILED = `
 /** ±Infinity for a created_at SQL set to ±infinity (msSince): never a failed statement. */
 const AGE_MS = `${msSince('e.created_at')}::float8 AS age_ms`;
 
-const RETURNED = `e.id::text AS id, e.status, e.retry_count, e.next_attempt_at, ${AGE_MS}`;
+const NEXT_ATTEMPT_AT = `${dateMs('e.next_attempt_at')} AS next_attempt_at`;
+
+const RETURNED = `e.id::text AS id, e.status, e.retry_count, ${NEXT_ATTEMPT_AT}, ${AGE_MS}`;
 
 /** The sent rows, by primary key: `= ANY` over the ids, no join (see the note on COMPLETE). */
 const SENT_ROWS = `e.id = ANY ($2::uuid[]) AND ${claimFence('$1', { byId: true })}`;
@@ -95,7 +99,7 @@ const COMPLETE_DELETING_SENT = `
   WITH ${FAILURES}, ${FAILED}, gone AS (
     DELETE FROM outbox_events e
     WHERE ${SENT_ROWS}
-    RETURNING e.id::text AS id, 'SENT'::text AS status, e.retry_count, e.next_attempt_at, ${AGE_MS}
+    RETURNING e.id::text AS id, 'SENT'::text AS status, e.retry_count, ${NEXT_ATTEMPT_AT}, ${AGE_MS}
   )
   SELECT * FROM gone UNION ALL SELECT * FROM failed`;
 

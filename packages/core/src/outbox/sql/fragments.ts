@@ -4,6 +4,8 @@ import type { InboxStatus } from '../../inbox/types';
 import { jsonColumn as json } from '../../validate/storedJson';
 import { notePayloadText } from '../foreignRows';
 
+import { dateMs, dateOf, maybeDateOf, type DateMs } from '../../sql/dateColumn';
+
 export { msSince } from '../../sql/msSince';
 
 /**
@@ -25,10 +27,11 @@ export const RECORD_COLUMNS = `
   e.id::text AS id, e.seq::text AS seq, e.event_type, e.payload::text AS payload, e.destination,
   e.ordering_key, e.tenant_id, e.correlation_id, e.causation_id, e.headers::text AS headers,
   e.traceparent, e.tracestate, e.status,
-  e.retry_count, e.max_retries, e.claim_count, e.next_attempt_at, e.claim_token::text AS claim_token,
-  e.lease_expires_at, e.last_error,
-  e.published_at, e.failed_at, e.skipped_at, e.created_at, e.updated_at,
-  ${createdMicros('e.created_at')} AS created_us`;
+  e.retry_count, e.max_retries, e.claim_count, ${dateMs('e.next_attempt_at')} AS next_attempt_at,
+  e.claim_token::text AS claim_token, ${dateMs('e.lease_expires_at')} AS lease_expires_at, e.last_error,
+  ${dateMs('e.published_at')} AS published_at, ${dateMs('e.failed_at')} AS failed_at,
+  ${dateMs('e.skipped_at')} AS skipped_at, ${dateMs('e.created_at')} AS created_at,
+  ${dateMs('e.updated_at')} AS updated_at, ${createdMicros('e.created_at')} AS created_us`;
 
 /**
  * The columns a claim returns: what the publisher's message needs (toMessage) and the seq the
@@ -38,7 +41,7 @@ export const RECORD_COLUMNS = `
 export const CLAIMED_COLUMNS = `
   e.id::text AS id, e.seq::text AS seq, e.event_type, e.payload::text AS payload, e.destination,
   e.ordering_key, e.tenant_id, e.correlation_id, e.causation_id, e.headers::text AS headers,
-  e.traceparent, e.tracestate, e.retry_count, e.created_at`;
+  e.traceparent, e.tracestate, e.retry_count, ${dateMs('e.created_at')} AS created_at`;
 
 /**
  * A status as a sub-select (evaluated once) instead of a literal: equal to it, but not a constant
@@ -106,15 +109,16 @@ export interface OutboxRow {
   retry_count: number | bigint | string;
   max_retries: number | bigint | string;
   claim_count: number | bigint | string;
-  next_attempt_at: Date | string;
+  /** The times, read with dateMs (sql/dateColumn.ts). */
+  next_attempt_at: DateMs;
   claim_token: string | null;
-  lease_expires_at: Date | string | null;
+  lease_expires_at: DateMs | null;
   last_error: string | null;
-  published_at: Date | string | null;
-  failed_at: Date | string | null;
-  skipped_at: Date | string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
+  published_at: DateMs | null;
+  failed_at: DateMs | null;
+  skipped_at: DateMs | null;
+  created_at: DateMs;
+  updated_at: DateMs;
   created_us: string;
 }
 
@@ -137,14 +141,6 @@ export type ClaimedRow = Pick<
   | 'created_at'
 >;
 
-function date(value: Date | string): Date {
-  return value instanceof Date ? value : new Date(value);
-}
-
-function maybeDate(value: Date | string | null): Date | null {
-  return value === null ? null : date(value);
-}
-
 /** Maps a row from either driver (Prisma: bigint / Date; pg: string / Date) to a record. */
 export function toRecord(row: OutboxRow): OutboxRecord {
   return {
@@ -163,15 +159,15 @@ export function toRecord(row: OutboxRow): OutboxRecord {
     retryCount: Number(row.retry_count),
     maxRetries: Number(row.max_retries),
     claimCount: Number(row.claim_count),
-    nextAttemptAt: date(row.next_attempt_at),
+    nextAttemptAt: dateOf(row.next_attempt_at),
     claimToken: row.claim_token ?? null,
-    leaseExpiresAt: maybeDate(row.lease_expires_at),
+    leaseExpiresAt: maybeDateOf(row.lease_expires_at),
     lastError: row.last_error,
-    publishedAt: maybeDate(row.published_at),
-    failedAt: maybeDate(row.failed_at),
-    skippedAt: maybeDate(row.skipped_at),
-    createdAt: date(row.created_at),
-    updatedAt: date(row.updated_at),
+    publishedAt: maybeDateOf(row.published_at),
+    failedAt: maybeDateOf(row.failed_at),
+    skippedAt: maybeDateOf(row.skipped_at),
+    createdAt: dateOf(row.created_at),
+    updatedAt: dateOf(row.updated_at),
   };
 }
 
@@ -194,6 +190,6 @@ function messageOf(row: ClaimedRow): OutboxMessage {
     traceparent: row.traceparent,
     tracestate: row.tracestate,
     attempt: Number(row.retry_count) + 1,
-    createdAt: date(row.created_at),
+    createdAt: dateOf(row.created_at),
   };
 }
