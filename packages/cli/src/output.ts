@@ -11,6 +11,17 @@ import { INTERRUPTED_EXIT, type StopSignal } from './interrupt';
  */
 export const printable = escapeUnshowable;
 
+/**
+ * The one way a time is written as text: ISO 8601 (toISOString), `-` for none. Never throws: the
+ * core reads every time into a valid Date (a time beyond a Date's range as its nearest end,
+ * `+275760-09-13T00:00:00.000Z`), and a Date that is none the less invalid is written `invalid`
+ * instead of failing the whole listing with a RangeError (test/review88-time.test.ts).
+ */
+export function timeText(date: Date | null | undefined): string {
+  if (date === null || date === undefined) return '-';
+  return Number.isNaN(date.getTime()) ? 'invalid' : date.toISOString();
+}
+
 /** A text line on stdout, escaped (printable). */
 export function printLine(ctx: Context, line: string): void {
   ctx.io.out(printable(line));
@@ -74,7 +85,7 @@ export function printList<T extends object>(
 export function printRecord(ctx: Context, item: object, exact: JsonTexts = {}): void {
   if (ctx.json) return printJsonText(ctx, `{"item":${jsonObject(item, exact)}}`);
   for (const [key, value] of Object.entries(item)) {
-    const text = exact[key] ?? (value instanceof Date ? value.toISOString() : JSON.stringify(value));
+    const text = exact[key] ?? (value instanceof Date ? timeText(value) : JSON.stringify(value));
     printLine(ctx, `${key}: ${text}`);
   }
 }

@@ -14,6 +14,9 @@
  * What should happen: every command answers for every row, exit 0; a time beyond a Date's range is
  * written as the nearest end of it (+275760-09-13T00:00:00.000Z, -271821-04-20T00:00:00.000Z).
  */
+import type { InboxRecord, OutboxRecord } from '@ferry/core';
+import { inboxLine } from '../src/commands/inboxRead';
+import { outboxLine } from '../src/commands/outboxRead';
 import { useCliDatabase } from './cliDatabase';
 import { insertEvent, insertReceipt } from './rows';
 
@@ -112,5 +115,36 @@ describe.each(ODD_TIMES)('a time of %s', (time, written) => {
     expect(json.code).toBe(0);
     const items = (JSON.parse(json.lines.join('\n')) as { items: Array<{ at: string }> }).items;
     expect(items.map((item) => item.at)).toContain(written);
+  });
+});
+
+describe('the text of a Date that is none the less invalid (a record from elsewhere than the core)', () => {
+  it('is written `invalid` in a listing line, never a RangeError', () => {
+    const invalid = new Date(Number.NaN);
+    const record = {
+      id: 'e1',
+      status: 'PROCESSING',
+      type: 't',
+      tenantId: null,
+      orderingKey: null,
+      retryCount: 0,
+      maxRetries: 5,
+      createdAt: invalid,
+      lastError: null,
+      claimToken: 'c1',
+      leaseExpiresAt: invalid,
+    } as unknown as OutboxRecord;
+    expect(outboxLine(record)).toContain('created=invalid');
+    expect(outboxLine(record)).toContain('lease=invalid');
+    expect(
+      inboxLine({
+        ...record,
+        rowVersion: 1,
+        consumer: 'w',
+        messageId: 'm',
+        attempts: 0,
+        maxAttempts: 5,
+      } as unknown as InboxRecord),
+    ).toContain('created=invalid');
   });
 });

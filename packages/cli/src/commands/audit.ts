@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { UsageError } from '../errors';
-import { printList } from '../output';
+import { printList, timeText } from '../output';
 import { instant, positiveInt, uuid } from '../parse';
 
 interface AuditListOptions {
@@ -21,7 +21,7 @@ interface AuditListOptions {
 export function auditLine(e: AuditEntry): string {
   return [
     e.id,
-    e.at.toISOString(),
+    timeText(e.at),
     e.action,
     e.dryRun ? 'dry-run' : 'applied-run',
     `outcome=${e.outcome}`,

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { jsonTexts } from '../exactJson';
-import { printList, printRecord, printStats } from '../output';
+import { printList, printRecord, printStats, timeText } from '../output';
 import { choice, positiveInt, uuid } from '../parse';
 import { checkInboxScope, inboxAdmin, inboxScoped, type ScopeOptions } from '../scope';
 
@@ -16,11 +16,11 @@ export function inboxLine(r: InboxRecord): string {
     `message=${r.messageId}`,
     `tenant=${r.tenantId ?? '-'}`,
     `attempts=${r.attempts}/${r.maxAttempts}`,
-    `created=${r.createdAt.toISOString()}`,
+    `created=${timeText(r.createdAt)}`,
     `error=${r.lastError === null ? '-' : JSON.stringify(r.lastError)}`,
     ...(r.status !== 'PROCESSING' || r.claimToken === null
       ? []
-      : [`claim=${r.claimToken}`, `lease=${r.leaseExpiresAt?.toISOString() ?? '-'}`]),
+      : [`claim=${r.claimToken}`, `lease=${timeText(r.leaseExpiresAt)}`]),
   ].join(' ');
 }
 

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { jsonTexts } from '../exactJson';
-import { printList, printRecord, printStats } from '../output';
+import { printList, printRecord, printStats, timeText } from '../output';
 import { age, choice, positiveInt, uuid } from '../parse';
 import { outboxAdmin, outboxScoped, outboxScopeName, type ScopeOptions } from '../scope';
 
@@ -24,11 +24,11 @@ export function outboxLine(r: OutboxRecord | OutboxSummary): string {
     `tenant=${r.tenantId ?? '-'}`,
     `key=${r.orderingKey ?? '-'}`,
     `retries=${r.retryCount}/${r.maxRetries}`,
-    `created=${r.createdAt.toISOString()}`,
+    `created=${timeText(r.createdAt)}`,
     `error=${r.lastError === null ? '-' : JSON.stringify(r.lastError)}`,
     ...(r.status !== 'PROCESSING' || r.claimToken === null
       ? []
-      : [`claim=${r.claimToken}`, `lease=${r.leaseExpiresAt?.toISOString() ?? '-'}`]),
+      : [`claim=${r.claimToken}`, `lease=${timeText(r.leaseExpiresAt)}`]),
   ].join(' ');
 }
 

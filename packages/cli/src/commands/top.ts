@@ -2,7 +2,7 @@ import type { HealthDetails } from '@ferry/core';
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
-import { printable, printJson, printLine } from '../output';
+import { printable, printJson, printLine, timeText } from '../output';
 import { abortableDelay, MAX_TIMER_MS } from '@ferry/core/transport';
 import { durationBetween, positiveInt } from '../parse';
 import { healthOf, PROBE_TIMEOUT, PROBE_TIMEOUT_HELP } from './health';
@@ -52,7 +52,7 @@ function view(d: HealthDetails, now: Sample, before: Sample | undefined): string
       `completed=${i.counts.COMPLETED} DEAD=${i.counts.DEAD} expired=${i.expiredLeases} ` +
       `completed/s=${rate(now, before, 'completed')} oldest=${age(i.oldestPendingAgeMs)}`
     : 'inbox unavailable';
-  return [`${new Date(now.at).toISOString()} ${d.status}`, outbox, inbox];
+  return [`${timeText(new Date(now.at))} ${d.status}`, outbox, inbox];
 }
 
 /** Waits `ms`, or until `stop` aborts; its listener on `stop` is removed either way (abortableDelay). */
@@ -72,7 +72,7 @@ async function top(ctx: Context, o: TopOptions, stop: AbortSignal): Promise<numb
       sent: details.outbox?.sent,
       completed: details.inbox?.counts.COMPLETED,
     };
-    if (ctx.json) printJson(ctx, { at: new Date(now.at).toISOString(), ...details });
+    if (ctx.json) printJson(ctx, { at: timeText(new Date(now.at)), ...details });
     else if (ctx.io.isTTY) ctx.io.out(`\x1b[2J\x1b[H${view(details, now, before).map(printable).join('\n')}`);
     else printLine(ctx, view(details, now, before).join(' | '));
     before = now;
