@@ -148,3 +148,28 @@ describe('the text of a Date that is none the less invalid (a record from elsewh
     ).toContain('created=invalid');
   });
 });
+
+describe.each(ODD_TIMES)('the oldest unfinished row created at %s', (time) => {
+  it('outbox stats and inbox stats --json give its age as a number (null is "none pending")', async () => {
+    const event = await insertEvent(database.test.db);
+    const receipt = await insertReceipt(database.test.db, { status: 'DEAD' });
+    await database.test.db.execute(
+      `UPDATE outbox_events SET created_at = $2::timestamptz WHERE id = $1::uuid`,
+      [event, time],
+    );
+    await database.test.db.execute(
+      `UPDATE ferry_inbox_receipts SET status = 'PENDING', dead_at = NULL, created_at = $2::timestamptz
+         WHERE id = $1::uuid`,
+      [receipt.id, time],
+    );
+    for (const kind of ['outbox', 'inbox']) {
+      const stats = await cli(kind, 'stats', '--tenant', 'acme', '--json');
+      expect({ kind, code: stats.code, errors: stats.errors }).toEqual({ kind, code: 0, errors: [] });
+      const answer = JSON.parse(stats.lines.join('\n')) as { oldestPendingAgeMs: unknown };
+      expect({ kind, age: typeof answer.oldestPendingAgeMs }).toEqual({ kind, age: 'number' });
+      const text = await cli(kind, 'stats', '--tenant', 'acme');
+      const line = text.lines.find((l) => l.startsWith('oldestPendingAgeMs '));
+      expect({ kind, finite: Number.isFinite(Number(line?.split(' ')[1])) }).toEqual({ kind, finite: true });
+    }
+  });
+});
