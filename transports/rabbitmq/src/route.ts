@@ -64,6 +64,17 @@ export function encodeMessage(
   };
 }
 
+/**
+ * The AMQP timestamp property of a message created at `createdAt`: whole seconds since 1970, an
+ * unsigned 64-bit count, so none for a time before 1970 (a historical import, a created_at of
+ * '-infinity' read as the earliest Date) or an Invalid Date: amqplib refuses such a value as it
+ * encodes the publish, and the message could never be sent (test/review88-time.test.ts).
+ */
+function amqpTimestamp(createdAt: Date): { timestamp?: number } {
+  const seconds = Math.floor(createdAt.getTime() / 1000);
+  return seconds >= 0 ? { timestamp: seconds } : {};
+}
+
 /** The AMQP properties and headers of encodeMessage, without its body. */
 export function publishOptions(message: OutboxMessage, appId: string | undefined): PublishOptions {
   const correlationId = shortString(message.correlationId ?? undefined);
@@ -74,7 +85,7 @@ export function publishOptions(message: OutboxMessage, appId: string | undefined
     contentEncoding: 'utf-8',
     messageId: message.id,
     ...(shortString(message.type) !== undefined ? { type: message.type } : {}),
-    timestamp: Math.floor(message.createdAt.getTime() / 1000),
+    ...amqpTimestamp(message.createdAt),
     headers: outboxHeaders(message),
     ...(correlationId !== undefined ? { correlationId } : {}),
     ...(appId !== undefined ? { appId } : {}),
