@@ -21,11 +21,19 @@
 import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
-import { createAuditLog, createOutboxAdmin, emit, fromPg, InboxAdmin, type SqlExecutor } from '@ferry/core';
+import {
+  createAuditLog,
+  createOutboxAdmin,
+  createRelay,
+  emit,
+  fromPg,
+  InboxAdmin,
+  type SqlExecutor,
+} from '@ferry/core';
 import { fromKysely } from '@ferry/core/kysely';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { relay } from './outbox/helpers';
+import { silent } from './outbox/helpers';
 import { makeInbox, message } from './inbox/helpers';
 import { claimReceipts } from '../src/inbox/sql/claim';
 
@@ -107,14 +115,27 @@ describe.each(Object.keys(executors))('read through %s', (adapter) => {
       const listed = await admin.list({ limit: 10 });
       expect(listed.items.map((item) => item.createdAt.getTime())).toEqual([expected]);
 
+      const stats = await admin.stats();
+      expect(Number.isFinite(stats.oldestPendingAgeMs)).toBe(true);
+
       const publisher = new InMemoryPublisher({ decide: () => 'sent' });
-      const r = relay(db, publisher);
+      const ages: number[] = [];
+      const r = createRelay({
+        db,
+        publisher,
+        logger: silent,
+        observer: (event) => {
+          if (event.type === 'sent') ages.push(event.ageMs);
+        },
+      });
       try {
         expect(await r.runOnce()).toMatchObject({ claimed: 1, sent: 1 });
       } finally {
         await r.close();
       }
       expect(publisher.attempts.map((m) => m.createdAt.getTime())).toEqual([expected]);
+      // The age is from that Date to now: finite (JSON has no Infinity), as stats' is.
+      expect(ages.map((age) => Number.isFinite(age))).toEqual([true]);
     });
 
     it('inbox: get, list, stats, a claim, requeue, replay and the audit log carry it as a valid Date', async () => {

@@ -53,7 +53,7 @@ const SET_FAILED = `
     failed_at = CASE WHEN i.kind = 'permanent' OR ${EXHAUSTED} THEN now() END,
     ${RELEASED}`;
 
-/** ±Infinity for a created_at SQL set to ±infinity (msSince): never a failed statement. */
+/** A finite age for any created_at, ±infinity included (msSince): never a failed statement. */
 const AGE_MS = `${msSince('e.created_at')}::float8 AS age_ms`;
 
 const NEXT_ATTEMPT_AT = `${dateMs('e.next_attempt_at')} AS next_attempt_at`;
