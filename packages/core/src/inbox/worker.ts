@@ -9,6 +9,7 @@ import { emit, emitInfrastructure, processReceipt, type ProcessDeps, type Proces
 import { inboxListener } from './wakeup';
 import { EXHAUSTED_ERROR } from './sql/exhaustExpired';
 import { inRootContext } from '../tracing/rootContext';
+import { EndedClientStop, type LoopState } from '../sql/endedClient';
 
 export interface RunOnceResult {
   readonly claimed: number;
@@ -26,9 +27,9 @@ export interface RunOnceResult {
 
 /**
  * 'stopped': the poll loop ended on its own, its database client ended (FERRY_CLOSED: see
- * stopOnEndedClient); close() still closes it, start() starts it again.
+ * EndedClientStop); close() still closes it, start() starts it again.
  */
-type State = 'idle' | 'running' | 'stopped' | 'closing' | 'closed';
+type State = LoopState;
 
 const COUNTERS: Record<ProcessOutcome, keyof Omit<RunOnceResult, 'claimed'>> = {
   completed: 'completed',
@@ -82,11 +83,16 @@ export class InboxWorker<TTx> {
   private claimFailures = 0;
   /** When the poll loop last claimed without an error (createHealth's liveness). */
   lastCycleAt: Date | null = null;
-  /** Why the poll loop stopped on its own (state 'stopped'), else null. */
-  stopReason: string | null = null;
+  /** The poll loop's stop on a client the application ended (state 'stopped'). */
+  private readonly ended: EndedClientStop;
 
   constructor(private readonly deps: ProcessDeps<TTx>) {
     this.limit = concurrencyLimit(deps.worker.concurrency);
+    this.ended = new EndedClientStop(
+      deps.logger ?? defaultLogger('ferry.inbox'),
+      'ferry inbox worker',
+      'inbox',
+    );
     this.queue = new ClaimQueue(deps);
     const { listenUrl } = deps.worker;
     this.listener =
@@ -103,12 +109,17 @@ export class InboxWorker<TTx> {
     return this.state;
   }
 
+  /** Why the poll loop stopped on its own (state 'stopped'), else null. */
+  get stopReason(): string | null {
+    return this.state === 'stopped' ? this.ended.reason : null;
+  }
+
   /** Starts polling. Safe to call twice. */
   start(): void {
     this.assertOpen();
     if (this.state === 'running') return;
     this.state = 'running';
-    this.stopReason = null;
+    this.ended.clear();
     // Outside the caller's span (a traced start-up): the loop's statements and events never join
     // its trace; each handler runs in its own process span (review 71).
     inRootContext(() => {
@@ -359,23 +370,16 @@ export class InboxWorker<TTx> {
   }
 
   /**
-   * A claim that failed with FERRY_CLOSED: the application ended the pool or client the worker
-   * runs on (pool.end(), a Kysely destroyed), which never opens a session again. Claiming on, the
-   * loop reported the same error every poll interval for ever while looking alive to nothing
-   * (review 87). It stops instead: state 'stopped', `stopReason` saying why (createHealth's
-   * liveness reports it down with it), one error log; handlers already running finish (their
-   * transactions have their connections), queued claims are given back if the client still can,
-   * else left to their lease; close() closes it as ever. A database that is unavailable
-   * (FERRY_DATABASE_UNAVAILABLE, a timeout) is not this: the loop backs off and claims again.
+   * A claim (or sweep) that failed with FERRY_CLOSED: the application ended the pool or client the
+   * worker runs on, which never opens a session again (review 87; EndedClientStop, shared with the
+   * relay). The loop stops: state 'stopped', `stopReason` saying why (createHealth's liveness
+   * reports it down with it); handlers already running finish (their transactions have their
+   * connections), queued claims are given back if the client still can, else left to their lease;
+   * close() closes it as ever. A database that is unavailable is not this: the loop backs off and
+   * claims again.
    */
   private stopOnEndedClient(error: unknown): void {
-    if (!(error instanceof FerryError) || error.code !== 'FERRY_CLOSED' || this.state !== 'running') return;
-    this.state = 'stopped';
-    this.stopReason = `its database client was ended (FERRY_CLOSED): ${error.message}`.slice(0, 500);
-    (this.deps.logger ?? defaultLogger('ferry.inbox')).error(
-      { code: error.code, reason: this.stopReason },
-      'ferry inbox worker stopped: the pool or client it runs on was ended, no claim can succeed on it again; close the inbox before ending its pool',
-    );
+    if (this.state === 'running' && this.ended.stops(error)) this.state = 'stopped';
   }
 
   /**

@@ -27,6 +27,7 @@ import { WakeSignal } from '../wake/wakeSignal';
 import { NotifyListener } from '../wake/notifyListener';
 import { withSerializationRetry } from '../sql/serializationRetry';
 import { inRootContext } from '../tracing/rootContext';
+import { EndedClientStop, type LoopState } from '../sql/endedClient';
 
 export type { RelayConfig } from './relayConfig';
 
@@ -45,7 +46,13 @@ export interface CycleResult {
   poisoned: number;
 }
 
-export type RelayState = 'idle' | 'running' | 'closing' | 'closed';
+/**
+ * 'idle' until started, 'running', 'closing' and 'closed' from close(); 'stopped' when the poll
+ * loop ended on its own because the pool or client it runs on was ended (FERRY_CLOSED: no claim
+ * can succeed again; `stopReason` says so, createHealth's liveness reports it down). close()
+ * closes a stopped relay as ever; start() starts it again.
+ */
+export type RelayState = LoopState;
 
 export interface Relay {
   /**
@@ -55,7 +62,7 @@ export interface Relay {
   runOnce(): Promise<CycleResult>;
   /**
    * Starts the poll loop, pipelined up to options.pipelineDepth (and LISTEN when listenUrl is set).
-   * Idempotent; throws FERRY_CLOSED once close() was called.
+   * Idempotent; starts a stopped relay again; throws FERRY_CLOSED once close() was called.
    */
   start(): void;
   /**
@@ -64,6 +71,8 @@ export interface Relay {
    */
   close(): Promise<void>;
   readonly state: RelayState;
+  /** Why the poll loop stopped on its own (state 'stopped': its database client ended), else null. */
+  readonly stopReason: string | null;
   /** Cycles run so far. */
   readonly cycles: number;
   /** True while the loop waits for the next poll (or a wake-up). */
@@ -138,6 +147,8 @@ class OutboxRelay implements Relay {
   private cycleError: { error: unknown } | undefined;
   /** Failed cycles since one last finished without an error (drives the loop's back-off). */
   private failures = 0;
+  /** The poll loop's stop on a client the application ended (state 'stopped'). */
+  private readonly ended: EndedClientStop;
 
   get pollIntervalMs(): number {
     return this.options.pollInterval;
@@ -149,6 +160,7 @@ class OutboxRelay implements Relay {
     refuseRelayMaxRetries(config.options);
     const logger = guardLogger(config.logger ?? defaultLogger('ferry.outbox.relay'));
     this.logger = logger;
+    this.ended = new EndedClientStop(logger, 'ferry outbox relay', 'relay');
     for (const warning of this.options.warnings) logger.warn({ option: 'stuckThreshold' }, warning);
     this.store =
       config.store ??
@@ -350,15 +362,20 @@ class OutboxRelay implements Relay {
     return this.breaker.state;
   }
 
+  get stopReason(): string | null {
+    return this.state === 'stopped' ? this.ended.reason : null;
+  }
+
   /**
    * The poll loop, pipelined: after a full claim the next one goes out while earlier batches
    * publish and complete (at most `pipelineDepth` in flight; one unless the circuit is closed).
    * After a short claim it waits for them, then claims again if any row came back (other relays
    * may hold the rest of a backlog); only an empty claim idles (wake-ups meanwhile coalesce).
+   * A failure on a client the application ended ends the loop ('stopped': stopOnEndedClient).
    */
   private async run(): Promise<void> {
     const inFlight = new Set<Promise<void>>();
-    while (!this.stopping) {
+    while (!this.stopping && this.state === 'running') {
       const depth = this.breaker.state === 'closed' ? this.options.pipelineDepth : 1;
       if (inFlight.size >= depth) {
         await Promise.race(inFlight);
@@ -381,6 +398,7 @@ class OutboxRelay implements Relay {
           this.failures,
         );
         this.failures += 1;
+        if (this.stopOnEndedClient(error)) break;
         this.reportFailure(error, delay);
         await this.wake.pause(delay);
         continue;
@@ -400,6 +418,22 @@ class OutboxRelay implements Relay {
     const failed = this.cycleError;
     this.cycleError = undefined;
     if (failed) this.reportFailure(failed.error);
+  }
+
+  /**
+   * A cycle that failed with FERRY_CLOSED: the application ended the pool or client the relay runs
+   * on, which never opens a session again. Claiming on, the loop reported the same error at every
+   * back-off (up to 30 s) for ever while its state said running (review 88, as the inbox worker's
+   * in review 87; EndedClientStop is the one home of both). The failure is reported once, the
+   * state is 'stopped' with `stopReason` (createHealth's liveness reports it down with it), and
+   * the loop ends once its batches in flight settled; close() closes it at once, start() starts it
+   * again. A database that is unavailable is not this: the loop backs off and claims again.
+   */
+  private stopOnEndedClient(error: unknown): boolean {
+    if (this.stopping || this.state !== 'running' || !this.ended.stops(error)) return false;
+    this.state = 'stopped';
+    this.reportFailure(error);
+    return true;
   }
 
   /** A cycle finished without an error: liveness, and the back-off starts over. */
@@ -445,13 +479,17 @@ class OutboxRelay implements Relay {
 
   start(): void {
     if (this.stopping) throw new FerryError('FERRY_CLOSED', 'the relay is closed');
-    if (this.loop || this.state !== 'idle') return;
+    if (this.state !== 'idle' && this.state !== 'stopped') return;
     this.state = 'running';
+    this.ended.clear();
+    // A stopped loop may still wait for its batches in flight: the new one starts after it (one
+    // loop at a time), and close() waits for both through `loop`.
+    const previous = this.loop;
     // Outside the caller's span (a traced start-up): the loop's statements, publishes and events
     // never join its trace (review 71).
     inRootContext(() => {
       this.listener?.start();
-      this.loop = this.run();
+      this.loop = previous === undefined ? this.run() : previous.then(() => this.run());
     });
   }
 

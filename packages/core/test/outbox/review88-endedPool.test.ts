@@ -6,15 +6,7 @@
  * back-off for ever, close() works at once and start() starts it again. A database that is
  * unavailable is still claimed through.
  */
-import {
-  createHealth,
-  createRelay,
-  emit,
-  fromPg,
-  type OutboxEvent,
-  type Relay,
-  type SqlExecutor,
-} from '@ferry/core';
+import { createHealth, createRelay, emit, fromPg, type OutboxEvent, type SqlExecutor } from '@ferry/core';
 import { InMemoryPublisher, waitUntil } from '@ferry/testing';
 import { Pool } from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -45,9 +37,6 @@ function counted(db: SqlExecutor): { db: SqlExecutor; statements: () => number }
   };
 }
 
-/** Relay.stopReason (read so on a relay without it). */
-const stopReason = (relay: Relay): unknown => (relay as { stopReason?: unknown }).stopReason;
-
 const cycleErrors = (events: readonly OutboxEvent[]) =>
   events.filter((event) => event.type === 'infrastructure-error');
 
@@ -72,8 +61,8 @@ it('stops polling an ended pool once, says so, closes at once, and starts again'
   await waitUntil('the relay idle', () => relay.idle, { timeoutMs: 10_000 });
   await pool.end();
 
-  await waitUntil('the relay stopped', () => (relay.state as string) === 'stopped', { timeoutMs: 10_000 });
-  expect(stopReason(relay)).toMatch(/^its database client was ended \(FERRY_CLOSED\)/);
+  await waitUntil('the relay stopped', () => relay.state === 'stopped', { timeoutMs: 10_000 });
+  expect(relay.stopReason).toMatch(/^its database client was ended \(FERRY_CLOSED\)/);
   expect(cycleErrors(events)).toHaveLength(1);
   expect(cycleErrors(events)[0]).toMatchObject({ error: expect.stringContaining('FERRY_CLOSED') });
   // Long enough for ten back-offs from 1 ms: the loop sent nothing more, reported nothing more.
@@ -88,22 +77,22 @@ it('stops polling an ended pool once, says so, closes at once, and starts again'
     expect.objectContaining({
       name: 'relay',
       status: 'down',
-      detail: `state stopped: ${String(stopReason(relay))}`,
+      detail: `state stopped: ${relay.stopReason}`,
     }),
   );
 
   // start() starts the loop again: on the same ended pool it stops again at once.
   relay.start();
   expect(relay.state).toBe('running');
-  expect(stopReason(relay)).toBeNull();
-  await waitUntil('the relay stopped again', () => (relay.state as string) === 'stopped', {
+  expect(relay.stopReason).toBeNull();
+  await waitUntil('the relay stopped again', () => relay.state === 'stopped', {
     timeoutMs: 10_000,
   });
   expect(cycleErrors(events)).toHaveLength(2);
 
   await relay.close();
   expect(relay.state).toBe('closed');
-  expect(stopReason(relay)).toBeNull();
+  expect(relay.stopReason).toBeNull();
   await expect(relay.runOnce()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
   expect(() => relay.start()).toThrow(expect.objectContaining({ code: 'FERRY_CLOSED' }));
 }, 30_000);
@@ -119,7 +108,7 @@ it('claims on through a database that is unavailable: only an ended client stops
   relay.start();
   await waitUntil('three failed cycles', () => claims >= 3, { timeoutMs: 10_000 });
   expect(relay.state).toBe('running');
-  expect(stopReason(relay)).toBeNull();
+  expect(relay.stopReason).toBeNull();
   await relay.close();
   expect(relay.state).toBe('closed');
 });
