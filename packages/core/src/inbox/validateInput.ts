@@ -5,6 +5,7 @@ import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transpo
 import { headersFault } from '../validate/headers';
 import { isPlainObject, jsonText, kindOf, serializedTextFault } from '../validate/json';
 import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
+import { MAX_BATCH_ITEMS } from '../validate/batchLimit';
 import { payloadNumberRule } from '../validate/parsedBodies';
 import { tenantIdFault } from '../validate/tenantId';
 import { identifierFault, textFault } from '../validate/text';
@@ -19,9 +20,10 @@ export const INBOX_INPUT_LIMITS = {
   /**
    * Inputs of one acceptMany / acceptDetailed call: a longer array (a sparse one, a Proxy
    * claiming a length in the billions) is refused before any input is read (readInputs); the
-   * transports' acceptIsolated splits a longer batch of theirs in halves.
+   * transports' acceptIsolated splits a longer batch of theirs in halves. The same bound as
+   * emitMany's events (MAX_BATCH_ITEMS).
    */
-  maxBatchInputs: 10_000,
+  maxBatchInputs: MAX_BATCH_ITEMS,
   maxHeaders: 64,
   maxHeaderBytes: 16_384,
   maxPayloadDepth: 64,

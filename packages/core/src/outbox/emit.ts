@@ -1,6 +1,7 @@
 import { refuseEndedTransaction } from '../sql/endedTransactions';
 import { FerryError, FerryValidationError, isFerryError } from '../errors';
-import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
+import { arrayLengthArgument, integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
+import { MAX_BATCH_ITEMS } from '../validate/batchLimit';
 import { defaultLogger, guardLogger, loggerOption, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { executorFor, type ApplicationTransaction } from '../sql/applicationTransaction';
@@ -56,7 +57,11 @@ export interface Emitter {
    * it is in a transaction is known only once they are answered.
    */
   emit(tx: ApplicationTransaction, event: OutboxEventInput): Promise<{ id: string }>;
-  /** Validates every event first; inserts none if any is invalid. Ids in input order. */
+  /**
+   * Validates every event first; inserts none if any is invalid. Ids in input order. At most
+   * 10,000 events (as acceptMany's inputs): a longer array, or a length that is no array length,
+   * is refused (FERRY_VALIDATION_FAILED on `events`) before any event is read.
+   */
   emitMany(tx: ApplicationTransaction, events: readonly OutboxEventInput[]): Promise<{ ids: string[] }>;
 }
 
@@ -98,11 +103,15 @@ function withEventIds(error: unknown, ids: readonly string[]): unknown {
  * application's transaction. The copy stops at the first element that is not an object, which
  * validation refuses (the events before it are validated first, as before): copied hole by hole,
  * an array of length 2^32-1 holding one event exhausted the heap before its first hole was refused
- * (review87-sparseEventsLength). An array whose elements cannot be read (a Proxy) is refused.
+ * (review87-sparseEventsLength). An array whose elements cannot be read (a Proxy) is refused, and
+ * so, before any element is read, is one of more than MAX_BATCH_ITEMS (10,000) events or whose
+ * length is no array length (arrayLengthArgument, its length read once, as acceptMany's inputs):
+ * a Proxy of length 1e9 answering an event at every index was copied and validated event by event,
+ * and a length of 1.5 or '1' was answered with the events below it (review88-emitManyLength).
  */
 function everyEvent(events: readonly OutboxEventInput[]): OutboxEventInput[] {
+  const length = arrayLengthArgument('events', events, MAX_BATCH_ITEMS, 'events');
   try {
-    const length = events.length;
     const copy: OutboxEventInput[] = [];
     for (let i = 0; i < length; i += 1) {
       const event = events[i] as unknown;

@@ -1,0 +1,8 @@
+/**
+ * The most items one batch call of ferry's API takes: the inputs of acceptMany / acceptDetailed
+ * (INBOX_INPUT_LIMITS.maxBatchInputs) and the events of emitMany. One concept, one number: a
+ * longer array (a sparse one, a Proxy claiming a length in the billions) is refused before any
+ * item is read (arrayLengthArgument), since read item by item it exhausted the memory. 10,000 is
+ * also the most rows a relay claims in one batch (`batchSize`), and ten times the relay's default.
+ */
+export const MAX_BATCH_ITEMS = 10_000;
