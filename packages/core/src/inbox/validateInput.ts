@@ -2,7 +2,7 @@ import type { InboxAcceptInput } from '../contracts';
 import { FerryValidationError, type FerryErrorCode } from '../errors';
 import { arrayLengthArgument } from '../optionChecks';
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
-import { headersFault } from '../validate/headers';
+import { copyHeaders, headersFault } from '../validate/headers';
 import { isPlainObject, jsonText, kindOf, serializedTextFault } from '../validate/json';
 import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
 import { MAX_BATCH_ITEMS } from '../validate/batchLimit';
@@ -167,7 +167,7 @@ export function acceptFields(input: unknown): InboxAcceptInput | null {
     messageId,
     tenantId,
     payload,
-    headers: isPlainObject(headers) ? Object.fromEntries(Object.entries(headers)) : headers,
+    headers: copyHeaders(headers) as InboxAcceptInput['headers'],
     type,
     system,
   };

@@ -55,7 +55,26 @@ export function headerShapeReason(fault: HeaderShapeFault): string {
 }
 
 /**
- * The first fault of a headers object: not of the shape (headerShapeFault), an empty name,
+ * The headers an application gave (emit's envelope, an acceptance input), copied once: a plain
+ * object into a plain object of its own enumerable string-keyed entries, each value read once (a
+ * getter answering otherwise later can neither store another text nor pass the checks with one),
+ * its symbol keys kept (without their values) for headersFault to refuse; anything else as it is.
+ * Copied with Object.entries alone, a symbol-keyed header was dropped without a word (review 88),
+ * where the payload refuses a symbol key.
+ */
+export function copyHeaders(headers: unknown): unknown {
+  if (!isPlainObject(headers)) return headers;
+  const copy: Record<string | symbol, unknown> = Object.fromEntries(Object.entries(headers));
+  for (const key of Object.getOwnPropertySymbols(headers)) copy[key] = undefined;
+  return copy;
+}
+
+/** At most this much of a symbol's description is shown in a refusal. */
+const MAX_SHOWN_SYMBOL_CHARS = 100;
+
+/**
+ * The first fault of a headers object: not of the shape (headerShapeFault), a symbol key (symbol
+ * keys are not JSON: refused as the payload's are, never left out), an empty name,
  * invalid text in a name or value, too many headers or too many bytes (`headers_too_large`),
  * and, with `rejectReserved`, a reserved name (`reserved_header`).
  */
@@ -65,6 +84,13 @@ export function headersFault(
   rejectReserved: boolean,
 ): JsonFault | null {
   const invalid = (path: string, reason: string): JsonFault => ({ path, reason, rule: 'inbox_invalid' });
+  if (isPlainObject(headers)) {
+    const [symbol] = Object.getOwnPropertySymbols(headers);
+    if (symbol !== undefined) {
+      const shown = String(symbol.description ?? '').slice(0, MAX_SHOWN_SYMBOL_CHARS);
+      return invalid('headers', `symbol keys are not JSON (Symbol(${JSON.stringify(shown)}))`);
+    }
+  }
   const shape = headerShapeFault(headers);
   if (shape !== null) {
     return shape.name === null

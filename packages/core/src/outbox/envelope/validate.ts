@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { FerryValidationError } from '../../errors';
 import { TRANSPORT_REJECT_REASONS } from '../../transport/errors';
-import { headersFault } from '../../validate/headers';
+import { copyHeaders, headersFault } from '../../validate/headers';
 import { isPlainObject, jsonText, serializedTextFault, type JsonFault } from '../../validate/json';
 import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
 import { tenantIdFault } from '../../validate/tenantId';
@@ -144,9 +144,7 @@ function tenantText(value: unknown, max: number): string | null {
  */
 function validateHeaders(input: unknown, limits: EnvelopeLimits): string {
   if (input === undefined) return '{}';
-  const headers = reading('headers', () =>
-    isPlainObject(input) ? Object.fromEntries(Object.entries(input)) : input,
-  );
+  const headers = reading('headers', () => copyHeaders(input));
   failOn(reading('headers', () => headersFault(headers, limits, true)));
   return JSON.stringify(headers);
 }
