@@ -58,6 +58,8 @@ export class NotifyListener {
   private timer: NodeJS.Timeout | undefined;
   private failures = 0;
   private closed = false;
+  /** start() was called: it connects once (see start()). */
+  private started = false;
   private keepalive: NodeJS.Timeout | undefined;
   private probing = false;
   /** Successful connects so far (1 after the first, 2 after a reconnect, ...). */
@@ -76,7 +78,16 @@ export class NotifyListener {
     return this.client !== undefined;
   }
 
+  /**
+   * Connects (and reconnects for as long as it is open). Once only: a relay or inbox worker whose
+   * loop stopped on its own (an ended pool) keeps its LISTEN connection, and its start() starts
+   * the loop, and so this, again. A second connect beside the open one was no longer referenced,
+   * so close() ended only the last: each restart left a LISTEN connection open for the life of the
+   * process (review 88).
+   */
   start(): void {
+    if (this.started) return;
+    this.started = true;
     void this.connect();
   }
 
