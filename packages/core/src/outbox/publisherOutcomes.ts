@@ -1,6 +1,8 @@
 import type { PublishOutcome } from '../contracts';
 import { kindOf } from '../validate/json';
 import { describeError } from '../redact/redact';
+import { arrayLengthArgument } from '../optionChecks';
+import { MAX_BATCH_ITEMS } from '../validate/batchLimit';
 
 const STATUSES: ReadonlySet<string> = new Set(['sent', 'retryable', 'permanent', 'unavailable']);
 
@@ -36,17 +38,37 @@ export type CheckedOutcome =
  * publisher returns is never trusted. `byId` holds each message's one outcome; an entry that is
  * not an outcome is left out (its message has none: retryable), a status ferry does not know and
  * two different outcomes for one message are `invalid` (retryable, never sent). `problem` says
- * why there are none at all when the answer is not an array.
+ * why there are none at all: the answer is not an array, its length is no array length or above
+ * MAX_BATCH_ITEMS (10,000, more than any batch: read once, before any entry, with
+ * arrayLengthArgument as emitMany's events are; an array of length 2^32-1 was iterated whole in
+ * one synchronous turn, review 88), or an entry could not be read (a Proxy, a throwing getter:
+ * it escaped, and failed the cycle, its rows left to their lease).
  */
 export function checkOutcomes(answer: unknown): {
   byId: Map<string, CheckedOutcome>;
   problem: string | null;
 } {
-  const byId = new Map<string, CheckedOutcome>();
   if (!Array.isArray(answer)) {
-    return { byId, problem: `publisher returned ${kindOf(answer)}, not an array of outcomes` };
+    return { byId: new Map(), problem: `publisher returned ${kindOf(answer)}, not an array of outcomes` };
   }
-  for (const entry of answer as unknown[]) {
+  let length: number;
+  try {
+    length = arrayLengthArgument('outcomes', answer as unknown[], MAX_BATCH_ITEMS, 'outcomes');
+  } catch (error) {
+    return { byId: new Map(), problem: `publisher returned an answer refused: ${errorText(error)}` };
+  }
+  try {
+    return { byId: readOutcomes(answer as unknown[], length), problem: null };
+  } catch (error) {
+    return { byId: new Map(), problem: `publisher's outcomes could not be read: ${errorText(error)}` };
+  }
+}
+
+/** The first `length` entries of `answer`, by index (holes too, left out), as checkOutcomes says. */
+function readOutcomes(answer: readonly unknown[], length: number): Map<string, CheckedOutcome> {
+  const byId = new Map<string, CheckedOutcome>();
+  for (let index = 0; index < length; index += 1) {
+    const entry = answer[index];
     if (entry === null || typeof entry !== 'object') continue;
     const { id, status, error } = entry as { id?: unknown; status?: unknown; error?: unknown };
     if (typeof id !== 'string') continue;
@@ -64,5 +86,5 @@ export function checkOutcomes(answer: unknown): {
       byId.set(id, { id, status: 'invalid', error });
     } else if (earlier === undefined) byId.set(id, outcome);
   }
-  return { byId, problem: null };
+  return byId;
 }

@@ -75,7 +75,10 @@ it('an answer of length 2^32-1 is refused unread: every message retryable, the c
   for (const id of ids) {
     expect(await statusOf(t.db, id)).toMatchObject({
       status: 'PENDING',
-      last_error: expect.stringMatching(/has 4294967295 outcomes; the limit is 10000/),
+      // The count itself is redacted as a phone number by the default redaction.
+      last_error: expect.stringMatching(
+        /^publisher returned an answer refused: .* outcomes; the limit is 10000$/,
+      ),
     });
   }
 });
