@@ -4,7 +4,12 @@ import {
   type InboxAcceptor,
   type InboxAcceptResult,
 } from '@ferry/core';
-import { acceptIsolated, invalidResultReason, type ConsumerEmit } from '@ferry/core/transport';
+import {
+  acceptIsolated,
+  eventLoopTurns,
+  invalidResultReason,
+  type ConsumerEmit,
+} from '@ferry/core/transport';
 import type { ConsumedRecord, DriverProducer } from './client/types';
 import { sendDeadLetters, type DeadLetter } from './deadLetter';
 import { REJECT_REASONS, transportError } from './errors';
@@ -57,8 +62,9 @@ export async function handleChunk(
   topic: string,
   partition: number,
   chunk: readonly ConsumedRecord[],
+  heartbeat: () => Promise<void>,
 ): Promise<ChunkOutcome> {
-  const sorted = sortChunk(context, topic, partition, chunk);
+  const sorted = await sortChunk(context, topic, partition, chunk, heartbeat);
   const { inputs } = sorted;
   let results: readonly InboxAcceptResult[];
   try {
@@ -158,16 +164,31 @@ function rejectedByInbox(
   return deadLetters;
 }
 
-/** Decodes every record: inputs for the inbox and dead letters; tombstones to skip are left out. */
-function sortChunk(
+/**
+ * Decodes every record: inputs for the inbox and dead letters; tombstones to skip are left out.
+ * A record within 6 × maxPayloadBytes is parsed before it is measured, and one compressed batch
+ * holds hundreds of them (review 88): the chunk gives the event loop its turns while it is
+ * decoded, as every consumer does (core eventLoopTurns), and at each turn `heartbeat()` (kafkajs
+ * heartbeats only when asked, at most once per heartbeatIntervalMs; @platformatic/kafka on its
+ * own timer). A heartbeat refused here (a rebalance) is not this chunk's failure: its commit is
+ * refused as stale.
+ */
+async function sortChunk(
   context: ChunkContext,
   topic: string,
   partition: number,
   chunk: readonly ConsumedRecord[],
-): Sorted {
+  heartbeat: () => Promise<void>,
+): Promise<Sorted> {
   const sorted: Sorted = { inputs: [], inputMessages: [], deadLetters: [] };
   const { options, inbox } = context;
+  const turns = eventLoopTurns();
   for (const message of chunk) {
+    const turn = turns();
+    if (turn !== undefined) {
+      await turn;
+      heartbeat().catch(() => undefined);
+    }
     // A skipped tombstone is committed with its chunk, reported only in `settled`.
     if (options.tombstones === 'skip' && isTombstone(message)) continue;
     const decoded = decodeRecord(topic, partition, message, {

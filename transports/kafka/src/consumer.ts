@@ -315,7 +315,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       start += chunk.length;
       const first = chunk[0]!;
       const last = chunk[chunk.length - 1]!;
-      const outcome = await handleChunk(this, topic, partition, chunk);
+      const outcome = await handleChunk(this, topic, partition, chunk, batch.heartbeat);
       const outage = outcome.done === 'partly' || (outcome.done === false && isOutage(outcome));
       if (!outage)
         this.recovered(partitionKey, { topic, partition, offset: first.offset, count: chunk.length });
