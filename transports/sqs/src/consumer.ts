@@ -18,6 +18,7 @@ import {
   consumerEmitter,
   describeCause,
   escapeUnshowable,
+  eventLoopTurns,
   inRootContext,
   invalidResultReason,
   reportedMessageId,
@@ -265,12 +266,18 @@ class PollingConsumer implements SqsConsumer {
     return output.Messages ?? [];
   }
 
-  /** One received batch, start to end; not interrupted by close(). */
+  /**
+   * One received batch, start to end; not interrupted by close(). A body within 6 ×
+   * maxPayloadBytes is parsed before it is measured: the batch gives the event loop its turns
+   * while it is decoded (core eventLoopTurns, as every consumer does; review 88).
+   */
   private async handleBatch(messages: readonly Message[]): Promise<void> {
     const identity = this.options.identity ?? identityFromMessageId;
     const invalid: DeadLetterItem[] = [];
     const valid: { message: Message; input: InboxAcceptInput }[] = [];
+    const turns = eventLoopTurns();
     for (const message of messages) {
+      await turns();
       const decoded = decodeMessage(message, {
         consumer: this.options.consumer,
         maxPayloadBytes: this.acceptor.maxPayloadBytes,
