@@ -27,7 +27,7 @@ import {
   type RabbitConsumerOptions,
   type ResolvedConsumerOptions,
 } from './consumerOptions';
-import { isRefusal } from './errors';
+import { isRefusal, unknownExchangeType } from './errors';
 import { declareWorkQueue, type WorkQueueNames } from './topology';
 
 export interface RabbitConsumer {
@@ -269,6 +269,12 @@ class ConsumerRuntime implements RabbitConsumer {
       this.channelError = error;
       this.logger.warn({ err: error, queue: this.names.queue }, 'ferry.rabbitmq: consumer channel error');
     });
+    // A connection error during the attempt is why it failed (the channel's own answer is only
+    // "Channel ended"): a declare RabbitMQ refuses with a connection error (503 for an exchange
+    // type no plugin registers) is then a refusal ready() reports at once (isRefusal).
+    let connectionError: unknown = null;
+    const onConnectionError = (error: unknown) => (connectionError ??= error);
+    model.on('error', onConnectionError);
     try {
       if (this.options.topology)
         await bounded(declareWorkQueue(channel, this.options.topology), 'queue declare');
@@ -288,8 +294,9 @@ class ConsumerRuntime implements RabbitConsumer {
     } catch (error) {
       if (this.channel === channel) this.channel = null;
       await settledWithin(channel.close(), Math.min(CLOSE_ANSWER_MS, ms));
-      throw error;
+      throw connectionError ?? error;
     } finally {
+      model.off('error', onConnectionError);
       if (this.opening === channel) this.opening = null;
     }
     this.channelError = null;
@@ -301,10 +308,15 @@ class ConsumerRuntime implements RabbitConsumer {
   /** Records a failed connect or attach for ready(); a refusal only an operator can fix rejects it at once. */
   private noteFailure(error: unknown): void {
     if (!isRefusal(error)) return this.attempts.failed(error);
-    const hint = /PRECONDITION/i.test(String((error as { message?: unknown }).message))
-      ? ' (an existing queue or exchange has other arguments than this consumer declares: pass' +
-        ' declareTopology: false to consume a queue as it was declared, see the README)'
-      : '';
+    const unknownType = unknownExchangeType(error);
+    const hint =
+      unknownType !== null
+        ? ` (a binding's exchangeType ${JSON.stringify(unknownType)}: no plugin of the broker registers it;` +
+          ' enable the plugin that provides it (rabbitmq-plugins enable <plugin>) and the consumer attaches)'
+        : /PRECONDITION/i.test(String((error as { message?: unknown }).message))
+          ? ' (an existing queue or exchange has other arguments than this consumer declares: pass' +
+            ' declareTopology: false to consume a queue as it was declared, see the README)'
+          : '';
     this.attempts.refused(
       new FerryError(
         'FERRY_PERMANENT_FAILURE',

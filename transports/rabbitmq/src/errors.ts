@@ -46,11 +46,24 @@ function replyCode(error: unknown): number | null {
 }
 
 /**
+ * The exchange type RabbitMQ refused as unknown (503 COMMAND_INVALID "unknown exchange type 'x-…'",
+ * a connection error: no plugin of the broker registers it), or null.
+ */
+export function unknownExchangeType(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const match = /unknown exchange type '([^']*)'/.exec(
+    String((error as { message?: unknown }).message ?? ''),
+  );
+  return match ? match[1]! : null;
+}
+
+/**
  * Whether an attach attempt failed in a way only an operator can fix (REFUSAL_CODES, unless its
- * text is one of TEMPORARY_TEXTS).
+ * text is one of TEMPORARY_TEXTS; 503 for an exchange type no plugin of the broker registers).
  */
 export function isRefusal(error: unknown): boolean {
   const code = replyCode(error);
+  if (code !== null && code === 503 && unknownExchangeType(error) !== null) return true;
   if (code === null || !REFUSAL_CODES.has(code)) return false;
   const message = String((error as { message?: unknown }).message ?? '');
   return !TEMPORARY_TEXTS.some((text) => text.test(message));

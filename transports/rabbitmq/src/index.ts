@@ -18,6 +18,7 @@ export {
   declareWorkQueue,
   deleteWorkQueue,
   workQueueNames,
+  type ExchangeType,
   type QueueBinding,
   type WorkQueueNames,
   type WorkQueueTopology,

@@ -27,9 +27,22 @@ export interface WorkQueueNames {
 export interface QueueBinding {
   readonly exchange: string;
   readonly routingKey: string;
-  /** Declared durable when the binding is made; default `topic`. */
-  readonly exchangeType?: 'topic' | 'direct' | 'fanout' | 'headers';
+  /**
+   * Declared durable when the binding is made; default `topic`. An `x-` type is one a plugin
+   * registers (`x-consistent-hash`, `x-delayed-message`, …): a broker without the plugin refuses
+   * it (ready() rejects with FERRY_PERMANENT_FAILURE naming the type).
+   */
+  readonly exchangeType?: ExchangeType;
+  /**
+   * The exchange's arguments, declared with it (e.g. `{ 'x-delayed-type': 'topic' }`, which
+   * `x-delayed-message` requires). An existing exchange declared with other arguments is a
+   * PRECONDITION_FAILED refusal, as for a queue.
+   */
+  readonly exchangeArguments?: Readonly<Record<string, string | number | boolean>>;
 }
+
+/** RabbitMQ's own exchange types, or one a plugin registers (its name starts with `x-`). */
+export type ExchangeType = 'topic' | 'direct' | 'fanout' | 'headers' | `x-${string}`;
 
 export interface WorkQueueTopology {
   /** The work queue consumers read. Required. */
@@ -112,14 +125,54 @@ const BINDING_KEYS = {
   exchange: true,
   routingKey: true,
   exchangeType: true,
+  exchangeArguments: true,
 } as const satisfies OptionKeys<QueueBinding>;
 
 const EXCHANGE_TYPES = ['topic', 'direct', 'fanout', 'headers'] as const;
 
 /**
+ * A binding's exchange type: one of RabbitMQ's own, or any `x-` name (a plugin's: RabbitMQ takes
+ * every type its plugins register), at most 255 UTF-8 bytes (an AMQP short string).
+ */
+function checkExchangeType(option: string, exchangeType: unknown): void {
+  if (typeof exchangeType === 'string' && exchangeType.startsWith('x-') && exchangeType.length > 2) {
+    shortStringOption(option, exchangeType);
+    return;
+  }
+  if (typeof exchangeType === 'string' && !(EXCHANGE_TYPES as readonly string[]).includes(exchangeType)) {
+    throw new FerryConfigError(
+      option,
+      `must be one of ${EXCHANGE_TYPES.join(', ')} or a plugin's type (x-…), got ${received(exchangeType)}`,
+    );
+  }
+  oneOfOption(option, exchangeType, EXCHANGE_TYPES);
+}
+
+/** Exchange arguments: a plain object of short-string names to strings, finite numbers or booleans. */
+function checkExchangeArguments(option: string, value: unknown): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new FerryConfigError(option, `must be an object of arguments, got ${received(value)}`);
+  }
+  for (const [name, argument] of Object.entries(value)) {
+    shortStringOption(`${option}.${name}`, name, 'is a name of');
+    const ok =
+      typeof argument === 'string' ||
+      typeof argument === 'boolean' ||
+      (typeof argument === 'number' && Number.isFinite(argument));
+    if (!ok) {
+      throw new FerryConfigError(
+        `${option}.${name}`,
+        `must be a string, a finite number or a boolean, got ${received(argument)}`,
+      );
+    }
+  }
+}
+
+/**
  * Each binding, named `bindings[<i>].<key>`: RabbitMQ answers an exchange type it does not know
- * with a connection error (503), which closed the whole connection (a publisher sharing it too)
- * at every attach; a misspelt or missing routing key bound the queue with `''`, which a topic or
+ * with a connection error (503), which closes the whole connection (a publisher sharing it too):
+ * a type is one of RabbitMQ's own or a plugin's `x-` name (a missing plugin is refused at attach,
+ * see isRefusal); a misspelt or missing routing key bound the queue with `''`, which a topic or
  * direct exchange routes nothing to; the default exchange cannot be bound (403); an exchange or
  * routing key over 255 bytes (an AMQP short string) failed every attach, retried for ever.
  */
@@ -132,7 +185,7 @@ function checkBindings(bindings: unknown): void {
     const name = `bindings[${i}]`;
     if (binding === undefined) throw new FerryConfigError(name, 'must be an object, got undefined');
     knownKeysOption(`${name}.`, binding, BINDING_KEYS);
-    const { exchange, routingKey, exchangeType } = binding as Record<string, unknown>;
+    const { exchange, routingKey, exchangeType, exchangeArguments } = binding as Record<string, unknown>;
     if (exchange === '') {
       throw new FerryConfigError(
         `${name}.exchange`,
@@ -144,7 +197,9 @@ function checkBindings(bindings: unknown): void {
       throw new FerryConfigError(`${name}.routingKey`, `must be a string, got ${received(routingKey)}`);
     }
     shortStringOption(`${name}.routingKey`, routingKey);
-    if (exchangeType !== undefined) oneOfOption(`${name}.exchangeType`, exchangeType, EXCHANGE_TYPES);
+    if (exchangeType !== undefined) checkExchangeType(`${name}.exchangeType`, exchangeType);
+    if (exchangeArguments !== undefined)
+      checkExchangeArguments(`${name}.exchangeArguments`, exchangeArguments);
   });
 }
 
@@ -218,7 +273,10 @@ export async function declareWorkQueue(
     arguments: { 'x-dead-letter-exchange': names.deadLetterExchange },
   });
   for (const binding of topology.bindings ?? []) {
-    await channel.assertExchange(binding.exchange, binding.exchangeType ?? 'topic', { durable: true });
+    await channel.assertExchange(binding.exchange, binding.exchangeType ?? 'topic', {
+      durable: true,
+      ...(binding.exchangeArguments === undefined ? {} : { arguments: { ...binding.exchangeArguments } }),
+    });
     await channel.bindQueue(names.queue, binding.exchange, binding.routingKey);
   }
   return names;

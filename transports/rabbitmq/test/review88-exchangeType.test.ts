@@ -44,6 +44,21 @@ describe('a binding to an exchange of a type a plugin registers', () => {
     expect(() => workQueueNames({ queue: 'work', bindings } as never)).toThrow(/bindings\[0\]\.exchangeType/);
   });
 
+  test('exchangeArguments are taken as an object of names to strings, finite numbers and booleans', () => {
+    const binding = (exchangeArguments: unknown) => ({
+      queue: 'work',
+      bindings: [
+        { exchange: 'delayed', routingKey: 'k', exchangeType: 'x-delayed-message', exchangeArguments },
+      ],
+    });
+    expect(() =>
+      workQueueNames(binding({ 'x-delayed-type': 'topic', weight: 2, on: true }) as never),
+    ).not.toThrow();
+    for (const bad of [null, [], 'topic', { 'x-delayed-type': {} }, { n: Number.NaN }]) {
+      expect(() => workQueueNames(binding(bad) as never)).toThrow(/bindings\[0\]\.exchangeArguments/);
+    }
+  });
+
   test('a type the broker has no plugin for: ready() rejects at once with FERRY_PERMANENT_FAILURE naming the type and the plugin', async () => {
     const exchange = uniqueName('hash');
     fixture.consumer = attachRabbitConsumer(fixture.acceptor, {
