@@ -26,6 +26,7 @@ describe('the charset of a content type', () => {
       "application/json; charset*=us-ascii'en'UTF%2D8",
     ],
     ['spaces around =', 'application/json; charset = utf-8'],
+    ['a parameter without a value', 'application/json; charset; version=2'],
   ])('%s names UTF-8 (or no charset): accepted', (_what, contentType) => {
     expect(fault(contentType)).toBeNull();
   });
