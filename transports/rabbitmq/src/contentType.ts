@@ -90,6 +90,10 @@ function nextOf(text: string, from: number, char: string): number {
 
 /** The quoted string opening at `start` (unescaped) and the index after its closing quote, or null. */
 function quotedString(text: string, start: number): { value: string; end: number } | null {
+  const close = text.indexOf(QUOTE, start + 1);
+  const escape = text.indexOf(BACKSLASH, start + 1);
+  if (close >= 0 && (escape < 0 || escape > close))
+    return { value: text.slice(start + 1, close), end: close + 1 };
   let value = '';
   for (let i = start + 1; i < text.length; i += 1) {
     const c = text[i]!;

@@ -11,7 +11,12 @@
  * never waiting for its timeout. The broker here runs without the plugins: the refusal is real.
  */
 import { FerryConfigError, FerryError } from '@ferry/core';
-import { attachRabbitConsumer, workQueueNames, type RabbitConsumer } from '@ferry/rabbitmq';
+import {
+  attachRabbitConsumer,
+  workQueueNames,
+  type ExchangeType,
+  type RabbitConsumer,
+} from '@ferry/rabbitmq';
 import { uniqueName } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 
@@ -25,13 +30,16 @@ async function readyError(consumer: RabbitConsumer, timeoutMs: number): Promise<
 }
 
 describe('a binding to an exchange of a type a plugin registers', () => {
-  test.each(['x-consistent-hash', 'x-delayed-message', 'x-random', 'x-recent-history', 'x-jms-topic'])(
-    '%s is taken as an exchange type',
-    (exchangeType) => {
-      const bindings = [{ exchange: 'plugged', routingKey: '1', exchangeType }] as const;
-      expect(() => workQueueNames({ queue: 'work', bindings })).not.toThrow();
-    },
-  );
+  test.each<ExchangeType>([
+    'x-consistent-hash',
+    'x-delayed-message',
+    'x-random',
+    'x-recent-history',
+    'x-jms-topic',
+  ])('%s is taken as an exchange type', (exchangeType) => {
+    const bindings = [{ exchange: 'plugged', routingKey: '1', exchangeType }] as const;
+    expect(() => workQueueNames({ queue: 'work', bindings })).not.toThrow();
+  });
 
   test.each([
     ['no x- prefix', 'consistent-hash'],
