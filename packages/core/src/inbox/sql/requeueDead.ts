@@ -18,9 +18,12 @@ export const INBOX_REQUEUE_HISTORY_LIMIT = 10;
  * numbered one past the last entry's `sequence` (an entry stored before entries were numbered
  * counts as one of the history's length), of which the last INBOX_REQUEUE_HISTORY_LIMIT entries
  * are kept: a history that grew longer before the bound is cut down here too. The column is
- * jsonb anyone can set: a history that is not an array counts as empty, and only a sequence
- * written as a whole number from 1 to 15 digits is counted from (a cast of 1e30 failed every
- * requeue of the receipt; review 88).
+ * jsonb anyone can set: a history that is not an array counts as empty, and a sequence is counted
+ * from only when it is one the record counts from (requeueHistory in fragments.ts): a number that
+ * reads in JavaScript as a whole number from 1 to 2^53-1 (4.0 and 1e15 do; 1.5, -5, 1e30 do not:
+ * a cast of 1e30 failed every requeue of the receipt, review 88). The number is read as the
+ * record reads it, as a double (numeric's float8 rounds as JSON.parse does), within a range that
+ * cannot overflow one; any other bound (review 89: 1 to 15 digits) renumbered the history kept.
  * DEAD is opaque (opaqueStatus): the row is found by primary key, not among every DEAD receipt of
  * ferry_inbox_receipts_dead (test/inbox/maintenanceCost.test.ts).
  */
@@ -35,10 +38,13 @@ const SQL = `
           'at', now(), 'actor', $4::text, 'reason', $5::text, 'fromVersion', row_version,
           'attemptsInCycle', attempts, 'lastError', last_error,
           'sequence', COALESCE(
-            (SELECT (old.entry->>'sequence')::bigint + (jsonb_array_length(history.entries) - old.position)
-               FROM jsonb_array_elements(history.entries) WITH ORDINALITY AS old(entry, position)
-               WHERE jsonb_typeof(old.entry->'sequence') = 'number'
-                 AND old.entry->>'sequence' ~ '^[1-9][0-9]{0,14}$'
+            (SELECT seq.value::bigint + (jsonb_array_length(history.entries) - old.position)
+               FROM jsonb_array_elements(history.entries) WITH ORDINALITY AS old(entry, position),
+               LATERAL (SELECT CASE WHEN jsonb_typeof(old.entry->'sequence') = 'number' THEN
+                          CASE WHEN (old.entry->>'sequence')::numeric BETWEEN 0.5 AND 9007199254740992
+                               THEN (old.entry->>'sequence')::numeric::float8 END
+                        END AS value) AS seq
+               WHERE seq.value = trunc(seq.value) AND seq.value BETWEEN 1 AND 9007199254740991
                ORDER BY old.position DESC LIMIT 1),
             jsonb_array_length(history.entries)) + 1)))
           WITH ORDINALITY AS kept(entry, position)
