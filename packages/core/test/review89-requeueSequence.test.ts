@@ -6,10 +6,8 @@
  * digits, within 2^53-1) was read by get() as that number, then requeue numbered its new entry
  * from the history's length: the entry get() called 4 became 1 and the new one 2.
  */
-import { randomUUID } from 'node:crypto';
-import { InboxAdmin, InboxPermanentError, type InboxRecord } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { makeInbox, message, receiptRow } from './inbox/helpers';
+import { requeueHandSetHistory } from './inbox/helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -19,19 +17,6 @@ afterAll(async () => {
   await t.drop();
 });
 
-async function deadReceipt(tenantId: string): Promise<InboxRecord> {
-  const inbox = makeInbox(t.prisma, {
-    handlers: {
-      poison: async () => {
-        throw new InboxPermanentError('poison');
-      },
-    },
-  });
-  const { record } = await inbox.accept(message({ tenantId, consumer: 'poison' }));
-  for (let i = 0; i < 20 && (await receiptRow(t, record.id)).status !== 'DEAD'; i += 1) await inbox.runOnce();
-  return (await new InboxAdmin(t.prisma).forTenant(tenantId).get(record.id))!;
-}
-
 it.each([
   ['a whole sequence written with a fraction', '[{"sequence": 4.0}]', 4],
   ['a whole sequence written with an exponent and a fraction', '[{"sequence": 4.00e0}]', 4],
@@ -39,21 +24,8 @@ it.each([
   ['the largest safe integer less one', '[{"sequence": 9007199254740990}]', 9007199254740990],
   ['a later entry without a number', '[{"sequence": 7.0}, {"sequence": "x"}]', 8],
 ])('requeue numbers on from the sequence get() reads: %s (%s)', async (_, history, read) => {
-  const tenantId = `t-${randomUUID()}`;
-  const admin = new InboxAdmin(t.prisma).forTenant(tenantId);
-  const dead = await deadReceipt(tenantId);
-  await t.db.query(`UPDATE ferry_inbox_receipts SET requeue_history = $2::jsonb WHERE id = $1::uuid`, [
-    dead.id,
-    history,
-  ]);
-  const before = (await admin.get(dead.id))!;
+  const { before, requeued } = await requeueHandSetHistory(t, history);
   expect(before.requeueHistory.at(-1)!.sequence).toBe(read);
-  const requeued = await admin.requeue({
-    id: dead.id,
-    expectedVersion: before.rowVersion,
-    actor: 'op',
-    reason: 'hand-edited history',
-  });
   // The entries kept keep the numbers get() gave them; the new one is numbered one past them.
   expect(requeued.requeueHistory.map((entry) => entry.sequence)).toEqual([
     ...before.requeueHistory.map((entry) => entry.sequence),

@@ -1,6 +1,9 @@
 import {
   fromPrisma,
   Inbox,
+  InboxAdmin,
+  InboxPermanentError,
+  type InboxRecord,
   type InboxEvent,
   type InboxHandlerContext,
   type InboxOptions,
@@ -195,4 +198,46 @@ export function recordingPool(t: TestDatabase): {
     };
   });
   return { pool, statements, sent };
+}
+
+/**
+ * A receipt of `tenantId` made DEAD by a handler that fails permanently (the requeue tests'
+ * starting point), read back through the tenant's admin.
+ */
+export async function deadReceipt(t: TestDatabase, tenantId: string): Promise<InboxRecord> {
+  const inbox = makeInbox(t.prisma, {
+    handlers: {
+      poison: async () => {
+        throw new InboxPermanentError('poison');
+      },
+    },
+  });
+  const { record } = await inbox.accept(message({ tenantId, consumer: 'poison' }));
+  for (let i = 0; i < 20 && (await receiptRow(t, record.id)).status !== 'DEAD'; i += 1) await inbox.runOnce();
+  return (await new InboxAdmin(t.prisma).forTenant(tenantId).get(record.id))!;
+}
+
+/**
+ * A DEAD receipt (deadReceipt) of a fresh tenant whose requeue_history is set by hand to
+ * `history` (jsonb text), read, then requeued by an operator: the record before and after.
+ */
+export async function requeueHandSetHistory(
+  t: TestDatabase,
+  history: string,
+): Promise<{ readonly id: string; readonly before: InboxRecord; readonly requeued: InboxRecord }> {
+  const tenantId = `t-${randomUUID()}`;
+  const admin = new InboxAdmin(t.prisma).forTenant(tenantId);
+  const { id } = await deadReceipt(t, tenantId);
+  await t.db.query(`UPDATE ferry_inbox_receipts SET requeue_history = $2::jsonb WHERE id = $1::uuid`, [
+    id,
+    history,
+  ]);
+  const before = (await admin.get(id))!;
+  const requeued = await admin.requeue({
+    id,
+    expectedVersion: before.rowVersion,
+    actor: 'op',
+    reason: 'hand-edited history',
+  });
+  return { id, before, requeued };
 }

@@ -7,9 +7,9 @@
  * (`requeueHistoryDropped`); a row that grew before this is cut down by its next requeue.
  */
 import { randomUUID } from 'node:crypto';
-import { INBOX_REQUEUE_HISTORY_LIMIT, InboxAdmin, InboxPermanentError, type InboxRecord } from '@ferry/core';
+import { INBOX_REQUEUE_HISTORY_LIMIT, InboxAdmin, type InboxRecord } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { makeInbox, message, receiptRow } from './helpers';
+import { deadReceipt } from './helpers';
 
 /** The entries a history keeps (INBOX_REQUEUE_HISTORY_LIMIT). */
 const KEPT = 10;
@@ -37,23 +37,10 @@ async function deadAgain(id: string): Promise<void> {
   );
 }
 
-async function deadReceipt(tenantId: string): Promise<InboxRecord> {
-  const inbox = makeInbox(t.prisma, {
-    handlers: {
-      poison: async () => {
-        throw new InboxPermanentError('poison');
-      },
-    },
-  });
-  const { record } = await inbox.accept(message({ tenantId, consumer: 'poison' }));
-  for (let i = 0; i < 20 && (await receiptRow(t, record.id)).status !== 'DEAD'; i += 1) await inbox.runOnce();
-  return (await new InboxAdmin(t.prisma).forTenant(tenantId).get(record.id))!;
-}
-
 it('keeps the last entries of a receipt requeued in a loop, numbered, and counts the dropped ones', async () => {
   const tenantId = `t-${randomUUID()}`;
   const admin = new InboxAdmin(t.prisma).forTenant(tenantId);
-  const dead = await deadReceipt(tenantId);
+  const dead = await deadReceipt(t, tenantId);
   const requeues = 3 * KEPT + 5;
   let record = dead;
   for (let n = 1; n <= requeues; n += 1) {
@@ -90,7 +77,7 @@ it('keeps the last entries of a receipt requeued in a loop, numbered, and counts
 it('cuts a history that grew before the bound at its next requeue, counting its unnumbered entries', async () => {
   const tenantId = `t-${randomUUID()}`;
   const admin = new InboxAdmin(t.prisma).forTenant(tenantId);
-  const dead = await deadReceipt(tenantId);
+  const dead = await deadReceipt(t, tenantId);
   const old = Array.from({ length: KEPT + 5 }, (_, i) => ({
     at: new Date().toISOString(),
     actor: 'op',

@@ -8,10 +8,8 @@
  * Requeue now numbers from a last sequence that is a whole number within 2^53-1 (else from the
  * history's length) and reads a history that is not an array as empty; get() reads them too.
  */
-import { randomUUID } from 'node:crypto';
-import { InboxAdmin, InboxPermanentError, type InboxRecord } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { makeInbox, message, receiptRow } from './helpers';
+import { receiptRow, requeueHandSetHistory } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -20,19 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.drop();
 });
-
-async function deadReceipt(tenantId: string): Promise<InboxRecord> {
-  const inbox = makeInbox(t.prisma, {
-    handlers: {
-      poison: async () => {
-        throw new InboxPermanentError('poison');
-      },
-    },
-  });
-  const { record } = await inbox.accept(message({ tenantId, consumer: 'poison' }));
-  for (let i = 0; i < 20 && (await receiptRow(t, record.id)).status !== 'DEAD'; i += 1) await inbox.runOnce();
-  return (await new InboxAdmin(t.prisma).forTenant(tenantId).get(record.id))!;
-}
 
 it.each([
   ['a sequence beyond bigint', '[{"sequence": 1e30}]', 2],
@@ -44,23 +29,10 @@ it.each([
   ['a string', '"history"', 1],
   ['JSON null', 'null', 1],
 ])('requeues a receipt whose hand-set history holds %s (%s)', async (_, history, sequence) => {
-  const tenantId = `t-${randomUUID()}`;
-  const admin = new InboxAdmin(t.prisma).forTenant(tenantId);
-  const dead = await deadReceipt(tenantId);
-  await t.db.query(`UPDATE ferry_inbox_receipts SET requeue_history = $2::jsonb WHERE id = $1::uuid`, [
-    dead.id,
-    history,
-  ]);
-  const before = (await admin.get(dead.id))!;
-  const requeued = await admin.requeue({
-    id: dead.id,
-    expectedVersion: before.rowVersion,
-    actor: 'op',
-    reason: 'hand-edited history',
-  });
+  const { id, requeued } = await requeueHandSetHistory(t, history);
   expect(requeued.status).toBe('PENDING');
   const last = requeued.requeueHistory.at(-1)!;
   expect([last.actor, last.reason, last.sequence]).toEqual(['op', 'hand-edited history', sequence]);
-  const stored = await receiptRow(t, dead.id);
+  const stored = await receiptRow(t, id);
   expect(Array.isArray(stored.requeue_history)).toBe(true);
 });
