@@ -288,6 +288,13 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         expect(dead.map((letter) => letter.messageId)).toEqual(['conformance-poison']);
         expect(dead[0]!.reason).toEqual(expect.stringMatching(/./));
         await expectAcceptedExactly(['conformance-before', 'conformance-after']);
+        // A consumer reports `dead-lettered` once the broker confirmed the copy; a reader of the
+        // dead-letter destination can see the copy before that answer reaches the consumer.
+        await waitUntil(
+          'the dead-lettered event',
+          () => (consumerEvents.some((event) => event.type === 'dead-lettered') ? true : undefined),
+          timeoutMs,
+        );
         expect(
           consumerEvents.filter((event) => event.type === 'dead-lettered').map((event) => event.messageId),
         ).toEqual(['conformance-poison']);
