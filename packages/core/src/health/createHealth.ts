@@ -1,8 +1,9 @@
-import { FerryError, isFerryError } from '../errors';
+import { FerryError } from '../errors';
 import { readStats } from '../inbox/sql/stats';
 import { createOutboxAdmin } from '../outbox/admin';
 import { verifySchema } from '../schema/checkSchema';
 import { boundedExecutor } from '../sql/boundedExecutor';
+import { describeCause } from '../transport/errors';
 import { resolveHealthOptions } from './options';
 import type {
   FerryHealth,
@@ -20,11 +21,6 @@ function report(checks: HealthCheck[]): HealthReport {
   return { status: checks.every((c) => c.status === 'up') ? 'up' : 'down', checks };
 }
 
-function describe(error: unknown): string {
-  if (isFerryError(error)) return `${error.code}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** Resolves with `work`'s check, or a down check once `timeoutMs` passes. */
 async function probe(name: string, timeoutMs: number, work: () => Promise<string>): Promise<HealthCheck> {
   let timer: NodeJS.Timeout | undefined;
@@ -34,7 +30,7 @@ async function probe(name: string, timeoutMs: number, work: () => Promise<string
   try {
     return await Promise.race([work().then((detail) => up(name, detail)), deadline]);
   } catch (error) {
-    return down(name, describe(error));
+    return down(name, describeCause(error));
   } finally {
     clearTimeout(timer);
   }
@@ -128,7 +124,7 @@ export function createHealth(options: HealthOptions): FerryHealth {
       return { ...report(checks), outbox: outbox.stats, inbox };
     } catch (error) {
       if (!(error instanceof FerryError)) throw error;
-      checks.push(down('backlog', describe(error)));
+      checks.push(down('backlog', describeCause(error)));
       return { ...report(checks), outbox: null, inbox: null };
     }
   }

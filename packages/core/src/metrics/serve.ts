@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FerryConfigError } from '../errors';
+import { describeTransportError } from '../transport/errors';
 import {
   integerOption,
   knownKeysOption,
@@ -51,6 +52,15 @@ export async function serveMetrics(options: ServeMetricsOptions): Promise<Metric
   if (typeof registry?.metrics !== 'function') {
     throw new FerryConfigError('registry', `must be a prom-client Registry, got ${received(registry)}`);
   }
+  // Sent as the Content-Type of every scrape: one Node refuses (none, a line break) made each
+  // answer throw, a rejection of the request handler (an unhandled rejection ends the process).
+  const { contentType } = registry;
+  if (typeof contentType !== 'string' || !CONTENT_TYPE.test(contentType)) {
+    throw new FerryConfigError(
+      'registry',
+      `must have a contentType: a header value (printable text, no line break), got ${received(contentType)}`,
+    );
+  }
   const port = integerOption('port', options.port ?? 9464, 0, 65_535);
   const host = nonEmptyOption('host', options.host ?? '127.0.0.1');
   const path = nonEmptyOption('path', options.path ?? '/metrics');
@@ -65,7 +75,10 @@ export async function serveMetrics(options: ServeMetricsOptions): Promise<Metric
     );
   }
 
-  const server = createServer((request, response) => void answer(registry, path, request, response));
+  // answer() never rejects (see it); were it to, the socket is ended rather than left hanging.
+  const server = createServer((request, response) => {
+    answer(registry, path, request, response).catch(() => response.destroy());
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
@@ -106,13 +119,17 @@ async function answer(
   try {
     body = await registry.metrics();
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return send(response, 500, TEXT, `metrics failed: ${message}\n`, head);
+    // What failed, read totally and without a URL's user and password: the answer goes to
+    // whoever can reach the port, and a collector's error may quote a connection string.
+    return send(response, 500, TEXT, `metrics failed: ${describeTransportError(error)}\n`, head);
   }
   send(response, 200, registry.contentType, body, head);
 }
 
 const TEXT = 'text/plain; charset=utf-8';
+
+/** A Content-Type value Node's HTTP server sends: visible ASCII and spaces or tabs, not empty. */
+const CONTENT_TYPE = /^[\t\x20-\x7e]*[\x21-\x7e][\t\x20-\x7e]*$/;
 
 function pathOf(url: string | undefined): string | null {
   try {

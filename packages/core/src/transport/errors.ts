@@ -91,12 +91,13 @@ export function describeTransportError(error: unknown): string {
 }
 
 /**
- * Why an acceptance or a broker call failed, for observer events and log lines: a FerryError
- * as `CODE: message` (the code is what a dashboard groups by), anything else by its message.
+ * Why an acceptance, a broker call or a probe failed, for observer events, log lines and health
+ * checks: a FerryError as `CODE: message` (the code is what a dashboard groups by), anything else
+ * by its message; a URL's user and password left out (describeTransportError). Never throws.
  */
 export function describeCause(error: unknown): string {
   try {
-    if (error instanceof FerryError) return `${error.code}: ${error.message}`;
+    if (error instanceof FerryError) return `${error.code}: ${describeTransportError(error)}`;
   } catch {
     // A thrown value whose prototype cannot be read (a Proxy): described below.
   }
