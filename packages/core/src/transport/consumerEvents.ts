@@ -26,8 +26,11 @@ export type ConsumerEmit = (event: ConsumerEventBody, source?: string) => void;
 /** A consumer's emitter, which remembers whether the consumer is connected. */
 export type ConsumerEmitter = ConsumerEmit & {
   /**
-   * Called once the consumer's close() ended it: a consumer still connected reports one
-   * `disconnected` of `reason: 'closed'`; one already disconnected reports nothing. Safe twice.
+   * Called once the consumer's close() ended it: a consumer that connected once reports one
+   * `disconnected` of `reason: 'closed'` (`retryInMs` null), also when it had lost its connection
+   * (its `disconnected` of `reason: 'lost'` promised a retry that will not come: an observer
+   * keeping its lag until then kept it for good); one that never connected reports nothing.
+   * Safe twice.
    */
   readonly closed: () => void;
 };
@@ -44,7 +47,8 @@ export function consumerEmitter(
   logger?: Logger,
 ): ConsumerEmitter {
   const instance = randomUUID();
-  // The source of the consumer's last `connected`, null while it is not connected.
+  // The source of the consumer's last `connected`; null before the first, once closed and once
+  // stopped for good.
   let connectedFrom: string | null = null;
   const emit: ConsumerEmit = (event, from = source) => {
     let full: TransportConsumerEvent;
@@ -52,7 +56,8 @@ export function consumerEmitter(
       connectedFrom = from;
       full = { ...event, transport, source: from, instance };
     } else if (event.type === 'disconnected') {
-      connectedFrom = null;
+      // One that stopped for good (no retry) has said so: close() adds nothing.
+      if (event.retryInMs === null) connectedFrom = null;
       full = { ...event, transport, source: from, instance, reason: 'lost' };
     } else if (event.type === 'lag') {
       full = { ...event, transport, source: from, instance };

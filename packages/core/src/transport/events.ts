@@ -8,8 +8,10 @@
  *
  * Connection state: `connected`, `disconnected` and `lag` carry `instance`, which tells apart
  * the consumers of one process that read the same source (a metrics observer counts connected
- * consumers by it, and forgets a consumer's lag once it closed). A consumer's connection events alternate from its first `connected`;
- * `close()` of a consumer that is connected ends with one `disconnected` of `reason: 'closed'`.
+ * consumers by it, and forgets a consumer's lag once it closed). A consumer's connection events alternate from its first `connected`
+ * until its close(): `close()` of a consumer that connected ends with one `disconnected` of `reason: 'closed'`, also
+ * after a `disconnected` of `reason: 'lost'` (whose retry then never comes), not after one that
+ * stopped it for good (`retryInMs` null).
  */
 export type TransportConsumerEvent =
   /** Deliveries arrived from the broker (before acceptance). */
