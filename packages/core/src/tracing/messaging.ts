@@ -4,6 +4,7 @@ import { firstValuesByName } from '../observe/cardinality';
 import { FERRY_HEADERS } from '../contracts';
 import { ENVELOPE_LIMIT_BOUNDS } from '../outbox/envelope/types';
 import type { Redactor } from '../redact/redact';
+import { stripUrlCredentials } from '../redact/urlCredentials';
 import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
 import { endSpan, startSpan, type FerrySpan } from './span';
 
@@ -118,12 +119,23 @@ function peek(read: () => unknown): unknown {
   }
 }
 
+/**
+ * A destination as a span shows it (name and attribute): within its bound, without a URL's user
+ * and password (an event's destination or a publisher's name can be a queue URL holding them;
+ * every trace backend the application exports to would get them).
+ */
+function shownDestination(value: unknown): string | undefined {
+  const destination = bounded('destination', value);
+  return destination ? stripUrlCredentials(destination) : undefined;
+}
+
 /** The publisher's low-cardinality name of where `message` goes (Publisher.destinationName), if any. */
 function destinationName(publisher: Partial<Publisher>, message: OutboxMessage): string | undefined {
-  const name = peek(() =>
-    typeof publisher.destinationName === 'function' ? publisher.destinationName(message) : undefined,
+  return shownDestination(
+    peek(() =>
+      typeof publisher.destinationName === 'function' ? publisher.destinationName(message) : undefined,
+    ),
   );
-  return bounded('destination', name) || undefined;
 }
 
 /**
@@ -147,7 +159,7 @@ export function startPublishSpans(
       fallback: 'root',
       attributes: defined({
         [A.system]: bounded('system', system),
-        [A.destination]: bounded('destination', message.destination) ?? name,
+        [A.destination]: shownDestination(message.destination) ?? name,
         [A.operationType]: 'send',
         [A.operationName]: 'publish',
         [A.messageId]: bounded('messageId', message.id),
