@@ -1,3 +1,5 @@
+import { stripUrlCredentials } from '../redact/urlCredentials';
+
 /**
  * Bounds on the values a metric label or a span name takes. They come from data as well as from
  * configuration (a destination or event type an event names, a consumer a delivery names, a
@@ -39,12 +41,16 @@ export function firstValuesByName(max: number): (name: string) => FirstValues {
 /** A label's value: the bounded `value` (any value, as text), OVERFLOW_LABEL past the bound. */
 export type LabelBound = (value: unknown) => string;
 
-/** Each label name's LabelBound: `max` distinct values, shared by every metric with that label. */
+/**
+ * Each label name's LabelBound: `max` distinct values, shared by every metric with that label,
+ * each without a URL's user and password (a third party's transport may name its queue by a URL
+ * holding them; every scrape would serve them).
+ */
 export function labelBounds(max: number): (labelName: string) => LabelBound {
   const byName = firstValuesByName(max);
   return (labelName) => {
     const values = byName(labelName);
-    return (value) => values(String(value)) ?? OVERFLOW_LABEL;
+    return (value) => values(stripUrlCredentials(String(value))) ?? OVERFLOW_LABEL;
   };
 }
 
