@@ -16,7 +16,9 @@
  */
 import { request } from 'node:http';
 import { FerryConfigError } from '@ferry/core';
-import { serveMetrics, type MetricsServer, type MetricsSource } from '@ferry/core/metrics';
+import { serveMetrics, type MetricsServer, type ServeMetricsOptions } from '@ferry/core/metrics';
+
+type MetricsSource = ServeMetricsOptions['registry'];
 
 const servers: MetricsServer[] = [];
 afterEach(async () => {
