@@ -16,32 +16,22 @@ import { SpanKind } from '@opentelemetry/api';
 import type { OutboxMessage } from '@ferry/core';
 import { createRelay, emit } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { installTracing, type TestTracing } from '../../../test-support/tracing';
+import { useTracedDatabase } from './tracing/helpers';
 import { quietLogger } from './inbox/helpers';
 
 const QUEUE = 'https://ferry:hunter2@sqs.internal/000000000000/orders';
-
-let t: TestDatabase;
-let tracing: TestTracing;
-beforeAll(async () => {
-  t = await createTestDatabase();
-  tracing = installTracing();
-});
-afterAll(async () => {
-  await tracing.shutdown();
-  await t.drop();
-});
+const env = useTracedDatabase();
 
 it('no publish span holds the password of a destination URL, in its attributes or its name', async () => {
-  const { id } = await emit(t.db, { type: 'order.created', payload: {}, destination: QUEUE });
+  const { id } = await emit(env.db().db, { type: 'order.created', payload: {}, destination: QUEUE });
   const publisher = Object.assign(new InMemoryPublisher(), {
     destinationName: (message: OutboxMessage) => message.destination,
   });
-  const relay = createRelay({ db: t.db, publisher, logger: quietLogger });
+  const relay = createRelay({ db: env.db().db, publisher, logger: quietLogger });
   await relay.runOnce();
   await relay.close();
-  const span = tracing
+  const span = env
+    .tracing()
     .spans()
     .find((s) => s.kind === SpanKind.PRODUCER && s.attributes['messaging.message.id'] === id);
   expect(span).toBeDefined();
