@@ -148,7 +148,7 @@ export function createEmitter(options: EmitOptions = {}): Emitter {
     // Inside an inbox handler, events inherit the handled message's correlation, causation
     // and trace context (tracing/messageScope); the emit span's context, if any, comes first.
     const scope = currentMessageScope();
-    const span = startEmitSpan(events.length);
+    const span = startEmitSpan(events.length, scope);
     let envelopes: ValidEnvelope[];
     try {
       const trace = span.traceContext();

@@ -57,11 +57,20 @@ function defined(attributes: Record<string, string | number | null | undefined>)
   return result;
 }
 
-/** The span of one emit / emitMany call (INTERNAL), child of the active context. */
-export function startEmitSpan(count: number): FerrySpan {
+/**
+ * The span of one emit / emitMany call (INTERNAL), child of the active span; inside an inbox
+ * handler with no span active (no context manager carried the handler's span here), child of the
+ * handled message's trace context (`scope`), so the handler's events stay in its trace.
+ */
+export function startEmitSpan(
+  count: number,
+  scope?: { readonly traceparent: string | null; readonly tracestate: string | null },
+): FerrySpan {
   return startSpan({
     name: 'ferry emit',
     kind: 'internal',
+    ...(scope ? { parent: { traceparent: scope.traceparent, tracestate: scope.tracestate } } : {}),
+    activeFirst: true,
     fallback: 'active',
     attributes: defined({ [A.operationType]: 'create', [A.operationName]: 'emit', [A.batchCount]: count }),
   });

@@ -21,6 +21,12 @@ export interface SpanStart {
    */
   readonly parent?: { readonly traceparent: string | null; readonly tracestate: string | null };
   readonly fallback: 'active' | 'root';
+  /**
+   * The active context comes first when a span is active in it, `parent` only when none is (an
+   * emit inside a handler: the handler's span, or the handled message's context when no context
+   * manager carries that span to the emit).
+   */
+  readonly activeFirst?: boolean;
   readonly attributes?: Attributes;
 }
 
@@ -49,6 +55,11 @@ const NOOP_SPAN: FerrySpan = {
 };
 
 function parentContext(api: Otel, start: SpanStart): Context {
+  if (start.activeFirst) {
+    const active = api.context.active();
+    const span = api.trace.getSpan(active);
+    if (span !== undefined && api.trace.isSpanContextValid(span.spanContext())) return active;
+  }
   const remote = parseTraceparent(start.parent?.traceparent);
   if (remote === null) return start.fallback === 'active' ? api.context.active() : api.ROOT_CONTEXT;
   const tracestate = start.parent?.tracestate;
