@@ -18,6 +18,17 @@ export function dockerReachable(
   endpoint: { path: string } | { host: string; port: number } = dockerEndpoint(),
   timeoutMs = 2_000,
 ): Promise<boolean> {
+  return acceptsConnection(endpoint, timeoutMs);
+}
+
+/**
+ * True when something accepts a connection at `endpoint` (a socket path or a host and port) within
+ * `timeoutMs`: the probe of the Docker engine and of the native path's endpoints.
+ */
+export function acceptsConnection(
+  endpoint: { path: string } | { host: string; port: number },
+  timeoutMs: number,
+): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(endpoint);
     const done = (reachable: boolean) => {

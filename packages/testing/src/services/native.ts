@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { FerryConfigError, FerryError } from '@ferry/core';
+import { acceptsConnection } from './docker';
 import type { FerryService } from './images';
 
 export interface ServiceEndpoints {
@@ -57,4 +58,133 @@ export function startNative(
       );
     });
   });
+}
+
+/** The variable that names each service's endpoint on the native path. */
+const VARIABLES: Readonly<Record<FerryService, string>> = {
+  postgres: 'FERRY_DATABASE_URL',
+  rabbitmq: 'FERRY_AMQP_URL',
+  kafka: 'FERRY_KAFKA_BROKERS',
+  sqs: 'FERRY_SQS_ENDPOINT',
+};
+
+/** The port scripts/services serves each service on, on 127.0.0.1 (its own variables, else its default). */
+function scriptPort(service: FerryService, env: NodeJS.ProcessEnv): number {
+  const [name, fallback] = (
+    {
+      postgres: ['FERRY_PG_PORT', 5432],
+      rabbitmq: ['FERRY_RABBITMQ_PORT', 5672],
+      kafka: ['FERRY_KAFKA_PORT', 9092],
+      sqs: ['FERRY_SQS_PORT', 9324],
+    } as const
+  )[service];
+  return Number(env[name] || fallback);
+}
+
+const DEFAULT_PORTS: Readonly<Record<string, number>> = {
+  'postgres:': 5432,
+  'postgresql:': 5432,
+  'amqp:': 5672,
+  'amqps:': 5671,
+  'http:': 80,
+  'https:': 443,
+};
+
+type Address = { host: string; port: number } | { path: string };
+
+/** One service's endpoint on the native path: the variable naming it and where it is reached. */
+interface NativeEndpoint {
+  readonly service: FerryService;
+  readonly variable: string;
+  /** Each address a client connects to (Kafka: every bootstrap broker). */
+  readonly addresses: readonly Address[];
+}
+
+function shown(address: Address): string {
+  return 'path' in address ? address.path : `${address.host}:${address.port}`;
+}
+
+/** host:port of a URL (its scheme's default port), or pg's `?host=` socket; never its credentials. */
+function urlAddress(variable: string, text: string): Address {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    // Not echoed: a URL that does not parse may still carry a password.
+    throw new FerryConfigError(
+      variable,
+      'does not parse as a URL (scheme://[user[:password]@]host[:port]/...)',
+    );
+  }
+  const port = url.port === '' ? DEFAULT_PORTS[url.protocol] : Number(url.port);
+  if (port === undefined)
+    throw new FerryConfigError(variable, `has a scheme (${url.protocol}) of no known port`);
+  const socket = url.searchParams.get('host');
+  if (socket?.startsWith('/')) return { path: path.join(socket, `.s.PGSQL.${port}`) };
+  if (url.hostname === '') throw new FerryConfigError(variable, 'names no host');
+  return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port };
+}
+
+/** Where `service` is reached, from the endpoints (FERRY_* or the defaults): FERRY_CONFIG_INVALID if unreadable. */
+function nativeEndpoint(service: FerryService, endpoints: ServiceEndpoints): NativeEndpoint {
+  const variable = VARIABLES[service];
+  if (service === 'kafka') {
+    const addresses = endpoints.kafkaBrokers.map((broker) => {
+      const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(broker.trim());
+      if (!match) throw new FerryConfigError(variable, `broker ${JSON.stringify(broker)} is not host:port`);
+      return { host: match[1]!, port: Number(match[2]) };
+    });
+    return { service, variable, addresses };
+  }
+  const text = { postgres: endpoints.databaseUrl, rabbitmq: endpoints.amqpUrl, sqs: endpoints.sqsEndpoint }[
+    service
+  ];
+  return { service, variable, addresses: [urlAddress(variable, text)] };
+}
+
+/** True when `endpoint` is the one scripts/services serves: 127.0.0.1 (or localhost) on its port. */
+function servedByScript(endpoint: NativeEndpoint, env: NodeJS.ProcessEnv): boolean {
+  const [address] = endpoint.addresses;
+  return (
+    endpoint.addresses.length === 1 &&
+    address !== undefined &&
+    'host' in address &&
+    (address.host === '127.0.0.1' || address.host === 'localhost') &&
+    address.port === scriptPort(endpoint.service, env)
+  );
+}
+
+/** How long each endpoint has to accept a connection once the script is done. */
+const ANSWER_DEADLINE_MS = 10_000;
+
+/**
+ * The native path: `scripts/services up` for the services whose endpoint is the script's own
+ * (127.0.0.1 on its port); an endpoint the user named elsewhere (another host, port, socket) is the
+ * user's own service, which the script can neither check nor start. Then every endpoint handed out
+ * must accept a connection within its deadline, else FERRY_CONFIG_INVALID naming its variable and
+ * address (review 90: a mistyped port was handed out because the script found ferry's defaults).
+ */
+export async function startNativeServices(
+  services: readonly FerryService[],
+  script: () => string,
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ServiceEndpoints> {
+  const endpoints = nativeEndpoints(env);
+  const plan = services.map((service) => nativeEndpoint(service, endpoints));
+  const scripts = plan.filter((endpoint) => servedByScript(endpoint, env)).map((e) => e.service);
+  if (scripts.length > 0) await startNative(script(), scripts, timeoutMs);
+  const deadlineMs = Math.min(timeoutMs, ANSWER_DEADLINE_MS);
+  await Promise.all(
+    plan.flatMap(({ variable, addresses }) =>
+      addresses.map(async (address) => {
+        if (await acceptsConnection(address, deadlineMs)) return;
+        throw new FerryConfigError(
+          variable,
+          `nothing accepted a connection at ${shown(address)} within ${deadlineMs} ms: start the service there or correct ${variable}`,
+        );
+      }),
+    ),
+  );
+  return endpoints;
 }

@@ -3,7 +3,7 @@ import { knownKeysOption, oneOfOption, timerOption } from '@ferry/core/transport
 import { loadTestcontainers, startContainers, type TestcontainersModule } from './containers';
 import { dockerEndpoint, dockerReachable } from './docker';
 import { ALL_SERVICES, type FerryService } from './images';
-import { findServicesScript, nativeEndpoints, startNative, type ServiceEndpoints } from './native';
+import { findServicesScript, nativeEndpoints, startNativeServices, type ServiceEndpoints } from './native';
 
 export type ServicesMode = 'auto' | 'testcontainers' | 'native';
 
@@ -63,6 +63,10 @@ export async function startFerryServices(options: StartFerryServicesOptions = {}
     const { endpoints, stop } = await startContainers(tc, services);
     return { ...nativeEndpoints(), ...endpoints, mode, services, stop };
   }
-  await startNative(options.nativeScript ?? findServicesScript(process.cwd()), services, timeoutMs);
-  return { ...nativeEndpoints(), mode, services, stop: async () => undefined };
+  const endpoints = await startNativeServices(
+    services,
+    () => options.nativeScript ?? findServicesScript(process.cwd()),
+    timeoutMs,
+  );
+  return { ...endpoints, mode, services, stop: async () => undefined };
 }
