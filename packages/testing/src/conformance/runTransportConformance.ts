@@ -46,6 +46,7 @@ import {
   type TransportPublisherEvent,
 } from '@ferry/core/transport';
 import { registerAdmissionCases } from './admissionCases';
+import { BoundedCalls } from './bounded';
 import { registerDecodeCases } from './decodeCases';
 import { diffIds, waitUntil } from './assertions';
 import { registerLifecycleCases } from './lifecycleCases';
@@ -107,8 +108,17 @@ export function runTransportConformance(options: TransportConformanceOptions): v
   const supported = featureGate(options, Object.keys(FEATURE_KEYS) as (keyof ConformanceFeatures)[]);
   const heldCount = supported('heldCount');
 
+  // Every call into the transport under test has the deadline of a wait (review 90).
+  const bounded = new BoundedCalls(options.name, timeoutMs);
+  const restartGiven = options.restartBroker;
+  const restartBroker = restartGiven
+    ? () => bounded.call('restartBroker()', () => restartGiven())
+    : undefined;
+
   describe(`transport conformance: ${options.name}`, () => {
     let transport: TransportUnderTest;
+    /** Whether this case's createTransport answered: only then has afterEach a transport to clean up. */
+    let created = false;
     let acceptor: MemoryAcceptor;
     const consumers: AttachedConsumer[] = [];
     const consumerEvents: TransportConsumerEvent[] = [];
@@ -117,16 +127,23 @@ export function runTransportConformance(options: TransportConformanceOptions): v
     beforeEach(async () => {
       consumerEvents.length = 0;
       publisherEvents.length = 0;
-      transport = await options.createTransport({
-        publisherObserver: (event) => publisherEvents.push(event),
-      });
+      created = false;
       acceptor = new MemoryAcceptor();
+      const made = await bounded.call('createTransport()', () =>
+        options.createTransport({ publisherObserver: (event) => publisherEvents.push(event) }),
+      );
+      transport = bounded.transport(made);
+      created = true;
     }, jestTimeout(timeoutMs));
 
     afterEach(async () => {
       acceptor.release();
-      await Promise.all(consumers.splice(0).map((consumer) => consumer.close()));
-      await transport.cleanup();
+      // cleanup() runs whatever the consumers' close() did (a hung close left the case's queue or
+      // topic on the broker); the first failure is reported after it.
+      const closed = await Promise.allSettled(consumers.splice(0).map((consumer) => consumer.close()));
+      if (created) await transport.cleanup();
+      const failed = closed.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
     }, jestTimeout(timeoutMs));
 
     async function attach(to: MemoryAcceptor = acceptor): Promise<void> {
@@ -323,7 +340,6 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       });
     }
 
-    const restartBroker = options.restartBroker;
     if (supported('redeliveryAfterRestart') && restartBroker) {
       it('loses nothing and accepts nothing twice across a broker restart mid-stream', async () => {
         acceptor.hold();
