@@ -1,7 +1,8 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { FerryConfigError, FerryError } from '@ferry/core';
+import { clearTimeout, setTimeout } from '../realTimers';
 import { acceptsConnection } from './docker';
 import type { FerryService } from './images';
 
@@ -40,7 +41,10 @@ export function findServicesScript(start: string, env: NodeJS.ProcessEnv = proce
 
 /**
  * `scripts/services up <services>`: reuses what is already listening, starts the rest from the
- * machine's installation. Never stops anything (other processes share these services).
+ * machine's installation. Never stops anything (other processes share these services). At
+ * `timeoutMs` the script's process group is ended (what it started in the background under its own
+ * session, setsid, is not in it) and the call rejects FERRY_TIMEOUT naming the deadline (review 90:
+ * execFile's timeout ended the script alone and said "up failed" with whatever it had printed).
  */
 export function startNative(
   script: string,
@@ -49,16 +53,71 @@ export function startNative(
 ): Promise<void> {
   const names = services.map((s) => (s === 'sqs' ? 'elasticmq' : s));
   return new Promise((resolve, reject) => {
-    execFile(script, ['up', ...names], { timeout: timeoutMs }, (error, stdout, stderr) => {
-      if (!error) return resolve();
-      reject(
-        new FerryError('FERRY_TRANSPORT_ERROR', `${script} up failed: ${stderr || stdout || error.message}`, {
+    // Its own process group, so that the deadline ends the script's children too.
+    const child = spawn(script, ['up', ...names], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT_CHARS);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    let settled = false;
+    const settle = (error: FerryError | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      // A process the script left in the background may hold its pipes: not waited for.
+      child.stdout.destroy();
+      child.stderr.destroy();
+      if (error) reject(error);
+      else resolve();
+    };
+    const timer = setTimeout(() => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      settle(
+        new FerryError(
+          'FERRY_TIMEOUT',
+          `${script} up ${names.join(' ')} did not finish within ${timeoutMs} ms (timeoutMs); its processes were ended. Its output: ${output.trim() || '(none)'}`,
+        ),
+      );
+    }, timeoutMs);
+    child.once('error', (error) =>
+      settle(
+        new FerryError('FERRY_TRANSPORT_ERROR', `${script} up could not run: ${error.message}`, {
           cause: error,
         }),
-      );
+      ),
+    );
+    // Its output is read until its pipes close, or for OUTPUT_GRACE_MS after it exited: a process
+    // the script left in the background may hold them for ever.
+    child.once('exit', (code, signal) => {
+      const done = () =>
+        settle(
+          code === 0
+            ? null
+            : new FerryError(
+                'FERRY_TRANSPORT_ERROR',
+                `${script} up failed (${signal ?? `exit ${code}`}): ${output.trim() || '(no output)'}`,
+              ),
+        );
+      const grace = setTimeout(done, OUTPUT_GRACE_MS);
+      child.once('close', () => {
+        clearTimeout(grace);
+        done();
+      });
     });
   });
 }
+
+/** How long the script's output is read after it exited. */
+const OUTPUT_GRACE_MS = 1_000;
+
+/** How much of the script's output a failure carries (its end, where the reason is). */
+const OUTPUT_KEPT_CHARS = 8_000;
 
 /** The variable that names each service's endpoint on the native path. */
 const VARIABLES: Readonly<Record<FerryService, string>> = {
