@@ -82,8 +82,6 @@ function hangingOnce(hang: Hang): {
     return {
       ...transport,
       publisher: {
-        system: publisher.system,
-        destinationName: (message) => publisher.destinationName(message),
         publish: (messages, signal) =>
           once('publisher.publish()') ? never() : publisher.publish(messages, signal),
         close: () => publisher.close(),

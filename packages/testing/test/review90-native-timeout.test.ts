@@ -15,15 +15,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFerryServices, waitUntil } from '@ferry/testing';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { processAlive as alive } from '../../../fault-tests/harness/brokers';
 
 describe('review90: startFerryServices native path at its timeoutMs', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'ferry-review90-'));
