@@ -82,4 +82,20 @@ describe('review90: startFerryServices on the native path checks the endpoints i
     expect(services.databaseUrl).toBe('postgresql://postgres@127.0.0.1:5432/test');
     expect(services.amqpUrl).toBe('amqp://guest:guest@127.0.0.1:5672');
   }, 120_000);
+
+  it('a FERRY_SERVICES_MODE the user mistyped is refused naming that variable, not the mode option they never passed', async () => {
+    const before = process.env.FERRY_SERVICES_MODE;
+    process.env.FERRY_SERVICES_MODE = 'docker';
+    try {
+      await expect(startFerryServices({ services: ['postgres'] })).rejects.toMatchObject({
+        code: 'FERRY_CONFIG_INVALID',
+        option: 'FERRY_SERVICES_MODE',
+      });
+      // The option, when given, is named as such.
+      await expect(startFerryServices({ mode: 'dockr' as never })).rejects.toMatchObject({ option: 'mode' });
+    } finally {
+      if (before === undefined) delete process.env.FERRY_SERVICES_MODE;
+      else process.env.FERRY_SERVICES_MODE = before;
+    }
+  });
 });
