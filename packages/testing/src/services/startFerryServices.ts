@@ -54,7 +54,12 @@ export async function startFerryServices(options: StartFerryServicesOptions = {}
   knownKeysOption('', options, KEYS);
   const services = options.services ?? ALL_SERVICES;
   services.forEach((service, i) => oneOfOption(`services[${i}]`, service, ALL_SERVICES));
-  const requested = oneOfOption('mode', options.mode ?? process.env.FERRY_SERVICES_MODE ?? 'auto', MODES);
+  // Named as the user gave it: the option, else the variable (review 90: a mistyped variable was
+  // reported as the option `mode` nobody passed).
+  const requested =
+    options.mode === undefined && process.env.FERRY_SERVICES_MODE !== undefined
+      ? oneOfOption('FERRY_SERVICES_MODE', process.env.FERRY_SERVICES_MODE, MODES)
+      : oneOfOption('mode', options.mode ?? 'auto', MODES);
   const timeoutMs = timerOption('timeoutMs', options.timeoutMs ?? 300_000, 1);
   const tc: TestcontainersModule | null = requested === 'native' ? null : loadTestcontainers();
   const docker = requested === 'native' ? false : await dockerReachable(dockerEndpoint());
