@@ -1,0 +1,45 @@
+/**
+ * Review 90, failing test: `npm run test:<suite> -- <scenario>` refuses the scenario's file path.
+ *
+ * What I did: `npm run test:broker-recovery -- fault-tests/broker-recovery/kafka-outage.test.ts`,
+ * the path a shell completes (and the one jest prints beside a failed file), here on the harness
+ * folder with `--listTests`.
+ * What happened: the path was taken as a name inside the suite's folder
+ * (`fault-tests/harness/(fault-tests/harness/ports)\.test\.ts$`), so it matched no file: nothing
+ * listed, and a real run fails with "No tests found".
+ * What should happen: a path to a file of the suite selects that file (its name without
+ * `.test.ts`, as the README's scenario names); a name of another suite's file still selects none.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from './brokers';
+
+jest.setTimeout(120_000);
+
+const run = promisify(execFile);
+
+async function listedFiles(args: string[]): Promise<string[]> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.JEST_WORKER_ID;
+  const { stdout } = await run('node', ['scripts/fault-suite.js', 'harness', ...args, '--listTests'], {
+    cwd: REPO_ROOT,
+    env,
+    timeout: 100_000,
+  });
+  return stdout
+    .split('\n')
+    .filter((line) => line.endsWith('.test.ts'))
+    .map((file) => file.slice(REPO_ROOT.length + 1));
+}
+
+it.each([
+  'fault-tests/harness/ports.test.ts',
+  './fault-tests/harness/ports.test.ts',
+  `${REPO_ROOT}/fault-tests/harness/ports.test.ts`,
+])('the scenario given as its file path (%s) selects its file', async (file) => {
+  expect(await listedFiles([file])).toEqual(['fault-tests/harness/ports.test.ts']);
+});
+
+it("a path to another suite's file selects nothing of this suite", async () => {
+  expect(await listedFiles(['fault-tests/operations/ports.test.ts'])).toEqual([]);
+});
