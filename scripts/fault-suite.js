@@ -32,6 +32,18 @@ if (suite === undefined || !/^[a-z][a-z-]*$/.test(suite)) {
   process.stderr.write('usage: node scripts/fault-suite.js <suite folder> [scenario ...] [jest options]\n');
   process.exit(2);
 }
+const root = path.resolve(__dirname, '..');
+/**
+ * A scenario is its file name without `.test.ts`; a path to a file of the suite's folder (what a
+ * shell completes, relative to where the command was typed: npm's INIT_CWD) is that file's name
+ * (review 90). A path elsewhere stays a name that matches no file: jest's "No tests found".
+ */
+function scenarioName(arg) {
+  if (!arg.includes('/')) return arg.replace(/\.test\.ts$/, '');
+  const file = path.resolve(process.env.INIT_CWD ?? process.cwd(), arg);
+  if (path.dirname(file) !== path.join(root, 'fault-tests', suite)) return arg;
+  return path.basename(file).replace(/\.test\.ts$/, '');
+}
 const scenarios = [];
 const options = [];
 for (let i = 0; i < rest.length; i += 1) {
@@ -40,7 +52,7 @@ for (let i = 0; i < rest.length; i += 1) {
     options.push(arg);
     if (!arg.includes('=') && TAKES_VALUE.has(arg) && i + 1 < rest.length) options.push(rest[(i += 1)]);
   } else {
-    scenarios.push(arg.replace(/\.test\.ts$/, ''));
+    scenarios.push(scenarioName(arg));
   }
 }
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -52,7 +64,7 @@ const jest = path.resolve(__dirname, '../node_modules/.bin/jest');
 // Not spawnSync: a SIGINT / SIGTERM / SIGHUP to this script (or to the npm command running it) is
 // passed on to jest's process group, and a second one kills it at once (runChild.js, review 75).
 runChild(jest, ['--selectProjects', '@ferry/fault-tests', '--testPathPatterns', pattern, ...options], {
-  cwd: path.resolve(__dirname, '..'),
+  cwd: root,
 }).then(({ status, error }) => {
   if (error) process.stderr.write(`fault-suite: could not run jest: ${error.message}\n`);
   process.exit(status);
