@@ -145,6 +145,14 @@ export function kyselyTransactions<K extends KyselyInstanceLike>(
  * ABANDONED_END_MS (a silent connection: its ROLLBACK never answered); ferry keeps its hold then,
  * and the connection stays checked out until the driver gives up on it (the pool's query_timeout).
  * A signal aborted before the start runs nothing.
+ *
+ * Work that ends by itself is held the same way: once `work` settles, ferry takes the connection
+ * (after the statement still running on it) before Kysely sends its COMMIT or ROLLBACK, which
+ * Kysely sends straight on the connection while the Transaction still counts as open until they
+ * answer. A statement a branch of `work` still running sends meanwhile (Promise.all rejected at
+ * its first failure while another branch went on) then waits for the hold and is refused by the
+ * ended Transaction; without it, it went to the connection after the ROLLBACK, ran outside the
+ * transaction and committed on its own (review 90).
  */
 function openTransaction<DB, T>(
   db: Kysely<DB>,
@@ -158,7 +166,8 @@ function openTransaction<DB, T>(
     return Promise.reject(error);
   }
   const open = (inner: (trx: Transaction<DB>) => Promise<T>): Promise<T> => {
-    let letGo: (() => void) | undefined;
+    // One hold of the connection, whoever takes it first: the work ending, or its abandonment.
+    let holding: Promise<() => void> | undefined;
     let given: { readonly reason: unknown } | undefined;
     let abandon: () => void = () => undefined;
     const abandoned = new Promise<void>((resolve) => (abandon = resolve));
@@ -169,6 +178,7 @@ function openTransaction<DB, T>(
       if (typeof builder.setAccessMode === 'function') builder = builder.setAccessMode('read write');
     }
     const transaction = builder.execute(async (trx) => {
+      const hold = (): Promise<() => void> => (holding ??= holdConnection(trx));
       const deadline = transactionDeadline(options, { committing: false });
       let backend: TransactionBackend | undefined;
       try {
@@ -183,14 +193,19 @@ function openTransaction<DB, T>(
         const ending = deadline.ended.catch(async (reason: unknown) => {
           given = { reason };
           abandon();
-          letGo = await takeConnection(db, trx, backend);
+          await takeConnection(db, hold, backend);
           throw reason;
         });
         // Once abandoned, only `ending` settles the callback: work that finishes meanwhile (while
-        // ferry waits for the hold or the cancel) must not commit.
+        // ferry waits for the hold or the cancel) must not commit. Settled by itself, the work
+        // ends with the connection held (see above).
         const outcome = running.then(
-          (value) => (deadline.expired() ? ending : value),
-          (error: unknown) => {
+          async (value) => {
+            if (!deadline.expired()) await heldOrNot(hold());
+            return deadline.expired() ? ending : value;
+          },
+          async (error: unknown) => {
+            if (!deadline.expired()) await heldOrNot(hold());
             if (deadline.expired()) return ending;
             throw error;
           },
@@ -202,13 +217,18 @@ function openTransaction<DB, T>(
     });
     // Abandoned, it fails with the reason, also when Kysely's ROLLBACK failed (the connection is then dropped).
     const ended = transaction
-      .finally(() => letGo?.())
+      .finally(() => void holding?.then((letGo) => letGo(), () => undefined))
       .catch((error: unknown) => {
         throw given ? given.reason : error;
       });
     return Promise.race([ended, abandoned.then(() => endedWithin(ended))]);
   };
   return startWithin(options, open, work);
+}
+
+/** Waits for the hold; one Kysely refused leaves the transaction's end as it was (nothing held). */
+async function heldOrNot(holding: Promise<() => void>): Promise<void> {
+  await holding.catch(() => undefined);
 }
 
 /** An abandoned `transaction`, or FERRY_TIMEOUT once it has not ended within ABANDONED_END_MS. */
@@ -225,10 +245,10 @@ async function endedWithin<T>(transaction: Promise<T>): Promise<T> {
  */
 async function takeConnection<DB>(
   db: Kysely<DB>,
-  trx: Transaction<DB>,
+  hold: () => Promise<() => void>,
   backend: TransactionBackend | undefined,
 ): Promise<() => void> {
-  const holding = holdConnection(trx);
+  const holding = hold();
   const idle = await Promise.race([
     holding.then(() => true),
     new Promise<false>((r) => setImmediate(r, false)),
