@@ -1,5 +1,7 @@
 import type * as KyselyModule from 'kysely';
 import type { DatabaseConnection, Kysely, QueryExecutor, Transaction } from 'kysely';
+import { FerryConfigError } from '../errors';
+import { methodsOption } from '../optionChecks';
 import { requireOptionalPeer } from '../optionalPeer';
 import { settlesWithin } from '../outbox/settle';
 import type {
@@ -56,8 +58,15 @@ export type KyselyTransactionOf<K extends KyselyInstanceLike> =
     ? T
     : never;
 
-/** ferry's executor on a Kysely instance (its own transactions) or a `Transaction` (joins it). */
+/** The Kysely methods ferry calls on an instance or a `Transaction` (fromKysely). */
+const KYSELY_METHODS = ['executeQuery', 'getExecutor'] as const;
+
+/**
+ * ferry's executor on a Kysely instance (its own transactions) or a `Transaction` (joins it). Anything
+ * else (undefined from a configuration loader) is refused with FERRY_CONFIG_INVALID on `db`.
+ */
 export function fromKysely(kysely: KyselyLike): SqlExecutor {
+  methodsOption('db', kysely, KYSELY_METHODS, 'a Kysely instance or Transaction');
   // The one place the shape is taken for kysely's class (the application's, of either module system).
   const db = kysely as unknown as Kysely<unknown>;
   const run = <R>(text: string, values: readonly unknown[], options: StatementOptions = {}) => {
@@ -118,10 +127,20 @@ function observingConnection(
 /**
  * The transaction adapter of a Kysely instance (PostgresDialect): ferry's statements on `db`, and
  * transactions (`db.transaction().execute`) that the handler gets as a Kysely `Transaction<DB>`.
+ * Anything but an instance is refused with FERRY_CONFIG_INVALID on `db`, a `Transaction` too, before
+ * anything is sent on it (as pgTransactions refuses a single client): ferry's own statements would
+ * run inside the application's transaction, and Kysely opens no transaction in one.
  */
 export function kyselyTransactions<K extends KyselyInstanceLike>(
   kysely: K,
 ): TransactionAdapter<KyselyTransactionOf<K>> {
+  methodsOption('db', kysely, [...KYSELY_METHODS, 'transaction'], 'a Kysely instance');
+  if (kysely.isTransaction) {
+    throw new FerryConfigError(
+      'db',
+      "must be a Kysely instance, got a Kysely Transaction: each handler transaction is a transaction of the instance, while ferry's own statements (claims, acceptance, lease renewals) run beside it on the instance's pool; give kyselyTransactions the instance (fromKysely and emit take a Transaction)",
+    );
+  }
   const db = kysely as unknown as Kysely<unknown>;
   return {
     db: fromKysely(kysely),
