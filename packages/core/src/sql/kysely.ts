@@ -236,7 +236,13 @@ function openTransaction<DB, T>(
     });
     // Abandoned, it fails with the reason, also when Kysely's ROLLBACK failed (the connection is then dropped).
     const ended = transaction
-      .finally(() => void holding?.then((letGo) => letGo(), () => undefined))
+      .finally(
+        () =>
+          void holding?.then(
+            (letGo) => letGo(),
+            () => undefined,
+          ),
+      )
       .catch((error: unknown) => {
         throw given ? given.reason : error;
       });
