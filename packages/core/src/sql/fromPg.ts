@@ -13,7 +13,7 @@ import { FerryConfigError, FerryError, FerryValidationError } from '../errors';
 import { closedReason, pendingStatements } from './clientQueue';
 import { endablePool, releaseDestroyed } from './endConnection';
 import type { SqlExecutor, StatementOptions, TransactionAdapter, TransactionOptions } from './executor';
-import { lendClient } from './lentClient';
+import { inLentTransaction, lendClient } from './lentClient';
 import { connectUnlessEnded } from './poolConnect';
 import { answeredByServer } from './sqlState';
 import { preparedName } from './statementNames';
@@ -83,13 +83,16 @@ export function pooledExecutor(pool: Pool, field: string): SqlExecutor {
  * The status is PostgreSQL's answer to the client's last statement answered, so a client with
  * statements still sent or queued (a `client.query('BEGIN')` not awaited) cannot tell either: it
  * is refused (FERRY_VALIDATION_FAILED on `tx`), and so is a client not connected yet (no status
- * before its first answer). Taken for idle, ferry's BEGIN would follow the
+ * before its first answer); not the client a pgTransactions handler was lent (inLentTransaction),
+ * which is in ferry's transaction until it is refused altogether. Taken for idle, ferry's BEGIN would follow the
  * application's and its COMMIT commit the application's transaction; taken for in a transaction,
  * ferry's writes would follow a queued COMMIT or ROLLBACK and commit on their own. While ferry
  * works on the client (until the call settles) the application sends nothing else on it: pg
  * runs one statement at a time, and a statement queued meanwhile runs inside ferry's transaction.
  */
 export function fromPgClient(client: ClientBase, field = 'tx'): SqlExecutor {
+  // A pgTransactions handler's client: inside ferry's transaction, statements pending or not.
+  if (inLentTransaction(client)) return bind(client, true);
   refuseUnsettled(client, field);
   const executor = bind(client, transactionStatus(client) !== 'I');
   const params = (client as { connectionParameters?: ConnectionParameters }).connectionParameters;

@@ -40,7 +40,28 @@ export function lendClient(client: PoolClient): { client: PoolClient; end(): voi
       return method;
     },
   });
-  return { client: lent, end: () => void (ended = true) };
+  lentOpen.add(lent);
+  return {
+    client: lent,
+    end: () => {
+      ended = true;
+      lentOpen.delete(lent);
+    },
+  };
+}
+
+/** The lent clients whose transaction is still open (see inLentTransaction). */
+const lentOpen = new WeakSet<object>();
+
+/**
+ * Whether `client` is a client lendClient lent whose transaction is still open: ferry's BEGIN was
+ * answered before it was lent, so it is inside ferry's transaction whatever the handler has sent
+ * on it and not yet had answered (fromPgClient refuses the application's own client then, its
+ * status unknown; a handler's `Promise.all([tx.query(...), emit(tx, ...)])` was refused so, on
+ * every attempt: review 90).
+ */
+export function inLentTransaction(client: object): boolean {
+  return lentOpen.has(client);
 }
 
 function misuse(reason: string): FerryError {
