@@ -14,73 +14,10 @@
  * handler gets is ferry's, lent inside ferry's BEGIN, so ferry knows where it stands: in its
  * transaction until the handler returns (after which it refuses every use anyway).
  */
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
-import { Pool, type PoolClient } from 'pg';
-import {
-  emit,
-  fromPrisma,
-  pgTransactions,
-  prismaTransactions,
-  type ApplicationTransaction,
-  type PrismaTransactionLike,
-  type TransactionAdapter,
-} from '@ferry/core';
-import { kyselyTransactions } from '@ferry/core/kysely';
-import { createTestDatabase, prismaOnPool, type TestDatabase } from '../../../test-support/database';
+import { emit, type ApplicationTransaction } from '@ferry/core';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { ADAPTER_SUBJECTS, consumerOf, type AdapterSubject } from './inbox/adapterSubjects';
 import { businessCount, createBusinessTable, makeInbox, message, receiptRow } from './inbox/helpers';
-
-const INSERT = 'INSERT INTO business_rows (receipt_id, note) VALUES ($1::uuid, $2)';
-
-interface Subject<TTx> {
-  readonly adapter: TransactionAdapter<TTx>;
-  write(tx: TTx, receiptId: string): Promise<unknown>;
-  end(): Promise<void>;
-}
-type Factory = (t: TestDatabase) => Subject<unknown>;
-
-const newPool = (t: TestDatabase): Pool => new Pool({ connectionString: t.url, max: 3 });
-
-const pg: Factory = (t) => {
-  const pool = newPool(t);
-  const subject: Subject<PoolClient> = {
-    adapter: pgTransactions(pool),
-    write: (tx, id) => tx.query(INSERT, [id, 'parallel']),
-    end: () => pool.end(),
-  };
-  return subject as Subject<unknown>;
-};
-
-const kysely: Factory = (t) => {
-  const pool = newPool(t);
-  const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
-  const subject: Subject<Transaction<Record<string, never>>> = {
-    adapter: kyselyTransactions(db),
-    write: (trx, id) =>
-      sql`INSERT INTO business_rows (receipt_id, note) VALUES (${id}::uuid, 'parallel')`.execute(trx),
-    end: () => db.destroy(),
-  };
-  return subject as Subject<unknown>;
-};
-
-const prisma: Factory = (t) => {
-  const pool = newPool(t);
-  const client = prismaOnPool(pool);
-  const subject: Subject<PrismaTransactionLike> = {
-    adapter: prismaTransactions(client),
-    write: (tx, id) => fromPrisma(tx).execute(INSERT, [id, 'parallel']),
-    end: async () => {
-      await client.$disconnect();
-      await pool.end();
-    },
-  };
-  return subject as Subject<unknown>;
-};
-
-const ADAPTERS: Array<[string, Factory]> = [
-  ['pgTransactions(pool)', pg],
-  ['kyselyTransactions(db)', kysely],
-  ['prismaTransactions(prisma)', prisma],
-];
 
 describe('review90: a handler that writes and emits in parallel on its transaction', () => {
   let t: TestDatabase;
@@ -92,12 +29,11 @@ describe('review90: a handler that writes and emits in parallel on its transacti
     await t.drop();
   });
 
-  describe.each(ADAPTERS)('on %s', (name, factory) => {
-    // A consumer of its own: another adapter's receipt is never this worker's to claim.
-    const consumer = `orders-${name.replace(/\W/g, '')}`;
-    let subject: Subject<unknown>;
+  describe.each(ADAPTER_SUBJECTS)('on %s', (name, factory) => {
+    const consumer = consumerOf(name);
+    let subject: AdapterSubject<unknown>;
     beforeAll(() => {
-      subject = factory(t);
+      subject = factory(t, 3);
     });
     afterAll(async () => {
       await subject.end();
@@ -109,7 +45,7 @@ describe('review90: a handler that writes and emits in parallel on its transacti
           [consumer]: async (_payload, { tx, receiptId }) => {
             const on = tx as ApplicationTransaction;
             await Promise.all([
-              subject.write(tx, receiptId),
+              subject.write(tx, receiptId, 'parallel'),
               emit(on, { type: 'order.placed', payload: { receiptId } }),
               emit(on, { type: 'stock.reserved', payload: { receiptId } }),
             ]);

@@ -18,81 +18,9 @@
  * itself ends. node-postgres (the lent client is refused before ferry's ROLLBACK is sent) and
  * Prisma (its transaction refuses statements once closing) keep the write out.
  */
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
-import { Pool, type PoolClient } from 'pg';
-import {
-  fromPrisma,
-  pgTransactions,
-  prismaTransactions,
-  type PrismaTransactionLike,
-  type TransactionAdapter,
-} from '@ferry/core';
-import { kyselyTransactions } from '@ferry/core/kysely';
-import { createTestDatabase, prismaOnPool, type TestDatabase } from '../../../test-support/database';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { ADAPTER_SUBJECTS, consumerOf, type AdapterSubject } from './inbox/adapterSubjects';
 import { businessCount, createBusinessTable, makeInbox, message } from './inbox/helpers';
-
-const INSERT = 'INSERT INTO business_rows (receipt_id, note) VALUES ($1::uuid, $2)';
-
-interface Subject<TTx> {
-  readonly adapter: TransactionAdapter<TTx>;
-  /** A read that takes a moment, then a write: the branch still running when the other fails. */
-  readThenWrite(tx: TTx, receiptId: string): Promise<unknown>;
-  end(): Promise<void>;
-}
-type Factory = (t: TestDatabase) => Subject<unknown>;
-
-const newPool = (t: TestDatabase): Pool => new Pool({ connectionString: t.url, max: 3 });
-
-const pg: Factory = (t) => {
-  const pool = newPool(t);
-  const subject: Subject<PoolClient> = {
-    adapter: pgTransactions(pool),
-    readThenWrite: async (tx, id) => {
-      await tx.query('SELECT pg_sleep(0.2)');
-      await tx.query(INSERT, [id, 'parallel']);
-    },
-    end: () => pool.end(),
-  };
-  return subject as Subject<unknown>;
-};
-
-const kysely: Factory = (t) => {
-  const pool = newPool(t);
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
-  const subject: Subject<Transaction<Record<string, never>>> = {
-    adapter: kyselyTransactions(db),
-    readThenWrite: async (trx, id) => {
-      await sql`SELECT pg_sleep(0.2)`.execute(trx);
-      await sql`INSERT INTO business_rows (receipt_id, note) VALUES (${id}::uuid, 'parallel')`.execute(trx);
-    },
-    end: () => db.destroy(),
-  };
-  return subject as Subject<unknown>;
-};
-
-const prisma: Factory = (t) => {
-  const pool = newPool(t);
-  const client = prismaOnPool(pool);
-  const subject: Subject<PrismaTransactionLike> = {
-    adapter: prismaTransactions(client),
-    readThenWrite: async (tx, id) => {
-      await fromPrisma(tx).query('SELECT pg_sleep(0.2)');
-      await fromPrisma(tx).execute(INSERT, [id, 'parallel']);
-    },
-    end: async () => {
-      await client.$disconnect();
-      await pool.end();
-    },
-  };
-  return subject as Subject<unknown>;
-};
-
-const ADAPTERS: Array<[string, Factory]> = [
-  ['pgTransactions(pool)', pg],
-  ['kyselyTransactions(db)', kysely],
-  ['prismaTransactions(prisma)', prisma],
-];
 
 describe('review90: a handler whose parallel branch fails while another is between statements', () => {
   let t: TestDatabase;
@@ -104,12 +32,11 @@ describe('review90: a handler whose parallel branch fails while another is betwe
     await t.drop();
   });
 
-  describe.each(ADAPTERS)('on %s', (name, factory) => {
-    // A consumer of its own: another adapter's retried receipt is never this worker's to claim.
-    const consumer = `orders-${name.replace(/\W/g, '')}`;
-    let subject: Subject<unknown>;
+  describe.each(ADAPTER_SUBJECTS)('on %s', (name, factory) => {
+    const consumer = consumerOf(name);
+    let subject: AdapterSubject<unknown>;
     beforeAll(() => {
-      subject = factory(t);
+      subject = factory(t, 3);
     });
     afterAll(async () => {
       await subject.end();
@@ -120,7 +47,11 @@ describe('review90: a handler whose parallel branch fails while another is betwe
       const inbox = makeInbox(subject.adapter, {
         handlers: {
           [consumer]: async (_payload, { tx, receiptId }) => {
-            const writing = subject.readThenWrite(tx, receiptId);
+            // A read that takes a moment, then a write: the branch still running when the other fails.
+            const writing = (async () => {
+              await subject.sleep(tx, 0.2);
+              await subject.write(tx, receiptId, 'parallel');
+            })();
             branches.push(writing);
             await Promise.all([writing, Promise.reject(new Error('out of stock: the other branch failed'))]);
           },
