@@ -17,12 +17,28 @@
  * holds the connection against exactly this when ferry abandons a transaction, not when the work
  * itself ends. node-postgres (the lent client is refused before ferry's ROLLBACK is sent) and
  * Prisma (its transaction refuses statements once closing) keep the write out.
+ *
+ * Review 90 (failed first), the second test here: a handler that emits in parallel on its transaction.
+ *
+ * User: a handler that writes its row and emits its events side by side, `await Promise.all([
+ * tx.query(INSERT, ...), emit(tx, orderPlaced), emit(tx, stockReserved)])`, as it would on any
+ * client. Contract (README, Transactions): emit takes the handler's `context.tx` on every adapter,
+ * and the events commit with the handler's writes and the receipt's completion. On Kysely and
+ * Prisma they do.
+ *
+ * Instead, on pgTransactions: emit refuses the handler's client with FERRY_VALIDATION_FAILED ("a
+ * node-postgres client with 1 statement(s) not yet answered ... ferry cannot tell whether the
+ * client is in a transaction"), every attempt of the receipt, until it is DEAD. That refusal is
+ * for the application's own client, whose BEGIN may not have been answered; the PoolClient a
+ * handler gets is ferry's, lent inside ferry's BEGIN, so ferry knows where it stands: in its
+ * transaction until the handler returns (after which it refuses every use anyway).
  */
+import { emit, type ApplicationTransaction } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { ADAPTER_SUBJECTS, consumerOf, type AdapterSubject } from './inbox/adapterSubjects';
-import { businessCount, createBusinessTable, makeInbox, message } from './inbox/helpers';
+import { businessCount, createBusinessTable, makeInbox, message, receiptRow } from './inbox/helpers';
 
-describe('review90: a handler whose parallel branch fails while another is between statements', () => {
+describe('review90: a handler that runs work in parallel on its transaction', () => {
   let t: TestDatabase;
   beforeAll(async () => {
     t = await createTestDatabase();
@@ -65,6 +81,32 @@ describe('review90: a handler whose parallel branch fails while another is betwe
       await Promise.allSettled(branches);
       expect(branches).toHaveLength(1);
       expect(await businessCount(t, receipt.record.id)).toBe(0);
+    });
+
+    it('completes the receipt with its row and both events, in one attempt', async () => {
+      const inbox = makeInbox(subject.adapter, {
+        handlers: {
+          [`${consumer}-emits`]: async (_payload, { tx, receiptId }) => {
+            const on = tx as ApplicationTransaction;
+            await Promise.all([
+              subject.write(tx, receiptId, 'parallel'),
+              emit(on, { type: 'order.placed', payload: { receiptId } }),
+              emit(on, { type: 'stock.reserved', payload: { receiptId } }),
+            ]);
+          },
+        },
+        worker: { concurrency: 1, prefetch: 0, maxAttempts: 3 },
+      });
+      const receipt = await inbox.accept(message({ consumer: `${consumer}-emits` }));
+      const result = await inbox.runOnce();
+      expect((await receiptRow(t, receipt.record.id)).last_error).toBeNull();
+      expect(result).toMatchObject({ claimed: 1, completed: 1 });
+      expect(await businessCount(t, receipt.record.id)).toBe(1);
+      const events = await t.db.query<{ type: string }>(
+        "SELECT event_type AS type FROM outbox_events WHERE payload->>'receiptId' = $1 ORDER BY event_type",
+        [receipt.record.id],
+      );
+      expect(events.map((event) => event.type)).toEqual(['order.placed', 'stock.reserved']);
     });
   });
 });
