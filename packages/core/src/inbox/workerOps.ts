@@ -78,6 +78,8 @@ export function sqlWorkerOps<TTx>(
   db: SqlExecutor,
   worker: ResolvedInboxWorkerOptions,
 ): InboxWorkerOps<TTx> {
+  // The session defaults each handler transaction's first statement read, for its completion.
+  const sessionOf = new WeakMap<object, string | null>();
   return {
     claim: (limit) => claimReceipts(db, worker.consumers, limit, worker.leaseMs, worker.maxAttempts),
     exhaustExpired: (limit) => exhaustExpired(db, worker.consumers, limit, worker.maxAttempts),
@@ -92,6 +94,7 @@ export function sqlWorkerOps<TTx>(
           async (tx) => {
             handedOut.push(tx);
             const begun = await beginHandler(adapter.bind(tx), r, worker);
+            if (typeof tx === 'object' && tx !== null) sessionOf.set(tx, begun.session);
             if (begun.isolation !== 'read committed' || begun.readOnly) {
               throw new OtherIsolation(`${begun.isolation}${begun.readOnly ? ', read only' : ''}`, isolation);
             }
@@ -116,7 +119,13 @@ export function sqlWorkerOps<TTx>(
         for (const tx of handedOut) markTransactionEnded(tx);
       }
     },
-    complete: (tx, r) => completeReceipt(adapter.bind(tx), r.id, r.claimToken),
+    complete: (tx, r) =>
+      completeReceipt(
+        adapter.bind(tx),
+        r.id,
+        r.claimToken,
+        typeof tx === 'object' && tx !== null ? (sessionOf.get(tx) ?? null) : null,
+      ),
     scheduleRetry: (r, delayMs, error) => scheduleRetry(db, r.id, r.claimToken, delayMs, error),
     markDead: (r, error) => markDead(db, r.id, r.claimToken, error),
     readClaimState: (r) => readClaimState(db, r.id, r.claimToken),

@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../../sql/executor';
 import { CONNECTION_CHECK } from '../../sql/transactionLimits';
 import { FENCE, HANDLER_CLAIM, receiptLock, TABLE } from './fragments';
+import { SESSION_DEFAULTS_READ } from './sessionDefaults';
 
 /**
  * The first statement of every handler transaction, one round trip: sets, for this transaction,
@@ -39,11 +40,14 @@ const SQL = `
          ${CONNECTION_CHECK.trim()} AS connection_check,
          current_setting('transaction_isolation') AS isolation,
          current_setting('transaction_read_only') = 'on' AS read_only,
+         ${SESSION_DEFAULTS_READ} AS session,
          pg_try_advisory_xact_lock_shared(${receiptLock('$1::uuid')})
            AND EXISTS (SELECT 1 FROM ${TABLE} WHERE ${FENCE}) AS owned`;
 
 /**
- * `owned`: the claim is alive. `isolation` and `readOnly`: the transaction's isolation level and
+ * `owned`: the claim is alive. `session`: the session defaults a handler could leave on the
+ * connection, as the transaction found them (sessionDefaults.ts; the completion puts back what the
+ * handler changed). `isolation` and `readOnly`: the transaction's isolation level and
  * access mode, read in the same round trip. Anything but `read committed` (a database or connection
  * whose default is REPEATABLE READ or SERIALIZABLE, possibly left by an earlier handler's `SET
  * SESSION CHARACTERISTICS`) would make the completion fail with 40001 once a lease renewal updated
@@ -54,16 +58,20 @@ export async function beginHandler(
   tx: SqlExecutor,
   claim: { readonly id: string; readonly claimToken: string },
   limits: { readonly lockTimeoutMs: number; readonly transactionTimeoutMs: number },
-): Promise<{ readonly owned: boolean; readonly isolation: string; readonly readOnly: boolean }> {
-  const [row] = await tx.query<{ owned: boolean; isolation: string; read_only: boolean }>(SQL, [
-    claim.id,
-    claim.claimToken,
-    `${limits.lockTimeoutMs}ms`,
-    `${limits.transactionTimeoutMs}ms`,
-  ]);
+): Promise<{
+  readonly owned: boolean;
+  readonly isolation: string;
+  readonly readOnly: boolean;
+  readonly session: string | null;
+}> {
+  const [row] = await tx.query<{ owned: boolean; isolation: string; read_only: boolean; session: unknown }>(
+    SQL,
+    [claim.id, claim.claimToken, `${limits.lockTimeoutMs}ms`, `${limits.transactionTimeoutMs}ms`],
+  );
   return {
     owned: row?.owned === true,
     isolation: row?.isolation ?? 'read committed',
     readOnly: row?.read_only === true,
+    session: typeof row?.session === 'string' ? row.session : null,
   };
 }

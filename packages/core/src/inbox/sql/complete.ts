@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import { FENCE, HANDLER_CLAIM, TABLE } from './fragments';
+import { sessionDefaultsRestore } from './sessionDefaults';
 
 /**
  * `lost_claim` and `transaction_ended` must roll the handler transaction back: the fence refused
@@ -8,7 +9,10 @@ import { FENCE, HANDLER_CLAIM, TABLE } from './fragments';
  */
 export type CompletionOutcome = 'completed' | 'lost_claim' | 'transaction_ended';
 
-/** Written inside the handler transaction, and only there. */
+/**
+ * Written inside the handler transaction, and only there; it also puts back the session defaults
+ * the handler changed ($3: what the transaction's first statement read, sessionDefaults.ts).
+ */
 const SQL = `
   WITH inside AS (
     SELECT current_setting(${HANDLER_CLAIM}, true) IS NOT DISTINCT FROM $2::uuid::text AS ok
@@ -21,13 +25,15 @@ const SQL = `
   )
   SELECT CASE WHEN NOT (SELECT ok FROM inside) THEN 'transaction_ended'
               WHEN EXISTS (SELECT 1 FROM completed) THEN 'completed'
-              ELSE 'lost_claim' END AS outcome`;
+              ELSE 'lost_claim' END AS outcome,
+         ${sessionDefaultsRestore('$3::text')} AS restored`;
 
 export async function completeReceipt(
   tx: SqlExecutor,
   id: string,
   claimToken: string,
+  sessionDefaults: string | null = null,
 ): Promise<CompletionOutcome> {
-  const [row] = await tx.query<{ outcome: CompletionOutcome }>(SQL, [id, claimToken]);
+  const [row] = await tx.query<{ outcome: CompletionOutcome }>(SQL, [id, claimToken, sessionDefaults]);
   return row?.outcome ?? 'lost_claim';
 }

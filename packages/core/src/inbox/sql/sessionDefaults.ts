@@ -1,0 +1,38 @@
+/**
+ * Session defaults a handler can change on its transaction's connection with a plain `SET` (where
+ * it meant `SET LOCAL`) or `SET SESSION CHARACTERISTICS`, which its COMMIT keeps on the pooled
+ * connection for whoever uses it next: ferry's own statements (READ ONLY refuses every acceptance
+ * and claim with 25006; `synchronous_commit = off` would let an acceptance commit, and its
+ * delivery be acknowledged, before its WAL reached the disk) and the application's.
+ *
+ * The handler transaction's first statement (beginHandler) reads them as the transaction found
+ * them; its completion, the last statement before the COMMIT, puts back every one the handler
+ * changed, session-wide (set_config(..., false)), so the COMMIT leaves the connection's defaults
+ * as they were. A transaction that rolls back undoes the handler's `SET`s itself. A default the
+ * database, the role or the application set before the transaction is never touched. The
+ * timeouts (`statement_timeout`, `lock_timeout`, `idle_in_transaction_session_timeout`) are not
+ * here: ferry sets them for the transaction itself, so the value it found is not readable then.
+ */
+const NAMES = [
+  'default_transaction_read_only',
+  'default_transaction_isolation',
+  'default_transaction_deferrable',
+  'synchronous_commit',
+  'search_path',
+  'role',
+] as const;
+
+/** The defaults as a JSON object's text (`{"search_path": "\"$user\", public", …}`). */
+export const SESSION_DEFAULTS_READ = `json_build_object(${NAMES.map(
+  (name) => `'${name}', current_setting('${name}')`,
+).join(', ')})::text`;
+
+/**
+ * Puts back each default of `param` (SESSION_DEFAULTS_READ's text, or null: nothing) that differs
+ * now; the number put back.
+ */
+export function sessionDefaultsRestore(param: string): string {
+  return `(SELECT count(set_config(d.name, d.value, false))
+             FROM json_each_text(${param}::json) AS d(name, value)
+            WHERE current_setting(d.name) IS DISTINCT FROM d.value)`;
+}
