@@ -115,13 +115,24 @@ async function answer(
     response.setHeader('Allow', 'GET, HEAD');
     return send(response, 405, TEXT, 'method not allowed\n', head);
   }
-  let body: string;
+  let body: unknown;
   try {
     body = await registry.metrics();
   } catch (error) {
     // What failed, read totally and without a URL's user and password: the answer goes to
     // whoever can reach the port, and a collector's error may quote a connection string.
     return send(response, 500, TEXT, `metrics failed: ${describeTransportError(error)}\n`, head);
+  }
+  // A source of the application's own (JavaScript, or typed loosely) may answer no text: said so,
+  // not a reset connection (Buffer.byteLength threw, review 91).
+  if (typeof body !== 'string') {
+    return send(
+      response,
+      500,
+      TEXT,
+      `metrics failed: the registry answered ${describeTransportError(received(body))}, not text\n`,
+      head,
+    );
   }
   send(response, 200, registry.contentType, body, head);
 }
