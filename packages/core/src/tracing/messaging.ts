@@ -129,18 +129,19 @@ function peek(read: () => unknown): unknown {
 }
 
 /**
- * A destination as a span shows it (name and attribute): within its bound, without a URL's user
- * and password (an event's destination or a publisher's name can be a queue URL holding them;
- * every trace backend the application exports to would get them).
+ * A destination or consumer as a span shows it (name and attribute): within its bound, without a
+ * URL's user and password (an event's destination, a publisher's name or a consumer's can be a
+ * queue URL holding them; every trace backend the application exports to would get them).
  */
-function shownDestination(value: unknown): string | undefined {
-  const destination = bounded('destination', value);
-  return destination ? stripUrlCredentials(destination) : undefined;
+function shown(field: 'destination' | 'consumer', value: unknown): string | undefined {
+  const text = bounded(field, value);
+  return text ? stripUrlCredentials(text) : undefined;
 }
 
 /** The publisher's low-cardinality name of where `message` goes (Publisher.destinationName), if any. */
 function destinationName(publisher: Partial<Publisher>, message: OutboxMessage): string | undefined {
-  return shownDestination(
+  return shown(
+    'destination',
     peek(() =>
       typeof publisher.destinationName === 'function' ? publisher.destinationName(message) : undefined,
     ),
@@ -168,7 +169,7 @@ export function startPublishSpans(
       fallback: 'root',
       attributes: defined({
         [A.system]: bounded('system', system),
-        [A.destination]: shownDestination(message.destination) ?? name,
+        [A.destination]: shown('destination', message.destination) ?? name,
         [A.operationType]: 'send',
         [A.operationName]: 'publish',
         [A.messageId]: bounded('messageId', message.id),
@@ -231,7 +232,7 @@ function field(input: InboxAcceptInput, name: 'consumer' | 'messageId' | 'type' 
 export function startAcceptSpans(inputs: readonly InboxAcceptInput[]): AcceptSpans {
   const list: readonly InboxAcceptInput[] = Array.isArray(inputs) ? inputs : [];
   const spans = list.map((input) => {
-    const consumer = bounded('consumer', field(input, 'consumer'));
+    const consumer = shown('consumer', field(input, 'consumer'));
     return startSpan({
       name: spanName('accept', consumer),
       kind: 'consumer',
@@ -283,7 +284,7 @@ export interface ProcessedReceipt {
  */
 export function startProcessSpan(receipt: ProcessedReceipt): FerrySpan {
   return startSpan({
-    name: spanName('process', bounded('consumer', receipt.consumer)),
+    name: spanName('process', shown('consumer', receipt.consumer)),
     kind: 'consumer',
     parent: {
       traceparent: receipt.headers[FERRY_HEADERS.traceparent] ?? null,
@@ -294,7 +295,7 @@ export function startProcessSpan(receipt: ProcessedReceipt): FerrySpan {
       [A.system]: bounded('system', receipt.system),
       [A.operationType]: 'process',
       [A.operationName]: 'process',
-      [A.consumerGroup]: bounded('consumer', receipt.consumer),
+      [A.consumerGroup]: shown('consumer', receipt.consumer),
       [A.messageId]: bounded('messageId', receipt.messageId),
       [A.conversationId]: bounded('correlationId', receipt.headers[FERRY_HEADERS.correlationId]),
       [A.eventType]: bounded('eventType', receipt.messageType),
