@@ -3,6 +3,7 @@ import { FerryConfigError, FerryValidationError } from '../errors';
 import { EXECUTOR_METHODS, missingMethods, received } from '../optionChecks';
 import { fromPrisma, type KyselyLike, type PrismaTransactionLike, type SqlExecutor } from './executor';
 import { fromPgClient, perCallPgClient, pooledExecutor } from './fromPg';
+import { KYSELY_METHODS } from './kyselyShape';
 import { takingTurns } from './rolledBackSavepoint';
 
 /**
@@ -78,7 +79,12 @@ function kindOf(
     );
   }
   if (typeof shape.$queryRawUnsafe === 'function') return 'prisma';
-  if (typeof shape.executeQuery === 'function' && typeof shape.isTransaction === 'boolean') return 'kysely';
+  if (typeof shape.executeQuery === 'function' && typeof shape.isTransaction === 'boolean') {
+    // Refused here, on `field` as `Refusal`: fromKysely's own refusal names its `db` (review 91).
+    const missing = missingMethods(shape, KYSELY_METHODS);
+    if (missing === '') return 'kysely';
+    throw new Refusal(field, `must be a Kysely instance or Transaction; got an object missing ${missing}`);
+  }
   if (typeof shape.query === 'function')
     return typeof shape.totalCount === 'number' ? 'pg pool' : 'pg client';
   throw new Refusal(

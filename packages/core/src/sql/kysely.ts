@@ -3,6 +3,7 @@ import type { DatabaseConnection, Kysely, QueryExecutor, Transaction } from 'kys
 import { FerryConfigError } from '../errors';
 import { methodsOption } from '../optionChecks';
 import { requireOptionalPeer } from '../optionalPeer';
+import { KYSELY_METHODS } from './kyselyShape';
 import { settlesWithin } from '../outbox/settle';
 import type {
   KyselyLike,
@@ -57,9 +58,6 @@ export type KyselyTransactionOf<K extends KyselyInstanceLike> =
   }
     ? T
     : never;
-
-/** The Kysely methods ferry calls on an instance or a `Transaction` (fromKysely). */
-const KYSELY_METHODS = ['executeQuery', 'getExecutor'] as const;
 
 /**
  * ferry's executor on a Kysely instance (its own transactions) or a `Transaction` (joins it). Anything
