@@ -14,9 +14,9 @@
  * unreadable failure is still a 500, and a source without a usable content type is refused by
  * serveMetrics (FerryConfigError on `registry`) before it listens.
  */
-import { request } from 'node:http';
 import { FerryConfigError } from '@ferry/core';
 import { serveMetrics, type MetricsServer, type ServeMetricsOptions } from '@ferry/core/metrics';
+import { get } from './metrics/httpGet';
 
 type MetricsSource = ServeMetricsOptions['registry'];
 
@@ -29,20 +29,6 @@ async function start(registry: MetricsSource): Promise<MetricsServer> {
   const server = await serveMetrics({ registry, port: 0 });
   servers.push(server);
   return server;
-}
-
-function get(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { timeout: 20_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${url}: no answer`)));
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 describe('serveMetrics with a failing or odd registry', () => {

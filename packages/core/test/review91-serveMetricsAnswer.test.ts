@@ -11,8 +11,8 @@
  * What should happen: 500, `metrics failed: ...` naming what the registry answered, as for a
  * registry that rejected; and the server goes on answering.
  */
-import { request } from 'node:http';
 import { serveMetrics, type MetricsServer, type ServeMetricsOptions } from '@ferry/core/metrics';
+import { get } from './metrics/httpGet';
 
 type MetricsSource = ServeMetricsOptions['registry'];
 
@@ -20,20 +20,6 @@ const servers: MetricsServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
-
-function get(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { timeout: 20_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${url}: no answer`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe('serveMetrics with a registry whose answer is no text', () => {
   it.each([
