@@ -27,17 +27,29 @@ export class BoundedCalls {
     }
   }
 
-  /** `transport` whose every call is bounded; what attach returns is bounded too (consumer()). */
+  /**
+   * `transport` whose every call is bounded; what attach returns is bounded too (consumer()). Every
+   * member is read from `transport` when used (review 91: a spread copied own properties only, so
+   * a transport written as a class lost its destination and source getters).
+   */
   transport(transport: TransportUnderTest): TransportUnderTest {
-    const { publisher, heldCount } = transport;
+    const heldCount = transport.heldCount;
     return {
-      ...transport,
       // Only the calls the suite makes: publish and close (the relay's system and span name are
       // not the suite's to check).
       publisher: {
         publish: (messages, signal) =>
-          this.call('publisher.publish()', () => publisher.publish(messages, signal)),
-        close: () => this.call('publisher.close()', () => publisher.close()),
+          this.call('publisher.publish()', () => transport.publisher.publish(messages, signal)),
+        close: () => this.call('publisher.close()', () => transport.publisher.close()),
+      },
+      get destination() {
+        return transport.destination;
+      },
+      get source() {
+        return transport.source;
+      },
+      get unroutableDestination() {
+        return transport.unroutableDestination;
       },
       attach: async (acceptor, context) =>
         this.consumer(await this.call('attach()', () => transport.attach(acceptor, context))),
