@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { FerryConfigError, FerryError } from '@ferry/core';
+import { Client } from 'pg';
 import { clearTimeout, setTimeout } from '../realTimers';
 import { acceptsConnection } from './docker';
 import type { FerryService } from './images';
@@ -141,8 +142,6 @@ function scriptPort(service: FerryService, env: NodeJS.ProcessEnv): number {
 }
 
 const DEFAULT_PORTS: Readonly<Record<string, number>> = {
-  'postgres:': 5432,
-  'postgresql:': 5432,
   'amqp:': 5672,
   'amqps:': 5671,
   'http:': 80,
@@ -163,7 +162,33 @@ function shown(address: Address): string {
   return 'path' in address ? address.path : `${address.host}:${address.port}`;
 }
 
-/** host:port of a URL (its scheme's default port), or pg's `?host=` socket; never its credentials. */
+/**
+ * Where pg connects with `text`, read by pg itself (review 91: a reading of our own refused the
+ * forms pg takes: a URL-encoded socket host, `?host=`, `?port=`, no host, `socket:`): a host and
+ * port, or the Unix socket of a host that is a directory. Never its credentials.
+ */
+function pgAddress(variable: string, text: string): Address {
+  // pg takes a relative text as a path below host `base`: a text of no scheme is a mistake.
+  if (!/^([a-z][a-z0-9+.-]*:|\/)/i.test(text)) {
+    throw new FerryConfigError(
+      variable,
+      'does not parse as a URL (scheme://[user[:password]@]host[:port]/...)',
+    );
+  }
+  let client: Client;
+  try {
+    // Only reads the configuration (and the files of sslcert/sslkey/sslrootcert): connects nowhere.
+    client = new Client({ connectionString: text });
+  } catch {
+    // Not echoed: what does not parse may still carry a password.
+    throw new FerryConfigError(variable, 'is not a connection string pg can read');
+  }
+  const { host, port } = client;
+  if (host.startsWith('/')) return { path: path.join(host, `.s.PGSQL.${port}`) };
+  return { host: host.replace(/^\[(.*)\]$/, '$1'), port };
+}
+
+/** host:port of a URL (its scheme's default port); never its credentials. */
 function urlAddress(variable: string, text: string): Address {
   let url: URL;
   try {
@@ -178,8 +203,6 @@ function urlAddress(variable: string, text: string): Address {
   const port = url.port === '' ? DEFAULT_PORTS[url.protocol] : Number(url.port);
   if (port === undefined)
     throw new FerryConfigError(variable, `has a scheme (${url.protocol}) of no known port`);
-  const socket = url.searchParams.get('host');
-  if (socket?.startsWith('/')) return { path: path.join(socket, `.s.PGSQL.${port}`) };
   if (url.hostname === '') throw new FerryConfigError(variable, 'names no host');
   return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port };
 }
@@ -195,9 +218,9 @@ function nativeEndpoint(service: FerryService, endpoints: ServiceEndpoints): Nat
     });
     return { service, variable, addresses };
   }
-  const text = { postgres: endpoints.databaseUrl, rabbitmq: endpoints.amqpUrl, sqs: endpoints.sqsEndpoint }[
-    service
-  ];
+  if (service === 'postgres')
+    return { service, variable, addresses: [pgAddress(variable, endpoints.databaseUrl)] };
+  const text = { rabbitmq: endpoints.amqpUrl, sqs: endpoints.sqsEndpoint }[service];
   return { service, variable, addresses: [urlAddress(variable, text)] };
 }
 
