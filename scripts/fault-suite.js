@@ -5,6 +5,7 @@
 // ran every scenario of the suite (review 34); here a name selects files of its suite only, and a
 // name that matches none fails with jest's "No tests found".
 'use strict';
+const fs = require('node:fs');
 const path = require('node:path');
 const { runChild } = require('./runChild');
 
@@ -41,8 +42,16 @@ const root = path.resolve(__dirname, '..');
 function scenarioName(arg) {
   if (!arg.includes('/')) return arg.replace(/\.test\.ts$/, '');
   const file = path.resolve(process.env.INIT_CWD ?? process.cwd(), arg);
-  if (path.dirname(file) !== path.join(root, 'fault-tests', suite)) return arg;
+  // Its folder's real path, as root's (__dirname) is: a path through a symbolic link (review 91).
+  if (realFolder(path.dirname(file)) !== realFolder(path.join(root, 'fault-tests', suite))) return arg;
   return path.basename(file).replace(/\.test\.ts$/, '');
+}
+function realFolder(folder) {
+  try {
+    return fs.realpathSync(folder);
+  } catch {
+    return folder;
+  }
 }
 const scenarios = [];
 const options = [];
