@@ -10,27 +10,10 @@
  * What should happen: a path to a file of the suite selects that file (its name without
  * `.test.ts`, as the README's scenario names); a name of another suite's file still selects none.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { REPO_ROOT } from './brokers';
+import { listedFiles } from './faultSuite';
 
 jest.setTimeout(120_000);
-
-const run = promisify(execFile);
-
-async function listedFiles(args: string[]): Promise<string[]> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.JEST_WORKER_ID;
-  const { stdout } = await run('node', ['scripts/fault-suite.js', 'harness', ...args, '--listTests'], {
-    cwd: REPO_ROOT,
-    env,
-    timeout: 100_000,
-  });
-  return stdout
-    .split('\n')
-    .filter((line) => line.endsWith('.test.ts'))
-    .map((file) => file.slice(REPO_ROOT.length + 1));
-}
 
 it.each([
   'fault-tests/harness/ports.test.ts',
