@@ -129,8 +129,11 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       publisherEvents.length = 0;
       created = false;
       acceptor = new MemoryAcceptor();
-      const made = await bounded.call('createTransport()', () =>
-        options.createTransport({ publisherObserver: (event) => publisherEvents.push(event) }),
+      const made = await bounded.call(
+        'createTransport()',
+        () => options.createTransport({ publisherObserver: (event) => publisherEvents.push(event) }),
+        // Arriving after the deadline, it is this case's no more: cleaned up at once.
+        (late) => late.cleanup(),
       );
       transport = bounded.transport(made);
       created = true;
