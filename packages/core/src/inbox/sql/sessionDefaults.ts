@@ -19,6 +19,10 @@ const NAMES = [
   'default_transaction_deferrable',
   'synchronous_commit',
   'search_path',
+  // Before role: the identity a handler's SET SESSION AUTHORIZATION (superuser) left may not SET
+  // the role back (42501); put back first, it can, and it is not left on the connection either.
+  // json_each_text reads the keys in this order.
+  'session_authorization',
   'role',
 ] as const;
 
