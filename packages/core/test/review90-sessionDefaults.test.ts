@@ -35,12 +35,24 @@ const LEAVE = [
   'SET synchronous_commit = off',
   'SET search_path = pg_catalog, public',
   'SET ROLE postgres',
+  // How the server writes values ferry and the application read back: extra_float_digits -3
+  // rounds the float8 milliseconds ferry reads times as (1764977000123 -> 1.76497700012e+12).
+  'SET extra_float_digits = -3',
+  "SET TimeZone = 'Pacific/Chatham'",
+  "SET DateStyle = 'SQL, DMY'",
+  "SET IntervalStyle = 'sql_standard'",
+  "SET bytea_output = 'escape'",
 ];
 const SHOW = `SELECT current_setting('default_transaction_read_only') AS read_only,
   current_setting('default_transaction_isolation') AS isolation,
   current_setting('synchronous_commit') AS sync,
   current_setting('search_path') AS search_path,
-  current_setting('role') AS role`;
+  current_setting('role') AS role,
+  current_setting('extra_float_digits') AS float_digits,
+  current_setting('TimeZone') AS time_zone,
+  current_setting('DateStyle') AS date_style,
+  current_setting('IntervalStyle') AS interval_style,
+  current_setting('bytea_output') AS bytea_output`;
 
 interface Subject<TTx> {
   readonly adapter: TransactionAdapter<TTx>;
