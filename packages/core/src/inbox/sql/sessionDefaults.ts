@@ -24,6 +24,16 @@ const NAMES = [
   // json_each_text reads the keys in this order.
   'session_authorization',
   'role',
+  // How the server writes what ferry and the application read back: extra_float_digits -3 or
+  // lower rounds the float8 milliseconds ferry reads every time as (dateColumn.ts), DateStyle
+  // and IntervalStyle the text of dates and intervals, bytea_output bytes, client_encoding all
+  // text (node-postgres reads UTF-8 only).
+  'extra_float_digits',
+  'TimeZone',
+  'DateStyle',
+  'IntervalStyle',
+  'bytea_output',
+  'client_encoding',
 ] as const;
 
 /** The defaults as a JSON object's text (`{"search_path": "\"$user\", public", …}`). */
