@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { clearableDeadline } from '../deadline';
 import { FerryConfigError } from '../errors';
 import { describeTransportError } from '../transport/errors';
 import {
@@ -29,6 +30,12 @@ export interface ServeMetricsOptions {
    * leading '//' is refused (FerryConfigError on `path`), so `url` always answers.
    */
   path?: string;
+  /**
+   * Default 10,000 (1..600,000): a registry's `metrics()` that has not answered by then (a
+   * collector waiting on a silent service) is answered 500, `metrics failed: no answer within N
+   * ms`, instead of holding the scrape and its socket for ever.
+   */
+  timeoutMs?: number;
 }
 
 export interface MetricsServer {
@@ -39,7 +46,13 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-const KEYS = { registry: true, port: true, host: true, path: true } satisfies OptionKeys<ServeMetricsOptions>;
+const KEYS = {
+  registry: true,
+  port: true,
+  host: true,
+  path: true,
+  timeoutMs: true,
+} satisfies OptionKeys<ServeMetricsOptions>;
 
 /**
  * A minimal HTTP endpoint for Prometheus: GET (or HEAD) `path` answers the registry's text in
@@ -64,6 +77,7 @@ export async function serveMetrics(options: ServeMetricsOptions): Promise<Metric
   const port = integerOption('port', options.port ?? 9464, 0, 65_535);
   const host = nonEmptyOption('host', options.host ?? '127.0.0.1');
   const path = nonEmptyOption('path', options.path ?? '/metrics');
+  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 10_000, 1, 600_000);
   if (!path.startsWith('/')) throw new FerryConfigError('path', `must start with '/', got ${received(path)}`);
   // Requests are matched on their pathname (pathOf): a path that is not its own pathname (a
   // query, fragment, space, non-ASCII, backslash, dot segment, '//') would answer no request,
@@ -77,7 +91,7 @@ export async function serveMetrics(options: ServeMetricsOptions): Promise<Metric
 
   // answer() never rejects (see it); were it to, the socket is ended rather than left hanging.
   const server = createServer((request, response) => {
-    answer(registry, path, request, response).catch(() => response.destroy());
+    answer(registry, path, timeoutMs, request, response).catch(() => response.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
@@ -106,6 +120,7 @@ export async function serveMetrics(options: ServeMetricsOptions): Promise<Metric
 async function answer(
   registry: MetricsSource,
   path: string,
+  timeoutMs: number,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
@@ -116,12 +131,22 @@ async function answer(
     return send(response, 405, TEXT, 'method not allowed\n', head);
   }
   let body: unknown;
+  const deadline = clearableDeadline(timeoutMs);
   try {
-    body = await registry.metrics();
+    body = await Promise.race([
+      registry.metrics(),
+      new Promise<never>((_resolve, reject) =>
+        deadline.signal.addEventListener('abort', () =>
+          reject(new Error(`no answer within ${timeoutMs} ms`)),
+        ),
+      ),
+    ]);
   } catch (error) {
     // What failed, read totally and without a URL's user and password: the answer goes to
     // whoever can reach the port, and a collector's error may quote a connection string.
     return send(response, 500, TEXT, `metrics failed: ${describeTransportError(error)}\n`, head);
+  } finally {
+    deadline.clear();
   }
   // A source of the application's own (JavaScript, or typed loosely) may answer no text: said so,
   // not a reset connection (Buffer.byteLength threw, review 91).
