@@ -17,16 +17,8 @@
  * session default the handler changed (as the first statement read it), so the commit leaves the
  * connection as the transaction found it.
  */
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
-import { Pool, type PoolClient } from 'pg';
-import {
-  pgTransactions,
-  prismaTransactions,
-  type PrismaTransactionLike,
-  type TransactionAdapter,
-} from '@ferry/core';
-import { kyselyTransactions } from '@ferry/core/kysely';
-import { createTestDatabase, prismaOnPool, type TestDatabase } from '../../../test-support/database';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { ADAPTER_SUBJECTS, type AdapterSubject } from './inbox/adapterSubjects';
 import { makeInbox, message, receiptRow } from './inbox/helpers';
 
 const LEAVE = [
@@ -54,51 +46,6 @@ const SHOW = `SELECT current_setting('default_transaction_read_only') AS read_on
   current_setting('IntervalStyle') AS interval_style,
   current_setting('bytea_output') AS bytea_output`;
 
-interface Subject<TTx> {
-  readonly adapter: TransactionAdapter<TTx>;
-  run(tx: TTx, text: string): Promise<unknown>;
-  end(): Promise<void>;
-}
-type Factory = (pool: Pool) => Subject<unknown>;
-
-const pg: Factory = (pool) => {
-  const subject: Subject<PoolClient> = {
-    adapter: pgTransactions(pool),
-    run: (tx, text) => tx.query(text),
-    end: () => pool.end(),
-  };
-  return subject as Subject<unknown>;
-};
-
-const kysely: Factory = (pool) => {
-  const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
-  const subject: Subject<Transaction<Record<string, never>>> = {
-    adapter: kyselyTransactions(db),
-    run: (trx, text) => sql.raw(text).execute(trx),
-    end: () => db.destroy(), // ends the pool
-  };
-  return subject as Subject<unknown>;
-};
-
-const prisma: Factory = (pool) => {
-  const client = prismaOnPool(pool);
-  const subject: Subject<PrismaTransactionLike> = {
-    adapter: prismaTransactions(client),
-    run: (tx, text) => tx.$executeRawUnsafe(text),
-    end: async () => {
-      await client.$disconnect();
-      if (!pool.ended) await pool.end();
-    },
-  };
-  return subject as Subject<unknown>;
-};
-
-const ADAPTERS: Array<[string, Factory]> = [
-  ['pgTransactions(pool)', pg],
-  ['kyselyTransactions(db)', kysely],
-  ['prismaTransactions(prisma on the pool)', prisma],
-];
-
 describe('review90: session defaults a handler leaves on its pooled connection', () => {
   let t: TestDatabase;
   beforeAll(async () => {
@@ -108,21 +55,20 @@ describe('review90: session defaults a handler leaves on its pooled connection',
     await t.drop();
   });
 
-  describe.each(ADAPTERS)('on %s', (name, factory) => {
+  describe.each(ADAPTER_SUBJECTS)('on %s', (name, factory) => {
     const tag = name.replace(/\W/g, '').slice(0, 20);
     // One connection: whatever ferry or the application runs next gets the one the handler left.
-    let pool: Pool;
-    let subject: Subject<unknown>;
+    let subject: AdapterSubject<unknown>;
+    const pool = () => subject.pool;
     beforeAll(() => {
-      pool = new Pool({ connectionString: t.url, max: 1 });
-      subject = factory(pool);
+      subject = factory(t, 1);
     });
     afterAll(async () => {
       await subject.end();
     });
 
     it("are put back at the completion: ferry's next acceptance, claim and completion work, the connection is as before", async () => {
-      const before = (await pool.query(SHOW)).rows[0];
+      const before = (await pool().query(SHOW)).rows[0];
       const inbox = makeInbox(subject.adapter, {
         handlers: {
           [`leave-${tag}`]: async (_payload, { tx }) => {
@@ -135,7 +81,7 @@ describe('review90: session defaults a handler leaves on its pooled connection',
       const left = await inbox.accept(message({ consumer: `leave-${tag}` }));
       expect(await inbox.runOnce()).toMatchObject({ claimed: 1, completed: 1 });
       expect(await receiptRow(t, left.record.id)).toMatchObject({ status: 'COMPLETED' });
-      expect((await pool.query(SHOW)).rows[0]).toEqual(before);
+      expect((await pool().query(SHOW)).rows[0]).toEqual(before);
 
       const next = await inbox.accept(message({ consumer: `next-${tag}` }));
       expect(await inbox.runOnce()).toMatchObject({ claimed: 1, completed: 1 });
@@ -143,7 +89,7 @@ describe('review90: session defaults a handler leaves on its pooled connection',
     });
 
     it('a handler that fails leaves nothing either (its transaction rolled back)', async () => {
-      const before = (await pool.query(SHOW)).rows[0];
+      const before = (await pool().query(SHOW)).rows[0];
       const inbox = makeInbox(subject.adapter, {
         handlers: {
           [`fail-${tag}`]: async (_payload, { tx }) => {
@@ -155,7 +101,7 @@ describe('review90: session defaults a handler leaves on its pooled connection',
       });
       await inbox.accept(message({ consumer: `fail-${tag}` }));
       expect(await inbox.runOnce()).toMatchObject({ claimed: 1, completed: 0 });
-      expect((await pool.query(SHOW)).rows[0]).toEqual(before);
+      expect((await pool().query(SHOW)).rows[0]).toEqual(before);
     });
   });
 });

@@ -19,6 +19,10 @@ export interface AdapterSubject<TTx> {
   write(tx: TTx, receiptId: string, note: string): Promise<unknown>;
   /** A statement on `tx` that takes `seconds`. */
   sleep(tx: TTx, seconds: number): Promise<unknown>;
+  /** `text`, a statement without parameters, on `tx` with the client's own API. */
+  run(tx: TTx, text: string): Promise<unknown>;
+  /** The subject's own pool (with max 1, the connection its handler transactions ran on). */
+  readonly pool: Pool;
   end(): Promise<void>;
 }
 
@@ -30,6 +34,8 @@ const pg: Factory = (t, max) => {
     adapter: pgTransactions(pool),
     write: (tx, id, note) => tx.query(INSERT, [id, note]),
     sleep: (tx, seconds) => tx.query('SELECT pg_sleep($1)', [seconds]),
+    run: (tx, text) => tx.query(text),
+    pool,
     end: () => pool.end(),
   };
   return subject as AdapterSubject<unknown>;
@@ -45,6 +51,8 @@ const kysely: Factory = (t, max) => {
     write: (trx, id, note) =>
       sql`INSERT INTO business_rows (receipt_id, note) VALUES (${id}::uuid, ${note})`.execute(trx),
     sleep: (trx, seconds) => sql`SELECT pg_sleep(${seconds})`.execute(trx),
+    run: (trx, text) => sql.raw(text).execute(trx),
+    pool,
     end: () => db.destroy(),
   };
   return subject as AdapterSubject<unknown>;
@@ -57,6 +65,8 @@ const prisma: Factory = (t, max) => {
     adapter: prismaTransactions(client),
     write: (tx, id, note) => fromPrisma(tx).execute(INSERT, [id, note]),
     sleep: (tx, seconds) => fromPrisma(tx).query('SELECT pg_sleep($1)', [seconds]),
+    run: (tx, text) => tx.$executeRawUnsafe(text),
+    pool,
     end: async () => {
       await client.$disconnect();
       await pool.end();
