@@ -56,6 +56,16 @@ export interface Publisher {
    * name as their events' `destination`. Called synchronously: a promise (or a throw) is no name.
    */
   destinationName?(message: OutboxMessage): string | null;
+  /**
+   * The longest a `publish()` call takes to answer by the publisher's own deadlines (a broker
+   * that never answers: its confirm deadline, and what it waits for before it), in milliseconds.
+   * The relay gives up on a publish itself (its outcome `retryable`, an attempt spent) only past
+   * one `lease.duration` and past this plus a second, so that a broker gone silent is judged by
+   * the publisher (`unavailable`, no attempt spent) even under a lease shorter than its deadline.
+   * ferry's publishers report it; without it (or not a positive finite number) the relay waits
+   * one `lease.duration`.
+   */
+  readonly answerWithinMs?: number;
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]>;
   close?(): Promise<void>;
 }

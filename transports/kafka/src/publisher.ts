@@ -52,6 +52,16 @@ const failureStatus = (failure: ErrorClassification) =>
 export class KafkaPublisher implements Publisher {
   /** OpenTelemetry's messaging.system of the relay's publish spans. */
   readonly system = KAFKA_SYSTEM;
+
+  /**
+   * The longest publish() takes when the cluster never answers (Publisher.answerWithinMs): the
+   * producer's connect (connectionTimeoutMs), the wait for a replaced producer and its sends (one
+   * confirmTimeoutMs each).
+   */
+  get answerWithinMs(): number {
+    return 2 * this.options.confirmTimeoutMs + this.connectionTimeoutMs;
+  }
+  private readonly connectionTimeoutMs: number;
   private readonly options: ResolvedPublisherOptions;
   private readonly report: PublishReport;
   private readonly logger: Logger;
@@ -91,6 +101,7 @@ export class KafkaPublisher implements Publisher {
   constructor(connection: KafkaConnection, options: PublisherOptions = {}) {
     checkKafkaConnection(connection);
     this.options = resolvePublisherOptions(options);
+    this.connectionTimeoutMs = connection.options.connectionTimeoutMs;
     this.logger = guardLogger(this.options.logger ?? connection.logger);
     this.report = { transport: 'kafka', observer: this.options.observer, logger: this.logger };
     this.topics = new TopicPresence(connection);

@@ -51,6 +51,14 @@ import {
 export class RabbitPublisher implements Publisher {
   /** OpenTelemetry's messaging.system of the relay's publish spans. */
   readonly system = RABBITMQ_SYSTEM;
+
+  /**
+   * The longest publish() takes when the broker never answers (Publisher.answerWithinMs): one
+   * confirmTimeoutMs, which bounds its channel open, its checks and its confirms together.
+   */
+  get answerWithinMs(): number {
+    return this.options.confirmTimeoutMs;
+  }
   private readonly connection: RabbitConnection;
   private readonly ownsConnection: boolean;
   private readonly options: ResolvedPublisherOptions;

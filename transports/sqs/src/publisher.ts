@@ -56,6 +56,14 @@ interface Pending {
 export class SqsPublisher implements Publisher {
   /** OpenTelemetry's messaging.system of the relay's publish spans. */
   readonly system = SQS_SYSTEM;
+
+  /**
+   * The longest publish() takes when SQS never answers (Publisher.answerWithinMs): its requests'
+   * confirmTimeoutMs, and a deferred message's request or the probe after it (one more each).
+   */
+  get answerWithinMs(): number {
+    return 2 * this.options.confirmTimeoutMs;
+  }
   readonly options: ResolvedPublisherOptions;
   private readonly report: PublishReport;
   private closed = false;

@@ -9,6 +9,7 @@ import { startPublishSpans } from '../tracing';
 import { refuseForeignRows } from './foreignRows';
 import { checkOutcomes, errorText } from './publisherOutcomes';
 import { describeError, redactLine } from '../redact/redact';
+import { publishWaitMs } from './publishWait';
 
 /** Longest error text the relay stores in last_error (and reports with the row). */
 export const MAX_OUTBOX_ERROR_CHARS = 4_000;
@@ -123,12 +124,17 @@ export async function publishBatch(args: {
     abort.signal.addEventListener('abort', () => resolve([]), { once: true }),
   );
   // A publisher whose publish() never settles, ignoring its signal, while the lease renews fine
-  // cannot hold the relay for ever: past one lease duration the batch is retryable (a retry
-  // spent, so FAILED in the end), whatever the publisher reports later discarded.
+  // cannot hold the relay for ever: past one lease duration (or the publisher's own longest answer
+  // and a margin, when longer: publishWait.ts) the batch is retryable (a retry spent, so FAILED in
+  // the end), whatever the publisher reports later discarded.
+  const waitMs = publishWaitMs(args.publisher, options.lease.duration);
   const unanswered = setTimeout(() => {
-    fallbackError = `publisher did not answer within lease.duration (${options.lease.duration} ms)`;
+    fallbackError =
+      waitMs === options.lease.duration
+        ? `publisher did not answer within lease.duration (${waitMs} ms)`
+        : `publisher did not answer within its answerWithinMs and a margin (${waitMs} ms)`;
     abort.abort(new FerryError('FERRY_TIMEOUT', fallbackError));
-  }, options.lease.duration);
+  }, waitMs);
   unanswered.unref?.();
   try {
     // Never published once its lease is over (the claim's answer arrived late): another relay
