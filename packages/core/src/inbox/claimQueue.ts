@@ -45,7 +45,7 @@ export class ClaimQueue<TTx> {
       durationMs: worker.leaseMs,
       intervalMs: worker.heartbeatIntervalMs,
       claimedAt,
-      renew: () => this.renew(batch),
+      renew: (signal) => this.renew(batch, signal),
       onLost: () => this.drop(batch),
       onError: (error) => emitInfrastructure(this.deps, 'queue-heartbeat', error),
     });
@@ -94,10 +94,10 @@ export class ClaimQueue<TTx> {
     }
   }
 
-  private async renew(batch: Batch): Promise<boolean> {
+  private async renew(batch: Batch, signal: AbortSignal): Promise<boolean> {
     const waiting = [...batch.rows.values()];
     if (waiting.length === 0) return true;
-    const owned = await this.deps.ops.renewQueued(waiting);
+    const owned = await this.deps.ops.renewQueued(waiting, signal);
     for (const receipt of waiting) {
       if (!owned.has(receipt.id) && batch.rows.delete(receipt.id)) this.lost(receipt);
     }

@@ -156,7 +156,7 @@ export async function processReceipt<TTx>(
     durationMs: deps.worker.leaseMs,
     intervalMs: deps.worker.heartbeatIntervalMs,
     claimedAt,
-    renew: () => deps.ops.renew(receipt),
+    renew: (signal) => deps.ops.renew(receipt, signal),
     onLost: () => abort.abort(new InboxLeaseLostError(receipt.id)),
     onError: (error) => emitInfrastructure(deps, 'heartbeat', error),
   });

@@ -51,9 +51,15 @@ function isRetriedIsolation(error: unknown): boolean {
 export interface InboxWorkerOps<TTx> {
   claim(limit: number): Promise<ClaimedReceipt[]>;
   exhaustExpired(limit: number): Promise<Array<{ id: string; consumer: string; attempts: number }>>;
-  renew(receipt: ClaimedReceipt): Promise<boolean>;
-  /** Renews the leases of queued claims in one statement; resolves the ids still owned. */
-  renewQueued(receipts: readonly ClaimedReceipt[]): Promise<Set<string>>;
+  /**
+   * Renews `receipt`'s lease. A renewal must not outlive its deadline in the lease kit, which
+   * then sends the next: each heartbeat stacked one more statement (and connection) waiting on a
+   * lock another session held on the row (review 93). The SQL ones bound their lock wait
+   * (renewalLockBound) and end on `signal`, which aborts when the kit gives up on the renewal.
+   */
+  renew(receipt: ClaimedReceipt, signal?: AbortSignal): Promise<boolean>;
+  /** Renews the leases of queued claims in one statement; resolves the ids still owned. `signal` as renew's. */
+  renewQueued(receipts: readonly ClaimedReceipt[], signal?: AbortSignal): Promise<Set<string>>;
   /** Gives back unstarted claims and the attempt each consumed; resolves the ids released. */
   release(receipts: readonly ClaimedReceipt[]): Promise<string[]>;
   /**
@@ -83,8 +89,8 @@ export function sqlWorkerOps<TTx>(
   return {
     claim: (limit) => claimReceipts(db, worker.consumers, limit, worker.leaseMs, worker.maxAttempts),
     exhaustExpired: (limit) => exhaustExpired(db, worker.consumers, limit, worker.maxAttempts),
-    renew: (r) => renewLease(db, r.id, r.claimToken, worker.leaseMs),
-    renewQueued: (receipts) => renewQueued(db, receipts, worker.leaseMs),
+    renew: (r, signal) => renewLease(db, r.id, r.claimToken, worker, signal),
+    renewQueued: (receipts, signal) => renewQueued(db, receipts, worker, signal),
     release: (receipts) => releaseClaims(db, receipts),
     transaction: async <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>, abandoned?: AbortSignal) => {
       // Each transaction's tx, marked ended once it settled (a kept context.tx is refused then).

@@ -76,7 +76,7 @@ async function queuedPastItsLease(
         renewQueued: (receipts) =>
           receipts.some((r) => r.attempts === 1)
             ? firstRenewal(receipts)
-            : renewQueued(t.db, receipts, 1_000),
+            : renewQueued(t.db, receipts, { leaseMs: 1_000, heartbeatIntervalMs: 300 }),
       },
     },
   );

@@ -39,6 +39,8 @@ const LARGE_BATCH = 500;
 const EXHAUSTED = 20;
 /** The handler transaction's limits beginHandler sets. */
 const LIMITS = { lockTimeoutMs: 1_000, transactionTimeoutMs: 10_000 };
+/** The lease of the renewals measured: a minute, renewed every ten seconds. */
+const LEASE = { leaseMs: 60_000, heartbeatIntervalMs: 10_000 };
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -182,7 +184,7 @@ const CASES: readonly Case[] = [
   },
   // The explainer's session holds the handler claim setting (see measure).
   { name: 'completeReceipt', send: (db, s) => completeReceipt(db, first(s).id, first(s).claimToken) },
-  { name: 'renewLease', send: (db, s) => renewLease(db, first(s).id, first(s).claimToken, 60_000) },
+  { name: 'renewLease', send: (db, s) => renewLease(db, first(s).id, first(s).claimToken, LEASE) },
   {
     name: 'scheduleRetry',
     send: (db, s) => scheduleRetry(db, first(s).id, first(s).claimToken, 1_000, 'failed'),
@@ -192,7 +194,7 @@ const CASES: readonly Case[] = [
   {
     name: 'renewQueued',
     batch: true,
-    send: (db, s, size) => renewQueued(db, s.own.slice(0, size), 60_000),
+    send: (db, s, size) => renewQueued(db, s.own.slice(0, size), LEASE),
   },
   { name: 'releaseClaims', batch: true, send: (db, s, size) => releaseClaims(db, s.own.slice(0, size)) },
   { name: 'exhaustExpired', send: (db) => exhaustExpired(db, CONSUMERS, 10, 3) },
@@ -334,12 +336,12 @@ describe.each(['pending', 'none'] as const)('statistics %s', (statistics) => {
         (await beginHandler(tx, a, LIMITS)).owned ? completeReceipt(tx, a.id, a.claimToken) : 'not begun',
       ),
     ).toBe('completed');
-    expect(await renewLease(t.db, b.id, b.claimToken, 60_000)).toBe(true);
+    expect(await renewLease(t.db, b.id, b.claimToken, LEASE)).toBe(true);
     expect(await scheduleRetry(t.db, c.id, c.claimToken, 1_000, 'failed')).toBe(true);
     expect(await markDead(t.db, d.id, d.claimToken, 'failed')).toBe(true);
     expect(await readClaimState(t.db, e.id, e.claimToken)).toBe('owned');
     const queued = last.own.slice(10, 10 + BATCH);
-    expect((await renewQueued(t.db, queued, 60_000)).size).toBe(BATCH);
+    expect((await renewQueued(t.db, queued, LEASE)).size).toBe(BATCH);
     expect(await releaseClaims(t.db, queued)).toHaveLength(BATCH);
     expect(await exhaustExpired(t.db, CONSUMERS, 10, 3)).toHaveLength(10);
     // Of the other ten exhausted rows, still PROCESSING with their leases expired, its limit.

@@ -1,16 +1,22 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { FENCE, TABLE } from './fragments';
+import { FENCE, renewalLockBound, renewalLockWait, TABLE } from './fragments';
 
-/** Extends an owned, unexpired lease; false means the claim is lost. */
+/**
+ * Extends an owned, unexpired lease; false means the claim is lost. Its wait for a row lock is
+ * bounded by half the heartbeat interval ($4: renewalLockBound). `signal`: the lease kit gave up on
+ * this renewal (its deadline, one heartbeat interval), which ends the statement with it.
+ */
 const SQL = `
   UPDATE ${TABLE} SET lease_expires_at = now() + $3::int * interval '1 millisecond'
-  WHERE ${FENCE}`;
+  WHERE ${FENCE} AND ${renewalLockBound('$4')}`;
 
 export async function renewLease(
   db: SqlExecutor,
   id: string,
   claimToken: string,
-  leaseMs: number,
+  lease: { readonly leaseMs: number; readonly heartbeatIntervalMs: number },
+  signal?: AbortSignal,
 ): Promise<boolean> {
-  return (await db.execute(SQL, [id, claimToken, leaseMs])) === 1;
+  const values = [id, claimToken, lease.leaseMs, renewalLockWait(lease.heartbeatIntervalMs)];
+  return (await db.execute(SQL, values, { signal })) === 1;
 }
