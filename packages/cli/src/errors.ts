@@ -5,6 +5,7 @@ import {
   REPLAY_PAYLOAD_PURGED,
   type FerryError,
 } from '@ferry/core';
+import { describeError } from '@ferry/core/transport';
 import { CommanderError } from 'commander';
 
 /** A command-line mistake: exit code 2, code FERRY_USAGE. */
@@ -121,8 +122,9 @@ export function answerFor(
       exitCode: 1,
     };
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: 'FERRY_UNEXPECTED', message, hint: GENERIC_HINT, exitCode: 1 };
+  // Redacted (a driver's message may quote a URL with its password) and never throwing (a
+  // null-prototype object, a toString that throws): core's one description of a thrown value.
+  return { code: 'FERRY_UNEXPECTED', message: describeError(error), hint: GENERIC_HINT, exitCode: 1 };
 }
 
 function usage(message: string): ErrorAnswer {

@@ -1,4 +1,5 @@
 import { isFerryError } from '@ferry/core';
+import { describeError } from '@ferry/core/transport';
 import type { Context } from './command';
 import { answerFor } from './errors';
 import { printActionText, printJson, printNote, type ActionAnswer } from './output';
@@ -19,7 +20,8 @@ export class FailedPartway extends Error {
       readonly answered?: Readonly<Record<string, unknown>>;
     },
   ) {
-    super(failure instanceof Error ? failure.message : String(failure));
+    // Its own message is never shown (printFailure answers `failure`): redacted, never throwing.
+    super(describeError(failure));
     this.name = 'FailedPartway';
   }
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { describeError } from '@ferry/core/transport';
 import { runCli } from './cli';
 
 // A reader that closed the pipe (`ferry outbox list | head -2`) has every line it wanted: end
@@ -20,7 +21,7 @@ runCli(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`ferry: ${String(error)}\n`);
+    process.stderr.write(`ferry: ${describeError(error)}\n`);
     process.exitCode = 1;
   },
 );

@@ -20,6 +20,7 @@ export {
 export { safeEmit } from '../observe/safeEmit';
 export { defaultLogger, guardLogger, loggerOption } from '../observe/logger';
 export { stripUrlCredentials } from '../redact/urlCredentials';
+export { describeError } from '../redact/redact';
 export { escapeUnshowable } from '../validate/text';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
 export { belowOption, describeOption, type OptionValue } from '../optionRelations';
