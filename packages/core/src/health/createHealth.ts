@@ -1,4 +1,3 @@
-import { FerryError } from '../errors';
 import { readStats } from '../inbox/sql/stats';
 import { createOutboxAdmin } from '../outbox/admin';
 import { verifySchema } from '../schema/checkSchema';
@@ -123,7 +122,8 @@ export function createHealth(options: HealthOptions): FerryHealth {
       checks.push(inboxBacklog(inbox, options));
       return { ...report(checks), outbox: outbox.stats, inbox };
     } catch (error) {
-      if (!(error instanceof FerryError)) throw error;
+      // Any failure (an adapter's answer no driver gives, a bug) is a down check, as every other:
+      // a health endpoint answers (describeCause never throws).
       checks.push(down('backlog', describeCause(error)));
       return { ...report(checks), outbox: null, inbox: null };
     }
