@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { FERRY_HEADERS } from '../contracts';
 import type { OutboxEventInput } from '../outbox/envelope/types';
 import { identifierFault, textFault } from '../validate/text';
-import { formatTraceparent, parseTraceparent, validTracestate } from './w3c';
+import { formatTraceparent, incomingTrace, parseTraceparent, validTracestate } from './w3c';
 
 /**
  * The message an inbox handler is processing, as events emitted while it runs inherit it.
@@ -23,8 +23,7 @@ const storage = new AsyncLocalStorage<MessageScope>();
 /** The scope of an incoming message from its id and stored headers. */
 export function messageScopeOf(messageId: string, headers: Readonly<Record<string, string>>): MessageScope {
   const correlation = headers[FERRY_HEADERS.correlationId];
-  const traceparent = headers[FERRY_HEADERS.traceparent];
-  const tracestate = headers[FERRY_HEADERS.tracestate];
+  const { traceparent, tracestate } = incomingTrace(headers);
   const parsed = parseTraceparent(traceparent);
   const traced = parsed !== null;
   return {

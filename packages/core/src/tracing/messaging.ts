@@ -7,6 +7,7 @@ import type { Redactor } from '../redact/redact';
 import { stripUrlCredentials } from '../redact/urlCredentials';
 import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
 import { endSpan, startSpan, type FerrySpan } from './span';
+import { incomingTrace } from './w3c';
 
 /**
  * ferry's spans and their attributes, after OpenTelemetry's messaging semantic conventions
@@ -236,10 +237,7 @@ export function startAcceptSpans(inputs: readonly InboxAcceptInput[]): AcceptSpa
     return startSpan({
       name: spanName('accept', consumer),
       kind: 'consumer',
-      parent: {
-        traceparent: header(input, FERRY_HEADERS.traceparent),
-        tracestate: header(input, FERRY_HEADERS.tracestate),
-      },
+      parent: incomingTrace(peek(() => (input as { headers?: unknown } | null)?.headers)),
       fallback: 'root',
       attributes: defined({
         [A.system]: bounded('system', field(input, 'system')),
@@ -286,10 +284,7 @@ export function startProcessSpan(receipt: ProcessedReceipt): FerrySpan {
   return startSpan({
     name: spanName('process', shown('consumer', receipt.consumer)),
     kind: 'consumer',
-    parent: {
-      traceparent: receipt.headers[FERRY_HEADERS.traceparent] ?? null,
-      tracestate: receipt.headers[FERRY_HEADERS.tracestate] ?? null,
-    },
+    parent: incomingTrace(receipt.headers),
     fallback: 'root',
     attributes: defined({
       [A.system]: bounded('system', receipt.system),

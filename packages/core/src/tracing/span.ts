@@ -1,7 +1,7 @@
 import type { Attributes, Context, Span } from '@opentelemetry/api';
 import { describeError, errorName, redactLine, type Redactor } from '../redact/redact';
 import { otel, type Otel } from './otel';
-import { formatTraceparent, MAX_TRACESTATE, parseTraceparent } from './w3c';
+import { formatTraceparent, MAX_TRACESTATE, parseTraceparent, validTracestate } from './w3c';
 
 /** The instrumentation scope ferry's spans are created under. */
 export const FERRY_TRACER_NAME = '@ferry/core';
@@ -62,13 +62,13 @@ function parentContext(api: Otel, start: SpanStart): Context {
   }
   const remote = parseTraceparent(start.parent?.traceparent);
   if (remote === null) return start.fallback === 'active' ? api.context.active() : api.ROOT_CONTEXT;
-  const tracestate = start.parent?.tracestate;
+  // One over W3C's limits is truncated as W3C says (validTracestate), not dropped.
+  const given = start.parent?.tracestate;
+  const tracestate = given && given.length > MAX_TRACESTATE ? validTracestate(given) : given;
   return api.trace.setSpanContext(api.ROOT_CONTEXT, {
     ...remote,
     isRemote: true,
-    ...(tracestate && tracestate.length <= MAX_TRACESTATE && api.createTraceState
-      ? { traceState: api.createTraceState(tracestate) }
-      : {}),
+    ...(tracestate && api.createTraceState ? { traceState: api.createTraceState(tracestate) } : {}),
   });
 }
 

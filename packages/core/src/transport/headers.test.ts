@@ -79,7 +79,7 @@ describe('putStorableHeader', () => {
 });
 
 describe('putStorableHeader and reserved names', () => {
-  it("keeps ferry's envelope headers by their exact name, drops the transport's own and every other reserved name", () => {
+  it("keeps ferry's envelope headers by their exact name (a trace header in any case, review 93), drops the transport's own and every other reserved name", () => {
     const headers: Record<string, string> = {};
     for (const name of [
       'x-ferry-message-id',
@@ -94,7 +94,13 @@ describe('putStorableHeader and reserved names', () => {
       'x-app',
     ])
       putStorableHeader(headers, name, 'v');
-    expect(Object.keys(headers)).toEqual(['x-ferry-message-id', 'x-ferry-tenant-id', 'traceparent', 'x-app']);
+    expect(Object.keys(headers)).toEqual([
+      'x-ferry-message-id',
+      'x-ferry-tenant-id',
+      'traceparent',
+      'tracestate',
+      'x-app',
+    ]);
   });
 
   it("keeps no reserved name from an event's own (packed) headers", () => {

@@ -1,5 +1,6 @@
 import { FERRY_HEADERS, type OutboxMessage } from '../contracts';
 import { isReservedHeader } from '../validate/headers';
+import { traceHeaderName } from '../tracing/w3c';
 import { textFault } from '../validate/text';
 import { setOwnProperty } from './ownProperty';
 import { strictUtf8Text } from './utf8';
@@ -138,8 +139,13 @@ export function putStorableHeader(
   value: string | Uint8Array,
   source: 'delivery' | 'event' = 'delivery',
 ): void {
-  const key = storableHeaderText(name);
-  if (key === undefined || key.length === 0) return;
+  const given = storableHeaderText(name);
+  if (given === undefined || given.length === 0) return;
+  // A trace header in another case (`Traceparent`) is stored under ferry's name, the exact name
+  // winning whichever comes first: to W3C Trace Context the names are case-insensitive.
+  const trace = source === 'delivery' ? traceHeaderName(given) : undefined;
+  const key = trace ?? given;
+  if (trace !== undefined && key !== given && Object.prototype.hasOwnProperty.call(headers, key)) return;
   if (isReservedHeader(key) && (source === 'event' || !ENVELOPE_HEADERS.has(key))) return;
   const text = storableHeaderText(value);
   if (text !== undefined) setOwnProperty(headers, key, text);
