@@ -1,6 +1,17 @@
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency } from '@nestjs/common';
 import { FerryConfigError } from '@ferry/core';
-import { booleanOption, knownKeysOption, received, requiredOptions } from '@ferry/core/transport';
+import {
+  booleanOption,
+  deadlineSignal,
+  knownKeysOption,
+  onAbort,
+  received,
+  requiredOptions,
+  timerOption,
+} from '@ferry/core/transport';
+
+/** How long a forRootAsync factory may take when `factoryTimeoutMs` is not given. */
+export const DEFAULT_FACTORY_TIMEOUT_MS = 30_000;
 
 /**
  * Options that register or resolve providers. In forRootAsync they must sit at the top
@@ -28,6 +39,47 @@ export interface FerryAsyncBase<TFactoryResult> {
   useFactory: (...args: never[]) => TFactoryResult | Promise<TFactoryResult>;
   /** Register the module globally (its services injectable everywhere). Default false. */
   isGlobal?: boolean;
+  /**
+   * How long `useFactory` may take (ms, at least 1). One that has not resolved by then fails the
+   * application's bootstrap with FERRY_CONFIG_INVALID naming the module's factory, instead of
+   * holding it for ever. Default 30,000.
+   */
+  factoryTimeoutMs?: number;
+}
+
+/**
+ * `useFactory` as the module's options provider runs it: its result checked (assertFactoryResult)
+ * and its wait bounded by `factoryTimeoutMs` (checked when forRootAsync is called).
+ */
+export function boundedFactory(
+  moduleName: string,
+  options: FerryAsyncBase<unknown>,
+): (...args: unknown[]) => Promise<Record<string, unknown>> {
+  const useFactory = options.useFactory as (...args: unknown[]) => unknown;
+  const timeoutMs = timerOption(
+    'factoryTimeoutMs',
+    options.factoryTimeoutMs ?? DEFAULT_FACTORY_TIMEOUT_MS,
+    1,
+  );
+  return async (...args) => {
+    let stop = (): void => undefined;
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      stop = onAbort(deadlineSignal(timeoutMs), () =>
+        reject(
+          new FerryConfigError(
+            'useFactory',
+            `the ${moduleName}.forRootAsync factory did not resolve within ${timeoutMs} ms (factoryTimeoutMs)`,
+          ),
+        ),
+      );
+    });
+    try {
+      const result = await Promise.race([Promise.resolve().then(() => useFactory(...args)), timedOut]);
+      return assertFactoryResult(moduleName, result);
+    } finally {
+      stop();
+    }
+  };
 }
 
 /** Throws FerryConfigError if a forRootAsync factory returned a registration option. */

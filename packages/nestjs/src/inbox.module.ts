@@ -2,12 +2,7 @@ import { Module, type DynamicModule, type InjectionToken, type Provider } from '
 import { DiscoveryModule, DiscoveryService, ModuleRef } from '@nestjs/core';
 import { FerryConfigError, type InboxHandler, type StatementTimeoutOptions } from '@ferry/core';
 import { booleanOption, oneOfOption, received, type OptionKeys } from '@ferry/core/transport';
-import {
-  assertFactoryResult,
-  checkRegistration,
-  isInjectionToken,
-  requirePrismaToken,
-} from './async-options';
+import { boundedFactory, checkRegistration, isInjectionToken, requirePrismaToken } from './async-options';
 import { discoverDecoratedHandlers, resolveTokenHandlers } from './handler-discovery';
 import {
   inboxSettingsOf,
@@ -59,6 +54,7 @@ const ASYNC_KEYS = {
   inject: true,
   useFactory: true,
   isGlobal: true,
+  factoryTimeoutMs: true,
   prisma: true,
   handlers: true,
   privilegedAdmin: true,
@@ -160,7 +156,7 @@ export class InboxModule {
     checkRegistration(options, ASYNC_KEYS);
     const prisma = requirePrismaToken('InboxModule', options.prisma);
     const registration = registrationOf(options);
-    const useFactory = options.useFactory as (...args: unknown[]) => unknown;
+    const useFactory = boundedFactory('InboxModule', options);
     return {
       module: InboxModule,
       global: options.isGlobal ?? false,
@@ -168,8 +164,7 @@ export class InboxModule {
       providers: [
         {
           provide: INBOX_MODULE_OPTIONS,
-          useFactory: async (...args: unknown[]) =>
-            assertFactoryResult('InboxModule', await useFactory(...args)),
+          useFactory,
           inject: options.inject ?? [],
         },
         ...providers(prisma, registration),

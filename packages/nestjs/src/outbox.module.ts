@@ -9,7 +9,7 @@ import {
   type Publisher,
 } from '@ferry/core';
 import type { OptionKeys } from '@ferry/core/transport';
-import { assertFactoryResult, checkRegistration, requirePrismaToken } from './async-options';
+import { boundedFactory, checkRegistration, requirePrismaToken } from './async-options';
 import {
   outboxSettingsOf,
   resolveOutboxSettings,
@@ -140,6 +140,7 @@ const ASYNC_KEYS = {
   inject: true,
   useFactory: true,
   isGlobal: true,
+  factoryTimeoutMs: true,
   prisma: true,
   publisher: true,
 } as const satisfies OptionKeys<OutboxModuleAsyncOptions>;
@@ -172,7 +173,7 @@ export class OutboxModule {
     checkRegistration(options, ASYNC_KEYS);
     const prisma = requirePrismaToken('OutboxModule', options.prisma);
     const publisher = publisherProvider(options.publisher);
-    const useFactory = options.useFactory as (...args: unknown[]) => unknown;
+    const useFactory = boundedFactory('OutboxModule', options);
     return {
       module: OutboxModule,
       global: options.isGlobal ?? false,
@@ -180,8 +181,7 @@ export class OutboxModule {
       providers: [
         {
           provide: OUTBOX_MODULE_OPTIONS,
-          useFactory: async (...args: unknown[]) =>
-            assertFactoryResult('OutboxModule', await useFactory(...args)),
+          useFactory,
           inject: options.inject ?? [],
         },
         ...(publisher ? [publisher] : []),
