@@ -10,8 +10,11 @@ export interface HeaderLimits {
   readonly maxHeaderBytes: number;
 }
 
-/** Names ferry writes itself; an application may not set them as plain headers (any case). */
-const RESERVED = /^(x-ferry-.*|traceparent|tracestate)$/i;
+/**
+ * Names ferry writes itself; an application may not set them as plain headers (any case), nor
+ * any `x-ferry-` name whatever follows (`s`: a line break in it too, review 94).
+ */
+const RESERVED = /^(x-ferry-.*|traceparent|tracestate)$/is;
 
 export function isReservedHeader(name: string): boolean {
   return RESERVED.test(name);
