@@ -106,12 +106,14 @@ export async function publishBatch(args: {
     abort.abort(args.shutdown.reason);
   };
   args.shutdown.addEventListener('abort', onShutdown);
+  const timing = { leaseMs: options.lease.duration, heartbeatIntervalMs: options.lease.heartbeatInterval };
   const lease = startLease({
     durationMs: options.lease.duration,
     intervalMs: options.lease.heartbeatInterval,
     tolerance: options.lease.heartbeatFailureTolerance,
     claimedAt: args.claimedAt,
-    renew: async () => (await args.store.renew(token, options.lease.duration, ids)) > 0,
+    // Ends with its deadline in the kit: its lock wait bounded, its statement given up on `signal`.
+    renew: async (signal) => (await args.store.renew(token, timing, ids, signal)) > 0,
     onError: args.onRenewError,
     onLost: (loss) => {
       lostReason ??= loss.message;

@@ -1,4 +1,5 @@
 import type { SqlExecutor } from '../sql/executor';
+import type { RenewalTiming } from '../lease/renewalLock';
 import type { Redactor } from '../redact/redact';
 import type { Logger } from '../observe/logger';
 import { dbCall as outboxCall } from './errors';
@@ -19,8 +20,16 @@ export interface RelayStore {
     completions: Parameters<typeof completeBatch>[2],
     onSent?: Parameters<typeof completeBatch>[3],
   ) => ReturnType<typeof completeBatch>;
-  /** `ids`: the rows claimed under `token` (renewal by primary key); without them, by token. */
-  renew: (token: string, leaseMs: number, ids?: readonly string[]) => Promise<number>;
+  /**
+   * `ids`: the rows claimed under `token` (renewal by primary key); without them, by token.
+   * `signal`: the lease kit gave up on the renewal (sql/renewLease.ts).
+   */
+  renew: (
+    token: string,
+    lease: RenewalTiming,
+    ids?: readonly string[],
+    signal?: AbortSignal,
+  ) => Promise<number>;
   recover: (args: Parameters<typeof recoverLeases>[1]) => ReturnType<typeof recoverLeases>;
   release: (token: string, ids: readonly string[]) => Promise<number>;
   /** A half-open probe's claim from the destinations the broker did not refuse (sql/probeClaim.ts). */
@@ -42,7 +51,8 @@ export function relayStore(db: SqlExecutor, redact?: Redactor, log?: Logger): Re
     claim: (args) => dbCall('claim', () => claimBatch(db, args)),
     complete: (token, completions, onSent) =>
       dbCall('complete', () => completeBatch(db, token, completions, onSent)),
-    renew: (token, leaseMs, ids) => dbCall('renew lease', () => renewLease(db, token, leaseMs, ids)),
+    renew: (token, lease, ids, signal) =>
+      dbCall('renew lease', () => renewLease(db, token, lease, ids, signal)),
     recover: (args) => dbCall('recover leases', () => recoverLeases(db, args)),
     release: (token, ids) => dbCall('release claims', () => releaseClaims(db, token, ids)),
     probe: (args) => dbCall('claim', () => probeClaim(db, args)),

@@ -5,9 +5,10 @@
  * more statement waiting on the same lock, each holding a connection of the application's pool,
  * for the handler's lease and for every batch of queued claims alike.
  */
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { lockRows, mostWaitingOnLock } from '../../../../test-support/rowLocks';
 import { latch, makeInbox, message, waitFor } from './helpers';
 
 let t: TestDatabase;
@@ -21,39 +22,8 @@ afterAll(async () => {
   await t.drop();
 });
 
-/** Renewal statements (renewLease, renewQueued) of this database waiting on a lock now. */
-async function waitingRenewals(): Promise<number> {
-  const [row] = await t.db.query<{ n: string }>(
-    `SELECT count(*) AS n FROM pg_stat_activity
-     WHERE datname = current_database() AND wait_event_type = 'Lock'
-       AND query LIKE '%SET lease_expires_at = now()%'`,
-  );
-  return Number(row?.n ?? 0);
-}
-
-/** Locks the receipt rows `ids` FOR UPDATE in a session of its own until the returned end() runs. */
-async function lockRows(ids: readonly string[]): Promise<{ end(): Promise<void> }> {
-  const locker = new Client({ connectionString: t.url });
-  await locker.connect();
-  await locker.query('BEGIN');
-  await locker.query('SELECT 1 FROM ferry_inbox_receipts WHERE id = ANY($1::uuid[]) FOR UPDATE', [ids]);
-  return {
-    end: async () => {
-      await locker.query('ROLLBACK');
-      await locker.end();
-    },
-  };
-}
-
-/** Samples waitingRenewals() until `done()`; resolves the most seen at once. */
-async function mostWaiting(done: () => boolean): Promise<number> {
-  let most = 0;
-  while (!done()) {
-    most = Math.max(most, await waitingRenewals());
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return most;
-}
+/** The text of the renewal statements (renewLease, renewQueued). */
+const RENEWAL = 'SET lease_expires_at = now()';
 
 const WORKER = {
   leaseMs: 4_000,
@@ -82,9 +52,9 @@ describe('a lease renewal that misses its deadline ends its statement', () => {
     const { record } = await inbox.accept(message({ consumer: 'held' }));
     const run = inbox.runOnce();
     await started.promise;
-    const lock = await lockRows([record.id]);
+    const lock = await lockRows(t.url, 'ferry_inbox_receipts', [record.id]);
     try {
-      expect(await mostWaiting(() => aborted)).toBeLessThanOrEqual(1);
+      expect(await mostWaitingOnLock(t.db, RENEWAL, () => aborted)).toBeLessThanOrEqual(1);
     } finally {
       await lock.end();
     }
@@ -120,7 +90,11 @@ describe('a lease renewal that misses its deadline ends its statement', () => {
       "SELECT count(*) AS n FROM ferry_inbox_receipts WHERE consumer = 'queued' AND status = 'PROCESSING'",
     );
     expect(Number(row?.n)).toBe(2);
-    const lock = await lockRows(queued.map((q) => q.record.id));
+    const lock = await lockRows(
+      t.url,
+      'ferry_inbox_receipts',
+      queued.map((q) => q.record.id),
+    );
     let lost = false;
     void waitFor(
       'the queued claims to count as lost',
@@ -135,7 +109,7 @@ describe('a lease renewal that misses its deadline ends its statement', () => {
       lost = true;
     });
     try {
-      expect(await mostWaiting(() => lost)).toBeLessThanOrEqual(1);
+      expect(await mostWaitingOnLock(t.db, RENEWAL, () => lost)).toBeLessThanOrEqual(1);
     } finally {
       await lock.end();
       finish.open();

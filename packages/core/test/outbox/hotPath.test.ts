@@ -86,6 +86,7 @@ describe('relay hot path', () => {
   });
 
   it('renews by primary key only the rows the token holds', async () => {
+    const LEASE = { leaseMs: 60_000, heartbeatIntervalMs: 10_000 };
     await emitN(4);
     const store = relayStore(t.db);
     const a = randomUUID();
@@ -94,11 +95,11 @@ describe('relay hot path', () => {
     const claimB = await store.claim({ token: b, limit: 2, leaseMs: 60_000, failedHead: 'block' });
     const idsA = claimA.rows.map((r) => r.id);
     const idsB = claimB.rows.map((r) => r.id);
-    expect(await store.renew(a, 60_000, idsB)).toBe(0);
-    expect(await store.renew(a, 60_000, [...idsA, ...idsB])).toBe(2);
-    expect(await store.renew(a, 60_000)).toBe(2);
+    expect(await store.renew(a, LEASE, idsB)).toBe(0);
+    expect(await store.renew(a, LEASE, [...idsA, ...idsB])).toBe(2);
+    expect(await store.renew(a, LEASE)).toBe(2);
     await expireLeases(t.db);
-    expect(await store.renew(a, 60_000, idsA)).toBe(0);
+    expect(await store.renew(a, LEASE, idsA)).toBe(0);
   });
 
   it.each(['keep', 'delete'] as const)(

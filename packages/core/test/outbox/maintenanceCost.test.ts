@@ -233,7 +233,9 @@ async function ownClaim(
   const token = await tokenOf('cost.own');
   const ids = await idsOf('cost.own');
   const { work, result } = await measure(plan, (db) =>
-    action === 'release' ? relayStore(db).release(token, ids) : relayStore(db).renew(token, 60_000, ids),
+    action === 'release'
+      ? relayStore(db).release(token, ids)
+      : relayStore(db).renew(token, { leaseMs: 60_000, heartbeatIntervalMs: 10_000 }, ids),
   );
   return { work, done: result };
 }

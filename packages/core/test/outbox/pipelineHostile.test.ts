@@ -288,10 +288,11 @@ describe('pipelined relay under a hostile publisher', () => {
     let hungToken: string | null = null;
     const hanging = {
       ...store,
-      renew: (token: string, leaseMs: number, rowIds?: readonly string[]) => {
+      renew: (...args: Parameters<typeof store.renew>) => {
+        const [token] = args;
         if (hungToken === null) hungToken = token;
         if (token === hungToken) return new Promise<number>(() => undefined);
-        return store.renew(token, leaseMs, rowIds);
+        return store.renew(...args);
       },
     };
     let slowDone = false;

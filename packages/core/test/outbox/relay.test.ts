@@ -66,7 +66,7 @@ describe('relay', () => {
     const fresh = randomUUID();
     await store.claim({ token: fresh, limit: 1, leaseMs: 60_000, failedHead: 'block' });
     expect(await store.complete(stale, [{ id: id!, kind: 'sent', error: null, delayMs: 0 }])).toEqual([]);
-    expect(await store.renew(stale, 60_000)).toBe(0);
+    expect(await store.renew(stale, { leaseMs: 60_000, heartbeatIntervalMs: 10_000 })).toBe(0);
     expect(await statusOf(t.db, id!)).toMatchObject({ status: 'PROCESSING', claim_token: fresh });
     expect(await store.complete(fresh, [{ id: id!, kind: 'sent', error: null, delayMs: 0 }])).toHaveLength(1);
     expect(await statusOf(t.db, id!)).toMatchObject({ status: 'SENT' });

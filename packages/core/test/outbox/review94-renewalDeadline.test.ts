@@ -6,9 +6,11 @@
  * next one an interval later; left waiting until statementTimeout, every heartbeat added one more
  * statement waiting on the same lock, each holding a connection of the application's pool.
  */
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { emitMany, fromPg, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { gate } from '../../../../test-support/holds';
+import { lockRows, mostWaitingOnLock } from '../../../../test-support/rowLocks';
 import { relay } from './helpers';
 
 let t: TestDatabase;
@@ -22,39 +24,8 @@ afterAll(async () => {
   await t.drop();
 });
 
-/** The relay's renewal statements (renewLease) of this database waiting on a lock now. */
-async function waitingRenewals(): Promise<number> {
-  const [row] = await t.db.query<{ n: string }>(
-    `SELECT count(*) AS n FROM pg_stat_activity
-     WHERE datname = current_database() AND wait_event_type = 'Lock'
-       AND query LIKE '%UPDATE outbox_events e SET lease_expires_at = now()%'`,
-  );
-  return Number(row?.n ?? 0);
-}
-
-/** Locks the outbox rows `ids` FOR UPDATE in a session of its own until the returned end() runs. */
-async function lockRows(ids: readonly string[]): Promise<{ end(): Promise<void> }> {
-  const locker = new Client({ connectionString: t.url });
-  await locker.connect();
-  await locker.query('BEGIN');
-  await locker.query('SELECT 1 FROM outbox_events WHERE id = ANY($1::uuid[]) FOR UPDATE', [ids]);
-  return {
-    end: async () => {
-      await locker.query('ROLLBACK');
-      await locker.end();
-    },
-  };
-}
-
-/** Samples waitingRenewals() until `done()`; resolves the most seen at once. */
-async function mostWaiting(done: () => boolean): Promise<number> {
-  let most = 0;
-  while (!done()) {
-    most = Math.max(most, await waitingRenewals());
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return most;
-}
+/** The text of the relay's renewal statement (renewLease). */
+const RENEWAL = 'UPDATE outbox_events e SET lease_expires_at = now()';
 
 /** A publisher that never answers on its own: it tells `started`, then waits for its signal. */
 function heldPublisher(started: () => void, ended: () => void): Publisher {
@@ -79,12 +50,11 @@ test("the relay's lease: at most one renewal waits on a lock held by another ses
     { type: 'a', payload: { n: 0 } },
     { type: 'b', payload: { n: 1 } },
   ]);
-  let started!: () => void;
-  const publishing = new Promise<void>((resolve) => (started = resolve));
+  const publishing = gate();
   let aborted = false;
   const r = relay(
     fromPg(pool),
-    heldPublisher(started, () => (aborted = true)),
+    heldPublisher(publishing.open, () => (aborted = true)),
     {
       // Fourteen failed renewals tolerated: the lease is lost by its local expiry or the 15th.
       lease: { duration: 4_000, heartbeatInterval: 250, heartbeatFailureTolerance: 15 },
@@ -92,10 +62,10 @@ test("the relay's lease: at most one renewal waits on a lock held by another ses
     },
   );
   const run = r.runOnce();
-  await publishing;
-  const lock = await lockRows(ids);
+  await publishing.promise;
+  const lock = await lockRows(t.url, 'outbox_events', ids);
   try {
-    expect(await mostWaiting(() => aborted)).toBeLessThanOrEqual(1);
+    expect(await mostWaitingOnLock(t.db, RENEWAL, () => aborted)).toBeLessThanOrEqual(1);
   } finally {
     await lock.end();
   }

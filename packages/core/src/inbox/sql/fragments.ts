@@ -138,29 +138,6 @@ export const BATCH_FENCE = `
   r.id = ANY (ARRAY(SELECT id FROM owned)) AND r.status = ${opaqueStatus('PROCESSING')}
     AND r.lease_expires_at > clock_timestamp()`;
 
-/**
- * A lease renewal's bound on its wait for a row lock: a condition that is always true and sets,
- * for the statement's own transaction, lock_timeout to `param` (a parameter such as '125ms'). It
- * is a filter of the row the renewal reaches (set_config is volatile: never hoisted), so it runs
- * before the row is locked, and a lock another session holds on the row (an operator's open
- * transaction) fails the renewal with 55P03 when the bound passes. Without it the statement
- * waited until statementTimeoutMs, while the lease kit, having given up on it after one interval,
- * sent the next: each heartbeat stacked one more statement on the lock, each with its connection
- * (review 93). See renewalLockWait for the value.
- */
-export function renewalLockBound(param: string): string {
-  return `set_config('lock_timeout', ${param}, true) IS NOT NULL`;
-}
-
-/**
- * The lock_timeout of a lease renewal (renewalLockBound): half the heartbeat interval, the
- * renewal's deadline, so the wait ends, and the statement answers, before the kit gives up on it
- * and sends the next one.
- */
-export function renewalLockWait(heartbeatIntervalMs: number): string {
-  return `${Math.max(1, Math.floor(heartbeatIntervalMs / 2))}ms`;
-}
-
 /** The $1 ids and $2 claim tokens BATCH_FENCE reads. */
 export function claimArrays(
   claims: ReadonlyArray<{ readonly id: string; readonly claimToken: string }>,

@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { FENCE, renewalLockBound, renewalLockWait, TABLE } from './fragments';
+import { renewalLockBound, renewalLockWait, type RenewalTiming } from '../../lease/renewalLock';
+import { FENCE, TABLE } from './fragments';
 
 /**
  * Extends an owned, unexpired lease; false means the claim is lost. Its wait for a row lock is
@@ -14,7 +15,7 @@ export async function renewLease(
   db: SqlExecutor,
   id: string,
   claimToken: string,
-  lease: { readonly leaseMs: number; readonly heartbeatIntervalMs: number },
+  lease: RenewalTiming,
   signal?: AbortSignal,
 ): Promise<boolean> {
   const values = [id, claimToken, lease.leaseMs, renewalLockWait(lease.heartbeatIntervalMs)];

@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { BATCH_FENCE, batchOwned, claimArrays, renewalLockBound, renewalLockWait, TABLE } from './fragments';
+import { renewalLockBound, renewalLockWait, type RenewalTiming } from '../../lease/renewalLock';
+import { BATCH_FENCE, batchOwned, claimArrays, TABLE } from './fragments';
 
 /**
  * Extends, in one statement, the leases of the claims waiting in the worker's local queue:
@@ -18,7 +19,7 @@ const SQL = `
 export async function renewQueued(
   db: SqlExecutor,
   claims: ReadonlyArray<{ readonly id: string; readonly claimToken: string }>,
-  lease: { readonly leaseMs: number; readonly heartbeatIntervalMs: number },
+  lease: RenewalTiming,
   signal?: AbortSignal,
 ): Promise<Set<string>> {
   if (claims.length === 0) return new Set();

@@ -187,7 +187,10 @@ export function publishCommand(pick: number): Cmd {
 export function heartbeatCommand(pick: number): Cmd {
   return relayCommand('heartbeat', pick, holding, async (m, real, relay, held) => {
     const store = real.stores[relay] as OutboxReal['stores'][number];
-    const renewed = await store.renew(held.token, real.options.lease.duration);
+    const renewed = await store.renew(held.token, {
+      leaseMs: real.options.lease.duration,
+      heartbeatIntervalMs: real.options.lease.heartbeatInterval,
+    });
     const expected = liveUnder(m, held.token).length;
     if (renewed !== expected) fail(`relay ${relay} renewed ${renewed} leases, model expects ${expected}`);
   });
