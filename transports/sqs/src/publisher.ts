@@ -6,6 +6,7 @@ import {
 import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
 import {
   guardLogger,
+  MAX_TIMER_MS,
   observePublish,
   type PublishReport,
   stripUrlCredentials,
@@ -58,11 +59,12 @@ export class SqsPublisher implements Publisher {
   readonly system = SQS_SYSTEM;
 
   /**
-   * The longest publish() takes when SQS never answers (Publisher.answerWithinMs): its requests'
-   * confirmTimeoutMs, and a deferred message's request or the probe after it (one more each).
+   * The longest publish() takes (Publisher.answerWithinMs): the call's one deadline, which every
+   * request of it shares (publishNow): confirmTimeoutMs for its batches, one more for the
+   * messages left unanswered last time (sent alone on a deadline of their own, and a probe).
    */
   get answerWithinMs(): number {
-    return 2 * this.options.confirmTimeoutMs;
+    return Math.min(MAX_TIMER_MS, 2 * this.options.confirmTimeoutMs);
   }
   readonly options: ResolvedPublisherOptions;
   private readonly report: PublishReport;
@@ -124,11 +126,22 @@ export class SqsPublisher implements Publisher {
       }
       byQueue.set(queue, [...(byQueue.get(queue) ?? []), index]);
     });
+    // The call's one deadline (answerWithinMs): no request of it outlasts it, the deferred
+    // messages' own deadlines included, so the relay never judges a silent SQS before the
+    // publisher (review 95: one confirmTimeoutMs per deferred message outlasted it).
+    const whole = requestDeadline(this.answerWithinMs, signal);
     // A request SQS has not answered by the deadline is abandoned: its messages are unavailable
     // (failedStatus), as those not sent before it.
-    const deadline = requestDeadline(this.options.confirmTimeoutMs, signal);
+    const deadline = requestDeadline(this.options.confirmTimeoutMs, whole);
     const statusOf = (error: unknown) => failedStatus(error, deadline, signal);
-    const call: CallRequests = { sent: 0, answered: 0, stop: signal, endpointDown: false, abroad: new Map() };
+    const call: CallRequests = {
+      sent: 0,
+      answered: 0,
+      stop: signal,
+      whole,
+      endpointDown: false,
+      abroad: new Map(),
+    };
     await Promise.all(
       [...byQueue].map(([queue, indexes]) =>
         this.publishToQueue(queue, indexes, messages, outcomes, deadline, statusOf, call),
@@ -206,13 +219,15 @@ export class SqsPublisher implements Publisher {
     while (pending.length > 0) {
       const batch = this.nextBatch(pending, failedKeys, keyOf, outcomes, deferred, call);
       if (batch.length === 0) continue;
-      if (deferred.has(batch[0]!) && !call.stop.aborted) {
+      if (deferred.has(batch[0]!) && !call.whole.aborted) {
         if (await this.sendDeferred(queueUrl, batch, outcomes, call, foreign)) foreignFailed = true;
       } else if (signal.aborted) {
         // The deadline went on this queue's host, which failed an earlier request of it: charged.
         const charged = foreignFailed && !call.stop.aborted;
         const status = charged ? 'retryable' : statusOf(signal.reason);
-        const late = `not sent: confirmTimeoutMs (${this.options.confirmTimeoutMs} ms) passed before its request`;
+        const late = call.whole.aborted
+          ? `not sent: the publish call's deadline (answerWithinMs, ${this.answerWithinMs} ms) passed before its request`
+          : `not sent: confirmTimeoutMs (${this.options.confirmTimeoutMs} ms) passed before its request`;
         const error = charged
           ? `${late}; ${abroad(foreign!)}`
           : status === 'unavailable'
@@ -307,7 +322,9 @@ export class SqsPublisher implements Publisher {
   /**
    * The messages lastThoseUnanswered deferred (a message whose last request went unanswered, alone,
    * and on a FIFO queue its key's later messages), each request on a deadline of its own
-   * (confirmTimeoutMs, not what the call's deadline has left: review 33). Sent only while SQS
+   * (confirmTimeoutMs, not what the batches' deadline has left: review 33), within the call's one
+   * deadline (answerWithinMs: review 95); one that deadline cut, or its probe, is not charged, and
+   * those not sent by then are `unavailable`. Sent only while SQS
    * answers this call (or as its first request); unanswered again, it is charged (`retryable`:
    * too slow to upload within confirmTimeoutMs, its size on this link) only when SQS is up: it
    * answered another request of this call, or a probe (GetQueueAttributes) now. In a silent outage
@@ -330,14 +347,15 @@ export class SqsPublisher implements Publisher {
       }
       return false;
     }
-    const own = requestDeadline(this.options.confirmTimeoutMs, call.stop);
+    const own = requestDeadline(this.options.confirmTimeoutMs, call.whole);
     // Only a message alone whose last request went unanswered too is charged (its key's later
     // messages, deferred with it, are remembered when unanswered and go alone next time). On
     // another host the rule of that host's failures charges it (sendBatch).
     const suspect =
       foreign === null && batch.length === 1 && this.unansweredMessages.wasUnanswered(batch[0]!.message.id);
     const charge = suspect
-      ? async (): Promise<boolean> => call.answered > 0 || (await this.answering(queueUrl, call.stop))
+      ? async (): Promise<boolean> =>
+          !call.whole.aborted && (call.answered > 0 || (await this.answering(queueUrl, call.whole)))
       : undefined;
     return this.sendBatch(
       queueUrl,
@@ -456,6 +474,8 @@ interface CallRequests {
   sent: number;
   answered: number;
   readonly stop: AbortSignal;
+  /** The call's one deadline (answerWithinMs, ended by `stop` too): every request of it ends by it. */
+  readonly whole: AbortSignal;
   /** A request to the connection's endpoint failed as an outage in this call. */
   endpointDown: boolean;
   /**

@@ -161,8 +161,12 @@ test('FIFO: a group whose message was unanswered once is not charged, message af
       seen.push([a!, b!]);
       if (a === 'sent' && b === 'sent') break;
     }
-    // Now: [['retryable', 'retryable'], ...]: both of the group charged every cycle.
-    expect(seen).toEqual([['sent', 'sent']]);
+    // Now: [['retryable', 'retryable'], ...]: both of the group charged every cycle. Each pending
+    // message of the group goes alone after the other group's request, all within the call's one
+    // deadline (2 x confirmTimeoutMs, review 95): three answers 1 s late each may not fit in it,
+    // so the group's second message may wait for the next cycle, unavailable (never charged).
+    expect(seen.flat()).not.toContain('retryable');
+    expect(seen[seen.length - 1]).toEqual(['sent', 'sent']);
   });
 });
 
