@@ -1,6 +1,12 @@
 import { checkKafkaConnection } from './options';
 import { type Logger, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
-import { guardLogger, observePublish, UnansweredLedger, type PublishReport } from '@ferry/core/transport';
+import {
+  guardLogger,
+  MAX_TIMER_MS,
+  observePublish,
+  UnansweredLedger,
+  type PublishReport,
+} from '@ferry/core/transport';
 import type { ProducedRecord, SequencedProducer } from './client/types';
 import type { KafkaConnection } from './connection';
 import {
@@ -17,7 +23,15 @@ import {
   type PublisherOptions,
   type ResolvedPublisherOptions,
 } from './publisherOptions';
-import { deadlineIn, missedDeadline, passed, raceAbort, throwIfAborted, type Deadline } from './race';
+import {
+  deadlineIn,
+  deadlineWithin,
+  missedDeadline,
+  passed,
+  raceAbort,
+  throwIfAborted,
+  type Deadline,
+} from './race';
 import { requestChunks } from './requestChunks';
 import { InTurn } from './inTurn';
 import { TopicPresence } from './topicPresence';
@@ -26,10 +40,13 @@ import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from 
 const retryable = (id: string, error: string): PublishOutcome => ({ id, status: 'retryable', error });
 
 /**
- * The deadline the sends of one publish share (its chunks; made at the first send when the
- * publish is one send), so a slow cluster keeps a publish confirmTimeoutMs, not one per chunk.
+ * The deadlines of one publish: `whole`, the call's one (answerWithinMs), which no wait of it
+ * outlasts (the producer's connect and replacement, each send's own deadline, a probe: review 95);
+ * `sends`, the one its sends share (its chunks; made at the first send when the publish is one
+ * send), so a slow cluster keeps a publish confirmTimeoutMs, not one per chunk.
  */
 interface PublishBudget {
+  readonly whole: Deadline;
   sends?: Deadline;
 }
 
@@ -54,12 +71,13 @@ export class KafkaPublisher implements Publisher {
   readonly system = KAFKA_SYSTEM;
 
   /**
-   * The longest publish() takes when the cluster never answers (Publisher.answerWithinMs): the
-   * producer's connect (connectionTimeoutMs), the wait for a replaced producer and its sends (one
-   * confirmTimeoutMs each).
+   * The longest publish() takes (Publisher.answerWithinMs): the call's one deadline, which every
+   * wait of it shares (PublishBudget.whole): room for the producer's connect (connectionTimeoutMs),
+   * the wait for a replaced producer and a send (one confirmTimeoutMs each); what it leaves unsent
+   * is `unavailable`.
    */
   get answerWithinMs(): number {
-    return 2 * this.options.confirmTimeoutMs + this.connectionTimeoutMs;
+    return Math.min(MAX_TIMER_MS, 2 * this.options.confirmTimeoutMs + this.connectionTimeoutMs);
   }
   private readonly connectionTimeoutMs: number;
   private readonly options: ResolvedPublisherOptions;
@@ -131,6 +149,21 @@ export class KafkaPublisher implements Publisher {
     await this.connecting;
   }
 
+  /**
+   * connect(), waited for until the publish call's one deadline (`whole`): past it nothing is sent
+   * (`unavailable`); the connect goes on for the next publish.
+   */
+  private async connectWithin(whole: Deadline): Promise<void> {
+    try {
+      await raceAbort(this.connect(), [], 'connecting the Kafka producer', whole);
+    } catch (error) {
+      if (!missedDeadline(error, whole)) throw error;
+      throw unavailableError(
+        `not sent: the Kafka producer did not connect within the publish's deadline (answerWithinMs, ${whole.ms} ms)`,
+      );
+    }
+  }
+
   /** The topic `message` goes to (its destination, else its type's route, else the default); null: none. */
   destinationName(message: OutboxMessage): string | null {
     return topicOf(message, this.options.routing);
@@ -175,9 +208,9 @@ export class KafkaPublisher implements Publisher {
     signal: AbortSignal,
   ): Promise<PublishOutcome[]> {
     const chunks = requestChunks(records, this.options.maxMessageBytes);
-    const budget: PublishBudget = {};
+    const budget: PublishBudget = { whole: deadlineIn(this.answerWithinMs) };
     if (chunks.length === 1) return this.sendAll(records, signal, budget);
-    budget.sends = deadlineIn(this.options.confirmTimeoutMs);
+    budget.sends = deadlineWithin(this.options.confirmTimeoutMs, budget.whole);
     const outcomes: PublishOutcome[] = [];
     const turn = new InTurn();
     for (const chunk of chunks) {
@@ -216,19 +249,20 @@ export class KafkaPublisher implements Publisher {
     let deadline: Deadline | undefined = budget.sends;
     const timing: SendTiming = {};
     try {
-      await this.connect();
-      await this.producerReady(signal);
+      await this.connectWithin(budget.whole);
+      await this.producerReady(signal, budget.whole);
       if (deadline === undefined) {
-        deadline = deadlineIn(this.options.confirmTimeoutMs);
+        deadline = deadlineWithin(this.options.confirmTimeoutMs, budget.whole);
         budget.sends = deadline;
       }
       const missing = await this.topics.missing(topics, [signal, this.inFlight.signal], deadline);
       if (missing.size > 0) return await this.sendPresent(records, missing, signal, budget);
       // After the topic check: a suspect topic among them is still checked first (review 17).
       const suspects = new Set(records.filter((r) => this.isolating.has(r.id)).map((r) => r.id));
-      if (records.length > 1 && suspects.size > 0) return await this.sendOneByOne(records, signal, suspects);
+      if (records.length > 1 && suspects.size > 0)
+        return await this.sendOneByOne(records, signal, suspects, budget.whole);
       if (records.length > 1 && records.some((r) => this.unansweredTogether.has(r.id)))
-        return await this.sendApart(records, signal, deadline);
+        return await this.sendApart(records, signal, deadline, budget.whole);
       await this.send(records, signal, deadline, timing);
       this.topics.present(topics);
       return records.map((record) => ({ id: record.id, status: 'sent' }));
@@ -245,6 +279,7 @@ export class KafkaPublisher implements Publisher {
           error,
           [signal, this.inFlight.signal],
           hadMost(deadline, timing),
+          budget.whole,
         );
       // Unavailable: nothing of the batch can go (the cluster). Retryable with one topic: the
       // topic's (e.g. not there yet). Otherwise some messages may be to blame, not all.
@@ -254,7 +289,7 @@ export class KafkaPublisher implements Publisher {
         const status = failureStatus(failure);
         return records.map((record) => ({ id: record.id, status, error: failure.message }));
       }
-      return this.sendOneByOne(records, signal, null);
+      return this.sendOneByOne(records, signal, null, budget.whole);
     }
   }
 
@@ -284,6 +319,8 @@ export class KafkaPublisher implements Publisher {
     signals: readonly AbortSignal[],
     /** False when the send had less than most of confirmTimeoutMs (hadMost): never charged then. */
     chargeable: boolean,
+    /** The publish call's one deadline: a probe it cuts short charges nothing. */
+    whole: Deadline,
   ): Promise<PublishOutcome[]> {
     for (const record of records) this.topics.suspect(record.topic);
     const reason = `${describeError(error)}: the Kafka cluster did not answer`;
@@ -305,7 +342,7 @@ export class KafkaPublisher implements Publisher {
       return unavailable;
     }
     if (!this.unansweredRecords.unansweredAgain(record.id)) return unavailable;
-    const probe = deadlineIn(Math.min(this.options.confirmTimeoutMs, PROBE_MS));
+    const probe = deadlineWithin(Math.min(this.options.confirmTimeoutMs, PROBE_MS), whole);
     if (!(await this.topics.answering([...signals, this.stopping.signal], probe))) return unavailable;
     return [
       retryable(
@@ -361,6 +398,7 @@ export class KafkaPublisher implements Publisher {
     records: readonly OutboundRecord[],
     signal: AbortSignal,
     deadline: Deadline,
+    whole: Deadline,
   ): Promise<PublishOutcome[]> {
     const outcomes: PublishOutcome[] = [];
     const turn = new InTurn();
@@ -378,7 +416,7 @@ export class KafkaPublisher implements Publisher {
         this.unansweredTogether.delete(record.id);
         outcome = { id: record.id, status: 'sent' };
       } catch (error) {
-        ({ outcome } = await this.failedAlone(record, error, signal, deadline, timing));
+        ({ outcome } = await this.failedAlone(record, error, signal, deadline, timing, whole));
       }
       outcomes.push(outcome);
       turn.learn(record, outcome);
@@ -399,6 +437,8 @@ export class KafkaPublisher implements Publisher {
     signal: AbortSignal,
     /** The records a refused batch held (remembered, `isolating`); null: all of them (this batch was refused). */
     suspects: ReadonlySet<string> | null,
+    /** The publish call's one deadline: each record's waits end by it too (review 95). */
+    whole: Deadline,
   ): Promise<PublishOutcome[]> {
     const turn = new InTurn();
     const outcomes: PublishOutcome[] = [];
@@ -415,13 +455,20 @@ export class KafkaPublisher implements Publisher {
       let deadline: Deadline | undefined;
       const timing: SendTiming = {};
       try {
-        await this.producerReady(signal);
-        deadline = deadlineIn(this.options.confirmTimeoutMs);
+        await this.producerReady(signal, whole);
+        deadline = deadlineWithin(this.options.confirmTimeoutMs, whole);
         await this.send([record], signal, deadline, timing);
         this.topics.present([record.topic]);
         outcomes.push({ id: record.id, status: 'sent' });
       } catch (error) {
-        const { outcome, topicFailed } = await this.failedAlone(record, error, signal, deadline, timing);
+        const { outcome, topicFailed } = await this.failedAlone(
+          record,
+          error,
+          signal,
+          deadline,
+          timing,
+          whole,
+        );
         outcomes.push(outcome);
         turn.learn(record, outcome, topicFailed);
       }
@@ -449,6 +496,7 @@ export class KafkaPublisher implements Publisher {
     signal: AbortSignal,
     deadline: Deadline | undefined,
     timing: SendTiming,
+    whole: Deadline,
   ): Promise<{ outcome: PublishOutcome; topicFailed: boolean }> {
     const failure = classifyKafkaError(error);
     if (
@@ -458,7 +506,13 @@ export class KafkaPublisher implements Publisher {
       missedDeadline(error, deadline)
     ) {
       const chargeable = hadMost(deadline, timing);
-      const [outcome] = await this.unanswered([record], error, [signal, this.inFlight.signal], chargeable);
+      const [outcome] = await this.unanswered(
+        [record],
+        error,
+        [signal, this.inFlight.signal],
+        chargeable,
+        whole,
+      );
       return { outcome: outcome!, topicFailed: false };
     }
     const topicFailed = failure.retriable && !failure.unavailable;
@@ -476,10 +530,10 @@ export class KafkaPublisher implements Publisher {
    * a slow cluster (review 15), and a silent cluster still costs a publish confirmTimeoutMs
    * (past it: `unavailable`, nothing sent; review 16).
    */
-  private async producerReady(signal: AbortSignal): Promise<void> {
+  private async producerReady(signal: AbortSignal, whole: Deadline): Promise<void> {
     const replacing = this.producer.ready();
     if (replacing === null) return;
-    const deadline = deadlineIn(this.options.confirmTimeoutMs);
+    const deadline = deadlineWithin(this.options.confirmTimeoutMs, whole);
     try {
       await raceAbort(
         replacing,

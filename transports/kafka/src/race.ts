@@ -15,6 +15,14 @@ export function deadlineIn(ms: number): Deadline {
   return { at: Date.now() + ms, ms };
 }
 
+/**
+ * A deadline `ms` from now, but never past `whole` (a publish call's one deadline): `ms` stays the
+ * budget it was set from, so a wait `whole` cut short is told by `at` (race.ts hadMost's share).
+ */
+export function deadlineWithin(ms: number, whole: Deadline): Deadline {
+  return { at: Math.min(Date.now() + ms, whole.at), ms };
+}
+
 /** True once `deadline` has come: nothing more is started for it. */
 export function passed(deadline: Deadline): boolean {
   return Date.now() >= deadline.at;
