@@ -1,0 +1,3 @@
+// ../review95-manyHeaders.test.ts on @platformatic/kafka (see ../clients.ts); './use' must stay the first import.
+import './use';
+import '../review95-manyHeaders.test';
