@@ -22,6 +22,28 @@ export function lastHeaderValue(value: ConsumedValue): Buffer | string | undefin
   return values[values.length - 1];
 }
 
+/**
+ * A record's headers, given in order as name and value, grouped as both clients hand them over: a
+ * name's one value, or every value of a name given more than once, in order (null kept). One pass,
+ * a value list per name: building the object afresh (kafkajs spread it for every header) or
+ * copying a name's values at each repeat made one record of many headers (a hostile producer's,
+ * some 100 KB) take minutes, blocking the event loop past the session timeout at every fetch of
+ * it (review 95). Own properties only (setOwnProperty): a name such as `constructor` or
+ * `__proto__` is a header like any other.
+ */
+export function groupHeaders(entries: Iterable<readonly [string, Buffer | string | null]>): ConsumedHeaders {
+  const grouped = new Map<string, (Buffer | string | null)[]>();
+  for (const [name, value] of entries) {
+    const values = grouped.get(name);
+    if (values === undefined) grouped.set(name, [value]);
+    else values.push(value);
+  }
+  const headers: ConsumedHeaders = {};
+  for (const [name, values] of grouped)
+    setOwnProperty(headers, name, values.length === 1 ? values[0]! : values);
+  return headers;
+}
+
 /** The headers whose value ferry reads: one identity, tenant and type per record. */
 const READ_HEADERS = [FERRY_HEADERS.messageId, FERRY_HEADERS.tenantId, FERRY_HEADERS.eventType];
 

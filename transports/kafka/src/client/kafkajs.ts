@@ -2,6 +2,7 @@ import { Kafka, logLevel, type Consumer, type KafkaConfig, type LogEntry, type l
 import type { Logger } from '@ferry/core';
 import { kafkajsLogMethod } from '../logLevels';
 import { registerKafkajsCodecs } from './kafkajsCodecs';
+import { installKafkajsHeaderGrouping } from './kafkajsHeaderGrouping';
 import { KafkajsGate } from './kafkajsGate';
 import { dropLossyHeaderNames } from './kafkajsHeaderNames';
 import { KafkajsProducer } from './kafkajsProducer';
@@ -53,6 +54,7 @@ export class KafkajsDriver implements KafkaClientDriver {
 
   constructor(options: ResolvedConnectionOptions) {
     registerKafkajsCodecs();
+    installKafkajsHeaderGrouping();
     this.seeds = new SeedRotation(options.brokers);
     this.config = {
       ...(options.kafkaConfig as Partial<KafkaConfig>),

@@ -1,5 +1,6 @@
 import type { Message } from '@platformatic/kafka';
-import { setOwnProperty, storableHeaderText } from '@ferry/core/transport';
+import { storableHeaderText } from '@ferry/core/transport';
+import { groupHeaders } from '../recordHeaders';
 import { hasKafkaType } from '../errors';
 import { deadlineIn, raceAbort } from '../race';
 import { closedOnAbort } from './closedOnAbort';
@@ -7,7 +8,6 @@ import { PartitionGate } from './partitionGate';
 import type { PlatformaticBase, PlatformaticKafka } from './platformaticTypes';
 import type {
   ConsumedBatch,
-  ConsumedHeaders,
   ConsumedRecord,
   DriverConsumer,
   DriverConsumerOptions,
@@ -445,25 +445,22 @@ function groupByPartition(messages: readonly Message[]): Map<string, Message[]> 
 }
 
 function toRecord(message: Message): ConsumedRecord {
-  const headers: ConsumedHeaders = {};
-  for (const [name, value] of message.headers ?? new Map<Buffer, Buffer>()) {
-    // A name that is not valid UTF-8 is left out here, where its bytes still are (see decodeHeaders).
-    const text = storableHeaderText(name);
-    if (text === undefined) continue;
-    // A name given more than once keeps every value, in order, as kafkajs hands them over. Own
-    // properties only (setOwnProperty): `headers['constructor']` would read Object.
-    const before = Object.hasOwn(headers, text) ? headers[text] : undefined;
-    const grouped =
-      before === undefined
-        ? (value ?? null)
-        : [...(Array.isArray(before) ? before : [before]), value ?? null];
-    setOwnProperty(headers, text, grouped);
-  }
   return {
     offset: message.offset.toString(),
     key: message.key ?? null,
     value: message.value ?? null,
-    headers,
+    headers: groupHeaders(headerEntries(message.headers ?? new Map<Buffer, Buffer>())),
     timestamp: message.timestamp.toString(),
   };
+}
+
+/**
+ * A record's headers as text names and values, in order: a name that is not valid UTF-8 is left
+ * out here, where its bytes still are (see decodeHeaders).
+ */
+function* headerEntries(headers: Iterable<[Buffer, Buffer | undefined]>): Generator<[string, Buffer | null]> {
+  for (const [name, value] of headers) {
+    const text = storableHeaderText(name);
+    if (text !== undefined) yield [text, value ?? null];
+  }
 }
