@@ -29,11 +29,20 @@ let installed = false;
 export function installKafkajsHeaderGrouping(): void {
   if (installed) return;
   installed = true;
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const Decoder = require('kafkajs/src/protocol/decoder') as { prototype: KafkajsDecoder };
-  const headerDecoder = require('kafkajs/src/protocol/recordBatch/header/v0/decoder') as ArrayReader;
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  const own = Decoder.prototype.readVarIntArray;
+  let Decoder: { prototype: KafkajsDecoder };
+  let headerDecoder: ArrayReader;
+  try {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    Decoder = require('kafkajs/src/protocol/decoder') as { prototype: KafkajsDecoder };
+    headerDecoder = require('kafkajs/src/protocol/recordBatch/header/v0/decoder') as ArrayReader;
+    /* eslint-enable @typescript-eslint/no-require-imports */
+  } catch {
+    // A kafkajs laid out otherwise than the 2.2.4 ferry depends on (a deduplicated or patched
+    // install): its own grouping stays, slow on many headers but correct.
+    return;
+  }
+  const own = Decoder.prototype?.readVarIntArray;
+  if (typeof own !== 'function' || typeof headerDecoder !== 'function') return;
   Decoder.prototype.readVarIntArray = function readVarIntArray(reader) {
     const array = own.call(this, reader);
     if (reader !== headerDecoder) return array;
