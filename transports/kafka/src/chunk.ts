@@ -6,15 +6,17 @@ import {
 } from '@ferry/core';
 import {
   acceptIsolated,
+  deadLetterTenant,
   eventLoopTurns,
   invalidResultReason,
   type ConsumerEmit,
+  type TenantSource,
 } from '@ferry/core/transport';
 import type { ConsumedRecord, DriverProducer } from './client/types';
 import { sendDeadLetters, type DeadLetter } from './deadLetter';
 import { REJECT_REASONS, transportError } from './errors';
 import type { ResolvedConsumerOptions } from './options';
-import { decodeRecord, isTombstone } from './wire';
+import { decodeRecord, isTombstone, type InboundRecord } from './wire';
 
 /** What failed when a chunk is not done: the inbox (batch-wide) or the dead-letter topic. */
 export type ChunkStage = 'inbox acceptance' | 'dead-letter send';
@@ -121,7 +123,7 @@ async function settleAnswered(
   results: readonly InboxAcceptResult[],
 ): Promise<ChunkOutcome> {
   const { inputs, inputMessages, deadLetters } = sorted;
-  deadLetters.push(...rejectedByInbox(results, inputs, inputMessages));
+  deadLetters.push(...rejectedByInbox(results, inputs, inputMessages, context.options.tenant));
   // In source-offset order, whether rejected before acceptance or by the inbox.
   deadLetters.sort((a, b) => Number(BigInt(a.message.offset) - BigInt(b.message.offset)));
   if (deadLetters.length > 0) {
@@ -148,17 +150,19 @@ function rejectedByInbox(
   results: readonly InboxAcceptResult[],
   inputs: readonly InboxAcceptInput[],
   messages: readonly ConsumedRecord[],
+  source: TenantSource<InboundRecord>,
 ): DeadLetter[] {
   const deadLetters: DeadLetter[] = [];
   results.forEach((result, index) => {
     const message = messages[index]!;
-    const messageId = inputs[index]!.messageId;
+    const { messageId, tenantId } = inputs[index]!;
+    const tenant = deadLetterTenant(source, tenantId);
     if (result.kind === 'invalid') {
       const detail = `${result.code}: ${result.reason}`;
-      deadLetters.push({ message, messageId, reason: invalidResultReason(result), detail });
+      deadLetters.push({ message, messageId, tenant, reason: invalidResultReason(result), detail });
     } else if (result.kind === 'conflict') {
       const reason = REJECT_REASONS.fingerprintConflict;
-      deadLetters.push({ message, messageId, reason, detail: result.reason });
+      deadLetters.push({ message, messageId, tenant, reason, detail: result.reason });
     }
   });
   return deadLetters;
@@ -202,7 +206,8 @@ async function sortChunk(
       sorted.inputMessages.push(message);
     } else {
       const { messageId, reason, detail } = decoded;
-      sorted.deadLetters.push({ message, messageId, reason, detail });
+      const tenant = deadLetterTenant(options.tenant, decoded.tenantId);
+      sorted.deadLetters.push({ message, messageId, tenant, reason, detail });
     }
   }
   return sorted;

@@ -14,6 +14,8 @@ export interface DeadLetter {
   readonly message: ConsumedRecord;
   /** The record's identity, where it has one. */
   readonly messageId: string | null;
+  /** The tenant the copy carries as `x-ferry-tenant-id` (core deadLetterTenant); null: the record's own header. */
+  readonly tenant: string | null;
   readonly reason: RejectReason;
   readonly detail: string;
 }
@@ -33,8 +35,9 @@ interface Source {
 
 /**
  * Produces rejected records to the dead-letter topic with `acks: -1`: same key, value and headers,
- * plus the reason, a detail, where the record came from, and the identity the consumer used when
- * the record had no `x-ferry-message-id`, or an empty one (deadLetterIdentity). A record without a key gets
+ * plus the reason, a detail, where the record came from, the identity the consumer used when
+ * the record had no `x-ferry-message-id`, or an empty one (deadLetterIdentity), and the tenant its
+ * tenant source gave it (deadLetterTenant). A record without a key gets
  * `<topic>/<partition>/<offset>` of its source as its key, so a compacted dead-letter topic
  * (which refuses a record without a key) takes it too. Resolves only once the broker took
  * every record; the caller commits after that. When the topic refuses the batch permanently (e.g.
@@ -98,7 +101,7 @@ interface DeadLetterRecord {
 
 function deadLetterRecord(
   source: Source,
-  { message, messageId, reason, detail }: DeadLetter,
+  { message, messageId, tenant, reason, detail }: DeadLetter,
 ): DeadLetterRecord {
   // A record known by what its copy does not keep (topic-partition-offset, the extractor's id):
   // its copy carries that identity, so copies of one record (produced again when the commit after
@@ -108,6 +111,7 @@ function deadLetterRecord(
   const id = deadLetterIdentity(messageId, hasFerryMessageId(own));
   const ferryHeaders = {
     ...(id === null ? {} : { [FERRY_HEADERS.messageId]: id }),
+    ...(tenant === null ? {} : { [FERRY_HEADERS.tenantId]: tenant }),
     [FERRY_HEADERS.rejectReason]: reason,
     'x-ferry-reject-detail': detail.slice(0, 1_000),
     'x-ferry-source-topic': source.topic,

@@ -131,6 +131,8 @@ export type DecodeResult =
       readonly detail: string;
       /** The record's identity where it has one (reported with the dead letter). */
       readonly messageId: string | null;
+      /** The tenant the tenant source resolved before the record was refused (deadLetterTenant). */
+      readonly tenantId?: string | null;
     };
 
 export interface DecodeContext {
@@ -165,11 +167,13 @@ export function decodeRecord(
   const record: InboundRecord = { topic, partition, offset: message.offset, key: key.text, headers };
   const identity = recordIdentity(record, ferry, key.fault === null ? context.identity : null);
   const messageId = identity.ok ? identity.messageId : null;
+  let tenantId: string | null | undefined;
   const invalid = (reason: RejectReason, detail: string): DecodeResult => ({
     ok: false,
     reason,
     detail,
     messageId,
+    tenantId,
   });
   const value = message.value;
   if (value === null || value === undefined)
@@ -184,6 +188,7 @@ export function decodeRecord(
   if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
   const tenant = resolveTenant(context.tenant ?? 'header', record, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
+  tenantId = tenant.tenantId;
   // The limit itself is the inbox's, on the parsed payload: this spares parsing only a value no
   // payload within it can be written as (whatever its escapes and whitespace).
   const oversize = oversizeBodyFault(value, context.maxPayloadBytes);

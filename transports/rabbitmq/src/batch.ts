@@ -10,6 +10,7 @@ import {
   abortableDelay,
   acceptHolding,
   backoffDelay,
+  deadLetterTenant,
   deadlineSignal,
   describeCause,
   escapeUnshowable,
@@ -226,7 +227,7 @@ export class DeliverySettler {
         result.kind === 'conflict'
           ? { reason: REJECT_REASONS.fingerprintConflict, detail: result.reason }
           : { reason: invalidResultReason(result), detail: `${result.code}: ${result.reason}` };
-      rejected.push(this.deadLetter(entry, { messageId: input.messageId, ...reason }, tally));
+      rejected.push(this.deadLetter(entry, { ...inputIdentity(input), ...reason }, tally));
     }
     const acked = this.acks.ack(stored).length;
     tally.accepted += acked;
@@ -246,7 +247,7 @@ export class DeliverySettler {
       `ferry.rabbitmq: acceptance of the whole batch failed (${cause}); deliveries go round the retry queues`,
     );
     const delays = await Promise.all(
-      valid.map(({ entry, input }) => this.retryLater(entry, input.messageId, cause, tally)),
+      valid.map(({ entry, input }) => this.retryLater(entry, inputIdentity(input), cause, tally)),
     );
     const retried = delays.filter((delay): delay is number => delay !== null);
     if (retried.length > 0) {
@@ -271,11 +272,12 @@ export class DeliverySettler {
    */
   private async deadLetter(
     entry: Entry,
-    rejected: { readonly messageId: string | null; readonly reason: RejectReason; readonly detail: string },
+    rejected: RejectedIdentity & { readonly reason: RejectReason; readonly detail: string },
     tally: Tally,
   ): Promise<void> {
     const message = deliveredAs(entry.message, this.retryQueues, this.o.copyUserId);
     const { messageId, reason, detail } = rejected;
+    const tenant = deadLetterTenant(this.o.decode.tenant, rejected.tenantId);
     this.o.logger.warn(
       {
         queue: this.o.names.queue,
@@ -287,6 +289,7 @@ export class DeliverySettler {
     );
     const copied = await this.copyTo(entry, this.o.names.deadLetterExchange, copyRoutingKey(message), {
       ...deadLetterIdentityHeader(message, messageId),
+      ...(tenant === null ? {} : { [FERRY_HEADERS.tenantId]: tenant }),
       [FERRY_HEADERS.rejectReason]: reason,
       'x-ferry-reject-detail': detail.slice(0, 1_000),
     });
@@ -324,14 +327,14 @@ export class DeliverySettler {
    */
   private async retryLater(
     entry: Entry,
-    messageId: string,
+    identity: RejectedIdentity,
     error: string,
     tally: Tally,
   ): Promise<number | null> {
     const attempts = trustedTransportAttempts(entry.message, this.retryQueues);
     if (attempts >= this.o.maxTransportRetries) {
       const detail = retriesExhaustedDetail(attempts, error);
-      await this.deadLetter(entry, { messageId, reason: REJECT_REASONS.retriesExhausted, detail }, tally);
+      await this.deadLetter(entry, { ...identity, reason: REJECT_REASONS.retriesExhausted, detail }, tally);
       return null;
     }
     const delay = backoffDelay(attempts + 1, this.o.retryBackoff, this.o.random);
@@ -360,7 +363,7 @@ export class DeliverySettler {
       const detail =
         `acceptance failed (${error}); a retry copy cannot carry all of its headers (a header table ` +
         `at the size amqplib can encode, with ferry's retry headers added), so it is not retried`;
-      await this.deadLetter(entry, { messageId, reason: REJECT_REASONS.headersTooLarge, detail }, tally);
+      await this.deadLetter(entry, { ...identity, reason: REJECT_REASONS.headersTooLarge, detail }, tally);
       return null;
     }
     const copied = await this.copyTo(entry, '', tierQueueName(this.o.names.retryQueue, tier), headers, copy);
@@ -406,4 +409,15 @@ export class DeliverySettler {
       this.o.copies.discard(channel),
     );
   }
+}
+
+/** What a dead-letter copy carries of the delivery's identity: its message id and resolved tenant. */
+interface RejectedIdentity {
+  readonly messageId: string | null;
+  /** The tenant its source resolved (undefined: not resolved), for deadLetterTenant. */
+  readonly tenantId?: string | null;
+}
+
+function inputIdentity(input: InboxAcceptInput): RejectedIdentity & { readonly messageId: string } {
+  return { messageId: input.messageId, tenantId: input.tenantId };
 }

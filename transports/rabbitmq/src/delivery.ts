@@ -42,6 +42,8 @@ export type Decoded =
       readonly reason: RejectReason;
       readonly detail: string;
       readonly messageId: string | null;
+      /** The tenant the tenant source resolved before the delivery was refused (deadLetterTenant). */
+      readonly tenantId?: string | null;
     };
 
 /**
@@ -94,11 +96,13 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
       ? extractIdentity(options.identity, message)
       : null;
   const messageId = ferry.messageId ?? amqpMessageId ?? (extracted?.ok ? extracted.messageId : null);
+  let tenantId: string | null | undefined;
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
     reason,
     detail,
     messageId,
+    tenantId,
   });
   // amqplib decoded the messageId, and whatever the extractor reads (properties, routing key,
   // long-string headers), lossily: two ids differing only in bytes that were not UTF-8 would be one.
@@ -133,6 +137,7 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   if (typeof options.tenant === 'function' && tenant.tenantId !== null && maybeLossy(tenant.tenantId)) {
     return invalid(REJECT_REASONS.invalidText, `the tenant function's tenant holds ${LOSSY}`);
   }
+  tenantId = tenant.tenantId;
   const body = parseJsonObjectBytes(message.content);
   if (!body.ok) {
     // ferry reads the body as it arrived: a compressed one (gzip) says so in the detail.
@@ -147,7 +152,6 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
       ? payloadSizeFault(body.payload, options.maxPayloadBytes)
       : null;
   if (payloadFault !== null) return invalid(payloadFault.reason, payloadFault.detail);
-  const tenantId = tenant.tenantId;
   return {
     ok: true,
     input: {

@@ -16,6 +16,7 @@ import {
   checkAttachable,
   checkAttached,
   consumerEmitter,
+  deadLetterTenant,
   describeCause,
   escapeUnshowable,
   eventLoopTurns,
@@ -289,6 +290,7 @@ class PollingConsumer implements SqsConsumer {
         invalid.push({
           message,
           messageId: decoded.messageId,
+          tenant: deadLetterTenant(this.options.tenant, decoded.tenantId),
           reason: decoded.reason,
           detail: decoded.detail,
         });
@@ -312,6 +314,7 @@ class PollingConsumer implements SqsConsumer {
         invalid.push({
           message,
           messageId: input.messageId,
+          tenant: deadLetterTenant(this.options.tenant, input.tenantId),
           reason: invalidResultReason(result),
           detail: `${result.code}: ${result.reason}`,
         });
@@ -319,6 +322,7 @@ class PollingConsumer implements SqsConsumer {
         invalid.push({
           message,
           messageId: input.messageId,
+          tenant: deadLetterTenant(this.options.tenant, input.tenantId),
           reason: REJECT_REASONS.fingerprintConflict,
           detail: result.reason,
         });

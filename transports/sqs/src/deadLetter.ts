@@ -22,6 +22,8 @@ const MAX_DETAIL_CHARS = 1_000;
 export interface DeadLetterItem {
   readonly message: Message;
   readonly messageId: string | null;
+  /** The tenant the copy carries as `x-ferry-tenant-id` (core deadLetterTenant); null: the message's own. */
+  readonly tenant: string | null;
   readonly reason: string;
   readonly detail: string;
 }
@@ -140,7 +142,8 @@ function deadLetterEntry(
 
 /**
  * The original attributes, plus `x-ferry-message-id` holding the identity the consumer used when
- * the original had none or an empty one (its SQS MessageId or the extracted id: deadLetterIdentity), which
+ * the original had none or an empty one (its SQS MessageId or the extracted id: deadLetterIdentity)
+ * and `x-ferry-tenant-id` holding the tenant its tenant source gave it (deadLetterTenant), which
  * copiedAttributes then ranks first: a copy made twice (its delete failed) is one receipt once the
  * dead-letter queue is drained by a ferry consumer.
  */
@@ -149,10 +152,16 @@ function withIdentity(item: DeadLetterItem): Attributes {
   const name = FERRY_HEADERS.messageId;
   const own = Object.hasOwn(attributes, name) ? attributes[name] : undefined;
   const id = deadLetterIdentity(item.messageId, hasFerryMessageId(own?.StringValue ?? own?.BinaryValue));
-  if (id === null) return attributes;
-  const identity = { [name]: { DataType: 'String', StringValue: id } };
-  // An id holding what SQS does not take (U+FFFF) would fail the copy's whole request.
-  return attributeTextFault(identity) === null ? { ...attributes, ...identity } : attributes;
+  const copied: Attributes = { ...attributes };
+  // An id or tenant holding what SQS does not take (U+FFFF) would fail the copy's whole request.
+  const put = (attribute: string, value: string | null): void => {
+    const one = { [attribute]: { DataType: 'String', StringValue: value ?? '' } };
+    if (value !== null && attributeTextFault(one) === null)
+      setOwnProperty(copied, attribute, one[attribute]!);
+  };
+  put(name, id);
+  put(FERRY_HEADERS.tenantId, item.tenant);
+  return copied;
 }
 
 /** The longest prefix of `text` (whole code points) of at most `maxBytes` UTF-8 bytes. */

@@ -144,6 +144,8 @@ export type Decoded =
       readonly reason: RejectReason;
       readonly detail: string;
       readonly messageId: string | null;
+      /** The tenant the tenant source resolved before the message was refused (deadLetterTenant). */
+      readonly tenantId?: string | null;
     };
 
 export interface DecodeOptions {
@@ -167,11 +169,13 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
   const extracted =
     ferry.messageId === undefined && ferry.fault === null ? extractIdentity(options.identity, message) : null;
   const messageId = ferry.messageId ?? (extracted?.ok ? extracted.messageId : null);
+  let tenantId: string | null | undefined;
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
     reason,
     detail,
     messageId,
+    tenantId,
   });
   if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
   if (messageId === null) {
@@ -192,6 +196,7 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
   if (nested !== null) return invalid(REJECT_REASONS.payloadTooDeep, nested);
   const tenant = resolveTenant(options.tenant, message, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
+  tenantId = tenant.tenantId;
   const parsed = parseJsonObjectBody(body);
   if (!parsed.ok) return invalid(REJECT_REASONS.unparseableBody, parsed.detail);
   return {

@@ -12,7 +12,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Message } from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS } from '@ferry/core';
-import { attachSqsConsumer, type SqsConsumerOptions } from '@ferry/sqs';
+import { attachSqsConsumer, type ConsumerOptions } from '@ferry/sqs';
 import pino from 'pino';
 import { receiveAtLeast, sendRaw, uniqueName, waitFor } from './support/sqs';
 import { useSqsConsumerFixture } from './support/consumerFixture';
@@ -22,7 +22,7 @@ describe('review95: the tenant of a dead-letter copy', () => {
 
   async function run(
     name: string,
-    tenant: SqsConsumerOptions['tenant'],
+    tenant: ConsumerOptions['tenant'],
     messages: readonly (readonly [string, Record<string, string>])[],
   ): Promise<string[][]> {
     const acceptor = await f.freshAcceptor();

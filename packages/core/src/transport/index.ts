@@ -93,7 +93,13 @@ export {
   messageIdFault,
   type ExtractedIdentity,
 } from './identity';
-export { checkTenantSource, resolveTenant, type TenantSource, type TenantResolution } from './tenant';
+export {
+  checkTenantSource,
+  deadLetterTenant,
+  resolveTenant,
+  type TenantSource,
+  type TenantResolution,
+} from './tenant';
 export { parseJsonObjectBody, parseJsonObjectBytes, type JsonBody } from './body';
 export {
   MAX_BYTES_PER_PAYLOAD_BYTE,

@@ -86,3 +86,22 @@ function named(resolution: TenantResolution): TenantResolution {
   const tenant = JSON.stringify(resolution.tenantId.slice(0, 64));
   return { ok: false, reason: 'tenant_unresolved', detail: `tenant ${tenant} ${fault}` };
 }
+
+/**
+ * The tenant a dead-letter copy must carry as ferry's `x-ferry-tenant-id`, or null to copy the
+ * message's own header as it is. A ferry consumer draining the dead-letter queue or topic reads
+ * the tenant from that header (the default source): a copy without it went to the global scope,
+ * and the copy of a `tenant_mismatch` to the tenant a producer forged. So the copy carries the
+ * tenant ferry's source gives the message: a fixed source's tenant, whatever the header said (a
+ * `tenant_mismatch` detail quotes it) and however early the message was refused; a function's
+ * tenant once it resolved one (`resolved`: the resolution's tenant, undefined when it did not
+ * run or refused). A header source, or a global scope, leaves the header as it came.
+ */
+export function deadLetterTenant<M>(
+  source: TenantSource<M>,
+  resolved: string | null | undefined,
+): string | null {
+  if (typeof source === 'object') return source.fixed;
+  if (typeof source === 'function' && typeof resolved === 'string') return resolved;
+  return null;
+}
