@@ -24,6 +24,8 @@ export const REGISTRATION_KEYS = [
   'prisma',
   'imports',
   'inject',
+  'useFactory',
+  'factoryTimeoutMs',
   'publisher',
   'privilegedAdmin',
   'global',
@@ -46,6 +48,12 @@ export interface FerryAsyncBase<TFactoryResult> {
    */
   factoryTimeoutMs?: number;
 }
+
+// Every key FerryAsyncBase declares is top-level only: one missing from REGISTRATION_KEYS is a
+// compile error here, not a factory result refused as "not a known option" (review 95).
+type MissingRegistrationKey = Exclude<keyof FerryAsyncBase<unknown>, (typeof REGISTRATION_KEYS)[number]>;
+const everyBaseKeyRegistered: [MissingRegistrationKey] extends [never] ? true : MissingRegistrationKey = true;
+void everyBaseKeyRegistered;
 
 /**
  * `useFactory` as the module's options provider runs it: its result checked (assertFactoryResult)
