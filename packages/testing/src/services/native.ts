@@ -15,19 +15,39 @@ export interface ServiceEndpoints {
   readonly sqsEndpoint: string;
 }
 
+/**
+ * A variable this module reads, an empty one read as unset (a shell's `VAR=`, a CI template's
+ * empty variable): one rule for every FERRY_SERVICES_* and endpoint variable (review 95: an empty
+ * FERRY_SERVICES_MODE was refused as a value while an empty FERRY_SERVICES_SCRIPT was unset).
+ */
+export function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
 /** What scripts/services serves, overridable by the same variables ferry's own tests read. */
 export function nativeEndpoints(env: NodeJS.ProcessEnv = process.env): ServiceEndpoints {
   return {
-    databaseUrl: env.FERRY_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test',
-    amqpUrl: env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
-    kafkaBrokers: (env.FERRY_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
-    sqsEndpoint: env.FERRY_SQS_ENDPOINT ?? 'http://127.0.0.1:9324',
+    databaseUrl: envValue(env, 'FERRY_DATABASE_URL') ?? 'postgresql://postgres@127.0.0.1:5432/test',
+    amqpUrl: envValue(env, 'FERRY_AMQP_URL') ?? 'amqp://guest:guest@127.0.0.1:5672',
+    kafkaBrokers: (envValue(env, 'FERRY_KAFKA_BROKERS') ?? '127.0.0.1:9092').split(','),
+    sqsEndpoint: envValue(env, 'FERRY_SQS_ENDPOINT') ?? 'http://127.0.0.1:9324',
   };
+}
+
+/**
+ * `script` when it exists, else FERRY_CONFIG_INVALID naming `option` (the variable or option
+ * that gave it): spawned, a missing script failed as ENOENT, read as a transport error.
+ */
+export function existingScript(option: string, script: string): string {
+  if (existsSync(script)) return script;
+  throw new FerryConfigError(option, `no file at ${script}: name ferry's scripts/services`);
 }
 
 /** `scripts/services` of ferry's repository: FERRY_SERVICES_SCRIPT, else found above `start`. */
 export function findServicesScript(start: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (env.FERRY_SERVICES_SCRIPT) return env.FERRY_SERVICES_SCRIPT;
+  const named = envValue(env, 'FERRY_SERVICES_SCRIPT');
+  if (named !== undefined) return existingScript('FERRY_SERVICES_SCRIPT', named);
   for (let dir = start; ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'scripts', 'services');
     if (existsSync(candidate)) return candidate;
@@ -138,7 +158,7 @@ function scriptPort(service: FerryService, env: NodeJS.ProcessEnv): number {
       sqs: ['FERRY_SQS_PORT', 9324],
     } as const
   )[service];
-  return Number(env[name] || fallback);
+  return Number(envValue(env, name) ?? fallback);
 }
 
 const DEFAULT_PORTS: Readonly<Record<string, number>> = {

@@ -3,7 +3,14 @@ import { knownKeysOption, oneOfOption, timerOption } from '@ferry/core/transport
 import { loadTestcontainers, startContainers, type TestcontainersModule } from './containers';
 import { dockerEndpoint, dockerReachable } from './docker';
 import { ALL_SERVICES, type FerryService } from './images';
-import { findServicesScript, nativeEndpoints, startNativeServices, type ServiceEndpoints } from './native';
+import {
+  envValue,
+  existingScript,
+  findServicesScript,
+  nativeEndpoints,
+  startNativeServices,
+  type ServiceEndpoints,
+} from './native';
 
 export type ServicesMode = 'auto' | 'testcontainers' | 'native';
 
@@ -56,9 +63,10 @@ export async function startFerryServices(options: StartFerryServicesOptions = {}
   services.forEach((service, i) => oneOfOption(`services[${i}]`, service, ALL_SERVICES));
   // Named as the user gave it: the option, else the variable (review 90: a mistyped variable was
   // reported as the option `mode` nobody passed).
+  const modeVariable = envValue(process.env, 'FERRY_SERVICES_MODE');
   const requested =
-    options.mode === undefined && process.env.FERRY_SERVICES_MODE !== undefined
-      ? oneOfOption('FERRY_SERVICES_MODE', process.env.FERRY_SERVICES_MODE, MODES)
+    options.mode === undefined && modeVariable !== undefined
+      ? oneOfOption('FERRY_SERVICES_MODE', modeVariable, MODES)
       : oneOfOption('mode', options.mode ?? 'auto', MODES);
   const timeoutMs = timerOption('timeoutMs', options.timeoutMs ?? 300_000, 1);
   const tc: TestcontainersModule | null = requested === 'native' ? null : loadTestcontainers();
@@ -70,7 +78,10 @@ export async function startFerryServices(options: StartFerryServicesOptions = {}
   }
   const endpoints = await startNativeServices(
     services,
-    () => options.nativeScript ?? findServicesScript(process.cwd()),
+    () =>
+      options.nativeScript === undefined
+        ? findServicesScript(process.cwd())
+        : existingScript('nativeScript', options.nativeScript),
     timeoutMs,
   );
   return { ...endpoints, mode, services, stop: async () => undefined };
