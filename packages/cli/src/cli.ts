@@ -1,6 +1,6 @@
 import { type Command, CommanderError, InvalidArgumentError } from 'commander';
 import { fromPg, STATEMENT_TIMEOUT_BOUNDS, type SqlExecutor } from '@ferry/core';
-import { endablePool, MAX_TIMER_MS } from '@ferry/core/transport';
+import { describeError, endablePool, MAX_TIMER_MS } from '@ferry/core/transport';
 import { Client, type Pool } from 'pg';
 import type { CliIo, Context } from './command';
 import { UsageError } from './errors';
@@ -49,8 +49,11 @@ function connectionString({ url, source }: DatabaseUrl): string {
     void new Client({ connectionString: url });
     return url;
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new UsageError(`${source} is not a connection string node-postgres can read (${reason})`);
+    // Its message quotes what it read from the URL (a file named by sslrootcert, sslcert, sslkey):
+    // redacted as every error the CLI prints (review 95: a password in such a path was shown).
+    throw new UsageError(
+      `${source} is not a connection string node-postgres can read (${describeError(error instanceof Error ? error : String(error))})`,
+    );
   }
 }
 
