@@ -167,13 +167,14 @@ export function decodeRecord(
   const record: InboundRecord = { topic, partition, offset: message.offset, key: key.text, headers };
   const identity = recordIdentity(record, ferry, key.fault === null ? context.identity : null);
   const messageId = identity.ok ? identity.messageId : null;
-  let tenantId: string | null | undefined;
+  // The tenant once resolved: what a copy of a delivery refused after that carries (deadLetterTenant).
+  const resolved: { tenantId?: string | null } = {};
   const invalid = (reason: RejectReason, detail: string): DecodeResult => ({
     ok: false,
     reason,
     detail,
     messageId,
-    tenantId,
+    tenantId: resolved.tenantId,
   });
   const value = message.value;
   if (value === null || value === undefined)
@@ -188,7 +189,7 @@ export function decodeRecord(
   if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
   const tenant = resolveTenant(context.tenant ?? 'header', record, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
-  tenantId = tenant.tenantId;
+  resolved.tenantId = tenant.tenantId;
   // The limit itself is the inbox's, on the parsed payload: this spares parsing only a value no
   // payload within it can be written as (whatever its escapes and whitespace).
   const oversize = oversizeBodyFault(value, context.maxPayloadBytes);

@@ -96,13 +96,14 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
       ? extractIdentity(options.identity, message)
       : null;
   const messageId = ferry.messageId ?? amqpMessageId ?? (extracted?.ok ? extracted.messageId : null);
-  let tenantId: string | null | undefined;
+  // The tenant once resolved: what a copy of a delivery refused after that carries (deadLetterTenant).
+  const resolved: { tenantId?: string | null } = {};
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
     reason,
     detail,
     messageId,
-    tenantId,
+    tenantId: resolved.tenantId,
   });
   // amqplib decoded the messageId, and whatever the extractor reads (properties, routing key,
   // long-string headers), lossily: two ids differing only in bytes that were not UTF-8 would be one.
@@ -137,7 +138,7 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   if (typeof options.tenant === 'function' && tenant.tenantId !== null && maybeLossy(tenant.tenantId)) {
     return invalid(REJECT_REASONS.invalidText, `the tenant function's tenant holds ${LOSSY}`);
   }
-  tenantId = tenant.tenantId;
+  resolved.tenantId = tenant.tenantId;
   const body = parseJsonObjectBytes(message.content);
   if (!body.ok) {
     // ferry reads the body as it arrived: a compressed one (gzip) says so in the detail.
@@ -157,7 +158,7 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
     input: {
       consumer: options.consumer,
       messageId,
-      tenantId,
+      tenantId: tenant.tenantId,
       payload: body.payload,
       headers: stringHeaders(headers),
       type: ferry.eventType ?? nonEmptyValue(message.properties.type) ?? null,

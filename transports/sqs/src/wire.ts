@@ -169,13 +169,14 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
   const extracted =
     ferry.messageId === undefined && ferry.fault === null ? extractIdentity(options.identity, message) : null;
   const messageId = ferry.messageId ?? (extracted?.ok ? extracted.messageId : null);
-  let tenantId: string | null | undefined;
+  // The tenant once resolved: what a copy of a delivery refused after that carries (deadLetterTenant).
+  const resolved: { tenantId?: string | null } = {};
   const invalid = (reason: RejectReason, detail: string): Decoded => ({
     ok: false,
     reason,
     detail,
     messageId,
-    tenantId,
+    tenantId: resolved.tenantId,
   });
   if (ferry.fault !== null) return invalid(REJECT_REASONS.invalidText, ferry.fault);
   if (messageId === null) {
@@ -196,7 +197,7 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
   if (nested !== null) return invalid(REJECT_REASONS.payloadTooDeep, nested);
   const tenant = resolveTenant(options.tenant, message, ferry.tenantId);
   if (!tenant.ok) return invalid(tenant.reason, tenant.detail);
-  tenantId = tenant.tenantId;
+  resolved.tenantId = tenant.tenantId;
   const parsed = parseJsonObjectBody(body);
   if (!parsed.ok) return invalid(REJECT_REASONS.unparseableBody, parsed.detail);
   return {
