@@ -124,8 +124,28 @@ export function traceHeaderName(name: string): (typeof TRACE_HEADER_NAMES)[numbe
 }
 
 /**
- * The trace headers of `headers` (a delivery's or a receipt's), by any case of their names, the
- * exact lower-case name winning; null for one absent or not text. The one reader of incoming trace
+ * Whether `value` of a trace header (`canonical`: `traceparent` or `tracestate`, read under
+ * `exact`ly that name or another case of it) replaces `current`, read before it under another
+ * name. One rule, deterministic whatever the order: a valid value (parseTraceparent,
+ * validTracestate) wins over an invalid one, then the exact lower-case name, then the first read
+ * (review 95: an empty or malformed exact `traceparent` won over a valid `Traceparent`, and the
+ * trace was lost).
+ */
+export function replacesTraceValue(
+  canonical: (typeof TRACE_HEADER_NAMES)[number],
+  value: string,
+  exact: boolean,
+  current: string,
+): boolean {
+  const valid = (text: string): boolean =>
+    canonical === 'traceparent' ? parseTraceparent(text) !== null : validTracestate(text) !== null;
+  const [given, held] = [valid(value), valid(current)];
+  return given === held ? exact : given;
+}
+
+/**
+ * The trace headers of `headers` (a delivery's or a receipt's), by any case of their names, chosen
+ * by replacesTraceValue; null for one absent or not text. The one reader of incoming trace
  * context: the accept and process spans and the handler's message scope. Never throws (a hostile
  * object's getters or proxy traps read as absent).
  */
@@ -139,9 +159,13 @@ export function incomingTrace(headers: unknown): {
     const record = headers as Record<string, unknown>;
     for (const name of Object.keys(record)) {
       const canonical = traceHeaderName(name);
-      if (canonical === undefined || (found[canonical] !== null && name !== canonical)) continue;
+      if (canonical === undefined) continue;
       const value = record[name];
-      if (typeof value === 'string') found[canonical] = value;
+      if (typeof value !== 'string') continue;
+      const current = found[canonical] ?? null;
+      if (current === null || replacesTraceValue(canonical, value, name === canonical, current)) {
+        found[canonical] = value;
+      }
     }
   } catch {
     // A proxy or getter that throws: what was read so far.

@@ -1,6 +1,6 @@
 import { FERRY_HEADERS, type OutboxMessage } from '../contracts';
 import { isReservedHeader } from '../validate/headers';
-import { traceHeaderName } from '../tracing/w3c';
+import { replacesTraceValue, traceHeaderName } from '../tracing/w3c';
 import { textFault } from '../validate/text';
 import { setOwnProperty } from './ownProperty';
 import { strictUtf8Text } from './utf8';
@@ -141,12 +141,21 @@ export function putStorableHeader(
 ): void {
   const given = storableHeaderText(name);
   if (given === undefined || given.length === 0) return;
-  // A trace header in another case (`Traceparent`) is stored under ferry's name, the exact name
-  // winning whichever comes first: to W3C Trace Context the names are case-insensitive.
+  // A trace header in another case (`Traceparent`) is stored under ferry's name: to W3C Trace
+  // Context the names are case-insensitive. Of two, replacesTraceValue chooses, in either order
+  // (a valid value, then the exact name, then the first).
   const trace = source === 'delivery' ? traceHeaderName(given) : undefined;
   const key = trace ?? given;
-  if (trace !== undefined && key !== given && Object.prototype.hasOwnProperty.call(headers, key)) return;
   if (isReservedHeader(key) && (source === 'event' || !ENVELOPE_HEADERS.has(key))) return;
   const text = storableHeaderText(value);
-  if (text !== undefined) setOwnProperty(headers, key, text);
+  if (text === undefined) return;
+  const current =
+    trace !== undefined && Object.prototype.hasOwnProperty.call(headers, key) ? headers[key] : undefined;
+  if (
+    trace !== undefined &&
+    current !== undefined &&
+    !replacesTraceValue(trace, text, key === given, current)
+  )
+    return;
+  setOwnProperty(headers, key, text);
 }
