@@ -105,7 +105,9 @@ describe('record keys and header names', () => {
     expect(seen).toEqual(['é-1']);
   });
 
-  test('a case variant of a reserved header name never reaches the inbox; the envelope names do', () => {
+  // A trace header in another case is W3C's (its names are case-insensitive; Go writes
+  // `Traceparent`): stored under ferry's lower-case name since review 93, as an exact one is.
+  test('a case variant of an x-ferry-* header name never reaches the inbox; the envelope names do; a trace header is stored lower-case', () => {
     expect(
       decodeHeaders({
         'X-Ferry-Transport-Attempts': '3',
@@ -114,6 +116,6 @@ describe('record keys and header names', () => {
         [FERRY_HEADERS.messageId]: 'm',
         plain: 'kept',
       }),
-    ).toEqual({ [FERRY_HEADERS.messageId]: 'm', plain: 'kept' });
+    ).toEqual({ [FERRY_HEADERS.messageId]: 'm', plain: 'kept', [FERRY_HEADERS.traceparent]: 'forged' });
   });
 });
