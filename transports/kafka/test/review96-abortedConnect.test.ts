@@ -8,6 +8,7 @@
  * its lease past the abort.
  */
 import { waitUntil } from '@ferry/testing';
+import { testOutboxMessage } from '../../../test-support/outboxMessages';
 import { KafkaPublisher } from '../src';
 import { ShapedLink } from './shapedLink';
 import { uniqueName } from './support';
@@ -34,21 +35,11 @@ test('a publish aborted by its signal while the producer connects to a silent cl
   const publishing = publisher
     .publish(
       [
-        {
-          id: '00000000-0000-4000-8000-000000000096',
+        testOutboxMessage({
           type: 'doc.stored',
           destination: uniqueName('review96-aborted-connect'),
           payload: { n: 1 },
-          orderingKey: null,
-          tenantId: null,
-          correlationId: null,
-          causationId: null,
-          headers: {},
-          traceparent: null,
-          tracestate: null,
-          attempt: 1,
-          createdAt: new Date(),
-        },
+        }),
       ],
       controller.signal,
     )
