@@ -68,35 +68,25 @@ describe('two relays, one of them losing its connection between publish and comp
       const aName = 'r96c-relay-a';
       const aBase = fromPg(pool(aName));
       let completions = 0;
-      // Relay A: every completion statement runs on a connection killed just before it (odd) or
-      // just after it committed, its answer lost (even).
+      // Relay A: of the statements `hit` picks, one in three runs as is, one on a connection
+      // killed just before it, one on a connection killed just after it committed (answer lost).
+      const faulty = async <T>(text: string, run: () => Promise<T>): Promise<T> => {
+        if (!hit(text)) return run();
+        completions += 1;
+        if (completions % 3 === 0) return run();
+        if (completions % 3 === 1) {
+          await kill(aName);
+          return run();
+        }
+        await run();
+        await kill(aName);
+        throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'Connection terminated unexpectedly');
+      };
       const a: SqlExecutor = {
         inTransaction: aBase.inTransaction,
         transaction: (work, options) => aBase.transaction(work, options),
-        execute: async (text, values, options) => {
-          if (!hit(text)) return aBase.execute(text, values, options);
-          completions += 1;
-          if (completions % 3 === 0) return aBase.execute(text, values, options);
-          if (completions % 3 === 1) {
-            await kill(aName);
-            return aBase.execute(text, values, options);
-          }
-          await aBase.execute(text, values, options);
-          await kill(aName);
-          throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'Connection terminated unexpectedly');
-        },
-        query: async (text, values, options) => {
-          if (!hit(text)) return aBase.query(text, values, options);
-          completions += 1;
-          if (completions % 3 === 0) return aBase.query(text, values, options);
-          if (completions % 3 === 1) {
-            await kill(aName);
-            return aBase.query(text, values, options);
-          }
-          await aBase.query(text, values, options);
-          await kill(aName);
-          throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'Connection terminated unexpectedly');
-        },
+        execute: (text, values, options) => faulty(text, () => aBase.execute(text, values, options)),
+        query: (text, values, options) => faulty(text, () => aBase.query(text, values, options)),
       };
       const b = fromPg(pool('r96c-relay-b'));
       const options = { batchSize: 4, pipelineDepth: 3, pollInterval: 50, errorBackoff: 20 };
