@@ -26,10 +26,20 @@ export function kindOf(value: unknown): string {
 }
 
 /**
- * Why a number at `path` (as jsonFault names it: `payload.a.b[2]`, built when called) cannot
- * travel unchanged, or null: valueNumberFault, or payloadNumberRule's for a parsed body.
+ * Where a value is held: the object or array holding it and its key or index there (null for the
+ * root value, held by nothing).
  */
-export type NumberRule = (value: number, path: () => string) => string | null;
+export interface JsonMember {
+  readonly container: object;
+  readonly key: string | number;
+}
+
+/**
+ * Why a number at `path` (as jsonFault names it: `payload.a.b[2]`, built when called), held as
+ * `member`, cannot travel unchanged, or null: valueNumberFault, or payloadNumberRule's for a
+ * parsed body.
+ */
+export type NumberRule = (value: number, path: () => string, member: JsonMember | null) => string | null;
 
 /** How jsonFault names the member `key` (an object's key or an array's index) of the value at `path`. */
 export function jsonMemberPath(path: string, key: string | number): string {
@@ -39,7 +49,7 @@ export function jsonMemberPath(path: string, key: string | number): string {
 /** A scalar's JSON text, the fault that keeps it out, 'date' or 'container'. */
 function scalarFault(
   value: unknown,
-  path: () => string,
+  at: Place,
   numbers: NumberRule,
 ): Omit<JsonFault, 'path'> | { readonly text: string } | 'date' | 'container' {
   if (value === null) return { text: 'null' };
@@ -52,7 +62,9 @@ function scalarFault(
   }
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return { reason: 'numbers must be finite', rule: 'inbox_invalid' };
-    const fault = numbers(value, path);
+    const { container, key } = at;
+    const member = container === null ? null : { container, key };
+    const fault = numbers(value, () => pathOf(at), member);
     return fault === null ? { text: JSON.stringify(value) } : { reason: fault, rule: 'inbox_invalid' };
   }
   if (value instanceof Date) return 'date';
@@ -96,6 +108,8 @@ interface Place {
   readonly parent: Place | null;
   /** The member's key or index; the root's name at the root. */
   readonly key: string | number;
+  /** The object or array holding the member (with `key`, a NumberRule's `member`); null at the root. */
+  readonly container: object | null;
 }
 
 /** The path `place` names (the root's name, then jsonMemberPath for each member). */
@@ -127,6 +141,8 @@ type Frame =
     }
   | {
       readonly kind: 'object';
+      /** The object whose entries these are. */
+      readonly container: object;
       readonly entries: ReadonlyArray<[string, unknown]>;
       index: number;
       readonly at: Place;
@@ -182,7 +198,7 @@ export function jsonText(
 }
 
 function walkJson(value: unknown, options: WalkOptions): WalkResult {
-  let place: Place = { parent: null, key: options.root };
+  let place: Place = { parent: null, key: options.root, container: null };
   const stack: Frame[] = [{ kind: 'value', value, at: place, depth: 1 }];
   const pieces: string[] = [];
   const writing = options.maxChars !== undefined;
@@ -243,7 +259,7 @@ function visit(frame: Frame, walk: Walk): JsonFault | 'too large' | null {
     const index = frame.index++;
     stack.push(frame);
     if (index > 0 && !write(',')) return 'too large';
-    const at: Place = { parent: frame.at, key: index };
+    const at: Place = { parent: frame.at, key: index, container: frame.list };
     walk.visiting(at);
     stack.push({ kind: 'value', value: frame.list[index], at, depth: frame.depth });
     return null;
@@ -252,7 +268,7 @@ function visit(frame: Frame, walk: Walk): JsonFault | 'too large' | null {
     if (frame.index === frame.entries.length) return write('}') ? null : 'too large';
     const [key, child] = frame.entries[frame.index++] as [string, unknown];
     stack.push(frame);
-    const at: Place = { parent: frame.at, key };
+    const at: Place = { parent: frame.at, key, container: frame.container };
     const keyFault = textFault(key);
     if (keyFault !== null)
       return { path: pathOf(at), reason: `key ${keyFault}`, rule: TRANSPORT_REJECT_REASONS.invalidText };
@@ -270,7 +286,7 @@ function visitValue(frame: Extract<Frame, { kind: 'value' }>, walk: Walk): JsonF
   // A string longer than the room left is too large before it is checked or copied.
   if (typeof value === 'string' && options.maxChars !== undefined && value.length > options.maxChars)
     return 'too large';
-  const fault = scalarFault(value, () => pathOf(at), options.numbers);
+  const fault = scalarFault(value, at, options.numbers);
   if (fault === 'date') {
     // A Proxy can answer Date.prototype every other time it is asked: dateJson's own check saw
     // no Date, this one does, and the walk went on at the same depth for ever.
@@ -307,7 +323,7 @@ function visitValue(frame: Extract<Frame, { kind: 'value' }>, walk: Walk): JsonF
   }
   const entries = Object.entries(value as Record<string, unknown>);
   if (options.canonical === true) entries.sort(byKey);
-  stack.push({ kind: 'object', entries, index: 0, at, depth: depth + 1 });
+  stack.push({ kind: 'object', container: value as object, entries, index: 0, at, depth: depth + 1 });
   return write('{') ? null : 'too large';
 }
 

@@ -71,19 +71,14 @@ describe('payloadNumberRule excuses the floats a body held, where it held them',
         const written = point === 0 ? mantissa : `${mantissa.slice(0, cut)}.${mantissa.slice(cut)}`;
         return `${sign}${written}${exponent === null ? '' : exponent.join('')}`;
       });
-    const shapes: Array<[string, string]> = [
-      ['{"n":%}', 'payload.n'],
-      ['{"a": [1, %]}', 'payload.a[1]'],
-      ['{"a":{"b" :\n %}}', 'payload.a.b'],
-    ];
+    const shapes = ['{"n":%}', '{"a": [1, %]}', '{"a":{"b" :\n %}}'];
     fc.assert(
-      fc.property(token, fc.constantFrom(...shapes), (written, [shape, path]) => {
+      fc.property(token, fc.constantFrom(...shapes), (written, shape) => {
         const value = Number(written);
         fc.pre(Number.isInteger(value) && !Number.isSafeInteger(value));
         const body = parseJsonObjectBody(shape.replace('%', written));
         fc.pre(body.ok);
         if (!body.ok) return;
-        expect([written, payloadNumberRule(body.payload)(value, () => path)]).toEqual([written, null]);
         expect([written, fault(body.payload)]).toEqual([written, null]);
       }),
       { numRuns: 3000 },
