@@ -9,8 +9,7 @@
  * between deliveries (without them, 60 deliveries still stalled the queue).
  */
 import { FERRY_HEADERS } from '@ferry/core';
-import type { GetMessage } from 'amqplib';
-import { AMQP_URL, unackedCount, waitFor } from './support/broker';
+import { AMQP_URL } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 
 describe('a batch of bodies that are slow to parse', () => {
@@ -37,18 +36,7 @@ describe('a batch of bodies that are slow to parse', () => {
     for (const id of hostile) send(id, dense);
     send('after', '{"n":2}');
 
-    const dead: GetMessage[] = [];
-    await waitFor(
-      `${hostile.length + 2} settled (stored or dead-lettered)`,
-      async () => {
-        dead.push(...(await f.broker.drain(`${f.queue}.dlq`)));
-        const stored = (await f.acceptor.storedIds()).length;
-        return dead.length + stored >= hostile.length + 2 && (await unackedCount(f.queue)) === 0
-          ? true
-          : undefined;
-      },
-      90_000,
-    );
+    const dead = await f.settled(hostile.length + 2, 90_000);
     expect(dead.map((m) => m.properties.headers?.[FERRY_HEADERS.rejectReason])).toEqual(
       hostile.map(() => 'payload_too_large'),
     );

@@ -12,8 +12,7 @@
  * stored, nothing left unacked.
  */
 import { FERRY_HEADERS } from '@ferry/core';
-import type { GetMessage } from 'amqplib';
-import { AMQP_URL, unackedCount, waitFor } from './support/broker';
+import { AMQP_URL } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 
 /** The inbox's default maxPayloadBytes: a body within 6 × it is parsed. */
@@ -46,18 +45,7 @@ describe('review96: a body of many large floats under deep keys on the RabbitMQ 
     for (const id of hostile) send(id, body);
     send('after', '{"n":2}');
 
-    const dead: GetMessage[] = [];
-    await waitFor(
-      'every delivery stored or dead-lettered, none unacked',
-      async () => {
-        dead.push(...(await f.broker.drain(`${f.queue}.dlq`)));
-        const stored = (await f.acceptor.storedIds()).length;
-        return dead.length + stored >= hostile.length + 2 && (await unackedCount(f.queue)) === 0
-          ? true
-          : undefined;
-      },
-      60_000,
-    );
+    const dead = await f.settled(hostile.length + 2, 60_000);
     expect(
       Object.fromEntries(
         dead.map((m) => [m.properties.messageId, m.properties.headers?.[FERRY_HEADERS.rejectReason]]),

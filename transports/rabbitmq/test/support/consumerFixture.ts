@@ -1,4 +1,5 @@
 import type { InboxAcceptor } from '@ferry/core';
+import type { GetMessage } from 'amqplib';
 import {
   RabbitConnection,
   RabbitPublisher,
@@ -10,7 +11,7 @@ import {
 } from '@ferry/rabbitmq';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { PgTestAcceptor } from '../../../../test-support/pgAcceptor';
-import { AMQP_URL, openTestBroker, uniqueName, waitFor, type TestBroker } from './broker';
+import { AMQP_URL, openTestBroker, unackedCount, uniqueName, waitFor, type TestBroker } from './broker';
 
 /** What a consumer test works with; the fields are replaced before each test. */
 export interface ConsumerFixture {
@@ -29,6 +30,11 @@ export interface ConsumerFixture {
   attach(options?: Partial<RabbitConsumerOptions> & { inbox?: InboxAcceptor }): Promise<RabbitConsumer>;
   /** Waits until the acceptor stored `expected.length` ids, then expects exactly those, each once. */
   expectStoredOnce(expected: readonly string[]): Promise<void>;
+  /**
+   * Waits until `count` deliveries are stored or dead-lettered (`<queue>.dlq`) and none of the
+   * work queue is unacked; resolves with the dead letters.
+   */
+  settled(count: number, timeoutMs: number): Promise<GetMessage[]>;
 }
 
 /**
@@ -109,6 +115,19 @@ export function useConsumerFixture(
       missing: expected.filter((id) => !stored.includes(id)),
       extra: stored.filter((id, i) => !expected.includes(id) || stored.indexOf(id) !== i),
     }).toEqual({ missing: [], extra: [] });
+  };
+  fixture.settled = async (count, timeoutMs) => {
+    const dead: GetMessage[] = [];
+    await waitFor(
+      `${count} settled (stored or dead-lettered), none unacked`,
+      async () => {
+        dead.push(...(await fixture.broker.drain(`${fixture.queue}.dlq`)));
+        const stored = (await fixture.acceptor.storedIds()).length;
+        return dead.length + stored >= count && (await unackedCount(fixture.queue)) === 0 ? true : undefined;
+      },
+      timeoutMs,
+    );
+    return dead;
   };
   return fixture;
 }
