@@ -1,4 +1,5 @@
 import { unescape } from 'node:querystring';
+import { installDeepHeaderCut } from './deepHeaders';
 import * as amqp from 'amqplib';
 import type { ChannelModel } from 'amqplib';
 import { FerryConfigError, type Logger } from '@ferry/core';
@@ -45,6 +46,7 @@ export class RabbitConnection {
    */
   constructor(options: ConnectionOptions, fallback: { readonly logger?: Logger } = {}) {
     this.options = resolveConnectionOptions(options, '', fallback.logger);
+    installDeepHeaderCut();
   }
 
   get current(): ChannelModel | null {
