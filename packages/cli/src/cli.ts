@@ -91,10 +91,25 @@ function statementTimeoutOf(
   }
 }
 
+/** Aborted by main.ts when standard output's reader closed the pipe (CliIo.closed). */
+const stdoutReader = new AbortController();
+
+/**
+ * The reader of standard output is gone (main.ts, at EPIPE): nothing more is written there, and
+ * the command runs to its end and exits with its answer's code (a requeue with a conflict is still
+ * 1; exiting 0 at once answered it as done, review 97).
+ */
+export function stdoutClosed(): void {
+  stdoutReader.abort();
+}
+
 const consoleIo: CliIo = {
-  out: (line) => process.stdout.write(`${line}\n`),
+  out: (line) => {
+    if (!stdoutReader.signal.aborted) process.stdout.write(`${line}\n`);
+  },
   err: (line) => process.stderr.write(`${line}\n`),
   isTTY: process.stdout.isTTY === true,
+  closed: stdoutReader.signal,
 };
 
 /**

@@ -5,6 +5,11 @@ export interface CliIo {
   err(line: string): void;
   /** True when output goes to a terminal: progress bars and the refreshing `top` screen. */
   readonly isTTY?: boolean;
+  /**
+   * Aborted once the reader of standard output is gone (EPIPE: `ferry … | head -2`): `out` then
+   * writes nothing, the command ends with its own exit code, and `top` stops refreshing.
+   */
+  readonly closed?: AbortSignal;
 }
 
 /** What every command gets: output, the environment, and the database. */

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 import { describeError } from '@ferry/core/transport';
-import { runCli } from './cli';
+import { runCli, stdoutClosed } from './cli';
 
-// A reader that closed the pipe (`ferry outbox list | head -2`) has every line it wanted: end
-// quietly, as Unix tools do, instead of dying on EPIPE with a stack trace. Any other error on
+// A reader that closed the pipe (`ferry outbox list | head -2`) has every line it wanted: nothing
+// more is written to it, and no EPIPE stack trace. The command still ends with its answer's exit
+// code (stdoutClosed): a mutation with a conflict is 1 whoever reads its lines. Any other error on
 // standard output stays fatal.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') process.exit(0);
+  if (error.code === 'EPIPE') return stdoutClosed();
   throw error;
 });
 

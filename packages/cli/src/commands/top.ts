@@ -60,8 +60,12 @@ function pause(ms: number, stop: AbortSignal): Promise<void> {
   return abortableDelay(ms, stop).catch(() => undefined);
 }
 
-/** Refreshes until `--iterations` or a signal (Ctrl-C: untilInterrupted) stops it; exit 0. */
-async function top(ctx: Context, o: TopOptions, stop: AbortSignal): Promise<number> {
+/**
+ * Refreshes until `--iterations`, a signal (Ctrl-C: untilInterrupted) or the reader of standard
+ * output going away (CliIo.closed: `ferry top | head -3`) stops it; exit 0.
+ */
+async function top(ctx: Context, o: TopOptions, signal: AbortSignal): Promise<number> {
+  const stop = ctx.io.closed === undefined ? signal : AbortSignal.any([signal, ctx.io.closed]);
   let before: Sample | undefined;
   for (let n = 0; o.iterations === undefined || n < o.iterations; n += 1) {
     if (n > 0) await pause(o.interval, stop);
