@@ -149,6 +149,8 @@ export class RabbitConnection {
       try {
         model = await this.open();
       } catch (error) {
+        // Ended by close() (open()): no failure to report, nothing to retry.
+        if (this.closed) return;
         failures += 1;
         const delay = backoffDelay(failures, this.options.reconnectBackoff, this.options.random);
         this.options.logger.warn({ err: error, delay }, 'ferry.rabbitmq: connect failed; retrying');
@@ -210,19 +212,31 @@ export class RabbitConnection {
   private async open(): Promise<ChannelModel> {
     const url = new URL(this.options.url);
     url.searchParams.set('heartbeat', String(this.options.heartbeatSeconds));
-    // `timeout` bounds the TCP connect and the AMQP handshake (amqplib clears it once open).
-    // `noDelay`: Nagle's algorithm off (amqplib leaves it on). Frames are small and often written
-    // back to back (acks, cancel, publishes); with Nagle on, one written while the previous is
-    // unacknowledged waits for the broker's delayed ACK, up to 40 ms.
-    return amqp
-      .connect(url.toString(), {
+    if (this.closed) throw closedError('RabbitMQ connection');
+    // close() ends an attempt under way at once: its socket (TCP or TLS; `signal` is passed on to
+    // net.connect / tls.connect) is destroyed, which fails the attempt. Left to end on its own, a
+    // peer that accepts and never answers the handshake held close() (and every owner's close())
+    // for the whole connectTimeoutMs, the socket keeping the process running (review 97). Only
+    // while it is under way: an open connection is closed by close() with its close handshake
+    // (closeModel), never by destroying its socket.
+    const attempt = new AbortController();
+    const stop = onAbort(this.closing.signal, () => attempt.abort(closedError('RabbitMQ connection')));
+    try {
+      // `timeout` bounds the TCP connect and the AMQP handshake (amqplib clears it once open).
+      // `noDelay`: Nagle's algorithm off (amqplib leaves it on). Frames are small and often written
+      // back to back (acks, cancel, publishes); with Nagle on, one written while the previous is
+      // unacknowledged waits for the broker's delayed ACK, up to 40 ms.
+      return await amqp.connect(url.toString(), {
         clientProperties: { connection_name: this.options.connectionName },
         timeout: this.options.connectTimeoutMs,
         noDelay: true,
-      })
-      .catch((error: unknown) => {
-        throw openRefused(error, url);
+        signal: attempt.signal,
       });
+    } catch (error) {
+      throw openRefused(error, url);
+    } finally {
+      stop();
+    }
   }
 
   private async runSetup(setup: ConnectionSetup, model: ChannelModel): Promise<void> {
