@@ -3,33 +3,17 @@
  * AMQP handshake (a node still booting, a proxy into a dropped network) fails the attempt after
  * `connectTimeoutMs`, and the connection loop tries again instead of waiting for ever.
  */
-import { createServer, type Server, type Socket } from 'node:net';
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import { RabbitConnection, RabbitPublisher } from '../src';
 import pino from 'pino';
+import { useSilentPeer } from './support/silentPeer';
 
-let server: Server;
-const sockets = new Set<Socket>();
-let port = 0;
-
-beforeAll(async () => {
-  // Accepts every connection and never writes a byte.
-  server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as { port: number }).port;
-});
-
-afterAll(async () => {
-  for (const socket of sockets) socket.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+// Accepts every connection and never writes a byte.
+const peer = useSilentPeer();
 
 it('gives up a handshake the peer never answers after connectTimeoutMs and tries again', async () => {
   const connection = new RabbitConnection({
-    url: `amqp://guest:guest@127.0.0.1:${port}`,
+    url: `amqp://guest:guest@127.0.0.1:${peer.port}`,
     connectTimeoutMs: 300,
     reconnectBackoff: { initialMs: 10, maxMs: 20 },
     logger: pino({ level: 'silent' }),
@@ -57,7 +41,7 @@ it('rejects a connectTimeoutMs that is not a positive integer', () => {
 // Every wait has a deadline: connect() retries until the broker answers, and its caller can bound it.
 it('connect(signal) rejects when the signal aborts, while the connection goes on trying', async () => {
   const connection = new RabbitConnection({
-    url: `amqp://guest:guest@127.0.0.1:${port}`,
+    url: `amqp://guest:guest@127.0.0.1:${peer.port}`,
     connectTimeoutMs: 200,
     reconnectBackoff: { initialMs: 10, maxMs: 20 },
     logger: pino({ level: 'silent' }),

@@ -7,38 +7,19 @@
  * and the socket kept the process running meanwhile. The Kafka transport ends its connects at
  * close() the same way (review96-abortedConnect.test.ts).
  */
-import { createServer, type Server, type Socket } from 'node:net';
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import pino from 'pino';
 import { RabbitConnection, RabbitPublisher, attachRabbitConsumer } from '../src';
 import { failOnUnhandledRejections, readyOutcome } from '../../../test-support/lifecycle';
 import { outcomeWithin } from '../../../test-support/deadlines';
 import { openSocketsTo } from '../../../test-support/openSockets';
 import { waitFor } from './support/broker';
+import { useSilentPeer } from './support/silentPeer';
 
 failOnUnhandledRejections();
 
-let server: Server;
-const accepted = new Set<Socket>();
-let port = 0;
-
-beforeAll(async () => {
-  // Accepts every connection and never writes a byte: the AMQP handshake is never answered.
-  server = createServer((socket) => {
-    accepted.add(socket);
-    socket.on('close', () => accepted.delete(socket));
-    socket.on('error', () => undefined);
-    // Read (and drop) what the client writes, so that its end is seen.
-    socket.resume();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as { port: number }).port;
-});
-
-afterAll(async () => {
-  for (const socket of accepted) socket.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+const peer = useSilentPeer();
+const accepted = peer.sockets;
 
 /** Far beyond any wait of this test: an attempt left to end on its own outlasts the test. */
 const CONNECT_TIMEOUT_MS = 600_000;
@@ -78,7 +59,7 @@ const owners = {
 
 function options(scheme: 'amqp' | 'amqps') {
   return {
-    url: `${scheme}://guest:guest@127.0.0.1:${port}`,
+    url: `${scheme}://guest:guest@127.0.0.1:${peer.port}`,
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     logger: silent,
   };
@@ -87,16 +68,16 @@ function options(scheme: 'amqp' | 'amqps') {
 it.each(Object.keys(owners) as (keyof typeof owners)[])(
   '%s: close() during a handshake the peer never answers resolves at once and leaves no socket',
   async (name) => {
-    const before = openSocketsTo(port);
+    const before = openSocketsTo(peer.port);
     const owner = owners[name]();
     const ready = owner.ready === null ? null : readyOutcome(owner.ready);
     await waitFor('the connect attempt to reach the peer', async () =>
-      accepted.size > 0 && openSocketsTo(port) > before ? true : undefined,
+      accepted.size > 0 && openSocketsTo(peer.port) > before ? true : undefined,
     );
     const closed = await outcomeWithin(Promise.all([owner.close(), owner.close()]), CLOSE_WITHIN_MS);
     expect(closed).toEqual({ value: [undefined, undefined] });
     // The attempt's socket is gone: nothing keeps the process running, the peer sees it closed.
-    expect(openSocketsTo(port)).toBe(before);
+    expect(openSocketsTo(peer.port)).toBe(before);
     await waitFor('the peer to see the socket closed', async () => (accepted.size === 0 ? true : undefined));
     // A caller waiting for the connection is told it is closed (typed), not left waiting.
     if (ready !== null) expect(['FERRY_CLOSED', 'FERRY_TRANSPORT_ERROR']).toContain(await ready);
