@@ -104,7 +104,7 @@ describe('relay: any order of start, runOnce and close', () => {
     expect(r.state).toBe('closed');
   });
 
-  it('close() bounds a runOnce() whose publisher never returns: runOnce settles, the row is left to its lease', async () => {
+  it('close() bounds a runOnce() whose publisher never returns: runOnce settles, the row is given up until its lease ends', async () => {
     const { ids } = await emitMany(t.db, [{ type: 'order.placed', payload: { n: 1 } }]);
     let started = false;
     const never: Publisher = {
@@ -119,7 +119,7 @@ describe('relay: any order of start, runOnce and close', () => {
     await r.close();
     await waitFor('runOnce to settle', async () => run.settled());
     expect(await run.done).toMatchObject({ claimed: 1, sent: 0, lost: 1 });
-    expect(await statusOf(t.db, ids[0]!)).toMatchObject({ status: 'PROCESSING', retry_count: 0 });
+    expect(await statusOf(t.db, ids[0]!)).toMatchObject({ status: 'PENDING', retry_count: 0 });
   });
 
   it('runOnce() during and after close() fails FERRY_CLOSED; start() after close() fails FERRY_CLOSED', async () => {

@@ -52,6 +52,10 @@ describe('a relay closed past shutdownTimeout', () => {
       relay.start();
       await waitFor(() => publisher.calls > 0);
       await relay.close();
+      // Given up, not dropped: held from other relays until the lease would have ended.
+      const row = await statusOf(t.db, id);
+      expect(row).toMatchObject({ status: 'PENDING', claim_token: null });
+      expect(row.gap_ms).toBeGreaterThan(0);
     }
     const healthy = new InMemoryPublisher();
     const relay = createRelay({

@@ -25,7 +25,12 @@ export interface ClaimedBatch {
 }
 
 export type PublishResult =
-  | { readonly kind: 'lost'; readonly reason: string }
+  | {
+      readonly kind: 'lost';
+      readonly reason: string;
+      /** close() stopped waiting (shutdownTimeout passed) while the lease was still held. */
+      readonly byShutdown: boolean;
+    }
   | { readonly kind: 'done'; readonly completions: Completion[] };
 
 /** What publish() threw, as text; one that cannot be read gets describeError's guarded line. */
@@ -101,8 +106,12 @@ export async function publishBatch(args: {
   const spans = startPublishSpans(publishable, args.publisher);
   const abort = new AbortController();
   let lostReason: string | undefined;
+  let byShutdown = false;
   const onShutdown = () => {
-    lostReason ??= 'shutdown timeout passed: outcome discarded, claim left to lease recovery';
+    if (lostReason === undefined) {
+      lostReason = 'shutdown timeout passed: outcome discarded, claim given up until its lease ends';
+      byShutdown = true;
+    }
     abort.abort(args.shutdown.reason);
   };
   args.shutdown.addEventListener('abort', onShutdown);
@@ -161,7 +170,7 @@ export async function publishBatch(args: {
     () => redactLine(fallbackError, MAX_OUTBOX_ERROR_CHARS, options.redact),
     lost,
   );
-  if (lost !== undefined) return { kind: 'lost', reason: lost };
+  if (lost !== undefined) return { kind: 'lost', reason: lost, byShutdown };
   return {
     kind: 'done',
     completions,

@@ -334,6 +334,7 @@ class OutboxRelay implements Relay {
       logger.warn({ claimToken: token, reason: published.reason }, 'lease lost; outcomes discarded');
       const ids = messages.map((m) => m.id);
       this.emit({ type: 'lease-lost', claimToken: token, ids, reason: published.reason });
+      if (published.byShutdown) await this.yieldAtClose(token, ids);
       return;
     }
     // The breaker hears the cycle before its unavailable rows go back (unavailableHold.ts).
@@ -356,6 +357,22 @@ class OutboxRelay implements Relay {
       emit: this.emit,
       logger,
     });
+  }
+
+  /**
+   * close() stopped waiting for the publish of this claim: its rows are given up without a
+   * poison-guard strike, held until their lease would have ended (sql/yieldClaims.ts). If that
+   * fails, lease recovery takes them (and counts the claim, as for a crash).
+   */
+  private async yieldAtClose(token: string, ids: readonly string[]): Promise<void> {
+    try {
+      await this.store.yieldClaims(token, ids);
+    } catch (error) {
+      this.logger.warn(
+        { err: error, claimToken: token },
+        'could not give up a claim at shutdown; its rows are left to lease recovery',
+      );
+    }
   }
 
   get circuit(): CircuitState {
@@ -500,7 +517,8 @@ class OutboxRelay implements Relay {
 
   /**
    * Stops claiming and waits up to shutdownTimeout for the cycle in flight. Past that, the
-   * publish is aborted (its outcome discarded, its claim left to lease recovery) and close()
+   * publish is aborted (its outcome discarded, its claim given up held until its lease ends, no
+   * poison-guard strike: sql/yieldClaims.ts) and close()
    * still waits for the statement in flight (claim, completion, recovery) to settle, for at
    * most lease.duration: it never resolves while a query it knows to be settling still runs.
    * A statement still hanging after that is abandoned; whatever it does later is fenced.
@@ -514,7 +532,9 @@ class OutboxRelay implements Relay {
     const work = Promise.allSettled([this.loop, ...this.active]);
     if (!(await settlesWithin(work, this.options.shutdownTimeout))) {
       this.hardStop.abort(new FerryError('FERRY_TIMEOUT', 'shutdown timeout'));
-      this.logger.warn('outbox relay shutdown timed out; unfinished claims are left to lease recovery');
+      this.logger.warn(
+        'outbox relay shutdown timed out; unfinished claims are given up until their lease ends',
+      );
       if (!(await settlesWithin(work, this.options.lease.duration)))
         this.logger.error('outbox relay statement still running lease.duration after shutdown; abandoned');
     }

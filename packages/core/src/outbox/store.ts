@@ -11,6 +11,7 @@ import { recoverLeases } from './sql/recoverLeases';
 import { releaseAbandoned } from './sql/releaseAbandoned';
 import { releaseClaims } from './sql/releaseClaims';
 import { renewLease } from './sql/renewLease';
+import { yieldClaims } from './sql/yieldClaims';
 
 /** The transitions the relay loop runs; bound to an executor by relayStore(). */
 export interface RelayStore {
@@ -32,6 +33,8 @@ export interface RelayStore {
   ) => Promise<number>;
   recover: (args: Parameters<typeof recoverLeases>[1]) => ReturnType<typeof recoverLeases>;
   release: (token: string, ids: readonly string[]) => Promise<number>;
+  /** Gives up, at close(), a claim whose publish outlasted shutdownTimeout (sql/yieldClaims.ts). */
+  yieldClaims: (token: string, ids: readonly string[]) => Promise<number>;
   /** A half-open probe's claim from the destinations the broker did not refuse (sql/probeClaim.ts). */
   probe: (args: Parameters<typeof probeClaim>[1]) => ReturnType<typeof probeClaim>;
   /** Hands back the rows of claims the relay dropped (abandonedClaims.ts), counting nothing. */
@@ -55,6 +58,7 @@ export function relayStore(db: SqlExecutor, redact?: Redactor, log?: Logger): Re
       dbCall('renew lease', () => renewLease(db, token, lease, ids, signal)),
     recover: (args) => dbCall('recover leases', () => recoverLeases(db, args)),
     release: (token, ids) => dbCall('release claims', () => releaseClaims(db, token, ids)),
+    yieldClaims: (token, ids) => dbCall('yield claims', () => yieldClaims(db, token, ids)),
     probe: (args) => dbCall('claim', () => probeClaim(db, args)),
     releaseAbandoned: (unpublished, published) =>
       dbCall('release abandoned claims', () => releaseAbandoned(db, unpublished, published)),
