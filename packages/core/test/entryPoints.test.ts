@@ -178,6 +178,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'stripUrlCredentials',
     'timerOption',
     'transportError',
+    'withoutOverruledTenant',
   ],
   '@ferry/core/metrics': [
     'METRICS_DEFAULT_BUCKETS',

@@ -3,7 +3,9 @@ import {
   deadLetterIdentity,
   escapeUnshowable,
   hasFerryMessageId,
+  withoutOverruledTenant,
   type ConsumerEmit,
+  type DeadLetterTenant,
 } from '@ferry/core/transport';
 import type { ConsumedRecord, DriverProducer, ProducedRecord } from './client/types';
 import { classifyKafkaError, type RejectReason } from './errors';
@@ -14,8 +16,8 @@ export interface DeadLetter {
   readonly message: ConsumedRecord;
   /** The record's identity, where it has one. */
   readonly messageId: string | null;
-  /** The tenant the copy carries as `x-ferry-tenant-id` (core deadLetterTenant); null: the record's own header. */
-  readonly tenant: string | null;
+  /** The tenant the copy carries as `x-ferry-tenant-id` (core deadLetterTenant): null none, undefined the record's own. */
+  readonly tenant: DeadLetterTenant;
   readonly reason: RejectReason;
   readonly detail: string;
 }
@@ -111,7 +113,7 @@ function deadLetterRecord(
   const id = deadLetterIdentity(messageId, hasFerryMessageId(own));
   const ferryHeaders = {
     ...(id === null ? {} : { [FERRY_HEADERS.messageId]: id }),
-    ...(tenant === null ? {} : { [FERRY_HEADERS.tenantId]: tenant }),
+    ...(typeof tenant === 'string' ? { [FERRY_HEADERS.tenantId]: tenant } : {}),
     [FERRY_HEADERS.rejectReason]: reason,
     'x-ferry-reject-detail': detail.slice(0, 1_000),
     'x-ferry-source-topic': source.topic,
@@ -124,7 +126,7 @@ function deadLetterRecord(
     message: {
       key: message.key ?? sourceKey,
       value: message.value ?? null,
-      headers: { ...producibleHeaders(message.headers), ...ferryHeaders },
+      headers: { ...withoutOverruledTenant(producibleHeaders(message.headers), tenant), ...ferryHeaders },
     },
     ferryHeaders,
   };

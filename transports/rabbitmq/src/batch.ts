@@ -11,6 +11,7 @@ import {
   acceptHolding,
   backoffDelay,
   deadLetterTenant,
+  withoutOverruledTenant,
   deadlineSignal,
   describeCause,
   escapeUnshowable,
@@ -287,12 +288,23 @@ export class DeliverySettler {
       },
       `ferry.rabbitmq: dead-lettering a delivery (${reason})`,
     );
-    const copied = await this.copyTo(entry, this.o.names.deadLetterExchange, copyRoutingKey(message), {
+    const ferry = {
       ...deadLetterIdentityHeader(message, messageId),
-      ...(tenant === null ? {} : { [FERRY_HEADERS.tenantId]: tenant }),
+      ...(typeof tenant === 'string' ? { [FERRY_HEADERS.tenantId]: tenant } : {}),
       [FERRY_HEADERS.rejectReason]: reason,
       'x-ferry-reject-detail': detail.slice(0, 1_000),
-    });
+    };
+    // A tenant header the tenant function overruled (global scope) is not copied (review 97).
+    const { properties } = entry.message;
+    const own = { ...properties, headers: withoutOverruledTenant(properties.headers ?? {}, tenant) };
+    const options = copyOptions(own, ferry, negotiatedFrameMax(entry.channel), this.o.copyUserId);
+    const copied = await this.copyTo(
+      entry,
+      this.o.names.deadLetterExchange,
+      copyRoutingKey(message),
+      ferry,
+      options,
+    );
     if (copied.status !== 'confirmed') {
       this.copyNotTaken('dead-letter', copied);
       await this.requeueAfter(entry, backoffDelay(1, this.o.retryBackoff, this.o.random));

@@ -5,7 +5,13 @@ import {
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS, FerryConfigError, type FerryError } from '@ferry/core';
-import { deadLetterIdentity, hasFerryMessageId, setOwnProperty } from '@ferry/core/transport';
+import {
+  deadLetterIdentity,
+  hasFerryMessageId,
+  setOwnProperty,
+  withoutOverruledTenant,
+  type DeadLetterTenant,
+} from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import { errorName, transportError } from './errors';
 import { isFifoQueue } from './queueUrl';
@@ -22,8 +28,8 @@ const MAX_DETAIL_CHARS = 1_000;
 export interface DeadLetterItem {
   readonly message: Message;
   readonly messageId: string | null;
-  /** The tenant the copy carries as `x-ferry-tenant-id` (core deadLetterTenant); null: the message's own. */
-  readonly tenant: string | null;
+  /** The tenant the copy carries as `x-ferry-tenant-id` (core deadLetterTenant): null none, undefined the message's own. */
+  readonly tenant: DeadLetterTenant;
   readonly reason: string;
   readonly detail: string;
 }
@@ -152,11 +158,11 @@ function withIdentity(item: DeadLetterItem): Attributes {
   const name = FERRY_HEADERS.messageId;
   const own = Object.hasOwn(attributes, name) ? attributes[name] : undefined;
   const id = deadLetterIdentity(item.messageId, hasFerryMessageId(own?.StringValue ?? own?.BinaryValue));
-  const copied: Attributes = { ...attributes };
+  const copied: Attributes = { ...withoutOverruledTenant(attributes, item.tenant) };
   // An id or tenant holding what SQS does not take (U+FFFF) would fail the copy's whole request.
-  const put = (attribute: string, value: string | null): void => {
+  const put = (attribute: string, value: string | null | undefined): void => {
     const one = { [attribute]: { DataType: 'String', StringValue: value ?? '' } };
-    if (value !== null && attributeTextFault(one) === null)
+    if (typeof value === 'string' && attributeTextFault(one) === null)
       setOwnProperty(copied, attribute, one[attribute]!);
   };
   put(name, id);

@@ -97,6 +97,8 @@ export {
   checkTenantSource,
   deadLetterTenant,
   resolveTenant,
+  withoutOverruledTenant,
+  type DeadLetterTenant,
   type TenantSource,
   type TenantResolution,
 } from './tenant';

@@ -3,6 +3,7 @@ import { discardAnswer } from '../unreadAnswer';
 import { tenantIdFault } from '../validate/tenantId';
 import { identifierFault } from '../validate/text';
 import { describeTransportError } from './errors';
+import { FERRY_HEADERS } from '../contracts';
 
 /**
  * Where an inbound transport takes a message's tenant from (option `tenant` on every consumer):
@@ -88,20 +89,41 @@ function named(resolution: TenantResolution): TenantResolution {
 }
 
 /**
- * The tenant a dead-letter copy must carry as ferry's `x-ferry-tenant-id`, or null to copy the
- * message's own header as it is. A ferry consumer draining the dead-letter queue or topic reads
- * the tenant from that header (the default source): a copy without it went to the global scope,
- * and the copy of a `tenant_mismatch` to the tenant a producer forged. So the copy carries the
- * tenant ferry's source gives the message: a fixed source's tenant, whatever the header said (a
- * `tenant_mismatch` detail quotes it) and however early the message was refused; a function's
- * tenant once it resolved one (`resolved`: the resolution's tenant, undefined when it did not
- * run or refused). A header source, or a global scope, leaves the header as it came.
+ * What a dead-letter copy carries as ferry's `x-ferry-tenant-id`: a tenant (the header set to
+ * it), null (no tenant: the header left out), or undefined (the message's own header as it came).
+ */
+export type DeadLetterTenant = string | null | undefined;
+
+/**
+ * The tenant a dead-letter copy must carry. A ferry consumer draining the dead-letter queue or
+ * topic reads the tenant from that header (the default source): a copy without it went to the
+ * global scope, and the copy of a `tenant_mismatch` to the tenant a producer forged. So the copy
+ * carries the tenant ferry's source gives the message: a fixed source's tenant, whatever the
+ * header said (a `tenant_mismatch` detail quotes it) and however early the message was refused;
+ * a function's decision once it made one (`resolved`: the resolution's tenant, null for the
+ * global scope, undefined when it did not run or refused), the global scope included: its copy
+ * carries no tenant header, not the one the message came with, which the function overruled
+ * (review 97). A header source leaves the header as it came.
  */
 export function deadLetterTenant<M>(
   source: TenantSource<M>,
   resolved: string | null | undefined,
-): string | null {
+): DeadLetterTenant {
   if (typeof source === 'object') return source.fixed;
-  if (typeof source === 'function' && typeof resolved === 'string') return resolved;
-  return null;
+  if (typeof source === 'function') return resolved;
+  return undefined;
+}
+
+/**
+ * `headers` (a message's own, copied) without ferry's tenant header when the copy carries no
+ * tenant (`decided` null); otherwise `headers` itself. The transport sets a decided tenant with
+ * its own headers over these.
+ */
+export function withoutOverruledTenant<V>(
+  headers: Readonly<Record<string, V>>,
+  decided: DeadLetterTenant,
+): Readonly<Record<string, V>> {
+  if (decided !== null || !Object.hasOwn(headers, FERRY_HEADERS.tenantId)) return headers;
+  const { [FERRY_HEADERS.tenantId]: _overruled, ...kept } = headers;
+  return kept;
 }
