@@ -5,6 +5,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
 import {
+  clearableDeadline,
   guardLogger,
   MAX_TIMER_MS,
   observePublish,
@@ -13,7 +14,6 @@ import {
   UnansweredLedger,
 } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
-import { requestDeadline } from './deadline';
 import {
   describeError,
   errorName,
@@ -129,10 +129,28 @@ export class SqsPublisher implements Publisher {
     // The call's one deadline (answerWithinMs): no request of it outlasts it, the deferred
     // messages' own deadlines included, so the relay never judges a silent SQS before the
     // publisher (review 95: one confirmTimeoutMs per deferred message outlasted it).
-    const whole = requestDeadline(this.answerWithinMs, signal);
+    // Both are cleared when the call returns (clearableDeadline): none of its timers outlives it.
+    const whole = clearableDeadline(this.answerWithinMs, signal);
     // A request SQS has not answered by the deadline is abandoned: its messages are unavailable
     // (failedStatus), as those not sent before it.
-    const deadline = requestDeadline(this.options.confirmTimeoutMs, whole);
+    const requests = clearableDeadline(this.options.confirmTimeoutMs, whole.signal);
+    try {
+      return await this.publishCall(messages, outcomes, byQueue, signal, whole.signal, requests.signal);
+    } finally {
+      requests.clear();
+      whole.clear();
+    }
+  }
+
+  /** publish() within the call's deadlines: `whole` (answerWithinMs) and `deadline` (confirmTimeoutMs). */
+  private async publishCall(
+    messages: readonly OutboxMessage[],
+    outcomes: (PublishOutcome | undefined)[],
+    byQueue: ReadonlyMap<string, number[]>,
+    signal: AbortSignal,
+    whole: AbortSignal,
+    deadline: AbortSignal,
+  ): Promise<readonly PublishOutcome[]> {
     const statusOf = (error: unknown) => failedStatus(error, deadline, signal);
     const call: CallRequests = {
       sent: 0,
@@ -347,7 +365,23 @@ export class SqsPublisher implements Publisher {
       }
       return false;
     }
-    const own = requestDeadline(this.options.confirmTimeoutMs, call.whole);
+    const deadline = clearableDeadline(this.options.confirmTimeoutMs, call.whole);
+    try {
+      return await this.sendOwn(queueUrl, batch, outcomes, call, foreign, deadline.signal);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /** sendDeferred's request, on its own deadline `own`. */
+  private async sendOwn(
+    queueUrl: string,
+    batch: readonly Pending[],
+    outcomes: (PublishOutcome | undefined)[],
+    call: CallRequests,
+    foreign: string | null,
+    own: AbortSignal,
+  ): Promise<boolean> {
     // Only a message alone whose last request went unanswered too is charged (its key's later
     // messages, deferred with it, are remembered when unanswered and go alone next time). On
     // another host the rule of that host's failures charges it (sendBatch).
@@ -371,7 +405,8 @@ export class SqsPublisher implements Publisher {
 
   /** Whether SQS answers a small request (GetQueueAttributes) now, within confirmTimeoutMs (at most 5 s). */
   private async answering(queueUrl: string, stop: AbortSignal): Promise<boolean> {
-    const deadline = requestDeadline(Math.min(this.options.confirmTimeoutMs, PROBE_MS), stop);
+    const probe = clearableDeadline(Math.min(this.options.confirmTimeoutMs, PROBE_MS), stop);
+    const deadline = probe.signal;
     try {
       await this.connection.request(
         (sqs, abortSignal) =>
@@ -386,6 +421,8 @@ export class SqsPublisher implements Publisher {
         (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata?.httpStatusCode !==
         undefined
       );
+    } finally {
+      probe.clear();
     }
   }
 
