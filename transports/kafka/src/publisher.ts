@@ -25,6 +25,7 @@ import {
 } from './publisherOptions';
 import {
   deadlineIn,
+  deadlineText,
   deadlineWithin,
   missedDeadline,
   passed,
@@ -217,7 +218,9 @@ export class KafkaPublisher implements Publisher {
     const turn = new InTurn();
     for (const chunk of chunks) {
       if (!turn.stopped && passed(budget.sends))
-        turn.stop(`not sent: the publish's confirmTimeoutMs (${budget.sends.ms} ms) passed before its turn`);
+        turn.stop(
+          `not sent: ${budget.sends.cutBy === undefined ? `the publish's confirmTimeoutMs (${budget.sends.ms} ms)` : deadlineText(budget.sends)} passed before its turn`,
+        );
       const ready: OutboundRecord[] = [];
       for (const record of chunk) {
         const held = turn.held(record);
@@ -546,7 +549,7 @@ export class KafkaPublisher implements Publisher {
     } catch (error) {
       if (!missedDeadline(error, deadline)) throw error;
       throw unavailableError(
-        `not sent: the Kafka producer that replaces one whose send failed did not connect within ${deadline.ms} ms`,
+        `not sent: the Kafka producer that replaces one whose send failed did not connect within ${deadlineText(deadline)}`,
       );
     }
   }
@@ -649,7 +652,9 @@ export class KafkaPublisher implements Publisher {
  * attempt is spent.
  */
 function notTaken(deadline: Deadline): Error {
-  return unavailableError(`not sent: the Kafka producer did not take the send within ${deadline.ms} ms`);
+  return unavailableError(
+    `not sent: the Kafka producer did not take the send within ${deadlineText(deadline)}`,
+  );
 }
 
 /** Records `id` as the newest entry of `kept`, dropping the oldest past UNANSWERED_KEPT. */

@@ -8,6 +8,8 @@ import { describeError } from './errors';
 export interface Deadline {
   readonly at: number;
   readonly ms: number;
+  /** The publish call's deadline, when it comes before `ms` does (deadlineWithin): what ends the wait. */
+  readonly cutBy?: Deadline;
 }
 
 /** A deadline `ms` from now. */
@@ -20,7 +22,19 @@ export function deadlineIn(ms: number): Deadline {
  * budget it was set from, so a wait `whole` cut short is told by `at` (race.ts hadMost's share).
  */
 export function deadlineWithin(ms: number, whole: Deadline): Deadline {
-  return { at: Math.min(Date.now() + ms, whole.at), ms };
+  const own = Date.now() + ms;
+  return whole.at < own ? { at: whole.at, ms, cutBy: whole } : { at: own, ms };
+}
+
+/**
+ * What ends a wait on `deadline`, for its error text: `<ms> ms`, or the publish call's deadline
+ * (answerWithinMs) that cut it short, never a budget the wait could not reach (review 97).
+ */
+export function deadlineText(deadline: Deadline): string {
+  const { cutBy } = deadline;
+  return cutBy === undefined
+    ? `${deadline.ms} ms`
+    : `the publish's deadline (answerWithinMs, ${cutBy.ms} ms)`;
 }
 
 /** True once `deadline` has come: nothing more is started for it. */
@@ -34,7 +48,7 @@ class DeadlineMissed extends Error {
     what: string,
     readonly deadline: Deadline,
   ) {
-    super(`${what} not confirmed within ${deadline.ms} ms`);
+    super(`${what} not confirmed within ${deadlineText(deadline)}`);
   }
 }
 
