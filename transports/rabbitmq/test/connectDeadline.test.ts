@@ -6,7 +6,7 @@
 import { expect, it } from '@jest/globals';
 import { RabbitConnection, RabbitPublisher } from '../src';
 import pino from 'pino';
-import { useSilentPeer } from './support/silentPeer';
+import { useSilentPeer } from '../../../test-support/silentPeer';
 
 // Accepts every connection and never writes a byte.
 const peer = useSilentPeer();

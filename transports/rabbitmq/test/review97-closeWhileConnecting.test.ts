@@ -14,7 +14,7 @@ import { failOnUnhandledRejections, readyOutcome } from '../../../test-support/l
 import { outcomeWithin } from '../../../test-support/deadlines';
 import { openSocketsTo } from '../../../test-support/openSockets';
 import { waitFor } from './support/broker';
-import { useSilentPeer } from './support/silentPeer';
+import { useSilentPeer } from '../../../test-support/silentPeer';
 
 failOnUnhandledRejections();
 

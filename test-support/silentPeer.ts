@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll } from '@jest/globals';
 
-/** A TCP peer that accepts every connection and never writes a byte: no AMQP handshake is answered. */
+/** A TCP peer that accepts every connection and never writes a byte: no handshake (AMQP, Kafka, PostgreSQL, HTTP) is answered. */
 export interface SilentPeer {
   /** Its port, once the file's beforeAll ran. */
   readonly port: number;
