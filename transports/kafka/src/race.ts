@@ -1,3 +1,4 @@
+import { FerryError } from '@ferry/core';
 import { describeError } from './errors';
 
 /**
@@ -111,6 +112,16 @@ export function throwIfAborted(signals: readonly AbortSignal[], what: string): v
   if (aborted) throw abandonedError(what, aborted);
 }
 
+/**
+ * A wait given up because a signal aborted (the relay's, the publisher's close()): retriable
+ * whatever the reason, a closed publisher's FERRY_CLOSED included. Nothing was sent and nothing
+ * is the message's fault; the reason's own `retriable` (FERRY_CLOSED's is false) made a publish
+ * waiting for the producer's connect when the publisher closed `permanent`, failing the event
+ * for good (review 98).
+ */
 function abandonedError(what: string, signal: AbortSignal): Error {
-  return new Error(`${what} abandoned: ${describeError(signal.reason)}`, { cause: signal.reason });
+  return new FerryError('FERRY_TRANSPORT_ERROR', `${what} abandoned: ${describeError(signal.reason)}`, {
+    cause: signal.reason,
+    retriable: true,
+  });
 }
