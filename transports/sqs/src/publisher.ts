@@ -15,6 +15,7 @@ import {
 } from '@ferry/core/transport';
 import type { SqsConnection } from './connection';
 import {
+  closedError,
   describeError,
   errorName,
   isCredentialsFailure,
@@ -68,7 +69,8 @@ export class SqsPublisher implements Publisher {
   }
   readonly options: ResolvedPublisherOptions;
   private readonly report: PublishReport;
-  private closed = false;
+  /** Aborted by close(): ends the requests of every publish in flight. */
+  private readonly closing = new AbortController();
   /** Tells a silent SQS from a message too slow to upload within confirmTimeoutMs. */
   private readonly unansweredMessages = new UnansweredLedger();
 
@@ -110,7 +112,7 @@ export class SqsPublisher implements Publisher {
     signal: AbortSignal,
   ): Promise<readonly PublishOutcome[]> {
     const outcomes: (PublishOutcome | undefined)[] = new Array(messages.length);
-    if (this.closed || this.connection.isClosed) {
+    if (this.closing.signal.aborted || this.connection.isClosed) {
       return messages.map((m) => ({ id: m.id, status: 'retryable', error: 'SQS publisher is closed' }));
     }
     const byQueue = new Map<string, number[]>();
@@ -129,13 +131,17 @@ export class SqsPublisher implements Publisher {
     // The call's one deadline (answerWithinMs): no request of it outlasts it, the deferred
     // messages' own deadlines included, so the relay never judges a silent SQS before the
     // publisher (review 95: one confirmTimeoutMs per deferred message outlasted it).
+    // close() ends the call's requests as the caller's signal does (retryable: not charged).
+    // Left to run, a request SQS did not answer held its socket and its caller until
+    // confirmTimeoutMs past the publisher's close() (review 98).
+    const stop = AbortSignal.any([signal, this.closing.signal]);
     // Both are cleared when the call returns (clearableDeadline): none of its timers outlives it.
-    const whole = clearableDeadline(this.answerWithinMs, signal);
+    const whole = clearableDeadline(this.answerWithinMs, stop);
     // A request SQS has not answered by the deadline is abandoned: its messages are unavailable
     // (failedStatus), as those not sent before it.
     const requests = clearableDeadline(this.options.confirmTimeoutMs, whole.signal);
     try {
-      return await this.publishCall(messages, outcomes, byQueue, signal, whole.signal, requests.signal);
+      return await this.publishCall(messages, outcomes, byQueue, stop, whole.signal, requests.signal);
     } finally {
       requests.clear();
       whole.clear();
@@ -147,15 +153,16 @@ export class SqsPublisher implements Publisher {
     messages: readonly OutboxMessage[],
     outcomes: (PublishOutcome | undefined)[],
     byQueue: ReadonlyMap<string, number[]>,
-    signal: AbortSignal,
+    /** The caller's signal joined with the publisher's closing one. */
+    stop: AbortSignal,
     whole: AbortSignal,
     deadline: AbortSignal,
   ): Promise<readonly PublishOutcome[]> {
-    const statusOf = (error: unknown) => failedStatus(error, deadline, signal);
+    const statusOf = (error: unknown) => failedStatus(error, deadline, stop);
     const call: CallRequests = {
       sent: 0,
       answered: 0,
-      stop: signal,
+      stop,
       whole,
       endpointDown: false,
       abroad: new Map(),
@@ -182,9 +189,12 @@ export class SqsPublisher implements Publisher {
     );
   }
 
-  /** Marks the publisher closed; the connection belongs to the caller and stays open. */
+  /**
+   * Closes the publisher: a publish in flight is answered at once, what it has not had confirmed
+   * `retryable`. The connection belongs to the caller and stays open.
+   */
   async close(): Promise<void> {
-    this.closed = true;
+    this.closing.abort(closedError('SQS publisher'));
   }
 
   private async publishToQueue(
