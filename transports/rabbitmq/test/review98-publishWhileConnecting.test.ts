@@ -41,8 +41,8 @@ it('a publish waiting for the handshake when the publisher closes is answered at
   );
   expect(await outcomeWithin(publisher.close(), CLOSE_WITHIN_MS)).toEqual({ value: undefined });
   const outcome = await publishing;
-  expect(outcome).toEqual({ value: [expect.objectContaining({ status: expect.any(String) })] });
-  const [{ status }] = (outcome as { value: { status: string }[] }).value;
-  expect(['retryable', 'unavailable']).toContain(status);
+  const statuses =
+    typeof outcome === 'object' && 'value' in outcome ? outcome.value.map((o) => o.status) : outcome;
+  expect(['["retryable"]', '["unavailable"]']).toContain(JSON.stringify(statuses));
   expect(openSocketsTo(peer.port)).toBe(before);
 }, 60_000);

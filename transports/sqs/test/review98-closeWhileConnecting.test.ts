@@ -41,7 +41,7 @@ const owners: Record<
       confirmTimeoutMs: DEADLINE_MS,
       defaultDestination: queueUrl(),
     });
-    const publishing = publisher.publish(outboxMessages(1), new AbortController().signal);
+    const publishing = publisher.publish(outboxMessages(1, null), new AbortController().signal);
     return {
       close: () => publisher.close(),
       waiting: publishing.then((outcomes) =>
@@ -68,16 +68,12 @@ it.each(Object.keys(owners))(
       const before = openSocketsTo(peer.port);
       const owner = owners[name]!(connection);
       const waiting = outcomeWithin(owner.waiting, CLOSE_WITHIN_MS);
-      await waitFor(
-        () => peer.sockets.size > 0,
-        () => 'no request reached the endpoint',
-      );
+      await waitFor('a request to reach the endpoint', () => (peer.sockets.size > 0 ? true : undefined));
       const closed = await outcomeWithin(Promise.all([owner.close(), owner.close()]), CLOSE_WITHIN_MS);
       expect(closed).toEqual({ value: [undefined, undefined] });
       expect(await waiting).toEqual({ value: expected[name] });
-      await waitFor(
-        () => openSocketsTo(peer.port) === before,
-        () => `${openSocketsTo(peer.port) - before} sockets to the endpoint still open after close()`,
+      await waitFor('no socket to the endpoint left open after close()', () =>
+        openSocketsTo(peer.port) === before ? true : undefined,
       );
     } finally {
       await connection.close();
