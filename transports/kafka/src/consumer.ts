@@ -23,6 +23,7 @@ import { closedError, describeCauses, describeError, transportError, undecodable
 import { checkTopicsExist, startRefusal } from './startChecks';
 import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options';
 import { forgetUnassigned } from './assignedPartitions';
+import { deadlineIn, raceAbort } from './race';
 import { ReceivedOffsets } from './receivedOffsets';
 
 export interface KafkaInboxConsumer {
@@ -498,15 +499,37 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       for (const timer of this.resumeTimers) clearTimeout(timer);
       this.resumeTimers.clear();
       const running = this.consumer;
-      await this.disconnectConsumer(running);
-      // A start in flight fails at once (the clients watch the stopping signal); once it
-      // settled, the session it created, if any, is disconnected too.
-      await this.sessions;
-      if (this.consumer !== running) await this.disconnectConsumer(this.consumer);
-      await this.producer.disconnect().catch(() => undefined);
+      const ms = this.options.closeTimeoutMs;
+      // Bounded (review 99): a cluster gone silent answers neither the fetch in flight nor the
+      // LeaveGroup, each waited for up to requestTimeoutMs. Past the bound the clients' sockets
+      // are destroyed: a chunk accepted and not committed then is read again by the next owner.
+      try {
+        await raceAbort(this.closeClients(running), [], 'Kafka consumer close', deadlineIn(ms));
+      } catch {
+        this.options.logger.warn(
+          { topics: this.options.topics, groupId: this.options.groupId, closeTimeoutMs: ms },
+          `Kafka consumer did not finish closing within ${ms} ms (closeTimeoutMs): its connections are ` +
+            'destroyed; records not committed are read again by the next member of the group',
+        );
+        await Promise.all([
+          ...[running, this.consumer].map((consumer) => consumer?.destroy().catch(() => undefined)),
+          // Not reached by closeClients: its disconnect ends its sockets at once (no answer waited for).
+          this.producer.disconnect().catch(() => undefined),
+        ]);
+      }
       this.emit.closed();
     })();
     return this.closing;
+  }
+
+  /** Lets the chunk in flight finish and commit, leaves the group, disconnects both clients. */
+  private async closeClients(running: DriverConsumer | null): Promise<void> {
+    await this.disconnectConsumer(running);
+    // A start in flight fails at once (the clients watch the stopping signal); once it
+    // settled, the session it created, if any, is disconnected too.
+    await this.sessions;
+    if (this.consumer !== running) await this.disconnectConsumer(this.consumer);
+    await this.producer.disconnect().catch(() => undefined);
   }
 }
 

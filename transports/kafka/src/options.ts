@@ -42,6 +42,7 @@ export const DEFAULTS = {
     rebalanceTimeoutMs: 60_000,
     partitionsConsumedConcurrently: 1,
     maxWaitTimeMs: 5_000,
+    closeTimeoutMs: 10_000,
     deadLetter: { topicSuffix: '.dlq', sendRetries: 5 },
     retryBackoff: { initialMs: 500, maxMs: 30_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
     reconnectBackoff: {
@@ -99,6 +100,13 @@ export interface ConsumerOptions {
   partitionsConsumedConcurrently?: number;
   /** Longest a fetch waits on the broker for new records (also bounds how long close() waits for it). */
   maxWaitTimeMs?: number;
+  /**
+   * The longest close() waits for the client to finish (the batch in flight and its commit, the
+   * fetch in flight, leaving the group) before it destroys what is left of it (its sockets):
+   * a cluster gone silent answers none of it, and a process given 30 s to stop must. Work not
+   * committed then is read again by the next owner (accepted once: a duplicate). Default 10,000.
+   */
+  closeTimeoutMs?: number;
   /** Backoff of a partition whose acceptance failed, by consecutive failure. */
   retryBackoff?: Partial<BackoffPolicy>;
   /** Backoff between attempts to start (and restart after a crash the client does not restart itself from). */
@@ -133,6 +141,7 @@ export interface ResolvedConsumerOptions {
   readonly rebalanceTimeoutMs: number;
   readonly partitionsConsumedConcurrently: number;
   readonly maxWaitTimeMs: number;
+  readonly closeTimeoutMs: number;
   readonly retryBackoff: BackoffPolicy;
   readonly reconnectBackoff: BackoffPolicy;
   readonly logger: Logger;
@@ -155,6 +164,7 @@ const CONSUMER_KEYS = {
   rebalanceTimeoutMs: true,
   partitionsConsumedConcurrently: true,
   maxWaitTimeMs: true,
+  closeTimeoutMs: true,
   retryBackoff: true,
   reconnectBackoff: true,
   logger: true,
@@ -226,6 +236,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
       options.maxWaitTimeMs ?? defaults.maxWaitTimeMs,
       MIN_MAX_WAIT_TIME_MS,
     ),
+    closeTimeoutMs: timerOption('closeTimeoutMs', options.closeTimeoutMs ?? defaults.closeTimeoutMs, 1),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, defaults.retryBackoff),
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, defaults.reconnectBackoff),
     logger: guardLogger(loggerOption('logger', options.logger) ?? options.connection.logger),

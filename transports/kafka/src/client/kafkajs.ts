@@ -228,4 +228,8 @@ class KafkajsConsumer implements DriverConsumer {
   disconnect(): Promise<void> {
     return this.gate.disconnect(this.consumer);
   }
+
+  destroy(): Promise<void> {
+    return this.gate.release();
+  }
 }

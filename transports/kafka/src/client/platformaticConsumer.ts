@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { Message } from '@platformatic/kafka';
 import { storableHeaderText } from '@ferry/core/transport';
 import { groupHeaders } from '../recordHeaders';
@@ -183,6 +184,9 @@ export class PlatformaticConsumer implements DriverConsumer {
   /** The newest high watermark fetched per partition (`topic:partition`). */
   private readonly highWatermarks = new Map<string, bigint>();
   private readonly fetches: FetchChannel;
+  /** The client's open broker sockets (destroy()). */
+  private readonly sockets = new Set<Socket>();
+  private destroyed = false;
 
   constructor(
     kafka: PlatformaticKafka,
@@ -199,6 +203,16 @@ export class PlatformaticConsumer implements DriverConsumer {
       maxWaitTime: options.maxWaitTimeMs,
       autocommit: false,
       autocreateTopics: false,
+    });
+    // Every connection of the client, its stream's fetch connections too (their pool reports to
+    // the consumer), for destroy().
+    this.consumer.on('client:broker:connect', ({ connection }: { connection: { socket?: Socket } }) => {
+      const socket = connection.socket;
+      if (socket === undefined || socket.destroyed) return;
+      // One the client opens after destroy() (a retry of its LeaveGroup) ends at once.
+      if (this.destroyed) return void socket.destroy();
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
     });
   }
 
@@ -430,6 +444,16 @@ export class PlatformaticConsumer implements DriverConsumer {
     await this.pumping?.catch(() => undefined);
     await this.stream?.close().catch(() => undefined);
     await this.consumer.close();
+  }
+
+  async destroy(): Promise<void> {
+    this.destroyed = true;
+    if (!this.stopping.signal.aborted) this.stopping.abort(new Error('consumer destroyed'));
+    this.fetches.unsubscribe(this.onFetch);
+    this.wake?.();
+    const closed = [...this.sockets].map((socket) => new Promise((resolve) => socket.once('close', resolve)));
+    for (const socket of this.sockets) socket.destroy();
+    await Promise.all(closed);
   }
 }
 

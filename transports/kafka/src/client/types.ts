@@ -142,6 +142,12 @@ export interface DriverConsumer {
   seek(topic: string, partition: number, offset: string): void;
   /** Lets the batch in flight finish, leaves the group, closes the sockets. */
   disconnect(): Promise<void>;
+  /**
+   * Ends the client at once, whatever its disconnect() still waits for (a fetch or a LeaveGroup
+   * a silent cluster never answers): its sockets are destroyed, which fails their requests in
+   * flight, and no new one opens. For a close that reached its bound (closeTimeoutMs).
+   */
+  destroy(): Promise<void>;
 }
 
 export interface TopicCreation {
