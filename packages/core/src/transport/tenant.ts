@@ -115,15 +115,17 @@ export function deadLetterTenant<M>(
 }
 
 /**
- * `headers` (a message's own, copied) without ferry's tenant header when the copy carries no
- * tenant (`decided` null); otherwise `headers` itself. The transport sets a decided tenant with
- * its own headers over these.
+ * `headers` (a message's own, copied) without ferry's tenant header whenever the consumer decided
+ * the copy's tenant (`decided` a tenant or null); `headers` itself only when the copy keeps the
+ * header as it came (undefined). The transport sets a decided tenant with its own headers over
+ * these; one it cannot write (SQS takes no unpaired surrogate in an attribute) leaves the copy
+ * without a tenant, never with the one the consumer overruled (review 99).
  */
 export function withoutOverruledTenant<V>(
   headers: Readonly<Record<string, V>>,
   decided: DeadLetterTenant,
 ): Readonly<Record<string, V>> {
-  if (decided !== null || !Object.hasOwn(headers, FERRY_HEADERS.tenantId)) return headers;
+  if (decided === undefined || !Object.hasOwn(headers, FERRY_HEADERS.tenantId)) return headers;
   const { [FERRY_HEADERS.tenantId]: _overruled, ...kept } = headers;
   return kept;
 }
