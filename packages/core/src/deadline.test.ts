@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { abortedWithin, collectGarbageSoon } from '../../../test-support/deadlines';
 import { getEventListeners } from 'node:events';
-import { clearableDeadline, deadlineSignal, onAbort } from './deadline';
+import { clearableAny, clearableDeadline, deadlineSignal, onAbort } from './deadline';
 
 describe('deadlineSignal', () => {
   it('aborts after its deadline with a TimeoutError, across a garbage collection', async () => {
@@ -129,5 +129,22 @@ describe('onAbort', () => {
     expect(getEventListeners(stop.signal, 'abort')).toHaveLength(1);
     stop.abort();
     expect(called).toBe(true);
+  });
+});
+
+describe('clearableAny', () => {
+  it('aborts with the first stop that aborts, and with none once cleared (no listener left on a stop)', () => {
+    const closing = new AbortController();
+    const call = new AbortController();
+    const first = clearableAny([call.signal, closing.signal]);
+    call.abort(new Error('lease lost'));
+    expect(first.signal.reason).toEqual(new Error('lease lost'));
+    first.clear();
+    const second = clearableAny([new AbortController().signal, closing.signal]);
+    second.clear();
+    expect(getEventListeners(closing.signal, 'abort')).toHaveLength(0);
+    closing.abort(new Error('closed'));
+    expect(second.signal.aborted).toBe(false);
+    expect(clearableAny([closing.signal]).signal.reason).toEqual(new Error('closed'));
   });
 });

@@ -70,6 +70,40 @@ export function onAbort(signal: AbortSignal, listener: () => void): () => void {
   };
 }
 
+/** A signal for one call, let go of what it listens to by clear(): see clearableAny. */
+export interface ClearableSignal {
+  /** Aborts when the first of its stops aborts (that stop's reason). */
+  readonly signal: AbortSignal;
+  /** The call ended: its stops are let go; the signal never aborts after this. */
+  clear(): void;
+}
+
+/**
+ * A signal that aborts when the first of `stops` aborts, for a call that joins a signal living far
+ * longer than it (a publisher's or consumer's closing one) with its own. Not `AbortSignal.any`:
+ * Node 20 keeps every signal combined with a source in that source until the source aborts, so a
+ * closing signal gathered one entry per call (per publish, per batch) for the life of its owner
+ * (review 99). Listened to through onAbort, and let go by clear() when the call ends.
+ */
+export function clearableAny(stops: readonly AbortSignal[]): ClearableSignal {
+  const controller = new AbortController();
+  const aborted = stops.find((stop) => stop.aborted);
+  if (aborted !== undefined) {
+    controller.abort(aborted.reason);
+    return { signal: controller.signal, clear: () => undefined };
+  }
+  const clear = (): void => {
+    for (const unlisten of unlistens) unlisten();
+  };
+  const unlistens = stops.map((stop) =>
+    onAbort(stop, () => {
+      clear();
+      controller.abort(stop.reason);
+    }),
+  );
+  return { signal: controller.signal, clear };
+}
+
 /** A deadline for one wait that usually ends first: see clearableDeadline. */
 export interface ClearableDeadline {
   /** Aborts `ms` after it was made (a TimeoutError), or at once when `stop` aborts (its reason). */

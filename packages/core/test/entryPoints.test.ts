@@ -116,6 +116,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'checkAttachable',
     'checkAttached',
     'checkTenantSource',
+    'clearableAny',
     'clearableDeadline',
     'closedError',
     'consumerEmitter',

@@ -10,6 +10,7 @@ import {
   abortableDelay,
   acceptHolding,
   backoffDelay,
+  clearableAny,
   deadLetterTenant,
   withoutOverruledTenant,
   deadlineSignal,
@@ -110,9 +111,14 @@ export class DeliverySettler {
     if ([...hold.channels].some((c) => this.lostChannels.has(c)))
       hold.lost.abort(new Error('channel closed'));
     this.holds.add(hold);
+    // Not AbortSignal.any: Node 20 kept every batch's signal in the closing one (review 99).
+    const stop = clearableAny([this.o.closing, hold.lost.signal]);
     return {
-      signal: AbortSignal.any([this.o.closing, hold.lost.signal]),
-      done: () => this.holds.delete(hold),
+      signal: stop.signal,
+      done: () => {
+        stop.clear();
+        this.holds.delete(hold);
+      },
     };
   }
 

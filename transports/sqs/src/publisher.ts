@@ -5,6 +5,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
 import {
+  clearableAny,
   clearableDeadline,
   guardLogger,
   MAX_TIMER_MS,
@@ -134,17 +135,19 @@ export class SqsPublisher implements Publisher {
     // close() ends the call's requests as the caller's signal does (retryable: not charged).
     // Left to run, a request SQS did not answer held its socket and its caller until
     // confirmTimeoutMs past the publisher's close() (review 98).
-    const stop = AbortSignal.any([signal, this.closing.signal]);
+    // Not AbortSignal.any: Node 20 kept every call's signal in the closing one (review 99).
+    const stop = clearableAny([signal, this.closing.signal]);
     // Both are cleared when the call returns (clearableDeadline): none of its timers outlives it.
-    const whole = clearableDeadline(this.answerWithinMs, stop);
+    const whole = clearableDeadline(this.answerWithinMs, stop.signal);
     // A request SQS has not answered by the deadline is abandoned: its messages are unavailable
     // (failedStatus), as those not sent before it.
     const requests = clearableDeadline(this.options.confirmTimeoutMs, whole.signal);
     try {
-      return await this.publishCall(messages, outcomes, byQueue, stop, whole.signal, requests.signal);
+      return await this.publishCall(messages, outcomes, byQueue, stop.signal, whole.signal, requests.signal);
     } finally {
       requests.clear();
       whole.clear();
+      stop.clear();
     }
   }
 

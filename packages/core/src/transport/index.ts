@@ -24,7 +24,14 @@ export { describeError } from '../redact/redact';
 export { escapeUnshowable } from '../validate/text';
 export { backoffDelay, resolveBackoff, abortableDelay, type BackoffPolicy } from '../backoff';
 export { belowOption, describeOption, type OptionValue } from '../optionRelations';
-export { clearableDeadline, deadlineSignal, onAbort, type ClearableDeadline } from '../deadline';
+export {
+  clearableAny,
+  clearableDeadline,
+  deadlineSignal,
+  onAbort,
+  type ClearableDeadline,
+  type ClearableSignal,
+} from '../deadline';
 export { discardAnswer } from '../unreadAnswer';
 export { boundedExecutor } from '../sql/boundedExecutor';
 export {
