@@ -15,7 +15,9 @@ import { TestQueues, neverAborted, openConnection, outboxMessages, uniqueName } 
 describe('review99: the signals of SqsPublisher.publish', () => {
   const connection = openConnection();
   const queues = new TestQueues(connection);
-  afterEach(() => jest.restoreAllMocks());
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
   afterAll(async () => {
     await queues.cleanup();
     connection.close();
