@@ -41,6 +41,25 @@ describe('deadlineSignal', () => {
     expect(signal.aborted).toBe(true);
     expect(signal.reason).toEqual(new Error('gone'));
   });
+
+  // Review 99: deadlineSignal joined its stops with AbortSignal.any, and Node 20 keeps every
+  // signal combined with a source in that source until the source aborts. A stop living far longer
+  // than the deadlines made from it (an SQS consumer's stop, one deadline per long poll; a
+  // RabbitMQ consumer's closing signal, one per dead-letter copy) gathered an entry per call, for
+  // ever. A deadline lets go of its stops when it passes.
+  it('leaves nothing in a long-lived stop once its deadline passed', async () => {
+    const stop = new AbortController();
+    const signals = Array.from({ length: 200 }, () => deadlineSignal(5, stop.signal));
+    await Promise.all(signals.map((signal) => abortedWithin(signal, 2_000)));
+    const held = Object.getOwnPropertySymbols(stop.signal)
+      .filter((symbol) => symbol.description === 'kDependantSignals')
+      .map(
+        (symbol) => (stop.signal as unknown as Record<symbol, Set<unknown> | undefined>)[symbol]?.size ?? 0,
+      );
+    expect(held.reduce((a, b) => a + b, 0)).toBe(0);
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+    expect(stop.signal.aborted).toBe(false);
+  });
 });
 
 describe('clearableDeadline', () => {
