@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { getEventListeners } from 'node:events';
 import { isFerryError } from '../errors';
 import type { SqlExecutor, StatementOptions, TransactionOptions } from './executor';
 import { statementTimeoutOption, withDeadlines, withStatementDeadline } from './statementDeadline';
@@ -193,6 +194,36 @@ describe('withDeadlines', () => {
     expect((error as { retriable: boolean }).retriable).toBe(true);
     // The adapter is told (fromPg closes the connection), whatever the transaction was doing.
     expect(opened[0]?.signal?.aborted).toBe(true);
+  });
+
+  // Review 99: the caller's signal was joined with AbortSignal.any, which Node 20 keeps in the
+  // caller's signal until it aborts: one entry per transaction under a signal living longer.
+  it("leaves nothing in a caller's long-lived signal once its transactions settled, and passes its abort on meanwhile", async () => {
+    const { executor, opened } = recording({ rows: [{ xid: '1' }] });
+    const bounded = withDeadlines(executor, 1_000);
+    const caller = new AbortController();
+    for (let n = 0; n < 50; n += 1)
+      await bounded.transaction(async () => undefined, { signal: caller.signal });
+    const held = Object.getOwnPropertySymbols(caller.signal)
+      .filter((symbol) => symbol.description === 'kDependantSignals')
+      .map(
+        (symbol) => (caller.signal as unknown as Record<symbol, Set<unknown> | undefined>)[symbol]?.size ?? 0,
+      );
+    expect(held.reduce((a, b) => a + b, 0)).toBe(0);
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    let started!: () => void;
+    const working = new Promise<void>((resolve) => (started = resolve));
+    const running = bounded.transaction(
+      () => {
+        started();
+        return new Promise<never>(() => undefined);
+      },
+      { signal: caller.signal },
+    );
+    running.catch(() => undefined);
+    await working;
+    caller.abort(new Error('stopping'));
+    expect(opened.at(-1)?.signal?.aborted).toBe(true);
   });
 
   it("leaves the caller's open transaction, and its limits, to the caller", () => {
