@@ -7,20 +7,31 @@
  * the combined signal never aborts: the wait has no deadline after all. Here the timer holds the
  * controller strongly until it fires (it is unref'd, like AbortSignal.timeout: a deadline alone
  * does not keep the process running) and is cleared as soon as a stop aborts the signal first.
+ * The stops are listened to through onAbort and let go when the deadline passes or one aborts:
+ * `AbortSignal.any` kept every signal combined with a stop in that stop until it aborted, so a
+ * stop living far longer than its deadlines (a consumer's, one deadline per poll) gathered one
+ * entry per call for ever (review 99). A wait that usually ends first: clearableDeadline.
  */
 export function deadlineSignal(ms: number, ...stops: readonly AbortSignal[]): AbortSignal {
-  const timeout = new AbortController();
+  const controller = new AbortController();
+  const aborted = stops.find((stop) => stop.aborted);
+  if (aborted !== undefined) {
+    controller.abort(aborted.reason);
+    return controller.signal;
+  }
+  const unlistens: (() => void)[] = [];
+  const end = (reason: unknown): void => {
+    clearTimeout(timer);
+    for (const unlisten of unlistens) unlisten();
+    controller.abort(reason);
+  };
   const timer = setTimeout(
-    () =>
-      timeout.abort(new DOMException(`The operation was aborted due to timeout (${ms} ms)`, 'TimeoutError')),
+    () => end(new DOMException(`The operation was aborted due to timeout (${ms} ms)`, 'TimeoutError')),
     ms,
   );
   timer.unref();
-  if (stops.length === 0) return timeout.signal;
-  const signal = AbortSignal.any([timeout.signal, ...stops]);
-  if (signal.aborted) clearTimeout(timer);
-  else signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
-  return signal;
+  for (const stop of stops) unlistens.push(onAbort(stop, () => end(stop.reason)));
+  return controller.signal;
 }
 
 /** The waits listening to a signal through onAbort, and the one listener they share on it. */

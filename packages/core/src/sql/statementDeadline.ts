@@ -1,4 +1,4 @@
-import { clearableDeadline } from '../deadline';
+import { clearableAny, clearableDeadline } from '../deadline';
 import { FerryError } from '../errors';
 import { integerOption, knownKeysOption, type OptionKeys } from '../optionChecks';
 import { settlesWithin } from '../outbox/settle';
@@ -81,7 +81,10 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
     async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const limits = { timeoutMs, maxWaitMs: timeoutMs, ...options };
       const giveUp = new AbortController();
-      const signal = options?.signal ? AbortSignal.any([options.signal, giveUp.signal]) : giveUp.signal;
+      // Not AbortSignal.any: Node 20 keeps every signal combined with the caller's in it until it
+      // aborts, one entry per transaction under a long-lived signal (review 99); let go below.
+      const joined = options?.signal ? clearableAny([options.signal, giveUp.signal]) : undefined;
+      const signal = joined?.signal ?? giveUp.signal;
       let sent: { xid: string; result: T } | undefined;
       // fromPg and Kysely read the id with their own first statement, with the limits (IDENTIFY).
       let begun: string | undefined;
@@ -97,6 +100,8 @@ export function withDeadlines(db: SqlExecutor, timeoutMs: number): SqlExecutor {
       } catch (error) {
         if (sent === undefined) throw error;
         return lostCommit(db, bounded, sent, error, timeoutMs);
+      } finally {
+        joined?.clear();
       }
     },
   };
