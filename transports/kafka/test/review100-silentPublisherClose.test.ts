@@ -1,0 +1,72 @@
+/**
+ * Review 100: close() of a publisher with a send in flight when its cluster goes silent (its TCP
+ * links stay open, nothing answers). The publish is told at once that it is not sent (retryable,
+ * never `sent`), and close() settles within a bound, leaving no socket to the cluster. Runs on
+ * both clients (platformatic/review100-silentPublisherClose).
+ *
+ * Every broker connection of the process is routed through a SilentRoute (./silentRoute). The
+ * shared broker is never touched.
+ */
+import { deleteTopics, ensureTopics, KafkaPublisher } from '../src';
+import { outboxMessage, testConnection, uniqueName, waitFor } from './support';
+import { SilentRoute } from './silentRoute';
+import { outcomeWithin } from '../../../test-support/deadlines';
+import { openSocketsTo } from '../../../test-support/openSockets';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
+
+failOnUnhandledRejections();
+jest.setTimeout(120_000);
+
+/** Far beyond the test: a close() that waits for the client's requests to time out hangs here. */
+const REQUEST_TIMEOUT_MS = 600_000;
+/** The publish's own bound: far beyond the test too, so only close() can end it. */
+const CONFIRM_TIMEOUT_MS = 300_000;
+/** A publisher's default closeTimeoutMs (10 s) and room for the test machine. */
+const CLOSE_WITHIN_MS = 25_000;
+
+const admin = testConnection();
+const topics: string[] = [];
+
+afterAll(async () => {
+  await deleteTopics(admin, topics);
+});
+
+test('close() of a publisher whose send is in flight on a silent cluster settles within its bound, reports the send not sent and leaves no socket', async () => {
+  const topic = uniqueName('r100-silent-publish');
+  topics.push(topic);
+  await ensureTopics(admin, [{ topic, partitions: 1 }]);
+  const route = await SilentRoute.start();
+  try {
+    const publisher = new KafkaPublisher(testConnection({ requestTimeoutMs: REQUEST_TIMEOUT_MS }), {
+      defaultDestination: topic,
+      confirmTimeoutMs: CONFIRM_TIMEOUT_MS,
+    });
+    const first = outboxMessage();
+    expect(await publisher.publish([first], new AbortController().signal)).toEqual([
+      expect.objectContaining({ id: first.id, status: 'sent' }),
+    ]);
+
+    route.silence();
+    const message = outboxMessage();
+    const publishing = publisher.publish([message], new AbortController().signal);
+    await waitFor(
+      () => route.dropped > 0,
+      () => 'the send never reached the link',
+    );
+
+    const closed = await outcomeWithin(Promise.all([publisher.close(), publisher.close()]), CLOSE_WITHIN_MS);
+    expect(closed).toEqual({ value: [undefined, undefined] });
+    const outcomes = await outcomeWithin(publishing, 1_000);
+    expect(outcomes).toEqual({
+      value: [
+        expect.objectContaining({
+          id: message.id,
+          status: expect.stringMatching(/^(retryable|unavailable)$/),
+        }),
+      ],
+    });
+    expect(openSocketsTo(route.port)).toBe(0);
+  } finally {
+    await route.close();
+  }
+});
