@@ -513,8 +513,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
         );
         await Promise.all([
           ...[running, this.consumer].map((consumer) => consumer?.destroy().catch(() => undefined)),
-          // Not reached by closeClients: its disconnect ends its sockets at once (no answer waited for).
-          this.producer.disconnect().catch(() => undefined),
+          // A dead-letter send in flight holds its disconnect for the answer: ended now too.
+          this.producer.destroy().catch(() => undefined),
         ]);
       }
       this.emit.closed();

@@ -30,6 +30,7 @@ export const DEFAULTS = {
   ...CONNECTION_DEFAULTS,
   publisher: {
     confirmTimeoutMs: 30_000,
+    closeTimeoutMs: 10_000,
     maxMessageBytes: 1_048_576,
     producerRetries: 5,
   },

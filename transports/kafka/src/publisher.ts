@@ -628,21 +628,38 @@ export class KafkaPublisher implements Publisher {
    * Reports in-flight sends retryable at once, fails a connect in flight (the client's retries
    * of it end too) and waits for it to settle, lets the client finish the sends (at most
    * `confirmTimeoutMs`, so no retry reconnects a disconnected producer), then disconnects.
+   * All of it within `closeTimeoutMs`: past it the producer's sockets are destroyed (review 100:
+   * a cluster gone silent held the disconnect for the send in flight, up to requestTimeoutMs).
    * Safe to call twice.
    */
   async close(): Promise<void> {
     this.closing ??= (async () => {
       this.inFlight.abort(new Error('Kafka publisher closed'));
       this.stopping.abort(closedError('KafkaPublisher'));
-      const connecting = this.connecting;
-      if (connecting) await connecting.catch(() => undefined);
-      await settleWithin([...this.unsettled], this.options.confirmTimeoutMs);
-      await this.topics.close();
-      await this.producer.disconnect().catch((error: unknown) => {
-        this.logger.warn({ err: describeError(error) }, 'Kafka producer disconnect failed');
-      });
+      const ms = this.options.closeTimeoutMs;
+      try {
+        await raceAbort(this.closeClients(), [], 'Kafka publisher close', deadlineIn(ms));
+      } catch {
+        this.logger.warn(
+          { closeTimeoutMs: ms },
+          `Kafka publisher did not finish closing within ${ms} ms (closeTimeoutMs): its connections are destroyed`,
+        );
+        await this.producer.destroy().catch(() => undefined);
+
+      }
     })();
     await this.closing;
+  }
+
+  /** Lets a connect and the sends in flight settle, then disconnects the admin and the producer. */
+  private async closeClients(): Promise<void> {
+    const connecting = this.connecting;
+    if (connecting) await connecting.catch(() => undefined);
+    await settleWithin([...this.unsettled], this.options.confirmTimeoutMs);
+    await this.topics.close();
+    await this.producer.disconnect().catch((error: unknown) => {
+      this.logger.warn({ err: describeError(error) }, 'Kafka producer disconnect failed');
+    });
   }
 }
 

@@ -21,6 +21,13 @@ export interface PublisherOptions {
   /** A send not confirmed within this many ms is reported retryable (not sent). Default 30000. */
   confirmTimeoutMs?: number;
   /**
+   * The longest close() waits for the client to finish (sends in flight, at most
+   * `confirmTimeoutMs`, and its disconnect) before it destroys what is left of it (its sockets):
+   * a cluster gone silent answers none of it, and a process given 30 s to stop must. Sends in
+   * flight are reported retryable at once by close(). Default 10000 (as the consumer's).
+   */
+  closeTimeoutMs?: number;
+  /**
    * Larger payloads are reported permanent without being sent. Also the most one send to the
    * client carries: a larger publish goes in several sends (requestChunks.ts). Default 1048576,
    * the broker's default message.max.bytes.
@@ -44,6 +51,7 @@ export interface PublisherOptions {
 export interface ResolvedPublisherOptions {
   readonly routing: TopicRouting;
   readonly confirmTimeoutMs: number;
+  readonly closeTimeoutMs: number;
   readonly maxMessageBytes: number;
   readonly producerRetries: number;
   readonly logger: Logger | undefined;
@@ -54,6 +62,7 @@ export const PUBLISHER_OPTION_KEYS = {
   defaultDestination: true,
   routes: true,
   confirmTimeoutMs: true,
+  closeTimeoutMs: true,
   maxMessageBytes: true,
   producerRetries: true,
   logger: true,
@@ -79,6 +88,11 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
     confirmTimeoutMs: timerOption(
       'confirmTimeoutMs',
       options.confirmTimeoutMs ?? DEFAULTS.publisher.confirmTimeoutMs,
+      1,
+    ),
+    closeTimeoutMs: timerOption(
+      'closeTimeoutMs',
+      options.closeTimeoutMs ?? DEFAULTS.publisher.closeTimeoutMs,
       1,
     ),
     maxMessageBytes: integer(

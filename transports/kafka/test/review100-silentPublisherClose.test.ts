@@ -69,4 +69,11 @@ test('close() of a publisher whose send is in flight on a silent cluster settles
   } finally {
     await route.close();
   }
+  // Nothing of the publisher holds the process: no socket, nor one the client opened again.
+  // (A handle is listed until its close callback ran: waited for.)
+  const tcp = () => process.getActiveResourcesInfo().filter((kind) => kind.startsWith('TCP'));
+  await waitFor(
+    () => tcp().length === 0,
+    () => `still held: ${tcp().join(', ')}`,
+  );
 });

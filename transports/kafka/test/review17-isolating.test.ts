@@ -110,6 +110,7 @@ test('healthy records published with remembered ones during an outage go as one 
     return {
       connect: () => real.connect(),
       disconnect: () => real.disconnect(),
+      destroy: () => real.destroy(),
       onDisconnect: (listener) => real.onDisconnect(listener),
       send: (batches) => {
         sends.push(batches.reduce((count, batch) => count + batch.records.length, 0));

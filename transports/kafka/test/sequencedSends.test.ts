@@ -33,6 +33,10 @@ function fakes(connect: (id: number) => Promise<void> = () => Promise.resolve())
         for (const listener of listeners) listener();
         return producer.hangs ? new Promise<void>(() => undefined) : Promise.resolve();
       },
+      destroy: () => {
+        log.push(`${id} destroy`);
+        return Promise.resolve();
+      },
       onDisconnect: (listener) => void listeners.push(listener),
       send: (batches: readonly TopicRecords[]) => {
         const name = batches[0]!.topic;
@@ -272,6 +276,8 @@ describe('SequencedSends', () => {
       jest.advanceTimersByTime(REPLACED_DISCONNECT_MS);
       await settleNext();
       expect(log.slice(-3)).toEqual(['2 connect', '2 start b', '2 end b']);
+      // Its sockets are not left open for as long as its disconnect hangs.
+      expect(log).toContain('1 destroy');
       await next;
     } finally {
       jest.useRealTimers();

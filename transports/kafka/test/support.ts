@@ -109,6 +109,7 @@ export function watchSends(options: Partial<ConnectionOptions> = {}): WatchedSen
         disconnected.abort(new Error('producer disconnected'));
         return real.disconnect();
       },
+      destroy: () => real.destroy(),
       onDisconnect: (listener) => real.onDisconnect(listener),
       send: async (batches) => {
         sent.push(batches.map((batch) => batch.topic));

@@ -105,13 +105,15 @@ export class KafkajsGate {
    * After the client disconnected: closes the sockets it only ended (kafkajs ends a socket and
    * leaves it to the broker to close it, then logs that it disconnected) and resolves once all
    * are closed; no connection opens after it. Nothing of the client outlives its owner's close().
+   * With `error` (a client ended before its disconnect finished) the sockets are destroyed with
+   * it: kafkajs fails a connection's requests in flight on 'error', not on 'close'.
    */
-  async release(): Promise<void> {
+  async release(error?: Error): Promise<void> {
     this.released = true;
     const closing = [...this.open].map(
       (socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())),
     );
-    for (const socket of this.open) socket.destroy();
+    for (const socket of this.open) socket.destroy(error);
     await Promise.all(closing);
   }
 

@@ -46,6 +46,10 @@ export class KafkajsProducer implements DriverProducer {
     return this.gate.disconnect(this.producer);
   }
 
+  destroy(): Promise<void> {
+    return this.gate.release(new Error('the producer is closing'));
+  }
+
   onDisconnect(listener: () => void): void {
     this.disconnectListeners.push(listener);
     this.producer.on(this.producer.events.DISCONNECT, listener);

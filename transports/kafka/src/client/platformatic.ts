@@ -1,6 +1,7 @@
 import { requireOptionalPeer } from '@ferry/core/transport';
 import type { ResolvedConnectionOptions } from '../connectionOptions';
 import { closedOnAbort } from './closedOnAbort';
+import { ClientSockets } from './clientSockets';
 import { CLEANUP_POLICY, TOPIC_RESOURCE } from './topicConfigs';
 import { waitForLeaders } from './leaders';
 import { decoratePlatformaticCodecs } from './platformaticCodecs';
@@ -109,6 +110,7 @@ export class PlatformaticDriver implements KafkaClientDriver {
       retries: Math.max(MIN_IDEMPOTENT_RETRIES, options.retries),
       autocreateTopics: false,
     });
+    const sockets = new ClientSockets(producer);
     return {
       // The client connects on first use; asking for the brokers' API versions connects now.
       connect: async () => {
@@ -119,6 +121,7 @@ export class PlatformaticDriver implements KafkaClientDriver {
         );
       },
       disconnect: () => producer.close(),
+      destroy: () => sockets.destroy(),
       onDisconnect: (listener) => void producer.on('client:broker:disconnect', listener),
       send: async (batches: readonly TopicRecords[]) => {
         const messages = batches.flatMap(({ topic, records }) =>

@@ -1,6 +1,6 @@
-import type { Socket } from 'node:net';
 import type { Message } from '@platformatic/kafka';
 import { storableHeaderText } from '@ferry/core/transport';
+import { ClientSockets } from './clientSockets';
 import { groupHeaders } from '../recordHeaders';
 import { hasKafkaType } from '../errors';
 import { deadlineIn, raceAbort } from '../race';
@@ -185,8 +185,7 @@ export class PlatformaticConsumer implements DriverConsumer {
   private readonly highWatermarks = new Map<string, bigint>();
   private readonly fetches: FetchChannel;
   /** The client's open broker sockets (destroy()). */
-  private readonly sockets = new Set<Socket>();
-  private destroyed = false;
+  private readonly sockets: ClientSockets;
 
   constructor(
     kafka: PlatformaticKafka,
@@ -205,15 +204,8 @@ export class PlatformaticConsumer implements DriverConsumer {
       autocreateTopics: false,
     });
     // Every connection of the client, its stream's fetch connections too (their pool reports to
-    // the consumer), for destroy().
-    this.consumer.on('client:broker:connect', ({ connection }: { connection: { socket?: Socket } }) => {
-      const socket = connection.socket;
-      if (socket === undefined || socket.destroyed) return;
-      // One the client opens after destroy() (a retry of its LeaveGroup) ends at once.
-      if (this.destroyed) return void socket.destroy();
-      this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
-    });
+    // the consumer), for destroy(); one opened after it (a retry of its LeaveGroup) ends at once.
+    this.sockets = new ClientSockets(this.consumer);
   }
 
   /**
@@ -447,13 +439,10 @@ export class PlatformaticConsumer implements DriverConsumer {
   }
 
   async destroy(): Promise<void> {
-    this.destroyed = true;
     if (!this.stopping.signal.aborted) this.stopping.abort(new Error('consumer destroyed'));
     this.fetches.unsubscribe(this.onFetch);
     this.wake?.();
-    const closed = [...this.sockets].map((socket) => new Promise((resolve) => socket.once('close', resolve)));
-    for (const socket of this.sockets) socket.destroy();
-    await Promise.all(closed);
+    await this.sockets.destroy();
   }
 }
 

@@ -40,6 +40,8 @@ export class SequencedSends implements SequencedProducer {
   /** The replacement started when the last send failed (it never rejects), until it settled. */
   private replacing: Promise<void> | null = null;
   private closed = false;
+  /** Replaced producers whose disconnect has not ended yet. */
+  private readonly retiring = new Set<DriverProducer>();
 
   /**
    * `create` makes a new client producer, not connected; `replaced` is told each time a new one
@@ -69,6 +71,12 @@ export class SequencedSends implements SequencedProducer {
   disconnect(): Promise<void> {
     this.closed = true;
     return this.current.disconnect();
+  }
+
+  /** Destroys the current producer and those replaced whose disconnect has not ended. */
+  async destroy(): Promise<void> {
+    this.closed = true;
+    await Promise.all([this.current, ...this.retiring].map((producer) => producer.destroy()));
   }
 
   onDisconnect(listener: () => void): void {
@@ -135,14 +143,22 @@ export class SequencedSends implements SequencedProducer {
     this.spent = null;
     this.unconnected = true;
     this.replaced(cause);
+    this.retiring.add(old);
+    const disconnected = old
+      .disconnect()
+      .catch(() => undefined)
+      .finally(() => this.retiring.delete(old));
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      old.disconnect().catch(() => undefined),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, REPLACED_DISCONNECT_MS);
+    const ended = await Promise.race([
+      disconnected.then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), REPLACED_DISCONNECT_MS);
       }),
     ]);
     clearTimeout(timer);
+    // A disconnect a silent cluster holds (a send in flight waits for its answer up to the
+    // request timeout) would keep the old producer's sockets open that long: ended now.
+    if (!ended) await old.destroy().catch(() => undefined);
   }
 
   /** Disconnects of `producer` reach the listeners while it is the current one (not once replaced). */

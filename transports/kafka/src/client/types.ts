@@ -70,6 +70,13 @@ export interface DriverProducer {
   /** Sends the batches; `turn`: what the caller tells and learns of a send waiting its turn. */
   send(batches: readonly TopicRecords[], turn?: SendTurn): Promise<void>;
   disconnect(): Promise<void>;
+  /**
+   * Ends the client at once, whatever its disconnect() still waits for (a send a silent cluster
+   * never answers): its sockets are destroyed, which fails its requests in flight, and no new
+   * one opens. For a close that reached its bound (closeTimeoutMs), or a replaced producer whose
+   * disconnect did not end in time.
+   */
+  destroy(): Promise<void>;
   /** Called when the producer lost its connection (in-flight sends count as not sent). */
   onDisconnect(listener: () => void): void;
 }
