@@ -645,7 +645,6 @@ export class KafkaPublisher implements Publisher {
           `Kafka publisher did not finish closing within ${ms} ms (closeTimeoutMs): its connections are destroyed`,
         );
         await this.producer.destroy().catch(() => undefined);
-
       }
     })();
     await this.closing;
