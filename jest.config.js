@@ -53,13 +53,15 @@ function project(displayName, dir) {
 module.exports = {
   projects: Object.entries(workspaces).map(([name, dir]) => project(name, dir)),
   testTimeout: 60_000,
-  // Three test files at a time (jest's default on 2 cores is one): most of a file's time is spent
+  // Four test files at a time (jest's default on 2 cores is one): most of a file's time is spent
   // waiting on PostgreSQL and the brokers (a whole two-worker run, sampled with top, kept the two
   // cores about 60% busy), and each file has its own database, queues, topics and private broker
   // nodes. Whole runs on the same machine: 1,590 s with one worker (when the suite was smaller),
-  // about 1,400-1,500 s with two, about 1,100 s with three. FERRY_TEST_WORKERS=1 runs them one at
-  // a time.
-  maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 3),
+  // about 1,400-1,500 s with two, about 1,100 s with three; with the suite grown to 750 files,
+  // three took 1,491 s on a quiet machine (npm test) and 1,849 s beside other jobs (CI's
+  // .ci/run), four 1,675 s beside lighter ones (2026-12-06). FERRY_TEST_WORKERS=1 runs them one
+  // at a time.
+  maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 4),
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
   // they open in afterEach / afterAll where they can); the run must still end and report.
   forceExit: true,
