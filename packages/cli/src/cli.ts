@@ -93,21 +93,27 @@ function statementTimeoutOf(
 
 /** Aborted by main.ts when standard output's reader closed the pipe (CliIo.closed). */
 const stdoutReader = new AbortController();
+/** Aborted by main.ts when standard error's reader closed the pipe: notes and errors go nowhere. */
+const stderrReader = new AbortController();
 
 /**
- * The reader of standard output is gone (main.ts, at EPIPE): nothing more is written there, and
- * the command runs to its end and exits with its answer's code (a requeue with a conflict is still
- * 1; exiting 0 at once answered it as done, review 97).
+ * The reader of `stream` is gone (main.ts, at EPIPE): nothing more is written there, and the
+ * command runs to its end and exits with its answer's code (a requeue with a conflict is still 1;
+ * exiting 0 at once answered it as done, review 97; a usage error is still 2 with its error line
+ * unread, review 100). Standard output's reader gone also stops `top` (CliIo.closed).
  */
-export function stdoutClosed(): void {
-  stdoutReader.abort();
+export function readerGone(stream: 'stdout' | 'stderr'): void {
+  (stream === 'stdout' ? stdoutReader : stderrReader).abort();
+}
+
+/** Writes `line` to `stream` unless its reader is gone. */
+function writeLine(stream: NodeJS.WriteStream, reader: AbortController, line: string): void {
+  if (!reader.signal.aborted) stream.write(`${line}\n`);
 }
 
 const consoleIo: CliIo = {
-  out: (line) => {
-    if (!stdoutReader.signal.aborted) process.stdout.write(`${line}\n`);
-  },
-  err: (line) => process.stderr.write(`${line}\n`),
+  out: (line) => writeLine(process.stdout, stdoutReader, line),
+  err: (line) => writeLine(process.stderr, stderrReader, line),
   isTTY: process.stdout.isTTY === true,
   closed: stdoutReader.signal,
 };

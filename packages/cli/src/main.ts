@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 import { describeError } from '@ferry/core/transport';
-import { runCli, stdoutClosed } from './cli';
+import { readerGone, runCli } from './cli';
 
-// A reader that closed the pipe (`ferry outbox list | head -2`) has every line it wanted: nothing
-// more is written to it, and no EPIPE stack trace. The command still ends with its answer's exit
-// code (stdoutClosed): a mutation with a conflict is 1 whoever reads its lines. Any other error on
-// standard output stays fatal.
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') return stdoutClosed();
-  throw error;
-});
+// A reader that closed a pipe (`ferry outbox list | head -2`, `ferry … 2>&1 | head -1`) has every
+// line it wanted: nothing more is written to it, and no EPIPE stack trace. The command still ends
+// with its answer's exit code (readerGone): a mutation with a conflict is 1, a usage error 2,
+// whoever reads its lines. Every stream the CLI writes (its lines, notes, errors, progress bars)
+// is one of these two. Any other error on them stays fatal.
+for (const stream of ['stdout', 'stderr'] as const) {
+  process[stream].on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') return readerGone(stream);
+    throw error;
+  });
+}
 
 // ferry's library warnings (pino JSON on stderr, e.g. ferry.db's "unclassified database error" for
 // a database or role that does not exist) repeat what the CLI reports itself as `ferry <command>:
