@@ -216,6 +216,10 @@ class ConsumerRuntime implements RabbitConsumer {
           await this.openChannel(model);
           return;
         } catch (error) {
+          // Ended by close() (its deadline aborts with the consumer's closing): no failure, no
+          // retry. Reported, every shutdown that met an attach said `disconnected` (lost, a retry
+          // promised) and warned "attach failed; retrying" (review100-closeRace.test.ts).
+          if (this.closing.signal.aborted) return;
           failures += 1;
           const delay = backoffDelay(
             failures,
