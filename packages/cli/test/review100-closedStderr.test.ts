@@ -10,20 +10,14 @@
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { runBinary, type BinaryRun } from './binary';
+import { useCliDatabase } from './cliDatabase';
 import { BOUND_MS, holding, someoneWaitsOnALock } from './interrupting';
 import { insertReceipt } from './rows';
 
 jest.setTimeout(60_000);
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t.drop();
-});
+const database = useCliDatabase();
 
 /** `ferry argv…` with the pipes `closed` names closed by their reader before the command writes. */
 function closing(argv: readonly string[], closed: readonly ('stdout' | 'stderr')[]): BinaryRun {
@@ -33,7 +27,7 @@ function closing(argv: readonly string[], closed: readonly ('stdout' | 'stderr')
 }
 
 async function receiptStatus(id: string): Promise<string> {
-  const [row] = await t.db.query<{ status: string }>(
+  const [row] = await database.test.db.query<{ status: string }>(
     'SELECT status FROM ferry_inbox_receipts WHERE id = $1::uuid',
     [id],
   );
@@ -56,7 +50,17 @@ async function appears(file: string): Promise<boolean> {
 }
 
 function requeue(ids: readonly string[]): string[] {
-  return ['inbox', 'requeue', ...ids, '--tenant', 'acme', '--reason', 'fixed', '--database-url', t.url];
+  return [
+    'inbox',
+    'requeue',
+    ...ids,
+    '--tenant',
+    'acme',
+    '--reason',
+    'fixed',
+    '--database-url',
+    database.test.url,
+  ];
 }
 
 describe('review100: a command whose stderr reader is gone exits with its own code', () => {
@@ -66,7 +70,7 @@ describe('review100: a command whose stderr reader is gone exits with its own co
   });
 
   it('a requeue applied in full (summary on stderr) is exit 0, its line on stdout', async () => {
-    const receipt = await insertReceipt(t.db, { status: 'DEAD', version: 3 });
+    const receipt = await insertReceipt(database.test.db, { status: 'DEAD', version: 3 });
     const run = closing(requeue([`${receipt.id}:3`]), ['stderr']);
     expect(await run.ended(BOUND_MS)).toEqual({ code: 0, signal: null, hung: false });
     expect(run.stdout()).toEqual([`${receipt.id} applied`]);
@@ -74,21 +78,23 @@ describe('review100: a command whose stderr reader is gone exits with its own co
   });
 
   it('both readers gone (`2>&1 | head -1`): a conflict is exit 1, a success exit 0', async () => {
-    const stale = await insertReceipt(t.db, { status: 'DEAD', version: 3 });
+    const stale = await insertReceipt(database.test.db, { status: 'DEAD', version: 3 });
     const conflict = closing(requeue([`${stale.id}:2`]), ['stdout', 'stderr']);
     expect(await conflict.ended(BOUND_MS)).toEqual({ code: 1, signal: null, hung: false });
-    const fresh = await insertReceipt(t.db, { status: 'DEAD', version: 3 });
+    const fresh = await insertReceipt(database.test.db, { status: 'DEAD', version: 3 });
     const applied = closing(requeue([`${fresh.id}:3`]), ['stdout', 'stderr']);
     expect(await applied.ended(BOUND_MS)).toEqual({ code: 0, signal: null, hung: false });
     expect(await receiptStatus(fresh.id)).toBe('PENDING');
   });
 
   it('SIGINT with its change in flight: the change finishes, the next is not attempted, exit 130', async () => {
-    const first = await insertReceipt(t.db, { status: 'DEAD', version: 3 });
-    const second = await insertReceipt(t.db, { status: 'DEAD', version: 3 });
-    const lock = await holding(t, 'SELECT 1 FROM ferry_inbox_receipts WHERE id = $1::uuid FOR UPDATE', [
-      first.id,
-    ]);
+    const first = await insertReceipt(database.test.db, { status: 'DEAD', version: 3 });
+    const second = await insertReceipt(database.test.db, { status: 'DEAD', version: 3 });
+    const lock = await holding(
+      database.test,
+      'SELECT 1 FROM ferry_inbox_receipts WHERE id = $1::uuid FOR UPDATE',
+      [first.id],
+    );
     const dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-review100-'));
     const marker = path.join(dir, 'signalled');
     // Only observes: the child notes that SIGINT reached it (its "stopping" note goes to the closed stderr).
@@ -100,7 +106,7 @@ describe('review100: a command whose stderr reader is gone exits with its own co
     try {
       const run = runBinary(requeue([`${first.id}:3`, `${second.id}:3`]), ['--require', observer]);
       run.child.stderr?.destroy();
-      expect(await someoneWaitsOnALock(t)).toBe(true);
+      expect(await someoneWaitsOnALock(database.test)).toBe(true);
       run.child.kill('SIGINT');
       expect(await appears(marker)).toBe(true);
       await lock.release();

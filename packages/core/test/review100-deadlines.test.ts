@@ -7,7 +7,13 @@
  */
 import { getEventListeners } from 'node:events';
 import { abortedWithin, collectGarbageSoon } from '../../../test-support/deadlines';
-import { clearableAny, clearableDeadline, deadlineSignal, onAbort } from '../src/deadline';
+import {
+  clearableAny,
+  clearableDeadline,
+  deadlineSignal,
+  onAbort,
+  type ClearableDeadline,
+} from '../src/deadline';
 
 const BOUND_MS = 5_000;
 
@@ -41,10 +47,12 @@ describe('review100: a stop aborting while its waiters are called', () => {
 
   it('a deadline cleared by another waiter during the abort is not aborted; the others are', () => {
     const stop = new AbortController();
-    let later: { signal: AbortSignal; clear(): void } | undefined;
+    // Made after `first`, so called after it: cleared by first's abort listener before its turn.
+    const made: { later?: ClearableDeadline } = {};
     const first = deadlineSignal(60_000, stop.signal);
-    first.addEventListener('abort', () => later?.clear());
-    later = clearableDeadline(60_000, stop.signal);
+    first.addEventListener('abort', () => made.later?.clear());
+    const later = clearableDeadline(60_000, stop.signal);
+    made.later = later;
     const any = clearableAny([stop.signal]);
     first.addEventListener('abort', () => any.clear());
     const last = deadlineSignal(60_000, stop.signal);

@@ -11,7 +11,8 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { Logger, TransportConsumerEvent } from '@ferry/core';
+import type { Logger } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { RabbitConnection, attachRabbitConsumer } from '@ferry/rabbitmq';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 import { openSocketsTo } from '../../../test-support/openSockets';
