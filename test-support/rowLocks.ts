@@ -46,3 +46,23 @@ export async function mostWaitingOnLock(
   }
   return most;
 }
+
+/**
+ * Locks `table` ACCESS EXCLUSIVE in a session of its own (an operator's migration holding it)
+ * until the returned end() runs: every statement on it (an acceptance's insert) waits meanwhile.
+ */
+export async function lockTable(url: string, table: string): Promise<{ end(): Promise<void> }> {
+  const locker = new Client({ connectionString: url });
+  await locker.connect();
+  await locker.query('BEGIN');
+  await locker.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+  let ended = false;
+  return {
+    end: async () => {
+      if (ended) return;
+      ended = true;
+      await locker.query('ROLLBACK');
+      await locker.end();
+    },
+  };
+}
