@@ -5,7 +5,8 @@ import type { ChannelModel } from 'amqplib';
 import { FerryConfigError, type Logger } from '@ferry/core';
 import { abortableDelay, backoffDelay, inRootContext, onAbort, received } from '@ferry/core/transport';
 import { closedError, describeError, transportError } from './errors';
-import { CLOSE_ANSWER_MS, settledWithin } from './waits';
+import { CLOSE_ANSWER_MS } from './waits';
+import { settlesWithin } from '@ferry/core/transport';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
 
 /** Called with every new connection, so channel setup is replayed after each reconnect. */
@@ -34,6 +35,8 @@ export class RabbitConnection {
   private readonly closing = new AbortController();
   private readonly waiters = new Set<(model: ChannelModel) => void>();
   private model: ChannelModel | null = null;
+  /** The connection close() is closing (its close-ok awaited), for destroy(). */
+  private closingModel: ChannelModel | null = null;
   /** The broker's reason while it blocks the current connection (connection.blocked), else null. */
   private blockedReason: string | null = null;
   private loop: Promise<void> | null = null;
@@ -138,8 +141,23 @@ export class RabbitConnection {
     this.closing.abort(closedError('RabbitMQ connection'));
     const model = this.model;
     this.model = null;
+    this.closingModel = model;
     if (model) await closeModel(model, Math.min(CLOSE_ANSWER_MS, this.options.connectTimeoutMs));
+    this.closingModel = null;
     await this.loop?.catch(() => undefined);
+  }
+
+  /**
+   * Ends the connection at once, its close handshake not waited for: its socket is destroyed (the
+   * broker requeues what it delivered unacked on it) and no reconnect follows; a connect under
+   * way fails. For an owner whose close() ran past its closeTimeoutMs; close() stays safe after it.
+   */
+  destroy(): void {
+    this.closing.abort(closedError('RabbitMQ connection'));
+    for (const model of [this.model, this.closingModel]) {
+      if (model) destroySocket(model, new Error('the connection was destroyed (closeTimeoutMs)'));
+    }
+    this.model = null;
   }
 
   private async run(): Promise<void> {
@@ -320,10 +338,17 @@ export function useConnection(
  * for that (`test/review14-alarm.test.ts`).
  */
 async function closeModel(model: ChannelModel, ms: number): Promise<void> {
-  if (await settledWithin(model.close(), ms)) return;
-  // Destroyed with an error, so that amqplib ends the connection as for a failed socket (its
-  // heartbeat timers stop and it emits 'close'); without one it waits for the close-ok for ever.
+  if (await settlesWithin(model.close(), ms)) return;
+  destroySocket(model, new Error(`the broker did not answer the connection's close within ${ms} ms`));
+}
+
+/**
+ * Destroys `model`'s socket with `error`, so that amqplib ends the connection as for a failed
+ * socket (its heartbeat timers stop and it emits 'close'); without one it waits for the close-ok
+ * for ever.
+ */
+function destroySocket(model: ChannelModel, error: Error): void {
   const socket = (model as unknown as { connection?: { stream?: { destroy?: (error: Error) => void } } })
     .connection?.stream;
-  socket?.destroy?.(new Error(`the broker did not answer the connection's close within ${ms} ms`));
+  socket?.destroy?.(error);
 }

@@ -20,7 +20,8 @@ import {
 import { DeliverySettler } from './batch';
 import { DeliveryBuffer } from './buffer';
 import { CopyChannel } from './copyChannel';
-import { CLOSE_ANSWER_MS, settledWithin, untilAborted } from './waits';
+import { CLOSE_ANSWER_MS, untilAborted } from './waits';
+import { settlesWithin } from '@ferry/core/transport';
 import { RabbitConnection, useConnection } from './connection';
 import {
   resolveConsumerOptions,
@@ -192,18 +193,65 @@ class ConsumerRuntime implements RabbitConsumer {
     this.closing.abort(new Error('consumer closed'));
     this.unsubscribe?.();
     const channel = this.channel;
+    const ms = this.options.closeTimeoutMs;
+    // Bounded as a whole (review 101): a database that does not answer the acceptance of a batch
+    // in flight (a lock held on the inbox table) held close() for as long as that took. Past the
+    // bound what is left is destroyed: a delivery not acked goes back to the queue, and is answered
+    // as a duplicate if its acceptance committed meanwhile.
+    let over = false;
+    if (
+      !(await settlesWithin(
+        this.finish(channel, () => over),
+        ms,
+      ))
+    ) {
+      over = true;
+      this.logger.warn(
+        { queue: this.names.queue, closeTimeoutMs: ms },
+        `ferry.rabbitmq: consumer did not finish closing within ${ms} ms (closeTimeoutMs): its ` +
+          (this.ownsConnection ? 'connection is destroyed' : 'channels are closed') +
+          '; deliveries not acked go back to the queue',
+      );
+      this.destroy(channel);
+    }
+    this.emit.closed();
+  }
+
+  /**
+   * Cancels the consumer, lets the batches in flight finish, closes the channels and an owned
+   * connection; stops between steps once `over()` (close() gave up on it: destroy()).
+   */
+  private async finish(channel: ConfirmChannel | null, over: () => boolean): Promise<void> {
     // Each of the broker's answers is waited for at most CLOSE_ANSWER_MS: a node under a resource
     // alarm answers none on a connection that published (a dead-letter copy, a publisher sharing
     // it) until the alarm clears. Deliveries not settled then are the broker's to redeliver.
     const answer = (work: Promise<unknown>) =>
-      settledWithin(work, Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs));
+      settlesWithin(work, Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs));
     if (channel && this.consumerTag !== null) await answer(channel.cancel(this.consumerTag));
     await this.buffer.drained().catch(() => undefined);
+    if (over()) return;
     this.channel = null;
     if (channel) await answer(channel.close());
+    if (over()) return;
     await answer(this.copies.close());
-    if (this.ownsConnection) await this.connection.close();
-    this.emit.closed();
+    if (this.ownsConnection && !over()) await this.connection.close();
+  }
+
+  /**
+   * What is left once close() gave up waiting: an owned connection is destroyed (its socket: the
+   * broker requeues every delivery not acked at once, whatever it answers), else the consumer's
+   * channels are closed without waiting for the broker's answer. A batch whose acceptance is still
+   * in flight finishes on its own; its acks find the channel closed (nothing acked that the broker
+   * does not redeliver, nothing reported after `closed`).
+   */
+  private destroy(channel: ConfirmChannel | null): void {
+    this.channel = null;
+    if (this.ownsConnection) {
+      this.connection.destroy();
+      return;
+    }
+    if (channel) void channel.close().catch(() => undefined);
+    void this.copies.close();
   }
 
   /** Opens a channel on `model`, declares the topology and consumes; retries with backoff while `model` lives. */
@@ -264,7 +312,7 @@ class ConsumerRuntime implements RabbitConsumer {
       channel = await bounded(opening, 'channel open');
     } catch (error) {
       void opening.then(
-        (late) => settledWithin(late.close(), CLOSE_ANSWER_MS),
+        (late) => settlesWithin(late.close(), CLOSE_ANSWER_MS),
         () => undefined,
       );
       throw error;
@@ -297,7 +345,7 @@ class ConsumerRuntime implements RabbitConsumer {
       this.consumerTag = consumerTag;
     } catch (error) {
       if (this.channel === channel) this.channel = null;
-      await settledWithin(channel.close(), Math.min(CLOSE_ANSWER_MS, ms));
+      await settlesWithin(channel.close(), Math.min(CLOSE_ANSWER_MS, ms));
       throw connectionError ?? error;
     } finally {
       model.off('error', onConnectionError);

@@ -77,6 +77,15 @@ export interface RabbitConsumerOptions extends WorkQueueTopology {
   declareTopology?: boolean;
   /** Deadline for the broker to confirm a copy sent to the retry or dead-letter exchange. Default 10000. */
   confirmTimeoutMs?: number;
+  /**
+   * The longest close() waits for the consumer to finish (the batches in flight: their acceptance,
+   * copies and acks; the broker's answers to its cancel and closes) before it destroys what is
+   * left of it: its connection's socket when it owns the connection, else its channels. A database
+   * that does not answer the acceptance (a lock held on the inbox table) held close() for as long
+   * as that took. A delivery not acked then goes back to the queue and is answered as a duplicate
+   * if its acceptance committed. Default 10,000.
+   */
+  closeTimeoutMs?: number;
   logger?: Logger;
   /**
    * Told what the consumer does (through safeEmit, `transport: 'rabbitmq'`, `source`: the work
@@ -105,6 +114,7 @@ export const CONSUMER_OPTION_KEYS = {
   retryBackoff: true,
   declareTopology: true,
   confirmTimeoutMs: true,
+  closeTimeoutMs: true,
   logger: true,
   observer: true,
   random: true,
@@ -128,6 +138,7 @@ export interface ResolvedConsumerOptions {
   readonly maxTransportRetries: number;
   readonly retryBackoff: BackoffPolicy;
   readonly confirmTimeoutMs: number;
+  readonly closeTimeoutMs: number;
   readonly logger: Logger | undefined;
   readonly observer: TransportObserver<TransportConsumerEvent> | undefined;
   readonly random: (() => number) | undefined;
@@ -200,6 +211,7 @@ export function resolveConsumerOptions(
       options.confirmTimeoutMs ?? DEFAULTS.confirmTimeoutMs,
       1,
     ),
+    closeTimeoutMs: timerOption('closeTimeoutMs', options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs, 1),
     logger: loggerOption('logger', options.logger),
     observer: functionOption('observer', options.observer),
     random: functionOption('random', options.random),

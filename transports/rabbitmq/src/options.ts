@@ -36,6 +36,7 @@ export const DEFAULTS = {
   acceptMissingContentType: true,
   declareTopology: true,
   confirmTimeoutMs: 10_000,
+  closeTimeoutMs: 10_000,
 } as const;
 
 export interface ConnectionOptions {

@@ -29,7 +29,8 @@ import {
   SuspectExchanges,
   type ChannelRefusal,
 } from './refusals';
-import { CLOSE_ANSWER_MS, settledWithin, untilAborted } from './waits';
+import { CLOSE_ANSWER_MS, untilAborted } from './waits';
+import { settlesWithin } from '@ferry/core/transport';
 import { blockedNote, failedOutcome, isClosed, permanent, retryable, unavailable } from './publishOutcomes';
 import { encodeMessage, overlongRoute, publishOptions, resolveRoute } from './route';
 import { smallestFirst, unblocked, type SendItem } from './sendItem';
@@ -184,7 +185,7 @@ export class RabbitPublisher implements Publisher {
     // A bounded wait for the broker's close-ok (CLOSE_ANSWER_MS): a node under a resource alarm
     // does not answer it until the alarm clears (the connection's own close is bounded as well).
     if (channel)
-      await settledWithin(channel.close(), Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs));
+      await settlesWithin(channel.close(), Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs));
     if (this.ownsConnection) await this.connection.close();
   }
 

@@ -23,27 +23,3 @@ export function untilAborted<T>(shared: Promise<T>, signal: AbortSignal, reason:
  * its close-ok has its socket destroyed, and the broker requeues what it delivered unacked.
  */
 export const CLOSE_ANSWER_MS = 2_000;
-
-/**
- * Waits for `work` at most `ms`: true when it settled (resolved or rejected) in time, false when
- * the wait gave up on it. For the broker's answers to closing (basic.cancel, channel.close,
- * connection.close): a node under a resource alarm stops reading every connection that published,
- * so it answers none of them until the alarm clears, and a shutdown must not wait for that.
- */
-export async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const gaveUp = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([
-      work.then(
-        () => true,
-        () => true,
-      ),
-      gaveUp,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

@@ -19,13 +19,28 @@ describe('RabbitMQ timeouts over the timer limit', () => {
           1024,
         ),
     ],
-  ])('%s of 2^31 is refused (FERRY_CONFIG_INVALID)', (_, resolve) => {
+    [
+      'consumer closeTimeoutMs',
+      () =>
+        resolveConsumerOptions(
+          { connection: 'amqp://x', queue: 'q', consumer: 'c', closeTimeoutMs: OVER },
+          1024,
+        ),
+    ],
+  ])('%s of 2^31 is refused (FERRY_CONFIG_INVALID)', (name, resolve) => {
     expect(resolve).toThrow(
       expect.objectContaining({
         code: 'FERRY_CONFIG_INVALID',
-        message: expect.stringContaining('confirmTimeoutMs'),
+        message: expect.stringContaining(name.split(' ')[1]!),
       }),
     );
+  });
+
+  it('consumer closeTimeoutMs below 1 is refused; 10 s by default', () => {
+    const resolve = (closeTimeoutMs?: number) =>
+      resolveConsumerOptions({ connection: 'amqp://x', queue: 'q', consumer: 'c', closeTimeoutMs }, 1024);
+    expect(() => resolve(0)).toThrow(expect.objectContaining({ code: 'FERRY_CONFIG_INVALID' }));
+    expect(resolve().closeTimeoutMs).toBe(10_000);
   });
 
   it('2^31-1 is taken', () => {

@@ -33,6 +33,7 @@ export {
   type ClearableSignal,
 } from '../deadline';
 export { discardAnswer } from '../unreadAnswer';
+export { settlesWithin } from '../outbox/settle';
 export { boundedExecutor } from '../sql/boundedExecutor';
 export {
   CONNECTION_END_WAIT_MS,
