@@ -23,6 +23,7 @@ import {
   inRootContext,
   invalidResultReason,
   reportedMessageId,
+  settlesWithin,
   type AcceptManyFn,
   type ConsumerEmitter,
   type HeldAcceptance,
@@ -105,6 +106,13 @@ export function attachSqsConsumer(acceptor: InboxAcceptor, options: AttachConsum
 
 class PollingConsumer implements SqsConsumer {
   private readonly stop = new AbortController();
+  /**
+   * Aborted when close() gave up waiting for the batch in hand (closeTimeoutMs): every request of
+   * the consumer ends at once (settleDeadline, the visibility extender) and none is made after.
+   */
+  private readonly abandoned = new AbortController();
+  /** Set once close() reported `closed`: a batch it gave up on reports nothing after that. */
+  private quiet = false;
   private loop: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
   private queueUrl = '';
@@ -126,7 +134,13 @@ class PollingConsumer implements SqsConsumer {
     private readonly options: ResolvedConsumerOptions,
   ) {
     this.logger = guardLogger(options.logger ?? connection.logger);
-    this.emit = consumerEmitter('sqs', stripUrlCredentials(options.queueUrl), options.observer, this.logger);
+    const observer = options.observer;
+    this.emit = consumerEmitter(
+      'sqs',
+      stripUrlCredentials(options.queueUrl),
+      observer && ((event) => (this.quiet ? undefined : observer(event))),
+      this.logger,
+    );
     this.what = `SQS consumer ${options.consumer} of queue ${stripUrlCredentials(options.queueUrl)}`;
     this.readyPromise = new Promise((resolve, reject) => {
       this.markReady = resolve;
@@ -152,8 +166,21 @@ class PollingConsumer implements SqsConsumer {
     this.closing ??= (async () => {
       this.stop.abort(closedError('SQS consumer'));
       this.failReady(closedError('SQS consumer'));
-      await this.loop;
+      const ms = this.options.closeTimeoutMs;
+      // Bounded (review 101): the batch in hand waited for its acceptance (a database that does
+      // not answer) and then for each of its requests up to the visibility timeout (an SQS that
+      // stops answering). Past the bound its requests are aborted: a message not deleted comes
+      // back after its visibility timeout, answered as a duplicate if its acceptance committed.
+      if (!(await settlesWithin(this.loop, ms))) {
+        this.logger.warn(
+          { queue: this.options.queueUrl, closeTimeoutMs: ms },
+          `ferry.sqs: consumer did not finish its batch within ${ms} ms (closeTimeoutMs): its requests ` +
+            'are aborted; messages not deleted come back after their visibility timeout',
+        );
+        this.abandoned.abort(closedError('SQS consumer'));
+      }
       this.emit.closed();
+      this.quiet = true;
     })();
     return this.closing;
   }
@@ -354,11 +381,15 @@ class PollingConsumer implements SqsConsumer {
   private async accept(valid: readonly { message: Message; input: InboxAcceptInput }[]): Promise<void> {
     const seconds = this.options.visibilityTimeoutSeconds;
     const holding = new Set(valid.map((v) => v.message));
-    const extender = new VisibilityExtender(async (signal) => {
-      const changes = [...holding].map((message) => ({ message, seconds }));
-      if (changes.length > 0)
-        await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, signal);
-    }, this.options.extendEveryMs);
+    const extender = new VisibilityExtender(
+      async (signal) => {
+        const changes = [...holding].map((message) => ({ message, seconds }));
+        if (changes.length > 0)
+          await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, signal);
+      },
+      this.options.extendEveryMs,
+      this.abandoned.signal,
+    );
     const acceptMany: AcceptManyFn = (batch) => this.acceptor.acceptMany(batch);
     const groups = new Map(valid.map((v) => [v.input, v.message.Attributes?.MessageGroupId ?? null]));
     let outcome: HeldAcceptance;
@@ -407,13 +438,14 @@ class PollingConsumer implements SqsConsumer {
   /**
    * The deadline of one step that settles a received batch with SQS (its dead-letter copies,
    * its deletes, a visibility change): the visibility timeout, after which SQS shows the
-   * messages again anyway. Not ended by close(): the batch in hand finishes, within this bound.
+   * messages again anyway. Not ended by close() before its closeTimeoutMs: the batch in hand
+   * finishes, within this bound, unless close() gives up on it (abandoned).
    * A step that runs out changes nothing for good: a message not deleted comes back and the
    * inbox answers it as a duplicate; one whose dead-letter copy was not confirmed is not
    * deleted and comes back to be dead-lettered again.
    */
   private settleDeadline(): AbortSignal {
-    return requestDeadline(this.options.visibilityTimeoutSeconds * 1000);
+    return requestDeadline(this.options.visibilityTimeoutSeconds * 1000, this.abandoned.signal);
   }
 
   /**

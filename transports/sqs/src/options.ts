@@ -42,6 +42,7 @@ export const DEFAULTS = {
   confirmTimeoutMs: 30_000,
   setupTimeoutMs: 30_000,
   deleteAttempts: 3,
+  closeTimeoutMs: 10_000,
 } as const;
 
 export interface ConnectionOptions {
@@ -285,6 +286,15 @@ export interface ConsumerOptions {
   /** DeleteMessageBatch attempts for entries reported in `Failed`. */
   deleteAttempts?: number;
   /**
+   * The longest close() waits for the batch in hand (its acceptance, dead-letter copies, deletes,
+   * visibility changes) before it aborts the consumer's requests in flight: a database that does
+   * not answer the acceptance, or an SQS that stops answering (each step otherwise waited for up
+   * to the visibility timeout), held close() for as long as that took. A message not deleted then
+   * comes back after its visibility timeout and is answered as a duplicate if it was stored.
+   * Default 10,000.
+   */
+  closeTimeoutMs?: number;
+  /**
    * Told what the consumer does (through safeEmit, `transport: 'sqs'`, `source`: `queueUrl` as
    * given): received, accepted, settled (deletes), dead-lettered, acceptance-failed,
    * acceptance-unavailable / -recovered, connected, disconnected (a failed receive), error.
@@ -307,6 +317,7 @@ export interface ResolvedConsumerOptions {
   readonly identity: IdentityExtractor | null;
   readonly tenant: TenantSource<Message>;
   readonly deleteAttempts: number;
+  readonly closeTimeoutMs: number;
   readonly observer: TransportObserver<TransportConsumerEvent> | undefined;
   readonly logger: Logger | undefined;
   readonly random: () => number;
@@ -324,6 +335,7 @@ const CONSUMER_KEYS = {
   deadLetter: true,
   identity: true,
   deleteAttempts: true,
+  closeTimeoutMs: true,
   observer: true,
   logger: true,
   random: true,
@@ -366,6 +378,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     identity: functionOption('identity', options.identity) ?? null,
     tenant: checkTenantSource(options.tenant),
     deleteAttempts: integer('deleteAttempts', options.deleteAttempts ?? DEFAULTS.deleteAttempts, 1, 10),
+    closeTimeoutMs: timerOption('closeTimeoutMs', options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs, 1),
     observer: functionOption('observer', options.observer),
     logger: loggerOption('logger', options.logger),
     random: functionOption('random', options.random) ?? Math.random,

@@ -1,5 +1,6 @@
 import { ChangeMessageVisibilityBatchCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SqsConnection } from './connection';
+import { onAbort } from '@ferry/core/transport';
 import { requestDeadline } from './deadline';
 
 export interface VisibilityChange {
@@ -52,19 +53,24 @@ export async function changeVisibility(
  * visibility timeout, so a slow database never lets another consumer receive the batch. A
  * renewal gets `everyMs` to answer (its signal then aborts) and a tick while one is in flight
  * is skipped, so an SQS that stops answering neither piles renewals up nor holds stop() for
- * longer than that. stop() cancels the timer and waits for a renewal in flight.
+ * longer than that. stop() cancels the timer and waits for a renewal in flight. `abandon` (a
+ * close() past its closeTimeoutMs) stops it too, and aborts the renewal in flight.
  */
 export class VisibilityExtender {
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<unknown> | null = null;
+  private readonly unlisten: () => void;
 
   constructor(
     private readonly renew: (signal: AbortSignal) => Promise<unknown>,
     everyMs: number,
+    private readonly abandon: AbortSignal,
   ) {
+    this.unlisten = abandon.aborted ? () => undefined : onAbort(abandon, () => this.clear());
+    if (abandon.aborted) return;
     this.timer = setInterval(() => {
       if (this.inFlight) return;
-      this.inFlight = this.renew(requestDeadline(everyMs))
+      this.inFlight = this.renew(requestDeadline(everyMs, this.abandon))
         .catch(() => undefined)
         .finally(() => {
           this.inFlight = null;
@@ -73,8 +79,13 @@ export class VisibilityExtender {
   }
 
   async stop(): Promise<void> {
+    this.unlisten();
+    this.clear();
+    await this.inFlight;
+  }
+
+  private clear(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.inFlight;
   }
 }

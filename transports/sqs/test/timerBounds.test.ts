@@ -4,7 +4,12 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { MAX_TIMER_MS } from '@ferry/core/transport';
-import { SqsConnection, resolveConnectionOptions, resolvePublisherOptions } from '@ferry/sqs';
+import {
+  SqsConnection,
+  resolveConnectionOptions,
+  resolveConsumerOptions,
+  resolvePublisherOptions,
+} from '@ferry/sqs';
 import { SQS_ENDPOINT } from './support/sqs';
 
 const credentials = { accessKeyId: 'ferry', secretAccessKey: 'ferry' };
@@ -13,6 +18,10 @@ describe('SQS timeouts over the timer limit', () => {
   it.each([
     ['setupTimeoutMs', () => resolveConnectionOptions({ setupTimeoutMs: MAX_TIMER_MS + 1 })],
     ['confirmTimeoutMs', () => resolvePublisherOptions({ confirmTimeoutMs: MAX_TIMER_MS + 1 })],
+    [
+      'closeTimeoutMs',
+      () => resolveConsumerOptions({ queueUrl: 'q', consumer: 'c', closeTimeoutMs: MAX_TIMER_MS + 1 }),
+    ],
   ])('%s of 2^31 is refused (FERRY_CONFIG_INVALID)', (name, resolve) => {
     expect(resolve).toThrow(
       expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', message: expect.stringContaining(name) }),
@@ -35,5 +44,12 @@ describe('SQS timeouts over the timer limit', () => {
 
   it('confirmTimeoutMs of 2^31-1 is taken', () => {
     expect(resolvePublisherOptions({ confirmTimeoutMs: MAX_TIMER_MS }).confirmTimeoutMs).toBe(MAX_TIMER_MS);
+  });
+
+  it('consumer closeTimeoutMs below 1 is refused; 10 s by default', () => {
+    const resolve = (closeTimeoutMs?: number) =>
+      resolveConsumerOptions({ queueUrl: 'q', consumer: 'c', closeTimeoutMs });
+    expect(() => resolve(0)).toThrow(expect.objectContaining({ code: 'FERRY_CONFIG_INVALID' }));
+    expect(resolve().closeTimeoutMs).toBe(10_000);
   });
 });
