@@ -8,7 +8,7 @@ import { Client, type Pool, type PoolConfig } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 import { fromPrisma, migrate, type SqlExecutor } from '@ferry/core';
 import { endClientWithin } from '@ferry/core/transport';
-import { settlesWithin } from '@ferry/core/internal/testing';
+import { settlesWithin } from '@ferry/core/transport';
 import { dropDatabase } from '@ferry/testing';
 
 export interface TestDatabase {

@@ -1,4 +1,4 @@
-import { settlesWithin } from '@ferry/core/internal/testing';
+import { settlesWithin } from '@ferry/core/transport';
 
 /**
  * What every fault suite needs around its scenario, owned in one place: the resources a scenario

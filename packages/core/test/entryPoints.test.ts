@@ -174,6 +174,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'retriesExhaustedDetail',
     'safeEmit',
     'setOwnProperty',
+    'settlesWithin',
     'sizeMayCause',
     'storableHeaderText',
     'strictUtf8Text',
@@ -196,7 +197,6 @@ const EXPECTED: Record<string, readonly string[]> = {
     'outboxRetryDelayMs',
     'payloadFingerprint',
     'relayStore',
-    'settlesWithin',
   ],
 };
 

@@ -3,4 +3,3 @@
 export { relayStore, type RelayStore } from '../outbox/store';
 export { outboxRetryDelayMs, inboxRetryDelayMs, inboxRetryCeilingMs } from '../backoff';
 export { canonicalJson, payloadFingerprint } from '../inbox/fingerprint';
-export { settlesWithin } from '../outbox/settle';
