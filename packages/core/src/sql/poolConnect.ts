@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { releaseDestroyed } from './endConnection';
 
 /** Per pool, the callers of connectUnlessEnded still waiting: one listener per pool, not per wait. */
 const waiting = new WeakMap<Pool, Set<() => void>>();
@@ -13,31 +14,47 @@ const waiting = new WeakMap<Pool, Set<() => void>>();
  * handed over after that is released at once.
  */
 export function connectUnlessEnded(pool: Pool, ended: () => Error): Promise<PoolClient> {
-  const connecting = pool.connect();
-  // Ended already: pg refuses the call itself ("Cannot use a pool after calling end on the pool").
-  if (pool.ending) return connecting;
   return new Promise<PoolClient>((resolve, reject) => {
     let settled = false;
-    const stop = watchEnding(pool, () => {
-      if (settled) return;
-      settled = true;
-      stop();
-      reject(ended());
-    });
-    connecting.then(
-      (client) => {
-        if (settled) return client.release();
-        settled = true;
-        stop();
-        resolve(client);
-      },
-      (error: unknown) => {
+    // Ended already: pg refuses the call itself ("Cannot use a pool after calling end on the pool").
+    const stop = pool.ending
+      ? () => undefined
+      : watchEnding(pool, () => {
+          if (settled) return;
+          settled = true;
+          stop();
+          reject(ended());
+        });
+    pool.connect((error, client) => {
+      if (error || client === undefined) {
         if (settled) return;
         settled = true;
         stop();
-        reject(error);
-      },
-    );
+        reject(error ?? new Error('node-postgres gave no connection'));
+        return;
+      }
+      // Called as the pool hands the connection over, which takes pg-pool's own `error` listener
+      // off it, possibly in the middle of reading the server's answer: a FATAL read in the same
+      // chunk as the connection's first ReadyForQuery (pg_terminate_backend, a failover) is parsed
+      // before the caller's wait resumes a promise turn later and listens itself. Held here until
+      // then, not an unhandled `error` that ends the process (review 101): the connection is
+      // destroyed and the wait fails with it.
+      let early: Error | undefined;
+      const onEarly = (lost: Error): void => {
+        early ??= lost;
+      };
+      client.on('error', onEarly);
+      queueMicrotask(() => {
+        client.removeListener('error', onEarly);
+        if (early !== undefined) releaseDestroyed(client, early);
+        else if (settled) client.release();
+        if (settled) return;
+        settled = true;
+        stop();
+        if (early !== undefined) reject(early);
+        else resolve(client);
+      });
+    });
   });
 }
 
