@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -41,4 +42,16 @@ export async function outcomeWithin<T>(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * How many signals `signal` holds on to for others: Node 20's AbortSignal.any keeps each signal it
+ * combined with `signal` in it (a set not listed by getEventListeners) until `signal` aborts, plus
+ * its abort listeners. 0: nothing of any call is kept in it.
+ */
+export function heldBy(signal: AbortSignal): number {
+  const dependants = Object.getOwnPropertySymbols(signal)
+    .filter((symbol) => symbol.description === 'kDependantSignals')
+    .map((symbol) => (signal as unknown as Record<symbol, Set<unknown> | undefined>)[symbol]?.size ?? 0);
+  return dependants.reduce((a, b) => a + b, 0) + getEventListeners(signal, 'abort').length;
 }
