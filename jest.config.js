@@ -59,8 +59,8 @@ module.exports = {
   // nodes. Whole runs on the same machine: 1,590 s with one worker (when the suite was smaller),
   // about 1,400-1,500 s with two, about 1,100 s with three; with the suite grown to 750 files,
   // three took 1,491 s on a quiet machine (npm test) and 1,849 s beside other jobs (CI's
-  // .ci/run), four 1,675 s beside lighter ones (2026-12-06). FERRY_TEST_WORKERS=1 runs them one
-  // at a time.
+  // .ci/run), four 1,675 s beside lighter ones and 982 s on a quiet machine, every test passing
+  // (2026-12-06). FERRY_TEST_WORKERS=1 runs them one at a time.
   maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 4),
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
   // they open in afterEach / afterAll where they can); the run must still end and report.
