@@ -5,7 +5,14 @@
  * socket is destroyed; the publish is told it is not sent (never `sent`), and no socket is left.
  */
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
-import { openTestBroker, uniqueName, waitFor, type TestBroker } from './support/broker';
+import {
+  openTestBroker,
+  uniqueName,
+  waitFor,
+  type TestBroker,
+  declareRoutedQueue,
+  deleteRoutedQueue,
+} from './support/broker';
 import { neverAborted, outboxMessage } from './support/messages';
 import { SlowLink } from './support/slowLink';
 import { outcomeWithin } from '../../../test-support/deadlines';
@@ -26,14 +33,11 @@ const queue = uniqueName('r100_silent_q');
 
 beforeAll(async () => {
   broker = await openTestBroker();
-  await broker.channel.assertExchange(exchange, 'topic', { durable: true });
-  await broker.channel.assertQueue(queue, { durable: true });
-  await broker.channel.bindQueue(queue, exchange, '#');
+  await declareRoutedQueue(broker.channel, exchange, queue);
 });
 
 afterAll(async () => {
-  await broker.channel.deleteQueue(queue);
-  await broker.channel.deleteExchange(exchange);
+  await deleteRoutedQueue(broker.channel, exchange, queue);
   await broker.close();
 });
 

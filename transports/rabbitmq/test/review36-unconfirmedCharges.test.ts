@@ -30,7 +30,15 @@ import pino from 'pino';
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
 import { createTestDatabase } from '../../../test-support/database';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
-import { AMQP_URL, openTestBroker, uniqueName, waitFor, type TestBroker } from './support/broker';
+import {
+  AMQP_URL,
+  openTestBroker,
+  uniqueName,
+  waitFor,
+  type TestBroker,
+  declareRoutedQueue,
+  deleteRoutedQueue,
+} from './support/broker';
 import { neverAborted, outboxMessage } from './support/messages';
 import { SlowLink } from './support/slowLink';
 import type { OutboxMessage } from '@ferry/core';
@@ -46,14 +54,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
   broker = await openTestBroker();
-  await broker.channel.assertExchange(exchange, 'topic', { durable: true });
-  await broker.channel.assertQueue(queue, { durable: true });
-  await broker.channel.bindQueue(queue, exchange, '#');
+  await declareRoutedQueue(broker.channel, exchange, queue);
 });
 
 afterAll(async () => {
-  await broker.channel.deleteQueue(queue);
-  await broker.channel.deleteExchange(exchange);
+  await deleteRoutedQueue(broker.channel, exchange, queue);
   await broker.close();
 });
 

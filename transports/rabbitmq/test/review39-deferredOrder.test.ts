@@ -17,7 +17,14 @@
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
 import type { OutboxMessage } from '@ferry/core';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
-import { AMQP_URL, openTestBroker, uniqueName, type TestBroker } from './support/broker';
+import {
+  AMQP_URL,
+  openTestBroker,
+  uniqueName,
+  type TestBroker,
+  declareRoutedQueue,
+  deleteRoutedQueue,
+} from './support/broker';
 import { neverAborted, outboxMessage } from './support/messages';
 
 jest.setTimeout(120_000);
@@ -29,9 +36,7 @@ const queue = uniqueName('r39_deferred_q');
 
 beforeAll(async () => {
   broker = await openTestBroker();
-  await broker.channel.assertExchange(exchange, 'topic', { durable: true });
-  await broker.channel.assertQueue(queue, { durable: true });
-  await broker.channel.bindQueue(queue, exchange, '#');
+  await declareRoutedQueue(broker.channel, exchange, queue);
   const target = new URL(AMQP_URL);
   // At most 10,000 bytes to the broker per 100 ms.
   proxy = await TcpProxy.start(
@@ -42,8 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await proxy.close();
-  await broker.channel.deleteQueue(queue);
-  await broker.channel.deleteExchange(exchange);
+  await deleteRoutedQueue(broker.channel, exchange, queue);
   await broker.close();
 });
 

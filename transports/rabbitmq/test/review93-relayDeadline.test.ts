@@ -15,7 +15,14 @@ import pino from 'pino';
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
-import { AMQP_URL, openTestBroker, uniqueName, type TestBroker } from './support/broker';
+import {
+  AMQP_URL,
+  openTestBroker,
+  uniqueName,
+  type TestBroker,
+  declareRoutedQueue,
+  deleteRoutedQueue,
+} from './support/broker';
 import { neverAborted, outboxMessage } from './support/messages';
 
 jest.setTimeout(60_000);
@@ -29,16 +36,13 @@ const upstream = { host: target.hostname, port: Number(target.port || 5672) };
 
 beforeAll(async () => {
   broker = await openTestBroker();
-  await broker.channel.assertExchange(exchange, 'topic', { durable: true });
-  await broker.channel.assertQueue(queue, { durable: true });
-  await broker.channel.bindQueue(queue, exchange, '#');
+  await declareRoutedQueue(broker.channel, exchange, queue);
   database = await createTestDatabase();
 });
 
 afterAll(async () => {
   await database.drop();
-  await broker.channel.deleteQueue(queue);
-  await broker.channel.deleteExchange(exchange);
+  await deleteRoutedQueue(broker.channel, exchange, queue);
   await broker.close();
 });
 

@@ -13,7 +13,14 @@
  */
 import type { ChannelModel } from 'amqplib';
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
-import { openTestBroker, uniqueName, waitFor, type TestBroker } from './support/broker';
+import {
+  openTestBroker,
+  uniqueName,
+  waitFor,
+  type TestBroker,
+  declareRoutedQueue,
+  deleteRoutedQueue,
+} from './support/broker';
 import { neverAborted, outboxMessage } from './support/messages';
 import { SlowLink } from './support/slowLink';
 
@@ -26,14 +33,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
   broker = await openTestBroker();
-  await broker.channel.assertExchange(exchange, 'topic', { durable: true });
-  await broker.channel.assertQueue(queue, { durable: true });
-  await broker.channel.bindQueue(queue, exchange, '#');
+  await declareRoutedQueue(broker.channel, exchange, queue);
 });
 
 afterAll(async () => {
-  await broker.channel.deleteQueue(queue);
-  await broker.channel.deleteExchange(exchange);
+  await deleteRoutedQueue(broker.channel, exchange, queue);
   await broker.close();
 });
 

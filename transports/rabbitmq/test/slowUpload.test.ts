@@ -11,7 +11,15 @@
  */
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
-import { AMQP_URL, openTestBroker, uniqueName, waitFor, type TestBroker } from './support/broker';
+import {
+  AMQP_URL,
+  openTestBroker,
+  uniqueName,
+  waitFor,
+  type TestBroker,
+  declareRoutedQueue,
+  deleteRoutedQueue,
+} from './support/broker';
 import { neverAborted, outboxMessage } from './support/messages';
 import type { OutboxMessage } from '@ferry/core';
 
@@ -24,9 +32,7 @@ const queue = uniqueName('slow_upload_q');
 
 beforeAll(async () => {
   broker = await openTestBroker();
-  await broker.channel.assertExchange(exchange, 'topic', { durable: true });
-  await broker.channel.assertQueue(queue, { durable: true });
-  await broker.channel.bindQueue(queue, exchange, '#');
+  await declareRoutedQueue(broker.channel, exchange, queue);
   const target = new URL(AMQP_URL);
   // At most 10,000 bytes to the broker per 100 ms.
   proxy = await TcpProxy.start(
@@ -51,8 +57,7 @@ async function untilQueued(count: number): Promise<void> {
 
 afterAll(async () => {
   await proxy.close();
-  await broker.channel.deleteQueue(queue);
-  await broker.channel.deleteExchange(exchange);
+  await deleteRoutedQueue(broker.channel, exchange, queue);
   await broker.close();
 });
 

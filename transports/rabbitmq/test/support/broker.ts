@@ -24,6 +24,19 @@ export interface TestBroker {
   close(): Promise<void>;
 }
 
+/** A durable topic exchange and a durable queue bound to it for every routing key ('#'). */
+export async function declareRoutedQueue(channel: Channel, exchange: string, queue: string): Promise<void> {
+  await channel.assertExchange(exchange, 'topic', { durable: true });
+  await channel.assertQueue(queue, { durable: true });
+  await channel.bindQueue(queue, exchange, '#');
+}
+
+/** Deletes what declareRoutedQueue declared. */
+export async function deleteRoutedQueue(channel: Channel, exchange: string, queue: string): Promise<void> {
+  await channel.deleteQueue(queue);
+  await channel.deleteExchange(exchange);
+}
+
 export async function openTestBroker(): Promise<TestBroker> {
   const model: ChannelModel = await amqp.connect(AMQP_URL, {
     clientProperties: { connection_name: uniqueName('admin') },
