@@ -1,5 +1,5 @@
 /**
- * The benchmark runner in a tiny mode (20 messages, one round, no warm-up) on eight scenarios:
+ * The benchmark runner in a tiny mode (20 messages, one round, no warm-up) on ten scenarios:
  * checks the report's shape, that every run did its work (every event SENT, every receipt
  * completed, every peer message processed, every end-to-end probe read once from Kafka) and the chart drawn from it. It asserts no timing:
  * on a shared 2-core machine any threshold would be flaky.
@@ -14,6 +14,7 @@ import { checkTargets, format, type BenchReport } from '../src/runner';
 import {
   e2eLatencyBrokers,
   relayKafkaCeiling,
+  relayKafkaLockShape,
   relayKafkaPlatformatic,
   relayRabbitmq,
   relayRabbitmqPeer,
@@ -36,6 +37,7 @@ describe('bench runner (tiny mode)', () => {
       relayRabbitmqPeer,
       relayKafkaPlatformatic,
       relayKafkaCeiling,
+      relayKafkaLockShape,
       workerCompletions,
       workerCompletionsPg,
       workerCommitShape,
@@ -56,6 +58,7 @@ describe('bench runner (tiny mode)', () => {
       'relay-rabbitmq-peer',
       'relay-kafka-platformatic',
       'relay-kafka-ceiling',
+      'relay-kafka-lock-shape',
       'worker-completions',
       'worker-completions-pg',
       'worker-commit-shape',

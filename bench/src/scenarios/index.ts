@@ -5,6 +5,7 @@ import { e2eLatency } from './e2eLatency';
 import { inboxAcceptRabbitmq } from './inboxAcceptRabbitmq';
 import { relayKafka, relayKafkaPlatformatic } from './relayKafka';
 import { relayKafkaCeiling } from './relayKafkaCeiling';
+import { relayKafkaLockShape } from './relayKafkaLockShape';
 import { relayProcesses } from './relayProcesses';
 import { relayRabbitmq } from './relayRabbitmq';
 import { relayRabbitmqPeer } from './relayRabbitmqPeer';
@@ -20,6 +21,7 @@ export {
   inboxAcceptRabbitmq,
   relayKafka,
   relayKafkaCeiling,
+  relayKafkaLockShape,
   relayKafkaPlatformatic,
   relayProcesses,
   relayRabbitmq,
@@ -37,6 +39,7 @@ export function allScenarios(): Scenario[] {
     relayKafka,
     relayKafkaPlatformatic,
     relayKafkaCeiling,
+    relayKafkaLockShape,
     relayRabbitmq,
     relayRabbitmqPeer,
     relaySqs,

@@ -71,7 +71,7 @@ export const relayKafkaCeiling: Scenario = {
   },
 };
 
-interface Row {
+export interface Row {
   id: string;
   event_type: string;
   payload: Record<string, unknown>;
@@ -99,37 +99,39 @@ const COMPLETE = `
          claimed_at = NULL, lease_expires_at = NULL, updated_at = now()
    WHERE id = ANY($1::uuid[]) AND claim_token = $2`;
 
+type RawProducer = ReturnType<KafkaConnection['kafka']['producer']>;
+
+/** The raw producer's messages for claimed rows, with the headers ferry's relay sends. */
+export function handMessages(rows: readonly Row[], topic: string) {
+  return rows.map((row) => ({
+    key: row.ordering_key,
+    value: Buffer.from(JSON.stringify(row.payload), 'utf8'),
+    headers: outboxHeaders({
+      id: row.id,
+      type: row.event_type,
+      payload: row.payload,
+      destination: topic,
+      orderingKey: row.ordering_key,
+      tenantId: row.tenant_id,
+      correlationId: row.correlation_id,
+      causationId: row.causation_id,
+      headers: row.headers,
+      traceparent: row.traceparent,
+      tracestate: row.tracestate,
+      attempt: 1,
+      createdAt: row.created_at,
+    }),
+  }));
+}
+
 /** Claims, sends and completes batches until the claim comes back empty; resolves the rows sent. */
-async function handLoop(
-  pool: Pool,
-  producer: ReturnType<KafkaConnection['kafka']['producer']>,
-  topic: string,
-): Promise<number> {
+export async function handLoop(pool: Pool, producer: RawProducer, topic: string): Promise<number> {
   let sent = 0;
   for (;;) {
     const token = randomUUID();
     const { rows } = await pool.query<Row>(CLAIM, [token, BATCH_SIZE]);
     if (rows.length === 0) return sent;
-    const messages = rows.map((row) => ({
-      key: row.ordering_key,
-      value: Buffer.from(JSON.stringify(row.payload), 'utf8'),
-      headers: outboxHeaders({
-        id: row.id,
-        type: row.event_type,
-        payload: row.payload,
-        destination: topic,
-        orderingKey: row.ordering_key,
-        tenantId: row.tenant_id,
-        correlationId: row.correlation_id,
-        causationId: row.causation_id,
-        headers: row.headers,
-        traceparent: row.traceparent,
-        tracestate: row.tracestate,
-        attempt: 1,
-        createdAt: row.created_at,
-      }),
-    }));
-    await producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages }] });
+    await producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages: handMessages(rows, topic) }] });
     const done = await pool.query(COMPLETE, [rows.map((row) => row.id), token]);
     sent += done.rowCount ?? 0;
   }
