@@ -148,6 +148,8 @@ export async function processReceipt<TTx>(
   shutdown: AbortSignal,
   claimedAt: number,
 ): Promise<ProcessOutcome> {
+  // onAbort never calls back for a signal already aborted: checked first (review 102).
+  if (shutdown.aborted) return giveBack(receipt, deps);
   const abort = new LazyAbort();
   // Ended once the receipt's outcome is known (ferry.outcome), after the failure transition.
   // Started before the lease: nothing between its start and the try that stops it may throw.
@@ -200,6 +202,8 @@ export async function processReceipt<TTx>(
   }, deps.worker.transactionTimeoutMs);
   deadline.unref?.();
   const started = Date.now();
+  // Whether the handler's transaction began (its claim proven) and the handler was let start.
+  let handlerStarted = false;
   let outcome: ProcessOutcome = 'unresolved';
   let failure: { readonly error: unknown } | undefined;
   try {
@@ -210,6 +214,10 @@ export async function processReceipt<TTx>(
         deps.ops.transaction(
           receipt,
           async (tx) => {
+            // A transaction that began only after an interruption (it waited for a connection)
+            // starts no handler: after shutdown, its claim has been given back.
+            if (abort.isAborted) throw abort.reason;
+            handlerStarted = true;
             const context = contextFor(receipt, tx, abort);
             const handler = deps.handlers[receipt.consumer];
             await runWithWrappers(deps.wrappers, context, () =>
@@ -234,8 +242,17 @@ export async function processReceipt<TTx>(
     return outcome;
   } catch (error) {
     failure = { error };
-    // close() has returned: ferry writes nothing more for this claim; its lease recovers it.
-    if (shutdown.aborted) return outcome;
+    // Shutdown interrupted it: a handler that started is abandoned to its lease (ferry writes
+    // nothing more for this claim); one that never started gives its claim back, its attempt
+    // returned, before close() returns: left to the lease, it was charged an attempt no handler
+    // used, and the last one made it DEAD (review 102).
+    if (shutdown.aborted) {
+      if (!handlerStarted) {
+        await lease.stop();
+        outcome = await giveBack(receipt, deps);
+      }
+      return outcome;
+    }
     outcome = await settleFailure(receipt, error, deps, started);
     return outcome;
   } finally {
@@ -245,6 +262,20 @@ export async function processReceipt<TTx>(
     unlistenShutdown();
     await lease.stop();
   }
+}
+
+/**
+ * Gives back a claim whose handler never started (shutdown interrupted it first): due again, its
+ * attempt returned (releaseClaims, fenced by claim token); if that fails, its lease recovers it.
+ * Counted `unresolved`, as the queued claims close() gives back.
+ */
+async function giveBack<TTx>(receipt: ClaimedReceipt, deps: ProcessDeps<TTx>): Promise<ProcessOutcome> {
+  try {
+    await deps.ops.release([receipt]);
+  } catch (error) {
+    emitInfrastructure(deps, 'release', error);
+  }
+  return 'unresolved';
 }
 
 function completedEvent(receipt: ClaimedReceipt, started: number, reconciled: boolean): InboxEvent {

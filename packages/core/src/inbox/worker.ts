@@ -204,7 +204,7 @@ export class InboxWorker<TTx> {
    * Stops claiming and waits, up to shutdownTimeoutMs in all, until no query or handler of
    * this worker runs: the poll loop, runOnce() calls in progress and their handlers. Then it
    * aborts the signals of what still runs; that work is abandoned to its lease (see
-   * docs/inbox.md, "Shutdown"). It returns once the poll loop has ended, which gives back the
+   * docs/inbox.md, "Shutdown"), but a receipt whose handler had not started gives its claim back. It returns once the poll loop has ended, which gives back the
    * queued, unstarted claims: the loop's last statements (a claim in flight, the release), and a
    * runOnce() claim in flight with the release of what it claimed, each have their statement deadline (statementTimeoutMs), so close() may take that much longer than
    * shutdownTimeoutMs when the database does not answer. Safe to call twice.
@@ -232,6 +232,9 @@ export class InboxWorker<TTx> {
       // A runOnce() claim still in flight, then the release of what it claimed (claimLanes): each
       // statement has its deadline, as the poll loop's last ones.
       await Promise.allSettled([...this.claiming]);
+      // Interrupted receipts whose handler had not started give their claim back (processReceipt;
+      // each statement has its deadline), and what a late claim dispatched meanwhile does.
+      await Promise.allSettled([...this.inflight]);
     }
     // Bounded (a LISTEN connection that went silent is destroyed), and never before the abort.
     await listening;
@@ -299,12 +302,11 @@ export class InboxWorker<TTx> {
 
   /**
    * Runs one claimed receipt under the concurrency limit (into a free lane: see free(); the
-   * limit is the backstop). Once shutdown interrupted the worker, a receipt that has not
-   * started (its claim returned late) is not run: its claim is left to the lease.
+   * limit is the backstop). Once shutdown interrupted the worker, a receipt whose handler has
+   * not started is not run: processReceipt gives its claim back (its attempt returned).
    */
   private dispatch({ receipt, claimedAt }: QueuedClaim): Promise<ProcessOutcome> {
     const task = this.limit(async (): Promise<ProcessOutcome> => {
-      if (this.shutdown.signal.aborted) return 'unresolved';
       return processReceipt(receipt, this.deps, this.shutdown.signal, claimedAt).catch(
         (error: unknown): ProcessOutcome => {
           emitInfrastructure(this.deps, 'process', error);
