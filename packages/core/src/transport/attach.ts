@@ -2,6 +2,7 @@ import type { InboxAcceptor } from '../contracts';
 import { ConsumerDisconnectedError, FerryConfigError, FerryError } from '../errors';
 import { knownKeysOption, received, requiredOptions, timerOption } from '../optionChecks';
 import { closedError, describeCause } from './errors';
+import { onAbort } from '../deadline';
 
 export interface ReadyOptions {
   /** How long ready() waits for the consumer to attach. Default 60,000 ms. */
@@ -142,20 +143,55 @@ export function awaitReady(
       timeoutMs,
     );
     timer.unref();
+    let stopClosed: (() => void) | undefined;
+    let stopWaiting: (() => void) | undefined;
     const stopRefusals = attempts?.onRefusal((refusal) => finish(() => reject(refusal)));
     function finish(settle: () => void): void {
       clearTimeout(timer);
-      closed.removeEventListener('abort', onClosed);
+      stopClosed?.();
       stopRefusals?.();
+      stopWaiting?.();
       settle();
     }
     if (closed.aborted) return onClosed();
-    closed.addEventListener('abort', onClosed, { once: true });
-    ready.then(
-      () => finish(resolve),
-      (error: unknown) => finish(() => reject(error)),
-    );
+    // Through onAbort and onSettled: a call that ended keeps nothing on the consumer's signal or
+    // ready promise, and many waiting calls hold one listener on each.
+    stopClosed = onAbort(closed, onClosed);
+    stopWaiting = onSettled(ready, (settled) => finish(settled.ok ? resolve : () => reject(settled.error)));
   });
+}
+
+type Settled = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
+
+/** The ready() calls waiting on each consumer's ready promise, and the one reaction they share on it. */
+const readyWaiters = new WeakMap<Promise<void>, Set<(settled: Settled) => void>>();
+
+/**
+ * Calls `listener` once `promise` settles, until the returned stop is called (when the ready() call
+ * ended otherwise). However many calls wait on one consumer's promise, it holds one reaction of
+ * ferry's: a reaction per call stayed, with that call's closure and promise, until the consumer
+ * attached, so a probe calling ready() with a short timeout on a consumer that never attached
+ * gathered one more per call for the consumer's whole life (review 102). The shape of onAbort's.
+ */
+function onSettled(promise: Promise<void>, listener: (settled: Settled) => void): () => void {
+  const calls = readyWaiters.get(promise) ?? waitersOn(promise);
+  calls.add(listener);
+  return () => void calls.delete(listener);
+}
+
+/** The shared reaction, made apart from onSettled: a closure there would hold its first caller's listener. */
+function waitersOn(promise: Promise<void>): Set<(settled: Settled) => void> {
+  const calls = new Set<(settled: Settled) => void>();
+  const fire = (settled: Settled): void => {
+    readyWaiters.delete(promise);
+    for (const call of [...calls]) if (calls.delete(call)) call(settled);
+  };
+  promise.then(
+    () => fire({ ok: true }),
+    (error: unknown) => fire({ ok: false, error }),
+  );
+  readyWaiters.set(promise, calls);
+  return calls;
 }
 
 /**
