@@ -1,25 +1,16 @@
-import { randomUUID } from 'node:crypto';
-import type { OutboxMessage } from '../contracts';
 import { FerryError } from '../errors';
 import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { reconnectDelayMs } from '../backoff';
-import { AbandonedClaims } from './abandonedClaims';
-import { CircuitBreaker, type BrokerSignal, type CircuitState } from './circuit';
+import { CircuitBreaker, type CircuitState } from './circuit';
 import type { OutboxEvent } from './events';
 import { refuseRelayMaxRetries, resolveOutboxOptions, type ResolvedOutboxOptions } from './options';
 import { checkRelayConfig, type RelayConfig } from './relayConfig';
-import { publishBatch, type ClaimedBatch } from './publishBatch';
-import { recoverStep } from './recoverStep';
-import { releaseUnavailable } from './releaseUnavailable';
+import type { ClaimedBatch } from './publishBatch';
+import { RelayCycle } from './relayCycle';
+import { emptyResult, type CycleResult, type Relay, type RelayState } from './relayTypes';
+import { reportCircuitChange, reportInfrastructureError } from './reportCompletion';
 import { UnavailableHold } from './unavailableHold';
-
-/** Where the back-off after failed cycles stops doubling (or errorBackoff, when longer). */
-const ERROR_BACKOFF_MAX_MS = 30_000;
-
-import { reportCircuitChange, reportCompletion, reportInfrastructureError } from './reportCompletion';
-import type { ClaimResult } from './sql/claimBatch';
-import { toMessage } from './sql/fragments';
 import { settlesWithin } from './settle';
 import { withStatementDeadline } from '../sql/statementDeadline';
 import { relayStore, type RelayStore } from './store';
@@ -27,83 +18,13 @@ import { WakeSignal } from '../wake/wakeSignal';
 import { NotifyListener } from '../wake/notifyListener';
 import { withSerializationRetry } from '../sql/serializationRetry';
 import { inRootContext } from '../tracing/rootContext';
-import { EndedClientStop, type LoopState } from '../sql/endedClient';
+import { EndedClientStop } from '../sql/endedClient';
+
+/** Where the back-off after failed cycles stops doubling (or errorBackoff, when longer). */
+const ERROR_BACKOFF_MAX_MS = 30_000;
 
 export type { RelayConfig } from './relayConfig';
-
-export interface CycleResult {
-  claimed: number;
-  sent: number;
-  retried: number;
-  failed: number;
-  /** Rows whose outcome was discarded because the claim was lost. */
-  lost: number;
-  /** Claimed rows handed back unpublished because the relay was closing. */
-  released: number;
-  /** Claimed rows handed back without spending an attempt: the publisher said the broker was unavailable. */
-  unavailable: number;
-  recovered: number;
-  poisoned: number;
-}
-
-/**
- * 'idle' until started, 'running', 'closing' and 'closed' from close(); 'stopped' when the poll
- * loop ended on its own because the pool or client it runs on was ended (FERRY_CLOSED: no claim
- * can succeed again; `stopReason` says so, createHealth's liveness reports it down). close()
- * closes a stopped relay as ever; start() starts it again.
- */
-export type RelayState = LoopState;
-
-export interface Relay {
-  /**
-   * One cycle: recovery (every tenth cycle, starting with the first), claim, publish, complete.
-   * close() waits for it; throws FERRY_CLOSED once close() was called.
-   */
-  runOnce(): Promise<CycleResult>;
-  /**
-   * Starts the poll loop, pipelined up to options.pipelineDepth (and LISTEN when listenUrl is set).
-   * Idempotent; starts a stopped relay again; throws FERRY_CLOSED once close() was called.
-   */
-  start(): void;
-  /**
-   * Stops claiming, drains in-flight publishes (the loop's and runOnce()'s) up to shutdownTimeout,
-   * releases unstarted claims. Idempotent.
-   */
-  close(): Promise<void>;
-  readonly state: RelayState;
-  /** Why the poll loop stopped on its own (state 'stopped': its database client ended), else null. */
-  readonly stopReason: string | null;
-  /** Cycles run so far. */
-  readonly cycles: number;
-  /** True while the loop waits for the next poll (or a wake-up). */
-  readonly idle: boolean;
-  /** When the poll loop last finished a cycle without an error (createHealth's liveness). */
-  readonly lastCycleAt: Date | null;
-  /** options.pollInterval: an idle loop's wait between cycles (createHealth's liveness allows it). */
-  readonly pollIntervalMs: number;
-  /**
-   * While the idle loop waits: when its next cycle is due (one poll interval, or the rest of an
-   * open circuit's period, however long); null otherwise. createHealth's liveness counts
-   * maxCycleAgeMs from it, so a relay waiting out its circuit on schedule is live (review 38).
-   */
-  readonly nextCycleDueAt: Date | null;
-  readonly options: ResolvedOutboxOptions;
-  readonly listener: NotifyListener | undefined;
-  /** The broker-outage circuit: 'open' while claiming is paused. */
-  readonly circuit: CircuitState;
-}
-
-const emptyResult = (): CycleResult => ({
-  claimed: 0,
-  sent: 0,
-  retried: 0,
-  failed: 0,
-  lost: 0,
-  released: 0,
-  unavailable: 0,
-  recovered: 0,
-  poisoned: 0,
-});
+export type { CycleResult, Relay, RelayState } from './relayTypes';
 
 /**
  * The relay loop: a small state machine (idle -> running -> closing -> closed) over the
@@ -130,19 +51,11 @@ class OutboxRelay implements Relay {
   private readonly active = new Set<Promise<CycleResult>>();
   private closing: Promise<void> | undefined;
   private readonly emit: (event: OutboxEvent) => void;
-  /** Round-robin position of the claim's key scan (see claimBatch). */
-  private laneCursor: string | null = null;
-  /** The next claim starts with the key scan (see claimBatch). */
-  private keyScanFirst = false;
   private readonly breaker: CircuitBreaker;
   /** Destinations the broker refused: a half-open probe claims from the others first. */
   private readonly hold: UnavailableHold;
-  /** Where the next half-open probe's round-robin visit of destinations starts (probeClaim). */
-  private probeCursor: string | null = null;
-  /** Where the next half-open probe's key scan starts (probeClaim). */
-  private probeKeyCursor: string | null = null;
-  /** Claims dropped while PostgreSQL may still hold rows under their tokens. */
-  private readonly abandoned: AbandonedClaims;
+  /** The steps of a cycle: claim, publish, completion. */
+  private readonly steps: RelayCycle;
   /** A pipelined cycle's publish or completion failed; the loop backs off before the next claim. */
   private cycleError: { error: unknown } | undefined;
   /** Failed cycles since one last finished without an error (drives the loop's back-off). */
@@ -154,7 +67,7 @@ class OutboxRelay implements Relay {
     return this.options.pollInterval;
   }
 
-  constructor(private readonly config: RelayConfig) {
+  constructor(config: RelayConfig) {
     checkRelayConfig(config);
     this.options = resolveOutboxOptions(config.options);
     refuseRelayMaxRetries(config.options);
@@ -173,7 +86,6 @@ class OutboxRelay implements Relay {
         logger,
       );
     this.breaker = new CircuitBreaker(this.options.circuit, config.clock);
-    this.abandoned = new AbandonedClaims(logger, Math.max(1, Math.floor(this.options.statementTimeout / 2)));
     const observer = config.observer;
     this.emit = (event) => safeEmit(observer, event, logger);
     this.hold = new UnavailableHold(this.breaker, (transition) =>
@@ -188,6 +100,24 @@ class OutboxRelay implements Relay {
           logger,
         })
       : undefined;
+    this.steps = new RelayCycle({
+      store: this.store,
+      options: this.options,
+      publisher: config.publisher,
+      logger,
+      emit: this.emit,
+      breaker: this.breaker,
+      hold: this.hold,
+      shutdown: this.hardStop.signal,
+      stopping: () => this.stopping,
+      claiming: () => this.wake.consume(),
+    });
+  }
+
+  /** The cycle's claim step (RelayCycle), counting the cycle: recovery runs every tenth, from the first. */
+  private claimStep(result: CycleResult): Promise<ClaimedBatch | undefined> {
+    if (this.state === 'closed') return Promise.reject(new FerryError('FERRY_CLOSED', 'the relay is closed'));
+    return this.steps.claimStep(result, this.cycles++ % 10 === 0);
   }
 
   /**
@@ -207,7 +137,7 @@ class OutboxRelay implements Relay {
     const startedAt = performance.now();
     const result = emptyResult();
     const batch = await this.claimStep(result);
-    if (batch) await this.publishAndComplete(batch, result);
+    if (batch) await this.steps.publishAndComplete(batch, result);
     this.reportCycle(result, startedAt);
     return result;
   }
@@ -217,162 +147,6 @@ class OutboxRelay implements Relay {
     const { claimed, sent, retried, failed, lost, unavailable, released } = result;
     const durationMs = performance.now() - startedAt;
     this.emit({ type: 'cycle', claimed, sent, retried, failed, lost, unavailable, released, durationMs });
-  }
-
-  /**
-   * The rows of claims dropped earlier handed back (abandonedClaims.ts; before recovery, which
-   * would count them), recovery (every tenth cycle), then the claim; returns the batch to publish.
-   */
-  private async claimStep(result: CycleResult): Promise<ClaimedBatch | undefined> {
-    if (this.state === 'closed') throw new FerryError('FERRY_CLOSED', 'the relay is closed');
-    const recovering = this.cycles++ % 10 === 0;
-    if (this.abandoned.pending) await this.abandoned.settle(this.store, recovering);
-    if (recovering) await recoverStep(this.store, this.options, this.emit, this.logger, result);
-    const limit = this.breaker.claimLimit(this.options.batchSize);
-    if (this.stopping || limit === 0) return undefined;
-    const token = randomUUID();
-    this.wake.consume();
-    const circuitEpoch = this.breaker.epoch;
-    const claimedAt = performance.now();
-    const claim = await this.claim(token, limit);
-    this.laneCursor = claim.laneCursor ?? null;
-    this.keyScanFirst = claim.keyScanFirst ?? false;
-    if (claim.rows.length === 0) return undefined;
-    const messages = claim.rows.map(toMessage);
-    result.claimed = messages.length;
-    this.emit({
-      type: 'claimed',
-      claimToken: token,
-      ids: messages.map((m) => m.id),
-      types: messages.map((m) => m.type),
-    });
-    if (claim.skippedIds.length > 0) {
-      this.logger.warn({ ids: claim.skippedIds }, 'ordering: published past FAILED events');
-      this.emit({ type: 'ordering-skipped', skippedIds: claim.skippedIds });
-    }
-    if (!this.stopping) return { token, messages, claimedAt, circuitEpoch };
-    result.released = await this.dropOnFailure(token, false, () =>
-      this.store.release(
-        token,
-        messages.map((m) => m.id),
-      ),
-    );
-    return undefined;
-  }
-
-  /**
-   * The claim statement(s) under `token`; a claim that fails is dropped (abandonedClaims.ts).
-   * Half-open, with destinations the broker refused, the probe claims from the others first, then
-   * from one refused destination in turn (unavailableHold.ts, sql/probeClaim.ts); the claim proper
-   * only when neither found a claimable due row.
-   */
-  private async claim(token: string, limit: number): Promise<ClaimResult> {
-    const claiming = this.abandoned.claiming(token);
-    try {
-      const refused = this.breaker.state === 'half-open' ? this.hold.destinations() : [];
-      if (refused.length > 0) {
-        const probe = await this.store.probe({
-          token,
-          limit,
-          leaseMs: this.options.lease.duration,
-          failedHead: this.options.ordering.failedHead,
-          refused,
-          cursor: this.probeCursor,
-          keyCursor: this.probeKeyCursor,
-          statement: claiming.statement,
-        });
-        this.probeCursor = probe.cursor;
-        this.probeKeyCursor = probe.keyCursor;
-        const { laneCursor, keyScanFirst } = this;
-        if (probe.rows.length > 0)
-          return { rows: probe.rows, skippedIds: probe.skippedIds, laneCursor, keyScanFirst };
-      }
-      return await this.store.claim({
-        token,
-        limit,
-        leaseMs: this.options.lease.duration,
-        failedHead: this.options.ordering.failedHead,
-        laneCursor: this.laneCursor,
-        keyScanFirst: this.keyScanFirst,
-        statement: claiming.statement,
-      });
-    } catch (error) {
-      claiming.failed(error);
-      throw error;
-    }
-  }
-
-  /** Runs a statement on a claim's rows; if it fails, the relay drops the claim and hands its rows back. */
-  private async dropOnFailure<T>(token: string, published: boolean, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      this.abandoned.drop(token, published);
-      throw error;
-    }
-  }
-
-  private async publishAndComplete(batch: ClaimedBatch, result: CycleResult): Promise<void> {
-    const { store, options, logger } = this;
-    const { token, messages } = batch;
-    const published = await publishBatch({
-      store,
-      publisher: this.config.publisher,
-      token,
-      messages,
-      options,
-      shutdown: this.hardStop.signal,
-      claimedAt: batch.claimedAt,
-      onRenewError: (error) =>
-        reportInfrastructureError(
-          { error, fallback: 'renew lease', redact: options.redact, emit: this.emit, logger },
-          { level: 'warn', message: 'outbox lease renewal failed', fields: { claimToken: token } },
-        ),
-    });
-    if (published.kind === 'lost') {
-      result.lost = messages.length;
-      logger.warn({ claimToken: token, reason: published.reason }, 'lease lost; outcomes discarded');
-      const ids = messages.map((m) => m.id);
-      this.emit({ type: 'lease-lost', claimToken: token, ids, reason: published.reason });
-      if (published.byShutdown) await this.yieldAtClose(token, ids);
-      return;
-    }
-    // The breaker hears the cycle before its unavailable rows go back (unavailableHold.ts).
-    const told = (
-      signal: BrokerSignal,
-      unavailable: readonly OutboxMessage[],
-      answered: readonly OutboxMessage[],
-    ): void => this.hold.told(signal, batch.circuitEpoch, unavailable, answered);
-    const { rest, completed } = await this.dropOnFailure(token, true, async () => {
-      const rest = await releaseUnavailable(store, token, messages, published.completions, told);
-      return { rest, completed: await store.complete(token, rest.completions, options.onSent) };
-    });
-    result.unavailable = rest.released;
-    reportCompletion({
-      token,
-      messages: rest.messages,
-      completions: rest.completions,
-      completed,
-      result,
-      emit: this.emit,
-      logger,
-    });
-  }
-
-  /**
-   * close() stopped waiting for the publish of this claim: its rows are given up without a
-   * poison-guard strike, held until their lease would have ended (sql/yieldClaims.ts). If that
-   * fails, lease recovery takes them (and counts the claim, as for a crash).
-   */
-  private async yieldAtClose(token: string, ids: readonly string[]): Promise<void> {
-    try {
-      await this.store.yieldClaims(token, ids);
-    } catch (error) {
-      this.logger.warn(
-        { err: error, claimToken: token },
-        'could not give up a claim at shutdown; its rows are left to lease recovery',
-      );
-    }
   }
 
   get circuit(): CircuitState {
@@ -477,7 +251,8 @@ class OutboxRelay implements Relay {
       this.reportCycle(result, startedAt);
       return 0;
     }
-    const work: Promise<void> = this.publishAndComplete(batch, result)
+    const work: Promise<void> = this.steps
+      .publishAndComplete(batch, result)
       .then(
         () => {
           this.cycleSucceeded();
