@@ -137,27 +137,29 @@ export function awaitReady(
     // Inside the executor, so a bad option rejects like every other ready() failure.
     knownKeysOption('', options, ['timeoutMs']);
     const timeoutMs = timerOption('timeoutMs', options.timeoutMs ?? DEFAULT_READY_TIMEOUT_MS, 0);
-    const onClosed = () => finish(() => reject(closedError(what)));
+    if (closed.aborted) {
+      reject(closedError(what));
+      return;
+    }
     const timer = setTimeout(
       () => finish(() => reject(timedOut(what, timeoutMs, attempts?.last))),
       timeoutMs,
     );
     timer.unref();
-    let stopClosed: (() => void) | undefined;
-    let stopWaiting: (() => void) | undefined;
     const stopRefusals = attempts?.onRefusal((refusal) => finish(() => reject(refusal)));
-    function finish(settle: () => void): void {
-      clearTimeout(timer);
-      stopClosed?.();
-      stopRefusals?.();
-      stopWaiting?.();
-      settle();
-    }
-    if (closed.aborted) return onClosed();
     // Through onAbort and onSettled: a call that ended keeps nothing on the consumer's signal or
     // ready promise, and many waiting calls hold one listener on each.
-    stopClosed = onAbort(closed, onClosed);
-    stopWaiting = onSettled(ready, (settled) => finish(settled.ok ? resolve : () => reject(settled.error)));
+    const stopClosed = onAbort(closed, () => finish(() => reject(closedError(what))));
+    const stopWaiting = onSettled(ready, (settled) =>
+      finish(settled.ok ? resolve : () => reject(settled.error)),
+    );
+    function finish(settle: () => void): void {
+      clearTimeout(timer);
+      stopClosed();
+      stopRefusals?.();
+      stopWaiting();
+      settle();
+    }
   });
 }
 
