@@ -1,5 +1,5 @@
 import { INBOX_TABLE, type SqlExecutor } from '@ferry/core';
-import { boundedExecutor } from '@ferry/core/transport';
+import { boundedExecutor, withTranslation } from '@ferry/core/transport';
 
 /**
  * ferry's outbox table, as core's statements name it (core exports the inbox's as INBOX_TABLE).
@@ -15,12 +15,12 @@ export type JsonTexts = Readonly<Record<string, string>>;
  * printing them as stored: a JavaScript number holds neither 1e400 (JSON.parse makes it Infinity,
  * printed null) nor 12345678901234567890123 (rounded), and jsonb keeps both exactly (a row
  * inserted by SQL may hold them). The ids are those a scoped read of core's admin API (get, list)
- * answered, so the scope was checked there; a purged payload is `null`, a record gone since has
- * no entry (the caller prints what core read). Bounded by `timeoutMs` (the command's statement
- * deadline) and translated as core's own reads (boundedExecutor): a silent server is
+ * answered, so the scope was checked there; a purged payload is `null`. Read in that read's
+ * snapshot (withJsonTexts), so both are one moment's. Bounded by `timeoutMs` (the command's
+ * statement deadline) and translated as core's own reads (boundedExecutor): a silent server is
  * FERRY_TIMEOUT, a lost connection FERRY_DATABASE_UNAVAILABLE.
  */
-export async function jsonTexts(
+async function jsonTexts(
   db: SqlExecutor,
   timeoutMs: number,
   kind: 'outbox' | 'inbox',
@@ -35,4 +35,33 @@ export async function jsonTexts(
     [ids],
   );
   return new Map(rows.map((row) => [row.id, { payload: row.payload ?? 'null', headers: row.headers }]));
+}
+
+/**
+ * `read` (a scoped read of core's admin API) and the JSON texts (jsonTexts) of the records
+ * `idsOf` finds in its answer, both in one REPEATABLE READ, READ ONLY transaction: one snapshot.
+ * Read in two snapshots, a change committed between them made one answer of two moments (review
+ * 102: a receipt purged in between printed `payload: null` beside `payloadPurgedAt: null` and the
+ * version before the purge; an event deleted in between lost its exact payload). No ids (a text
+ * listing reads no payload): `read` alone, no transaction.
+ */
+export async function withJsonTexts<T>(
+  db: SqlExecutor,
+  timeoutMs: number,
+  kind: 'outbox' | 'inbox',
+  read: (db: SqlExecutor) => Promise<T>,
+  idsOf: (answer: T) => readonly string[],
+  texts = true,
+): Promise<{ readonly answer: T; readonly exact: ReadonlyMap<string, JsonTexts> }> {
+  if (!texts) return { answer: await read(db), exact: new Map() };
+  // No transaction options: a plain BEGIN, so SET TRANSACTION is its first statement (the limits
+  // withDeadlines would set first take a snapshot at READ COMMITTED). Each statement is bounded
+  // by the connection's statement_timeout and query_timeout (cli.ts), and every failure, BEGIN
+  // and COMMIT included, translated as core's reads are (a lost connection is
+  // FERRY_DATABASE_UNAVAILABLE).
+  return withTranslation(db, `${kind} read`).transaction(async (tx) => {
+    await tx.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    const answer = await read(tx);
+    return { answer, exact: await jsonTexts(tx, timeoutMs, kind, idsOf(answer)) };
+  });
 }

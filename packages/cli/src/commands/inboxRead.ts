@@ -2,7 +2,7 @@ import { FerryError, INBOX_STATUSES, type InboxRecord, type InboxStatus } from '
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
-import { jsonTexts } from '../exactJson';
+import { withJsonTexts } from '../exactJson';
 import { printList, printRecord, printStats, timeText } from '../output';
 import { choice, positiveInt, uuid } from '../parse';
 import { checkInboxScope, inboxAdmin, inboxScoped, type ScopeOptions } from '../scope';
@@ -53,18 +53,19 @@ export function registerInboxRead(group: Command, ctx: Context): void {
     .action(
       act<ScopeOptions & { status?: InboxStatus; limit?: number; cursor?: string }>(ctx, async (o) => {
         checkInboxScope(o);
-        const { page, exact } = await ctx.db(async (db) => {
-          // Payloads are printed under --json only: a text listing reads none (a page of large
-          // payloads costs it no memory).
-          const listed = await inboxAdmin(ctx, o, db).list({
-            status: o.status,
-            limit: o.limit,
-            cursor: o.cursor,
-            payload: ctx.json,
-          });
-          const ids = ctx.json ? listed.records.map((record) => record.id) : [];
-          return { page: listed, exact: await jsonTexts(db, ctx.statementTimeoutMs(), 'inbox', ids) };
-        });
+        // Payloads are printed under --json only: a text listing reads none (a page of large
+        // payloads costs it no memory).
+        const list = { status: o.status, limit: o.limit, cursor: o.cursor, payload: ctx.json };
+        const { answer: page, exact } = await ctx.db((db) =>
+          withJsonTexts(
+            db,
+            ctx.statementTimeoutMs(),
+            'inbox',
+            (tx) => inboxAdmin(ctx, o, tx).list(list),
+            (listed) => listed.records.map((record) => record.id),
+            ctx.json,
+          ),
+        );
         const items = { items: page.records, nextCursor: page.nextCursor };
         printList(ctx, 'inbox list', items, inboxLine, (record) => exact.get(record.id));
       }),
@@ -75,13 +76,15 @@ export function registerInboxRead(group: Command, ctx: Context): void {
   ).action(
     act<ScopeOptions>(ctx, async (o, [id]) => {
       checkInboxScope(o);
-      const { record, exact } = await ctx.db(async (db) => {
-        const found = await inboxAdmin(ctx, o, db).get(id as string);
-        return {
-          record: found,
-          exact: await jsonTexts(db, ctx.statementTimeoutMs(), 'inbox', found === null ? [] : [found.id]),
-        };
-      });
+      const { answer: record, exact } = await ctx.db((db) =>
+        withJsonTexts(
+          db,
+          ctx.statementTimeoutMs(),
+          'inbox',
+          (tx) => inboxAdmin(ctx, o, tx).get(id as string),
+          (found) => (found === null ? [] : [found.id]),
+        ),
+      );
       if (record === null) throw new FerryError('FERRY_NOT_FOUND', `no receipt ${String(id)} in this scope`);
       printRecord(ctx, record, exact.get(record.id));
     }),

@@ -8,7 +8,7 @@ import {
 import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
-import { jsonTexts } from '../exactJson';
+import { withJsonTexts } from '../exactJson';
 import { printList, printRecord, printStats, timeText } from '../output';
 import { age, choice, positiveInt, uuid } from '../parse';
 import { outboxAdmin, outboxScoped, outboxScopeName, type ScopeOptions } from '../scope';
@@ -69,24 +69,29 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
     .option('--cursor <cursor>', 'continue after the previous page')
     .action(
       act<ListOptions>(ctx, async (o) => {
-        const { page, exact } = await ctx.db(async (db) => {
-          const query = {
-            status: o.status,
-            type: o.type,
-            key: o.key,
-            createdBefore: o.olderThan === undefined ? undefined : new Date(Date.now() - o.olderThan),
-            limit: o.limit,
-            cursor: o.cursor,
-          };
-          // Payloads are printed under --json only: a text listing reads none (a page of large
-          // payloads costs it no memory).
-          const admin = outboxAdmin(ctx, o, db);
-          const listed: OutboxPage<OutboxRecord | OutboxSummary> = ctx.json
-            ? await admin.list(query)
-            : await admin.list({ ...query, payload: false });
-          const ids = ctx.json ? listed.items.map((item) => item.id) : [];
-          return { page: listed, exact: await jsonTexts(db, ctx.statementTimeoutMs(), 'outbox', ids) };
-        });
+        const query = {
+          status: o.status,
+          type: o.type,
+          key: o.key,
+          createdBefore: o.olderThan === undefined ? undefined : new Date(Date.now() - o.olderThan),
+          limit: o.limit,
+          cursor: o.cursor,
+        };
+        // Payloads are printed under --json only: a text listing reads none (a page of large
+        // payloads costs it no memory).
+        const { answer: page, exact } = await ctx.db((db) =>
+          withJsonTexts(
+            db,
+            ctx.statementTimeoutMs(),
+            'outbox',
+            (tx): Promise<OutboxPage<OutboxRecord | OutboxSummary>> =>
+              ctx.json
+                ? outboxAdmin(ctx, o, tx).list(query)
+                : outboxAdmin(ctx, o, tx).list({ ...query, payload: false }),
+            (listed) => listed.items.map((item) => item.id),
+            ctx.json,
+          ),
+        );
         printList(ctx, 'outbox list', page, outboxLine, (item) => exact.get(item.id));
       }),
     );
@@ -95,13 +100,15 @@ export function registerOutboxRead(group: Command, ctx: Context): void {
     group.command('show').description('one event with every field').argument('<id>', 'event id', uuid),
   ).action(
     act<ScopeOptions>(ctx, async (options, [id]) => {
-      const { record, exact } = await ctx.db(async (db) => {
-        const found = await outboxAdmin(ctx, options, db).get(id as string);
-        return {
-          record: found,
-          exact: await jsonTexts(db, ctx.statementTimeoutMs(), 'outbox', found === null ? [] : [found.id]),
-        };
-      });
+      const { answer: record, exact } = await ctx.db((db) =>
+        withJsonTexts(
+          db,
+          ctx.statementTimeoutMs(),
+          'outbox',
+          (tx) => outboxAdmin(ctx, options, tx).get(id as string),
+          (found) => (found === null ? [] : [found.id]),
+        ),
+      );
       if (record === null) throw new FerryError('FERRY_NOT_FOUND', `no event ${String(id)} in this scope`);
       printRecord(ctx, record, exact.get(record.id));
     }),
