@@ -115,6 +115,7 @@ const consoleIo: CliIo = {
   out: (line) => writeLine(process.stdout, stdoutReader, line),
   err: (line) => writeLine(process.stderr, stderrReader, line),
   isTTY: process.stdout.isTTY === true,
+  progress: process.stderr.isTTY === true ? process.stderr : undefined,
   closed: stdoutReader.signal,
 };
 

@@ -3,8 +3,14 @@ import type { SqlExecutor } from '@ferry/core';
 export interface CliIo {
   out(line: string): void;
   err(line: string): void;
-  /** True when output goes to a terminal: progress bars and the refreshing `top` screen. */
+  /** True when standard output is a terminal: the refreshing `top` screen. */
   readonly isTTY?: boolean;
+  /**
+   * The terminal progress bars draw on: standard error when it is a terminal (whatever standard
+   * output is), else undefined and no bar. Decided by the stream drawn on (review 102: a bar
+   * switched on by stdout being a terminal drew nothing when only stderr was one).
+   */
+  readonly progress?: NodeJS.WritableStream & { readonly isTTY?: boolean };
   /**
    * Aborted once the reader of standard output is gone (EPIPE: `ferry … | head -2`): `out` then
    * writes nothing, the command ends with its own exit code, and `top` stops refreshing.

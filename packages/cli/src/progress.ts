@@ -8,11 +8,12 @@ export interface Progress {
 
 const NONE: Progress = { add: () => undefined, stop: () => undefined };
 
-/** A progress bar on stderr when attached to a terminal (never under --json or in pipes). */
+/** A progress bar on the terminal CliIo.progress names (stderr's), none without one or under --json. */
 export function progress(ctx: Context, label: string, total: number): Progress {
-  if (!ctx.io.isTTY || ctx.json) return NONE;
+  const stream = ctx.io.progress;
+  if (stream === undefined || ctx.json) return NONE;
   const bar = new SingleBar(
-    { format: `${label} [{bar}] {value}/{total}`, stream: process.stderr, clearOnComplete: true },
+    { format: `${label} [{bar}] {value}/{total}`, stream, clearOnComplete: true },
     Presets.shades_classic,
   );
   bar.start(Math.max(total, 1), 0);
