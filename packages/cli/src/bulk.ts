@@ -1,3 +1,4 @@
+import { isFerryError } from '@ferry/core';
 import type { Command } from 'commander';
 import type { Context } from './command';
 import { UsageError } from './errors';
@@ -5,7 +6,9 @@ import { keepingDone } from './failure';
 import { stopNotes, stoppedBy, untilInterrupted, type Interruption } from './interrupt';
 import {
   countOutcomes,
+  NOT_APPLIED,
   NOT_ATTEMPTED,
+  OUTCOME_UNKNOWN,
   printActions,
   printNote,
   type ActionAnswer,
@@ -33,10 +36,15 @@ function notes(ctx: Context, action: string): Interruption {
   return stopNotes((line) => printNote(ctx, line), action);
 }
 
+/** What one transaction of a bulk command covers: one id (requeue, mark-failed) or a whole batch (retry). */
+export type Unit = 'id' | 'batch';
+
 /**
  * Runs `work` per batch with a progress bar and prints the answer, one outcome per id. `work`
- * records each outcome once it is committed (a batch's transaction, or each id's), so a failure
- * at a later batch is answered with what the earlier ones applied (FailedPartway), exit 1.
+ * records each outcome once it is committed (a batch's transaction, or each id's, as `unit`
+ * says), so a failure at a later batch is answered with what the earlier ones applied
+ * (FailedPartway), exit 1, and with every id known then and not answered (leftByFailure): those
+ * the failing transaction held NOT_APPLIED, the others NOT_ATTEMPTED.
  *
  * A first SIGINT / SIGTERM (untilInterrupted) starts no other batch, and `work` acting id by id
  * starts no other id once `stop` aborted; what is in flight finishes. The ids of `batches` known
@@ -50,6 +58,7 @@ export async function perBatch<T>(
   batches: readonly T[][] | AsyncIterable<T[]>,
   total: number,
   idOf: (item: T) => string,
+  unit: Unit,
   work: (batch: T[], record: (result: ActionResult) => void, stop: AbortSignal) => Promise<void>,
 ): Promise<number> {
   const bar = progress(ctx, acting.action, total);
@@ -71,15 +80,26 @@ export async function perBatch<T>(
         await keepingDone(answer, async () => {
           const unreached: string[] = [];
           let more = false;
-          for await (const batch of batches) {
-            if (!stop.aborted) await work(batch, record, stop);
-            if (!stop.aborted) continue;
-            unreached.push(...batch.map(idOf));
-            // A listing's next page is not read: what it holds is not known.
-            if (!Array.isArray(batches)) {
-              more = true;
-              break;
+          let started = 0;
+          let inFlight: T[] | undefined;
+          try {
+            for await (const batch of batches) {
+              started += 1;
+              inFlight = batch;
+              if (!stop.aborted) await work(batch, record, stop);
+              inFlight = undefined;
+              if (!stop.aborted) continue;
+              unreached.push(...batch.map(idOf));
+              // A listing's next page is not read: what it holds is not known.
+              if (!Array.isArray(batches)) {
+                more = true;
+                break;
+              }
             }
+          } catch (error) {
+            const later = Array.isArray(batches) ? batches.slice(started).flat() : [];
+            leftByFailure(error, results, (inFlight ?? []).map(idOf), later.map(idOf), unit);
+            throw error;
           }
           interrupted = leftOut(stop, results, unreached, more);
         });
@@ -90,6 +110,32 @@ export async function perBatch<T>(
     },
     notes(ctx, acting.action),
   );
+}
+
+/**
+ * After a failure part-way that followed some answered ids (else the error alone answers: nothing
+ * was applied): the ids the failing transaction held, NOT_APPLIED (it rolled back; `detail` the
+ * error's code), or OUTCOME_UNKNOWN when its COMMIT's answer was lost (FERRY_OUTCOME_UNKNOWN); the
+ * other ids known and not answered, NOT_ATTEMPTED. `inFlight`: the ids of the batch in flight;
+ * acting id by id (`unit`), only its first unanswered id was being changed. A listing's later
+ * pages are not known: the failure's hint says to list again.
+ */
+function leftByFailure(
+  error: unknown,
+  results: ActionResult[],
+  inFlight: readonly string[],
+  later: readonly string[],
+  unit: Unit,
+): void {
+  if (results.length === 0) return;
+  const answered = new Set(results.map((r) => r.id));
+  const open = inFlight.filter((id) => !answered.has(id));
+  const held = unit === 'id' ? open.slice(0, 1) : open;
+  const code = isFerryError(error) ? error.code : 'FERRY_UNEXPECTED';
+  const outcome = code === 'FERRY_OUTCOME_UNKNOWN' ? OUTCOME_UNKNOWN : NOT_APPLIED;
+  results.push(...held.map((id) => ({ id, outcome, detail: code })));
+  const rest = [...open.slice(held.length), ...later].filter((id) => !answered.has(id));
+  results.push(...rest.map((id) => ({ id, outcome: NOT_ATTEMPTED })));
 }
 
 /**

@@ -148,8 +148,14 @@ export interface Interrupted {
   readonly more: boolean;
 }
 
-/** The outcome of an id a signal stopped the command before. */
+/** The outcome of an id a signal, or a failure part-way, stopped the command before. */
 export const NOT_ATTEMPTED = 'not_attempted';
+
+/** The outcome of an id whose transaction failed part-way and rolled back (`detail`: the error's code). */
+export const NOT_APPLIED = 'not_applied';
+
+/** The outcome of an id whose transaction's COMMIT went unanswered (FERRY_OUTCOME_UNKNOWN): list it to know. */
+export const OUTCOME_UNKNOWN = 'outcome_unknown';
 
 const OK = new Set(['applied', 'accepted', 'duplicate']);
 

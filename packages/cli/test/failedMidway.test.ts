@@ -70,7 +70,7 @@ describe('ferry answers a failure part-way with what was done', () => {
       [second],
       () => cli('inbox', 'requeue', ...ids, '--reason', 'fixed', '--tenant', tenant, ...options),
     );
-    return { first, answer };
+    return { first, second, answer };
   }
 
   beforeAll(async () => {
@@ -93,7 +93,7 @@ describe('ferry answers a failure part-way with what was done', () => {
 
   it('a requeue that fails at its second batch still reports the first batch it applied (committed)', async () => {
     // The second batch misses the statement deadline.
-    const { first, answer } = await requeueSecondHeld(
+    const { first, second, answer } = await requeueSecondHeld(
       '--batch-size',
       '1',
       '--statement-timeout',
@@ -106,16 +106,29 @@ describe('ferry answers a failure part-way with what was done', () => {
     // The operator must learn from the answer which ids were changed before the failure; on main
     // the answer is the error alone, and `first` appears nowhere in it.
     const document = JSON.parse(answer.lines[0]!) as { results: unknown[]; error: { code: string } };
-    expect(document.results).toEqual([expect.objectContaining({ id: first, outcome: 'applied' })]);
+    // The id whose transaction failed is answered too (review 102): not applied, or unknown.
+    expect(document.results).toEqual([
+      expect.objectContaining({ id: first, outcome: 'applied' }),
+      {
+        id: second,
+        outcome: expect.stringMatching(/^(not_applied|outcome_unknown)$/),
+        detail: document.error.code,
+      },
+    ]);
     expect(document.error.code).toMatch(/FERRY_TIMEOUT|FERRY_OUTCOME_UNKNOWN/);
   });
 
   it('in text mode too: the ids applied before the failure (within one batch) on stdout, the summary says so', async () => {
-    const { first, answer } = await requeueSecondHeld('--statement-timeout', '500ms');
+    const { first, second, answer } = await requeueSecondHeld('--statement-timeout', '500ms');
     // One batch of two ids, each its own transaction: the first committed before the second failed.
     expect(answer.code).toBe(1);
-    expect(answer.lines).toEqual([`${first} applied`]);
-    expect(answer.errors[0]).toBe('ferry inbox requeue: 1 applied before the failure');
+    expect(answer.lines).toEqual([
+      `${first} applied`,
+      expect.stringMatching(new RegExp(`^${second} (not_applied|outcome_unknown): FERRY_`)),
+    ]);
+    expect(answer.errors[0]).toMatch(
+      /^ferry inbox requeue: 1 applied, 1 (not_applied|outcome_unknown) before the failure$/,
+    );
     expect(answer.errors[1]).toMatch(/^ferry inbox requeue: FERRY_(TIMEOUT|OUTCOME_UNKNOWN): /);
   });
 

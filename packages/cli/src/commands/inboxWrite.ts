@@ -113,7 +113,7 @@ async function requeue(ctx: Context, o: RequeueOptions, targets: VersionedId[]):
   const a = audit(ctx, o);
   const acting = { action: 'inbox requeue', dryRun: a.dryRun };
   const idOf = (target: Target): string => target.id;
-  return perBatch(ctx, acting, batches, total, idOf, (batch, record, stop) =>
+  return perBatch(ctx, acting, batches, total, idOf, 'id', (batch, record, stop) =>
     ctx.db(async (db) => {
       const admin = inboxAdmin(ctx, o, db);
       // Each id is its own audited transaction: recorded as soon as it committed; after a signal

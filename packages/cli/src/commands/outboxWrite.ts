@@ -55,7 +55,7 @@ async function retry(ctx: Context, o: RetryOptions, ids: string[]): Promise<numb
   const total = ids.length > 0 ? ids.length : (await ctx.db((db) => outboxAdmin(ctx, o, db).stats())).failed;
   const batches = ids.length > 0 ? chunks(ids, batchSize) : failedPages(ctx, o);
   const acting = { action: 'outbox retry', dryRun: o.dryRun === true };
-  return perBatch(ctx, acting, batches, total, String, (batch, record) =>
+  return perBatch(ctx, acting, batches, total, String, 'batch', (batch, record) =>
     ctx.db(async (db) => {
       const admin = outboxAdmin(ctx, o, db);
       await recordOutboxResults(admin, await admin.retryMany(batch, audit(ctx, o)), 'FAILED', record);
@@ -84,7 +84,7 @@ export function registerOutboxWrite(group: Command, ctx: Context): void {
         // The reason is markFailed's own argument (last_error); its audit options refuse one.
         const { actor, dryRun } = audit(ctx, o);
         const acting = { action: 'outbox mark-failed', dryRun: o.dryRun === true };
-        return perBatch(ctx, acting, chunks(list, 1), list.length, String, ([id], record) =>
+        return perBatch(ctx, acting, chunks(list, 1), list.length, String, 'id', ([id], record) =>
           ctx.db(async (db) => {
             const admin = outboxAdmin(ctx, o, db);
             const marked = await admin.markFailed(id as string, reason, { actor, dryRun });
