@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { UsageError } from '../errors';
-import { printList, timeText } from '../output';
+import { printList, timeText, word } from '../output';
 import { instant, positiveInt, uuid } from '../parse';
 
 interface AuditListOptions {
@@ -22,13 +22,13 @@ export function auditLine(e: AuditEntry): string {
   return [
     e.id,
     timeText(e.at),
-    e.action,
+    word(e.action),
     e.dryRun ? 'dry-run' : 'applied-run',
     `outcome=${e.outcome}`,
     `actor=${JSON.stringify(e.actor)}`,
-    `scope=${e.scope}`,
+    `scope=${word(e.scope)}`,
     `reason=${e.reason === null ? '-' : JSON.stringify(e.reason)}`,
-    `ids=${e.ids.length === 0 ? '-' : e.ids.join(',')}`,
+    `ids=${e.ids.length === 0 ? '-' : e.ids.map(word).join(',')}`,
     `results=${JSON.stringify(e.results)}`,
   ].join(' ');
 }

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { withJsonTexts } from '../exactJson';
-import { printList, printRecord, printStats, timeText } from '../output';
+import { printList, printRecord, printStats, timeText, word } from '../output';
 import { choice, positiveInt, uuid } from '../parse';
 import { checkInboxScope, inboxAdmin, inboxScoped, type ScopeOptions } from '../scope';
 
@@ -12,9 +12,9 @@ export function inboxLine(r: InboxRecord): string {
     r.id,
     r.status,
     `version=${r.rowVersion}`,
-    `consumer=${r.consumer}`,
-    `message=${r.messageId}`,
-    `tenant=${r.tenantId ?? '-'}`,
+    `consumer=${word(r.consumer)}`,
+    `message=${word(r.messageId)}`,
+    `tenant=${r.tenantId === null ? '-' : word(r.tenantId)}`,
     `attempts=${r.attempts}/${r.maxAttempts}`,
     `created=${timeText(r.createdAt)}`,
     `error=${r.lastError === null ? '-' : JSON.stringify(r.lastError)}`,

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { withJsonTexts } from '../exactJson';
-import { printList, printRecord, printStats, timeText } from '../output';
+import { printList, printRecord, printStats, timeText, word } from '../output';
 import { age, choice, positiveInt, uuid } from '../parse';
 import { outboxAdmin, outboxScoped, outboxScopeName, type ScopeOptions } from '../scope';
 
@@ -20,9 +20,9 @@ export function outboxLine(r: OutboxRecord | OutboxSummary): string {
   return [
     r.id,
     r.status,
-    r.type,
-    `tenant=${r.tenantId ?? '-'}`,
-    `key=${r.orderingKey ?? '-'}`,
+    word(r.type),
+    `tenant=${r.tenantId === null ? '-' : word(r.tenantId)}`,
+    `key=${r.orderingKey === null ? '-' : word(r.orderingKey)}`,
     `retries=${r.retryCount}/${r.maxRetries}`,
     `created=${timeText(r.createdAt)}`,
     `error=${r.lastError === null ? '-' : JSON.stringify(r.lastError)}`,
