@@ -51,6 +51,16 @@ async function whileLocked<T>(table: string, id: string, work: () => Promise<T>)
   }
 }
 
+/** `outbox retry` of `n` FAILED events, two a batch, while another session holds the `held`th one. */
+async function retryHeld(n: number, held: number) {
+  const tenant = `t-${randomUUID()}`;
+  const ids = await failedEvents(tenant, n);
+  const run = await whileLocked('outbox_events', ids[held]!, () =>
+    d.cli('outbox', 'retry', ...ids, '--batch-size', '2', '--tenant', tenant, '--statement-timeout', '500ms'),
+  );
+  return { ids, run };
+}
+
 interface Answer {
   results: Array<{ id: string; outcome: string; detail?: string }>;
   counts: Record<string, number>;
@@ -87,55 +97,21 @@ it('inbox requeue: applied, then the id in flight not_applied, then the ids neve
 });
 
 it('outbox retry failing at its first batch answers the error alone: nothing was applied (a guard)', async () => {
-  const tenant = `t-${randomUUID()}`;
-  const [a, b, c, e] = await failedEvents(tenant, 4);
-  const run = await whileLocked('outbox_events', b!, () =>
-    d.cli(
-      'outbox',
-      'retry',
-      a!,
-      b!,
-      c!,
-      e!,
-      '--batch-size',
-      '2',
-      '--tenant',
-      tenant,
-      '--statement-timeout',
-      '500ms',
-    ),
-  );
+  const { ids, run } = await retryHeld(4, 1);
   expect(run.code).toBe(1);
   expect(run.lines).toEqual([]);
   expect(run.errors[0]).toMatch(/^ferry outbox retry: FERRY_TIMEOUT: /);
   // The first batch (a, b) is one transaction: b's lock holds it, and it rolls back whole.
   const [first] = await d.test.db.query<{ status: string }>(
     'SELECT status FROM outbox_events WHERE id = $1::uuid',
-    [a],
+    [ids[0]],
   );
   expect(first?.status).toBe('FAILED');
 });
 
 it('outbox retry: a later batch failing names the ids of its batch not_applied and the rest not_attempted', async () => {
-  const tenant = `t-${randomUUID()}`;
-  const [a, b, c, e, f] = await failedEvents(tenant, 5);
-  const run = await whileLocked('outbox_events', c!, () =>
-    d.cli(
-      'outbox',
-      'retry',
-      a!,
-      b!,
-      c!,
-      e!,
-      f!,
-      '--batch-size',
-      '2',
-      '--tenant',
-      tenant,
-      '--statement-timeout',
-      '500ms',
-    ),
-  );
+  const { ids, run } = await retryHeld(5, 2);
+  const [a, b, c, e, f] = ids;
   expect(run.code).toBe(1);
   expect(run.lines).toEqual([
     `${a} applied`,

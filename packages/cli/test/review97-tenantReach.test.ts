@@ -100,7 +100,7 @@ describe('review97: hostile bytes of a stored receipt', () => {
     // eslint-disable-next-line no-control-regex -- finding control characters is the point
     const terminal = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
     for (const line of [...text.lines, ...text.errors, ...json.lines]) expect(line).not.toMatch(terminal);
-    expect(text.lines[0]).toContain('consumer=work\\u001b[31m');
+    expect(text.lines[0]).toContain('consumer="work\\u001b[31m"');
     const item = (JSON.parse(json.lines[0]!) as { item: Record<string, unknown> }).item;
     expect(item.consumer).toBe('work\u001b[31m');
     expect(item.lastError).toBe('err\u001b]0;owned\u0007');
