@@ -181,6 +181,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'stripUrlCredentials',
     'timerOption',
     'transportError',
+    'withTranslation',
     'withoutOverruledTenant',
   ],
   '@ferry/core/metrics': [
