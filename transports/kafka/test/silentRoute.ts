@@ -2,7 +2,9 @@
  * A TCP link to the first broker that every connection of the process to its port goes through
  * (net.Socket's connect, as test-support/tcpNoDelay.ts watches it: @platformatic/kafka has no
  * socket factory and connects to the advertised broker itself), and that can go silent: nothing
- * crosses it either way, every connection stays open. Restores net.Socket's connect at close().
+ * crosses it either way, every connection stays open, also when a client ends its side (its FIN
+ * is not answered, as behind a network blackhole: a client that waits for the broker's FIN to
+ * close a socket waits for ever). Restores net.Socket's connect at close().
  */
 import net from 'node:net';
 import { brokers } from './support';
@@ -36,7 +38,8 @@ export class SilentRoute {
   static async start(): Promise<SilentRoute> {
     const [host, port] = brokers()[0]!.split(':');
     let route: SilentRoute | null = null;
-    const server = net.createServer((client) => route!.pair(client));
+    // Half-open: a client's FIN is answered only while the link is not silent (pair()).
+    const server = net.createServer({ allowHalfOpen: true }, (client) => route!.pair(client));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     route = new SilentRoute(server, host!, Number(port));
     return route;
@@ -76,6 +79,7 @@ export class SilentRoute {
       else upstream.write(data);
     });
     upstream.on('data', (data) => this.silent || client.write(data));
+    client.on('end', () => this.silent || upstream.end());
     const end = () => {
       if (this.silent) return;
       client.destroy();

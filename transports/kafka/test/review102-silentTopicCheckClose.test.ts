@@ -1,0 +1,119 @@
+/**
+ * Review 102: close() while a topic listing of an admin client is in flight and the cluster goes
+ * silent (its TCP links stay open, nothing answers): a publisher's check of a suspect topic
+ * (topicPresence.ts) and a consumer's start check (startChecks.ts). close() settles within its
+ * bound (closeTimeoutMs) and, like the producer's and the consumer's (reviews 99 and 100), the
+ * admin client's sockets are destroyed: none is left to the cluster.
+ * Runs on both clients (platformatic/review102-silentTopicCheckClose).
+ *
+ * Every broker connection of the process is routed through a SilentRoute (./silentRoute). The
+ * shared broker is never touched.
+ */
+import { attachKafkaConsumer, KafkaPublisher } from '../src';
+import { ConsumerHarness } from './consumerHarness';
+import { outboxMessage, quickRetries, testConnection, uniqueName, waitFor } from './support';
+import { SilentRoute } from './silentRoute';
+import { outcomeWithin } from '../../../test-support/deadlines';
+import { openSocketsTo } from '../../../test-support/openSockets';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
+
+failOnUnhandledRejections();
+jest.setTimeout(180_000);
+
+/** Far beyond the test: a close() that waits for the client's requests to time out hangs here. */
+const REQUEST_TIMEOUT_MS = 600_000;
+/** The publish's own bound (the check's too): long enough for a send to a missing topic to fail in the client. */
+const CONFIRM_TIMEOUT_MS = 60_000;
+const CLOSE_TIMEOUT_MS = 2_000;
+/** closeTimeoutMs and room for the test machine. */
+const CLOSE_WITHIN_MS = 20_000;
+
+let harness: ConsumerHarness;
+
+beforeAll(async () => {
+  harness = await ConsumerHarness.create();
+});
+
+afterAll(async () => {
+  await harness.close();
+});
+
+test('close() of a publisher whose topic check is in flight on a silent cluster settles within its bound and leaves no socket', async () => {
+  const route = await SilentRoute.start();
+  try {
+    const publisher = new KafkaPublisher(
+      testConnection({ ...quickRetries(), requestTimeoutMs: REQUEST_TIMEOUT_MS }),
+      {
+        defaultDestination: uniqueName('r102-missing'),
+        confirmTimeoutMs: CONFIRM_TIMEOUT_MS,
+        closeTimeoutMs: CLOSE_TIMEOUT_MS,
+      },
+    );
+    const never = new AbortController().signal;
+    // A send to a topic the cluster does not have: the topic is suspect from now on.
+    expect(await publisher.publish([outboxMessage()], never)).toEqual([
+      expect.objectContaining({ status: 'retryable' }),
+    ]);
+    // The next publish checks it first (its admin client connects and lists the topics): missing.
+    expect(await publisher.publish([outboxMessage()], never)).toEqual([
+      expect.objectContaining({ status: 'retryable' }),
+    ]);
+
+    route.silence();
+    const message = outboxMessage();
+    const publishing = publisher.publish([message], never);
+    await waitFor(
+      () => route.dropped > 0,
+      () => 'the topic check never reached the link',
+    );
+
+    const closed = await outcomeWithin(Promise.all([publisher.close(), publisher.close()]), CLOSE_WITHIN_MS);
+    expect(closed).toEqual({ value: [undefined, undefined] });
+    expect(await outcomeWithin(publishing, 1_000)).toEqual({
+      value: [
+        expect.objectContaining({
+          id: message.id,
+          status: expect.stringMatching(/^(retryable|unavailable)$/),
+        }),
+      ],
+    });
+    // Nothing of the check is left to the silent cluster once close() resolved.
+    expect(openSocketsTo(route.port)).toBe(0);
+  } finally {
+    await route.close();
+  }
+});
+
+test('close() of a consumer whose start check is listing the topics when the cluster goes silent settles within its bound and leaves no socket', async () => {
+  const topic = await harness.topicPair('r102-start-check');
+  const route = await SilentRoute.start();
+  try {
+    const connection = testConnection({ requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    // The cluster goes silent as the start check's admin client has connected: its listing is unanswered.
+    const connectAdmin = connection.driver.admin.bind(connection.driver);
+    let silenced = false;
+    jest.spyOn(connection.driver, 'admin').mockImplementation(async (signal) => {
+      const admin = await connectAdmin(signal);
+      route.silence();
+      silenced = true;
+      return admin;
+    });
+    const consumer = attachKafkaConsumer(harness.acceptor, {
+      connection,
+      topic,
+      groupId: uniqueName('r102-group'),
+      consumer: 'review102',
+      closeTimeoutMs: CLOSE_TIMEOUT_MS,
+    });
+    await waitFor(
+      () => silenced && route.dropped > 0,
+      () => 'the start check never listed the topics',
+    );
+
+    const closed = await outcomeWithin(Promise.all([consumer.close(), consumer.close()]), CLOSE_WITHIN_MS);
+    expect(closed).toEqual({ value: [undefined, undefined] });
+    expect(openSocketsTo(route.port)).toBe(0);
+  } finally {
+    await route.close();
+  }
+});
