@@ -87,8 +87,10 @@ export class TopicPresence {
   }
 
   /**
-   * Disconnects the admin clients, the current one and those given up on (a connect in flight
-   * fails at once); nothing of them runs once it resolves, and nothing is checked afterwards.
+   * Disconnects the admin clients, the current one and those given up on; nothing of them runs
+   * once it resolves, and nothing is checked afterwards. A dropped admin client's signal aborts,
+   * which fails its connect in flight at once and destroys it once connected (a listing a silent
+   * cluster never answers held its disconnect, and so the publisher's close(): review 102).
    */
   async close(): Promise<void> {
     this.closed = true;

@@ -46,6 +46,7 @@ function slowCluster(): { connection: KafkaConnection; admins: () => number } {
       deleteTopics: () => Promise.reject(new Error('unused')),
       deleteGroups: () => Promise.reject(new Error('unused')),
       disconnect: async () => gone.abort(),
+      destroy: async () => gone.abort(),
     };
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => resolve(client), CONNECT_MS);

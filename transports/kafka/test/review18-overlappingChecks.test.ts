@@ -38,6 +38,7 @@ test('an admin client whose overlapping checks both missed their deadline is dro
     disconnect: async () => {
       disconnectedAt ??= Date.now();
     },
+    destroy: async () => undefined,
   };
   const connection = { driver: { admin: () => Promise.resolve(admin) } } as unknown as KafkaConnection;
   const presence = new TopicPresence(connection);

@@ -6,7 +6,7 @@ interface ConnectingClient {
 }
 
 /**
- * The open broker sockets of one @platformatic/kafka client (producer or consumer, its stream's
+ * The open broker sockets of one @platformatic/kafka client (producer, consumer or admin, its stream's
  * fetch connections too), for a close that reached its bound (closeTimeoutMs): destroy() ends
  * them all at once, failing whatever the client still waits for from a silent cluster (a send,
  * a LeaveGroup), and a socket the client opens after it (a retry) ends at once.

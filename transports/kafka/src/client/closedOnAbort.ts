@@ -16,3 +16,22 @@ export async function closedOnAbort<T>(
     signal.removeEventListener('abort', abort);
   }
 }
+
+/**
+ * Calls `destroy` once `signal` aborts (at once if it has), unless the returned function was
+ * called first: a connected client whose owner is closing ends at once (KafkaClientDriver.admin).
+ * Without a signal, nothing is watched.
+ */
+export function destroyedOnAbort(
+  signal: AbortSignal | undefined,
+  destroy: () => Promise<unknown>,
+): () => void {
+  if (signal === undefined) return () => undefined;
+  const abort = () => void destroy().catch(() => undefined);
+  if (signal.aborted) {
+    abort();
+    return () => undefined;
+  }
+  signal.addEventListener('abort', abort, { once: true });
+  return () => signal.removeEventListener('abort', abort);
+}

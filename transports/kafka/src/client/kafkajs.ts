@@ -8,6 +8,7 @@ import { dropLossyHeaderNames } from './kafkajsHeaderNames';
 import { KafkajsProducer } from './kafkajsProducer';
 import { SequencedSends } from './sequencedSends';
 import { SeedRotation } from './seedRotation';
+import { destroyedOnAbort } from './closedOnAbort';
 import { waitForLeaders } from './leaders';
 import type { KafkaLogLevel, ResolvedConnectionOptions } from '../connectionOptions';
 import { CLEANUP_POLICY, TOPIC_RESOURCE } from './topicConfigs';
@@ -91,7 +92,9 @@ export class KafkajsDriver implements KafkaClientDriver {
   /**
    * An admin client of its own, closed entirely by its disconnect() (nothing of it runs once it
    * resolves). Without `signal` (the topology helpers) its connect is kafkajs's, retries
-   * included; with one (the publisher's topic check) it goes through the gate like a producer's.
+   * included; with one (the publisher's topic check, the consumer's start check) it goes through
+   * the gate like a producer's, and the signal's abort destroys it (its sockets, with an error:
+   * kafkajs fails a connection's requests in flight on 'error', and its disconnect waits for them).
    */
   async admin(signal?: AbortSignal): Promise<DriverAdmin> {
     const { kafka, gate } = this.gated(signal ?? new AbortController().signal);
@@ -102,6 +105,8 @@ export class KafkajsDriver implements KafkaClientDriver {
       await gate.disconnect(admin).catch(() => undefined);
       throw error;
     }
+    const destroy = () => gate.release(new Error('the admin client is closing'));
+    const unwatch = destroyedOnAbort(signal, destroy);
     return {
       listTopics: () => admin.listTopics(),
       cleanupPolicies: async (topics) => {
@@ -136,7 +141,11 @@ export class KafkajsDriver implements KafkaClientDriver {
       deleteGroups: async (groupIds) => {
         await admin.deleteGroups([...groupIds]);
       },
-      disconnect: () => gate.disconnect(admin),
+      disconnect: () => {
+        unwatch();
+        return gate.disconnect(admin);
+      },
+      destroy,
     };
   }
 }

@@ -1,6 +1,6 @@
 import { requireOptionalPeer } from '@ferry/core/transport';
 import type { ResolvedConnectionOptions } from '../connectionOptions';
-import { closedOnAbort } from './closedOnAbort';
+import { closedOnAbort, destroyedOnAbort } from './closedOnAbort';
 import { ClientSockets } from './clientSockets';
 import { CLEANUP_POLICY, TOPIC_RESOURCE } from './topicConfigs';
 import { waitForLeaders } from './leaders';
@@ -139,6 +139,7 @@ export class PlatformaticDriver implements KafkaClientDriver {
   async admin(signal?: AbortSignal): Promise<DriverAdmin> {
     const { Admin } = platformaticKafka();
     const admin = new Admin({ ...this.base });
+    const sockets = new ClientSockets(admin);
     try {
       // The client connects on first use; asking for the brokers' API versions connects now.
       if (signal)
@@ -152,6 +153,8 @@ export class PlatformaticDriver implements KafkaClientDriver {
       await admin.close().catch(() => undefined);
       throw error;
     }
+    const destroy = () => sockets.destroy();
+    const unwatch = destroyedOnAbort(signal, destroy);
     return {
       listTopics: () => admin.listTopics(),
       cleanupPolicies: async (topics) => {
@@ -183,7 +186,11 @@ export class PlatformaticDriver implements KafkaClientDriver {
       },
       deleteTopics: (topics) => admin.deleteTopics({ topics: [...topics] }),
       deleteGroups: (groups) => admin.deleteGroups({ groups: [...groups] }),
-      disconnect: () => admin.close(),
+      disconnect: () => {
+        unwatch();
+        return admin.close();
+      },
+      destroy,
     };
   }
 }

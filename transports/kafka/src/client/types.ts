@@ -173,6 +173,12 @@ export interface DriverAdmin {
   deleteTopics(topics: readonly string[]): Promise<void>;
   deleteGroups(groupIds: readonly string[]): Promise<void>;
   disconnect(): Promise<void>;
+  /**
+   * Ends the client at once, whatever its disconnect() still waits for (a listing a silent
+   * cluster never answers): its sockets are destroyed, which fails its requests in flight, and no
+   * new one opens. Called by the driver when the admin's signal aborts (KafkaClientDriver.admin).
+   */
+  destroy(): Promise<void>;
 }
 
 export interface KafkaClientDriver {
@@ -187,8 +193,11 @@ export interface KafkaClientDriver {
   consumer(options: DriverConsumerOptions): DriverConsumer;
   /**
    * A connected admin client. With `signal`, its connect is like DriverProducer.connect: one
-   * try, failed at once when the signal aborts, nothing of it left running once it settled.
-   * Without, the client's own connect retries apply.
+   * try, failed at once when the signal aborts, nothing of it left running once it settled; and
+   * once connected, the signal's abort destroys it (DriverAdmin.destroy) until it is
+   * disconnected: its owner is closing, and a listing the cluster does not answer fails at once
+   * instead of holding the owner's close() (review 102: an admin client only reads, it has
+   * nothing to finish). Without, the client's own connect retries apply.
    */
   admin(signal?: AbortSignal): Promise<DriverAdmin>;
 }
