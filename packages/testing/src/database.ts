@@ -34,6 +34,14 @@ export interface ServerDatabaseOptions {
  */
 const CONNECT_DEADLINE_MS = 10_000;
 
+/**
+ * How long each statement on the server connection (the drop's and create's) may wait for its
+ * answer (node-postgres's client-side `query_timeout`, as ferry's LISTEN connection has it): a
+ * server that went silent after the connect (a network blackhole, no FIN) held the call and the
+ * process for ever (review 102). Far above what a DROP ... WITH (FORCE) or a CREATE DATABASE takes.
+ */
+const STATEMENT_DEADLINE_MS = 20_000;
+
 /** PostgreSQL's longest identifier (NAMEDATALEN - 1 bytes); a longer name is silently truncated. */
 const MAX_IDENTIFIER_BYTES = 63;
 
@@ -89,6 +97,7 @@ async function onServer(
   const client = new Client({
     connectionString: server.toString(),
     connectionTimeoutMillis: CONNECT_DEADLINE_MS,
+    query_timeout: STATEMENT_DEADLINE_MS,
   });
   // An error of the client after the work gave up on it (the server closing the connection) is
   // not an uncaught exception.
@@ -104,9 +113,20 @@ async function onServer(
   }
   try {
     await work(client);
+  } catch (error) {
+    if (!isQueryTimeout(error)) throw error;
+    throw new Error(
+      `PostgreSQL at ${server.host} (database ${maintenance}) did not answer a statement within ${STATEMENT_DEADLINE_MS} ms`,
+      { cause: error },
+    );
   } finally {
     await endClientWithin(client);
   }
+}
+
+/** node-postgres's error when `query_timeout` passed without the server's answer. */
+function isQueryTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Query read timeout';
 }
 
 /**
