@@ -7,7 +7,11 @@
  * close a socket waits for ever). Restores net.Socket's connect at close().
  */
 import net from 'node:net';
+import type { OutboxMessage, PublishOutcome } from '@ferry/core';
+import type { KafkaPublisher } from '../src';
 import { brokers } from './support';
+import { outcomeWithin } from '../../../test-support/deadlines';
+import { openSocketsTo } from '../../../test-support/openSockets';
 
 /** A TCP link to the broker that every connection to its port goes through, and that can go silent. */
 export class SilentRoute {
@@ -91,4 +95,26 @@ export class SilentRoute {
       socket.on('close', () => this.sockets.delete(socket));
     }
   }
+}
+
+/**
+ * Closes `publisher` (twice, as callers may) on a silent `route` and expects what reviews 100 and
+ * 102 hold: close() settles within `withinMs`, the publish of `message` in flight is told at once
+ * that it is not sent (retryable or unavailable, never `sent`), and no socket to the route is left.
+ */
+export async function expectClosedNotSent(
+  route: SilentRoute,
+  publisher: KafkaPublisher,
+  publishing: Promise<readonly PublishOutcome[]>,
+  message: OutboxMessage,
+  withinMs: number,
+): Promise<void> {
+  const closed = await outcomeWithin(Promise.all([publisher.close(), publisher.close()]), withinMs);
+  expect(closed).toEqual({ value: [undefined, undefined] });
+  expect(await outcomeWithin(publishing, 1_000)).toEqual({
+    value: [
+      expect.objectContaining({ id: message.id, status: expect.stringMatching(/^(retryable|unavailable)$/) }),
+    ],
+  });
+  expect(openSocketsTo(route.port)).toBe(0);
 }

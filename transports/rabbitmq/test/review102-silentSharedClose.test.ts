@@ -41,7 +41,7 @@ test('a consumer on a shared connection whose link went silent: close() settles 
   });
   // Another user of the shared connection.
   const neighbour = new RabbitPublisher(shared, { confirmTimeoutMs: 5_000 });
-  const lock = { end: async () => undefined };
+  const lock: { end: () => Promise<void> } = { end: async () => undefined };
   try {
     const events: TransportConsumerEvent[] = [];
     const consumer: RabbitConsumer = await fixture.attach({
