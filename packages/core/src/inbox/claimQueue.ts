@@ -25,6 +25,8 @@ export class ClaimQueue<TTx> {
   private readonly batches: Batch[] = [];
   /** Lease stops not yet settled (a renewal in flight); release() waits for them. */
   private readonly stopping = new Set<Promise<void>>();
+  /** Gives back of dropped batches not yet settled; release() waits for them. */
+  private readonly givingBack = new Set<Promise<void>>();
 
   constructor(private readonly deps: ProcessDeps<TTx>) {}
 
@@ -84,13 +86,22 @@ export class ClaimQueue<TTx> {
   async release(): Promise<number> {
     const waiting = this.batches.flatMap((batch) => [...batch.rows.values()]);
     for (const batch of [...this.batches]) this.finish(batch);
-    await Promise.all(this.stopping);
-    if (waiting.length === 0) return 0;
+    await Promise.all([...this.stopping, ...this.givingBack]);
+    return (await this.giveBack(waiting)).length;
+  }
+
+  /**
+   * Gives `receipts` back, their attempt returned (releaseClaims, fenced by claim token and an
+   * unexpired lease: a row taken over or expired is left alone); resolves the ids released. A
+   * failure is reported and the lease recovers those rows.
+   */
+  private async giveBack(receipts: readonly ClaimedReceipt[]): Promise<string[]> {
+    if (receipts.length === 0) return [];
     try {
-      return (await this.deps.ops.release(waiting)).length;
+      return await this.deps.ops.release(receipts);
     } catch (error) {
       emitInfrastructure(this.deps, 'release', error);
-      return 0;
+      return [];
     }
   }
 
@@ -105,11 +116,20 @@ export class ClaimQueue<TTx> {
     return true;
   }
 
-  /** The batch's lease can no longer be proven: its rows are not started. */
+  /**
+   * The batch's lease can no longer be proven locally: its rows are not started, and are given
+   * back (release() waits for that). The database may well still hold them under their token (an
+   * event loop a CPU-bound handler blocked past the proof, renewals that failed): left to their
+   * lease, each had spent an attempt no handler used, and the last one made it DEAD (review 103).
+   */
   private drop(batch: Batch): void {
-    for (const receipt of batch.rows.values()) this.lost(receipt);
+    const rows = [...batch.rows.values()];
+    for (const receipt of rows) this.lost(receipt);
     batch.rows.clear();
     this.finish(batch);
+    if (rows.length === 0) return;
+    const given = this.giveBack(rows).then(() => void this.givingBack.delete(given));
+    this.givingBack.add(given);
   }
 
   private finish(batch: Batch): void {
