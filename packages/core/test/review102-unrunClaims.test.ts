@@ -19,11 +19,8 @@ import { Pool } from 'pg';
 import { fromPg, pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { claimReceipts } from '../src/inbox/sql/claim';
-import { processReceipt, type ProcessDeps } from '../src/inbox/process';
-import { sqlWorkerOps } from '../src/inbox/workerOps';
-import { resolveInboxOptions } from '../src/inbox/options';
-import { prismaTransactions } from '../src/sql/executor';
-import { makeInbox, message, quietLogger, receiptRow, waitFor } from './inbox/helpers';
+import { processReceipt } from '../src/inbox/process';
+import { makeInbox, message, receiptRow, sqlProcessDeps, waitFor } from './inbox/helpers';
 
 jest.setTimeout(60_000);
 
@@ -85,20 +82,10 @@ it('processReceipt with a shutdown signal already aborted runs no handler and gi
   const { record } = await inbox.accept(message());
   const [claim] = await claimReceipts(t.db, ['orders'], 1, WORKER.leaseMs, WORKER.maxAttempts);
   const ran: string[] = [];
-  const { worker, redact } = resolveInboxOptions({
+  const deps = sqlProcessDeps(t, {
     worker: WORKER,
-    handlers: { orders: async () => undefined },
-  });
-  const deps: ProcessDeps<unknown> = {
-    ops: sqlWorkerOps(prismaTransactions(t.prisma), t.db, worker) as never,
-    worker,
     handlers: { orders: async (_payload, context) => void ran.push(context.receiptId) },
-    wrappers: [],
-    random: Math.random,
-    observer: undefined,
-    logger: quietLogger,
-    redact,
-  };
+  });
   const shutdown = new AbortController();
   shutdown.abort(new Error('closed'));
   const outcome = await processReceipt(claim!, deps, shutdown.signal, performance.now());

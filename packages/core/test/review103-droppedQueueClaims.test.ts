@@ -19,12 +19,9 @@
 import type { InboxEvent } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { ClaimQueue } from '../src/inbox/claimQueue';
-import { resolveInboxOptions } from '../src/inbox/options';
 import type { ProcessDeps } from '../src/inbox/process';
 import { claimReceipts } from '../src/inbox/sql/claim';
-import { sqlWorkerOps } from '../src/inbox/workerOps';
-import { prismaTransactions } from '../src/sql/executor';
-import { makeInbox, message, quietLogger, receiptRow } from './inbox/helpers';
+import { makeInbox, message, receiptRow, sqlProcessDeps } from './inbox/helpers';
 
 jest.setTimeout(60_000);
 
@@ -40,17 +37,7 @@ const WORKER = { maxAttempts: 1, leaseMs: 60_000, heartbeatIntervalMs: 1_000 };
 
 function queueDeps(consumer: string, events: InboxEvent[]): ProcessDeps<unknown> {
   const handlers = { [consumer]: async () => undefined };
-  const { worker, redact } = resolveInboxOptions({ worker: WORKER, handlers });
-  return {
-    ops: sqlWorkerOps(prismaTransactions(t.prisma), t.db, worker) as never,
-    worker,
-    handlers,
-    wrappers: [],
-    random: Math.random,
-    observer: (event) => void events.push(event),
-    logger: quietLogger,
-    redact,
-  };
+  return sqlProcessDeps(t, { worker: WORKER, handlers, observer: (event) => void events.push(event) });
 }
 
 it('a queued batch whose lease can no longer be proven locally gives its claims back, their attempt returned', async () => {

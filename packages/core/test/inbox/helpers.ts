@@ -19,6 +19,10 @@ import type { TestDatabase } from '../../../../test-support/database';
 import { waitUntil } from '@ferry/testing';
 import { claimReceipts } from '../../src/inbox/sql/claim';
 import type { ClaimedReceipt } from '../../src/inbox/types';
+import { resolveInboxOptions } from '../../src/inbox/options';
+import type { ProcessDeps } from '../../src/inbox/process';
+import { sqlWorkerOps } from '../../src/inbox/workerOps';
+import { prismaTransactions } from '../../src/sql/executor';
 
 export const quietLogger = pino({ level: 'silent' });
 
@@ -240,4 +244,25 @@ export async function requeueHandSetHistory(
     reason: 'hand-edited history',
   });
   return { id, before, requeued };
+}
+
+/**
+ * What processReceipt and the claim queue are given by a worker (ProcessDeps) over the test
+ * database: ferry's statements on `t.db`, the handler transactions on `t.prisma`.
+ */
+export function sqlProcessDeps(
+  t: TestDatabase,
+  options: Pick<InboxOptions, 'worker' | 'handlers' | 'observer'>,
+): ProcessDeps<unknown> {
+  const { worker, redact } = resolveInboxOptions({ worker: options.worker, handlers: options.handlers });
+  return {
+    ops: sqlWorkerOps(prismaTransactions(t.prisma), t.db, worker) as never,
+    worker,
+    handlers: (options.handlers ?? {}) as ProcessDeps<unknown>['handlers'],
+    wrappers: [],
+    random: Math.random,
+    observer: options.observer,
+    logger: quietLogger,
+    redact,
+  };
 }
