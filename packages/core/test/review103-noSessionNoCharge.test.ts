@@ -1,0 +1,115 @@
+/**
+ * Review 103 (inbox worker, an outage of the application's pool): a claimed receipt whose handler
+ * transaction never got a session (every connection of the application's pool busy past
+ * transactionMaxWaitMs, the server refusing connections) never ran its handler.
+ *
+ * What happened on main: the failure was scheduled as a retry with the attempt its claim consumed:
+ * at worker.maxAttempts 1 the receipt went DEAD ("attempts exhausted") although no handler ever ran,
+ * so an application whose pool was exhausted for a while dead-lettered healthy messages.
+ *
+ * What should happen: as an outage spends no attempt elsewhere (the relay's `unavailable`, the
+ * inbox's failed claims), the claim is given back with its attempt returned, due again after the
+ * retry backoff (not at once: the worker would claim it again in a loop), an infrastructure-error
+ * observed; once the pool frees up the handler runs and completes. A failure of the handler's own
+ * statements still costs its attempt (checked beside it).
+ */
+import { Pool } from 'pg';
+import { fromPg, pgTransactions, type InboxEvent } from '@ferry/core';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { makeInbox, message, receiptRow } from './inbox/helpers';
+
+jest.setTimeout(60_000);
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+const WORKER = {
+  concurrency: 1,
+  maxAttempts: 1,
+  leaseMs: 5_000,
+  transactionMaxWaitMs: 300,
+  retryBaseMs: 400,
+  retryMaxMs: 400,
+};
+
+it('a handler transaction that never got a connection gives its claim back, attempt returned, due after a backoff', async () => {
+  const appPool = new Pool({ connectionString: t.url, max: 1 });
+  const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+  const busy = await appPool.connect();
+  let busyReleased = false;
+  const ran: string[] = [];
+  const events: InboxEvent[] = [];
+  try {
+    const adapter = { ...pgTransactions(appPool), db: fromPg(ferryPool) };
+    const inbox = makeInbox(adapter, {
+      worker: WORKER,
+      handlers: {
+        orders: async (_payload: unknown, context: { receiptId: string }) => void ran.push(context.receiptId),
+      } as never,
+      observer: (event: InboxEvent) => void events.push(event),
+    });
+    const { record } = await inbox.accept(message());
+    const first = await inbox.runOnce();
+    const row = await receiptRow(t, record.id);
+    const [{ due_in_ms: dueInMs }] = await t.prisma.$queryRawUnsafe<{ due_in_ms: number }[]>(
+      'SELECT (extract(epoch FROM next_attempt_at - now()) * 1000)::float8 AS due_in_ms FROM ferry_inbox_receipts WHERE id = $1::uuid',
+      record.id,
+    );
+    expect({
+      first: { claimed: first.claimed, completed: first.completed },
+      ran,
+      status: row.status,
+      attempts: row.attempts,
+      lifetime: row.lifetime_attempts,
+      lease: row.lease_expires_at,
+      later: dueInMs > 0,
+      observed: events.filter((e) => e.type === 'dead' || e.type === 'retry').map((e) => e.type),
+      infrastructure: events.some((e) => e.type === 'infrastructure-error'),
+    }).toEqual({
+      first: { claimed: 1, completed: 0 },
+      ran: [],
+      status: 'PENDING',
+      attempts: 0,
+      lifetime: 0,
+      lease: null,
+      later: true,
+      observed: [],
+      infrastructure: true,
+    });
+    busy.release();
+    busyReleased = true;
+    await new Promise((resolve) => setTimeout(resolve, dueInMs + 50));
+    const second = await inbox.runOnce();
+    expect({ completed: second.completed, ran }).toEqual({ completed: 1, ran: [record.id] });
+    expect((await receiptRow(t, record.id)).status).toBe('COMPLETED');
+    await inbox.close();
+  } finally {
+    if (!busyReleased) busy.release();
+    await appPool.end();
+    await ferryPool.end();
+  }
+});
+
+it("a failure of the handler's own statement still costs its attempt", async () => {
+  const inbox = makeInbox(t.prisma, {
+    worker: WORKER,
+    handlers: {
+      orders: async (
+        _payload: unknown,
+        context: { tx: { $executeRawUnsafe(sql: string): Promise<number> } },
+      ) => {
+        await context.tx.$executeRawUnsafe('SELECT * FROM no_such_table_review103');
+      },
+    } as never,
+  });
+  const { record } = await inbox.accept(message());
+  await inbox.runOnce();
+  const row = await receiptRow(t, record.id);
+  expect({ status: row.status, attempts: row.attempts }).toEqual({ status: 'DEAD', attempts: 1 });
+  await inbox.close();
+});
