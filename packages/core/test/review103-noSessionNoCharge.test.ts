@@ -14,8 +14,8 @@
  * statements still costs its attempt (checked beside it).
  */
 import { Pool } from 'pg';
-import { fromPg, pgTransactions, type InboxEvent } from '@ferry/core';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { fromPg, pgTransactions, prismaTransactions, type InboxEvent } from '@ferry/core';
+import { createTestDatabase, prismaFor, type TestDatabase } from '../../../test-support/database';
 import { makeInbox, message, receiptRow } from './inbox/helpers';
 
 jest.setTimeout(60_000);
@@ -26,6 +26,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.drop();
+});
+// Each case on its own receipts: one left PENDING by a case before would be claimed first.
+beforeEach(async () => {
+  await t.prisma.$executeRawUnsafe('TRUNCATE ferry_inbox_receipts');
 });
 
 const WORKER = {
@@ -95,9 +99,43 @@ it('a handler transaction that never got a connection gives its claim back, atte
   }
 });
 
+it("on Prisma: a handler transaction that waited past transactionMaxWaitMs for the pool's one connection costs no attempt", async () => {
+  const prisma = prismaFor(t.url, { max: 1 });
+  const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const ran: string[] = [];
+  const holding = prisma.$transaction(() => held, { timeout: 30_000 });
+  const seen: InboxEvent[] = [];
+  try {
+    const inbox = makeInbox(prismaTransactions(prisma, { db: fromPg(ferryPool) }), {
+      worker: WORKER,
+      observer: (event: InboxEvent) => void seen.push(event),
+      handlers: {
+        orders: async (_payload: unknown, context: { receiptId: string }) => void ran.push(context.receiptId),
+      } as never,
+    });
+    const { record } = await inbox.accept(message());
+    await inbox.runOnce();
+    const row = await receiptRow(t, record.id);
+    expect({ ran, status: row.status, attempts: row.attempts }).toEqual({
+      ran: [],
+      status: 'PENDING',
+      attempts: 0,
+    });
+    await inbox.close();
+  } finally {
+    release();
+    await holding;
+    await prisma.$disconnect();
+    await ferryPool.end();
+  }
+});
+
 it("a failure of the handler's own statement still costs its attempt", async () => {
   const inbox = makeInbox(t.prisma, {
-    worker: WORKER,
+    // A generous wait: a loaded machine slow to lend a connection would give the claim back.
+    worker: { ...WORKER, transactionMaxWaitMs: 20_000 },
     handlers: {
       orders: async (
         _payload: unknown,

@@ -5,6 +5,7 @@ import { LazyAbort } from '../lazyAbort';
 import { startLease } from '../lease';
 import { safeEmit } from '../observe/safeEmit';
 import { isAbandonedNotEnded } from '../sql/transactionLimits';
+import { sessionGone } from '../sql/dbErrors';
 import { inboxRetryDelayMs, type RandomSource } from '../backoff';
 import {
   InboxInvalidPayloadError,
@@ -253,6 +254,17 @@ export async function processReceipt<TTx>(
       }
       return outcome;
     }
+    // No session to begin the handler's transaction on (the application's pool busy past
+    // transactionMaxWaitMs, the server refusing connections): an outage, and the handler never
+    // ran, so the claim goes back with its attempt, due after the retry backoff (claimed again at
+    // once it would fail again at once). Charged, a pool exhausted for a while made healthy
+    // receipts DEAD (review 103). If the give-back fails too, the lease recovers the claim.
+    if (!handlerStarted && sessionGone(error)) {
+      await lease.stop();
+      emitInfrastructure(deps, 'handler-transaction', error);
+      outcome = await giveBack(receipt, deps, retryDelayMs(receipt, deps));
+      return outcome;
+    }
     outcome = await settleFailure(receipt, error, deps, started);
     return outcome;
   } finally {
@@ -265,13 +277,18 @@ export async function processReceipt<TTx>(
 }
 
 /**
- * Gives back a claim whose handler never started (shutdown interrupted it first): due again, its
- * attempt returned (releaseClaims, fenced by claim token); if that fails, its lease recovers it.
+ * Gives back a claim whose handler never started (shutdown interrupted it first, or its transaction
+ * had no session): due again (at its old due time, or `dueInMs` from now), its attempt returned
+ * (releaseClaims, fenced by claim token); if that fails, its lease recovers it.
  * Counted `unresolved`, as the queued claims close() gives back.
  */
-async function giveBack<TTx>(receipt: ClaimedReceipt, deps: ProcessDeps<TTx>): Promise<ProcessOutcome> {
+async function giveBack<TTx>(
+  receipt: ClaimedReceipt,
+  deps: ProcessDeps<TTx>,
+  dueInMs?: number,
+): Promise<ProcessOutcome> {
   try {
-    await deps.ops.release([receipt]);
+    await deps.ops.release([receipt], dueInMs);
   } catch (error) {
     emitInfrastructure(deps, 'release', error);
   }
@@ -326,12 +343,7 @@ async function settleFailure<TTx>(
       emit(deps, { type: 'dead', ...base, reason, error: observed });
       return 'dead';
     }
-    const delayMs = inboxRetryDelayMs(
-      receipt.attempts,
-      deps.worker.retryBaseMs,
-      deps.worker.retryMaxMs,
-      deps.random,
-    );
+    const delayMs = retryDelayMs(receipt, deps);
     if (!(await deps.ops.scheduleRetry(receipt, delayMs, stored)))
       return await notOwned(receipt, deps, started);
     emit(deps, { type: 'retry', ...base, delayMs, error: observed });
@@ -340,6 +352,11 @@ async function settleFailure<TTx>(
     emitInfrastructure(deps, 'settle-failure', transitionError);
     return 'unresolved';
   }
+}
+
+/** The retry backoff of the receipt's attempt (a retry, or a claim given back in an outage). */
+function retryDelayMs<TTx>(receipt: ClaimedReceipt, deps: ProcessDeps<TTx>): number {
+  return inboxRetryDelayMs(receipt.attempts, deps.worker.retryBaseMs, deps.worker.retryMaxMs, deps.random);
 }
 
 /** A failure transition found the claim gone: completed meanwhile (its COMMIT was in flight), or lost. */

@@ -61,7 +61,8 @@ export interface InboxWorkerOps<TTx> {
   /** Renews the leases of queued claims in one statement; resolves the ids still owned. `signal` as renew's. */
   renewQueued(receipts: readonly ClaimedReceipt[], signal?: AbortSignal): Promise<Set<string>>;
   /** Gives back unstarted claims and the attempt each consumed; resolves the ids released. */
-  release(receipts: readonly ClaimedReceipt[]): Promise<string[]>;
+  /** Gives unstarted claims back, their attempt returned; due again `dueInMs` from now when given. */
+  release(receipts: readonly ClaimedReceipt[], dueInMs?: number): Promise<string[]>;
   /**
    * Runs `work` in a transaction of the application's client with the worker's timeouts.
    * Its first statement sets lock_timeout and statement_timeout and proves `receipt`'s claim
@@ -91,7 +92,7 @@ export function sqlWorkerOps<TTx>(
     exhaustExpired: (limit) => exhaustExpired(db, worker.consumers, limit, worker.maxAttempts),
     renew: (r, signal) => renewLease(db, r.id, r.claimToken, worker, signal),
     renewQueued: (receipts, signal) => renewQueued(db, receipts, worker, signal),
-    release: (receipts) => releaseClaims(db, receipts),
+    release: (receipts, dueInMs) => releaseClaims(db, receipts, dueInMs ?? null),
     transaction: async <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>, abandoned?: AbortSignal) => {
       // Each transaction's tx, marked ended once it settled (a kept context.tx is refused then).
       const handedOut: unknown[] = [];

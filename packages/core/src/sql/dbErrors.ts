@@ -116,10 +116,19 @@ const SESSION_GONE = ['08', '28', '3D000', '25P03', '53300', '57P01', '57P02', '
  * PostgreSQL's answer to a statement on a session still there (a lock timeout, a missing
  * privilege, a deadlock, a read-only standby, a full disk), although FERRY_DATABASE_UNAVAILABLE too;
  * so is Prisma's write conflict without a SQLSTATE (WRITE_CONFLICT_CODES). FERRY_CLOSED: the
- * application ended the pool.
+ * application ended the pool. An error not translated yet is read as its translation would be.
  */
 export function sessionGone(error: unknown): boolean {
-  if (!isFerryError(error)) return false;
+  // A driver's or Prisma's error as it was thrown (an application's transaction adapter, which
+  // ferry does not translate): read as its translation would be, without logging it.
+  if (!isFerryError(error)) {
+    if (error === null || typeof error !== 'object') return false;
+    const facts = factsOf(error);
+    const rawState = facts.sqlState;
+    if (rawState !== null) return SESSION_GONE.some((gone) => rawState.startsWith(gone));
+    if (facts.codes.some((code) => WRITE_CONFLICT_CODES.has(code))) return false;
+    return translationOf(facts) === UNAVAILABLE;
+  }
   // The application ended the pool (FERRY_CLOSED): no session will ever be opened on it.
   if (error.code === 'FERRY_CLOSED') return true;
   const given = error.details.sqlState;
@@ -222,8 +231,17 @@ function socketConnectFailure(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Prisma's P2028 when its `maxWait` passed before the pool lent a connection: no session was
+ * opened, as P2024 or ferry's own "no connection for a transaction within" (transactionLimits
+ * startWithin): FERRY_DATABASE_UNAVAILABLE, so sessionGone reads it as such (review 103: the inbox
+ * worker charged a handler that never ran). P2028's other meanings stay FERRY_TIMEOUT.
+ */
+const NO_CONNECTION_WITHIN_MAX_WAIT = /Unable to start a transaction in the given time/;
+
 function translationOf(facts: Facts): Translation {
   if (ENDED_TRANSACTION.test(facts.message)) return INVALID;
+  if (NO_CONNECTION_WITHIN_MAX_WAIT.test(facts.message)) return UNAVAILABLE;
   if (facts.socketConnect) return UNAVAILABLE;
   for (const code of facts.codes) {
     const found = TRANSLATIONS[code] ?? TRANSLATIONS[code.slice(0, 2)];
