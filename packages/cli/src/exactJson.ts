@@ -58,9 +58,16 @@ export async function withJsonTexts<T>(
   // withDeadlines would set first take a snapshot at READ COMMITTED). Each statement is bounded
   // by the connection's statement_timeout and query_timeout (cli.ts), and every failure, BEGIN
   // and COMMIT included, translated as core's reads are (a lost connection is
-  // FERRY_DATABASE_UNAVAILABLE).
+  // FERRY_DATABASE_UNAVAILABLE). PostgreSQL ends the session once the transaction is left idle
+  // for `timeoutMs` (SET LOCAL takes no snapshot), as core's transaction limits have it: a link
+  // gone silent in the middle (the CLI gave up; PostgreSQL never heard) left the backend idle in
+  // the transaction for good, its snapshot holding back vacuum and its locks every ALTER TABLE
+  // of the table (review 103). Whole milliseconds (a duration may hold a fraction), inlined.
   return withTranslation(db, `${kind} read`).transaction(async (tx) => {
-    await tx.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    await tx.execute(
+      'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; ' +
+        `SET LOCAL idle_in_transaction_session_timeout = '${Math.ceil(timeoutMs)}ms'`,
+    );
     const answer = await read(tx);
     return { answer, exact: await jsonTexts(tx, timeoutMs, kind, idsOf(answer)) };
   });
