@@ -22,15 +22,20 @@ export function timeText(date: Date | null | undefined): string {
   return Number.isNaN(date.getTime()) ? 'invalid' : date.toISOString();
 }
 
-/** What a bare word of a text line cannot hold: what printable escapes, a backslash, a leading quote. */
+/**
+ * What a bare word of a text line cannot hold: what printable escapes, a backslash, a leading
+ * quote; whitespace, which separates a line's fields, and a comma, which separates a list's
+ * items (an audit entry's ids).
+ */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
-const NOT_BARE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\\]|^"/;
+const NOT_BARE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\\\s,]|^"/;
 
 /**
  * A stored value as one field of a text line: bare when it needs no escape, else (a control, a
- * backslash, a leading quote, or `-`, which a line writes for none) as a JSON string, as the
- * line's free-text fields (an error, an actor) are. printable alone wrote an ESC byte and the six
- * characters `\u001b` alike (review 102).
+ * backslash, a leading quote, whitespace or a comma, or `-`, which a line writes for none) as a
+ * JSON string, as the line's free-text fields (an error, an actor) are. printable alone wrote an
+ * ESC byte and the six characters `\u001b` alike (review 102); a bare value with a space read as
+ * two fields, and `x tenant=other` forged one (review 103).
  */
 export function word(value: string): string {
   return value === '-' || value === '' || NOT_BARE.test(value) ? JSON.stringify(value) : value;
