@@ -50,7 +50,10 @@ export function registerAudit(program: Command, ctx: Context): void {
   group
     .command('list')
     .description('operator actions, newest first: who, when, scope, what, reason, ids, outcome, dry run')
-    .option('--tenant <id>', "actions on this tenant's rows")
+    .option(
+      '--tenant <id>',
+      "actions in this tenant's scope (an --operator action on its rows is listed under --operator; --id finds every action on a row)",
+    )
     .option('--global', 'actions on global inbox receipts')
     .option('--operator', 'outbox actions across every tenant')
     .option('--action <name>', 'e.g. outbox.retry, inbox.requeue')
