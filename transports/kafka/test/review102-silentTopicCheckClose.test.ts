@@ -12,9 +12,7 @@
 import { attachKafkaConsumer, KafkaPublisher } from '../src';
 import { ConsumerHarness } from './consumerHarness';
 import { outboxMessage, quickRetries, testConnection, uniqueName, waitFor } from './support';
-import { expectClosedNotSent, SilentRoute } from './silentRoute';
-import { outcomeWithin } from '../../../test-support/deadlines';
-import { openSocketsTo } from '../../../test-support/openSockets';
+import { expectClosedNotSent, expectStartCheckClosed, SilentRoute } from './silentRoute';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 
 failOnUnhandledRejections();
@@ -78,31 +76,22 @@ test('close() of a consumer whose start check is listing the topics when the clu
   const topic = await harness.topicPair('r102-start-check');
   const route = await SilentRoute.start();
   try {
-    const connection = testConnection({ requestTimeoutMs: REQUEST_TIMEOUT_MS });
     // The cluster goes silent as the start check's admin client has connected: its listing is unanswered.
-    const connectAdmin = connection.driver.admin.bind(connection.driver);
-    let silenced = false;
-    jest.spyOn(connection.driver, 'admin').mockImplementation(async (signal) => {
-      const admin = await connectAdmin(signal);
-      route.silence();
-      silenced = true;
-      return admin;
-    });
-    const consumer = attachKafkaConsumer(harness.acceptor, {
+    const connection = testConnection({ requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    await expectStartCheckClosed(
+      route,
       connection,
-      topic,
-      groupId: uniqueName('r102-group'),
-      consumer: 'review102',
-      closeTimeoutMs: CLOSE_TIMEOUT_MS,
-    });
-    await waitFor(
-      () => silenced && route.dropped > 0,
-      () => 'the start check never listed the topics',
+      'connected',
+      () =>
+        attachKafkaConsumer(harness.acceptor, {
+          connection,
+          topic,
+          groupId: uniqueName('r102-group'),
+          consumer: 'review102',
+          closeTimeoutMs: CLOSE_TIMEOUT_MS,
+        }),
+      CLOSE_WITHIN_MS,
     );
-
-    const closed = await outcomeWithin(Promise.all([consumer.close(), consumer.close()]), CLOSE_WITHIN_MS);
-    expect(closed).toEqual({ value: [undefined, undefined] });
-    expect(openSocketsTo(route.port)).toBe(0);
   } finally {
     await route.close();
   }

@@ -8,8 +8,8 @@
  */
 import net from 'node:net';
 import type { OutboxMessage, PublishOutcome } from '@ferry/core';
-import type { KafkaPublisher } from '../src';
-import { brokers } from './support';
+import type { KafkaConnection, KafkaPublisher } from '../src';
+import { brokers, waitFor } from './support';
 import { outcomeWithin } from '../../../test-support/deadlines';
 import { openSocketsTo } from '../../../test-support/openSockets';
 
@@ -116,5 +116,37 @@ export async function expectClosedNotSent(
       expect.objectContaining({ id: message.id, status: expect.stringMatching(/^(retryable|unavailable)$/) }),
     ],
   });
+  expect(openSocketsTo(route.port)).toBe(0);
+}
+
+/**
+ * Starts a consumer (`start`, on `connection`) whose start check's admin client meets a silent
+ * `route`: silenced as the admin client is asked for (`connecting`: its connect is unanswered) or
+ * once it connected (`connected`: its listing is). Then expects what reviews 102 and 103 hold:
+ * close(), twice, settles within `withinMs` and leaves no socket to the route.
+ */
+export async function expectStartCheckClosed(
+  route: SilentRoute,
+  connection: KafkaConnection,
+  at: 'connecting' | 'connected',
+  start: () => { close(): Promise<void> },
+  withinMs: number,
+): Promise<void> {
+  const connectAdmin = connection.driver.admin.bind(connection.driver);
+  let silenced = false;
+  jest.spyOn(connection.driver, 'admin').mockImplementation(async (signal) => {
+    if (at === 'connecting') route.silence();
+    const admin = connectAdmin(signal);
+    if (at === 'connected') await admin.then(() => route.silence());
+    silenced = true;
+    return admin;
+  });
+  const consumer = start();
+  await waitFor(
+    () => silenced && route.dropped > 0,
+    () => `the start check never reached the silent link (${at})`,
+  );
+  const closed = await outcomeWithin(Promise.all([consumer.close(), consumer.close()]), withinMs);
+  expect(closed).toEqual({ value: [undefined, undefined] });
   expect(openSocketsTo(route.port)).toBe(0);
 }
