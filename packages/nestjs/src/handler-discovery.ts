@@ -3,6 +3,7 @@ import type { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { FerryConfigError, type InboxHandler as CoreHandler, type InboxHandlerContext } from '@ferry/core';
 import { received } from '@ferry/core/transport';
 import { inboxHandlerConsumers } from './inbox-handler.decorator';
+import { isScopeError, nameOf } from './scope';
 
 type Handlers = Record<string, CoreHandler<unknown>>;
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -15,12 +16,6 @@ function add(handlers: Handlers, consumer: string, handler: CoreHandler<unknown>
     throw new FerryConfigError(`handlers.${consumer}`, `registered twice (again by ${origin})`);
   }
   handlers[consumer] = handler;
-}
-
-/** How a token or a class reads in an error: its name. */
-function nameOf(token: unknown): string {
-  if (typeof token === 'function') return token.name || 'an anonymous class';
-  return String(token);
 }
 
 /**
@@ -166,8 +161,7 @@ function handlerProvider(moduleRef: ModuleRef, consumer: string, token: Injectio
     return moduleRef.get<unknown>(token, { strict: false });
   } catch (error) {
     // Nest's InvalidClassScopeException (a scoped provider) or UnknownElementException (none).
-    const scoped =
-      (error as { constructor?: { name?: string } }).constructor?.name === 'InvalidClassScopeException';
+    const scoped = isScopeError(error);
     throw new FerryConfigError(
       `handlers.${consumer}`,
       scoped

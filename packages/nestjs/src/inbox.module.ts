@@ -13,6 +13,7 @@ import {
 } from './inbox.options';
 import { InboxAdminService, InboxPrivilegedAdminService, InboxService } from './inbox.services';
 import { asPrismaClient } from './prisma';
+import { nameOf, singletonCheck } from './scope';
 import { INBOX_MODULE_OPTIONS, INBOX_REGISTRATION } from './tokens';
 
 interface Registration {
@@ -66,8 +67,26 @@ function adminOptions(settings: InboxSettings<unknown>): StatementTimeoutOptions
   return settings.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: settings.statementTimeoutMs };
 }
 
-function providers(prisma: InjectionToken, registration: Registration): Provider[] {
+function providers(
+  prisma: InjectionToken,
+  registration: Registration,
+  settings: 'forRoot' | 'inject',
+): Provider[] {
   const list: Provider[] = [
+    // What the services depend on, in the order a request-scoped one is blamed.
+    singletonCheck('InboxModule', [
+      { option: 'prisma', token: prisma, local: false, what: `the Prisma client provider ${nameOf(prisma)}` },
+      ...(settings === 'inject'
+        ? [
+            {
+              option: 'inject',
+              token: INBOX_MODULE_OPTIONS,
+              local: true,
+              what: 'a provider the InboxModule.forRootAsync factory injects',
+            },
+          ]
+        : []),
+    ]),
     { provide: INBOX_REGISTRATION, useValue: registration },
     {
       provide: InboxService,
@@ -141,7 +160,7 @@ export class InboxModule {
       imports: [DiscoveryModule, ...(options.imports ?? [])],
       providers: [
         { provide: INBOX_MODULE_OPTIONS, useValue: inboxSettingsOf(options) },
-        ...providers(prisma, registration),
+        ...providers(prisma, registration, 'forRoot'),
       ],
       exports: exportsOf(registration),
     };
@@ -167,7 +186,7 @@ export class InboxModule {
           useFactory,
           inject: options.inject ?? [],
         },
-        ...providers(prisma, registration),
+        ...providers(prisma, registration, 'inject'),
       ],
       exports: exportsOf(registration),
     };

@@ -25,6 +25,7 @@ import {
   OutboxTenantAdminService,
 } from './outbox.services';
 import { asPrismaClient } from './prisma';
+import { nameOf, singletonCheck, type SingletonDependency } from './scope';
 import { OUTBOX_MODULE_OPTIONS, OUTBOX_PUBLISHER, OUTBOX_RESOLVED } from './tokens';
 
 const EXPORTS = [OutboxEmitter, OutboxOperatorService, OutboxTenantAdminService, OutboxRelayService];
@@ -55,8 +56,45 @@ function adminOf(resolved: ResolvedOutboxSettings, client: unknown): OperatorOut
   });
 }
 
-function serviceProviders(prisma: InjectionToken, withPublisher: boolean): Provider[] {
+/** What the services depend on, in the order a request-scoped one is blamed (singletonCheck). */
+function dependencies(
+  prisma: InjectionToken,
+  publisher: OutboxRegistration['publisher'],
+  settings: 'forRoot' | 'inject',
+): SingletonDependency[] {
   return [
+    { option: 'prisma', token: prisma, local: false, what: `the Prisma client provider ${nameOf(prisma)}` },
+    ...(publisher === undefined || isPublisherInstance(publisher)
+      ? []
+      : [
+          {
+            option: 'publisher',
+            token: OUTBOX_PUBLISHER,
+            local: true,
+            what: `the publisher provider ${nameOf(publisher)}`,
+          },
+        ]),
+    ...(settings === 'inject'
+      ? [
+          {
+            option: 'inject',
+            token: OUTBOX_MODULE_OPTIONS,
+            local: true,
+            what: 'a provider the OutboxModule.forRootAsync factory injects',
+          },
+        ]
+      : []),
+  ];
+}
+
+function serviceProviders(
+  prisma: InjectionToken,
+  publisher: OutboxRegistration['publisher'],
+  settings: 'forRoot' | 'inject',
+): Provider[] {
+  const withPublisher = publisher !== undefined;
+  return [
+    singletonCheck('OutboxModule', dependencies(prisma, publisher, settings)),
     {
       provide: OUTBOX_RESOLVED,
       useFactory: (settings: Record<string, unknown>) => resolveOutboxSettings(settings),
@@ -158,7 +196,7 @@ export class OutboxModule {
       providers: [
         { provide: OUTBOX_MODULE_OPTIONS, useValue: outboxSettingsOf(options) },
         ...(publisher ? [publisher] : []),
-        ...serviceProviders(prisma, publisher !== undefined),
+        ...serviceProviders(prisma, options.publisher, 'forRoot'),
       ],
       exports: EXPORTS,
     };
@@ -185,7 +223,7 @@ export class OutboxModule {
           inject: options.inject ?? [],
         },
         ...(publisher ? [publisher] : []),
-        ...serviceProviders(prisma, publisher !== undefined),
+        ...serviceProviders(prisma, options.publisher, 'inject'),
       ],
       exports: EXPORTS,
     };

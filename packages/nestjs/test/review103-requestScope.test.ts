@@ -137,7 +137,7 @@ describe('review103: a ferry module depending on a request-scoped provider', () 
     expect(outcome).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option: 'publisher' });
   });
 
-  it('a singleton prisma provider and a transient-scoped injected provider still initialize', async () => {
+  it('transient-scoped providers (prisma, injected) still initialize: the services get their own instance', async () => {
     @Injectable({ scope: Scope.TRANSIENT })
     class TransientConfig {
       readonly pollInterval = 50;
@@ -148,7 +148,7 @@ describe('review103: a ferry module depending on a request-scoped provider', () 
     const outcome = await initOutcome(
       OutboxModule.forRootAsync({
         prisma: PRISMA,
-        imports: [prismaModule(client), ConfigModule],
+        imports: [prismaModule(client, Scope.TRANSIENT), ConfigModule],
         inject: [TransientConfig],
         useFactory: (config: TransientConfig) => ({ pollInterval: config.pollInterval }),
       }),
