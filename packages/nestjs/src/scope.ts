@@ -33,7 +33,9 @@ const CHECK = Symbol('ferry.singletonCheck');
  * module for its own tokens (introspect() finds the last module's, with the module imported twice).
  */
 function requestScoped(moduleRef: ModuleRef, token: InjectionToken, local: boolean): boolean {
-  if (!local) return moduleRef.introspect(token).scope === Scope.REQUEST;
+  // introspect() is typed for classes, strings and symbols; an abstract class token works the same.
+  if (!local)
+    return moduleRef.introspect(token as Parameters<ModuleRef['introspect']>[0]).scope === Scope.REQUEST;
   try {
     moduleRef.get<unknown>(token, { strict: true });
     return false;

@@ -57,11 +57,10 @@ class Handlers {
   async handle(): Promise<void> {}
 }
 
-async function initOutcome(
-  module: DynamicModule,
-  client: { $disconnect(): Promise<void> },
-): Promise<unknown> {
-  const app = await Test.createTestingModule({ imports: [module], providers: [Handlers] }).compile();
+/** app.init()'s outcome for the module `build` makes on a fresh client: 'initialized' or the error. */
+async function initOutcome(build: (client: unknown) => DynamicModule): Promise<unknown> {
+  const client = t.newClient();
+  const app = await Test.createTestingModule({ imports: [build(client)], providers: [Handlers] }).compile();
   try {
     return await app.init().then(
       () => 'initialized',
@@ -75,31 +74,25 @@ async function initOutcome(
 }
 
 describe('review103: a ferry module depending on a request-scoped provider', () => {
-  it('InboxModule with a request-scoped prisma provider fails module init naming prisma', async () => {
-    const client = t.newClient();
-    const outcome = await initOutcome(
-      InboxModule.forRoot({
-        prisma: PRISMA,
-        imports: [prismaModule(client, Scope.REQUEST)],
-        worker: { enabled: true },
-      }),
-      client,
-    );
-    expect(outcome).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option: 'prisma' });
-    expect(String((outcome as Error).message)).toMatch(/request-scoped/);
-  });
-
-  it('OutboxModule with a request-scoped prisma provider fails module init naming prisma', async () => {
-    const client = t.newClient();
-    const outcome = await initOutcome(
-      OutboxModule.forRoot({
-        prisma: PRISMA,
-        imports: [prismaModule(client, Scope.REQUEST)],
-        publisher: new MemoryPublisher(),
-      }),
-      client,
-    );
-    expect(outcome).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option: 'prisma' });
+  it('a request-scoped prisma provider fails module init naming prisma (both modules)', async () => {
+    for (const build of [
+      (client: unknown) =>
+        InboxModule.forRoot({
+          prisma: PRISMA,
+          imports: [prismaModule(client, Scope.REQUEST)],
+          worker: { enabled: true },
+        }),
+      (client: unknown) =>
+        OutboxModule.forRoot({
+          prisma: PRISMA,
+          imports: [prismaModule(client, Scope.REQUEST)],
+          publisher: new MemoryPublisher(),
+        }),
+    ]) {
+      const outcome = await initOutcome(build);
+      expect(outcome).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option: 'prisma' });
+      expect(String((outcome as Error).message)).toMatch(/request-scoped/);
+    }
   });
 
   it('forRootAsync injecting a request-scoped provider fails module init naming inject', async () => {
@@ -122,17 +115,13 @@ describe('review103: a ferry module depending on a request-scoped provider', () 
           }),
         }),
     ]) {
-      const client = t.newClient();
-      const outcome = await initOutcome(build(client), client);
-      expect(outcome).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option: 'inject' });
+      expect(await initOutcome(build)).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option: 'inject' });
     }
   });
 
   it('OutboxModule with the token of a request-scoped publisher fails module init naming publisher', async () => {
-    const client = t.newClient();
-    const outcome = await initOutcome(
+    const outcome = await initOutcome((client) =>
       OutboxModule.forRoot({ prisma: PRISMA, imports: [prismaModule(client)], publisher: ScopedPublisher }),
-      client,
     );
     expect(outcome).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option: 'publisher' });
   });
@@ -142,17 +131,15 @@ describe('review103: a ferry module depending on a request-scoped provider', () 
     class TransientConfig {
       readonly pollInterval = 50;
     }
-    const client = t.newClient();
     @Module({ providers: [TransientConfig], exports: [TransientConfig] })
     class ConfigModule {}
-    const outcome = await initOutcome(
+    const outcome = await initOutcome((client) =>
       OutboxModule.forRootAsync({
         prisma: PRISMA,
         imports: [prismaModule(client, Scope.TRANSIENT), ConfigModule],
         inject: [TransientConfig],
         useFactory: (config: TransientConfig) => ({ pollInterval: config.pollInterval }),
       }),
-      client,
     );
     expect(outcome).toBe('initialized');
   });
