@@ -23,29 +23,15 @@ export const relayKafkaCeiling: Scenario = {
   baselineLabel: `hand-written pg relay loop, 2 in flight, batch ${BATCH_SIZE}, raw kafkajs producer`,
   subjectLabel: 'createRelay + KafkaPublisher (client: kafkajs)',
   async open() {
-    const bench = await OutboxBench.open();
-    const connection = new KafkaConnection({
-      brokers: [...SERVICES.kafkaBrokers],
-      clientId: 'ferry-bench',
-      kafkaLogLevel: 'nothing',
-    });
-    const topic = uniqueName('ceiling');
-    const pool = new Pool({ connectionString: bench.database.url, max: 4 });
-    const raw = connection.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-    });
+    const sides = await openHandLoopSides('ceiling');
+    const { bench, connection, topic, pool, raw } = sides;
     const publisher = new KafkaPublisher(connection);
     const close = async () => {
-      await Promise.allSettled([publisher.close(), raw.disconnect(), pool.end()]);
-      await deleteTopics(connection, [topic]).catch(() => undefined);
-      await bench.close();
+      await publisher.close().catch(() => undefined);
+      await sides.close();
     };
     try {
-      await ensureTopics(connection, [{ topic, partitions: 3 }]);
       await publisher.connect();
-      await raw.connect();
     } catch (error) {
       await close();
       throw error;
@@ -70,6 +56,47 @@ export const relayKafkaCeiling: Scenario = {
     };
   },
 };
+
+/** What a hand-written loop runs on: a fresh outbox database, a pool of 4, a 3-partition topic, the raw producer. */
+export interface HandLoopSides {
+  readonly bench: OutboxBench;
+  readonly connection: KafkaConnection;
+  readonly topic: string;
+  readonly pool: Pool;
+  readonly raw: RawProducer;
+  close(): Promise<void>;
+}
+
+/** Opens the hand-written loops' sides (what `close()` undoes, also when opening fails). */
+export async function openHandLoopSides(prefix: string): Promise<HandLoopSides> {
+  const bench = await OutboxBench.open();
+  const connection = new KafkaConnection({
+    brokers: [...SERVICES.kafkaBrokers],
+    clientId: 'ferry-bench',
+    kafkaLogLevel: 'nothing',
+  });
+  const topic = uniqueName(prefix);
+  const pool = new Pool({ connectionString: bench.database.url, max: 4 });
+  // The same producer settings as KafkaPublisher's, without ferry around it.
+  const raw = connection.kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+  });
+  const close = async () => {
+    await Promise.allSettled([raw.disconnect(), pool.end()]);
+    await deleteTopics(connection, [topic]).catch(() => undefined);
+    await bench.close();
+  };
+  try {
+    await ensureTopics(connection, [{ topic, partitions: 3 }]);
+    await raw.connect();
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { bench, connection, topic, pool, raw, close };
+}
 
 export interface Row {
   id: string;

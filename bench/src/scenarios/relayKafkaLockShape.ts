@@ -1,10 +1,10 @@
 import { outboxHeaders } from '@ferry/core/transport';
-import { KafkaConnection, deleteTopics, ensureTopics } from '@ferry/kafka';
-import { Pool } from 'pg';
-import { BATCH_SIZE, SERVICES, chunks, uniqueName } from '../env';
-import { OutboxBench, outboxMessages } from '../outbox';
+import type { KafkaConnection } from '@ferry/kafka';
+import type { Pool } from 'pg';
+import { BATCH_SIZE, chunks } from '../env';
+import { outboxMessages } from '../outbox';
 import { timed, type Scenario } from '../runner';
-import { handLoop, handMessages, type Row } from './relayKafkaCeiling';
+import { handLoop, handMessages, openHandLoopSides, type Row } from './relayKafkaCeiling';
 
 /**
  * A design probe, not ferry's code (issue 13): how fast could a fenced relay be if its claim
@@ -27,31 +27,7 @@ export const relayKafkaLockShape: Scenario = {
       : `hand-written pg relay loop (claim written), 2 in flight, batch ${BATCH_SIZE}`,
   subjectLabel: `hand-written pg relay loop (claim as row locks), 2 in flight, batch ${BATCH_SIZE}`,
   async open() {
-    const bench = await OutboxBench.open();
-    const connection = new KafkaConnection({
-      brokers: [...SERVICES.kafkaBrokers],
-      clientId: 'ferry-bench',
-      kafkaLogLevel: 'nothing',
-    });
-    const topic = uniqueName('lockshape');
-    const pool = new Pool({ connectionString: bench.database.url, max: 4 });
-    const raw = connection.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-    });
-    const close = async () => {
-      await Promise.allSettled([raw.disconnect(), pool.end()]);
-      await deleteTopics(connection, [topic]).catch(() => undefined);
-      await bench.close();
-    };
-    try {
-      await ensureTopics(connection, [{ topic, partitions: 3 }]);
-      await raw.connect();
-    } catch (error) {
-      await close();
-      throw error;
-    }
+    const { bench, topic, pool, raw, close } = await openHandLoopSides('lockshape');
     const remove = process.env.BENCH_SENT === 'delete';
     return {
       async baseline(n) {

@@ -15,12 +15,17 @@
  * closed worker, and the next worker runs it. processReceipt given a shutdown signal already
  * aborted (dispatch() after the abort) runs no handler and gives the claim back too.
  */
-import { Pool } from 'pg';
-import { fromPg, pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { claimReceipts } from '../src/inbox/sql/claim';
 import { processReceipt } from '../src/inbox/process';
-import { makeInbox, message, receiptRow, sqlProcessDeps, waitFor } from './inbox/helpers';
+import {
+  busyApplicationPool,
+  makeInbox,
+  message,
+  receiptRow,
+  sqlProcessDeps,
+  waitFor,
+} from './inbox/helpers';
 
 jest.setTimeout(60_000);
 
@@ -41,17 +46,13 @@ const WORKER = {
 };
 
 it('close() gives back a claim whose handler transaction was still waiting for a connection; the next worker runs it', async () => {
-  const appPool = new Pool({ connectionString: t.url, max: 1 });
-  const ferryPool = new Pool({ connectionString: t.url, max: 2 });
-  const busy = await appPool.connect();
-  let busyReleased = false;
+  const app = await busyApplicationPool(t);
   const ran: string[] = [];
   const handlers = {
     orders: async (_payload: unknown, context: { receiptId: string }) => void ran.push(context.receiptId),
   };
   try {
-    const adapter = { ...pgTransactions(appPool), db: fromPg(ferryPool) };
-    const inbox = makeInbox(adapter, { worker: WORKER, handlers: handlers as never });
+    const inbox = makeInbox(app.adapter, { worker: WORKER, handlers: handlers as never });
     const { record } = await inbox.accept(message());
     const run = inbox.runOnce();
     await waitFor('the claim', async () => (await receiptRow(t, record.id)).status === 'PROCESSING');
@@ -64,16 +65,13 @@ it('close() gives back a claim whose handler transaction was still waiting for a
     });
     expect(await run).toMatchObject({ claimed: 1, completed: 0, unresolved: 1 });
     // The connection frees up after close(): the closed worker's transaction runs no handler.
-    busy.release();
-    busyReleased = true;
+    app.free();
     const next = makeInbox(t.prisma, { worker: WORKER, handlers });
     await next.runOnce();
     expect(ran).toEqual([record.id]);
     expect((await receiptRow(t, record.id)).status).toBe('COMPLETED');
   } finally {
-    if (!busyReleased) busy.release();
-    await appPool.end();
-    await ferryPool.end();
+    await app.end();
   }
 });
 

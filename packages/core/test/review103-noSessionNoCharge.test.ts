@@ -14,9 +14,9 @@
  * statements still costs its attempt (checked beside it).
  */
 import { Pool } from 'pg';
-import { fromPg, pgTransactions, prismaTransactions, type InboxEvent } from '@ferry/core';
+import { fromPg, prismaTransactions, type InboxEvent } from '@ferry/core';
 import { createTestDatabase, prismaFor, type TestDatabase } from '../../../test-support/database';
-import { makeInbox, message, receiptRow } from './inbox/helpers';
+import { busyApplicationPool, makeInbox, message, receiptRow } from './inbox/helpers';
 
 jest.setTimeout(60_000);
 
@@ -42,15 +42,11 @@ const WORKER = {
 };
 
 it('a handler transaction that never got a connection gives its claim back, attempt returned, due after a backoff', async () => {
-  const appPool = new Pool({ connectionString: t.url, max: 1 });
-  const ferryPool = new Pool({ connectionString: t.url, max: 2 });
-  const busy = await appPool.connect();
-  let busyReleased = false;
+  const app = await busyApplicationPool(t);
   const ran: string[] = [];
   const events: InboxEvent[] = [];
   try {
-    const adapter = { ...pgTransactions(appPool), db: fromPg(ferryPool) };
-    const inbox = makeInbox(adapter, {
+    const inbox = makeInbox(app.adapter, {
       worker: WORKER,
       handlers: {
         orders: async (_payload: unknown, context: { receiptId: string }) => void ran.push(context.receiptId),
@@ -60,10 +56,11 @@ it('a handler transaction that never got a connection gives its claim back, atte
     const { record } = await inbox.accept(message());
     const first = await inbox.runOnce();
     const row = await receiptRow(t, record.id);
-    const [{ due_in_ms: dueInMs }] = await t.prisma.$queryRawUnsafe<{ due_in_ms: number }[]>(
+    const [due] = await t.prisma.$queryRawUnsafe<{ due_in_ms: number }[]>(
       'SELECT (extract(epoch FROM next_attempt_at - now()) * 1000)::float8 AS due_in_ms FROM ferry_inbox_receipts WHERE id = $1::uuid',
       record.id,
     );
+    const dueInMs = due?.due_in_ms ?? 0;
     expect({
       first: { claimed: first.claimed, completed: first.completed },
       ran,
@@ -85,17 +82,14 @@ it('a handler transaction that never got a connection gives its claim back, atte
       observed: [],
       infrastructure: true,
     });
-    busy.release();
-    busyReleased = true;
+    app.free();
     await new Promise((resolve) => setTimeout(resolve, dueInMs + 50));
     const second = await inbox.runOnce();
     expect({ completed: second.completed, ran }).toEqual({ completed: 1, ran: [record.id] });
     expect((await receiptRow(t, record.id)).status).toBe('COMPLETED');
     await inbox.close();
   } finally {
-    if (!busyReleased) busy.release();
-    await appPool.end();
-    await ferryPool.end();
+    await app.end();
   }
 });
 

@@ -1,4 +1,5 @@
 import {
+  fromPg,
   fromPrisma,
   Inbox,
   InboxAdmin,
@@ -10,6 +11,7 @@ import {
   type PrismaClientLike,
   type PrismaTransactionLike,
   type TransactionAdapter,
+  pgTransactions,
 } from '@ferry/core';
 import type { InboxInternals } from '@ferry/core';
 import { randomUUID } from 'node:crypto';
@@ -264,5 +266,35 @@ export function sqlProcessDeps(
     observer: options.observer,
     logger: quietLogger,
     redact,
+  };
+}
+
+/**
+ * Handler transactions on an application pool of one connection, held busy by the test until
+ * `free()`; ferry's own statements on a pool of their own (the README's split of the two).
+ * `end()` frees the connection if the test did not and ends both pools.
+ */
+export async function busyApplicationPool(t: TestDatabase): Promise<{
+  adapter: ReturnType<typeof pgTransactions> & { db: ReturnType<typeof fromPg> };
+  free: () => void;
+  end: () => Promise<void>;
+}> {
+  const appPool = new Pool({ connectionString: t.url, max: 1 });
+  const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+  const busy = await appPool.connect();
+  let freed = false;
+  const free = (): void => {
+    if (freed) return;
+    freed = true;
+    busy.release();
+  };
+  return {
+    adapter: { ...pgTransactions(appPool), db: fromPg(ferryPool) },
+    free,
+    end: async () => {
+      free();
+      await appPool.end();
+      await ferryPool.end();
+    },
   };
 }
