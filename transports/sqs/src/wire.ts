@@ -12,6 +12,7 @@ import {
   putStorableHeader,
   readFerryHeaders,
   resolveTenant,
+  storableHeaderText,
   type TenantSource,
 } from '@ferry/core/transport';
 import { REJECT_REASONS, type RejectReason } from './errors';
@@ -163,7 +164,7 @@ export const identityFromMessageId: IdentityExtractor = (message) => message.Mes
 /** Turns a received message into an inbox input, or says why it is invalid before acceptance. */
 export function decodeMessage(message: Message, options: DecodeOptions): Decoded {
   const attributes = message.MessageAttributes ?? {};
-  const ferry = readFerryHeaders((name) => ferryAttribute(attributes, name));
+  const ferry = readFerryHeaders((name) => attributeValue(attributes, name));
   // A ferry attribute that is present but unreadable is never replaced by the extracted id; the
   // extractor runs only without one, and what it does costs this message alone (extractIdentity).
   const extracted =
@@ -216,15 +217,19 @@ export function decodeMessage(message: Message, options: DecodeOptions): Decoded
 
 /**
  * The event's own headers (unpacked from x-ferry-headers, none of them a reserved name) plus
- * every other String attribute, each when its name and value are storable text and its name
- * is not reserved (ferry's envelope attributes are kept): putStorableHeader.
+ * every other attribute, each when its name and value are storable text and its name is not
+ * reserved (ferry's envelope attributes are kept): putStorableHeader. An attribute of any type
+ * (attributeValue): a Binary one's bytes are text when they are UTF-8, as Kafka and RabbitMQ
+ * header bytes are (a Java or boto3 producer may send a correlation id, a trace context or
+ * x-ferry-headers itself as bytes).
  */
 function decodeHeaders(attributes: Attributes): Record<string, string> {
   const headers: Record<string, string> = {};
-  const packed = attributeString(attributes, HEADERS_ATTRIBUTE);
-  if (packed !== undefined) {
+  const packed = attributeValue(attributes, HEADERS_ATTRIBUTE);
+  const packedText = packed === undefined ? undefined : storableHeaderText(packed);
+  if (packedText !== undefined) {
     try {
-      const parsed: unknown = JSON.parse(packed);
+      const parsed: unknown = JSON.parse(packedText);
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
         for (const [name, value] of Object.entries(parsed)) {
           if (typeof value === 'string') putStorableHeader(headers, name, value, 'event');
@@ -236,27 +241,22 @@ function decodeHeaders(attributes: Attributes): Record<string, string> {
   }
   for (const name of Object.keys(attributes)) {
     if (name === HEADERS_ATTRIBUTE) continue;
-    const value = attributeString(attributes, name);
+    const value = attributeValue(attributes, name);
     if (value !== undefined) putStorableHeader(headers, name, value);
   }
   return headers;
 }
 
 /**
- * One of ferry's own attributes, whatever its type: a String or Number (and custom `.x` types)
- * value as its text, a Binary one as its bytes, which readFerryHeaders reads as strict UTF-8 (as
- * the Kafka and RabbitMQ consumers read bytes). Ignoring a Binary one would take the SQS
- * MessageId as the identity and no tenant (the global scope) for what the producer named.
+ * An attribute's value, whatever its type: a String or Number (and custom `.x` types) value as
+ * its text, a Binary one as its bytes, which readFerryHeaders (ferry's own attributes) and
+ * putStorableHeader (every other) read as strict UTF-8, as the Kafka and RabbitMQ consumers read
+ * bytes. Ignoring a Binary ferry attribute would take the SQS MessageId as the identity and no
+ * tenant (the global scope) for what the producer named.
  */
-function ferryAttribute(attributes: Attributes, name: string): string | Uint8Array | undefined {
+function attributeValue(attributes: Attributes, name: string): string | Uint8Array | undefined {
   const value = attributes[name];
   if (!value) return undefined;
   if (value.DataType?.startsWith('Binary')) return value.BinaryValue;
   return value.StringValue;
-}
-
-export function attributeString(attributes: Attributes, name: string): string | undefined {
-  const value = attributes[name];
-  if (!value || value.StringValue === undefined) return undefined;
-  return value.DataType?.startsWith('Binary') ? undefined : value.StringValue;
 }
