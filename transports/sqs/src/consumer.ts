@@ -48,7 +48,7 @@ import { requireRedrivePolicy } from './topology';
 import { groupOrdered, heldBehind } from './groupOrder';
 import { isFifoQueue } from './queueUrl';
 import { VisibilityExtender, changeVisibility } from './visibility';
-import { decodeMessage, identityFromMessageId } from './wire';
+import { decodeMessage } from './wire';
 
 /** A received message the inbox answered. */
 interface Answered {
@@ -300,7 +300,6 @@ class PollingConsumer implements SqsConsumer {
    * while it is decoded (core eventLoopTurns, as every consumer does; review 88).
    */
   private async handleBatch(messages: readonly Message[]): Promise<void> {
-    const identity = this.options.identity ?? identityFromMessageId;
     const invalid: DeadLetterItem[] = [];
     const valid: { message: Message; input: InboxAcceptInput }[] = [];
     const turns = eventLoopTurns();
@@ -309,7 +308,8 @@ class PollingConsumer implements SqsConsumer {
       const decoded = decodeMessage(message, {
         consumer: this.options.consumer,
         maxPayloadBytes: this.acceptor.maxPayloadBytes,
-        identity,
+        identity: this.options.identity,
+        envelope: this.options.envelope,
         tenant: this.options.tenant,
       });
       if (decoded.ok) valid.push({ message, input: decoded.input });

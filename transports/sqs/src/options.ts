@@ -275,8 +275,19 @@ export interface ConsumerOptions {
   reconnectBackoff?: Partial<BackoffPolicy>;
   /** Default `{ mode: 'redrive' }`. */
   deadLetter?: DeadLetterOptions;
-  /** Default: ferry's `x-ferry-message-id` attribute, else the SQS MessageId. */
+  /**
+   * Default: ferry's `x-ferry-message-id` attribute, else the SQS MessageId (with
+   * `envelope: 'sns'`, SNS's MessageId).
+   */
   identity?: IdentityExtractor;
+  /**
+   * `'sns'`: the queue is subscribed to an SNS topic with raw message delivery off, so each body is
+   * SNS's notification envelope: the payload is its `Message`, the attributes (ferry's identity,
+   * tenant and type among them) its `MessageAttributes`, the default identity SNS's `MessageId`; a
+   * body that is no notification is dead-lettered (`unparseable_body`). Default `'none'`: the body
+   * is the payload as it is.
+   */
+  envelope?: 'none' | 'sns';
   /**
    * Where a message's tenant comes from: `'header'` (default; the x-ferry-tenant-id attribute,
    * which any producer can set), `{ fixed: 'acme' }` (the queue's tenant; an attribute naming
@@ -315,6 +326,7 @@ export interface ResolvedConsumerOptions {
   readonly reconnectBackoff: BackoffPolicy;
   readonly deadLetter: DeadLetterOptions;
   readonly identity: IdentityExtractor | null;
+  readonly envelope: 'none' | 'sns';
   readonly tenant: TenantSource<Message>;
   readonly deleteAttempts: number;
   readonly closeTimeoutMs: number;
@@ -334,6 +346,7 @@ const CONSUMER_KEYS = {
   reconnectBackoff: true,
   deadLetter: true,
   identity: true,
+  envelope: true,
   deleteAttempts: true,
   closeTimeoutMs: true,
   observer: true,
@@ -376,6 +389,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     reconnectBackoff: resolveBackoff('reconnectBackoff', options.reconnectBackoff, DEFAULTS.reconnectBackoff),
     deadLetter,
     identity: functionOption('identity', options.identity) ?? null,
+    envelope: oneOfOption('envelope', options.envelope ?? 'none', ['none', 'sns'] as const),
     tenant: checkTenantSource(options.tenant),
     deleteAttempts: integer('deleteAttempts', options.deleteAttempts ?? DEFAULTS.deleteAttempts, 1, 10),
     closeTimeoutMs: timerOption('closeTimeoutMs', options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs, 1),

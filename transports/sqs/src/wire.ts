@@ -17,6 +17,7 @@ import {
 } from '@ferry/core/transport';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import type { IdentityExtractor } from './options';
+import { unwrapSnsNotification } from './sns';
 
 /** OpenTelemetry's `messaging.system` of Amazon SQS: named by the publisher and on every message received. */
 export const SQS_SYSTEM = 'aws_sqs';
@@ -152,8 +153,13 @@ export type Decoded =
 export interface DecodeOptions {
   readonly consumer: string;
   readonly maxPayloadBytes: number;
-  /** Used when the message has no `x-ferry-message-id` attribute; null: no fallback. */
-  readonly identity: IdentityExtractor;
+  /**
+   * Used when the message has no `x-ferry-message-id` attribute; null: the default, the SQS
+   * MessageId (with `envelope: 'sns'` SNS's MessageId).
+   */
+  readonly identity: IdentityExtractor | null;
+  /** `'sns'`: the body is SNS's notification envelope, taken off first (unwrapSnsNotification). */
+  readonly envelope: 'none' | 'sns';
   /** Where the tenant comes from (checked once by checkTenantSource). */
   readonly tenant: TenantSource<Message>;
 }
@@ -162,13 +168,26 @@ export interface DecodeOptions {
 export const identityFromMessageId: IdentityExtractor = (message) => message.MessageId ?? null;
 
 /** Turns a received message into an inbox input, or says why it is invalid before acceptance. */
-export function decodeMessage(message: Message, options: DecodeOptions): Decoded {
+export function decodeMessage(received: Message, options: DecodeOptions): Decoded {
+  let message = received;
+  let identity = options.identity ?? identityFromMessageId;
+  if (options.envelope === 'sns') {
+    // A deeply nested body is refused unparsed (the envelope itself is flat).
+    const nested = nestedBodyFault(received.Body ?? '');
+    if (nested !== null)
+      return { ok: false, reason: REJECT_REASONS.payloadTooDeep, detail: nested, messageId: null };
+    const sns = unwrapSnsNotification(received);
+    if (!sns.ok)
+      return { ok: false, reason: REJECT_REASONS.unparseableBody, detail: sns.detail, messageId: null };
+    message = sns.message;
+    identity = options.identity ?? (() => sns.snsMessageId);
+  }
   const attributes = message.MessageAttributes ?? {};
   const ferry = readFerryHeaders((name) => attributeValue(attributes, name));
   // A ferry attribute that is present but unreadable is never replaced by the extracted id; the
   // extractor runs only without one, and what it does costs this message alone (extractIdentity).
   const extracted =
-    ferry.messageId === undefined && ferry.fault === null ? extractIdentity(options.identity, message) : null;
+    ferry.messageId === undefined && ferry.fault === null ? extractIdentity(identity, message) : null;
   const messageId = ferry.messageId ?? (extracted?.ok ? extracted.messageId : null);
   // The tenant once resolved: what a copy of a delivery refused after that carries (deadLetterTenant).
   const resolved: { tenantId?: string | null } = {};
