@@ -8,8 +8,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { SendMessageCommand, type MessageAttributeValue } from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS } from '@ferry/core';
-import { attachSqsConsumer } from '@ferry/sqs';
-import pino from 'pino';
 import { useSqsConsumerFixture } from './support/consumerFixture';
 import { uniqueName, waitFor } from './support/sqs';
 
@@ -36,14 +34,7 @@ describe('SQS consumer: Binary attributes as headers', () => {
         },
       }),
     );
-    const consumer = attachSqsConsumer(acceptor, {
-      connection: fixture.connection,
-      queueUrl,
-      consumer: 'orders',
-      waitTimeSeconds: 1,
-      logger: pino({ level: 'silent' }),
-    });
-    fixture.consumers.push(consumer);
+    const consumer = fixture.attach(acceptor, queueUrl);
     await consumer.ready();
     const [row] = await waitFor('stored', async () => {
       const rows = await acceptor.stored();

@@ -11,7 +11,6 @@ import { describe, expect, it } from '@jest/globals';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS } from '@ferry/core';
 import { attachSqsConsumer } from '@ferry/sqs';
-import pino from 'pino';
 import { useSqsConsumerFixture } from './support/consumerFixture';
 import { receiveAtLeast, uniqueName, waitFor } from './support/sqs';
 
@@ -68,16 +67,10 @@ describe("SQS consumer: SNS's notification envelope", () => {
     await send('{"orderId":9}'); // not a notification (raw delivery on)
     await send(notification('sns-3', 'plain text'));
 
-    const consumer = attachSqsConsumer(acceptor, {
-      connection: fixture.connection,
-      queueUrl,
-      consumer: 'orders',
+    const consumer = fixture.attach(acceptor, queueUrl, {
       envelope: 'sns',
-      waitTimeSeconds: 1,
       deadLetter: { mode: 'queue', queueUrl: deadUrl },
-      logger: pino({ level: 'silent' }),
     });
-    fixture.consumers.push(consumer);
     await consumer.ready();
 
     const dead = await receiveAtLeast(fixture.connection, deadUrl, 2);
@@ -123,14 +116,7 @@ describe("SQS consumer: SNS's notification envelope", () => {
     const sent = await fixture.connection.client.send(
       new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }),
     );
-    const consumer = attachSqsConsumer(acceptor, {
-      connection: fixture.connection,
-      queueUrl,
-      consumer: 'orders',
-      waitTimeSeconds: 1,
-      logger: pino({ level: 'silent' }),
-    });
-    fixture.consumers.push(consumer);
+    fixture.attach(acceptor, queueUrl);
     const [row] = await waitFor('stored', async () => {
       const found = await rows();
       return found.length > 0 ? found : undefined;

@@ -1,4 +1,11 @@
-import type { SqsConnection, SqsConsumer } from '@ferry/sqs';
+import pino from 'pino';
+import {
+  attachSqsConsumer,
+  type AttachConsumerOptions,
+  type SqsConnection,
+  type SqsConsumer,
+} from '@ferry/sqs';
+import type { InboxAcceptor } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { PgTestAcceptor } from '../../../../test-support/pgAcceptor';
 import { TestQueues, openConnection } from './sqs';
@@ -12,6 +19,11 @@ export interface SqsConsumerFixture {
   readonly consumers: SqsConsumer[];
   /** A PgTestAcceptor on fresh tables. */
   freshAcceptor(): Promise<PgTestAcceptor>;
+  /**
+   * A consumer `orders` of `queueUrl` on the fixture's connection (1 s polls, a silent logger,
+   * `options` over those), closed after the test.
+   */
+  attach(acceptor: InboxAcceptor, queueUrl: string, options?: Partial<AttachConsumerOptions>): SqsConsumer;
 }
 
 /**
@@ -25,6 +37,18 @@ export function useSqsConsumerFixture(): SqsConsumerFixture {
       await fixture.database.db.execute('DROP TABLE IF EXISTS test_inbox');
       await fixture.database.db.execute('DROP TABLE IF EXISTS test_switch');
       return PgTestAcceptor.create(fixture.database.db);
+    },
+    attach(acceptor, queueUrl, options = {}) {
+      const consumer = attachSqsConsumer(acceptor, {
+        connection: fixture.connection,
+        queueUrl,
+        consumer: 'orders',
+        waitTimeSeconds: 1,
+        logger: pino({ level: 'silent' }),
+        ...options,
+      });
+      fixture.consumers.push(consumer);
+      return consumer;
     },
   } as SqsConsumerFixture;
 
