@@ -127,13 +127,24 @@ export function startSpan(start: SpanStart): FerrySpan {
     return NOOP_SPAN;
   }
   return {
+    // What goes on a row and a header: W3C's shape or nothing, never a throw. A span is the
+    // application's tracer's: OpenTelemetry takes upper-case hex ids (isSpanContextValid), which
+    // emit refused as the event's inherited traceparent (review 104), and a span whose
+    // spanContext() throws failed emit and the relay's claimed batch.
     traceContext() {
-      const context = span.spanContext();
-      if (!api.trace.isSpanContextValid(context)) return null;
-      return {
-        traceparent: formatTraceparent(context),
-        tracestate: context.traceState?.serialize() || null,
-      };
+      try {
+        const context = span.spanContext();
+        if (!api.trace.isSpanContextValid(context)) return null;
+        const traceparent = formatTraceparent({
+          traceId: context.traceId.toLowerCase(),
+          spanId: context.spanId.toLowerCase(),
+          traceFlags: context.traceFlags,
+        });
+        if (parseTraceparent(traceparent) === null) return null;
+        return { traceparent, tracestate: validTracestate(context.traceState?.serialize()) };
+      } catch {
+        return null;
+      }
     },
     setAttributes(attributes) {
       try {
