@@ -21,6 +21,12 @@ export interface FerryMetrics {
   readonly inbox: (event: InboxEvent) => void;
   /** Every transport consumer's and publisher's observer. */
   readonly transport: (event: TransportEvent) => void;
+  /**
+   * Takes these metrics off `registry` (its other metrics stay), so a rebuilt application (a hot
+   * reload, a test's second app) can call createFerryMetrics on it again; the stats gauges are
+   * no longer read. The observers then count into nothing. Safe twice.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -43,6 +49,7 @@ export function createFerryMetrics(options: FerryMetricsOptions = {}): FerryMetr
     outbox: outboxMetrics(make, bound, resolved.eventTypeLabel, infrastructure),
     inbox: inboxMetrics(make, bound, infrastructure),
     transport: transportMetrics(make, bound),
+    close: async () => make.unregister(),
   };
   if (resolved.stats) {
     statsMetrics(

@@ -20,6 +20,11 @@ export interface MetricFactory {
   histogram<L extends string>(name: string, help: string, labelNames: readonly L[]): Histogram<L>;
   /** Registers every metric made so far on the registry; FerryConfigError if one name is taken. */
   register(): void;
+  /**
+   * Takes every metric `register()` registered off the registry, each only while the registry
+   * still holds that very metric under its name (one registered since by another is left).
+   */
+  unregister(): void;
 }
 
 export function metricFactory(
@@ -67,10 +72,15 @@ export function metricFactory(
       if (taken) {
         throw new FerryConfigError(
           'registry',
-          `already holds a metric named ${taken.name}: give each createFerryMetrics its own registry or prefix`,
+          `already holds a metric named ${taken.name}: give each createFerryMetrics its own registry or prefix, or close() the earlier one`,
         );
       }
       for (const { metric } of made) registry.registerMetric(metric);
+    },
+    unregister() {
+      for (const { name, metric } of made) {
+        if (registry.getSingleMetric(name) === metric) registry.removeSingleMetric(name);
+      }
     },
   };
 }
