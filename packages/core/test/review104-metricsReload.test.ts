@@ -15,14 +15,13 @@
  * the application's stay), safe twice, so the next createFerryMetrics registers again.
  */
 import { Pool } from 'pg';
-import pino from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { fromPg } from '@ferry/core';
 import { createFerryMetrics } from '@ferry/core/metrics';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { parsePrometheusText } from '../../../test-support/prometheusText';
+import { quietLogger as silent } from './inbox/helpers';
 
-const silent = pino({ level: 'silent' });
 let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
