@@ -119,24 +119,34 @@ const SESSION_GONE = ['08', '28', '3D000', '25P03', '53300', '57P01', '57P02', '
  * application ended the pool. An error not translated yet is read as its translation would be.
  */
 export function sessionGone(error: unknown): boolean {
-  // A driver's or Prisma's error as it was thrown (an application's transaction adapter, which
-  // ferry does not translate): read as its translation would be, without logging it.
-  if (!isFerryError(error)) {
-    if (error === null || typeof error !== 'object') return false;
-    const facts = factsOf(error);
-    const rawState = facts.sqlState;
-    if (rawState !== null) return SESSION_GONE.some((gone) => rawState.startsWith(gone));
-    if (facts.codes.some((code) => WRITE_CONFLICT_CODES.has(code))) return false;
-    return translationOf(facts) === UNAVAILABLE;
-  }
+  const read = readForSession(error);
+  if (read === null) return false;
   // The application ended the pool (FERRY_CLOSED): no session will ever be opened on it.
-  if (error.code === 'FERRY_CLOSED') return true;
-  const given = error.details.sqlState;
-  const state = typeof given === 'string' ? given : sqlStateOf(error);
+  if (read.code === 'FERRY_CLOSED') return true;
+  const state = read.sqlState;
   if (state !== null) return SESSION_GONE.some((gone) => state.startsWith(gone));
   // Prisma's write conflict without its SQLSTATE: class 40, PostgreSQL's answer on a live session.
-  if (codesOf(error).some((code) => WRITE_CONFLICT_CODES.has(code))) return false;
-  return error.code === 'FERRY_DATABASE_UNAVAILABLE';
+  if (read.codes.some((code) => WRITE_CONFLICT_CODES.has(code))) return false;
+  return read.code === 'FERRY_DATABASE_UNAVAILABLE';
+}
+
+/**
+ * What sessionGone reads of `error`: a FerryError's code and SQLSTATE; a driver's or Prisma's
+ * error as it was thrown (an application's transaction adapter, which ferry does not translate)
+ * as its translation would be, without logging it (review 104: the driver's FERRY_CLOSED, a pool
+ * ended or a Kysely instance destroyed, was read as a live session). Null for a non-object.
+ */
+function readForSession(
+  error: unknown,
+): { code: FerryErrorCode; sqlState: string | null; codes: readonly string[] } | null {
+  if (isFerryError(error)) {
+    const given = error.details.sqlState;
+    const sqlState = typeof given === 'string' ? given : sqlStateOf(error);
+    return { code: error.code, sqlState, codes: codesOf(error) };
+  }
+  if (error === null || typeof error !== 'object') return null;
+  const facts = factsOf(error);
+  return { code: translationOf(facts).code, sqlState: facts.sqlState, codes: facts.codes };
 }
 
 /** node-postgres raises these without a code; matched on the message, first match wins. */
