@@ -108,6 +108,24 @@ export function inboxRetryDelayMs(
   return backoffDelay(attempt, { initialMs: baseMs, maxMs, multiplier: 2, jitter: 'full' }, random);
 }
 
+/**
+ * Delay before a claim given back in an outage of the application's pool (its handler transaction
+ * got no session, its attempt returned) is due: full jitter over the retry ceiling of its attempt,
+ * or over `outageMs`, how long the outage has lasted, when that is longer; at most `maxMs`. The
+ * attempt it returned does not grow the delay, so claimed again about once per `baseMs` for ever,
+ * every receipt cost a connection attempt and a warning (review 104).
+ */
+export function inboxOutageDelayMs(
+  attempt: number,
+  outageMs: number,
+  baseMs: number,
+  maxMs: number,
+  random: RandomSource,
+): number {
+  const ceiling = Math.min(maxMs, Math.max(inboxRetryCeilingMs(attempt, baseMs, maxMs), outageMs));
+  return backoffDelay(1, { initialMs: ceiling, maxMs, multiplier: 1, jitter: 'full' }, random);
+}
+
 const POLICY_KEYS = {
   initialMs: true,
   maxMs: true,

@@ -106,6 +106,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       observer: resolved.observer,
       logger,
       redact: resolved.redact,
+      outage: { since: null },
     });
   }
 

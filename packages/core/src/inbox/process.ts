@@ -6,7 +6,7 @@ import { startLease } from '../lease';
 import { safeEmit } from '../observe/safeEmit';
 import { isAbandonedNotEnded } from '../sql/transactionLimits';
 import { sessionGone } from '../sql/dbErrors';
-import { inboxRetryDelayMs, type RandomSource } from '../backoff';
+import { inboxOutageDelayMs, inboxRetryDelayMs, type RandomSource } from '../backoff';
 import {
   InboxInvalidPayloadError,
   InboxLeaseLostError,
@@ -42,6 +42,16 @@ export interface ProcessDeps<TTx> {
   readonly logger: Logger | undefined;
   /** Applied to every error text stored in last_error, logged or observed. */
   readonly redact: Redactor;
+  /** The worker's outage of the application's pool, shared by its lanes. */
+  readonly outage: SessionOutage;
+}
+
+/**
+ * Since when (performance.now()) the worker's handler transactions have got no session, or null
+ * once one began: a claim given back in a lasting outage is due later (inboxOutageDelayMs).
+ */
+export interface SessionOutage {
+  since: number | null;
 }
 
 export function emit(deps: Pick<ProcessDeps<unknown>, 'observer' | 'logger'>, event: InboxEvent): void {
@@ -215,6 +225,8 @@ export async function processReceipt<TTx>(
         deps.ops.transaction(
           receipt,
           async (tx) => {
+            // A session: whatever outage the worker saw is over.
+            deps.outage.since = null;
             // A transaction that began only after an interruption (it waited for a connection)
             // starts no handler: after shutdown, its claim has been given back.
             if (abort.isAborted) throw abort.reason;
@@ -257,12 +269,13 @@ export async function processReceipt<TTx>(
     // No session to begin the handler's transaction on (the application's pool busy past
     // transactionMaxWaitMs, the server refusing connections): an outage, and the handler never
     // ran, so the claim goes back with its attempt, due after the retry backoff (claimed again at
-    // once it would fail again at once). Charged, a pool exhausted for a while made healthy
-    // receipts DEAD (review 103). If the give-back fails too, the lease recovers the claim.
+    // once it would fail again at once), or later once the outage has lasted (its returned
+    // attempt does not grow the backoff: review 104). Charged, a pool exhausted for a while made
+    // healthy receipts DEAD (review 103). If the give-back fails too, the lease recovers the claim.
     if (!handlerStarted && sessionGone(error)) {
       await lease.stop();
       emitInfrastructure(deps, 'handler-transaction', error);
-      outcome = await giveBack(receipt, deps, retryDelayMs(receipt, deps));
+      outcome = await giveBack(receipt, deps, outageDelayMs(receipt, deps));
       return outcome;
     }
     outcome = await settleFailure(receipt, error, deps, started);
@@ -354,9 +367,17 @@ async function settleFailure<TTx>(
   }
 }
 
-/** The retry backoff of the receipt's attempt (a retry, or a claim given back in an outage). */
+/** The retry backoff of the receipt's attempt. */
 function retryDelayMs<TTx>(receipt: ClaimedReceipt, deps: ProcessDeps<TTx>): number {
   return inboxRetryDelayMs(receipt.attempts, deps.worker.retryBaseMs, deps.worker.retryMaxMs, deps.random);
+}
+
+/** When a claim given back for want of a session is due: the outage starts now if none was seen. */
+function outageDelayMs<TTx>(receipt: ClaimedReceipt, deps: ProcessDeps<TTx>): number {
+  const now = performance.now();
+  const since = (deps.outage.since ??= now);
+  const { retryBaseMs, retryMaxMs } = deps.worker;
+  return inboxOutageDelayMs(receipt.attempts, now - since, retryBaseMs, retryMaxMs, deps.random);
 }
 
 /** A failure transition found the claim gone: completed meanwhile (its COMMIT was in flight), or lost. */
