@@ -266,6 +266,7 @@ export function sqlProcessDeps(
     observer: options.observer,
     logger: quietLogger,
     redact,
+    outage: { since: null },
   };
 }
 
