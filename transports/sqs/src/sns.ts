@@ -37,7 +37,14 @@ export function unwrapSnsNotification(message: Message): SnsUnwrapped {
   if (envelope?.Type !== 'Notification') {
     const type =
       typeof envelope?.Type === 'string' ? ` (Type ${JSON.stringify(envelope.Type).slice(0, 80)})` : '';
-    return { ok: false, detail: `body is not an SNS notification${type}${RAW_HINT}` };
+    // A subscription's first message, when SNS asks the queue's owner to confirm it (another
+    // account's topic, or a Subscribe call without the queue's permission): its SubscribeURL
+    // confirms it, which ferry never visits; the copy keeps it.
+    const confirm =
+      envelope?.Type === 'SubscriptionConfirmation'
+        ? ': confirm the subscription with its SubscribeURL (or ConfirmSubscription with its Token)'
+        : '';
+    return { ok: false, detail: `body is not an SNS notification${type}${confirm}${RAW_HINT}` };
   }
   const { MessageId: snsMessageId, Message: published, MessageAttributes: given } = envelope;
   if (typeof snsMessageId !== 'string' || snsMessageId.length === 0 || typeof published !== 'string') {
@@ -56,16 +63,33 @@ export function unwrapSnsNotification(message: Message): SnsUnwrapped {
           detail: `SNS notification attribute ${JSON.stringify(name).slice(0, 200)} is not { Type, Value }`,
         };
       }
+      const bytes = type.startsWith('Binary') ? base64Bytes(value) : undefined;
+      if (bytes === null) {
+        return {
+          ok: false,
+          detail: `SNS notification attribute ${JSON.stringify(name).slice(0, 200)} is Binary whose Value is not base64 as SNS writes it`,
+        };
+      }
       setOwnProperty(
         attributes,
         name,
-        type.startsWith('Binary')
-          ? { DataType: type, BinaryValue: Buffer.from(value, 'base64') }
-          : { DataType: type, StringValue: value },
+        bytes === undefined ? { DataType: type, StringValue: value } : { DataType: type, BinaryValue: bytes },
       );
     }
   }
   return { ok: true, message: { ...message, Body: published, MessageAttributes: attributes }, snsMessageId };
+}
+
+/**
+ * The bytes of `value` when it is base64 as SNS writes it (the standard alphabet, padded), else
+ * null. Node's decoder is lenient: it skips characters that are not base64 and stops at padding,
+ * so `YWNtZQ==one` and `YWNtZQ==two` both read as `acme`: two identities or tenants that differ
+ * only in what is not base64 would become one (as readFerryHeaders never decodes bytes that are
+ * not UTF-8 lossily). Only a value that decodes and encodes back to itself is read.
+ */
+function base64Bytes(value: string): Buffer | null {
+  const bytes = Buffer.from(value, 'base64');
+  return bytes.toString('base64') === value ? bytes : null;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
