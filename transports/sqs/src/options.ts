@@ -23,6 +23,7 @@ import {
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
 import { deadLetterQueueUrlOption } from './deadLetterOption';
+import { queueReferenceFault } from './queueUrl';
 
 /** SQS's classic per-message and per-batch limit; AWS raised both to 1 MiB in 2025. */
 export const SQS_CLASSIC_LIMIT_BYTES = 262_144;
@@ -199,6 +200,14 @@ const PUBLISHER_KEYS = {
   observer: true,
 } as const satisfies OptionKeys<PublisherOptions>;
 
+/** A queue's URL or name option: a non-empty string that names a queue (queueReferenceFault). */
+function queueOption(name: string, value: unknown): string {
+  const queue = nonEmpty(name, value);
+  const fault = queueReferenceFault(queue);
+  if (fault !== null) throw new FerryConfigError(name, fault);
+  return queue;
+}
+
 export function resolvePublisherOptions(options: PublisherOptions = {}): ResolvedPublisherOptions {
   knownKeysOption('', options, PUBLISHER_KEYS);
   const maxBatchBytes = integer(
@@ -213,12 +222,12 @@ export function resolvePublisherOptions(options: PublisherOptions = {}): Resolve
     1_024,
     maxBatchBytes,
   );
-  for (const [type, queue] of Object.entries(options.routes ?? {})) nonEmpty(`routes.${type}`, queue);
+  for (const [type, queue] of Object.entries(options.routes ?? {})) queueOption(`routes.${type}`, queue);
   return {
     defaultDestination:
       options.defaultDestination === undefined
         ? null
-        : nonEmpty('defaultDestination', options.defaultDestination),
+        : queueOption('defaultDestination', options.defaultDestination),
     // No prototype: an event type named like an Object member (`constructor`, `toString`) found the
     // inherited member as its queue and failed its whole publish (review 47).
     routes: Object.assign(Object.create(null) as Record<string, string>, options.routes),
@@ -369,7 +378,7 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
   const deadLetter = options.deadLetter ?? { mode: 'redrive' };
   knownKeysOption('deadLetter.', deadLetter, deadLetter.mode === 'queue' ? ['mode', 'queueUrl'] : ['mode']);
   oneOfOption('deadLetter.mode', deadLetter.mode, ['queue', 'redrive'] as const);
-  const queueUrl = nonEmpty('queueUrl', options.queueUrl);
+  const queueUrl = queueOption('queueUrl', options.queueUrl);
   if (deadLetter.mode === 'queue') deadLetterQueueUrlOption(queueUrl, deadLetter.queueUrl);
   return {
     queueUrl,

@@ -30,6 +30,7 @@ import {
   type ResolvedPublisherOptions,
 } from './options';
 import { isFifoQueue } from './topology';
+import { queueReferenceFault } from './queueUrl';
 import { attributeTextFault, encodeEntry, messageSize, SQS_SYSTEM } from './wire';
 
 /** SQS accepts at most 10 entries per SendMessageBatch. */
@@ -125,6 +126,12 @@ export class SqsPublisher implements Publisher {
           status: 'permanent',
           error: `no destination: the event names none, no route for type ${message.type}, no defaultDestination`,
         };
+        return;
+      }
+      // A queue ARN or what is no queue name would be looked up for ever, never found (review 105).
+      const fault = queueReferenceFault(queue);
+      if (fault !== null) {
+        outcomes[index] = { id: message.id, status: 'permanent', error: `destination ${fault}` };
         return;
       }
       byQueue.set(queue, [...(byQueue.get(queue) ?? []), index]);

@@ -19,7 +19,7 @@ import { MAX_VISIBILITY_SECONDS } from './backoff';
 import type { SqsConnection } from './connection';
 import { requestDeadline } from './deadline';
 import { errorName, isMissingQueueError, requestError, transportError } from './errors';
-import { isFifoQueue } from './queueUrl';
+import { MAX_QUEUE_NAME, QUEUE_NAME, isFifoQueue } from './queueUrl';
 import { QueueAttributesMismatchError, queueAttributeDifferences } from './queueMismatch';
 
 export interface QueueSpec {
@@ -55,10 +55,6 @@ export function deadLetterQueueName(name: string): string {
 
 /** SQS's largest `maxReceiveCount` of a redrive policy. */
 export const MAX_RECEIVE_COUNT = 1_000;
-
-/** SQS's queue name rule: 1 to 80 letters, digits, `-` and `_`, a FIFO queue's `.fifo` counted within the 80. */
-const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
-const MAX_QUEUE_NAME = 80;
 
 /**
  * Why SQS would refuse `name` (FIFO: with `.fifo`) as a queue name, or null. `deadLetter`: the
