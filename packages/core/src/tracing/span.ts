@@ -1,4 +1,4 @@
-import type { Attributes, Context, Span } from '@opentelemetry/api';
+import type { Attributes, Context, Span, SpanContext } from '@opentelemetry/api';
 import { describeError, errorName, redactLine, type Redactor } from '../redact/redact';
 import { otel, type Otel } from './otel';
 import { formatTraceparent, MAX_TRACESTATE, parseTraceparent, validTracestate } from './w3c';
@@ -130,20 +130,27 @@ export function startSpan(start: SpanStart): FerrySpan {
     // What goes on a row and a header: W3C's shape or nothing, never a throw. A span is the
     // application's tracer's: OpenTelemetry takes upper-case hex ids (isSpanContextValid), which
     // emit refused as the event's inherited traceparent (review 104), and a span whose
-    // spanContext() throws failed emit and the relay's claimed batch.
+    // spanContext() throws failed emit and the relay's claimed batch. A tracestate that cannot
+    // be read is left out alone: the traceparent still carries the trace (review 105).
     traceContext() {
+      let context: SpanContext;
+      let traceparent: string;
       try {
-        const context = span.spanContext();
+        context = span.spanContext();
         if (!api.trace.isSpanContextValid(context)) return null;
-        const traceparent = formatTraceparent({
+        traceparent = formatTraceparent({
           traceId: context.traceId.toLowerCase(),
           spanId: context.spanId.toLowerCase(),
           traceFlags: context.traceFlags,
         });
         if (parseTraceparent(traceparent) === null) return null;
-        return { traceparent, tracestate: validTracestate(context.traceState?.serialize()) };
       } catch {
         return null;
+      }
+      try {
+        return { traceparent, tracestate: validTracestate(context.traceState?.serialize()) };
+      } catch {
+        return { traceparent, tracestate: null };
       }
     },
     setAttributes(attributes) {
