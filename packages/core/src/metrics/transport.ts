@@ -1,5 +1,5 @@
 import type { Gauge } from 'prom-client';
-import { closedSet, type LabelBound } from '../observe/cardinality';
+import { closedSet, labelText, OVERFLOW_LABEL, type LabelBound } from '../observe/cardinality';
 import type { TransportEvent } from '../transport/events';
 import type { MetricFactory } from './factory';
 import { count, observeMs, usable } from './values';
@@ -154,10 +154,11 @@ export function transportMetrics(
             partition: partitionOf(event.partition),
           },
           {
-            transport: String(event.transport),
-            group: String(event.group),
-            topic: String(event.source),
-            partition: Number(event.partition),
+            transport: identity(event.transport),
+            group: identity(event.group),
+            topic: identity(event.source),
+            partition:
+              typeof event.partition === 'number' ? event.partition : Number(identity(event.partition)),
           },
           event.lag,
         );
@@ -172,6 +173,9 @@ export function transportMetrics(
 }
 
 type SourceLabels = { transport: string; source: string };
+
+/** A partition's reported identity as text; one that has none (labelText) is OVERFLOW_LABEL's. */
+const identity = (value: unknown): string => labelText(value) ?? OVERFLOW_LABEL;
 
 /**
  * The connected gauge counts the consumers (by `instance`) up per transport and source, so one
@@ -272,17 +276,17 @@ class PartitionLags {
       }
       members.add(entry);
     }
-    entry.owner = String(instance);
+    entry.owner = identity(instance);
     entry.lag = value;
     this.publish(entry);
   }
 
   /** `assignment` lists the partitions of each topic `instance` now owns; its others are dropped. */
   keepAssigned(instance: string, assignment: Readonly<Record<string, readonly number[]>>): void {
-    this.drop(
-      instance,
-      ({ topic, partition }) => !(Object.hasOwn(assignment, topic) && assignment[topic]!.includes(partition)),
-    );
+    this.drop(instance, ({ topic, partition }) => {
+      const owned: unknown = Object.hasOwn(assignment, topic) ? assignment[topic] : undefined;
+      return !(Array.isArray(owned) && owned.includes(partition));
+    });
   }
 
   /** The consumer stopped for good: none of its partitions stays. */

@@ -42,7 +42,21 @@ export function firstValuesByName(max: number): (name: string) => FirstValues {
 export type LabelBound = (value: unknown) => string;
 
 /**
- * Each label name's LabelBound: `max` distinct values, shared by every metric with that label,
+ * `value` as a label's text (String), or null when it has none: an object whose toString throws
+ * or that has none (no prototype). Observers never throw (review 105: such a label value threw
+ * out of every metrics observer, and the event was not counted).
+ */
+export function labelText(value: unknown): string | null {
+  try {
+    return String(value);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Each label name's LabelBound: `max` distinct values (one that cannot be read as text is
+ * OVERFLOW_LABEL), shared by every metric with that label,
  * each without a URL's user and password (a third party's transport may name its queue by a URL
  * holding them; every scrape would serve them).
  */
@@ -50,7 +64,10 @@ export function labelBounds(max: number): (labelName: string) => LabelBound {
   const byName = firstValuesByName(max);
   return (labelName) => {
     const values = byName(labelName);
-    return (value) => values(stripUrlCredentials(String(value))) ?? OVERFLOW_LABEL;
+    return (value) => {
+      const text = labelText(value);
+      return (text === null ? undefined : values(stripUrlCredentials(text))) ?? OVERFLOW_LABEL;
+    };
   };
 }
 
