@@ -33,7 +33,14 @@ function warnings(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
   const none = () => undefined;
   return {
-    logger: { warn: (_fields, message) => lines.push(String(message)), error: none, info: none, debug: none },
+    logger: {
+      warn: (_fields, message) => {
+        lines.push(String(message));
+      },
+      error: none,
+      info: none,
+      debug: none,
+    },
     lines,
   };
 }

@@ -21,6 +21,7 @@ export class CachedRead<T> {
   private last: { readonly value: T; readonly at: number } | null = null;
   private attempt: Promise<T | null> | null = null;
   private inFlight: Promise<T> | null = null;
+  private closed = false;
   private readonly now: () => number;
 
   constructor(
@@ -31,12 +32,25 @@ export class CachedRead<T> {
   }
 
   current(): Promise<T | null> {
+    if (this.closed) return Promise.resolve(this.last?.value ?? null);
     if (this.last && this.now() - this.last.at < this.options.cacheMs)
       return Promise.resolve(this.last.value);
     this.attempt ??= this.refresh().finally(() => {
       this.attempt = null;
     });
     return this.attempt;
+  }
+
+  /**
+   * No read starts after this (current() gives the last value); resolves once the read in
+   * flight, if any, has settled, so the database it reads can then be closed. Safe twice.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.inFlight?.then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   private async refresh(): Promise<T | null> {

@@ -24,7 +24,10 @@ export interface FerryMetrics {
   /**
    * Takes these metrics off `registry` (its other metrics stay), so a rebuilt application (a hot
    * reload, a test's second app) can call createFerryMetrics on it again; the stats gauges are
-   * no longer read. The observers then count into nothing. Safe twice.
+   * no longer read: no read starts after it (a registry still holding them, e.g. one made by
+   * Registry.merge, gets their last values), and it resolves once the reads in flight settled
+   * (each given up after `stats.statementTimeoutMs`), so their database can then be closed. The
+   * observers then count into nothing. Safe twice.
    */
   close(): Promise<void>;
 }
@@ -44,22 +47,27 @@ export function createFerryMetrics(options: FerryMetricsOptions = {}): FerryMetr
   const make = metricFactory(prom, registry, resolved.prefix, resolved.buckets);
   const bound = labelBounds(resolved.maxLabelValues);
   const infrastructure = infrastructureErrors(make);
-  const metrics: FerryMetrics = {
-    registry,
-    outbox: outboxMetrics(make, bound, resolved.eventTypeLabel, infrastructure),
-    inbox: inboxMetrics(make, bound, infrastructure),
-    transport: transportMetrics(make, bound),
-    close: async () => make.unregister(),
-  };
-  if (resolved.stats) {
-    statsMetrics(
-      make,
-      bound,
-      resolved.stats,
-      resolved.tenantLabel,
-      guardLogger(resolved.logger ?? defaultLogger('ferry.metrics')),
-    );
-  }
+  const outbox = outboxMetrics(make, bound, resolved.eventTypeLabel, infrastructure);
+  const inbox = inboxMetrics(make, bound, infrastructure);
+  const transport = transportMetrics(make, bound);
+  const closeStats = resolved.stats
+    ? statsMetrics(
+        make,
+        bound,
+        resolved.stats,
+        resolved.tenantLabel,
+        guardLogger(resolved.logger ?? defaultLogger('ferry.metrics')),
+      )
+    : async () => undefined;
   make.register();
-  return metrics;
+  return {
+    registry,
+    outbox,
+    inbox,
+    transport,
+    close: async () => {
+      make.unregister();
+      await closeStats();
+    },
+  };
 }

@@ -28,7 +28,8 @@ const OUTBOX_STATUSES = ['PENDING', 'PROCESSING', 'SENT', 'FAILED'] as const;
  * `statementTimeoutMs`, so a read hung on a silent connection does not block the next ones.
  * The labels the rows name (a consumer, a tenant) are bounded by `bound` as every other metric's:
  * the rows past it are merged into the `other` series (counts summed, the oldest age their
- * maximum), so totals stay exact.
+ * maximum), so totals stay exact. Returns what closes them: no read starts after it (the gauges
+ * keep their last values), and it resolves once the reads in flight settled (review 105).
  */
 export function statsMetrics(
   make: MetricFactory,
@@ -36,7 +37,7 @@ export function statsMetrics(
   options: ResolvedStatsOptions,
   tenantLabel: boolean,
   logger: Logger,
-): void {
+): () => Promise<void> {
   const db = boundedExecutor(options.db, options.statementTimeoutMs, 'metrics stats', logger);
   const reads: CachedRead<unknown>[] = [];
   const errors = make.counter(
@@ -83,6 +84,9 @@ export function statsMetrics(
       );
     });
   }
+  return async () => {
+    await Promise.all(reads.map((read) => read.close()));
+  };
 }
 
 /**
