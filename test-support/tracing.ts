@@ -2,7 +2,14 @@
  * OpenTelemetry's SDK for a test file: an in-memory exporter, an AsyncLocalStorage context
  * manager and a tracer provider, registered globally (jest gives each test file its own globals).
  */
-import { context, trace, type Span } from '@opentelemetry/api';
+import {
+  context,
+  trace,
+  type Span,
+  type SpanContext,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
 import type { InboxAcceptInput, InboxAcceptor, InboxAcceptResult } from '@ferry/core';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
@@ -65,6 +72,26 @@ export function inApplicationSpan(name: string, start: () => void): Span {
     span.end();
   }
   return span;
+}
+
+/**
+ * A tracer provider of the application's whose every span answers `spanContext()` as given (a
+ * hand-written provider: odd ids, a throwing wrapper, a tracestate that cannot be read).
+ */
+export function spanContextProvider(spanContext: () => SpanContext): TracerProvider {
+  const tracer: Tracer = {
+    startSpan: (): Span =>
+      Object.assign(
+        trace.wrapSpanContext({ traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: 1 }),
+        {
+          spanContext,
+        },
+      ),
+    startActiveSpan: (() => {
+      throw new Error('not used');
+    }) as Tracer['startActiveSpan'],
+  };
+  return { getTracer: () => tracer };
 }
 
 /** An acceptor that accepts every input and records the trace active at each acceptMany call. */

@@ -14,10 +14,11 @@
  * What should happen: the span's context is propagated in the shape W3C and emit take (lower-case
  * hex), or not at all when the span cannot say it; the event is stored and published.
  */
-import { trace, type Span, type SpanContext, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import { trace, type SpanContext } from '@opentelemetry/api';
 import { createRelay, emit } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { spanContextProvider as providerOf } from '../../../test-support/tracing';
 import { quietLogger } from './inbox/helpers';
 
 const UPPER: SpanContext = {
@@ -25,20 +26,6 @@ const UPPER: SpanContext = {
   spanId: '00F067AA0BA902B7',
   traceFlags: 1,
 };
-
-/** A tracer provider whose every span answers `spanContext` as given. */
-function providerOf(spanContext: () => SpanContext): TracerProvider {
-  const tracer: Tracer = {
-    startSpan: () => {
-      const span: Span = Object.assign(trace.wrapSpanContext(UPPER), { spanContext });
-      return span;
-    },
-    startActiveSpan: (() => {
-      throw new Error('not used');
-    }) as Tracer['startActiveSpan'],
-  };
-  return { getTracer: () => tracer };
-}
 
 let t: TestDatabase;
 beforeAll(async () => {

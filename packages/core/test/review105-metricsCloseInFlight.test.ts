@@ -34,8 +34,8 @@ function warnings(): { logger: Logger; lines: string[] } {
   const none = () => undefined;
   return {
     logger: {
-      warn: (_fields, message) => {
-        lines.push(String(message));
+      warn: (fields: object | string, message?: string) => {
+        lines.push(String(message ?? fields));
       },
       error: none,
       info: none,

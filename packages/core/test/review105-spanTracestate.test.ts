@@ -10,31 +10,19 @@
  * What should happen: only what cannot be read is left out: the traceparent is propagated, the
  * tracestate is not.
  */
-import { trace, type Span, type SpanContext, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import { trace, type SpanContext } from '@opentelemetry/api';
 import { emit } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { spanContextProvider } from '../../../test-support/tracing';
 
 const IDS = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 };
-
-function providerOf(spanContext: SpanContext): TracerProvider {
-  const tracer: Tracer = {
-    startSpan: (): Span => Object.assign(trace.wrapSpanContext(IDS), { spanContext: () => spanContext }),
-    startActiveSpan: (() => {
-      throw new Error('not used');
-    }) as Tracer['startActiveSpan'],
-  };
-  return { getTracer: () => tracer };
-}
 
 let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
 });
-afterAll(async () => {
-  trace.disable();
-  await t.drop();
-});
 afterEach(() => trace.disable());
+afterAll(() => t.drop());
 
 const broken: [string, SpanContext][] = [
   [
@@ -61,7 +49,7 @@ const broken: [string, SpanContext][] = [
 it.each(broken)(
   'a span with a tracestate %s: the event carries its traceparent, no tracestate',
   async (_name, context) => {
-    trace.setGlobalTracerProvider(providerOf(context));
+    trace.setGlobalTracerProvider(spanContextProvider(() => context));
     const { id } = await emit(t.db, { type: 'order.placed', payload: {} });
     const [row] = await t.db.query<{ traceparent: string | null; tracestate: string | null }>(
       'SELECT traceparent, tracestate FROM outbox_events WHERE id = $1::uuid',
