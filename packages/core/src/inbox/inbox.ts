@@ -26,6 +26,7 @@ import { FULL_RECEIPTS, RECEIPT_KEYS, REQUIRED_COLUMNS, TABLE, type ReceiptShape
 import type { InboxRecord, ReceiptKey } from './types';
 import { startAcceptSpans } from '../tracing';
 import { InboxWorker, type RunOnceResult } from './worker';
+import { SessionOutage } from './sessionOutage';
 import { sqlWorkerOps, type InboxWorkerOps } from './workerOps';
 import { withSerializationRetry } from '../sql/serializationRetry';
 
@@ -106,7 +107,7 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
       observer: resolved.observer,
       logger,
       redact: resolved.redact,
-      outage: { since: null },
+      outage: new SessionOutage(),
     });
   }
 

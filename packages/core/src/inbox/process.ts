@@ -5,7 +5,7 @@ import { LazyAbort } from '../lazyAbort';
 import { startLease } from '../lease';
 import { safeEmit } from '../observe/safeEmit';
 import { isAbandonedNotEnded } from '../sql/transactionLimits';
-import { sessionGone } from '../sql/dbErrors';
+import { clientEnded, sessionGone } from '../sql/dbErrors';
 import { inboxOutageDelayMs, inboxRetryDelayMs, type RandomSource } from '../backoff';
 import {
   InboxInvalidPayloadError,
@@ -20,6 +20,7 @@ import { endProcessSpan, messageScopeOf, runInMessageScope, startProcessSpan } f
 import type { ResolvedInboxWorkerOptions } from './options';
 import { describeError, MAX_OBSERVED_ERROR_CHARS, type Redactor } from '../redact/redact';
 import type { InboxWorkerOps } from './workerOps';
+import type { SessionOutage } from './sessionOutage';
 import type {
   ClaimedReceipt,
   InboxEvent,
@@ -44,14 +45,11 @@ export interface ProcessDeps<TTx> {
   readonly redact: Redactor;
   /** The worker's outage of the application's pool, shared by its lanes. */
   readonly outage: SessionOutage;
-}
-
-/**
- * Since when (performance.now()) the worker's handler transactions have got no session, or null
- * once one began: a claim given back in a lasting outage is due later (inboxOutageDelayMs).
- */
-export interface SessionOutage {
-  since: number | null;
+  /**
+   * Told when a handler transaction found the application's pool ended for good (clientEnded):
+   * the worker stops as on an ended claim client (EndedClientStop, review 105).
+   */
+  readonly onEndedClient?: (error: unknown) => void;
 }
 
 export function emit(deps: Pick<ProcessDeps<unknown>, 'observer' | 'logger'>, event: InboxEvent): void {
@@ -226,7 +224,7 @@ export async function processReceipt<TTx>(
           receipt,
           async (tx) => {
             // A session: whatever outage the worker saw is over.
-            deps.outage.since = null;
+            deps.outage.over();
             // A transaction that began only after an interruption (it waited for a connection)
             // starts no handler: after shutdown, its claim has been given back.
             if (abort.isAborted) throw abort.reason;
@@ -272,10 +270,14 @@ export async function processReceipt<TTx>(
     // once it would fail again at once), or later once the outage has lasted (its returned
     // attempt does not grow the backoff: review 104). Charged, a pool exhausted for a while made
     // healthy receipts DEAD (review 103). If the give-back fails too, the lease recovers the claim.
+    // A pool the application ended for good (FERRY_CLOSED) never lends one again: the worker stops
+    // claiming, as when its own client was ended, and its liveness says why (review 105).
     if (!handlerStarted && sessionGone(error)) {
       await lease.stop();
       emitInfrastructure(deps, 'handler-transaction', error);
-      outcome = await giveBack(receipt, deps, outageDelayMs(receipt, deps));
+      const outageMs = deps.outage.noSession(describeError(error, MAX_OBSERVED_ERROR_CHARS, deps.redact));
+      if (clientEnded(error)) deps.onEndedClient?.(error);
+      outcome = await giveBack(receipt, deps, outageDelayMs(receipt, outageMs, deps));
       return outcome;
     }
     outcome = await settleFailure(receipt, error, deps, started);
@@ -372,12 +374,10 @@ function retryDelayMs<TTx>(receipt: ClaimedReceipt, deps: ProcessDeps<TTx>): num
   return inboxRetryDelayMs(receipt.attempts, deps.worker.retryBaseMs, deps.worker.retryMaxMs, deps.random);
 }
 
-/** When a claim given back for want of a session is due: the outage starts now if none was seen. */
-function outageDelayMs<TTx>(receipt: ClaimedReceipt, deps: ProcessDeps<TTx>): number {
-  const now = performance.now();
-  const since = (deps.outage.since ??= now);
+/** When a claim given back for want of a session is due, the outage having lasted `outageMs`. */
+function outageDelayMs<TTx>(receipt: ClaimedReceipt, outageMs: number, deps: ProcessDeps<TTx>): number {
   const { retryBaseMs, retryMaxMs } = deps.worker;
-  return inboxOutageDelayMs(receipt.attempts, now - since, retryBaseMs, retryMaxMs, deps.random);
+  return inboxOutageDelayMs(receipt.attempts, outageMs, retryBaseMs, retryMaxMs, deps.random);
 }
 
 /** A failure transition found the claim gone: completed meanwhile (its COMMIT was in flight), or lost. */

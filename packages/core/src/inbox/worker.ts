@@ -86,14 +86,18 @@ export class InboxWorker<TTx> {
   /** The poll loop's stop on a client the application ended (state 'stopped'). */
   private readonly ended: EndedClientStop;
 
-  constructor(private readonly deps: ProcessDeps<TTx>) {
+  private readonly deps: ProcessDeps<TTx>;
+
+  constructor(deps: ProcessDeps<TTx>) {
+    // A handler transaction on a pool the application ended stops the loop as its claim's would.
+    this.deps = { ...deps, onEndedClient: (error) => this.stopOnEndedClient(error) };
     this.limit = concurrencyLimit(deps.worker.concurrency);
     this.ended = new EndedClientStop(
       deps.logger ?? defaultLogger('ferry.inbox'),
       'ferry inbox worker',
       'inbox',
     );
-    this.queue = new ClaimQueue(deps);
+    this.queue = new ClaimQueue(this.deps);
     const { listenUrl } = deps.worker;
     this.listener =
       listenUrl === undefined
@@ -374,7 +378,8 @@ export class InboxWorker<TTx> {
   /**
    * A claim (or sweep) that failed with FERRY_CLOSED: the application ended the pool or client the
    * worker runs on, which never opens a session again (review 87; EndedClientStop, shared with the
-   * relay). The loop stops: state 'stopped', `stopReason` saying why (createHealth's liveness
+   * relay); so did a handler transaction that never began (the application's pool, when ferry's
+   * statements run on another: review 105, where it gave claims back for ever). The loop stops: state 'stopped', `stopReason` saying why (createHealth's liveness
    * reports it down with it); handlers already running finish (their transactions have their
    * connections), queued claims are given back if the client still can, else left to their lease;
    * close() closes it as ever. A database that is unavailable is not this: the loop backs off and

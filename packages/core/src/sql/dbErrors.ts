@@ -131,6 +131,16 @@ export function sessionGone(error: unknown): boolean {
 }
 
 /**
+ * Whether `error` says the application ended the pool or client it was sent on (FERRY_CLOSED), as
+ * ferry translates it or as the driver threw it (an application's transaction adapter: pg-pool
+ * after end(), a Kysely instance destroyed): no statement will ever succeed on it again
+ * (EndedClientStop: the poll loops stop on it).
+ */
+export function clientEnded(error: unknown): boolean {
+  return readForSession(error)?.code === 'FERRY_CLOSED';
+}
+
+/**
  * What sessionGone reads of `error`: a FerryError's code and SQLSTATE; a driver's or Prisma's
  * error as it was thrown (an application's transaction adapter, which ferry does not translate)
  * as its translation would be, without logging it (review 104: the driver's FERRY_CLOSED, a pool

@@ -1,5 +1,5 @@
-import { FerryError } from '../errors';
 import type { Logger } from '../observe/logger';
+import { clientEnded } from './dbErrors';
 
 /**
  * The lifecycle of a poll loop (the outbox relay's, the inbox worker's): 'idle' until started,
@@ -15,10 +15,12 @@ const MAX_STOP_REASON_CHARS = 500;
 /**
  * The one home of a poll loop's stop on a database client the application ended (`pool.end()`
  * before the relay or inbox was closed, a Kysely destroyed): every statement on it fails with
- * FERRY_CLOSED (fromPg's openTarget, dbErrors.ts), and no statement will ever succeed on it
- * again. Polling on, a loop reported the same error at every back-off for ever while its state
- * said running (the inbox worker until review 87, the relay until review 88). The loop asks
- * `stops(error)` with each failure of its own statements while it runs: true for FERRY_CLOSED,
+ * FERRY_CLOSED (fromPg's openTarget, dbErrors.ts; clientEnded reads the driver's own error for it
+ * too), and no statement will ever succeed on it again. Polling on, a loop reported the same error
+ * at every back-off for ever while its state said running (the inbox worker until review 87, the
+ * relay until review 88). The loop asks `stops(error)` with each failure of its own statements
+ * while it runs (the inbox worker also with a handler transaction's that never began: the
+ * application's pool, review 105): true for FERRY_CLOSED,
  * the reason recorded and one error logged; the loop then ends and says 'stopped'. Any other
  * failure (FERRY_DATABASE_UNAVAILABLE, FERRY_TIMEOUT: a database that comes back) is false: the
  * loop backs off and polls again.
@@ -43,13 +45,14 @@ export class EndedClientStop {
 
   /** Whether `error` (a failure of the loop's own statement) ends the loop: see the class. */
   stops(error: unknown): boolean {
-    if (!(error instanceof FerryError) || error.code !== 'FERRY_CLOSED') return false;
-    this.stopReason = `its database client was ended (FERRY_CLOSED): ${error.message}`.slice(
+    if (!clientEnded(error)) return false;
+    const message = error instanceof Error ? error.message : String(error);
+    this.stopReason = `its database client was ended (FERRY_CLOSED): ${message}`.slice(
       0,
       MAX_STOP_REASON_CHARS,
     );
     this.logger.error(
-      { code: error.code, reason: this.stopReason },
+      { code: 'FERRY_CLOSED', reason: this.stopReason },
       `${this.loop} stopped: the pool or client it runs on was ended, no claim can succeed on it again; close the ${this.owner} before ending its pool`,
     );
     return true;

@@ -24,6 +24,7 @@ import type { ClaimedReceipt } from '../../src/inbox/types';
 import { resolveInboxOptions } from '../../src/inbox/options';
 import type { ProcessDeps } from '../../src/inbox/process';
 import { sqlWorkerOps } from '../../src/inbox/workerOps';
+import { SessionOutage } from '../../src/inbox/sessionOutage';
 import { prismaTransactions } from '../../src/sql/executor';
 
 export const quietLogger = pino({ level: 'silent' });
@@ -266,7 +267,7 @@ export function sqlProcessDeps(
     observer: options.observer,
     logger: quietLogger,
     redact,
-    outage: { since: null },
+    outage: new SessionOutage(),
   };
 }
 
