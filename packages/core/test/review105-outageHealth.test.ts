@@ -31,7 +31,9 @@ beforeEach(async () => {
 });
 
 const MAX_CYCLE_AGE_MS = 300;
-const WORKER = { concurrency: 1, retryBaseMs: 20, retryMaxMs: 100, transactionMaxWaitMs: 100 };
+const WORKER = { concurrency: 1, retryBaseMs: 20, retryMaxMs: 100 };
+/** A pool held busy: no connection within this. */
+const BUSY_WORKER = { ...WORKER, transactionMaxWaitMs: 100 };
 const CHECK = 'inbox handler transactions';
 
 function missingDatabaseUrl(): string {
@@ -40,15 +42,21 @@ function missingDatabaseUrl(): string {
   return url.toString();
 }
 
-/** Liveness and readiness as `name:status`, and details' outage check. */
+/**
+ * Liveness and readiness as `name:status` (with the default maxCycleAgeMs: a loop slowed by a
+ * loaded machine is not what this is about; neither reads the outage whatever the bound), and
+ * details (bound MAX_CYCLE_AGE_MS).
+ */
 async function healthOf(inbox: Parameters<typeof createHealth>[0]['inbox']) {
-  const health = createHealth({ db: t.db, inbox, maxCycleAgeMs: MAX_CYCLE_AGE_MS });
+  const health = createHealth({ db: t.db, inbox });
+  const short = createHealth({ db: t.db, inbox, maxCycleAgeMs: MAX_CYCLE_AGE_MS });
   const names = (checks: readonly HealthCheck[]) => checks.map((c) => `${c.name}:${c.status}`);
-  const [live, ready, details] = await Promise.all([health.liveness(), health.readiness(), health.details()]);
+  const [live, ready, details] = await Promise.all([health.liveness(), health.readiness(), short.details()]);
   return {
     live: names(live.checks),
     ready: ready.status,
-    details: details.status,
+    // What details report down, but the loop's check (its short bound may catch a slow cycle).
+    down: details.checks.filter((c) => c.status === 'down' && c.name !== 'inbox worker').map((c) => c.name),
     outage: details.checks.find((check) => check.name === CHECK),
   };
 }
@@ -80,12 +88,12 @@ describe('an outage of the application pool in health', () => {
       expect(during).toEqual({
         live: ['inbox worker:up'],
         ready: 'up',
-        details: 'down',
+        down: [CHECK],
         outage: {
           name: CHECK,
           status: 'down',
           detail: expect.stringMatching(
-            /^no session for a handler transaction in \d+ ms \(bound 300\).*database "ferry_review105_missing" does not exist/,
+            /^no session for a handler transaction in \d+ ms \(bound 300; since [^)]*claims given back[^)]*\): .*database "ferry_review105_missing" does not exist/,
           ),
         },
       });
@@ -101,7 +109,7 @@ describe('an outage of the application pool in health', () => {
       expect(after).toEqual({
         live: ['inbox worker:up'],
         ready: 'up',
-        details: 'up',
+        down: [],
         outage: { name: CHECK, status: 'up', detail: 'no outage' },
       });
       expect(inbox.sessionOutage).toBeNull();
@@ -117,7 +125,7 @@ describe('an outage of the application pool in health', () => {
     const app = await busyApplicationPool(t);
     try {
       const inbox = makeInbox(app.adapter, {
-        worker: WORKER,
+        worker: BUSY_WORKER,
         handlers: { orders: async () => undefined } as never,
       });
       await inbox.accept(message());
@@ -126,15 +134,15 @@ describe('an outage of the application pool in health', () => {
         const seen = await healthOf(inbox);
         return seen.outage?.status === 'down' && seen;
       });
-      expect({ live: during.live, ready: during.ready, details: during.details }).toEqual({
+      expect({ live: during.live, ready: during.ready, down: during.down }).toEqual({
         live: ['inbox worker:up'],
         ready: 'up',
-        details: 'down',
+        down: [CHECK],
       });
       app.free();
       await waitFor('details to report the outage over', async () => {
         const seen = await healthOf(inbox);
-        return seen.outage?.status === 'up' && seen.details === 'up';
+        return seen.outage?.status === 'up' && seen.down.length === 0;
       });
       await inbox.close();
     } finally {

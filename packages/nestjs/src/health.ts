@@ -60,6 +60,11 @@ function inboxSource(service: InboxService): LoopSource {
       // The worker stopped on its own: its client was ended (core's Inbox.stopReason).
       return service.state === 'stopped' ? service.inbox.stopReason : null;
     },
+    get sessionOutage() {
+      // The worker's outage of the application's pool (core's Inbox.sessionOutage): details only.
+      const started = service.state === 'running' || service.state === 'stopped';
+      return started ? service.inbox.sessionOutage : null;
+    },
     get pollIntervalMs() {
       // Read only of a running worker: in every other state it is not live (or left out) anyway,
       // and a service closed before module init has no core Inbox.

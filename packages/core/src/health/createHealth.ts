@@ -107,9 +107,32 @@ export function createHealth(options: HealthOptions): FerryHealth {
     return report(await Promise.all(checks));
   }
 
+  /**
+   * The inbox worker's handler transactions: down once they have got no session for longer than
+   * maxCycleAgeMs (an outage of the application's pool, which may not be ferry's: liveness and
+   * readiness stay up, since a restart would not bring it back and a readiness that flapped with it
+   * would take every instance out of its load balancer at once; review 105). Left out when the
+   * source does not say, or its worker is switched off.
+   */
+  function handlerSessions(): HealthCheck[] {
+    const { inbox } = options;
+    if (inbox === undefined || switchedOff(inbox)) return [];
+    const outage = inbox.sessionOutage;
+    if (outage === undefined) return [];
+    const name = 'inbox handler transactions';
+    if (outage === null) return [up(name, 'no outage')];
+    const now = Date.now();
+    const age = now - outage.since.getTime();
+    const detail =
+      `no session for a handler transaction in ${age} ms (bound ${maxAge}; since ` +
+      `${outage.since.toISOString()}, ${outage.transactions} claims given back, the last ` +
+      `${now - outage.lastAt.getTime()} ms ago): ${outage.lastError}`;
+    return [age > maxAge ? down(name, detail) : up(name, detail)];
+  }
+
   async function details(): Promise<HealthDetails> {
     const [live, ready] = await Promise.all([liveness(), readiness()]);
-    const checks = [...live.checks, ...ready.checks];
+    const checks = [...live.checks, ...handlerSessions(), ...ready.checks];
     if (ready.status === 'down') return { ...report(checks), outbox: null, inbox: null };
     try {
       const outbox = await createOutboxAdmin(db).health(options.outboxThresholds);

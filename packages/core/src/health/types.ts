@@ -1,4 +1,5 @@
 import type { InboxStats } from '../inbox/sql/stats';
+import type { InboxSessionOutage } from '../inbox/sessionOutage';
 import type { HealthThresholds, OutboxStats } from '../outbox/adminTypes';
 import type { SqlExecutor } from '../sql/executor';
 
@@ -30,6 +31,13 @@ export interface LoopSource {
    * maxCycleAgeMs from the later of the two.
    */
   readonly nextCycleDueAt?: Date | null;
+  /**
+   * The inbox worker's outage of the application's pool (inbox.sessionOutage: its handler
+   * transactions got no session since `since`), null when there is none. Given (null or not), details
+   * add an `inbox handler transactions` check, down once the outage has lasted longer than
+   * maxCycleAgeMs; liveness and readiness do not read it.
+   */
+  readonly sessionOutage?: InboxSessionOutage | null;
 }
 
 /**
@@ -92,6 +100,9 @@ export interface FerryHealth {
   liveness(): Promise<HealthReport>;
   /** Database reachable, schema in place, every transport probe resolved. For readiness probes. */
   readiness(): Promise<HealthReport>;
-  /** Liveness + readiness + backlog (FAILED, DEAD, oldest pending ages) against thresholds. */
+  /**
+   * Liveness + readiness + backlog (FAILED, DEAD, oldest pending ages) against thresholds, and the
+   * inbox worker's outage of the application's pool (LoopSource.sessionOutage).
+   */
   details(): Promise<HealthDetails>;
 }

@@ -26,7 +26,7 @@ import { FULL_RECEIPTS, RECEIPT_KEYS, REQUIRED_COLUMNS, TABLE, type ReceiptShape
 import type { InboxRecord, ReceiptKey } from './types';
 import { startAcceptSpans } from '../tracing';
 import { InboxWorker, type RunOnceResult } from './worker';
-import { SessionOutage } from './sessionOutage';
+import { SessionOutage, type InboxSessionOutage } from './sessionOutage';
 import { sqlWorkerOps, type InboxWorkerOps } from './workerOps';
 import { withSerializationRetry } from '../sql/serializationRetry';
 
@@ -259,6 +259,16 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
   /** Why the worker stopped on its own (state 'stopped'), else null. */
   get stopReason(): string | null {
     return this.worker.stopReason;
+  }
+
+  /**
+   * The worker's outage of the application's pool: its handler transactions got no session since
+   * `since` (each claim given back, no attempt spent), whether ferry's own statements work or not;
+   * null when there is none (over once one of its handler transactions begins). createHealth's
+   * details report it down once it has lasted longer than maxCycleAgeMs.
+   */
+  get sessionOutage(): InboxSessionOutage | null {
+    return this.worker.sessionOutage;
   }
 
   /** When the worker's poll loop last claimed without an error (createHealth's liveness). */

@@ -10,6 +10,7 @@ import { inboxListener } from './wakeup';
 import { EXHAUSTED_ERROR } from './sql/exhaustExpired';
 import { inRootContext } from '../tracing/rootContext';
 import { EndedClientStop, type LoopState } from '../sql/endedClient';
+import type { InboxSessionOutage } from './sessionOutage';
 
 export interface RunOnceResult {
   readonly claimed: number;
@@ -116,6 +117,11 @@ export class InboxWorker<TTx> {
   /** Why the poll loop stopped on its own (state 'stopped'), else null. */
   get stopReason(): string | null {
     return this.state === 'stopped' ? this.ended.reason : null;
+  }
+
+  /** The outage of the application's pool its handler transactions saw (SessionOutage), if any. */
+  get sessionOutage(): InboxSessionOutage | null {
+    return this.deps.outage.current;
   }
 
   /** Starts polling. Safe to call twice. */
