@@ -61,6 +61,26 @@ async function healthOf(inbox: Parameters<typeof createHealth>[0]['inbox']) {
   };
 }
 
+/** An inbox on `adapter` with one receipt, started; resolves once details report the outage. */
+async function inOutage(adapter: TransactionAdapter<PoolClient>, worker: typeof WORKER) {
+  const inbox = makeInbox(adapter, { worker, handlers: { orders: async () => undefined } as never });
+  await inbox.accept(message());
+  inbox.start();
+  const during = await waitFor('details to report the outage', async () => {
+    const seen = await healthOf(inbox);
+    return seen.outage?.status === 'down' && seen;
+  });
+  return { inbox, during };
+}
+
+/** Resolves once details report no outage. */
+function outageOver(inbox: Parameters<typeof createHealth>[0]['inbox']) {
+  return waitFor('details to report the outage over', async () => {
+    const seen = await healthOf(inbox);
+    return seen.outage?.status === 'up' && seen;
+  });
+}
+
 describe('an outage of the application pool in health', () => {
   it('a database that does not exist: details down once it lasted past maxCycleAgeMs, up once a session began', async () => {
     const missing = new Pool({ connectionString: missingDatabaseUrl(), max: 1 });
@@ -75,16 +95,7 @@ describe('an outage of the application pool in health', () => {
       transaction: (work, options) => (down ? refused : real).transaction(work, options),
     };
     try {
-      const inbox = makeInbox(adapter, {
-        worker: WORKER,
-        handlers: { orders: async () => undefined } as never,
-      });
-      await inbox.accept(message());
-      inbox.start();
-      const during = await waitFor('details to report the outage', async () => {
-        const seen = await healthOf(inbox);
-        return seen.outage?.status === 'down' && seen;
-      });
+      const { inbox, during } = await inOutage(adapter, WORKER);
       expect(during).toEqual({
         live: ['inbox worker:up'],
         ready: 'up',
@@ -102,10 +113,7 @@ describe('an outage of the application pool in health', () => {
         transactions: expect.any(Number),
       });
       down = false;
-      const after = await waitFor('details to report the outage over', async () => {
-        const seen = await healthOf(inbox);
-        return seen.outage?.status === 'up' && seen;
-      });
+      const after = await outageOver(inbox);
       expect(after).toEqual({
         live: ['inbox worker:up'],
         ready: 'up',
@@ -124,26 +132,14 @@ describe('an outage of the application pool in health', () => {
   it('a pool held busy past transactionMaxWaitMs: details down, up once it lends a connection again', async () => {
     const app = await busyApplicationPool(t);
     try {
-      const inbox = makeInbox(app.adapter, {
-        worker: BUSY_WORKER,
-        handlers: { orders: async () => undefined } as never,
-      });
-      await inbox.accept(message());
-      inbox.start();
-      const during = await waitFor('details to report the outage', async () => {
-        const seen = await healthOf(inbox);
-        return seen.outage?.status === 'down' && seen;
-      });
+      const { inbox, during } = await inOutage(app.adapter, BUSY_WORKER);
       expect({ live: during.live, ready: during.ready, down: during.down }).toEqual({
         live: ['inbox worker:up'],
         ready: 'up',
         down: [CHECK],
       });
       app.free();
-      await waitFor('details to report the outage over', async () => {
-        const seen = await healthOf(inbox);
-        return seen.outage?.status === 'up' && seen.down.length === 0;
-      });
+      expect((await outageOver(inbox)).down).toEqual([]);
       await inbox.close();
     } finally {
       await app.end();
