@@ -259,7 +259,9 @@ describe('pipelined relay under a hostile publisher', () => {
       ...store,
       complete: async (...args: Parameters<typeof store.complete>) => {
         completions += 1;
-        if (completions === 2 || completions === 3) throw new Error('connection terminated');
+        // A session the server ended (transient); exactly 'Connection terminated' would be a client
+        // the application ended, which stops the relay (EndedClientStop).
+        if (completions === 2 || completions === 3) throw new Error('Connection terminated unexpectedly');
         return store.complete(...args);
       },
     };
