@@ -175,7 +175,10 @@ describe('broker-recovery: rabbitmq-retry-and-dlq', () => {
           new Set((await peekIds(node.url, `${queue}.dlq`)).filter((id) => ids.includes(id))).size >=
             ids.length &&
           (await depth(node.url, queue)) === 0 &&
-          (await depth(node.url, retryQueue)) === 0,
+          (await depth(node.url, retryQueue)) === 0 &&
+          // Nor any delivery the consumer still settles (a copy the stop cut, delivered again):
+          // closed in the middle of its dead-letter copy, it goes back to the queue, read as stuck.
+          (await node.unacknowledged(queue)) === 0,
         120_000,
       );
       await consumer.close();

@@ -125,6 +125,24 @@ export class RabbitNode {
     this.running = false;
   }
 
+  /**
+   * Deliveries of `queue` handed to a consumer and not acknowledged yet (`rabbitmqctl
+   * list_queues`): a passive declare counts only the ready ones, so a queue can read empty while
+   * a consumer still holds deliveries it has not settled.
+   */
+  async unacknowledged(queue: string): Promise<number> {
+    const { stdout } = await run(
+      'rabbitmqctl',
+      ['-n', this.nodeName, '-q', '--no-table-headers', 'list_queues', 'name', 'messages_unacknowledged'],
+      { env: this.env, cwd: '/tmp', timeout: 30_000 },
+    );
+    for (const line of stdout.split('\n')) {
+      const [name, count] = line.trim().split(/\s+/);
+      if (name === queue) return Number(count);
+    }
+    throw new Error(`${this.nodeName}: no queue ${queue} in list_queues`);
+  }
+
   /** Crash: SIGKILL the Erlang VM (unflushed state is lost exactly as in a power cut of the node). */
   async kill(): Promise<void> {
     const pid = this.pid();
