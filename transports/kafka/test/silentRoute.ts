@@ -17,6 +17,7 @@ import { openSocketsTo } from '../../../test-support/openSockets';
 export class SilentRoute {
   private readonly sockets = new Set<net.Socket>();
   private silent = false;
+  private closed = false;
   /** Bytes the clients wrote to the link since it went silent (none reached the broker). */
   dropped = 0;
   private bypass = false;
@@ -59,6 +60,7 @@ export class SilentRoute {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.spy.mockRestore();
     for (const socket of this.sockets) socket.destroy();
     await new Promise((resolve) => this.server.close(resolve));
@@ -74,6 +76,12 @@ export class SilentRoute {
   }
 
   private pair(client: net.Socket): void {
+    // Accepted before close() and paired after it: its upstream would never be destroyed (a
+    // silent link answers no FIN), a socket left holding the process.
+    if (this.closed) {
+      client.destroy();
+      return;
+    }
     this.bypass = true;
     const upstream = net.connect(this.brokerPort, this.host);
     this.bypass = false;
