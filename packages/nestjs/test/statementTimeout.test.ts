@@ -25,7 +25,14 @@ afterAll(async () => {
 });
 
 /** The holder gives the pool's one connection back at the latest after this: the calls then succeed. */
-const HOLD_DEADLINE_MS = 15_000;
+const HOLD_DEADLINE_MS = 20_000;
+
+/**
+ * The module deadline under test: far below the hold, and far above what app.init()'s own
+ * statements (the schema check on a fresh connection) take on a loaded machine. At 200 ms,
+ * init itself failed once in a full CI run ("no answer from the database within 200 ms").
+ */
+const MODULE_DEADLINE_MS = 2_000;
 
 /**
  * The module's statement deadline (the outbox's `statementTimeout`, the inbox's
@@ -40,8 +47,12 @@ describe("the module's statement deadline reaches the emitter and the admin serv
     const app = await Test.createTestingModule({
       imports: [
         prisma,
-        OutboxModule.forRoot({ prisma: TestPrismaService, statementTimeout: 200 }),
-        InboxModule.forRoot({ prisma: TestPrismaService, statementTimeoutMs: 200, privilegedAdmin: true }),
+        OutboxModule.forRoot({ prisma: TestPrismaService, statementTimeout: MODULE_DEADLINE_MS }),
+        InboxModule.forRoot({
+          prisma: TestPrismaService,
+          statementTimeoutMs: MODULE_DEADLINE_MS,
+          privilegedAdmin: true,
+        }),
       ],
     }).compile();
     await app.init();
