@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { FerryError } from '@ferry/core';
+import { CallUnsettled, WaitDeadline } from '../waitDeadline';
 import { elasticMqConfig, kafkaEnvironment, SERVICE_IMAGES, type FerryService } from './images';
 import type { ServiceEndpoints } from './native';
 
@@ -15,6 +16,7 @@ interface ContainerBuilder {
   withWaitStrategy(strategy: unknown): ContainerBuilder;
   withCopyContentToContainer(files: { content: string; target: string }[]): ContainerBuilder;
   withCommand(command: string[]): ContainerBuilder;
+  withStartupTimeout(ms: number): ContainerBuilder;
   start(): Promise<StartedContainer>;
 }
 export interface TestcontainersModule {
@@ -51,12 +53,14 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Starts `service`'s container, its wait strategy given at most `startupMs`. */
 async function startOne(
   tc: TestcontainersModule,
   service: FerryService,
+  startupMs: number,
 ): Promise<[StartedContainer, Partial<ServiceEndpoints>]> {
   const { GenericContainer, Wait } = tc;
-  const image = new GenericContainer(SERVICE_IMAGES[service]);
+  const image = new GenericContainer(SERVICE_IMAGES[service]).withStartupTimeout(startupMs);
   if (service === 'postgres') {
     const c = await image
       .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust', POSTGRES_DB: 'test' })
@@ -92,29 +96,57 @@ async function startOne(
   return [c, { sqsEndpoint: `http://127.0.0.1:${port}` }];
 }
 
-/** Starts each service in its own container; stop() removes them all. */
+/**
+ * Starts each service in its own container; stop() removes them all. Within `timeoutMs` (the
+ * option of startFerryServices) or FERRY_TIMEOUT, the containers started removed: a pull or start
+ * that never ends (a registry or Docker engine gone silent) held the call for ever, and each wait
+ * strategy had testcontainers' own 60 s (review 106). A container whose start() settles after the
+ * deadline is removed then.
+ */
 export async function startContainers(
   tc: TestcontainersModule,
   services: readonly FerryService[],
+  timeoutMs: number,
 ): Promise<{ endpoints: Partial<ServiceEndpoints>; stop(): Promise<void> }> {
   const started: StartedContainer[] = [];
   const stop = async () => {
     await Promise.allSettled(started.map((c) => c.stop()));
   };
+  const deadline = new WaitDeadline(timeoutMs);
+  const startedAt = Date.now();
   let endpoints: Partial<ServiceEndpoints> = {};
+  let current: FerryService | null = null;
   try {
     for (const service of services) {
-      const [container, found] = await startOne(tc, service);
+      current = service;
+      const starting = startOne(tc, service, Math.max(1, timeoutMs - (Date.now() - startedAt)));
+      const [container, found] = await deadline
+        .race(() => starting)
+        .catch((error: unknown) => {
+          if (error instanceof CallUnsettled) {
+            starting.then(([late]) => late.stop()).catch(() => undefined);
+          }
+          throw error;
+        });
       started.push(container);
       endpoints = { ...endpoints, ...found };
     }
   } catch (cause) {
     await stop();
+    if (cause instanceof CallUnsettled) {
+      throw new FerryError(
+        'FERRY_TIMEOUT',
+        `the service containers were not ready within ${timeoutMs} ms (timeoutMs): ${String(current)} was still starting; the containers started were removed`,
+        { cause },
+      );
+    }
     throw new FerryError(
       'FERRY_TRANSPORT_ERROR',
       `starting the service containers failed: ${String(cause)}`,
       { cause },
     );
+  } finally {
+    deadline.end();
   }
   return { endpoints, stop };
 }

@@ -21,7 +21,7 @@ export interface StartFerryServicesOptions {
   mode?: ServicesMode;
   /** The native path's script. Default `FERRY_SERVICES_SCRIPT`, else `scripts/services` above the cwd. */
   nativeScript?: string;
-  /** Deadline for the services to be ready. Default 300,000 ms. */
+  /** Deadline for the services to be ready, on either path. Default 300,000 ms. */
   timeoutMs?: number;
 }
 
@@ -73,7 +73,7 @@ export async function startFerryServices(options: StartFerryServicesOptions = {}
   const docker = requested === 'native' ? false : await dockerReachable(dockerEndpoint());
   const mode = chooseServicesMode(requested, { docker, testcontainers: tc !== null });
   if (mode === 'testcontainers' && tc) {
-    const { endpoints, stop } = await startContainers(tc, services);
+    const { endpoints, stop } = await startContainers(tc, services, timeoutMs);
     return { ...nativeEndpoints(), ...endpoints, mode, services, stop };
   }
   const endpoints = await startNativeServices(
