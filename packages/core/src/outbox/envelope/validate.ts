@@ -6,7 +6,7 @@ import { isPlainObject, jsonText, serializedTextFault, type JsonFault } from '..
 import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
 import { tenantIdFault } from '../../validate/tenantId';
 import { assertText } from '../../validate/text';
-import { MAX_TRACESTATE, TRACEPARENT_PATTERN } from '../../tracing/w3c';
+import { MAX_TRACESTATE, TRACEPARENT_PATTERN, validTracestate } from '../../tracing/w3c';
 import { spellingHint, type OptionKeys } from '../../optionChecks';
 import { OUTBOX_DEFAULTS } from '../options';
 import type { EnvelopeLimits, OutboxEventInput, ValidEnvelope } from './types';
@@ -217,6 +217,18 @@ export function envelopeFault(
   }
 }
 
+/**
+ * An explicit tracestate as W3C Trace Context defines it (validTracestate: `key=value` members of
+ * printable ASCII, at most 32 of them), stored as given; else refused as the traceparent is.
+ * Any text of up to 512 characters was stored and relayed, where every W3C reader drops it (review 106).
+ */
+function w3cTracestate(value: unknown): string | null {
+  const tracestate = optionalText('tracestate', value, MAX_TRACESTATE);
+  if (tracestate !== null && validTracestate(tracestate) !== tracestate)
+    fail('tracestate', 'not W3C trace context');
+  return tracestate;
+}
+
 function readEnvelope(
   event: OutboxEventInput,
   limits: EnvelopeLimits,
@@ -241,7 +253,7 @@ function readEnvelope(
     causationId: optionalText('causationId', event.causationId, limits.maxIdLength),
     headersJson: validateHeaders(event.headers, limits),
     traceparent,
-    tracestate: optionalText('tracestate', event.tracestate, MAX_TRACESTATE),
+    tracestate: w3cTracestate(event.tracestate),
     maxRetries: validateMaxRetries(event.maxRetries, defaultMaxRetries),
   };
 }
