@@ -17,7 +17,7 @@ import {
   type ConsumerEmitter,
   type ReadyOptions,
 } from '@ferry/core/transport';
-import { DeliverySettler } from './batch';
+import { DeliverySettler, type Entry } from './batch';
 import { DeliveryBuffer } from './buffer';
 import { CopyChannel } from './copyChannel';
 import { CLOSE_ANSWER_MS, untilAborted } from './waits';
@@ -28,7 +28,7 @@ import {
   type RabbitConsumerOptions,
   type ResolvedConsumerOptions,
 } from './consumerOptions';
-import { isRefusal, unknownExchangeType } from './errors';
+import { StreamQueueError, isRefusal, unknownExchangeType } from './errors';
 import { declareWorkQueue, type WorkQueueNames } from './topology';
 
 export interface RabbitConsumer {
@@ -98,6 +98,11 @@ class ConsumerRuntime implements RabbitConsumer {
    * fails and the attach loop reports it (one `disconnected`, with its real wait), not the close.
    */
   private opening: ConfirmChannel | null = null;
+  /**
+   * Deliveries of the attempt's channel that arrived before its queue was found to be no stream
+   * (review 106): offered to the inbox only then, dropped with the channel otherwise.
+   */
+  private unchecked: { channel: ConfirmChannel; entries: Entry[] } | null = null;
   private unsubscribe: (() => void) | null = null;
   private channelError: unknown = null;
   private closePromise: Promise<void> | null = null;
@@ -335,6 +340,7 @@ class ConsumerRuntime implements RabbitConsumer {
       channel.once('close', () => this.onChannelClosed(channel, model));
       this.channel = channel;
       this.opening = channel;
+      this.unchecked = { channel, entries: [] };
       const { consumerTag } = await bounded(
         channel.consume(this.names.queue, (message) => this.onMessage(channel, message), { noAck: false }),
         'consume',
@@ -343,6 +349,12 @@ class ConsumerRuntime implements RabbitConsumer {
       if (this.channel !== channel && !this.closing.signal.aborted)
         throw this.channelError ?? transportError("the consumer's channel closed while it attached");
       this.consumerTag = consumerTag;
+      // A stream queue counts no consumer, not even the one that just consumed it (README, known limits).
+      const { consumerCount } = await bounded(channel.checkQueue(this.names.queue), 'queue check');
+      if (consumerCount === 0) throw new StreamQueueError(this.names.queue);
+      const { entries } = this.unchecked;
+      this.unchecked = null;
+      for (const entry of entries) this.offer(entry);
     } catch (error) {
       if (this.channel === channel) this.channel = null;
       await settlesWithin(channel.close(), Math.min(CLOSE_ANSWER_MS, ms));
@@ -350,6 +362,7 @@ class ConsumerRuntime implements RabbitConsumer {
     } finally {
       model.off('error', onConnectionError);
       if (this.opening === channel) this.opening = null;
+      if (this.unchecked?.channel === channel) this.unchecked = null;
     }
     this.channelError = null;
     this.attempts.attached();
@@ -406,6 +419,11 @@ class ConsumerRuntime implements RabbitConsumer {
       return;
     }
     const entry = { message, channel };
+    if (this.unchecked?.channel === channel) this.unchecked.entries.push(entry);
+    else this.offer(entry);
+  }
+
+  private offer(entry: Entry): void {
     this.settler.received(entry);
     this.buffer.push(entry);
   }

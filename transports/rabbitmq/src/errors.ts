@@ -36,6 +36,23 @@ const TEMPORARY_TEXTS: readonly RegExp[] = [
   /\bis down\b/,
 ];
 
+/**
+ * The work queue is a stream queue (review 106): ferry's consumer needs what a stream does not
+ * have (a requeue; a consumer re-attaching at its next offset skips what it missed; a nack closes
+ * the whole connection, 540). Found at attach: queue.declare-ok counts no consumer of a stream,
+ * the consumer's own included. A refusal only an operator can fix.
+ */
+export class StreamQueueError extends Error {
+  constructor(queue: string) {
+    super(
+      `queue ${queue} is a stream queue (it counts no consumer, this one's included): ferry's consumer ` +
+        'needs acks and requeues, which a stream does not keep (a consumer re-attaching skips what it ' +
+        'missed, a requeue closes the connection); attach it to a classic or quorum queue',
+    );
+    this.name = 'StreamQueueError';
+  }
+}
+
 /** The reply code of an amqplib channel or handshake error, when it carries one. */
 function replyCode(error: unknown): number | null {
   if (typeof error !== 'object' || error === null) return null;
@@ -59,9 +76,11 @@ export function unknownExchangeType(error: unknown): string | null {
 
 /**
  * Whether an attach attempt failed in a way only an operator can fix (REFUSAL_CODES, unless its
- * text is one of TEMPORARY_TEXTS; 503 for an exchange type no plugin of the broker registers).
+ * text is one of TEMPORARY_TEXTS; 503 for an exchange type no plugin of the broker registers; a
+ * stream queue).
  */
 export function isRefusal(error: unknown): boolean {
+  if (error instanceof StreamQueueError) return true;
   const code = replyCode(error);
   if (code !== null && code === 503 && unknownExchangeType(error) !== null) return true;
   if (code === null || !REFUSAL_CODES.has(code)) return false;
