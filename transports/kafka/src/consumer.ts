@@ -152,6 +152,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       heartbeatIntervalMs: options.heartbeatIntervalMs,
       rebalanceTimeoutMs: options.rebalanceTimeoutMs,
       maxWaitTimeMs: options.maxWaitTimeMs,
+      metadataMaxAgeMs: options.metadataMaxAgeMs,
       partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
       // A batch the client cannot decompress fails every fetch of it: the client's own quick
       // restarts would crash on it again, so ferry's session loop waits its growing backoff.

@@ -43,6 +43,7 @@ export const DEFAULTS = {
     rebalanceTimeoutMs: 60_000,
     partitionsConsumedConcurrently: 1,
     maxWaitTimeMs: 5_000,
+    metadataMaxAgeMs: 30_000,
     closeTimeoutMs: 10_000,
     deadLetter: { topicSuffix: '.dlq', sendRetries: 5 },
     retryBackoff: { initialMs: 500, maxMs: 30_000, multiplier: 2, jitter: 'full' } satisfies BackoffPolicy,
@@ -102,6 +103,11 @@ export interface ConsumerOptions {
   /** Longest a fetch waits on the broker for new records (also bounds how long close() waits for it). */
   maxWaitTimeMs?: number;
   /**
+   * How often the consumer reads the consumed topics' partitions again: a partition added to one
+   * is assigned and read within about this long (the group rejoins). Default 30,000.
+   */
+  metadataMaxAgeMs?: number;
+  /**
    * The longest close() waits for the client to finish (the batch in flight and its commit, the
    * fetch in flight, leaving the group) before it destroys what is left of it (its sockets):
    * a cluster gone silent answers none of it, and a process given 30 s to stop must. Work not
@@ -142,6 +148,7 @@ export interface ResolvedConsumerOptions {
   readonly rebalanceTimeoutMs: number;
   readonly partitionsConsumedConcurrently: number;
   readonly maxWaitTimeMs: number;
+  readonly metadataMaxAgeMs: number;
   readonly closeTimeoutMs: number;
   readonly retryBackoff: BackoffPolicy;
   readonly reconnectBackoff: BackoffPolicy;
@@ -165,6 +172,7 @@ const CONSUMER_KEYS = {
   rebalanceTimeoutMs: true,
   partitionsConsumedConcurrently: true,
   maxWaitTimeMs: true,
+  metadataMaxAgeMs: true,
   closeTimeoutMs: true,
   retryBackoff: true,
   reconnectBackoff: true,
@@ -236,6 +244,11 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
       'maxWaitTimeMs',
       options.maxWaitTimeMs ?? defaults.maxWaitTimeMs,
       MIN_MAX_WAIT_TIME_MS,
+    ),
+    metadataMaxAgeMs: timerOption(
+      'metadataMaxAgeMs',
+      options.metadataMaxAgeMs ?? defaults.metadataMaxAgeMs,
+      1,
     ),
     closeTimeoutMs: timerOption('closeTimeoutMs', options.closeTimeoutMs ?? defaults.closeTimeoutMs, 1),
     retryBackoff: resolveBackoff('retryBackoff', options.retryBackoff, defaults.retryBackoff),

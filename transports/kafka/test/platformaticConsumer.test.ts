@@ -48,6 +48,7 @@ const options: DriverConsumerOptions = {
   heartbeatIntervalMs: 1000,
   rebalanceTimeoutMs: 10_000,
   maxWaitTimeMs: 500,
+  metadataMaxAgeMs: 30_000,
   partitionsConsumedConcurrently: 1,
   restartOnFailure: () => true,
   signal: new AbortController().signal,

@@ -164,6 +164,9 @@ class KafkajsConsumer implements DriverConsumer {
       heartbeatInterval: options.heartbeatIntervalMs,
       rebalanceTimeout: options.rebalanceTimeoutMs,
       maxWaitTimeInMs: options.maxWaitTimeMs,
+      // Its fetches compare the topics' partitions with the assignment's once the metadata is
+      // this old, and rejoin on a new one (kafkajs's default, 5 minutes, left it unread so long).
+      metadataMaxAge: options.metadataMaxAgeMs,
       allowAutoTopicCreation: false,
       retry: {
         initialRetryTime: KAFKAJS_RESTART_MS,

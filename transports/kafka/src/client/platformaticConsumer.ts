@@ -6,6 +6,7 @@ import { hasKafkaType } from '../errors';
 import { deadlineIn, raceAbort } from '../race';
 import { closedOnAbort } from './closedOnAbort';
 import { PartitionGate } from './partitionGate';
+import { PartitionWatch, type PartitionCounts } from './partitionWatch';
 import type { PlatformaticBase, PlatformaticKafka } from './platformaticTypes';
 import type {
   ConsumedBatch,
@@ -186,6 +187,8 @@ export class PlatformaticConsumer implements DriverConsumer {
   private readonly fetches: FetchChannel;
   /** The client's open broker sockets (destroy()). */
   private readonly sockets: ClientSockets;
+  /** Rejoins the group, as its leader, once a consumed topic has more partitions (review 106). */
+  private watch: PartitionWatch | null = null;
 
   constructor(
     kafka: PlatformaticKafka,
@@ -251,9 +254,17 @@ export class PlatformaticConsumer implements DriverConsumer {
 
   async run(handlers: SessionHandlers): Promise<void> {
     this.fetches.subscribe(this.onFetch);
+    const watch = new PartitionWatch(
+      this.options.metadataMaxAgeMs,
+      () => this.partitionCounts(),
+      () => this.rejoin(handlers),
+    );
+    this.watch = watch;
     this.consumer.on('consumer:group:join', (payload) => {
       const assignment: Record<string, number[]> = {};
       for (const { topic, partitions } of payload.assignments ?? []) assignment[topic] = [...partitions];
+      // The leader assigned from the client's metadata, which it had just read.
+      watch.joined(payload.isLeader === true, countsOf(this.consumer.currentMetadata?.topics));
       handlers.onJoin(assignment);
     });
     let stream: MessagesStream;
@@ -303,6 +314,25 @@ export class PlatformaticConsumer implements DriverConsumer {
     });
   }
 
+  /** The consumed topics' partition counts, read afresh. */
+  private async partitionCounts(): Promise<PartitionCounts> {
+    const metadata = await this.consumer.metadata({ topics: [...this.options.topics], forceUpdate: true });
+    return countsOf(metadata.topics);
+  }
+
+  /** A rejoin as the leader makes the group rebalance; one that fails ends the session. */
+  private rejoin(handlers: SessionHandlers): void {
+    if (this.stopping.signal.aborted) return;
+    const { options } = this;
+    this.consumer
+      .joinGroup({
+        sessionTimeout: options.sessionTimeoutMs,
+        heartbeatInterval: options.heartbeatIntervalMs,
+        rebalanceTimeout: options.rebalanceTimeoutMs,
+      })
+      .catch((error: unknown) => this.crash(handlers, error));
+  }
+
   /**
    * Commits, for each assigned partition whose committed offset is no longer in its log (below
    * its start after retention or deleted records, or past its end), the log's start when
@@ -344,6 +374,7 @@ export class PlatformaticConsumer implements DriverConsumer {
   private crash(handlers: SessionHandlers, error: unknown, reset: Promise<unknown> | null = null): void {
     if (this.stopping.signal.aborted || this.resetting !== reset) return;
     this.stopping.abort(error);
+    this.watch?.stop();
     this.wake?.();
     handlers.onCrash(error, null);
   }
@@ -431,6 +462,7 @@ export class PlatformaticConsumer implements DriverConsumer {
   /** Lets the batch in flight finish (and commit), then closes the stream and leaves the group. */
   async disconnect(): Promise<void> {
     if (!this.stopping.signal.aborted) this.stopping.abort(new Error('consumer disconnecting'));
+    this.watch?.stop();
     this.fetches.unsubscribe(this.onFetch);
     this.wake?.();
     await this.pumping?.catch(() => undefined);
@@ -440,10 +472,19 @@ export class PlatformaticConsumer implements DriverConsumer {
 
   async destroy(): Promise<void> {
     if (!this.stopping.signal.aborted) this.stopping.abort(new Error('consumer destroyed'));
+    this.watch?.stop();
     this.fetches.unsubscribe(this.onFetch);
     this.wake?.();
     await this.sockets.destroy();
   }
+}
+
+function countsOf(
+  topics: ReadonlyMap<string, { readonly partitionsCount: number }> | undefined,
+): PartitionCounts {
+  const counts = new Map<string, number>();
+  for (const [topic, { partitionsCount }] of topics ?? []) counts.set(topic, partitionsCount);
+  return counts;
 }
 
 function groupByPartition(messages: readonly Message[]): Map<string, Message[]> {

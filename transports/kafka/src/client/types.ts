@@ -129,6 +129,8 @@ export interface DriverConsumerOptions {
   readonly heartbeatIntervalMs: number;
   readonly rebalanceTimeoutMs: number;
   readonly maxWaitTimeMs: number;
+  /** How often the consumed topics' partitions are read again (a partition added is then assigned). */
+  readonly metadataMaxAgeMs: number;
   readonly partitionsConsumedConcurrently: number;
   /** Asked before the client restarts itself after a failure. */
   readonly restartOnFailure: (error: unknown) => boolean;
