@@ -1,0 +1,2 @@
+import './use';
+import '../review106-recordOverFetchSize.test';
