@@ -29,6 +29,7 @@ import {
   type ResolvedConsumerOptions,
 } from './consumerOptions';
 import { StreamQueueError, isRefusal, unknownExchangeType } from './errors';
+import { isStreamQueue } from './streamCheck';
 import { declareWorkQueue, type WorkQueueNames } from './topology';
 
 export interface RabbitConsumer {
@@ -349,10 +350,15 @@ class ConsumerRuntime implements RabbitConsumer {
       if (this.channel !== channel && !this.closing.signal.aborted)
         throw this.channelError ?? transportError("the consumer's channel closed while it attached");
       this.consumerTag = consumerTag;
-      // A stream queue counts no consumer, not even the one that just consumed it (README, known limits).
-      const { consumerCount } = await bounded(channel.checkQueue(this.names.queue), 'queue check');
-      if (consumerCount === 0) throw new StreamQueueError(this.names.queue);
+      // A stream queue is not supported (README, known limits): refused before it offers anything.
       const { entries } = this.unchecked;
+      const stream = await isStreamQueue(
+        async () => (await bounded(channel.checkQueue(this.names.queue), 'queue check')).consumerCount,
+        () => entries.map((entry) => entry.message),
+        ms,
+        deadline,
+      );
+      if (stream) throw new StreamQueueError(this.names.queue);
       this.unchecked = null;
       for (const entry of entries) this.offer(entry);
     } catch (error) {

@@ -39,8 +39,8 @@ const TEMPORARY_TEXTS: readonly RegExp[] = [
 /**
  * The work queue is a stream queue (review 106): ferry's consumer needs what a stream does not
  * have (a requeue; a consumer re-attaching at its next offset skips what it missed; a nack closes
- * the whole connection, 540). Found at attach: queue.declare-ok counts no consumer of a stream,
- * the consumer's own included. A refusal only an operator can fix.
+ * the whole connection, 540). Found at attach (streamCheck.ts): queue.declare-ok counts no
+ * consumer of a stream, the consumer's own included. A refusal only an operator can fix.
  */
 export class StreamQueueError extends Error {
   constructor(queue: string) {
