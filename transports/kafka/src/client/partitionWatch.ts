@@ -14,6 +14,11 @@ export class PartitionWatch {
   private leading = false;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /**
+   * A read is in flight: a tick skips (review 107). A read lasts up to the client's request
+   * timeout times its retries, which is what bounds it; ticks did pile up reads meanwhile.
+   */
+  private reading = false;
 
   constructor(
     private readonly intervalMs: number,
@@ -38,13 +43,16 @@ export class PartitionWatch {
   }
 
   private async check(): Promise<void> {
-    if (!this.leading) return;
+    if (!this.leading || this.reading) return;
     const known = this.known;
     let counts: PartitionCounts;
+    this.reading = true;
     try {
       counts = await this.read();
     } catch {
       return; // the client's own requests report an outage; the next check reads again
+    } finally {
+      this.reading = false;
     }
     if (this.stopped || this.known !== known) return; // a join meanwhile brought its own counts
     const grown = [...counts].some(([topic, count]) => count > (known.get(topic) ?? count));
