@@ -22,7 +22,7 @@ interface Fake {
 }
 
 /** A testcontainers whose containers start at once, except those of `hanging` images, which start only when finish() says. */
-function fakeTestcontainers(hanging: readonly string[]): Fake {
+function fakeTestcontainers(hanging: readonly string[], silentStop = false): Fake {
   const startupTimeouts: number[] = [];
   const stopped: string[] = [];
   const pending = new Map<string, () => void>();
@@ -54,6 +54,7 @@ function fakeTestcontainers(hanging: readonly string[]): Fake {
         getMappedPort: (port: number) => port,
         stop: async () => {
           stopped.push(image);
+          if (silentStop) await new Promise(() => undefined);
         },
       };
       if (!hanging.some((h) => image.startsWith(h))) return Promise.resolve(container);
@@ -96,5 +97,17 @@ describe('review106: the containers path of startFerryServices holds timeoutMs',
       expect(ms).toBeGreaterThan(0);
       expect(ms).toBeLessThanOrEqual(5_000);
     }
+  });
+
+  it('returns at the deadline also when removing the started containers does not answer (a Docker engine gone silent)', async () => {
+    const fake = fakeTestcontainers(['rabbitmq'], true);
+    const outcome = await Promise.race([
+      startContainers(fake.module, ['postgres', 'rabbitmq'], 300).then(
+        () => 'started',
+        (error: unknown) => (isFerryError(error) ? error.code : error),
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still pending after 20 s'), 20_000).unref()),
+    ]);
+    expect(outcome).toBe('FERRY_TIMEOUT');
   });
 });

@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { FerryError } from '@ferry/core';
+import { realDelay } from '../realTimers';
 import { CallUnsettled, WaitDeadline } from '../waitDeadline';
 import { elasticMqConfig, kafkaEnvironment, SERVICE_IMAGES, type FerryService } from './images';
 import type { ServiceEndpoints } from './native';
@@ -96,6 +97,27 @@ async function startOne(
   return [c, { sqsEndpoint: `http://127.0.0.1:${port}` }];
 }
 
+/** The longest a failed start waits for the containers it started to be removed. */
+const REMOVE_GRACE_MS = 10_000;
+
+/**
+ * What became of removing the containers a failed start left: waited for at most `ms`, so a
+ * Docker engine gone silent (what a start past its deadline often is) cannot hold the call after
+ * all; the removal goes on in the background.
+ */
+async function removedWithin(removal: Promise<void>, ms: number): Promise<string> {
+  const over = new AbortController();
+  const done = removal.then(() => 'the containers started were removed');
+  void done.finally(() => over.abort());
+  return Promise.race([
+    done,
+    realDelay(ms, over.signal, true).then(
+      () =>
+        `removing the containers started had not finished after ${ms} ms (it goes on; check \`docker ps\`)`,
+    ),
+  ]);
+}
+
 /**
  * Starts each service in its own container; stop() removes them all. Within `timeoutMs` (the
  * option of startFerryServices) or FERRY_TIMEOUT, the containers started removed: a pull or start
@@ -132,17 +154,17 @@ export async function startContainers(
       endpoints = { ...endpoints, ...found };
     }
   } catch (cause) {
-    await stop();
+    const removal = await removedWithin(stop(), Math.min(REMOVE_GRACE_MS, timeoutMs));
     if (cause instanceof CallUnsettled) {
       throw new FerryError(
         'FERRY_TIMEOUT',
-        `the service containers were not ready within ${timeoutMs} ms (timeoutMs): ${String(current)} was still starting; the containers started were removed`,
+        `the service containers were not ready within ${timeoutMs} ms (timeoutMs): ${String(current)} was still starting; ${removal}`,
         { cause },
       );
     }
     throw new FerryError(
       'FERRY_TRANSPORT_ERROR',
-      `starting the service containers failed: ${String(cause)}`,
+      `starting the service containers failed: ${String(cause)}; ${removal}`,
       { cause },
     );
   } finally {
