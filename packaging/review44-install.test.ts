@@ -27,11 +27,10 @@
  *    unwrapped (as `deleteGroups` already does).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { quickstartFiles } from './snippets';
-import { installOffline, packWorkspaces, writeApplication } from './tempApp';
+import { installOffline, NPM_INSTALL_PREFER_OFFLINE, packedWorkDir, writeApplication } from './tempApp';
 
 jest.setTimeout(120_000);
 
@@ -39,39 +38,28 @@ jest.setTimeout(120_000);
 const TYPESCRIPT_LATEST = '7.0.2';
 
 describe('review44: an application installed from the tarballs, without optional peers', () => {
-  const workDir = mkdtempSync(path.join(tmpdir(), 'ferry-review44-'));
+  const work = packedWorkDir('ferry-review44-');
+  const workDir = work.dir;
   const appDir = path.join(workDir, 'app');
 
   beforeAll(() => {
     mkdirSync(appDir);
-    writeApplication(appDir, packWorkspaces(workDir), {
+    writeApplication(appDir, work.tarballs(), {
       dependencies: ['@ferry/core', '@ferry/kafka'],
       devDependencies: [],
     });
     installOffline(appDir);
   }, 600_000);
 
-  afterAll(() => {
-    rmSync(workDir, { recursive: true, force: true });
-  });
-
   it("compiles with the README's tsconfig.json and the TypeScript `npm install typescript` installs", () => {
     const tsDir = path.join(workDir, 'typescript');
     mkdirSync(tsDir);
     writeFileSync(path.join(tsDir, 'package.json'), JSON.stringify({ name: 'ts', private: true }));
-    execFileSync(
-      'npm',
-      [
-        'install',
-        '--prefer-offline',
-        '--ignore-scripts',
-        '--no-audit',
-        '--no-fund',
-        '--loglevel=error',
-        `typescript@${TYPESCRIPT_LATEST}`,
-      ],
-      { cwd: tsDir, stdio: 'pipe', timeout: 300_000 },
-    );
+    execFileSync('npm', [...NPM_INSTALL_PREFER_OFFLINE, `typescript@${TYPESCRIPT_LATEST}`], {
+      cwd: tsDir,
+      stdio: 'pipe',
+      timeout: 300_000,
+    });
     const [tsconfig] = quickstartFiles(['packages/core/README.md']).filter((s) => s.file === 'tsconfig.json');
     expect(tsconfig).toBeDefined();
     writeFileSync(path.join(appDir, 'tsconfig.json'), tsconfig!.text);

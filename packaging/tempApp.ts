@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { packageJson, PUBLISHED, ROOT } from './workspaces';
 
@@ -123,3 +124,35 @@ export function installOffline(appDir: string): void {
     },
   );
 }
+
+/**
+ * A folder of the describe block's own holding the packed tarballs: packed in its `beforeAll`,
+ * removed in its `afterAll`. `tarballs()` is valid from the first test on.
+ */
+export function packedWorkDir(prefix: string): { readonly dir: string; tarballs(): Map<string, string> } {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  let packed: Map<string, string> | null = null;
+  beforeAll(() => {
+    packed = packWorkspaces(dir);
+  }, 600_000);
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    dir,
+    tarballs: () => {
+      if (!packed) throw new Error('the tarballs are packed in beforeAll');
+      return packed;
+    },
+  };
+}
+
+/** `npm install` arguments of a test that installs beyond the repository's lock: the cache first, then the registry. */
+export const NPM_INSTALL_PREFER_OFFLINE = [
+  'install',
+  '--prefer-offline',
+  '--ignore-scripts',
+  '--no-audit',
+  '--no-fund',
+  '--loglevel=error',
+] as const;
