@@ -1,3 +1,4 @@
+import { FerryConfigError } from '@ferry/core';
 import { requireOptionalPeer } from '@ferry/core/transport';
 import type { ResolvedConnectionOptions } from '../connectionOptions';
 import { closedOnAbort, destroyedOnAbort } from './closedOnAbort';
@@ -25,6 +26,24 @@ import type {
 
 let loaded: PlatformaticKafka | null = null;
 
+const PLATFORMATIC_INSTALL = 'npm install @platformatic/kafka@^1.35.0';
+
+/**
+ * The peer range (^1.35.0), checked on the version the loaded module reports: npm refuses another
+ * one at install, but pnpm and yarn only warn, and so does npm with --legacy-peer-deps. A 2.x on
+ * Node 20 failed each connect with "Promise.withResolvers is not a function", which a publish
+ * reported `unavailable` for ever (review 106); outside the range is a configuration error.
+ */
+function checkPlatformaticVersion(version: unknown): void {
+  const match = typeof version === 'string' ? /^(\d+)\.(\d+)\.\d+$/.exec(version) : null;
+  if (match && Number(match[1]) === 1 && Number(match[2]) >= 35) return;
+  const found = typeof version === 'string' ? version : 'a version that reports none';
+  throw new FerryConfigError(
+    'client',
+    `'platformatic' needs @platformatic/kafka ^1.35.0, but @platformatic/kafka ${found} is installed: ${PLATFORMATIC_INSTALL}`,
+  );
+}
+
 /**
  * Where a record goes, as the Java client (and kafkajs) places it: a keyed record by murmur2 of
  * its key bytes masked positive, modulo the partition count (the client takes the modulo); a
@@ -47,13 +66,15 @@ function javaPlacement(): Partitioner<Buffer, Buffer, Buffer, Buffer> {
  */
 export function platformaticKafka(): PlatformaticKafka {
   if (loaded === null) {
-    loaded = requireOptionalPeer<PlatformaticKafka>(
+    const module = requireOptionalPeer<PlatformaticKafka>(
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       () => require('@platformatic/kafka'),
       'client',
-      "'platformatic' needs the optional peer dependency @platformatic/kafka 1.x: npm install @platformatic/kafka@^1.35.0",
+      `'platformatic' needs the optional peer dependency @platformatic/kafka 1.x: ${PLATFORMATIC_INSTALL}`,
     );
-    decoratePlatformaticCodecs(loaded);
+    checkPlatformaticVersion(module.clientSoftwareVersion);
+    decoratePlatformaticCodecs(module);
+    loaded = module;
   }
   return loaded;
 }
