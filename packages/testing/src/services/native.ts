@@ -44,19 +44,20 @@ export function existingScript(option: string, script: string): string {
   throw new FerryConfigError(option, `no file at ${script}: name ferry's scripts/services`);
 }
 
-/** `scripts/services` of ferry's repository: FERRY_SERVICES_SCRIPT, else found above `start`. */
-export function findServicesScript(start: string, env: NodeJS.ProcessEnv = process.env): string {
+/**
+ * `scripts/services` of ferry's repository: FERRY_SERVICES_SCRIPT, else found above `start`, else
+ * `missing` (an application installed from npm has none: no tarball holds it).
+ */
+export function findServicesScript(
+  start: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | { readonly missing: string } {
   const named = envValue(env, 'FERRY_SERVICES_SCRIPT');
   if (named !== undefined) return existingScript('FERRY_SERVICES_SCRIPT', named);
   for (let dir = start; ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'scripts', 'services');
     if (existsSync(candidate)) return candidate;
-    if (dir === path.dirname(dir)) {
-      throw new FerryConfigError(
-        'nativeScript',
-        `no scripts/services above ${start}; set FERRY_SERVICES_SCRIPT (or nativeScript) to ferry's scripts/services, or make Docker reachable`,
-      );
-    }
+    if (dir === path.dirname(dir)) return { missing: `no scripts/services above ${start}` };
   }
 }
 
@@ -261,26 +262,35 @@ const ANSWER_DEADLINE_MS = 10_000;
 
 /**
  * The native path: `scripts/services up` for the services whose endpoint is the script's own
- * (127.0.0.1 on its port); an endpoint the user named elsewhere (another host, port, socket) is the
+ * (127.0.0.1 on its port), when there is a script (without one, those must already listen); an endpoint the user named elsewhere (another host, port, socket) is the
  * user's own service, which the script can neither check nor start. Then every endpoint handed out
  * must accept a connection within its deadline, else FERRY_CONFIG_INVALID naming its variable and
  * address (review 90: a mistyped port was handed out because the script found ferry's defaults).
  */
 export async function startNativeServices(
   services: readonly FerryService[],
-  script: () => string,
+  script: () => string | { readonly missing: string },
   timeoutMs: number,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ServiceEndpoints> {
   const endpoints = nativeEndpoints(env);
   const plan = services.map((service) => nativeEndpoint(service, endpoints));
   const scripts = plan.filter((endpoint) => servedByScript(endpoint, env)).map((e) => e.service);
-  if (scripts.length > 0) await startNative(script(), scripts, timeoutMs);
+  // No script (review 106: an application installed from npm): the services already listening
+  // are the ones it would have reused; one that is not listening is refused below.
+  const found = scripts.length > 0 ? script() : null;
+  if (typeof found === 'string') await startNative(found, scripts, timeoutMs);
   const deadlineMs = Math.min(timeoutMs, ANSWER_DEADLINE_MS);
   await Promise.all(
-    plan.flatMap(({ variable, addresses }) =>
+    plan.flatMap(({ service, variable, addresses }) =>
       addresses.map(async (address) => {
         if (await acceptsConnection(address, deadlineMs)) return;
+        if (found !== null && typeof found !== 'string' && scripts.includes(service)) {
+          throw new FerryConfigError(
+            'nativeScript',
+            `nothing accepted a connection at ${shown(address)} (${service}) within ${deadlineMs} ms, and ${found.missing} to start it: start the service there, set FERRY_SERVICES_SCRIPT (or nativeScript) to ferry's scripts/services, or make Docker reachable`,
+          );
+        }
         throw new FerryConfigError(
           variable,
           `nothing accepted a connection at ${shown(address)} within ${deadlineMs} ms: start the service there or correct ${variable}`,
