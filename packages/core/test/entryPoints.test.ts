@@ -155,6 +155,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'observePublish',
     'onAbort',
     'oneOfOption',
+    'optionalPeerError',
     'outboxHeaders',
     'outageReport',
     'nestedBodyFault',

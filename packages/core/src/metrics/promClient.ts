@@ -1,5 +1,5 @@
 import type * as PromClient from 'prom-client';
-import { requireOptionalPeer } from '../optionalPeer';
+import { optionalPeerError } from '../optionalPeer';
 
 /** The parts of prom-client ferry uses. */
 export type Prom = Pick<typeof PromClient, 'Registry' | 'Counter' | 'Gauge' | 'Histogram'>;
@@ -11,11 +11,17 @@ let loaded: Prom | null = null;
  * (when it is imported), so applications without metrics never need it.
  */
 export function promClient(): Prom {
-  loaded ??= requireOptionalPeer<Prom>(
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    () => require('prom-client'),
-    '@ferry/core/metrics',
-    'needs the optional peer dependency prom-client 15.x: npm install prom-client@^15.1.3',
-  );
+  if (loaded === null) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      loaded = require('prom-client') as Prom;
+    } catch (error) {
+      throw optionalPeerError(
+        error,
+        '@ferry/core/metrics',
+        'needs the optional peer dependency prom-client 15.x: npm install prom-client@^15.1.3',
+      );
+    }
+  }
   return loaded;
 }

@@ -2,7 +2,7 @@ import type * as KyselyModule from 'kysely';
 import type { DatabaseConnection, Kysely, QueryExecutor, Transaction } from 'kysely';
 import { FerryConfigError } from '../errors';
 import { methodsOption } from '../optionChecks';
-import { requireOptionalPeer } from '../optionalPeer';
+import { optionalPeerError } from '../optionalPeer';
 import { KYSELY_METHODS } from './kyselyShape';
 import { settlesWithin } from '../outbox/settle';
 import type {
@@ -39,12 +39,18 @@ import {
  */
 
 /** kysely's runtime, loaded with this module: a missing install is a FerryConfigError saying how to add it. */
-const { CompiledQuery } = requireOptionalPeer<Pick<typeof KyselyModule, 'CompiledQuery'>>(
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  () => require('kysely'),
-  '@ferry/core/kysely',
-  'needs the optional peer dependency kysely (>=0.28.0 <0.30.0): npm install kysely@^0.28.0',
-);
+const { CompiledQuery } = ((): Pick<typeof KyselyModule, 'CompiledQuery'> => {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('kysely') as Pick<typeof KyselyModule, 'CompiledQuery'>;
+  } catch (error) {
+    throw optionalPeerError(
+      error,
+      '@ferry/core/kysely',
+      'needs the optional peer dependency kysely (>=0.28.0 <0.30.0): npm install kysely@^0.28.0',
+    );
+  }
+})();
 
 /** A Kysely instance by shape: KyselyLike with the `transaction()` builder ferry opens transactions with. */
 export interface KyselyInstanceLike extends KyselyLike {

@@ -8,8 +8,15 @@ export type Otel = Pick<
 
 type Loader = () => unknown;
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const defaultLoader: Loader = () => require('@opentelemetry/api');
+/** Inside a try block, so that bundlers read the package as optional (review 106); absent: null. */
+const defaultLoader: Loader = () => {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('@opentelemetry/api');
+  } catch {
+    return null;
+  }
+};
 
 let loader: Loader = defaultLoader;
 let cached: Otel | null | undefined;

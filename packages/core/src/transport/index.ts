@@ -132,4 +132,4 @@ export {
   type ReadyOptions,
 } from './attach';
 export { inRootContext } from '../tracing/rootContext';
-export { requireOptionalPeer } from '../optionalPeer';
+export { optionalPeerError, requireOptionalPeer } from '../optionalPeer';

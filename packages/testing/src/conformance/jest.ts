@@ -3,14 +3,20 @@
 // `@jest/globals` itself cannot be mocked). Without it, loading the suite is a FerryConfigError
 // with the install line, as every optional peer of ferry's, not Node's raw MODULE_NOT_FOUND.
 import type * as JestGlobals from '@jest/globals';
-import { requireOptionalPeer } from '@ferry/core/transport';
+import { optionalPeerError } from '@ferry/core/transport';
 
-const globals = requireOptionalPeer<typeof JestGlobals>(
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  () => require('@jest/globals'),
-  '@jest/globals',
-  'the transport conformance suite (@ferry/testing/conformance) registers jest tests and needs the optional peer dependency @jest/globals: npm install --save-dev @jest/globals',
-);
+const globals = ((): typeof JestGlobals => {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('@jest/globals') as typeof JestGlobals;
+  } catch (error) {
+    throw optionalPeerError(
+      error,
+      '@jest/globals',
+      'the transport conformance suite (@ferry/testing/conformance) registers jest tests and needs the optional peer dependency @jest/globals: npm install --save-dev @jest/globals',
+    );
+  }
+})();
 
 export const afterEach: typeof JestGlobals.afterEach = globals.afterEach;
 export const beforeEach: typeof JestGlobals.beforeEach = globals.beforeEach;

@@ -1,5 +1,5 @@
 import { FerryConfigError } from '@ferry/core';
-import { requireOptionalPeer } from '@ferry/core/transport';
+import { optionalPeerError } from '@ferry/core/transport';
 import type { ResolvedConnectionOptions } from '../connectionOptions';
 import { closedOnAbort, destroyedOnAbort } from './closedOnAbort';
 import { ClientSockets } from './clientSockets';
@@ -66,12 +66,17 @@ function javaPlacement(): Partitioner<Buffer, Buffer, Buffer, Buffer> {
  */
 export function platformaticKafka(): PlatformaticKafka {
   if (loaded === null) {
-    const module = requireOptionalPeer<PlatformaticKafka>(
+    let module: PlatformaticKafka;
+    try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      () => require('@platformatic/kafka'),
-      'client',
-      `'platformatic' needs the optional peer dependency @platformatic/kafka 1.x: ${PLATFORMATIC_INSTALL}`,
-    );
+      module = require('@platformatic/kafka') as PlatformaticKafka;
+    } catch (error) {
+      throw optionalPeerError(
+        error,
+        'client',
+        `'platformatic' needs the optional peer dependency @platformatic/kafka 1.x: ${PLATFORMATIC_INSTALL}`,
+      );
+    }
     checkPlatformaticVersion(module.clientSoftwareVersion);
     decoratePlatformaticCodecs(module);
     loaded = module;
