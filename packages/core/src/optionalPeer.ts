@@ -3,7 +3,7 @@ import { FerryConfigError } from './errors';
 /**
  * What a failed load of an optional peer dependency throws: a missing package is a
  * FerryConfigError on `option` whose message says what needs it and how to install it; any other
- * load error is itself. The caller writes the load, `require('<package>')`, inside its own try
+ * load error is itself. The caller writes the load, its `require` of the package, inside its own try
  * block: bundlers (esbuild, webpack) follow every `require` of a string, and read one inside a
  * try block as optional (a warning when the package is absent), any other as a missing module that
  * fails the build (review 106: an application bundling @ferry/core without @opentelemetry/api and
