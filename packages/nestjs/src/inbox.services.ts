@@ -88,22 +88,28 @@ export class InboxService
   }
 
   /**
-   * Creates the core inbox (handlers discovered). Once the service was closed, the inbox it
-   * creates is closed at once (its worker never starts) and module init rejects with FERRY_CLOSED.
+   * Creates the core inbox (handlers discovered) and checks the schema (FERRY_SCHEMA_NOT_READY):
+   * here, before any bootstrap hook started a relay or a worker, because Nest 11's app.close()
+   * rethrows a failed init without running a destroy hook, and what ran went on (review 106).
+   * Once the service was closed, the inbox it creates is closed at once (its worker never starts)
+   * and module init rejects with FERRY_CLOSED.
    */
   async onModuleInit(): Promise<void> {
     this.current ??= new Inbox<unknown>(this.config.client, {
       ...this.config.options,
       handlers: this.config.findHandlers(),
     });
-    if (!this.closing) return;
-    await this.current.close();
-    throw closedError('InboxService', 'module init');
+    if (this.closing) {
+      await this.current.close();
+      throw closedError('InboxService', 'module init');
+    }
+    await this.current.verify('module init (the schema check)');
   }
 
-  /** initialize(), once every provider finished onModuleInit. */
-  onApplicationBootstrap(): Promise<void> {
-    return this.initialize();
+  /** Starts an enabled worker once every provider finished onModuleInit (the schema was checked then). */
+  onApplicationBootstrap(): void {
+    const inbox = this.open('application bootstrap');
+    if (inbox.options.worker.enabled) inbox.start();
   }
 
   /**

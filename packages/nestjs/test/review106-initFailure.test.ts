@@ -38,7 +38,11 @@ describe('review106: an inbox schema that is not migrated', () => {
           publisher: new MemoryPublisher(),
           pollInterval: 20,
         }),
-        InboxModule.forRoot({ prisma: TestPrismaService, imports: [PrismaModule], worker: { enabled: true } }),
+        InboxModule.forRoot({
+          prisma: TestPrismaService,
+          imports: [PrismaModule],
+          worker: { enabled: true },
+        }),
       ],
       providers: [Projection],
     }).compile();

@@ -117,12 +117,22 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
    * sent after close() (the application may be disconnecting the client; Prisma would reconnect).
    */
   async initialize(): Promise<void> {
-    const open = (): void => this.assertOpen('initialize()');
+    await this.verify('initialize()');
+    if (this.options.worker.enabled) this.start();
+  }
+
+  /**
+   * initialize()'s checks, starting nothing: the schema (FERRY_SCHEMA_NOT_READY) and that the
+   * adapter's transactions reach ferry's database. For a framework that checks while its
+   * application initializes and starts the worker once every part of it did (@ferry/nestjs), so
+   * that a failed check leaves nothing running. FERRY_CLOSED as initialize().
+   */
+  async verify(what = 'verify()'): Promise<void> {
+    const open = (): void => this.assertOpen(what);
     const db = whileOpen(this.db, open);
     await verifySchema(db, { tables: { [TABLE]: REQUIRED_COLUMNS }, requireAllMigrations: false });
     await checkSameDatabase(this.adapter, db, this.options.worker.transactionTimeoutMs, open);
     open();
-    if (this.options.worker.enabled) this.start();
   }
 
   private assertOpen(what: string): void {
