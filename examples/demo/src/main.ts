@@ -5,6 +5,7 @@ import { freshDatabase } from './database';
 import { startMetrics } from './metrics';
 import { CONSUMERS, startPipeline } from './pipeline';
 import { Progress } from './progress';
+import { Resources } from './resources';
 import { TopicReader } from './readback';
 import { disagreements, formatReport, formatTraces, type DemoCounts } from './report';
 import { orderTraces, type OrderTrace } from './traces';
@@ -44,15 +45,25 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
   process.stdout.write(
     `ferry demo: RabbitMQ queue ${names.queue} -> inbox -> orders + outbox -> Kafka topic ${names.topic} -> inbox\n`,
   );
-  const tracing = startTracing();
-  const prisma = await freshDatabase(config.databaseUrl);
-  const metrics = await startMetrics(prisma, config.metricsPort);
-  process.stdout.write(`ferry demo: metrics on ${metrics.url} while it runs\n`);
-  const pipeline = await startPipeline(config, prisma, names, metrics.metrics);
-  const reader = new TopicReader(config.kafkaBrokers, names.topic, `ferry-demo-readback-${config.runId}`);
-  await reader.start();
-  const probe = await QueueProbe.open(config.amqpUrl, names.queue);
+  // Whatever started is closed, also when a later step fails (a broker down): last first.
+  const resources = new Resources();
   try {
+    const tracing = resources.add(startTracing(), (t) => t.shutdown());
+    const prisma = resources.add(await freshDatabase(config.databaseUrl), (p) => p.$disconnect());
+    // Opened early, closed late: removes the queue's topology once the pipeline stopped using it.
+    const probe = resources.add(await QueueProbe.open(config.amqpUrl, names.queue), (p) =>
+      p.removeTopology(),
+    );
+    const metrics = resources.add(await startMetrics(prisma, config.metricsPort), (m) => m.close());
+    process.stdout.write(`ferry demo: metrics on ${metrics.url} while it runs\n`);
+    const pipeline = resources.add(await startPipeline(config, prisma, names, metrics.metrics), (p) =>
+      p.close(),
+    );
+    const reader = resources.add(
+      new TopicReader(config.kafkaBrokers, names.topic, `ferry-demo-readback-${config.runId}`),
+      (r) => r.stop(),
+    );
+    await reader.start();
     const offered = await offerTraffic(config, names.queue, tracing.tracer);
     const traceNames = { orders: CONSUMERS.orders, downstream: CONSUMERS.downstream, topic: names.topic };
     const traces = () => orderTraces(tracing.spans(), offered.orders, traceNames);
@@ -112,12 +123,7 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
     process.stdout.write(wrong.length === 0 ? 'ferry demo: every count agrees\n' : 'ferry demo: FAILED\n');
     return { counts, offered, disagreements: wrong, metrics: { url: metrics.url, scraped }, traces: traced };
   } finally {
-    await reader.stop();
-    await pipeline.close();
-    await metrics.close();
-    await probe.removeTopology();
-    await prisma.$disconnect();
-    await tracing.shutdown();
+    await resources.close();
   }
 }
 

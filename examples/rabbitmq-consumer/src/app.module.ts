@@ -17,7 +17,13 @@ export class Metrics {
   duplicates = 0;
 }
 
-/** Attaches the inbox to the RabbitMQ queue once the inbox is up; detaches first on shutdown. */
+/**
+ * Attaches the inbox to the RabbitMQ queue once the inbox is up; detaches first on shutdown. The
+ * attach returns at once (the consumer keeps trying while RabbitMQ is unreachable): the caller
+ * awaits `ready()` once the application context exists, so a broker that refuses or never answers
+ * fails the start with `app.close()` still possible. A bootstrap hook that throws would leave the
+ * inbox worker running, with no app to close it (see @ferry/nestjs, "Shutdown order").
+ */
 @Injectable()
 export class RabbitInbound implements OnApplicationBootstrap, OnModuleDestroy {
   private connection: RabbitConnection | undefined;
@@ -28,7 +34,7 @@ export class RabbitInbound implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly inbox: InboxService,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): void {
     this.connection = new RabbitConnection({ url: this.config.amqpUrl, connectionName: 'rabbitmq-consumer' });
     this.consumer = attachRabbitConsumer(this.inbox, {
       connection: this.connection,
@@ -36,7 +42,12 @@ export class RabbitInbound implements OnApplicationBootstrap, OnModuleDestroy {
       consumer: ORDERS_CONSUMER,
       prefetch: 50,
     });
-    await this.consumer.ready();
+  }
+
+  /** Resolves once consuming; FERRY_TIMEOUT after `timeoutMs`, FERRY_PERMANENT_FAILURE when refused. */
+  async ready(timeoutMs = 30_000): Promise<void> {
+    if (!this.consumer) throw new Error('RabbitInbound.ready() before the application bootstrapped');
+    await this.consumer.ready({ timeoutMs });
   }
 
   /** AppModule is destroyed before InboxModule, so no delivery arrives at a draining inbox. */

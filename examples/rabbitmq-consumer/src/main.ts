@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { InboxAdminService } from '@ferry/nestjs';
 import { withAdmin } from './admin';
-import { AppModule, Metrics } from './app.module';
+import { AppModule, Metrics, RabbitInbound } from './app.module';
 import { exampleConfig, type ExampleConfig } from './config';
 import { freshDatabase } from './database';
 import { PrismaService } from './prisma.service';
@@ -44,6 +44,7 @@ export async function runRabbitmqConsumer(
   app.enableShutdownHooks(); // SIGTERM / SIGINT: consumer detaches, worker drains, Prisma disconnects
   const log = (line: string) => process.stdout.write(`rabbitmq-consumer: ${line}\n`);
   try {
+    await app.get(RabbitInbound).ready(); // inside the try: a refused or unreachable broker still closes the app
     const counts = async () => (await app.get(InboxAdminService).forTenant(config.tenant).stats()).counts;
     const published = await publishOrders(config, traffic);
     log(`published ${published} deliveries to ${config.queue}`);
