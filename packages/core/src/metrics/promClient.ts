@@ -16,11 +16,11 @@ export function promClient(): Prom {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       loaded = require('prom-client') as Prom;
     } catch (error) {
-      throw optionalPeerError(
-        error,
-        '@ferry/core/metrics',
-        'needs the optional peer dependency prom-client 15.x: npm install prom-client@^15.1.3',
-      );
+      throw optionalPeerError(error, {
+        peer: 'prom-client',
+        option: '@ferry/core/metrics',
+        reason: 'needs the optional peer dependency prom-client 15.x: npm install prom-client@^15.1.3',
+      });
     }
   }
   return loaded;

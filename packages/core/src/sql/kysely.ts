@@ -44,11 +44,11 @@ const { CompiledQuery } = ((): Pick<typeof KyselyModule, 'CompiledQuery'> => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require('kysely') as Pick<typeof KyselyModule, 'CompiledQuery'>;
   } catch (error) {
-    throw optionalPeerError(
-      error,
-      '@ferry/core/kysely',
-      'needs the optional peer dependency kysely (>=0.28.0 <0.30.0): npm install kysely@^0.28.0',
-    );
+    throw optionalPeerError(error, {
+      peer: 'kysely',
+      option: '@ferry/core/kysely',
+      reason: 'needs the optional peer dependency kysely (>=0.28.0 <0.30.0): npm install kysely@^0.28.0',
+    });
   }
 })();
 

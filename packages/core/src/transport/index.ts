@@ -132,4 +132,4 @@ export {
   type ReadyOptions,
 } from './attach';
 export { inRootContext } from '../tracing/rootContext';
-export { optionalPeerError, requireOptionalPeer } from '../optionalPeer';
+export { optionalPeerError, requireOptionalPeer, type OptionalPeer } from '../optionalPeer';

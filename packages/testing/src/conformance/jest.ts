@@ -10,11 +10,12 @@ const globals = ((): typeof JestGlobals => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require('@jest/globals') as typeof JestGlobals;
   } catch (error) {
-    throw optionalPeerError(
-      error,
-      '@jest/globals',
-      'the transport conformance suite (@ferry/testing/conformance) registers jest tests and needs the optional peer dependency @jest/globals: npm install --save-dev @jest/globals',
-    );
+    throw optionalPeerError(error, {
+      peer: '@jest/globals',
+      option: '@jest/globals',
+      reason:
+        'the transport conformance suite (@ferry/testing/conformance) registers jest tests and needs the optional peer dependency @jest/globals: npm install --save-dev @jest/globals',
+    });
   }
 })();
 

@@ -71,11 +71,11 @@ export function platformaticKafka(): PlatformaticKafka {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       module = require('@platformatic/kafka') as PlatformaticKafka;
     } catch (error) {
-      throw optionalPeerError(
-        error,
-        'client',
-        `'platformatic' needs the optional peer dependency @platformatic/kafka 1.x: ${PLATFORMATIC_INSTALL}`,
-      );
+      throw optionalPeerError(error, {
+        peer: '@platformatic/kafka',
+        option: 'client',
+        reason: `'platformatic' needs the optional peer dependency @platformatic/kafka 1.x: ${PLATFORMATIC_INSTALL}`,
+      });
     }
     checkPlatformaticVersion(module.clientSoftwareVersion);
     decoratePlatformaticCodecs(module);
