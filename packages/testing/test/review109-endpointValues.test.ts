@@ -11,7 +11,7 @@
  *    FERRY_DATABASE_UNAVAILABLE (retriable), as everywhere else in ferry.
  */
 import path from 'node:path';
-import { dropDatabase, recreateDatabase, startFerryServices } from '@ferry/testing';
+import { dockerEndpoint, dropDatabase, recreateDatabase, startFerryServices } from '@ferry/testing';
 import { closedPort } from '../../../test-support/closedPort';
 
 const script = path.resolve(__dirname, '../../../scripts/services');
@@ -57,6 +57,15 @@ describe('review109: an endpoint variable whose port is out of range is FERRY_CO
     60_000,
   );
 });
+
+it.each(['tcp://127.0.0.1:70000', 'tcp://127.0.0.1:0', 'tcp://:2375', 'tcp://[::1'])(
+  'review109: DOCKER_HOST=%s is FERRY_CONFIG_INVALID naming it, not a TypeError or RangeError',
+  (value) => {
+    expect(() => dockerEndpoint({ DOCKER_HOST: value })).toThrow(
+      expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'DOCKER_HOST' }),
+    );
+  },
+);
 
 describe('review109: recreateDatabase and dropDatabase on a server that refuses the connection', () => {
   it.each([
