@@ -4,7 +4,7 @@ import path from 'node:path';
 import { FerryConfigError, FerryError } from '@ferry/core';
 import { Client } from 'pg';
 import { clearTimeout, setTimeout } from '../realTimers';
-import { acceptsConnection } from './docker';
+import { acceptsConnection, endpointPort } from './docker';
 import type { FerryService } from './images';
 
 export interface ServiceEndpoints {
@@ -205,8 +205,8 @@ function pgAddress(variable: string, text: string): Address {
     throw new FerryConfigError(variable, 'is not a connection string pg can read');
   }
   const { host, port } = client;
-  if (host.startsWith('/')) return { path: path.join(host, `.s.PGSQL.${port}`) };
-  return { host: host.replace(/^\[(.*)\]$/, '$1'), port };
+  if (host.startsWith('/')) return { path: path.join(host, `.s.PGSQL.${endpointPort(variable, port)}`) };
+  return { host: host.replace(/^\[(.*)\]$/, '$1'), port: endpointPort(variable, port) };
 }
 
 /** host:port of a URL (its scheme's default port); never its credentials. */
@@ -225,7 +225,7 @@ function urlAddress(variable: string, text: string): Address {
   if (port === undefined)
     throw new FerryConfigError(variable, `has a scheme (${url.protocol}) of no known port`);
   if (url.hostname === '') throw new FerryConfigError(variable, 'names no host');
-  return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port };
+  return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: endpointPort(variable, port) };
 }
 
 /** Where `service` is reached, from the endpoints (FERRY_* or the defaults): FERRY_CONFIG_INVALID if unreadable. */
@@ -233,9 +233,9 @@ function nativeEndpoint(service: FerryService, endpoints: ServiceEndpoints): Nat
   const variable = VARIABLES[service];
   if (service === 'kafka') {
     const addresses = endpoints.kafkaBrokers.map((broker) => {
-      const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(broker.trim());
+      const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(broker.trim());
       if (!match) throw new FerryConfigError(variable, `broker ${JSON.stringify(broker)} is not host:port`);
-      return { host: match[1]!, port: Number(match[2]) };
+      return { host: match[1]!, port: endpointPort(variable, Number(match[2])) };
     });
     return { service, variable, addresses };
   }
