@@ -181,6 +181,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'strictUtf8Text',
     'stripUrlCredentials',
     'timerOption',
+    'translateDbError',
     'transportError',
     'withTranslation',
     'withoutOverruledTenant',

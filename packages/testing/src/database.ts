@@ -8,6 +8,7 @@ import {
   knownKeysOption,
   nonEmptyOption,
   received,
+  translateDbError,
   type OptionKeys,
 } from '@ferry/core/transport';
 import { WaitDeadline } from './waitDeadline';
@@ -41,6 +42,9 @@ const CONNECT_DEADLINE_MS = 10_000;
  * process for ever (review 102). Far above what a DROP ... WITH (FORCE) or a CREATE DATABASE takes.
  */
 const STATEMENT_DEADLINE_MS = 20_000;
+
+/** PostgreSQL's SQLSTATE for a database that does not exist. */
+const UNDEFINED_DATABASE = '3D000';
 
 /** PostgreSQL's longest identifier (NAMEDATALEN - 1 bytes); a longer name is silently truncated. */
 const MAX_IDENTIFIER_BYTES = 63;
@@ -106,9 +110,18 @@ async function onServer(
     await client.connect();
   } catch (error) {
     await endClientWithin(client);
-    throw new FerryConfigError(
-      'url',
-      `could not connect to PostgreSQL at ${server.host} (database ${maintenance}) within ${CONNECT_DEADLINE_MS} ms: ${error instanceof Error ? error.message : String(error)}`,
+    if ((error as { code?: unknown } | null)?.code === UNDEFINED_DATABASE) {
+      // The database connected through does not exist: the option naming it is to correct.
+      throw new FerryConfigError(
+        'through',
+        `the server has no database ${JSON.stringify(maintenance)} to connect through: name one it has`,
+      );
+    }
+    // The server's answer or its absence (refused, silent, a role it refuses): ferry's one
+    // translation, FERRY_DATABASE_UNAVAILABLE, not an invalid `url` (review 109).
+    throw translateDbError(
+      error,
+      `connecting to PostgreSQL at ${server.host} (database ${maintenance}, deadline ${CONNECT_DEADLINE_MS} ms)`,
     );
   }
   try {

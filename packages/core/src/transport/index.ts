@@ -35,7 +35,7 @@ export {
 export { discardAnswer } from '../unreadAnswer';
 export { settlesWithin } from '../outbox/settle';
 export { boundedExecutor } from '../sql/boundedExecutor';
-export { withTranslation } from '../sql/dbErrors';
+export { translateDbError, withTranslation } from '../sql/dbErrors';
 export {
   CONNECTION_END_WAIT_MS,
   destroyClientSocket,
