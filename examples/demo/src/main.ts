@@ -1,4 +1,5 @@
 import type { PrismaClient } from '../generated/prisma/client';
+import { FerryConfigError } from '@ferry/core';
 import { QueueProbe } from './broker';
 import { demoConfig, type DemoConfig } from './config';
 import { freshDatabase } from './database';
@@ -134,9 +135,14 @@ if (require.main === module) {
       process.exitCode = result.disagreements.length === 0 ? 0 : 1;
     },
     (error: unknown) => {
-      process.stderr.write(
-        `ferry demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
+      // A setting refused at start: its message says which and why; a stack would only bury it.
+      const shown =
+        error instanceof FerryConfigError
+          ? error.message
+          : error instanceof Error
+            ? (error.stack ?? error.message)
+            : String(error);
+      process.stderr.write(`ferry demo failed: ${shown}\n`);
       process.exitCode = 1;
     },
   );
