@@ -13,19 +13,14 @@
 import path from 'node:path';
 import { dockerEndpoint, dropDatabase, recreateDatabase, startFerryServices } from '@ferry/testing';
 import { closedPort } from '../../../test-support/closedPort';
+import { restoreEnvAfterEach } from './support/restoredEnv';
 
 const script = path.resolve(__dirname, '../../../scripts/services');
 
 const VARIABLES = ['FERRY_DATABASE_URL', 'FERRY_AMQP_URL', 'FERRY_KAFKA_BROKERS', 'FERRY_SQS_ENDPOINT'];
 
 describe('review109: an endpoint variable whose port is out of range is FERRY_CONFIG_INVALID naming it', () => {
-  const saved = Object.fromEntries(VARIABLES.map((name) => [name, process.env[name]]));
-  afterEach(() => {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  });
+  restoreEnvAfterEach(VARIABLES);
 
   it.each([
     ['kafka', 'FERRY_KAFKA_BROKERS', '127.0.0.1:70000'],

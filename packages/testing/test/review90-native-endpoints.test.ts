@@ -17,19 +17,14 @@
 import path from 'node:path';
 import { startFerryServices } from '@ferry/testing';
 import { closedPort } from '../../../test-support/closedPort';
+import { restoreEnvAfterEach } from './support/restoredEnv';
 
 const script = path.resolve(__dirname, '../../../scripts/services');
 
 const VARIABLES = ['FERRY_DATABASE_URL', 'FERRY_AMQP_URL', 'FERRY_KAFKA_BROKERS', 'FERRY_SQS_ENDPOINT'];
 
 describe('review90: startFerryServices on the native path checks the endpoints it hands out', () => {
-  const saved = Object.fromEntries(VARIABLES.map((name) => [name, process.env[name]]));
-  afterEach(() => {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  });
+  restoreEnvAfterEach(VARIABLES);
 
   it.each([
     ['postgres', 'FERRY_DATABASE_URL', (port: number) => `postgresql://app:s3cret@127.0.0.1:${port}/apptest`],

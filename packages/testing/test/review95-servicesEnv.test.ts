@@ -11,18 +11,13 @@
  */
 import { startFerryServices } from '@ferry/testing';
 import { closedPort } from '../../../test-support/closedPort';
+import { restoreEnvAfterEach } from './support/restoredEnv';
 
 const VARIABLES = ['FERRY_SERVICES_MODE', 'FERRY_SERVICES_SCRIPT', 'DOCKER_HOST'];
 const MISSING = '/nonexistent/ferry/scripts/services';
 
 describe('review95: FERRY_SERVICES_* variables', () => {
-  const saved = Object.fromEntries(VARIABLES.map((name) => [name, process.env[name]]));
-  afterEach(() => {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  });
+  restoreEnvAfterEach(VARIABLES);
 
   it('a FERRY_SERVICES_SCRIPT that does not exist is FERRY_CONFIG_INVALID naming it', async () => {
     process.env.FERRY_SERVICES_SCRIPT = MISSING;
