@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client, escapeIdentifier } from 'pg';
-import { FerryConfigError, fromPg, migrate } from '@ferry/core';
+import { FerryConfigError, FerryError, fromPg, migrate } from '@ferry/core';
 import {
   endablePool,
   endClientWithin,
@@ -128,7 +128,8 @@ async function onServer(
     await work(client);
   } catch (error) {
     if (!isQueryTimeout(error)) throw error;
-    throw new Error(
+    throw new FerryError(
+      'FERRY_TIMEOUT',
       `PostgreSQL at ${server.host} (database ${maintenance}) did not answer a statement within ${STATEMENT_DEADLINE_MS} ms`,
       { cause: error },
     );
