@@ -123,8 +123,11 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
     }
     process.stdout.write(wrong.length === 0 ? 'ferry demo: every count agrees\n' : 'ferry demo: FAILED\n');
     return { counts, offered, disagreements: wrong, metrics: { url: metrics.url, scraped }, traces: traced };
+  } catch (error) {
+    await resources.closeQuietly(); // the run's failure is the one to report, not a close failing after it
+    throw error;
   } finally {
-    await resources.close();
+    await resources.close(); // on success (after a failure everything is closed already)
   }
 }
 

@@ -148,7 +148,7 @@ export async function startPipeline(
     await downstream.ready();
     return { inbox, consumer, downstream, relay, counts, close: () => resources.close() };
   } catch (error) {
-    await resources.close().catch(() => undefined); // the start-up's failure is the one to report
+    await resources.closeQuietly(); // the start-up's failure is the one to report
     throw error;
   }
 }

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { InboxAdminService } from '@ferry/nestjs';
 import { withAdmin } from './admin';
@@ -43,6 +44,7 @@ export async function runRabbitmqConsumer(
   });
   app.enableShutdownHooks(); // SIGTERM / SIGINT: consumer detaches, worker drains, Prisma disconnects
   const log = (line: string) => process.stdout.write(`rabbitmq-consumer: ${line}\n`);
+  let failed = false;
   try {
     await app.get(RabbitInbound).ready(); // inside the try: a refused or unreachable broker still closes the app
     const counts = async () => (await app.get(InboxAdminService).forTenant(config.tenant).stats()).counts;
@@ -83,8 +85,22 @@ export async function runRabbitmqConsumer(
     };
     log(`after requeue: ${JSON.stringify(result)}`);
     return result;
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
-    await app.close(); // before Prisma disconnects: PrismaService does that in its own destroy hook
+    // After a failure, that failure is the one to report: a broker that refused the consumer
+    // refuses the queue's removal too, and that error would replace ferry's.
+    const closing = close(app, config);
+    await (failed ? closing.catch(() => undefined) : closing);
+  }
+}
+
+/** Closes the app (before Prisma disconnects: PrismaService does that in its own destroy hook), then removes the queue. */
+async function close(app: INestApplicationContext, config: ExampleConfig): Promise<void> {
+  try {
+    await app.close();
+  } finally {
     await removeQueue(config);
   }
 }
