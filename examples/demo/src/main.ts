@@ -13,8 +13,13 @@ import { orderTraces, type OrderTrace } from './traces';
 import { startTracing } from './tracing';
 import { offerTraffic, type OfferedTraffic } from './traffic';
 
-async function waitFor(check: () => Promise<boolean> | boolean, deadline: number): Promise<boolean> {
+async function waitFor(
+  check: () => Promise<boolean> | boolean,
+  deadline: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
   while (Date.now() < deadline) {
+    signal?.throwIfAborted();
     if (await check()) return true;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -36,7 +41,11 @@ export interface DemoResult {
   readonly traces: readonly OrderTrace[];
 }
 
-export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoResult> {
+/**
+ * Runs the demo once. `signal` interrupts it (SIGINT / SIGTERM in `demoMain`): it rejects with
+ * the signal's reason at the next step or wait, having closed what it started.
+ */
+export async function runDemo(config: DemoConfig = demoConfig(), signal?: AbortSignal): Promise<DemoResult> {
   const started = Date.now();
   const names = {
     queue: `ferry.demo.orders.${config.runId}`,
@@ -51,6 +60,7 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
   try {
     const tracing = resources.add(startTracing(), (t) => t.shutdown());
     const prisma = resources.add(await freshDatabase(config.databaseUrl), (p) => p.$disconnect());
+    signal?.throwIfAborted();
     // Opened early, closed late: removes the queue's topology once the pipeline stopped using it.
     const probe = resources.add(await QueueProbe.open(config.amqpUrl, names.queue), (p) =>
       p.removeTopology(),
@@ -65,19 +75,25 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
       (r) => r.stop(),
     );
     await reader.start();
+    signal?.throwIfAborted();
     const offered = await offerTraffic(config, names.queue, tracing.tracer);
     const traceNames = { orders: CONSUMERS.orders, downstream: CONSUMERS.downstream, topic: names.topic };
     const traces = () => orderTraces(tracing.spans(), offered.orders, traceNames);
     const progress = new Progress('events read back from Kafka', offered.valid);
     const deadline = started + config.deadlineMs;
-    await waitFor(() => {
-      progress.update(reader.firstSeen.size);
-      return reader.firstSeen.size >= offered.valid;
-    }, deadline);
+    await waitFor(
+      () => {
+        progress.update(reader.firstSeen.size);
+        return reader.firstSeen.size >= offered.valid;
+      },
+      deadline,
+      signal,
+    );
     progress.finish();
     await waitFor(
       async () => (await probe.deadLettered()) >= offered.invalid,
       Math.min(deadline, Date.now() + 10_000),
+      signal,
     );
     // The last events read back may still be marked SENT, and the last completions counted.
     await waitFor(
@@ -87,11 +103,13 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
         (await metrics.counts()).completed >= offered.valid &&
         (await metrics.counts()).sent >= offered.valid,
       Math.min(deadline, Date.now() + 10_000),
+      signal,
     );
     // The downstream consumer's last acceptances and handlers may still be running.
     await waitFor(
       () => traces().every((t) => t.missing.length === 0),
       Math.min(deadline, Date.now() + 10_000),
+      signal,
     );
     const traced = traces();
     const deadLettered = await probe.deadLettered();
@@ -131,22 +149,51 @@ export async function runDemo(config: DemoConfig = demoConfig()): Promise<DemoRe
   }
 }
 
-if (require.main === module) {
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * The demo as a process (`npm run demo`, `node dist/src/main.js`): exit code 0 when every count
+ * agrees, 1 otherwise or on an error. SIGINT / SIGTERM interrupt the run, close what it started
+ * (its RabbitMQ queues removed) and exit with 128 + the signal; a second signal exits at once.
+ */
+export function demoMain(): void {
   process.env.FERRY_LOG_LEVEL ??= 'error';
-  runDemo().then(
-    (result) => {
-      process.exitCode = result.disagreements.length === 0 ? 0 : 1;
-    },
-    (error: unknown) => {
-      // A setting refused at start: its message says which and why; a stack would only bury it.
-      const shown =
-        error instanceof FerryConfigError
-          ? error.message
-          : error instanceof Error
-            ? (error.stack ?? error.message)
-            : String(error);
-      process.stderr.write(`ferry demo failed: ${shown}\n`);
-      process.exitCode = 1;
-    },
-  );
+  const interrupt = new AbortController();
+  let interrupted: keyof typeof SIGNAL_EXIT_CODES | undefined;
+  const onSignal = (signal: keyof typeof SIGNAL_EXIT_CODES) => {
+    if (interrupted) process.exit(SIGNAL_EXIT_CODES[signal]);
+    interrupted = signal;
+    process.stderr.write(
+      `ferry demo: interrupted (${signal}), closing what it started; a second signal exits at once\n`,
+    );
+    interrupt.abort(new Error(`interrupted (${signal})`));
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal);
+  // The settings are read inside runDemo (its default): one refused rejects, as any failure does.
+  runDemo(undefined, interrupt.signal)
+    .then(
+      (result) => {
+        process.exitCode = result.disagreements.length === 0 ? 0 : 1;
+      },
+      (error: unknown) => {
+        if (interrupted) {
+          process.exitCode = SIGNAL_EXIT_CODES[interrupted];
+          return;
+        }
+        // A setting refused at start: its message says which and why; a stack would only bury it.
+        const shown =
+          error instanceof FerryConfigError
+            ? error.message
+            : error instanceof Error
+              ? (error.stack ?? error.message)
+              : String(error);
+        process.stderr.write(`ferry demo failed: ${shown}\n`);
+        process.exitCode = 1;
+      },
+    )
+    .finally(() => {
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, onSignal);
+    });
 }
+
+if (require.main === module) demoMain();
