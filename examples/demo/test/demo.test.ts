@@ -3,6 +3,7 @@ import { runDemo } from '../src/main';
 import { dropDatabase } from '@ferry/testing';
 import { scratchDatabaseUrl } from '../../../test-support/database';
 import { parsePrometheusText } from '../../../test-support/prometheusText';
+import { kafkaLeftovers } from '../../test/kafkaLeftovers';
 
 // A database of this test's own, so a concurrent `npm run demo` or example run cannot clash with it.
 const databaseUrl = scratchDatabaseUrl('ferry_demo_t');
@@ -13,6 +14,8 @@ describe('the main demo', () => {
     const config = { ...demoConfig(), databaseUrl, orders: 120, duplicates: 30, deadlineMs: 90_000 };
     const result = await runDemo(config);
     expect(result.disagreements).toEqual([]);
+    // Its Kafka topics and consumer groups deleted when it closed (review 110).
+    expect(await kafkaLeftovers(config.kafkaBrokers, config.runId)).toEqual([]);
     expect(result.counts).toMatchObject({
       offered: 120 + 30 + config.invalid,
       accepted: 120,
