@@ -8,6 +8,7 @@ import { CONSUMERS, startPipeline } from './pipeline';
 import { Progress } from './progress';
 import { Resources } from './resources';
 import { TopicReader } from './readback';
+import { deadLetterTopic, removeRunTopics } from './topics';
 import { disagreements, formatReport, formatTraces, type DemoCounts } from './report';
 import { orderTraces, type OrderTrace } from './traces';
 import { startTracing } from './tracing';
@@ -51,6 +52,7 @@ export async function runDemo(config: DemoConfig = demoConfig(), signal?: AbortS
     queue: `ferry.demo.orders.${config.runId}`,
     topic: `ferry.demo.order-events.${config.runId}`,
     downstreamGroup: `ferry-demo-downstream-${config.runId}`,
+    readbackGroup: `ferry-demo-readback-${config.runId}`,
   };
   process.stdout.write(
     `ferry demo: RabbitMQ queue ${names.queue} -> inbox -> orders + outbox -> Kafka topic ${names.topic} -> inbox\n`,
@@ -65,13 +67,21 @@ export async function runDemo(config: DemoConfig = demoConfig(), signal?: AbortS
     const probe = resources.add(await QueueProbe.open(config.amqpUrl, names.queue), (p) =>
       p.removeTopology(),
     );
+    // Registered before what uses them: deleted once the pipeline and the reader stopped.
+    resources.add(names, (n) =>
+      removeRunTopics(
+        config.kafkaBrokers,
+        [n.topic, deadLetterTopic(n.topic)],
+        [n.downstreamGroup, n.readbackGroup],
+      ),
+    );
     const metrics = resources.add(await startMetrics(prisma, config.metricsPort), (m) => m.close());
     process.stdout.write(`ferry demo: metrics on ${metrics.url} while it runs\n`);
     const pipeline = resources.add(await startPipeline(config, prisma, names, metrics.metrics), (p) =>
       p.close(),
     );
     const reader = resources.add(
-      new TopicReader(config.kafkaBrokers, names.topic, `ferry-demo-readback-${config.runId}`),
+      new TopicReader(config.kafkaBrokers, names.topic, names.readbackGroup),
       (r) => r.stop(),
     );
     await reader.start();

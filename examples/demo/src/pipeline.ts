@@ -19,6 +19,7 @@ import { attachRabbitConsumer, RabbitConnection, type RabbitConsumer } from '@fe
 import type { PrismaClient } from '../generated/prisma/client';
 import type { DemoConfig } from './config';
 import { Resources } from './resources';
+import { deadLetterTopic } from './topics';
 
 type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
 
@@ -69,7 +70,10 @@ export async function startPipeline(
       clientId: 'ferry-demo',
       kafkaLogLevel: 'nothing',
     });
-    await ensureTopics(kafka, [{ topic: names.topic, partitions: 3 }, { topic: `${names.topic}.dlq` }]);
+    await ensureTopics(kafka, [
+      { topic: names.topic, partitions: 3 },
+      { topic: deadLetterTopic(names.topic) },
+    ]);
     const publisher = resources.add(new KafkaPublisher(kafka, { observer: metrics.transport }), (p) =>
       p.close(),
     );
