@@ -1,6 +1,10 @@
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import { FERRY_HEADERS } from '@ferry/core';
+import { settlesWithin } from '@ferry/core/transport';
 import { deleteWorkQueue } from '@ferry/rabbitmq';
+
+/** How long closing the connection of a probe that could not open may take. */
+const CLOSE_MS = 10_000;
 
 /** Looks at the demo queue's dead-letter queue and removes the demo's topology at the end. */
 export class QueueProbe {
@@ -10,9 +14,18 @@ export class QueueProbe {
     private readonly queue: string,
   ) {}
 
+  /** A channel that cannot be created closes the connection (within 10 s) and rejects with its failure. */
   static async open(url: string, queue: string): Promise<QueueProbe> {
     const connection = await amqp.connect(url);
-    return new QueueProbe(connection, await connection.createChannel(), queue);
+    try {
+      return new QueueProbe(connection, await connection.createChannel(), queue);
+    } catch (error) {
+      await settlesWithin(
+        connection.close().catch(() => undefined),
+        CLOSE_MS,
+      );
+      throw error;
+    }
   }
 
   async deadLettered(): Promise<number> {
@@ -32,7 +45,10 @@ export class QueueProbe {
 
   /** The work queue, its dead-letter exchange and queue, and the retry tier queues of the default backoff. */
   async removeTopology(): Promise<void> {
-    await deleteWorkQueue(this.channel, { queue: this.queue });
-    await this.connection.close();
+    try {
+      await deleteWorkQueue(this.channel, { queue: this.queue });
+    } finally {
+      await this.connection.close(); // also when the removal failed
+    }
   }
 }
