@@ -1,32 +1,15 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import amqp from 'amqplib';
 import { Client } from 'pg';
 import { dropDatabase } from '@ferry/testing';
 import { scratchDatabaseUrl, serverUrl } from '../../../test-support/database';
+import { amqpUrl, queueExists } from '../../test/queueExists';
 
 // A database of this test's own, so a concurrent `npm run demo` or example run cannot clash with it.
 const databaseUrl = scratchDatabaseUrl('ferry_ex_rabbit_r110');
 // Dropped before each run too: the lock below must be taken on the run's fresh database.
 beforeEach(() => dropDatabase(databaseUrl));
 afterAll(() => dropDatabase(databaseUrl));
-
-const amqpUrl = process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-
-/** Whether the queue still exists (checkQueue on a channel of its own: a 404 closes the channel). */
-async function queueExists(queue: string): Promise<boolean> {
-  const connection = await amqp.connect(amqpUrl);
-  try {
-    const channel = await connection.createChannel();
-    channel.on('error', () => undefined);
-    return await channel.checkQueue(queue).then(
-      () => true,
-      () => false,
-    );
-  } finally {
-    await connection.close();
-  }
-}
 
 /**
  * Locks the example's orders table once its migration created it, in an open transaction of its
