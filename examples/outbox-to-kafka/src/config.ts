@@ -13,7 +13,8 @@ export interface ExampleConfig {
 export function exampleConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig {
   const databaseUrl = new URL(env.FERRY_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test');
   databaseUrl.pathname = `/${env.FERRY_EXAMPLE_DATABASE ?? 'ferry_ex_outbox_to_kafka'}`;
-  const runId = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const runId =
+    env.FERRY_EXAMPLE_RUN_ID || `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   return {
     databaseUrl: databaseUrl.toString(),
     kafkaBrokers: (env.FERRY_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
