@@ -12,11 +12,13 @@ export interface ForeignRecord {
   /**
    * 'keyed' sends the record to the partition the Java client's default partitioner chooses for
    * its key (the others go to partition 0); 'commit' and 'abort' send the record in a transaction
-   * of its own and end it so; 'batched'
+   * of its own and end it so; 'open:SECONDS' sends the record in a transaction of its own left
+   * open (the partition's last stable offset held before it) while the later records are sent,
+   * and aborts it SECONDS after it was sent, before the run ends; 'batched'
    * records go out at the end, after the others, together in one record batch (compressed as
    * one). Default 'plain'.
    */
-  readonly mode?: 'plain' | 'keyed' | 'commit' | 'abort' | 'batched';
+  readonly mode?: 'plain' | 'keyed' | 'commit' | 'abort' | 'batched' | `open:${number}`;
   /**
    * For 'batched' records: the codec of their batch, instead of the run's. Each codec's records
    * form a batch of their own, sent in the order the codecs first appear.

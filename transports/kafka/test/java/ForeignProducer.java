@@ -17,6 +17,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * Arguments: bootstrap servers, topic, compression type. Standard input: one record per line,
  * tab-separated: mode (plain: to partition 0; keyed: to the partition the client's default
  * partitioner chooses for its key; commit or abort: the last two in a transaction of their own;
+ * open:SECONDS: in a transaction of its own left open, neither committed nor aborted, while the
+ * later lines are sent, until SECONDS after it was sent, then aborted, before the run ends;
  * batched: sent at the end, after the other modes' records, all in one record batch; batched:CODEC:
  * the same, in a batch of its own per codec compressed with CODEC, the codecs in the order they
  * first appear), key,
@@ -56,6 +58,7 @@ public class ForeignProducer {
         KafkaProducer<byte[], byte[]> transactional =
             producer(servers, compression, "ferry-test-" + topic)) {
       boolean initialized = false;
+      long abortOpenAt = -1;
       // Batched records wait in a producer of their own per codec (a long linger) until the end,
       // then go out as one record batch per request.
       Map<String, KafkaProducer<byte[], byte[]>> batchers = new LinkedHashMap<>();
@@ -87,10 +90,17 @@ public class ForeignProducer {
           transactional.initTransactions();
           initialized = true;
         }
+        if (abortOpenAt >= 0) throw new IllegalStateException("a transaction is open: " + fields[0]);
         transactional.beginTransaction();
         transactional.send(record).get();
-        if (fields[0].equals("commit")) transactional.commitTransaction();
+        if (fields[0].startsWith("open:")) {
+          abortOpenAt = System.currentTimeMillis() + 1000L * Long.parseLong(fields[0].substring(5));
+        } else if (fields[0].equals("commit")) transactional.commitTransaction();
         else transactional.abortTransaction();
+      }
+      if (abortOpenAt >= 0) {
+        Thread.sleep(Math.max(0, abortOpenAt - System.currentTimeMillis()));
+        transactional.abortTransaction();
       }
       for (Map.Entry<String, KafkaProducer<byte[], byte[]>> entry : batchers.entrySet()) {
         entry.getValue().flush();
