@@ -25,6 +25,7 @@ import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOpti
 import { forgetUnassigned } from './assignedPartitions';
 import { deadlineIn, raceAbort } from './race';
 import { ReceivedOffsets } from './receivedOffsets';
+import { LagReport } from './lagReport';
 
 export interface KafkaInboxConsumer {
   /**
@@ -84,6 +85,8 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   private readonly outages = new Map<string, number>();
   /** What was counted as received: a record read again after a seek back or a rejoin is not counted again. */
   private readonly received = new ReceivedOffsets();
+  /** The `lag` of each partition: after its commits and periodically (a partition delivering nothing). */
+  private readonly lag: LagReport;
   /** Partitions re-read in shorter chunks (shrink), by `topic:partition`: the chunk size and through which offset. */
   private readonly shrunk = new Map<string, { readonly limit: number; readonly through: bigint }>();
   private readonly resumeTimers = new Set<NodeJS.Timeout>();
@@ -121,6 +124,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       logger: options.logger,
       describe: describeCauses,
     });
+    this.lag = new LagReport(options.groupId, this.emit);
     this.what = `Kafka inbox consumer ${options.consumer} of group ${options.groupId} (topics ${options.topics.join(', ')})`;
   }
 
@@ -131,6 +135,10 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
    */
   start(): void {
     this.sessions = inRootContext(() => this.keepSession(null));
+    this.lag.start(() => {
+      const { consumer } = this;
+      return consumer && ((topic, partition) => consumer.highWatermark(topic, partition));
+    });
   }
 
   ready(options?: ReadyOptions): Promise<void> {
@@ -163,6 +171,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     await consumer.run({
       onJoin: (assignment) => {
         this.received.keepAssigned(assignment);
+        this.lag.assigned(assignment);
         // Retry counts, outages and shrunk chunks of partitions moved to another member end here:
         // one that comes back later starts afresh (no recovery of an outage it no longer saw).
         forgetUnassigned(assignment, [this.failures, this.outages, this.shrunk]);
@@ -342,12 +351,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       this.regrow(partitionKey, last);
       if (outcome.accepted > 0) this.emit({ type: 'accepted', count: outcome.accepted }, topic);
       this.emit({ type: 'settled', count: chunk.length }, topic);
-      const highWatermark = batch.highWatermark();
-      if (highWatermark !== null) {
-        const lag = BigInt(highWatermark) - BigInt(offset);
-        const group = this.options.groupId;
-        this.emit({ type: 'lag', group, partition, lag: lag > 0n ? Number(lag) : 0 }, topic);
-      }
+      this.lag.committedThrough(topic, partition, offset, batch.highWatermark());
       if (isRunning()) await batch.heartbeat();
     }
   }
@@ -497,6 +501,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.stopping.abort(closedError('Kafka inbox consumer'));
+      this.lag.stop();
       for (const timer of this.resumeTimers) clearTimeout(timer);
       this.resumeTimers.clear();
       const running = this.consumer;

@@ -122,7 +122,8 @@ export interface ConsumerOptions {
   logger?: Logger;
   /**
    * Told what the consumer does (through safeEmit, `transport: 'kafka'`, `source`: the record's
-   * topic): received, accepted and settled (commits), lag (per partition after each commit),
+   * topic): received, accepted and settled (commits), lag (per partition after each commit, and
+   * every 5 s on @platformatic/kafka),
    * dead-lettered, acceptance-failed (the partition seeks back), connected (with the
    * assignment), disconnected (a crash, with the wait before the restart).
    */

@@ -85,7 +85,8 @@ export type TransportConsumerEvent =
   | { readonly type: 'settled'; readonly transport: string; readonly source: string; readonly count: number }
   /**
    * How far the consumer's group is behind the newest record of a partition (Kafka), measured
-   * after each commit. `group`: the consumer group whose committed offset it is (two groups of
+   * after each commit and, where the client tells the partition's high watermark of fetches
+   * without records, again periodically (a partition delivering nothing shows its lag grow). `group`: the consumer group whose committed offset it is (two groups of
    * one topic lag apart); `instance`: the consumer that reported it, as in its connection events.
    */
   | {

@@ -237,6 +237,11 @@ class KafkajsConsumer implements DriverConsumer {
     this.consumer.seek({ topic, partition, offset });
   }
 
+  /** kafkajs hands over no fetch without records, nor its high watermark. */
+  highWatermark(): string | null {
+    return null;
+  }
+
   disconnect(): Promise<void> {
     return this.gate.disconnect(this.consumer);
   }

@@ -427,7 +427,7 @@ export class PlatformaticConsumer implements DriverConsumer {
         this.consumer.generationId !== generation ||
         !this.assigned(topic, partition),
       heartbeat: async () => undefined,
-      highWatermark: () => this.highWatermarks.get(key)?.toString() ?? null,
+      highWatermark: () => this.highWatermark(topic, partition),
       commitThrough: async (last: ConsumedRecord) => {
         // Past trailing control records (transaction markers) when `last` is the last record
         // fetched: committed after the record alone, the group stayed a marker behind the end
@@ -445,6 +445,10 @@ export class PlatformaticConsumer implements DriverConsumer {
   private assigned(topic: string, partition: number): boolean {
     const assignment = this.consumer.assignments?.find((entry) => entry.topic === topic);
     return assignment?.partitions.includes(partition) ?? false;
+  }
+
+  highWatermark(topic: string, partition: number): string | null {
+    return this.highWatermarks.get(partitionKey(topic, partition))?.toString() ?? null;
   }
 
   pause(topic: string, partition: number): void {

@@ -149,6 +149,12 @@ export interface DriverConsumer {
   resume(topic: string, partition: number): void;
   /** The next batch of the partition starts at `offset`. */
   seek(topic: string, partition: number, offset: string): void;
+  /**
+   * The partition's high watermark as the client's latest fetch of it answered, fetches that
+   * returned no record included (a partition held behind an open transaction); null when the
+   * client does not tell (kafkajs hands over only fetches with records).
+   */
+  highWatermark(topic: string, partition: number): string | null;
   /** Lets the batch in flight finish, leaves the group, closes the sockets. */
   disconnect(): Promise<void>;
   /**
