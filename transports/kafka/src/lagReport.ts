@@ -34,10 +34,16 @@ export class LagReport {
   /** Starts the periodic report; `highWatermark` reads the running session's client (null: none). */
   start(highWatermark: () => HighWatermarkSource | null): void {
     this.timer ??= setInterval(() => {
-      const source = highWatermark();
-      if (source === null) return;
-      for (const { topic, partition, offset } of this.committed.values())
-        this.report(topic, partition, offset, source(topic, partition));
+      // A timer's callback that throws is an uncaught exception: a value the client holds that is
+      // no offset (BigInt throws) must not end the process; the next commit reports again.
+      try {
+        const source = highWatermark();
+        if (source === null) return;
+        for (const { topic, partition, offset } of this.committed.values())
+          this.report(topic, partition, offset, source(topic, partition));
+      } catch {
+        // Nothing to report this time.
+      }
     }, LAG_REPORT_INTERVAL_MS);
     this.timer.unref();
   }
