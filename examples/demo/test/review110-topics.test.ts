@@ -17,24 +17,30 @@ describe('review 110: the demo deletes the Kafka topics and consumer groups its 
       () => 'finished',
       (error: unknown) => String(error),
     );
-    // Interrupted once the downstream consumer joined its group: the pipeline runs.
-    const until = Date.now() + 120_000;
-    let settled = false;
-    void outcome.then(() => (settled = true));
-    while (!settled && Date.now() < until) {
-      if (
-        (await leftovers(config.kafkaBrokers, config.runId)).some((n) =>
-          n.startsWith('group ferry-demo-downstream'),
+    try {
+      // Interrupted once the downstream consumer joined its group: the pipeline runs.
+      const until = Date.now() + 120_000;
+      let settled = false;
+      void outcome.then(() => (settled = true));
+      while (!settled && Date.now() < until) {
+        if (
+          (await leftovers(config.kafkaBrokers, config.runId)).some((n) =>
+            n.startsWith('group ferry-demo-downstream'),
+          )
         )
-      )
-        break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+          break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(await leftovers(config.kafkaBrokers, config.runId)).toEqual(
+        expect.arrayContaining([`ferry.demo.order-events.${config.runId}`]),
+      );
+      interrupt.abort(new Error('interrupted (review 110)'));
+      expect(await outcome).toContain('interrupted (review 110)');
+      expect(await leftovers(config.kafkaBrokers, config.runId)).toEqual([]);
+    } finally {
+      // Whatever failed above, the run ends before the database is dropped (its relay ran on).
+      interrupt.abort(new Error('interrupted (review 110)'));
+      await outcome;
     }
-    expect(await leftovers(config.kafkaBrokers, config.runId)).toEqual(
-      expect.arrayContaining([`ferry.demo.order-events.${config.runId}`]),
-    );
-    interrupt.abort(new Error('interrupted (review 110)'));
-    expect(await outcome).toContain('interrupted (review 110)');
-    expect(await leftovers(config.kafkaBrokers, config.runId)).toEqual([]);
   }, 240_000);
 });
