@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { Client } from 'pg';
 import { dropDatabase } from '@ferry/testing';
+import { lockTableOnceCreated } from '../../test/lockTable';
 import { scratchDatabaseUrl, serverUrl } from '../../../test-support/database';
 import { kafkaLeftovers } from '../../test/kafkaLeftovers';
 
@@ -16,24 +16,6 @@ const databaseUrl = scratchDatabaseUrl('ferry_ex_kafka_r110');
 const brokers = (process.env.FERRY_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 beforeEach(() => dropDatabase(databaseUrl));
 afterAll(() => dropDatabase(databaseUrl));
-
-/** Locks the orders table once the migration created it: placing orders waits, so the run is mid-way when the signal comes. */
-async function lockOrdersOnceCreated(deadline: number): Promise<Client> {
-  for (;;) {
-    const client = new Client({ connectionString: databaseUrl });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.query('BEGIN');
-      await client.query('LOCK TABLE outbox_to_kafka_orders IN ACCESS EXCLUSIVE MODE');
-      return client;
-    } catch (error) {
-      await client.end().catch(() => undefined);
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}
 
 describe('review 110: the outbox-to-kafka example interrupted while it runs', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
@@ -65,7 +47,7 @@ describe('review 110: the outbox-to-kafka example interrupted while it runs', ()
       const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
         child.once('exit', (code, killedBy) => resolve({ code, signal: killedBy })),
       );
-      const lock = await lockOrdersOnceCreated(Date.now() + 120_000);
+      const lock = await lockTableOnceCreated(databaseUrl, 'outbox_to_kafka_orders', Date.now() + 120_000);
       try {
         // The topic exists once the app started; placing orders now waits on the lock.
         for (let i = 0; i < 600 && (await kafkaLeftovers(brokers, runId)).length === 0; i += 1) {

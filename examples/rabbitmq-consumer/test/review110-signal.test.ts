@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { Client } from 'pg';
 import { dropDatabase } from '@ferry/testing';
+import { lockTableOnceCreated } from '../../test/lockTable';
 import { scratchDatabaseUrl, serverUrl } from '../../../test-support/database';
 import { amqpUrl, queueExists } from '../../test/queueExists';
 
@@ -10,27 +10,6 @@ const databaseUrl = scratchDatabaseUrl('ferry_ex_rabbit_r110');
 // Dropped before each run too: the lock below must be taken on the run's fresh database.
 beforeEach(() => dropDatabase(databaseUrl));
 afterAll(() => dropDatabase(databaseUrl));
-
-/**
- * Locks the example's orders table once its migration created it, in an open transaction of its
- * own: the handlers wait on it, so the run is still in its first pass when the signal comes.
- */
-async function lockOrdersOnceCreated(deadline: number): Promise<Client> {
-  for (;;) {
-    const client = new Client({ connectionString: databaseUrl });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.query('BEGIN');
-      await client.query('LOCK TABLE rabbitmq_consumer_orders IN ACCESS EXCLUSIVE MODE');
-      return client;
-    } catch (error) {
-      await client.end().catch(() => undefined);
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}
 
 describe('review 110: the rabbitmq-consumer example interrupted while it runs', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
@@ -59,7 +38,7 @@ describe('review 110: the rabbitmq-consumer example interrupted while it runs', 
       const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
         child.once('exit', (code, killedBy) => resolve({ code, signal: killedBy })),
       );
-      const lock = await lockOrdersOnceCreated(Date.now() + 120_000);
+      const lock = await lockTableOnceCreated(databaseUrl, 'rabbitmq_consumer_orders', Date.now() + 120_000);
       try {
         const queue = await new Promise<string>((resolve, reject) => {
           child.stdout.on('data', (chunk: Buffer) => {
