@@ -4,6 +4,7 @@
  * left no broker connection behind, whatever other processes on the machine hold.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { Server, Socket } from 'node:net';
 
 function ownSocketInodes(): Set<string> {
   const inodes = new Set<string>();
@@ -42,4 +43,29 @@ export function openSocketsTo(port: number): number {
     }
   }
   return count;
+}
+
+/**
+ * This process's TCP handles described for a failure message: each socket's local and remote
+ * address and whether it is being destroyed, each server's address (process._getActiveHandles,
+ * Node's undocumented list of the handles getActiveResourcesInfo only names).
+ */
+export function describeTcpHandles(): string[] {
+  const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+  const described: string[] = [];
+  for (const handle of handles) {
+    if (handle instanceof Socket) {
+      // A pipe (stdio, jest's channel) is a Socket too, with no port either side.
+      if (handle.localPort === undefined && handle.remotePort === undefined) continue;
+      const remote =
+        handle.remotePort === undefined ? 'unconnected' : `${handle.remoteAddress}:${handle.remotePort}`;
+      described.push(
+        `socket ${handle.localPort ?? '?'} -> ${remote}${handle.destroyed ? ' (destroyed)' : ''}`,
+      );
+    } else if (handle instanceof Server) {
+      const address = handle.address();
+      described.push(`server ${typeof address === 'object' && address ? address.port : String(address)}`);
+    }
+  }
+  return described;
 }

@@ -33,6 +33,15 @@ async function waitingOnLock(db: SqlExecutor, marker: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/**
+ * The most lease renewals a test sees waiting on one held lock at once when their wait is bounded
+ * (lease/renewalLock.ts). Bounded, one waits; for a moment two, when a loaded server reaches the
+ * lock late (the bound, half a heartbeat interval, runs from the start of the wait, and the kit
+ * sends the next renewal one interval after the last was sent: a full CI run saw two once).
+ * Unbounded, every heartbeat of the hold stacks one more (14 in review 93's tests).
+ */
+export const RENEWALS_WAITING_AT_MOST = 2;
+
 /** Samples the statements holding `marker` that wait on a lock until `done()`; resolves the most seen at once. */
 export async function mostWaitingOnLock(
   db: SqlExecutor,

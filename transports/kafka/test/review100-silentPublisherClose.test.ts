@@ -8,7 +8,8 @@
  * shared broker is never touched.
  */
 import { deleteTopics, ensureTopics, KafkaPublisher } from '../src';
-import { outboxMessage, testConnection, uniqueName, waitFor } from './support';
+import { brokers, outboxMessage, testConnection, uniqueName, waitFor } from './support';
+import { describeTcpHandles } from '../../../test-support/openSockets';
 import { expectClosedNotSent, SilentRoute } from './silentRoute';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 
@@ -34,6 +35,7 @@ test('close() of a publisher whose send is in flight on a silent cluster settles
   topics.push(topic);
   await ensureTopics(admin, [{ topic, partitions: 1 }]);
   const route = await SilentRoute.start();
+  const routePort = route.port;
   try {
     const publisher = new KafkaPublisher(testConnection({ requestTimeoutMs: REQUEST_TIMEOUT_MS }), {
       defaultDestination: topic,
@@ -61,6 +63,7 @@ test('close() of a publisher whose send is in flight on a silent cluster settles
   const tcp = () => process.getActiveResourcesInfo().filter((kind) => kind.startsWith('TCP'));
   await waitFor(
     () => tcp().length === 0,
-    () => `still held: ${tcp().join(', ')}`,
+    () =>
+      `still held: ${tcp().join(', ')} (${describeTcpHandles().join('; ')}; route ${routePort}, broker ${brokers().join(',')})`,
   );
 });
