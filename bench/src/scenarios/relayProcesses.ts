@@ -18,6 +18,9 @@ const RUN = path.join(__dirname, '..', '..', 'run.js');
 const WARM_UP_CYCLES = 20;
 const WARM_UP_PER_PROCESS = WARM_UP_CYCLES * BATCH_SIZE;
 
+/** Full batches each relay process drains, at least, in a timed drain (the backlog is sized for it). */
+const MEASURED_CYCLES = 25;
+
 /** Waits for the child's next message of `kind`; rejects on an error report or an early exit. */
 function next(child: ChildProcess, kind: ChildMessage['kind']): Promise<ChildMessage> {
   return new Promise((resolve, reject) => {
@@ -105,8 +108,11 @@ export function relayProcesses(processes: number): Scenario {
     subjectLabel: `${processes} relay processes, in-memory publisher`,
     targets: [{ on: 'ratio', bound: 1 }], // more relay processes never drain slower than one
     // One relay drains 2,000 events in about 0.1 s, close to the watcher's 20 ms step: five
-    // times the run's N keeps that step within a few percent of the drain.
-    n: (runN) => runN * 5,
+    // times the run's N keeps that step within a few percent of the drain. And at least
+    // MEASURED_CYCLES full batches per process: at five times N (10,000 events) eight processes
+    // ran 2-3 cycles each, so the figure was their simultaneous start and last empty claims, not
+    // their contention (bench/README.md, 2026-12-06 13:40).
+    n: (runN) => Math.max(runN * 5, processes * MEASURED_CYCLES * BATCH_SIZE),
     async open() {
       const bench = await OutboxBench.open();
       return {
