@@ -1,3 +1,5 @@
+import { FerryConfigError } from '@ferry/core';
+
 /** Where the example runs; every URL can be overridden from the environment. */
 export interface ExampleConfig {
   readonly databaseUrl: string;
@@ -6,9 +8,19 @@ export interface ExampleConfig {
   readonly tenant: string;
 }
 
+/** The example's settings from `env` (an empty variable read as unset); a malformed URL is FERRY_CONFIG_INVALID. */
 export function exampleConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig {
-  const databaseUrl = new URL(env.FERRY_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test');
-  databaseUrl.pathname = `/${env.FERRY_EXAMPLE_DATABASE ?? 'ferry_ex_sqs'}`;
+  const serverUrl = env.FERRY_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/test';
+  // Refused naming its variable, never echoed (it may carry a password): `new URL` threw a bare
+  // TypeError with the whole text in it.
+  if (!URL.canParse(serverUrl)) {
+    throw new FerryConfigError(
+      'FERRY_DATABASE_URL',
+      'is not a URL postgresql://[user[:password]@]host[:port]/db',
+    );
+  }
+  const databaseUrl = new URL(serverUrl);
+  databaseUrl.pathname = `/${env.FERRY_EXAMPLE_DATABASE || 'ferry_ex_sqs'}`;
   const runId = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   return {
     databaseUrl: databaseUrl.toString(),
