@@ -60,15 +60,19 @@ export function invalidResultReason(
     : TRANSPORT_REJECT_REASONS.inboxInvalid;
 }
 
-/** A broker failure as callers see it: retriable `FERRY_TRANSPORT_ERROR` with the cause attached. */
+/**
+ * A broker failure as callers see it: retriable `FERRY_TRANSPORT_ERROR` with the cause attached
+ * and described after the message; without a cause, the message alone (it read "...: unknown
+ * error").
+ */
 export function transportError(
   message: string,
   cause?: unknown,
   describe: (error: unknown) => string = describeTransportError,
 ): FerryError {
-  return new FerryError('FERRY_TRANSPORT_ERROR', `${stripUrlCredentials(message)}: ${describe(cause)}`, {
-    cause,
-  });
+  const text = stripUrlCredentials(message);
+  if (cause === undefined) return new FerryError('FERRY_TRANSPORT_ERROR', text);
+  return new FerryError('FERRY_TRANSPORT_ERROR', `${text}: ${describe(cause)}`, { cause });
 }
 
 export function closedError(what: string): FerryError {
