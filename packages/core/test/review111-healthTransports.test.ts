@@ -38,6 +38,14 @@ describe('createHealth transports (review 111)', () => {
     expect(thrown).toMatchObject({ code: 'FERRY_CONFIG_INVALID', details: { option } });
   });
 
+  it('refuses a hole in a sparse array', () => {
+    // eslint-disable-next-line no-sparse-arrays
+    const transports = [, { name: 'rabbitmq', check: async () => undefined }];
+    expect(() => createHealth({ db: t.db, transports } as unknown as HealthOptions)).toThrow(
+      expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'transports[0]' }),
+    );
+  });
+
   it('still answers readiness with a good entry beside the database', async () => {
     const health = createHealth({
       db: t.db,

@@ -4,13 +4,14 @@ import {
   executorOption,
   integerOption,
   knownKeysOption,
+  nonEmptyOption,
   received,
   requiredOptions,
   timerOption,
   type OptionKeys,
 } from '../optionChecks';
 import type { HealthThresholds } from '../outbox/adminTypes';
-import type { HealthOptions, InboxThresholds } from './types';
+import type { HealthOptions, InboxThresholds, TransportProbe } from './types';
 
 const KEYS = {
   db: true,
@@ -47,6 +48,25 @@ function thresholds(prefix: string, value: object | undefined, keys: Readonly<Re
   }
 }
 
+/**
+ * One `transports` entry: an object with a non-empty `name` and a `check` function (its own or
+ * its class's; other fields are its own business). Unchecked, a null entry made readiness() and
+ * details() reject, and one without `check` was a down probe for ever (review 111).
+ */
+function transportProbe(probe: TransportProbe | null | undefined, index: number): void {
+  const at = `transports[${index}]`;
+  if (typeof probe !== 'object' || probe === null) {
+    throw new FerryConfigError(at, `must be an object { name, check }, got ${received(probe)}`);
+  }
+  nonEmptyOption(`${at}.name`, probe.name);
+  if (typeof probe.check !== 'function') {
+    throw new FerryConfigError(
+      `${at}.check`,
+      `must be a function such as () => consumer.check(), got ${received(probe.check)}`,
+    );
+  }
+}
+
 /** createHealth's options checked like every options object (unknown keys, types, values shown). */
 export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOptions {
   requiredOptions(options, 'db');
@@ -58,6 +78,9 @@ export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOpti
       `must be an array of { name, check }, got ${received(options.transports)}`,
     );
   }
+  // By index, not forEach: a sparse array's hole is an entry readiness reads as undefined.
+  const probes = options.transports ?? [];
+  for (let index = 0; index < probes.length; index += 1) transportProbe(probes[index], index);
   booleanOption('checkSchema', options.checkSchema ?? true);
   thresholds('outboxThresholds.', options.outboxThresholds, OUTBOX_THRESHOLD_KEYS);
   thresholds('inboxThresholds.', options.inboxThresholds, INBOX_THRESHOLD_KEYS);
