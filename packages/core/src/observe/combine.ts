@@ -1,13 +1,21 @@
+import { functionOption } from '../optionChecks';
+
 type Observer<E> = (event: E) => unknown;
 
 /**
  * One observer that hands every event to each given observer in turn (`undefined` ones are
  * skipped), e.g. the metrics observer beside one of your own. Each is called even when an earlier
  * one threw or rejected; the first such failure is then thrown (or the returned promise rejects
- * with it), so the component's safeEmit logs it as for a single observer.
+ * with it), so the component's safeEmit logs it as for a single observer. An argument that is
+ * neither a function nor undefined is refused at once (FerryConfigError on `observers[i]`), as a
+ * component refuses such an `observer`: unchecked, every event threw (review 111).
  */
 export function combineObservers<E>(...observers: ReadonlyArray<Observer<E> | undefined>): Observer<E> {
-  const present = observers.filter((observer): observer is Observer<E> => observer !== undefined);
+  const present: Observer<E>[] = [];
+  for (let index = 0; index < observers.length; index += 1) {
+    const observer = functionOption(`observers[${index}]`, observers[index]);
+    if (observer !== undefined) present.push(observer);
+  }
   return (event) => {
     const failures: { error: unknown }[] = [];
     const pending: PromiseLike<unknown>[] = [];
