@@ -181,6 +181,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'strictUtf8Text',
     'stripUrlCredentials',
     'timerOption',
+    'traceHeaderName',
     'translateDbError',
     'transportError',
     'withTranslation',

@@ -10,12 +10,13 @@ import {
   readFerryHeaders,
   resolveTenant,
   strictUtf8Text,
+  traceHeaderName,
   type FerryHeaderValues,
   type TenantSource,
 } from '@ferry/core/transport';
 import type { ConsumedHeaders, ConsumedRecord } from './client/types';
 import { REJECT_REASONS, type RejectReason } from './errors';
-import { ambiguousFerryHeader, lastHeaderValue } from './recordHeaders';
+import { ambiguousFerryHeader, headerValues, lastHeaderValue } from './recordHeaders';
 
 /** OpenTelemetry's `messaging.system` of Kafka: named by the publisher and on every record consumed. */
 export const KAFKA_SYSTEM = 'kafka';
@@ -110,13 +111,20 @@ export const topicPartitionOffsetIdentity: IdentityExtractor = (record) =>
   `${record.topic}-${record.partition}-${record.offset}`;
 
 /**
- * The record's headers passed on to the inbox: the last value of each, when its name and value
- * are storable text and its name is not reserved (putStorableHeader keeps ferry's envelope
+ * The record's headers passed on to the inbox: the last value of each (of a repeated trace
+ * header, the one replacesTraceValue chooses), when its name and value are storable text and its name is not reserved (putStorableHeader keeps ferry's envelope
  * headers and leaves out the transport's own and any other case of a reserved name).
  */
 export function decodeHeaders(headers: ConsumedHeaders | undefined): Record<string, string> {
   const decoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
+    // Of a trace header given more than once, each value in order: putStorableHeader's rule
+    // (replacesTraceValue) keeps a valid one over a malformed repeat, as across other cases of
+    // the name. Of any other header, the last value.
+    if (traceHeaderName(name) !== undefined) {
+      for (const one of headerValues(value)) putStorableHeader(decoded, name, one);
+      continue;
+    }
     const last = lastHeaderValue(value);
     if (last !== undefined) putStorableHeader(decoded, name, last);
   }

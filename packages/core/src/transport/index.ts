@@ -132,4 +132,5 @@ export {
   type ReadyOptions,
 } from './attach';
 export { inRootContext } from '../tracing/rootContext';
+export { traceHeaderName } from '../tracing/w3c';
 export { optionalPeerError, requireOptionalPeer, type OptionalPeer } from '../optionalPeer';
