@@ -3,13 +3,18 @@ import { booleanOption, executorOption, knownKeysOption, type OptionKeys } from 
 import { dbCall } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
+import { FERRY_TABLES, type RequiredTables } from './ferryTables';
 import { assertMigrationUnchanged, loadMigrationFiles } from './migrationFiles';
 import { migrationsTableFor, quotedTable } from './migrationsTable';
 
-/** Columns a component needs, by table: e.g. `{ outbox_events: ['id', 'status'] }`. */
-export type RequiredTables = Readonly<Record<string, readonly string[]>>;
+export type { RequiredTables } from './ferryTables';
 
 export interface CheckSchemaOptions {
+  /**
+   * Tables and columns to require. Checking ferry's own migrations (no `migrationsDir`, and
+   * `requireAllMigrations` not false), ferry's tables and the columns it uses are required too
+   * (FERRY_TABLES): a ledger that records every migration says nothing of a table dropped since.
+   */
   tables?: RequiredTables;
   /** Also require every migration file to be recorded as applied. Default true. */
   requireAllMigrations?: boolean;
@@ -71,7 +76,9 @@ export async function verifySchema(db: SqlExecutor, options: CheckSchemaOptions 
 
 async function findMissing(db: SqlExecutor, options: CheckSchemaOptions): Promise<string[]> {
   const missing: string[] = [];
-  const tables = options.tables ?? {};
+  const requireAll = options.requireAllMigrations ?? true;
+  const ferrys = requireAll && options.migrationsDir === undefined ? FERRY_TABLES : {};
+  const tables = { ...ferrys, ...options.tables };
   const names = Object.keys(tables);
   if (names.length > 0) {
     const rows = await db.query<{ table_name: string; column_name: string }>(COLUMNS, [names]);
@@ -86,7 +93,7 @@ async function findMissing(db: SqlExecutor, options: CheckSchemaOptions): Promis
       }
     }
   }
-  if (options.requireAllMigrations ?? true) {
+  if (requireAll) {
     const table = migrationsTableFor(options);
     const [{ present } = { present: false }] = await db.query<{ present: boolean }>(TABLE_PRESENT, [
       quotedTable(table),
