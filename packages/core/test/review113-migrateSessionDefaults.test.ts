@@ -1,0 +1,72 @@
+/**
+ * Review 113: ferry's migrator on a database whose session defaults are not PostgreSQL's.
+ *
+ * Defect: migrate's transactions ran at the database's default isolation. Under REPEATABLE READ or
+ * SERIALIZABLE the snapshot is taken by the transaction's first statement, the advisory lock that
+ * serializes migrators: a second migrator (two pods starting together) that waited for the lock
+ * then read the migrations table as it was before the first one committed, found its migration
+ * unapplied and ran it again (`relation "t1" already exists`, or a duplicate row in the migrations
+ * table): one of two pods failed to start on an empty database. Under
+ * `default_transaction_read_only = on` (set on a role or database that is also written through
+ * ferry's own pinned transactions) migrate failed with "cannot execute … in a read-only
+ * transaction".
+ *
+ * Contract: MigrateOptions / README "concurrent migrators serialize and each file runs once";
+ * TransactionOptions.isolation 'read committed' (READ WRITE where the client can say so) is the
+ * one home for statements that must not depend on the session's defaults (review 29).
+ */
+import { Pool } from 'pg';
+import { fromPg, fromPrisma, migrate } from '@ferry/core';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { migrationFolder } from '../../../test-support/migrationFolder';
+
+let t: TestDatabase;
+beforeEach(async () => {
+  t = await createTestDatabase({ migrate: false });
+});
+afterEach(async () => {
+  await t.drop();
+});
+
+function sleepyFolder(): { dir: string; names: string[] } {
+  const files: Record<string, string> = {};
+  for (let i = 1; i <= 6; i += 1) {
+    files[`000${i}_m`] = `CREATE TABLE t${i} (a int); INSERT INTO t${i} VALUES (1); SELECT pg_sleep(0.1);`;
+  }
+  return { dir: migrationFolder(files), names: Object.keys(files).sort() };
+}
+
+it.each(['repeatable read', 'serializable'])(
+  'two migrators at once apply each file once when the database defaults to %s',
+  async (level) => {
+    await t.db.execute(`ALTER DATABASE ${t.name} SET default_transaction_isolation = '${level}'`);
+    const { dir, names } = sleepyFolder();
+    // New clients: the database's default applies to new sessions.
+    const a = fromPrisma(t.newClient());
+    const b = fromPrisma(t.newClient());
+    const [ra, rb] = await Promise.all([
+      migrate(a, { migrationsDir: dir }),
+      migrate(b, { migrationsDir: dir }),
+    ]);
+    expect([...ra.applied, ...rb.applied].sort()).toEqual(names);
+    expect([...ra.alreadyApplied, ...rb.alreadyApplied].sort()).toEqual(names);
+    // And ferry's own migrations, on the same database, as two pods starting.
+    const [fa, fb] = await Promise.all([migrate(a), migrate(b)]);
+    expect([...fa.applied, ...fb.applied].sort()).toEqual(
+      [...fa.alreadyApplied, ...fb.alreadyApplied].sort(),
+    );
+  },
+);
+
+it('applies ferry’s migrations through node-postgres (as ferry migrate) when the database defaults to read-only transactions', async () => {
+  await t.db.execute(`ALTER DATABASE ${t.name} SET default_transaction_read_only = on`);
+  const pool = new Pool({ connectionString: t.url, max: 2 });
+  try {
+    const db = fromPg(pool);
+    const result = await migrate(db);
+    expect(result.applied.length).toBeGreaterThan(0);
+    expect(await migrate(db)).toMatchObject({ applied: [] });
+  } finally {
+    await pool.end();
+  }
+});
