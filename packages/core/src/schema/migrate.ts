@@ -101,10 +101,15 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
   }
   // Each transaction as a whole within its deadline, COMMIT included: one whose COMMIT answer was
   // lost asks PostgreSQL whether it landed (withDeadlines). The wait for a connection is part of
-  // the deadline, at most 10 s.
+  // the deadline, at most 10 s. READ COMMITTED whatever the database's default: under REPEATABLE
+  // READ or SERIALIZABLE the snapshot is taken by the advisory lock's statement, before a
+  // concurrent migrator's commit, so a migrator that waited for the lock read the migrations table
+  // as it was before and ran an applied migration again (review 113). READ WRITE too where the
+  // client can say so (TransactionOptions.isolation; not Prisma): a default_transaction_read_only.
   const txOptions = {
     timeoutMs,
     maxWaitMs: timeoutMs === 0 ? MAX_WAIT_MS : Math.min(timeoutMs, MAX_WAIT_MS),
+    isolation: 'read committed' as const,
   };
   const db = withTranslation(timeoutMs === 0 ? target : withDeadlines(target, timeoutMs), 'migrate');
   const table = migrationsTableFor(options);
