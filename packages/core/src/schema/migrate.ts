@@ -64,6 +64,8 @@ const LOCK_TIMEOUT_DEFAULT_MS = 2_000;
 const MAX_WAIT_MS = 10_000;
 /** SQLSTATE lock_not_available: lock_timeout passed. */
 const LOCK_NOT_AVAILABLE = '55P03';
+/** SQLSTATE insufficient_privilege: a GRANT the migrating role lacks. */
+const INSUFFICIENT_PRIVILEGE = '42501';
 
 export interface MigrateResult {
   /** Migrations this call applied, in order. */
@@ -123,12 +125,13 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
     }, txOptions);
   } catch (error) {
     // A schema the connection cannot create in (a search_path naming one that does not exist)
-    // reads as ferry's schema missing, whose hint is to run migrate: migrate's own failure says
-    // what failed instead (review 44).
-    if (!(error instanceof FerryError) || error.code !== 'FERRY_SCHEMA_NOT_READY') throw error;
+    // reads as ferry's schema missing, whose hint is to run migrate (review 44), and a missing
+    // GRANT as a retriable outage (review 113): migrate's own failure says what failed instead.
+    const schemaMissing = error instanceof FerryError && error.code === 'FERRY_SCHEMA_NOT_READY';
+    if (!schemaMissing && !hasSqlState(error, INSUFFICIENT_PRIVILEGE)) throw error;
     throw new FerryError(
       'FERRY_MIGRATION_FAILED',
-      `migrate could not create its table ${table}: ${describe(error)} (the connection's search_path must name a schema that exists and the role may create in)`,
+      `migrate could not create its table ${table}: ${describe(error)} (the connection's search_path must name a schema that exists and in which the role has CREATE)`,
       { cause: error },
     );
   }
@@ -140,7 +143,7 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
     const applied = await triedUntil(timeoutMs === 0 ? Infinity : timeoutMs, file, () =>
       db.transaction(async (tx) => applyOne(tx, table, file, lockTimeoutMs), txOptions),
     ).catch((error: unknown) => {
-      throw failedPartway(error, result, files.slice(index + 1));
+      throw failedPartway(refusedPrivilege(error, file), result, files.slice(index + 1));
     });
     (applied ? result.applied : result.alreadyApplied).push(file.name);
   }
@@ -199,12 +202,34 @@ async function triedUntil<T>(budgetMs: number, file: MigrationFile, attempt: () 
 
 /** Whether the failure, or a cause of it (the migration's FerryError, its translation), is lock_timeout's. */
 function waitedForLock(error: unknown): boolean {
+  return hasSqlState(error, LOCK_NOT_AVAILABLE);
+}
+
+/** Whether `error`, or a cause of it (a FerryError, its translation), carries SQLSTATE `state`. */
+function hasSqlState(error: unknown, state: string): boolean {
   for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 5; depth += 1) {
-    if (sqlStateOf(e) === LOCK_NOT_AVAILABLE) return true;
-    if (e instanceof FerryError && e.details?.sqlState === LOCK_NOT_AVAILABLE) return true;
+    if (sqlStateOf(e) === state) return true;
+    if (e instanceof FerryError && e.details?.sqlState === state) return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * A missing GRANT met by `file`'s transaction outside its SQL (the migrations table's lock, read or
+ * record, on a table the role may not write) as the failure of that migration, not retriable: the
+ * runtime's translation, a retriable FERRY_DATABASE_UNAVAILABLE (transports hold deliveries through
+ * it), had a deploy step retry for an outage that was a GRANT (review 113). Its SQL's own failure
+ * is FERRY_MIGRATION_FAILED already.
+ */
+function refusedPrivilege(error: unknown, file: MigrationFile): unknown {
+  if (!hasSqlState(error, INSUFFICIENT_PRIVILEGE)) return error;
+  if (error instanceof FerryError && error.code === 'FERRY_MIGRATION_FAILED') return error;
+  return new FerryError(
+    'FERRY_MIGRATION_FAILED',
+    `migration ${file.name} failed and was rolled back: ${describe(error)} (a GRANT the migrating role lacks)`,
+    { cause: error, details: { migration: file.name } },
+  );
 }
 
 async function applyOne(
