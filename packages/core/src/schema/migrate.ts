@@ -12,7 +12,14 @@ import { ensureMigrationsTable, migrationsTableFor, quotedTable } from './migrat
 /** Advisory lock key shared by every ferry migrator ('ferrymig' as a 64-bit number). */
 const MIGRATION_LOCK_KEY = '7378151096495024487';
 
-const LOCK = `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY}::bigint)`;
+/**
+ * Takes the migrators' lock, waiting for another migrator under the transaction's deadline only: a
+ * `lock_timeout` set on the role or database (lifted for this transaction first, in the subquery)
+ * failed a second pod at once while the first ran a migration longer than it (review 113). Each
+ * migration's own statements wait for their locks at most `lockTimeoutMs` (applyOne).
+ */
+const LOCK = `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY}::bigint)
+  FROM (SELECT set_config('lock_timeout', '0', true)) AS unbounded`;
 
 export interface MigrateOptions {
   /**
