@@ -192,7 +192,7 @@ describe('review116: max_retries is fixed per row at emit (rolling deploys)', ()
 });
 
 /** A publisher that holds every publish until `release()`; `started` resolves at the first. */
-function heldPublisher(): Publisher & { started: Promise<void>; release: () => void } {
+function heldPublisher(answerWithinMs?: number): Publisher & { started: Promise<void>; release: () => void } {
   let release!: () => void;
   let started!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
@@ -200,6 +200,7 @@ function heldPublisher(): Publisher & { started: Promise<void>; release: () => v
   return {
     started: startedPromise,
     release,
+    ...(answerWithinMs === undefined ? {} : { answerWithinMs }),
     publish: async (messages: readonly OutboxMessage[]): Promise<PublishOutcome[]> => {
       started();
       await gate;
@@ -316,5 +317,40 @@ describe('review116: admin operations never cancel an active PROCESSING publish'
     // A second retry of the now SENT row is a conflict.
     expect(await createOutboxAdmin(t.db).retry(id)).toEqual({ id, outcome: 'conflict' });
     await waitFor(async () => (await statusOf(t.db, id)).status === 'SENT');
+  });
+});
+
+describe('review116: heartbeats keep an active publish claimed', () => {
+  // ferry gives up on a publish after one lease.duration unless the publisher declares a longer
+  // answerWithinMs (docs/outbox.md); the spec's "not automatically timed out" is left to the lead
+  // (review 116's report).
+  it('a publish outliving its lease several times over is never recovered by another relay, and completes', async () => {
+    const { id } = await emit(t.db, { type: 'spec.heartbeat', payload: {} });
+    const publisher = heldPublisher(60_000);
+    const holder = relay(t.db, publisher, { lease: { duration: 2_000, heartbeatInterval: 500 } });
+    const cycle = holder.runOnce();
+    await publisher.started;
+    const [claimed] = await t.db.query<{ token: string; lease: Date }>(
+      `SELECT claim_token::text AS token, lease_expires_at AS lease FROM outbox_events WHERE id = $1::uuid`,
+      [id],
+    );
+    const other = new InMemoryPublisher();
+    // Each fresh relay recovers on its first cycle: three times the lease passes under recovery.
+    const seen: Array<{ recovered: number; token: string | undefined }> = [];
+    await waitFor(async () => {
+      const { recovered } = await relay(t.db, other).runOnce();
+      const [row] = await t.db.query<{ token: string; past: boolean }>(
+        `SELECT claim_token::text AS token, now() > $2::timestamptz + interval '4 seconds' AS past
+         FROM outbox_events WHERE id = $1::uuid`,
+        [id, claimed!.lease],
+      );
+      seen.push({ recovered, token: row?.token });
+      return row?.past === true || row?.token !== claimed!.token;
+    });
+    expect(seen.filter((s) => s.recovered !== 0 || s.token !== claimed!.token)).toEqual([]);
+    expect(other.attempts).toEqual([]);
+    publisher.release();
+    expect(await cycle).toMatchObject({ claimed: 1, sent: 1, lost: 0 });
+    expect(await statusOf(t.db, id)).toMatchObject({ status: 'SENT', retry_count: 0, claim_count: 1 });
   });
 });
