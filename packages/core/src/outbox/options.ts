@@ -38,6 +38,15 @@ export interface OutboxOptions {
   ordering?: { failedHead?: FailedHeadPolicy };
   shutdownTimeout?: number;
   /**
+   * The relay's own deadline for a publish (ms): past it, the batch is retryable (an attempt spent)
+   * and whatever the publisher answers later discarded. Unset (the default), a publish holds its
+   * claim, renewed by heartbeats, for as long as it takes (the specification: a hung callback with
+   * healthy heartbeats is not automatically timed out), unless the publisher declares its own
+   * longest answer (Publisher.answerWithinMs), which ferry's publishers do: the relay then waits
+   * that and a margin. When both are known, the longer. close() ends the wait in any case.
+   */
+  publishTimeout?: number;
+  /**
    * How long the relay waits for the answer to each of its statements (claim, completion, lease
    * renewal, recovery, release): past it the statement fails with a retriable FERRY_TIMEOUT and the
    * cycle backs off, whatever the driver's timeouts. Rows a claim given up on leases late are
@@ -84,6 +93,8 @@ export interface ResolvedOutboxOptions {
   readonly poisonGuard: { readonly maxClaims: number };
   readonly ordering: { readonly failedHead: FailedHeadPolicy };
   readonly shutdownTimeout: number;
+  /** null: no deadline of the relay's own for a publish (OutboxOptions.publishTimeout). */
+  readonly publishTimeout: number | null;
   readonly statementTimeout: number;
   readonly errorBackoff: number;
   readonly channel: string;
@@ -184,6 +195,7 @@ const TOP_LEVEL_KEYS = {
   onSent: true,
   recoveryBatchSize: true,
   shutdownTimeout: true,
+  publishTimeout: true,
   statementTimeout: true,
   errorBackoff: true,
   channel: true,
@@ -348,6 +360,10 @@ function resolveFresh(options: OutboxOptions): ResolvedOutboxOptions {
       failedHead: oneOf('ordering.failedHead', options.ordering?.failedHead, ['block', 'skip'], 'block'),
     },
     shutdownTimeout: int('shutdownTimeout', options.shutdownTimeout),
+    publishTimeout:
+      options.publishTimeout === undefined
+        ? null
+        : integerOption('publishTimeout', options.publishTimeout, 1, MAX_DELAY_BOUND_MS),
     statementTimeout: int('statementTimeout', options.statementTimeout),
     errorBackoff: int('errorBackoff', options.errorBackoff),
     channel,

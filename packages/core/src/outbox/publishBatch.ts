@@ -134,19 +134,22 @@ export async function publishBatch(args: {
   const aborted = new Promise<readonly PublishOutcome[]>((resolve) =>
     abort.signal.addEventListener('abort', () => resolve([]), { once: true }),
   );
-  // A publisher whose publish() never settles, ignoring its signal, while the lease renews fine
-  // cannot hold the relay for ever: past one lease duration (or the publisher's own longest answer
-  // and a margin, when longer: publishWait.ts) the batch is retryable (a retry spent, so FAILED in
-  // the end), whatever the publisher reports later discarded.
-  const waitMs = publishWaitMs(args.publisher, options.lease.duration);
-  const unanswered = setTimeout(() => {
-    fallbackError =
-      waitMs === options.lease.duration
-        ? `publisher did not answer within lease.duration (${waitMs} ms)`
-        : `publisher did not answer within its answerWithinMs and a margin (${waitMs} ms)`;
-    abort.abort(new FerryError('FERRY_TIMEOUT', fallbackError));
-  }, waitMs);
-  unanswered.unref?.();
+  // The relay's own deadline, if it has one (publishWait.ts): past the application's
+  // publishTimeout, or the publisher's own longest answer and a margin, the batch is retryable (a
+  // retry spent, so FAILED in the end), whatever the publisher reports later discarded. Without
+  // one, the publish holds its claim, renewed, until it answers, its lease is lost, or close().
+  const waitMs = publishWaitMs(args.publisher, options.publishTimeout);
+  const unanswered =
+    waitMs === null
+      ? undefined
+      : setTimeout(() => {
+          fallbackError =
+            waitMs === options.publishTimeout
+              ? `publisher did not answer within publishTimeout (${waitMs} ms)`
+              : `publisher did not answer within its answerWithinMs and a margin (${waitMs} ms)`;
+          abort.abort(new FerryError('FERRY_TIMEOUT', fallbackError));
+        }, waitMs);
+  unanswered?.unref?.();
   try {
     // Never published once its lease is over (the claim's answer arrived late): another relay
     // may have recovered and published its rows, and their keys' next events, meanwhile.

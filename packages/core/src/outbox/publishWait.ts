@@ -5,21 +5,28 @@ import { MAX_TIMER_MS } from '../optionChecks';
 export const ANSWER_MARGIN_MS = 1_000;
 
 /**
- * How long the relay waits for a publish() before it gives up on it itself (publishBatch): one
- * lease duration, or the publisher's own longest answer (Publisher.answerWithinMs) and a margin
- * when that is longer. The lease is renewed meanwhile. Waiting one lease only, a lease shorter than
- * the publisher's confirm deadline made the relay judge a broker gone silent before the publisher
- * could (`retryable`, an attempt spent on every event it met, FAILED in the end; review 93).
- * Read once per publish and never failing: a value that throws, or is no positive finite number,
- * counts as none.
+ * How long the relay waits for a publish() before it gives up on it itself (publishBatch), or null
+ * for no deadline of its own: the application's publishTimeout, or the publisher's own longest
+ * answer (Publisher.answerWithinMs) and a margin, the longer when both are set. Neither set, the
+ * publish holds its claim, renewed, for as long as it takes (the specification: a hung callback
+ * with healthy heartbeats is not automatically timed out; review 118: the relay gave up after one
+ * lease.duration, charged the batch and discarded a late `sent`, so a slow publish went out
+ * twice); close() ends the wait. Waiting less than the publisher's own answer made the relay judge
+ * a broker gone silent before the publisher could (`retryable`, an attempt spent on every event it
+ * met, FAILED in the end; review 93). The publisher's value is read once per publish and never
+ * fails: one that throws, or is no positive finite number, counts as none.
  */
-export function publishWaitMs(publisher: Publisher, leaseMs: number): number {
+export function publishWaitMs(publisher: Publisher, publishTimeout: number | null): number | null {
   let declared: unknown;
   try {
     declared = publisher.answerWithinMs;
   } catch {
     declared = undefined;
   }
-  if (typeof declared !== 'number' || !Number.isFinite(declared) || declared <= 0) return leaseMs;
-  return Math.min(MAX_TIMER_MS, Math.max(leaseMs, Math.ceil(declared) + ANSWER_MARGIN_MS));
+  const answer =
+    typeof declared === 'number' && Number.isFinite(declared) && declared > 0
+      ? Math.min(MAX_TIMER_MS, Math.ceil(declared) + ANSWER_MARGIN_MS)
+      : null;
+  if (answer === null) return publishTimeout;
+  return publishTimeout === null ? answer : Math.max(answer, publishTimeout);
 }

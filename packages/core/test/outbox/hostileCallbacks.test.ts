@@ -16,13 +16,17 @@ afterAll(async () => {
   await t.drop();
 });
 
-test('a publisher that never settles: runOnce() returns and the batch is retryable with its reason', async () => {
+test('a publisher that never settles, under a publishTimeout: runOnce() returns and the batch is retryable with its reason', async () => {
   const { ids } = await emitMany(t.db, [
     { type: 'a', payload: { n: 0 } },
     { type: 'b', payload: { n: 1 } },
   ]);
   const publisher: Publisher = { publish: () => new Promise(() => undefined) };
-  const r = relay(t.db, publisher, { lease: { duration: 1_000, heartbeatInterval: 200 } });
+  // Without one, the publish holds its renewed claim until close() (review 118).
+  const r = relay(t.db, publisher, {
+    lease: { duration: 1_000, heartbeatInterval: 200 },
+    publishTimeout: 1_000,
+  });
   try {
     await r.runOnce();
   } finally {
@@ -36,7 +40,7 @@ test('a publisher that never settles: runOnce() returns and the batch is retryab
     ids.map(() => ({
       status: 'PENDING',
       retry_count: 1,
-      last_error: expect.stringContaining('did not answer'),
+      last_error: expect.stringContaining('did not answer within publishTimeout'),
     })),
   );
 });

@@ -1,7 +1,7 @@
 /**
- * Review 93: the relay gives up on a publish that does not answer after one lease.duration, or
+ * Review 93: the relay gives up on a publish that does not answer after its publishTimeout, or
  * after the publisher's own longest answer (Publisher.answerWithinMs) and a margin when that is
- * longer. A publisher whose deadline outlasts the lease answers `unavailable` for a silent broker
+ * longer (one lease.duration before review 118). A publisher whose deadline outlasts the lease answers `unavailable` for a silent broker
  * (no attempt spent); the relay waiting only one lease charged the batch (`retryable`) first.
  * One that declares a deadline and still never answers is given up on, and charged, all the same;
  * a declared value that is no positive finite number, or a getter that throws, counts as none.
@@ -90,7 +90,7 @@ test.each([
   ['a negative number', -5_000],
   ['a string', '60000'],
   ['a getter that throws', 'throws'],
-])('a declared %s counts as none: the relay waits one lease', async (_name, value) => {
+])('a declared %s counts as none: the relay waits its publishTimeout', async (_name, value) => {
   const { ids } = await emitMany(t.db, [{ type: 'a', payload: { n: 0 } }]);
   const publisher = { publish: () => new Promise<readonly PublishOutcome[]>(() => undefined) };
   Object.defineProperty(publisher, 'answerWithinMs', {
@@ -99,7 +99,7 @@ test.each([
       return value;
     },
   });
-  const r = relay(t.db, publisher as Publisher, { lease: LEASE });
+  const r = relay(t.db, publisher as Publisher, { lease: LEASE, publishTimeout: 500 });
   try {
     await r.runOnce();
   } finally {
@@ -109,7 +109,7 @@ test.each([
     {
       status: 'PENDING',
       retry_count: 1,
-      last_error: expect.stringContaining('within lease.duration (500 ms)'),
+      last_error: expect.stringContaining('within publishTimeout (500 ms)'),
     },
   ]);
 });
