@@ -40,7 +40,7 @@ it('checkSchema and readiness find ferry tables in a later search_path schema', 
   const app = fromPg(poolWith('public,ferry'));
   await expect(checkSchema(app)).resolves.toBeUndefined();
   const health = createHealth({ db: app });
-  await expect(health.readiness()).resolves.toMatchObject({ ok: true });
+  await expect(health.readiness()).resolves.toMatchObject({ status: 'up' });
 });
 
 it('a column dropped from the table search_path reaches is still reported', async () => {

@@ -39,9 +39,17 @@ const KEYS = {
   statementTimeoutMs: true,
 } as const satisfies OptionKeys<CheckSchemaOptions>;
 
+/**
+ * The columns of each named table where search_path finds it, as every ferry statement (all
+ * unqualified) and the migrations table's to_regclass do: read in current_schema() instead, ferry's
+ * tables in a later schema of search_path were "missing" while every statement reached them
+ * (review 115). quote_ident: a name is exact, as a table_name of information_schema was.
+ */
 const COLUMNS = `
-  SELECT table_name, column_name FROM information_schema.columns
-  WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`;
+  SELECT t.name AS table_name, a.attname AS column_name
+  FROM unnest($1::text[]) AS t(name)
+  JOIN pg_attribute a ON a.attrelid = to_regclass(quote_ident(t.name))
+  WHERE a.attnum > 0 AND NOT a.attisdropped`;
 const TABLE_PRESENT = `SELECT to_regclass($1) IS NOT NULL AS present`;
 
 /**
