@@ -33,7 +33,12 @@ export type { ApplicationTransaction } from './sql/applicationTransaction';
 export { STATEMENT_TIMEOUT_BOUNDS, type StatementTimeoutOptions } from './sql/statementDeadline';
 export { DATE_ARGUMENT_BOUNDS } from './optionChecks';
 export { migrate, MIGRATE_TIMEOUT_BOUNDS, type MigrateOptions, type MigrateResult } from './schema/migrate';
-export { checkSchema, type CheckSchemaOptions, type RequiredTables } from './schema/checkSchema';
+export {
+  checkSchema,
+  type CheckSchemaOptions,
+  type CheckSchemaResult,
+  type RequiredTables,
+} from './schema/checkSchema';
 export {
   loadMigrationFiles,
   defaultMigrationsDir,

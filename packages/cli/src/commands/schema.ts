@@ -20,6 +20,18 @@ import { printJson, printLine, printNote } from '../output';
 const MIGRATE_HINT = '`ferry check` says what is still pending; `ferry migrate` again skips what was applied';
 
 /**
+ * The note naming the ledger's migrations this ferry has no file for (a newer version applied
+ * them: a rollback mid-deploy), on stderr: they fail nothing, the exit code stays 0 (review 115).
+ */
+function noteUnrecognized(ctx: Context, command: string, unrecognized: readonly string[] | undefined): void {
+  if (unrecognized === undefined || unrecognized.length === 0) return;
+  printNote(
+    ctx,
+    `ferry ${command}: ${unrecognized.length} recorded migration(s) this version does not ship (applied by a newer one; left as they are): ${unrecognized.join(', ')}`,
+  );
+}
+
+/**
  * migrate's answer: `applied NAME` per migration and a summary, `not_attempted NAME` for those a
  * signal left (exit 130 / 143 then); under --json the result, with `interrupted` when a signal
  * left some. A signal during the last migration left nothing: the usual answer and exit 0.
@@ -27,6 +39,7 @@ const MIGRATE_HINT = '`ferry check` says what is still pending; `ferry migrate` 
 function printMigrated(ctx: Context, result: MigrateResult, signal: StopSignal | undefined): number {
   const left = result.notAttempted ?? [];
   const interrupted = signal !== undefined && left.length > 0 ? signal : undefined;
+  noteUnrecognized(ctx, 'migrate', result.unrecognized);
   if (ctx.json) {
     printJson(ctx, interrupted === undefined ? result : { ...result, interrupted: { signal: interrupted } });
   } else {
@@ -109,8 +122,12 @@ export function registerSchema(program: Command, ctx: Context): void {
   ).action(
     act<FolderOptions>(ctx, async (o) => {
       const folder = checkedFolder(o);
-      await ctx.db((db) => checkSchema(db, { ...folder, statementTimeoutMs: ctx.statementTimeoutMs() }));
-      if (ctx.json) printJson(ctx, { ready: true });
+      const { unrecognized } = await ctx.db((db) =>
+        checkSchema(db, { ...folder, statementTimeoutMs: ctx.statementTimeoutMs() }),
+      );
+      noteUnrecognized(ctx, 'check', unrecognized);
+      if (ctx.json)
+        printJson(ctx, unrecognized.length === 0 ? { ready: true } : { ready: true, unrecognized });
       else printLine(ctx, 'ferry check: schema is ready');
     }),
   );

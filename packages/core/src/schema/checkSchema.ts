@@ -4,7 +4,7 @@ import { dbCall } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
 import { FERRY_TABLES, type RequiredTables } from './ferryTables';
-import { assertMigrationUnchanged, loadMigrationFiles } from './migrationFiles';
+import { assertMigrationUnchanged, loadMigrationFiles, unrecognizedMigrations } from './migrationFiles';
 import { migrationsTableFor, quotedTable } from './migrationsTable';
 
 export type { RequiredTables } from './ferryTables';
@@ -29,6 +29,15 @@ export interface CheckSchemaOptions {
    * 3,600,000.
    */
   statementTimeoutMs?: number;
+}
+
+export interface CheckSchemaResult {
+  /**
+   * Migrations the migrations table records that the folder has no file for, in name order: a
+   * newer version applied them (a rollback mid-deploy). They fail nothing; `ferry check` names
+   * them. Empty when none, or with `requireAllMigrations: false` (the table is not read).
+   */
+  unrecognized: string[];
 }
 
 const KEYS = {
@@ -58,23 +67,29 @@ const TABLE_PRESENT = `SELECT to_regclass($1) IS NOT NULL AS present`;
  * `table:<name>`, `column:<table>.<column>`, `migration:<name>`; a database failure is
  * translated (an unreachable database is FERRY_DATABASE_UNAVAILABLE).
  */
-export async function checkSchema(db: SqlExecutor, options: CheckSchemaOptions = {}): Promise<void> {
+export async function checkSchema(
+  db: SqlExecutor,
+  options: CheckSchemaOptions = {},
+): Promise<CheckSchemaResult> {
   // Every option checked before the database is reached.
   executorOption('db', db);
   knownKeysOption('', options, KEYS);
   booleanOption('requireAllMigrations', options.requireAllMigrations ?? true);
   migrationsTableFor(options);
   const timeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
-  await verifySchema(withDeadlines(db, timeoutMs), options);
+  return verifySchema(withDeadlines(db, timeoutMs), options);
 }
 
 /**
  * checkSchema on `db` as it is, for components whose executor already bounds its statements (the
  * inbox's `statementTimeoutMs`, health's `checkTimeoutMs`).
  */
-export async function verifySchema(db: SqlExecutor, options: CheckSchemaOptions = {}): Promise<void> {
-  const missing = await dbCall('check schema', () => findMissing(db, options));
-  if (missing.length === 0) return;
+export async function verifySchema(
+  db: SqlExecutor,
+  options: CheckSchemaOptions = {},
+): Promise<CheckSchemaResult> {
+  const { missing, unrecognized } = await dbCall('check schema', () => findMissing(db, options));
+  if (missing.length === 0) return { unrecognized };
   const { migrationsDir } = options;
   throw new FerrySchemaError(
     missing,
@@ -82,8 +97,12 @@ export async function verifySchema(db: SqlExecutor, options: CheckSchemaOptions 
   );
 }
 
-async function findMissing(db: SqlExecutor, options: CheckSchemaOptions): Promise<string[]> {
+async function findMissing(
+  db: SqlExecutor,
+  options: CheckSchemaOptions,
+): Promise<{ missing: string[]; unrecognized: string[] }> {
   const missing: string[] = [];
+  let unrecognized: string[] = [];
   const requireAll = options.requireAllMigrations ?? true;
   const ferrys = requireAll && options.migrationsDir === undefined ? FERRY_TABLES : {};
   const tables = { ...ferrys, ...options.tables };
@@ -116,12 +135,14 @@ async function findMissing(db: SqlExecutor, options: CheckSchemaOptions): Promis
           ).map((r) => [r.name, r.checksum]),
         )
       : new Map<string, string>();
-    for (const file of loadMigrationFiles(options.migrationsDir)) {
+    const files = loadMigrationFiles(options.migrationsDir);
+    unrecognized = unrecognizedMigrations(applied.keys(), files);
+    for (const file of files) {
       const checksum = applied.get(file.name);
       // An edited applied file stops migrate: check says so the same way, not "missing".
       if (checksum === undefined) missing.push(`migration:${file.name}`);
       else assertMigrationUnchanged(file, checksum);
     }
   }
-  return missing;
+  return { missing, unrecognized };
 }

@@ -6,7 +6,12 @@ import type { SqlExecutor } from '../sql/executor';
 import { sqlStateOf } from '../sql/sqlState';
 import { withDeadlines } from '../sql/statementDeadline';
 import { MAX_TIMEOUT_MS } from '../sql/transactionLimits';
-import { assertMigrationUnchanged, loadMigrationFiles, type MigrationFile } from './migrationFiles';
+import {
+  assertMigrationUnchanged,
+  loadMigrationFiles,
+  unrecognizedMigrations,
+  type MigrationFile,
+} from './migrationFiles';
 import { ensureMigrationsTable, migrationsTableFor, quotedTable } from './migrationsTable';
 
 /** Advisory lock key shared by every ferry migrator ('ferrymig' as a 64-bit number). */
@@ -84,6 +89,12 @@ export interface MigrateResult {
    * at (pending, or applied meanwhile by a concurrent run), in order. Run migrate again for them.
    */
   notAttempted?: string[];
+  /**
+   * Set when the migrations table records migrations the folder has no file for, in name order: a
+   * newer version applied them (a rollback mid-deploy, an older pod still running). They are left
+   * as they are and fail nothing; `ferry migrate` names them.
+   */
+  unrecognized?: string[];
 }
 
 /**
@@ -154,6 +165,13 @@ export async function migrate(target: SqlExecutor, options: MigrateOptions = {})
     });
     (applied ? result.applied : result.alreadyApplied).push(file.name);
   }
+  // Read once the files were, so a ledger the role may not read fails on its migration as before.
+  const recorded = await db.query<{ name: string }>(`SELECT name FROM ${quotedTable(table)}`);
+  const unrecognized = unrecognizedMigrations(
+    recorded.map((row) => row.name),
+    files,
+  );
+  if (unrecognized.length > 0) result.unrecognized = unrecognized;
   return result;
 }
 

@@ -26,6 +26,19 @@ export function assertMigrationUnchanged(file: MigrationFile, recordedChecksum: 
   );
 }
 
+/**
+ * The names recorded as applied that no file of `files` has, in name order: a newer version's
+ * migrations (a rollback mid-deploy, an older pod still running). migrate and checkSchema report
+ * them and never fail on them: the older code keeps starting on the newer schema (review 115).
+ */
+export function unrecognizedMigrations(
+  recorded: Iterable<string>,
+  files: readonly MigrationFile[],
+): string[] {
+  const known = new Set(files.map((file) => file.name));
+  return [...recorded].filter((name) => !known.has(name)).sort();
+}
+
 /** @ferry/core's own folder: `prisma` beside `dist` (and beside `src` in the repository). */
 const PACKAGE_PRISMA_DIR = path.resolve(__dirname, '../../prisma');
 
