@@ -1,4 +1,4 @@
-import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { FerryConfigError } from '@ferry/core';
 import { closedError } from './closed';
 import type {
@@ -98,9 +98,10 @@ export class OutboxTenantAdminService {
  * Prisma module the outbox module imports is destroyed). `relay` is undefined when no
  * publisher is configured or relay.enabled is false. Closed first (before bootstrap, e.g.
  * app.close() during an HTTP app's init), its bootstrap starts nothing and rejects with
- * FERRY_CLOSED (review 74).
+ * FERRY_CLOSED (review 74). The relay's schema is checked at module init (FERRY_SCHEMA_NOT_READY),
+ * before any bootstrap hook starts a loop, as the inbox's (review 115).
  */
-export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestroy {
+export class OutboxRelayService implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private closing: Promise<void> | undefined;
 
   constructor(readonly relay: Relay | undefined) {}
@@ -114,6 +115,16 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
       );
     }
     return this.relay.runOnce();
+  }
+
+  /**
+   * Checks the relay's table (core's relay.verify(): FERRY_SCHEMA_NOT_READY listing what is
+   * missing), starting nothing: an unmigrated database fails app.init() as the InboxModule's does,
+   * instead of a relay logging that error at every back-off. FERRY_CLOSED once closed.
+   */
+  async onModuleInit(): Promise<void> {
+    if (this.closing) throw closedError('OutboxRelayService', 'module init');
+    await this.relay?.verify();
   }
 
   onApplicationBootstrap(): void {

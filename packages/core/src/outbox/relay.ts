@@ -19,6 +19,9 @@ import { NotifyListener } from '../wake/notifyListener';
 import { withSerializationRetry } from '../sql/serializationRetry';
 import { inRootContext } from '../tracing/rootContext';
 import { EndedClientStop } from '../sql/endedClient';
+import type { SqlExecutor } from '../sql/executor';
+import { verifySchema } from '../schema/checkSchema';
+import { OUTBOX_COLUMNS } from '../schema/ferryTables';
 
 /** Where the back-off after failed cycles stops doubling (or errorBackoff, when longer). */
 const ERROR_BACKOFF_MAX_MS = 30_000;
@@ -62,6 +65,8 @@ class OutboxRelay implements Relay {
   private failures = 0;
   /** The poll loop's stop on a client the application ended (state 'stopped'). */
   private readonly ended: EndedClientStop;
+  /** verify()'s executor: the relay's db, each statement within statementTimeout. */
+  private readonly schemaDb: SqlExecutor;
 
   get pollIntervalMs(): number {
     return this.options.pollInterval;
@@ -85,6 +90,7 @@ class OutboxRelay implements Relay {
         this.options.redact,
         logger,
       );
+    this.schemaDb = withStatementDeadline(config.db, this.options.statementTimeout);
     this.breaker = new CircuitBreaker(this.options.circuit, config.clock);
     const observer = config.observer;
     this.emit = (event) => safeEmit(observer, event, logger);
@@ -267,6 +273,14 @@ class OutboxRelay implements Relay {
       .finally(() => inFlight.delete(work));
     inFlight.add(work);
     return batch.messages.length;
+  }
+
+  async verify(): Promise<void> {
+    const closed = (): FerryError => new FerryError('FERRY_CLOSED', 'the relay is closed');
+    if (this.stopping) throw closed();
+    const tables = { outbox_events: OUTBOX_COLUMNS };
+    await verifySchema(this.schemaDb, { tables, requireAllMigrations: false });
+    if (this.stopping) throw closed();
   }
 
   start(): void {

@@ -38,6 +38,14 @@ export interface Relay {
    */
   start(): void;
   /**
+   * Checks, starting nothing, that the outbox table has the columns the relay uses: a
+   * FerrySchemaError (FERRY_SCHEMA_NOT_READY) listing what is missing, as the inbox's verify().
+   * The loop on an unmigrated database reports that error at every back-off until it is migrated;
+   * call this before start() to refuse at once instead (@ferry/nestjs does at module init).
+   * Each statement within options.statementTimeout; FERRY_CLOSED once close() was called.
+   */
+  verify(): Promise<void>;
+  /**
    * Stops claiming, drains in-flight publishes (the loop's and runOnce()'s) up to shutdownTimeout,
    * releases unstarted claims. Idempotent.
    */
