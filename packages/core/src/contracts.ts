@@ -60,10 +60,11 @@ export interface Publisher {
    * The longest a `publish()` call takes to answer by the publisher's own deadlines (a broker
    * that never answers: its confirm deadline, and what it waits for before it), in milliseconds.
    * The relay gives up on a publish itself (its outcome `retryable`, an attempt spent) only past
-   * one `lease.duration` and past this plus a second, so that a broker gone silent is judged by
-   * the publisher (`unavailable`, no attempt spent) even under a lease shorter than its deadline.
+   * this plus a second, and past the application's `publishTimeout` when that is longer, so that
+   * a broker gone silent is judged by the publisher (`unavailable`, no attempt spent) first.
    * ferry's publishers report it; without it (or not a positive finite number) the relay waits
-   * one `lease.duration`.
+   * `publishTimeout`, or, unset, as long as the publish takes while its lease renews (close() or
+   * a lost lease end the wait).
    */
   readonly answerWithinMs?: number;
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]>;
