@@ -35,6 +35,7 @@ export { DATE_ARGUMENT_BOUNDS } from './optionChecks';
 export { migrate, MIGRATE_TIMEOUT_BOUNDS, type MigrateOptions, type MigrateResult } from './schema/migrate';
 export {
   checkSchema,
+  verifyOutboxSchema,
   type CheckSchemaOptions,
   type CheckSchemaResult,
   type RequiredTables,

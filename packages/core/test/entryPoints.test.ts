@@ -93,6 +93,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'resolveInboxOptions',
     'resolveOutboxOptions',
     'validateEnvelope',
+    'verifyOutboxSchema',
   ],
   '@ferry/core/kysely': ['fromKysely', 'kyselyTransactions'],
   '@ferry/core/transport': [

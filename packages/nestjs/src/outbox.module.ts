@@ -5,6 +5,7 @@ import {
   createOutboxAdmin,
   createRelay,
   fromPrisma,
+  verifyOutboxSchema,
   type OperatorOutboxAdmin,
   type Publisher,
 } from '@ferry/core';
@@ -142,7 +143,11 @@ function serviceProviders(
             'is true but no publisher is configured: pass publisher (a Publisher or its injection token), or leave relay.enabled out to emit without a relay in this application',
           );
         }
-        if (!publisher || !resolved.relay.enabled) return new OutboxRelayService(undefined);
+        if (!publisher || !resolved.relay.enabled) {
+          const db = fromPrisma(asPrismaClient(client));
+          const statementTimeoutMs = resolved.options.statementTimeout;
+          return new OutboxRelayService(undefined, () => verifyOutboxSchema(db, { statementTimeoutMs }));
+        }
         if (!isPublisherInstance(publisher)) {
           throw new FerryConfigError(
             'publisher',

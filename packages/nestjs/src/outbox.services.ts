@@ -104,7 +104,15 @@ export class OutboxTenantAdminService {
 export class OutboxRelayService implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private closing: Promise<void> | undefined;
 
-  constructor(readonly relay: Relay | undefined) {}
+  /**
+   * `verifyWithoutRelay`: without a relay (emit only), the module's check of the outbox table at
+   * init (core's verifyOutboxSchema), so an emit-only application refuses an unmigrated database
+   * at start too, not at its first emit (review 119).
+   */
+  constructor(
+    readonly relay: Relay | undefined,
+    private readonly verifyWithoutRelay?: () => Promise<void>,
+  ) {}
 
   /** One relay cycle (tests, explicit control). Throws if no relay is configured; FERRY_CLOSED once closed (core's relay). */
   runOnce(): Promise<CycleResult> {
@@ -124,7 +132,8 @@ export class OutboxRelayService implements OnModuleInit, OnApplicationBootstrap,
    */
   async onModuleInit(): Promise<void> {
     if (this.closing) throw closedError('OutboxRelayService', 'module init');
-    await this.relay?.verify();
+    if (this.relay) await this.relay.verify();
+    else await this.verifyWithoutRelay?.();
   }
 
   onApplicationBootstrap(): void {

@@ -20,8 +20,7 @@ import { withSerializationRetry } from '../sql/serializationRetry';
 import { inRootContext } from '../tracing/rootContext';
 import { EndedClientStop } from '../sql/endedClient';
 import type { SqlExecutor } from '../sql/executor';
-import { verifySchema } from '../schema/checkSchema';
-import { OUTBOX_COLUMNS } from '../schema/ferryTables';
+import { OUTBOX_TABLE, verifySchema } from '../schema/checkSchema';
 
 /** Where the back-off after failed cycles stops doubling (or errorBackoff, when longer). */
 const ERROR_BACKOFF_MAX_MS = 30_000;
@@ -278,8 +277,7 @@ class OutboxRelay implements Relay {
   async verify(): Promise<void> {
     const closed = (): FerryError => new FerryError('FERRY_CLOSED', 'the relay is closed');
     if (this.stopping) throw closed();
-    const tables = { outbox_events: OUTBOX_COLUMNS };
-    await verifySchema(this.schemaDb, { tables, requireAllMigrations: false });
+    await verifySchema(this.schemaDb, { tables: OUTBOX_TABLE, requireAllMigrations: false });
     if (this.stopping) throw closed();
   }
 

@@ -3,7 +3,7 @@ import { booleanOption, executorOption, knownKeysOption, type OptionKeys } from 
 import { dbCall } from '../sql/dbErrors';
 import type { SqlExecutor } from '../sql/executor';
 import { statementTimeoutOption, withDeadlines } from '../sql/statementDeadline';
-import { FERRY_TABLES, type RequiredTables } from './ferryTables';
+import { FERRY_TABLES, OUTBOX_COLUMNS, type RequiredTables } from './ferryTables';
 import { assertMigrationUnchanged, loadMigrationFiles, unrecognizedMigrations } from './migrationFiles';
 import { migrationsTableFor, quotedTable } from './migrationsTable';
 
@@ -145,4 +145,27 @@ async function findMissing(
     }
   }
   return { missing, unrecognized };
+}
+
+/** The outbox's table as verifyOutboxSchema and relay.verify() require it. */
+export const OUTBOX_TABLE: RequiredTables = { outbox_events: OUTBOX_COLUMNS };
+
+/**
+ * The outbox table and the columns emit and the relay use, checked without the migration ledger
+ * (FERRY_SCHEMA_NOT_READY listing what is missing; never migrates), each statement within
+ * `statementTimeoutMs` (default 30,000 ms). For an application that only emits and wants to refuse
+ * an unmigrated database at start, as relay.verify() and Inbox.verify() do (@ferry/nestjs's
+ * OutboxModule without a relay: review 119).
+ */
+export async function verifyOutboxSchema(
+  db: SqlExecutor,
+  options: { readonly statementTimeoutMs?: number } = {},
+): Promise<void> {
+  knownKeysOption('', options, ['statementTimeoutMs']);
+  const statementTimeoutMs = (options as { statementTimeoutMs?: number } | null)?.statementTimeoutMs;
+  await checkSchema(db, {
+    tables: OUTBOX_TABLE,
+    requireAllMigrations: false,
+    ...(statementTimeoutMs === undefined ? {} : { statementTimeoutMs }),
+  });
 }
