@@ -25,8 +25,25 @@ export function serverUrl(): string {
   return process.env.FERRY_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 }
 
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
+/**
+ * FERRY_DATABASE_URL as a URL, checked before anything is made on its server: pg also connects
+ * with URLs WHATWG's parser refuses (`postgresql://user@/db?host=/run/postgresql`, several hosts),
+ * where `CREATE DATABASE` ran and only the new database's URL failed, a bare "Invalid URL" that
+ * left the database behind (review 120). The error names the variable, never its text (a password).
+ */
+function parsedServerUrl(): URL {
+  try {
+    return new URL(serverUrl());
+  } catch {
+    throw new Error(
+      'FERRY_DATABASE_URL is not a URL the suites can name a database in (one host, its database in the path); ' +
+        'for a Unix socket write postgresql:///<database>?host=<socket folder>&user=<role>',
+    );
+  }
+}
+
+function withDatabase(database: string): string {
+  const parsed = parsedServerUrl();
   parsed.pathname = `/${database}`;
   return parsed.toString();
 }
@@ -38,15 +55,15 @@ const CLEANUP_STEP_MS = 10_000;
 const CONNECT_DEADLINE_MS = 10_000;
 
 export async function adminQuery(text: string, values: unknown[] = []): Promise<void> {
+  const server = parsedServerUrl();
   const client = new Client({ connectionString: serverUrl(), connectionTimeoutMillis: CONNECT_DEADLINE_MS });
   client.on('error', () => undefined);
   try {
     await client.connect();
   } catch (error) {
     await endClientWithin(client);
-    const server = new URL(serverUrl());
     throw new Error(
-      `FERRY_DATABASE_URL: could not connect to PostgreSQL at ${server.host} within ${CONNECT_DEADLINE_MS} ms: ${error instanceof Error ? error.message : String(error)}`,
+      `FERRY_DATABASE_URL: could not connect to PostgreSQL at ${server.host || (server.searchParams.get('host') ?? 'localhost')} within ${CONNECT_DEADLINE_MS} ms: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
   try {
@@ -88,9 +105,10 @@ export async function createTestDatabase(
   options: { migrate?: boolean; adapter?: TestAdapterOptions } = {},
 ): Promise<TestDatabase> {
   const name = `ferry_t_${randomBytes(6).toString('hex')}`;
+  // Before CREATE DATABASE: a URL that cannot name the new database fails here (review 120).
+  const url = withDatabase(name);
   // The name is generated above from hex digits only; identifiers cannot be bound as parameters.
   await adminQuery(`CREATE DATABASE ${name}`);
-  const url = withDatabase(serverUrl(), name);
   const clients: PrismaClient[] = [];
   const newClient = (poolOptions?: TestPoolOptions, adapterOptions = options.adapter) => {
     const client = prismaFor(url, poolOptions, adapterOptions);
@@ -128,5 +146,5 @@ export async function createTestDatabase(
 
 /** A database URL on the test server with a unique name, for code that creates its own database. */
 export function scratchDatabaseUrl(prefix: string): string {
-  return withDatabase(serverUrl(), `${prefix}_${randomBytes(4).toString('hex')}`);
+  return withDatabase(`${prefix}_${randomBytes(4).toString('hex')}`);
 }
