@@ -14,6 +14,7 @@ import {
   loggerOption,
   TRANSPORT_RETRIES,
 } from '@ferry/core/transport';
+import { checkUrlParameters } from './urlParameters';
 
 /** Every default in one table; the package README quotes it. */
 export const DEFAULTS = {
@@ -44,6 +45,11 @@ export interface ConnectionOptions {
   url: string;
   /** Sent as the `connection_name` client property (shown by `rabbitmqctl list_connections`). */
   connectionName?: string;
+  /**
+   * The AMQP heartbeat asked for, in seconds. Default: the URL's `heartbeat` query parameter, else
+   * 10 (both given and different: FERRY_CONFIG_INVALID). 0 takes the broker's (RabbitMQ's default
+   * 60): a heartbeat is off only when the broker's is 0 too.
+   */
   heartbeatSeconds?: number;
   /**
    * Deadline of one connect attempt, TCP connect and AMQP handshake together (a peer that accepts
@@ -107,14 +113,22 @@ export function resolveConnectionOptions(
       'must be an amqp:// or amqps:// URL that parses (it does not)',
     );
   }
+  const urlHeartbeat = checkUrlParameters(`${prefix}url`, new URL(options.url));
+  const heartbeatSeconds = integer(
+    `${prefix}heartbeatSeconds`,
+    options.heartbeatSeconds ?? urlHeartbeat ?? DEFAULTS.heartbeatSeconds,
+    0,
+  );
+  if (urlHeartbeat !== null && heartbeatSeconds !== urlHeartbeat) {
+    throw new FerryConfigError(
+      `${prefix}heartbeatSeconds`,
+      `is ${heartbeatSeconds} but the url's query says heartbeat=${urlHeartbeat}: give one of them`,
+    );
+  }
   return {
     url: options.url,
     connectionName: nonEmpty(`${prefix}connectionName`, options.connectionName ?? DEFAULTS.connectionName),
-    heartbeatSeconds: integer(
-      `${prefix}heartbeatSeconds`,
-      options.heartbeatSeconds ?? DEFAULTS.heartbeatSeconds,
-      0,
-    ),
+    heartbeatSeconds,
     connectTimeoutMs: integer(
       `${prefix}connectTimeoutMs`,
       options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
