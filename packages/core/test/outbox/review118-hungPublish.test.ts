@@ -8,7 +8,14 @@
  * the application's `publishTimeout`, or the publisher's declared answerWithinMs and a margin.
  * close() still ends the wait (shutdownTimeout) and gives the claim back, no attempt spent.
  */
-import { emit, FerryConfigError, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
+import {
+  emit,
+  FerryConfigError,
+  type OutboxMessage,
+  type OutboxOptions,
+  type Publisher,
+  type PublishOutcome,
+} from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { relay, statusOf } from './helpers';
 
@@ -45,6 +52,16 @@ function heldPublisher(): Publisher & { started: Promise<void>; release(): void;
   return publisher;
 }
 
+/** One relay cycle with `publisher`, the relay closed after it whatever happened. */
+async function oneCycle(publisher: Publisher, options: OutboxOptions): Promise<void> {
+  const r = relay(t.db, publisher, options);
+  try {
+    await r.runOnce();
+  } finally {
+    await r.close();
+  }
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('a publish that outlasts its lease several times over, heartbeats healthy, completes SENT once, no attempt spent', async () => {
@@ -68,12 +85,7 @@ test('a publish that outlasts its lease several times over, heartbeats healthy, 
 test('publishTimeout bounds the wait: past it the batch is retryable, naming the option', async () => {
   const { id } = await emit(t.db, { type: 'slow', payload: {} });
   const publisher: Publisher = { publish: () => new Promise<readonly PublishOutcome[]>(() => undefined) };
-  const r = relay(t.db, publisher, { lease: LEASE, publishTimeout: 300 });
-  try {
-    await r.runOnce();
-  } finally {
-    await r.close();
-  }
+  await oneCycle(publisher, { lease: LEASE, publishTimeout: 300 });
   expect(await statusOf(t.db, id)).toMatchObject({
     status: 'PENDING',
     retry_count: 1,
@@ -117,12 +129,7 @@ test("a publishTimeout shorter than the publisher's declared answer waits for th
     answerWithinMs: 700,
     publish: () => new Promise<readonly PublishOutcome[]>(() => undefined),
   };
-  const r = relay(t.db, publisher, { lease: LEASE, publishTimeout: 100 });
-  try {
-    await r.runOnce();
-  } finally {
-    await r.close();
-  }
+  await oneCycle(publisher, { lease: LEASE, publishTimeout: 100 });
   expect(await statusOf(t.db, id)).toMatchObject({
     status: 'PENDING',
     retry_count: 1,
