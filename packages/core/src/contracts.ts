@@ -60,8 +60,9 @@ export interface Publisher {
    * The longest a `publish()` call takes to answer by the publisher's own deadlines (a broker
    * that never answers: its confirm deadline, and what it waits for before it), in milliseconds.
    * The relay gives up on a publish itself (its outcome `retryable`, an attempt spent) only past
-   * this plus a second, and past the application's `publishTimeout` when that is longer, so that
-   * a broker gone silent is judged by the publisher (`unavailable`, no attempt spent) first.
+   * this plus a second, and past the application's `publishTimeout` (unset: one `lease.duration`)
+   * when that is longer, so that a broker gone silent is judged by the publisher (`unavailable`,
+   * no attempt spent) first.
    * ferry's publishers report it; without it (or not a positive finite number) the relay waits
    * `publishTimeout`, or, unset, as long as the publish takes while its lease renews (close() or
    * a lost lease end the wait).

@@ -138,7 +138,7 @@ export async function publishBatch(args: {
   // publishTimeout, or the publisher's own longest answer and a margin, the batch is retryable (a
   // retry spent, so FAILED in the end), whatever the publisher reports later discarded. Without
   // one, the publish holds its claim, renewed, until it answers, its lease is lost, or close().
-  const waitMs = publishWaitMs(args.publisher, options.publishTimeout);
+  const waitMs = publishWaitMs(args.publisher, options.publishTimeout, options.lease.duration);
   const unanswered =
     waitMs === null
       ? undefined
@@ -146,7 +146,9 @@ export async function publishBatch(args: {
           fallbackError =
             waitMs === options.publishTimeout
               ? `publisher did not answer within publishTimeout (${waitMs} ms)`
-              : `publisher did not answer within its answerWithinMs and a margin (${waitMs} ms)`;
+              : waitMs === options.lease.duration
+                ? `publisher did not answer within lease.duration (${waitMs} ms)`
+                : `publisher did not answer within its answerWithinMs and a margin (${waitMs} ms)`;
           abort.abort(new FerryError('FERRY_TIMEOUT', fallbackError));
         }, waitMs);
   unanswered?.unref?.();

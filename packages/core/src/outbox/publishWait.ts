@@ -6,8 +6,9 @@ export const ANSWER_MARGIN_MS = 1_000;
 
 /**
  * How long the relay waits for a publish() before it gives up on it itself (publishBatch), or null
- * for no deadline of its own: the application's publishTimeout, or the publisher's own longest
- * answer (Publisher.answerWithinMs) and a margin, the longer when both are set. Neither set, the
+ * for no deadline of its own. The application's publishTimeout, when set; else, for a publisher
+ * that declares its own longest answer (Publisher.answerWithinMs), one lease duration (`leaseMs`)
+ * as before review 118; either way never less than that answer and a margin. Neither set, the
  * publish holds its claim, renewed, for as long as it takes (the specification: a hung callback
  * with healthy heartbeats is not automatically timed out; review 118: the relay gave up after one
  * lease.duration, charged the batch and discarded a late `sent`, so a slow publish went out
@@ -16,7 +17,11 @@ export const ANSWER_MARGIN_MS = 1_000;
  * met, FAILED in the end; review 93). The publisher's value is read once per publish and never
  * fails: one that throws, or is no positive finite number, counts as none.
  */
-export function publishWaitMs(publisher: Publisher, publishTimeout: number | null): number | null {
+export function publishWaitMs(
+  publisher: Publisher,
+  publishTimeout: number | null,
+  leaseMs: number,
+): number | null {
   let declared: unknown;
   try {
     declared = publisher.answerWithinMs;
@@ -28,5 +33,5 @@ export function publishWaitMs(publisher: Publisher, publishTimeout: number | nul
       ? Math.min(MAX_TIMER_MS, Math.ceil(declared) + ANSWER_MARGIN_MS)
       : null;
   if (answer === null) return publishTimeout;
-  return publishTimeout === null ? answer : Math.max(answer, publishTimeout);
+  return Math.max(answer, publishTimeout ?? leaseMs);
 }

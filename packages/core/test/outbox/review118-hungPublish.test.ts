@@ -136,3 +136,19 @@ test("a publishTimeout shorter than the publisher's declared answer waits for th
     last_error: expect.stringContaining('answerWithinMs and a margin (1700 ms)'),
   });
 });
+
+test('a publisher declaring a short answerWithinMs is still waited for one lease.duration when publishTimeout is unset', async () => {
+  // As before review 118: what a publisher declares only lengthens the relay's wait. A wrapper
+  // that publishes twice per call (review 34's mutants) takes longer than it declares; cutting it
+  // at its declared answer and a second charged outage batches, FAILED in the end.
+  const { id } = await emit(t.db, { type: 'slow', payload: {} });
+  const publisher: Publisher = {
+    answerWithinMs: 50,
+    publish: (messages) =>
+      new Promise<readonly PublishOutcome[]>((resolve) =>
+        setTimeout(() => resolve(messages.map((m) => ({ id: m.id, status: 'sent' as const }))), 1_800),
+      ),
+  };
+  await oneCycle(publisher, { lease: { duration: 3_000, heartbeatInterval: 500 } });
+  expect(await statusOf(t.db, id)).toMatchObject({ status: 'SENT', retry_count: 0 });
+});
