@@ -6,6 +6,28 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { Server, Socket } from 'node:net';
 
+/** Where each socket connected since recordSocketOrigins() was called (the connect's stack). */
+const origins = new WeakMap<Socket, string>();
+let recording = false;
+
+/**
+ * From now on, this file's sockets remember the stack that connected them, and
+ * describeTcpHandles() prints it beside a socket still open: a leak names its opener. Patches
+ * net.Socket.prototype.connect once (a plain wrapper, so a later jest.spyOn on it wraps this one
+ * and its mockRestore() puts this one back).
+ */
+export function recordSocketOrigins(): void {
+  if (recording) return;
+  recording = true;
+  const connect = Socket.prototype.connect;
+  Socket.prototype.connect = function (this: Socket, ...args: unknown[]) {
+    const frames = (new Error().stack ?? '').split('\n').slice(2);
+    const own = frames.filter((frame) => !/node:|openSockets|node_modules\/jest|<anonymous>/.test(frame));
+    origins.set(this, own.slice(0, 8).join(' <') || frames.slice(0, 8).join(' <'));
+    return (connect as (...a: unknown[]) => Socket).apply(this, args);
+  } as typeof Socket.prototype.connect;
+}
+
 function ownSocketInodes(): Set<string> {
   const inodes = new Set<string>();
   for (const fd of readdirSync('/proc/self/fd')) {
@@ -60,7 +82,8 @@ export function describeTcpHandles(): string[] {
       const remote =
         handle.remotePort === undefined ? 'unconnected' : `${handle.remoteAddress}:${handle.remotePort}`;
       described.push(
-        `socket ${handle.localPort ?? '?'} -> ${remote}${handle.destroyed ? ' (destroyed)' : ''}`,
+        `socket ${handle.localPort ?? '?'} -> ${remote}${handle.destroyed ? ' (destroyed)' : ''}` +
+          (origins.has(handle) ? ` connected at ${origins.get(handle)!.replace(/\s+/g, ' ')}` : ''),
       );
     } else if (handle instanceof Server) {
       const address = handle.address();

@@ -8,12 +8,14 @@
  * shared broker is never touched.
  */
 import { deleteTopics, ensureTopics, KafkaPublisher } from '../src';
+import net from 'node:net';
 import { brokers, outboxMessage, testConnection, uniqueName, waitFor } from './support';
-import { describeTcpHandles } from '../../../test-support/openSockets';
+import { describeTcpHandles, recordSocketOrigins } from '../../../test-support/openSockets';
 import { expectClosedNotSent, SilentRoute } from './silentRoute';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 
 failOnUnhandledRejections();
+recordSocketOrigins();
 jest.setTimeout(120_000);
 
 /** Far beyond the test: a close() that waits for the client's requests to time out hangs here. */
@@ -22,6 +24,11 @@ const REQUEST_TIMEOUT_MS = 600_000;
 const CONFIRM_TIMEOUT_MS = 300_000;
 /** A publisher's default closeTimeoutMs (10 s) and room for the test machine. */
 const CLOSE_WITHIN_MS = 25_000;
+/**
+ * How long the test watches for a connect after close(): the client's retries of the send its
+ * close failed come one retry delay (1 s by default) apart, and there are several.
+ */
+const WATCHED_AFTER_CLOSE_MS = 3_000;
 
 const admin = testConnection();
 const topics: string[] = [];
@@ -58,6 +65,9 @@ test('close() of a publisher whose send is in flight on a silent cluster settles
   } finally {
     await route.close();
   }
+  // Nor does the client open a connection once closed (a retry of the send close() failed, with
+  // the route gone, went straight to the broker: a socket opened after close, review 100's flake).
+  expect(await connectsWithin(WATCHED_AFTER_CLOSE_MS)).toEqual([]);
   // Nothing of the publisher holds the process: no socket, nor one the client opened again.
   // (A handle is listed until its close callback ran: waited for.)
   const tcp = () => process.getActiveResourcesInfo().filter((kind) => kind.startsWith('TCP'));
@@ -67,3 +77,22 @@ test('close() of a publisher whose send is in flight on a silent cluster settles
       `still held: ${tcp().join(', ')} (${describeTcpHandles().join('; ')}; route ${routePort}, broker ${brokers().join(',')})`,
   );
 });
+
+/** The connects (their first argument) any socket of the process makes within `ms` from now. */
+async function connectsWithin(ms: number): Promise<string[]> {
+  const opened: string[] = [];
+  const connect = net.Socket.prototype.connect;
+  const spy = jest.spyOn(net.Socket.prototype, 'connect').mockImplementation(function (
+    this: net.Socket,
+    ...args: unknown[]
+  ) {
+    opened.push(JSON.stringify(args[0]));
+    return (connect as (...a: unknown[]) => net.Socket).apply(this, args);
+  });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  } finally {
+    spy.mockRestore();
+  }
+  return opened;
+}
