@@ -16,13 +16,18 @@ export type InboxReplayOutcome =
   | { readonly kind: 'accepted'; readonly record: InboxRecord }
   | { readonly kind: 'duplicate'; readonly record: InboxRecord };
 
+/**
+ * The arguments of `request` that name another replay than `existing`: what is replayed, where,
+ * and why. Not the actor: who asks is not what is asked (a retry from a second shell or host, or by
+ * whoever took the incident over, is the same request; each call is audited under its own actor,
+ * and the lineage keeps the one that created the replay). Review 123.
+ */
 function differing(existing: InboxRecord, request: ReplayRequest): string[] {
   const lineage = existing.replay;
   const fields: Array<[string, boolean]> = [
     ['id', lineage?.sourceId === request.sourceId],
     ['expectedVersion', lineage?.sourceVersion === request.expectedVersion],
     ['targetConsumer', existing.consumer === request.targetConsumer],
-    ['actor', lineage?.actor === request.actor],
     ['reason', lineage?.reason === request.reason],
   ];
   return fields.filter(([, same]) => !same).map(([name]) => name);
