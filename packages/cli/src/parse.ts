@@ -185,6 +185,21 @@ export function instant(value: string): Date {
 }
 
 /**
+ * A purge's `--before`: an instant as `instant`, not later than now. Nothing is published or
+ * completed after now, so a cutoff in the future (2062 typed for 2026) is the whole table, not a
+ * retention policy: refused, naming the deliberate way to purge everything (an age, `0s` = now).
+ * Review 123.
+ */
+export function cutoff(value: string): Date {
+  const date = instant(value);
+  if (date.getTime() <= Date.now()) return date;
+  throw new InvalidArgumentError(
+    `must not be in the future, got "${value}" (${date.toISOString()}): every row is older than that. ` +
+      'Give the cutoff of your retention policy, or an age (30d); 0s purges everything up to now',
+  );
+}
+
+/**
  * `<uuid>` or `<uuid>:<version>` (inbox requeue), each id once as uuids(): the same id at the
  * same version given twice is one target; at two versions it is refused (which one was observed?).
  */

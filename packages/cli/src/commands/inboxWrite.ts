@@ -9,7 +9,7 @@ import { UsageError } from '../errors';
 import { FailedPartway } from '../failure';
 import { AUDIT_HINT, stopNotes, untilInterrupted } from '../interrupt';
 import { countOutcomes, printActions, printNote, type ActionResult } from '../output';
-import { instant, rowVersion, uuid, versionedId, type VersionedId } from '../parse';
+import { cutoff, rowVersion, uuid, versionedId, type VersionedId } from '../parse';
 import {
   audit,
   checkInboxScope,
@@ -218,7 +218,7 @@ function registerInboxMaintenance(group: Command, ctx: Context): void {
     .requiredOption(
       '--before <when>',
       'ISO timestamp, or an age (30d = completed more than 30 days ago)',
-      instant,
+      cutoff,
     )
     .action(
       act<Options & { before: Date }>(ctx, (o) => {

@@ -5,7 +5,7 @@ import { chunks, perBatch, releasing, runPurge, runRelease, type ReleaseOptions 
 import type { Context } from '../command';
 import { recordOutboxResults } from '../conflict';
 import { UsageError } from '../errors';
-import { age, instant, uuids } from '../parse';
+import { age, cutoff, uuids } from '../parse';
 import {
   audit,
   mutating,
@@ -120,7 +120,7 @@ function registerOutboxMaintenance(group: Command, ctx: Context): void {
     .requiredOption(
       '--before <when>',
       'ISO timestamp, or an age (7d = published more than 7 days ago)',
-      instant,
+      cutoff,
     )
     .action(
       act<Options & { before: Date }>(ctx, (o) =>
