@@ -1,4 +1,11 @@
-import { AUDIT_KEYS, audited, overallOutcome, redactedReason, type AuditOptions } from '../audit/audited';
+import {
+  AUDIT_KEYS,
+  audited,
+  overallOutcome,
+  redactedReason,
+  resolveAudit,
+  type AuditOptions,
+} from '../audit/audited';
 import {
   booleanArgument,
   dateArgument,
@@ -81,6 +88,8 @@ export class OutboxActions {
       throw new FerryValidationError('force', 'needs claimToken: only a named dead claim is released early');
     }
     const limit = integerArgument('limit', args.limit, 1, 10_000, 1_000);
+    // A dry run takes no lock (releaseStuck's PREVIEW): it must not hold up a live relay.
+    const { dryRun } = resolveAudit(args);
     return audited(this.db, {
       action: 'outbox.release',
       scope: this.scope,
@@ -88,7 +97,7 @@ export class OutboxActions {
       arguments: { claimToken, force, limit },
       options: args,
       run: async (tx) => ({
-        released: await releaseStuckEvents(tx, { tenantId: this.tenantId, claimToken, force, limit }),
+        released: await releaseStuckEvents(tx, { tenantId: this.tenantId, claimToken, force, limit, dryRun }),
       }),
       summarize: (r) => ({
         outcome: r.released.length > 0 ? 'applied' : 'none',

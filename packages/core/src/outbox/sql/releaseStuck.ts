@@ -31,11 +31,32 @@ const RELEASE = `
     AND ($2::uuid IS NULL OR e.claim_token = $2::uuid)
   RETURNING e.id::text AS id`;
 
+/**
+ * A dry run's answer, read without taking a lock: the release's candidates, in its order (review
+ * 123). Run as the release in a savepoint, the dry run's UPDATE locked the rows of the claim it
+ * was asked about until its rollback, so a relay still holding that claim waited to complete its
+ * batch (or failed it under its lock_timeout). A row another transaction has locked at that
+ * instant, which the release would skip, cannot be seen without locking it: it is counted.
+ */
+const PREVIEW = `
+  SELECT id::text AS id FROM outbox_events
+  WHERE status = 'PROCESSING' AND ($1::text IS NULL OR tenant_id = $1::text)
+    AND ($2::uuid IS NULL OR claim_token = $2::uuid)
+    AND lease_expires_at <= CASE WHEN $3::boolean THEN 'infinity'::timestamptz ELSE now() END
+  ORDER BY lease_expires_at, id LIMIT $4`;
+
+/** Releases (RELEASE) or, with `dryRun`, answers what the release would do without a lock (PREVIEW). */
 export async function releaseStuckEvents(
   db: SqlExecutor,
-  args: { tenantId: string | null; claimToken: string | null; force: boolean; limit: number },
+  args: {
+    tenantId: string | null;
+    claimToken: string | null;
+    force: boolean;
+    limit: number;
+    dryRun?: boolean;
+  },
 ): Promise<string[]> {
-  const rows = await db.query<{ id: string }>(RELEASE, [
+  const rows = await db.query<{ id: string }>(args.dryRun === true ? PREVIEW : RELEASE, [
     args.tenantId,
     args.claimToken,
     args.force,
