@@ -11,7 +11,7 @@ import {
   type OptionKeys,
 } from '../optionChecks';
 import type { HealthThresholds } from '../outbox/adminTypes';
-import type { HealthOptions, InboxThresholds, TransportProbe } from './types';
+import type { HealthOptions, InboxThresholds, LoopSource, TransportProbe } from './types';
 
 const KEYS = {
   db: true,
@@ -67,6 +67,52 @@ function transportProbe(probe: TransportProbe | null | undefined, index: number)
   }
 }
 
+/**
+ * Each transport's own name: two alike made two checks named `transport <name>`, so the one down
+ * could not be told from the one up (review 123).
+ */
+function distinctNames(probes: readonly TransportProbe[]): void {
+  const first = new Map<string, number>();
+  probes.forEach((probe, index) => {
+    const earlier = first.get(probe.name);
+    if (earlier !== undefined) {
+      throw new FerryConfigError(
+        `transports[${index}].name`,
+        `is the name of transports[${earlier}] too, got ${received(probe.name)}: each transport needs its own name (its check is named \`transport <name>\`)`,
+      );
+    }
+    first.set(probe.name, index);
+  });
+}
+
+/**
+ * `relay` / `inbox`: left out, or a loop source (the relay, the Inbox, an object of getters) whose
+ * `lastCycleAt` is a Date or null and whose `state`, if any, is a string. Anything else (a string, a
+ * factory, a promise, a service in place of its source) was liveness `starting`, then down for
+ * ever (an orchestrator restarting a healthy process); a `lastCycleAt` of another type made
+ * liveness() reject (review 123).
+ */
+function loopSource(name: 'relay' | 'inbox', source: unknown): void {
+  if (source === undefined) return;
+  const example = name === 'relay' ? 'the relay createRelay() returns' : 'the Inbox';
+  if (typeof source !== 'object' || source === null) {
+    throw new FerryConfigError(
+      name,
+      `must be a loop source such as ${example} ({ lastCycleAt, state? }); leave it out when there is none; got ${received(source)}`,
+    );
+  }
+  const { lastCycleAt, state } = source as Partial<LoopSource>;
+  if (lastCycleAt !== null && !(lastCycleAt instanceof Date)) {
+    throw new FerryConfigError(
+      `${name}.lastCycleAt`,
+      `must be a Date or null (the loop's last cycle, as on ${example}), got ${received(lastCycleAt)}`,
+    );
+  }
+  if (state !== undefined && typeof state !== 'string') {
+    throw new FerryConfigError(`${name}.state`, `must be a string, got ${received(state)}`);
+  }
+}
+
 /** createHealth's options checked like every options object (unknown keys, types, values shown). */
 export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOptions {
   requiredOptions(options, 'db');
@@ -81,6 +127,9 @@ export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOpti
   // By index, not forEach: a sparse array's hole is an entry readiness reads as undefined.
   const probes = options.transports ?? [];
   for (let index = 0; index < probes.length; index += 1) transportProbe(probes[index], index);
+  distinctNames(probes);
+  loopSource('relay', options.relay);
+  loopSource('inbox', options.inbox);
   booleanOption('checkSchema', options.checkSchema ?? true);
   thresholds('outboxThresholds.', options.outboxThresholds, OUTBOX_THRESHOLD_KEYS);
   thresholds('inboxThresholds.', options.inboxThresholds, INBOX_THRESHOLD_KEYS);
