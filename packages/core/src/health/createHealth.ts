@@ -1,6 +1,6 @@
 import { readStats } from '../inbox/sql/stats';
 import { createOutboxAdmin } from '../outbox/admin';
-import { verifySchema } from '../schema/checkSchema';
+import { verifySchema, type CheckSchemaResult } from '../schema/checkSchema';
 import { boundedExecutor } from '../sql/boundedExecutor';
 import { describeCause } from '../transport/errors';
 import { resolveHealthOptions } from './options';
@@ -99,7 +99,7 @@ export function createHealth(options: HealthOptions): FerryHealth {
       }),
     ];
     if (options.checkSchema ?? true) {
-      checks.push(probe('schema', timeoutMs, () => verifySchema(db).then(() => 'ready')));
+      checks.push(probe('schema', timeoutMs, () => verifySchema(db).then(schemaDetail)));
     }
     for (const t of options.transports ?? []) {
       checks.push(probe(`transport ${t.name}`, timeoutMs, () => t.check().then(() => 'ready')));
@@ -153,6 +153,20 @@ export function createHealth(options: HealthOptions): FerryHealth {
   }
 
   return { liveness, readiness, details };
+}
+
+/**
+ * `ready`, and how many migrations the migrations table records that this version does not ship (a
+ * newer ferry applied them: a rollback mid-deploy): they fail nothing (review 115), but the
+ * readiness an operator reads during a rollback says the schema is ahead of the code. Counted, not
+ * listed: there may be any number, and `ferry check` names them (review 123).
+ */
+function schemaDetail({ unrecognized }: CheckSchemaResult): string {
+  if (unrecognized.length === 0) return 'ready';
+  return (
+    `ready; ${unrecognized.length} recorded migration(s) this version does not ship ` +
+    '(applied by a newer one; `ferry check` names them)'
+  );
 }
 
 function inboxBacklog(stats: Awaited<ReturnType<typeof readStats>>, options: HealthOptions): HealthCheck {
