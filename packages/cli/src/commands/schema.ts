@@ -19,15 +19,22 @@ import { printJson, printLine, printNote } from '../output';
 /** Where to look after a second signal ended `migrate` unanswered. */
 const MIGRATE_HINT = '`ferry check` says what is still pending; `ferry migrate` again skips what was applied';
 
+/** How many of them the note names: any number may be recorded (review 123). */
+const UNRECOGNIZED_SHOWN = 10;
+
 /**
  * The note naming the ledger's migrations this ferry has no file for (a newer version applied
  * them: a rollback mid-deploy), on stderr: they fail nothing, the exit code stays 0 (review 115).
+ * One line naming the first UNRECOGNIZED_SHOWN and counting the rest: all of them made one line of
+ * any length (1,000 rows, some 20,000 characters; review 123). --json lists them all.
  */
 function noteUnrecognized(ctx: Context, command: string, unrecognized: readonly string[] | undefined): void {
   if (unrecognized === undefined || unrecognized.length === 0) return;
+  const rest = unrecognized.length - UNRECOGNIZED_SHOWN;
+  const more = rest > 0 ? ` and ${rest} more (--json lists them all)` : '';
   printNote(
     ctx,
-    `ferry ${command}: ${unrecognized.length} recorded migration(s) this version does not ship (applied by a newer one; left as they are): ${unrecognized.join(', ')}`,
+    `ferry ${command}: ${unrecognized.length} recorded migration(s) this version does not ship (applied by a newer one; left as they are): ${unrecognized.slice(0, UNRECOGNIZED_SHOWN).join(', ')}${more}`,
   );
 }
 
