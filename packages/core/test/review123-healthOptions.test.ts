@@ -11,18 +11,11 @@
  *   A `lastCycleAt` that is no Date made liveness() reject (TypeError) instead of answering. Refused
  *   at createHealth with FERRY_CONFIG_INVALID naming the option.
  */
-import { createHealth, FerryConfigError, type HealthOptions, type SqlExecutor } from '@ferry/core';
+import { createHealth, FerryConfigError, type HealthOptions } from '@ferry/core';
+import { refusingExecutor } from '../../../test-support/executors';
 
 /** The options are refused before any statement: this database answers none. */
-const unreachable = async (): Promise<never> => {
-  throw new Error('the options should have been refused before any statement');
-};
-const db = {
-  inTransaction: false,
-  query: unreachable,
-  execute: unreachable,
-  transaction: unreachable,
-} as unknown as SqlExecutor;
+const db = refusingExecutor;
 const check = async () => undefined;
 
 function refusal(options: Partial<HealthOptions>): unknown {

@@ -14,25 +14,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { createOutboxAdmin, emitMany, fromPg, type SqlExecutor } from '@ferry/core';
+import { createOutboxAdmin, emitMany, fromPg } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-
-/** `inner`, running `hook` before it sends a statement starting with `statement` (in a transaction too). */
-function pausingBefore(inner: SqlExecutor, statement: string, hook: () => Promise<void>): SqlExecutor {
-  const wrap = (db: SqlExecutor): SqlExecutor => ({
-    get inTransaction() {
-      return db.inTransaction;
-    },
-    query: (text, values, options) => db.query(text, values, options),
-    execute: async (text, values, options) => {
-      if (text.startsWith(statement)) await hook();
-      return db.execute(text, values, options);
-    },
-    transaction: (work, options) => db.transaction((tx) => work(wrap(tx)), options),
-  });
-  return wrap(inner);
-}
+import { pausingBefore } from '../../../test-support/executors';
 
 let t: TestDatabase;
 let relayPool: Pool;

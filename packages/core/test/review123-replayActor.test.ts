@@ -19,7 +19,8 @@ import { useAdminDatabase } from '../../../test-support/adminFixture';
 
 const database = useAdminDatabase();
 
-it('the same replay request retried by another actor is a duplicate, audited under that actor', async () => {
+/** A replay request of the fixture's COMPLETED receipt of tenant acme. */
+async function request(actor: string) {
   const f = await database.fixture();
   const tenant = new InboxAdmin(database.t().prisma).forTenant('acme');
   const input = {
@@ -28,8 +29,13 @@ it('the same replay request retried by another actor is a duplicate, audited und
     requestId: randomUUID(),
     targetConsumer: 'work',
     reason: 'projection rebuild',
-    actor: 'cli:ops@host-a',
+    actor,
   };
+  return { tenant, input };
+}
+
+it('the same replay request retried by another actor is a duplicate, audited under that actor', async () => {
+  const { tenant, input } = await request('cli:ops@host-a');
   const first = await tenant.replay(input);
   expect(first.kind).toBe('accepted');
   const again = await tenant.replay({ ...input, actor: 'cli:ops@host-b' }).catch((error: unknown) => error);
@@ -47,16 +53,7 @@ it('the same replay request retried by another actor is a duplicate, audited und
 });
 
 it('a request id reused with another target or reason is still a conflict', async () => {
-  const f = await database.fixture();
-  const tenant = new InboxAdmin(database.t().prisma).forTenant('acme');
-  const input = {
-    id: f.tenant.completed.id,
-    expectedVersion: f.tenant.completed.expectedVersion,
-    requestId: randomUUID(),
-    targetConsumer: 'work',
-    reason: 'projection rebuild',
-    actor: 'ops',
-  };
+  const { tenant, input } = await request('ops');
   await tenant.replay(input);
   await expect(tenant.replay({ ...input, actor: 'other', reason: 'else' })).rejects.toMatchObject({
     code: 'FERRY_REPLAY_CONFLICT',

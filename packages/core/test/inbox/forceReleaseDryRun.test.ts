@@ -1,28 +1,13 @@
 import { Client } from 'pg';
-import { InboxAdmin, type SqlExecutor } from '@ferry/core';
+import { InboxAdmin } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { beginHandler } from '../../src/inbox/sql/beginHandler';
 import { completeReceipt } from '../../src/inbox/sql/complete';
 import { receiptLock } from '../../src/inbox/sql/fragments';
 import { claimedReceipts, receiptRow } from './helpers';
+import { pausingBefore } from '../../../../test-support/executors';
 
 const LIMITS = { lockTimeoutMs: 1_000, transactionTimeoutMs: 10_000 };
-
-/** `inner`, running `hook` before it sends a statement starting with `statement` (in a transaction too). */
-function pausingBefore(inner: SqlExecutor, statement: string, hook: () => Promise<void>): SqlExecutor {
-  const wrap = (db: SqlExecutor): SqlExecutor => ({
-    get inTransaction() {
-      return db.inTransaction;
-    },
-    query: (text, values, options) => db.query(text, values, options),
-    execute: async (text, values, options) => {
-      if (text.startsWith(statement)) await hook();
-      return db.execute(text, values, options);
-    },
-    transaction: (work, options) => db.transaction((tx) => work(wrap(tx)), options),
-  });
-  return wrap(inner);
-}
 
 /**
  * A dry run of the forced release answers what the release would do without taking a lock: it
