@@ -76,3 +76,29 @@ describe('createHealth options (review 123)', () => {
     });
   });
 });
+
+describe('a transport check that returns no promise (review 123)', () => {
+  it('is down with a detail saying what check() returned and what it must return', async () => {
+    const health = createHealth({
+      db,
+      checkSchema: false,
+      transports: [
+        { name: 'flag', check: (() => true) as never },
+        { name: 'uncalled', check: (() => check) as never },
+      ],
+    });
+    const transports = (await health.readiness()).checks.filter((c) => c.name.startsWith('transport'));
+    expect(transports).toEqual([
+      {
+        name: 'transport flag',
+        status: 'down',
+        detail: 'check() returned true (boolean), not a promise: give a check such as () => consumer.check()',
+      },
+      {
+        name: 'transport uncalled',
+        status: 'down',
+        detail: 'check() returned a function, not a promise: give a check such as () => consumer.check()',
+      },
+    ]);
+  });
+});

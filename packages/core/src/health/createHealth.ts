@@ -4,6 +4,7 @@ import { verifySchema, type CheckSchemaResult } from '../schema/checkSchema';
 import { boundedExecutor } from '../sql/boundedExecutor';
 import { describeCause } from '../transport/errors';
 import { resolveHealthOptions } from './options';
+import { received } from '../optionChecks';
 import type {
   FerryHealth,
   HealthCheck,
@@ -11,6 +12,7 @@ import type {
   HealthOptions,
   HealthReport,
   LoopSource,
+  TransportProbe,
 } from './types';
 
 const up = (name: string, detail: string): HealthCheck => ({ name, status: 'up', detail });
@@ -102,7 +104,7 @@ export function createHealth(options: HealthOptions): FerryHealth {
       checks.push(probe('schema', timeoutMs, () => verifySchema(db).then(schemaDetail)));
     }
     for (const t of options.transports ?? []) {
-      checks.push(probe(`transport ${t.name}`, timeoutMs, () => t.check().then(() => 'ready')));
+      checks.push(probe(`transport ${t.name}`, timeoutMs, () => transportReady(t)));
     }
     return report(await Promise.all(checks));
   }
@@ -153,6 +155,22 @@ export function createHealth(options: HealthOptions): FerryHealth {
   }
 
   return { liveness, readiness, details };
+}
+
+/**
+ * A transport probe's answer: `ready` once its check() resolves. A check() that returns no promise
+ * (a boolean, or `() => consumer.check` not called) was down with `t.check(...).then is not a
+ * function`: it says what it returned and what it must return now (review 123).
+ */
+async function transportReady(probe: TransportProbe): Promise<string> {
+  const answer: unknown = probe.check();
+  if (typeof (answer as PromiseLike<unknown> | null)?.then !== 'function') {
+    throw new Error(
+      `check() returned ${received(answer)}, not a promise: give a check such as () => consumer.check()`,
+    );
+  }
+  await answer;
+  return 'ready';
 }
 
 /**
