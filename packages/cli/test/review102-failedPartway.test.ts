@@ -7,6 +7,9 @@
  * Expected: every id given is answered: applied ones as such, the id in flight when the failure
  * came `not_applied` (its transaction rolled back; `detail` the error's code), the ids after it
  * `not_attempted`, in text and under --json.
+ *
+ * The statement timeout is 2 s: it bounds the connection for a transaction too, and a loaded
+ * machine took more than 500 ms for one (FERRY_DATABASE_UNAVAILABLE where FERRY_TIMEOUT was meant).
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
@@ -56,7 +59,7 @@ async function retryHeld(n: number, held: number) {
   const tenant = `t-${randomUUID()}`;
   const ids = await failedEvents(tenant, n);
   const run = await whileLocked('outbox_events', ids[held]!, () =>
-    d.cli('outbox', 'retry', ...ids, '--batch-size', '2', '--tenant', tenant, '--statement-timeout', '500ms'),
+    d.cli('outbox', 'retry', ...ids, '--batch-size', '2', '--tenant', tenant, '--statement-timeout', '2s'),
   );
   return { ids, run };
 }
@@ -81,7 +84,7 @@ it('inbox requeue: applied, then the id in flight not_applied, then the ids neve
       '--tenant',
       tenant,
       '--statement-timeout',
-      '500ms',
+      '2s',
       '--json',
     ),
   );
