@@ -1,10 +1,10 @@
 import { unescape } from 'node:querystring';
 import { installDeepHeaderCut } from './deepHeaders';
 import * as amqp from 'amqplib';
-import type { ChannelModel } from 'amqplib';
+import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import { FerryConfigError, type Logger } from '@ferry/core';
 import { abortableDelay, backoffDelay, inRootContext, onAbort, received } from '@ferry/core/transport';
-import { closedError, describeError, transportError } from './errors';
+import { ChannelsExhaustedError, closedError, describeError, transportError } from './errors';
 import { CLOSE_ANSWER_MS } from './waits';
 import { settlesWithin } from '@ferry/core/transport';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
@@ -329,6 +329,21 @@ export function useConnection(
   // losses), unless its own options name a logger. The options are not copied: a getter on a
   // class, a non-enumerable property read as given.
   return { connection: new RabbitConnection(options, { logger }), owned: true };
+}
+
+/**
+ * Opens a confirm channel on `model`. amqplib's "No channels left to allocate" (every channel
+ * number up to the negotiated channelMax in use) becomes ChannelsExhaustedError, which names
+ * channelMax and what holds the channels.
+ */
+export async function openConfirmChannel(model: ChannelModel): Promise<ConfirmChannel> {
+  try {
+    return await model.createConfirmChannel();
+  } catch (error) {
+    if (!(error instanceof Error) || error.message !== 'No channels left to allocate') throw error;
+    const tuned = (model as unknown as { connection?: { channelMax?: unknown } }).connection?.channelMax;
+    throw new ChannelsExhaustedError(typeof tuned === 'number' ? tuned : null, { cause: error });
+  }
 }
 
 /**

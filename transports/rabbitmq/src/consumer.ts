@@ -22,7 +22,7 @@ import { DeliveryBuffer } from './buffer';
 import { CopyChannel } from './copyChannel';
 import { CLOSE_ANSWER_MS, untilAborted } from './waits';
 import { settlesWithin } from '@ferry/core/transport';
-import { RabbitConnection, useConnection } from './connection';
+import { RabbitConnection, openConfirmChannel, useConnection } from './connection';
 import {
   resolveConsumerOptions,
   type RabbitConsumerOptions,
@@ -41,7 +41,8 @@ export interface RabbitConsumer {
    * FERRY_CLOSED once closed (also at once when its shared connection was closed before it
    * attached), and FERRY_PERMANENT_FAILURE at once when the broker refuses the
    * consumer (403 ACCESS_REFUSED, 406 PRECONDITION_FAILED: e.g. an existing queue declared with
-   * other arguments, 530 NOT_ALLOWED), unless the refusal ends by itself (another consumer's
+   * other arguments, 530 NOT_ALLOWED; a shared connection with no channel left for its two:
+   * ChannelsExhaustedError), unless the refusal ends by itself (another consumer's
    * exclusive use, a limit reached: isRefusal), which is waited out like any failure. The
    * consumer keeps trying to attach after either.
    */
@@ -312,7 +313,7 @@ class ConsumerRuntime implements RabbitConsumer {
               `RabbitMQ did not answer the consumer's ${step} within ${ms} ms (connectTimeoutMs)`,
             ),
       );
-    const opening = model.createConfirmChannel();
+    const opening = openConfirmChannel(model);
     let channel: ConfirmChannel;
     try {
       channel = await bounded(opening, 'channel open');
@@ -337,6 +338,11 @@ class ConsumerRuntime implements RabbitConsumer {
       if (this.options.topology)
         await bounded(declareWorkQueue(channel, this.options.topology), 'queue declare');
       await bounded(channel.prefetch(this.prefetch), 'prefetch');
+      // Its copy channel too, before it consumes (review 122): opened at the first copy, it could
+      // find the connection's channelMax used up by the consumers attached meanwhile, and every
+      // delivery to dead-letter or retry was requeued for ever. A connection with no channel left
+      // for it refuses the consumer now (ChannelsExhaustedError), before it takes any delivery.
+      await bounded(this.copies.get(deadline), 'copy channel open');
       if (this.closing.signal.aborted) throw new Error('consumer closed');
       channel.once('close', () => this.onChannelClosed(channel, model));
       this.channel = channel;

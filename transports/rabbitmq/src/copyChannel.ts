@@ -1,5 +1,6 @@
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { Logger } from '@ferry/core';
+import { openConfirmChannel } from './connection';
 import { untilAborted } from './waits';
 
 /**
@@ -39,7 +40,7 @@ export class CopyChannel {
     const model = this.current();
     if (model === null) return Promise.reject(new Error('no connection to the broker'));
     if (this.opened?.model === model) return this.opened.channel;
-    const channel = model.createConfirmChannel().then(async (opened) => {
+    const channel = openConfirmChannel(model).then(async (opened) => {
       opened.on('error', (error: unknown) => {
         this.logger.warn({ err: error, queue: this.queue }, 'ferry.rabbitmq: copy channel error');
       });

@@ -53,6 +53,27 @@ export class StreamQueueError extends Error {
   }
 }
 
+/**
+ * The connection had no channel left to open (review 122): amqplib numbers a connection's channels
+ * from 1 to the channelMax negotiated (the URL's query parameter, the broker's channel_max: 2047 by
+ * default) and refuses the next one ("No channels left to allocate"). A consumer holds two (the one
+ * it consumes on and the one for its dead-letter and retry copies), a publisher one, and one more
+ * per destination the broker refused while it publishes. A refusal for ready(): the channels are
+ * the application's own, held as long as its consumers run.
+ */
+export class ChannelsExhaustedError extends Error {
+  constructor(channelMax: number | null, options?: ErrorOptions) {
+    super(
+      `the connection has no channel left to open (channelMax ${channelMax ?? 'unknown'} negotiated, all in ` +
+        'use): a consumer holds two channels (the one it consumes on and one for its dead-letter and retry ' +
+        'copies), a publisher one and one more per refused destination while it publishes; attach fewer ' +
+        "consumers to one RabbitConnection, or raise channelMax (the URL's query parameter, the broker's channel_max)",
+      options,
+    );
+    this.name = 'ChannelsExhaustedError';
+  }
+}
+
 /** The reply code of an amqplib channel or handshake error, when it carries one. */
 function replyCode(error: unknown): number | null {
   if (typeof error !== 'object' || error === null) return null;
@@ -77,10 +98,10 @@ export function unknownExchangeType(error: unknown): string | null {
 /**
  * Whether an attach attempt failed in a way only an operator can fix (REFUSAL_CODES, unless its
  * text is one of TEMPORARY_TEXTS; 503 for an exchange type no plugin of the broker registers; a
- * stream queue).
+ * stream queue; no channel left on the connection).
  */
 export function isRefusal(error: unknown): boolean {
-  if (error instanceof StreamQueueError) return true;
+  if (error instanceof StreamQueueError || error instanceof ChannelsExhaustedError) return true;
   const code = replyCode(error);
   if (code !== null && code === 503 && unknownExchangeType(error) !== null) return true;
   if (code === null || !REFUSAL_CODES.has(code)) return false;

@@ -17,7 +17,7 @@ import {
 } from '@ferry/core/transport';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import { fitsEveryFrame, frameFault, headerTableFault, negotiatedFrameMax } from './headerTable';
-import { RabbitConnection, useConnection } from './connection';
+import { RabbitConnection, openConfirmChannel, useConnection } from './connection';
 import { RABBITMQ_SYSTEM } from './delivery';
 import { closedError, describeError, transportError } from './errors';
 import {
@@ -679,7 +679,7 @@ export class RabbitPublisher implements Publisher {
   private async createChannel(signal: AbortSignal): Promise<ConfirmChannel> {
     void this.connection.connect().catch(() => undefined);
     const model = await this.connection.waitForConnection(signal);
-    const channel = await model.createConfirmChannel();
+    const channel = await openConfirmChannel(model);
     channel.on('error', (error: unknown) => {
       this.logger.warn({ err: error }, 'ferry.rabbitmq: publisher channel error');
     });

@@ -11,7 +11,7 @@
 
 import type { ConfirmChannel } from 'amqplib';
 import type { Logger } from '@ferry/core';
-import type { RabbitConnection } from './connection';
+import { openConfirmChannel, type RabbitConnection } from './connection';
 import { untilAborted } from './waits';
 
 /** A channel the broker closed with a reply code, and the reply text it gave. */
@@ -148,7 +148,7 @@ export async function openLane(
   reason: () => Error,
 ): Promise<ConfirmChannel> {
   let gaveUp = false;
-  const opening = connection.waitForConnection(deadline).then((model) => model.createConfirmChannel());
+  const opening = connection.waitForConnection(deadline).then(openConfirmChannel);
   void opening.then(
     (channel) => {
       channel.on('error', (error: unknown) => {
