@@ -423,9 +423,18 @@ export class DeliverySettler {
       return { status: 'failed', error: `no channel for the copy: ${describeCause(error)}` };
     }
     // amqplib threw (it cannot encode the copy): nothing more may be published on that channel.
-    return publishWithConfirm(channel, exchange, routingKey, message.content, options, signal, () =>
-      this.o.copies.discard(channel),
+    const result = await publishWithConfirm(
+      channel,
+      exchange,
+      routingKey,
+      message.content,
+      options,
+      signal,
+      () => this.o.copies.discard(channel),
     );
+    // Unroutable: a queue of the topology deleted meanwhile is declared again for the next attempt.
+    if (result.status === 'returned') await this.o.copies.redeclare(channel, signal);
+    return result;
   }
 }
 

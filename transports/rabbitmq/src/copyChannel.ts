@@ -16,6 +16,8 @@ import { untilAborted } from './waits';
  */
 export class CopyChannel {
   private opened: { readonly model: ChannelModel; readonly channel: Promise<ConfirmChannel> } | null = null;
+  /** The topology being declared again after a returned copy (redeclare), while it runs. */
+  private redeclaring: Promise<void> | null = null;
 
   constructor(
     /** The connection copies go out on now; null while there is none. */
@@ -72,6 +74,34 @@ export class CopyChannel {
       );
     }
     void channel.close().catch(() => undefined);
+  }
+
+  /**
+   * A copy published on `channel` came back unroutable (returned): a queue of the consumer's
+   * topology was deleted while it runs (its dead-letter queue, a retry tier queue), the exchange
+   * left routing to nothing. Unlike a deleted exchange (the broker closes the channel, and the
+   * next one declares it), nothing closed the channel, and every copy came back for ever (review
+   * 122). Declares the topology again on `channel`, so the delivery's next attempt finds the queue;
+   * one declare at a time, nothing when the consumer declares no topology. Waited for until
+   * `signal` aborts (it runs on); a declare the broker refuses closes the channel (logged).
+   */
+  async redeclare(channel: ConfirmChannel, signal: AbortSignal): Promise<void> {
+    const declare = this.declare;
+    if (!declare) return;
+    this.redeclaring ??= declare(channel).then(
+      () => undefined,
+      (error: unknown) => {
+        this.logger.warn(
+          { err: error, queue: this.queue },
+          'ferry.rabbitmq: declaring the topology again failed',
+        );
+      },
+    );
+    const declaring = this.redeclaring;
+    void declaring.finally(() => {
+      if (this.redeclaring === declaring) this.redeclaring = null;
+    });
+    await untilAborted(declaring, signal, () => new Error('aborted')).catch(() => undefined);
   }
 
   async close(): Promise<void> {
