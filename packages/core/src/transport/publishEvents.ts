@@ -1,6 +1,8 @@
 import type { OutboxMessage, PublishOutcome } from '../contracts';
 import type { Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
+import { checkOutcomes } from '../outbox/publisherOutcomes';
+import { describeError, MAX_OBSERVED_ERROR_CHARS, redactLine } from '../redact/redact';
 import type { TransportObserver, TransportPublisherEvent } from './events';
 
 /** Who reports a publisher's calls, and to whom. */
@@ -12,12 +14,17 @@ export interface PublishReport {
 }
 
 /**
- * Runs one publish() call and tells the observer how it ended, per destination: one
- * `published` for the messages the broker confirmed, one `publish-failed` per other outcome
- * (retryable, permanent, unavailable) with the first error among them. `destinationOf` names
- * where a message went: the publisher's destinationName (the exchange, topic or queue, never a
- * routing key; '' for null, no route). Every ferry publisher reports through here, so the events
- * are the same for every transport.
+ * Runs one publish() call and tells the observer how it ended, per destination, as the relay
+ * makes it of each message: one `published` for the messages the broker confirmed, one
+ * `publish-failed` per other outcome (retryable, permanent, unavailable) with the first error
+ * among them; a message the answer gives no valid outcome for is retryable (checkOutcomes), and
+ * a publish() that rejects (or throws) makes every message retryable, `publish failed: <the
+ * rejection>`, the rejection then propagated unchanged (review 124: it was reported to nobody).
+ * `destinationOf` names where a message went: the publisher's destinationName (the exchange,
+ * topic or queue, never a routing key; '' for null, no route, or a throw). Nothing of the
+ * observation changes what publish() answered (review 124: a destinationOf that threw made a
+ * confirmed batch retryable). Every ferry publisher reports through here, so the events are the
+ * same for every transport.
  */
 export async function observePublish(
   report: PublishReport,
@@ -27,32 +34,74 @@ export async function observePublish(
 ): Promise<readonly PublishOutcome[]> {
   if (!report.observer) return publish();
   const startedAt = performance.now();
-  const outcomes = await publish();
+  let outcomes: readonly PublishOutcome[];
+  try {
+    outcomes = await publish();
+  } catch (error) {
+    const failure = `publish failed: ${describeError(error, MAX_OBSERVED_ERROR_CHARS)}`;
+    safeEmit(() => reportCall(report, messages, destinationOf, [], failure, 0), undefined, report.logger);
+    throw error;
+  }
   const durationMs = Math.round(performance.now() - startedAt);
-  const groups = new Map<string, { destination: string; outcome: PublishOutcome; count: number }>();
-  const byId = new Map(messages.map((message) => [message.id, message]));
-  for (const outcome of outcomes) {
-    const message = byId.get(outcome.id);
-    const destination = (message ? destinationOf(message) : null) ?? '';
-    const key = JSON.stringify([destination, outcome.status]);
+  safeEmit(
+    () => reportCall(report, messages, destinationOf, outcomes, 'publisher reported no outcome', durationMs),
+    undefined,
+    report.logger,
+  );
+  return outcomes;
+}
+
+type Status = PublishOutcome['status'];
+
+/** The events of one call: `answer` checked as the relay checks it, `fallback` a message's error without an outcome. */
+function reportCall(
+  report: PublishReport,
+  messages: readonly OutboxMessage[],
+  destinationOf: (message: OutboxMessage) => string | null,
+  answer: unknown,
+  fallback: string,
+  durationMs: number,
+): void {
+  const { byId, problem } = checkOutcomes(answer);
+  const groups = new Map<string, { destination: string; status: Status; error: string; count: number }>();
+  for (const message of messages) {
+    const outcome = byId.get(message.id);
+    const status: Status =
+      outcome === undefined || outcome.status === 'invalid' ? 'retryable' : outcome.status;
+    const destination = destinationIn(destinationOf, message);
+    const key = JSON.stringify([destination, status]);
     const group = groups.get(key);
     if (group) group.count += 1;
-    else groups.set(key, { destination, outcome, count: 1 });
+    else {
+      const error = outcome === undefined ? (problem ?? fallback) : 'error' in outcome ? outcome.error : '';
+      groups.set(key, { destination, status, error, count: 1 });
+    }
   }
   const { transport } = report;
-  for (const { destination, outcome, count } of groups.values()) {
+  for (const { destination, status, error, count } of groups.values()) {
     const event: TransportPublisherEvent =
-      outcome.status === 'sent'
+      status === 'sent'
         ? { type: 'published', transport, destination, count, durationMs }
         : {
             type: 'publish-failed',
             transport,
             destination,
             count,
-            outcome: outcome.status,
-            error: outcome.error,
+            outcome: status,
+            error: redactLine(error, MAX_OBSERVED_ERROR_CHARS),
           };
     safeEmit(report.observer, event, report.logger);
   }
-  return outcomes;
+}
+
+/** Where `message` went, as its publisher names it; '' for none, or when naming it throws. */
+function destinationIn(
+  destinationOf: (message: OutboxMessage) => string | null,
+  message: OutboxMessage,
+): string {
+  try {
+    return destinationOf(message) ?? '';
+  } catch {
+    return '';
+  }
 }
