@@ -111,8 +111,6 @@ class PollingConsumer implements SqsConsumer {
    * the consumer ends at once (settleDeadline, the visibility extender) and none is made after.
    */
   private readonly abandoned = new AbortController();
-  /** Set once close() reported `closed`: a batch it gave up on reports nothing after that. */
-  private quiet = false;
   private loop: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
   private queueUrl = '';
@@ -134,13 +132,8 @@ class PollingConsumer implements SqsConsumer {
     private readonly options: ResolvedConsumerOptions,
   ) {
     this.logger = guardLogger(options.logger ?? connection.logger);
-    const observer = options.observer;
-    this.emit = consumerEmitter(
-      'sqs',
-      stripUrlCredentials(options.queueUrl),
-      observer && ((event) => (this.quiet ? undefined : observer(event))),
-      this.logger,
-    );
+    // Its events end with close()'s `closed` (consumerEmitter): a batch close() gave up on reports nothing after it.
+    this.emit = consumerEmitter('sqs', stripUrlCredentials(options.queueUrl), options.observer, this.logger);
     this.what = `SQS consumer ${options.consumer} of queue ${stripUrlCredentials(options.queueUrl)}`;
     this.readyPromise = new Promise((resolve, reject) => {
       this.markReady = resolve;
@@ -180,7 +173,6 @@ class PollingConsumer implements SqsConsumer {
         this.abandoned.abort(closedError('SQS consumer'));
       }
       this.emit.closed();
-      this.quiet = true;
     })();
     return this.closing;
   }

@@ -30,7 +30,8 @@ export type ConsumerEmitter = ConsumerEmit & {
    * `disconnected` of `reason: 'closed'` (`retryInMs` null), also when it had lost its connection
    * (its `disconnected` of `reason: 'lost'` promised a retry that will not come: an observer
    * keeping its lag until then kept it for good); one that never connected reports nothing.
-   * Safe twice.
+   * Nothing is reported after it (what the consumer still does once closed, a session ending, a
+   * batch close() gave up on, is not the observer's any more). Safe twice.
    */
   readonly closed: () => void;
 };
@@ -50,7 +51,12 @@ export function consumerEmitter(
   // The source of the consumer's last `connected`; null before the first, once closed and once
   // stopped for good.
   let connectedFrom: string | null = null;
+  // Set by closed(): the consumer's events end with its close (review 124: a session the client
+  // crashed after a close() from inside the observer's `connected` reported a `disconnected`
+  // after the closed one, and a batch close() gave up on reports on after it).
+  let ended = false;
   const emit: ConsumerEmit = (event, from = source) => {
+    if (ended) return;
     let full: TransportConsumerEvent;
     if (event.type === 'connected') {
       connectedFrom = from;
@@ -69,6 +75,8 @@ export function consumerEmitter(
     if (observer) safeEmit(observer, full, logger);
   };
   const closed = () => {
+    if (ended) return;
+    ended = true;
     if (connectedFrom === null) return;
     const event: TransportConsumerEvent = {
       type: 'disconnected',
