@@ -21,15 +21,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.drop();
 });
-beforeEach(async () => {
-  await t.db.execute('DELETE FROM outbox_events');
-});
 
 const EVENTS = 12;
 
 test.each(['claimed', 'sent', 'retry-scheduled', 'cycle'] as const)(
   'close() inside %s settles; every event published exactly once in the end',
   async (trigger) => {
+    await t.db.execute('DELETE FROM outbox_events');
     const ids: string[] = [];
     for (let i = 0; i < EVENTS; i += 1)
       ids.push((await emit(t.db, { type: 'r124.reenter', payload: { i } })).id);
