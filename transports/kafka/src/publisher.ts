@@ -36,6 +36,7 @@ import {
 import { requestChunks } from './requestChunks';
 import { InTurn } from './inTurn';
 import { TopicPresence } from './topicPresence';
+import { remember, UNANSWERED_KEPT } from './kept';
 import { encodeOutboxMessage, KAFKA_SYSTEM, topicOf, type OutboundRecord } from './wire';
 
 const retryable = (id: string, error: string): PublishOutcome => ({ id, status: 'retryable', error });
@@ -50,9 +51,6 @@ interface PublishBudget {
   readonly whole: Deadline;
   sends?: Deadline;
 }
-
-/** How many records given up on unanswered, or not told apart yet, a publisher remembers (unansweredRecords, isolating). */
-const UNANSWERED_KEPT = 10_000;
 
 /** The longest the probe of a cluster that left a record unanswered twice waits (less when confirmTimeoutMs is shorter). */
 const PROBE_MS = 5_000;
@@ -671,16 +669,6 @@ function notTaken(deadline: Deadline): Error {
   return unavailableError(
     `not sent: the Kafka producer did not take the send within ${deadlineText(deadline)}`,
   );
-}
-
-/** Records `id` as the newest entry of `kept`, dropping the oldest past UNANSWERED_KEPT. */
-function remember(kept: Set<string>, id: string): void {
-  kept.delete(id);
-  kept.add(id);
-  if (kept.size > UNANSWERED_KEPT) {
-    const oldest = kept.keys().next().value;
-    if (oldest !== undefined) kept.delete(oldest);
-  }
 }
 
 /** Resolves once every promise settled or `ms` passed, whichever comes first. */

@@ -1,5 +1,6 @@
 import type { DriverAdmin } from './client/types';
 import type { KafkaConnection } from './connection';
+import { remember } from './kept';
 import { missedDeadline, raceAbort, type Deadline } from './race';
 
 /**
@@ -28,9 +29,13 @@ export class TopicPresence {
 
   constructor(private readonly connection: KafkaConnection) {}
 
-  /** A send to `topic` failed retryably: check it before the next send to it. */
+  /**
+   * A send to `topic` failed retryably: check it before the next send to it. At most
+   * UNANSWERED_KEPT topics are suspect, the newest (review 124: a topic that never comes stayed
+   * suspect for good, so ever new missing destinations grew the set without bound).
+   */
   suspect(topic: string): void {
-    this.suspects.add(topic);
+    remember(this.suspects, topic);
   }
 
   /** Sends to `topics` succeeded. */
