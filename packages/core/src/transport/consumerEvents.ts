@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
+import { stripUrlCredentials } from '../redact/urlCredentials';
 import type { TransportConsumerEvent, TransportObserver } from './events';
 import { escapeUnshowable } from '../validate/text';
 import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
@@ -43,11 +44,13 @@ export type ConsumerEmitter = ConsumerEmit & {
  */
 export function consumerEmitter(
   transport: string,
-  source: string,
+  sourceName: string,
   observer: TransportObserver<TransportConsumerEvent> | undefined,
   logger?: Logger,
 ): ConsumerEmitter {
   const instance = randomUUID();
+  // A queue URL may hold a user and password: no event shows them (review 124: outage events did).
+  const source = stripUrlCredentials(sourceName);
   // The source of the consumer's last `connected`; null before the first, once closed and once
   // stopped for good.
   let connectedFrom: string | null = null;
