@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { installedPackage, packageJson, packedFiles, PUBLISHED, ROOT } from './workspaces';
+import { packedFiles } from './packCache';
+import { installedPackage, packageJson, PUBLISHED, ROOT } from './workspaces';
 
 const rootLicense = readFileSync(path.join(ROOT, 'LICENSE'), 'utf8');
 const root = packageJson('.');

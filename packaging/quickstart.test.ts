@@ -104,7 +104,7 @@ describe('every README quick start, built from the tarballs and run against the 
     mkdirSync(appDir);
     const install = dependencies();
     expect(install.dependencies).toEqual(expect.arrayContaining(['@ferry/core', '@ferry/cli']));
-    writeApplication(appDir, packWorkspaces(workDir), install);
+    writeApplication(appDir, packWorkspaces(), install);
     installOffline(appDir);
     for (const snippet of quickstartFiles(READMES)) {
       mkdirSync(path.dirname(path.join(appDir, snippet.file)), { recursive: true });

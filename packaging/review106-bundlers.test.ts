@@ -15,7 +15,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
-import { PUBLISHED, ROOT, packageJson, packedFiles } from './workspaces';
+import { packedFiles } from './packCache';
+import { PUBLISHED, ROOT, packageJson } from './workspaces';
 
 /** Each `require('<peer>')` of `peers` in `source`, with whether a try block encloses it. */
 function peerRequires(source: string, peers: readonly string[]): { peer: string; inTry: boolean }[] {

@@ -6,7 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
-import { installedPackage, packageJson, packedFiles, PUBLISHED, ROOT } from './workspaces';
+import { packedFiles } from './packCache';
+import { installedPackage, packageJson, PUBLISHED, ROOT } from './workspaces';
 
 /** Files a package may ship besides its compiled code. */
 const EXTRAS: Record<string, RegExp[]> = {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sharedPack } from './packCache';
 import { packageJson, PUBLISHED, ROOT } from './workspaces';
 
 interface LockEntry {
@@ -29,16 +30,10 @@ const WORKSPACE_FIELDS = [
   'engines',
 ];
 
-/** `npm pack`s every published workspace into `dir` (built first: tsc -b is incremental). */
-export function packWorkspaces(dir: string): Map<string, string> {
+/** The tarballs of every published workspace, built first (tsc -b is incremental), packed once per content. */
+export function packWorkspaces(): Map<string, string> {
   execFileSync('npx', ['tsc', '-b'], { cwd: ROOT, stdio: 'pipe' });
-  const args = ['pack', '--ignore-scripts', '--json', '--pack-destination', dir];
-  for (const workspace of PUBLISHED) args.push('-w', workspace);
-  const packed = JSON.parse(execFileSync('npm', args, { cwd: ROOT, encoding: 'utf8' })) as {
-    name: string;
-    filename: string;
-  }[];
-  return new Map(packed.map((p) => [p.name, path.join(dir, p.filename)]));
+  return sharedPack().tarballs;
 }
 
 function integrity(file: string): string {
@@ -126,14 +121,14 @@ export function installOffline(appDir: string): void {
 }
 
 /**
- * A folder of the describe block's own holding the packed tarballs: packed in its `beforeAll`,
- * removed in its `afterAll`. `tarballs()` is valid from the first test on.
+ * A folder of the describe block's own (removed in its `afterAll`) and the packed tarballs, packed
+ * (or found packed) in its `beforeAll`. `tarballs()` is valid from the first test on.
  */
 export function packedWorkDir(prefix: string): { readonly dir: string; tarballs(): Map<string, string> } {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   let packed: Map<string, string> | null = null;
   beforeAll(() => {
-    packed = packWorkspaces(dir);
+    packed = packWorkspaces();
   }, 600_000);
   afterAll(() => {
     rmSync(dir, { recursive: true, force: true });

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -32,16 +31,6 @@ export interface PackageJson {
 
 export function packageJson(dir: string): PackageJson {
   return JSON.parse(readFileSync(path.join(ROOT, dir, 'package.json'), 'utf8')) as PackageJson;
-}
-
-/** The paths `npm pack` would put in the tarball (scripts not run: the build is setup's job). */
-export function packedFiles(dir: string): string[] {
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
-    cwd: path.join(ROOT, dir),
-    encoding: 'utf8',
-  });
-  const [report] = JSON.parse(out) as { files: { path: string }[] }[];
-  return (report?.files ?? []).map((file) => file.path).sort();
 }
 
 /** Where `name` is installed as Node resolves it from the workspace: its own node_modules, else the root's. */
