@@ -43,8 +43,15 @@ function within<T>(ms: number, what: string, run: () => Promise<T>): Promise<T> 
   ]);
 }
 
-/** Runs every case the suite registers for `options`; the names of the failed ones, with why. */
-export async function conformanceFailures(options: TransportConformanceOptions): Promise<string[]> {
+/**
+ * Runs every case the suite registers for `options`; the names of the failed ones, with why.
+ * `untilFirst`: stops after the first failed case (with its afterEach), for a test asking only
+ * whether the suite fails at all: the cases after it would only wait out their timeouts.
+ */
+export async function conformanceFailures(
+  options: TransportConformanceOptions,
+  { untilFirst = false }: { untilFirst?: boolean } = {},
+): Promise<string[]> {
   const recorded: Recorded = { cases: [], before: [], after: [] };
   target = recorded;
   try {
@@ -69,6 +76,7 @@ export async function conformanceFailures(options: TransportConformanceOptions):
       error ??= thrown;
     }
     if (error !== null) failed.push(`${name}: ${String(error).split('\n')[0]}`);
+    if (untilFirst && failed.length > 0) break;
   }
   return failed;
 }
