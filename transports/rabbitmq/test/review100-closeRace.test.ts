@@ -16,7 +16,7 @@ import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { RabbitConnection, attachRabbitConsumer } from '@ferry/rabbitmq';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 import { openSocketsTo } from '../../../test-support/openSockets';
-import { AMQP_URL, consumerCount, uniqueName, waitFor } from './support/broker';
+import { AMQP_URL, consumerCounts, uniqueName, waitFor } from './support/broker';
 
 jest.setTimeout(180_000);
 failOnUnhandledRejections();
@@ -143,7 +143,7 @@ describe('review100: close() as the RabbitMQ connection just opened', () => {
     await waitFor('the broker to hold no connection of this test', async () =>
       (await brokerConnectionsNamed(prefix)) === 0 ? true : undefined,
     );
-    for (const queue of queues.slice(0, 5)) expect(await consumerCount(queue)).toBeFalsy();
+    for (const count of await consumerCounts(queues.slice(0, 5))) expect(count).toBeFalsy();
     const { stdout } = await promisify(execFile)('rabbitmqctl', [
       'list_consumers',
       'queue_name',

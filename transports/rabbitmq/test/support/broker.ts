@@ -105,6 +105,11 @@ export async function waitFor<T>(
 
 /** Consumers attached to `queue` as the broker counts them; undefined while the queue does not exist. */
 export async function consumerCount(queue: string): Promise<number | undefined> {
+  return (await consumerCounts([queue]))[0];
+}
+
+/** The consumers of each of `queues` (undefined: no such queue), from one rabbitmqctl call. */
+export async function consumerCounts(queues: readonly string[]): Promise<(number | undefined)[]> {
   const { stdout } = await run('rabbitmqctl', [
     'list_queues',
     'name',
@@ -114,7 +119,8 @@ export async function consumerCount(queue: string): Promise<number | undefined> 
     '--quiet',
   ]);
   const rows = JSON.parse(stdout) as { name: string; consumers: number }[];
-  return rows.find((row) => row.name === queue)?.consumers;
+  const byName = new Map(rows.map((row) => [row.name, row.consumers]));
+  return queues.map((queue) => byName.get(queue));
 }
 
 /** Whether `exchange` exists (asked through rabbitmqctl, so no channel is closed by a 404). */
