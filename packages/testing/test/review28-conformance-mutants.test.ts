@@ -33,6 +33,8 @@ jest.mock('../src/conformance/jest', () =>
 const TIMEOUT_MS = 2_000;
 /** jest's timeout of each test here: one run of the whole suite, about twenty cases. */
 const SUITE_RUN_MS = 180_000;
+/** The broken transports' tests that ask only whether the suite fails: the run stops at its first failed case. */
+const UNTIL_FIRST = { untilFirst: true };
 
 /** test/conformance.test.ts's options, with the variant's pieces swapped in. */
 function inMemoryTransport(variant: InMemoryVariant = {}): TransportConformanceOptions {
@@ -65,6 +67,7 @@ describe('review28: the transport conformance suite against broken in-memory tra
     async () => {
       const failures = await conformanceFailures(
         inMemoryTransport({ broker: () => new DuplicatesUnacked() }),
+        UNTIL_FIRST,
       );
       expect(failures).not.toEqual([]);
     },
@@ -153,6 +156,7 @@ describe('review28: the transport conformance suite against broken in-memory tra
             inputs.map((input) => ({ ...input, tenantId: inputs[0]!.tenantId })),
           ),
         }),
+        UNTIL_FIRST,
       );
       expect(failures).not.toEqual([]);
     },
@@ -201,6 +205,7 @@ describe('review28: the transport conformance suite against broken in-memory tra
             acceptMany: (inputs) => acceptor.acceptMany(inputs),
           }),
         }),
+        UNTIL_FIRST,
       );
       expect(failures).not.toEqual([]);
     },
@@ -228,6 +233,7 @@ describe('review28: the transport conformance suite against broken in-memory tra
               ),
           }),
         }),
+        UNTIL_FIRST,
       );
       expect(failures).not.toEqual([]);
     },
@@ -267,6 +273,7 @@ describe('review28: the transport conformance suite against broken in-memory tra
             };
           },
         }),
+        UNTIL_FIRST,
       );
       expect(failures).not.toEqual([]);
     },
@@ -285,6 +292,7 @@ describe('review28: the transport conformance suite against broken in-memory tra
           broker: () => new DuplicatesUnacked(),
           heldCount: (broker, queue) => broker.held(`${queue}.retry`),
         }),
+        UNTIL_FIRST,
       );
       expect(failures).not.toEqual([]);
     },
@@ -329,6 +337,7 @@ describe('review28: the transport conformance suite against broken in-memory tra
             },
           }),
         }),
+        UNTIL_FIRST,
       );
       expect(failures).not.toEqual([]);
     },
@@ -363,6 +372,7 @@ describe('review28: the transport conformance suite against broken in-memory tra
       }
       const failures = await conformanceFailures(
         inMemoryTransport({ broker: () => new OneDeadLetterPerBatch() }),
+        UNTIL_FIRST,
       );
       expect(failures).not.toEqual([]);
     },
@@ -388,6 +398,7 @@ describe('review28: the transport conformance suite against broken in-memory tra
       }
       const failures = await conformanceFailures(
         inMemoryTransport({ broker: () => new InBatchDuplicateUnacked() }),
+        UNTIL_FIRST,
       );
       expect(failures).not.toEqual([]);
     },
