@@ -27,7 +27,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../harness/brokers';
 
-jest.setTimeout(240_000);
+// A child's deadline, then its case's: the two children share the machine while they run.
+const CHILD_TIMEOUT_MS = 360_000;
+jest.setTimeout(CHILD_TIMEOUT_MS + 40_000);
 
 const run = promisify(execFile);
 
@@ -103,7 +105,7 @@ module.exports = { ...project, setupFilesAfterEnv: [${JSON.stringify(setupFile)}
         '-t',
         'spends no retry while the node is down',
       ],
-      { cwd: REPO_ROOT, env, timeout: 200_000, maxBuffer: 16 * 1024 * 1024 },
+      { cwd: REPO_ROOT, env, timeout: CHILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
     ).then(
       ({ stdout, stderr }) => ({ code: 0, output: `${stdout}${stderr}` }),
       (error: { code?: number; stdout?: string; stderr?: string }) => ({
@@ -132,8 +134,18 @@ function ledgerOf(output: string, scenario: string): Record<string, number> {
 }
 
 describe('review34: the rabbitmq-outage ledger', () => {
+  // The two children run at once: each starts a private node of its own (own ports, Mnesia
+  // folder) and a database of its own, as the fault suites of parallel jest workers do.
+  const children: { duplicating?: Promise<ChildRun>; reordering?: Promise<ChildRun> } = {};
+  beforeAll(() => {
+    children.duplicating = outageScenarioWith(DUPLICATING);
+    children.reordering = outageScenarioWith(REORDERING);
+    // Each is awaited by its case; a case that fails first must not leave the other's unhandled.
+    for (const child of Object.values(children)) child.catch(() => undefined);
+  });
+
   it('reports the repeats when every event is on the queue twice', async () => {
-    const child = await outageScenarioWith(DUPLICATING);
+    const child = await (children.duplicating as Promise<ChildRun>);
     // The change took effect: every event was put on the queue a second time.
     const duplicated = [...child.output.matchAll(/^REVIEW34 DUPLICATED (\d+)$/gm)].reduce(
       (sum, match) => sum + Number(match[1]),
@@ -150,7 +162,7 @@ describe('review34: the rabbitmq-outage ledger', () => {
   });
 
   it('fails when an event of an ordering key is on the queue behind a later event of its key', async () => {
-    const child = await outageScenarioWith(REORDERING);
+    const child = await (children.reordering as Promise<ChildRun>);
     // The change took effect: one event was put on the queue after the next batch.
     expect(child.output).toMatch(/^REVIEW34 REORDERED key-\d$/m);
     expect(child.output).toMatch(/^ledger rabbitmq-outage: /m);
