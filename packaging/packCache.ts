@@ -2,24 +2,15 @@
  * The published workspaces packed once per content: every packaging test that needs the tarballs
  * or the list of what `npm pack` puts in them reads one shared pack, made by the first test file
  * that asks for it and kept in the system's temporary folder under the hash of everything the
- * pack reads. Four jest workers may pack at once: each packs into a folder of its own and renames
- * it into place (atomic); a worker that finds the place taken uses the pack already there.
+ * pack reads. Four jest workers may pack at once (folderOnceSync: each into a folder of its own,
+ * renamed into place; a worker that finds the place taken uses the pack already there).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { folderOnceSync } from '../test-support/folderOnce';
 import { PUBLISHED, ROOT } from './workspaces';
 
 const CACHE = path.join(tmpdir(), 'ferry-pack-cache');
@@ -109,24 +100,17 @@ function removeStale(keep: string): void {
  */
 export function sharedPack(): Pack {
   mkdirSync(CACHE, { recursive: true });
-  const final = path.join(CACHE, contentHash());
-  if (existsSync(path.join(final, REPORT))) return load(final);
-  const work = mkdtempSync(path.join(CACHE, 'packing-'));
-  try {
-    const args = ['pack', '--ignore-scripts', '--json', '--pack-destination', work];
-    for (const workspace of PUBLISHED) args.push('-w', workspace);
-    const report = execFileSync('npm', args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    writeFileSync(path.join(work, REPORT), report);
-    try {
-      renameSync(work, final);
-    } catch (error) {
-      // Another worker renamed its pack of the same content into place first: use that one.
-      if (!existsSync(path.join(final, REPORT))) throw error;
-    }
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
-  removeStale(final);
+  const final = folderOnceSync(
+    path.join(CACHE, contentHash()),
+    (folder) => existsSync(path.join(folder, REPORT)),
+    (folder) => {
+      const args = ['pack', '--ignore-scripts', '--json', '--pack-destination', folder];
+      for (const workspace of PUBLISHED) args.push('-w', workspace);
+      const report = execFileSync('npm', args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+      writeFileSync(path.join(folder, REPORT), report);
+      removeStale(folder);
+    },
+  );
   return load(final);
 }
 

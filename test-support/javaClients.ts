@@ -5,18 +5,10 @@
  * .services/java-classes/<hash of the source and the jars' folder and files>) and run from there.
  */
 import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { folderOnce } from './folderOnce';
 
 /** The repository's root: .services/ (git-ignored) lives there. */
 export const REPOSITORY_ROOT = path.resolve(__dirname, '..');
@@ -42,9 +34,7 @@ const builds = new Map<string, Promise<string>>();
 
 /**
  * `dir`, built by `build` (into a folder it is given) unless it holds the marker `.complete` and
- * passes `done`: once per process and folder. Two processes (jest workers) may build at once:
- * each builds its own temporary folder and renames it into place; the second rename finds the
- * folder there and keeps it (never removed: a broker may run from it).
+ * passes `done`: once per process and folder, and across processes by folderOnce.
  */
 function builtOnce(
   dir: string,
@@ -53,36 +43,13 @@ function builtOnce(
 ): Promise<string> {
   let built = builds.get(dir);
   if (built === undefined) {
-    built = buildInto(dir, done, build).catch((error: unknown) => {
+    built = folderOnce(dir, done, build).catch((error: unknown) => {
       builds.delete(dir);
       throw error;
     });
     builds.set(dir, built);
   }
   return built;
-}
-
-async function buildInto(
-  dir: string,
-  done: (folder: string) => boolean,
-  build: (folder: string) => Promise<void>,
-): Promise<string> {
-  if (existsSync(path.join(dir, '.complete')) && done(dir)) return dir;
-  const tmp = `${dir}.tmp.${process.pid}.${randomBytes(4).toString('hex')}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  try {
-    await build(tmp);
-    writeFileSync(path.join(tmp, '.complete'), '');
-    try {
-      renameSync(tmp, dir);
-    } catch (error) {
-      if (!done(dir)) throw error;
-    }
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
-  return dir;
 }
 
 /**
