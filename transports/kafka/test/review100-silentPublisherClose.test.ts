@@ -8,10 +8,9 @@
  * shared broker is never touched.
  */
 import { deleteTopics, ensureTopics, KafkaPublisher } from '../src';
-import net from 'node:net';
 import { brokers, outboxMessage, testConnection, uniqueName, waitFor } from './support';
 import { describeTcpHandles, recordSocketOrigins } from '../../../test-support/openSockets';
-import { expectClosedNotSent, SilentRoute } from './silentRoute';
+import { activityWithin, expectClosedNotSent, SilentRoute } from './silentRoute';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 
 failOnUnhandledRejections();
@@ -67,7 +66,7 @@ test('close() of a publisher whose send is in flight on a silent cluster settles
   }
   // Nor does the client open a connection once closed (a retry of the send close() failed, with
   // the route gone, went straight to the broker: a socket opened after close, review 100's flake).
-  expect(await connectsWithin(WATCHED_AFTER_CLOSE_MS)).toEqual([]);
+  expect((await activityWithin(WATCHED_AFTER_CLOSE_MS)).connects).toEqual([]);
   // Nothing of the publisher holds the process: no socket, nor one the client opened again.
   // (A handle is listed until its close callback ran: waited for.)
   const tcp = () => process.getActiveResourcesInfo().filter((kind) => kind.startsWith('TCP'));
@@ -77,22 +76,3 @@ test('close() of a publisher whose send is in flight on a silent cluster settles
       `still held: ${tcp().join(', ')} (${describeTcpHandles().join('; ')}; route ${routePort}, broker ${brokers().join(',')})`,
   );
 });
-
-/** The connects (their first argument) any socket of the process makes within `ms` from now. */
-async function connectsWithin(ms: number): Promise<string[]> {
-  const opened: string[] = [];
-  const connect = net.Socket.prototype.connect;
-  const spy = jest.spyOn(net.Socket.prototype, 'connect').mockImplementation(function (
-    this: net.Socket,
-    ...args: unknown[]
-  ) {
-    opened.push(JSON.stringify(args[0]));
-    return (connect as (...a: unknown[]) => net.Socket).apply(this, args);
-  });
-  try {
-    await new Promise((resolve) => setTimeout(resolve, ms));
-  } finally {
-    spy.mockRestore();
-  }
-  return opened;
-}

@@ -6,7 +6,8 @@
  * `closeTimeoutMs` (default 10 s), destroys what is left of the client, reports `disconnected`
  * (closed) once and leaves no socket. A chunk accepted before the silence stays accepted and is
  * committed; one whose commit the silence swallowed is read again by the next member and answered
- * as a duplicate (nothing lost). Runs on both clients (platformatic/review99-silentClose).
+ * as a duplicate (nothing lost); the closed consumer connects no more (review 125). Runs on both
+ * clients (platformatic/review99-silentClose).
  *
  * Every broker connection of the process is routed through a SilentRoute (./silentRoute). The
  * shared broker is never touched.
@@ -14,13 +15,19 @@
 import { FERRY_HEADERS } from '@ferry/core';
 import { ConsumerHarness, eventSum } from './consumerHarness';
 import { testConnection, waitFor } from './support';
-import { SilentRoute } from './silentRoute';
+import { activityWithin, SilentRoute } from './silentRoute';
 import { outcomeWithin } from '../../../test-support/deadlines';
 import { openSocketsTo } from '../../../test-support/openSockets';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 
 failOnUnhandledRejections();
 jest.setTimeout(120_000);
+
+/**
+ * How long the test watches the closed consumer: several of the group's heartbeat intervals
+ * (fastGroup's 300 ms) and of the client's retry delays (1 s).
+ */
+const WATCHED_AFTER_CLOSE_MS = 4_000;
 
 /** Far beyond the test: a close() that waits for the client's requests to time out hangs here. */
 const REQUEST_TIMEOUT_MS = 600_000;
@@ -76,6 +83,9 @@ test('close() of a joined consumer whose cluster went silent settles within its 
   } finally {
     await route.close();
   }
+  // Nor does the closed consumer connect again, the route gone (review 125: a @platformatic/kafka
+  // consumer's close() refused while its stream ran, and its group requests went on connecting).
+  expect(await activityWithin(WATCHED_AFTER_CLOSE_MS)).toEqual({ connects: [], heartbeats: 0 });
 
   // The next member of the group reads what was not committed again: a duplicate, nothing lost.
   const duplicatesBefore = harness.acceptor.duplicates;

@@ -7,6 +7,7 @@
  * close a socket waits for ever). Restores net.Socket's connect at close().
  */
 import net from 'node:net';
+import { tracingChannel } from 'node:diagnostics_channel';
 import type { OutboxMessage, PublishOutcome } from '@ferry/core';
 import type { KafkaConnection, KafkaPublisher } from '../src';
 import { brokers, waitFor } from './support';
@@ -157,4 +158,39 @@ export async function expectStartCheckClosed(
   const closed = await outcomeWithin(Promise.all([consumer.close(), consumer.close()]), withinMs);
   expect(closed).toEqual({ value: [undefined, undefined] });
   expect(openSocketsTo(route.port)).toBe(0);
+}
+
+/**
+ * What a client closed before still does within `ms` from now (reviews 100, 125): the connects
+ * (their first argument) any socket of the process makes, and the group heartbeats
+ * @platformatic/kafka starts (its diagnostics channel; kafkajs has none).
+ */
+export async function activityWithin(ms: number): Promise<{ connects: string[]; heartbeats: number }> {
+  const opened: string[] = [];
+  let heartbeats = 0;
+  const heartbeat = tracingChannel('plt:kafka:consumer:heartbeat');
+  const ignored = () => undefined;
+  const counted = {
+    start: () => void (heartbeats += 1),
+    end: ignored,
+    asyncStart: ignored,
+    asyncEnd: ignored,
+    error: ignored,
+  };
+  heartbeat.subscribe(counted);
+  const connect = net.Socket.prototype.connect;
+  const spy = jest.spyOn(net.Socket.prototype, 'connect').mockImplementation(function (
+    this: net.Socket,
+    ...args: unknown[]
+  ) {
+    opened.push(JSON.stringify(args[0]));
+    return (connect as (...a: unknown[]) => net.Socket).apply(this, args);
+  });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  } finally {
+    spy.mockRestore();
+    heartbeat.unsubscribe(counted);
+  }
+  return { connects: opened, heartbeats };
 }

@@ -2,11 +2,12 @@ import type { Socket } from 'node:net';
 
 /**
  * A @platformatic/kafka client as ClientSockets sees it: its connection pool reports each new
- * connection, and close() marks it closed (its pool then opens no connection, its waiting retries end).
+ * connection, and closed opens none; close() marks the client closed (its waiting retries end).
  */
 interface ConnectingClient {
   on(event: 'client:broker:connect', listener: (event: { connection: { socket?: Socket } }) => void): unknown;
   close(): Promise<unknown>;
+  readonly connections: { close(): Promise<unknown> };
 }
 
 /**
@@ -35,7 +36,11 @@ export class ClientSockets {
   async destroy(): Promise<void> {
     this.destroyed = true;
     const closed = [...this.sockets].map((socket) => new Promise((resolve) => socket.once('close', resolve)));
-    // Not waited for: its end on a silent cluster is the sockets' destruction below.
+    // Neither waited for: their end on a silent cluster is the sockets' destruction below. The
+    // pool closed first opens no connection whatever the client does next, also when its close()
+    // refuses or fails and clears its closed flag (a consumer's refuses while its stream runs, and
+    // fails with its LeaveGroup: its group requests and their retries went on connecting, review 125).
+    void this.client.connections.close().catch(() => undefined);
     void this.client.close().catch(() => undefined);
     for (const socket of this.sockets) socket.destroy();
     await Promise.all(closed);
