@@ -60,7 +60,10 @@ module.exports = {
   // about 1,400-1,500 s with two, about 1,100 s with three; with the suite grown to 750 files,
   // three took 1,491 s on a quiet machine (npm test) and 1,849 s beside other jobs (CI's
   // .ci/run), four 1,675 s beside lighter ones and 982 s on a quiet machine, every test passing
-  // (2026-12-06). FERRY_TEST_WORKERS=1 runs them one at a time.
+  // (2026-12-06). With 876 files the whole of CI's `npm test` took 1,834 s on a quiet machine
+  // (2026-12-06 evening): the files' times sum to 6,890 s and the two cores stay saturated (load
+  // 5-7, no idle time), so more workers would not shorten it; less work per file will.
+  // FERRY_TEST_WORKERS=1 runs them one at a time.
   maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 4),
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
   // they open in afterEach / afterAll where they can); the run must still end and report.
