@@ -4,6 +4,7 @@
 // transport lacks, see @ferry/testing/conformance) counts as skipped, not passed.
 const { writeFileSync } = require('node:fs');
 const path = require('node:path');
+const { takeCpuRecords } = require('./cpuRecords');
 
 const SKIPPED_PREFIX = 'skipped: ';
 
@@ -18,14 +19,20 @@ function declaredSkipped(results) {
 }
 
 // Every test file, slowest first, so a run's time can be read without re-running it (the whole
-// `npm test` must stay well under 30 minutes).
-function slowestFiles(results, count) {
+// `npm test` must stay well under 30 minutes), with the CPU seconds it cost its worker process and
+// the children that process waited for (cpuEnvironment.js) where they were measured: the run is
+// CPU-bound, so a file's share of the CPU, not its wall time, is what it adds to the run.
+function slowestFiles(results, count, cpuByFile) {
   const root = path.join(__dirname, '..');
   return results.testResults
-    .map((file) => ({
-      file: path.relative(root, file.testFilePath),
-      seconds: Math.round((file.perfStats.end - file.perfStats.start) / 100) / 10,
-    }))
+    .map((file) => {
+      const cpu = cpuByFile.get(file.testFilePath);
+      return {
+        file: path.relative(root, file.testFilePath),
+        seconds: Math.round((file.perfStats.end - file.perfStats.start) / 100) / 10,
+        ...(cpu === undefined ? {} : { cpuSeconds: Math.round(cpu * 10) / 10 }),
+      };
+    })
     .sort((a, b) => b.seconds - a.seconds)
     .slice(0, count);
 }
@@ -37,8 +44,9 @@ function succeeded(results, failed) {
   return failed === 0 && !results.snapshot.failure && results.runExecError === undefined;
 }
 
-// What .jest-results.json holds for jest's aggregated results.
-function summarize(results) {
+// What .jest-results.json holds for jest's aggregated results; `cpuByFile`: CPU seconds by test
+// file path.
+function summarize(results, cpuByFile = new Map()) {
   const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
   const declared = declaredSkipped(results);
   return {
@@ -48,16 +56,27 @@ function summarize(results) {
     suites: results.numTotalTestSuites,
     failedSuites: results.numFailedTestSuites,
     success: succeeded(results, failed),
-    slowest: slowestFiles(results, results.testResults.length),
+    slowest: slowestFiles(results, results.testResults.length, cpuByFile),
   };
 }
 
 class SummaryReporter {
   onRunComplete(_contexts, results) {
-    const summary = summarize(results);
+    const summary = summarize(results, takeCpuRecords(process.pid));
     writeFileSync(path.join(__dirname, '..', '.jest-results.json'), JSON.stringify(summary, null, 2));
     const listed = summary.slowest.slice(0, 10).map((f) => `  ${f.seconds} s  ${f.file}`);
     process.stdout.write(`\nslowest test files:\n${listed.join('\n')}\n`);
+    const measured = summary.slowest.filter((f) => f.cpuSeconds !== undefined);
+    if (measured.length > 0) {
+      const total = measured.reduce((sum, f) => sum + f.cpuSeconds, 0);
+      const costliest = [...measured]
+        .sort((a, b) => b.cpuSeconds - a.cpuSeconds)
+        .slice(0, 10)
+        .map((f) => `  ${f.cpuSeconds} s  ${f.file}`);
+      process.stdout.write(
+        `\ntest files costing the most CPU (their workers and children; ${Math.round(total)} s in all):\n${costliest.join('\n')}\n`,
+      );
+    }
     const skipped = summary.skipped > 0 ? `, ${summary.skipped} skipped` : '';
     process.stdout.write(`\n${summary.passed} passed, ${summary.failed} failed${skipped}\n`);
   }

@@ -52,3 +52,44 @@ describe('summary-reporter', () => {
     expect(SummaryReporter.summarize(finishedRun(overrides)).success).toBe(false);
   });
 });
+
+describe('the CPU time of each test file (cpuEnvironment.js, cpuRecords.js)', () => {
+  const { cpuRecordFile, processCpuSeconds, takeCpuRecords } = require('../../test-support/cpuRecords');
+  const { appendFileSync, existsSync, mkdirSync } = require('node:fs');
+  const path = require('node:path');
+
+  it('lists a file with the CPU seconds measured for it, and one not measured without', () => {
+    const results = finishedRun({
+      numPassedTests: 2,
+      numTotalTests: 2,
+      testResults: [
+        { ...fileResult([['a', 'passed']]), testFilePath: '/repo/a.test.ts' },
+        { ...fileResult([['b', 'passed']]), testFilePath: '/repo/b.test.ts' },
+      ],
+    });
+    const { slowest } = SummaryReporter.summarize(results, new Map([['/repo/a.test.ts', 2.46]]));
+    expect(slowest.find((f) => f.file.endsWith('a.test.ts'))).toMatchObject({ cpuSeconds: 2.5 });
+    expect(slowest.find((f) => f.file.endsWith('b.test.ts'))).not.toHaveProperty('cpuSeconds');
+  });
+
+  it('reads back what the run wrote, skips a line cut short, and removes the file', () => {
+    // A run id no jest process has: this test's own pid, negated.
+    const run = -process.pid;
+    const file = cpuRecordFile(run);
+    mkdirSync(path.dirname(file), { recursive: true });
+    appendFileSync(
+      file,
+      `${JSON.stringify({ file: '/repo/a.test.ts', cpuSeconds: 1.25 })}\n{"file":"/repo/b.te`,
+    );
+    expect([...takeCpuRecords(run)]).toEqual([['/repo/a.test.ts', 1.25]]);
+    expect(existsSync(file)).toBe(false);
+    expect(takeCpuRecords(run).size).toBe(0);
+  });
+
+  it("counts this process's CPU time as it grows", () => {
+    const before = processCpuSeconds();
+    const until = Date.now() + 300;
+    while (Date.now() < until) Math.sqrt(Math.random());
+    expect(processCpuSeconds()).toBeGreaterThan(before);
+  });
+});
