@@ -23,7 +23,7 @@ export {
   type WorkQueueNames,
   type WorkQueueTopology,
 } from './topology';
-export { REJECT_REASONS, type RejectReason } from './errors';
+export { ChannelsExhaustedError, REJECT_REASONS, type RejectReason } from './errors';
 export { retryTiers, tierFor, MAX_RETRY_TIERS } from './retryTiers';
 export { backoffDelay, type BackoffPolicy } from '@ferry/core/transport';
 export { DEFAULTS, resolveConnectionOptions, type ConnectionOptions } from './options';

@@ -10,6 +10,7 @@
  */
 import { FerryError } from '@ferry/core';
 import {
+  ChannelsExhaustedError,
   RabbitConnection,
   attachRabbitConsumer,
   deleteWorkQueue,
@@ -45,6 +46,8 @@ describe('review122: a shared connection without a channel left for a consumer',
       expect(refusal).toBeInstanceOf(FerryError);
       expect(refusal).toMatchObject({ code: 'FERRY_PERMANENT_FAILURE' });
       expect((refusal as Error).message).toMatch(/channelMax 3/);
+      // The cause is exported, so an application can tell this refusal from others by its class.
+      expect((refusal as Error).cause).toBeInstanceOf(ChannelsExhaustedError);
       await expect(other.check()).rejects.toThrow(/channelMax 3/);
 
       f.broker.channel.sendToQueue(f.queue, Buffer.from('not json'), {
