@@ -41,26 +41,39 @@ const WORKER = {
   retryMaxMs: 400,
 };
 
+/** The retry backoff of the first case: long enough that "due at once" cannot pass for it. */
+const BACKOFF_MS = 2_000;
+
 it('a handler transaction that never got a connection gives its claim back, attempt returned, due after a backoff', async () => {
   const app = await busyApplicationPool(t);
   const ran: string[] = [];
   const events: InboxEvent[] = [];
   try {
     const inbox = makeInbox(app.adapter, {
-      worker: WORKER,
+      // The backoff's full jitter at its ceiling: the claim is given back due exactly BACKOFF_MS
+      // after the failure.
+      worker: { ...WORKER, retryBaseMs: BACKOFF_MS, retryMaxMs: BACKOFF_MS },
+      random: () => 1,
       handlers: {
         orders: async (_payload: unknown, context: { receiptId: string }) => void ran.push(context.receiptId),
       } as never,
       observer: (event: InboxEvent) => void events.push(event),
     });
     const { record } = await inbox.accept(message());
+    // The database's clock before the run: the failure comes after it, so a claim given back after
+    // the backoff is due at least BACKOFF_MS past it, however long the machine took to look (a
+    // comparison with now() after the run failed at 400 ms on a loaded machine).
+    const [before] = await t.prisma.$queryRawUnsafe<{ at: Date }[]>('SELECT clock_timestamp() AS at');
     const first = await inbox.runOnce();
     const row = await receiptRow(t, record.id);
-    const [due] = await t.prisma.$queryRawUnsafe<{ due_in_ms: number }[]>(
-      'SELECT (extract(epoch FROM next_attempt_at - now()) * 1000)::float8 AS due_in_ms FROM ferry_inbox_receipts WHERE id = $1::uuid',
+    const [due] = await t.prisma.$queryRawUnsafe<{ after_start_ms: number; due_in_ms: number }[]>(
+      `SELECT (extract(epoch FROM next_attempt_at - $2::timestamptz) * 1000)::float8 AS after_start_ms,
+              (extract(epoch FROM next_attempt_at - now()) * 1000)::float8 AS due_in_ms
+         FROM ferry_inbox_receipts WHERE id = $1::uuid`,
       record.id,
+      before!.at,
     );
-    const dueInMs = due?.due_in_ms ?? 0;
+    const dueInMs = Math.max(0, due?.due_in_ms ?? 0);
     expect({
       first: { claimed: first.claimed, completed: first.completed },
       ran,
@@ -68,7 +81,7 @@ it('a handler transaction that never got a connection gives its claim back, atte
       attempts: row.attempts,
       lifetime: row.lifetime_attempts,
       lease: row.lease_expires_at,
-      later: dueInMs > 0,
+      later: (due?.after_start_ms ?? 0) >= BACKOFF_MS,
       observed: events.filter((e) => e.type === 'dead' || e.type === 'retry').map((e) => e.type),
       infrastructure: events.some((e) => e.type === 'infrastructure-error'),
     }).toEqual({
