@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { InboxEvent } from '../inbox/types';
-import { defaultLogger, guardLogger } from '../observe/logger';
+import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
 import type { OutboxEvent } from '../outbox/events';
 import type { TransportEvent } from '../transport/events';
 import { labelBounds } from '../observe/cardinality';
@@ -49,15 +49,12 @@ export function createFerryMetrics(options: FerryMetricsOptions = {}): FerryMetr
   const infrastructure = infrastructureErrors(make);
   const outbox = outboxMetrics(make, bound, resolved.eventTypeLabel, infrastructure);
   const inbox = inboxMetrics(make, bound, infrastructure);
-  const transport = transportMetrics(make, bound);
+  // Made on first use: without stats, only a bound of the transport state reached logs.
+  let guarded: Logger | undefined;
+  const logger = (): Logger => (guarded ??= guardLogger(resolved.logger ?? defaultLogger('ferry.metrics')));
+  const transport = transportMetrics(make, bound, resolved.maxLabelValues, logger);
   const closeStats = resolved.stats
-    ? statsMetrics(
-        make,
-        bound,
-        resolved.stats,
-        resolved.tenantLabel,
-        guardLogger(resolved.logger ?? defaultLogger('ferry.metrics')),
-      )
+    ? statsMetrics(make, bound, resolved.stats, resolved.tenantLabel, logger())
     : async () => undefined;
   make.register();
   return {

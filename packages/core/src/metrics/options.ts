@@ -28,10 +28,14 @@ export interface FerryMetricsOptions {
   buckets?: readonly number[];
   /**
    * The distinct values each label takes (the first seen; later ones are counted under
-   * `other`); default 100, 1 to 10,000.
+   * `other`); default 100, 1 to 10,000. Also the partitions a consumer lag series sums and the
+   * consumers (`instance`) counted per source: later ones are left out (said once on `logger`).
    */
   maxLabelValues?: number;
-  /** Where failed stats reads are logged (warn); default pino `ferry.metrics`. */
+  /**
+   * Where failed stats reads are logged (warn), and once each the lag or consumer bound of
+   * `maxLabelValues` reached; default pino `ferry.metrics`.
+   */
   logger?: Logger;
 }
 

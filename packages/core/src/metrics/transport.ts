@@ -1,5 +1,6 @@
 import type { Gauge } from 'prom-client';
-import { closedSet, labelText, OVERFLOW_LABEL, type LabelBound } from '../observe/cardinality';
+import { capacity, closedSet, labelText, OVERFLOW_LABEL, type LabelBound } from '../observe/cardinality';
+import type { Logger } from '../observe/logger';
 import type { TransportEvent } from '../transport/events';
 import type { MetricFactory } from './factory';
 import { count, observeMs, usable } from './values';
@@ -10,11 +11,15 @@ import { count, observeMs, usable } from './values';
  * writes (`destination`, never a routing key), a reason, a Kafka partition number and consumer
  * group (a closed consumer's lag series are removed), each bounded by `bound` (an event's
  * destination can name a queue or topic per tenant); an outcome from its closed set. Never a
- * message id, never a consumer's `instance`.
+ * message id, never a consumer's `instance`. The state kept per partition and per consumer is
+ * bounded by `maxLabelValues` too (review 127): a lag series sums at most that many partitions,
+ * a source counts at most that many consumers; the first value refused is said on `logger`.
  */
 export function transportMetrics(
   make: MetricFactory,
   bound: (labelName: string) => LabelBound,
+  maxLabelValues: number,
+  logger: () => Logger,
 ): (event: TransportEvent) => void {
   const [transportOf, sourceOf, destinationOf, reasonOf, groupOf, partitionOf] = [
     'transport',
@@ -87,8 +92,25 @@ export function transportMetrics(
     'Duration of confirmed publish calls (one per batch the relay hands the publisher)',
     publisherLabels,
   );
-  const partitionLags = new PartitionLags(lag);
-  const connections = new Connections(connected, reconnects);
+  const partitionLags = new PartitionLags(
+    lag,
+    capacity(maxLabelValues, () =>
+      logger().warn(
+        { maxLabelValues },
+        'ferry metrics: a consumer lag series reached maxLabelValues partitions; the lag of a later partition of a full series is not counted (said once)',
+      ),
+    ),
+  );
+  const connections = new Connections(
+    connected,
+    reconnects,
+    capacity(maxLabelValues, () =>
+      logger().warn(
+        { maxLabelValues },
+        'ferry metrics: a source reached maxLabelValues consumers (instances) not closed; later consumers of a full source are not counted in transport_connected and transport_reconnects_total (said once)',
+      ),
+    ),
+  );
 
   return (event) => {
     switch (event.type) {
@@ -177,48 +199,63 @@ type SourceLabels = { transport: string; source: string };
 /** A partition's reported identity as text; one that has none (labelText) is OVERFLOW_LABEL's. */
 const identity = (value: unknown): string => labelText(value) ?? OVERFLOW_LABEL;
 
+/** The consumers (`instance`) of one source: every one not stopped, those up, those lost. */
+interface SourceConsumers {
+  readonly seen: Set<string>;
+  readonly up: Set<string>;
+  readonly lost: Set<string>;
+}
+
 /**
  * The connected gauge counts the consumers (by `instance`) up per transport and source, so one
  * consumer's disconnect leaves another of the same source counted. A reconnect is a `connected`
  * of an instance that lost its connection after it had connected; a consumer that stopped for
- * good (closed, or `retryInMs` null) is forgotten.
+ * good (closed, or `retryInMs` null) is forgotten. A source keeps at most `admits` consumers not
+ * stopped (`seen`, of which `up` and `lost` are parts): a later one's events are not counted
+ * until one of them stopped, so ever-new instance names never closed (a third party's
+ * transport) keep it bounded.
  */
 class Connections {
-  private readonly upBySource = new Map<string, Set<string>>();
-  private readonly seen = new Set<string>();
-  private readonly lost = new Set<string>();
+  private readonly bySource = new Map<string, SourceConsumers>();
 
   constructor(
     private readonly gauge: Gauge<keyof SourceLabels>,
     private readonly reconnects: { inc(labels: SourceLabels): void },
+    private readonly admits: (size: number) => boolean,
   ) {}
 
   up(labels: SourceLabels, instance: string): void {
-    if (this.lost.delete(instance)) this.reconnects.inc(labels);
-    this.seen.add(instance);
-    this.instances(labels).add(instance);
-    this.gauge.set(labels, this.instances(labels).size);
+    const key = JSON.stringify([labels.transport, labels.source]);
+    let consumers = this.bySource.get(key);
+    if (!consumers) {
+      consumers = { seen: new Set(), up: new Set(), lost: new Set() };
+      this.bySource.set(key, consumers);
+    }
+    if (!consumers.seen.has(instance)) {
+      if (!this.admits(consumers.seen.size)) return;
+      consumers.seen.add(instance);
+    }
+    if (consumers.lost.delete(instance)) this.reconnects.inc(labels);
+    consumers.up.add(instance);
+    this.gauge.set(labels, consumers.up.size);
   }
 
   down(labels: SourceLabels, instance: string, stopped: boolean): void {
-    this.instances(labels).delete(instance);
-    this.gauge.set(labels, this.instances(labels).size);
-    if (stopped) {
-      this.seen.delete(instance);
-      this.lost.delete(instance);
-    } else if (this.seen.has(instance)) {
-      this.lost.add(instance);
-    }
-  }
-
-  private instances(labels: SourceLabels): Set<string> {
     const key = JSON.stringify([labels.transport, labels.source]);
-    let set = this.upBySource.get(key);
-    if (!set) {
-      set = new Set();
-      this.upBySource.set(key, set);
+    const consumers = this.bySource.get(key);
+    if (!consumers?.seen.has(instance)) {
+      this.gauge.set(labels, consumers?.up.size ?? 0);
+      return;
     }
-    return set;
+    consumers.up.delete(instance);
+    this.gauge.set(labels, consumers.up.size);
+    if (!stopped) {
+      consumers.lost.add(instance);
+      return;
+    }
+    consumers.seen.delete(instance);
+    consumers.lost.delete(instance);
+    if (consumers.seen.size === 0) this.bySource.delete(key);
   }
 }
 
@@ -243,13 +280,19 @@ interface PartitionLag {
  * partitions, of the same group or another, are never touched. Each series is the SUM of the
  * partitions its labels name: one partition's, or, once a label overflowed to `other`, every
  * such partition's (totals stay exact; a stuck one is not hidden by another reported later).
+ * A series sums at most `admits` partitions (review 127): a later partition of a full series is
+ * not kept, so its lag is not counted until a rebalance or a close frees a place; ever-new
+ * partitions or topics (a third party's transport) keep the state bounded.
  */
 class PartitionLags {
   private readonly partitions = new Map<string, PartitionLag>();
   /** The real partitions of each series (by its labels' key). */
   private readonly bySeries = new Map<string, Set<PartitionLag>>();
 
-  constructor(private readonly gauge: Gauge<keyof LagLabels>) {}
+  constructor(
+    private readonly gauge: Gauge<keyof LagLabels>,
+    private readonly admits: (size: number) => boolean,
+  ) {}
 
   set(
     instance: string,
@@ -267,13 +310,15 @@ class PartitionLags {
     const key = JSON.stringify([reported.transport, reported.topic, reported.group, reported.partition]);
     let entry = this.partitions.get(key);
     if (!entry) {
-      entry = { labels, series: JSON.stringify(labels), ...reported, owner: '', lag: 0 };
-      this.partitions.set(key, entry);
-      let members = this.bySeries.get(entry.series);
+      const series = JSON.stringify(labels);
+      let members = this.bySeries.get(series);
+      if (members && !this.admits(members.size)) return;
       if (!members) {
         members = new Set();
-        this.bySeries.set(entry.series, members);
+        this.bySeries.set(series, members);
       }
+      entry = { labels, series, ...reported, owner: '', lag: 0 };
+      this.partitions.set(key, entry);
       members.add(entry);
     }
     entry.owner = identity(instance);

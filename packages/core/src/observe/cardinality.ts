@@ -17,11 +17,30 @@ export type FirstValues = (value: string) => string | undefined;
 
 export function firstValues(max: number): FirstValues {
   const kept = new Set<string>();
+  const admits = capacity(max);
   return (value) => {
     if (kept.has(value)) return value;
-    if (kept.size >= max) return undefined;
+    if (!admits(kept.size)) return undefined;
     kept.add(value);
     return value;
+  };
+}
+
+/**
+ * The bound of a collection kept per observer-supplied value (a label's values, the partitions
+ * of a lag series, the consumers of a source): `admits(size)` is whether a collection of `size`
+ * entries takes one more (`size < max`); the first refusal calls `onFull` (once: a caller says
+ * there that values past the bound are folded or dropped).
+ */
+export function capacity(max: number, onFull: () => void = () => undefined): (size: number) => boolean {
+  let said = false;
+  return (size) => {
+    if (size < max) return true;
+    if (!said) {
+      said = true;
+      onFull();
+    }
+    return false;
   };
 }
 
