@@ -156,19 +156,22 @@ export function transportMetrics(
       case 'settled':
         settled.inc(labels, count(event.count));
         return;
-      case 'connected':
-        connections.up(labels, event.instance);
-        if (event.assignment) partitionLags.keepAssigned(event.instance, event.assignment);
+      case 'connected': {
+        const instance = identity(event.instance);
+        connections.up(labels, instance);
+        if (event.assignment) partitionLags.keepAssigned(instance, event.assignment);
         return;
+      }
       case 'disconnected': {
+        const instance = identity(event.instance);
         const stopped = event.reason === 'closed' || event.retryInMs === null;
-        connections.down(labels, event.instance, stopped);
-        if (stopped) partitionLags.forget(event.instance);
+        connections.down(labels, instance, stopped);
+        if (stopped) partitionLags.forget(instance);
         return;
       }
       case 'lag':
         partitionLags.set(
-          event.instance,
+          identity(event.instance),
           {
             ...labels,
             // A group label from an event that lacks one (a third party's transport) is ''.
@@ -196,7 +199,12 @@ export function transportMetrics(
 
 type SourceLabels = { transport: string; source: string };
 
-/** A partition's reported identity as text; one that has none (labelText) is OVERFLOW_LABEL's. */
+/**
+ * A partition's reported identity, or a consumer's `instance`, as text; one that has none
+ * (labelText) is OVERFLOW_LABEL's. Every use of an `instance` goes through it (review 128: a lag
+ * was kept under the text of a number or missing `instance` and forgotten by the raw value, so
+ * that consumer's close or rebalance never removed it).
+ */
 const identity = (value: unknown): string => labelText(value) ?? OVERFLOW_LABEL;
 
 /** The consumers (`instance`) of one source: every one not stopped, those up, those lost. */
@@ -321,7 +329,7 @@ class PartitionLags {
       this.partitions.set(key, entry);
       members.add(entry);
     }
-    entry.owner = identity(instance);
+    entry.owner = instance;
     entry.lag = value;
     this.publish(entry);
   }
