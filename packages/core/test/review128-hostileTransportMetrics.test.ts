@@ -79,11 +79,15 @@ describe('consumers refused at the bound', () => {
     down(metrics, 'c-1', 'lost');
     connected(metrics, 'c-1');
     expect(await total(metrics, 'ferry_transport_reconnects_total')).toBe(1);
+    connected(metrics, 'uncounted'); // refused: the source is full
     down(metrics, 'c-2', 'closed');
-    // A place is free: the next consumer's connect is counted, with no reconnect.
+    // A place is free, but the refused consumer is not remembered: counted once it connects again.
+    expect(await total(metrics, 'ferry_transport_connected')).toBe(2);
     connected(metrics, 'late');
     expect(await total(metrics, 'ferry_transport_connected')).toBe(3);
-    for (const instance of ['c-1', 'c-3', 'late', 'refused']) down(metrics, instance, 'closed');
+    connected(metrics, 'uncounted');
+    expect(await total(metrics, 'ferry_transport_connected')).toBe(3);
+    for (const instance of ['c-1', 'c-3', 'late', 'refused', 'uncounted']) down(metrics, instance, 'closed');
     expect(await total(metrics, 'ferry_transport_connected')).toBe(0);
     expect(await total(metrics, 'ferry_transport_reconnects_total')).toBe(1);
   });

@@ -219,9 +219,9 @@ interface SourceConsumers {
  * consumer's disconnect leaves another of the same source counted. A reconnect is a `connected`
  * of an instance that lost its connection after it had connected; a consumer that stopped for
  * good (closed, or `retryInMs` null) is forgotten. A source keeps at most `admits` consumers not
- * stopped (`seen`, of which `up` and `lost` are parts): a later one's events are not counted
- * until one of them stopped, so ever-new instance names never closed (a third party's
- * transport) keep it bounded.
+ * stopped (`seen`, of which `up` and `lost` are parts): a later one's events are not counted,
+ * nor is it remembered, until it connects again after one of them stopped, so ever-new instance
+ * names never closed (a third party's transport) keep it bounded.
  */
 class Connections {
   private readonly bySource = new Map<string, SourceConsumers>();
