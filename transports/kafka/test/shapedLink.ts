@@ -1,5 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { KafkaConnection, type KafkaClientName } from '../src';
+import type { Logger } from '@ferry/core';
+import { KafkaConnection, type KafkaClientName, type KafkaLogLevel } from '../src';
 import { brokers, silentLogger } from './support';
 
 /** How a ShapedLink slows the traffic between kafkajs and the first broker. */
@@ -65,10 +66,20 @@ export class ShapedLink {
     if (!silent) for (const socket of this.sockets) socket.destroy();
   }
 
-  /** A connection through the link (kafkajs unless `client` says otherwise). */
+  /** A connection through the link (kafkajs unless `client` says otherwise; silent unless given a `logger`). */
   connection(
     clientId: string,
-    { client = 'kafkajs', requestTimeoutMs }: { client?: KafkaClientName; requestTimeoutMs?: number } = {},
+    {
+      client = 'kafkajs',
+      requestTimeoutMs,
+      logger = silentLogger,
+      kafkaLogLevel = 'nothing',
+    }: {
+      client?: KafkaClientName;
+      requestTimeoutMs?: number;
+      logger?: Logger;
+      kafkaLogLevel?: KafkaLogLevel;
+    } = {},
   ): KafkaConnection {
     const port = (this.server.address() as { port: number }).port;
     if (client === 'platformatic')
@@ -76,15 +87,16 @@ export class ShapedLink {
         brokers: [`127.0.0.1:${port}`],
         client,
         clientId,
-        logger: silentLogger,
+        logger,
+        kafkaLogLevel,
         requestTimeoutMs,
       });
     return new KafkaConnection({
       brokers: brokers(),
       client: 'kafkajs',
       clientId,
-      kafkaLogLevel: 'nothing',
-      logger: silentLogger,
+      kafkaLogLevel,
+      logger,
       requestTimeoutMs,
       kafkaConfig: {
         socketFactory: ({ onConnect }: { onConnect: () => void }) => connect(port, '127.0.0.1', onConnect),

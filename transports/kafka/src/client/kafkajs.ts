@@ -1,4 +1,12 @@
-import { Kafka, logLevel, type Consumer, type KafkaConfig, type LogEntry, type logCreator } from 'kafkajs';
+import {
+  Kafka,
+  logLevel,
+  type Consumer,
+  type ConsumerRunConfig,
+  type KafkaConfig,
+  type LogEntry,
+  type logCreator,
+} from 'kafkajs';
 import type { Logger } from '@ferry/core';
 import { kafkajsLogMethod } from '../logLevels';
 import { registerKafkajsCodecs } from './kafkajsCodecs';
@@ -152,6 +160,16 @@ export class KafkajsDriver implements KafkaClientDriver {
 
 class KafkajsConsumer implements DriverConsumer {
   private readonly consumer: Consumer;
+  /**
+   * The client's start in flight or done (connect, subscribe, join; a restart's too): kafkajs's
+   * stop() returns at once while its runner is not running yet, and the start went on after a
+   * disconnect (review 126: a close() from inside `connected` saw kafkajs fetch after it).
+   */
+  private starting: Promise<void> = Promise.resolve();
+  /** What restartOnFailure answered for the crash being reported (kafkajs is told never to restart). */
+  private restartWanted = false;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private disconnecting = false;
 
   constructor(
     kafka: Kafka,
@@ -170,7 +188,12 @@ class KafkajsConsumer implements DriverConsumer {
       allowAutoTopicCreation: false,
       retry: {
         initialRetryTime: KAFKAJS_RESTART_MS,
-        restartOnFailure: async (error) => options.restartOnFailure(error),
+        // Asked only for a crash kafkajs would restart from. Its own restart (a start on a timer)
+        // is one disconnect() could not wait for: this class restarts it instead (restart()).
+        restartOnFailure: async (error) => {
+          this.restartWanted = !this.disconnecting && options.restartOnFailure(error);
+          return false;
+        },
       },
     });
   }
@@ -179,18 +202,36 @@ class KafkajsConsumer implements DriverConsumer {
     const { consumer } = this;
     consumer.on(consumer.events.GROUP_JOIN, (event) => handlers.onJoin(event.payload.memberAssignment));
     consumer.on(consumer.events.CRASH, ({ payload }) => {
+      const restart = this.restartWanted;
+      this.restartWanted = false;
       const retryTime = (payload.error as { retryTime?: unknown }).retryTime;
       const restartInMs = typeof retryTime === 'number' && retryTime > 0 ? retryTime : KAFKAJS_RESTART_MS;
-      handlers.onCrash(payload.error, payload.restart ? restartInMs : null);
+      if (restart) this.restartTimer = setTimeout(() => this.restart(handlers), restartInMs);
+      handlers.onCrash(payload.error, restart ? restartInMs : null);
     });
-    await this.gate.connecting(() => this.connectAndRun(handlers));
+    this.starting = this.gate.connecting(() => this.connectAndRun(handlers));
+    await this.starting;
+  }
+
+  /** kafkajs's restart after a crash (its run() again, as its own restart timer does), waited for by disconnect(). */
+  private restart(handlers: SessionHandlers): void {
+    this.restartTimer = null;
+    if (this.disconnecting) return;
+    this.starting = this.consumer.run(this.runConfig(handlers)).catch((error: unknown) => {
+      if (!this.disconnecting) handlers.onCrash(error, null);
+    });
   }
 
   private async connectAndRun(handlers: SessionHandlers): Promise<void> {
     const { consumer, options } = this;
     await consumer.connect();
     await consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning });
-    await consumer.run({
+    await consumer.run(this.runConfig(handlers));
+  }
+
+  private runConfig(handlers: SessionHandlers): ConsumerRunConfig {
+    const { options } = this;
+    return {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
@@ -222,7 +263,7 @@ class KafkajsConsumer implements DriverConsumer {
           },
         });
       },
-    });
+    };
   }
 
   pause(topic: string, partition: number): void {
@@ -242,11 +283,24 @@ class KafkajsConsumer implements DriverConsumer {
     return null;
   }
 
-  disconnect(): Promise<void> {
-    return this.gate.disconnect(this.consumer);
+  /**
+   * Waits for the start in flight (failed at once by the signal during its connect; a join that
+   * answered finishes), then stops and disconnects the client: nothing of it runs afterwards.
+   */
+  async disconnect(): Promise<void> {
+    this.stopRestarts();
+    await this.starting.catch(() => undefined);
+    await this.gate.disconnect(this.consumer);
   }
 
   destroy(): Promise<void> {
+    this.stopRestarts();
     return this.gate.release();
+  }
+
+  private stopRestarts(): void {
+    this.disconnecting = true;
+    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
   }
 }

@@ -189,6 +189,12 @@ export class PlatformaticConsumer implements DriverConsumer {
   private readonly sockets: ClientSockets;
   /** Rejoins the group, as its leader, once a consumed topic has more partitions (review 106). */
   private watch: PartitionWatch | null = null;
+  /**
+   * run()'s join and consume in flight, or done: disconnect() waits for it, or the stream the
+   * client creates after the join would run after the disconnect (review 126).
+   */
+  private starting: Promise<void> = Promise.resolve();
+  private disconnecting: Promise<void> | null = null;
 
   constructor(
     kafka: PlatformaticKafka,
@@ -252,7 +258,12 @@ export class PlatformaticConsumer implements DriverConsumer {
     }
   };
 
-  async run(handlers: SessionHandlers): Promise<void> {
+  run(handlers: SessionHandlers): Promise<void> {
+    this.starting = this.start(handlers);
+    return this.starting;
+  }
+
+  private async start(handlers: SessionHandlers): Promise<void> {
     this.fetches.subscribe(this.onFetch);
     const watch = new PartitionWatch(
       this.options.metadataMaxAgeMs,
@@ -260,7 +271,9 @@ export class PlatformaticConsumer implements DriverConsumer {
       () => this.rejoin(handlers),
     );
     this.watch = watch;
+    let joined = false;
     this.consumer.on('consumer:group:join', (payload) => {
+      joined = true;
       const assignment: Record<string, number[]> = {};
       for (const { topic, partitions } of payload.assignments ?? []) assignment[topic] = [...partitions];
       // The leader assigned from the client's metadata, which it had just read.
@@ -269,9 +282,12 @@ export class PlatformaticConsumer implements DriverConsumer {
     });
     let stream: MessagesStream;
     try {
+      // Closed on abort while it connects and joins. Once joined, the client goes on to create
+      // its stream at once: closed under it, the stream failed unhandled ("Client is closed").
+      // It is let finish, and disconnect(), which waits for it, closes it.
       stream = await closedOnAbort(
         this.options.signal,
-        () => this.consumer.close(),
+        () => (joined ? Promise.resolve() : this.consumer.close()),
         () => this.joinAndConsume(),
       );
     } catch (error) {
@@ -463,12 +479,22 @@ export class PlatformaticConsumer implements DriverConsumer {
     this.gate.seek(partitionKey(topic, partition), BigInt(offset));
   }
 
-  /** Lets the batch in flight finish (and commit), then closes the stream and leaves the group. */
-  async disconnect(): Promise<void> {
+  /**
+   * Lets the start and the batch in flight finish (and commit), then closes the stream and leaves
+   * the group. Concurrent calls share one: a second stream close() resolves at once, the stream
+   * still open, and the client then refused to leave the group while it consumed.
+   */
+  disconnect(): Promise<void> {
+    this.disconnecting ??= this.stop();
+    return this.disconnecting;
+  }
+
+  private async stop(): Promise<void> {
     if (!this.stopping.signal.aborted) this.stopping.abort(new Error('consumer disconnecting'));
     this.watch?.stop();
     this.fetches.unsubscribe(this.onFetch);
     this.wake?.();
+    await this.starting.catch(() => undefined);
     await this.pumping?.catch(() => undefined);
     await this.stream?.close().catch(() => undefined);
     await this.consumer.close();
