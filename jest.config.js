@@ -69,5 +69,8 @@ module.exports = {
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
   // they open in afterEach / afterAll where they can); the run must still end and report.
   forceExit: true,
+  // One migrated template database per run, which every test database is copied from.
+  globalSetup: path.join(__dirname, 'test-support/globalSetup.js'),
+  globalTeardown: path.join(__dirname, 'test-support/globalTeardown.js'),
   reporters: ['default', path.join(__dirname, 'test-support/summary-reporter.js')],
 };

@@ -107,8 +107,11 @@ export async function createTestDatabase(
   const name = `ferry_t_${randomBytes(6).toString('hex')}`;
   // Before CREATE DATABASE: a URL that cannot name the new database fails here (review 120).
   const url = withDatabase(name);
-  // The name is generated above from hex digits only; identifiers cannot be bound as parameters.
-  await adminQuery(`CREATE DATABASE ${name}`);
+  const template = (options.migrate ?? true) ? await migratedTemplate() : undefined;
+  // The names are generated from hex digits only; identifiers cannot be bound as parameters.
+  await adminQuery(
+    template === undefined ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`,
+  );
   const clients: PrismaClient[] = [];
   const newClient = (poolOptions?: TestPoolOptions, adapterOptions = options.adapter) => {
     const client = prismaFor(url, poolOptions, adapterOptions);
@@ -122,7 +125,7 @@ export async function createTestDatabase(
   try {
     const prisma = newClient();
     const db = fromPrisma(prisma);
-    if (options.migrate ?? true) await migrate(db);
+    if ((options.migrate ?? true) && template === undefined) await migrate(db);
     return {
       name,
       url,
@@ -141,6 +144,57 @@ export async function createTestDatabase(
     await disconnectAll();
     await settlesWithin(dropIt(), CLEANUP_STEP_MS);
     throw error;
+  }
+}
+
+/**
+ * The run's migrated template database (test-support/templateDatabase.js names it in jest's
+ * globalSetup and drops it in its globalTeardown), built by the first file that needs it: under
+ * an advisory lock, migrated as `<name>_build`, renamed, and closed to connections (a copy fails
+ * while anyone is connected to its template). Undefined outside such a run or when the tests'
+ * server is not the one the run started with (a test pointing a child process elsewhere).
+ */
+async function migratedTemplate(): Promise<string | undefined> {
+  const name = process.env.FERRY_TEST_TEMPLATE;
+  if (name === undefined || !/^ferrytemplate_[a-z0-9_]+$/.test(name)) return undefined;
+  if (process.env.FERRY_TEST_TEMPLATE_SERVER !== serverUrl()) return undefined;
+  let ready = templatesReady.get(name);
+  if (ready === undefined) {
+    ready = buildTemplate(name).catch((error: unknown) => {
+      templatesReady.delete(name);
+      throw error;
+    });
+    templatesReady.set(name, ready);
+  }
+  await ready;
+  return name;
+}
+
+/** Templates this process built or found, by name. */
+const templatesReady = new Map<string, Promise<void>>();
+
+async function buildTemplate(name: string): Promise<void> {
+  const client = new Client({ connectionString: serverUrl(), connectionTimeoutMillis: CONNECT_DEADLINE_MS });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    // Session-level: held until unlocked or the connection ends (a worker killed mid-build).
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount !== 0) return;
+    const build = `${name}_build`;
+    await client.query(`DROP DATABASE IF EXISTS ${build} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${build}`);
+    const prisma = prismaFor(withDatabase(build), { max: 2 });
+    try {
+      await migrate(fromPrisma(prisma));
+    } finally {
+      await settlesWithin(prisma.$disconnect(), CLEANUP_STEP_MS);
+    }
+    await client.query(`ALTER DATABASE ${build} RENAME TO ${name}`);
+    await client.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
+  } finally {
+    await endClientWithin(client);
   }
 }
 
