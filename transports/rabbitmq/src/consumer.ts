@@ -342,7 +342,8 @@ class ConsumerRuntime implements RabbitConsumer {
       // find the connection's channelMax used up by the consumers attached meanwhile, and every
       // delivery to dead-letter or retry was requeued for ever. A connection with no channel left
       // for it refuses the consumer now (ChannelsExhaustedError), before it takes any delivery.
-      await bounded(this.copies.get(deadline), 'copy channel open');
+      // The topology was just declared on this connection: the copy channel does not declare it again.
+      await bounded(this.copies.get(deadline, this.options.topology !== null), 'copy channel open');
       if (this.closing.signal.aborted) throw new Error('consumer closed');
       channel.once('close', () => this.onChannelClosed(channel, model));
       this.channel = channel;

@@ -30,26 +30,30 @@ export class CopyChannel {
 
   /**
    * The copy channel on the current connection, opened on first use; rejects when there is none,
-   * or when `signal` aborts first (a connection gone silent never answers the open).
+   * or when `signal` aborts first (a connection gone silent never answers the open). `declared`:
+   * the caller has just declared the topology on this connection (the consumer's attach, on the
+   * channel it consumes on), so a channel this call opens does not declare it again (review 130:
+   * every attach declared each queue, exchange and binding twice).
    */
-  async get(signal: AbortSignal): Promise<ConfirmChannel> {
-    return untilAborted(this.channel(), signal, () =>
+  async get(signal: AbortSignal, declared = false): Promise<ConfirmChannel> {
+    return untilAborted(this.channel(declared), signal, () =>
       signal.reason instanceof Error ? signal.reason : new Error('aborted'),
     );
   }
 
-  private channel(): Promise<ConfirmChannel> {
+  private channel(declared = false): Promise<ConfirmChannel> {
     const model = this.current();
     if (model === null) return Promise.reject(new Error('no connection to the broker'));
     if (this.opened?.model === model) return this.opened.channel;
+    const declare = declared ? null : this.declare;
     const channel = openConfirmChannel(model).then(async (opened) => {
       opened.on('error', (error: unknown) => {
         this.logger.warn({ err: error, queue: this.queue }, 'ferry.rabbitmq: copy channel error');
       });
       opened.once('close', () => this.forget(channel));
-      if (this.declare) {
+      if (declare) {
         try {
-          await this.declare(opened);
+          await declare(opened);
         } catch (error) {
           void opened.close().catch(() => undefined);
           throw error;
