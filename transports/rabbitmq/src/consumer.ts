@@ -106,6 +106,8 @@ class ConsumerRuntime implements RabbitConsumer {
    */
   private unchecked: { channel: ConfirmChannel; entries: Entry[] } | null = null;
   private unsubscribe: (() => void) | null = null;
+  /** The connection whose close watchConnection() listens to, and its listener. */
+  private watched: { model: ChannelModel; listener: (error: unknown) => void } | null = null;
   private channelError: unknown = null;
   private closePromise: Promise<void> | null = null;
   private readonly readyPromise: Promise<void>;
@@ -165,7 +167,10 @@ class ConsumerRuntime implements RabbitConsumer {
   }
 
   private listen(): void {
-    const stopSetup = this.connection.onConnected((model) => this.attach(model));
+    const stopSetup = this.connection.onConnected((model) => {
+      this.watchConnection(model);
+      return this.attach(model);
+    });
     const stopRetries = this.connection.onConnectRetry((error, retryInMs) => {
       if (this.closing.signal.aborted) return;
       this.noteFailure(error);
@@ -174,6 +179,7 @@ class ConsumerRuntime implements RabbitConsumer {
     this.unsubscribe = () => {
       stopSetup();
       stopRetries();
+      this.watchConnection(null);
     };
     this.connection.connect().catch((error: unknown) => {
       // The shared connection was closed before the consumer attached: it never will.
@@ -181,6 +187,24 @@ class ConsumerRuntime implements RabbitConsumer {
         return;
       this.attempts.refused(error);
     });
+  }
+
+  /**
+   * Listens to `model`'s close (one listener at a time, none once closed: consumers attached and
+   * closed on a long-lived shared connection leave nothing on it). A connection lost after the
+   * consumer attached is what check() names, also when its channel was lost first (review 130).
+   */
+  private watchConnection(model: ChannelModel | null): void {
+    this.watched?.model.off('close', this.watched.listener);
+    this.watched = null;
+    if (model === null) return;
+    const listener = (error: unknown) => {
+      if (this.watched?.model === model) this.watched = null;
+      if (this.closing.signal.aborted || !this.attempts.hasAttached) return;
+      this.attempts.lost(error ?? transportError('the connection closed'), 'connection');
+    };
+    model.once('close', listener);
+    this.watched = { model, listener };
   }
 
   ready(options?: ReadyOptions): Promise<void> {
@@ -414,8 +438,12 @@ class ConsumerRuntime implements RabbitConsumer {
     if (this.closing.signal.aborted || this.opening === channel) return;
     this.logger.warn({ queue: this.names.queue }, 'ferry.rabbitmq: consumer channel closed; re-attaching');
     // Re-attached at once: on this connection if it lives, else on the next (reconnected at once too).
-    const error = this.channelError === null ? 'channel closed' : describeCause(this.channelError);
-    this.attempts.lost(this.channelError ?? error);
+    // The broker closing the channel alone tells it why (its 'error', or the cancel): with no reason
+    // the channel closed with its connection (amqplib closes every channel, then the connection,
+    // whose close watchConnection() records with the connection's own reason).
+    const part = this.channelError === null ? 'connection' : 'channel';
+    const error = this.channelError === null ? 'the connection closed' : describeCause(this.channelError);
+    this.attempts.lost(this.channelError ?? error, part);
     this.emit({ type: 'disconnected', error, retryInMs: 0 });
     if (this.connection.current === model) void this.attach(model);
   }

@@ -36,6 +36,18 @@ export function checkAttachable(
 }
 
 /**
+ * What a consumer that had attached lost: its connection to the broker, or only its channel (a
+ * RabbitMQ channel the broker closed: a precondition failed, its queue was deleted), the connection
+ * still up. check() says which, so an operator looks where the failure is.
+ */
+export type LostPart = 'connection' | 'channel';
+
+const LOST_TEXT: Record<LostPart, string> = {
+  connection: 'its connection',
+  channel: 'its channel (its connection is up)',
+};
+
+/**
  * What a consumer's attempts to attach have met so far: for ready(), the last failure (named in
  * ready()'s FERRY_TIMEOUT, and its cause) and a refusal, a failure retrying cannot fix without an
  * operator (the broker refused the consumer's topology or its permissions), which ready() reports
@@ -49,6 +61,8 @@ export class AttachAttempts {
   private attachedOnce = false;
   /** Whether the consumer is attached now: from attached() to the next failed(), refused() or lost(). */
   private attachedNow = false;
+  /** What the consumer lost since it was last attached (check() names it). */
+  private lostPart: LostPart = 'connection';
   private readonly listeners = new Set<(refusal: FerryError) => void>();
 
   /** An attempt failed; the consumer retries. A refusal before it no longer describes it. */
@@ -71,18 +85,21 @@ export class AttachAttempts {
   }
 
   /**
-   * The consumer lost its connection, channel or session after it attached (`error`: why); it is
-   * not attached until attached() again.
+   * The consumer lost its connection, or only its channel (the broker closed the channel, the
+   * connection is up), after it attached (`error`: why); it is not attached until attached()
+   * again. check() names what was lost: the last one reported until the consumer attaches.
    */
-  lost(error: unknown): void {
+  lost(error: unknown, part: LostPart = 'connection'): void {
     this.attachedNow = false;
     this.lastFailure = error;
+    this.lostPart = part;
   }
 
   /** The consumer attached: earlier failures no longer describe it. */
   attached(): void {
     this.attachedOnce = true;
     this.attachedNow = true;
+    this.lostPart = 'connection';
     this.lastFailure = undefined;
     this.refusal = null;
   }
@@ -99,6 +116,11 @@ export class AttachAttempts {
   /** Whether the consumer attached at least once (since then ready() resolves). */
   get hasAttached(): boolean {
     return this.attachedOnce;
+  }
+
+  /** What the consumer lost since it was last attached (meaningful once it has attached). */
+  get whatLost(): LostPart {
+    return this.lostPart;
   }
 
   /**
@@ -201,7 +223,8 @@ function waitersOn(promise: Promise<void>): Set<(settled: Settled) => void> {
  * consumer is attached; rejects with FERRY_CLOSED once `closed` aborted, else with
  * ConsumerDisconnectedError (FERRY_TRANSPORT_ERROR, retriable) naming `what` (the consumer:
  * transport, name, queue or group) and why: it has not attached yet, or it lost its connection
- * and has not re-attached, with the last failure (also the error's cause). Answers at once: it
+ * (or only its channel: LostPart) and has not re-attached, with the last failure (also the error's
+ * cause). Answers at once: it
  * waits for nothing (ready() is the start-up gate that waits for the first attach).
  */
 export function checkAttached(what: string, closed: AbortSignal, attempts: AttachAttempts): Promise<void> {
@@ -209,7 +232,7 @@ export function checkAttached(what: string, closed: AbortSignal, attempts: Attac
   if (attempts.isAttached) return Promise.resolve();
   const last = attempts.last;
   const reason = attempts.hasAttached
-    ? `it lost its connection and has not re-attached${last === undefined ? '' : `; the last failure: ${describeCause(last)}`}`
+    ? `it lost ${LOST_TEXT[attempts.whatLost]} and has not re-attached${last === undefined ? '' : `; the last failure: ${describeCause(last)}`}`
     : `it has not attached yet${last === undefined ? '' : `; the last attempt failed: ${describeCause(last)}`}`;
   return Promise.reject(new ConsumerDisconnectedError(what, reason, last));
 }

@@ -129,6 +129,7 @@ export {
   checkAttachable,
   checkAttached,
   DEFAULT_READY_TIMEOUT_MS,
+  type LostPart,
   type ReadyOptions,
 } from './attach';
 export { inRootContext } from '../tracing/rootContext';

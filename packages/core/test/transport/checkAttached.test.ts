@@ -61,6 +61,32 @@ describe('checkAttached', () => {
     await expect(checkAttached(WHAT, open(), attempts)).resolves.toBeUndefined();
   });
 
+  test('names the channel when only the channel was lost, until the connection goes too or it re-attaches (review 130)', async () => {
+    const attempts = new AttachAttempts();
+    attempts.attached();
+    attempts.lost(new Error('Channel closed by server: 406 (PRECONDITION-FAILED)'), 'channel');
+    const channelLost = (await rejection(checkAttached(WHAT, open(), attempts))) as Error;
+    expect(channelLost.message).toBe(
+      `${WHAT} is not connected: it lost its channel (its connection is up) and has not re-attached; ` +
+        'the last failure: Channel closed by server: 406 (PRECONDITION-FAILED)',
+    );
+    // A failed re-attach keeps what was lost.
+    attempts.failed(new Error('404 (NOT-FOUND)'));
+    expect(((await rejection(checkAttached(WHAT, open(), attempts))) as Error).message).toContain(
+      'it lost its channel (its connection is up)',
+    );
+    attempts.lost(new Error('Connection closed: 320 (CONNECTION-FORCED)'), 'connection');
+    expect(((await rejection(checkAttached(WHAT, open(), attempts))) as Error).message).toContain(
+      'it lost its connection and has not re-attached',
+    );
+    // Attached again, a later loss says what it is again.
+    attempts.attached();
+    attempts.lost(new Error('socket closed'));
+    expect(((await rejection(checkAttached(WHAT, open(), attempts))) as Error).message).toContain(
+      'it lost its connection and has not re-attached',
+    );
+  });
+
   test('a failed or refused attempt after an attach means not attached (a re-attach in progress)', async () => {
     for (const fail of [
       (attempts: AttachAttempts) => attempts.failed(new Error('channel closed')),
