@@ -56,7 +56,9 @@ export interface RabbitConsumer {
   check(): Promise<void>;
   /**
    * Stops consuming, lets the batches in flight finish (and be acked; those held through an
-   * outage are requeued), closes. Safe twice; concurrent calls share one promise.
+   * outage are requeued), closes. An attach in flight ends first, its channel closed: once close()
+   * resolved no channel of the consumer is open, also on a shared connection. Safe twice;
+   * concurrent calls share one promise.
    */
   close(): Promise<void>;
 }
@@ -106,6 +108,8 @@ class ConsumerRuntime implements RabbitConsumer {
    */
   private unchecked: { channel: ConfirmChannel; entries: Entry[] } | null = null;
   private unsubscribe: (() => void) | null = null;
+  /** The consumer's work in flight (track()), which close() waits for. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   /** The connection whose close watchConnection() listens to, and its listener. */
   private watched: { model: ChannelModel; listener: (error: unknown) => void } | null = null;
   private channelError: unknown = null;
@@ -258,6 +262,11 @@ class ConsumerRuntime implements RabbitConsumer {
     // it) until the alarm clears. Deliveries not settled then are the broker's to redeliver.
     const answer = (work: Promise<unknown>) =>
       settlesWithin(work, Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs));
+    // An attach in flight ends at once (its waits end with the consumer's closing), closing the
+    // channel it opened or is opening; the channel is the consumer's until then. Work it leaves
+    // (the close of a channel whose open is still answered) is waited for as well.
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    if (over()) return;
     if (channel && this.consumerTag !== null) await answer(channel.cancel(this.consumerTag));
     await this.buffer.drained().catch(() => undefined);
     if (over()) return;
@@ -285,8 +294,25 @@ class ConsumerRuntime implements RabbitConsumer {
     void this.copies.close();
   }
 
+  /**
+   * `work` of the consumer's own (an attach loop, the close of a channel opened too late), kept
+   * until it settles: close() waits for it, so that nothing of the consumer runs, and no channel of
+   * it is open, once close() resolved (review 130: a channel whose open was in flight at close()
+   * was closed after close() resolved, on a connection shared with other consumers).
+   */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const done = () => void this.inFlight.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
   /** Opens a channel on `model`, declares the topology and consumes; retries with backoff while `model` lives. */
-  private async attach(model: ChannelModel): Promise<void> {
+  private attach(model: ChannelModel): Promise<void> {
+    return this.track(this.attachLoop(model));
+  }
+
+  private async attachLoop(model: ChannelModel): Promise<void> {
     if (this.attaching === model) return;
     this.attaching = model;
     try {
@@ -342,9 +368,14 @@ class ConsumerRuntime implements RabbitConsumer {
     try {
       channel = await bounded(opening, 'channel open');
     } catch (error) {
-      void opening.then(
-        (late) => settlesWithin(late.close(), CLOSE_ANSWER_MS),
+      const late = opening.then(
+        (opened) => settlesWithin(opened.close(), CLOSE_ANSWER_MS),
         () => undefined,
+      );
+      // close() waits for it while the broker answers (the open, then the close, each at most
+      // CLOSE_ANSWER_MS); a broker that does not answer the open holds no close().
+      void this.track(
+        settlesWithin(opening, CLOSE_ANSWER_MS).then((answered) => (answered ? late : undefined)),
       );
       throw error;
     }
