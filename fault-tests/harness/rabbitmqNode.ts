@@ -165,6 +165,24 @@ export class RabbitNode {
     });
   }
 
+  /**
+   * Sets the `rabbit` application's environment `key` to the Erlang integer `value` on the running
+   * node (`rabbitmqctl eval`), e.g. `consumer_timeout` (ms; read by each channel as it opens) and
+   * `channel_tick_interval` (ms; how often a channel checks it, 60,000 by default).
+   */
+  async setRabbitEnv(key: string, value: number): Promise<void> {
+    if (!/^[a-z_]+$/.test(key) || !Number.isSafeInteger(value)) throw new Error(`bad env ${key}=${value}`);
+    await run(
+      'rabbitmqctl',
+      ['-n', this.nodeName, 'eval', `application:set_env(rabbit, ${key}, ${value}).`],
+      {
+        env: this.env,
+        cwd: '/tmp',
+        timeout: 60_000,
+      },
+    );
+  }
+
   async restart(mode: 'stop' | 'kill' = 'stop'): Promise<void> {
     if (mode === 'kill') await this.kill();
     else await this.stop();
