@@ -117,3 +117,34 @@ test('close() at each request of an attach on a shared connection: nothing of it
   await neighbour.close();
   await deleteWorkQueue(f.broker.channel, { queue: other, retryTiersMs: neighbour.names.retryTiersMs });
 });
+
+test('close() of one consumer while another attaches beside it on the shared connection: the other attaches and consumes, nothing of the closed one is left', async () => {
+  // The shared connection up, as the neighbour of the first test had it.
+  const warm = await f.attach({ queue: uniqueName('warm') });
+  await warm.close();
+  f.consumer = null;
+  await deleteWorkQueue(f.broker.channel, { queue: warm.names.queue, retryTiersMs: warm.names.retryTiersMs });
+  const model = f.connection.current!;
+  const other = uniqueName('beside');
+  const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  for (const turns of [0, 1, 2, 3, 5, 8]) {
+    const before = openChannels(model);
+    const options = { connection: f.connection, consumer: 'billing' } as const;
+    const beside = attachRabbitConsumer(f.acceptor, { ...options, queue: other });
+    const closed = attachRabbitConsumer(f.acceptor, { ...options, queue: f.queue });
+    for (let t = 0; t < turns; t += 1) await turn();
+    expect(await outcomeWithin(closed.close(), 20_000)).toEqual({ value: undefined });
+    await beside.ready({ timeoutMs: 20_000 });
+    await expect(beside.check()).resolves.toBeUndefined();
+    // The beside consumer's channel and copy channel, nothing of the closed one.
+    expect({ turns, channels: openChannels(model) - before }).toEqual({ turns, channels: 2 });
+    f.broker.channel.sendToQueue(other, Buffer.from('{"n":1}'), { messageId: `beside-${turns}` });
+    await waitFor(`beside-${turns} stored`, async () =>
+      (await f.acceptor.storedIds()).includes(`beside-${turns}`) ? true : undefined,
+    );
+    await beside.close();
+  }
+  // Declared or not (closed before its declare), the queue has no consumer.
+  expect(await consumerCount(f.queue)).toBeFalsy();
+  await deleteWorkQueue(f.broker.channel, { queue: other });
+});
