@@ -1,6 +1,9 @@
 import { createHook } from 'node:async_hooks';
 import pino from 'pino';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { waitFor } from './support';
+import { activityWithin } from './silentRoute';
+import { outcomeWithin } from '../../../test-support/deadlines';
 
 /**
  * What "close() left nothing running" is measured with: the process's active resources
@@ -107,4 +110,26 @@ export function countConnects(): { count(): number; openSockets(): number; stop(
     destroy: (id) => void sockets.delete(id),
   }).enable();
   return { count: () => count, openSockets: () => sockets.size, stop: () => void hook.disable() };
+}
+
+/**
+ * A consumer's `closing` resolves within `closeTimeoutMs` without reaching it (no "did not finish
+ * closing" on `log`), with the closed `disconnected` as the last event; then for `watchedMs` no
+ * connection opens, no heartbeat starts, nothing is logged to `log` and no event follows
+ * (reviews 126, 129).
+ */
+export async function expectNothingAfterClose(
+  closing: Promise<void>,
+  log: RecordingLogger,
+  events: readonly TransportConsumerEvent[],
+  { closeTimeoutMs, watchedMs }: { readonly closeTimeoutMs: number; readonly watchedMs: number },
+): Promise<void> {
+  expect(await outcomeWithin(closing, closeTimeoutMs + 10_000)).toEqual({ value: undefined });
+  log.markClosed();
+  const count = events.length;
+  expect(log.lines.filter((line) => line.msg.includes('did not finish closing'))).toEqual([]);
+  expect(events[count - 1]).toMatchObject({ type: 'disconnected', reason: 'closed' });
+  expect(await activityWithin(watchedMs)).toEqual({ connects: [], heartbeats: 0 });
+  expect(log.linesAfterClose()).toEqual([]);
+  expect(events.slice(count)).toEqual([]);
 }

@@ -15,9 +15,7 @@ import { kafkaClient } from './clients';
 import { ConsumerHarness } from './consumerHarness';
 import { ShapedLink } from './shapedLink';
 import { fastGroup, testConnection, uniqueName, waitFor } from './support';
-import { recordingLogger, type RecordingLogger } from './quiet';
-import { activityWithin } from './silentRoute';
-import { outcomeWithin } from '../../../test-support/deadlines';
+import { expectNothingAfterClose, recordingLogger } from './quiet';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 
 failOnUnhandledRejections();
@@ -34,25 +32,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await harness.close();
 });
-
-/**
- * `closing` resolves (within its bound) with the closed `disconnected` as the last event; then for
- * WATCHED_AFTER_CLOSE_MS no connection opens, no heartbeat starts, nothing is logged to `log` and
- * no event follows.
- */
-async function expectNothingAfter(
-  closing: Promise<void>,
-  log: RecordingLogger,
-  events: readonly TransportConsumerEvent[],
-): Promise<void> {
-  expect(await outcomeWithin(closing, CLOSE_TIMEOUT_MS + 10_000)).toEqual({ value: undefined });
-  log.markClosed();
-  const count = events.length;
-  expect(events[count - 1]).toMatchObject({ type: 'disconnected', reason: 'closed' });
-  expect(await activityWithin(WATCHED_AFTER_CLOSE_MS)).toEqual({ connects: [], heartbeats: 0 });
-  expect(log.linesAfterClose()).toEqual([]);
-  expect(events.slice(count)).toEqual([]);
-}
 
 test.each(['connected event', 'ready() resolving'] as const)(
   'close() on %s: once it resolved, no connection, no log line, no event',
@@ -80,7 +59,10 @@ test.each(['connected event', 'ready() resolving'] as const)(
       () => closing !== undefined,
       () => `never joined: ${JSON.stringify(events)}`,
     );
-    await expectNothingAfter(closing!, log, events);
+    await expectNothingAfterClose(closing!, log, events, {
+      closeTimeoutMs: CLOSE_TIMEOUT_MS,
+      watchedMs: WATCHED_AFTER_CLOSE_MS,
+    });
   },
 );
 
@@ -123,7 +105,10 @@ test('close() on the connected event of a session restarted after the cluster wa
       () => closing !== undefined,
       () => `never joined again: ${JSON.stringify(events)}`,
     );
-    await expectNothingAfter(closing!, log, events);
+    await expectNothingAfterClose(closing!, log, events, {
+      closeTimeoutMs: CLOSE_TIMEOUT_MS,
+      watchedMs: WATCHED_AFTER_CLOSE_MS,
+    });
   } finally {
     await consumer?.close();
     await link.close();

@@ -26,6 +26,8 @@ export class ShapedLink {
   answerDelayMs: number;
   /** While true, connections are cut and new ones dropped (setDown). */
   private down = false;
+  /** Connections the link was asked for so far, dropped ones (setDown) too. */
+  connectionsSeen = 0;
 
   private readonly server: Server;
 
@@ -111,6 +113,7 @@ export class ShapedLink {
   }
 
   private pair(client: Socket, upstream: Socket, shape: LinkShape): void {
+    this.connectionsSeen += 1;
     if (this.down) {
       client.destroy();
       upstream.destroy();

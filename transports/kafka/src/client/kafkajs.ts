@@ -213,13 +213,20 @@ class KafkajsConsumer implements DriverConsumer {
     await this.starting;
   }
 
-  /** kafkajs's restart after a crash (its run() again, as its own restart timer does), waited for by disconnect(). */
+  /**
+   * kafkajs's restart after a crash (its run() again, as its own restart timer does), waited for
+   * by disconnect(). A start as the first one: through the gate, so close() fails its connect at
+   * once (review 129: kafkajs's own connect retries held close() to its deadline), and a connect
+   * that fails ends the session (the next one waits ferry's reconnect backoff).
+   */
   private restart(handlers: SessionHandlers): void {
     this.restartTimer = null;
     if (this.disconnecting) return;
-    this.starting = this.consumer.run(this.runConfig(handlers)).catch((error: unknown) => {
-      if (!this.disconnecting) handlers.onCrash(error, null);
-    });
+    this.starting = this.gate
+      .connecting(() => this.connectAndRun(handlers))
+      .catch((error: unknown) => {
+        if (!this.disconnecting) handlers.onCrash(error, null);
+      });
   }
 
   private async connectAndRun(handlers: SessionHandlers): Promise<void> {
