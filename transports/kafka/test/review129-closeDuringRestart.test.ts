@@ -12,7 +12,7 @@ import { kafkaClient } from './clients';
 import { ConsumerHarness } from './consumerHarness';
 import { ShapedLink } from './shapedLink';
 import { fastGroup, waitFor, uniqueName } from './support';
-import { expectNothingAfterClose, recordingLogger } from './quiet';
+import { expectBackToBaseline, expectNothingAfterClose, recordingLogger, settledResources } from './quiet';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 
 failOnUnhandledRejections();
@@ -32,6 +32,7 @@ afterAll(async () => {
 test('close() while the consumer connects again after its cluster was lost: the connect fails at once, nothing runs after', async () => {
   const topic = await harness.topicPair('r129-restart');
   const link = await ShapedLink.start({});
+  const baseline = await settledResources();
   const log = recordingLogger();
   const events: TransportConsumerEvent[] = [];
   let consumer: KafkaInboxConsumer | undefined;
@@ -69,6 +70,8 @@ test('close() while the consumer connects again after its cluster was lost: the 
       closeTimeoutMs: CLOSE_TIMEOUT_MS,
       watchedMs: 3_000,
     });
+    // Nothing of the restart is left: no socket, no retry or restart timer.
+    await expectBackToBaseline(baseline);
   } finally {
     await consumer?.close();
     await link.close();
