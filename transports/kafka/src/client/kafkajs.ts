@@ -202,7 +202,8 @@ class KafkajsConsumer implements DriverConsumer {
     const { consumer } = this;
     consumer.on(consumer.events.GROUP_JOIN, (event) => handlers.onJoin(event.payload.memberAssignment));
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      const restart = this.restartWanted;
+      // A disconnect() since the answer wins (review 129): no restart, nor a timer left for it.
+      const restart = this.restartWanted && !this.disconnecting;
       this.restartWanted = false;
       const retryTime = (payload.error as { retryTime?: unknown }).retryTime;
       const restartInMs = typeof retryTime === 'number' && retryTime > 0 ? retryTime : KAFKAJS_RESTART_MS;
