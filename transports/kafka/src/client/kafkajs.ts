@@ -158,6 +158,15 @@ export class KafkajsDriver implements KafkaClientDriver {
   }
 }
 
+/** The owner's answer to a crash: a restart only for `true`, none when it throws. */
+function wantsRestart(options: DriverConsumerOptions, error: unknown): boolean {
+  try {
+    return options.restartOnFailure(error) === true;
+  } catch {
+    return false;
+  }
+}
+
 class KafkajsConsumer implements DriverConsumer {
   private readonly consumer: Consumer;
   /**
@@ -190,8 +199,10 @@ class KafkajsConsumer implements DriverConsumer {
         initialRetryTime: KAFKAJS_RESTART_MS,
         // Asked only for a crash kafkajs would restart from. Its own restart (a start on a timer)
         // is one disconnect() could not wait for: this class restarts it instead (restart()).
+        // Never rejects: kafkajs restarts the client itself on a rejection (review 129). An answer
+        // that throws, or is no `true`, is no restart: the owner starts a new session.
         restartOnFailure: async (error) => {
-          this.restartWanted = !this.disconnecting && options.restartOnFailure(error);
+          this.restartWanted = !this.disconnecting && wantsRestart(options, error);
           return false;
         },
       },
