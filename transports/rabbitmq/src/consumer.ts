@@ -408,10 +408,7 @@ class ConsumerRuntime implements RabbitConsumer {
         channel.consume(this.names.queue, (message) => this.onMessage(channel, message), { noAck: false }),
         'consume',
       );
-      // Closed as the broker answered (its close handled first): a failed attempt, not a start.
-      if (this.channel !== channel && !this.closing.signal.aborted)
-        throw this.channelError ?? transportError("the consumer's channel closed while it attached");
-      this.consumerTag = consumerTag;
+      this.stillAttaching(channel);
       // A stream queue is not supported (README, known limits): refused before it offers anything.
       const { entries } = this.unchecked;
       const stream = await isStreamQueue(
@@ -421,6 +418,11 @@ class ConsumerRuntime implements RabbitConsumer {
         deadline,
       );
       if (stream) throw new StreamQueueError(this.names.queue);
+      // Its pauses (a count of 0) ended by a delivery, not by a request on the channel: a channel
+      // closed meanwhile is found here, else the consumer counted itself attached on it (review 131).
+      this.stillAttaching(channel);
+      if (this.closing.signal.aborted) throw new Error('consumer closed');
+      this.consumerTag = consumerTag;
       this.unchecked = null;
       for (const entry of entries) this.offer(entry);
     } catch (error) {
@@ -436,6 +438,17 @@ class ConsumerRuntime implements RabbitConsumer {
     this.attempts.attached();
     this.markReady();
     this.emit({ type: 'connected' });
+  }
+
+  /**
+   * Throws when `channel`, the attempt's, closed since it was handed the consumer (the broker closed
+   * it as it answered, or during the stream check; its close handled first): a failed attempt,
+   * which the attach loop reports and retries, not a start on a channel that consumes nothing
+   * (onChannelClosed leaves an attempt's channel to it).
+   */
+  private stillAttaching(channel: ConfirmChannel): void {
+    if (this.channel !== channel && !this.closing.signal.aborted)
+      throw this.channelError ?? transportError("the consumer's channel closed while it attached");
   }
 
   /** Records a failed connect or attach for ready(); a refusal only an operator can fix rejects it at once. */
