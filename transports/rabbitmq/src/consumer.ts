@@ -495,11 +495,14 @@ class ConsumerRuntime implements RabbitConsumer {
   private onMessage(channel: ConfirmChannel, message: Message | null): void {
     if (message === null) {
       // The broker cancelled the consumer (queue deleted): re-attach re-declares it. The cancel is
-      // why the channel closes, and what the event and check() name.
+      // why the channel closes, and what the event and check() name. It is the loss: nothing is
+      // consumed from now, also while the broker does not answer the close (a node blocking the
+      // connection under an alarm reads none of it), when check() still said attached (review 131).
       if (this.channel !== channel) return;
       this.channelError ??= transportError(
         `RabbitMQ cancelled the consumer of queue ${this.names.queue} (the queue was deleted, or its node went away); re-attaching`,
       );
+      if (this.opening !== channel) this.attempts.lost(this.channelError, 'channel');
       void channel.close().catch(() => undefined);
       return;
     }
