@@ -354,7 +354,12 @@ export async function openConfirmChannel(model: ChannelModel): Promise<ConfirmCh
  */
 async function closeModel(model: ChannelModel, ms: number): Promise<void> {
   if (await settlesWithin(model.close(), ms)) return;
+  // Its end is waited for too (local, at once): amqplib reports the destroyed socket as a
+  // connection 'error' (logged) and then 'close'; both came after the close() of the connection,
+  // and of its owner, had resolved (review 131: a warning logged after a consumer's close()).
+  const closed = new Promise<void>((resolve) => model.once('close', () => resolve()));
   destroySocket(model, new Error(`the broker did not answer the connection's close within ${ms} ms`));
+  await settlesWithin(closed, ms);
 }
 
 /**
