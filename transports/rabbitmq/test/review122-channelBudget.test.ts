@@ -50,14 +50,7 @@ describe('review122: a shared connection without a channel left for a consumer',
       expect((refusal as Error).cause).toBeInstanceOf(ChannelsExhaustedError);
       await expect(other.check()).rejects.toThrow(/channelMax 3/);
 
-      f.broker.channel.sendToQueue(f.queue, Buffer.from('not json'), {
-        contentType: 'application/json',
-        messageId: 'invalid-first',
-      });
-      f.broker.channel.sendToQueue(f.queue, Buffer.from('{"n":1}'), { messageId: 'valid-first' });
-      const dead = await f.settled(2, 20_000);
-      expect(dead.map((m) => m.properties.messageId)).toEqual(['invalid-first']);
-      await f.expectStoredOnce(['valid-first']);
+      await f.poisonAndNeighbour('invalid-first', 'valid-first');
 
       // The refused consumer kept trying: with the first one's channels free, it attaches and
       // dead-letters what it must.

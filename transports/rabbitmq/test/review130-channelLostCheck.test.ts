@@ -6,19 +6,12 @@
  * connection once that goes too. Recovery follows on the same connection. Real broker, real
  * PostgreSQL.
  */
-import { closeConnectionsNamed, consumerCount, waitFor } from './support/broker';
+import { checkFailure, closeConnectionsNamed, consumerCount, waitFor } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 
 jest.setTimeout(60_000);
 
 const f = useConsumerFixture();
-
-/** check()'s rejection message, or undefined while it resolves. */
-const down = (check: () => Promise<void>): Promise<string | undefined> =>
-  check().then(
-    () => undefined,
-    (error: Error) => error.message,
-  );
 
 test('a channel lost while the connection lives: check() names the channel, then the connection once that is lost too; it recovers on the same connection', async () => {
   await f.broker.channel.assertQueue(f.queue, { durable: true });
@@ -29,7 +22,7 @@ test('a channel lost while the connection lives: check() names the channel, then
   // The queue deleted under the consumer: the broker cancels it, every re-attach finds no queue.
   await f.broker.channel.deleteQueue(f.queue);
   const reason = await waitFor('check() down with the missing queue', async () => {
-    const message = await down(() => consumer.check());
+    const message = await checkFailure(consumer);
     return message !== undefined && /NOT_FOUND/.test(message) ? message : undefined;
   });
   expect(reason).toContain('it lost its channel (its connection is up) and has not re-attached');
@@ -39,7 +32,7 @@ test('a channel lost while the connection lives: check() names the channel, then
   // The connection goes too: check() says so.
   expect(await closeConnectionsNamed(f.connectionName)).toBe(1);
   const lost = await waitFor('check() names the connection', async () => {
-    const message = await down(() => consumer.check());
+    const message = await checkFailure(consumer);
     return message?.includes('lost its connection') ? message : undefined;
   });
   expect(lost).not.toContain('lost its channel');
@@ -50,7 +43,7 @@ test('a channel lost while the connection lives: check() names the channel, then
   );
   await f.broker.channel.assertQueue(f.queue, { durable: true });
   await waitFor('check() up again', async () =>
-    (await down(() => consumer.check())) === undefined ? true : undefined,
+    (await checkFailure(consumer)) === undefined ? true : undefined,
   );
   f.broker.channel.sendToQueue(f.queue, Buffer.from('{"n":1}'), { messageId: 'after-channel-loss' });
   await f.expectStoredOnce(['after-channel-loss']);
@@ -65,9 +58,7 @@ test('a channel lost and re-attached on the same connection: check() is up again
   await waitFor('the queue declared again and consumed', async () =>
     (await consumerCount(f.queue)) === 1 ? true : undefined,
   );
-  await waitFor('check() up', async () =>
-    (await down(() => consumer.check())) === undefined ? true : undefined,
-  );
+  await waitFor('check() up', async () => ((await checkFailure(consumer)) === undefined ? true : undefined));
   expect(f.connection.current).toBe(model);
   f.broker.channel.sendToQueue(f.queue, Buffer.from('{"n":2}'), { messageId: 'after-redeclare' });
   await f.expectStoredOnce(['after-redeclare']);

@@ -7,7 +7,7 @@
  */
 import { attachRabbitConsumer, RabbitConnection } from '@ferry/rabbitmq';
 import { halfOpenProxy } from '../../../test-support/halfOpenProxy';
-import { AMQP_URL, consumerCount, waitFor } from './support/broker';
+import { AMQP_URL, checkFailure, consumerCount, waitFor } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 
 jest.setTimeout(60_000);
@@ -33,12 +33,7 @@ test('a cancel whose channel close the broker does not answer: check() says the 
 
     proxy.silenceOn(CHANNEL_CLOSE);
     await f.broker.channel.deleteQueue(f.queue);
-    const reason = await waitFor('check() down after the cancel', () =>
-      consumer.check().then(
-        () => undefined,
-        (error: Error) => error.message,
-      ),
-    );
+    const reason = await waitFor('check() down after the cancel', () => checkFailure(consumer));
     expect(reason).toContain('it lost its channel (its connection is up)');
     expect(reason).toContain('cancelled the consumer');
     // The close went unanswered (the proxy silent): no re-attach declared the queue again.

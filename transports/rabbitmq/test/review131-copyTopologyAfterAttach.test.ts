@@ -21,14 +21,7 @@ test('a dead-letter exchange deleted after the attach: the first dead letter rea
   await f.broker.channel.deleteExchange(consumer.names.deadLetterExchange);
   expect(await exchangeExists(consumer.names.deadLetterExchange)).toBe(false);
 
-  f.broker.channel.sendToQueue(f.queue, Buffer.from('{not json'), {
-    messageId: 'unparseable',
-    contentType: 'application/json',
-  });
-  f.broker.channel.sendToQueue(f.queue, Buffer.from('{"n":1}'), { messageId: 'neighbour' });
-  const dead = await f.settled(2, 30_000);
-  expect(dead.map((message) => message.properties.messageId)).toEqual(['unparseable']);
-  await f.expectStoredOnce(['neighbour']);
+  await f.poisonAndNeighbour('unparseable', 'neighbour');
   expect(events.filter((type) => type === 'dead-lettered')).toEqual(['dead-lettered']);
   expect(await exchangeExists(consumer.names.deadLetterExchange)).toBe(true);
   await expect(consumer.check()).resolves.toBeUndefined();

@@ -6,19 +6,12 @@
  * Passes on main. Real broker, real PostgreSQL.
  */
 import { attachRabbitConsumer, deleteWorkQueue } from '@ferry/rabbitmq';
-import { consumerCount, uniqueName, waitFor } from './support/broker';
+import { checkFailure, consumerCount, uniqueName, waitFor } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 
 jest.setTimeout(60_000);
 
 const f = useConsumerFixture();
-
-/** check()'s rejection message, or undefined while it resolves. */
-const down = (check: () => Promise<void>): Promise<string | undefined> =>
-  check().then(
-    () => undefined,
-    (error: Error) => error.message,
-  );
 
 test('one consumer of a shared connection loses its channel: the other is unaffected', async () => {
   await f.broker.channel.assertQueue(f.queue, { durable: true });
@@ -34,13 +27,13 @@ test('one consumer of a shared connection loses its channel: the other is unaffe
 
     await f.broker.channel.deleteQueue(f.queue);
     const reason = await waitFor('check() down with the missing queue', async () => {
-      const message = await down(() => losing.check());
+      const message = await checkFailure(losing);
       return message !== undefined && /NOT_FOUND/.test(message) ? message : undefined;
     });
     expect(reason).toContain('it lost its channel (its connection is up)');
     // Through its failing re-attaches: never attached while its queue is missing.
     for (let probe = 0; probe < 20; probe += 1) {
-      expect(await down(() => losing.check())).toContain('lost its channel');
+      expect(await checkFailure(losing)).toContain('lost its channel');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await expect(other.check()).resolves.toBeUndefined();
@@ -50,9 +43,7 @@ test('one consumer of a shared connection loses its channel: the other is unaffe
 
     await f.broker.channel.assertQueue(f.queue, { durable: true });
     await waitFor('the queue consumed again', async () =>
-      (await consumerCount(f.queue)) === 1 && (await down(() => losing.check())) === undefined
-        ? true
-        : undefined,
+      (await consumerCount(f.queue)) === 1 && (await checkFailure(losing)) === undefined ? true : undefined,
     );
     f.broker.channel.sendToQueue(f.queue, Buffer.from('{"n":2}'), { messageId: 'back' });
     await f.expectStoredOnce(['to-other', 'back']);

@@ -103,6 +103,14 @@ export async function waitFor<T>(
   return (await waitUntil(description, check, { timeoutMs, intervalMs: 50 })) as T;
 }
 
+/** Why `consumer`'s check() rejects (its message), or undefined while it resolves. */
+export function checkFailure(consumer: { check(): Promise<void> }): Promise<string | undefined> {
+  return consumer.check().then(
+    () => undefined,
+    (error: Error) => error.message,
+  );
+}
+
 /** Consumers attached to `queue` as the broker counts them; undefined while the queue does not exist. */
 export async function consumerCount(queue: string): Promise<number | undefined> {
   return (await consumerCounts([queue]))[0];

@@ -35,6 +35,11 @@ export interface ConsumerFixture {
    * work queue is unacked; resolves with the dead letters.
    */
   settled(count: number, timeoutMs: number): Promise<GetMessage[]>;
+  /**
+   * Sends an unparseable delivery (`poison`) and a valid one (`neighbour`) to the work queue; waits
+   * until both settled, then expects the poison dead-lettered and the neighbour stored once.
+   */
+  poisonAndNeighbour(poison: string, neighbour: string): Promise<void>;
 }
 
 /**
@@ -128,6 +133,17 @@ export function useConsumerFixture(
       timeoutMs,
     );
     return dead;
+  };
+  fixture.poisonAndNeighbour = async (poison, neighbour) => {
+    const { channel } = fixture.broker;
+    channel.sendToQueue(fixture.queue, Buffer.from('not json'), {
+      contentType: 'application/json',
+      messageId: poison,
+    });
+    channel.sendToQueue(fixture.queue, Buffer.from('{"n":1}'), { messageId: neighbour });
+    const dead = await fixture.settled(2, 20_000);
+    expect(dead.map((message) => message.properties.messageId)).toEqual([poison]);
+    await fixture.expectStoredOnce([neighbour]);
   };
   return fixture;
 }
