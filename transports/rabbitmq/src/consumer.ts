@@ -403,6 +403,8 @@ class ConsumerRuntime implements RabbitConsumer {
       channel.once('close', () => this.onChannelClosed(channel, model));
       this.channel = channel;
       this.opening = channel;
+      // What befalls this channel from now (its error, the broker's cancel) fails the attempt.
+      this.channelError = null;
       this.unchecked = { channel, entries: [] };
       const { consumerTag } = await bounded(
         channel.consume(this.names.queue, (message) => this.onMessage(channel, message), { noAck: false }),
@@ -418,8 +420,9 @@ class ConsumerRuntime implements RabbitConsumer {
         deadline,
       );
       if (stream) throw new StreamQueueError(this.names.queue);
-      // Its pauses (a count of 0) ended by a delivery, not by a request on the channel: a channel
-      // closed meanwhile is found here, else the consumer counted itself attached on it (review 131).
+      // A delivery can end the check without a request on the channel (after a count of 0): a
+      // channel closed or cancelled meanwhile is found here, else the consumer counted itself
+      // attached on it (review 131).
       this.stillAttaching(channel);
       if (this.closing.signal.aborted) throw new Error('consumer closed');
       this.consumerTag = consumerTag;
@@ -441,13 +444,14 @@ class ConsumerRuntime implements RabbitConsumer {
   }
 
   /**
-   * Throws when `channel`, the attempt's, closed since it was handed the consumer (the broker closed
-   * it as it answered, or during the stream check; its close handled first): a failed attempt,
-   * which the attach loop reports and retries, not a start on a channel that consumes nothing
-   * (onChannelClosed leaves an attempt's channel to it).
+   * Throws when `channel`, the attempt's, closed since it was handed the consumer, or the broker
+   * failed or cancelled it (its close still unanswered): as the broker answered the consume, or
+   * during the stream check. A failed attempt, which the attach loop reports and retries, not a
+   * start on a channel that consumes nothing (onChannelClosed leaves an attempt's channel to it).
    */
   private stillAttaching(channel: ConfirmChannel): void {
-    if (this.channel !== channel && !this.closing.signal.aborted)
+    if (this.closing.signal.aborted) return;
+    if (this.channel !== channel || this.channelError !== null)
       throw this.channelError ?? transportError("the consumer's channel closed while it attached");
   }
 
