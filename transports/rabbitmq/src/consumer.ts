@@ -264,8 +264,9 @@ class ConsumerRuntime implements RabbitConsumer {
       settlesWithin(work, Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs));
     // An attach in flight ends at once (its waits end with the consumer's closing), closing the
     // channel it opened or is opening; the channel is the consumer's until then. Work it leaves
-    // (the close of a channel whose open is still answered) is waited for as well.
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    // (the close of a channel whose open is still answered) is waited for as well; settled, not
+    // fulfilled: a work that failed must not skip the cancel and the closes below.
+    while (this.inFlight.size > 0) await Promise.allSettled(this.inFlight);
     if (over()) return;
     if (channel && this.consumerTag !== null) await answer(channel.cancel(this.consumerTag));
     await this.buffer.drained().catch(() => undefined);
