@@ -18,9 +18,12 @@ import { openSocketsTo } from '../../../test-support/openSockets';
 export class SilentRoute {
   private readonly sockets = new Set<net.Socket>();
   private silent = false;
+  private down = false;
   private closed = false;
   /** Bytes the clients wrote to the link since it went silent (none reached the broker). */
   dropped = 0;
+  /** Connections the link closed as it accepted them, cut (cut()). */
+  refused = 0;
   private bypass = false;
   private readonly spy: jest.SpyInstance;
 
@@ -60,7 +63,18 @@ export class SilentRoute {
     this.silent = true;
   }
 
+  /**
+   * From now on the broker is unreachable: every connection through the link is cut and each new
+   * one is closed as soon as it is accepted (a broker down, its host still up).
+   */
+  cut(): void {
+    this.down = true;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** Idempotent. */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
     this.spy.mockRestore();
     for (const socket of this.sockets) socket.destroy();
@@ -78,8 +92,9 @@ export class SilentRoute {
 
   private pair(client: net.Socket): void {
     // Accepted before close() and paired after it: its upstream would never be destroyed (a
-    // silent link answers no FIN), a socket left holding the process.
-    if (this.closed) {
+    // silent link answers no FIN), a socket left holding the process. Cut: the broker is down.
+    if (this.closed || this.down) {
+      if (this.down) this.refused += 1;
       client.destroy();
       return;
     }

@@ -497,7 +497,15 @@ export class PlatformaticConsumer implements DriverConsumer {
     await this.starting.catch(() => undefined);
     await this.pumping?.catch(() => undefined);
     await this.stream?.close().catch(() => undefined);
-    await this.consumer.close();
+    try {
+      await this.consumer.close();
+    } catch (error) {
+      // Its LeaveGroup failed (a request timed out on a silent cluster): the client reopens
+      // itself then, its connections kept and its group requests still going, a socket to the
+      // silent broker held after ferry's close() (review 132). Ended as a destroy() ends it.
+      await this.sockets.destroy();
+      throw error;
+    }
   }
 
   async destroy(): Promise<void> {
