@@ -42,9 +42,29 @@ afterEach(async () => {
   await route.close();
 });
 
+/**
+ * The operations @platformatic/kafka retried on a timer (its `retryDelay`, asked for each retry
+ * the client still does once closing, ferry's or the given delay) since the last markClosed().
+ */
+let retriesAfterClose: string[] = [];
+let closed = false;
+const retryDelay = (_client: unknown, operation: string): number => {
+  if (closed) retriesAfterClose.push(operation);
+  return 1_000;
+};
+beforeEach(() => {
+  retriesAfterClose = [];
+  closed = false;
+});
+
 /** A connection logging every line of the client, at every level, to `log`. */
 const loggedConnection = (log: RecordingLogger) =>
-  testConnection({ logger: log.logger, kafkaLogLevel: 'debug', requestTimeoutMs: 1_000 });
+  testConnection({
+    logger: log.logger,
+    kafkaLogLevel: 'debug',
+    requestTimeoutMs: 1_000,
+    ...(kafkaClient() === 'platformatic' ? { kafkaConfig: { retryDelay } } : {}),
+  });
 
 /**
  * `closing` resolves within its bound (a silent cluster may take all of it: the client's
@@ -58,11 +78,13 @@ async function expectNothingAfter(
 ): Promise<void> {
   expect(await outcomeWithin(closing, CLOSE_TIMEOUT_MS + 10_000)).toEqual({ value: undefined });
   log.markClosed();
+  closed = true;
   const count = events.length;
   expect(events[count - 1]).toMatchObject({ type: 'disconnected', reason: 'closed' });
   expect(await activityWithin(WATCHED_AFTER_CLOSE_MS)).toEqual({ connects: [], heartbeats: 0 });
   expect(log.linesAfterClose()).toEqual([]);
   expect(events.slice(count)).toEqual([]);
+  expect(retriesAfterClose).toEqual([]);
 }
 
 describe.each(['cut', 'silent'] as const)('the cluster %s as close() comes', (fault) => {
@@ -107,12 +129,14 @@ describe.each(['cut', 'silent'] as const)('the cluster %s as close() comes', (fa
     const closing = publisher.close();
     expect(await outcomeWithin(closing, CLOSE_TIMEOUT_MS + 10_000)).toEqual({ value: undefined });
     log.markClosed();
+    closed = true;
     await outcomeWithin(publishing, 5_000);
     expect(await activityWithin(WATCHED_AFTER_CLOSE_MS)).toEqual({ connects: [], heartbeats: 0 });
     // kafkajs retries a send on timers of its own that nothing cancels: one set before close()
     // may fire after it, its attempt refused by the closed gate (no connect, checked above) and
     // logged at debug level, ending the send. @platformatic/kafka's retries end with close().
     if (kafkaClient() === 'platformatic') expect(log.linesAfterClose()).toEqual([]);
+    expect(retriesAfterClose).toEqual([]);
     expect(openSocketsTo(route.port)).toBe(0);
     await route.close();
     await expectBackToBaseline(baseline);
