@@ -19,7 +19,14 @@ import {
 } from '@ferry/core/transport';
 import type { ConsumedBatch, ConsumedRecord, DriverConsumer, DriverProducer } from './client/types';
 import { handleChunk, type ChunkContext, type ChunkOutcome, type ChunkStage } from './chunk';
-import { closedError, describeCauses, describeError, transportError, undecodableBatch } from './errors';
+import {
+  classifyKafkaError,
+  closedError,
+  describeCauses,
+  describeError,
+  transportError,
+  undecodableBatch,
+} from './errors';
 import { checkTopicsExist, startRefusal } from './startChecks';
 import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options';
 import { forgetUnassigned } from './assignedPartitions';
@@ -181,8 +188,10 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
         this.emit({ type: 'connected', assignment });
       },
       onCrash: (error, restartInMs) => {
-        // Not attached from the crash on, also while a crashed session is disconnected.
-        this.attempts.lost(error);
+        // Not attached from the crash on, also while a crashed session is disconnected. A crash
+        // without a connection failure in it ended the session only (review 132: check() said
+        // "lost its connection" of a batch the client could not decompress).
+        this.attempts.lost(error, classifyKafkaError(error).unavailable ? 'connection' : 'session');
         if (restartInMs !== null) this.disconnected(error, restartInMs);
         else this.sessions = this.restartSession(consumer, error);
       },

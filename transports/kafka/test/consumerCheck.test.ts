@@ -13,6 +13,7 @@ import {
   deleteTopics,
   ensureTopics,
   type KafkaInboxConsumer,
+  UndecodableBatchError,
 } from '../src';
 import { closedPort } from '../../../test-support/closedPort';
 import { traceRecordingAcceptor } from '../../../test-support/tracing';
@@ -125,6 +126,50 @@ test('is up while the session runs, down while the cluster is lost, up again onc
     await link.close();
   }
   await expect(consumer.check()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
+});
+
+// Review 132: a session that ended for another reason than a connection (here a batch the client
+// cannot decompress) was reported as "it lost its connection": an operator checked the network.
+test('names the group session, not the connection, when the session ended for another reason', async () => {
+  const connection = testConnection();
+  const createConsumer = connection.driver.consumer.bind(connection.driver);
+  let crash: ((error: unknown) => void) | null = null;
+  jest.spyOn(connection.driver, 'consumer').mockImplementation((options) => {
+    const consumer = createConsumer(options);
+    const run = consumer.run.bind(consumer);
+    consumer.run = (handlers) => {
+      crash = (error) => handlers.onCrash(error, null);
+      return run(handlers);
+    };
+    return consumer;
+  });
+  const events: TransportConsumerEvent[] = [];
+  const consumer = attachKafkaConsumer(traceRecordingAcceptor(), {
+    connection,
+    topic,
+    groupId: uniqueName('check-session'),
+    consumer: 'billing',
+    ...fastGroup,
+    maxWaitTimeMs: 200,
+    // The next session waits long enough for the probe below.
+    reconnectBackoff: { initialMs: 30_000, maxMs: 30_000 },
+    observer: (event) => void events.push(event),
+  });
+  try {
+    await consumer.ready({ timeoutMs: 60_000 });
+    crash!(new UndecodableBatchError('codec 7'));
+    await waitFor(
+      () => events.some((event) => event.type === 'disconnected'),
+      () => JSON.stringify(events.map((event) => event.type)),
+    );
+    const error = await probe(consumer);
+    expect(error).toBeInstanceOf(ConsumerDisconnectedError);
+    expect((error as Error).message).toMatch(
+      / is not connected: it lost its group session and has not re-attached; the last failure: .*codec 7/,
+    );
+  } finally {
+    await consumer.close();
+  }
 });
 
 function escape(text: string): string {

@@ -38,13 +38,16 @@ export function checkAttachable(
 /**
  * What a consumer that had attached lost: its connection to the broker, or only its channel (a
  * RabbitMQ channel the broker closed: a precondition failed, its queue was deleted), the connection
- * still up. check() says which, so an operator looks where the failure is.
+ * still up, or its group session (a Kafka session that ended for another reason than a lost
+ * connection: a batch the client cannot decompress). check() says which, so an operator looks
+ * where the failure is.
  */
-export type LostPart = 'connection' | 'channel';
+export type LostPart = 'connection' | 'channel' | 'session';
 
 const LOST_TEXT: Record<LostPart, string> = {
   connection: 'its connection',
   channel: 'its channel (its connection is up)',
+  session: 'its group session',
 };
 
 /**
@@ -86,7 +89,7 @@ export class AttachAttempts {
 
   /**
    * The consumer lost its connection, or only its channel (the broker closed the channel, the
-   * connection is up), after it attached (`error`: why); it is not attached until attached()
+   * connection is up) or its group session (LostPart), after it attached (`error`: why); it is not attached until attached()
    * again. check() names what was lost: the last one reported until the consumer attaches.
    */
   lost(error: unknown, part: LostPart = 'connection'): void {
