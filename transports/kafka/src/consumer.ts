@@ -30,7 +30,7 @@ import {
 import { checkTopicsExist, startRefusal } from './startChecks';
 import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options';
 import { forgetUnassigned } from './assignedPartitions';
-import { deadlineIn, raceAbort } from './race';
+import { boundedClose } from './race';
 import { ReceivedOffsets } from './receivedOffsets';
 import { LagReport } from './lagReport';
 
@@ -501,8 +501,10 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     this.resumeTimers.add(timer);
   }
 
-  private async disconnectConsumer(consumer: DriverConsumer | null): Promise<void> {
+  /** Past close()'s bound (`pastBound`) the client was destroyed and close() resolved: no line then. */
+  private async disconnectConsumer(consumer: DriverConsumer | null, pastBound: AbortSignal): Promise<void> {
     await consumer?.disconnect().catch((error: unknown) => {
+      if (pastBound.aborted) return;
       this.options.logger.warn({ err: describeError(error) }, 'Kafka consumer disconnect failed');
     });
   }
@@ -518,32 +520,38 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       // Bounded (review 99): a cluster gone silent answers neither the fetch in flight nor the
       // LeaveGroup, each waited for up to requestTimeoutMs. Past the bound the clients' sockets
       // are destroyed: a chunk accepted and not committed then is read again by the next owner.
-      try {
-        await raceAbort(this.closeClients(running), [], 'Kafka consumer close', deadlineIn(ms));
-      } catch {
-        this.options.logger.warn(
-          { topics: this.options.topics, groupId: this.options.groupId, closeTimeoutMs: ms },
-          `Kafka consumer did not finish closing within ${ms} ms (closeTimeoutMs): its connections are ` +
-            'destroyed; records not committed are read again by the next member of the group',
-        );
-        await Promise.all([
-          ...[running, this.consumer].map((consumer) => consumer?.destroy().catch(() => undefined)),
-          // A dead-letter send in flight holds its disconnect for the answer: ended now too.
-          this.producer.destroy().catch(() => undefined),
-        ]);
-      }
+      await boundedClose(
+        'Kafka consumer close',
+        ms,
+        (pastBound) => this.closeClients(running, pastBound),
+        async () => {
+          this.options.logger.warn(
+            { topics: this.options.topics, groupId: this.options.groupId, closeTimeoutMs: ms },
+            `Kafka consumer did not finish closing within ${ms} ms (closeTimeoutMs): its connections are ` +
+              'destroyed; records not committed are read again by the next member of the group',
+          );
+          await Promise.all([
+            ...[running, this.consumer].map((consumer) => consumer?.destroy().catch(() => undefined)),
+            // A dead-letter send in flight holds its disconnect for the answer: ended now too.
+            this.producer.destroy().catch(() => undefined),
+          ]);
+        },
+      );
       this.emit.closed();
     })();
     return this.closing;
   }
 
   /** Lets the chunk in flight finish and commit, leaves the group, disconnects both clients. */
-  private async closeClients(running: DriverConsumer | null): Promise<void> {
-    await this.disconnectConsumer(running);
+  private async closeClients(running: DriverConsumer | null, pastBound: AbortSignal): Promise<void> {
+    await this.disconnectConsumer(running, pastBound);
     // A start in flight fails at once (the clients watch the stopping signal); once it
-    // settled, the session it created, if any, is disconnected too.
+    // settled, the session it created, if any, is disconnected too. Past the bound both
+    // clients were destroyed instead.
     await this.sessions;
-    if (this.consumer !== running) await this.disconnectConsumer(this.consumer);
+    if (pastBound.aborted) return;
+    if (this.consumer !== running) await this.disconnectConsumer(this.consumer, pastBound);
+    if (pastBound.aborted) return;
     await this.producer.disconnect().catch(() => undefined);
   }
 }

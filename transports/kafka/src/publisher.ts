@@ -24,6 +24,7 @@ import {
   type ResolvedPublisherOptions,
 } from './publisherOptions';
 import {
+  boundedClose,
   deadlineIn,
   deadlineText,
   deadlineWithin,
@@ -635,26 +636,31 @@ export class KafkaPublisher implements Publisher {
       this.inFlight.abort(new Error('Kafka publisher closed'));
       this.stopping.abort(closedError('KafkaPublisher'));
       const ms = this.options.closeTimeoutMs;
-      try {
-        await raceAbort(this.closeClients(), [], 'Kafka publisher close', deadlineIn(ms));
-      } catch {
-        this.logger.warn(
-          { closeTimeoutMs: ms },
-          `Kafka publisher did not finish closing within ${ms} ms (closeTimeoutMs): its connections are destroyed`,
-        );
-        await this.producer.destroy().catch(() => undefined);
-      }
+      await boundedClose(
+        'Kafka publisher close',
+        ms,
+        (pastBound) => this.closeClients(pastBound),
+        async () => {
+          this.logger.warn(
+            { closeTimeoutMs: ms },
+            `Kafka publisher did not finish closing within ${ms} ms (closeTimeoutMs): its connections are destroyed`,
+          );
+          await this.producer.destroy().catch(() => undefined);
+        },
+      );
     })();
     await this.closing;
   }
 
   /** Lets a connect and the sends in flight settle, then disconnects the admin and the producer. */
-  private async closeClients(): Promise<void> {
+  private async closeClients(pastBound: AbortSignal): Promise<void> {
     const connecting = this.connecting;
     if (connecting) await connecting.catch(() => undefined);
     await settleWithin([...this.unsettled], this.options.confirmTimeoutMs);
     await this.topics.close();
     await this.producer.disconnect().catch((error: unknown) => {
+      // Past the bound the producer was destroyed and close() resolved: no line then.
+      if (pastBound.aborted) return;
       this.logger.warn({ err: describeError(error) }, 'Kafka producer disconnect failed');
     });
   }

@@ -104,6 +104,28 @@ export function raceAbort(
 }
 
 /**
+ * A close() bounded by `ms` (closeTimeoutMs): runs `work` with a signal that aborts once the bound
+ * passed, then `pastBound` ends what is left (destroys the clients' sockets) and close() resolves.
+ * `work` goes on unobserved, so it checks the signal: nothing of it is logged or started once
+ * close() resolved (review 132: a LeaveGroup failing after the bound logged "disconnect failed"
+ * after close() resolved, and the consumer's dead-letter producer was disconnected after it).
+ */
+export async function boundedClose(
+  what: string,
+  ms: number,
+  work: (pastBound: AbortSignal) => Promise<void>,
+  pastBound: () => Promise<void>,
+): Promise<void> {
+  const bound = new AbortController();
+  try {
+    await raceAbort(work(bound.signal), [], what, deadlineIn(ms));
+  } catch {
+    bound.abort();
+    await pastBound();
+  }
+}
+
+/**
  * Throws what raceAbort would reject with when one of `signals` already aborted: for callers that
  * must not start `what` at all then (work started and raced would go on unobserved).
  */

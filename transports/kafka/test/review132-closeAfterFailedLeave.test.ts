@@ -3,14 +3,15 @@
  * close() comes), and of a publisher whose send the client retries against such a cluster. Once
  * close() resolved (within its bound), nothing the client scheduled is left: no timer or socket
  * of it active, no connect, no heartbeat, no log line, no event. @platformatic/kafka retries a
- * failed request on its own timer (`retries`, `retryDelay`), kafkajs its send. Runs on both
- * clients (platformatic/review132-closeAfterFailedLeave).
+ * failed request on its own timer (`retries`, `retryDelay`), kafkajs its send. Nor does a
+ * disconnect that fails once close() resolved past its bound log a line or start a next step.
+ * Runs on both clients (platformatic/review132-closeAfterFailedLeave).
  *
  * Every broker connection of the process goes through a SilentRoute (./silentRoute), which is cut
  * or silenced; the shared broker is never touched.
  */
 import type { TransportConsumerEvent } from '@ferry/core/transport';
-import { KafkaPublisher } from '../src';
+import { KafkaPublisher, type KafkaConnection } from '../src';
 import { kafkaClient } from './clients';
 import { ConsumerHarness } from './consumerHarness';
 import { outboxMessage, testConnection, waitFor } from './support';
@@ -141,4 +142,74 @@ describe.each(['cut', 'silent'] as const)('the cluster %s as close() comes', (fa
     await route.close();
     await expectBackToBaseline(baseline);
   });
+});
+
+/**
+ * Each client `connection.driver[kind]()` creates from now on: its disconnect() hangs until the
+ * test fails it (fail()), and is counted (calls()).
+ */
+function hangingDisconnects(connection: KafkaConnection, kind: 'consumer' | 'producer') {
+  const pending: ((error: Error) => void)[] = [];
+  const driver = connection.driver as unknown as Record<
+    typeof kind,
+    (options: never) => { disconnect(): Promise<void> }
+  >;
+  const create = driver[kind].bind(driver);
+  jest.spyOn(driver, kind).mockImplementation((options: never) => {
+    const client = create(options);
+    client.disconnect = () => new Promise<void>((_resolve, reject) => void pending.push(reject));
+    return client;
+  });
+  return {
+    calls: () => pending.length,
+    fail: (error: Error) => pending.forEach((reject) => reject(error)),
+  };
+}
+
+// A disconnect that fails once close() gave up on it (its bound passed, the client destroyed):
+// on main its failure was logged after close() resolved, and the dead-letter producer was
+// disconnected after it. Here the consumer's disconnect hangs until the test fails it.
+test('a consumer disconnect that fails after close() resolved past its bound logs nothing and starts nothing', async () => {
+  const topic = await harness.topicPair('r132-late-leave');
+  const log = recordingLogger();
+  const connection = loggedConnection(log);
+  const leaves = hangingDisconnects(connection, 'consumer');
+  const producerDisconnects = hangingDisconnects(connection, 'producer');
+  const { handle, events } = await harness.start(topic, 'review132', {
+    connection,
+    logger: log.logger,
+    closeTimeoutMs: 200,
+  });
+  expect(await outcomeWithin(handle.close(), 10_000)).toEqual({ value: undefined });
+  log.markClosed();
+  const count = events.length;
+  const disconnectsAtClose = producerDisconnects.calls();
+  leaves.fail(new Error('LeaveGroup failed'));
+  // The failure's handling is a few promise turns: a macrotask later it has run.
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(log.linesAfterClose()).toEqual([]);
+  expect(producerDisconnects.calls()).toBe(disconnectsAtClose);
+  expect(events.slice(count)).toEqual([]);
+});
+
+test('a publisher disconnect that fails after close() resolved past its bound logs nothing', async () => {
+  const topic = await harness.topicPair('r132-late-disconnect');
+  const log = recordingLogger();
+  const connection = loggedConnection(log);
+  const disconnects = hangingDisconnects(connection, 'producer');
+  const publisher = new KafkaPublisher(connection, {
+    defaultDestination: topic,
+    closeTimeoutMs: 200,
+    logger: log.logger,
+  });
+  expect(await publisher.publish([outboxMessage()], new AbortController().signal)).toEqual([
+    expect.objectContaining({ status: 'sent' }),
+  ]);
+  expect(await outcomeWithin(publisher.close(), 10_000)).toEqual({ value: undefined });
+  log.markClosed();
+  expect(disconnects.calls()).toBeGreaterThan(0);
+  disconnects.fail(new Error('disconnect failed'));
+  // The failure's handling is a few promise turns: a macrotask later it has run.
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(log.linesAfterClose()).toEqual([]);
 });
