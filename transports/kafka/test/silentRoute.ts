@@ -198,7 +198,14 @@ export async function activityWithin(ms: number): Promise<{ connects: string[]; 
     this: net.Socket,
     ...args: unknown[]
   ) {
-    opened.push(JSON.stringify(args[0]));
+    // With where it came from: a connect after close() names the client that made it.
+    const from = (new Error().stack ?? '')
+      .split('\n')
+      .slice(2)
+      .filter((line) => !/node:|silentRoute|jest-mock/.test(line))
+      .slice(0, 12)
+      .map((line) => line.trim());
+    opened.push(`${JSON.stringify(args[0])} ${from.join(' < ')}`);
     return (connect as (...a: unknown[]) => net.Socket).apply(this, args);
   });
   try {

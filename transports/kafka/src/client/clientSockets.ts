@@ -42,7 +42,31 @@ export class ClientSockets {
     // fails with its LeaveGroup: its group requests and their retries went on connecting, review 125).
     void this.client.connections.close().catch(() => undefined);
     void this.client.close().catch(() => undefined);
+    void baseClose(this.client)?.catch(() => undefined);
     for (const socket of this.sockets) socket.destroy();
     await Promise.all(closed);
   }
+}
+
+/**
+ * The close of the client's base class (@platformatic/kafka's Base, the last `close` up its
+ * prototype chain): marks the client closed and emits its `client:close`, which ends the retries
+ * waiting on timers. A consumer whose own close() failed with its LeaveGroup clears its closed flag
+ * and never reaches it: a fetch retry waiting on its timer connected to the broker a second later,
+ * after ferry's close() resolved, and went on retrying (review 132's silent LeaveGroup, seen from
+ * the next test file of the same process). The package is an optional peer, loaded lazily, so the
+ * class is found on the client rather than imported.
+ */
+function baseClose(client: object): Promise<unknown> | undefined {
+  let base: { close?: unknown } | undefined;
+  for (
+    let proto: object | null = Object.getPrototypeOf(client) as object | null;
+    proto !== null && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto) as object | null
+  ) {
+    if (Object.prototype.hasOwnProperty.call(proto, 'close')) base = proto as { close?: unknown };
+  }
+  const close = base?.close;
+  if (typeof close !== 'function') return undefined;
+  return Promise.resolve(close.call(client) as unknown);
 }
