@@ -190,6 +190,10 @@ test('a consumer disconnect that fails after close() resolved past its bound log
   expect(log.linesAfterClose()).toEqual([]);
   expect(producerDisconnects.calls()).toBe(disconnectsAtClose);
   expect(events.slice(count)).toEqual([]);
+  // The client destroyed past the bound retries nothing it had waiting (@platformatic/kafka: a
+  // fetch retried on its timer connected to the broker after close(), the client's own close
+  // refused while its stream ran).
+  expect(await activityWithin(WATCHED_AFTER_CLOSE_MS)).toEqual({ connects: [], heartbeats: 0 });
 });
 
 test('a publisher disconnect that fails after close() resolved past its bound logs nothing', async () => {

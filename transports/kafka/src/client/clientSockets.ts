@@ -6,7 +6,8 @@ import type { Socket } from 'node:net';
  */
 interface ConnectingClient {
   on(event: 'client:broker:connect', listener: (event: { connection: { socket?: Socket } }) => void): unknown;
-  close(): Promise<unknown>;
+  /** `force` (a consumer's and a producer's): streams closed, sends not waited for. */
+  close(force?: boolean): Promise<unknown>;
   readonly connections: { close(): Promise<unknown> };
 }
 
@@ -22,7 +23,11 @@ export class ClientSockets {
   private readonly sockets = new Set<Socket>();
   private destroyed = false;
 
-  constructor(private readonly client: ConnectingClient) {
+  /** `forced`: the client's close() takes `force` (a consumer's and a producer's; an admin's does not). */
+  constructor(
+    private readonly client: ConnectingClient,
+    private readonly forced = false,
+  ) {
     client.on('client:broker:connect', ({ connection }) => {
       const socket = connection.socket;
       if (socket === undefined || socket.destroyed) return;
@@ -41,8 +46,13 @@ export class ClientSockets {
     // refuses or fails and clears its closed flag (a consumer's refuses while its stream runs, and
     // fails with its LeaveGroup: its group requests and their retries went on connecting, review 125).
     void this.client.connections.close().catch(() => undefined);
-    void this.client.close().catch(() => undefined);
+    // Forced: a consumer's stream closed and its heartbeats cancelled even though the LeaveGroup
+    // that follows fails (an unforced close() refuses while its stream runs: its heartbeats went
+    // on connecting). Whatever it does, the base class's close follows, now and once it settled
+    // (a failed LeaveGroup marks the client open again in between).
+    const closing = (this.forced ? this.client.close(true) : this.client.close()).catch(() => undefined);
     void baseClose(this.client)?.catch(() => undefined);
+    void closing.then(() => baseClose(this.client)?.catch(() => undefined));
     for (const socket of this.sockets) socket.destroy();
     await Promise.all(closed);
   }

@@ -136,7 +136,7 @@ export class PlatformaticDriver implements KafkaClientDriver {
       retries: Math.max(MIN_IDEMPOTENT_RETRIES, options.retries),
       autocreateTopics: false,
     });
-    const sockets = new ClientSockets(producer);
+    const sockets = new ClientSockets(producer, true);
     return {
       // The client connects on first use; asking for the brokers' API versions connects now.
       connect: async () => {

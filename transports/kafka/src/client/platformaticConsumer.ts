@@ -214,7 +214,7 @@ export class PlatformaticConsumer implements DriverConsumer {
     });
     // Every connection of the client, its stream's fetch connections too (their pool reports to
     // the consumer), for destroy(); one opened after it (a retry of its LeaveGroup) ends at once.
-    this.sockets = new ClientSockets(this.consumer);
+    this.sockets = new ClientSockets(this.consumer, true);
   }
 
   /**
