@@ -5,7 +5,7 @@
 import { DeleteQueueCommand, GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import amqp from 'amqplib';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
-import { Client, type QueryResultRow } from 'pg';
+import { oneStatement } from '../test-support/oneStatement';
 
 export const amqpUrl = process.env.FERRY_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 export const kafkaBrokers = (process.env.FERRY_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
@@ -39,13 +39,7 @@ export async function rowsOf<T extends object>(
   text: string,
   values: unknown[] = [],
 ): Promise<T[]> {
-  const client = new Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query<T & QueryResultRow>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
+  return oneStatement<T>(databaseUrl, text, values);
 }
 
 export interface KafkaRecord {

@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client } from 'pg';
+import { oneStatement } from '../../test-support/oneStatement';
 import { waitFor } from './waitFor';
 
 const run = promisify(execFile);
@@ -228,13 +228,7 @@ export class PrivateCluster {
     values: unknown[] = [],
     database = 'postgres',
   ): Promise<T[]> {
-    const client = new Client({ connectionString: this.url(database), connectionTimeoutMillis: 5_000 });
-    await client.connect();
-    try {
-      return (await client.query<T>(text, values)).rows;
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+    return oneStatement<T>(this.url(database), text, values);
   }
 
   serverLog(): string {
