@@ -1,3 +1,5 @@
+import { postgresCpuMs } from './pgCpu';
+
 /**
  * Runs each scenario beside its baseline in the same process: a small warm-up pair, then
  * `rounds` alternating pairs (baseline, subject, baseline, subject, ...), and reports the median
@@ -117,11 +119,25 @@ export function rate(ops: number, elapsedMs: number, verified: boolean): Sample 
   return { value: ops / (Math.max(elapsedMs, 0.001) / 1000), ops, elapsedMs, verified };
 }
 
-/** Times `work` (which returns the number of operations and whether it verified its outcome). */
+/**
+ * Times `work` (which returns the number of operations and whether it verified its outcome), with
+ * the CPU it cost beside the rate: `nodeCpuMsPer1k`, this process's (user + system) per 1,000
+ * operations, and `pgCpuMsPer1k`, the machine's PostgreSQL processes' (Linux only). The sides of a
+ * scenario never run at once, so each figure is that side's own; a broker's CPU (Kafka's JVM,
+ * RabbitMQ, ElasticMQ) is in neither.
+ */
 export async function timed(work: () => Promise<{ ops: number; verified: boolean }>): Promise<Sample> {
+  const pgBefore = postgresCpuMs();
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const { ops, verified } = await work();
-  return rate(ops, performance.now() - started, verified);
+  const elapsedMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const pgAfter = postgresCpuMs();
+  const per1k = (ms: number): number => (ops > 0 ? (ms / ops) * 1000 : Number.NaN);
+  const extra: Record<string, number> = { nodeCpuMsPer1k: per1k((cpu.user + cpu.system) / 1000) };
+  if (pgBefore !== undefined && pgAfter !== undefined) extra.pgCpuMsPer1k = per1k(pgAfter - pgBefore);
+  return { ...rate(ops, elapsedMs, verified), extra };
 }
 
 function side(label: string, samples: readonly Sample[]): SideResult {

@@ -98,10 +98,25 @@ describe('bench runner (tiny mode)', () => {
       expect(lines.some((line) => line.startsWith(result.name))).toBe(true);
   });
 
+  it('reports the CPU per 1,000 operations beside every throughput figure, both sides', () => {
+    for (const result of report.results.filter((r) => r.better === 'higher')) {
+      for (const side of [result.baseline, result.subject]) {
+        expect({ name: result.name, cpu: side.extra.nodeCpuMsPer1k! > 0 }).toEqual({
+          name: result.name,
+          cpu: true,
+        });
+        expect({ name: result.name, pg: side.extra.pgCpuMsPer1k! >= 0 }).toEqual({
+          name: result.name,
+          pg: true,
+        });
+      }
+    }
+  });
+
   it("marks the peer scenario's target and reports both sides' first pass", () => {
     const peer = report.results.find((result) => result.name === 'relay-rabbitmq-peer')!;
     expect(peer.targets).toEqual([{ on: 'ratio', bound: 3, met: peer.ratio >= 3 }]);
-    expect(Object.keys(peer.extraRatios)).toEqual(['firstPass']);
+    expect(Object.keys(peer.extraRatios).sort()).toEqual(['firstPass', 'nodeCpuMsPer1k', 'pgCpuMsPer1k']);
     expect(peer.baseline.samples[0]!.extra?.retries).toBeGreaterThanOrEqual(0);
   });
 

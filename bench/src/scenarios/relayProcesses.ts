@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { ChildMessage, ParentMessage } from '../relayChild';
 import { OutboxBench, waitUntil } from '../outbox';
 import { timed, type Scenario } from '../runner';
-import { postgresCpuMs } from '../pgCpu';
 import { BATCH_SIZE } from '../env';
 
 const RUN = path.join(__dirname, '..', '..', 'run.js');
@@ -64,13 +63,11 @@ async function drainWithProcesses(bench: OutboxBench, processes: number, n: numb
     tell('stop');
     await Promise.all(warmed);
     await bench.backlog(n, 'bench');
-    const pgBefore = postgresCpuMs();
     const sample = await timed(async () => {
       tell('go');
       await drained();
       return { ops: n, verified: true };
     });
-    const pgAfter = postgresCpuMs();
     const done = children.map((child) => next(child, 'done'));
     tell('stop');
     const reports = await Promise.all(done);
@@ -80,14 +77,15 @@ async function drainWithProcesses(bench: OutboxBench, processes: number, n: numb
     const cpuMs = sum('cpuMs');
     const per1k = (count: number) => (count / n) * 1000;
     const extra: Record<string, number> = {
-      // The relay processes' own CPU (user + system) per 1,000 events, beside the rate.
+      // PostgreSQL's CPU across the timed drain (Linux only), as timed() measures it.
+      ...sample.extra,
+      // The relay processes' own CPU (user + system) per 1,000 events, in place of the bench
+      // process's (which only watches).
       nodeCpuMsPer1k: per1k(cpuMs),
       // Cycles that claimed rows, and those that found none (a relay idles a poll interval after one).
       claimsPer1k: per1k(sum('claims')),
       emptyClaimsPer1k: per1k(sum('emptyClaims')),
     };
-    // PostgreSQL's CPU across the timed drain (Linux only).
-    if (pgBefore !== undefined && pgAfter !== undefined) extra.pgCpuMsPer1k = per1k(pgAfter - pgBefore);
     return { ...sample, extra, verified: sent === n && (await bench.allSent(n)) };
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill();

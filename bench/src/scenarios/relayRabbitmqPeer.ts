@@ -66,13 +66,13 @@ export const relayRabbitmqPeer: Scenario = {
         const { retries = 0, firstPassMs = 0 } = drained ?? {};
         const firstPass = rate(n - retries, firstPassMs, true).value;
         // `retries` stays in the JSON report; the table shows the extras both sides have.
-        return { ...sample, verified, extra: { firstPass, retries } };
+        return { ...sample, verified, extra: { ...sample.extra, firstPass, retries } };
       },
       async subject(n) {
         const sample = await relayRun(bench, broker, n);
         const verified = sample.verified && (await broker.depth()) === n;
         // The relay drains without a retry (relayRun fails the run on one): its first pass is the run.
-        return { ...sample, verified, extra: { firstPass: sample.value } };
+        return { ...sample, verified, extra: { ...sample.extra, firstPass: sample.value } };
       },
       async close() {
         await peer.close();
