@@ -23,6 +23,10 @@ export interface InMemoryVariant {
   ) => AttachedConsumer;
   /** The transport's heldCount (default: what the broker holds of the queue, ready or unacked). */
   readonly heldCount?: (broker: InMemoryBroker, queue: string) => number;
+  /** Which of the consumer's events reach the suite's observer (a consumer that reports less). */
+  readonly reports?: (event: TransportConsumerEvent) => boolean;
+  /** The consumer's readiness probe in place of its own check() (`closed`: its close() was called). */
+  readonly check?: (own: () => Promise<void>, closed: () => boolean) => Promise<void>;
 }
 
 /**
@@ -72,6 +76,7 @@ export function inMemoryConformance(
           const seen = (event: TransportConsumerEvent) => {
             if (event.type === 'connected') instance = event.instance;
             if (wrap && event.type === 'disconnected' && event.reason === 'closed') return;
+            if (options.reports && !options.reports(event)) return;
             observer(event);
           };
           const attached = attachInMemoryConsumer(fed, {
@@ -83,7 +88,23 @@ export function inMemoryConformance(
             ...options.consumer,
           });
           await attached.ready();
-          return wrap ? wrap(attached, { emit: observer, instance: () => instance }) : attached;
+          const probe = options.check;
+          let closing = false;
+          const probed: AttachedConsumer = probe
+            ? {
+                ready: () => attached.ready(),
+                check: () =>
+                  probe(
+                    () => attached.check(),
+                    () => closing,
+                  ),
+                close: () => {
+                  closing = true;
+                  return attached.close();
+                },
+              }
+            : attached;
+          return wrap ? wrap(probed, { emit: observer, instance: () => instance }) : probed;
         },
         async publishRaw(message) {
           broker.send(queue, {
