@@ -46,13 +46,7 @@ class ErrorTextAsReason extends InMemoryBroker {
 }
 
 describe('review136: the transport conformance suite against broken in-memory transports', () => {
-  it(
-    'control: the in-memory transport as shipped passes every case',
-    async () => {
-      expect(await conformanceFailures(inMemoryTransport())).toEqual([]);
-    },
-    SUITE_RUN_MS,
-  );
+  // The control (the in-memory transport as shipped passes every case) is review25/28/32's.
 
   // A consumer whose catch-all retries a failed batch without a word (it reports only the
   // admission limit's refusals): a database outage leaves no event, no dashboard sees it.

@@ -7,6 +7,9 @@ import {
   type InboxAdmissionResult,
 } from '@ferry/core';
 
+/** The error text of a batch failNext() fails: a consumer's `acceptance-…` event names it. */
+export const REFUSED_BATCH_TEXT = 'conformance acceptor refuses this batch';
+
 /**
  * An in-memory InboxAcceptor with the inbox's contract: dedup on (tenant, consumer, message
  * id), one result per input in order, `conflict` for a known identity with another payload,
@@ -110,7 +113,7 @@ export class MemoryAcceptor implements InboxAcceptor {
     if (poison) throw new Error(`conformance acceptor cannot store ${poison.messageId}`);
     if (this.failuresLeft > 0) {
       this.failuresLeft -= 1;
-      throw new FerryError('FERRY_DATABASE_UNAVAILABLE', 'conformance acceptor refuses this batch');
+      throw new FerryError('FERRY_DATABASE_UNAVAILABLE', REFUSED_BATCH_TEXT);
     }
     const limit = this.admissionLimit;
     const results = inputs.map((input): InboxAdmissionResult => {

@@ -10,7 +10,8 @@
  *   non-ASCII text, NON_ASCII_TEXT, exactly), its tenant and the consumer the transport was attached for                 (always)
  * - every delivery offered names the transport's messaging system             (always)
  * - duplicates published on purpose are accepted once                          (always)
- * - a batch whose acceptance failed is redelivered until it is accepted        (always)
+ * - a batch whose acceptance failed is redelivered until it is accepted, each failure reported
+ *   (acceptance-unavailable / acceptance-failed naming the error)                (always)
  * - at the admission limit a duplicate is settled at once, the refused new
  *   deliveries come back (never dead-lettered) and are accepted once           (always)
  * - closing the publisher twice resolves; a publish after close sends nothing  (always)
@@ -19,6 +20,7 @@
  * - each consumer's connection events carry its own instance; close() of a connected one
  *   reports one disconnected with reason 'closed', the other consumer stays connected (always)
  * - the observer hears a poison delivery dead-lettered with its reason and id    (deadLetter)
+ * - a delivery whose acceptance alone fails is dead-lettered as acceptance_failed (deadLetter)
  * - invalid deliveries are dead-lettered with a reason, none accepted          (deadLetter)
  * - a body with a number JSON.parse would change (an integer beyond 2^53-1, 1e400, 1e-400, -0)
  *   is dead-lettered as unparseable_body; the neighbour's payload arrives exactly (deadLetter)
@@ -28,7 +30,8 @@
  *   (X-Ferry-Tenant-Id, x-ferry-transport-attempts, ...)                          (always)
  * - messages sharing an ordering key arrive in publish order                   (orderingPerKey)
  * - a message to an unroutable destination is reported not sent               (unroutableDetection)
- * - nothing is lost or accepted twice across a broker restart mid-stream       (redeliveryAfterRestart)
+ * - nothing is lost or accepted twice across a broker restart mid-stream; the restart is reported
+ *   (disconnected lost, then connected) and check() rejects while reported down (redeliveryAfterRestart)
  * - deliveries whose acceptance was in flight when the consumer closed, then failed, reach the
  *   next consumer and are accepted once                                          (always)
  * - the same across a broker restart                                           (redeliveryAfterRestart)
@@ -50,7 +53,7 @@ import { BoundedCalls } from './bounded';
 import { registerDecodeCases } from './decodeCases';
 import { diffIds, waitUntil } from './assertions';
 import { registerLifecycleCases } from './lifecycleCases';
-import { MemoryAcceptor } from './memoryAcceptor';
+import { MemoryAcceptor, REFUSED_BATCH_TEXT } from './memoryAcceptor';
 import {
   CARRIED_HEADERS as carried,
   NON_ASCII_TEXT,
@@ -201,6 +204,31 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       }
     }
 
+    /** The case's connection events (`connected` / `disconnected`) from index `from` of consumerEvents on. */
+    function connectionEvents(from = 0): TransportConsumerEvent[] {
+      return consumerEvents
+        .slice(from)
+        .filter((event) => event.type === 'connected' || event.type === 'disconnected');
+    }
+
+    /**
+     * Asks `consumer`'s readiness probe while it reports itself disconnected: when its last
+     * connection event was `disconnected` before check() and still is once check() answered, the
+     * probe must have rejected (FERRY_TRANSPORT_ERROR). A reconnect in between proves nothing.
+     */
+    async function expectProbeDownWhileReportedDown(consumer: AttachedConsumer): Promise<void> {
+      const before = connectionEvents();
+      const answer = await consumer.check().then(
+        () => 'resolved',
+        (error: unknown) => error,
+      );
+      const after = connectionEvents();
+      if (after.length !== before.length || before.at(-1)?.type !== 'disconnected') return;
+      expect({ checkWhileReportedDisconnected: answer }).toMatchObject({
+        checkWhileReportedDisconnected: { code: 'FERRY_TRANSPORT_ERROR' },
+      });
+    }
+
     async function expectAcceptedExactly(expected: readonly string[]): Promise<void> {
       await waitUntil(
         `${expected.length} accepted`,
@@ -270,6 +298,15 @@ export function runTransportConformance(options: TransportConformanceOptions): v
       const ids = await publishAllSent(5);
       await expectAcceptedExactly(ids);
       expect(acceptor.offered.length).toBeGreaterThan(ids.length);
+      // Each failed acceptance is reported, naming its error (an outage `acceptance-unavailable`,
+      // anything else `acceptance-failed`): a consumer retrying in silence hides a database outage.
+      const reported = consumerEvents.flatMap((event) =>
+        event.type === 'acceptance-unavailable' || event.type === 'acceptance-failed'
+          ? [{ type: event.type, named: event.count > 0 && event.error.includes(REFUSED_BATCH_TEXT) }]
+          : [],
+      );
+      expect(reported.length).toBeGreaterThan(0);
+      expect(reported.filter((event) => !event.named)).toEqual([]);
     });
 
     if (supported('deadLetter')) {
@@ -305,8 +342,10 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         await transport.publishRaw({ body: '{"n":3}', messageId: 'conformance-after' });
 
         const dead = await deadLettersAtLeast(1, 'the poison delivery dead-lettered');
-        expect(dead.map((letter) => letter.messageId)).toEqual(['conformance-poison']);
-        expect(dead[0]!.reason).toEqual(expect.stringMatching(/./));
+        // The reason is TRANSPORT_REJECT_REASONS' acceptance_failed, not the error's text.
+        expect(dead.map((letter) => [letter.messageId, letter.reason])).toEqual([
+          ['conformance-poison', 'acceptance_failed'],
+        ]);
         await expectAcceptedExactly(['conformance-before', 'conformance-after']);
         // A consumer reports `dead-lettered` once the broker confirmed the copy; a reader of the
         // dead-letter destination can see the copy before that answer reaches the consumer.
@@ -316,8 +355,10 @@ export function runTransportConformance(options: TransportConformanceOptions): v
           timeoutMs,
         );
         expect(
-          consumerEvents.filter((event) => event.type === 'dead-lettered').map((event) => event.messageId),
-        ).toEqual(['conformance-poison']);
+          consumerEvents.flatMap((event) =>
+            event.type === 'dead-lettered' ? [[event.messageId, event.reason]] : [],
+          ),
+        ).toEqual([['conformance-poison', 'acceptance_failed']]);
         await expectNothingHeld();
       });
     }
@@ -349,7 +390,21 @@ export function runTransportConformance(options: TransportConformanceOptions): v
         await attach();
         const before = await publishAllSent(30);
         await waitUntil('a batch in acceptance', () => (acceptor.held > 0 ? true : undefined), timeoutMs);
+        const restartedAt = consumerEvents.length;
         await restartBroker();
+        // The restart is reported (the consumer lost its session), and while the consumer says it
+        // is disconnected its readiness probe says so too.
+        const lostAt = await waitUntil(
+          'the consumer reporting the restart (disconnected, reason lost)',
+          () => {
+            const index = connectionEvents(restartedAt).findIndex(
+              (event) => event.type === 'disconnected' && event.reason === 'lost',
+            );
+            return index < 0 ? undefined : { index };
+          },
+          timeoutMs,
+        );
+        await expectProbeDownWhileReportedDown(consumers[consumers.length - 1]!);
         acceptor.release();
         const after = conformanceMessages(20, transport.destination);
         await waitUntil(
@@ -361,6 +416,16 @@ export function runTransportConformance(options: TransportConformanceOptions): v
           timeoutMs,
         );
         await expectAcceptedExactly([...before, ...after.map((m) => m.id)]);
+        await waitUntil(
+          'the consumer reporting itself connected again after the restart',
+          () =>
+            connectionEvents(restartedAt)
+              .slice(lostAt.index + 1)
+              .some((event) => event.type === 'connected')
+              ? true
+              : undefined,
+          timeoutMs,
+        );
       });
     }
 
