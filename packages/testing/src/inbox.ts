@@ -11,6 +11,7 @@ import {
   knownKeysOption,
   methodsOption,
   oneOfOption,
+  received,
   timerOption,
   type OptionKeys,
 } from '@ferry/core/transport';
@@ -62,10 +63,15 @@ export class InboxRecordWaitTimeoutError extends Error {
   }
 }
 
-/** `code: message` of an error get(id) threw, bounded. */
+/** `code: message` of an error get(id) threw, bounded; never throws (review 136: see describeValue in wait.ts). */
 function errorText(error: unknown): string {
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  const text = `${typeof code === 'string' ? `${code}: ` : ''}${typeof message === 'string' ? message : String(error)}`;
+  let text: string;
+  try {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    text = `${typeof code === 'string' ? `${code}: ` : ''}${typeof message === 'string' ? message : String(error)}`;
+  } catch {
+    text = received(error);
+  }
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
@@ -117,7 +123,7 @@ export async function drainInbox(
       const round = await deadline
         .race(() => inbox.runOnce())
         .catch((error: unknown) => {
-          if (error instanceof CallUnsettled) {
+          if (CallUnsettled.is(error)) {
             throw new InboxDrainTimeoutError(total.rounds, total.processed, error.timeoutMs);
           }
           throw error;
@@ -182,7 +188,7 @@ export async function waitForInboxRecord(
         last = await deadline.race(() => scope.get(id));
         lastError = undefined;
       } catch (error) {
-        if (error instanceof CallUnsettled)
+        if (CallUnsettled.is(error))
           throw new InboxRecordWaitTimeoutError(id, expected, last, error.timeoutMs, lastError);
         if (!isRetriable(error)) throw error;
         lastError = error;

@@ -1,4 +1,10 @@
-import { knownKeysOption, requiredFunctionOption, timerOption, type OptionKeys } from '@ferry/core/transport';
+import {
+  knownKeysOption,
+  received,
+  requiredFunctionOption,
+  timerOption,
+  type OptionKeys,
+} from '@ferry/core/transport';
 import { realDelay } from './realTimers';
 import { CallUnsettled, WaitDeadline } from './waitDeadline';
 /**
@@ -33,12 +39,21 @@ export class WaitTimeoutError extends Error {
   }
 }
 
+/**
+ * The probe's last answer or error as the timeout names it. Never throws: a value that cannot be
+ * read so (a revoked Proxy, a throwing `message` getter, a circular object without a prototype)
+ * is shown as core's `received` shows it, not a TypeError in place of the timeout (review 136).
+ */
 function describeValue(value: unknown): string {
-  if (value instanceof Error) return `${value.name}: ${value.message}`;
   try {
-    return JSON.stringify(value) ?? String(value);
+    if (value instanceof Error) return `${value.name}: ${value.message}`;
+    try {
+      return JSON.stringify(value) ?? String(value);
+    } catch {
+      return String(value);
+    }
   } catch {
-    return String(value);
+    return received(value);
   }
 }
 
@@ -75,7 +90,7 @@ export async function waitUntil<T>(
         }
         last = value;
       } catch (error) {
-        if (error instanceof CallUnsettled) throw new WaitTimeoutError(what, timeoutMs, last, true);
+        if (CallUnsettled.is(error)) throw new WaitTimeoutError(what, timeoutMs, last, true);
         last = error;
       }
       if (deadline.expired) throw new WaitTimeoutError(what, timeoutMs, last);

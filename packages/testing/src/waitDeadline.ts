@@ -1,10 +1,23 @@
 import { clearTimeout, realDelay, setTimeout } from './realTimers';
 
+/** Every CallUnsettled made: told apart by identity, never by reading the value (see `is`). */
+const made = new WeakSet<object>();
+
 /** A call `WaitDeadline.race` gave up on: the deadline came before it settled. */
 export class CallUnsettled extends Error {
   constructor(readonly timeoutMs: number) {
     super(`the call had not settled after ${timeoutMs} ms`);
     this.name = 'CallUnsettled';
+    made.add(this);
+  }
+
+  /**
+   * Whether `error` (what a raced call rejected with) is the deadline's CallUnsettled. Not
+   * `instanceof`, which reads the prototype of whatever the call threw: a revoked Proxy throws
+   * there, and the wait rejected with that TypeError instead of its timeout (review 136).
+   */
+  static is(error: unknown): error is CallUnsettled {
+    return (typeof error === 'object' || typeof error === 'function') && error !== null && made.has(error);
   }
 }
 

@@ -23,7 +23,7 @@ export class BoundedCalls {
     try {
       return await deadline.race(() => running);
     } catch (error) {
-      if (!(error instanceof CallUnsettled)) throw error;
+      if (!CallUnsettled.is(error)) throw error;
       if (late) running.then(late).catch(() => undefined);
       throw new Error(
         `conformance (${this.name}): ${what} did not settle within ${this.timeoutMs} ms (the transport under test never answered)`,

@@ -145,7 +145,7 @@ export async function startContainers(
       const [container, found] = await deadline
         .race(() => starting)
         .catch((error: unknown) => {
-          if (error instanceof CallUnsettled) {
+          if (CallUnsettled.is(error)) {
             starting.then(([late]) => late.stop()).catch(() => undefined);
           }
           throw error;
@@ -155,7 +155,7 @@ export async function startContainers(
     }
   } catch (cause) {
     const removal = await removedWithin(stop(), Math.min(REMOVE_GRACE_MS, timeoutMs));
-    if (cause instanceof CallUnsettled) {
+    if (CallUnsettled.is(cause)) {
       throw new FerryError(
         'FERRY_TIMEOUT',
         `the service containers were not ready within ${timeoutMs} ms (timeoutMs): ${String(current)} was still starting; ${removal}`,
