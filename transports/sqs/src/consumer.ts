@@ -50,6 +50,15 @@ import { isFifoQueue } from './queueUrl';
 import { VisibilityExtender, changeVisibility } from './visibility';
 import { decodeMessage } from './wire';
 
+/**
+ * How long past its WaitTimeSeconds a long poll may take to be answered (the answer's way back, the
+ * SDK's credentials and its retry of a failed attempt) before it counts as unanswered: SQS itself
+ * answers by the wait. Not the visibility timeout (up to 12 hours): a poll a silent network or
+ * ElasticMQ (its poll of a queue deleted under it) leaves unanswered held the consumer that long,
+ * check() resolving all along (review 133).
+ */
+const POLL_ANSWER_GRACE_MS = 10_000;
+
 /** A received message the inbox answered. */
 interface Answered {
   readonly message: Message;
@@ -278,7 +287,7 @@ class PollingConsumer implements SqsConsumer {
           }),
           { abortSignal },
         ),
-      requestDeadline((this.options.waitTimeSeconds + this.options.visibilityTimeoutSeconds) * 1000, signal),
+      requestDeadline(this.options.waitTimeSeconds * 1000 + POLL_ANSWER_GRACE_MS, signal),
     );
     const output = await receiving.catch((error: unknown) => {
       throw signal.aborted ? error : requestError(`ReceiveMessage of queue ${this.queueUrl}`, error);

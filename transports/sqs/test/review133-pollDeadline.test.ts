@@ -1,0 +1,90 @@
+/**
+ * Review 133: a long poll SQS does not answer is a failed poll once it is overdue, not after the
+ * visibility timeout too. SQS answers a ReceiveMessage by its WaitTimeSeconds; the poll's deadline
+ * was waitTimeSeconds + visibilityTimeoutSeconds (up to 12 hours), so a poll left unanswered (a
+ * network that went silent, ElasticMQ's poll of a queue deleted under it) held the consumer for
+ * that long: nothing received from the queue created again, and check() resolving all along.
+ */
+import { expect, it, jest } from '@jest/globals';
+import { ConsumerDisconnectedError } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import { attachSqsConsumer, declareQueue, deleteQueue } from '@ferry/sqs';
+import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
+import { traceRecordingAcceptor } from '../../../test-support/tracing';
+import { SQS_ENDPOINT, proxiedConnection, sendRaw, uniqueName, waitFor } from './support/sqs';
+import { useSqsQueuesFixture } from './support/queuesFixture';
+
+jest.setTimeout(60_000);
+
+/** Far less than the visibility timeout, more than the wait of a poll and the grace of its answer. */
+const OVERDUE_WITHIN_MS = 15_000;
+const VISIBILITY_SECONDS = 600;
+
+const fixture = useSqsQueuesFixture();
+
+it('a poll of a queue deleted under it fails once overdue; the queue created again is consumed', async () => {
+  const name = uniqueName('gone');
+  const spec = { name, deadLetter: { maxReceiveCount: 100 } };
+  const { queueUrl } = await fixture.queues.declare(spec);
+  const events: TransportConsumerEvent[] = [];
+  const acceptor = traceRecordingAcceptor();
+  const consumer = attachSqsConsumer(acceptor, {
+    connection: fixture.connection,
+    queueUrl,
+    consumer: 'billing',
+    waitTimeSeconds: 1,
+    visibilityTimeoutSeconds: VISIBILITY_SECONDS,
+    reconnectBackoff: { initialMs: 50, maxMs: 200, jitter: 'none' },
+    observer: (event) => void events.push(event),
+  });
+  fixture.consumers.push(consumer);
+  await consumer.ready();
+  await sendRaw(fixture.connection, queueUrl, '{"n":1}');
+  await waitFor('the first message accepted', () => (acceptor.accepted.length === 1 ? true : undefined));
+
+  // The consumer polls without pause (1 s polls): its poll in flight outlives the queue.
+  await deleteQueue(fixture.connection, queueUrl);
+  await waitFor(
+    'a failed poll',
+    () => (events.some((e) => e.type === 'disconnected') ? true : undefined),
+    OVERDUE_WITHIN_MS,
+  );
+  await expect(consumer.check()).rejects.toBeInstanceOf(ConsumerDisconnectedError);
+
+  await declareQueue(fixture.connection, spec);
+  await sendRaw(fixture.connection, queueUrl, '{"n":2}');
+  await waitFor('the message of the queue created again accepted', () =>
+    acceptor.accepted.length === 2 ? true : undefined,
+  );
+  await expect(consumer.check()).resolves.toBeUndefined();
+});
+
+it('a poll the network leaves unanswered fails once overdue, whatever the visibility timeout', async () => {
+  const { queueUrl } = await fixture.queues.declare({ name: uniqueName('silent') });
+  const endpoint = new URL(SQS_ENDPOINT);
+  const proxy = await TcpProxy.start({ host: endpoint.hostname, port: Number(endpoint.port) });
+  try {
+    const connection = proxiedConnection(proxy);
+    fixture.opened.push(connection);
+    const events: TransportConsumerEvent[] = [];
+    const consumer = attachSqsConsumer(traceRecordingAcceptor(), {
+      connection,
+      queueUrl: proxy.urlFor(queueUrl),
+      consumer: 'billing',
+      waitTimeSeconds: 1,
+      visibilityTimeoutSeconds: VISIBILITY_SECONDS,
+      observer: (event) => void events.push(event),
+    });
+    fixture.consumers.push(consumer);
+    await consumer.ready();
+    await proxy.setMode('blackhole');
+    await waitFor(
+      'a failed poll',
+      () => (events.some((e) => e.type === 'disconnected') ? true : undefined),
+      OVERDUE_WITHIN_MS,
+    );
+    await expect(consumer.check()).rejects.toThrow(/did not answer/);
+  } finally {
+    await proxy.close();
+  }
+});
