@@ -59,6 +59,15 @@ import { decodeMessage } from './wire';
  */
 const POLL_ANSWER_GRACE_MS = 10_000;
 
+/**
+ * The longest a step that settles a received batch (its dead-letter copies, its deletes, a
+ * visibility change, the RedrivePolicy read again) waits for SQS: the visibility timeout, at most
+ * 30 s (its default). A request SQS answers takes far less (a copy of up to 256 KiB too, over a
+ * link of 9 KB/s); one on a socket a network blip left silent got the whole visibility timeout
+ * (up to 12 hours), the consumer polling nothing meanwhile (review 133).
+ */
+const SETTLE_ANSWER_MS = 30_000;
+
 /** A received message the inbox answered. */
 interface Answered {
   readonly message: Message;
@@ -192,8 +201,8 @@ class PollingConsumer implements SqsConsumer {
    * and again `connected` at the first answer after failed polls; each failed poll is `disconnected` with
    * the wait before the next (`retryInMs` null: a configuration error stopped the consumer). A
    * queue that does not exist or refused credentials reject ready() at once (a refusal: the
-   * consumer keeps trying). A poll SQS does not answer within the long-poll wait plus the
-   * visibility timeout is a failed poll too.
+   * consumer keeps trying). A poll SQS does not answer within the long-poll wait plus
+   * POLL_ANSWER_GRACE_MS is a failed poll too.
    */
   private async run(): Promise<void> {
     const signal = this.stop.signal;
@@ -439,20 +448,21 @@ class PollingConsumer implements SqsConsumer {
   /**
    * The deadline of one step that settles a received batch with SQS (its dead-letter copies,
    * its deletes, a visibility change): the visibility timeout, after which SQS shows the
-   * messages again anyway. Not ended by close() before its closeTimeoutMs: the batch in hand
+   * messages again anyway, at most SETTLE_ANSWER_MS (30 s). Not ended by close() before its closeTimeoutMs: the batch in hand
    * finishes, within this bound, unless close() gives up on it (abandoned).
    * A step that runs out changes nothing for good: a message not deleted comes back and the
    * inbox answers it as a duplicate; one whose dead-letter copy was not confirmed is not
    * deleted and comes back to be dead-lettered again.
    */
   private settleDeadline(): AbortSignal {
-    return requestDeadline(this.options.visibilityTimeoutSeconds * 1000, this.abandoned.signal);
+    const ms = Math.min(this.options.visibilityTimeoutSeconds * 1000, SETTLE_ANSWER_MS);
+    return requestDeadline(ms, this.abandoned.signal);
   }
 
   /**
    * close() during an outage: the held messages become visible at once, for the next consumer.
-   * Given up after the visibility timeout, when SQS shows them again anyway: an SQS that does not
-   * answer never holds close() longer.
+   * Given up at settleDeadline (the visibility timeout, at most 30 s): an SQS that does not answer
+   * never holds close() longer; the messages come back once the visibility renewed last runs out.
    */
   private async release(messages: readonly Message[]): Promise<void> {
     const changes = messages.map((message) => ({ message, seconds: 0 }));

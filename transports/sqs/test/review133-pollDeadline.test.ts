@@ -3,7 +3,10 @@
  * visibility timeout too. SQS answers a ReceiveMessage by its WaitTimeSeconds; the poll's deadline
  * was waitTimeSeconds + visibilityTimeoutSeconds (up to 12 hours), so a poll left unanswered (a
  * network that went silent, ElasticMQ's poll of a queue deleted under it) held the consumer for
- * that long: nothing received from the queue created again, and check() resolving all along.
+ * that long: nothing received from the queue created again, and check() resolving all along. So
+ * did each step settling a batch (deletes, dead-letter copies, visibility changes), up to the
+ * visibility timeout: one sent on a socket a network blip left silent held the consumer, polling
+ * nothing, that long. Such a step now waits at most 30 s.
  */
 import { expect, it, jest } from '@jest/globals';
 import { ConsumerDisconnectedError } from '@ferry/core';
@@ -14,11 +17,13 @@ import { traceRecordingAcceptor } from '../../../test-support/tracing';
 import { SQS_ENDPOINT, proxiedConnection, sendRaw, uniqueName, waitFor } from './support/sqs';
 import { useSqsQueuesFixture } from './support/queuesFixture';
 
-jest.setTimeout(60_000);
+jest.setTimeout(90_000);
 
 /** Far less than the visibility timeout, more than the wait of a poll and the grace of its answer. */
 const OVERDUE_WITHIN_MS = 15_000;
 const VISIBILITY_SECONDS = 600;
+/** The 30 s a step settling a batch waits for SQS, with room for a loaded machine; far less than the visibility timeout. */
+const SETTLED_WITHIN_MS = 50_000;
 
 const fixture = useSqsQueuesFixture();
 
@@ -84,6 +89,51 @@ it('a poll the network leaves unanswered fails once overdue, whatever the visibi
       OVERDUE_WITHIN_MS,
     );
     await expect(consumer.check()).rejects.toThrow(/did not answer/);
+  } finally {
+    await proxy.close();
+  }
+});
+
+it('deletes on a socket left silent (a network blip) are abandoned within 30 s, whatever the visibility timeout; the consumer goes on', async () => {
+  const { queueUrl } = await fixture.queues.declare({ name: uniqueName('blip') });
+  const endpoint = new URL(SQS_ENDPOINT);
+  const proxy = await TcpProxy.start({ host: endpoint.hostname, port: Number(endpoint.port) });
+  try {
+    const connection = proxiedConnection(proxy);
+    fixture.opened.push(connection);
+    const events: TransportConsumerEvent[] = [];
+    const acceptor = traceRecordingAcceptor();
+    // SQS goes silent as the first batch is accepted; its sockets stay silent after (half-open).
+    const accept = acceptor.acceptMany.bind(acceptor);
+    let blip = false;
+    acceptor.acceptMany = async (batch) => {
+      if (!blip) {
+        blip = true;
+        await proxy.setMode('blackhole');
+        setTimeout(() => void proxy.setMode('pass', { keepDamaged: true }), 1_000);
+      }
+      return accept(batch);
+    };
+    const consumer = attachSqsConsumer(acceptor, {
+      connection,
+      queueUrl: proxy.urlFor(queueUrl),
+      consumer: 'billing',
+      waitTimeSeconds: 1,
+      visibilityTimeoutSeconds: VISIBILITY_SECONDS,
+      reconnectBackoff: { initialMs: 50, maxMs: 200, jitter: 'none' },
+      observer: (event) => void events.push(event),
+    });
+    fixture.consumers.push(consumer);
+    await consumer.ready();
+    await sendRaw(fixture.connection, queueUrl, '{"n":1}');
+    await waitFor('the first message accepted', () => (acceptor.accepted.length === 1 ? true : undefined));
+    await sendRaw(fixture.connection, queueUrl, '{"n":2}');
+    await waitFor(
+      'the next message accepted',
+      () => (acceptor.accepted.length === 2 ? true : undefined),
+      SETTLED_WITHIN_MS,
+    );
+    expect(events).toContainEqual(expect.objectContaining({ type: 'error' }));
   } finally {
     await proxy.close();
   }
