@@ -332,8 +332,38 @@ class PollingConsumer implements SqsConsumer {
           detail: decoded.detail,
         });
     }
-    if (invalid.length > 0) await this.settle([], invalid);
-    if (valid.length > 0) await this.accept(valid);
+    if (valid.length === 0) {
+      await this.settle([], invalid);
+      return;
+    }
+    // The valid messages are kept invisible from here: the dead-letter copies of their invalid
+    // neighbours may take up to the visibility timeout (review 133).
+    const holding = new Set(valid.map((v) => v.message));
+    const extender = this.keepInvisible(holding);
+    try {
+      if (invalid.length > 0) await this.settle([], invalid);
+    } catch (error) {
+      await extender.stop();
+      throw error;
+    }
+    await this.accept(valid, holding, extender);
+  }
+
+  /**
+   * Renews the visibility of the messages in `holding` (to visibilityTimeoutSeconds) every
+   * extendEveryMs until stopped; a message taken out of `holding` is no longer renewed.
+   */
+  private keepInvisible(holding: ReadonlySet<Message>): VisibilityExtender {
+    const seconds = this.options.visibilityTimeoutSeconds;
+    return new VisibilityExtender(
+      async (signal) => {
+        const changes = [...holding].map((message) => ({ message, seconds }));
+        if (changes.length > 0)
+          await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, signal);
+      },
+      this.options.extendEveryMs,
+      this.abandoned.signal,
+    );
   }
 
   /**
@@ -388,18 +418,12 @@ class PollingConsumer implements SqsConsumer {
    * once and only the refused ones stay held. Any other failure gives each unanswered message
    * the visibility backoff of its receive count.
    */
-  private async accept(valid: readonly { message: Message; input: InboxAcceptInput }[]): Promise<void> {
-    const seconds = this.options.visibilityTimeoutSeconds;
-    const holding = new Set(valid.map((v) => v.message));
-    const extender = new VisibilityExtender(
-      async (signal) => {
-        const changes = [...holding].map((message) => ({ message, seconds }));
-        if (changes.length > 0)
-          await changeVisibility(this.connection, this.queueUrl, changes, this.onFailure, signal);
-      },
-      this.options.extendEveryMs,
-      this.abandoned.signal,
-    );
+  private async accept(
+    valid: readonly { message: Message; input: InboxAcceptInput }[],
+    /** The messages of `valid` still kept invisible by `extender` (keepInvisible). */
+    holding: Set<Message>,
+    extender: VisibilityExtender,
+  ): Promise<void> {
     const acceptMany: AcceptManyFn = (batch) => this.acceptor.acceptMany(batch);
     const groups = new Map(valid.map((v) => [v.input, v.message.Attributes?.MessageGroupId ?? null]));
     let outcome: HeldAcceptance;
