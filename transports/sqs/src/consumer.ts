@@ -367,8 +367,9 @@ class PollingConsumer implements SqsConsumer {
   }
 
   /**
-   * Deletes the accepted and duplicate messages and dead-letters the rejected ones (answered
-   * by the inbox, or `invalid` before it); reports `accepted` and `settled` for what was deleted.
+   * Deletes the accepted and duplicate messages, then dead-letters the rejected ones (answered
+   * by the inbox, or `invalid` before it) and deletes those SQS confirmed a copy of; reports
+   * `accepted` and `settled` for what was deleted.
    */
   private async settle(answered: readonly Answered[], invalid: DeadLetterItem[] = []): Promise<void> {
     const accepted = new Set<Message>();
@@ -395,15 +396,21 @@ class PollingConsumer implements SqsConsumer {
         });
       }
     }
-    toDelete.push(...(await this.deadLetter(invalid)));
-    const deleted = await deleteMessages(
-      this.connection,
-      this.queueUrl,
-      toDelete,
-      this.options.deleteAttempts,
-      this.onFailure,
-      this.settleDeadline(),
-    );
+    const remove = (messages: readonly Message[]): Promise<Message[]> =>
+      messages.length === 0
+        ? Promise.resolve([])
+        : deleteMessages(
+            this.connection,
+            this.queueUrl,
+            messages,
+            this.options.deleteAttempts,
+            this.onFailure,
+            this.settleDeadline(),
+          );
+    // The accepted ones first: a dead-letter copy may take up to the visibility timeout, and
+    // they are no longer kept invisible (review 133).
+    const deleted = await remove(toDelete);
+    deleted.push(...(await remove(await this.deadLetter(invalid))));
     const acceptedCount = deleted.filter((message) => accepted.has(message)).length;
     if (acceptedCount > 0) this.emit({ type: 'accepted', count: acceptedCount });
     if (deleted.length > 0) this.emit({ type: 'settled', count: deleted.length });

@@ -1,14 +1,17 @@
 /**
- * Review 133: the valid neighbours of an invalid message in one received batch stay invisible
- * while it is dead-lettered. The visibility of a batch was renewed during its acceptance only:
- * a dead-letter copy SQS was slow to answer (a dead-letter queue behind a silent network, a large
- * copy over a slow uplink) took up to the visibility timeout, before the acceptance began, so the
- * valid messages became visible and went to another consumer meanwhile (a receive count spent;
- * past the redrive policy's maxReceiveCount moved unoffered).
+ * Review 133: the neighbours of an invalid message in one received batch stay invisible, or are
+ * deleted, while its dead-letter copy is made. A copy SQS was slow to answer (a dead-letter queue
+ * behind a silent network, a large copy over a slow uplink) takes up to the visibility timeout,
+ * and meanwhile the valid messages of the batch became visible and went to another consumer (a
+ * receive count spent; past the redrive policy's maxReceiveCount moved unoffered): those invalid
+ * before acceptance were dead-lettered before the acceptance of the others began, whose
+ * visibility was renewed during their acceptance only; and the accepted neighbours of a message
+ * the inbox answered invalid were deleted only once its copy was answered.
  */
 import { expect, it, jest } from '@jest/globals';
 import { ReceiveMessageCommand, SendMessageBatchCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import pino from 'pino';
+import type { InboxAcceptor } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { attachSqsConsumer, SqsConnection } from '@ferry/sqs';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
@@ -22,7 +25,16 @@ const VISIBILITY_SECONDS = 3;
 
 const fixture = useSqsQueuesFixture();
 
-it('keeps the valid neighbours invisible while the dead-letter copy of an invalid message goes unanswered', async () => {
+/**
+ * Sends `bodies` as one batch to a fresh queue, attaches a consumer of `acceptor` whose
+ * dead-letter queue goes silent once checked at attach, and returns what another consumer of the
+ * queue receives meanwhile, once the consumer accepted `accepted` messages.
+ */
+async function receivedByAnother(
+  acceptor: InboxAcceptor & { readonly accepted: readonly unknown[] },
+  bodies: readonly string[],
+  accepted: number,
+): Promise<(string | undefined)[]> {
   const { queueUrl } = await fixture.queues.declare({ name: uniqueName('nb') });
   const { queueUrl: deadUrl } = await fixture.queues.declareBare({ name: uniqueName('nb-dead') });
   const endpoint = new URL(SQS_ENDPOINT);
@@ -38,26 +50,20 @@ it('keeps the valid neighbours invisible while the dead-letter copy of an invali
     logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
   });
   try {
-    const connection = new SqsConnection({ client });
-    fixture.opened.push(connection);
     await fixture.connection.client.send(
       new SendMessageBatchCommand({
         QueueUrl: queueUrl,
-        Entries: [
-          { Id: 'invalid', MessageBody: 'not json' },
-          { Id: 'valid', MessageBody: '{"n":1}' },
-        ],
+        Entries: bodies.map((body, index) => ({ Id: `m${index}`, MessageBody: body })),
       }),
     );
-    const acceptor = traceRecordingAcceptor();
     const events: TransportConsumerEvent[] = [];
     const consumer = attachSqsConsumer(acceptor, {
-      connection,
+      connection: new SqsConnection({ client }),
       queueUrl,
       consumer: 'billing',
       waitTimeSeconds: 1,
-      maxBatchSize: 10,
       visibilityTimeoutSeconds: VISIBILITY_SECONDS,
+      extendEveryMs: 1_000,
       deadLetter: { mode: 'queue', queueUrl: proxy.urlFor(deadUrl).replace(/\/$/, '') },
       logger: pino({ level: 'silent' }),
       observer: (event) => {
@@ -67,8 +73,8 @@ it('keeps the valid neighbours invisible while the dead-letter copy of an invali
       },
     });
     fixture.consumers.push(consumer);
-    await waitFor('both messages received in one batch', () =>
-      events.some((e) => e.type === 'received' && e.count === 2) ? true : undefined,
+    await waitFor('the messages received in one batch', () =>
+      events.some((e) => e.type === 'received' && e.count === bodies.length) ? true : undefined,
     );
     // Another consumer of the queue, polling while the copy goes unanswered.
     const other: Message[] = [];
@@ -79,11 +85,38 @@ it('keeps the valid neighbours invisible while the dead-letter copy of an invali
       );
       other.push(...(output.Messages ?? []));
     }
-    await waitFor('the valid message accepted', () => (acceptor.accepted.length === 1 ? true : undefined));
-    expect(other.map((m) => m.Body)).not.toContain('{"n":1}');
+    await waitFor('the valid messages accepted', () =>
+      acceptor.accepted.length === accepted ? true : undefined,
+    );
+    return other.map((m) => m.Body);
   } finally {
     await Promise.all(fixture.consumers.splice(0).map((c) => c.close()));
     client.destroy();
     await proxy.close();
   }
+}
+
+it('keeps the valid neighbours invisible while the dead-letter copy of a message invalid before acceptance goes unanswered', async () => {
+  const other = await receivedByAnother(traceRecordingAcceptor(), ['not json', '{"n":1}'], 1);
+  expect(other).not.toContain('{"n":1}');
+});
+
+it('deletes the accepted neighbours of a message the inbox answered invalid before its dead-letter copy is answered', async () => {
+  const inner = traceRecordingAcceptor();
+  // The inbox takes 1.5 s, and answers {"bad":true} invalid.
+  const acceptor = {
+    maxPayloadBytes: inner.maxPayloadBytes,
+    accepted: inner.accepted,
+    async acceptMany(inputs: Parameters<InboxAcceptor['acceptMany']>[0]) {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const results = await inner.acceptMany(inputs);
+      return results.map((result, index) =>
+        (inputs[index]!.payload as { bad?: boolean }).bad
+          ? { kind: 'invalid' as const, code: 'FERRY_VALIDATION_FAILED' as const, reason: 'refused' }
+          : result,
+      );
+    },
+  };
+  const other = await receivedByAnother(acceptor, ['{"bad":true}', '{"n":1}'], 2);
+  expect(other).not.toContain('{"n":1}');
 });
