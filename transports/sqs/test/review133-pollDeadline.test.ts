@@ -9,9 +9,15 @@
  * nothing, that long. Such a step now waits at most 30 s.
  */
 import { expect, it, jest } from '@jest/globals';
-import { ConsumerDisconnectedError } from '@ferry/core';
+import { ConsumerDisconnectedError, type InboxAcceptor } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
-import { attachSqsConsumer, declareQueue, deleteQueue } from '@ferry/sqs';
+import {
+  attachSqsConsumer,
+  declareQueue,
+  deleteQueue,
+  type SqsConnection,
+  type SqsConsumer,
+} from '@ferry/sqs';
 import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
 import { traceRecordingAcceptor } from '../../../test-support/tracing';
 import { SQS_ENDPOINT, proxiedConnection, sendRaw, uniqueName, waitFor } from './support/sqs';
@@ -27,14 +33,15 @@ const SETTLED_WITHIN_MS = 50_000;
 
 const fixture = useSqsQueuesFixture();
 
-it('a poll of a queue deleted under it fails once overdue; the queue created again is consumed', async () => {
-  const name = uniqueName('gone');
-  const spec = { name, deadLetter: { maxReceiveCount: 100 } };
-  const { queueUrl } = await fixture.queues.declare(spec);
+/** A consumer `billing` of `queueUrl` (1 s polls, a 600 s visibility timeout) and its events. */
+function attach(
+  acceptor: InboxAcceptor,
+  connection: SqsConnection,
+  queueUrl: string,
+): { consumer: SqsConsumer; events: TransportConsumerEvent[] } {
   const events: TransportConsumerEvent[] = [];
-  const acceptor = traceRecordingAcceptor();
   const consumer = attachSqsConsumer(acceptor, {
-    connection: fixture.connection,
+    connection,
     queueUrl,
     consumer: 'billing',
     waitTimeSeconds: 1,
@@ -43,17 +50,47 @@ it('a poll of a queue deleted under it fails once overdue; the queue created aga
     observer: (event) => void events.push(event),
   });
   fixture.consumers.push(consumer);
+  return { consumer, events };
+}
+
+/** `test` with a fresh queue and a connection to ElasticMQ through a TCP proxy. */
+async function throughProxy(
+  prefix: string,
+  test: (proxy: TcpProxy, connection: SqsConnection, queueUrl: string) => Promise<void>,
+): Promise<void> {
+  const { queueUrl } = await fixture.queues.declare({ name: uniqueName(prefix) });
+  const endpoint = new URL(SQS_ENDPOINT);
+  const proxy = await TcpProxy.start({ host: endpoint.hostname, port: Number(endpoint.port) });
+  try {
+    const connection = proxiedConnection(proxy);
+    fixture.opened.push(connection);
+    await test(proxy, connection, queueUrl);
+  } finally {
+    await proxy.close();
+  }
+}
+
+/** Waits for the consumer's first failed poll. */
+const failedPoll = (events: readonly TransportConsumerEvent[]) =>
+  waitFor(
+    'a failed poll',
+    () => (events.some((e) => e.type === 'disconnected') ? true : undefined),
+    OVERDUE_WITHIN_MS,
+  );
+
+it('a poll of a queue deleted under it fails once overdue; the queue created again is consumed', async () => {
+  const name = uniqueName('gone');
+  const spec = { name, deadLetter: { maxReceiveCount: 100 } };
+  const { queueUrl } = await fixture.queues.declare(spec);
+  const acceptor = traceRecordingAcceptor();
+  const { consumer, events } = attach(acceptor, fixture.connection, queueUrl);
   await consumer.ready();
   await sendRaw(fixture.connection, queueUrl, '{"n":1}');
   await waitFor('the first message accepted', () => (acceptor.accepted.length === 1 ? true : undefined));
 
   // The consumer polls without pause (1 s polls): its poll in flight outlives the queue.
   await deleteQueue(fixture.connection, queueUrl);
-  await waitFor(
-    'a failed poll',
-    () => (events.some((e) => e.type === 'disconnected') ? true : undefined),
-    OVERDUE_WITHIN_MS,
-  );
+  await failedPoll(events);
   await expect(consumer.check()).rejects.toBeInstanceOf(ConsumerDisconnectedError);
 
   await declareQueue(fixture.connection, spec);
@@ -65,43 +102,17 @@ it('a poll of a queue deleted under it fails once overdue; the queue created aga
 });
 
 it('a poll the network leaves unanswered fails once overdue, whatever the visibility timeout', async () => {
-  const { queueUrl } = await fixture.queues.declare({ name: uniqueName('silent') });
-  const endpoint = new URL(SQS_ENDPOINT);
-  const proxy = await TcpProxy.start({ host: endpoint.hostname, port: Number(endpoint.port) });
-  try {
-    const connection = proxiedConnection(proxy);
-    fixture.opened.push(connection);
-    const events: TransportConsumerEvent[] = [];
-    const consumer = attachSqsConsumer(traceRecordingAcceptor(), {
-      connection,
-      queueUrl: proxy.urlFor(queueUrl),
-      consumer: 'billing',
-      waitTimeSeconds: 1,
-      visibilityTimeoutSeconds: VISIBILITY_SECONDS,
-      observer: (event) => void events.push(event),
-    });
-    fixture.consumers.push(consumer);
+  await throughProxy('silent', async (proxy, connection, queueUrl) => {
+    const { consumer, events } = attach(traceRecordingAcceptor(), connection, proxy.urlFor(queueUrl));
     await consumer.ready();
     await proxy.setMode('blackhole');
-    await waitFor(
-      'a failed poll',
-      () => (events.some((e) => e.type === 'disconnected') ? true : undefined),
-      OVERDUE_WITHIN_MS,
-    );
+    await failedPoll(events);
     await expect(consumer.check()).rejects.toThrow(/did not answer/);
-  } finally {
-    await proxy.close();
-  }
+  });
 });
 
 it('deletes on a socket left silent (a network blip) are abandoned within 30 s, whatever the visibility timeout; the consumer goes on', async () => {
-  const { queueUrl } = await fixture.queues.declare({ name: uniqueName('blip') });
-  const endpoint = new URL(SQS_ENDPOINT);
-  const proxy = await TcpProxy.start({ host: endpoint.hostname, port: Number(endpoint.port) });
-  try {
-    const connection = proxiedConnection(proxy);
-    fixture.opened.push(connection);
-    const events: TransportConsumerEvent[] = [];
+  await throughProxy('blip', async (proxy, connection, queueUrl) => {
     const acceptor = traceRecordingAcceptor();
     // SQS goes silent as the first batch is accepted; its sockets stay silent after (half-open).
     const accept = acceptor.acceptMany.bind(acceptor);
@@ -114,16 +125,7 @@ it('deletes on a socket left silent (a network blip) are abandoned within 30 s, 
       }
       return accept(batch);
     };
-    const consumer = attachSqsConsumer(acceptor, {
-      connection,
-      queueUrl: proxy.urlFor(queueUrl),
-      consumer: 'billing',
-      waitTimeSeconds: 1,
-      visibilityTimeoutSeconds: VISIBILITY_SECONDS,
-      reconnectBackoff: { initialMs: 50, maxMs: 200, jitter: 'none' },
-      observer: (event) => void events.push(event),
-    });
-    fixture.consumers.push(consumer);
+    const { consumer, events } = attach(acceptor, connection, proxy.urlFor(queueUrl));
     await consumer.ready();
     await sendRaw(fixture.connection, queueUrl, '{"n":1}');
     await waitFor('the first message accepted', () => (acceptor.accepted.length === 1 ? true : undefined));
@@ -134,7 +136,5 @@ it('deletes on a socket left silent (a network blip) are abandoned within 30 s, 
       SETTLED_WITHIN_MS,
     );
     expect(events).toContainEqual(expect.objectContaining({ type: 'error' }));
-  } finally {
-    await proxy.close();
-  }
+  });
 });
