@@ -479,8 +479,9 @@ class PollingConsumer implements SqsConsumer {
   /**
    * The deadline of one step that settles a received batch with SQS (its dead-letter copies,
    * its deletes, a visibility change): the visibility timeout, after which SQS shows the
-   * messages again anyway, at most SETTLE_ANSWER_MS (30 s). Not ended by close() before its closeTimeoutMs: the batch in hand
-   * finishes, within this bound, unless close() gives up on it (abandoned).
+   * messages again anyway, at most SETTLE_ANSWER_MS (30 s). Not ended by close() before its
+   * closeTimeoutMs: the batch in hand finishes, within this bound, unless close() gives up on it
+   * (abandoned).
    * A step that runs out changes nothing for good: a message not deleted comes back and the
    * inbox answers it as a duplicate; one whose dead-letter copy was not confirmed is not
    * deleted and comes back to be dead-lettered again.
