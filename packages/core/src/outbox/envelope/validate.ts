@@ -6,7 +6,7 @@ import { isPlainObject, jsonText, serializedTextFault, type JsonFault } from '..
 import { IDENTIFIER_LIMITS } from '../../validate/identifierLimits';
 import { tenantIdFault } from '../../validate/tenantId';
 import { assertText } from '../../validate/text';
-import { MAX_TRACESTATE, TRACEPARENT_PATTERN, validTracestate } from '../../tracing/w3c';
+import { MAX_TRACESTATE, parseTraceparent, TRACEPARENT_PATTERN, validTracestate } from '../../tracing/w3c';
 import { spellingHint, type OptionKeys } from '../../optionChecks';
 import { OUTBOX_DEFAULTS } from '../options';
 import type { EnvelopeLimits, OutboxEventInput, ValidEnvelope } from './types';
@@ -229,6 +229,22 @@ function w3cTracestate(value: unknown): string | null {
   return tracestate;
 }
 
+/**
+ * An explicit traceparent as W3C Trace Context defines it and every W3C reader takes it
+ * (parseTraceparent: version-00 shape, not version `ff`, neither id all zeros), stored as given;
+ * else refused. The shape alone let version `ff` and all-zero ids through, stored and relayed
+ * where every reader (ferry's consumers, its publish span, OpenTelemetry) drops them (review 135).
+ */
+function w3cTraceparent(value: unknown): string | null {
+  const traceparent = optionalText('traceparent', value, 55);
+  if (
+    traceparent !== null &&
+    (!TRACEPARENT_PATTERN.test(traceparent) || parseTraceparent(traceparent) === null)
+  )
+    fail('traceparent', 'not W3C trace context');
+  return traceparent;
+}
+
 function readEnvelope(
   event: OutboxEventInput,
   limits: EnvelopeLimits,
@@ -240,9 +256,7 @@ function readEnvelope(
   if (typeof type !== 'string' || type.trim().length === 0) fail('type', 'must be a non-empty string');
   if (type.length > limits.maxTypeLength) fail('type', `longer than ${limits.maxTypeLength} characters`);
   assertText('type', type);
-  const traceparent = optionalText('traceparent', event.traceparent, 55);
-  if (traceparent !== null && !TRACEPARENT_PATTERN.test(traceparent))
-    fail('traceparent', 'not W3C trace context');
+  const traceparent = w3cTraceparent(event.traceparent);
   return {
     type,
     payloadJson: checkPayload ? validatePayload(event.payload, limits) : '',
