@@ -2,6 +2,7 @@ import type { SqlExecutor } from '../../sql/executor';
 import { TABLE, type ReceiptRow, type ReceiptShape } from './fragments';
 import type { ReceiptKey } from '../types';
 import { INBOX_CHANNEL } from '../wakeup';
+import { statementRuns } from '../../sql/statementRuns';
 
 /** A receipt to insert; `payloadJson` and `headersJson` are JSON.stringify output. */
 export interface NewReceipt {
@@ -27,7 +28,9 @@ export interface InsertResult<R extends ReceiptKey> {
 }
 
 /**
- * One statement and one round trip for the whole batch:
+ * One statement and one round trip for the whole batch (one per run of MAX_STATEMENT_TEXT_CHARS
+ * characters of JSON, statementRuns, for a batch with more: the admission gate counted by the
+ * first only, see insertReceipts):
  * - `input`: the receipts, $1 one JSON array of objects (inputJson), payload and headers
  *   embedded as JSON values: one parameter to encode instead of nine text arrays to escape;
  *   read as jsonb (parsed once), or as json above JSONB_MAX_CHARS (see there);
@@ -109,27 +112,33 @@ export async function insertReceipts<R extends ReceiptKey>(
   limits: { readonly maxAttempts: number; readonly maxPendingMessages: number | null },
   shape: ReceiptShape<R>,
 ): Promise<InsertResult<R>> {
-  if (receipts.length === 0) return { admitted: true, inserted: [], existing: [] };
-  const input = inputJson(receipts);
-  const rows = await db.query<Row>(sql(shape.columns, input.length > JSONB_MAX_CHARS ? 'json' : 'jsonb'), [
-    input,
-    limits.maxAttempts,
-    limits.maxPendingMessages,
-  ]);
-  return {
-    admitted: rows[0]?.admitted ?? true,
-    inserted: rows.filter((row) => row.fresh === true).map(shape.read),
-    existing: rows.filter((row) => row.fresh === false).map(shape.read),
-  };
+  let admitted = true;
+  const inserted: R[] = [];
+  const existing: R[] = [];
+  // The call's admission is its first statement's: once admitted, the later runs are not
+  // counted again (their own receipts would refuse the rest of the call); once refused, each run
+  // is refused too, its existing receipts still read (duplicates and conflicts are answered).
+  let gate = limits.maxPendingMessages;
+  for (const run of statementRuns(receipts.map(inputRow), (row) => row.length)) {
+    const input = `[${run.join(',')}]`;
+    const rows = await db.query<Row>(sql(shape.columns, input.length > JSONB_MAX_CHARS ? 'json' : 'jsonb'), [
+      input,
+      limits.maxAttempts,
+      gate,
+    ]);
+    if (rows[0]?.admitted === false) admitted = false;
+    else gate = null;
+    inserted.push(...rows.filter((row) => row.fresh === true).map(shape.read));
+    existing.push(...rows.filter((row) => row.fresh === false).map(shape.read));
+  }
+  return { admitted, inserted, existing };
 }
 
-/** The $1 of the statement: a JSON array with one object per receipt (see `input`). */
-function inputJson(receipts: readonly NewReceipt[]): string {
+/** One receipt's object in the $1 of the statement, a JSON array (see `input`). */
+function inputRow(r: NewReceipt): string {
   const text = (value: string | null) => JSON.stringify(value);
-  const rows = receipts.map(
-    (r) =>
-      `{"t":${text(r.tenantId)},"c":${text(r.consumer)},"m":${text(r.messageId)},"mt":${text(r.messageType)},` +
-      `"ms":${text(r.system)},"p":${r.payloadJson},"f":${text(r.fingerprint)},"b":${r.payloadBytes},"h":${r.headersJson}}`,
+  return (
+    `{"t":${text(r.tenantId)},"c":${text(r.consumer)},"m":${text(r.messageId)},"mt":${text(r.messageType)},` +
+    `"ms":${text(r.system)},"p":${r.payloadJson},"f":${text(r.fingerprint)},"b":${r.payloadBytes},"h":${r.headersJson}}`
   );
-  return `[${rows.join(',')}]`;
 }

@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../../sql/executor';
 import type { ValidEnvelope } from '../envelope/types';
+import { statementRuns } from '../../sql/statementRuns';
 
 /**
  * How many lock buckets ordering keys hash into: a transaction holds at most this many bucket
@@ -75,37 +76,9 @@ const INSERT_AND_NOTIFY = `
   SELECT pg_notify($13, '')::text AS woken FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row`;
 
 /**
- * The most characters of payload and headers JSON one insert statement carries. Each column goes
- * as one array parameter, which node-postgres writes as one array literal (every `"` and `\` of the
- * JSON escaped once more: up to twice as long); past what a JavaScript string can hold (about 2^29
- * characters) the driver threw `RangeError: Invalid string length`, a retriable
- * FERRY_DATABASE_ERROR for events each within maxPayloadBytes (review 135: 33 payloads of 16 MiB,
- * 2,100 at the default 256 KiB). A call with more text goes in several statements, in order.
- */
-export const MAX_INSERT_TEXT_CHARS = 64 * 1024 * 1024;
-
-/** `envelopes` in consecutive runs of at most MAX_INSERT_TEXT_CHARS of JSON (one envelope at least each). */
-function insertRuns(envelopes: readonly ValidEnvelope[]): ValidEnvelope[][] {
-  const runs: ValidEnvelope[][] = [];
-  let run: ValidEnvelope[] = [];
-  let chars = 0;
-  for (const envelope of envelopes) {
-    const size = envelope.payloadJson.length + envelope.headersJson.length;
-    if (run.length > 0 && chars + size > MAX_INSERT_TEXT_CHARS) {
-      runs.push(run);
-      run = [];
-      chars = 0;
-    }
-    run.push(envelope);
-    chars += size;
-  }
-  if (run.length > 0) runs.push(run);
-  return runs;
-}
-
-/**
  * Inserts validated envelopes in order and notifies `channel`, all inside `tx`: one statement
- * (after the key locks), or one per run of MAX_INSERT_TEXT_CHARS.
+ * (after the key locks), or one per run of MAX_STATEMENT_TEXT_CHARS of payload and headers JSON
+ * (statementRuns).
  */
 export async function insertEvents(
   tx: SqlExecutor,
@@ -114,7 +87,8 @@ export async function insertEvents(
 ): Promise<void> {
   const keys = envelopes.map((e) => e.orderingKey).filter((k): k is string => k !== null);
   if (keys.length > 0) await tx.execute(LOCK_KEYS, [keys]);
-  for (const run of insertRuns(envelopes)) await insertRun(tx, run, channel);
+  const runs = statementRuns(envelopes, (e) => e.payloadJson.length + e.headersJson.length);
+  for (const run of runs) await insertRun(tx, run, channel);
 }
 
 async function insertRun(
