@@ -8,7 +8,7 @@
  * largest maxPayloadBytes) in 7 s; 2,100 at the default 256 KiB do the same, fewer when their JSON
  * holds quotes (17 payloads of 16 MiB of quotes ran the process out of memory instead). What
  * should happen: every event inserted, in order, in the application's transaction, in as many
- * statements as it takes, none carrying more than MAX_INSERT_TEXT_CHARS of JSON (64 Mi
+ * statements as it takes, none carrying more than MAX_STATEMENT_TEXT_CHARS of JSON (64 Mi
  * characters, its literal at most twice that): what this test checks, with 5 payloads of 16 MiB
  * (inserting the 550 MB that fail on main takes PostgreSQL some 20 s).
  */
@@ -45,7 +45,7 @@ function statementTexts(client: PoolClient): number[] {
   return texts;
 }
 
-/** What a statement may carry: 64 Mi characters of JSON (MAX_INSERT_TEXT_CHARS), and its other text. */
+/** What a statement may carry: 64 Mi characters of JSON (MAX_STATEMENT_TEXT_CHARS), and its other text. */
 const STATEMENT_BOUND = 64 * 1024 * 1024 + 1_000;
 
 it('review135: emitMany whose events are more text than one statement carries inserts them all, in order, no statement over the bound', async () => {
