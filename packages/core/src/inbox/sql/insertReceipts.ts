@@ -112,6 +112,24 @@ export async function insertReceipts<R extends ReceiptKey>(
   limits: { readonly maxAttempts: number; readonly maxPendingMessages: number | null },
   shape: ReceiptShape<R>,
 ): Promise<InsertResult<R>> {
+  // Each run commits on its own (in one transaction, Prisma's interactive transaction timeout
+  // ended a call of 256 MiB): a call failing part way leaves the runs before it stored, which a
+  // retry of the call answers as duplicates.
+  return insertRuns(
+    db,
+    statementRuns(receipts.map(inputRow), (row) => row.length),
+    limits,
+    shape,
+  );
+}
+
+/** insertReceipts' statements, one per run of input rows, in order. */
+async function insertRuns<R extends ReceiptKey>(
+  db: SqlExecutor,
+  runs: readonly string[][],
+  limits: { readonly maxAttempts: number; readonly maxPendingMessages: number | null },
+  shape: ReceiptShape<R>,
+): Promise<InsertResult<R>> {
   let admitted = true;
   const inserted: R[] = [];
   const existing: R[] = [];
@@ -119,7 +137,7 @@ export async function insertReceipts<R extends ReceiptKey>(
   // counted again (their own receipts would refuse the rest of the call); once refused, each run
   // is refused too, its existing receipts still read (duplicates and conflicts are answered).
   let gate = limits.maxPendingMessages;
-  for (const run of statementRuns(receipts.map(inputRow), (row) => row.length)) {
+  for (const run of runs) {
     const input = `[${run.join(',')}]`;
     const rows = await db.query<Row>(sql(shape.columns, input.length > JSONB_MAX_CHARS ? 'json' : 'jsonb'), [
       input,
