@@ -108,6 +108,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'abortableDelay',
     'acceptHolding',
     'acceptIsolated',
+    'consecutiveRuns',
     'AttachAttempts',
     'awaitReady',
     'backoffDelay',

@@ -1,3 +1,4 @@
+import { consecutiveRuns } from '@ferry/core/transport';
 import type { OutboundRecord } from './wire';
 
 /**
@@ -26,19 +27,5 @@ export function recordBytes(record: OutboundRecord): number {
  * whole relay batch of large events failed every time, although each event was within limits.
  */
 export function requestChunks(records: readonly OutboundRecord[], maxBytes: number): OutboundRecord[][] {
-  const chunks: OutboundRecord[][] = [];
-  let chunk: OutboundRecord[] = [];
-  let bytes = BATCH_OVERHEAD_BYTES;
-  for (const record of records) {
-    const size = recordBytes(record);
-    if (chunk.length > 0 && bytes + size > maxBytes) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = BATCH_OVERHEAD_BYTES;
-    }
-    chunk.push(record);
-    bytes += size;
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
+  return consecutiveRuns(records, recordBytes, maxBytes - BATCH_OVERHEAD_BYTES);
 }

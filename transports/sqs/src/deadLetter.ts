@@ -6,6 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { FERRY_HEADERS, FerryConfigError, type FerryError } from '@ferry/core';
 import {
+  consecutiveRuns,
   deadLetterIdentity,
   hasFerryMessageId,
   setOwnProperty,
@@ -189,21 +190,11 @@ function chunksBySize<E extends { MessageBody: string; MessageAttributes?: Attri
   entries: readonly E[],
   maxBytes: number,
 ): E[][] {
-  const chunks: E[][] = [];
-  let current: E[] = [];
-  let bytes = 0;
-  for (const entry of entries) {
-    const size = messageSize(entry.MessageBody, entry.MessageAttributes);
-    if (current.length > 0 && bytes + size > maxBytes) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(entry);
-    bytes += size;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
+  return consecutiveRuns(
+    entries,
+    (entry) => messageSize(entry.MessageBody, entry.MessageAttributes),
+    maxBytes,
+  );
 }
 
 /**

@@ -10,23 +10,29 @@
 export const MAX_STATEMENT_TEXT_CHARS = 64 * 1024 * 1024;
 
 /**
- * `items` in consecutive runs of at most MAX_STATEMENT_TEXT_CHARS characters (`chars` of each
- * item), one item at least each, in order: one run for a batch within the bound.
+ * `items` in consecutive runs whose summed `size` stays within `max`, in order; an item larger
+ * than `max` alone (no run is empty). One run for a batch within the bound. The one splitter of
+ * batches by size: statements (statementRuns), a Kafka send's records, SQS dead-letter copies.
  */
-export function statementRuns<T>(items: readonly T[], chars: (item: T) => number): T[][] {
+export function consecutiveRuns<T>(items: readonly T[], size: (item: T) => number, max: number): T[][] {
   const runs: T[][] = [];
   let run: T[] = [];
   let total = 0;
   for (const item of items) {
-    const size = chars(item);
-    if (run.length > 0 && total + size > MAX_STATEMENT_TEXT_CHARS) {
+    const bytes = size(item);
+    if (run.length > 0 && total + bytes > max) {
       runs.push(run);
       run = [];
       total = 0;
     }
     run.push(item);
-    total += size;
+    total += bytes;
   }
   if (run.length > 0) runs.push(run);
   return runs;
+}
+
+/** `items` in consecutive runs of at most MAX_STATEMENT_TEXT_CHARS characters (`chars` of each). */
+export function statementRuns<T>(items: readonly T[], chars: (item: T) => number): T[][] {
+  return consecutiveRuns(items, chars, MAX_STATEMENT_TEXT_CHARS);
 }

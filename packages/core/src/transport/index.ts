@@ -123,6 +123,7 @@ export { eventLoopTurns } from './eventLoopTurns';
 export { strictUtf8Text } from './utf8';
 export { setOwnProperty } from './ownProperty';
 export { UnansweredLedger } from './unanswered';
+export { consecutiveRuns } from '../sql/statementRuns';
 export {
   AttachAttempts,
   awaitReady,
