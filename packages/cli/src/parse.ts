@@ -43,13 +43,41 @@ export function uuid(value: string): string {
   return value.toLowerCase();
 }
 
+/** The index by id of each list a variadic argument's parser has built (collect). */
+const COLLECTED = new WeakMap<object, Map<string, unknown>>();
+
+/**
+ * A variadic argument's values so far (`previous`, as commander passes it: what the parser
+ * returned for the value before, undefined for the first) with `entry` added, unless one of the
+ * same key is there: then that one is `same` and the list is unchanged. The list grows in place
+ * and is indexed by key, so each value costs the same however many came before (review 134:
+ * looked for among them and the list copied, 50,000 ids took minutes to parse).
+ */
+function collect<T>(
+  previous: T[] | undefined,
+  entry: T,
+  keyOf: (item: T) => string,
+): { list: T[]; same?: T } {
+  const list = previous ?? [];
+  let index = COLLECTED.get(list) as Map<string, T> | undefined;
+  if (index === undefined) {
+    index = new Map(list.map((item) => [keyOf(item), item]));
+    COLLECTED.set(list, index);
+  }
+  const key = keyOf(entry);
+  const same = index.get(key);
+  if (same !== undefined) return { list, same };
+  list.push(entry);
+  index.set(key, entry);
+  return { list };
+}
+
 /**
  * Variadic UUID arguments of a bulk-by-id command, each id once: an id given twice (in any case)
  * is acted on and answered once, never applied and then answered as a conflict with itself.
  */
 export function uuids(value: string, previous: string[] | undefined): string[] {
-  const id = uuid(value);
-  return previous?.includes(id) === true ? previous : [...(previous ?? []), id];
+  return collect(previous, uuid(value), (id) => id).list;
 }
 
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -213,9 +241,8 @@ export function versionedId(value: string, previous: VersionedId[] | undefined):
     );
   }
   const entry = { id: uuid(id as string), version: number };
-  const same = previous?.find((p) => p.id === entry.id);
-  if (same === undefined) return [...(previous ?? []), entry];
-  if (same.version === entry.version) return previous as VersionedId[];
+  const { list, same } = collect(previous, entry, (target) => target.id);
+  if (same === undefined || same.version === entry.version) return list;
   throw new InvalidArgumentError(`${entry.id} is given twice, at two versions: give the one you observed`);
 }
 

@@ -26,7 +26,11 @@ function countedList<T>(): { list: T[]; reads: () => number } {
 }
 
 /** Feeds `values` as commander does a variadic argument: each with what the parser returned so far. */
-function feed<T>(values: readonly string[], parse: (value: string, previous: T[] | undefined) => T[], first: T[]): T[] {
+function feed<T>(
+  values: readonly string[],
+  parse: (value: string, previous: T[] | undefined) => T[],
+  first: T[],
+): T[] {
   return values.reduce<T[]>((previous, value) => parse(value, previous), first);
 }
 
