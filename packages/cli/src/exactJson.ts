@@ -54,8 +54,11 @@ export async function withJsonTexts<T>(
   texts = true,
 ): Promise<{ readonly answer: T; readonly exact: ReadonlyMap<string, JsonTexts> }> {
   if (!texts) return { answer: await read(db), exact: new Map() };
-  // No transaction options: a plain BEGIN, so SET TRANSACTION is its first statement (the limits
-  // withDeadlines would set first take a snapshot at READ COMMITTED). Each statement is bounded
+  // No `timeoutMs`: a plain BEGIN, so SET TRANSACTION is its first statement (the limits
+  // withDeadlines would set first take a snapshot at READ COMMITTED). `maxWaitMs` bounds the wait
+  // for a connection as core's transactions are (startWithin: FERRY_DATABASE_UNAVAILABLE, "no
+  // connection for a transaction within"), not the pool's 10 s connect bound (review 134: a
+  // server that never completed the connection held `show` for 10 s). Each statement is bounded
   // by the connection's statement_timeout and query_timeout (cli.ts), and every failure, BEGIN
   // and COMMIT included, translated as core's reads are (a lost connection is
   // FERRY_DATABASE_UNAVAILABLE). PostgreSQL ends the session once the transaction is left idle
@@ -63,12 +66,15 @@ export async function withJsonTexts<T>(
   // gone silent in the middle (the CLI gave up; PostgreSQL never heard) left the backend idle in
   // the transaction for good, its snapshot holding back vacuum and its locks every ALTER TABLE
   // of the table (review 103). Whole milliseconds (a duration may hold a fraction), inlined.
-  return withTranslation(db, `${kind} read`).transaction(async (tx) => {
-    await tx.execute(
-      'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; ' +
-        `SET LOCAL idle_in_transaction_session_timeout = '${Math.ceil(timeoutMs)}ms'`,
-    );
-    const answer = await read(tx);
-    return { answer, exact: await jsonTexts(tx, timeoutMs, kind, idsOf(answer)) };
-  });
+  return withTranslation(db, `${kind} read`).transaction(
+    async (tx) => {
+      await tx.execute(
+        'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; ' +
+          `SET LOCAL idle_in_transaction_session_timeout = '${Math.ceil(timeoutMs)}ms'`,
+      );
+      const answer = await read(tx);
+      return { answer, exact: await jsonTexts(tx, timeoutMs, kind, idsOf(answer)) };
+    },
+    { maxWaitMs: timeoutMs },
+  );
 }
