@@ -44,13 +44,12 @@ export interface AuditedAction<T> {
   readonly scope: string;
   readonly ids: readonly string[];
   readonly arguments?: Readonly<Record<string, unknown>>;
-  /** Checked as given (resolveAudit); its reason is the caller's, before any redaction. */
-  readonly options: AuditOptions | undefined;
   /**
-   * The reason recorded instead of `options.reason`: the text the action stores, redacted
-   * (redactedReason), when the reason is one an operator may paste a broker's error into.
+   * Checked as given (resolveAudit); its reason is the caller's, before any redaction, and is
+   * recorded redacted (redactedReason), whatever the action: an operator may paste a broker's
+   * error into any of them (review 134: retry, release and the purges recorded it as given).
    */
-  readonly storedReason?: string;
+  readonly options: AuditOptions | undefined;
   run(tx: SqlExecutor): Promise<T>;
   /** The overall outcome and per-id results; `ids` replaces the ids when only the run knows them (release). */
   summarize(result: T): { outcome: string; results: unknown; ids?: readonly string[] };
@@ -96,7 +95,7 @@ export async function audited<T>(db: SqlExecutor, action: AuditedAction<T>): Pro
   const joined = db.inTransaction;
   const base = {
     actor,
-    reason: action.storedReason ?? reason,
+    reason: reason === null ? null : redactedReason(reason),
     dryRun,
     action: action.action,
     scope: action.scope,

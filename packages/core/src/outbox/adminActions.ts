@@ -71,12 +71,8 @@ export class OutboxActions {
     // broker's error. The admin has no redact option; the built-in rules apply. Redaction may
     // lengthen it: the redacted text is cut at 4,000, as the relay's errors are (redactedReason).
     const redacted = redactedReason(reason);
-    return this.perId(
-      'outbox.mark-failed',
-      [id],
-      { ...audit, reason },
-      (tx) => markEventsFailed(tx, [id], this.tenantId, redacted),
-      redacted,
+    return this.perId('outbox.mark-failed', [id], { ...audit, reason }, (tx) =>
+      markEventsFailed(tx, [id], this.tenantId, redacted),
     ).then(([result]) => result as AdminResult);
   }
 
@@ -129,14 +125,12 @@ export class OutboxActions {
     ids: readonly string[],
     audit: AuditOptions | undefined,
     run: (tx: SqlExecutor) => Promise<Map<string, AdminOutcome>>,
-    storedReason?: string,
   ): Promise<AdminResult[]> {
     return audited(this.db, {
       action,
       scope: this.scope,
       ids,
       options: audit,
-      ...(storedReason === undefined ? {} : { storedReason }),
       run: async (tx) => {
         const outcomes = await run(tx);
         return ids.map((id) => ({ id, outcome: outcomes.get(id.toLowerCase()) ?? 'not_found' }));

@@ -181,7 +181,6 @@ export class InboxScopedAdmin {
       ids: [id],
       arguments: { expectedVersion },
       options: { actor, reason: given, dryRun: input.dryRun },
-      storedReason: reason,
       run: (tx) => requeueAt(tx, this.scope, id, expectedVersion, actor, reason),
       summarize: (r) => ({
         outcome: 'applied',
@@ -216,7 +215,6 @@ export class InboxScopedAdmin {
         targetConsumer: request.targetConsumer,
       },
       options: { actor: request.actor, reason: given.reason, dryRun: input.dryRun },
-      storedReason: request.reason,
       run: (tx) => replayCompleted(tx, request),
       summarize: (r) => ({
         outcome: r.kind === 'accepted' ? 'applied' : 'none',
