@@ -1,4 +1,10 @@
-import { FerryError, InboxStateConflictError, type OutboxAdmin, type OutboxStatus } from '@ferry/core';
+import {
+  FerryError,
+  InboxStateConflictError,
+  REPLAY_PAYLOAD_PURGED,
+  type OutboxAdmin,
+  type OutboxStatus,
+} from '@ferry/core';
 import type { ActionResult } from './output';
 
 /**
@@ -13,7 +19,9 @@ function state(status: string, version?: number | null): string {
 
 /**
  * `expected DEAD at version 3, found COMPLETED at version 4`; core's reason when the receipt was
- * as expected and still refused (a purged payload, a replay's message id taken).
+ * as expected and still refused (a replay's message id taken), and a purged payload's whatever
+ * the version: no version of it can be replayed (review 134: the purge moved the version on, and
+ * "found COMPLETED at version 3" sent the operator to act on a version that could not succeed).
  */
 export function inboxConflictDetail(
   error: InboxStateConflictError,
@@ -21,7 +29,8 @@ export function inboxConflictDetail(
 ): string {
   const { actualStatus, actualVersion } = error;
   const asExpected = actualStatus === expected.status && actualVersion === expected.version;
-  if (actualStatus === null || asExpected) return String(error.details.reason ?? error.message);
+  const purged = error.details.reason === REPLAY_PAYLOAD_PURGED;
+  if (actualStatus === null || asExpected || purged) return String(error.details.reason ?? error.message);
   return `expected ${state(expected.status, expected.version)}, found ${state(actualStatus, actualVersion)}`;
 }
 

@@ -57,11 +57,14 @@ export async function replayCompleted(db: SqlExecutor, request: ReplayRequest): 
   const actual = { status: source.status, rowVersion: source.rowVersion };
   if (source.status !== 'COMPLETED')
     throw new InboxStateConflictError(source.id, 'replay requires a COMPLETED record', actual);
-  if (source.rowVersion !== request.expectedVersion) {
-    throw new InboxStateConflictError(source.id, `expected version ${request.expectedVersion}`, actual);
-  }
+  // Before the version: no version of a purged source can be replayed, and the purge itself moved
+  // the version on, so an operator replaying at the version listed before it was told to act on the
+  // current version, which could not succeed either (review 134).
   if (source.payload === null) {
     throw new InboxStateConflictError(source.id, REPLAY_PAYLOAD_PURGED, actual);
+  }
+  if (source.rowVersion !== request.expectedVersion) {
+    throw new InboxStateConflictError(source.id, `expected version ${request.expectedVersion}`, actual);
   }
   // The replay's identity is taken: only by a receipt accepted before ferry reserved its prefix.
   const messageId = `${REPLAY_MESSAGE_ID_PREFIX}${request.requestId}`;
