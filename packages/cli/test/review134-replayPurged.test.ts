@@ -46,19 +46,8 @@ describe('review 134: a replay of a purged receipt at the version seen before th
     expect((await database.cli('inbox', 'purge-payloads', '--tenant', 'acme', '--before', '0s')).code).toBe(
       0,
     );
-    const run = await database.cli(
-      'inbox',
-      'replay',
-      done.id,
-      '--expected-version',
-      '2',
-      '--target-consumer',
-      'work',
-      '--tenant',
-      'acme',
-      '--reason',
-      'rebuild',
-    );
+    const replay = `inbox replay ${done.id} --expected-version 2 --target-consumer work --tenant acme`;
+    const run = await database.cli(...replay.split(' '), '--reason', 'rebuild');
     expect(run.code).toBe(1);
     expect(run.errors[0]).toContain(REPLAY_PAYLOAD_PURGED);
     expect(run.errors.at(-1)).toMatch(/^hint: the receipt's payload was purged/);
