@@ -5,8 +5,8 @@
  * PENDING at the upgrade, was FAILED as "a row emit() would not write", and a requeue FAILED it
  * again: the application's committed event was never published, for a trace context every W3C
  * reader drops anyway. The same for a tracestate emit took before review 106. What should
- * happen: the event is published without the trace context no reader takes (as if it had none);
- * the rest of the row is held to emit's rules as before.
+ * happen: the event is published without the trace context no reader takes (as if it had none),
+ * whoever wrote it; the rest of the row is held to emit's rules as before.
  */
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
@@ -42,6 +42,9 @@ describe('review138: trace context an earlier emit stored, which no W3C reader t
       [`00-${TRACE}-${'0'.repeat(16)}-01`, null, null, null],
       [`00-${TRACE}-${SPAN}-01`, 'Vendor=café', `00-${TRACE}-${SPAN}-01`, null],
       [`00-${TRACE}-${SPAN}-01`, 'vendor=1', `00-${TRACE}-${SPAN}-01`, 'vendor=1'],
+      // What no emit ever stored is not published either, and the event is.
+      ['not-a-trace', 'vendor=1', null, null],
+      [null, 't'.repeat(513), null, null],
     ] as const;
     const ids: string[] = [];
     for (const [traceparent, tracestate] of rows) ids.push(await stored(traceparent, tracestate));

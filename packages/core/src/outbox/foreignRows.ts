@@ -3,7 +3,7 @@ import { isPlainObject, kindOf } from '../validate/json';
 import { headerShapeFault, headerShapeReason } from '../validate/headers';
 import { inexactPayloadOf, noteInexactNumbers } from '../validate/storedJson';
 import { ENVELOPE_LIMIT_BOUNDS } from './envelope/types';
-import { envelopeFault } from './envelope/validate';
+import { envelopeFault, usableTraceparent, usableTracestate } from './envelope/validate';
 
 /** Claimed messages whose payload text shows that none of emit's payload checks can fail. */
 const plainPayloads = new WeakSet<OutboxMessage>();
@@ -52,10 +52,10 @@ export function notePayloadText(message: OutboxMessage, payloadText: unknown): O
  * Every other column is held to emit's own checks (envelopeFault) at the widest limits an
  * emitter may be given (ENVELOPE_LIMIT_BOUNDS, so no row an emitter configured with larger
  * limits wrote is refused): a type of only spaces, an empty or overlong destination, ordering
- * key, tenant or correlation / causation id, a tenant a ferry consumer refuses, a traceparent
- * that is not W3C trace context, a reserved header name (`x-ferry-*`, `traceparent`,
+ * key, tenant or correlation / causation id, a tenant a ferry consumer refuses, a reserved header name (`x-ferry-*`, `traceparent`,
  * `tracestate`), an empty header name, too many or too large headers, a payload too deep or
  * too large. The reason names the field as emit does (`tenantId: must not be only whitespace`).
+ * Trace context no W3C reader takes is not a fault: the row is published without it (publishedTrace).
  */
 export function foreignRowFault(message: OutboxMessage): string | null {
   const payload: unknown = message.payload;
@@ -64,8 +64,26 @@ export function foreignRowFault(message: OutboxMessage): string | null {
   if (inexact !== null) return `payload: ${inexact}`;
   const shape = headerShapeFault(message.headers);
   if (shape !== null) return headerShapeReason(shape);
-  const fault = envelopeFault(message, ENVELOPE_LIMIT_BOUNDS, !plainPayloads.has(message));
+  const fault = envelopeFault(publishedTrace(message), ENVELOPE_LIMIT_BOUNDS, !plainPayloads.has(message));
   return fault === null ? null : `${fault.field}: ${fault.reason}`;
+}
+
+/**
+ * `message` without the trace context no W3C reader takes (a traceparent emit refuses, and its
+ * tracestate with it, which W3C readers do not read without one; a tracestate emit refuses), as if
+ * it had none; `message` itself when there is none. Not a fault of the row: an earlier release's
+ * emit stored such trace context (version `ff` and all-zero ids before review 135, any tracestate
+ * text before review 106), and FAILing those rows at the upgrade lost committed events, a requeue
+ * FAILing them again, for trace context every reader drops (review 138).
+ */
+function publishedTrace(message: OutboxMessage): OutboxMessage {
+  const { traceparent, tracestate } = message;
+  const parent = traceparent === null || usableTraceparent(traceparent) ? traceparent : null;
+  const state =
+    tracestate === null || (parent === traceparent && usableTracestate(tracestate)) ? tracestate : null;
+  return parent === traceparent && state === tracestate
+    ? message
+    : { ...message, traceparent: parent, tracestate: state };
 }
 
 /**
@@ -80,7 +98,7 @@ export function refuseForeignRows(messages: readonly OutboxMessage[]): {
   const refused: PublishOutcome[] = [];
   for (const message of messages) {
     const fault = foreignRowFault(message);
-    if (fault === null) publishable.push(message);
+    if (fault === null) publishable.push(publishedTrace(message));
     else
       refused.push({
         id: message.id,

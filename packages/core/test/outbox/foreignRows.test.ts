@@ -107,8 +107,7 @@ const COLUMNS: readonly (readonly [name: string, set: string, field: string])[] 
   ['tenant-long', `tenant_id = repeat('t', 256)`, 'tenantId'],
   ['correlation-empty', `correlation_id = ''`, 'correlationId'],
   ['causation-long', `causation_id = repeat('c', 513)`, 'causationId'],
-  ['traceparent-garbage', `traceparent = 'not-a-trace'`, 'traceparent'],
-  ['tracestate-long', `tracestate = repeat('t', 513)`, 'tracestate'],
+  // Trace context no W3C reader takes is left out of the publish, not a fault: review138-traceContextUpgrade.
   ['header-reserved', `headers = '{"x-ferry-tenant-id": "other"}'`, 'headers.x-ferry-tenant-id'],
   ['header-reserved-case', `headers = '{"X-Ferry-Message-Id": "forged"}'`, 'headers.X-Ferry-Message-Id'],
   ['header-traceparent', `headers = '{"traceparent": "00-x"}'`, 'headers.traceparent'],

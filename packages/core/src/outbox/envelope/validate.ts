@@ -224,9 +224,18 @@ export function envelopeFault(
  */
 function w3cTracestate(value: unknown): string | null {
   const tracestate = optionalText('tracestate', value, MAX_TRACESTATE);
-  if (tracestate !== null && validTracestate(tracestate) !== tracestate)
-    fail('tracestate', 'not W3C trace context');
+  if (tracestate !== null && !usableTracestate(tracestate)) fail('tracestate', 'not W3C trace context');
   return tracestate;
+}
+
+/** Whether emit stores `tracestate` as given (w3cTracestate), the relay publishes it (foreignRows). */
+export function usableTracestate(tracestate: string): boolean {
+  return validTracestate(tracestate) === tracestate;
+}
+
+/** Whether emit stores `traceparent` as given (w3cTraceparent), the relay publishes it (foreignRows). */
+export function usableTraceparent(traceparent: string): boolean {
+  return TRACEPARENT_PATTERN.test(traceparent) && parseTraceparent(traceparent) !== null;
 }
 
 /**
@@ -237,11 +246,7 @@ function w3cTracestate(value: unknown): string | null {
  */
 function w3cTraceparent(value: unknown): string | null {
   const traceparent = optionalText('traceparent', value, 55);
-  if (
-    traceparent !== null &&
-    (!TRACEPARENT_PATTERN.test(traceparent) || parseTraceparent(traceparent) === null)
-  )
-    fail('traceparent', 'not W3C trace context');
+  if (traceparent !== null && !usableTraceparent(traceparent)) fail('traceparent', 'not W3C trace context');
   return traceparent;
 }
 
