@@ -32,7 +32,19 @@ export function consecutiveRuns<T>(items: readonly T[], size: (item: T) => numbe
   return runs;
 }
 
+/** The bound statementRuns splits at: MAX_STATEMENT_TEXT_CHARS, but in a test (setStatementTextCharsForTests). */
+let statementTextChars = MAX_STATEMENT_TEXT_CHARS;
+
+/**
+ * Tests only (not exported from the package): splits statements at `chars` (undefined restores
+ * MAX_STATEMENT_TEXT_CHARS), so a batch in several statements takes kilobytes, not 64 Mi
+ * characters, to build.
+ */
+export function setStatementTextCharsForTests(chars: number | undefined): void {
+  statementTextChars = chars ?? MAX_STATEMENT_TEXT_CHARS;
+}
+
 /** `items` in consecutive runs of at most MAX_STATEMENT_TEXT_CHARS characters (`chars` of each). */
 export function statementRuns<T>(items: readonly T[], chars: (item: T) => number): T[][] {
-  return consecutiveRuns(items, chars, MAX_STATEMENT_TEXT_CHARS);
+  return consecutiveRuns(items, chars, statementTextChars);
 }
