@@ -135,7 +135,9 @@ async function insertRuns<R extends ReceiptKey>(
   const existing: R[] = [];
   // The call's admission is its first statement's: once admitted, the later runs are not
   // counted again (their own receipts would refuse the rest of the call); once refused, each run
-  // is refused too, its existing receipts still read (duplicates and conflicts are answered).
+  // is refused too (a limit of 0, which no backlog is under: counted again, a backlog drained
+  // meanwhile admitted the call's later runs, review 138), its existing receipts still read
+  // (duplicates and conflicts are answered).
   let gate = limits.maxPendingMessages;
   for (const run of runs) {
     const input = `[${run.join(',')}]`;
@@ -144,8 +146,10 @@ async function insertRuns<R extends ReceiptKey>(
       limits.maxAttempts,
       gate,
     ]);
-    if (rows[0]?.admitted === false) admitted = false;
-    else gate = null;
+    if (rows[0]?.admitted === false) {
+      admitted = false;
+      gate = 0;
+    } else gate = null;
     inserted.push(...rows.filter((row) => row.fresh === true).map(shape.read));
     existing.push(...rows.filter((row) => row.fresh === false).map(shape.read));
   }
