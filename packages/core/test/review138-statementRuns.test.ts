@@ -17,7 +17,8 @@ import {
 } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { drainAll, relay } from './outbox/helpers';
-import { setStatementTextCharsForTests } from '@ferry/core/sql/statementRuns';
+import type { StatementOptions } from '../src/sql/executor';
+import { setStatementTextCharsForTests } from '../src/sql/statementRuns';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 
 let t: TestDatabase;
@@ -46,8 +47,8 @@ function afterInsert(
     get inTransaction() {
       return db.inTransaction;
     },
-    query: async (text, values, options) => {
-      const rows = await db.query(text, values, options);
+    query: async <T>(text: string, values?: readonly unknown[], options?: StatementOptions) => {
+      const rows = await db.query<T>(text, values, options);
       if (text.includes(marker) && ++seen.n === nth) await after();
       return rows;
     },
@@ -75,8 +76,9 @@ it('review138: an acceptMany refused by its first statement is refused whole, wh
   await filler.acceptMany([input('backlog-1'), input('backlog-2')]);
   await filler.close();
   // The backlog drains after the call's first statement.
-  const drain = () =>
-    t.db.execute(`UPDATE ferry_inbox_receipts SET status = 'COMPLETED', completed_at = now()`);
+  const drain = async () => {
+    await t.db.execute(`UPDATE ferry_inbox_receipts SET status = 'COMPLETED', completed_at = now()`);
+  };
   const inbox = createInbox(prismaTransactions(t.prisma, { db: afterInsert(t.db, 1, drain) }), options);
   try {
     const error = await inbox
