@@ -452,6 +452,9 @@ class PollingConsumer implements SqsConsumer {
         async (answered) => {
           const items = answered.map(({ index, result }) => ({ ...valid[index]!, result }));
           for (const { message } of items) holding.delete(message);
+          // A renewal in flight may still name them: it lands before their delete or visibility
+          // change, never after (review 137).
+          await extender.idle();
           const held = items.filter((item) => heldBehind(item.result) !== undefined);
           await this.settle(items.filter((item) => heldBehind(item.result) === undefined));
           if (held.length > 0)

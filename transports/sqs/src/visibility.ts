@@ -84,6 +84,17 @@ export class VisibilityExtender {
     await this.inFlight;
   }
 
+  /**
+   * Waits for the renewal in flight, if any (it never rejects, and ends within its `everyMs`
+   * deadline). A message taken out of what `renew` renews may still be named by it: its delete
+   * or visibility change waits for this first, else the renewal could land after it (review 137:
+   * a renewal after a delete is a `ReceiptHandleIsInvalid` failure, one after a retry backoff's
+   * visibility change undoes the backoff).
+   */
+  async idle(): Promise<void> {
+    await this.inFlight;
+  }
+
   private clear(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
