@@ -1,0 +1,67 @@
+/**
+ * Review 137: close() gives up on a batch whose settle SQS does not answer (closeTimeoutMs), and
+ * resolves; the batch it gave up on then ends on its own, its requests aborted. Its events ended
+ * with close()'s (review 124), its log lines did not: the dead-letter copy aborted by close() was
+ * logged as an error ('dead-letter copies failed') after close() resolved, as were the warnings of
+ * the steps that followed.
+ */
+import { expect, it, jest } from '@jest/globals';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import { attachSqsConsumer } from '@ferry/sqs';
+import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
+import { traceRecordingAcceptor } from '../../../test-support/tracing';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
+import { writtenLog } from '../../../test-support/writtenLog';
+import { SQS_ENDPOINT, proxiedConnection, uniqueName, waitFor } from './support/sqs';
+import { useSqsQueuesFixture } from './support/queuesFixture';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+
+failOnUnhandledRejections();
+jest.setTimeout(30_000);
+
+const fixture = useSqsQueuesFixture();
+
+it('a batch close() gave up on while its dead-letter copy went unanswered logs nothing after close() resolved', async () => {
+  const { queueUrl } = await fixture.queues.declare({ name: uniqueName('quiet') });
+  const { queueUrl: deadUrl } = await fixture.queues.declareBare({ name: uniqueName('quiet-dead') });
+  await fixture.connection.client.send(
+    new SendMessageBatchCommand({
+      QueueUrl: queueUrl,
+      Entries: ['not json', '{"n":1}'].map((body, index) => ({ Id: `m${index}`, MessageBody: body })),
+    }),
+  );
+  const endpoint = new URL(SQS_ENDPOINT);
+  const proxy = await TcpProxy.start({ host: endpoint.hostname, port: Number(endpoint.port) });
+  try {
+    const connection = proxiedConnection(proxy);
+    fixture.opened.push(connection);
+    const log = writtenLog();
+    const events: TransportConsumerEvent[] = [];
+    const consumer = attachSqsConsumer(traceRecordingAcceptor(), {
+      connection,
+      queueUrl: proxy.urlFor(queueUrl),
+      consumer: 'billing',
+      waitTimeSeconds: 1,
+      visibilityTimeoutSeconds: 20,
+      closeTimeoutMs: 300,
+      deadLetter: { mode: 'queue', queueUrl: proxy.urlFor(deadUrl).replace(/\/$/, '') },
+      logger: log.logger,
+      observer: (event) => {
+        events.push(event);
+        // SQS goes silent as the batch arrives: its dead-letter copy goes unanswered.
+        if (event.type === 'received') void proxy.setMode('blackhole');
+      },
+    });
+    await waitFor('the batch received', () => (events.some((e) => e.type === 'received') ? true : undefined));
+    await waitFor('its dead-letter copy sent', () =>
+      log.text().includes('dead-lettering it') ? true : undefined,
+    );
+    await consumer.close();
+    const atClose = log.text().length;
+    // The aborted requests end within a few turns of the event loop.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(log.text().slice(atClose)).toBe('');
+  } finally {
+    await proxy.close();
+  }
+});
