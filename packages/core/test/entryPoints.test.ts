@@ -150,6 +150,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'isConnectionLevelError',
     'knownKeysOption',
     'loggerOption',
+    'loggerUntil',
     'messageIdFault',
     'methodsOption',
     'nonEmptyOption',

@@ -7,7 +7,6 @@ import {
   type Logger,
 } from '@ferry/core';
 import {
-  guardLogger,
   abortableDelay,
   acceptHolding,
   AttachAttempts,
@@ -21,6 +20,7 @@ import {
   escapeUnshowable,
   eventLoopTurns,
   inRootContext,
+  loggerUntil,
   invalidResultReason,
   reportedMessageId,
   settlesWithin,
@@ -149,7 +149,8 @@ class PollingConsumer implements SqsConsumer {
     private readonly connection: SqsConnection,
     private readonly options: ResolvedConsumerOptions,
   ) {
-    this.logger = guardLogger(options.logger ?? connection.logger);
+    // Its lines end with close() too: a batch close() gave up on logs nothing after it (review 137).
+    this.logger = loggerUntil(options.logger ?? connection.logger, this.abandoned.signal);
     // Its events end with close()'s `closed` (consumerEmitter): a batch close() gave up on reports nothing after it.
     this.emit = consumerEmitter('sqs', stripUrlCredentials(options.queueUrl), options.observer, this.logger);
     this.what = `SQS consumer ${options.consumer} of queue ${stripUrlCredentials(options.queueUrl)}`;

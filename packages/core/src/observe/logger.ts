@@ -177,3 +177,26 @@ export function guardLogger(logger: Logger): Logger {
   guarded.add(safe);
   return safe;
 }
+
+/**
+ * `logger` (guarded: guardLogger) until `ended` aborts, silent after: the lines of a component's
+ * work that its close() gave up on (past closeTimeoutMs) end with close(), as its events do
+ * (consumerEmitter). Without it that work, its requests aborted, logged their failures after
+ * close() resolved (review 137: an SQS batch's dead-letter copy; review 132: Kafka's disconnects).
+ */
+export function loggerUntil(logger: Logger, ended: AbortSignal): Logger {
+  const safe = guardLogger(logger);
+  const method =
+    (level: keyof Logger): LogFn =>
+    (...args: [object, string?] | [string]): void => {
+      if (!ended.aborted) (safe[level] as (...line: unknown[]) => void)(...args);
+    };
+  const until: Logger = {
+    debug: method('debug'),
+    info: method('info'),
+    warn: method('warn'),
+    error: method('error'),
+  };
+  guarded.add(until);
+  return until;
+}

@@ -18,7 +18,7 @@ export {
   type ConsumerEventBody,
 } from './consumerEvents';
 export { safeEmit } from '../observe/safeEmit';
-export { defaultLogger, guardLogger, loggerOption } from '../observe/logger';
+export { defaultLogger, guardLogger, loggerOption, loggerUntil } from '../observe/logger';
 export { stripUrlCredentials } from '../redact/urlCredentials';
 export { describeError } from '../redact/redact';
 export { escapeUnshowable } from '../validate/text';
