@@ -3,7 +3,8 @@
  * resolves; the batch it gave up on then ends on its own, its requests aborted. Its events ended
  * with close()'s (review 124), its log lines did not: the dead-letter copy aborted by close() was
  * logged as an error ('dead-letter copies failed') after close() resolved, as were the warnings of
- * the steps that followed.
+ * the steps that followed; and the acceptance of its valid messages, not begun yet, began after
+ * close() resolved (a transaction on an inbox the application may be closing by then).
  */
 import { expect, it, jest } from '@jest/globals';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
@@ -21,7 +22,12 @@ jest.setTimeout(30_000);
 
 const fixture = useSqsQueuesFixture();
 
-it('a batch close() gave up on while its dead-letter copy went unanswered logs nothing after close() resolved', async () => {
+/**
+ * A consumer whose first batch (a message that is not JSON, then a valid one) has its dead-letter
+ * copy go unanswered (SQS silent as the batch arrives), closed (closeTimeoutMs 300) meanwhile;
+ * returns what it logged and accepted after close() resolved, once its aborted requests ended.
+ */
+async function afterGivenUpClose(): Promise<{ logged: string; accepted: number }> {
   const { queueUrl } = await fixture.queues.declare({ name: uniqueName('quiet') });
   const { queueUrl: deadUrl } = await fixture.queues.declareBare({ name: uniqueName('quiet-dead') });
   await fixture.connection.client.send(
@@ -36,8 +42,9 @@ it('a batch close() gave up on while its dead-letter copy went unanswered logs n
     const connection = proxiedConnection(proxy);
     fixture.opened.push(connection);
     const log = writtenLog();
+    const acceptor = traceRecordingAcceptor();
     const events: TransportConsumerEvent[] = [];
-    const consumer = attachSqsConsumer(traceRecordingAcceptor(), {
+    const consumer = attachSqsConsumer(acceptor, {
       connection,
       queueUrl: proxy.urlFor(queueUrl),
       consumer: 'billing',
@@ -57,11 +64,22 @@ it('a batch close() gave up on while its dead-letter copy went unanswered logs n
       log.text().includes('dead-lettering it') ? true : undefined,
     );
     await consumer.close();
-    const atClose = log.text().length;
+    const atClose = { logged: log.text().length, accepted: acceptor.accepted.length };
     // The aborted requests end within a few turns of the event loop.
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(log.text().slice(atClose)).toBe('');
+    return {
+      logged: log.text().slice(atClose.logged),
+      accepted: acceptor.accepted.length - atClose.accepted,
+    };
   } finally {
     await proxy.close();
   }
+}
+
+it('a batch close() gave up on while its dead-letter copy went unanswered logs nothing after close() resolved', async () => {
+  expect((await afterGivenUpClose()).logged).toBe('');
+});
+
+it('a batch close() gave up on before its acceptance began starts no acceptance after close() resolved', async () => {
+  expect((await afterGivenUpClose()).accepted).toBe(0);
 });
