@@ -435,7 +435,13 @@ class PollingConsumer implements SqsConsumer {
     holding: Set<Message>,
     extender: VisibilityExtender,
   ): Promise<void> {
-    const acceptMany: AcceptManyFn = (batch) => this.acceptor.acceptMany(batch);
+    // No offer starts once close() gave up on the batch (review 137: one not begun yet, or the
+    // next part of one retried in parts, began after close() resolved): FERRY_CLOSED, batch-wide,
+    // releases what is left, which comes back after its visibility.
+    const acceptMany: AcceptManyFn = (batch) =>
+      this.abandoned.signal.aborted
+        ? Promise.reject(closedError('SQS consumer'))
+        : this.acceptor.acceptMany(batch);
     const groups = new Map(valid.map((v) => [v.input, v.message.Attributes?.MessageGroupId ?? null]));
     let outcome: HeldAcceptance;
     try {
