@@ -9,14 +9,11 @@
  * the inbox answered invalid were deleted only once its copy was answered.
  */
 import { expect, it, jest } from '@jest/globals';
-import { ReceiveMessageCommand, SendMessageBatchCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
-import pino from 'pino';
+import { ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { InboxAcceptor } from '@ferry/core';
-import type { TransportConsumerEvent } from '@ferry/core/transport';
-import { attachSqsConsumer, SqsConnection } from '@ferry/sqs';
-import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
 import { traceRecordingAcceptor } from '../../../test-support/tracing';
-import { SQS_ENDPOINT, uniqueName, waitFor } from './support/sqs';
+import { waitFor } from './support/sqs';
+import { withSilentDeadLetterQueue } from './support/silentDeadLetter';
 import { useSqsQueuesFixture } from './support/queuesFixture';
 
 jest.setTimeout(60_000);
@@ -35,47 +32,8 @@ async function receivedByAnother(
   bodies: readonly string[],
   accepted: number,
 ): Promise<(string | undefined)[]> {
-  const { queueUrl } = await fixture.queues.declare({ name: uniqueName('nb') });
-  const { queueUrl: deadUrl } = await fixture.queues.declareBare({ name: uniqueName('nb-dead') });
-  const endpoint = new URL(SQS_ENDPOINT);
-  const proxy = await TcpProxy.start({ host: endpoint.hostname, port: Number(endpoint.port) });
-  // No endpoint in code: each request goes to its queue URL's host, the dead-letter queue's
-  // through the proxy, the consumer's queue's straight to ElasticMQ (the SDK's warning about
-  // that left out).
-  const quiet = () => undefined;
-  const client = new SQSClient({
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
-    maxAttempts: 1,
-    logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
-  });
-  try {
-    await fixture.connection.client.send(
-      new SendMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: bodies.map((body, index) => ({ Id: `m${index}`, MessageBody: body })),
-      }),
-    );
-    const events: TransportConsumerEvent[] = [];
-    const consumer = attachSqsConsumer(acceptor, {
-      connection: new SqsConnection({ client }),
-      queueUrl,
-      consumer: 'billing',
-      waitTimeSeconds: 1,
-      visibilityTimeoutSeconds: VISIBILITY_SECONDS,
-      extendEveryMs: 1_000,
-      deadLetter: { mode: 'queue', queueUrl: proxy.urlFor(deadUrl).replace(/\/$/, '') },
-      logger: pino({ level: 'silent' }),
-      observer: (event) => {
-        events.push(event);
-        // The dead-letter queue goes silent once checked at attach, before the first poll.
-        if (event.type === 'connected') void proxy.setMode('blackhole');
-      },
-    });
-    fixture.consumers.push(consumer);
-    await waitFor('the messages received in one batch', () =>
-      events.some((e) => e.type === 'received' && e.count === bodies.length) ? true : undefined,
-    );
+  const options = { visibilityTimeoutSeconds: VISIBILITY_SECONDS, extendEveryMs: 1_000 };
+  return withSilentDeadLetterQueue(fixture, acceptor, bodies, options, async ({ queueUrl }) => {
     // Another consumer of the queue, polling while the copy goes unanswered.
     const other: Message[] = [];
     const until = Date.now() + (VISIBILITY_SECONDS + 3) * 1000;
@@ -89,11 +47,7 @@ async function receivedByAnother(
       acceptor.accepted.length === accepted ? true : undefined,
     );
     return other.map((m) => m.Body);
-  } finally {
-    await Promise.all(fixture.consumers.splice(0).map((c) => c.close()));
-    client.destroy();
-    await proxy.close();
-  }
+  });
 }
 
 it('keeps the valid neighbours invisible while the dead-letter copy of a message invalid before acceptance goes unanswered', async () => {

@@ -13,9 +13,8 @@ import { TcpProxy } from '../../../fault-tests/harness/tcpProxy';
 import { traceRecordingAcceptor } from '../../../test-support/tracing';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 import { writtenLog } from '../../../test-support/writtenLog';
-import { SQS_ENDPOINT, proxiedConnection, uniqueName, waitFor } from './support/sqs';
+import { SQS_ENDPOINT, proxiedConnection, sendRawBatch, uniqueName, waitFor } from './support/sqs';
 import { useSqsQueuesFixture } from './support/queuesFixture';
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 
 failOnUnhandledRejections();
 jest.setTimeout(30_000);
@@ -30,12 +29,7 @@ const fixture = useSqsQueuesFixture();
 async function afterGivenUpClose(): Promise<{ logged: string; accepted: number }> {
   const { queueUrl } = await fixture.queues.declare({ name: uniqueName('quiet') });
   const { queueUrl: deadUrl } = await fixture.queues.declareBare({ name: uniqueName('quiet-dead') });
-  await fixture.connection.client.send(
-    new SendMessageBatchCommand({
-      QueueUrl: queueUrl,
-      Entries: ['not json', '{"n":1}'].map((body, index) => ({ Id: `m${index}`, MessageBody: body })),
-    }),
-  );
+  await sendRawBatch(fixture.connection, queueUrl, ['not json', '{"n":1}']);
   const endpoint = new URL(SQS_ENDPOINT);
   const proxy = await TcpProxy.start({ host: endpoint.hostname, port: Number(endpoint.port) });
   try {

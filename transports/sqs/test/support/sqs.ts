@@ -4,7 +4,9 @@ import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
+  SendMessageBatchCommand,
   SendMessageCommand,
+  SQSClient,
   type Message,
   type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
@@ -157,6 +159,35 @@ export async function receiveNone(connection: SqsConnection, queueUrl: string): 
     new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
   );
   return output.Messages ?? [];
+}
+
+/** `bodies` sent to `queueUrl` in one SendMessageBatch (at most 10), so one poll receives them together. */
+export async function sendRawBatch(
+  connection: SqsConnection,
+  queueUrl: string,
+  bodies: readonly string[],
+): Promise<void> {
+  await connection.client.send(
+    new SendMessageBatchCommand({
+      QueueUrl: queueUrl,
+      Entries: bodies.map((body, index) => ({ Id: `m${index}`, MessageBody: body })),
+    }),
+  );
+}
+
+/**
+ * A client with no endpoint in code: each request goes to its queue URL's host, so a queue URL a
+ * TCP proxy rewrote (urlFor) goes through the proxy and the others straight to ElasticMQ. One
+ * attempt per request; the SDK's warning about the endpoint left out. destroy() it after the test.
+ */
+export function perQueueHostClient(): SQSClient {
+  const quiet = () => undefined;
+  return new SQSClient({
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+    maxAttempts: 1,
+    logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
+  });
 }
 
 export async function sendRaw(
