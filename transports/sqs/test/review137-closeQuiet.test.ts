@@ -24,9 +24,10 @@ const fixture = useSqsQueuesFixture();
 /**
  * A consumer whose first batch (a message that is not JSON, then a valid one) has its dead-letter
  * copy go unanswered (SQS silent as the batch arrives), closed (closeTimeoutMs 300) meanwhile;
- * returns what it logged and accepted after close() resolved, once its aborted requests ended.
+ * returns what it logged and accepted after close() resolved, once its aborted requests ended, and
+ * what it logged before (its observer throws at close()'s `disconnected`).
  */
-async function afterGivenUpClose(): Promise<{ logged: string; accepted: number }> {
+async function afterGivenUpClose(): Promise<{ logged: string; accepted: number; beforeClose: string }> {
   const { queueUrl } = await fixture.queues.declare({ name: uniqueName('quiet') });
   const { queueUrl: deadUrl } = await fixture.queues.declareBare({ name: uniqueName('quiet-dead') });
   await sendRawBatch(fixture.connection, queueUrl, ['not json', '{"n":1}']);
@@ -51,6 +52,7 @@ async function afterGivenUpClose(): Promise<{ logged: string; accepted: number }
         events.push(event);
         // SQS goes silent as the batch arrives: its dead-letter copy goes unanswered.
         if (event.type === 'received') void proxy.setMode('blackhole');
+        if (event.type === 'disconnected') throw new Error('observer broke on close');
       },
     });
     await waitFor('the batch received', () => (events.some((e) => e.type === 'received') ? true : undefined));
@@ -62,6 +64,7 @@ async function afterGivenUpClose(): Promise<{ logged: string; accepted: number }
     // The aborted requests end within a few turns of the event loop.
     await new Promise((resolve) => setTimeout(resolve, 500));
     return {
+      beforeClose: log.text().slice(0, atClose.logged),
       logged: log.text().slice(atClose.logged),
       accepted: acceptor.accepted.length - atClose.accepted,
     };
@@ -72,6 +75,10 @@ async function afterGivenUpClose(): Promise<{ logged: string; accepted: number }
 
 it('a batch close() gave up on while its dead-letter copy went unanswered logs nothing after close() resolved', async () => {
   expect((await afterGivenUpClose()).logged).toBe('');
+});
+
+it("an observer's failure at close()'s own event is still logged, before close() resolves", async () => {
+  expect((await afterGivenUpClose()).beforeClose).toContain('ferry observer threw');
 });
 
 it('a batch close() gave up on before its acceptance began starts no acceptance after close() resolved', async () => {
