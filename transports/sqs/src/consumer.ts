@@ -183,15 +183,17 @@ class PollingConsumer implements SqsConsumer {
       // not answer) and then for each of its requests up to the visibility timeout (an SQS that
       // stops answering). Past the bound its requests are aborted: a message not deleted comes
       // back after its visibility timeout, answered as a duplicate if its acceptance committed.
-      if (!(await settlesWithin(this.loop, ms))) {
+      const finished = await settlesWithin(this.loop, ms);
+      if (!finished)
         this.logger.warn(
           { queue: this.options.queueUrl, closeTimeoutMs: ms },
           `ferry.sqs: consumer did not finish its batch within ${ms} ms (closeTimeoutMs): its requests ` +
             'are aborted; messages not deleted come back after their visibility timeout',
         );
-        this.abandoned.abort(closedError('SQS consumer'));
-      }
       this.emit.closed();
+      // After `closed` (its observer's failure still logged), at once: the lines of the batch
+      // given up on end here (loggerUntil), its events ended with `closed`.
+      if (!finished) this.abandoned.abort(closedError('SQS consumer'));
     })();
     return this.closing;
   }
