@@ -28,7 +28,7 @@ const atMost = (promise: Promise<unknown>, ms: number): Promise<unknown> =>
 it('a renewal in flight as the batch is accepted lands before its delete: no ReceiptHandleIsInvalid error', async () => {
   const { queueUrl } = await fixture.queues.declare({ name: uniqueName('renew-race') });
   // Each renewal reaches SQS only once the batch's delete answered (at most 600 ms later: it
-  // stays within its extendEveryMs deadline); the acceptance answers while one is in flight.
+  // stays well within its 2 s extendEveryMs deadline); the acceptance answers while one is in flight.
   let renewalSent: () => void = () => undefined;
   const renewalInFlight = new Promise<void>((resolve) => (renewalSent = resolve));
   let deleteAnswered: () => void = () => undefined;
@@ -69,7 +69,7 @@ it('a renewal in flight as the batch is accepted lands before its delete: no Rec
     consumer: 'billing',
     waitTimeSeconds: 1,
     visibilityTimeoutSeconds: 3,
-    extendEveryMs: 1_000,
+    extendEveryMs: 2_000,
     observer: (event) => void events.push(event),
   });
   fixture.consumers.push(consumer);
