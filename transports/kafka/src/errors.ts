@@ -214,7 +214,7 @@ export function classifyKafkaError(error: unknown): ErrorClassification {
   for (const current of nestedTree(error)) {
     const type = protocolType(current);
     if (type !== null) {
-      kafkaType ??= type;
+      if (kafkaType === null || kafkaType === STAND_IN_TYPE) kafkaType = type;
       if (PERMANENT_KAFKA_ERRORS.has(type)) permanent = true;
     }
     if (current instanceof FerryError) {
@@ -223,6 +223,13 @@ export function classifyKafkaError(error: unknown): ErrorClassification {
   }
   return { unavailable, retriable: !permanent || unavailable, message: describeError(error), kafkaType };
 }
+
+/**
+ * The protocol error @platformatic/kafka makes of each record error of a produce answer (the
+ * broker gives those no code, the client code -1): named before the partition's own error
+ * (INVALID_RECORD), so a description names that one instead (review 140).
+ */
+const STAND_IN_TYPE = 'UNKNOWN_SERVER_ERROR';
 
 /**
  * What actually failed under a MultipleErrors: its first error, followed down through nested
@@ -235,7 +242,7 @@ function innermost(error: Error): string | null {
   for (; depth < 10; depth += 1) {
     const { errors } = current as { errors?: unknown };
     if (!Array.isArray(errors) || errors.length === 0) break;
-    current = errors[0];
+    current = errors.find((nested) => protocolType(nested) !== STAND_IN_TYPE) ?? errors[0];
   }
   if (current === error) return null;
   const parts = [describeError(current)];
@@ -256,8 +263,18 @@ export function describeError(error: unknown): string {
     if (error instanceof Error) {
       const type = protocolType(error);
       const detail = innermost(error) ?? type;
-      const message =
+      let message =
         detail !== null && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message;
+      // @platformatic/kafka keeps the broker's own text of a protocol error apart (kafkajs's
+      // answers to produce carry none): why a record was refused, e.g. "Compacted topic cannot
+      // accept message without key".
+      const { serverErrorMessage } = error as { serverErrorMessage?: unknown };
+      if (
+        typeof serverErrorMessage === 'string' &&
+        serverErrorMessage !== '' &&
+        !message.includes(serverErrorMessage)
+      )
+        message = `${message}: ${serverErrorMessage}`;
       return stripUrlCredentials(message);
     }
   } catch {

@@ -13,6 +13,7 @@ import {
   classifyKafkaError,
   closedError,
   describeError,
+  hasKafkaType,
   markUnavailable,
   transportError,
   unavailableError,
@@ -522,7 +523,11 @@ export class KafkaPublisher implements Publisher {
     const topicFailed = failure.retriable && !failure.unavailable;
     if (topicFailed) this.topics.suspect(record.topic);
     return {
-      outcome: { id: record.id, status: failureStatus(failure), error: failure.message },
+      outcome: {
+        id: record.id,
+        status: failureStatus(failure),
+        error: refusalReason(record, error, failure),
+      },
       topicFailed,
     };
   }
@@ -675,6 +680,18 @@ function notTaken(deadline: Deadline): Error {
   return unavailableError(
     `not sent: the Kafka producer did not take the send within ${deadlineText(deadline)}`,
   );
+}
+
+const INVALID_RECORD: ReadonlySet<string> = new Set(['INVALID_RECORD']);
+
+/**
+ * Why the broker refused `record` sent alone: the client's description, and for a record without
+ * a key refused INVALID_RECORD, the cause that is (kafkajs's answer to produce carries no broker
+ * text): a compacted topic takes no record without a key (review 140).
+ */
+function refusalReason(record: OutboundRecord, error: unknown, failure: ErrorClassification): string {
+  if (record.key !== null || !hasKafkaType(error, INVALID_RECORD)) return failure.message;
+  return `${failure.message} (a compacted topic (cleanup.policy=compact) refuses a record without a key: the event has no orderingKey)`;
 }
 
 /** Resolves once every promise settled or `ms` passed, whichever comes first. */
