@@ -9,8 +9,10 @@
  * stand-in the client makes of the broker's record error, named before the partition's own
  * INVALID_RECORD, with the broker's text left out.
  */
+import { createRelay, emitMany, type OutboxEventInput } from '@ferry/core';
+import { createTestDatabase } from '../../../test-support/database';
 import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
-import { outboxMessage, readBack, testConnection, uniqueName } from './support';
+import { outboxMessage, readBack, silentLogger, testConnection, uniqueName, waitFor } from './support';
 
 const connection = testConnection();
 const name = uniqueName('compacted-keyless');
@@ -46,4 +48,53 @@ test('an event without a key to a compacted topic is permanent alone, with a rea
   }
   const records = await readBack(connection, name, 2);
   expect(records.map((record) => record.key)).toEqual(['a', 'b']);
+});
+
+test('through the relay: the keyless event is FAILED with that reason at its first attempt, every keyed event SENT in order', async () => {
+  const topic = uniqueName('compacted-relay');
+  await ensureTopics(connection, [{ topic, partitions: 2, configs: { 'cleanup.policy': 'compact' } }]);
+  const database = await createTestDatabase();
+  const publisher = new KafkaPublisher(connection);
+  const relay = createRelay({ db: database.db, publisher, logger: silentLogger });
+  try {
+    const events: OutboxEventInput[] = [];
+    for (let seq = 0; seq < 3; seq += 1) {
+      for (const key of ['k1', 'k2', null])
+        events.push({ type: 'order.updated', destination: topic, orderingKey: key, payload: { key, seq } });
+    }
+    await emitMany(database.db, events);
+    const rows = () =>
+      database.db.query<{
+        ordering_key: string | null;
+        status: string;
+        retry_count: number;
+        last_error: string | null;
+      }>('SELECT ordering_key, status, retry_count, last_error FROM outbox_events ORDER BY seq');
+    await waitFor(
+      async () => {
+        await relay.runOnce();
+        return (await rows()).every((row) => row.status === 'SENT' || row.status === 'FAILED');
+      },
+      () => 'outbox events still PENDING',
+    );
+    const settled = await rows();
+    expect(settled.filter((row) => row.ordering_key !== null).map((row) => row.status)).toEqual(
+      Array(6).fill('SENT'),
+    );
+    const keyless = settled.filter((row) => row.ordering_key === null);
+    expect(keyless.map((row) => [row.status, row.retry_count])).toEqual(Array(3).fill(['FAILED', 1]));
+    for (const row of keyless) expect(row.last_error).toContain('refuses a record without a key');
+    const records = await readBack(connection, topic, 6);
+    for (const key of ['k1', 'k2'])
+      expect(
+        records
+          .filter((record) => record.key === key)
+          .map((record) => (JSON.parse(record.value!) as { seq: number }).seq),
+      ).toEqual([0, 1, 2]);
+  } finally {
+    await relay.close();
+    await publisher.close();
+    await deleteTopics(connection, [topic]);
+    await database.drop();
+  }
 });
