@@ -83,7 +83,7 @@ export function operatorRefusal(error: unknown): string | null {
 /**
  * kafkajs errors (by `name`) and protocol types that mean the cluster could not be reached or
  * cannot take writes: no answer to a request, too few in-sync replicas, no leader (an election),
- * a broker-side timeout waiting for replicas. None is about the message, so none spends an
+ * a broker-side timeout waiting for replicas, a leader whose disk failed. None is about the message, so none spends an
  * attempt (the relay's circuit opens instead).
  */
 const UNAVAILABLE_NAMES: ReadonlySet<string> = new Set([
@@ -101,6 +101,9 @@ const UNAVAILABLE_TYPES: ReadonlySet<string> = new Set([
   'LEADER_NOT_AVAILABLE',
   'NOT_LEADER_FOR_PARTITION',
   'NOT_LEADER_OR_FOLLOWER',
+  // The partition's log directory failed on its leader (a disk error): offline until the broker
+  // is restarted or the controller moves its leadership, whatever is sent (review 140).
+  'KAFKA_STORAGE_ERROR',
 ]);
 /**
  * @platformatic/kafka's connection-level `code`s: NetworkError (refused, closed, "Cannot connect
