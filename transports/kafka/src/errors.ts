@@ -32,6 +32,10 @@ export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];
  * Kafka protocol error names that retrying the same message cannot fix, as kafkajs reports them
  * in `type` and @platformatic/kafka in `apiId`. Every other failure counts as retryable
  * (connection loss, timeouts, leader elections and NOT_ENOUGH_REPLICAS as unavailable, see below).
+ * A refusal of the principal's rights is not the message's fault but a grant an operator makes
+ * (review 141): a topic's (TOPIC_AUTHORIZATION_FAILED) is retryable, as RabbitMQ's 403 on one
+ * destination; the cluster's (CLUSTER_AUTHORIZATION_FAILED) is unavailable, as SQS's refused
+ * credentials.
  */
 export const PERMANENT_KAFKA_ERRORS: ReadonlySet<string> = new Set([
   'MESSAGE_TOO_LARGE',
@@ -39,8 +43,6 @@ export const PERMANENT_KAFKA_ERRORS: ReadonlySet<string> = new Set([
   'INVALID_TOPIC_EXCEPTION',
   'INVALID_RECORD',
   'INVALID_REQUIRED_ACKS',
-  'TOPIC_AUTHORIZATION_FAILED',
-  'CLUSTER_AUTHORIZATION_FAILED',
   'UNSUPPORTED_FOR_MESSAGE_FORMAT',
   'UNSUPPORTED_COMPRESSION_TYPE',
   'POLICY_VIOLATION',
@@ -104,6 +106,8 @@ const UNAVAILABLE_TYPES: ReadonlySet<string> = new Set([
   // The partition's log directory failed on its leader (a disk error): offline until the broker
   // is restarted or the controller moves its leadership, whatever is sent (review 140).
   'KAFKA_STORAGE_ERROR',
+  // The principal lacks a cluster permission: every event is refused until it is granted (review 141).
+  'CLUSTER_AUTHORIZATION_FAILED',
 ]);
 /**
  * @platformatic/kafka's connection-level `code`s: NetworkError (refused, closed, "Cannot connect

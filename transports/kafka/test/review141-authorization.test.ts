@@ -13,7 +13,12 @@ import { KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } from 'kafkajs';
 import { classifyKafkaError } from '../src/errors';
 
 function kafkajs(type: string, code: number): Error {
-  const protocol = new KafkaJSProtocolError({ message: `${type} refused`, type, code, retriable: false } as never);
+  const protocol = new KafkaJSProtocolError({
+    message: `${type} refused`,
+    type,
+    code,
+    retriable: false,
+  } as never);
   return new KafkaJSNumberOfRetriesExceeded(protocol, { retryCount: 0, retryTime: 100 });
 }
 
@@ -30,7 +35,11 @@ test.each([
   ['kafkajs', kafkajs(TOPIC.type, TOPIC.code)],
   ['@platformatic/kafka', platformatic(TOPIC.code)],
 ])('%s: a topic the principal may not write is retryable, the destination charged', (_, error) => {
-  expect(classifyKafkaError(error)).toMatchObject({ unavailable: false, retriable: true, kafkaType: TOPIC.type });
+  expect(classifyKafkaError(error)).toMatchObject({
+    unavailable: false,
+    retriable: true,
+    kafkaType: TOPIC.type,
+  });
 });
 
 test.each([

@@ -40,13 +40,13 @@ describe('backoffDelay', () => {
 describe('classifyKafkaError', () => {
   test('a broker rejection that retrying cannot fix is permanent, also when kafkajs wrapped it after retries', () => {
     expect(classifyKafkaError(protocolError('MESSAGE_TOO_LARGE', false)).retriable).toBe(false);
-    const wrapped = new KafkaJSNumberOfRetriesExceeded(protocolError('TOPIC_AUTHORIZATION_FAILED', false), {
+    const wrapped = new KafkaJSNumberOfRetriesExceeded(protocolError('POLICY_VIOLATION', false), {
       retryCount: 5,
       retryTime: 100,
     });
     expect(classifyKafkaError(wrapped)).toMatchObject({
       retriable: false,
-      kafkaType: 'TOPIC_AUTHORIZATION_FAILED',
+      kafkaType: 'POLICY_VIOLATION',
     });
   });
 
