@@ -1,0 +1,63 @@
+/**
+ * Review 139: the relay runs two publish calls at once (pipelineDepth), on the publisher's one
+ * shared channel. A message the broker nacks (a queue full with `x-overflow: reject-publish`) made
+ * its call discard that channel at once: closing it failed every confirm the other call still
+ * owed on it ("channel closed"), and those healthy events were reported `retryable`, each
+ * spending an attempt (FAILED once spent) for another batch's full queue. Only the nacked
+ * message may be charged; the other call's messages must be sent (or handed back unspent).
+ */
+import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
+import { AMQP_URL, openTestBroker, uniqueName, type TestBroker } from './support/broker';
+import { neverAborted, outboxMessage, outboxMessages } from './support/messages';
+
+let broker: TestBroker;
+const cleanup: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  broker = await openTestBroker();
+});
+
+afterAll(async () => {
+  for (const step of cleanup.reverse()) await step().catch(() => undefined);
+  await broker.close();
+});
+
+async function routedQueue(prefix: string, args: Record<string, unknown> = {}): Promise<string> {
+  const name = uniqueName(prefix);
+  await broker.channel.assertExchange(name, 'fanout', { durable: true });
+  await broker.channel.assertQueue(name, { durable: true, arguments: args });
+  await broker.channel.bindQueue(name, name, '');
+  cleanup.push(
+    () => broker.channel.deleteExchange(name),
+    () => broker.channel.deleteQueue(name),
+  );
+  return name;
+}
+
+test('Review finding (failed first): a message nacked by a full queue charges nothing of a concurrent call on the same channel', async () => {
+  // Every publish to `full` is nacked: the queue holds none.
+  const full = await routedQueue('r139_full', { 'x-max-length': 0, 'x-overflow': 'reject-publish' });
+  const live = await routedQueue('r139_live');
+  const connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('review139') });
+  const publisher = new RabbitPublisher(connection, { confirmTimeoutMs: 10_000 });
+  cleanup.push(
+    () => connection.close(),
+    () => publisher.close(),
+  );
+  // Both exchanges checked, the shared channel open: the next calls publish at once.
+  const warm = await publisher.publish(
+    [outboxMessage({ destination: live }), outboxMessage({ destination: full })],
+    neverAborted(),
+  );
+  expect(warm.map((o) => o.status)).toEqual(['sent', 'retryable']);
+  await publisher.publish([outboxMessage({ destination: live })], neverAborted());
+  for (let round = 0; round < 3; round += 1) {
+    const nacked = publisher.publish([outboxMessage({ destination: full })], neverAborted());
+    const neighbours = publisher.publish(outboxMessages(300, { destination: live }), neverAborted());
+    const [mine, theirs] = await Promise.all([nacked, neighbours]);
+    expect(mine[0]).toMatchObject({ status: 'retryable', error: expect.stringContaining('nack') });
+    // Confirmed (sent), or at worst released unspent: never charged for the other call's nack.
+    const charged = theirs.filter((o) => o.status !== 'sent' && o.status !== 'unavailable');
+    expect({ charged: charged.length, first: charged[0]?.error }).toEqual({ charged: 0, first: undefined });
+  }
+}, 60_000);
