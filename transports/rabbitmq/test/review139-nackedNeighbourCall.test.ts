@@ -61,3 +61,27 @@ test('Review finding (failed first): a message nacked by a full queue charges no
     expect({ charged: charged.length, first: charged[0]?.error }).toEqual({ charged: 0, first: undefined });
   }
 }, 60_000);
+
+test('Review finding (failed first): a call checking a new exchange while another call discards the shared channel still publishes its batch', async () => {
+  const full = await routedQueue('r139_full', { 'x-max-length': 0, 'x-overflow': 'reject-publish' });
+  const connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('review139') });
+  const publisher = new RabbitPublisher(connection, { confirmTimeoutMs: 10_000 });
+  cleanup.push(
+    () => connection.close(),
+    () => publisher.close(),
+  );
+  const warm = await publisher.publish([outboxMessage({ destination: full })], neverAborted());
+  expect(warm.map((o) => o.status)).toEqual(['retryable']);
+  for (let round = 0; round < 3; round += 1) {
+    // The shared channel is open and `full` known again (the nack made the publisher forget it).
+    await publisher.publish([outboxMessage({ destination: full })], neverAborted());
+    // A new exchange: the second call waits for its check while the first one's nack comes back.
+    const fresh = await routedQueue('r139_new');
+    const nacked = publisher.publish([outboxMessage({ destination: full })], neverAborted());
+    const neighbours = publisher.publish([outboxMessage({ destination: fresh })], neverAborted());
+    const [mine, theirs] = await Promise.all([nacked, neighbours]);
+    expect(mine[0]).toMatchObject({ status: 'retryable' });
+    // A whole batch released unpublished (unavailable) counts as an outage: the relay's circuit opens.
+    expect(theirs).toEqual([{ id: expect.any(String), status: 'sent' }]);
+  }
+}, 60_000);
