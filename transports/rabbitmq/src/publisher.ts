@@ -81,6 +81,14 @@ export class RabbitPublisher implements Publisher {
    */
   private readonly suspects = new SuspectExchanges();
   private opening: Promise<ConfirmChannel> | null = null;
+  /**
+   * The publishOn calls under way on each channel. The relay runs two publish calls at once on
+   * the shared channel: one discarding it (a nack, a confirm timeout, a publish amqplib could not
+   * encode) closes it only once the other stopped waiting for its confirms (discardChannel).
+   */
+  private readonly users = new Map<ConfirmChannel, number>();
+  /** Channels discarded while another call still waited for confirms on them: closed after it. */
+  private readonly discarded = new WeakSet<ConfirmChannel>();
   private closed = false;
   /** The messages the broker left unconfirmed last time: published last (publishChecked). */
   private readonly unconfirmed = new UnansweredLedger();
@@ -157,24 +165,41 @@ export class RabbitPublisher implements Publisher {
       }
     });
     if (toSend.length > 0) {
-      let channel: ConfirmChannel | null = null;
-      try {
-        channel = await this.openChannel(deadline);
-      } catch (error) {
-        // No channel: the connection is down (or the publisher closed, which stays retryable).
-        // The relay giving up on the publish itself (its signal) stays retryable, as below.
-        const report = isClosed(error) || signal.aborted ? retryable : unavailable;
-        for (const item of toSend) outcomes.set(item.index, report(item.message.id, describeError(error)));
-      }
+      let channel = await this.channelFor(toSend, deadline, signal, outcomes);
       if (channel) {
         const fitting = this.refuseOverFrame(channel, toSend, outcomes);
         const checked = await this.holdBackMissing(fitting, outcomes, deadline);
-        if (checked.length > 0) await this.publishChecked(channel, checked, deadline, signal, outcomes);
+        // Another call discarded the channel while this one checked its exchanges (its nack, its
+        // confirm timeout): nothing may go on it any more, the batch goes on the next one.
+        if (checked.length > 0 && this.discarded.has(channel))
+          channel = await this.channelFor(checked, deadline, signal, outcomes);
+        if (channel && checked.length > 0)
+          await this.publishChecked(channel, checked, deadline, signal, outcomes);
       }
     }
     return messages.map(
       (message, index) => outcomes.get(index) ?? retryable(message.id, 'no outcome reported'),
     );
+  }
+
+  /**
+   * The shared channel to publish `items` on, or null when there is none: the connection is down
+   * (`unavailable`), or the publisher closed, or the relay gave up on the publish itself (its
+   * `stop` signal; both stay `retryable`), each reported in `outcomes`.
+   */
+  private async channelFor(
+    items: readonly SendItem[],
+    deadline: AbortSignal,
+    stop: AbortSignal,
+    outcomes: Map<number, PublishOutcome>,
+  ): Promise<ConfirmChannel | null> {
+    try {
+      return await this.openChannel(deadline);
+    } catch (error) {
+      const report = isClosed(error) || stop.aborted ? retryable : unavailable;
+      for (const item of items) outcomes.set(item.index, report(item.message.id, describeError(error)));
+      return null;
+    }
   }
 
   async close(): Promise<void> {
@@ -251,15 +276,8 @@ export class RabbitPublisher implements Publisher {
       return;
     }
     const ordered = smallestFirst(ready);
-    let last: ConfirmChannel;
-    try {
-      last = await this.openChannel(deadline);
-    } catch (error) {
-      const report = isClosed(error) || stop.aborted ? retryable : unavailable;
-      for (const item of ordered) outcomes.set(item.index, report(item.message.id, describeError(error)));
-      return;
-    }
-    await this.publishRound(last, ordered, deadline, stop, outcomes, call);
+    const last = await this.channelFor(ordered, deadline, stop, outcomes);
+    if (last) await this.publishRound(last, ordered, deadline, stop, outcomes, call);
   }
 
   /**
@@ -385,6 +403,14 @@ export class RabbitPublisher implements Publisher {
     /** One message on a channel of its own (publishAlone): a refusal closing it was its own. */
     alone: boolean,
   ): Promise<PublishedOn> {
+    if (this.discarded.has(channel)) {
+      // Another call discarded the channel while this one checked its exchanges: nothing goes on
+      // it (after a publish amqplib could not encode, confirms on it are credited to the wrong
+      // message), nothing of this call was on it. Released unspent, as for a channel closed.
+      for (const item of items)
+        outcomes.set(item.index, unavailable(item.message.id, 'not published: the channel was discarded'));
+      return NO_REFUSAL;
+    }
     if (deadline.aborted) {
       // The deadline passed while the publish waited (for the channel, the exchange check):
       // nothing goes on the wire, nothing is owed on the channel, so it is kept, with the
@@ -414,6 +440,7 @@ export class RabbitPublisher implements Publisher {
       refusal ??= channelRefusal(error);
     };
     channel.on('error', onChannelError);
+    this.users.set(channel, (this.users.get(channel) ?? 0) + 1);
     try {
       const confirms: Promise<ConfirmResult>[] = [];
       let threw = false;
@@ -428,8 +455,12 @@ export class RabbitPublisher implements Publisher {
           }),
         );
         // amqplib queued the confirm callback of the publish that threw: no confirm after it on
-        // this channel can be credited to the right message, so nothing more goes on it.
-        if (threw) break;
+        // this channel can be credited to the right message, so nothing more goes on it (nor
+        // another call's publish: discarded now, not once this call's confirms are in).
+        if (threw) {
+          this.discardChannel(channel);
+          break;
+        }
       }
       // Never put on the wire, through no fault of theirs: released without spending an attempt
       // (a retryable outcome spent one for each such event ahead of them, until FAILED).
@@ -441,7 +472,6 @@ export class RabbitPublisher implements Publisher {
       }
       call.sent += confirms.length;
       const results = await Promise.all(confirms);
-      if (threw) this.discardChannel(channel);
       // What the broker confirmed (or returned): it is up. What it left unconfirmed by the
       // deadline, on a connection still open, not blocked, the relay not giving up: remembered,
       // so the message goes last and alone next time (publishDeferred).
@@ -508,6 +538,12 @@ export class RabbitPublisher implements Publisher {
     } finally {
       model?.off('close', onLost);
       channel.off('error', onChannelError);
+      const users = (this.users.get(channel) ?? 1) - 1;
+      if (users > 0) this.users.set(channel, users);
+      else {
+        this.users.delete(channel);
+        if (this.discarded.has(channel)) channel.close().catch(() => undefined);
+      }
     }
   }
 
@@ -652,10 +688,16 @@ export class RabbitPublisher implements Publisher {
     return missing;
   }
 
-  /** Confirms still owed on a channel we stopped waiting for must not be trusted: drop it. */
+  /**
+   * Confirms still owed on a channel we stopped waiting for must not be trusted: drop it, so no
+   * publish goes on it any more. Closed once no other call waits for its confirms on it: closing
+   * it under them failed every confirm they were owed ("channel closed"), and their healthy
+   * messages were charged for this call's nack (review 139).
+   */
   private discardChannel(channel: ConfirmChannel): void {
     if (this.current === channel) this.current = null;
-    channel.close().catch(() => undefined);
+    this.discarded.add(channel);
+    if ((this.users.get(channel) ?? 0) === 0) channel.close().catch(() => undefined);
   }
 
   /**

@@ -75,13 +75,16 @@ test('Review finding (failed first): a call checking a new exchange while anothe
   for (let round = 0; round < 3; round += 1) {
     // The shared channel is open and `full` known again (the nack made the publisher forget it).
     await publisher.publish([outboxMessage({ destination: full })], neverAborted());
-    // A new exchange: the second call waits for its check while the first one's nack comes back.
-    const fresh = await routedQueue('r139_new');
+    // New exchanges, checked one after another: the first call's nack comes back meanwhile.
+    const fresh = await Promise.all(Array.from({ length: 20 }, () => routedQueue('r139_new')));
     const nacked = publisher.publish([outboxMessage({ destination: full })], neverAborted());
-    const neighbours = publisher.publish([outboxMessage({ destination: fresh })], neverAborted());
+    const neighbours = publisher.publish(
+      fresh.map((destination) => outboxMessage({ destination })),
+      neverAborted(),
+    );
     const [mine, theirs] = await Promise.all([nacked, neighbours]);
     expect(mine[0]).toMatchObject({ status: 'retryable' });
     // A whole batch released unpublished (unavailable) counts as an outage: the relay's circuit opens.
-    expect(theirs).toEqual([{ id: expect.any(String), status: 'sent' }]);
+    expect(theirs.filter((o) => o.status !== 'sent')).toEqual([]);
   }
 }, 60_000);
