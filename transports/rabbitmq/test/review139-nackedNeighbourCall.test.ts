@@ -55,7 +55,8 @@ test('Review finding (failed first): a message nacked by a full queue charges no
     const nacked = publisher.publish([outboxMessage({ destination: full })], neverAborted());
     const neighbours = publisher.publish(outboxMessages(300, { destination: live }), neverAborted());
     const [mine, theirs] = await Promise.all([nacked, neighbours]);
-    expect(mine[0]).toMatchObject({ status: 'retryable', error: expect.stringContaining('nack') });
+    // The reason a FAILED event keeps says what refused it, not only amqplib's "message nacked".
+    expect(mine[0]).toMatchObject({ status: 'retryable', error: expect.stringContaining('reject-publish') });
     // Confirmed (sent), or at worst released unspent: never charged for the other call's nack.
     const charged = theirs.filter((o) => o.status !== 'sent' && o.status !== 'unavailable');
     expect({ charged: charged.length, first: charged[0]?.error }).toEqual({ charged: 0, first: undefined });
