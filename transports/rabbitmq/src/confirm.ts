@@ -65,7 +65,7 @@ export function publishWithConfirm(
     try {
       channel.publish(exchange, routingKey, content, options, (error: unknown) => {
         watch?.done();
-        if (error) settle({ status: 'failed', error: `broker did not confirm: ${describeError(error)}` });
+        if (error) settle({ status: 'failed', error: `broker did not confirm: ${unconfirmedReason(error)}` });
         else if (watch?.pending.returned) settle({ status: 'returned', error: watch.pending.returned });
         else settle({ status: 'confirmed' });
       });
@@ -75,4 +75,15 @@ export function publishWithConfirm(
       onThrown?.(error);
     }
   });
+}
+
+/**
+ * Why the broker did not confirm a publish: amqplib's text, and for a nack what RabbitMQ nacks
+ * for (the reason a FAILED event keeps; amqplib says only "message nacked").
+ */
+function unconfirmedReason(error: unknown): string {
+  const text = describeError(error);
+  return text === 'message nacked'
+    ? `${text} (a queue it routes to refused it: full or over its byte limit with x-overflow reject-publish, or unavailable)`
+    : text;
 }
