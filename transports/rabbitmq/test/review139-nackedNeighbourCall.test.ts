@@ -6,7 +6,10 @@
  * spending an attempt (FAILED once spent) for another batch's full queue. Only the nacked
  * message may be charged; the other call's messages must be sent (or handed back unspent).
  */
+import { createRelay, emitMany, type OutboxEventInput } from '@ferry/core';
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
+import pino from 'pino';
+import { createTestDatabase } from '../../../test-support/database';
 import { AMQP_URL, openTestBroker, uniqueName, type TestBroker } from './support/broker';
 import { neverAborted, outboxMessage, outboxMessages } from './support/messages';
 
@@ -87,5 +90,52 @@ test('Review finding (failed first): a call checking a new exchange while anothe
     expect(mine[0]).toMatchObject({ status: 'retryable' });
     // A whole batch released unpublished (unavailable) counts as an outage: the relay's circuit opens.
     expect(theirs.filter((o) => o.status !== 'sent')).toEqual([]);
+  }
+}, 60_000);
+
+// Through the relay (two batches at once, as its pipeline runs them): the event to the full queue
+// runs out of its attempts, FAILED with a reason naming what refuses it; its neighbours, in its
+// batch and in the other, are SENT with no attempt spent. (The relay's claims rarely put the two
+// batches' publishes close enough together for the nack to meet the other's owed confirms: the
+// publisher tests above are the deterministic guard of that.)
+test('through the relay (two batches at once): only the event to the full queue goes FAILED', async () => {
+  const database = await createTestDatabase();
+  cleanup.push(() => database.drop());
+  const full = await routedQueue('r139_relay_full', { 'x-max-length': 0, 'x-overflow': 'reject-publish' });
+  const live = await routedQueue('r139_relay_live');
+  const connection = new RabbitConnection({ url: AMQP_URL, connectionName: uniqueName('review139_relay') });
+  const publisher = new RabbitPublisher(connection, { confirmTimeoutMs: 10_000 });
+  cleanup.push(
+    () => connection.close(),
+    () => publisher.close(),
+  );
+  const nacked: OutboxEventInput = { type: 'nacked', destination: full, payload: {}, maxRetries: 2 };
+  const healthy: OutboxEventInput[] = Array.from({ length: 199 }, () => ({
+    type: 'healthy',
+    destination: live,
+    payload: {},
+    maxRetries: 1,
+  }));
+  const { ids } = await emitMany(database.db, [nacked, ...healthy]);
+  const relay = createRelay({
+    db: database.db,
+    publisher,
+    logger: pino({ level: 'silent' }),
+    options: { batchSize: 100, retry: { initialDelay: 0 }, circuit: { failureThreshold: 1_000 } },
+  });
+  try {
+    for (let cycle = 0; cycle < 4; cycle += 1) await Promise.all([relay.runOnce(), relay.runOnce()]);
+    const found = await database.db.query<{ status: string; retry_count: number; last_error: string | null }>(
+      `SELECT status, retry_count, last_error FROM outbox_events ORDER BY seq`,
+    );
+    expect(found[0]).toMatchObject({
+      status: 'FAILED',
+      last_error: expect.stringContaining('reject-publish'),
+    });
+    const harmed = found.slice(1).filter((row) => row.status !== 'SENT' || row.retry_count !== 0);
+    expect({ harmed: harmed.length, first: harmed[0] }).toEqual({ harmed: 0, first: undefined });
+    expect(ids).toHaveLength(200);
+  } finally {
+    await relay.close();
   }
 }, 60_000);
