@@ -1,4 +1,4 @@
-import { postgresCpuMs } from './pgCpu';
+import { postgresCpu, postgresCpuMsBetween } from './pgCpu';
 
 /**
  * Runs each scenario beside its baseline in the same process: a small warm-up pair, then
@@ -127,16 +127,17 @@ export function rate(ops: number, elapsedMs: number, verified: boolean): Sample 
  * RabbitMQ, ElasticMQ) is in neither.
  */
 export async function timed(work: () => Promise<{ ops: number; verified: boolean }>): Promise<Sample> {
-  const pgBefore = postgresCpuMs();
+  const pgBefore = postgresCpu();
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const { ops, verified } = await work();
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  const pgAfter = postgresCpuMs();
+  const pgAfter = postgresCpu();
   const per1k = (ms: number): number => (ops > 0 ? (ms / ops) * 1000 : Number.NaN);
   const extra: Record<string, number> = { nodeCpuMsPer1k: per1k((cpu.user + cpu.system) / 1000) };
-  if (pgBefore !== undefined && pgAfter !== undefined) extra.pgCpuMsPer1k = per1k(pgAfter - pgBefore);
+  if (pgBefore !== undefined && pgAfter !== undefined)
+    extra.pgCpuMsPer1k = per1k(postgresCpuMsBetween(pgBefore, pgAfter));
   return { ...rate(ops, elapsedMs, verified), extra };
 }
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { renderChart } from '../src/chart';
 import { latestReport } from '../src/chartMain';
 import { formatTable, runBench, writeReport } from '../src/report';
+import { postgresCpuMsBetween } from '../src/pgCpu';
 import { checkTargets, format, type BenchReport } from '../src/runner';
 import {
   e2eLatencyBrokers,
@@ -188,5 +189,23 @@ describe('bench targets', () => {
     expect(checkTargets({ better: 'higher', targets }, 100, 0.4).map((t) => t.met)).toEqual([true, false]);
     expect(checkTargets({ better: 'lower', targets }, 120, 0.5).map((t) => t.met)).toEqual([false, true]);
     expect(checkTargets({ better: 'higher' }, 1, 1)).toEqual([]);
+  });
+});
+
+describe("PostgreSQL's CPU across a run", () => {
+  it("counts each process's growth and a new one whole, never a process that exited (CI: a sum went negative)", () => {
+    const before = new Map([
+      ['100', 500],
+      ['101', 70],
+      ['102', 40],
+    ]);
+    // 100 grew by 20 ticks, 101 exited (another program's connection ended), 102's pid went back
+    // to fewer ticks (counted as no growth), 103 started: 20 + 0 + 10 ticks of 10 ms.
+    const after = new Map([
+      ['100', 520],
+      ['102', 3],
+      ['103', 10],
+    ]);
+    expect(postgresCpuMsBetween(before, after)).toBe(200 + 0 + 100);
   });
 });
