@@ -77,17 +77,36 @@ export function describeTcpHandles(): string[] {
   const described: string[] = [];
   for (const handle of handles) {
     if (handle instanceof Socket) {
-      // A pipe (stdio, jest's channel) is a Socket too, with no port either side.
-      if (handle.localPort === undefined && handle.remotePort === undefined) continue;
+      // A pipe (stdio, jest's channel) is a Socket too, with no port either side. A TCP socket
+      // with none (one connecting, or destroyed with its handle not yet closed) is described.
+      const kind = (handle as unknown as { _handle?: { constructor?: { name?: string } } | null })._handle
+        ?.constructor?.name;
+      if (handle.localPort === undefined && handle.remotePort === undefined && kind !== 'TCP') {
+        if (kind === 'Pipe' || !origins.has(handle)) continue;
+      }
       const remote =
         handle.remotePort === undefined ? 'unconnected' : `${handle.remoteAddress}:${handle.remotePort}`;
+      const state = [
+        handle.destroyed ? 'destroyed' : '',
+        handle.connecting ? 'connecting' : '',
+        handle.pending ? 'pending' : '',
+        kind === undefined ? 'no handle' : '',
+      ].filter(Boolean);
       described.push(
-        `socket ${handle.localPort ?? '?'} -> ${remote}${handle.destroyed ? ' (destroyed)' : ''}` +
+        `socket ${handle.localPort ?? '?'} -> ${remote}${state.length > 0 ? ` (${state.join(', ')})` : ''}` +
           (origins.has(handle) ? ` connected at ${origins.get(handle)!.replace(/\s+/g, ' ')}` : ''),
       );
     } else if (handle instanceof Server) {
       const address = handle.address();
       described.push(`server ${typeof address === 'object' && address ? address.port : String(address)}`);
+    } else {
+      // A TCP handle whose owner is not a net object (no owner set): named by its class.
+      const name = (handle as { constructor?: { name?: string } } | null)?.constructor?.name ?? typeof handle;
+      if (
+        !['Timeout', 'Immediate', 'ChildProcess', 'Pipe', 'TTY', 'WriteStream', 'ReadStream'].includes(name)
+      ) {
+        described.push(`handle ${name}`);
+      }
     }
   }
   return described;
