@@ -67,47 +67,62 @@ export function openSocketsTo(port: number): number {
   return count;
 }
 
+/** The owners of this process's ref'd handles (process._getActiveHandles, Node's undocumented list). */
+function activeHandles(): unknown[] {
+  return (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+}
+
+function handleClass(owner: unknown): string | undefined {
+  const handle = (owner as { _handle?: { constructor?: { name?: string } } | null })._handle;
+  return handle?.constructor?.name;
+}
+
 /**
- * This process's TCP handles described for a failure message: each socket's local and remote
- * address and whether it is being destroyed, each server's address (process._getActiveHandles,
- * Node's undocumented list of the handles getActiveResourcesInfo only names).
+ * Whether a handle owner holds a TCP handle: a socket (a pipe, stdio or jest's channel, is a
+ * Socket too: left out; one with no handle left, destroyed with its close pending, counts), a
+ * server listening on a port, or a TCP handle no net object owns (a connect attempt before its
+ * socket adopts it).
  */
-export function describeTcpHandles(): string[] {
-  const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
-  const described: string[] = [];
-  for (const handle of handles) {
-    if (handle instanceof Socket) {
-      // A pipe (stdio, jest's channel) is a Socket too, with no port either side. A TCP socket
-      // with none (one connecting, or destroyed with its handle not yet closed) is described.
-      const kind = (handle as unknown as { _handle?: { constructor?: { name?: string } } | null })._handle
-        ?.constructor?.name;
-      if (handle.localPort === undefined && handle.remotePort === undefined && kind !== 'TCP') {
-        if (kind === 'Pipe' || !origins.has(handle)) continue;
-      }
-      const remote =
-        handle.remotePort === undefined ? 'unconnected' : `${handle.remoteAddress}:${handle.remotePort}`;
-      const state = [
-        handle.destroyed ? 'destroyed' : '',
-        handle.connecting ? 'connecting' : '',
-        handle.pending ? 'pending' : '',
-        kind === undefined ? 'no handle' : '',
-      ].filter(Boolean);
-      described.push(
-        `socket ${handle.localPort ?? '?'} -> ${remote}${state.length > 0 ? ` (${state.join(', ')})` : ''}` +
-          (origins.has(handle) ? ` connected at ${origins.get(handle)!.replace(/\s+/g, ' ')}` : ''),
-      );
-    } else if (handle instanceof Server) {
-      const address = handle.address();
-      described.push(`server ${typeof address === 'object' && address ? address.port : String(address)}`);
-    } else {
-      // A TCP handle whose owner is not a net object (no owner set): named by its class.
-      const name = (handle as { constructor?: { name?: string } } | null)?.constructor?.name ?? typeof handle;
-      if (
-        !['Timeout', 'Immediate', 'ChildProcess', 'Pipe', 'TTY', 'WriteStream', 'ReadStream'].includes(name)
-      ) {
-        described.push(`handle ${name}`);
-      }
-    }
+function isTcp(owner: unknown): boolean {
+  if (owner instanceof Socket) return handleClass(owner) !== 'Pipe';
+  if (owner instanceof Server) return typeof owner.address() === 'object';
+  return (owner as { constructor?: { name?: string } } | null)?.constructor?.name === 'TCP';
+}
+
+function describeTcp(owner: unknown): string {
+  if (owner instanceof Socket) {
+    const remote =
+      owner.remotePort === undefined ? 'unconnected' : `${owner.remoteAddress}:${owner.remotePort}`;
+    const state = [
+      owner.destroyed ? 'destroyed' : '',
+      owner.connecting ? 'connecting' : '',
+      handleClass(owner) === undefined ? 'no handle' : '',
+    ].filter(Boolean);
+    return (
+      `socket ${owner.localPort ?? '?'} -> ${remote}${state.length > 0 ? ` (${state.join(', ')})` : ''}` +
+      (origins.has(owner) ? ` connected at ${origins.get(owner)!.replace(/\s+/g, ' ')}` : '')
+    );
   }
-  return described;
+  if (owner instanceof Server) {
+    const address = owner.address();
+    return `server ${typeof address === 'object' && address ? address.port : String(address)}`;
+  }
+  return 'a TCP handle no socket owns';
+}
+
+/** This process's TCP handles, for tcpHandlesSince(). */
+export function tcpHandles(): ReadonlySet<unknown> {
+  return new Set(activeHandles().filter(isTcp));
+}
+
+/**
+ * The TCP handles (sockets, servers, connect attempts) this process holds that `before` (a
+ * tcpHandles() taken earlier) did not, each described with its addresses, state and, for a socket
+ * connected since recordSocketOrigins(), the stack that connected it: what a close() left
+ * holding the process. Handles an earlier test file of the same jest worker left are not counted.
+ */
+export function tcpHandlesSince(before: ReadonlySet<unknown>): string[] {
+  return activeHandles()
+    .filter((owner) => isTcp(owner) && !before.has(owner))
+    .map(describeTcp);
 }
