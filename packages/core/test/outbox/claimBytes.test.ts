@@ -1,0 +1,162 @@
+/**
+ * A claim's memory is bounded by bytes as well as by count: whatever the rows' sizes, no claim
+ * (so no publish call) carries more than `maxBatchBytes` of payload text, except a claim of one
+ * row, which is always taken (an event larger than the bound is still relayed, alone). Rows the
+ * bound leaves out stay PENDING, unclaimed and unspent, and keys still publish in order.
+ */
+import { createEmitter, createRelay, type OutboxMessage, type Publisher, type Relay } from '@ferry/core';
+import { relayStore } from '@ferry/core/internal/testing';
+import { InMemoryPublisher } from '@ferry/testing';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { silent, waitFor } from './helpers';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+beforeEach(async () => {
+  await t.db.execute('DELETE FROM outbox_events');
+});
+
+const MiB = 1024 * 1024;
+const BOUND = 4 * MiB;
+const big = createEmitter({ limits: { maxPayloadBytes: 16 * MiB } });
+
+/** A payload whose text is about `bytes` long. */
+const blob = (n: number, bytes = MiB - 100) => ({ n, blob: 'x'.repeat(bytes) });
+
+/** The payload's bytes as the relay holds them: its JSON text, as PostgreSQL writes it. */
+async function storedBytes(ids: readonly string[]): Promise<Map<string, number>> {
+  const rows = await t.db.query<{ id: string; bytes: number }>(
+    `SELECT id::text AS id, octet_length(payload::text) AS bytes FROM outbox_events WHERE id = ANY ($1::uuid[])`,
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, r.bytes]));
+}
+
+/** A publisher that records each call's messages. */
+function recording(): { publisher: Publisher; calls: OutboxMessage[][]; inner: InMemoryPublisher } {
+  const inner = new InMemoryPublisher();
+  const calls: OutboxMessage[][] = [];
+  const publisher: Publisher = {
+    publish: (messages, signal) => {
+      calls.push([...messages]);
+      return inner.publish(messages, signal);
+    },
+  };
+  return { publisher, calls, inner };
+}
+
+/** Twelve events of about 1 MiB: six unkeyed, three each of keys 'a' and 'b'. */
+async function emitBacklog(): Promise<string[]> {
+  const events = Array.from({ length: 12 }, (_, n) => ({
+    type: 'big',
+    payload: blob(n),
+    orderingKey: n < 6 ? undefined : n % 2 === 0 ? 'a' : 'b',
+  }));
+  return (await big.emitMany(t.db, events)).ids;
+}
+
+async function expectAllSentInKeyOrder(calls: OutboxMessage[][], ids: readonly string[]): Promise<void> {
+  const sizes = await storedBytes(ids);
+  for (const call of calls) {
+    expect(call.length).toBeGreaterThanOrEqual(1);
+    const bytes = call.reduce((sum, m) => sum + (sizes.get(m.id) ?? Infinity), 0);
+    if (call.length > 1) expect(bytes).toBeLessThanOrEqual(BOUND);
+  }
+  const delivered = calls.flat();
+  expect(new Set(delivered.map((m) => m.id))).toEqual(new Set(ids));
+  for (const key of ['a', 'b']) {
+    const order = delivered.filter((m) => m.orderingKey === key).map((m) => (m.payload as { n: number }).n);
+    expect(order).toEqual([...order].sort((x, y) => x - y));
+  }
+  const [row] = await t.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'`,
+  );
+  expect(row?.n).toBe(0);
+}
+
+async function drain(relay: Relay): Promise<void> {
+  await waitFor(async () => {
+    await relay.runOnce();
+    const [row] = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM outbox_events WHERE status IN ('PENDING', 'PROCESSING')`,
+    );
+    return row?.n === 0;
+  });
+}
+
+describe('a claim bounded by maxBatchBytes', () => {
+  it('takes rows in due order while their payloads fit, leaving the rest PENDING and unspent', async () => {
+    const ids = await emitBacklog();
+    const sizes = await storedBytes(ids);
+    const claim = await relayStore(t.db).claim({
+      token: '00000000-0000-4000-8000-0000000000b1',
+      limit: 500,
+      maxBytes: BOUND,
+      leaseMs: 60_000,
+      failedHead: 'block',
+    });
+    const bytes = claim.rows.reduce((sum, r) => sum + (sizes.get(r.id) ?? 0), 0);
+    expect({ rows: claim.rows.length, withinBound: bytes <= BOUND }).toEqual({ rows: 4, withinBound: true });
+    const left = await t.db.query<{ status: string; claim_count: number; retry_count: number }>(
+      `SELECT status, claim_count, retry_count FROM outbox_events WHERE id <> ALL ($1::uuid[])`,
+      [claim.rows.map((r) => r.id)],
+    );
+    expect(left).toHaveLength(8);
+    expect(left.every((r) => r.status === 'PENDING' && r.claim_count === 0 && r.retry_count === 0)).toBe(
+      true,
+    );
+  });
+
+  it('takes a single row larger than the bound, alone', async () => {
+    const { ids } = await big.emitMany(t.db, [
+      { type: 'big', payload: blob(0, 5 * MiB) },
+      { type: 'big', payload: blob(1, 10) },
+    ]);
+    const claim = await relayStore(t.db).claim({
+      token: '00000000-0000-4000-8000-0000000000b2',
+      limit: 500,
+      maxBytes: BOUND,
+      leaseMs: 60_000,
+      failedHead: 'skip',
+    });
+    expect(claim.rows.map((r) => r.id)).toEqual([ids[0]]);
+  });
+
+  it('relay cycles (runOnce) publish every event, no call over the bound, keys in order', async () => {
+    const ids = await emitBacklog();
+    const { publisher, calls } = recording();
+    const relay = createRelay({ db: t.db, publisher, logger: silent, options: { maxBatchBytes: BOUND } });
+    await drain(relay);
+    await relay.close();
+    expect(calls.length).toBeGreaterThanOrEqual(3);
+    await expectAllSentInKeyOrder(calls, ids);
+  });
+
+  it("pipelined cycles (start) and the 'skip' policy keep the bound too", async () => {
+    const ids = await emitBacklog();
+    const { publisher, calls } = recording();
+    const relay = createRelay({
+      db: t.db,
+      publisher,
+      logger: silent,
+      options: { maxBatchBytes: BOUND, pipelineDepth: 3, pollInterval: 20, ordering: { failedHead: 'skip' } },
+    });
+    relay.start();
+    try {
+      await waitFor(async () => {
+        const [row] = await t.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'`,
+        );
+        return row?.n === 0;
+      });
+    } finally {
+      await relay.close();
+    }
+    await expectAllSentInKeyOrder(calls, ids);
+  });
+});
