@@ -28,6 +28,12 @@ export interface OutboxOptions {
   stuckThreshold?: number;
   pollInterval?: number;
   batchSize?: number;
+  /**
+   * Payload bytes one claim takes at most (the payloads' JSON text), beside batchSize's count: rows
+   * in due order while their total fits, always at least one (an event larger than this is relayed
+   * alone). The relay holds up to pipelineDepth claims at once.
+   */
+  maxBatchBytes?: number;
   /** Claimed batches the running relay keeps in flight at once (claim, publish, complete overlap). */
   pipelineDepth?: number;
   /** 'delete': a sent event's row is deleted at completion instead of kept as SENT (see docs/outbox.md). */
@@ -87,6 +93,7 @@ export interface ResolvedOutboxOptions {
   };
   readonly pollInterval: number;
   readonly batchSize: number;
+  readonly maxBatchBytes: number;
   readonly pipelineDepth: number;
   readonly onSent: OnSent;
   readonly recoveryBatchSize: number;
@@ -127,6 +134,10 @@ export const OUTBOX_DEFAULTS = {
   'lease.heartbeatFailureTolerance': { default: 1, min: 1, max: 100 },
   pollInterval: { default: 1_000, min: 10, max: MAX_DELAY_BOUND_MS },
   batchSize: { default: 500, min: 1, max: 10_000 }, // bench/README.md: relay-kafka at 100 vs 500
+  // 64 MiB binds only claims averaging over 128 KiB a row at the default batchSize, and keeps two
+  // claims in flight (pipelineDepth) of a 16 MiB-event backlog well inside a default Node heap
+  // where 500 such rows (8 GiB) ended the relay (docs/outbox.md).
+  maxBatchBytes: { default: 64 * 1024 * 1024, min: 1, max: Number.MAX_SAFE_INTEGER },
   pipelineDepth: { default: 2, min: 1, max: 8 },
   recoveryBatchSize: { default: 1_000, min: 1, max: 100_000 },
   'poisonGuard.maxClaims': { default: 10, min: 1, max: 1_000_000 },
@@ -191,6 +202,7 @@ const TOP_LEVEL_KEYS = {
   stuckThreshold: true,
   pollInterval: true,
   batchSize: true,
+  maxBatchBytes: true,
   pipelineDepth: true,
   onSent: true,
   recoveryBatchSize: true,
@@ -352,6 +364,7 @@ function resolveFresh(options: OutboxOptions): ResolvedOutboxOptions {
     lease: resolveLease(options, warnings),
     pollInterval: int('pollInterval', options.pollInterval),
     batchSize: int('batchSize', options.batchSize),
+    maxBatchBytes: int('maxBatchBytes', options.maxBatchBytes),
     pipelineDepth: int('pipelineDepth', options.pipelineDepth),
     onSent: oneOf('onSent', options.onSent, ['keep', 'delete'], 'keep'),
     recoveryBatchSize: int('recoveryBatchSize', options.recoveryBatchSize),

@@ -123,6 +123,7 @@ export class RelayCycle {
         const probe = await this.store.probe({
           token,
           limit,
+          maxBytes: this.options.maxBatchBytes,
           leaseMs: this.options.lease.duration,
           failedHead: this.options.ordering.failedHead,
           refused,
@@ -139,6 +140,7 @@ export class RelayCycle {
       return await this.store.claim({
         token,
         limit,
+        maxBytes: this.options.maxBatchBytes,
         leaseMs: this.options.lease.duration,
         failedHead: this.options.ordering.failedHead,
         laneCursor: this.laneCursor,

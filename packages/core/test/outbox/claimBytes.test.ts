@@ -127,6 +127,29 @@ describe('a claim bounded by maxBatchBytes', () => {
     expect(claim.rows.map((r) => r.id)).toEqual([ids[0]]);
   });
 
+  it("a half-open probe's claim (store.probe) keeps the bound, each of its steps", async () => {
+    const ids = await emitBacklog();
+    const sizes = await storedBytes(ids);
+    const store = relayStore(t.db);
+    const probe = (token: string, refused: (string | null)[]) =>
+      store.probe({
+        token,
+        limit: 500,
+        maxBytes: BOUND,
+        leaseMs: 60_000,
+        failedHead: 'block',
+        refused,
+        cursor: null,
+      });
+    const taken = (rows: readonly { id: string }[]) =>
+      rows.reduce((sum, r) => sum + (sizes.get(r.id) ?? 0), 0);
+    // From the destinations not refused ('others'), then from the refused default one.
+    const others = await probe('00000000-0000-4000-8000-0000000000b3', ['elsewhere']);
+    const refused = await probe('00000000-0000-4000-8000-0000000000b4', [null]);
+    expect([others.rows.length, taken(others.rows) <= BOUND]).toEqual([4, true]);
+    expect([refused.rows.length, taken(refused.rows) <= BOUND]).toEqual([4, true]);
+  });
+
   it('relay cycles (runOnce) publish every event, no call over the bound, keys in order', async () => {
     const ids = await emitBacklog();
     const { publisher, calls } = recording();

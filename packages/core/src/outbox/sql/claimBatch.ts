@@ -3,6 +3,7 @@ import { LEASE_COMMIT_COLUMN } from '../../sql/leaseCommit';
 import type { FailedHeadPolicy } from '../options';
 import { CLAIMED_COLUMNS, msInterval, opaqueStatus, saturatingIncrement, type ClaimedRow } from './fragments';
 import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './keyScan';
+import { BYTE_COLUMNS, byteState, withinBytes, type ByteState } from './claimBytes';
 
 /**
  * Row `r` sorts no later than the due window's last row, or the window holds every due row. A
@@ -95,7 +96,7 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     UNION ALL SELECT id FROM unkeyed
     UNION ALL SELECT id FROM lane_heads
   ), candidates AS (
-    SELECT e.id FROM outbox_events e
+    SELECT e.id, e.next_attempt_at, e.seq FROM outbox_events e
     WHERE e.id = ANY (ARRAY(SELECT id FROM pool)) AND e.status = ${NOT_A_CONSTANT_PENDING}
     ORDER BY e.next_attempt_at, e.seq LIMIT $1
     FOR UPDATE SKIP LOCKED
@@ -138,12 +139,16 @@ export const SKIP_GUARD = `
 
 export const BLOCK_READY = `, ready AS (SELECT id FROM candidates)`;
 
-export const CLAIMED = `
+/**
+ * Claims the `ready` rows within the byte bound (withinBytes: `bytes` and `first` are its
+ * parameters), so no claim statement can leave it out.
+ */
+export const claimed = (bytes: string, first: string): string => `${withinBytes(bytes, first)}
   , claimed AS (
     UPDATE outbox_events e
     SET status = 'PROCESSING', claim_token = $2::uuid, lease_expires_at = now() + ${msInterval('$3')},
         claimed_at = now(), claim_count = ${saturatingIncrement('e.claim_count')}, updated_at = now()
-    WHERE e.id = ANY (ARRAY(SELECT id FROM ready))
+    WHERE e.id = ANY (ARRAY(SELECT id FROM within))
     RETURNING ${CLAIMED_COLUMNS}
   )`;
 
@@ -169,8 +174,8 @@ function claimSql(policy: FailedHeadPolicy, lanes: boolean, root: boolean): stri
         UNION SELECT u.id FROM unkeyed u WHERE ${inWindow('u')}) w)::int`
     : 'NULL::int';
   return `WITH RECURSIVE ${candidateSources(policy, lanes)}
-  ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
-  SELECT ${LANE_STATE}, ${windowCount} AS window_count,
+  ${skip ? SKIP_GUARD : BLOCK_READY} ${claimed('$7', '$8')} ${skip ? SKIPPED : ''}
+  SELECT ${LANE_STATE}, ${windowCount} AS window_count, ${BYTE_COLUMNS},
     ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids${root ? LEASE_COMMIT_COLUMN : ''},
     claimed.*
   FROM (SELECT 1) one
@@ -204,6 +209,11 @@ export interface ClaimResult {
 interface ClaimArgs {
   token: string;
   limit: number;
+  /**
+   * Payload bytes the claim takes at most (maxBatchBytes; withinBytes), beside `limit`: rows in
+   * due order while their total stays within it, always at least one. Unset: no byte bound.
+   */
+  maxBytes?: number;
   leaseMs: number;
   failedHead: FailedHeadPolicy;
   laneCursor?: string | null;
@@ -221,9 +231,16 @@ interface StepResult {
   readonly wrapped: boolean;
   /** Candidates from the due window and unkeyed rows alone (key-scan statement only). */
   readonly windowCount: number | null;
+  readonly bytes: ByteState;
 }
 
-async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Promise<StepResult> {
+/** `bytes`: the byte budget left; `first`: no row claimed yet (the first is taken whatever its size). */
+async function claimStep(
+  db: SqlExecutor,
+  args: ClaimArgs,
+  lanes: boolean,
+  budget: { bytes: number; first: boolean },
+): Promise<StepResult> {
   const statement = (db.inTransaction ? CLAIM_IN_TRANSACTION : CLAIM)[args.failedHead];
   const result = await db.query<
     Partial<ClaimedRow> & {
@@ -232,10 +249,21 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
       lane_wrapped: boolean | null;
       window_count: number | null;
       skipped_ids: string[] | null;
+      claimed_bytes: string | null;
+      bytes_full: boolean | null;
     }
   >(
     lanes ? statement.lanes : statement.fast,
-    [args.limit, args.token, args.leaseMs, args.limit * 2, args.limit * 2, args.laneCursor ?? null],
+    [
+      args.limit,
+      args.token,
+      args.leaseMs,
+      args.limit * 2,
+      args.limit * 2,
+      args.laneCursor ?? null,
+      budget.bytes,
+      budget.first,
+    ],
     args.statement,
   );
   const rows = result.filter((row): row is ClaimedRow & (typeof result)[number] => row.id != null);
@@ -248,6 +276,7 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
     laneCursor: more ? first.lane_last : lanes ? null : (args.laneCursor ?? null),
     wrapped: first?.lane_wrapped === true,
     windowCount: first?.window_count == null ? null : Number(first.window_count),
+    bytes: byteState(first),
   };
 }
 
@@ -269,6 +298,10 @@ async function claimStep(db: SqlExecutor, args: ClaimArgs, lanes: boolean): Prom
  * first event is FAILED), so a blocked key costs what any other key does, however many rows it
  * holds.
  *
+ * `maxBytes` bounds the claim's payload bytes over all its statements (withinBytes): a statement
+ * whose bound left a claimable row out ends the claim, and the claim's first row is taken
+ * whatever its size.
+ *
  * When the cheap statement came back short (behind a blocked key it finds nothing on every
  * claim: its due window holds only the blocked rows) the key scan ran anyway, so the result says
  * `keyScanFirst` and the next claim starts with the key-scan statement, one statement fewer. That
@@ -283,17 +316,31 @@ export async function claimBatch(db: SqlExecutor, args: ClaimArgs): Promise<Clai
   let ends = cursor === null ? 1 : 0;
   let round = false; // a scan came back round to where it started
   let keyScanFirst = false;
+  let bytes = args.maxBytes ?? Number.MAX_SAFE_INTEGER; // the byte budget left
+  let bytesFull = false; // the byte bound left a claimable row out
   for (
     let statement = 0;
-    rows.length < args.limit && (statement === 0 || (!round && ends < 2));
+    rows.length < args.limit && !bytesFull && (statement === 0 || (!round && ends < 2));
     statement += 1
   ) {
     const lanes = statement > 0 || args.keyScanFirst === true;
-    const step = await claimStep(db, { ...args, limit: args.limit - rows.length, laneCursor: cursor }, lanes);
+    const step = await claimStep(
+      db,
+      { ...args, limit: args.limit - rows.length, laneCursor: cursor },
+      lanes,
+      {
+        bytes,
+        first: rows.length === 0,
+      },
+    );
     rows.push(...step.rows);
     for (const id of step.skippedIds) skipped.add(id);
-    // Would the cheap statement alone have come back short? Then the next claim starts with the scan.
-    if (statement === 0) keyScanFirst = (lanes ? (step.windowCount ?? 0) : step.rows.length) < args.limit;
+    bytes = Math.max(0, bytes - step.bytes.claimedBytes);
+    bytesFull = step.bytes.bytesFull;
+    // Would the cheap statement alone have come back short (not full by bytes)? Then the next
+    // claim starts with the scan.
+    if (statement === 0)
+      keyScanFirst = !bytesFull && (lanes ? (step.windowCount ?? 0) : step.rows.length) < args.limit;
     if (!lanes) continue;
     cursor = step.laneCursor;
     round = cursor === null;

@@ -1,6 +1,7 @@
 import type { SqlExecutor, StatementOptions } from '../../sql/executor';
 import type { FailedHeadPolicy } from '../options';
-import { BLOCK_READY, CLAIMED, NOT_A_CONSTANT_PENDING, SKIP_GUARD, SKIPPED } from './claimBatch';
+import { BLOCK_READY, claimed, NOT_A_CONSTANT_PENDING, SKIP_GUARD, SKIPPED } from './claimBatch';
+import { BYTE_COLUMNS } from './claimBytes';
 import type { ClaimedRow } from './fragments';
 import { BLOCKING, keyScan, LANE_LAST_JOIN, noneInFlight } from './keyScan';
 
@@ -40,7 +41,7 @@ const PENDING = (r: string) => `${r}.status NOT IN ('PROCESSING', 'SENT', 'FAILE
  * rows in key order from $8 (a loose index scan, one probe each, at most $7, plus one for the next
  * cursor), less the refused ones ($6).
  */
-const VISIT = `RECURSIVE dests AS (
+const VISIT = `dests AS (
     SELECT (SELECT ${DEST('d')} FROM outbox_events d
             WHERE ${PENDING('d')} AND ${DEST('d')} >= $8
             ORDER BY ${DEST('d')} LIMIT 1) AS name, 1 AS n
@@ -61,6 +62,14 @@ const REFUSED_TURN = `read_dests AS (
 
 type Phase = 'others' | 'refused';
 type Step = Phase | 'keys';
+
+/** Each step's own parameters, before the byte bound's two (byteParams). */
+const STEP_PARAMS: Record<Step, number> = { others: 8, refused: 6, keys: 7 };
+
+/** The byte bound's parameters (withinBytes), after the step's own: the bytes, and `first` (true). */
+function byteParams(step: Step): [string, string] {
+  return [`$${STEP_PARAMS[step] + 1}`, `$${STEP_PARAMS[step] + 2}`];
+}
 
 /**
  * The half-open probe's claim while the broker refused some destinations ($6: their names, '' for
@@ -91,7 +100,8 @@ function probeSql(policy: FailedHeadPolicy, phase: Phase): string {
       ? 'SELECT id FROM heads ORDER BY rn, ord, next_attempt_at, seq LIMIT $1'
       : 'SELECT id FROM heads WHERE ord = (SELECT min(ord) FROM heads) ORDER BY next_attempt_at, seq LIMIT $1';
   const next = phase === 'others' ? '(SELECT s.name FROM dests s WHERE s.n = $7 + 1)' : 'NULL::text';
-  return `WITH ${phase === 'others' ? VISIT : REFUSED_TURN}, firsts AS (
+  // RECURSIVE: VISIT's dests and claimed's byte walk (withinBytes).
+  return `WITH RECURSIVE ${phase === 'others' ? VISIT : REFUSED_TURN}, firsts AS (
     SELECT s.ord, f.id, f.seq, f.next_attempt_at, f.ordering_key FROM read_dests s CROSS JOIN LATERAL (
       SELECT c.id, c.seq, c.next_attempt_at, c.ordering_key FROM outbox_events c
       WHERE ${DEST('c')} = s.name AND ${PENDING('c')} AND c.next_attempt_at <= now()
@@ -110,12 +120,12 @@ function probeSql(policy: FailedHeadPolicy, phase: Phase): string {
     SELECT h.*, row_number() OVER (PARTITION BY h.ord ORDER BY h.next_attempt_at, h.seq) AS rn
     FROM found h
   ), candidates AS (
-    SELECT e.id FROM outbox_events e
+    SELECT e.id, e.next_attempt_at, e.seq FROM outbox_events e
     WHERE e.id = ANY (ARRAY(${chosen})) AND e.status = ${NOT_A_CONSTANT_PENDING}
     ORDER BY e.next_attempt_at, e.seq
     FOR UPDATE SKIP LOCKED
-  ) ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
-  SELECT ${next} AS next_destination, NULL::text AS next_key,
+  ) ${skip ? SKIP_GUARD : BLOCK_READY} ${claimed(...byteParams(phase))} ${skip ? SKIPPED : ''}
+  SELECT ${next} AS next_destination, NULL::text AS next_key, ${BYTE_COLUMNS},
     ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids, claimed.*
   FROM (SELECT 1) one LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
 }
@@ -132,13 +142,13 @@ function probeSql(policy: FailedHeadPolicy, phase: Phase): string {
 function keysSql(policy: FailedHeadPolicy): string {
   const skip = policy === 'skip';
   return `WITH RECURSIVE ${keyScan(policy, true)}, candidates AS (
-    SELECT e.id FROM outbox_events e
+    SELECT e.id, e.next_attempt_at, e.seq FROM outbox_events e
     WHERE e.id = ANY (ARRAY(SELECT id FROM lane_heads)) AND e.status = ${NOT_A_CONSTANT_PENDING}
       AND ${DEST('e')} <> ALL (${REFUSED('$7')})
     ORDER BY e.next_attempt_at, e.seq LIMIT $4
     FOR UPDATE SKIP LOCKED
-  ) ${skip ? SKIP_GUARD : BLOCK_READY} ${CLAIMED} ${skip ? SKIPPED : ''}
-  SELECT NULL::text AS next_destination, last.k AS next_key,
+  ) ${skip ? SKIP_GUARD : BLOCK_READY} ${claimed(...byteParams('keys'))} ${skip ? SKIPPED : ''}
+  SELECT NULL::text AS next_destination, last.k AS next_key, ${BYTE_COLUMNS},
     ${skip ? '(SELECT array_agg(id) FROM skipped)' : 'NULL::text[]'} AS skipped_ids, claimed.*
   FROM (SELECT 1) one ${LANE_LAST_JOIN} LEFT JOIN claimed ON true ORDER BY claimed.seq::bigint`;
 }
@@ -155,6 +165,8 @@ const PROBE: Record<Step, Record<FailedHeadPolicy, string>> = {
 export interface ProbeArgs {
   token: string;
   limit: number;
+  /** Payload bytes the probe takes at most, always at least one row (ClaimArgs.maxBytes). */
+  maxBytes?: number;
   leaseMs: number;
   failedHead: FailedHeadPolicy;
   /**
@@ -181,10 +193,22 @@ export interface ProbeResult {
 
 function params(args: ProbeArgs, step: Step, from: string): unknown[] {
   const refused = [...new Set(args.refused.map((d) => d ?? ''))];
+  // A probe is a claim of its own (the relay claims nothing else that cycle): its first row is
+  // taken whatever its size.
+  const bytes = [args.maxBytes ?? Number.MAX_SAFE_INTEGER, true];
   if (step === 'keys')
-    return [PROBE_KEYS, args.token, args.leaseMs, args.limit, PROBE_KEYS, args.keyCursor ?? null, refused];
+    return [
+      PROBE_KEYS,
+      args.token,
+      args.leaseMs,
+      args.limit,
+      PROBE_KEYS,
+      args.keyCursor ?? null,
+      refused,
+      ...bytes,
+    ];
   const base = [args.limit, args.token, args.leaseMs, args.limit * 2, PROBE_ROWS, refused];
-  return step === 'others' ? [...base, PROBE_DESTINATIONS, from] : base;
+  return step === 'others' ? [...base, PROBE_DESTINATIONS, from, ...bytes] : [...base, ...bytes];
 }
 
 async function probeStep(db: SqlExecutor, args: ProbeArgs, step: Step, from = ''): Promise<ProbeResult> {
