@@ -96,7 +96,7 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     UNION ALL SELECT id FROM unkeyed
     UNION ALL SELECT id FROM lane_heads
   ), candidates AS (
-    SELECT e.id, e.next_attempt_at, e.seq FROM outbox_events e
+    SELECT e.id, e.ctid, e.next_attempt_at, e.seq FROM outbox_events e
     WHERE e.id = ANY (ARRAY(SELECT id FROM pool)) AND e.status = ${NOT_A_CONSTANT_PENDING}
     ORDER BY e.next_attempt_at, e.seq LIMIT $1
     FOR UPDATE SKIP LOCKED

@@ -120,7 +120,7 @@ function probeSql(policy: FailedHeadPolicy, phase: Phase): string {
     SELECT h.*, row_number() OVER (PARTITION BY h.ord ORDER BY h.next_attempt_at, h.seq) AS rn
     FROM found h
   ), candidates AS (
-    SELECT e.id, e.next_attempt_at, e.seq FROM outbox_events e
+    SELECT e.id, e.ctid, e.next_attempt_at, e.seq FROM outbox_events e
     WHERE e.id = ANY (ARRAY(${chosen})) AND e.status = ${NOT_A_CONSTANT_PENDING}
     ORDER BY e.next_attempt_at, e.seq
     FOR UPDATE SKIP LOCKED
@@ -142,7 +142,7 @@ function probeSql(policy: FailedHeadPolicy, phase: Phase): string {
 function keysSql(policy: FailedHeadPolicy): string {
   const skip = policy === 'skip';
   return `WITH RECURSIVE ${keyScan(policy, true)}, candidates AS (
-    SELECT e.id, e.next_attempt_at, e.seq FROM outbox_events e
+    SELECT e.id, e.ctid, e.next_attempt_at, e.seq FROM outbox_events e
     WHERE e.id = ANY (ARRAY(SELECT id FROM lane_heads)) AND e.status = ${NOT_A_CONSTANT_PENDING}
       AND ${DEST('e')} <> ALL (${REFUSED('$7')})
     ORDER BY e.next_attempt_at, e.seq LIMIT $4
