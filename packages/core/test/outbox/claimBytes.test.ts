@@ -127,6 +127,28 @@ describe('a claim bounded by maxBatchBytes', () => {
     expect(claim.rows.map((r) => r.id)).toEqual([ids[0]]);
   });
 
+  it("counts the bytes of all the claim's statements (the key scan after the due window)", async () => {
+    // The due window (2 × limit rows) holds the unkeyed 3 MiB row and key z's rows blocked behind
+    // its FAILED head: the first statement claims that row alone, the key scan finds a and b.
+    const { ids } = await big.emitMany(t.db, [
+      { type: 'big', payload: blob(0, 3 * MiB - 100) },
+      ...Array.from({ length: 7 }, (_, n) => ({ type: 'z', payload: { n }, orderingKey: 'z' })),
+      { type: 'big', payload: blob(1), orderingKey: 'a' },
+      { type: 'big', payload: blob(2), orderingKey: 'b' },
+    ]);
+    await t.db.execute(`UPDATE outbox_events SET status = 'FAILED', failed_at = now() WHERE id = $1::uuid`, [
+      ids[1],
+    ]);
+    const claim = await relayStore(t.db).claim({
+      token: '00000000-0000-4000-8000-0000000000b5',
+      limit: 3,
+      maxBytes: BOUND,
+      leaseMs: 60_000,
+      failedHead: 'block',
+    });
+    expect(claim.rows.map((r) => r.id)).toEqual([ids[0], ids[8]]);
+  });
+
   it("a half-open probe's claim (store.probe) keeps the bound, each of its steps", async () => {
     const ids = await emitBacklog();
     const sizes = await storedBytes(ids);

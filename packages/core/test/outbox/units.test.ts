@@ -32,6 +32,7 @@ describe('resolveOutboxOptions', () => {
     expect(o).toMatchObject({
       pollInterval: 1_000,
       batchSize: 500,
+      maxBatchBytes: 64 * 1024 * 1024,
       recoveryBatchSize: 1_000,
       poisonGuard: { maxClaims: 10 },
       ordering: { failedHead: 'block' },
@@ -59,6 +60,9 @@ describe('resolveOutboxOptions', () => {
     ],
     ['stuckThreshold', { stuckThreshold: 1_000, lease: { duration: 2_000, heartbeatInterval: 100 } }],
     ['batchSize', { batchSize: 0 }],
+    ['maxBatchBytes', { maxBatchBytes: 0 }],
+    ['maxBatchBytes', { maxBatchBytes: 1.5 }],
+    ['maxBatchBytes', { maxBatchBytes: '64MiB' }],
     ['poisonGuard.maxClaims', { poisonGuard: { maxClaims: 0 } }],
     ['ordering.failedHead', { ordering: { failedHead: 'ignore' } }],
     ['onSent', { onSent: 'drop' }],
