@@ -142,7 +142,7 @@ export function resolveBackoff(
   given: Partial<BackoffPolicy> | undefined,
   defaults: BackoffPolicy,
 ): BackoffPolicy {
-  knownKeysOption(`${name}.`, given, POLICY_KEYS);
+  given = knownKeysOption(`${name}.`, given, POLICY_KEYS);
   const policy = { ...defaults, ...given };
   // Both go into a timer (abortableDelay): past MAX_TIMER_MS it would fire after 1 ms.
   timerOption(`${name}.initialMs`, policy.initialMs, 1);

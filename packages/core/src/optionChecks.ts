@@ -97,39 +97,156 @@ function renamedHint(prefix: string, key: string, known: readonly string[]): str
 }
 
 /**
- * Throws for the first key of `value` not in `known`; `prefix` is the parent path (`retry.`). A
- * retired option name is refused with the name that replaced it.
+ * Checks an options object and returns its snapshot: a fresh plain object holding each option of
+ * `keys` the object has (its own or inherited from a class, never from Object.prototype), each
+ * read exactly once. Use the snapshot, never the object given, from then on: a getter answering a
+ * valid value when checked and another when read again (or a Proxy doing the same) cannot slip a
+ * value past its check (review 142). Throws FerryConfigError for the first key of `value` not in
+ * `known` (a retired option name is refused with the name that replaced it), for a value that is
+ * no object, and for one that cannot be read (a revoked Proxy, a trap or a getter that throws),
+ * naming the option (`prefix` is the parent path, `retry.`), never the raw TypeError. `undefined`
+ * passes and is returned.
  */
-export function knownKeysOption(
+export function knownKeysOption<T>(
   prefix: string,
-  value: unknown,
+  value: T,
   keys: readonly string[] | Readonly<Record<string, true>>,
-): void {
-  if (value === undefined) return;
+): T {
+  if (value === undefined) return value;
   const known = Array.isArray(keys) ? (keys as readonly string[]) : Object.keys(keys);
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new FerryConfigError(
-      prefix.replace(/\.$/, '') || 'options',
-      `must be an object, got ${received(value)}`,
-    );
+  const path = prefix.replace(/\.$/, '') || 'options';
+  if (!isOptionsObject(path, value)) {
+    throw new FerryConfigError(path, `must be an object, got ${received(value)}`);
   }
-  const key = firstUnknownKey(value, known);
-  if (key !== undefined) {
-    throw new FerryConfigError(
-      `${prefix}${key}`,
-      `is not a known option${renamedHint(prefix, key, known)} (known: ${known.join(', ')})`,
-    );
+  return snapshotOptions(prefix, path, value, known, true) as T;
+}
+
+/**
+ * A record option whose keys are the caller's own names (`routes`, by event type), or options
+ * whose other keys are checked later (a NestJS module's settings): checked to be an object and
+ * returned as a snapshot of its own keys, and of `inherited` found on its prototype chain, each
+ * value read once, as knownKeysOption does. `undefined` passes and is returned.
+ */
+export function recordOption<T>(prefix: string, value: T, inherited: readonly string[] = []): T {
+  if (value === undefined) return value;
+  const path = prefix.replace(/\.$/, '') || 'options';
+  if (!isOptionsObject(path, value)) {
+    throw new FerryConfigError(path, `must be an object, got ${received(value)}`);
   }
+  return snapshotOptions(prefix, path, value, inherited, false) as T;
+}
+
+/** A non-array object; a revoked Proxy (Array.isArray throws on one) is refused as `path`. */
+export function isOptionsObject(path: string, value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) return false;
+  return !readOption(path, 'cannot be read (a revoked Proxy?)', () => Array.isArray(value));
+}
+
+/**
+ * An object literal or Object.create(null) (no class instance, array or boxed value); one that
+ * cannot be read (a revoked Proxy, a getPrototypeOf trap that throws) is refused as `path`.
+ */
+export function isPlainOptions(path: string, value: unknown): value is Record<string, unknown> {
+  if (!isOptionsObject(path, value)) return false;
+  const proto = readOption(path, 'cannot be read', () => Object.getPrototypeOf(value) as unknown);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * An array option's copy, each element read once (by index, holes as `undefined`): not an array,
+ * or one that cannot be read (a revoked Proxy, a trap that throws), is refused naming `path`:
+ * `must be <what>`, as is one longer than `max` (a Proxy's length can claim billions). The
+ * elements checked are the elements used.
+ */
+export function arrayOption(path: string, value: unknown, what: string, max = 10_000): readonly unknown[] {
+  const isArray = readOption(path, 'cannot be read (a revoked Proxy?)', () => Array.isArray(value));
+  if (!isArray) throw new FerryConfigError(path, `must be ${what}, got ${received(value)}`);
+  const array = value as readonly unknown[];
+  const length = readOption(path, 'cannot be read', () => array.length);
+  if (!Number.isSafeInteger(length) || length > max) {
+    throw new FerryConfigError(path, `has a length of ${received(length)}; the limit is ${max}`);
+  }
+  const copy: unknown[] = [];
+  for (let index = 0; index < length; index += 1) {
+    copy.push(readOption(`${path}[${index}]`, 'cannot be read', () => array[index]));
+  }
+  return copy;
+}
+
+/** `read()`, or FerryConfigError on `path` saying what threw: never the thrown value itself. */
+function readOption<R>(path: string, what: string, read: () => R): R {
+  try {
+    return read();
+  } catch (error) {
+    throw new FerryConfigError(path, `${what}: ${thrownText(error)}`);
+  }
+}
+
+/** What a getter or trap threw, shown as a received value is (redacted, clipped). */
+function thrownText(error: unknown): string {
+  const message = received(error instanceof Error ? safeMessage(error) : error);
+  return `it threw ${message}`;
+}
+
+function safeMessage(error: Error): unknown {
+  try {
+    return String(error.message);
+  } catch {
+    return undefined;
+  }
+}
+
+function snapshotOptions(
+  prefix: string,
+  path: string,
+  value: object,
+  known: readonly string[],
+  refuseUnknown: boolean,
+): Record<string, unknown> {
+  const own = readOption(path, 'its keys cannot be listed', () => Object.keys(value));
+  const snapshot: Record<string, unknown> = {};
+  const read = (key: string): unknown =>
+    readOption(`${prefix}${key}`, 'cannot be read', () => (value as Record<string, unknown>)[key]);
+  for (const key of own) {
+    const option = read(key);
+    if (refuseUnknown && !known.includes(key)) {
+      // A key set to `undefined` is not refused: it has no effect either way, and a configuration
+      // loader leaves optional fields it did not find so.
+      if (option === undefined) continue;
+      throw new FerryConfigError(
+        `${prefix}${key}`,
+        `is not a known option${renamedHint(prefix, key, known)} (known: ${known.join(', ')})`,
+      );
+    }
+    defineOption(snapshot, key, option);
+  }
+  for (const key of known) {
+    // Inherited: a class instance's prototype getter counts, Object.prototype never does (a
+    // polluted prototype is no option of the caller's).
+    if (own.includes(key) || Object.hasOwn(Object.prototype, key)) continue;
+    const option = read(key);
+    if (option !== undefined) defineOption(snapshot, key, option);
+  }
+  return snapshot;
+}
+
+function defineOption(snapshot: Record<string, unknown>, key: string, option: unknown): void {
+  Object.defineProperty(snapshot, key, {
+    value: option,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }
 
 /**
  * A required options argument (createRelay's config, a connection's, a consumer's): an object,
  * else FerryConfigError naming `options`, what it needs (`needs`, e.g. `db and publisher`) and
  * the value received. Checked before anything is read from it: left out, the first read of one
- * of its options was a TypeError.
+ * of its options was a TypeError. A revoked Proxy is refused here too, not a TypeError.
  */
 export function requiredOptions(value: unknown, needs: string): void {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isOptionsObject('options', value)) {
     throw new FerryConfigError('options', `must be an object with ${needs}, got ${received(value)}`);
   }
 }

@@ -4,6 +4,7 @@ import {
   booleanOption,
   deadlineSignal,
   knownKeysOption,
+  recordOption,
   onAbort,
   received,
   requiredOptions,
@@ -109,13 +110,20 @@ export function assertFactoryResult(moduleName: string, result: unknown): Record
 /**
  * The registration options both forRoot and forRootAsync check when called (the module's
  * settings are checked at module init): unknown top-level keys of forRootAsync (`known`; forRoot's
- * go to the settings), and isGlobal a boolean, useFactory a function.
+ * go to the settings), and isGlobal a boolean, useFactory a function. Returns the options'
+ * snapshot, each read once (knownKeysOption; forRoot's: its own keys and the `registration` keys
+ * it inherits, recordOption): the module is built from the values checked, not a second read.
  */
-export function checkRegistration(options: object, known?: Readonly<Record<string, true>>): void {
+export function checkRegistration<T extends object>(
+  given: T,
+  known?: Readonly<Record<string, true>>,
+  registration: readonly string[] = [],
+): T {
   // Left out or null: refused naming `options`, not a TypeError reading isGlobal.
-  requiredOptions(options, known === undefined ? 'prisma' : 'prisma and useFactory');
+  requiredOptions(given, known === undefined ? 'prisma' : 'prisma and useFactory');
+  const options =
+    known === undefined ? recordOption('', given, registration) : knownKeysOption('', given, known);
   if (known !== undefined) {
-    knownKeysOption('', options, known);
     if (typeof (options as { useFactory?: unknown }).useFactory !== 'function') {
       throw new FerryConfigError(
         'useFactory',
@@ -126,6 +134,7 @@ export function checkRegistration(options: object, known?: Readonly<Record<strin
   booleanOption('isGlobal', (options as { isGlobal?: unknown }).isGlobal ?? false);
   importsOption((options as { imports?: unknown }).imports);
   if (known !== undefined) injectOption((options as { inject?: unknown }).inject);
+  return options;
 }
 
 /** A class, a non-empty string or a symbol: what Nest takes as an injection token. */

@@ -49,6 +49,16 @@ function registrationOf(options: InboxRegistration): Registration {
   };
 }
 
+/** forRoot's registration options, read from a class's prototype too (checkRegistration). */
+const REGISTRATION_KEYS: readonly string[] = [
+  'prisma',
+  'handlers',
+  'privilegedAdmin',
+  'global',
+  'isGlobal',
+  'imports',
+];
+
 /** forRootAsync's own keys: the settings come from useFactory. */
 const ASYNC_KEYS = {
   imports: true,
@@ -150,8 +160,8 @@ function exportsOf(registration: Registration): InjectionToken[] {
  */
 @Module({})
 export class InboxModule {
-  static forRoot<TTx>(options: InboxModuleOptions<TTx>): DynamicModule {
-    checkRegistration(options);
+  static forRoot<TTx>(given: InboxModuleOptions<TTx>): DynamicModule {
+    const options = checkRegistration(given, undefined, REGISTRATION_KEYS);
     const prisma = requirePrismaToken('InboxModule', options.prisma);
     const registration = registrationOf(options);
     return {
@@ -171,8 +181,8 @@ export class InboxModule {
    * sit at the top level; the factory returns the rest (worker, limits, handlerContext,
    * observer, logger). A factory result holding a registration option fails with FerryConfigError.
    */
-  static forRootAsync<TTx>(options: InboxModuleAsyncOptions<TTx>): DynamicModule {
-    checkRegistration(options, ASYNC_KEYS);
+  static forRootAsync<TTx>(given: InboxModuleAsyncOptions<TTx>): DynamicModule {
+    const options = checkRegistration(given, ASYNC_KEYS);
     const prisma = requirePrismaToken('InboxModule', options.prisma);
     const registration = registrationOf(options);
     const useFactory = boundedFactory('InboxModule', options);

@@ -177,6 +177,10 @@ function serviceProviders(
  * application's Prisma transactions, the admin services, and a relay (when a publisher is
  * configured) started on application bootstrap and drained on shutdown.
  */
+
+/** forRoot's registration options, read from a class's prototype too (checkRegistration). */
+const REGISTRATION_KEYS: readonly string[] = ['prisma', 'publisher', 'isGlobal', 'imports'];
+
 /** forRootAsync's own keys: the settings come from useFactory. */
 const ASYNC_KEYS = {
   imports: true,
@@ -190,8 +194,8 @@ const ASYNC_KEYS = {
 
 @Module({})
 export class OutboxModule {
-  static forRoot(options: OutboxModuleOptions): DynamicModule {
-    checkRegistration(options);
+  static forRoot(given: OutboxModuleOptions): DynamicModule {
+    const options = checkRegistration(given, undefined, REGISTRATION_KEYS);
     const prisma = requirePrismaToken('OutboxModule', options.prisma);
     const publisher = publisherProvider(options.publisher);
     return {
@@ -212,8 +216,8 @@ export class OutboxModule {
    * the factory returns the rest. A factory result holding a registration option fails at
    * module init with FerryConfigError naming it.
    */
-  static forRootAsync(options: OutboxModuleAsyncOptions): DynamicModule {
-    checkRegistration(options, ASYNC_KEYS);
+  static forRootAsync(given: OutboxModuleAsyncOptions): DynamicModule {
+    const options = checkRegistration(given, ASYNC_KEYS);
     const prisma = requirePrismaToken('OutboxModule', options.prisma);
     const publisher = publisherProvider(options.publisher);
     const useFactory = boundedFactory('OutboxModule', options);

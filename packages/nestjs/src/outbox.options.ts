@@ -69,7 +69,7 @@ const RELAY_KEYS = { enabled: true, listenUrl: true } as const satisfies OptionK
 >;
 
 function resolveRelay(relay: OutboxSettings['relay']): ResolvedOutboxSettings['relay'] {
-  knownKeysOption('relay.', relay, RELAY_KEYS);
+  relay = knownKeysOption('relay.', relay, RELAY_KEYS);
   return {
     enabled: booleanOption('relay.enabled', relay?.enabled ?? true),
     listenUrl:
@@ -82,7 +82,7 @@ function resolveRelay(relay: OutboxSettings['relay']): ResolvedOutboxSettings['r
  * resolveOutboxOptions, the module's own here. Throws FerryConfigError.
  */
 export function resolveOutboxSettings(settings: Record<string, unknown>): ResolvedOutboxSettings {
-  knownKeysOption('', settings, [...OUTBOX_SETTINGS_KEYS]);
+  settings = knownKeysOption('', settings, [...OUTBOX_SETTINGS_KEYS]);
   const raw: OutboxOptions = {};
   for (const key of OUTBOX_OPTION_KEYS) {
     if (settings[key] !== undefined) (raw as Record<string, unknown>)[key] = settings[key];

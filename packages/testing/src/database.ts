@@ -205,7 +205,7 @@ async function dropNamed(client: Client, name: string, graceMs = 2_000): Promise
  * application's. For tests and demos that must start empty; never point it at real data.
  */
 export async function recreateDatabase(url: string, options: RecreateDatabaseOptions = {}): Promise<void> {
-  knownKeysOption('', options, {
+  options = knownKeysOption('', options, {
     migrationsDirs: true,
     through: true,
   } satisfies OptionKeys<RecreateDatabaseOptions>);
@@ -235,7 +235,7 @@ export async function recreateDatabase(url: string, options: RecreateDatabaseOpt
 
 /** Drops the database named in `url` (closing its connections; see dropNamed). */
 export async function dropDatabase(url: string, options: ServerDatabaseOptions = {}): Promise<void> {
-  knownKeysOption('', options, { through: true } satisfies OptionKeys<ServerDatabaseOptions>);
+  options = knownKeysOption('', options, { through: true } satisfies OptionKeys<ServerDatabaseOptions>);
   const name = databaseName(url);
   await onServer(url, options.through, (client) => dropNamed(client, name));
 }

@@ -78,8 +78,9 @@ export function attachInMemoryConsumer(
   acceptor: InboxAcceptor,
   given: InMemoryConsumerOptions,
 ): InMemoryConsumer {
-  checkAttachable(acceptor, given, 'broker, queue and consumer');
-  const options = resolveInMemoryConsumerOptions(given);
+  const options = checkAttachable(acceptor, given, 'broker, queue and consumer', () =>
+    resolveInMemoryConsumerOptions(given),
+  );
   const { broker, queue } = options;
   const stop = new AbortController();
   const emit = consumerEmitter('memory', queue, options.observer, options.logger);

@@ -96,7 +96,7 @@ const DEFAULT_RETRY: BackoffPolicy = { initialMs: 50, maxMs: 1_000, multiplier: 
 export function resolveInMemoryConsumerOptions(
   options: InMemoryConsumerOptions,
 ): ResolvedInMemoryConsumerOptions {
-  knownKeysOption('', options, KEYS);
+  options = knownKeysOption('', options, KEYS);
   if (!(options.broker instanceof InMemoryBroker)) {
     throw new FerryConfigError('broker', `must be an InMemoryBroker, got ${received(options.broker)}`);
   }

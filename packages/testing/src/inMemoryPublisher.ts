@@ -65,7 +65,7 @@ export class InMemoryPublisher implements Publisher {
   private closed = false;
 
   constructor(options: InMemoryPublisherOptions = {}) {
-    knownKeysOption('', options, KEYS);
+    options = knownKeysOption('', options, KEYS);
     this.decide = functionOption('decide', options.decide) ?? (() => 'sent');
     this.report = { transport: 'memory', observer: functionOption('observer', options.observer) };
   }

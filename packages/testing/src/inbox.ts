@@ -114,7 +114,7 @@ export async function drainInbox(
   options: DrainInboxOptions = {},
 ): Promise<DrainInboxResult> {
   methodsOption('inbox', inbox, ['runOnce'], 'an Inbox (with runOnce())');
-  knownKeysOption('', options, DRAIN_KEYS);
+  options = knownKeysOption('', options, DRAIN_KEYS);
   const maxRounds = integerOption('maxRounds', options.maxRounds ?? 1_000, 1);
   const deadline = new WaitDeadline(timerOption('timeoutMs', options.timeoutMs ?? 30_000, 0));
   const total = { processed: 0, rounds: 0, completed: 0, retried: 0, dead: 0, leaseLost: 0, unresolved: 0 };
@@ -172,7 +172,7 @@ export async function waitForInboxRecord(
   options: WaitForInboxRecordOptions = {},
 ): Promise<InboxRecord> {
   methodsOption('scope', scope, ['get'], 'an inbox admin scope (with get(id))');
-  knownKeysOption('', options, WAIT_KEYS);
+  options = knownKeysOption('', options, WAIT_KEYS);
   const status = oneOfOption('status', options.status ?? 'COMPLETED', INBOX_STATUSES);
   const until = functionOption('until', options.until);
   const matches = until ?? ((record: InboxRecord) => record.status === status);

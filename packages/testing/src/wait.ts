@@ -75,8 +75,10 @@ export async function waitUntil<T>(
   options: WaitOptions | number = {},
 ): Promise<Exclude<T, undefined | null | false>> {
   requiredFunctionOption('probe', probe);
-  const given = typeof options === 'number' ? { timeoutMs: options } : options;
-  knownKeysOption('', given, { timeoutMs: true, intervalMs: true } satisfies OptionKeys<WaitOptions>);
+  const given = knownKeysOption('', typeof options === 'number' ? { timeoutMs: options } : options, {
+    timeoutMs: true,
+    intervalMs: true,
+  } satisfies OptionKeys<WaitOptions>);
   const timeoutMs = timerOption('timeoutMs', given.timeoutMs ?? 30_000, 0);
   const intervalMs = timerOption('intervalMs', given.intervalMs ?? 25, 0);
   const deadline = new WaitDeadline(timeoutMs);

@@ -77,7 +77,7 @@ const CLIENTS: readonly KafkaClientName[] = ['kafkajs', 'platformatic'];
 
 export function resolveConnectionOptions(options: ConnectionOptions): ResolvedConnectionOptions {
   requiredOptions(options, 'brokers');
-  knownKeysOption('', options, CONNECTION_KEYS);
+  options = knownKeysOption('', options, CONNECTION_KEYS);
   if (!Array.isArray(options.brokers) || options.brokers.length === 0) {
     throw new FerryConfigError(
       'brokers',

@@ -69,8 +69,10 @@ export interface KafkaInboxConsumer {
  * core's outageReport, as acceptHolding reports it for the other transports).
  */
 export function attachKafkaConsumer(inbox: InboxAcceptor, options: ConsumerOptions): KafkaInboxConsumer {
-  checkAttachable(inbox, options, 'connection, topic, groupId and consumer');
-  const consumer = new InboxConsumer(inbox, resolveConsumerOptions(options));
+  const resolved = checkAttachable(inbox, options, 'connection, topic, groupId and consumer', () =>
+    resolveConsumerOptions(options),
+  );
+  const consumer = new InboxConsumer(inbox, resolved);
   consumer.start();
   return consumer;
 }

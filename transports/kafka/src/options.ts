@@ -196,13 +196,14 @@ export function checkKafkaConnection(connection: unknown): void {
 }
 
 export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsumerOptions {
-  knownKeysOption('', options, CONSUMER_KEYS);
+  options = knownKeysOption('', options, CONSUMER_KEYS);
   const defaults = DEFAULTS.consumer;
   checkKafkaConnection(options.connection);
   const topics = [...(options.topics ?? []), ...(options.topic === undefined ? [] : [options.topic])];
   if (topics.length === 0) throw new FerryConfigError('topics', 'give `topic` or a non-empty `topics`');
   topics.forEach((topic, index) => topicName(`topics[${index}]`, topic));
-  knownKeysOption('deadLetter.', options.deadLetter, ['topic', 'sendRetries']);
+  const deadLetter = knownKeysOption('deadLetter.', options.deadLetter, ['topic', 'sendRetries']);
+  if (deadLetter !== undefined) options = { ...options, deadLetter };
   const deadLetterTopic = resolveDeadLetterTopic(options.deadLetter?.topic, topics);
   const sessionTimeoutMs = timerOption(
     'sessionTimeoutMs',

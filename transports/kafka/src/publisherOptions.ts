@@ -71,7 +71,7 @@ export const PUBLISHER_OPTION_KEYS = {
 
 /** Checks a publisher's options and fills the defaults; throws FerryConfigError naming the option. */
 export function resolvePublisherOptions(options: PublisherOptions = {}): ResolvedPublisherOptions {
-  knownKeysOption('', options, PUBLISHER_OPTION_KEYS);
+  options = knownKeysOption('', options, PUBLISHER_OPTION_KEYS);
   // No prototype: an event type named like an Object member (`constructor`, `toString`) finds no
   // route of its own and falls through to defaultDestination (review 47).
   const routes: Record<string, string> = Object.create(null) as Record<string, string>;

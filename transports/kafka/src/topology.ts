@@ -50,7 +50,7 @@ export async function ensureTopics(
   specs: readonly TopicSpec[],
 ): Promise<string[]> {
   const topics = specs.map((spec, index) => {
-    knownKeysOption(`topics[${index}].`, spec, TOPIC_SPEC_KEYS);
+    spec = knownKeysOption(`topics[${index}].`, spec, TOPIC_SPEC_KEYS);
     return {
       topic: nonEmpty(`topics[${index}].topic`, spec.topic),
       numPartitions: integer(`topics[${index}].partitions`, spec.partitions ?? 1, 1),

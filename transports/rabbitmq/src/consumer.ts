@@ -76,8 +76,11 @@ export interface RabbitConsumer {
  * exchange. See the README's known limits (bounded work queues, quorum delivery limits).
  */
 export function attachRabbitConsumer(inbox: InboxAcceptor, options: RabbitConsumerOptions): RabbitConsumer {
-  checkAttachable(inbox, options, 'connection, queue and consumer');
-  const consumer = new ConsumerRuntime(inbox, resolveConsumerOptions(options, inbox.maxPayloadBytes));
+  const { resolved } = checkAttachable(inbox, options, 'connection, queue and consumer', () => {
+    const resolved = resolveConsumerOptions(options, inbox.maxPayloadBytes);
+    return { resolved, consumer: resolved.decode.consumer };
+  });
+  const consumer = new ConsumerRuntime(inbox, resolved);
   consumer.start();
   return consumer;
 }

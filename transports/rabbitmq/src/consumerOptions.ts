@@ -152,7 +152,7 @@ export function resolveConsumerOptions(
   options: RabbitConsumerOptions,
   acceptorMaxPayloadBytes: number,
 ): ResolvedConsumerOptions {
-  knownKeysOption('', options, CONSUMER_OPTION_KEYS);
+  options = knownKeysOption('', options, CONSUMER_OPTION_KEYS);
   checkConnection(options.connection);
   const maxTransportRetries = integer(
     'maxTransportRetries',

@@ -97,7 +97,7 @@ export function resolveConnectionOptions(
 ): ResolvedConnectionOptions {
   // A consumer's own connection options (`connection.`) were checked to be an object already.
   if (prefix === '') requiredOptions(options, 'url');
-  knownKeysOption(prefix, options, CONNECTION_OPTION_KEYS);
+  options = knownKeysOption(prefix, options, CONNECTION_OPTION_KEYS);
   if (typeof options.url !== 'string' || !/^amqps?:\/\//.test(options.url)) {
     // received() takes a URL's credentials out.
     throw new FerryConfigError(

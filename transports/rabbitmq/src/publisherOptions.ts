@@ -3,6 +3,7 @@ import {
   functionOption,
   timerOption,
   knownKeysOption,
+  recordOption,
   received,
   type OptionKeys,
   type TransportObserver,
@@ -60,7 +61,7 @@ export interface ResolvedPublisherOptions {
 
 /** Checks a publisher's options and fills the defaults; throws FerryConfigError naming the option. */
 export function resolvePublisherOptions(options: RabbitPublisherOptions = {}): ResolvedPublisherOptions {
-  knownKeysOption('', options, PUBLISHER_OPTION_KEYS);
+  options = knownKeysOption('', options, PUBLISHER_OPTION_KEYS);
   if (options.defaultDestination !== undefined && typeof options.defaultDestination !== 'string') {
     throw new FerryConfigError(
       'defaultDestination',
@@ -100,9 +101,9 @@ const ROUTE_KEYS = { exchange: true, routingKey: true } as const satisfies Optio
 
 /** Each route `{ exchange, routingKey? }`, named `routes.<type>.<key>` (the exchange may be '', AMQP's default). */
 function checkRoutes(routes: RabbitPublisherOptions['routes']): Readonly<Record<string, Route>> {
-  knownKeysOption('routes.', routes, Object.keys(routes ?? {}));
-  for (const [type, route] of Object.entries(routes ?? {})) {
-    knownKeysOption(`routes.${type}.`, route, ROUTE_KEYS);
+  routes = recordOption('routes.', routes);
+  for (const [type, given] of Object.entries(routes ?? {})) {
+    const route = knownKeysOption(`routes.${type}.`, given, ROUTE_KEYS);
     if (typeof route?.exchange !== 'string') {
       throw new FerryConfigError(
         `routes.${type}.exchange`,

@@ -2,6 +2,7 @@ import type { Channel } from 'amqplib';
 import { FerryConfigError } from '@ferry/core';
 import {
   knownKeysOption,
+  arrayOption,
   nonEmptyOption as nonEmpty,
   oneOfOption,
   received,
@@ -79,9 +80,21 @@ export function pickTopology(options: WorkQueueTopology): WorkQueueTopology {
 }
 
 export function workQueueNames(topology: WorkQueueTopology): WorkQueueNames {
-  knownKeysOption('', topology, TOPOLOGY_KEYS);
+  return checkedTopology(topology).names;
+}
+
+/**
+ * The topology checked, as its snapshot (each option and binding read once, knownKeysOption):
+ * what is declared is what was checked.
+ */
+function checkedTopology(topology: WorkQueueTopology): {
+  readonly names: WorkQueueNames;
+  readonly bindings: readonly QueueBinding[];
+} {
+  topology = knownKeysOption('', topology, TOPOLOGY_KEYS);
   const queue = nonEmpty('queue', topology.queue);
-  knownKeysOption('deadLetter.', topology.deadLetter, ['exchange', 'queue']);
+  const deadLetter = knownKeysOption('deadLetter.', topology.deadLetter, ['exchange', 'queue']);
+  if (deadLetter !== undefined) topology = { ...topology, deadLetter };
   const retryQueue =
     topology.retryQueue === undefined ? `${queue}.retry` : nonEmpty('retryQueue', topology.retryQueue);
   const tiers = checkRetryTiers(
@@ -95,10 +108,10 @@ export function workQueueNames(topology: WorkQueueTopology): WorkQueueNames {
     retryQueues: tiers.map((ms) => tierQueueName(retryQueue, ms)),
     retryTiersMs: tiers,
   };
-  checkBindings(topology.bindings);
+  const bindings = checkBindings(topology.bindings);
   checkNameLengths(names, topology);
-  checkNoLoop(names, topology.bindings);
-  return names;
+  checkNoLoop(names, bindings);
+  return { names, bindings };
 }
 
 /**
@@ -176,15 +189,13 @@ function checkExchangeArguments(option: string, value: unknown): void {
  * direct exchange routes nothing to; the default exchange cannot be bound (403); an exchange or
  * routing key over 255 bytes (an AMQP short string) failed every attach, retried for ever.
  */
-function checkBindings(bindings: unknown): void {
-  if (bindings === undefined) return;
-  if (!Array.isArray(bindings)) {
-    throw new FerryConfigError('bindings', `must be an array of bindings, got ${received(bindings)}`);
-  }
-  bindings.forEach((binding: unknown, i) => {
+function checkBindings(bindings: unknown): readonly QueueBinding[] {
+  if (bindings === undefined) return [];
+  // Each binding's snapshot, in a copy of the array: what is bound is what was checked.
+  return arrayOption('bindings', bindings, 'an array of bindings').map((given: unknown, i) => {
     const name = `bindings[${i}]`;
-    if (binding === undefined) throw new FerryConfigError(name, 'must be an object, got undefined');
-    knownKeysOption(`${name}.`, binding, BINDING_KEYS);
+    if (given === undefined) throw new FerryConfigError(name, 'must be an object, got undefined');
+    const binding = knownKeysOption(`${name}.`, given, BINDING_KEYS);
     const { exchange, routingKey, exchangeType, exchangeArguments } = binding as Record<string, unknown>;
     if (exchange === '') {
       throw new FerryConfigError(
@@ -200,6 +211,7 @@ function checkBindings(bindings: unknown): void {
     if (exchangeType !== undefined) checkExchangeType(`${name}.exchangeType`, exchangeType);
     if (exchangeArguments !== undefined)
       checkExchangeArguments(`${name}.exchangeArguments`, exchangeArguments);
+    return binding as QueueBinding;
   });
 }
 
@@ -209,7 +221,7 @@ function checkBindings(bindings: unknown): void {
  * retry tier that is the work queue, a dead-letter exchange the work queue is bound to (each
  * dead letter would be delivered again, rejected again, for ever).
  */
-function checkNoLoop(names: WorkQueueNames, bindings: WorkQueueTopology['bindings']): void {
+function checkNoLoop(names: WorkQueueNames, bindings: readonly QueueBinding[]): void {
   const { queue, deadLetterQueue, deadLetterExchange, retryQueues } = names;
   if (deadLetterQueue === queue) {
     throw new FerryConfigError('deadLetter.queue', `is the work queue ${JSON.stringify(queue)}`);
@@ -226,9 +238,7 @@ function checkNoLoop(names: WorkQueueNames, bindings: WorkQueueTopology['binding
       `makes a retry tier queue the work queue ${JSON.stringify(queue)}`,
     );
   }
-  const bound = Array.isArray(bindings)
-    ? bindings.find((binding: QueueBinding | null) => binding?.exchange === deadLetterExchange)
-    : undefined;
+  const bound = bindings.find((binding) => binding.exchange === deadLetterExchange);
   if (bound !== undefined) {
     throw new FerryConfigError(
       'deadLetter.exchange',
@@ -254,7 +264,7 @@ export async function declareWorkQueue(
   channel: Channel,
   topology: WorkQueueTopology,
 ): Promise<WorkQueueNames> {
-  const names = workQueueNames(topology);
+  const { names, bindings } = checkedTopology(topology);
   await channel.assertExchange(names.deadLetterExchange, 'fanout', { durable: true });
   await channel.assertQueue(names.deadLetterQueue, { durable: true });
   await channel.bindQueue(names.deadLetterQueue, names.deadLetterExchange, '');
@@ -272,7 +282,7 @@ export async function declareWorkQueue(
     durable: true,
     arguments: { 'x-dead-letter-exchange': names.deadLetterExchange },
   });
-  for (const binding of topology.bindings ?? []) {
+  for (const binding of bindings) {
     await channel.assertExchange(binding.exchange, binding.exchangeType ?? 'topic', {
       durable: true,
       ...(binding.exchangeArguments === undefined ? {} : { arguments: { ...binding.exchangeArguments } }),

@@ -38,9 +38,8 @@ import { requestDeadline } from './deadline';
 import { deleteMessages } from './deleteBatch';
 import { REJECT_REASONS, closedError, requestError } from './errors';
 import {
-  checkSqsConnection,
   DEFAULTS,
-  resolveConsumerOptions,
+  resolveAttachOptions,
   type ConsumerOptions,
   type ResolvedConsumerOptions,
 } from './options';
@@ -115,9 +114,13 @@ export interface SqsConsumer {
  * none is deleted and each gets a visibility timeout of the retry backoff, so it comes back later.
  */
 export function attachSqsConsumer(acceptor: InboxAcceptor, options: AttachConsumerOptions): SqsConsumer {
-  checkAttachable(acceptor, options, 'connection, queueUrl and consumer');
-  checkSqsConnection(options.connection);
-  const consumer = new PollingConsumer(acceptor, options.connection, resolveConsumerOptions(options));
+  const { connection, resolved } = checkAttachable(
+    acceptor,
+    options,
+    'connection, queueUrl and consumer',
+    () => resolveAttachOptions(options),
+  );
+  const consumer = new PollingConsumer(acceptor, connection, resolved);
   consumer.start();
   return consumer;
 }

@@ -24,6 +24,7 @@ import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
 import { deadLetterQueueUrlOption } from './deadLetterOption';
 import { queueReferenceFault } from './queueUrl';
+import type { SqsConnection } from './connection';
 
 /** SQS's classic per-message and per-batch limit; AWS raised both to 1 MiB in 2025. */
 export const SQS_CLASSIC_LIMIT_BYTES = 262_144;
@@ -114,7 +115,7 @@ const CREDENTIAL_KEYS = {
 } as const satisfies OptionKeys<StaticCredentials>;
 
 export function resolveConnectionOptions(options: ConnectionOptions = {}): ResolvedConnectionOptions {
-  knownKeysOption('', options, CONNECTION_KEYS);
+  options = knownKeysOption('', options, CONNECTION_KEYS);
   if (
     options.endpoint !== undefined &&
     (typeof options.endpoint !== 'string' || !/^https?:\/\//.test(options.endpoint))
@@ -127,7 +128,8 @@ export function resolveConnectionOptions(options: ConnectionOptions = {}): Resol
   const region = nonEmpty('region', options.region ?? process.env.AWS_REGION ?? DEFAULTS.region);
   // Only the keys: a credential's value is never shown.
   if (typeof options.credentials !== 'function') {
-    knownKeysOption('credentials.', options.credentials, CREDENTIAL_KEYS);
+    const credentials = knownKeysOption('credentials.', options.credentials, CREDENTIAL_KEYS);
+    if (credentials !== undefined) options = { ...options, credentials };
   }
   if (options.client !== undefined && typeof options.client?.send !== 'function') {
     throw new FerryConfigError('client', `must be an SQSClient, got ${received(options.client)}`);
@@ -209,7 +211,7 @@ function queueOption(name: string, value: unknown): string {
 }
 
 export function resolvePublisherOptions(options: PublisherOptions = {}): ResolvedPublisherOptions {
-  knownKeysOption('', options, PUBLISHER_KEYS);
+  options = knownKeysOption('', options, PUBLISHER_KEYS);
   const maxBatchBytes = integer(
     'maxBatchBytes',
     options.maxBatchBytes ?? DEFAULTS.maxBatchBytes,
@@ -365,9 +367,24 @@ const CONSUMER_KEYS = {
   connection: true,
 } as const satisfies OptionKeys<ConsumerOptions & { connection: unknown }>;
 
+/**
+ * attachSqsConsumer's options: one snapshot (each option read once, knownKeysOption), so the
+ * connection checked is the connection used and the options resolved are the ones read here.
+ */
+export function resolveAttachOptions(given: ConsumerOptions & { readonly connection: unknown }): {
+  readonly connection: SqsConnection;
+  readonly resolved: ResolvedConsumerOptions;
+  readonly consumer: string;
+} {
+  const options = knownKeysOption('', given, CONSUMER_KEYS);
+  checkSqsConnection(options.connection);
+  const resolved = resolveConsumerOptions(options);
+  return { connection: options.connection as SqsConnection, resolved, consumer: resolved.consumer };
+}
+
 /** `connection` is attachSqsConsumer's own key, allowed here because it passes the whole object. */
 export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsumerOptions {
-  knownKeysOption('', options, CONSUMER_KEYS);
+  options = knownKeysOption('', options, CONSUMER_KEYS);
   const visibilityTimeoutSeconds = integer(
     'visibilityTimeoutSeconds',
     options.visibilityTimeoutSeconds ?? DEFAULTS.visibilityTimeoutSeconds,
@@ -375,8 +392,13 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     MAX_VISIBILITY_SECONDS,
   );
   checkConnection((options as { connection?: unknown }).connection);
-  const deadLetter = options.deadLetter ?? { mode: 'redrive' };
-  knownKeysOption('deadLetter.', deadLetter, deadLetter.mode === 'queue' ? ['mode', 'queueUrl'] : ['mode']);
+  // Read once (a snapshot): `queueUrl` is refused afterwards unless the mode is 'queue'.
+  const deadLetter: DeadLetterOptions = knownKeysOption(
+    'deadLetter.',
+    options.deadLetter ?? { mode: 'redrive' },
+    ['mode', 'queueUrl'],
+  );
+  if (deadLetter.mode !== 'queue') knownKeysOption('deadLetter.', deadLetter, ['mode']);
   oneOfOption('deadLetter.mode', deadLetter.mode, ['queue', 'redrive'] as const);
   const queueUrl = queueOption('queueUrl', options.queueUrl);
   if (deadLetter.mode === 'queue') deadLetterQueueUrlOption(queueUrl, deadLetter.queueUrl);

@@ -83,8 +83,10 @@ export { isFifoQueue } from './queueUrl';
  * does not know is a FerryConfigError naming it, and nothing is created.
  */
 export async function declareQueue(connection: SqsConnection, spec: QueueSpec): Promise<DeclaredQueue> {
-  knownKeysOption('', spec, QUEUE_SPEC_KEYS);
-  knownKeysOption('deadLetter.', spec.deadLetter, ['maxReceiveCount']);
+  spec = knownKeysOption('', spec, QUEUE_SPEC_KEYS);
+  // Snapshots (read once): the maxReceiveCount checked is the one sent.
+  const deadLetter = knownKeysOption('deadLetter.', spec.deadLetter, ['maxReceiveCount']);
+  if (deadLetter !== undefined) spec = { ...spec, deadLetter };
   nonEmptyOption('name', spec.name);
   const fifo = booleanOption('fifo', spec.fifo ?? isFifoQueue(spec.name));
   if (fifo !== isFifoQueue(spec.name)) {

@@ -57,8 +57,9 @@ const NOT_ALIVE: ReadonlySet<string> = new Set(['closing', 'closed', 'stopped', 
  * last successful cycle (no database); readiness probes the database, ferry's schema and
  * each transport, each with a deadline; details adds backlog counts against thresholds.
  */
-export function createHealth(options: HealthOptions): FerryHealth {
-  const { maxCycleAgeMs: maxAge, checkTimeoutMs: timeoutMs } = resolveHealthOptions(options);
+export function createHealth(given: HealthOptions): FerryHealth {
+  // `options` is the snapshot of `given` (each option read once, as checked).
+  const { options, maxCycleAgeMs: maxAge, checkTimeoutMs: timeoutMs } = resolveHealthOptions(given);
   // A probe that gives up gives its statement up too (on fromPg its connection is destroyed), so
   // probes of a silent database do not hold the pool's connections for good; details' reads
   // have the same deadline.

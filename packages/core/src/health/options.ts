@@ -37,15 +37,22 @@ const INBOX_THRESHOLD_KEYS = {
 /** Longest timer Node keeps (a longer one fires at once). */
 
 export interface ResolvedHealthOptions {
+  /** The options' snapshot (knownKeysOption): each option and threshold read once, as checked. */
+  readonly options: HealthOptions;
   readonly maxCycleAgeMs: number;
   readonly checkTimeoutMs: number;
 }
 
-function thresholds(prefix: string, value: object | undefined, keys: Readonly<Record<string, true>>): void {
-  knownKeysOption(prefix, value, keys);
+function thresholds<T extends object>(
+  prefix: string,
+  value: T | undefined,
+  keys: Readonly<Record<string, true>>,
+): T | undefined {
+  value = knownKeysOption(prefix, value, keys);
   for (const [key, count] of Object.entries(value ?? {})) {
     if (count !== undefined) integerOption(`${prefix}${key}`, count, 0);
   }
+  return value;
 }
 
 /**
@@ -116,7 +123,7 @@ function loopSource(name: 'relay' | 'inbox', source: unknown): void {
 /** createHealth's options checked like every options object (unknown keys, types, values shown). */
 export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOptions {
   requiredOptions(options, 'db');
-  knownKeysOption('', options, KEYS);
+  options = knownKeysOption('', options, KEYS);
   executorOption('db', options.db);
   if (options.transports !== undefined && !Array.isArray(options.transports)) {
     throw new FerryConfigError(
@@ -124,16 +131,28 @@ export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOpti
       `must be an array of { name, check }, got ${received(options.transports)}`,
     );
   }
-  // By index, not forEach: a sparse array's hole is an entry readiness reads as undefined.
-  const probes = options.transports ?? [];
-  for (let index = 0; index < probes.length; index += 1) transportProbe(probes[index], index);
+  // By index, not forEach: a sparse array's hole is an entry readiness reads as undefined. Copied
+  // as read: the probes checked are the probes used.
+  const given = options.transports ?? [];
+  const probes: TransportProbe[] = [];
+  for (let index = 0; index < given.length; index += 1) {
+    const probe = given[index];
+    transportProbe(probe, index);
+    probes.push(probe as TransportProbe);
+  }
   distinctNames(probes);
   loopSource('relay', options.relay);
   loopSource('inbox', options.inbox);
   booleanOption('checkSchema', options.checkSchema ?? true);
-  thresholds('outboxThresholds.', options.outboxThresholds, OUTBOX_THRESHOLD_KEYS);
-  thresholds('inboxThresholds.', options.inboxThresholds, INBOX_THRESHOLD_KEYS);
+  const outboxThresholds = thresholds('outboxThresholds.', options.outboxThresholds, OUTBOX_THRESHOLD_KEYS);
+  const inboxThresholds = thresholds('inboxThresholds.', options.inboxThresholds, INBOX_THRESHOLD_KEYS);
   return {
+    options: {
+      ...options,
+      ...(options.transports === undefined ? {} : { transports: probes }),
+      ...(outboxThresholds === undefined ? {} : { outboxThresholds }),
+      ...(inboxThresholds === undefined ? {} : { inboxThresholds }),
+    },
     maxCycleAgeMs: integerOption('maxCycleAgeMs', options.maxCycleAgeMs ?? 60_000, 1),
     checkTimeoutMs: timerOption('checkTimeoutMs', options.checkTimeoutMs ?? 5_000, 1),
   };

@@ -7,12 +7,14 @@ import {
   booleanOption,
   functionOption,
   integerOption,
+  isOptionsObject,
+  isPlainOptions,
   knownKeysOption,
+  recordOption,
   oneOfOption,
   received,
   type OptionKeys,
 } from '../optionChecks';
-import { isPlainObject } from '../validate/json';
 import type { PrismaTransactionLike } from '../sql/executor';
 import { STATEMENT_TIMEOUT_BOUNDS, STATEMENT_TIMEOUT_DEFAULT_MS } from '../sql/statementDeadline';
 import type { RandomSource } from '../backoff';
@@ -185,7 +187,7 @@ function resolveWorker(
   input: InboxWorkerOptions,
   handlerNames: readonly string[],
 ): ResolvedInboxWorkerOptions {
-  knownKeysOption('worker.', input, WORKER_KEYS);
+  input = knownKeysOption('worker.', input, WORKER_KEYS);
   const numbers = {} as Record<NumericWorkerOption, number>;
   for (const key of Object.keys(INBOX_WORKER_BOUNDS) as NumericWorkerOption[]) {
     if (DERIVED_WORKER_OPTIONS.has(key) && input[key] === undefined) continue;
@@ -232,30 +234,34 @@ const HANDLER_KEYS = { parse: true, handle: true } as const satisfies OptionKeys
  * literal's unknown keys (`parser`, `handler`) are refused as every option's are; a class
  * instance keeps its own fields (a repository it was built with).
  */
-function checkHandler(option: string, handler: unknown): void {
-  if (typeof handler === 'function') return;
-  if (typeof handler !== 'object' || handler === null || Array.isArray(handler)) {
-    throw new FerryConfigError(option, `must be a function or { parse?, handle }, got ${received(handler)}`);
+function checkHandler(option: string, given: unknown): unknown {
+  if (typeof given === 'function') return given;
+  if (!isOptionsObject(option, given)) {
+    throw new FerryConfigError(option, `must be a function or { parse?, handle }, got ${received(given)}`);
   }
-  if (isPlainObject(handler)) knownKeysOption(`${option}.`, handler, HANDLER_KEYS);
+  // An object literal is used as its snapshot (its parse and handle read once, as checked).
+  const handler = isPlainOptions(option, given) ? knownKeysOption(`${option}.`, given, HANDLER_KEYS) : given;
   const { parse, handle } = handler as { parse?: unknown; handle?: unknown };
   if (typeof handle !== 'function') {
     throw new FerryConfigError(`${option}.handle`, `must be a function, got ${received(handle)}`);
   }
   functionOption(`${option}.parse`, parse);
+  return handler;
 }
 
 /** Handlers by consumer name: a plain object (an array's indexes are no consumer names). */
 function resolveHandlers<TTx>(handlers: unknown): Readonly<Record<string, InboxHandler<TTx>>> {
   if (handlers === undefined) return {};
-  if (!isPlainObject(handlers)) {
+  if (!isPlainOptions('handlers', handlers)) {
     throw new FerryConfigError(
       'handlers',
       `must be an object of handlers by consumer name, got ${received(handlers)}`,
     );
   }
-  for (const [name, handler] of Object.entries(handlers)) {
-    checkHandler(`handlers.${name}`, handler);
+  // Its snapshot: each handler read once, the one checked is the one run.
+  const snapshot = recordOption('handlers.', handlers);
+  for (const [name, handler] of Object.entries(snapshot)) {
+    snapshot[name] = checkHandler(`handlers.${name}`, handler);
     const nameFault = consumerNameFault(name);
     if (nameFault !== null) {
       throw new FerryConfigError(
@@ -264,14 +270,14 @@ function resolveHandlers<TTx>(handlers: unknown): Readonly<Record<string, InboxH
       );
     }
   }
-  return handlers as Record<string, InboxHandler<TTx>>;
+  return snapshot as Record<string, InboxHandler<TTx>>;
 }
 
 /** Fills defaults and checks bounds once; throws FerryConfigError naming the bad option. */
 export function resolveInboxOptions<TTx = PrismaTransactionLike>(
   input: InboxOptions<TTx> = {},
 ): ResolvedInboxOptions<TTx> {
-  knownKeysOption('', input, TOP_KEYS);
+  input = knownKeysOption('', input, TOP_KEYS);
   const handlers = resolveHandlers<TTx>(input.handlers);
   const worker = resolveWorker(given(input.worker, {}), Object.keys(handlers));
   const maxPayloadBytes = integer(

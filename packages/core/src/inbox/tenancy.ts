@@ -33,7 +33,7 @@ const SET = `SELECT set_config($1, $2, true) AS value`;
 export function createInboxTenancyContext<TTx extends ApplicationTransaction = PrismaTransactionLike>(
   options: InboxTenancyOptions = {},
 ): InboxHandlerContextWrapper<TTx> {
-  knownKeysOption('tenancy.', options, KEYS);
+  options = knownKeysOption('tenancy.', options, KEYS);
   const setting = options.setting ?? DEFAULT_TENANT_SETTING;
   if (typeof setting !== 'string' || !SETTING.test(setting))
     throw new FerryConfigError(

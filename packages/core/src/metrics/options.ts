@@ -99,7 +99,7 @@ export interface ResolvedMetricsOptions {
 }
 
 export function resolveMetricsOptions(options: FerryMetricsOptions): ResolvedMetricsOptions {
-  knownKeysOption('', options, KEYS);
+  options = knownKeysOption('', options, KEYS);
   const prefix = options.prefix ?? 'ferry_';
   if (typeof prefix !== 'string' || !/^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(prefix)) {
     throw new FerryConfigError(
@@ -131,7 +131,7 @@ export function resolveMetricsOptions(options: FerryMetricsOptions): ResolvedMet
 }
 
 function resolveStats(stats: MetricsStatsOptions): ResolvedStatsOptions {
-  knownKeysOption('stats.', stats, STATS_KEYS);
+  stats = knownKeysOption('stats.', stats, STATS_KEYS);
   executorOption('stats.db', stats.db);
   return {
     db: stats.db,

@@ -60,7 +60,7 @@ const KEYS = {
  */
 export async function serveMetrics(options: ServeMetricsOptions): Promise<MetricsServer> {
   requiredOptions(options, 'registry');
-  knownKeysOption('', options, KEYS);
+  options = knownKeysOption('', options, KEYS);
   const { registry } = options;
   if (typeof registry?.metrics !== 'function') {
     throw new FerryConfigError('registry', `must be a prom-client Registry, got ${received(registry)}`);

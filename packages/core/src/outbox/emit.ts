@@ -76,7 +76,7 @@ const EMIT_KEYS = {
 } as const satisfies OptionKeys<EmitOptions>;
 
 function resolveLimits(limits: Partial<EnvelopeLimits> = {}): EnvelopeLimits {
-  knownKeysOption('limits.', limits, Object.keys(DEFAULT_ENVELOPE_LIMITS));
+  limits = knownKeysOption('limits.', limits, Object.keys(DEFAULT_ENVELOPE_LIMITS));
   const resolved = { ...DEFAULT_ENVELOPE_LIMITS, ...limits };
   for (const [name, value] of Object.entries(resolved)) {
     const bound = ENVELOPE_LIMIT_BOUNDS[name as keyof EnvelopeLimits];
@@ -127,9 +127,9 @@ function everyEvent(events: readonly OutboxEventInput[]): OutboxEventInput[] {
 
 /** Resolves emit options once (throws FerryConfigError) and returns bound emit functions. */
 export function createEmitter(options: EmitOptions = {}): Emitter {
-  knownKeysOption('', options, EMIT_KEYS);
-  knownKeysOption('retry.', options.retry, ['maxRetries']);
-  const { maxRetries } = resolveRetryOptions({ maxRetries: options.retry?.maxRetries });
+  options = knownKeysOption('', options, EMIT_KEYS);
+  const retry = knownKeysOption('retry.', options.retry, ['maxRetries']);
+  const { maxRetries } = resolveRetryOptions({ maxRetries: retry?.maxRetries });
   const limits = resolveLimits(options.limits);
   const observer = observerOption(options.observer);
   const channel = resolveOutboxOptions({ channel: options.channel ?? OUTBOX_DEFAULT_CHANNEL }).channel;

@@ -222,12 +222,21 @@ export const OUTBOX_OPTION_KEYS: readonly (keyof OutboxOptions)[] = Object.freez
   Object.keys(TOP_LEVEL_KEYS) as (keyof OutboxOptions)[],
 );
 
-/** Rejects unknown keys at the top level and inside each group (`retry.`, `lease.` ...). */
-function checkKnownKeys(options: OutboxOptions): void {
-  knownKeysOption('', options, Object.keys(TOP_LEVEL_KEYS));
+/**
+ * Rejects unknown keys at the top level and inside each group (`retry.`, `lease.` ...) and
+ * returns the options' snapshot, its groups snapshotted too: each option read once.
+ */
+function checkKnownKeys(options: OutboxOptions): OutboxOptions {
+  const snapshot: Record<string, unknown> = knownKeysOption(
+    '',
+    options as Record<string, unknown>,
+    Object.keys(TOP_LEVEL_KEYS),
+  );
   for (const [group, keys] of Object.entries(OPTION_KEYS)) {
-    knownKeysOption(`${group}.`, (options as Record<string, unknown>)[group], keys);
+    const value = knownKeysOption(`${group}.`, snapshot[group], keys);
+    if (value !== undefined) snapshot[group] = value;
   }
+  return snapshot as OutboxOptions;
 }
 
 function resolveLease(options: OutboxOptions, warnings: string[]): ResolvedOutboxOptions['lease'] {
@@ -338,8 +347,8 @@ export function resolveOutboxOptions(
   return resolved;
 }
 
-function resolveFresh(options: OutboxOptions): ResolvedOutboxOptions {
-  checkKnownKeys(options);
+function resolveFresh(given: OutboxOptions): ResolvedOutboxOptions {
+  const options = checkKnownKeys(given);
   const warnings: string[] = [];
   const channel = options.channel ?? OUTBOX_DEFAULT_CHANNEL;
   if (typeof channel !== 'string' || !CHANNEL_PATTERN.test(channel)) {

@@ -71,8 +71,8 @@ class OutboxRelay implements Relay {
     return this.options.pollInterval;
   }
 
-  constructor(config: RelayConfig) {
-    checkRelayConfig(config);
+  constructor(given: RelayConfig) {
+    const config = checkRelayConfig(given);
     this.options = resolveOutboxOptions(config.options);
     refuseRelayMaxRetries(config.options);
     const logger = guardLogger(config.logger ?? defaultLogger('ferry.outbox.relay'));

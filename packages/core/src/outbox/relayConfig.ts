@@ -44,14 +44,16 @@ const RELAY_CONFIG_KEYS = {
 /**
  * Checks createRelay's argument the way every options object is checked (unknown keys, types,
  * the received value shown); the numeric and policy options inside `options` are
- * resolveOutboxOptions's job.
+ * resolveOutboxOptions's job. Returns the snapshot to use instead of `config` (knownKeysOption).
  */
-export function checkRelayConfig(config: RelayConfig): void {
+export function checkRelayConfig(config: RelayConfig): RelayConfig {
   requiredOptions(config, 'db and publisher');
-  knownKeysOption('', config, RELAY_CONFIG_KEYS);
+  // Its snapshot from here on: every option read once (knownKeysOption), the value checked is the one used.
+  config = knownKeysOption('', config, RELAY_CONFIG_KEYS);
   if (config.store === undefined) executorOption('db', config.db);
   methodsOption('publisher', config.publisher, ['publish'], 'a Publisher with publish(messages, signal)');
   if (config.listenUrl !== undefined) checkListenUrl('listenUrl', config.listenUrl);
   observerOption(config.observer);
   loggerOption('logger', config.logger);
+  return config;
 }

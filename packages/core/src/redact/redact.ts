@@ -24,8 +24,8 @@ const KEY_NAME = /^[a-z0-9_-]{1,64}$/i;
 const REDACTION_KEYS = { allow: true, keys: true } as const satisfies OptionKeys<RedactionOptions>;
 
 /** The option's own path `redact.` (the inbox's and relay's option), also for createRedactor. */
-function checkOptions(options: RedactionOptions): void {
-  knownKeysOption('redact.', options, REDACTION_KEYS);
+function checkOptions(options: RedactionOptions): RedactionOptions {
+  options = knownKeysOption('redact.', options, REDACTION_KEYS);
   const { allow = [], keys = [] } = options;
   if (
     !Array.isArray(allow) ||
@@ -46,6 +46,7 @@ function checkOptions(options: RedactionOptions): void {
       'redact.keys',
       `must be an array of key names (letters, digits, _ and -), got ${received(keys)}`,
     );
+  return options;
 }
 
 /**
@@ -53,8 +54,7 @@ function checkOptions(options: RedactionOptions): void {
  * Throws FerryConfigError for a malformed `options`.
  */
 export function createRedactor(options: RedactionOptions = {}): Redactor {
-  checkOptions(options);
-  return buildRedactor(options);
+  return buildRedactor(checkOptions(options));
 }
 
 /**

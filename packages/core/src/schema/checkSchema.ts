@@ -73,7 +73,7 @@ export async function checkSchema(
 ): Promise<CheckSchemaResult> {
   // Every option checked before the database is reached.
   executorOption('db', db);
-  knownKeysOption('', options, KEYS);
+  options = knownKeysOption('', options, KEYS);
   booleanOption('requireAllMigrations', options.requireAllMigrations ?? true);
   migrationsTableFor(options);
   const timeoutMs = statementTimeoutOption('statementTimeoutMs', options.statementTimeoutMs);
@@ -161,7 +161,7 @@ export async function verifyOutboxSchema(
   db: SqlExecutor,
   options: { readonly statementTimeoutMs?: number } = {},
 ): Promise<void> {
-  knownKeysOption('', options, ['statementTimeoutMs']);
+  options = knownKeysOption('', options, ['statementTimeoutMs']);
   const statementTimeoutMs = (options as { statementTimeoutMs?: number } | null)?.statementTimeoutMs;
   await checkSchema(db, {
     tables: OUTBOX_TABLE,

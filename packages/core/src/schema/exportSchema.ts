@@ -19,7 +19,7 @@ const KEYS = { after: true } as const satisfies OptionKeys<ExportSqlOptions>;
  * opens no transaction of its own: the tool that applies it decides.
  */
 export function exportSql(options: ExportSqlOptions = {}): string {
-  knownKeysOption('', options, KEYS);
+  options = knownKeysOption('', options, KEYS);
   const after = options.after === undefined ? undefined : nonEmptyOption('after', options.after);
   const all = loadMigrationFiles();
   if (after !== undefined && !all.some((file) => file.name === after)) {

@@ -106,7 +106,7 @@ export interface MigrateResult {
 export async function migrate(target: SqlExecutor, options: MigrateOptions = {}): Promise<MigrateResult> {
   // Every option checked before the database is reached.
   executorOption('db', target);
-  knownKeysOption('', options, KEYS);
+  options = knownKeysOption('', options, KEYS);
   // 0: no limit, as PostgreSQL's (documented); else each transaction's deadline.
   const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 120_000, ...MIGRATE_TIMEOUT_BOUNDS);
   const lockTimeoutMs = integerOption(

@@ -40,7 +40,7 @@ const KEYS = { statementTimeoutMs: true } as const satisfies OptionKeys<Statemen
 
 /** An admin's deadline from its `options`: unknown keys refused (a relay-style `statementTimeout`). */
 export function adminStatementTimeout(options: StatementTimeoutOptions | undefined): number {
-  knownKeysOption('', options, KEYS);
+  options = knownKeysOption('', options, KEYS);
   return statementTimeoutOption('statementTimeoutMs', options?.statementTimeoutMs);
 }
 

@@ -17,13 +17,18 @@ export const DEFAULT_READY_TIMEOUT_MS = 60_000;
  * naming `inbox` or `options` (left out, `undefined` from a configuration, they were a TypeError
  * here or at the first delivery); then an inbox that has handlers refuses a consumer name none of
  * them takes (FERRY_HANDLER_MISSING), instead of accepting deliveries that would sit PENDING for
- * ever. `needs` names the options the transport requires, for the error.
+ * ever. `needs` names the options the transport requires, for the error. `resolve` is the
+ * transport's own check of the options (knownKeysOption first: a snapshot, each option read once);
+ * the consumer name checked against the handlers is the one it returns, the name the consumer
+ * then uses, never a second read of the options (review 142: a getter could answer a handled
+ * name here and another to the consumer). Returns what `resolve` returned.
  */
-export function checkAttachable(
+export function checkAttachable<R extends { readonly consumer: string }>(
   acceptor: InboxAcceptor,
-  options: { readonly consumer: string },
-  needs = 'consumer',
-): void {
+  options: unknown,
+  needs: string,
+  resolve: () => R,
+): R {
   const inbox = acceptor as Partial<InboxAcceptor> | null | undefined;
   if (typeof inbox !== 'object' || inbox === null || typeof inbox.acceptMany !== 'function') {
     throw new FerryConfigError(
@@ -32,7 +37,9 @@ export function checkAttachable(
     );
   }
   requiredOptions(options, needs);
-  acceptor.assertHandles?.(options.consumer);
+  const resolved = resolve();
+  acceptor.assertHandles?.(resolved.consumer);
+  return resolved;
 }
 
 /**
@@ -160,7 +167,7 @@ export function awaitReady(
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     // Inside the executor, so a bad option rejects like every other ready() failure.
-    knownKeysOption('', options, ['timeoutMs']);
+    options = knownKeysOption('', options, ['timeoutMs']);
     const timeoutMs = timerOption('timeoutMs', options.timeoutMs ?? DEFAULT_READY_TIMEOUT_MS, 0);
     if (closed.aborted) {
       reject(closedError(what));

@@ -51,6 +51,8 @@ export {
   oneOfOption,
   functionOption,
   knownKeysOption,
+  recordOption,
+  arrayOption,
   requiredOptions,
   methodsOption,
   requiredFunctionOption,

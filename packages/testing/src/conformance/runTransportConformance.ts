@@ -94,8 +94,9 @@ const FEATURE_KEYS = {
 
 export function runTransportConformance(options: TransportConformanceOptions): void {
   // A misspelt feature or option would otherwise be skipped or defaulted without a word.
-  knownKeysOption('', options, KEYS);
-  knownKeysOption('features.', options.features, FEATURE_KEYS);
+  options = knownKeysOption('', options, KEYS);
+  const features = knownKeysOption('features.', options.features, FEATURE_KEYS);
+  if (features !== undefined) options = { ...options, features };
   functionOption('createTransport', options.createTransport);
   functionOption('restartBroker', options.restartBroker);
   // Checked here: without it the case naming the system would compare against undefined and

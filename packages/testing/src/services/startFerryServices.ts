@@ -58,7 +58,7 @@ const MODES: readonly ServicesMode[] = ['auto', 'testcontainers', 'native'];
  * `scripts/services up` reuses or starts them natively. Call `stop()` when done.
  */
 export async function startFerryServices(options: StartFerryServicesOptions = {}): Promise<FerryServices> {
-  knownKeysOption('', options, KEYS);
+  options = knownKeysOption('', options, KEYS);
   const services = options.services ?? ALL_SERVICES;
   services.forEach((service, i) => oneOfOption(`services[${i}]`, service, ALL_SERVICES));
   // Named as the user gave it: the option, else the variable (review 90: a mistyped variable was

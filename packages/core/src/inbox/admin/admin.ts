@@ -60,7 +60,7 @@ export class InboxPrivilegedAdmin {
   private readonly db: SqlExecutor;
   constructor(client: ApplicationTransaction, options: PrivilegedAdminOptions = {}) {
     // A misspelt key (`statementTimeoutMS`) is refused: ignored, it would leave the default deadline.
-    knownKeysOption('', options, PRIVILEGED_KEYS);
+    options = knownKeysOption('', options, PRIVILEGED_KEYS);
     if (options.privilegedAdmin !== true) {
       throw new FerryConfigError(
         'privilegedAdmin',
