@@ -63,10 +63,15 @@ const ENTRY_POINTS: readonly EntryPoint[] = [
   {
     name: 'createRelay options',
     call: (options) => createRelay({ db, publisher, options: options as never }),
-    base: () => ({ pollInterval: 500, lease: { duration: 30_000 }, circuit: { openMs: 1_000 } }),
+    base: () => ({
+      pollInterval: 500,
+      lease: { duration: 30_000 },
+      circuit: { openMs: 1_000 },
+      retry: { initialDelay: 100 },
+    }),
     key: 'pollInterval',
     bad: '500',
-    nested: ['lease', 'circuit'],
+    nested: ['lease', 'circuit', 'retry'],
   },
   {
     name: 'createEmitter',
