@@ -347,6 +347,20 @@ export function resolveOutboxOptions(
   return resolved;
 }
 
+/**
+ * createRelay's `options`: resolveOutboxOptions's result, with `retry.maxRetries` refused
+ * (refuseRelayMaxRetries), both from one snapshot of the options (each read once, review 142).
+ */
+export function resolveRelayOptions(
+  options: OutboxOptions | ResolvedOutboxOptions = {},
+): ResolvedOutboxOptions {
+  if (resolvedByCore.has(options)) return options as ResolvedOutboxOptions;
+  const snapshot = checkKnownKeys(options as OutboxOptions);
+  const resolved = resolveOutboxOptions(snapshot);
+  refuseRelayMaxRetries(snapshot);
+  return resolved;
+}
+
 function resolveFresh(given: OutboxOptions): ResolvedOutboxOptions {
   const options = checkKnownKeys(given);
   const warnings: string[] = [];

@@ -4,7 +4,7 @@ import { safeEmit } from '../observe/safeEmit';
 import { reconnectDelayMs } from '../backoff';
 import { CircuitBreaker, type CircuitState } from './circuit';
 import type { OutboxEvent } from './events';
-import { refuseRelayMaxRetries, resolveOutboxOptions, type ResolvedOutboxOptions } from './options';
+import { resolveRelayOptions, type ResolvedOutboxOptions } from './options';
 import { checkRelayConfig, type RelayConfig } from './relayConfig';
 import type { ClaimedBatch } from './publishBatch';
 import { RelayCycle } from './relayCycle';
@@ -73,8 +73,7 @@ class OutboxRelay implements Relay {
 
   constructor(given: RelayConfig) {
     const config = checkRelayConfig(given);
-    this.options = resolveOutboxOptions(config.options);
-    refuseRelayMaxRetries(config.options);
+    this.options = resolveRelayOptions(config.options);
     const logger = guardLogger(config.logger ?? defaultLogger('ferry.outbox.relay'));
     this.logger = logger;
     this.ended = new EndedClientStop(logger, 'ferry outbox relay', 'relay');
