@@ -48,6 +48,14 @@ export const PERMANENT_KAFKA_ERRORS: ReadonlySet<string> = new Set([
   'POLICY_VIOLATION',
 ]);
 
+/** What to fix for a refusal of the relay's (or a consumer's) own setup, named in its reason. */
+const RELAY_HINTS = {
+  credentials: 'the credentials were refused',
+  mechanism: "the broker's listener does not enable the SASL mechanism configured",
+  saslState: "the broker's listener refused the SASL handshake (a listener without SASL?)",
+  version: 'the broker does not support a request the client needs',
+} as const;
+
 /**
  * Kafka protocol errors a consumer's start can meet that only an operator can fix: no retry of
  * the same start succeeds. ready() rejects with FERRY_PERMANENT_FAILURE at once (the consumer
@@ -63,9 +71,11 @@ const OPERATOR_REFUSALS: ReadonlyMap<string, string> = new Map([
   ['TOPIC_AUTHORIZATION_FAILED', 'the principal may not read a consumed topic'],
   ['GROUP_AUTHORIZATION_FAILED', 'the principal may not use groupId'],
   ['CLUSTER_AUTHORIZATION_FAILED', 'the principal lacks a cluster permission'],
-  ['SASL_AUTHENTICATION_FAILED', 'the credentials were refused'],
+  ['SASL_AUTHENTICATION_FAILED', RELAY_HINTS.credentials],
+  ['UNSUPPORTED_SASL_MECHANISM', RELAY_HINTS.mechanism],
+  ['ILLEGAL_SASL_STATE', RELAY_HINTS.saslState],
   ['INVALID_GROUP_ID', 'groupId is refused by the broker'],
-  ['UNSUPPORTED_VERSION', 'the broker does not support a request the client needs'],
+  ['UNSUPPORTED_VERSION', RELAY_HINTS.version],
 ]);
 
 /**
@@ -77,6 +87,59 @@ export function operatorRefusal(error: unknown): string | null {
   for (const current of nestedTree(error)) {
     const type = protocolType(current);
     const hint = type === null ? undefined : OPERATOR_REFUSALS.get(type);
+    if (hint !== undefined) return `${type}: ${hint}`;
+  }
+  return null;
+}
+
+/**
+ * Refusals that depend on the relay, not on the event: its clock, its credentials, its idempotent
+ * producer's state, the client's protocol versions, its rate against the cluster's quotas. Each
+ * refuses every event alike until the relay or an operator changes something, so each is
+ * `unavailable` (no attempt spent, the relay's circuit open) rather than `retryable`, which
+ * turned every event FAILED after its attempts (review 143); the hint says what to fix and is
+ * added to the reason. The producer-state ones clear by themselves: a failed send retires its
+ * producer (SequencedProducer), and the new one asks the cluster for a new producer id and epoch
+ * (InitProducerId, through the coordinator, whence the COORDINATOR_* ones).
+ * The split stays honest: ferry sets no record timestamp (the client stamps the relay's clock),
+ * so INVALID_TIMESTAMP is never one record's; a refusal that can be about one record
+ * (INVALID_RECORD, MESSAGE_TOO_LARGE, CORRUPT_MESSAGE, a topic's TOPIC_AUTHORIZATION_FAILED or
+ * UNKNOWN_TOPIC_OR_PARTITION) is not here, as `unavailable` would stall its key for ever.
+ */
+const RELAY_REFUSALS: ReadonlyMap<string, string> = new Map([
+  [
+    'INVALID_TIMESTAMP',
+    "the relay's clock stamps each record (ferry sets no timestamp) and is outside the topic's " +
+      "message.timestamp.before.max.ms / message.timestamp.after.max.ms: correct the relay's clock " +
+      "(NTP) or widen the topic's bounds",
+  ],
+  ['SASL_AUTHENTICATION_FAILED', RELAY_HINTS.credentials],
+  ['UNSUPPORTED_SASL_MECHANISM', RELAY_HINTS.mechanism],
+  ['ILLEGAL_SASL_STATE', RELAY_HINTS.saslState],
+  ['UNSUPPORTED_VERSION', RELAY_HINTS.version],
+  [
+    'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+    'the principal may not use a producer id (IdempotentWrite / transactional id)',
+  ],
+  [
+    'THROTTLING_QUOTA_EXCEEDED',
+    "the principal's rate of topic creations or deletions is over the cluster's controller mutation quota",
+  ],
+  ['UNKNOWN_PRODUCER_ID', "the broker no longer knows the producer's id: a new producer takes over"],
+  ['OUT_OF_ORDER_SEQUENCE_NUMBER', "the producer's sequence state was lost: a new producer takes over"],
+  ['INVALID_PRODUCER_EPOCH', "the producer's epoch is stale: a new producer takes over"],
+  ['PRODUCER_FENCED', 'the producer was fenced: a new producer takes over'],
+  ['INVALID_PRODUCER_ID_MAPPING', "the producer's id is not known to the cluster: a new producer takes over"],
+  ['COORDINATOR_NOT_AVAILABLE', "the coordinator of the producer's id is not available"],
+  ['NOT_COORDINATOR', "the coordinator of the producer's id moved"],
+  ['COORDINATOR_LOAD_IN_PROGRESS', "the coordinator of the producer's id is loading"],
+]);
+
+/** The hint of the first relay refusal (RELAY_REFUSALS) among the causes of `error`, or null. */
+function relayRefusal(error: unknown): string | null {
+  for (const current of nestedTree(error)) {
+    const type = protocolType(current);
+    const hint = type === null ? undefined : RELAY_REFUSALS.get(type);
     if (hint !== undefined) return `${type}: ${hint}`;
   }
   return null;
@@ -108,6 +171,8 @@ const UNAVAILABLE_TYPES: ReadonlySet<string> = new Set([
   'KAFKA_STORAGE_ERROR',
   // The principal lacks a cluster permission: every event is refused until it is granted (review 141).
   'CLUSTER_AUTHORIZATION_FAILED',
+  // Refusals of the relay's clock, credentials, producer state or client version (review 143).
+  ...RELAY_REFUSALS.keys(),
 ]);
 /**
  * @platformatic/kafka's connection-level `code`s: NetworkError (refused, closed, "Cannot connect
@@ -152,9 +217,20 @@ export interface ErrorClassification {
 
 /** The protocol error name an error carries: kafkajs's `type`, @platformatic/kafka's `apiId`. */
 function protocolType(error: unknown): string | null {
-  const { type, apiId } = error as { type?: unknown; apiId?: unknown };
+  const { type, apiId, name, code } = error as {
+    type?: unknown;
+    apiId?: unknown;
+    name?: unknown;
+    code?: unknown;
+  };
   if (typeof type === 'string') return type;
-  return typeof apiId === 'string' ? apiId : null;
+  if (typeof apiId === 'string') return apiId;
+  // A refused authentication neither client names by its protocol type: kafkajs's
+  // KafkaJSSASLAuthenticationError (the SASL_AUTHENTICATION_FAILED answer it came from is not
+  // kept) and @platformatic/kafka's AuthenticationError (also for a SCRAM exchange it refuses).
+  if (name === 'KafkaJSSASLAuthenticationError' || code === 'PLT_KFK_AUTHENTICATION')
+    return 'SASL_AUTHENTICATION_FAILED';
+  return null;
 }
 
 /** Nested errors: `cause` (both clients) and `errors` (@platformatic/kafka's MultipleErrors). */
@@ -228,7 +304,9 @@ export function classifyKafkaError(error: unknown): ErrorClassification {
       return { unavailable, retriable: current.retriable, message: describeError(error), kafkaType };
     }
   }
-  return { unavailable, retriable: !permanent || unavailable, message: describeError(error), kafkaType };
+  const hint = unavailable ? relayRefusal(error) : null;
+  const message = hint === null ? describeError(error) : `${describeError(error)}; ${hint}`;
+  return { unavailable, retriable: !permanent || unavailable, message, kafkaType };
 }
 
 /**
