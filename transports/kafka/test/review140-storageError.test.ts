@@ -5,24 +5,23 @@
  * controller moves its leadership) was `retryable`, so the relay spent the events' attempts
  * and marked them FAILED while the broker's disk was out, on both clients.
  */
-import { MultipleErrors, ResponseError } from '@platformatic/kafka';
-import { KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } from 'kafkajs';
 import { classifyKafkaError } from '../src/errors';
+import { kafkajsProduceError, platformaticProduceError } from './produceErrors';
 
 test('kafkajs: a produce that failed KAFKA_STORAGE_ERROR after its retries is unavailable', () => {
-  const protocol = new KafkaJSProtocolError({
-    message: 'Disk error when trying to access log file on the disk',
-    type: 'KAFKA_STORAGE_ERROR',
-    code: 56,
-    retriable: true,
-  } as never);
-  const error = new KafkaJSNumberOfRetriesExceeded(protocol, { retryCount: 5, retryTime: 100 });
+  const error = kafkajsProduceError(
+    'KAFKA_STORAGE_ERROR',
+    56,
+    true,
+    'Disk error when trying to access log file on the disk',
+  );
   expect(classifyKafkaError(error)).toMatchObject({ unavailable: true, kafkaType: 'KAFKA_STORAGE_ERROR' });
 });
 
 test('@platformatic/kafka: a produce answered KAFKA_STORAGE_ERROR is unavailable', () => {
   // The shape the client throws for a produce answer with a partition error (probed on Kafka 4).
-  const answer = new ResponseError(0, 11, { '/responses/0/partition_responses/0': [56, null] }, {});
-  const error = new MultipleErrors('Producing messages failed.', [answer]);
-  expect(classifyKafkaError(error)).toMatchObject({ unavailable: true, kafkaType: 'KAFKA_STORAGE_ERROR' });
+  expect(classifyKafkaError(platformaticProduceError(56))).toMatchObject({
+    unavailable: true,
+    kafkaType: 'KAFKA_STORAGE_ERROR',
+  });
 });

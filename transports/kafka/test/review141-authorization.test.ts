@@ -8,25 +8,11 @@
  * destination's fault, `retryable`; the cluster's refuses every event, `unavailable` (no attempt
  * spent, the relay's circuit open until the grant), on both clients.
  */
-import { MultipleErrors, ResponseError } from '@platformatic/kafka';
-import { KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } from 'kafkajs';
 import { classifyKafkaError } from '../src/errors';
+import { kafkajsProduceError, platformaticProduceError } from './produceErrors';
 
-function kafkajs(type: string, code: number): Error {
-  const protocol = new KafkaJSProtocolError({
-    message: `${type} refused`,
-    type,
-    code,
-    retriable: false,
-  } as never);
-  return new KafkaJSNumberOfRetriesExceeded(protocol, { retryCount: 0, retryTime: 100 });
-}
-
-function platformatic(code: number): Error {
-  // The shape the client throws for a produce answer with a partition error (review 140's probe).
-  const answer = new ResponseError(0, 11, { '/responses/0/partition_responses/0': [code, null] }, {});
-  return new MultipleErrors('Producing messages failed.', [answer]);
-}
+const kafkajs = (type: string, code: number) => kafkajsProduceError(type, code, false);
+const platformatic = platformaticProduceError;
 
 const TOPIC = { type: 'TOPIC_AUTHORIZATION_FAILED', code: 29 };
 const CLUSTER = { type: 'CLUSTER_AUTHORIZATION_FAILED', code: 31 };

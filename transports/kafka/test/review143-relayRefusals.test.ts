@@ -10,30 +10,13 @@
  * rejected FERRY_PERMANENT_FAILURE naming SASL_AUTHENTICATION_FAILED, kafkajs's did not (its
  * KafkaJSSASLAuthenticationError carries no protocol type).
  */
-import { AuthenticationError, MultipleErrors, NetworkError, ResponseError } from '@platformatic/kafka';
-import {
-  KafkaJSNonRetriableError,
-  KafkaJSNumberOfRetriesExceeded,
-  KafkaJSProtocolError,
-  KafkaJSSASLAuthenticationError,
-} from 'kafkajs';
+import { AuthenticationError, NetworkError, ResponseError } from '@platformatic/kafka';
+import { KafkaJSNonRetriableError, KafkaJSSASLAuthenticationError } from 'kafkajs';
 import { classifyKafkaError, operatorRefusal, transportError } from '../src/errors';
+import { kafkajsProduceError, platformaticProduceError } from './produceErrors';
 
-function kafkajs(type: string, code: number): Error {
-  const protocol = new KafkaJSProtocolError({
-    message: `${type} refused`,
-    type,
-    code,
-    retriable: true,
-  } as never);
-  return new KafkaJSNumberOfRetriesExceeded(protocol, { retryCount: 5, retryTime: 100 });
-}
-
-function platformatic(code: number): Error {
-  // The shape the client throws for a produce answer with a partition error (review 140's probe).
-  const answer = new ResponseError(0, 11, { '/responses/0/partition_responses/0': [code, null] }, {});
-  return new MultipleErrors('Producing messages failed.', [answer]);
-}
+const kafkajs = (type: string, code: number) => kafkajsProduceError(type, code, true);
+const platformatic = platformaticProduceError;
 
 const RELAY_REFUSALS: readonly [string, number][] = [
   ['INVALID_TIMESTAMP', 32],
