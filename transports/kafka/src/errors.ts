@@ -31,7 +31,8 @@ export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];
 /**
  * Kafka protocol error names that retrying the same message cannot fix, as kafkajs reports them
  * in `type` and @platformatic/kafka in `apiId`. Every other failure counts as retryable
- * (connection loss, timeouts, leader elections and NOT_ENOUGH_REPLICAS as unavailable, see below).
+ * (connection loss, timeouts, leader elections and NOT_ENOUGH_REPLICAS as unavailable, see below,
+ * as are the refusals of the relay's own clock, credentials or producer state: RELAY_REFUSALS).
  * A refusal of the principal's rights is not the message's fault but a grant an operator makes
  * (review 141): a topic's (TOPIC_AUTHORIZATION_FAILED) is retryable, as RabbitMQ's 403 on one
  * destination; the cluster's (CLUSTER_AUTHORIZATION_FAILED) is unavailable, as SQS's refused
