@@ -118,7 +118,7 @@ export function attachSqsConsumer(acceptor: InboxAcceptor, options: AttachConsum
     acceptor,
     options,
     'connection, queueUrl and consumer',
-    () => resolveAttachOptions(options),
+    () => resolveAttachOptions<SqsConnection>(options),
   );
   const consumer = new PollingConsumer(acceptor, connection, resolved);
   consumer.start();

@@ -24,7 +24,6 @@ import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { MAX_VISIBILITY_SECONDS } from './backoff';
 import { deadLetterQueueUrlOption } from './deadLetterOption';
 import { queueReferenceFault } from './queueUrl';
-import type { SqsConnection } from './connection';
 
 /** SQS's classic per-message and per-batch limit; AWS raised both to 1 MiB in 2025. */
 export const SQS_CLASSIC_LIMIT_BYTES = 262_144;
@@ -370,16 +369,18 @@ const CONSUMER_KEYS = {
 /**
  * attachSqsConsumer's options: one snapshot (each option read once, knownKeysOption), so the
  * connection checked is the connection used and the options resolved are the ones read here.
+ * `Connection`: the SqsConnection type (checked by shape, checkSqsConnection), named by the caller
+ * (this file does not import connection.ts, which imports it).
  */
-export function resolveAttachOptions(given: ConsumerOptions & { readonly connection: unknown }): {
-  readonly connection: SqsConnection;
+export function resolveAttachOptions<Connection>(given: ConsumerOptions & { readonly connection: unknown }): {
+  readonly connection: Connection;
   readonly resolved: ResolvedConsumerOptions;
   readonly consumer: string;
 } {
   const options = knownKeysOption('', given, CONSUMER_KEYS);
   checkSqsConnection(options.connection);
   const resolved = resolveConsumerOptions(options);
-  return { connection: options.connection as SqsConnection, resolved, consumer: resolved.consumer };
+  return { connection: options.connection as Connection, resolved, consumer: resolved.consumer };
 }
 
 /** `connection` is attachSqsConsumer's own key, allowed here because it passes the whole object. */
