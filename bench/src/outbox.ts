@@ -10,6 +10,7 @@ import {
   type Relay,
 } from '@ferry/core';
 import { Pool } from 'pg';
+import { listened } from '../../test-support/oneStatement';
 import type { TestDatabase } from '../../test-support/database';
 import { benchDatabase } from './env';
 
@@ -52,7 +53,8 @@ export class OutboxBench {
   private readonly pool: Pool | undefined;
 
   private constructor(readonly database: TestDatabase) {
-    this.pool = EXECUTOR === 'pg' ? new Pool({ connectionString: database.url, max: 10 }) : undefined;
+    this.pool =
+      EXECUTOR === 'pg' ? listened(new Pool({ connectionString: database.url, max: 10 })) : undefined;
   }
 
   static async open(): Promise<OutboxBench> {

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, type ClientConfig } from 'pg';
+import { listened } from '../../test-support/oneStatement';
 import {
   DatabaseSetup,
   getDisabledLogger,
@@ -80,7 +81,7 @@ export class PgTransactionalOutboxPeer {
 
   /** Creates the peer's schema, outbox table, polling function and indexes in `url`'s database. */
   static async open(url: string): Promise<PgTransactionalOutboxPeer> {
-    const admin = new Client({ connectionString: url });
+    const admin = listened(new Client({ connectionString: url }));
     await admin.connect();
     const setup = {
       outboxOrInbox: 'outbox' as const,

@@ -1,4 +1,5 @@
 import { Pool } from 'pg';
+import { listened } from '../../test-support/oneStatement';
 import { createRelay, fromPg, type Relay } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { BATCH_SIZE } from './env';
@@ -44,7 +45,7 @@ export async function runRelayChild(): Promise<void> {
   const send = (message: ChildMessage) => process.send?.(message);
   // The bench is gone (killed, or ended without a `stop`): nothing will stop this relay, so end.
   process.once('disconnect', () => process.exit(1));
-  const pool = new Pool({ connectionString: process.env.BENCH_CHILD_DB, max: 4 });
+  const pool = listened(new Pool({ connectionString: process.env.BENCH_CHILD_DB, max: 4 }));
   let sent = 0;
   let claims = 0;
   let emptyClaims = 0;

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { checkSchema } from '@ferry/core';
 import { Client } from 'pg';
+import { listened } from '../../test-support/oneStatement';
 import { createTestDatabase, serverUrl } from '../../test-support/database';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -17,7 +18,7 @@ const HOST = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
 const VARIABLES = ['FERRY_TEST_TEMPLATE', 'FERRY_TEST_TEMPLATE_SERVER'] as const;
 
 async function withServer<T>(work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: serverUrl() });
+  const client = listened(new Client({ connectionString: serverUrl() }));
   await client.connect();
   try {
     return await work(client);

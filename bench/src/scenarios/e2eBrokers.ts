@@ -24,6 +24,7 @@ import {
   deleteWorkQueue,
 } from '@ferry/rabbitmq';
 import { Client, Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import type { TestDatabase } from '../../../test-support/database';
 import { PRISMA_LABEL, SERVICES, benchDatabase, positiveInteger, uniqueName } from '../env';
 import { CONSUMER, TENANT, openInbox } from '../inbox';
@@ -81,7 +82,7 @@ class Hops {
  * wake-up channels, so the breakdown shows when each NOTIFY reached a listener.
  */
 async function listenForHops(url: string, hops: Hops): Promise<Client> {
-  const client = new Client({ connectionString: url });
+  const client = listened(new Client({ connectionString: url }));
   await client.connect();
   client.on('notification', (message) => hops.mark(hops.current, `notified.${message.channel}`));
   await client.query(`LISTEN ${INBOX_CHANNEL}`);
@@ -296,7 +297,8 @@ export const e2eLatencyBrokers: Scenario = {
     });
     let reader: KafkaReader | undefined;
     let channel: Channel | undefined;
-    const pool = EXECUTOR === 'pg' ? new Pool({ connectionString: database.url, max: 10 }) : undefined;
+    const pool =
+      EXECUTOR === 'pg' ? listened(new Pool({ connectionString: database.url, max: 10 })) : undefined;
     const close = async () => {
       await Promise.allSettled([reader?.close(), publisher.close(), rabbit.close(), pool?.end()]);
       for (const queue of Object.values(queues))

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { outboxHeaders } from '@ferry/core/transport';
 import { KafkaConnection, KafkaPublisher, deleteTopics, ensureTopics } from '@ferry/kafka';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { BATCH_SIZE, SERVICES, uniqueName } from '../env';
 import { OutboxBench } from '../outbox';
 import { timed, type Scenario } from '../runner';
@@ -76,7 +77,7 @@ export async function openHandLoopSides(prefix: string): Promise<HandLoopSides> 
     kafkaLogLevel: 'nothing',
   });
   const topic = uniqueName(prefix);
-  const pool = new Pool({ connectionString: bench.database.url, max: 4 });
+  const pool = listened(new Pool({ connectionString: bench.database.url, max: 4 }));
   // The same producer settings as KafkaPublisher's, without ferry around it.
   const raw = connection.kafka.producer({
     idempotent: true,

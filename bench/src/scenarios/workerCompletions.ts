@@ -6,6 +6,7 @@ import {
   type TransactionAdapter,
 } from '@ferry/core';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import type { TestDatabase } from '../../../test-support/database';
 import { PRISMA_LABEL, benchDatabase, chunks, positiveInteger } from '../env';
 import { CONSUMER, TENANT, countRows, openInbox, type Tx } from '../inbox';
@@ -173,7 +174,7 @@ export const workerCompletionsPg: Scenario = {
   subjectLabel: `inbox worker on pgTransactions(pool), concurrency ${CONCURRENCY}`,
   async open(): Promise<ScenarioInstance> {
     const bench = await WorkerBench.open();
-    const pool = new Pool({ connectionString: bench.database.url, max: 10 });
+    const pool = listened(new Pool({ connectionString: bench.database.url, max: 10 }));
     return {
       baseline: (n) => bench.drain([bench.prisma], prismaInsert, n),
       subject: (n) => bench.drain([pgTransactions(pool)], pgInsert, n),

@@ -1,6 +1,7 @@
 import { createFerryMetrics } from '@ferry/core/metrics';
 import { dropDatabase } from '@ferry/testing';
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { scratchDatabaseUrl } from '../../../test-support/database';
 import { demoConfig } from '../src/config';
 import { freshDatabase } from '../src/database';
@@ -12,7 +13,7 @@ afterAll(() => dropDatabase(databaseUrl));
 
 /** The sessions other than this one's on the test database, with what each last ran. */
 async function sessions(): Promise<string[]> {
-  const client = new Client({ connectionString: databaseUrl });
+  const client = listened(new Client({ connectionString: databaseUrl }));
   await client.connect();
   try {
     const { rows } = await client.query<{ query: string }>(

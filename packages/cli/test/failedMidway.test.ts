@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inbox, InboxPermanentError } from '@ferry/core';
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import pino from 'pino';
 import { runCli } from '@ferry/cli';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
@@ -46,7 +47,7 @@ describe('ferry answers a failure part-way with what was done', () => {
 
   /** Runs `work` while a second session holds `sql`'s locks. */
   async function whileHeld<T>(sql: string, values: unknown[], work: () => Promise<T>): Promise<T> {
-    const client = new Client({ connectionString: t.url });
+    const client = listened(new Client({ connectionString: t.url }));
     await client.connect();
     try {
       await client.query('BEGIN');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { Inbox } from '@ferry/core';
 import pino from 'pino';
 import { runCli } from '@ferry/cli';
@@ -42,7 +43,7 @@ describe('inbox release --force with a running receipt', () => {
       [token],
     );
     // The first receipt (lease, id order) has a live handler transaction (beginHandler's lock).
-    const handler = new Client({ connectionString: t.url });
+    const handler = listened(new Client({ connectionString: t.url }));
     await handler.connect();
     try {
       await handler.query('BEGIN');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { Inbox, InboxPermanentError } from '@ferry/core';
 import pino from 'pino';
 import { runCli } from '@ferry/cli';
@@ -315,7 +316,7 @@ describe('ferry inbox commands', () => {
       [record.id, token],
     );
     // What a running handler transaction holds (beginHandler).
-    const handler = new Client({ connectionString: t.url });
+    const handler = listened(new Client({ connectionString: t.url }));
     await handler.connect();
     try {
       await handler.query('BEGIN');

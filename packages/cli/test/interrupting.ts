@@ -3,6 +3,7 @@
  * on a lock another session of the test holds.
  */
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import type { TestDatabase } from '../../../test-support/database';
 import type { BinaryRun } from './binary';
 
@@ -14,7 +15,7 @@ export const STOPPING = /: SIG(INT|TERM): stopping after the change in flight/;
 
 /** Another session of `t` holding the locks `sql` takes until release(). */
 export async function holding(t: TestDatabase, sql: string, values: unknown[] = []) {
-  const client = new Client({ connectionString: t.url });
+  const client = listened(new Client({ connectionString: t.url }));
   await client.connect();
   await client.query('BEGIN');
   await client.query(sql, values);

@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { useCliDatabase } from './cliDatabase';
 
 const d = useCliDatabase();
@@ -42,7 +43,7 @@ async function failedEvents(tenant: string, n: number): Promise<string[]> {
 
 /** Runs `work` while another session holds the row lock of `id` in `table`. */
 async function whileLocked<T>(table: string, id: string, work: () => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: d.test.url });
+  const client = listened(new Client({ connectionString: d.test.url }));
   await client.connect();
   try {
     await client.query('BEGIN');

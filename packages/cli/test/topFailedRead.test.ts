@@ -5,6 +5,7 @@
  * thousands per second on the dashboard right after the blip, while nothing was published.
  */
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { runCli } from '@ferry/cli';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { captureIo } from './io';
@@ -24,7 +25,7 @@ it('a refresh after an unavailable one shows no send rate made of the whole hist
      FROM generate_series(1, 2000)`,
   );
   // Another session holds the outbox table for the first refresh: its reads miss the deadline.
-  const blocker = new Client({ connectionString: t.url });
+  const blocker = listened(new Client({ connectionString: t.url }));
   await blocker.connect();
   await blocker.query('BEGIN');
   await blocker.query('LOCK TABLE outbox_events IN ACCESS EXCLUSIVE MODE');

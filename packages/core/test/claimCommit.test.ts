@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { emit, type SqlExecutor } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { claimReceipts } from '../src/inbox/sql/claim';
@@ -21,7 +22,7 @@ let t: TestDatabase;
 let client: Client;
 beforeAll(async () => {
   t = await createTestDatabase();
-  client = new Client({ connectionString: t.url });
+  client = listened(new Client({ connectionString: t.url }));
   await client.connect();
 });
 afterAll(async () => {

@@ -3,6 +3,7 @@
  * bound a statement's cost by row counts rather than time.
  */
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import type { SqlExecutor } from '@ferry/core';
 import { planWork, type PlanKind } from './planWork';
 
@@ -50,7 +51,7 @@ export async function measureWork<T>(
   plan: PlanKind,
   run: (db: SqlExecutor) => Promise<T>,
 ): Promise<{ work: number; result: T }> {
-  const explainer = new Client({ connectionString: url });
+  const explainer = listened(new Client({ connectionString: url }));
   await explainer.connect();
   try {
     const measured = measuring(base, explainer, plan);

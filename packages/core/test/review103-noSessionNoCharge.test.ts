@@ -14,6 +14,7 @@
  * statements still costs its attempt (checked beside it).
  */
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { fromPg, prismaTransactions, type InboxEvent } from '@ferry/core';
 import { createTestDatabase, prismaFor, type TestDatabase } from '../../../test-support/database';
 import { busyApplicationPool, makeInbox, message, receiptRow } from './inbox/helpers';
@@ -108,7 +109,7 @@ it('a handler transaction that never got a connection gives its claim back, atte
 
 it("on Prisma: a handler transaction that waited past transactionMaxWaitMs for the pool's one connection costs no attempt", async () => {
   const prisma = prismaFor(t.url, { max: 1 });
-  const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+  const ferryPool = listened(new Pool({ connectionString: t.url, max: 2 }));
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   const ran: string[] = [];

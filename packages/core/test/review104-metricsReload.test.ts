@@ -15,6 +15,7 @@
  * the application's stay), safe twice, so the next createFerryMetrics registers again.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { Counter, Registry } from 'prom-client';
 import { fromPg } from '@ferry/core';
 import { createFerryMetrics } from '@ferry/core/metrics';
@@ -34,7 +35,7 @@ it('close() takes ferry’s metrics off the registry; the rebuilt application re
   const registry = new Registry();
   const own = new Counter({ name: 'app_requests_total', help: 'the application’s', registers: [registry] });
   own.inc();
-  const first = new Pool({ connectionString: t.url, max: 1 });
+  const first = listened(new Pool({ connectionString: t.url, max: 1 }));
   const metrics = createFerryMetrics({ registry, stats: { db: fromPg(first), cacheMs: 0 }, logger: silent });
   metrics.inbox({ type: 'accepted', consumer: 'orders', messageId: 'm1', duplicate: false } as never);
   await first.end();
@@ -44,7 +45,7 @@ it('close() takes ferry’s metrics off the registry; the rebuilt application re
   expect(registry.getSingleMetric('app_requests_total')).toBe(own);
   expect(registry.getMetricsAsArray().map((m) => m.name)).toEqual(['app_requests_total']);
 
-  const second = new Pool({ connectionString: t.url, max: 1 });
+  const second = listened(new Pool({ connectionString: t.url, max: 1 }));
   try {
     const again = createFerryMetrics({ registry, stats: { db: fromPg(second), cacheMs: 0 }, logger: silent });
     // The first set's observers count into nothing: the rebuilt set is not changed by them.

@@ -16,6 +16,7 @@
  *    pool", "driver has already been destroyed"), as Kysely and Prisma's adapter throw it, was not.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { fromPg, pgTransactions, type InboxEvent, type TransactionAdapter } from '@ferry/core';
 import type { PoolClient } from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
@@ -67,8 +68,8 @@ describe('a lasting outage of the application pool', () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   it('gives claims back due later the longer it lasts, and at their backoff again once a session began', async () => {
-    const appPool = new Pool({ connectionString: t.url, max: 2 });
-    const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+    const appPool = listened(new Pool({ connectionString: t.url, max: 2 }));
+    const ferryPool = listened(new Pool({ connectionString: t.url, max: 2 }));
     const real = pgTransactions(appPool);
     let down = true;
     // The application's pool refusing sessions (the database does not exist), as pg throws it.

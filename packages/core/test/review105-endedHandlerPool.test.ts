@@ -12,6 +12,7 @@
  * started) counts each such claim `unresolved`, given back.
  */
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createHealth, fromPg, pgTransactions, type InboxEvent, type TransactionAdapter } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { makeInbox, message, receiptRow, waitFor } from './inbox/helpers';
@@ -60,8 +61,8 @@ const ADAPTERS: ReadonlyArray<[string, (appPool: Pool, ferryPool: Pool) => Trans
 
 describe.each(ADAPTERS)('an application pool ended for good, %s', (_name, adapterOf) => {
   it('stops the poll loop (state stopped, liveness down), the claims given back unspent', async () => {
-    const appPool = new Pool({ connectionString: t.url, max: 2 });
-    const ferryPool = new Pool({ connectionString: t.url, max: 3 });
+    const appPool = listened(new Pool({ connectionString: t.url, max: 2 }));
+    const ferryPool = listened(new Pool({ connectionString: t.url, max: 3 }));
     const events: InboxEvent[] = [];
     const ran: string[] = [];
     try {
@@ -110,8 +111,8 @@ describe.each(ADAPTERS)('an application pool ended for good, %s', (_name, adapte
   });
 
   it('runOnce() on a worker never started counts each claim unresolved, given back unspent', async () => {
-    const appPool = new Pool({ connectionString: t.url, max: 2 });
-    const ferryPool = new Pool({ connectionString: t.url, max: 3 });
+    const appPool = listened(new Pool({ connectionString: t.url, max: 2 }));
+    const ferryPool = listened(new Pool({ connectionString: t.url, max: 3 }));
     try {
       const inbox = makeInbox(adapterOf(appPool, ferryPool), {
         worker: WORKER,

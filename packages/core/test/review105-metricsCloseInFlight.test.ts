@@ -15,6 +15,7 @@
  * (a scrape of a closed set's gauges reports their last values); the pool can then be ended.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { Registry } from 'prom-client';
 import { fromPg, type Logger } from '@ferry/core';
 import { createFerryMetrics } from '@ferry/core/metrics';
@@ -47,7 +48,7 @@ function warnings(): { logger: Logger; lines: string[] } {
 
 it('close() waits for the stats reads in flight; none starts after it', async () => {
   const registry = new Registry();
-  const pool = new Pool({ connectionString: t.url, max: 1 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
   const { logger, lines } = warnings();
   const metrics = createFerryMetrics({ registry, stats: { db: fromPg(pool), cacheMs: 0 }, logger });
   const merged = Registry.merge([registry]);

@@ -13,6 +13,7 @@
  * pod out of its load balancer at once.
  */
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createHealth, fromPg, pgTransactions, type HealthCheck, type TransactionAdapter } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { busyApplicationPool, makeInbox, message, waitFor } from './inbox/helpers';
@@ -83,9 +84,9 @@ function outageOver(inbox: Parameters<typeof createHealth>[0]['inbox']) {
 
 describe('an outage of the application pool in health', () => {
   it('a database that does not exist: details down once it lasted past maxCycleAgeMs, up once a session began', async () => {
-    const missing = new Pool({ connectionString: missingDatabaseUrl(), max: 1 });
-    const appPool = new Pool({ connectionString: t.url, max: 1 });
-    const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+    const missing = listened(new Pool({ connectionString: missingDatabaseUrl(), max: 1 }));
+    const appPool = listened(new Pool({ connectionString: t.url, max: 1 }));
+    const ferryPool = listened(new Pool({ connectionString: t.url, max: 2 }));
     const refused = pgTransactions(missing);
     const real = pgTransactions(appPool);
     let down = true;

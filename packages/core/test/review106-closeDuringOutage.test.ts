@@ -9,6 +9,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { fromPg, pgTransactions, type TransactionAdapter } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { busyApplicationPool, makeInbox, message, waitFor } from './inbox/helpers';
@@ -86,8 +87,8 @@ describe('review106: close() during a lasting outage of the application pool', (
   it('a database that does not exist', async () => {
     const url = new URL(t.url);
     url.pathname = '/ferry_review106_missing';
-    const missing = new Pool({ connectionString: url.toString(), max: 2 });
-    const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+    const missing = listened(new Pool({ connectionString: url.toString(), max: 2 }));
+    const ferryPool = listened(new Pool({ connectionString: t.url, max: 2 }));
     try {
       const outcome = await closeDuringOutage({ ...pgTransactions(missing), db: fromPg(ferryPool) });
       expect(outcome).toEqual({ closed: 'closed', ran: 0, rows: GIVEN_BACK });
@@ -113,7 +114,7 @@ describe('review106: close() during a lasting outage of the application pool', (
     url.port = String(silent.port);
     const silentPool = new Pool({ connectionString: url.toString(), max: 2 });
     silentPool.on('error', () => undefined);
-    const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+    const ferryPool = listened(new Pool({ connectionString: t.url, max: 2 }));
     try {
       const outcome = await closeDuringOutage({ ...pgTransactions(silentPool), db: fromPg(ferryPool) });
       expect(outcome).toEqual({ closed: 'closed', ran: 0, rows: GIVEN_BACK });

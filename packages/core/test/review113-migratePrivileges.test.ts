@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { fromPg, migrate } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 
@@ -27,7 +28,7 @@ beforeEach(async () => {
   await t.db.execute('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
   const url = new URL(t.url);
   url.username = ROLE;
-  pool = new Pool({ connectionString: url.toString(), max: 2 });
+  pool = listened(new Pool({ connectionString: url.toString(), max: 2 }));
 });
 afterEach(async () => {
   await pool.end();

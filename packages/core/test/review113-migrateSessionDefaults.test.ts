@@ -25,6 +25,7 @@
  * one home for statements that must not depend on the session's defaults (review 29).
  */
 import { Client, Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { fromPg, fromPrisma, migrate } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { migrationFolder } from '../../../test-support/migrationFolder';
@@ -69,7 +70,7 @@ it.each(['repeatable read', 'serializable'])(
 
 it('applies ferry’s migrations through node-postgres (as ferry migrate) when the database defaults to read-only transactions', async () => {
   await t.db.execute(`ALTER DATABASE ${t.name} SET default_transaction_read_only = on`);
-  const pool = new Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 2 }));
   try {
     const db = fromPg(pool);
     const result = await migrate(db);
@@ -85,7 +86,7 @@ it('a migrator waits for another one past the database’s lock_timeout, then fi
   const dir = migrationFolder({ '0001_slow': 'CREATE TABLE slow (a int); SELECT pg_sleep(1.5);' });
   const first = migrate(fromPrisma(t.newClient()), { migrationsDir: dir });
   // The second starts once the first holds the lock inside its migration.
-  const watcher = new Client({ connectionString: t.url });
+  const watcher = listened(new Client({ connectionString: t.url }));
   await watcher.connect();
   try {
     for (let i = 0; i < 200; i += 1) {

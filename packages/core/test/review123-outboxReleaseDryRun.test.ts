@@ -14,6 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createOutboxAdmin, emitMany, fromPg } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
@@ -23,7 +24,7 @@ let t: TestDatabase;
 let relayPool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  relayPool = new Pool({ connectionString: t.url, max: 2, options: '-c lock_timeout=2000' });
+  relayPool = listened(new Pool({ connectionString: t.url, max: 2, options: '-c lock_timeout=2000' }));
 });
 afterAll(async () => {
   await relayPool.end();

@@ -13,6 +13,7 @@
  * (inserting the 550 MB that fail on main takes PostgreSQL some 20 s).
  */
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createEmitter } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 
@@ -20,7 +21,7 @@ let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 1 });
+  pool = listened(new Pool({ connectionString: t.url, max: 1 }));
 });
 afterAll(async () => {
   await pool.end();

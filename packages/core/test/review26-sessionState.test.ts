@@ -18,6 +18,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import {
   fromPg,
   fromPrisma,
@@ -48,7 +49,7 @@ interface Subject<TTx> {
 type Factory = (t: TestDatabase) => Subject<unknown>;
 
 // Two connections: the handler transaction holds one, the lease heartbeat uses the other.
-const newPool = (t: TestDatabase): Pool => new Pool({ connectionString: t.url, max: 2 });
+const newPool = (t: TestDatabase): Pool => listened(new Pool({ connectionString: t.url, max: 2 }));
 
 const pg: Factory = (t) => {
   const pool = newPool(t);
@@ -202,8 +203,8 @@ describe('review26: a session isolation default left on the pooled connection by
   it.each(LEFT)(
     'pgTransactions: the next handler on the connection still completes (%s)',
     async (_name, set) => {
-      const handlerPool = new Pool({ connectionString: t.url, max: 1 });
-      const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+      const handlerPool = listened(new Pool({ connectionString: t.url, max: 1 }));
+      const ferryPool = listened(new Pool({ connectionString: t.url, max: 2 }));
       const adapter: TransactionAdapter<PoolClient> = {
         ...pgTransactions(handlerPool),
         db: fromPg(ferryPool),

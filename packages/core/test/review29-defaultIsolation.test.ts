@@ -38,6 +38,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import {
   createOutboxAdmin,
   createRelay,
@@ -74,7 +75,7 @@ describe.each(LEVELS)("review29: a database whose default_transaction_isolation 
   let t: TestDatabase;
   const pools: Pool[] = [];
   const newPool = (max = 4): Pool => {
-    const pool = new Pool({ connectionString: t.url, max });
+    const pool = listened(new Pool({ connectionString: t.url, max }));
     pools.push(pool);
     return pool;
   };

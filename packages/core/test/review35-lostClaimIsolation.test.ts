@@ -20,6 +20,7 @@
  * transactions at READ COMMITTED, as the relay's statements are after a refusal).
  */
 import { Client, Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createOutboxAdmin, fromPg } from '@ferry/core';
 import { useAdminDatabase } from '../../../test-support/adminFixture';
 
@@ -49,10 +50,10 @@ it.each([
     const t = database.t();
     const id = from === 'FAILED' ? f.failed : f.pending;
     // A fresh pool after the ALTER DATABASE: its sessions start at REPEATABLE READ.
-    const pool = new Pool({ connectionString: t.url, max: 2 });
+    const pool = listened(new Pool({ connectionString: t.url, max: 2 }));
     const { rows } = await pool.query<{ transaction_isolation: string }>('SHOW transaction_isolation');
     expect(rows[0]?.transaction_isolation).toBe('repeatable read');
-    const other = new Client({ connectionString: t.url });
+    const other = listened(new Client({ connectionString: t.url }));
     await other.connect();
     try {
       await other.query('BEGIN');

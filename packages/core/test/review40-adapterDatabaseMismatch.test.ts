@@ -19,6 +19,7 @@
  * receipt could say so too instead of reporting a lost lease.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { FerryError, fromPg, prismaTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { makeInbox, message, receiptRow } from './inbox/helpers';
@@ -29,7 +30,7 @@ let pool: Pool;
 beforeAll(async () => {
   ferryDb = await createTestDatabase();
   prismaDb = await createTestDatabase();
-  pool = new Pool({ connectionString: ferryDb.url, max: 3 });
+  pool = listened(new Pool({ connectionString: ferryDb.url, max: 3 }));
 });
 afterAll(async () => {
   await pool.end();

@@ -18,6 +18,7 @@
  * connection in a `finally` of its own.
  */
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { pgTransactions, type InboxHandlerContext } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { createBusinessTable, makeInbox, message, waitFor } from './inbox/helpers';
@@ -29,7 +30,7 @@ let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
   await createBusinessTable(t);
-  pool = new Pool({ connectionString: t.url, max: 2 });
+  pool = listened(new Pool({ connectionString: t.url, max: 2 }));
   // A connection left checked out has no listener of ferry's or the pool's: dropping the database at
   // the end would otherwise end this process with an unhandled 'error' event.
   pool.on('connect', (client) => client.on('error', () => undefined));

@@ -33,6 +33,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import {
   emit,
   pgTransactions,
@@ -52,9 +53,9 @@ let pool: Pool;
 let kysely: Kysely<Record<string, never>>;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 4 });
+  pool = listened(new Pool({ connectionString: t.url, max: 4 }));
   kysely = new Kysely({
-    dialect: new PostgresDialect({ pool: new Pool({ connectionString: t.url, max: 4 }) }),
+    dialect: new PostgresDialect({ pool: listened(new Pool({ connectionString: t.url, max: 4 })) }),
   });
 });
 afterAll(async () => {

@@ -25,6 +25,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { businessCount, createBusinessTable, makeInbox, message, receiptRow } from './inbox/helpers';
@@ -38,9 +39,9 @@ beforeAll(async () => {
   t = await createTestDatabase();
   await createBusinessTable(t);
   // One connection per lane.
-  pool = new Pool({ connectionString: t.url, max: 2 });
+  pool = listened(new Pool({ connectionString: t.url, max: 2 }));
   // One connection more than the lanes: ferry's own statements have one.
-  roomier = new Pool({ connectionString: t.url, max: 3 });
+  roomier = listened(new Pool({ connectionString: t.url, max: 3 }));
 });
 afterAll(async () => {
   await pool.end();

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { fromPg, migrate } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
@@ -66,7 +67,7 @@ it('migration 0011 applies to a table holding such a PENDING row', async () => {
   await t.db.execute('DROP INDEX IF EXISTS outbox_events_due_destination_idx');
   await t.db.execute(`DELETE FROM ferry_schema_migrations WHERE name LIKE '0011%'`);
   expect(await insertForeign(randomUUID())).toBe('inserted'); // as before 0011
-  const pool = new pg.Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new pg.Pool({ connectionString: t.url, max: 2 }));
   try {
     const outcome = await migrate(fromPg(pool), { timeoutMs: 5_000 }).then(
       (result) => result.applied,

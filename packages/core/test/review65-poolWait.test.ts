@@ -6,6 +6,7 @@
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createOutboxAdmin, fromPg, InboxAdmin } from '@ferry/core';
 import { fromKysely } from '@ferry/core/kysely';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
@@ -27,7 +28,7 @@ afterAll(async () => {
 
 /** A pool of one connection, held by the application's own long transaction. */
 async function exhausted(): Promise<{ pool: Pool; held: PoolClient }> {
-  const pool = new Pool({ connectionString: t.url, max: 1 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
   const held = await pool.connect();
   await held.query('BEGIN');
   ends.push(async () => {
@@ -57,7 +58,7 @@ describe('review65: no connection within the deadline is FERRY_DATABASE_UNAVAILA
   });
 
   it('a Prisma client whose pool the application exhausted: inbox admin stats answers a FERRY_TIMEOUT that claims neither a connection wait nor an unanswered statement', async () => {
-    const pool = new Pool({ connectionString: t.url, max: 1 });
+    const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
     const held = await pool.connect();
     await held.query('BEGIN');
     const { prismaOnPool } = await import('../../../test-support/database');

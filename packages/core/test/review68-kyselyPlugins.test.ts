@@ -8,6 +8,7 @@
  */
 import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createOutboxAdmin, emit } from '@ferry/core';
 import { fromKysely, kyselyTransactions } from '@ferry/core/kysely';
 import { InMemoryPublisher } from '@ferry/testing';
@@ -23,7 +24,7 @@ let kysely: Kysely<Record<string, never>>;
 beforeAll(async () => {
   t = await createTestDatabase();
   kysely = new Kysely<Record<string, never>>({
-    dialect: new PostgresDialect({ pool: new Pool({ connectionString: t.url, max: 2 }) }),
+    dialect: new PostgresDialect({ pool: listened(new Pool({ connectionString: t.url, max: 2 })) }),
     plugins: [new CamelCasePlugin()],
   });
 });

@@ -27,6 +27,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createOutboxAdmin, fromPg, InboxAdmin, isFerryError } from '@ferry/core';
 import { useAdminDatabase } from '../../../test-support/adminFixture';
 
@@ -49,7 +50,7 @@ it('a retry and a requeue refused by lock_timeout are audited as errors', async 
   const f = await database.fixture();
   const t = database.t();
   // A role or database setting many production databases carry.
-  const pool = new Pool({ connectionString: t.url, options: '-c lock_timeout=300' });
+  const pool = listened(new Pool({ connectionString: t.url, options: '-c lock_timeout=300' }));
   const holder = new Client({ connectionString: t.url });
   holder.on('error', () => undefined);
   await holder.connect();
@@ -101,7 +102,7 @@ it('a retry refused for a missing privilege is audited as an error by a role tha
   await t.db.execute(`GRANT INSERT ON ferry_operator_audit TO ${role}`);
   const url = new URL(t.url);
   url.username = role;
-  const pool = new Pool({ connectionString: url.toString() });
+  const pool = listened(new Pool({ connectionString: url.toString() }));
   try {
     // The role can write an audit row (checked, then rolled back).
     const probe = await pool.connect();

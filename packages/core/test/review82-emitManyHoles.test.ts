@@ -25,13 +25,14 @@
  */
 import { emitMany, FerryValidationError, type OutboxEventInput } from '@ferry/core';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 
 let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 2 });
+  pool = listened(new Pool({ connectionString: t.url, max: 2 }));
   await pool.query('CREATE TABLE review82_orders (id int PRIMARY KEY)');
 });
 afterAll(async () => {

@@ -33,13 +33,14 @@
  */
 import { emitMany, type OutboxEventInput } from '@ferry/core';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 
 let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 3 });
+  pool = listened(new Pool({ connectionString: t.url, max: 3 }));
 });
 afterAll(async () => {
   await pool.end();

@@ -21,6 +21,7 @@
  */
 import { emit, emitMany, type OutboxEventInput } from '@ferry/core';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { waitFor } from './outbox/helpers';
 
@@ -28,7 +29,7 @@ let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 4 });
+  pool = listened(new Pool({ connectionString: t.url, max: 4 }));
 });
 afterAll(async () => {
   await pool.end();

@@ -16,6 +16,7 @@
 import { createRelay, fromPg, pgTransactions } from '@ferry/core';
 import { InMemoryPublisher, waitUntil } from '@ferry/testing';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { makeInbox } from './inbox/helpers';
 import { silent } from './outbox/helpers';
@@ -61,7 +62,7 @@ async function restartTwiceThenClose(loop: Loop, pool: Pool): Promise<void> {
 }
 
 it('a relay started again after it stopped keeps one LISTEN connection, none after close()', async () => {
-  const pool = new Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 2 }));
   const relay = createRelay({
     db: fromPg(pool),
     publisher: new InMemoryPublisher(),
@@ -73,7 +74,7 @@ it('a relay started again after it stopped keeps one LISTEN connection, none aft
 }, 30_000);
 
 it('an inbox worker started again after it stopped keeps one LISTEN connection, none after close()', async () => {
-  const pool = new Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 2 }));
   const inbox = makeInbox(pgTransactions(pool), {
     worker: { pollIntervalMs: 20, listenUrl: t.url },
     handlers: { orders: async () => undefined },

@@ -21,6 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import {
   createAuditLog,
   createOutboxAdmin,
@@ -64,9 +65,9 @@ const executors: Record<string, () => SqlExecutor> = {
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 3 });
+  pool = listened(new Pool({ connectionString: t.url, max: 3 }));
   kysely = new Kysely<unknown>({
-    dialect: new PostgresDialect({ pool: new Pool({ connectionString: t.url, max: 3 }) }),
+    dialect: new PostgresDialect({ pool: listened(new Pool({ connectionString: t.url, max: 3 })) }),
   });
 });
 afterAll(async () => {

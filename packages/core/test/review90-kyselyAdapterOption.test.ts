@@ -17,6 +17,7 @@
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { FerryConfigError } from '@ferry/core';
 import { fromKysely, kyselyTransactions } from '@ferry/core/kysely';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
@@ -42,7 +43,7 @@ describe('review90: the Kysely adapter and executor check their argument', () =>
     beforeAll(async () => {
       t = await createTestDatabase();
       db = new Kysely({
-        dialect: new PostgresDialect({ pool: new Pool({ connectionString: t.url, max: 2 }) }),
+        dialect: new PostgresDialect({ pool: listened(new Pool({ connectionString: t.url, max: 2 })) }),
       });
     });
     afterAll(async () => {

@@ -16,6 +16,7 @@
  * Now: `session_authorization` is put back too, before `role`.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { pgTransactions } from '@ferry/core';
 import { adminQuery, createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { makeInbox, message, receiptRow } from './inbox/helpers';
@@ -28,7 +29,7 @@ describe('review92: a handler that runs SET SESSION AUTHORIZATION', () => {
   let pool: Pool;
   beforeAll(async () => {
     t = await createTestDatabase();
-    pool = new Pool({ connectionString: t.url, max: 1 });
+    pool = listened(new Pool({ connectionString: t.url, max: 1 }));
     // `other` may use ferry's tables (so the handler's own identity is not what fails) but is not
     // a member of `app`.
     await adminQuery(`CREATE ROLE ${app}`);

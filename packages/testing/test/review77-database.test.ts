@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { dropDatabase } from '@ferry/testing';
 import { adminQuery, serverUrl } from '../../../test-support/database';
 
@@ -17,7 +18,7 @@ function onServer(database: string, host = new URL(serverUrl()).host): string {
 }
 
 async function databaseExists(name: string): Promise<boolean> {
-  const client = new Client({ connectionString: serverUrl() });
+  const client = listened(new Client({ connectionString: serverUrl() }));
   await client.connect();
   try {
     const { rows } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);

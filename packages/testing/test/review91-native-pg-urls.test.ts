@@ -13,6 +13,7 @@
  * What should happen: the probe goes where pg goes (pg's own reading of the URL).
  */
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { startFerryServices } from '@ferry/testing';
 import { closedPort } from '../../../test-support/closedPort';
 
@@ -44,7 +45,7 @@ describe('review91: the native path hands out a FERRY_DATABASE_URL pg connects w
     '%s',
     async (_form, url) => {
       const databaseUrl = await url();
-      const client = new Client({ connectionString: databaseUrl });
+      const client = listened(new Client({ connectionString: databaseUrl }));
       await client.connect();
       await client.end();
       process.env.FERRY_DATABASE_URL = databaseUrl;

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import {
   chooseServicesMode,
   dockerEndpoint,
@@ -94,7 +95,7 @@ describe('startFerryServices on a machine without Docker', () => {
     try {
       const containers = (await dockerReachable()) && testcontainersInstalled();
       expect(services.mode).toBe(containers ? 'testcontainers' : 'native');
-      const client = new Client({ connectionString: services.databaseUrl });
+      const client = listened(new Client({ connectionString: services.databaseUrl }));
       await client.connect();
       try {
         expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);

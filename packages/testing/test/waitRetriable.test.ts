@@ -5,6 +5,7 @@
  */
 import { FerryError, InboxAdmin, type InboxRecord } from '@ferry/core';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import { InboxRecordWaitTimeoutError, waitForInboxRecord } from '../src/inbox';
 
 const completed = { id: 'r-1', status: 'COMPLETED', attempts: 1, lastError: null } as unknown as InboxRecord;
@@ -26,10 +27,12 @@ describe('waitForInboxRecord and errors of get(id)', () => {
   });
 
   it('times out naming the last error when the database never answers (a real pool to a closed port)', async () => {
-    const pool = new Pool({
-      connectionString: 'postgresql://postgres@127.0.0.1:1/none',
-      connectionTimeoutMillis: 1_000,
-    });
+    const pool = listened(
+      new Pool({
+        connectionString: 'postgresql://postgres@127.0.0.1:1/none',
+        connectionTimeoutMillis: 1_000,
+      }),
+    );
     try {
       const scope = new InboxAdmin(pool).forTenant('t1');
       const error: unknown = await waitForInboxRecord(scope, '00000000-0000-4000-8000-000000000001', {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import type { Consumer, KafkaMessage } from 'kafkajs';
 import { FerryError, type InboxAcceptInput, type InboxAcceptResult, type InboxAcceptor } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
@@ -370,7 +371,7 @@ export class PgTestAcceptor implements InboxAcceptor {
 
   static async create(): Promise<PgTestAcceptor> {
     const database = await createTestDatabase({ migrate: false });
-    const pool = new Pool({ connectionString: database.url, max: 4 });
+    const pool = listened(new Pool({ connectionString: database.url, max: 4 }));
     await pool.query(`CREATE TABLE received (
       seq bigserial PRIMARY KEY,
       consumer text NOT NULL,

@@ -23,6 +23,7 @@ import { context, trace } from '@opentelemetry/api';
 import { Inbox, pgTransactions } from '@ferry/core';
 import { attachRabbitConsumer, RabbitConnection, type RabbitConsumer } from '@ferry/rabbitmq';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import pino from 'pino';
 import { installTracing, parentSpanId, type TestTracing } from '../../../test-support/tracing';
 import { AMQP_URL, InboxQueue, uniqueName, waitFor } from './support/broker';
@@ -48,7 +49,7 @@ describe('accept spans of deliveries without a traceparent', () => {
   });
 
   it('are not children of the span that was active when the consumer was attached', async () => {
-    pool = new Pool({ connectionString: setup.database.url, max: 2 });
+    pool = listened(new Pool({ connectionString: setup.database.url, max: 2 }));
     const inbox = new Inbox(pgTransactions(pool), { worker: { enabled: false }, logger: silent });
 
     const startup = trace.getTracer('application').startSpan('application start-up');

@@ -27,6 +27,7 @@ import { createHealth, Inbox, pgTransactions } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { attachRabbitConsumer, RabbitConnection } from '@ferry/rabbitmq';
 import { Pool } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import pino from 'pino';
 import { AMQP_URL, InboxQueue, uniqueName, waitFor } from './support/broker';
 import { HoldingProxy } from './support/holdingProxy';
@@ -51,7 +52,7 @@ describe("readiness with the README's consumer probe", () => {
 
   it('says the transport is down while the consumer has lost its broker', async () => {
     proxy = await HoldingProxy.start(AMQP_URL);
-    pool = new Pool({ connectionString: setup.database.url, max: 2 });
+    pool = listened(new Pool({ connectionString: setup.database.url, max: 2 }));
     const inbox = new Inbox(pgTransactions(pool), { worker: { enabled: false }, logger: silent });
     connection = new RabbitConnection({
       url: proxy.urlFor(AMQP_URL),

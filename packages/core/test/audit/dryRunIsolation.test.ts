@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Client, Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import {
   createOutboxAdmin,
   emit,
@@ -149,7 +150,7 @@ describe('a dry run in the caller transaction is isolated from the rest of it', 
 
   it('a real requeue made while a dry run runs in the same Kysely transaction commits', async () => {
     const f = await database.fixture();
-    const pool = new Pool({ connectionString: database.t().url, max: 2 });
+    const pool = listened(new Pool({ connectionString: database.t().url, max: 2 }));
     const kysely = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
     try {
       await kysely.transaction().execute((trx) => duringDryRun(f, trx, () => requeue(trx, f, false)));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createHealth, createRelay, emitMany, fromPg, Inbox, InboxPermanentError } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { waitFor } from '../outbox/helpers';
@@ -94,7 +95,7 @@ describe('createHealth', () => {
       detail: 'no answer within 50 ms',
     });
 
-    const pool = new Pool({ connectionString: 'postgresql://postgres@127.0.0.1:1/none' });
+    const pool = listened(new Pool({ connectionString: 'postgresql://postgres@127.0.0.1:1/none' }));
     const unreachable = await createHealth({ db: fromPg(pool) }).readiness();
     await pool.end();
     expect(unreachable.status).toBe('down');

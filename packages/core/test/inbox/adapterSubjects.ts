@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import {
   fromPrisma,
   pgTransactions,
@@ -29,7 +30,7 @@ export interface AdapterSubject<TTx> {
 type Factory = (t: TestDatabase, max: number) => AdapterSubject<unknown>;
 
 const pg: Factory = (t, max) => {
-  const pool = new Pool({ connectionString: t.url, max });
+  const pool = listened(new Pool({ connectionString: t.url, max }));
   const subject: AdapterSubject<PoolClient> = {
     adapter: pgTransactions(pool),
     write: (tx, id, note) => tx.query(INSERT, [id, note]),
@@ -42,7 +43,7 @@ const pg: Factory = (t, max) => {
 };
 
 const kysely: Factory = (t, max) => {
-  const pool = new Pool({ connectionString: t.url, max });
+  const pool = listened(new Pool({ connectionString: t.url, max }));
   // The listener the README asks for: Kysely does not hear a checked-out connection's `error`.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
@@ -59,7 +60,7 @@ const kysely: Factory = (t, max) => {
 };
 
 const prisma: Factory = (t, max) => {
-  const pool = new Pool({ connectionString: t.url, max });
+  const pool = listened(new Pool({ connectionString: t.url, max }));
   const client = prismaOnPool(pool);
   const subject: AdapterSubject<PrismaTransactionLike> = {
     adapter: prismaTransactions(client),

@@ -5,6 +5,7 @@
  */
 import { Kysely, PostgresDialect, sql, type Generated } from 'kysely';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import {
   createInboxTenancyContext,
   emit,
@@ -197,7 +198,7 @@ describeAdapter<PrismaTx>('Prisma, with ferry’s statements prepared (ferryStat
 let ownPool: Pool | undefined;
 describeAdapter<PrismaTx>('Prisma, with ferry’s own statements on node-postgres', {
   open: (db) => {
-    ownPool = new Pool({ connectionString: db.url, max: 2 });
+    ownPool = listened(new Pool({ connectionString: db.url, max: 2 }));
     const pool = ownPool;
     return { adapter: prismaTransactions(db.prisma, { db: fromPg(pool) }), close: () => pool.end() };
   },
@@ -212,7 +213,7 @@ describeAdapter<PrismaTx>('Prisma, with ferry’s own statements on node-postgre
 
 describeAdapter('node-postgres', {
   open: (db) => {
-    const pool = new Pool({ connectionString: db.url, max: 4 });
+    const pool = listened(new Pool({ connectionString: db.url, max: 4 }));
     return { adapter: pgTransactions(pool), close: () => pool.end() };
   },
   write: async (client, receiptId, note) => void (await client.query(INSERT, [receiptId, note])),
@@ -226,7 +227,7 @@ describeAdapter('node-postgres', {
 describeAdapter('Kysely', {
   open: (db) => {
     const kysely = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new Pool({ connectionString: db.url, max: 4 }) }),
+      dialect: new PostgresDialect({ pool: listened(new Pool({ connectionString: db.url, max: 4 })) }),
     });
     return { adapter: kyselyTransactions(kysely), close: () => kysely.destroy() };
   },

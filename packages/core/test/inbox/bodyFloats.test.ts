@@ -12,6 +12,7 @@
  * digits that reads as another number.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { emit, pgTransactions, type Inbox, type InboxHandler, type InboxOptions } from '@ferry/core';
 import { parseJsonObjectBody } from '@ferry/core/transport';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -21,7 +22,7 @@ let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 4 });
+  pool = listened(new Pool({ connectionString: t.url, max: 4 }));
 });
 afterAll(async () => {
   await pool.end();

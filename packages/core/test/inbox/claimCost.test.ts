@@ -6,6 +6,7 @@
  * (planWork): rows every plan node produced and filtered out, times its loops.
  */
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { CLAIM_SQL } from '../../src/inbox/sql/claim';
 import type { TestDatabase } from '../../../../test-support/database';
 import { costDatabase } from '../costDatabase';
@@ -36,7 +37,7 @@ async function inboxClaim(backlog: number, statistics: 'fresh' | 'empty', plan: 
     [backlog],
   );
   if (statistics === 'fresh') await t.db.execute('ANALYZE ferry_inbox_receipts');
-  const explainer = new Client({ connectionString: t.url });
+  const explainer = listened(new Client({ connectionString: t.url }));
   await explainer.connect();
   try {
     return await planWork(explainer, CLAIM_SQL, [['c-0', 'c-1', 'c-2', 'c-3'], LIMIT, 30_000, 8], plan);

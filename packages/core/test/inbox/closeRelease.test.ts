@@ -6,6 +6,7 @@
  * returns when the database does not answer it.
  */
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { latch, makeInbox, message, waitFor } from './helpers';
 
@@ -37,7 +38,7 @@ async function rows(ids: readonly string[]): Promise<Row[]> {
 
 /** Row locks on `ids` held by a connection of the test's own, so that the release waits for them. */
 async function lockRows(ids: readonly string[]): Promise<{ release(): Promise<void> }> {
-  const client = new Client({ connectionString: t.url });
+  const client = listened(new Client({ connectionString: t.url }));
   await client.connect();
   await client.query('BEGIN');
   await client.query('SELECT id FROM ferry_inbox_receipts WHERE id = ANY($1::uuid[]) FOR UPDATE', [ids]);

@@ -14,6 +14,7 @@
  */
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { pgTransactions, type InboxEvent, type TransactionAdapter } from '@ferry/core';
 import { kyselyTransactions } from '@ferry/core/kysely';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -48,7 +49,7 @@ const subjects: Array<[string, (t: TestDatabase) => Subject]> = [
   [
     'pgTransactions',
     (db) => {
-      const pool = new Pool({ connectionString: db.url, max: 4 });
+      const pool = listened(new Pool({ connectionString: db.url, max: 4 }));
       return {
         adapter: pgTransactions(pool) as TransactionAdapter<unknown>,
         write: (tx, id) =>
@@ -63,7 +64,7 @@ const subjects: Array<[string, (t: TestDatabase) => Subject]> = [
   [
     'kyselyTransactions',
     (db) => {
-      const pool = new Pool({ connectionString: db.url, max: 4 });
+      const pool = listened(new Pool({ connectionString: db.url, max: 4 }));
       pool.on('connect', (client) => client.on('error', () => undefined));
       const k = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
       return {

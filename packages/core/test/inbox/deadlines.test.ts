@@ -1,5 +1,6 @@
 import { fromPrisma, type InboxHandlerContext, type InboxHandlerContextWrapper } from '@ferry/core';
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import {
   businessCount,
@@ -31,7 +32,7 @@ describe('inbox handler transaction bounds', () => {
   });
 
   it('bounds lock waits in the handler transaction by lockTimeoutMs and retries the receipt', async () => {
-    const holder = new Client({ connectionString: t.url });
+    const holder = listened(new Client({ connectionString: t.url }));
     await holder.connect();
     await holder.query('BEGIN');
     await holder.query('SELECT * FROM lock_target WHERE id = 1 FOR UPDATE');
@@ -112,7 +113,7 @@ describe('inbox handler transaction bounds', () => {
   it('ends a Prisma handler statement that outlasts transactionTimeoutMs: its locks go with it, the receipt is retried', async () => {
     // The row stays locked by `holder` until the test ends: the handler's statement waits on it
     // (lockTimeoutMs far above the transaction's limit), so only transactionTimeoutMs can end it.
-    const holder = new Client({ connectionString: t.url });
+    const holder = listened(new Client({ connectionString: t.url }));
     await holder.connect();
     await holder.query('BEGIN');
     await holder.query('SELECT * FROM lock_target WHERE id = 1 FOR UPDATE');

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { InboxAdmin } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { beginHandler } from '../../src/inbox/sql/beginHandler';
@@ -61,7 +62,7 @@ describe('dry run of a forced release', () => {
         actor: 'ops',
         reason: 'stuck?',
       });
-    const handler = new Client({ connectionString: t.url });
+    const handler = listened(new Client({ connectionString: t.url }));
     await handler.connect();
     try {
       await handler.query('BEGIN');

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { InboxAdmin } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { receiptLock } from '../../src/inbox/sql/fragments';
@@ -22,7 +23,7 @@ describe('forced release of a receipt whose row another transaction locked', () 
 
   /** Runs `work` while another session's transaction has run `statements` (each on `id`). */
   async function whileHeld<T>(id: string, statements: readonly string[], work: () => Promise<T>): Promise<T> {
-    const other = new Client({ connectionString: t.url });
+    const other = listened(new Client({ connectionString: t.url }));
     await other.connect();
     try {
       await other.query('BEGIN');

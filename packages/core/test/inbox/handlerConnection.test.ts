@@ -6,6 +6,7 @@
  */
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { pgTransactions, type InboxHandlerContext, type RunOnceResult } from '@ferry/core';
 import { kyselyTransactions } from '@ferry/core/kysely';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -26,7 +27,7 @@ let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
   await createBusinessTable(t);
-  pool = new Pool({ connectionString: t.url, max: 2 });
+  pool = listened(new Pool({ connectionString: t.url, max: 2 }));
 });
 afterAll(async () => {
   await pool.end();
@@ -195,7 +196,7 @@ describe('the PoolClient of a node-postgres handler', () => {
 
 describe('a handler transaction on Kysely whose connection is lost', () => {
   it('is retried and the pool recovers when the pool has the error listener the README asks for', async () => {
-    const kyselyPool = new Pool({ connectionString: t.url, max: 2 });
+    const kyselyPool = listened(new Pool({ connectionString: t.url, max: 2 }));
     kyselyPool.on('connect', (client) => client.on('error', () => undefined));
     const kysely = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool: kyselyPool }) });
     const gate = latch();

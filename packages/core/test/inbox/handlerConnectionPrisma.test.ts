@@ -5,6 +5,7 @@
  * written, the receipt is retried, and the next attempt completes on a fresh connection.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { fromPg, fromPrisma, prismaTransactions, type TransactionAdapter } from '@ferry/core';
 import type { PrismaTransactionLike } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -23,7 +24,7 @@ let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
   await createBusinessTable(t);
-  pool = new Pool({ connectionString: t.url, max: 2 });
+  pool = listened(new Pool({ connectionString: t.url, max: 2 }));
 });
 afterAll(async () => {
   await pool.end();

@@ -6,6 +6,7 @@
  */
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Client, Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { pgTransactions, type TransactionAdapter } from '@ferry/core';
 import { kyselyTransactions } from '@ferry/core/kysely';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -26,7 +27,7 @@ beforeAll(async () => {
   await t.db.execute('CREATE TABLE lock_target (id int PRIMARY KEY, n int NOT NULL)');
   await t.db.execute('INSERT INTO lock_target VALUES (1, 0)');
   // One connection: the pool hands the handler's connection to whoever comes next.
-  pool = new Pool({ connectionString: t.url, max: 1 });
+  pool = listened(new Pool({ connectionString: t.url, max: 1 }));
   kysely = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
 });
 afterAll(async () => {
@@ -74,7 +75,7 @@ async function poolSettings(): Promise<Record<string, string>> {
 
 describe.each(flavours)('%s handler transaction limits', (_label, flavour) => {
   it('cancels a claim check stuck behind a lock on the inbox table at transactionTimeoutMs; the handler never runs', async () => {
-    const locker = new Client({ connectionString: t.url });
+    const locker = listened(new Client({ connectionString: t.url }));
     await locker.connect();
     const base = flavour.adapter();
     let ran = false;
@@ -128,7 +129,7 @@ describe.each(flavours)('%s handler transaction limits', (_label, flavour) => {
   });
 
   it('bounds a handler waiting on a row lock by lockTimeoutMs; the pooled connection keeps no limit', async () => {
-    const holder = new Client({ connectionString: t.url });
+    const holder = listened(new Client({ connectionString: t.url }));
     await holder.connect();
     await holder.query('BEGIN');
     await holder.query('SELECT * FROM lock_target WHERE id = 1 FOR UPDATE');
@@ -250,11 +251,13 @@ describe.each(flavours)('%s handler transaction limits', (_label, flavour) => {
 
 describe("a node-postgres pool with the application's own timeouts", () => {
   it('gives the handler the worker limits and the next user of the connection its own again', async () => {
-    const own = new Pool({
-      connectionString: t.url,
-      max: 1,
-      options: '-c statement_timeout=4321 -c lock_timeout=1234 -c idle_in_transaction_session_timeout=5678',
-    });
+    const own = listened(
+      new Pool({
+        connectionString: t.url,
+        max: 1,
+        options: '-c statement_timeout=4321 -c lock_timeout=1234 -c idle_in_transaction_session_timeout=5678',
+      }),
+    );
     try {
       let seen: Record<string, string> = {};
       const inbox = makeInbox(pgTransactions(own), {
@@ -317,7 +320,7 @@ describe('node-postgres handler transaction deadline', () => {
       (result) => (first = result),
       (error: unknown) => (first = error),
     );
-    const probe = new Client({ connectionString: t.url });
+    const probe = listened(new Client({ connectionString: t.url }));
     await probe.connect();
     try {
       await waitFor('the handler transaction to end', async () => first, 25 * WORKER.transactionTimeoutMs);

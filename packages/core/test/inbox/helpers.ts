@@ -16,6 +16,7 @@ import {
 import type { InboxInternals } from '@ferry/core';
 import { randomUUID } from 'node:crypto';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import pino from 'pino';
 import type { TestDatabase } from '../../../../test-support/database';
 import { waitUntil } from '@ferry/testing';
@@ -189,7 +190,7 @@ export function recordingPool(t: TestDatabase): {
   statements: Map<PoolClient, string[]>;
   sent: string[];
 } {
-  const pool = new Pool({ connectionString: t.url, max: 6 }); // more than the default worker.concurrency (4): ferry's own statements need one
+  const pool = listened(new Pool({ connectionString: t.url, max: 6 })); // more than the default worker.concurrency (4): ferry's own statements need one
   const statements = new Map<PoolClient, string[]>();
   const sent: string[] = [];
   pool.on('connect', (client) => {
@@ -281,8 +282,8 @@ export async function busyApplicationPool(t: TestDatabase): Promise<{
   free: () => void;
   end: () => Promise<void>;
 }> {
-  const appPool = new Pool({ connectionString: t.url, max: 1 });
-  const ferryPool = new Pool({ connectionString: t.url, max: 2 });
+  const appPool = listened(new Pool({ connectionString: t.url, max: 1 }));
+  const ferryPool = listened(new Pool({ connectionString: t.url, max: 2 }));
   const busy = await appPool.connect();
   let freed = false;
   const free = (): void => {

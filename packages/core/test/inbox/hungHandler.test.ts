@@ -8,6 +8,7 @@
  */
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import {
   fromPrisma,
   pgTransactions,
@@ -33,7 +34,7 @@ interface Subject<TTx> {
 type Factory = (t: TestDatabase) => Subject<unknown>;
 
 function newPool(t: TestDatabase): Pool {
-  return new Pool({ connectionString: t.url, max: POOL_SIZE });
+  return listened(new Pool({ connectionString: t.url, max: POOL_SIZE }));
 }
 
 const pg: Factory = (t) => {

@@ -10,6 +10,7 @@
  */
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { fromPg, type InboxEvent } from '@ferry/core';
 import { kyselyTransactions } from '@ferry/core/kysely';
 import { TcpProxy } from '../../../../fault-tests/harness/tcpProxy';
@@ -25,7 +26,7 @@ let direct: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
   await createBusinessTable(t);
-  direct = new Pool({ connectionString: t.url, max: 2 });
+  direct = listened(new Pool({ connectionString: t.url, max: 2 }));
   const url = new URL(t.url);
   proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port || 5432) });
 });
@@ -43,7 +44,9 @@ afterAll(async () => {
 
 describe('a hung Kysely handler whose connection goes silent at close()', () => {
   it('is reported once its ROLLBACK has not answered within the deadline, and its connection is dropped by the pool query_timeout', async () => {
-    const pool = new Pool({ connectionString: proxy.urlFor(t.url), max: 2, query_timeout: QUERY_TIMEOUT_MS });
+    const pool = listened(
+      new Pool({ connectionString: proxy.urlFor(t.url), max: 2, query_timeout: QUERY_TIMEOUT_MS }),
+    );
     pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
     const events: InboxEvent[] = [];

@@ -13,6 +13,7 @@
  */
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { pgTransactions, type TransactionAdapter } from '@ferry/core';
 import { kyselyTransactions } from '@ferry/core/kysely';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -43,7 +44,7 @@ const subjects: Array<[string, () => Subject]> = [
   [
     'pgTransactions(pool)',
     () => {
-      const pool = new Pool({ connectionString: t.url, max: 2 });
+      const pool = listened(new Pool({ connectionString: t.url, max: 2 }));
       return {
         pool,
         adapter: pgTransactions(pool) as TransactionAdapter<unknown>,
@@ -55,7 +56,7 @@ const subjects: Array<[string, () => Subject]> = [
   [
     'kyselyTransactions(db)',
     () => {
-      const pool = new Pool({ connectionString: t.url, max: 2 });
+      const pool = listened(new Pool({ connectionString: t.url, max: 2 }));
       // The listener the README asks for: Kysely does not hear a checked-out connection's `error`.
       pool.on('connect', (client) => client.on('error', () => undefined));
       const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });

@@ -9,6 +9,7 @@
  * rows were claimed, completed or failed ('pending') and with none at all ('none').
  */
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import type { SqlExecutor } from '@ferry/core';
 import { beginHandler } from '../../src/inbox/sql/beginHandler';
 import { completeReceipt } from '../../src/inbox/sql/complete';
@@ -250,7 +251,7 @@ async function statementsOf(
 
 /** Each case's work on `seed` (batch cases also with LARGE_BATCH, as `name xLARGE_BATCH`). */
 async function measure(seed: Seed, plan: PlanKind, batches: boolean): Promise<Record<string, number>> {
-  const explainer = new Client({ connectionString: t.url });
+  const explainer = listened(new Client({ connectionString: t.url }));
   await explainer.connect();
   try {
     // What beginHandler sets in the handler transaction, for completeReceipt's check.

@@ -4,6 +4,7 @@
  * pool of two went unwarned (the worker's pool-size warning read numbers only).
  */
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { pgTransactions } from '@ferry/core';
 
 const pools: Pool[] = [];
@@ -12,7 +13,9 @@ afterAll(async () => {
 });
 
 function pool(max: unknown): Pool {
-  const created = new Pool({ connectionString: 'postgresql://127.0.0.1:1/none', max: max as number });
+  const created = listened(
+    new Pool({ connectionString: 'postgresql://127.0.0.1:1/none', max: max as number }),
+  );
   pools.push(created);
   return created;
 }

@@ -6,6 +6,7 @@
  * once, and nothing of it is written.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import {
@@ -26,7 +27,7 @@ beforeAll(async () => {
   t = await createTestDatabase();
   await createBusinessTable(t);
   // One connection for two lanes.
-  pool = new Pool({ connectionString: t.url, max: 1 });
+  pool = listened(new Pool({ connectionString: t.url, max: 1 }));
 });
 afterAll(async () => {
   await pool.end();

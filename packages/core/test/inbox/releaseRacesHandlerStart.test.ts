@@ -17,6 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import {
   InboxAdmin,
   pgTransactions,
@@ -183,7 +184,7 @@ it("a release holding the lock, not committed, when the handler's first statemen
   const { record } = await inbox.accept(message({ tenantId }));
   const first = inbox.runOnce();
   await held.begun;
-  const operator = new Client({ connectionString: t.url });
+  const operator = listened(new Client({ connectionString: t.url }));
   await operator.connect();
   try {
     await operator.query('BEGIN');
@@ -214,7 +215,7 @@ it("a release committed while the handler's first statement runs (after its snap
     handlers: { orders: handler },
   });
   const { record } = await inbox.accept(message({ tenantId }));
-  const gatekeeper = new Client({ connectionString: t.url });
+  const gatekeeper = listened(new Client({ connectionString: t.url }));
   await gatekeeper.connect();
   try {
     await gatekeeper.query('SELECT pg_advisory_lock($1)', [GATE_KEY]);

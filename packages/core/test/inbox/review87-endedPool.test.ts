@@ -7,6 +7,7 @@
 import { createHealth, FerryError, pgTransactions, type InboxEvent } from '@ferry/core';
 import { waitUntil } from '@ferry/testing';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox, message } from './helpers';
 
@@ -19,7 +20,7 @@ afterAll(async () => {
 });
 
 it('stops polling an ended pool once, says so, and closes', async () => {
-  const pool = new Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 2 }));
   const events: InboxEvent[] = [];
   const handled: string[] = [];
   const inbox = makeInbox(pgTransactions(pool), {

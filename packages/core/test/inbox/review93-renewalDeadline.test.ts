@@ -6,6 +6,7 @@
  * for the handler's lease and for every batch of queued claims alike.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { lockRows, mostWaitingOnLock, RENEWALS_WAITING_AT_MOST } from '../../../../test-support/rowLocks';
@@ -15,7 +16,7 @@ let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 20 });
+  pool = listened(new Pool({ connectionString: t.url, max: 20 }));
 });
 afterAll(async () => {
   await pool.end();

@@ -7,6 +7,7 @@
  * (the cause never named), as with two databases (review 40).
  */
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { FerryConfigError, fromPg, prismaTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox } from './helpers';
@@ -27,7 +28,9 @@ afterAll(async () => {
 });
 
 function poolOn(searchPath: string): Pool {
-  const pool = new Pool({ connectionString: t.url, max: 3, options: `-c search_path=${searchPath}` });
+  const pool = listened(
+    new Pool({ connectionString: t.url, max: 3, options: `-c search_path=${searchPath}` }),
+  );
   pools.push(pool);
   return pool;
 }

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import {
   businessCount,
@@ -23,7 +24,7 @@ describe('inbox close() and runOnce()', () => {
 
   /** Holds an ACCESS EXCLUSIVE lock on the receipts table, so every worker query waits on it. */
   async function lockReceipts(): Promise<{ release: () => Promise<void> }> {
-    const client = new Client({ connectionString: t.url });
+    const client = listened(new Client({ connectionString: t.url }));
     await client.connect();
     await client.query('BEGIN');
     await client.query('LOCK TABLE ferry_inbox_receipts IN ACCESS EXCLUSIVE MODE');

@@ -9,6 +9,7 @@
  * A float accept() took at 1e21 or above (jsonb writes it back in plain digits) is no such number.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { pgTransactions, type InboxHandler, type InboxOptions, type Inbox } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox, message, receiptRow, recorder } from './helpers';
@@ -17,7 +18,7 @@ let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 4 });
+  pool = listened(new Pool({ connectionString: t.url, max: 4 }));
 });
 afterAll(async () => {
   await pool.end();

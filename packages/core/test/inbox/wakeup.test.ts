@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { pgTransactions } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { latch, makeInbox, message, receiptRow, recordingPool, waitFor } from './helpers';
@@ -186,7 +187,7 @@ describe('inbox worker wake-up on acceptance (worker.listenUrl)', () => {
   it('notifies ferry_inbox when acceptance stores a new receipt, not for a duplicate', async () => {
     const inbox = makeInbox(t.prisma, { handlers: { quiet: async () => undefined } });
     const input = message({ consumer: 'quiet' });
-    const listener = new Client({ connectionString: t.url });
+    const listener = listened(new Client({ connectionString: t.url }));
     await listener.connect();
     const heard: string[] = [];
     listener.on('notification', (n) => heard.push(n.channel));

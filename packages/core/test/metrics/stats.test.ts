@@ -4,6 +4,7 @@
  * scrape its deadline at most and is counted, and reads are cached and never pile up.
  */
 import { Client, Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import pino from 'pino';
 import { emitMany, fromPg, type SqlExecutor } from '@ferry/core';
 import { createFerryMetrics, serveMetrics, type MetricsServer } from '@ferry/core/metrics';
@@ -124,7 +125,7 @@ describe('the stats gauges', () => {
       before = timeouts(s);
       return s.value('ferry_outbox_events', { status: 'PENDING' }) === 2;
     });
-    const locker = new Client({ connectionString: t.url });
+    const locker = listened(new Client({ connectionString: t.url }));
     await locker.connect();
     try {
       await locker.query('BEGIN');
@@ -155,7 +156,9 @@ describe('the stats gauges', () => {
   });
 
   it('answer with a counted error when the database is unreachable', async () => {
-    const pool = new Pool({ connectionString: `postgresql://postgres@127.0.0.1:${await closedPort()}/none` });
+    const pool = listened(
+      new Pool({ connectionString: `postgresql://postgres@127.0.0.1:${await closedPort()}/none` }),
+    );
     try {
       const s = await scrape((await serve({ db: fromPg(pool) })).url);
       expect(s.value('ferry_stats_scrape_errors_total', { source: 'outbox', reason: 'error' })).toBe(1);

@@ -13,6 +13,7 @@
  * row), for an advisory lock the test holds; `statementTimeout` is small, the lease long (60 s), so no lease expires by itself.
  */
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import {
   createRelay,
   emit,
@@ -60,7 +61,7 @@ beforeAll(async () => {
   await t.db.execute(SLOW_TRANSITIONS);
   pool = new Pool({ connectionString: t.url, max: 4 });
   pool.on('error', () => undefined); // connections ferry gave up on are destroyed
-  locker = new Pool({ connectionString: t.url, max: 1 });
+  locker = listened(new Pool({ connectionString: t.url, max: 1 }));
 });
 afterAll(async () => {
   await pool.end();

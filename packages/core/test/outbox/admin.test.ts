@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createOutboxAdmin, emitMany, type OutboxStatus } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { randomUUID } from 'node:crypto';
@@ -93,7 +94,7 @@ describe('outbox admin', () => {
 
   it('reports lost_claim when a concurrent transition wins', async () => {
     const id = await rowIn('FAILED');
-    const other = new Client({ connectionString: t.url });
+    const other = listened(new Client({ connectionString: t.url }));
     await other.connect();
     await other.query('BEGIN');
     await other.query(`UPDATE outbox_events SET status = 'PENDING', failed_at = NULL WHERE id = $1::uuid`, [

@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { emitMany, type FailedHeadPolicy } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import type { TestDatabase } from '../../../../test-support/database';
@@ -57,8 +58,8 @@ async function claimBehindLockedWindow(
     [backlog],
   );
   if (statistics === 'fresh') await t.db.execute('ANALYZE outbox_events');
-  const holder = new Client({ connectionString: t.url });
-  const explainer = new Client({ connectionString: t.url });
+  const holder = listened(new Client({ connectionString: t.url }));
+  const explainer = listened(new Client({ connectionString: t.url }));
   await Promise.all([holder.connect(), explainer.connect()]);
   try {
     await holder.query('BEGIN');
@@ -221,7 +222,7 @@ async function claimKeyedBacklog(
        WHERE event_type = 'claim.cost.in-flight'`,
     );
   }
-  const explainer = new Client({ connectionString: t.url });
+  const explainer = listened(new Client({ connectionString: t.url }));
   await explainer.connect();
   try {
     const measured = measuring(t.db, explainer, plan);
@@ -345,7 +346,7 @@ async function completionOf(
   for (const token of tokens) {
     claims.push(await store.claim({ token, limit: 500, leaseMs: 60_000, failedHead: 'block' }));
   }
-  const explainer = new Client({ connectionString: t.url });
+  const explainer = listened(new Client({ connectionString: t.url }));
   await explainer.connect();
   try {
     const measured = measuring(t.db, explainer, plan);

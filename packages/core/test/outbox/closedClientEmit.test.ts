@@ -8,6 +8,7 @@
  * FERRY_DATABASE_UNAVAILABLE at every later call (found by the review of 19d306e).
  */
 import pg from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { emit, emitMany, isFerryError } from '@ferry/core';
 import { outcomeWithin } from '../../../../test-support/deadlines';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -66,13 +67,13 @@ it('refuses a client whose end() was called and has not finished', async () => {
 });
 
 it('refuses a pool the application ended, and one being ended', async () => {
-  const ended = new pg.Pool({ connectionString: t.url });
+  const ended = listened(new pg.Pool({ connectionString: t.url }));
   await ended.end();
   expectRefused(
     await outcomeWithin(emit(ended, { type: 'closed.pool', payload: { run: 'pool' } }), 10_000),
     /ended/,
   );
-  const ending = new pg.Pool({ connectionString: t.url });
+  const ending = listened(new pg.Pool({ connectionString: t.url }));
   await ending.query('SELECT 1');
   const end = ending.end();
   expectRefused(
@@ -107,7 +108,7 @@ it('an open client and pool still emit', async () => {
   const client = await connected();
   await emit(client, { type: 'closed.none', payload: { run: 'open' } });
   await client.end();
-  const pool = new pg.Pool({ connectionString: t.url });
+  const pool = listened(new pg.Pool({ connectionString: t.url }));
   await emit(pool, { type: 'closed.none', payload: { run: 'open' } });
   await pool.end();
   expect(await stored('open')).toBe(2);

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createEmitter, emit, emitMany, FerryValidationError, type OutboxEventInput } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
@@ -86,7 +87,7 @@ describe('emit', () => {
   });
 
   it('notifies the wake-up channel only when the transaction commits', async () => {
-    const listener = new Client({ connectionString: t.url });
+    const listener = listened(new Client({ connectionString: t.url }));
     await listener.connect();
     const received: string[] = [];
     listener.on('notification', (n) => received.push(n.channel));

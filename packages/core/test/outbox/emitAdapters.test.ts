@@ -4,6 +4,7 @@
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import {
   createEmitter,
   emit,
@@ -18,9 +19,9 @@ let pool: Pool;
 let kysely: Kysely<Record<string, never>>;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 4 });
+  pool = listened(new Pool({ connectionString: t.url, max: 4 }));
   kysely = new Kysely({
-    dialect: new PostgresDialect({ pool: new Pool({ connectionString: t.url, max: 2 }) }),
+    dialect: new PostgresDialect({ pool: listened(new Pool({ connectionString: t.url, max: 2 })) }),
   });
 });
 afterAll(async () => {

@@ -1,5 +1,6 @@
 import { emitMany } from '@ferry/core';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { waitFor } from './helpers';
 
@@ -74,7 +75,7 @@ describe('per-key advisory locks in emit', () => {
   });
 
   it('a transaction emitting 3,000 keys (one call, then 100 calls of 10) holds at most 32 advisory locks', async () => {
-    const pool = new Pool({ connectionString: t.url, max: 1 });
+    const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
     const client = await pool.connect();
     const keys = (from: number, n: number) => Array.from({ length: n }, (_, i) => `order-${from + i}`);
     const held = async () =>

@@ -4,6 +4,7 @@
  * started after the statement was sent (a process id taken over).
  */
 import { Client, Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { fromPg } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../../../test-support/database';
@@ -37,7 +38,7 @@ describe('endBackend', () => {
     // Bystanders first (the sessions a statement scanning every backend would come to first).
     const bystanders = [await session(t.url), await session(serverUrl()), await session(t.url)];
     const target = await session(t.url);
-    const pool = new Pool({ connectionString: t.url, max: 1 });
+    const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
     try {
       const store = relayStore(fromPg(pool));
       expect(await store.endBackend(target.pid, 0, 5_000)).toBe(true);
@@ -54,7 +55,7 @@ describe('endBackend', () => {
   });
 
   it('leaves alone a backend that started after the statement was sent', async () => {
-    const pool = new Pool({ connectionString: t.url, max: 1 });
+    const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
     try {
       const later = await session(t.url);
       // Sent 60 s ago: this session is younger, so it cannot be the one that ran the statement.

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import vm from 'node:vm';
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createOutboxAdmin, createRelay, emitMany, type SqlExecutor } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { InMemoryPublisher } from '@ferry/testing';
@@ -165,7 +166,7 @@ describe('relay hot path', () => {
 
   it('a claim skips rows another claim holds and still fills its batch', async () => {
     await emitN(30);
-    const other = new Client({ connectionString: t.url });
+    const other = listened(new Client({ connectionString: t.url }));
     await other.connect();
     try {
       await other.query('BEGIN');
@@ -356,7 +357,7 @@ describe('relay hot path', () => {
         t.db,
         ['a', 'b', 'c'].map((orderingKey) => ({ type: 'keyed', payload: {}, orderingKey })),
       );
-      const other = new Client({ connectionString: t.url });
+      const other = listened(new Client({ connectionString: t.url }));
       await other.connect();
       try {
         await other.query('BEGIN');

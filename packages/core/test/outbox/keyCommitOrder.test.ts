@@ -8,6 +8,7 @@
  */
 import { emitMany, isFerryError, type OutboxEventInput } from '@ferry/core';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
 let t: TestDatabase;
@@ -15,7 +16,7 @@ let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
   // A deadlock (between transactions past 8 keys and others) is detected after deadlock_timeout.
-  pool = new Pool({ connectionString: t.url, max: 8, options: '-c deadlock_timeout=50' });
+  pool = listened(new Pool({ connectionString: t.url, max: 8, options: '-c deadlock_timeout=50' }));
 });
 afterAll(async () => {
   await pool.end();

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import {
   createEmitter,
   createRelay,
@@ -184,7 +185,7 @@ describe('the outbox observer receives one { type } event at a time', () => {
       observer,
       options: { pollInterval: 20, errorBackoff: 1 },
     });
-    const locker = new Client({ connectionString: t.url });
+    const locker = listened(new Client({ connectionString: t.url }));
     await locker.connect();
     try {
       relay.start();

@@ -9,6 +9,7 @@
  * it cannot tell whether the client is in a transaction.
  */
 import pg from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createEmitter, emit, emitMany, isFerryError } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
@@ -19,7 +20,7 @@ beforeAll(async () => {
   await t.db.execute('CREATE TABLE app_rows (run text NOT NULL)');
 });
 beforeEach(async () => {
-  client = new pg.Client({ connectionString: t.url });
+  client = listened(new pg.Client({ connectionString: t.url }));
   await client.connect();
 });
 afterEach(async () => {
@@ -75,7 +76,7 @@ it('refuses a client in a transaction whose ROLLBACK is still queued (the events
 
 it('refuses a client not connected yet (its status unknown: ferry joined no transaction)', async () => {
   const run = 'unawaited-connect';
-  const fresh = new pg.Client({ connectionString: t.url });
+  const fresh = listened(new pg.Client({ connectionString: t.url }));
   const connecting = fresh.connect(); // not awaited
   const inserted: boolean[] = [];
   const emitter = createEmitter({

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { relayStore } from '@ferry/core/internal/testing';
 import type { TestDatabase } from '../../../../test-support/database';
 import { costDatabase } from '../costDatabase';
@@ -55,7 +56,7 @@ async function probePastDeadBacklog(
      FROM generate_series(0, 99) g`,
   );
   if (statistics === 'fresh') await t.db.execute('ANALYZE outbox_events');
-  const explainer = new Client({ connectionString: t.url });
+  const explainer = listened(new Client({ connectionString: t.url }));
   await explainer.connect();
   try {
     const measured = measuring(t.db, explainer, plan);
@@ -134,7 +135,7 @@ async function probePastBlockedKey(blocked: number) {
      VALUES (gen_random_uuid(), 'probe.cost', '{}', 5, 'queue-up', 'ready'),
             (gen_random_uuid(), 'probe.cost', '{}', 5, 'queue-down', NULL)`,
   );
-  const explainer = new Client({ connectionString: t.url });
+  const explainer = listened(new Client({ connectionString: t.url }));
   await explainer.connect();
   try {
     const measured = measuring(t.db, explainer, 'custom');

@@ -9,6 +9,7 @@
 import { createHealth, createRelay, emit, fromPg, type OutboxEvent, type SqlExecutor } from '@ferry/core';
 import { InMemoryPublisher, waitUntil } from '@ferry/testing';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { failingStatements, silent } from './helpers';
 
@@ -41,7 +42,7 @@ const cycleErrors = (events: readonly OutboxEvent[]) =>
   events.filter((event) => event.type === 'infrastructure-error');
 
 it('stops polling an ended pool once, says so, closes at once, and starts again', async () => {
-  const pool = new Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 2 }));
   const events: OutboxEvent[] = [];
   const publisher = new InMemoryPublisher();
   const { db, statements } = counted(fromPg(pool));

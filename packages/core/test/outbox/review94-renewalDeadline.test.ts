@@ -7,6 +7,7 @@
  * statement waiting on the same lock, each holding a connection of the application's pool.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { emitMany, fromPg, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { gate } from '../../../../test-support/holds';
@@ -17,7 +18,7 @@ let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 30 });
+  pool = listened(new Pool({ connectionString: t.url, max: 30 }));
 });
 afterAll(async () => {
   await pool.end();

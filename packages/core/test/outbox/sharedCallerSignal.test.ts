@@ -12,6 +12,7 @@ import { getEventListeners } from 'node:events';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { fromPg } from '@ferry/core';
 import { abortableDelay } from '../../src/backoff';
 import { withStatementDeadline } from '../../src/sql/statementDeadline';
@@ -24,7 +25,7 @@ let t: TestDatabase;
 let pool: pg.Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: t.url, max: 5 });
+  pool = listened(new pg.Pool({ connectionString: t.url, max: 5 }));
 });
 afterAll(async () => {
   await pool.end();

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createRelay, emit } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -34,7 +35,7 @@ describe('wake-up', () => {
       await waitFor(() => r.listener?.connected === true);
       const { id } = await emit(t.db, { type: 'wake', payload: {} });
       await waitFor(() => sent(id));
-      const killer = new Client({ connectionString: t.url });
+      const killer = listened(new Client({ connectionString: t.url }));
       await killer.connect();
       await killer.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -85,7 +86,7 @@ describe('wake-up', () => {
       await waitFor(() => publisher.attempts.length === 1);
       const cycleInFlight = r.cycles;
       const base = r.listener?.notifications ?? 0;
-      const notifier = new Client({ connectionString: t.url });
+      const notifier = listened(new Client({ connectionString: t.url }));
       await notifier.connect();
       for (let i = 0; i < 100; i += 1)
         await notifier.query(`SELECT pg_notify('ferry_outbox', $1)`, [String(i)]);

@@ -7,6 +7,7 @@
  */
 import { inspect } from 'node:util';
 import pg from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { translateDbError } from '../../src/sql/dbErrors';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
@@ -15,7 +16,7 @@ let t: TestDatabase;
 let client: pg.Client;
 beforeAll(async () => {
   t = await createTestDatabase();
-  client = new pg.Client({ connectionString: t.url });
+  client = listened(new pg.Client({ connectionString: t.url }));
   await client.connect();
   await client.query(`CREATE TABLE creds (api_token text UNIQUE, note text CHECK (note <> 'x'))`);
   await client.query(`INSERT INTO creds VALUES ($1, 'a')`, [`line1\n${SECRET}`]);

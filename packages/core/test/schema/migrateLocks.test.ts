@@ -6,6 +6,7 @@
  * behind it goes on), backs off and tries again until its deadline.
  */
 import pg from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { fromPg, migrate, FerryError } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 
@@ -18,7 +19,7 @@ afterAll(async () => {
 });
 
 async function connected(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: t.url });
+  const c = listened(new pg.Client({ connectionString: t.url }));
   await c.connect();
   return c;
 }
@@ -46,7 +47,7 @@ it('does not queue writers behind a migration that waits for an old transaction,
   await forgetIndex();
   const holder = await connected(); // a handler transaction that wrote a receipt and is still open
   const acceptor = await connected();
-  const pool = new pg.Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new pg.Pool({ connectionString: t.url, max: 2 }));
   let migrating: Promise<unknown> | undefined;
   try {
     await holder.query('BEGIN');
@@ -75,7 +76,7 @@ it('does not queue writers behind a migration that waits for an old transaction,
 it('fails with FERRY_MIGRATION_FAILED naming the lock once its deadline passed, and applies nothing', async () => {
   await forgetIndex();
   const holder = await connected();
-  const pool = new pg.Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new pg.Pool({ connectionString: t.url, max: 2 }));
   try {
     await holder.query('BEGIN');
     await holder.query('LOCK TABLE ferry_inbox_receipts IN ROW EXCLUSIVE MODE');
@@ -99,7 +100,7 @@ it('rebuilds the DEAD index when an operator’s CONCURRENTLY build of it did no
   await forgetIndex();
   const holder = await connected(); // a writer still open: the CONCURRENTLY build waits for it
   const operator = await connected();
-  const pool = new pg.Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new pg.Pool({ connectionString: t.url, max: 2 }));
   try {
     await holder.query('BEGIN');
     await holder.query('LOCK TABLE ferry_inbox_receipts IN ROW EXCLUSIVE MODE');
@@ -129,7 +130,7 @@ it('rebuilds the DEAD index when an operator’s CONCURRENTLY build of it did no
 it('with timeoutMs 0 (no limit, as documented) tries again past its lock waits until the lock is free, and applies', async () => {
   await forgetIndex();
   const holder = await connected();
-  const pool = new pg.Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new pg.Pool({ connectionString: t.url, max: 2 }));
   try {
     await holder.query('BEGIN');
     await holder.query('LOCK TABLE ferry_inbox_receipts IN ROW EXCLUSIVE MODE');

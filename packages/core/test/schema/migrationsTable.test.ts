@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { checkSchema, exportSql, loadMigrationFiles, migrate } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { migrationFolder } from '../../../../test-support/migrationFolder';
@@ -103,7 +104,7 @@ describe('exportSql', () => {
   });
 
   it('is a script another tool can apply, after which ferry check passes and migrate has nothing to do', async () => {
-    const client = new Client({ connectionString: t.url });
+    const client = listened(new Client({ connectionString: t.url }));
     await client.connect();
     try {
       await client.query(exportSql());

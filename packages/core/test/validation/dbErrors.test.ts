@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import {
   checkSchema,
   createOutboxAdmin,
@@ -22,7 +23,7 @@ let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 2 });
+  pool = listened(new Pool({ connectionString: t.url, max: 2 }));
 });
 afterAll(async () => {
   await pool.end();
@@ -99,7 +100,7 @@ describe('one PostgreSQL-error translation', () => {
 
   it('initialize(), checkSchema() and migrate() on a closed port are FERRY_DATABASE_UNAVAILABLE, never a raw error', async () => {
     const unreachable = prismaFor(CLOSED_PORT);
-    const closedPool = new Pool({ connectionString: CLOSED_PORT });
+    const closedPool = listened(new Pool({ connectionString: CLOSED_PORT }));
     try {
       const inbox = new Inbox(unreachable, { logger: quietLogger, worker: { enabled: false } });
       for (const attempt of [

@@ -3,6 +3,7 @@
  * statements without parameters (possibly several commands) still run as plain text.
  */
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createRelay, emitMany, fromPg } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -12,7 +13,7 @@ let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 1 });
+  pool = listened(new Pool({ connectionString: t.url, max: 1 }));
 });
 afterAll(async () => {
   await pool.end();

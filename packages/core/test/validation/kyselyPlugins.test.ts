@@ -18,6 +18,7 @@ import {
   type UnknownRow,
 } from 'kysely';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { emit } from '@ferry/core';
 import { fromKysely } from '@ferry/core/kysely';
 import { withStatementDeadline } from '../../src/sql/statementDeadline';
@@ -40,7 +41,7 @@ let kysely: Kysely<Record<string, never>>;
 beforeAll(async () => {
   t = await createTestDatabase();
   kysely = new Kysely<Record<string, never>>({
-    dialect: new PostgresDialect({ pool: new Pool({ connectionString: t.url, max: 2 }) }),
+    dialect: new PostgresDialect({ pool: listened(new Pool({ connectionString: t.url, max: 2 })) }),
     plugins: [new CamelCasePlugin(), new HijackingPlugin()],
   });
 });

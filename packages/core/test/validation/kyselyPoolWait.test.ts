@@ -6,6 +6,7 @@
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { fromKysely } from '@ferry/core/kysely';
 import { withStatementDeadline } from '../../src/sql/statementDeadline';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -23,7 +24,7 @@ afterAll(async () => {
 
 describe('fromKysely under a statement deadline', () => {
   it('no pooled connection in time: FERRY_DATABASE_UNAVAILABLE, and the statement is never sent once one frees up', async () => {
-    const pool = new Pool({ connectionString: t.url, max: 1 });
+    const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
     const kysely = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
     const held = await pool.connect();
     try {
@@ -41,9 +42,9 @@ describe('fromKysely under a statement deadline', () => {
   });
 
   it('a statement sent and unanswered: FERRY_TIMEOUT, the database did not answer a statement', async () => {
-    const pool = new Pool({ connectionString: t.url, max: 1 });
+    const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
     const kysely = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
-    const lockPool = new Pool({ connectionString: t.url, max: 1 });
+    const lockPool = listened(new Pool({ connectionString: t.url, max: 1 }));
     const locker = await lockPool.connect();
     try {
       await locker.query('BEGIN');

@@ -11,6 +11,7 @@
  * still take a client (endedClient.test.ts).
  */
 import { Pool, type Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { FerryConfigError, fromPg, pgTransactions } from '@ferry/core';
 import { connectedClient } from '../../../../test-support/endedConnections';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -64,7 +65,7 @@ it('refuses a live, connected Client at construction, saying a Pool is needed an
 });
 
 it('refuses a PoolClient checked out of a pool the same way', async () => {
-  const pool = new Pool({ connectionString: t.url, max: 1 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
   const client = await pool.connect();
   const sent = sentOn(client);
   try {
@@ -77,7 +78,7 @@ it('refuses a PoolClient checked out of a pool the same way', async () => {
 });
 
 it('takes the Pool itself: a handler transaction runs on a connection of its own', async () => {
-  const pool = new Pool({ connectionString: t.url, max: 2 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 2 }));
   try {
     const adapter = pgTransactions(pool);
     expect(await adapter.transaction(async (client) => (await client.query('SELECT 2 AS n')).rows)).toEqual([

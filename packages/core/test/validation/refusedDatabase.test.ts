@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { fromPg, fromPrisma, Inbox, pgTransactions, type SqlExecutor } from '@ferry/core';
 import { isBatchWideFailure } from '@ferry/core/transport';
 import { translateDbError } from '../../src/sql/dbErrors';
@@ -43,7 +44,7 @@ afterAll(async () => {
 /** One pg pool and one Prisma client on `url`, closed after the file. */
 function executorsOn(url: string, options: { readOnly?: boolean } = {}): SqlExecutor[] {
   const pgOptions = options.readOnly ? { options: '-c default_transaction_read_only=on' } : {};
-  const pool = new Pool({ connectionString: url, max: 2, ...pgOptions });
+  const pool = listened(new Pool({ connectionString: url, max: 2, ...pgOptions }));
   const prisma = prismaFor(url, { max: 2, ...pgOptions });
   cleanup.push(
     () => pool.end(),
@@ -97,12 +98,14 @@ describe('a database that refuses ferry as a whole is an outage', () => {
 
   it('acceptMany on such a database throws the batch-wide outage (no input is answered invalid)', async () => {
     // The read-only server and the role without GRANTs reach the insert itself.
-    const readOnly = new Pool({
-      connectionString: t.url,
-      max: 2,
-      options: '-c default_transaction_read_only=on',
-    });
-    const noGrants = new Pool({ connectionString: withUser(t.url, NO_GRANTS), max: 2 });
+    const readOnly = listened(
+      new Pool({
+        connectionString: t.url,
+        max: 2,
+        options: '-c default_transaction_read_only=on',
+      }),
+    );
+    const noGrants = listened(new Pool({ connectionString: withUser(t.url, NO_GRANTS), max: 2 }));
     cleanup.push(
       () => readOnly.end(),
       () => noGrants.end(),

@@ -7,6 +7,7 @@
  * timeout is set anywhere); the silent network is fault-tests/operations/silent-database.test.ts.
  */
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import {
   createOutboxAdmin,
   createRelay,
@@ -26,8 +27,8 @@ let pool: Pool;
 let locker: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 2 });
-  locker = new Pool({ connectionString: t.url, max: 1 });
+  pool = listened(new Pool({ connectionString: t.url, max: 2 }));
+  locker = listened(new Pool({ connectionString: t.url, max: 1 }));
 });
 afterAll(async () => {
   await pool.end();

@@ -7,6 +7,7 @@
  */
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { fromPg, pgTransactions, type SqlExecutor, type TransactionAdapter } from '@ferry/core';
 import { kyselyTransactions } from '@ferry/core/kysely';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
@@ -29,11 +30,11 @@ interface Subject {
 
 const subjects: Record<string, () => Subject> = {
   'node-postgres': () => {
-    const pool = new Pool({ connectionString: t.url, max: 1 });
+    const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
     return { adapter: pgTransactions(pool) as TransactionAdapter<unknown>, pool, close: () => pool.end() };
   },
   Kysely: () => {
-    const pool = new Pool({ connectionString: t.url, max: 1 });
+    const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
     const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
     return {
       adapter: kyselyTransactions(db) as TransactionAdapter<unknown>,
@@ -163,7 +164,7 @@ describe.each(Object.keys(subjects))('transactions on %s', (name) => {
 describe('pgTransactions on a connection whose prepared statements were dropped', () => {
   let pool: Pool;
   beforeEach(() => {
-    pool = new Pool({ connectionString: t.url, max: 1 });
+    pool = listened(new Pool({ connectionString: t.url, max: 1 }));
   });
   afterEach(() => pool.end());
 
@@ -186,7 +187,7 @@ describe('pgTransactions on a connection whose prepared statements were dropped'
 describe('fromPg transactions', () => {
   let pool: Pool;
   beforeEach(() => {
-    pool = new Pool({ connectionString: t.url, max: 1 });
+    pool = listened(new Pool({ connectionString: t.url, max: 1 }));
   });
   afterEach(() => pool.end());
 
@@ -205,7 +206,7 @@ describe('fromPg transactions', () => {
 
 describe('kyselyTransactions given up during a statement, on a pool with no free connection', () => {
   it('commits nothing of it, and cancels no statement of a later transaction on that backend when its cancel is sent late', async () => {
-    const pool = new Pool({ connectionString: t.url, max: 2 });
+    const pool = listened(new Pool({ connectionString: t.url, max: 2 }));
     pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
     const adapter = kyselyTransactions(db);

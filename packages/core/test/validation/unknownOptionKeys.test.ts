@@ -20,6 +20,7 @@ import {
   type SqlExecutor,
 } from '@ferry/core';
 import { Client } from 'pg';
+import { listened } from '../../../../test-support/oneStatement';
 import { createFerryMetrics, serveMetrics } from '@ferry/core/metrics';
 import { awaitReady } from '@ferry/core/transport';
 import { describeOptionTable, misspelt, wrongType } from '../../../../test-support/optionTables';
@@ -320,7 +321,7 @@ describe('a required option given as undefined or of the wrong type is refused a
     ),
     // A single client where a Pool is needed (pgTransactionsClient.test.ts: a live one).
     wrongType('pgTransactions', 'pool', 'got a single client', () =>
-      pgTransactions(new Client({ connectionString: 'postgresql://127.0.0.1:1/none' }) as never),
+      pgTransactions(listened(new Client({ connectionString: 'postgresql://127.0.0.1:1/none' })) as never),
     ),
     wrongType('serveMetrics', 'options', 'got undefined', () => serveMetrics(undefined as never)),
   ]);
