@@ -5,7 +5,9 @@
  * to ends the process (CI: "Unhandled error. Connection terminated unexpectedly" failed a test
  * file); a listened Client or Pool records it, and the file goes on.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Client, Pool } from 'pg';
 import { serverUrl } from '../../test-support/database';
 import { connectionError, listened, oneStatement } from '../../test-support/oneStatement';
@@ -86,4 +88,60 @@ test('a listened Pool records its idle connection being terminated, nothing unha
   } finally {
     await pool.end();
   }
+});
+
+/**
+ * Where the suites build a raw Client or Pool: each is given to `listened` or has an 'error'
+ * listener of its own under the name it was assigned to. The few that are not, each with its
+ * reason: code in a string a child process runs, a comment, a loop adding the listener.
+ */
+const NOT_LISTENED_ON_PURPOSE = new Map([
+  ['packages/core/test/review38-malformedListenUrl.test.ts', 'a comment names one'],
+  ['packages/core/test/review83-asyncParse.test.ts', 'the application a child process runs'],
+  [
+    'packages/core/test/outbox/sharedCallerSignal.test.ts',
+    "a child process's script (its own Pool is listened)",
+  ],
+  ['packaging/esmTypes.test.ts', 'an application type-checked, never run'],
+  ['packages/core/test/validation/endedPool.test.ts', 'its two Pools are listened in a loop'],
+  ['scripts/test/listened.test.ts', 'the bare Client of the child process above'],
+]);
+
+test("every raw pg Client and Pool of the suites has an 'error' listener", () => {
+  const root = path.resolve(__dirname, '../..');
+  const tracked = execFileSync(
+    'git',
+    [
+      'ls-files',
+      'packages',
+      'transports',
+      'fault-tests',
+      'bench',
+      'scripts',
+      'examples',
+      'test-support',
+      'packaging',
+    ],
+    { cwd: root, encoding: 'utf8' },
+  )
+    .split('\n')
+    .filter(
+      (file) =>
+        /\.(ts|js|mjs|cjs)$/.test(file) &&
+        !/(^|\/)(src|dist|node_modules)\//.test(file.replace(/^bench\/src\//, 'bench/')),
+    );
+  const bare: string[] = [];
+  for (const file of tracked) {
+    const text = readFileSync(path.join(root, file), 'utf8');
+    if (!/new (pg\.)?(Client|Pool)\(/.test(text)) continue;
+    const lines = text.split('\n');
+    lines.forEach((line, index) => {
+      if (!/new (pg\.)?(Client|Pool)\(/.test(line)) return;
+      if (line.includes('listened(') || /listened\($/.test(lines[index - 1] ?? '')) return;
+      const name = /([\w$]+)\s*(?::[^=]+)?=\s*(?:await\s+)?new (?:pg\.)?(?:Client|Pool)\(/.exec(line)?.[1];
+      const own = name !== undefined && new RegExp(`\\b${name}\\s*\\.\\s*(on|once)\\(\\s*'error'`).test(text);
+      if (!own && !NOT_LISTENED_ON_PURPOSE.has(file)) bare.push(`${file}:${index + 1}`);
+    });
+  }
+  expect(bare).toEqual([]);
 });
