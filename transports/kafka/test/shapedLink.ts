@@ -19,6 +19,8 @@ export interface LinkShape {
 export class ShapedLink {
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Per throttled connection: the bytes it holds back for the broker (upstreamBytesPerTick). */
+  private readonly queued = new Map<Socket, () => number>();
   private silenceArmed = false;
   /** True once the link carries nothing either way (silenceFromNextConnection). */
   silent = false;
@@ -106,6 +108,16 @@ export class ShapedLink {
     });
   }
 
+  /**
+   * The bytes the throttled uplink (upstreamBytesPerTick) still holds back for the broker, over
+   * every open connection: 0 once an upload the client gave up on has gone through.
+   */
+  get queuedUpstreamBytes(): number {
+    let bytes = 0;
+    for (const held of this.queued.values()) bytes += held();
+    return bytes;
+  }
+
   async close(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
     for (const socket of this.sockets) socket.destroy();
@@ -130,6 +142,7 @@ export class ShapedLink {
       client.on('data', (data) => {
         if (!this.silent) pending = Buffer.concat([pending, data]);
       });
+      this.queued.set(client, () => pending.length);
       tick = setInterval(() => {
         if (pending.length === 0 || upstream.destroyed) return;
         upstream.write(pending.subarray(0, perTick));
@@ -148,6 +161,7 @@ export class ShapedLink {
     });
     const end = () => {
       if (tick !== undefined) clearInterval(tick);
+      this.queued.delete(client);
       client.destroy();
       upstream.destroy();
     };

@@ -14,7 +14,7 @@
  */
 import { KafkaPublisher, deleteTopics, ensureTopics } from '../src';
 import { ShapedLink } from './shapedLink';
-import { outboxMessage, testConnection, uniqueName } from './support';
+import { outboxMessage, testConnection, uniqueName, waitFor } from './support';
 import type { OutboxMessage } from '@ferry/core';
 
 jest.setTimeout(120_000);
@@ -73,7 +73,10 @@ test("a record too large for a slow uplink is charged alone: its batch's small r
   // The batch goes unanswered within confirmTimeoutMs (the large record takes ~6 s to upload).
   expect(await statuses([small1, big, small2])).toEqual(['unavailable', 'unavailable', 'unavailable']);
   // The given-up upload finishes meanwhile (the next send would wait for it).
-  await new Promise((resolve) => setTimeout(resolve, 7_000));
+  await waitFor(
+    () => link!.queuedUpstreamBytes === 0,
+    () => `the given-up upload still holds ${link!.queuedUpstreamBytes} bytes`,
+  );
   expect(await statuses([outboxMessage({ destination: topic, payload: { n: 3 } })])).toEqual(['sent']);
 
   // Tried again: the large record is charged, its small neighbours are not (before: all three
