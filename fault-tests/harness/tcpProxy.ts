@@ -28,6 +28,8 @@ interface Pair {
   upstream: net.Socket | undefined;
   /** True once the pair saw blackhole or mute mode: its streams lost bytes. */
   damaged: boolean;
+  /** The client's bytes the throttled uplink (upstreamBytesPerTick) still holds back. */
+  queued?: () => number;
 }
 
 export class TcpProxy {
@@ -61,6 +63,14 @@ export class TcpProxy {
 
   get mode(): ProxyMode {
     return this.currentMode;
+  }
+
+  /**
+   * The bytes the throttled uplink (upstreamBytesPerTick) still holds back for the server, over
+   * every open connection: 0 once an upload the client gave up on has gone through.
+   */
+  get queuedUpstreamBytes(): number {
+    return [...this.pairs].reduce((bytes, pair) => bytes + (pair.queued?.() ?? 0), 0);
   }
 
   /** Open connections that lived through blackhole or mute and were kept (silent for good). */
@@ -136,6 +146,7 @@ export class TcpProxy {
     const perTick = this.upstreamBytesPerTick;
     if (perTick === undefined) return (chunk) => void pair.upstream?.write(chunk);
     let queued = Buffer.alloc(0);
+    pair.queued = () => queued.length;
     const tick = setInterval(() => {
       if (queued.length === 0 || !pair.upstream) return;
       pair.upstream.write(queued.subarray(0, perTick));

@@ -168,7 +168,9 @@ test('a small message waiting behind a large upload of a concurrent publish on t
       expect(bigStatus).toHaveLength(1);
       smallSeen.push(smallStatus[0]!);
       // The given-up upload finishes meanwhile.
-      await sleep(8_000);
+      await waitFor('the given-up upload through the link', () =>
+        proxy.queuedUpstreamBytes === 0 ? true : undefined,
+      );
     }
     // The small message was only ever slow because it waited behind the large one's upload: it
     // must not be charged. Now: ['unavailable', 'retryable'].

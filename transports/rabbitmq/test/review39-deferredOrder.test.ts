@@ -21,6 +21,7 @@ import {
   AMQP_URL,
   openTestBroker,
   uniqueName,
+  waitFor,
   type TestBroker,
   declareRoutedQueue,
   deleteRoutedQueue,
@@ -72,7 +73,9 @@ async function neighbourStatuses(small2: OutboxMessage): Promise<string[]> {
     const firstTry = await statuses([small1, big, small2]);
     expect(firstTry.slice(1)).toEqual(['unavailable', 'unavailable']);
     // The given-up upload finishes meanwhile.
-    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    await waitFor('the given-up upload through the link', () =>
+      proxy.queuedUpstreamBytes === 0 ? true : undefined,
+    );
     // Tried again (the relay re-claims the released rows together): the big message should go
     // last so that its small neighbour is confirmed.
     return await statuses([small1, big, small2]);
