@@ -4,6 +4,7 @@
  * row, which is always taken (an event larger than the bound is still relayed, alone). Rows the
  * bound leaves out stay PENDING, unclaimed and unspent, and keys still publish in order.
  */
+import { randomBytes } from 'node:crypto';
 import { createEmitter, createRelay, type OutboxMessage, type Publisher, type Relay } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { InMemoryPublisher } from '@ferry/testing';
@@ -170,6 +171,51 @@ describe('a claim bounded by maxBatchBytes', () => {
     const refused = await probe('00000000-0000-4000-8000-0000000000b4', [null]);
     expect([others.rows.length, taken(others.rows) <= BOUND]).toEqual([4, true]);
     expect([refused.rows.length, taken(refused.rows) <= BOUND]).toEqual([4, true]);
+  });
+
+  it('counts each payload by the bytes emit measured (payload_bytes), its JSON text in UTF-8', async () => {
+    const payloads = [
+      { n: 0, text: 'ascii' },
+      { n: 1, text: 'zwölf Ünïcödé 🚀', nested: { list: [1, 'two'] } },
+    ];
+    const { ids } = await big.emitMany(
+      t.db,
+      payloads.map((payload) => ({ type: 'small', payload })),
+    );
+    const rows = await t.db.query<{ id: string; payload_bytes: number }>(
+      `SELECT id::text AS id, payload_bytes FROM outbox_events ORDER BY seq`,
+    );
+    expect(rows).toEqual(
+      ids.map((id, n) => ({ id, payload_bytes: Buffer.byteLength(JSON.stringify(payloads[n])) })),
+    );
+  });
+
+  it('counts a row without payload_bytes (stored before migration 0012) by its stored size', async () => {
+    // Random base64 does not compress: its stored size is about its text's. Counted as nothing,
+    // the three 1.5 MiB rows would all be claimed; counted, two fit within 4 MiB.
+    const payload = (n: number) => ({ n, blob: randomBytes(MiB + MiB / 8).toString('base64') });
+    const { ids } = await big.emitMany(
+      t.db,
+      [0, 1, 2].map((n) => ({ type: 'big', payload: payload(n) })),
+    );
+    await t.db.execute('UPDATE outbox_events SET payload_bytes = NULL');
+    const claim = await relayStore(t.db).claim({
+      token: '00000000-0000-4000-8000-0000000000b6',
+      limit: 500,
+      maxBytes: BOUND,
+      leaseMs: 60_000,
+      failedHead: 'block',
+    });
+    expect(claim.rows.map((r) => r.id)).toEqual(ids.slice(0, 2));
+    // The first row is claimed alone whatever its size, with or without payload_bytes.
+    const alone = await relayStore(t.db).claim({
+      token: '00000000-0000-4000-8000-0000000000b7',
+      limit: 500,
+      maxBytes: 1,
+      leaseMs: 60_000,
+      failedHead: 'skip',
+    });
+    expect(alone.rows.map((r) => r.id)).toEqual([ids[2]]);
   });
 
   it('relay cycles (runOnce) publish every event, no call over the bound, keys in order', async () => {
