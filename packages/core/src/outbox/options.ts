@@ -29,9 +29,10 @@ export interface OutboxOptions {
   pollInterval?: number;
   batchSize?: number;
   /**
-   * Payload bytes one claim takes at most (the payloads' JSON text), beside batchSize's count: rows
-   * in due order while their total fits, always at least one (an event larger than this is relayed
-   * alone). The relay holds up to pipelineDepth claims at once.
+   * Payload bytes one claim takes at most (the payloads' JSON text as emit measured it, stored by
+   * migration 0012; an event stored before it counts its stored, possibly compressed, size), beside
+   * batchSize's count: rows in due order while their total fits, always at least one (an event
+   * larger than this is relayed alone). The relay holds up to pipelineDepth claims at once.
    */
   maxBatchBytes?: number;
   /** Claimed batches the running relay keeps in flight at once (claim, publish, complete overlap). */

@@ -33,6 +33,7 @@ export const OUTBOX_COLUMNS: readonly string[] = [
   'created_at',
   'updated_at',
   'expired_claims',
+  'payload_bytes',
 ];
 
 /**

@@ -67,6 +67,8 @@ export interface ValidEnvelope {
   readonly id: string;
   readonly type: string;
   readonly payloadJson: string;
+  /** payloadJson's UTF-8 bytes (what maxPayloadBytes bounds), stored as payload_bytes. */
+  readonly payloadBytes: number;
   readonly destination: string | null;
   readonly orderingKey: string | null;
   readonly tenantId: string | null;

@@ -154,17 +154,18 @@ function validateHeaders(input: unknown, limits: EnvelopeLimits): string {
  * was checked, each value read once, and a payload over maxPayloadBytes is refused as soon as
  * the text passes it (FERRY_PAYLOAD_TOO_LARGE), however large the whole would be.
  */
-function validatePayload(payload: unknown, limits: EnvelopeLimits): string {
+function validatePayload(payload: unknown, limits: EnvelopeLimits): { json: string; bytes: number } {
   if (!reading('payload', () => isPlainObject(payload))) fail('payload', 'must be a JSON object');
   const written = jsonText(payload, { maxDepth: limits.maxPayloadDepth, maxChars: limits.maxPayloadBytes });
   failOn(written.fault);
   const json = written.text as string;
   const serialized = serializedTextFault(json);
   if (serialized !== null) fail('payload', serialized, TRANSPORT_REJECT_REASONS.invalidText);
-  if (Buffer.byteLength(json) > limits.maxPayloadBytes) {
+  const bytes = Buffer.byteLength(json);
+  if (bytes > limits.maxPayloadBytes) {
     fail('payload', `larger than ${limits.maxPayloadBytes} bytes`, TRANSPORT_REJECT_REASONS.payloadTooLarge);
   }
-  return json;
+  return { json, bytes };
 }
 
 function validateMaxRetries(value: unknown, fallback: number): number {
@@ -262,9 +263,11 @@ function readEnvelope(
   if (type.length > limits.maxTypeLength) fail('type', `longer than ${limits.maxTypeLength} characters`);
   assertText('type', type);
   const traceparent = w3cTraceparent(event.traceparent);
+  const payload = checkPayload ? validatePayload(event.payload, limits) : { json: '', bytes: 0 };
   return {
     type,
-    payloadJson: checkPayload ? validatePayload(event.payload, limits) : '',
+    payloadJson: payload.json,
+    payloadBytes: payload.bytes,
     destination: optionalText('destination', event.destination, limits.maxIdLength),
     orderingKey: optionalText('orderingKey', event.orderingKey, limits.maxIdLength),
     tenantId: tenantText(event.tenantId, limits.maxIdLength),

@@ -3,7 +3,7 @@ import { LEASE_COMMIT_COLUMN } from '../../sql/leaseCommit';
 import type { FailedHeadPolicy } from '../options';
 import { CLAIMED_COLUMNS, msInterval, opaqueStatus, saturatingIncrement, type ClaimedRow } from './fragments';
 import { BLOCKING, keyScan, LANE_LAST_JOIN, LANE_STATE, noneInFlight } from './keyScan';
-import { BYTE_COLUMNS, byteState, withinBytes, type ByteState } from './claimBytes';
+import { BYTE_COLUMNS, byteState, candidateBytes, withinBytes, type ByteState } from './claimBytes';
 
 /**
  * Row `r` sorts no later than the due window's last row, or the window holds every due row. A
@@ -96,7 +96,7 @@ function candidateSources(policy: FailedHeadPolicy, lanes: boolean): string {
     UNION ALL SELECT id FROM unkeyed
     UNION ALL SELECT id FROM lane_heads
   ), candidates AS (
-    SELECT e.id, e.ctid, e.next_attempt_at, e.seq FROM outbox_events e
+    SELECT e.id, e.next_attempt_at, e.seq, ${candidateBytes('e')} FROM outbox_events e
     WHERE e.id = ANY (ARRAY(SELECT id FROM pool)) AND e.status = ${NOT_A_CONSTANT_PENDING}
     ORDER BY e.next_attempt_at, e.seq LIMIT $1
     FOR UPDATE SKIP LOCKED

@@ -1,50 +1,45 @@
 /**
- * A claim's payload bytes as the relay receives them: the length of `payload::text` (what the
- * claim returns, CLAIMED_COLUMNS), not pg_column_size (the stored, possibly compressed size,
- * which under-counts a compressible payload many times over).
+ * A candidate's payload bytes, as a column of the `candidates` step (`e`: the outbox row):
+ * payload_bytes, the UTF-8 bytes of the payload's JSON text as emit measured it (what
+ * maxPayloadBytes bounds; migration 0012). A row without it (stored before that migration, or
+ * inserted by SQL without emit) counts its stored size, pg_column_size: read off the value's header
+ * or TOAST pointer, never detoasting the payload (a backlog of 16 MiB events would otherwise cost
+ * each claim `limit` × 16 MiB of reading), but the compressed size for a compressed payload, which
+ * under-counts a compressible one (docs/outbox.md, maxBatchBytes).
  */
-const PAYLOAD_BYTES = `octet_length(p.payload::text)::bigint`;
+export const candidateBytes = (e: string): string =>
+  `coalesce(${e}.payload_bytes, pg_column_size(${e}.payload)) AS payload_bytes`;
 
 /**
  * The byte bound of every claim statement (claimBatch, probeClaim): of the rows `ready` holds
  * (locked, claimable), those taken in due order while their payloads' running total stays within
  * `bytes` (a parameter); the first one whatever its size when `first` (a boolean parameter) is
- * true, so an event larger than the bound is still claimed, alone. Defines `within` (the ids to
- * claim) and `within_bytes` (n, total: the running total after the n-th row); BYTE_COLUMNS reads
- * them.
+ * true, so an event larger than the bound is still claimed, alone. Defines `within_bytes` (every
+ * ready row with n, its place in due order, and total, the running total through it) and `within`
+ * (the ids to claim, with their total); BYTE_COLUMNS reads them.
  *
- * A recursive walk that stops at the first row over the bound: it reads the payloads of the rows
- * it claims and of one more, never every candidate's (a backlog of 16 MiB events would cost each
- * claim `limit` × 16 MiB of detoasting and text conversion for a few rows). Each step fetches its
- * row by the ctid `candidates` locked, a TID scan (cheaper than a primary-key probe per step: about
- * 7 µs a row, 4 ms of a 500-row claim of small events on a 50k backlog under EXPLAIN ANALYZE); a
- * payload is never changed after emit, so any version the ctid names has the row's payload, and the
- * rows claimed are named by id. The rows it leaves out stay PENDING, never updated; their row
- * locks end with the statement (or the caller's transaction), like those of candidates the 'skip'
- * guard leaves out.
+ * A window sum over the sizes `candidates` already read (candidateBytes): no payload is read, and
+ * the cost per row is the sort and sum's (a recursive walk that fetched each row again cost about
+ * 7 µs a row, +30% of PostgreSQL's CPU per event relayed). The running total only grows, so the
+ * rows within the bound are a prefix of the due order. The rows it leaves out stay PENDING, never
+ * updated; their row locks end with the statement (or the caller's transaction), like those of
+ * candidates the 'skip' guard leaves out.
  */
 export const withinBytes = (bytes: string, first: string): string => `
-  , ready_order AS (
-    SELECT array_agg(c.id ORDER BY c.next_attempt_at, c.seq) AS ids,
-      array_agg(c.ctid ORDER BY c.next_attempt_at, c.seq) AS rows FROM candidates c
+  , within_bytes AS (
+    SELECT c.id, row_number() OVER due AS n, sum(c.payload_bytes) OVER due AS total FROM candidates c
     WHERE c.id IN (SELECT id FROM ready)
-  ), within_bytes AS (
-    SELECT 1 AS n, s.bytes AS total FROM ready_order o CROSS JOIN LATERAL (
-      SELECT ${PAYLOAD_BYTES} AS bytes FROM outbox_events p WHERE p.ctid = o.rows[1]) s
-    WHERE ${first}::boolean OR s.bytes <= ${bytes}::bigint
-    UNION ALL
-    SELECT b.n + 1, b.total + s.bytes FROM within_bytes b CROSS JOIN ready_order o CROSS JOIN LATERAL (
-      SELECT ${PAYLOAD_BYTES} AS bytes FROM outbox_events p WHERE p.ctid = o.rows[b.n + 1]) s
-    WHERE b.total + s.bytes <= ${bytes}::bigint
+    WINDOW due AS (ORDER BY c.next_attempt_at, c.seq ROWS UNBOUNDED PRECEDING)
   ), within AS (
-    SELECT o.ids[b.n] AS id FROM within_bytes b CROSS JOIN ready_order o
+    SELECT b.id, b.total FROM within_bytes b
+    WHERE b.total <= ${bytes}::bigint OR (b.n = 1 AND ${first}::boolean)
   )`;
 
 /**
  * The statement's byte columns: `claimed_bytes`, the payload bytes it claimed; `bytes_full`,
  * whether the bound left out a claimable row (the claim is full: no further statement).
  */
-export const BYTE_COLUMNS = `coalesce((SELECT max(total) FROM within_bytes), 0)::text AS claimed_bytes,
+export const BYTE_COLUMNS = `coalesce((SELECT max(total) FROM within), 0)::text AS claimed_bytes,
     (SELECT count(*) FROM within) < (SELECT count(*) FROM ready) AS bytes_full`;
 
 /** What a claim statement's byte columns say (BYTE_COLUMNS). */

@@ -59,21 +59,24 @@ const LOCK_KEYS = `
       FROM locks l) taken) AS locked`;
 
 // The insert and the relay's wake-up in one statement (one round trip per emit without keys).
-// pg_notify is cast to text: some drivers cannot read a void column.
+// pg_notify is cast to text: some drivers cannot read a void column. payload_bytes: the payload
+// text's UTF-8 bytes as validation measured them (maxPayloadBytes), which claims sum against
+// maxBatchBytes without reading a payload (claimBytes.ts).
 const INSERT_AND_NOTIFY = `
   WITH inserted AS (
     INSERT INTO outbox_events (id, event_type, payload, destination, ordering_key, tenant_id,
-      correlation_id, causation_id, headers, traceparent, tracestate, max_retries)
+      correlation_id, causation_id, headers, traceparent, tracestate, max_retries, payload_bytes)
     SELECT v.id::uuid, v.type, v.payload::jsonb, v.destination, v.ordering_key, v.tenant_id,
-      v.correlation_id, v.causation_id, v.headers::jsonb, v.traceparent, v.tracestate, v.max_retries
+      v.correlation_id, v.causation_id, v.headers::jsonb, v.traceparent, v.tracestate, v.max_retries,
+      v.payload_bytes
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-      $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])
+      $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::int[])
       WITH ORDINALITY AS v(id, type, payload, destination, ordering_key, tenant_id, correlation_id,
-        causation_id, headers, traceparent, tracestate, max_retries, ord)
+        causation_id, headers, traceparent, tracestate, max_retries, payload_bytes, ord)
     ORDER BY v.ord
     RETURNING 1
   )
-  SELECT pg_notify($13, '')::text AS woken FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row`;
+  SELECT pg_notify($14, '')::text AS woken FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row`;
 
 /**
  * Inserts validated envelopes in order and notifies `channel`, all inside `tx`: one statement
@@ -109,6 +112,7 @@ async function insertRun(
     envelopes.map((e) => e.traceparent),
     envelopes.map((e) => e.tracestate),
     envelopes.map((e) => e.maxRetries),
+    envelopes.map((e) => e.payloadBytes),
     channel,
   ]);
 }

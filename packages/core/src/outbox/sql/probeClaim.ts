@@ -1,7 +1,7 @@
 import type { SqlExecutor, StatementOptions } from '../../sql/executor';
 import type { FailedHeadPolicy } from '../options';
 import { BLOCK_READY, claimed, NOT_A_CONSTANT_PENDING, SKIP_GUARD, SKIPPED } from './claimBatch';
-import { BYTE_COLUMNS } from './claimBytes';
+import { BYTE_COLUMNS, candidateBytes } from './claimBytes';
 import type { ClaimedRow } from './fragments';
 import { BLOCKING, keyScan, LANE_LAST_JOIN, noneInFlight } from './keyScan';
 
@@ -41,7 +41,7 @@ const PENDING = (r: string) => `${r}.status NOT IN ('PROCESSING', 'SENT', 'FAILE
  * rows in key order from $8 (a loose index scan, one probe each, at most $7, plus one for the next
  * cursor), less the refused ones ($6).
  */
-const VISIT = `dests AS (
+const VISIT = `RECURSIVE dests AS (
     SELECT (SELECT ${DEST('d')} FROM outbox_events d
             WHERE ${PENDING('d')} AND ${DEST('d')} >= $8
             ORDER BY ${DEST('d')} LIMIT 1) AS name, 1 AS n
@@ -100,8 +100,7 @@ function probeSql(policy: FailedHeadPolicy, phase: Phase): string {
       ? 'SELECT id FROM heads ORDER BY rn, ord, next_attempt_at, seq LIMIT $1'
       : 'SELECT id FROM heads WHERE ord = (SELECT min(ord) FROM heads) ORDER BY next_attempt_at, seq LIMIT $1';
   const next = phase === 'others' ? '(SELECT s.name FROM dests s WHERE s.n = $7 + 1)' : 'NULL::text';
-  // RECURSIVE: VISIT's dests and claimed's byte walk (withinBytes).
-  return `WITH RECURSIVE ${phase === 'others' ? VISIT : REFUSED_TURN}, firsts AS (
+  return `WITH ${phase === 'others' ? VISIT : REFUSED_TURN}, firsts AS (
     SELECT s.ord, f.id, f.seq, f.next_attempt_at, f.ordering_key FROM read_dests s CROSS JOIN LATERAL (
       SELECT c.id, c.seq, c.next_attempt_at, c.ordering_key FROM outbox_events c
       WHERE ${DEST('c')} = s.name AND ${PENDING('c')} AND c.next_attempt_at <= now()
@@ -120,7 +119,7 @@ function probeSql(policy: FailedHeadPolicy, phase: Phase): string {
     SELECT h.*, row_number() OVER (PARTITION BY h.ord ORDER BY h.next_attempt_at, h.seq) AS rn
     FROM found h
   ), candidates AS (
-    SELECT e.id, e.ctid, e.next_attempt_at, e.seq FROM outbox_events e
+    SELECT e.id, e.next_attempt_at, e.seq, ${candidateBytes('e')} FROM outbox_events e
     WHERE e.id = ANY (ARRAY(${chosen})) AND e.status = ${NOT_A_CONSTANT_PENDING}
     ORDER BY e.next_attempt_at, e.seq
     FOR UPDATE SKIP LOCKED
@@ -142,7 +141,7 @@ function probeSql(policy: FailedHeadPolicy, phase: Phase): string {
 function keysSql(policy: FailedHeadPolicy): string {
   const skip = policy === 'skip';
   return `WITH RECURSIVE ${keyScan(policy, true)}, candidates AS (
-    SELECT e.id, e.ctid, e.next_attempt_at, e.seq FROM outbox_events e
+    SELECT e.id, e.next_attempt_at, e.seq, ${candidateBytes('e')} FROM outbox_events e
     WHERE e.id = ANY (ARRAY(SELECT id FROM lane_heads)) AND e.status = ${NOT_A_CONSTANT_PENDING}
       AND ${DEST('e')} <> ALL (${REFUSED('$7')})
     ORDER BY e.next_attempt_at, e.seq LIMIT $4
