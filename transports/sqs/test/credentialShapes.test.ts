@@ -1,7 +1,7 @@
 /**
  * The credentials the AWS SDK takes, as the credential providers and STS answer them, pass the
- * option checks unchanged: static ones with `expiration` (and the identity's other fields), and a
- * provider function. Unknown keys in a static object are still refused, its values never shown.
+ * option checks unchanged: static ones with `expiration` (and the identity's other fields, each
+ * kept in the options' snapshot, review 142), and a provider function. Unknown keys in a static object are still refused, its values never shown.
  */
 import { isFerryError } from '@ferry/core';
 import { SqsConnection, resolveConnectionOptions } from '@ferry/sqs';
@@ -12,7 +12,7 @@ const identity = { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'not-shown', ses
 describe('SQS connection credentials', () => {
   it('takes static credentials with an expiration, a credential scope and an account id', () => {
     const credentials = { ...identity, expiration: new Date(), credentialScope: 'eu', accountId: '123' };
-    expect(resolveConnectionOptions({ credentials }).credentials).toBe(credentials);
+    expect(resolveConnectionOptions({ credentials }).credentials).toStrictEqual(credentials);
   });
 
   it('takes a credential provider function, handed to the SDK as given', () => {
