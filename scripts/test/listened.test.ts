@@ -104,6 +104,10 @@ const NOT_LISTENED_ON_PURPOSE = new Map([
   ],
   ['packaging/esmTypes.test.ts', 'an application type-checked, never run'],
   ['packages/core/test/validation/endedPool.test.ts', 'its two Pools are listened in a loop'],
+  [
+    'packages/testing/test/readmeExample.test.ts',
+    "the README's example, word for word (packages/testing/test/readme.test.ts): a user's code",
+  ],
   ['scripts/test/listened.test.ts', 'the bare Client of the child process above'],
 ]);
 

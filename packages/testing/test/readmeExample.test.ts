@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { Pool } from 'pg';
-import { listened } from '../../../test-support/oneStatement';
 import { FERRY_HEADERS, InboxAdmin, createInbox, pgTransactions } from '@ferry/core';
 import {
   InMemoryBroker,
@@ -20,7 +19,7 @@ let pool: Pool;
 
 beforeAll(async () => {
   await recreateDatabase(url.toString());
-  pool = listened(new Pool({ connectionString: url.toString() }));
+  pool = new Pool({ connectionString: url.toString() });
 });
 
 afterAll(async () => {
