@@ -128,7 +128,11 @@ export function useConsumerFixture(
       async () => {
         dead.push(...(await fixture.broker.drain(`${fixture.queue}.dlq`)));
         const stored = (await fixture.acceptor.storedIds()).length;
-        return dead.length + stored >= count && (await unackedCount(fixture.queue)) === 0 ? true : undefined;
+        // Distinct messages: a dead-letter copy sent again (its delivery came back after a
+        // connection lost before the ack, as a loaded machine's missed heartbeats can cause)
+        // counted twice, and settled() returned before the last message was settled.
+        const distinct = new Set(dead.map((m, i) => m.properties.messageId ?? `#${i}`)).size;
+        return distinct + stored >= count && (await unackedCount(fixture.queue)) === 0 ? true : undefined;
       },
       timeoutMs,
     );
