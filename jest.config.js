@@ -64,11 +64,11 @@ module.exports = {
   // (2026-12-06). With 876 files the whole of CI's `npm test` took 1,834 s on a quiet machine
   // (2026-12-06 evening): the files' times sum to 6,890 s and the two cores stay saturated (load
   // 5-7, no idle time), so more workers would not shorten it; less work per file will.
-  // 2026-12-07: with 935 files, four workers took 1,730 s (CI's npm test 1,831 s) while the run's
-  // wall equalled the files' summed wall / 4 and the Kafka files' took less wall than in a run
-  // of that project alone: the files wait more than they compute, so five (measured below).
+  // 2026-12-07: with 935 files, four took 1,730 s in a fresh-clone CI run (npm test 1,831 s); five
+  // were slower still at the same point of a second run (200 files done after 21 minutes against
+  // 273 after 16), with the two cores busy (vmstat: 0-2% idle, 25-30% system time).
   // FERRY_TEST_WORKERS=1 runs them one at a time.
-  maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 5),
+  maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 4),
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
   // they open in afterEach / afterAll where they can); the run must still end and report.
   forceExit: true,
