@@ -99,7 +99,10 @@ test.each([
       return value;
     },
   });
-  const r = relay(t.db, publisher as Publisher, { lease: LEASE, publishTimeout: 500 });
+  // A lease far beyond the publishTimeout: with LEASE's 500 ms a heartbeat late on a loaded CI run
+  // lost the claim first (the row left PROCESSING, nothing to assert about the timeout).
+  const lease = { duration: 5_000, heartbeatInterval: 1_000 };
+  const r = relay(t.db, publisher as Publisher, { lease, publishTimeout: 500 });
   try {
     await r.runOnce();
   } finally {
