@@ -1,14 +1,21 @@
 /**
- * A candidate's payload bytes, as a column of the `candidates` step (`e`: the outbox row):
- * payload_bytes, the UTF-8 bytes of the payload's JSON text as emit measured it (what
- * maxPayloadBytes bounds; migration 0012). A row without it (stored before that migration, or
- * inserted by SQL without emit) counts its stored size, pg_column_size: read off the value's header
- * or TOAST pointer, never detoasting the payload (a backlog of 16 MiB events would otherwise cost
- * each claim `limit` × 16 MiB of reading), but the compressed size for a compressed payload, which
- * under-counts a compressible one (docs/outbox.md, maxBatchBytes).
+ * A candidate's payload bytes, as a column of the `candidates` step (`e`: the outbox row): the
+ * larger of payload_bytes, the bytes of the payload's text as the claim returns it (PostgreSQL's
+ * jsonb text) as emit measured it (migration 0012), and the payload's stored size, pg_column_size:
+ * read off the value's header or TOAST pointer, never detoasting the payload (a backlog of 16 MiB
+ * events would otherwise cost each claim `limit` × 16 MiB of reading).
+ *
+ * The stored size is a floor because payload_bytes is a column anyone can write: a row inserted
+ * by SQL with a negative payload_bytes let the running total fall, so the rows after it (after
+ * one over the bound too) joined the claim, and one with 0 made its payload weigh nothing
+ * (review 144). A row without payload_bytes (stored before 0012, or inserted by SQL or an
+ * older emitter without it) counts its stored size alone. What stays unbounded by this check is
+ * what compression hides: such a row, or one whose payload_bytes lies small, counts the compressed
+ * size of a compressed payload, which may be many times smaller than its text
+ * (docs/outbox.md, maxBatchBytes).
  */
 export const candidateBytes = (e: string): string =>
-  `coalesce(${e}.payload_bytes, pg_column_size(${e}.payload)) AS payload_bytes`;
+  `greatest(coalesce(${e}.payload_bytes, 0), pg_column_size(${e}.payload)) AS payload_bytes`;
 
 /**
  * The byte bound of every claim statement (claimBatch, probeClaim): of the rows `ready` holds
@@ -20,8 +27,8 @@ export const candidateBytes = (e: string): string =>
  *
  * A window sum over the sizes `candidates` already read (candidateBytes): no payload is read, and
  * the cost per row is the sort and sum's (a recursive walk that fetched each row again cost about
- * 7 µs a row, +30% of PostgreSQL's CPU per event relayed). The running total only grows, so the
- * rows within the bound are a prefix of the due order. The rows it leaves out stay PENDING, never
+ * 7 µs a row, +30% of PostgreSQL's CPU per event relayed). No size is negative (candidateBytes), so
+ * the running total only grows and the rows within the bound are a prefix of the due order. The rows it leaves out stay PENDING, never
  * updated; their row locks end with the statement (or the caller's transaction), like those of
  * candidates the 'skip' guard leaves out.
  */
