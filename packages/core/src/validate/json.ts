@@ -1,5 +1,5 @@
 import { TRANSPORT_REJECT_REASONS, type TransportRejectReason } from '../transport/errors';
-import { valueNumberFault } from './numbers';
+import { jsonbNumberLength, valueNumberFault } from './numbers';
 import { pathSegment, textFault } from './text';
 
 /** Why a value cannot travel as JSON through PostgreSQL unchanged. */
@@ -161,7 +161,16 @@ interface WalkOptions {
 
 /** The JSON text of a value (`text` null when it was not asked for), or the first fault. */
 type WalkResult =
-  { readonly text: string | null; readonly fault: null } | { readonly text: null; readonly fault: JsonFault };
+  | {
+      readonly text: string | null;
+      readonly fault: null;
+      /**
+       * Characters PostgreSQL's jsonb text of the value has beyond `text` (jsonbGrowth): what the
+       * relay receives back is `text`'s UTF-8 bytes plus these (all ASCII). 0 when not writing.
+       */
+      readonly jsonbGrowth: number;
+    }
+  | { readonly text: null; readonly fault: JsonFault };
 
 /**
  * Walks a JSON value without recursion (so no input can exhaust the stack) and returns the
@@ -204,6 +213,7 @@ function walkJson(value: unknown, options: WalkOptions): WalkResult {
   const writing = options.maxChars !== undefined;
   const maxChars = options.maxChars ?? Infinity;
   let chars = 0;
+  let jsonbGrowth = 0;
   const tooLarge = (): WalkResult => ({
     text: null,
     fault: {
@@ -219,7 +229,10 @@ function walkJson(value: unknown, options: WalkOptions): WalkResult {
     pieces.push(text);
     return chars <= maxChars;
   };
-  const walk: Walk = { options, stack, write, visiting: (at) => (place = at) };
+  const grow = (extra: number): void => {
+    jsonbGrowth += extra;
+  };
+  const walk: Walk = { options, stack, write, grow, visiting: (at) => (place = at) };
   try {
     for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
       const step = visit(frame, walk);
@@ -234,7 +247,7 @@ function walkJson(value: unknown, options: WalkOptions): WalkResult {
       fault: { path: pathOf(place), reason: reason.slice(0, 200), rule: 'inbox_invalid' },
     };
   }
-  return { text: writing ? pieces.join('') : null, fault: null };
+  return { text: writing ? pieces.join('') : null, fault: null, jsonbGrowth: writing ? jsonbGrowth : 0 };
 }
 
 /** What every step of one walk shares. */
@@ -242,6 +255,8 @@ interface Walk {
   readonly options: WalkOptions;
   readonly stack: Frame[];
   readonly write: (text: string) => boolean;
+  /** Counts characters jsonb's text adds to what was written (WalkResult's jsonbGrowth). */
+  readonly grow: (extra: number) => void;
   /** Notes the place being read, named if reading it throws. */
   readonly visiting: (at: Place) => void;
 }
@@ -258,7 +273,11 @@ function visit(frame: Frame, walk: Walk): JsonFault | 'too large' | null {
     if (frame.index === frame.length) return write(']') ? null : 'too large';
     const index = frame.index++;
     stack.push(frame);
-    if (index > 0 && !write(',')) return 'too large';
+    // jsonb writes ', ' between elements and ': ' after a key, where JSON.stringify writes no space.
+    if (index > 0) {
+      walk.grow(1);
+      if (!write(',')) return 'too large';
+    }
     const at: Place = { parent: frame.at, key: index, container: frame.list };
     walk.visiting(at);
     stack.push({ kind: 'value', value: frame.list[index], at, depth: frame.depth });
@@ -272,6 +291,7 @@ function visit(frame: Frame, walk: Walk): JsonFault | 'too large' | null {
     const keyFault = textFault(key);
     if (keyFault !== null)
       return { path: pathOf(at), reason: `key ${keyFault}`, rule: TRANSPORT_REJECT_REASONS.invalidText };
+    walk.grow(frame.index > 1 ? 2 : 1);
     if (!write(`${frame.index > 1 ? ',' : ''}${JSON.stringify(key)}:`)) return 'too large';
     stack.push({ kind: 'value', value: child, at, depth: frame.depth });
     return null;
@@ -299,6 +319,7 @@ function visitValue(frame: Extract<Frame, { kind: 'value' }>, walk: Walk): JsonF
   }
   if (fault !== 'container') {
     if (!('text' in fault)) return { path: pathOf(at), ...fault };
+    if (typeof value === 'number') walk.grow(jsonbNumberLength(fault.text) - fault.text.length);
     return write(fault.text) ? null : 'too large';
   }
   if (depth > options.maxDepth) {

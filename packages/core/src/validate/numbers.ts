@@ -110,3 +110,23 @@ const NONZERO_MANTISSA = /^[^eE]*[1-9]/;
 function excerpt(written: string): string {
   return written.length > 40 ? `${written.slice(0, 40)}…` : written;
 }
+
+/**
+ * The characters PostgreSQL's jsonb text holds for a number JSON.stringify writes as `written`:
+ * jsonb keeps a number as a numeric, written back in plain digits with the scale it was read with,
+ * never with an exponent, so `1e+308` comes back as 309 digits and `5e-324` as `0.` and 323 zeros
+ * before its 5. Without an exponent the text is the same.
+ */
+export function jsonbNumberLength(written: string): number {
+  const e = written.search(/[eE]/);
+  if (e < 0) return written.length;
+  const sign = written.startsWith('-') ? 1 : 0;
+  const mantissa = written.slice(sign, e);
+  const point = mantissa.indexOf('.');
+  const digits = mantissa.length - (point < 0 ? 0 : 1);
+  // Digits before the point once the exponent has moved it.
+  const whole = (point < 0 ? mantissa.length : point) + Number(written.slice(e + 1));
+  if (whole >= digits) return sign + whole; // an integer: the digits, then zeros
+  if (whole > 0) return sign + digits + 1; // digits with a point among them
+  return sign + 2 + -whole + digits; // `0.`, zeros, the digits
+}

@@ -81,6 +81,29 @@ describe('payload_bytes as emit writes it', () => {
     expect(rows.map((r) => r.written)).toEqual(rows.map((r) => r.text));
   });
 
+  it('is exact for doubles across their whole range, as emit writes them', async () => {
+    // Random doubles from their bits: every exponent from 5e-324 to 1.8e308, both signs.
+    const bits = new DataView(new ArrayBuffer(8));
+    const values: number[] = [];
+    while (values.length < 2_000) {
+      bits.setUint32(0, randomBytes(4).readUInt32BE(0));
+      bits.setUint32(4, randomBytes(4).readUInt32BE(0));
+      const value = bits.getFloat64(0);
+      if (Number.isFinite(value) && !Number.isInteger(value)) values.push(value);
+    }
+    values.push(1e21, 1e-7, 0.000001, 123e-20, -5e-324, 1.5e300);
+    const { ids } = await big.emitMany(
+      t.db,
+      values.map((v, n) => ({ type: 'double', payload: { n, v, list: [v, -v] } })),
+    );
+    const wrong = await t.db.query<{ id: string }>(
+      `SELECT id::text AS id FROM outbox_events
+       WHERE id = ANY ($1::uuid[]) AND payload_bytes IS DISTINCT FROM octet_length(payload::text)`,
+      [ids],
+    );
+    expect(wrong).toEqual([]);
+  });
+
   it('bounds a claim of float-laden payloads by the text the relay receives, not the shorter JSON emit wrote', async () => {
     // 3,000 × 1e308: emit writes `1e+308` (7 bytes with its comma), PostgreSQL 309 digits and ", ".
     await big.emitMany(

@@ -67,7 +67,10 @@ export interface ValidEnvelope {
   readonly id: string;
   readonly type: string;
   readonly payloadJson: string;
-  /** payloadJson's UTF-8 bytes (what maxPayloadBytes bounds), stored as payload_bytes. */
+  /**
+   * The payload's UTF-8 bytes as PostgreSQL's jsonb text writes it (payloadJson's, a space after
+   * each `:` and `,`, numbers in plain digits): what a claim returns, stored as payload_bytes.
+   */
   readonly payloadBytes: number;
   readonly destination: string | null;
   readonly orderingKey: string | null;

@@ -152,7 +152,10 @@ function validateHeaders(input: unknown, limits: EnvelopeLimits): string {
 /**
  * The payload's JSON text, written by the walk that checks it (jsonText): what is stored is what
  * was checked, each value read once, and a payload over maxPayloadBytes is refused as soon as
- * the text passes it (FERRY_PAYLOAD_TOO_LARGE), however large the whole would be.
+ * the text passes it (FERRY_PAYLOAD_TOO_LARGE), however large the whole would be. `bytes`: its
+ * UTF-8 bytes as PostgreSQL's jsonb text writes it, which the relay's claim returns (payload_bytes,
+ * counted against maxBatchBytes): the text's, a space after each `:` and `,`, and every number in
+ * plain digits (`1e+308` is 309 of them; review 144), capped at an integer column's largest value.
  */
 function validatePayload(payload: unknown, limits: EnvelopeLimits): { json: string; bytes: number } {
   if (!reading('payload', () => isPlainObject(payload))) fail('payload', 'must be a JSON object');
@@ -165,8 +168,12 @@ function validatePayload(payload: unknown, limits: EnvelopeLimits): { json: stri
   if (bytes > limits.maxPayloadBytes) {
     fail('payload', `larger than ${limits.maxPayloadBytes} bytes`, TRANSPORT_REJECT_REASONS.payloadTooLarge);
   }
-  return { json, bytes };
+  const growth = written.fault === null ? written.jsonbGrowth : 0;
+  return { json, bytes: Math.min(bytes + growth, MAX_PAYLOAD_BYTES_COLUMN) };
 }
+
+/** payload_bytes' largest value (an integer column). */
+const MAX_PAYLOAD_BYTES_COLUMN = 2_147_483_647;
 
 function validateMaxRetries(value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
