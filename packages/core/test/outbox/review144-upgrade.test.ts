@@ -1,0 +1,117 @@
+/**
+ * Review 144: migration 0012 (payload_bytes) applied while an emitter of the previous version
+ * (which writes no payload_bytes) keeps writing, before, during and after it; then a relay of
+ * this version drains both kinds of rows within maxBatchBytes.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { createEmitter, createRelay, fromPg, migrate, type Publisher } from '@ferry/core';
+import { InMemoryPublisher } from '@ferry/testing';
+import { listened } from '../../../../test-support/oneStatement';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { silent, waitFor } from './helpers';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await t.db.execute('ALTER TABLE outbox_events DROP COLUMN payload_bytes');
+  await t.db.execute("DELETE FROM ferry_schema_migrations WHERE name = '0012_outbox_payload_bytes'");
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+const MiB = 1024 * 1024;
+const BOUND = 3 * MiB;
+
+/** An emitter of the previous version: its INSERT names no payload_bytes. */
+const OLD_INSERT = `INSERT INTO outbox_events (id, event_type, payload, ordering_key, max_retries)
+  VALUES ($1::uuid, 'old', $2::jsonb, $3, 5)`;
+/** About 1 MiB of random base64 (stored uncompressed, about as large as its text). */
+const payload = (n: number) => JSON.stringify({ n, blob: randomBytes((3 * MiB) / 4).toString('base64') });
+
+async function connected(): Promise<pg.Client> {
+  const c = listened(new pg.Client({ connectionString: t.url }));
+  await c.connect();
+  return c;
+}
+
+it('an older emitter writing across the upgrade: its rows and the new ones are all relayed, each claim within the bound, keys in order', async () => {
+  const emitter = createEmitter({ limits: { maxPayloadBytes: 16 * MiB } });
+  // Before 0012 this version's emit fails, naming the missing column, and writes nothing.
+  await expect(emitter.emit(t.db, { type: 'new', payload: { n: -1 } })).rejects.toMatchObject({
+    code: 'FERRY_SCHEMA_NOT_READY',
+    message: expect.stringContaining('payload_bytes'),
+  });
+  const old = await connected();
+  const pool = listened(new pg.Pool({ connectionString: t.url, max: 2 }));
+  let n = 0;
+  try {
+    await old.query(OLD_INSERT, [randomUUID(), payload(n++), 'k']);
+    // The old emitter's transaction is open while the migrator starts: the migrator waits for it.
+    await old.query('BEGIN');
+    await old.query(OLD_INSERT, [randomUUID(), payload(n++), 'k']);
+    let applied = false;
+    const migrating = migrate(fromPg(pool), { timeoutMs: 60_000 }).then((result) => {
+      applied = true;
+      return result;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(applied).toBe(false);
+    await old.query(OLD_INSERT, [randomUUID(), payload(n++), null]);
+    await old.query('COMMIT');
+    expect((await migrating).applied).toEqual(['0012_outbox_payload_bytes']);
+    // After it: the old emitter goes on (payload_bytes null), this version's writes it.
+    await old.query(OLD_INSERT, [randomUUID(), payload(n++), 'k']);
+    for (let i = 0; i < 3; i += 1) {
+      await emitter.emit(t.db, {
+        type: 'new',
+        payload: { n: n++, blob: randomBytes((3 * MiB) / 4).toString('base64') },
+        orderingKey: i === 1 ? undefined : 'k',
+      });
+    }
+    await old.query(OLD_INSERT, [randomUUID(), payload(n++), 'k']);
+  } finally {
+    await Promise.all([old.end(), pool.end()]);
+  }
+  const [nulls] = await t.db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM outbox_events WHERE payload_bytes IS NULL',
+  );
+  expect(nulls?.n).toBe(5);
+  const sizes = new Map(
+    (
+      await t.db.query<{ id: string; bytes: number }>(
+        'SELECT id::text AS id, octet_length(payload::text) AS bytes FROM outbox_events',
+      )
+    ).map((r) => [r.id, r.bytes]),
+  );
+  const calls: { id: string; key: string | null; n: number }[][] = [];
+  const inner = new InMemoryPublisher();
+  const publisher: Publisher = {
+    publish: (messages, signal) => {
+      calls.push(messages.map((m) => ({ id: m.id, key: m.orderingKey, n: (m.payload as { n: number }).n })));
+      return inner.publish(messages, signal);
+    },
+  };
+  const relay = createRelay({ db: t.db, publisher, logger: silent, options: { maxBatchBytes: BOUND } });
+  await relay.verify();
+  try {
+    await waitFor(async () => {
+      await relay.runOnce();
+      const [row] = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'`,
+      );
+      return row?.n === 0;
+    });
+  } finally {
+    await relay.close();
+  }
+  for (const call of calls) {
+    const carried = call.reduce((sum, m) => sum + (sizes.get(m.id) ?? Infinity), 0);
+    expect(call.length === 1 || carried <= BOUND).toBe(true);
+  }
+  const sent = calls.flat();
+  expect(sent.map((m) => m.n).sort((x, y) => x - y)).toEqual([...Array(n).keys()]);
+  const keyed = sent.filter((m) => m.key === 'k').map((m) => m.n);
+  expect(keyed).toEqual([...keyed].sort((x, y) => x - y));
+});
