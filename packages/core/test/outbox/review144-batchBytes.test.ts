@@ -172,6 +172,51 @@ describe('maxBatchBytes refusals', () => {
   });
 });
 
+describe('a claim full by bytes', () => {
+  it('is pipelined like one full by count: the next claim goes out while it publishes', async () => {
+    await big.emitMany(
+      t.db,
+      Array.from({ length: 6 }, (_, n) => ({ type: 'big', payload: { n, blob: 'x'.repeat(MiB - 100) } })),
+    );
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const inner = new InMemoryPublisher();
+    const publisher: Publisher = {
+      publish: async (messages, signal) => {
+        inFlight += 1;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await gate;
+        inFlight -= 1;
+        return inner.publish(messages, signal);
+      },
+    };
+    // Two rows fill a claim by bytes; batchSize (500) is never reached.
+    const relay = createRelay({
+      db: t.db,
+      publisher,
+      logger: silent,
+      options: { maxBatchBytes: 2 * MiB, pipelineDepth: 2, pollInterval: 20 },
+    });
+    relay.start();
+    try {
+      await waitFor(() => inFlight === 2, 10_000).catch(() => undefined);
+      open();
+      await waitFor(async () => {
+        const [row] = await t.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'`,
+        );
+        return row?.n === 0;
+      });
+    } finally {
+      open();
+      await relay.close();
+    }
+    expect(maxInFlight).toBe(2);
+  });
+});
+
 describe('two relays on a backlog of 16 MiB events', () => {
   it('claim within the bound each, never the same row twice, send every row, keys in order', async () => {
     const bound = 32 * MiB;
