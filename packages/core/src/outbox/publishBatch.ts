@@ -22,6 +22,11 @@ export interface ClaimedBatch {
   readonly claimedAt: number;
   /** The circuit breaker's epoch when the batch was claimed (see CircuitBreaker.record). */
   readonly circuitEpoch: number;
+  /**
+   * The claim was cut by a bound, `limit` rows or maxBatchBytes (ClaimResult.bytesFull): more rows
+   * may be due, so the running relay claims again at once, pipelined.
+   */
+  readonly full: boolean;
 }
 
 export type PublishResult =

@@ -162,7 +162,8 @@ class OutboxRelay implements Relay {
   }
 
   /**
-   * The poll loop, pipelined: after a full claim the next one goes out while earlier batches
+   * The poll loop, pipelined: after a full claim (batchSize rows, or cut by maxBatchBytes: startCycle)
+   * the next one goes out while earlier batches
    * publish and complete (at most `pipelineDepth` in flight; one unless the circuit is closed).
    * After a short claim it waits for them, then claims again if any row came back (other relays
    * may hold the rest of a backlog); only an empty claim idles (wake-ups meanwhile coalesce).
@@ -177,11 +178,12 @@ class OutboxRelay implements Relay {
         continue;
       }
       let claimed = 0;
+      let full = false;
       try {
         const failed = this.cycleError; // a pipelined publish or completion failed: back off
         this.cycleError = undefined;
         if (failed) throw failed.error;
-        claimed = await this.startCycle(inFlight);
+        ({ claimed, full } = await this.startCycle(inFlight));
         // A cycle that claimed rows has finished only once they are completed (startCycle).
         if (claimed === 0) this.cycleSucceeded();
       } catch (error) {
@@ -198,7 +200,7 @@ class OutboxRelay implements Relay {
         await this.wake.pause(delay);
         continue;
       }
-      if (claimed >= this.options.batchSize) continue;
+      if (full) continue;
       await Promise.all(inFlight);
       if (claimed > 0) continue;
       this.idle = true;
@@ -246,14 +248,19 @@ class OutboxRelay implements Relay {
     );
   }
 
-  /** Claims one batch and leaves its publish and completion in `inFlight`; returns the rows claimed. */
-  private async startCycle(inFlight: Set<Promise<void>>): Promise<number> {
+  /**
+   * Claims one batch and leaves its publish and completion in `inFlight`; returns the rows claimed
+   * and whether the claim was full (ClaimedBatch.full: batchSize rows, or as many as
+   * maxBatchBytes let in while more were claimable; review 144: a claim full by bytes waited for
+   * every batch in flight before the next, unpipelined).
+   */
+  private async startCycle(inFlight: Set<Promise<void>>): Promise<{ claimed: number; full: boolean }> {
     const startedAt = performance.now();
     const result = emptyResult();
     const batch = await this.claimStep(result);
     if (!batch) {
       this.reportCycle(result, startedAt);
-      return 0;
+      return { claimed: 0, full: false };
     }
     const work: Promise<void> = this.steps
       .publishAndComplete(batch, result)
@@ -270,7 +277,7 @@ class OutboxRelay implements Relay {
       )
       .finally(() => inFlight.delete(work));
     inFlight.add(work);
-    return batch.messages.length;
+    return { claimed: batch.messages.length, full: batch.full };
   }
 
   async verify(): Promise<void> {

@@ -99,7 +99,8 @@ export class RelayCycle {
       this.logger.warn({ ids: claim.skippedIds }, 'ordering: published past FAILED events');
       this.emit({ type: 'ordering-skipped', skippedIds: claim.skippedIds });
     }
-    if (!this.deps.stopping()) return { token, messages, claimedAt, circuitEpoch };
+    const full = messages.length >= limit || claim.bytesFull === true;
+    if (!this.deps.stopping()) return { token, messages, claimedAt, circuitEpoch, full };
     result.released = await this.dropOnFailure(token, false, () =>
       this.store.release(
         token,

@@ -204,6 +204,11 @@ export interface ClaimResult {
   readonly laneCursor?: string | null;
   /** Pass to the next claim: its due window alone is not expected to fill it (see claimBatch). */
   readonly keyScanFirst?: boolean;
+  /**
+   * maxBatchBytes left a claimable row out: the claim is full as one of `limit` rows is (the
+   * relay claims again at once, pipelined), though it holds fewer.
+   */
+  readonly bytesFull?: boolean;
 }
 
 interface ClaimArgs {
@@ -347,5 +352,5 @@ export async function claimBatch(db: SqlExecutor, args: ClaimArgs): Promise<Clai
     if (step.wrapped) ends += 1;
   }
   rows.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
-  return { rows, skippedIds: [...skipped], laneCursor: cursor, keyScanFirst };
+  return { rows, skippedIds: [...skipped], laneCursor: cursor, keyScanFirst, bytesFull };
 }
