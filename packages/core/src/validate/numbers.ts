@@ -118,7 +118,8 @@ function excerpt(written: string): string {
  * before its 5. Without an exponent the text is the same.
  */
 export function jsonbNumberLength(written: string): number {
-  const e = written.search(/[eE]/);
+  const lower = written.indexOf('e');
+  const e = lower < 0 ? written.indexOf('E') : lower;
   if (e < 0) return written.length;
   const sign = written.startsWith('-') ? 1 : 0;
   const mantissa = written.slice(sign, e);
