@@ -133,3 +133,62 @@ export async function cyclesUntilDelivered(
   }
   return Number.POSITIVE_INFINITY;
 }
+
+/** Whether every outbox row is SENT (for waitFor while a started relay drains). */
+export async function allSent(db: SqlExecutor): Promise<boolean> {
+  const [row] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'`,
+  );
+  return row?.n === 0;
+}
+
+/** A published message as a byte-bound test reads it: its id, key and payload's `n`. */
+export interface SentSummary {
+  readonly id: string;
+  readonly key: string | null;
+  readonly n: number;
+}
+
+/** A publisher (publishing to an InMemoryPublisher) recording each call's messages as SentSummary. */
+export function summarizing(): { publisher: Publisher; calls: SentSummary[][] } {
+  const inner = new InMemoryPublisher();
+  const calls: SentSummary[][] = [];
+  const publisher: Publisher = {
+    publish: (messages, signal) => {
+      calls.push(messages.map((m) => ({ id: m.id, key: m.orderingKey, n: (m.payload as { n: number }).n })));
+      return inner.publish(messages, signal);
+    },
+  };
+  return { publisher, calls };
+}
+
+/** Each outbox row's payload text as a claim returns it (PostgreSQL's jsonb text), in bytes. */
+export async function payloadTextBytes(db: SqlExecutor): Promise<Map<string, number>> {
+  const rows = await db.query<{ id: string; bytes: number }>(
+    `SELECT id::text AS id, octet_length(payload::text) AS bytes FROM outbox_events`,
+  );
+  return new Map(rows.map((r) => [r.id, r.bytes]));
+}
+
+/**
+ * Every call of more than one message carried at most `bound` bytes of payload text (`sizes`:
+ * payloadTextBytes before the relay ran), the payloads' `n` were 0 to count - 1 each once, and
+ * each ordering key's were sent in order.
+ */
+export function expectBoundedCalls(
+  calls: readonly (readonly SentSummary[])[],
+  sizes: ReadonlyMap<string, number>,
+  bound: number,
+  count: number,
+): void {
+  for (const call of calls) {
+    const carried = call.reduce((sum, m) => sum + (sizes.get(m.id) ?? Infinity), 0);
+    expect(call.length === 1 || carried <= bound).toBe(true);
+  }
+  const sent = calls.flat();
+  expect(sent.map((m) => m.n).sort((x, y) => x - y)).toEqual([...Array(count).keys()]);
+  for (const key of new Set(sent.flatMap((m) => (m.key === null ? [] : [m.key])))) {
+    const order = sent.filter((m) => m.key === key).map((m) => m.n);
+    expect(order).toEqual([...order].sort((x, y) => x - y));
+  }
+}

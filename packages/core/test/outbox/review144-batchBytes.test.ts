@@ -9,7 +9,7 @@ import { createEmitter, createRelay, resolveOutboxOptions, type Publisher } from
 import { relayStore } from '@ferry/core/internal/testing';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { silent, waitFor } from './helpers';
+import { allSent, expectBoundedCalls, payloadTextBytes, silent, summarizing, waitFor } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -26,14 +26,6 @@ const MiB = 1024 * 1024;
 const big = createEmitter({ limits: { maxPayloadBytes: 16 * MiB } });
 let tokens = 0;
 const token = () => `00000000-0000-4000-8000-${String((tokens += 1)).padStart(12, '0')}`;
-
-/** Each row's payload text as the claim returns it (PostgreSQL's), in bytes. */
-async function textBytes(): Promise<Map<string, number>> {
-  const rows = await t.db.query<{ id: string; bytes: number }>(
-    `SELECT id::text AS id, octet_length(payload::text) AS bytes FROM outbox_events`,
-  );
-  return new Map(rows.map((r) => [r.id, r.bytes]));
-}
 
 async function claim(maxBytes: number, failedHead: 'block' | 'skip' = 'block'): Promise<string[]> {
   const result = await relayStore(t.db).claim({
@@ -110,7 +102,7 @@ describe('payload_bytes as emit writes it', () => {
       t.db,
       Array.from({ length: 6 }, (_, n) => ({ type: 'floats', payload: { n, v: Array(3_000).fill(1e308) } })),
     );
-    const sizes = await textBytes();
+    const sizes = await payloadTextBytes(t.db);
     const ids = await claim(2 * MiB);
     const carried = ids.reduce((sum, id) => sum + (sizes.get(id) ?? 0), 0);
     expect({ rows: ids.length, carried: carried <= 2 * MiB }).toEqual({ rows: 2, carried: true });
@@ -135,7 +127,7 @@ describe('payload_bytes written by SQL', () => {
 
   it('a value lying small (0) counts the stored size: a claim of uncompressed payloads stays within the bound', async () => {
     for (let n = 0; n < 5; n += 1) await insertBySql(noise(n, MiB), n % 2 === 0 ? 0 : 1);
-    const sizes = await textBytes();
+    const sizes = await payloadTextBytes(t.db);
     const ids = await claim(2.5 * MiB, 'skip');
     const carried = ids.reduce((sum, id) => sum + (sizes.get(id) ?? 0), 0);
     expect({ rows: ids.length, within: carried <= 2.5 * MiB }).toEqual({ rows: 2, within: true });
@@ -203,12 +195,7 @@ describe('a claim full by bytes', () => {
     try {
       await waitFor(() => inFlight === 2, 10_000).catch(() => undefined);
       open();
-      await waitFor(async () => {
-        const [row] = await t.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'`,
-        );
-        return row?.n === 0;
-      });
+      await waitFor(() => allSent(t.db));
     } finally {
       open();
       await relay.close();
@@ -226,18 +213,9 @@ describe('two relays on a backlog of 16 MiB events', () => {
       orderingKey: n < 4 ? undefined : n % 2 === 0 ? 'a' : 'b',
     }));
     for (const event of events) await big.emit(t.db, event);
-    const sizes = await textBytes();
-    const calls: { id: string; key: string | null; n: number }[][] = [];
+    const sizes = await payloadTextBytes(t.db);
+    const { publisher, calls } = summarizing();
     const relays = [0, 1].map(() => {
-      const inner = new InMemoryPublisher();
-      const publisher: Publisher = {
-        publish: (messages, signal) => {
-          calls.push(
-            messages.map((m) => ({ id: m.id, key: m.orderingKey, n: (m.payload as { n: number }).n })),
-          );
-          return inner.publish(messages, signal);
-        },
-      };
       return createRelay({
         db: t.db,
         publisher,
@@ -247,24 +225,10 @@ describe('two relays on a backlog of 16 MiB events', () => {
     });
     for (const relay of relays) relay.start();
     try {
-      await waitFor(async () => {
-        const [row] = await t.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'`,
-        );
-        return row?.n === 0;
-      }, 60_000);
+      await waitFor(() => allSent(t.db), 60_000);
     } finally {
       await Promise.all(relays.map((relay) => relay.close()));
     }
-    for (const call of calls) {
-      const carried = call.reduce((sum, m) => sum + (sizes.get(m.id) ?? Infinity), 0);
-      expect(call.length === 1 || carried <= bound).toBe(true);
-    }
-    const sent = calls.flat();
-    expect(sent.map((m) => m.n).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    for (const key of ['a', 'b']) {
-      const order = sent.filter((m) => m.key === key).map((m) => m.n);
-      expect(order).toEqual([...order].sort((x, y) => x - y));
-    }
+    expectBoundedCalls(calls, sizes, bound, 8);
   });
 });

@@ -5,11 +5,10 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { createEmitter, createRelay, fromPg, migrate, type Publisher } from '@ferry/core';
-import { InMemoryPublisher } from '@ferry/testing';
+import { createEmitter, createRelay, fromPg, migrate } from '@ferry/core';
 import { listened } from '../../../../test-support/oneStatement';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { silent, waitFor } from './helpers';
+import { allSent, expectBoundedCalls, payloadTextBytes, silent, summarizing, waitFor } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -78,40 +77,17 @@ it('an older emitter writing across the upgrade: its rows and the new ones are a
     'SELECT count(*)::int AS n FROM outbox_events WHERE payload_bytes IS NULL',
   );
   expect(nulls?.n).toBe(5);
-  const sizes = new Map(
-    (
-      await t.db.query<{ id: string; bytes: number }>(
-        'SELECT id::text AS id, octet_length(payload::text) AS bytes FROM outbox_events',
-      )
-    ).map((r) => [r.id, r.bytes]),
-  );
-  const calls: { id: string; key: string | null; n: number }[][] = [];
-  const inner = new InMemoryPublisher();
-  const publisher: Publisher = {
-    publish: (messages, signal) => {
-      calls.push(messages.map((m) => ({ id: m.id, key: m.orderingKey, n: (m.payload as { n: number }).n })));
-      return inner.publish(messages, signal);
-    },
-  };
+  const sizes = await payloadTextBytes(t.db);
+  const { publisher, calls } = summarizing();
   const relay = createRelay({ db: t.db, publisher, logger: silent, options: { maxBatchBytes: BOUND } });
   await relay.verify();
   try {
     await waitFor(async () => {
       await relay.runOnce();
-      const [row] = await t.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM outbox_events WHERE status <> 'SENT'`,
-      );
-      return row?.n === 0;
+      return allSent(t.db);
     });
   } finally {
     await relay.close();
   }
-  for (const call of calls) {
-    const carried = call.reduce((sum, m) => sum + (sizes.get(m.id) ?? Infinity), 0);
-    expect(call.length === 1 || carried <= BOUND).toBe(true);
-  }
-  const sent = calls.flat();
-  expect(sent.map((m) => m.n).sort((x, y) => x - y)).toEqual([...Array(n).keys()]);
-  const keyed = sent.filter((m) => m.key === 'k').map((m) => m.n);
-  expect(keyed).toEqual([...keyed].sort((x, y) => x - y));
+  expectBoundedCalls(calls, sizes, BOUND, n);
 });
