@@ -29,8 +29,9 @@ export interface OutboxOptions {
   pollInterval?: number;
   batchSize?: number;
   /**
-   * Payload bytes one claim takes at most (the payloads' JSON text as emit measured it, stored by
-   * migration 0012; an event stored before it counts its stored, possibly compressed, size), beside
+   * Payload bytes one claim takes at most (the payloads' jsonb text as the claim returns it, which
+   * emit measures and stores by migration 0012; a row counts at least its stored, possibly
+   * compressed, size, and an event stored before 0012 that alone), beside
    * batchSize's count: rows in due order while their total fits, always at least one (an event
    * larger than this is relayed alone). The relay holds up to pipelineDepth claims at once.
    */

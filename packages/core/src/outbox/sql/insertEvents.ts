@@ -59,9 +59,9 @@ const LOCK_KEYS = `
       FROM locks l) taken) AS locked`;
 
 // The insert and the relay's wake-up in one statement (one round trip per emit without keys).
-// pg_notify is cast to text: some drivers cannot read a void column. payload_bytes: the payload
-// text's UTF-8 bytes as validation measured them (maxPayloadBytes), which claims sum against
-// maxBatchBytes without reading a payload (claimBytes.ts).
+// pg_notify is cast to text: some drivers cannot read a void column. payload_bytes: the UTF-8 bytes
+// of the payload's jsonb text, as validation measured them (ValidEnvelope.payloadBytes), which
+// claims sum against maxBatchBytes without reading a payload (claimBytes.ts).
 const INSERT_AND_NOTIFY = `
   WITH inserted AS (
     INSERT INTO outbox_events (id, event_type, payload, destination, ordering_key, tenant_id,
