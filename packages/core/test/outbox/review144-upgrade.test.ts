@@ -4,6 +4,8 @@
  * this version drains both kinds of rows within maxBatchBytes.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { createEmitter, createRelay, fromPg, migrate } from '@ferry/core';
 import { listened } from '../../../../test-support/oneStatement';
@@ -90,4 +92,25 @@ it('an older emitter writing across the upgrade: its rows and the new ones are a
     await relay.close();
   }
   expectBoundedCalls(calls, sizes, BOUND, n);
+});
+
+it("the README's backfill of payload_bytes counts older events exactly, batch by batch", async () => {
+  const readme = readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+  const statement = /`(UPDATE outbox_events SET payload_bytes = [^`]+)`/.exec(readme)?.[1];
+  expect(statement).toBeDefined();
+  await t.db.execute('DELETE FROM outbox_events');
+  await t.db.execute(
+    `INSERT INTO outbox_events (id, event_type, payload, max_retries)
+     SELECT gen_random_uuid(), 'old', jsonb_build_object('n', g, 'x', jsonb_build_array(1e300, 'é')), 5
+     FROM generate_series(1, 2500) g`,
+  );
+  const [{ max } = { max: 0 }] = await t.db.query<{ max: number }>(
+    'SELECT max(seq)::int AS max FROM outbox_events',
+  );
+  for (let from = 0; from < max; from += 1_000)
+    await t.db.execute((statement as string).replaceAll(':from', String(from)));
+  const wrong = await t.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM outbox_events WHERE payload_bytes IS DISTINCT FROM octet_length(payload::text)`,
+  );
+  expect(wrong).toEqual([{ n: 0 }]);
 });
