@@ -5,8 +5,8 @@
  * error text would hold it for minutes, so ferry refuses the nested quantifiers at
  * configuration and bounds the time the others may take. The built-in rules must be linear.
  *
- * Each case runs in a child process with a kill timeout, so a redaction that hangs fails its
- * test instead of freezing the run.
+ * The cases run in a child process with a kill timeout per case, so a redaction that hangs fails
+ * its test instead of freezing the run.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import path from 'node:path';
 // took about 3 s per case).
 const REDACTION = path.join(__dirname, '../../src/redact/redact.ts');
 const REGISTER_TS = path.join(__dirname, '../outbox/fixtures/register-ts.js');
-/** The guard against a hang (plus 400 ms a job): far beyond what these redactions take, far below "minutes". */
+/** The guard against a hang, per job: far beyond what these redactions take, far below "minutes". */
 const KILL_AFTER_MS = 20_000;
 
 type Outcome =
@@ -32,9 +32,11 @@ interface Job {
 /**
  * Runs each job in one child process, in order: builds a redactor for its `pattern` (none: the
  * built-in rules) and redacts its text with it. The child writes each answer as a line as soon as
- * it has it; a job still running when the child is killed, and those after it, are `killed`.
+ * it has it, and each job's outcome resolves then; the child is killed when a job runs longer
+ * than KILL_AFTER_MS (from the previous answer, or the start), and that job and those after it are
+ * `killed`.
  */
-function redactAllInChild(jobs: readonly Job[]): Promise<Outcome[]> {
+function redactAllInChild(jobs: readonly Job[]): { outcomes: Promise<Outcome>[]; exited: Promise<void> } {
   const script = `
     const { createRedactor } = require(${JSON.stringify(REDACTION)});
     for (const [source, flags, given, unit, times] of JSON.parse(process.argv[1])) {
@@ -55,50 +57,34 @@ function redactAllInChild(jobs: readonly Job[]): Promise<Outcome[]> {
     repeated.unit,
     repeated.times,
   ]);
+  const resolvers: ((outcome: Outcome) => void)[] = [];
+  const outcomes = jobs.map(() => new Promise<Outcome>((resolve) => resolvers.push(resolve)));
   const child = spawn(process.execPath, ['-r', REGISTER_TS, '-e', script, JSON.stringify(encoded)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS + jobs.length * 400);
+  let kill = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
+  let answered = 0;
+  let pending = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString()).split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line.length === 0) continue;
+      clearTimeout(kill);
+      kill = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
+      resolvers[answered]?.(JSON.parse(line) as Outcome);
+      answered += 1;
+    }
+  });
+  const exited = new Promise<void>((resolve) =>
     child.once('exit', () => {
       clearTimeout(kill);
-      const answers = output.split('\n').filter((line) => line.length > 0);
-      resolve(
-        jobs.map((_, i) => (i < answers.length ? (JSON.parse(answers[i]!) as Outcome) : { killed: true })),
-      );
-    });
-  });
+      for (const answer of resolvers.slice(answered)) answer({ killed: true });
+      resolve();
+    }),
+  );
+  return { outcomes, exited };
 }
-
-/** redactAllInChild of one job. */
-async function redactInChild(
-  pattern: RegExp | null,
-  text: string,
-  repeated = { unit: '', times: 0 },
-): Promise<Outcome> {
-  const [outcome] = await redactAllInChild([{ pattern, text, repeated }]);
-  return outcome!;
-}
-
-describe('catastrophic redact.allow patterns', () => {
-  it('refuses a pattern with nested quantifiers at configuration, naming redact.allow', async () => {
-    const outcome = await redactInChild(/^(a+)+$/, `${'a'.repeat(60)}! password is hunter2`);
-    expect(outcome).toEqual({ code: 'FERRY_CONFIG_INVALID', option: 'redact.allow' });
-  }, 60_000);
-
-  it('redacts in bounded time with an exponential pattern the configuration check lets through', async () => {
-    // (a|a)* has no nested quantifier but backtracks 2^n ways on a run of n a's that fails.
-    const outcome = await redactInChild(/^(a|a)*$/, `${'a'.repeat(60)}! password is hunter2`);
-    expect(outcome).toEqual({ redacted: `${'a'.repeat(60)}! password is [redacted]` });
-  }, 60_000);
-
-  it('still keeps what a well-behaved pattern matches', async () => {
-    const outcome = await redactInChild(/order 9\d{12}/, 'order 9000000000001 failed, card 4111111111111111');
-    expect(outcome).toEqual({ redacted: 'order 9000000000001 failed, card [redacted-card]' });
-  }, 60_000);
-});
 
 /** Units repeated into long texts for the built-in rules (see their test below). */
 const LONG_TEXTS: ReadonlyArray<readonly [unit: string, times: number]> = [
@@ -170,30 +156,96 @@ const LONG_TEXTS: ReadonlyArray<readonly [unit: string, times: number]> = [
   ['Failing row contains (a\n', 4_000],
 ];
 
+const NESTED: Job = { pattern: /^(a+)+$/, text: `${'a'.repeat(60)}! password is hunter2` };
+// (a|a)* has no nested quantifier but backtracks 2^n ways on a run of n a's that fails.
+const EXPONENTIAL: Job = { pattern: /^(a|a)*$/, text: `${'a'.repeat(60)}! password is hunter2` };
+const WELL_BEHAVED: Job = {
+  pattern: /order 9\d{12}/,
+  text: 'order 9000000000001 failed, card 4111111111111111',
+};
+const WORD: Job = {
+  pattern: null,
+  text: ' amqp://app:s3cret@broker bob@example.com',
+  repeated: { unit: 'x1.', times: 66_667 },
+};
+const DIGITS: Job = { pattern: null, text: 'x call 555 123 4567', repeated: { unit: '1 ', times: 100_000 } };
+const PARENS: ReadonlyArray<readonly [unit: string, times: number]> = [
+  ['(1', 100_000],
+  ['1(', 100_000],
+  ['1-1)', 50_000],
+  [' (1', 66_667],
+  ['(1)', 66_667],
+];
+const parenJobs = PARENS.map(([unit, times]): Job => ({
+  pattern: null,
+  text: 'x call 555 123 4567',
+  repeated: { unit, times },
+}));
+const parenJob = (unit: string, times: number): Job =>
+  parenJobs[PARENS.findIndex(([u, t]) => u === unit && t === times)]!;
+const longTextJobs = LONG_TEXTS.map(([unit, times]): Job => ({
+  pattern: null,
+  text: '\n x call 555 123 4567',
+  repeated: { unit, times },
+}));
+const longTextJob = (unit: string, times: number): Job =>
+  longTextJobs[LONG_TEXTS.findIndex(([u, t]) => u === unit && t === times)]!;
+const KEYS: Job = {
+  pattern: null,
+  text: ' password is hunter2',
+  repeated: { unit: 'password', times: 25_000 },
+};
+
 /**
- * Every LONG_TEXTS case in one child (a child each took about a second to start, for 70 cases),
- * started by the first case that asks; each case reads its own outcome.
+ * Every case of this file in one child (a child each took about a second to start, loading
+ * TypeScript to transpile the redaction module: 80 cases), started by the first case that asks;
+ * each case reads its own outcome. The application's exponential pattern runs last: should it
+ * hang, the child is killed and only that case (and none of the built-in rules' cases) fails.
  */
-let longTexts: Promise<Outcome[]> | undefined;
-function longTextOutcome(unit: string, times: number): Promise<Outcome> {
-  longTexts ??= redactAllInChild(
-    LONG_TEXTS.map(([u, t]) => ({
-      pattern: null,
-      text: '\n x call 555 123 4567',
-      repeated: { unit: u, times: t },
-    })),
-  );
-  const at = LONG_TEXTS.findIndex(([u, t]) => u === unit && t === times);
-  return longTexts.then((outcomes) => outcomes[at]!);
+const ALL_JOBS: readonly Job[] = [
+  NESTED,
+  WELL_BEHAVED,
+  WORD,
+  DIGITS,
+  ...parenJobs,
+  ...longTextJobs,
+  KEYS,
+  EXPONENTIAL,
+];
+let child: ReturnType<typeof redactAllInChild> | undefined;
+function outcomeOf(job: Job): Promise<Outcome> {
+  child ??= redactAllInChild(ALL_JOBS);
+  const at = ALL_JOBS.indexOf(job);
+  if (at < 0) throw new Error('a job not in ALL_JOBS');
+  return child.outcomes[at]!;
 }
+// The child ends (and its CPU time is counted with this file's) before the file does.
+afterAll(() => child?.exited);
+
+describe('catastrophic redact.allow patterns', () => {
+  it('refuses a pattern with nested quantifiers at configuration, naming redact.allow', async () => {
+    const outcome = await outcomeOf(NESTED);
+    expect(outcome).toEqual({ code: 'FERRY_CONFIG_INVALID', option: 'redact.allow' });
+  }, 60_000);
+
+  it('redacts in bounded time with an exponential pattern the configuration check lets through', async () => {
+    const outcome = await outcomeOf(EXPONENTIAL);
+    expect(outcome).toEqual({ redacted: `${'a'.repeat(60)}! password is [redacted]` });
+  }, 60_000);
+
+  it('still keeps what a well-behaved pattern matches', async () => {
+    const outcome = await outcomeOf(WELL_BEHAVED);
+    expect(outcome).toEqual({ redacted: 'order 9000000000001 failed, card [redacted-card]' });
+  }, 60_000);
+});
 
 describe('the built-in rules on a long run of word characters', () => {
   // A scheme or an e-mail's local part was tried from every position of a run, to the run's end:
   // quadratic, about a second for 16,000 characters (what the relay reads of a 4,000-character
   // error) and far longer for a text given to createRedactor() directly.
   it('redact 200,000 characters of one word, and the secrets after it, in bounded time', async () => {
-    const word = { unit: 'x1.', times: 66_667 };
-    const outcome = await redactInChild(null, ' amqp://app:s3cret@broker bob@example.com', word);
+    const word = WORD.repeated!;
+    const outcome = await outcomeOf(WORD);
     expect(outcome).toEqual({
       redacted: `${word.unit.repeat(word.times)} amqp://[redacted]@broker [redacted-email]`,
     });
@@ -202,23 +254,17 @@ describe('the built-in rules on a long run of word characters', () => {
   // A number run was tried from every digit after a space, to the run's end; a sensitive key's
   // name was followed to the end of its word from every place the key appeared in it.
   it('redact 200,000 characters of single digits and spaces in bounded time', async () => {
-    const digits = { unit: '1 ', times: 100_000 };
-    const outcome = await redactInChild(null, 'x call 555 123 4567', digits);
+    const digits = DIGITS.repeated!;
+    const outcome = await outcomeOf(DIGITS);
     expect(outcome).toEqual({ redacted: `${digits.unit.repeat(digits.times)}x call [redacted-phone]` });
   }, 60_000);
 
   // A number run was tried again from every digit after a '(' or a ')' (`(1(1(1…`, `1-1)1-1)…`,
   // ` (1 (1…`), to the run's end: quadratic, 0.7 s for 16,000 characters, over 20 s for 200,000.
-  it.each([
-    ['(1', 100_000],
-    ['1(', 100_000],
-    ['1-1)', 50_000],
-    [' (1', 66_667],
-    ['(1)', 66_667],
-  ])(
+  it.each(PARENS)(
     'redact 200,000 characters of %j repeated in bounded time',
     async (unit, times) => {
-      const outcome = await redactInChild(null, 'x call 555 123 4567', { unit, times });
+      const outcome = await outcomeOf(parenJob(unit, times));
       expect(outcome).toMatchObject({ redacted: expect.stringMatching(/x call \[redacted-phone\]$/) });
     },
     60_000,
@@ -231,7 +277,7 @@ describe('the built-in rules on a long run of word characters', () => {
     'redact a long text of %j repeated in bounded time',
     async (unit, times) => {
       // On a line of its own; a quoted value that never closes is redacted to the end of the text.
-      const outcome = await longTextOutcome(unit, times);
+      const outcome = await outcomeOf(longTextJob(unit, times));
       expect(outcome).toMatchObject({
         redacted: expect.stringMatching(/(\[redacted-phone\]|\[redacted-private-key\]|\[redacted\])$/),
       });
@@ -240,8 +286,8 @@ describe('the built-in rules on a long run of word characters', () => {
   );
 
   it('redact 200,000 characters of a key name repeated in one word in bounded time', async () => {
-    const keys = { unit: 'password', times: 25_000 };
-    const outcome = await redactInChild(null, ' password is hunter2', keys);
+    const keys = KEYS.repeated!;
+    const outcome = await outcomeOf(KEYS);
     expect(outcome).toEqual({ redacted: `${keys.unit.repeat(keys.times)} password is [redacted]` });
   }, 60_000);
 });
