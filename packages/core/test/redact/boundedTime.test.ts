@@ -176,20 +176,15 @@ const PARENS: ReadonlyArray<readonly [unit: string, times: number]> = [
   [' (1', 66_667],
   ['(1)', 66_667],
 ];
-const parenJobs = PARENS.map(([unit, times]): Job => ({
-  pattern: null,
-  text: 'x call 555 123 4567',
-  repeated: { unit, times },
-}));
-const parenJob = (unit: string, times: number): Job =>
-  parenJobs[PARENS.findIndex(([u, t]) => u === unit && t === times)]!;
-const longTextJobs = LONG_TEXTS.map(([unit, times]): Job => ({
-  pattern: null,
-  text: '\n x call 555 123 4567',
-  repeated: { unit, times },
-}));
-const longTextJob = (unit: string, times: number): Job =>
-  longTextJobs[LONG_TEXTS.findIndex(([u, t]) => u === unit && t === times)]!;
+/** The built-in rules' jobs of `text` after each unit of `repeats`, and the job of one of them. */
+function repeatedJobs(repeats: typeof PARENS, text: string) {
+  const jobs = repeats.map(([unit, times]): Job => ({ pattern: null, text, repeated: { unit, times } }));
+  const of = (unit: string, times: number): Job =>
+    jobs[repeats.findIndex(([u, t]) => u === unit && t === times)]!;
+  return { jobs, of };
+}
+const parens = repeatedJobs(PARENS, 'x call 555 123 4567');
+const longTexts = repeatedJobs(LONG_TEXTS, '\n x call 555 123 4567');
 const KEYS: Job = {
   pattern: null,
   text: ' password is hunter2',
@@ -207,8 +202,8 @@ const ALL_JOBS: readonly Job[] = [
   WELL_BEHAVED,
   WORD,
   DIGITS,
-  ...parenJobs,
-  ...longTextJobs,
+  ...parens.jobs,
+  ...longTexts.jobs,
   KEYS,
   EXPONENTIAL,
 ];
@@ -264,7 +259,7 @@ describe('the built-in rules on a long run of word characters', () => {
   it.each(PARENS)(
     'redact 200,000 characters of %j repeated in bounded time',
     async (unit, times) => {
-      const outcome = await outcomeOf(parenJob(unit, times));
+      const outcome = await outcomeOf(parens.of(unit, times));
       expect(outcome).toMatchObject({ redacted: expect.stringMatching(/x call \[redacted-phone\]$/) });
     },
     60_000,
@@ -277,7 +272,7 @@ describe('the built-in rules on a long run of word characters', () => {
     'redact a long text of %j repeated in bounded time',
     async (unit, times) => {
       // On a line of its own; a quoted value that never closes is redacted to the end of the text.
-      const outcome = await outcomeOf(longTextJob(unit, times));
+      const outcome = await outcomeOf(longTexts.of(unit, times));
       expect(outcome).toMatchObject({
         redacted: expect.stringMatching(/(\[redacted-phone\]|\[redacted-private-key\]|\[redacted\])$/),
       });
