@@ -397,7 +397,7 @@ describe('attachRabbitConsumer', () => {
     expect((await f.publisher.publish(late, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
     await f.expectStoredOnce(['valid-1', 'valid-2', ...late.map((m) => m.id)]);
     await waitFor('nothing unacked or ready', async () =>
-      (await unackedCount(f.queue)) === 0 && (await f.broker.readyCount(f.queue)) === 0 ? true : undefined,
+      (await f.broker.readyCount(f.queue)) === 0 && (await unackedCount(f.queue)) === 0 ? true : undefined,
     );
     expect(await f.broker.drain(`${f.queue}.dlq`)).toEqual([]);
     expect(f.connection.current).toBe(model);
@@ -421,7 +421,7 @@ describe('attachRabbitConsumer', () => {
     expect(warnings).toContain('ferry.rabbitmq: copy channel error');
     expect(warnings).not.toContain('ferry.rabbitmq: consumer channel closed; re-attaching');
     await waitFor('nothing unacked or ready', async () =>
-      (await unackedCount(f.queue)) === 0 && (await f.broker.readyCount(f.queue)) === 0 ? true : undefined,
+      (await f.broker.readyCount(f.queue)) === 0 && (await unackedCount(f.queue)) === 0 ? true : undefined,
     );
   });
 

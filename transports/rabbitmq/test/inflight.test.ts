@@ -143,7 +143,7 @@ describe('attachRabbitConsumer with several batches in flight', () => {
 
     await f.expectStoredOnce([...first, ...buffered.map((m) => m.id)]);
     await waitFor('everything redelivered acked on the new channel', async () =>
-      (await unackedCount(f.queue)) === 0 && (await f.broker.readyCount(f.queue)) === 0 ? true : undefined,
+      (await f.broker.readyCount(f.queue)) === 0 && (await unackedCount(f.queue)) === 0 ? true : undefined,
     );
     // Redelivered, then answered as duplicates.
     expect(f.acceptor.seen.length).toBeGreaterThan(13);

@@ -54,7 +54,7 @@ describe('attachRabbitConsumer: batches in flight against a hostile database', (
     await f.attach({ inbox });
     await f.expectStoredOnce([sick.id, ...rest.map((m) => m.id)]);
     await waitFor('all acked', async () =>
-      (await unackedCount(f.queue)) === 0 && (await f.broker.readyCount(f.queue)) === 0 ? true : undefined,
+      (await f.broker.readyCount(f.queue)) === 0 && (await unackedCount(f.queue)) === 0 ? true : undefined,
     );
     expect(await f.broker.readyCount(`${f.queue}.dlq`)).toBe(0);
   });
@@ -79,7 +79,7 @@ describe('attachRabbitConsumer: batches in flight against a hostile database', (
     f.acceptor.release();
     await f.expectStoredOnce(messages.map((m) => m.id));
     await waitFor('all acked after redelivery', async () =>
-      (await unackedCount(f.queue)) === 0 && (await f.broker.readyCount(f.queue)) === 0 ? true : undefined,
+      (await f.broker.readyCount(f.queue)) === 0 && (await unackedCount(f.queue)) === 0 ? true : undefined,
     );
     // Every delivery was offered again after the cut.
     expect(f.acceptor.seen.length).toBeGreaterThan(messages.length);

@@ -3,20 +3,18 @@
  * connect attempt under way (review 97); here it runs at every moment around the attempt's end:
  * while the handshake runs, as the model is handed to its setups, while a consumer opens its
  * channel, declares, sets its prefetch and attaches. Whatever the moment: no socket, connection or
- * consumer is left (this process's sockets, and the broker's own view through rabbitmqctl), no
+ * consumer is left (this process's sockets, and the broker's own view: its connections and each queue's consumers), no
  * rejection is unhandled, and no event but its `closed` follows the consumer's close(). On main
  * all of that held except the last: a close() that met an attach in progress ended the attempt,
  * which the attach loop took for a failure: `disconnected` (reason lost, a retry promised) and a
  * warning "attach failed; retrying" at every such shutdown. Real broker.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Logger } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { RabbitConnection, attachRabbitConsumer } from '@ferry/rabbitmq';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 import { openSocketsTo } from '../../../test-support/openSockets';
-import { AMQP_URL, consumerCounts, uniqueName, waitFor } from './support/broker';
+import { AMQP_URL, connectionsNamed, consumerCounts, uniqueName, waitFor } from './support/broker';
 
 jest.setTimeout(180_000);
 failOnUnhandledRejections();
@@ -31,17 +29,6 @@ function recordingLogger(lines: string[]): Logger {
       `${level} ${typeof fields === 'string' ? fields : `${message ?? ''} ${String((fields as { err?: unknown }).err)}`}`,
     );
   return { debug: () => undefined, info: () => undefined, warn: keep('warn'), error: keep('error') };
-}
-
-/** How many connections named `name` (connection_name) the broker has open. */
-async function brokerConnectionsNamed(name: string): Promise<number> {
-  const { stdout } = await promisify(execFile)('rabbitmqctl', [
-    'list_connections',
-    'client_properties',
-    '--quiet',
-    '--no-table-headers',
-  ]);
-  return stdout.split('\n').filter((line) => line.includes(`{"connection_name","${name}"}`)).length;
 }
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -141,16 +128,11 @@ describe('review100: close() as the RabbitMQ connection just opened', () => {
       openSocketsTo(AMQP_PORT) <= before.sockets ? true : undefined,
     );
     await waitFor('the broker to hold no connection of this test', async () =>
-      (await brokerConnectionsNamed(prefix)) === 0 ? true : undefined,
+      (await connectionsNamed(prefix)) === 0 ? true : undefined,
     );
-    for (const count of await consumerCounts(queues.slice(0, 5))) expect(count).toBeFalsy();
-    const { stdout } = await promisify(execFile)('rabbitmqctl', [
-      'list_consumers',
-      'queue_name',
-      '--quiet',
-      '--no-table-headers',
-    ]);
-    expect(stdout.split('\n').filter((line) => line.startsWith(prefix))).toEqual([]);
+    // No consumer on any of the queues (each is named from the prefix): the broker's count of each.
+    const withConsumers = (await consumerCounts(queues)).flatMap((count, i) => (count ? [queues[i]] : []));
+    expect(withConsumers).toEqual([]);
     expect(problems).toEqual([]);
   });
 });
