@@ -1,6 +1,7 @@
 /** An example's `src/main.ts` run as its README runs it: a `node` process of its own, with a deadline. */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { REGISTER_TS } from '../../test-support/registerTs';
 
 export interface ExampleExit {
   /** null when the process was still running at the deadline (then killed). */
@@ -18,11 +19,10 @@ export function runExampleProcess(
   deadlineMs: number,
 ): Promise<ExampleExit> {
   const examples = path.resolve(__dirname, '..');
-  const child = spawn(
-    process.execPath,
-    ['-r', path.join(__dirname, 'register-ts.js'), path.join(examples, example, 'src/main.ts')],
-    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(examples, example, 'src/main.ts')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   child.stdout.on('data', (chunk: Buffer) => void output.push(chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => void output.push(chunk.toString()));

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { waitFor } from './support';
+import { REGISTER_TS } from '../../test-support/registerTs';
 
 export interface RunningChild {
   readonly process: ChildProcess;
@@ -19,11 +20,10 @@ export function startFixture(
   env: Record<string, string> = {},
 ): RunningChild {
   const fixtures = path.join(__dirname, 'fixtures');
-  const child = spawn(
-    process.execPath,
-    ['-r', path.join(fixtures, 'register-ts.js'), path.join(fixtures, fixture), ...args],
-    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(fixtures, fixture), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const stderr: string[] = [];
   let buffered = '';

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { dropDatabase } from '@ferry/testing';
 import { scratchDatabaseUrl, serverUrl } from '../../../test-support/database';
+import { REGISTER_TS } from '../../../test-support/registerTs';
 import { queueExists } from '../../test/queueExists';
 
 // A database of this test's own, so a concurrent `npm run demo` or example run cannot clash with it.
@@ -13,18 +14,14 @@ describe('review 109: the demo interrupted while it runs', () => {
     '%s: closes what it started (its RabbitMQ queues removed) and exits with 128 + the signal',
     async (signal) => {
       const examples = path.resolve(__dirname, '../..');
-      const child = spawn(
-        process.execPath,
-        ['-r', path.join(examples, 'test/register-ts.js'), path.join(examples, 'demo/src/main.ts')],
-        {
-          env: {
-            ...process.env,
-            FERRY_DATABASE_URL: serverUrl(),
-            FERRY_DEMO_DATABASE: new URL(databaseUrl).pathname.slice(1),
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
+      const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(examples, 'demo/src/main.ts')], {
+        env: {
+          ...process.env,
+          FERRY_DATABASE_URL: serverUrl(),
+          FERRY_DEMO_DATABASE: new URL(databaseUrl).pathname.slice(1),
         },
-      );
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       child.stderr.on('data', (chunk: Buffer) => void (output += chunk.toString()));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { dropDatabase } from '@ferry/testing';
 import { lockTableOnceCreated } from '../../test/lockTable';
 import { scratchDatabaseUrl, serverUrl } from '../../../test-support/database';
+import { REGISTER_TS } from '../../../test-support/registerTs';
 import { kafkaLeftovers } from '../../test/kafkaLeftovers';
 
 /**
@@ -25,11 +26,7 @@ describe('review 110: the outbox-to-kafka example interrupted while it runs', ()
       const examples = path.resolve(__dirname, '../..');
       const child = spawn(
         process.execPath,
-        [
-          '-r',
-          path.join(examples, 'test/register-ts.js'),
-          path.join(examples, 'outbox-to-kafka/src/main.ts'),
-        ],
+        ['-r', REGISTER_TS, path.join(examples, 'outbox-to-kafka/src/main.ts')],
         {
           env: {
             ...process.env,

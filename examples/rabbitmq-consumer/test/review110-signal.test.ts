@@ -3,6 +3,7 @@ import path from 'node:path';
 import { dropDatabase } from '@ferry/testing';
 import { lockTableOnceCreated } from '../../test/lockTable';
 import { scratchDatabaseUrl, serverUrl } from '../../../test-support/database';
+import { REGISTER_TS } from '../../../test-support/registerTs';
 import { amqpUrl, queueExists } from '../../test/queueExists';
 
 // A database of this test's own, so a concurrent `npm run demo` or example run cannot clash with it.
@@ -18,11 +19,7 @@ describe('review 110: the rabbitmq-consumer example interrupted while it runs', 
       const examples = path.resolve(__dirname, '../..');
       const child = spawn(
         process.execPath,
-        [
-          '-r',
-          path.join(examples, 'test/register-ts.js'),
-          path.join(examples, 'rabbitmq-consumer/src/main.ts'),
-        ],
+        ['-r', REGISTER_TS, path.join(examples, 'rabbitmq-consumer/src/main.ts')],
         {
           env: {
             ...process.env,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { createOutboxAdmin, createRelay, emit, fromPrisma, isFerryError } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, prismaFor, type TestDatabase } from '../../../../test-support/database';
+import { REGISTER_TS } from '../../../../test-support/registerTs';
 import { silent, waitFor } from './helpers';
 
 let t: TestDatabase;
@@ -56,12 +57,11 @@ describe('the unclassified database error line', () => {
   // Logged on ferry's own 'ferry.db' logger (stderr): read in a child process.
   it('is redacted like every error text ferry logs', () => {
     const dbErrors = path.join(__dirname, '../../src/sql/dbErrors.ts');
-    const registerTs = path.join(__dirname, 'fixtures/register-ts.js');
     const script = `
       const { translateDbError } = require(${JSON.stringify(dbErrors)});
       const error = Object.assign(new Error('bad row: password=hunter2 card 4111 1111 1111 1111'), { code: 'XX999' });
       translateDbError(error, 'outbox emit');`;
-    const child = spawnSync(process.execPath, ['-r', registerTs, '-e', script], { encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['-r', REGISTER_TS, '-e', script], { encoding: 'utf8' });
     expect(child.stderr).toContain('unclassified database error');
     expect(child.stderr).toContain('password=[redacted]');
     expect(child.stderr).not.toMatch(/hunter2|4111 1111/);

@@ -5,6 +5,7 @@ import { createRelay, emitMany, type Publisher } from '@ferry/core';
 import { relayStore } from '@ferry/core/internal/testing';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { REGISTER_TS } from '../../../../test-support/registerTs';
 import { silent, statusOf, waitFor } from './helpers';
 
 let t: TestDatabase;
@@ -81,7 +82,7 @@ describe('relay lifecycle: heartbeat, observers, shutdown', () => {
     const fixtures = path.join(__dirname, 'fixtures');
     const child = spawn(
       process.execPath,
-      ['-r', path.join(fixtures, 'register-ts.js'), path.join(fixtures, 'crashingRelay.ts'), t.url],
+      ['-r', REGISTER_TS, path.join(fixtures, 'crashingRelay.ts'), t.url],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let output = '';

@@ -10,11 +10,11 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { REGISTER_TS } from '../../../../test-support/registerTs';
 
 // The redaction module alone: a child loads it in well under a second (the whole of @ferry/core
 // took about 3 s per case).
 const REDACTION = path.join(__dirname, '../../src/redact/redact.ts');
-const REGISTER_TS = path.join(__dirname, '../outbox/fixtures/register-ts.js');
 /** The guard against a hang, per job: far beyond what these redactions take, far below "minutes". */
 const KILL_AFTER_MS = 20_000;
 
