@@ -1,0 +1,67 @@
+// test-support/register-ts.js, the hook child `node` processes run TypeScript with: its disk
+// cache of transpiled output serves only what the source it was made from would give.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { REGISTER_TS } from '../../test-support/registerTs';
+
+let folder: string;
+let cache: string;
+let source: string;
+
+beforeEach(() => {
+  folder = mkdtempSync(path.join(tmpdir(), 'ferry-register-ts-'));
+  cache = path.join(folder, 'cache');
+  source = path.join(folder, 'answer.ts');
+});
+afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+/** Runs `answer.ts` in a child through the hook: what it printed, and whether it loaded typescript. */
+function run(): { printed: string; loadedTypescript: boolean } {
+  const script = `
+    require(${JSON.stringify(source)});
+    const loaded = Object.keys(require.cache).some((k) => k.includes('/node_modules/typescript/'));
+    process.stdout.write(JSON.stringify({ loadedTypescript: loaded }));`;
+  const child = spawnSync(process.execPath, ['-r', REGISTER_TS, '-e', script], {
+    encoding: 'utf8',
+    env: { ...process.env, FERRY_REGISTER_TS_CACHE: cache },
+  });
+  expect(child.stderr).toBe('');
+  const [printed, report] = child.stdout.split('\n');
+  return { printed: printed ?? '', ...(JSON.parse(report ?? '') as { loadedTypescript: boolean }) };
+}
+
+const writeSource = (answer: string) =>
+  writeFileSync(source, `const answer: string = ${JSON.stringify(answer)};\nconsole.log(answer);\n`);
+const entries = () => readdirSync(cache).map((name) => path.join(cache, name));
+
+test('a source is transpiled once, then served from the cache without loading typescript', () => {
+  writeSource('first');
+  expect(run()).toEqual({ printed: 'first', loadedTypescript: true });
+  expect(entries()).toHaveLength(1);
+  expect(run()).toEqual({ printed: 'first', loadedTypescript: false });
+});
+
+test('a changed source is transpiled again, not served from the entry of its old text', () => {
+  writeSource('first');
+  run();
+  writeSource('second');
+  expect(run()).toEqual({ printed: 'second', loadedTypescript: true });
+  expect(run()).toEqual({ printed: 'second', loadedTypescript: false });
+});
+
+test.each([
+  ['cut short (a write interrupted)', (text: string) => text.slice(0, text.length - 20)],
+  ['with another body', (text: string) => text.replace('"first"', '"stale"')],
+  ['empty', () => ''],
+  ['without its header', (text: string) => text.slice(text.indexOf('\n') + 1)],
+])('an entry %s is never used: the source is transpiled again', (_, spoil) => {
+  writeSource('first');
+  run();
+  const [entry] = entries();
+  writeFileSync(entry!, spoil(readFileSync(entry!, 'utf8')));
+  expect(run()).toEqual({ printed: 'first', loadedTypescript: true });
+  // ... and the entry is made whole again.
+  expect(run()).toEqual({ printed: 'first', loadedTypescript: false });
+});
