@@ -1,8 +1,8 @@
 // Lets a child `node` process (`node -r test-support/register-ts.js some.ts`) run ferry's
 // TypeScript the way jest runs the tests: transpile-only (with the decorator metadata Nest needs),
 // `@ferry/<package>[/<path>]` → its sources, and `./x.js` → `./x.ts` (the generated Prisma clients
-// import their siblings so). The one home of this hook: the examples', core's and the fault
-// suites' fixtures/register-ts.js only load it.
+// import their siblings so). The one home of this hook (tests take its path from
+// test-support/registerTs.ts).
 //
 // Transpiling is most of what such a child costs (starting the rabbitmq-consumer example: ~6 s of
 // CPU, typescript itself ~0.6 s of it), and the suite starts many. So each output is kept on disk,
