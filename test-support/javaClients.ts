@@ -2,11 +2,21 @@
  * Official Java clients for tests that publish what the Node.js clients cannot: a pom's runtime
  * jars fetched from Maven Central once, as scripts/services fetches Kafka's
  * (`mvn -B -q dependency:copy-dependencies`), then a .java file compiled once (`javac`, into
- * .services/java-classes/<hash of the source and the jars' folder and files>) and run from there.
+ * .services/java-classes/<hash of the source and the jars' folder and files>, packed as app.jar)
+ * and run from there, with a class-data archive (AppCDS, app.jsa) the first run leaves behind.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import { folderOnce } from './folderOnce';
 
@@ -65,7 +75,7 @@ export function mavenJars(pom: string, dir: string, jar?: string, timeoutMs = 30
   });
 }
 
-function jdkTool(name: 'java' | 'javac'): string {
+function jdkTool(name: 'java' | 'javac' | 'jar'): string {
   return process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', name) : name;
 }
 
@@ -73,10 +83,14 @@ function jdkTool(name: 'java' | 'javac'): string {
  * What the jars of `jars` are: each one's name, size and modification time. A folder refetched
  * in place (scripts/services does so with a new Kafka client) no longer matches.
  */
-function jarsIdentity(jars: string): string {
+function jarNames(jars: string): string[] {
   return readdirSync(jars)
     .filter((name) => name.endsWith('.jar'))
-    .sort()
+    .sort();
+}
+
+function jarsIdentity(jars: string): string {
+  return jarNames(jars)
     .map((name) => {
       const { size, mtimeMs } = statSync(path.join(jars, name));
       return `${name}\t${size}\t${mtimeMs}`;
@@ -85,11 +99,14 @@ function jarsIdentity(jars: string): string {
 }
 
 /**
- * The folder holding `source` compiled against `jars/*`, compiled once per content of both: the
- * source launcher would compile it again in every run, seconds of CPU each.
+ * The folder holding `source` compiled against `jars/*` and packed into app.jar, compiled once per
+ * content of both: the source launcher would compile it again in every run, seconds of CPU each.
+ * A jar, not the classes folder, goes on the class path: AppCDS refuses a class path holding a
+ * non-empty folder (-XX:ArchiveClassesAtExit then writes nothing).
  */
 function compiled(jars: string, source: string): Promise<string> {
   const hash = createHash('sha256')
+    .update('app.jar\n')
     .update(readFileSync(source))
     .update(jars)
     .update(jarsIdentity(jars))
@@ -100,11 +117,60 @@ function compiled(jars: string, source: string): Promise<string> {
   return builtOnce(
     dir,
     () => true,
-    (tmp) =>
-      run(jdkTool('javac'), ['-nowarn', '-cp', path.join(jars, '*'), '-d', tmp, source], 120_000).then(
-        () => undefined,
-      ),
+    async (tmp) => {
+      const classes = path.join(tmp, 'classes');
+      await run(jdkTool('javac'), ['-nowarn', '-cp', path.join(jars, '*'), '-d', classes, source], 120_000);
+      await run(jdkTool('jar'), ['cf', path.join(tmp, APP_JAR), '-C', classes, '.'], 120_000);
+    },
   );
+}
+
+const APP_JAR = 'app.jar';
+const ARCHIVE = 'app.jsa';
+
+/**
+ * The JVM flags of every client run, FERRY_TEST_JAVA_FLAGS (split on white space) when set. A
+ * client run lives ~1 s and sends a few records: the C2 compiler's threads (a third of its CPU)
+ * never pay back, nor do G1's threads and the perf-data file. Measured on the 2-core CI VM, one
+ * ForeignProducer run of 1 record (user+sys): 2.55 s by default, 1.75 s with these flags, 0.9 s
+ * with these and the class-data archive as well; interpreting only (-Xint) 2.65 s.
+ */
+function clientFlags(): string[] {
+  const flags = process.env.FERRY_TEST_JAVA_FLAGS;
+  if (flags !== undefined) return flags.split(/\s+/).filter((flag) => flag !== '');
+  return ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-XX:-UsePerfData'];
+}
+
+/**
+ * The class-data flags of a run from `classes`: the archive when an earlier run left one; else,
+ * for the one run that claims it (a lock file, so concurrent workers do not all pay the dump, ~3 s
+ * of CPU once), a dump at exit into a file of its own that `done` renames into place. A stale or
+ * foreign archive is harmless: -Xshare:auto runs without it. FERRY_TEST_JAVA_CDS=0 turns it off.
+ */
+function classData(classes: string): { flags: string[]; done: (ok: boolean) => void } {
+  const none = { flags: [], done: () => undefined };
+  if (process.env.FERRY_TEST_JAVA_CDS === '0') return none;
+  const archive = path.join(classes, ARCHIVE);
+  if (existsSync(archive))
+    return { flags: ['-Xshare:auto', `-XX:SharedArchiveFile=${archive}`], done: () => undefined };
+  const lock = `${archive}.lock`;
+  try {
+    closeSync(openSync(lock, 'wx'));
+  } catch {
+    return none; // another run is dumping it (or left a lock behind: runs go on without)
+  }
+  const dump = `${archive}.${process.pid}`;
+  return {
+    flags: [`-XX:ArchiveClassesAtExit=${dump}`],
+    done: (ok) => {
+      try {
+        if (ok && existsSync(dump)) renameSync(dump, archive);
+      } finally {
+        rmSync(dump, { force: true });
+        rmSync(lock, { force: true });
+      }
+    },
+  };
 }
 
 /** Runs the Java source file `source` (its public class named as the file) with `jars/*` on its class path; resolves to its stdout. */
@@ -115,11 +181,27 @@ export async function runJavaSource(
   options: { readonly timeoutMs?: number; readonly input?: string } = {},
 ): Promise<string> {
   const classes = await compiled(jars, source);
-  const classPath = [classes, path.join(jars, '*')].join(path.delimiter);
-  return run(
-    jdkTool('java'),
-    ['-cp', classPath, path.basename(source, '.java'), ...args],
-    options.timeoutMs ?? 120_000,
-    options.input,
-  );
+  // Each jar named, in a fixed order: an archive holds its class path, and a run may use it only
+  // with the same one.
+  const classPath = [
+    path.join(classes, APP_JAR),
+    ...jarNames(jars).map((name) => path.join(jars, name)),
+  ].join(path.delimiter);
+  const cds = classData(classes);
+  // The JVM's own warnings (the archive's among them) on stderr: stdout is the client's answer.
+  const logging = ['-Xlog:disable', '-Xlog:all=warning:stderr'];
+  const java = [...clientFlags(), ...logging, ...cds.flags, '-cp', classPath];
+  let ok = false;
+  try {
+    const out = await run(
+      jdkTool('java'),
+      [...java, path.basename(source, '.java'), ...args],
+      options.timeoutMs ?? 120_000,
+      options.input,
+    );
+    ok = true;
+    return out;
+  } finally {
+    cds.done(ok);
+  }
 }

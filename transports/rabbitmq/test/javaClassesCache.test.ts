@@ -5,7 +5,7 @@
  * against the new ones.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { REPOSITORY_ROOT, runJavaSource } from '../../../test-support/javaClients';
@@ -44,6 +44,15 @@ test('a source is compiled again when the jars in its folder changed', async () 
     'public class CacheProbe { public static void main(String[] a) { System.out.println(Lib.version()); } }\n',
   );
   libraryJar(work, jars, 'lib-1.jar', 'int version() { return 1; }');
+  expect((await runJavaSource(jars, source, [])).trim()).toBe('1');
+  // The first run left the class-data archive later runs start from (AppCDS writes none when the
+  // class path holds a folder of classes).
+  const classes = path.join(REPOSITORY_ROOT, '.services', 'java-classes');
+  expect(
+    readdirSync(classes).filter(
+      (entry) => entry.startsWith('CacheProbe-') && existsSync(path.join(classes, entry, 'app.jsa')),
+    ),
+  ).toHaveLength(1);
   expect((await runJavaSource(jars, source, [])).trim()).toBe('1');
 
   // The folder refetched in place with a newer library, as scripts/services does.
