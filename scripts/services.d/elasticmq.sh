@@ -21,9 +21,9 @@ ELASTICMQ_LABEL=ElasticMQ
 ELASTICMQ_PROCESS=server
 ELASTICMQ_LIBS_ENV=FERRY_ELASTICMQ_LIBS
 ELASTICMQ_HEAP=${FERRY_ELASTICMQ_HEAP:--Xms64m -Xmx256m}
-# JVM flags besides the heap; fault-tests/harness/brokers.ts passes its private ElasticMQs C1-only,
-# serial-GC flags (start-to-ready 2.6-2.9 s of CPU instead of 5.2-5.5 s).
-ELASTICMQ_JVM_FLAGS=${FERRY_ELASTICMQ_JVM_FLAGS:-}
+# JVM flags besides the heap: C1 only and serial GC (start-to-ready 2.6-2.9 s of CPU instead of
+# 5.2-5.5 s; a test endpoint's load is light). FERRY_ELASTICMQ_JVM_FLAGS replaces them.
+ELASTICMQ_JVM_FLAGS=${FERRY_ELASTICMQ_JVM_FLAGS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData}
 ELASTICMQ_PENDING_PID=""
 ELASTICMQ_STATE=""
 
