@@ -67,6 +67,9 @@ module.exports = {
   // 2026-12-07: with 935 files, four took 1,730 s in a fresh-clone CI run (npm test 1,831 s), five
   // 1,706 s (1,803 s) in the next, with the two cores busy (vmstat: 0-2% idle, 25-30% system
   // time) and three more timing-sensitive tests failing: no gain worth the load.
+  // Later on 2026-12-07, on a fresh machine: 2,261 s (jest 2,134 s; the files' CPU 2,063 s), then
+  // 1,488 s (jest 1,396 s; 1,354 s) once the JVMs ran C1 only, children's TypeScript was cached and
+  // rabbitmqctl calls were cut: per-file cost, not the worker count, sets the run's time here.
   // FERRY_TEST_WORKERS=1 runs them one at a time.
   maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 4),
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
