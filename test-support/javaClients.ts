@@ -7,16 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  existsSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { folderOnce } from './folderOnce';
 
@@ -142,6 +133,45 @@ function clientFlags(): string[] {
 }
 
 /**
+ * Creates `lock` holding this process's pid; false when a live process holds it. A lock whose
+ * process is gone (a run killed while dumping) is taken over: left in place, no later run on this
+ * checkout would ever write the archive.
+ */
+function claimLock(lock: string): boolean {
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch {
+      if (processAlive(lockHolder(lock))) return false;
+      rmSync(lock, { force: true });
+    }
+  }
+  return false;
+}
+
+/** The pid a lock file names, or null (unreadable, empty: a holder between create and write). */
+function lockHolder(lock: string): number | null {
+  try {
+    const pid = Number(readFileSync(lock, 'utf8'));
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `pid` is a live process; an unknown holder (null) counts as alive. */
+function processAlive(pid: number | null): boolean {
+  if (pid === null) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/**
  * The class-data flags of a run from `classes`: the archive when an earlier run left one; else,
  * for the one run that claims it (a lock file, so concurrent workers do not all pay the dump, ~3 s
  * of CPU once), a dump at exit into a file of its own that `done` renames into place. A stale or
@@ -154,11 +184,7 @@ function classData(classes: string): { flags: string[]; done: (ok: boolean) => v
   if (existsSync(archive))
     return { flags: ['-Xshare:auto', `-XX:SharedArchiveFile=${archive}`], done: () => undefined };
   const lock = `${archive}.lock`;
-  try {
-    closeSync(openSync(lock, 'wx'));
-  } catch {
-    return none; // another run is dumping it (or left a lock behind: runs go on without)
-  }
+  if (!claimLock(lock)) return none; // another live run is dumping it
   const dump = `${archive}.${process.pid}`;
   return {
     flags: [`-XX:ArchiveClassesAtExit=${dump}`],

@@ -4,7 +4,7 @@
  * into .services/kafka/libs in place): classes compiled against the old jars must not be run
  * against the new ones.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,7 +30,8 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
   const classes = path.join(REPOSITORY_ROOT, '.services', 'java-classes');
   for (const entry of readdirSync(classes)) {
-    if (entry.startsWith('CacheProbe-')) rmSync(path.join(classes, entry), { recursive: true, force: true });
+    if (entry.startsWith('CacheProbe-') || entry.startsWith('StaleLockProbe-'))
+      rmSync(path.join(classes, entry), { recursive: true, force: true });
   }
 });
 
@@ -58,4 +59,33 @@ test('a source is compiled again when the jars in its folder changed', async () 
   rmSync(path.join(jars, 'lib-1.jar'));
   libraryJar(work, jars, 'lib-2.jar', 'String version() { return "two"; }');
   expect((await runJavaSource(jars, source, [])).trim()).toBe('two');
+}, 240_000);
+
+test('a class-data lock left by a run that was killed is taken over, and the archive written', async () => {
+  const jars = path.join(work, 'stale-libs');
+  mkdirSync(jars);
+  libraryJar(work, jars, 'lib.jar', 'int version() { return 3; }');
+  const source = path.join(work, 'StaleLockProbe.java');
+  writeFileSync(
+    source,
+    'public class StaleLockProbe { public static void main(String[] a) { System.out.println(Lib.version()); } }\n',
+  );
+  // Compiled, without an archive (as if the dumping run had been killed before writing it).
+  process.env.FERRY_TEST_JAVA_CDS = '0';
+  try {
+    expect((await runJavaSource(jars, source, [])).trim()).toBe('3');
+  } finally {
+    delete process.env.FERRY_TEST_JAVA_CDS;
+  }
+  const classes = path.join(REPOSITORY_ROOT, '.services', 'java-classes');
+  const [folder] = readdirSync(classes).filter((entry) => entry.startsWith('StaleLockProbe-'));
+  const dir = path.join(classes, folder!);
+  expect(existsSync(path.join(dir, 'app.jsa'))).toBe(false);
+  // The lock of a process that is gone: `true` has exited by the time spawnSync returns.
+  const gone = spawnSync('true').pid;
+  writeFileSync(path.join(dir, 'app.jsa.lock'), String(gone));
+
+  expect((await runJavaSource(jars, source, [])).trim()).toBe('3');
+  expect(existsSync(path.join(dir, 'app.jsa'))).toBe(true);
+  expect(existsSync(path.join(dir, 'app.jsa.lock'))).toBe(false);
 }, 240_000);
