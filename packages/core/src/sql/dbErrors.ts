@@ -28,6 +28,15 @@ const UNAVAILABLE: Translation = { code: 'FERRY_DATABASE_UNAVAILABLE', retriable
 const TIMEOUT: Translation = { code: 'FERRY_TIMEOUT', retriable: true };
 const INVALID: Translation = { code: 'FERRY_VALIDATION_FAILED', retriable: false };
 const SCHEMA: Translation = { code: 'FERRY_SCHEMA_NOT_READY', retriable: false };
+/**
+ * What a FERRY_SCHEMA_NOT_READY message adds to PostgreSQL's own text ("column \"payload_bytes\"
+ * of relation \"outbox_events\" does not exist"): which command fixes it. Every statement
+ * translated here is ferry's own, so a table, column or function it lacks is a migration not
+ * applied (a deploy of a newer @ferry/core before `ferry migrate`), or a search_path that does not
+ * reach ferry's tables.
+ */
+export const SCHEMA_HINT =
+  " (ferry's tables are not what this version of @ferry/core needs: run `ferry migrate`; `ferry check` lists what is missing)";
 const UNKNOWN: Translation = { code: 'FERRY_DATABASE_ERROR', retriable: true };
 /**
  * The application ended the pool or client (or destroyed the Kysely instance): no call will ever
@@ -302,7 +311,8 @@ export function translateDbError(
     const warnTo = log ?? (logger ??= defaultLogger('ferry.db'));
     warnTo.warn({ operation, sqlState: details.sqlState, err: message }, 'unclassified database error');
   }
-  return new FerryError(translation.code, `${operation} failed: ${message}`, {
+  const hint = translation === SCHEMA ? SCHEMA_HINT : '';
+  return new FerryError(translation.code, `${operation} failed: ${message}${hint}`, {
     cause: redactedCopy(error, redact, sensitiveKeyRule(redact)),
     retriable: translation.retriable,
     details,

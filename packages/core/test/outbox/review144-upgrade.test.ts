@@ -39,11 +39,14 @@ async function connected(): Promise<pg.Client> {
 
 it('an older emitter writing across the upgrade: its rows and the new ones are all relayed, each claim within the bound, keys in order', async () => {
   const emitter = createEmitter({ limits: { maxPayloadBytes: 16 * MiB } });
-  // Before 0012 this version's emit fails, naming the missing column, and writes nothing.
-  await expect(emitter.emit(t.db, { type: 'new', payload: { n: -1 } })).rejects.toMatchObject({
+  // Before 0012 this version's emit fails, naming the missing column and the command that adds
+  // it, and writes nothing.
+  const refused = emitter.emit(t.db, { type: 'new', payload: { n: -1 } });
+  await expect(refused).rejects.toMatchObject({
     code: 'FERRY_SCHEMA_NOT_READY',
     message: expect.stringContaining('payload_bytes'),
   });
+  await expect(refused).rejects.toThrow('run `ferry migrate`');
   const old = await connected();
   const pool = listened(new pg.Pool({ connectionString: t.url, max: 2 }));
   let n = 0;
