@@ -4,53 +4,10 @@
 // `./x.js` imports map to the .ts files. Sources are transpiled with the root's TypeScript, without
 // type checking (that is `tsc -p tsconfig.tests.json`), so the benchmarks need no build step.
 'use strict';
-const fs = require('node:fs');
-const path = require('node:path');
-const Module = require('node:module');
-const ts = require('typescript');
-
-const root = path.resolve(__dirname, '..');
-const workspaces = {
-  '@ferry/core': 'packages/core',
-  '@ferry/testing': 'packages/testing',
-  '@ferry/rabbitmq': 'transports/rabbitmq',
-  '@ferry/kafka': 'transports/kafka',
-  '@ferry/sqs': 'transports/sqs',
-};
-
-const resolveFilename = Module._resolveFilename;
-Module._resolveFilename = function (request, parent, ...rest) {
-  for (const [name, dir] of Object.entries(workspaces)) {
-    if (request === name) return path.join(root, dir, 'src/index.ts');
-    if (request.startsWith(`${name}/`)) {
-      return resolveFilename.call(
-        this,
-        path.join(root, dir, 'src', request.slice(name.length + 1)),
-        parent,
-        ...rest,
-      );
-    }
-  }
-  if (/^\.{1,2}\/.*\.js$/.test(request) && parent && parent.filename && parent.filename.endsWith('.ts')) {
-    const candidate = path.resolve(path.dirname(parent.filename), request.replace(/\.js$/, '.ts'));
-    if (fs.existsSync(candidate)) return candidate;
-  }
-  return resolveFilename.call(this, request, parent, ...rest);
-};
-
-const compilerOptions = {
-  module: ts.ModuleKind.CommonJS,
-  target: ts.ScriptTarget.ES2022,
-  esModuleInterop: true,
-  experimentalDecorators: true,
-  sourceMap: false,
-  inlineSourceMap: true,
-};
-require.extensions['.ts'] = (module, filename) => {
-  const source = fs.readFileSync(filename, 'utf8');
-  const { outputText } = ts.transpileModule(source, { compilerOptions, fileName: filename });
-  module._compile(outputText, filename);
-};
+// The repository's one TypeScript hook for child processes (test-support/register-ts.js): the same
+// resolution, and its transpiled outputs cached on disk, so a relay child of relay-processes-xN
+// does not transpile ferry again.
+require('../test-support/register-ts.js');
 
 process.env.FERRY_LOG_LEVEL ??= 'error';
 if (process.env.BENCH_CHILD === 'relay') {
