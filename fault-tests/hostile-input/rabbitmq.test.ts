@@ -35,6 +35,7 @@ const CLASSES: readonly HostileClass[] = [
   'json_array',
   'empty_body',
   'oversize_body',
+  'unread_body',
   'oversize_headers',
   'spoofed_tenant',
   'forged_attempts',
@@ -114,7 +115,11 @@ describe('hostile-input: rabbitmq', () => {
           const headers = letter.properties.headers ?? {};
           dead.push({
             caseId: headerText(headers[CASE_HEADER]),
-            reason: headerText(headers[FERRY_HEADERS.rejectReason]),
+            // A body over maxBodyBytes was dropped unread: its copy says so, with an empty body.
+            reason:
+              headers['x-ferry-reject-body-bytes'] !== undefined && letter.content.length === 0
+                ? `${headerText(headers[FERRY_HEADERS.rejectReason])} (body not read)`
+                : headerText(headers[FERRY_HEADERS.rejectReason]),
           });
         }
       },

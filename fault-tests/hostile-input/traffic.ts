@@ -16,6 +16,7 @@ export type HostileClass =
   | 'empty_body'
   | 'tombstone'
   | 'oversize_body'
+  | 'unread_body'
   | 'oversize_headers'
   | 'spoofed_tenant'
   | 'forged_attempts'
@@ -55,6 +56,8 @@ export const EXPECTED: Readonly<Record<HostileClass, string>> = {
   empty_body: 'unparseable_body',
   tombstone: 'tombstone',
   oversize_body: 'payload_too_large',
+  /** RabbitMQ only: its dead letter also says the body was not read (x-ferry-reject-body-bytes). */
+  unread_body: 'payload_too_large (body not read)',
   oversize_headers: 'headers_too_large',
   spoofed_tenant: 'tenant_mismatch',
   forged_attempts: 'accepted',
@@ -105,6 +108,9 @@ function hostileMessage(kind: HostileClass, caseId: string, conflictWith: string
       return { ...base, body: null };
     case 'oversize_body':
       return { ...base, body: json({ blob: 'x'.repeat(2 * MAX_PAYLOAD_BYTES) }) };
+    case 'unread_body':
+      // Over a RabbitMQ consumer's default maxBodyBytes (16 × the limit, at least 1 MiB): never read.
+      return { ...base, body: json({ blob: 'x'.repeat(2 * 1_048_576) }) };
     case 'oversize_headers': {
       const headers: Record<string, string> = {};
       for (let i = 0; i < 100; i++) headers[`x-extra-${i}`] = `value-${i}`;

@@ -26,6 +26,7 @@ import {
   type TransportObserver,
 } from '@ferry/core/transport';
 import { ChannelAcks, type Delivery } from './acks';
+import { UNREAD_BODY_HEADER, unreadBody } from './bodyGuard';
 import { publishWithConfirm, type ConfirmResult } from './confirm';
 import type { CopyChannel } from './copyChannel';
 import { copyOptions, DROPPED_HEADERS, shortString } from './copyOptions';
@@ -147,6 +148,7 @@ export class DeliverySettler {
       const decoded = decodeDelivery(
         deliveredAs(entry.message, this.retryQueues, this.o.copyUserId),
         this.o.decode,
+        unreadBody(entry.message),
       );
       if (decoded.ok) valid.push({ entry, input: decoded.input });
       else settled.push(this.deadLetter(entry, decoded, tally));
@@ -284,6 +286,7 @@ export class DeliverySettler {
   ): Promise<void> {
     const message = deliveredAs(entry.message, this.retryQueues, this.o.copyUserId);
     const { messageId, reason, detail } = rejected;
+    const unread = unreadBody(entry.message);
     const tenant = deadLetterTenant(this.o.decode.tenant, rejected.tenantId);
     this.o.logger.warn(
       {
@@ -299,10 +302,16 @@ export class DeliverySettler {
       ...(typeof tenant === 'string' ? { [FERRY_HEADERS.tenantId]: tenant } : {}),
       [FERRY_HEADERS.rejectReason]: reason,
       'x-ferry-reject-detail': detail.slice(0, 1_000),
+      ...(unread === undefined ? {} : { [UNREAD_BODY_HEADER]: String(unread.bytes) }),
     };
-    // A tenant header the tenant function overruled (global scope) is not copied (review 97).
+    // A tenant header the tenant function overruled (global scope) is not copied (review 97), nor
+    // a producer's own UNREAD_BODY_HEADER (the copy of a body that was read does not say otherwise).
     const { properties } = entry.message;
-    const own = { ...properties, headers: withoutOverruledTenant(properties.headers ?? {}, tenant) };
+    const { [UNREAD_BODY_HEADER]: _claimed, ...headers } = withoutOverruledTenant(
+      properties.headers ?? {},
+      tenant,
+    );
+    const own = { ...properties, headers };
     const options = copyOptions(own, ferry, negotiatedFrameMax(entry.channel), this.o.copyUserId);
     const copied = await this.copyTo(
       entry,

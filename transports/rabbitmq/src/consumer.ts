@@ -18,6 +18,7 @@ import {
   type ReadyOptions,
 } from '@ferry/core/transport';
 import { DeliverySettler, type Entry } from './batch';
+import { BodyGuard } from './bodyGuard';
 import { DeliveryBuffer } from './buffer';
 import { CopyChannel } from './copyChannel';
 import { CLOSE_ANSWER_MS, untilAborted } from './waits';
@@ -97,6 +98,7 @@ class ConsumerRuntime implements RabbitConsumer {
   private readonly buffer: DeliveryBuffer;
   private readonly settler: DeliverySettler;
   private readonly copies: CopyChannel;
+  private readonly bodies: BodyGuard;
   private channel: ConfirmChannel | null = null;
   private consumerTag: string | null = null;
   private attaching: ChannelModel | null = null;
@@ -134,6 +136,7 @@ class ConsumerRuntime implements RabbitConsumer {
     this.logger = guardLogger(options.logger ?? connection.options.logger);
     this.emit = consumerEmitter('rabbitmq', this.names.queue, options.observer, this.logger);
     this.prefetch = options.prefetch;
+    this.bodies = new BodyGuard(options.maxBodyBytes, this.logger, this.names.queue);
     const topology = options.topology;
     this.copies = new CopyChannel(
       () => this.connection.current,
@@ -383,6 +386,9 @@ class ConsumerRuntime implements RabbitConsumer {
       );
       throw error;
     }
+    // Before it consumes: no body over maxBodyBytes is kept (only this channel: its copies go out
+    // on the copy channel, whose returns carry bodies the consumer read).
+    this.bodies.guard(channel);
     channel.on('error', (error: unknown) => {
       this.channelError = error;
       this.logger.warn({ err: error, queue: this.names.queue }, 'ferry.rabbitmq: consumer channel error');

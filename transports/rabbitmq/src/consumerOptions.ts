@@ -31,7 +31,7 @@ export interface RabbitConsumerOptions extends WorkQueueTopology {
   consumer: string;
   /**
    * Unacknowledged deliveries the broker may push. Default 250. They are held in memory until
-   * their batch is settled: at most prefetch × the largest body (lower it for large messages).
+   * their batch is settled: at most prefetch × maxBodyBytes.
    */
   prefetch?: number;
   /** Most deliveries per acceptMany call. Default: prefetch. */
@@ -58,6 +58,13 @@ export interface RabbitConsumerOptions extends WorkQueueTopology {
    * Default: the acceptor's maxPayloadBytes.
    */
   maxPayloadBytes?: number;
+  /**
+   * The largest body the consumer reads, in bytes. A delivery whose content header announces more
+   * is dead-lettered (`payload_too_large`) without its body being kept: its bytes are dropped as
+   * they arrive, and its dead-letter copy has an empty body. Default: 16 × maxPayloadBytes, at
+   * least 1 MiB (DEFAULTS.maxBodyBytes): 4 MiB at the inbox's default 256 KiB.
+   */
+  maxBodyBytes?: number;
   /** Accepted content types (parameters ignored). Default ['application/json']. */
   contentTypes?: readonly string[];
   /** Treat a delivery without content type as JSON. Default true. */
@@ -108,6 +115,7 @@ export const CONSUMER_OPTION_KEYS = {
   identity: true,
   tenant: true,
   maxPayloadBytes: true,
+  maxBodyBytes: true,
   contentTypes: true,
   acceptMissingContentType: true,
   maxTransportRetries: true,
@@ -135,6 +143,8 @@ export interface ResolvedConsumerOptions {
   readonly maxBatchSize: number;
   readonly maxBatchesInFlight: number;
   readonly decode: DecodeOptions;
+  /** The largest body read (maxBodyBytes); larger ones are refused unread (bodyGuard.ts). */
+  readonly maxBodyBytes: number;
   readonly maxTransportRetries: number;
   readonly retryBackoff: BackoffPolicy;
   readonly confirmTimeoutMs: number;
@@ -142,6 +152,14 @@ export interface ResolvedConsumerOptions {
   readonly logger: Logger | undefined;
   readonly observer: TransportObserver<TransportConsumerEvent> | undefined;
   readonly random: (() => number) | undefined;
+}
+
+/** maxBodyBytes by default (DEFAULTS.maxBodyBytes), within the safe integers. */
+function defaultBodyBytes(maxPayloadBytes: number): number {
+  return Math.min(
+    Number.MAX_SAFE_INTEGER,
+    Math.max(DEFAULTS.maxBodyBytes.least, DEFAULTS.maxBodyBytes.perPayloadByte * maxPayloadBytes),
+  );
 }
 
 /**
@@ -179,6 +197,7 @@ export function resolveConsumerOptions(
     if (fault !== null) throw new FerryConfigError('contentTypes', fault);
   }
   const maxBatchSize = integer('maxBatchSize', options.maxBatchSize ?? prefetch, 1);
+  const maxPayloadBytes = integer('maxPayloadBytes', options.maxPayloadBytes ?? acceptorMaxPayloadBytes, 1);
   return {
     connection: options.connection,
     names,
@@ -195,7 +214,7 @@ export function resolveConsumerOptions(
     ),
     decode: {
       consumer: nonEmpty('consumer', options.consumer),
-      maxPayloadBytes: integer('maxPayloadBytes', options.maxPayloadBytes ?? acceptorMaxPayloadBytes, 1),
+      maxPayloadBytes,
       contentTypes: contentTypes.map((t) => t.toLowerCase()),
       acceptMissingContentType: booleanOption(
         'acceptMissingContentType',
@@ -204,6 +223,7 @@ export function resolveConsumerOptions(
       ...(options.identity ? { identity: functionOption('identity', options.identity) } : {}),
       tenant: checkTenantSource(options.tenant),
     },
+    maxBodyBytes: integer('maxBodyBytes', options.maxBodyBytes ?? defaultBodyBytes(maxPayloadBytes), 1),
     maxTransportRetries,
     retryBackoff,
     confirmTimeoutMs: timerOption(

@@ -15,6 +15,7 @@ import {
   resolveTenant,
   type TenantSource,
 } from '@ferry/core/transport';
+import { unreadBody, type UnreadBody } from './bodyGuard';
 import { contentTypeFault } from './contentType';
 import { REJECT_REASONS, type RejectReason } from './errors';
 import { LOSSY, ferryHeaderValue, maybeLossy, plainHeaderValue } from './headerValue';
@@ -71,9 +72,15 @@ function prototypeFieldFault(headers: object): string | null {
 
 /**
  * Turns a delivery into an inbox input, or says why it is invalid before acceptance.
- * Identity: ferry's message-id header, else the AMQP messageId, else the extractor.
+ * Identity: ferry's message-id header, else the AMQP messageId, else the extractor. `unread`: the
+ * body the consumer did not read, over its maxBodyBytes (bodyGuard.ts; found by the message
+ * amqplib delivered, so passed for a message copied from it): refused `payload_too_large`.
  */
-export function decodeDelivery(message: Message, options: DecodeOptions): Decoded {
+export function decodeDelivery(
+  message: Message,
+  options: DecodeOptions,
+  unread: UnreadBody | undefined = unreadBody(message),
+): Decoded {
   const headers = message.properties.headers ?? {};
   const table = prototypeFieldFault(headers);
   if (table !== null) {
@@ -120,6 +127,7 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
   }
   const idFault = messageIdFault(messageId);
   if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
+  if (unread !== undefined) return invalid(REJECT_REASONS.payloadTooLarge, unreadBodyDetail(unread));
   // Spares parsing only a body no payload within the limit can be written as (its escapes and
   // whitespace); the limit itself is measured on the parsed payload, below.
   const oversize = oversizeBodyFault(message.content, options.maxPayloadBytes);
@@ -165,6 +173,11 @@ export function decodeDelivery(message: Message, options: DecodeOptions): Decode
       system: RABBITMQ_SYSTEM,
     },
   };
+}
+
+/** Why a body the consumer did not read is refused. */
+function unreadBodyDetail(unread: UnreadBody): string {
+  return `the body of ${unread.bytes} bytes was not read: over maxBodyBytes ${unread.bound} (the dead-letter copy has no body)`;
 }
 
 /**

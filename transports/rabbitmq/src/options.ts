@@ -26,9 +26,19 @@ export const DEFAULTS = {
    * 250, measured (bench inbox-accept-rabbitmq, 2,000 messages, both sides at the same prefetch):
    * 50 → 0.51-0.54 of a raw consume + ack, 100 → 0.56-0.61, 250 → 0.62. A batch commits while
    * the broker may push only what the window leaves, so the rate follows prefetch / commit time.
-   * Memory: up to prefetch deliveries held, 64 MiB at the inbox's default maxPayloadBytes.
+   * Memory: up to prefetch deliveries held, each at most the consumer's maxBodyBytes (1 GiB in all
+   * at the defaults; 64 MiB with bodies within the inbox's default maxPayloadBytes).
    */
   prefetch: 250,
+  /**
+   * A consumer's maxBodyBytes: perPayloadByte × its maxPayloadBytes, at least `least` (4 MiB at the
+   * inbox's default 256 KiB). The payload limit is measured on the parsed payload; a body may spend
+   * up to 6 bytes per payload byte on escapes (MAX_BYTES_PER_PAYLOAD_BYTE), plus any whitespace
+   * between tokens, which no bound can allow for in full: 16 leaves 10 bytes of whitespace per
+   * payload byte to a body written with every escape, 15 to a plain one (pretty printing takes one
+   * to three).
+   */
+  maxBodyBytes: { perPayloadByte: 16, least: 1_048_576 },
   /** When maxBatchSize is below prefetch; 1 when one batch can take the whole prefetch window. */
   maxBatchesInFlight: 2,
   maxTransportRetries: TRANSPORT_RETRIES.defaultMax,

@@ -124,6 +124,22 @@ describe('option resolution', () => {
     }
   });
 
+  it('bounds the bodies a consumer reads: maxBodyBytes a positive safe integer, by default 16 × maxPayloadBytes, at least 1 MiB', () => {
+    const resolve = (options: { maxBodyBytes?: unknown; maxPayloadBytes?: number }, acceptorLimit = 1024) =>
+      resolveConsumerOptions(
+        { connection: 'amqp://x', queue: 'q', consumer: 'c', ...(options as { maxBodyBytes?: number }) },
+        acceptorLimit,
+      ).maxBodyBytes;
+    for (const invalid of [0, -1, 1.5, Number.NaN, Infinity, 2 ** 53, '1048576']) {
+      expectConfigError(() => resolve({ maxBodyBytes: invalid }), 'maxBodyBytes', 'must be an integer');
+    }
+    expect(resolve({ maxBodyBytes: 1 })).toBe(1);
+    expect(resolve({})).toBe(1_048_576);
+    expect(resolve({}, 262_144)).toBe(4_194_304);
+    expect(resolve({ maxPayloadBytes: 1_000_000 })).toBe(16_000_000);
+    expect(resolve({}, Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   it('keeps one batch in flight by default when a batch can take the whole prefetch window, else two', () => {
     const inFlight = (options: { prefetch?: number; maxBatchSize?: number; maxBatchesInFlight?: number }) =>
       resolveConsumerOptions({ connection: 'amqp://x', queue: 'q', consumer: 'c', ...options }, 1024)

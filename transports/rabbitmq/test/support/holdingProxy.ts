@@ -18,6 +18,7 @@ interface Pair {
 export class HoldingProxy {
   private readonly pairs = new Set<Pair>();
   private holding = false;
+  private cut: { bytes: number; done: () => void } | null = null;
   /** Connections accepted since start; a reconnecting client opens a new one. */
   accepted = 0;
 
@@ -57,6 +58,18 @@ export class HoldingProxy {
     return total;
   }
 
+  /**
+   * Cuts the next connection the proxy accepts once it has passed `bytes` from the broker to the
+   * client: what is within them is written, the client's socket ended, then the broker's
+   * destroyed (a connection lost in the middle of whatever it was sending). Once: the connections
+   * after it pass everything. Resolves when it cut.
+   */
+  cutDownstreamAfter(bytes: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.cut = { bytes, done: resolve };
+    });
+  }
+
   holdDownstream(): void {
     this.holding = true;
   }
@@ -81,7 +94,20 @@ export class HoldingProxy {
     this.pairs.add(pair);
     const drop = () => this.drop(pair);
     client.on('data', (chunk: Buffer) => upstream.write(chunk));
+    const cut = this.cut;
+    this.cut = null;
+    let passed = 0;
     upstream.on('data', (chunk: Buffer) => {
+      if (cut !== null) {
+        if (passed >= cut.bytes) return;
+        passed += chunk.length;
+        if (passed < cut.bytes) return void client.write(chunk);
+        client.end(chunk.subarray(0, chunk.length - (passed - cut.bytes)), () => {
+          upstream.destroy();
+          cut.done();
+        });
+        return;
+      }
       if (this.holding || pair.held.length > 0) pair.held.push(chunk);
       else client.write(chunk);
     });

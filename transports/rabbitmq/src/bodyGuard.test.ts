@@ -1,0 +1,83 @@
+import { createRequire } from 'node:module';
+import type { Logger } from '@ferry/core';
+import { BodyGuard, unreadBody } from './bodyGuard';
+
+const defs = createRequire(__filename)('amqplib/lib/defs') as Record<string, number>;
+const PROPERTIES = defs.BasicProperties!;
+const DELIVER = defs.BasicDeliver!;
+const ACK = defs.BasicAck!;
+
+type Frame = { id?: number; size?: number; fields?: object; content?: Buffer };
+
+function logger(): Logger & { warnings: unknown[] } {
+  const warnings: unknown[] = [];
+  const noop = () => undefined;
+  return {
+    warnings,
+    warn: (...args: unknown[]) => void warnings.push(args),
+    info: noop,
+    error: noop,
+    debug: noop,
+  } as never;
+}
+
+/** A channel whose intake records what reaches amqplib, guarded at `bound`. */
+function guarded(bound: number): { seen: Frame[]; accept: (frame: Frame) => void } {
+  const seen: Frame[] = [];
+  const channel = { accept: (frame: Frame) => void seen.push(frame) };
+  expect(new BodyGuard(bound, logger(), 'q').guard(channel)).toBe(true);
+  return { seen, accept: (frame) => channel.accept(frame) };
+}
+
+const deliver = (): Frame => ({ id: DELIVER, fields: { deliveryTag: 1 } });
+const header = (size: number): Frame => ({ id: PROPERTIES, size, fields: { headers: {} } });
+const content = (bytes: number): Frame => ({ content: Buffer.alloc(bytes) });
+
+describe('BodyGuard', () => {
+  it('hands amqplib a body at the bound, and a zero-size one, as they came', () => {
+    const { seen, accept } = guarded(10);
+    const frames = [deliver(), header(10), content(4), content(6), deliver(), header(0)];
+    for (const frame of frames) accept(frame);
+    expect(seen).toEqual(frames);
+    expect(unreadBody({ properties: frames[1]!.fields as never })).toBeUndefined();
+  });
+
+  it('hands amqplib an empty body for one over the bound, drops its frames, and reads the next whole', () => {
+    const { seen, accept } = guarded(10);
+    const over = header(25);
+    const next = [deliver(), header(3), content(3)];
+    for (const frame of [deliver(), over, content(10), content(10), content(5), ...next]) accept(frame);
+    expect(seen).toEqual([deliver(), { ...over, size: 0 }, ...next]);
+    expect(over.size).toBe(25); // the frame amqplib read is not changed
+    expect(unreadBody({ properties: over.fields as never })).toEqual({ bytes: 25, bound: 10 });
+    expect(unreadBody({ properties: next[1]!.fields as never })).toBeUndefined();
+  });
+
+  it('passes other frames on during a refused body, and leaves a broken stream to amqplib', () => {
+    const { seen, accept } = guarded(10);
+    const ack: Frame = { id: ACK, fields: { deliveryTag: 3 } };
+    for (const frame of [deliver(), header(20), content(8), ack, content(8)]) accept(frame);
+    expect(seen.slice(2)).toEqual([ack]);
+    // 4 bytes were left: a frame of 5 is more than announced, which amqplib refuses (closes the channel).
+    const tooLong = content(5);
+    accept(tooLong);
+    expect(seen.slice(3)).toEqual([tooLong]);
+    // A delivery before the refused body ended: read as it comes.
+    const { seen: seen2, accept: accept2 } = guarded(10);
+    for (const frame of [deliver(), header(20), content(8), deliver(), header(2), content(2)]) accept2(frame);
+    expect(seen2.slice(2)).toEqual([deliver(), header(2), content(2)]);
+  });
+
+  it('keeps amqplib as it is when its channel has no accept or its defs are unknown, warning once', () => {
+    const log = logger();
+    const guard = new BodyGuard(10, log, 'q');
+    expect(guard.guard({})).toBe(false);
+    expect(guard.guard({ accept: 'not a function' })).toBe(false);
+    expect(log.warnings).toHaveLength(1);
+    expect(JSON.stringify(log.warnings)).toMatch(/maxBodyBytes is not applied/);
+    const channel = { accept: () => undefined };
+    const own = channel.accept;
+    expect(new BodyGuard(10, log, 'q', () => null).guard(channel)).toBe(false);
+    expect(channel.accept).toBe(own);
+  });
+});

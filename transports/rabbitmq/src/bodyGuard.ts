@@ -1,0 +1,155 @@
+/**
+ * A consumer's bound on the bodies it reads (`maxBodyBytes`), applied before amqplib keeps any of
+ * their bytes.
+ *
+ * Why it reaches into amqplib: amqplib (lib/channel.js, acceptMessage) receives every body whole
+ * before the consume callback sees it: the content header frame announces the body's size
+ * (`f.size`), and every content frame after it is pushed to a list and Buffer.concat'ed. The
+ * broker allows bodies up to its `max_message_size` (128 MiB on RabbitMQ 3.x, 16 MiB on 4.x), and a
+ * consumer holds up to `prefetch` (250) of them: a producer, hostile or buggy, could make one
+ * consumer hold 32 GiB and end its process. amqplib has no option for it, so the consuming
+ * channel's frame intake (`Channel.accept(frame)`) is wrapped: a content header announcing more
+ * than the bound is handed to amqplib as a header of an empty body (amqplib completes the delivery
+ * at once, with an empty Buffer), the size it announced is recorded for that delivery
+ * (unreadBody, keyed by the properties object amqplib puts on the message: nothing a user sees is
+ * changed), and the content frames that follow it are counted off and dropped: one frame
+ * (`frameMax`) at a time is all such a body costs. AMQP sends a message's content frames
+ * contiguously on its channel; other frames (confirms, a close) are handed on as they come.
+ *
+ * Checked against amqplib 0.10.8 and 0.10.9 (package.json: ^0.10.8): a channel's `accept` is a
+ * method (its close replaces it with an own property, which ends the wrapper with the channel);
+ * lib/defs exports the BasicProperties / BasicDeliver / BasicReturn / BasicGetOk ids; a content
+ * header frame is `{ id: BasicProperties, size, fields }`, a content frame `{ content }` without
+ * an id. An amqplib laid out otherwise is left alone (the consumer warns once and reads bodies
+ * whole, as before).
+ *
+ * The state is the channel's own (a closure per wrapped channel): a channel closed in the middle
+ * of a refused body leaves nothing behind for the next channel or connection.
+ */
+import type { Message } from 'amqplib';
+import type { Logger } from '@ferry/core';
+
+/** What the consumer knows of a body it did not read. */
+export interface UnreadBody {
+  /** The size its content header announced. */
+  readonly bytes: number;
+  /** The consumer's bound it was over (`maxBodyBytes`). */
+  readonly bound: number;
+}
+
+interface Frame {
+  readonly id?: number;
+  readonly size?: unknown;
+  readonly fields?: unknown;
+  readonly content?: Buffer;
+}
+
+type Accept = (this: unknown, frame: Frame) => unknown;
+
+interface FrameIds {
+  readonly properties: number;
+  /** Frames that start a message: a content header may only follow one of them. */
+  readonly starts: ReadonlySet<number>;
+}
+
+/**
+ * The header of a dead-letter copy of a body the consumer did not read: the size its content header
+ * announced (the copy's own body is empty), beside `x-ferry-reject-reason` and `-detail`.
+ */
+export const UNREAD_BODY_HEADER = 'x-ferry-reject-body-bytes';
+
+const unread = new WeakMap<object, UnreadBody>();
+
+/** The body of `message` the consumer refused to read (its size and the bound), or undefined. */
+export function unreadBody(message: Pick<Message, 'properties'>): UnreadBody | undefined {
+  const properties: unknown = message.properties;
+  return typeof properties === 'object' && properties !== null ? unread.get(properties) : undefined;
+}
+
+let frameIds: FrameIds | null | undefined;
+
+/** amqplib's frame ids, or null when lib/defs is not as ferry knows it. */
+function amqplibFrameIds(): FrameIds | null {
+  if (frameIds !== undefined) return frameIds;
+  try {
+    // `require`, not createRequire: the amqplib instance `import amqplib` gets (under jest too).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const defs = require('amqplib/lib/defs') as Record<string, unknown>;
+    const ids = ['BasicProperties', 'BasicDeliver', 'BasicReturn', 'BasicGetOk'].map((name) => defs[name]);
+    frameIds = ids.every((id): id is number => typeof id === 'number')
+      ? { properties: ids[0]!, starts: new Set(ids.slice(1)) }
+      : null;
+  } catch {
+    frameIds = null;
+  }
+  return frameIds;
+}
+
+/**
+ * Applies one consumer's `maxBodyBytes` to each channel it consumes on (guard). Warns once per
+ * consumer when amqplib is not as expected, and reads bodies whole then.
+ */
+export class BodyGuard {
+  private warned = false;
+
+  constructor(
+    private readonly maxBodyBytes: number,
+    private readonly logger: Logger,
+    private readonly queue: string,
+    /** amqplib's frame ids (a test passes null: amqplib laid out otherwise). */
+    private readonly ids: () => FrameIds | null = amqplibFrameIds,
+  ) {}
+
+  /** Wraps `channel`'s frame intake, before it consumes; false when it could not (warned once). */
+  guard(channel: object): boolean {
+    const intake = channel as { accept?: unknown };
+    const own = intake.accept;
+    const ids = this.ids();
+    if (typeof own !== 'function' || ids === null) {
+      if (!this.warned) {
+        this.warned = true;
+        this.logger.warn(
+          { queue: this.queue, maxBodyBytes: this.maxBodyBytes },
+          'ferry.rabbitmq: amqplib is not laid out as ferry knows it (no Channel.accept or lib/defs): ' +
+            'maxBodyBytes is not applied, bodies are read whole before they are measured',
+        );
+      }
+      return false;
+    }
+    intake.accept = boundedIntake(own as Accept, ids, this.maxBodyBytes);
+    return true;
+  }
+}
+
+/** `accept` with bodies over `bound` dropped frame by frame (see the file's comment). */
+function boundedIntake(accept: Accept, ids: FrameIds, bound: number): Accept {
+  /** Bytes of a refused body still to come. */
+  let discarding = 0;
+  return function boundedAccept(this: unknown, frame: Frame) {
+    if (discarding > 0) {
+      if (frame.id === undefined && frame.content !== undefined) {
+        const bytes = frame.content.length;
+        if (bytes <= discarding) {
+          discarding -= bytes;
+          return undefined;
+        }
+        // More than announced: amqplib refuses the frame (not after a complete message) and
+        // closes the channel, as it does for a body longer than its header said.
+        discarding = 0;
+      } else if (frame.id !== undefined && (ids.starts.has(frame.id) || frame.id === ids.properties)) {
+        // A message frame before the refused body ended: a broken stream, which amqplib would
+        // refuse; the refused delivery is complete already, the next one is read as it comes.
+        discarding = 0;
+      }
+    }
+    if (frame.id === ids.properties && typeof frame.size === 'number' && frame.size > bound) {
+      const properties = frame.fields;
+      if (typeof properties === 'object' && properties !== null) {
+        unread.set(properties, { bytes: frame.size, bound });
+        discarding = frame.size;
+        return accept.call(this, { ...frame, size: 0 });
+      }
+    }
+    return accept.call(this, frame);
+  };
+}

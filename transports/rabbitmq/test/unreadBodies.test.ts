@@ -1,0 +1,201 @@
+/**
+ * Hostile input: a producer must never harm the consumer's process. amqplib receives every body
+ * whole (Buffer.concat of its content frames) before the consumer sees it, and the broker allows
+ * bodies up to its max_message_size (128 MiB on this RabbitMQ 3.10): at the default prefetch of
+ * 250 one consumer could be made to hold 32 GiB. Failed first (on main): the 64 MiB body was read
+ * whole (a 64 MiB Buffer.concat in the consumer) and its dead-letter copy carried it all.
+ * Now a body whose content header announces more than `maxBodyBytes` is dead-lettered unread
+ * (`payload_too_large`, `x-ferry-reject-body-bytes`: the announced size, an empty copy), its
+ * content frames dropped as they arrive (src/bodyGuard.ts).
+ */
+import { FERRY_HEADERS } from '@ferry/core';
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import type { GetMessage } from 'amqplib';
+import { AMQP_URL, uniqueName } from './support/broker';
+import { useConsumerFixture } from './support/consumerFixture';
+import { HoldingProxy } from './support/holdingProxy';
+import { outboxMessage, neverAborted } from './support/messages';
+
+const MiB = 1_048_576;
+
+/** A JSON object body of exactly `bytes` bytes: `{"a":"xxx…"}`. */
+function jsonBody(bytes: number): Buffer {
+  const body = Buffer.alloc(bytes, 'x');
+  body.write('{"a":"', 0);
+  body.write('"}', bytes - 2);
+  return body;
+}
+
+/** `{"n":1}` padded with whitespace to exactly `bytes` bytes: a small payload. */
+function paddedBody(bytes: number): Buffer {
+  const body = Buffer.alloc(bytes, ' ');
+  body.write('{"n":1}', 0);
+  return body;
+}
+
+/** The largest Buffer.concat result in this process from now until restore(). */
+function watchConcat(): { largest(): number; restore(): void } {
+  const original = Buffer.concat.bind(Buffer);
+  let largest = 0;
+  const spy = jest.spyOn(Buffer, 'concat').mockImplementation((list, totalLength) => {
+    const result = original(list, totalLength);
+    largest = Math.max(largest, result.length);
+    return result;
+  });
+  return { largest: () => largest, restore: () => spy.mockRestore() };
+}
+
+describe('bodies over maxBodyBytes are refused unread', () => {
+  const f = useConsumerFixture(() => ({ prefetch: 20 }));
+  let concat: ReturnType<typeof watchConcat> | null = null;
+  afterEach(() => {
+    concat?.restore();
+    concat = null;
+  });
+
+  function send(messageId: string, body: Buffer): void {
+    // A producer's own size header: never on a copy of a body that was read.
+    const headers = { 'x-ferry-reject-body-bytes': '1' };
+    f.broker.channel.sendToQueue(f.queue, body, { messageId, contentType: 'application/json', headers });
+  }
+
+  /** Sends `[id, body]` to the work queue, in order. */
+  function sendAll(messages: readonly [string, Buffer][]): void {
+    for (const [id, body] of messages) send(id, body);
+  }
+
+  /** Each dead letter as [messageId, reason, size header, body length]. */
+  const letters = (dead: readonly GetMessage[]) =>
+    dead.map((m) => [
+      m.properties.messageId,
+      m.properties.headers?.[FERRY_HEADERS.rejectReason],
+      m.properties.headers?.['x-ferry-reject-body-bytes'],
+      m.content.length,
+    ]);
+
+  it('dead-letters a body over the bound without reading it; at the bound it is read; neighbours are stored', async () => {
+    const bound = 65_536;
+    concat = watchConcat();
+    await f.attach({ maxBodyBytes: bound });
+    sendAll([
+      ['before', paddedBody(100)],
+      ['over', jsonBody(3 * MiB)],
+      ['at-bound', paddedBody(bound)],
+      ['one-over', paddedBody(bound + 1)],
+      ['empty', Buffer.alloc(0)],
+      ['after', paddedBody(100)],
+    ]);
+
+    const dead = await f.settled(6, 60_000);
+    expect(letters(dead).sort()).toEqual([
+      ['empty', 'unparseable_body', undefined, 0],
+      ['one-over', 'payload_too_large', String(bound + 1), 0],
+      ['over', 'payload_too_large', String(3 * MiB), 0],
+    ]);
+    const over = dead.find((m) => m.properties.messageId === 'over')!;
+    expect(over.properties.headers?.['x-ferry-reject-detail']).toBe(
+      `the body of ${3 * MiB} bytes was not read: over maxBodyBytes ${bound} (the dead-letter copy has no body)`,
+    );
+    expect(over.properties.contentType).toBe('application/json');
+    await f.expectStoredOnce(['before', 'at-bound', 'after']);
+    // No body over the bound was put together in the consumer (amqplib concatenates a body's
+    // content frames; its frame reader joins the bytes of one frame, frame_max 128 KiB here).
+    expect(concat.largest()).toBeLessThan(MiB);
+  }, 90_000);
+
+  it('refuses a 64 MiB body with the defaults (1 MiB here: 16 × the test inbox limit of 4,096 is less)', async () => {
+    const size = 64 * MiB;
+    concat = watchConcat();
+    await f.attach();
+    sendAll([
+      ['before', paddedBody(100)],
+      ['huge', jsonBody(size)],
+      ['after', paddedBody(100)],
+    ]);
+
+    const dead = await f.settled(3, 120_000);
+    expect(letters(dead)).toEqual([['huge', 'payload_too_large', String(size), 0]]);
+    expect(String(dead[0]!.properties.headers?.['x-ferry-reject-detail'])).toMatch(
+      new RegExp(`^the body of ${size} bytes was not read: over maxBodyBytes ${MiB} `),
+    );
+    await f.expectStoredOnce(['before', 'after']);
+    expect(concat.largest()).toBeLessThan(MiB);
+  }, 180_000);
+
+  it('refuses a prefetch window of oversize bodies, holding none, and stays connected', async () => {
+    const hostile = Array.from({ length: 30 }, (_, i) => `hostile-${i}`);
+    const events: TransportConsumerEvent[] = [];
+    concat = watchConcat();
+    const consumer = await f.attach({
+      prefetch: 10,
+      maxBodyBytes: 65_536,
+      connection: { url: AMQP_URL, connectionName: f.connectionName, heartbeatSeconds: 1 },
+      observer: (event) => void events.push(event),
+    });
+    sendAll([
+      ['before', paddedBody(100)],
+      ...hostile.map((id): [string, Buffer] => [id, jsonBody(2 * MiB)]),
+      ['after', paddedBody(100)],
+    ]);
+
+    const dead = await f.settled(hostile.length + 2, 120_000);
+    expect(letters(dead).sort()).toEqual(
+      hostile.map((id) => [id, 'payload_too_large', String(2 * MiB), 0]).sort(),
+    );
+    await f.expectStoredOnce(['before', 'after']);
+    await expect(consumer.check()).resolves.toBeUndefined();
+    expect(events.filter((e) => e.type === 'disconnected')).toEqual([]);
+    expect(concat.largest()).toBeLessThan(MiB);
+  }, 180_000);
+
+  it('reads the next deliveries whole after the connection was lost in the middle of a refused body', async () => {
+    const proxy = await HoldingProxy.start(AMQP_URL);
+    try {
+      const size = 8 * MiB;
+      // Cut after 1 MiB of the first connection: past big's content header, within its body.
+      const cut = proxy.cutDownstreamAfter(MiB);
+      await f.attach({
+        maxBodyBytes: 65_536,
+        connection: {
+          url: proxy.urlFor(AMQP_URL),
+          connectionName: uniqueName('cut'),
+          reconnectBackoff: { initialMs: 50, maxMs: 200 },
+        },
+      });
+      sendAll([
+        ['before', paddedBody(100)],
+        ['big', jsonBody(size)],
+        ['after', paddedBody(1_000)],
+        ['last', paddedBody(100)],
+      ]);
+      await cut;
+      const dead = await f.settled(4, 60_000);
+      expect([...new Set(letters(dead).map((letter) => JSON.stringify(letter)))]).toEqual([
+        JSON.stringify(['big', 'payload_too_large', String(size), 0]),
+      ]);
+      await f.expectStoredOnce(['before', 'after', 'last']);
+      expect(proxy.accepted).toBeGreaterThan(1);
+    } finally {
+      await f.consumer?.close();
+      await proxy.close();
+    }
+  }, 120_000);
+
+  it('leaves the other channels of its connection alone: a publisher there gets a large return whole', async () => {
+    const exchange = uniqueName('nowhere');
+    await f.broker.channel.assertExchange(exchange, 'direct', { durable: false });
+    try {
+      await f.attach({ maxBodyBytes: 1_024 });
+      const large = outboxMessage({ destination: `${exchange}/nobody`, payload: { a: 'x'.repeat(8_000) } });
+      const [outcome] = await f.publisher.publish([large], neverAborted());
+      // Matched to its publish by its body: an empty one would not match, and it was taken as sent.
+      expect(outcome).toMatchObject({
+        id: large.id,
+        status: 'retryable',
+        error: expect.stringMatching(/unroutable/),
+      });
+    } finally {
+      await f.broker.channel.deleteExchange(exchange);
+    }
+  });
+});
