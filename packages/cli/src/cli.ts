@@ -151,8 +151,6 @@ function lazyDatabase(
           statement_timeout: statementMs,
           query_timeout: statementMs === 0 ? 0 : Math.min(statementMs + QUERY_TIMEOUT_GRACE_MS, MAX_TIMER_MS),
         });
-        // An idle client's error (a database restart during `top`) surfaces on the next query instead.
-        pool.pool.on('error', () => undefined);
       }
       executor ??= fromPg(pool.pool);
       return work(executor);

@@ -223,7 +223,6 @@ export async function recreateDatabase(url: string, options: RecreateDatabaseOpt
     max: 2,
     connectionTimeoutMillis: CONNECT_DEADLINE_MS,
   });
-  pool.on('error', () => undefined); // an idle connection's end: the next statement reports it
   try {
     const db = fromPg(pool);
     await migrate(db);

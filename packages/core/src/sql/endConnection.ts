@@ -53,6 +53,7 @@ export function releaseDestroyed(client: PoolClient, reason: Error | true = true
  * connecting, ends each connected one within CONNECTION_END_WAIT_MS (endClientWithin), then ends
  * the pool without waiting for it (it finds its connections ended and clears its idle timers).
  * `config.Client` (pg's native bindings, a subclass) is the class its connections are made of.
+ * An idle connection's error is no uncaught exception: the pool listens to its own 'error'.
  */
 export function endablePool(config: PoolConfig): { readonly pool: Pool; end(): Promise<void> } {
   const connecting = new Set<Client>();
@@ -72,6 +73,11 @@ export function endablePool(config: PoolConfig): { readonly pool: Pool; end(): P
     }
   }
   const pool = new Pool({ ...config, Client: TrackedClient });
+  // An idle connection's error (its server restarted or ended the session): pg-pool drops the
+  // connection and re-emits the error on the pool, and an 'error' event nobody listens to is
+  // thrown, ending the process. Here the pool listens itself, so no caller can forget to (review
+  // 145): the next statement opens a new connection, or reports the outage.
+  pool.on('error', () => undefined);
   return {
     pool,
     end: async () => {

@@ -160,7 +160,6 @@ function connectionLike(
     max: 1,
     connectionTimeoutMillis: withinMs,
   });
-  pool.on('error', () => undefined); // an idle connection ended: the pool is ended right after
   return { db: fromPg(pool), close: () => void end() };
 }
 
