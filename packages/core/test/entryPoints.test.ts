@@ -158,6 +158,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'nonEmptyOption',
     'nonEmptyValue',
     'observePublish',
+    'PublishCalls',
     'onAbort',
     'oneOfOption',
     'optionalPeerError',

@@ -4,6 +4,7 @@ import {
   guardLogger,
   MAX_TIMER_MS,
   observePublish,
+  PublishCalls,
   UnansweredLedger,
   type PublishReport,
 } from '@ferry/core/transport';
@@ -91,6 +92,8 @@ export class KafkaPublisher implements Publisher {
   private readonly stopping = new AbortController();
   /** Aborted when the producer disconnects, so every in-flight send is reported not sent. */
   private inFlight = new AbortController();
+  /** The publish() calls in flight, which close() waits for (PublishCalls). */
+  private readonly calls = new PublishCalls();
   /** Client sends that have not settled yet (they may outlive the outcome we reported). */
   private readonly unsettled = new Set<Promise<unknown>>();
   /**
@@ -173,11 +176,13 @@ export class KafkaPublisher implements Publisher {
   }
 
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
-    return observePublish(
-      this.report,
-      messages,
-      (message) => this.destinationName(message),
-      () => this.publishNow(messages, signal),
+    return this.calls.track(
+      observePublish(
+        this.report,
+        messages,
+        (message) => this.destinationName(message),
+        () => this.publishNow(messages, signal),
+      ),
     );
   }
 
@@ -634,7 +639,8 @@ export class KafkaPublisher implements Publisher {
    * `confirmTimeoutMs`, so no retry reconnects a disconnected producer), then disconnects.
    * All of it within `closeTimeoutMs`: past it the producer's sockets are destroyed (review 100:
    * a cluster gone silent held the disconnect for the send in flight, up to requestTimeoutMs).
-   * Safe to call twice.
+   * Each publish in flight has answered (and told the observer) before it resolves. Safe to call
+   * twice.
    */
   async close(): Promise<void> {
     this.closing ??= (async () => {
@@ -668,6 +674,9 @@ export class KafkaPublisher implements Publisher {
       if (pastBound.aborted) return;
       this.logger.warn({ err: describeError(error) }, 'Kafka producer disconnect failed');
     });
+    // Each publish in flight, answered by the aborts of close(), has told the observer before
+    // close() resolves (review 145); within closeTimeoutMs as the rest.
+    await this.calls.settled(this.options.closeTimeoutMs);
   }
 }
 

@@ -9,8 +9,10 @@ import {
 } from '@ferry/core';
 import {
   guardLogger,
+  clearableAny,
   deadlineSignal,
   observePublish,
+  PublishCalls,
   outboxHeaders,
   UnansweredLedger,
   type PublishReport,
@@ -90,6 +92,12 @@ export class RabbitPublisher implements Publisher {
   /** Channels discarded while another call still waited for confirms on them: closed after it. */
   private readonly discarded = new WeakSet<ConfirmChannel>();
   private closed = false;
+  /** close() once called: every later call waits for the same. */
+  private closing: Promise<void> | null = null;
+  /** Aborted by close(): a publish in flight is answered at once, as by its caller's signal. */
+  private readonly stopping = new AbortController();
+  /** The publish() calls in flight, which close() waits for (PublishCalls). */
+  private readonly calls = new PublishCalls();
   /** The messages the broker left unconfirmed last time: published last (publishChecked). */
   private readonly unconfirmed = new UnansweredLedger();
 
@@ -137,12 +145,28 @@ export class RabbitPublisher implements Publisher {
   }
 
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
-    return observePublish(
-      this.report,
-      messages,
-      (message) => this.destinationName(message),
-      () => this.publishNow(messages, signal),
+    return this.calls.track(
+      observePublish(
+        this.report,
+        messages,
+        (message) => this.destinationName(message),
+        () => this.publishUntilClosed(messages, signal),
+      ),
     );
+  }
+
+  /** publishNow, ended by close() as by the caller's `signal` (what it did not send is `retryable`). */
+  private async publishUntilClosed(
+    messages: readonly OutboxMessage[],
+    signal: AbortSignal,
+  ): Promise<readonly PublishOutcome[]> {
+    // Not AbortSignal.any: Node 20 kept every call's signal in the closing one (review 99).
+    const stop = clearableAny([signal, this.stopping.signal]);
+    try {
+      return await this.publishNow(messages, stop.signal);
+    } finally {
+      stop.clear();
+    }
   }
 
   private async publishNow(
@@ -202,9 +226,20 @@ export class RabbitPublisher implements Publisher {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Ends the publishes in flight (what they did not have confirmed is `retryable`), closes the
+   * channel and an owned connection, and resolves once every publish in flight has answered and
+   * told the observer: nothing of the publisher reports after it (review 145). A second call
+   * waits for the first.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     this.closed = true;
+    this.stopping.abort(closedError('RabbitMQ publisher'));
     const channel = this.current;
     this.current = null;
     // A bounded wait for the broker's close-ok (CLOSE_ANSWER_MS): a node under a resource alarm
@@ -212,6 +247,7 @@ export class RabbitPublisher implements Publisher {
     if (channel)
       await settlesWithin(channel.close(), Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs));
     if (this.ownsConnection) await this.connection.close();
+    await this.calls.settled(this.answerWithinMs);
   }
 
   /**

@@ -10,6 +10,7 @@ import {
   guardLogger,
   MAX_TIMER_MS,
   observePublish,
+  PublishCalls,
   type PublishReport,
   stripUrlCredentials,
   UnansweredLedger,
@@ -73,6 +74,8 @@ export class SqsPublisher implements Publisher {
   private readonly report: PublishReport;
   /** Aborted by close(): ends the requests of every publish in flight. */
   private readonly closing = new AbortController();
+  /** The publish() calls in flight, which close() waits for (PublishCalls). */
+  private readonly calls = new PublishCalls();
   /** Tells a silent SQS from a message too slow to upload within confirmTimeoutMs. */
   private readonly unansweredMessages = new UnansweredLedger();
 
@@ -90,11 +93,13 @@ export class SqsPublisher implements Publisher {
   }
 
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
-    return observePublish(
-      this.report,
-      messages,
-      (message) => this.destinationName(message),
-      () => this.publishNow(messages, signal),
+    return this.calls.track(
+      observePublish(
+        this.report,
+        messages,
+        (message) => this.destinationName(message),
+        () => this.publishNow(messages, signal),
+      ),
     );
   }
 
@@ -201,10 +206,12 @@ export class SqsPublisher implements Publisher {
 
   /**
    * Closes the publisher: a publish in flight is answered at once, what it has not had confirmed
-   * `retryable`. The connection belongs to the caller and stays open.
+   * `retryable`, and has answered (and told the observer) before close() resolves. The connection
+   * belongs to the caller and stays open.
    */
   async close(): Promise<void> {
     this.closing.abort(closedError('SQS publisher'));
+    await this.calls.settled(this.answerWithinMs);
   }
 
   private async publishToQueue(

@@ -9,7 +9,7 @@ export type {
   TransportEvent,
   TransportObserver,
 } from './events';
-export { observePublish, type PublishReport } from './publishEvents';
+export { observePublish, PublishCalls, type PublishReport } from './publishEvents';
 export {
   consumerEmitter,
   reportedMessageId,

@@ -2,6 +2,7 @@ import type { OutboxMessage, PublishOutcome } from '../contracts';
 import type { Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { checkOutcomes } from '../outbox/publisherOutcomes';
+import { settlesWithin } from '../outbox/settle';
 import { describeError, MAX_OBSERVED_ERROR_CHARS, redactLine } from '../redact/redact';
 import type { TransportObserver, TransportPublisherEvent } from './events';
 
@@ -49,6 +50,33 @@ export async function observePublish(
     report.logger,
   );
   return outcomes;
+}
+
+/**
+ * The publish() calls of one publisher not settled yet, for its close(): once close() has ended
+ * them (its closing signal answers each at once, `retryable`), it waits for them, so every call
+ * in flight has answered and told its observer before close() resolves. A call answered after
+ * close() resolved reported to an observer (metrics, a log) its owner had already shut down
+ * (review 145).
+ */
+export class PublishCalls {
+  private readonly calls = new Set<Promise<unknown>>();
+
+  /** `call`, counted until it settles. */
+  track<T>(call: Promise<T>): Promise<T> {
+    const settled = call.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.calls.add(settled);
+    void settled.then(() => this.calls.delete(settled));
+    return call;
+  }
+
+  /** Resolves once every call counted now has settled (true), or after `ms` (false). */
+  settled(ms: number): Promise<boolean> {
+    return this.calls.size === 0 ? Promise.resolve(true) : settlesWithin(Promise.all(this.calls), ms);
+  }
 }
 
 type Status = PublishOutcome['status'];
