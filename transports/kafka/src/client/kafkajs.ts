@@ -78,8 +78,11 @@ export class KafkajsDriver implements KafkaClientDriver {
   }
 
   /** A kafkajs client of its own for one producer or consumer, reaching the brokers through a gate. */
-  private gated(signal: AbortSignal): { kafka: Kafka; gate: KafkajsGate } {
-    const gate = new KafkajsGate(this.seeds, signal, this.config.socketFactory);
+  private gated(
+    signal: AbortSignal,
+    closing: 'refuses' | 'connects' = 'connects',
+  ): { kafka: Kafka; gate: KafkajsGate } {
+    const gate = new KafkajsGate(this.seeds, signal, this.config.socketFactory, closing);
     return { kafka: new Kafka(gate.config(this.config)), gate };
   }
 
@@ -88,7 +91,8 @@ export class KafkajsDriver implements KafkaClientDriver {
   }
 
   clientProducer(options: DriverProducerOptions): DriverProducer {
-    const { kafka, gate } = this.gated(options.signal);
+    // A closing owner's producer connects nowhere: kafkajs's retries of a send end (KafkajsGate).
+    const { kafka, gate } = this.gated(options.signal, 'refuses');
     return new KafkajsProducer(kafka, gate, options);
   }
 

@@ -5,6 +5,8 @@ import {
   type ISocketFactory,
   type ISocketFactoryArgs,
   type KafkaConfig,
+  type LogEntry,
+  type logLevel,
 } from 'kafkajs';
 import type { SeedRotation } from './seedRotation';
 
@@ -43,6 +45,15 @@ const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
  *
  * Outside `connecting()` kafkajs keeps its own retries, so a running client rides out a broker
  * restart as before. Seed brokers are handed out one at a time: the one that answered last (SeedRotation).
+ *
+ * A producer's gate (`closing: 'refuses'`) opens no connection at all once the signal aborted:
+ * kafkajs retries a send on its own timers, which nothing can cancel, and a retry of a send to a
+ * broker gone down reconnected after the owner's close() resolved, its timer holding the process
+ * (review 145). Refused, the send's next attempt ends its retries (kafkajs gives up on a client
+ * that gets no seed broker), and the owner's close() waits for that within its closeTimeoutMs.
+ * A consumer's gate lets a closing consumer connect to commit and leave its group.
+ * Once released, the client's log lines are dropped: a retry timer that fires after the owner's
+ * close() (one that outlasted closeTimeoutMs) logs nothing.
  */
 export class KafkajsGate {
   private attempt: ConnectAttempt | null = null;
@@ -57,14 +68,27 @@ export class KafkajsGate {
     private readonly seeds: SeedRotation,
     private readonly signal: AbortSignal,
     private readonly factory: ISocketFactory = plainSocketFactory,
+    /** `refuses`: no connection once the signal aborted (a producer's); `connects`: outside a connect, connections go on. */
+    private readonly closing: 'refuses' | 'connects' = 'connects',
   ) {}
 
-  /** `config` with its brokers and sockets going through this gate. */
+  /** `config` with its brokers, sockets and log lines going through this gate. */
   config(config: KafkaConfig): KafkaConfig {
+    const logCreator = config.logCreator;
     return {
       ...config,
       brokers: () => this.seedBrokers(),
       socketFactory: (args: ISocketFactoryArgs) => this.openSocket(args),
+      ...(logCreator === undefined
+        ? {}
+        : {
+            logCreator: (level: logLevel) => {
+              const log = logCreator(level);
+              return (entry: LogEntry) => {
+                if (!this.released) log(entry);
+              };
+            },
+          }),
     };
   }
 
@@ -140,9 +164,13 @@ export class KafkajsGate {
     return [broker];
   }
 
-  /** No new connection: for a connect in flight once the owner is closing, or after release(). */
+  /**
+   * No new connection: after release(), and once the owner is closing for a connect in flight, or
+   * for any connection of a gate whose closing `refuses`.
+   */
   private refusing(): boolean {
-    return this.released || (this.attempt !== null && this.signal.aborted);
+    if (this.released) return true;
+    return this.signal.aborted && (this.attempt !== null || this.closing === 'refuses');
   }
 
   /** Why a connect kafkajs gave up on failed, as far as its sockets tell. */
