@@ -125,7 +125,12 @@ export class KafkaPublisher implements Publisher {
     this.options = resolvePublisherOptions(options);
     this.connectionTimeoutMs = connection.options.connectionTimeoutMs;
     this.logger = guardLogger(this.options.logger ?? connection.logger);
-    this.report = { transport: 'kafka', observer: this.options.observer, logger: this.logger };
+    this.report = {
+      transport: 'kafka',
+      observer: this.options.observer,
+      logger: this.logger,
+      calls: this.calls,
+    };
     this.topics = new TopicPresence(connection);
     this.producer = connection.driver.producer({
       retries: this.options.producerRetries,
@@ -176,13 +181,11 @@ export class KafkaPublisher implements Publisher {
   }
 
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
-    return this.calls.track(
-      observePublish(
-        this.report,
-        messages,
-        (message) => this.destinationName(message),
-        () => this.publishNow(messages, signal),
-      ),
+    return observePublish(
+      this.report,
+      messages,
+      (message) => this.destinationName(message),
+      () => this.publishNow(messages, signal),
     );
   }
 

@@ -123,7 +123,12 @@ export class RabbitPublisher implements Publisher {
     this.connection = used.connection;
     this.ownsConnection = used.owned;
     this.logger = guardLogger(this.options.logger ?? this.connection.options.logger);
-    this.report = { transport: 'rabbitmq', observer: this.options.observer, logger: this.logger };
+    this.report = {
+      transport: 'rabbitmq',
+      observer: this.options.observer,
+      logger: this.logger,
+      calls: this.calls,
+    };
   }
 
   /**
@@ -145,13 +150,11 @@ export class RabbitPublisher implements Publisher {
   }
 
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
-    return this.calls.track(
-      observePublish(
-        this.report,
-        messages,
-        (message) => this.destinationName(message),
-        () => this.publishUntilClosed(messages, signal),
-      ),
+    return observePublish(
+      this.report,
+      messages,
+      (message) => this.destinationName(message),
+      () => this.publishUntilClosed(messages, signal),
     );
   }
 

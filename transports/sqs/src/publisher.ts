@@ -89,17 +89,16 @@ export class SqsPublisher implements Publisher {
       transport: 'sqs',
       observer: this.options.observer,
       logger: guardLogger(this.options.logger ?? connection.logger),
+      calls: this.calls,
     };
   }
 
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
-    return this.calls.track(
-      observePublish(
-        this.report,
-        messages,
-        (message) => this.destinationName(message),
-        () => this.publishNow(messages, signal),
-      ),
+    return observePublish(
+      this.report,
+      messages,
+      (message) => this.destinationName(message),
+      () => this.publishNow(messages, signal),
     );
   }
 

@@ -12,6 +12,8 @@ export interface PublishReport {
   readonly observer: TransportObserver<TransportPublisherEvent> | undefined;
   /** Where a throwing observer is logged. */
   readonly logger?: Logger | undefined;
+  /** The publisher's calls in flight, which its close() waits for (PublishCalls). */
+  readonly calls?: PublishCalls;
 }
 
 /**
@@ -25,9 +27,19 @@ export interface PublishReport {
  * topic or queue, never a routing key; '' for null, no route, or a throw). Nothing of the
  * observation changes what publish() answered (review 124: a destinationOf that threw made a
  * confirmed batch retryable). Every ferry publisher reports through here, so the events are the
- * same for every transport.
+ * same for every transport. A call is counted in `report.calls` until it settled.
  */
-export async function observePublish(
+export function observePublish(
+  report: PublishReport,
+  messages: readonly OutboxMessage[],
+  destinationOf: (message: OutboxMessage) => string | null,
+  publish: () => Promise<readonly PublishOutcome[]>,
+): Promise<readonly PublishOutcome[]> {
+  const call = observed(report, messages, destinationOf, publish);
+  return report.calls ? report.calls.track(call) : call;
+}
+
+async function observed(
   report: PublishReport,
   messages: readonly OutboxMessage[],
   destinationOf: (message: OutboxMessage) => string | null,
