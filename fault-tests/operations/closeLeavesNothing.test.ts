@@ -6,7 +6,8 @@
  * @platformatic/kafka) and SQS publishers and consumers), points it at a closed port or at a silent
  * peer (accepts connections, never answers) as its database or broker, lets it retry for a while
  * (short backoffs), calls close() twice at once with a publish in flight for the publishers, and
- * goes on to the next. NODE_ENV is not `test`: kafkajs's production retry timings apply.
+ * goes on to the next; then each consumer on its running broker with its inbox's database down,
+ * closed while it holds a delivery it could not accept (fixtures/closeDatabaseDown.ts). NODE_ENV is not `test`: kafkajs's production retry timings apply.
  *
  * Invariant: every close() resolves (both calls) within a liveness bound; nothing of a component
  * (a log line, an observer event, a pool error) comes after its close() resolved; no unhandled
@@ -53,11 +54,12 @@ describe('review 145: nothing of a component runs after its close() resolved', (
     const { lines } = running;
     expect({
       stuck: lines.filter((line) => line.startsWith('stuck ')),
+      unseen: lines.filter((line) => line.startsWith('unseen ')),
       unhandled: lines.filter((line) => line.startsWith('unhandled ')),
       late: linesAfterClose(lines),
       held: lines.filter((line) => line.startsWith('held ')),
       exited: running.hasExited(),
-    }).toEqual({ stuck: [], unhandled: [], late: [], held: [], exited: true });
+    }).toEqual({ stuck: [], unseen: [], unhandled: [], late: [], held: [], exited: true });
     expect(await running.exited).toEqual({ code: 0, signal: null });
     // Every case ran and both of its close() calls resolved.
     const closedLines = lines.filter((line) => line.startsWith('closed '));
