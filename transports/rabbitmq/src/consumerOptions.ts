@@ -45,7 +45,10 @@ export interface RabbitConsumerOptions extends WorkQueueTopology {
    * batches), else 2.
    */
   maxBatchesInFlight?: number;
-  /** Identity for messages without ferry's header or an AMQP messageId. */
+  /**
+   * Identity for messages without ferry's header or an AMQP messageId. Not called for a delivery
+   * whose body was not read (over maxBodyBytes): it is dead-lettered payload_too_large.
+   */
   identity?: DeliveryExtractor;
   /**
    * Where a delivery's tenant comes from: `'header'` (default; x-ferry-tenant-id, which any

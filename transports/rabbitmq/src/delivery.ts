@@ -98,8 +98,10 @@ export function decodeDelivery(
   }
   const amqpMessageId = nonEmptyValue(message.properties.messageId);
   // The extractor runs only for a delivery with neither id; what it does costs this delivery alone.
+  // Never for a body the consumer did not read: its content is an empty stand-in, and an extractor
+  // reading the body threw (missing_identity) or named the copy from nothing.
   const extracted =
-    ferry.messageId === undefined && amqpMessageId === undefined && options.identity
+    ferry.messageId === undefined && amqpMessageId === undefined && options.identity && unread === undefined
       ? extractIdentity(options.identity, message)
       : null;
   const messageId = ferry.messageId ?? amqpMessageId ?? (extracted?.ok ? extracted.messageId : null);
@@ -118,6 +120,8 @@ export function decodeDelivery(
     const from = messageId === amqpMessageId ? 'the AMQP messageId' : "the identity extractor's id";
     return invalid(REJECT_REASONS.invalidText, `${from} holds ${LOSSY}`);
   }
+  // Before the identity checks: an unread body is refused for its size, with or without an id.
+  if (unread !== undefined) return invalid(REJECT_REASONS.payloadTooLarge, unreadBodyDetail(unread));
   if (messageId === null) {
     const why = extracted?.ok === false ? `; ${extracted.detail}` : '';
     return invalid(
@@ -127,7 +131,6 @@ export function decodeDelivery(
   }
   const idFault = messageIdFault(messageId);
   if (idFault !== null) return invalid(REJECT_REASONS.missingIdentity, idFault);
-  if (unread !== undefined) return invalid(REJECT_REASONS.payloadTooLarge, unreadBodyDetail(unread));
   // Spares parsing only a body no payload within the limit can be written as (its escapes and
   // whitespace); the limit itself is measured on the parsed payload, below.
   const oversize = oversizeBodyFault(message.content, options.maxPayloadBytes);

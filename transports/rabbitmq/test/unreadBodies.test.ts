@@ -181,6 +181,39 @@ describe('bodies over maxBodyBytes are refused unread', () => {
     }
   }, 120_000);
 
+  it('refuses an unread body payload_too_large without handing the identity function a body it does not have', async () => {
+    // Failed on main: the identity function, reading an id from the body (other producers'
+    // messages), was called with the empty stand-in: it threw, and the delivery was dead-lettered
+    // missing_identity blaming it; one answering from the empty body named the copy wrongly.
+    const bodies: number[] = [];
+    await f.attach({
+      maxBodyBytes: 65_536,
+      identity: (message) => {
+        bodies.push(message.content.length);
+        return (JSON.parse(message.content.toString()) as { id?: string }).id ?? null;
+      },
+    });
+    for (const [id, bytes] of [
+      ['small', 100],
+      ['big', 100_000],
+    ] as const) {
+      const body = Buffer.alloc(bytes, ' ');
+      body.write(JSON.stringify({ id }), 0);
+      f.broker.channel.sendToQueue(f.queue, body, { contentType: 'application/json' });
+    }
+
+    const dead = await f.settled(2, 60_000);
+    expect(
+      dead.map((m) => [
+        m.properties.headers?.[FERRY_HEADERS.rejectReason],
+        m.properties.headers?.['x-ferry-reject-body-bytes'],
+      ]),
+    ).toEqual([['payload_too_large', '100000']]);
+    expect(dead[0]!.properties.headers?.[FERRY_HEADERS.messageId]).toBeUndefined();
+    await f.expectStoredOnce(['small']);
+    expect(bodies).toEqual([100]);
+  });
+
   it('leaves the other channels of its connection alone: a publisher there gets a large return whole', async () => {
     const exchange = uniqueName('nowhere');
     await f.broker.channel.assertExchange(exchange, 'direct', { durable: false });
