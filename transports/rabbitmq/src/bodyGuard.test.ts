@@ -53,6 +53,31 @@ describe('BodyGuard', () => {
     expect(unreadBody({ properties: next[1]!.fields as never })).toBeUndefined();
   });
 
+  it('hands amqplib a body of one frame in a Buffer of its own, never a view into the socket read', () => {
+    const { seen, accept } = guarded(10);
+    // As a socket read is: a Buffer of its own, not a slice of Node's shared pool.
+    const read = Buffer.alloc(26, '....{"a":1}....{"b":2}....');
+    const one = read.subarray(4, 11);
+    const first = read.subarray(15, 19);
+    const second = read.subarray(19, 22);
+    for (const frame of [
+      deliver(),
+      header(7),
+      { content: one },
+      deliver(),
+      header(7),
+      { content: first },
+      { content: second },
+    ])
+      accept(frame);
+    const bodies = seen.filter((frame) => frame.content !== undefined).map((frame) => frame.content!);
+    expect(bodies.map(String)).toEqual(['{"a":1}', '{"b"', ':2}']);
+    expect(bodies[0]!.buffer).not.toBe(read.buffer);
+    // Several frames: amqplib joins them into a Buffer of its own; they pass as they came.
+    expect(bodies.slice(1)).toEqual([first, second]);
+    expect(bodies[1]!.buffer).toBe(read.buffer);
+  });
+
   it('passes other frames on during a refused body, and leaves a broken stream to amqplib', () => {
     const { seen, accept } = guarded(10);
     const ack: Frame = { id: ACK, fields: { deliveryTag: 3 } };

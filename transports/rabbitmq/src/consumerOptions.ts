@@ -31,7 +31,8 @@ export interface RabbitConsumerOptions extends WorkQueueTopology {
   consumer: string;
   /**
    * Unacknowledged deliveries the broker may push. Default 250. They are held in memory until
-   * their batch is settled: at most prefetch × maxBodyBytes.
+   * their batch is settled: at most prefetch × maxBodyBytes, plus each one's properties and headers
+   * (its content header frame: at most frame_max on the wire, several times that decoded).
    */
   prefetch?: number;
   /** Most deliveries per acceptMany call. Default: prefetch. */

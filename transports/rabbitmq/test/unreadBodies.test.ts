@@ -214,6 +214,31 @@ describe('bodies over maxBodyBytes are refused unread', () => {
     expect(bodies).toEqual([100]);
   });
 
+  it('keeps of a body read in one frame only its own bytes, not the socket read it came in', async () => {
+    // Failed on main: amqplib hands a body of one content frame over as a view into the bytes read
+    // from the socket (64 KiB and more, the refused bodies' frames around it included): 10 bodies
+    // of 1,000 bytes held ~1 MiB, and prefetch × maxBodyBytes did not bound what was held.
+    const held: Buffer[] = [];
+    await f.attach({
+      maxBodyBytes: 4_096,
+      identity: (message) => {
+        held.push(message.content);
+        return String(message.properties.headers?.['legacy-id']);
+      },
+    });
+    const small = paddedBody(1_000);
+    for (let i = 0; i < 10; i++) {
+      f.broker.channel.sendToQueue(f.queue, small, { headers: { 'legacy-id': `small-${i}` } });
+      f.broker.channel.sendToQueue(f.queue, paddedBody(100_000), { messageId: `refused-${i}` });
+    }
+
+    await f.settled(20, 60_000);
+    await f.expectStoredOnce(Array.from({ length: 10 }, (_, i) => `small-${i}`));
+    expect(
+      held.map((content) => content.buffer.byteLength <= Math.max(content.length, Buffer.poolSize)),
+    ).toEqual(held.map(() => true));
+  });
+
   it('leaves the other channels of its connection alone: a publisher there gets a large return whole', async () => {
     const exchange = uniqueName('nowhere');
     await f.broker.channel.assertExchange(exchange, 'direct', { durable: false });
