@@ -42,11 +42,14 @@ describe('BodyGuard', () => {
     expect(unreadBody({ properties: frames[1]!.fields as never })).toBeUndefined();
   });
 
-  it('hands amqplib an empty body for one over the bound, drops its frames, and reads the next whole', () => {
+  it('hands amqplib an empty body for one over the bound once its frames went by, drops them, and reads the next whole', () => {
     const { seen, accept } = guarded(10);
     const over = header(25);
     const next = [deliver(), header(3), content(3)];
-    for (const frame of [deliver(), over, content(10), content(10), content(5), ...next]) accept(frame);
+    for (const frame of [deliver(), over, content(10), content(10)]) accept(frame);
+    // Not complete before its last frame: its copy's confirm would come after the rest of the body.
+    expect(seen).toEqual([deliver()]);
+    for (const frame of [content(5), ...next]) accept(frame);
     expect(seen).toEqual([deliver(), { ...over, size: 0 }, ...next]);
     expect(over.size).toBe(25); // the frame amqplib read is not changed
     expect(unreadBody({ properties: over.fields as never })).toEqual({ bytes: 25, bound: 10 });
@@ -81,16 +84,19 @@ describe('BodyGuard', () => {
   it('passes other frames on during a refused body, and leaves a broken stream to amqplib', () => {
     const { seen, accept } = guarded(10);
     const ack: Frame = { id: ACK, fields: { deliveryTag: 3 } };
-    for (const frame of [deliver(), header(20), content(8), ack, content(8)]) accept(frame);
-    expect(seen.slice(2)).toEqual([ack]);
-    // 4 bytes were left: a frame of 5 is more than announced, which amqplib refuses (closes the channel).
+    const over = header(20);
+    for (const frame of [deliver(), over, content(8), ack, content(8)]) accept(frame);
+    expect(seen).toEqual([deliver(), ack]);
+    // 4 bytes were left: a frame of 5 is more than announced; the delivery is completed (empty)
+    // and amqplib refuses the frame (closes the channel).
     const tooLong = content(5);
     accept(tooLong);
-    expect(seen.slice(3)).toEqual([tooLong]);
-    // A delivery before the refused body ended: read as it comes.
+    expect(seen.slice(2)).toEqual([{ ...over, size: 0 }, tooLong]);
+    // A delivery before the refused body ended: the refused one completed (empty), the next read as it comes.
     const { seen: seen2, accept: accept2 } = guarded(10);
-    for (const frame of [deliver(), header(20), content(8), deliver(), header(2), content(2)]) accept2(frame);
-    expect(seen2.slice(2)).toEqual([deliver(), header(2), content(2)]);
+    const cut = header(20);
+    for (const frame of [deliver(), cut, content(8), deliver(), header(2), content(2)]) accept2(frame);
+    expect(seen2).toEqual([deliver(), { ...cut, size: 0 }, deliver(), header(2), content(2)]);
   });
 
   it('keeps amqplib as it is when its channel has no accept or its defs are unknown, warning once', () => {

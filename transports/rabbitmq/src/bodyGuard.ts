@@ -9,11 +9,13 @@
  * consumer holds up to `prefetch` (250) of them: a producer, hostile or buggy, could make one
  * consumer hold 32 GiB and end its process. amqplib has no option for it, so the consuming
  * channel's frame intake (`Channel.accept(frame)`) is wrapped: a content header announcing more
- * than the bound is handed to amqplib as a header of an empty body (amqplib completes the delivery
- * at once, with an empty Buffer), the size it announced is recorded for that delivery
- * (unreadBody, keyed by the properties object amqplib puts on the message: nothing a user sees is
- * changed), and the content frames that follow it are counted off and dropped: one frame
- * (`frameMax`) at a time is all such a body costs. AMQP sends a message's content frames
+ * than the bound is kept back, the size it announced recorded for that delivery (unreadBody, keyed
+ * by the properties object amqplib puts on the message: nothing a user sees is changed), and the
+ * content frames that follow it are counted off and dropped: one frame (`frameMax`) at a time is
+ * all such a body costs. Once the last one went by, amqplib is handed the header as one of an empty
+ * body (it completes the delivery then, with an empty Buffer, as it would have completed the
+ * body): settled earlier, the delivery's dead-letter copy waited for its confirm behind the rest of
+ * the body on the same connection, past confirmTimeoutMs on a slow link, and went round for ever. AMQP sends a message's content frames
  * contiguously on its channel; other frames (confirms, a close) are handed on as they come. A body
  * within the bound that comes in one content frame is handed on in a Buffer of its own (ownBytes):
  * else a held delivery kept the whole socket read it came in.
@@ -127,23 +129,34 @@ export class BodyGuard {
 function boundedIntake(accept: Accept, ids: FrameIds, bound: number): Accept {
   /** Bytes of a refused body still to come. */
   let discarding = 0;
+  /** The refused body's content header as amqplib is handed it (size 0), once the body went by. */
+  let held: Frame | null = null;
   /** The size of the body being read, until its first content frame (0: none awaited). */
   let awaited = 0;
+  const complete = (channel: unknown): void => {
+    const header = held;
+    discarding = 0;
+    held = null;
+    if (header !== null) accept.call(channel, header);
+  };
   return function boundedAccept(this: unknown, frame: Frame) {
     if (discarding > 0) {
       if (frame.id === undefined && frame.content !== undefined) {
         const bytes = frame.content.length;
-        if (bytes <= discarding) {
+        if (bytes < discarding) {
           discarding -= bytes;
           return undefined;
         }
-        // More than announced: amqplib refuses the frame (not after a complete message) and
-        // closes the channel, as it does for a body longer than its header said.
-        discarding = 0;
+        // Its last frame: the delivery is complete, as amqplib would have completed it (before,
+        // its copy's confirm came on the same connection only after the rest of the body).
+        if (bytes === discarding) return complete(this);
+        // More than announced: amqplib refuses the frame (after a complete message) and closes
+        // the channel, as it does for a body longer than its header said.
+        complete(this);
       } else if (frame.id !== undefined && (ids.starts.has(frame.id) || frame.id === ids.properties)) {
         // A message frame before the refused body ended: a broken stream, which amqplib would
-        // refuse; the refused delivery is complete already, the next one is read as it comes.
-        discarding = 0;
+        // refuse; the refused delivery is completed (empty), the next one is read as it comes.
+        complete(this);
       }
     }
     if (frame.id === undefined && frame.content !== undefined && awaited > 0) {
@@ -156,8 +169,9 @@ function boundedIntake(accept: Accept, ids: FrameIds, bound: number): Accept {
       if (frame.size > bound && typeof properties === 'object' && properties !== null) {
         unread.set(properties, { bytes: frame.size, bound });
         discarding = frame.size;
+        held = { ...frame, size: 0 };
         awaited = 0;
-        return accept.call(this, { ...frame, size: 0 });
+        return undefined;
       }
       awaited = frame.size;
     }

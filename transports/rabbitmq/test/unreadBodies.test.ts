@@ -14,6 +14,7 @@ import type { GetMessage } from 'amqplib';
 import { AMQP_URL, uniqueName } from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 import { HoldingProxy } from './support/holdingProxy';
+import { SlowLink } from './support/slowLink';
 import { outboxMessage, neverAborted } from './support/messages';
 
 const MiB = 1_048_576;
@@ -238,6 +239,38 @@ describe('bodies over maxBodyBytes are refused unread', () => {
       held.map((content) => content.buffer.byteLength <= Math.max(content.length, Buffer.poolSize)),
     ).toEqual(held.map(() => true));
   });
+
+  it('dead-letters a refused body once on a link slower than its confirm deadline: its copy is made after the body went by', async () => {
+    // Failed on main: the refused delivery was settled at its content header, while the rest of
+    // its body was still on the way; the copy's confirm, on the same connection, came only after
+    // it (RabbitMQ sends a message's frames in one piece), past confirmTimeoutMs: the copy counted
+    // as not taken, the delivery requeued, redelivered, streamed again: copies piled up in the
+    // dead-letter queue and the delivery was never acked (10 s for 128 MiB at ~100 Mbit/s by
+    // default; here 500 ms for 2 MiB at 2 MiB/s).
+    const link = await SlowLink.start();
+    link.bytesPerSecond = 2 * MiB;
+    const events: TransportConsumerEvent[] = [];
+    try {
+      await f.attach({
+        maxBodyBytes: 65_536,
+        confirmTimeoutMs: 500,
+        connection: { url: link.url(), connectionName: uniqueName('narrow') },
+        observer: (event) => void events.push(event),
+      });
+      sendAll([
+        ['big', jsonBody(2 * MiB)],
+        ['after', paddedBody(100)],
+      ]);
+
+      const dead = await f.settled(2, 60_000);
+      await f.expectStoredOnce(['after']);
+      expect(events.filter((event) => event.type === 'error')).toEqual([]);
+      expect(letters(dead)).toEqual([['big', 'payload_too_large', String(2 * MiB), 0]]);
+    } finally {
+      await f.consumer?.close();
+      await link.close();
+    }
+  }, 90_000);
 
   it('leaves the other channels of its connection alone: a publisher there gets a large return whole', async () => {
     const exchange = uniqueName('nowhere');

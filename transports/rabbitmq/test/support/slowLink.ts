@@ -2,11 +2,14 @@ import net from 'node:net';
 import { AMQP_URL } from './broker';
 
 /**
- * A link to the broker whose answers reach the client `answerDelayMs` late (in order), and that
- * can go silent (nothing crosses either way; back, the connections that lived through it are cut).
+ * A link to the broker whose answers reach the client `answerDelayMs` late (in order), at most
+ * `bytesPerSecond` of them (a narrow link: what the broker sends after a large message reaches the
+ * client only once that message went by), and that can go silent (nothing crosses either way;
+ * back, the connections that lived through it are cut).
  */
 export class SlowLink {
   answerDelayMs = 0;
+  bytesPerSecond = Infinity;
   private silent = false;
   private readonly sockets = new Set<net.Socket>();
   private constructor(private readonly server: net.Server) {}
@@ -45,7 +48,8 @@ export class SlowLink {
     let last = 0;
     server.on('data', (data) => {
       if (this.silent) return;
-      const at = Math.max(Date.now() + this.answerDelayMs, last);
+      const at =
+        Math.max(Date.now() + this.answerDelayMs, last) + (data.length * 1_000) / this.bytesPerSecond;
       last = at;
       setTimeout(() => client.destroyed || client.write(data), at - Date.now());
     });
