@@ -75,7 +75,7 @@ describe('BodyGuard', () => {
       accept(frame);
     const bodies = seen.filter((frame) => frame.content !== undefined).map((frame) => frame.content!);
     expect(bodies.map(String)).toEqual(['{"a":1}', '{"b"', ':2}']);
-    expect(bodies[0]!.buffer).not.toBe(read.buffer);
+    expect(bodies[0]!.buffer.byteLength).toBe(7);
     // Several frames: amqplib joins them into a Buffer of its own; they pass as they came.
     expect(bodies.slice(1)).toEqual([first, second]);
     expect(bodies[1]!.buffer).toBe(read.buffer);

@@ -186,5 +186,9 @@ function boundedIntake(accept: Accept, ids: FrameIds, bound: number): Accept {
  * body of several frames is joined into a Buffer of its own already (Buffer.concat).
  */
 function ownBytes(content: Buffer): Buffer {
-  return content.buffer.byteLength > content.length ? Buffer.from(content) : content;
+  if (content.buffer.byteLength === content.length) return content;
+  // Not Buffer.from: below 4 KiB it copies into Node's shared 8 KiB pool, which a held body keeps.
+  const own = Buffer.allocUnsafeSlow(content.length);
+  content.copy(own);
+  return own;
 }
