@@ -6,7 +6,7 @@ import { ENVELOPE_LIMIT_BOUNDS } from '../outbox/envelope/types';
 import type { Redactor } from '../redact/redact';
 import { stripUrlCredentials } from '../redact/urlCredentials';
 import { IDENTIFIER_LIMITS } from '../validate/identifierLimits';
-import { endSpan, startSpan, type FerrySpan } from './span';
+import { endSpan, recordsNoSpans, startSpan, type FerrySpan } from './span';
 import { incomingTrace } from './w3c';
 
 /**
@@ -212,6 +212,8 @@ export interface AcceptSpans {
 
 const ACCEPT_ERRORS = new Set(['invalid', 'conflict', 'refused']);
 
+const NO_ACCEPT_SPANS: AcceptSpans = { end: () => undefined, fail: () => undefined };
+
 function header(input: InboxAcceptInput, name: string): string | null {
   const headers = peek(() => (input as { headers?: unknown } | null)?.headers);
   if (headers === null || typeof headers !== 'object') return null;
@@ -232,6 +234,18 @@ function field(input: InboxAcceptInput, name: 'consumer' | 'messageId' | 'type' 
  */
 export function startAcceptSpans(inputs: readonly InboxAcceptInput[]): AcceptSpans {
   const list: readonly InboxAcceptInput[] = Array.isArray(inputs) ? inputs : [];
+  if (recordsNoSpans()) {
+    // Nothing to record (4 us an input for spans no one sees): the span names' first targets
+    // are still noted, as the spans would have been named (spanName), per distinct consumer.
+    const named = new Set<unknown>();
+    for (const input of list) {
+      const consumer = field(input, 'consumer');
+      if (named.has(consumer)) continue;
+      named.add(consumer);
+      spanName('accept', shown('consumer', consumer));
+    }
+    return NO_ACCEPT_SPANS;
+  }
   const spans = list.map((input) => {
     const consumer = shown('consumer', field(input, 'consumer'));
     return startSpan({

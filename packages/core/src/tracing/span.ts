@@ -107,6 +107,28 @@ function endInError(api: Otel, span: Span, error: unknown, redact: Redactor | un
   span.setStatus({ code: api.SpanStatusCode.ERROR, message: message.slice(0, MAX_STATUS_CHARS) });
 }
 
+/**
+ * Whether every span started now would record nothing: @opentelemetry/api is absent, or no
+ * tracer provider was registered (the global provider is still the API's proxy with nothing
+ * behind it, whose tracers make only non-recording spans). A provider registered later is seen
+ * at the next call. For spans whose context is never read (acceptance's): a non-recording span
+ * still carries its remote parent's context, which emit propagates.
+ */
+export function recordsNoSpans(): boolean {
+  const api = otel();
+  if (api === null) return true;
+  try {
+    const provider = api.trace.getTracerProvider() as { getDelegateTracer?: unknown };
+    const delegate = provider.getDelegateTracer;
+    return (
+      typeof delegate === 'function' &&
+      (delegate as (name: string) => unknown).call(provider, FERRY_TRACER_NAME) === undefined
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** Starts a span (not yet active; see `run`). Never throws: a tracing failure is a no-op span. */
 export function startSpan(start: SpanStart): FerrySpan {
   const api = otel();
