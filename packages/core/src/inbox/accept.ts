@@ -188,12 +188,15 @@ export async function acceptBatch<R extends ReceiptKey>(
   inputs: readonly InboxAcceptInput[],
   settings: AcceptSettings,
   shape: ReceiptShape<R>,
+  read: 'read' | 'unread' = 'unread',
 ): Promise<BatchOutcome<R>[]> {
   if (!Array.isArray(inputs)) throw new FerryValidationError('inputs', 'acceptMany needs an array');
   const outcomes: BatchOutcome<R>[] = new Array<BatchOutcome<R>>(inputs.length);
   const valid: Prepared[] = [];
-  // Every index (a hole is invalid, not skipped), each input read once (readInputs, idempotent).
-  readInputs(inputs).forEach((input, index) => {
+  // Every index (a hole is invalid, not skipped), each input read once (readInputs): `read` when
+  // the caller hands over readInputs' own copies in an array of its own (the Inbox does), which a
+  // second reading would only copy again.
+  (read === 'read' ? (inputs as readonly unknown[]) : readInputs(inputs)).forEach((input, index) => {
     const prepared = prepareInput(input, index, settings);
     if ('identity' in prepared) valid.push(prepared);
     else {

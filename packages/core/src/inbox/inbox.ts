@@ -196,11 +196,14 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
     const handlers = Object.keys(this.options.handlers);
     // Each input read once (readInputs): the handler check, the spans and the stored rows read the
     // same copy (a getter answering otherwise shifted the handler check's results; review 87).
-    const read = (Array.isArray(inputs) ? readInputs(inputs) : inputs) as readonly InboxAcceptInput[];
+    const copied = Array.isArray(inputs);
+    const read = (copied ? readInputs(inputs) : inputs) as readonly InboxAcceptInput[];
     const spans = startAcceptSpans(read);
     let outcomes: BatchOutcome<R>[];
     try {
-      outcomes = await acceptHandled(read, handlers, (ok) => acceptBatch(this.db, ok, this.settings, shape));
+      outcomes = await acceptHandled(read, handlers, (ok) =>
+        acceptBatch(this.db, ok, this.settings, shape, copied ? 'read' : 'unread'),
+      );
     } catch (error) {
       spans.fail(error);
       throw error;

@@ -99,14 +99,12 @@ function shapeFault(input: InboxAcceptInput): InputFault | null {
   return invalid(`tenantId ${tenant.reason}`, tenant.rule);
 }
 
+/** The input's text fields identityTextFault checks, in the order it names the first fault. */
+const IDENTITY_FIELDS = ['consumer', 'messageId', 'type', 'system'] as const;
+
 function identityTextFault(input: InboxAcceptInput): InputFault | null {
-  const fields = {
-    consumer: input.consumer,
-    messageId: input.messageId,
-    type: input.type,
-    system: input.system,
-  };
-  for (const [field, value] of Object.entries(fields)) {
+  for (const field of IDENTITY_FIELDS) {
+    const value: unknown = input[field];
     const fault = typeof value === 'string' ? textFault(value) : null;
     if (fault !== null) return invalid(`${field} ${fault}`, TRANSPORT_REJECT_REASONS.invalidText);
   }

@@ -117,7 +117,7 @@ export async function insertReceipts<R extends ReceiptKey>(
   // retry of the call answers as duplicates.
   return insertRuns(
     db,
-    statementRuns(receipts.map(inputRow), (row) => row.length),
+    statementRuns(inputRows(receipts), (row) => row.length),
     limits,
     shape,
   );
@@ -156,11 +156,26 @@ async function insertRuns<R extends ReceiptKey>(
   return { admitted, inserted, existing };
 }
 
-/** One receipt's object in the $1 of the statement, a JSON array (see `input`). */
-function inputRow(r: NewReceipt): string {
-  const text = (value: string | null) => JSON.stringify(value);
-  return (
-    `{"t":${text(r.tenantId)},"c":${text(r.consumer)},"m":${text(r.messageId)},"mt":${text(r.messageType)},` +
-    `"ms":${text(r.system)},"p":${r.payloadJson},"f":${text(r.fingerprint)},"b":${r.payloadBytes},"h":${r.headersJson}}`
+/**
+ * Each receipt's object in the $1 of the statement, a JSON array (see `input`). The tenant,
+ * consumer, type and system of a batch's receipts are mostly the same few strings: each is
+ * written as JSON text once per call.
+ */
+function inputRows(receipts: readonly NewReceipt[]): string[] {
+  const written = new Map<string, string>();
+  const shared = (value: string | null): string => {
+    if (value === null) return 'null';
+    let text = written.get(value);
+    if (text === undefined) {
+      text = JSON.stringify(value);
+      written.set(value, text);
+    }
+    return text;
+  };
+  return receipts.map(
+    (r) =>
+      `{"t":${shared(r.tenantId)},"c":${shared(r.consumer)},"m":${JSON.stringify(r.messageId)},` +
+      `"mt":${shared(r.messageType)},"ms":${shared(r.system)},"p":${r.payloadJson},` +
+      `"f":${JSON.stringify(r.fingerprint)},"b":${r.payloadBytes},"h":${r.headersJson}}`,
   );
 }
