@@ -118,6 +118,10 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
     this.producer = options.connection.driver.producer({
       retries: options.deadLetterSendRetries,
       signal: this.stopping.signal,
+      // close() lets the chunk in flight finish, its dead letters too, also over a connection
+      // opened then (the broker closed an idle one); the producer is disconnected after it,
+      // within closeTimeoutMs, and refuses every connection from then on (review 147).
+      whileClosing: 'connects',
       replaced: (cause) =>
         options.logger.info(
           { err: describeError(cause) },

@@ -91,8 +91,8 @@ export class KafkajsDriver implements KafkaClientDriver {
   }
 
   clientProducer(options: DriverProducerOptions): DriverProducer {
-    // A closing owner's producer connects nowhere: kafkajs's retries of a send end (KafkajsGate).
-    const { kafka, gate } = this.gated(options.signal, 'refuses');
+    // A closing publisher's producer connects nowhere: kafkajs's retries of a send end (KafkajsGate).
+    const { kafka, gate } = this.gated(options.signal, options.whileClosing ?? 'refuses');
     return new KafkajsProducer(kafka, gate, options);
   }
 

@@ -51,7 +51,9 @@ const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
  * broker gone down reconnected after the owner's close() resolved, its timer holding the process
  * (review 145). Refused, the send's next attempt ends its retries (kafkajs gives up on a client
  * that gets no seed broker), and the owner's close() waits for that within its closeTimeoutMs.
- * A consumer's gate lets a closing consumer connect to commit and leave its group.
+ * A consumer's gate lets a closing consumer connect to commit and leave its group, and so does
+ * its dead-letter producer's (`connects`): the chunk in flight finishes, its dead letters too
+ * (review 147: refused, a reset idle connection left the chunk uncommitted at close()).
  * Once released, the client's log lines are dropped: a retry timer that fires after the owner's
  * close() (one that outlasted closeTimeoutMs) logs nothing.
  */

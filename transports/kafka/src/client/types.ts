@@ -44,6 +44,13 @@ export interface DriverProducerOptions {
   readonly retries: number;
   /** Aborted when the owner closes: a connect in flight fails at once, nothing reconnects. */
   readonly signal: AbortSignal;
+  /**
+   * Once `signal` aborted, on kafkajs (KafkajsGate): `refuses` (the default, a publisher's) opens
+   * no connection at all, so the client's retries of a send end; `connects` goes on connecting
+   * outside a connect in flight until the producer is disconnected: a consumer's dead-letter
+   * producer, whose owner's close() lets the chunk in flight finish, its dead letters included.
+   */
+  readonly whileClosing?: 'refuses' | 'connects';
   /** Told when a new client producer takes over after a failed send (SequencedSends). */
   readonly replaced?: (cause: unknown) => void;
 }
