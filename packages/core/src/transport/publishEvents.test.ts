@@ -99,3 +99,76 @@ describe('PublishCalls', () => {
     expect(await calls.settled(10)).toBe(false);
   });
 });
+
+describe('PublishCalls: review 147', () => {
+  const noMessages: readonly OutboxMessage[] = [];
+
+  it('a publish that throws synchronously rejects (no throw out of publish()) and is no longer counted', async () => {
+    const calls = new PublishCalls();
+    const logger = { warn: jest.fn(), error: jest.fn(), info: jest.fn(), debug: jest.fn() };
+    for (const observer of [undefined, () => undefined]) {
+      let call: Promise<unknown> | null = null;
+      expect(() => {
+        call = observePublish(
+          { transport: 'memory', observer, calls },
+          noMessages,
+          () => '',
+          () => {
+            throw new Error('thrown at once');
+          },
+        );
+      }).not.toThrow();
+      await expect(call).rejects.toThrow('thrown at once');
+    }
+    // An observer that throws changes nothing of the answer, and the call is not left counted.
+    const outcomes: readonly PublishOutcome[] = [{ id: 'a', status: 'sent' }];
+    const throwing = () => {
+      throw new Error('observer broke');
+    };
+    await expect(
+      observePublish(
+        { transport: 'memory', observer: throwing, logger, calls },
+        [message('a', 'x')],
+        () => 'x',
+        async () => outcomes,
+      ),
+    ).resolves.toBe(outcomes);
+    expect(await calls.settled(0)).toBe(true);
+  });
+
+  it('close() called from the observer of a call in flight does not wait for itself', async () => {
+    const calls = new PublishCalls();
+    let closed: Promise<boolean> | null = null;
+    const observer = () => {
+      closed ??= calls.settled(60_000);
+    };
+    await observePublish(
+      { transport: 'memory', observer, calls },
+      [message('a', 'x')],
+      () => 'x',
+      async () => [{ id: 'a', status: 'retryable', error: 'closed' }],
+    );
+    expect(await closed).toBe(true);
+  });
+
+  it('calls settling in any order, rejected or not: settled() true once the last one did, then at once', async () => {
+    const calls = new PublishCalls();
+    const answers: ((fail: boolean) => void)[] = [];
+    const pending = Array.from({ length: 5 }, () =>
+      observePublish(
+        { transport: 'memory', observer: undefined, calls },
+        noMessages,
+        () => '',
+        () =>
+          new Promise<readonly PublishOutcome[]>((resolve, reject) =>
+            answers.push((fail) => (fail ? reject(new Error('down')) : resolve([]))),
+          ),
+      ).catch(() => undefined),
+    );
+    const all = calls.settled(60_000);
+    [3, 0, 4, 1, 2].forEach((index) => answers[index]!(index % 2 === 0));
+    await Promise.all(pending);
+    expect(await all).toBe(true);
+    expect(await calls.settled(0)).toBe(true);
+  });
+});
