@@ -3,8 +3,10 @@ import {
   describeCause,
   functionOption,
   knownKeysOption,
+  MAX_TIMER_MS,
   observePublish,
   onAbort,
+  PublishCalls,
   received,
   type OptionKeys,
   type PublishReport,
@@ -61,13 +63,17 @@ export class InMemoryPublisher implements Publisher {
   private readonly decide: NonNullable<InMemoryPublisherOptions['decide']>;
   private readonly report: PublishReport;
   private readonly stopping = new AbortController();
-  private readonly calls = new Set<Promise<void>>();
+  private readonly calls = new PublishCalls();
   private closed = false;
 
   constructor(options: InMemoryPublisherOptions = {}) {
     options = knownKeysOption('', options, KEYS);
     this.decide = functionOption('decide', options.decide) ?? (() => 'sent');
-    this.report = { transport: 'memory', observer: functionOption('observer', options.observer) };
+    this.report = {
+      transport: 'memory',
+      observer: functionOption('observer', options.observer),
+      calls: this.calls,
+    };
   }
 
   /** Every message `decide` was asked about, in order (a copy). */
@@ -86,19 +92,12 @@ export class InMemoryPublisher implements Publisher {
   }
 
   publish(messages: readonly OutboxMessage[], signal: AbortSignal): Promise<readonly PublishOutcome[]> {
-    const call = observePublish(
+    return observePublish(
       this.report,
       messages,
       (message) => this.destinationName(message),
       () => this.publishNow(messages, signal),
     );
-    const ended = call.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.calls.add(ended);
-    void ended.then(() => this.calls.delete(ended));
-    return call;
   }
 
   private async publishNow(
@@ -173,7 +172,8 @@ export class InMemoryPublisher implements Publisher {
   async close(): Promise<void> {
     this.closed = true;
     this.stopping.abort();
-    await Promise.all([...this.calls]);
+    // Unbounded in effect, as before: the abort has ended every call's wait for a decision.
+    await this.calls.settled(MAX_TIMER_MS);
   }
 }
 
