@@ -1,4 +1,4 @@
-import { FerryError, type PublishOutcome } from '@ferry/core';
+import type { PublishOutcome } from '@ferry/core';
 import type { RabbitConnection } from './connection';
 
 /**
@@ -7,8 +7,9 @@ import type { RabbitConnection } from './connection';
  * passed with no answer from the broker: only a message's size makes its confirm slow (it is then
  * published last next time, publishChecked, and still not charged), while a node under a resource alarm (it blocks every publishing connection, for as long as the
  * alarm lasts) or a silent connection withholds every one, and spending attempts on that turned
- * events FAILED during a broker outage (fault-tests/broker-recovery/rabbitmq-outage, alarm). A nack, or
- * a publish the relay gave up on itself (`stop`: its lease, its shutdown), stays `retryable`.
+ * events FAILED during a broker outage (fault-tests/broker-recovery/rabbitmq-outage, alarm), and
+ * so is a confirm close() stopped waiting for (closedOutcome). A nack, or a publish the relay gave
+ * up on itself (`stop`, the relay's signal: its lease, its shutdown), stays `retryable`.
  */
 export function failedOutcome(
   id: string,
@@ -36,10 +37,6 @@ export function retryable(id: string, error: string): PublishOutcome {
 /** The broker could not be reached: released by the relay without spending an attempt. */
 export function unavailable(id: string, error: string): PublishOutcome {
   return { id, status: 'unavailable', error };
-}
-
-export function isClosed(error: unknown): boolean {
-  return error instanceof FerryError && error.code === 'FERRY_CLOSED';
 }
 
 export function permanent(id: string, error: string): PublishOutcome {

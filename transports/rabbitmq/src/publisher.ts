@@ -10,6 +10,7 @@ import {
 import {
   guardLogger,
   clearableAny,
+  closedOutcome,
   deadlineSignal,
   observePublish,
   PublishCalls,
@@ -33,7 +34,7 @@ import {
 } from './refusals';
 import { CLOSE_ANSWER_MS, untilAborted } from './waits';
 import { settlesWithin } from '@ferry/core/transport';
-import { blockedNote, failedOutcome, isClosed, permanent, retryable, unavailable } from './publishOutcomes';
+import { blockedNote, failedOutcome, permanent, retryable, unavailable } from './publishOutcomes';
 import { encodeMessage, overlongRoute, publishOptions, resolveRoute } from './route';
 import { smallestFirst, unblocked, type SendItem } from './sendItem';
 import type { ConnectionOptions } from './options';
@@ -45,9 +46,10 @@ import {
 
 /**
  * The outbox relay's Publisher: a confirm channel, `mandatory` publishes. A message is `sent`
- * only when the broker acked it and did not return it; a nack, a return (unroutable), an abort
- * and a publish the broker refused by closing the channel report `retryable`; an outage and
- * the messages a refusal took down with it `unavailable` (see the README). A batch is published
+ * only when the broker acked it and did not return it; a nack, a return (unroutable), the relay's
+ * abort and a publish the broker refused by closing the channel report `retryable`; an outage,
+ * the messages a refusal took down with it and what close() kept from being confirmed
+ * `unavailable` (see the README). A batch is published
  * in flight together and its confirms awaited together, except the messages to suspect exchanges
  * (publishAlone).
  */
@@ -158,7 +160,11 @@ export class RabbitPublisher implements Publisher {
     );
   }
 
-  /** publishNow, ended by close() as by the caller's `signal` (what it did not send is `retryable`). */
+  /**
+   * publishNow, ended by close() as by the caller's `signal`: what close() kept from being
+   * published or confirmed is `unavailable` (closedOutcome: the broker out of the relay's reach,
+   * no attempt spent), what the caller's signal did `retryable`.
+   */
   private async publishUntilClosed(
     messages: readonly OutboxMessage[],
     signal: AbortSignal,
@@ -166,7 +172,7 @@ export class RabbitPublisher implements Publisher {
     // Not AbortSignal.any: Node 20 kept every call's signal in the closing one (review 99).
     const stop = clearableAny([signal, this.stopping.signal]);
     try {
-      return await this.publishNow(messages, stop.signal);
+      return await this.publishNow(messages, signal, stop.signal);
     } finally {
       stop.clear();
     }
@@ -174,10 +180,13 @@ export class RabbitPublisher implements Publisher {
 
   private async publishNow(
     messages: readonly OutboxMessage[],
+    /** The relay's signal: aborted, it gave up on the publish and discards the answer (`retryable`). */
     signal: AbortSignal,
+    /** `signal` or close(): ends every wait of the call. */
+    ended: AbortSignal,
   ): Promise<readonly PublishOutcome[]> {
-    if (this.closed) return messages.map((m) => retryable(m.id, 'publisher is closed'));
-    const deadline = deadlineSignal(this.options.confirmTimeoutMs, signal);
+    if (this.closed) return messages.map((m) => closedOutcome(m.id));
+    const deadline = deadlineSignal(this.options.confirmTimeoutMs, ended);
     // Each publish in flight listens, and each lane's channel open (publishAlone).
     setMaxListeners(2 * messages.length + 10, deadline);
     const outcomes = new Map<number, PublishOutcome>();
@@ -211,8 +220,8 @@ export class RabbitPublisher implements Publisher {
 
   /**
    * The shared channel to publish `items` on, or null when there is none: the connection is down
-   * (`unavailable`), or the publisher closed, or the relay gave up on the publish itself (its
-   * `stop` signal; both stay `retryable`), each reported in `outcomes`.
+   * or the publisher closed (`unavailable`), or the relay gave up on the publish itself (its
+   * `stop` signal: `retryable`, an answer it discards), each reported in `outcomes`.
    */
   private async channelFor(
     items: readonly SendItem[],
@@ -223,14 +232,14 @@ export class RabbitPublisher implements Publisher {
     try {
       return await this.openChannel(deadline);
     } catch (error) {
-      const report = isClosed(error) || stop.aborted ? retryable : unavailable;
+      const report = stop.aborted ? retryable : unavailable;
       for (const item of items) outcomes.set(item.index, report(item.message.id, describeError(error)));
       return null;
     }
   }
 
   /**
-   * Ends the publishes in flight (what they did not have confirmed is `retryable`), closes the
+   * Ends the publishes in flight (what they did not have confirmed is `unavailable`), closes the
    * channel and an owned connection, and resolves once every publish in flight has answered and
    * told the observer: nothing of the publisher reports after it (review 145). A second call
    * waits for the first.
@@ -384,14 +393,14 @@ export class RabbitPublisher implements Publisher {
           hold(unavailable(item.message.id, `an earlier message of ordering key ${key} was not sent`));
           continue;
         }
+        // close() returned: nothing more goes out, on a lane already open either (review 60).
+        if (this.closed && !stop.aborted) {
+          hold(closedOutcome(item.message.id));
+          continue;
+        }
         if (stop.aborted || deadline.aborted) {
           const error = 'not published: the publish deadline passed before its turn';
           hold(stop.aborted ? retryable(item.message.id, error) : unavailable(item.message.id, error));
-          continue;
-        }
-        // close() returned: nothing more goes out, on a lane already open either (review 60).
-        if (this.closed) {
-          hold(retryable(item.message.id, 'publisher is closed'));
           continue;
         }
         if (channel === null) {
@@ -405,7 +414,7 @@ export class RabbitPublisher implements Publisher {
             }
             channel = opened;
           } catch (error) {
-            const report = isClosed(error) || stop.aborted ? retryable : unavailable;
+            const report = stop.aborted ? retryable : unavailable;
             hold(report(item.message.id, describeError(error)));
             continue;
           }
@@ -519,7 +528,7 @@ export class RabbitPublisher implements Publisher {
         call.answered += answered.length;
         this.unconfirmed.answered(answered.map((item) => item.message.id));
       }
-      if (!connectionLost && !stop.aborted && this.connection.blocked === null)
+      if (!connectionLost && !stop.aborted && !this.closed && this.connection.blocked === null)
         results.forEach((result, i) => {
           if (result.status === 'failed' && result.unanswered === true)
             this.unconfirmed.remember(items[i]!.message.id);

@@ -3,12 +3,22 @@
  * in every order, close() twice at once, close() before attach, close() while a batch is being
  * accepted, publish() after and during close(). Each call works or fails with a typed
  * FerryError, nothing hangs, no connection of this process to the broker is left open, no
- * rejection goes unhandled, and no delivery is lost or reported sent unconfirmed.
+ * rejection goes unhandled, and no delivery is lost or reported sent unconfirmed. A closed
+ * publisher answers `unavailable` (the broker out of reach): the relay on it spends no attempt.
  */
 import { RabbitConnection, RabbitPublisher, attachRabbitConsumer } from '@ferry/rabbitmq';
 import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
 import { openSocketsTo } from '../../../test-support/openSockets';
-import { AMQP_URL, unackedCount, waitFor } from './support/broker';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { expectNothingSpent, runRelayOnClosedPublisher } from '../../../test-support/closedPublisherRelay';
+import {
+  AMQP_URL,
+  openTestBroker,
+  uniqueName,
+  unackedCount,
+  waitFor,
+  type TestBroker,
+} from './support/broker';
 import { useConsumerFixture } from './support/consumerFixture';
 import { neverAborted, outboxMessages } from './support/messages';
 
@@ -109,7 +119,7 @@ describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => 
     await early.close();
   });
 
-  it('publish() after close() and close() twice: every message retryable, none sent, no connection left', async () => {
+  it('publish() after close() and close() twice: every message unavailable ("publisher is closed"), none sent, no connection left', async () => {
     await f.attach(); // declares the work queue
     await f.consumer?.close();
     const before = openSocketsTo(AMQP_PORT);
@@ -117,14 +127,18 @@ describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => 
     await publisher.connect();
     await Promise.all([publisher.close(), publisher.close()]);
     const outcomes = await publisher.publish(outboxMessages(2, { destination: toQueue() }), neverAborted());
-    expect(outcomes.map((o) => o.status)).toEqual(['retryable', 'retryable']);
+    // Observed on main: retryable, an attempt spent per event and cycle on a closed publisher.
+    expect(outcomes.map((o) => [o.status, 'error' in o ? o.error : null])).toEqual([
+      ['unavailable', 'publisher is closed'],
+      ['unavailable', 'publisher is closed'],
+    ]);
     expect(await f.broker.readyCount(f.queue)).toBe(0);
     await waitFor('the publisher connection closed', async () =>
       openSocketsTo(AMQP_PORT) <= before ? true : undefined,
     );
   });
 
-  it('close() during publish(): publish() resolves with an outcome per message, and each one reported sent is in the queue', async () => {
+  it('close() during publish(): publish() resolves with an outcome per message, each one reported sent is in the queue, the others unavailable', async () => {
     await f.attach(); // declares the work queue
     await f.consumer?.close();
     for (let turns = 0; turns < 6; turns += 1) {
@@ -137,15 +151,43 @@ describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => 
       const outcomes = await publishing;
       expect(outcomes.map((o) => o.id)).toEqual(messages.map((m) => m.id));
       const sent = new Set(outcomes.filter((o) => o.status === 'sent').map((o) => o.id));
-      expect(new Set(outcomes.map((o) => o.status))).toEqual(
-        new Set(
-          outcomes
-            .map((o) => o.status)
-            .filter((status) => ['sent', 'retryable', 'unavailable'].includes(status)),
-        ),
-      );
+      // What close() kept from being confirmed is the broker out of reach, not the message's fault.
+      expect(outcomes.filter((o) => o.status !== 'sent' && o.status !== 'unavailable')).toEqual([]);
       const queued = (await f.broker.drain(f.queue)).map((m) => String(m.properties.messageId));
       expect([...sent].filter((id) => !queued.includes(id))).toEqual([]);
+    }
+  });
+});
+
+describe('the relay on a RabbitMQ publisher closed under it (closed before the relay, or at once)', () => {
+  let database: TestDatabase;
+  let broker: TestBroker;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    broker = await openTestBroker();
+  });
+
+  afterAll(async () => {
+    await broker.close();
+    await database.drop();
+  });
+
+  // Observed on main: the events in flight at close() and every later cycle's batches answered
+  // retryable ("publisher is closed"): retry_count 1, then FAILED after maxRetries cycles.
+  it('keeps every event not confirmed PENDING with no attempt spent, cycle after cycle; only what the broker took is SENT', async () => {
+    const queue = uniqueName('closed_relay_q');
+    await broker.channel.assertQueue(queue, { durable: false });
+    const publisher = new RabbitPublisher(AMQP_URL);
+    try {
+      const run = await runRelayOnClosedPublisher({ db: database.db, publisher, destination: `/${queue}` });
+      expectNothingSpent(run);
+      const queued = new Set((await broker.drain(queue)).map((m) => String(m.properties.messageId)));
+      const sent = run.rows.filter((row) => row.status === 'SENT').map((row) => row.id);
+      expect(sent.filter((id) => !queued.has(id))).toEqual([]);
+    } finally {
+      await publisher.close();
+      await broker.channel.deleteQueue(queue);
     }
   });
 });

@@ -262,10 +262,10 @@ describe('RabbitPublisher', () => {
     expect(inQueue).toEqual(expect.arrayContaining(messages.map((m) => m.id)));
   });
 
-  it('reports messages as retryable once closed', async () => {
+  it('reports messages as unavailable once closed (the broker out of reach: no attempt spent)', async () => {
     await publisher.close();
     const outcomes = await publisher.publish(outboxMessages(1), neverAborted());
-    expect(outcomes[0]).toMatchObject({ status: 'retryable', error: 'publisher is closed' });
+    expect(outcomes[0]).toMatchObject({ status: 'unavailable', error: 'publisher is closed' });
   });
 });
 

@@ -8,7 +8,8 @@
  * queue afterwards and the in-flight publish reports them `sent`; a service that closes its
  * publisher to stop publishing (shutdown, hand-over to another instance) keeps publishing.
  * Expected: after close() resolved, at most the message already in flight reaches the broker;
- * the others are reported not sent (as a publish on the shared channel is: "publisher is closed").
+ * the others are reported not sent (as a publish on the shared channel is: "publisher is closed"),
+ * `unavailable`: the relay spends no attempt on what the publisher's close() kept from the broker.
  */
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
 import { AMQP_URL, openTestBroker, uniqueName, waitFor, type TestBroker } from './support/broker';
@@ -75,4 +76,14 @@ test('close() during a suspect exchange published alone: the lane goes on publis
   // Observed on main: ~300-375 of the 400 reached the queue after close() resolved, reported 'sent'.
   expect(atEnd - atClose).toBeLessThanOrEqual(1);
   expect(outcomes.filter((outcome) => outcome.status === 'sent').length).toBeLessThanOrEqual(atClose + 1);
+  // What close() kept from going out (or from being confirmed) spends no attempt: `unavailable`,
+  // the ones after it "publisher is closed" (retryable on main before the closed publisher said so).
+  const notSent = outcomes.filter((outcome) => outcome.status !== 'sent');
+  expect(notSent.length).toBeGreaterThan(0);
+  expect(notSent.filter((outcome) => outcome.status !== 'unavailable')).toEqual([]);
+  // Only the one in flight at close() says otherwise ("no confirm: RabbitMQ publisher is closed").
+  const otherText = notSent.filter(
+    (outcome) => 'error' in outcome && outcome.error !== 'publisher is closed',
+  );
+  expect(otherText.length).toBeLessThanOrEqual(1);
 });
