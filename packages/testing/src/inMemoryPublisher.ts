@@ -1,5 +1,6 @@
 import type { OutboxMessage, Publisher, PublishOutcome } from '@ferry/core';
 import {
+  closedOutcome,
   describeCause,
   functionOption,
   knownKeysOption,
@@ -42,8 +43,6 @@ const KEYS = { decide: true, observer: true } as const satisfies OptionKeys<InMe
 /** A decision not waited for: the call's signal aborted, or close() was called. */
 const ABANDONED = Symbol('abandoned');
 
-const CLOSED_ERROR = 'publisher is closed';
-
 /**
  * A broker in memory for tests of applications and of the relay, with the publish contract of
  * ferry's transports. `attempts` records every message it asked `decide` about; `delivered` only
@@ -52,8 +51,8 @@ const CLOSED_ERROR = 'publisher is closed';
  * (reported `unavailable` after an `unavailable` one, else `retryable`). Aborting the signal
  * leaves the remaining messages unreported (retryable). `close()` (safe twice) ends the calls in
  * flight and resolves once they did: nothing is recorded sent after it, and every message not
- * decided by then, in those calls or later ones, is reported `retryable` ("publisher is closed"),
- * as ferry's transports do. Names `system: 'memory'`.
+ * decided by then, in those calls or later ones, is reported `unavailable` ("publisher is closed":
+ * the broker out of the relay's reach, no attempt spent), as ferry's transports do. Names `system: 'memory'`.
  */
 export class InMemoryPublisher implements Publisher {
   /** OpenTelemetry's `messaging.system` of the relay's publish spans (the consumer names it too). */
@@ -109,7 +108,7 @@ export class InMemoryPublisher implements Publisher {
     const failedKeys = new Map<string, 'retryable' | 'unavailable'>();
     for (const message of messages) {
       if (this.closed) {
-        outcomes.push({ id: message.id, status: 'retryable', error: CLOSED_ERROR });
+        outcomes.push(closedOutcome(message.id));
         continue;
       }
       if (signal.aborted) break;
@@ -123,7 +122,7 @@ export class InMemoryPublisher implements Publisher {
       this.attempted.push(message);
       const decision = await this.decideWithin(message, signal);
       if (decision === ABANDONED) {
-        if (this.closed) outcomes.push({ id: message.id, status: 'retryable', error: CLOSED_ERROR });
+        if (this.closed) outcomes.push(closedOutcome(message.id));
         continue;
       }
       const outcome = outcomeOf(message.id, decision);

@@ -1,5 +1,8 @@
 import type { OutboxMessage, PublishOutcome } from '@ferry/core';
+import type { TransportPublisherEvent } from '@ferry/core/transport';
 import { InMemoryBroker, InMemoryPublisher, waitUntil, type PublishDecision } from '@ferry/testing';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { expectNothingSpent, runRelayOnClosedPublisher } from '../../../test-support/closedPublisherRelay';
 
 function message(id: string): OutboxMessage {
   return {
@@ -138,11 +141,13 @@ describe('InMemoryPublisher: per-message outcomes, key order, abort and close, a
     expect({ outcomes, delivered: publisher.delivered }).toEqual({ outcomes: [], delivered: [] });
   });
 
-  it('close() ends a call whose decision is pending: the rest is retryable "publisher is closed", nothing is recorded sent after it', async () => {
+  it('close() ends a call whose decision is pending: the rest is unavailable "publisher is closed" (no attempt spent), nothing is recorded sent after it', async () => {
     let decideNow: ((decision: PublishDecision) => void) | undefined;
+    const events: TransportPublisherEvent[] = [];
     const publisher = new InMemoryPublisher({
       decide: (m) =>
         m.id === 'a' ? 'sent' : new Promise<PublishDecision>((resolve) => (decideNow = resolve)),
+      observer: (event) => void events.push(event),
     });
     const publishing = publisher.publish(
       [message('a'), message('b'), message('c')],
@@ -165,10 +170,20 @@ describe('InMemoryPublisher: per-message outcomes, key order, abort and close, a
     expect(answeredAtClose).toBe(true); // close() resolves once the call in flight ended
     expect(await publishing).toEqual([
       { id: 'a', status: 'sent' },
-      { id: 'b', status: 'retryable', error: 'publisher is closed' },
-      { id: 'c', status: 'retryable', error: 'publisher is closed' },
+      { id: 'b', status: 'unavailable', error: 'publisher is closed' },
+      { id: 'c', status: 'unavailable', error: 'publisher is closed' },
     ]);
     expect(publisher.delivered.map((m) => m.id)).toEqual(['a']);
+    // The observer (and the metrics fed from it) hear the outcome the relay makes of it.
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'published', count: 1 }),
+      expect.objectContaining({
+        type: 'publish-failed',
+        count: 2,
+        outcome: 'unavailable',
+        error: 'publisher is closed',
+      }),
+    ]);
   });
 
   it('attempts is a copy of the record too: changing what it returns changes no later read', async () => {
@@ -193,8 +208,34 @@ describe('InMemoryPublisher: per-message outcomes, key order, abort and close, a
     const sent = outcomes.filter((outcome) => outcome.status === 'sent').length;
     expect(sent).toBeLessThan(messages.length);
     expect(outcomes.slice(sent)).toEqual(
-      messages.slice(sent).map(({ id }) => ({ id, status: 'retryable', error: 'publisher is closed' })),
+      messages.slice(sent).map(({ id }) => ({ id, status: 'unavailable', error: 'publisher is closed' })),
     );
     expect(broker.held('q')).toBe(sent);
+  });
+});
+
+describe('InMemoryPublisher closed under a running relay (closed before the relay, or at once)', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  // Observed on main: the events in flight at close() and every later cycle's batches answered
+  // retryable ("publisher is closed"): retry_count 1, then FAILED after maxRetries cycles.
+  it('keeps every event not delivered PENDING with no attempt spent, cycle after cycle; only what it delivered is SENT', async () => {
+    // Each decision a turn of the event loop away: the relay's batches are in flight at close().
+    const publisher = new InMemoryPublisher({
+      decide: () => new Promise<PublishDecision>((resolve) => setImmediate(() => resolve('sent'))),
+    });
+    const run = await runRelayOnClosedPublisher({ db: database.db, publisher, destination: 'orders' });
+    expectNothingSpent(run);
+    const delivered = new Set(publisher.delivered.map((m) => m.id));
+    const sent = run.rows.filter((row) => row.status === 'SENT').map((row) => row.id);
+    expect(sent.filter((id) => !delivered.has(id))).toEqual([]);
   });
 });

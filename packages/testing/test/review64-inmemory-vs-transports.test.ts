@@ -92,7 +92,7 @@ describe('review 64: the in-memory publisher against the real publishers', () =>
     });
   });
 
-  test('once close() resolved nothing more is published: the rest of a publish in flight is retryable "publisher is closed"', async () => {
+  test('once close() resolved nothing more is published: the rest of a publish in flight is unavailable "publisher is closed"', async () => {
     const broker = new InMemoryBroker();
     broker.declareQueue('orders');
     const publisher = broker.publisher();

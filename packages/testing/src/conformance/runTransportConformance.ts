@@ -14,7 +14,8 @@
  *   (acceptance-unavailable / acceptance-failed naming the error)                (always)
  * - at the admission limit a duplicate is settled at once, the refused new
  *   deliveries come back (never dead-lettered) and are accepted once           (always)
- * - closing the publisher twice resolves; a publish after close sends nothing  (always)
+ * - closing the publisher twice resolves; what a publish in flight at close or after it did not
+ *   have confirmed is `unavailable` (no attempt spent)                           (always)
  * - closing a consumer twice resolves (one promise); a closed one takes nothing (always)
  * - the observer hears received, then accepted and settled, with transport and source (always)
  * - each consumer's connection events carry its own instance; close() of a connected one
