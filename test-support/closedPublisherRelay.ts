@@ -4,46 +4,58 @@
  * reach, never a verdict on the message. Each ferry publisher's lifecycle-order test runs it with
  * the real relay and PostgreSQL.
  */
-import {
-  createRelay,
-  emitMany,
-  type OutboxEvent,
-  type OutboxEventInput,
-  type Publisher,
-  type SqlExecutor,
-} from '@ferry/core';
+import { createRelay, emitMany, type OutboxEvent, type OutboxEventInput, type Publisher } from '@ferry/core';
 import pino from 'pino';
+import { createTestDatabase, type TestDatabase } from './database';
 
 export interface ClosedPublisherRun {
   /** Every event's row after the relay closed, in emit order. */
   readonly rows: readonly { id: string; status: string; retry_count: number; last_error: string | null }[];
   /** The cycles that claimed rows and ended after the publisher's close() resolved. */
   readonly cyclesAfterClose: readonly Extract<OutboxEvent, { type: 'cycle' }>[];
+  /** The ids of the events the broker holds once the relay closed (the caller's `taken`). */
+  readonly taken: ReadonlySet<string>;
 }
 
 /** How many cycles that claimed rows the relay runs on the closed publisher. */
 export const CYCLES_ON_CLOSED = 4;
 
+/** How many events the relay has to publish when the publisher closes under it. */
+const EVENTS = 200;
+
+/** The deadline of each wait of a run (a liveness bound, not a timing threshold). */
+const RUN_WITHIN_MS = 30_000;
+
 /**
- * Emits `count` events to `destination` (maxRetries 2: two charged attempts make an event FAILED),
+ * In a database of its own (dropped after), emits EVENTS events to `destination` (maxRetries 2: two charged attempts make an event FAILED),
  * starts the relay (batches of 20, retries due at once, a circuit that never opens, so that every
  * cycle claims and publishes again), closes the publisher once the relay confirmed a first batch
  * (the next ones in flight), then lets the relay run CYCLES_ON_CLOSED cycles that claim rows on
  * the closed publisher (or until no row is pending: every one charged and FAILED, as on main before
- * the closed publisher answered `unavailable`) and closes it.
+ * the closed publisher answered `unavailable`), closes it and asks the broker what it took
+ * (`taken`: the message ids it holds).
  */
 export async function runRelayOnClosedPublisher(options: {
-  readonly db: SqlExecutor;
   readonly publisher: Publisher & { close(): Promise<void> };
   readonly destination: string;
-  readonly type?: string;
-  readonly count?: number;
-  readonly timeoutMs?: number;
+  readonly taken: () => Promise<Iterable<string | undefined>>;
 }): Promise<ClosedPublisherRun> {
-  const { db, publisher } = options;
-  const count = options.count ?? 200;
-  const events: OutboxEventInput[] = Array.from({ length: count }, (_, n) => ({
-    type: options.type ?? 'order.placed',
+  const database = await createTestDatabase();
+  try {
+    return await runOn(database.db, options);
+  } finally {
+    await options.publisher.close();
+    await database.drop();
+  }
+}
+
+async function runOn(
+  db: TestDatabase['db'],
+  options: Parameters<typeof runRelayOnClosedPublisher>[0],
+): Promise<ClosedPublisherRun> {
+  const { publisher } = options;
+  const events: OutboxEventInput[] = Array.from({ length: EVENTS }, (_, n) => ({
+    type: 'order.placed',
     destination: options.destination,
     payload: { n },
     maxRetries: 2,
@@ -65,7 +77,7 @@ export async function runRelayOnClosedPublisher(options: {
       circuit: { failureThreshold: 1_000 },
     },
   });
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  const deadline = Date.now() + RUN_WITHIN_MS;
   const pending = async () =>
     Number(
       (
@@ -83,7 +95,7 @@ export async function runRelayOnClosedPublisher(options: {
   };
   try {
     relay.start();
-    await waitUntil('the relay to confirm a first batch', async () => (await pending()) < count);
+    await waitUntil('the relay to confirm a first batch', async () => (await pending()) < EVENTS);
     await publisher.close();
     closedAt = Date.now();
     await waitUntil(
@@ -97,14 +109,15 @@ export async function runRelayOnClosedPublisher(options: {
     `SELECT id::text AS id, status, retry_count, last_error FROM outbox_events WHERE id::text = ANY($1) ORDER BY seq`,
     [ids],
   );
-  return { rows, cyclesAfterClose: [...cycles] };
+  const taken = new Set<string>();
+  for (const id of await options.taken()) if (id !== undefined) taken.add(id);
+  return { rows, cyclesAfterClose: [...cycles], taken };
 }
 
 /**
  * What a relay on a closed publisher must leave: no event FAILED nor charged, every one not SENT
  * still PENDING with no attempt spent, and it went on claiming (CYCLES_ON_CLOSED cycles), each
- * handing back what it claimed and not sent as `unavailable`. The SENT ones must be checked against
- * the broker by the caller (only what the broker confirmed may be SENT).
+ * handing back what it claimed and not sent as `unavailable`; and only what the broker took is SENT.
  */
 export function expectNothingSpent(run: ClosedPublisherRun): void {
   const notSent = run.rows.filter((row) => row.status !== 'SENT');
@@ -112,4 +125,6 @@ export function expectNothingSpent(run: ClosedPublisherRun): void {
   expect(notSent.filter((row) => row.status !== 'PENDING' || row.retry_count !== 0)).toEqual([]);
   expect(run.cyclesAfterClose.length).toBeGreaterThanOrEqual(CYCLES_ON_CLOSED);
   expect(run.cyclesAfterClose.filter((cycle) => cycle.retried > 0 || cycle.failed > 0)).toEqual([]);
+  const sent = run.rows.filter((row) => row.status === 'SENT').map((row) => row.id);
+  expect(sent.filter((id) => !run.taken.has(id))).toEqual([]);
 }
