@@ -1,6 +1,7 @@
 import { checkKafkaConnection } from './options';
 import { type Logger, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
 import {
+  closedOutcome,
   guardLogger,
   MAX_TIMER_MS,
   observePublish,
@@ -65,8 +66,9 @@ const failureStatus = (failure: ErrorClassification) =>
 /**
  * Outbox publisher over an idempotent producer (acks -1; with kafkajs one request in flight per
  * broker, so per-key order survives retries). A message is `sent` only once the `sendBatch`
- * carrying it resolved; aborts and producer disconnects report it `retryable`, a send the cluster
- * did not answer by its deadline `unavailable` (unanswered).
+ * carrying it resolved; the relay's abort reports it `retryable`; a producer disconnect, a send
+ * the cluster did not answer by its deadline (unanswered) and what close() kept from being sent or
+ * confirmed `unavailable`.
  */
 export class KafkaPublisher implements Publisher {
   /** OpenTelemetry's messaging.system of the relay's publish spans. */
@@ -255,7 +257,7 @@ export class KafkaPublisher implements Publisher {
     signal: AbortSignal,
     budget: PublishBudget,
   ): Promise<PublishOutcome[]> {
-    if (this.closing) return records.map((record) => retryable(record.id, 'publisher is closed'));
+    if (this.closing) return records.map((record) => closedOutcome(record.id));
     if (signal.aborted)
       return records.map((record) => retryable(record.id, 'publish aborted before sending'));
     const topics = new Set(records.map((record) => record.topic));
@@ -637,7 +639,8 @@ export class KafkaPublisher implements Publisher {
   }
 
   /**
-   * Reports in-flight sends retryable at once, fails a connect in flight (the client's retries
+   * Reports in-flight sends `unavailable` at once (closedOutcome: the relay spends no attempt on
+   * what close() kept from the cluster), fails a connect in flight (the client's retries
    * of it end too) and waits for it to settle, lets the client finish the sends (at most
    * `confirmTimeoutMs`, so no retry reconnects a disconnected producer), then disconnects.
    * All of it within `closeTimeoutMs`: past it the producer's sockets are destroyed (review 100:
@@ -647,8 +650,12 @@ export class KafkaPublisher implements Publisher {
    */
   async close(): Promise<void> {
     this.closing ??= (async () => {
-      this.inFlight.abort(new Error('Kafka publisher closed'));
-      this.stopping.abort(closedError('KafkaPublisher'));
+      // Both reasons are marked unavailable (markUnavailable): every wait they end (a send, a
+      // topic check, the producer's connect or replacement) is classified `unavailable`, as a
+      // closed publisher is a cluster the relay cannot reach; the relay's own signal stays
+      // `retryable` (its answer discarded: publishBatch stopped waiting at that abort).
+      this.inFlight.abort(unavailableError('Kafka publisher closed'));
+      this.stopping.abort(markUnavailable(closedError('KafkaPublisher')));
       const ms = this.options.closeTimeoutMs;
       await boundedClose(
         'Kafka publisher close',

@@ -139,7 +139,8 @@ export function throwIfAborted(signals: readonly AbortSignal[], what: string): v
  * whatever the reason, a closed publisher's FERRY_CLOSED included. Nothing was sent and nothing
  * is the message's fault; the reason's own `retriable` (FERRY_CLOSED's is false) made a publish
  * waiting for the producer's connect when the publisher closed `permanent`, failing the event
- * for good (review 98).
+ * for good (review 98). The reason stays its cause: the publisher's close() marks its reasons
+ * unavailable (KafkaPublisher.close), so a wait it ended is `unavailable`, the relay's `retryable`.
  */
 function abandonedError(what: string, signal: AbortSignal): Error {
   return new FerryError('FERRY_TRANSPORT_ERROR', `${what} abandoned: ${describeError(signal.reason)}`, {

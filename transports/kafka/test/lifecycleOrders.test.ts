@@ -3,14 +3,16 @@
  * platformatic/ runs them on @platformatic/kafka): ready() and close() in every order, close()
  * twice at once, close() while a chunk's acceptance is in flight, publish() after and during
  * close(). Each call works or fails with a typed FerryError, nothing hangs, no rejection goes
- * unhandled, nothing accepted is left uncommitted, and nothing is reported sent unconfirmed.
+ * unhandled, nothing accepted is left uncommitted, and nothing is reported sent unconfirmed. A
+ * closed publisher answers `unavailable` (the cluster out of reach): the relay on it spends no attempt.
  * (closeQuiet.test.ts proves that close() mid-connect leaves no socket or timer.)
  */
 import { FERRY_HEADERS } from '@ferry/core';
 import { KafkaPublisher, attachKafkaConsumer } from '../src';
 import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
+import { expectNothingSpent, runRelayOnClosedPublisher } from '../../../test-support/closedPublisherRelay';
 import { ConsumerHarness } from './consumerHarness';
-import { committedOffsets, fastGroup, outboxMessage, readBack, uniqueName } from './support';
+import { committedOffsets, endOffsets, fastGroup, outboxMessage, readBack, uniqueName } from './support';
 
 let harness: ConsumerHarness;
 const never = new AbortController().signal;
@@ -90,7 +92,10 @@ test('publish() after close(), close() twice, close() during publish(): no outco
   await closed.connect();
   await Promise.all([closed.close(), closed.close()]);
   const after = await closed.publish([outboxMessage()], never);
-  expect(after.map((o) => o.status)).toEqual(['retryable']);
+  // Observed on main: retryable, an attempt spent per event and cycle on a closed publisher.
+  expect(after.map((o) => [o.status, 'error' in o ? o.error : null])).toEqual([
+    ['unavailable', 'publisher is closed'],
+  ]);
   await expect(closed.connect()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
 
   const publisher = new KafkaPublisher(harness.connection, { defaultDestination: topic });
@@ -100,8 +105,8 @@ test('publish() after close(), close() twice, close() during publish(): no outco
   await Promise.all([publisher.close(), publisher.close()]);
   const outcomes = await publishing;
   expect(outcomes.map((o) => o.id)).toEqual(messages.map((m) => m.id));
-  const statuses = outcomes.map((o) => o.status);
-  expect(statuses.filter((s) => !['sent', 'retryable', 'unavailable'].includes(s))).toEqual([]);
+  // What close() kept from being confirmed is the cluster out of reach, not the message's fault.
+  expect(outcomes.filter((o) => o.status !== 'sent' && o.status !== 'unavailable')).toEqual([]);
   const sent = outcomes.filter((o) => o.status === 'sent').map((o) => o.id);
   if (sent.length > 0) {
     const records = await readBack(harness.connection, topic, sent.length);
@@ -109,3 +114,20 @@ test('publish() after close(), close() twice, close() during publish(): no outco
     expect(sent.filter((id) => !onTopic.has(id))).toEqual([]);
   }
 }, 60_000);
+
+// Observed on main: the events in flight at close() and every later cycle's batches answered
+// retryable ("publisher is closed", "send abandoned: Kafka publisher closed"): retry_count 1, then
+// FAILED after maxRetries cycles.
+test('the relay on a publisher closed under it keeps every event not confirmed PENDING with no attempt spent, cycle after cycle; only what the cluster took is SENT', async () => {
+  const topic = await harness.topicPair('closed-relay');
+  const run = await runRelayOnClosedPublisher({
+    publisher: new KafkaPublisher(harness.connection, { defaultDestination: topic }),
+    destination: topic,
+    taken: async () => {
+      const onTopic = Number((await endOffsets(harness.connection, topic)).get(0) ?? '0');
+      const records = onTopic > 0 ? await readBack(harness.connection, topic, onTopic) : [];
+      return records.map((r) => r.headers[FERRY_HEADERS.messageId]);
+    },
+  });
+  expectNothingSpent(run);
+}, 90_000);

@@ -403,10 +403,10 @@ describe('KafkaPublisher against a real broker', () => {
     await held.handed;
     const closing = publisher.close();
     const [outcome] = await publishing;
-    // Told at close, not at the confirm timeout.
+    // Told at close, not at the confirm timeout; unavailable: ended by close(), no attempt spent.
     expect(outcome).toMatchObject({
       id: message.id,
-      status: 'retryable',
+      status: 'unavailable',
       error: expect.stringContaining('abandoned'),
     });
     await closing;
@@ -460,7 +460,7 @@ describe('KafkaPublisher against a real broker', () => {
     await publisher.close();
     const message = outboxMessage();
     expect(await publisher.publish([message], never)).toEqual([
-      { id: message.id, status: 'retryable', error: 'publisher is closed' },
+      { id: message.id, status: 'unavailable', error: 'publisher is closed' },
     ]);
   });
 });

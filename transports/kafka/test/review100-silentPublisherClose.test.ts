@@ -1,7 +1,7 @@
 /**
  * Review 100: close() of a publisher with a send in flight when its cluster goes silent (its TCP
- * links stay open, nothing answers). The publish is told at once that it is not sent (retryable,
- * never `sent`), and close() settles within a bound, leaving no socket to the cluster. Runs on
+ * links stay open, nothing answers). The publish is told at once that it is not sent
+ * (`unavailable`: ended by close(), no attempt spent; never `sent`), and close() settles within a bound, leaving no socket to the cluster. Runs on
  * both clients (platformatic/review100-silentPublisherClose).
  *
  * Every broker connection of the process is routed through a SilentRoute (./silentRoute). The

@@ -111,7 +111,8 @@ describe('KafkaPublisher: the check of a suspect topic when the cluster does not
     // Nothing of the check runs once close() resolved (its connect failed at once, not retried).
     expect(adminsSettled()).toBe(true);
     const [outcome] = await publishing;
-    expect(outcome).toMatchObject({ id: message.id, status: 'retryable' });
+    // Ended by close(): the cluster out of reach, no attempt spent.
+    expect(outcome).toMatchObject({ id: message.id, status: 'unavailable' });
     expect(sends()).toBe(sendsBeforeClose);
     await waitFor(
       () => silent.openConnections === 0,
