@@ -7,6 +7,7 @@ import type { OutboxMessage, PublishOutcome, Publisher } from '@ferry/core';
 import {
   clearableAny,
   clearableDeadline,
+  closedOutcome,
   guardLogger,
   MAX_TIMER_MS,
   observePublish,
@@ -33,6 +34,9 @@ import {
 import { isFifoQueue } from './topology';
 import { queueReferenceFault } from './queueUrl';
 import { attributeTextFault, encodeEntry, messageSize, SQS_SYSTEM } from './wire';
+
+/** The error of a message not sent because the publisher (or its connection) is closed. */
+const CLOSED = 'SQS publisher is closed';
 
 /** SQS accepts at most 10 entries per SendMessageBatch. */
 const MAX_BATCH_ENTRIES = 10;
@@ -118,9 +122,7 @@ export class SqsPublisher implements Publisher {
     signal: AbortSignal,
   ): Promise<readonly PublishOutcome[]> {
     const outcomes: (PublishOutcome | undefined)[] = new Array(messages.length);
-    if (this.closing.signal.aborted || this.connection.isClosed) {
-      return messages.map((m) => ({ id: m.id, status: 'retryable', error: 'SQS publisher is closed' }));
-    }
+    if (this.closed) return messages.map((m) => closedOutcome(m.id, CLOSED));
     const byQueue = new Map<string, number[]>();
     messages.forEach((message, index) => {
       const queue = this.queueOf(message);
@@ -143,7 +145,8 @@ export class SqsPublisher implements Publisher {
     // The call's one deadline (answerWithinMs): no request of it outlasts it, the deferred
     // messages' own deadlines included, so the relay never judges a silent SQS before the
     // publisher (review 95: one confirmTimeoutMs per deferred message outlasted it).
-    // close() ends the call's requests as the caller's signal does (retryable: not charged).
+    // close() ends the call's requests as the caller's signal does: what it kept from SQS is
+    // `unavailable` (closedOutcome), what the caller's signal did `retryable` (failedStatus).
     // Left to run, a request SQS did not answer held its socket and its caller until
     // confirmTimeoutMs past the publisher's close() (review 98).
     // Not AbortSignal.any: Node 20 kept every call's signal in the closing one (review 99).
@@ -154,7 +157,15 @@ export class SqsPublisher implements Publisher {
     // (failedStatus), as those not sent before it.
     const requests = clearableDeadline(this.options.confirmTimeoutMs, whole.signal);
     try {
-      return await this.publishCall(messages, outcomes, byQueue, stop.signal, whole.signal, requests.signal);
+      return await this.publishCall(
+        messages,
+        outcomes,
+        byQueue,
+        signal,
+        stop.signal,
+        whole.signal,
+        requests.signal,
+      );
     } finally {
       requests.clear();
       whole.clear();
@@ -167,20 +178,24 @@ export class SqsPublisher implements Publisher {
     messages: readonly OutboxMessage[],
     outcomes: (PublishOutcome | undefined)[],
     byQueue: ReadonlyMap<string, number[]>,
+    /** The caller's (the relay's) signal. */
+    relay: AbortSignal,
     /** The caller's signal joined with the publisher's closing one. */
     stop: AbortSignal,
     whole: AbortSignal,
     deadline: AbortSignal,
   ): Promise<readonly PublishOutcome[]> {
-    const statusOf = (error: unknown) => failedStatus(error, deadline, stop);
     const call: CallRequests = {
       sent: 0,
       answered: 0,
       stop,
+      relay,
+      closed: () => this.closed,
       whole,
       endpointDown: false,
       abroad: new Map(),
     };
+    const statusOf = (error: unknown) => failedStatus(error, deadline, call);
     await Promise.all(
       [...byQueue].map(([queue, indexes]) =>
         this.publishToQueue(queue, indexes, messages, outcomes, deadline, statusOf, call),
@@ -203,9 +218,14 @@ export class SqsPublisher implements Publisher {
     );
   }
 
+  /** close() was called, or the connection (the caller's) was closed: nothing more is sent. */
+  private get closed(): boolean {
+    return this.closing.signal.aborted || this.connection.isClosed;
+  }
+
   /**
    * Closes the publisher: a publish in flight is answered at once, what it has not had confirmed
-   * `retryable`, and has answered (and told the observer) before close() resolves. The connection
+   * `unavailable` (closedOutcome: no attempt spent), and has answered (and told the observer) before close() resolves. The connection
    * belongs to the caller and stays open.
    */
   async close(): Promise<void> {
@@ -274,9 +294,11 @@ export class SqsPublisher implements Publisher {
           : `not sent: confirmTimeoutMs (${this.options.confirmTimeoutMs} ms) passed before its request`;
         const error = charged
           ? `${late}; ${abroad(foreign!)}`
-          : status === 'unavailable'
-            ? late
-            : 'publish aborted';
+          : call.closed() && !call.relay.aborted
+            ? CLOSED
+            : status === 'unavailable'
+              ? late
+              : 'publish aborted';
         for (const p of [batch, pending].flat()) {
           outcomes[p.index] = { id: p.message.id, status, error };
           if (charged) call.abroad.set(p.index, late);
@@ -422,7 +444,7 @@ export class SqsPublisher implements Publisher {
       batch,
       outcomes,
       own,
-      (e) => failedStatus(e, own, call.stop),
+      (e) => failedStatus(e, own, call),
       call,
       foreign,
       charge,
@@ -536,7 +558,12 @@ interface FailedKey {
 interface CallRequests {
   sent: number;
   answered: number;
+  /** The relay's signal joined with the publisher's closing one: the call is given up. */
   readonly stop: AbortSignal;
+  /** The relay's own signal: aborted, it stopped waiting for the call and discards its answer. */
+  readonly relay: AbortSignal;
+  /** The publisher (or its connection) was closed. */
+  readonly closed: () => boolean;
   /** The call's one deadline (answerWithinMs, ended by `stop` too): every request of it ends by it. */
   readonly whole: AbortSignal;
   /** A request to the connection's endpoint failed as an outage in this call. */
@@ -553,18 +580,24 @@ const PROBE_MS = 5_000;
 
 /**
  * The outcome of messages whose request failed with `error`: `unavailable` when the publish's
- * own deadline (`confirmTimeoutMs`) ended it, not the relay (`stop`: its lease, its shutdown).
+ * own deadline (`confirmTimeoutMs`) or the publisher's close() (or its connection's: closedOutcome)
+ * ended it, not the relay (`relay`: its lease, its shutdown).
  * Nothing in a message makes SQS withhold its answer, while a network that drops packets
  * withholds every one: spending attempts on that turned events FAILED during a silent outage
  * (review 19), where a refused connection spent none. A request abandoned at another deadline
  * (a shared queue-name lookup's setupTimeoutMs: abandonedError's cause) is unavailable by
  * publishStatus too (review 22). An answer SQS gave (an HTTP status) as the deadline passed, and
- * everything else: publishStatus; a publish the relay stopped: retryable.
+ * everything else: publishStatus; a publish the relay stopped: retryable (publishBatch stopped
+ * waiting at the relay's abort and discards the answer).
  */
-function failedStatus(error: unknown, deadline: AbortSignal, stop: AbortSignal): FailedStatus {
+function failedStatus(
+  error: unknown,
+  deadline: AbortSignal,
+  call: Pick<CallRequests, 'relay' | 'closed'>,
+): FailedStatus {
   const answered = (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata?.httpStatusCode;
-  if (stop.aborted) return 'retryable';
-  if (deadline.aborted && answered === undefined) return 'unavailable';
+  if (call.relay.aborted) return 'retryable';
+  if ((call.closed() || deadline.aborted) && answered === undefined) return 'unavailable';
   return publishStatus(error);
 }
 
