@@ -21,13 +21,45 @@ export async function kafkaLeftovers(brokers: readonly string[], runId: string):
   }
 }
 
-async function readLeftovers(brokers: readonly string[], runId: string): Promise<string[]> {
-  const kafka = new Kafka({
+/**
+ * Waits until a topic holding `runId` exists (a run's app has started), asking one admin client
+ * every `everyMs` until `deadline` (epoch ms), then throws. One connection for the whole wait: a
+ * new client per look (kafkaLeftovers) cost a connection and a metadata exchange every 100 ms of a
+ * child's start-up.
+ */
+export async function untilRunTopic(
+  brokers: readonly string[],
+  runId: string,
+  deadline: number,
+  everyMs = 100,
+): Promise<void> {
+  const admin = adminOf(brokers);
+  await admin.connect();
+  try {
+    for (;;) {
+      try {
+        if ((await admin.listTopics()).some((topic) => topic.includes(runId))) return;
+      } catch (error) {
+        if ((error as { retriable?: unknown } | null)?.retriable !== true) throw error;
+      }
+      if (Date.now() > deadline) throw new Error(`no topic of run ${runId} on Kafka by the deadline`);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+function adminOf(brokers: readonly string[]) {
+  return new Kafka({
     clientId: 'ferry-examples-leftovers',
     brokers: [...brokers],
     logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
+  }).admin();
+}
+
+async function readLeftovers(brokers: readonly string[], runId: string): Promise<string[]> {
+  const admin = adminOf(brokers);
   await admin.connect();
   try {
     const topics = await admin.listTopics();

@@ -4,7 +4,7 @@ import { dropDatabase } from '@ferry/testing';
 import { lockTableOnceCreated } from '../../test/lockTable';
 import { scratchDatabaseUrl, serverUrl } from '../../../test-support/database';
 import { REGISTER_TS } from '../../../test-support/registerTs';
-import { kafkaLeftovers } from '../../test/kafkaLeftovers';
+import { kafkaLeftovers, untilRunTopic } from '../../test/kafkaLeftovers';
 
 /**
  * Review 110, failing on main: the outbox-to-kafka example interrupted by SIGINT / SIGTERM died
@@ -47,9 +47,7 @@ describe('review 110: the outbox-to-kafka example interrupted while it runs', ()
       const lock = await lockTableOnceCreated(databaseUrl, 'outbox_to_kafka_orders', Date.now() + 120_000);
       try {
         // The topic exists once the app started; placing orders now waits on the lock.
-        for (let i = 0; i < 600 && (await kafkaLeftovers(brokers, runId)).length === 0; i += 1) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        await untilRunTopic(brokers, runId, Date.now() + 60_000);
         expect((await kafkaLeftovers(brokers, runId)).length).toBeGreaterThan(0);
         await new Promise((resolve) => setTimeout(resolve, 500));
         child.kill(signal);
