@@ -21,7 +21,8 @@
  *    scenario still passes.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -78,44 +79,59 @@ interface ChildRun {
   readonly output: string;
 }
 
-/** The first case of rabbitmq-outage.test.ts in a child jest with `setup` loaded after the env. */
-async function outageScenarioWith(setup: string): Promise<ChildRun> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'review34-ledger-'));
+/** Writes `text` to `file` unless it holds it already. */
+function writeIfChanged(file: string, text: string): void {
+  let current: string | undefined;
   try {
-    const setupFile = path.join(dir, 'publisherChange.js');
-    writeFileSync(setupFile, setup);
-    const configFile = path.join(dir, 'jest.config.js');
-    writeFileSync(
-      configFile,
-      `const base = require(${JSON.stringify(path.join(REPO_ROOT, 'jest.config.js'))});
+    current = readFileSync(file, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  if (current !== text) writeFileSync(file, text);
+}
+
+/**
+ * The first case of rabbitmq-outage.test.ts in a child jest with `setup` loaded after the env.
+ * The child's config and setup file live in a folder that stays the same from run to run (one per
+ * checkout and variant): ts-jest keys its cache on the whole jest config, setupFilesAfterEnv's
+ * path included, so a fresh temporary folder per run had each child transpile every file it loads
+ * again (most of this file's CPU).
+ */
+async function outageScenarioWith(variant: string, setup: string): Promise<ChildRun> {
+  const checkout = createHash('sha1').update(REPO_ROOT).digest('hex').slice(0, 12);
+  const dir = path.join(tmpdir(), `ferry-review34-${checkout}`, variant);
+  mkdirSync(dir, { recursive: true });
+  const setupFile = path.join(dir, 'publisherChange.js');
+  writeIfChanged(setupFile, setup);
+  const configFile = path.join(dir, 'jest.config.js');
+  writeIfChanged(
+    configFile,
+    `const base = require(${JSON.stringify(path.join(REPO_ROOT, 'jest.config.js'))});
 const project = base.projects.find((p) => p.displayName === '@ferry/fault-tests');
 module.exports = { ...project, setupFilesAfterEnv: [${JSON.stringify(setupFile)}], testTimeout: base.testTimeout, forceExit: true };
 `,
-    );
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    delete env.JEST_WORKER_ID;
-    return await run(
-      'npx',
-      [
-        'jest',
-        '--config',
-        configFile,
-        '--testPathPatterns',
-        'broker-recovery/rabbitmq-outage',
-        '-t',
-        'spends no retry while the node is down',
-      ],
-      { cwd: REPO_ROOT, env, timeout: CHILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
-    ).then(
-      ({ stdout, stderr }) => ({ code: 0, output: `${stdout}${stderr}` }),
-      (error: { code?: number; stdout?: string; stderr?: string }) => ({
-        code: typeof error.code === 'number' ? error.code : -1,
-        output: `${error.stdout ?? ''}${error.stderr ?? ''}`,
-      }),
-    );
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  );
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.JEST_WORKER_ID;
+  return run(
+    'npx',
+    [
+      'jest',
+      '--config',
+      configFile,
+      '--testPathPatterns',
+      'broker-recovery/rabbitmq-outage',
+      '-t',
+      'spends no retry while the node is down',
+    ],
+    { cwd: REPO_ROOT, env, timeout: CHILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
+  ).then(
+    ({ stdout, stderr }) => ({ code: 0, output: `${stdout}${stderr}` }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: typeof error.code === 'number' ? error.code : -1,
+      output: `${error.stdout ?? ''}${error.stderr ?? ''}`,
+    }),
+  );
 }
 
 function ledgerOf(output: string, scenario: string): Record<string, number> {
@@ -138,8 +154,8 @@ describe('review34: the rabbitmq-outage ledger', () => {
   // folder) and a database of its own, as the fault suites of parallel jest workers do.
   const children: { duplicating?: Promise<ChildRun>; reordering?: Promise<ChildRun> } = {};
   beforeAll(() => {
-    children.duplicating = outageScenarioWith(DUPLICATING);
-    children.reordering = outageScenarioWith(REORDERING);
+    children.duplicating = outageScenarioWith('duplicating', DUPLICATING);
+    children.reordering = outageScenarioWith('reordering', REORDERING);
     // Each is awaited by its case; a case that fails first must not leave the other's unhandled.
     for (const child of Object.values(children)) child.catch(() => undefined);
   });
