@@ -25,17 +25,6 @@ describe('attachRabbitConsumer', () => {
     f.broker.channel.sendToQueue(f.queue, Buffer.isBuffer(body) ? body : Buffer.from(body), options);
   }
 
-  /**
-   * Closes the consumer and counts what its channel's close returned to the work queue: every
-   * delivery it did not ack (the broker requeues a closed channel's unacked deliveries before it
-   * answers the close), and any never delivered. 0: everything was acked. A passive declare, where
-   * waiting for rabbitmqctl's unacked count to reach 0 cost an Erlang VM (about 1 s of CPU) a poll.
-   */
-  async function backOnClose(): Promise<number> {
-    await f.consumer!.close();
-    return f.broker.readyCount(f.queue);
-  }
-
   async function deadLetters(count: number): Promise<GetMessage[]> {
     const collected: GetMessage[] = [];
     return waitFor(`${count} dead letters`, async () => {
@@ -54,7 +43,7 @@ describe('attachRabbitConsumer', () => {
 
     await waitFor('40 deliveries offered', () => (f.acceptor.seen.length >= 40 ? true : undefined));
     await f.expectStoredOnce(messages.map((m) => m.id));
-    expect(await backOnClose()).toBe(0);
+    expect(await f.backOnClose()).toBe(0);
     const stored = await f.acceptor.storedIds();
     const expected = messages.map((m) => m.id);
     expect({
@@ -102,7 +91,7 @@ describe('attachRabbitConsumer', () => {
     await waitFor('all five stored', async () =>
       (await f.acceptor.storedIds()).length === 5 ? true : undefined,
     );
-    expect(await backOnClose()).toBe(0);
+    expect(await f.backOnClose()).toBe(0);
   });
 
   it('dead-letters invalid deliveries with the reason in a header and accepts the valid ones', async () => {
@@ -133,7 +122,7 @@ describe('attachRabbitConsumer', () => {
       (await f.acceptor.storedIds()).includes('valid-1') ? true : undefined,
     );
     expect(await f.acceptor.storedIds()).toEqual(['valid-1']);
-    expect(await backOnClose()).toBe(0);
+    expect(await f.backOnClose()).toBe(0);
   });
 
   it('measures maxPayloadBytes on the payload as the inbox does, never on its escaped or indented body (review 84)', async () => {
@@ -234,7 +223,7 @@ describe('attachRabbitConsumer', () => {
       (await f.acceptor.storedIds()).length === 3 ? true : undefined,
     );
     expect((await f.acceptor.storedIds()).sort()).toEqual(messages.map((m) => m.id).sort());
-    expect(await backOnClose()).toBe(0);
+    expect(await f.backOnClose()).toBe(0);
     expect(await f.broker.readyCount(`${f.queue}.dlq`)).toBe(0);
   });
 
@@ -363,7 +352,7 @@ describe('attachRabbitConsumer', () => {
       extra: stored.filter((id) => !expected.includes(id)),
     }).toEqual({ missing: [], extra: [] });
     expect(f.acceptor.seen.length).toBeGreaterThan(expected.length);
-    expect(await backOnClose()).toBe(0);
+    expect(await f.backOnClose()).toBe(0);
   });
 
   /** A logger that records the messages of the warnings it is given. */
@@ -404,7 +393,7 @@ describe('attachRabbitConsumer', () => {
     expect((await f.publisher.publish(late, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
     await f.expectStoredOnce(['valid-1', 'valid-2', ...late.map((m) => m.id)]);
     expect(f.connection.current).toBe(model);
-    expect(await backOnClose()).toBe(0);
+    expect(await f.backOnClose()).toBe(0);
     expect(await f.broker.drain(`${f.queue}.dlq`)).toEqual([]);
     expect(warnings).not.toContain('ferry.rabbitmq: connection lost; reconnecting');
   });
@@ -425,7 +414,7 @@ describe('attachRabbitConsumer', () => {
     await f.expectStoredOnce(['valid-3']);
     expect(warnings).toContain('ferry.rabbitmq: copy channel error');
     expect(warnings).not.toContain('ferry.rabbitmq: consumer channel closed; re-attaching');
-    expect(await backOnClose()).toBe(0);
+    expect(await f.backOnClose()).toBe(0);
   });
 
   it('consumes again on the same connection after the broker cancelled it (work queue deleted)', async () => {
@@ -457,6 +446,6 @@ describe('attachRabbitConsumer', () => {
     expect((await f.publisher.publish(late, neverAborted())).every((o) => o.status === 'sent')).toBe(true);
     await f.expectStoredOnce([...early, ...late].map((m) => m.id));
     expect(f.connection.current).toBe(model);
-    expect(await backOnClose()).toBe(0);
+    expect(await f.backOnClose()).toBe(0);
   });
 });
