@@ -11,7 +11,15 @@ import {
 } from '@ferry/rabbitmq';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { PgTestAcceptor } from '../../../../test-support/pgAcceptor';
-import { AMQP_URL, openTestBroker, unackedCount, uniqueName, waitFor, type TestBroker } from './broker';
+import {
+  AMQP_URL,
+  backOnClose,
+  openTestBroker,
+  unackedCount,
+  uniqueName,
+  waitFor,
+  type TestBroker,
+} from './broker';
 
 /** What a consumer test works with; the fields are replaced before each test. */
 export interface ConsumerFixture {
@@ -35,12 +43,7 @@ export interface ConsumerFixture {
    * work queue is unacked; resolves with the dead letters.
    */
   settled(count: number, timeoutMs: number): Promise<GetMessage[]>;
-  /**
-   * Closes the consumer and counts what its channel's close returned to the work queue: every
-   * delivery it did not ack (the broker requeues a closed channel's unacked deliveries before it
-   * answers the close) and any never delivered. 0: everything was acked. A passive declare, where
-   * a wait for rabbitmqctl's unacked count to reach 0 cost an Erlang VM (about 1 s of CPU) a poll.
-   */
+  /** Closes the consumer `attach` made; resolves with what came back to the work queue (broker.ts backOnClose). */
   backOnClose(): Promise<number>;
   /**
    * Sends an unparseable delivery (`poison`) and a valid one (`neighbour`) to the work queue; waits
@@ -145,10 +148,7 @@ export function useConsumerFixture(
     );
     return dead;
   };
-  fixture.backOnClose = async () => {
-    await fixture.consumer!.close();
-    return fixture.broker.readyCount(fixture.queue);
-  };
+  fixture.backOnClose = () => backOnClose(fixture.consumer!, fixture.broker, fixture.queue);
   fixture.poisonAndNeighbour = async (poison, neighbour) => {
     const { channel } = fixture.broker;
     channel.sendToQueue(fixture.queue, Buffer.from('not json'), {
