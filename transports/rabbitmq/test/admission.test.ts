@@ -6,7 +6,7 @@
 import { Inbox, INBOX_TABLE, type OutboxMessage } from '@ferry/core';
 import type { TransportConsumerEvent } from '@ferry/core/transport';
 import { attachRabbitConsumer, type RabbitConsumerOptions } from '@ferry/rabbitmq';
-import { InboxQueue, unackedCount, waitFor } from './support/broker';
+import { InboxQueue, backOnClose, unackedCount, waitFor } from './support/broker';
 import { neverAborted, outboxMessages } from './support/messages';
 
 describe('RabbitMQ at the inbox admission limit', () => {
@@ -41,10 +41,16 @@ describe('RabbitMQ at the inbox admission limit', () => {
     await consumer.ready();
     const backlog = outboxMessages(2, { destination: `/${queue}` });
     await setup.publisher.publish(backlog, neverAborted());
-    await waitFor('the backlog accepted (the limit reached)', async () =>
-      (await storedIds()).length === 2 && (await unackedCount(queue)) === 0 ? true : undefined,
+    // Its acks sent (the consumer's settled events) before what follows counts unacked deliveries.
+    await waitFor('the backlog accepted and acked (the limit reached)', async () =>
+      (await storedIds()).length === 2 && settledCount(events) === 2 ? true : undefined,
     );
     return { backlog, events };
+  }
+
+  /** Deliveries the consumer acked (its `settled` events). */
+  function settledCount(events: readonly TransportConsumerEvent[]): number {
+    return events.reduce((n, e) => n + (e.type === 'settled' ? e.count : 0), 0);
   }
 
   it('acks the duplicate of a refused batch at once and accepts the refused deliveries once the backlog drains', async () => {
@@ -66,9 +72,10 @@ describe('RabbitMQ at the inbox admission limit', () => {
     await setup.database.db.query(
       `UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now() WHERE consumer = 'billing'`,
     );
-    await waitFor('every delivery acked', async () =>
-      (await setup.broker.readyCount(queue)) === 0 && (await unackedCount(queue)) === 0 ? true : undefined,
+    await waitFor('every delivery accepted', async () =>
+      (await storedIds()).length === 4 ? true : undefined,
     );
+    expect(await backOnClose(setup.attached!, setup.broker, queue)).toBe(0);
     expect(await storedIds()).toEqual([...backlog, ...fresh].map((m) => m.id).sort());
     expect(await setup.broker.readyCount(`${queue}.dlq`)).toBe(0);
     expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
@@ -85,8 +92,9 @@ describe('RabbitMQ at the inbox admission limit', () => {
     // delivery reported once, as the outage of its own batch.
     const outageBegan = () => events.filter((e) => e.type === 'acceptance-unavailable' && e.attempt === 1);
     await waitFor('six deliveries held in several batches', async () =>
+      // None ready, the backlog acked, all six reported held: six unacked.
       outageBegan().reduce((n, e) => n + (e.type === 'acceptance-unavailable' ? e.count : 0), 0) === 6 &&
-      (await unackedCount(queue)) === 6
+      (await setup.broker.readyCount(queue)) === 0
         ? true
         : undefined,
     );
@@ -98,10 +106,10 @@ describe('RabbitMQ at the inbox admission limit', () => {
       await setup.database.db.query(
         `UPDATE ${INBOX_TABLE} SET status = 'COMPLETED', completed_at = now() WHERE status = 'PENDING'`,
       );
-      return (await storedIds()).length === 8 && (await unackedCount(queue)) === 0 ? true : undefined;
+      return (await storedIds()).length === 8 ? true : undefined;
     });
+    expect(await backOnClose(setup.attached!, setup.broker, queue)).toBe(0);
     expect(await storedIds()).toEqual([...backlog, ...fresh].map((m) => m.id).sort());
-    expect(await setup.broker.readyCount(queue)).toBe(0);
     expect(await setup.broker.readyCount(`${queue}.dlq`)).toBe(0);
     expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'acceptance-failed')).toEqual([]);
   });
