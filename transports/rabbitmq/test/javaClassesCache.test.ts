@@ -5,7 +5,15 @@
  * against the new ones.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { REPOSITORY_ROOT, runJavaSource } from '../../../test-support/javaClients';
@@ -23,9 +31,15 @@ function libraryJar(work: string, jars: string, name: string, body: string): voi
 }
 
 let work: string;
+/** `lib-1.jar` (version() returns the int 1), built once for both tests (javac and jar: two JVMs). */
+let libOne: string;
 beforeAll(() => {
   work = mkdtempSync(path.join(tmpdir(), 'ferry-java-cache-'));
-});
+  const shared = path.join(work, 'shared-libs');
+  mkdirSync(shared);
+  libraryJar(work, shared, 'lib-1.jar', 'int version() { return 1; }');
+  libOne = path.join(shared, 'lib-1.jar');
+}, 120_000);
 afterAll(() => {
   rmSync(work, { recursive: true, force: true });
   const classes = path.join(REPOSITORY_ROOT, '.services', 'java-classes');
@@ -44,7 +58,7 @@ test('a source is compiled again when the jars in its folder changed', async () 
     source,
     'public class CacheProbe { public static void main(String[] a) { System.out.println(Lib.version()); } }\n',
   );
-  libraryJar(work, jars, 'lib-1.jar', 'int version() { return 1; }');
+  copyFileSync(libOne, path.join(jars, 'lib-1.jar'));
   expect((await runJavaSource(jars, source, [])).trim()).toBe('1');
   // The first run left the class-data archive later runs start from (AppCDS writes none when the
   // class path holds a folder of classes).
@@ -64,7 +78,7 @@ test('a source is compiled again when the jars in its folder changed', async () 
 test('a class-data lock left by a run that was killed is taken over, and the archive written', async () => {
   const jars = path.join(work, 'stale-libs');
   mkdirSync(jars);
-  libraryJar(work, jars, 'lib.jar', 'int version() { return 3; }');
+  copyFileSync(libOne, path.join(jars, 'lib.jar'));
   const source = path.join(work, 'StaleLockProbe.java');
   writeFileSync(
     source,
@@ -73,7 +87,7 @@ test('a class-data lock left by a run that was killed is taken over, and the arc
   // Compiled, without an archive (as if the dumping run had been killed before writing it).
   process.env.FERRY_TEST_JAVA_CDS = '0';
   try {
-    expect((await runJavaSource(jars, source, [])).trim()).toBe('3');
+    expect((await runJavaSource(jars, source, [])).trim()).toBe('1');
   } finally {
     delete process.env.FERRY_TEST_JAVA_CDS;
   }
@@ -85,7 +99,7 @@ test('a class-data lock left by a run that was killed is taken over, and the arc
   const gone = spawnSync('true').pid;
   writeFileSync(path.join(dir, 'app.jsa.lock'), String(gone));
 
-  expect((await runJavaSource(jars, source, [])).trim()).toBe('3');
+  expect((await runJavaSource(jars, source, [])).trim()).toBe('1');
   expect(existsSync(path.join(dir, 'app.jsa'))).toBe(true);
   expect(existsSync(path.join(dir, 'app.jsa.lock'))).toBe(false);
 }, 240_000);
