@@ -7,6 +7,7 @@ import type { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { pause, waitUntil } from '@ferry/testing';
 import { RabbitConnection, RabbitPublisher, deleteWorkQueue, type RabbitConsumer } from '@ferry/rabbitmq';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { unackedByQueue } from './erlCall';
 
 const run = promisify(execFile);
 
@@ -146,10 +147,13 @@ export async function closeConnectionsNamed(name: string): Promise<number> {
 
 /**
  * Unacknowledged deliveries of `queue`, as the broker counts them (0 when there is no such queue).
- * Only rabbitmqctl tells (a passive declare counts the ready messages only): in a condition, ask
- * it last, after what AMQP or the database can answer.
+ * Only the node tells (a passive declare counts the ready messages only): through erl_call where
+ * it can (erlCall.ts), else rabbitmqctl; in a condition, ask it last, after what AMQP or the
+ * database can answer.
  */
 export async function unackedCount(queue: string): Promise<number> {
+  const counts = await unackedByQueue();
+  if (counts !== null) return counts.get(queue) ?? 0;
   const stdout = await rabbitmqctl([
     'list_queues',
     'name',
