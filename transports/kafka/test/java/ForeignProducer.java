@@ -23,7 +23,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * the same, in a batch of its own per codec compressed with CODEC, the codecs in the order they
  * first appear), key,
  * value, then header name=value pairs. "\N" stands for null (key, value or a header value); a
- * header name may repeat.
+ * header name may repeat. A line "@topic", tab, a topic name sends the records after it to that
+ * topic instead (several topics' records in one run: one JVM start for all).
  */
 public class ForeignProducer {
   private static byte[] bytes(String text) {
@@ -67,6 +68,10 @@ public class ForeignProducer {
       while ((line = in.readLine()) != null) {
         if (line.isEmpty()) continue;
         String[] fields = line.split("\t", -1);
+        if (fields[0].equals("@topic")) {
+          topic = fields[1];
+          continue;
+        }
         // keyed: no partition given, so the client's default partitioner places it by its key.
         Integer partition = fields[0].equals("keyed") ? null : 0;
         ProducerRecord<byte[], byte[]> record =
