@@ -7,7 +7,7 @@ import type { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { pause, waitUntil } from '@ferry/testing';
 import { RabbitConnection, RabbitPublisher, deleteWorkQueue, type RabbitConsumer } from '@ferry/rabbitmq';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { unackedByQueue } from './erlCall';
+import { closeNamedConnections, unackedByQueue } from './erlCall';
 
 const run = promisify(execFile);
 
@@ -136,11 +136,18 @@ export async function connectionsNamed(name: string): Promise<number> {
   return (await connectionPidsNamed(name)).length;
 }
 
-/** Closes, from the broker side, every connection whose connection_name is `name`. Returns how many. */
+const CLOSE_REASON = 'ferry test: broker-side close';
+
+/**
+ * Closes, from the broker side, every connection whose connection_name is `name` (through
+ * erl_call where it can, erlCall.ts, else rabbitmqctl). Returns how many.
+ */
 export async function closeConnectionsNamed(name: string): Promise<number> {
+  const closed = await closeNamedConnections(name, CLOSE_REASON);
+  if (closed !== null) return closed;
   const ours = await connectionPidsNamed(name);
   for (const pid of ours) {
-    await rabbitmqctl(['close_connection', pid, 'ferry test: broker-side close']);
+    await rabbitmqctl(['close_connection', pid, CLOSE_REASON]);
   }
   return ours.length;
 }
