@@ -33,9 +33,7 @@ test('a timer set when a compressed batch of records slow to parse is received f
   const count = Math.floor((6 * limit - 8) / 2);
   const dense = `{"a":[${Array.from({ length: count }, () => '1').join(',')}]}`;
   expect(dense.length).toBeLessThanOrEqual(6 * limit);
-  // Each record takes longer to parse than a decoding slice (core DECODE_SLICE_MS): a few suffice
-  // for the chunk to outlast a slice, and each is copied whole to the dead-letter topic.
-  const ids = Array.from({ length: 4 }, (_, index) => `dense-${index}`);
+  const ids = Array.from({ length: 40 }, (_, index) => `dense-${index}`);
   // One produce call, one gzip record batch: one fetch brings every record.
   await harness.raw.send({
     topic,
