@@ -70,6 +70,9 @@ module.exports = {
   // Later on 2026-12-07, on a fresh machine: 2,261 s (jest 2,134 s; the files' CPU 2,063 s), then
   // 1,488 s (jest 1,396 s; 1,354 s) once the JVMs ran C1 only, children's TypeScript was cached and
   // rabbitmqctl calls were cut: per-file cost, not the worker count, sets the run's time here.
+  // Later sessions: stop 52's CI took 1,870 s (too near 30 minutes); then npm test 1,494 s (jest
+  // 1,398 s; the files' CPU 1,308 s, PostgreSQL's backends 638 s) once RabbitMQ tests asked the
+  // node through erl_call instead of rabbitmqctl and the costliest files were trimmed (2026-12-07).
   // FERRY_TEST_WORKERS=1 runs them one at a time.
   maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 4),
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
