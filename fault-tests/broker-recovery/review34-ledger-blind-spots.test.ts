@@ -91,11 +91,11 @@ function writeIfChanged(file: string, text: string): void {
 }
 
 /**
- * The first case of rabbitmq-outage.test.ts in a child jest with `setup` loaded after the env.
- * The child's config and setup file live in a folder that stays the same from run to run (one per
- * checkout and variant): ts-jest keys its cache on the whole jest config, setupFilesAfterEnv's
- * path included, so a fresh temporary folder per run had each child transpile every file it loads
- * again (most of this file's CPU).
+ * The first case of rabbitmq-outage.test.ts in a child jest that loads `setup` first: the run's
+ * own config (its fault-tests project), the change named by FERRY_TEST_CHILD_SETUP
+ * (test-support/env.js loads it), so the child reuses the transforms the run cached; a config of
+ * its own had ts-jest transpile every file it loads again (ts-jest keys its cache on the whole
+ * project config). The setup file lives in a folder that stays the same from run to run.
  */
 async function outageScenarioWith(variant: string, setup: string): Promise<ChildRun> {
   const checkout = createHash('sha1').update(REPO_ROOT).digest('hex').slice(0, 12);
@@ -103,22 +103,14 @@ async function outageScenarioWith(variant: string, setup: string): Promise<Child
   mkdirSync(dir, { recursive: true });
   const setupFile = path.join(dir, 'publisherChange.js');
   writeIfChanged(setupFile, setup);
-  const configFile = path.join(dir, 'jest.config.js');
-  writeIfChanged(
-    configFile,
-    `const base = require(${JSON.stringify(path.join(REPO_ROOT, 'jest.config.js'))});
-const project = base.projects.find((p) => p.displayName === '@ferry/fault-tests');
-module.exports = { ...project, setupFilesAfterEnv: [${JSON.stringify(setupFile)}], testTimeout: base.testTimeout, forceExit: true };
-`,
-  );
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, FERRY_TEST_CHILD_SETUP: setupFile };
   delete env.JEST_WORKER_ID;
   return run(
     'npx',
     [
       'jest',
-      '--config',
-      configFile,
+      '--selectProjects',
+      '@ferry/fault-tests',
       '--testPathPatterns',
       'broker-recovery/rabbitmq-outage',
       '-t',
