@@ -12,8 +12,6 @@
  * for the broker to cut its reply text (252 bytes and "...", inside a multibyte character), where
  * the cut name is a prefix of another exchange of the batch.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { createRelay, emitMany, type OutboxEventInput, type Relay } from '@ferry/core';
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
 import type { Channel } from 'amqplib';
@@ -21,17 +19,19 @@ import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import {
   AMQP_URL,
+  addUser,
   addVhost,
+  deleteUser,
   deleteVhost,
   openTestBroker,
+  setPermissions,
+  setTopicPermissions,
   uniqueName,
   type TestBroker,
 } from './support/broker';
 import { neverAborted, outboxMessage } from './support/messages';
 
 jest.setTimeout(120_000);
-
-const run = promisify(execFile);
 
 let database: TestDatabase;
 let broker: TestBroker;
@@ -280,15 +280,15 @@ describe('permissions of the virtual host', () => {
 
   beforeAll(async () => {
     await addVhost(vhost);
-    await run('rabbitmqctl', ['add_user', user, password]);
+    await addUser(user, password);
     // Write access to every exchange but those whose name starts with "no_write".
-    await run('rabbitmqctl', ['set_permissions', '-p', vhost, user, '.*', '^(?!no_write).*', '.*']);
+    await setPermissions(vhost, user, { configure: '.*', write: '^(?!no_write).*', read: '.*' });
     // On exchange "topics", only routing keys starting with "ok.".
-    await run('rabbitmqctl', ['set_topic_permissions', '-p', vhost, user, 'topics', '^ok\\.', '.*']);
+    await setTopicPermissions(vhost, user, 'topics', { write: '^ok\\.', read: '.*' });
   });
 
   afterAll(async () => {
-    await run('rabbitmqctl', ['delete_user', user]).catch(() => undefined);
+    await deleteUser(user);
     await deleteVhost(vhost);
   });
 

@@ -7,7 +7,13 @@ import type { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { pause, waitUntil } from '@ferry/testing';
 import { RabbitConnection, RabbitPublisher, deleteWorkQueue, type RabbitConsumer } from '@ferry/rabbitmq';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { closeNamedConnections, unackedByQueue } from './erlCall';
+import {
+  adminCall,
+  closeNamedConnections,
+  erlBinary,
+  sharedNode,
+  unackedByQueue,
+} from '../../../../test-support/rabbitErlCall';
 
 const run = promisify(execFile);
 
@@ -140,7 +146,7 @@ const CLOSE_REASON = 'ferry test: broker-side close';
 
 /**
  * Closes, from the broker side, every connection whose connection_name is `name` (through
- * erl_call where it can, erlCall.ts, else rabbitmqctl). Returns how many.
+ * erl_call where it can, test-support/rabbitErlCall.ts, else rabbitmqctl). Returns how many.
  */
 export async function closeConnectionsNamed(name: string): Promise<number> {
   const closed = await closeNamedConnections(name, CLOSE_REASON);
@@ -155,7 +161,7 @@ export async function closeConnectionsNamed(name: string): Promise<number> {
 /**
  * Unacknowledged deliveries of `queue`, as the broker counts them (0 when there is no such queue).
  * Only the node tells (a passive declare counts the ready messages only): through erl_call where
- * it can (erlCall.ts), else rabbitmqctl; in a condition, ask it last, after what AMQP or the
+ * it can (test-support/rabbitErlCall.ts), else rabbitmqctl; in a condition, ask it last, after what AMQP or the
  * database can answer.
  */
 export async function unackedCount(queue: string): Promise<number> {
@@ -273,13 +279,68 @@ export class InboxQueue {
   }
 }
 
+/**
+ * An administrative change on the shared node: `call` through erl_call (test-support/rabbitErlCall.ts),
+ * else rabbitmqctl `args` (about 1 s of CPU a call).
+ */
+async function administer(call: string, args: readonly string[]): Promise<void> {
+  if ((await adminCall(sharedNode(), call)) === null) await rabbitmqctl(args);
+}
+
+const ACTING_USER = erlBinary('ferry-tests');
+
 /** Creates virtual host `name` on the broker, with every permission for guest. */
 export async function addVhost(name: string): Promise<void> {
-  await rabbitmqctl(['add_vhost', name]);
-  await rabbitmqctl(['set_permissions', '-p', name, 'guest', '.*', '.*', '.*']);
+  await administer(`rabbit_vhost:add(${erlBinary(name)}, ${ACTING_USER})`, ['add_vhost', name]);
+  await setPermissions(name, 'guest', { configure: '.*', write: '.*', read: '.*' });
 }
 
 /** Deletes virtual host `name` (nothing when it does not exist). */
 export async function deleteVhost(name: string): Promise<void> {
-  await rabbitmqctl(['delete_vhost', name]).catch(() => undefined);
+  await administer(`rabbit_vhost:delete(${erlBinary(name)}, ${ACTING_USER})`, ['delete_vhost', name]).catch(
+    () => undefined,
+  );
+}
+
+/** Creates user `name` with `password` and no tags. */
+export async function addUser(name: string, password: string): Promise<void> {
+  await administer(
+    `rabbit_auth_backend_internal:add_user(${erlBinary(name)}, ${erlBinary(password)}, ${ACTING_USER})`,
+    ['add_user', name, password],
+  );
+}
+
+/** Deletes user `name` (nothing when it does not exist). */
+export async function deleteUser(name: string): Promise<void> {
+  await administer(`rabbit_auth_backend_internal:delete_user(${erlBinary(name)}, ${ACTING_USER})`, [
+    'delete_user',
+    name,
+  ]).catch(() => undefined);
+}
+
+/** Sets `user`'s permissions on virtual host `vhost` (regular expressions over resource names). */
+export async function setPermissions(
+  vhost: string,
+  user: string,
+  { configure, write, read }: { configure: string; write: string; read: string },
+): Promise<void> {
+  const [u, v, c, w, r] = [user, vhost, configure, write, read].map(erlBinary);
+  await administer(
+    `rabbit_auth_backend_internal:set_permissions(${u}, ${v}, ${c}, ${w}, ${r}, ${ACTING_USER})`,
+    ['set_permissions', '-p', vhost, user, configure, write, read],
+  );
+}
+
+/** Sets `user`'s topic permissions on `exchange` of virtual host `vhost` (routing key expressions). */
+export async function setTopicPermissions(
+  vhost: string,
+  user: string,
+  exchange: string,
+  { write, read }: { write: string; read: string },
+): Promise<void> {
+  const [u, v, e, w, r] = [user, vhost, exchange, write, read].map(erlBinary);
+  await administer(
+    `rabbit_auth_backend_internal:set_topic_permissions(${u}, ${v}, ${e}, ${w}, ${r}, ${ACTING_USER})`,
+    ['set_topic_permissions', '-p', vhost, user, exchange, write, read],
+  );
 }
