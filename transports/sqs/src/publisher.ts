@@ -294,7 +294,7 @@ export class SqsPublisher implements Publisher {
           : `not sent: confirmTimeoutMs (${this.options.confirmTimeoutMs} ms) passed before its request`;
         const error = charged
           ? `${late}; ${abroad(foreign!)}`
-          : call.closed() && !call.relay.aborted
+          : closedUnder(call)
             ? CLOSED
             : status === 'unavailable'
               ? late
@@ -504,8 +504,10 @@ export class SqsPublisher implements Publisher {
       // Another host than the endpoint's failing (refused, silent, 5xx, a refusal of this
       // destination's permissions) is that destination's fault: charged, never an SQS outage. The
       // connection's credentials failing (its provider, or any host refusing them: an expired
-      // token) are the connection's, whatever the host.
-      const abroadFailed = foreign !== null && given === 'unavailable' && !isCredentialsFailure(error);
+      // token) are the connection's, whatever the host; a request close() ended is no failure of
+      // the host's (closedOutcome: unavailable, review 148).
+      const abroadFailed =
+        foreign !== null && given === 'unavailable' && !isCredentialsFailure(error) && !closedUnder(call);
       const status = abroadFailed ? 'retryable' : given;
       const failure = `SendMessageBatch to ${stripUrlCredentials(queueUrl)} failed: ${errorName(error) ?? 'Error'}: ${describeError(error)}`;
       const text = abroadFailed ? `${failure}; ${abroad(foreign)}` : failure;
@@ -599,6 +601,14 @@ function failedStatus(
   if (call.relay.aborted) return 'retryable';
   if ((call.closed() || deadline.aborted) && answered === undefined) return 'unavailable';
   return publishStatus(error);
+}
+
+/**
+ * The publisher's close() (or its connection's) ended the call, not the relay: what it kept from
+ * SQS is `unavailable` (closedOutcome), wherever its requests went.
+ */
+function closedUnder(call: Pick<CallRequests, 'relay' | 'closed'>): boolean {
+  return call.closed() && !call.relay.aborted;
 }
 
 /** Why a failure of a queue on another host is charged: `foreign` is connection.foreignHost's text. */

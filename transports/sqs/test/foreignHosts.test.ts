@@ -192,3 +192,37 @@ test("a silent host's events are all charged in a call, and the endpoint's queue
     await silent.close();
   }
 });
+
+// Review 148: what close() ends is the publisher out of reach, wherever the request went. Observed
+// on main: each message of the request to the other host retryable ("…; the queue's host … is not
+// the connection's endpoint"), an attempt spent per event in flight at close(), by a relay closed
+// after its publisher or left running on it.
+test.each(['publisher', 'connection'] as const)(
+  "a request to another host in flight when the %s closes is unavailable, not charged as the host's failure",
+  async (closed) => {
+    const silent = await silentEndpoint();
+    const own =
+      closed === 'connection'
+        ? new SqsConnection({
+            region: 'us-east-1',
+            credentials: { accessKeyId: 'ferry', secretAccessKey: 'ferry' },
+            maxAttempts: 1,
+          })
+        : connection;
+    const publisher = new SqsPublisher(own, { confirmTimeoutMs: 30_000 });
+    try {
+      const [first, ...rest] = outboxMessages(3, `${silent.url}/000000000000/orders`, { orderingKey: 'k' });
+      const publishing = publisher.publish([first!, ...rest], neverAborted());
+      await waitFor('the request on its way to the other host', () =>
+        silent.accepted() > 0 ? true : undefined,
+      );
+      await (closed === 'publisher' ? publisher.close() : own.close());
+      const outcomes = await publishing;
+      expect(outcomes.map((o) => o.status)).toEqual(['unavailable', 'unavailable', 'unavailable']);
+    } finally {
+      await publisher.close();
+      if (own !== connection) await own.close();
+      await silent.close();
+    }
+  },
+);

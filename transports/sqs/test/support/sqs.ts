@@ -249,11 +249,18 @@ export function countRequests(
 
 /**
  * An endpoint that accepts connections and reads requests but never answers (a network dropping
- * packets to SQS), on a free port of 127.0.0.1. `close()` destroys its sockets and stops it.
+ * packets to SQS), on a free port of 127.0.0.1. `accepted()`: the connections it took so far (a
+ * request on its way). `close()` destroys its sockets and stops it.
  */
-export async function silentEndpoint(): Promise<{ readonly url: string; close(): Promise<void> }> {
+export async function silentEndpoint(): Promise<{
+  readonly url: string;
+  accepted(): number;
+  close(): Promise<void>;
+}> {
   const sockets = new Set<Socket>();
+  let accepted = 0;
   const server = createServer((socket) => {
+    accepted += 1;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -261,6 +268,7 @@ export async function silentEndpoint(): Promise<{ readonly url: string; close():
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    accepted: () => accepted,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
