@@ -17,7 +17,8 @@ import { Pool } from 'pg';
 import { listened } from '../../../test-support/oneStatement';
 import { fromPg, prismaTransactions, type InboxEvent } from '@ferry/core';
 import { createTestDatabase, prismaFor, type TestDatabase } from '../../../test-support/database';
-import { busyApplicationPool, makeInbox, message, receiptRow } from './inbox/helpers';
+import { busyApplicationPool, makeInbox, message, receiptRow, waitFor } from './inbox/helpers';
+import { renewLease } from '../src/inbox/sql/renewLease';
 
 jest.setTimeout(60_000);
 
@@ -159,3 +160,103 @@ it("a failure of the handler's own statement still costs its attempt", async () 
   expect({ status: row.status, attempts: row.attempts }).toEqual({ status: 'DEAD', attempts: 1 });
   await inbox.close();
 });
+
+// Review 29 (h2): the same outage, shorter than transactionMaxWaitMs but longer than the
+// handler transaction's deadline (transactionTimeoutMs; in the tests Prisma's default maxWait
+// equals the worker's 5 s deadline, and a loaded machine whose pool was busy for 5 s hit it) or
+// its lease (renewals answered after their deadline for leaseMs - heartbeatIntervalMs). The
+// interruption came while the transaction still waited for a session: main scheduled its error
+// (FERRY_TIMEOUT, InboxLeaseLostError) as a retry with the attempt the claim had consumed, so a
+// receipt whose handler threw InboxPermanentError on its only run went DEAD with lifetime_attempts
+// 2 (review29-defaultIsolation), and here, at worker.maxAttempts 1, a healthy one went DEAD
+// "exhausted" without a run. Whether the session comes just after the interruption (the
+// transaction begins, its handler is not started) or not before the worker stops waiting (one
+// heartbeat interval after the deadline), no handler ran: the claim is given back.
+const INTERRUPTED = {
+  'deadline, session just after it': { deadline: true, freeAfterMs: 350 },
+  'deadline, no session before the worker stops waiting': { deadline: true, freeAfterMs: undefined },
+  'lease lost, session just after it': { deadline: false, freeAfterMs: 1_500 },
+} as const;
+
+it.each(Object.keys(INTERRUPTED) as Array<keyof typeof INTERRUPTED>)(
+  'a handler transaction interrupted before it got a session gives its claim back, attempt returned (%s)',
+  async (title) => {
+    const { deadline, freeAfterMs } = INTERRUPTED[title];
+    const app = await busyApplicationPool(t);
+    const ran: string[] = [];
+    const events: InboxEvent[] = [];
+    // The lease case: each renewal extends the lease in the database but answers after its
+    // deadline, so the lease is lost locally (1,100 ms after the claim) while the database still
+    // holds it.
+    const lease = { leaseMs: 2_000, heartbeatIntervalMs: 900 };
+    const lateRenewals = {
+      renew: async (receipt: { id: string; claimToken: string }) => {
+        const owned = await renewLease(app.adapter.db, receipt.id, receipt.claimToken, lease);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        return owned;
+      },
+    };
+    try {
+      const inbox = makeInbox(
+        {
+          ...app.adapter,
+          // Armed after the worker's deadline and lease (processReceipt), so it frees the pool
+          // after the interruption, and well before the worker stops waiting.
+          transaction: (work, options) => {
+            if (freeAfterMs !== undefined) setTimeout(app.free, freeAfterMs);
+            return app.adapter.transaction(work, options);
+          },
+        },
+        {
+          worker: {
+            ...WORKER,
+            ...(deadline ? { transactionTimeoutMs: 300, heartbeatIntervalMs: 1_000 } : lease),
+            transactionMaxWaitMs: 20_000,
+            retryBaseMs: 1,
+            retryMaxMs: 1,
+          },
+          handlers: {
+            orders: async (_payload: unknown, context: { receiptId: string }) =>
+              void ran.push(context.receiptId),
+          } as never,
+          observer: (event: InboxEvent) => void events.push(event),
+        },
+        deadline ? {} : { ops: lateRenewals },
+      );
+      const { record } = await inbox.accept(message());
+      const first = await inbox.runOnce();
+      const row = await receiptRow(t, record.id);
+      expect({
+        first: { claimed: first.claimed, unresolved: first.unresolved },
+        ran,
+        status: row.status,
+        attempts: row.attempts,
+        lifetime: row.lifetime_attempts,
+        observed: events.filter((e) => e.type === 'dead' || e.type === 'retry').map((e) => e.type),
+        reported: events.some(
+          (e) => e.type === 'infrastructure-error' && e.operation === 'handler-transaction',
+        ),
+      }).toEqual({
+        first: { claimed: 1, unresolved: 1 },
+        ran: [],
+        status: 'PENDING',
+        attempts: 0,
+        lifetime: 0,
+        observed: [],
+        reported: true,
+      });
+      app.free();
+      await waitFor('the receipt COMPLETED', async () => {
+        await inbox.runOnce();
+        return (await receiptRow(t, record.id)).status === 'COMPLETED';
+      });
+      expect({ ran, lifetime: (await receiptRow(t, record.id)).lifetime_attempts }).toEqual({
+        ran: [record.id],
+        lifetime: 1,
+      });
+      await inbox.close();
+    } finally {
+      await app.end();
+    }
+  },
+);

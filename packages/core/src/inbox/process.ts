@@ -163,17 +163,25 @@ export async function processReceipt<TTx>(
   // Ended once the receipt's outcome is known (ferry.outcome), after the failure transition.
   // Started before the lease: nothing between its start and the try that stops it may throw.
   const span = startProcessSpan(receipt);
+  // Whether the handler transaction got its session, and whether an interruption (its deadline,
+  // its lease lost) came before it did: see the catch below.
+  let session = false;
+  let waitedPastInterruption = false;
   const lease = startLease({
     durationMs: deps.worker.leaseMs,
     intervalMs: deps.worker.heartbeatIntervalMs,
     claimedAt,
     renew: (signal) => deps.ops.renew(receipt, signal),
-    onLost: () => abort.abort(new InboxLeaseLostError(receipt.id)),
+    onLost: () => {
+      waitedPastInterruption ||= !session;
+      abort.abort(new InboxLeaseLostError(receipt.id));
+    },
     onError: (error) => emitInfrastructure(deps, 'heartbeat', error),
   });
   // Shutdown interruption and the transaction deadline both hand the claim to its lease:
   // renewals stop, so a handler that ignores its signal cannot hold the receipt forever.
   const interrupt = (reason: unknown): void => {
+    waitedPastInterruption ||= !session;
     void lease.stop();
     abort.abort(reason);
   };
@@ -204,7 +212,13 @@ export async function processReceipt<TTx>(
   // (heartbeat < lease / 2), so its failure is recorded; the transaction can no longer complete.
   let giveUp: ReturnType<typeof setTimeout> | undefined;
   const deadline = setTimeout(() => {
-    const timeout = new FerryError('FERRY_TIMEOUT', 'the handler transaction exceeded transactionTimeoutMs');
+    // No session lent in time: an outage (no SQLSTATE: sessionGone), as transactionMaxWaitMs passing.
+    const timeout = session
+      ? new FerryError('FERRY_TIMEOUT', 'the handler transaction exceeded transactionTimeoutMs')
+      : new FerryError(
+          'FERRY_DATABASE_UNAVAILABLE',
+          `the handler transaction got no session within transactionTimeoutMs (${deps.worker.transactionTimeoutMs} ms)`,
+        );
     interrupt(timeout);
     giveUp = setTimeout(() => stopWaiting?.(timeout), deps.worker.heartbeatIntervalMs);
     giveUp.unref?.();
@@ -226,7 +240,8 @@ export async function processReceipt<TTx>(
             // A session: whatever outage the worker saw is over.
             deps.outage.over();
             // A transaction that began only after an interruption (it waited for a connection)
-            // starts no handler: after shutdown, its claim has been given back.
+            // starts no handler: after shutdown, its claim has been given back; after its
+            // deadline or its lease lost, it is given back below.
             if (abort.isAborted) throw abort.reason;
             handlerStarted = true;
             const context = contextFor(receipt, tx, abort);
@@ -240,6 +255,7 @@ export async function processReceipt<TTx>(
             if (completion !== 'completed') throw new InboxLeaseLostError(receipt.id);
           },
           abandon.signal,
+          () => void (session = true),
         ),
       ),
     );
@@ -269,10 +285,14 @@ export async function processReceipt<TTx>(
     // ran, so the claim goes back with its attempt, due after the retry backoff (claimed again at
     // once it would fail again at once), or later once the outage has lasted (its returned
     // attempt does not grow the backoff: review 104). Charged, a pool exhausted for a while made
-    // healthy receipts DEAD (review 103). If the give-back fails too, the lease recovers the claim.
+    // healthy receipts DEAD (review 103). So is a transaction whose deadline passed, or whose
+    // lease was lost, before it got a session (one lent just after starts no handler): charged, a
+    // pool busy past transactionTimeoutMs spent an attempt no handler used, and a handler that
+    // threw InboxPermanentError on its only run went DEAD at lifetime_attempts 2 (review 29's
+    // poison case on a loaded machine). If the give-back fails too, the lease recovers the claim.
     // A pool the application ended for good (FERRY_CLOSED) never lends one again: the worker stops
     // claiming, as when its own client was ended, and its liveness says why (review 105).
-    if (!handlerStarted && sessionGone(error)) {
+    if (!handlerStarted && (sessionGone(error) || waitedPastInterruption)) {
       await lease.stop();
       emitInfrastructure(deps, 'handler-transaction', error);
       const outageMs = deps.outage.noSession(describeError(error, MAX_OBSERVED_ERROR_CHARS, deps.redact));
