@@ -2,6 +2,7 @@ import {
   InboxInvalidPayloadError,
   InboxPermanentError,
   InboxUnsupportedSchemaError,
+  type InboxEvent,
   type InboxHandlerContext,
 } from '@ferry/core';
 import { inboxRetryCeilingMs } from '@ferry/core/internal/testing';
@@ -18,6 +19,16 @@ import {
   recorder,
   waitFor,
 } from './helpers';
+
+/**
+ * The events but the heartbeat's infrastructure errors: FAST_WORKER renews every 200 ms with a
+ * 200 ms deadline, and on a loaded machine (load 9-18) a handler of these cases ran past a
+ * heartbeat whose renewal missed it ("lease renewal missed its 200 ms deadline"), which is reported
+ * and harmless with a 2 s lease. The cases here are about the receipt's outcome events.
+ */
+function withoutLateRenewals(events: readonly InboxEvent[]): InboxEvent[] {
+  return events.filter((e) => !(e.type === 'infrastructure-error' && e.operation === 'heartbeat'));
+}
 
 describe('inbox worker', () => {
   let t: TestDatabase;
@@ -61,7 +72,7 @@ describe('inbox worker', () => {
       replay: null,
     });
     expect(seen[0]?.signal.aborted).toBe(false);
-    expect(events.map((e) => e.type)).toEqual(['accepted', 'completed']);
+    expect(withoutLateRenewals(events).map((e) => e.type)).toEqual(['accepted', 'completed']);
     expect(await inbox.runOnce()).toMatchObject({ claimed: 0 });
   });
 
@@ -106,7 +117,9 @@ describe('inbox worker', () => {
     expect(dead.last_error).not.toContain('hunter2');
     expect(dead.last_error).not.toContain('secret');
     expect(await businessCount(t, record.id)).toBe(0);
-    const types = events.filter((e) => e.type !== 'accepted').map((e) => e.type);
+    const types = withoutLateRenewals(events)
+      .filter((e) => e.type !== 'accepted')
+      .map((e) => e.type);
     expect(types).toEqual(['retry', 'retry', 'dead']);
     expect(events.find((e) => e.type === 'dead')).toMatchObject({ reason: 'exhausted' });
     expect(JSON.stringify(events)).not.toContain('hunter2');
