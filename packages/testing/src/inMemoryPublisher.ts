@@ -52,7 +52,8 @@ const ABANDONED = Symbol('abandoned');
  * leaves the remaining messages unreported (retryable). `close()` (safe twice) ends the calls in
  * flight and resolves once they did: nothing is recorded sent after it, and every message not
  * decided by then, in those calls or later ones, is reported `unavailable` ("publisher is closed":
- * the broker out of the relay's reach, no attempt spent), as ferry's transports do. Names `system: 'memory'`.
+ * the broker out of the relay's reach, no attempt spent), as ferry's transports do; a call that
+ * starts once close() was called decides nothing and tells the observer nothing. Names `system: 'memory'`.
  */
 export class InMemoryPublisher implements Publisher {
   /** OpenTelemetry's `messaging.system` of the relay's publish spans (the consumer names it too). */
@@ -170,6 +171,8 @@ export class InMemoryPublisher implements Publisher {
   /** Ends the calls in flight (their pending decisions are not waited for) and resolves once they did. */
   async close(): Promise<void> {
     this.closed = true;
+    // A publish from now on is answered `unavailable` and reports nothing (observePublish).
+    this.calls.close();
     this.stopping.abort();
     // Unbounded in effect, as before: the abort has ended every call's wait for a decision.
     await this.calls.settled(MAX_TIMER_MS);

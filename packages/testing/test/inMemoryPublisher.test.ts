@@ -185,6 +185,26 @@ describe('InMemoryPublisher: per-message outcomes, key order, abort and close, a
     ]);
   });
 
+  // Observed on main: a publish-failed (unavailable, "publisher is closed") per call after close()
+  // resolved, to an observer its owner had shut down (review 148).
+  it('a publish after close() is unavailable "publisher is closed", decides nothing and tells the observer nothing', async () => {
+    const events: TransportPublisherEvent[] = [];
+    const publisher = new InMemoryPublisher({ observer: (event) => void events.push(event) });
+    await publisher.publish([message('a')], new AbortController().signal);
+    await publisher.close();
+    const atClose = events.length;
+    const after = await publisher.publish([message('b'), message('c')], new AbortController().signal);
+    expect(after).toEqual([
+      { id: 'b', status: 'unavailable', error: 'publisher is closed' },
+      { id: 'c', status: 'unavailable', error: 'publisher is closed' },
+    ]);
+    expect({ atClose, after: events.slice(atClose), attempts: publisher.attempts.map((m) => m.id) }).toEqual({
+      atClose: 1,
+      after: [],
+      attempts: ['a'],
+    });
+  });
+
   it('attempts is a copy of the record too: changing what it returns changes no later read', async () => {
     const publisher = new InMemoryPublisher();
     await publisher.publish([message('a'), message('b')], new AbortController().signal);

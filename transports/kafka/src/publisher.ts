@@ -650,6 +650,8 @@ export class KafkaPublisher implements Publisher {
    */
   async close(): Promise<void> {
     this.closing ??= (async () => {
+      // A publish from now on is answered `unavailable` and reports nothing (observePublish).
+      this.calls.close();
       // Both reasons are marked unavailable (markUnavailable): every wait they end (a send, a
       // topic check, the producer's connect or replacement) is classified `unavailable`, as a
       // closed publisher is a cluster the relay cannot reach; the relay's own signal stays

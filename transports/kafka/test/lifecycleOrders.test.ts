@@ -8,6 +8,7 @@
  * (closeQuiet.test.ts proves that close() mid-connect leaves no socket or timer.)
  */
 import { FERRY_HEADERS } from '@ferry/core';
+import type { TransportPublisherEvent } from '@ferry/core/transport';
 import { KafkaPublisher, attachKafkaConsumer } from '../src';
 import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
 import { expectNothingSpent, runRelayOnClosedPublisher } from '../../../test-support/closedPublisherRelay';
@@ -86,9 +87,13 @@ test('close() while a chunk is being accepted waits for it and commits it', asyn
   }
 }, 60_000);
 
-test('publish() after close(), close() twice, close() during publish(): no outcome is sent unless the record is on the topic', async () => {
+test('publish() after close(), close() twice, close() during publish(): no outcome is sent unless the record is on the topic; no observer event after close()', async () => {
   const topic = await harness.topicPair('published');
-  const closed = new KafkaPublisher(harness.connection, { defaultDestination: topic });
+  const events: TransportPublisherEvent[] = [];
+  const closed = new KafkaPublisher(harness.connection, {
+    defaultDestination: topic,
+    observer: (event) => void events.push(event),
+  });
   await closed.connect();
   await Promise.all([closed.close(), closed.close()]);
   const after = await closed.publish([outboxMessage()], never);
@@ -96,6 +101,9 @@ test('publish() after close(), close() twice, close() during publish(): no outco
   expect(after.map((o) => [o.status, 'error' in o ? o.error : null])).toEqual([
     ['unavailable', 'publisher is closed'],
   ]);
+  // Observed on main: a publish-failed (unavailable, "publisher is closed") per call after close()
+  // resolved, to an observer its owner had shut down (review 148).
+  expect(events).toEqual([]);
   await expect(closed.connect()).rejects.toMatchObject({ code: 'FERRY_CLOSED' });
 
   const publisher = new KafkaPublisher(harness.connection, { defaultDestination: topic });

@@ -251,6 +251,8 @@ export class RabbitPublisher implements Publisher {
 
   private async closeOnce(): Promise<void> {
     this.closed = true;
+    // A publish from now on is answered `unavailable` and reports nothing (observePublish).
+    this.calls.close();
     this.stopping.abort(closedError('RabbitMQ publisher'));
     const channel = this.current;
     this.current = null;

@@ -7,6 +7,7 @@
  * publisher answers `unavailable` (the broker out of reach): the relay on it spends no attempt.
  */
 import { RabbitConnection, RabbitPublisher, attachRabbitConsumer } from '@ferry/rabbitmq';
+import type { TransportPublisherEvent } from '@ferry/core/transport';
 import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
 import { openSocketsTo } from '../../../test-support/openSockets';
 import { expectNothingSpent, runRelayOnClosedPublisher } from '../../../test-support/closedPublisherRelay';
@@ -111,11 +112,12 @@ describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => 
     await early.close();
   });
 
-  it('publish() after close() and close() twice: every message unavailable ("publisher is closed"), none sent, no connection left', async () => {
+  it('publish() after close() and close() twice: every message unavailable ("publisher is closed"), none sent, no observer event, no connection left', async () => {
     await f.attach(); // declares the work queue
     await f.consumer?.close();
     const before = openSocketsTo(AMQP_PORT);
-    const publisher = new RabbitPublisher(AMQP_URL);
+    const events: TransportPublisherEvent[] = [];
+    const publisher = new RabbitPublisher(AMQP_URL, { observer: (event) => void events.push(event) });
     await publisher.connect();
     await Promise.all([publisher.close(), publisher.close()]);
     const outcomes = await publisher.publish(outboxMessages(2, { destination: toQueue() }), neverAborted());
@@ -124,6 +126,9 @@ describe('RabbitMQ consumer and publisher: any order of lifecycle calls', () => 
       ['unavailable', 'publisher is closed'],
       ['unavailable', 'publisher is closed'],
     ]);
+    // Observed on main: a publish-failed (unavailable, "publisher is closed") per call after close()
+    // resolved, to an observer its owner had shut down (review 148).
+    expect(events).toEqual([]);
     expect(await f.broker.readyCount(f.queue)).toBe(0);
     await waitFor('the publisher connection closed', async () =>
       openSocketsTo(AMQP_PORT) <= before ? true : undefined,

@@ -229,6 +229,9 @@ export class SqsPublisher implements Publisher {
    * belongs to the caller and stays open.
    */
   async close(): Promise<void> {
+    // A publish from now on is answered `unavailable` and reports nothing (observePublish); after
+    // the connection's close() alone it still runs and reports (the publisher's owner did not close it).
+    this.calls.close(CLOSED);
     this.closing.abort(closedError('SQS publisher'));
     await this.calls.settled(this.answerWithinMs);
   }

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { FERRY_HEADERS } from '@ferry/core';
-import type { TransportConsumerEvent } from '@ferry/core/transport';
+import type { TransportConsumerEvent, TransportPublisherEvent } from '@ferry/core/transport';
 import { SqsPublisher, attachSqsConsumer, type SqsConnection, type SqsConsumer } from '@ferry/sqs';
 import { failOnUnhandledRejections, readyOutcome as outcome } from '../../../test-support/lifecycle';
 import { expectNothingSpent, runRelayOnClosedPublisher } from '../../../test-support/closedPublisherRelay';
@@ -132,9 +132,10 @@ describe('SQS consumer and publisher: any order of lifecycle calls', () => {
     await consumer.close();
   }, 20_000);
 
-  it('publish() after close() is unavailable; close() twice; close() during publish() keeps what SQS took sent, the rest unavailable', async () => {
+  it('publish() after close() is unavailable, with no observer event; close() twice; close() during publish() keeps what SQS took sent, the rest unavailable', async () => {
     const { queueUrl } = await f.queues.declare({ name: uniqueName('published') });
-    const closed = new SqsPublisher(f.connection);
+    const events: TransportPublisherEvent[] = [];
+    const closed = new SqsPublisher(f.connection, { observer: (event) => void events.push(event) });
     await Promise.all([closed.close(), closed.close()]);
     const after = await closed.publish(outboxMessages(2, queueUrl), neverAborted());
     // Observed on main: retryable, an attempt spent per event and cycle on a closed publisher.
@@ -142,6 +143,9 @@ describe('SQS consumer and publisher: any order of lifecycle calls', () => {
       ['unavailable', 'SQS publisher is closed'],
       ['unavailable', 'SQS publisher is closed'],
     ]);
+    // Observed on main: a publish-failed (unavailable, "SQS publisher is closed") per call after
+    // close() resolved, to an observer its owner had shut down (review 148).
+    expect(events).toEqual([]);
 
     const publisher = new SqsPublisher(f.connection);
     const messages = outboxMessages(15, queueUrl);

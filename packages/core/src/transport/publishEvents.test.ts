@@ -43,6 +43,33 @@ describe('observePublish', () => {
     ]);
   });
 
+  it('a call that starts once calls.close() was called runs nothing and reports nothing: every message unavailable with the closed text', async () => {
+    const events: TransportPublisherEvent[] = [];
+    const calls = new PublishCalls();
+    const report = {
+      transport: 'memory',
+      observer: (event: TransportPublisherEvent) => void events.push(event),
+      calls,
+    };
+    let ran = 0;
+    const publish = async (): Promise<PublishOutcome[]> => {
+      ran += 1;
+      return [{ id: 'a', status: 'unavailable', error: 'publisher is closed' }];
+    };
+    await observePublish(report, [message('a', 'x')], () => 'x', publish);
+    calls.close('SQS publisher is closed');
+    calls.close();
+    const after = await observePublish(report, [message('b', 'x'), message('c', 'y')], () => 'x', publish);
+    expect({ after, ran, events: events.length }).toEqual({
+      after: [
+        { id: 'b', status: 'unavailable', error: 'SQS publisher is closed' },
+        { id: 'c', status: 'unavailable', error: 'SQS publisher is closed' },
+      ],
+      ran: 1,
+      events: 1,
+    });
+  });
+
   it('returns the outcomes unchanged when the observer throws', async () => {
     const outcomes: PublishOutcome[] = [{ id: 'a', status: 'sent' }];
     const returned = await observePublish(

@@ -4,6 +4,7 @@ import { safeEmit } from '../observe/safeEmit';
 import { checkOutcomes } from '../outbox/publisherOutcomes';
 import { settlesWithin } from '../outbox/settle';
 import { describeError, MAX_OBSERVED_ERROR_CHARS, redactLine } from '../redact/redact';
+import { closedOutcome, PUBLISHER_CLOSED } from './closedOutcome';
 import type { TransportObserver, TransportPublisherEvent } from './events';
 
 /** Who reports a publisher's calls, and to whom. */
@@ -12,7 +13,10 @@ export interface PublishReport {
   readonly observer: TransportObserver<TransportPublisherEvent> | undefined;
   /** Where a throwing observer is logged. */
   readonly logger?: Logger | undefined;
-  /** The publisher's calls in flight, which its close() waits for (PublishCalls). */
+  /**
+   * The publisher's calls in flight, which its close() waits for, and whether close() was called
+   * (PublishCalls).
+   */
   readonly calls?: PublishCalls;
 }
 
@@ -28,6 +32,13 @@ export interface PublishReport {
  * observation changes what publish() answered (review 124: a destinationOf that threw made a
  * confirmed batch retryable). Every ferry publisher reports through here, so the events are the
  * same for every transport. A call is counted in `report.calls` until it settled.
+ *
+ * A call that starts once the publisher's close() was called (`report.calls` closed) is answered
+ * here, every message `unavailable` (closedOutcome, the publisher's closed text): publish() does
+ * not run, and the observer, the log and the metrics fed from it hear nothing. A relay left
+ * running on a closed publisher probes it every cycle: each probe reported `publish-failed` to
+ * an observer its owner had shut down, after close() resolved (review 148). A call in flight at
+ * close() still reports how close() ended it, before close() resolves.
  */
 export function observePublish(
   report: PublishReport,
@@ -35,6 +46,8 @@ export function observePublish(
   destinationOf: (message: OutboxMessage) => string | null,
   publish: () => Promise<readonly PublishOutcome[]>,
 ): Promise<readonly PublishOutcome[]> {
+  const closed = report.calls?.closedWith ?? null;
+  if (closed !== null) return Promise.resolve(messages.map((message) => closedOutcome(message.id, closed)));
   const call = observed(report, messages, destinationOf, publish);
   return report.calls ? report.calls.track(call) : call;
 }
@@ -73,6 +86,21 @@ async function observed(
  */
 export class PublishCalls {
   private readonly calls = new Set<Promise<unknown>>();
+  private closedAnswer: string | null = null;
+
+  /**
+   * The publisher's close() was called (its first step): every publish() that starts from now on
+   * is answered by observePublish, each message `unavailable` with `error`, and reports nothing.
+   * The first call's `error` stays.
+   */
+  close(error: string = PUBLISHER_CLOSED): void {
+    this.closedAnswer ??= error;
+  }
+
+  /** The error a call that starts now is answered with (close() was called); null while open. */
+  get closedWith(): string | null {
+    return this.closedAnswer;
+  }
 
   /** `call`, counted until it settles. */
   track<T>(call: Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
 import { expect } from './jest';
 import { timedCases } from './timeouts';
 import type { PublishOutcome } from '@ferry/core';
+import type { TransportPublisherEvent } from '@ferry/core/transport';
 import { diffIds, waitUntil } from './assertions';
 import { MemoryAcceptor } from './memoryAcceptor';
 import { conformanceMessages, neverAborted } from './messages';
@@ -10,6 +11,8 @@ import type { AttachedConsumer, TransportUnderTest } from './types';
 export interface LifecycleContext {
   readonly timeoutMs: number;
   transport(): TransportUnderTest;
+  /** Events of the current case's publisher, in order. */
+  publisherEvents(): readonly TransportPublisherEvent[];
   acceptor(): MemoryAcceptor;
   /** Every consumer attached in the current case; the suite closes them after it. */
   readonly consumers: readonly AttachedConsumer[];
@@ -33,19 +36,25 @@ async function settle(
  * a publish after it must report every message it did not have confirmed `unavailable`: a closed
  * publisher is a broker the relay cannot reach, never a verdict on the message (`retryable`, and a
  * rejection the relay makes retryable, spend an attempt per event and cycle of a relay left
- * running on it, until FAILED). A closed consumer takes no more deliveries, so the next consumer
+ * running on it, until FAILED). A publish after close() is answered without a word to the
+ * publisher's observer: its events end with close() (a relay left running on a closed publisher
+ * probes it every cycle; each probe reported `publish-failed` to an observer its owner had shut
+ * down, review 148). A closed consumer takes no more deliveries, so the next consumer
  * gets them.
  */
 export function registerLifecycleCases(context: LifecycleContext): void {
   const it = timedCases(context.timeoutMs);
-  it('resolves close() of the publisher twice; what a publish in flight or after close did not have confirmed is unavailable', async () => {
+  it('resolves close() of the publisher twice; what a publish in flight or after close did not have confirmed is unavailable; no publisher event after close', async () => {
     const transport = context.transport();
     const inFlight = conformanceMessages(20, transport.destination);
     const during = settle(transport.publisher.publish(inFlight, neverAborted()));
     await Promise.all([transport.publisher.close(), transport.publisher.close()]);
+    const atClose = context.publisherEvents().length;
     await transport.publisher.close();
     const messages = conformanceMessages(3, transport.destination);
     const after = await settle(transport.publisher.publish(messages, neverAborted()));
+    await settle(transport.publisher.publish(conformanceMessages(2, transport.destination), neverAborted()));
+    expect(context.publisherEvents().slice(atClose)).toEqual([]);
     const unsent = (result: Awaited<ReturnType<typeof settle>>, sent: boolean) =>
       'error' in result
         ? { rejected: String(result.error) }

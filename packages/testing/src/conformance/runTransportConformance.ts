@@ -15,7 +15,8 @@
  * - at the admission limit a duplicate is settled at once, the refused new
  *   deliveries come back (never dead-lettered) and are accepted once           (always)
  * - closing the publisher twice resolves; what a publish in flight at close or after it did not
- *   have confirmed is `unavailable` (no attempt spent)                           (always)
+ *   have confirmed is `unavailable` (no attempt spent); its observer hears nothing after
+ *   close() resolved                                                               (always)
  * - closing a consumer twice resolves (one promise); a closed one takes nothing (always)
  * - the observer hears received, then accepted and settled, with transport and source (always)
  * - each consumer's connection events carry its own instance; close() of a connected one
@@ -470,6 +471,7 @@ export function runTransportConformance(options: TransportConformanceOptions): v
     registerLifecycleCases({
       timeoutMs,
       transport: () => transport,
+      publisherEvents: () => publisherEvents,
       acceptor: () => acceptor,
       consumers,
       attach,
