@@ -15,7 +15,12 @@ export interface CircuitOptions {
 
 /** What a publish cycle told the breaker about the broker. */
 export type BrokerSignal =
-  | { readonly kind: 'unavailable'; readonly error: string }
+  | {
+      readonly kind: 'unavailable';
+      readonly error: string;
+      /** Every outcome was the publisher's closed answer (isClosedAnswer): the broker may be fine. */
+      readonly publisherClosed?: boolean;
+    }
   /** At least one outcome other than `unavailable`: the broker answered. */
   | { readonly kind: 'reachable' };
 
@@ -27,6 +32,8 @@ export type CircuitTransition =
       readonly error: string;
       /** True when a failed half-open probe opened it again (it was not closed in between). */
       readonly reopened: boolean;
+      /** The cycle's every outcome was the publisher's closed answer (BrokerSignal.publisherClosed). */
+      readonly publisherClosed: boolean;
     }
   | {
       readonly type: 'closed';
@@ -107,7 +114,15 @@ export class CircuitBreaker {
     this.isOpen = true;
     this.transitions += 1;
     this.openUntil = this.now() + openMs;
-    return { type: 'opened', failures: this.failures, openMs, error: signal.error, reopened };
+    const publisherClosed = signal.publisherClosed === true;
+    return {
+      type: 'opened',
+      failures: this.failures,
+      openMs,
+      error: signal.error,
+      reopened,
+      publisherClosed,
+    };
   }
 
   /**

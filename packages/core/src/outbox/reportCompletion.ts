@@ -73,7 +73,11 @@ export function reportCompletion(args: {
   }
 }
 
-/** The log line and observer event of a circuit state change (none when `change` is undefined). */
+/**
+ * The log line and observer event of a circuit state change (none when `change` is undefined). A
+ * circuit opened by a cycle of only the publisher's closed answers says "publisher closed", not
+ * "broker unavailable" (its event's `error` is that answer): the broker may be fine (review 148).
+ */
 export function reportCircuitChange(
   change: CircuitTransition | undefined,
   emit: (event: OutboxEvent) => void,
@@ -81,7 +85,8 @@ export function reportCircuitChange(
 ): void {
   if (change?.type === 'opened') {
     const { failures, openMs, error, reopened } = change;
-    logger.warn({ failures, openMs, error, reopened }, 'broker unavailable: circuit opened, claiming paused');
+    const cause = change.publisherClosed ? 'publisher closed' : 'broker unavailable';
+    logger.warn({ failures, openMs, error, reopened }, `${cause}: circuit opened, claiming paused`);
     emit({ type: 'circuit-opened', failures, openMs, error, reopened });
   } else if (change?.type === 'closed') {
     const { openedForMs, relayClosed } = change;

@@ -21,3 +21,14 @@ export const PUBLISHER_CLOSED = 'publisher is closed';
 export function closedOutcome(id: string, error: string = PUBLISHER_CLOSED): PublishOutcome {
   return { id, status: 'unavailable', error };
 }
+
+/**
+ * Whether `error` (of an `unavailable` outcome) is a closed publisher's answer: it ends with
+ * PUBLISHER_CLOSED ("publisher is closed", "SQS publisher is closed", "no confirm: RabbitMQ
+ * publisher is closed"), as every call that starts after a ferry publisher's close() is answered
+ * (observePublish). A relay whose cycle had only such outcomes says its publisher is closed, not
+ * the broker out of reach (review 148).
+ */
+export function isClosedAnswer(error: string | null): boolean {
+  return error !== null && error.endsWith(PUBLISHER_CLOSED);
+}

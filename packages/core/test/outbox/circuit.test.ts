@@ -2,6 +2,7 @@ import { createRelay, emitMany, type OutboxObserver } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { CircuitBreaker } from '../../src/outbox/circuit';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { writtenLog } from '../../../../test-support/writtenLog';
 import { silent, statusOf, waitFor } from './helpers';
 
 describe('CircuitBreaker (pure, injected clock)', () => {
@@ -19,6 +20,7 @@ describe('CircuitBreaker (pure, injected clock)', () => {
       openMs: 100,
       error: 'ECONNREFUSED',
       reopened: false,
+      publisherClosed: false,
     });
     expect(breaker.state).toBe('open');
     expect(breaker.claimLimit(50)).toBe(0);
@@ -138,6 +140,59 @@ describe('relay with an unavailable broker', () => {
     expect(relay.circuit).toBe('closed');
     expect(events[2]).toBe('closed');
     expect(await relay.runOnce()).toMatchObject({ claimed: 3, sent: 3 });
+  });
+
+  // Observed on main: 'broker unavailable: circuit opened, claiming paused' for a relay on a
+  // closed publisher, the broker fine (review 148).
+  it('a relay on a closed publisher says so: its circuit opens "publisher closed", with the publisher\'s closed answer as the error; a cycle of other unavailable outcomes too says "broker unavailable"', async () => {
+    const { ids } = await emitMany(
+      t.db,
+      [0, 1].map((n) => ({ type: 'o', payload: { n } })),
+    );
+    const lines = (log: ReturnType<typeof writtenLog>) =>
+      log
+        .text()
+        .split('\n')
+        .filter((line) => line.includes('circuit opened'))
+        .map((line) => JSON.parse(line) as { msg: string; error: string });
+    const run = async (publisher: InMemoryPublisher) => {
+      const log = writtenLog();
+      const opened: string[] = [];
+      let now = 1_000_000;
+      const relay = createRelay({
+        db: t.db,
+        publisher,
+        logger: log.logger,
+        observer: (e) => {
+          if (e.type === 'circuit-opened') opened.push(e.error);
+        },
+        options: { circuit: { openMs: 50, maxOpenMs: 50, probeBatchSize: 1 } },
+        clock: () => now,
+      });
+      expect(await relay.runOnce()).toMatchObject({ claimed: 2, unavailable: 2 });
+      now += 50;
+      expect(await relay.runOnce()).toMatchObject({ claimed: 1, unavailable: 1 });
+      await relay.close();
+      return { opened, lines: lines(log).map(({ msg, error }) => [msg, error]) };
+    };
+    const closed = new InMemoryPublisher();
+    await closed.close();
+    expect(await run(closed)).toEqual({
+      opened: ['publisher is closed', 'publisher is closed'],
+      lines: [
+        ['publisher closed: circuit opened, claiming paused', 'publisher is closed'],
+        ['publisher closed: circuit opened, claiming paused', 'publisher is closed'],
+      ],
+    });
+    // One outcome of the cycle not the closed answer: the broker is out of reach as far as the relay knows.
+    const mixed = new InMemoryPublisher({
+      decide: (m) =>
+        m.id === ids[0] ? { unavailable: 'publisher is closed' } : { unavailable: 'ECONNREFUSED' },
+    });
+    expect((await run(mixed)).lines[0]).toEqual([
+      'broker unavailable: circuit opened, claiming paused',
+      expect.any(String),
+    ]);
   });
 
   it('mixed outcomes: unavailable rows are released, the others complete, the circuit stays closed', async () => {
