@@ -46,6 +46,8 @@ export interface ConnectionOptions {
   /**
    * Passed to the client unchanged (TLS / SASL): kafkajs's KafkaConfig, e.g. `{ ssl: true,
    * sasl: {...} }`, or @platformatic/kafka's client options, e.g. `{ tls: {...}, sasl: {...} }`.
+   * kafkajs's `retry` waits are bounded by a quarter of each publisher's and consumer's
+   * closeTimeoutMs (so that its close() can wait out a retry pending).
    */
   kafkaConfig?: Readonly<Record<string, unknown>>;
 }

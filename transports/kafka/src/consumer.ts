@@ -30,7 +30,7 @@ import {
 import { checkTopicsExist, startRefusal } from './startChecks';
 import { resolveConsumerOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options';
 import { forgetUnassigned } from './assignedPartitions';
-import { boundedClose } from './race';
+import { boundedClose, clientRetryCeilingMs } from './race';
 import { ReceivedOffsets } from './receivedOffsets';
 import { LagReport } from './lagReport';
 
@@ -110,14 +110,18 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
   private sessions: Promise<void> = Promise.resolve();
   /** Who check() and its errors name. */
   private readonly what: string;
+  /** The longest wait between the clients' own retries: close() waits the one pending out. */
+  private readonly retryCeilingMs: number;
 
   constructor(
     readonly inbox: InboxAcceptor,
     readonly options: ResolvedConsumerOptions,
   ) {
+    this.retryCeilingMs = clientRetryCeilingMs(options.closeTimeoutMs);
     this.producer = options.connection.driver.producer({
       retries: options.deadLetterSendRetries,
       signal: this.stopping.signal,
+      retryCeilingMs: this.retryCeilingMs,
       // close() lets the chunk in flight finish, its dead letters too, also over a connection
       // opened then (the broker closed an idle one); the producer is disconnected after it,
       // within closeTimeoutMs, and refuses every connection from then on (review 147).
@@ -179,6 +183,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       // restarts would crash on it again, so ferry's session loop waits its growing backoff.
       restartOnFailure: (error) => !this.stopping.signal.aborted && undecodableBatch(error) === null,
       signal: this.stopping.signal,
+      retryCeilingMs: this.retryCeilingMs,
     });
     this.consumer = consumer;
     await consumer.run({
@@ -301,6 +306,7 @@ class InboxConsumer implements KafkaInboxConsumer, ChunkContext {
       topics,
       deadLetterTopic,
       this.stopping.signal,
+      this.retryCeilingMs,
     );
     if (this.stopping.signal.aborted) return;
     if (missingDeadLetterTopics.length > 0) {

@@ -112,6 +112,9 @@ export interface ConsumerOptions {
    * fetch in flight, leaving the group) before it destroys what is left of it (its sockets):
    * a cluster gone silent answers none of it, and a process given 30 s to stop must. Work not
    * committed then is read again by the next owner (accepted once: a duplicate). Default 10,000.
+   * On kafkajs a quarter of it also bounds the client's waits between its retries (the
+   * connection's kafkaConfig.retry): close() waits out the retry pending, none runs after close()
+   * resolved.
    */
   closeTimeoutMs?: number;
   /** Backoff of a partition whose acceptance failed, by consecutive failure. */

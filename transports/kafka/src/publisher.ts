@@ -28,6 +28,7 @@ import {
 } from './publisherOptions';
 import {
   boundedClose,
+  clientRetryCeilingMs,
   deadlineIn,
   deadlineText,
   deadlineWithin,
@@ -133,10 +134,12 @@ export class KafkaPublisher implements Publisher {
       logger: this.logger,
       calls: this.calls,
     };
-    this.topics = new TopicPresence(connection);
+    const retryCeilingMs = clientRetryCeilingMs(this.options.closeTimeoutMs);
+    this.topics = new TopicPresence(connection, retryCeilingMs);
     this.producer = connection.driver.producer({
       retries: this.options.producerRetries,
       signal: this.stopping.signal,
+      retryCeilingMs,
       replaced: (cause) =>
         this.logger.info({ err: describeError(cause) }, 'Kafka producer replaced after a failed send'),
     });

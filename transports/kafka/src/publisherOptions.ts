@@ -24,7 +24,9 @@ export interface PublisherOptions {
    * The longest close() waits for the client to finish (sends in flight, at most
    * `confirmTimeoutMs`, and its disconnect) before it destroys what is left of it (its sockets):
    * a cluster gone silent answers none of it, and a process given 30 s to stop must. Sends in
-   * flight are reported retryable at once by close(). Default 10000 (as the consumer's).
+   * flight are reported retryable at once by close(). Default 10000 (as the consumer's). On
+   * kafkajs a quarter of it also bounds the client's waits between its retries (the connection's
+   * kafkaConfig.retry): close() waits out the retry pending, none runs after close() resolved.
    */
   closeTimeoutMs?: number;
   /**

@@ -104,11 +104,25 @@ export function raceAbort(
 }
 
 /**
+ * The longest a client may wait between its own retries (kafkajs's retry timers) for an owner
+ * whose close() is bounded by `closeTimeoutMs`: a quarter of it. Such a timer can be neither
+ * cancelled nor seen, only waited out; with it this short, close() waits out the one pending,
+ * within its bound (boundedClose), and once close() resolved no retry of the client fires
+ * (a retry pending at close() of a publisher fired after it, review 145).
+ */
+export function clientRetryCeilingMs(closeTimeoutMs: number): number {
+  return Math.max(1, Math.floor(closeTimeoutMs / 4));
+}
+
+/**
  * A close() bounded by `ms` (closeTimeoutMs): runs `work` with a signal that aborts once the bound
- * passed, then `pastBound` ends what is left (destroys the clients' sockets) and close() resolves.
- * `work` goes on unobserved, so it checks the signal: nothing of it is logged or started once
- * close() resolved (review 132: a LeaveGroup failing after the bound logged "disconnect failed"
- * after close() resolved, and the consumer's dead-letter producer was disconnected after it).
+ * less a client retry's ceiling (clientRetryCeilingMs) passed, then `pastBound` ends what is left
+ * (destroys the clients' sockets) and `work` is waited for the rest of `ms`: a retry of the
+ * client pending then fires within it, finds the client ended and gives up, before close()
+ * resolves. `work` goes on unobserved past that, so it checks the signal: nothing of it is
+ * logged or started once close() resolved (review 132: a LeaveGroup failing after the bound
+ * logged "disconnect failed" after close() resolved, and the consumer's dead-letter producer was
+ * disconnected after it).
  */
 export async function boundedClose(
   what: string,
@@ -117,11 +131,14 @@ export async function boundedClose(
   pastBound: () => Promise<void>,
 ): Promise<void> {
   const bound = new AbortController();
+  const whole = deadlineIn(ms);
+  const working = work(bound.signal);
   try {
-    await raceAbort(work(bound.signal), [], what, deadlineIn(ms));
+    await raceAbort(working, [], what, deadlineIn(ms - clientRetryCeilingMs(ms)));
   } catch {
     bound.abort();
     await pastBound();
+    await raceAbort(working, [], what, whole).catch(() => undefined);
   }
 }
 

@@ -69,11 +69,13 @@ export async function checkTopicsExist(
   topics: readonly string[],
   deadLetterTopic: (sourceTopic: string) => string,
   signal: AbortSignal,
+  /** The consumer's (clientRetryCeilingMs of its closeTimeoutMs). */
+  retryCeilingMs: number,
 ): Promise<StartCheck> {
   let existing: Set<string>;
   let compactedDeadLetterTopics: readonly string[] = [];
   try {
-    const admin = await connection.driver.admin(signal);
+    const admin = await connection.driver.admin(signal, retryCeilingMs);
     try {
       existing = new Set(await admin.listTopics());
       const deadLetterTopics = [...new Set(topics.map((topic) => deadLetterOf(deadLetterTopic, topic)))];

@@ -27,7 +27,11 @@ export class TopicPresence {
   private readonly dropping = new Set<Promise<void>>();
   private closed = false;
 
-  constructor(private readonly connection: KafkaConnection) {}
+  constructor(
+    private readonly connection: KafkaConnection,
+    /** The owner's (clientRetryCeilingMs of its closeTimeoutMs); none: the client's own timings. */
+    private readonly retryCeilingMs = Infinity,
+  ) {}
 
   /**
    * A send to `topic` failed retryably: check it before the next send to it. At most
@@ -106,7 +110,11 @@ export class TopicPresence {
   private connected(): CheckAdmin {
     if (this.admin) return this.admin;
     const stop = new AbortController();
-    const admin: CheckAdmin = { client: this.connection.driver.admin(stop.signal), stop, graces: new Set() };
+    const admin: CheckAdmin = {
+      client: this.connection.driver.admin(stop.signal, this.retryCeilingMs),
+      stop,
+      graces: new Set(),
+    };
     this.admin = admin;
     admin.client.catch(() => this.drop(admin));
     return admin;

@@ -80,9 +80,10 @@ export class KafkajsDriver implements KafkaClientDriver {
   /** A kafkajs client of its own for one producer or consumer, reaching the brokers through a gate. */
   private gated(
     signal: AbortSignal,
+    retryCeilingMs = Infinity,
     closing: 'refuses' | 'connects' = 'connects',
   ): { kafka: Kafka; gate: KafkajsGate } {
-    const gate = new KafkajsGate(this.seeds, signal, this.config.socketFactory, closing);
+    const gate = new KafkajsGate(this.seeds, signal, this.config.socketFactory, closing, retryCeilingMs);
     return { kafka: new Kafka(gate.config(this.config)), gate };
   }
 
@@ -92,12 +93,16 @@ export class KafkajsDriver implements KafkaClientDriver {
 
   clientProducer(options: DriverProducerOptions): DriverProducer {
     // A closing publisher's producer connects nowhere: kafkajs's retries of a send end (KafkajsGate).
-    const { kafka, gate } = this.gated(options.signal, options.whileClosing ?? 'refuses');
+    const { kafka, gate } = this.gated(
+      options.signal,
+      options.retryCeilingMs,
+      options.whileClosing ?? 'refuses',
+    );
     return new KafkajsProducer(kafka, gate, options);
   }
 
   consumer(options: DriverConsumerOptions): DriverConsumer {
-    const { kafka, gate } = this.gated(options.signal);
+    const { kafka, gate } = this.gated(options.signal, options.retryCeilingMs);
     return new KafkajsConsumer(kafka, gate, options);
   }
 
@@ -108,8 +113,8 @@ export class KafkajsDriver implements KafkaClientDriver {
    * the gate like a producer's, and the signal's abort destroys it (its sockets, with an error:
    * kafkajs fails a connection's requests in flight on 'error', and its disconnect waits for them).
    */
-  async admin(signal?: AbortSignal): Promise<DriverAdmin> {
-    const { kafka, gate } = this.gated(signal ?? new AbortController().signal);
+  async admin(signal?: AbortSignal, retryCeilingMs = Infinity): Promise<DriverAdmin> {
+    const { kafka, gate } = this.gated(signal ?? new AbortController().signal, retryCeilingMs);
     const admin = kafka.admin();
     try {
       await (signal ? gate.connecting(() => admin.connect()) : admin.connect());
@@ -199,7 +204,7 @@ class KafkajsConsumer implements DriverConsumer {
       // this old, and rejoin on a new one (kafkajs's default, 5 minutes, left it unread so long).
       metadataMaxAge: options.metadataMaxAgeMs,
       allowAutoTopicCreation: false,
-      retry: {
+      retry: gate.retry({
         initialRetryTime: KAFKAJS_RESTART_MS,
         // Asked only for a crash kafkajs would restart from. Its own restart (a start on a timer)
         // is one disconnect() could not wait for: this class restarts it instead (restart()).
@@ -209,7 +214,7 @@ class KafkajsConsumer implements DriverConsumer {
           this.restartWanted = !this.disconnecting && wantsRestart(options, error);
           return false;
         },
-      },
+      }),
     });
   }
 
@@ -316,9 +321,14 @@ class KafkajsConsumer implements DriverConsumer {
     await this.gate.disconnect(this.consumer);
   }
 
+  /**
+   * With an error: kafkajs fails a connection's requests and ends its request-timeout interval on
+   * a socket's 'error', not on its 'close' (without, the interval of each connection fired on
+   * after close() resolved).
+   */
   destroy(): Promise<void> {
     this.stopRestarts();
-    return this.gate.release();
+    return this.gate.release(new Error('the consumer is closing'));
   }
 
   private stopRestarts(): void {

@@ -7,6 +7,7 @@ import {
   type KafkaConfig,
   type LogEntry,
   type logLevel,
+  type RetryOptions,
 } from 'kafkajs';
 import type { SeedRotation } from './seedRotation';
 
@@ -27,6 +28,36 @@ const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
   socket.setNoDelay(true);
   return socket;
 };
+
+/** kafkajs's retry timings where an application sets none (its own defaults, chosen as it does). */
+function kafkajsRetryDefaults(): Required<
+  Pick<RetryOptions, 'maxRetryTime' | 'initialRetryTime' | 'factor'>
+> {
+  try {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    return process.env.NODE_ENV === 'test'
+      ? (require('kafkajs/src/retry/defaults.test') as Required<RetryOptions>)
+      : (require('kafkajs/src/retry/defaults') as Required<RetryOptions>);
+    /* eslint-enable @typescript-eslint/no-require-imports */
+  } catch {
+    // A kafkajs laid out otherwise than the 2.2.4 ferry depends on: its documented defaults.
+    return { maxRetryTime: 30_000, initialRetryTime: 300, factor: 0.2 };
+  }
+}
+
+/**
+ * `retry` with no wait between kafkajs's retries longer than `ceilingMs` (clientRetryCeilingMs):
+ * the first wait is `initialRetryTime` randomized by `factor` (kafkajs does not cap it at
+ * `maxRetryTime`), each later one at most `maxRetryTime`. Shorter timings are kept as they are.
+ */
+export function retryWithin(retry: RetryOptions | undefined, ceilingMs: number): RetryOptions {
+  const timings = { ...kafkajsRetryDefaults(), ...retry };
+  return {
+    ...retry,
+    maxRetryTime: Math.min(timings.maxRetryTime, ceilingMs),
+    initialRetryTime: Math.min(timings.initialRetryTime, Math.floor((ceilingMs - 1) / (1 + timings.factor))),
+  };
+}
 
 /**
  * How one kafkajs producer or consumer reaches its brokers, held by ferry so that connect
@@ -54,8 +85,10 @@ const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
  * A consumer's gate lets a closing consumer connect to commit and leave its group, and so does
  * its dead-letter producer's (`connects`): the chunk in flight finishes, its dead letters too
  * (review 147: refused, a reset idle connection left the chunk uncommitted at close()).
- * Once released, the client's log lines are dropped: a retry timer that fires after the owner's
- * close() (one that outlasted closeTimeoutMs) logs nothing.
+ * Once released, the client's log lines are dropped. No wait between the client's retries is
+ * longer than `retryCeilingMs` (retryWithin): kafkajs's retry timers can be neither cancelled
+ * nor seen, and the owner's close() waits out the one pending within closeTimeoutMs, so none fires
+ * after it (review 145: one that outlasted closeTimeoutMs fired after close() resolved).
  */
 export class KafkajsGate {
   private attempt: ConnectAttempt | null = null;
@@ -71,14 +104,22 @@ export class KafkajsGate {
     private readonly signal: AbortSignal,
     private readonly factory: ISocketFactory = plainSocketFactory,
     /** `refuses`: no connection once the signal aborted (a producer's); `connects`: outside a connect, connections go on. */
-    private readonly closing: 'refuses' | 'connects' = 'connects',
+    private readonly closing: 'refuses' | 'connects',
+    /** The longest wait between the client's retries (clientRetryCeilingMs of the owner's closeTimeoutMs). */
+    private readonly retryCeilingMs: number,
   ) {}
+
+  /** `retry` (a producer's or consumer's own) with no wait longer than the gate's ceiling. */
+  retry(retry: RetryOptions): RetryOptions {
+    return retryWithin(retry, this.retryCeilingMs);
+  }
 
   /** `config` with its brokers, sockets and log lines going through this gate. */
   config(config: KafkaConfig): KafkaConfig {
     const logCreator = config.logCreator;
     return {
       ...config,
+      retry: retryWithin(config.retry, this.retryCeilingMs),
       brokers: () => this.seedBrokers(),
       socketFactory: (args: ISocketFactoryArgs) => this.openSocket(args),
       ...(logCreator === undefined

@@ -45,6 +45,12 @@ export interface DriverProducerOptions {
   /** Aborted when the owner closes: a connect in flight fails at once, nothing reconnects. */
   readonly signal: AbortSignal;
   /**
+   * The longest the client may wait between its own retries (clientRetryCeilingMs of the owner's
+   * closeTimeoutMs): a retry timer the client cannot cancel is waited out by the owner's close().
+   * None: the client's own timings.
+   */
+  readonly retryCeilingMs?: number;
+  /**
    * Once `signal` aborted, on kafkajs (KafkajsGate): `refuses` (the default, a publisher's) opens
    * no connection at all, so the client's retries of a send end; `connects` goes on connecting
    * outside a connect in flight until the producer is disconnected: a consumer's dead-letter
@@ -143,6 +149,8 @@ export interface DriverConsumerOptions {
   readonly restartOnFailure: (error: unknown) => boolean;
   /** Aborted when the owner closes: a run() still connecting fails at once, nothing reconnects. */
   readonly signal: AbortSignal;
+  /** As DriverProducerOptions.retryCeilingMs. */
+  readonly retryCeilingMs?: number;
 }
 
 /** One consumer group member from connect to disconnect. */
@@ -212,7 +220,8 @@ export interface KafkaClientDriver {
    * once connected, the signal's abort destroys it (DriverAdmin.destroy) until it is
    * disconnected: its owner is closing, and a listing the cluster does not answer fails at once
    * instead of holding the owner's close() (review 102: an admin client only reads, it has
-   * nothing to finish). Without, the client's own connect retries apply.
+   * nothing to finish). Without, the client's own connect retries apply. `retryCeilingMs`: as
+   * DriverProducerOptions.retryCeilingMs (the owner's; none without).
    */
-  admin(signal?: AbortSignal): Promise<DriverAdmin>;
+  admin(signal?: AbortSignal, retryCeilingMs?: number): Promise<DriverAdmin>;
 }

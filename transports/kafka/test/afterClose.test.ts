@@ -1,0 +1,167 @@
+/**
+ * Once close() of a publisher or consumer resolved, nothing of it runs any more (watchAfterClose:
+ * no timer of it fires, whichever code set it, no socket of it opens, no log line, no event), also
+ * when close() came during the client's retry of a send or a connect and closeTimeoutMs is shorter
+ * than the client's retry delay; close() still resolves within closeTimeoutMs. Runs on both
+ * clients (platformatic/afterClose).
+ */
+import type { TransportConsumerEvent } from '@ferry/core/transport';
+import type { InboxAcceptor } from '@ferry/core';
+import {
+  attachKafkaConsumer,
+  deleteTopics,
+  ensureTopics,
+  KafkaPublisher,
+  type KafkaInboxConsumer,
+} from '../src';
+import { closedPort } from '../../../test-support/closedPort';
+import { NOTHING_AFTER_CLOSE, watchAfterClose, type AfterClose } from '../../../test-support/afterClose';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
+import { kafkaClient } from './clients';
+import { SilentRoute } from './silentRoute';
+import { ShapedLink } from './shapedLink';
+import { fastGroup, outboxMessage, testConnection, uniqueName, waitFor } from './support';
+
+failOnUnhandledRejections();
+jest.setTimeout(120_000);
+
+/** Shorter than the client's retry delays below. */
+const CLOSE_TIMEOUT_MS = 300;
+/** kafkajs retries 2 s apart: a retry pending at close() comes after closeTimeoutMs. */
+const SLOW_RETRY = { retry: { initialRetryTime: 2_000, maxRetryTime: 30_000, factor: 0, multiplier: 2 } };
+/** @platformatic/kafka's retries 2 s apart likewise. */
+const slowRetry = () => (kafkaClient() === 'kafkajs' ? SLOW_RETRY : { retryDelay: 2_000 });
+/** Longer than any retry delay of the client here: the watch ends earlier once no timer of the object is pending. */
+const WINDOW_MS = 8_000;
+/** close() resolves within closeTimeoutMs (plus the turns it takes to destroy what is left), then the watch. */
+const WATCHED = { deadlineMs: CLOSE_TIMEOUT_MS + 2_000, windowMs: WINDOW_MS };
+
+const admin = testConnection();
+const topics: string[] = [];
+afterAll(async () => {
+  await deleteTopics(admin, topics);
+});
+
+const acceptor: InboxAcceptor = {
+  maxPayloadBytes: 1024,
+  acceptMany: async (inputs) => inputs.map(() => ({ kind: 'accepted' as const, id: 'x' })),
+};
+
+test('a publisher closed while the client waits to retry a send to a broker gone down', async () => {
+  const topic = uniqueName('after-close');
+  topics.push(topic);
+  await ensureTopics(admin, [{ topic, partitions: 1 }]);
+  const route = await SilentRoute.start();
+  const watch = watchAfterClose();
+  try {
+    const publisher = watch.own(
+      () =>
+        new KafkaPublisher(
+          testConnection({ kafkaLogLevel: 'debug', logger: watch.logger, kafkaConfig: slowRetry() }),
+          { defaultDestination: topic, closeTimeoutMs: CLOSE_TIMEOUT_MS },
+        ),
+    );
+    const first = outboxMessage();
+    expect(await watch.own(() => publisher.publish([first], new AbortController().signal))).toEqual([
+      expect.objectContaining({ status: 'sent' }),
+    ]);
+    route.cut();
+    const publishing = watch.own(() => publisher.publish([outboxMessage()], new AbortController().signal));
+    await waitFor(
+      () => route.refused > 0,
+      () => 'the client never tried the broker again after the cut',
+    );
+    expect(await watch.close(() => publisher.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+    expect(await publishing).toEqual([expect.objectContaining({ status: 'unavailable' })]);
+  } finally {
+    watch.stop();
+    await route.close();
+  }
+});
+
+test('a publisher closed while it connects to unreachable brokers', async () => {
+  const watch = watchAfterClose();
+  const brokers = [`127.0.0.1:${await closedPort()}`];
+  const publisher = watch.own(
+    () =>
+      new KafkaPublisher(
+        testConnection({ brokers, kafkaLogLevel: 'debug', logger: watch.logger, kafkaConfig: slowRetry() }),
+        { defaultDestination: 'never-created', closeTimeoutMs: CLOSE_TIMEOUT_MS },
+      ),
+  );
+  const publishing = watch.own(() => publisher.publish([outboxMessage()], new AbortController().signal));
+  await waitFor(
+    () => watch.connects() > 0,
+    () => 'the publisher did not connect',
+  );
+  expect(await watch.close(() => publisher.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+  expect((await publishing)[0]?.status).not.toBe('sent');
+});
+
+interface RunningConsumer {
+  readonly consumer: KafkaInboxConsumer;
+  readonly link: ShapedLink;
+  readonly watch: AfterClose;
+  readonly events: readonly TransportConsumerEvent[];
+}
+
+/** Runs `body` with a consumer through a ShapedLink, made and readied as the watched object. */
+async function withRunningConsumer(body: (running: RunningConsumer) => Promise<void>): Promise<void> {
+  const topic = uniqueName('after-close-consumer');
+  topics.push(topic, `${topic}.dlq`);
+  await ensureTopics(admin, [{ topic }, { topic: `${topic}.dlq` }]);
+  const link = await ShapedLink.start({});
+  const watch = watchAfterClose();
+  const events: TransportConsumerEvent[] = [];
+  try {
+    const consumer = watch.own(() =>
+      attachKafkaConsumer(acceptor, {
+        connection: link.connection('ferry-after-close', {
+          client: kafkaClient(),
+          requestTimeoutMs: 2_000,
+          logger: watch.logger,
+          kafkaLogLevel: 'debug',
+        }),
+        topic,
+        groupId: uniqueName('after-close-group'),
+        consumer: 'afterClose',
+        ...fastGroup,
+        maxWaitTimeMs: 200,
+        reconnectBackoff: { initialMs: 2_000, maxMs: 2_000, jitter: 'none' },
+        closeTimeoutMs: CLOSE_TIMEOUT_MS,
+        logger: watch.logger,
+        observer: watch.observer((event: TransportConsumerEvent) => events.push(event)),
+      }),
+    );
+    await watch.own(() => consumer.ready({ timeoutMs: 40_000 }));
+    await body({ consumer, link, watch, events });
+  } finally {
+    watch.stop();
+    await link.close();
+  }
+}
+
+test('a consumer closed while it connects again to a cluster gone down', () =>
+  withRunningConsumer(async ({ consumer, link, watch, events }) => {
+    const cutAt = events.length;
+    link.setDown(true);
+    await waitFor(
+      () => events.slice(cutAt).some((event) => event.type === 'disconnected'),
+      () => `the session was not lost: ${JSON.stringify(events)}`,
+    );
+    const seen = link.connectionsSeen;
+    await waitFor(
+      () => link.connectionsSeen > seen,
+      () => `no connect after the loss: ${JSON.stringify(events)}`,
+    );
+    expect(await watch.close(() => consumer.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+  }));
+
+test('a consumer closed on a cluster gone silent (kafkajs: past closeTimeoutMs)', () =>
+  withRunningConsumer(async ({ consumer, link, watch }) => {
+    link.setSilent(true);
+    expect(await watch.close(() => consumer.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+    // kafkajs waits for the fetch and the LeaveGroup the cluster does not answer, up to closeTimeoutMs.
+    if (kafkaClient() === 'kafkajs')
+      expect(watch.lines).toContainEqual(expect.stringContaining('did not finish closing'));
+  }));

@@ -1,0 +1,3 @@
+// ../afterClose.test.ts on @platformatic/kafka (see ../clients.ts); './use' must stay the first import.
+import './use';
+import '../afterClose.test';
