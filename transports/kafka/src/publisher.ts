@@ -645,7 +645,8 @@ export class KafkaPublisher implements Publisher {
    * Reports in-flight sends `unavailable` at once (closedOutcome: the relay spends no attempt on
    * what close() kept from the cluster), fails a connect in flight (the client's retries
    * of it end too) and waits for it to settle, lets the client finish the sends (at most
-   * `confirmTimeoutMs`, so no retry reconnects a disconnected producer), then disconnects.
+   * `confirmTimeoutMs`, so no retry reconnects a disconnected producer), then disconnects and
+   * waits out the client's retry of a send still pending (no retry runs after close()).
    * All of it within `closeTimeoutMs`: past it the producer's sockets are destroyed (review 100:
    * a cluster gone silent held the disconnect for the send in flight, up to requestTimeoutMs).
    * Each publish in flight has answered (and told the observer) before it resolves. Safe to call
@@ -689,6 +690,9 @@ export class KafkaPublisher implements Publisher {
       if (pastBound.aborted) return;
       this.logger.warn({ err: describeError(error) }, 'Kafka producer disconnect failed');
     });
+    // A send the client still retries ends at its next retry, refused (the producer no longer
+    // connects): its timer, at most clientRetryCeilingMs away, is waited out, within the bound.
+    await Promise.allSettled([...this.unsettled]);
     // Each publish in flight, answered by the aborts of close(), has told the observer before
     // close() resolves (review 145); within closeTimeoutMs as the rest.
     await this.calls.settled(this.options.closeTimeoutMs);

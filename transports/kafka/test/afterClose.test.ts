@@ -47,37 +47,45 @@ const acceptor: InboxAcceptor = {
   acceptMany: async (inputs) => inputs.map(() => ({ kind: 'accepted' as const, id: 'x' })),
 };
 
-test('a publisher closed while the client waits to retry a send to a broker gone down', async () => {
-  const topic = uniqueName('after-close');
-  topics.push(topic);
-  await ensureTopics(admin, [{ topic, partitions: 1 }]);
-  const route = await SilentRoute.start();
-  const watch = watchAfterClose();
-  try {
-    const publisher = watch.own(
-      () =>
-        new KafkaPublisher(
-          testConnection({ kafkaLogLevel: 'debug', logger: watch.logger, kafkaConfig: slowRetry() }),
-          { defaultDestination: topic, closeTimeoutMs: CLOSE_TIMEOUT_MS },
-        ),
-    );
-    const first = outboxMessage();
-    expect(await watch.own(() => publisher.publish([first], new AbortController().signal))).toEqual([
-      expect.objectContaining({ status: 'sent' }),
-    ]);
-    route.cut();
-    const publishing = watch.own(() => publisher.publish([outboxMessage()], new AbortController().signal));
-    await waitFor(
-      () => route.refused > 0,
-      () => 'the client never tried the broker again after the cut',
-    );
-    expect(await watch.close(() => publisher.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
-    expect(await publishing).toEqual([expect.objectContaining({ status: 'unavailable' })]);
-  } finally {
-    watch.stop();
-    await route.close();
-  }
-});
+test.each([
+  { closeTimeoutMs: CLOSE_TIMEOUT_MS, confirmTimeoutMs: undefined },
+  // close() stops waiting for the send at confirmTimeoutMs, before the client's next retry.
+  { closeTimeoutMs: 4 * CLOSE_TIMEOUT_MS, confirmTimeoutMs: CLOSE_TIMEOUT_MS / 2 },
+])(
+  'a publisher closed while the client waits to retry a send to a broker gone down (%o)',
+  async ({ closeTimeoutMs, confirmTimeoutMs }) => {
+    const topic = uniqueName('after-close');
+    topics.push(topic);
+    await ensureTopics(admin, [{ topic, partitions: 1 }]);
+    const route = await SilentRoute.start();
+    const watch = watchAfterClose();
+    try {
+      const publisher = watch.own(
+        () =>
+          new KafkaPublisher(
+            testConnection({ kafkaLogLevel: 'debug', logger: watch.logger, kafkaConfig: slowRetry() }),
+            { defaultDestination: topic, closeTimeoutMs, ...(confirmTimeoutMs ? { confirmTimeoutMs } : {}) },
+          ),
+      );
+      const first = outboxMessage();
+      expect(await watch.own(() => publisher.publish([first], new AbortController().signal))).toEqual([
+        expect.objectContaining({ status: 'sent' }),
+      ]);
+      route.cut();
+      const publishing = watch.own(() => publisher.publish([outboxMessage()], new AbortController().signal));
+      await waitFor(
+        () => route.refused > 0,
+        () => 'the client never tried the broker again after the cut',
+      );
+      const watched = { ...WATCHED, deadlineMs: closeTimeoutMs + WATCHED.deadlineMs };
+      expect(await watch.close(() => publisher.close(), watched)).toEqual(NOTHING_AFTER_CLOSE);
+      expect(await publishing).toEqual([expect.objectContaining({ status: 'unavailable' })]);
+    } finally {
+      watch.stop();
+      await route.close();
+    }
+  },
+);
 
 test('a publisher closed while it connects to unreachable brokers', async () => {
   const watch = watchAfterClose();
