@@ -4,6 +4,7 @@ import { CredentialWatch } from './credentials';
 import { requestDeadline, untilDeadline } from './deadline';
 import { abandonedError, closedError, credentialsTimeout, requestError } from './errors';
 import { LongPolls, ownAgents, type OwnAgents } from './longPolls';
+import { abortableRetries, withRequestSignal } from './sdkRetries';
 import { resolveConnectionOptions, type ConnectionOptions, type ResolvedConnectionOptions } from './options';
 import { foreignQueueHost, queueKey, regionSqsHosts, type EndpointRouting } from './queueHost';
 
@@ -67,7 +68,7 @@ export class SqsConnection {
     const ticket = this.credentials.enter();
     let work: Promise<T>;
     try {
-      work = send(client, signal);
+      work = withRequestSignal(signal, () => send(client, signal));
     } catch (error) {
       this.credentials.leave(ticket);
       return Promise.reject(error);
@@ -278,6 +279,8 @@ export class SqsConnection {
     return new SQSClient({
       region,
       maxAttempts,
+      // Its waits between attempts end with the request's signal: none outlives its owner's close().
+      retryStrategy: abortableRetries(maxAttempts),
       requestHandler: { httpAgent: this.agents!.http, httpsAgent: this.agents!.https },
       ...(endpoint !== undefined ? { endpoint } : {}),
       ...(given !== undefined ? { credentials: given } : {}),

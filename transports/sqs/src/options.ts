@@ -58,7 +58,12 @@ export interface ConnectionOptions {
    * FERRY_TRANSPORT_ERROR naming the provider, and the next request asks it again.
    */
   credentials?: StaticCredentials | (() => Promise<StaticCredentials>);
-  /** SDK attempts per request (its own retry of throttling and network errors). */
+  /**
+   * SDK attempts per request (its own retry of throttling and network errors). On the client the
+   * connection creates, a wait between two attempts ends with the request (its deadline, its
+   * owner's close()): none runs on after close() (sdkRetries.ts; the SDK's retry quota is not
+   * kept). A given `client` keeps its own retry strategy, whose waits do run on.
+   */
   maxAttempts?: number;
   /**
    * Deadline (ms) of the requests no other option bounds: connect(), the topology helpers, a

@@ -13,7 +13,14 @@ import {
 import { INBOX_TABLE, type OutboxMessage, type SqlExecutor } from '@ferry/core';
 import { setOwnProperty } from '@ferry/core/transport';
 import { testOutboxMessage } from '../../../../test-support/outboxMessages';
-import { SqsConnection, declareQueue, deleteQueue, type DeclaredQueue, type QueueSpec } from '@ferry/sqs';
+import {
+  SqsConnection,
+  declareQueue,
+  deleteQueue,
+  type ConnectionOptions,
+  type DeclaredQueue,
+  type QueueSpec,
+} from '@ferry/sqs';
 import { waitUntil } from '@ferry/testing';
 
 export const SQS_ENDPOINT = process.env.FERRY_SQS_ENDPOINT ?? 'http://127.0.0.1:9324';
@@ -276,10 +283,10 @@ export async function silentEndpoint(): Promise<{
   };
 }
 
-/** A connection to `endpoint` with static test credentials and one SDK attempt per request. */
+/** A connection to `endpoint` with static test credentials and one SDK attempt per request (unless `options` say otherwise). */
 export function endpointConnection(
   endpoint: string,
-  options: { setupTimeoutMs?: number } = {},
+  options: Pick<ConnectionOptions, 'setupTimeoutMs' | 'maxAttempts' | 'logger'> = {},
 ): SqsConnection {
   return new SqsConnection({
     endpoint,
