@@ -1,0 +1,116 @@
+/**
+ * Once close() of a publisher or consumer resolved, nothing of it runs any more (watchAfterClose:
+ * no timer of it fires, no socket of it opens, no log line, no event), also when close() came
+ * while its connection was being re-established: the broker closed it (a connection being
+ * re-established after a loss), or the broker is unreachable (a connect refused, the backoff
+ * between attempts). The broker holds no connection of it afterwards.
+ */
+import { attachRabbitConsumer, RabbitPublisher } from '../src';
+import type { TransportConsumerEvent, TransportPublisherEvent } from '@ferry/core/transport';
+import { closedPort } from '../../../test-support/closedPort';
+import { NOTHING_AFTER_CLOSE, watchAfterClose, type AfterClose } from '../../../test-support/afterClose';
+import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
+import {
+  AMQP_URL,
+  closeConnectionsNamed,
+  connectionsNamed,
+  openTestBroker,
+  uniqueName,
+  waitFor,
+  type TestBroker,
+} from './support/broker';
+
+failOnUnhandledRejections();
+jest.setTimeout(90_000);
+
+const CLOSE_TIMEOUT_MS = 300;
+/** Longer than any wait of the objects here: the watch ends earlier, once no timer of the object is pending. */
+const WATCHED = { deadlineMs: 10_000, windowMs: 8_000 };
+/** Attempts a few hundred ms apart: close() comes during the wait between two, or during one. */
+const RECONNECT = { initialMs: 200, maxMs: 400, jitter: 'none' as const };
+
+let broker: TestBroker;
+const queues: string[] = [];
+beforeAll(async () => {
+  broker = await openTestBroker();
+});
+afterAll(async () => {
+  for (const queue of queues) await broker.channel.deleteQueue(queue).catch(() => undefined);
+  await broker.close();
+});
+
+const acceptor = {
+  maxPayloadBytes: 1_000_000,
+  acceptMany: async (inputs: readonly unknown[]) =>
+    inputs.map(() => ({ kind: 'accepted' as const, id: 'x' })),
+};
+
+type Owner = 'publisher' | 'consumer';
+
+/** A publisher or consumer owning its connection to `url`, made as the watched object, connecting. */
+async function owner(kind: Owner, url: string, watch: AfterClose, connectionName: string) {
+  const connection = { url, connectionName, reconnectBackoff: RECONNECT, logger: watch.logger };
+  if (kind === 'publisher') {
+    const publisher = watch.own(
+      () =>
+        new RabbitPublisher(connection, {
+          logger: watch.logger,
+          observer: watch.observer<TransportPublisherEvent>(),
+        }),
+    );
+    void watch.own(() => publisher.connect()).catch(() => undefined);
+    return publisher;
+  }
+  const queue = uniqueName('after-close');
+  queues.push(queue);
+  await broker.channel.assertQueue(queue);
+  const consumer = watch.own(() =>
+    attachRabbitConsumer(acceptor, {
+      connection,
+      queue,
+      consumer: 'afterClose',
+      declareTopology: false,
+      closeTimeoutMs: CLOSE_TIMEOUT_MS,
+      logger: watch.logger,
+      observer: watch.observer<TransportConsumerEvent>(),
+    }),
+  );
+  void watch.own(() => consumer.ready()).catch(() => undefined);
+  return consumer;
+}
+
+test.each<Owner>(['publisher', 'consumer'])(
+  'a %s closed while its connection, closed by the broker, is re-established',
+  async (kind) => {
+    const watch = watchAfterClose();
+    const name = uniqueName('after-close-conn');
+    try {
+      const closing = await owner(kind, AMQP_URL, watch, name);
+      await waitFor('the connection to open', async () =>
+        (await connectionsNamed(name)) === 1 ? true : undefined,
+      );
+      const losses = () => watch.lines.filter((line) => line.includes('reconnecting')).length;
+      await closeConnectionsNamed(name);
+      await waitFor('the loss to be seen', async () => (losses() > 0 ? true : undefined));
+      expect(await watch.close(() => closing.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+      expect(await connectionsNamed(name)).toBe(0);
+    } finally {
+      watch.stop();
+    }
+  },
+);
+
+test.each<Owner>(['publisher', 'consumer'])(
+  'a %s closed while it connects to an unreachable broker',
+  async (kind) => {
+    const watch = watchAfterClose();
+    try {
+      const url = `amqp://guest:guest@127.0.0.1:${await closedPort()}`;
+      const closing = await owner(kind, url, watch, uniqueName('after-close-conn'));
+      await waitFor('a second connect attempt', async () => (watch.connects() >= 2 ? true : undefined));
+      expect(await watch.close(() => closing.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+    } finally {
+      watch.stop();
+    }
+  },
+);
