@@ -151,13 +151,19 @@ export class RabbitConnection {
    * Ends the connection at once, its close handshake not waited for: its socket is destroyed (the
    * broker requeues what it delivered unacked on it) and no reconnect follows; a connect under
    * way fails. For an owner whose close() ran past its closeTimeoutMs; close() stays safe after it.
+   * Resolves once amqplib ended each connection (local, at once): it reports the destroyed socket
+   * as a connection 'error' (logged) and then 'close', which came after the owner's close() had
+   * resolved, as for closeModel (review 131).
    */
-  destroy(): void {
+  async destroy(): Promise<void> {
     this.closing.abort(closedError('RabbitMQ connection'));
-    for (const model of [this.model, this.closingModel]) {
-      if (model) destroySocket(model, new Error('the connection was destroyed (closeTimeoutMs)'));
-    }
+    const models = [this.model, this.closingModel].filter((model) => model !== null);
     this.model = null;
+    await Promise.all(
+      models.map((model) =>
+        destroyedWithin(model, new Error('the connection was destroyed (closeTimeoutMs)'), CLOSE_ANSWER_MS),
+      ),
+    );
   }
 
   private async run(): Promise<void> {
@@ -354,12 +360,35 @@ export async function openConfirmChannel(model: ChannelModel): Promise<ConfirmCh
  */
 async function closeModel(model: ChannelModel, ms: number): Promise<void> {
   if (await settlesWithin(model.close(), ms)) return;
-  // Its end is waited for too (local, at once): amqplib reports the destroyed socket as a
-  // connection 'error' (logged) and then 'close'; both came after the close() of the connection,
-  // and of its owner, had resolved (review 131: a warning logged after a consumer's close()).
+  await destroyedWithin(
+    model,
+    new Error(`the broker did not answer the connection's close within ${ms} ms`),
+    ms,
+  );
+}
+
+/**
+ * Destroys `model`'s socket (destroySocket) and waits, at most `ms`, for its end (local, at once),
+ * and for what amqplib scheduled as it ended:
+ * amqplib reports the destroyed socket as a connection 'error' (logged) and then 'close'; both
+ * came after the close() of the connection, and of its owner, had resolved (review 131: a warning
+ * logged after a consumer's close()).
+ */
+async function destroyedWithin(model: ChannelModel, error: Error, ms: number): Promise<void> {
   const closed = new Promise<void>((resolve) => model.once('close', () => resolve()));
-  destroySocket(model, new Error(`the broker did not answer the connection's close within ${ms} ms`));
+  destroySocket(model, error);
   await settlesWithin(closed, ms);
+  await amqplibTurn();
+}
+
+/**
+ * Resolves once what amqplib queued for the next turn of the event loop ran: closing a channel
+ * (or a connection's channels) it queues a read of its multiplexer (setImmediate, from a stream's
+ * 'readable' on the next tick), which ran after the owner's close() had resolved. Queued from a
+ * later tick, this turn comes after that read.
+ */
+export function amqplibTurn(): Promise<void> {
+  return new Promise((resolve) => process.nextTick(() => setImmediate(resolve)));
 }
 
 /**

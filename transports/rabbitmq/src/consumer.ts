@@ -23,7 +23,7 @@ import { DeliveryBuffer } from './buffer';
 import { CopyChannel } from './copyChannel';
 import { CLOSE_ANSWER_MS, untilAborted } from './waits';
 import { settlesWithin } from '@ferry/core/transport';
-import { RabbitConnection, openConfirmChannel, useConnection } from './connection';
+import { RabbitConnection, amqplibTurn, openConfirmChannel, useConnection } from './connection';
 import {
   resolveConsumerOptions,
   type RabbitConsumerOptions,
@@ -239,35 +239,32 @@ class ConsumerRuntime implements RabbitConsumer {
     // in flight (a lock held on the inbox table) held close() for as long as that took. Past the
     // bound what is left is destroyed: a delivery not acked goes back to the queue, and is answered
     // as a duplicate if its acceptance committed meanwhile.
-    let over = false;
-    if (
-      !(await settlesWithin(
-        this.finish(channel, () => over),
-        ms,
-      ))
-    ) {
-      over = true;
+    const gaveUp = new AbortController();
+    if (!(await settlesWithin(this.finish(channel, gaveUp.signal), ms))) {
+      gaveUp.abort();
       this.logger.warn(
         { queue: this.names.queue, closeTimeoutMs: ms },
         `ferry.rabbitmq: consumer did not finish closing within ${ms} ms (closeTimeoutMs): its ` +
           (this.ownsConnection ? 'connection is destroyed' : 'channels are closed') +
           '; deliveries not acked go back to the queue',
       );
-      this.destroy(channel);
+      await this.destroy(channel);
     }
     this.emit.closed();
   }
 
   /**
    * Cancels the consumer, lets the batches in flight finish, closes the channels and an owned
-   * connection; stops between steps once `over()` (close() gave up on it: destroy()).
+   * connection; stops between steps once `gaveUp` aborted (close() gave up on it: destroy()), and
+   * stops waiting for an answer then, its timer cleared (it fired after close() resolved).
    */
-  private async finish(channel: ConfirmChannel | null, over: () => boolean): Promise<void> {
+  private async finish(channel: ConfirmChannel | null, gaveUp: AbortSignal): Promise<void> {
+    const over = () => gaveUp.aborted;
     // Each of the broker's answers is waited for at most CLOSE_ANSWER_MS: a node under a resource
     // alarm answers none on a connection that published (a dead-letter copy, a publisher sharing
     // it) until the alarm clears. Deliveries not settled then are the broker's to redeliver.
     const answer = (work: Promise<unknown>) =>
-      settlesWithin(work, Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs));
+      settlesWithin(work, Math.min(CLOSE_ANSWER_MS, this.options.confirmTimeoutMs), gaveUp);
     // An attach in flight ends at once (its waits end with the consumer's closing), closing the
     // channel it opened or is opening; the channel is the consumer's until then. Work it leaves
     // (the close of a channel whose open is still answered) is waited for as well; settled, not
@@ -291,14 +288,15 @@ class ConsumerRuntime implements RabbitConsumer {
    * in flight finishes on its own; its acks find the channel closed (nothing acked that the broker
    * does not redeliver, nothing reported after `closed`).
    */
-  private destroy(channel: ConfirmChannel | null): void {
+  private async destroy(channel: ConfirmChannel | null): Promise<void> {
     this.channel = null;
     if (this.ownsConnection) {
-      this.connection.destroy();
+      await this.connection.destroy();
       return;
     }
     if (channel) void channel.close().catch(() => undefined);
     void this.copies.close();
+    await amqplibTurn();
   }
 
   /**

@@ -5,9 +5,11 @@
  * re-established after a loss), or the broker is unreachable (a connect refused, the backoff
  * between attempts). The broker holds no connection of it afterwards.
  */
-import { attachRabbitConsumer, RabbitPublisher } from '../src';
+import { attachRabbitConsumer, RabbitConnection, RabbitPublisher, type ConnectionOptions } from '../src';
+import type { InboxAcceptor } from '@ferry/core';
 import type { TransportConsumerEvent, TransportPublisherEvent } from '@ferry/core/transport';
 import { closedPort } from '../../../test-support/closedPort';
+import { halfOpenProxy } from '../../../test-support/halfOpenProxy';
 import { NOTHING_AFTER_CLOSE, watchAfterClose, type AfterClose } from '../../../test-support/afterClose';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
 import {
@@ -39,13 +41,36 @@ afterAll(async () => {
   await broker.close();
 });
 
-const acceptor = {
+const acceptor: InboxAcceptor = {
   maxPayloadBytes: 1_000_000,
   acceptMany: async (inputs: readonly unknown[]) =>
     inputs.map(() => ({ kind: 'accepted' as const, id: 'x' })),
 };
 
 type Owner = 'publisher' | 'consumer';
+
+/** A consumer of a new queue, on `connection`, made as the watched object. */
+async function watchedConsumer(
+  watch: AfterClose,
+  connection: RabbitConnection | ConnectionOptions,
+  accepting: InboxAcceptor,
+) {
+  const queue = uniqueName('after-close');
+  queues.push(queue);
+  await broker.channel.assertQueue(queue);
+  const consumer = watch.own(() =>
+    attachRabbitConsumer(accepting, {
+      connection,
+      queue,
+      consumer: 'afterClose',
+      declareTopology: false,
+      closeTimeoutMs: CLOSE_TIMEOUT_MS,
+      logger: watch.logger,
+      observer: watch.observer<TransportConsumerEvent>(),
+    }),
+  );
+  return { consumer, queue };
+}
 
 /** A publisher or consumer owning its connection to `url`, made as the watched object, connecting. */
 async function owner(kind: Owner, url: string, watch: AfterClose, connectionName: string) {
@@ -61,20 +86,7 @@ async function owner(kind: Owner, url: string, watch: AfterClose, connectionName
     void watch.own(() => publisher.connect()).catch(() => undefined);
     return publisher;
   }
-  const queue = uniqueName('after-close');
-  queues.push(queue);
-  await broker.channel.assertQueue(queue);
-  const consumer = watch.own(() =>
-    attachRabbitConsumer(acceptor, {
-      connection,
-      queue,
-      consumer: 'afterClose',
-      declareTopology: false,
-      closeTimeoutMs: CLOSE_TIMEOUT_MS,
-      logger: watch.logger,
-      observer: watch.observer<TransportConsumerEvent>(),
-    }),
-  );
+  const { consumer } = await watchedConsumer(watch, connection, acceptor);
   void watch.own(() => consumer.ready()).catch(() => undefined);
   return consumer;
 }
@@ -111,6 +123,41 @@ test.each<Owner>(['publisher', 'consumer'])(
       expect(await watch.close(() => closing.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
     } finally {
       watch.stop();
+    }
+  },
+);
+
+test.each(['its own', 'a shared'] as const)(
+  'a consumer on %s connection closed past closeTimeoutMs, its batch unaccepted and the broker gone silent',
+  async (kind) => {
+    const watch = watchAfterClose();
+    const proxy = await halfOpenProxy(new URL(AMQP_URL));
+    const options = { url: proxy.url(AMQP_URL), reconnectBackoff: RECONNECT, logger: watch.logger };
+    // A shared one is the application's (made outside the watched consumer), closed by the test after.
+    const shared = kind === 'a shared' ? new RabbitConnection(options) : null;
+    await shared?.connect();
+    let offered = 0;
+    // An acceptance that never answers (a database holding a lock): close() gives up on it.
+    const hanging: InboxAcceptor = {
+      maxPayloadBytes: 1_000_000,
+      acceptMany: () => {
+        offered += 1;
+        return new Promise(() => undefined);
+      },
+    };
+    try {
+      const { consumer, queue } = await watchedConsumer(watch, shared ?? options, hanging);
+      broker.channel.sendToQueue(queue, Buffer.from('{}'), {
+        contentType: 'application/json',
+        messageId: 'm1',
+      });
+      await waitFor('the batch to be offered', async () => (offered > 0 ? true : undefined));
+      proxy.silence();
+      expect(await watch.close(() => consumer.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+    } finally {
+      watch.stop();
+      await shared?.destroy();
+      proxy.close();
     }
   },
 );
