@@ -10,7 +10,15 @@ import { attachSqsConsumer, SqsPublisher, type SqsConnection } from '../src';
 import { closedPort } from '../../../test-support/closedPort';
 import { NOTHING_AFTER_CLOSE, watchAfterClose, type AfterClose } from '../../../test-support/afterClose';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
-import { endpointConnection, outboxMessages, waitFor } from './support/sqs';
+import {
+  endpointConnection,
+  openConnection,
+  outboxMessages,
+  sendRaw,
+  TestQueues,
+  uniqueName,
+  waitFor,
+} from './support/sqs';
 
 failOnUnhandledRejections();
 jest.setTimeout(60_000);
@@ -72,3 +80,44 @@ test.each(Object.keys(owners) as (keyof typeof owners)[])(
     }
   },
 );
+
+test('a consumer closed past closeTimeoutMs, its batch unaccepted', async () => {
+  const admin = openConnection();
+  const queues = new TestQueues(admin);
+  const watch = watchAfterClose();
+  // The consumer's connection is the application's: made outside the watched consumer.
+  const connection = openConnection();
+  let offered = 0;
+  try {
+    const { queueUrl } = await queues.declare({ name: uniqueName('after-close') });
+    await sendRaw(admin, queueUrl, '{}');
+    const consumer = watch.own(() =>
+      attachSqsConsumer(
+        {
+          maxPayloadBytes: 1024,
+          // An acceptance that never answers (a database holding a lock): close() gives up on it.
+          acceptMany: () => {
+            offered += 1;
+            return new Promise(() => undefined);
+          },
+        },
+        {
+          connection,
+          queueUrl,
+          consumer: 'afterClose',
+          waitTimeSeconds: 1,
+          closeTimeoutMs: CLOSE_TIMEOUT_MS,
+          logger: watch.logger,
+          observer: watch.observer<TransportConsumerEvent>(),
+        },
+      ),
+    );
+    await waitFor('the batch to be offered', () => (offered > 0 ? true : undefined));
+    expect(await watch.close(() => consumer.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+  } finally {
+    watch.stop();
+    await queues.cleanup();
+    await connection.close();
+    await admin.close();
+  }
+});
