@@ -12,6 +12,7 @@ import {
   type PublishOutcome,
   type Publisher,
 } from '@ferry/core';
+import { isClosedAnswer } from '@ferry/core/transport';
 import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from './database';
 
@@ -188,6 +189,11 @@ export function expectNothingSpent(run: ClosedPublisherRun): void {
   // The call in flight at close(): what close() kept from being confirmed is `unavailable`.
   expect(run.inFlightAtClose.length).toBeGreaterThan(0);
   expect(run.inFlightAtClose.filter((o) => o.status !== 'sent' && o.status !== 'unavailable')).toEqual([]);
+  // Each says so (isClosedAnswer): a relay whose cycle had only such outcomes names its publisher
+  // closed, not the broker, when its circuit opens.
+  expect(run.inFlightAtClose.filter((o) => o.status === 'unavailable' && !isClosedAnswer(o.error))).toEqual(
+    [],
+  );
   const sent = run.rows.filter((row) => row.status === 'SENT').map((row) => row.id);
   expect(sent.filter((id) => !run.taken.has(id))).toEqual([]);
 }

@@ -124,6 +124,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'clearableDeadline',
     'closedError',
     'closedOutcome',
+    'isClosedAnswer',
     'consumerEmitter',
     'deadLetterIdentity',
     'deadLetterTenant',

@@ -660,7 +660,7 @@ export class KafkaPublisher implements Publisher {
       // topic check, the producer's connect or replacement) is classified `unavailable`, as a
       // closed publisher is a cluster the relay cannot reach; the relay's own signal stays
       // `retryable` (its answer discarded: publishBatch stopped waiting at that abort).
-      this.inFlight.abort(unavailableError('Kafka publisher closed'));
+      this.inFlight.abort(unavailableError('Kafka publisher is closed'));
       this.stopping.abort(markUnavailable(closedError('KafkaPublisher')));
       const ms = this.options.closeTimeoutMs;
       await boundedClose(

@@ -124,7 +124,7 @@ test('publish() after close(), close() twice, close() during publish(): no outco
 }, 60_000);
 
 // Observed on main: the events in flight at close() and every later cycle's batches answered
-// retryable ("publisher is closed", "send abandoned: Kafka publisher closed"): retry_count 1, then
+// retryable ("publisher is closed", "send abandoned: Kafka publisher is closed"): retry_count 1, then
 // FAILED after maxRetries cycles.
 test('the relay on a publisher closed under it keeps every event not confirmed PENDING with no attempt spent, cycle after cycle; only what the cluster took is SENT', async () => {
   const topic = await harness.topicPair('closed-relay');

@@ -82,7 +82,7 @@ export {
   type TransportRejectReason,
 } from './errors';
 export { TRANSPORT_RETRIES, retriesExhaustedDetail } from './retries';
-export { closedOutcome, PUBLISHER_CLOSED } from './closedOutcome';
+export { closedOutcome, isClosedAnswer, PUBLISHER_CLOSED } from './closedOutcome';
 export {
   acceptIsolated,
   isBatchWideFailure,
