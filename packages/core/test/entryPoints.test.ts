@@ -264,6 +264,20 @@ it('exports the outbox observer contract (OutboxEvent, OutboxObserver) from @fer
   expect(seen).toEqual(['infrastructure-error']);
 });
 
+it('exports the relay circuit outage type (CircuitOutage) from @ferry/core, as a loop source reads it (checked by the compiler)', () => {
+  const outage: application.CircuitOutage = {
+    state: 'open',
+    since: new Date(0),
+    error: 'connect ECONNREFUSED',
+    publisherClosed: false,
+    openings: 1,
+    nextProbeAt: new Date(1_000),
+  };
+  const source: application.LoopSource = { lastCycleAt: null, circuitOutage: outage };
+  const relayOutage: application.Relay['circuitOutage'] = source.circuitOutage ?? null;
+  expect(relayOutage?.state).toBe('open');
+});
+
 it('exports the transport observer contract types from @ferry/core/transport (checked by the compiler)', () => {
   const seen: transport.TransportEvent[] = [];
   const observer: transport.TransportObserver = (event) => seen.push(event);

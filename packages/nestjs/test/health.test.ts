@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import type { LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { emit } from '@ferry/core';
 import { guardLogger } from '@ferry/core/transport';
+import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
 import { FerryHealthIndicator, fromNestLogger, OutboxModule, OutboxRelayService } from '../src';
 import { failOnUnhandledRejections } from '../../../test-support/lifecycle';
@@ -39,6 +41,40 @@ describe('FerryHealthIndicator', () => {
     expect((await indicator.isHealthy('db'))['db']?.status).toBe('up');
     await app.close();
     expect((await indicator.isHealthy('ferry', 'liveness'))['ferry']?.status).toBe('down');
+  });
+
+  it("passes the relay's open circuit through: details' relay circuit check is down with its error", async () => {
+    const publisher = new InMemoryPublisher();
+    await publisher.close();
+    const app = await Test.createTestingModule({
+      imports: [
+        OutboxModule.forRoot({
+          prisma: TestPrismaService,
+          imports: [prismaModule(t.newClient())],
+          publisher,
+          pollInterval: 20,
+          circuit: { openMs: 60_000, maxOpenMs: 60_000 },
+        }),
+      ],
+    }).compile();
+    await emit(t.db, { type: 'nest.health.circuit', payload: {} });
+    await app.init();
+    try {
+      const relay = app.get(OutboxRelayService);
+      const indicator = FerryHealthIndicator.create({ db: t.db, relay });
+      await waitFor(() => relay.relay?.circuit === 'open', 'an open circuit');
+      const details = (await indicator.isHealthy('ferry', 'details'))['ferry'];
+      expect(details?.checks.find((check) => check.name === 'relay circuit')).toEqual({
+        name: 'relay circuit',
+        status: 'down',
+        detail: expect.stringMatching(
+          /^open since .*: publisher closed: .*publisher is closed; next probe at /,
+        ),
+      });
+      expect((await indicator.isHealthy('ferry', 'liveness'))['ferry']?.status).toBe('up');
+    } finally {
+      await app.close();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { readStats } from '../inbox/sql/stats';
+import { openedBy, type CircuitOutage } from '../outbox/circuit';
 import { createOutboxAdmin } from '../outbox/admin';
 import { verifySchema, type CheckSchemaResult } from '../schema/checkSchema';
 import { boundedExecutor } from '../sql/boundedExecutor';
@@ -133,9 +134,24 @@ export function createHealth(given: HealthOptions): FerryHealth {
     return [age > maxAge ? down(name, detail) : up(name, detail)];
   }
 
+  /**
+   * The relay's broker circuit: down while it is open or half-open, saying since when, why and
+   * when the relay probes the broker next (an operator paged reads it here, not only in the log).
+   * Liveness and readiness stay up: a broker outage is not the process's fault (a restart would
+   * not end it), and emit() needs no broker, so every instance stays in its load balancer. Left
+   * out when the source does not say, or is switched off.
+   */
+  function relayCircuit(): HealthCheck[] {
+    const { relay } = options;
+    if (relay === undefined || relay.state === 'disabled') return [];
+    const outage = relay.circuitOutage;
+    if (outage === undefined) return [];
+    return [outage === null ? up('relay circuit', 'closed') : down('relay circuit', circuitDetail(outage))];
+  }
+
   async function details(): Promise<HealthDetails> {
     const [live, ready] = await Promise.all([liveness(), readiness()]);
-    const checks = [...live.checks, ...handlerSessions(), ...ready.checks];
+    const checks = [...live.checks, ...handlerSessions(), ...relayCircuit(), ...ready.checks];
     if (ready.status === 'down') return { ...report(checks), outbox: null, inbox: null };
     try {
       const outbox = await createOutboxAdmin(db).health(options.outboxThresholds);
@@ -156,6 +172,22 @@ export function createHealth(given: HealthOptions): FerryHealth {
   }
 
   return { liveness, readiness, details };
+}
+
+/**
+ * `open since <time> (N ms, opened K times): broker unavailable: <error>; next probe at <time> (in
+ * M ms)`; half-open, the probe is due or running since its time; `publisher closed` when every
+ * outcome that opened it was the publisher's closed answer, as the relay's log line says.
+ */
+function circuitDetail(outage: CircuitOutage): string {
+  const now = Date.now();
+  const since = `since ${outage.since.toISOString()} (${now - outage.since.getTime()} ms, opened ${outage.openings} time${outage.openings === 1 ? '' : 's'})`;
+  const probeAt = outage.nextProbeAt.toISOString();
+  const probe =
+    outage.state === 'open'
+      ? `next probe at ${probeAt} (in ${Math.max(0, outage.nextProbeAt.getTime() - now)} ms)`
+      : `probing the broker since ${probeAt}`;
+  return `${outage.state} ${since}: ${openedBy(outage.publisherClosed)}: ${outage.error}; ${probe}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { InboxStats } from '../inbox/sql/stats';
 import type { InboxSessionOutage } from '../inbox/sessionOutage';
 import type { HealthThresholds, OutboxStats } from '../outbox/adminTypes';
+import type { CircuitOutage } from '../outbox/circuit';
 import type { SqlExecutor } from '../sql/executor';
 
 /** A loop whose liveness is its last successful cycle: the relay, or the Inbox (its worker). */
@@ -38,6 +39,12 @@ export interface LoopSource {
    * maxCycleAgeMs; liveness and readiness do not read it.
    */
   readonly sessionOutage?: InboxSessionOutage | null;
+  /**
+   * The relay's open (or half-open) circuit (relay.circuitOutage), null while it is closed. Given
+   * (null or not), details add a `relay circuit` check, down while the circuit is not closed;
+   * liveness and readiness do not read it.
+   */
+  readonly circuitOutage?: CircuitOutage | null;
 }
 
 /**
@@ -101,8 +108,9 @@ export interface FerryHealth {
   /** Database reachable, schema in place, every transport probe resolved. For readiness probes. */
   readiness(): Promise<HealthReport>;
   /**
-   * Liveness + readiness + backlog (FAILED, DEAD, oldest pending ages) against thresholds, and the
-   * inbox worker's outage of the application's pool (LoopSource.sessionOutage).
+   * Liveness + readiness + backlog (FAILED, DEAD, oldest pending ages) against thresholds, the
+   * inbox worker's outage of the application's pool (LoopSource.sessionOutage) and the relay's open
+   * circuit (LoopSource.circuitOutage).
    */
   details(): Promise<HealthDetails>;
 }

@@ -13,6 +13,33 @@ export interface CircuitOptions {
   readonly probeBatchSize: number;
 }
 
+/**
+ * An open (or half-open) circuit as an operator reads it (relay.circuitOutage, createHealth's
+ * details): since when claiming is paused, why, and when the relay probes the broker.
+ */
+export interface CircuitOutage {
+  /** 'open': no claims until `nextProbeAt`; 'half-open': that time has passed, a probe cycle is due or running. */
+  readonly state: 'open' | 'half-open';
+  /** When the circuit opened (a failed probe opening it again keeps this: the outage goes on). */
+  readonly since: Date;
+  /** The error of the cycle that opened it last (the latest failed probe's), as observed (redacted, cut). */
+  readonly error: string;
+  /** That cycle's every outcome was the publisher's closed answer (BrokerSignal.publisherClosed). */
+  readonly publisherClosed: boolean;
+  /** Times it opened since it was last closed: 1, then one more per failed probe. */
+  readonly openings: number;
+  /** When the open period ends and the relay probes the broker (past once half-open). */
+  readonly nextProbeAt: Date;
+}
+
+/**
+ * What opened a circuit, as the relay's warning and health's `relay circuit` check say it: a
+ * cycle of only the publisher's closed answers is no word about the broker (review 148).
+ */
+export function openedBy(publisherClosed: boolean): 'publisher closed' | 'broker unavailable' {
+  return publisherClosed ? 'publisher closed' : 'broker unavailable';
+}
+
 /** What a publish cycle told the breaker about the broker. */
 export type BrokerSignal =
   | {
@@ -56,6 +83,11 @@ export class CircuitBreaker {
   private openUntil = 0;
   private firstOpenedAt = 0;
   private isOpen = false;
+  /** The signal that opened the circuit last (its error and cause), while it is open. */
+  private opener: { readonly error: string; readonly publisherClosed: boolean } = {
+    error: '',
+    publisherClosed: false,
+  };
   /** Transitions so far (opened or closed): a cycle claimed before the latest one is stale. */
   private transitions = 0;
 
@@ -67,6 +99,19 @@ export class CircuitBreaker {
   get state(): CircuitState {
     if (!this.isOpen) return 'closed';
     return this.now() >= this.openUntil ? 'half-open' : 'open';
+  }
+
+  /** The outage while the circuit is open or half-open; null while it is closed. */
+  get outage(): CircuitOutage | null {
+    const state = this.state;
+    if (state === 'closed') return null;
+    return {
+      state,
+      since: new Date(this.firstOpenedAt),
+      ...this.opener,
+      openings: this.openings,
+      nextProbeAt: new Date(this.openUntil),
+    };
   }
 
   /** Milliseconds until an open circuit turns half-open (0 when not open). */
@@ -109,12 +154,14 @@ export class CircuitBreaker {
     if (state === 'closed' && this.failures < this.options.failureThreshold) return undefined;
     const openMs = reconnectDelayMs(this.options.openMs, this.options.maxOpenMs, this.openings);
     const reopened = state !== 'closed';
-    if (!reopened) this.firstOpenedAt = this.now();
+    const now = this.now();
+    if (!reopened) this.firstOpenedAt = now;
     this.openings += 1;
     this.isOpen = true;
     this.transitions += 1;
-    this.openUntil = this.now() + openMs;
+    this.openUntil = now + openMs;
     const publisherClosed = signal.publisherClosed === true;
+    this.opener = { error: signal.error, publisherClosed };
     return {
       type: 'opened',
       failures: this.failures,

@@ -19,6 +19,7 @@ export {
   type ResolvedOutboxOptions,
 } from './options';
 export { createRelay, type CycleResult, type Relay, type RelayConfig, type RelayState } from './relay';
+export type { CircuitOutage } from './circuit';
 export type { FailReason, OutboxEvent, OutboxObserver } from './events';
 export type { OutboxRecord, OutboxStatus } from './record';
 export {

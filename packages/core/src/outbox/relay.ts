@@ -2,7 +2,7 @@ import { FerryError } from '../errors';
 import { defaultLogger, guardLogger, type Logger } from '../observe/logger';
 import { safeEmit } from '../observe/safeEmit';
 import { reconnectDelayMs } from '../backoff';
-import { CircuitBreaker, type CircuitState } from './circuit';
+import { CircuitBreaker, type CircuitOutage, type CircuitState } from './circuit';
 import type { OutboxEvent } from './events';
 import { resolveRelayOptions, type ResolvedOutboxOptions } from './options';
 import { checkRelayConfig, type RelayConfig } from './relayConfig';
@@ -155,6 +155,10 @@ class OutboxRelay implements Relay {
 
   get circuit(): CircuitState {
     return this.breaker.state;
+  }
+
+  get circuitOutage(): CircuitOutage | null {
+    return this.breaker.outage;
   }
 
   get stopReason(): string | null {

@@ -1,6 +1,6 @@
 import type { LoopState } from '../sql/endedClient';
 import type { NotifyListener } from '../wake/notifyListener';
-import type { CircuitState } from './circuit';
+import type { CircuitOutage, CircuitState } from './circuit';
 import type { ResolvedOutboxOptions } from './options';
 
 export interface CycleResult {
@@ -71,6 +71,12 @@ export interface Relay {
   readonly listener: NotifyListener | undefined;
   /** The broker-outage circuit: 'open' while claiming is paused. */
   readonly circuit: CircuitState;
+  /**
+   * The open (or half-open) circuit: since when, the error that opened it (last), whether the
+   * publisher was closed, the openings so far and when the relay probes the broker next; null while
+   * closed. createHealth's details: the `relay circuit` check.
+   */
+  readonly circuitOutage: CircuitOutage | null;
 }
 
 export const emptyResult = (): CycleResult => ({

@@ -1,7 +1,7 @@
 import type { OutboxMessage } from '../contracts';
 import { describeError, MAX_OBSERVED_ERROR_CHARS, type Redactor } from '../redact/redact';
 import type { Logger } from '../observe/logger';
-import type { CircuitTransition } from './circuit';
+import { openedBy, type CircuitTransition } from './circuit';
 import { failedOperation } from './errors';
 import type { FailReason, OutboxEvent } from './events';
 import type { CompletedRow, Completion } from './sql/completeBatch';
@@ -85,7 +85,7 @@ export function reportCircuitChange(
 ): void {
   if (change?.type === 'opened') {
     const { failures, openMs, error, reopened } = change;
-    const cause = change.publisherClosed ? 'publisher closed' : 'broker unavailable';
+    const cause = openedBy(change.publisherClosed);
     logger.warn({ failures, openMs, error, reopened }, `${cause}: circuit opened, claiming paused`);
     emit({ type: 'circuit-opened', failures, openMs, error, reopened });
   } else if (change?.type === 'closed') {

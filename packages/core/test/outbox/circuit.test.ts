@@ -74,6 +74,40 @@ describe('CircuitBreaker (pure, injected clock)', () => {
     expect(breaker.record(down, breaker.epoch)).toMatchObject({ type: 'opened' });
   });
 
+  it('outage: since the first opening, the latest error, openings and the next probe; null once closed', () => {
+    let now = 1_000;
+    const breaker = new CircuitBreaker({ ...options, failureThreshold: 1 }, () => now);
+    expect(breaker.outage).toBeNull();
+    breaker.record(down);
+    expect(breaker.outage).toEqual({
+      state: 'open',
+      since: new Date(1_000),
+      error: 'ECONNREFUSED',
+      publisherClosed: false,
+      openings: 1,
+      nextProbeAt: new Date(1_100),
+    });
+    now = 1_100;
+    expect(breaker.outage).toMatchObject({ state: 'half-open', nextProbeAt: new Date(1_100) });
+    // A failed probe opens it again: the outage goes on from its start, with the probe's error.
+    breaker.record({ kind: 'unavailable', error: 'publisher is closed', publisherClosed: true });
+    expect(breaker.outage).toEqual({
+      state: 'open',
+      since: new Date(1_000),
+      error: 'publisher is closed',
+      publisherClosed: true,
+      openings: 2,
+      nextProbeAt: new Date(1_300),
+    });
+    now = 1_300;
+    breaker.record({ kind: 'reachable' });
+    expect(breaker.outage).toBeNull();
+    breaker.record(down);
+    expect(breaker.outage).toMatchObject({ since: new Date(1_300), openings: 1, publisherClosed: false });
+    expect(breaker.end()).toMatchObject({ type: 'closed', relayClosed: true });
+    expect(breaker.outage).toBeNull();
+  });
+
   it('a reachable cycle resets the failure count while closed', () => {
     const breaker = new CircuitBreaker(options, () => 0);
     breaker.record(down);
