@@ -13,9 +13,15 @@
  * observed; once the pool frees up the handler runs and completes. A failure of the handler's own
  * statements still costs its attempt (checked beside it).
  */
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import { listened } from '../../../test-support/oneStatement';
-import { fromPg, prismaTransactions, type InboxEvent } from '@ferry/core';
+import {
+  fromPg,
+  pgTransactions,
+  prismaTransactions,
+  type InboxEvent,
+  type TransactionAdapter,
+} from '@ferry/core';
 import { createTestDatabase, prismaFor, type TestDatabase } from '../../../test-support/database';
 import { busyApplicationPool, makeInbox, message, receiptRow, waitFor } from './inbox/helpers';
 import { renewLease } from '../src/inbox/sql/renewLease';
@@ -260,3 +266,160 @@ it.each(Object.keys(INTERRUPTED) as Array<keyof typeof INTERRUPTED>)(
     }
   },
 );
+
+/** The deadline of review 149's cases, and how late their sessions or first statements come. */
+const TIMEOUT_MS = 300;
+/** Past the deadline, well before the worker stops waiting (a heartbeat interval after it). */
+const LATE_MS = TIMEOUT_MS + 400;
+
+/** An inbox on `adapter` whose handler transactions have TIMEOUT_MS, recording its handler's runs. */
+function deadlineInbox<TTx>(adapter: TransactionAdapter<TTx>, ran: string[], events: InboxEvent[] = []) {
+  return makeInbox(adapter, {
+    worker: {
+      ...WORKER,
+      transactionTimeoutMs: TIMEOUT_MS,
+      heartbeatIntervalMs: 1_500,
+      transactionMaxWaitMs: 20_000,
+      retryBaseMs: 1,
+      retryMaxMs: 1,
+    },
+    handlers: {
+      orders: async (_payload: unknown, context: { receiptId: string }) => void ran.push(context.receiptId),
+    } as never,
+    observer: (event: InboxEvent) => void events.push(event),
+  });
+}
+
+// Review 149: the same interruption once the transaction had a session but before its handler
+// started. Main gave the claim back only when the interruption came before a session was lent
+// (onSession), and charged it otherwise: a FERRY_TIMEOUT retry, at worker.maxAttempts 1 DEAD
+// "exhausted" with no handler run, when the deadline passed
+// - while the transaction's first statement (ferry's, beginHandler) was in flight: the session
+//   lent just before the deadline, as on a pool busy for about transactionTimeoutMs;
+// - while the READ COMMITTED rerun of a database whose default is SERIALIZABLE waited for its
+//   second session (the first run's flag stayed set).
+// Neither ran a handler: the claim goes back, its attempt returned.
+const BEFORE_THE_HANDLER = {
+  "the transaction's first statement in flight": { serializable: false },
+  'the READ COMMITTED rerun waiting for its session': { serializable: true },
+} as const;
+
+it.each(Object.keys(BEFORE_THE_HANDLER) as Array<keyof typeof BEFORE_THE_HANDLER>)(
+  'a handler transaction whose deadline passed after it got a session, before its handler started, gives its claim back (%s)',
+  async (title) => {
+    const { serializable } = BEFORE_THE_HANDLER[title];
+    const appPool = listened(
+      new Pool({
+        connectionString: t.url,
+        max: 1,
+        ...(serializable ? { options: '-c default_transaction_isolation=serializable' } : {}),
+      }),
+    );
+    const ferryPool = listened(new Pool({ connectionString: t.url, max: 2 }));
+    const real = pgTransactions(appPool);
+    let late = true;
+    let runs = 0;
+    const ran: string[] = [];
+    const events: InboxEvent[] = [];
+    try {
+      const adapter: TransactionAdapter<PoolClient> = {
+        db: fromPg(ferryPool),
+        // The rerun's session is lent late: the pool's one connection held past the deadline.
+        transaction: async (work, options) => {
+          runs += 1;
+          if (late && runs === 2) {
+            const held = await appPool.connect();
+            setTimeout(() => held.release(), LATE_MS);
+          }
+          return real.transaction(work, options);
+        },
+        // The first statement (beginHandler's) answers past the deadline.
+        bind: (tx) => {
+          const bound = real.bind(tx);
+          if (!late || serializable) return bound;
+          return {
+            ...bound,
+            query: async (text: string, values?: readonly unknown[]) => {
+              // The server busy with it (a session left idle would be ended by the adapter's
+              // idle_in_transaction_session_timeout, a session gone).
+              if (text.includes("set_config('lock_timeout'")) {
+                await bound.query('SELECT pg_sleep($1::float8)', [LATE_MS / 1000]);
+              }
+              return bound.query(text, values);
+            },
+          } as typeof bound;
+        },
+      };
+      const inbox = deadlineInbox(adapter, ran, events);
+      const { record } = await inbox.accept(message());
+      const first = await inbox.runOnce();
+      const row = await receiptRow(t, record.id);
+      expect({
+        runs,
+        first: { claimed: first.claimed, unresolved: first.unresolved },
+        ran,
+        status: row.status,
+        attempts: row.attempts,
+        lifetime: row.lifetime_attempts,
+        observed: events.filter((e) => e.type === 'dead' || e.type === 'retry').map((e) => e.type),
+      }).toEqual({
+        runs: serializable ? 2 : 1,
+        first: { claimed: 1, unresolved: 1 },
+        ran: [],
+        status: 'PENDING',
+        attempts: 0,
+        lifetime: 0,
+        observed: [],
+      });
+      late = false;
+      await waitFor('the receipt COMPLETED', async () => {
+        await inbox.runOnce();
+        return (await receiptRow(t, record.id)).status === 'COMPLETED';
+      });
+      expect(ran).toEqual([record.id]);
+      await inbox.close();
+    } finally {
+      await appPool.end();
+      await ferryPool.end();
+    }
+  },
+);
+
+// Review 149: a pool that lends every session only after the handler transaction's deadline (each
+// claim given back). Main ended the worker's outage whenever such a late session came (the
+// transaction began, though it started no handler): the outage began again with each claim, so
+// inbox.sessionOutage counted one transaction at most, its age never reached maxCycleAgeMs
+// (createHealth stayed up) and the give-back's outage delay never grew. A session lent after the
+// interruption ends no outage.
+it('a pool that lends sessions only after the deadline keeps the outage going', async () => {
+  const app = await busyApplicationPool(t);
+  const real = app.adapter;
+  const ran: string[] = [];
+  try {
+    const inbox = deadlineInbox(
+      {
+        ...real,
+        // Each transaction gets its session LATE_MS after it asked.
+        transaction: async (work, options) => {
+          await new Promise((resolve) => setTimeout(resolve, LATE_MS));
+          return real.transaction(work, options);
+        },
+      },
+      ran,
+    );
+    app.free();
+    const { record } = await inbox.accept(message());
+    await inbox.runOnce();
+    await waitFor('claimed again', async () => (await inbox.runOnce()).claimed === 1);
+    const row = await receiptRow(t, record.id);
+    expect({
+      ran,
+      status: row.status,
+      attempts: row.attempts,
+      transactions: inbox.sessionOutage?.transactions,
+    }).toEqual({ ran: [], status: 'PENDING', attempts: 0, transactions: 2 });
+    await inbox.close();
+  } finally {
+    await app.end();
+  }
+});

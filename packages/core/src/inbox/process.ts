@@ -163,17 +163,17 @@ export async function processReceipt<TTx>(
   // Ended once the receipt's outcome is known (ferry.outcome), after the failure transition.
   // Started before the lease: nothing between its start and the try that stops it may throw.
   const span = startProcessSpan(receipt);
-  // Whether the handler transaction got its session, and whether an interruption (its deadline,
-  // its lease lost) came before it did: see the catch below.
-  let session = false;
-  let waitedPastInterruption = false;
+  // Whether the handler transaction began (its claim proven) and the handler was let start, and
+  // whether an interruption (its deadline, its lease lost) came before: see the catch below.
+  let handlerStarted = false;
+  let interruptedBeforeHandler = false;
   const lease = startLease({
     durationMs: deps.worker.leaseMs,
     intervalMs: deps.worker.heartbeatIntervalMs,
     claimedAt,
     renew: (signal) => deps.ops.renew(receipt, signal),
     onLost: () => {
-      waitedPastInterruption ||= !session;
+      interruptedBeforeHandler ||= !handlerStarted;
       abort.abort(new InboxLeaseLostError(receipt.id));
     },
     onError: (error) => emitInfrastructure(deps, 'heartbeat', error),
@@ -181,7 +181,7 @@ export async function processReceipt<TTx>(
   // Shutdown interruption and the transaction deadline both hand the claim to its lease:
   // renewals stop, so a handler that ignores its signal cannot hold the receipt forever.
   const interrupt = (reason: unknown): void => {
-    waitedPastInterruption ||= !session;
+    interruptedBeforeHandler ||= !handlerStarted;
     void lease.stop();
     abort.abort(reason);
   };
@@ -212,12 +212,13 @@ export async function processReceipt<TTx>(
   // (heartbeat < lease / 2), so its failure is recorded; the transaction can no longer complete.
   let giveUp: ReturnType<typeof setTimeout> | undefined;
   const deadline = setTimeout(() => {
-    // No session lent in time: an outage (no SQLSTATE: sessionGone), as transactionMaxWaitMs passing.
-    const timeout = session
+    // Not begun in time (no session lent, or its first statement unanswered): an outage (no
+    // SQLSTATE: sessionGone), as transactionMaxWaitMs passing.
+    const timeout = handlerStarted
       ? new FerryError('FERRY_TIMEOUT', 'the handler transaction exceeded transactionTimeoutMs')
       : new FerryError(
           'FERRY_DATABASE_UNAVAILABLE',
-          `the handler transaction got no session within transactionTimeoutMs (${deps.worker.transactionTimeoutMs} ms)`,
+          `the handler transaction did not begin within transactionTimeoutMs (${deps.worker.transactionTimeoutMs} ms)`,
         );
     interrupt(timeout);
     giveUp = setTimeout(() => stopWaiting?.(timeout), deps.worker.heartbeatIntervalMs);
@@ -225,8 +226,6 @@ export async function processReceipt<TTx>(
   }, deps.worker.transactionTimeoutMs);
   deadline.unref?.();
   const started = Date.now();
-  // Whether the handler's transaction began (its claim proven) and the handler was let start.
-  let handlerStarted = false;
   let outcome: ProcessOutcome = 'unresolved';
   let failure: { readonly error: unknown } | undefined;
   try {
@@ -237,12 +236,13 @@ export async function processReceipt<TTx>(
         deps.ops.transaction(
           receipt,
           async (tx) => {
-            // A session: whatever outage the worker saw is over.
-            deps.outage.over();
             // A transaction that began only after an interruption (it waited for a connection)
             // starts no handler: after shutdown, its claim has been given back; after its
-            // deadline or its lease lost, it is given back below.
+            // deadline or its lease lost, it is given back below. Nor does it end the worker's
+            // outage: a pool that lends every session only after the deadline is one (review 149).
             if (abort.isAborted) throw abort.reason;
+            // Begun in time: whatever outage the worker saw is over.
+            deps.outage.over();
             handlerStarted = true;
             const context = contextFor(receipt, tx, abort);
             const handler = deps.handlers[receipt.consumer];
@@ -255,7 +255,6 @@ export async function processReceipt<TTx>(
             if (completion !== 'completed') throw new InboxLeaseLostError(receipt.id);
           },
           abandon.signal,
-          () => void (session = true),
         ),
       ),
     );
@@ -286,13 +285,14 @@ export async function processReceipt<TTx>(
     // once it would fail again at once), or later once the outage has lasted (its returned
     // attempt does not grow the backoff: review 104). Charged, a pool exhausted for a while made
     // healthy receipts DEAD (review 103). So is a transaction whose deadline passed, or whose
-    // lease was lost, before it got a session (one lent just after starts no handler): charged, a
-    // pool busy past transactionTimeoutMs spent an attempt no handler used, and a handler that
-    // threw InboxPermanentError on its only run went DEAD at lifetime_attempts 2 (review 29's
-    // poison case on a loaded machine). If the give-back fails too, the lease recovers the claim.
+    // lease was lost, before its handler started (it waited for a session, its first statement
+    // was in flight, or its READ COMMITTED rerun waited for a second session; it starts no
+    // handler once it begins): charged, a pool busy past transactionTimeoutMs spent an attempt no
+    // handler used, and a handler that threw InboxPermanentError on its only run went DEAD at
+    // lifetime_attempts 2 (review 29's poison case on a loaded machine; review 149). If the give-back fails too, the lease recovers the claim.
     // A pool the application ended for good (FERRY_CLOSED) never lends one again: the worker stops
     // claiming, as when its own client was ended, and its liveness says why (review 105).
-    if (!handlerStarted && (sessionGone(error) || waitedPastInterruption)) {
+    if (!handlerStarted && (sessionGone(error) || interruptedBeforeHandler)) {
       await lease.stop();
       emitInfrastructure(deps, 'handler-transaction', error);
       const outageMs = deps.outage.noSession(describeError(error, MAX_OBSERVED_ERROR_CHARS, deps.redact));

@@ -18,7 +18,8 @@ export interface InboxSessionOutage {
  * The one record of the worker's outage of the application's pool, shared by its lanes: from the
  * first handler transaction that got no session (sessionGone) until one begins. Its age makes a
  * claim given back in it due later (inboxOutageDelayMs, review 104); health reports it (review
- * 105). An outage is over only once one of the worker's handler transactions begins: a worker
+ * 105). An outage is over only once one of the worker's handler transactions begins before it was
+ * interrupted (a session lent after its deadline ends nothing: review 149): a worker
  * that claims nothing meanwhile still reports it.
  */
 export class SessionOutage {

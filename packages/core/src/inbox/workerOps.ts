@@ -67,15 +67,9 @@ export interface InboxWorkerOps<TTx> {
    * Runs `work` in a transaction of the application's client with the worker's timeouts.
    * Its first statement sets lock_timeout and statement_timeout and proves `receipt`'s claim
    * alive; a lost claim throws InboxLeaseLostError before `work` runs. `abandoned` aborts when
-   * the worker stops waiting for the transaction (TransactionOptions.signal). `onSession` is
-   * called once the transaction has its session (begun, before its first statement).
+   * the worker stops waiting for the transaction (TransactionOptions.signal).
    */
-  transaction<T>(
-    receipt: ClaimedReceipt,
-    work: (tx: TTx) => Promise<T>,
-    abandoned?: AbortSignal,
-    onSession?: () => void,
-  ): Promise<T>;
+  transaction<T>(receipt: ClaimedReceipt, work: (tx: TTx) => Promise<T>, abandoned?: AbortSignal): Promise<T>;
   complete(tx: TTx, receipt: ClaimedReceipt): Promise<CompletionOutcome>;
   scheduleRetry(receipt: ClaimedReceipt, delayMs: number, error: string): Promise<boolean>;
   markDead(receipt: ClaimedReceipt, error: string): Promise<boolean>;
@@ -99,19 +93,13 @@ export function sqlWorkerOps<TTx>(
     renew: (r, signal) => renewLease(db, r.id, r.claimToken, worker, signal),
     renewQueued: (receipts, signal) => renewQueued(db, receipts, worker, signal),
     release: (receipts, dueInMs) => releaseClaims(db, receipts, dueInMs ?? null),
-    transaction: async <T>(
-      r: ClaimedReceipt,
-      work: (tx: TTx) => Promise<T>,
-      abandoned?: AbortSignal,
-      onSession?: () => void,
-    ) => {
+    transaction: async <T>(r: ClaimedReceipt, work: (tx: TTx) => Promise<T>, abandoned?: AbortSignal) => {
       // Each transaction's tx, marked ended once it settled (a kept context.tx is refused then).
       const handedOut: unknown[] = [];
       const run = (isolation?: 'read committed') =>
         adapter.transaction(
           async (tx) => {
             handedOut.push(tx);
-            onSession?.();
             const begun = await beginHandler(adapter.bind(tx), r, worker);
             if (typeof tx === 'object' && tx !== null) sessionOf.set(tx, begun.session);
             if (begun.isolation !== 'read committed' || begun.readOnly) {

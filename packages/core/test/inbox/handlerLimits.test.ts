@@ -10,7 +10,15 @@ import { listened } from '../../../../test-support/oneStatement';
 import { pgTransactions, type TransactionAdapter } from '@ferry/core';
 import { kyselyTransactions } from '@ferry/core/kysely';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
-import { businessCount, createBusinessTable, makeInbox, message, receiptRow, waitFor } from './helpers';
+import {
+  businessCount,
+  createBusinessTable,
+  makeInbox,
+  message,
+  receiptRow,
+  recorder,
+  waitFor,
+} from './helpers';
 
 const INSERT = 'INSERT INTO business_rows (receipt_id, note) VALUES ($1::uuid, $2)';
 const SETTINGS = `SELECT current_setting('lock_timeout') AS lock,
@@ -92,8 +100,10 @@ describe.each(flavours)('%s handler transaction limits', (_label, flavour) => {
         return base.transaction(work, options);
       },
     };
+    const { events, observer } = recorder();
     const inbox = makeInbox(adapter, {
       worker: WORKER,
+      observer,
       handlers: {
         [`${flavour.name}-table-locked`]: async () => {
           ran = true;
@@ -123,8 +133,20 @@ describe.each(flavours)('%s handler transaction limits', (_label, flavour) => {
       await locker.end();
     }
     expect(await result).toMatchObject({ claimed: 1, completed: 0 });
-    expect(ran).toBe(false);
-    expect(String((await receiptRow(t, record.id)).last_error)).toContain('statement timeout');
+    // The handler never started: its claim is given back, its attempt returned (review 149; it
+    // was a retry with the attempt spent, at maxAttempts 1 DEAD without a run).
+    const row = await receiptRow(t, record.id);
+    expect({
+      ran,
+      status: row.status,
+      attempts: row.attempts,
+      canceled: events.some(
+        (e) =>
+          e.type === 'infrastructure-error' &&
+          e.operation === 'handler-transaction' &&
+          e.error.includes('statement timeout'),
+      ),
+    }).toEqual({ ran: false, status: 'PENDING', attempts: 0, canceled: true });
     expect(await poolSettings()).toEqual({ lock: '0', statement: '0', idle: '0' });
   });
 
