@@ -152,7 +152,7 @@ export class KafkaPublisher implements Publisher {
 
   /** Connects the producer; safe to call twice or concurrently. Throws FERRY_TRANSPORT_ERROR / FERRY_CLOSED. */
   async connect(): Promise<void> {
-    if (this.closing) throw closedError('KafkaPublisher');
+    if (this.closing) throw closedError('Kafka publisher');
     this.connecting ??= this.producer.connect().catch((error: unknown) => {
       this.connecting = null;
       // Whatever the client says (a refused or silent broker, kafkajs's "Broker not connected"
@@ -661,7 +661,7 @@ export class KafkaPublisher implements Publisher {
       // closed publisher is a cluster the relay cannot reach; the relay's own signal stays
       // `retryable` (its answer discarded: publishBatch stopped waiting at that abort).
       this.inFlight.abort(unavailableError('Kafka publisher is closed'));
-      this.stopping.abort(markUnavailable(closedError('KafkaPublisher')));
+      this.stopping.abort(markUnavailable(closedError('Kafka publisher')));
       const ms = this.options.closeTimeoutMs;
       await boundedClose(
         'Kafka publisher close',

@@ -26,7 +26,7 @@ export function closedOutcome(id: string, error: string = PUBLISHER_CLOSED): Pub
  * Whether `error` (of an `unavailable` outcome) is a closed publisher's answer: it ends with
  * PUBLISHER_CLOSED, in any case ("publisher is closed", "SQS publisher is closed", "no confirm:
  * RabbitMQ publisher is closed", "send abandoned: Kafka publisher is closed", "connecting the Kafka
- * producer abandoned: KafkaPublisher is closed"), as every ferry publisher answers what its close()
+ * producer abandoned: Kafka publisher is closed"), as every ferry publisher answers what its close()
  * kept from the broker, in flight or after (observePublish). A relay whose cycle had only such
  * outcomes says its publisher is closed, not the broker out of reach (review 148); a transport of
  * an application's own that ends its closed answers so is read the same way.

@@ -1,7 +1,7 @@
 import { expect } from './jest';
 import { timedCases } from './timeouts';
 import type { PublishOutcome } from '@ferry/core';
-import type { TransportPublisherEvent } from '@ferry/core/transport';
+import { isClosedAnswer, type TransportPublisherEvent } from '@ferry/core/transport';
 import { diffIds, waitUntil } from './assertions';
 import { MemoryAcceptor } from './memoryAcceptor';
 import { conformanceMessages, neverAborted } from './messages';
@@ -55,10 +55,14 @@ export function registerLifecycleCases(context: LifecycleContext): void {
     const after = await settle(transport.publisher.publish(messages, neverAborted()));
     await settle(transport.publisher.publish(conformanceMessages(2, transport.destination), neverAborted()));
     expect(context.publisherEvents().slice(atClose)).toEqual([]);
+    // Unavailable with the publisher's closed answer (isClosedAnswer), in flight too: a relay whose
+    // cycle close() ended says "publisher closed", not "broker unavailable" (review 149).
     const unsent = (result: Awaited<ReturnType<typeof settle>>, sent: boolean) =>
       'error' in result
         ? { rejected: String(result.error) }
-        : result.outcomes.filter((o) => o.status !== 'unavailable' && (!sent || o.status !== 'sent'));
+        : result.outcomes.filter(
+            (o) => !(o.status === 'unavailable' && isClosedAnswer(o.error)) && (!sent || o.status !== 'sent'),
+          );
     expect({ inFlight: unsent(await during, true), after: unsent(after, false) }).toEqual({
       inFlight: [],
       after: [],
