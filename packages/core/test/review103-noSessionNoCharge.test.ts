@@ -167,6 +167,35 @@ it("a failure of the handler's own statement still costs its attempt", async () 
   await inbox.close();
 });
 
+/** The receipt after the worker's first run: claimed, and what became of it. */
+async function firstRun(
+  inbox: { runOnce(): Promise<{ claimed: number; unresolved: number }> },
+  id: string,
+  ran: readonly string[],
+  events: readonly InboxEvent[],
+) {
+  const first = await inbox.runOnce();
+  const row = await receiptRow(t, id);
+  return {
+    first: { claimed: first.claimed, unresolved: first.unresolved },
+    ran: [...ran],
+    status: row.status,
+    attempts: row.attempts,
+    lifetime: row.lifetime_attempts,
+    observed: events.filter((e) => e.type === 'dead' || e.type === 'retry').map((e) => e.type),
+  };
+}
+
+/** firstRun of a claim given back, its attempt returned, no handler run. */
+const GIVEN_BACK = {
+  first: { claimed: 1, unresolved: 1 },
+  ran: [],
+  status: 'PENDING',
+  attempts: 0,
+  lifetime: 0,
+  observed: [],
+};
+
 // Review 29 (h2): the same outage, shorter than transactionMaxWaitMs but longer than the
 // handler transaction's deadline (transactionTimeoutMs; in the tests Prisma's default maxWait
 // equals the worker's 5 s deadline, and a loaded machine whose pool was busy for 5 s hit it) or
@@ -230,27 +259,12 @@ it.each(Object.keys(INTERRUPTED) as Array<keyof typeof INTERRUPTED>)(
         deadline ? {} : { ops: lateRenewals },
       );
       const { record } = await inbox.accept(message());
-      const first = await inbox.runOnce();
-      const row = await receiptRow(t, record.id);
       expect({
-        first: { claimed: first.claimed, unresolved: first.unresolved },
-        ran,
-        status: row.status,
-        attempts: row.attempts,
-        lifetime: row.lifetime_attempts,
-        observed: events.filter((e) => e.type === 'dead' || e.type === 'retry').map((e) => e.type),
+        ...(await firstRun(inbox, record.id, ran, events)),
         reported: events.some(
           (e) => e.type === 'infrastructure-error' && e.operation === 'handler-transaction',
         ),
-      }).toEqual({
-        first: { claimed: 1, unresolved: 1 },
-        ran: [],
-        status: 'PENDING',
-        attempts: 0,
-        lifetime: 0,
-        observed: [],
-        reported: true,
-      });
+      }).toEqual({ ...GIVEN_BACK, reported: true });
       app.free();
       await waitFor('the receipt COMPLETED', async () => {
         await inbox.runOnce();
@@ -352,24 +366,9 @@ it.each(Object.keys(BEFORE_THE_HANDLER) as Array<keyof typeof BEFORE_THE_HANDLER
       };
       const inbox = deadlineInbox(adapter, ran, events);
       const { record } = await inbox.accept(message());
-      const first = await inbox.runOnce();
-      const row = await receiptRow(t, record.id);
-      expect({
-        runs,
-        first: { claimed: first.claimed, unresolved: first.unresolved },
-        ran,
-        status: row.status,
-        attempts: row.attempts,
-        lifetime: row.lifetime_attempts,
-        observed: events.filter((e) => e.type === 'dead' || e.type === 'retry').map((e) => e.type),
-      }).toEqual({
+      expect({ ...(await firstRun(inbox, record.id, ran, events)), runs }).toEqual({
+        ...GIVEN_BACK,
         runs: serializable ? 2 : 1,
-        first: { claimed: 1, unresolved: 1 },
-        ran: [],
-        status: 'PENDING',
-        attempts: 0,
-        lifetime: 0,
-        observed: [],
       });
       late = false;
       await waitFor('the receipt COMPLETED', async () => {
