@@ -25,6 +25,7 @@ import {
 import { createTestDatabase, prismaFor, type TestDatabase } from '../../../test-support/database';
 import { busyApplicationPool, makeInbox, message, receiptRow, waitFor } from './inbox/helpers';
 import { renewLease } from '../src/inbox/sql/renewLease';
+import type { SqlExecutor } from '../src/sql/executor';
 
 jest.setTimeout(60_000);
 
@@ -304,6 +305,22 @@ function deadlineInbox<TTx>(adapter: TransactionAdapter<TTx>, ran: string[], eve
   });
 }
 
+/** `tx` bound by `adapter`, its first statement (beginHandler's) answered past the deadline. */
+function slowFirstStatement<TTx>(adapter: TransactionAdapter<TTx>, tx: TTx): SqlExecutor {
+  const bound = adapter.bind(tx);
+  return {
+    ...bound,
+    query: async <T>(text: string, values?: readonly unknown[]): Promise<T[]> => {
+      // The server busy with it (a session left idle would be ended by the adapter's
+      // idle_in_transaction_session_timeout, a session gone).
+      if (text.includes("set_config('lock_timeout'")) {
+        await bound.query('SELECT pg_sleep($1::float8)::text AS slept', [LATE_MS / 1000]);
+      }
+      return bound.query<T>(text, values);
+    },
+  };
+}
+
 // Review 149: the same interruption once the transaction had a session but before its handler
 // started. Main gave the claim back only when the interruption came before a session was lent
 // (onSession), and charged it otherwise: a FERRY_TIMEOUT retry, at worker.maxAttempts 1 DEAD
@@ -347,22 +364,7 @@ it.each(Object.keys(BEFORE_THE_HANDLER) as Array<keyof typeof BEFORE_THE_HANDLER
           }
           return real.transaction(work, options);
         },
-        // The first statement (beginHandler's) answers past the deadline.
-        bind: (tx) => {
-          const bound = real.bind(tx);
-          if (!late || serializable) return bound;
-          return {
-            ...bound,
-            query: async (text: string, values?: readonly unknown[]) => {
-              // The server busy with it (a session left idle would be ended by the adapter's
-              // idle_in_transaction_session_timeout, a session gone).
-              if (text.includes("set_config('lock_timeout'")) {
-                await bound.query('SELECT pg_sleep($1::float8)', [LATE_MS / 1000]);
-              }
-              return bound.query(text, values);
-            },
-          } as typeof bound;
-        },
+        bind: (tx) => (late && !serializable ? slowFirstStatement(real, tx) : real.bind(tx)),
       };
       const inbox = deadlineInbox(adapter, ran, events);
       const { record } = await inbox.accept(message());
@@ -420,5 +422,33 @@ it('a pool that lends sessions only after the deadline keeps the outage going', 
     await inbox.close();
   } finally {
     await app.end();
+  }
+});
+
+it("on Prisma: a handler transaction whose deadline passed while its first statement was in flight gives its claim back (Prisma's expired-transaction P2028, not the worker's deadline)", async () => {
+  const prisma = prismaFor(t.url, { max: 1 });
+  const ferryPool = listened(new Pool({ connectionString: t.url, max: 2 }));
+  const real = prismaTransactions(prisma, { db: fromPg(ferryPool) });
+  let late = true;
+  const ran: string[] = [];
+  const events: InboxEvent[] = [];
+  try {
+    const inbox = deadlineInbox(
+      { ...real, bind: (tx) => (late ? slowFirstStatement(real, tx) : real.bind(tx)) },
+      ran,
+      events,
+    );
+    const { record } = await inbox.accept(message());
+    expect(await firstRun(inbox, record.id, ran, events)).toEqual(GIVEN_BACK);
+    late = false;
+    await waitFor('the receipt COMPLETED', async () => {
+      await inbox.runOnce();
+      return (await receiptRow(t, record.id)).status === 'COMPLETED';
+    });
+    expect(ran).toEqual([record.id]);
+    await inbox.close();
+  } finally {
+    await prisma.$disconnect();
+    await ferryPool.end();
   }
 });
