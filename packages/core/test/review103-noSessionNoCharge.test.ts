@@ -187,6 +187,14 @@ async function firstRun(
   };
 }
 
+/** Runs the worker until the receipt is COMPLETED (within waitFor's deadline). */
+async function runUntilCompleted(inbox: { runOnce(): Promise<unknown> }, id: string): Promise<void> {
+  await waitFor('the receipt COMPLETED', async () => {
+    await inbox.runOnce();
+    return (await receiptRow(t, id)).status === 'COMPLETED';
+  });
+}
+
 /** firstRun of a claim given back, its attempt returned, no handler run. */
 const GIVEN_BACK = {
   first: { claimed: 1, unresolved: 1 },
@@ -267,10 +275,7 @@ it.each(Object.keys(INTERRUPTED) as Array<keyof typeof INTERRUPTED>)(
         ),
       }).toEqual({ ...GIVEN_BACK, reported: true });
       app.free();
-      await waitFor('the receipt COMPLETED', async () => {
-        await inbox.runOnce();
-        return (await receiptRow(t, record.id)).status === 'COMPLETED';
-      });
+      await runUntilCompleted(inbox, record.id);
       expect({ ran, lifetime: (await receiptRow(t, record.id)).lifetime_attempts }).toEqual({
         ran: [record.id],
         lifetime: 1,
@@ -373,10 +378,7 @@ it.each(Object.keys(BEFORE_THE_HANDLER) as Array<keyof typeof BEFORE_THE_HANDLER
         runs: serializable ? 2 : 1,
       });
       late = false;
-      await waitFor('the receipt COMPLETED', async () => {
-        await inbox.runOnce();
-        return (await receiptRow(t, record.id)).status === 'COMPLETED';
-      });
+      await runUntilCompleted(inbox, record.id);
       expect(ran).toEqual([record.id]);
       await inbox.close();
     } finally {
@@ -441,10 +443,7 @@ it("on Prisma: a handler transaction whose deadline passed while its first state
     const { record } = await inbox.accept(message());
     expect(await firstRun(inbox, record.id, ran, events)).toEqual(GIVEN_BACK);
     late = false;
-    await waitFor('the receipt COMPLETED', async () => {
-      await inbox.runOnce();
-      return (await receiptRow(t, record.id)).status === 'COMPLETED';
-    });
+    await runUntilCompleted(inbox, record.id);
     expect(ran).toEqual([record.id]);
     await inbox.close();
   } finally {
