@@ -70,6 +70,9 @@ export async function evaluateOn(node: string, expression: string): Promise<stri
     const child = run(found.binary, ['-sname', node, '-c', found.cookie, '-e'], {
       timeout: CALL_DEADLINE_MS,
     });
+    // erl_call may exit before it reads its input (a node it cannot reach): the write then fails
+    // with EPIPE on the stream, an error of this call only (its exit is the answer, below).
+    child.child.stdin?.on('error', () => undefined);
     child.child.stdin?.end(`${expression}\n`);
     const { stdout } = await child;
     const answer = /^\{ok,\s*"([^"]*)"\}$/.exec(stdout.trim());
