@@ -73,6 +73,9 @@ module.exports = {
   // Later sessions: stop 52's CI took 1,870 s (too near 30 minutes); then npm test 1,494 s (jest
   // 1,398 s; the files' CPU 1,308 s, PostgreSQL's backends 638 s) once RabbitMQ tests asked the
   // node through erl_call instead of rabbitmqctl and the costliest files were trimmed (2026-12-07).
+  // Stop 53's CI took 1,747 s. With 954 files (afterClose watches on every transport added), a
+  // fresh-clone rehearsal took 1,622 s (jest 1,533 s; the files' CPU 1,603 s, half of it in the 106
+  // files of 3 s or more, the other 848 files ~0.9 s each) at load 3.6-5 (2026-12-07, evening).
   // FERRY_TEST_WORKERS=1 runs them one at a time.
   maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 4),
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
