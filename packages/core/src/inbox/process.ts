@@ -167,13 +167,17 @@ export async function processReceipt<TTx>(
   // whether an interruption (its deadline, its lease lost) came before: see the catch below.
   let handlerStarted = false;
   let interruptedBeforeHandler = false;
+  // Whether a renewal found the claim held by another (the operator's forced release, a lease
+  // recovered elsewhere): the claim is not this worker's to give back, nor its pool's outage.
+  let takenOver = false;
   const lease = startLease({
     durationMs: deps.worker.leaseMs,
     intervalMs: deps.worker.heartbeatIntervalMs,
     claimedAt,
     renew: (signal) => deps.ops.renew(receipt, signal),
-    onLost: () => {
+    onLost: (loss) => {
       interruptedBeforeHandler ||= !handlerStarted;
+      takenOver = loss.reason === 'taken_over';
       abort.abort(new InboxLeaseLostError(receipt.id));
     },
     onError: (error) => emitInfrastructure(deps, 'heartbeat', error),
@@ -290,13 +294,25 @@ export async function processReceipt<TTx>(
     // handler once it begins): charged, a pool busy past transactionTimeoutMs spent an attempt no
     // handler used, and a handler that threw InboxPermanentError on its only run went DEAD at
     // lifetime_attempts 2 (review 29's poison case on a loaded machine; review 149). If the give-back fails too, the lease recovers the claim.
+    // A lease a renewal found taken over (a forced release, a recovery elsewhere) before the handler
+    // started is reported lease-lost, as after it started, and counts as no outage of the pool.
     // A pool the application ended for good (FERRY_CLOSED) never lends one again: the worker stops
     // claiming, as when its own client was ended, and its liveness says why (review 105).
     if (!handlerStarted && (sessionGone(error) || interruptedBeforeHandler)) {
       await lease.stop();
-      emitInfrastructure(deps, 'handler-transaction', error);
-      const outageMs = deps.outage.noSession(describeError(error, MAX_OBSERVED_ERROR_CHARS, deps.redact));
-      if (clientEnded(error)) deps.onEndedClient?.(error);
+      // A claim taken over while its transaction waited is lost, not given back (nothing of it is
+      // this worker's any more); only a session refused meanwhile also counts as the outage.
+      const outage = sessionGone(error) || !takenOver;
+      let outageMs = 0;
+      if (outage) {
+        emitInfrastructure(deps, 'handler-transaction', error);
+        outageMs = deps.outage.noSession(describeError(error, MAX_OBSERVED_ERROR_CHARS, deps.redact));
+        if (clientEnded(error)) deps.onEndedClient?.(error);
+      }
+      if (takenOver) {
+        outcome = reconciled('lost', receipt, deps, started);
+        return outcome;
+      }
       outcome = await giveBack(receipt, deps, outageDelayMs(receipt, outageMs, deps));
       return outcome;
     }
