@@ -10,8 +10,24 @@ import { LazyAbort } from '../lazyAbort';
  * then, whatever a renewal is doing, so the holder stops one heartbeat interval before
  * another process can recover the row. Each renewal has a deadline (at most one interval,
  * never past the local expiry); a renewal that misses it counts as a failure and is
- * abandoned (its signal aborts). stop() waits for a renewal in flight, at most until its
- * deadline.
+ * abandoned (its signal aborts), and the next beat sends a fresh one.
+ *
+ * An abandoned renewal may go on running: Prisma cannot abort a statement, so it keeps its
+ * pooled connection (or its place in the pool's queue) until the database answers, and
+ * node-postgres (fromPg) keeps it queued until a connection is free. Its late answer still
+ * counts: a success proves the lease from when that renewal was sent, a claim found gone
+ * loses it. At most RENEWALS_IN_FLIGHT_AT_MOST renewals of one lease run at once (the
+ * abandoned one and one fresh attempt): a beat that finds both unanswered sends nothing and
+ * counts as a failed renewal (tolerance and expiry as above). Without that bound a slow
+ * database stacked one more renewal per beat per lease, each holding a connection the
+ * handlers and the next renewals needed. Not one: a renewal stuck on a dead connection (one
+ * pooled connection silent, the others fine) would keep a fresh one on a healthy connection
+ * from proving the lease. There is no bound across the leases of one worker or relay: their
+ * number is bounded already (lanes, queued batches, batches in flight), and a shared one would
+ * let one lease's stuck renewals starve the others'.
+ *
+ * stop() waits for the fresh renewal in flight, at most until its deadline, not for an
+ * abandoned one (which may never answer); what either answers afterwards is ignored.
  */
 export interface LeaseOptions {
   readonly durationMs: number;
@@ -59,24 +75,33 @@ export interface Lease {
 
 type Settled = { kind: 'renewed'; owned: boolean } | { kind: 'failed'; error: unknown };
 
-/** Runs one renewal against its deadline; a missed deadline aborts the renewal's signal. */
-function renewWithin(renew: LeaseOptions['renew'], deadlineMs: number): Promise<Settled> {
+/** The abandoned renewal and one fresh attempt: see the kit's doc comment. */
+export const RENEWALS_IN_FLIGHT_AT_MOST = 2;
+
+/**
+ * Runs one renewal against its deadline; a missed deadline aborts the renewal's signal.
+ * `inTime`: its answer, or the missed deadline; `answer`: its answer whenever it comes.
+ */
+function renewWithin(
+  renew: LeaseOptions['renew'],
+  deadlineMs: number,
+): { inTime: Promise<Settled | { kind: 'missed'; error: FerryError }>; answer: Promise<Settled> } {
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-  const missed = new Promise<Settled>((resolve) => {
+  const missed = new Promise<{ kind: 'missed'; error: FerryError }>((resolve) => {
     timer = setTimeout(() => {
       const error = new FerryError('FERRY_TIMEOUT', `lease renewal missed its ${deadlineMs} ms deadline`);
       abort.abort(error);
-      resolve({ kind: 'failed', error });
+      resolve({ kind: 'missed', error });
     }, deadlineMs);
   });
-  const settled = Promise.resolve()
+  const answer = Promise.resolve()
     .then(() => renew(abort.signal))
     .then(
       (owned): Settled => ({ kind: 'renewed', owned }),
       (error: unknown): Settled => ({ kind: 'failed', error }),
     );
-  return Promise.race([settled, missed]).finally(() => clearTimeout(timer));
+  return { inTime: Promise.race([answer, missed]).finally(() => clearTimeout(timer)), answer };
 }
 
 export function startLease(options: LeaseOptions): Lease {
@@ -88,7 +113,10 @@ export function startLease(options: LeaseOptions): Lease {
   let lost: LeaseLoss | undefined;
   let beatTimer: NodeJS.Timeout | undefined;
   let expiryTimer: NodeJS.Timeout | undefined;
+  /** The renewal whose deadline has not passed (stop() waits for it). */
   let inflight: Promise<void> | undefined;
+  /** Renewals sent and not answered, abandoned ones included. */
+  let running = 0;
 
   const expiresAt = (): number => provenAt + options.durationMs - options.intervalMs;
   const halt = (): void => {
@@ -110,7 +138,16 @@ export function startLease(options: LeaseOptions): Lease {
     expiryTimer = setTimeout(expire, Math.max(0, expiresAt() - now()));
     expiryTimer.unref?.();
   };
-  const settle = (started: number, settled: Settled): void => {
+  const failed = (error: unknown): void => {
+    failures += 1;
+    options.onError?.(error);
+    if (options.tolerance !== undefined && failures >= options.tolerance) {
+      const detail = error instanceof Error ? error.message : String(error);
+      lose('renewal_failed', `lease renewal failed ${failures} time(s) in a row: ${detail}`);
+    }
+  };
+  /** A renewal's answer; `late`: its deadline had passed, which counted as its failure already. */
+  const settle = (started: number, settled: Settled, late: boolean): void => {
     if (stopped) return;
     if (settled.kind === 'renewed' && settled.owned) {
       provenAt = Math.max(provenAt, started);
@@ -118,17 +155,34 @@ export function startLease(options: LeaseOptions): Lease {
       armExpiry();
     } else if (settled.kind === 'renewed') {
       lose('taken_over', 'lease no longer held (expired and recovered, or taken over)');
-      return;
-    } else {
-      failures += 1;
-      options.onError?.(settled.error);
-      if (options.tolerance !== undefined && failures >= options.tolerance) {
-        const detail = settled.error instanceof Error ? settled.error.message : String(settled.error);
-        lose('renewal_failed', `lease renewal failed ${failures} time(s) in a row: ${detail}`);
-        return;
-      }
+    } else if (!late) {
+      failed(settled.error);
     }
-    schedule(started + options.intervalMs);
+  };
+  const send = (started: number): void => {
+    const deadline = Math.max(1, Math.min(options.intervalMs, expiresAt() - started));
+    const renewal = renewWithin(options.renew, deadline);
+    running += 1;
+    let deadlinePassed = false;
+    let earlyAnswer: Settled | undefined;
+    void renewal.answer.then((settled) => {
+      running -= 1;
+      if (deadlinePassed) settle(started, settled, true);
+      else earlyAnswer = settled;
+    });
+    const fresh = renewal.inTime.then((settled) => {
+      if (inflight === fresh) inflight = undefined;
+      if (settled.kind === 'missed') {
+        deadlinePassed = true;
+        failed(settled.error);
+        // Answered in the moment between its deadline and this reaction: late all the same.
+        if (earlyAnswer !== undefined) settle(started, earlyAnswer, true);
+      } else {
+        settle(started, settled, false);
+      }
+      schedule(started + options.intervalMs);
+    });
+    inflight = fresh;
   };
   const beat = (): void => {
     if (stopped) return;
@@ -136,11 +190,14 @@ export function startLease(options: LeaseOptions): Lease {
     if (started >= expiresAt()) return expire();
     // The expiry timer is armed by the first beat: most claims end before it, with one timer.
     if (expiryTimer === undefined) armExpiry();
-    const deadline = Math.max(1, Math.min(options.intervalMs, expiresAt() - started));
-    inflight = renewWithin(options.renew, deadline).then((settled) => {
-      inflight = undefined;
-      settle(started, settled);
-    });
+    if (running < RENEWALS_IN_FLIGHT_AT_MOST) return send(started);
+    failed(
+      new FerryError(
+        'FERRY_TIMEOUT',
+        `lease renewal not sent: the last ${running} renewals of this lease are still unanswered`,
+      ),
+    );
+    schedule(started + options.intervalMs);
   };
   const schedule = (at: number): void => {
     if (stopped) return;

@@ -1,5 +1,5 @@
 import { FerryConfigError } from '../errors';
-import { startLease, type LeaseLoss, type LeaseOptions } from './heartbeat';
+import { RENEWALS_IN_FLIGHT_AT_MOST, startLease, type LeaseLoss, type LeaseOptions } from './heartbeat';
 import { checkLeaseTiming } from './timing';
 
 const never = (): Promise<boolean> => new Promise<boolean>(() => undefined);
@@ -172,6 +172,125 @@ describe('lease kit', () => {
     await jest.advanceTimersByTimeAsync(1);
     expect(losses).toEqual([expect.objectContaining({ reason: 'expired', at: 1_000 })]);
     await handle.stop();
+  });
+});
+
+/**
+ * Renewals that answer as `answer` says (a promise that never settles, or one settling later),
+ * counted while they run: how many are unanswered now, and the most at once.
+ */
+function counted(answer: (call: number) => Promise<boolean>) {
+  const state = { running: 0, most: 0, calls: 0 };
+  const renew = (): Promise<boolean> => {
+    state.calls += 1;
+    state.running += 1;
+    state.most = Math.max(state.most, state.running);
+    return answer(state.calls).finally(() => (state.running -= 1));
+  };
+  return { state, renew };
+}
+
+const after = (ms: number, owned = true): Promise<boolean> =>
+  new Promise<boolean>((resolve) => setTimeout(() => resolve(owned), ms));
+
+describe('lease kit: renewals the database does not answer in time', () => {
+  it('never has more than two renewals of one lease unanswered, and still loses the lease at its local expiry', async () => {
+    const { state, renew } = counted(never);
+    const { handle, losses, errors } = lease({ renew, durationMs: 10_000, intervalMs: 100 });
+    await jest.advanceTimersByTimeAsync(9_899);
+    expect(losses).toEqual([]);
+    expect(state.most).toBe(RENEWALS_IN_FLIGHT_AT_MOST);
+    expect(state.calls).toBe(RENEWALS_IN_FLIGHT_AT_MOST);
+    // Every beat failed: the two sent missed their deadline, the others were not sent.
+    expect(errors).toHaveLength(98);
+    expect(errors.at(-1)).toMatchObject({
+      code: 'FERRY_TIMEOUT',
+      message: expect.stringContaining('unanswered'),
+    });
+    await jest.advanceTimersByTimeAsync(1);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'expired', at: 9_900 })]);
+    await handle.stop();
+  });
+
+  it('keeps a lease whose renewals all answer late, with at most two unanswered at once', async () => {
+    // Each renewal answers 250 ms after it was sent: every deadline (100 ms) is missed.
+    const { state, renew } = counted(() => after(250));
+    const { handle, losses } = lease({ renew, durationMs: 1_000, intervalMs: 100 });
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(losses).toEqual([]);
+    expect(handle.check()).toBe(true);
+    expect(handle.provenAt).toBeGreaterThan(9_000);
+    expect(state.most).toBe(RENEWALS_IN_FLIGHT_AT_MOST);
+    await handle.stop();
+  });
+
+  it('proves the lease from when an abandoned renewal was sent once it answers late', async () => {
+    // Sent at 300, answered at 650 (its deadline was 600): the lease is proven from 300, lost at 1,000.
+    const { renew } = counted((call) => (call === 1 ? after(350) : never()));
+    const { handle, losses } = lease({ renew });
+    await jest.advanceTimersByTimeAsync(649);
+    expect(handle.provenAt).toBe(0);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(handle.provenAt).toBe(300);
+    await jest.advanceTimersByTimeAsync(349);
+    expect(losses).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'expired', at: 1_000 })]);
+  });
+
+  it('loses the lease when an abandoned renewal answers late that the claim is gone', async () => {
+    const { renew } = counted((call) => (call === 1 ? after(350, false) : never()));
+    const { losses } = lease({ renew });
+    await jest.advanceTimersByTimeAsync(650);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'taken_over', at: 650 })]);
+  });
+
+  it('keeps a lease whose first renewal hangs for ever (its connection silent) while the next ones answer', async () => {
+    const { state, renew } = counted((call) => (call === 1 ? never() : Promise.resolve(true)));
+    const { handle, losses, errors } = lease({ renew, tolerance: 3 });
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(losses).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect(state.running).toBe(1);
+    expect(state.calls).toBe(33);
+    await handle.stop();
+  });
+
+  it('counts a beat that finds two renewals unanswered as a failed renewal towards the tolerance', async () => {
+    const { state, renew } = counted(never);
+    const { handle, losses, errors } = lease({ renew, durationMs: 10_000, intervalMs: 100, tolerance: 3 });
+    // Sent at 100 and at 200, each missing its deadline (the second sent a millisecond late: a
+    // timer of 0 ms is one of 1 ms); the beat after them finds both unanswered.
+    await jest.advanceTimersByTimeAsync(299);
+    expect(losses).toEqual([]);
+    await jest.advanceTimersByTimeAsync(10);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'renewal_failed' })]);
+    expect(losses[0]?.message).toContain('still unanswered');
+    expect(errors).toHaveLength(3);
+    expect(state.calls).toBe(2);
+    await handle.stop();
+  });
+
+  it('stops once the fresh renewal meets its deadline, not waiting for an abandoned one, and ignores late answers', async () => {
+    let answerFirst: ((owned: boolean) => void) | undefined;
+    const { state, renew } = counted((call) =>
+      call === 1 ? new Promise<boolean>((resolve) => (answerFirst = resolve)) : never(),
+    );
+    // Sent at 300, abandoned at 600; the next one, sent then, has one interval.
+    const { handle, losses } = lease({ renew, durationMs: 2_000 });
+    await jest.advanceTimersByTimeAsync(650);
+    expect(state.calls).toBe(2);
+    let stopped = false;
+    void handle.stop().then(() => (stopped = true));
+    await jest.advanceTimersByTimeAsync(249);
+    expect(stopped).toBe(false);
+    await jest.advanceTimersByTimeAsync(10);
+    expect(stopped).toBe(true);
+    answerFirst?.(false);
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(losses).toEqual([]);
+    expect(handle.signal.aborted).toBe(false);
+    expect(jest.getTimerCount()).toBe(0);
   });
 });
 
