@@ -1,6 +1,10 @@
+import { endBackend } from '../sql/endBackend';
+import type { SqlExecutor, StatementOptions } from '../sql/executor';
+
 /**
- * The bound of a lease renewal's wait for a row lock, one home for the inbox worker's renewals
- * (inbox/sql/renewLease.ts, renewQueued.ts) and the relay's (outbox/sql/renewLease.ts).
+ * How a lease renewal statement ends: the bound of its wait for a row lock, and how long it counts
+ * in flight once the lease kit gave up on it (renewalStatement). One home for the inbox worker's
+ * renewals (inbox/sql/renewLease.ts, renewQueued.ts) and the relay's (outbox/sql/renewLease.ts).
  */
 
 /** What a renewal statement needs of its lease: the lease it sets and the kit's interval. */
@@ -30,4 +34,43 @@ export function renewalLockBound(param: string): string {
  */
 export function renewalLockWait(heartbeatIntervalMs: number): string {
   return `${Math.max(1, Math.floor(heartbeatIntervalMs / 2))}ms`;
+}
+
+/**
+ * Sends one renewal statement (`send`, given the statement's options) so that its promise settles
+ * once the statement no longer runs, not merely once ferry gave up on it: the lease kit counts a
+ * renewal in flight until then (RENEWALS_IN_FLIGHT_AT_MOST). `signal` is the kit giving up on
+ * the renewal. An executor that stops waiting at it (withStatementDeadline) fails the call at
+ * once while the statement may still run; the failure is passed on only once the statement has
+ * settled (StatementOptions.onAbandoned), however long that takes:
+ * - Prisma cannot abort it: it keeps its pooled connection until PostgreSQL answers;
+ * - fromPg closes its connection, which frees the pool's place at once, but PostgreSQL does not
+ *   notice a closed connection while it runs a statement: the backend goes on with it. That
+ *   backend (StatementOptions.onBackend) is ended (endBackend, waiting up to a heartbeat interval
+ *   for it to exit), so abandoned renewals do not pile up on the server either. A failure to end
+ *   it (a role that may not, PostgreSQL before 14) is ignored: the renewal's own failure stands.
+ * The answer of a renewal given up on is not known, so it proves nothing, even if carried out.
+ */
+export async function renewalStatement<T>(
+  db: SqlExecutor,
+  lease: RenewalTiming,
+  signal: AbortSignal | undefined,
+  send: (options: StatementOptions) => Promise<T>,
+): Promise<T> {
+  let ended: Promise<boolean> | undefined;
+  let backend: { pid: number; sentAt: number } | undefined;
+  try {
+    return await send({
+      signal,
+      onAbandoned: (statementEnded) => void (ended = statementEnded),
+      onBackend: (running) => void (backend = running),
+    });
+  } catch (error) {
+    const answered = ended === undefined ? false : await ended;
+    if (!answered && backend !== undefined) {
+      const { pid, sentAt } = backend;
+      await endBackend(db, pid, performance.now() - sentAt, lease.heartbeatIntervalMs).catch(() => false);
+    }
+    throw error;
+  }
 }

@@ -1,5 +1,10 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { renewalLockBound, renewalLockWait, type RenewalTiming } from '../../lease/renewalLock';
+import {
+  renewalLockBound,
+  renewalLockWait,
+  renewalStatement,
+  type RenewalTiming,
+} from '../../lease/renewalLock';
 import { FENCE, TABLE } from './fragments';
 
 /**
@@ -19,5 +24,5 @@ export async function renewLease(
   signal?: AbortSignal,
 ): Promise<boolean> {
   const values = [id, claimToken, lease.leaseMs, renewalLockWait(lease.heartbeatIntervalMs)];
-  return (await db.execute(SQL, values, { signal })) === 1;
+  return (await renewalStatement(db, lease, signal, (options) => db.execute(SQL, values, options))) === 1;
 }

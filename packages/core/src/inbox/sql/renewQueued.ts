@@ -1,5 +1,10 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { renewalLockBound, renewalLockWait, type RenewalTiming } from '../../lease/renewalLock';
+import {
+  renewalLockBound,
+  renewalLockWait,
+  renewalStatement,
+  type RenewalTiming,
+} from '../../lease/renewalLock';
 import { BATCH_FENCE, batchOwned, claimArrays, TABLE } from './fragments';
 
 /**
@@ -24,6 +29,8 @@ export async function renewQueued(
 ): Promise<Set<string>> {
   if (claims.length === 0) return new Set();
   const values = [...claimArrays(claims), lease.leaseMs, renewalLockWait(lease.heartbeatIntervalMs)];
-  const rows = await db.query<{ id: string }>(SQL, values, { signal });
+  const rows = await renewalStatement(db, lease, signal, (options) =>
+    db.query<{ id: string }>(SQL, values, options),
+  );
   return new Set(rows.map((row) => row.id));
 }

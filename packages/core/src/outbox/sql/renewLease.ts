@@ -1,5 +1,10 @@
 import type { SqlExecutor } from '../../sql/executor';
-import { renewalLockBound, renewalLockWait, type RenewalTiming } from '../../lease/renewalLock';
+import {
+  renewalLockBound,
+  renewalLockWait,
+  renewalStatement,
+  type RenewalTiming,
+} from '../../lease/renewalLock';
 import { claimFence, msInterval } from './fragments';
 
 const SET = `UPDATE outbox_events e SET lease_expires_at = now() + ${msInterval('$2')}`;
@@ -28,6 +33,9 @@ export function renewLease(
   signal?: AbortSignal,
 ): Promise<number> {
   const wait = renewalLockWait(lease.heartbeatIntervalMs);
-  if (ids) return db.execute(RENEW_BY_ID, [token, lease.leaseMs, ids, wait], { signal });
-  return db.execute(RENEW_BY_TOKEN, [token, lease.leaseMs, wait], { signal });
+  return renewalStatement(db, lease, signal, (options) =>
+    ids
+      ? db.execute(RENEW_BY_ID, [token, lease.leaseMs, ids, wait], options)
+      : db.execute(RENEW_BY_TOKEN, [token, lease.leaseMs, wait], options),
+  );
 }
