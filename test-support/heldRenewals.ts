@@ -1,8 +1,9 @@
 /**
  * Lease renewals a slow database leaves unanswered: a statement trigger on the leased table makes
  * each renewal statement (the text every renewal shares, `SET lease_expires_at = now()`) sleep on
- * the server, holding its connection, until the test releases them. `which`: every renewal, or
- * the first only (one pooled connection silent, the others fine).
+ * the server, holding its connection, until the test releases them (each renewal is numbered in
+ * the order it reached the server). `which`: every renewal, or the first only (one pooled
+ * connection silent, the others fine).
  */
 import type { SqlExecutor } from '@ferry/core';
 import { waitUntil } from '@ferry/testing';
@@ -15,6 +16,8 @@ export interface HeldRenewals {
   sent(): Promise<number>;
   /** Renewal statements held (sleeping on the server) now. */
   held(): Promise<number>;
+  /** Lets the renewals sent `n`th and before go on. */
+  releaseUpTo(n: number): Promise<void>;
   /** Lets every held renewal, and every later one, go on; resolves once none is held. */
   release(): Promise<void>;
 }
@@ -34,7 +37,7 @@ export async function holdRenewals(
       IF strpos(current_query(), '${RENEWAL_TEXT}') = 0 THEN RETURN NULL; END IF;
       n := nextval('held_renewals_sent');
       IF ${which === 'first' ? 'n = 1' : 'true'} THEN
-        WHILE (SELECT last_value FROM held_renewals_released) = 0 LOOP
+        WHILE (SELECT last_value FROM held_renewals_released) < n LOOP
           PERFORM pg_sleep(0.02);
         END LOOP;
       END IF;
@@ -59,8 +62,11 @@ export async function holdRenewals(
       return row?.called ? Number(row.n) : 0;
     },
     held,
+    async releaseUpTo(n) {
+      await db.query("SELECT setval('held_renewals_released', $1)", [n]);
+    },
     async release() {
-      await db.query("SELECT setval('held_renewals_released', 1)");
+      await db.query("SELECT setval('held_renewals_released', 1000000000)");
       await waitUntil('the held renewals to go on', async () => (await held()) === 0, {
         timeoutMs: 15_000,
         intervalMs: 20,

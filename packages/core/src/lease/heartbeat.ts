@@ -12,19 +12,22 @@ import { LazyAbort } from '../lazyAbort';
  * never past the local expiry); a renewal that misses it counts as a failure and is
  * abandoned (its signal aborts), and the next beat sends a fresh one.
  *
- * An abandoned renewal may go on running: Prisma cannot abort a statement, so it keeps its
- * pooled connection (or its place in the pool's queue) until the database answers, and
- * node-postgres (fromPg) keeps it queued until a connection is free. Its late answer still
- * counts: a success proves the lease from when that renewal was sent, a claim found gone
- * loses it. At most RENEWALS_IN_FLIGHT_AT_MOST renewals of one lease run at once (the
- * abandoned one and one fresh attempt): a beat that finds both unanswered sends nothing and
- * counts as a failed renewal (tolerance and expiry as above). Without that bound a slow
- * database stacked one more renewal per beat per lease, each holding a connection the
- * handlers and the next renewals needed. Not one: a renewal stuck on a dead connection (one
- * pooled connection silent, the others fine) would keep a fresh one on a healthy connection
- * from proving the lease. There is no bound across the leases of one worker or relay: their
- * number is bounded already (lanes, queued batches, batches in flight), and a shared one would
- * let one lease's stuck renewals starve the others'.
+ * An abandoned renewal may go on running, and `renew`'s promise settles only once it no longer
+ * does (lease/renewalLock.ts, renewalStatement): on Prisma, which cannot abort a statement, it
+ * keeps its pooled connection (or its place in the pool's queue) until the database answers; on
+ * node-postgres (fromPg) its connection is closed, and the backend still running it is ended. Its
+ * late answer, where `renew` still has it, counts: a success proves the lease from when that
+ * renewal was sent, a claim found gone loses it. At most RENEWALS_IN_FLIGHT_AT_MOST renewals of
+ * one lease run at once (the abandoned one and one fresh attempt): a beat that finds both
+ * unanswered sends nothing and counts as a failed renewal (tolerance and expiry as above), and no
+ * third is ever sent. Without that bound a slow database (starved of CPU, a pool under pressure)
+ * stacked one more renewal per beat per lease, each holding a connection the handlers and the
+ * renewals that would prove the lease needed: up to (duration - interval) / interval per lease
+ * while it lasted. Not one: a renewal stuck on a dead connection (one pooled connection silent,
+ * the others fine) would keep a fresh one on a healthy connection from proving the lease. No
+ * bound across the leases of one worker or relay: their number is bounded already (lanes, queued
+ * batches, batches in flight), so renewals in flight are at most twice that, and a shared bound
+ * would let one lease's stuck renewals starve the others' renewals.
  *
  * stop() waits for the fresh renewal in flight, at most until its deadline, not for an
  * abandoned one (which may never answer); what either answers afterwards is ignored.
@@ -39,7 +42,11 @@ export interface LeaseOptions {
   readonly tolerance?: number;
   /** Local time (`now()`) at which the claim statement was sent. */
   readonly claimedAt: number;
-  /** Extends the lease; resolves false when the claim is no longer held. */
+  /**
+   * Extends the lease; resolves false when the claim is no longer held. `signal` aborts when
+   * the kit gives up on it. Settles only once the renewal no longer runs, given up or not
+   * (renewalStatement): the kit counts it in flight until then.
+   */
   readonly renew: (signal: AbortSignal) => Promise<boolean>;
   /** Called once when the lease is lost; renewals have stopped by then. */
   readonly onLost: (loss: LeaseLoss) => void;

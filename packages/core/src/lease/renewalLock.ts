@@ -39,17 +39,17 @@ export function renewalLockWait(heartbeatIntervalMs: number): string {
 /**
  * Sends one renewal statement (`send`, given the statement's options) so that its promise settles
  * once the statement no longer runs, not merely once ferry gave up on it: the lease kit counts a
- * renewal in flight until then (RENEWALS_IN_FLIGHT_AT_MOST). `signal` is the kit giving up on
- * the renewal. An executor that stops waiting at it (withStatementDeadline) fails the call at
- * once while the statement may still run; the failure is passed on only once the statement has
- * settled (StatementOptions.onAbandoned), however long that takes:
+ * renewal in flight until then (RENEWALS_IN_FLIGHT_AT_MOST), and a late answer still proves the
+ * lease from when the renewal was sent. `signal` is the kit giving up on the renewal. An executor
+ * that stops waiting at it (withStatementDeadline) fails the call at once while the statement
+ * may still run; the call then settles with the statement's own answer, however late
+ * (StatementOptions.onAbandoned), or with that failure once the statement has ended:
  * - Prisma cannot abort it: it keeps its pooled connection until PostgreSQL answers;
  * - fromPg closes its connection, which frees the pool's place at once, but PostgreSQL does not
  *   notice a closed connection while it runs a statement: the backend goes on with it. That
  *   backend (StatementOptions.onBackend) is ended (endBackend, waiting up to a heartbeat interval
  *   for it to exit), so abandoned renewals do not pile up on the server either. A failure to end
  *   it (a role that may not, PostgreSQL before 14) is ignored: the renewal's own failure stands.
- * The answer of a renewal given up on is not known, so it proves nothing, even if carried out.
  */
 export async function renewalStatement<T>(
   db: SqlExecutor,
@@ -57,17 +57,24 @@ export async function renewalStatement<T>(
   signal: AbortSignal | undefined,
   send: (options: StatementOptions) => Promise<T>,
 ): Promise<T> {
-  let ended: Promise<boolean> | undefined;
+  let late: { ended: Promise<boolean>; answer: Promise<unknown> } | undefined;
   let backend: { pid: number; sentAt: number } | undefined;
   try {
     return await send({
       signal,
-      onAbandoned: (statementEnded) => void (ended = statementEnded),
+      onAbandoned: (ended, answer) => void (late = { ended, answer }),
       onBackend: (running) => void (backend = running),
     });
   } catch (error) {
-    const answered = ended === undefined ? false : await ended;
-    if (!answered && backend !== undefined) {
+    if (late !== undefined) {
+      // The statement's own promise: of type T, as `send`'s.
+      const answered = await late.answer.then(
+        (value) => ({ value: value as T }),
+        () => undefined,
+      );
+      if (answered !== undefined) return answered.value;
+    }
+    if (!(late === undefined ? false : await late.ended) && backend !== undefined) {
       const { pid, sentAt } = backend;
       await endBackend(db, pid, performance.now() - sentAt, lease.heartbeatIntervalMs).catch(() => false);
     }

@@ -65,9 +65,11 @@ export interface StatementOptions {
    * Called when the statement's deadline gives it up (withStatementDeadline), with `ended`: true
    * once the statement can no longer take effect (PostgreSQL answered it, or it was never sent),
    * false once it failed without PostgreSQL's answer (the connection was lost or destroyed: it may
-   * still run, and commit, on the server).
+   * still run, and commit, on the server). `answer`: the statement's own outcome, whenever it
+   * comes (its rows or row count, or its failure), for a caller that still wants a late answer
+   * (the lease kit's renewals: lease/renewalLock.ts).
    */
-  readonly onAbandoned?: (ended: Promise<boolean>) => void;
+  readonly onAbandoned?: (ended: Promise<boolean>, answer: Promise<unknown>) => void;
   /**
    * Told by an executor that knows when it has the statement's connection (fromPg, Kysely on an
    * instance): `true` when it starts waiting for a pooled connection, `false` once it has one (at

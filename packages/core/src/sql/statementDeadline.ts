@@ -191,8 +191,10 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
     // A caller that stopped already: the statement is not sent (an executor that ignores its
     // signal would otherwise wait for its answer with no deadline), so it can take no effect.
     if (caller?.signal?.aborted) {
-      caller.onAbandoned?.(Promise.resolve(true));
-      return Promise.reject(caller.signal.reason as unknown);
+      const refused = Promise.reject(caller.signal.reason as unknown);
+      refused.catch(() => undefined);
+      caller.onAbandoned?.(Promise.resolve(true), refused);
+      return refused;
     }
     const deadline = clearableDeadline(timeoutMs, caller?.signal);
     const signal = deadline.signal;
@@ -215,7 +217,7 @@ export function withStatementDeadline(db: SqlExecutor, timeoutMs: number): SqlEx
         return;
       }
       const giveUp = (): void => {
-        caller?.onAbandoned?.(statementEnded(sent, signal));
+        caller?.onAbandoned?.(statementEnded(sent, signal), sent);
         if (caller?.signal?.aborted) return reject(caller.signal.reason);
         // Still waiting for a connection: nothing was sent, the database was not reached in time.
         reject(deadlineError(connection, timeoutMs));

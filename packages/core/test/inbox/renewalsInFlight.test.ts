@@ -105,6 +105,52 @@ describe("a worker's lease renewals that the database leaves unanswered (Prisma)
     await inbox.close();
   });
 
+  it('keeps a lease whose renewals are all answered late, each after the next was sent', async () => {
+    const prisma = t.newClient({ max: 6 });
+    const holds = await holdRenewals(t.db, 'ferry_inbox_receipts', 'all');
+    // Renewals sent over more than a whole lease: each answered past its deadline.
+    const enough = Math.ceil(WORKER.leaseMs / WORKER.heartbeatIntervalMs) + 2;
+    let aborted = false;
+    let done = false;
+    const inbox = makeInbox(prisma, {
+      statementTimeoutMs: 60_000,
+      worker: WORKER,
+      handlers: {
+        held: async (_payload, context) => {
+          await waitFor(
+            `${enough} renewals sent, or the lease lost`,
+            async () => context.signal.aborted || (await holds.sent()) >= enough,
+            60_000,
+          );
+          aborted = context.signal.aborted;
+          if (aborted) throw context.signal.reason;
+        },
+      },
+    });
+    const { record } = await inbox.accept(message({ consumer: 'held' }));
+    // Each renewal answers once the next one reached the server: after its deadline (the next
+    // is sent once it missed it), and never two renewals unanswered for long.
+    const answering = waitFor(
+      'the handler to end',
+      async () => {
+        await holds.releaseUpTo((await holds.sent()) - 1);
+        return done;
+      },
+      60_000,
+    );
+    try {
+      await inbox.runOnce();
+      done = true;
+      await answering;
+      expect(aborted).toBe(false);
+      expect(await receiptRow(t, record.id)).toMatchObject({ status: 'COMPLETED' });
+    } finally {
+      done = true;
+      await holds.release();
+    }
+    await inbox.close();
+  });
+
   it('on node-postgres, ends on the server the renewals it gave up on, never running more than two at once', async () => {
     const pool = listened(new Pool({ connectionString: t.url, max: 12 }));
     try {
