@@ -6,6 +6,7 @@ import {
   type OutboxMessage,
   type OutboxOptions,
   type Publisher,
+  type PublishOutcome,
   type Relay,
   type SqlExecutor,
 } from '@ferry/core';
@@ -13,6 +14,27 @@ import pino from 'pino';
 import { InMemoryPublisher, waitUntil } from '@ferry/testing';
 
 export const silent = pino({ level: 'silent' });
+
+/**
+ * A publisher that never answers on its own: it tells `started`, then waits for its signal and
+ * tells `ended` the signal's reason.
+ */
+export function heldPublisher(started: () => void, ended: (reason: unknown) => void): Publisher {
+  return {
+    publish: (_messages: readonly OutboxMessage[], signal?: AbortSignal) =>
+      new Promise<readonly PublishOutcome[]>((resolve) => {
+        started();
+        signal?.addEventListener(
+          'abort',
+          () => {
+            ended(signal.reason);
+            resolve([]);
+          },
+          { once: true },
+        );
+      }),
+  };
+}
 
 /** Waits for `check` to return true (the one wait-until of @ferry/testing). */
 export async function waitFor(check: () => Promise<boolean> | boolean, deadlineMs = 20_000): Promise<void> {

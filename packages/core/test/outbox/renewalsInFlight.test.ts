@@ -5,13 +5,13 @@
  * heartbeat stacked up to (duration - heartbeatInterval) / heartbeatInterval per batch in flight.
  * The kit keeps at most two of one lease in flight.
  */
-import { emit, fromPrisma, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
+import { emit, fromPrisma } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { gate } from '../../../../test-support/holds';
 import { holdRenewals } from '../../../../test-support/heldRenewals';
 import { waitUntil } from '@ferry/testing';
 import { RENEWALS_IN_FLIGHT_AT_MOST } from '../../src/lease/heartbeat';
-import { relay } from './helpers';
+import { heldPublisher, relay } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -20,24 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.drop();
 });
-
-/** A publisher that never answers on its own: it tells `started`, then waits for its signal. */
-function heldPublisher(started: () => void, ended: (reason: unknown) => void): Publisher {
-  return {
-    publish: (_messages: readonly OutboxMessage[], signal?: AbortSignal) =>
-      new Promise<readonly PublishOutcome[]>((resolve) => {
-        started();
-        signal?.addEventListener(
-          'abort',
-          () => {
-            ended(signal.reason);
-            resolve([]);
-          },
-          { once: true },
-        );
-      }),
-  };
-}
 
 test("the relay's lease: at most two renewal statements at once, and the lease is lost at its local expiry", async () => {
   // Room for every renewal main sent, (3,000 - 300) / 300 of them, and the relay's own statements.

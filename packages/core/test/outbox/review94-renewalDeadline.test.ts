@@ -8,11 +8,11 @@
  */
 import { Pool } from 'pg';
 import { listened } from '../../../../test-support/oneStatement';
-import { emitMany, fromPg, type OutboxMessage, type Publisher, type PublishOutcome } from '@ferry/core';
+import { emitMany, fromPg } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { gate } from '../../../../test-support/holds';
 import { lockRows, mostWaitingOnLock, RENEWALS_WAITING_AT_MOST } from '../../../../test-support/rowLocks';
-import { relay } from './helpers';
+import { heldPublisher, relay } from './helpers';
 
 let t: TestDatabase;
 let pool: Pool;
@@ -27,24 +27,6 @@ afterAll(async () => {
 
 /** The text of the relay's renewal statement (renewLease). */
 const RENEWAL = 'UPDATE outbox_events e SET lease_expires_at = now()';
-
-/** A publisher that never answers on its own: it tells `started`, then waits for its signal. */
-function heldPublisher(started: () => void, ended: () => void): Publisher {
-  return {
-    publish: (_messages: readonly OutboxMessage[], signal?: AbortSignal) =>
-      new Promise<readonly PublishOutcome[]>((resolve) => {
-        started();
-        signal?.addEventListener(
-          'abort',
-          () => {
-            ended();
-            resolve([]);
-          },
-          { once: true },
-        );
-      }),
-  };
-}
 
 test("the relay's lease: renewals do not stack on a lock held by another session", async () => {
   const { ids } = await emitMany(t.db, [
