@@ -117,9 +117,9 @@ export function clientRetryCeilingMs(closeTimeoutMs: number): number {
 /**
  * A close() bounded by `ms` (closeTimeoutMs): runs `work` with a signal that aborts once the bound
  * less a client retry's ceiling (clientRetryCeilingMs) passed, then `pastBound` ends what is left
- * (destroys the clients' sockets) and `work` is waited for the rest of `ms`: a retry of the
- * client pending then fires within it, finds the client ended and gives up, before close()
- * resolves. `work` goes on unobserved past that, so it checks the signal: nothing of it is
+ * (destroys the clients' sockets) and `work` is waited for the rest of `ms`, at least a retry's
+ * ceiling from the destroy: a retry of the client pending then, or set off by the destroy,
+ * fires within it, finds the client ended and gives up, before close() resolves. `work` goes on unobserved past that, so it checks the signal: nothing of it is
  * logged or started once close() resolved (review 132: a LeaveGroup failing after the bound
  * logged "disconnect failed" after close() resolved, and the consumer's dead-letter producer was
  * disconnected after it).
@@ -138,7 +138,11 @@ export async function boundedClose(
   } catch {
     bound.abort();
     await pastBound();
-    await raceAbort(working, [], what, whole).catch(() => undefined);
+    // A request the destroy failed (a fetch long-poll) may have set a client retry only now, up to
+    // a ceiling away: waited for that long from here, not only to the end of `ms`, which the
+    // destroy itself ate into (review 150: the retry fired just after close() resolved).
+    const reserve = deadlineIn(clientRetryCeilingMs(ms) + 1);
+    await raceAbort(working, [], what, reserve.at > whole.at ? reserve : whole).catch(() => undefined);
   }
 }
 
