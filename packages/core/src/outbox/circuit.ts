@@ -65,7 +65,7 @@ export type CircuitTransition =
   | {
       readonly type: 'closed';
       readonly openedForMs: number;
-      /** True when the relay closed with its circuit open (end()); false when the broker answered. */
+      /** True when the relay closed (or stopped on an ended client) with its circuit open (end()); false when the broker answered. */
       readonly relayClosed: boolean;
     };
 

@@ -77,8 +77,8 @@ export type OutboxEvent =
     }
   /**
    * A (probe) cycle reached the broker again; claiming resumes. `relayClosed`: instead, the
-   * relay was closed while its circuit was open (the broker was not reached; the circuit ends
-   * with the relay).
+   * relay was closed (or stopped on an ended client) while its circuit was open (the broker was
+   * not reached; the circuit ends with the relay).
    */
   | { readonly type: 'circuit-closed'; readonly openedForMs: number; readonly relayClosed: boolean }
   /**

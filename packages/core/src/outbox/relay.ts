@@ -219,6 +219,15 @@ class OutboxRelay implements Relay {
     const failed = this.cycleError;
     this.cycleError = undefined;
     if (failed) this.reportFailure(failed.error);
+    // Stopped on its own (an ended client), the relay claims nothing any more, as a closed one:
+    // its open circuit ends with it, or health said it probed the broker and the gauge counted it
+    // for good (review 150). start() begins with a closed circuit.
+    if (this.state === 'stopped') this.endCircuit();
+  }
+
+  /** An open circuit ends with the loop (closed, or stopped on its own): metrics stop counting it. */
+  private endCircuit(): void {
+    reportCircuitChange(this.breaker.end(), this.emit, this.logger);
   }
 
   /**
@@ -336,8 +345,8 @@ class OutboxRelay implements Relay {
         this.logger.error('outbox relay statement still running lease.duration after shutdown; abandoned');
     }
     await listening;
-    // Nothing claims any more: an open circuit ends with the relay (metrics stop counting it).
-    reportCircuitChange(this.breaker.end(), this.emit, this.logger);
+    // Nothing claims any more: an open circuit ends with the relay.
+    this.endCircuit();
     this.hold.clear();
     this.state = 'closed';
   }
