@@ -173,3 +173,37 @@ test('a consumer closed on a cluster gone silent (kafkajs: past closeTimeoutMs)'
     if (kafkaClient() === 'kafkajs')
       expect(watch.lines).toContainEqual(expect.stringContaining('did not finish closing'));
   }));
+
+// Review 150: the destroy past closeTimeoutMs fails the fetch long-poll in flight (maxWaitTimeMs
+// longer than closeTimeoutMs, an idle topic), and kafkajs schedules its retry of the fetch
+// manager only then, up to clientRetryCeilingMs later: close() waits that long from the destroy
+// (on main the retry fired after close() resolved, 2 runs of 3).
+test.each([1, 2, 3])('a consumer closed past closeTimeoutMs during its fetch long-poll (%i)', async () => {
+  const topic = uniqueName('after-close-long-poll');
+  topics.push(topic, `${topic}.dlq`);
+  await ensureTopics(admin, [{ topic }, { topic: `${topic}.dlq` }]);
+  const watch = watchAfterClose();
+  try {
+    const consumer = watch.own(() =>
+      attachKafkaConsumer(acceptor, {
+        connection: testConnection({ client: kafkaClient(), logger: watch.logger, kafkaLogLevel: 'debug' }),
+        topic,
+        groupId: uniqueName('after-close-long-poll'),
+        consumer: 'afterCloseLongPoll',
+        ...fastGroup,
+        maxWaitTimeMs: 5_000,
+        closeTimeoutMs: CLOSE_TIMEOUT_MS,
+        logger: watch.logger,
+        observer: watch.observer(),
+      }),
+    );
+    await watch.own(() => consumer.ready({ timeoutMs: 40_000 }));
+    await waitFor(
+      () => kafkaClient() !== 'kafkajs' || watch.lines.some((line) => /Request Fetch/.test(line)),
+      () => `no fetch: ${watch.lines.join(' | ')}`,
+    );
+    expect(await watch.close(() => consumer.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+  } finally {
+    watch.stop();
+  }
+});
