@@ -207,3 +207,49 @@ test.each([1, 2, 3])('a consumer closed past closeTimeoutMs during its fetch lon
     watch.stop();
   }
 });
+
+// Review 150: a member without a partition (a second member of a one-partition group, sorted
+// after the first) fetches nothing: kafkajs sleeps maxWaitTimeMs between its empty fetches, a
+// timer nothing cancels, which close() waits for (on main, with closeTimeoutMs shorter than
+// maxWaitTimeMs, that sleep fired after close() resolved, holding the process up to 5 s).
+test('a member without a partition closed with closeTimeoutMs shorter than maxWaitTimeMs', async () => {
+  const topic = uniqueName('after-close-idle-member');
+  topics.push(topic, `${topic}.dlq`);
+  await ensureTopics(admin, [{ topic, partitions: 1 }, { topic: `${topic}.dlq` }]);
+  const options = {
+    topic,
+    groupId: uniqueName('after-close-idle-member'),
+    consumer: 'afterCloseIdleMember',
+    ...fastGroup,
+    maxWaitTimeMs: 5_000,
+    closeTimeoutMs: CLOSE_TIMEOUT_MS,
+  };
+  // Member ids sort by client id: the assignors give the one partition to the first.
+  const first = attachKafkaConsumer(acceptor, {
+    ...options,
+    connection: testConnection({ clientId: 'a-first' }),
+  });
+  const watch = watchAfterClose();
+  try {
+    await first.ready({ timeoutMs: 40_000 });
+    const idle = watch.own(() =>
+      attachKafkaConsumer(acceptor, {
+        ...options,
+        connection: testConnection({ clientId: 'z-idle', logger: watch.logger, kafkaLogLevel: 'debug' }),
+        logger: watch.logger,
+        observer: watch.observer(),
+      }),
+    );
+    await watch.own(() => idle.ready({ timeoutMs: 40_000 }));
+    if (kafkaClient() === 'kafkajs')
+      await waitFor(
+        () => watch.lines.includes('Created 1 fetchers'),
+        () => `no fetcher: ${watch.lines.join(' | ')}`,
+      );
+    expect(await watch.close(() => idle.close(), WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+    expect(watch.lines).not.toContain('Request Fetch(key: 1, version: 11)');
+  } finally {
+    watch.stop();
+    await first.close();
+  }
+});
