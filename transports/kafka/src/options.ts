@@ -100,7 +100,11 @@ export interface ConsumerOptions {
   heartbeatIntervalMs?: number;
   rebalanceTimeoutMs?: number;
   partitionsConsumedConcurrently?: number;
-  /** Longest a fetch waits on the broker for new records (also bounds how long close() waits for it). */
+  /**
+   * Longest a fetch waits on the broker for new records (also bounds how long close() waits for
+   * it). On kafkajs at most half of closeTimeoutMs (not below 100): a member with no partition
+   * sleeps this long between fetches, on a timer close() must wait out (longPollWithin).
+   */
   maxWaitTimeMs?: number;
   /**
    * How often the consumer reads the consumed topics' partitions again: a partition added to one

@@ -11,7 +11,7 @@ import type { Logger } from '@ferry/core';
 import { kafkajsLogMethod } from '../logLevels';
 import { registerKafkajsCodecs } from './kafkajsCodecs';
 import { installKafkajsHeaderGrouping } from './kafkajsHeaderGrouping';
-import { KafkajsGate } from './kafkajsGate';
+import { KafkajsGate, longPollWithin } from './kafkajsGate';
 import { dropLossyHeaderNames } from './kafkajsHeaderNames';
 import { KafkajsProducer } from './kafkajsProducer';
 import { SequencedSends } from './sequencedSends';
@@ -199,7 +199,7 @@ class KafkajsConsumer implements DriverConsumer {
       sessionTimeout: options.sessionTimeoutMs,
       heartbeatInterval: options.heartbeatIntervalMs,
       rebalanceTimeout: options.rebalanceTimeoutMs,
-      maxWaitTimeInMs: options.maxWaitTimeMs,
+      maxWaitTimeInMs: longPollWithin(options.maxWaitTimeMs, options.retryCeilingMs),
       // Its fetches compare the topics' partitions with the assignment's once the metadata is
       // this old, and rejoin on a new one (kafkajs's default, 5 minutes, left it unread so long).
       metadataMaxAge: options.metadataMaxAgeMs,

@@ -9,6 +9,7 @@ import {
   type logLevel,
   type RetryOptions,
 } from 'kafkajs';
+import { MIN_MAX_WAIT_TIME_MS } from '../options';
 import type { SeedRotation } from './seedRotation';
 
 /** kafkajs's own keep-alive on broker sockets (its default socket factory's). */
@@ -57,6 +58,17 @@ export function retryWithin(retry: RetryOptions | undefined, ceilingMs: number):
     maxRetryTime: Math.min(timings.maxRetryTime, ceilingMs),
     initialRetryTime: Math.min(timings.initialRetryTime, Math.floor((ceilingMs - 1) / (1 + timings.factor))),
   };
+}
+
+/**
+ * A consumer's fetch long-poll (`maxWaitTimeMs`) with no more than twice `ceilingMs`
+ * (clientRetryCeilingMs: half of closeTimeoutMs), never below MIN_MAX_WAIT_TIME_MS. kafkajs sleeps
+ * that long between the fetches of a member with no partition to fetch (more members than
+ * partitions), on a timer nothing cancels: close() waits for it, and one longer than the bound
+ * fired after close() resolved, holding the process (review 150). Shorter settings are kept.
+ */
+export function longPollWithin(maxWaitTimeMs: number, ceilingMs = Infinity): number {
+  return Math.min(maxWaitTimeMs, Math.max(MIN_MAX_WAIT_TIME_MS, 2 * ceilingMs));
 }
 
 /**
