@@ -161,3 +161,33 @@ test.each(['its own', 'a shared'] as const)(
     }
   },
 );
+
+// Review 150: an acceptance close() gave up on (past closeTimeoutMs) that answers after close()
+// resolved (a database lock released later): nothing of the consumer runs of it (on main its
+// delivery buffer scheduled a turn for a batch that no longer could come, an Immediate fired).
+test('a consumer closed past closeTimeoutMs whose batch is accepted after close() resolved', async () => {
+  const watch = watchAfterClose();
+  let answer: (() => void) | undefined;
+  const late: InboxAcceptor = {
+    maxPayloadBytes: 1_000_000,
+    acceptMany: (inputs: readonly unknown[]) =>
+      new Promise((resolve) => {
+        answer = () => resolve(inputs.map(() => ({ kind: 'accepted' as const, id: 'x' })));
+      }),
+  };
+  try {
+    const { consumer, queue } = await watchedConsumer(watch, { url: AMQP_URL, logger: watch.logger }, late);
+    await watch.own(() => consumer.ready());
+    broker.channel.sendToQueue(queue, Buffer.from('{}'), {
+      contentType: 'application/json',
+      messageId: 'm1',
+    });
+    await waitFor('the batch to be offered', async () => (answer ? true : undefined));
+    const closing = watch.own(() => consumer.close());
+    // Answered as close() resolves, outside the consumer's own work.
+    void closing.then(() => answer?.());
+    expect(await watch.watch(closing, WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+  } finally {
+    watch.stop();
+  }
+});
