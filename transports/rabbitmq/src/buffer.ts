@@ -37,8 +37,12 @@ export class DeliveryBuffer {
     this.schedule();
   }
 
+  /**
+   * A turn only for deliveries buffered: a batch settling with none behind it (one close() gave up
+   * on, answered after close() resolved) schedules nothing (review 150: an Immediate fired after).
+   */
   private schedule(): void {
-    if (this.scheduled || this.inFlight.size >= this.maxInFlight) return;
+    if (this.scheduled || this.entries.length === 0 || this.inFlight.size >= this.maxInFlight) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
