@@ -41,18 +41,34 @@ const EXPIRED_SQL = `
   SELECT id::text AS id, true AS released FROM released`;
 
 /**
+ * The receipts' advisory locks (receiptLock) another session of this database holds in `mode`
+ * ('ShareLock': a live handler transaction; 'ExclusiveLock': another forced release), as keys
+ * (pg_locks keeps a bigint key as classid, the high 32 bits, and objid, the low ones). Read when
+ * the statement reads it: a lock released since is not there.
+ */
+const HELD = (mode: 'ShareLock' | 'ExclusiveLock'): string => `
+    SELECT (l.classid::bigint << 32) | l.objid::bigint FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.pid <> pg_backend_pid()
+      AND l.mode = '${mode}'
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+
+/**
  * The forced release of claim token $2 ($1 scope, $3 limit; the admin requires the token) never
  * takes a receipt whose handler transaction is alive (admin operations never cancel a running
  * handler): it takes a row only if it gets the receipt's advisory lock exclusively, which a
  * handler transaction holds shared from its first statement to its end (receiptLock,
  * beginHandler), and then the row's lock without waiting. Every candidate is answered: released,
- * or `running` when the advisory lock is held (a live handler, or another forced release) or the
- * row is locked by another transaction (a handler whose completion ran but has not committed holds
- * both; the lock is tried first, so the row lock never hides it; a row changed and committed by
- * another transaction as the release reads it is answered `running` too, and is gone from the next
- * release). The lock is held to this transaction's end, so a handler transaction starting
- * meanwhile reads its claim as lost. A claim queued in the worker but not started holds no lock:
- * it is released.
+ * or `running` when the advisory lock is held by a live handler or the row is locked by another
+ * transaction (a handler whose completion ran but has not committed holds both; the lock is tried
+ * first, so the row lock never hides it; a row changed and committed by another transaction as the
+ * release reads it is answered `running` too, and is gone from the next release), except one
+ * whose advisory lock another forced release holds (exclusively): that release is taking it and
+ * answers it, and this one answers it under neither, as it would once that one committed. Before
+ * review 151 it was `running`, a live handler's answer, for a claim nobody ran (two operators, or
+ * a retried call, releasing one dead worker's claim at once). A lock that other release let go
+ * between this one's try and its read of pg_locks reads as no holder: `running`, as before. The
+ * lock is held to this transaction's end, so a handler transaction starting meanwhile reads its
+ * claim as lost. A claim queued in the worker but not started holds no lock: it is released.
  */
 const FORCED_SQL = `
   WITH candidate AS (
@@ -61,6 +77,9 @@ const FORCED_SQL = `
     ORDER BY lease_expires_at, id LIMIT $3
   ), checked AS MATERIALIZED (
     SELECT id, pg_try_advisory_xact_lock(${receiptLock('id')}) AS idle FROM candidate
+  ), answered AS MATERIALIZED (
+    SELECT id, idle, NOT idle AND ${receiptLock('id')} IN (${HELD('ExclusiveLock')}) AS releasing
+    FROM checked
   ), locked AS MATERIALIZED (
     SELECT id FROM ${TABLE}
     WHERE id = ANY (ARRAY(SELECT id FROM checked WHERE idle))
@@ -69,31 +88,31 @@ const FORCED_SQL = `
   ), released AS (${UPDATE('SELECT id FROM locked')})
   SELECT id::text AS id, true AS released FROM released
   UNION ALL
-  SELECT id::text AS id, false AS released FROM checked
-  WHERE NOT idle OR id <> ALL (ARRAY(SELECT id FROM locked))`;
+  SELECT id::text AS id, false AS released FROM answered
+  WHERE NOT releasing AND (NOT idle OR id <> ALL (ARRAY(SELECT id FROM locked)))`;
 
 /**
  * A dry run's answer, read without taking a lock (a dry run must not disturb a live handler: the
  * forced release's exclusive advisory lock, even rolled back with the dry run's savepoint, makes a
  * handler transaction starting meanwhile read its claim as lost, and a row lock makes its
  * completion wait). The candidates are those the release takes; with force ($4), a receipt whose
- * advisory lock (receiptLock) another session of this database holds, shared by a live handler
- * or exclusively by another release, is `running` (pg_locks keeps a bigint key as classid, the
- * high 32 bits, and objid, the low ones). A row locked without that lock (by a lease renewal for
- * one) cannot be seen without locking it: the dry run counts it released.
+ * advisory lock (receiptLock) another session of this database holds shared (a live handler) is
+ * `running`, and one it holds exclusively (another forced release taking it) is answered under
+ * neither, as the release answers them (FORCED_SQL). A row locked without that lock (by a lease
+ * renewal for one) cannot be seen without locking it: the dry run counts it released.
  */
 const PREVIEW_SQL = `
-  WITH held AS MATERIALIZED (
-    SELECT (l.classid::bigint << 32) | l.objid::bigint AS key FROM pg_locks l
-    WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.pid <> pg_backend_pid()
-      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  WITH candidate AS (
+    SELECT id FROM ${TABLE}
+    WHERE scope = $1 AND status = 'PROCESSING'
+      AND ($2::uuid IS NULL OR claim_token = $2::uuid) AND ($4::boolean OR lease_expires_at <= now())
+    ORDER BY lease_expires_at, id LIMIT $3
+  ), shared AS MATERIALIZED (${HELD('ShareLock')}
+  ), exclusive AS MATERIALIZED (${HELD('ExclusiveLock')}
   )
-  SELECT id::text AS id,
-         NOT ($4::boolean AND ${receiptLock('id')} IN (SELECT key FROM held)) AS released
-  FROM ${TABLE}
-  WHERE scope = $1 AND status = 'PROCESSING'
-    AND ($2::uuid IS NULL OR claim_token = $2::uuid) AND ($4::boolean OR lease_expires_at <= now())
-  ORDER BY lease_expires_at, id LIMIT $3`;
+  SELECT id::text AS id, NOT ($4::boolean AND ${receiptLock('id')} IN (SELECT * FROM shared)) AS released
+  FROM candidate
+  WHERE NOT ($4::boolean AND ${receiptLock('id')} IN (SELECT * FROM exclusive))`;
 
 export interface ReleasedReceipts {
   /** Ids handed back to PENDING. */
@@ -115,7 +134,8 @@ export interface ReleaseArgs {
 /**
  * Releases (see EXPIRED_SQL, FORCED_SQL) or, with `dryRun`, answers what a release would do
  * without taking a lock (PREVIEW_SQL). `released` and `running` together hold at most `limit`
- * ids, every candidate of a forced release being one or the other.
+ * ids, every candidate of a forced release being one or the other but those another forced
+ * release is taking at the same moment (answered by that one).
  */
 export async function releaseStuckReceipts(db: SqlExecutor, args: ReleaseArgs): Promise<ReleasedReceipts> {
   const rows = await db.query<{ id: string; released: boolean }>(...releaseStatement(args));
