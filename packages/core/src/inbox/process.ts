@@ -316,6 +316,12 @@ export async function processReceipt<TTx>(
       outcome = await giveBack(receipt, deps, outageDelayMs(receipt, outageMs, deps));
       return outcome;
     }
+    // The claim check found the claim not this worker's before its handler started: no attempt
+    // was used, so none is charged (review 151).
+    if (!handlerStarted && isLeaseLost(error)) {
+      outcome = await claimCheckLost(receipt, deps, started);
+      return outcome;
+    }
     outcome = await settleFailure(receipt, error, deps, started);
     return outcome;
   } finally {
@@ -344,6 +350,42 @@ async function giveBack<TTx>(
     emitInfrastructure(deps, 'release', error);
   }
   return 'unresolved';
+}
+
+/**
+ * The handler transaction's claim check (beginHandler) read the claim as lost, so no handler ran.
+ * Lost it mostly is (a forced release or a recovery took it): lease-lost. But the check also reads
+ * it lost while a forced release holds the receipt's advisory lock, and that release may then not
+ * take it (it rolled back with the operator's transaction, or found the row locked by a renewal
+ * and answered it `running`): the claim is still this worker's. Recorded as a failure, it was
+ * charged an attempt no handler used, and with none left went DEAD unrun (review 151). It is
+ * given back instead, its attempt returned, due after the retry backoff (claimed again at once
+ * while the release is still open, its check would fail again at once); a give-back that finds it
+ * gone meanwhile reads it again. If a statement fails, the lease recovers the claim.
+ */
+async function claimCheckLost<TTx>(
+  receipt: ClaimedReceipt,
+  deps: ProcessDeps<TTx>,
+  started: number,
+): Promise<ProcessOutcome> {
+  try {
+    const state = await deps.ops.readClaimState(receipt);
+    if (state !== 'owned') return reconciled(state, receipt, deps, started);
+    const released = await deps.ops.release([receipt], retryDelayMs(receipt, deps));
+    return released.length > 0 ? 'unresolved' : await notOwned(receipt, deps, started);
+  } catch (error) {
+    emitInfrastructure(deps, 'release', error);
+    return 'unresolved';
+  }
+}
+
+/** Whether `error` is InboxLeaseLostError; a thrown value whose prototype cannot be read is not. */
+function isLeaseLost(error: unknown): boolean {
+  try {
+    return error instanceof InboxLeaseLostError;
+  } catch {
+    return false;
+  }
 }
 
 function completedEvent(receipt: ClaimedReceipt, started: number, reconciled: boolean): InboxEvent {
