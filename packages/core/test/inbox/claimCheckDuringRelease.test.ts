@@ -18,7 +18,14 @@ import { InboxAdmin, type InboxEvent } from '@ferry/core';
 import { waitUntil } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { gate } from '../../../../test-support/holds';
-import { busyApplicationPool, makeInbox, message, receiptRow } from './helpers';
+import {
+  busyApplicationPool,
+  claimTokenOnceClaimed,
+  makeInbox,
+  message,
+  observedOutcomes,
+  receiptRow,
+} from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -66,15 +73,7 @@ it('a claim check during a forced release that is rolled back charges no attempt
     });
     const { record } = await inbox.accept(message({ tenantId }));
     const pass = inbox.runOnce();
-    await waitUntil(
-      'the receipt is claimed',
-      async () => (await receiptRow(t, record.id)).status === 'PROCESSING',
-      {
-        timeoutMs: 20_000,
-        intervalMs: 20,
-      },
-    );
-    const claimToken = String((await receiptRow(t, record.id)).claim_token);
+    const claimToken = await claimTokenOnceClaimed(t, record.id);
     // The operator's transaction: a forced release, then the transaction fails and rolls back.
     operator = t.db
       .transaction(async (tx) => {
@@ -107,11 +106,7 @@ it('a claim check during a forced release that is rolled back charges no attempt
         attempts: afterFirst.attempts,
         lifetime: afterFirst.lifetime_attempts,
       },
-      observed: events
-        .filter(
-          (e) => e.type !== 'accepted' && !(e.type === 'infrastructure-error' && e.operation === 'heartbeat'),
-        )
-        .map((e) => (e.type === 'infrastructure-error' ? `${e.type}:${e.operation}` : e.type)),
+      observed: observedOutcomes(events),
       outage: inbox.sessionOutage,
       second: second.completed,
       ran,

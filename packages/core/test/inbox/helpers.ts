@@ -93,6 +93,28 @@ export function lostCommitAnswer(prisma: PrismaClientLike): PrismaClientLike {
   };
 }
 
+/**
+ * The outcomes `events` observed, as a test of the worker's outcome reads them: each event's type
+ * (an infrastructure error with its operation), without acceptances and without a lease renewal
+ * that missed its deadline on a loaded machine (an infrastructure error at `heartbeat`).
+ */
+export function observedOutcomes(events: readonly InboxEvent[]): string[] {
+  return events
+    .filter(
+      (e) => e.type !== 'accepted' && !(e.type === 'infrastructure-error' && e.operation === 'heartbeat'),
+    )
+    .map((e) => (e.type === 'infrastructure-error' ? `${e.type}:${e.operation}` : e.type));
+}
+
+/** The claim token of receipt `id`, once a worker claimed it (PROCESSING). */
+export async function claimTokenOnceClaimed(t: TestDatabase, id: string): Promise<string> {
+  await waitUntil('the receipt is claimed', async () => (await receiptRow(t, id)).status === 'PROCESSING', {
+    timeoutMs: 20_000,
+    intervalMs: 20,
+  });
+  return String((await receiptRow(t, id)).claim_token);
+}
+
 export function recorder(): { events: InboxEvent[]; observer: (event: InboxEvent) => void } {
   const events: InboxEvent[] = [];
   return { events, observer: (event) => void events.push(event) };
