@@ -18,6 +18,7 @@ import { InboxAdmin, type InboxEvent } from '@ferry/core';
 import { waitUntil } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { gate } from '../../../../test-support/holds';
+import { receiptLock } from '../../src/inbox/sql/fragments';
 import {
   busyApplicationPool,
   claimTokenOnceClaimed,
@@ -126,4 +127,42 @@ it('a claim check during a forced release that is rolled back charges no attempt
     await operator;
     await app.end();
   }
+});
+
+it('on Prisma: a claim check while a forced release holds the receipt lock, then leaves the claim, charges no attempt', async () => {
+  const tenantId = `t-${randomUUID()}`;
+  const ran: string[] = [];
+  const events: InboxEvent[] = [];
+  const inbox = makeInbox(t.prisma, {
+    worker: { concurrency: 1, maxAttempts: 1, transactionMaxWaitMs: 20_000 },
+    handlers: {
+      orders: async (_payload: unknown, context: { receiptId: string }) => void ran.push(context.receiptId),
+    } as never,
+    observer: (event: InboxEvent) => void events.push(event),
+  });
+  const { record } = await inbox.accept(message({ tenantId }));
+  // The handler transaction begins while a forced release holds the receipt's lock exclusively
+  // (as one does from its statement to its end, whatever it then answers); it ends afterwards.
+  const holder = await t.db.transaction(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(${receiptLock('$1::uuid')})::text`, [record.id]);
+    return inbox.runOnce();
+  });
+  const afterFirst = await receiptRow(t, record.id);
+  const second = await inbox.runOnce();
+  const row = await receiptRow(t, record.id);
+  expect({
+    first: { unresolved: holder.unresolved, dead: holder.dead },
+    afterFirst: { status: afterFirst.status, attempts: afterFirst.attempts },
+    observed: observedOutcomes(events),
+    second: second.completed,
+    ran,
+    row: { status: row.status, attempts: row.attempts, lifetime: row.lifetime_attempts },
+  }).toEqual({
+    first: { unresolved: 1, dead: 0 },
+    afterFirst: { status: 'PENDING', attempts: 0 },
+    observed: ['completed'],
+    second: 1,
+    ran: [record.id],
+    row: { status: 'COMPLETED', attempts: 1, lifetime: 1 },
+  });
 });
