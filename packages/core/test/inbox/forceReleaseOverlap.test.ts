@@ -15,6 +15,7 @@ import { createAuditLog, InboxAdmin } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { gate } from '../../../../test-support/holds';
 import { beginHandler } from '../../src/inbox/sql/beginHandler';
+import type { ClaimedReceipt } from '../../src/inbox/types';
 import { claimedReceipts, receiptRow } from './helpers';
 
 const LIMITS = { lockTimeoutMs: 1_000, transactionTimeoutMs: 10_000 };
@@ -32,13 +33,14 @@ async function whileAnotherReleases<T>(
   tenantId: string,
   claimToken: string,
   during: () => Promise<T>,
+  limit?: number,
 ): Promise<{ first: unknown; second: T }> {
   const done = gate();
   const inside = gate();
   const first = t.db.transaction(async (tx) => {
     const answer = await new InboxAdmin(tx)
       .forTenant(tenantId)
-      .release({ claimToken, force: true, actor: 'ops-first', reason: 'worker died' });
+      .release({ claimToken, force: true, actor: 'ops-first', reason: 'worker died', limit });
     inside.open();
     await done.promise;
     return answer;
@@ -82,6 +84,38 @@ describe('overlapping forced releases of one claim', () => {
         second: { released: [], running: [] },
         audit: { outcome: 'none', results: { released: [], running: [] } },
         row: { status: 'PENDING', claim: null },
+      });
+    });
+  }
+
+  // A CLI drain stops once a pass answers fewer ids than its bound: the receipts the other release
+  // is taking must not fill this one's bound while others of the claim are still PROCESSING.
+  for (const dryRun of [false, true]) {
+    it(`take the claim's other receipts within their limit${dryRun ? ' (dry run)' : ''}`, async () => {
+      const { tenantId, claims } = await claimedReceipts(t, 3);
+      const [a, b, c] = [...claims].sort((x, y) => (x.id < y.id ? -1 : 1)) as [
+        ClaimedReceipt,
+        ClaimedReceipt,
+        ClaimedReceipt,
+      ];
+      // One worker's claim: one token, one lease (the release takes them in id order).
+      await t.db.execute(
+        `UPDATE ferry_inbox_receipts SET claim_token = $1::uuid, lease_expires_at = now() + interval '1 minute'
+          WHERE id = ANY ($2::uuid[])`,
+        [a.claimToken, [a.id, b.id, c.id]],
+      );
+      const { first, second } = await whileAnotherReleases(
+        tenantId,
+        a.claimToken,
+        () =>
+          new InboxAdmin(t.db)
+            .forTenant(tenantId)
+            .release({ claimToken: a.claimToken, force: true, actor: 'ops', limit: 2, dryRun }),
+        2,
+      );
+      expect({ first, second }).toEqual({
+        first: { released: [a.id, b.id], running: [] },
+        second: { released: [c.id], running: [] },
       });
     });
   }

@@ -58,15 +58,16 @@ const HELD = (mode: 'ShareLock' | 'ExclusiveLock'): string => `
  * handler): it takes a row only if it gets the receipt's advisory lock exclusively, which a
  * handler transaction holds shared from its first statement to its end (receiptLock,
  * beginHandler), and then the row's lock without waiting. Every candidate is answered: released,
- * or `running` when the advisory lock is held by a live handler or the row is locked by another
- * transaction (a handler whose completion ran but has not committed holds both; the lock is tried
- * first, so the row lock never hides it; a row changed and committed by another transaction as the
- * release reads it is answered `running` too, and is gone from the next release), except one
- * whose advisory lock another forced release holds (exclusively): that release is taking it and
- * answers it, and this one answers it under neither, as it would once that one committed. Before
- * review 151 it was `running`, a live handler's answer, for a claim nobody ran (two operators, or
- * a retried call, releasing one dead worker's claim at once). A lock that other release let go
- * between this one's try and its read of pg_locks reads as no holder: `running`, as before. The
+ * or `running` when the advisory lock is held or the row is locked by another transaction (a
+ * handler whose completion ran but has not committed holds both; the lock is tried first, so the
+ * row lock never hides it; a row changed and committed by another transaction as the release
+ * reads it is answered `running` too, and is gone from the next release). A receipt whose lock
+ * another forced release holds (exclusively: two operators, or a retried call, releasing one dead
+ * worker's claim at once) is no candidate: that release is taking it and answers it, and this one
+ * answers it under neither list, as it would once that one committed, and it spends no slot of
+ * this release's bound (pg_locks is read before the LIMIT; a CLI drain stops at a short pass).
+ * Before review 151 it was `running`, a live handler's answer, for a claim nobody ran. One taken by
+ * that other release only after this statement read pg_locks is still answered `running`. The
  * lock is held to this transaction's end, so a handler transaction starting meanwhile reads its
  * claim as lost. A claim queued in the worker but not started holds no lock: it is released.
  */
@@ -74,12 +75,10 @@ const FORCED_SQL = `
   WITH candidate AS (
     SELECT id FROM ${TABLE}
     WHERE scope = $1 AND status = 'PROCESSING' AND ($2::uuid IS NULL OR claim_token = $2::uuid)
+      AND ${receiptLock('id')} NOT IN (${HELD('ExclusiveLock')})
     ORDER BY lease_expires_at, id LIMIT $3
   ), checked AS MATERIALIZED (
     SELECT id, pg_try_advisory_xact_lock(${receiptLock('id')}) AS idle FROM candidate
-  ), answered AS MATERIALIZED (
-    SELECT id, idle, NOT idle AND ${receiptLock('id')} IN (${HELD('ExclusiveLock')}) AS releasing
-    FROM checked
   ), locked AS MATERIALIZED (
     SELECT id FROM ${TABLE}
     WHERE id = ANY (ARRAY(SELECT id FROM checked WHERE idle))
@@ -88,8 +87,8 @@ const FORCED_SQL = `
   ), released AS (${UPDATE('SELECT id FROM locked')})
   SELECT id::text AS id, true AS released FROM released
   UNION ALL
-  SELECT id::text AS id, false AS released FROM answered
-  WHERE NOT releasing AND (NOT idle OR id <> ALL (ARRAY(SELECT id FROM locked)))`;
+  SELECT id::text AS id, false AS released FROM checked
+  WHERE NOT idle OR id <> ALL (ARRAY(SELECT id FROM locked))`;
 
 /**
  * A dry run's answer, read without taking a lock (a dry run must not disturb a live handler: the
@@ -102,17 +101,15 @@ const FORCED_SQL = `
  * renewal for one) cannot be seen without locking it: the dry run counts it released.
  */
 const PREVIEW_SQL = `
-  WITH candidate AS (
-    SELECT id FROM ${TABLE}
-    WHERE scope = $1 AND status = 'PROCESSING'
-      AND ($2::uuid IS NULL OR claim_token = $2::uuid) AND ($4::boolean OR lease_expires_at <= now())
-    ORDER BY lease_expires_at, id LIMIT $3
-  ), shared AS MATERIALIZED (${HELD('ShareLock')}
+  WITH shared AS MATERIALIZED (${HELD('ShareLock')}
   ), exclusive AS MATERIALIZED (${HELD('ExclusiveLock')}
   )
   SELECT id::text AS id, NOT ($4::boolean AND ${receiptLock('id')} IN (SELECT * FROM shared)) AS released
-  FROM candidate
-  WHERE NOT ($4::boolean AND ${receiptLock('id')} IN (SELECT * FROM exclusive))`;
+  FROM ${TABLE}
+  WHERE scope = $1 AND status = 'PROCESSING'
+    AND ($2::uuid IS NULL OR claim_token = $2::uuid) AND ($4::boolean OR lease_expires_at <= now())
+    AND NOT ($4::boolean AND ${receiptLock('id')} IN (SELECT * FROM exclusive))
+  ORDER BY lease_expires_at, id LIMIT $3`;
 
 export interface ReleasedReceipts {
   /** Ids handed back to PENDING. */
