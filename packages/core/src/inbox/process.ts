@@ -319,6 +319,7 @@ export async function processReceipt<TTx>(
     // The claim check found the claim not this worker's before its handler started: no attempt
     // was used, so none is charged (review 151).
     if (!handlerStarted && isLeaseLost(error)) {
+      await lease.stop();
       outcome = await claimCheckLost(receipt, deps, started);
       return outcome;
     }
