@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { emit } from '@ferry/core';
+import { createRelay, emit, type Publisher } from '@ferry/core';
 import { guardLogger } from '@ferry/core/transport';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
@@ -19,18 +19,27 @@ afterAll(async () => {
   await t.drop();
 });
 
+/** The OutboxModule on this database, its relay polling every 20 ms. */
+function outboxApp(
+  publisher: Publisher = new MemoryPublisher(),
+  circuit?: { openMs: number; maxOpenMs: number },
+) {
+  return Test.createTestingModule({
+    imports: [
+      OutboxModule.forRoot({
+        prisma: TestPrismaService,
+        imports: [prismaModule(t.newClient())],
+        publisher,
+        pollInterval: 20,
+        ...(circuit === undefined ? {} : { circuit }),
+      }),
+    ],
+  }).compile();
+}
+
 describe('FerryHealthIndicator', () => {
   it('reports the relay live while the module runs and down once it is closed', async () => {
-    const app = await Test.createTestingModule({
-      imports: [
-        OutboxModule.forRoot({
-          prisma: TestPrismaService,
-          imports: [prismaModule(t.newClient())],
-          publisher: new MemoryPublisher(),
-          pollInterval: 20,
-        }),
-      ],
-    }).compile();
+    const app = await outboxApp();
     await app.init();
     const relay = app.get(OutboxRelayService);
     const indicator = FerryHealthIndicator.create({ db: t.db, relay });
@@ -46,17 +55,7 @@ describe('FerryHealthIndicator', () => {
   it("passes the relay's open circuit through: details' relay circuit check is down with its error", async () => {
     const publisher = new InMemoryPublisher();
     await publisher.close();
-    const app = await Test.createTestingModule({
-      imports: [
-        OutboxModule.forRoot({
-          prisma: TestPrismaService,
-          imports: [prismaModule(t.newClient())],
-          publisher,
-          pollInterval: 20,
-          circuit: { openMs: 60_000, maxOpenMs: 60_000 },
-        }),
-      ],
-    }).compile();
+    const app = await outboxApp(publisher, { openMs: 60_000, maxOpenMs: 60_000 });
     await emit(t.db, { type: 'nest.health.circuit', payload: {} });
     await app.init();
     try {
@@ -73,6 +72,35 @@ describe('FerryHealthIndicator', () => {
       });
       expect((await indicator.isHealthy('ferry', 'liveness'))['ferry']?.status).toBe('up');
     } finally {
+      await app.close();
+    }
+  });
+
+  it("takes core's relays by name beside the module's relay: each its own named check", async () => {
+    const app = await outboxApp();
+    await app.init();
+    const kafka = createRelay({
+      db: t.db,
+      publisher: new InMemoryPublisher(),
+      options: { pollInterval: 20 },
+    });
+    try {
+      const relay = app.get(OutboxRelayService);
+      const indicator = FerryHealthIndicator.create({ db: t.db, relay, relays: { kafka } });
+      kafka.start();
+      await waitFor(() => relay.relay?.lastCycleAt && kafka.lastCycleAt, 'a cycle of both relays');
+      await kafka.close();
+      expect(await indicator.isHealthy('ferry', 'liveness')).toEqual({
+        ferry: {
+          status: 'down',
+          checks: [
+            expect.objectContaining({ name: 'relay', status: 'up' }),
+            { name: 'relay "kafka"', status: 'down', detail: 'state closed' },
+          ],
+        },
+      });
+    } finally {
+      await kafka.close();
       await app.close();
     }
   });

@@ -54,13 +54,19 @@ function switchedOff(source: LoopSource): boolean {
 const NOT_ALIVE: ReadonlySet<string> = new Set(['closing', 'closed', 'stopped', 'not started']);
 
 /**
- * Health over the relay, the inbox worker and the transports. Liveness reads the loops'
+ * Health over the relays, the inbox workers and the transports. Liveness reads the loops'
  * last successful cycle (no database); readiness probes the database, ferry's schema and
  * each transport, each with a deadline; details adds backlog counts against thresholds.
  */
 export function createHealth(given: HealthOptions): FerryHealth {
   // `options` is the snapshot of `given` (each option read once, as checked).
-  const { options, maxCycleAgeMs: maxAge, checkTimeoutMs: timeoutMs } = resolveHealthOptions(given);
+  const {
+    options,
+    relays,
+    inboxes,
+    maxCycleAgeMs: maxAge,
+    checkTimeoutMs: timeoutMs,
+  } = resolveHealthOptions(given);
   // A probe that gives up gives its statement up too (on fromPg its connection is destroyed), so
   // probes of a silent database do not hold the pool's connections for good; details' reads
   // have the same deadline.
@@ -90,8 +96,12 @@ export function createHealth(given: HealthOptions): FerryHealth {
   async function liveness(): Promise<HealthReport> {
     const checks: HealthCheck[] = [];
     // A loop switched off by configuration is left out, as a loop not passed is.
-    if (options.relay && options.relay.state !== 'disabled') checks.push(loop('relay', options.relay));
-    if (options.inbox && !switchedOff(options.inbox)) checks.push(loop('inbox worker', options.inbox));
+    for (const { suffix, source } of relays) {
+      if (source.state !== 'disabled') checks.push(loop(`relay${suffix}`, source));
+    }
+    for (const { suffix, source } of inboxes) {
+      if (!switchedOff(source)) checks.push(loop(`inbox worker${suffix}`, source));
+    }
     return report(checks);
   }
 
@@ -112,18 +122,22 @@ export function createHealth(given: HealthOptions): FerryHealth {
   }
 
   /**
-   * The inbox worker's handler transactions: down once they have got no session for longer than
+   * Each inbox worker's handler transactions: down once they have got no session for longer than
    * maxCycleAgeMs (an outage of the application's pool, which may not be ferry's: liveness and
    * readiness stay up, since a restart would not bring it back and a readiness that flapped with it
    * would take every instance out of its load balancer at once; review 105). Left out when the
    * source does not say, or its worker is switched off.
    */
   function handlerSessions(): HealthCheck[] {
-    const { inbox } = options;
-    if (inbox === undefined || switchedOff(inbox)) return [];
+    return inboxes.flatMap(({ suffix, source }) =>
+      handlerSession(`inbox handler transactions${suffix}`, source),
+    );
+  }
+
+  function handlerSession(name: string, inbox: LoopSource): HealthCheck[] {
+    if (switchedOff(inbox)) return [];
     const outage = inbox.sessionOutage;
     if (outage === undefined) return [];
-    const name = 'inbox handler transactions';
     if (outage === null) return [up(name, 'no outage')];
     const now = Date.now();
     const age = now - outage.since.getTime();
@@ -135,23 +149,25 @@ export function createHealth(given: HealthOptions): FerryHealth {
   }
 
   /**
-   * The relay's broker circuit: down while it is open or half-open, saying since when, why and
+   * Each relay's broker circuit: down while it is open or half-open, saying since when, why and
    * when the relay probes the broker next (an operator paged reads it here, not only in the log).
    * Liveness and readiness stay up: a broker outage is not the process's fault (a restart would
    * not end it), and emit() needs no broker, so every instance stays in its load balancer. Left
    * out when the source does not say, or is switched off.
    */
-  function relayCircuit(): HealthCheck[] {
-    const { relay } = options;
-    if (relay === undefined || relay.state === 'disabled') return [];
-    const outage = relay.circuitOutage;
-    if (outage === undefined) return [];
-    return [outage === null ? up('relay circuit', 'closed') : down('relay circuit', circuitDetail(outage))];
+  function relayCircuits(): HealthCheck[] {
+    return relays.flatMap(({ suffix, source }) => {
+      if (source.state === 'disabled') return [];
+      const outage = source.circuitOutage;
+      if (outage === undefined) return [];
+      const name = `relay circuit${suffix}`;
+      return [outage === null ? up(name, 'closed') : down(name, circuitDetail(outage))];
+    });
   }
 
   async function details(): Promise<HealthDetails> {
     const [live, ready] = await Promise.all([liveness(), readiness()]);
-    const checks = [...live.checks, ...handlerSessions(), ...relayCircuit(), ...ready.checks];
+    const checks = [...live.checks, ...handlerSessions(), ...relayCircuits(), ...ready.checks];
     if (ready.status === 'down') return { ...report(checks), outbox: null, inbox: null };
     try {
       const outbox = await createOutboxAdmin(db).health(options.outboxThresholds);

@@ -3,9 +3,11 @@ import {
   booleanOption,
   executorOption,
   integerOption,
+  isPlainOptions,
   knownKeysOption,
   nonEmptyOption,
   received,
+  recordOption,
   requiredOptions,
   timerOption,
   type OptionKeys,
@@ -17,6 +19,8 @@ const KEYS = {
   db: true,
   relay: true,
   inbox: true,
+  relays: true,
+  inboxes: true,
   transports: true,
   maxCycleAgeMs: true,
   checkTimeoutMs: true,
@@ -34,11 +38,21 @@ const INBOX_THRESHOLD_KEYS = {
   maxOldestPendingAgeMs: true,
 } as const satisfies OptionKeys<InboxThresholds>;
 
-/** Longest timer Node keeps (a longer one fires at once). */
+/**
+ * A loop source and the suffix of its checks' names: '' for `relay` / `inbox` (checks `relay`,
+ * `inbox worker`, ...), ` "kafka"` for `relays.kafka` (`relay "kafka"`, `relay circuit "kafka"`).
+ */
+export interface NamedLoop {
+  readonly suffix: string;
+  readonly source: LoopSource;
+}
 
 export interface ResolvedHealthOptions {
   /** The options' snapshot (knownKeysOption): each option and threshold read once, as checked. */
   readonly options: HealthOptions;
+  /** `relay`, then `relays` in their order; `inbox`, then `inboxes`: each source read from its record once. */
+  readonly relays: readonly NamedLoop[];
+  readonly inboxes: readonly NamedLoop[];
   readonly maxCycleAgeMs: number;
   readonly checkTimeoutMs: number;
 }
@@ -99,9 +113,9 @@ function distinctNames(probes: readonly TransportProbe[]): void {
  * ever (an orchestrator restarting a healthy process); a `lastCycleAt` of another type made
  * liveness() reject (review 123).
  */
-function loopSource(name: 'relay' | 'inbox', source: unknown): void {
+function loopSource(kind: 'relay' | 'inbox', name: string, source: unknown): void {
   if (source === undefined) return;
-  const example = name === 'relay' ? 'the relay createRelay() returns' : 'the Inbox';
+  const example = kind === 'relay' ? 'the relay createRelay() returns' : 'the Inbox';
   if (typeof source !== 'object' || source === null) {
     throw new FerryConfigError(
       name,
@@ -118,6 +132,56 @@ function loopSource(name: 'relay' | 'inbox', source: unknown): void {
   if (state !== undefined && typeof state !== 'string') {
     throw new FerryConfigError(`${name}.state`, `must be a string, got ${received(state)}`);
   }
+}
+
+/**
+ * `relay` and `relays` (or `inbox` and `inboxes`) as one list: the single source unnamed, then the
+ * record's, each named by its key. The record is a plain object (a Map, a class instance or one
+ * loop source in its place is refused) read once (recordOption: a getter or Proxy cannot answer
+ * another source later); a name must be non-empty; an entry set to `undefined` is left out, as
+ * the option left out. One source given twice (under two names, or as `relay` and in `relays`)
+ * is refused: its checks would be reported twice, as two loops.
+ */
+function namedLoops(
+  kind: 'relay' | 'inbox',
+  single: LoopSource | undefined,
+  option: 'relays' | 'inboxes',
+  given: Readonly<Record<string, LoopSource>> | undefined,
+): NamedLoop[] {
+  loopSource(kind, kind, single);
+  const loops: NamedLoop[] = single === undefined ? [] : [{ suffix: '', source: single }];
+  const where = new Map<LoopSource, string>(single === undefined ? [] : [[single, kind]]);
+  if (given === undefined) return loops;
+  const shape = `an object of loop sources by name, such as { kafka: kafkaRelay, rabbitmq: rabbitRelay }`;
+  if (!isPlainOptions(option, given)) {
+    throw new FerryConfigError(option, `must be ${shape}, got ${received(given)}`);
+  }
+  const record = recordOption(`${option}.`, given);
+  // `relays: relay` for `relay: relay` (an object of getters: a plain one): said as such, not as
+  // its fields refused one by one.
+  const { lastCycleAt } = record as { lastCycleAt?: unknown };
+  if (lastCycleAt === null || lastCycleAt instanceof Date) {
+    throw new FerryConfigError(
+      option,
+      `must be ${shape}, got one loop source: pass it as ${kind}, or name it ({ name: source })`,
+    );
+  }
+  for (const [name, source] of Object.entries(record)) {
+    if (name === '') throw new FerryConfigError(option, `has an empty name: each ${kind} needs a name`);
+    const at = `${option}.${name}`;
+    loopSource(kind, at, source);
+    if (source === undefined) continue;
+    const earlier = where.get(source);
+    if (earlier !== undefined) {
+      throw new FerryConfigError(
+        at,
+        `is the same loop source as ${earlier}: give each ${kind} once (its checks would be reported twice)`,
+      );
+    }
+    where.set(source, at);
+    loops.push({ suffix: ` ${JSON.stringify(name)}`, source });
+  }
+  return loops;
 }
 
 /** createHealth's options checked like every options object (unknown keys, types, values shown). */
@@ -141,8 +205,8 @@ export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOpti
     probes.push(probe as TransportProbe);
   }
   distinctNames(probes);
-  loopSource('relay', options.relay);
-  loopSource('inbox', options.inbox);
+  const relays = namedLoops('relay', options.relay, 'relays', options.relays);
+  const inboxes = namedLoops('inbox', options.inbox, 'inboxes', options.inboxes);
   booleanOption('checkSchema', options.checkSchema ?? true);
   const outboxThresholds = thresholds('outboxThresholds.', options.outboxThresholds, OUTBOX_THRESHOLD_KEYS);
   const inboxThresholds = thresholds('inboxThresholds.', options.inboxThresholds, INBOX_THRESHOLD_KEYS);
@@ -153,6 +217,8 @@ export function resolveHealthOptions(options: HealthOptions): ResolvedHealthOpti
       ...(outboxThresholds === undefined ? {} : { outboxThresholds }),
       ...(inboxThresholds === undefined ? {} : { inboxThresholds }),
     },
+    relays,
+    inboxes,
     maxCycleAgeMs: integerOption('maxCycleAgeMs', options.maxCycleAgeMs ?? 60_000, 1),
     checkTimeoutMs: timerOption('checkTimeoutMs', options.checkTimeoutMs ?? 5_000, 1),
   };

@@ -65,8 +65,18 @@ export interface InboxThresholds {
 
 export interface HealthOptions {
   readonly db: SqlExecutor;
+  /** The relay (checks `relay`, `relay circuit`). */
   readonly relay?: LoopSource;
+  /** The Inbox (checks `inbox worker`, `inbox handler transactions`). */
   readonly inbox?: LoopSource;
+  /**
+   * Several relays by a name of the application's (one per destination broker), beside or in
+   * place of `relay`: each gets the relay's checks named with its name quoted as JSON writes it,
+   * `relay "kafka"`, `relay circuit "kafka"`. One source is given once.
+   */
+  readonly relays?: Readonly<Record<string, LoopSource>>;
+  /** Several Inbox instances by name, as `relays`: `inbox worker "billing"`, `inbox handler transactions "billing"`. */
+  readonly inboxes?: Readonly<Record<string, LoopSource>>;
   readonly transports?: readonly TransportProbe[];
   /** A running loop must have finished a cycle within this. Default 60,000 ms (above the relay's 30 s error backoff cap). */
   readonly maxCycleAgeMs?: number;
