@@ -35,14 +35,14 @@ export interface LoopSource {
   /**
    * The inbox worker's outage of the application's pool (inbox.sessionOutage: its handler
    * transactions got no session since `since`), null when there is none. Given (null or not), details
-   * add an `inbox handler transactions` check, down once the outage has lasted longer than
-   * maxCycleAgeMs; liveness and readiness do not read it.
+   * add an `inbox handler transactions` check (`... "<name>"` for an `inboxes` entry), down once the
+   * outage has lasted longer than maxCycleAgeMs; liveness and readiness do not read it.
    */
   readonly sessionOutage?: InboxSessionOutage | null;
   /**
    * The relay's open (or half-open) circuit (relay.circuitOutage), null while it is closed. Given
-   * (null or not), details add a `relay circuit` check, down while the circuit is not closed;
-   * liveness and readiness do not read it.
+   * (null or not), details add a `relay circuit` check (`... "<name>"` for a `relays` entry), down
+   * while the circuit is not closed; liveness and readiness do not read it.
    */
   readonly circuitOutage?: CircuitOutage | null;
 }
