@@ -123,3 +123,9 @@ function kafkaConfigOption(value: unknown): Readonly<Record<string, unknown>> {
   }
   return value as Readonly<Record<string, unknown>>;
 }
+
+/**
+ * The least `maxWaitTimeMs`: the fetch long-poll. At 0 the broker answers an empty fetch at once
+ * and the fetch loop spins on an idle topic (a core busy and requests without end).
+ */
+export const MIN_MAX_WAIT_TIME_MS = 100;

@@ -22,7 +22,7 @@ import {
   loggerOption,
 } from '@ferry/core/transport';
 import type { KafkaConnection } from './connection';
-import { CONNECTION_DEFAULTS } from './connectionOptions';
+import { CONNECTION_DEFAULTS, MIN_MAX_WAIT_TIME_MS } from './connectionOptions';
 import type { IdentityExtractor, InboundRecord } from './wire';
 
 /** Every default in one table; the package README quotes it. */
@@ -267,12 +267,6 @@ export function resolveConsumerOptions(options: ConsumerOptions): ResolvedConsum
     random: functionOption('random', options.random) ?? Math.random,
   };
 }
-
-/**
- * The least `maxWaitTimeMs`: the fetch long-poll. At 0 the broker answers an empty fetch at once
- * and the fetch loop spins on an idle topic (a core busy and requests without end).
- */
-export const MIN_MAX_WAIT_TIME_MS = 100;
 
 /**
  * `partitionsConsumedConcurrently`: kafkajs only. @platformatic/kafka streams every assigned

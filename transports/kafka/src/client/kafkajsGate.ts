@@ -9,7 +9,7 @@ import {
   type logLevel,
   type RetryOptions,
 } from 'kafkajs';
-import { MIN_MAX_WAIT_TIME_MS } from '../options';
+import { MIN_MAX_WAIT_TIME_MS } from '../connectionOptions';
 import type { SeedRotation } from './seedRotation';
 
 /** kafkajs's own keep-alive on broker sockets (its default socket factory's). */
