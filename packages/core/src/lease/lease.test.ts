@@ -271,6 +271,23 @@ describe('lease kit: renewals the database does not answer in time', () => {
     await handle.stop();
   });
 
+  it('gives a beat that finds two renewals unanswered its interval: a stall the tolerance allowed before keeps the lease', async () => {
+    // The database answers nothing from 100 to 350, then everything at once. Tolerance 3: the
+    // renewals sent at 100 and 200 miss their deadlines (2 failures); the beat at 300 finds both
+    // unanswered. Before the bound it sent a third, answered at 350 in time; the beat must not
+    // count as a third failure at once, before the stall had the interval a renewal would get.
+    const { state, renew } = counted(() => {
+      const wait = Math.max(0, 350 - Date.now());
+      return wait === 0 ? Promise.resolve(true) : after(wait);
+    });
+    const { handle, losses } = lease({ renew, durationMs: 1_000, intervalMs: 100, tolerance: 3 });
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(losses).toEqual([]);
+    expect(handle.check()).toBe(true);
+    expect(state.most).toBe(RENEWALS_IN_FLIGHT_AT_MOST);
+    await handle.stop();
+  });
+
   it('stops once the fresh renewal meets its deadline, not waiting for an abandoned one, and ignores late answers', async () => {
     let answerFirst: ((owned: boolean) => void) | undefined;
     const { state, renew } = counted((call) =>
