@@ -18,9 +18,12 @@ import { LazyAbort } from '../lazyAbort';
  * node-postgres (fromPg) its connection is closed, and the backend still running it is ended. Its
  * late answer, where `renew` still has it, counts: a success proves the lease from when that
  * renewal was sent, a claim found gone loses it. At most RENEWALS_IN_FLIGHT_AT_MOST renewals of
- * one lease run at once (the abandoned one and one fresh attempt): a beat that finds both
- * unanswered sends nothing and counts as a failed renewal (tolerance and expiry as above), and no
- * third is ever sent. Without that bound a slow database (starved of CPU, a pool under pressure)
+ * one lease run at once (the abandoned one and one fresh attempt), and no third is ever sent: a
+ * beat that finds both unanswered waits for one of them to end, at most the deadline the renewal it
+ * would send gets, and sends then; if neither ends by then, the beat counts as a failed renewal
+ * (tolerance and expiry as above). Not at once: that counted a failure the moment the second
+ * renewal missed its deadline, two in one instant, so a stall the tolerance allowed before the
+ * bound (its renewals answered within `tolerance` intervals) lost the lease one interval early. Without that bound a slow database (starved of CPU, a pool under pressure)
  * stacked one more renewal per beat per lease, each holding a connection the handlers and the
  * renewals that would prove the lease needed: up to (duration - interval) / interval per lease
  * while it lasted. Not one: a renewal stuck on a dead connection (one pooled connection silent,
@@ -124,12 +127,17 @@ export function startLease(options: LeaseOptions): Lease {
   let inflight: Promise<void> | undefined;
   /** Renewals sent and not answered, abandoned ones included. */
   let running = 0;
+  /** A beat that found RENEWALS_IN_FLIGHT_AT_MOST running: called once one of them ends. */
+  let waitingBeat: (() => void) | undefined;
+  let slotTimer: NodeJS.Timeout | undefined;
 
   const expiresAt = (): number => provenAt + options.durationMs - options.intervalMs;
   const halt = (): void => {
     stopped = true;
     clearTimeout(beatTimer);
     clearTimeout(expiryTimer);
+    clearTimeout(slotTimer);
+    waitingBeat = undefined;
   };
   const lose = (reason: LeaseLossReason, message: string): void => {
     if (stopped) return;
@@ -166,8 +174,11 @@ export function startLease(options: LeaseOptions): Lease {
       failed(settled.error);
     }
   };
+  /** A renewal's deadline if sent at `started`: at most one interval, never past the local expiry. */
+  const deadlineAt = (started: number): number =>
+    Math.max(1, Math.min(options.intervalMs, expiresAt() - started));
   const send = (started: number): void => {
-    const deadline = Math.max(1, Math.min(options.intervalMs, expiresAt() - started));
+    const deadline = deadlineAt(started);
     const renewal = renewWithin(options.renew, deadline);
     running += 1;
     let deadlinePassed = false;
@@ -176,6 +187,7 @@ export function startLease(options: LeaseOptions): Lease {
       running -= 1;
       if (deadlinePassed) settle(started, settled, true);
       else earlyAnswer = settled;
+      waitingBeat?.();
     });
     const fresh = renewal.inTime.then((settled) => {
       if (inflight === fresh) inflight = undefined;
@@ -198,13 +210,24 @@ export function startLease(options: LeaseOptions): Lease {
     // The expiry timer is armed by the first beat: most claims end before it, with one timer.
     if (expiryTimer === undefined) armExpiry();
     if (running < RENEWALS_IN_FLIGHT_AT_MOST) return send(started);
-    failed(
-      new FerryError(
-        'FERRY_TIMEOUT',
-        `lease renewal not sent: the last ${running} renewals of this lease are still unanswered`,
-      ),
-    );
-    schedule(started + options.intervalMs);
+    // Both abandoned (a beat follows the fresh renewal's deadline): the next to end makes room.
+    const waitMs = deadlineAt(started);
+    waitingBeat = () => {
+      waitingBeat = undefined;
+      clearTimeout(slotTimer);
+      beat();
+    };
+    slotTimer = setTimeout(() => {
+      waitingBeat = undefined;
+      failed(
+        new FerryError(
+          'FERRY_TIMEOUT',
+          `lease renewal not sent: the last ${running} renewals of this lease are still unanswered after ${waitMs} ms more`,
+        ),
+      );
+      schedule(started + options.intervalMs);
+    }, waitMs);
+    slotTimer.unref?.();
   };
   const schedule = (at: number): void => {
     if (stopped) return;

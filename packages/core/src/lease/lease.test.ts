@@ -201,8 +201,9 @@ describe('lease kit: renewals the database does not answer in time', () => {
     expect(losses).toEqual([]);
     expect(state.most).toBe(RENEWALS_IN_FLIGHT_AT_MOST);
     expect(state.calls).toBe(RENEWALS_IN_FLIGHT_AT_MOST);
-    // Every beat failed: the two sent missed their deadline, the others were not sent.
-    expect(errors).toHaveLength(98);
+    // Every interval had one failure: the two sent missed their deadline, the later beats sent
+    // nothing (each waited an interval for one of the two to end).
+    expect(errors).toHaveLength(97);
     expect(errors.at(-1)).toMatchObject({
       code: 'FERRY_TIMEOUT',
       message: expect.stringContaining('unanswered'),
@@ -221,7 +222,10 @@ describe('lease kit: renewals the database does not answer in time', () => {
     expect(handle.check()).toBe(true);
     expect(handle.provenAt).toBeGreaterThan(9_000);
     expect(state.most).toBe(RENEWALS_IN_FLIGHT_AT_MOST);
-    await handle.stop();
+    // A renewal sent when one ended may be within its deadline: stop() waits for it, at most that.
+    const stopped = handle.stop();
+    await jest.advanceTimersByTimeAsync(100);
+    await stopped;
   });
 
   it('proves the lease from when an abandoned renewal was sent once it answers late', async () => {
@@ -260,8 +264,9 @@ describe('lease kit: renewals the database does not answer in time', () => {
     const { state, renew } = counted(never);
     const { handle, losses, errors } = lease({ renew, durationMs: 10_000, intervalMs: 100, tolerance: 3 });
     // Sent at 100 and at 200, each missing its deadline (the second sent a millisecond late: a
-    // timer of 0 ms is one of 1 ms); the beat after them finds both unanswered.
-    await jest.advanceTimersByTimeAsync(299);
+    // timer of 0 ms is one of 1 ms); the beat after them finds both unanswered, and counts as the
+    // third failure once neither ended within the interval a renewal sent then would have had.
+    await jest.advanceTimersByTimeAsync(399);
     expect(losses).toEqual([]);
     await jest.advanceTimersByTimeAsync(10);
     expect(losses).toEqual([expect.objectContaining({ reason: 'renewal_failed' })]);
@@ -286,6 +291,20 @@ describe('lease kit: renewals the database does not answer in time', () => {
     expect(handle.check()).toBe(true);
     expect(state.most).toBe(RENEWALS_IN_FLIGHT_AT_MOST);
     await handle.stop();
+  });
+
+  it('stops at once during a beat that waits for one of two unanswered renewals, leaving no timer', async () => {
+    const { state, renew } = counted(never);
+    const { handle, losses, errors } = lease({ renew, durationMs: 10_000, intervalMs: 100 });
+    // Sent at 100 and 200; from 301 the beat waits for one of them.
+    await jest.advanceTimersByTimeAsync(350);
+    const failed = errors.length;
+    await handle.stop();
+    expect(jest.getTimerCount()).toBe(0);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(errors).toHaveLength(failed);
+    expect(losses).toEqual([]);
+    expect(state.calls).toBe(2);
   });
 
   it('stops once the fresh renewal meets its deadline, not waiting for an abandoned one, and ignores late answers', async () => {
