@@ -105,10 +105,17 @@ export class ClaimQueue<TTx> {
     }
   }
 
+  /**
+   * One renewal of `batch`. Its answer may come after the kit gave up on it (renewalStatement),
+   * when the batch may be gone: given back by release() (close()), dropped, or emptied. Its rows
+   * are then no longer this queue's to report: a late answer finding them not held (given back,
+   * or recovered after the drop) is no lease lost, and may come after close() resolved.
+   */
   private async renew(batch: Batch, signal: AbortSignal): Promise<boolean> {
     const waiting = [...batch.rows.values()];
     if (waiting.length === 0) return true;
     const owned = await this.deps.ops.renewQueued(waiting, signal);
+    if (!this.batches.includes(batch)) return true;
     for (const receipt of waiting) {
       if (!owned.has(receipt.id) && batch.rows.delete(receipt.id)) this.lost(receipt);
     }

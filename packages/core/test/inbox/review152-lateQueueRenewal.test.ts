@@ -21,6 +21,7 @@ describe('a late renewal of queued claims that close() gave back', () => {
   it('reports no lease-lost for them, before or after close() resolved', async () => {
     const holds = await holdRenewals(t.db, 'ferry_inbox_receipts', 'all');
     const started = latch();
+    let running: string | undefined;
     const { events, observer } = recorder();
     const inbox = makeInbox(t.newClient({ max: 12 }), {
       statementTimeoutMs: 60_000,
@@ -35,6 +36,7 @@ describe('a late renewal of queued claims that close() gave back', () => {
       },
       handlers: {
         queued: async (_payload, context) => {
+          running = context.receiptId;
           started.open();
           await new Promise<void>((resolve) =>
             context.signal.addEventListener('abort', () => resolve(), { once: true }),
@@ -66,11 +68,12 @@ describe('a late renewal of queued claims that close() gave back', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(events.slice(atClose)).toEqual([]);
       expect(events.filter((event) => event.type === 'lease-lost')).toEqual([]);
+      // The queued three were given back by close().
       const rows = await t.db.query<{ status: string }>(
         'SELECT status FROM ferry_inbox_receipts WHERE id = ANY($1::uuid[])',
-        [ids],
+        [ids.filter((id) => id !== running)],
       );
-      expect(rows.map((row) => row.status).sort()).toEqual(['PENDING', 'PENDING', 'PENDING', 'PENDING']);
+      expect(rows.map((row) => row.status)).toEqual(['PENDING', 'PENDING', 'PENDING']);
     } finally {
       await holds.release();
     }
