@@ -18,22 +18,26 @@ import { LazyAbort } from '../lazyAbort';
  * node-postgres (fromPg) its connection is closed, and the backend still running it is ended. Its
  * late answer, where `renew` still has it, counts: a success proves the lease from when that
  * renewal was sent, a claim found gone loses it. At most RENEWALS_IN_FLIGHT_AT_MOST renewals of
- * one lease run at once (the abandoned one and one fresh attempt), and no third is ever sent: a
- * beat that finds both unanswered waits for one of them to end, at most the deadline the renewal it
- * would send gets, and sends then; if neither ends by then, the beat counts as a failed renewal
- * (tolerance and expiry as above). Not at once: that counted a failure the moment the second
- * renewal missed its deadline, two in one instant, so a stall the tolerance allowed before the
- * bound (its renewals answered within `tolerance` intervals) lost the lease one interval early. Without that bound a slow database (starved of CPU, a pool under pressure)
- * stacked one more renewal per beat per lease, each holding a connection the handlers and the
- * renewals that would prove the lease needed: up to (duration - interval) / interval per lease
- * while it lasted. Not one: a renewal stuck on a dead connection (one pooled connection silent,
- * the others fine) would keep a fresh one on a healthy connection from proving the lease. No
- * bound across the leases of one worker or relay: their number is bounded already (lanes, queued
- * batches, batches in flight), so renewals in flight are at most twice that, and a shared bound
- * would let one lease's stuck renewals starve the others' renewals.
+ * one lease run at once (the abandoned one and one fresh attempt), and no third is ever sent.
+ * Without that bound a slow database (starved of CPU, a pool under pressure) stacked one more
+ * renewal per beat per lease, each holding a connection the handlers and the renewals that would
+ * prove the lease needed: up to (duration - interval) / interval per lease while it lasted. Not
+ * one: a renewal stuck on a dead connection (one pooled connection silent, the others fine) would
+ * keep a fresh one on a healthy connection from proving the lease. No bound across the leases of
+ * one worker or relay: their number is bounded already (lanes, queued batches, batches in
+ * flight), so renewals in flight are at most twice that, and a shared bound would let one lease's
+ * stuck renewals starve the others' renewals.
+ *
+ * A beat that finds both unanswered waits for one of them to end, at most the deadline the
+ * renewal it would send gets, and sends then; if neither ends by then, the beat counts as a failed
+ * renewal (tolerance and expiry as above). Not at once: that counted a failure in the instant the
+ * second renewal missed its deadline, two in one instant, so a stall the tolerance allowed before
+ * the bound (renewals answered within `tolerance` intervals) lost the lease one interval early.
  *
  * stop() waits for the fresh renewal in flight, at most until its deadline, not for an
- * abandoned one (which may never answer); what either answers afterwards is ignored.
+ * abandoned one (which may never answer); what either answers afterwards is ignored here, and a
+ * `renew` that acts on its answer itself must ignore it too once its lease stopped
+ * (inbox/claimQueue.ts: the queued claims close() gave back).
  */
 export interface LeaseOptions {
   readonly durationMs: number;
