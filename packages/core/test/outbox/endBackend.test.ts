@@ -54,6 +54,29 @@ describe('endBackend', () => {
     }
   });
 
+  it("leaves alone another database's or another role's backend under that process id (a pid that was never this pool's: pgbouncer's)", async () => {
+    const role = `ferry_other_${process.pid}_${Date.now()}`;
+    await t.db.query(`CREATE ROLE ${role} LOGIN`);
+    const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
+    try {
+      const url = new URL(t.url);
+      url.username = role;
+      const otherDatabase = await session(serverUrl());
+      const otherRole = await session(url.toString());
+      const store = relayStore(fromPg(pool));
+      // Sent 0 ms ago: only the database and the role tell these sessions apart from the pool's.
+      await store.endBackend(otherDatabase.pid, 0, 1_000);
+      await store.endBackend(otherRole.pid, 0, 1_000);
+      expect(await alive(otherDatabase.pid)).toBe(true);
+      expect(await alive(otherRole.pid)).toBe(true);
+      expect((await otherRole.client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      await otherRole.client.end();
+    } finally {
+      await pool.end();
+      await t.db.query(`DROP ROLE IF EXISTS ${role}`);
+    }
+  });
+
   it('leaves alone a backend that started after the statement was sent', async () => {
     const pool = listened(new Pool({ connectionString: t.url, max: 1 }));
     try {
