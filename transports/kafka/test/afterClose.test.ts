@@ -6,7 +6,7 @@
  * clients (platformatic/afterClose).
  */
 import type { TransportConsumerEvent } from '@ferry/core/transport';
-import type { InboxAcceptor } from '@ferry/core';
+import { FERRY_HEADERS, type InboxAcceptor } from '@ferry/core';
 import { waitUntil } from '@ferry/testing';
 import {
   attachKafkaConsumer,
@@ -257,3 +257,112 @@ test('a member without a partition closed with closeTimeoutMs shorter than maxWa
     await first.close();
   }
 });
+
+// Review 150, left open: retries nested inside retries. close() comes as the chunk is accepted,
+// the cluster gone down just then, a poison record of the chunk still to be dead-lettered: the
+// dead-letter send retries against the dropped link past closeTimeoutMs. A retry already in flight
+// (kafkajs: the send's, around its broker pool's connect retries) fails only once the sockets are
+// destroyed and would schedule one more wait, whose timer fired after close() resolved (3 runs
+// of 3 on main). Once close() has begun, no retry of the client waits again.
+test.each([1, 2, 3])(
+  'a consumer closed past closeTimeoutMs while its dead-letter send retries against a cluster gone down (%i)',
+  async () => {
+    const topic = uniqueName('after-close-dlq-down');
+    topics.push(topic, `${topic}.dlq`);
+    await ensureTopics(admin, [{ topic, partitions: 1 }, { topic: `${topic}.dlq` }]);
+    const link = await ShapedLink.start({});
+    const watch = watchAfterClose();
+    let consumer: KafkaInboxConsumer | null = null;
+    let closing: Promise<void> | null = null;
+    const downAtAcceptance: InboxAcceptor = {
+      maxPayloadBytes: 1024,
+      acceptMany: async (inputs) => {
+        if (closing === null && consumer !== null) {
+          link.setDown(true);
+          closing = watch.own(() => consumer!.close());
+        }
+        return inputs.map(() => ({ kind: 'accepted' as const, id: 'x' }));
+      },
+    };
+    try {
+      consumer = watch.own(() =>
+        attachKafkaConsumer(downAtAcceptance, {
+          connection: link.connection('ferry-after-close-dlq', {
+            client: kafkaClient(),
+            requestTimeoutMs: 2_000,
+            logger: watch.logger,
+            kafkaLogLevel: 'debug',
+          }),
+          topic,
+          groupId: uniqueName('after-close-dlq-down'),
+          consumer: 'afterCloseDeadLetterDown',
+          ...fastGroup,
+          maxWaitTimeMs: 200,
+          maxBatchSize: 10,
+          closeTimeoutMs: 400,
+          logger: watch.logger,
+          observer: watch.observer(),
+        }),
+      );
+      await watch.own(() => consumer!.ready({ timeoutMs: 40_000 }));
+      // A good record, then a poison one (not JSON): the chunk is accepted, then dead-lettered.
+      const raw = testConnection({ client: 'kafkajs' }).kafka.producer();
+      await raw.connect();
+      try {
+        await raw.send({
+          topic,
+          messages: [
+            { value: '{"n":0}', headers: { [FERRY_HEADERS.messageId]: 'good-0' } },
+            { value: 'not json', headers: { [FERRY_HEADERS.messageId]: 'poison-1' } },
+          ],
+        });
+      } finally {
+        await raw.disconnect();
+      }
+      await waitFor(
+        () => closing !== null,
+        () => 'the chunk was never accepted',
+      );
+      expect(await watch.watch(closing!, WATCHED)).toEqual(NOTHING_AFTER_CLOSE);
+    } finally {
+      watch.stop();
+      await link.close();
+    }
+  },
+);
+
+// The other side of the above: not closing, the client's own retries are as before. A send across
+// a short cut of the link (connections dropped, then refused for a while) still succeeds on
+// kafkajs's retries (kafkajs only: the link carries @platformatic/kafka's bootstrap connection alone).
+(kafkaClient() === 'kafkajs' ? test : test.skip)(
+  'not closing, a send across a short cut of the link succeeds on the client retries',
+  async () => {
+    const topic = uniqueName('after-close-blip');
+    topics.push(topic);
+    await ensureTopics(admin, [{ topic, partitions: 1 }]);
+    const link = await ShapedLink.start({});
+    const publisher = new KafkaPublisher(
+      link.connection('ferry-after-close-blip', { client: kafkaClient() }),
+      {
+        defaultDestination: topic,
+      },
+    );
+    try {
+      expect(await publisher.publish([outboxMessage()], new AbortController().signal)).toEqual([
+        expect.objectContaining({ status: 'sent' }),
+      ]);
+      link.setDown(true);
+      const seen = link.connectionsSeen;
+      const publishing = publisher.publish([outboxMessage()], new AbortController().signal);
+      await waitFor(
+        () => link.connectionsSeen > seen,
+        () => 'the client never tried the broker again during the cut',
+      );
+      link.setDown(false);
+      expect(await publishing).toEqual([expect.objectContaining({ status: 'sent' })]);
+    } finally {
+      await publisher.close();
+      await link.close();
+    }
+  },
+);
