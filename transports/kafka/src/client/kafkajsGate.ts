@@ -30,9 +30,9 @@ const plainSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
   return socket;
 };
 
-/** kafkajs's retry timings where an application sets none (its own defaults, chosen as it does). */
+/** kafkajs's retry settings where an application sets none (its own defaults, chosen as it does). */
 function kafkajsRetryDefaults(): Required<
-  Pick<RetryOptions, 'maxRetryTime' | 'initialRetryTime' | 'factor'>
+  Pick<RetryOptions, 'maxRetryTime' | 'initialRetryTime' | 'factor' | 'retries'>
 > {
   try {
     /* eslint-disable @typescript-eslint/no-require-imports */
@@ -42,7 +42,7 @@ function kafkajsRetryDefaults(): Required<
     /* eslint-enable @typescript-eslint/no-require-imports */
   } catch {
     // A kafkajs laid out otherwise than the 2.2.4 ferry depends on: its documented defaults.
-    return { maxRetryTime: 30_000, initialRetryTime: 300, factor: 0.2 };
+    return { maxRetryTime: 30_000, initialRetryTime: 300, factor: 0.2, retries: 5 };
   }
 }
 
@@ -50,14 +50,33 @@ function kafkajsRetryDefaults(): Required<
  * `retry` with no wait between kafkajs's retries longer than `ceilingMs` (clientRetryCeilingMs):
  * the first wait is `initialRetryTime` randomized by `factor` (kafkajs does not cap it at
  * `maxRetryTime`), each later one at most `maxRetryTime`. Shorter timings are kept as they are.
+ *
+ * With `ended`, no retry once it is true: each of kafkajs's retriers (one a call, made from
+ * these options) compares its count with `retries` before each attempt, so from then on an
+ * attempt that fails ends its retrier with no wait, in a KafkaJSNumberOfRetriesExceeded, which
+ * kafkajs does not retry either: a retrier around it (a send around its broker pool's connect)
+ * fails at once too instead of waiting once more (review 150: such a nested wait, set off only
+ * after close() destroyed the sockets, fired after close() resolved). `retries` is read, never
+ * copied as a number (kafkajs copies the options before it reads them), so it is a count read
+ * anew at each comparison.
  */
-export function retryWithin(retry: RetryOptions | undefined, ceilingMs: number): RetryOptions {
+export function retryWithin(
+  retry: RetryOptions | undefined,
+  ceilingMs: number,
+  ended?: () => boolean,
+): RetryOptions {
   const timings = { ...kafkajsRetryDefaults(), ...retry };
   return {
     ...retry,
     maxRetryTime: Math.min(timings.maxRetryTime, ceilingMs),
     initialRetryTime: Math.min(timings.initialRetryTime, Math.floor((ceilingMs - 1) / (1 + timings.factor))),
+    ...(ended === undefined ? {} : { retries: retriesUntil(timings.retries, ended) }),
   };
+}
+
+/** `retries` until `ended()`, none from then on: a count kafkajs reads (`retryCount < retries`) each time. */
+function retriesUntil(retries: number, ended: () => boolean): number {
+  return { valueOf: () => (ended() ? 0 : retries) } as unknown as number;
 }
 
 /**
@@ -101,6 +120,8 @@ export function longPollWithin(maxWaitTimeMs: number, ceilingMs = Infinity): num
  * longer than `retryCeilingMs` (retryWithin): kafkajs's retry timers can be neither cancelled
  * nor seen, and the owner's close() waits out the one pending within closeTimeoutMs, so none fires
  * after it (review 145: one that outlasted closeTimeoutMs fired after close() resolved).
+ * Once released, no retry of the client waits again: an attempt that fails ends its retrier, and
+ * the retrier around it, at once (retryWithin's `ended`; review 150, retries nested in retries).
  */
 export class KafkajsGate {
   private attempt: ConnectAttempt | null = null;
@@ -121,9 +142,19 @@ export class KafkajsGate {
     private readonly retryCeilingMs: number,
   ) {}
 
-  /** `retry` (a producer's or consumer's own) with no wait longer than the gate's ceiling. */
+  /**
+   * `retry` (a producer's or consumer's own) with no wait longer than the gate's ceiling, and no
+   * retry at all once the gate released the client (retryWithin's `ended`).
+   */
   retry(retry: RetryOptions): RetryOptions {
-    return retryWithin(retry, this.retryCeilingMs);
+    // Without a count of its own, kafkajs gives the client the config's (config()), ending likewise.
+    const ended = retry.retries === undefined ? undefined : () => this.released;
+    return retryWithin(retry, this.retryCeilingMs, ended);
+  }
+
+  /** `count` retries of a call of the client, none once the gate released it (retryWithin's `ended`). */
+  retries(count: number): number {
+    return retriesUntil(count, () => this.released);
   }
 
   /** `config` with its brokers, sockets and log lines going through this gate. */
@@ -131,7 +162,7 @@ export class KafkajsGate {
     const logCreator = config.logCreator;
     return {
       ...config,
-      retry: retryWithin(config.retry, this.retryCeilingMs),
+      retry: retryWithin(config.retry, this.retryCeilingMs, () => this.released),
       brokers: () => this.seedBrokers(),
       socketFactory: (args: ISocketFactoryArgs) => this.openSocket(args),
       ...(logCreator === undefined

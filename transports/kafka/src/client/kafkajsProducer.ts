@@ -25,7 +25,8 @@ export class KafkajsProducer implements DriverProducer {
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
-      retry: { retries: this.options.retries },
+      // No retry of a send once the producer is released (KafkajsGate.retries).
+      retry: { retries: this.gate.retries(this.options.retries) },
     });
     for (const listener of this.disconnectListeners) producer.on(producer.events.DISCONNECT, listener);
     return producer;
