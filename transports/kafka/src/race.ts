@@ -1,4 +1,5 @@
 import { FerryError } from '@ferry/core';
+import { abortableDelay } from '@ferry/core/transport';
 import { describeError } from './errors';
 
 /**
@@ -143,6 +144,10 @@ export async function boundedClose(
     // destroy itself ate into (review 150: the retry fired just after close() resolved).
     const reserve = deadlineIn(clientRetryCeilingMs(ms) + 1);
     await raceAbort(working, [], what, reserve.at > whole.at ? reserve : whole).catch(() => undefined);
+    // And that long even when `work` ended sooner: a client retry pending at the destroy that
+    // nothing of `work` waits for (@platformatic/kafka's group and fetch retries, failed by the
+    // destroy) fires within it, before close() resolves (review 150, retries nested in retries).
+    await abortableDelay(Math.max(0, reserve.at - Date.now()), new AbortController().signal);
   }
 }
 

@@ -222,6 +222,9 @@ class KafkajsConsumer implements DriverConsumer {
     const { consumer } = this;
     consumer.on(consumer.events.GROUP_JOIN, (event) => handlers.onJoin(event.payload.memberAssignment));
     consumer.on(consumer.events.CRASH, ({ payload }) => {
+      // A crash of the destroyed client (its batch ended by the destroy, throwIfDestroyed) is no
+      // loss of the session to report: its owner's close() reports it closed.
+      if (this.gate.destroyed) return;
       // A disconnect() since the answer wins (review 129): no restart, nor a timer left for it.
       const restart = this.restartWanted && !this.disconnecting;
       this.restartWanted = false;
@@ -273,23 +276,32 @@ class KafkajsConsumer implements DriverConsumer {
       }) => {
         const { topic, partition } = batch;
         dropLossyHeaderNames(batch.messages);
-        await handlers.eachBatch({
-          topic,
-          partition,
-          records: batch.messages,
-          isRunning,
-          isStale,
-          heartbeat,
-          highWatermark: () => batch.highWatermark,
-          commitThrough: async (last: ConsumedRecord) => {
-            resolveOffset(last.offset);
-            const isBatchEnd = batch.messages[batch.messages.length - 1] === last;
-            const position = isBatchEnd ? batch.lastOffset() : last.offset;
-            const offset = (BigInt(position) + 1n).toString();
-            await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] });
-            return offset;
-          },
-        });
+        try {
+          await handlers.eachBatch({
+            topic,
+            partition,
+            records: batch.messages,
+            isRunning,
+            isStale,
+            heartbeat,
+            highWatermark: () => batch.highWatermark,
+            commitThrough: async (last: ConsumedRecord) => {
+              resolveOffset(last.offset);
+              const isBatchEnd = batch.messages[batch.messages.length - 1] === last;
+              const position = isBatchEnd ? batch.lastOffset() : last.offset;
+              const offset = (BigInt(position) + 1n).toString();
+              await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] });
+              return offset;
+            },
+          });
+        } finally {
+          // Past the owner's close() bound (the client destroyed), the batch ends as a failure
+          // kafkajs does not retry. Returned, kafkajs heartbeats on the destroyed client, fails
+          // retriably, and its fetch loop waits once more to retry: a wait set off only after the
+          // destroy (a dead-letter send held the batch until then), which fired after close()
+          // resolved (review 150). A retriable failure of the batch would be retried likewise.
+          this.gate.throwIfDestroyed();
+        }
       },
     };
   }

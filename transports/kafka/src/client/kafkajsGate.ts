@@ -121,7 +121,10 @@ export function longPollWithin(maxWaitTimeMs: number, ceilingMs = Infinity): num
  * nor seen, and the owner's close() waits out the one pending within closeTimeoutMs, so none fires
  * after it (review 145: one that outlasted closeTimeoutMs fired after close() resolved).
  * Once released, no retry of the client waits again: an attempt that fails ends its retrier, and
- * the retrier around it, at once (retryWithin's `ended`; review 150, retries nested in retries).
+ * the retrier around it, at once (retryWithin's `ended`); once destroyed (the owner's close() past
+ * its bound), a consumer's batch ends as a failure kafkajs does not retry. Only a retry wait set
+ * before the destroy is left, which the owner's close() waits out (boundedClose); retries nested
+ * in retries set off one wait after another past it (review 150).
  */
 export class KafkajsGate {
   private attempt: ConnectAttempt | null = null;
@@ -129,6 +132,8 @@ export class KafkajsGate {
   private readonly open = new Set<Socket>();
   /** Set by release(): the client disconnected for good. */
   private released = false;
+  /** release()'s error: the client destroyed (its owner's close() past its bound). */
+  private destroyedBy: Error | null = null;
   /** The seed broker handed out last. */
   private seed: string | null = null;
 
@@ -150,6 +155,21 @@ export class KafkajsGate {
     // Without a count of its own, kafkajs gives the client the config's (config()), ending likewise.
     const ended = retry.retries === undefined ? undefined : () => this.released;
     return retryWithin(retry, this.retryCeilingMs, ended);
+  }
+
+  /** True once release() destroyed the client (its owner's close() past its bound). */
+  get destroyed(): boolean {
+    return this.destroyedBy !== null;
+  }
+
+  /**
+   * Throws, once the client is destroyed, release()'s error as a failure kafkajs's retriers do not
+   * retry (`retriable: false`): for ferry's code called by the client (a consumer's batch handler).
+   */
+  throwIfDestroyed(): void {
+    const reason = this.destroyedBy;
+    if (reason === null) return;
+    throw Object.assign(new Error(reason.message, { cause: reason }), { retriable: false });
   }
 
   /** `count` retries of a call of the client, none once the gate released it (retryWithin's `ended`). */
@@ -220,6 +240,7 @@ export class KafkajsGate {
    */
   async release(error?: Error): Promise<void> {
     this.released = true;
+    this.destroyedBy ??= error ?? null;
     const closing = [...this.open].map(
       (socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())),
     );
