@@ -13,6 +13,12 @@
  * `upstreamBytesPerTick` (start option): at most that many bytes of each connection reach the
  * server per 100 ms, the rest queued in order: a slow uplink, over which a large request takes
  * long while small ones pass.
+ * `setDelay(ms)`: latency, a database slow but alive. Every chunk, in each direction, is held `ms`
+ * (from when it reached the proxy) before it is forwarded, in order per connection and direction:
+ * a chunk never overtakes one that arrived before it, also when the delay is lowered meanwhile.
+ * So each round trip takes at least twice `ms` while the server answers at once. 0 (the
+ * default) forwards at once. The modes apply when a chunk arrives; a chunk held when its
+ * connection is reset is dropped with it.
  * Leaving `blackhole` or `mute` resets the connections that lived through it: their streams lost bytes and
  * can never be in sync again (the client has normally given up on them by then). With
  * `{ keepDamaged: true }` they are not reset but stay silent for good (bytes dropped both ways, no
@@ -32,11 +38,18 @@ interface Pair {
   queued?: () => number;
 }
 
+/** One direction of a connection under setDelay: chunks held in arrival order. */
+interface DelayLine {
+  readonly held: Array<{ readonly chunk: Buffer; readonly at: number }>;
+  timer: NodeJS.Timeout | undefined;
+}
+
 export class TcpProxy {
   private server: net.Server | undefined;
   private readonly pairs = new Set<Pair>();
   private currentMode: ProxyMode = 'pass';
   private listenPort = 0;
+  private delay = 0;
   /** Connections accepted since start (a recovering client opens new ones). */
   accepted = 0;
   /** Connections reset by resetAll() or by leaving blackhole. */
@@ -80,6 +93,17 @@ export class TcpProxy {
 
   get openConnections(): number {
     return this.pairs.size;
+  }
+
+  /** What setDelay set: each chunk is held that long, each way. */
+  get delayMs(): number {
+    return this.delay;
+  }
+
+  /** Holds every chunk, both ways, `ms` before forwarding it (order kept); 0 passes at once. */
+  setDelay(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`proxy delay must be >= 0 ms, got ${ms}`);
+    this.delay = ms;
   }
 
   /** Rewrites a connection URL so that it goes through the proxy. */
@@ -164,6 +188,32 @@ export class TcpProxy {
     };
   }
 
+  /**
+   * `write` after the proxy's delay (setDelay), in arrival order: a chunk goes once it has been
+   * held the delay it arrived under and every chunk before it went. `alive` false: dropped.
+   */
+  private delayed(write: (chunk: Buffer) => void, alive: () => boolean): (chunk: Buffer) => void {
+    const line: DelayLine = { held: [], timer: undefined };
+    const pump = (): void => {
+      line.timer = undefined;
+      while (line.held.length > 0) {
+        const wait = line.held[0]!.at - performance.now();
+        if (wait > 0) {
+          line.timer = setTimeout(pump, wait);
+          line.timer.unref();
+          return;
+        }
+        const { chunk } = line.held.shift()!;
+        if (alive()) write(chunk);
+      }
+    };
+    return (chunk) => {
+      if (this.delay === 0 && line.held.length === 0) return write(chunk);
+      line.held.push({ chunk, at: performance.now() + this.delay });
+      if (line.timer === undefined && line.held.length === 1) pump();
+    };
+  }
+
   private onConnection(client: net.Socket): void {
     this.accepted += 1;
     const pair: Pair = { client, upstream: undefined, damaged: lossy(this.currentMode) };
@@ -177,7 +227,8 @@ export class TcpProxy {
     client.on('error', drop);
     client.on('close', drop);
     // Bytes are forwarded by hand (not pipe) so that blackhole mode can drop them.
-    const forward = this.throttled(pair, drop);
+    const alive = (): boolean => this.pairs.has(pair);
+    const forward = this.delayed(this.throttled(pair, drop), alive);
     client.on('data', (chunk) => {
       if (this.currentMode !== 'mute' && (this.currentMode === 'blackhole' || pair.damaged)) return;
       forward(chunk);
@@ -186,9 +237,10 @@ export class TcpProxy {
     client.pause();
     const upstream = net.connect(this.targetPort, this.targetHost, () => client.resume());
     pair.upstream = upstream;
+    const answer = this.delayed((chunk) => void client.write(chunk), alive);
     upstream.on('data', (chunk) => {
       if (lossy(this.currentMode) || pair.damaged) return;
-      client.write(chunk);
+      answer(chunk);
     });
     upstream.on('error', drop);
     upstream.on('close', drop);
