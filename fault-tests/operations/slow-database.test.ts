@@ -23,12 +23,16 @@
  * printed beside it, not asserted: the server runs a renewal in a millisecond and cannot tell
  * which lease a statement renews (its parameters are not shown).
  *
- * Fails today, on the attempts: a claim the worker's queue hands to a lane starts its own lease
- * from the queue lease's last proof (claimQueue take(): provenAt), not crediting the queue's
- * renewal in flight, and its first renewal answers a round trip later, past that proof's local
- * expiry: the lease is lost before the handler starts (renewals answered rows=1 meanwhile); the
- * give-back then reaches the database after the lease expired there (releaseClaims fences on an
- * unexpired lease), so the attempt stays charged and the claim is reclaimed as abandoned.
+ * What it found (fixed): a claim the worker's queue hands to a lane starts its own lease from the
+ * queue lease's last proof (claimQueue take(): provenAt), not crediting the queue's renewal in
+ * flight, and its first renewal answers a round trip later, past that proof's local expiry: the
+ * lease is lost before the handler starts (renewals answered rows=1 meanwhile); the give-back then
+ * reached the database after the lease ran out there (releaseClaims fenced on an unexpired lease),
+ * and a claim check or renewal that found the lease run out reported it lease-lost and left it, so
+ * the attempt stayed charged and the claim was reclaimed as abandoned (3-13 receipts a run). Now a
+ * claim still under its token is given back uncharged, its lease run out or not (releaseClaims,
+ * process.ts giveBackIfHeld). The early loss at the handoff itself is left (a liveness cost under
+ * a slow database: the claim is claimed again later).
  */
 import { Pool, type PoolClient } from 'pg';
 import {

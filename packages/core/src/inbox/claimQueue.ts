@@ -91,9 +91,9 @@ export class ClaimQueue<TTx> {
   }
 
   /**
-   * Gives `receipts` back, their attempt returned (releaseClaims, fenced by claim token and an
-   * unexpired lease: a row taken over or expired is left alone); resolves the ids released. A
-   * failure is reported and the lease recovers those rows.
+   * Gives `receipts` back, their attempt returned (releaseClaims, fenced by claim token: a row
+   * claimed again since is left alone, one whose lease ran out unclaimed is given back); resolves
+   * the ids released. A failure is reported and the lease recovers those rows.
    */
   private async giveBack(receipts: readonly ClaimedReceipt[]): Promise<string[]> {
     if (receipts.length === 0) return [];

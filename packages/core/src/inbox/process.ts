@@ -19,7 +19,7 @@ import { storedPayload } from './storedPayload';
 import { endProcessSpan, messageScopeOf, runInMessageScope, startProcessSpan } from '../tracing';
 import type { ResolvedInboxWorkerOptions } from './options';
 import { describeError, MAX_OBSERVED_ERROR_CHARS, type Redactor } from '../redact/redact';
-import type { InboxWorkerOps } from './workerOps';
+import { isIsolationRefusal, type InboxWorkerOps } from './workerOps';
 import type { SessionOutage } from './sessionOutage';
 import type {
   ClaimedReceipt,
@@ -300,8 +300,11 @@ export async function processReceipt<TTx>(
     // claiming, as when its own client was ended, and its liveness says why (review 105).
     if (!handlerStarted && (sessionGone(error) || interruptedBeforeHandler)) {
       await lease.stop();
-      // A claim taken over while its transaction waited is lost, not given back (nothing of it is
-      // this worker's any more); only a session refused meanwhile also counts as the outage.
+      // A renewal that found the claim not held while its transaction waited: taken over (nothing of
+      // it is this worker's any more: lease-lost), or, on a database slow enough, its lease ran out
+      // there though nobody claimed it since (still this worker's to give back uncharged): the
+      // give-back under its claim token tells them apart (giveBackIfHeld). Only a session refused
+      // meanwhile also counts as the outage.
       const outage = sessionGone(error) || !takenOver;
       let outageMs = 0;
       if (outage) {
@@ -310,7 +313,7 @@ export async function processReceipt<TTx>(
         if (clientEnded(error)) deps.onEndedClient?.(error);
       }
       if (takenOver) {
-        outcome = reconciled('lost', receipt, deps, started);
+        outcome = await giveBackIfHeld(receipt, deps, started);
         return outcome;
       }
       outcome = await giveBack(receipt, deps, outageDelayMs(receipt, outageMs, deps));
@@ -320,7 +323,18 @@ export async function processReceipt<TTx>(
     // was used, so none is charged (review 151).
     if (!handlerStarted && isLeaseLost(error)) {
       await lease.stop();
-      outcome = await claimCheckLost(receipt, deps, started);
+      outcome = await giveBackIfHeld(receipt, deps, started);
+      return outcome;
+    }
+    // Any other failure before the handler started is one of ferry's own statements (the claim
+    // check refused with 40001 or 40P01 under a SERIALIZABLE default, its statement deadline): no
+    // handler ran, so none is charged (charged, review 29's poison receipt was claimed twice, and at
+    // maxAttempts 1 a receipt went DEAD unrun). Not a transaction still at another isolation after
+    // its READ COMMITTED rerun: a configuration the receipt's failure names (OtherIsolation).
+    if (!handlerStarted && !isIsolationRefusal(error)) {
+      await lease.stop();
+      emitInfrastructure(deps, 'handler-transaction', error);
+      outcome = await giveBackIfHeld(receipt, deps, started);
       return outcome;
     }
     outcome = await settleFailure(receipt, error, deps, started);
@@ -354,24 +368,26 @@ async function giveBack<TTx>(
 }
 
 /**
- * The handler transaction's claim check (beginHandler) read the claim as lost, so no handler ran.
- * Lost it mostly is (a forced release or a recovery took it): lease-lost. But the check also reads
- * it lost while a forced release holds the receipt's advisory lock, and that release may then not
+ * A claim found not held before its handler started, by the handler transaction's claim check
+ * (beginHandler) or by a lease renewal while the transaction waited, so no handler ran.
+ * Lost it may be (a forced release or a recovery took it: lease-lost). But the check also reads it
+ * lost while a forced release holds the receipt's advisory lock, and that release may then not
  * take it (it rolled back with the operator's transaction, or found the row locked by a renewal
- * and answered it `running`): the claim is still this worker's. Recorded as a failure, it was
- * charged an attempt no handler used, and with none left went DEAD unrun (review 151). It is
- * given back instead, its attempt returned, due after the retry backoff (claimed again at once
- * while the release is still open, its check would fail again at once); a give-back that finds it
- * gone meanwhile reads it again. If a statement fails, the lease recovers the claim.
+ * and answered it `running`), and once its lease ran out on the database clock (a database slow
+ * enough that the renewals came late) though nobody claimed it since: either way the claim is
+ * still this worker's. Recorded as a failure, or left to the lease's recovery, it was charged an
+ * attempt no handler used, and with none left went DEAD unrun (review 151; the slow-database
+ * fault scenario). So it is given back (releaseClaims: under its claim token, its lease run out or
+ * not), its attempt returned, due after the retry backoff (claimed again at once while the release
+ * is still open, its check would fail again at once); only a claim not given back is read again,
+ * completed meanwhile or lost. If a statement fails, the lease recovers the claim.
  */
-async function claimCheckLost<TTx>(
+async function giveBackIfHeld<TTx>(
   receipt: ClaimedReceipt,
   deps: ProcessDeps<TTx>,
   started: number,
 ): Promise<ProcessOutcome> {
   try {
-    const state = await deps.ops.readClaimState(receipt);
-    if (state !== 'owned') return reconciled(state, receipt, deps, started);
     const released = await deps.ops.release([receipt], retryDelayMs(receipt, deps));
     return released.length > 0 ? 'unresolved' : await notOwned(receipt, deps, started);
   } catch (error) {

@@ -47,6 +47,19 @@ function isRetriedIsolation(error: unknown): boolean {
   }
 }
 
+/**
+ * Whether `error` is a handler transaction still at another isolation than READ COMMITTED, READ
+ * WRITE once rerun (OtherIsolation): a configuration, charged as the receipt's failure. A value
+ * whose prototype cannot be read is not one.
+ */
+export function isIsolationRefusal(error: unknown): boolean {
+  try {
+    return error instanceof OtherIsolation;
+  } catch {
+    return false;
+  }
+}
+
 /** The transitions the worker loop is given; tests may replace any of them. */
 export interface InboxWorkerOps<TTx> {
   claim(limit: number): Promise<ClaimedReceipt[]>;

@@ -335,4 +335,38 @@ describe('inbox worker claim queue (worker.prefetch)', () => {
     expect(await receiptRow(t, record.id)).toMatchObject({ status: 'PENDING', attempts: 0 });
     await inbox.close();
   });
+
+  // The slow-database scenario (fault-tests/operations): a claim whose handler never ran, given back
+  // only once its lease had run out on the database clock, was refused by the lease fence, kept the
+  // attempt it was charged, and was recovered as abandoned for one more: attempts no handler used.
+  it('gives back a claim still under its token after its lease ran out, but not one claimed again since', async () => {
+    const inbox = makeInbox(t.prisma, { handlers: { lapsed: async () => undefined } });
+    const { record } = await inbox.accept(message({ consumer: 'lapsed' }));
+    const [first] = await claimReceipts(t.db, ['lapsed'], 1, 60_000, 8);
+    expect(first?.id).toBe(record.id);
+    const lapse = () =>
+      t.db.query(
+        `UPDATE ferry_inbox_receipts SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`,
+        [record.id],
+      );
+    await lapse();
+    expect(await releaseClaims(t.db, [first!])).toEqual([record.id]);
+    expect(await receiptRow(t, record.id)).toMatchObject({
+      status: 'PENDING',
+      attempts: 0,
+      lifetime_attempts: 0,
+    });
+
+    // Claimed again under a new token after the first lapsed: the first token releases nothing.
+    const [second] = await claimReceipts(t.db, ['lapsed'], 1, 60_000, 8);
+    await lapse();
+    const [third] = await claimReceipts(t.db, ['lapsed'], 1, 60_000, 8);
+    expect([second?.id, third?.id]).toEqual([record.id, record.id]);
+    expect(await releaseClaims(t.db, [second!])).toEqual([]);
+    expect(await receiptRow(t, record.id)).toMatchObject({
+      status: 'PROCESSING',
+      claim_token: third!.claimToken,
+    });
+    await inbox.close();
+  });
 });

@@ -122,17 +122,33 @@ export const BATCH_OWNED = batchOwned('TRUE');
 
 /** BATCH_OWNED whose rows also meet `condition` before they are locked (renewalLockBound). */
 export function batchOwned(condition: string): string {
+  return batchClaims(`f.lease_expires_at > clock_timestamp() AND ${condition}`);
+}
+
+/** The `owned` CTE: each ($1 id, $2 token) pair's row, PROCESSING under that token and meeting `condition`, locked. */
+function batchClaims(condition: string): string {
   return `
   owned AS (
     SELECT o.id FROM unnest($1::uuid[], $2::uuid[]) AS q(id, token)
     CROSS JOIN LATERAL (
       SELECT f.id FROM ${TABLE} AS f
       WHERE f.id = q.id AND f.claim_token = q.token AND f.status = ${opaqueStatus('PROCESSING')}
-        AND f.lease_expires_at > clock_timestamp() AND ${condition}
+        AND ${condition}
       FOR NO KEY UPDATE
     ) AS o
   )`;
 }
+
+/**
+ * BATCH_OWNED without the lease: the rows each (id, token) pair still holds, PROCESSING under that
+ * claim token, whether or not its lease has run out on the database clock (nobody claimed them
+ * since: a new claim writes a new token), locked as BATCH_OWNED locks them. For a give-back of
+ * claims whose handler never ran (releaseClaims), never for a completion or a renewal.
+ */
+export const BATCH_HELD = batchClaims('TRUE');
+
+/** BATCH_FENCE without the lease, for BATCH_HELD. */
+export const BATCH_HELD_FENCE = `r.id = ANY (ARRAY(SELECT id FROM owned)) AND r.status = ${opaqueStatus('PROCESSING')}`;
 
 export const BATCH_FENCE = `
   r.id = ANY (ARRAY(SELECT id FROM owned)) AND r.status = ${opaqueStatus('PROCESSING')}
