@@ -366,3 +366,70 @@ test.each([1, 2, 3])(
     }
   },
 );
+
+// And the consumer's side (review 153): only close() ends the client's retries. Not closing, a
+// kafkajs consumer rides out a short cut of the link on its own retries: its session goes on (no
+// crash reported, so none swallowed), and a record after the cut is accepted, a poison one
+// dead-lettered through the dead-letter producer whose connection the cut dropped too.
+(kafkaClient() === 'kafkajs' ? test : test.skip)(
+  'not closing, a consumer keeps its session across a short cut of the link on the client retries',
+  async () => {
+    const topic = uniqueName('after-close-consumer-blip');
+    topics.push(topic, `${topic}.dlq`);
+    await ensureTopics(admin, [{ topic }, { topic: `${topic}.dlq` }]);
+    const link = await ShapedLink.start({});
+    const accepted: string[] = [];
+    const recording: InboxAcceptor = {
+      maxPayloadBytes: 1024,
+      acceptMany: async (inputs) =>
+        inputs.map((input) => {
+          accepted.push(input.messageId);
+          return { kind: 'accepted' as const, id: input.messageId };
+        }),
+    };
+    const events: TransportConsumerEvent[] = [];
+    const consumer = attachKafkaConsumer(recording, {
+      connection: link.connection('ferry-after-close-consumer-blip', { requestTimeoutMs: 2_000 }),
+      topic,
+      groupId: uniqueName('after-close-consumer-blip'),
+      consumer: 'afterCloseConsumerBlip',
+      ...fastGroup,
+      maxWaitTimeMs: 200,
+      observer: (event) => void events.push(event),
+    });
+    const raw = testConnection({ client: 'kafkajs' }).kafka.producer();
+    await raw.connect();
+    const send = (id: string, value: string) =>
+      raw.send({ topic, messages: [{ value, headers: { [FERRY_HEADERS.messageId]: id } }] });
+    try {
+      await consumer.ready({ timeoutMs: 40_000 });
+      await send('before-cut', '{"n":0}');
+      await waitFor(
+        () => accepted.includes('before-cut'),
+        () => 'the record before the cut was never accepted',
+      );
+      link.setDown(true);
+      const seen = link.connectionsSeen;
+      await waitFor(
+        () => link.connectionsSeen > seen,
+        () => 'the consumer never tried the broker again during the cut',
+      );
+      link.setDown(false);
+      await send('after-cut', '{"n":1}');
+      await send('poison-after-cut', 'not json');
+      await waitFor(
+        () => accepted.includes('after-cut') && events.some((event) => event.type === 'dead-lettered'),
+        () =>
+          `after the cut: accepted ${accepted.join(', ')}; events ${events.map((e) => e.type).join(', ')}`,
+      );
+      expect({
+        lost: events.filter((event) => event.type === 'disconnected'),
+        deadLettered: events.flatMap((event) => (event.type === 'dead-lettered' ? [event.messageId] : [])),
+      }).toEqual({ lost: [], deadLettered: ['poison-after-cut'] });
+    } finally {
+      await raw.disconnect();
+      await consumer.close();
+      await link.close();
+    }
+  },
+);
