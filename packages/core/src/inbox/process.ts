@@ -294,8 +294,9 @@ export async function processReceipt<TTx>(
     // handler once it begins): charged, a pool busy past transactionTimeoutMs spent an attempt no
     // handler used, and a handler that threw InboxPermanentError on its only run went DEAD at
     // lifetime_attempts 2 (review 29's poison case on a loaded machine; review 149). If the give-back fails too, the lease recovers the claim.
-    // A lease a renewal found taken over (a forced release, a recovery elsewhere) before the handler
-    // started is reported lease-lost, as after it started, and counts as no outage of the pool.
+    // A lease a renewal found not held before the handler started is given back if the claim is
+    // still under its token (its lease ran out on the database clock), else reported lease-lost, as
+    // after it started (a forced release, a recovery elsewhere); neither is an outage of the pool.
     // A pool the application ended for good (FERRY_CLOSED) never lends one again: the worker stops
     // claiming, as when its own client was ended, and its liveness says why (review 105).
     if (!handlerStarted && (sessionGone(error) || interruptedBeforeHandler)) {
