@@ -76,6 +76,8 @@ module.exports = {
   // Stop 53's CI took 1,747 s. With 954 files (afterClose watches on every transport added), a
   // fresh-clone rehearsal took 1,622 s (jest 1,533 s; the files' CPU 1,603 s, half of it in the 106
   // files of 3 s or more, the other 848 files ~0.9 s each) at load 3.6-5 (2026-12-07, evening).
+  // Stop 54's CI took 1,601 s. With 964 files (a slow-database fault scenario added), fresh-clone
+  // rehearsals took npm test 1,555 s, then 1,481 s (jest 1,393 s; 2026-12-07, late evening).
   // FERRY_TEST_WORKERS=1 runs them one at a time.
   maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 4),
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
