@@ -1,0 +1,333 @@
+/**
+ * Review 154: spec/000 clause by clause as a user tests it (public API, real PostgreSQL): the
+ * clauses review 116 and the outbox suites left unproven or proven on one row only.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  createEmitter,
+  createOutboxAdmin,
+  createRelay,
+  emit,
+  type OutboxMessage,
+  type Publisher,
+  type PublishOutcome,
+} from '@ferry/core';
+import { InMemoryPublisher } from '@ferry/testing';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { relay, silent, statusOf } from './outbox/helpers';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+beforeEach(async () => {
+  await t.db.execute('DELETE FROM outbox_events');
+});
+
+const failing = () => new InMemoryPublisher({ decide: () => ({ retryable: 'broker said no' }) });
+
+/** Fakes the Node clock (Date) alone, `offsetMs` off the real one and moving with it. */
+function skewNodeClock(offsetMs: number): void {
+  jest.useFakeTimers({
+    now: Date.now() + offsetMs,
+    advanceTimers: true,
+    doNotFake: [
+      'hrtime',
+      'nextTick',
+      'performance',
+      'queueMicrotask',
+      'setImmediate',
+      'clearImmediate',
+      'setInterval',
+      'clearInterval',
+      'setTimeout',
+      'clearTimeout',
+    ],
+  });
+}
+
+async function dbNowMs(): Promise<number> {
+  const [row] = await t.db.query<{ ms: number }>(`SELECT extract(epoch FROM now())::float8 * 1000 AS ms`);
+  return row!.ms;
+}
+
+describe('review154: due times are on the PostgreSQL clock, whatever the Node clock says', () => {
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+  const week = 7 * 24 * 3_600_000;
+  it.each([
+    ['a week ahead', week],
+    ['a week behind', -week],
+  ])('Node clock %s: emit, the scheduled retry and stats follow the database', async (_name, offset) => {
+    skewNodeClock(offset);
+    expect(Math.abs(Date.now() - (await dbNowMs()))).toBeGreaterThan(week / 2);
+    const { id } = await emit(t.db, { type: 'spec.clock', payload: {} });
+    const admin = createOutboxAdmin(t.db);
+    const emitted = (await admin.get(id))!;
+    // Within a generous minute of the database's now(), a week from the Node clock.
+    expect(Math.abs(emitted.createdAt.getTime() - (await dbNowMs()))).toBeLessThan(60_000);
+    expect(emitted.nextAttemptAt.getTime()).toBe(emitted.createdAt.getTime());
+    const stats = await admin.stats();
+    expect(stats.pending).toBe(1);
+    expect(stats.oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
+    expect(stats.oldestPendingAgeMs).toBeLessThan(60_000);
+
+    const r = relay(t.db, failing(), { retry: { initialDelay: 3_600_000 } });
+    expect(await r.runOnce()).toMatchObject({ claimed: 1 });
+    const failed = (await admin.get(id))!;
+    expect(failed).toMatchObject({ status: 'PENDING', retryCount: 1, lastError: 'broker said no' });
+    // Exactly initialDelay after the failure's commit, on the database clock.
+    expect(failed.nextAttemptAt.getTime() - failed.updatedAt.getTime()).toBe(3_600_000);
+    // Not due: a Node clock a week ahead does not make it so.
+    expect(await r.runOnce()).toMatchObject({ claimed: 0 });
+    await r.close();
+  });
+});
+
+describe('review154: relays with other backoff settings never recompute a scheduled retry', () => {
+  it('a due time set by one relay holds for a relay configured with no delay at all', async () => {
+    const { id } = await emit(t.db, { type: 'spec.schedule', payload: {} });
+    const slow = relay(t.db, failing(), { retry: { initialDelay: 3_600_000 } });
+    expect(await slow.runOnce()).toMatchObject({ claimed: 1 });
+    const scheduled = (await createOutboxAdmin(t.db).get(id))!.nextAttemptAt;
+    const eager = relay(t.db, new InMemoryPublisher(), { retry: { backoff: 'fixed', initialDelay: 0 } });
+    for (let i = 0; i < 12; i += 1) expect(await eager.runOnce()).toMatchObject({ claimed: 0 });
+    expect((await createOutboxAdmin(t.db).get(id))!.nextAttemptAt).toEqual(scheduled);
+    await slow.close();
+    await eager.close();
+  });
+});
+
+/** Fates by payload: what the broker answers for each event. */
+type Fate = 'sent' | 'retryable' | 'permanent' | 'hold';
+function fatedPublisher(): Publisher {
+  return {
+    publish: async (messages: readonly OutboxMessage[]): Promise<PublishOutcome[]> =>
+      messages.flatMap((m): PublishOutcome[] => {
+        const fate = (m.payload as { fate: Fate }).fate;
+        if (fate === 'sent') return [{ id: m.id, status: 'sent' }];
+        if (fate === 'permanent') return [{ id: m.id, status: 'permanent', error: `refused ${m.type}` }];
+        if (fate === 'retryable') return [{ id: m.id, status: 'retryable', error: `timeout ${m.type}` }];
+        return [];
+      }),
+  };
+}
+
+describe('review154: the spec’s monitoring queries on a mixed backlog', () => {
+  it('count FAILED events by type and list recent failures, exactly', async () => {
+    const one = createEmitter({ retry: { maxRetries: 1 } });
+    const two = createEmitter({ retry: { maxRetries: 2 } });
+    // In order of creation (one transaction each, so created_at grows).
+    const plan: Array<[string, Fate, typeof one, string]> = [
+      ['a1', 'retryable', one, 'order.a'],
+      ['b1', 'sent', one, 'order.b'],
+      ['c1', 'permanent', two, 'order.c'],
+      ['a2', 'permanent', two, 'order.a'],
+      ['a3', 'sent', one, 'order.a'],
+      ['b2', 'retryable', two, 'order.b'],
+      ['c2', 'retryable', one, 'order.c'],
+      ['a4', 'hold', one, 'order.a'], // left PENDING, then marked FAILED by an operator
+      ['a5', 'hold', one, 'order.a'], // left PENDING
+    ];
+    const ids = new Map<string, string>();
+    for (const [name, fate, emitter, type] of plan) {
+      ids.set(name, (await emitter.emit(t.db, { type, payload: { fate } })).id);
+    }
+    const publisher = fatedPublisher();
+    const r = relay(t.db, publisher, { retry: { initialDelay: 0 } });
+    // Attempts: every 'retryable' row of max 2 fails twice; the held rows' publish answers
+    // nothing for them, which is a retryable failure too: so hold them back from the claim.
+    await t.db.execute(
+      `UPDATE outbox_events SET next_attempt_at = now() + interval '1 hour' WHERE id = ANY($1::uuid[])`,
+      [[ids.get('a4'), ids.get('a5')]],
+    );
+    for (let i = 0; i < 3; i += 1) await r.runOnce();
+    await r.close();
+    expect(
+      await createOutboxAdmin(t.db).markFailed(ids.get('a4')!, 'operator: customer cancelled'),
+    ).toMatchObject({ outcome: 'applied' });
+
+    const byType = await t.db.query<{ event_type: string; failed_count: string; latest: Date }>(
+      `SELECT event_type, COUNT(*) AS failed_count, MAX(created_at) AS latest
+FROM outbox_events
+WHERE status = 'FAILED'
+GROUP BY event_type
+ORDER BY failed_count DESC;`,
+    );
+    const created = async (name: string) => (await createOutboxAdmin(t.db).get(ids.get(name)!))!.createdAt;
+    expect(byType.map((row) => [row.event_type, Number(row.failed_count), new Date(row.latest)])).toEqual([
+      ['order.a', 3, await created('a4')],
+      ['order.c', 2, await created('c2')],
+      ['order.b', 1, await created('b2')],
+    ]);
+
+    const recent = await t.db.query<{
+      id: string;
+      event_type: string;
+      retry_count: number;
+      last_error: string;
+    }>(`SELECT id, event_type, retry_count, last_error, created_at
+FROM outbox_events
+WHERE status = 'FAILED'
+ORDER BY created_at DESC
+LIMIT 20;`);
+    expect(recent.map((row) => [row.id, row.event_type, row.retry_count, row.last_error])).toEqual([
+      [ids.get('a4'), 'order.a', 0, 'operator: customer cancelled'],
+      [ids.get('c2'), 'order.c', 1, 'timeout order.c'],
+      [ids.get('b2'), 'order.b', 2, 'timeout order.b'],
+      [ids.get('a2'), 'order.a', 1, 'refused order.a'],
+      [ids.get('c1'), 'order.c', 1, 'refused order.c'],
+      [ids.get('a1'), 'order.a', 1, 'timeout order.a'],
+    ]);
+    const stats = await createOutboxAdmin(t.db).stats();
+    expect(stats).toMatchObject({ pending: 1, processing: 0, sent: 2, failed: 6 });
+  });
+});
+
+describe('review154: tenant-scoped manual retry never answers about another tenant’s event', () => {
+  async function inStatus(status: 'PENDING' | 'SENT' | 'FAILED', tenantId: string | null): Promise<string> {
+    const { id } = await emit(t.db, {
+      type: 'spec.tenant',
+      payload: { fate: status === 'SENT' ? 'sent' : 'permanent' },
+      tenantId,
+      maxRetries: 1,
+    });
+    if (status === 'PENDING') return id;
+    const r = relay(t.db, fatedPublisher());
+    await r.runOnce();
+    await r.close();
+    return id;
+  }
+
+  it.each(['PENDING', 'SENT', 'FAILED'] as const)(
+    'another tenant’s or a global %s event: not_found, get null, nothing changed',
+    async (status) => {
+      const theirs = await inStatus(status, 'tenant-b');
+      const global = await inStatus(status, null);
+      const otherCase = await inStatus(status, 'Tenant-A');
+      const scoped = createOutboxAdmin(t.db).forTenant('tenant-a');
+      for (const id of [theirs, global, otherCase]) {
+        const before = await createOutboxAdmin(t.db).get(id);
+        expect(before?.status).toBe(status);
+        expect(await scoped.get(id)).toBeNull();
+        expect(await scoped.retry(id)).toEqual({ id, outcome: 'not_found' });
+        expect(await scoped.markFailed(id, 'not yours')).toEqual({ id, outcome: 'not_found' });
+        expect(await scoped.retryMany([id])).toEqual([{ id, outcome: 'not_found' }]);
+        expect(await createOutboxAdmin(t.db).get(id)).toEqual(before);
+      }
+    },
+  );
+
+  it('retryMany in a tenant scope: applied, conflict, not_found per id, in order', async () => {
+    const failedMine = await inStatus('FAILED', 'tenant-a');
+    const sentMine = await inStatus('SENT', 'tenant-a');
+    const failedTheirs = await inStatus('FAILED', 'tenant-b');
+    const missing = randomUUID();
+    const scoped = createOutboxAdmin(t.db).forTenant('tenant-a');
+    expect(await scoped.retryMany([failedTheirs, failedMine, missing, sentMine])).toEqual([
+      { id: failedTheirs, outcome: 'not_found' },
+      { id: failedMine, outcome: 'applied' },
+      { id: missing, outcome: 'not_found' },
+      { id: sentMine, outcome: 'conflict' },
+    ]);
+    expect((await createOutboxAdmin(t.db).get(failedTheirs))!.status).toBe('FAILED');
+  });
+});
+
+describe('review154: markFailed', () => {
+  it('stops a PENDING event scheduled for a retry: FAILED with the reason, counters kept, never published', async () => {
+    const { id } = await emit(t.db, { type: 'spec.mark', payload: {}, maxRetries: 5 });
+    const r = relay(t.db, failing(), { retry: { initialDelay: 0 } });
+    await r.runOnce();
+    await r.runOnce();
+    const admin = createOutboxAdmin(t.db);
+    expect(await admin.get(id)).toMatchObject({ status: 'PENDING', retryCount: 2, claimCount: 2 });
+    expect(await admin.markFailed(id, 'operator: poison')).toEqual({ id, outcome: 'applied' });
+    const marked = (await admin.get(id))!;
+    expect(marked).toMatchObject({
+      status: 'FAILED',
+      retryCount: 2,
+      maxRetries: 5,
+      claimCount: 2,
+      lastError: 'operator: poison',
+    });
+    expect(marked.failedAt).toBeInstanceOf(Date);
+    const publisher = new InMemoryPublisher();
+    const later = relay(t.db, publisher);
+    for (let i = 0; i < 11; i += 1) expect(await later.runOnce()).toMatchObject({ claimed: 0 });
+    expect(publisher.attempts).toHaveLength(0);
+    // A second markFailed is a conflict; retry brings it back with a fresh budget.
+    expect(await admin.markFailed(id, 'again')).toEqual({ id, outcome: 'conflict' });
+    expect(await admin.retry(id)).toEqual({ id, outcome: 'applied' });
+    expect(await later.runOnce()).toMatchObject({ claimed: 1, sent: 1 });
+    expect(publisher.delivered.map((m) => m.attempt)).toEqual([1]);
+    await r.close();
+    await later.close();
+  });
+
+  it.each([
+    ['an empty reason', ''],
+    ['a reason that is no string', 42],
+    ['a reason over 4,000 characters', 'x'.repeat(4_001)],
+  ])('refuses %s, changing nothing', async (_name, reason) => {
+    const { id } = await emit(t.db, { type: 'spec.mark', payload: {} });
+    await expect(createOutboxAdmin(t.db).markFailed(id, reason as string)).rejects.toMatchObject({
+      code: 'FERRY_VALIDATION_FAILED',
+      field: 'reason',
+    });
+    expect(await statusOf(t.db, id)).toMatchObject({ status: 'PENDING', last_error: null });
+  });
+});
+
+describe('review154: stuckThreshold, the deprecated alias, sets the lease PostgreSQL holds', () => {
+  function held(): Publisher & { started: Promise<void>; release: () => void } {
+    let release!: () => void;
+    let started!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const startedPromise = new Promise<void>((resolve) => (started = resolve));
+    return {
+      started: startedPromise,
+      release,
+      publish: async (messages: readonly OutboxMessage[]): Promise<PublishOutcome[]> => {
+        started();
+        await gate;
+        return messages.map((m) => ({ id: m.id, status: 'sent' }));
+      },
+    };
+  }
+  it.each([
+    ['stuckThreshold', { stuckThreshold: 240_000 }],
+    ['both, equal', { stuckThreshold: 240_000, lease: { duration: 240_000 } }],
+    ['lease.duration', { lease: { duration: 240_000 } }],
+  ])('%s: the claim is leased for exactly that long', async (_name, options) => {
+    const { id } = await emit(t.db, { type: 'spec.alias', payload: {} });
+    const publisher = held();
+    const r = createRelay({ db: t.db, publisher, options, logger: silent });
+    expect(r.options.lease.duration).toBe(240_000);
+    const cycle = r.runOnce();
+    await publisher.started;
+    const [row] = await t.db.query<{ ms: number }>(
+      `SELECT extract(epoch FROM lease_expires_at - claimed_at)::float8 * 1000 AS ms FROM outbox_events WHERE id = $1::uuid`,
+      [id],
+    );
+    expect(row?.ms).toBe(240_000);
+    publisher.release();
+    expect(await cycle).toMatchObject({ sent: 1 });
+    await r.close();
+  });
+
+  it('both, different: refused naming stuckThreshold, before anything runs', () => {
+    expect(() =>
+      createRelay({
+        db: t.db,
+        publisher: new InMemoryPublisher(),
+        options: { stuckThreshold: 240_000, lease: { duration: 300_000 } },
+        logger: silent,
+      }),
+    ).toThrow(expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'stuckThreshold' }));
+  });
+});
