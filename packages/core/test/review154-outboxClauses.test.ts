@@ -14,7 +14,7 @@ import {
 } from '@ferry/core';
 import { InMemoryPublisher } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
-import { relay, silent, statusOf } from './outbox/helpers';
+import { relay, silent, statusOf, waitFor } from './outbox/helpers';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -329,5 +329,38 @@ describe('review154: stuckThreshold, the deprecated alias, sets the lease Postgr
         logger: silent,
       }),
     ).toThrow(expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'stuckThreshold' }));
+  });
+});
+
+describe('review154: a Node clock stepped back does not stretch an open circuit', () => {
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+  it('the relay probes the broker again after its open period, not after the step', async () => {
+    skewNodeClock(0);
+    await emit(t.db, { type: 'spec.circuit', payload: {} });
+    let down = true;
+    const publisher = new InMemoryPublisher({
+      decide: () => (down ? { unavailable: 'broker down' } : 'sent'),
+    });
+    const r = createRelay({
+      db: t.db,
+      publisher,
+      logger: silent,
+      options: { circuit: { failureThreshold: 1, openMs: 1_000, maxOpenMs: 1_000 } },
+    });
+    expect(await r.runOnce()).toMatchObject({ claimed: 1, unavailable: 1 });
+    expect(r.circuit).toBe('open');
+    // An NTP step: the Node clock goes back an hour while the circuit is open.
+    jest.setSystemTime(Date.now() - 3_600_000);
+    const outage = r.circuitOutage!;
+    expect(outage.nextProbeAt.getTime() - Date.now()).toBeLessThanOrEqual(1_000);
+    expect(outage.since.getTime()).toBeLessThanOrEqual(Date.now());
+    down = false;
+    // Half-open after its 1 s period (20 s: a generous bound against a hang), then the probe sends.
+    await waitFor(() => r.circuit !== 'open');
+    expect(await r.runOnce()).toMatchObject({ claimed: 1, sent: 1 });
+    expect(r.circuit).toBe('closed');
+    await r.close();
   });
 });
