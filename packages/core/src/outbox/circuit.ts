@@ -90,6 +90,8 @@ export class CircuitBreaker {
   };
   /** Transitions so far (opened or closed): a cycle claimed before the latest one is stale. */
   private transitions = 0;
+  /** The latest time read off the clock (clockNow). */
+  private lastNow = -Infinity;
 
   constructor(
     private readonly options: CircuitOptions,
@@ -98,7 +100,25 @@ export class CircuitBreaker {
 
   get state(): CircuitState {
     if (!this.isOpen) return 'closed';
-    return this.now() >= this.openUntil ? 'half-open' : 'open';
+    return this.clockNow() >= this.openUntil ? 'half-open' : 'open';
+  }
+
+  /**
+   * The clock, read through a guard against it going back (an NTP step, an operator setting the
+   * time): the open period and its start move back with it, so an open circuit stays open for its
+   * period and no longer. Counted as read, a clock stepped back an hour left the circuit open,
+   * claiming nothing, for that hour, far past maxOpenMs (review 154). A step forward only ends
+   * the period early: one probe sooner.
+   */
+  private clockNow(): number {
+    const now = this.now();
+    if (now < this.lastNow) {
+      const back = this.lastNow - now;
+      this.openUntil -= back;
+      this.firstOpenedAt -= back;
+    }
+    this.lastNow = now;
+    return now;
   }
 
   /** The outage while the circuit is open or half-open; null while it is closed. */
@@ -116,7 +136,7 @@ export class CircuitBreaker {
 
   /** Milliseconds until an open circuit turns half-open (0 when not open). */
   remainingOpenMs(): number {
-    return this.state === 'open' ? Math.max(0, this.openUntil - this.now()) : 0;
+    return this.state === 'open' ? Math.max(0, this.openUntil - this.clockNow()) : 0;
   }
 
   /** Rows the next claim may take: 0 while open, the probe size half-open, `batchSize` closed. */
@@ -143,7 +163,7 @@ export class CircuitBreaker {
     if (signal.kind === 'reachable') {
       this.failures = 0;
       if (state === 'closed') return undefined;
-      const openedForMs = this.now() - this.firstOpenedAt;
+      const openedForMs = this.clockNow() - this.firstOpenedAt;
       this.isOpen = false;
       this.openings = 0;
       this.transitions += 1;
@@ -154,7 +174,7 @@ export class CircuitBreaker {
     if (state === 'closed' && this.failures < this.options.failureThreshold) return undefined;
     const openMs = reconnectDelayMs(this.options.openMs, this.options.maxOpenMs, this.openings);
     const reopened = state !== 'closed';
-    const now = this.now();
+    const now = this.clockNow();
     if (!reopened) this.firstOpenedAt = now;
     this.openings += 1;
     this.isOpen = true;
@@ -178,7 +198,7 @@ export class CircuitBreaker {
    */
   end(): CircuitTransition | undefined {
     if (!this.isOpen) return undefined;
-    const openedForMs = this.now() - this.firstOpenedAt;
+    const openedForMs = this.clockNow() - this.firstOpenedAt;
     this.isOpen = false;
     this.failures = 0;
     this.openings = 0;
