@@ -3,6 +3,8 @@
  * clauses review 116 and the outbox suites left unproven or proven on one row only.
  */
 import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { listened } from '../../../test-support/oneStatement';
 import {
   createEmitter,
   createOutboxAdmin,
@@ -361,6 +363,92 @@ describe('review154: a Node clock stepped back does not stretch an open circuit'
     await waitFor(() => r.circuit !== 'open');
     expect(await r.runOnce()).toMatchObject({ claimed: 1, sent: 1 });
     expect(r.circuit).toBe('closed');
+    await r.close();
+  });
+});
+
+describe('review154: lost_claim in a tenant scope', () => {
+  /** Holds `id` in a concurrent transaction that moves it to `to`; returns how to commit it. */
+  async function concurrent(id: string, set: string): Promise<{ commit: () => Promise<void> }> {
+    const other = listened(new Client({ connectionString: t.url }));
+    await other.connect();
+    await other.query('BEGIN');
+    await other.query(`UPDATE outbox_events SET ${set} WHERE id = $1::uuid`, [id]);
+    return {
+      commit: async () => {
+        await other.query('COMMIT');
+        await other.end();
+      },
+    };
+  }
+  async function waitingOnLock(): Promise<void> {
+    await waitFor(async () => {
+      const [row] = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+      );
+      return (row?.n ?? 0) > 0;
+    });
+  }
+  async function failedEvent(tenantId: string): Promise<string> {
+    const { id } = await emit(t.db, { type: 'spec.lost', payload: {}, tenantId, maxRetries: 1 });
+    const r = relay(t.db, failing());
+    await r.runOnce();
+    await r.close();
+    expect((await createOutboxAdmin(t.db).get(id))!.status).toBe('FAILED');
+    return id;
+  }
+
+  it('retry: a concurrent transition of the tenant’s own FAILED event wins', async () => {
+    const id = await failedEvent('tenant-a');
+    const other = await concurrent(id, `status = 'PENDING', failed_at = NULL`);
+    const pending = createOutboxAdmin(t.db).forTenant('tenant-a').retry(id);
+    await waitingOnLock();
+    await other.commit();
+    expect(await pending).toEqual({ id, outcome: 'lost_claim' });
+  });
+
+  it('markFailed: a relay claiming the tenant’s own PENDING event first wins', async () => {
+    const { id } = await emit(t.db, { type: 'spec.lost', payload: {}, tenantId: 'tenant-a' });
+    const other = await concurrent(
+      id,
+      `status = 'PROCESSING', claim_token = gen_random_uuid(), claimed_at = now(),
+       lease_expires_at = now() + interval '1 minute', claim_count = claim_count + 1`,
+    );
+    const pending = createOutboxAdmin(t.db).forTenant('tenant-a').markFailed(id, 'stop it');
+    await waitingOnLock();
+    await other.commit();
+    expect(await pending).toEqual({ id, outcome: 'lost_claim' });
+    expect((await createOutboxAdmin(t.db).get(id))!.status).toBe('PROCESSING');
+  });
+
+  it('another tenant’s event in a concurrent transition: not_found at once, never lost_claim', async () => {
+    const theirs = await failedEvent('tenant-b');
+    const other = await concurrent(theirs, `status = 'PENDING', failed_at = NULL`);
+    const scoped = createOutboxAdmin(t.db).forTenant('tenant-a');
+    // Answered while the other transaction still holds the row: the tenant never waits on it.
+    expect(await scoped.retry(theirs)).toEqual({ id: theirs, outcome: 'not_found' });
+    expect(await scoped.markFailed(theirs, 'x')).toEqual({ id: theirs, outcome: 'not_found' });
+    await other.commit();
+    expect(await scoped.retry(theirs)).toEqual({ id: theirs, outcome: 'not_found' });
+  });
+});
+
+describe('review154: the default maxDelay caps the default exponential backoff on the database', () => {
+  it('attempt 17 waits 65,536 s; from attempt 18 on, 86,400,000 ms (a day), not 131,072 s', async () => {
+    const { id } = await emit(t.db, { type: 'spec.defaultCap', payload: {}, maxRetries: 20 });
+    const r = relay(t.db, failing());
+    const gaps: number[] = [];
+    for (let attempt = 1; attempt <= 19; attempt += 1) {
+      expect(await r.runOnce()).toMatchObject({ claimed: 1 });
+      const record = (await createOutboxAdmin(t.db).get(id))!;
+      expect(record).toMatchObject({ status: 'PENDING', retryCount: attempt });
+      gaps.push(record.nextAttemptAt.getTime() - record.updatedAt.getTime());
+      await t.db.execute(`UPDATE outbox_events SET next_attempt_at = now() WHERE id = $1::uuid`, [id]);
+    }
+    expect(gaps.slice(0, 4)).toEqual([1_000, 2_000, 4_000, 8_000]);
+    expect(gaps.slice(16)).toEqual([65_536_000, 86_400_000, 86_400_000]);
+    expect(await r.runOnce()).toMatchObject({ claimed: 1, failed: 1 });
+    expect(await createOutboxAdmin(t.db).get(id)).toMatchObject({ status: 'FAILED', retryCount: 20 });
     await r.close();
   });
 });
