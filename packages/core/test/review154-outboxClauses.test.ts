@@ -10,6 +10,8 @@ import {
   createOutboxAdmin,
   createRelay,
   emit,
+  FerryConfigError,
+  resolveOutboxOptions,
   type OutboxMessage,
   type Publisher,
   type PublishOutcome,
@@ -451,4 +453,71 @@ describe('review154: the default maxDelay caps the default exponential backoff o
     expect(await createOutboxAdmin(t.db).get(id)).toMatchObject({ status: 'FAILED', retryCount: 20 });
     await r.close();
   });
+});
+
+describe('review154: every retry and lease option refuses hostile values, typed and named', () => {
+  const hostile: unknown[] = [
+    -1,
+    Number.NaN,
+    Infinity,
+    -Infinity,
+    1.5,
+    '1000',
+    2 ** 31,
+    1e300,
+    null,
+    true,
+    {},
+  ];
+  const keys = [
+    'retry.initialDelay',
+    'retry.maxDelay',
+    'retry.backoff',
+    'lease.duration',
+    'lease.heartbeatInterval',
+    'lease.heartbeatFailureTolerance',
+    'stuckThreshold',
+  ];
+  const cases = keys.flatMap((key) => hostile.map((value): [string, unknown] => [key, value]));
+  it.each(cases)('createRelay: %s = %p is FERRY_CONFIG_INVALID naming it', (key, value) => {
+    const [group, name] = key.split('.') as [string, string | undefined];
+    const options = name === undefined ? { [group]: value } : { [group]: { [name]: value } };
+    const make = () =>
+      createRelay({
+        db: t.db,
+        publisher: new InMemoryPublisher(),
+        options: options as never,
+        logger: silent,
+      });
+    expect(make).toThrow(FerryConfigError);
+    expect(make).toThrow(expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: key }));
+  });
+
+  it.each([
+    [{ initialDelay: 5_000, maxDelay: 4_999 }, 'retry.initialDelay (5000)'],
+    [{ maxDelay: 500 }, 'retry.initialDelay (1000, the default)'],
+    [{ backoff: 'fixed' as const, initialDelay: 2_000, maxDelay: 1_000 }, 'retry.initialDelay (2000)'],
+  ])('maxDelay below the base delay %p is refused naming retry.maxDelay', (retry, floor) => {
+    expect(() => resolveOutboxOptions({ retry })).toThrow(
+      expect.objectContaining({
+        code: 'FERRY_CONFIG_INVALID',
+        option: 'retry.maxDelay',
+        message: expect.stringContaining(floor),
+      }),
+    );
+  });
+
+  it.each([0, -1, Number.NaN, Infinity, 1.5, 1_001, '5', null])(
+    'maxRetries %p: the emitter’s FERRY_CONFIG_INVALID, an event’s FERRY_VALIDATION_FAILED, nothing stored',
+    async (maxRetries) => {
+      expect(() => createEmitter({ retry: { maxRetries: maxRetries as number } })).toThrow(
+        expect.objectContaining({ code: 'FERRY_CONFIG_INVALID', option: 'retry.maxRetries' }),
+      );
+      await expect(
+        emit(t.db, { type: 'spec.hostile', payload: {}, maxRetries: maxRetries as number }),
+      ).rejects.toMatchObject({ code: 'FERRY_VALIDATION_FAILED', field: 'maxRetries' });
+      const [row] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_events`);
+      expect(row?.n).toBe(0);
+    },
+  );
 });
