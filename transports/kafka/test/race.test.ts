@@ -53,3 +53,30 @@ describe('a deadline shared by the waits of one publish', () => {
     }
   });
 });
+
+// The wall clock may be stepped (NTP, an operator): a deadline is a length of time, so it is
+// measured on the monotonic clock. On Date.now() a step back of an hour made every wait on a
+// deadline set before it last an hour longer (a publish, a close), and a step forward ended it at once.
+describe('a deadline across a step of the wall clock', () => {
+  test('a step back does not lengthen a wait', async () => {
+    const deadline = deadlineIn(1_000);
+    jest.setSystemTime(Date.now() - 3_600_000);
+    let outcome: string | null = null;
+    raceAbort(never, [], 'send', deadline).catch((error: Error) => (outcome = error.message));
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(outcome).toBe('send not confirmed within 1000 ms');
+    expect(passed(deadline)).toBe(true);
+  });
+
+  test('a step forward does not end it', async () => {
+    const deadline = deadlineIn(1_000);
+    jest.setSystemTime(Date.now() + 3_600_000);
+    expect(passed(deadline)).toBe(false);
+    let outcome: string | null = null;
+    raceAbort(never, [], 'send', deadline).catch((error: Error) => (outcome = error.message));
+    await jest.advanceTimersByTimeAsync(999);
+    expect(outcome).toBeNull();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(outcome).toBe('send not confirmed within 1000 ms');
+  });
+});
