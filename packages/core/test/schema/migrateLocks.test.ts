@@ -96,6 +96,36 @@ it('fails with FERRY_MIGRATION_FAILED naming the lock once its deadline passed, 
   }
 });
 
+// A deadline is a length of time: a wall clock stepped back (NTP, an operator) while the migration
+// waits must not lengthen it. On Date.now() it did: a step back of an hour meant an hour more of
+// tries.
+it('fails at its deadline though the wall clock was stepped back an hour while it waited', async () => {
+  await forgetIndex();
+  const holder = await connected();
+  const pool = listened(new pg.Pool({ connectionString: t.url, max: 2 }));
+  const wall = Date.now.bind(Date);
+  let clock: jest.SpyInstance<number, []> | undefined;
+  try {
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE ferry_inbox_receipts IN ROW EXCLUSIVE MODE');
+    const migrating = migrate(fromPg(pool), { timeoutMs: 2_000, lockTimeoutMs: 200 }).catch(
+      (e: unknown) => e,
+    );
+    await migrationWaiting();
+    clock = jest.spyOn(Date, 'now').mockImplementation(() => wall() - 3_600_000);
+    // Bounded so that the test ends without the fix: ten times the migration's deadline.
+    const outcome = await Promise.race([
+      migrating,
+      new Promise((resolve) => setTimeout(() => resolve('still trying after 20 s'), 20_000)),
+    ]);
+    expect(outcome).toMatchObject({ code: 'FERRY_MIGRATION_FAILED' });
+  } finally {
+    clock?.mockRestore();
+    await holder.query('ROLLBACK').catch(() => undefined);
+    await Promise.all([holder.end(), pool.end()]);
+  }
+}, 60_000);
+
 it('rebuilds the DEAD index when an operator’s CONCURRENTLY build of it did not finish (INVALID)', async () => {
   await forgetIndex();
   const holder = await connected(); // a writer still open: the CONCURRENTLY build waits for it
