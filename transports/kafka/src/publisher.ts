@@ -605,7 +605,7 @@ export class KafkaPublisher implements Publisher {
       givenUp: givenUp.signal,
       handed: () => {
         handed = true;
-        timing.handedAt = Date.now();
+        timing.handedAt = performance.now();
       },
     });
     const settled = sending.then(

@@ -3,7 +3,7 @@ import { abortableDelay } from '@ferry/core/transport';
 import { describeError } from './errors';
 
 /**
- * When a publish must be done by (epoch ms), and the budget it was set from (`ms`, named in the
+ * When a publish must be done by (performance.now() ms: a length of time, unmoved by a step of the wall clock), and the budget it was set from (`ms`, named in the
  * error of whatever misses it). The waits of one publish (a topic check, earlier sends, its own
  * send) share one, so together they last at most `ms`.
  */
@@ -16,7 +16,7 @@ export interface Deadline {
 
 /** A deadline `ms` from now. */
 export function deadlineIn(ms: number): Deadline {
-  return { at: Date.now() + ms, ms };
+  return { at: performance.now() + ms, ms };
 }
 
 /**
@@ -24,7 +24,7 @@ export function deadlineIn(ms: number): Deadline {
  * budget it was set from, so a wait `whole` cut short is told by `at` (race.ts hadMost's share).
  */
 export function deadlineWithin(ms: number, whole: Deadline): Deadline {
-  const own = Date.now() + ms;
+  const own = performance.now() + ms;
   return whole.at < own ? { at: whole.at, ms, cutBy: whole } : { at: own, ms };
 }
 
@@ -41,7 +41,7 @@ export function deadlineText(deadline: Deadline): string {
 
 /** True once `deadline` has come: nothing more is started for it. */
 export function passed(deadline: Deadline): boolean {
-  return Date.now() >= deadline.at;
+  return performance.now() >= deadline.at;
 }
 
 /** The rejection of raceAbort when its deadline came (DeadlineMissed.deadline is that deadline). */
@@ -56,7 +56,7 @@ class DeadlineMissed extends Error {
 
 /**
  * True when `error` is raceAbort's rejection for `deadline`, or the deadline has passed. Node may
- * run the deadline's timer a millisecond before Date.now() reaches `deadline.at`, so passed()
+ * run the deadline's timer a millisecond before performance.now() reaches `deadline.at`, so passed()
  * alone could read false right after the deadline rejected a wait.
  */
 export function missedDeadline(error: unknown, deadline: Deadline): boolean {
@@ -84,7 +84,7 @@ export function raceAbort(
     if (deadline !== undefined) {
       const timer = setTimeout(
         () => settle(() => reject(new DeadlineMissed(what, deadline))),
-        Math.max(0, deadline.at - Date.now()),
+        Math.max(0, deadline.at - performance.now()),
       );
       cleanups.push(() => clearTimeout(timer));
     }
@@ -147,7 +147,7 @@ export async function boundedClose(
     // And that long even when `work` ended sooner: a client retry pending at the destroy that
     // nothing of `work` waits for (@platformatic/kafka's group and fetch retries, failed by the
     // destroy) fires within it, before close() resolves (review 150, retries nested in retries).
-    await abortableDelay(Math.max(0, reserve.at - Date.now()), new AbortController().signal);
+    await abortableDelay(Math.max(0, reserve.at - performance.now()), new AbortController().signal);
   }
 }
 

@@ -100,12 +100,12 @@ export async function deleteTopics(connection: KafkaConnection, topics: readonly
 }
 
 async function untilUnlisted(admin: DriverAdmin, topics: readonly string[]): Promise<void> {
-  const deadline = Date.now() + DELETION_VISIBLE_MS;
+  const deadline = performance.now() + DELETION_VISIBLE_MS;
   for (;;) {
     const listed = new Set(await admin.listTopics());
     const left = topics.filter((topic) => listed.has(topic));
     if (left.length === 0) return;
-    if (Date.now() >= deadline) {
+    if (performance.now() >= deadline) {
       throw new Error(
         `the cluster still lists ${left.join(', ')} ${DELETION_VISIBLE_MS} ms after deleting it`,
       );

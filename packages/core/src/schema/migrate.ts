@@ -200,7 +200,7 @@ function failedPartway(error: unknown, result: MigrateResult, left: readonly Mig
  * back, naming the lock.
  */
 async function triedUntil<T>(budgetMs: number, file: MigrationFile, attempt: () => Promise<T>): Promise<T> {
-  const started = Date.now();
+  const started = performance.now();
   for (let failures = 0; ; failures += 1) {
     try {
       return await attempt();
@@ -212,7 +212,7 @@ async function triedUntil<T>(budgetMs: number, file: MigrationFile, attempt: () 
         multiplier: 2,
         jitter: 'full',
       });
-      if (Date.now() - started + delay >= budgetMs) {
+      if (performance.now() - started + delay >= budgetMs) {
         throw new FerryError(
           'FERRY_MIGRATION_FAILED',
           `migration ${file.name} failed and was rolled back: it could not take a lock other sessions ` +

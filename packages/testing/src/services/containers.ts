@@ -135,13 +135,13 @@ export async function startContainers(
     await Promise.allSettled(started.map((c) => c.stop()));
   };
   const deadline = new WaitDeadline(timeoutMs);
-  const startedAt = Date.now();
+  const startedAt = performance.now();
   let endpoints: Partial<ServiceEndpoints> = {};
   let current: FerryService | null = null;
   try {
     for (const service of services) {
       current = service;
-      const starting = startOne(tc, service, Math.max(1, timeoutMs - (Date.now() - startedAt)));
+      const starting = startOne(tc, service, Math.max(1, timeoutMs - (performance.now() - startedAt)));
       const [container, found] = await deadline
         .race(() => starting)
         .catch((error: unknown) => {

@@ -11,7 +11,7 @@ const POLL_MS = 100;
  * propagated, which kafkajs's own `waitForLeaders` does not wait out.
  */
 export async function waitForLeaders(probe: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + LEADER_WAIT_MS;
+  const deadline = performance.now() + LEADER_WAIT_MS;
   let lastError: unknown = null;
   for (;;) {
     const ready = await probe().catch((error: unknown) => {
@@ -19,7 +19,7 @@ export async function waitForLeaders(probe: () => Promise<boolean>): Promise<voi
       return false;
     });
     if (ready) return;
-    if (Date.now() > deadline) {
+    if (performance.now() > deadline) {
       const why = lastError === null ? '' : ` (last metadata error: ${describeError(lastError)})`;
       throw new Error(`topics without leaders after ${LEADER_WAIT_MS} ms${why}`);
     }
