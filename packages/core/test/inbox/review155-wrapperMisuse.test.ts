@@ -1,0 +1,80 @@
+/**
+ * Review 155: spec/002, "Custom handlerContext(context, next) wrappers must invoke and await
+ * next() exactly once. Skipping or repeating it, swallowing a handler failure, or starting
+ * canceled work cannot produce successful completion." Probed with the misuse a careless
+ * wrapper writes: a `next()` it does not await nor catch, a second call it drops, a call it makes
+ * after it returned. Each must fail the receipt (FERRY_WRAPPER_MISUSE), never run the handler
+ * after the wrapper's attempt ended, and never leave an unhandled rejection behind (Node's default
+ * `--unhandled-rejections=throw` ends the application's process, again for each redelivery).
+ */
+import { type InboxHandlerContextWrapper } from '@ferry/core';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { failOnUnhandledRejections } from '../../../../test-support/lifecycle';
+import { makeInbox, message, receiptRow } from './helpers';
+
+failOnUnhandledRejections();
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+let consumerSeq = 0;
+async function runWith(wrapper: InboxHandlerContextWrapper, handlerFails: boolean) {
+  let calls = 0;
+  consumerSeq += 1;
+  const consumer = `misuse-${consumerSeq}`;
+  const inbox = makeInbox(t.prisma, {
+    handlerContext: wrapper,
+    handlers: {
+      [consumer]: async () => {
+        calls += 1;
+        if (handlerFails) throw new Error('handler failed');
+      },
+    },
+  });
+  const { record } = await inbox.accept(message({ consumer }));
+  await inbox.runOnce();
+  // Lets the rejections of this turn reach Node's unhandled-rejection check before the test ends.
+  await new Promise((resolve) => setImmediate(resolve));
+  return { row: await receiptRow(t, record.id), calls: () => calls };
+}
+
+it.each<[string, InboxHandlerContextWrapper, boolean]>([
+  ['drops a next() whose handler fails', async (_c, next) => void next(), true],
+  [
+    'drops its second call of next()',
+    async (_c, next) => {
+      await next();
+      void next();
+    },
+    false,
+  ],
+])('a wrapper that %s fails the receipt and leaves no unhandled rejection', async (_name, wrapper, fails) => {
+  const { row } = await runWith(wrapper, fails);
+  expect(row.status).toBe('RETRYABLE');
+  expect(row.last_error).toContain('FERRY_WRAPPER_MISUSE');
+});
+
+it('a next() called after the wrapper returned runs no handler and is refused', async () => {
+  let late: Promise<unknown> | undefined;
+  let lateCalled: () => void = () => undefined;
+  const called = new Promise<void>((resolve) => (lateCalled = resolve));
+  const { row, calls } = await runWith(async (_c, next) => {
+    setImmediate(() => {
+      late = next().then(
+        () => 'ran',
+        (error: unknown) => (error as { code?: string }).code,
+      );
+      lateCalled();
+    });
+  }, false);
+  await called;
+  expect(await late).toBe('FERRY_WRAPPER_MISUSE');
+  expect(calls()).toBe(0);
+  expect(row.status).toBe('RETRYABLE');
+  expect(row.last_error).toContain('FERRY_WRAPPER_MISUSE');
+});
