@@ -7,6 +7,8 @@
  * after the wrapper's attempt ended, and never leave an unhandled rejection behind (Node's default
  * `--unhandled-rejections=throw` ends the application's process, again for each redelivery).
  */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { type InboxHandlerContextWrapper } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { failOnUnhandledRejections } from '../../../../test-support/lifecycle';
@@ -57,6 +59,56 @@ it.each<[string, InboxHandlerContextWrapper, boolean]>([
   const { row } = await runWith(wrapper, fails);
   expect(row.status).toBe('RETRYABLE');
   expect(row.last_error).toContain('FERRY_WRAPPER_MISUSE');
+});
+
+/**
+ * An application process (plain Node, @ferry/core as installed): an outer wrapper drops next()
+ * and is still running when the inner wrapper's failure settles. Node's default ends a process on
+ * an unhandled rejection, which jest's own handlers do not show; the process must survive.
+ */
+const APPLICATION = `
+const { Pool } = require('pg');
+const { createInbox, pgTransactions } = require('@ferry/core');
+(async () => {
+  const pool = new Pool({ connectionString: process.argv[1] });
+  let innerEnded;
+  const ended = new Promise((resolve) => (innerEnded = resolve));
+  const outer = async (_c, next) => {
+    void next();
+    await ended;
+    await pool.query('SELECT 1');
+  };
+  const inner = async (_c, next) => {
+    try { await next(); } finally { innerEnded(); }
+  };
+  const inbox = createInbox(pgTransactions(pool), {
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+    handlerContext: [outer, inner],
+    handlers: { orders: async () => { throw new Error('handler failed'); } },
+  });
+  const { record } = await inbox.accept({ consumer: 'orders', messageId: 'careless', tenantId: 'acme', payload: { n: 1 } });
+  await inbox.runOnce();
+  await inbox.close();
+  const { rows } = await pool.query('SELECT status, last_error FROM ferry_inbox_receipts WHERE id = $1', [record.id]);
+  await pool.end();
+  console.log(JSON.stringify({ status: rows[0].status, misuse: rows[0].last_error.includes('FERRY_WRAPPER_MISUSE') }));
+})();
+`;
+
+it('an application process survives an outer wrapper that drops next() while the failure settles', async () => {
+  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ['-e', APPLICATION, t.url],
+      { cwd: path.join(__dirname, '..', '..'), timeout: 30_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+    );
+  });
+  expect({ code: result.code, stdout: result.stdout.trim() }).toEqual({
+    code: 0,
+    stdout: JSON.stringify({ status: 'RETRYABLE', misuse: true }),
+  });
 });
 
 it('a next() called after the wrapper returned runs no handler and is refused', async () => {
