@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { InboxAdmin, type InboxEvent } from '@ferry/core';
+import { FerryError, InboxAdmin, InboxPrivilegedAdmin, type InboxEvent } from '@ferry/core';
 import { waitUntil } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { makeInbox, message, recorder } from './helpers';
@@ -15,6 +15,55 @@ describe('review 155: inbox lifecycle under hostile use', () => {
   });
   afterAll(async () => {
     await t.drop();
+  });
+
+  it('answers statistics of a table that holds no receipt at all with zeros, in every scope', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const zero = {
+        counts: { PENDING: 0, PROCESSING: 0, RETRYABLE: 0, COMPLETED: 0, DEAD: 0 },
+        total: 0,
+        completedEstimated: false,
+        oldestPendingAt: null,
+        oldestPendingAgeMs: null,
+        expiredLeases: 0,
+      };
+      expect(await new InboxPrivilegedAdmin(fresh.prisma, { privilegedAdmin: true }).stats()).toEqual(zero);
+      expect(await new InboxAdmin(fresh.prisma).forGlobal().stats()).toEqual(zero);
+      expect(await new InboxAdmin(fresh.prisma).forTenant('acme').list()).toEqual({
+        records: [],
+        nextCursor: null,
+      });
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('answers runOnce(), accept() and every admin verb on a database without the schema with a typed error', async () => {
+    const bare = await createTestDatabase({ migrate: false });
+    try {
+      const inbox = makeInbox(bare.prisma, { handlers: { work: async () => undefined } });
+      const tenant = new InboxAdmin(bare.prisma).forTenant('acme');
+      const calls: Array<[string, () => Promise<unknown>]> = [
+        ['runOnce', () => inbox.runOnce()],
+        ['accept', () => inbox.accept(message({ consumer: 'work' }))],
+        ['list', () => tenant.list()],
+        ['get', () => tenant.get(randomUUID())],
+        ['stats', () => tenant.stats()],
+        ['requeue', () => tenant.requeue({ id: randomUUID(), expectedVersion: 1, reason: 'r', actor: 'op' })],
+        ['purge', () => tenant.purgeCompletedPayload({ before: new Date() })],
+      ];
+      for (const [name, call] of calls) {
+        const error = await call().then(
+          () => 'resolved',
+          (e: unknown) => e,
+        );
+        expect({ name, typed: error instanceof FerryError }).toEqual({ name, typed: true });
+      }
+      await inbox.close();
+    } finally {
+      await bare.drop();
+    }
   });
 
   it('runs each receipt once when runOnce() is called while the started worker polls', async () => {
