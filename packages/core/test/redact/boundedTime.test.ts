@@ -152,6 +152,10 @@ const LONG_TEXTS: ReadonlyArray<readonly [unit: string, times: number]> = [
   ['password%3D', 9_000],
   ['password := ', 8_000],
   ["password=a'", 9_000],
+  // A quoted value after a space (review 155), never closed, and a key before spaces with none
+  ['password "a ', 16_000],
+  ["token 'it's ", 14_000],
+  ['password    x ', 12_000],
   ['Key (token)=(a\n', 7_000],
   ['Failing row contains (a\n', 4_000],
 ];
