@@ -56,6 +56,16 @@ describe('review 155: inbox admin under hostile arguments', () => {
     return stored!;
   }
 
+  /** A replay request of `record` at its version, to the rebuild consumer, under a new request id. */
+  const replayOf = (record: InboxRecord) => ({
+    id: record.id,
+    expectedVersion: record.rowVersion,
+    requestId: randomUUID(),
+    targetConsumer: 'work.rebuild',
+    actor: 'op',
+    reason: 'r',
+  });
+
   const validation = (field: string) =>
     expect.objectContaining({ code: 'FERRY_VALIDATION_FAILED', field }) as unknown;
 
@@ -191,15 +201,8 @@ describe('review 155: inbox admin under hostile arguments', () => {
     const tenant = admin.forTenant(scope);
     const source = await recordIn('COMPLETED', scope);
     const other = await recordIn('COMPLETED', scope);
-    const requestId = randomUUID();
-    const request = {
-      id: source.id,
-      expectedVersion: source.rowVersion,
-      requestId,
-      targetConsumer: 'work.rebuild',
-      actor: 'op',
-      reason: 'rebuild',
-    };
+    const request = replayOf(source);
+    const { requestId } = request;
     const accepted = await tenant.replay(request);
     expect(accepted.kind).toBe('accepted');
     const again = await tenant.replay({ ...request, requestId: requestId.toUpperCase(), actor: 'op-2' });
@@ -283,16 +286,7 @@ describe('review 155: inbox admin under hostile arguments', () => {
     await expect(
       intruder.requeue({ id: dead.id, expectedVersion: dead.rowVersion, reason: 'r', actor: 'op' }),
     ).rejects.toBeInstanceOf(InboxNotFoundError);
-    await expect(
-      intruder.replay({
-        id: completed.id,
-        expectedVersion: completed.rowVersion,
-        requestId: randomUUID(),
-        targetConsumer: 'work.rebuild',
-        actor: 'op',
-        reason: 'r',
-      }),
-    ).rejects.toBeInstanceOf(InboxNotFoundError);
+    await expect(intruder.replay(replayOf(completed))).rejects.toBeInstanceOf(InboxNotFoundError);
     expect((await intruder.purgeCompletedPayload({ before: new Date(Date.now() + 60_000) })).purged).toBe(0);
     expect((await admin.forTenant(owner).get(completed.id))?.payload).toEqual(completed.payload);
     expect(await intruder.stats()).toMatchObject({ total: 0 });
@@ -315,14 +309,7 @@ describe('review 155: inbox admin under hostile arguments', () => {
     for (const [field, change] of cases) {
       await expect(tenant.requeue({ ...requeue, ...change } as never)).rejects.toEqual(validation(field));
     }
-    const replay = {
-      id: completed.id,
-      expectedVersion: completed.rowVersion,
-      requestId: randomUUID(),
-      targetConsumer: 'work.rebuild',
-      actor: 'op',
-      reason: 'r',
-    };
+    const replay = replayOf(completed);
     const replayCases: Array<[string, Record<string, unknown>]> = [
       ['requestId', { requestId: 'request-1' }],
       ['targetConsumer', { targetConsumer: '' }],
@@ -349,14 +336,7 @@ describe('review 155: inbox admin under hostile arguments', () => {
       status: 'PENDING',
       rowVersion: dead.rowVersion + 1,
     });
-    const replay = {
-      id: completed.id,
-      expectedVersion: completed.rowVersion,
-      requestId: randomUUID(),
-      targetConsumer: 'work.rebuild',
-      actor: 'op',
-      reason: 'r',
-    };
+    const replay = replayOf(completed);
     expect(await tenant.replay({ ...replay, dryRun: true })).toMatchObject({ kind: 'accepted' });
     expect((await tenant.stats()).total).toBe(2);
     const real = await tenant.replay(replay);
