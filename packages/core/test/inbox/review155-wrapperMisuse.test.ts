@@ -130,3 +130,15 @@ it('a next() called after the wrapper returned runs no handler and is refused', 
   expect(row.status).toBe('RETRYABLE');
   expect(row.last_error).toContain('FERRY_WRAPPER_MISUSE');
 });
+
+it('a wrapper that returns without awaiting a handler that never settles fails at the transaction deadline', async () => {
+  const consumer = 'misuse-hung';
+  const inbox = makeInbox(t.prisma, {
+    handlerContext: async (_c, next) => void next(),
+    worker: { transactionTimeoutMs: 500 },
+    handlers: { [consumer]: () => new Promise<void>(() => undefined) },
+  });
+  const { record } = await inbox.accept(message({ consumer }));
+  expect(await inbox.runOnce()).toMatchObject({ claimed: 1, completed: 0 });
+  expect((await receiptRow(t, record.id)).status).not.toBe('COMPLETED');
+});
