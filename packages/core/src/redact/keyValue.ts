@@ -28,13 +28,14 @@ const UNICODE_QUOTED = String.raw`(?<uq>${UNICODE_QUOTE})(?:(?!\k<uq>)[\s\S])*(?
 /**
  * `key=value`, `key: value`, `key := value`, `key => value`, `key is value`, `key was value`,
  * `key to value`, a quoted value after a space (`invalid token "abc"`, `password 'hunter2'
- * rejected`: a value an error quotes is one it shows, review 155), percent-encoded (`key%3Dvalue`, a query string inside a URL's parameter), also
+ * rejected`: a value an error quotes is one it shows, review 155; not JSON.parse's `Unexpected
+ * token '}'`, which names the character a body broke at), percent-encoded (`key%3Dvalue`, a query string inside a URL's parameter), also
  * quoted (`"key":"value"`, `“key”: “value”`) and escaped (`\"key\":\"value\"`,
  * `\u0022key\u0022:\u0022value\u0022`); the key may
  * go on for up to 64 more name characters (`password_hash`): bounded, so that a key named again
  * and again in one long word is not followed to the word's end from each place.
  */
-const NAME_AND_SEPARATOR = String.raw`(?<rest>[a-z0-9_-]{0,64})(?<separator>(?:${UNICODE_QUOTE}|${ESCAPES}${ANY_QUOTE}?)\s*(?:=>|:=|%(?:25)?3D|[:=])\s*|\s+(?:is|was|to)\s+|\s+(?=${ANY_QUOTE}))`;
+const NAME_AND_SEPARATOR = String.raw`(?<rest>[a-z0-9_-]{0,64})(?<separator>(?:${UNICODE_QUOTE}|${ESCAPES}${ANY_QUOTE}?)\s*(?:=>|:=|%(?:25)?3D|[:=])\s*|\s+(?:is|was|to)\s+|\s+(?=${ANY_QUOTE})(?<!unexpected\s+token\s+))`;
 
 /**
  * The closing quote of a value opened by the backslashes `b` and the ASCII quote `q`: `b` and

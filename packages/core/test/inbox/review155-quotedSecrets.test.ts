@@ -41,3 +41,26 @@ it.each([
   expect(stored?.lastError).not.toContain(secret);
   expect(JSON.stringify(events)).not.toContain(secret);
 });
+
+it("keeps JSON.parse's own message whole: the character a body broke at is no secret", async () => {
+  const parseError = ((): Error => {
+    try {
+      JSON.parse('{"a":}');
+    } catch (error) {
+      return error as Error;
+    }
+    throw new Error('JSON.parse accepted a broken body');
+  })();
+  const consumer = 'unparseable';
+  const inbox = makeInbox(t.prisma, {
+    handlers: {
+      [consumer]: async () => {
+        throw parseError;
+      },
+    },
+  });
+  const { record } = await inbox.accept(message({ consumer }));
+  await inbox.runOnce();
+  const stored = await new InboxAdmin(t.prisma).forTenant('acme').get(record.id);
+  expect(stored?.lastError).toBe(`SyntaxError: ${parseError.message}`);
+});
