@@ -97,11 +97,13 @@ describe('operations: slow-database', () => {
 
     const events: InboxEvent[] = [];
     const handlerCalls = new Map<string, number>();
+    let handlerStarts = 0;
     const inbox = new Inbox(prisma, {
       logger: quietLogger,
       observer: (event) => void events.push(event),
       handlers: {
         orders: async (_payload, context) => {
+          handlerStarts += 1;
           handlerCalls.set(context.messageId, (handlerCalls.get(context.messageId) ?? 0) + 1);
           await writeBusinessRow(context);
           await emitHandledEvent(context);
@@ -158,6 +160,7 @@ describe('operations: slow-database', () => {
     // sampled on a direct connection meanwhile.
     proxy.setDelay(DELAY_MS);
     const completedBeforeSlow = completed();
+    const startsBeforeSlow = handlerStarts;
     const server = sampleServerRenewals(t.db);
     suite.defer(() => server.stop());
     let slowOffered = false;
@@ -176,6 +179,7 @@ describe('operations: slow-database', () => {
       50,
     );
     const slowCompletions = completed() - completedBeforeSlow;
+    const slowHandlerStarts = handlerStarts - startsBeforeSlow;
     proxy.setDelay(0);
     const serverView = await server.stop();
 
@@ -192,7 +196,7 @@ describe('operations: slow-database', () => {
       [...events, ...relayEvents].flatMap((e) => (e.type === 'infrastructure-error' ? [e.operation] : [])),
     );
     process.stdout.write(
-      `slow-database: delayMs=${DELAY_MS} slowCompletions=${slowCompletions} ` +
+      `slow-database: delayMs=${DELAY_MS} slowHandlerStarts=${slowHandlerStarts} slowCompletions=${slowCompletions} ` +
         `renewalStatements=${renewals.statements} leasesRenewed=${renewals.leases} ` +
         `mostRenewalsOfOneLeaseAtOnce=${renewals.mostOfOneLease} (${renewals.mostLease}) ` +
         `leasesWithTwoAtOnce=${renewals.leasesAtTwo} ` +
