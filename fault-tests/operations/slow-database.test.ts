@@ -32,8 +32,8 @@
  * and a claim check or renewal that found the lease run out reported it lease-lost and left it, so
  * the attempt stayed charged and the claim was reclaimed as abandoned (3-13 receipts a run). Now a
  * claim still under its token is given back uncharged, its lease run out or not (releaseClaims,
- * process.ts giveBackIfHeld). The early loss at the handoff itself is left (a liveness cost under
- * a slow database: the claim is claimed again later).
+ * process.ts giveBackIfHeld). The early loss at the handoff itself: the lane's lease is now also
+ * proven by the queue renewal in flight at the handoff (ClaimQueue.take, QueuedClaim.proofs).
  */
 import { Pool, type PoolClient } from 'pg';
 import {

@@ -6,12 +6,28 @@ import type { ClaimedReceipt } from './types';
 export interface QueuedClaim {
   readonly receipt: ClaimedReceipt;
   readonly claimedAt: number;
+  /**
+   * The queue's renewals of this claim still in flight when it left the queue (sent while it
+   * waited): each resolves the local time it was sent once it answered the claim owned, else
+   * undefined. The lane's lease is proven from it (Lease.prove): it extended the claim's lease on
+   * the database from then, after `claimedAt`.
+   */
+  readonly proofs?: ReadonlyArray<Promise<number | undefined>>;
+}
+
+/** One renewal of a batch in flight: the rows it renews, and when it was sent. */
+interface Renewal {
+  readonly rows: ReadonlySet<string>;
+  /** The local time it was sent, once it answered (the ids it found owned); undefined if it failed. */
+  readonly answer: Promise<{ sentAt: number; owned: ReadonlySet<string> } | undefined>;
 }
 
 /** The rows of one claim statement still waiting, under one lease renewed for all of them. */
 interface Batch {
   readonly rows: Map<string, ClaimedReceipt>;
   lease: Lease | undefined;
+  /** Its renewals not answered yet (at most RENEWALS_IN_FLIGHT_AT_MOST). */
+  readonly renewals: Set<Renewal>;
 }
 
 /**
@@ -41,7 +57,7 @@ export class ClaimQueue<TTx> {
   add(receipts: readonly ClaimedReceipt[], claimedAt: number): void {
     if (receipts.length === 0) return;
     const due = [...receipts].sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
-    const batch: Batch = { rows: new Map(due.map((r) => [r.id, r])), lease: undefined };
+    const batch: Batch = { rows: new Map(due.map((r) => [r.id, r])), lease: undefined, renewals: new Set() };
     const { worker } = this.deps;
     batch.lease = startLease({
       durationMs: worker.leaseMs,
@@ -56,7 +72,12 @@ export class ClaimQueue<TTx> {
 
   /**
    * The oldest waiting claim whose lease is still proven alive locally, removed from the
-   * queue; undefined when none is left.
+   * queue; undefined when none is left. Its lane's lease starts from the queue lease's last proof,
+   * and is proven from the send time of each queue renewal of the claim then in flight that answers
+   * it owned (QueuedClaim.proofs): that renewal extended it on the database from then. Not
+   * credited, the lane's lease ran out locally a round trip or more before the database's: on a
+   * database whose round trips exceed about a third of the lease, before its handler started (the
+   * slow-database fault scenario).
    */
   take(now = performance.now()): QueuedClaim | undefined {
     const { leaseMs, heartbeatIntervalMs } = this.deps.worker;
@@ -74,8 +95,12 @@ export class ClaimQueue<TTx> {
         continue;
       }
       batch.rows.delete(receipt.id);
+      // Taken before finish(): a batch finished stops its lease, not its renewals in flight.
+      const proofs = [...batch.renewals]
+        .filter((r) => r.rows.has(receipt.id))
+        .map((r) => provenFor(r, receipt.id));
       if (batch.rows.size === 0) this.finish(batch);
-      return { receipt, claimedAt: lease.provenAt };
+      return { receipt, claimedAt: lease.provenAt, proofs };
     }
   }
 
@@ -114,7 +139,18 @@ export class ClaimQueue<TTx> {
   private async renew(batch: Batch, signal: AbortSignal): Promise<boolean> {
     const waiting = [...batch.rows.values()];
     if (waiting.length === 0) return true;
-    const owned = await this.deps.ops.renewQueued(waiting, signal);
+    const sentAt = performance.now();
+    const answer = this.deps.ops.renewQueued(waiting, signal);
+    // Its answer also proves the leases of the rows it renewed that left for a lane meanwhile (take).
+    const renewal: Renewal = {
+      rows: new Set(waiting.map((receipt) => receipt.id)),
+      answer: answer.then(
+        (owned) => ({ sentAt, owned }),
+        () => undefined,
+      ),
+    };
+    batch.renewals.add(renewal);
+    const owned = await answer.finally(() => batch.renewals.delete(renewal));
     if (!this.batches.includes(batch)) return true;
     for (const receipt of waiting) {
       if (!owned.has(receipt.id) && batch.rows.delete(receipt.id)) this.lost(receipt);
@@ -157,4 +193,10 @@ export class ClaimQueue<TTx> {
       attempt: receipt.attempts,
     });
   }
+}
+
+/** When `renewal` was sent, once it answered `id` owned; else undefined. */
+async function provenFor(renewal: Renewal, id: string): Promise<number | undefined> {
+  const answered = await renewal.answer;
+  return answered?.owned.has(id) ? answered.sentAt : undefined;
 }

@@ -149,13 +149,16 @@ function contextFor<TTx>(receipt: ClaimedReceipt, tx: TTx, abort: LazyAbort): In
  * renewing while it runs. `claimedAt` (performance.now() when the claim was sent) starts
  * the lease's local clock: once it cannot be proven alive (leaseMs - heartbeatIntervalMs
  * without a successful renewal) or a renewal finds it taken, the handler's signal aborts
- * with InboxLeaseLostError. `shutdown` aborts the handler's signal too.
+ * with InboxLeaseLostError. `shutdown` aborts the handler's signal too. `proofs`: the worker queue's
+ * renewals of the claim in flight when it left the queue (QueuedClaim.proofs); each that answers
+ * it owned proves the lease from its send time (Lease.prove), later than `claimedAt`.
  */
 export async function processReceipt<TTx>(
   receipt: ClaimedReceipt,
   deps: ProcessDeps<TTx>,
   shutdown: AbortSignal,
   claimedAt: number,
+  proofs: ReadonlyArray<Promise<number | undefined>> = [],
 ): Promise<ProcessOutcome> {
   // onAbort never calls back for a signal already aborted: checked first (review 102).
   if (shutdown.aborted) return giveBack(receipt, deps);
@@ -182,6 +185,11 @@ export async function processReceipt<TTx>(
     },
     onError: (error) => emitInfrastructure(deps, 'heartbeat', error),
   });
+  for (const proof of proofs) {
+    void proof.then((sentAt) => {
+      if (sentAt !== undefined) lease.prove(sentAt);
+    });
+  }
   // Shutdown interruption and the transaction deadline both hand the claim to its lease:
   // renewals stop, so a handler that ignores its signal cannot hold the receipt forever.
   const interrupt = (reason: unknown): void => {

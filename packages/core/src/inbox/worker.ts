@@ -315,9 +315,9 @@ export class InboxWorker<TTx> {
    * limit is the backstop). Once shutdown interrupted the worker, a receipt whose handler has
    * not started is not run: processReceipt gives its claim back (its attempt returned).
    */
-  private dispatch({ receipt, claimedAt }: QueuedClaim): Promise<ProcessOutcome> {
+  private dispatch({ receipt, claimedAt, proofs }: QueuedClaim): Promise<ProcessOutcome> {
     const task = this.limit(async (): Promise<ProcessOutcome> => {
-      return processReceipt(receipt, this.deps, this.shutdown.signal, claimedAt).catch(
+      return processReceipt(receipt, this.deps, this.shutdown.signal, claimedAt, proofs).catch(
         (error: unknown): ProcessOutcome => {
           emitInfrastructure(this.deps, 'process', error);
           return 'unresolved';

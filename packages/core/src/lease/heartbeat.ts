@@ -83,6 +83,14 @@ export interface Lease {
    * another holder may have recovered it meanwhile (review 45).
    */
   check(): boolean;
+  /**
+   * Proves the lease from `sentAt` (local time), the send time of a statement other than its own
+   * renewals that extended the same claim on the database and answered it held: the worker's
+   * queue renewal in flight when it handed the claim to a lane (inbox/claimQueue.ts). Never moves
+   * the proof earlier; ignored once the lease is lost or stopped (it then proves nothing: the
+   * holder has let the claim go, as a late answer of its own renewals is then ignored).
+   */
+  prove(sentAt: number): void;
   /** Stops renewing; resolves once no renewal is in flight, bounded by that renewal's deadline. */
   stop(): Promise<void>;
 }
@@ -165,13 +173,18 @@ export function startLease(options: LeaseOptions): Lease {
       lose('renewal_failed', `lease renewal failed ${failures} time(s) in a row: ${detail}`);
     }
   };
+  /** The claim was found held by a statement sent at `sentAt`: the lease is proven from then. */
+  const prove = (sentAt: number): void => {
+    if (stopped || sentAt <= provenAt) return;
+    provenAt = sentAt;
+    armExpiry();
+  };
   /** A renewal's answer; `late`: its deadline had passed, which counted as its failure already. */
   const settle = (started: number, settled: Settled, late: boolean): void => {
     if (stopped) return;
     if (settled.kind === 'renewed' && settled.owned) {
-      provenAt = Math.max(provenAt, started);
+      prove(started);
       failures = 0;
-      armExpiry();
     } else if (settled.kind === 'renewed') {
       lose('taken_over', 'lease no longer held (expired and recovered, or taken over)');
     } else if (!late) {
@@ -255,6 +268,7 @@ export function startLease(options: LeaseOptions): Lease {
       if (lost === undefined && !stopped && now() >= expiresAt()) expire();
       return lost === undefined;
     },
+    prove,
     async stop() {
       halt();
       await inflight;

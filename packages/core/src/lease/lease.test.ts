@@ -330,6 +330,33 @@ describe('lease kit: renewals the database does not answer in time', () => {
   });
 });
 
+describe('lease kit: prove (a statement other than its renewals found the claim held)', () => {
+  it('proves the lease from a later send time, never an earlier one, and not once it is lost', async () => {
+    const { handle, losses } = lease({ renew: never });
+    // Lost at 700 unproven; proven from 200, at 900.
+    handle.prove(200);
+    handle.prove(100);
+    expect(handle.provenAt).toBe(200);
+    await jest.advanceTimersByTimeAsync(899);
+    expect(losses).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(losses).toEqual([expect.objectContaining({ reason: 'expired', at: 900 })]);
+    handle.prove(800);
+    expect(handle.provenAt).toBe(200);
+    expect(handle.check()).toBe(false);
+    await handle.stop();
+  });
+
+  it('ignores a proof once stopped', async () => {
+    const { handle } = lease({ renew: never });
+    await jest.advanceTimersByTimeAsync(100);
+    void handle.stop();
+    handle.prove(100);
+    expect(handle.provenAt).toBe(0);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});
+
 describe('lease timing rule', () => {
   const duration = { name: 'lease.duration', value: 1_000, given: true };
   const interval = (value: number) => ({ name: 'lease.heartbeatInterval', value, given: true });
