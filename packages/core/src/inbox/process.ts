@@ -173,6 +173,15 @@ export async function processReceipt<TTx>(
   // Whether a renewal found the claim held by another (the operator's forced release, a lease
   // recovered elsewhere): the claim is not this worker's to give back, nor its pool's outage.
   let takenOver = false;
+  // A lease lost before the handler started ends the wait for its transaction at once: the claim
+  // goes back now (below), not once the transaction got a session, began, and found it lost (on a
+  // slow database or a busy pool that came after its lease ran out on the database too). The
+  // transaction starts no handler once it begins (it checks the lease first).
+  let lostBeforeHandler: ((reason: unknown) => void) | undefined;
+  const lostEarly = new Promise<never>((_resolve, reject) => {
+    lostBeforeHandler = reject;
+  });
+  lostEarly.catch(() => undefined);
   const lease = startLease({
     durationMs: deps.worker.leaseMs,
     intervalMs: deps.worker.heartbeatIntervalMs,
@@ -181,7 +190,9 @@ export async function processReceipt<TTx>(
     onLost: (loss) => {
       interruptedBeforeHandler ||= !handlerStarted;
       takenOver = loss.reason === 'taken_over';
-      abort.abort(new InboxLeaseLostError(receipt.id));
+      const reason = new InboxLeaseLostError(receipt.id);
+      abort.abort(reason);
+      if (!handlerStarted) lostBeforeHandler?.(reason);
     },
     onError: (error) => emitInfrastructure(deps, 'heartbeat', error),
   });
@@ -240,10 +251,11 @@ export async function processReceipt<TTx>(
   const started = Date.now();
   let outcome: ProcessOutcome = 'unresolved';
   let failure: { readonly error: unknown } | undefined;
+  let transaction: Promise<void> | undefined;
   try {
     // The handler runs with its span as the active context and the receipt as the message
     // scope that emits inherit correlation, causation and trace context from.
-    const transaction = span.run(() =>
+    transaction = span.run(() =>
       runInMessageScope(messageScopeOf(receipt.messageId, receipt.headers), () =>
         deps.ops.transaction(
           receipt,
@@ -274,7 +286,7 @@ export async function processReceipt<TTx>(
     transaction.catch((error: unknown) => {
       if (isAbandonedNotEnded(error)) emitInfrastructure(deps, 'abandon-transaction', error);
     });
-    await Promise.race([transaction, interrupted]);
+    await Promise.race([transaction, interrupted, lostEarly]);
     emit(deps, completedEvent(receipt, started, false));
     outcome = 'completed';
     return outcome;
@@ -308,7 +320,9 @@ export async function processReceipt<TTx>(
     // A pool the application ended for good (FERRY_CLOSED) never lends one again: the worker stops
     // claiming, as when its own client was ended, and its liveness says why (review 105).
     if (!handlerStarted && (sessionGone(error) || interruptedBeforeHandler)) {
-      await lease.stop();
+      // Given back without waiting for a renewal in flight: stopped, the kit ignores its answer,
+      // and one sent before the give-back only extended a lease the give-back then ends.
+      const stopped = lease.stop();
       // A renewal that found the claim not held while its transaction waited: taken over (nothing of
       // it is this worker's any more: lease-lost), or, on a database slow enough, its lease ran out
       // there though nobody claimed it since (still this worker's to give back uncharged): the
@@ -321,11 +335,14 @@ export async function processReceipt<TTx>(
         outageMs = deps.outage.noSession(describeError(error, MAX_OBSERVED_ERROR_CHARS, deps.redact));
         if (clientEnded(error)) deps.onEndedClient?.(error);
       }
-      if (takenOver) {
-        outcome = await giveBackIfHeld(receipt, deps, started);
-        return outcome;
-      }
-      outcome = await giveBack(receipt, deps, outageDelayMs(receipt, outageMs, deps));
+      outcome = takenOver
+        ? await giveBackIfHeld(receipt, deps, started)
+        : await giveBack(receipt, deps, outageDelayMs(receipt, outageMs, deps));
+      // Given back while its transaction may still wait for a session (lostEarly): the lane stays
+      // taken until it unwinds (or shutdown or its deadline gives it up), so a worker that loses
+      // leases so never has more handler transactions than lanes.
+      await Promise.race([transaction?.then(undefined, () => undefined), interrupted.catch(() => undefined)]);
+      await stopped;
       return outcome;
     }
     // The claim check found the claim not this worker's before its handler started: no attempt
