@@ -65,6 +65,11 @@ function inboxSource(service: InboxService): LoopSource {
       const started = service.state === 'running' || service.state === 'stopped';
       return started ? service.inbox.sessionOutage : null;
     },
+    get claimCycling() {
+      // The worker's claims that cycle (core's Inbox.claimCycling): details only.
+      const started = service.state === 'running' || service.state === 'stopped';
+      return started ? service.inbox.claimCycling : null;
+    },
     get pollIntervalMs() {
       // Read only of a running worker: in every other state it is not live (or left out) anyway,
       // and a service closed before module init has no core Inbox.

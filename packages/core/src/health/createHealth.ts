@@ -125,8 +125,10 @@ export function createHealth(given: HealthOptions): FerryHealth {
    * Each inbox worker's handler transactions: down once they have got no session for longer than
    * maxCycleAgeMs (an outage of the application's pool, which may not be ferry's: liveness and
    * readiness stay up, since a restart would not bring it back and a readiness that flapped with it
-   * would take every instance out of its load balancer at once; review 105). Left out when the
-   * source does not say, or its worker is switched off.
+   * would take every instance out of its load balancer at once; review 105), or once its claims have
+   * cycled that long (given back for leases lost before their handler, none begun since: a database
+   * whose round trips outlast the lease; nothing goes DEAD, so nothing else says so). Left out when
+   * the source says neither, or its worker is switched off.
    */
   function handlerSessions(): HealthCheck[] {
     return inboxes.flatMap(({ suffix, source }) =>
@@ -136,16 +138,29 @@ export function createHealth(given: HealthOptions): FerryHealth {
 
   function handlerSession(name: string, inbox: LoopSource): HealthCheck[] {
     if (switchedOff(inbox)) return [];
-    const outage = inbox.sessionOutage;
-    if (outage === undefined) return [];
-    if (outage === null) return [up(name, 'no outage')];
+    const { sessionOutage: outage, claimCycling: cycling } = inbox;
+    if (outage === undefined && cycling === undefined) return [];
     const now = Date.now();
-    const age = now - outage.since.getTime();
-    const detail =
-      `no session for a handler transaction in ${age} ms (bound ${maxAge}; since ` +
-      `${outage.since.toISOString()}, ${outage.transactions} claims given back, the last ` +
-      `${now - outage.lastAt.getTime()} ms ago): ${outage.lastError}`;
-    return [age > maxAge ? down(name, detail) : up(name, detail)];
+    const found: Array<{ age: number; detail: string }> = [];
+    if (outage) {
+      const age = now - outage.since.getTime();
+      const detail =
+        `no session for a handler transaction in ${age} ms (bound ${maxAge}; since ` +
+        `${outage.since.toISOString()}, ${outage.transactions} claims given back, the last ` +
+        `${now - outage.lastAt.getTime()} ms ago): ${outage.lastError}`;
+      found.push({ age, detail });
+    }
+    if (cycling) {
+      const age = now - cycling.since.getTime();
+      const detail =
+        `claims given back for leases lost before their handler, no handler started, for ${age} ms ` +
+        `(bound ${maxAge}; since ${cycling.since.toISOString()}, ${cycling.claims} claims, the last ` +
+        `${now - cycling.lastAt.getTime()} ms ago)`;
+      found.push({ age, detail });
+    }
+    if (found.length === 0) return [up(name, 'no outage')];
+    const detail = found.map((f) => f.detail).join('; ');
+    return [found.some((f) => f.age > maxAge) ? down(name, detail) : up(name, detail)];
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { InboxStats } from '../inbox/sql/stats';
-import type { InboxSessionOutage } from '../inbox/sessionOutage';
+import type { InboxClaimCycling, InboxSessionOutage } from '../inbox/sessionOutage';
 import type { HealthThresholds, OutboxStats } from '../outbox/adminTypes';
 import type { CircuitOutage } from '../outbox/circuit';
 import type { SqlExecutor } from '../sql/executor';
@@ -39,6 +39,13 @@ export interface LoopSource {
    * outage has lasted longer than maxCycleAgeMs; liveness and readiness do not read it.
    */
   readonly sessionOutage?: InboxSessionOutage | null;
+  /**
+   * The inbox worker's claims that cycle (inbox.claimCycling: given back for leases lost before
+   * their handler, no handler transaction begun since `since`), null when there are none. Given
+   * (null or not), the `inbox handler transactions` check is down too once it has lasted longer
+   * than maxCycleAgeMs; liveness and readiness do not read it.
+   */
+  readonly claimCycling?: InboxClaimCycling | null;
   /**
    * The relay's open (or half-open) circuit (relay.circuitOutage), null while it is closed. Given
    * (null or not), details add a `relay circuit` check (`... "<name>"` for a `relays` entry), down

@@ -171,6 +171,8 @@ export class ClaimQueue<TTx> {
     batch.rows.clear();
     this.finish(batch);
     if (rows.length === 0) return;
+    // Claims that cycle when no handler starts meanwhile (health: SessionOutage.cycling).
+    this.deps.outage.lostBeforeHandler(rows.length);
     const given = this.giveBack(rows).then(() => void this.givingBack.delete(given));
     this.givingBack.add(given);
   }

@@ -26,7 +26,7 @@ import { FULL_RECEIPTS, RECEIPT_KEYS, REQUIRED_COLUMNS, TABLE, type ReceiptShape
 import type { InboxRecord, ReceiptKey } from './types';
 import { startAcceptSpans } from '../tracing';
 import { InboxWorker, type RunOnceResult } from './worker';
-import { SessionOutage, type InboxSessionOutage } from './sessionOutage';
+import { SessionOutage, type InboxClaimCycling, type InboxSessionOutage } from './sessionOutage';
 import { sqlWorkerOps, type InboxWorkerOps } from './workerOps';
 import { withSerializationRetry } from '../sql/serializationRetry';
 
@@ -282,6 +282,16 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
    */
   get sessionOutage(): InboxSessionOutage | null {
     return this.worker.sessionOutage;
+  }
+
+  /**
+   * The worker's claims that cycle: given back (uncharged) for leases lost before their handler
+   * started, no handler transaction having begun since `since` (a database whose round trips
+   * outlast the lease); null when there are none (over once one of its handler transactions
+   * begins). createHealth's details report it down once it has lasted longer than maxCycleAgeMs.
+   */
+  get claimCycling(): InboxClaimCycling | null {
+    return this.worker.claimCycling;
   }
 
   /** When the worker's poll loop last claimed without an error (createHealth's liveness). */

@@ -49,7 +49,7 @@ export type { InboxReplayOutcome } from './admin/replay';
 export type { InboxStats } from './sql/stats';
 export type { ReleasedReceipts as InboxReleaseResult } from './sql/releaseStuck';
 export type { RunOnceResult } from './worker';
-export type { InboxSessionOutage } from './sessionOutage';
+export type { InboxClaimCycling, InboxSessionOutage } from './sessionOutage';
 export type { InboxWorkerOps } from './workerOps';
 export type { ClaimState } from './sql/readClaimState';
 export { INBOX_TABLE } from './table';

@@ -178,6 +178,8 @@ export async function processReceipt<TTx>(
   // slow database or a busy pool that came after its lease ran out on the database too). The
   // transaction starts no handler once it begins (it checks the lease first).
   let lostBeforeHandler: ((reason: unknown) => void) | undefined;
+  // Whether it was so lost (not interrupted by shutdown or its deadline): health's cycling claims.
+  let leaseLostEarly = false;
   const lostEarly = new Promise<never>((_resolve, reject) => {
     lostBeforeHandler = reject;
   });
@@ -192,7 +194,10 @@ export async function processReceipt<TTx>(
       takenOver = loss.reason === 'taken_over';
       const reason = new InboxLeaseLostError(receipt.id);
       abort.abort(reason);
-      if (!handlerStarted) lostBeforeHandler?.(reason);
+      if (!handlerStarted) {
+        leaseLostEarly = true;
+        lostBeforeHandler?.(reason);
+      }
     },
     onError: (error) => emitInfrastructure(deps, 'heartbeat', error),
   });
@@ -338,6 +343,7 @@ export async function processReceipt<TTx>(
       outcome = takenOver
         ? await giveBackIfHeld(receipt, deps, started)
         : await giveBack(receipt, deps, outageDelayMs(receipt, outageMs, deps));
+      if (leaseLostEarly && outcome === 'unresolved') deps.outage.lostBeforeHandler(1);
       // Given back while its transaction may still wait for a session (lostEarly): the lane stays
       // taken until it unwinds (or shutdown or its deadline gives it up), so a worker that loses
       // leases so never has more handler transactions than lanes.
@@ -350,6 +356,8 @@ export async function processReceipt<TTx>(
     if (!handlerStarted && isLeaseLost(error)) {
       await lease.stop();
       outcome = await giveBackIfHeld(receipt, deps, started);
+      // Still under its token: its lease ran out on the database before the handler (a claim that cycles).
+      if (outcome === 'unresolved') deps.outage.lostBeforeHandler(1);
       return outcome;
     }
     // Any other failure before the handler started is one of ferry's own statements (the claim

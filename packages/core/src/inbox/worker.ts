@@ -10,7 +10,7 @@ import { inboxListener } from './wakeup';
 import { EXHAUSTED_ERROR } from './sql/exhaustExpired';
 import { inRootContext } from '../tracing/rootContext';
 import { EndedClientStop, type LoopState } from '../sql/endedClient';
-import type { InboxSessionOutage } from './sessionOutage';
+import type { InboxClaimCycling, InboxSessionOutage } from './sessionOutage';
 
 export interface RunOnceResult {
   readonly claimed: number;
@@ -122,6 +122,11 @@ export class InboxWorker<TTx> {
   /** The outage of the application's pool its handler transactions saw (SessionOutage), if any. */
   get sessionOutage(): InboxSessionOutage | null {
     return this.deps.outage.current;
+  }
+
+  /** Its claims given back for leases lost before their handler since one last began (SessionOutage). */
+  get claimCycling(): InboxClaimCycling | null {
+    return this.deps.outage.cycling;
   }
 
   /** Starts polling. Safe to call twice. */

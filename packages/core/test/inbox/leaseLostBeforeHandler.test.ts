@@ -152,9 +152,12 @@ describe('a claim whose lease ran out on the database, nobody claiming it since'
         row: { status: 'PENDING', attempts: 0, lifetime: 0 },
       });
       expect(observedOutcomes(events)).not.toContain('lease-lost');
+      // A claim that cycled (health's `inbox handler transactions`), until a handler began.
+      expect(inbox.claimCycling).toMatchObject({ claims: 1 });
       await new Promise((resolve) => setTimeout(resolve, 20));
       const second = await inbox.runOnce();
       expect({ completed: second.completed, ran }).toEqual({ completed: 1, ran: [record.id] });
+      expect(inbox.claimCycling).toBeNull();
       expect(await receiptRow(t, record.id)).toMatchObject({
         status: 'COMPLETED',
         attempts: 1,
