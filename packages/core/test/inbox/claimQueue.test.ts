@@ -6,6 +6,7 @@ import { renewQueued } from '../../src/inbox/sql/renewQueued';
 import {
   businessCount,
   createBusinessTable,
+  expireLease,
   insertBusiness,
   latch,
   makeInbox,
@@ -344,11 +345,7 @@ describe('inbox worker claim queue (worker.prefetch)', () => {
     const { record } = await inbox.accept(message({ consumer: 'lapsed' }));
     const [first] = await claimReceipts(t.db, ['lapsed'], 1, 60_000, 8);
     expect(first?.id).toBe(record.id);
-    const lapse = () =>
-      t.db.query(
-        `UPDATE ferry_inbox_receipts SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`,
-        [record.id],
-      );
+    const lapse = () => expireLease(t, record.id);
     await lapse();
     expect(await releaseClaims(t.db, [first!])).toEqual([record.id]);
     expect(await receiptRow(t, record.id)).toMatchObject({

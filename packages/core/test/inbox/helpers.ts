@@ -106,6 +106,14 @@ export function observedOutcomes(events: readonly InboxEvent[]): string[] {
     .map((e) => (e.type === 'infrastructure-error' ? `${e.type}:${e.operation}` : e.type));
 }
 
+/** Lets receipt `id`'s lease run out on the database (a second ago), its claim left as it is. */
+export async function expireLease(t: TestDatabase, id: string): Promise<void> {
+  await t.db.execute(
+    `UPDATE ferry_inbox_receipts SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`,
+    [id],
+  );
+}
+
 /** The claim token of receipt `id`, once a worker claimed it (PROCESSING). */
 export async function claimTokenOnceClaimed(t: TestDatabase, id: string): Promise<string> {
   await waitUntil('the receipt is claimed', async () => (await receiptRow(t, id)).status === 'PROCESSING', {

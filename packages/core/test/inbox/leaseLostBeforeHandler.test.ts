@@ -20,6 +20,7 @@ import { createTestDatabase, type TestDatabase } from '../../../../test-support/
 import {
   busyApplicationPool,
   claimTokenOnceClaimed,
+  expireLease,
   makeInbox,
   message,
   observedOutcomes,
@@ -97,12 +98,6 @@ it('a claim force-released while its transaction waits for a session is lease-lo
  * handler used. It is still this worker's: given back uncharged, and its handler runs once later.
  */
 describe('a claim whose lease ran out on the database, nobody claiming it since', () => {
-  const expire = (id: string) =>
-    t.db.query(
-      `UPDATE ferry_inbox_receipts SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`,
-      [id],
-    );
-
   it.each([
     ['found by a renewal while its transaction waits for a session', 100, 500],
     ['found by the claim check once the session is lent', 20_000, 0],
@@ -132,7 +127,7 @@ describe('a claim whose lease ran out on the database, nobody claiming it since'
       const { record } = await inbox.accept(message({ consumer }));
       const pass = inbox.runOnce();
       await claimTokenOnceClaimed(t, record.id);
-      await expire(record.id);
+      await expireLease(t, record.id);
       // Five heartbeats for a renewal to find it (first case); none comes in the second.
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
       app.free();

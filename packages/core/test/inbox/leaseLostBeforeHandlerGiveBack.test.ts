@@ -17,6 +17,7 @@ import { createTestDatabase, type TestDatabase } from '../../../../test-support/
 import {
   busyApplicationPool,
   claimTokenOnceClaimed,
+  expireLease,
   makeInbox,
   message,
   receiptRow,
@@ -32,12 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.drop();
 });
-
-const expire = (id: string) =>
-  t.db.query(
-    `UPDATE ferry_inbox_receipts SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`,
-    [id],
-  );
 
 it.each([
   ['a renewal finds its lease run out on the database', 'expired-there'],
@@ -75,7 +70,7 @@ it.each([
     const { record } = await inbox.accept(message({ consumer }));
     const pass = inbox.runOnce();
     await claimTokenOnceClaimed(t, record.id);
-    if (loss === 'expired-there') await expire(record.id);
+    if (loss === 'expired-there') await expireLease(t, record.id);
     // The session is still lent to the test: the transaction has not begun.
     const givenBack = await waitFor(
       'the claim given back while its transaction waits for a session',
