@@ -210,6 +210,23 @@ describe('relays / inboxes options', () => {
     expect(error).toMatchObject({ code: 'FERRY_CONFIG_INVALID', option });
   });
 
+  // A check's name carries the source's name (and a transport's): unbounded, one name of a
+  // megabyte made every report, log line and metric label of the health endpoint a megabyte.
+  it('refuses a name longer than 200 characters, naming the option without quoting the name whole', () => {
+    const long = 'k'.repeat(1_000_000);
+    for (const options of [
+      { relays: { [long]: shared } },
+      { inboxes: { [long]: shared } },
+      { transports: [{ name: long, check: () => Promise.resolve() }] },
+    ]) {
+      const error = refusal(options as Partial<HealthOptions>);
+      expect(error).toMatchObject({ code: 'FERRY_CONFIG_INVALID' });
+      expect((error as Error).message.length).toBeLessThan(1_000);
+      expect((error as Error).message).toMatch(/at most 200 characters/);
+    }
+    expect(refusal({ relays: { ['k'.repeat(200)]: shared } })).toBe('accepted');
+  });
+
   it('names the first use of a source given twice', () => {
     const error = refusal({ relay: shared, relays: { kafka: shared } });
     expect((error as Error).message).toMatch(/same loop source as relay\b/);
