@@ -69,6 +69,21 @@ function thresholds<T extends object>(
   return value;
 }
 
+/** The longest name of a source or transport: it is part of its checks' names. */
+const NAME_MAX_CHARS = 200;
+
+/**
+ * A name a check is named by (`relay "<name>"`, `transport <name>`): bounded, as a check's name
+ * is part of every report, log line and label of the endpoint. The refusal quotes its start only.
+ */
+function boundedName(option: string, name: string): void {
+  if (name.length <= NAME_MAX_CHARS) return;
+  throw new FerryConfigError(
+    option,
+    `has a name of ${name.length} characters (${JSON.stringify(name.slice(0, 40))}…): names are at most ${NAME_MAX_CHARS} characters, as they name the health checks`,
+  );
+}
+
 /**
  * One `transports` entry: an object with a non-empty `name` and a `check` function (its own or
  * its class's; other fields are its own business). Unchecked, a null entry made readiness() and
@@ -80,6 +95,7 @@ function transportProbe(probe: TransportProbe | null | undefined, index: number)
     throw new FerryConfigError(at, `must be an object { name, check }, got ${received(probe)}`);
   }
   nonEmptyOption(`${at}.name`, probe.name);
+  boundedName(`${at}.name`, probe.name);
   if (typeof probe.check !== 'function') {
     throw new FerryConfigError(
       `${at}.check`,
@@ -168,6 +184,7 @@ function namedLoops(
   }
   for (const [name, source] of Object.entries(record)) {
     if (name === '') throw new FerryConfigError(option, `has an empty name: each ${kind} needs a name`);
+    boundedName(option, name);
     const at = `${option}.${name}`;
     loopSource(kind, at, source);
     if (source === undefined) continue;
