@@ -253,7 +253,7 @@ export async function processReceipt<TTx>(
     giveUp.unref?.();
   }, deps.worker.transactionTimeoutMs);
   deadline.unref?.();
-  const started = Date.now();
+  const started = performance.now();
   let outcome: ProcessOutcome = 'unresolved';
   let failure: { readonly error: unknown } | undefined;
   let transaction: Promise<void> | undefined;
@@ -445,7 +445,7 @@ function completedEvent(receipt: ClaimedReceipt, started: number, reconciled: bo
     receiptId: receipt.id,
     consumer: receipt.consumer,
     attempt: receipt.attempts,
-    durationMs: Date.now() - started,
+    durationMs: Math.round(performance.now() - started),
     reconciled,
   };
 }
