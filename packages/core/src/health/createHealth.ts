@@ -5,6 +5,7 @@ import { verifySchema, type CheckSchemaResult } from '../schema/checkSchema';
 import { boundedExecutor } from '../sql/boundedExecutor';
 import { describeCause } from '../transport/errors';
 import { resolveHealthOptions } from './options';
+import { loopClock } from './loopClock';
 import { received } from '../optionChecks';
 import type {
   FerryHealth,
@@ -72,6 +73,7 @@ export function createHealth(given: HealthOptions): FerryHealth {
   // have the same deadline.
   const db = boundedExecutor(options.db, timeoutMs, 'health');
   const createdAt = Date.now();
+  const clock = loopClock();
 
   function loop(name: string, source: LoopSource): HealthCheck {
     if (NOT_ALIVE.has(source.state ?? '')) {
@@ -79,7 +81,7 @@ export function createHealth(given: HealthOptions): FerryHealth {
       return down(name, `state ${source.state}${why}`);
     }
     const last = source.lastCycleAt?.getTime() ?? null;
-    const now = Date.now();
+    const now = clock(source, last);
     const age = now - (last ?? createdAt);
     // The next cycle is due one poll interval after the last, or later when the loop says so (a
     // relay waiting out an open circuit): the bound counts from then.
