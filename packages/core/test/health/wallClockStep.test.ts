@@ -60,3 +60,22 @@ it('a cycle after the step counts from its own time', async () => {
   const { check } = await relayCheck(source, health);
   expect(check).toMatchObject({ status: 'up', detail: expect.stringMatching(/^last cycle \d{1,3} ms ago$/) });
 });
+
+it("an inbox worker's outage is down past its bound though the wall clock was stepped back an hour", async () => {
+  const now = new Date();
+  const inbox: LoopSource = {
+    ...loopSource(),
+    sessionOutage: { since: now, lastAt: now, lastError: 'pool exhausted', transactions: 3 },
+    claimCycling: { since: now, lastAt: now, claims: 3 },
+  };
+  const health = createHealth({ db: refusingExecutor, inbox, maxCycleAgeMs: 1_000, checkSchema: false });
+  const named = async () =>
+    (await health.details()).checks.find((c) => c.name === 'inbox handler transactions');
+  expect((await named())?.status).toBe('up');
+  jest.setSystemTime(Date.now() - HOUR);
+  jest.advanceTimersByTime(5_000);
+  const check = await named();
+  expect(check?.status).toBe('down');
+  expect(check?.detail).toMatch(/no session for a handler transaction in 5\d{3} ms/);
+  expect(check?.detail).toMatch(/no handler started, for 5\d{3} ms/);
+});
