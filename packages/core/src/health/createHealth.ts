@@ -142,10 +142,11 @@ export function createHealth(given: HealthOptions): FerryHealth {
     if (switchedOff(inbox)) return [];
     const { sessionOutage: outage, claimCycling: cycling } = inbox;
     if (outage === undefined && cycling === undefined) return [];
-    const now = Date.now();
     const found: Array<{ age: number; detail: string }> = [];
     if (outage) {
-      const age = now - outage.since.getTime();
+      const since = outage.since.getTime();
+      const now = clock(inbox, since, 'sessionOutage.since');
+      const age = now - since;
       const detail =
         `no session for a handler transaction in ${age} ms (bound ${maxAge}; since ` +
         `${outage.since.toISOString()}, ${outage.transactions} claims given back, the last ` +
@@ -153,7 +154,9 @@ export function createHealth(given: HealthOptions): FerryHealth {
       found.push({ age, detail });
     }
     if (cycling) {
-      const age = now - cycling.since.getTime();
+      const since = cycling.since.getTime();
+      const now = clock(inbox, since, 'claimCycling.since');
+      const age = now - since;
       const detail =
         `claims given back for leases lost before their handler, no handler started, for ${age} ms ` +
         `(bound ${maxAge}; since ${cycling.since.toISOString()}, ${cycling.claims} claims, the last ` +

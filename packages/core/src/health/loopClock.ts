@@ -1,7 +1,10 @@
 import type { LoopSource } from './types';
 
+/** The source's time stamps read against the wall clock: its last cycle, its outages' starts. */
+export type Stamp = 'lastCycleAt' | 'sessionOutage.since' | 'claimCycling.since';
+
 interface Sighting {
-  /** The loop's last cycle (epoch ms) when it was first seen; null before its first. */
+  /** The stamp (epoch ms) when it was first seen; null before the loop's first cycle. */
   readonly last: number | null;
   /** The wall clock and the monotonic clock then. */
   readonly wall: number;
@@ -15,16 +18,19 @@ interface Sighting {
  * cycle read as in the future, for the step's length) nor reports a running one dead (a step
  * forward, until its next cycle). A loop's first sighting is the health object's creation. A
  * step between a cycle and its first sighting still counts (the loop's own clock stamped it).
+ * The same for the start of an inbox worker's outage (`what`): a step back hid it.
  */
-export function loopClock(): (source: LoopSource, last: number | null) => number {
+export function loopClock(): (source: LoopSource, last: number | null, what?: Stamp) => number {
   const created: Sighting = { last: null, wall: Date.now(), mono: performance.now() };
-  const sightings = new WeakMap<LoopSource, Sighting>();
-  return (source, last) => {
-    const sighting = sightings.get(source) ?? created;
+  const sightings = new WeakMap<LoopSource, Map<Stamp, Sighting>>();
+  return (source, last, what = 'lastCycleAt') => {
+    let ofSource = sightings.get(source);
+    if (ofSource === undefined) sightings.set(source, (ofSource = new Map()));
+    const sighting = ofSource.get(what) ?? created;
     const mono = performance.now();
     if (sighting.last !== last) {
       const wall = Date.now();
-      sightings.set(source, { last, wall, mono });
+      ofSource.set(what, { last, wall, mono });
       return wall;
     }
     return sighting.wall + (mono - sighting.mono);
