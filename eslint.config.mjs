@@ -16,7 +16,8 @@ export default tseslint.config(
   },
   {
     // Library code waits with deadlineSignal (packages/core/src/deadline.ts): Node 20 drops a
-    // timeout signal combined by AbortSignal.any() at the next garbage collection.
+    // timeout signal combined by AbortSignal.any() at the next garbage collection, and keeps
+    // every combined signal in its sources: clearableAny instead.
     files: ['packages/*/src/**/*.ts', 'transports/*/src/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
@@ -26,6 +27,13 @@ export default tseslint.config(
           object: 'AbortSignal',
           property: 'timeout',
           message: 'use deadlineSignal from @ferry/core/transport',
+        },
+        {
+          // Node 20 keeps every signal combined by AbortSignal.any() in each source until the
+          // source aborts: a long-lived closing signal gathered one entry per call (reviews 99, 156).
+          object: 'AbortSignal',
+          property: 'any',
+          message: 'use clearableAny from @ferry/core/transport (clear() it when the call ends)',
         },
       ],
     },

@@ -7,6 +7,7 @@ import {
   backoffDelay,
   checkAttachable,
   checkAttached,
+  clearableAny,
   consumerEmitter,
   describeCause,
   inRootContext,
@@ -133,9 +134,13 @@ export function attachInMemoryConsumer(
       }
       emit({ type: 'received', count: taken.length });
       inFlight = new AbortController();
+      // Not AbortSignal.any: Node 20 kept every batch's signal in the consumer's closing one
+      // (review 156, as review 99 in the transports); clearableAny lets go of it when the batch ends.
+      const batch = clearableAny([stop.signal, inFlight.signal]);
       try {
-        await offer(acceptor, options, taken, emit, AbortSignal.any([stop.signal, inFlight.signal]));
+        await offer(acceptor, options, taken, emit, batch.signal);
       } finally {
+        batch.clear();
         inFlight = undefined;
       }
     }

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { act } from '../act';
 import type { Context } from '../command';
 import { printable, printJson, printLine, timeText } from '../output';
-import { abortableDelay, MAX_TIMER_MS } from '@ferry/core/transport';
+import { abortableDelay, clearableAny, MAX_TIMER_MS } from '@ferry/core/transport';
 import { durationBetween, positiveInt } from '../parse';
 import { healthOf, PROBE_TIMEOUT, PROBE_TIMEOUT_HELP } from './health';
 import { untilInterrupted } from '../interrupt';
@@ -65,7 +65,16 @@ function pause(ms: number, stop: AbortSignal): Promise<void> {
  * output going away (CliIo.closed: `ferry top | head -3`) stops it; exit 0.
  */
 async function top(ctx: Context, o: TopOptions, signal: AbortSignal): Promise<number> {
-  const stop = ctx.io.closed === undefined ? signal : AbortSignal.any([signal, ctx.io.closed]);
+  const joined = clearableAny(ctx.io.closed === undefined ? [signal] : [signal, ctx.io.closed]);
+  try {
+    return await refresh(ctx, o, joined.signal);
+  } finally {
+    joined.clear();
+  }
+}
+
+/** The refresh loop of top(), until `stop` aborts or `--iterations` ran. */
+async function refresh(ctx: Context, o: TopOptions, stop: AbortSignal): Promise<number> {
   let before: Sample | undefined;
   for (let n = 0; o.iterations === undefined || n < o.iterations; n += 1) {
     if (n > 0) await pause(o.interval, stop);
