@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { outcomeWithin } from '../../../test-support/deadlines';
 import { abortableRetries, withRequestSignal } from './sdkRetries';
 
@@ -33,5 +33,27 @@ describe('abortableRetries', () => {
     stop.abort(new Error('closed'));
     expect(await outcomeWithin(waiting, 5_000)).toEqual({ error: new Error('closed') });
     expect(process.getActiveResourcesInfo().filter((type) => type === 'Timeout').length).toBe(timers - 1);
+  });
+  it('Review 156 (failed first): a Retry-After hint that is no date (Invalid Date) leaves the computed wait; never a NaN timer', async () => {
+    // Node runs a NaN timer after 1 ms: a throttled client's waits all but vanished.
+    const retries = abortableRetries(10, longest);
+    const first = await retries.acquireInitialRetryToken();
+    const hints = [new Date(Number.NaN), new Date('Fri, 31 Foo 2099')];
+    for (const retryAfterHint of hints) {
+      const timer = jest.spyOn(globalThis, 'setTimeout');
+      const stop = new AbortController();
+      const waiting = withRequestSignal(stop.signal, () =>
+        retries.refreshRetryTokenForRetry(
+          { ...first, getRetryCount: () => 4 },
+          { errorType: 'THROTTLING', retryAfterHint },
+        ),
+      );
+      // The 5th throttled retry's longest wait, 16 s, hint or none.
+      const delays = timer.mock.calls.map((call) => call[1]);
+      timer.mockRestore();
+      stop.abort(new Error('closed'));
+      expect(await outcomeWithin(waiting, 5_000)).toEqual({ error: new Error('closed') });
+      expect(delays).toEqual([16_000]);
+    }
   });
 });
