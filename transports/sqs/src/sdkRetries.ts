@@ -51,8 +51,11 @@ export function abortableRetries(maxAttempts: number, random: () => number = Mat
       if (!retriable || count + 1 >= maxAttempts) throw new Error('No retry token available');
       const base = info.errorType === 'THROTTLING' ? THROTTLING_BASE_DELAY_MS : BASE_DELAY_MS;
       let delay = Math.floor(random() * Math.min(base * 2 ** count, MAX_DELAY_MS));
-      if (info.retryAfterHint instanceof Date)
-        delay = Math.max(delay, Math.min(info.retryAfterHint.getTime() - Date.now(), delay + HINT_SLACK_MS));
+      // A hint that is no date (the SDK's Date of an unparsable Retry-After header) is left out:
+      // its NaN made the wait's timer NaN, which Node runs after 1 ms (review 156).
+      const hintAt = info.retryAfterHint instanceof Date ? info.retryAfterHint.getTime() : Number.NaN;
+      if (Number.isFinite(hintAt))
+        delay = Math.max(delay, Math.min(hintAt - Date.now(), delay + HINT_SLACK_MS));
       const signal = requestSignal.getStore();
       await (signal ? abortableDelay(delay, signal) : new Promise((resolve) => setTimeout(resolve, delay)));
       return token(count + 1);
