@@ -163,6 +163,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'observePublish',
     'PublishCalls',
     'onAbort',
+    'onEvent',
     'oneOfOption',
     'optionalPeerError',
     'outboxHeaders',

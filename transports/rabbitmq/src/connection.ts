@@ -111,14 +111,14 @@ export class RabbitConnection {
     return new Promise((resolve, reject) => {
       const cleanup = () => {
         this.waiters.delete(onModel);
-        this.closing.signal.removeEventListener('abort', onAbort);
-        signal?.removeEventListener('abort', onAbort);
+        stopClosing();
+        stopCaller();
       };
       const onModel = (model: ChannelModel) => {
         cleanup();
         resolve(model);
       };
-      const onAbort = () => {
+      const giveUp = () => {
         cleanup();
         reject(
           this.closed
@@ -127,8 +127,10 @@ export class RabbitConnection {
         );
       };
       this.waiters.add(onModel);
-      this.closing.signal.addEventListener('abort', onAbort, { once: true });
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // Through onAbort: one listener on the closing signal however many wait (a listener each
+      // passed Node's limit at 11 publishes waiting out an outage: review 156).
+      const stopClosing = onAbort(this.closing.signal, giveUp);
+      const stopCaller = signal ? onAbort(signal, giveUp) : () => undefined;
     });
   }
 

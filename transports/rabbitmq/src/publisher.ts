@@ -33,7 +33,7 @@ import {
   type ChannelRefusal,
 } from './refusals';
 import { CLOSE_ANSWER_MS, untilAborted } from './waits';
-import { settlesWithin } from '@ferry/core/transport';
+import { onEvent, settlesWithin } from '@ferry/core/transport';
 import { blockedNote, failedOutcome, permanent, retryable, unavailable } from './publishOutcomes';
 import { encodeMessage, overlongRoute, publishOptions, resolveRoute } from './route';
 import { smallestFirst, unblocked, type SendItem } from './sendItem';
@@ -482,14 +482,16 @@ export class RabbitPublisher implements Publisher {
     const onLost = () => {
       connectionLost = true;
     };
-    model?.once('close', onLost);
+    // Through onEvent: one listener on the connection and on the channel, however many calls run
+    // at once (a listener each passed Node's limit at 11 calls: review 156).
+    const stopLost = model ? onEvent(model, 'close', onLost) : () => undefined;
     // The broker closes the channel at a publish it refuses: 404 at an exchange deleted since it
     // was seen, 403 at an internal exchange or one the user may not write to, …
     let refusal: ChannelRefusal | null = null;
     const onChannelError = (error: unknown) => {
       refusal ??= channelRefusal(error);
     };
-    channel.on('error', onChannelError);
+    const stopRefusal = onEvent(channel, 'error', onChannelError);
     this.users.set(channel, (this.users.get(channel) ?? 0) + 1);
     try {
       const confirms: Promise<ConfirmResult>[] = [];
@@ -586,8 +588,8 @@ export class RabbitPublisher implements Publisher {
       }
       return { refusal: refused, failed };
     } finally {
-      model?.off('close', onLost);
-      channel.off('error', onChannelError);
+      stopLost();
+      stopRefusal();
       const users = (this.users.get(channel) ?? 1) - 1;
       if (users > 0) this.users.set(channel, users);
       else {

@@ -32,6 +32,7 @@ export {
   type ClearableDeadline,
   type ClearableSignal,
 } from '../deadline';
+export { onEvent, type EventSource } from '../sharedListener';
 export { discardAnswer } from '../unreadAnswer';
 export { settlesWithin } from '../outbox/settle';
 export { boundedExecutor } from '../sql/boundedExecutor';
