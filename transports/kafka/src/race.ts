@@ -1,5 +1,5 @@
 import { FerryError } from '@ferry/core';
-import { abortableDelay } from '@ferry/core/transport';
+import { abortableDelay, onAbort } from '@ferry/core/transport';
 import { describeError } from './errors';
 
 /**
@@ -89,13 +89,14 @@ export function raceAbort(
       cleanups.push(() => clearTimeout(timer));
     }
     for (const signal of signals) {
-      const onAbort = () => settle(() => reject(abandonedError(what, signal)));
+      const abandon = () => settle(() => reject(abandonedError(what, signal)));
       if (signal.aborted) {
-        onAbort();
+        abandon();
         return;
       }
-      signal.addEventListener('abort', onAbort, { once: true });
-      cleanups.push(() => signal.removeEventListener('abort', onAbort));
+      // Through onAbort: a publisher's own signals hold one listener however many sends race
+      // them (a listener each passed Node's limit at 11 sends at once: review 156).
+      cleanups.push(onAbort(signal, abandon));
     }
     work.then(
       () => settle(resolve),

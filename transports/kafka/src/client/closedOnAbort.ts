@@ -1,3 +1,5 @@
+import { onAbort } from '@ferry/core/transport';
+
 /**
  * Runs `work` (a connect); if `signal` aborts first, the client is closed, which fails the work
  * at once and cancels the client's retries of it.
@@ -8,12 +10,12 @@ export async function closedOnAbort<T>(
   work: () => Promise<T>,
 ): Promise<T> {
   if (signal.aborted) throw signal.reason;
-  const abort = () => void close().catch(() => undefined);
-  signal.addEventListener('abort', abort, { once: true });
+  // Through onAbort: an owner's closing signal holds one listener however many connect at once.
+  const stop = onAbort(signal, () => void close().catch(() => undefined));
   try {
     return await work();
   } finally {
-    signal.removeEventListener('abort', abort);
+    stop();
   }
 }
 
@@ -32,6 +34,5 @@ export function destroyedOnAbort(
     abort();
     return () => undefined;
   }
-  signal.addEventListener('abort', abort, { once: true });
-  return () => signal.removeEventListener('abort', abort);
+  return onAbort(signal, abort);
 }
