@@ -36,7 +36,8 @@ afterAll(async () => {
 function watchListeners(): { most: Map<string, number>; stop: () => void } {
   const most = new Map<string, number>();
   const { on, once } = EventEmitter.prototype;
-  const record = (emitter: EventEmitter, event: string | symbol): void => {
+  const record = (emitter: EventEmitter, given: PropertyKey): void => {
+    const event = typeof given === 'number' ? String(given) : given;
     const name = emitter.constructor.name;
     if (name !== 'ChannelModel' && name !== 'ConfirmChannel' && name !== 'Connection') return;
     const key = `${name} ${String(event)}`;
@@ -44,13 +45,13 @@ function watchListeners(): { most: Map<string, number>; stop: () => void } {
   };
   EventEmitter.prototype.on = function (this: EventEmitter, event, listener) {
     on.call(this, event, listener);
-    record(this, event);
+    record(this, event as PropertyKey);
     return this;
   };
   EventEmitter.prototype.addListener = EventEmitter.prototype.on;
   EventEmitter.prototype.once = function (this: EventEmitter, event, listener) {
     once.call(this, event, listener);
-    record(this, event);
+    record(this, event as PropertyKey);
     return this;
   };
   return {
