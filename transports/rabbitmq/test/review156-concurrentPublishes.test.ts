@@ -8,7 +8,6 @@
  * holds at most one listener of the calls per event (core's onEmitterEvent), the most held is
  * the same after N rounds and after 2N, and none is left once the calls ended.
  */
-import { EventEmitter } from 'node:events';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { RabbitConnection, RabbitPublisher } from '@ferry/rabbitmq';
 import {
@@ -20,6 +19,7 @@ import {
   type TestBroker,
 } from './support/broker';
 import { neverAborted, outboxMessage } from './support/messages';
+import { watchListeners } from './support/listenerWatch';
 
 const AT_ONCE = 30;
 const ROUNDS = 20;
@@ -31,38 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await broker.close();
 });
-
-/** The most listeners each amqplib emitter (its class and event) held at once, as they are added. */
-function watchListeners(): { most: Map<string, number>; stop: () => void } {
-  const most = new Map<string, number>();
-  const { on, once } = EventEmitter.prototype;
-  const record = (emitter: EventEmitter, given: PropertyKey): void => {
-    const event = typeof given === 'number' ? String(given) : given;
-    const name = emitter.constructor.name;
-    if (name !== 'ChannelModel' && name !== 'ConfirmChannel' && name !== 'Connection') return;
-    const key = `${name} ${String(event)}`;
-    most.set(key, Math.max(most.get(key) ?? 0, emitter.listenerCount(event)));
-  };
-  EventEmitter.prototype.on = function (this: EventEmitter, event, listener) {
-    on.call(this, event, listener);
-    record(this, event as PropertyKey);
-    return this;
-  };
-  EventEmitter.prototype.addListener = EventEmitter.prototype.on;
-  EventEmitter.prototype.once = function (this: EventEmitter, event, listener) {
-    once.call(this, event, listener);
-    record(this, event as PropertyKey);
-    return this;
-  };
-  return {
-    most,
-    stop: () => {
-      EventEmitter.prototype.on = on;
-      EventEmitter.prototype.addListener = on;
-      EventEmitter.prototype.once = once;
-    },
-  };
-}
 
 test(`${AT_ONCE} publishes at once on one publisher: at most one listener of theirs per emitter and event, the same after N and 2N rounds`, async () => {
   const exchange = uniqueName('r156_x');
