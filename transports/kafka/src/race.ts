@@ -3,9 +3,10 @@ import { abortableDelay, onAbort } from '@ferry/core/transport';
 import { describeError } from './errors';
 
 /**
- * When a publish must be done by (performance.now() ms: a length of time, unmoved by a step of the wall clock), and the budget it was set from (`ms`, named in the
- * error of whatever misses it). The waits of one publish (a topic check, earlier sends, its own
- * send) share one, so together they last at most `ms`.
+ * When a publish must be done by (performance.now() ms: a deadline is a length of time, which a
+ * step of the wall clock must not move), and the budget it was set from (`ms`, named in the error
+ * of whatever misses it). The waits of one publish (a topic check, earlier sends, its own send)
+ * share one, so together they last at most `ms`.
  */
 export interface Deadline {
   readonly at: number;
