@@ -15,7 +15,7 @@ import type { ClaimedReceipt, HealthCheck } from '@ferry/core';
 import { createHealth } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
 import { claimReceipts } from '../../src/inbox/sql/claim';
-import { makeInbox, message, receiptRow, waitFor } from '../inbox/helpers';
+import { latch, makeInbox, message, receiptRow, waitFor } from '../inbox/helpers';
 
 jest.setTimeout(60_000);
 
@@ -99,5 +99,59 @@ describe('claims that cycle in health', () => {
     await new Promise((resolve) => setTimeout(resolve, MAX_CYCLE_AGE_MS + 200));
     expect(await checkOf(inbox)).toEqual({ name: CHECK, status: 'up', detail: 'no outage' });
     await inbox.close();
+  });
+
+  /**
+   * Review 157: one queued batch lost once (its claim answered after the lease: a stalled event
+   * loop, one slow round trip), given back, and run by another replica; this worker then idle. No
+   * claims cycle: on main the record, begun by that one give-back and ended only by a handler of
+   * this worker, aged past the bound and the check stayed down until the next message came.
+   */
+  it('a worker that lost one batch once, its claims run by another replica, then idle: up', async () => {
+    const consumer = 'once-lost';
+    const ran: string[] = [];
+    const others = latch();
+    let claims = 0;
+    const inbox = makeInbox(
+      t.prisma,
+      {
+        worker: { concurrency: 1, prefetch: 1, pollIntervalMs: 20, ...LEASE, retryBaseMs: 1, retryMaxMs: 1 },
+        handlers: { [consumer]: async (_payload, context) => void ran.push(context.receiptId) },
+      },
+      {
+        ops: {
+          claim: async (limit: number): Promise<ClaimedReceipt[]> => {
+            claims += 1;
+            if (claims > 1) await others.promise;
+            const claimed = await claimReceipts(t.db, [consumer], limit, LEASE.leaseMs, 8);
+            // The first claim's answer comes after its whole lease.
+            if (claims === 1) await new Promise((resolve) => setTimeout(resolve, LEASE.leaseMs + 200));
+            return claimed;
+          },
+        },
+      },
+    );
+    const replicaRan: string[] = [];
+    const replica = makeInbox(t.prisma, {
+      worker: { concurrency: 1, ...LEASE },
+      handlers: { [consumer]: async (_payload, context) => void replicaRan.push(context.receiptId) },
+    });
+    const { record } = await inbox.accept(message({ consumer }));
+    inbox.start();
+    await waitFor('the lost claim given back', async () => {
+      const row = await receiptRow(t, record.id);
+      return inbox.claimCycling !== null && row.status !== 'PROCESSING';
+    });
+    expect(inbox.claimCycling).toMatchObject({ claims: 1 });
+    expect((await replica.runOnce()).completed).toBe(1);
+    others.open();
+    // Past the bound: one claim given back is no cycle, and this worker has nothing to run.
+    await waitFor('the worker claimed again, finding nothing', async () => claims > 2);
+    await new Promise((resolve) => setTimeout(resolve, MAX_CYCLE_AGE_MS + 200));
+    expect(await checkOf(inbox)).toMatchObject({ name: CHECK, status: 'up' });
+    expect(ran).toEqual([]);
+    expect(replicaRan).toEqual([record.id]);
+    await inbox.close();
+    await replica.close();
   });
 });
