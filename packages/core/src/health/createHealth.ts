@@ -128,8 +128,9 @@ export function createHealth(given: HealthOptions): FerryHealth {
    * maxCycleAgeMs (an outage of the application's pool, which may not be ferry's: liveness and
    * readiness stay up, since a restart would not bring it back and a readiness that flapped with it
    * would take every instance out of its load balancer at once; review 105), or once its claims have
-   * cycled that long (given back for leases lost before their handler, none begun since: a database
-   * whose round trips outlast the lease; nothing goes DEAD, so nothing else says so). Left out when
+   * cycled that long, from the first give-back to the last (given back for leases lost before their
+   * handler, none begun since: a database whose round trips outlast the lease; nothing goes DEAD, so
+   * nothing else says so; review 157). Left out when
    * the source says neither, or its worker is switched off.
    */
   function handlerSessions(): HealthCheck[] {
@@ -154,13 +155,19 @@ export function createHealth(given: HealthOptions): FerryHealth {
       found.push({ age, detail });
     }
     if (cycling) {
+      // From the first give-back to the last, not to now: claims that cycle are given back again
+      // and again; one batch lost once (a stalled event loop) whose claims another replica then
+      // ran, this worker idle, is no cycle, and aged to now it was down until its next message.
+      // Both ages read on the loop clock: a wall-clock step between the two stamps counts for neither.
       const since = cycling.since.getTime();
       const now = clock(inbox, since, 'claimCycling.since');
-      const age = now - since;
+      const last = cycling.lastAt.getTime();
+      const lastAge = clock(inbox, last, 'claimCycling.lastAt') - last;
+      const age = now - since - lastAge;
       const detail =
         `claims given back for leases lost before their handler, no handler started, for ${age} ms ` +
         `(bound ${maxAge}; since ${cycling.since.toISOString()}, ${cycling.claims} claims, the last ` +
-        `${now - cycling.lastAt.getTime()} ms ago)`;
+        `${lastAge} ms ago)`;
       found.push({ age, detail });
     }
     if (found.length === 0) return [up(name, 'no outage')];

@@ -1,7 +1,7 @@
 import type { LoopSource } from './types';
 
 /** The source's time stamps read against the wall clock: its last cycle, its outages' starts. */
-export type Stamp = 'lastCycleAt' | 'sessionOutage.since' | 'claimCycling.since';
+export type Stamp = 'lastCycleAt' | 'sessionOutage.since' | 'claimCycling.since' | 'claimCycling.lastAt';
 
 interface Sighting {
   /** The stamp (epoch ms) when it was first seen; null before the loop's first cycle. */

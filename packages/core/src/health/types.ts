@@ -42,8 +42,9 @@ export interface LoopSource {
   /**
    * The inbox worker's claims that cycle (inbox.claimCycling: given back for leases lost before
    * their handler, no handler transaction begun since `since`), null when there are none. Given
-   * (null or not), the `inbox handler transactions` check is down too once it has lasted longer
-   * than maxCycleAgeMs; liveness and readiness do not read it.
+   * (null or not), the `inbox handler transactions` check is down too once claims have been given
+   * back so over longer than maxCycleAgeMs (`since` to `lastAt`: one give-back is no cycle);
+   * liveness and readiness do not read it.
    */
   readonly claimCycling?: InboxClaimCycling | null;
   /**

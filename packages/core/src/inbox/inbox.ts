@@ -288,7 +288,8 @@ export class Inbox<TTx = PrismaTransactionLike> implements InboxAcceptor {
    * The worker's claims that cycle: given back (uncharged) for leases lost before their handler
    * started, no handler transaction having begun since `since` (a database whose round trips
    * outlast the lease); null when there are none (over once one of its handler transactions
-   * begins). createHealth's details report it down once it has lasted longer than maxCycleAgeMs.
+   * begins). createHealth's details report it down once claims were given back so over longer than
+   * maxCycleAgeMs (`since` to `lastAt`).
    */
   get claimCycling(): InboxClaimCycling | null {
     return this.worker.claimCycling;

@@ -63,7 +63,7 @@ it('a cycle after the step counts from its own time', async () => {
 
 it("an inbox worker's outage is down past its bound though the wall clock was stepped back an hour", async () => {
   const now = new Date();
-  const inbox: LoopSource = {
+  const inbox: { -readonly [K in keyof LoopSource]: LoopSource[K] } = {
     ...loopSource(),
     sessionOutage: { since: now, lastAt: now, lastError: 'pool exhausted', transactions: 3 },
     claimCycling: { since: now, lastAt: now, claims: 3 },
@@ -74,6 +74,8 @@ it("an inbox worker's outage is down past its bound though the wall clock was st
   expect((await named())?.status).toBe('up');
   jest.setSystemTime(Date.now() - HOUR);
   jest.advanceTimersByTime(5_000);
+  // Claims given back on, after the step (review 157: cycling lasts from the first give-back to the last).
+  inbox.claimCycling = { since: now, lastAt: new Date(), claims: 4 };
   const check = await named();
   expect(check?.status).toBe('down');
   expect(check?.detail).toMatch(/no session for a handler transaction in 5\d{3} ms/);
