@@ -34,6 +34,18 @@ afterAll(async () => {
   await t.drop();
 });
 
+/** One lane; the retry backoff 1 ms (a claim given back is due again at once). */
+const WORKER = {
+  concurrency: 1,
+  leaseMs: 2_000,
+  heartbeatIntervalMs: 200,
+  retryBaseMs: 1,
+  retryMaxMs: 1,
+  // Far beyond the test's wait for the give-back: the session is lent only once it came.
+  transactionMaxWaitMs: 50_000,
+  transactionTimeoutMs: 55_000,
+} as const;
+
 it.each([
   ['a renewal finds its lease run out on the database', 'expired-there'],
   ['its renewals go unanswered past its local expiry', 'unanswered'],
@@ -47,16 +59,7 @@ it.each([
     const inbox = makeInbox(
       app.adapter,
       {
-        worker: {
-          concurrency: 1,
-          leaseMs: 2_000,
-          heartbeatIntervalMs: 200,
-          retryBaseMs: 1,
-          retryMaxMs: 1,
-          // Far beyond the test's wait for the give-back: the session is lent only once it came.
-          transactionMaxWaitMs: 50_000,
-          transactionTimeoutMs: 55_000,
-        },
+        worker: WORKER,
         handlers: {
           [consumer]: async (_payload: unknown, context: { receiptId: string }) =>
             void ran.push(context.receiptId),
@@ -111,6 +114,66 @@ it.each([
     await inbox.close();
   } finally {
     for (const answer of unanswered.splice(0)) answer(false);
+    app.free();
+    await app.end();
+  }
+});
+
+/**
+ * Review 157: a claim given back at once so keeps its lane until its transaction unwinds. Freed at
+ * the give-back, the lane took the next claim, whose transaction asked the same busy pool for a
+ * second session: more handler transactions than `concurrency`, each holding (or queueing for) one
+ * of the application's connections, on exactly the pool that was already short of them.
+ */
+it('the lane of a claim given back before its handler stays taken until its transaction unwinds', async () => {
+  const app = await busyApplicationPool(t);
+  const consumer = 'given-back-lane';
+  const ran: string[] = [];
+  // Handler transactions asked for and not settled, and the most at once.
+  let open = 0;
+  let mostOpen = 0;
+  const adapter = {
+    ...app.adapter,
+    transaction: ((work, options) => {
+      open += 1;
+      mostOpen = Math.max(mostOpen, open);
+      return app.adapter.transaction(work, options).finally(() => void (open -= 1));
+    }) as typeof app.adapter.transaction,
+  };
+  try {
+    const inbox = makeInbox(adapter, {
+      worker: WORKER,
+      handlers: {
+        [consumer]: async (_payload: unknown, context: { receiptId: string }) =>
+          void ran.push(context.receiptId),
+      } as never,
+    });
+    const { record } = await inbox.accept(message({ consumer }));
+    const first = inbox.runOnce();
+    await claimTokenOnceClaimed(t, record.id);
+    await expireLease(t, record.id);
+    await waitFor(
+      'the claim given back while its transaction waits for a session',
+      async () => (await receiptRow(t, record.id)).status !== 'PROCESSING',
+      20_000,
+    );
+    // Due again at once (retry backoff 1 ms): a free lane claims and runs it now.
+    await waitFor('the receipt due again', async () => {
+      const row = await t.db.query<{ due: boolean }>(
+        `SELECT next_attempt_at <= now() AS due FROM ferry_inbox_receipts WHERE id = $1::uuid`,
+        [record.id],
+      );
+      return row[0]?.due === true;
+    });
+    expect(await inbox.runOnce()).toMatchObject({ claimed: 0 });
+    expect({ open, mostOpen }).toEqual({ open: 1, mostOpen: 1 });
+    app.free();
+    expect(await first).toMatchObject({ claimed: 1, unresolved: 1 });
+    await waitFor('the receipt run', async () => (await inbox.runOnce()).completed === 1);
+    expect(ran).toEqual([record.id]);
+    expect(mostOpen).toBe(1);
+    await inbox.close();
+  } finally {
     app.free();
     await app.end();
   }
