@@ -11,6 +11,7 @@ import { Pool } from 'pg';
 import { createRelay, emitMany, fromPg, pgTransactions, type Relay } from '@ferry/core';
 import { InMemoryPublisher, waitUntil } from '@ferry/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/database';
+import { listened } from '../../../test-support/oneStatement';
 import { makeInbox, message, quietLogger } from './inbox/helpers';
 
 /** Receipts per round (a handler transaction each); events per round are RELAY_N (batches of 50). */
@@ -61,7 +62,7 @@ async function count(sql: string): Promise<number> {
 }
 
 test(`a relay keeps nothing per event: the same after ${RELAY_N} events as after ${2 * RELAY_N}`, async () => {
-  const pool = new Pool({ connectionString: t.url, max: 4, idleTimeoutMillis: 0 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 4, idleTimeoutMillis: 0 }));
   const db = fromPg(pool);
   const publisher = new InMemoryPublisher();
   const relay: Relay = createRelay({
@@ -104,7 +105,7 @@ test(`a relay keeps nothing per event: the same after ${RELAY_N} events as after
 });
 
 test(`an inbox worker keeps nothing per receipt: the same after ${N} receipts as after ${2 * N}`, async () => {
-  const pool = new Pool({ connectionString: t.url, max: 6, idleTimeoutMillis: 0 });
+  const pool = listened(new Pool({ connectionString: t.url, max: 6, idleTimeoutMillis: 0 }));
   const inbox = makeInbox(pgTransactions(pool), {
     handlers: { longRun: async () => undefined },
     worker: { enabled: true, concurrency: 4, pollIntervalMs: 10 },

@@ -7,13 +7,14 @@
 import { Pool } from 'pg';
 import { createInboxTenancyContext, pgTransactions, InboxAdmin } from '@ferry/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database';
+import { listened } from '../../../../test-support/oneStatement';
 import { makeInbox, message } from './helpers';
 
 let t: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   t = await createTestDatabase();
-  pool = new Pool({ connectionString: t.url, max: 1 });
+  pool = listened(new Pool({ connectionString: t.url, max: 1 }));
 });
 afterAll(async () => {
   await pool.end();

@@ -71,6 +71,7 @@ const { Pool } = require('pg');
 const { createInbox, pgTransactions } = require('@ferry/core');
 (async () => {
   const pool = new Pool({ connectionString: process.argv[1] });
+  pool.on('error', () => undefined);
   let innerEnded;
   const ended = new Promise((resolve) => (innerEnded = resolve));
   const outer = async (_c, next) => {
