@@ -39,7 +39,9 @@ describe('@ferry/testing inbox helpers', () => {
       attempts: 2,
     });
     fail = false;
-    const error = await waitForInboxRecord(scope, b.record.id, { timeoutMs: 50 }).catch((e: unknown) => e);
+    // Long enough for a get(id) to answer on a loaded machine (at 50 ms a CI rehearsal saw none:
+    // `last` null); the record stays DEAD, so the wait for COMPLETED ends at its deadline anyway.
+    const error = await waitForInboxRecord(scope, b.record.id, { timeoutMs: 2_000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InboxRecordWaitTimeoutError);
     expect(error).toMatchObject({ code: 'FERRY_TIMEOUT', last: { status: 'DEAD' } });
     expect((error as Error).message).toContain('DEAD');
