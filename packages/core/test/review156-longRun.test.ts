@@ -15,8 +15,8 @@ import { listened } from '../../../test-support/oneStatement';
 import { makeInbox, message, quietLogger } from './inbox/helpers';
 
 /** Receipts per round (a handler transaction each); events per round are RELAY_N (batches of 50). */
-const N = 600;
-const RELAY_N = 2_000;
+const N = 300;
+const RELAY_N = 1_000;
 
 let t: TestDatabase;
 beforeAll(async () => {

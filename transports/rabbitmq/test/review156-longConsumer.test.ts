@@ -8,7 +8,7 @@ import { useConsumerFixture } from './support/consumerFixture';
 import { watchListeners } from './support/listenerWatch';
 import { neverAborted, outboxMessages } from './support/messages';
 
-const N = 1_000;
+const N = 500;
 const fixture = useConsumerFixture();
 
 test(`a consumer's listeners on its connection and channel: the same after ${N} deliveries as after ${2 * N}`, async () => {
