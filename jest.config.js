@@ -78,6 +78,10 @@ module.exports = {
   // files of 3 s or more, the other 848 files ~0.9 s each) at load 3.6-5 (2026-12-07, evening).
   // Stop 54's CI took 1,601 s. With 964 files (a slow-database fault scenario added), fresh-clone
   // rehearsals took npm test 1,555 s, then 1,481 s (jest 1,393 s; 2026-12-07, late evening).
+  // With 985 files, a quiet fresh-clone rehearsal took 1,900 s (the files' CPU 1,835 s), one beside
+  // a helper's tests 2,110 s; the files added cost ~80 s of wall time in all, while unchanged ones
+  // cost more than the day before (packaging/quickstart 107 s of CPU against 76): a slower machine,
+  // and a run too near 30 minutes: per-file cost is next to cut (2026-12-07, night).
   // FERRY_TEST_WORKERS=1 runs them one at a time.
   maxWorkers: Number(process.env.FERRY_TEST_WORKERS ?? 4),
   // A test that fails half-way can leave a poll loop of its own running (the suites close what
